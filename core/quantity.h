@@ -1,34 +1,58 @@
-// Quantity: a resource amount with Kubernetes resource.Quantity semantics.
+// Quantity: a resource amount with Kubernetes resource.Quantity semantics
+// (k8s.io/apimachinery/pkg/api/resource).
 //
 // Representation: a signed int64 count of milli-units (1 == 0.001 of the
-// unit; "1" is 1000, "500m" is 500, "8Gi" is 8 * 2^30 * 1000). Amounts finer
-// than 1m are rounded up to the next milli-unit, as Kubernetes rounds when it
-// scales to milli-units (so "0.0001" is 1m). Arithmetic saturates at the int64
-// bounds instead of wrapping. Values are compared exactly (C17 in
-// reported-failures.md): "1" is one unit, "1G" 10^9, "1Gi" 2^30, no unit is
-// ever guessed, so "1" == "1000m" and "1Gi" > "1G".
+// unit; "1" is 1000, "500m" is 500, "8Gi" is 8 * 2^30 * 1000) plus the format
+// the amount was written in. Amounts finer than 1m are rounded up (away from
+// zero) to the next milli-unit, as Kubernetes rounds when it scales to
+// milli-units (MilliValue): "0.0001" and "1n" are 1m, "-1n" is -1m. Upstream
+// keeps nano precision in the object itself; berth keeps milli, so "1n"
+// prints as "1m" here.
+//
+// Range: values beyond int64 milli-units saturate at INT64_MAX / INT64_MIN
+// (about ±9.2e15 units, ±8Pi). "1E" (10^18) therefore parses to INT64_MAX
+// milli and prints "9223372036854775807m"; likewise "9Ei" or "1e30". A
+// saturated value compares greater than (less than) every finite one, so
+// "unlimited" quota behaves as unlimited. Arithmetic saturates at the same
+// bounds instead of wrapping.
+//
+// Values are compared exactly (C17 in reported-failures.md): "1" is one unit,
+// "1G" 10^9, "1Gi" 2^30, no unit is ever guessed, so "1" == "1000m" and
+// "1Gi" > "1G" whatever the resource.
 //
 // Accepted text (as resource.ParseQuantity): an optional sign, a decimal
-// number ("2", "1.5", ".5", "0.1"), then either a binary suffix (Ki Mi Gi Ti
-// Pi Ei), a decimal SI suffix (n u m "" k M G T P E) or a decimal exponent
-// (e3, E-2; "1E" is the SI exa suffix, not an exponent).
+// number ("2", "1.5", ".5", "0.1", "1."), then either a binary suffix (Ki Mi
+// Gi Ti Pi Ei), a decimal SI suffix (n u m "" k M G T P E) or a decimal
+// exponent (e3, E-2, e+6; |exponent| <= 2^31-1; "1E" is the SI exa suffix,
+// not an exponent). Like upstream, a missing number reads as zero ("." "-"
+// "m" parse as 0); the stricter OpenAPI pattern that CRD schemas put on
+// quantity fields is schema validation's job, not this parser's.
 //
-// Canonical formatting (String()) follows resource.Quantity's rules: the
-// format the quantity was written in (binary, decimal SI or exponent) is kept
-// and the largest suffix that represents the value exactly is chosen
-// ("1000m" -> "1", "1536Mi" -> "1536Mi", "2048Mi" -> "2Gi", "1e3" -> "1e3",
-// "1500m" -> "1500m", "0.5" -> "500m"). A binary-format value that is not a
-// whole number of bytes is printed in decimal SI ("0.5Ki" -> "512").
+// Canonical formatting (String()) follows resource.Quantity.CanonicalizeBytes:
+// the format the quantity was written in (binary, decimal SI or exponent) is
+// kept, trailing zeros move into the largest suffix that represents the value
+// exactly, and the decimal exponent is a multiple of 3 ("1000m" -> "1",
+// "1536Mi" -> "1536Mi", "2048Mi" -> "2Gi", "1e3" -> "1e3", "1.5" -> "1500m",
+// "0.5" -> "500m", "1000k" -> "1M", "12e-3" -> "12e-3"). A binary-format
+// value below 1Ki or not a whole number of units is printed in decimal SI
+// ("0.5Ki" -> "512", "1.5Ki" -> "1536"). Zero is always "0". Upstream
+// String() returns the original text when it was already canonical, even for
+// spellings such as "+1" or "1E3"; berth is a plain value and always prints
+// the canonical form ("1", "1e3").
 //
-// Errors: Parse returns kInvalid with the message Kubernetes uses
-// ("quantities must match the regular expression
-// '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'") for malformed text.
+// Errors: Parse returns kInvalid with upstream's message:
+//   "" and text that does not split ("1.2.3", "abc", "1 Gi", "1Gb"):
+//     quantities must match the regular expression
+//     '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'
+//   a suffix that is not a known one ("1i", "1e", "1Ki3", "--1"):
+//     unable to parse quantity's suffix
 //
 // Thread-safety: a value type.
 #pragma once
 
 #include <compare>
 #include <cstdint>
+#include <iosfwd>
 #include <string>
 #include <string_view>
 
@@ -52,7 +76,8 @@ class Quantity {
   static constexpr Quantity FromUnits(int64_t units, Format f = Format::kDecimalSI);
 
   constexpr int64_t milli() const { return milli_; }
-  // Whole units, rounded up (as Quantity.Value(): "500m" -> 1, "1500m" -> 2).
+  // Whole units, rounded away from zero (as Quantity.Value(): "500m" -> 1,
+  // "1500m" -> 2, "-1500m" -> -2).
   int64_t Value() const;
   constexpr Format format() const { return format_; }
   constexpr bool IsZero() const { return milli_ == 0; }
@@ -60,12 +85,15 @@ class Quantity {
   // Canonical text, see above.
   std::string String() const;
 
-  // Saturating arithmetic; the result keeps the format of the left operand.
+  // Saturating arithmetic. The result keeps the format of the left operand,
+  // or takes the right one's when the left is zero (as Quantity.Add/Sub), so
+  // sums accumulated from Quantity() print in the operands' format.
   Quantity operator+(Quantity o) const;
   Quantity operator-(Quantity o) const;
   Quantity& operator+=(Quantity o) { return *this = *this + o; }
   Quantity& operator-=(Quantity o) { return *this = *this - o; }
-  // Multiplies by a count (pod count × per-pod request), saturating.
+  // Multiplies by a count (pod count × per-pod request), saturating; keeps the
+  // format.
   Quantity operator*(int64_t n) const;
 
   constexpr auto operator<=>(const Quantity& o) const { return milli_ <=> o.milli_; }
@@ -83,6 +111,9 @@ constexpr Quantity Quantity::FromUnits(int64_t units, Format f) {
   if (units < -kMax) return Quantity(INT64_MIN, f);
   return Quantity(units * 1000, f);
 }
+
+// Writes String() (for logs and test failure messages).
+std::ostream& operator<<(std::ostream& os, const Quantity& q);
 
 // Saturating int64 helpers, shared with admission/ arithmetic.
 int64_t SaturatingAdd(int64_t a, int64_t b);
