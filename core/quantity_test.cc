@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -285,6 +287,9 @@ TEST(QuantityTest, StringOfConstructedValues) {
       {Quantity::FromUnits(3'000), "3k"},
       {Quantity::FromUnits(1025, Format::kBinarySI), "1025"},
       {Quantity::FromUnits(2000, Format::kBinarySI), "2000"},
+      {Quantity::FromUnits(10000, Format::kBinarySI), "10000"},
+      {Quantity::FromUnits(3 * kKi * kKi, Format::kBinarySI), "3Mi"},
+      {Quantity::FromUnits(3 * kKi * kKi), "3145728"},
       {Quantity::FromUnits(0), "0"},
       {Quantity::FromUnits(0, Format::kBinarySI), "0"},
       {Quantity::FromUnits(0, Format::kDecimalExponent), "0"},
@@ -307,6 +312,40 @@ TEST(QuantityTest, StringOfConstructedValues) {
     // Negation only adds the sign (upstream's table is checked both ways).
     const Quantity neg = Quantity() - c.q;
     EXPECT_EQ(neg.String(), "-" + std::string(c.text)) << "milli=" << c.q.milli();
+  }
+}
+
+// Every representable value, in every format, prints a text that parses back
+// to the same value. Decimal texts also print the same again; a binary-format
+// amount without a binary suffix ("10000") parses as decimal SI ("10k"), as
+// upstream.
+TEST(QuantityTest, StringRoundTripsThroughParse) {
+  std::vector<int64_t> values = {1, 999, 1000, 1001, 1023 * kUnit, 1024 * kUnit, 1025 * kUnit,
+                                 INT64_MAX, INT64_MIN + 1, INT64_MIN, 8 * kPi * kUnit};
+  for (int64_t p = 1; p <= INT64_MAX / 10; p *= 10) values.push_back(p);
+  for (int shift = 0; shift < 63; ++shift) {
+    values.push_back(int64_t{1} << shift);
+    values.push_back(int64_t{3} << std::min(shift, 61));
+  }
+  std::mt19937_64 rng(20260101);  // fixed seed: deterministic
+  for (int i = 0; i < 2000; ++i) {
+    const int64_t v = static_cast<int64_t>(rng() >> (rng() % 63));
+    values.push_back(v);
+    values.push_back(v - v % 1000);          // whole units
+    values.push_back((v >> 20) << 20);       // binary-friendly
+  }
+  for (int64_t v : std::vector<int64_t>(values)) values.push_back(-v);
+  for (Format f : {Format::kDecimalSI, Format::kBinarySI, Format::kDecimalExponent}) {
+    for (int64_t v : values) {
+      const Quantity q = Quantity::FromMilli(v, f);
+      const std::string text = q.String();
+      auto parsed = Quantity::Parse(text);
+      ASSERT_TRUE(parsed.ok()) << text << ": " << parsed.status();
+      ASSERT_EQ(parsed->milli(), v) << text;
+      if (f != Format::kBinarySI || text.back() == 'i') {
+        ASSERT_EQ(parsed->String(), text);
+      }
+    }
   }
 }
 
