@@ -10,7 +10,7 @@
 // prints as "1m" here.
 //
 // Range: values beyond int64 milli-units saturate at INT64_MAX / INT64_MIN
-// (about ±9.2e15 units, ±8Pi). "1E" (10^18) therefore parses to INT64_MAX
+// (about ±9.2e15 units, just over 8Pi). "1E" (10^18) therefore parses to INT64_MAX
 // milli and prints "9223372036854775807m"; likewise "9Ei" or "1e30". A
 // saturated value compares greater than (less than) every finite one, so
 // "unlimited" quota behaves as unlimited. Arithmetic saturates at the same
@@ -33,9 +33,11 @@
 // kept, trailing zeros move into the largest suffix that represents the value
 // exactly, and the decimal exponent is a multiple of 3 ("1000m" -> "1",
 // "1536Mi" -> "1536Mi", "2048Mi" -> "2Gi", "1e3" -> "1e3", "1.5" -> "1500m",
-// "0.5" -> "500m", "1000k" -> "1M", "12e-3" -> "12e-3"). A binary-format
-// value below 1Ki or not a whole number of units is printed in decimal SI
-// ("0.5Ki" -> "512", "1.5Ki" -> "1536"). Zero is always "0". Upstream
+// "0.5" -> "500m", "1000k" -> "1M", "12e-3" -> "12e-3", "1.2e3" -> "1200").
+// A binary-format value below 1Ki or not a whole number of units is printed
+// in decimal SI ("0.5Ki" -> "512", "0.1Ki" -> "102400m"); a whole one with no
+// factor of 1024 prints as a plain number ("1.5Ki" -> "1536", which parses
+// back as decimal SI). Zero is always "0". Upstream
 // String() returns the original text when it was already canonical, even for
 // spellings such as "+1" or "1E3"; berth is a plain value and always prints
 // the canonical form ("1", "1e3").
