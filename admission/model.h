@@ -1,0 +1,315 @@
+// The admission engine's data model: compact, typed copies of the Kueue
+// objects the engine decides over (ResourceFlavor, ClusterQueue, Cohort,
+// Workload). Controllers decode the API objects (kueue.x-k8s.io v1beta2) into
+// these structs at their edge; the engine never sees JSON.
+//
+// Units: every amount is an `Amount`, a signed int64 count of milli-units, the
+// representation of berth::Quantity (core/quantity.h): "1" cpu is 1000, "500m"
+// is 500, "8Gi" is 8 * 2^30 * 1000, the `pods` resource counts 1000 per pod.
+// Arithmetic on amounts saturates (SaturatingAdd/SaturatingSub from
+// core/quantity.h), as Kueue's resources.Amount does; `kUnlimited` (INT64_MAX)
+// stands for "no limit" (a nil borrowingLimit, or a sum that saturated).
+//
+// Resource names are interned into dense `ResourceId`s by a `ResourceNames`
+// table the caller owns and passes around (never a process-wide singleton);
+// flavors are referred to by name in the model and interned by the Snapshot.
+//
+// Time values (queue-order timestamps, quota reservation times) are
+// berth::Time values supplied by the caller; the engine never reads a clock.
+//
+// Thread-safety: plain values. ResourceNames is not synchronised: intern
+// names while holding the same lock that protects the structs using them.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "core/clock.h"
+
+namespace berth::admission {
+
+// ---------------------------------------------------------------------------
+// Amounts and resource names
+
+using Amount = int64_t;  // milli-units, see above
+inline constexpr Amount kUnlimited = INT64_MAX;
+
+Amount AddAmount(Amount a, Amount b);  // saturating
+Amount SubAmount(Amount a, Amount b);  // saturating
+// Canonical Kubernetes text of an amount ("1", "500m", "5"), as Kueue's
+// resource formatter prints amounts in condition messages.
+std::string FormatAmount(Amount a);
+
+// Dense id of an interned resource name ("cpu", "memory", "nvidia.com/gpu").
+using ResourceId = int32_t;
+
+// Interning table for resource names. Ids are dense, start at 0 and are
+// stable for the table's lifetime.
+class ResourceNames {
+ public:
+  ResourceId Intern(std::string_view name);
+  // -1 when the name was never interned.
+  ResourceId Find(std::string_view name) const;
+  const std::string& Name(ResourceId id) const { return names_.at(static_cast<size_t>(id)); }
+  size_t size() const { return names_.size(); }
+
+  // The resource Kueue counts pods with when a ClusterQueue covers it.
+  static constexpr std::string_view kPods = "pods";
+
+ private:
+  std::vector<std::string> names_;
+  std::unordered_map<std::string, ResourceId> ids_;
+};
+
+// A small sorted (by ResourceId) map from resource to amount: a container's
+// requests, a pod's effective requests, a podSet's total.
+class ResourceList {
+ public:
+  ResourceList() = default;
+  ResourceList(std::initializer_list<std::pair<ResourceId, Amount>> items);
+
+  Amount Get(ResourceId r) const;  // 0 when absent
+  bool Has(ResourceId r) const;
+  void Set(ResourceId r, Amount a);
+  void Add(ResourceId r, Amount a);  // saturating
+  // Per resource max(this, o) / this + o.
+  void MaxWith(const ResourceList& o);
+  void AddAll(const ResourceList& o);
+  // Every amount multiplied by n (saturating).
+  ResourceList Scaled(int64_t n) const;
+
+  const std::vector<std::pair<ResourceId, Amount>>& items() const { return items_; }
+  bool empty() const { return items_.empty(); }
+  size_t size() const { return items_.size(); }
+  bool operator==(const ResourceList&) const = default;
+
+ private:
+  std::vector<std::pair<ResourceId, Amount>> items_;  // sorted by id, unique
+};
+
+// ---------------------------------------------------------------------------
+// Scheduling constraints (core/v1 shapes)
+
+enum class TaintEffect { kNoSchedule, kPreferNoSchedule, kNoExecute };
+std::string_view TaintEffectName(TaintEffect e);
+
+struct Taint {
+  std::string key;
+  std::string value;
+  TaintEffect effect = TaintEffect::kNoSchedule;
+  // As Go prints a corev1.Taint with %s: "{key value NoSchedule <nil>}".
+  std::string String() const;
+};
+
+struct Toleration {
+  enum class Operator { kEqual, kExists };
+  std::string key;  // empty with kExists tolerates every taint
+  Operator op = Operator::kEqual;
+  std::string value;
+  std::optional<TaintEffect> effect;  // nullopt tolerates every effect
+  // corev1 Toleration.ToleratesTaint.
+  bool Tolerates(const Taint& t) const;
+};
+
+struct NodeSelectorRequirement {
+  enum class Operator { kIn, kNotIn, kExists, kDoesNotExist, kGt, kLt };
+  std::string key;
+  Operator op = Operator::kIn;
+  std::vector<std::string> values;
+  bool Matches(const std::map<std::string, std::string>& labels) const;
+};
+
+// One term of requiredDuringSchedulingIgnoredDuringExecution: all expressions
+// must match (terms are ORed).
+struct NodeSelectorTerm {
+  std::vector<NodeSelectorRequirement> match_expressions;
+};
+
+// ---------------------------------------------------------------------------
+// Kueue objects
+
+// kueue.x-k8s.io ResourceFlavor (spec).
+struct ResourceFlavor {
+  std::string name;
+  std::map<std::string, std::string> node_labels;
+  std::vector<Taint> node_taints;
+  std::vector<Toleration> tolerations;
+};
+
+// Quota of one resource in one flavor of a ClusterQueue or Cohort.
+struct ResourceQuota {
+  Amount nominal = 0;
+  std::optional<Amount> borrowing_limit;  // nullopt: unlimited borrowing
+  std::optional<Amount> lending_limit;    // nullopt: everything may be lent
+};
+
+struct FlavorQuotas {
+  std::string flavor;
+  // One entry per covered resource, in coveredResources order (the API
+  // requires the same order).
+  std::vector<ResourceQuota> resources;
+};
+
+struct ResourceGroup {
+  std::vector<ResourceId> covered_resources;
+  std::vector<FlavorQuotas> flavors;  // in the order listed: the order tried
+};
+
+enum class QueueingStrategy { kStrictFIFO, kBestEffortFIFO };
+enum class FungibilityPolicy { kMayStopSearch, kTryNextFlavor };
+enum class FungibilityPreference { kUnset, kBorrowingOverPreemption, kPreemptionOverBorrowing };
+
+// spec.flavorFungibility with the scheduler cache's defaults filled in
+// (whenCanBorrow MayStopSearch, whenCanPreempt TryNextFlavor).
+struct FlavorFungibility {
+  FungibilityPolicy when_can_borrow = FungibilityPolicy::kMayStopSearch;
+  FungibilityPolicy when_can_preempt = FungibilityPolicy::kTryNextFlavor;
+  FungibilityPreference preference = FungibilityPreference::kUnset;
+};
+
+// withinClusterQueue uses Never/LowerPriority/LowerOrNewerEqualPriority;
+// reclaimWithinCohort uses Never/LowerPriority/Any.
+enum class PreemptionPolicy { kNever, kLowerPriority, kLowerOrNewerEqualPriority, kAny };
+
+struct BorrowWithinCohort {
+  enum class Policy { kNever, kLowerPriority };
+  Policy policy = Policy::kNever;
+  std::optional<int32_t> max_priority_threshold;
+};
+
+struct ClusterQueuePreemption {
+  PreemptionPolicy reclaim_within_cohort = PreemptionPolicy::kNever;
+  PreemptionPolicy within_cluster_queue = PreemptionPolicy::kNever;
+  BorrowWithinCohort borrow_within_cohort;
+};
+
+enum class StopPolicy { kNone, kHold, kHoldAndDrain };
+
+// kueue.x-k8s.io ClusterQueue (spec, plus activity facts the engine cannot
+// derive itself).
+struct ClusterQueue {
+  std::string name;
+  std::string cohort;  // spec.cohortName; empty: no cohort
+  std::vector<ResourceGroup> resource_groups;
+  QueueingStrategy queueing_strategy = QueueingStrategy::kBestEffortFIFO;
+  FlavorFungibility flavor_fungibility;
+  ClusterQueuePreemption preemption;
+  StopPolicy stop_policy = StopPolicy::kNone;
+  // Reasons the caller knows the queue is inactive that the engine cannot
+  // see (e.g. "Terminating", missing AdmissionChecks). Empty: none. The
+  // Snapshot adds Stopped, FlavorNotFound and cohort cycles itself.
+  std::string inactive_reason;
+  std::string inactive_message;
+};
+
+// kueue.x-k8s.io Cohort (spec). Cohorts named only by a ClusterQueue's
+// cohortName or a Cohort's parentName exist implicitly with no quota.
+struct Cohort {
+  std::string name;
+  std::string parent;  // spec.parentName; empty: a root
+  std::vector<ResourceGroup> resource_groups;
+};
+
+// ---------------------------------------------------------------------------
+// Workload
+
+struct PodSet {
+  std::string name = "main";
+  int32_t count = 1;
+  // Effective requests of ONE pod (see pod_requests.h for how they are
+  // derived from containers: requests, never limits).
+  ResourceList requests;
+  std::map<std::string, std::string> node_selector;
+  std::vector<NodeSelectorTerm> required_affinity_terms;  // ORed; empty: none
+  std::vector<Toleration> tolerations;
+  // status.reclaimablePods for this podSet: pods that finished and whose
+  // quota is given back (ReclaimablePods, GA).
+  int32_t reclaimable = 0;
+};
+
+// Flavor chosen for one resource of a podSet.
+struct ResourceFlavorAssignment {
+  ResourceId resource = 0;
+  std::string flavor;
+  bool operator==(const ResourceFlavorAssignment&) const = default;
+};
+
+// status.admission.podSetAssignments[i].
+struct PodSetAssignment {
+  std::string name;
+  std::vector<ResourceFlavorAssignment> flavors;  // sorted by resource id
+  ResourceList resource_usage;                    // total for `count` pods
+  int32_t count = 0;
+  bool operator==(const PodSetAssignment&) const = default;
+};
+
+// status.admission.
+struct Admission {
+  std::string cluster_queue;
+  std::vector<PodSetAssignment> pod_sets;
+  bool operator==(const Admission&) const = default;
+};
+
+// Where a workload stands with respect to quota.
+enum class AdmissionState {
+  kPending,   // holds no quota
+  kAdmitted,  // holds quota (QuotaReserved=True)
+  // Evicted (Evicted=True) but some of its pods are still terminating: its
+  // usage still counts and it is never a preemption candidate again. berth's
+  // deliberate departure from Kueue (DESIGN.md): quota is released only when
+  // the caller reports every pod terminated (Snapshot::RemoveWorkload).
+  kEvicting,
+};
+
+struct Workload {
+  std::string uid;  // unique; the final tie-break of every ordering
+  std::string namespace_name;
+  std::string name;
+  std::string cluster_queue;  // resolved from spec.queueName by the caller
+  std::vector<PodSet> pod_sets;
+  int32_t priority = 0;  // effective priority
+  // workload.Ordering.GetQueueOrderTimestamp: creationTimestamp, or the
+  // eviction time when the requeuing rules say so (kueue.md §3.1).
+  Time queue_order_timestamp{};
+  bool active = true;     // spec.active
+  bool finished = false;  // Finished=True
+  // The caller evaluated the ClusterQueue's namespaceSelector against the
+  // workload's namespace (nil selector: false, {}: true).
+  bool namespace_matches = true;
+  // status.requeueState.requeueAt (backoff); nullopt: none.
+  std::optional<Time> requeue_at;
+
+  // Quota state. For kAdmitted/kEvicting, `admission` is set and
+  // `quota_reserved_time` is the QuotaReserved=True transition time.
+  AdmissionState state = AdmissionState::kPending;
+  std::optional<Admission> admission;
+  Time quota_reserved_time{};
+  // For kEvicting workloads preempted by the engine: the preemptor's uid.
+  // The capacity they free is reserved for that preemptor.
+  std::string evicted_for;
+
+  std::string Key() const { return namespace_name + "/" + name; }
+};
+
+// One (flavor, resource) amount of a workload's usage.
+struct FlavorResourceAmount {
+  std::string flavor;
+  ResourceId resource = 0;
+  Amount amount = 0;
+  bool operator==(const FlavorResourceAmount&) const = default;
+};
+// Total usage of an admission summed per (flavor, resource), sorted by
+// (flavor, resource). Zero amounts are dropped.
+std::vector<FlavorResourceAmount> AdmissionUsage(const Admission& admission);
+
+// Total request of a podSet for `count` pods with its reclaimable pods
+// removed (kueue.md §2, steps 6): per-pod × (count − reclaimable), ≥ 0.
+ResourceList PodSetTotal(const PodSet& ps, int32_t count);
+
+}  // namespace berth::admission

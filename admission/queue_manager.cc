@@ -1,0 +1,180 @@
+#include "admission/queue_manager.h"
+
+#include <algorithm>
+
+namespace berth::admission {
+
+bool QueueManager::KeyOrder::operator()(const Key& a, const Key& b) const {
+  if (a.priority != b.priority) return a.priority > b.priority;
+  if (a.timestamp != b.timestamp) return a.timestamp < b.timestamp;
+  return a.uid < b.uid;
+}
+
+bool QueueManager::Queueable(const Workload& wl) {
+  return !wl.finished && wl.active && wl.state == AdmissionState::kPending && !wl.admission.has_value();
+}
+
+void QueueManager::AddOrUpdateClusterQueue(const std::string& name, QueueingStrategy strategy,
+                                           const std::string& root_cohort, bool active) {
+  Queue& q = queues_[name];
+  q.strategy = strategy;
+  q.root_cohort = root_cohort;
+  q.active = active;
+}
+
+void QueueManager::DeleteClusterQueue(const std::string& name) {
+  auto it = queues_.find(name);
+  if (it == queues_.end()) return;
+  for (const auto& [uid, wl] : it->second.workloads) where_.erase(uid);
+  queues_.erase(it);
+}
+
+void QueueManager::Remove(Queue& q, const std::string& uid) {
+  auto it = q.workloads.find(uid);
+  if (it == q.workloads.end()) return;
+  Key k = KeyOf(it->second);
+  q.heap.erase(k);
+  q.inadmissible.erase(k);
+  q.workloads.erase(it);
+  if (q.sticky == uid) q.sticky.clear();
+  where_.erase(uid);
+}
+
+bool QueueManager::AddOrUpdateWorkload(const Workload& wl, Time now) {
+  auto w = where_.find(wl.uid);
+  bool was_inadmissible = false;
+  if (w != where_.end()) {
+    Queue& old = queues_.at(w->second);
+    was_inadmissible = old.inadmissible.count(KeyOf(old.workloads.at(wl.uid))) > 0;
+    Remove(old, wl.uid);
+  }
+  auto q = queues_.find(wl.cluster_queue);
+  if (!Queueable(wl) || q == queues_.end()) return false;
+  Queue& queue = q->second;
+  queue.workloads[wl.uid] = wl;
+  where_[wl.uid] = wl.cluster_queue;
+  bool backoff = wl.requeue_at.has_value() && *wl.requeue_at > now;
+  if (was_inadmissible || backoff) {
+    queue.inadmissible.insert(KeyOf(wl));
+  } else {
+    queue.heap.insert(KeyOf(wl));
+  }
+  return true;
+}
+
+bool QueueManager::DeleteWorkload(const std::string& uid) {
+  auto w = where_.find(uid);
+  if (w == where_.end()) return false;
+  Remove(queues_.at(w->second), uid);
+  return true;
+}
+
+std::vector<Workload> QueueManager::Heads() {
+  std::vector<Workload> heads;
+  for (auto& [name, q] : queues_) {
+    if (!q.active || q.heap.empty()) continue;
+    auto it = q.heap.begin();
+    if (!q.sticky.empty()) {
+      auto s = q.workloads.find(q.sticky);
+      if (s != q.workloads.end() && q.heap.count(KeyOf(s->second))) it = q.heap.find(KeyOf(s->second));
+    }
+    std::string uid = it->uid;
+    q.heap.erase(it);
+    auto node = q.workloads.extract(uid);
+    where_.erase(uid);
+    ++q.pop_cycle;
+    heads.push_back(std::move(node.mapped()));
+  }
+  return heads;
+}
+
+bool QueueManager::RequeueWorkload(const Workload& wl, RequeueReason reason, Time now) {
+  auto q = queues_.find(wl.cluster_queue);
+  if (q == queues_.end() || !Queueable(wl)) return false;
+  Queue& queue = q->second;
+  if (where_.count(wl.uid)) return false;  // updated while in flight: already queued
+  bool immediate;
+  if (queue.strategy == QueueingStrategy::kStrictFIFO) {
+    immediate = reason != RequeueReason::kNamespaceMismatch;
+  } else {
+    immediate = reason == RequeueReason::kFailedAfterNomination || reason == RequeueReason::kPendingPreemption ||
+                reason == RequeueReason::kPreemptionFailed;
+  }
+  if (reason == RequeueReason::kPendingPreemption && queue.strategy == QueueingStrategy::kBestEffortFIFO) {
+    queue.sticky = wl.uid;
+  }
+  bool backoff_expired = !wl.requeue_at.has_value() || *wl.requeue_at <= now;
+  queue.workloads[wl.uid] = wl;
+  where_[wl.uid] = wl.cluster_queue;
+  if (backoff_expired && (immediate || queue.queue_inadmissible_cycle >= queue.pop_cycle)) {
+    queue.heap.insert(KeyOf(wl));
+  } else {
+    queue.inadmissible.insert(KeyOf(wl));
+  }
+  return true;
+}
+
+void QueueManager::MoveInadmissible(Queue& q, Time now) {
+  q.queue_inadmissible_cycle = q.pop_cycle;
+  for (auto it = q.inadmissible.begin(); it != q.inadmissible.end();) {
+    const Workload& wl = q.workloads.at(it->uid);
+    if (wl.requeue_at.has_value() && *wl.requeue_at > now) {
+      ++it;
+      continue;
+    }
+    q.heap.insert(*it);
+    it = q.inadmissible.erase(it);
+  }
+}
+
+void QueueManager::QueueInadmissibleWorkloads(const std::vector<std::string>& cluster_queues, Time now) {
+  std::set<std::string> roots;
+  std::set<std::string> names;
+  for (const auto& name : cluster_queues) {
+    auto q = queues_.find(name);
+    if (q == queues_.end()) continue;
+    names.insert(name);
+    if (!q->second.root_cohort.empty()) roots.insert(q->second.root_cohort);
+  }
+  for (auto& [name, q] : queues_) {
+    if (names.count(name) || (!q.root_cohort.empty() && roots.count(q.root_cohort))) MoveInadmissible(q, now);
+  }
+}
+
+void QueueManager::QueueAllInadmissibleWorkloads(Time now) {
+  for (auto& [name, q] : queues_) MoveInadmissible(q, now);
+}
+
+std::vector<const Workload*> QueueManager::Pending(const std::string& cluster_queue) const {
+  std::vector<const Workload*> out;
+  auto q = queues_.find(cluster_queue);
+  if (q == queues_.end()) return out;
+  std::vector<Key> keys(q->second.heap.begin(), q->second.heap.end());
+  keys.insert(keys.end(), q->second.inadmissible.begin(), q->second.inadmissible.end());
+  std::stable_sort(keys.begin(), keys.end(), KeyOrder());
+  const std::string& sticky = q->second.sticky;
+  if (!sticky.empty()) {
+    std::stable_partition(keys.begin(), keys.end(), [&](const Key& k) { return k.uid == sticky; });
+  }
+  for (const auto& k : keys) out.push_back(&q->second.workloads.at(k.uid));
+  return out;
+}
+
+size_t QueueManager::ActiveCount(const std::string& cluster_queue) const {
+  auto q = queues_.find(cluster_queue);
+  return q == queues_.end() ? 0 : q->second.heap.size();
+}
+
+size_t QueueManager::InadmissibleCount(const std::string& cluster_queue) const {
+  auto q = queues_.find(cluster_queue);
+  return q == queues_.end() ? 0 : q->second.inadmissible.size();
+}
+
+bool QueueManager::IsInadmissible(const std::string& uid) const {
+  auto w = where_.find(uid);
+  if (w == where_.end()) return false;
+  const Queue& q = queues_.at(w->second);
+  return q.inadmissible.count(KeyOf(q.workloads.at(uid))) > 0;
+}
+
+}  // namespace berth::admission

@@ -1,0 +1,117 @@
+// Pending workloads, one queue per ClusterQueue.
+//
+// Follows Kueue's queue manager (pkg/cache/queue/manager.go,
+// cluster_queue.go; kueue.md §3.1, §3.3):
+//   1. Each ClusterQueue keeps a heap of pending ("active") workloads and an
+//      inadmissible set. Heap order: the sticky preemptor of a BestEffortFIFO
+//      queue first, then higher priority, then earlier queue-order timestamp,
+//      then uid (unique tie-break).
+//   2. Heads() pops exactly one workload from every active ClusterQueue
+//      (inactive queues are skipped), in ClusterQueue name order.
+//   3. RequeueWorkload() puts a head that was not admitted back. StrictFIFO:
+//      immediately into the heap (so it keeps blocking newer workloads),
+//      except a namespace mismatch. BestEffortFIFO: immediately only after a
+//      failure following nomination, a pending preemption or a failed
+//      preemption; otherwise into the inadmissible set so the next workload
+//      becomes head — unless an inadmissible-requeue event arrived since the
+//      pop, in which case it goes back to the heap. A pending preemption makes
+//      the workload the sticky head of a BestEffortFIFO queue.
+//   4. QueueInadmissibleWorkloads() moves inadmissible workloads back to the
+//      heap after something may have freed capacity; for a ClusterQueue in a
+//      cohort, every ClusterQueue under the same root cohort is requeued.
+//   5. A workload whose requeueAt (backoff) is in the future stays
+//      inadmissible.
+//   6. Finished, inactive (spec.active=false) and quota-holding workloads are
+//      never (re)inserted, on every path (reported-failures C30).
+// Time is passed in by the caller.
+//
+// Thread-safety: none. This is a plain data structure; the controller owns
+// the lock.
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "admission/model.h"
+
+namespace berth::admission {
+
+// Why a head is requeued (Kueue RequeueReason).
+enum class RequeueReason {
+  kGeneric,
+  kFailedAfterNomination,
+  kNamespaceMismatch,
+  kPendingPreemption,
+  kPreemptionFailed,
+  kNoFit,
+  kPreemptionNoCandidates,
+};
+
+class QueueManager {
+ public:
+  // Creates or updates the queue of a ClusterQueue. `root_cohort` is the name
+  // of the root of its cohort tree ("" without a cohort).
+  void AddOrUpdateClusterQueue(const std::string& name, QueueingStrategy strategy, const std::string& root_cohort,
+                               bool active);
+  // Drops the queue and its pending workloads.
+  void DeleteClusterQueue(const std::string& name);
+
+  // Adds a pending workload or updates it in place (priority, timestamp...).
+  // Returns false, and forgets the workload, when it must not be queued:
+  // finished, inactive, holding quota, or its ClusterQueue is unknown.
+  bool AddOrUpdateWorkload(const Workload& wl, Time now);
+  bool DeleteWorkload(const std::string& uid);
+
+  // One head per active ClusterQueue (step 2). Heads are removed from the
+  // queues until requeued.
+  std::vector<Workload> Heads();
+
+  // Step 3. Returns true when the workload was (re)inserted.
+  bool RequeueWorkload(const Workload& wl, RequeueReason reason, Time now);
+
+  // Step 4 for the given ClusterQueues.
+  void QueueInadmissibleWorkloads(const std::vector<std::string>& cluster_queues, Time now);
+  // Step 4 for every ClusterQueue.
+  void QueueAllInadmissibleWorkloads(Time now);
+
+  // Introspection (visibility API): pending workloads of a ClusterQueue in
+  // queue order (heap, then inadmissible, by the same comparator).
+  std::vector<const Workload*> Pending(const std::string& cluster_queue) const;
+  size_t ActiveCount(const std::string& cluster_queue) const;
+  size_t InadmissibleCount(const std::string& cluster_queue) const;
+  bool Contains(const std::string& uid) const { return where_.count(uid) > 0; }
+  bool IsInadmissible(const std::string& uid) const;
+
+ private:
+  struct Key {
+    int32_t priority;
+    Time timestamp;
+    std::string uid;
+  };
+  struct KeyOrder {
+    bool operator()(const Key& a, const Key& b) const;
+  };
+  struct Queue {
+    QueueingStrategy strategy = QueueingStrategy::kBestEffortFIFO;
+    std::string root_cohort;
+    bool active = true;
+    std::set<Key, KeyOrder> heap;
+    std::set<Key, KeyOrder> inadmissible;
+    std::map<std::string, Workload> workloads;  // both sets, by uid
+    std::string sticky;                         // sticky preemptor uid
+    int64_t pop_cycle = 0;
+    int64_t queue_inadmissible_cycle = -1;
+  };
+
+  static Key KeyOf(const Workload& wl) { return {wl.priority, wl.queue_order_timestamp, wl.uid}; }
+  static bool Queueable(const Workload& wl);
+  void Remove(Queue& q, const std::string& uid);
+  void MoveInadmissible(Queue& q, Time now);
+
+  std::map<std::string, Queue> queues_;
+  std::map<std::string, std::string> where_;  // uid -> ClusterQueue
+};
+
+}  // namespace berth::admission
