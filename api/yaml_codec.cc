@@ -1,0 +1,732 @@
+#include "api/yaml_codec.h"
+
+#include <yaml-cpp/eventhandler.h>
+#include <yaml-cpp/exceptions.h>
+#include <yaml-cpp/mark.h>
+#include <yaml-cpp/parser.h>
+
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <unordered_map>
+#include <utility>
+
+namespace berth::api {
+
+namespace {
+
+// ---------------------------------------------------------------------------
+// Scalar resolution (YAML 1.2 core schema)
+
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+bool IsHexDigit(char c) {
+  return IsDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+bool IsNullScalar(std::string_view s) {
+  return s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL";
+}
+
+std::optional<bool> BoolScalar(std::string_view s) {
+  if (s == "true" || s == "True" || s == "TRUE") return true;
+  if (s == "false" || s == "False" || s == "FALSE") return false;
+  return std::nullopt;
+}
+
+// [-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?
+bool MatchesFloat(std::string_view s) {
+  std::size_t i = 0;
+  if (i < s.size() && (s[i] == '-' || s[i] == '+')) ++i;
+  std::size_t int_digits = 0;
+  while (i < s.size() && IsDigit(s[i])) ++i, ++int_digits;
+  std::size_t frac_digits = 0;
+  bool dot = false;
+  if (i < s.size() && s[i] == '.') {
+    dot = true;
+    ++i;
+    while (i < s.size() && IsDigit(s[i])) ++i, ++frac_digits;
+  }
+  if (int_digits == 0 && (!dot || frac_digits == 0)) return false;
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    ++i;
+    if (i < s.size() && (s[i] == '-' || s[i] == '+')) ++i;
+    std::size_t exp_digits = 0;
+    while (i < s.size() && IsDigit(s[i])) ++i, ++exp_digits;
+    if (exp_digits == 0) return false;
+  }
+  return i == s.size();
+}
+
+std::optional<double> SpecialFloat(std::string_view s) {
+  std::string_view body = s;
+  bool neg = false;
+  if (!body.empty() && (body[0] == '-' || body[0] == '+')) {
+    neg = body[0] == '-';
+    body.remove_prefix(1);
+  }
+  if (body == ".inf" || body == ".Inf" || body == ".INF") {
+    return neg ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
+  }
+  if (s == ".nan" || s == ".NaN" || s == ".NAN") return std::numeric_limits<double>::quiet_NaN();
+  return std::nullopt;
+}
+
+std::optional<Object> ParseIntScalar(std::string_view s) {
+  // 0o777 and 0x1F (unsigned forms), else [-+]?[0-9]+.
+  if (s.size() > 2 && s[0] == '0' && (s[1] == 'o' || s[1] == 'x')) {
+    int base = s[1] == 'o' ? 8 : 16;
+    std::string_view digits = s.substr(2);
+    for (char c : digits) {
+      if (base == 8 ? !(c >= '0' && c <= '7') : !IsHexDigit(c)) return std::nullopt;
+    }
+    uint64_t v = 0;
+    auto r = std::from_chars(digits.data(), digits.data() + digits.size(), v, base);
+    if (r.ec != std::errc()) return std::nullopt;  // out of range: a string, like go-yaml
+    if (v <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+      return Object(static_cast<int64_t>(v));
+    }
+    return Object(v);
+  }
+  std::size_t i = (!s.empty() && (s[0] == '-' || s[0] == '+')) ? 1 : 0;
+  if (i == s.size()) return std::nullopt;
+  for (std::size_t k = i; k < s.size(); ++k) {
+    if (!IsDigit(s[k])) return std::nullopt;
+  }
+  std::string_view unsigned_part = s.substr(i);
+  bool neg = s[0] == '-';
+  uint64_t mag = 0;
+  auto r = std::from_chars(unsigned_part.data(), unsigned_part.data() + unsigned_part.size(), mag);
+  if (r.ec == std::errc()) {
+    if (!neg && mag <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+      return Object(static_cast<int64_t>(mag));
+    }
+    if (neg && mag <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) + 1) {
+      return Object(static_cast<int64_t>(0 - mag));
+    }
+    if (!neg) return Object(mag);
+  }
+  return std::nullopt;  // too large: resolved as a float by the caller
+}
+
+std::optional<double> ParseFloatScalar(std::string_view s) {
+  if (auto special = SpecialFloat(s)) return special;
+  if (!MatchesFloat(s)) return std::nullopt;
+  if (s[0] == '+') s.remove_prefix(1);
+  double v = 0;
+  auto r = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (r.ec != std::errc() && r.ec != std::errc::result_out_of_range) return std::nullopt;
+  if (r.ec == std::errc::result_out_of_range) {
+    // Overflow to infinity / underflow to zero, as strtod.
+    bool neg = s[0] == '-';
+    bool big = s.find_first_of("eE") == std::string_view::npos ||
+               s[s.find_first_of("eE") + 1] != '-';
+    v = big ? (neg ? -HUGE_VAL : HUGE_VAL) : (neg ? -0.0 : 0.0);
+  }
+  return v;
+}
+
+// Resolution of a plain scalar; nullopt means "string".
+std::optional<Object> ResolvePlain(std::string_view s) {
+  if (IsNullScalar(s)) return Object(nullptr);
+  if (auto b = BoolScalar(s)) return Object(*b);
+  if (auto i = ParseIntScalar(s)) return i;
+  if (auto f = ParseFloatScalar(s)) return Object(*f);
+  return std::nullopt;
+}
+
+constexpr std::string_view kTagPrefix = "tag:yaml.org,2002:";
+
+// The JSON value of a scalar with the given yaml-cpp tag ("?" plain, "!" quoted/block,
+// or an explicit tag).
+Object ResolveScalar(const std::string& tag, const std::string& value, std::string* error) {
+  if (tag == "!") return Object(value);
+  if (tag.rfind(kTagPrefix, 0) == 0) {
+    std::string_view t = std::string_view(tag).substr(kTagPrefix.size());
+    if (t == "str" || t == "binary" || t == "timestamp") return Object(value);
+    if (t == "null") return Object(nullptr);
+    if (t == "bool") {
+      if (auto b = BoolScalar(value)) return Object(*b);
+      *error = "cannot decode !!str `" + value + "` as a !!bool";
+      return Object(nullptr);
+    }
+    if (t == "int") {
+      if (auto i = ParseIntScalar(value)) return *i;
+      *error = "cannot decode !!str `" + value + "` as a !!int";
+      return Object(nullptr);
+    }
+    if (t == "float") {
+      if (auto i = ParseIntScalar(value)) return Object(i->get<double>());
+      if (auto f = ParseFloatScalar(value)) return Object(*f);
+      *error = "cannot decode !!str `" + value + "` as a !!float";
+      return Object(nullptr);
+    }
+  }
+  if (auto v = ResolvePlain(value)) return *v;
+  return Object(value);
+}
+
+// The JSON key for a resolved scalar key.
+std::string KeyString(const Object& key) {
+  if (key.is_string()) return key.get<std::string>();
+  if (key.is_null()) return "null";
+  return key.dump();
+}
+
+// ---------------------------------------------------------------------------
+// Event handler that builds nlohmann::json directly.
+
+struct ParseFailure {
+  YAML::Mark mark;
+  std::string message;
+};
+
+// Upper bound on the number of values alias expansion may add to one document.
+constexpr std::size_t kMaxAliasExpansion = 1'000'000;
+
+std::size_t CountNodes(const Object& v) {
+  std::size_t n = 1;
+  if (v.is_structured()) {
+    for (const auto& child : v) n += CountNodes(child);
+  }
+  return n;
+}
+
+class JsonBuilder : public YAML::EventHandler {
+ public:
+  void OnDocumentStart(const YAML::Mark&) override {
+    stack_.clear();
+    anchors_.clear();
+    root_.reset();
+    expanded_ = 0;
+  }
+  void OnDocumentEnd() override {}
+
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override {
+    if (ExpectingKey()) {
+      AddKey(mark, Object(nullptr));
+    } else {
+      AddValue(mark, Object(nullptr), anchor);
+    }
+  }
+
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t anchor) override {
+    auto it = anchors_.find(anchor);
+    if (it == anchors_.end()) throw ParseFailure{mark, "unknown anchor referenced"};
+    expanded_ += it->second.second;
+    if (expanded_ > kMaxAliasExpansion) {
+      throw ParseFailure{mark, "document contains excessive aliasing"};
+    }
+    Object copy = it->second.first;
+    if (ExpectingKey()) {
+      if (copy.is_structured()) throw ParseFailure{mark, "invalid map key: a mapping or sequence"};
+      AddKey(mark, copy);
+      return;
+    }
+    AddValue(mark, std::move(copy), 0);
+  }
+
+  void OnScalar(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
+                const std::string& value) override {
+    std::string error;
+    Object v = ResolveScalar(tag, value, &error);
+    if (!error.empty()) throw ParseFailure{mark, error};
+    if (ExpectingKey()) {
+      Frame& f = stack_.back();
+      if (tag == "?" && value == "<<") {
+        f.merge_pending = true;
+        f.key_mark = mark;
+        if (anchor != 0) anchors_[anchor] = {v, 1};
+        return;
+      }
+      if (anchor != 0) anchors_[anchor] = {v, 1};
+      AddKey(mark, v);
+      return;
+    }
+    AddValue(mark, std::move(v), anchor);
+  }
+
+  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
+                       YAML::EmitterStyle::value) override {
+    StartCollection(mark, false, anchor);
+  }
+  void OnSequenceEnd() override { EndCollection(); }
+  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
+                  YAML::EmitterStyle::value) override {
+    StartCollection(mark, true, anchor);
+  }
+  void OnMapEnd() override { EndCollection(); }
+
+  std::optional<Object> TakeRoot() { return std::move(root_); }
+
+ private:
+  struct Frame {
+    bool is_map = false;
+    Object value;
+    YAML::anchor_t anchor = 0;
+    YAML::Mark mark;
+    // Maps: the pending key (set once a key was read), merged keys, and where keys were.
+    std::optional<std::string> key;
+    YAML::Mark key_mark;
+    bool merge_pending = false;      // a "<<" key was read; its value is being built
+    Object merged = Object::object();
+    std::map<std::string, int> key_lines;  // explicit key -> 1-based line
+  };
+
+  bool ExpectingKey() const {
+    return !stack_.empty() && stack_.back().is_map && !stack_.back().key &&
+           !stack_.back().merge_pending;
+  }
+
+  void AddKey(const YAML::Mark& mark, const Object& key) {
+    Frame& f = stack_.back();
+    std::string k = KeyString(key);
+    auto [it, inserted] = f.key_lines.emplace(k, mark.line + 1);
+    if (!inserted) {
+      throw ParseFailure{mark, "mapping key \"" + k + "\" already defined at line " +
+                                   std::to_string(it->second)};
+    }
+    f.key = std::move(k);
+    f.key_mark = mark;
+  }
+
+  void Merge(const YAML::Mark& mark, const Object& value) {
+    Frame& f = stack_.back();
+    f.merge_pending = false;
+    auto merge_one = [&](const Object& m) {
+      if (!m.is_object()) {
+        throw ParseFailure{mark, "map merge requires map or sequence of maps as the value"};
+      }
+      for (const auto& [k, v] : m.items()) {
+        if (!f.merged.contains(k)) f.merged[k] = v;  // earlier merged maps win
+      }
+    };
+    if (value.is_array()) {
+      for (const auto& m : value) merge_one(m);
+    } else {
+      merge_one(value);
+    }
+  }
+
+  void AddValue(const YAML::Mark& mark, Object v, YAML::anchor_t anchor) {
+    if (anchor != 0) anchors_[anchor] = {v, CountNodes(v)};
+    if (stack_.empty()) {
+      root_ = std::move(v);
+      return;
+    }
+    Frame& f = stack_.back();
+    if (f.is_map) {
+      if (f.merge_pending) {
+        Merge(mark, v);
+        return;
+      }
+      f.value[*f.key] = std::move(v);
+      f.key.reset();
+    } else {
+      f.value.push_back(std::move(v));
+    }
+  }
+
+  void StartCollection(const YAML::Mark& mark, bool is_map, YAML::anchor_t anchor) {
+    if (ExpectingKey()) {
+      throw ParseFailure{mark, "invalid map key: a mapping or sequence cannot be a key"};
+    }
+    Frame f;
+    f.is_map = is_map;
+    f.value = is_map ? Object::object() : Object::array();
+    f.anchor = anchor;
+    f.mark = mark;
+    stack_.push_back(std::move(f));
+  }
+
+  void EndCollection() {
+    Frame f = std::move(stack_.back());
+    stack_.pop_back();
+    if (f.is_map) {
+      for (auto& [k, v] : f.merged.items()) {
+        if (!f.value.contains(k)) f.value[k] = v;  // explicit keys win over merged ones
+      }
+    }
+    AddValue(f.mark, std::move(f.value), f.anchor);
+  }
+
+  std::vector<Frame> stack_;
+  std::unordered_map<YAML::anchor_t, std::pair<Object, std::size_t>> anchors_;
+  std::optional<Object> root_;
+  std::size_t expanded_ = 0;
+};
+
+// yaml-cpp's messages in go-yaml's (and so kubectl's) wording where one exists.
+std::string GoYamlWording(const std::string& msg) {
+  static const std::map<std::string, std::string, std::less<>> kWording = {
+      {YAML::ErrorMsg::MAP_VALUE, "mapping values are not allowed in this context"},
+      {YAML::ErrorMsg::END_OF_MAP, "did not find expected key"},
+      {YAML::ErrorMsg::END_OF_SEQ, "did not find expected '-' indicator"},
+      {YAML::ErrorMsg::END_OF_MAP_FLOW, "did not find expected ',' or '}'"},
+      {YAML::ErrorMsg::END_OF_SEQ_FLOW, "did not find expected ',' or ']'"},
+      {YAML::ErrorMsg::BLOCK_ENTRY, "block sequence entries are not allowed in this context"},
+      {YAML::ErrorMsg::UNKNOWN_TOKEN, "found character that cannot start any token"},
+      {YAML::ErrorMsg::TAB_IN_INDENTATION, "found character that cannot start any token"},
+      {YAML::ErrorMsg::EOF_IN_SCALAR, "found unexpected end of stream"},
+      {YAML::ErrorMsg::UNKNOWN_ANCHOR, "unknown anchor referenced"},
+  };
+  auto it = kWording.find(msg);
+  return it == kWording.end() ? msg : it->second;
+}
+
+std::string ErrorPrefix(std::string_view source, int document) {
+  std::string out;
+  if (!source.empty()) {
+    out = "error parsing " + std::string(source) + " (document " + std::to_string(document) +
+          "): ";
+  } else {
+    out = "document " + std::to_string(document) + ": ";
+  }
+  return out;
+}
+
+Status YamlError(std::string_view source, int document, const YAML::Mark& mark,
+                 const std::string& message) {
+  std::string where;
+  if (mark.line >= 0) {
+    where = "line " + std::to_string(mark.line + 1) + ", column " +
+            std::to_string(mark.column + 1) + ": ";
+  }
+  return BadRequestError(ErrorPrefix(source, document) +
+                         "error converting YAML to JSON: yaml: " + where + message);
+}
+
+// ---------------------------------------------------------------------------
+// Emission
+
+bool ResolvesAsNonString(std::string_view s) { return ResolvePlain(s).has_value(); }
+
+// YAML 1.1 booleans (y, yes, on, off...) that other parsers (go-yaml v2) read as bools.
+bool IsYaml11Bool(std::string_view s) {
+  static const char* const kWords[] = {"y",  "Y",  "yes", "Yes", "YES", "n",  "N",   "no",
+                                       "No", "NO", "on",  "On",  "ON",  "off", "Off", "OFF"};
+  for (const char* w : kWords) {
+    if (s == w) return true;
+  }
+  return false;
+}
+
+// Looks like a number to some other YAML reader (YAML 1.1: 1_000, 0b101, 1:30:00), so
+// that it is quoted although the 1.2 core schema would read it as a string.
+bool LooksNumeric(std::string_view s) {
+  std::string no_underscores;
+  for (char c : s) {
+    if (c != '_') no_underscores.push_back(c);
+  }
+  if (no_underscores.size() != s.size() && ResolvePlain(no_underscores).has_value()) return true;
+  std::size_t i = (!s.empty() && (s[0] == '-' || s[0] == '+')) ? 1 : 0;
+  if (s.size() > i + 2 && s[i] == '0' && s[i + 1] == 'b' &&
+      s.find_first_not_of("01_", i + 2) == std::string_view::npos) {
+    return true;
+  }
+  if (i < s.size() && IsDigit(s[i]) && s.find(':') != std::string_view::npos &&
+      s.find_first_not_of("0123456789_:.", i) == std::string_view::npos) {
+    return true;  // sexagesimal
+  }
+  return false;
+}
+
+bool HasUnsafeChar(std::string_view s) {
+  for (unsigned char c : s) {
+    if (c < 0x20 || c == 0x7F) return true;
+  }
+  // Unicode line/paragraph separators, NEL, BOM.
+  return s.find("\xE2\x80\xA8") != std::string_view::npos ||
+         s.find("\xE2\x80\xA9") != std::string_view::npos ||
+         s.find("\xC2\x85") != std::string_view::npos ||
+         s.find("\xEF\xBB\xBF") != std::string_view::npos;
+}
+
+bool CanBePlain(std::string_view s) {
+  if (s.empty() || ResolvesAsNonString(s) || IsYaml11Bool(s) || LooksNumeric(s)) return false;
+  if (HasUnsafeChar(s)) return false;
+  if (s.front() == ' ' || s.back() == ' ' || s.back() == ':') return false;
+  if (s == "<<") return false;
+  switch (s.front()) {
+    case '?': case ':': case ',': case '[': case ']': case '{': case '}': case '#':
+    case '&': case '*': case '!': case '|': case '>': case '\'': case '"': case '%':
+    case '@': case '`':
+      return false;
+    case '-':
+      if (s.size() == 1 || s[1] == ' ' || s.rfind("---", 0) == 0) return false;
+      break;
+    default:
+      break;
+  }
+  if (s.rfind("...", 0) == 0) return false;
+  if (s.find(": ") != std::string_view::npos || s.find(" #") != std::string_view::npos) {
+    return false;
+  }
+  return true;
+}
+
+std::string DoubleQuoted(std::string_view s) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out = "\"";
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      case '\r': out += "\\r"; break;
+      case '\0': out += "\\0"; break;
+      default:
+        if (c < 0x20 || c == 0x7F) {
+          out += "\\x";
+          out += kHex[c >> 4];
+          out += kHex[c & 0xF];
+        } else if (c == 0xE2 && i + 2 < s.size() && static_cast<unsigned char>(s[i + 1]) == 0x80 &&
+                   (static_cast<unsigned char>(s[i + 2]) == 0xA8 ||
+                    static_cast<unsigned char>(s[i + 2]) == 0xA9)) {
+          out += static_cast<unsigned char>(s[i + 2]) == 0xA8 ? "\\L" : "\\P";
+          i += 2;
+        } else if (c == 0xC2 && i + 1 < s.size() && static_cast<unsigned char>(s[i + 1]) == 0x85) {
+          out += "\\N";
+          i += 1;
+        } else if (c == 0xEF && i + 2 < s.size() && static_cast<unsigned char>(s[i + 1]) == 0xBB &&
+                   static_cast<unsigned char>(s[i + 2]) == 0xBF) {
+          out += "\\uFEFF";
+          i += 2;
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  out += '"';
+  return out;
+}
+
+// A multi-line string as a literal block: the header ("|", "|-" or "|+") and the lines.
+// nullopt when the string cannot be written as one (it then is double-quoted).
+std::optional<std::pair<std::string, std::vector<std::string_view>>> LiteralBlock(
+    std::string_view s) {
+  if (s.find('\n') == std::string_view::npos) return std::nullopt;
+  for (unsigned char c : s) {
+    if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7F || c == '\r') return std::nullopt;
+  }
+  std::size_t trailing = 0;
+  while (trailing < s.size() && s[s.size() - 1 - trailing] == '\n') ++trailing;
+  std::string_view body = s.substr(0, s.size() - trailing);
+  if (body.empty()) return std::nullopt;
+  std::vector<std::string_view> lines;
+  std::size_t start = 0;
+  while (true) {
+    auto nl = body.find('\n', start);
+    lines.push_back(body.substr(start, nl == std::string_view::npos ? nl : nl - start));
+    if (nl == std::string_view::npos) break;
+    start = nl + 1;
+  }
+  // Indentation is detected from the first non-empty line: it must not start with a
+  // space or tab (that would need an indentation indicator).
+  for (std::string_view line : lines) {
+    if (line.empty()) continue;
+    if (line.front() == ' ' || line.front() == '\t') return std::nullopt;
+    break;
+  }
+  // Unicode separators inside a literal block would be read as line breaks.
+  if (s.find("\xE2\x80\xA8") != std::string_view::npos ||
+      s.find("\xE2\x80\xA9") != std::string_view::npos ||
+      s.find("\xC2\x85") != std::string_view::npos ||
+      s.find("\xEF\xBB\xBF") != std::string_view::npos) {
+    return std::nullopt;
+  }
+  std::string header = trailing == 1 ? "|" : trailing == 0 ? "|-" : "|+";
+  for (std::size_t i = 1; i < trailing; ++i) lines.emplace_back();
+  return std::make_pair(header, std::move(lines));
+}
+
+std::string FormatFloat(double d) {
+  if (std::isnan(d)) return ".nan";
+  if (std::isinf(d)) return d > 0 ? ".inf" : "-.inf";
+  std::string s = Object(d).dump();  // shortest round-trip form, always with '.' or 'e'
+  return s;
+}
+
+class YamlWriter {
+ public:
+  std::string Document(const Object& v) {
+    out_.clear();
+    if (IsInline(v)) {
+      WriteInlineOrBlockScalar(v, 0);
+      out_ += '\n';
+    } else if (v.is_object()) {
+      WriteMap(v, 0);
+    } else {
+      WriteSeq(v, 0);
+    }
+    return std::move(out_);
+  }
+
+ private:
+  static bool IsInline(const Object& v) { return !v.is_structured() || v.empty(); }
+
+  static std::string Key(const std::string& k) { return CanBePlain(k) ? k : DoubleQuoted(k); }
+
+  // Writes a scalar or empty collection after "key:" / "-" (the separating space included
+  // here); literal blocks continue on the next lines at `indent`.
+  void WriteInlineOrBlockScalar(const Object& v, int indent) {
+    switch (v.type()) {
+      case Object::value_t::null: out_ += "null"; return;
+      case Object::value_t::boolean: out_ += v.get<bool>() ? "true" : "false"; return;
+      case Object::value_t::number_integer:
+      case Object::value_t::number_unsigned: out_ += v.dump(); return;
+      case Object::value_t::number_float: out_ += FormatFloat(v.get<double>()); return;
+      case Object::value_t::object: out_ += "{}"; return;
+      case Object::value_t::array: out_ += "[]"; return;
+      case Object::value_t::string: {
+        const auto& s = v.get_ref<const std::string&>();
+        if (CanBePlain(s)) {
+          out_ += s;
+        } else if (auto block = LiteralBlock(s)) {
+          out_ += block->first;
+          for (std::string_view line : block->second) {
+            out_ += '\n';
+            if (!line.empty()) {
+              out_.append(static_cast<std::size_t>(indent), ' ');
+              out_ += line;
+            }
+          }
+        } else {
+          out_ += DoubleQuoted(s);
+        }
+        return;
+      }
+      default: out_ += "null"; return;
+    }
+  }
+
+  void WriteMap(const Object& m, int indent) {
+    for (const auto& [k, v] : m.items()) {
+      out_.append(static_cast<std::size_t>(indent), ' ');
+      out_ += Key(k);
+      out_ += ':';
+      WriteValue(v, indent, /*in_map=*/true);
+    }
+  }
+
+  void WriteSeq(const Object& s, int indent) {
+    for (const auto& item : s) {
+      out_.append(static_cast<std::size_t>(indent), ' ');
+      out_ += '-';
+      if (IsInline(item)) {
+        out_ += ' ';
+        WriteInlineOrBlockScalar(item, indent + 2);
+        out_ += '\n';
+        continue;
+      }
+      // The item's first line goes on the dash line: write it at indent+2, then replace
+      // the leading spaces of its first line with the dash.
+      std::size_t mark = out_.size();
+      if (item.is_object()) {
+        WriteMap(item, indent + 2);
+      } else {
+        WriteSeq(item, indent + 2);
+      }
+      out_.replace(mark, static_cast<std::size_t>(indent + 2), " ");
+    }
+  }
+
+  // After "key:" (in_map) -- scalars inline, maps indented, sequences at the key's indent.
+  void WriteValue(const Object& v, int indent, bool in_map) {
+    if (IsInline(v)) {
+      out_ += ' ';
+      WriteInlineOrBlockScalar(v, indent + 2);
+      out_ += '\n';
+    } else if (v.is_object()) {
+      out_ += '\n';
+      WriteMap(v, indent + 2);
+    } else {
+      out_ += '\n';
+      WriteSeq(v, in_map ? indent : indent + 2);
+    }
+  }
+
+  std::string out_;
+};
+
+}  // namespace
+
+StatusOr<std::vector<Object>> ParseYamlStream(std::string_view text,
+                                              std::string_view source_name) {
+  std::vector<Object> docs;
+  std::istringstream in{std::string(text)};
+  int document = 0;
+  try {
+    YAML::Parser parser(in);
+    JsonBuilder builder;
+    while (true) {
+      ++document;
+      if (!parser.HandleNextDocument(builder)) break;
+      std::optional<Object> root = builder.TakeRoot();
+      if (root && !root->is_null()) docs.push_back(std::move(*root));
+    }
+  } catch (const ParseFailure& f) {
+    return YamlError(source_name, document, f.mark, f.message);
+  } catch (const YAML::Exception& e) {
+    return YamlError(source_name, document, e.mark, GoYamlWording(e.msg));
+  }
+  return docs;
+}
+
+StatusOr<Object> ParseYaml(std::string_view text, std::string_view source_name) {
+  BERTH_ASSIGN_OR_RETURN(std::vector<Object> docs, ParseYamlStream(text, source_name));
+  if (docs.size() != 1) {
+    std::string where = source_name.empty() ? "" : "error parsing " + std::string(source_name) + ": ";
+    return BadRequestError(where + "expected exactly one YAML document, found " +
+                           std::to_string(docs.size()));
+  }
+  return std::move(docs[0]);
+}
+
+StatusOr<Object> ParseJsonOrYaml(std::string_view text, std::string_view source_name) {
+  auto first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string_view::npos || (text[first] != '{' && text[first] != '[')) {
+    return ParseYaml(text, source_name);
+  }
+  try {
+    return Object::parse(text.begin(), text.end());
+  } catch (const nlohmann::json::parse_error& e) {
+    // e.byte is 1-based and points just past the offending character.
+    std::size_t offset = e.byte == 0 ? 0 : std::min<std::size_t>(e.byte - 1, text.size());
+    int line = 1;
+    int column = 1;
+    for (std::size_t i = 0; i < offset; ++i) {
+      if (text[i] == '\n') {
+        ++line;
+        column = 1;
+      } else {
+        ++column;
+      }
+    }
+    std::string what = e.what();
+    // nlohmann: "[json.exception.parse_error.101] parse error at line 1, column 9: <detail>"
+    auto colon = what.find(": ", what.find("parse error"));
+    std::string detail = colon == std::string::npos ? what : what.substr(colon + 2);
+    std::string where = source_name.empty() ? "" : "error parsing " + std::string(source_name) + ": ";
+    return BadRequestError(where + "json: line " + std::to_string(line) + ", column " +
+                           std::to_string(column) + ": " + detail);
+  }
+}
+
+std::string EmitYaml(const Object& value) { return YamlWriter().Document(value); }
+
+std::string EmitYamlStream(const std::vector<Object>& documents) {
+  std::string out;
+  for (std::size_t i = 0; i < documents.size(); ++i) {
+    if (i > 0) out += "---\n";
+    out += EmitYaml(documents[i]);
+  }
+  return out;
+}
+
+}  // namespace berth::api

@@ -1,0 +1,65 @@
+// YAML <-> JSON for objects (api/object.h), the way kubectl and the API server
+// read manifests (sigs.k8s.io/yaml: YAML is decoded, then handled as JSON).
+//
+// Reading (YAML 1.2 core schema):
+//   * A stream holds documents separated by `---` (and optionally ended by `...`).
+//     Empty documents -- nothing but comments/whitespace, or a bare `null` -- are
+//     skipped, as kubectl skips them.
+//   * Plain (unquoted) scalars resolve by the core schema:
+//       null   "", ~, null, Null, NULL
+//       bool   true True TRUE false False FALSE      (yes/no/on/off/y/n stay strings)
+//       int    [-+]?[0-9]+, 0o[0-7]+, 0x[0-9a-fA-F]+ (int64; larger: uint64, else float)
+//       float  [-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?, [-+]?.inf, .nan
+//              (.inf/.nan are held as IEEE values; JSON serialisation writes them null)
+//       everything else is a string.
+//     Quoted and block (| >) scalars are always strings: "5" stays a string, 5 a number.
+//     Explicit tags !!str !!int !!float !!bool !!null are honoured; other tags are ignored.
+//   * Anchors (&a), aliases (*a) and merge keys (<<: *a, <<: [*a, *b]) work; keys written
+//     in the mapping win over merged ones, earlier merged maps over later ones. Excessive
+//     alias expansion (a "billion laughs" document) is an error.
+//   * Map keys become JSON strings (a scalar key is rendered in its resolved form:
+//     `1: x` -> "1"); a mapping or sequence used as a key is an error. A key repeated in
+//     one mapping is an error.
+//   * Errors are BadRequest Statuses whose message follows kubectl's wording and carries
+//     the source name, the 1-based document index and the 1-based line and column:
+//       error parsing pod.yaml (document 2): error converting YAML to JSON: yaml: line 7,
+//       column 12: mapping values are not allowed in this context
+//     (without a source name the message starts at "document 2: ...").
+//
+// Writing (for `-o yaml`): block style with two-space indentation, sequence items at
+// the parent key's indentation (as kubectl -o yaml prints), keys in the object's
+// (sorted) order, strings plain unless they would re-resolve as another type or need
+// escaping ("5", "true", "null", "", "yes", " x", "a: b" are double-quoted), multi-line
+// strings as literal blocks (|, |- or |+). Emit(Parse(x)) round-trips every JSON value.
+//
+// yaml-cpp stays out of this header. Thread-safety: pure functions.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "api/object.h"
+#include "core/status.h"
+
+namespace berth::api {
+
+// All non-empty documents of a YAML stream, in order.
+StatusOr<std::vector<Object>> ParseYamlStream(std::string_view text,
+                                              std::string_view source_name = "");
+
+// Exactly one document (empty text or several documents is a BadRequest).
+StatusOr<Object> ParseYaml(std::string_view text, std::string_view source_name = "");
+
+// A request body or file in either encoding: text whose first non-blank character is
+// '{' or '[' is parsed as JSON (errors as "json: line L, column C: ..."), anything else
+// as a single YAML document.
+StatusOr<Object> ParseJsonOrYaml(std::string_view text, std::string_view source_name = "");
+
+// One document as block YAML, ending in a newline ("{}\n" for an empty object).
+std::string EmitYaml(const Object& value);
+
+// Several documents joined by "---\n" (as kubectl -o yaml prints a stream).
+std::string EmitYamlStream(const std::vector<Object>& documents);
+
+}  // namespace berth::api

@@ -1,0 +1,337 @@
+#include "api/yaml_codec.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+
+namespace berth::api {
+namespace {
+
+using nlohmann::json;
+using ::testing::HasSubstr;
+
+json ParseValue(const std::string& scalar_text) {
+  auto doc = ParseYaml("v: " + scalar_text + "\n");
+  EXPECT_TRUE(doc.ok()) << scalar_text << ": " << doc.status();
+  return doc.ok() ? (*doc)["v"] : json();
+}
+
+TEST(YamlScalarTest, CoreSchemaResolution) {
+  struct Case {
+    const char* text;
+    json want;
+  };
+  const Case cases[] = {
+      // null
+      {"~", nullptr}, {"null", nullptr}, {"Null", nullptr}, {"NULL", nullptr}, {"", nullptr},
+      // bool
+      {"true", true}, {"True", true}, {"TRUE", true},
+      {"false", false}, {"False", false}, {"FALSE", false},
+      // YAML 1.1 booleans are strings in 1.2
+      {"yes", "yes"}, {"no", "no"}, {"on", "on"}, {"off", "off"}, {"y", "y"}, {"tRUE", "tRUE"},
+      // int
+      {"0", 0}, {"5", 5}, {"-17", -17}, {"+3", 3}, {"0123", 123}, {"0o17", 15}, {"0x1F", 31},
+      {"9223372036854775807", INT64_MAX}, {"-9223372036854775808", INT64_MIN},
+      {"18446744073709551615", UINT64_MAX},
+      // not ints
+      {"1_000", "1_000"}, {"0b101", "0b101"}, {"0o8", "0o8"}, {"0xG", "0xG"}, {"-0x1", "-0x1"},
+      {"12:30", "12:30"}, {"1.2.3", "1.2.3"},
+      // float
+      {"1.5", 1.5}, {"-2.25", -2.25}, {".5", 0.5}, {"5.", 5.0}, {"1e3", 1000.0},
+      {"1E-2", 0.01}, {"+1.5e+2", 150.0}, {"99999999999999999999", 1e20},
+      // not floats
+      {"1e", "1e"}, {"e3", "e3"}, {".", "."}, {"1.5x", "1.5x"},
+      // strings
+      {"hello world", "hello world"}, {"\"5\"", "5"}, {"'true'", "true"}, {"\"null\"", "null"},
+      {"''", ""}, {"!!str 5", "5"}, {"!!int \"7\"", 7}, {"!!float 1", 1.0}, {"! 5", "5"},
+      {"!!null ''", nullptr}, {"|\n  a\n  b\n", "a\nb\n"}, {">-\n  a\n  b\n", "a b"},
+  };
+  for (const auto& c : cases) {
+    json got = ParseValue(c.text);
+    EXPECT_EQ(got, c.want) << "scalar: " << c.text << " got " << got.dump();
+    EXPECT_EQ(got.type(), c.want.type()) << "scalar: " << c.text << " got " << got.dump();
+  }
+}
+
+TEST(YamlScalarTest, InfinityAndNaN) {
+  json inf = ParseValue(".inf");
+  ASSERT_TRUE(inf.is_number_float());
+  EXPECT_TRUE(std::isinf(inf.get<double>()) && inf.get<double>() > 0);
+  json ninf = ParseValue("-.Inf");
+  ASSERT_TRUE(ninf.is_number_float());
+  EXPECT_TRUE(std::isinf(ninf.get<double>()) && ninf.get<double>() < 0);
+  json nan = ParseValue(".NaN");
+  ASSERT_TRUE(nan.is_number_float());
+  EXPECT_TRUE(std::isnan(nan.get<double>()));
+  EXPECT_EQ(ParseValue(".infinity"), ".infinity");
+}
+
+TEST(YamlScalarTest, ExplicitTagMismatchIsAnError) {
+  auto r = ParseYaml("v: !!int abc\n");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), Code::kBadRequest);
+  EXPECT_THAT(r.status().message(), HasSubstr("cannot decode !!str `abc` as a !!int"));
+}
+
+TEST(YamlDocumentTest, NestedManifest) {
+  const char* text = R"(apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata:
+  name: cluster-queue
+spec:
+  namespaceSelector: {}   # all namespaces
+  resourceGroups:
+  - coveredResources: ["cpu", "memory"]
+    flavors:
+    - name: default-flavor
+      resources:
+      - name: cpu
+        nominalQuota: 9
+      - name: memory
+        nominalQuota: 36Gi
+)";
+  auto doc = ParseYaml(text, "cq.yaml");
+  ASSERT_TRUE(doc.ok()) << doc.status();
+  json want = {
+      {"apiVersion", "kueue.x-k8s.io/v1beta1"},
+      {"kind", "ClusterQueue"},
+      {"metadata", {{"name", "cluster-queue"}}},
+      {"spec",
+       {{"namespaceSelector", json::object()},
+        {"resourceGroups",
+         {{{"coveredResources", {"cpu", "memory"}},
+           {"flavors",
+            {{{"name", "default-flavor"},
+              {"resources",
+               {{{"name", "cpu"}, {"nominalQuota", 9}},
+                {{"name", "memory"}, {"nominalQuota", "36Gi"}}}}}}}}}}}}};
+  EXPECT_EQ(*doc, want);
+}
+
+TEST(YamlDocumentTest, MultiDocumentStreamSkipsEmptyDocuments) {
+  const char* text = R"(---
+# only a comment
+---
+a: 1
+---
+---
+null
+---
+- x
+...
+---
+b: "2"
+)";
+  auto docs = ParseYamlStream(text);
+  ASSERT_TRUE(docs.ok()) << docs.status();
+  ASSERT_EQ(docs->size(), 3u);
+  EXPECT_EQ((*docs)[0], (json{{"a", 1}}));
+  EXPECT_EQ((*docs)[1], json::array({"x"}));
+  EXPECT_EQ((*docs)[2], (json{{"b", "2"}}));
+
+  auto none = ParseYamlStream("# nothing\n\n");
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->empty());
+  EXPECT_FALSE(ParseYaml("a: 1\n---\nb: 2\n").ok());
+  EXPECT_FALSE(ParseYaml("").ok());
+}
+
+TEST(YamlDocumentTest, AnchorsAliasesAndMergeKeys) {
+  const char* text = R"(base: &base
+  cpu: 1
+  memory: 2Gi
+extra: &extra
+  gpu: 1
+  cpu: 7
+list: &l [a, b]
+copy: *l
+merged:
+  <<: *base
+  memory: 4Gi
+multi:
+  <<: [*extra, *base]
+inline:
+  <<: {x: 1}
+  y: 2
+quoted:
+  "<<": literal
+)";
+  auto doc = ParseYaml(text);
+  ASSERT_TRUE(doc.ok()) << doc.status();
+  EXPECT_EQ((*doc)["copy"], json::array({"a", "b"}));
+  EXPECT_EQ((*doc)["merged"], (json{{"cpu", 1}, {"memory", "4Gi"}}));
+  // Earlier maps in the merge list win: cpu comes from *extra.
+  EXPECT_EQ((*doc)["multi"], (json{{"cpu", 7}, {"gpu", 1}, {"memory", "2Gi"}}));
+  EXPECT_EQ((*doc)["inline"], (json{{"x", 1}, {"y", 2}}));
+  EXPECT_EQ((*doc)["quoted"], (json{{"<<", "literal"}}));
+}
+
+TEST(YamlDocumentTest, NonStringKeysBecomeStrings) {
+  auto doc = ParseYaml("1: a\ntrue: b\n~: c\n1.5: d\n");
+  ASSERT_TRUE(doc.ok()) << doc.status();
+  EXPECT_EQ(*doc, (json{{"1", "a"}, {"true", "b"}, {"null", "c"}, {"1.5", "d"}}));
+}
+
+TEST(YamlErrorTest, SyntaxErrorsCarrySourceDocumentLineAndColumn) {
+  const char* text = "a: 1\n---\nmetadata:\n  name: x\n  labels: a: b\n";
+  auto r = ParseYamlStream(text, "pod.yaml");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), Code::kBadRequest);
+  EXPECT_EQ(r.status().message(),
+            "error parsing pod.yaml (document 2): error converting YAML to JSON: yaml: line 5, "
+            "column 12: mapping values are not allowed in this context");
+
+  auto no_source = ParseYamlStream("a: [1, 2\n");
+  ASSERT_FALSE(no_source.ok());
+  EXPECT_THAT(no_source.status().message(),
+              HasSubstr("document 1: error converting YAML to JSON: yaml: line "));
+  EXPECT_THAT(no_source.status().message(), HasSubstr("did not find expected ',' or ']'"));
+}
+
+TEST(YamlErrorTest, DuplicateKeysAreErrors) {
+  auto r = ParseYaml("metadata:\n  name: a\n  name: b\n", "x.yaml");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(),
+            "error parsing x.yaml (document 1): error converting YAML to JSON: yaml: line 3, "
+            "column 3: mapping key \"name\" already defined at line 2");
+  // Same key in different mappings is fine.
+  EXPECT_TRUE(ParseYaml("a: {k: 1}\nb: {k: 2}\n").ok());
+}
+
+TEST(YamlErrorTest, UnknownAnchorComplexKeyAndAliasBomb) {
+  auto unknown = ParseYaml("a: *nope\n");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_THAT(unknown.status().message(), HasSubstr("yaml: line 1"));
+
+  auto complex_key = ParseYaml("? [a, b]\n: 1\n");
+  ASSERT_FALSE(complex_key.ok());
+  EXPECT_THAT(complex_key.status().message(), HasSubstr("invalid map key"));
+
+  std::string bomb = "a: &a [x, x, x, x, x, x, x, x, x, x]\n";
+  for (char c = 'b'; c <= 'h'; ++c) {
+    std::string prev(1, static_cast<char>(c - 1));
+    std::string refs;
+    for (int i = 0; i < 10; ++i) refs += (i ? ", *" : "*") + prev;
+    bomb += std::string(1, c) + ": &" + std::string(1, c) + " [" + refs + "]\n";
+  }
+  auto r = ParseYaml(bomb);
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("excessive aliasing"));
+}
+
+TEST(YamlEmitTest, BlockStyleLikeKubectl) {
+  json pod = {{"apiVersion", "v1"},
+              {"kind", "Pod"},
+              {"metadata", {{"name", "p1"}, {"labels", {{"app", "demo"}}}, {"annotations", json::object()}}},
+              {"spec",
+               {{"containers",
+                 {{{"name", "c"},
+                   {"image", "busybox"},
+                   {"args", {"--port", "8080"}},
+                   {"env", {{{"name", "NUM"}, {"value", "5"}}}}}}},
+                {"tolerations", json::array()},
+                {"matrix", {{1, 2}, json::array()}}}}};
+  EXPECT_EQ(EmitYaml(pod), R"(apiVersion: v1
+kind: Pod
+metadata:
+  annotations: {}
+  labels:
+    app: demo
+  name: p1
+spec:
+  containers:
+  - args:
+    - --port
+    - "8080"
+    env:
+    - name: NUM
+      value: "5"
+    image: busybox
+    name: c
+  matrix:
+  - - 1
+    - 2
+  - []
+  tolerations: []
+)");
+  EXPECT_EQ(EmitYaml(json::object()), "{}\n");
+  EXPECT_EQ(EmitYaml(json("x")), "x\n");
+  EXPECT_EQ(EmitYamlStream({json{{"a", 1}}, json{{"b", true}}}), "a: 1\n---\nb: true\n");
+}
+
+TEST(YamlEmitTest, QuotesOnlyWhenNeeded) {
+  struct Case {
+    json value;
+    std::string yaml;
+  };
+  const Case cases[] = {
+      {"plain text", "plain text"}, {"5", "\"5\""}, {"1.5", "\"1.5\""}, {"true", "\"true\""},
+      {"null", "\"null\""}, {"~", "\"~\""}, {"", "\"\""}, {"yes", "\"yes\""}, {"0o7", "\"0o7\""},
+      {"1_000", "\"1_000\""}, {".inf", "\".inf\""}, {" lead", "\" lead\""}, {"a: b", "\"a: b\""},
+      {"a #b", "\"a #b\""}, {"#x", "\"#x\""}, {"*x", "\"*x\""}, {"- x", "\"- x\""},
+      {"-x", "-x"}, {"a:b", "a:b"}, {"tab\there", "\"tab\\there\""}, {"caf\xC3\xA9", "caf\xC3\xA9"},
+      {"100m", "100m"}, {"8Gi", "8Gi"}, {"1.2.3", "1.2.3"}, {"N", "\"N\""}, {"0b11", "\"0b11\""},
+      {"1:30", "\"1:30\""}, {"1_0.5", "\"1_0.5\""}, {"1e3", "\"1e3\""}, {"end:", "\"end:\""},
+      {5, "5"}, {-1.5, "-1.5"}, {2.0, "2.0"}, {true, "true"}, {nullptr, "null"},
+  };
+  for (const auto& c : cases) {
+    EXPECT_EQ(EmitYaml(json{{"k", c.value}}), "k: " + c.yaml + "\n") << c.value.dump();
+  }
+  EXPECT_EQ(EmitYaml(json{{"5", 1}, {"", 2}}), "\"\": 2\n\"5\": 1\n");
+}
+
+TEST(YamlEmitTest, MultiLineStringsAsLiteralBlocks) {
+  EXPECT_EQ(EmitYaml(json{{"a", {{"script", "echo 1\necho 2\n"}}}}),
+            "a:\n  script: |\n    echo 1\n    echo 2\n");
+  EXPECT_EQ(EmitYaml(json{{"s", "x\n\ny"}}), "s: |-\n  x\n\n  y\n");
+  EXPECT_EQ(EmitYaml(json{{"s", "x\n\n"}}), "s: |+\n  x\n\n");
+  EXPECT_EQ(EmitYaml(json{{"l", {"a\nb\n"}}}), "l:\n- |\n  a\n  b\n");
+  // A first line starting with a space would need an indentation indicator: quoted.
+  EXPECT_EQ(EmitYaml(json{{"s", " x\ny"}}), "s: \" x\\ny\"\n");
+}
+
+TEST(YamlRoundTripTest, JsonToYamlToJsonIsIdentity) {
+  json tricky = {
+      {"strings", {"5", "0x1F", "true", "False", "null", "~", "", " ", "yes", "No", "on", "1e3",
+                   ".5", "-", "--", "---", "...", "?", ":", "- a", "a: b", "a #b", "#", "!tag",
+                   "&a", "*a", "|", ">", "%x", "@x", "`x`", "'q'", "\"dq\"", "{}", "[]", "<<",
+                   "x:", "trailing ", "\ttab", "back\\slash", "line\nbreak", "\n", "\n\n",
+                   "a\n", "cr\r\nlf", "bell\x07", "del\x7f", "caf\xC3\xA9", "\xE2\x80\xA8sep",
+                   "\xEF\xBB\xBF" "bom", "emoji \xF0\x9F\x98\x80", "  indented\nblock", "12:30",
+                   "0o17", "+1", "-0", "1_000", ".inf", "-.inf", ".nan", "1.", "1e", "x\n y\n"}},
+      {"numbers", {0, -1, 42, INT64_MAX, INT64_MIN, UINT64_MAX, 1.5, -0.25, 1e21, 2.0, 1e-7}},
+      {"bools", {true, false}},
+      {"null", nullptr},
+      {"empty", {{"map", json::object()}, {"list", json::array()}}},
+      {"nested", {{{"a", {{"b", {1, {{"c", "d"}}}}}}}, {{{"x"}}}}},
+      {"keys", {{"5", 1}, {"true", 2}, {"", 3}, {"a: b", 4}, {"- x", 5}, {"line\nkey", 6}}},
+  };
+  std::string yaml = EmitYaml(tricky);
+  auto back = ParseYaml(yaml);
+  ASSERT_TRUE(back.ok()) << back.status() << "\n" << yaml;
+  EXPECT_EQ(*back, tricky) << yaml;
+  for (const auto& s : tricky["strings"]) {
+    json doc = {{"v", s}};
+    auto again = ParseYaml(EmitYaml(doc));
+    ASSERT_TRUE(again.ok()) << again.status() << "\n" << EmitYaml(doc);
+    EXPECT_EQ(*again, doc) << EmitYaml(doc);
+  }
+}
+
+TEST(ParseJsonOrYamlTest, AcceptsEither) {
+  auto j = ParseJsonOrYaml("  {\"a\": [1, \"2\"]}");
+  ASSERT_TRUE(j.ok()) << j.status();
+  EXPECT_EQ(*j, (json{{"a", {1, "2"}}}));
+  auto y = ParseJsonOrYaml("a:\n- 1\n- \"2\"\n");
+  ASSERT_TRUE(y.ok()) << y.status();
+  EXPECT_EQ(*y, *j);
+  auto bad = ParseJsonOrYaml("{\n  \"a\": 1,\n  }", "x.json");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), Code::kBadRequest);
+  EXPECT_THAT(bad.status().message(), HasSubstr("error parsing x.json: json: line 3, column 3: "));
+}
+
+}  // namespace
+}  // namespace berth::api
