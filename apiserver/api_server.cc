@@ -1,0 +1,733 @@
+#include "apiserver/api_server.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <map>
+#include <optional>
+
+#include "api/conversion.h"
+#include "api/yaml_codec.h"
+#include "apiserver/discovery.h"
+#include "apiserver/object_ops.h"
+#include "apiserver/openapi.h"
+#include "apiserver/request_info.h"
+#include "apiserver/status_response.h"
+#include "apiserver/table_convertor.h"
+#include "apiserver/watch_pump.h"
+#include "core/logging.h"
+
+namespace berth::apiserver {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr std::string_view kVersionBody =
+    R"({"major":"1","minor":"32","gitVersion":"v1.32.0","gitCommit":"berth","gitTreeState":"clean",)"
+    R"("buildDate":"2025-01-01T00:00:00Z","goVersion":"go1.23.0","compiler":"gc","platform":"linux/amd64"})";
+
+HttpResponse JsonResponse(int status, const json& body, std::string content_type = "application/json") {
+  HttpResponse r;
+  r.status = status;
+  r.content_type = std::move(content_type);
+  r.body = body.dump();
+  return r;
+}
+
+HttpResponse NotFoundResponse() {
+  return StatusResponse(NotFoundError("the server could not find the requested resource"));
+}
+
+bool WantsTable(std::string_view accept) {
+  return accept.find("as=Table") != std::string_view::npos &&
+         accept.find("g=meta.k8s.io") != std::string_view::npos;
+}
+
+// `Warning: 299 - "text"` (RFC 7234 warn-text: quotes and backslashes escaped).
+std::string WarningHeader(std::string_view text) {
+  std::string out = "299 - \"";
+  for (char c : text) {
+    if (c == '"' || c == '\\') out.push_back('\\');
+    out.push_back(c);
+  }
+  out.push_back('"');
+  return out;
+}
+
+void AddWarnings(HttpResponse* r, const std::vector<std::string>& warnings) {
+  for (const auto& w : warnings) r->headers.emplace_back("Warning", WarningHeader(w));
+}
+
+}  // namespace
+
+// One request against one resource: everything the REST verbs need.
+struct ResourceRequest {
+  const HttpRequest* http = nullptr;
+  RequestInfo info;
+  const api::ResourceDefinition* def = nullptr;
+  std::string version;        // the URL's version
+  std::string api_version;    // "group/version" of the URL
+  api::GroupResource gr;
+  bool status_subresource = false;
+  bool table = false;
+  IncludeObject include = IncludeObject::kMetadata;
+};
+
+class ApiServer::Impl {
+ public:
+  Impl(const api::Registry& registry, const api::AdmissionPipeline& pipeline, store::Store& store,
+       Clock& clock, ApiServerOptions options)
+      : registry_(registry),
+        pipeline_(pipeline),
+        store_(store),
+        clock_(clock),
+        options_(std::move(options)),
+        discovery_(registry),
+        openapi_(registry, discovery_),
+        pump_(clock, options_.bookmark_interval, 1) {
+    for (const auto& gv : discovery_.GroupVersions()) {
+      for (const auto* def : gv.definitions) {
+        const api::DefinitionVersion* v = def->FindVersion(gv.version);
+        std::optional<TableConvertor> tc;
+        if (def->builtin) tc = TableConvertor::Builtin(def->group, def->names.kind);
+        if (!tc) tc = TableConvertor::FromColumns(v ? v->printer_columns : std::vector<PrinterColumn>{});
+        tables_.emplace(std::make_pair(def, gv.version), std::move(*tc));
+      }
+    }
+    namespaces_ = registry_.Find(api::GroupResource{"", "namespaces"});
+  }
+
+  HandlerResult Handle(const HttpRequest& req);
+  Status EnsureSystemNamespaces();
+
+  std::unique_ptr<HttpServer> http_;
+  WatchPump& pump() { return pump_; }
+
+ private:
+  HandlerResult HandleNonResource(const HttpRequest& req, const RequestInfo& info);
+  HandlerResult HandleResource(const HttpRequest& req, RequestInfo info);
+
+  HttpResponse Get(const ResourceRequest& r);
+  HttpResponse List(const ResourceRequest& r);
+  HandlerResult Watch(const ResourceRequest& r);
+  HttpResponse Create(const ResourceRequest& r);
+  HttpResponse Update(const ResourceRequest& r);
+  HttpResponse Patch(const ResourceRequest& r);
+  HttpResponse Delete(const ResourceRequest& r);
+  HttpResponse DeleteCollection(const ResourceRequest& r);
+
+  // Error response with details for the object the request is about.
+  HttpResponse Error(const ResourceRequest& r, const Status& s, std::string_view name = {}) const {
+    return StatusResponse(s, DetailsFor(s, r.gr, r.def->names.kind, name.empty() ? r.info.name : name));
+  }
+  // The stored (storage-version) object as the URL's version.
+  StatusOr<json> ToRequestVersion(const ResourceRequest& r, const json& stored) const {
+    if (stored.value("apiVersion", "") == r.api_version) return stored;
+    return api::Convert(registry_, stored, r.api_version);
+  }
+  // Object (or one-row Table) response.
+  HttpResponse ObjectResponse(const ResourceRequest& r, int code, const json& stored,
+                              const std::vector<std::string>& warnings = {}) const;
+  const TableConvertor& TableFor(const ResourceRequest& r) const {
+    return tables_.at(std::make_pair(r.def, r.version));
+  }
+  // Decodes a request body (JSON or YAML) into an object of the URL's kind:
+  // fills apiVersion/kind when absent, checks them, the name and the namespace.
+  StatusOr<json> DecodeBody(const ResourceRequest& r, bool require_name) const;
+  // Namespace existence (NamespaceLifecycle admission).
+  Status CheckNamespace(const ResourceRequest& r) const;
+  // Builds the store predicate from label and field selectors.
+  StatusOr<store::Predicate> Predicate(const ResourceRequest& r, const ListOptions& o) const;
+
+  const api::Registry& registry_;
+  const api::AdmissionPipeline& pipeline_;
+  store::Store& store_;
+  Clock& clock_;
+  ApiServerOptions options_;
+  Discovery discovery_;
+  OpenApi openapi_;
+  WatchPump pump_;
+  const api::ResourceDefinition* namespaces_ = nullptr;
+  std::map<std::pair<const api::ResourceDefinition*, std::string>, TableConvertor> tables_;
+};
+
+// ---------------------------------------------------------------------------
+// Routing
+
+HandlerResult ApiServer::Impl::Handle(const HttpRequest& req) {
+  auto parsed = ParseRequestInfo(req.method, req.target);
+  if (!parsed.ok()) return StatusResponse(parsed.status());
+  RequestInfo info = std::move(parsed).value();
+  if (!info.is_resource_request) return HandleNonResource(req, info);
+  return HandleResource(req, std::move(info));
+}
+
+HandlerResult ApiServer::Impl::HandleNonResource(const HttpRequest& req, const RequestInfo& info) {
+  const auto& p = info.parts;
+  if (req.method != "GET" && req.method != "HEAD") {
+    return StatusResponse(MethodNotAllowedError("the server does not allow this method on the requested resource"));
+  }
+  if (p.size() == 1 && p[0] == "version") {
+    HttpResponse r;
+    r.body = std::string(kVersionBody);
+    return r;
+  }
+  if (p.size() == 1 && (p[0] == "healthz" || p[0] == "livez" || p[0] == "readyz")) {
+    HttpResponse r;
+    r.content_type = "text/plain; charset=utf-8";
+    r.body = "ok";
+    return r;
+  }
+  const bool aggregated = Discovery::WantsAggregated(req.Header("Accept"));
+  if (p.size() == 1 && p[0] == "api") {
+    if (aggregated) {
+      return JsonResponse(200, discovery_.Aggregated(true), std::string(kAggregatedDiscoveryContentType));
+    }
+    std::string host(req.Header("Host"));
+    return JsonResponse(200, discovery_.LegacyApiVersions(host.empty() ? "127.0.0.1" : host));
+  }
+  if (p.size() == 1 && p[0] == "apis") {
+    if (aggregated) {
+      return JsonResponse(200, discovery_.Aggregated(false), std::string(kAggregatedDiscoveryContentType));
+    }
+    return JsonResponse(200, discovery_.LegacyGroupList());
+  }
+  if (p.size() == 2 && p[0] == "api") {
+    json list = discovery_.ResourceList("", p[1]);
+    return list.is_null() ? HandlerResult(NotFoundResponse()) : HandlerResult(JsonResponse(200, list));
+  }
+  if (p.size() == 2 && p[0] == "apis") {
+    json group = discovery_.LegacyGroup(p[1]);
+    return group.is_null() ? HandlerResult(NotFoundResponse()) : HandlerResult(JsonResponse(200, group));
+  }
+  if (p.size() == 3 && p[0] == "apis") {
+    json list = discovery_.ResourceList(p[1], p[2]);
+    return list.is_null() ? HandlerResult(NotFoundResponse()) : HandlerResult(JsonResponse(200, list));
+  }
+  if (p.size() >= 2 && p[0] == "openapi" && p[1] == "v3") {
+    if (p.size() == 2) {
+      HttpResponse r;
+      r.body = openapi_.Index();
+      return r;
+    }
+    std::string key;
+    for (size_t i = 2; i < p.size(); ++i) key += (i > 2 ? "/" : "") + p[i];
+    if (const std::string* doc = openapi_.Document(key)) {
+      HttpResponse r;
+      r.body = *doc;
+      // Immutable under its hash, as upstream serves it.
+      if (info.query.Has("hash")) r.headers.emplace_back("Cache-Control", "public, immutable");
+      return r;
+    }
+    return NotFoundResponse();
+  }
+  return NotFoundResponse();
+}
+
+HandlerResult ApiServer::Impl::HandleResource(const HttpRequest& req, RequestInfo info) {
+  const ServedGroupVersion* gv = discovery_.Find(info.api_group, info.api_version);
+  if (gv == nullptr) return NotFoundResponse();
+  const api::ResourceDefinition* def = nullptr;
+  for (const auto* d : gv->definitions) {
+    if (d->names.plural == info.resource) def = d;
+  }
+  if (def == nullptr) return NotFoundResponse();
+  ResourceRequest r;
+  r.http = &req;
+  r.def = def;
+  r.version = info.api_version;
+  r.api_version = info.GroupVersion();
+  r.gr = def->Resource();
+  if (!info.subresource.empty()) {
+    const api::DefinitionVersion* v = def->FindVersion(r.version);
+    if (info.subresource != "status" || v == nullptr || !v->status_subresource) return NotFoundResponse();
+    r.status_subresource = true;
+  }
+  // Scope: a cluster-scoped resource has no namespace segment; a namespaced
+  // object needs one (lists and watches may go across namespaces).
+  if (!def->namespaced() && !info.namespace_.empty()) return NotFoundResponse();
+  if (def->namespaced() && info.namespace_.empty() && !info.name.empty()) return NotFoundResponse();
+  if (def->namespaced() && info.namespace_.empty() && info.verb != "list" && info.verb != "watch") {
+    return StatusResponse(MethodNotAllowedError("the server does not allow this method on the requested resource"));
+  }
+  const std::string_view accept = req.Header("Accept");
+  r.table = WantsTable(accept);
+  const std::string& include = info.query.Get("includeObject");
+  if (include == "None") r.include = IncludeObject::kNone;
+  if (include == "Object") r.include = IncludeObject::kObject;
+  r.info = std::move(info);
+
+  const std::string& verb = r.info.verb;
+  if (r.status_subresource && verb != "get" && verb != "update" && verb != "patch") {
+    return StatusResponse(MethodNotAllowedError("the server does not allow this method on the requested resource"));
+  }
+  if (verb == "get") return Get(r);
+  if (verb == "list") return List(r);
+  if (verb == "watch") return Watch(r);
+  if (verb == "create") {
+    if (!r.info.name.empty()) {
+      return StatusResponse(MethodNotAllowedError("the server does not allow this method on the requested resource"));
+    }
+    return Create(r);
+  }
+  if (verb == "update") return Update(r);
+  if (verb == "patch") return Patch(r);
+  if (verb == "delete") return Delete(r);
+  if (verb == "deletecollection") return DeleteCollection(r);
+  return StatusResponse(MethodNotAllowedError("the server does not allow this method on the requested resource"));
+}
+
+// ---------------------------------------------------------------------------
+// Helpers
+
+HttpResponse ApiServer::Impl::ObjectResponse(const ResourceRequest& r, int code, const json& stored,
+                                             const std::vector<std::string>& warnings) const {
+  auto converted = ToRequestVersion(r, stored);
+  if (!converted.ok()) return Error(r, converted.status());
+  HttpResponse resp;
+  if (r.table) {
+    std::vector<const api::Object*> items{&*converted};
+    json table = TableFor(r).Table(items, clock_.Now(), r.include, api::ResourceVersion(*converted), "");
+    resp = JsonResponse(code, table);
+  } else {
+    resp = JsonResponse(code, *converted);
+  }
+  AddWarnings(&resp, warnings);
+  return resp;
+}
+
+StatusOr<json> ApiServer::Impl::DecodeBody(const ResourceRequest& r, bool require_name) const {
+  auto parsed = api::ParseJsonOrYaml(r.http->body);
+  if (!parsed.ok()) return BadRequestError(parsed.status().message());
+  json obj = std::move(parsed).value();
+  if (!obj.is_object()) {
+    return BadRequestError("the body of the request was in an unknown format - accepted media types include: "
+                           "application/json, application/yaml");
+  }
+  const std::string& kind = r.def->names.kind;
+  if (!obj.contains("apiVersion")) obj["apiVersion"] = r.api_version;
+  if (!obj.contains("kind")) obj["kind"] = kind;
+  if (!obj["apiVersion"].is_string() || !obj["kind"].is_string()) {
+    return BadRequestError(kind + " in version \"" + r.version + "\" cannot be handled as a " + kind +
+                           ": apiVersion and kind must be strings");
+  }
+  std::string group, version;
+  api::SplitApiVersion(obj["apiVersion"].get<std::string>(), &group, &version);
+  if (group != r.def->group || obj["kind"].get<std::string>() != kind) {
+    return BadRequestError("the API version in the data (" + obj["apiVersion"].get<std::string>() +
+                           ") does not match the expected API version (" + r.api_version + ")");
+  }
+  if (!obj.contains("metadata") || obj["metadata"].is_null()) obj["metadata"] = json::object();
+  if (!obj["metadata"].is_object()) {
+    return BadRequestError(kind + " in version \"" + r.version + "\" cannot be handled as a " + kind +
+                           ": metadata must be an object");
+  }
+  json& meta = obj["metadata"];
+  const std::string& ns = r.info.namespace_;
+  if (r.def->namespaced()) {
+    std::string body_ns = meta.value("namespace", "");
+    if (body_ns.empty()) {
+      meta["namespace"] = ns;
+    } else if (body_ns != ns) {
+      return BadRequestError("the namespace of the provided object does not match the namespace sent on the request");
+    }
+  } else {
+    meta.erase("namespace");
+  }
+  if (!r.info.name.empty()) {
+    std::string body_name = meta.value("name", "");
+    if (body_name.empty() && !require_name) {
+      meta["name"] = r.info.name;
+    } else if (body_name != r.info.name) {
+      return BadRequestError("the name of the object (" + body_name +
+                             ") does not match the name on the URL (" + r.info.name + ")");
+    }
+  }
+  return obj;
+}
+
+Status ApiServer::Impl::CheckNamespace(const ResourceRequest& r) const {
+  if (!r.def->namespaced() || namespaces_ == nullptr) return Status::Ok();
+  auto ns = store_.Get(store::ObjectKey{namespaces_->Resource(), "", r.info.namespace_});
+  if (!ns.ok()) return ns.status();
+  if (ns->contains("metadata") && (*ns)["metadata"].contains("deletionTimestamp")) {
+    return ForbiddenError(r.gr.String() + " \"" + r.info.name + "\" is forbidden: unable to create new content in namespace " +
+                          r.info.namespace_ + " because it is being terminated");
+  }
+  return Status::Ok();
+}
+
+StatusOr<store::Predicate> ApiServer::Impl::Predicate(const ResourceRequest& r, const ListOptions& o) const {
+  return BuildPredicate(r.def->group, r.def->names.kind, o.label_selector, o.field_selector);
+}
+
+// ---------------------------------------------------------------------------
+// Reads
+
+HttpResponse ApiServer::Impl::Get(const ResourceRequest& r) {
+  auto obj = store_.Get(store::ObjectKey{r.gr, r.info.namespace_, r.info.name});
+  if (!obj.ok()) return Error(r, obj.status());
+  return ObjectResponse(r, 200, *obj);
+}
+
+HttpResponse ApiServer::Impl::List(const ResourceRequest& r) {
+  auto opts = ParseListOptions(r.info.query);
+  if (!opts.ok()) return StatusResponse(opts.status());
+  auto pred = Predicate(r, *opts);
+  if (!pred.ok()) return StatusResponse(pred.status());
+  store::ListOptions lo;
+  lo.ns = r.info.namespace_;
+  lo.predicate = std::move(pred).value();
+  lo.limit = opts->limit;
+  lo.continue_token = opts->continue_token;
+  if (opts->resource_version_match == "Exact") {
+    auto rv = ParseResourceVersion(opts->resource_version);
+    if (!rv.ok()) return StatusResponse(rv.status());
+    lo.revision = *rv;
+  } else if (!opts->resource_version.empty()) {
+    // NotOlderThan (or unset with a resourceVersion): the latest state is
+    // never older; still reject a malformed value as upstream does.
+    auto rv = ParseResourceVersion(opts->resource_version);
+    if (!rv.ok()) return StatusResponse(rv.status());
+  }
+  auto result = store_.List(r.gr, lo);
+  if (!result.ok()) return StatusResponse(result.status());
+  std::vector<json> items;
+  items.reserve(result->items.size());
+  for (const auto& item : result->items) {
+    auto converted = ToRequestVersion(r, *item);
+    if (!converted.ok()) return StatusResponse(converted.status());
+    items.push_back(std::move(converted).value());
+  }
+  const std::string rv = std::to_string(result->revision);
+  if (r.table) {
+    std::vector<const api::Object*> ptrs;
+    ptrs.reserve(items.size());
+    for (const auto& i : items) ptrs.push_back(&i);
+    return JsonResponse(200, TableFor(r).Table(ptrs, clock_.Now(), r.include, rv, result->continue_token));
+  }
+  json meta = {{"resourceVersion", rv}};
+  if (!result->continue_token.empty()) meta["continue"] = result->continue_token;
+  if (result->remaining_item_count && !result->continue_token.empty()) {
+    meta["remainingItemCount"] = *result->remaining_item_count;
+  }
+  json list = {{"apiVersion", r.api_version},
+               {"kind", r.def->names.list_kind},
+               {"metadata", std::move(meta)},
+               {"items", std::move(items)}};
+  return JsonResponse(200, list);
+}
+
+HandlerResult ApiServer::Impl::Watch(const ResourceRequest& r) {
+  auto opts = ParseListOptions(r.info.query);
+  if (!opts.ok()) return StatusResponse(opts.status());
+  auto pred = Predicate(r, *opts);
+  if (!pred.ok()) return StatusResponse(pred.status());
+  int64_t from = 0;
+  const bool from_now = opts->resource_version.empty() || opts->resource_version == "0";
+  if (!from_now) {
+    auto rv = ParseResourceVersion(opts->resource_version);
+    if (!rv.ok()) return StatusResponse(rv.status());
+    from = *rv;
+  }
+  // A watch without a resourceVersion starts with the current objects as ADDED.
+  std::vector<std::string> initial;
+  auto encode_object = [this, r](const json& stored) -> StatusOr<json> {
+    auto converted = ToRequestVersion(r, stored);
+    if (!converted.ok()) return converted.status();
+    if (!r.table) return converted;
+    std::vector<const api::Object*> items{&*converted};
+    return TableFor(r).Table(items, clock_.Now(), r.include, api::ResourceVersion(*converted), "");
+  };
+  auto line = [](const char* type, json object) {
+    return json{{"type", type}, {"object", std::move(object)}}.dump() + "\n";
+  };
+  if (from_now) {
+    store::ListOptions lo;
+    lo.ns = r.info.namespace_;
+    lo.predicate = *pred;
+    auto list = store_.List(r.gr, lo);
+    if (!list.ok()) return StatusResponse(list.status());
+    from = list->revision;
+    for (const auto& item : list->items) {
+      auto obj = encode_object(*item);
+      if (!obj.ok()) return StatusResponse(obj.status());
+      initial.push_back(line("ADDED", std::move(obj).value()));
+    }
+  }
+  WatchEncoders encoders;
+  encoders.event = [encode_object, line](const store::WatchEvent& ev) {
+    auto obj = encode_object(*ev.object);
+    if (!obj.ok()) return line("ERROR", StatusToJson(obj.status()));
+    return line(store::EventTypeName(ev.type), std::move(obj).value());
+  };
+  encoders.error = [line](const Status& s) {
+    return line("ERROR", StatusToJson(s));
+  };
+  if (opts->allow_watch_bookmarks) {
+    const std::string api_version = r.api_version, kind = r.def->names.kind;
+    encoders.bookmark = [api_version, kind, line](int64_t revision) {
+      return line("BOOKMARK", json{{"kind", kind},
+                                   {"apiVersion", api_version},
+                                   {"metadata", {{"resourceVersion", std::to_string(revision)}}}});
+    };
+  }
+  const api::GroupResource gr = r.gr;
+  const std::string ns = r.info.namespace_;
+  store::Predicate predicate = std::move(pred).value();
+  StreamingResponse sr;
+  sr.content_type = "application/json";
+  if (opts->timeout_seconds && *opts->timeout_seconds > 0) {
+    sr.timeout = std::chrono::milliseconds(*opts->timeout_seconds * 1000);
+  }
+  // Open the watch now, so a too-old resourceVersion is answered as upstream
+  // does it: 200 with a single ERROR event.
+  auto relay = std::make_shared<NotifyRelay>();
+  store::WatchOptions wo;
+  wo.ns = ns;
+  wo.predicate = std::move(predicate);
+  wo.from_revision = from;
+  wo.notify = relay->Callback();
+  auto watcher = store_.Watch(gr, wo);
+  if (!watcher.ok()) {
+    if (watcher.status().code() != Code::kGone) return StatusResponse(watcher.status());
+    std::string error_line = encoders.error(watcher.status());
+    sr.start = [error_line](std::shared_ptr<ResponseStream> stream) {
+      stream->Write(error_line);
+      stream->Close();
+    };
+    return sr;
+  }
+  auto shared_watcher = std::make_shared<std::unique_ptr<store::Watcher>>(std::move(watcher).value());
+  sr.start = [this, shared_watcher, relay, initial = std::move(initial),
+              encoders = std::move(encoders)](std::shared_ptr<ResponseStream> stream) mutable {
+    Status s = pump_.Add(std::move(*shared_watcher), relay, std::move(initial), std::move(encoders), stream);
+    if (!s.ok()) stream->Close();
+  };
+  return sr;
+}
+
+// ---------------------------------------------------------------------------
+// Writes
+
+HttpResponse ApiServer::Impl::Create(const ResourceRequest& r) {
+  auto wopts = ParseWriteOptions(r.info.query);
+  if (!wopts.ok()) return StatusResponse(wopts.status());
+  auto body = DecodeBody(r, false);
+  if (!body.ok()) return StatusResponse(body.status());
+  const std::string name = api::Name(*body);
+  if (Status ns = CheckNamespace(r); !ns.ok()) return StatusResponse(ns);
+  api::WriteRequest wr;
+  wr.operation = api::Operation::kCreate;
+  wr.object = std::move(body).value();
+  wr.field_validation = wopts->field_validation;
+  auto admitted = pipeline_.Admit(std::move(wr));
+  if (!admitted.ok()) return Error(r, admitted.status(), name);
+  if (wopts->dry_run) return ObjectResponse(r, 201, admitted->object, admitted->warnings);
+  auto stored = store_.Create(r.gr, std::move(admitted->object));
+  if (!stored.ok()) return Error(r, stored.status(), name);
+  return ObjectResponse(r, 201, *stored, admitted->warnings);
+}
+
+HttpResponse ApiServer::Impl::Update(const ResourceRequest& r) {
+  auto wopts = ParseWriteOptions(r.info.query);
+  if (!wopts.ok()) return StatusResponse(wopts.status());
+  auto body = DecodeBody(r, true);
+  if (!body.ok()) return StatusResponse(body.status());
+  const store::ObjectKey key{r.gr, r.info.namespace_, r.info.name};
+  auto old = store_.Get(key);
+  if (!old.ok()) return Error(r, old.status());
+  api::WriteRequest wr;
+  wr.operation = r.status_subresource ? api::Operation::kUpdateStatus : api::Operation::kUpdate;
+  wr.object = std::move(body).value();
+  wr.old = &*old;
+  wr.field_validation = wopts->field_validation;
+  const std::string requested_rv = api::ResourceVersion(wr.object);
+  auto admitted = pipeline_.Admit(std::move(wr));
+  if (!admitted.ok()) return Error(r, admitted.status());
+  // The client's resourceVersion is the precondition (empty: unconditional).
+  admitted->object["metadata"]["resourceVersion"] = requested_rv;
+  if (requested_rv.empty()) admitted->object["metadata"].erase("resourceVersion");
+  if (wopts->dry_run) {
+    if (!requested_rv.empty() && requested_rv != api::ResourceVersion(*old)) {
+      return Error(r, store::ConflictModified(key));
+    }
+    return ObjectResponse(r, 200, admitted->object, admitted->warnings);
+  }
+  auto stored = store_.Update(r.gr, std::move(admitted->object));
+  if (!stored.ok()) return Error(r, stored.status());
+  return ObjectResponse(r, 200, *stored, admitted->warnings);
+}
+
+HttpResponse ApiServer::Impl::Patch(const ResourceRequest& r) {
+  auto wopts = ParseWriteOptions(r.info.query);
+  if (!wopts.ok()) return StatusResponse(wopts.status());
+  auto type = ParsePatchType(r.http->Header("Content-Type"));
+  if (!type.ok()) return StatusResponse(type.status());
+  const store::ObjectKey key{r.gr, r.info.namespace_, r.info.name};
+  const std::string& body = r.http->body;
+
+  if (*type == PatchType::kApply) {
+    // Server-side apply, simplified: create when absent, else merge the
+    // applied configuration into the live object (no managedFields yet).
+    if (wopts->field_manager.empty()) {
+      return StatusResponse(BadRequestError("PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch"));
+    }
+    auto existing = store_.Get(key);
+    if (!existing.ok() && existing.status().code() == Code::kNotFound && !r.status_subresource) {
+      auto decoded = DecodeBody(r, false);
+      if (!decoded.ok()) return StatusResponse(decoded.status());
+      if (Status ns = CheckNamespace(r); !ns.ok()) return StatusResponse(ns);
+      api::WriteRequest wr;
+      wr.operation = api::Operation::kCreate;
+      wr.object = std::move(decoded).value();
+      wr.field_validation = wopts->field_validation;
+      auto admitted = pipeline_.Admit(std::move(wr));
+      if (!admitted.ok()) return Error(r, admitted.status());
+      if (wopts->dry_run) return ObjectResponse(r, 201, admitted->object, admitted->warnings);
+      auto stored = store_.Create(r.gr, std::move(admitted->object));
+      if (!stored.ok()) return Error(r, stored.status());
+      return ObjectResponse(r, 201, *stored, admitted->warnings);
+    }
+    if (!existing.ok()) return Error(r, existing.status());
+    auto decoded = DecodeBody(r, false);  // checks kind, name and namespace
+    if (!decoded.ok()) return StatusResponse(decoded.status());
+  }
+
+  std::vector<std::string> warnings;
+  auto mutate = [&](const api::Object& current) -> StatusOr<api::Object> {
+    auto live = ToRequestVersion(r, current);
+    if (!live.ok()) return live.status();
+    BERTH_ASSIGN_OR_RETURN(json patched, ApplyPatch(*type, r.def->builtin, *live, body));
+    if (!patched.is_object()) return BadRequestError("the patch did not produce an object");
+    // Identity cannot be patched away; a resourceVersion in the patch is a
+    // precondition.
+    const std::string patched_rv = api::ResourceVersion(patched);
+    if (!patched_rv.empty() && patched_rv != api::ResourceVersion(current)) {
+      return store::ConflictModified(key);
+    }
+    patched["apiVersion"] = r.api_version;
+    patched["kind"] = r.def->names.kind;
+    patched["metadata"]["name"] = r.info.name;
+    if (r.def->namespaced()) patched["metadata"]["namespace"] = r.info.namespace_;
+    patched["metadata"]["resourceVersion"] = api::ResourceVersion(current);
+    api::WriteRequest wr;
+    wr.operation = r.status_subresource ? api::Operation::kUpdateStatus : api::Operation::kUpdate;
+    wr.object = std::move(patched);
+    wr.old = &current;
+    wr.field_validation = wopts->field_validation;
+    auto admitted = pipeline_.Admit(std::move(wr));
+    if (!admitted.ok()) return admitted.status();
+    warnings = admitted->warnings;
+    return std::move(admitted->object);
+  };
+  if (wopts->dry_run) {
+    auto current = store_.Get(key);
+    if (!current.ok()) return Error(r, current.status());
+    auto result = mutate(*current);
+    if (!result.ok()) return Error(r, result.status());
+    return ObjectResponse(r, 200, *result, warnings);
+  }
+  auto stored = store_.GuaranteedUpdate(key, mutate);
+  if (!stored.ok()) return Error(r, stored.status());
+  return ObjectResponse(r, 200, *stored, warnings);
+}
+
+HttpResponse ApiServer::Impl::Delete(const ResourceRequest& r) {
+  auto dopts = ParseDeleteOptions(r.info.query, r.http->body);
+  if (!dopts.ok()) return StatusResponse(dopts.status());
+  const store::ObjectKey key{r.gr, r.info.namespace_, r.info.name};
+  store::DeleteOptions so;
+  so.preconditions.uid = dopts->precondition_uid;
+  so.preconditions.resource_version = dopts->precondition_resource_version;
+  auto current = store_.Get(key);
+  if (!current.ok()) return Error(r, current.status());
+  so.grace_period_seconds = GracePeriodFor(r.def->group, r.def->names.kind, *current, dopts->grace_period_seconds);
+  if (dopts->dry_run) return ObjectResponse(r, 200, *current);
+  auto result = store_.Delete(key, so);
+  if (!result.ok()) return Error(r, result.status());
+  return ObjectResponse(r, 200, result->object);
+}
+
+HttpResponse ApiServer::Impl::DeleteCollection(const ResourceRequest& r) {
+  auto opts = ParseListOptions(r.info.query);
+  if (!opts.ok()) return StatusResponse(opts.status());
+  auto dopts = ParseDeleteOptions(r.info.query, r.http->body);
+  if (!dopts.ok()) return StatusResponse(dopts.status());
+  auto pred = Predicate(r, *opts);
+  if (!pred.ok()) return StatusResponse(pred.status());
+  store::ListOptions lo;
+  lo.ns = r.info.namespace_;
+  lo.predicate = std::move(pred).value();
+  auto list = store_.List(r.gr, lo);
+  if (!list.ok()) return StatusResponse(list.status());
+  json items = json::array();
+  for (const auto& item : list->items) {
+    const store::ObjectKey key = store::KeyOf(r.gr, *item);
+    store::DeleteOptions so;
+    so.grace_period_seconds = GracePeriodFor(r.def->group, r.def->names.kind, *item, dopts->grace_period_seconds);
+    if (dopts->dry_run) {
+      items.push_back(*item);
+      continue;
+    }
+    auto result = store_.Delete(key, so);
+    if (!result.ok()) {
+      if (result.status().code() == Code::kNotFound) continue;  // deleted concurrently
+      return Error(r, result.status(), key.name);
+    }
+    auto converted = ToRequestVersion(r, result->object);
+    if (converted.ok()) items.push_back(std::move(converted).value());
+  }
+  json out = {{"apiVersion", r.api_version},
+              {"kind", r.def->names.list_kind},
+              {"metadata", {{"resourceVersion", std::to_string(store_.CurrentRevision())}}},
+              {"items", std::move(items)}};
+  return JsonResponse(200, out);
+}
+
+Status ApiServer::Impl::EnsureSystemNamespaces() {
+  if (namespaces_ == nullptr) return Status::Ok();
+  for (const std::string& name : options_.system_namespaces) {
+    auto existing = store_.Get(store::ObjectKey{namespaces_->Resource(), "", name});
+    if (existing.ok()) continue;
+    if (existing.status().code() != Code::kNotFound) return existing.status();
+    api::WriteRequest wr;
+    wr.operation = api::Operation::kCreate;
+    wr.object = json{{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", name}}}};
+    auto admitted = pipeline_.Admit(std::move(wr));
+    if (!admitted.ok()) return admitted.status().WithContext("creating namespace " + name);
+    auto created = store_.Create(namespaces_->Resource(), std::move(admitted->object));
+    if (!created.ok() && created.status().code() != Code::kAlreadyExists) return created.status();
+  }
+  return Status::Ok();
+}
+
+// ---------------------------------------------------------------------------
+
+ApiServer::ApiServer(const api::Registry& registry, const api::AdmissionPipeline& pipeline,
+                     store::Store& store, Clock& clock, ApiServerOptions options)
+    : impl_(std::make_unique<Impl>(registry, pipeline, store, clock, options)) {
+  impl_->http_ = std::make_unique<HttpServer>(options.http,
+                                              [this](const HttpRequest& req) { return impl_->Handle(req); });
+}
+
+ApiServer::~ApiServer() { Stop(); }
+
+Status ApiServer::Start() {
+  BERTH_RETURN_IF_ERROR(impl_->EnsureSystemNamespaces());
+  return impl_->http_->Start();
+}
+
+uint16_t ApiServer::port() const { return impl_->http_->port(); }
+
+void ApiServer::Stop() {
+  impl_->pump().Stop();
+  impl_->http_->Stop();
+}
+
+HandlerResult ApiServer::Handle(const HttpRequest& request) { return impl_->Handle(request); }
+
+Status ApiServer::EnsureSystemNamespaces() { return impl_->EnsureSystemNamespaces(); }
+
+}  // namespace berth::apiserver

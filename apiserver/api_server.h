@@ -1,0 +1,96 @@
+// ApiServer: the Kubernetes-compatible HTTP API that the real kubectl (v1.32)
+// drives, generic over every kind in the api::Registry and backed by a
+// store::Store. What it serves (kubectl-api.md has the wire facts):
+//
+//   /version                      {"major":"1","minor":"32",...}: kubectl's
+//                                 dispatcher picks its 1.32 client from it
+//   /api, /apis                   aggregated discovery v2 when asked, else legacy
+//   /api/v1, /apis/{g}[/{v}]      legacy discovery (APIResourceList, APIGroup)
+//   /openapi/v3[/{key}]           OpenAPI v3 index and group-version documents
+//   /healthz /livez /readyz       "ok"
+//   resource paths                generic REST, see below
+//
+// REST, for every served version of every definition (request_info.h parses
+// the paths; objects are stored in the storage version and converted to the
+// URL's version on the way out, api/conversion.h):
+//   GET    object / list           Table when Accept asks for as=Table
+//                                  (table_convertor.h); list options
+//                                  labelSelector, fieldSelector, limit,
+//                                  continue, resourceVersion(+Match)
+//   GET    ?watch=true             chunked newline-delimited JSON events from
+//                                  resourceVersion ("" or "0": ADDED for every
+//                                  current object first), label/field
+//                                  selectors, timeoutSeconds, BOOKMARK events
+//                                  only with allowWatchBookmarks=true, one-row
+//                                  Tables when asked; a too-old
+//                                  resourceVersion gets one ERROR event (410
+//                                  Expired Status) and the stream ends
+//   POST   create (201)            through api::AdmissionPipeline; namespace
+//                                  must exist; dryRun=All; fieldValidation
+//   PUT    update / status update  409 Conflict on a stale resourceVersion
+//   PATCH  merge (RFC 7386), JSON patch (RFC 6902), strategic merge, and
+//          apply-patch+yaml (creates when absent; see api_server.cc for what
+//          it does and does not do yet)
+//   DELETE object (DeleteOptions body or query) / deletecollection
+// Warnings from the pipeline (fieldValidation=Warn) become `Warning: 299 - "..."`
+// response headers, which kubectl prints as `Warning: ...`.
+// Every error is a Kubernetes Status (status_response.h).
+//
+// Not served yet: pods/log, server-side apply field ownership
+// (managedFields), garbage collection (propagationPolicy is accepted and
+// ignored), namespace finalization.
+//
+// Thread-safety: Handle may be called from any number of threads; Start/Stop
+// from one controlling thread. The registry, pipeline, store and clock must
+// outlive the ApiServer.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "api/admission_pipeline.h"
+#include "api/registry.h"
+#include "apiserver/http_server.h"
+#include "core/clock.h"
+#include "store/store.h"
+
+namespace berth::apiserver {
+
+struct ApiServerOptions {
+  HttpServerOptions http;
+  // Namespaces created at Start when missing (as kube-apiserver's system
+  // namespaces controller does).
+  std::vector<std::string> system_namespaces = {"default", "kube-system", "kube-public",
+                                                "kube-node-lease"};
+  // Interval of BOOKMARK events on watches that allow them.
+  Duration bookmark_interval = std::chrono::seconds(60);
+};
+
+class ApiServer {
+ public:
+  ApiServer(const api::Registry& registry, const api::AdmissionPipeline& pipeline,
+            store::Store& store, Clock& clock, ApiServerOptions options = {});
+  ~ApiServer();
+  ApiServer(const ApiServer&) = delete;
+  ApiServer& operator=(const ApiServer&) = delete;
+
+  // Creates the system namespaces, then listens. kUnavailable when the port
+  // cannot be bound.
+  Status Start();
+  uint16_t port() const;
+  // Ends every watch, finishes in-flight requests, closes the listener.
+  void Stop();
+
+  // Serves one request without the network (what the HTTP transport calls).
+  // Streaming results (watches) need a ResponseStream to start.
+  HandlerResult Handle(const HttpRequest& request);
+
+  // Creates the system namespaces when missing (Start calls it).
+  Status EnsureSystemNamespaces();
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace berth::apiserver

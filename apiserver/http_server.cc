@@ -1,0 +1,445 @@
+#include "apiserver/http_server.h"
+
+// GCC 12 + Boost 1.74: awaitable.hpp uses std::exchange without including <utility>.
+#include <utility>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "apiserver/status_response.h"
+#include "core/logging.h"
+
+namespace berth::apiserver {
+
+namespace net = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = net::ip::tcp;
+using Strand = net::strand<net::io_context::executor_type>;
+using ErrorCode = boost::system::error_code;
+
+std::string_view HttpRequest::Header(std::string_view name) const {
+  for (const auto& [k, v] : headers) {
+    if (k.size() == name.size() &&
+        std::equal(k.begin(), k.end(), name.begin(), [](char a, char b) {
+          return std::tolower(static_cast<unsigned char>(a)) ==
+                 std::tolower(static_cast<unsigned char>(b));
+        })) {
+      return v;
+    }
+  }
+  return {};
+}
+
+namespace {
+
+auto Redirect(ErrorCode& ec) { return net::redirect_error(net::use_awaitable, ec); }
+
+// The shared state of one chunked response: a queue of chunks filled from any
+// thread and drained by the connection coroutine on its strand.
+class StreamState final : public ResponseStream,
+                          public std::enable_shared_from_this<StreamState> {
+ public:
+  explicit StreamState(Strand strand)
+      : strand_(strand), signal_(strand), deadline_(strand) {
+    signal_.expires_at(net::steady_timer::time_point::max());
+  }
+
+  bool Write(std::string chunk) override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (done_) return false;
+      queue_.push_back(std::move(chunk));
+    }
+    Wake();
+    return true;
+  }
+
+  void Close() override { Finish(); }
+
+  bool Done() const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return done_;
+  }
+
+  void OnDone(std::function<void()> fn) override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!done_) {
+        on_done_.push_back(std::move(fn));
+        return;
+      }
+    }
+    fn();
+  }
+
+  // Marks the stream ended, wakes the writer and runs the OnDone callbacks.
+  void Finish() {
+    std::vector<std::function<void()>> fns;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (done_) return;
+      done_ = true;
+      fns.swap(on_done_);
+    }
+    Wake();
+    net::post(strand_, [self = shared_from_this()] { self->deadline_.cancel(); });
+    for (auto& fn : fns) fn();
+  }
+
+  // Takes every queued chunk; *done tells whether the stream has ended.
+  std::deque<std::string> Drain(bool* done) {
+    std::lock_guard<std::mutex> lock(mu_);
+    *done = done_;
+    return std::exchange(queue_, {});
+  }
+
+  net::steady_timer& signal() { return signal_; }
+
+  void StartDeadline(std::chrono::milliseconds timeout) {
+    deadline_.expires_after(timeout);
+    deadline_.async_wait([self = shared_from_this()](ErrorCode ec) {
+      if (!ec) self->Finish();
+    });
+  }
+
+ private:
+  void Wake() {
+    net::post(strand_, [self = shared_from_this()] { self->signal_.cancel(); });
+  }
+
+  Strand strand_;
+  net::steady_timer signal_;
+  net::steady_timer deadline_;
+  mutable std::mutex mu_;
+  std::deque<std::string> queue_;
+  bool done_ = false;
+  std::vector<std::function<void()>> on_done_;
+};
+
+}  // namespace
+
+class HttpServer::Impl : public std::enable_shared_from_this<HttpServer::Impl> {
+ public:
+  class Connection;
+
+  Impl(HttpServerOptions options, HttpHandler handler)
+      : options_(std::move(options)),
+        handler_(std::move(handler)),
+        acceptor_strand_(net::make_strand(io_)),
+        acceptor_(acceptor_strand_) {}
+
+  Status Start();
+  void Stop();
+  uint16_t port() const { return port_; }
+
+ private:
+  friend class Connection;
+  net::awaitable<void> AcceptLoop();
+  void Register(uint64_t id, std::weak_ptr<Connection> c);
+  void Unregister(uint64_t id);
+
+  HttpServerOptions options_;
+  HttpHandler handler_;
+  net::io_context io_;
+  Strand acceptor_strand_;
+  tcp::acceptor acceptor_;
+  std::optional<net::executor_work_guard<net::io_context::executor_type>> work_;
+  std::vector<std::thread> threads_;
+  uint16_t port_ = 0;
+  bool started_ = false;
+  bool stopped_ = false;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stopping_ = false;  // guarded by mu_
+  uint64_t next_id_ = 0;   // guarded by mu_
+  std::map<uint64_t, std::weak_ptr<Connection>> connections_;  // guarded by mu_
+};
+
+class HttpServer::Impl::Connection : public std::enable_shared_from_this<Connection> {
+ public:
+  Connection(Impl* server, tcp::socket socket, Strand strand, uint64_t id)
+      : server_(server), socket_(std::move(socket)), strand_(strand), id_(id) {}
+
+  net::awaitable<void> Run();
+
+  // Runs on the strand: ends the connection as soon as it is idle.
+  void BeginStop() {
+    stopping_ = true;
+    if (stream_) {
+      stream_->Finish();
+    } else if (!busy_) {
+      ErrorCode ec;
+      socket_.cancel(ec);
+    }
+  }
+  void ForceClose() {
+    ErrorCode ec;
+    socket_.close(ec);
+    if (stream_) stream_->Finish();
+  }
+  const Strand& strand() const { return strand_; }
+
+ private:
+  net::awaitable<bool> WriteResponse(HttpResponse response, unsigned version, bool keep_alive);
+  net::awaitable<void> WriteStream(StreamingResponse response, unsigned version);
+  void Shutdown() {
+    ErrorCode ec;
+    socket_.shutdown(tcp::socket::shutdown_send, ec);
+    socket_.close(ec);
+  }
+
+  Impl* server_;
+  tcp::socket socket_;
+  Strand strand_;
+  uint64_t id_;
+  // Touched only on the strand.
+  bool stopping_ = false;
+  bool busy_ = false;
+  std::shared_ptr<StreamState> stream_;
+};
+
+net::awaitable<void> HttpServer::Impl::Connection::Run() {
+  auto self = shared_from_this();
+  beast::flat_buffer buffer;
+  std::string remote;
+  {
+    ErrorCode ec;
+    auto ep = socket_.remote_endpoint(ec);
+    if (!ec) remote = ep.address().to_string() + ":" + std::to_string(ep.port());
+  }
+  while (!stopping_) {
+    http::request_parser<http::string_body> parser;
+    parser.body_limit(server_->options_.max_body_bytes);
+    parser.header_limit(256 * 1024);
+    ErrorCode ec;
+    co_await http::async_read(socket_, buffer, parser, Redirect(ec));
+    if (ec == http::error::body_limit) {
+      Status s = TooLargeError("Request entity too large: limit is " +
+                               std::to_string(server_->options_.max_body_bytes));
+      co_await WriteResponse(StatusResponse(s), parser.get().version(), false);
+      break;
+    }
+    if (ec) {
+      // A malformed request line or header: answer 400 like any HTTP server.
+      // Anything else (EOF, reset, cancellation at shutdown) just ends.
+      if (ec != http::error::end_of_stream && ec != http::error::partial_message &&
+          ec.category() == http::make_error_code(http::error::bad_method).category()) {
+        Status s = BadRequestError("malformed HTTP request: " + ec.message());
+        co_await WriteResponse(StatusResponse(s), 11, false);
+      }
+      break;
+    }
+    busy_ = true;
+    auto& msg = parser.get();
+    HttpRequest req;
+    req.method = std::string(msg.method_string());
+    req.target = std::string(msg.target());
+    for (const auto& field : msg) {
+      req.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
+    }
+    req.body = std::move(msg.body());
+    req.remote = remote;
+    const bool keep_alive = msg.keep_alive();
+    const unsigned version = msg.version();
+
+    HandlerResult result;
+    try {
+      result = server_->handler_(req);
+    } catch (const std::exception& e) {
+      // A handler must not throw; if one does, the client gets a 500 and the
+      // server keeps serving.
+      Logger("apiserver")->error("handler threw on {} {}: {}", req.method, req.target, e.what());
+      result = StatusResponse(InternalError(std::string("internal error: ") + e.what()));
+    }
+    if (auto* response = std::get_if<HttpResponse>(&result)) {
+      bool ok = co_await WriteResponse(std::move(*response), version, keep_alive && !stopping_);
+      busy_ = false;
+      if (!ok || !keep_alive) break;
+    } else {
+      co_await WriteStream(std::move(std::get<StreamingResponse>(result)), version);
+      busy_ = false;
+      break;  // a streamed response ends the connection
+    }
+  }
+  Shutdown();
+  server_->Unregister(id_);
+}
+
+net::awaitable<bool> HttpServer::Impl::Connection::WriteResponse(HttpResponse response,
+                                                                unsigned version,
+                                                                bool keep_alive) {
+  http::response<http::string_body> res;
+  res.version(version);
+  res.result(static_cast<unsigned>(response.status));
+  res.set(http::field::content_type, response.content_type);
+  res.set(http::field::cache_control, "no-cache, private");
+  for (auto& [k, v] : response.headers) res.insert(k, v);
+  res.body() = std::move(response.body);
+  res.keep_alive(keep_alive);
+  res.prepare_payload();
+  ErrorCode ec;
+  co_await http::async_write(socket_, res, Redirect(ec));
+  co_return !ec;
+}
+
+net::awaitable<void> HttpServer::Impl::Connection::WriteStream(StreamingResponse response,
+                                                              unsigned version) {
+  http::response<http::empty_body> res;
+  res.version(version);
+  res.result(static_cast<unsigned>(response.status));
+  res.set(http::field::content_type, response.content_type);
+  res.set(http::field::cache_control, "no-cache, private");
+  for (auto& [k, v] : response.headers) res.insert(k, v);
+  res.chunked(true);
+  http::response_serializer<http::empty_body> serializer(res);
+  ErrorCode ec;
+  co_await http::async_write_header(socket_, serializer, Redirect(ec));
+  if (ec) co_return;
+
+  auto state = std::make_shared<StreamState>(strand_);
+  stream_ = state;
+  if (stopping_) state->Finish();
+  if (response.timeout.count() > 0) state->StartDeadline(response.timeout);
+  // The client sends nothing while a response streams: readability means it
+  // closed the connection (or broke the protocol); either way the stream ends.
+  socket_.async_wait(tcp::socket::wait_read, [state](ErrorCode) { state->Finish(); });
+  if (response.start) response.start(state);
+
+  for (;;) {
+    bool done = false;
+    auto chunks = state->Drain(&done);
+    for (auto& chunk : chunks) {
+      if (chunk.empty()) continue;  // an empty chunk would end the response
+      co_await net::async_write(socket_, http::make_chunk(net::buffer(chunk)), Redirect(ec));
+      if (ec) {
+        state->Finish();
+        stream_.reset();
+        co_return;
+      }
+    }
+    if (chunks.empty()) {
+      if (done) break;
+      co_await state->signal().async_wait(Redirect(ec));
+    }
+  }
+  co_await net::async_write(socket_, http::make_chunk_last(), Redirect(ec));
+  stream_.reset();
+}
+
+Status HttpServer::Impl::Start() {
+  ErrorCode ec;
+  auto address = net::ip::make_address(options_.address, ec);
+  if (ec) return UnavailableError("invalid listen address \"" + options_.address + "\": " + ec.message());
+  tcp::endpoint endpoint(address, options_.port);
+  acceptor_.open(endpoint.protocol(), ec);
+  if (!ec) acceptor_.set_option(net::socket_base::reuse_address(true), ec);
+  if (!ec) acceptor_.bind(endpoint, ec);
+  if (!ec) acceptor_.listen(net::socket_base::max_listen_connections, ec);
+  if (ec) {
+    return UnavailableError("cannot listen on " + options_.address + ":" +
+                            std::to_string(options_.port) + ": " + ec.message());
+  }
+  port_ = acceptor_.local_endpoint().port();
+  work_.emplace(io_.get_executor());
+  net::co_spawn(acceptor_strand_, AcceptLoop(), net::detached);
+  const int n = std::max(1, options_.threads);
+  for (int i = 0; i < n; ++i) threads_.emplace_back([this] { io_.run(); });
+  started_ = true;
+  return Status::Ok();
+}
+
+net::awaitable<void> HttpServer::Impl::AcceptLoop() {
+  for (;;) {
+    Strand strand = net::make_strand(io_);
+    tcp::socket socket(strand);
+    ErrorCode ec;
+    co_await acceptor_.async_accept(socket, Redirect(ec));
+    if (ec) {
+      if (!acceptor_.is_open()) co_return;
+      continue;  // e.g. EMFILE: keep serving the connections we have
+    }
+    socket.set_option(tcp::no_delay(true), ec);
+    std::shared_ptr<Connection> conn;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (stopping_) co_return;
+      uint64_t id = next_id_++;
+      conn = std::make_shared<Connection>(this, std::move(socket), strand, id);
+      connections_.emplace(id, conn);
+    }
+    net::co_spawn(strand, [conn]() -> net::awaitable<void> { co_await conn->Run(); },
+                  net::detached);
+  }
+}
+
+void HttpServer::Impl::Unregister(uint64_t id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  connections_.erase(id);
+  cv_.notify_all();
+}
+
+void HttpServer::Impl::Stop() {
+  if (!started_ || stopped_) return;
+  stopped_ = true;
+  std::vector<std::shared_ptr<Connection>> live;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+    for (auto& [id, weak] : connections_) {
+      if (auto c = weak.lock()) live.push_back(std::move(c));
+    }
+  }
+  net::post(acceptor_strand_, [this] {
+    ErrorCode ec;
+    acceptor_.close(ec);
+  });
+  for (auto& c : live) net::post(c->strand(), [c] { c->BeginStop(); });
+  live.clear();
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait_for(lock, options_.shutdown_grace, [this] { return connections_.empty(); });
+    for (auto& [id, weak] : connections_) {
+      if (auto c = weak.lock()) live.push_back(std::move(c));
+    }
+  }
+  for (auto& c : live) net::post(c->strand(), [c] { c->ForceClose(); });
+  live.clear();
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait_for(lock, std::chrono::milliseconds(500), [this] { return connections_.empty(); });
+  }
+  work_.reset();
+  io_.stop();
+  for (auto& t : threads_) t.join();
+  threads_.clear();
+}
+
+HttpServer::HttpServer(HttpServerOptions options, HttpHandler handler)
+    : impl_(std::make_shared<Impl>(std::move(options), std::move(handler))) {}
+HttpServer::~HttpServer() { Stop(); }
+Status HttpServer::Start() { return impl_->Start(); }
+uint16_t HttpServer::port() const { return impl_->port(); }
+void HttpServer::Stop() { impl_->Stop(); }
+
+}  // namespace berth::apiserver

@@ -1,0 +1,124 @@
+#include "apiserver/object_ops.h"
+
+#include <charconv>
+
+#include "api/yaml_codec.h"
+
+namespace berth::apiserver {
+
+using nlohmann::json;
+
+namespace {
+
+std::string_view MediaType(std::string_view content_type) {
+  std::string_view t = content_type.substr(0, content_type.find(';'));
+  while (!t.empty() && t.back() == ' ') t.remove_suffix(1);
+  while (!t.empty() && t.front() == ' ') t.remove_prefix(1);
+  return t;
+}
+
+// TODO(apiserver): use api/patch.h's strategic merge once it lands; until then
+// the directives are dropped and the rest is merged as RFC 7386.
+void StripDirectives(json* patch) {
+  if (patch->is_object()) {
+    for (auto it = patch->begin(); it != patch->end();) {
+      if (!it.key().empty() && it.key()[0] == '$') {
+        it = patch->erase(it);
+      } else {
+        StripDirectives(&it.value());
+        ++it;
+      }
+    }
+  } else if (patch->is_array()) {
+    for (auto& v : *patch) StripDirectives(&v);
+  }
+}
+
+}  // namespace
+
+StatusOr<PatchType> ParsePatchType(std::string_view content_type) {
+  std::string_view t = MediaType(content_type);
+  if (t == "application/json-patch+json") return PatchType::kJson;
+  if (t == "application/merge-patch+json") return PatchType::kMerge;
+  if (t == "application/strategic-merge-patch+json") return PatchType::kStrategicMerge;
+  if (t == "application/apply-patch+yaml" || t == "application/apply-patch+cbor") return PatchType::kApply;
+  return UnsupportedMediaError(
+      "the body of the request was in an unknown format - accepted media types include: "
+      "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml");
+}
+
+StatusOr<json> ApplyPatch(PatchType type, bool builtin_kind, const json& live, std::string_view patch) {
+  if (type == PatchType::kStrategicMerge && !builtin_kind) {
+    return UnsupportedMediaError(
+        "the body of the request was in an unknown format - accepted media types include: "
+        "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml");
+  }
+  StatusOr<json> parsed = type == PatchType::kApply ? api::ParseJsonOrYaml(patch)
+                                                    : StatusOr<json>(json::parse(patch, nullptr, false));
+  if (!parsed.ok()) return BadRequestError(parsed.status().message());
+  json p = std::move(parsed).value();
+  if (p.is_discarded()) {
+    return BadRequestError("error decoding patch: invalid JSON");
+  }
+  json result = live;
+  switch (type) {
+    case PatchType::kJson: {
+      if (!p.is_array()) return BadRequestError("json: cannot unmarshal object into Go value of type jsonpatch.Patch");
+      try {
+        result = live.patch(p);
+      } catch (const json::exception& e) {
+        return BadRequestError(std::string("the server rejected our request due to an error in our request: ") + e.what());
+      }
+      return result;
+    }
+    case PatchType::kStrategicMerge:
+      StripDirectives(&p);
+      [[fallthrough]];
+    case PatchType::kMerge:
+    case PatchType::kApply:
+      if (!p.is_object()) return BadRequestError("error decoding patch: the patch is not a JSON object");
+      result.merge_patch(p);
+      return result;
+  }
+  return result;
+}
+
+StatusOr<store::Predicate> BuildPredicate(std::string_view group, std::string_view kind,
+                                          std::string_view label_selector,
+                                          std::string_view field_selector) {
+  // TODO(apiserver): api/selectors.h (label and field selectors) is being
+  // written; until it lands only empty selectors are accepted.
+  if (!label_selector.empty() || !field_selector.empty()) {
+    return BadRequestError("selectors are not supported yet");
+  }
+  return store::Predicate{};
+}
+
+int64_t GracePeriodFor(std::string_view group, std::string_view kind, const api::Object& obj,
+                       std::optional<int64_t> requested) {
+  if (!group.empty() || kind != "Pod") return 0;
+  int64_t grace = 30;
+  if (requested) {
+    grace = *requested;
+  } else if (auto spec = obj.find("spec"); spec != obj.end() && spec->is_object()) {
+    auto g = spec->find("terminationGracePeriodSeconds");
+    if (g != spec->end() && g->is_number_integer()) grace = g->get<int64_t>();
+  }
+  std::string node, phase;
+  if (auto spec = obj.find("spec"); spec != obj.end() && spec->is_object()) node = spec->value("nodeName", "");
+  if (auto st = obj.find("status"); st != obj.end() && st->is_object()) phase = st->value("phase", "");
+  if (node.empty() || phase == "Succeeded" || phase == "Failed") return 0;
+  if (grace < 0) return 1;
+  return grace;
+}
+
+StatusOr<int64_t> ParseResourceVersion(std::string_view rv) {
+  int64_t v = 0;
+  auto [p, ec] = std::from_chars(rv.data(), rv.data() + rv.size(), v);
+  if (rv.empty() || ec != std::errc() || p != rv.data() + rv.size() || v < 0) {
+    return BadRequestError("invalid resource version \"" + std::string(rv) + "\"");
+  }
+  return v;
+}
+
+}  // namespace berth::apiserver

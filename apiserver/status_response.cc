@@ -1,0 +1,64 @@
+#include "apiserver/status_response.h"
+
+namespace berth::apiserver {
+
+nlohmann::json StatusToJson(const Status& status, const StatusDetails& details) {
+  nlohmann::json j = {{"kind", "Status"},
+                      {"apiVersion", "v1"},
+                      {"metadata", nlohmann::json::object()},
+                      {"status", "Failure"},
+                      {"message", status.message()},
+                      {"reason", std::string(CodeReason(status.code()))},
+                      {"code", CodeHttpStatus(status.code())}};
+  nlohmann::json d = nlohmann::json::object();
+  if (!details.name.empty()) d["name"] = details.name;
+  if (!details.group.empty()) d["group"] = details.group;
+  if (!details.kind.empty()) d["kind"] = details.kind;
+  if (!details.uid.empty()) d["uid"] = details.uid;
+  if (!status.causes().empty()) {
+    nlohmann::json causes = nlohmann::json::array();
+    for (const auto& c : status.causes()) {
+      nlohmann::json cj = nlohmann::json::object();
+      if (!c.type.empty()) cj["reason"] = c.type;
+      if (!c.message.empty()) cj["message"] = c.message;
+      if (!c.field.empty()) cj["field"] = c.field;
+      causes.push_back(std::move(cj));
+    }
+    d["causes"] = std::move(causes);
+  }
+  if (!d.empty()) j["details"] = std::move(d);
+  return j;
+}
+
+HttpResponse StatusResponse(const Status& status, const StatusDetails& details) {
+  HttpResponse r;
+  r.status = CodeHttpStatus(status.code());
+  r.content_type = "application/json";
+  r.body = StatusToJson(status, details).dump();
+  return r;
+}
+
+nlohmann::json SuccessStatusJson(const StatusDetails& details) {
+  nlohmann::json j = {{"kind", "Status"},
+                      {"apiVersion", "v1"},
+                      {"metadata", nlohmann::json::object()},
+                      {"status", "Success"}};
+  nlohmann::json d = nlohmann::json::object();
+  if (!details.name.empty()) d["name"] = details.name;
+  if (!details.group.empty()) d["group"] = details.group;
+  if (!details.kind.empty()) d["kind"] = details.kind;
+  if (!details.uid.empty()) d["uid"] = details.uid;
+  j["details"] = std::move(d);
+  return j;
+}
+
+StatusDetails DetailsFor(const Status& status, const api::GroupResource& gr,
+                         std::string_view kind, std::string_view name) {
+  StatusDetails d;
+  d.name = std::string(name);
+  d.group = gr.group;
+  d.kind = status.code() == Code::kInvalid ? std::string(kind) : gr.resource;
+  return d;
+}
+
+}  // namespace berth::apiserver

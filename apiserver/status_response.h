@@ -1,0 +1,59 @@
+// Kubernetes Status objects: how every API error reaches the client.
+//
+// kube-apiserver answers every failed request with a metav1.Status body and
+// the matching HTTP code; kubectl prints it from `reason`, `message` and, for
+// 422 Invalid, from `details.kind`, `details.name` and `details.causes[]`:
+//
+//   {"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",
+//    "message":"clusterqueues.kueue.x-k8s.io \"nope\" not found",
+//    "reason":"NotFound",
+//    "details":{"name":"nope","group":"kueue.x-k8s.io","kind":"clusterqueues"},
+//    "code":404}
+//
+// The reason and HTTP code come from berth::Status's Code (core/status.h).
+// Per upstream convention `details.kind` is the plural resource for
+// NotFound/AlreadyExists/Conflict and the Kind for Invalid; the helpers below
+// build both the message text and the details the way upstream's
+// k8s.io/apimachinery/pkg/api/errors constructors do.
+//
+// Thread-safety: pure functions.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "api/object.h"
+#include "apiserver/http_server.h"
+#include "core/status.h"
+
+namespace berth::apiserver {
+
+// metav1.StatusDetails (without retryAfterSeconds).
+struct StatusDetails {
+  std::string name;
+  std::string group;
+  std::string kind;  // plural resource, or Kind for Invalid
+  std::string uid;   // only on Success bodies of DELETE
+
+  bool empty() const { return name.empty() && group.empty() && kind.empty() && uid.empty(); }
+};
+
+// The Status object for `status` (which must not be OK). Causes become
+// details.causes[] as {reason: type, message, field}.
+nlohmann::json StatusToJson(const Status& status, const StatusDetails& details = {});
+// A whole HTTP response: code from CodeHttpStatus, body from StatusToJson.
+HttpResponse StatusResponse(const Status& status, const StatusDetails& details = {});
+// {"kind":"Status","apiVersion":"v1","metadata":{},"status":"Success","details":...}
+nlohmann::json SuccessStatusJson(const StatusDetails& details);
+
+// NotFound/AlreadyExists/Conflict texts come from store/store.h.
+// (Invalid errors come from api::InvalidStatus in api/field_errors.h.)
+// The details upstream attaches to an error about one object. For Invalid
+// errors kind is the Kind; otherwise the plural resource.
+StatusDetails DetailsFor(const Status& status, const api::GroupResource& gr,
+                         std::string_view kind, std::string_view name);
+
+}  // namespace berth::apiserver

@@ -1,0 +1,675 @@
+#include "apiserver/table_convertor.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <map>
+
+namespace berth::apiserver {
+
+using nlohmann::json;
+
+// ---------------------------------------------------------------------------
+// Ages
+
+std::string HumanDuration(Duration d) {
+  using std::to_string;
+  const int64_t seconds = std::chrono::duration_cast<std::chrono::seconds>(d).count();
+  if (seconds < -1) return "<invalid>";
+  if (seconds < 0) return "0s";
+  if (seconds < 60 * 2) return to_string(seconds) + "s";
+  const int64_t minutes = seconds / 60;
+  if (minutes < 10) {
+    const int64_t s = seconds % 60;
+    return s == 0 ? to_string(minutes) + "m" : to_string(minutes) + "m" + to_string(s) + "s";
+  }
+  if (minutes < 60 * 3) return to_string(minutes) + "m";
+  const int64_t hours = seconds / 3600;
+  if (hours < 8) {
+    const int64_t m = minutes % 60;
+    return m == 0 ? to_string(hours) + "h" : to_string(hours) + "h" + to_string(m) + "m";
+  }
+  if (hours < 48) return to_string(hours) + "h";
+  if (hours < 24 * 8) {
+    const int64_t h = hours % 24;
+    return h == 0 ? to_string(hours / 24) + "d" : to_string(hours / 24) + "d" + to_string(h) + "h";
+  }
+  if (hours < 24 * 365 * 2) return to_string(hours / 24) + "d";
+  if (hours < 24 * 365 * 8) {
+    const int64_t dy = (hours / 24) % 365;
+    const int64_t years = hours / 24 / 365;
+    return dy == 0 ? to_string(years) + "y" : to_string(years) + "y" + to_string(dy) + "d";
+  }
+  return to_string(hours / 24 / 365) + "y";
+}
+
+std::string AgeOf(const json& timestamp, Time now) {
+  if (!timestamp.is_string()) return "<unknown>";
+  Time t;
+  if (!ParseRfc3339(timestamp.get<std::string>(), &t)) return "<unknown>";
+  return HumanDuration(std::chrono::duration_cast<Duration>(now - t));
+}
+
+// ---------------------------------------------------------------------------
+// JSONPath subset
+
+namespace {
+
+// Parses a literal in a filter: 'x', "x", a number, true/false.
+std::optional<json> ParseLiteral(std::string_view s) {
+  if (s.size() >= 2 && (s.front() == '\'' || s.front() == '"') && s.back() == s.front()) {
+    return json(std::string(s.substr(1, s.size() - 2)));
+  }
+  if (s == "true") return json(true);
+  if (s == "false") return json(false);
+  auto j = json::parse(s, nullptr, false);
+  if (!j.is_discarded() && j.is_number()) return j;
+  return std::nullopt;
+}
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
+  while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
+  return s;
+}
+
+bool JsonEqualLoose(const json& a, const json& b) {
+  if (a.is_number() && b.is_number()) return a.get<double>() == b.get<double>();
+  return a == b;
+}
+
+// Evaluates a bracket expression against every node.
+bool ApplyBracket(std::string_view expr, const std::vector<const json*>& in,
+                  std::vector<const json*>* out) {
+  expr = Trim(expr);
+  if (expr == "*") {
+    for (const json* n : in) {
+      if (n->is_array() || n->is_object()) {
+        for (const auto& e : *n) out->push_back(&e);
+      }
+    }
+    return true;
+  }
+  if (!expr.empty() && expr.front() == '?') {
+    // ?(@.path op literal) or ?(@.path)
+    std::string_view body = Trim(expr.substr(1));
+    if (body.size() < 2 || body.front() != '(' || body.back() != ')') return false;
+    body = Trim(body.substr(1, body.size() - 2));
+    std::string_view lhs = body, rhs;
+    std::string op;
+    for (const char* candidate : {"==", "!="}) {
+      size_t p = body.find(candidate);
+      if (p != std::string_view::npos) {
+        lhs = Trim(body.substr(0, p));
+        rhs = Trim(body.substr(p + 2));
+        op = candidate;
+        break;
+      }
+    }
+    if (lhs.empty() || lhs.front() != '@') return false;
+    std::string sub(lhs.substr(1));
+    std::optional<json> literal;
+    if (!op.empty()) {
+      literal = ParseLiteral(rhs);
+      if (!literal) return false;
+    }
+    for (const json* n : in) {
+      if (!n->is_array()) continue;
+      for (const auto& e : *n) {
+        auto found = EvalJsonPath(e, sub);
+        bool match;
+        if (op.empty()) {
+          match = !found.empty();
+        } else {
+          bool eq = !found.empty() && JsonEqualLoose(found.front(), *literal);
+          match = op == "==" ? eq : (!found.empty() && !eq);
+        }
+        if (match) out->push_back(&e);
+      }
+    }
+    return true;
+  }
+  if (expr.size() >= 2 && (expr.front() == '\'' || expr.front() == '"') && expr.back() == expr.front()) {
+    std::string key(expr.substr(1, expr.size() - 2));
+    for (const json* n : in) {
+      if (n->is_object()) {
+        auto it = n->find(key);
+        if (it != n->end()) out->push_back(&*it);
+      }
+    }
+    return true;
+  }
+  auto parse_int = [](std::string_view s, int64_t* v) {
+    s = Trim(s);
+    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *v);
+    return ec == std::errc() && p == s.data() + s.size();
+  };
+  size_t colon = expr.find(':');
+  if (colon == std::string_view::npos) {
+    int64_t idx;
+    if (!parse_int(expr, &idx)) return false;
+    for (const json* n : in) {
+      if (!n->is_array()) continue;
+      int64_t size = static_cast<int64_t>(n->size());
+      int64_t i = idx < 0 ? size + idx : idx;
+      if (i >= 0 && i < size) out->push_back(&(*n)[static_cast<size_t>(i)]);
+    }
+    return true;
+  }
+  std::string_view a = Trim(expr.substr(0, colon)), b = Trim(expr.substr(colon + 1));
+  if (b.find(':') != std::string_view::npos) b = Trim(b.substr(0, b.find(':')));  // step ignored
+  for (const json* n : in) {
+    if (!n->is_array()) continue;
+    int64_t size = static_cast<int64_t>(n->size());
+    int64_t start = 0, end = size;
+    if (!a.empty() && !parse_int(a, &start)) return false;
+    if (!b.empty() && !parse_int(b, &end)) return false;
+    if (start < 0) start = std::max<int64_t>(0, size + start);
+    if (end < 0) end = std::max<int64_t>(0, size + end);
+    end = std::min(end, size);
+    for (int64_t i = start; i < end; ++i) out->push_back(&(*n)[static_cast<size_t>(i)]);
+  }
+  return true;
+}
+
+}  // namespace
+
+std::vector<json> EvalJsonPath(const json& doc, std::string_view path) {
+  path = Trim(path);
+  if (path.size() >= 2 && path.front() == '{' && path.back() == '}') {
+    path = Trim(path.substr(1, path.size() - 2));
+  }
+  std::vector<const json*> nodes{&doc};
+  size_t i = 0;
+  if (!path.empty() && path[0] == '$') i = 1;
+  while (i < path.size() && !nodes.empty()) {
+    char c = path[i];
+    if (c == '.') {
+      ++i;
+      size_t j = i;
+      while (j < path.size() && path[j] != '.' && path[j] != '[') ++j;
+      std::string key(path.substr(i, j - i));
+      i = j;
+      if (key.empty()) continue;  // ".[0]" style
+      std::vector<const json*> next;
+      for (const json* n : nodes) {
+        if (n->is_object()) {
+          auto it = n->find(key);
+          if (it != n->end()) next.push_back(&*it);
+        }
+      }
+      nodes = std::move(next);
+    } else if (c == '[') {
+      // Find the matching ']' (quotes and parentheses may contain ']').
+      size_t j = i + 1;
+      int depth = 0;
+      char quote = 0;
+      for (; j < path.size(); ++j) {
+        char d = path[j];
+        if (quote) {
+          if (d == quote) quote = 0;
+        } else if (d == '\'' || d == '"') {
+          quote = d;
+        } else if (d == '(') {
+          ++depth;
+        } else if (d == ')') {
+          --depth;
+        } else if (d == ']' && depth == 0) {
+          break;
+        }
+      }
+      if (j >= path.size()) return {};
+      std::vector<const json*> next;
+      if (!ApplyBracket(path.substr(i + 1, j - i - 1), nodes, &next)) return {};
+      nodes = std::move(next);
+      i = j + 1;
+    } else {
+      // A leading bare field name ("metadata.name").
+      size_t j = i;
+      while (j < path.size() && path[j] != '.' && path[j] != '[') ++j;
+      std::string key(path.substr(i, j - i));
+      i = j;
+      std::vector<const json*> next;
+      for (const json* n : nodes) {
+        if (n->is_object()) {
+          auto it = n->find(key);
+          if (it != n->end()) next.push_back(&*it);
+        }
+      }
+      nodes = std::move(next);
+    }
+  }
+  std::vector<json> out;
+  out.reserve(nodes.size());
+  for (const json* n : nodes) out.push_back(*n);
+  return out;
+}
+
+// ---------------------------------------------------------------------------
+// Columns and rows
+
+namespace {
+
+constexpr const char* kNameDescription =
+    "Name must be unique within a namespace. Is required when creating resources, although some "
+    "resources may allow a client to request the generation of an appropriate name "
+    "automatically. Name is primarily intended for creation idempotence and configuration "
+    "definition. Cannot be updated. More info: "
+    "https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names";
+constexpr const char* kAgeDescription =
+    "CreationTimestamp is a timestamp representing the server time when this object was "
+    "created. It is not guaranteed to be set in happens-before order across separate "
+    "operations. Clients may not set this value. It is represented in RFC3339 form and is in "
+    "UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: "
+    "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata";
+
+json Column(std::string name, std::string type, std::string format, std::string description,
+            int priority = 0) {
+  return json{{"name", std::move(name)},
+              {"type", std::move(type)},
+              {"format", std::move(format)},
+              {"description", std::move(description)},
+              {"priority", priority}};
+}
+
+const json& At(const json& obj, std::initializer_list<const char*> path) {
+  static const json kNull;
+  const json* cur = &obj;
+  for (const char* key : path) {
+    if (!cur->is_object()) return kNull;
+    auto it = cur->find(key);
+    if (it == cur->end()) return kNull;
+    cur = &*it;
+  }
+  return *cur;
+}
+
+std::string Str(const json& v) { return v.is_string() ? v.get<std::string>() : std::string(); }
+int64_t Int(const json& v) { return v.is_number() ? v.get<int64_t>() : 0; }
+
+std::string OrNone(std::string s, const char* none = "<none>") {
+  return s.empty() ? std::string(none) : s;
+}
+
+// Text of a JSONPath result for a string column (kubectl's jsonpath printing).
+std::string ValueText(const json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_null()) return "<nil>";
+  return v.dump();
+}
+
+json CellForType(const std::string& type, const json& value, Time now) {
+  if (type == "string") return ValueText(value);
+  if (type == "integer") {
+    if (value.is_number_integer()) return value;
+    if (value.is_number_float()) {
+      double d = value.get<double>();
+      if (std::floor(d) == d) return static_cast<int64_t>(d);
+    }
+    return nullptr;
+  }
+  if (type == "number") return value.is_number() ? value : json(nullptr);
+  if (type == "boolean") return value.is_boolean() ? value : json(nullptr);
+  if (type == "date") {
+    if (!value.is_string()) return nullptr;
+    Time t;
+    if (!ParseRfc3339(value.get<std::string>(), &t)) return nullptr;
+    return HumanDuration(std::chrono::duration_cast<Duration>(now - t));
+  }
+  return nullptr;
+}
+
+Time MaxTime(Time a, const json& ts) {
+  Time t;
+  if (ts.is_string() && ParseRfc3339(ts.get<std::string>(), &t) && t > a) return t;
+  return a;
+}
+
+// printPod (pkg/printers/internalversion/printers.go).
+std::vector<json> PodCells(const json& pod, Time now) {
+  const json& spec = At(pod, {"spec"});
+  const json& status = At(pod, {"status"});
+  std::map<std::string, bool> restartable_init;
+  int64_t total = At(spec, {"containers"}).is_array() ? At(spec, {"containers"}).size() : 0;
+  if (At(spec, {"initContainers"}).is_array()) {
+    for (const auto& c : At(spec, {"initContainers"})) {
+      bool r = Str(At(c, {"restartPolicy"})) == "Always";
+      restartable_init[Str(At(c, {"name"}))] = r;
+      if (r) ++total;
+    }
+  }
+  int64_t restarts = 0, restartable_restarts = 0, ready = 0;
+  Time last_restart{}, last_restartable_restart{};
+  std::string reason = Str(At(status, {"phase"}));
+  if (!Str(At(status, {"reason"})).empty()) reason = Str(At(status, {"reason"}));
+  const json& conditions = At(status, {"conditions"});
+  if (conditions.is_array()) {
+    for (const auto& c : conditions) {
+      if (Str(At(c, {"type"})) == "PodScheduled" && Str(At(c, {"reason"})) == "SchedulingGated") {
+        reason = "SchedulingGated";
+      }
+    }
+  }
+  bool initializing = false;
+  const json& init_statuses = At(status, {"initContainerStatuses"});
+  const int64_t n_init = At(spec, {"initContainers"}).is_array() ? At(spec, {"initContainers"}).size() : 0;
+  if (init_statuses.is_array()) {
+    for (size_t i = 0; i < init_statuses.size(); ++i) {
+      const json& c = init_statuses[i];
+      restarts += Int(At(c, {"restartCount"}));
+      const json& last_term = At(c, {"lastState", "terminated"});
+      if (last_term.is_object()) last_restart = MaxTime(last_restart, At(last_term, {"finishedAt"}));
+      bool restartable = restartable_init[Str(At(c, {"name"}))];
+      if (restartable) {
+        restartable_restarts += Int(At(c, {"restartCount"}));
+        if (last_term.is_object()) {
+          last_restartable_restart = MaxTime(last_restartable_restart, At(last_term, {"finishedAt"}));
+        }
+      }
+      const json& term = At(c, {"state", "terminated"});
+      const json& waiting = At(c, {"state", "waiting"});
+      if (term.is_object() && Int(At(term, {"exitCode"})) == 0) continue;
+      if (restartable && At(c, {"started"}) == true) {
+        if (At(c, {"ready"}) == true) ++ready;
+        continue;
+      }
+      if (term.is_object()) {
+        std::string r = Str(At(term, {"reason"}));
+        if (r.empty()) {
+          int64_t sig = Int(At(term, {"signal"}));
+          reason = sig != 0 ? "Init:Signal:" + std::to_string(sig)
+                            : "Init:ExitCode:" + std::to_string(Int(At(term, {"exitCode"})));
+        } else {
+          reason = "Init:" + r;
+        }
+      } else if (waiting.is_object() && !Str(At(waiting, {"reason"})).empty() &&
+                 Str(At(waiting, {"reason"})) != "PodInitializing") {
+        reason = "Init:" + Str(At(waiting, {"reason"}));
+      } else {
+        reason = "Init:" + std::to_string(i) + "/" + std::to_string(n_init);
+      }
+      initializing = true;
+      break;
+    }
+  }
+  bool initialized_true = false;
+  bool ready_condition = false;
+  if (conditions.is_array()) {
+    for (const auto& c : conditions) {
+      if (Str(At(c, {"type"})) == "Initialized" && Str(At(c, {"status"})) == "True") initialized_true = true;
+      if (Str(At(c, {"type"})) == "Ready" && Str(At(c, {"status"})) == "True") ready_condition = true;
+    }
+  }
+  if (!initializing || initialized_true) {
+    restarts = restartable_restarts;
+    last_restart = last_restartable_restart;
+    bool has_running = false;
+    const json& statuses = At(status, {"containerStatuses"});
+    if (statuses.is_array()) {
+      for (size_t k = statuses.size(); k-- > 0;) {
+        const json& c = statuses[k];
+        restarts += Int(At(c, {"restartCount"}));
+        const json& last_term = At(c, {"lastState", "terminated"});
+        if (last_term.is_object()) last_restart = MaxTime(last_restart, At(last_term, {"finishedAt"}));
+        const json& term = At(c, {"state", "terminated"});
+        const json& waiting = At(c, {"state", "waiting"});
+        if (waiting.is_object() && !Str(At(waiting, {"reason"})).empty()) {
+          reason = Str(At(waiting, {"reason"}));
+        } else if (term.is_object() && !Str(At(term, {"reason"})).empty()) {
+          reason = Str(At(term, {"reason"}));
+        } else if (term.is_object()) {
+          int64_t sig = Int(At(term, {"signal"}));
+          reason = sig != 0 ? "Signal:" + std::to_string(sig)
+                            : "ExitCode:" + std::to_string(Int(At(term, {"exitCode"})));
+        } else if (At(c, {"ready"}) == true && At(c, {"state", "running"}).is_object()) {
+          has_running = true;
+          ++ready;
+        }
+      }
+    }
+    if (reason == "Completed" && has_running) reason = ready_condition ? "Running" : "NotReady";
+  }
+  const bool deleting = At(pod, {"metadata", "deletionTimestamp"}).is_string();
+  const std::string phase = Str(At(status, {"phase"}));
+  if (deleting && Str(At(status, {"reason"})) == "NodeLost") {
+    reason = "Unknown";
+  } else if (deleting && phase != "Succeeded" && phase != "Failed") {
+    reason = "Terminating";
+  }
+  std::string restarts_text = std::to_string(restarts);
+  if (restarts != 0 && last_restart != Time{}) {
+    restarts_text += " (" + HumanDuration(std::chrono::duration_cast<Duration>(now - last_restart)) + " ago)";
+  }
+  std::string ip = Str(At(status, {"podIP"}));
+  if (At(status, {"podIPs"}).is_array() && !At(status, {"podIPs"}).empty()) {
+    ip = Str(At(At(status, {"podIPs"})[0], {"ip"}));
+  }
+  std::string gates = "<none>";
+  const json& readiness_gates = At(spec, {"readinessGates"});
+  if (readiness_gates.is_array() && !readiness_gates.empty()) {
+    int trues = 0;
+    for (const auto& g : readiness_gates) {
+      std::string type = Str(At(g, {"conditionType"}));
+      if (conditions.is_array()) {
+        for (const auto& c : conditions) {
+          if (Str(At(c, {"type"})) == type && Str(At(c, {"status"})) == "True") ++trues;
+        }
+      }
+    }
+    gates = std::to_string(trues) + "/" + std::to_string(readiness_gates.size());
+  }
+  return {api::Name(pod),
+          std::to_string(ready) + "/" + std::to_string(total),
+          reason,
+          restarts_text,
+          AgeOf(At(pod, {"metadata", "creationTimestamp"}), now),
+          OrNone(ip),
+          OrNone(Str(At(spec, {"nodeName"}))),
+          OrNone(Str(At(status, {"nominatedNodeName"}))),
+          gates};
+}
+
+std::vector<json> NodeCells(const json& node, Time now) {
+  std::string status = "Unknown";
+  const json& conditions = At(node, {"status", "conditions"});
+  if (conditions.is_array()) {
+    for (const auto& c : conditions) {
+      if (Str(At(c, {"type"})) == "Ready") {
+        status = Str(At(c, {"status"})) == "True" ? "Ready" : "NotReady";
+      }
+    }
+  }
+  if (At(node, {"spec", "unschedulable"}) == true) status += ",SchedulingDisabled";
+  std::vector<std::string> roles;
+  const json& labels = At(node, {"metadata", "labels"});
+  if (labels.is_object()) {
+    static constexpr std::string_view kPrefix = "node-role.kubernetes.io/";
+    for (const auto& [k, v] : labels.items()) {
+      if (k.rfind(kPrefix, 0) == 0 && k.size() > kPrefix.size()) {
+        roles.push_back(k.substr(kPrefix.size()));
+      } else if (k == "kubernetes.io/role" && v.is_string() && !v.get<std::string>().empty()) {
+        roles.push_back(v.get<std::string>());
+      }
+    }
+  }
+  std::sort(roles.begin(), roles.end());
+  roles.erase(std::unique(roles.begin(), roles.end()), roles.end());
+  std::string roles_text;
+  for (const auto& r : roles) roles_text += (roles_text.empty() ? "" : ",") + r;
+  auto address = [&](const char* type) {
+    const json& addrs = At(node, {"status", "addresses"});
+    if (addrs.is_array()) {
+      for (const auto& a : addrs) {
+        if (Str(At(a, {"type"})) == type) return Str(At(a, {"address"}));
+      }
+    }
+    return std::string();
+  };
+  const json& info = At(node, {"status", "nodeInfo"});
+  return {api::Name(node),
+          status,
+          OrNone(roles_text),
+          AgeOf(At(node, {"metadata", "creationTimestamp"}), now),
+          Str(At(info, {"kubeletVersion"})),
+          OrNone(address("InternalIP")),
+          OrNone(address("ExternalIP")),
+          OrNone(Str(At(info, {"osImage"})), "<unknown>"),
+          OrNone(Str(At(info, {"kernelVersion"})), "<unknown>"),
+          OrNone(Str(At(info, {"containerRuntimeVersion"})), "<unknown>")};
+}
+
+std::vector<json> NamespaceCells(const json& ns, Time now) {
+  return {api::Name(ns), Str(At(ns, {"status", "phase"})),
+          AgeOf(At(ns, {"metadata", "creationTimestamp"}), now)};
+}
+
+std::string EventSource(const json& ev) {
+  std::string component = Str(At(ev, {"source", "component"}));
+  std::string host = Str(At(ev, {"source", "host"}));
+  if (component.empty() && host.empty()) {
+    component = Str(At(ev, {"reportingComponent"}));
+    host = Str(At(ev, {"reportingInstance"}));
+  }
+  if (host.empty()) return component;
+  return component + ", " + host;
+}
+
+std::vector<json> EventCells(const json& ev, Time now) {
+  std::string first = AgeOf(At(ev, {"firstTimestamp"}), now);
+  if (!At(ev, {"firstTimestamp"}).is_string()) first = AgeOf(At(ev, {"eventTime"}), now);
+  std::string last = At(ev, {"lastTimestamp"}).is_string() ? AgeOf(At(ev, {"lastTimestamp"}), now) : first;
+  int64_t count = Int(At(ev, {"count"}));
+  if (At(ev, {"series"}).is_object()) {
+    last = AgeOf(At(ev, {"series", "lastObservedTime"}), now);
+    count = Int(At(ev, {"series", "count"}));
+  } else if (count == 0) {
+    count = 1;
+  }
+  std::string kind = Str(At(ev, {"involvedObject", "kind"}));
+  std::transform(kind.begin(), kind.end(), kind.begin(), [](unsigned char c) { return std::tolower(c); });
+  std::string name = Str(At(ev, {"involvedObject", "name"}));
+  std::string target = name.empty() ? kind : kind + "/" + name;
+  std::string message = Str(At(ev, {"message"}));
+  auto not_space = [](unsigned char c) { return !std::isspace(c); };
+  message.erase(message.begin(), std::find_if(message.begin(), message.end(), not_space));
+  message.erase(std::find_if(message.rbegin(), message.rend(), not_space).base(), message.end());
+  return {last,
+          Str(At(ev, {"type"})),
+          Str(At(ev, {"reason"})),
+          target,
+          Str(At(ev, {"involvedObject", "fieldPath"})),
+          EventSource(ev),
+          message,
+          first,
+          count,
+          api::Name(ev)};
+}
+
+}  // namespace
+
+json PartialObjectMetadata(const api::Object& obj) {
+  json meta = obj.contains("metadata") ? obj["metadata"] : json::object();
+  return json{{"kind", "PartialObjectMetadata"},
+              {"apiVersion", "meta.k8s.io/v1"},
+              {"metadata", std::move(meta)}};
+}
+
+TableConvertor TableConvertor::FromColumns(const std::vector<PrinterColumn>& columns) {
+  auto defs = std::make_shared<json>(json::array());
+  defs->push_back(Column("Name", "string", "name", kNameDescription));
+  std::vector<PrinterColumn> cols = columns;
+  if (cols.empty()) {
+    cols.push_back(PrinterColumn{"Age", "date", "", kAgeDescription, 0, ".metadata.creationTimestamp"});
+  }
+  for (const auto& c : cols) defs->push_back(Column(c.name, c.type, c.format, c.description, c.priority));
+  RowFunction row = [cols](const api::Object& obj, Time now) {
+    std::vector<json> cells;
+    cells.reserve(cols.size() + 1);
+    cells.push_back(api::Name(obj));
+    for (const auto& c : cols) {
+      auto results = EvalJsonPath(obj, c.json_path);
+      cells.push_back(results.empty() ? json(nullptr) : CellForType(c.type, results.front(), now));
+    }
+    return cells;
+  };
+  return TableConvertor(std::move(defs), std::move(row));
+}
+
+std::optional<TableConvertor> TableConvertor::Builtin(std::string_view group, std::string_view kind) {
+  if (!group.empty()) return std::nullopt;
+  auto defs = std::make_shared<json>(json::array());
+  if (kind == "Pod") {
+    *defs = {Column("Name", "string", "name", kNameDescription),
+             Column("Ready", "string", "", "The aggregate readiness state of this pod for accepting traffic."),
+             Column("Status", "string", "", "The aggregate status of the containers in this pod."),
+             Column("Restarts", "string", "",
+                    "The number of times the containers in this pod have been restarted and when the "
+                    "last container in this pod has restarted."),
+             Column("Age", "string", "", kAgeDescription),
+             Column("IP", "string", "", "IP address allocated to the pod. Routable at least within the cluster. Empty if not yet allocated.", 1),
+             Column("Node", "string", "", "NodeName is a request to schedule this pod onto a specific node.", 1),
+             Column("Nominated Node", "string", "", "nominatedNodeName is set only when this pod preempts other pods on the node.", 1),
+             Column("Readiness Gates", "string", "", "If specified, all readiness gates will be evaluated for pod readiness.", 1)};
+    return TableConvertor(std::move(defs), PodCells);
+  }
+  if (kind == "Node") {
+    *defs = {Column("Name", "string", "name", kNameDescription),
+             Column("Status", "string", "", "The status of the node"),
+             Column("Roles", "string", "", "The roles of the node"),
+             Column("Age", "string", "", kAgeDescription),
+             Column("Version", "string", "", "Kubelet Version reported by the node."),
+             Column("Internal-IP", "string", "", "List of addresses reachable to the node. Queried from cloud provider, if available.", 1),
+             Column("External-IP", "string", "", "List of addresses reachable to the node. Queried from cloud provider, if available.", 1),
+             Column("OS-Image", "string", "", "OS Image reported by the node from /etc/os-release (e.g. Debian GNU/Linux 7 (wheezy)).", 1),
+             Column("Kernel-Version", "string", "", "Kernel Version reported by the node from 'uname -r' (e.g. 3.16.0-0.bpo.4-amd64).", 1),
+             Column("Container-Runtime", "string", "", "ContainerRuntime Version reported by the node through runtime remote API (e.g. containerd://1.4.2).", 1)};
+    return TableConvertor(std::move(defs), NodeCells);
+  }
+  if (kind == "Namespace") {
+    *defs = {Column("Name", "string", "name", kNameDescription),
+             Column("Status", "string", "", "The status of the namespace"),
+             Column("Age", "string", "", kAgeDescription)};
+    return TableConvertor(std::move(defs), NamespaceCells);
+  }
+  if (kind == "Event") {
+    *defs = {Column("Last Seen", "string", "", "The last time the event was seen"),
+             Column("Type", "string", "", "Type of this event (Normal, Warning), new types could be added in the future."),
+             Column("Reason", "string", "", "This should be a short, machine understandable string that gives the reason for the transition into the object's current status."),
+             Column("Object", "string", "", "The object this Event is about."),
+             Column("Subobject", "string", "", "The sub-object (e.g. a container) this event is about.", 1),
+             Column("Source", "string", "", "The component reporting this event. Should be a short machine understandable string.", 1),
+             Column("Message", "string", "", "A human-readable description of the status of this operation."),
+             Column("First Seen", "string", "", "The first time the event was seen", 1),
+             Column("Count", "string", "", "The number of times this event has occurred.", 1),
+             Column("Name", "string", "name", kNameDescription, 1)};
+    return TableConvertor(std::move(defs), EventCells);
+  }
+  return std::nullopt;
+}
+
+json TableConvertor::Row(const api::Object& obj, Time now, IncludeObject include) const {
+  json row = {{"cells", row_(obj, now)}};
+  if (include == IncludeObject::kMetadata) {
+    row["object"] = PartialObjectMetadata(obj);
+  } else if (include == IncludeObject::kObject) {
+    row["object"] = obj;
+  }
+  return row;
+}
+
+json TableConvertor::Table(const std::vector<const api::Object*>& items, Time now,
+                           IncludeObject include, const std::string& resource_version,
+                           const std::string& continue_token, bool with_columns) const {
+  json meta = json::object();
+  if (!resource_version.empty()) meta["resourceVersion"] = resource_version;
+  if (!continue_token.empty()) meta["continue"] = continue_token;
+  json rows = json::array();
+  for (const api::Object* obj : items) rows.push_back(Row(*obj, now, include));
+  return json{{"kind", "Table"},
+              {"apiVersion", "meta.k8s.io/v1"},
+              {"metadata", std::move(meta)},
+              {"columnDefinitions", with_columns ? ColumnDefinitions() : json::array()},
+              {"rows", std::move(rows)}};
+}
+
+}  // namespace berth::apiserver

@@ -1,0 +1,100 @@
+// Server-side tables: what `kubectl get` prints.
+//
+// kubectl 1.32 has no column printers of its own: it asks for
+//   Accept: application/json;as=Table;v=v1;g=meta.k8s.io, ...
+// and prints the meta.k8s.io/v1 Table the server renders (kubectl-api.md §2).
+// A Table is
+//   {"kind":"Table","apiVersion":"meta.k8s.io/v1",
+//    "metadata":{"resourceVersion":"101"[,"continue":"..."]},
+//    "columnDefinitions":[{"name","type","format","description","priority"}...],
+//    "rows":[{"cells":[...],"object":<PartialObjectMetadata>}...]}
+// kubectl upper-cases the column names, hides priority > 0 columns unless
+// `-o wide`, prints null cells empty and takes the NAMESPACE column (-A) and
+// labels (--show-labels, -L) from rows[].object.metadata.
+//
+// Two kinds of convertors, as upstream:
+//   - Column convertors for definitions with additionalPrinterColumns
+//     (apiextensions-apiserver tableconvertor): Name first, then the columns
+//     in order; a version that declares none gets a single Age column. Cells:
+//     the first JSONPath result; none -> null; type string -> the value as
+//     text (objects and lists as compact JSON); integer/number/boolean -> the
+//     JSON value; date -> the age string (HumanDuration).
+//   - Built-in printers for core kinds with upstream's column sets and cell
+//     rules (pkg/printers/internalversion/printers.go): Pod, Node, Namespace,
+//     Event. Kinds without either get Name + Age.
+//
+// Ages are computed at `now` from the injected Clock, never from the system
+// clock, so tests are exact.
+//
+// Thread-safety: a TableConvertor is immutable after construction; Convert*
+// may be called from any thread.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "api/object.h"
+#include "api/resource_definition.h"
+#include "core/clock.h"
+
+namespace berth::apiserver {
+
+// k8s.io/apimachinery/pkg/util/duration.HumanDuration: "33s", "2m3s", "5m",
+// "179m", "3h5m", "47h", "2d3h", "729d", "2y10d", "9y"; below -1s "<invalid>",
+// between -1s and 0 "0s".
+std::string HumanDuration(Duration d);
+// The age of an RFC 3339 timestamp at `now`; "<unknown>" when absent or
+// unparsable (translateTimestampSince).
+std::string AgeOf(const nlohmann::json& timestamp, Time now);
+
+// The JSONPath subset printer columns use: dotted fields (.a.b), indices
+// ([0], [-1]), slices ([-1:], [0:2]), wildcards ([*]) and filters
+// ([?(@.type=='X')], [?(@.type=="X")], != too), optionally wrapped in {}.
+// Returns every match in document order; empty for no match or a path
+// outside the subset.
+std::vector<nlohmann::json> EvalJsonPath(const nlohmann::json& doc, std::string_view path);
+
+using api::PrinterColumn;
+
+// rows[].object content (the includeObject query parameter).
+enum class IncludeObject { kNone, kMetadata, kObject };
+
+class TableConvertor {
+ public:
+  // Cells for one object at `now`, in column order.
+  using RowFunction = std::function<std::vector<nlohmann::json>(const api::Object&, Time now)>;
+
+  // From additionalPrinterColumns (empty: Name + Age).
+  static TableConvertor FromColumns(const std::vector<PrinterColumn>& columns);
+  // The built-in printer for a core kind ("Pod", "Node", "Namespace",
+  // "Event" of group ""), or nullopt.
+  static std::optional<TableConvertor> Builtin(std::string_view group, std::string_view kind);
+
+  // The columnDefinitions array.
+  const nlohmann::json& ColumnDefinitions() const { return *column_definitions_; }
+  // One row: {"cells":[...],"object":...}.
+  nlohmann::json Row(const api::Object& obj, Time now, IncludeObject include) const;
+  // A whole Table. `with_columns` false leaves columnDefinitions [] (watch
+  // events after the first).
+  nlohmann::json Table(const std::vector<const api::Object*>& items, Time now,
+                       IncludeObject include, const std::string& resource_version,
+                       const std::string& continue_token, bool with_columns = true) const;
+
+ private:
+  TableConvertor(std::shared_ptr<const nlohmann::json> defs, RowFunction row)
+      : column_definitions_(std::move(defs)), row_(std::move(row)) {}
+  std::shared_ptr<const nlohmann::json> column_definitions_;
+  RowFunction row_;
+};
+
+// The Table (or row) object for includeObject=Metadata: a
+// meta.k8s.io/v1 PartialObjectMetadata carrying the object's metadata.
+nlohmann::json PartialObjectMetadata(const api::Object& obj);
+
+}  // namespace berth::apiserver
