@@ -1,0 +1,350 @@
+#include "store/cached_store.h"
+
+#include "core/ids.h"
+#include "store/continue_token.h"
+#include "store/object_meta.h"
+
+#include <string>
+#include <utility>
+
+namespace berth::store {
+namespace {
+
+// Path segment names may not contain '/' (the store's key encoding relies on it).
+Status CheckSegment(const char* field, const std::string& value) {
+  if (value.find('/') == std::string::npos) return Status::Ok();
+  return InvalidError(std::string(field) + ": Invalid value: \"" + value + "\": may not contain '/'",
+                      {{"FieldValueInvalid", field, "Invalid value: \"" + value + "\": may not contain '/'"}});
+}
+
+Status CheckPreconditions(const ObjectKey& key, const Preconditions& pre, const api::Object& cur) {
+  if (pre.uid && *pre.uid != api::Uid(cur)) {
+    return ConflictPrecondition(key, "UID", *pre.uid, api::Uid(cur));
+  }
+  if (pre.resource_version && *pre.resource_version != api::ResourceVersion(cur)) {
+    return ConflictPrecondition(key, "ResourceVersion", *pre.resource_version,
+                                api::ResourceVersion(cur));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+CachedStore::CachedStore(Clock& clock, const StoreOptions& options,
+                         std::unique_ptr<Persistence> persistence, RecoveredState initial)
+    : clock_(clock),
+      persistence_(std::move(persistence)),
+      hub_(std::make_shared<WatchHub>(options.history_limit, options.watcher_buffer_limit,
+                                      initial.revision)),
+      committed_revision_(initial.revision),
+      assigned_revision_(initial.revision) {
+  for (auto& [key, obj] : initial.objects) {
+    objects_[key.resource][{key.ns, key.name}] = std::move(obj);
+  }
+}
+
+CachedStore::~CachedStore() {
+  WatchHub::RunNotifications(hub_->CloseAll(UnavailableError("the store was closed")));
+}
+
+// ------------------------------------------------------------------- reads
+
+const ObjectPtr* CachedStore::CommittedLocked(const ObjectKey& key) const {
+  auto r = objects_.find(key.resource);
+  if (r == objects_.end()) return nullptr;
+  auto it = r->second.find(NameKey{key.ns, key.name});
+  return it == r->second.end() ? nullptr : &it->second;
+}
+
+const ObjectPtr* CachedStore::LookupLocked(const ObjectKey& key, int64_t* pending_revision) const {
+  *pending_revision = 0;
+  if (!pending_.empty()) {
+    auto it = pending_.find(key);
+    if (it != pending_.end()) {
+      *pending_revision = it->second.first;
+      return it->second.second ? &it->second.second : nullptr;
+    }
+  }
+  return CommittedLocked(key);
+}
+
+StatusOr<api::Object> CachedStore::Get(const ObjectKey& key) {
+  std::lock_guard lock(mu_);
+  const ObjectPtr* obj = CommittedLocked(key);
+  if (obj == nullptr) return NotFound(key);
+  return **obj;
+}
+
+StatusOr<ListResult> CachedStore::List(const api::GroupResource& resource,
+                                       const ListOptions& options) {
+  std::optional<ContinueToken> token;
+  if (!options.continue_token.empty()) {
+    BERTH_ASSIGN_OR_RETURN(ContinueToken t, DecodeContinue(options.continue_token));
+    token = std::move(t);
+  }
+  std::lock_guard lock(mu_);
+  int64_t revision = committed_revision_;
+  if (token && token->revision > 0) {
+    revision = token->revision;
+  } else if (!token && options.revision > 0) {
+    revision = options.revision;
+  }
+  if (revision > committed_revision_) {
+    return TimeoutError("Too large resource version: " + std::to_string(revision) +
+                        ", current: " + std::to_string(committed_revision_));
+  }
+  // The state at `revision` differs from the current one in the keys written
+  // since: undo those writes, newest first, so each key ends with the version
+  // it had before its oldest later write (null: absent at `revision`).
+  std::map<NameKey, ObjectPtr> overlay;
+  if (revision < committed_revision_) {
+    Status s = hub_->EventsSince(resource, options.ns, revision, [&](const HistoryEvent& ev) {
+      overlay[NameKey{ev.key.ns, ev.key.name}] = ev.prev;
+    });
+    if (!s.ok()) {
+      return GoneError(token ? ContinueExpiredMessage()
+                             : std::string("The resourceVersion for the provided list is too old."));
+    }
+  }
+
+  static const ResourceMap kNoObjects;
+  auto r = objects_.find(resource);
+  const ResourceMap& current = r == objects_.end() ? kNoObjects : r->second;
+
+  // Where this page starts: strictly after the token's key, and not before
+  // the namespace.
+  NameKey start;
+  bool strictly_after = false;
+  if (token) {
+    start = {token->ns, token->name};
+    strictly_after = true;
+  }
+  if (!options.ns.empty() && (!token || start < NameKey{options.ns, ""})) {
+    start = {options.ns, ""};
+    strictly_after = false;
+  }
+  auto first = [&](const auto& m) { return strictly_after ? m.upper_bound(start) : m.lower_bound(start); };
+  auto a = first(current);
+  auto b = first(overlay);
+
+  ListResult result;
+  result.revision = revision;
+  const NameKey* last = nullptr;
+  while (a != current.end() || b != overlay.end()) {
+    // Merge the two ordered sequences; the overlay wins on equal keys.
+    const NameKey* key;
+    const ObjectPtr* obj;
+    if (b != overlay.end() && (a == current.end() || b->first <= a->first)) {
+      if (a != current.end() && a->first == b->first) ++a;
+      key = &b->first;
+      obj = &b->second;
+      ++b;
+    } else {
+      key = &a->first;
+      obj = &a->second;
+      ++a;
+    }
+    if (!options.ns.empty() && key->first != options.ns) break;  // past the namespace
+    if (!*obj || (options.predicate && !options.predicate(**obj))) continue;
+    if (options.limit > 0 && static_cast<int64_t>(result.items.size()) == options.limit) {
+      // One more match exists: hand out a token for the next page.
+      result.continue_token = EncodeContinue({revision, last->first, last->second});
+      break;
+    }
+    result.items.push_back(*obj);
+    last = key;
+  }
+  return result;
+}
+
+StatusOr<std::unique_ptr<Watcher>> CachedStore::Watch(const api::GroupResource& resource,
+                                                      const WatchOptions& options) {
+  std::lock_guard lock(mu_);
+  return hub_->AddWatcher(resource, options, committed_revision_);
+}
+
+int64_t CachedStore::CurrentRevision() {
+  std::lock_guard lock(mu_);
+  return committed_revision_;
+}
+
+// ------------------------------------------------------------------ writes
+
+StatusOr<CachedStore::Written> CachedStore::Write(const ObjectKey& key, const Decide& decide) {
+  std::unique_lock lock(mu_);
+  if (!failed_.ok()) return failed_;
+  int64_t pending_revision = 0;
+  const ObjectPtr* found = LookupLocked(key, &pending_revision);
+  ObjectPtr current = found ? *found : nullptr;
+  StatusOr<Change> change = decide(current.get());
+  if (!change.ok() || change->kind == Change::Kind::kNone) {
+    // The answer was decided on a queued write: let it become durable (and
+    // readable) first, so the caller's next read agrees with this answer.
+    if (pending_revision > 0) BERTH_RETURN_IF_ERROR(WaitCommittedLocked(lock, pending_revision));
+    if (!change.ok()) return change.status();
+    return Written{current, false};
+  }
+
+  HistoryEvent ev;
+  ev.revision = ++assigned_revision_;
+  ev.key = key;
+  ev.prev = current;
+  if (change->kind == Change::Kind::kPut) {
+    SetResourceVersion(change->object, ev.revision);
+    ev.type = current ? EventType::kModified : EventType::kAdded;
+    ev.object = std::make_shared<const api::Object>(std::move(change->object));
+  } else {
+    BERTH_CHECK(current != nullptr);
+    api::Object last = *current;
+    SetResourceVersion(last, ev.revision);
+    ev.type = EventType::kDeleted;
+    ev.object = std::make_shared<const api::Object>(std::move(last));
+  }
+  Written out{ev.object, ev.type == EventType::kDeleted};
+  const int64_t revision = ev.revision;
+
+  if (!persistence_) {
+    std::vector<HistoryEvent> events;
+    events.push_back(std::move(ev));
+    WatchHub::Notifications notes = ApplyLocked(std::move(events));
+    lock.unlock();
+    WatchHub::RunNotifications(notes);
+    return out;
+  }
+  pending_[key] = {revision, out.removed ? nullptr : out.object};
+  queue_.push_back(std::move(ev));
+  BERTH_RETURN_IF_ERROR(WaitCommittedLocked(lock, revision));
+  return out;
+}
+
+Status CachedStore::WaitCommittedLocked(std::unique_lock<std::mutex>& lock, int64_t revision) {
+  while (committed_revision_ < revision) {
+    if (!failed_.ok()) return failed_;
+    if (committing_) {
+      committed_cv_.wait(lock);
+      continue;
+    }
+    // Lead: commit everything queued so far as one batch.
+    BERTH_CHECK(!queue_.empty());
+    std::vector<HistoryEvent> batch;
+    batch.swap(queue_);
+    committing_ = true;
+    lock.unlock();
+    std::vector<Persistence::Mutation> mutations;
+    mutations.reserve(batch.size());
+    for (const HistoryEvent& ev : batch) {
+      mutations.push_back({&ev.key, ev.revision,
+                           ev.type == EventType::kDeleted ? nullptr : ev.object.get()});
+    }
+    Status committed = persistence_->Commit(mutations);
+    lock.lock();
+    committing_ = false;
+    if (!committed.ok()) {
+      failed_ = UnavailableError("storage commit failed, the store refuses writes until reopened: " +
+                                 committed.message());
+      pending_.clear();
+      queue_.clear();
+      committed_cv_.notify_all();
+      return failed_;
+    }
+    for (const HistoryEvent& ev : batch) {
+      auto it = pending_.find(ev.key);
+      if (it != pending_.end() && it->second.first == ev.revision) pending_.erase(it);
+    }
+    WatchHub::Notifications notes = ApplyLocked(std::move(batch));
+    committed_cv_.notify_all();
+    if (!notes.empty()) {
+      lock.unlock();
+      WatchHub::RunNotifications(notes);
+      lock.lock();
+    }
+  }
+  return Status::Ok();
+}
+
+WatchHub::Notifications CachedStore::ApplyLocked(std::vector<HistoryEvent> events) {
+  for (const HistoryEvent& ev : events) {
+    ResourceMap& m = objects_[ev.key.resource];
+    if (ev.type == EventType::kDeleted) {
+      m.erase(NameKey{ev.key.ns, ev.key.name});
+    } else {
+      m[NameKey{ev.key.ns, ev.key.name}] = ev.object;
+    }
+  }
+  committed_revision_ = events.back().revision;
+  return hub_->Publish(std::move(events), committed_revision_);
+}
+
+StatusOr<api::Object> CachedStore::Create(const api::GroupResource& resource, api::Object obj) {
+  if (!obj.is_object()) return BadRequestError("the object to create is not a JSON object");
+  StampCreate(obj, clock_.Now());
+  const std::string generate_name = api::MetaString(obj, "generateName");
+  const bool generated = api::Name(obj).empty();
+  if (generated && generate_name.empty()) {
+    return InvalidError("metadata.name: Required value: name or generateName is required",
+                        {{"FieldValueRequired", "metadata.name",
+                          "Required value: name or generateName is required"}});
+  }
+  BERTH_RETURN_IF_ERROR(CheckSegment("metadata.namespace", api::Namespace(obj)));
+  BERTH_RETURN_IF_ERROR(CheckSegment("metadata.generateName", generate_name));
+  BERTH_RETURN_IF_ERROR(CheckSegment("metadata.name", api::Name(obj)));
+  // generateName: draw a suffix, and draw again when it is taken (the
+  // registry retries a create that hits AlreadyExists the same way).
+  constexpr int kGenerateAttempts = 8;
+  for (int attempt = 1;; ++attempt) {
+    if (generated) obj["metadata"]["name"] = generate_name + RandomNameSuffix();
+    const ObjectKey key = KeyOf(resource, obj);
+    auto written = Write(key, [&](const api::Object* current) -> StatusOr<Change> {
+      if (current != nullptr) return AlreadyExists(key);
+      return Change{Change::Kind::kPut, std::move(obj)};
+    });
+    if (written.ok()) return *written->object;
+    if (!(generated && written.status().code() == Code::kAlreadyExists && attempt < kGenerateAttempts)) {
+      return written.status();
+    }
+  }
+}
+
+StatusOr<api::Object> CachedStore::Update(const api::GroupResource& resource, api::Object obj,
+                                          const UpdateOptions& options) {
+  if (!obj.is_object()) return BadRequestError("the object to update is not a JSON object");
+  const ObjectKey key = KeyOf(resource, obj);
+  const std::string resource_version = api::ResourceVersion(obj);
+  auto written = Write(key, [&](const api::Object* current) -> StatusOr<Change> {
+    if (current == nullptr) return NotFound(key);
+    if (options.uid && *options.uid != api::Uid(*current)) {
+      return ConflictPrecondition(key, "UID", *options.uid, api::Uid(*current));
+    }
+    if (!resource_version.empty() && resource_version != api::ResourceVersion(*current)) {
+      return ConflictModified(key);
+    }
+    StampUpdate(*current, obj);
+    if (obj == *current) return Change{};  // nothing changed: no write, no new revision
+    if (ShouldRemoveOnUpdate(*current, obj)) return Change{Change::Kind::kRemove, {}};
+    return Change{Change::Kind::kPut, std::move(obj)};
+  });
+  if (!written.ok()) return written.status();
+  return *written->object;
+}
+
+StatusOr<DeleteResult> CachedStore::Delete(const ObjectKey& key, const DeleteOptions& options) {
+  const Time now = clock_.Now();
+  auto written = Write(key, [&](const api::Object* current) -> StatusOr<Change> {
+    if (current == nullptr) return NotFound(key);
+    BERTH_RETURN_IF_ERROR(CheckPreconditions(key, options.preconditions, *current));
+    DeletePlan plan = PlanDelete(*current, options.grace_period_seconds, now);
+    switch (plan.action) {
+      case DeletePlan::Action::kRemove:
+        return Change{Change::Kind::kRemove, {}};
+      case DeletePlan::Action::kMark:
+        return Change{Change::Kind::kPut, std::move(plan.marked)};
+      case DeletePlan::Action::kNothing:
+        break;
+    }
+    return Change{};
+  });
+  if (!written.ok()) return written.status();
+  return DeleteResult{*written->object, written->removed};
+}
+
+}  // namespace berth::store

@@ -1,0 +1,135 @@
+// CachedStore: the one Store implementation every local backend shares. It
+// keeps the current objects in memory (ordered maps per resource), applies
+// the metadata rules (object_meta.h), serves Get/List/Watch from memory and
+// the watch history (watch_hub.h), and hands each batch of writes to an
+// optional Persistence before making it visible. MemoryStore is CachedStore
+// without Persistence; SqliteStore is CachedStore over SQLite.
+//
+// Write path (group commit). A writer takes the store mutex, checks its
+// preconditions against the newest state (including writes still being
+// committed), takes the next revision and queues its write. Without
+// Persistence the write is applied at once. With Persistence the first queued
+// writer that finds no commit in flight becomes the leader: it takes every
+// queued write, releases the mutex, commits them in one Persistence::Commit
+// (one transaction, one fsync), then applies them to the readable state,
+// publishes the events and wakes the others; writers that queued meanwhile
+// form the next batch. A writer returns only after its write is committed, so
+// reads (which see only committed state) never see an unacknowledged write.
+// When a Commit fails, that batch and every write queued after it fail with
+// kUnavailable and the store refuses all later writes (reads keep working):
+// the durable state is unknown and must be reopened.
+//
+// List at an older revision (continue pages, ListOptions::revision) rebuilds
+// the state at that revision from the current objects and the event history
+// (each later event undone, newest first); hence kGone once the history no
+// longer reaches back that far.
+//
+// Thread-safety: fully thread-safe (see store.h).
+#pragma once
+
+#include "store/store.h"
+#include "store/watch_hub.h"
+
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+namespace berth::store {
+
+// Durable backing of a CachedStore.
+class Persistence {
+ public:
+  // One write: the object as stored at `revision`, or null for a removal.
+  struct Mutation {
+    const ObjectKey* key;
+    int64_t revision;
+    const api::Object* object;
+  };
+  virtual ~Persistence() = default;
+  // Makes the batch (ascending revisions) and the new revision counter
+  // (the last mutation's revision) durable, atomically: all or nothing.
+  // Called by one thread at a time, without store locks.
+  virtual Status Commit(const std::vector<Mutation>& batch) = 0;
+};
+
+// The contents a CachedStore starts from (what a backend recovered).
+struct RecoveredState {
+  int64_t revision = 0;
+  std::vector<std::pair<ObjectKey, ObjectPtr>> objects;
+};
+
+class CachedStore : public Store {
+ public:
+  // persistence may be null (memory only). The event history starts empty,
+  // so watches from before initial.revision get kGone.
+  CachedStore(Clock& clock, const StoreOptions& options, std::unique_ptr<Persistence> persistence,
+              RecoveredState initial);
+  ~CachedStore() override;
+
+  CachedStore(const CachedStore&) = delete;
+  CachedStore& operator=(const CachedStore&) = delete;
+
+  StatusOr<api::Object> Get(const ObjectKey& key) override;
+  StatusOr<ListResult> List(const api::GroupResource& resource, const ListOptions& options) override;
+  StatusOr<api::Object> Create(const api::GroupResource& resource, api::Object obj) override;
+  StatusOr<api::Object> Update(const api::GroupResource& resource, api::Object obj,
+                               const UpdateOptions& options) override;
+  StatusOr<DeleteResult> Delete(const ObjectKey& key, const DeleteOptions& options) override;
+  StatusOr<std::unique_ptr<Watcher>> Watch(const api::GroupResource& resource,
+                                           const WatchOptions& options) override;
+  int64_t CurrentRevision() override;
+
+  // The newest revision no longer in the event history (watches and
+  // continue pages from below it get kGone).
+  int64_t CompactedRevision() const { return hub_->CompactedRevision(); }
+
+ private:
+  // (namespace, name) -> object; std::map keeps the list order.
+  using NameKey = std::pair<std::string, std::string>;
+  using ResourceMap = std::map<NameKey, ObjectPtr>;
+
+  // The outcome a write decided on, from the current object.
+  struct Change {
+    enum class Kind { kNone, kPut, kRemove };
+    Kind kind = Kind::kNone;
+    api::Object object;  // kPut: the new object (resourceVersion set by Write)
+  };
+  using Decide = std::function<StatusOr<Change>(const api::Object* current)>;
+  struct Written {
+    ObjectPtr object;   // as stored, or the removed object at the deletion revision
+    bool removed = false;
+  };
+
+  // Runs decide against the newest state of key under the write lock, then
+  // records and (durably) commits the change.
+  StatusOr<Written> Write(const ObjectKey& key, const Decide& decide);
+  // Group commit: returns once `revision` is committed (leading a commit when
+  // none is in flight), or the store's failure.
+  Status WaitCommittedLocked(std::unique_lock<std::mutex>& lock, int64_t revision);
+  // Applies committed events to the readable state and publishes them.
+  WatchHub::Notifications ApplyLocked(std::vector<HistoryEvent> events);
+  // The newest version of key, including queued writes; sets *pending_revision
+  // to the revision of a queued write it came from (0 if committed).
+  const ObjectPtr* LookupLocked(const ObjectKey& key, int64_t* pending_revision) const;
+  const ObjectPtr* CommittedLocked(const ObjectKey& key) const;
+
+  Clock& clock_;
+  const std::unique_ptr<Persistence> persistence_;
+  const std::shared_ptr<WatchHub> hub_;
+
+  mutable std::mutex mu_;
+  std::condition_variable committed_cv_;
+  std::map<api::GroupResource, ResourceMap> objects_;  // committed, readable state
+  int64_t committed_revision_ = 0;                     // last readable revision
+  int64_t assigned_revision_ = 0;                      // last revision handed to a writer
+  // Writes queued or being committed (durable backends only): key -> {revision, object or null}.
+  std::map<ObjectKey, std::pair<int64_t, ObjectPtr>> pending_;
+  std::vector<HistoryEvent> queue_;  // queued, not yet taken by a leader
+  bool committing_ = false;
+  Status failed_;
+};
+
+}  // namespace berth::store

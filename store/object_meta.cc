@@ -1,0 +1,131 @@
+#include "store/object_meta.h"
+
+#include "core/ids.h"
+
+#include <algorithm>
+#include <chrono>
+#include <string>
+
+namespace berth::store {
+namespace {
+
+api::Object& Metadata(api::Object& obj) {
+  api::Object& meta = obj["metadata"];
+  if (!meta.is_object()) meta = api::Object::object();
+  return meta;
+}
+
+const api::Object* FindMetadataField(const api::Object& obj, const char* field) {
+  auto m = obj.find("metadata");
+  if (m == obj.end() || !m->is_object()) return nullptr;
+  auto f = m->find(field);
+  return f == m->end() ? nullptr : &*f;
+}
+
+// Copies metadata.<field> from `from` into `to`, or erases it when `from` has none.
+void CopyField(const api::Object& from, api::Object& to_meta, const char* field) {
+  if (const api::Object* v = FindMetadataField(from, field)) {
+    to_meta[field] = *v;
+  } else {
+    to_meta.erase(field);
+  }
+}
+
+int64_t IntField(const api::Object* v, int64_t fallback) {
+  return v != nullptr && v->is_number_integer() ? v->get<int64_t>() : fallback;
+}
+
+bool IsTopLevelMetaField(const std::string& key) {
+  return key == "apiVersion" || key == "kind" || key == "metadata" || key == "status";
+}
+
+}  // namespace
+
+void StampCreate(api::Object& obj, Time now) {
+  api::Object& meta = Metadata(obj);
+  meta["uid"] = NewUid();
+  meta["creationTimestamp"] = FormatRfc3339(now);
+  meta["generation"] = 1;
+  meta.erase("resourceVersion");
+  meta.erase("deletionTimestamp");
+  meta.erase("deletionGracePeriodSeconds");
+}
+
+void StampUpdate(const api::Object& stored, api::Object& obj) {
+  api::Object& meta = Metadata(obj);
+  CopyField(stored, meta, "uid");
+  CopyField(stored, meta, "creationTimestamp");
+  CopyField(stored, meta, "deletionTimestamp");
+  CopyField(stored, meta, "deletionGracePeriodSeconds");
+  CopyField(stored, meta, "resourceVersion");
+  int64_t generation = IntField(FindMetadataField(stored, "generation"), 0);
+  if (SpecChanged(stored, obj)) ++generation;
+  meta["generation"] = generation;
+}
+
+bool SpecChanged(const api::Object& a, const api::Object& b) {
+  // Both are sorted maps: walk them together.
+  auto ia = a.begin(), ib = b.begin();
+  while (ia != a.end() || ib != b.end()) {
+    if (ia != a.end() && IsTopLevelMetaField(ia.key())) { ++ia; continue; }
+    if (ib != b.end() && IsTopLevelMetaField(ib.key())) { ++ib; continue; }
+    if (ia == a.end() || ib == b.end()) return true;
+    if (ia.key() != ib.key() || *ia != *ib) return true;
+    ++ia;
+    ++ib;
+  }
+  return false;
+}
+
+void SetResourceVersion(api::Object& obj, int64_t revision) {
+  Metadata(obj)["resourceVersion"] = std::to_string(revision);
+}
+
+bool HasFinalizers(const api::Object& obj) {
+  const api::Object* f = FindMetadataField(obj, "finalizers");
+  return f != nullptr && f->is_array() && !f->empty();
+}
+
+DeletePlan PlanDelete(const api::Object& stored, std::optional<int64_t> grace_period_seconds,
+                      Time now) {
+  const int64_t grace = std::max<int64_t>(0, grace_period_seconds.value_or(0));
+  const bool finalizers = HasFinalizers(stored);
+  const bool marked = FindMetadataField(stored, "deletionTimestamp") != nullptr;
+  DeletePlan plan;
+  if (!finalizers && grace == 0) {
+    plan.action = DeletePlan::Action::kRemove;
+    return plan;
+  }
+  if (marked) {
+    // Already being deleted: only a shorter grace period changes anything
+    // (rest.BeforeDelete never extends a deadline).
+    const int64_t current = IntField(FindMetadataField(stored, "deletionGracePeriodSeconds"), 0);
+    if (grace >= current) return plan;  // kNothing
+    Time deadline = now + std::chrono::seconds(grace);
+    Time existing;
+    const api::Object* ts = FindMetadataField(stored, "deletionTimestamp");
+    plan.action = DeletePlan::Action::kMark;
+    plan.marked = stored;
+    api::Object& meta = Metadata(plan.marked);
+    if (!(ts != nullptr && ts->is_string() && ParseRfc3339(ts->get<std::string>(), &existing) &&
+          existing <= deadline)) {
+      meta["deletionTimestamp"] = FormatRfc3339(deadline);
+    }
+    meta["deletionGracePeriodSeconds"] = grace;
+    return plan;
+  }
+  plan.action = DeletePlan::Action::kMark;
+  plan.marked = stored;
+  api::Object& meta = Metadata(plan.marked);
+  meta["deletionTimestamp"] = FormatRfc3339(now + std::chrono::seconds(grace));
+  meta["deletionGracePeriodSeconds"] = grace;
+  return plan;
+}
+
+bool ShouldRemoveOnUpdate(const api::Object& stored, const api::Object& updated) {
+  if (HasFinalizers(updated)) return false;
+  if (FindMetadataField(stored, "deletionTimestamp") == nullptr) return false;
+  return IntField(FindMetadataField(stored, "deletionGracePeriodSeconds"), 0) == 0;
+}
+
+}  // namespace berth::store

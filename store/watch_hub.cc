@@ -1,0 +1,245 @@
+#include "store/watch_hub.h"
+
+#include "store/object_meta.h"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+
+namespace berth::store {
+namespace {
+
+// What Store::Watch hands out: owns one HubWatcher and stops it on destruction.
+class WatcherHandle final : public Watcher {
+ public:
+  explicit WatcherHandle(std::shared_ptr<HubWatcher> w) : w_(std::move(w)) {}
+  ~WatcherHandle() override { w_->Stop(); }
+  StatusOr<std::optional<WatchEvent>> Next(Duration timeout) override { return w_->Next(timeout); }
+  int64_t StartRevision() const override { return w_->StartRevision(); }
+  int64_t ProgressRevision() const override { return w_->ProgressRevision(); }
+  void Stop() override { w_->Stop(); }
+
+ private:
+  std::shared_ptr<HubWatcher> w_;
+};
+
+}  // namespace
+
+// ---------------------------------------------------------------- WatchHub
+
+WatchHub::WatchHub(size_t history_limit, size_t watcher_buffer_limit, int64_t start_revision)
+    : history_limit_(std::max<size_t>(1, history_limit)),
+      watcher_buffer_limit_(std::max<size_t>(1, watcher_buffer_limit)),
+      compacted_revision_(start_revision),
+      published_revision_(start_revision) {}
+
+WatchHub::Notifications WatchHub::Publish(std::vector<HistoryEvent> events,
+                                          int64_t current_revision) {
+  Notifications notes;
+  std::lock_guard lock(mu_);
+  for (HistoryEvent& ev : events) {
+    auto it = watchers_.find(ev.key.resource);
+    if (it != watchers_.end()) {
+      auto& list = it->second;
+      bool any_closed = false;
+      for (const auto& w : list) {
+        switch (w->Offer(ev, /*replay=*/false)) {
+          case HubWatcher::OfferResult::kQuiet:
+            break;
+          case HubWatcher::OfferResult::kClosed:
+            any_closed = true;
+            [[fallthrough]];
+          case HubWatcher::OfferResult::kNotify:
+            notes.push_back(w);
+            break;
+        }
+      }
+      if (any_closed) {
+        std::erase_if(list, [](const std::shared_ptr<HubWatcher>& w) {
+          std::lock_guard wl(w->mu_);
+          return w->is_closed_;
+        });
+        if (list.empty()) watchers_.erase(it);
+      }
+    }
+    history_.push_back(std::move(ev));
+    while (history_.size() > history_limit_) {
+      compacted_revision_ = history_.front().revision;
+      history_.pop_front();
+    }
+  }
+  published_revision_.store(current_revision, std::memory_order_release);
+  return notes;
+}
+
+StatusOr<std::unique_ptr<Watcher>> WatchHub::AddWatcher(const api::GroupResource& resource,
+                                                        const WatchOptions& options,
+                                                        int64_t current_revision) {
+  std::lock_guard lock(mu_);
+  int64_t from = options.from_revision > 0 ? options.from_revision : current_revision;
+  if (from < compacted_revision_) return TooOldResourceVersion(from, compacted_revision_);
+  size_t limit = options.buffer_limit > 0 ? options.buffer_limit : watcher_buffer_limit_;
+  auto w = std::make_shared<HubWatcher>(shared_from_this(), resource, options, limit, from);
+  // Replay what the history holds after `from` (binary search: ascending revisions).
+  auto first = std::upper_bound(history_.begin(), history_.end(), from,
+                                [](int64_t rev, const HistoryEvent& ev) { return rev < ev.revision; });
+  for (auto it = first; it != history_.end(); ++it) {
+    if (it->key.resource == resource) w->Offer(*it, /*replay=*/true);
+  }
+  watchers_[resource].push_back(w);
+  return std::unique_ptr<Watcher>(std::make_unique<WatcherHandle>(std::move(w)));
+}
+
+Status WatchHub::EventsSince(const api::GroupResource& resource, const std::string& ns,
+                             int64_t after,
+                             const std::function<void(const HistoryEvent&)>& fn) const {
+  std::lock_guard lock(mu_);
+  if (after < compacted_revision_) return TooOldResourceVersion(after, compacted_revision_);
+  for (auto it = history_.rbegin(); it != history_.rend() && it->revision > after; ++it) {
+    if (it->key.resource == resource && (ns.empty() || it->key.ns == ns)) fn(*it);
+  }
+  return Status::Ok();
+}
+
+int64_t WatchHub::CompactedRevision() const {
+  std::lock_guard lock(mu_);
+  return compacted_revision_;
+}
+
+WatchHub::Notifications WatchHub::CloseAll(const Status& status) {
+  Notifications notes;
+  std::lock_guard lock(mu_);
+  for (auto& [resource, list] : watchers_) {
+    for (auto& w : list) {
+      std::lock_guard wl(w->mu_);
+      if (w->Close(status, /*keep_buffer=*/true)) notes.push_back(w);
+    }
+  }
+  watchers_.clear();
+  return notes;
+}
+
+void WatchHub::RunNotifications(const Notifications& notifications) {
+  for (const auto& w : notifications) w->Notify();
+}
+
+void WatchHub::Remove(HubWatcher* watcher) {
+  std::lock_guard lock(mu_);
+  auto it = watchers_.find(watcher->resource_);
+  if (it == watchers_.end()) return;
+  std::erase_if(it->second, [watcher](const std::shared_ptr<HubWatcher>& w) { return w.get() == watcher; });
+  if (it->second.empty()) watchers_.erase(it);
+}
+
+// -------------------------------------------------------------- HubWatcher
+
+HubWatcher::HubWatcher(std::shared_ptr<WatchHub> hub, api::GroupResource resource,
+                       const WatchOptions& options, size_t buffer_limit, int64_t start_revision)
+    : hub_(std::move(hub)),
+      resource_(std::move(resource)),
+      ns_(options.ns),
+      predicate_(options.predicate),
+      notify_(options.notify),
+      buffer_limit_(buffer_limit),
+      start_revision_(start_revision) {}
+
+bool HubWatcher::Matches(const api::Object& obj) const {
+  return !predicate_ || predicate_(obj);
+}
+
+HubWatcher::OfferResult HubWatcher::Offer(const HistoryEvent& ev, bool replay) {
+  if (ev.revision <= start_revision_) return OfferResult::kQuiet;
+  if (!ns_.empty() && ev.key.ns != ns_) return OfferResult::kQuiet;
+  // The cacher's rule: evaluate the filter on the new and the old object.
+  const bool cur_passes = ev.type != EventType::kDeleted && Matches(*ev.object);
+  const bool old_passes = ev.prev != nullptr && Matches(*ev.prev);
+  WatchEvent out;
+  out.revision = ev.revision;
+  if (cur_passes && !old_passes) {
+    out.type = EventType::kAdded;
+    out.object = ev.object;
+  } else if (cur_passes && old_passes) {
+    out.type = EventType::kModified;
+    out.object = ev.object;
+  } else if (old_passes) {
+    out.type = EventType::kDeleted;
+    if (ev.type == EventType::kDeleted) {
+      out.object = ev.object;
+    } else {
+      // Left the selection: the old content at the event's revision.
+      if (!ev.prev_at_revision) {
+        api::Object copy = *ev.prev;
+        SetResourceVersion(copy, ev.revision);
+        ev.prev_at_revision = std::make_shared<const api::Object>(std::move(copy));
+      }
+      out.object = ev.prev_at_revision;
+    }
+  } else {
+    return OfferResult::kQuiet;
+  }
+
+  std::lock_guard lock(mu_);
+  if (is_closed_) return OfferResult::kQuiet;
+  if (!replay && buffer_.size() >= buffer_limit_) {
+    Close(GoneError("watch closed: the watcher fell more than " + std::to_string(buffer_limit_) +
+                    " events behind; relist and watch again"),
+          /*keep_buffer=*/false);
+    return OfferResult::kClosed;
+  }
+  const bool was_empty = buffer_.empty();
+  buffer_.push_back(std::move(out));
+  if (was_empty) cv_.notify_all();
+  return was_empty ? OfferResult::kNotify : OfferResult::kQuiet;
+}
+
+bool HubWatcher::Close(const Status& status, bool keep_buffer) {
+  // Called with mu_ held.
+  if (is_closed_) return false;
+  is_closed_ = true;
+  closed_ = status;
+  if (!keep_buffer) buffer_.clear();
+  cv_.notify_all();
+  return true;
+}
+
+StatusOr<std::optional<WatchEvent>> HubWatcher::Next(Duration timeout) {
+  std::unique_lock lock(mu_);
+  if (buffer_.empty() && !is_closed_ && timeout > Duration::zero()) {
+    cv_.wait_for(lock, timeout, [this] { return !buffer_.empty() || is_closed_; });
+  }
+  if (!buffer_.empty()) {
+    WatchEvent ev = std::move(buffer_.front());
+    buffer_.pop_front();
+    return std::optional<WatchEvent>(std::move(ev));
+  }
+  if (is_closed_) return closed_;
+  return std::optional<WatchEvent>();
+}
+
+int64_t HubWatcher::ProgressRevision() const {
+  std::lock_guard lock(mu_);
+  // The hub publishes the revision only after offering the events up to it,
+  // and offering takes mu_: an empty buffer here means nothing <= published
+  // is still on its way to this watcher.
+  int64_t progress = buffer_.empty() ? hub_->PublishedRevision() : buffer_.front().revision - 1;
+  return std::max(progress, start_revision_);
+}
+
+void HubWatcher::Stop() {
+  {
+    std::lock_guard nl(notify_mu_);  // waits for a running callback (unless it is ours)
+    notify_enabled_ = false;
+  }
+  {
+    std::lock_guard lock(mu_);
+    if (!is_closed_) Close(UnavailableError("watch stopped"), /*keep_buffer=*/false);
+  }
+  hub_->Remove(this);
+}
+
+void HubWatcher::Notify() {
+  std::lock_guard nl(notify_mu_);
+  if (notify_enabled_ && notify_) notify_();
+}
+
+}  // namespace berth::store

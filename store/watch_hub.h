@@ -1,0 +1,141 @@
+// WatchHub: the bounded event history and the set of live watchers of one
+// store, shared by every backend (the apiserver's watch cache + cacher).
+//
+// The store appends each acknowledged write as one HistoryEvent, in revision
+// order, under its own write lock; the hub offers it to the watchers of that
+// resource (namespace filter, then the predicate on old and new object, see
+// store.h "Watch") and keeps it for later watches and for consistent list
+// pages (EventsSince). When the history exceeds its limit the oldest events
+// are dropped ("compacted"): CompactedRevision() is then the newest dropped
+// revision, and a watch or list from a revision below it gets kGone.
+//
+// Locking: one hub mutex guards the history and the watcher set; each watcher
+// has its own mutex for its buffer. Lock order: store -> hub -> watcher.
+// Notify callbacks run only from RunNotifications, which the caller invokes
+// after releasing its locks.
+//
+// Thread-safety: all methods are thread-safe. The hub is held by shared_ptr
+// so that watchers may outlive the store.
+#pragma once
+
+#include "store/store.h"
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace berth::store {
+
+// One acknowledged write.
+struct HistoryEvent {
+  int64_t revision = 0;
+  EventType type = EventType::kAdded;
+  ObjectKey key;
+  // kAdded/kModified: the new object. kDeleted: the last state with
+  // resourceVersion = revision.
+  ObjectPtr object;
+  // The object before this write (null for kAdded), as stored.
+  ObjectPtr prev;
+  // `prev` with resourceVersion = revision, built on first need (a MODIFIED
+  // that leaves a watcher's selection). Guarded by the hub mutex.
+  mutable ObjectPtr prev_at_revision;
+};
+
+class HubWatcher;
+
+class WatchHub : public std::enable_shared_from_this<WatchHub> {
+ public:
+  // Watchers whose notify callback must run once the caller's locks are released.
+  using Notifications = std::vector<std::shared_ptr<HubWatcher>>;
+
+  WatchHub(size_t history_limit, size_t watcher_buffer_limit, int64_t start_revision);
+
+  // Appends events (ascending revisions, all above every earlier one) and
+  // offers them to the watchers. `current_revision` is the store's revision
+  // after these events.
+  Notifications Publish(std::vector<HistoryEvent> events, int64_t current_revision);
+
+  // Registers a watcher of `resource` that first replays the kept events with
+  // revision > from (from = 0: current_revision). kGone when from is older
+  // than the history.
+  StatusOr<std::unique_ptr<Watcher>> AddWatcher(const api::GroupResource& resource,
+                                                const WatchOptions& options,
+                                                int64_t current_revision);
+
+  // Calls fn for every kept event of `resource` (in namespace ns, "" = all)
+  // with revision > after, newest first. kGone (TooOldResourceVersion) when
+  // after < CompactedRevision().
+  Status EventsSince(const api::GroupResource& resource, const std::string& ns, int64_t after,
+                     const std::function<void(const HistoryEvent&)>& fn) const;
+
+  int64_t CompactedRevision() const;
+
+  // Closes every watcher with `status` (store shutdown).
+  Notifications CloseAll(const Status& status);
+
+  static void RunNotifications(const Notifications& notifications);
+
+ private:
+  friend class HubWatcher;
+  void Remove(HubWatcher* watcher);
+  // The revision every watcher has been offered every event up to.
+  int64_t PublishedRevision() const { return published_revision_.load(std::memory_order_acquire); }
+
+  const size_t history_limit_;
+  const size_t watcher_buffer_limit_;
+  mutable std::mutex mu_;
+  std::deque<HistoryEvent> history_;                 // ascending revisions
+  int64_t compacted_revision_;                       // newest revision no longer in history_
+  std::map<api::GroupResource, std::vector<std::shared_ptr<HubWatcher>>> watchers_;
+  std::atomic<int64_t> published_revision_;
+};
+
+// The hub's side of one watch: filter, bounded buffer, close status and
+// notify callback. Consumers hold it through the Watcher that AddWatcher
+// returns (which stops it when destroyed).
+class HubWatcher {
+ public:
+  HubWatcher(std::shared_ptr<WatchHub> hub, api::GroupResource resource, const WatchOptions& options,
+             size_t buffer_limit, int64_t start_revision);
+
+  StatusOr<std::optional<WatchEvent>> Next(Duration timeout);
+  int64_t StartRevision() const { return start_revision_; }
+  int64_t ProgressRevision() const;
+  void Stop();
+
+ private:
+  friend class WatchHub;
+  enum class OfferResult { kQuiet, kNotify, kClosed };
+  // Converts ev for this watcher (namespace, predicate transitions) and
+  // buffers it. Called with the hub mutex held. Replayed events are not
+  // limited by the buffer; a live event that finds it full closes the watch.
+  OfferResult Offer(const HistoryEvent& ev, bool replay);
+  // Closes with status (buffered events are dropped unless keep_buffer);
+  // returns true when it was open.
+  bool Close(const Status& status, bool keep_buffer);
+  void Notify();
+  bool Matches(const api::Object& obj) const;
+
+  std::shared_ptr<WatchHub> hub_;
+  const api::GroupResource resource_;
+  const std::string ns_;
+  const Predicate predicate_;
+  const std::function<void()> notify_;
+  const size_t buffer_limit_;
+  const int64_t start_revision_;
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<WatchEvent> buffer_;
+  Status closed_;  // the status Next returns once closed and drained
+  bool is_closed_ = false;
+
+  std::recursive_mutex notify_mu_;  // held while notify_ runs; Stop waits on it
+  bool notify_enabled_ = true;      // guarded by notify_mu_
+};
+
+}  // namespace berth::store
