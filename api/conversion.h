@@ -53,8 +53,8 @@
 //
 // Errors: kBadRequest when the object is not a JSON object or has no apiVersion/kind, or
 // the target is in another group; Convert (with a Registry) also returns kNotFound
-// `no matches for kind "Foo" in version "g/v"` when the target version is not served or
-// stored for the kind.
+// `no matches for kind "Foo" in version "g/v"` (Registry::ForKind) when the kind does not
+// serve the target version.
 //
 // Thread-safety: pure functions over immutable tables.
 #pragma once
