@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "api/selectors.h"
 #include "core/quantity.h"
 
 namespace berth::api {
@@ -101,41 +102,6 @@ FieldErrorList ValidateQualifiedName(const std::string& name, const FieldPath& p
 FieldErrorList ValidateImmutable(const Object& new_value, const Object& old_value, const FieldPath& path) {
   if (new_value == old_value) return {};
   return {Invalid(path, new_value, std::string(kFieldImmutableErrorMsg))};
-}
-
-// metav1validation.ValidateLabelSelector with default options.
-FieldErrorList ValidateLabelSelector(const Object& selector, const FieldPath& path) {
-  FieldErrorList errs;
-  if (!selector.is_object()) return errs;
-  const Object& match_labels = Field(selector, "matchLabels");
-  if (match_labels.is_object()) Append(&errs, ValidateLabels(match_labels, path.Child("matchLabels")));
-  const Object& expressions = ArrayField(selector, "matchExpressions");
-  for (size_t i = 0; i < expressions.size(); ++i) {
-    const Object& e = expressions[i];
-    FieldPath ep = path.Child("matchExpressions").Index(i);
-    std::string op = StringField(e, "operator");
-    const Object& values = ArrayField(e, "values");
-    if (op == "In" || op == "NotIn") {
-      if (values.empty()) {
-        errs.push_back(Required(ep.Child("values"), "must be specified when `operator` is 'In' or 'NotIn'"));
-      }
-    } else if (op == "Exists" || op == "DoesNotExist") {
-      if (!values.empty()) {
-        errs.push_back(
-            Forbidden(ep.Child("values"), "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"));
-      }
-    } else {
-      errs.push_back(Invalid(ep.Child("operator"), op, "not a valid selector operator"));
-    }
-    Append(&errs, ValidateQualifiedName(StringField(e, "key"), ep.Child("key")));
-    for (size_t j = 0; j < values.size(); ++j) {
-      if (!values[j].is_string()) continue;
-      for (std::string& msg : IsValidLabelValue(values[j].get<std::string>())) {
-        errs.push_back(Invalid(ep.Child("values").Index(j), values[j], std::move(msg)));
-      }
-    }
-  }
-  return errs;
 }
 
 // ---------------------------------------------------------------------------------------
