@@ -1,0 +1,180 @@
+#include "api/patch.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace berth::api {
+namespace {
+
+using nlohmann::json;
+using ::testing::HasSubstr;
+
+// RFC 7386 Appendix A, every row.
+TEST(MergePatchTest, Rfc7386AppendixA) {
+  struct Case {
+    const char* target;
+    const char* patch;
+    const char* result;
+  };
+  const Case cases[] = {
+      {R"({"a":"b"})", R"({"a":"c"})", R"({"a":"c"})"},
+      {R"({"a":"b"})", R"({"b":"c"})", R"({"a":"b","b":"c"})"},
+      {R"({"a":"b"})", R"({"a":null})", R"({})"},
+      {R"({"a":"b","b":"c"})", R"({"a":null})", R"({"b":"c"})"},
+      {R"({"a":["b"]})", R"({"a":"c"})", R"({"a":"c"})"},
+      {R"({"a":"c"})", R"({"a":["b"]})", R"({"a":["b"]})"},
+      {R"({"a":{"b":"c"}})", R"({"a":{"b":"d","c":null}})", R"({"a":{"b":"d"}})"},
+      {R"({"a":[{"b":"c"}]})", R"({"a":[1]})", R"({"a":[1]})"},
+      {R"(["a","b"])", R"(["c","d"])", R"(["c","d"])"},
+      {R"({"a":"b"})", R"(["c"])", R"(["c"])"},
+      {R"({"a":"foo"})", "null", "null"},
+      {R"({"a":"foo"})", R"("bar")", R"("bar")"},
+      {R"({"e":null})", R"({"a":1})", R"({"a":1,"e":null})"},
+      {R"([1,2])", R"({"a":"b","c":null})", R"({"a":"b"})"},
+      {R"({})", R"({"a":{"bb":{"ccc":null}}})", R"({"a":{"bb":{}}})"},
+  };
+  for (const auto& c : cases) {
+    json target = json::parse(c.target);
+    auto got = ApplyMergePatch(target, json::parse(c.patch));
+    ASSERT_TRUE(got.ok());
+    EXPECT_EQ(*got, json::parse(c.result)) << c.target << " + " << c.patch;
+    EXPECT_EQ(target, json::parse(c.target)) << "input must not change";
+  }
+}
+
+TEST(MergePatchTest, KubectlLabelAndApplyBodies) {
+  json cq = {{"metadata", {{"name", "cq"}, {"labels", {{"tier", "a"}, {"keep", "1"}}}}},
+             {"spec", {{"queueingStrategy", "BestEffortFIFO"}, {"cohort", "c"}}}};
+  json patch = {{"metadata", {{"labels", {{"tier", nullptr}, {"new", "x"}}}}},
+                {"spec", {{"queueingStrategy", nullptr}}}};
+  auto got = ApplyMergePatch(cq, patch);
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(*got, (json{{"metadata", {{"name", "cq"}, {"labels", {{"keep", "1"}, {"new", "x"}}}}},
+                        {"spec", {{"cohort", "c"}}}}));
+}
+
+TEST(MergePatchTest, CreateMergePatchRoundTrips) {
+  json from = {{"a", 1}, {"b", {{"c", 1}, {"d", 2}}}, {"l", {1, 2}}, {"gone", "x"}};
+  json to = {{"a", 1}, {"b", {{"c", 3}, {"d", 2}}}, {"l", {1}}, {"new", true}};
+  json patch = CreateMergePatch(from, to);
+  EXPECT_EQ(patch, (json{{"b", {{"c", 3}}}, {"l", {1}}, {"gone", nullptr}, {"new", true}}));
+  auto applied = ApplyMergePatch(from, patch);
+  ASSERT_TRUE(applied.ok());
+  EXPECT_EQ(*applied, to);
+  EXPECT_EQ(CreateMergePatch(from, from), json::object());
+}
+
+struct JsonPatchCase {
+  const char* name;
+  const char* doc;
+  const char* patch;
+  const char* result;  // nullptr: the patch must fail
+};
+
+// RFC 6902 Appendix A (A.13, a duplicate "op" member, is a JSON-level issue and is omitted).
+TEST(JsonPatchTest, Rfc6902AppendixA) {
+  const JsonPatchCase cases[] = {
+      {"A.1 add object member", R"({"foo":"bar"})",
+       R"([{"op":"add","path":"/baz","value":"qux"}])", R"({"baz":"qux","foo":"bar"})"},
+      {"A.2 add array element", R"({"foo":["bar","baz"]})",
+       R"([{"op":"add","path":"/foo/1","value":"qux"}])", R"({"foo":["bar","qux","baz"]})"},
+      {"A.3 remove object member", R"({"baz":"qux","foo":"bar"})",
+       R"([{"op":"remove","path":"/baz"}])", R"({"foo":"bar"})"},
+      {"A.4 remove array element", R"({"foo":["bar","qux","baz"]})",
+       R"([{"op":"remove","path":"/foo/1"}])", R"({"foo":["bar","baz"]})"},
+      {"A.5 replace", R"({"baz":"qux","foo":"bar"})",
+       R"([{"op":"replace","path":"/baz","value":"boo"}])", R"({"baz":"boo","foo":"bar"})"},
+      {"A.6 move value", R"({"foo":{"bar":"baz","waldo":"fred"},"qux":{"corge":"grault"}})",
+       R"([{"op":"move","from":"/foo/waldo","path":"/qux/thud"}])",
+       R"({"foo":{"bar":"baz"},"qux":{"corge":"grault","thud":"fred"}})"},
+      {"A.7 move array element", R"({"foo":["all","grass","cows","eat"]})",
+       R"([{"op":"move","from":"/foo/1","path":"/foo/3"}])",
+       R"({"foo":["all","cows","eat","grass"]})"},
+      {"A.8 test success", R"({"baz":"qux","foo":["a",2,"c"]})",
+       R"([{"op":"test","path":"/baz","value":"qux"},{"op":"test","path":"/foo/1","value":2}])",
+       R"({"baz":"qux","foo":["a",2,"c"]})"},
+      {"A.9 test error", R"({"baz":"qux"})", R"([{"op":"test","path":"/baz","value":"bar"}])",
+       nullptr},
+      {"A.10 add nested member object", R"({"foo":"bar"})",
+       R"([{"op":"add","path":"/child","value":{"grandchild":{}}}])",
+       R"({"foo":"bar","child":{"grandchild":{}}})"},
+      {"A.11 ignore unrecognized elements", R"({"foo":"bar"})",
+       R"([{"op":"add","path":"/baz","value":"qux","xyz":123}])", R"({"foo":"bar","baz":"qux"})"},
+      {"A.12 add to nonexistent target", R"({"foo":"bar"})",
+       R"([{"op":"add","path":"/baz/bat","value":"qux"}])", nullptr},
+      {"A.14 ~ escape ordering", R"({"/":9,"~1":10})",
+       R"([{"op":"test","path":"/~01","value":10}])", R"({"/":9,"~1":10})"},
+      {"A.15 comparing strings and numbers", R"({"/":9,"~1":10})",
+       R"([{"op":"test","path":"/~01","value":"10"}])", nullptr},
+      {"A.16 add array value", R"({"foo":["bar"]})",
+       R"([{"op":"add","path":"/foo/-","value":["abc","def"]}])",
+       R"({"foo":["bar",["abc","def"]]})"},
+      // Beyond the appendix.
+      {"copy", R"({"a":{"b":1}})", R"([{"op":"copy","from":"/a","path":"/c"}])",
+       R"({"a":{"b":1},"c":{"b":1}})"},
+      {"replace root", R"({"a":1})", R"([{"op":"replace","path":"","value":[1]}])", "[1]"},
+      {"index out of range", R"({"a":[1]})", R"([{"op":"add","path":"/a/5","value":2}])",
+       nullptr},
+      {"remove missing", R"({"a":1})", R"([{"op":"remove","path":"/b"}])", nullptr},
+      {"move into own child", R"({"a":{"b":1}})",
+       R"([{"op":"move","from":"/a","path":"/a/b/c"}])", nullptr},
+      {"atomic: earlier ops undone", R"({"a":1})",
+       R"([{"op":"add","path":"/b","value":2},{"op":"remove","path":"/zzz"}])", nullptr},
+  };
+  for (const auto& c : cases) {
+    json doc = json::parse(c.doc);
+    auto got = ApplyJsonPatch(doc, json::parse(c.patch));
+    if (c.result == nullptr) {
+      EXPECT_FALSE(got.ok()) << c.name << " gave " << got->dump();
+      if (!got.ok()) EXPECT_EQ(got.status().code(), Code::kInvalid) << c.name;
+    } else {
+      ASSERT_TRUE(got.ok()) << c.name << ": " << got.status();
+      EXPECT_EQ(*got, json::parse(c.result)) << c.name;
+    }
+    EXPECT_EQ(doc, json::parse(c.doc)) << c.name << ": input must not change";
+  }
+}
+
+TEST(JsonPatchTest, ErrorsNameTheOperationAndPath) {
+  json pod = {{"spec", {{"replicas", 2}}}};
+  auto test_failed = ApplyJsonPatch(
+      pod, json::parse(R"([{"op":"add","path":"/x","value":1},
+                          {"op":"test","path":"/spec/replicas","value":3}])"));
+  ASSERT_FALSE(test_failed.ok());
+  EXPECT_EQ(test_failed.status().code(), Code::kInvalid);
+  EXPECT_EQ(test_failed.status().message(),
+            "json patch operation 2 (test /spec/replicas): test failed: value is 2, not 3");
+
+  auto removed = ApplyJsonPatch(pod, json::parse(R"([{"op":"remove","path":"/spec/x"}])"));
+  ASSERT_FALSE(removed.ok());
+  EXPECT_THAT(removed.status().message(),
+              HasSubstr("json patch operation 1 (remove /spec/x): "));
+  EXPECT_THAT(removed.status().message(), HasSubstr("'x' not found"));
+
+  struct Bad {
+    const char* patch;
+    const char* message;
+  };
+  const Bad bad[] = {
+      {R"({"op":"add"})", "json patch must be an array of operations, got object"},
+      {R"([1])", "json patch operation 1: operation must be an object"},
+      {R"([{"path":"/a"}])", "json patch operation 1: missing \"op\""},
+      {R"([{"op":"frob","path":"/a"}])", "json patch operation 1: unknown op \"frob\""},
+      {R"([{"op":"add","value":1}])", "json patch operation 1 (add): missing \"path\""},
+      {R"([{"op":"replace","path":"/a"}])", "json patch operation 1 (replace /a): missing \"value\""},
+      {R"([{"op":"move","path":"/a"}])", "json patch operation 1 (move /a): missing \"from\""},
+  };
+  for (const auto& b : bad) {
+    auto r = ApplyJsonPatch(pod, json::parse(b.patch));
+    ASSERT_FALSE(r.ok()) << b.patch;
+    EXPECT_EQ(r.status().code(), Code::kBadRequest) << b.patch;
+    EXPECT_EQ(r.status().message(), b.message);
+  }
+  auto bad_pointer = ApplyJsonPatch(pod, json::parse(R"([{"op":"remove","path":"spec"}])"));
+  ASSERT_FALSE(bad_pointer.ok());
+  EXPECT_EQ(bad_pointer.status().code(), Code::kBadRequest);
+  EXPECT_THAT(bad_pointer.status().message(), HasSubstr("json patch operation 1 (remove spec): "));
+}
+
+}  // namespace
+}  // namespace berth::api
