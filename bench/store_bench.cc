@@ -20,15 +20,17 @@ namespace {
 const api::GroupResource kPods{"", "pods"};
 
 api::Object Pod(const std::string& ns, const std::string& name, int n) {
-  return {{"apiVersion", "v1"},
-          {"kind", "Pod"},
-          {"metadata", {{"namespace", ns}, {"name", name}, {"labels", {{"app", "bench"}, {"tier", "x"}}}}},
-          {"spec",
-           {{"n", n},
-            {"nodeName", "node-1"},
-            {"containers",
-             {{{"name", "c"}, {"image", "python:3"}, {"command", {"torchrun", "train.py"}},
-               {"resources", {{"requests", {{"cpu", "1"}, {"memory", "1Gi"}}}}}}}}}}}};
+  static const api::Object kTemplate = api::Object::parse(R"({
+    "apiVersion": "v1", "kind": "Pod",
+    "metadata": {"labels": {"app": "bench", "tier": "x"}},
+    "spec": {"nodeName": "node-1", "containers": [{"name": "c", "image": "python:3",
+      "command": ["torchrun", "train.py"],
+      "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}]}})");
+  api::Object pod = kTemplate;
+  pod["metadata"]["namespace"] = ns;
+  pod["metadata"]["name"] = name;
+  pod["spec"]["n"] = n;
+  return pod;
 }
 
 FakeClock& Clock() {

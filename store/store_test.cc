@@ -68,14 +68,12 @@ std::string TempDir() {
 }
 
 struct MemoryBackend {
-  static constexpr bool kDurable = false;
   std::unique_ptr<CachedStore> Open(Clock& clock, const StoreOptions& options) {
     return std::make_unique<MemoryStore>(clock, options);
   }
 };
 
 struct SqliteBackend {
-  static constexpr bool kDurable = true;
   std::string dir = TempDir();
   ~SqliteBackend() { std::filesystem::remove_all(dir); }
   std::unique_ptr<CachedStore> Open(Clock& clock, const StoreOptions& options) {
@@ -96,7 +94,6 @@ class StoreTest : public ::testing::Test {
     options_ = options;
     store_ = backend_.Open(clock_, options);
   }
-  void Reopen() { Open(options_); }
 
   api::Object MustCreate(const api::GroupResource& r, api::Object obj) {
     auto created = store_->Create(r, std::move(obj));
@@ -735,30 +732,36 @@ TYPED_TEST(StoreTest, WatchersAreClosedWhenTheStoreCloses) {
 
 // -------------------------------------------------------------- durability
 
-TYPED_TEST(StoreTest, ReopenKeepsObjectsAndRevision) {
-  if constexpr (!TypeParam::kDurable) {
-    GTEST_SKIP() << "MemoryStore keeps nothing across instances";
-  } else {
-    api::Object a = this->MustCreate(kPods, Pod("default", "a"));
-    api::Object q = this->MustCreate(kQueues, Queue("cq"));
-    this->MustCreate(kPods, Pod("default", "b"));
-    a["status"] = {{"phase", "Running"}};
-    a = *this->store_->Update(kPods, a);
-    ASSERT_TRUE(this->store_->Delete({kPods, "default", "b"}).ok());  // revision 5 is a delete
-    ASSERT_EQ(this->store_->CurrentRevision(), 5);
+// Reopening: only SqliteStore keeps anything across instances.
+TEST(SqliteStoreTest, ReopenKeepsObjectsAndRevision) {
+  FakeClock clock;
+  SqliteBackend backend;
+  std::unique_ptr<Store> store = backend.Open(clock, {});
+  auto create = [&](const api::GroupResource& r, api::Object obj) {
+    auto c = store->Create(r, std::move(obj));
+    BERTH_CHECK_OK(c.status());
+    return *c;
+  };
+  api::Object a = create(kPods, Pod("default", "a"));
+  api::Object q = create(kQueues, Queue("cq"));
+  create(kPods, Pod("default", "b"));
+  a["status"] = {{"phase", "Running"}};
+  a = *store->Update(kPods, a);
+  ASSERT_TRUE(store->Delete({kPods, "default", "b"}).ok());  // revision 5 is a delete
+  ASSERT_EQ(store->CurrentRevision(), 5);
 
-    this->Reopen();
-    EXPECT_EQ(this->store_->CurrentRevision(), 5);
-    EXPECT_EQ(*this->store_->Get({kPods, "default", "a"}), a);
-    EXPECT_EQ(*this->store_->Get({kQueues, "", "cq"}), q);
-    EXPECT_EQ(this->store_->Get({kPods, "default", "b"}).status().code(), Code::kNotFound);
-    // History does not survive: old watches are gone, new ones work.
-    EXPECT_EQ(this->store_->Watch(kPods, From(1)).status().message(),
-              "too old resource version: 1 (5)");
-    auto w = *this->store_->Watch(kPods, From(5));
-    EXPECT_EQ(Rev(this->MustCreate(kPods, Pod("default", "c"))), 6);
-    EXPECT_THAT(Drain(*w), ElementsAre("ADDED c@6"));
-  }
+  store.reset();
+  store = backend.Open(clock, {});
+  EXPECT_EQ(store->CurrentRevision(), 5);
+  EXPECT_EQ(*store->Get({kPods, "default", "a"}), a);
+  EXPECT_EQ(*store->Get({kQueues, "", "cq"}), q);
+  EXPECT_EQ(store->Get({kPods, "default", "b"}).status().code(), Code::kNotFound);
+  EXPECT_THAT(Names(*store->List(kPods, {})), ElementsAre("default/a"));
+  // History does not survive: old watches are gone, new ones work.
+  EXPECT_EQ(store->Watch(kPods, From(1)).status().message(), "too old resource version: 1 (5)");
+  auto w = *store->Watch(kPods, From(5));
+  EXPECT_EQ(Rev(create(kPods, Pod("default", "c"))), 6);
+  EXPECT_THAT(Drain(*w), ElementsAre("ADDED c@6"));
 }
 
 TEST(SqliteStoreTest, SecondOpenerOfTheSameFileIsRefused) {
