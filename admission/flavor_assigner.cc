@@ -164,6 +164,7 @@ class Assigner {
         if (snap_.GroupForResource(cq_, r) < 0) {
           if (psa.requests.Get(r) == 0) continue;
           psa.reasons = {"resource " + snap_.names().Name(r) + " unavailable in ClusterQueue"};
+          flavors.clear();
           failed = true;
           break;
         }
