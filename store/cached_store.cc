@@ -130,6 +130,7 @@ StatusOr<ListResult> CachedStore::List(const api::GroupResource& resource,
   ListResult result;
   result.revision = revision;
   const NameKey* last = nullptr;
+  int64_t remaining = 0;  // counted after a full page when there is no predicate
   while (a != current.end() || b != overlay.end()) {
     // Merge the two ordered sequences; the overlay wins on equal keys.
     const NameKey* key;
@@ -146,14 +147,21 @@ StatusOr<ListResult> CachedStore::List(const api::GroupResource& resource,
     }
     if (!options.ns.empty() && key->first != options.ns) break;  // past the namespace
     if (!*obj || (options.predicate && !options.predicate(**obj))) continue;
+    if (!result.continue_token.empty()) {
+      ++remaining;
+      continue;
+    }
     if (options.limit > 0 && static_cast<int64_t>(result.items.size()) == options.limit) {
       // One more match exists: hand out a token for the next page.
       result.continue_token = EncodeContinue({revision, last->first, last->second});
-      break;
+      if (options.predicate) break;  // the rest could only be counted by evaluating it
+      remaining = 1;
+      continue;
     }
     result.items.push_back(*obj);
     last = key;
   }
+  if (!result.continue_token.empty() && !options.predicate) result.remaining_item_count = remaining;
   return result;
 }
 

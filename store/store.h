@@ -173,8 +173,8 @@ struct ListResult {
   std::vector<ObjectPtr> items;  // ordered by (namespace, name)
   int64_t revision = 0;          // the list's resourceVersion
   std::string continue_token;    // "" on the last page
-  // Objects after this page, when known exactly (no predicate), as
-  // ListMeta.remainingItemCount.
+  // Objects after this page when a continue token is handed out and there is
+  // no predicate (the count is exact then), as ListMeta.remainingItemCount.
   std::optional<int64_t> remaining_item_count;
 };
 
@@ -197,7 +197,9 @@ struct WatchOptions {
   // For event loops: called when events (or the close) become available after
   // the consumer found the buffer empty, from the writer's thread and never
   // with store locks held. It should only schedule a drain (TryNext until
-  // empty); it may call Stop(). Not called after Stop() returns.
+  // empty); it may call Stop(). Not called after Stop() returns. Events
+  // replayed from history are already buffered when Watch returns, without a
+  // callback: drain once right after creating the watch.
   std::function<void()> notify;
   // Buffered events before the watcher is closed with kGone; 0 = the store's
   // StoreOptions::watcher_buffer_limit. The initial replay from history is

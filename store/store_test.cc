@@ -479,6 +479,7 @@ TYPED_TEST(StoreTest, ListPagesAreConsistentWithTheFirstPage) {
   EXPECT_THAT(Names(*first), ElementsAre("default/a", "default/b"));
   EXPECT_EQ(first->revision, 5);
   ASSERT_FALSE(first->continue_token.empty());
+  EXPECT_EQ(first->remaining_item_count, 3);
 
   // Changes after the first page: d deleted, c modified, "bb" and "f" created.
   ASSERT_TRUE(this->store_->Delete({kPods, "default", "d"}).ok());
@@ -497,8 +498,10 @@ TYPED_TEST(StoreTest, ListPagesAreConsistentWithTheFirstPage) {
   EXPECT_EQ(api::ResourceVersion(*second->items[0]), "3");
   page.continue_token = second->continue_token;
   auto third = this->store_->List(kPods, page);
+  EXPECT_EQ(second->remaining_item_count, 1);
   EXPECT_THAT(Names(*third), ElementsAre("default/e"));
   EXPECT_TRUE(third->continue_token.empty());
+  EXPECT_EQ(third->remaining_item_count, std::nullopt);
 
   // The latest state, for comparison.
   EXPECT_THAT(Names(*this->store_->List(kPods, {})),
@@ -564,6 +567,7 @@ TYPED_TEST(StoreTest, ListPagesWithPredicateAndNamespace) {
     ASSERT_TRUE(page.ok());
     ++pages;
     for (auto& n : Names(*page)) all.push_back(n);
+    EXPECT_EQ(page->remaining_item_count, std::nullopt);  // unknown with a predicate
     o.continue_token = page->continue_token;
   } while (!o.continue_token.empty());
   EXPECT_THAT(all, ElementsAre("even/p4", "even/p6", "even/p8"));
