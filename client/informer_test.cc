@@ -1,0 +1,340 @@
+#include "client/informer.h"
+
+#include <gtest/gtest.h>
+
+#include <condition_variable>
+#include <mutex>
+
+#include "client/testing/fake_client.h"
+
+namespace berth::client {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+using testing::FakeClient;
+
+const GroupVersionResource kWorkloads{"kueue.x-k8s.io", "v1beta2", "workloads"};
+// Generous real-time bound for waits that synchronise with informer threads;
+// a passing test never waits for it.
+constexpr auto kWait = seconds(20);
+
+api::Object Workload(const std::string& name, const std::string& queue = "lq") {
+  return {{"apiVersion", "kueue.x-k8s.io/v1beta2"},
+          {"kind", "Workload"},
+          {"metadata", {{"name", name}, {"labels", {{"kueue.x-k8s.io/queue-name", queue}}}}},
+          {"spec", {{"queueName", queue}}}};
+}
+
+// Records handler calls as strings, e.g. "add team-a/w1 initial",
+// "update team-a/w1 3->4", "delete team-a/w2 unknown".
+class Recorder {
+ public:
+  ResourceEventHandler Handler() {
+    ResourceEventHandler h;
+    h.on_add = [this](const ObjectPtr& o, bool initial) {
+      Record("add " + MetaNamespaceKey(*o) + (initial ? " initial" : ""));
+    };
+    h.on_update = [this](const ObjectPtr& old_obj, const ObjectPtr& new_obj) {
+      Record("update " + MetaNamespaceKey(*new_obj) + " " + api::ResourceVersion(*old_obj) + "->" +
+             api::ResourceVersion(*new_obj));
+    };
+    h.on_delete = [this](const ObjectPtr& o, bool unknown) {
+      Record("delete " + MetaNamespaceKey(*o) + (unknown ? " unknown" : ""));
+    };
+    return h;
+  }
+  // Waits until at least n events were recorded; returns them all.
+  std::vector<std::string> WaitFor(size_t n) {
+    std::unique_lock<std::mutex> l(mu_);
+    cv_.wait_for(l, kWait, [&] { return events_.size() >= n; });
+    return events_;
+  }
+  std::vector<std::string> Take(size_t n) {
+    std::vector<std::string> all = WaitFor(n);
+    std::lock_guard<std::mutex> l(mu_);
+    events_.erase(events_.begin(), events_.begin() + std::min(n, events_.size()));
+    return all.size() > n ? std::vector<std::string>(all.begin(), all.begin() + n) : all;
+  }
+
+ private:
+  void Record(std::string e) {
+    std::lock_guard<std::mutex> l(mu_);
+    events_.push_back(std::move(e));
+    cv_.notify_all();
+  }
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<std::string> events_;
+};
+
+InformerOptions FastOptions() {
+  InformerOptions o;
+  o.clock_poll_interval = milliseconds(1);
+  o.min_backoff = milliseconds(1);
+  o.max_backoff = milliseconds(10);
+  o.page_size = 2;  // exercise continue tokens
+  return o;
+}
+
+std::string Rv(const api::Object& o) { return api::ResourceVersion(o); }
+
+TEST(InformerTest, InitialListThenWatchEventsInOrder) {
+  FakeClock clock;
+  FakeClient fake(clock);
+  const ResourceRef ref = kWorkloads.Namespace("team-a");
+  for (const char* n : {"w3", "w1", "w2"}) ASSERT_TRUE(fake.Create(ref, Workload(n)).ok());
+  ASSERT_TRUE(fake.Create(kWorkloads.Namespace("team-b"), Workload("other")).ok());
+
+  Informer informer(fake, ref, clock, FastOptions());
+  Recorder rec;
+  informer.AddEventHandler(rec.Handler());
+  EXPECT_FALSE(informer.HasSynced());
+  informer.Start();
+  ASSERT_TRUE(informer.WaitForCacheSync(kWait));
+  // Synced means the initial adds were delivered already: no wait needed.
+  EXPECT_EQ(rec.Take(3), (std::vector<std::string>{"add team-a/w1 initial", "add team-a/w2 initial",
+                                                    "add team-a/w3 initial"}));
+  EXPECT_EQ(informer.GetIndexer().ListKeys(), (std::vector<std::string>{"team-a/w1", "team-a/w2", "team-a/w3"}));
+  EXPECT_EQ(fake.CallCount("list"), 2);  // two pages of page_size 2
+
+  api::Object w4 = *fake.Create(ref, Workload("w4"));
+  api::Object w1 = *fake.Get(ref, "w1");
+  api::Object w1_old = w1;
+  w1["spec"]["queueName"] = "lq2";
+  w1 = *fake.Update(ref, w1);
+  ASSERT_TRUE(fake.Delete(ref, "w2").ok());
+  ASSERT_TRUE(fake.Create(kWorkloads.Namespace("team-b"), Workload("ignored")).ok());  // other namespace
+  EXPECT_EQ(rec.Take(3), (std::vector<std::string>{"add team-a/w4", "update team-a/w1 " + Rv(w1_old) + "->" + Rv(w1),
+                                                    "delete team-a/w2"}));
+  EXPECT_EQ(informer.GetIndexer().ListKeys(), (std::vector<std::string>{"team-a/w1", "team-a/w3", "team-a/w4"}));
+  EXPECT_EQ(informer.GetIndexer().Get("team-a", "w1")->at("spec").at("queueName"), "lq2");
+  EXPECT_EQ(informer.LastSyncResourceVersion(), std::to_string(fake.store().CurrentRevision()));
+  EXPECT_EQ(Rv(w4), std::to_string(std::stoll(Rv(w1)) - 1));
+  EXPECT_EQ(informer.ListCount(), 1);
+}
+
+TEST(InformerTest, ReconnectsAfterAClosedWatchWithoutRelisting) {
+  FakeClock clock;
+  FakeClient fake(clock);
+  const ResourceRef ref = kWorkloads.Namespace("ns");
+  ASSERT_TRUE(fake.Create(ref, Workload("a")).ok());
+  Informer informer(fake, ref, clock, FastOptions());
+  Recorder rec;
+  informer.AddEventHandler(rec.Handler());
+  informer.Start();
+  ASSERT_TRUE(informer.WaitForCacheSync(kWait));
+  rec.Take(1);
+
+  for (int round = 0; round < 3; ++round) {
+    fake.CloseWatches();  // as a server ending the watch after timeoutSeconds
+    std::string name = "after-close-" + std::to_string(round);
+    ASSERT_TRUE(fake.Create(ref, Workload(name)).ok());
+    EXPECT_EQ(rec.Take(1), std::vector<std::string>{"add ns/" + name});
+  }
+  EXPECT_EQ(informer.ListCount(), 1);
+  EXPECT_GE(fake.CallCount("watch"), 4);
+  EXPECT_EQ(informer.GetIndexer().Size(), 4u);
+}
+
+TEST(InformerTest, RetriesAFailedListWithBackoff) {
+  FakeClock clock;
+  FakeClient fake(clock);
+  const ResourceRef ref = kWorkloads.Namespace("ns");
+  ASSERT_TRUE(fake.Create(ref, Workload("a")).ok());
+  fake.InjectError("list", UnavailableError("connection refused"));
+  fake.InjectError("list", UnavailableError("connection refused"));
+  Informer informer(fake, ref, clock, FastOptions());
+  informer.Start();
+  ASSERT_TRUE(informer.WaitForCacheSync(kWait));
+  EXPECT_EQ(fake.CallCount("list"), 3);
+  EXPECT_EQ(informer.GetIndexer().ListKeys(), std::vector<std::string>{"ns/a"});
+}
+
+// Forwards to a FakeClient; Watch blocks while the gate is closed, so a test
+// can change the store while the informer is between two watches.
+class GatedClient final : public Client {
+ public:
+  explicit GatedClient(FakeClient& fake) : fake_(fake) {}
+  void Close() {
+    std::lock_guard<std::mutex> l(mu_);
+    open_ = false;
+  }
+  void Open() {
+    std::lock_guard<std::mutex> l(mu_);
+    open_ = true;
+    cv_.notify_all();
+  }
+  // Waits until a Watch call is blocked at the gate.
+  bool WaitForBlockedWatch() {
+    std::unique_lock<std::mutex> l(mu_);
+    return cv_.wait_for(l, kWait, [&] { return blocked_ > 0; });
+  }
+
+  StatusOr<api::Object> Get(const ResourceRef& r, const std::string& n, const GetOptions& o) override {
+    return fake_.Get(r, n, o);
+  }
+  StatusOr<ObjectList> List(const ResourceRef& r, const ListOptions& o) override { return fake_.List(r, o); }
+  StatusOr<api::Object> Create(const ResourceRef& r, const api::Object& obj, const CreateOptions& o) override {
+    return fake_.Create(r, obj, o);
+  }
+  StatusOr<api::Object> Update(const ResourceRef& r, const api::Object& obj, const UpdateOptions& o) override {
+    return fake_.Update(r, obj, o);
+  }
+  StatusOr<api::Object> UpdateStatus(const ResourceRef& r, const api::Object& obj,
+                                     const UpdateOptions& o) override {
+    return fake_.UpdateStatus(r, obj, o);
+  }
+  StatusOr<api::Object> Patch(const ResourceRef& r, const std::string& n, PatchType t, std::string_view p,
+                              const PatchOptions& o) override {
+    return fake_.Patch(r, n, t, p, o);
+  }
+  Status Delete(const ResourceRef& r, const std::string& n, const DeleteOptions& o) override {
+    return fake_.Delete(r, n, o);
+  }
+  StatusOr<std::unique_ptr<WatchStream>> Watch(const ResourceRef& r, const WatchOptions& o) override {
+    {
+      std::unique_lock<std::mutex> l(mu_);
+      ++blocked_;
+      cv_.notify_all();
+      cv_.wait(l, [&] { return open_; });
+      --blocked_;
+      watched_from_.push_back(o.resource_version);
+    }
+    return fake_.Watch(r, o);
+  }
+  std::vector<std::string> watched_from() {
+    std::lock_guard<std::mutex> l(mu_);
+    return watched_from_;
+  }
+
+ private:
+  FakeClient& fake_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool open_ = true;
+  int blocked_ = 0;
+  std::vector<std::string> watched_from_;
+};
+
+TEST(InformerTest, RelistsAfterGoneWithSyntheticDeletesForVanishedObjects) {
+  FakeClock clock;
+  store::StoreOptions small_history;
+  small_history.history_limit = 3;
+  FakeClient fake(clock, small_history);
+  GatedClient client(fake);
+  const ResourceRef ref = kWorkloads.Namespace("ns");
+  for (const char* n : {"a", "b", "c"}) ASSERT_TRUE(fake.Create(ref, Workload(n)).ok());
+
+  Informer informer(client, ref, clock, FastOptions());
+  Recorder rec;
+  informer.AddEventHandler(rec.Handler());
+  informer.Start();
+  ASSERT_TRUE(informer.WaitForCacheSync(kWait));
+  rec.Take(3);
+  const std::string listed_rv = informer.LastSyncResourceVersion();
+
+  // Disconnect: the informer's next watch waits at the gate.
+  client.Close();
+  fake.CloseWatches();
+  ASSERT_TRUE(client.WaitForBlockedWatch());
+  // Meanwhile: a changes, b is deleted, d appears and changes until the
+  // history no longer reaches back to listed_rv; c is untouched.
+  api::Object a = *fake.Get(ref, "a");
+  api::Object a_old = a;
+  a["spec"]["queueName"] = "changed";
+  a = *fake.Update(ref, a);
+  ASSERT_TRUE(fake.Delete(ref, "b").ok());
+  api::Object d = *fake.Create(ref, Workload("d"));
+  for (int i = 0; i < 5; ++i) {
+    d["spec"]["round"] = i;
+    d = *fake.Update(ref, d);
+  }
+  client.Open();
+
+  // The watch from listed_rv answers 410; the informer relists and reports
+  // the difference: a updated, d added, b deleted with unknown final state.
+  EXPECT_EQ(rec.Take(3), (std::vector<std::string>{"update ns/a " + Rv(a_old) + "->" + Rv(a), "add ns/d",
+                                                    "delete ns/b unknown"}));
+  EXPECT_EQ(informer.ListCount(), 2);
+  EXPECT_EQ(informer.GetIndexer().ListKeys(), (std::vector<std::string>{"ns/a", "ns/c", "ns/d"}));
+  EXPECT_EQ(informer.GetIndexer().Get("ns", "d")->at("spec").at("round"), 4);
+  ASSERT_GE(client.watched_from().size(), 2u);
+  EXPECT_EQ(client.watched_from()[0], listed_rv);
+  EXPECT_EQ(client.watched_from()[1], listed_rv);  // the one that got 410
+
+  // And it keeps watching from the relist.
+  ASSERT_TRUE(fake.Create(ref, Workload("e")).ok());
+  EXPECT_EQ(rec.Take(1), std::vector<std::string>{"add ns/e"});
+}
+
+TEST(InformerTest, IndexersFollowTheCache) {
+  FakeClock clock;
+  FakeClient fake(clock);
+  const ResourceRef ref = kWorkloads;  // all namespaces
+  ASSERT_TRUE(fake.Create(kWorkloads.Namespace("a"), Workload("w1", "q1")).ok());
+  ASSERT_TRUE(fake.Create(kWorkloads.Namespace("b"), Workload("w2", "q1")).ok());
+  ASSERT_TRUE(fake.Create(kWorkloads.Namespace("b"), Workload("w3", "q2")).ok());
+  Informer informer(fake, ref, clock, FastOptions());
+  ASSERT_TRUE(informer.AddIndexer("queue", LabelIndexFunc("kueue.x-k8s.io/queue-name")).ok());
+  ASSERT_TRUE(informer.AddIndexer(kNamespaceIndex, NamespaceIndexFunc).ok());
+  Recorder rec;
+  informer.AddEventHandler(rec.Handler());
+  informer.Start();
+  ASSERT_TRUE(informer.WaitForCacheSync(kWait));
+  EXPECT_EQ(*informer.GetIndexer().IndexKeys("queue", "q1"), (std::vector<std::string>{"a/w1", "b/w2"}));
+  EXPECT_EQ(*informer.GetIndexer().IndexKeys(kNamespaceIndex, "b"), (std::vector<std::string>{"b/w2", "b/w3"}));
+  rec.Take(3);
+
+  api::Object w2 = *fake.Get(kWorkloads.Namespace("b"), "w2");
+  w2["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] = "q2";
+  ASSERT_TRUE(fake.Update(kWorkloads.Namespace("b"), w2).ok());
+  rec.Take(1);
+  EXPECT_EQ(*informer.GetIndexer().IndexKeys("queue", "q1"), std::vector<std::string>{"a/w1"});
+  EXPECT_EQ(*informer.GetIndexer().IndexKeys("queue", "q2"), (std::vector<std::string>{"b/w2", "b/w3"}));
+}
+
+TEST(InformerTest, LateHandlerGetsTheCacheFirstAndResyncFollowsTheFakeClock) {
+  FakeClock clock;
+  FakeClient fake(clock);
+  const ResourceRef ref = kWorkloads.Namespace("ns");
+  ASSERT_TRUE(fake.Create(ref, Workload("x")).ok());
+  ASSERT_TRUE(fake.Create(ref, Workload("y")).ok());
+  InformerOptions options = FastOptions();
+  options.resync_period = std::chrono::minutes(10);
+  Informer informer(fake, ref, clock, options);
+  informer.Start();
+  ASSERT_TRUE(informer.WaitForCacheSync(kWait));
+
+  Recorder late;
+  informer.AddEventHandler(late.Handler());
+  EXPECT_EQ(late.Take(2), (std::vector<std::string>{"add ns/x initial", "add ns/y initial"}));
+
+  std::string rv_x = Rv(*fake.Get(ref, "x"));
+  std::string rv_y = Rv(*fake.Get(ref, "y"));
+  clock.Advance(std::chrono::minutes(10));
+  EXPECT_EQ(late.Take(2), (std::vector<std::string>{"update ns/x " + rv_x + "->" + rv_x,
+                                                     "update ns/y " + rv_y + "->" + rv_y}));
+  clock.Advance(std::chrono::minutes(10));
+  EXPECT_EQ(late.Take(2).size(), 2u);
+}
+
+TEST(SharedInformerFactoryTest, OneInformerPerResource) {
+  FakeClock clock;
+  FakeClient fake(clock);
+  SharedInformerFactory factory(fake, clock, FastOptions());
+  Informer& a = factory.ForResource(kWorkloads.Namespace("ns"));
+  Informer& b = factory.ForResource(kWorkloads.Namespace("ns"));
+  Informer& c = factory.ForResource(kWorkloads);
+  EXPECT_EQ(&a, &b);
+  EXPECT_NE(&a, &c);
+  ASSERT_TRUE(fake.Create(kWorkloads.Namespace("ns"), Workload("w")).ok());
+  factory.Start();
+  ASSERT_TRUE(factory.WaitForCacheSync(kWait));
+  EXPECT_EQ(a.GetIndexer().ListKeys(), std::vector<std::string>{"ns/w"});
+  EXPECT_EQ(c.GetIndexer().ListKeys(), std::vector<std::string>{"ns/w"});
+  factory.Shutdown();
+}
+
+}  // namespace
+}  // namespace berth::client

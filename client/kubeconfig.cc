@@ -1,0 +1,170 @@
+#include "client/kubeconfig.h"
+
+#include <charconv>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "api/yaml_codec.h"
+
+namespace berth::client {
+
+namespace {
+
+StatusOr<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFoundError("stat " + path + ": no such file or directory");
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// The entry called `name` in a named list (clusters, contexts, users).
+const api::Object* FindNamed(const api::Object& list, std::string_view name, const char* field) {
+  if (!list.is_array()) return nullptr;
+  for (const auto& entry : list) {
+    if (entry.is_object() && entry.value("name", "") == name) {
+      auto f = entry.find(field);
+      return f != entry.end() && f->is_object() ? &*f : nullptr;
+    }
+  }
+  return nullptr;
+}
+
+// Merges named lists: the first file to define a name wins.
+void MergeNamed(const api::Object& from, api::Object* into, const char* list) {
+  auto src = from.find(list);
+  if (src == from.end() || !src->is_array()) return;
+  api::Object& dst = (*into)[list];
+  if (!dst.is_array()) dst = api::Object::array();
+  for (const auto& entry : *src) {
+    if (!entry.is_object()) continue;
+    std::string name = entry.value("name", "");
+    bool taken = false;
+    for (const auto& e : dst) taken = taken || e.value("name", "") == name;
+    if (!taken) dst.push_back(entry);
+  }
+}
+
+}  // namespace
+
+StatusOr<ServerUrl> ParseServerUrl(std::string_view url) {
+  ServerUrl out;
+  auto sep = url.find("://");
+  if (sep == std::string_view::npos) return BadRequestError("invalid server URL \"" + std::string(url) + "\"");
+  out.scheme = std::string(url.substr(0, sep));
+  if (out.scheme != "http") {
+    return BadRequestError("unsupported scheme \"" + out.scheme + "\" in server \"" + std::string(url) +
+                           "\": only http:// is supported");
+  }
+  std::string_view rest = url.substr(sep + 3);
+  auto slash = rest.find('/');
+  std::string_view authority = rest.substr(0, slash);
+  if (slash != std::string_view::npos) {
+    std::string_view path = rest.substr(slash);
+    while (!path.empty() && path.back() == '/') path.remove_suffix(1);
+    out.path_prefix = std::string(path);
+  }
+  std::string_view port_text;
+  if (!authority.empty() && authority.front() == '[') {  // [v6]:port
+    auto close = authority.find(']');
+    if (close == std::string_view::npos) return BadRequestError("invalid server URL \"" + std::string(url) + "\"");
+    out.host = std::string(authority.substr(1, close - 1));
+    std::string_view after = authority.substr(close + 1);
+    if (!after.empty()) {
+      if (after.front() != ':') return BadRequestError("invalid server URL \"" + std::string(url) + "\"");
+      port_text = after.substr(1);
+    }
+  } else {
+    auto colon = authority.rfind(':');
+    out.host = std::string(authority.substr(0, colon));
+    if (colon != std::string_view::npos) port_text = authority.substr(colon + 1);
+  }
+  if (out.host.empty()) return BadRequestError("invalid server URL \"" + std::string(url) + "\": no host");
+  if (!port_text.empty()) {
+    int port = 0;
+    auto [p, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
+    if (ec != std::errc() || p != port_text.data() + port_text.size() || port <= 0 || port > 65535) {
+      return BadRequestError("invalid port in server URL \"" + std::string(url) + "\"");
+    }
+    out.port = port;
+  }
+  return out;
+}
+
+StatusOr<RestConfig> ResolveKubeconfig(const std::vector<api::Object>& files, std::string_view context) {
+  api::Object merged = api::Object::object();
+  std::string current;
+  for (const auto& f : files) {
+    if (!f.is_object()) continue;
+    if (current.empty()) current = f.value("current-context", "");
+    MergeNamed(f, &merged, "clusters");
+    MergeNamed(f, &merged, "contexts");
+    MergeNamed(f, &merged, "users");
+  }
+  RestConfig cfg;
+  cfg.context = context.empty() ? current : std::string(context);
+  if (cfg.context.empty()) return BadRequestError("invalid configuration: no configuration has been provided");
+  const api::Object* ctx = FindNamed(merged.value("contexts", api::Object()), cfg.context, "context");
+  if (!ctx) return BadRequestError("context was not found for specified context: " + cfg.context);
+  cfg.cluster = ctx->value("cluster", "");
+  cfg.user = ctx->value("user", "");
+  if (std::string ns = ctx->value("namespace", ""); !ns.empty()) cfg.ns = ns;
+  const api::Object* cluster = FindNamed(merged.value("clusters", api::Object()), cfg.cluster, "cluster");
+  if (!cluster) return BadRequestError("cluster \"" + cfg.cluster + "\" not found");
+  cfg.server = cluster->value("server", "");
+  if (cfg.server.empty()) return BadRequestError("no server found for cluster \"" + cfg.cluster + "\"");
+  BERTH_ASSIGN_OR_RETURN(cfg.url, ParseServerUrl(cfg.server));
+  if (!cfg.user.empty()) {
+    if (const api::Object* user = FindNamed(merged.value("users", api::Object()), cfg.user, "user")) {
+      cfg.bearer_token = user->value("token", "");
+      std::string token_file = user->value("tokenFile", "");
+      if (cfg.bearer_token.empty() && !token_file.empty()) {
+        BERTH_ASSIGN_OR_RETURN(std::string token, ReadFile(token_file));
+        while (!token.empty() && (token.back() == '\n' || token.back() == '\r' || token.back() == ' ')) token.pop_back();
+        cfg.bearer_token = token;
+      }
+    }
+  }
+  return cfg;
+}
+
+StatusOr<RestConfig> ParseKubeconfig(std::string_view yaml, std::string_view context,
+                                     std::string_view source_name) {
+  BERTH_ASSIGN_OR_RETURN(api::Object doc, api::ParseYaml(yaml, source_name));
+  return ResolveKubeconfig({doc}, context);
+}
+
+StatusOr<RestConfig> LoadKubeconfig(const KubeconfigOptions& options) {
+  std::vector<std::string> paths;
+  bool skip_missing = false;
+  if (!options.path.empty()) {
+    paths.push_back(options.path);
+  } else if (const char* env = std::getenv("KUBECONFIG"); env && *env) {
+    std::string_view list(env);
+    while (!list.empty()) {
+      auto colon = list.find(':');
+      std::string_view p = list.substr(0, colon);
+      if (!p.empty()) paths.emplace_back(p);
+      if (colon == std::string_view::npos) break;
+      list.remove_prefix(colon + 1);
+    }
+    skip_missing = true;
+  } else if (const char* home = std::getenv("HOME"); home && *home) {
+    paths.push_back(std::string(home) + "/.kube/config");
+    skip_missing = true;
+  }
+  std::vector<api::Object> docs;
+  for (const auto& path : paths) {
+    StatusOr<std::string> text = ReadFile(path);
+    if (!text.ok()) {
+      if (skip_missing) continue;
+      return text.status();
+    }
+    BERTH_ASSIGN_OR_RETURN(api::Object doc, api::ParseYaml(*text, path));
+    docs.push_back(std::move(doc));
+  }
+  return ResolveKubeconfig(docs, options.context);
+}
+
+}  // namespace berth::client

@@ -1,0 +1,282 @@
+#include "client/testing/fake_client.h"
+
+#include <charconv>
+#include <deque>
+
+#include "api/patch.h"
+#include "api/selectors.h"
+
+namespace berth::client::testing {
+
+namespace {
+
+// The metav1.Status document kube-apiserver sends in an ERROR watch event.
+api::Object StatusObject(const Status& s) {
+  return {{"kind", "Status"},
+          {"apiVersion", "v1"},
+          {"metadata", api::Object::object()},
+          {"status", "Failure"},
+          {"message", s.message()},
+          {"reason", std::string(CodeReason(s.code()))},
+          {"code", CodeHttpStatus(s.code())}};
+}
+
+WatchEvent ErrorEvent(const Status& s) {
+  WatchEvent e;
+  e.type = WatchEventType::kError;
+  e.object = StatusObject(s);
+  e.error = s;
+  return e;
+}
+
+StatusOr<int64_t> ParseRevision(const std::string& rv) {
+  if (rv.empty()) return int64_t{0};
+  int64_t v = 0;
+  auto [p, ec] = std::from_chars(rv.data(), rv.data() + rv.size(), v);
+  if (ec != std::errc() || p != rv.data() + rv.size() || v < 0) {
+    return BadRequestError("invalid resource version \"" + rv + "\"");
+  }
+  return v;
+}
+
+// The store predicate for a list or watch (every field path is accepted; a
+// real server only allows each kind's selectable fields).
+StatusOr<store::Predicate> BuildPredicate(const std::string& label_selector,
+                                          const std::string& field_selector) {
+  BERTH_ASSIGN_OR_RETURN(api::LabelSelector labels, api::LabelSelector::Parse(label_selector));
+  BERTH_ASSIGN_OR_RETURN(api::FieldSelector fields, api::FieldSelector::Parse(field_selector));
+  if (labels.IsEverything() && fields.IsEverything()) return store::Predicate{};
+  return store::Predicate([labels = std::move(labels), fields = std::move(fields)](const api::Object& obj) {
+    return labels.MatchesObject(obj) && fields.Matches(obj);
+  });
+}
+
+// Puts the request's namespace on the object, as the API server does.
+StatusOr<api::Object> InNamespace(const ResourceRef& ref, api::Object obj) {
+  if (!obj.is_object()) return BadRequestError("the object is not a JSON object");
+  api::Object& meta = obj["metadata"];
+  if (!meta.is_object()) meta = api::Object::object();
+  const std::string& ns = api::Namespace(obj);
+  if (!ns.empty() && !ref.ns.empty() && ns != ref.ns) {
+    return BadRequestError("the namespace of the provided object does not match the namespace sent on the request");
+  }
+  if (ref.ns.empty()) {
+    meta.erase("namespace");
+  } else {
+    meta["namespace"] = ref.ns;
+  }
+  return obj;
+}
+
+class FakeWatchStream final : public WatchStream {
+ public:
+  FakeWatchStream(std::deque<WatchEvent> initial, std::shared_ptr<store::Watcher> watcher)
+      : initial_(std::move(initial)), watcher_(std::move(watcher)) {}
+  ~FakeWatchStream() override { Stop(); }
+
+  StatusOr<std::optional<WatchEvent>> Next(Duration timeout) override {
+    if (!initial_.empty()) {
+      WatchEvent e = std::move(initial_.front());
+      initial_.pop_front();
+      return std::optional<WatchEvent>(std::move(e));
+    }
+    if (!watcher_ || ended_) return UnavailableError("watch closed");
+    StatusOr<std::optional<store::WatchEvent>> next = watcher_->Next(timeout);
+    if (!next.ok()) {
+      ended_ = true;
+      // The store closes a watcher that fell behind with kGone: a server
+      // reports that as an ERROR event before closing the stream.
+      if (next.status().code() == Code::kGone) return std::optional<WatchEvent>(ErrorEvent(next.status()));
+      return UnavailableError("watch closed");
+    }
+    if (!next->has_value()) return std::optional<WatchEvent>();
+    const store::WatchEvent& se = **next;
+    WatchEvent e;
+    e.type = se.type == store::EventType::kAdded      ? WatchEventType::kAdded
+             : se.type == store::EventType::kModified ? WatchEventType::kModified
+                                                      : WatchEventType::kDeleted;
+    e.object = *se.object;
+    return std::optional<WatchEvent>(std::move(e));
+  }
+
+  void Stop() override {
+    if (watcher_) watcher_->Stop();
+  }
+
+ private:
+  std::deque<WatchEvent> initial_;
+  std::shared_ptr<store::Watcher> watcher_;
+  bool ended_ = false;
+};
+
+}  // namespace
+
+FakeClient::FakeClient(Clock& clock, const store::StoreOptions& options) : store_(clock, options) {}
+
+FakeClient::~FakeClient() { CloseWatches(); }
+
+Status FakeClient::Enter(const std::string& verb) {
+  std::lock_guard<std::mutex> l(mu_);
+  calls_[verb]++;
+  auto it = injected_.find(verb);
+  if (it == injected_.end() || it->second.empty()) return Status::Ok();
+  Status s = std::move(it->second.front());
+  it->second.erase(it->second.begin());
+  return s;
+}
+
+void FakeClient::InjectError(const std::string& verb, Status status) {
+  std::lock_guard<std::mutex> l(mu_);
+  injected_[verb].push_back(std::move(status));
+}
+
+int FakeClient::CallCount(const std::string& verb) const {
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = calls_.find(verb);
+  return it == calls_.end() ? 0 : it->second;
+}
+
+void FakeClient::CloseWatches() {
+  std::vector<std::shared_ptr<store::Watcher>> live;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    for (auto& w : watchers_) {
+        if (auto p = w.lock()) live.push_back(std::move(p));
+    }
+    watchers_.clear();
+  }
+  for (auto& w : live) w->Stop();
+}
+
+StatusOr<api::Object> FakeClient::Get(const ResourceRef& ref, const std::string& name,
+                                      const GetOptions& options) {
+  BERTH_RETURN_IF_ERROR(Enter("get"));
+  return store_.Get({ref.gvr.GroupResource(), ref.ns, name});
+}
+
+StatusOr<ObjectList> FakeClient::List(const ResourceRef& ref, const ListOptions& options) {
+  BERTH_RETURN_IF_ERROR(Enter("list"));
+  store::ListOptions lo;
+  BERTH_ASSIGN_OR_RETURN(lo.predicate, BuildPredicate(options.label_selector, options.field_selector));
+  lo.ns = ref.ns;
+  lo.limit = options.limit;
+  lo.continue_token = options.continue_token;
+  if (options.resource_version != "0") {
+    BERTH_ASSIGN_OR_RETURN(lo.revision, ParseRevision(options.resource_version));
+  }
+  BERTH_ASSIGN_OR_RETURN(store::ListResult r, store_.List(ref.gvr.GroupResource(), lo));
+  ObjectList out;
+  out.items.reserve(r.items.size());
+  for (const auto& item : r.items) out.items.push_back(*item);
+  out.resource_version = std::to_string(r.revision);
+  out.continue_token = r.continue_token;
+  out.remaining_item_count = r.remaining_item_count;
+  return out;
+}
+
+StatusOr<api::Object> FakeClient::Create(const ResourceRef& ref, const api::Object& obj,
+                                         const CreateOptions& options) {
+  BERTH_RETURN_IF_ERROR(Enter("create"));
+  BERTH_ASSIGN_OR_RETURN(api::Object placed, InNamespace(ref, obj));
+  return store_.Create(ref.gvr.GroupResource(), std::move(placed));
+}
+
+StatusOr<api::Object> FakeClient::Update(const ResourceRef& ref, const api::Object& obj,
+                                         const UpdateOptions& options) {
+  BERTH_RETURN_IF_ERROR(Enter("update"));
+  BERTH_ASSIGN_OR_RETURN(api::Object placed, InNamespace(ref, obj));
+  return store_.Update(ref.gvr.GroupResource(), std::move(placed), store::UpdateOptions{});
+}
+
+StatusOr<api::Object> FakeClient::UpdateStatus(const ResourceRef& ref, const api::Object& obj,
+                                               const UpdateOptions& options) {
+  BERTH_RETURN_IF_ERROR(Enter("updatestatus"));
+  BERTH_ASSIGN_OR_RETURN(api::Object placed, InNamespace(ref, obj));
+  store::ObjectKey key{ref.gvr.GroupResource(), ref.ns, api::Name(placed)};
+  const std::string wanted_rv = api::ResourceVersion(placed);
+  return store_.GuaranteedUpdate(key, [&](const api::Object& current) -> StatusOr<api::Object> {
+    if (!wanted_rv.empty() && wanted_rv != api::ResourceVersion(current)) return store::ConflictModified(key);
+    api::Object desired = current;
+    if (placed.contains("status")) {
+      desired["status"] = placed["status"];
+    } else {
+      desired.erase("status");
+    }
+    return desired;
+  });
+}
+
+StatusOr<api::Object> FakeClient::Patch(const ResourceRef& ref, const std::string& name, PatchType type,
+                                        std::string_view patch, const PatchOptions& options) {
+  BERTH_RETURN_IF_ERROR(Enter("patch"));
+  if (type == PatchType::kStrategicMerge || type == PatchType::kApply) {
+    return UnsupportedMediaError("FakeClient supports only merge and JSON patches");
+  }
+  api::Object body = api::Object::parse(patch, nullptr, /*allow_exceptions=*/false);
+  if (body.is_discarded()) return BadRequestError("error decoding patch: invalid JSON");
+  store::ObjectKey key{ref.gvr.GroupResource(), ref.ns, name};
+  return store_.GuaranteedUpdate(key, [&](const api::Object& current) -> StatusOr<api::Object> {
+    BERTH_ASSIGN_OR_RETURN(api::Object desired, type == PatchType::kMerge
+                                                    ? api::ApplyMergePatch(current, body)
+                                                    : api::ApplyJsonPatch(current, body));
+    const std::string& rv = api::ResourceVersion(desired);
+    if (!rv.empty() && rv != api::ResourceVersion(current)) return store::ConflictModified(key);
+    if (options.subresource == "status") {
+      api::Object only_status = current;
+      if (desired.contains("status")) {
+        only_status["status"] = desired["status"];
+      } else {
+        only_status.erase("status");
+      }
+      return only_status;
+    }
+    return desired;
+  });
+}
+
+Status FakeClient::Delete(const ResourceRef& ref, const std::string& name, const DeleteOptions& options) {
+  BERTH_RETURN_IF_ERROR(Enter("delete"));
+  store::DeleteOptions d;
+  d.preconditions.uid = options.preconditions.uid;
+  d.preconditions.resource_version = options.preconditions.resource_version;
+  d.grace_period_seconds = options.grace_period_seconds;
+  return store_.Delete({ref.gvr.GroupResource(), ref.ns, name}, d).status();
+}
+
+StatusOr<std::unique_ptr<WatchStream>> FakeClient::Watch(const ResourceRef& ref, const WatchOptions& options) {
+  BERTH_RETURN_IF_ERROR(Enter("watch"));
+  BERTH_ASSIGN_OR_RETURN(store::Predicate predicate,
+                         BuildPredicate(options.label_selector, options.field_selector));
+  std::deque<WatchEvent> initial;
+  int64_t from = 0;
+  if (options.resource_version.empty() || options.resource_version == "0") {
+    // No resourceVersion: synthetic ADDED events for the current objects, then changes.
+    store::ListOptions lo;
+    lo.ns = ref.ns;
+    lo.predicate = predicate;
+    BERTH_ASSIGN_OR_RETURN(store::ListResult r, store_.List(ref.gvr.GroupResource(), lo));
+    for (const auto& item : r.items) initial.push_back({WatchEventType::kAdded, *item, Status::Ok()});
+    from = r.revision;
+  } else {
+    BERTH_ASSIGN_OR_RETURN(from, ParseRevision(options.resource_version));
+  }
+  store::WatchOptions wo;
+  wo.ns = ref.ns;
+  wo.from_revision = from;
+  wo.predicate = predicate;
+  StatusOr<std::unique_ptr<store::Watcher>> w = store_.Watch(ref.gvr.GroupResource(), wo);
+  if (!w.ok()) {
+    if (w.status().code() != Code::kGone) return w.status();
+    initial.push_back(ErrorEvent(w.status()));
+    return std::unique_ptr<WatchStream>(std::make_unique<FakeWatchStream>(std::move(initial), nullptr));
+  }
+  std::shared_ptr<store::Watcher> watcher(std::move(w).value());
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    std::erase_if(watchers_, [](const auto& w) { return w.expired(); });
+    watchers_.push_back(watcher);
+  }
+  return std::unique_ptr<WatchStream>(std::make_unique<FakeWatchStream>(std::move(initial), std::move(watcher)));
+}
+
+}  // namespace berth::client::testing
