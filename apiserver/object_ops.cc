@@ -2,6 +2,7 @@
 
 #include <charconv>
 
+#include "api/selectors.h"
 #include "api/yaml_codec.h"
 
 namespace berth::apiserver {
@@ -83,15 +84,69 @@ StatusOr<json> ApplyPatch(PatchType type, bool builtin_kind, const json& live, s
   return result;
 }
 
+namespace {
+
+// The field labels a kind supports beyond metadata.name and metadata.namespace
+// (upstream: each registry's GetAttrs / a CRD's selectableFields), and the
+// object path each reads. Sorted by kind.
+struct FieldLabel {
+  std::string_view group, kind, label, path;
+};
+constexpr FieldLabel kFieldLabels[] = {
+    {"", "Event", "involvedObject.apiVersion", "involvedObject.apiVersion"},
+    {"", "Event", "involvedObject.fieldPath", "involvedObject.fieldPath"},
+    {"", "Event", "involvedObject.kind", "involvedObject.kind"},
+    {"", "Event", "involvedObject.name", "involvedObject.name"},
+    {"", "Event", "involvedObject.namespace", "involvedObject.namespace"},
+    {"", "Event", "involvedObject.resourceVersion", "involvedObject.resourceVersion"},
+    {"", "Event", "involvedObject.uid", "involvedObject.uid"},
+    {"", "Event", "reason", "reason"},
+    {"", "Event", "reportingComponent", "reportingComponent"},
+    {"", "Event", "source", "source.component"},
+    {"", "Event", "type", "type"},
+    {"", "Namespace", "status.phase", "status.phase"},
+    {"", "Node", "spec.unschedulable", "spec.unschedulable"},
+    {"", "Pod", "spec.nodeName", "spec.nodeName"},
+    {"", "Pod", "spec.restartPolicy", "spec.restartPolicy"},
+    {"", "Pod", "spec.schedulerName", "spec.schedulerName"},
+    {"", "Pod", "spec.serviceAccountName", "spec.serviceAccountName"},
+    {"", "Pod", "status.nominatedNodeName", "status.nominatedNodeName"},
+    {"", "Pod", "status.phase", "status.phase"},
+    {"", "Pod", "status.podIP", "status.podIP"},
+    {"kueue.x-k8s.io", "Workload", "status.admission.clusterQueue", "status.admission.clusterQueue"},
+};
+
+}  // namespace
+
 StatusOr<store::Predicate> BuildPredicate(std::string_view group, std::string_view kind,
                                           std::string_view label_selector,
                                           std::string_view field_selector) {
-  // TODO(apiserver): api/selectors.h (label and field selectors) is being
-  // written; until it lands only empty selectors are accepted.
-  if (!label_selector.empty() || !field_selector.empty()) {
-    return BadRequestError("selectors are not supported yet");
+  BERTH_ASSIGN_OR_RETURN(api::LabelSelector labels, api::LabelSelector::Parse(label_selector));
+  BERTH_ASSIGN_OR_RETURN(api::FieldSelector fields, api::FieldSelector::Parse(field_selector));
+  // Check every field label and rewrite it to the object path it reads.
+  std::vector<api::FieldRequirement> terms;
+  for (const auto& req : fields.requirements()) {
+    api::FieldRequirement term = req;
+    if (req.field != "metadata.name" && req.field != "metadata.namespace") {
+      bool found = false;
+      for (const auto& fl : kFieldLabels) {
+        if (fl.group == group && fl.kind == kind && fl.label == req.field) {
+          term.field = std::string(fl.path);
+          found = true;
+        }
+      }
+      if (!found) return BadRequestError("field label not supported: " + req.field);
+    }
+    terms.push_back(std::move(term));
   }
-  return store::Predicate{};
+  if (labels.IsEverything() && terms.empty()) return store::Predicate{};
+  return store::Predicate([labels = std::move(labels), terms = std::move(terms)](const api::Object& obj) {
+    if (!labels.IsEverything() && !labels.MatchesObject(obj)) return false;
+    for (const auto& t : terms) {
+      if (!t.Matches(obj)) return false;
+    }
+    return true;
+  });
 }
 
 int64_t GracePeriodFor(std::string_view group, std::string_view kind, const api::Object& obj,

@@ -1,1 +1,211 @@
+#include "apiserver/table_convertor.h"
+
 #include <gtest/gtest.h>
+
+namespace berth::apiserver {
+namespace {
+
+using nlohmann::json;
+using std::chrono::hours;
+using std::chrono::minutes;
+using std::chrono::seconds;
+
+TEST(HumanDurationTest, MatchesApimachinery) {
+  // Cases from k8s.io/apimachinery/pkg/util/duration TestHumanDuration and kubectl-api.md §2.5.
+  const std::pair<Duration, const char*> cases[] = {
+      {seconds(-2), "<invalid>"},
+      {seconds(-1), "0s"},
+      {seconds(0), "0s"},
+      {seconds(1), "1s"},
+      {seconds(33), "33s"},
+      {seconds(119), "119s"},
+      {seconds(120), "2m"},
+      {seconds(123), "2m3s"},
+      {minutes(5), "5m"},
+      {minutes(9) + seconds(59), "9m59s"},
+      {minutes(10), "10m"},
+      {minutes(60), "60m"},
+      {minutes(179), "179m"},
+      {hours(3), "3h"},
+      {hours(3) + minutes(5), "3h5m"},
+      {hours(7) + minutes(59), "7h59m"},
+      {hours(8), "8h"},
+      {hours(47) + minutes(59), "47h"},
+      {hours(48), "2d"},
+      {hours(51), "2d3h"},
+      {hours(24 * 8), "8d"},
+      {hours(24 * 729), "729d"},
+      {hours(24 * 730), "2y"},
+      {hours(24 * 740), "2y10d"},
+      {hours(24 * 365 * 8), "8y"},
+      {hours(24 * 365 * 9 + 24 * 5), "9y"},
+  };
+  for (const auto& [d, want] : cases) {
+    EXPECT_EQ(HumanDuration(d), want) << std::chrono::duration_cast<seconds>(d).count() << "s";
+  }
+}
+
+TEST(HumanDurationTest, AgeOfTimestamps) {
+  FakeClock clock;  // 2026-01-01T00:00:00Z
+  Time now = clock.Now() + minutes(5) + seconds(10);
+  EXPECT_EQ(AgeOf("2026-01-01T00:00:00Z", now), "5m10s");
+  EXPECT_EQ(AgeOf(nullptr, now), "<unknown>");
+  EXPECT_EQ(AgeOf("yesterday", now), "<unknown>");
+}
+
+TEST(JsonPathTest, Subset) {
+  json obj = json::parse(R"({
+    "spec": {"queueName": "lq", "list": [1, 2, 3]},
+    "status": {"conditions": [
+      {"type": "QuotaReserved", "status": "True"},
+      {"type": "Admitted", "status": "False"}]}})");
+  EXPECT_EQ(EvalJsonPath(obj, ".spec.queueName"), std::vector<json>{"lq"});
+  EXPECT_EQ(EvalJsonPath(obj, "{.spec.queueName}"), std::vector<json>{"lq"});
+  EXPECT_EQ(EvalJsonPath(obj, ".status.conditions[?(@.type=='Admitted')].status"), std::vector<json>{"False"});
+  EXPECT_EQ(EvalJsonPath(obj, R"(.status.conditions[?(@.type=="QuotaReserved")].status)"),
+            std::vector<json>{"True"});
+  EXPECT_EQ(EvalJsonPath(obj, ".status.conditions[-1:].type"), std::vector<json>{"Admitted"});
+  EXPECT_EQ(EvalJsonPath(obj, ".status.conditions[0].type"), std::vector<json>{"QuotaReserved"});
+  EXPECT_EQ(EvalJsonPath(obj, ".status.conditions[*].type"), (std::vector<json>{"QuotaReserved", "Admitted"}));
+  EXPECT_EQ(EvalJsonPath(obj, ".spec.list[0:2]"), (std::vector<json>{1, 2}));
+  EXPECT_TRUE(EvalJsonPath(obj, ".spec.missing").empty());
+  EXPECT_TRUE(EvalJsonPath(obj, ".status.conditions[?(@.type=='Finished')].status").empty());
+  EXPECT_TRUE(EvalJsonPath(obj, ".spec.list[7]").empty());
+}
+
+json ClusterQueue(const char* name, json spec, json status) {
+  return {{"apiVersion", "kueue.x-k8s.io/v1beta2"},
+          {"kind", "ClusterQueue"},
+          {"metadata", {{"name", name}, {"creationTimestamp", "2026-01-01T00:00:00Z"}, {"resourceVersion", "7"}}},
+          {"spec", std::move(spec)},
+          {"status", std::move(status)}};
+}
+
+TEST(TableConvertorTest, PrinterColumns) {
+  std::vector<PrinterColumn> cols = {
+      {"Cohort", "string", "", "", 0, ".spec.cohortName"},
+      {"Strategy", "string", "", "", 1, ".spec.queueingStrategy"},
+      {"Pending Workloads", "integer", "", "", 0, ".status.pendingWorkloads"},
+      {"Admitted Workloads", "integer", "", "", 1, ".status.admittedWorkloads"},
+  };
+  TableConvertor tc = TableConvertor::FromColumns(cols);
+  const json& defs = tc.ColumnDefinitions();
+  ASSERT_EQ(defs.size(), 5u);
+  EXPECT_EQ(defs[0]["name"], "Name");
+  EXPECT_EQ(defs[0]["format"], "name");
+  EXPECT_EQ(defs[2]["name"], "Strategy");
+  EXPECT_EQ(defs[2]["priority"], 1);
+  FakeClock clock;
+  json cq = ClusterQueue("cq", {{"queueingStrategy", "BestEffortFIFO"}}, {{"pendingWorkloads", 3}});
+  json row = tc.Row(cq, clock.Now(), IncludeObject::kMetadata);
+  // No cohort -> null cell (printed empty); absent admittedWorkloads -> null.
+  EXPECT_EQ(row["cells"], json::parse(R"(["cq", null, "BestEffortFIFO", 3, null])"));
+  EXPECT_EQ(row["object"]["kind"], "PartialObjectMetadata");
+  EXPECT_EQ(row["object"]["metadata"]["name"], "cq");
+
+  json table = tc.Table({&cq}, clock.Now(), IncludeObject::kNone, "42", "");
+  EXPECT_EQ(table["kind"], "Table");
+  EXPECT_EQ(table["apiVersion"], "meta.k8s.io/v1");
+  EXPECT_EQ(table["metadata"], json::parse(R"({"resourceVersion":"42"})"));
+  EXPECT_FALSE(table["rows"][0].contains("object"));
+}
+
+TEST(TableConvertorTest, NoColumnsMeansNameAndAge) {
+  TableConvertor tc = TableConvertor::FromColumns({});
+  ASSERT_EQ(tc.ColumnDefinitions().size(), 2u);
+  EXPECT_EQ(tc.ColumnDefinitions()[1]["name"], "Age");
+  FakeClock clock;
+  json rf = {{"metadata", {{"name", "default-flavor"}, {"creationTimestamp", "2026-01-01T00:00:00Z"}}}};
+  json row = tc.Row(rf, clock.Now() + hours(3) + minutes(5), IncludeObject::kNone);
+  EXPECT_EQ(row["cells"], json::parse(R"(["default-flavor", "3h5m"])"));
+}
+
+TEST(TableConvertorTest, StringColumnRendersValuesAsText) {
+  TableConvertor tc = TableConvertor::FromColumns({{"Suspended", "string", "", "", 0, ".spec.suspend"},
+                                                   {"Obj", "string", "", "", 0, ".spec.sel"}});
+  json js = {{"metadata", {{"name", "js"}}}, {"spec", {{"suspend", true}, {"sel", {{"a", "b"}}}}}};
+  EXPECT_EQ(tc.Row(js, Time{}, IncludeObject::kNone)["cells"], json::parse(R"(["js", "true", "{\"a\":\"b\"}"])"));
+}
+
+json Pod(json spec, json status) {
+  return {{"apiVersion", "v1"},
+          {"kind", "Pod"},
+          {"metadata", {{"name", "p1"}, {"namespace", "default"}, {"creationTimestamp", "2026-01-01T00:00:00Z"}}},
+          {"spec", std::move(spec)},
+          {"status", std::move(status)}};
+}
+
+TEST(TableConvertorTest, PodColumns) {
+  auto tc = TableConvertor::Builtin("", "Pod");
+  ASSERT_TRUE(tc.has_value());
+  EXPECT_EQ(tc->ColumnDefinitions().size(), 9u);
+  FakeClock clock;
+  Time now = clock.Now() + minutes(2);
+  json pending = Pod(json::parse(R"({"containers":[{"name":"c"}]})"), json::parse(R"({"phase":"Pending"})"));
+  EXPECT_EQ(tc->Row(pending, now, IncludeObject::kNone)["cells"],
+            json::parse(R"(["p1","0/1","Pending","0","2m","<none>","<none>","<none>","<none>"])"));
+
+  json running = Pod(json::parse(R"({"containers":[{"name":"c"},{"name":"d"}],"nodeName":"node-1"})"),
+                     json::parse(R"({"phase":"Running","podIP":"10.0.0.5","containerStatuses":[
+                       {"name":"c","ready":true,"restartCount":0,"state":{"running":{}}},
+                       {"name":"d","ready":false,"restartCount":2,
+                        "state":{"waiting":{"reason":"CrashLoopBackOff"}},
+                        "lastState":{"terminated":{"exitCode":1,"finishedAt":"2026-01-01T00:01:30Z"}}}]})"));
+  EXPECT_EQ(tc->Row(running, now, IncludeObject::kNone)["cells"],
+            json::parse(R"j(["p1","1/2","CrashLoopBackOff","2 (30s ago)","2m","10.0.0.5","node-1","<none>","<none>"])j"));
+
+  json gated = Pod(json::parse(R"({"containers":[{"name":"c"}]})"),
+                   json::parse(R"({"phase":"Pending","conditions":[
+                     {"type":"PodScheduled","status":"False","reason":"SchedulingGated"}]})"));
+  EXPECT_EQ(tc->Row(gated, now, IncludeObject::kNone)["cells"][2], "SchedulingGated");
+
+  json terminating = running;
+  terminating["metadata"]["deletionTimestamp"] = "2026-01-01T00:02:00Z";
+  EXPECT_EQ(tc->Row(terminating, now, IncludeObject::kNone)["cells"][2], "Terminating");
+
+  json completed = Pod(json::parse(R"({"containers":[{"name":"c"}]})"),
+                       json::parse(R"({"phase":"Succeeded","containerStatuses":[
+                         {"name":"c","ready":false,"restartCount":0,
+                          "state":{"terminated":{"exitCode":0,"reason":"Completed"}}}]})"));
+  EXPECT_EQ(tc->Row(completed, now, IncludeObject::kNone)["cells"][2], "Completed");
+
+  json init = Pod(json::parse(R"({"initContainers":[{"name":"i"}],"containers":[{"name":"c"}]})"),
+                  json::parse(R"({"phase":"Pending","initContainerStatuses":[
+                    {"name":"i","state":{"running":{}}}]})"));
+  EXPECT_EQ(tc->Row(init, now, IncludeObject::kNone)["cells"][2], "Init:0/1");
+}
+
+TEST(TableConvertorTest, NodeAndNamespaceAndEvent) {
+  FakeClock clock;
+  Time now = clock.Now() + hours(50);
+  auto node = TableConvertor::Builtin("", "Node");
+  ASSERT_TRUE(node.has_value());
+  json n = json::parse(R"({"metadata":{"name":"node-1","creationTimestamp":"2026-01-01T00:00:00Z",
+      "labels":{"node-role.kubernetes.io/worker":"","node-role.kubernetes.io/gpu":""}},
+    "spec":{"unschedulable":true},
+    "status":{"conditions":[{"type":"Ready","status":"True"}],"nodeInfo":{"kubeletVersion":"v1.32.0"},
+      "addresses":[{"type":"InternalIP","address":"10.0.0.1"}]}})");
+  EXPECT_EQ(node->Row(n, now, IncludeObject::kNone)["cells"],
+            json::parse(R"(["node-1","Ready,SchedulingDisabled","gpu,worker","2d2h","v1.32.0","10.0.0.1","<none>","<unknown>","<unknown>","<unknown>"])"));
+
+  auto ns = TableConvertor::Builtin("", "Namespace");
+  ASSERT_TRUE(ns.has_value());
+  json nso = json::parse(R"({"metadata":{"name":"team-a","creationTimestamp":"2026-01-01T00:00:00Z"},
+                               "status":{"phase":"Active"}})");
+  EXPECT_EQ(ns->Row(nso, now, IncludeObject::kNone)["cells"], json::parse(R"(["team-a","Active","2d2h"])"));
+
+  auto ev = TableConvertor::Builtin("", "Event");
+  ASSERT_TRUE(ev.has_value());
+  json e = json::parse(R"({"metadata":{"name":"p1.17f","namespace":"default"},
+    "involvedObject":{"kind":"Pod","name":"p1"},"reason":"FailedScheduling","type":"Warning",
+    "message":"  0/1 nodes are available: 1 Insufficient cpu.  ",
+    "source":{"component":"default-scheduler"},"firstTimestamp":"2026-01-01T00:00:00Z",
+    "lastTimestamp":"2026-01-03T01:00:00Z","count":3})");
+  EXPECT_EQ(ev->Row(e, now, IncludeObject::kNone)["cells"],
+            json::parse(R"(["60m","Warning","FailedScheduling","pod/p1","","default-scheduler",
+                            "0/1 nodes are available: 1 Insufficient cpu.","2d2h",3,"p1.17f"])"));
+  EXPECT_FALSE(TableConvertor::Builtin("kueue.x-k8s.io", "Pod").has_value());
+}
+
+}  // namespace
+}  // namespace berth::apiserver

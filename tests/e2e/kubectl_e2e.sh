@@ -1,0 +1,203 @@
+#!/usr/bin/env bash
+# End-to-end: start `berth server` on a free port with a fresh HOME (kubectl
+# caches discovery under ~/.kube/cache) and drive it only through the real
+# kubectl, asserting what kubectl prints.
+#
+# Usage: kubectl_e2e.sh <berth binary> <testdata dir>
+# Exit: 0 pass, 1 fail, 77 skip (no kubectl).
+set -uo pipefail
+
+BERTH=${1:?berth binary}
+DATA=${2:?testdata dir}
+KUBECTL=${KUBECTL:-/usr/bin/kubectl}
+[ -x "$KUBECTL" ] || { echo "SKIP: $KUBECTL not found"; exit 77; }
+
+WORK=$(mktemp -d /tmp/berth-e2e.XXXXXX)
+export HOME=$WORK/home
+mkdir -p "$HOME"
+export KUBECONFIG=$WORK/data/kubeconfig
+SERVER_PID=
+FAILURES=0
+
+cleanup() {
+  if [ -n "$SERVER_PID" ]; then kill -TERM "$SERVER_PID" 2>/dev/null; wait "$SERVER_PID" 2>/dev/null; fi
+  if [ "$FAILURES" -eq 0 ]; then rm -rf "$WORK"; else echo "kept $WORK for inspection"; fi
+}
+trap cleanup EXIT
+
+start_server() {
+  rm -f "$KUBECONFIG"
+  "$BERTH" server --port 0 --data-dir "$WORK/data" >>"$WORK/server.log" 2>&1 &
+  SERVER_PID=$!
+  for _ in $(seq 1 100); do
+    [ -s "$KUBECONFIG" ] && return 0
+    kill -0 "$SERVER_PID" 2>/dev/null || break
+    sleep 0.1
+  done
+  echo "FAIL: server did not start"; cat "$WORK/server.log"; exit 1
+}
+
+stop_server() {
+  kill -TERM "$SERVER_PID"
+  if ! wait "$SERVER_PID"; then echo "FAIL: server exited non-zero on SIGTERM"; FAILURES=$((FAILURES + 1)); fi
+  SERVER_PID=
+}
+
+# run NAME EXPECTED_EXIT CMD...: runs CMD, keeps stdout+stderr in $OUT.
+run() {
+  local name=$1 want=$2; shift 2
+  OUT=$("$@" 2>&1); local rc=$?
+  if [ "$rc" -ne "$want" ]; then
+    echo "FAIL [$name]: exit $rc, want $want: $*"; echo "$OUT" | sed 's/^/    /'
+    FAILURES=$((FAILURES + 1))
+  fi
+}
+# expect NAME REGEX: $OUT must have a line matching the extended regex.
+expect() {
+  if ! grep -Eq -- "$2" <<<"$OUT"; then
+    echo "FAIL [$1]: no line matches /$2/ in:"; echo "$OUT" | sed 's/^/    /'
+    FAILURES=$((FAILURES + 1))
+  fi
+}
+expect_not() {
+  if grep -Eq -- "$2" <<<"$OUT"; then
+    echo "FAIL [$1]: unexpected /$2/ in:"; echo "$OUT" | sed 's/^/    /'
+    FAILURES=$((FAILURES + 1))
+  fi
+}
+
+start_server
+
+# The dispatcher must pick the 1.32 client from /version.
+run version 0 "$KUBECTL" version
+expect version '^Server Version: v1\.32\.0$'
+
+# Discovery: short names and scopes.
+run api-resources 0 "$KUBECTL" api-resources
+expect api-resources '^clusterqueues +cq +kueue\.x-k8s\.io/v1beta2 +false +ClusterQueue$'
+expect api-resources '^localqueues +lq,queue,queues +kueue\.x-k8s\.io/v1beta2 +true +LocalQueue$|^localqueues +queue,queues,lq +kueue\.x-k8s\.io/v1beta2 +true +LocalQueue$'
+expect api-resources '^resourceflavors +.*rf.* +kueue\.x-k8s\.io/v1beta2 +false +ResourceFlavor$'
+expect api-resources '^pods +po +v1 +true +Pod$'
+expect api-resources '^namespaces +ns +v1 +false +Namespace$'
+
+# apply -f of the seed's Kueue manifests: create, unchanged, change.
+run apply-create 0 "$KUBECTL" apply -f "$DATA/seed-kueue.yaml"
+expect apply-create '^namespace/team-a created$'
+expect apply-create '^resourceflavor\.kueue\.x-k8s\.io/default-flavor created$'
+expect apply-create '^clusterqueue\.kueue\.x-k8s\.io/cluster-queue created$'
+expect apply-create '^localqueue\.kueue\.x-k8s\.io/lq-team-a created$'
+expect apply-create '^workloadpriorityclass\.kueue\.x-k8s\.io/high created$'
+expect apply-create '^workloadpriorityclass\.kueue\.x-k8s\.io/low created$'
+
+run apply-unchanged 0 "$KUBECTL" apply -f "$DATA/seed-kueue.yaml"
+expect apply-unchanged '^clusterqueue\.kueue\.x-k8s\.io/cluster-queue unchanged$'
+
+sed 's/nominalQuota: "5"/nominalQuota: "6"/' "$DATA/seed-kueue.yaml" >"$WORK/changed.yaml"
+run apply-change 0 "$KUBECTL" apply -f "$WORK/changed.yaml"
+expect apply-change '^clusterqueue\.kueue\.x-k8s\.io/cluster-queue configured$'
+expect apply-change '^localqueue\.kueue\.x-k8s\.io/lq-team-a unchanged$'
+run apply-change-value 0 "$KUBECTL" get cq cluster-queue \
+  -o 'jsonpath={.spec.resourceGroups[0].flavors[0].resources[0].nominalQuota}'
+expect apply-change-value '^6$'
+
+# get: printer columns, -o wide, -o yaml, -A, -l.
+run get-cq 0 "$KUBECTL" get cq
+expect get-cq '^NAME +COHORT +PENDING WORKLOADS$'
+expect get-cq '^cluster-queue +'
+run get-cq-wide 0 "$KUBECTL" get clusterqueue cluster-queue -o wide
+expect get-cq-wide '^NAME +COHORT +STRATEGY +PENDING WORKLOADS +ADMITTED WORKLOADS$'
+expect get-cq-wide '^cluster-queue +BestEffortFIFO'
+run get-lq 0 "$KUBECTL" get lq -n team-a
+expect get-lq '^NAME +CLUSTERQUEUE +PENDING WORKLOADS +ADMITTED WORKLOADS$'
+expect get-lq '^lq-team-a +cluster-queue'
+run get-lq-all 0 "$KUBECTL" get localqueues -A
+expect get-lq-all '^NAMESPACE +NAME +CLUSTERQUEUE'
+expect get-lq-all '^team-a +lq-team-a +cluster-queue'
+run get-rf 0 "$KUBECTL" get rf
+expect get-rf '^NAME +AGE$'
+expect get-rf '^default-flavor +[0-9]+s$'
+run get-yaml 0 "$KUBECTL" get cq cluster-queue -o yaml
+expect get-yaml '^apiVersion: kueue\.x-k8s\.io/v1beta2$'
+expect get-yaml '^kind: ClusterQueue$'
+expect get-yaml '^  resourceVersion: "[0-9]+"$'
+run get-ns 0 "$KUBECTL" get ns
+expect get-ns '^default +Active +'
+expect get-ns '^team-a +Active +'
+
+run label 0 "$KUBECTL" label lq lq-team-a -n team-a tier=gold
+expect label '^localqueue\.kueue\.x-k8s\.io/lq-team-a labeled$'
+run select 0 "$KUBECTL" get lq -A -l tier=gold
+expect select '^team-a +lq-team-a'
+run select-none 0 "$KUBECTL" get lq -A -l 'tier in (silver)'
+expect select-none '^No resources found$'
+run field-select 0 "$KUBECTL" get lq -A --field-selector metadata.name=lq-team-a
+expect field-select '^team-a +lq-team-a'
+
+# Errors as a cluster prints them.
+run missing 1 "$KUBECTL" get cq nope
+expect missing '^Error from server \(NotFound\): clusterqueues\.kueue\.x-k8s\.io "nope" not found$'
+
+cat >"$WORK/invalid.yaml" <<'EOF'
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata:
+  name: invalid-cq
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: ["cpu"]
+    flavors:
+    - name: default-flavor
+      resources:
+      - name: cpu
+        nominalQuota: "-1"
+EOF
+run invalid 1 "$KUBECTL" apply -f "$WORK/invalid.yaml"
+expect invalid 'The ClusterQueue "invalid-cq" is invalid'
+expect invalid 'spec\.resourceGroups\[0\]\.flavors\[0\]\.resources\[0\]\.nominalQuota'
+
+cat >"$WORK/unknown-field.yaml" <<'EOF'
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata:
+  name: lq-bogus
+  namespace: team-a
+spec:
+  clusterQueue: cluster-queue
+  bogus: 1
+EOF
+run strict 1 "$KUBECTL" create -f "$WORK/unknown-field.yaml"
+expect strict 'unknown field "spec\.bogus"'
+
+run stale-get 0 "$KUBECTL" get lq lq-team-a -n team-a -o json
+echo "$OUT" >"$WORK/stale.json"
+run bump 0 "$KUBECTL" label lq lq-team-a -n team-a bump=1
+run conflict 1 "$KUBECTL" replace -f "$WORK/stale.json"
+expect conflict '^Error from server \(Conflict\): .*the object has been modified; please apply your changes to the latest version and try again$'
+
+run missing-ns 1 "$KUBECTL" create -f "$WORK/unknown-field.yaml" -n nowhere --validate=false
+expect missing-ns 'namespaces "nowhere" not found'
+
+# delete
+run delete 0 "$KUBECTL" delete workloadpriorityclass low
+expect delete '^workloadpriorityclass\.kueue\.x-k8s\.io "low" deleted$'
+run delete-gone 1 "$KUBECTL" get wpc low
+expect delete-gone 'NotFound'
+
+# Restart: every object survives.
+stop_server
+start_server
+run restart-cq 0 "$KUBECTL" get cq cluster-queue \
+  -o 'jsonpath={.spec.resourceGroups[0].flavors[0].resources[0].nominalQuota}'
+expect restart-cq '^6$'
+run restart-lq 0 "$KUBECTL" get lq -n team-a --show-labels
+expect restart-lq '^lq-team-a +cluster-queue .*tier=gold'
+run restart-wpc 0 "$KUBECTL" get wpc
+expect restart-wpc '^high '
+expect_not restart-wpc '^low '
+
+if [ "$FAILURES" -ne 0 ]; then
+  echo "$FAILURES check(s) failed; server log:"; sed 's/^/    /' "$WORK/server.log" | tail -50
+  exit 1
+fi
+echo "PASS"
