@@ -6,7 +6,8 @@
 // Steps (upstream: the CRD handler's decoding, rest.BeforeCreate/BeforeUpdate, the
 // customResourceStrategy and the admission webhooks):
 //   1. resolve apiVersion+kind to a served version of a definition (api/registry.h);
-//      absent apiVersion/kind → kBadRequest `Object 'Kind' is missing in '<body>'`;
+//      absent kind/apiVersion → kBadRequest `Object 'Kind' is missing in '<body>'`
+//      (`Object 'apiVersion' is missing in ...`);
 //      unknown → kNotFound `no matches for kind "Foo" in version "x/v1"`
 //   2. unknown fields, in the request's version: fieldValidation=Strict → kBadRequest
 //      `<Kind> in version "<v>" cannot be handled as a <Kind>: strict decoding error:
@@ -35,6 +36,7 @@
 #include <string_view>
 #include <vector>
 
+#include "api/conversion.h"
 #include "api/object.h"
 #include "api/registry.h"
 #include "api/strategy.h"
@@ -51,11 +53,12 @@ enum class Operation {
 // The fieldValidation query parameter. The API server's default (parameter absent) is Warn.
 enum class FieldValidation { kIgnore, kWarn, kStrict };
 // "Ignore" | "Warn" | "Strict" | "" (→ Warn); anything else kBadRequest
-// `fieldValidation parameter unsupported: "foo"`.
+// `fieldValidation: Unsupported value: "foo": supported values: "", "Ignore", "Strict", "Warn"`.
 StatusOr<FieldValidation> ParseFieldValidation(std::string_view value);
 
 // The conversion hook: returns `obj` converted to `target_api_version`
-// ("kueue.x-k8s.io/v1beta2"). Matches api/conversion.h's Convert.
+// ("kueue.x-k8s.io/v1beta2"). The default is api/conversion.h's Convert (Kueue's
+// v1beta1<->v1beta2 rules, strategy None for everything else).
 using ConversionFunc = std::function<StatusOr<Object>(const Registry& registry, const Object& obj,
                                                       std::string_view target_api_version)>;
 // Conversion strategy None of a CRD: only apiVersion changes.
@@ -78,7 +81,7 @@ struct AdmittedWrite {
 class AdmissionPipeline {
  public:
   AdmissionPipeline(const Registry& registry, const StrategyRegistry& strategies,
-                    ConversionFunc convert = NoneConversion);
+                    ConversionFunc convert = Convert);
 
   StatusOr<AdmittedWrite> Admit(WriteRequest request) const;
 

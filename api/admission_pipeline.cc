@@ -1,0 +1,223 @@
+#include "api/admission_pipeline.h"
+
+#include <utility>
+
+#include "api/field_errors.h"
+#include "api/metadata_validation.h"
+
+namespace berth::api {
+
+StatusOr<FieldValidation> ParseFieldValidation(std::string_view value) {
+  if (value.empty() || value == "Warn") return FieldValidation::kWarn;
+  if (value == "Ignore") return FieldValidation::kIgnore;
+  if (value == "Strict") return FieldValidation::kStrict;
+  return BadRequestError(
+      NotSupported(FieldPath("fieldValidation"), std::string(value), {"", "Ignore", "Strict", "Warn"})
+          .Error());
+}
+
+StatusOr<Object> NoneConversion(const Registry& registry, const Object& obj,
+                                std::string_view target_api_version) {
+  Object out = obj;
+  out["apiVersion"] = std::string(target_api_version);
+  return out;
+}
+
+AdmissionPipeline::AdmissionPipeline(const Registry& registry, const StrategyRegistry& strategies,
+                                     ConversionFunc convert)
+    : registry_(registry), strategies_(strategies), convert_(std::move(convert)) {}
+
+namespace {
+
+const Object& Field(const Object& obj, const char* key) {
+  static const Object kNull;
+  auto it = obj.find(key);
+  return it == obj.end() ? kNull : *it;
+}
+
+// Sets obj.metadata[key] to old.metadata[key], or removes it when old has none.
+void CarryMeta(Object* obj, const Object& old, const char* key) {
+  const Object& old_meta = Field(old, "metadata");
+  Object& meta = (*obj)["metadata"];
+  if (!meta.is_object()) meta = Object::object();
+  auto it = old_meta.is_object() ? old_meta.find(key) : old_meta.end();
+  if (old_meta.is_object() && it != old_meta.end()) {
+    meta[key] = *it;
+  } else {
+    meta.erase(key);
+  }
+}
+
+int64_t Generation(const Object& obj) {
+  const Object& g = Field(Field(obj, "metadata"), "generation");
+  return g.is_number_integer() ? g.get<int64_t>() : 0;
+}
+
+// The object without the fields whose change does not bump metadata.generation.
+Object GenerationRelevant(const Object& obj, bool status_subresource) {
+  Object copy = obj;
+  copy.erase("metadata");
+  if (status_subresource) copy.erase("status");
+  return copy;
+}
+
+std::string JoinUnknown(const std::vector<std::string>& paths) {
+  std::string out;
+  for (size_t i = 0; i < paths.size(); ++i) {
+    if (i > 0) out += ", ";
+    out += "unknown field \"" + paths[i] + "\"";
+  }
+  return out;
+}
+
+void ValidateMetaUpdate(const Object& obj, const Object& old, FieldErrorList* errs) {
+  const FieldPath meta("metadata");
+  for (const char* key : {"name", "namespace", "uid"}) {
+    const Object& now = Field(Field(obj, "metadata"), key);
+    const Object& before = Field(Field(old, "metadata"), key);
+    if (now != before) {
+      errs->push_back(Invalid(meta.Child(key), now.is_null() ? Object("") : now, "field is immutable"));
+    }
+  }
+}
+
+}  // namespace
+
+StatusOr<AdmittedWrite> AdmissionPipeline::Admit(WriteRequest request) const {
+  Object& obj = request.object;
+  if (!obj.is_object()) {
+    return BadRequestError("the object provided is not a JSON object: " + obj.dump());
+  }
+  const Object& api_version_field = Field(obj, "apiVersion");
+  const Object& kind_field = Field(obj, "kind");
+  if (!kind_field.is_string() || kind_field.get_ref<const std::string&>().empty()) {
+    return BadRequestError("Object 'Kind' is missing in '" + obj.dump() + "'");
+  }
+  if (!api_version_field.is_string() || api_version_field.get_ref<const std::string&>().empty()) {
+    return BadRequestError("Object 'apiVersion' is missing in '" + obj.dump() + "'");
+  }
+  const std::string api_version = api_version_field.get<std::string>();
+  const std::string kind = kind_field.get<std::string>();
+
+  // 1. Resolve.
+  BERTH_ASSIGN_OR_RETURN(const ResourceDefinition* def, registry_.ForKind(api_version, kind));
+  std::string group, version;
+  SplitApiVersion(api_version, &group, &version);
+  const DefinitionVersion& request_version = *def->FindVersion(version);
+  const DefinitionVersion& storage_version = def->StorageVersion();
+  const Strategy* strategy = strategies_.Find(def->group, def->names.kind);
+  const bool updating = request.operation != Operation::kCreate;
+  if (updating && request.old == nullptr) {
+    return InternalError("an update of " + def->QualifiedKind() + " needs the stored object");
+  }
+  if (request.operation == Operation::kUpdateStatus && !storage_version.status_subresource) {
+    return NotFoundError("the server could not find the requested resource");
+  }
+
+  AdmittedWrite out;
+  out.definition = def;
+
+  // 2. Unknown fields, in the request's version.
+  std::vector<std::string> unknown = request_version.compiled.Prune(&obj);
+  if (!unknown.empty()) {
+    if (request.field_validation == FieldValidation::kStrict) {
+      return BadRequestError(kind + " in version \"" + version + "\" cannot be handled as a " + kind +
+                             ": strict decoding error: " + JoinUnknown(unknown));
+    }
+    if (request.field_validation == FieldValidation::kWarn) {
+      for (const auto& path : unknown) out.warnings.push_back("unknown field \"" + path + "\"");
+    }
+  }
+
+  // 3. Schema defaulting in the request's version.
+  request_version.compiled.Default(&obj);
+
+  // 4. Conversion to the storage version.
+  const std::string storage_api_version = def->Gvk(storage_version.name).ApiVersion();
+  if (version != storage_version.name) {
+    BERTH_ASSIGN_OR_RETURN(obj, convert_(registry_, obj, storage_api_version));
+    storage_version.compiled.Prune(&obj);
+    storage_version.compiled.Default(&obj);
+  }
+
+  // 5. Generic prepare, then the kind's.
+  const bool status_subresource = storage_version.status_subresource;
+  switch (request.operation) {
+    case Operation::kCreate: {
+      Object& meta = obj["metadata"];
+      if (!meta.is_object()) meta = Object::object();
+      meta["generation"] = 1;
+      meta.erase("deletionTimestamp");
+      meta.erase("deletionGracePeriodSeconds");
+      if (status_subresource) obj.erase("status");
+      if (strategy) strategy->PrepareForCreate(&obj);
+      break;
+    }
+    case Operation::kUpdate: {
+      const Object& old = *request.old;
+      if (status_subresource) {
+        if (old.contains("status")) {
+          obj["status"] = old["status"];
+        } else {
+          obj.erase("status");
+        }
+      }
+      if (Field(Field(obj, "metadata"), "uid").is_null()) CarryMeta(&obj, old, "uid");
+      for (const char* key : {"creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds"}) {
+        CarryMeta(&obj, old, key);
+      }
+      int64_t generation = Generation(old);
+      if (GenerationRelevant(obj, status_subresource) != GenerationRelevant(old, status_subresource)) {
+        ++generation;
+      }
+      obj["metadata"]["generation"] = generation;
+      if (strategy) strategy->PrepareForUpdate(&obj, old);
+      break;
+    }
+    case Operation::kUpdateStatus: {
+      const Object& old = *request.old;
+      Object next = old;
+      if (obj.contains("status")) {
+        next["status"] = obj["status"];
+      } else {
+        next.erase("status");
+      }
+      // Keep the caller's resourceVersion: the store checks it as a precondition.
+      const Object& rv = Field(Field(obj, "metadata"), "resourceVersion");
+      if (rv.is_string() && next["metadata"].is_object()) next["metadata"]["resourceVersion"] = rv;
+      obj = std::move(next);
+      if (strategy) strategy->PrepareForStatusUpdate(&obj, old);
+      break;
+    }
+  }
+
+  // 6. Webhook-style defaulting.
+  if (strategy && request.operation != Operation::kUpdateStatus) strategy->Default(&obj);
+
+  // 7. Validation.
+  FieldErrorList errs;
+  NameValidator names = strategy ? NameValidator([strategy](std::string_view name, bool prefix) {
+    return strategy->ValidateName(name, prefix);
+  })
+                                 : NameValidator(NameIsDNSSubdomain);
+  for (auto& e : ValidateObjectMeta(obj, def->namespaced(), names)) errs.push_back(std::move(e));
+  if (updating) ValidateMetaUpdate(obj, *request.old, &errs);
+  ValidateOptions options;
+  options.map_keys = def->builtin ? MapKeyStyle::kBracket : MapKeyStyle::kDotted;
+  for (auto& e : storage_version.compiled.Validate(obj, options)) errs.push_back(std::move(e));
+  if (strategy) {
+    FieldErrorList more;
+    switch (request.operation) {
+      case Operation::kCreate: more = strategy->ValidateCreate(obj); break;
+      case Operation::kUpdate: more = strategy->ValidateUpdate(obj, *request.old); break;
+      case Operation::kUpdateStatus: more = strategy->ValidateStatusUpdate(obj, *request.old); break;
+    }
+    for (auto& e : more) errs.push_back(std::move(e));
+  }
+  if (!errs.empty()) return InvalidStatus(def->QualifiedKind(), Name(obj), errs);
+
+  out.object = std::move(obj);
+  return out;
+}
+
+}  // namespace berth::api

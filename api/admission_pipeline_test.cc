@@ -1,0 +1,387 @@
+#include "api/admission_pipeline.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "api/yaml_codec.h"
+
+namespace berth::api {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+
+constexpr const char* kQueues = R"(
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: queues.example.com}
+spec:
+  group: example.com
+  names: {plural: queues, kind: Queue}
+  scope: Cluster
+  versions:
+  - name: v1beta1
+    served: true
+    storage: false
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          apiVersion: {type: string}
+          kind: {type: string}
+          metadata: {type: object}
+          spec:
+            type: object
+            properties:
+              cohort: {type: string}
+  - name: v1
+    served: true
+    storage: true
+    subresources: {status: {}}
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          apiVersion: {type: string}
+          kind: {type: string}
+          metadata: {type: object}
+          spec:
+            type: object
+            default: {}
+            required: [owner]
+            properties:
+              owner: {type: string}
+              cohortName: {type: string}
+              strategy: {type: string, enum: [StrictFIFO, BestEffortFIFO], default: BestEffortFIFO}
+              weight: {type: integer, minimum: 0}
+              labels: {type: object, additionalProperties: {type: string, maxLength: 3}}
+          status:
+            type: object
+            properties:
+              pending: {type: integer, minimum: 0}
+)";
+
+constexpr const char* kConfigs = R"(
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: configs
+  annotations: {berth.io/builtin: "true"}
+spec:
+  group: ""
+  names: {plural: configs, kind: Config}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          apiVersion: {type: string}
+          kind: {type: string}
+          metadata: {type: object}
+          data: {type: object, additionalProperties: {type: string, maxLength: 3}}
+)";
+
+Object Yaml(const std::string& text) {
+  StatusOr<Object> o = ParseYaml(text);
+  EXPECT_TRUE(o.ok()) << o.status();
+  return o.ok() ? *o : Object();
+}
+
+// Kueue-like rules: spec.owner is immutable, a finalizer is added, names are DNS labels.
+class QueueStrategy : public Strategy {
+ public:
+  void Default(Object* obj) const override {
+    auto& finalizers = (*obj)["metadata"]["finalizers"];
+    if (!finalizers.is_array()) finalizers = Object::array();
+    if (std::find(finalizers.begin(), finalizers.end(), "example.com/in-use") == finalizers.end()) {
+      finalizers.push_back("example.com/in-use");
+    }
+  }
+  std::vector<std::string> ValidateName(std::string_view name, bool prefix) const override {
+    return NameIsDNSLabel(name, prefix);
+  }
+  FieldErrorList ValidateCreate(const Object& obj) const override {
+    if (obj["spec"].value("owner", "") == "nobody") {
+      return {Invalid(FieldPath("spec").Child("owner"), "nobody", "must name someone")};
+    }
+    return {};
+  }
+  FieldErrorList ValidateUpdate(const Object& obj, const Object& old) const override {
+    if (obj["spec"].value("owner", "") != old["spec"].value("owner", "")) {
+      return {Invalid(FieldPath("spec").Child("owner"), obj["spec"].value("owner", ""), "field is immutable")};
+    }
+    return {};
+  }
+  FieldErrorList ValidateStatusUpdate(const Object& obj, const Object& old) const override {
+    ++status_validations;
+    return {};
+  }
+  mutable int status_validations = 0;
+};
+
+class AdmissionPipelineTest : public ::testing::Test {
+ protected:
+  AdmissionPipelineTest() {
+    std::vector<EmbeddedFile> files = {{"resources/example.com/queues.yaml", kQueues},
+                                       {"resources/core/configs.yaml", kConfigs}};
+    StatusOr<Registry> r = Registry::FromFiles(files);
+    EXPECT_TRUE(r.ok()) << r.status();
+    registry_ = std::make_unique<Registry>(std::move(r).value());
+    auto s = std::make_unique<QueueStrategy>();
+    strategy_ = s.get();
+    strategies_.Register("example.com", "Queue", std::move(s));
+  }
+
+  StatusOr<AdmittedWrite> Create(const std::string& yaml, FieldValidation fv = FieldValidation::kStrict) {
+    AdmissionPipeline pipeline(*registry_, strategies_);
+    WriteRequest req;
+    req.object = Yaml(yaml);
+    req.field_validation = fv;
+    return pipeline.Admit(std::move(req));
+  }
+
+  StatusOr<AdmittedWrite> Update(const Object& old, const std::string& yaml, Operation op = Operation::kUpdate) {
+    AdmissionPipeline pipeline(*registry_, strategies_);
+    WriteRequest req;
+    req.operation = op;
+    req.object = Yaml(yaml);
+    req.old = &old;
+    return pipeline.Admit(std::move(req));
+  }
+
+  std::unique_ptr<Registry> registry_;
+  StrategyRegistry strategies_;
+  QueueStrategy* strategy_ = nullptr;
+};
+
+TEST_F(AdmissionPipelineTest, CreateDefaultsPreparesAndValidates) {
+  StatusOr<AdmittedWrite> w = Create(R"(
+apiVersion: example.com/v1
+kind: Queue
+metadata: {name: q1}
+spec: {owner: team-a}
+status: {pending: 3}
+)");
+  ASSERT_TRUE(w.ok()) << w.status();
+  EXPECT_EQ(w->definition->name, "queues.example.com");
+  EXPECT_THAT(w->warnings, IsEmpty());
+  EXPECT_EQ(w->object, Yaml(R"(
+apiVersion: example.com/v1
+kind: Queue
+metadata: {name: q1, generation: 1, finalizers: [example.com/in-use]}
+spec: {owner: team-a, strategy: BestEffortFIFO}
+)"));  // status dropped: the kind has a status subresource
+}
+
+TEST_F(AdmissionPipelineTest, ReportsEveryErrorAsOneInvalidStatus) {
+  StatusOr<AdmittedWrite> w = Create(R"(
+apiVersion: example.com/v1
+kind: Queue
+metadata: {name: Q_1}
+spec: {strategy: Foo, weight: -1, labels: {zone: long}}
+)");
+  ASSERT_FALSE(w.ok());
+  EXPECT_EQ(w.status().code(), Code::kInvalid);
+  EXPECT_EQ(w.status().message(),
+            "Queue.example.com \"Q_1\" is invalid: ["
+            "metadata.name: Invalid value: \"Q_1\": a lowercase RFC 1123 label must consist of lower case "
+            "alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. "
+            "'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?'), "
+            "spec.labels.zone: Too long: may not be more than 3 bytes, "
+            "spec.strategy: Unsupported value: \"Foo\": supported values: \"StrictFIFO\", \"BestEffortFIFO\", "
+            "spec.weight: Invalid value: -1: spec.weight in body should be greater than or equal to 0, "
+            "spec.owner: Required value]");
+  std::vector<std::string> fields;
+  for (const auto& c : w.status().causes()) fields.push_back(c.type + " " + c.field);
+  EXPECT_THAT(fields, ElementsAre("FieldValueInvalid metadata.name", "FieldValueTooLong spec.labels.zone",
+                                  "FieldValueNotSupported spec.strategy", "FieldValueInvalid spec.weight",
+                                  "FieldValueRequired spec.owner"));
+}
+
+TEST_F(AdmissionPipelineTest, StrategyErrorsJoinSchemaErrors) {
+  StatusOr<AdmittedWrite> w = Create(R"(
+apiVersion: example.com/v1
+kind: Queue
+metadata: {name: q1}
+spec: {owner: nobody}
+)");
+  ASSERT_FALSE(w.ok());
+  EXPECT_EQ(w.status().message(),
+            "Queue.example.com \"q1\" is invalid: spec.owner: Invalid value: \"nobody\": must name someone");
+}
+
+TEST_F(AdmissionPipelineTest, UnknownFieldsFollowFieldValidation) {
+  const std::string body = R"(
+apiVersion: example.com/v1
+kind: Queue
+metadata: {name: q1, bogus: 1}
+spec: {owner: a, foo: 1}
+)";
+  StatusOr<AdmittedWrite> strict = Create(body, FieldValidation::kStrict);
+  EXPECT_EQ(strict.status(),
+            BadRequestError("Queue in version \"v1\" cannot be handled as a Queue: strict decoding error: "
+                            "unknown field \"metadata.bogus\", unknown field \"spec.foo\""));
+
+  StatusOr<AdmittedWrite> warn = Create(body, FieldValidation::kWarn);
+  ASSERT_TRUE(warn.ok()) << warn.status();
+  EXPECT_THAT(warn->warnings, ElementsAre("unknown field \"metadata.bogus\"", "unknown field \"spec.foo\""));
+  EXPECT_FALSE(warn->object["spec"].contains("foo"));
+  EXPECT_FALSE(warn->object["metadata"].contains("bogus"));
+
+  StatusOr<AdmittedWrite> ignore = Create(body, FieldValidation::kIgnore);
+  ASSERT_TRUE(ignore.ok()) << ignore.status();
+  EXPECT_THAT(ignore->warnings, IsEmpty());
+  EXPECT_FALSE(ignore->object["spec"].contains("foo"));
+}
+
+TEST_F(AdmissionPipelineTest, UnknownKindsAndMissingTypeInformation) {
+  EXPECT_EQ(Create("{apiVersion: example.com/v1, kind: Foo, metadata: {name: a}}").status(),
+            NotFoundError("no matches for kind \"Foo\" in version \"example.com/v1\""));
+  EXPECT_EQ(Create("{apiVersion: example.com/v2, kind: Queue, metadata: {name: a}}").status(),
+            NotFoundError("no matches for kind \"Queue\" in version \"example.com/v2\""));
+  StatusOr<AdmittedWrite> no_kind = Create("{apiVersion: example.com/v1, metadata: {name: a}}");
+  EXPECT_EQ(no_kind.status().code(), Code::kBadRequest);
+  EXPECT_EQ(no_kind.status().message(),
+            "Object 'Kind' is missing in '{\"apiVersion\":\"example.com/v1\",\"metadata\":{\"name\":\"a\"}}'");
+}
+
+TEST_F(AdmissionPipelineTest, ConvertsToTheStorageVersionThroughTheHook) {
+  std::vector<std::string> targets;
+  ConversionFunc convert = [&](const Registry&, const Object& obj, std::string_view target) -> StatusOr<Object> {
+    targets.emplace_back(target);
+    Object out = obj;
+    out["apiVersion"] = std::string(target);
+    out["spec"]["cohortName"] = obj["spec"]["cohort"];
+    out["spec"].erase("cohort");
+    out["spec"]["owner"] = "converted";
+    return out;
+  };
+  AdmissionPipeline pipeline(*registry_, strategies_, convert);
+  WriteRequest req;
+  req.object = Yaml("{apiVersion: example.com/v1beta1, kind: Queue, metadata: {name: q1}, spec: {cohort: c}}");
+  StatusOr<AdmittedWrite> w = pipeline.Admit(std::move(req));
+  ASSERT_TRUE(w.ok()) << w.status();
+  EXPECT_THAT(targets, ElementsAre("example.com/v1"));
+  EXPECT_EQ(w->object["apiVersion"], "example.com/v1");
+  EXPECT_EQ(w->object["spec"], Yaml("{cohortName: c, owner: converted, strategy: BestEffortFIFO}"));
+
+  // Strategy None: only apiVersion changes, so v1beta1's cohort is pruned by v1's schema.
+  StatusOr<Object> none = NoneConversion(*registry_, Yaml("{apiVersion: example.com/v1beta1, kind: Queue}"),
+                                         "example.com/v1");
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(*none, Yaml("{apiVersion: example.com/v1, kind: Queue}"));
+}
+
+TEST_F(AdmissionPipelineTest, UpdateKeepsStatusAndSystemFieldsAndBumpsGeneration) {
+  const Object old = Yaml(R"(
+apiVersion: example.com/v1
+kind: Queue
+metadata: {name: q1, uid: u-1, creationTimestamp: "2026-01-01T00:00:00Z", generation: 4,
+           resourceVersion: "10", finalizers: [example.com/in-use]}
+spec: {owner: a, strategy: StrictFIFO}
+status: {pending: 2}
+)");
+  // Only metadata changes: same generation.
+  StatusOr<AdmittedWrite> labels = Update(old, R"(
+apiVersion: example.com/v1
+kind: Queue
+metadata: {name: q1, resourceVersion: "10", labels: {x: y}}
+spec: {owner: a, strategy: StrictFIFO}
+status: {pending: 99}
+)");
+  ASSERT_TRUE(labels.ok()) << labels.status();
+  EXPECT_EQ(labels->object["metadata"], Yaml(R"({name: q1, uid: u-1, creationTimestamp: "2026-01-01T00:00:00Z",
+      generation: 4, resourceVersion: "10", labels: {x: y}, finalizers: [example.com/in-use]})"));
+  EXPECT_EQ(labels->object["status"], Yaml("{pending: 2}"));  // the status subresource owns status
+
+  StatusOr<AdmittedWrite> spec = Update(old, R"(
+apiVersion: example.com/v1
+kind: Queue
+metadata: {name: q1}
+spec: {owner: a}
+)");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->object["metadata"]["generation"], 5);  // strategy defaulted back to BestEffortFIFO
+  EXPECT_EQ(spec->object["spec"]["strategy"], "BestEffortFIFO");
+}
+
+TEST_F(AdmissionPipelineTest, UpdateValidatesImmutability) {
+  const Object old = Yaml("{apiVersion: example.com/v1, kind: Queue, metadata: {name: q1, uid: u-1}, spec: {owner: a}}");
+  StatusOr<AdmittedWrite> w = Update(old, R"(
+apiVersion: example.com/v1
+kind: Queue
+metadata: {name: q2, uid: u-2}
+spec: {owner: b}
+)");
+  ASSERT_FALSE(w.ok());
+  EXPECT_EQ(w.status().message(),
+            "Queue.example.com \"q2\" is invalid: [metadata.name: Invalid value: \"q2\": field is immutable, "
+            "metadata.uid: Invalid value: \"u-2\": field is immutable, "
+            "spec.owner: Invalid value: \"b\": field is immutable]");
+}
+
+TEST_F(AdmissionPipelineTest, StatusUpdateChangesOnlyStatus) {
+  const Object old = Yaml(R"(
+apiVersion: example.com/v1
+kind: Queue
+metadata: {name: q1, uid: u-1, generation: 2, resourceVersion: "7"}
+spec: {owner: a, strategy: StrictFIFO}
+status: {pending: 1}
+)");
+  StatusOr<AdmittedWrite> w = Update(old, R"(
+apiVersion: example.com/v1
+kind: Queue
+metadata: {name: q1, resourceVersion: "8", labels: {ignored: "yes"}}
+spec: {owner: someone-else}
+status: {pending: 5}
+)", Operation::kUpdateStatus);
+  ASSERT_TRUE(w.ok()) << w.status();
+  EXPECT_EQ(w->object, Yaml(R"(
+apiVersion: example.com/v1
+kind: Queue
+metadata: {name: q1, uid: u-1, generation: 2, resourceVersion: "8"}
+spec: {owner: a, strategy: StrictFIFO}
+status: {pending: 5}
+)"));
+  EXPECT_EQ(strategy_->status_validations, 1);
+
+  StatusOr<AdmittedWrite> bad = Update(old, "{apiVersion: example.com/v1, kind: Queue, metadata: {name: q1}, "
+                                            "status: {pending: -1}}", Operation::kUpdateStatus);
+  EXPECT_EQ(bad.status().message(), "Queue.example.com \"q1\" is invalid: status.pending: Invalid value: -1: "
+                                    "status.pending in body should be greater than or equal to 0");
+}
+
+TEST_F(AdmissionPipelineTest, BuiltinKindsWriteMapKeysInBrackets) {
+  StatusOr<AdmittedWrite> w = Create(R"(
+apiVersion: v1
+kind: Config
+metadata: {name: c1, namespace: default}
+data: {key: long}
+)");
+  ASSERT_FALSE(w.ok());
+  EXPECT_EQ(w.status().message(), "Config \"c1\" is invalid: data[key]: Too long: may not be more than 3 bytes");
+
+  // Namespaced kinds need a namespace (the API server fills it from the URL first).
+  StatusOr<AdmittedWrite> no_ns = Create("{apiVersion: v1, kind: Config, metadata: {name: c1}}");
+  EXPECT_EQ(no_ns.status().message(), "Config \"c1\" is invalid: metadata.namespace: Required value");
+}
+
+TEST(FieldValidationTest, ParsesTheQueryParameter) {
+  EXPECT_EQ(*ParseFieldValidation(""), FieldValidation::kWarn);
+  EXPECT_EQ(*ParseFieldValidation("Warn"), FieldValidation::kWarn);
+  EXPECT_EQ(*ParseFieldValidation("Strict"), FieldValidation::kStrict);
+  EXPECT_EQ(*ParseFieldValidation("Ignore"), FieldValidation::kIgnore);
+  EXPECT_EQ(ParseFieldValidation("strict").status(),
+            BadRequestError("fieldValidation: Unsupported value: \"strict\": supported values: \"\", "
+                            "\"Ignore\", \"Strict\", \"Warn\""));
+}
+
+}  // namespace
+}  // namespace berth::api
