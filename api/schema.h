@@ -36,6 +36,8 @@
 //   spec.name: Invalid value: "A": spec.name in body should match '^[a-z]+$'
 //   spec.name: Invalid value: "": spec.name in body should be at least 1 chars long
 //   spec.list[1]: Duplicate value: {"name":"x"}          (list-type map; set: the item)
+//   spec.x: Invalid value: 3000000000: Checked value must be of type integer with format int32 in spec.x
+//           (kube-openapi reports this one at the root with an empty value; berth names the field)
 // Paths: children joined by '.', list items "[i]"; keys of additionalProperties maps are
 // written as kube-openapi writes them for CRDs ("spec.nodeLabels.zone", MapKeyStyle::kDotted)
 // or as native Kubernetes validation writes them ("metadata.labels[zone]",

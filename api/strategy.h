@@ -19,6 +19,7 @@
 //   PrepareForCreate / PrepareForUpdate / PrepareForStatusUpdate   reset or carry over fields
 //                  (e.g. Pod status reset on create)
 //   Default        webhook defaulting (e.g. Kueue adds the resource-in-use finalizer)
+//   ValidateName   the kind's metadata.name rule (default: DNS-1123 subdomain)
 //   ValidateCreate / ValidateUpdate / ValidateStatusUpdate   cross-field rules and
 //                  immutability, with the upstream messages and paths
 //                  (`spec.clusterQueue: Invalid value: "b": field is immutable`,
