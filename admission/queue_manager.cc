@@ -14,6 +14,36 @@ bool QueueManager::Queueable(const Workload& wl) {
   return !wl.finished && wl.active && wl.state == AdmissionState::kPending && !wl.admission.has_value();
 }
 
+std::string QueueManager::Shape(const Workload& wl) {
+  std::string s = std::to_string(wl.priority);
+  for (const auto& ps : wl.pod_sets) {
+    s += "|" + ps.name + "#" + std::to_string(ps.count - ps.reclaimable);
+    for (const auto& [r, a] : ps.requests.items()) s += "," + std::to_string(r) + "=" + std::to_string(a);
+    for (const auto& [k, v] : ps.node_selector) s += ";ns:" + k + "=" + v;
+    for (const auto& t : ps.required_affinity_terms) {
+      s += ";term";
+      for (const auto& e : t.match_expressions) {
+        s += ":" + e.key + "/" + std::to_string(static_cast<int>(e.op));
+        for (const auto& v : e.values) s += "/" + v;
+      }
+    }
+    for (const auto& t : ps.tolerations) {
+      s += ";tol:" + t.key + "/" + std::to_string(static_cast<int>(t.op)) + "/" + t.value + "/" +
+           (t.effect ? std::to_string(static_cast<int>(*t.effect)) : "*");
+    }
+  }
+  return s;
+}
+
+void QueueManager::Insert(Queue& q, const Workload& wl, bool inadmissible) {
+  q.workloads[wl.uid] = wl;
+  where_[wl.uid] = wl.cluster_queue;
+  std::string shape = Shape(wl);
+  if (q.inadmissible_shapes.count(shape)) inadmissible = true;
+  q.shape[wl.uid] = std::move(shape);
+  (inadmissible ? q.inadmissible : q.heap).insert(KeyOf(wl));
+}
+
 void QueueManager::AddOrUpdateClusterQueue(const std::string& name, QueueingStrategy strategy,
                                            const std::string& root_cohort, bool active) {
   Queue& q = queues_[name];
@@ -36,6 +66,7 @@ void QueueManager::Remove(Queue& q, const std::string& uid) {
   q.heap.erase(k);
   q.inadmissible.erase(k);
   q.workloads.erase(it);
+  q.shape.erase(uid);
   if (q.sticky == uid) q.sticky.clear();
   where_.erase(uid);
 }
@@ -50,15 +81,8 @@ bool QueueManager::AddOrUpdateWorkload(const Workload& wl, Time now) {
   }
   auto q = queues_.find(wl.cluster_queue);
   if (!Queueable(wl) || q == queues_.end()) return false;
-  Queue& queue = q->second;
-  queue.workloads[wl.uid] = wl;
-  where_[wl.uid] = wl.cluster_queue;
   bool backoff = wl.requeue_at.has_value() && *wl.requeue_at > now;
-  if (was_inadmissible || backoff) {
-    queue.inadmissible.insert(KeyOf(wl));
-  } else {
-    queue.heap.insert(KeyOf(wl));
-  }
+  Insert(q->second, wl, was_inadmissible || backoff);
   return true;
 }
 
@@ -82,6 +106,7 @@ std::vector<Workload> QueueManager::Heads() {
     q.heap.erase(it);
     auto node = q.workloads.extract(uid);
     where_.erase(uid);
+    q.shape.erase(uid);
     ++q.pop_cycle;
     heads.push_back(std::move(node.mapped()));
   }
@@ -104,18 +129,33 @@ bool QueueManager::RequeueWorkload(const Workload& wl, RequeueReason reason, Tim
     queue.sticky = wl.uid;
   }
   bool backoff_expired = !wl.requeue_at.has_value() || *wl.requeue_at <= now;
-  queue.workloads[wl.uid] = wl;
-  where_[wl.uid] = wl.cluster_queue;
   if (backoff_expired && (immediate || queue.queue_inadmissible_cycle >= queue.pop_cycle)) {
     queue.heap.insert(KeyOf(wl));
-  } else {
-    queue.inadmissible.insert(KeyOf(wl));
+    queue.workloads[wl.uid] = wl;
+    where_[wl.uid] = wl.cluster_queue;
+    queue.shape[wl.uid] = Shape(wl);
+    return true;
+  }
+  Insert(queue, wl, /*inadmissible=*/true);
+  if (queue.strategy == QueueingStrategy::kBestEffortFIFO &&
+      (reason == RequeueReason::kNoFit || reason == RequeueReason::kPreemptionNoCandidates)) {
+    const std::string& shape = queue.shape[wl.uid];
+    queue.inadmissible_shapes.insert(shape);
+    for (auto it = queue.heap.begin(); it != queue.heap.end();) {
+      if (queue.shape[it->uid] == shape) {
+        queue.inadmissible.insert(*it);
+        it = queue.heap.erase(it);
+      } else {
+        ++it;
+      }
+    }
   }
   return true;
 }
 
 void QueueManager::MoveInadmissible(Queue& q, Time now) {
   q.queue_inadmissible_cycle = q.pop_cycle;
+  q.inadmissible_shapes.clear();
   for (auto it = q.inadmissible.begin(); it != q.inadmissible.end();) {
     const Workload& wl = q.workloads.at(it->uid);
     if (wl.requeue_at.has_value() && *wl.requeue_at > now) {

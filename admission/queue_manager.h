@@ -21,7 +21,13 @@
 //      cohort, every ClusterQueue under the same root cohort is requeued.
 //   5. A workload whose requeueAt (backoff) is in the future stays
 //      inadmissible.
-//   6. Finished, inactive (spec.active=false) and quota-holding workloads are
+//   6. Scheduling equivalence (Kueue SchedulingEquivalenceHashing, beta on):
+//      when a BestEffortFIFO head is set aside because it does not fit (NoFit
+//      or no preemption candidates), every pending workload of the same shape
+//      (priority, podSet names, counts, requests, selectors, tolerations) is
+//      set aside with it, and so are new arrivals of that shape, until the
+//      next inadmissible-requeue event.
+//   7. Finished, inactive (spec.active=false) and quota-holding workloads are
 //      never (re)inserted, on every path (reported-failures C30).
 // Time is passed in by the caller.
 //
@@ -103,10 +109,15 @@ class QueueManager {
     std::string sticky;                         // sticky preemptor uid
     int64_t pop_cycle = 0;
     int64_t queue_inadmissible_cycle = -1;
+    std::map<std::string, std::string> shape;  // uid -> scheduling shape
+    std::set<std::string> inadmissible_shapes;
   };
 
   static Key KeyOf(const Workload& wl) { return {wl.priority, wl.queue_order_timestamp, wl.uid}; }
   static bool Queueable(const Workload& wl);
+  // Scheduling-equivalence key of a workload (step 6).
+  static std::string Shape(const Workload& wl);
+  void Insert(Queue& q, const Workload& wl, bool inadmissible);
   void Remove(Queue& q, const std::string& uid);
   void MoveInadmissible(Queue& q, Time now);
 

@@ -16,10 +16,8 @@ std::string_view EntryOutcomeName(EntryOutcome o) {
 }
 
 const EntryResult* CycleResult::Find(const std::string& uid) const {
-  for (const auto& e : entries) {
-    if (e.uid == uid) return &e;
-  }
-  return nullptr;
+  auto it = by_uid.find(uid);
+  return it == by_uid.end() ? nullptr : &entries[it->second];
 }
 
 bool EntryBefore(const EntryOrderKey& a, const EntryOrderKey& b, bool priority_sorting_within_cohort) {
@@ -255,6 +253,7 @@ CycleResult Schedule(Snapshot& snap, const std::vector<Workload>& heads, Time no
 
   for (Entry& e : entries) out.entries.push_back(std::move(e.result));
   for (EntryResult& r : inadmissible) out.entries.push_back(std::move(r));
+  for (size_t i = 0; i < out.entries.size(); ++i) out.by_uid.emplace(out.entries[i].uid, i);
   return out;
 }
 

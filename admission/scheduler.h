@@ -56,6 +56,7 @@
 #pragma once
 
 #include <map>
+#include <unordered_map>
 #include <string>
 #include <vector>
 
@@ -111,7 +112,10 @@ struct CycleResult {
   // admission_cycle_preemption_skips per ClusterQueue (only non-zero ones).
   std::map<std::string, int> preemption_skips;
 
+  // The entry of a head, by uid; nullptr when absent. O(1).
   const EntryResult* Find(const std::string& uid) const;
+
+  std::unordered_map<std::string, size_t> by_uid;  // uid -> index in entries
 };
 
 // Runs one scheduling cycle over `heads` (at most one per ClusterQueue).
