@@ -206,6 +206,12 @@ std::vector<SeedManifest> AllSeedManifests() {
 std::string Outcome(const api::AdmissionPipeline& pipeline, const SeedManifest& m) {
   auto obj = api::ParseYaml(m.text, m.file);
   if (!obj.ok()) return obj.status().ToString();
+  // kubectl apply fills in the namespace of the current context ("default") for a
+  // namespaced kind written without one; the API server takes it from the URL.
+  auto definition = pipeline.registry().ForKind(obj->value("apiVersion", ""), obj->value("kind", ""));
+  if (definition.ok() && (*definition)->namespaced() && api::Namespace(*obj).empty()) {
+    (*obj)["metadata"]["namespace"] = "default";
+  }
   api::WriteRequest request;
   request.operation = api::Operation::kCreate;
   request.object = std::move(*obj);
