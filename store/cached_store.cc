@@ -214,10 +214,10 @@ StatusOr<CachedStore::Written> CachedStore::Write(const ObjectKey& key, const De
   if (!persistence_) {
     std::vector<HistoryEvent> events;
     events.push_back(std::move(ev));
-    WatchHub::Notifications notes = ApplyLocked(std::move(events));
+    WatchHub::Published published = ApplyLocked(std::move(events));
     lock.unlock();
-    WatchHub::RunNotifications(notes);
-    return out;
+    WatchHub::RunNotifications(published.notifications);
+    return out;  // published.evicted is freed here, without the lock
   }
   pending_[key] = {revision, out.removed ? nullptr : out.object};
   queue_.push_back(std::move(ev));
@@ -259,18 +259,17 @@ Status CachedStore::WaitCommittedLocked(std::unique_lock<std::mutex>& lock, int6
       auto it = pending_.find(ev.key);
       if (it != pending_.end() && it->second.first == ev.revision) pending_.erase(it);
     }
-    WatchHub::Notifications notes = ApplyLocked(std::move(batch));
+    WatchHub::Published published = ApplyLocked(std::move(batch));
     committed_cv_.notify_all();
-    if (!notes.empty()) {
-      lock.unlock();
-      WatchHub::RunNotifications(notes);
-      lock.lock();
-    }
+    lock.unlock();
+    WatchHub::RunNotifications(published.notifications);
+    published = {};  // free evicted history without the lock
+    lock.lock();
   }
   return Status::Ok();
 }
 
-WatchHub::Notifications CachedStore::ApplyLocked(std::vector<HistoryEvent> events) {
+WatchHub::Published CachedStore::ApplyLocked(std::vector<HistoryEvent> events) {
   for (const HistoryEvent& ev : events) {
     ResourceMap& m = objects_[ev.key.resource];
     if (ev.type == EventType::kDeleted) {
@@ -326,8 +325,8 @@ StatusOr<api::Object> CachedStore::Update(const api::GroupResource& resource, ap
     if (!resource_version.empty() && resource_version != api::ResourceVersion(*current)) {
       return ConflictModified(key);
     }
-    StampUpdate(*current, obj);
-    if (obj == *current) return Change{};  // nothing changed: no write, no new revision
+    const bool spec_changed = StampUpdate(*current, obj);
+    if (!spec_changed && SameOutsideSpec(obj, *current)) return Change{};  // no write, no revision
     if (ShouldRemoveOnUpdate(*current, obj)) return Change{Change::Kind::kRemove, {}};
     return Change{Change::Kind::kPut, std::move(obj)};
   });

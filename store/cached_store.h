@@ -110,7 +110,7 @@ class CachedStore : public Store {
   // none is in flight), or the store's failure.
   Status WaitCommittedLocked(std::unique_lock<std::mutex>& lock, int64_t revision);
   // Applies committed events to the readable state and publishes them.
-  WatchHub::Notifications ApplyLocked(std::vector<HistoryEvent> events);
+  WatchHub::Published ApplyLocked(std::vector<HistoryEvent> events);
   // The newest version of key, including queued writes; sets *pending_revision
   // to the revision of a queued write it came from (0 if committed).
   const ObjectPtr* LookupLocked(const ObjectKey& key, int64_t* pending_revision) const;

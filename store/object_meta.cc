@@ -51,16 +51,16 @@ void StampCreate(api::Object& obj, Time now) {
   meta.erase("deletionGracePeriodSeconds");
 }
 
-void StampUpdate(const api::Object& stored, api::Object& obj) {
+bool StampUpdate(const api::Object& stored, api::Object& obj) {
   api::Object& meta = Metadata(obj);
   CopyField(stored, meta, "uid");
   CopyField(stored, meta, "creationTimestamp");
   CopyField(stored, meta, "deletionTimestamp");
   CopyField(stored, meta, "deletionGracePeriodSeconds");
   CopyField(stored, meta, "resourceVersion");
-  int64_t generation = IntField(FindMetadataField(stored, "generation"), 0);
-  if (SpecChanged(stored, obj)) ++generation;
-  meta["generation"] = generation;
+  const bool spec_changed = SpecChanged(stored, obj);
+  meta["generation"] = IntField(FindMetadataField(stored, "generation"), 0) + (spec_changed ? 1 : 0);
+  return spec_changed;
 }
 
 bool SpecChanged(const api::Object& a, const api::Object& b) {
@@ -75,6 +75,15 @@ bool SpecChanged(const api::Object& a, const api::Object& b) {
     ++ib;
   }
   return false;
+}
+
+bool SameOutsideSpec(const api::Object& a, const api::Object& b) {
+  for (const char* field : {"apiVersion", "kind", "metadata", "status"}) {
+    auto ia = a.find(field), ib = b.find(field);
+    const bool in_a = ia != a.end(), in_b = ib != b.end();
+    if (in_a != in_b || (in_a && *ia != *ib)) return false;
+  }
+  return true;
 }
 
 void SetResourceVersion(api::Object& obj, int64_t revision) {

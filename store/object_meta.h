@@ -25,11 +25,15 @@ void StampCreate(api::Object& obj, Time now);
 // stored (removing them when stored has none), sets generation to stored's,
 // +1 when SpecChanged, and resourceVersion to stored's (so an unchanged object
 // compares equal to stored; the writer then sets the new revision).
-void StampUpdate(const api::Object& stored, api::Object& obj);
+// Returns whether the spec changed (SpecChanged(stored, obj)).
+bool StampUpdate(const api::Object& stored, api::Object& obj);
 
 // True when any top-level field other than apiVersion, kind, metadata and
 // status differs between a and b (missing and present count as different).
 bool SpecChanged(const api::Object& a, const api::Object& b);
+// The complement: apiVersion, kind, metadata and status are all equal.
+// a == b exactly when !SpecChanged(a, b) && SameOutsideSpec(a, b).
+bool SameOutsideSpec(const api::Object& a, const api::Object& b);
 
 // Writes metadata.resourceVersion as the decimal revision.
 void SetResourceVersion(api::Object& obj, int64_t revision);

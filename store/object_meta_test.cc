@@ -33,6 +33,12 @@ TEST(SpecChangedTest, IgnoresMetadataStatusApiVersionKind) {
   api::Object d = a;
   d.erase("spec");
   EXPECT_TRUE(SpecChanged(a, d));
+
+  EXPECT_TRUE(SameOutsideSpec(a, c));
+  EXPECT_FALSE(SameOutsideSpec(a, b));
+  api::Object e = a;
+  e["status"] = nullptr;  // present (null) vs missing
+  EXPECT_FALSE(SameOutsideSpec(a, e));
 }
 
 TEST(PlanDeleteTest, Table) {
@@ -104,7 +110,7 @@ TEST(StampTest, CreateAndUpdate) {
 
   api::Object next = Obj({{"name", "x"}, {"uid", "forged"}, {"deletionTimestamp", "2030-01-01T00:00:00Z"}},
                          {{"a", 2}});
-  StampUpdate(o, next);
+  EXPECT_TRUE(StampUpdate(o, next));
   EXPECT_EQ(next["metadata"]["uid"], o["metadata"]["uid"]);
   EXPECT_FALSE(next["metadata"].contains("deletionTimestamp"));
   EXPECT_EQ(next["metadata"]["generation"], 2);

@@ -33,9 +33,9 @@ WatchHub::WatchHub(size_t history_limit, size_t watcher_buffer_limit, int64_t st
       compacted_revision_(start_revision),
       published_revision_(start_revision) {}
 
-WatchHub::Notifications WatchHub::Publish(std::vector<HistoryEvent> events,
-                                          int64_t current_revision) {
-  Notifications notes;
+WatchHub::Published WatchHub::Publish(std::vector<HistoryEvent> events, int64_t current_revision) {
+  Published out;
+  Notifications& notes = out.notifications;
   std::lock_guard lock(mu_);
   for (HistoryEvent& ev : events) {
     auto it = watchers_.find(ev.key.resource);
@@ -65,11 +65,12 @@ WatchHub::Notifications WatchHub::Publish(std::vector<HistoryEvent> events,
     history_.push_back(std::move(ev));
     while (history_.size() > history_limit_) {
       compacted_revision_ = history_.front().revision;
+      out.evicted.push_back(std::move(history_.front()));
       history_.pop_front();
     }
   }
   published_revision_.store(current_revision, std::memory_order_release);
-  return notes;
+  return out;
 }
 
 StatusOr<std::unique_ptr<Watcher>> WatchHub::AddWatcher(const api::GroupResource& resource,

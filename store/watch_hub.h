@@ -54,10 +54,19 @@ class WatchHub : public std::enable_shared_from_this<WatchHub> {
 
   WatchHub(size_t history_limit, size_t watcher_buffer_limit, int64_t start_revision);
 
+  // What Publish leaves for the caller to do once its locks are released:
+  // run the notifications, and let the events that left the history die
+  // (freeing large JSON trees is the costliest part of a write; keep it out
+  // of the critical section).
+  struct Published {
+    Notifications notifications;
+    std::vector<HistoryEvent> evicted;
+  };
+
   // Appends events (ascending revisions, all above every earlier one) and
   // offers them to the watchers. `current_revision` is the store's revision
   // after these events.
-  Notifications Publish(std::vector<HistoryEvent> events, int64_t current_revision);
+  Published Publish(std::vector<HistoryEvent> events, int64_t current_revision);
 
   // Registers a watcher of `resource` that first replays the kept events with
   // revision > from (from = 0: current_revision). kGone when from is older
