@@ -1,0 +1,114 @@
+#include "placement/filters.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace berth::placement {
+
+std::string UntoleratedTaintReason(const Taint& t) {
+  return fmt::format("node(s) had untolerated taint {{{}: {}}}", t.key, t.value);
+}
+
+std::string InsufficientResourceReason(std::string_view resource) {
+  return fmt::format("Insufficient {}", resource);
+}
+
+NodeStatus NodeUnschedulableFilter(const Pod& pod, const NodeInfo& node) {
+  if (!node.node().unschedulable) return {};
+  static const Taint kUnschedulable{std::string(kTaintNodeUnschedulable), "",
+                                    TaintEffect::kNoSchedule};
+  if (TolerationsTolerate(pod.tolerations, kUnschedulable)) return {};
+  return NodeStatus::Unresolvable(kReasonNodeUnschedulable);
+}
+
+NodeStatus NodeNameFilter(const Pod& pod, const NodeInfo& node) {
+  if (pod.node_name.empty() || pod.node_name == node.name()) return {};
+  return NodeStatus::Unresolvable(kReasonNodeName);
+}
+
+NodeStatus TaintTolerationFilter(const Pod& pod, const NodeInfo& node) {
+  for (const Taint& t : node.taints()) {
+    if (t.effect == TaintEffect::kPreferNoSchedule) continue;
+    if (!TolerationsTolerate(pod.tolerations, t)) {
+      return NodeStatus::Unresolvable(UntoleratedTaintReason(t));
+    }
+  }
+  return {};
+}
+
+NodeStatus NodeAffinityFilter(const Pod& pod, const NodeInfo& node) {
+  const Node& n = node.node();
+  for (const auto& [key, value] : pod.node_selector) {
+    auto it = n.labels.find(key);
+    if (it == n.labels.end() || it->second != value) {
+      return NodeStatus::Unresolvable(kReasonNodeAffinity);
+    }
+  }
+  if (pod.required_node_affinity.has_value() &&
+      !MatchesNodeSelectorTerms(*pod.required_node_affinity, n)) {
+    return NodeStatus::Unresolvable(kReasonNodeAffinity);
+  }
+  return {};
+}
+
+NodeStatus NodeResourcesFitFilter(const PodUsage& pod, const NodeInfo& node,
+                                  const NodeUsage& usage, const ResourceNames& names) {
+  NodeStatus st;
+  if (usage.pod_count + 1 > node.allowed_pods()) st.reasons.emplace_back(kReasonTooManyPods);
+  std::vector<std::string> scalar;  // sorted by name afterwards
+  for (const auto& [id, milli] : pod.requests) {
+    int64_t free = SaturatingSub(node.Allocatable(id), usage.Requested(id));
+    if (milli <= free) continue;
+    if (id <= ResourceNames::kEphemeralStorageId) {
+      st.reasons.push_back(InsufficientResourceReason(names.Name(id)));
+    } else {
+      scalar.push_back(InsufficientResourceReason(names.Name(id)));
+    }
+  }
+  for (const auto& [name, milli] : pod.unknown_requests) {
+    scalar.push_back(InsufficientResourceReason(name));
+  }
+  std::sort(scalar.begin(), scalar.end());
+  for (auto& r : scalar) st.reasons.push_back(std::move(r));
+  if (!st.reasons.empty()) st.code = FilterCode::kUnschedulable;
+  return st;
+}
+
+NodeStatus RunFilters(const Pod& pod, const PodUsage& pod_usage, const NodeInfo& node,
+                      const NodeUsage& usage, const ResourceNames& names) {
+  NodeStatus st = NodeUnschedulableFilter(pod, node);
+  if (!st.ok()) return st;
+  st = NodeNameFilter(pod, node);
+  if (!st.ok()) return st;
+  st = TaintTolerationFilter(pod, node);
+  if (!st.ok()) return st;
+  st = NodeAffinityFilter(pod, node);
+  if (!st.ok()) return st;
+  return NodeResourcesFitFilter(pod_usage, node, usage, names);
+}
+
+namespace {
+bool SamePod(const Pod& a, const Pod& b) {
+  if (!a.uid.empty() && !b.uid.empty()) return a.uid == b.uid;
+  return a.namespace_ == b.namespace_ && a.name == b.name;
+}
+}  // namespace
+
+NodeStatus RunFiltersWithNominatedPods(const Pod& pod, const PodUsage& pod_usage,
+                                       const NodeInfo& node, const NodeUsage& usage,
+                                       const ResourceNames& names) {
+  const NodeUsage* effective = &usage;
+  NodeUsage with_nominated;
+  for (const auto& n : node.nominated()) {
+    if (n.pod.priority < pod.priority || SamePod(n.pod, pod)) continue;
+    if (effective == &usage) {
+      with_nominated = usage;
+      effective = &with_nominated;
+    }
+    with_nominated.Add(n.usage);
+  }
+  return RunFilters(pod, pod_usage, node, *effective, names);
+}
+
+}  // namespace berth::placement
