@@ -35,13 +35,17 @@ std::string QueueManager::Shape(const Workload& wl) {
   return s;
 }
 
+QueueManager::Key QueueManager::KeyOf(const Workload& wl) {
+  return {wl.priority, wl.queue_order_timestamp, wl.uid, std::hash<std::string>()(Shape(wl)),
+          wl.requeue_at.value_or(Time{})};
+}
+
 void QueueManager::Insert(Queue& q, const Workload& wl, bool inadmissible) {
   q.workloads[wl.uid] = wl;
   where_[wl.uid] = wl.cluster_queue;
-  std::string shape = Shape(wl);
-  if (q.inadmissible_shapes.count(shape)) inadmissible = true;
-  q.shape[wl.uid] = std::move(shape);
-  (inadmissible ? q.inadmissible : q.heap).insert(KeyOf(wl));
+  Key key = KeyOf(wl);
+  if (q.inadmissible_shapes.count(key.shape)) inadmissible = true;
+  (inadmissible ? q.inadmissible : q.heap).insert(std::move(key));
 }
 
 void QueueManager::AddOrUpdateClusterQueue(const std::string& name, QueueingStrategy strategy,
@@ -66,7 +70,6 @@ void QueueManager::Remove(Queue& q, const std::string& uid) {
   q.heap.erase(k);
   q.inadmissible.erase(k);
   q.workloads.erase(it);
-  q.shape.erase(uid);
   if (q.sticky == uid) q.sticky.clear();
   where_.erase(uid);
 }
@@ -106,7 +109,6 @@ std::vector<Workload> QueueManager::Heads() {
     q.heap.erase(it);
     auto node = q.workloads.extract(uid);
     where_.erase(uid);
-    q.shape.erase(uid);
     ++q.pop_cycle;
     heads.push_back(std::move(node.mapped()));
   }
@@ -133,16 +135,15 @@ bool QueueManager::RequeueWorkload(const Workload& wl, RequeueReason reason, Tim
     queue.heap.insert(KeyOf(wl));
     queue.workloads[wl.uid] = wl;
     where_[wl.uid] = wl.cluster_queue;
-    queue.shape[wl.uid] = Shape(wl);
     return true;
   }
   Insert(queue, wl, /*inadmissible=*/true);
   if (queue.strategy == QueueingStrategy::kBestEffortFIFO &&
       (reason == RequeueReason::kNoFit || reason == RequeueReason::kPreemptionNoCandidates)) {
-    const std::string& shape = queue.shape[wl.uid];
+    const uint64_t shape = KeyOf(wl).shape;
     queue.inadmissible_shapes.insert(shape);
     for (auto it = queue.heap.begin(); it != queue.heap.end();) {
-      if (queue.shape[it->uid] == shape) {
+      if (it->shape == shape) {
         queue.inadmissible.insert(*it);
         it = queue.heap.erase(it);
       } else {
@@ -157,8 +158,7 @@ void QueueManager::MoveInadmissible(Queue& q, Time now) {
   q.queue_inadmissible_cycle = q.pop_cycle;
   q.inadmissible_shapes.clear();
   for (auto it = q.inadmissible.begin(); it != q.inadmissible.end();) {
-    const Workload& wl = q.workloads.at(it->uid);
-    if (wl.requeue_at.has_value() && *wl.requeue_at > now) {
+    if (it->requeue_at > now) {
       ++it;
       continue;
     }

@@ -91,10 +91,14 @@ class QueueManager {
   bool IsInadmissible(const std::string& uid) const;
 
  private:
+  // Heap/inadmissible entry. Ordered by (priority, timestamp, uid) only;
+  // shape and requeue_at ride along so scans need no lookups.
   struct Key {
     int32_t priority;
     Time timestamp;
     std::string uid;
+    uint64_t shape = 0;  // hash of Shape()
+    Time requeue_at{};   // Time{} when no backoff
   };
   struct KeyOrder {
     bool operator()(const Key& a, const Key& b) const;
@@ -109,11 +113,10 @@ class QueueManager {
     std::string sticky;                         // sticky preemptor uid
     int64_t pop_cycle = 0;
     int64_t queue_inadmissible_cycle = -1;
-    std::map<std::string, std::string> shape;  // uid -> scheduling shape
-    std::set<std::string> inadmissible_shapes;
+    std::set<uint64_t> inadmissible_shapes;
   };
 
-  static Key KeyOf(const Workload& wl) { return {wl.priority, wl.queue_order_timestamp, wl.uid}; }
+  static Key KeyOf(const Workload& wl);
   static bool Queueable(const Workload& wl);
   // Scheduling-equivalence key of a workload (step 6).
   static std::string Shape(const Workload& wl);
