@@ -1,35 +1,12 @@
 #include "admission/pod_requests.h"
 
+#include "core/pod_requests.h"
+
 namespace berth::admission {
 
-ResourceList EffectiveContainerRequests(const ContainerResources& c) {
-  ResourceList out = c.requests;
-  for (const auto& [r, limit] : c.limits.items()) {
-    if (!out.Has(r)) out.Set(r, limit);
-  }
-  return out;
-}
+// The formula lives in core/pod_requests.h, shared with placement/.
+ResourceList EffectiveContainerRequests(const ContainerResources& c) { return ::berth::EffectiveContainerRequests(c); }
 
-ResourceList PodRequests(const PodResources& pod) {
-  ResourceList running;
-  for (const auto& c : pod.containers) running.AddAll(EffectiveContainerRequests(c));
-
-  ResourceList sidecars;    // sidecars declared so far
-  ResourceList init_peak;   // largest init-phase peak
-  for (const auto& c : pod.init_containers) {
-    ResourceList req = EffectiveContainerRequests(c);
-    if (c.restart_always) {
-      running.AddAll(req);
-      sidecars.AddAll(req);
-      init_peak.MaxWith(sidecars);
-    } else {
-      req.AddAll(sidecars);
-      init_peak.MaxWith(req);
-    }
-  }
-  running.MaxWith(init_peak);
-  running.AddAll(pod.overhead);
-  return running;
-}
+ResourceList PodRequests(const PodResources& pod) { return ::berth::EffectivePodRequests(pod); }
 
 }  // namespace berth::admission

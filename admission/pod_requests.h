@@ -1,4 +1,6 @@
-// Per-pod requests that count against quota (reported-failures C18).
+// Per-pod requests that count against quota (reported-failures C18), on the
+// admission engine's ResourceList. The formula itself is
+// berth::EffectivePodRequests (core/pod_requests.h), shared with placement/.
 //
 // Follows Kueue (pkg/workload/resources.go), which uses the Kubernetes
 // PodRequests helper after defaulting:
