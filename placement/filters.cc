@@ -77,14 +77,23 @@ NodeStatus NodeResourcesFitFilter(const PodUsage& pod, const NodeInfo& node,
 
 NodeStatus RunFilters(const Pod& pod, const PodUsage& pod_usage, const NodeInfo& node,
                       const NodeUsage& usage, const ResourceNames& names) {
-  NodeStatus st = NodeUnschedulableFilter(pod, node);
-  if (!st.ok()) return st;
-  st = NodeNameFilter(pod, node);
-  if (!st.ok()) return st;
-  st = TaintTolerationFilter(pod, node);
-  if (!st.ok()) return st;
-  st = NodeAffinityFilter(pod, node);
-  if (!st.ok()) return st;
+  // The plugins in order; the guards skip plugins that cannot fail here.
+  if (node.node().unschedulable) {
+    NodeStatus st = NodeUnschedulableFilter(pod, node);
+    if (!st.ok()) return st;
+  }
+  if (!pod.node_name.empty()) {
+    NodeStatus st = NodeNameFilter(pod, node);
+    if (!st.ok()) return st;
+  }
+  if (!node.taints().empty()) {
+    NodeStatus st = TaintTolerationFilter(pod, node);
+    if (!st.ok()) return st;
+  }
+  if (!pod.node_selector.empty() || pod.required_node_affinity.has_value()) {
+    NodeStatus st = NodeAffinityFilter(pod, node);
+    if (!st.ok()) return st;
+  }
   return NodeResourcesFitFilter(pod_usage, node, usage, names);
 }
 

@@ -53,6 +53,7 @@ Decision ScheduleImpl(const Snapshot& snapshot, const Pod& pod, const PlacementO
   // 4. Filters on every node.
   std::vector<size_t> feasible;
   feasible.reserve(nodes.size());
+  d.failures.reserve(nodes.size() / 4);
   for (size_t i = 0; i < nodes.size(); ++i) {
     const NodeInfo& node = nodes[i];
     NodeStatus st =
@@ -71,18 +72,20 @@ Decision ScheduleImpl(const Snapshot& snapshot, const Pod& pod, const PlacementO
       taint[k] = IntolerablePreferNoScheduleTaints(pod, nodes[feasible[k]]);
     }
     NormalizeReverse(taint);
-    std::vector<NodeScore> scores(feasible.size());
+    struct Scored {
+      int64_t total, least, balanced;
+    };
+    std::vector<Scored> scores(feasible.size());
     size_t best = 0;
     for (size_t k = 0; k < feasible.size(); ++k) {
       const NodeInfo& node = nodes[feasible[k]];
       const NodeUsage& usage = UsageOf(node, feasible[k], overlay);
-      NodeScore& s = scores[k];
-      s.least_allocated = LeastAllocatedScore(pod_usage, node, usage);
-      s.balanced_allocation = BalancedAllocationScore(pod_usage, node, usage);
-      s.taint_toleration = taint[k];
-      s.total = s.least_allocated * options.weights.node_resources_fit +
-                s.balanced_allocation * options.weights.balanced_allocation +
-                s.taint_toleration * options.weights.taint_toleration;
+      Scored& s = scores[k];
+      s.least = LeastAllocatedScore(pod_usage, node, usage);
+      s.balanced = BalancedAllocationScore(pod_usage, node, usage);
+      s.total = s.least * options.weights.node_resources_fit +
+                s.balanced * options.weights.balanced_allocation +
+                taint[k] * options.weights.taint_toleration;
       // Nodes are in name order: a strictly higher total is needed to win.
       if (s.total > scores[best].total) best = k;
     }
@@ -101,9 +104,9 @@ Decision ScheduleImpl(const Snapshot& snapshot, const Pod& pod, const PlacementO
                         });
       d.scores.reserve(report);
       for (size_t k = 0; k < report; ++k) {
-        NodeScore s = scores[order[k]];
-        s.node_name = nodes[feasible[order[k]]].name();
-        d.scores.push_back(std::move(s));
+        const Scored& s = scores[order[k]];
+        d.scores.push_back({nodes[feasible[order[k]]].name(), s.total, s.least, s.balanced,
+                            taint[order[k]]});
       }
     }
     return d;

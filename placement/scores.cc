@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 namespace berth::placement {
 
@@ -11,6 +12,7 @@ namespace {
 // so very large memory sizes cannot overflow the product.
 int64_t LeastRequested(int64_t requested, int64_t capacity) {
   if (capacity <= 0 || requested > capacity) return 0;
+  if (capacity <= INT64_MAX / kMaxNodeScore) return (capacity - requested) * kMaxNodeScore / capacity;
   return static_cast<int64_t>(static_cast<__int128>(capacity - requested) * kMaxNodeScore /
                               capacity);
 }
