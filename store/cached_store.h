@@ -13,7 +13,8 @@
 // queued write, releases the mutex, commits them in one Persistence::Commit
 // (one transaction, one fsync), then applies them to the readable state,
 // publishes the events and wakes the others; writers that queued meanwhile
-// form the next batch. A writer returns only after its write is committed, so
+// form the next batch (so with N closed-loop writers and a slow fsync, batches
+// alternate at about N/2 writes each). A writer returns only after its write is committed, so
 // reads (which see only committed state) never see an unacknowledged write.
 // When a Commit fails, that batch and every write queued after it fail with
 // kUnavailable and the store refuses all later writes (reads keep working):
