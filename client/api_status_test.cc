@@ -66,8 +66,8 @@ TEST(ApiStatusTest, ReasonTable) {
 
 TEST(ApiStatusTest, WatchErrorObjectForExpiredResourceVersion) {
   api::Object obj = api::Object::parse(
-      R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",
-          "message":"too old resource version: 5 (120)","reason":"Expired","code":410})");
+      R"js({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",
+          "message":"too old resource version: 5 (120)","reason":"Expired","code":410})js");
   Status s = StatusFromObject(obj);
   EXPECT_EQ(s.code(), Code::kGone);
   EXPECT_EQ(s.message(), "too old resource version: 5 (120)");

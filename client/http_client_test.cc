@@ -149,9 +149,15 @@ const GroupVersionResource kWorkloads{"kueue.x-k8s.io", "v1beta2", "workloads"};
 const GroupVersionResource kPods{"", "v1", "pods"};
 
 std::string NotFoundBody(const std::string& name) {
-  return R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"workloads.kueue.x-k8s.io \")" +
-         name + R"(\" not found","reason":"NotFound","details":{"name":")" + name +
-         R"(","group":"kueue.x-k8s.io","kind":"workloads"},"code":404})";
+  api::Object status = {{"kind", "Status"},
+                        {"apiVersion", "v1"},
+                        {"metadata", api::Object::object()},
+                        {"status", "Failure"},
+                        {"message", "workloads.kueue.x-k8s.io \"" + name + "\" not found"},
+                        {"reason", "NotFound"},
+                        {"details", {{"name", name}, {"group", "kueue.x-k8s.io"}, {"kind", "workloads"}}},
+                        {"code", 404}};
+  return status.dump();
 }
 
 TEST(HttpClientPathTest, PathsAndQueries) {
@@ -383,7 +389,7 @@ TEST(HttpClientTest, WatchErrorEventAndRejectedWatch) {
                              "message":"unable to parse requirement: found '', expected: identifier"})"};
     }
     Reply reply;
-    reply.stream = {R"({"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"too old resource version: 5 (120)","reason":"Expired","code":410}})"};
+    reply.stream = {R"js({"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"too old resource version: 5 (120)","reason":"Expired","code":410}})js"};
     return reply;
   });
   HttpClient client(server.Config());

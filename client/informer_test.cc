@@ -4,6 +4,7 @@
 
 #include <condition_variable>
 #include <mutex>
+#include <thread>
 
 #include "client/testing/fake_client.h"
 
@@ -68,6 +69,16 @@ class Recorder {
   std::vector<std::string> events_;
 };
 
+// Waits (real time, bounded) until the informer has an open watch.
+bool WaitForActiveWatch(const FakeClient& fake) {
+  auto deadline = std::chrono::steady_clock::now() + kWait;
+  while (fake.ActiveWatches() == 0) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(milliseconds(1));
+  }
+  return true;
+}
+
 InformerOptions FastOptions() {
   InformerOptions o;
   o.clock_poll_interval = milliseconds(1);
@@ -104,12 +115,14 @@ TEST(InformerTest, InitialListThenWatchEventsInOrder) {
   w1["spec"]["queueName"] = "lq2";
   w1 = *fake.Update(ref, w1);
   ASSERT_TRUE(fake.Delete(ref, "w2").ok());
+  const int64_t rv_after_delete = fake.store().CurrentRevision();
   ASSERT_TRUE(fake.Create(kWorkloads.Namespace("team-b"), Workload("ignored")).ok());  // other namespace
   EXPECT_EQ(rec.Take(3), (std::vector<std::string>{"add team-a/w4", "update team-a/w1 " + Rv(w1_old) + "->" + Rv(w1),
                                                     "delete team-a/w2"}));
   EXPECT_EQ(informer.GetIndexer().ListKeys(), (std::vector<std::string>{"team-a/w1", "team-a/w3", "team-a/w4"}));
   EXPECT_EQ(informer.GetIndexer().Get("team-a", "w1")->at("spec").at("queueName"), "lq2");
-  EXPECT_EQ(informer.LastSyncResourceVersion(), std::to_string(fake.store().CurrentRevision()));
+  // The namespaced watch never saw the team-b write (no bookmarks from the fake).
+  EXPECT_EQ(informer.LastSyncResourceVersion(), std::to_string(rv_after_delete));
   EXPECT_EQ(Rv(w4), std::to_string(std::stoll(Rv(w1)) - 1));
   EXPECT_EQ(informer.ListCount(), 1);
 }
@@ -127,6 +140,7 @@ TEST(InformerTest, ReconnectsAfterAClosedWatchWithoutRelisting) {
   rec.Take(1);
 
   for (int round = 0; round < 3; ++round) {
+    ASSERT_TRUE(WaitForActiveWatch(fake));
     fake.CloseWatches();  // as a server ending the watch after timeoutSeconds
     std::string name = "after-close-" + std::to_string(round);
     ASSERT_TRUE(fake.Create(ref, Workload(name)).ok());
@@ -235,6 +249,7 @@ TEST(InformerTest, RelistsAfterGoneWithSyntheticDeletesForVanishedObjects) {
   const std::string listed_rv = informer.LastSyncResourceVersion();
 
   // Disconnect: the informer's next watch waits at the gate.
+  ASSERT_TRUE(WaitForActiveWatch(fake));
   client.Close();
   fake.CloseWatches();
   ASSERT_TRUE(client.WaitForBlockedWatch());

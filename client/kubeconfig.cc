@@ -31,6 +31,13 @@ const api::Object* FindNamed(const api::Object& list, std::string_view name, con
   return nullptr;
 }
 
+// merged[list], or null when absent (a reference: FindNamed returns pointers into it).
+const api::Object& ListOf(const api::Object& merged, const char* list) {
+  static const api::Object kNull;
+  auto it = merged.find(list);
+  return it == merged.end() ? kNull : *it;
+}
+
 // Merges named lists: the first file to define a name wins.
 void MergeNamed(const api::Object& from, api::Object* into, const char* list) {
   auto src = from.find(list);
@@ -105,18 +112,18 @@ StatusOr<RestConfig> ResolveKubeconfig(const std::vector<api::Object>& files, st
   RestConfig cfg;
   cfg.context = context.empty() ? current : std::string(context);
   if (cfg.context.empty()) return BadRequestError("invalid configuration: no configuration has been provided");
-  const api::Object* ctx = FindNamed(merged.value("contexts", api::Object()), cfg.context, "context");
+  const api::Object* ctx = FindNamed(ListOf(merged, "contexts"), cfg.context, "context");
   if (!ctx) return BadRequestError("context was not found for specified context: " + cfg.context);
   cfg.cluster = ctx->value("cluster", "");
   cfg.user = ctx->value("user", "");
   if (std::string ns = ctx->value("namespace", ""); !ns.empty()) cfg.ns = ns;
-  const api::Object* cluster = FindNamed(merged.value("clusters", api::Object()), cfg.cluster, "cluster");
+  const api::Object* cluster = FindNamed(ListOf(merged, "clusters"), cfg.cluster, "cluster");
   if (!cluster) return BadRequestError("cluster \"" + cfg.cluster + "\" not found");
   cfg.server = cluster->value("server", "");
   if (cfg.server.empty()) return BadRequestError("no server found for cluster \"" + cfg.cluster + "\"");
   BERTH_ASSIGN_OR_RETURN(cfg.url, ParseServerUrl(cfg.server));
   if (!cfg.user.empty()) {
-    if (const api::Object* user = FindNamed(merged.value("users", api::Object()), cfg.user, "user")) {
+    if (const api::Object* user = FindNamed(ListOf(merged, "users"), cfg.user, "user")) {
       cfg.bearer_token = user->value("token", "");
       std::string token_file = user->value("tokenFile", "");
       if (cfg.bearer_token.empty() && !token_file.empty()) {

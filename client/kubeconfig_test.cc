@@ -110,7 +110,7 @@ TEST(KubeconfigTest, KubeconfigEnvListIsMergedFirstDefinitionWins) {
   EXPECT_EQ(cfg->url.port, 1111);  // a.yaml defined cluster "c" first
   EXPECT_EQ(cfg->ns, "ns-b");
   // An explicit path wins over $KUBECONFIG, and must exist.
-  KubeconfigOptions explicit_path{(dir / "b.yaml").string(), ""};
+  KubeconfigOptions explicit_path{(dir / "b.yaml").string(), "second"};
   cfg = LoadKubeconfig(explicit_path);
   ASSERT_TRUE(cfg.ok()) << cfg.status();
   EXPECT_EQ(cfg->url.port, 2222);

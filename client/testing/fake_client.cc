@@ -148,6 +148,13 @@ void FakeClient::CloseWatches() {
   for (auto& w : live) w->Stop();
 }
 
+int FakeClient::ActiveWatches() const {
+  std::lock_guard<std::mutex> l(mu_);
+  int n = 0;
+  for (const auto& w : watchers_) n += w.expired() ? 0 : 1;
+  return n;
+}
+
 StatusOr<api::Object> FakeClient::Get(const ResourceRef& ref, const std::string& name,
                                       const GetOptions& options) {
   BERTH_RETURN_IF_ERROR(Enter("get"));

@@ -22,7 +22,8 @@
 //     bookmarks are sent).
 //
 // Test hooks: CloseWatches() ends every open watch as a server would after
-// timeoutSeconds; InjectError(verb, status) makes the next call of that verb
+// timeoutSeconds; ActiveWatches() counts the watch streams opened since the
+// last CloseWatches() that are still alive; InjectError(verb, status) makes the next call of that verb
 // fail once; CallCount(verb) counts calls ("get", "list", "create", "update",
 // "updatestatus", "patch", "delete", "watch").
 //
@@ -63,6 +64,7 @@ class FakeClient final : public Client {
 
   // Test hooks (see the file comment).
   void CloseWatches();
+  int ActiveWatches() const;
   void InjectError(const std::string& verb, Status status);
   int CallCount(const std::string& verb) const;
   store::Store& store() { return store_; }
