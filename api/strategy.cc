@@ -1,5 +1,6 @@
 #include "api/strategy.h"
 
+#include "api/core_strategies.h"
 #include "api/kueue_strategies.h"
 #include "core/status.h"
 
@@ -31,6 +32,7 @@ const StrategyRegistry& StrategyRegistry::Default() {
 
 void InstallDefaultStrategies(StrategyRegistry* registry) {
   // One line per area.
+  RegisterCoreStrategies(registry);
   RegisterKueueStrategies(registry);
 }
 

@@ -1,0 +1,24 @@
+// Strategies of built-in core/v1 kinds whose create-time state upstream sets in
+// code (pkg/registry/core/<kind>/strategy.go PrepareForCreate / PrepareForUpdate):
+//
+// Namespace
+//   create: status.phase Active; spec.finalizers ["kubernetes"].
+//   update: spec.finalizers kept from the stored object (changed only through
+//     finalization, upstream's /finalize subresource).
+//   name: DNS-1123 label.
+// Pod
+//   create: status reset to {phase: Pending} (a client cannot create a running pod).
+//
+// Other rules of these kinds (Pod spec immutability, the Priority admission plugin,
+// QoS class) are not here yet.
+//
+// Thread-safety: stateless.
+#pragma once
+
+#include "api/strategy.h"
+
+namespace berth::api {
+
+void RegisterCoreStrategies(StrategyRegistry* registry);
+
+}  // namespace berth::api
