@@ -8,7 +8,9 @@
 
 #include "api/conversion.h"
 #include "api/yaml_codec.h"
+#include "apiserver/deletion.h"
 #include "apiserver/discovery.h"
+#include "apiserver/garbage_collector.h"
 #include "apiserver/object_ops.h"
 #include "apiserver/openapi.h"
 #include "apiserver/request_info.h"
@@ -85,13 +87,17 @@ class ApiServer::Impl {
         options_(std::move(options)),
         discovery_(registry),
         openapi_(registry, discovery_),
-        pump_(clock, options_.bookmark_interval, 1) {
+        pump_(clock, options_.bookmark_interval, 1),
+        deleter_(store),
+        gc_(registry, store) {
     for (const auto& gv : discovery_.GroupVersions()) {
       for (const auto* def : gv.definitions) {
         const api::DefinitionVersion* v = def->FindVersion(gv.version);
         std::optional<TableConvertor> tc;
         if (def->builtin) tc = TableConvertor::Builtin(def->group, def->names.kind);
-        if (!tc) tc = TableConvertor::FromColumns(v ? v->printer_columns : std::vector<PrinterColumn>{});
+        if (!tc) {
+          tc = TableConvertor::FromColumns(v ? v->printer_columns : std::vector<PrinterColumn>{}, def->builtin);
+        }
         tables_.emplace(std::make_pair(def, gv.version), std::move(*tc));
       }
     }
@@ -103,6 +109,8 @@ class ApiServer::Impl {
 
   std::unique_ptr<HttpServer> http_;
   WatchPump& pump() { return pump_; }
+  const ApiServerOptions& options() const { return options_; }
+  GarbageCollector& gc() { return gc_; }
 
  private:
   HandlerResult HandleNonResource(const HttpRequest& req, const RequestInfo& info);
@@ -116,6 +124,7 @@ class ApiServer::Impl {
   HttpResponse Patch(const ResourceRequest& r);
   HttpResponse Delete(const ResourceRequest& r);
   HttpResponse DeleteCollection(const ResourceRequest& r);
+  HttpResponse DeleteResponse(const ResourceRequest& r, const store::DeleteResult& result) const;
 
   // Error response with details for the object the request is about.
   HttpResponse Error(const ResourceRequest& r, const Status& s, std::string_view name = {}) const {
@@ -136,7 +145,8 @@ class ApiServer::Impl {
   // fills apiVersion/kind when absent, checks them, the name and the namespace.
   StatusOr<json> DecodeBody(const ResourceRequest& r, bool require_name) const;
   // Namespace existence (NamespaceLifecycle admission).
-  Status CheckNamespace(const ResourceRequest& r) const;
+  // `name` is the object's (the URL has none on create).
+  Status CheckNamespace(const ResourceRequest& r, std::string_view name) const;
   // Builds the store predicate from label and field selectors.
   StatusOr<store::Predicate> Predicate(const ResourceRequest& r, const ListOptions& o) const;
 
@@ -148,6 +158,8 @@ class ApiServer::Impl {
   Discovery discovery_;
   OpenApi openapi_;
   WatchPump pump_;
+  Deleter deleter_;
+  GarbageCollector gc_;
   const api::ResourceDefinition* namespaces_ = nullptr;
   std::map<std::pair<const api::ResourceDefinition*, std::string>, TableConvertor> tables_;
 };
@@ -298,6 +310,16 @@ HttpResponse ApiServer::Impl::ObjectResponse(const ResourceRequest& r, int code,
 }
 
 StatusOr<json> ApiServer::Impl::DecodeBody(const ResourceRequest& r, bool require_name) const {
+  // Bodies are JSON or YAML. kubectl's typed commands (`kubectl create
+  // namespace`, `create configmap`) send Kubernetes protobuf, which berth does
+  // not decode: 415 with the media types it accepts, as upstream answers for a
+  // custom resource.
+  std::string_view media = r.http->Header("Content-Type");
+  media = media.substr(0, media.find(';'));
+  if (media == "application/vnd.kubernetes.protobuf" || media == "application/cbor") {
+    return UnsupportedMediaError("the body of the request was in an unknown format - accepted media types include: "
+                                 "application/json, application/yaml");
+  }
   auto parsed = api::ParseJsonOrYaml(r.http->body);
   if (!parsed.ok()) return BadRequestError(parsed.status().message());
   json obj = std::move(parsed).value();
@@ -347,12 +369,13 @@ StatusOr<json> ApiServer::Impl::DecodeBody(const ResourceRequest& r, bool requir
   return obj;
 }
 
-Status ApiServer::Impl::CheckNamespace(const ResourceRequest& r) const {
+Status ApiServer::Impl::CheckNamespace(const ResourceRequest& r, std::string_view name) const {
   if (!r.def->namespaced() || namespaces_ == nullptr) return Status::Ok();
   auto ns = store_.Get(store::ObjectKey{namespaces_->Resource(), "", r.info.namespace_});
   if (!ns.ok()) return ns.status();
   if (ns->contains("metadata") && (*ns)["metadata"].contains("deletionTimestamp")) {
-    return ForbiddenError(r.gr.String() + " \"" + r.info.name + "\" is forbidden: unable to create new content in namespace " +
+    return ForbiddenError(r.gr.String() + " \"" + std::string(name) +
+                          "\" is forbidden: unable to create new content in namespace " +
                           r.info.namespace_ + " because it is being terminated");
   }
   return Status::Ok();
@@ -517,7 +540,7 @@ HttpResponse ApiServer::Impl::Create(const ResourceRequest& r) {
   auto body = DecodeBody(r, false);
   if (!body.ok()) return StatusResponse(body.status());
   const std::string name = api::Name(*body);
-  if (Status ns = CheckNamespace(r); !ns.ok()) return StatusResponse(ns);
+  if (Status ns = CheckNamespace(r, name); !ns.ok()) return StatusResponse(ns);
   api::WriteRequest wr;
   wr.operation = api::Operation::kCreate;
   wr.object = std::move(body).value();
@@ -578,7 +601,7 @@ HttpResponse ApiServer::Impl::Patch(const ResourceRequest& r) {
     if (!existing.ok() && existing.status().code() == Code::kNotFound && !r.status_subresource) {
       auto decoded = DecodeBody(r, false);
       if (!decoded.ok()) return StatusResponse(decoded.status());
-      if (Status ns = CheckNamespace(r); !ns.ok()) return StatusResponse(ns);
+      if (Status ns = CheckNamespace(r, api::Name(*decoded)); !ns.ok()) return StatusResponse(ns);
       api::WriteRequest wr;
       wr.operation = api::Operation::kCreate;
       wr.object = std::move(decoded).value();
@@ -595,11 +618,14 @@ HttpResponse ApiServer::Impl::Patch(const ResourceRequest& r) {
     if (!decoded.ok()) return StatusResponse(decoded.status());
   }
 
+  // Built-in kinds merge lists strategically; custom resources refuse it (415).
+  const api::StrategicMergeSchema* strategic_schema =
+      r.def->builtin ? &api::StrategicMergeSchema::ForKind(r.def->group, r.def->names.kind) : nullptr;
   std::vector<std::string> warnings;
   auto mutate = [&](const api::Object& current) -> StatusOr<api::Object> {
     auto live = ToRequestVersion(r, current);
     if (!live.ok()) return live.status();
-    BERTH_ASSIGN_OR_RETURN(json patched, ApplyPatch(*type, r.def->builtin, *live, body));
+    BERTH_ASSIGN_OR_RETURN(json patched, ApplyPatch(*type, strategic_schema, *live, body));
     if (!patched.is_object()) return BadRequestError("the patch did not produce an object");
     // Identity cannot be patched away; a resourceVersion in the patch is a
     // precondition.
@@ -634,20 +660,42 @@ HttpResponse ApiServer::Impl::Patch(const ResourceRequest& r) {
   return ObjectResponse(r, 200, *stored, warnings);
 }
 
+namespace {
+
+DeleteRequest ToDeleteRequest(const DeleteOptions& o) {
+  DeleteRequest d;
+  d.grace_period_seconds = o.grace_period_seconds;
+  d.propagation_policy = o.propagation_policy;
+  d.precondition_uid = o.precondition_uid;
+  d.precondition_resource_version = o.precondition_resource_version;
+  d.dry_run = o.dry_run;
+  return d;
+}
+
+}  // namespace
+
+HttpResponse ApiServer::Impl::DeleteResponse(const ResourceRequest& r, const store::DeleteResult& result) const {
+  // Upstream returns the object for custom resources and Pods (their stores set
+  // ReturnDeletedObject) and whenever it stays (graceful deletion, finalizers);
+  // other built-in kinds removed at once answer with a Success Status.
+  if (result.removed && r.def->builtin && !(r.def->group.empty() && r.def->names.kind == "Pod")) {
+    StatusDetails d;
+    d.name = api::Name(result.object);
+    d.group = r.def->group;
+    d.kind = r.def->names.plural;
+    d.uid = api::Uid(result.object);
+    return JsonResponse(200, SuccessStatusJson(d));
+  }
+  return ObjectResponse(r, 200, result.object);
+}
+
 HttpResponse ApiServer::Impl::Delete(const ResourceRequest& r) {
   auto dopts = ParseDeleteOptions(r.info.query, r.http->body);
   if (!dopts.ok()) return StatusResponse(dopts.status());
   const store::ObjectKey key{r.gr, r.info.namespace_, r.info.name};
-  store::DeleteOptions so;
-  so.preconditions.uid = dopts->precondition_uid;
-  so.preconditions.resource_version = dopts->precondition_resource_version;
-  auto current = store_.Get(key);
-  if (!current.ok()) return Error(r, current.status());
-  so.grace_period_seconds = GracePeriodFor(r.def->group, r.def->names.kind, *current, dopts->grace_period_seconds);
-  if (dopts->dry_run) return ObjectResponse(r, 200, *current);
-  auto result = store_.Delete(key, so);
+  auto result = deleter_.Delete(*r.def, key, ToDeleteRequest(*dopts));
   if (!result.ok()) return Error(r, result.status());
-  return ObjectResponse(r, 200, result->object);
+  return DeleteResponse(r, *result);
 }
 
 HttpResponse ApiServer::Impl::DeleteCollection(const ResourceRequest& r) {
@@ -662,16 +710,11 @@ HttpResponse ApiServer::Impl::DeleteCollection(const ResourceRequest& r) {
   lo.predicate = std::move(pred).value();
   auto list = store_.List(r.gr, lo);
   if (!list.ok()) return StatusResponse(list.status());
+  const DeleteRequest request = ToDeleteRequest(*dopts);
   json items = json::array();
   for (const auto& item : list->items) {
     const store::ObjectKey key = store::KeyOf(r.gr, *item);
-    store::DeleteOptions so;
-    so.grace_period_seconds = GracePeriodFor(r.def->group, r.def->names.kind, *item, dopts->grace_period_seconds);
-    if (dopts->dry_run) {
-      items.push_back(*item);
-      continue;
-    }
-    auto result = store_.Delete(key, so);
+    auto result = deleter_.Delete(*r.def, key, request);
     if (!result.ok()) {
       if (result.status().code() == Code::kNotFound) continue;  // deleted concurrently
       return Error(r, result.status(), key.name);
@@ -716,6 +759,7 @@ ApiServer::~ApiServer() { Stop(); }
 
 Status ApiServer::Start() {
   BERTH_RETURN_IF_ERROR(impl_->EnsureSystemNamespaces());
+  if (impl_->options().garbage_collector) BERTH_RETURN_IF_ERROR(impl_->gc().Start());
   return impl_->http_->Start();
 }
 
@@ -724,6 +768,7 @@ uint16_t ApiServer::port() const { return impl_->http_->port(); }
 void ApiServer::Stop() {
   impl_->pump().Stop();
   impl_->http_->Stop();
+  impl_->gc().Stop();
 }
 
 HandlerResult ApiServer::Handle(const HttpRequest& request) { return impl_->Handle(request); }

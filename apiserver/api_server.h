@@ -36,9 +36,11 @@
 // response headers, which kubectl prints as `Warning: ...`.
 // Every error is a Kubernetes Status (status_response.h).
 //
-// Not served yet: pods/log, server-side apply field ownership
-// (managedFields), garbage collection (propagationPolicy is accepted and
-// ignored), namespace finalization.
+// DELETE goes through the Deleter (deletion.h: grace periods, propagation
+// policy finalizers, namespace finalization) and the GarbageCollector started
+// with the server (garbage_collector.h) carries out the cascades.
+//
+// Not served yet: pods/log, server-side apply field ownership (managedFields).
 //
 // Thread-safety: Handle may be called from any number of threads; Start/Stop
 // from one controlling thread. The registry, pipeline, store and clock must
@@ -64,6 +66,9 @@ struct ApiServerOptions {
                                                 "kube-node-lease"};
   // Interval of BOOKMARK events on watches that allow them.
   Duration bookmark_interval = std::chrono::seconds(60);
+  // Run the garbage collector (ownerReferences cascades, namespace deletion;
+  // garbage_collector.h) with the server.
+  bool garbage_collector = true;
 };
 
 class ApiServer {

@@ -2,6 +2,7 @@
 
 #include <charconv>
 
+#include "api/patch.h"
 #include "api/selectors.h"
 #include "api/yaml_codec.h"
 
@@ -18,23 +19,6 @@ std::string_view MediaType(std::string_view content_type) {
   return t;
 }
 
-// TODO(apiserver): use api/patch.h's strategic merge once it lands; until then
-// the directives are dropped and the rest is merged as RFC 7386.
-void StripDirectives(json* patch) {
-  if (patch->is_object()) {
-    for (auto it = patch->begin(); it != patch->end();) {
-      if (!it.key().empty() && it.key()[0] == '$') {
-        it = patch->erase(it);
-      } else {
-        StripDirectives(&it.value());
-        ++it;
-      }
-    }
-  } else if (patch->is_array()) {
-    for (auto& v : *patch) StripDirectives(&v);
-  }
-}
-
 }  // namespace
 
 StatusOr<PatchType> ParsePatchType(std::string_view content_type) {
@@ -48,40 +32,39 @@ StatusOr<PatchType> ParsePatchType(std::string_view content_type) {
       "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml");
 }
 
-StatusOr<json> ApplyPatch(PatchType type, bool builtin_kind, const json& live, std::string_view patch) {
-  if (type == PatchType::kStrategicMerge && !builtin_kind) {
+StatusOr<json> ApplyPatch(PatchType type, const api::StrategicMergeSchema* strategic_schema,
+                          const json& live, std::string_view patch) {
+  if (type == PatchType::kStrategicMerge && strategic_schema == nullptr) {
     return UnsupportedMediaError(
         "the body of the request was in an unknown format - accepted media types include: "
         "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml");
   }
-  StatusOr<json> parsed = type == PatchType::kApply ? api::ParseJsonOrYaml(patch)
-                                                    : StatusOr<json>(json::parse(patch, nullptr, false));
-  if (!parsed.ok()) return BadRequestError(parsed.status().message());
-  json p = std::move(parsed).value();
-  if (p.is_discarded()) {
-    return BadRequestError("error decoding patch: invalid JSON");
+  json p;
+  if (type == PatchType::kApply) {
+    auto parsed = api::ParseJsonOrYaml(patch);
+    if (!parsed.ok()) return BadRequestError(parsed.status().message());
+    p = std::move(parsed).value();
+  } else {
+    p = json::parse(patch, nullptr, false);
+    if (p.is_discarded()) return BadRequestError("error decoding patch: invalid JSON");
   }
-  json result = live;
   switch (type) {
     case PatchType::kJson: {
-      if (!p.is_array()) return BadRequestError("json: cannot unmarshal object into Go value of type jsonpatch.Patch");
-      try {
-        result = live.patch(p);
-      } catch (const json::exception& e) {
-        return BadRequestError(std::string("the server rejected our request due to an error in our request: ") + e.what());
+      auto patched = api::ApplyJsonPatch(live, p);
+      if (!patched.ok() && patched.status().code() == Code::kInvalid) {
+        return InvalidError("the server rejected our request due to an error in our request",
+                            {StatusCause{"", "", patched.status().message()}});
       }
-      return result;
+      return patched;
     }
     case PatchType::kStrategicMerge:
-      StripDirectives(&p);
-      [[fallthrough]];
+      return api::ApplyStrategicMergePatch(live, p, *strategic_schema);
     case PatchType::kMerge:
     case PatchType::kApply:
       if (!p.is_object()) return BadRequestError("error decoding patch: the patch is not a JSON object");
-      result.merge_patch(p);
-      return result;
+      return api::ApplyMergePatch(live, p);
   }
-  return result;
+  return live;
 }
 
 namespace {

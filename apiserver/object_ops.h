@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "api/object.h"
+#include "api/strategic_merge_patch.h"
 #include "core/status.h"
 #include "store/store.h"
 
@@ -31,13 +32,21 @@ enum class PatchType {
 StatusOr<PatchType> ParsePatchType(std::string_view content_type);
 
 // Applies `patch` (the request body) to `live` (the object in the URL's
-// version). Strategic merge is refused (kUnsupportedMedia) for kinds that are
-// not built in, as upstream refuses it for custom resources. Errors:
-// kBadRequest for a body that does not parse or a JSON patch operation that
-// fails (upstream's wording: `the server rejected our request due to an error
-// in our request`).
-StatusOr<nlohmann::json> ApplyPatch(PatchType type, bool builtin_kind, const nlohmann::json& live,
-                                    std::string_view patch);
+// version), as kube-apiserver's patcher does:
+//   kMerge           api::ApplyMergePatch (RFC 7386)
+//   kJson            api::ApplyJsonPatch (RFC 6902)
+//   kStrategicMerge  api::ApplyStrategicMergePatch with `strategic_schema`;
+//                    nullptr (a custom resource) is refused with 415 and the
+//                    media types a CRD accepts, as upstream refuses it
+//   kApply           the body parsed as YAML or JSON, merged as RFC 7386 (the
+//                    simplified server-side apply of api_server.cc)
+// Errors: kBadRequest for a body that does not parse or a malformed JSON patch
+// operation; kInvalid (422, upstream's `the server rejected our request due to
+// an error in our request` with the detail as a cause) for a JSON patch
+// operation that cannot be applied; strategic merge directive errors as
+// api/strategic_merge_patch.h describes them.
+StatusOr<nlohmann::json> ApplyPatch(PatchType type, const api::StrategicMergeSchema* strategic_schema,
+                                    const nlohmann::json& live, std::string_view patch);
 
 // The store predicate for a list/watch: label selector (labels.Parse syntax)
 // and field selector (metadata.name, metadata.namespace and the kind's

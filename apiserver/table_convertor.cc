@@ -523,6 +523,21 @@ std::vector<json> NamespaceCells(const json& ns, Time now) {
           AgeOf(At(ns, {"metadata", "creationTimestamp"}), now)};
 }
 
+// printers.go printPriorityClass: globalDefault false when absent.
+std::vector<json> PriorityClassCells(const json& pc, Time now) {
+  json value = At(pc, {"value"});
+  json global = At(pc, {"globalDefault"});
+  return {api::Name(pc), value.is_number() ? value : json(0), global.is_boolean() ? global : json(false),
+          AgeOf(At(pc, {"metadata", "creationTimestamp"}), now), Str(At(pc, {"preemptionPolicy"}))};
+}
+
+// printers.go printConfigMap: len(data) + len(binaryData).
+std::vector<json> ConfigMapCells(const json& cm, Time now) {
+  auto count = [](const json& m) { return m.is_object() ? static_cast<int64_t>(m.size()) : int64_t{0}; };
+  return {api::Name(cm), count(At(cm, {"data"})) + count(At(cm, {"binaryData"})),
+          AgeOf(At(cm, {"metadata", "creationTimestamp"}), now)};
+}
+
 std::string EventSource(const json& ev) {
   std::string component = Str(At(ev, {"source", "component"}));
   std::string host = Str(At(ev, {"source", "host"}));
@@ -574,18 +589,22 @@ json PartialObjectMetadata(const api::Object& obj) {
               {"metadata", std::move(meta)}};
 }
 
-TableConvertor TableConvertor::FromColumns(const std::vector<PrinterColumn>& columns) {
+TableConvertor TableConvertor::FromColumns(const std::vector<PrinterColumn>& columns, bool name_included) {
   auto defs = std::make_shared<json>(json::array());
-  defs->push_back(Column("Name", "string", "name", kNameDescription));
   std::vector<PrinterColumn> cols = columns;
   if (cols.empty()) {
+    name_included = false;
     cols.push_back(PrinterColumn{"Age", "date", "", kAgeDescription, 0, ".metadata.creationTimestamp"});
   }
-  for (const auto& c : cols) defs->push_back(Column(c.name, c.type, c.format, c.description, c.priority));
-  RowFunction row = [cols](const api::Object& obj, Time now) {
+  if (!name_included) defs->push_back(Column("Name", "string", "name", kNameDescription));
+  for (const auto& c : cols) {
+    const bool name = name_included && c.json_path == ".metadata.name";
+    defs->push_back(Column(c.name, c.type, name ? "name" : c.format, c.description, c.priority));
+  }
+  RowFunction row = [cols, name_included](const api::Object& obj, Time now) {
     std::vector<json> cells;
     cells.reserve(cols.size() + 1);
-    cells.push_back(api::Name(obj));
+    if (!name_included) cells.push_back(api::Name(obj));
     for (const auto& c : cols) {
       auto results = EvalJsonPath(obj, c.json_path);
       cells.push_back(results.empty() ? json(nullptr) : CellForType(c.type, results.front(), now));
@@ -596,8 +615,22 @@ TableConvertor TableConvertor::FromColumns(const std::vector<PrinterColumn>& col
 }
 
 std::optional<TableConvertor> TableConvertor::Builtin(std::string_view group, std::string_view kind) {
-  if (!group.empty()) return std::nullopt;
   auto defs = std::make_shared<json>(json::array());
+  if (group == "scheduling.k8s.io" && kind == "PriorityClass") {
+    *defs = {Column("Name", "string", "name", kNameDescription),
+             Column("Value", "integer", "", "value is the integer value of this priority class."),
+             Column("Global-Default", "boolean", "", "globalDefault specifies whether this PriorityClass should be considered as the default priority for pods that do not have any priority class."),
+             Column("Age", "string", "", kAgeDescription),
+             Column("PreemptionPolicy", "string", "", "preemptionPolicy is the Policy for preempting pods with lower priority.")};
+    return TableConvertor(std::move(defs), PriorityClassCells);
+  }
+  if (!group.empty()) return std::nullopt;
+  if (kind == "ConfigMap") {
+    *defs = {Column("Name", "string", "name", kNameDescription),
+             Column("Data", "integer", "", "Data contains the configuration data."),
+             Column("Age", "string", "", kAgeDescription)};
+    return TableConvertor(std::move(defs), ConfigMapCells);
+  }
   if (kind == "Pod") {
     *defs = {Column("Name", "string", "name", kNameDescription),
              Column("Ready", "string", "", "The aggregate readiness state of this pod for accepting traffic."),

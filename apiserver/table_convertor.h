@@ -70,10 +70,13 @@ class TableConvertor {
   // Cells for one object at `now`, in column order.
   using RowFunction = std::function<std::vector<nlohmann::json>(const api::Object&, Time now)>;
 
-  // From additionalPrinterColumns (empty: Name + Age).
-  static TableConvertor FromColumns(const std::vector<PrinterColumn>& columns);
+  // From additionalPrinterColumns (empty: Name + Age). A custom resource's
+  // columns get Name in front; the resource files of built-in kinds list
+  // kubectl's complete column set, Name included (`name_included`).
+  static TableConvertor FromColumns(const std::vector<PrinterColumn>& columns, bool name_included = false);
   // The built-in printer for a core kind ("Pod", "Node", "Namespace",
-  // "Event" of group ""), or nullopt.
+  // "Event", "ConfigMap" of group ""; "PriorityClass" of scheduling.k8s.io:
+  // the kinds whose cells are computed, not read by a JSONPath), or nullopt.
   static std::optional<TableConvertor> Builtin(std::string_view group, std::string_view kind);
 
   // The columnDefinitions array.

@@ -207,5 +207,39 @@ TEST(TableConvertorTest, NodeAndNamespaceAndEvent) {
   EXPECT_FALSE(TableConvertor::Builtin("kueue.x-k8s.io", "Pod").has_value());
 }
 
+// printers.go: PriorityClass (globalDefault false when absent) and ConfigMap
+// (number of data + binaryData keys).
+TEST(TableConvertorTest, PriorityClassAndConfigMap) {
+  FakeClock clock;
+  Time now = clock.Now() + hours(50);
+  auto pc = TableConvertor::Builtin("scheduling.k8s.io", "PriorityClass");
+  ASSERT_TRUE(pc.has_value());
+  EXPECT_EQ(pc->ColumnDefinitions().size(), 5u);
+  EXPECT_EQ(pc->ColumnDefinitions()[2]["name"], "Global-Default");
+  json p = json::parse(R"({"metadata":{"name":"zero","creationTimestamp":"2026-01-01T00:00:00Z"},
+                            "value":0,"preemptionPolicy":"Never"})");
+  EXPECT_EQ(pc->Row(p, now, IncludeObject::kNone)["cells"], json::parse(R"(["zero",0,false,"2d2h","Never"])"));
+
+  auto cm = TableConvertor::Builtin("", "ConfigMap");
+  ASSERT_TRUE(cm.has_value());
+  json c = json::parse(R"({"metadata":{"name":"cfg","creationTimestamp":"2026-01-01T00:00:00Z"},
+                            "data":{"a":"1","b":"2"},"binaryData":{"c":"AA=="}})");
+  EXPECT_EQ(cm->Row(c, now, IncludeObject::kNone)["cells"], json::parse(R"(["cfg",3,"2d2h"])"));
+}
+
+// A built-in kind's resource file lists the complete column set, Name
+// included: no second Name column.
+TEST(TableConvertorTest, CompleteColumnListsKeepTheirName) {
+  FakeClock clock;
+  std::vector<PrinterColumn> cols = {{"Name", "string", "", "", 0, ".metadata.name"},
+                                     {"Holder", "string", "", "", 0, ".spec.holderIdentity"}};
+  TableConvertor tc = TableConvertor::FromColumns(cols, /*name_included=*/true);
+  ASSERT_EQ(tc.ColumnDefinitions().size(), 2u);
+  EXPECT_EQ(tc.ColumnDefinitions()[0]["format"], "name");
+  json lease = json::parse(R"({"metadata":{"name":"node-1"},"spec":{"holderIdentity":"node-1"}})");
+  EXPECT_EQ(tc.Row(lease, clock.Now(), IncludeObject::kNone)["cells"], json::parse(R"(["node-1","node-1"])"));
+  EXPECT_EQ(TableConvertor::FromColumns(cols).ColumnDefinitions().size(), 3u);
+}
+
 }  // namespace
 }  // namespace berth::apiserver

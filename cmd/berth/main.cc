@@ -17,7 +17,6 @@
 
 #include "core/logging.h"
 
-#ifdef BERTH_WITH_SERVER
 #include "api/admission_pipeline.h"
 #include "api/conversion.h"
 #include "api/registry.h"
@@ -26,11 +25,9 @@
 #include "core/clock.h"
 #include "store/memory_store.h"
 #include "store/sqlite_store.h"
-#endif
 
 namespace {
 
-#ifdef BERTH_WITH_SERVER
 struct ServerFlags {
   int port = 6443;
   std::string address = "127.0.0.1";
@@ -139,7 +136,6 @@ int RunServer(const ServerFlags& flags) {
   log->info("stopped");
   return 0;
 }
-#endif  // BERTH_WITH_SERVER
 
 }  // namespace
 
@@ -153,7 +149,6 @@ int main(int argc, char** argv) {
   version->callback([] { std::cout << "berth v0.1.0-dev (Kubernetes API v1.32 compatible)\n"; });
 
   int server_rc = 0;
-#ifdef BERTH_WITH_SERVER
   ServerFlags server_flags;
   auto* server = app.add_subcommand("server", "Run the API server (and, later, the controllers)");
   server->add_option("--port", server_flags.port, "TCP port to listen on (0: any free port)")
@@ -168,7 +163,6 @@ int main(int argc, char** argv) {
     if (!berth::SetLogLevel(log_level)) throw CLI::ValidationError("--log-level", "unknown level " + log_level);
     server_rc = RunServer(server_flags);
   });
-#endif
 
   CLI11_PARSE(app, argc, argv);
   return server_rc;

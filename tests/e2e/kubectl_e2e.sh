@@ -133,6 +133,112 @@ expect select-none '^No resources found$'
 run field-select 0 "$KUBECTL" get lq -A --field-selector metadata.name=lq-team-a
 expect field-select '^team-a +lq-team-a'
 
+# The other manifests of both seeds: Trainer runtime + TrainJob, and the
+# priority-class pitfalls' recommended setup (PriorityClass, WorkloadPriorityClass,
+# ClusterQueue/LocalQueue in v1beta1, PyTorchJob, Pod).
+run apply-trainer 0 "$KUBECTL" apply -f "$DATA/seed-trainer.yaml"
+expect apply-trainer '^clustertrainingruntime\.trainer\.kubeflow\.org/torch-distributed created$'
+expect apply-trainer '^trainjob\.trainer\.kubeflow\.org/lora-sft created$'
+run apply-pitfalls 0 "$KUBECTL" apply -f "$DATA/seed-pitfalls.yaml"
+expect apply-pitfalls '^namespace/training created$'
+expect apply-pitfalls '^priorityclass\.scheduling\.k8s\.io/pytorchjob-zero-priority created$'
+expect apply-pitfalls '^workloadpriorityclass\.kueue\.x-k8s\.io/kueue-high created$'
+expect apply-pitfalls '^clusterqueue\.kueue\.x-k8s\.io/gpu-cluster-queue created$'
+expect apply-pitfalls '^localqueue\.kueue\.x-k8s\.io/training-queue created$'
+expect apply-pitfalls '^pytorchjob\.kubeflow\.org/production-training created$'
+expect apply-pitfalls '^pod/high-priority-inference created$'
+expect apply-pitfalls '^clusterqueue\.kueue\.x-k8s\.io/stable-gpu-queue created$'
+run apply-pitfalls-again 0 "$KUBECTL" apply -f "$DATA/seed-pitfalls.yaml"
+expect apply-pitfalls-again '^pod/high-priority-inference unchanged$'
+expect apply-pitfalls-again '^pytorchjob\.kubeflow\.org/production-training unchanged$'
+
+# Re-apply a built-in kind with a change: kubectl sends a strategic merge patch.
+sed -e 's/^  name: high-priority-inference$/  name: high-priority-inference\n  labels:\n    team: inference/' \
+  "$DATA/seed-pitfalls.yaml" >"$WORK/pitfalls-labelled.yaml"
+run apply-pod-change 0 "$KUBECTL" apply -f "$WORK/pitfalls-labelled.yaml"
+expect apply-pod-change '^pod/high-priority-inference configured$'
+run pod-labels 0 "$KUBECTL" get pod high-priority-inference -n training --show-labels
+expect pod-labels 'team=inference'
+run get-pod 0 "$KUBECTL" get pods -n training
+expect get-pod '^NAME +READY +STATUS +RESTARTS +AGE$'
+expect get-pod '^high-priority-inference +0/1 +Pending +0 +[0-9]+s$'
+run get-pod-wide 0 "$KUBECTL" get pods -n training -o wide
+expect get-pod-wide '^NAME +READY +STATUS +RESTARTS +AGE +IP +NODE +NOMINATED NODE +READINESS GATES$'
+run get-pc 0 "$KUBECTL" get pc
+expect get-pc '^pytorchjob-zero-priority +0 +false +'
+run get-pytorchjob 0 "$KUBECTL" get pytorchjobs -n training -o name
+expect get-pytorchjob '^pytorchjob\.kubeflow\.org/production-training$'
+run get-trainjob 0 "$KUBECTL" get trainjob -n team-a
+expect get-trainjob '^lora-sft +'
+# A v1beta1 ClusterQueue is stored as v1beta2 and read back in either version.
+run get-cq-v1beta1 0 "$KUBECTL" get clusterqueues.v1beta1.kueue.x-k8s.io gpu-cluster-queue -o 'jsonpath={.apiVersion}'
+expect get-cq-v1beta1 '^kueue\.x-k8s\.io/v1beta1$'
+
+# Server-side apply: one PATCH (application/apply-patch+yaml), creates when absent.
+run apply-server-side 0 "$KUBECTL" apply --server-side -f "$WORK/changed.yaml"
+expect apply-server-side '^clusterqueue\.kueue\.x-k8s\.io/cluster-queue serverside-applied$'
+printf 'apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata:\n  name: ssa-flavor\n  labels:\n    made-by: ssa\n' \
+  >"$WORK/ssa-new.yaml"
+run apply-server-side-create 0 "$KUBECTL" apply --server-side -f "$WORK/ssa-new.yaml"
+expect apply-server-side-create '^resourceflavor\.kueue\.x-k8s\.io/ssa-flavor serverside-applied$'
+run ssa-get 0 "$KUBECTL" get rf -l made-by=ssa -o name
+expect ssa-get '^resourceflavor\.kueue\.x-k8s\.io/ssa-flavor$'
+
+# describe: the generic describer for custom resources, the Pod describer.
+run describe-cq 0 "$KUBECTL" describe cq cluster-queue
+expect describe-cq '^Name: +cluster-queue$'
+expect describe-cq '^Kind: +ClusterQueue$'
+expect describe-cq '^Events: +<none>$'
+run describe-pod 0 "$KUBECTL" describe pod high-priority-inference -n training
+expect describe-pod '^Name: +high-priority-inference$'
+expect describe-pod '^Namespace: +training$'
+expect describe-pod '^Priority Class Name: +high-priority$'
+run describe-ns 0 "$KUBECTL" describe ns training
+expect describe-ns '^Status: +Active$'
+
+# patch: merge (any kind), strategic (built-in kinds only), JSON patch.
+run patch-merge 0 "$KUBECTL" patch cq cluster-queue --type=merge -p '{"spec":{"queueingStrategy":"StrictFIFO"}}'
+expect patch-merge '^clusterqueue\.kueue\.x-k8s\.io/cluster-queue patched$'
+run patch-merge-get 0 "$KUBECTL" get cq cluster-queue -o wide
+expect patch-merge-get '^cluster-queue +StrictFIFO'
+run patch-strategic 0 "$KUBECTL" patch pod high-priority-inference -n training \
+  -p '{"metadata":{"finalizers":["example.com/a"]},"spec":{"containers":[{"name":"inference","image":"busybox"}]}}'
+expect patch-strategic '^pod/high-priority-inference patched$'
+run patch-strategic-get 0 "$KUBECTL" get pod high-priority-inference -n training \
+  -o 'jsonpath={.spec.containers[0].name}/{.spec.containers[0].image}/{.spec.containers[0].command[0]}/{.metadata.finalizers}'
+expect patch-strategic-get '^inference/busybox/python/\["example.com/a"\]$'
+run patch-strategic-cr 1 "$KUBECTL" patch cq cluster-queue --type=strategic -p '{"spec":{"cohort":"x"}}'
+# kubectl prints the server's 415 as: error: application/strategic-merge-patch+json
+# is not supported by <gvk>: the body of the request was in an unknown format ...
+expect patch-strategic-cr 'is not supported by kueue\.x-k8s\.io/v1beta2, Kind=ClusterQueue: the body of the request was in an unknown format'
+run patch-finalizer-off 0 "$KUBECTL" patch pod high-priority-inference -n training --type=json \
+  -p '[{"op":"remove","path":"/metadata/finalizers"}]'
+run patch-json 0 "$KUBECTL" patch lq lq-team-a -n team-a --type=json \
+  -p '[{"op":"add","path":"/metadata/annotations","value":{"note":"hi"}}]'
+expect patch-json '^localqueue\.kueue\.x-k8s\.io/lq-team-a patched$'
+run patch-json-bad 1 "$KUBECTL" patch lq lq-team-a -n team-a --type=json \
+  -p '[{"op":"remove","path":"/spec/nope"}]'
+
+# The status subresource, and wait on a condition set through it.
+run patch-status 0 "$KUBECTL" patch cq cluster-queue --subresource=status --type=merge \
+  -p '{"status":{"conditions":[{"type":"Active","status":"True","reason":"Ready","message":"Can admit new workloads","lastTransitionTime":"2025-01-01T00:00:00Z"}]}}'
+expect patch-status '^clusterqueue\.kueue\.x-k8s\.io/cluster-queue patched$'
+run wait-condition 0 "$KUBECTL" wait --for=condition=Active cq/cluster-queue --timeout=20s
+expect wait-condition '^clusterqueue\.kueue\.x-k8s\.io/cluster-queue condition met$'
+
+# -w: the list, then each change as it happens.
+"$KUBECTL" get lq -A -w --output-watch-events >"$WORK/watch.out" 2>&1 &
+WATCH_PID=$!
+sleep 2
+"$KUBECTL" label lq lq-team-a -n team-a watched=yes >/dev/null 2>&1
+sleep 2
+kill "$WATCH_PID" 2>/dev/null
+wait "$WATCH_PID" 2>/dev/null
+OUT=$(cat "$WORK/watch.out")
+expect watch '^EVENT +NAMESPACE +NAME +CLUSTERQUEUE'
+expect watch '^ADDED +team-a +lq-team-a +cluster-queue'
+expect watch '^MODIFIED +team-a +lq-team-a +cluster-queue'
+
 # Errors as a cluster prints them.
 run missing 1 "$KUBECTL" get cq nope
 expect missing '^Error from server \(NotFound\): clusterqueues\.kueue\.x-k8s\.io "nope" not found$'
@@ -175,7 +281,8 @@ run bump 0 "$KUBECTL" label lq lq-team-a -n team-a bump=1
 run conflict 1 "$KUBECTL" replace -f "$WORK/stale.json"
 expect conflict '^Error from server \(Conflict\): .*the object has been modified; please apply your changes to the latest version and try again$'
 
-run missing-ns 1 "$KUBECTL" create -f "$WORK/unknown-field.yaml" -n nowhere --validate=false
+grep -v '^  namespace:' "$WORK/unknown-field.yaml" >"$WORK/no-namespace.yaml"
+run missing-ns 1 "$KUBECTL" create -f "$WORK/no-namespace.yaml" -n nowhere --validate=false
 expect missing-ns 'namespaces "nowhere" not found'
 
 # delete
@@ -183,6 +290,24 @@ run delete 0 "$KUBECTL" delete workloadpriorityclass low
 expect delete '^workloadpriorityclass\.kueue\.x-k8s\.io "low" deleted$'
 run delete-gone 1 "$KUBECTL" get wpc low
 expect delete-gone 'NotFound'
+
+# Cascading deletion through ownerReferences (the garbage collector).
+TJ_UID=$("$KUBECTL" get trainjob lora-sft -n team-a -o 'jsonpath={.metadata.uid}')
+printf 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: lora-sft-config\n  namespace: team-a\n  ownerReferences:\n  - apiVersion: trainer.kubeflow.org/v1alpha1\n    kind: TrainJob\n    name: lora-sft\n    uid: %s\ndata:\n  k: v\n' \
+  "$TJ_UID" >"$WORK/owned.yaml"
+run owned-create 0 "$KUBECTL" apply -f "$WORK/owned.yaml"
+run delete-cascade 0 "$KUBECTL" delete trainjob lora-sft -n team-a --cascade=foreground --wait --timeout=30s
+expect delete-cascade '^trainjob\.trainer\.kubeflow\.org "lora-sft" deleted$'
+run owned-gone 1 "$KUBECTL" get configmap lora-sft-config -n team-a
+expect owned-gone 'NotFound'
+
+# Deleting a namespace deletes what is in it.
+run delete-ns 0 "$KUBECTL" delete namespace training --wait --timeout=30s
+expect delete-ns '^namespace "training" deleted$'
+run ns-gone 1 "$KUBECTL" get namespace training
+expect ns-gone 'NotFound'
+run ns-content-gone 0 "$KUBECTL" get localqueues -A
+expect_not ns-content-gone 'training-queue'
 
 # Restart: every object survives.
 stop_server

@@ -1,0 +1,252 @@
+// The REST handler without the network: ApiServer::Handle with requests as
+// kubectl sends them (kubectl-api.md), over a MemoryStore and a FakeClock.
+#include "apiserver/api_server.h"
+
+#include <gtest/gtest.h>
+
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <variant>
+
+#include "api/admission_pipeline.h"
+#include "api/conversion.h"
+#include "api/registry.h"
+#include "api/strategy.h"
+#include "store/memory_store.h"
+
+namespace berth::apiserver {
+namespace {
+
+using nlohmann::json;
+
+// A ResponseStream that keeps the chunks; Wait blocks until n have arrived
+// (a bounded wait for the pump thread, not a timing assertion).
+class CollectingStream : public ResponseStream {
+ public:
+  bool Write(std::string chunk) override {
+    std::lock_guard<std::mutex> l(mu_);
+    if (done_) return false;
+    chunks_.push_back(std::move(chunk));
+    cv_.notify_all();
+    return true;
+  }
+  void Close() override {
+    std::vector<std::function<void()>> fns;
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      if (done_) return;
+      done_ = true;
+      fns.swap(on_done_);
+      cv_.notify_all();
+    }
+    for (auto& f : fns) f();
+  }
+  bool Done() const override {
+    std::lock_guard<std::mutex> l(mu_);
+    return done_;
+  }
+  void OnDone(std::function<void()> fn) override {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      if (!done_) {
+        on_done_.push_back(std::move(fn));
+        return;
+      }
+    }
+    fn();
+  }
+  // The first n events (parsed), or fewer if the stream ended first.
+  std::vector<json> Wait(size_t n) {
+    std::unique_lock<std::mutex> l(mu_);
+    cv_.wait_for(l, std::chrono::seconds(30), [&] { return chunks_.size() >= n || done_; });
+    std::vector<json> out;
+    for (const auto& c : chunks_) out.push_back(json::parse(c));
+    return out;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<std::string> chunks_;
+  std::vector<std::function<void()>> on_done_;
+  bool done_ = false;
+};
+
+class ApiServerTest : public ::testing::Test {
+ protected:
+  ApiServerTest()
+      : store_(clock_, store::StoreOptions{.history_limit = 50, .watcher_buffer_limit = 1000}),
+        pipeline_(api::Registry::Default(), api::StrategyRegistry::Default(), api::Convert),
+        server_(api::Registry::Default(), pipeline_, store_, clock_, Options()) {}
+
+  static ApiServerOptions Options() {
+    ApiServerOptions o;
+    o.garbage_collector = false;
+    return o;
+  }
+
+  void SetUp() override { ASSERT_TRUE(server_.EnsureSystemNamespaces().ok()); }
+
+  HttpResponse Do(const std::string& method, const std::string& target, const std::string& body = "",
+                  const std::string& content_type = "application/json") {
+    HttpRequest req;
+    req.method = method;
+    req.target = target;
+    req.body = body;
+    if (!body.empty()) req.headers.emplace_back("Content-Type", content_type);
+    HandlerResult r = server_.Handle(req);
+    EXPECT_TRUE(std::holds_alternative<HttpResponse>(r)) << method << " " << target;
+    return std::holds_alternative<HttpResponse>(r) ? std::get<HttpResponse>(r) : HttpResponse{};
+  }
+  static json Body(const HttpResponse& r) { return json::parse(r.body); }
+
+  std::shared_ptr<CollectingStream> Watch(const std::string& target) {
+    HttpRequest req;
+    req.method = "GET";
+    req.target = target;
+    HandlerResult r = server_.Handle(req);
+    EXPECT_TRUE(std::holds_alternative<StreamingResponse>(r)) << target;
+    auto stream = std::make_shared<CollectingStream>();
+    if (auto* sr = std::get_if<StreamingResponse>(&r)) sr->start(stream);
+    return stream;
+  }
+
+  static constexpr const char* kPod = R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p1"},
+    "spec":{"containers":[{"name":"c","image":"busybox","env":[{"name":"A","value":"1"}]}]}})";
+  static constexpr const char* kLocalQueue = R"({"apiVersion":"kueue.x-k8s.io/v1beta2","kind":"LocalQueue",
+    "metadata":{"name":"lq"},"spec":{"clusterQueue":"cq"}})";
+
+  FakeClock clock_;
+  store::MemoryStore store_;
+  api::AdmissionPipeline pipeline_;
+  ApiServer server_;
+};
+
+TEST_F(ApiServerTest, StrategicMergePatchOfAPodMergesContainersByName) {
+  ASSERT_EQ(Do("POST", "/api/v1/namespaces/default/pods", kPod).status, 201);
+  // What kubectl apply sends after adding env B and a second container.
+  HttpResponse r = Do("PATCH", "/api/v1/namespaces/default/pods/p1?fieldManager=kubectl-client-side-apply",
+                      R"({"spec":{"$setElementOrder/containers":[{"name":"c"}],
+                          "containers":[{"$setElementOrder/env":[{"name":"A"},{"name":"B"}],
+                                         "env":[{"name":"B","value":"2"}],"name":"c"}]}})",
+                      "application/strategic-merge-patch+json");
+  ASSERT_EQ(r.status, 200) << r.body;
+  json env = Body(r)["spec"]["containers"][0]["env"];
+  EXPECT_EQ(env, json::parse(R"([{"name":"A","value":"1"},{"name":"B","value":"2"}])"));
+  EXPECT_EQ(Body(r)["spec"]["containers"][0]["image"], "busybox");
+}
+
+TEST_F(ApiServerTest, StrategicMergePatchOfACustomResourceIs415) {
+  ASSERT_EQ(Do("POST", "/apis/kueue.x-k8s.io/v1beta2/namespaces/default/localqueues", kLocalQueue).status, 201);
+  HttpResponse r = Do("PATCH", "/apis/kueue.x-k8s.io/v1beta2/namespaces/default/localqueues/lq",
+                      R"({"metadata":{"labels":{"a":"b"}}})", "application/strategic-merge-patch+json");
+  EXPECT_EQ(r.status, 415);
+  EXPECT_EQ(Body(r)["reason"], "UnsupportedMediaType");
+  EXPECT_EQ(Body(r)["message"],
+            "the body of the request was in an unknown format - accepted media types include: "
+            "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml");
+  // The same change as a merge patch works.
+  r = Do("PATCH", "/apis/kueue.x-k8s.io/v1beta2/namespaces/default/localqueues/lq",
+         R"({"metadata":{"labels":{"a":"b"}}})", "application/merge-patch+json");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(Body(r)["metadata"]["labels"]["a"], "b");
+}
+
+TEST_F(ApiServerTest, JsonPatchThatCannotApplyIs422WithTheDetail) {
+  ASSERT_EQ(Do("POST", "/apis/kueue.x-k8s.io/v1beta2/namespaces/default/localqueues", kLocalQueue).status, 201);
+  HttpResponse r = Do("PATCH", "/apis/kueue.x-k8s.io/v1beta2/namespaces/default/localqueues/lq",
+                      R"([{"op":"remove","path":"/spec/nope"}])", "application/json-patch+json");
+  EXPECT_EQ(r.status, 422);
+  EXPECT_EQ(Body(r)["reason"], "Invalid");
+  ASSERT_EQ(Body(r)["details"]["causes"].size(), 1u);
+  EXPECT_NE(Body(r)["details"]["causes"][0]["message"].get<std::string>().find("/spec/nope"), std::string::npos);
+}
+
+// Upstream returns the object for Pods and custom resources, a Success Status
+// for the other built-in kinds removed at once.
+TEST_F(ApiServerTest, DeleteResponses) {
+  ASSERT_EQ(Do("POST", "/api/v1/namespaces/default/configmaps",
+               R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm"}})").status, 201);
+  HttpResponse r = Do("DELETE", "/api/v1/namespaces/default/configmaps/cm", R"({"propagationPolicy":"Background"})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(Body(r)["kind"], "Status");
+  EXPECT_EQ(Body(r)["status"], "Success");
+  EXPECT_EQ(Body(r)["details"]["name"], "cm");
+  EXPECT_EQ(Body(r)["details"]["kind"], "configmaps");
+
+  ASSERT_EQ(Do("POST", "/apis/kueue.x-k8s.io/v1beta2/namespaces/default/localqueues", kLocalQueue).status, 201);
+  r = Do("DELETE", "/apis/kueue.x-k8s.io/v1beta2/namespaces/default/localqueues/lq");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(Body(r)["kind"], "LocalQueue");
+  EXPECT_EQ(Do("GET", "/apis/kueue.x-k8s.io/v1beta2/namespaces/default/localqueues/lq").status, 404);
+}
+
+// Foreground and namespace deletion leave the object Terminating for the
+// garbage collector (not running here).
+TEST_F(ApiServerTest, ForegroundAndNamespaceDeletionMarkTheObject) {
+  ASSERT_EQ(Do("POST", "/apis/kueue.x-k8s.io/v1beta2/namespaces/default/localqueues", kLocalQueue).status, 201);
+  HttpResponse r = Do("DELETE", "/apis/kueue.x-k8s.io/v1beta2/namespaces/default/localqueues/lq",
+                      R"({"propagationPolicy":"Foreground"})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_TRUE(Body(r)["metadata"].contains("deletionTimestamp"));
+  EXPECT_EQ(Body(r)["metadata"]["finalizers"], json::parse(R"(["foregroundDeletion"])"));
+
+  ASSERT_EQ(Do("POST", "/api/v1/namespaces", R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":"team-a"}})")
+                .status,
+            201);
+  r = Do("DELETE", "/api/v1/namespaces/team-a");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(Body(r)["status"]["phase"], "Terminating");
+  // No new content in a terminating namespace.
+  r = Do("POST", "/api/v1/namespaces/team-a/configmaps",
+         R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"late"}})");
+  EXPECT_EQ(r.status, 403);
+  EXPECT_EQ(Body(r)["message"],
+            "configmaps \"late\" is forbidden: unable to create new content in namespace team-a because it is being "
+            "terminated");
+}
+
+// A watch from a resourceVersion replays what happened after it, then follows.
+TEST_F(ApiServerTest, WatchResumesFromAResourceVersion) {
+  HttpResponse created = Do("POST", "/apis/kueue.x-k8s.io/v1beta2/namespaces/default/localqueues", kLocalQueue);
+  ASSERT_EQ(created.status, 201);
+  const std::string rv1 = Body(created)["metadata"]["resourceVersion"];
+  HttpResponse labelled = Do("PATCH", "/apis/kueue.x-k8s.io/v1beta2/namespaces/default/localqueues/lq",
+                             R"({"metadata":{"labels":{"a":"b"}}})", "application/merge-patch+json");
+  ASSERT_EQ(labelled.status, 200);
+  const std::string rv2 = Body(labelled)["metadata"]["resourceVersion"];
+
+  auto stream = Watch("/apis/kueue.x-k8s.io/v1beta2/namespaces/default/localqueues?watch=true&resourceVersion=" + rv1);
+  std::vector<json> events = stream->Wait(1);
+  ASSERT_GE(events.size(), 1u);
+  EXPECT_EQ(events[0]["type"], "MODIFIED");
+  EXPECT_EQ(events[0]["object"]["metadata"]["resourceVersion"], rv2);
+  EXPECT_EQ(events[0]["object"]["metadata"]["labels"]["a"], "b");
+
+  ASSERT_EQ(Do("DELETE", "/apis/kueue.x-k8s.io/v1beta2/namespaces/default/localqueues/lq").status, 200);
+  events = stream->Wait(2);
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[1]["type"], "DELETED");
+  EXPECT_EQ(events[1]["object"]["metadata"]["name"], "lq");
+  stream->Close();
+}
+
+// A resourceVersion older than the history: 200 with one ERROR event (410
+// Expired), then the end of the stream, as upstream.
+TEST_F(ApiServerTest, WatchFromACompactedResourceVersionGetsExpired) {
+  for (int i = 0; i < 60; ++i) {
+    json cm = {{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", "cm" + std::to_string(i)}}}};
+    ASSERT_EQ(Do("POST", "/api/v1/namespaces/default/configmaps", cm.dump()).status, 201);
+  }
+  auto stream = Watch("/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=1");
+  std::vector<json> events = stream->Wait(1);
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0]["type"], "ERROR");
+  EXPECT_EQ(events[0]["object"]["code"], 410);
+  EXPECT_EQ(events[0]["object"]["reason"], "Expired");
+  EXPECT_TRUE(stream->Done());
+}
+
+}  // namespace
+}  // namespace berth::apiserver

@@ -1,0 +1,92 @@
+#include "apiserver/deletion.h"
+
+#include <vector>
+
+#include "apiserver/object_ops.h"
+
+namespace berth::apiserver {
+
+using nlohmann::json;
+
+bool HasFinalizer(const api::Object& obj, std::string_view finalizer) {
+  auto m = obj.find("metadata");
+  if (m == obj.end() || !m->is_object()) return false;
+  auto f = m->find("finalizers");
+  if (f == m->end() || !f->is_array()) return false;
+  for (const auto& v : *f) {
+    if (v.is_string() && v.get_ref<const std::string&>() == finalizer) return true;
+  }
+  return false;
+}
+
+bool BeingDeleted(const api::Object& obj) { return !api::MetaString(obj, "deletionTimestamp").empty(); }
+
+std::string_view Deleter::DefaultPropagationPolicy(const api::ResourceDefinition& def) {
+  // batch/v1 Job kept OrphanDependents as its default (DefaultGarbageCollectionPolicy).
+  if (def.group == "batch" && def.names.kind == "Job") return kPropagationOrphan;
+  return kPropagationBackground;
+}
+
+StatusOr<store::DeleteResult> Deleter::Delete(const api::ResourceDefinition& def, const store::ObjectKey& key,
+                                              const DeleteRequest& request) const {
+  BERTH_ASSIGN_OR_RETURN(api::Object current, store_.Get(key));
+  auto check_preconditions = [&](const api::Object& obj) -> Status {
+    if (request.precondition_uid && *request.precondition_uid != api::Uid(obj)) {
+      return store::ConflictPrecondition(key, "UID", *request.precondition_uid, api::Uid(obj));
+    }
+    if (request.precondition_resource_version &&
+        *request.precondition_resource_version != api::ResourceVersion(obj)) {
+      return store::ConflictPrecondition(key, "ResourceVersion", *request.precondition_resource_version,
+                                         api::ResourceVersion(obj));
+    }
+    return Status::Ok();
+  };
+  BERTH_RETURN_IF_ERROR(check_preconditions(current));
+
+  const std::string_view policy =
+      request.propagation_policy.empty() ? DefaultPropagationPolicy(def) : request.propagation_policy;
+  std::vector<std::string_view> finalizers;
+  if (policy == kPropagationOrphan) finalizers.push_back(kFinalizerOrphan);
+  if (policy == kPropagationForeground) finalizers.push_back(kFinalizerForeground);
+  const bool is_namespace = def.group.empty() && def.names.kind == "Namespace";
+  if (is_namespace) finalizers.push_back(kFinalizerNamespace);
+
+  // An object already being deleted keeps the finalizers it has (upstream only
+  // switches between orphan and foreground then; berth leaves them as they are).
+  auto needs_update = [&](const api::Object& obj) {
+    if (BeingDeleted(obj)) return false;
+    for (auto f : finalizers) {
+      if (!HasFinalizer(obj, f)) return true;
+    }
+    if (!is_namespace) return false;
+    auto st = obj.find("status");
+    return st == obj.end() || !st->is_object() || st->value("phase", json()) != "Terminating";
+  };
+  if (request.dry_run) {
+    store::DeleteResult r;
+    r.object = std::move(current);
+    return r;
+  }
+  if (needs_update(current)) {
+    auto updated = store_.GuaranteedUpdate(key, [&](const api::Object& obj) -> StatusOr<api::Object> {
+      BERTH_RETURN_IF_ERROR(check_preconditions(obj));
+      api::Object next = obj;
+      json& meta = next["metadata"];
+      if (!meta.contains("finalizers") || !meta["finalizers"].is_array()) meta["finalizers"] = json::array();
+      for (auto f : finalizers) {
+        if (!HasFinalizer(next, f)) meta["finalizers"].push_back(std::string(f));
+      }
+      if (is_namespace) next["status"]["phase"] = "Terminating";
+      return next;
+    });
+    if (!updated.ok()) return updated.status();
+    current = std::move(updated).value();
+  }
+  store::DeleteOptions so;
+  so.preconditions.uid = api::Uid(current);
+  so.grace_period_seconds =
+      GracePeriodFor(def.group, def.names.kind, current, request.grace_period_seconds);
+  return store_.Delete(key, so);
+}
+
+}  // namespace berth::apiserver

@@ -1,0 +1,215 @@
+#include "apiserver/garbage_collector.h"
+
+#include <gtest/gtest.h>
+
+#include "api/registry.h"
+#include "apiserver/deletion.h"
+#include "core/clock.h"
+#include "store/memory_store.h"
+
+namespace berth::apiserver {
+namespace {
+
+using nlohmann::json;
+
+const api::GroupResource kJobs{"batch", "jobs"};
+const api::GroupResource kPods{"", "pods"};
+const api::GroupResource kConfigMaps{"", "configmaps"};
+const api::GroupResource kNamespaces{"", "namespaces"};
+const api::GroupResource kJobSets{"jobset.x-k8s.io", "jobsets"};
+
+class GarbageCollectorTest : public ::testing::Test {
+ protected:
+  GarbageCollectorTest() : store_(clock_), deleter_(store_), gc_(api::Registry::Default(), store_) {}
+
+  void SetUp() override {
+    Create(kNamespaces, {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "default"}}}});
+    ASSERT_TRUE(gc_.Open().ok());
+  }
+
+  json Create(const api::GroupResource& gr, json obj) {
+    auto created = store_.Create(gr, std::move(obj));
+    EXPECT_TRUE(created.ok()) << created.status().ToString();
+    return created.ok() ? *created : json();
+  }
+
+  static json OwnerRef(const json& owner) {
+    return {{"apiVersion", owner["apiVersion"]},
+            {"kind", owner["kind"]},
+            {"name", api::Name(owner)},
+            {"uid", api::Uid(owner)},
+            {"controller", true},
+            {"blockOwnerDeletion", true}};
+  }
+
+  json JobSet(const std::string& name) {
+    return Create(kJobSets, {{"apiVersion", "jobset.x-k8s.io/v1alpha2"},
+                             {"kind", "JobSet"},
+                             {"metadata", {{"name", name}, {"namespace", "default"}}}});
+  }
+  json Job(const std::string& name, const std::vector<json>& owners = {}) {
+    json obj = {{"apiVersion", "batch/v1"}, {"kind", "Job"}, {"metadata", {{"name", name}, {"namespace", "default"}}}};
+    for (const json& o : owners) obj["metadata"]["ownerReferences"].push_back(OwnerRef(o));
+    return Create(kJobs, obj);
+  }
+  json Pod(const std::string& name, const std::vector<json>& owners = {}) {
+    json obj = {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", {{"name", name}, {"namespace", "default"}}}};
+    for (const json& o : owners) obj["metadata"]["ownerReferences"].push_back(OwnerRef(o));
+    return Create(kPods, obj);
+  }
+
+  Status Delete(const api::GroupResource& gr, const std::string& ns, const std::string& name,
+                std::string_view policy) {
+    DeleteRequest r;
+    r.propagation_policy = std::string(policy);
+    auto result = deleter_.Delete(*api::Registry::Default().Find(gr), store::ObjectKey{gr, ns, name}, r);
+    return result.ok() ? Status::Ok() : result.status();
+  }
+
+  bool Exists(const api::GroupResource& gr, const std::string& ns, const std::string& name) {
+    return store_.Get(store::ObjectKey{gr, ns, name}).ok();
+  }
+  json Get(const api::GroupResource& gr, const std::string& ns, const std::string& name) {
+    auto obj = store_.Get(store::ObjectKey{gr, ns, name});
+    return obj.ok() ? *obj : json();
+  }
+
+  FakeClock clock_;
+  store::MemoryStore store_;
+  Deleter deleter_;
+  GarbageCollector gc_;
+};
+
+// Background: the owner goes at once; its dependents, then theirs, follow.
+TEST_F(GarbageCollectorTest, BackgroundDeletesDependentsTransitively) {
+  json js = JobSet("js");
+  json job = Job("js-node-0", {js});
+  Pod("js-node-0-0", {job});
+  Pod("js-node-0-1", {job});
+  Pod("unrelated");
+  ASSERT_TRUE(Delete(kJobSets, "default", "js", kPropagationBackground).ok());
+  EXPECT_FALSE(Exists(kJobSets, "default", "js"));
+  EXPECT_TRUE(Exists(kJobs, "default", "js-node-0"));  // nothing happens before the collector runs
+  EXPECT_GT(gc_.Sync(), 0);
+  EXPECT_FALSE(Exists(kJobs, "default", "js-node-0"));
+  EXPECT_FALSE(Exists(kPods, "default", "js-node-0-0"));
+  EXPECT_FALSE(Exists(kPods, "default", "js-node-0-1"));
+  EXPECT_TRUE(Exists(kPods, "default", "unrelated"));
+}
+
+// A dependent with another live owner only loses the dangling reference.
+TEST_F(GarbageCollectorTest, DependentWithALiveOwnerKeepsLiving) {
+  json a = Job("a"), b = Job("b");
+  Pod("shared", {a, b});
+  ASSERT_TRUE(Delete(kJobs, "default", "a", kPropagationBackground).ok());
+  gc_.Sync();
+  json pod = Get(kPods, "default", "shared");
+  ASSERT_FALSE(pod.is_null());
+  ASSERT_EQ(pod["metadata"]["ownerReferences"].size(), 1u);
+  EXPECT_EQ(pod["metadata"]["ownerReferences"][0]["name"], "b");
+}
+
+// Foreground: the owner stays (deletionTimestamp + foregroundDeletion) until
+// its dependents are gone, then goes itself.
+TEST_F(GarbageCollectorTest, ForegroundWaitsForDependents) {
+  json js = JobSet("js");
+  json job = Job("js-node-0", {js});
+  Pod("js-node-0-0", {job});
+  ASSERT_TRUE(Delete(kJobSets, "default", "js", kPropagationForeground).ok());
+  json marked = Get(kJobSets, "default", "js");
+  ASSERT_FALSE(marked.is_null());
+  EXPECT_TRUE(BeingDeleted(marked));
+  EXPECT_TRUE(HasFinalizer(marked, kFinalizerForeground));
+  gc_.Sync();
+  EXPECT_FALSE(Exists(kPods, "default", "js-node-0-0"));
+  EXPECT_FALSE(Exists(kJobs, "default", "js-node-0"));
+  EXPECT_FALSE(Exists(kJobSets, "default", "js"));
+}
+
+// Foreground with a dependent that cannot go yet (a running Pod on a node is
+// deleted gracefully): the owner waits for it.
+TEST_F(GarbageCollectorTest, ForegroundWaitsForGracefulPod) {
+  json job = Job("j");
+  json pod = {{"apiVersion", "v1"},
+              {"kind", "Pod"},
+              {"metadata", {{"name", "p"}, {"namespace", "default"}, {"ownerReferences", {OwnerRef(job)}}}},
+              {"spec", {{"nodeName", "node-1"}}},
+              {"status", {{"phase", "Running"}}}};
+  Create(kPods, pod);
+  ASSERT_TRUE(Delete(kJobs, "default", "j", kPropagationForeground).ok());
+  gc_.Sync();
+  json p = Get(kPods, "default", "p");
+  ASSERT_FALSE(p.is_null());
+  EXPECT_TRUE(BeingDeleted(p));  // Terminating, waiting for its node agent
+  EXPECT_TRUE(Exists(kJobs, "default", "j"));
+  // The node agent confirms: the Pod goes with grace 0, then the Job.
+  store::DeleteOptions now;
+  now.grace_period_seconds = 0;
+  ASSERT_TRUE(store_.Delete(store::ObjectKey{kPods, "default", "p"}, now).ok());
+  gc_.Sync();
+  EXPECT_FALSE(Exists(kJobs, "default", "j"));
+}
+
+// Orphan: the dependents stay, without the reference; the owner goes.
+TEST_F(GarbageCollectorTest, OrphanKeepsDependents) {
+  json job = Job("j");
+  Pod("p", {job});
+  ASSERT_TRUE(Delete(kJobs, "default", "j", kPropagationOrphan).ok());
+  EXPECT_TRUE(Exists(kJobs, "default", "j"));  // until the collector orphaned the pod
+  gc_.Sync();
+  EXPECT_FALSE(Exists(kJobs, "default", "j"));
+  json p = Get(kPods, "default", "p");
+  ASSERT_FALSE(p.is_null());
+  EXPECT_FALSE(p["metadata"].contains("ownerReferences"));
+}
+
+// batch/v1 Job keeps upstream's default policy, Orphan.
+TEST_F(GarbageCollectorTest, JobDefaultsToOrphan) {
+  const api::ResourceDefinition* jobs = api::Registry::Default().Find(kJobs);
+  const api::ResourceDefinition* pods = api::Registry::Default().Find(kPods);
+  EXPECT_EQ(Deleter::DefaultPropagationPolicy(*jobs), kPropagationOrphan);
+  EXPECT_EQ(Deleter::DefaultPropagationPolicy(*pods), kPropagationBackground);
+  json job = Job("j");
+  Pod("p", {job});
+  ASSERT_TRUE(Delete(kJobs, "default", "j", "").ok());
+  gc_.Sync();
+  EXPECT_TRUE(Exists(kPods, "default", "p"));
+}
+
+// Dependents whose owner was deleted before the collector started are
+// collected when it starts.
+TEST_F(GarbageCollectorTest, DanglingAtStartIsCollected) {
+  json job = Job("j");
+  Pod("p", {job});
+  store::DeleteOptions now;
+  ASSERT_TRUE(store_.Delete(store::ObjectKey{kJobs, "default", "j"}, now).ok());
+  GarbageCollector fresh(api::Registry::Default(), store_);
+  ASSERT_TRUE(fresh.Open().ok());
+  fresh.Sync();
+  EXPECT_FALSE(Exists(kPods, "default", "p"));
+}
+
+// Namespace deletion: Terminating until every object in it is gone.
+TEST_F(GarbageCollectorTest, NamespaceDeletionRemovesContent) {
+  Create(kNamespaces, {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "team-a"}}}});
+  Create(kConfigMaps, {{"apiVersion", "v1"},
+                       {"kind", "ConfigMap"},
+                       {"metadata", {{"name", "cm"}, {"namespace", "team-a"}}}});
+  Create(kJobSets, {{"apiVersion", "jobset.x-k8s.io/v1alpha2"},
+                    {"kind", "JobSet"},
+                    {"metadata", {{"name", "js"}, {"namespace", "team-a"}}}});
+  Pod("keep");  // in default
+  ASSERT_TRUE(Delete(kNamespaces, "", "team-a", "").ok());
+  json ns = Get(kNamespaces, "", "team-a");
+  ASSERT_FALSE(ns.is_null());
+  EXPECT_EQ(ns["status"]["phase"], "Terminating");
+  EXPECT_TRUE(HasFinalizer(ns, kFinalizerNamespace));
+  gc_.Sync();
+  EXPECT_FALSE(Exists(kConfigMaps, "team-a", "cm"));
+  EXPECT_FALSE(Exists(kJobSets, "team-a", "js"));
+  EXPECT_FALSE(Exists(kNamespaces, "", "team-a"));
+  EXPECT_TRUE(Exists(kPods, "default", "keep"));
+}
+
+}  // namespace
+}  // namespace berth::apiserver
