@@ -7,9 +7,18 @@ add_library(berth_controllers_jobs
   ${CMAKE_CURRENT_LIST_DIR}/job/job_pods.cc
   ${CMAKE_CURRENT_LIST_DIR}/job/object_fields.cc
   ${CMAKE_CURRENT_LIST_DIR}/jobset/jobset_children.cc
+  ${CMAKE_CURRENT_LIST_DIR}/pytorchjob/pytorchjob_pods.cc
   ${CMAKE_CURRENT_LIST_DIR}/trainer/trainjob_builder.cc
 )
 target_link_libraries(berth_controllers_jobs
   PUBLIC berth_api berth_core nlohmann_json::nlohmann_json
   PRIVATE OpenSSL::Crypto)
 
+
+berth_test(controllers_jobs_test
+  SOURCES
+    ${CMAKE_CURRENT_LIST_DIR}/job/job_pods_test.cc
+    ${CMAKE_CURRENT_LIST_DIR}/jobset/jobset_children_test.cc
+    ${CMAKE_CURRENT_LIST_DIR}/pytorchjob/pytorchjob_pods_test.cc
+    ${CMAKE_CURRENT_LIST_DIR}/trainer/trainjob_builder_test.cc
+  LIBS berth_controllers_jobs)
