@@ -1,0 +1,373 @@
+#include "agent/pod_status.h"
+
+#include <algorithm>
+
+namespace berth::agent {
+namespace {
+
+const std::string& Str(const api::Object& obj, const char* key) {
+  if (!obj.is_object()) return api::EmptyString();
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_string() ? it->get_ref<const std::string&>() : api::EmptyString();
+}
+
+std::vector<ContainerRecord> Records(const api::Object& pod, const char* list, const char* waiting) {
+  std::vector<ContainerRecord> out;
+  auto spec = pod.find("spec");
+  if (spec == pod.end() || !spec->is_object()) return out;
+  auto it = spec->find(list);
+  if (it == spec->end() || !it->is_array()) return out;
+  for (const auto& c : *it) {
+    ContainerRecord r;
+    r.name = Str(c, "name");
+    r.image = Str(c, "image");
+    r.waiting_reason = waiting;
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+bool Succeeded(const ContainerRecord& r) {
+  return r.state == ContainerRecord::State::kTerminated && r.current && r.current->exit_code == 0;
+}
+
+std::string TerminatedReason(const ContainerExit& e) {
+  if (!e.start_error.empty()) return "StartError";
+  if (e.oom_killed) return "OOMKilled";
+  return e.exit_code == 0 ? "Completed" : "Error";
+}
+
+api::Object TerminatedState(const ContainerExit& e) {
+  api::Object t = {{"exitCode", e.exit_code},
+                   {"reason", TerminatedReason(e)},
+                   {"startedAt", FormatRfc3339(e.started_at)},
+                   {"finishedAt", FormatRfc3339(e.finished_at)}};
+  if (!e.start_error.empty()) t["message"] = e.start_error;
+  return t;
+}
+
+api::Object ContainerStatus(const ContainerRecord& r) {
+  api::Object state;
+  switch (r.state) {
+    case ContainerRecord::State::kWaiting: {
+      api::Object w = {{"reason", r.waiting_reason}};
+      if (!r.waiting_message.empty()) w["message"] = r.waiting_message;
+      state["waiting"] = std::move(w);
+      break;
+    }
+    case ContainerRecord::State::kRunning:
+      state["running"] = {{"startedAt", FormatRfc3339(r.started_at)}};
+      break;
+    case ContainerRecord::State::kTerminated:
+      state["terminated"] = TerminatedState(*r.current);
+      break;
+  }
+  api::Object last = api::Object::object();
+  if (r.last) last["terminated"] = TerminatedState(*r.last);
+  bool running = r.state == ContainerRecord::State::kRunning;
+  return {{"name", r.name},       {"image", r.image},      {"imageID", ""},
+          {"state", state},       {"lastState", last},     {"ready", running},
+          {"started", running},   {"restartCount", r.restart_count}};
+}
+
+std::string NameList(const std::vector<std::string>& names) {
+  std::string s = "[";
+  for (size_t i = 0; i < names.size(); ++i) s += (i ? " " : "") + names[i];
+  return s + "]";
+}
+
+}  // namespace
+
+const char* PodPhaseName(PodPhase phase) {
+  switch (phase) {
+    case PodPhase::kPending: return "Pending";
+    case PodPhase::kRunning: return "Running";
+    case PodPhase::kSucceeded: return "Succeeded";
+    case PodPhase::kFailed: return "Failed";
+  }
+  return "Unknown";
+}
+
+std::string FormatGoDuration(Duration d) {
+  int64_t s = std::chrono::duration_cast<std::chrono::seconds>(d).count();
+  if (s < 60) return std::to_string(s) + "s";
+  int64_t h = s / 3600, m = (s % 3600) / 60, sec = s % 60;
+  std::string out;
+  if (h > 0) out += std::to_string(h) + "h";
+  return out + std::to_string(m) + "m" + std::to_string(sec) + "s";
+}
+
+PodLifecycle::PodLifecycle(const api::Object& pod) {
+  const std::string& policy = pod.contains("spec") ? Str(pod["spec"], "restartPolicy") : api::EmptyString();
+  policy_ = policy == "Never"       ? RestartPolicy::kNever
+            : policy == "OnFailure" ? RestartPolicy::kOnFailure
+                                    : RestartPolicy::kAlways;
+  pod_ref_ = api::Name(pod) + "_" + api::Namespace(pod) + "(" + api::Uid(pod) + ")";
+  init_ = Records(pod, "initContainers", "PodInitializing");
+  regular_ = Records(pod, "containers", init_.empty() ? "ContainerCreating" : "PodInitializing");
+}
+
+size_t PodLifecycle::init_done() const {
+  size_t i = 0;
+  while (i < init_.size() && Succeeded(init_[i])) ++i;
+  return i;
+}
+
+bool PodLifecycle::InitFailedForGood() const {
+  if (policy_ != RestartPolicy::kNever) return false;
+  return std::any_of(init_.begin(), init_.end(), [](const ContainerRecord& r) {
+    return r.state == ContainerRecord::State::kTerminated && r.current && r.current->exit_code != 0;
+  });
+}
+
+std::vector<std::string> PodLifecycle::ContainersToStart(Time now) const {
+  std::vector<std::string> out;
+  if (terminating_ || InitFailedForGood()) return out;
+  auto due = [&](const ContainerRecord& r) {
+    if (r.state == ContainerRecord::State::kRunning) return false;
+    if (r.state == ContainerRecord::State::kTerminated) return r.restart_at && *r.restart_at <= now;
+    if (r.waiting_reason == "CreateContainerConfigError" && !r.restart_at) return false;
+    return !r.restart_at || *r.restart_at <= now;
+  };
+  size_t done = init_done();
+  if (done < init_.size()) {
+    if (due(init_[done])) out.push_back(init_[done].name);
+    return out;
+  }
+  for (const auto& r : regular_) {
+    if (due(r)) out.push_back(r.name);
+  }
+  return out;
+}
+
+std::optional<Time> PodLifecycle::NextRestartTime() const {
+  std::optional<Time> t;
+  for (const auto* list : {&init_, &regular_}) {
+    for (const auto& r : *list) {
+      if (r.state != ContainerRecord::State::kRunning && r.restart_at && (!t || *r.restart_at < *t)) {
+        t = r.restart_at;
+      }
+    }
+  }
+  return t;
+}
+
+ContainerRecord* PodLifecycle::Find(const std::string& name, bool* is_init) {
+  for (auto& r : init_) {
+    if (r.name == name) {
+      *is_init = true;
+      return &r;
+    }
+  }
+  for (auto& r : regular_) {
+    if (r.name == name) {
+      *is_init = false;
+      return &r;
+    }
+  }
+  return nullptr;
+}
+
+void PodLifecycle::Started(const std::string& name, Time at) {
+  bool is_init;
+  ContainerRecord* r = Find(name, &is_init);
+  BERTH_CHECK_MSG(r != nullptr, "unknown container " + name);
+  if (r->ever_started) {
+    // A restart: kubelet's backoff.Next — reset after 2 × max idle, else double up to max.
+    ++r->restart_count;
+    if (r->backoff == Duration::zero() || at - r->backoff_updated > 2 * kMaxRestartBackoff) {
+      r->backoff = kInitialRestartBackoff;
+    } else {
+      r->backoff = std::min(2 * r->backoff, kMaxRestartBackoff);
+    }
+    r->backoff_updated = at;
+  }
+  r->ever_started = true;
+  r->state = ContainerRecord::State::kRunning;
+  r->started_at = at;
+  r->restart_at.reset();
+  r->waiting_reason.clear();
+  r->waiting_message.clear();
+  if (r->current) r->last = r->current;
+  r->current.reset();
+}
+
+bool PodLifecycle::ShouldRestart(bool is_init, const ContainerExit& exit) const {
+  if (terminating_) return false;
+  bool failed = exit.exit_code != 0 || !exit.start_error.empty();
+  if (is_init) return failed && policy_ != RestartPolicy::kNever;
+  switch (policy_) {
+    case RestartPolicy::kAlways: return true;
+    case RestartPolicy::kOnFailure: return failed;
+    case RestartPolicy::kNever: return false;
+  }
+  return false;
+}
+
+void PodLifecycle::Exited(const std::string& name, const ContainerExit& exit) {
+  bool is_init;
+  ContainerRecord* r = Find(name, &is_init);
+  BERTH_CHECK_MSG(r != nullptr, "unknown container " + name);
+  if (!r->ever_started) {
+    // A start error: the attempt counts as a run (the kubelet records it and restarts).
+    r->ever_started = true;
+  }
+  if (r->current) r->last = r->current;
+  r->current = exit;
+  r->state = ContainerRecord::State::kTerminated;
+  r->restart_at.reset();
+  if (!ShouldRestart(is_init, exit)) return;
+  bool in_backoff = r->backoff != Duration::zero() &&
+                    exit.finished_at - r->backoff_updated <= 2 * kMaxRestartBackoff;
+  if (!in_backoff) {
+    r->restart_at = exit.finished_at;  // first restart: at once
+    return;
+  }
+  // The kubelet shows the last run as lastState and the container as waiting.
+  r->restart_at = exit.finished_at + r->backoff;
+  r->state = ContainerRecord::State::kWaiting;
+  r->last = r->current;
+  r->current.reset();
+  r->waiting_reason = "CrashLoopBackOff";
+  r->waiting_message = "back-off " + FormatGoDuration(r->backoff) + " restarting failed container=" +
+                       r->name + " pod=" + pod_ref_;
+}
+
+void PodLifecycle::ConfigError(const std::string& name, const std::string& message) {
+  bool is_init;
+  ContainerRecord* r = Find(name, &is_init);
+  BERTH_CHECK_MSG(r != nullptr, "unknown container " + name);
+  r->state = ContainerRecord::State::kWaiting;
+  r->waiting_reason = "CreateContainerConfigError";
+  r->waiting_message = message;
+  r->restart_at.reset();
+}
+
+bool PodLifecycle::AnyRunning() const {
+  for (const auto* list : {&init_, &regular_}) {
+    for (const auto& r : *list) {
+      if (r.state == ContainerRecord::State::kRunning) return true;
+    }
+  }
+  return false;
+}
+
+PodPhase PodLifecycle::Phase() const {
+  if (InitFailedForGood()) return PodPhase::kFailed;
+  if (init_done() < init_.size()) return PodPhase::kPending;
+  int running = 0, waiting = 0, stopped = 0, succeeded = 0;
+  for (const auto& r : regular_) {
+    switch (r.state) {
+      case ContainerRecord::State::kRunning: ++running; break;
+      case ContainerRecord::State::kTerminated:
+        ++stopped;
+        if (r.current->exit_code == 0) ++succeeded;
+        break;
+      case ContainerRecord::State::kWaiting:
+        // A container waiting to restart counts as stopped (it has a lastState).
+        if (r.last) {
+          ++stopped;
+        } else {
+          ++waiting;
+        }
+        break;
+    }
+  }
+  if (waiting > 0) return PodPhase::kPending;
+  if (running > 0) return PodPhase::kRunning;
+  if (stopped > 0) {
+    if (policy_ == RestartPolicy::kAlways) return terminating_ ? PodPhase::kFailed : PodPhase::kRunning;
+    if (stopped == succeeded) return PodPhase::kSucceeded;
+    if (policy_ == RestartPolicy::kNever || terminating_) return PodPhase::kFailed;
+    return PodPhase::kRunning;
+  }
+  return PodPhase::kPending;
+}
+
+bool PodLifecycle::Finished() const {
+  if (AnyRunning()) return false;
+  if (terminating_) return true;
+  PodPhase p = Phase();
+  return p == PodPhase::kSucceeded || p == PodPhase::kFailed;
+}
+
+api::Object BuildPodStatus(const PodLifecycle& lc, const api::Object& previous,
+                           const PodAddresses& addresses, Time now) {
+  PodPhase phase = lc.Phase();
+  bool terminal = phase == PodPhase::kSucceeded || phase == PodPhase::kFailed;
+
+  std::map<std::string, api::Object> old_conditions;
+  if (previous.is_object()) {
+    if (auto it = previous.find("conditions"); it != previous.end() && it->is_array()) {
+      for (const auto& c : *it) old_conditions[Str(c, "type")] = c;
+    }
+  }
+  auto condition = [&](const std::string& type, bool ok, const std::string& reason,
+                       const std::string& message) {
+    std::string status = ok ? "True" : "False";
+    api::Object c = {{"type", type}, {"status", status}, {"lastProbeTime", nullptr}};
+    auto old = old_conditions.find(type);
+    c["lastTransitionTime"] = old != old_conditions.end() && Str(old->second, "status") == status &&
+                                      old->second.contains("lastTransitionTime")
+                                  ? old->second["lastTransitionTime"]
+                                  : api::Object(FormatRfc3339(now));
+    if (!reason.empty()) c["reason"] = reason;
+    if (!message.empty()) c["message"] = message;
+    return c;
+  };
+
+  std::vector<std::string> incomplete;
+  for (const auto& r : lc.init_containers()) {
+    if (!Succeeded(r)) incomplete.push_back(r.name);
+  }
+  std::vector<std::string> unready;
+  for (const auto& r : lc.containers()) {
+    if (r.state != ContainerRecord::State::kRunning) unready.push_back(r.name);
+  }
+  api::Object conditions = api::Object::array();
+  if (incomplete.empty()) {
+    conditions.push_back(condition("Initialized", true, "", ""));
+  } else {
+    conditions.push_back(condition("Initialized", false,
+                                   phase == PodPhase::kSucceeded ? "PodCompleted" : "ContainersNotInitialized",
+                                   "containers with incomplete status: " + NameList(incomplete)));
+  }
+  for (const char* type : {"Ready", "ContainersReady"}) {
+    if (terminal) {
+      conditions.push_back(condition(type, false, "PodCompleted", ""));
+    } else if (unready.empty()) {
+      conditions.push_back(condition(type, true, "", ""));
+    } else {
+      conditions.push_back(condition(type, false, "ContainersNotReady",
+                                     "containers with unready status: " + NameList(unready)));
+    }
+  }
+  if (auto old = old_conditions.find("PodScheduled"); old != old_conditions.end()) {
+    conditions.push_back(old->second);
+  } else {
+    conditions.push_back(condition("PodScheduled", true, "", ""));
+  }
+
+  api::Object status = {{"phase", PodPhaseName(phase)}, {"conditions", conditions}};
+  if (!addresses.host_ip.empty()) {
+    status["hostIP"] = addresses.host_ip;
+    status["hostIPs"] = api::Object::array({{{"ip", addresses.host_ip}}});
+  }
+  if (!addresses.pod_ip.empty()) {
+    status["podIP"] = addresses.pod_ip;
+    status["podIPs"] = api::Object::array({{{"ip", addresses.pod_ip}}});
+  }
+  status["startTime"] = previous.is_object() && previous.contains("startTime") ? previous["startTime"]
+                                                                                 : api::Object(FormatRfc3339(now));
+  if (!lc.init_containers().empty()) {
+    api::Object init = api::Object::array();
+    for (const auto& r : lc.init_containers()) init.push_back(ContainerStatus(r));
+    status["initContainerStatuses"] = std::move(init);
+  }
+  api::Object regular = api::Object::array();
+  for (const auto& r : lc.containers()) regular.push_back(ContainerStatus(r));
+  status["containerStatuses"] = std::move(regular);
+  return status;
+}
+
+}  // namespace berth::agent

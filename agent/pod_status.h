@@ -1,0 +1,144 @@
+// PodLifecycle and BuildPodStatus: what the kubelet decides about a pod's
+// containers and how it reports them, as pure functions of events and time.
+//
+// PodLifecycle is the per-pod state machine the agent drives with what the
+// process runner observed. It never starts anything itself: the agent asks
+// ContainersToStart(now), starts those, and reports Started/Exited back.
+//   - Init containers (spec.initContainers) run one at a time in declaration
+//     order; regular containers all start together once every init container
+//     has exited 0. (Sidecars — init containers with restartPolicy Always —
+//     are treated as ordinary init containers for now.)
+//   - restartPolicy (default Always): a regular container is restarted
+//     Always → after any exit; OnFailure → after a non-zero exit; Never → not.
+//     A failed init container is restarted unless the policy is Never, in
+//     which case the pod fails. A start error counts as a non-zero exit.
+//   - Restart backoff as the kubelet's (flowcontrol.Backoff keyed by container,
+//     initial 10 s, doubling, cap 300 s): the first restart is immediate; after
+//     that a container that exits again waits `backoff` from its finishedAt,
+//     shown as waiting reason CrashLoopBackOff with the message
+//     "back-off 20s restarting failed container=c pod=p_ns(uid)"; the backoff
+//     resets when the container has not been restarted for 2 × 300 s.
+//   - BeginTermination() (pod deletion or preemption): nothing more starts or restarts.
+// Time always comes in as an argument (the agent reads its Clock).
+//
+// BuildPodStatus maps the lifecycle to the Pod's status exactly as the
+// kubelet reports it (pkg/kubelet/kubelet_pods.go getPhase, status/generate.go):
+//   phase: Pending while an init container has not succeeded or any container
+//     waits for its first start; Running while one runs; when none runs:
+//     Always → Running (restarting), all exited 0 → Succeeded, Never →
+//     Failed, OnFailure → Running (restarting); an init container failing under
+//     Never → Failed.
+//   containerStatuses / initContainerStatuses, in spec order: state
+//     waiting {reason ContainerCreating | PodInitializing | CrashLoopBackOff |
+//     CreateContainerConfigError, message} | running {startedAt} |
+//     terminated {exitCode, reason Completed | Error | OOMKilled | StartError,
+//     message (start errors), startedAt, finishedAt}, lastState (the previous
+//     run's terminated state), ready (= running: berth has no probes),
+//     started, restartCount, image.
+//   conditions (kubelet order): Initialized, Ready, ContainersReady,
+//     PodScheduled; False ones with the kubelet's reasons/messages
+//     (ContainersNotInitialized "containers with incomplete status: [a b]",
+//     ContainersNotReady "containers with unready status: [a b]", PodCompleted
+//     once the pod is terminal). lastTransitionTime is kept from the previous
+//     status while a condition's status does not change, else `now`.
+//   hostIP/hostIPs/podIP/podIPs and startTime (kept from the previous status).
+//
+// Thread-safety: a PodLifecycle is not synchronised (one owner per pod);
+// BuildPodStatus is a pure function.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "agent/process_runner.h"
+#include "api/object.h"
+#include "core/clock.h"
+
+namespace berth::agent {
+
+enum class RestartPolicy { kAlways, kOnFailure, kNever };
+enum class PodPhase { kPending, kRunning, kSucceeded, kFailed };
+
+const char* PodPhaseName(PodPhase phase);
+// Go's time.Duration.String() for whole seconds: "10s", "1m20s", "5m0s".
+std::string FormatGoDuration(Duration d);
+
+inline constexpr Duration kInitialRestartBackoff = std::chrono::seconds(10);
+inline constexpr Duration kMaxRestartBackoff = std::chrono::seconds(300);
+
+// The agent's record of one container (regular or init).
+struct ContainerRecord {
+  enum class State { kWaiting, kRunning, kTerminated };
+  std::string name;
+  std::string image;
+  State state = State::kWaiting;
+  std::string waiting_reason;
+  std::string waiting_message;
+  Time started_at{};                     // of the current run, when running
+  std::optional<ContainerExit> current;  // when terminated
+  std::optional<ContainerExit> last;     // the previous run (lastState)
+  int restart_count = 0;
+  bool ever_started = false;
+  // Restart backoff (kubelet flowcontrol.Backoff entry).
+  std::optional<Time> restart_at;  // waiting to restart at this time
+  Duration backoff{};              // 0 = no entry
+  Time backoff_updated{};
+};
+
+class PodLifecycle {
+ public:
+  // Reads spec.initContainers, spec.containers, spec.restartPolicy and the
+  // pod's name/namespace/uid (for messages) from the Pod object.
+  explicit PodLifecycle(const api::Object& pod);
+
+  // Names of the containers the agent should start now (init containers one
+  // at a time, then all regular ones); empty while waiting or terminal.
+  std::vector<std::string> ContainersToStart(Time now) const;
+  // The earliest pending restart time (for the agent's wake-up), if any.
+  std::optional<Time> NextRestartTime() const;
+
+  void Started(const std::string& name, Time at);
+  // A run ended (or failed to start: exit.start_error set).
+  void Exited(const std::string& name, const ContainerExit& exit);
+  // The container could not be configured (env resolution failed).
+  void ConfigError(const std::string& name, const std::string& message);
+  void BeginTermination() { terminating_ = true; }
+  bool terminating() const { return terminating_; }
+
+  PodPhase Phase() const;
+  // True when no container runs and none will start again.
+  bool Finished() const;
+  bool AnyRunning() const;
+
+  RestartPolicy restart_policy() const { return policy_; }
+  const std::vector<ContainerRecord>& init_containers() const { return init_; }
+  const std::vector<ContainerRecord>& containers() const { return regular_; }
+  // Index of the next init container to run (== init_containers().size() when all succeeded).
+  size_t init_done() const;
+
+ private:
+  ContainerRecord* Find(const std::string& name, bool* is_init);
+  bool ShouldRestart(bool is_init, const ContainerExit& exit) const;
+  bool InitFailedForGood() const;
+
+  RestartPolicy policy_;
+  std::string pod_ref_;  // "name_namespace(uid)" as the kubelet's format.Pod
+  std::vector<ContainerRecord> init_;
+  std::vector<ContainerRecord> regular_;
+  bool terminating_ = false;
+};
+
+// Network facts for the status (pods share the host network).
+struct PodAddresses {
+  std::string host_ip;
+  std::string pod_ip;
+};
+
+// The Pod's `status` object (see above). `previous` is the pod's current
+// status (may be null/empty) for lastTransitionTime, startTime and PodScheduled.
+api::Object BuildPodStatus(const PodLifecycle& lifecycle, const api::Object& previous,
+                           const PodAddresses& addresses, Time now);
+
+}  // namespace berth::agent

@@ -1,0 +1,213 @@
+#include "agent/pod_status.h"
+
+#include <gtest/gtest.h>
+
+namespace berth::agent {
+namespace {
+
+using std::chrono::seconds;
+
+const Time kT0 = FakeClock().Now();
+
+api::Object Pod(const std::string& policy, std::vector<std::string> containers,
+                std::vector<std::string> init = {}) {
+  api::Object pod = {{"metadata", {{"name", "p"}, {"namespace", "ns"}, {"uid", "u1"}}},
+                     {"spec", {{"containers", api::Object::array()}}}};
+  if (!policy.empty()) pod["spec"]["restartPolicy"] = policy;
+  for (const auto& c : containers) pod["spec"]["containers"].push_back({{"name", c}, {"image", "img"}});
+  for (const auto& c : init) pod["spec"]["initContainers"].push_back({{"name", c}});
+  return pod;
+}
+
+ContainerExit Exit(int code, Time started, Time finished) {
+  ContainerExit e;
+  e.exit_code = code;
+  e.started_at = started;
+  e.finished_at = finished;
+  return e;
+}
+
+// Runs every container once with the given exit codes (in spec order) and returns the phase.
+TEST(PodLifecycleTest, PhaseByRestartPolicyAndExitCodes) {
+  struct Case {
+    std::string policy;
+    std::vector<int> exits;  // -1: still running
+    PodPhase want;
+  } cases[] = {
+      {"Never", {0, 0}, PodPhase::kSucceeded},      {"Never", {0, 1}, PodPhase::kFailed},
+      {"Never", {1, -1}, PodPhase::kRunning},       {"OnFailure", {0, 0}, PodPhase::kSucceeded},
+      {"OnFailure", {0, 1}, PodPhase::kRunning},    {"", {0, 0}, PodPhase::kRunning},  // Always
+      {"Always", {1, 1}, PodPhase::kRunning},       {"Never", {-1, -1}, PodPhase::kRunning},
+  };
+  for (const auto& c : cases) {
+    PodLifecycle lc(Pod(c.policy, {"a", "b"}));
+    EXPECT_EQ(lc.Phase(), PodPhase::kPending);
+    EXPECT_EQ(lc.ContainersToStart(kT0), (std::vector<std::string>{"a", "b"}));
+    lc.Started("a", kT0);
+    lc.Started("b", kT0);
+    for (size_t i = 0; i < c.exits.size(); ++i) {
+      if (c.exits[i] >= 0) lc.Exited(i == 0 ? "a" : "b", Exit(c.exits[i], kT0, kT0 + seconds(1)));
+    }
+    EXPECT_EQ(lc.Phase(), c.want) << c.policy << " " << c.exits[0] << "," << c.exits[1];
+  }
+}
+
+TEST(PodLifecycleTest, InitContainersRunOneAtATimeBeforeRegularOnes) {
+  PodLifecycle lc(Pod("Never", {"main"}, {"i1", "i2"}));
+  EXPECT_EQ(lc.ContainersToStart(kT0), std::vector<std::string>{"i1"});
+  lc.Started("i1", kT0);
+  EXPECT_TRUE(lc.ContainersToStart(kT0).empty());
+  lc.Exited("i1", Exit(0, kT0, kT0 + seconds(1)));
+  EXPECT_EQ(lc.ContainersToStart(kT0), std::vector<std::string>{"i2"});
+  EXPECT_EQ(lc.Phase(), PodPhase::kPending);
+  lc.Started("i2", kT0);
+  lc.Exited("i2", Exit(0, kT0, kT0 + seconds(2)));
+  EXPECT_EQ(lc.ContainersToStart(kT0), std::vector<std::string>{"main"});
+  lc.Started("main", kT0 + seconds(2));
+  EXPECT_EQ(lc.Phase(), PodPhase::kRunning);
+  lc.Exited("main", Exit(0, kT0, kT0 + seconds(3)));
+  EXPECT_EQ(lc.Phase(), PodPhase::kSucceeded);
+  EXPECT_TRUE(lc.Finished());
+}
+
+TEST(PodLifecycleTest, FailedInitContainerFailsPodUnderNeverAndRestartsOtherwise) {
+  PodLifecycle never(Pod("Never", {"main"}, {"i1"}));
+  never.Started("i1", kT0);
+  never.Exited("i1", Exit(2, kT0, kT0 + seconds(1)));
+  EXPECT_EQ(never.Phase(), PodPhase::kFailed);
+  EXPECT_TRUE(never.ContainersToStart(kT0 + seconds(100)).empty());
+  EXPECT_TRUE(never.Finished());
+
+  PodLifecycle always(Pod("Always", {"main"}, {"i1"}));
+  always.Started("i1", kT0);
+  always.Exited("i1", Exit(2, kT0, kT0 + seconds(1)));
+  EXPECT_EQ(always.Phase(), PodPhase::kPending);
+  EXPECT_EQ(always.ContainersToStart(kT0 + seconds(1)), std::vector<std::string>{"i1"});
+}
+
+TEST(PodLifecycleTest, CrashLoopBackOffDoublesToFiveMinutes) {
+  PodLifecycle lc(Pod("Always", {"c"}));
+  Time now = kT0;
+  lc.Started("c", now);
+  // First exit: restarted at once (no backoff entry yet).
+  now += seconds(1);
+  lc.Exited("c", Exit(1, kT0, now));
+  EXPECT_EQ(lc.ContainersToStart(now), std::vector<std::string>{"c"});
+  lc.Started("c", now);
+  EXPECT_EQ(lc.containers()[0].restart_count, 1);
+  const char* want[] = {"10s", "20s", "40s", "1m20s", "2m40s", "5m0s", "5m0s"};
+  int want_seconds[] = {10, 20, 40, 80, 160, 300, 300};
+  for (int i = 0; i < 7; ++i) {
+    now += seconds(1);
+    lc.Exited("c", Exit(1, now - seconds(1), now));
+    const ContainerRecord& r = lc.containers()[0];
+    EXPECT_EQ(r.state, ContainerRecord::State::kWaiting);
+    EXPECT_EQ(r.waiting_reason, "CrashLoopBackOff");
+    EXPECT_EQ(r.waiting_message, std::string("back-off ") + want[i] + " restarting failed container=c pod=p_ns(u1)");
+    ASSERT_TRUE(r.last.has_value());
+    EXPECT_EQ(r.last->exit_code, 1);
+    EXPECT_EQ(lc.Phase(), PodPhase::kRunning);  // Always: restarting
+    EXPECT_EQ(lc.NextRestartTime(), now + seconds(want_seconds[i]));
+    EXPECT_TRUE(lc.ContainersToStart(now + seconds(want_seconds[i]) - seconds(1)).empty());
+    now += seconds(want_seconds[i]);
+    EXPECT_EQ(lc.ContainersToStart(now), std::vector<std::string>{"c"});
+    lc.Started("c", now);
+    EXPECT_EQ(lc.containers()[0].restart_count, i + 2);
+  }
+  // Ten idle minutes reset the backoff: the next restart is immediate again.
+  now += seconds(601);
+  lc.Exited("c", Exit(1, now - seconds(601), now));
+  EXPECT_EQ(lc.ContainersToStart(now), std::vector<std::string>{"c"});
+}
+
+TEST(PodLifecycleTest, OnFailureRestartsOnlyFailedContainersAndTerminationStopsRestarts) {
+  PodLifecycle lc(Pod("OnFailure", {"ok", "bad"}));
+  lc.Started("ok", kT0);
+  lc.Started("bad", kT0);
+  lc.Exited("ok", Exit(0, kT0, kT0 + seconds(1)));
+  lc.Exited("bad", Exit(1, kT0, kT0 + seconds(1)));
+  EXPECT_EQ(lc.ContainersToStart(kT0 + seconds(1)), std::vector<std::string>{"bad"});
+  lc.BeginTermination();
+  EXPECT_TRUE(lc.ContainersToStart(kT0 + seconds(1)).empty());
+}
+
+TEST(PodStatusTest, KubeletShapeWhileRunningAndAfterSuccess) {
+  PodLifecycle lc(Pod("Never", {"a", "b"}, {"init"}));
+  PodAddresses addr{"10.0.0.5", "10.0.0.5"};
+  api::Object s0 = BuildPodStatus(lc, nullptr, addr, kT0);
+  EXPECT_EQ(s0["phase"], "Pending");
+  EXPECT_EQ(s0["startTime"], "2026-01-01T00:00:00Z");
+  EXPECT_EQ(s0["hostIPs"], api::Object::parse(R"([{"ip": "10.0.0.5"}])"));
+  EXPECT_EQ(s0["conditions"][0], api::Object::parse(R"json({"type": "Initialized", "status": "False",
+      "lastProbeTime": null, "lastTransitionTime": "2026-01-01T00:00:00Z",
+      "reason": "ContainersNotInitialized", "message": "containers with incomplete status: [init]"})json"));
+  EXPECT_EQ(s0["conditions"][1]["message"], "containers with unready status: [a b]");
+  EXPECT_EQ(s0["conditions"][3]["type"], "PodScheduled");
+  EXPECT_EQ(s0["initContainerStatuses"][0]["state"],
+            api::Object::parse(R"({"waiting": {"reason": "PodInitializing"}})"));
+  EXPECT_EQ(s0["containerStatuses"][1]["state"]["waiting"]["reason"], "PodInitializing");
+
+  lc.Started("init", kT0);
+  lc.Exited("init", Exit(0, kT0, kT0 + seconds(1)));
+  lc.Started("a", kT0 + seconds(2));
+  lc.Started("b", kT0 + seconds(2));
+  api::Object s1 = BuildPodStatus(lc, s0, addr, kT0 + seconds(2));
+  EXPECT_EQ(s1["phase"], "Running");
+  EXPECT_EQ(s1["startTime"], "2026-01-01T00:00:00Z");
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(s1["conditions"][i]["status"], "True");
+    EXPECT_EQ(s1["conditions"][i]["lastTransitionTime"], "2026-01-01T00:00:02Z");
+  }
+  EXPECT_EQ(s1["containerStatuses"][0], api::Object::parse(R"json({"name": "a", "image": "img", "imageID": "",
+      "state": {"running": {"startedAt": "2026-01-01T00:00:02Z"}}, "lastState": {},
+      "ready": true, "started": true, "restartCount": 0})json"));
+  EXPECT_EQ(s1["initContainerStatuses"][0]["state"]["terminated"],
+            api::Object::parse(R"({"exitCode": 0, "reason": "Completed",
+                "startedAt": "2026-01-01T00:00:00Z", "finishedAt": "2026-01-01T00:00:01Z"})"));
+
+  // Unchanged conditions keep their transition time.
+  api::Object s1b = BuildPodStatus(lc, s1, addr, kT0 + seconds(5));
+  EXPECT_EQ(s1b["conditions"][1]["lastTransitionTime"], "2026-01-01T00:00:02Z");
+
+  lc.Exited("a", Exit(0, kT0 + seconds(2), kT0 + seconds(9)));
+  ContainerExit oom = Exit(137, kT0 + seconds(2), kT0 + seconds(9));
+  oom.signal = 9;
+  oom.oom_killed = true;
+  lc.Exited("b", oom);
+  api::Object s2 = BuildPodStatus(lc, s1, addr, kT0 + seconds(9));
+  EXPECT_EQ(s2["phase"], "Failed");
+  EXPECT_EQ(s2["conditions"][1], api::Object::parse(R"json({"type": "Ready", "status": "False",
+      "lastProbeTime": null, "lastTransitionTime": "2026-01-01T00:00:09Z", "reason": "PodCompleted"})json"));
+  EXPECT_EQ(s2["containerStatuses"][1]["state"]["terminated"]["reason"], "OOMKilled");
+  EXPECT_EQ(s2["containerStatuses"][1]["state"]["terminated"]["exitCode"], 137);
+  EXPECT_EQ(s2["containerStatuses"][0]["state"]["terminated"]["reason"], "Completed");
+}
+
+TEST(PodStatusTest, StartErrorAndConfigError) {
+  PodLifecycle lc(Pod("Never", {"a", "b"}));
+  ContainerExit e = Exit(128, kT0, kT0);
+  e.start_error = "unable to start container process: exec: \"x\": executable file not found in $PATH";
+  lc.Exited("a", e);
+  lc.ConfigError("b", "unsupported fieldPath: spec.hostname");
+  api::Object s = BuildPodStatus(lc, nullptr, {}, kT0);
+  EXPECT_EQ(s["containerStatuses"][0]["state"]["terminated"],
+            api::Object::parse(R"json({"exitCode": 128, "reason": "StartError",
+                "message": "unable to start container process: exec: \"x\": executable file not found in $PATH",
+                "startedAt": "2026-01-01T00:00:00Z", "finishedAt": "2026-01-01T00:00:00Z"})json"));
+  EXPECT_EQ(s["containerStatuses"][1]["state"]["waiting"],
+            api::Object::parse(R"({"reason": "CreateContainerConfigError",
+                "message": "unsupported fieldPath: spec.hostname"})"));
+  EXPECT_EQ(s["phase"], "Pending");  // b never started
+  EXPECT_FALSE(s.contains("hostIP"));
+  EXPECT_TRUE(lc.ContainersToStart(kT0).empty());  // a config error waits for a pod update
+}
+
+TEST(PodStatusTest, GoDurations) {
+  EXPECT_EQ(FormatGoDuration(seconds(0)), "0s");
+  EXPECT_EQ(FormatGoDuration(seconds(59)), "59s");
+  EXPECT_EQ(FormatGoDuration(seconds(60)), "1m0s");
+  EXPECT_EQ(FormatGoDuration(seconds(3725)), "1h2m5s");
+}
+
+}  // namespace
+}  // namespace berth::agent
