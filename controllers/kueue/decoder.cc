@@ -1,0 +1,378 @@
+#include "controllers/kueue/decoder.h"
+
+#include "admission/pod_requests.h"
+#include "controllers/common/conditions.h"
+#include "core/quantity.h"
+
+namespace berth::controllers::kueue {
+
+using admission::Amount;
+using admission::ResourceNames;
+
+const client::GroupVersionResource kResourceFlavors{"kueue.x-k8s.io", "v1beta2", "resourceflavors"};
+const client::GroupVersionResource kClusterQueues{"kueue.x-k8s.io", "v1beta2", "clusterqueues"};
+const client::GroupVersionResource kCohorts{"kueue.x-k8s.io", "v1beta2", "cohorts"};
+const client::GroupVersionResource kLocalQueues{"kueue.x-k8s.io", "v1beta2", "localqueues"};
+const client::GroupVersionResource kWorkloadPriorityClasses{"kueue.x-k8s.io", "v1beta2", "workloadpriorityclasses"};
+const client::GroupVersionResource kWorkloads{"kueue.x-k8s.io", "v1beta2", "workloads"};
+const client::GroupVersionResource kNamespaces{"", "v1", "namespaces"};
+const client::GroupVersionResource kPriorityClasses{"scheduling.k8s.io", "v1", "priorityclasses"};
+
+namespace {
+
+const api::Object& Empty() {
+  static const api::Object kNull;
+  return kNull;
+}
+
+// obj[a][b]... with missing steps reading as null.
+const api::Object& At(const api::Object& obj, std::initializer_list<const char*> path) {
+  const api::Object* cur = &obj;
+  for (const char* p : path) {
+    if (!cur->is_object()) return Empty();
+    auto it = cur->find(p);
+    if (it == cur->end()) return Empty();
+    cur = &*it;
+  }
+  return *cur;
+}
+
+std::string Str(const api::Object& v) { return v.is_string() ? v.get<std::string>() : std::string(); }
+
+std::map<std::string, std::string> StringMap(const api::Object& v) {
+  std::map<std::string, std::string> out;
+  if (!v.is_object()) return out;
+  for (auto it = v.begin(); it != v.end(); ++it) out[it.key()] = Str(it.value());
+  return out;
+}
+
+std::optional<admission::TaintEffect> DecodeEffect(const std::string& e) {
+  if (e == "NoSchedule") return admission::TaintEffect::kNoSchedule;
+  if (e == "PreferNoSchedule") return admission::TaintEffect::kPreferNoSchedule;
+  if (e == "NoExecute") return admission::TaintEffect::kNoExecute;
+  return std::nullopt;
+}
+
+std::vector<admission::Toleration> DecodeTolerations(const api::Object& list) {
+  std::vector<admission::Toleration> out;
+  if (!list.is_array()) return out;
+  for (const api::Object& t : list) {
+    admission::Toleration tol;
+    tol.key = Str(At(t, {"key"}));
+    tol.op = Str(At(t, {"operator"})) == "Exists" ? admission::Toleration::Operator::kExists
+                                                  : admission::Toleration::Operator::kEqual;
+    tol.value = Str(At(t, {"value"}));
+    tol.effect = DecodeEffect(Str(At(t, {"effect"})));
+    out.push_back(std::move(tol));
+  }
+  return out;
+}
+
+std::vector<admission::ResourceGroup> DecodeResourceGroups(const api::Object& groups, ResourceNames& names) {
+  std::vector<admission::ResourceGroup> out;
+  if (!groups.is_array()) return out;
+  for (const api::Object& g : groups) {
+    admission::ResourceGroup rg;
+    for (const api::Object& r : At(g, {"coveredResources"})) rg.covered_resources.push_back(names.Intern(Str(r)));
+    const api::Object& flavors = At(g, {"flavors"});
+    if (flavors.is_array()) {
+      for (const api::Object& f : flavors) {
+        admission::FlavorQuotas fq;
+        fq.flavor = Str(At(f, {"name"}));
+        const api::Object& resources = At(f, {"resources"});
+        if (resources.is_array()) {
+          for (const api::Object& r : resources) {
+            admission::ResourceQuota q;
+            q.nominal = DecodeAmount(At(r, {"nominalQuota"}));
+            if (const api::Object& b = At(r, {"borrowingLimit"}); !b.is_null()) q.borrowing_limit = DecodeAmount(b);
+            if (const api::Object& l = At(r, {"lendingLimit"}); !l.is_null()) q.lending_limit = DecodeAmount(l);
+            fq.resources.push_back(q);
+          }
+        }
+        rg.flavors.push_back(std::move(fq));
+      }
+    }
+    out.push_back(std::move(rg));
+  }
+  return out;
+}
+
+admission::PreemptionPolicy DecodePreemptionPolicy(const std::string& s) {
+  if (s == "LowerPriority") return admission::PreemptionPolicy::kLowerPriority;
+  if (s == "LowerOrNewerEqualPriority") return admission::PreemptionPolicy::kLowerOrNewerEqualPriority;
+  if (s == "Any") return admission::PreemptionPolicy::kAny;
+  return admission::PreemptionPolicy::kNever;
+}
+
+admission::ContainerResources DecodeContainer(const api::Object& c, ResourceNames& names) {
+  admission::ContainerResources out;
+  out.requests = DecodeResourceList(At(c, {"resources", "requests"}), names);
+  out.limits = DecodeResourceList(At(c, {"resources", "limits"}), names);
+  out.restart_always = Str(At(c, {"restartPolicy"})) == "Always";
+  return out;
+}
+
+std::vector<admission::NodeSelectorTerm> DecodeRequiredAffinity(const api::Object& spec) {
+  std::vector<admission::NodeSelectorTerm> out;
+  const api::Object& terms =
+      At(spec, {"affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms"});
+  if (!terms.is_array()) return out;
+  for (const api::Object& t : terms) {
+    admission::NodeSelectorTerm term;
+    const api::Object& exprs = At(t, {"matchExpressions"});
+    if (exprs.is_array()) {
+      for (const api::Object& e : exprs) {
+        admission::NodeSelectorRequirement req;
+        req.key = Str(At(e, {"key"}));
+        const std::string op = Str(At(e, {"operator"}));
+        using Op = admission::NodeSelectorRequirement::Operator;
+        req.op = op == "NotIn"          ? Op::kNotIn
+                 : op == "Exists"       ? Op::kExists
+                 : op == "DoesNotExist" ? Op::kDoesNotExist
+                 : op == "Gt"           ? Op::kGt
+                 : op == "Lt"           ? Op::kLt
+                                        : Op::kIn;
+        for (const api::Object& v : At(e, {"values"})) req.values.push_back(Str(v));
+        term.match_expressions.push_back(std::move(req));
+      }
+    }
+    out.push_back(std::move(term));
+  }
+  return out;
+}
+
+}  // namespace
+
+Amount DecodeAmount(const api::Object& value) {
+  std::string text;
+  if (value.is_string()) {
+    text = value.get<std::string>();
+  } else if (value.is_number()) {
+    text = value.dump();
+  } else {
+    return 0;
+  }
+  auto q = Quantity::Parse(text);
+  return q.ok() ? q.value().milli() : 0;
+}
+
+std::string EncodeAmount(Amount a) { return Quantity::FromMilli(a).String(); }
+
+admission::ResourceList DecodeResourceList(const api::Object& list, ResourceNames& names) {
+  admission::ResourceList out;
+  if (!list.is_object()) return out;
+  for (auto it = list.begin(); it != list.end(); ++it) out.Set(names.Intern(it.key()), DecodeAmount(it.value()));
+  return out;
+}
+
+api::Object EncodeResourceList(const admission::ResourceList& list, const ResourceNames& names) {
+  api::Object out = api::Object::object();
+  for (const auto& [r, a] : list.items()) out[names.Name(r)] = EncodeAmount(a);
+  return out;
+}
+
+admission::ResourceFlavor DecodeResourceFlavor(const api::Object& rf) {
+  admission::ResourceFlavor out;
+  out.name = api::Name(rf);
+  out.node_labels = StringMap(At(rf, {"spec", "nodeLabels"}));
+  const api::Object& taints = At(rf, {"spec", "nodeTaints"});
+  if (taints.is_array()) {
+    for (const api::Object& t : taints) {
+      admission::Taint taint;
+      taint.key = Str(At(t, {"key"}));
+      taint.value = Str(At(t, {"value"}));
+      taint.effect = DecodeEffect(Str(At(t, {"effect"}))).value_or(admission::TaintEffect::kNoSchedule);
+      out.node_taints.push_back(std::move(taint));
+    }
+  }
+  out.tolerations = DecodeTolerations(At(rf, {"spec", "tolerations"}));
+  return out;
+}
+
+admission::StopPolicy DecodeStopPolicy(const api::Object& spec) {
+  const std::string s = Str(At(spec, {"stopPolicy"}));
+  if (s == "Hold") return admission::StopPolicy::kHold;
+  if (s == "HoldAndDrain") return admission::StopPolicy::kHoldAndDrain;
+  return admission::StopPolicy::kNone;
+}
+
+admission::ClusterQueue DecodeClusterQueue(const api::Object& cq, ResourceNames& names) {
+  admission::ClusterQueue out;
+  out.name = api::Name(cq);
+  const api::Object& spec = At(cq, {"spec"});
+  out.cohort = Str(At(spec, {"cohortName"}));
+  out.resource_groups = DecodeResourceGroups(At(spec, {"resourceGroups"}), names);
+  out.queueing_strategy = Str(At(spec, {"queueingStrategy"})) == "StrictFIFO"
+                              ? admission::QueueingStrategy::kStrictFIFO
+                              : admission::QueueingStrategy::kBestEffortFIFO;
+  const api::Object& ff = At(spec, {"flavorFungibility"});
+  out.flavor_fungibility.when_can_borrow = Str(At(ff, {"whenCanBorrow"})) == "TryNextFlavor"
+                                               ? admission::FungibilityPolicy::kTryNextFlavor
+                                               : admission::FungibilityPolicy::kMayStopSearch;
+  out.flavor_fungibility.when_can_preempt = Str(At(ff, {"whenCanPreempt"})) == "MayStopSearch"
+                                                ? admission::FungibilityPolicy::kMayStopSearch
+                                                : admission::FungibilityPolicy::kTryNextFlavor;
+  const std::string pref = Str(At(ff, {"preference"}));
+  out.flavor_fungibility.preference = pref == "BorrowingOverPreemption"
+                                          ? admission::FungibilityPreference::kBorrowingOverPreemption
+                                      : pref == "PreemptionOverBorrowing"
+                                          ? admission::FungibilityPreference::kPreemptionOverBorrowing
+                                          : admission::FungibilityPreference::kUnset;
+  const api::Object& pre = At(spec, {"preemption"});
+  out.preemption.reclaim_within_cohort = DecodePreemptionPolicy(Str(At(pre, {"reclaimWithinCohort"})));
+  out.preemption.within_cluster_queue = DecodePreemptionPolicy(Str(At(pre, {"withinClusterQueue"})));
+  if (Str(At(pre, {"borrowWithinCohort", "policy"})) == "LowerPriority") {
+    out.preemption.borrow_within_cohort.policy = admission::BorrowWithinCohort::Policy::kLowerPriority;
+  }
+  if (const api::Object& t = At(pre, {"borrowWithinCohort", "maxPriorityThreshold"}); t.is_number_integer()) {
+    out.preemption.borrow_within_cohort.max_priority_threshold = t.get<int32_t>();
+  }
+  out.stop_policy = DecodeStopPolicy(spec);
+  if (IsDeleting(cq)) {
+    out.inactive_reason = "Terminating";
+    out.inactive_message = "Can't admit new workloads; clusterQueue is terminating";
+  }
+  return out;
+}
+
+admission::Cohort DecodeCohort(const api::Object& cohort, ResourceNames& names) {
+  admission::Cohort out;
+  out.name = api::Name(cohort);
+  out.parent = Str(At(cohort, {"spec", "parentName"}));
+  out.resource_groups = DecodeResourceGroups(At(cohort, {"spec", "resourceGroups"}), names);
+  return out;
+}
+
+admission::PodSet DecodePodSet(const std::string& name, int32_t count, const api::Object& pod_template,
+                               ResourceNames& names) {
+  admission::PodSet ps;
+  ps.name = name;
+  ps.count = count;
+  const api::Object& spec = At(pod_template, {"spec"});
+  admission::PodResources pod;
+  for (const api::Object& c : At(spec, {"containers"})) pod.containers.push_back(DecodeContainer(c, names));
+  for (const api::Object& c : At(spec, {"initContainers"})) pod.init_containers.push_back(DecodeContainer(c, names));
+  pod.overhead = DecodeResourceList(At(spec, {"overhead"}), names);
+  ps.requests = admission::PodRequests(pod);
+  ps.node_selector = StringMap(At(spec, {"nodeSelector"}));
+  ps.required_affinity_terms = DecodeRequiredAffinity(spec);
+  ps.tolerations = DecodeTolerations(At(spec, {"tolerations"}));
+  return ps;
+}
+
+std::optional<admission::Admission> DecodeAdmission(const api::Object& workload, ResourceNames& names) {
+  const api::Object& adm = At(workload, {"status", "admission"});
+  if (!adm.is_object()) return std::nullopt;
+  admission::Admission out;
+  out.cluster_queue = Str(At(adm, {"clusterQueue"}));
+  const api::Object& psas = At(adm, {"podSetAssignments"});
+  if (psas.is_array()) {
+    for (const api::Object& p : psas) {
+      admission::PodSetAssignment psa;
+      psa.name = Str(At(p, {"name"}));
+      const api::Object& flavors = At(p, {"flavors"});
+      if (flavors.is_object()) {
+        for (auto it = flavors.begin(); it != flavors.end(); ++it) {
+          psa.flavors.push_back({names.Intern(it.key()), Str(it.value())});
+        }
+        std::sort(psa.flavors.begin(), psa.flavors.end(),
+                  [](const auto& a, const auto& b) { return a.resource < b.resource; });
+      }
+      psa.resource_usage = DecodeResourceList(At(p, {"resourceUsage"}), names);
+      const api::Object& count = At(p, {"count"});
+      psa.count = count.is_number_integer() ? count.get<int32_t>() : 0;
+      out.pod_sets.push_back(std::move(psa));
+    }
+  }
+  return out;
+}
+
+api::Object EncodeAdmission(const admission::Admission& admission, const ResourceNames& names) {
+  api::Object psas = api::Object::array();
+  for (const admission::PodSetAssignment& psa : admission.pod_sets) {
+    api::Object flavors = api::Object::object();
+    for (const auto& f : psa.flavors) flavors[names.Name(f.resource)] = f.flavor;
+    psas.push_back({{"name", psa.name},
+                    {"flavors", flavors},
+                    {"resourceUsage", EncodeResourceList(psa.resource_usage, names)},
+                    {"count", psa.count}});
+  }
+  return {{"clusterQueue", admission.cluster_queue}, {"podSetAssignments", psas}};
+}
+
+admission::Workload DecodeWorkload(const api::Object& wl, ResourceNames& names) {
+  admission::Workload out;
+  out.uid = api::Uid(wl);
+  out.namespace_name = api::Namespace(wl);
+  out.name = api::Name(wl);
+  const api::Object& spec = At(wl, {"spec"});
+  std::map<std::string, int32_t> reclaimable;
+  for (const api::Object& r : At(wl, {"status", "reclaimablePods"})) {
+    const api::Object& c = At(r, {"count"});
+    reclaimable[Str(At(r, {"name"}))] = c.is_number_integer() ? c.get<int32_t>() : 0;
+  }
+  const api::Object& pod_sets = At(spec, {"podSets"});
+  if (pod_sets.is_array()) {
+    for (const api::Object& p : pod_sets) {
+      const api::Object& c = At(p, {"count"});
+      std::string name = Str(At(p, {"name"}));
+      if (name.empty()) name = "main";
+      admission::PodSet ps = DecodePodSet(name, c.is_number_integer() ? c.get<int32_t>() : 1, At(p, {"template"}), names);
+      ps.reclaimable = reclaimable.count(name) ? reclaimable[name] : 0;
+      out.pod_sets.push_back(std::move(ps));
+    }
+  }
+  if (const api::Object& p = At(spec, {"priority"}); p.is_number_integer()) out.priority = p.get<int32_t>();
+  if (const api::Object& a = At(spec, {"active"}); a.is_boolean()) out.active = a.get<bool>();
+  out.finished = IsConditionTrue(wl, "Finished");
+  out.queue_order_timestamp = CreationTime(wl);
+  Time requeue_at;
+  if (ParseRfc3339(Str(At(wl, {"status", "requeueState", "requeueAt"})), &requeue_at)) out.requeue_at = requeue_at;
+  if (IsConditionTrue(wl, "QuotaReserved")) {
+    out.admission = DecodeAdmission(wl, names);
+    if (out.admission) {
+      out.cluster_queue = out.admission->cluster_queue;
+      out.state = IsConditionTrue(wl, "Evicted") ? admission::AdmissionState::kEvicting
+                                                 : admission::AdmissionState::kAdmitted;
+      out.quota_reserved_time = ConditionTransitionTime(wl, "QuotaReserved").value_or(Time{});
+      if (out.state == admission::AdmissionState::kEvicting && IsConditionTrue(wl, "Preempted")) {
+        const api::Object* pc = FindCondition(wl, "Preempted");
+        const std::string msg = pc->value("message", "");
+        auto pos = msg.find("(UID: ");
+        if (pos != std::string::npos) {
+          pos += 6;
+          auto end = msg.find_first_of(",)", pos);
+          out.evicted_for = msg.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+        }
+      }
+    }
+  }
+  return out;
+}
+
+Time CreationTime(const api::Object& obj) {
+  Time t{};
+  ParseRfc3339(api::MetaString(obj, "creationTimestamp"), &t);
+  return t;
+}
+
+std::string Label(const api::Object& obj, const std::string& key) {
+  return Str(At(obj, {"metadata", "labels", key.c_str()}));
+}
+
+std::optional<std::string> Annotation(const api::Object& obj, const std::string& key) {
+  const api::Object& v = At(obj, {"metadata", "annotations", key.c_str()});
+  if (!v.is_string()) return std::nullopt;
+  return v.get<std::string>();
+}
+
+bool HasFinalizer(const api::Object& obj, const std::string& finalizer) {
+  for (const api::Object& f : At(obj, {"metadata", "finalizers"})) {
+    if (f.is_string() && f.get<std::string>() == finalizer) return true;
+  }
+  return false;
+}
+
+bool IsDeleting(const api::Object& obj) { return !api::MetaString(obj, "deletionTimestamp").empty(); }
+
+}  // namespace berth::controllers::kueue

@@ -1,0 +1,266 @@
+#include "controllers/kueue/job_reconciler.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+
+#include "controllers/common/conditions.h"
+#include "controllers/kueue/decoder.h"
+#include "controllers/kueue/workload_status.h"
+
+namespace berth::controllers::kueue {
+
+namespace {
+
+// FNV-1a, stable across platforms (names must not depend on std::hash).
+uint64_t Fnv1a(std::string_view s) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+std::string Lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s;
+}
+
+const api::Object& PodSpecOf(const api::Object& tmpl) {
+  static const api::Object kEmpty = api::Object::object();
+  auto s = tmpl.find("spec");
+  return s != tmpl.end() && s->is_object() ? *s : kEmpty;
+}
+
+// The job's Workload: the one owned (controller ref) by the job's uid.
+client::ObjectPtr FindWorkload(KueueCache& cache, const api::Object& job) {
+  for (const auto& wl : cache.WorkloadsByIndex(kOwnerIndex, api::Uid(job))) {
+    if (api::Namespace(*wl) == api::Namespace(job)) return wl;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+JobReconciler::JobReconciler(client::Client& client, client::SharedInformerFactory& factory, KueueCache& cache,
+                             EventRecorder& recorder, Clock& clock, std::unique_ptr<JobIntegration> integration)
+    : client_(client),
+      cache_(cache),
+      recorder_(recorder),
+      clock_(clock),
+      integration_(std::move(integration)),
+      jobs_(&factory.ForResource(integration_->Resource())) {}
+
+std::string JobReconciler::WorkloadName(const std::string& job_name, const api::GroupVersionKind& kind) {
+  std::string prefix = Lower(kind.kind) + "-" + job_name;
+  if (prefix.size() > 253 - 6) prefix.resize(253 - 6);
+  const uint64_t h = Fnv1a(job_name + "/" + kind.kind + "." + kind.group);
+  return fmt::format("{}-{:05x}", prefix, h & 0xfffff);
+}
+
+Status JobReconciler::UpdateJob(const GenericJob& job) {
+  auto ref = integration_->Resource().Namespace(api::Namespace(job.object()));
+  return client_.Update(ref, job.object()).status();
+}
+
+Status JobReconciler::UpdateWorkloadStatus(const api::Object& wl) {
+  auto res = client_.UpdateStatus(kWorkloads.Namespace(api::Namespace(wl)), wl);
+  if (res.ok()) cache_.Assume(res.value());
+  return res.status();
+}
+
+StatusOr<std::pair<int32_t, api::Object>> JobReconciler::ResolvePriority(const GenericJob& job) {
+  const std::string wpc = Label(job.object(), kPriorityClassLabel);
+  if (!wpc.empty()) {
+    client::ObjectPtr cls = cache_.workload_priority_classes().GetIndexer().Get(wpc);
+    if (!cls) return NotFoundError(fmt::format("workloadPriorityClass \"{}\" not found", wpc));
+    api::Object ref = {{"group", "kueue.x-k8s.io"}, {"kind", "WorkloadPriorityClass"}, {"name", wpc}};
+    return std::make_pair(cls->value("value", 0), ref);
+  }
+  for (const PodSetTemplate& ps : job.PodSets()) {
+    const std::string pc = PodSpecOf(ps.pod_template).value("priorityClassName", "");
+    if (pc.empty()) continue;
+    client::ObjectPtr cls = cache_.priority_classes().GetIndexer().Get(pc);
+    if (!cls) return NotFoundError(fmt::format("priorityclass.scheduling.k8s.io \"{}\" not found", pc));
+    api::Object ref = {{"group", "scheduling.k8s.io"}, {"kind", "PriorityClass"}, {"name", pc}};
+    return std::make_pair(cls->value("value", 0), ref);
+  }
+  // globalDefault PriorityClass (the lowest value if several), else 0.
+  std::optional<int32_t> def;
+  for (const auto& cls : cache_.priority_classes().GetIndexer().List()) {
+    if (!cls->value("globalDefault", false)) continue;
+    int32_t v = cls->value("value", 0);
+    if (!def || v < *def) def = v;
+  }
+  return std::make_pair(def.value_or(0), api::Object());
+}
+
+StatusOr<api::Object> JobReconciler::NewWorkload(const GenericJob& job) {
+  const api::Object& obj = job.object();
+  const api::GroupVersionKind kind = integration_->Kind();
+  BERTH_ASSIGN_OR_RETURN(auto priority, ResolvePriority(job));
+  api::Object pod_sets = api::Object::array();
+  for (const PodSetTemplate& ps : job.PodSets()) {
+    pod_sets.push_back({{"name", ps.name}, {"count", ps.count}, {"template", ps.pod_template}});
+  }
+  api::Object spec = {{"queueName", Label(obj, kQueueNameLabel)}, {"podSets", pod_sets},
+                      {"priority", priority.first}, {"active", true}};
+  if (!priority.second.is_null()) spec["priorityClassRef"] = priority.second;
+  api::Object owner = {{"apiVersion", kind.ApiVersion()}, {"kind", kind.kind}, {"name", api::Name(obj)},
+                       {"uid", api::Uid(obj)}, {"controller", true}, {"blockOwnerDeletion", true}};
+  return api::Object{{"apiVersion", kKueueApiVersion},
+                     {"kind", "Workload"},
+                     {"metadata",
+                      {{"name", WorkloadName(api::Name(obj), kind)},
+                       {"namespace", api::Namespace(obj)},
+                       {"labels", {{kJobUidLabel, api::Uid(obj)}}},
+                       {"ownerReferences", api::Object::array({owner})}}},
+                     {"spec", spec}};
+}
+
+Status JobReconciler::Reconcile(const std::string& key) {
+  client::ObjectPtr cached = jobs_->GetIndexer().Get(key);
+  if (!cached) return Status::Ok();  // the Workload goes with its owner (garbage collection)
+  std::unique_ptr<GenericJob> job = integration_->Wrap(*cached);
+  const api::Object& obj = job->object();
+  const Time now = clock_.Now();
+
+  // 1. Only the label makes a job managed.
+  if (Label(obj, kQueueNameLabel).empty()) {
+    if (auto ann = Annotation(obj, kQueueNameLabel); ann && !ann->empty()) {
+      bool first;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        first = warned_.insert(api::Uid(obj)).second;
+      }
+      if (first) {
+        recorder_.Event(obj, kEventTypeWarning, "QueueNameAnnotationIgnored",
+                        fmt::format("the job is not managed by Kueue: \"{}\" is set as an annotation; only the "
+                                    "label kueue.x-k8s.io/queue-name selects a LocalQueue (label it \"{}\")",
+                                    kQueueNameLabel, *ann));
+      }
+    }
+    return Status::Ok();
+  }
+
+  // 2. The Workload.
+  client::ObjectPtr wl_ptr = FindWorkload(cache_, obj);
+  if (!wl_ptr) {
+    if (job->Finished()) return Status::Ok();
+    if (!job->IsSuspended()) {
+      job->Suspend();
+      BERTH_RETURN_IF_ERROR(UpdateJob(*job));
+    }
+    auto wl = NewWorkload(*job);
+    if (!wl.ok()) {
+      recorder_.Event(obj, kEventTypeWarning, "ErrorCreatingWorkload", wl.status().message());
+      return wl.status();
+    }
+    auto created = client_.Create(kWorkloads.Namespace(api::Namespace(obj)), wl.value());
+    if (!created.ok() && created.status().code() != Code::kAlreadyExists) return created.status();
+    if (created.ok()) {
+      recorder_.Event(obj, kEventTypeNormal, "CreatedWorkload",
+                      "Created Workload: " + api::Namespace(obj) + "/" + api::Name(created.value()));
+    }
+    return Status::Ok();
+  }
+  api::Object wl = *wl_ptr;
+
+  // 3. Finished.
+  if (auto fin = job->Finished()) {
+    if (SetFinished(&wl, fin->succeeded, fin->message, now)) return UpdateWorkloadStatus(wl);
+    return Status::Ok();
+  }
+
+  const bool holds_quota = IsConditionTrue(wl, "QuotaReserved");
+  const bool evicted = IsConditionTrue(wl, "Evicted");
+  const api::Object& pod_sets = wl["spec"]["podSets"];
+
+  // 4. Evicted: stop the job, then release the quota once its pods are gone.
+  if (holds_quota && evicted) {
+    if (!job->IsSuspended()) {
+      std::vector<PodSetInfo> original;
+      for (const api::Object& ps : pod_sets) {
+        PodSetInfo info;
+        info.name = ps.value("name", "main");
+        info.count = ps.value("count", 1);
+        const api::Object& spec = PodSpecOf(ps.value("template", api::Object::object()));
+        if (spec.contains("nodeSelector")) info.node_selector = spec["nodeSelector"].get<std::map<std::string, std::string>>();
+        if (spec.contains("tolerations")) info.tolerations = spec["tolerations"].get<std::vector<api::Object>>();
+        original.push_back(std::move(info));
+      }
+      job->Suspend();
+      job->RestorePodSetsInfo(original);
+      BERTH_RETURN_IF_ERROR(UpdateJob(*job));
+      const api::Object* ev = FindCondition(wl, "Evicted");
+      recorder_.Event(obj, kEventTypeNormal, "Stopped", ev ? ev->value("message", "") : "evicted");
+      return Status::Ok();
+    }
+    if (job->IsActive()) return Status::Ok();  // pods still terminating: keep the quota
+    if (ReleaseQuota(&wl, now)) return UpdateWorkloadStatus(wl);
+    return Status::Ok();
+  }
+
+  // 5. Admitted: start the job with the flavors injected.
+  if (holds_quota && IsConditionTrue(wl, "Admitted")) {
+    if (!job->IsSuspended()) return Status::Ok();
+    std::vector<PodSetInfo> infos;
+    const api::Object& psas = wl["status"]["admission"]["podSetAssignments"];
+    for (const api::Object& psa : psas) {
+      PodSetInfo info;
+      info.name = psa.value("name", "main");
+      info.count = psa.value("count", 0);
+      std::set<std::string> flavor_names;
+      if (psa.contains("flavors")) {
+        for (auto it = psa["flavors"].begin(); it != psa["flavors"].end(); ++it) flavor_names.insert(it.value());
+      }
+      for (const std::string& f : flavor_names) {
+        client::ObjectPtr rf = cache_.flavors().GetIndexer().Get(f);
+        if (!rf || !rf->contains("spec")) continue;
+        const api::Object& spec = (*rf)["spec"];
+        if (spec.contains("nodeLabels")) {
+          for (auto it = spec["nodeLabels"].begin(); it != spec["nodeLabels"].end(); ++it) {
+            info.node_selector[it.key()] = it.value();
+          }
+        }
+        if (spec.contains("tolerations")) {
+          for (const api::Object& t : spec["tolerations"]) info.tolerations.push_back(t);
+        }
+      }
+      infos.push_back(std::move(info));
+    }
+    BERTH_RETURN_IF_ERROR(job->RunWithPodSetsInfo(infos));
+    BERTH_RETURN_IF_ERROR(UpdateJob(*job));
+    recorder_.Event(obj, kEventTypeNormal, "Started",
+                    "Admitted by clusterQueue " + wl["status"]["admission"].value("clusterQueue", ""));
+    return Status::Ok();
+  }
+
+  // 6. Not admitted: the job must not run.
+  if (!job->IsSuspended()) {
+    job->Suspend();
+    BERTH_RETURN_IF_ERROR(UpdateJob(*job));
+    return Status::Ok();
+  }
+
+  // 7. A pending workload follows a switch of WorkloadPriorityClass.
+  if (!holds_quota) {
+    const std::string wpc = Label(obj, kPriorityClassLabel);
+    const api::Object& spec = wl["spec"];
+    const std::string current = spec.contains("priorityClassRef") ? spec["priorityClassRef"].value("name", "") : "";
+    if (!wpc.empty() && wpc != current) {
+      auto prio = ResolvePriority(*job);
+      if (!prio.ok()) return prio.status();
+      api::Object updated = wl;
+      updated["spec"]["priority"] = prio.value().first;
+      updated["spec"]["priorityClassRef"] = prio.value().second;
+      auto res = client_.Update(kWorkloads.Namespace(api::Namespace(wl)), updated);
+      return res.status();
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace berth::controllers::kueue

@@ -1,0 +1,81 @@
+// JobReconciler: Kueue's generic job reconciler (pkg/controller/jobframework/
+// reconciler.go) for one job kind, over the JobIntegration interface.
+//
+// For a job (key "namespace/name") it:
+//   1. Ignores jobs without the kueue.x-k8s.io/queue-name LABEL. A job that
+//      carries the queue name as an ANNOTATION instead gets one Warning Event
+//      "QueueNameAnnotationIgnored" saying only the label is honoured (the
+//      annotation was removed in Kueue v1beta2; the seeds' trap), and runs
+//      unmanaged as in Kueue.
+//   2. Finds its Workload (owner-uid index); if none, suspends a running job
+//      and creates one: name "<kind>-<job name>-<5 hex>" (hash of the job name
+//      and kind), spec.queueName from the label, podSets from the job,
+//      priority from the kueue.x-k8s.io/priority-class label
+//      (WorkloadPriorityClass value, priorityClassRef kind
+//      WorkloadPriorityClass), else the pod templates' priorityClassName
+//      (PriorityClass value), else the globalDefault PriorityClass, else 0;
+//      label kueue.x-k8s.io/job-uid; a controller owner reference to the job.
+//      A missing class is a Warning Event and a retry, as Kueue's error.
+//   3. Finished job → Workload Finished=True (Succeeded/Failed).
+//   4. Workload evicted → suspend the job and restore its templates'
+//      nodeSelector/tolerations (Event "Stopped"); once the job reports no
+//      active pod, release the quota (workload_status.h ReleaseQuota) — never
+//      before (berth's departure, DESIGN.md).
+//   5. Workload admitted and job suspended → inject the flavors' nodeLabels
+//      and tolerations and unsuspend (Event "Started" "Admitted by
+//      clusterQueue <cq>").
+//   6. Workload not admitted and job running → suspend it.
+//   7. Job switched to another WorkloadPriorityClass (label) while pending →
+//      Workload priority and priorityClassRef follow (Kueue PR #7289). A
+//      class's value edit does not re-prioritize (Kueue behaviour, C25).
+//
+// Errors: API failures are returned (the caller requeues with rate limiting).
+// Thread-safety: Reconcile may run on several threads for different keys.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <utility>
+
+#include "client/client.h"
+#include "client/informer.h"
+#include "controllers/common/event_recorder.h"
+#include "controllers/kueue/job_integration.h"
+#include "controllers/kueue/kueue_cache.h"
+#include "core/clock.h"
+
+namespace berth::controllers::kueue {
+
+class JobReconciler {
+ public:
+  JobReconciler(client::Client& client, client::SharedInformerFactory& factory, KueueCache& cache,
+                EventRecorder& recorder, Clock& clock, std::unique_ptr<JobIntegration> integration);
+
+  const JobIntegration& integration() const { return *integration_; }
+  client::Informer& jobs() { return *jobs_; }
+
+  Status Reconcile(const std::string& key);
+
+  // The Workload name Kueue gives a job's Workload.
+  static std::string WorkloadName(const std::string& job_name, const api::GroupVersionKind& kind);
+
+ private:
+  StatusOr<api::Object> NewWorkload(const GenericJob& job);
+  // Priority and its class reference (null when none) for a job.
+  StatusOr<std::pair<int32_t, api::Object>> ResolvePriority(const GenericJob& job);
+  Status UpdateJob(const GenericJob& job);
+  Status UpdateWorkloadStatus(const api::Object& wl);
+
+  client::Client& client_;
+  KueueCache& cache_;
+  EventRecorder& recorder_;
+  Clock& clock_;
+  std::unique_ptr<JobIntegration> integration_;
+  client::Informer* jobs_;
+  std::mutex mu_;
+  std::set<std::string> warned_;  // job uids warned about the annotation
+};
+
+}  // namespace berth::controllers::kueue

@@ -1,0 +1,574 @@
+#include "controllers/kueue/kueue_controller.h"
+
+#include <fmt/format.h>
+
+#include "admission/scheduler.h"
+#include "controllers/common/conditions.h"
+#include "controllers/kueue/decoder.h"
+#include "controllers/kueue/queue_status.h"
+#include "controllers/kueue/workload_status.h"
+#include "core/logging.h"
+
+namespace berth::controllers::kueue {
+
+namespace {
+
+std::string Spec(const api::Object& obj, const char* field) {
+  auto s = obj.find("spec");
+  return s != obj.end() && s->is_object() ? s->value(field, "") : "";
+}
+
+std::string AdmittedClusterQueue(const api::Object& wl) {
+  auto st = wl.find("status");
+  if (st == wl.end() || !st->is_object()) return "";
+  auto adm = st->find("admission");
+  return adm != st->end() && adm->is_object() ? adm->value("clusterQueue", "") : "";
+}
+
+// The controller owner reference of an object: {apiVersion, kind, name}.
+const api::Object* ControllerOwner(const api::Object& obj) {
+  auto m = obj.find("metadata");
+  if (m == obj.end() || !m->is_object() || !m->contains("ownerReferences")) return nullptr;
+  for (const api::Object& o : (*m)["ownerReferences"]) {
+    if (o.value("controller", false)) return &o;
+  }
+  return nullptr;
+}
+
+// A ClusterQueue object's Active condition is not False (a new one without
+// status counts as active until its reconciler says otherwise).
+bool ClusterQueueActive(const api::Object& cq) {
+  const api::Object* c = FindCondition(cq, "Active");
+  return c == nullptr || c->value("status", "") != "False";
+}
+
+int64_t Seconds(Duration d) { return std::chrono::duration_cast<std::chrono::seconds>(d).count(); }
+
+}  // namespace
+
+KueueController::KueueController(client::Client& client, client::SharedInformerFactory& factory, Clock& clock,
+                                 KueueControllerOptions options)
+    : client_(client),
+      factory_(factory),
+      clock_(clock),
+      options_(std::move(options)),
+      cache_(factory),
+      recorder_(client, clock, options_.component) {
+  wl_queue_ = &AddQueue("workload", [this](const std::string& k) { return ReconcileWorkload(k); });
+  cq_queue_ = &AddQueue("clusterqueue", [this](const std::string& k) { return ReconcileClusterQueue(k); });
+  lq_queue_ = &AddQueue("localqueue", [this](const std::string& k) { return ReconcileLocalQueue(k); });
+  rf_queue_ = &AddQueue("resourceflavor", [this](const std::string& k) { return ReconcileResourceFlavor(k); });
+  RegisterHandlers();
+}
+
+KueueController::~KueueController() { Stop(); }
+
+KueueController::Queue& KueueController::AddQueue(const std::string& name,
+                                                  std::function<Status(const std::string&)> reconcile) {
+  auto q = std::make_unique<Queue>();
+  q->name = name;
+  q->queue = std::make_unique<client::WorkQueue>(clock_, nullptr, client::WorkQueueOptions{name});
+  q->reconcile = std::move(reconcile);
+  work_.push_back(std::move(q));
+  return *work_.back();
+}
+
+void KueueController::AddJobIntegration(std::unique_ptr<JobIntegration> integration) {
+  auto rec = std::make_unique<JobReconciler>(client_, factory_, cache_, recorder_, clock_, std::move(integration));
+  JobReconciler* r = rec.get();
+  Queue& q = AddQueue(r->integration().Name(), [r](const std::string& k) { return r->Reconcile(k); });
+  client::WorkQueue* wq = q.queue.get();
+  auto enqueue = [wq](const client::ObjectPtr& o) { wq->Add(client::MetaNamespaceKey(*o)); };
+  r->jobs().AddEventHandler({[enqueue](const client::ObjectPtr& o, bool) { enqueue(o); },
+                             [enqueue](const client::ObjectPtr&, const client::ObjectPtr& o) { enqueue(o); },
+                             [enqueue](const client::ObjectPtr& o, bool) { enqueue(o); }});
+  jobs_.push_back(std::move(rec));
+}
+
+std::vector<client::Informer*> KueueController::informers() {
+  std::vector<client::Informer*> out = cache_.informers();
+  for (auto& j : jobs_) out.push_back(&j->jobs());
+  return out;
+}
+
+void KueueController::RequestSchedule() {
+  {
+    std::lock_guard<std::mutex> lock(sched_mu_);
+    schedule_requested_ = true;
+  }
+  sched_cv_.notify_all();
+}
+
+void KueueController::EnqueuePendingWorkloads() {
+  for (const auto& wl : cache_.workloads().GetIndexer().List()) {
+    if (!IsConditionTrue(*wl, "QuotaReserved")) wl_queue_->queue->Add(client::MetaNamespaceKey(*wl));
+  }
+}
+
+void KueueController::RegisterHandlers() {
+  // Workloads: the workload itself, its queues, its owner job, and capacity
+  // release (quota given back → inadmissible workloads may fit).
+  auto on_workload = [this](const client::ObjectPtr& old_obj, const client::ObjectPtr& obj, bool deleted) {
+    wl_queue_->queue->Add(client::MetaNamespaceKey(*obj));
+    for (const std::string& cq : {AdmittedClusterQueue(*obj), old_obj ? AdmittedClusterQueue(*old_obj) : ""}) {
+      if (!cq.empty()) cq_queue_->queue->Add(cq);
+    }
+    const std::string queue = Spec(*obj, "queueName");
+    if (!queue.empty()) {
+      lq_queue_->queue->Add(api::Namespace(*obj) + "/" + queue);
+      if (client::ObjectPtr lq = cache_.local_queues().GetIndexer().Get(api::Namespace(*obj), queue)) {
+        cq_queue_->queue->Add(Spec(*lq, "clusterQueue"));
+      }
+    }
+    if (const api::Object* owner = ControllerOwner(*obj)) {
+      for (size_t i = 0; i < jobs_.size(); ++i) {
+        const api::GroupVersionKind k = jobs_[i]->integration().Kind();
+        if (owner->value("kind", "") == k.kind && owner->value("apiVersion", "") == k.ApiVersion()) {
+          for (auto& q : work_) {
+            if (q->name == jobs_[i]->integration().Name()) {
+              q->queue->Add(api::Namespace(*obj) + "/" + owner->value("name", ""));
+            }
+          }
+        }
+      }
+    }
+    const bool held_before = old_obj && IsConditionTrue(*old_obj, "QuotaReserved") &&
+                             !IsConditionTrue(*old_obj, "Finished");
+    const bool holds_now = !deleted && IsConditionTrue(*obj, "QuotaReserved") && !IsConditionTrue(*obj, "Finished");
+    if (held_before && !holds_now) {
+      std::lock_guard<std::mutex> lock(mu_);
+      queues_.QueueAllInadmissibleWorkloads(clock_.Now());
+    }
+    RequestSchedule();
+  };
+  cache_.workloads().AddEventHandler(
+      {[on_workload](const client::ObjectPtr& o, bool) { on_workload(nullptr, o, false); },
+       [on_workload](const client::ObjectPtr& old_obj, const client::ObjectPtr& o) { on_workload(old_obj, o, false); },
+       [on_workload](const client::ObjectPtr& o, bool) { on_workload(o, o, true); }});
+
+  auto on_cq = [this](const client::ObjectPtr& o) {
+    cq_queue_->queue->Add(api::Name(*o));
+    for (const auto& lq : cache_.local_queues().GetIndexer().List()) lq_queue_->queue->Add(client::MetaNamespaceKey(*lq));
+    EnqueuePendingWorkloads();
+    RequestSchedule();
+  };
+  auto all_cqs = [this](const client::ObjectPtr& o) {
+    if (o && o->contains("spec") && api::Name(*o) != "" && o->value("kind", "") == "ResourceFlavor") {
+      rf_queue_->queue->Add(api::Name(*o));
+    }
+    for (const auto& cq : cache_.cluster_queues().GetIndexer().List()) cq_queue_->queue->Add(api::Name(*cq));
+    RequestSchedule();
+  };
+  auto on_lq = [this](const client::ObjectPtr& o) {
+    lq_queue_->queue->Add(client::MetaNamespaceKey(*o));
+    EnqueuePendingWorkloads();
+    RequestSchedule();
+  };
+  auto on_ns = [this](const client::ObjectPtr&) {
+    EnqueuePendingWorkloads();
+    RequestSchedule();
+  };
+  auto on_rf = [this, all_cqs](const client::ObjectPtr& o) {
+    rf_queue_->queue->Add(api::Name(*o));
+    all_cqs(nullptr);
+  };
+  auto wire = [](client::Informer& inf, std::function<void(const client::ObjectPtr&)> fn) {
+    inf.AddEventHandler({[fn](const client::ObjectPtr& o, bool) { fn(o); },
+                         [fn](const client::ObjectPtr&, const client::ObjectPtr& o) { fn(o); },
+                         [fn](const client::ObjectPtr& o, bool) { fn(o); }});
+  };
+  wire(cache_.cluster_queues(), on_cq);
+  wire(cache_.cohorts(), all_cqs);
+  wire(cache_.flavors(), on_rf);
+  wire(cache_.local_queues(), on_lq);
+  wire(cache_.namespaces(), on_ns);
+}
+
+void KueueController::EnqueueAll() {
+  for (const auto& o : cache_.workloads().GetIndexer().List()) wl_queue_->queue->Add(client::MetaNamespaceKey(*o));
+  for (const auto& o : cache_.cluster_queues().GetIndexer().List()) cq_queue_->queue->Add(api::Name(*o));
+  for (const auto& o : cache_.local_queues().GetIndexer().List()) lq_queue_->queue->Add(client::MetaNamespaceKey(*o));
+  for (const auto& o : cache_.flavors().GetIndexer().List()) rf_queue_->queue->Add(api::Name(*o));
+  for (size_t i = 0; i < jobs_.size(); ++i) {
+    for (auto& q : work_) {
+      if (q->name != jobs_[i]->integration().Name()) continue;
+      for (const auto& o : jobs_[i]->jobs().GetIndexer().List()) q->queue->Add(client::MetaNamespaceKey(*o));
+    }
+  }
+}
+
+bool KueueController::ProcessOne(Queue& q, const std::string& key) {
+  Status s = q.reconcile(key);
+  if (s.ok()) {
+    q.queue->Forget(key);
+  } else {
+    Logger("kueue")->info("{} {}: {}", q.name, key, s.ToString());
+    q.queue->AddRateLimited(key);
+  }
+  q.queue->Done(key);
+  return s.ok();
+}
+
+int KueueController::ProcessQueued() {
+  int processed = 0;
+  bool any = true;
+  while (any) {
+    any = false;
+    for (auto& q : work_) {
+      while (auto key = q->queue->TryGet()) {
+        ProcessOne(*q, *key);
+        ++processed;
+        any = true;
+      }
+    }
+  }
+  return processed;
+}
+
+Status KueueController::WriteWorkloadStatus(const api::Object& wl) {
+  auto res = client_.UpdateStatus(kWorkloads.Namespace(api::Namespace(wl)), wl);
+  if (res.ok()) cache_.Assume(res.value());
+  return res.status();
+}
+
+Status KueueController::RemoveFinalizer(const client::ResourceRef& ref, const api::Object& obj) {
+  api::Object updated = obj;
+  api::Object kept = api::Object::array();
+  for (const api::Object& f : updated["metadata"]["finalizers"]) {
+    if (f != kResourceInUseFinalizer) kept.push_back(f);
+  }
+  updated["metadata"]["finalizers"] = kept;
+  return client_.Update(ref, updated).status();
+}
+
+// ---------------------------------------------------------------------------
+// Workload
+
+Status KueueController::ReconcileWorkload(const std::string& key) {
+  client::ObjectPtr obj = cache_.GetWorkload(key);
+  const Time now = clock_.Now();
+  if (!obj) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = uid_by_key_.find(key); it != uid_by_key_.end()) {
+      queues_.DeleteWorkload(it->second);
+      uid_by_key_.erase(it);
+    }
+    RequestSchedule();
+    return Status::Ok();
+  }
+  api::Object wl = *obj;
+  std::string pending_reason, pending_message;
+  std::string evict_reason, evict_message;
+  bool release = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    admission::Workload w = cache_.Decode(wl);
+    if (auto it = uid_by_key_.find(key); it != uid_by_key_.end() && it->second != w.uid) {
+      queues_.DeleteWorkload(it->second);  // recreated under the same name
+    }
+    uid_by_key_[key] = w.uid;
+    const std::string queue = Spec(wl, "queueName");
+    client::ObjectPtr lq = cache_.local_queues().GetIndexer().Get(w.namespace_name, queue);
+    const std::string cq_name = lq ? Spec(*lq, "clusterQueue") : "";
+    client::ObjectPtr cq = cq_name.empty() ? nullptr : cache_.cluster_queues().GetIndexer().Get(cq_name);
+    const bool lq_drain = lq && lq->contains("spec") && DecodeStopPolicy((*lq)["spec"]) == admission::StopPolicy::kHoldAndDrain;
+    const bool lq_stopped = lq && lq->contains("spec") && DecodeStopPolicy((*lq)["spec"]) != admission::StopPolicy::kNone;
+
+    if (w.finished || !w.active || w.state != admission::AdmissionState::kPending) {
+      queues_.DeleteWorkload(w.uid);
+      if (w.state == admission::AdmissionState::kAdmitted && !w.finished) {
+        client::ObjectPtr holder = cache_.cluster_queues().GetIndexer().Get(w.cluster_queue);
+        if (!w.active) {
+          evict_reason = "Deactivated";
+          evict_message = "The workload is deactivated";
+        } else if (holder && holder->contains("spec") &&
+                   DecodeStopPolicy((*holder)["spec"]) == admission::StopPolicy::kHoldAndDrain) {
+          evict_reason = "ClusterQueueStopped";
+          evict_message = "The ClusterQueue is stopped";
+        } else if (lq_drain) {
+          evict_reason = "LocalQueueStopped";
+          evict_message = "The LocalQueue is stopped";
+        }
+      }
+      if (w.state == admission::AdmissionState::kEvicting && !w.finished) {
+        // Pods exist only through a job integration; without one, none can be left.
+        const api::Object* owner = ControllerOwner(wl);
+        bool managed = false;
+        for (const auto& j : jobs_) {
+          const api::GroupVersionKind k = j->integration().Kind();
+          if (owner && owner->value("kind", "") == k.kind && owner->value("apiVersion", "") == k.ApiVersion()) {
+            managed = true;
+          }
+        }
+        release = !managed;
+      }
+    } else if (!lq) {
+      queues_.DeleteWorkload(w.uid);
+      pending_reason = "Misconfigured";
+      pending_message = fmt::format("LocalQueue {} doesn't exist", queue);
+    } else if (!cq) {
+      queues_.DeleteWorkload(w.uid);
+      pending_reason = "Misconfigured";
+      pending_message = fmt::format("ClusterQueue {} doesn't exist", cq_name);
+    } else if (lq_stopped) {
+      queues_.DeleteWorkload(w.uid);
+      pending_reason = "Suspended";
+      pending_message = fmt::format("LocalQueue {} is inactive", queue);
+    } else {
+      queues_.AddOrUpdateWorkload(w, now);
+      if (!ClusterQueueActive(*cq)) {
+        pending_reason = "Suspended";
+        pending_message = fmt::format("ClusterQueue {} is inactive", cq_name);
+      }
+    }
+  }
+  RequestSchedule();
+  if (!evict_reason.empty()) {
+    if (SetEvicted(&wl, evict_reason, evict_message, "", now)) {
+      BERTH_RETURN_IF_ERROR(WriteWorkloadStatus(wl));
+      recorder_.Event(wl, kEventTypeNormal, "Evicted", evict_message);
+    }
+    return Status::Ok();
+  }
+  if (release) {
+    if (ReleaseQuota(&wl, now)) return WriteWorkloadStatus(wl);
+    return Status::Ok();
+  }
+  if (!pending_reason.empty() && SetPending(&wl, pending_reason, pending_message, now)) {
+    return WriteWorkloadStatus(wl);
+  }
+  return Status::Ok();
+}
+
+// ---------------------------------------------------------------------------
+// ClusterQueue, LocalQueue, ResourceFlavor
+
+namespace {
+
+std::vector<QueuedWorkload> ToQueued(const std::vector<client::ObjectPtr>& wls, admission::ResourceNames& names) {
+  std::vector<QueuedWorkload> out;
+  for (const auto& wl : wls) {
+    admission::Workload w = DecodeWorkload(*wl, names);
+    QueuedWorkload q;
+    q.holds_quota = !w.finished && w.state != admission::AdmissionState::kPending;
+    q.admitted = q.holds_quota && IsConditionTrue(*wl, "Admitted");
+    if (w.admission) q.usage = admission::AdmissionUsage(*w.admission);
+    out.push_back(std::move(q));
+  }
+  return out;
+}
+
+}  // namespace
+
+Status KueueController::ReconcileClusterQueue(const std::string& name) {
+  client::ObjectPtr obj = cache_.cluster_queues().GetIndexer().Get(name);
+  const Time now = clock_.Now();
+  api::Object status;
+  int reserving = 0;
+  bool drain = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!obj) {
+      queues_.DeleteClusterQueue(name);
+      return Status::Ok();
+    }
+    admission::Snapshot snap = cache_.BuildSnapshot();
+    const int idx = snap.ClusterQueueIndex(name);
+    const bool active = idx >= 0 && snap.Active(idx);
+    const std::string root = idx >= 0 && snap.HasParent(idx) ? snap.NodeName(snap.Root(idx)) : "";
+    const admission::ClusterQueue spec = DecodeClusterQueue(*obj, cache_.names());
+    queues_.AddOrUpdateClusterQueue(name, spec.queueing_strategy, root, active);
+    if (active) queues_.QueueInadmissibleWorkloads({name}, now);
+    const int pending = static_cast<int>(queues_.ActiveCount(name) + queues_.InadmissibleCount(name));
+    std::vector<QueuedWorkload> wls = ToQueued(cache_.WorkloadsByIndex(kClusterQueueIndex, name), cache_.names());
+    for (const auto& w : wls) reserving += w.holds_quota ? 1 : 0;
+    status = ClusterQueueStatus(*obj, snap, idx, pending, wls, cache_.names(), now);
+    drain = spec.stop_policy == admission::StopPolicy::kHoldAndDrain;
+  }
+  RequestSchedule();
+  if (drain) {
+    for (const auto& wl : cache_.WorkloadsByIndex(kClusterQueueIndex, name)) {
+      wl_queue_->queue->Add(client::MetaNamespaceKey(*wl));
+    }
+  }
+  if (IsDeleting(*obj) && reserving == 0 && HasFinalizer(*obj, kResourceInUseFinalizer)) {
+    return RemoveFinalizer(kClusterQueues, *obj);
+  }
+  if (obj->value("status", api::Object()) != status) {
+    api::Object updated = *obj;
+    updated["status"] = status;
+    return client_.UpdateStatus(kClusterQueues, updated).status();
+  }
+  return Status::Ok();
+}
+
+Status KueueController::ReconcileLocalQueue(const std::string& key) {
+  auto [ns, name] = client::SplitMetaNamespaceKey(key);
+  client::ObjectPtr obj = cache_.local_queues().GetIndexer().Get(ns, name);
+  if (!obj) return Status::Ok();
+  const Time now = clock_.Now();
+  const std::string cq_name = Spec(*obj, "clusterQueue");
+  client::ObjectPtr cq = cache_.cluster_queues().GetIndexer().Get(cq_name);
+  api::Object status;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::vector<client::ObjectPtr> wls = cache_.WorkloadsByIndex(kQueueIndex, key);
+    std::vector<QueuedWorkload> queued = ToQueued(wls, cache_.names());
+    int pending = 0;
+    for (size_t i = 0; i < wls.size(); ++i) {
+      if (!queued[i].holds_quota && !IsConditionTrue(*wls[i], "Finished")) ++pending;
+    }
+    // Only workloads holding quota in this LocalQueue's ClusterQueue count as reserving.
+    status = LocalQueueStatus(*obj, cq.get(), cq && ClusterQueueActive(*cq), pending, queued, cache_.names(), now);
+  }
+  if (obj->value("status", api::Object()) != status) {
+    api::Object updated = *obj;
+    updated["status"] = status;
+    return client_.UpdateStatus(kLocalQueues.Namespace(ns), updated).status();
+  }
+  return Status::Ok();
+}
+
+Status KueueController::ReconcileResourceFlavor(const std::string& name) {
+  client::ObjectPtr obj = cache_.flavors().GetIndexer().Get(name);
+  if (!obj || !IsDeleting(*obj) || !HasFinalizer(*obj, kResourceInUseFinalizer)) return Status::Ok();
+  for (const auto& cq : cache_.cluster_queues().GetIndexer().List()) {
+    for (const api::Object& g : (*cq)["spec"].value("resourceGroups", api::Object::array())) {
+      for (const api::Object& f : g.value("flavors", api::Object::array())) {
+        if (f.value("name", "") == name) return Status::Ok();  // still in use
+      }
+    }
+  }
+  return RemoveFinalizer(kResourceFlavors, *obj);
+}
+
+// ---------------------------------------------------------------------------
+// Scheduler
+
+CycleSummary KueueController::ScheduleOnce() {
+  CycleSummary summary;
+  struct Admit {
+    client::ObjectPtr obj;
+    admission::Workload head;
+    admission::Admission admission;
+  };
+  struct Pending {
+    client::ObjectPtr obj;
+    std::string reason, message;
+  };
+  struct Evict {
+    client::ObjectPtr obj;
+    admission::PreemptedWorkload victim;
+  };
+  std::vector<Admit> admits;
+  std::vector<Pending> pendings;
+  std::vector<Evict> evicts;
+  const Time now = clock_.Now();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::vector<admission::Workload> heads = queues_.Heads();
+    summary.heads = static_cast<int>(heads.size());
+    if (heads.empty()) return summary;
+    admission::Snapshot snap = cache_.BuildSnapshot();
+    admission::CycleResult result = admission::Schedule(snap, heads, now);
+    std::map<std::string, const admission::Workload*> by_uid;
+    for (const auto& h : heads) by_uid[h.uid] = &h;
+    for (const admission::EntryResult& e : result.entries) {
+      client::ObjectPtr obj = cache_.GetWorkload(e.key);
+      const admission::Workload* head = by_uid.count(e.uid) ? by_uid[e.uid] : nullptr;
+      switch (e.outcome) {
+        case admission::EntryOutcome::kAdmitted:
+          if (obj && head) admits.push_back({obj, *head, *e.admission});
+          break;
+        case admission::EntryOutcome::kPreempting:
+        case admission::EntryOutcome::kPending:
+          if (head) queues_.RequeueWorkload(*head, e.requeue_reason, now);
+          if (obj) pendings.push_back({obj, e.reason, e.message});
+          for (const auto& v : e.preempted) {
+            if (client::ObjectPtr vo = cache_.GetWorkload(v.key)) evicts.push_back({vo, v});
+          }
+          break;
+        case admission::EntryOutcome::kDropped:
+          break;
+      }
+    }
+  }
+  for (Admit& a : admits) {
+    api::Object wl = *a.obj;
+    SetQuotaReservation(&wl, a.admission, cache_.names(), now);
+    Status s = WriteWorkloadStatus(wl);
+    if (!s.ok()) {
+      Logger("kueue")->info("admitting {}: {}", client::MetaNamespaceKey(wl), s.ToString());
+      std::lock_guard<std::mutex> lock(mu_);
+      cache_.Forget(client::MetaNamespaceKey(wl));
+      queues_.AddOrUpdateWorkload(a.head, now);
+      continue;
+    }
+    ++summary.admitted;
+    const int64_t waited = Seconds(now - CreationTime(wl));
+    recorder_.Event(wl, kEventTypeNormal, "QuotaReserved",
+                    fmt::format("Quota reserved in ClusterQueue {}, wait time since queued was {}s",
+                                a.admission.cluster_queue, waited));
+    recorder_.Event(wl, kEventTypeNormal, "Admitted",
+                    fmt::format("Admitted by ClusterQueue {}, wait time since reservation was 0s",
+                                a.admission.cluster_queue));
+  }
+  for (Evict& e : evicts) {
+    api::Object wl = *e.obj;
+    if (!SetEvicted(&wl, "Preempted", e.victim.message, e.victim.reason, now)) continue;
+    Status s = WriteWorkloadStatus(wl);
+    if (!s.ok()) {
+      Logger("kueue")->info("evicting {}: {}", e.victim.key, s.ToString());
+      continue;
+    }
+    ++summary.preempted;
+    recorder_.Event(wl, kEventTypeNormal, "Preempted", e.victim.message);
+  }
+  for (Pending& p : pendings) {
+    api::Object wl = *p.obj;
+    if (!SetPending(&wl, p.reason, p.message, now)) continue;
+    if (WriteWorkloadStatus(wl).ok()) {
+      ++summary.pending_written;
+      recorder_.Event(wl, kEventTypeNormal, "Pending", p.message);
+    }
+  }
+  return summary;
+}
+
+// ---------------------------------------------------------------------------
+// Threads
+
+void KueueController::Start() {
+  if (!threads_.empty()) return;
+  factory_.Start();
+  for (auto& q : work_) {
+    Queue* qp = q.get();
+    threads_.emplace_back([this, qp] {
+      while (auto key = qp->queue->Get()) ProcessOne(*qp, *key);
+    });
+  }
+  threads_.emplace_back([this] {
+    while (!stopping_) {
+      {
+        std::unique_lock<std::mutex> lock(sched_mu_);
+        sched_cv_.wait(lock, [this] { return schedule_requested_ || stopping_; });
+        schedule_requested_ = false;
+      }
+      if (stopping_) break;
+      CycleSummary s = ScheduleOnce();
+      if (s.admitted > 0 || s.preempted > 0) RequestSchedule();
+    }
+  });
+}
+
+void KueueController::Stop() {
+  stopping_ = true;
+  for (auto& q : work_) q->queue->ShutDown();
+  sched_cv_.notify_all();
+  for (auto& t : threads_) {
+    if (t.joinable()) t.join();
+  }
+  threads_.clear();
+}
+
+}  // namespace berth::controllers::kueue

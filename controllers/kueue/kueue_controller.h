@@ -1,0 +1,151 @@
+// KueueController: Kueue's core controllers and scheduler in one process
+// component, fed by shared informers through rate-limited work queues and
+// writing only through client::Client (kueue.md §3; DESIGN.md "Scheduling in
+// two layers").
+//
+// Reconcilers (each level-triggered on one key):
+//   Workload      (ns/name)  resolves LocalQueue → ClusterQueue and keeps the
+//                 pending queues (admission::QueueManager) in step with the
+//                 objects; writes QuotaReserved=False "Misconfigured"
+//                 "LocalQueue X doesn't exist" / "ClusterQueue X doesn't
+//                 exist", "Suspended" "ClusterQueue X is inactive" (only when
+//                 changed); drops finished, inactive and quota-holding
+//                 workloads from the queues (C30); evicts admitted workloads of
+//                 a HoldAndDrain ClusterQueue ("ClusterQueueStopped") or
+//                 LocalQueue ("LocalQueueStopped") or with spec.active=false
+//                 ("Deactivated"); releases the quota of an evicted Workload no
+//                 job integration owns (it has no pods).
+//   ClusterQueue  (name)     Active condition, counts, flavorsReservation /
+//                 flavorsUsage (queue_status.h); removes the
+//                 kueue.x-k8s.io/resource-in-use finalizer of a deleted
+//                 ClusterQueue once no workload holds quota in it.
+//   LocalQueue    (ns/name)  status (queue_status.h).
+//   ResourceFlavor (name)    removes the resource-in-use finalizer of a
+//                 deleted flavor once no ClusterQueue references it.
+//   Jobs          one JobReconciler per registered JobIntegration.
+//   Cohort status: only fairSharing exists in v1beta2 and Fair Sharing is off,
+//                 so nothing is written.
+// Scheduler: one cycle = snapshot from the informer caches (with assumed
+// writes, kueue_cache.h) → QueueManager::Heads → admission::Schedule →
+// apply: admitted → status.admission + QuotaReserved/Admitted True, Events
+// QuotaReserved and Admitted; pending → QuotaReserved=False with the engine's
+// reason/message (written, with a "Pending" Event, only when changed);
+// preemption → each victim Evicted=True "Preempted" + Preempted=True with
+// Kueue's message, Event "Preempted". A failed write forgets the assumption
+// and requeues the workload (Kueue ForgetWorkload).
+//
+// Running: Start() starts the informers' consumers — one worker thread per
+// work queue and one scheduler thread that runs a cycle whenever something
+// changed. For tests and the simulator, the same work is driven
+// synchronously with EnqueueAll / ProcessQueued / ScheduleOnce (no thread).
+//
+// Time: every timestamp from the injected Clock.
+// Thread-safety: the public methods may be called from any thread; one lock
+// serialises the engine state (queues, names, snapshot building).
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "admission/queue_manager.h"
+#include "client/client.h"
+#include "client/informer.h"
+#include "client/work_queue.h"
+#include "controllers/common/event_recorder.h"
+#include "controllers/kueue/job_integration.h"
+#include "controllers/kueue/job_reconciler.h"
+#include "controllers/kueue/kueue_cache.h"
+#include "core/clock.h"
+
+namespace berth::controllers::kueue {
+
+struct KueueControllerOptions {
+  std::string component = "kueue-admission";  // Event source
+};
+
+// What a scheduling cycle did (for callers that loop and for tests).
+struct CycleSummary {
+  int heads = 0;
+  int admitted = 0;
+  int preempted = 0;     // victims evicted this cycle
+  int pending_written = 0;
+};
+
+class KueueController {
+ public:
+  KueueController(client::Client& client, client::SharedInformerFactory& factory, Clock& clock,
+                  KueueControllerOptions options = {});
+  ~KueueController();  // Stop()
+
+  // Registers a job kind; call before Start (or before driving synchronously).
+  void AddJobIntegration(std::unique_ptr<JobIntegration> integration);
+
+  // Every informer this controller reads (to start them / wait for sync).
+  std::vector<client::Informer*> informers();
+
+  void Start();
+  void Stop();
+
+  // --- Synchronous driving (tests, simulator) ---------------------------
+  // Enqueues every known object in every work queue (a resync).
+  void EnqueueAll();
+  // Drains every work queue on the calling thread; returns keys processed.
+  int ProcessQueued();
+  // Runs one scheduling cycle on the calling thread.
+  CycleSummary ScheduleOnce();
+
+  KueueCache& cache() { return cache_; }
+
+ private:
+  struct Queue {
+    std::string name;
+    std::unique_ptr<client::WorkQueue> queue;
+    std::function<Status(const std::string&)> reconcile;
+  };
+
+  void RegisterHandlers();
+  Queue& AddQueue(const std::string& name, std::function<Status(const std::string&)> reconcile);
+  bool ProcessOne(Queue& q, const std::string& key);
+  void RequestSchedule();
+  void EnqueuePendingWorkloads();
+
+  Status ReconcileWorkload(const std::string& key);
+  Status ReconcileClusterQueue(const std::string& name);
+  Status ReconcileLocalQueue(const std::string& key);
+  Status ReconcileResourceFlavor(const std::string& name);
+
+  Status WriteWorkloadStatus(const api::Object& wl);
+  Status RemoveFinalizer(const client::ResourceRef& ref, const api::Object& obj);
+
+  client::Client& client_;
+  client::SharedInformerFactory& factory_;
+  Clock& clock_;
+  const KueueControllerOptions options_;
+  KueueCache cache_;
+  EventRecorder recorder_;
+
+  std::mutex mu_;  // engine state below
+  admission::QueueManager queues_;
+  std::map<std::string, std::string> uid_by_key_;  // workload key -> uid in queues_
+
+  std::vector<std::unique_ptr<Queue>> work_;
+  Queue* wl_queue_ = nullptr;
+  Queue* cq_queue_ = nullptr;
+  Queue* lq_queue_ = nullptr;
+  Queue* rf_queue_ = nullptr;
+  std::vector<std::unique_ptr<JobReconciler>> jobs_;
+
+  std::mutex sched_mu_;
+  std::condition_variable sched_cv_;
+  bool schedule_requested_ = true;
+  std::atomic<bool> stopping_{false};
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace berth::controllers::kueue

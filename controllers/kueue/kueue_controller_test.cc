@@ -1,0 +1,343 @@
+// The seeds' scenarios through the Kueue controllers: FakeClient + FakeClock,
+// informers fed by the FakeClient's watches, reconcilers and scheduler driven
+// synchronously (Settle) until no write happens. Nothing here waits on time.
+#include "controllers/kueue/kueue_controller.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "client/testing/fake_client.h"
+#include "controllers/common/conditions.h"
+#include "controllers/kueue/batch_job.h"
+#include "controllers/kueue/decoder.h"
+
+namespace berth::controllers::kueue {
+namespace {
+
+const client::GroupVersionResource kJobs{"batch", "v1", "jobs"};
+const client::GroupVersionResource kEvents{"", "v1", "events"};
+
+class KueueControllerTest : public ::testing::Test {
+ protected:
+  KueueControllerTest()
+      : client_(clock_), factory_(client_, clock_, InformerOpts()), ctl_(client_, factory_, clock_) {
+    ctl_.AddJobIntegration(std::make_unique<BatchJobIntegration>());
+    for (client::Informer* inf : ctl_.informers()) inf->Start();
+    factory_.Start();
+    EXPECT_TRUE(factory_.WaitForCacheSync(std::chrono::seconds(10)));
+  }
+  ~KueueControllerTest() override {
+    ctl_.Stop();
+    factory_.Shutdown();
+  }
+
+  static client::InformerOptions InformerOpts() {
+    client::InformerOptions o;
+    o.clock_poll_interval = std::chrono::milliseconds(5);
+    o.min_backoff = std::chrono::milliseconds(5);
+    return o;
+  }
+
+  // Waits (bounded, real time) until every informer cache holds exactly what
+  // the server holds: the precondition of a deterministic reconcile round.
+  void WaitCaches() {
+    for (client::Informer* inf : ctl_.informers()) {
+      for (int i = 0; i < 5000; ++i) {
+        auto list = client_.List(inf->resource());
+        ASSERT_TRUE(list.ok());
+        std::map<std::string, std::string> want, have;
+        for (const auto& o : list.value().items) want[client::MetaNamespaceKey(o)] = api::ResourceVersion(o);
+        for (const auto& o : inf->GetIndexer().List()) have[client::MetaNamespaceKey(*o)] = api::ResourceVersion(*o);
+        if (want == have) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+    }
+  }
+
+  // Reconcile + schedule rounds until a round writes nothing.
+  void Settle() {
+    for (int round = 0; round < 30; ++round) {
+      WaitCaches();
+      const int64_t rev = client_.store().CurrentRevision();
+      ctl_.EnqueueAll();
+      ctl_.ProcessQueued();
+      WaitCaches();
+      ctl_.ScheduleOnce();
+      if (client_.store().CurrentRevision() == rev) return;
+    }
+    ADD_FAILURE() << "controllers did not settle";
+  }
+
+  void Create(const client::GroupVersionResource& gvr, const std::string& ns, const api::Object& obj) {
+    auto res = client_.Create(gvr.Namespace(ns), obj);
+    ASSERT_TRUE(res.ok()) << res.status().ToString();
+    clock_.Advance(std::chrono::seconds(1));
+  }
+  api::Object Get(const client::GroupVersionResource& gvr, const std::string& ns, const std::string& name) {
+    auto res = client_.Get(gvr.Namespace(ns), name);
+    EXPECT_TRUE(res.ok()) << name << ": " << res.status().ToString();
+    return res.ok() ? res.value() : api::Object();
+  }
+  // The Workload of a job (found by the job-uid label).
+  api::Object WorkloadOf(const std::string& ns, const std::string& job) {
+    api::Object j = Get(kJobs, ns, job);
+    auto list = client_.List(kWorkloads.Namespace(ns), {.label_selector = std::string(kJobUidLabel) + "=" + api::Uid(j)});
+    EXPECT_TRUE(list.ok());
+    EXPECT_EQ(list.value().items.size(), 1u) << "workloads of job " << job;
+    return list.value().items.empty() ? api::Object() : list.value().items[0];
+  }
+  std::vector<api::Object> EventsFor(const std::string& ns, const std::string& name, const std::string& reason) {
+    std::vector<api::Object> out;
+    for (const auto& e : client_.List(kEvents.Namespace(ns)).value().items) {
+      if (e["involvedObject"].value("name", "") == name && e.value("reason", "") == reason) out.push_back(e);
+    }
+    return out;
+  }
+  void SetJobStatus(const std::string& ns, const std::string& job, const api::Object& status) {
+    api::Object j = Get(kJobs, ns, job);
+    j["status"] = status;
+    ASSERT_TRUE(client_.UpdateStatus(kJobs.Namespace(ns), j).ok());
+  }
+
+  void CreateQueues(const std::string& preemption_json = "{}") {
+    Create(kResourceFlavors, "", {{"apiVersion", kKueueApiVersion}, {"kind", "ResourceFlavor"},
+                                  {"metadata", {{"name", "default-flavor"}}}});
+    Create(kClusterQueues, "",
+           api::Object::parse(R"({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue",
+             "metadata": {"name": "cluster-queue"},
+             "spec": {"namespaceSelector": {}, "preemption": )" + preemption_json + R"(,
+               "resourceGroups": [{"coveredResources": ["cpu", "memory"], "flavors": [{"name": "default-flavor",
+                 "resources": [{"name": "cpu", "nominalQuota": "5"}, {"name": "memory", "nominalQuota": "36Gi"}]}]}]}})"));
+    Create(kLocalQueues, "team-a",
+           {{"apiVersion", kKueueApiVersion}, {"kind", "LocalQueue"},
+            {"metadata", {{"name", "lq-team-a"}, {"namespace", "team-a"}}},
+            {"spec", {{"clusterQueue", "cluster-queue"}}}});
+  }
+
+  static api::Object Job(const std::string& name, const std::string& cpu, const std::string& priority_class = "",
+                         bool annotation = false) {
+    api::Object meta = {{"name", name}, {"namespace", "team-a"}};
+    if (annotation) {
+      meta["annotations"][kQueueNameLabel] = "lq-team-a";
+    } else {
+      meta["labels"][kQueueNameLabel] = "lq-team-a";
+    }
+    if (!priority_class.empty()) meta["labels"][kPriorityClassLabel] = priority_class;
+    return {{"apiVersion", "batch/v1"},
+            {"kind", "Job"},
+            {"metadata", meta},
+            {"spec",
+             {{"parallelism", 1},
+              {"completions", 1},
+              {"template",
+               {{"spec",
+                 {{"restartPolicy", "Never"},
+                  {"containers", api::Object::array({{{"name", "train"}, {"image", "python"},
+                                                      {"resources", {{"requests", {{"cpu", cpu}}}}}}})}}}}}}}};
+  }
+
+  FakeClock clock_;
+  client::testing::FakeClient client_;
+  client::SharedInformerFactory factory_;
+  KueueController ctl_;
+};
+
+// Seed: three 4-cpu Jobs against a 5-cpu quota. One is admitted with
+// status.admission; the other two wait suspended with the quota message; the
+// next one is admitted when the first finishes.
+TEST_F(KueueControllerTest, ThreeFourCpuJobsAgainstFiveCpuQuota) {
+  CreateQueues();
+  for (const char* name : {"job-1", "job-2", "job-3"}) Create(kJobs, "team-a", Job(name, "4"));
+  Settle();
+
+  api::Object w1 = WorkloadOf("team-a", "job-1");
+  EXPECT_EQ(w1["spec"]["queueName"], "lq-team-a");
+  EXPECT_EQ(w1["metadata"]["ownerReferences"][0]["name"], "job-1");
+  ASSERT_TRUE(IsConditionTrue(w1, "QuotaReserved")) << w1.dump(2);
+  EXPECT_EQ((*FindCondition(w1, "QuotaReserved"))["message"], "Quota reserved in ClusterQueue cluster-queue");
+  EXPECT_TRUE(IsConditionTrue(w1, "Admitted"));
+  const api::Object& psa = w1["status"]["admission"]["podSetAssignments"][0];
+  EXPECT_EQ(w1["status"]["admission"]["clusterQueue"], "cluster-queue");
+  EXPECT_EQ(psa["name"], "main");
+  EXPECT_EQ(psa["flavors"]["cpu"], "default-flavor");
+  EXPECT_EQ(psa["resourceUsage"]["cpu"], "4");
+  EXPECT_EQ(psa["count"], 1);
+  EXPECT_EQ(Get(kJobs, "team-a", "job-1")["spec"]["suspend"], false);
+  EXPECT_EQ(EventsFor("team-a", api::Name(w1), "QuotaReserved").size(), 1u);
+  EXPECT_EQ(EventsFor("team-a", api::Name(w1), "Admitted").size(), 1u);
+
+  for (const char* name : {"job-2", "job-3"}) {
+    api::Object w = WorkloadOf("team-a", name);
+    const api::Object* qr = FindCondition(w, "QuotaReserved");
+    ASSERT_NE(qr, nullptr) << w.dump(2);
+    EXPECT_EQ((*qr)["status"], "False");
+    EXPECT_EQ((*qr)["message"],
+              "couldn't assign flavors to pod set main: insufficient unused quota for cpu in flavor "
+              "default-flavor, 3 more needed");
+    EXPECT_FALSE(w["status"].contains("admission"));
+    EXPECT_EQ(Get(kJobs, "team-a", name)["spec"]["suspend"], true);
+  }
+  api::Object cq = Get(kClusterQueues, "", "cluster-queue");
+  EXPECT_EQ(cq["status"]["pendingWorkloads"], 2);
+  EXPECT_EQ(cq["status"]["reservingWorkloads"], 1);
+  EXPECT_EQ(cq["status"]["admittedWorkloads"], 1);
+  EXPECT_EQ(cq["status"]["flavorsReservation"][0]["resources"][0],
+            api::Object({{"name", "cpu"}, {"total", "4"}, {"borrowed", "0"}}));
+  api::Object lq = Get(kLocalQueues, "team-a", "lq-team-a");
+  EXPECT_EQ(lq["status"]["pendingWorkloads"], 2);
+  EXPECT_EQ(lq["status"]["admittedWorkloads"], 1);
+
+  // job-1 finishes: its Workload is Finished, job-2 (older than job-3) is admitted.
+  SetJobStatus("team-a", "job-1",
+               {{"succeeded", 1}, {"conditions", api::Object::array({{{"type", "Complete"}, {"status", "True"}}})}});
+  Settle();
+  EXPECT_EQ((*FindCondition(WorkloadOf("team-a", "job-1"), "Finished"))["reason"], "Succeeded");
+  EXPECT_TRUE(IsConditionTrue(WorkloadOf("team-a", "job-2"), "Admitted"));
+  EXPECT_FALSE(IsConditionTrue(WorkloadOf("team-a", "job-3"), "QuotaReserved"));
+  EXPECT_EQ(Get(kJobs, "team-a", "job-2")["spec"]["suspend"], false);
+  EXPECT_EQ(Get(kJobs, "team-a", "job-3")["spec"]["suspend"], true);
+}
+
+// Seed: a high-priority job evicts a running low one as a whole; the low one
+// keeps its quota until its pods are reported gone, then is requeued, and is
+// re-admitted after the high one finishes.
+TEST_F(KueueControllerTest, HighPriorityEvictsLowWhichIsRequeuedOnlyAfterItsPodsAreGone) {
+  Create(kWorkloadPriorityClasses, "", {{"apiVersion", kKueueApiVersion}, {"kind", "WorkloadPriorityClass"},
+                                        {"metadata", {{"name", "low"}}}, {"value", 100}});
+  Create(kWorkloadPriorityClasses, "", {{"apiVersion", kKueueApiVersion}, {"kind", "WorkloadPriorityClass"},
+                                        {"metadata", {{"name", "high"}}}, {"value", 1000}});
+  CreateQueues(R"({"withinClusterQueue": "LowerPriority"})");
+  Create(kJobs, "team-a", Job("low", "4", "low"));
+  Settle();
+  api::Object low = WorkloadOf("team-a", "low");
+  ASSERT_TRUE(IsConditionTrue(low, "Admitted"));
+  EXPECT_EQ(low["spec"]["priority"], 100);
+  EXPECT_EQ(low["spec"]["priorityClassRef"]["kind"], "WorkloadPriorityClass");
+  SetJobStatus("team-a", "low", {{"active", 1}});  // its pod runs
+
+  Create(kJobs, "team-a", Job("high", "4", "high"));
+  Settle();
+  low = WorkloadOf("team-a", "low");
+  api::Object high = WorkloadOf("team-a", "high");
+  ASSERT_TRUE(IsConditionTrue(low, "Evicted")) << low.dump(2);
+  EXPECT_EQ((*FindCondition(low, "Evicted"))["reason"], "Preempted");
+  EXPECT_EQ((*FindCondition(low, "Preempted"))["reason"], "InClusterQueue");
+  EXPECT_EQ((*FindCondition(low, "Preempted"))["message"],
+            "Preempted to accommodate a workload (UID: " + api::Uid(high) +
+                ", JobUID: ) due to prioritization in the ClusterQueue; preemptor path: /cluster-queue; "
+                "preemptee path: /cluster-queue");
+  EXPECT_EQ(EventsFor("team-a", api::Name(low), "Preempted").size(), 1u);
+  // Pods still terminating: the low workload keeps its quota; high waits.
+  EXPECT_TRUE(IsConditionTrue(low, "QuotaReserved"));
+  EXPECT_EQ(Get(kJobs, "team-a", "low")["spec"]["suspend"], true);
+  EXPECT_FALSE(IsConditionTrue(high, "QuotaReserved"));
+  EXPECT_NE((*FindCondition(high, "QuotaReserved"))["message"].get<std::string>().find(
+                "Pending the preemption of 1 workload(s)"),
+            std::string::npos)
+      << high.dump(2);
+
+  // The low job's pods are gone: quota released, requeued, high admitted.
+  SetJobStatus("team-a", "low", {{"active", 0}});
+  Settle();
+  low = WorkloadOf("team-a", "low");
+  high = WorkloadOf("team-a", "high");
+  EXPECT_FALSE(IsConditionTrue(low, "QuotaReserved"));
+  EXPECT_FALSE(low["status"].contains("admission"));
+  EXPECT_EQ((*FindCondition(low, "Requeued"))["status"], "True");
+  EXPECT_EQ((*FindCondition(low, "Requeued"))["reason"], "Preempted");
+  EXPECT_TRUE(IsConditionTrue(high, "Admitted"));
+  EXPECT_EQ(Get(kJobs, "team-a", "high")["spec"]["suspend"], false);
+
+  // high finishes: low is admitted again.
+  SetJobStatus("team-a", "high", {{"conditions", api::Object::array({{{"type", "Complete"}, {"status", "True"}}})}});
+  Settle();
+  low = WorkloadOf("team-a", "low");
+  EXPECT_TRUE(IsConditionTrue(low, "Admitted"));
+  EXPECT_EQ((*FindCondition(low, "Evicted"))["status"], "False");
+  EXPECT_EQ(Get(kJobs, "team-a", "low")["spec"]["suspend"], false);
+}
+
+TEST_F(KueueControllerTest, ClusterQueueInactiveUntilItsFlavorExists) {
+  Create(kClusterQueues, "",
+         api::Object::parse(R"({"metadata": {"name": "team-a"}, "spec": {"namespaceSelector": {},
+           "resourceGroups": [{"coveredResources": ["cpu"], "flavors": [
+             {"name": "default", "resources": [{"name": "cpu", "nominalQuota": "8"}]},
+             {"name": "spot", "resources": [{"name": "cpu", "nominalQuota": "8"}]}]}]}})"));
+  Create(kLocalQueues, "team-a", {{"metadata", {{"name", "lq-team-a"}, {"namespace", "team-a"}}},
+                                  {"spec", {{"clusterQueue", "team-a"}}}});
+  Create(kJobs, "team-a", Job("job-1", "1"));
+  Settle();
+  const api::Object* active = FindCondition(Get(kClusterQueues, "", "team-a"), "Active");
+  ASSERT_NE(active, nullptr);
+  EXPECT_EQ((*active)["status"], "False");
+  EXPECT_EQ((*active)["reason"], "FlavorNotFound");
+  EXPECT_EQ((*active)["message"], "Can't admit new workloads: references missing ResourceFlavor(s): [default spot]");
+  api::Object w = WorkloadOf("team-a", "job-1");
+  EXPECT_EQ((*FindCondition(w, "QuotaReserved"))["message"], "ClusterQueue team-a is inactive");
+  EXPECT_EQ((*FindCondition(Get(kLocalQueues, "team-a", "lq-team-a"), "Active"))["reason"], "ClusterQueueIsInactive");
+
+  for (const char* f : {"default", "spot"}) Create(kResourceFlavors, "", {{"metadata", {{"name", f}}}});
+  Settle();
+  active = FindCondition(Get(kClusterQueues, "", "team-a"), "Active");
+  EXPECT_EQ((*active)["status"], "True");
+  EXPECT_EQ((*active)["reason"], "Ready");
+  EXPECT_TRUE(IsConditionTrue(WorkloadOf("team-a", "job-1"), "Admitted"));
+}
+
+TEST_F(KueueControllerTest, QueueNameAnnotationIsNotHonouredAndWarned) {
+  CreateQueues();
+  Create(kJobs, "team-a", Job("annotated", "1", "", /*annotation=*/true));
+  Settle();
+  auto list = client_.List(kWorkloads.Namespace("team-a"));
+  EXPECT_TRUE(list.value().items.empty());
+  auto warnings = EventsFor("team-a", "annotated", "QueueNameAnnotationIgnored");
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_EQ(warnings[0]["type"], "Warning");
+  EXPECT_EQ(warnings[0]["count"], 1);
+  EXPECT_NE(warnings[0]["message"].get<std::string>().find("only the label kueue.x-k8s.io/queue-name"),
+            std::string::npos);
+}
+
+TEST_F(KueueControllerTest, MissingLocalQueueKeepsTheJobSuspended) {
+  CreateQueues();
+  api::Object job = Job("lost", "1");
+  job["metadata"]["labels"][kQueueNameLabel] = "no-such-queue";
+  Create(kJobs, "team-a", job);
+  Settle();
+  api::Object w = WorkloadOf("team-a", "lost");
+  const api::Object* qr = FindCondition(w, "QuotaReserved");
+  ASSERT_NE(qr, nullptr);
+  EXPECT_EQ((*qr)["status"], "False");
+  EXPECT_EQ((*qr)["reason"], "Misconfigured");
+  EXPECT_EQ((*qr)["message"], "LocalQueue no-such-queue doesn't exist");
+  EXPECT_EQ(Get(kJobs, "team-a", "lost")["spec"]["suspend"], true);
+}
+
+TEST_F(KueueControllerTest, ResourceInUseFinalizersRemovedWhenNothingUsesThem) {
+  CreateQueues();
+  // The API server's defaulting adds the finalizers; the FakeClient does not.
+  for (auto [gvr, name] : {std::pair{kClusterQueues, "cluster-queue"}, std::pair{kResourceFlavors, "default-flavor"}}) {
+    api::Object o = Get(gvr, "", name);
+    o["metadata"]["finalizers"] = api::Object::array({kResourceInUseFinalizer});
+    ASSERT_TRUE(client_.Update(gvr, o).ok());
+  }
+  Create(kJobs, "team-a", Job("job-1", "1"));
+  Settle();
+  ASSERT_TRUE(IsConditionTrue(WorkloadOf("team-a", "job-1"), "Admitted"));
+
+  ASSERT_TRUE(client_.Delete(kResourceFlavors, "default-flavor").ok());
+  ASSERT_TRUE(client_.Delete(kClusterQueues, "cluster-queue").ok());
+  Settle();
+  // Still used: the flavor by the ClusterQueue, the ClusterQueue by job-1's quota.
+  EXPECT_TRUE(HasFinalizer(Get(kClusterQueues, "", "cluster-queue"), kResourceInUseFinalizer));
+  EXPECT_TRUE(HasFinalizer(Get(kResourceFlavors, "", "default-flavor"), kResourceInUseFinalizer));
+
+  SetJobStatus("team-a", "job-1", {{"conditions", api::Object::array({{{"type", "Complete"}, {"status", "True"}}})}});
+  Settle();
+  EXPECT_EQ(client_.Get(kClusterQueues, "cluster-queue").status().code(), Code::kNotFound);
+  EXPECT_EQ(client_.Get(kResourceFlavors, "default-flavor").status().code(), Code::kNotFound);
+}
+
+}  // namespace
+}  // namespace berth::controllers::kueue

@@ -1,0 +1,102 @@
+#include "controllers/kueue/queue_status.h"
+
+#include <map>
+
+#include "controllers/common/conditions.h"
+#include "controllers/kueue/decoder.h"
+
+namespace berth::controllers::kueue {
+
+using admission::Amount;
+
+api::Object FlavorsStatus(const api::Object& cluster_queue, const std::vector<QueuedWorkload>& workloads,
+                          bool admitted_only, bool with_borrowed, admission::ResourceNames& names) {
+  std::map<std::pair<std::string, admission::ResourceId>, Amount> totals;
+  for (const QueuedWorkload& w : workloads) {
+    if (!w.holds_quota || (admitted_only && !w.admitted)) continue;
+    for (const auto& u : w.usage) totals[{u.flavor, u.resource}] = admission::AddAmount(totals[{u.flavor, u.resource}], u.amount);
+  }
+  admission::ClusterQueue spec = DecodeClusterQueue(cluster_queue, names);
+  api::Object out = api::Object::array();
+  for (const admission::ResourceGroup& g : spec.resource_groups) {
+    for (const admission::FlavorQuotas& f : g.flavors) {
+      api::Object resources = api::Object::array();
+      for (size_t i = 0; i < g.covered_resources.size(); ++i) {
+        admission::ResourceId r = g.covered_resources[i];
+        Amount total = totals.count({f.flavor, r}) ? totals[{f.flavor, r}] : 0;
+        api::Object entry = {{"name", names.Name(r)}, {"total", EncodeAmount(total)}};
+        if (with_borrowed) {
+          Amount nominal = i < f.resources.size() ? f.resources[i].nominal : 0;
+          entry["borrowed"] = EncodeAmount(total > nominal ? admission::SubAmount(total, nominal) : 0);
+        }
+        resources.push_back(std::move(entry));
+      }
+      out.push_back({{"name", f.flavor}, {"resources", std::move(resources)}});
+    }
+  }
+  return out;
+}
+
+namespace {
+
+void SetCounts(api::Object* status, int pending, const std::vector<QueuedWorkload>& workloads) {
+  int reserving = 0, admitted = 0;
+  for (const QueuedWorkload& w : workloads) {
+    if (!w.holds_quota) continue;
+    ++reserving;
+    if (w.admitted) ++admitted;
+  }
+  (*status)["pendingWorkloads"] = pending;
+  (*status)["reservingWorkloads"] = reserving;
+  (*status)["admittedWorkloads"] = admitted;
+}
+
+}  // namespace
+
+api::Object ClusterQueueStatus(const api::Object& cluster_queue, const admission::Snapshot& snapshot, int cq,
+                               int pending, const std::vector<QueuedWorkload>& workloads,
+                               admission::ResourceNames& names, Time now) {
+  api::Object obj = {{"status", cluster_queue.value("status", api::Object::object())}};
+  if (!obj["status"].is_object()) obj["status"] = api::Object::object();
+  if (auto m = cluster_queue.find("metadata"); m != cluster_queue.end() && m->contains("generation")) {
+    obj["metadata"]["generation"] = (*m)["generation"];
+  }
+  const bool active = cq >= 0 && snapshot.Active(cq);
+  SetCondition(&obj,
+               {"Active", active ? "True" : "False", cq >= 0 ? snapshot.ActiveReason(cq) : "Unknown",
+                cq >= 0 ? snapshot.ActiveMessage(cq) : "Can't admit new workloads"},
+               now);
+  api::Object& status = obj["status"];
+  SetCounts(&status, pending, workloads);
+  status["flavorsReservation"] = FlavorsStatus(cluster_queue, workloads, false, true, names);
+  status["flavorsUsage"] = FlavorsStatus(cluster_queue, workloads, true, true, names);
+  return status;
+}
+
+api::Object LocalQueueStatus(const api::Object& local_queue, const api::Object* cluster_queue, bool cq_active,
+                             int pending, const std::vector<QueuedWorkload>& workloads,
+                             admission::ResourceNames& names, Time now) {
+  api::Object obj = {{"status", local_queue.value("status", api::Object::object())}};
+  if (!obj["status"].is_object()) obj["status"] = api::Object::object();
+  if (auto m = local_queue.find("metadata"); m != local_queue.end() && m->contains("generation")) {
+    obj["metadata"]["generation"] = (*m)["generation"];
+  }
+  const bool stopped = local_queue.contains("spec") &&
+                       DecodeStopPolicy(local_queue["spec"]) != admission::StopPolicy::kNone;
+  Condition c{"Active", "True", "Ready", "Can submit new workloads to localQueue"};
+  if (stopped) {
+    c = {"Active", "False", "Stopped", "LocalQueue is stopped"};
+  } else if (cluster_queue == nullptr || !cq_active) {
+    c = {"Active", "False", "ClusterQueueIsInactive", "Can't submit new workloads to clusterQueue"};
+  }
+  SetCondition(&obj, c, now);
+  api::Object& status = obj["status"];
+  SetCounts(&status, pending, workloads);
+  if (cluster_queue != nullptr) {
+    status["flavorsReservation"] = FlavorsStatus(*cluster_queue, workloads, false, false, names);
+    status["flavorsUsage"] = FlavorsStatus(*cluster_queue, workloads, true, false, names);
+  }
+  return status;
+}
+
+}  // namespace berth::controllers::kueue
