@@ -1,0 +1,215 @@
+#include "agent/host_resolver.h"
+
+#include <algorithm>
+#include <cctype>
+
+namespace berth::agent {
+namespace {
+
+bool IsTokenChar(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_';
+}
+
+bool IsDnsLabel(std::string_view l) {
+  if (l.empty() || l.size() > 63 || l.front() == '-' || l.back() == '-') return false;
+  return std::all_of(l.begin(), l.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
+  });
+}
+
+std::vector<std::string_view> Split(std::string_view s, char sep) {
+  std::vector<std::string_view> out;
+  size_t start = 0;
+  for (size_t i = 0; i <= s.size(); ++i) {
+    if (i == s.size() || s[i] == sep) {
+      out.push_back(s.substr(start, i - start));
+      start = i + 1;
+    }
+  }
+  return out;
+}
+
+// Whether labels[2..] are "", "<ns>", "<ns>.svc" or "<ns>.svc.cluster.local".
+bool SameNamespaceSuffix(const std::vector<std::string_view>& labels, std::string_view ns) {
+  size_t n = labels.size();
+  if (n == 2) return true;
+  if (labels[2] != ns) return false;
+  if (n == 3) return true;
+  if (labels[3] != "svc") return false;
+  if (n == 4) return true;
+  return n == 6 && labels[4] == "cluster" && labels[5] == "local";
+}
+
+bool ParsePort(std::string_view s, int* port) {
+  if (s.empty() || s.size() > 5) return false;
+  int v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return false;
+    v = v * 10 + (c - '0');
+  }
+  if (v < 1 || v > 65535) return false;
+  *port = v;
+  return true;
+}
+
+std::string PortKey(std::string_view ns, std::string_view host, int port) {
+  return std::string(ns) + "/" + std::string(host) + ":" + std::to_string(port);
+}
+
+}  // namespace
+
+uint64_t Fnv1a64(std::string_view s) {
+  uint64_t h = 14695981039346656037ull;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+void PodHostDirectory::Add(const api::Object& pod, std::string node_address) {
+  const api::Object* spec = pod.contains("spec") && pod["spec"].is_object() ? &pod["spec"] : nullptr;
+  if (spec == nullptr) return;
+  auto str = [&](const char* k) -> std::string {
+    auto it = spec->find(k);
+    return it != spec->end() && it->is_string() ? it->get<std::string>() : "";
+  };
+  std::string subdomain = str("subdomain");
+  if (subdomain.empty()) return;
+  std::string hostname = str("hostname");
+  if (hostname.empty()) hostname = api::Name(pod);
+  hosts_[{hostname, subdomain}] = std::move(node_address);
+}
+
+HostAnswer PodHostDirectory::Find(std::string_view hostname, std::string_view subdomain) const {
+  auto it = hosts_.find(std::pair<std::string, std::string>(hostname, subdomain));
+  if (it == hosts_.end()) return {};
+  if (it->second.empty()) return {HostAnswer::Kind::kPending, ""};
+  return {HostAnswer::Kind::kResolved, it->second};
+}
+
+HostRewrite RewriteHostNames(std::string_view value, std::string_view pod_namespace,
+                             const HostLookup& lookup) {
+  HostRewrite out;
+  size_t i = 0;
+  while (i < value.size()) {
+    if (!IsTokenChar(value[i])) {
+      out.value += value[i++];
+      continue;
+    }
+    size_t start = i;
+    while (i < value.size() && IsTokenChar(value[i])) ++i;
+    std::string_view token = value.substr(start, i - start);
+    std::string_view name = token;
+    if (!name.empty() && name.back() == '.') name.remove_suffix(1);  // absolute form "h.s."
+    auto labels = Split(name, '.');
+    bool candidate = labels.size() >= 2 && labels.size() <= 6 &&
+                     std::all_of(labels.begin(), labels.end(), IsDnsLabel) &&
+                     SameNamespaceSuffix(labels, pod_namespace);
+    if (candidate) {
+      HostAnswer a = lookup(labels[0], labels[1]);
+      std::string short_name = std::string(labels[0]) + "." + std::string(labels[1]);
+      if (a.kind == HostAnswer::Kind::kResolved) {
+        out.value += a.address;
+        out.resolved.push_back({short_name, a.address, out.value.size()});
+        continue;
+      }
+      if (a.kind == HostAnswer::Kind::kPending) out.pending.push_back(short_name);
+    }
+    out.value.append(token);
+  }
+  return out;
+}
+
+RendezvousPortAllocator::RendezvousPortAllocator(uint16_t first, uint16_t last)
+    : first_(first), last_(last) {
+  BERTH_CHECK(first <= last);
+}
+
+std::optional<uint16_t> RendezvousPortAllocator::Allocate(const std::string& host, const std::string& key) {
+  auto& keys = by_host_[host];
+  if (auto it = keys.find(key); it != keys.end()) return it->second;
+  auto& used = used_[host];
+  uint32_t size = static_cast<uint32_t>(last_ - first_) + 1;
+  if (used.size() >= size) return std::nullopt;
+  uint32_t offset = static_cast<uint32_t>(Fnv1a64(key) % size);
+  for (uint32_t n = 0; n < size; ++n) {
+    auto port = static_cast<uint16_t>(first_ + (offset + n) % size);
+    if (used.insert(port).second) {
+      keys[key] = port;
+      return port;
+    }
+  }
+  return std::nullopt;
+}
+
+void RendezvousPortAllocator::Release(const std::string& host, const std::string& key) {
+  auto h = by_host_.find(host);
+  if (h == by_host_.end()) return;
+  auto k = h->second.find(key);
+  if (k == h->second.end()) return;
+  used_[host].erase(k->second);
+  h->second.erase(k);
+}
+
+void RendezvousPortAllocator::ReleasePrefix(const std::string& prefix) {
+  for (auto& [host, keys] : by_host_) {
+    for (auto it = keys.lower_bound(prefix); it != keys.end() && it->first.starts_with(prefix);) {
+      used_[host].erase(it->second);
+      it = keys.erase(it);
+    }
+  }
+}
+
+size_t RendezvousPortAllocator::held(const std::string& host) const {
+  auto it = used_.find(host);
+  return it == used_.end() ? 0 : it->second.size();
+}
+
+EnvRewrite RewriteEnvForHostNetwork(const std::vector<EnvVar>& env, std::string_view pod_namespace,
+                                    const HostLookup& lookup, RendezvousPortAllocator& ports) {
+  EnvRewrite out;
+  // Host names first, remembering which master each *_MASTER_ADDR named.
+  std::map<std::string, std::pair<std::string, std::string>> master_of;  // ADDR var → (H.S, address)
+  for (const auto& v : env) {
+    HostRewrite r = RewriteHostNames(v.value, pod_namespace, lookup);
+    std::string value = r.value;
+    // ":<port>" right after a rewritten host: map the port on that host.
+    if (!r.resolved.empty()) {
+      std::string rebuilt;
+      size_t pos = 0;
+      for (const auto& res : r.resolved) {
+        rebuilt.append(value, pos, res.end - pos);
+        pos = res.end;
+        if (pos < value.size() && value[pos] == ':') {
+          size_t end = pos + 1;
+          while (end < value.size() && std::isdigit(static_cast<unsigned char>(value[end]))) ++end;
+          int port;
+          if (ParsePort(std::string_view(value).substr(pos + 1, end - pos - 1), &port)) {
+            auto mapped = ports.Allocate(res.address, PortKey(pod_namespace, res.name, port));
+            rebuilt += ":" + std::to_string(mapped ? *mapped : port);
+            pos = end;
+          }
+        }
+      }
+      rebuilt.append(value, pos, std::string::npos);
+      value = std::move(rebuilt);
+      if (r.resolved.size() == 1) master_of[v.name] = {r.resolved[0].name, r.resolved[0].address};
+    }
+    out.pending.insert(out.pending.end(), r.pending.begin(), r.pending.end());
+    out.env.push_back({v.name, std::move(value)});
+  }
+  for (auto& v : out.env) {
+    for (const char* prefix : {"", "PET_"}) {
+      if (v.name != std::string(prefix) + "MASTER_PORT") continue;
+      auto m = master_of.find(std::string(prefix) + "MASTER_ADDR");
+      int port;
+      if (m == master_of.end() || !ParsePort(v.value, &port)) continue;
+      auto mapped = ports.Allocate(m->second.second, PortKey(pod_namespace, m->second.first, port));
+      if (mapped) v.value = std::to_string(*mapped);
+    }
+  }
+  return out;
+}
+
+}  // namespace berth::agent

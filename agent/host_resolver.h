@@ -1,0 +1,128 @@
+// Pod host names and rendezvous ports on a host network.
+//
+// In a cluster, a pod with spec.hostname H and spec.subdomain S (JobSet sets
+// H = "<jobset>-<replicatedJob>-<jobIndex>-<podIndex>", S = the JobSet name;
+// the Training Operator uses "<job>-master-0" under a Service of the job's
+// name) is reachable as "H.S", "H.S.<ns>", "H.S.<ns>.svc" and
+// "H.S.<ns>.svc.cluster.local" through the headless Service's DNS. A pod
+// without spec.hostname uses its metadata.name as H. berth runs pods on the
+// host network without cluster DNS, so the agent rewrites such names found in
+// env values (PET_MASTER_ADDR=trainjob-node-0-0.trainjob, MASTER_ADDR,
+// "--rdzv_endpoint=h.s:29500" style values) to the address of the node that
+// runs the named pod, before the container starts.
+//
+// Only pods of the container's own namespace are rewritten (a name with a
+// different namespace part is left alone), and only names the lookup knows as
+// pods; anything else (example.com, localhost) is untouched. A known pod that
+// has no node yet is reported in `pending`: the agent waits (the container
+// stays ContainerCreating) rather than start a process that cannot resolve it.
+//
+// Rendezvous ports. Pods share the host network, so two jobs whose masters
+// land on one host would both bind MASTER_PORT 29500. The scheme:
+//   - The port belongs to the master's host: the key of an allocation is
+//     (address of the node running the master pod, "<ns>/<H>.<S>:<port>").
+//     Every pod of a job names the same master, so every pod — on any node —
+//     maps the port to the same value.
+//   - Rewritten values: MASTER_PORT and PET_MASTER_PORT (paired with
+//     MASTER_ADDR / PET_MASTER_ADDR in the same env), and the ":<port>" after
+//     a rewritten host name in any value.
+//   - RendezvousPortAllocator hands out ports in [first, last] (default
+//     20000–32000, below Linux's ephemeral range 32768–60999 so outgoing
+//     connections never hold them): preferred = first + FNV-1a(key) mod size,
+//     then the next free port of that host, wrapping. The same key always gets
+//     the same port while held; distinct keys on one host never share one.
+//   - One allocator must decide for a host: the agent of the master's host
+//     when agents allocate, or the server. (Agents on other hosts learn the
+//     decision through the pod; see the note in agent/README.md.)
+//
+// Thread-safety: RewriteHostNames and RewriteEnvForHostNetwork are pure;
+// RendezvousPortAllocator and PodHostDirectory need external synchronisation.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "agent/container_env.h"
+#include "api/object.h"
+
+namespace berth::agent {
+
+// What a lookup knows about "H.S" in the container's namespace.
+struct HostAnswer {
+  enum class Kind { kNotAPod, kPending, kResolved };
+  Kind kind = Kind::kNotAPod;
+  std::string address;  // kResolved: the node's address
+};
+using HostLookup = std::function<HostAnswer(std::string_view hostname, std::string_view subdomain)>;
+
+// Pods of one namespace by their DNS identity (H, S), built from Pod objects.
+class PodHostDirectory {
+ public:
+  // Adds a pod; `node_address` is "" when the pod is not placed yet. Pods
+  // without spec.subdomain have no DNS name and are ignored.
+  void Add(const api::Object& pod, std::string node_address);
+  HostAnswer Find(std::string_view hostname, std::string_view subdomain) const;
+  HostLookup AsLookup() const {
+    return [this](std::string_view h, std::string_view s) { return Find(h, s); };
+  }
+
+ private:
+  std::map<std::pair<std::string, std::string>, std::string, std::less<>> hosts_;
+};
+
+struct HostRewrite {
+  std::string value;
+  // Host names ("H.S") of known pods that are not placed yet.
+  std::vector<std::string> pending;
+  // Each rewritten name, in order: its "H.S" form, the address it became and
+  // the offset in `value` just past that address.
+  struct Resolved {
+    std::string name;
+    std::string address;
+    size_t end = 0;
+  };
+  std::vector<Resolved> resolved;
+};
+
+// Rewrites pod host names in one value (see above).
+HostRewrite RewriteHostNames(std::string_view value, std::string_view pod_namespace,
+                             const HostLookup& lookup);
+
+class RendezvousPortAllocator {
+ public:
+  explicit RendezvousPortAllocator(uint16_t first = 20000, uint16_t last = 32000);
+  // The port for `key` on `host` (idempotent). nullopt when every port of the
+  // range is held on that host.
+  std::optional<uint16_t> Allocate(const std::string& host, const std::string& key);
+  void Release(const std::string& host, const std::string& key);
+  // Releases every key starting with `prefix` on every host (a finished job).
+  void ReleasePrefix(const std::string& prefix);
+  size_t held(const std::string& host) const;
+
+ private:
+  uint16_t first_, last_;
+  std::map<std::string, std::map<std::string, uint16_t>> by_host_;  // host → key → port
+  std::map<std::string, std::set<uint16_t>> used_;                  // host → ports
+};
+
+// FNV-1a 64-bit, the stable hash of the port scheme.
+uint64_t Fnv1a64(std::string_view s);
+
+struct EnvRewrite {
+  std::vector<EnvVar> env;
+  std::vector<std::string> pending;  // as HostRewrite::pending, over all values
+};
+
+// Applies the host-name and port rewriting to a container's environment.
+// `ports` is the cluster's allocator for the master's host (see above); when
+// it has no port left the original port is kept.
+EnvRewrite RewriteEnvForHostNetwork(const std::vector<EnvVar>& env, std::string_view pod_namespace,
+                                    const HostLookup& lookup, RendezvousPortAllocator& ports);
+
+}  // namespace berth::agent

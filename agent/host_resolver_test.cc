@@ -1,0 +1,139 @@
+#include "agent/host_resolver.h"
+
+#include <gtest/gtest.h>
+
+namespace berth::agent {
+namespace {
+
+PodHostDirectory Directory() {
+  PodHostDirectory d;
+  auto pod = [](const char* name, const char* hostname, const char* subdomain) {
+    api::Object p = {{"metadata", {{"name", name}, {"namespace", "team-a"}}}, {"spec", api::Object::object()}};
+    if (*hostname) p["spec"]["hostname"] = hostname;
+    if (*subdomain) p["spec"]["subdomain"] = subdomain;
+    return p;
+  };
+  d.Add(pod("pytorch-workers-0-0-x1", "pytorch-workers-0-0", "pytorch"), "10.0.0.1");
+  d.Add(pod("pytorch-workers-0-1-x2", "pytorch-workers-0-1", "pytorch"), "10.0.0.2");
+  d.Add(pod("tj-node-0-0-x3", "tj-node-0-0", "tj"), "");            // not placed yet
+  d.Add(pod("pyjob-master-0", "", "pyjob"), "10.0.0.3");             // hostname = pod name
+  d.Add(pod("lonely", "lonely", ""), "10.0.0.9");                    // no subdomain: no DNS name
+  return d;
+}
+
+TEST(HostResolverTest, RewritesPodNamesOfTheSameNamespace) {
+  PodHostDirectory d = Directory();
+  struct Case {
+    const char* in;
+    const char* want;
+    std::vector<std::string> pending;
+  } cases[] = {
+      {"pytorch-workers-0-0.pytorch", "10.0.0.1", {}},
+      {"pytorch-workers-0-0.pytorch.team-a", "10.0.0.1", {}},
+      {"pytorch-workers-0-0.pytorch.team-a.svc", "10.0.0.1", {}},
+      {"pytorch-workers-0-0.pytorch.team-a.svc.cluster.local", "10.0.0.1", {}},
+      {"pytorch-workers-0-0.pytorch.team-a.svc.cluster.local.", "10.0.0.1", {}},
+      {"--rdzv_endpoint=pytorch-workers-0-0.pytorch:29500", "--rdzv_endpoint=10.0.0.1:29500", {}},
+      {"tcp://pyjob-master-0.pyjob:23456", "tcp://10.0.0.3:23456", {}},
+      {"pytorch-workers-0-0.pytorch,pytorch-workers-0-1.pytorch", "10.0.0.1,10.0.0.2", {}},
+      // Other namespaces, unknown names, other shapes: untouched.
+      {"pytorch-workers-0-0.pytorch.team-b", "pytorch-workers-0-0.pytorch.team-b", {}},
+      {"pytorch-workers-0-0.pytorch.team-a.svc.example.com", "pytorch-workers-0-0.pytorch.team-a.svc.example.com", {}},
+      {"example.com", "example.com", {}},
+      {"localhost", "localhost", {}},
+      {"lonely.x", "lonely.x", {}},
+      {"Pytorch-workers-0-0.pytorch", "Pytorch-workers-0-0.pytorch", {}},
+      {"pytorch-workers-0-0", "pytorch-workers-0-0", {}},
+      {"3.14", "3.14", {}},
+      // Known but not placed: kept and reported.
+      {"tj-node-0-0.tj:29500", "tj-node-0-0.tj:29500", {"tj-node-0-0.tj"}},
+  };
+  for (const auto& c : cases) {
+    HostRewrite r = RewriteHostNames(c.in, "team-a", d.AsLookup());
+    EXPECT_EQ(r.value, c.want) << c.in;
+    EXPECT_EQ(r.pending, c.pending) << c.in;
+  }
+}
+
+TEST(PortAllocatorTest, DistinctPortsPerHostStablePerKey) {
+  RendezvousPortAllocator a(30000, 30003);
+  auto p1 = a.Allocate("10.0.0.1", "ns/a-node-0-0.a:29500");
+  auto p2 = a.Allocate("10.0.0.1", "ns/b-node-0-0.b:29500");
+  ASSERT_TRUE(p1 && p2);
+  EXPECT_NE(*p1, *p2);
+  EXPECT_GE(*p1, 30000);
+  EXPECT_LE(*p1, 30003);
+  // Idempotent, and the preferred port is the hash slot (deterministic across runs).
+  EXPECT_EQ(a.Allocate("10.0.0.1", "ns/a-node-0-0.a:29500"), p1);
+  EXPECT_EQ(*p1, 30000 + Fnv1a64("ns/a-node-0-0.a:29500") % 4);
+  // Another host has its own space: the same key gets its preferred slot there too.
+  EXPECT_EQ(a.Allocate("10.0.0.2", "ns/a-node-0-0.a:29500"), p1);
+  // Exhaustion and release.
+  EXPECT_TRUE(a.Allocate("10.0.0.1", "k3"));
+  EXPECT_TRUE(a.Allocate("10.0.0.1", "k4"));
+  EXPECT_EQ(a.held("10.0.0.1"), 4u);
+  EXPECT_FALSE(a.Allocate("10.0.0.1", "k5"));
+  a.Release("10.0.0.1", "k4");
+  EXPECT_TRUE(a.Allocate("10.0.0.1", "k5"));
+  a.ReleasePrefix("ns/");
+  EXPECT_EQ(a.held("10.0.0.1"), 2u);
+  EXPECT_EQ(a.held("10.0.0.2"), 0u);
+}
+
+TEST(PortAllocatorTest, ProbesPastCollisionsInOrder) {
+  RendezvousPortAllocator a(100, 109);
+  std::set<uint16_t> seen;
+  for (int i = 0; i < 10; ++i) {
+    auto p = a.Allocate("h", "job-" + std::to_string(i));
+    ASSERT_TRUE(p);
+    EXPECT_TRUE(seen.insert(*p).second) << *p;
+  }
+  EXPECT_EQ(seen.size(), 10u);
+}
+
+TEST(EnvRewriteTest, TwoJobsOnOneHostGetDistinctMasterPortsAndAllPodsAgree) {
+  PodHostDirectory d;
+  for (const char* job : {"a", "b"}) {
+    api::Object master = {{"metadata", {{"name", std::string(job) + "-node-0-0-x"}}},
+                          {"spec", {{"hostname", std::string(job) + "-node-0-0"}, {"subdomain", job}}}};
+    d.Add(master, "10.0.0.1");  // both masters on one host
+  }
+  RendezvousPortAllocator ports;
+  auto env_of = [](const std::string& job) {
+    return std::vector<EnvVar>{{"PET_MASTER_ADDR", job + "-node-0-0." + job},
+                               {"PET_MASTER_PORT", "29500"},
+                               {"PET_NODE_RANK", "1"},
+                               {"ENDPOINT", job + "-node-0-0." + job + ":29500"}};
+  };
+  EnvRewrite a = RewriteEnvForHostNetwork(env_of("a"), "ns", d.AsLookup(), ports);
+  EnvRewrite b = RewriteEnvForHostNetwork(env_of("b"), "ns", d.AsLookup(), ports);
+  EnvRewrite a2 = RewriteEnvForHostNetwork(env_of("a"), "ns", d.AsLookup(), ports);  // another pod of job a
+  EXPECT_EQ(a.env[0].value, "10.0.0.1");
+  EXPECT_EQ(b.env[0].value, "10.0.0.1");
+  EXPECT_NE(a.env[1].value, b.env[1].value);
+  EXPECT_EQ(a.env[1].value, a2.env[1].value);
+  EXPECT_EQ(a.env[1].value,
+            std::to_string(*RendezvousPortAllocator().Allocate("10.0.0.1", "ns/a-node-0-0.a:29500")));
+  EXPECT_EQ(a.env[2].value, "1");
+  EXPECT_EQ(a.env[3].value, "10.0.0.1:" + a.env[1].value);  // same host:port key as PET_MASTER_PORT
+  EXPECT_TRUE(a.pending.empty());
+  // A literal copy of the address before the name does not take the port rewrite.
+  EnvRewrite lit = RewriteEnvForHostNetwork({{"X", "10.0.0.1:1 a-node-0-0.a:29500"}}, "ns", d.AsLookup(), ports);
+  EXPECT_EQ(lit.env[0].value, "10.0.0.1:1 10.0.0.1:" + a.env[1].value);
+  EXPECT_EQ(ports.held("10.0.0.1"), 2u);
+}
+
+TEST(EnvRewriteTest, UnresolvedMasterKeepsValuesAndReportsPending) {
+  PodHostDirectory d;
+  d.Add({{"metadata", {{"name", "m"}}}, {"spec", {{"hostname", "j-node-0-0"}, {"subdomain", "j"}}}}, "");
+  RendezvousPortAllocator ports;
+  EnvRewrite r = RewriteEnvForHostNetwork({{"MASTER_ADDR", "j-node-0-0.j"}, {"MASTER_PORT", "29500"}}, "ns",
+                                          d.AsLookup(), ports);
+  EXPECT_EQ(r.env[0].value, "j-node-0-0.j");
+  EXPECT_EQ(r.env[1].value, "29500");
+  EXPECT_EQ(r.pending, std::vector<std::string>{"j-node-0-0.j"});
+  EXPECT_EQ(ports.held(""), 0u);
+}
+
+}  // namespace
+}  // namespace berth::agent
