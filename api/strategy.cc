@@ -2,6 +2,7 @@
 
 #include "api/core_strategies.h"
 #include "api/kueue_strategies.h"
+#include "api/trainer_strategies.h"
 #include "core/status.h"
 
 namespace berth::api {
@@ -34,6 +35,7 @@ void InstallDefaultStrategies(StrategyRegistry* registry) {
   // One line per area.
   RegisterCoreStrategies(registry);
   RegisterKueueStrategies(registry);
+  RegisterTrainerStrategies(registry);
 }
 
 }  // namespace berth::api

@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <cctype>
-#include <set>
 
 #include "api/strategic_merge_patch.h"
+#include "api/trainer_strategies.h"
 #include "controllers/job/job_pods.h"
 #include "controllers/jobset/jobset_children.h"
 #include "core/quantity.h"
@@ -372,25 +372,9 @@ StatusOr<std::vector<PodSet>> PodSets(const Object& trainjob, const Object& runt
   return jobset::PodSets(objects.jobset);
 }
 
-api::FieldErrorList ValidateReservedEnv(const Object& trainjob) {
-  const Object& env = ArrayAt(TrainerSpec(trainjob), "env");
-  std::set<std::string> reserved;
-  for (const Object& e : env) {
-    const std::string n = StringAt(e, "name");
-    for (std::string_view r : kTorchReservedEnv) {
-      if (n == r) reserved.insert(n);
-    }
-  }
-  if (reserved.empty()) return {};
-  std::string list;
-  for (const std::string& r : reserved) list += (list.empty() ? "" : " ") + r;
-  return {api::Invalid(api::FieldPath("spec").Child("trainer").Child("env"), env,
-                       "must not have reserved envs, invalid envs configured: [" + list + "]")};
-}
-
 api::FieldErrorList ValidateWithRuntime(const Object& trainjob, const Object& runtime) {
   if (!HasTorch(runtime)) return {};
-  return ValidateReservedEnv(trainjob);
+  return api::ValidateTrainJobReservedEnv(trainjob);
 }
 
 bool ShouldApplyJobSet(const Object& trainjob, const Object* existing_jobset) {

@@ -95,9 +95,6 @@ inline constexpr std::string_view kNode = "node";
 inline constexpr std::string_view kLauncher = "launcher";
 inline constexpr int kTorchMasterPort = 29500;
 inline constexpr std::string_view kPodGroupLabel = "scheduling.x-k8s.io/pod-group";
-// The torchrun variables the torch plugin owns; a TrainJob may not set them.
-inline constexpr std::string_view kTorchReservedEnv[] = {"PET_NNODES", "PET_NPROC_PER_NODE", "PET_NODE_RANK",
-                                                         "PET_MASTER_ADDR", "PET_MASTER_PORT"};
 
 // spec.runtimeRef with its defaults (apiGroup trainer.kubeflow.org, kind
 // ClusterTrainingRuntime).
@@ -137,11 +134,9 @@ StatusOr<std::vector<PodSet>> PodSets(const Object& trainjob, const Object& runt
 // Checks of the TrainJob that need its runtime (upstream's TrainJob webhook with the
 // runtime's plugins): torch policy → no reserved PET_* variable in spec.trainer.env
 // (`spec.trainer.env: Invalid value: [...]: must not have reserved envs, invalid envs
-// configured: [PET_NNODES PET_NPROC_PER_NODE]`, names sorted as Go's sets.List).
+// configured: [PET_NNODES PET_NPROC_PER_NODE]`, names sorted as Go's sets.List; the rule
+// is api::ValidateTrainJobReservedEnv, which the TrainJob strategy applies to every TrainJob).
 api::FieldErrorList ValidateWithRuntime(const Object& trainjob, const Object& runtime);
-// The same reserved-env error for any TrainJob (used by the TrainJob strategy, which does
-// not see the runtime); empty when no reserved name is set.
-api::FieldErrorList ValidateReservedEnv(const Object& trainjob);
 
 // Whether the controller should (re)apply the JobSet built now over `existing` (nullptr:
 // none yet): never once the TrainJob is Complete or Failed (trainer#2981, #3779); always
