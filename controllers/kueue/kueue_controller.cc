@@ -42,6 +42,21 @@ bool ClusterQueueActive(const api::Object& cq) {
   return c == nullptr || c->value("status", "") != "False";
 }
 
+// Same scheduling shape as the QueueManager's equivalence classes: same
+// priority and podSets (names, counts, per-pod requests, selectors).
+bool SameShape(const admission::Workload& a, const admission::Workload& b) {
+  if (a.priority != b.priority || a.pod_sets.size() != b.pod_sets.size()) return false;
+  for (size_t i = 0; i < a.pod_sets.size(); ++i) {
+    const admission::PodSet& x = a.pod_sets[i];
+    const admission::PodSet& y = b.pod_sets[i];
+    if (x.name != y.name || x.count != y.count || !(x.requests == y.requests) || x.node_selector != y.node_selector ||
+        x.tolerations.size() != y.tolerations.size() || x.required_affinity_terms.size() != y.required_affinity_terms.size()) {
+      return false;
+    }
+  }
+  return true;
+}
+
 int64_t Seconds(Duration d) { return std::chrono::duration_cast<std::chrono::seconds>(d).count(); }
 
 }  // namespace
@@ -484,8 +499,26 @@ CycleSummary KueueController::ScheduleOnce() {
         case admission::EntryOutcome::kPending:
           if (head) queues_.RequeueWorkload(*head, e.requeue_reason, now);
           if (obj) pendings.push_back({obj, e.reason, e.message});
+          // Workloads of the same shape set aside with this head (scheduling
+          // equivalence) are never heads themselves: they get its verdict.
+          if (head && (e.requeue_reason == admission::RequeueReason::kNoFit ||
+                       e.requeue_reason == admission::RequeueReason::kPreemptionNoCandidates)) {
+            for (const admission::Workload* other : queues_.Pending(e.cluster_queue)) {
+              if (other->uid == e.uid || !queues_.IsInadmissible(other->uid) || !SameShape(*other, *head)) continue;
+              if (client::ObjectPtr oo = cache_.GetWorkload(other->Key())) pendings.push_back({oo, e.reason, e.message});
+            }
+          }
           for (const auto& v : e.preempted) {
-            if (client::ObjectPtr vo = cache_.GetWorkload(v.key)) evicts.push_back({vo, v});
+            client::ObjectPtr vo = cache_.GetWorkload(v.key);
+            if (!vo) continue;
+            admission::PreemptedWorkload victim = v;
+            // The engine does not know job uids: fill Kueue's JobUID from the preemptor's label.
+            const std::string job_uid = obj ? Label(*obj, kJobUidLabel) : "";
+            const std::string unknown = "JobUID: UNKNOWN)";
+            if (auto pos = victim.message.find(unknown); !job_uid.empty() && pos != std::string::npos) {
+              victim.message.replace(pos, unknown.size(), "JobUID: " + job_uid + ")");
+            }
+            evicts.push_back({vo, victim});
           }
           break;
         case admission::EntryOutcome::kDropped:
