@@ -10,7 +10,20 @@ class NamespaceStrategy : public Strategy {
  public:
   void PrepareForCreate(Object* obj) const override {
     (*obj)["status"] = Object{{"phase", "Active"}};
-    (*obj)["spec"]["finalizers"] = Object::array({"kubernetes"});
+    // As upstream's namespaceStrategy: the "kubernetes" finalizer is appended
+    // when missing; finalizers the user listed are kept. A value of the wrong
+    // type is left for schema validation to reject (upstream's decoder would).
+    Object& spec = (*obj)["spec"];
+    if (spec.is_null()) spec = Object::object();
+    if (!spec.is_object()) return;
+    auto finalizers = spec.find("finalizers");
+    if (finalizers == spec.end() || finalizers->is_null()) {
+      spec["finalizers"] = Object::array({"kubernetes"});
+    } else if (finalizers->is_array()) {
+      bool has = false;
+      for (const auto& f : *finalizers) has = has || f == "kubernetes";
+      if (!has) finalizers->push_back("kubernetes");
+    }
   }
   void PrepareForUpdate(Object* obj, const Object& old) const override {
     auto spec = old.find("spec");

@@ -25,6 +25,14 @@ TEST(CoreStrategiesTest, NamespaceIsActiveOnCreate) {
   ASSERT_TRUE(admitted.ok()) << admitted.status().ToString();
   EXPECT_EQ(admitted->object["status"], json::parse(R"({"phase":"Active"})"));
   EXPECT_EQ(admitted->object["spec"]["finalizers"], json::parse(R"(["kubernetes"])"));
+  auto listed = Create(json::parse(R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":"team-b"},
+                                      "spec":{"finalizers":["example.com/keep"]}})"));
+  ASSERT_TRUE(listed.ok()) << listed.status().ToString();
+  EXPECT_EQ(listed->object["spec"]["finalizers"], json::parse(R"(["example.com/keep","kubernetes"])"));
+  auto wrong_type = Create(json::parse(R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":"team-c"},
+                                          "spec":{"finalizers":"kubernetes"}})"));
+  ASSERT_FALSE(wrong_type.ok());
+  EXPECT_EQ(wrong_type.status().code(), Code::kInvalid);
   auto bad = Create(json::parse(R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":"a.b"}})"));
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().code(), Code::kInvalid);
