@@ -1,0 +1,398 @@
+#include "controllers/scheduler/scheduler_controller.h"
+
+#include <algorithm>
+#include <tuple>
+#include <utility>
+
+#include "client/clock_wait.h"
+#include "controllers/common/conditions.h"
+#include "controllers/scheduler/pod_decoder.h"
+#include "core/logging.h"
+#include "placement/messages.h"
+
+namespace berth::controllers::scheduler {
+
+namespace {
+
+constexpr char kPodScheduled[] = "PodScheduled";
+constexpr char kDisruptionTarget[] = "DisruptionTarget";
+
+std::string NodeName(const api::Object& pod) {
+  auto s = pod.find("spec");
+  return s != pod.end() && s->is_object() ? s->value("nodeName", "") : "";
+}
+
+std::string NominatedNodeName(const api::Object& pod) {
+  auto s = pod.find("status");
+  return s != pod.end() && s->is_object() ? s->value("nominatedNodeName", "") : "";
+}
+
+bool Terminating(const api::Object& pod) {
+  auto m = pod.find("metadata");
+  return m != pod.end() && m->is_object() && m->contains("deletionTimestamp") &&
+         !(*m)["deletionTimestamp"].is_null();
+}
+
+// What an unschedulable pod's verdict depends on in the pod itself: its
+// spec and labels (our own status writes do not count).
+size_t PodHash(const api::Object& pod) {
+  auto spec = pod.find("spec");
+  std::string s = spec != pod.end() ? spec->dump() : "";
+  auto m = pod.find("metadata");
+  if (m != pod.end() && m->is_object() && m->contains("labels")) s += (*m)["labels"].dump();
+  return std::hash<std::string>{}(s);
+}
+
+Time CreationTime(const api::Object& pod) {
+  Time t{};
+  ParseRfc3339(api::MetaString(pod, "creationTimestamp"), &t);
+  return t;
+}
+
+// Sets a PodCondition (core/v1 PodCondition has no observedGeneration in
+// v1.32, so the metav1.Condition helper's field is dropped again).
+bool SetPodCondition(api::Object* pod, const Condition& c, Time now) {
+  const bool changed = SetCondition(pod, c, now);
+  for (api::Object& cond : (*pod)["status"]["conditions"]) {
+    if (cond.value("type", "") == c.type) cond.erase("observedGeneration");
+  }
+  return changed;
+}
+
+// Sets (non-empty) or removes status.nominatedNodeName; true when changed.
+bool SetNominatedNodeName(api::Object* pod, const std::string& node) {
+  if (NominatedNodeName(*pod) == node) return false;
+  if (node.empty()) {
+    (*pod)["status"].erase("nominatedNodeName");
+  } else {
+    (*pod)["status"]["nominatedNodeName"] = node;
+  }
+  return true;
+}
+
+}  // namespace
+
+SchedulerController::SchedulerController(client::Client& client, client::SharedInformerFactory& factory, Clock& clock,
+                                         SchedulerControllerOptions options)
+    : client_(client),
+      clock_(clock),
+      options_(std::move(options)),
+      pods_(factory.ForResource(kPods)),
+      nodes_(factory.ForResource(kNodes)),
+      priority_classes_(factory.ForResource(kPriorityClasses)),
+      recorder_(client, clock, options_.scheduler_name) {
+  RegisterHandlers();
+}
+
+SchedulerController::~SchedulerController() { Stop(); }
+
+std::vector<client::Informer*> SchedulerController::informers() { return {&pods_, &nodes_, &priority_classes_}; }
+
+bool SchedulerController::Schedulable(const api::Object& pod) const {
+  return NodeName(pod).empty() && !Terminating(pod) && !IsPodTerminal(pod) &&
+         SchedulerName(pod) == options_.scheduler_name;
+}
+
+Duration SchedulerController::Backoff(int attempts) const {
+  Duration d = options_.initial_backoff;
+  for (int i = 1; i < attempts && d < options_.max_backoff; ++i) d *= 2;
+  return std::min(d, options_.max_backoff);
+}
+
+void SchedulerController::Wake() {
+  {
+    std::lock_guard<std::mutex> lock(wake_mu_);
+    wake_ = true;
+  }
+  wake_cv_.notify_all();
+}
+
+void SchedulerController::RegisterHandlers() {
+  pods_.AddEventHandler({[this](const client::ObjectPtr& o, bool) { OnPod(o, false); },
+                         [this](const client::ObjectPtr&, const client::ObjectPtr& o) { OnPod(o, false); },
+                         [this](const client::ObjectPtr& o, bool) { OnPod(o, true); }});
+  // Retries are decided level-triggered in ScheduleOnce; events only wake it.
+  auto cluster_changed = [this](const client::ObjectPtr&) { Wake(); };
+  for (client::Informer* inf : {&nodes_, &priority_classes_}) {
+    inf->AddEventHandler({[cluster_changed](const client::ObjectPtr& o, bool) { cluster_changed(o); },
+                          [cluster_changed](const client::ObjectPtr&, const client::ObjectPtr& o) { cluster_changed(o); },
+                          [cluster_changed](const client::ObjectPtr& o, bool) { cluster_changed(o); }});
+  }
+}
+
+void SchedulerController::OnPod(const client::ObjectPtr& obj, bool deleted) {
+  const std::string key = client::MetaNamespaceKey(*obj);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (deleted) {
+      queue_.erase(key);
+      assumed_bound_.erase(key);
+      assumed_nomination_.erase(key);
+      deleted_victims_.erase(api::Uid(*obj));
+    } else if (Schedulable(*obj)) {
+      queue_.try_emplace(key);
+      if (auto a = assumed_nomination_.find(key); a != assumed_nomination_.end() && a->second == NominatedNodeName(*obj)) {
+        assumed_nomination_.erase(a);
+      }
+    } else {
+      queue_.erase(key);
+      assumed_nomination_.erase(key);
+      if (!NodeName(*obj).empty()) assumed_bound_.erase(key);
+    }
+  }
+  Wake();
+}
+
+void SchedulerController::ActivateAll() {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& p : pods_.GetIndexer().List()) {
+    if (Schedulable(*p)) queue_[client::MetaNamespaceKey(*p)] = QueuedPod{};
+  }
+}
+
+CycleSummary SchedulerController::ScheduleOnce() {
+  std::lock_guard<std::mutex> lock(mu_);
+  CycleSummary summary;
+  const Time now = clock_.Now();
+  auto log = Logger("scheduler");
+
+  std::vector<placement::PriorityClass> classes;
+  for (const auto& pc : priority_classes_.GetIndexer().List()) classes.push_back(DecodePriorityClass(*pc));
+  // The pod as the engine sees it, priority resolved (see pod_decoder.h).
+  auto decode = [&classes](const api::Object& obj) -> std::pair<placement::Pod, Status> {
+    placement::Pod p = DecodePod(obj);
+    if (HasResolvedPriority(obj)) return {std::move(p), Status::Ok()};
+    StatusOr<placement::ResolvedPriority> r = ResolvePodPriority(classes, obj);
+    if (!r.ok()) return {std::move(p), r.status()};
+    p.priority = r.value().priority;
+    p.preemption_policy = r.value().preemption_policy;
+    return {std::move(p), Status::Ok()};
+  };
+
+  // 1. Snapshot.
+  placement::Snapshot snapshot;
+  // What the verdict of an unschedulable pod depends on besides the pod
+  // itself (step 4): compared level-triggered, so a change is noticed even
+  // when its informer event is delivered after this cycle read the caches.
+  std::string cluster_state;
+  for (const auto& n : nodes_.GetIndexer().List()) {
+    snapshot.UpsertNode(DecodeNode(*n));
+    cluster_state += api::Name(*n) + "@" + api::ResourceVersion(*n) + ";";
+  }
+  for (const auto& pc : priority_classes_.GetIndexer().List()) {
+    cluster_state += api::Name(*pc) + "@" + api::ResourceVersion(*pc) + ";";
+  }
+  struct Pending {
+    client::ObjectPtr obj;
+    placement::Pod pod;
+    Status priority;
+    Time created;
+  };
+  std::vector<Pending> active;
+  std::vector<Pending> pending;  // unbound pods of this scheduler
+  std::map<std::string, client::ObjectPtr> by_key;
+  for (const auto& obj : pods_.GetIndexer().List()) {
+    if (IsPodTerminal(*obj)) continue;
+    const std::string key = client::MetaNamespaceKey(*obj);
+    by_key[key] = obj;
+    auto [pod, priority] = decode(*obj);
+    if (deleted_victims_.count(pod.uid) > 0) pod.terminating = pod.terminating_by_preemption = true;
+    if (pod.node_name.empty()) {
+      if (auto a = assumed_bound_.find(key); a != assumed_bound_.end()) pod.node_name = a->second;
+    }
+    if (!pod.node_name.empty()) {
+      cluster_state += key + "/" + pod.uid + "@" + pod.node_name + (pod.terminating ? "-" : "+") + ";";
+      static_cast<void>(snapshot.AddPod(std::move(pod)));  // a pod on an unknown node holds nothing we place on
+      continue;
+    }
+    if (!Schedulable(*obj)) continue;
+    if (auto a = assumed_nomination_.find(key); a != assumed_nomination_.end()) pod.nominated_node_name = a->second;
+    if (!pod.nominated_node_name.empty()) static_cast<void>(snapshot.AddNominatedPod(pod));
+    pending.push_back({obj, std::move(pod), std::move(priority), CreationTime(*obj)});
+  }
+  const size_t cluster_hash = std::hash<std::string>{}(cluster_state);
+  for (Pending& p : pending) {
+    const std::string key = p.pod.Key();
+    const size_t pod_hash = PodHash(*p.obj);
+    auto [q, added] = queue_.try_emplace(key);
+    QueuedPod& qp = q->second;
+    if (qp.unschedulable && (qp.cluster_hash != cluster_hash || qp.pod_hash != pod_hash ||
+                             now - qp.unschedulable_since >= options_.max_unschedulable_duration)) {
+      qp.unschedulable = false;
+    }
+    qp.cluster_hash = cluster_hash;
+    qp.pod_hash = pod_hash;
+    if (qp.unschedulable || qp.backoff_until > now) continue;
+    active.push_back(std::move(p));
+  }
+
+  // 2. PrioritySort.
+  std::sort(active.begin(), active.end(), [](const Pending& a, const Pending& b) {
+    return std::make_tuple(-static_cast<int64_t>(a.pod.priority), a.created, a.pod.Key()) <
+           std::make_tuple(-static_cast<int64_t>(b.pod.priority), b.created, b.pod.Key());
+  });
+
+  // Writes the pod's status through a fresh copy of the cached object.
+  auto write_status = [&](const client::ObjectPtr& obj, const std::function<bool(api::Object*)>& mutate) -> Status {
+    api::Object updated = *obj;
+    if (!mutate(&updated)) return Status::Ok();
+    return client_.UpdateStatus(kPods.Namespace(api::Namespace(updated)), updated).status();
+  };
+  auto clear_nomination = [&](const std::string& key) {
+    auto it = by_key.find(key);
+    if (it == by_key.end()) return;
+    Status s = write_status(it->second, [](api::Object* p) { return SetNominatedNodeName(p, ""); });
+    if (!s.ok()) {
+      log->info("clearing nominatedNodeName of {}: {}", key, s.ToString());
+      return;
+    }
+    assumed_nomination_[key] = "";
+    static_cast<void>(snapshot.RemoveNominatedPod(key));
+    ++summary.nominations_cleared;
+  };
+  auto requeue = [&](const std::string& key) {
+    QueuedPod& q = queue_[key];
+    ++q.attempts;
+    q.backoff_until = now + Backoff(q.attempts);
+    q.unschedulable = true;
+    q.unschedulable_since = now;
+  };
+
+  // 3. One attempt per active pod.
+  for (Pending& p : active) {
+    ++summary.attempted;
+    const std::string key = p.pod.Key();
+    const api::Object& obj = *p.obj;
+    placement::Decision d;
+    if (!p.priority.ok()) {
+      d.message = p.priority.message();
+    } else {
+      d = placement::Schedule(snapshot, p.pod, options_.placement);
+    }
+
+    if (d.bound()) {
+      api::Object bound = obj;
+      bound["spec"]["nodeName"] = d.node_name;
+      auto res = client_.Update(kPods.Namespace(p.pod.namespace_), bound);
+      if (!res.ok()) {
+        log->info("binding {} to {}: {}", key, d.node_name, res.status().ToString());
+        requeue(key);
+        queue_[key].unschedulable = false;  // a write failure is retried after the backoff only
+        continue;
+      }
+      api::Object status_obj = res.value();
+      SetPodCondition(&status_obj, {kPodScheduled, "True", "", ""}, now);
+      SetNominatedNodeName(&status_obj, "");
+      Status s = client_.UpdateStatus(kPods.Namespace(p.pod.namespace_), status_obj).status();
+      if (!s.ok()) log->info("PodScheduled of {}: {}", key, s.ToString());
+      recorder_.Event(res.value(), kEventTypeNormal, "Scheduled",
+                      placement::ScheduledMessage(p.pod.namespace_, p.pod.name, d.node_name));
+      ++summary.bound;
+      queue_.erase(key);
+      assumed_bound_[key] = d.node_name;
+      assumed_nomination_.erase(key);
+      static_cast<void>(snapshot.RemoveNominatedPod(key));
+      placement::Pod placed = p.pod;
+      placed.node_name = d.node_name;
+      placed.nominated_node_name.clear();
+      static_cast<void>(snapshot.AddPod(std::move(placed)));
+      for (const std::string& stale : placement::StaleNominations(snapshot)) clear_nomination(stale);
+      continue;
+    }
+
+    if (d.preemption) {
+      const placement::PreemptionPlan& plan = *d.preemption;
+      for (const placement::Victim& v : plan.victims) {
+        auto it = by_key.find(v.key);
+        if (v.terminating || it == by_key.end()) continue;
+        const client::ObjectPtr& victim = it->second;
+        Status s = write_status(victim, [&](api::Object* vp) {
+          return SetPodCondition(vp,
+                                 {kDisruptionTarget, "True", "PreemptionByScheduler",
+                                  placement::DisruptionTargetMessage(options_.scheduler_name)},
+                                 now);
+        });
+        if (s.ok()) {
+          client::DeleteOptions del;
+          del.preconditions.uid = v.uid;
+          s = client_.Delete(kPods.Namespace(api::Namespace(*victim)), api::Name(*victim), del);
+        }
+        if (!s.ok() && s.code() != Code::kNotFound) {
+          log->info("preempting {} for {}: {}", v.key, key, s.ToString());
+          continue;
+        }
+        recorder_.Event(*victim, kEventTypeNormal, "Preempted", placement::PreemptedMessage(p.pod.uid, plan.node_name));
+        ++summary.preempted;
+        deleted_victims_.insert(v.uid);
+        if (const placement::NodeInfo* node = snapshot.FindNode(plan.node_name)) {
+          for (const auto& bp : node->pods()) {
+            if (bp.pod.Key() != v.key) continue;
+            placement::Pod marked = bp.pod;
+            marked.terminating = marked.terminating_by_preemption = true;
+            static_cast<void>(snapshot.RemovePod(v.key));
+            static_cast<void>(snapshot.AddPod(std::move(marked)));
+            break;
+          }
+        }
+      }
+      for (const std::string& k : plan.nominations_to_clear) clear_nomination(k);
+    }
+
+    const api::Object* cond = FindCondition(obj, kPodScheduled);
+    const bool message_changed = cond == nullptr || cond->value("message", "") != d.message ||
+                                 cond->value("status", "") != "False";
+    Status s = write_status(p.obj, [&](api::Object* pod) {
+      bool changed = SetPodCondition(pod, {kPodScheduled, "False", "Unschedulable", d.message}, now);
+      if (d.nominated_node_name) changed = SetNominatedNodeName(pod, *d.nominated_node_name) || changed;
+      return changed;
+    });
+    if (!s.ok()) log->info("PodScheduled of {}: {}", key, s.ToString());
+    if (message_changed) recorder_.Event(obj, kEventTypeWarning, "FailedScheduling", d.message);
+    if (s.ok() && d.nominated_node_name) {
+      assumed_nomination_[key] = *d.nominated_node_name;
+      static_cast<void>(snapshot.RemoveNominatedPod(key));
+      if (!d.nominated_node_name->empty()) {
+        placement::Pod nominated = p.pod;
+        nominated.nominated_node_name = *d.nominated_node_name;
+        static_cast<void>(snapshot.AddNominatedPod(std::move(nominated)));
+      }
+    }
+    ++summary.unschedulable;
+    requeue(key);
+  }
+  return summary;
+}
+
+void SchedulerController::Start() {
+  if (thread_.joinable()) return;
+  stopping_ = false;
+  thread_ = std::thread([this] {
+    while (!stopping_) {
+      std::optional<Time> deadline;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        for (const auto& [key, q] : queue_) {
+          Time t = q.unschedulable ? q.unschedulable_since + options_.max_unschedulable_duration : q.backoff_until;
+          if (!deadline || t < *deadline) deadline = t;
+        }
+      }
+      {
+        std::unique_lock<std::mutex> lock(wake_mu_);
+        if (!wake_ && !stopping_ && !(deadline && *deadline <= clock_.Now())) {
+          client::internal::WaitForClock(wake_cv_, lock, clock_, deadline, std::chrono::milliseconds(100));
+        }
+        wake_ = false;
+      }
+      if (stopping_) break;
+      ScheduleOnce();
+    }
+  });
+}
+
+void SchedulerController::Stop() {
+  stopping_ = true;
+  Wake();
+  if (thread_.joinable()) thread_.join();
+}
+
+}  // namespace berth::controllers::scheduler

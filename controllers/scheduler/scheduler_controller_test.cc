@@ -1,0 +1,304 @@
+// The scheduler controller through FakeClient + FakeClock: informers fed by
+// the FakeClient's watches, cycles driven synchronously (Settle) until a
+// cycle writes nothing. Backoffs expire because Settle advances the FakeClock;
+// nothing here waits on time.
+#include "controllers/scheduler/scheduler_controller.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "client/testing/fake_client.h"
+#include "controllers/common/conditions.h"
+#include "controllers/scheduler/pod_decoder.h"
+
+namespace berth::controllers::scheduler {
+namespace {
+
+const client::GroupVersionResource kEvents{"", "v1", "events"};
+
+class SchedulerControllerTest : public ::testing::Test {
+ protected:
+  SchedulerControllerTest() : client_(clock_), factory_(client_, clock_, InformerOpts()), ctl_(client_, factory_, clock_) {
+    factory_.Start();
+    EXPECT_TRUE(factory_.WaitForCacheSync(std::chrono::seconds(10)));
+  }
+  ~SchedulerControllerTest() override {
+    ctl_.Stop();
+    factory_.Shutdown();
+  }
+
+  static client::InformerOptions InformerOpts() {
+    client::InformerOptions o;
+    o.clock_poll_interval = std::chrono::milliseconds(5);
+    o.min_backoff = std::chrono::milliseconds(5);
+    return o;
+  }
+
+  // Waits (bounded, real time) until every informer cache holds exactly what
+  // the server holds.
+  void WaitCaches() {
+    for (client::Informer* inf : ctl_.informers()) {
+      for (int i = 0; i < 5000; ++i) {
+        auto list = client_.List(inf->resource());
+        ASSERT_TRUE(list.ok());
+        std::map<std::string, std::string> want, have;
+        for (const auto& o : list.value().items) want[client::MetaNamespaceKey(o)] = api::ResourceVersion(o);
+        for (const auto& o : inf->GetIndexer().List()) have[client::MetaNamespaceKey(*o)] = api::ResourceVersion(*o);
+        if (want == have) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+    }
+  }
+
+  // One cycle on caches that match the server, after every backoff expired.
+  CycleSummary Cycle() {
+    WaitCaches();
+    clock_.Advance(std::chrono::seconds(11));
+    return ctl_.ScheduleOnce();
+  }
+
+  // Cycles until one writes nothing.
+  void Settle() {
+    for (int round = 0; round < 30; ++round) {
+      WaitCaches();
+      const int64_t rev = client_.store().CurrentRevision();
+      Cycle();
+      if (client_.store().CurrentRevision() == rev) return;
+    }
+    ADD_FAILURE() << "scheduler did not settle";
+  }
+
+  void Create(const client::GroupVersionResource& gvr, const std::string& ns, const api::Object& obj) {
+    auto res = client_.Create(gvr.Namespace(ns), obj);
+    ASSERT_TRUE(res.ok()) << res.status().ToString();
+    clock_.Advance(std::chrono::seconds(1));
+  }
+  api::Object GetPod(const std::string& name) {
+    auto res = client_.Get(kPods.Namespace("default"), name);
+    EXPECT_TRUE(res.ok()) << name << ": " << res.status().ToString();
+    return res.ok() ? res.value() : api::Object();
+  }
+  bool PodExists(const std::string& name) { return client_.Get(kPods.Namespace("default"), name).ok(); }
+  std::vector<api::Object> Events(const std::string& name, const std::string& reason) {
+    std::vector<api::Object> out;
+    auto list = client_.List(kEvents.Namespace("default"));
+    EXPECT_TRUE(list.ok());
+    for (const auto& e : list.value().items) {
+      if (e["involvedObject"].value("name", "") == name && e.value("reason", "") == reason) out.push_back(e);
+    }
+    return out;
+  }
+
+  void CreateNode(const std::string& name, const std::string& cpu, const std::string& taints_json = "[]") {
+    Create(kNodes, "", api::Object::parse(R"({"apiVersion": "v1", "kind": "Node", "metadata": {"name": ")" + name +
+                                          R"("}, "spec": {"taints": )" + taints_json +
+                                          R"(}, "status": {"allocatable": {"cpu": ")" + cpu +
+                                          R"(", "memory": "64Gi", "pods": "110"},
+             "conditions": [{"type": "Ready", "status": "True"}]}})"));
+  }
+  void CreateClass(const std::string& name, int value, const std::string& policy) {
+    Create(kPriorityClasses, "",
+           {{"apiVersion", "scheduling.k8s.io/v1"}, {"kind", "PriorityClass"}, {"metadata", {{"name", name}}},
+            {"value", value}, {"preemptionPolicy", policy}});
+  }
+  // A one-container pod requesting `cpu`; priority comes from its class
+  // (resolved by the controller: no spec.priority is sent).
+  static api::Object Pod(const std::string& name, const std::string& cpu, const std::string& priority_class = "") {
+    api::Object p = api::Object::parse(R"({"apiVersion": "v1", "kind": "Pod", "metadata": {"namespace": "default"},
+      "spec": {"containers": [{"name": "main", "image": "busybox", "resources": {"requests": {}}}]}})");
+    p["metadata"]["name"] = name;
+    p["spec"]["containers"][0]["resources"]["requests"]["cpu"] = cpu;
+    if (!priority_class.empty()) p["spec"]["priorityClassName"] = priority_class;
+    return p;
+  }
+  static std::string PodScheduledMessage(const api::Object& pod) {
+    const api::Object* c = FindCondition(pod, "PodScheduled");
+    return c ? c->value("message", "") : "";
+  }
+
+  // Seed trap 1: a node with 8 cpu filled by 8 one-cpu low-priority workers
+  // (a gang), each held by a finalizer so a deleted one stays terminating.
+  void FillNodeWithWorkers() {
+    CreateNode("node-1", "8");
+    CreateClass("low", 100, "PreemptLowerPriority");
+    for (int i = 0; i < 8; ++i) {
+      api::Object w = Pod("worker-" + std::to_string(i), "1", "low");
+      w["metadata"]["finalizers"] = {"test.berth.dev/hold"};
+      Create(kPods, "default", w);
+    }
+    Settle();
+    for (int i = 0; i < 8; ++i) ASSERT_EQ(GetPod("worker-" + std::to_string(i))["spec"].value("nodeName", ""), "node-1");
+  }
+  std::vector<std::string> TerminatingWorkers() {
+    std::vector<std::string> out;
+    for (int i = 0; i < 8; ++i) {
+      api::Object w = GetPod("worker-" + std::to_string(i));
+      if (w["metadata"].contains("deletionTimestamp")) out.push_back(api::Name(w));
+    }
+    return out;
+  }
+
+  FakeClock clock_{Time(std::chrono::seconds(1767225600))};
+  client::testing::FakeClient client_;
+  client::SharedInformerFactory factory_;
+  SchedulerController ctl_;
+};
+
+// Seed trap 2 (admitted but unplaceable): allocatable cpu 5, a 6-cpu pod.
+TEST_F(SchedulerControllerTest, InsufficientCpuIsUnschedulableWithKubeSchedulerMessage) {
+  CreateNode("node-1", "5");
+  Create(kPods, "default", Pod("big", "6"));
+  Settle();
+  api::Object pod = GetPod("big");
+  EXPECT_EQ(pod["spec"].value("nodeName", ""), "");
+  const api::Object* c = FindCondition(pod, "PodScheduled");
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->value("status", ""), "False");
+  EXPECT_EQ(c->value("reason", ""), "Unschedulable");
+  const std::string want =
+      "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 No preemption "
+      "victims found for incoming pod..";
+  EXPECT_EQ(c->value("message", ""), want);
+  EXPECT_EQ(c->value("message", "").rfind("0/1 nodes are available: 1 Insufficient cpu.", 0), 0u);
+  auto events = Events("big", "FailedScheduling");
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].value("type", ""), "Warning");
+  EXPECT_EQ(events[0].value("message", ""), want);
+  EXPECT_EQ(events[0].value("count", 0), 1);
+  EXPECT_EQ(events[0]["source"].value("component", ""), "default-scheduler");
+
+  // Retried on a node change; the same verdict writes no second event.
+  api::Object node = client_.Get(kNodes, "node-1").value();
+  node["metadata"]["labels"] = {{"touched", "yes"}};
+  ASSERT_TRUE(client_.Update(kNodes, node).ok());
+  Settle();
+  EXPECT_EQ(Events("big", "FailedScheduling").size(), 1u);
+  EXPECT_EQ(Events("big", "FailedScheduling")[0].value("count", 0), 1);
+
+  // More capacity: the pod is bound.
+  node = client_.Get(kNodes, "node-1").value();
+  node["status"]["allocatable"]["cpu"] = "8";
+  ASSERT_TRUE(client_.Update(kNodes, node).ok());
+  Settle();
+  EXPECT_EQ(GetPod("big")["spec"].value("nodeName", ""), "node-1");
+  EXPECT_TRUE(IsConditionTrue(GetPod("big"), "PodScheduled"));
+}
+
+TEST_F(SchedulerControllerTest, BindsToTheNodeThatFits) {
+  CreateNode("small", "1");
+  CreateNode("large", "4");
+  Create(kPods, "default", Pod("p", "2"));
+  Settle();
+  api::Object pod = GetPod("p");
+  EXPECT_EQ(pod["spec"].value("nodeName", ""), "large");
+  const api::Object* c = FindCondition(pod, "PodScheduled");
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->value("status", ""), "True");
+  EXPECT_FALSE(c->contains("observedGeneration"));
+  auto events = Events("p", "Scheduled");
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].value("type", ""), "Normal");
+  EXPECT_EQ(events[0].value("message", ""), "Successfully assigned default/p to large");
+  EXPECT_TRUE(Events("p", "FailedScheduling").empty());
+}
+
+TEST_F(SchedulerControllerTest, PreemptsExactlyOneWorkerThenBindsAfterTheVictimIsGone) {
+  FillNodeWithWorkers();
+  CreateClass("high", 1000, "PreemptLowerPriority");
+  Create(kPods, "default", Pod("urgent", "1", "high"));
+
+  CycleSummary s = Cycle();
+  EXPECT_EQ(s.preempted, 1);
+  std::vector<std::string> victims = TerminatingWorkers();
+  ASSERT_EQ(victims.size(), 1u);
+  // All workers share a priority and none has started: the reprieve keeps
+  // the more important ones (pod key order), so the last one is evicted.
+  EXPECT_EQ(victims[0], "worker-7");
+  api::Object victim = GetPod(victims[0]);
+  const api::Object* dt = FindCondition(victim, "DisruptionTarget");
+  ASSERT_NE(dt, nullptr);
+  EXPECT_EQ(dt->value("status", ""), "True");
+  EXPECT_EQ(dt->value("reason", ""), "PreemptionByScheduler");
+  EXPECT_EQ(dt->value("message", ""), "default-scheduler: preempting to accommodate a higher priority pod");
+  api::Object urgent = GetPod("urgent");
+  auto preempted = Events(victims[0], "Preempted");
+  ASSERT_EQ(preempted.size(), 1u);
+  EXPECT_EQ(preempted[0].value("message", ""), "Preempted by pod " + api::Uid(urgent) + " on node node-1");
+  EXPECT_EQ(urgent["status"].value("nominatedNodeName", ""), "node-1");
+  EXPECT_EQ(urgent["spec"].value("nodeName", ""), "");
+
+  // While the victim terminates it holds its cpu: nothing else is evicted and
+  // the preemptor waits on its nomination.
+  Settle();
+  EXPECT_EQ(TerminatingWorkers(), victims);
+  urgent = GetPod("urgent");
+  EXPECT_EQ(urgent["spec"].value("nodeName", ""), "");
+  EXPECT_EQ(urgent["status"].value("nominatedNodeName", ""), "node-1");
+
+  // The victim is gone: the preemptor is bound and its nomination cleared.
+  victim = GetPod(victims[0]);
+  victim["metadata"]["finalizers"] = api::Object::array();
+  ASSERT_TRUE(client_.Update(kPods.Namespace("default"), victim).ok());
+  ASSERT_FALSE(PodExists(victims[0]));
+  Settle();
+  urgent = GetPod("urgent");
+  EXPECT_EQ(urgent["spec"].value("nodeName", ""), "node-1");
+  EXPECT_FALSE(urgent["status"].contains("nominatedNodeName"));
+  EXPECT_TRUE(IsConditionTrue(urgent, "PodScheduled"));
+  for (int i = 0; i < 7; ++i) EXPECT_TRUE(PodExists("worker-" + std::to_string(i)));
+}
+
+TEST_F(SchedulerControllerTest, PreemptionPolicyNeverEvictsNothing) {
+  FillNodeWithWorkers();
+  CreateClass("high-never", 1000, "Never");
+  Create(kPods, "default", Pod("urgent", "1", "high-never"));
+  Settle();
+  EXPECT_TRUE(TerminatingWorkers().empty());
+  api::Object urgent = GetPod("urgent");
+  EXPECT_EQ(urgent["spec"].value("nodeName", ""), "");
+  EXPECT_FALSE(urgent["status"].contains("nominatedNodeName"));
+  EXPECT_EQ(PodScheduledMessage(urgent),
+            "0/1 nodes are available: 1 Insufficient cpu. preemption: not eligible due to preemptionPolicy=Never..");
+  EXPECT_EQ(Events("urgent", "FailedScheduling").size(), 1u);
+}
+
+TEST_F(SchedulerControllerTest, TaintsNeedTolerations) {
+  CreateNode("gpu-node", "8", R"([{"key": "gpu", "value": "true", "effect": "NoSchedule"}])");
+  Create(kPods, "default", Pod("plain", "1"));
+  api::Object tolerating = Pod("tolerating", "1");
+  tolerating["spec"]["tolerations"] = api::Object::parse(R"([{"key": "gpu", "operator": "Equal", "value": "true", "effect": "NoSchedule"}])");
+  Create(kPods, "default", tolerating);
+  Settle();
+  EXPECT_EQ(GetPod("plain")["spec"].value("nodeName", ""), "");
+  EXPECT_EQ(PodScheduledMessage(GetPod("plain")),
+            "0/1 nodes are available: 1 node(s) had untolerated taint {gpu: true}. preemption: 0/1 nodes are "
+            "available: 1 Preemption is not helpful for scheduling..");
+  EXPECT_EQ(GetPod("tolerating")["spec"].value("nodeName", ""), "gpu-node");
+}
+
+TEST_F(SchedulerControllerTest, UnknownPriorityClassIsReportedNotPlaced) {
+  CreateNode("node-1", "8");
+  Create(kPods, "default", Pod("p", "1", "missing"));
+  Settle();
+  api::Object pod = GetPod("p");
+  EXPECT_EQ(pod["spec"].value("nodeName", ""), "");
+  EXPECT_EQ(PodScheduledMessage(pod), R"(pods "p" is forbidden: no PriorityClass with name missing was found)");
+  // The class appears: the pod is retried and bound.
+  CreateClass("missing", 5, "PreemptLowerPriority");
+  Settle();
+  EXPECT_EQ(GetPod("p")["spec"].value("nodeName", ""), "node-1");
+}
+
+TEST_F(SchedulerControllerTest, OrdersByPriorityThenCreation) {
+  CreateNode("node-1", "1");
+  CreateClass("high", 1000, "Never");
+  Create(kPods, "default", Pod("first-low", "1"));
+  Create(kPods, "default", Pod("second-high", "1", "high"));
+  Settle();
+  EXPECT_EQ(GetPod("second-high")["spec"].value("nodeName", ""), "node-1");
+  EXPECT_EQ(GetPod("first-low")["spec"].value("nodeName", ""), "");
+}
+
+}  // namespace
+}  // namespace berth::controllers::scheduler
