@@ -232,16 +232,22 @@ CycleSummary SchedulerController::ScheduleOnce() {
            std::make_tuple(-static_cast<int64_t>(b.pod.priority), b.created, b.pod.Key());
   });
 
-  // Writes the pod's status through a fresh copy of the cached object.
-  auto write_status = [&](const client::ObjectPtr& obj, const std::function<bool(api::Object*)>& mutate) -> Status {
-    api::Object updated = *obj;
+  // Writes a pod's status from the newest copy this cycle has (the cache's,
+  // or what an earlier write of this cycle returned, so a pod written twice
+  // in one cycle — a nomination cleared, then its own attempt — does not
+  // conflict with itself).
+  auto write_status = [&](const std::string& key, const std::function<bool(api::Object*)>& mutate) -> Status {
+    auto it = by_key.find(key);
+    if (it == by_key.end()) return Status(Code::kNotFound, key);
+    api::Object updated = *it->second;
     if (!mutate(&updated)) return Status::Ok();
-    return client_.UpdateStatus(kPods.Namespace(api::Namespace(updated)), updated).status();
+    auto res = client_.UpdateStatus(kPods.Namespace(api::Namespace(updated)), updated);
+    if (!res.ok()) return res.status();
+    it->second = std::make_shared<const api::Object>(res.value());
+    return Status::Ok();
   };
   auto clear_nomination = [&](const std::string& key) {
-    auto it = by_key.find(key);
-    if (it == by_key.end()) return;
-    Status s = write_status(it->second, [](api::Object* p) { return SetNominatedNodeName(p, ""); });
+    Status s = write_status(key, [](api::Object* p) { return SetNominatedNodeName(p, ""); });
     if (!s.ok()) {
       log->info("clearing nominatedNodeName of {}: {}", key, s.ToString());
       return;
@@ -262,7 +268,7 @@ CycleSummary SchedulerController::ScheduleOnce() {
   for (Pending& p : active) {
     ++summary.attempted;
     const std::string key = p.pod.Key();
-    const api::Object& obj = *p.obj;
+    const api::Object obj = *by_key.at(key);
     placement::Decision d;
     if (!p.priority.ok()) {
       d.message = p.priority.message();
@@ -305,8 +311,8 @@ CycleSummary SchedulerController::ScheduleOnce() {
       for (const placement::Victim& v : plan.victims) {
         auto it = by_key.find(v.key);
         if (v.terminating || it == by_key.end()) continue;
-        const client::ObjectPtr& victim = it->second;
-        Status s = write_status(victim, [&](api::Object* vp) {
+        const client::ObjectPtr victim = it->second;
+        Status s = write_status(v.key, [&](api::Object* vp) {
           return SetPodCondition(vp,
                                  {kDisruptionTarget, "True", "PreemptionByScheduler",
                                   placement::DisruptionTargetMessage(options_.scheduler_name)},
@@ -341,7 +347,7 @@ CycleSummary SchedulerController::ScheduleOnce() {
     const api::Object* cond = FindCondition(obj, kPodScheduled);
     const bool message_changed = cond == nullptr || cond->value("message", "") != d.message ||
                                  cond->value("status", "") != "False";
-    Status s = write_status(p.obj, [&](api::Object* pod) {
+    Status s = write_status(key, [&](api::Object* pod) {
       bool changed = SetPodCondition(pod, {kPodScheduled, "False", "Unschedulable", d.message}, now);
       if (d.nominated_node_name) changed = SetNominatedNodeName(pod, *d.nominated_node_name) || changed;
       return changed;

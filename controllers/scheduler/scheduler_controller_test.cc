@@ -290,6 +290,38 @@ TEST_F(SchedulerControllerTest, UnknownPriorityClassIsReportedNotPlaced) {
   EXPECT_EQ(GetPod("p")["spec"].value("nodeName", ""), "node-1");
 }
 
+// A higher-priority preemptor takes the space a lower-priority pod was
+// nominated to: that nomination is cleared (C07), the victim is not deleted
+// twice, and the lower pod does not get the node.
+TEST_F(SchedulerControllerTest, HigherPreemptorClearsLowerNomination) {
+  CreateNode("node-1", "1");
+  CreateClass("mid", 100, "PreemptLowerPriority");
+  CreateClass("high", 1000, "PreemptLowerPriority");
+  api::Object worker = Pod("worker", "1");
+  worker["metadata"]["finalizers"] = {"test.berth.dev/hold"};
+  Create(kPods, "default", worker);
+  Settle();
+  ASSERT_EQ(GetPod("worker")["spec"].value("nodeName", ""), "node-1");
+
+  Create(kPods, "default", Pod("mid", "1", "mid"));
+  EXPECT_EQ(Cycle().preempted, 1);
+  EXPECT_EQ(GetPod("mid")["status"].value("nominatedNodeName", ""), "node-1");
+
+  Create(kPods, "default", Pod("high", "1", "high"));
+  Settle();
+  EXPECT_EQ(GetPod("high")["status"].value("nominatedNodeName", ""), "node-1");
+  EXPECT_FALSE(GetPod("mid")["status"].contains("nominatedNodeName"));
+  EXPECT_EQ(Events("worker", "Preempted").size(), 1u);  // already terminating: not preempted again
+
+  api::Object w = GetPod("worker");
+  w["metadata"]["finalizers"] = api::Object::array();
+  ASSERT_TRUE(client_.Update(kPods.Namespace("default"), w).ok());
+  Settle();
+  EXPECT_EQ(GetPod("high")["spec"].value("nodeName", ""), "node-1");
+  EXPECT_EQ(GetPod("mid")["spec"].value("nodeName", ""), "");
+  EXPECT_TRUE(PodExists("mid"));  // equal or higher priority pods are never victims of a lower one
+}
+
 TEST_F(SchedulerControllerTest, OrdersByPriorityThenCreation) {
   CreateNode("node-1", "1");
   CreateClass("high", 1000, "Never");
