@@ -332,5 +332,20 @@ TEST_F(SchedulerControllerTest, OrdersByPriorityThenCreation) {
   EXPECT_EQ(GetPod("first-low")["spec"].value("nodeName", ""), "");
 }
 
+// The same work on the controller's own thread (Start): woken by the
+// informers' events. Bounded real-time polling only, as WaitCaches does.
+TEST_F(SchedulerControllerTest, StartedControllerBindsOnItsOwnThread) {
+  ctl_.Start();
+  CreateNode("node-1", "2");
+  Create(kPods, "default", Pod("p", "1"));
+  std::string node;
+  for (int i = 0; i < 5000 && node.empty(); ++i) {
+    node = GetPod("p")["spec"].value("nodeName", "");
+    if (node.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_EQ(node, "node-1");
+  ctl_.Stop();
+}
+
 }  // namespace
 }  // namespace berth::controllers::scheduler
