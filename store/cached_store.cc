@@ -68,11 +68,11 @@ const ObjectPtr* CachedStore::LookupLocked(const ObjectKey& key, int64_t* pendin
   return CommittedLocked(key);
 }
 
-StatusOr<api::Object> CachedStore::Get(const ObjectKey& key) {
+StatusOr<ObjectPtr> CachedStore::GetShared(const ObjectKey& key) {
   std::lock_guard lock(mu_);
   const ObjectPtr* obj = CommittedLocked(key);
   if (obj == nullptr) return NotFound(key);
-  return **obj;
+  return *obj;
 }
 
 StatusOr<ListResult> CachedStore::List(const api::GroupResource& resource,
@@ -282,7 +282,7 @@ WatchHub::Published CachedStore::ApplyLocked(std::vector<HistoryEvent> events) {
   return hub_->Publish(std::move(events), committed_revision_);
 }
 
-StatusOr<api::Object> CachedStore::Create(const api::GroupResource& resource, api::Object obj) {
+StatusOr<ObjectPtr> CachedStore::CreateShared(const api::GroupResource& resource, api::Object obj) {
   if (!obj.is_object()) return BadRequestError("the object to create is not a JSON object");
   StampCreate(obj, clock_.Now());
   const std::string generate_name = api::MetaString(obj, "generateName");
@@ -305,15 +305,15 @@ StatusOr<api::Object> CachedStore::Create(const api::GroupResource& resource, ap
       if (current != nullptr) return AlreadyExists(key);
       return Change{Change::Kind::kPut, std::move(obj)};
     });
-    if (written.ok()) return *written->object;
+    if (written.ok()) return std::move(written->object);
     if (!(generated && written.status().code() == Code::kAlreadyExists && attempt < kGenerateAttempts)) {
       return written.status();
     }
   }
 }
 
-StatusOr<api::Object> CachedStore::Update(const api::GroupResource& resource, api::Object obj,
-                                          const UpdateOptions& options) {
+StatusOr<ObjectPtr> CachedStore::UpdateShared(const api::GroupResource& resource, api::Object obj,
+                                              const UpdateOptions& options) {
   if (!obj.is_object()) return BadRequestError("the object to update is not a JSON object");
   const ObjectKey key = KeyOf(resource, obj);
   const std::string resource_version = api::ResourceVersion(obj);
@@ -331,10 +331,11 @@ StatusOr<api::Object> CachedStore::Update(const api::GroupResource& resource, ap
     return Change{Change::Kind::kPut, std::move(obj)};
   });
   if (!written.ok()) return written.status();
-  return *written->object;
+  return std::move(written->object);
 }
 
-StatusOr<DeleteResult> CachedStore::Delete(const ObjectKey& key, const DeleteOptions& options) {
+StatusOr<SharedDeleteResult> CachedStore::DeleteShared(const ObjectKey& key,
+                                                      const DeleteOptions& options) {
   const Time now = clock_.Now();
   auto written = Write(key, [&](const api::Object* current) -> StatusOr<Change> {
     if (current == nullptr) return NotFound(key);
@@ -351,7 +352,7 @@ StatusOr<DeleteResult> CachedStore::Delete(const ObjectKey& key, const DeleteOpt
     return Change{};
   });
   if (!written.ok()) return written.status();
-  return DeleteResult{*written->object, written->removed};
+  return SharedDeleteResult{std::move(written->object), written->removed};
 }
 
 }  // namespace berth::store

@@ -73,12 +73,13 @@ class CachedStore : public Store {
   CachedStore(const CachedStore&) = delete;
   CachedStore& operator=(const CachedStore&) = delete;
 
-  StatusOr<api::Object> Get(const ObjectKey& key) override;
+  StatusOr<ObjectPtr> GetShared(const ObjectKey& key) override;
   StatusOr<ListResult> List(const api::GroupResource& resource, const ListOptions& options) override;
-  StatusOr<api::Object> Create(const api::GroupResource& resource, api::Object obj) override;
-  StatusOr<api::Object> Update(const api::GroupResource& resource, api::Object obj,
-                               const UpdateOptions& options) override;
-  StatusOr<DeleteResult> Delete(const ObjectKey& key, const DeleteOptions& options) override;
+  StatusOr<ObjectPtr> CreateShared(const api::GroupResource& resource, api::Object obj) override;
+  StatusOr<ObjectPtr> UpdateShared(const api::GroupResource& resource, api::Object obj,
+                                   const UpdateOptions& options) override;
+  StatusOr<SharedDeleteResult> DeleteShared(const ObjectKey& key,
+                                            const DeleteOptions& options) override;
   StatusOr<std::unique_ptr<Watcher>> Watch(const api::GroupResource& resource,
                                            const WatchOptions& options) override;
   int64_t CurrentRevision() override;

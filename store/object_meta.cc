@@ -22,12 +22,24 @@ const api::Object* FindMetadataField(const api::Object& obj, const char* field) 
   return f == m->end() ? nullptr : &*f;
 }
 
-// Copies metadata.<field> from `from` into `to`, or erases it when `from` has none.
-void CopyField(const api::Object& from, api::Object& to_meta, const char* field) {
-  if (const api::Object* v = FindMetadataField(from, field)) {
-    to_meta[field] = *v;
-  } else {
-    to_meta.erase(field);
+const api::Object* FindField(const api::Object* meta, const char* field) {
+  if (meta == nullptr) return nullptr;
+  auto f = meta->find(field);
+  return f == meta->end() ? nullptr : &*f;
+}
+
+// Copies <field> from from_meta (null: no metadata) into to_meta, or erases it
+// when from_meta has none. A value that is already equal is left alone (the
+// usual case: clients send back what they read), so no string is copied.
+void CopyField(const api::Object* from_meta, api::Object& to_meta, const char* field) {
+  const api::Object* v = FindField(from_meta, field);
+  auto it = to_meta.find(field);
+  if (v == nullptr) {
+    if (it != to_meta.end()) to_meta.erase(it);
+  } else if (it == to_meta.end()) {
+    to_meta.emplace(field, *v);
+  } else if (*it != *v) {
+    *it = *v;
   }
 }
 
@@ -53,13 +65,20 @@ void StampCreate(api::Object& obj, Time now) {
 
 bool StampUpdate(const api::Object& stored, api::Object& obj) {
   api::Object& meta = Metadata(obj);
-  CopyField(stored, meta, "uid");
-  CopyField(stored, meta, "creationTimestamp");
-  CopyField(stored, meta, "deletionTimestamp");
-  CopyField(stored, meta, "deletionGracePeriodSeconds");
-  CopyField(stored, meta, "resourceVersion");
+  auto m = stored.find("metadata");
+  const api::Object* stored_meta = m != stored.end() && m->is_object() ? &*m : nullptr;
+  for (const char* field :
+       {"uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "resourceVersion"}) {
+    CopyField(stored_meta, meta, field);
+  }
   const bool spec_changed = SpecChanged(stored, obj);
-  meta["generation"] = IntField(FindMetadataField(stored, "generation"), 0) + (spec_changed ? 1 : 0);
+  const int64_t generation = IntField(FindField(stored_meta, "generation"), 0) + (spec_changed ? 1 : 0);
+  auto g = meta.find("generation");
+  if (g == meta.end()) {
+    meta.emplace("generation", generation);
+  } else if (!g->is_number_integer() || g->get<int64_t>() != generation) {
+    *g = generation;
+  }
   return spec_changed;
 }
 

@@ -1,6 +1,7 @@
 #include "store/store.h"
 
 #include <string>
+#include <utility>
 
 namespace berth::store {
 namespace {
@@ -61,16 +62,46 @@ const std::string& ContinueExpiredMessage() {
   return kMessage;
 }
 
-StatusOr<api::Object> Store::GuaranteedUpdate(
-    const ObjectKey& key, const std::function<StatusOr<api::Object>(const api::Object&)>& fn,
-    const UpdateOptions& options) {
+namespace {
+
+// The value form of a shared result: a deep copy the caller owns.
+StatusOr<api::Object> Copy(StatusOr<ObjectPtr> shared) {
+  if (!shared.ok()) return shared.status();
+  return **shared;
+}
+
+}  // namespace
+
+StatusOr<api::Object> Store::Get(const ObjectKey& key) { return Copy(GetShared(key)); }
+
+StatusOr<api::Object> Store::Create(const api::GroupResource& resource, api::Object obj) {
+  return Copy(CreateShared(resource, std::move(obj)));
+}
+
+StatusOr<api::Object> Store::Update(const api::GroupResource& resource, api::Object obj,
+                                    const UpdateOptions& options) {
+  return Copy(UpdateShared(resource, std::move(obj), options));
+}
+
+StatusOr<DeleteResult> Store::Delete(const ObjectKey& key, const DeleteOptions& options) {
+  BERTH_ASSIGN_OR_RETURN(SharedDeleteResult shared, DeleteShared(key, options));
+  return DeleteResult{*shared.object, shared.removed};
+}
+
+StatusOr<api::Object> Store::GuaranteedUpdate(const ObjectKey& key, const UpdateFn& fn,
+                                              const UpdateOptions& options) {
+  return Copy(GuaranteedUpdateShared(key, fn, options));
+}
+
+StatusOr<ObjectPtr> Store::GuaranteedUpdateShared(const ObjectKey& key, const UpdateFn& fn,
+                                                  const UpdateOptions& options) {
   const std::string modified = ConflictModified(key).message();
   while (true) {
-    BERTH_ASSIGN_OR_RETURN(api::Object current, Get(key));
-    if (options.uid && *options.uid != api::Uid(current)) {
-      return ConflictPrecondition(key, "UID", *options.uid, api::Uid(current));
+    BERTH_ASSIGN_OR_RETURN(ObjectPtr current, GetShared(key));
+    if (options.uid && *options.uid != api::Uid(*current)) {
+      return ConflictPrecondition(key, "UID", *options.uid, api::Uid(*current));
     }
-    BERTH_ASSIGN_OR_RETURN(api::Object desired, fn(current));
+    BERTH_ASSIGN_OR_RETURN(api::Object desired, fn(*current));
     if (!desired.is_object()) return BadRequestError("the updated object is not a JSON object");
     // Pin the write to the key and to the revision fn saw.
     api::Object& meta = desired["metadata"];
@@ -81,8 +112,8 @@ StatusOr<api::Object> Store::GuaranteedUpdate(
     } else {
       meta["namespace"] = key.ns;
     }
-    meta["resourceVersion"] = api::ResourceVersion(current);
-    StatusOr<api::Object> updated = Update(key.resource, std::move(desired), options);
+    meta["resourceVersion"] = api::ResourceVersion(*current);
+    StatusOr<ObjectPtr> updated = UpdateShared(key.resource, std::move(desired), options);
     // Only a concurrent write is worth another round; everything else is final.
     if (updated.ok() || updated.status().message() != modified) return updated;
   }

@@ -236,30 +236,54 @@ struct StoreOptions {
   size_t watcher_buffer_limit = 10000;
 };
 
+// The result of DeleteShared: DeleteResult with the stored object shared.
+struct SharedDeleteResult {
+  ObjectPtr object;  // never null on success; see DeleteResult::object
+  bool removed = false;
+};
+
 // The store interface. Backends: MemoryStore (memory_store.h) and SqliteStore
 // (sqlite_store.h), both built on CachedStore (cached_store.h).
+//
+// Shared and value variants. Every read/write that returns an object has two
+// forms with the same semantics, errors and revisions:
+//   - the *Shared form returns the stored, immutable document itself
+//     (ObjectPtr: the same pointer later Gets, lists and watch events hand
+//     out), without copying it. This is the form for hot paths (the API
+//     server serializes the response straight from it).
+//   - the value form (Get, Create, Update, Delete, GuaranteedUpdate) is a thin
+//     wrapper returning a deep copy the caller may modify.
+// A returned ObjectPtr stays valid (and unchanged) however the store changes
+// later; it never reflects later writes.
 class Store {
  public:
   virtual ~Store() = default;
 
   // The stored object, or kNotFound.
-  virtual StatusOr<api::Object> Get(const ObjectKey& key) = 0;
+  virtual StatusOr<ObjectPtr> GetShared(const ObjectKey& key) = 0;
+  StatusOr<api::Object> Get(const ObjectKey& key);
 
   virtual StatusOr<ListResult> List(const api::GroupResource& resource,
                                     const ListOptions& options) = 0;
 
   // Stores a new object (see "Metadata the store owns") and returns it as
-  // stored. kAlreadyExists when the key is taken.
-  virtual StatusOr<api::Object> Create(const api::GroupResource& resource, api::Object obj) = 0;
+  // stored. kAlreadyExists when the key is taken. obj is consumed (moved into
+  // the store when the write succeeds).
+  virtual StatusOr<ObjectPtr> CreateShared(const api::GroupResource& resource, api::Object obj) = 0;
+  StatusOr<api::Object> Create(const api::GroupResource& resource, api::Object obj);
 
   // Replaces the stored object with obj (same namespace/name) and returns it
   // as stored (or, when this update finishes a deletion, the removed object at
-  // its deletion revision). kNotFound, kConflict.
-  virtual StatusOr<api::Object> Update(const api::GroupResource& resource, api::Object obj,
-                                       const UpdateOptions& options = {}) = 0;
+  // its deletion revision; for an update that changes nothing, the stored
+  // object at its old revision). kNotFound, kConflict. obj is consumed.
+  virtual StatusOr<ObjectPtr> UpdateShared(const api::GroupResource& resource, api::Object obj,
+                                           const UpdateOptions& options = {}) = 0;
+  StatusOr<api::Object> Update(const api::GroupResource& resource, api::Object obj,
+                               const UpdateOptions& options = {});
 
-  virtual StatusOr<DeleteResult> Delete(const ObjectKey& key,
-                                        const DeleteOptions& options = {}) = 0;
+  virtual StatusOr<SharedDeleteResult> DeleteShared(const ObjectKey& key,
+                                                    const DeleteOptions& options = {}) = 0;
+  StatusOr<DeleteResult> Delete(const ObjectKey& key, const DeleteOptions& options = {});
 
   virtual StatusOr<std::unique_ptr<Watcher>> Watch(const api::GroupResource& resource,
                                                    const WatchOptions& options) = 0;
@@ -273,9 +297,12 @@ class Store {
   // concurrent writer, re-reads and calls fn again. fn's error is returned
   // as is (fn may be called several times; it must not have side effects).
   // Returns kNotFound when the object does not exist, kConflict when `uid`
-  // does not match.
-  StatusOr<api::Object> GuaranteedUpdate(const ObjectKey& key,
-                                         const std::function<StatusOr<api::Object>(const api::Object&)>& fn,
+  // does not match. fn receives the stored object itself (no copy); it must
+  // not keep the reference past its return.
+  using UpdateFn = std::function<StatusOr<api::Object>(const api::Object&)>;
+  StatusOr<ObjectPtr> GuaranteedUpdateShared(const ObjectKey& key, const UpdateFn& fn,
+                                             const UpdateOptions& options = {});
+  StatusOr<api::Object> GuaranteedUpdate(const ObjectKey& key, const UpdateFn& fn,
                                          const UpdateOptions& options = {});
 };
 

@@ -253,6 +253,126 @@ TYPED_TEST(StoreTest, UnchangedUpdateWritesNothing) {
   EXPECT_FALSE(ev->has_value());
 }
 
+// The *Shared forms hand out the stored document itself: the pointer later
+// reads and the watch event carry, never modified afterwards.
+TYPED_TEST(StoreTest, SharedFormsReturnTheStoredObject) {
+  auto w = this->store_->Watch(kPods, {});
+  ASSERT_TRUE(w.ok());
+  auto created = this->store_->CreateShared(kPods, Pod("default", "a"));
+  ASSERT_TRUE(created.ok()) << created.status();
+  const ObjectPtr v1 = *created;
+  EXPECT_EQ(api::ResourceVersion(*v1), "1");
+  EXPECT_EQ((*v1)["metadata"]["generation"], 1);
+  auto got = this->store_->GetShared({kPods, "default", "a"});
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(got->get(), v1.get());
+  EXPECT_EQ(*this->store_->Get({kPods, "default", "a"}), *v1);  // the value form: an equal copy
+
+  api::Object body = *v1;
+  body["spec"]["x"] = 2;
+  auto updated = this->store_->UpdateShared(kPods, std::move(body));
+  ASSERT_TRUE(updated.ok()) << updated.status();
+  const ObjectPtr v2 = *updated;
+  EXPECT_EQ(api::ResourceVersion(*v2), "2");
+  EXPECT_EQ((*v2)["metadata"]["generation"], 2);
+  EXPECT_EQ((*v2)["spec"]["x"], 2);
+  EXPECT_EQ(this->store_->GetShared({kPods, "default", "a"})->get(), v2.get());
+  // The earlier version is unchanged.
+  EXPECT_EQ(api::ResourceVersion(*v1), "1");
+  EXPECT_EQ((*v1)["spec"]["x"], 1);
+
+  // The watch events share the same documents.
+  auto added = (*w)->TryNext();
+  ASSERT_TRUE(added.ok() && added->has_value());
+  EXPECT_EQ((*added)->type, EventType::kAdded);
+  EXPECT_EQ((*added)->object.get(), v1.get());
+  auto modified = (*w)->TryNext();
+  ASSERT_TRUE(modified.ok() && modified->has_value());
+  EXPECT_EQ((*modified)->type, EventType::kModified);
+  EXPECT_EQ((*modified)->object.get(), v2.get());
+
+  // An update that changes nothing returns the stored object itself, unwritten.
+  auto same = this->store_->UpdateShared(kPods, api::Object(*v2));
+  ASSERT_TRUE(same.ok());
+  EXPECT_EQ(same->get(), v2.get());
+  EXPECT_EQ(this->store_->CurrentRevision(), 2);
+
+  // GuaranteedUpdateShared: the result is what a read returns next.
+  auto guaranteed = this->store_->GuaranteedUpdateShared(
+      {kPods, "default", "a"}, [](const api::Object& current) -> StatusOr<api::Object> {
+        api::Object next = current;
+        next["status"] = {{"phase", "Running"}};
+        return next;
+      });
+  ASSERT_TRUE(guaranteed.ok()) << guaranteed.status();
+  EXPECT_EQ(api::ResourceVersion(**guaranteed), "3");
+  EXPECT_EQ((**guaranteed)["status"]["phase"], "Running");
+  EXPECT_EQ((**guaranteed)["metadata"]["generation"], 2);  // status only
+  EXPECT_EQ(this->store_->GetShared({kPods, "default", "a"})->get(), guaranteed->get());
+}
+
+TYPED_TEST(StoreTest, DeleteSharedMarksThenRemoves) {
+  api::Object in = Pod("default", "a");
+  in["metadata"]["finalizers"] = {"example.com/hold"};
+  const ObjectPtr created = *this->store_->CreateShared(kPods, in);
+  auto w = this->store_->Watch(kPods, {});
+  ASSERT_TRUE(w.ok());
+
+  auto marked = this->store_->DeleteShared({kPods, "default", "a"});
+  ASSERT_TRUE(marked.ok()) << marked.status();
+  EXPECT_FALSE(marked->removed);
+  EXPECT_EQ(api::ResourceVersion(*marked->object), "2");
+  EXPECT_EQ((*marked->object)["metadata"]["deletionTimestamp"], "2026-01-01T00:00:00Z");
+  EXPECT_EQ(this->store_->GetShared({kPods, "default", "a"})->get(), marked->object.get());
+  EXPECT_FALSE(created->at("metadata").contains("deletionTimestamp"));
+
+  // Removing the finalizer finishes the deletion: the removed object at its
+  // deletion revision, shared with the DELETED event.
+  api::Object last = *marked->object;
+  last["metadata"].erase("finalizers");
+  auto removed = this->store_->UpdateShared(kPods, std::move(last));
+  ASSERT_TRUE(removed.ok()) << removed.status();
+  EXPECT_EQ(api::ResourceVersion(**removed), "3");
+  EXPECT_EQ(this->store_->GetShared({kPods, "default", "a"}).status().code(), Code::kNotFound);
+  std::vector<std::pair<EventType, const api::Object*>> events;
+  while (true) {
+    auto ev = (*w)->TryNext();
+    ASSERT_TRUE(ev.ok());
+    if (!ev->has_value()) break;
+    events.emplace_back((*ev)->type, (*ev)->object.get());
+  }
+  EXPECT_THAT(events, ElementsAre(std::pair{EventType::kModified, marked->object.get()},
+                                  std::pair{EventType::kDeleted, removed->get()}));
+
+  // DeleteShared without finalizers removes at once.
+  BERTH_CHECK_OK(this->store_->CreateShared(kPods, Pod("default", "b")).status());
+  auto gone = this->store_->DeleteShared({kPods, "default", "b"});
+  ASSERT_TRUE(gone.ok());
+  EXPECT_TRUE(gone->removed);
+  EXPECT_EQ(api::Name(*gone->object), "b");
+  EXPECT_EQ(api::ResourceVersion(*gone->object), "5");
+}
+
+TYPED_TEST(StoreTest, SharedFormsReportKubernetesErrors) {
+  this->MustCreate(kPods, Pod("default", "a"));
+  EXPECT_EQ(this->store_->GetShared({kPods, "default", "zz"}).status().message(),
+            "pods \"zz\" not found");
+  auto dup = this->store_->CreateShared(kPods, Pod("default", "a"));
+  EXPECT_EQ(dup.status().code(), Code::kAlreadyExists);
+  EXPECT_EQ(dup.status().message(), "pods \"a\" already exists");
+  EXPECT_EQ(this->store_->UpdateShared(kPods, Pod("default", "zz")).status().message(),
+            "pods \"zz\" not found");
+  api::Object stale = Pod("default", "a");
+  stale["metadata"]["resourceVersion"] = "7";
+  EXPECT_EQ(this->store_->UpdateShared(kPods, stale).status().code(), Code::kConflict);
+  DeleteOptions wrong_uid;
+  wrong_uid.preconditions.uid = "not-the-uid";
+  EXPECT_EQ(this->store_->DeleteShared({kPods, "default", "a"}, wrong_uid).status().code(),
+            Code::kConflict);
+  EXPECT_EQ(this->store_->DeleteShared({kPods, "default", "zz"}).status().code(), Code::kNotFound);
+  EXPECT_EQ(this->store_->CurrentRevision(), 1);  // failures write nothing
+}
+
 TYPED_TEST(StoreTest, GuaranteedUpdateRetriesOnConcurrentWrite) {
   this->MustCreate(kPods, Pod("default", "a"));
   int calls = 0;
