@@ -1,0 +1,668 @@
+#include "agent/node_agent.h"
+
+#include <dirent.h>
+#include <sched.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <spdlog/spdlog.h>
+
+#include "agent/container_env.h"
+#include "agent/container_log.h"
+#include "agent/pod_status.h"
+#include "agent/process_runner.h"
+
+namespace berth::agent {
+namespace {
+
+const client::GroupVersionResource kPods{"", "v1", "pods"};
+const client::GroupVersionResource kNodes{"", "v1", "nodes"};
+const client::GroupVersionResource kLeases{"coordination.k8s.io", "v1", "leases"};
+constexpr std::string_view kBerthVersion = "v1.32.0-berth";
+
+std::string ReadFirstLine(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+std::string OsImage() {
+  std::ifstream in("/etc/os-release");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("PRETTY_NAME=", 0) != 0) continue;
+    std::string v = line.substr(12);
+    if (v.size() >= 2 && v.front() == '"' && v.back() == '"') v = v.substr(1, v.size() - 2);
+    return v;
+  }
+  return "Linux";
+}
+
+std::string GoArch(const std::string& machine) {
+  if (machine == "x86_64") return "amd64";
+  if (machine == "aarch64") return "arm64";
+  if (machine == "armv7l") return "arm";
+  return machine;
+}
+
+api::Object ResourceListJson(const ResourceList& list) {
+  api::Object out = api::Object::object();
+  for (const auto& [name, q] : list) out[name] = q.String();
+  return out;
+}
+
+bool IsTerminal(const api::Object& pod) {
+  const api::Object* status = pod.contains("status") ? &pod["status"] : nullptr;
+  if (status == nullptr || !status->is_object()) return false;
+  std::string phase = status->value("phase", "");
+  return phase == "Succeeded" || phase == "Failed";
+}
+
+bool HasDeletionTimestamp(const api::Object& pod) {
+  return pod.contains("metadata") && pod["metadata"].contains("deletionTimestamp") &&
+         !pod["metadata"]["deletionTimestamp"].is_null();
+}
+
+// kubelet: deletionGracePeriodSeconds, else spec.terminationGracePeriodSeconds, else 30.
+int64_t GracePeriodSeconds(const api::Object& pod) {
+  const api::Object& meta = pod["metadata"];
+  if (meta.contains("deletionGracePeriodSeconds") && meta["deletionGracePeriodSeconds"].is_number_integer()) {
+    return std::max<int64_t>(0, meta["deletionGracePeriodSeconds"].get<int64_t>());
+  }
+  if (pod.contains("spec") && pod["spec"].contains("terminationGracePeriodSeconds") &&
+      pod["spec"]["terminationGracePeriodSeconds"].is_number_integer()) {
+    return std::max<int64_t>(0, pod["spec"]["terminationGracePeriodSeconds"].get<int64_t>());
+  }
+  return kDefaultTerminationGracePeriodSeconds;
+}
+
+std::string PodKey(const api::Object& pod) { return api::Namespace(pod) + "/" + api::Name(pod); }
+
+std::vector<std::string> ContainerNames(const api::Object& pod, const char* field) {
+  std::vector<std::string> out;
+  if (!pod.contains("spec") || !pod["spec"].contains(field)) return out;
+  for (const auto& c : pod["spec"][field]) out.push_back(c.value("name", ""));
+  return out;
+}
+
+// The node's InternalIP from its status.addresses ("" when none).
+std::string InternalIp(const api::Object& node) {
+  if (!node.contains("status") || !node["status"].contains("addresses")) return "";
+  for (const auto& a : node["status"]["addresses"]) {
+    if (a.value("type", "") == "InternalIP") return a.value("address", "");
+  }
+  return "";
+}
+
+// The highest run number N with <pod dir>/logs/<container>/N.log, or -1.
+int LatestRun(const std::string& pod_dir, const std::string& container) {
+  int latest = -1;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(pod_dir + "/logs/" + container, ec)) {
+    std::string f = e.path().filename().string();
+    if (f.size() < 5 || f.substr(f.size() - 4) != ".log") continue;
+    std::string num = f.substr(0, f.size() - 4);
+    if (num.empty() || !std::all_of(num.begin(), num.end(), ::isdigit)) continue;
+    latest = std::max(latest, std::stoi(num));
+  }
+  return latest;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// Capacity.
+
+StatusOr<ResourceList> ParseResourceList(std::string_view text) {
+  ResourceList out;
+  std::string s(text);
+  std::stringstream in(s);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    if (item.empty()) continue;
+    size_t eq = item.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return InvalidError("invalid node capacity \"" + s + "\": \"" + item + "\" is not name=quantity");
+    }
+    StatusOr<Quantity> q = Quantity::Parse(item.substr(eq + 1));
+    if (!q.ok()) {
+      return InvalidError("invalid node capacity \"" + s + "\": " + item.substr(0, eq) + ": " +
+                          q.status().message());
+    }
+    out[item.substr(0, eq)] = *q;
+  }
+  if (!out.contains("pods")) out["pods"] = Quantity::FromUnits(kDefaultMaxPods);
+  return out;
+}
+
+ResourceList DetectMachineCapacity() {
+  ResourceList out;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  int cpus = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
+  out["cpu"] = Quantity::FromUnits(std::max(cpus, 1));
+  std::ifstream meminfo("/proc/meminfo");
+  std::string line;
+  while (std::getline(meminfo, line)) {
+    if (line.rfind("MemTotal:", 0) != 0) continue;
+    long long kib = 0;
+    if (std::sscanf(line.c_str(), "MemTotal: %lld kB", &kib) == 1) {
+      out["memory"] = Quantity::MustParse(std::to_string(kib) + "Ki");
+    }
+  }
+  if (std::FILE* p = ::popen("nvidia-smi -L 2>/dev/null", "r")) {
+    std::string output;
+    char buf[4096];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof(buf), p)) > 0) output.append(buf, n);
+    ::pclose(p);
+    int gpus = ParseNvidiaSmiList(output);
+    if (gpus > 0) out[std::string(kNvidiaGpu)] = Quantity::FromUnits(gpus);
+  }
+  out["pods"] = Quantity::FromUnits(kDefaultMaxPods);
+  return out;
+}
+
+namespace {
+int DeviceCount(const ResourceList& capacity) {
+  auto it = capacity.find(kNvidiaGpu);
+  return it == capacity.end() ? 0 : static_cast<int>(it->second.Value());
+}
+}  // namespace
+
+// ---------------------------------------------------------------------------
+
+struct NodeAgent::PodWorker {
+  explicit PodWorker(const api::Object& p) : pod(p), lifecycle(p) {}
+  api::Object pod;  // the latest cached state
+  std::string uid;
+  std::string key;  // ns/name
+  std::string dir;
+  PodLifecycle lifecycle;
+  std::map<std::string, std::unique_ptr<ContainerProcess>> running;
+  std::map<std::string, int> runs;  // container → runs started (next log index)
+  std::optional<api::Object> last_status;
+  bool terminating = false;
+  int64_t grace_seconds = 0;
+  bool released = false;  // devices returned
+  bool deleted = false;   // final DELETE done
+};
+
+NodeAgent::NodeAgent(client::Client& client, Clock& clock, NodeAgentOptions options)
+    : client_(client),
+      clock_(clock),
+      options_(std::move(options)),
+      cgroups_(options_.cgroups ? *options_.cgroups : MemoryCgroups::Detect()),
+      ports_(options_.host_ports ? options_.host_ports : std::make_shared<HostPorts>()),
+      devices_(0) {
+  if (options_.capacity.empty()) options_.capacity = DetectMachineCapacity();
+  if (!options_.capacity.contains("pods")) options_.capacity["pods"] = Quantity::FromUnits(kDefaultMaxPods);
+  devices_ = DeviceAllocator(DeviceCount(options_.capacity));
+}
+
+NodeAgent::~NodeAgent() { Stop(); }
+
+Status NodeAgent::Start() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (started_) return Status::Ok();
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(options_.data_dir + "/pods", ec);
+  if (ec) return InternalError("cannot create " + options_.data_dir + "/pods: " + ec.message());
+  if (!cgroups_.available()) {
+    spdlog::info("node {}: memory limits are not enforced: {}", options_.node_name, cgroups_.reason());
+  }
+  BERTH_RETURN_IF_ERROR(RegisterNode());
+  RenewLease();
+  client::InformerOptions io;
+  io.field_selector = "spec.nodeName=" + options_.node_name;
+  io.clock_poll_interval = options_.poll_interval;
+  informer_ = std::make_unique<client::Informer>(client_, client::ResourceRef(kPods), clock_, io);
+  client::ResourceEventHandler h;
+  h.on_add = [this](const client::ObjectPtr&, bool) { Wake(); };
+  h.on_update = [this](const client::ObjectPtr&, const client::ObjectPtr&) { Wake(); };
+  h.on_delete = [this](const client::ObjectPtr&, bool) { Wake(); };
+  informer_->AddEventHandler(std::move(h));
+  informer_->Start();
+  std::lock_guard<std::mutex> lock(mu_);
+  started_ = true;
+  loop_ = std::thread([this] { Loop(); });
+  return Status::Ok();
+}
+
+void NodeAgent::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stop_) return;
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (loop_.joinable()) loop_.join();
+  if (informer_) informer_->Stop();
+  std::lock_guard<std::mutex> lock(workers_mu_);
+  workers_.clear();  // ContainerProcess destructors kill and reap what still runs
+}
+
+void NodeAgent::Wake() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    wake_ = true;
+  }
+  cv_.notify_all();
+}
+
+std::vector<std::string> NodeAgent::ActivePods() const {
+  std::lock_guard<std::mutex> lock(workers_mu_);
+  std::vector<std::string> out;
+  for (const auto& [uid, w] : workers_) out.push_back(w->key);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// ---------------------------------------------------------------------------
+// Node and Lease.
+
+Status NodeAgent::RegisterNode() {
+  struct utsname uts {};
+  ::uname(&uts);
+  std::string arch = GoArch(uts.machine);
+  std::string now = FormatRfc3339(clock_.Now());
+  api::Object node = {
+      {"apiVersion", "v1"},
+      {"kind", "Node"},
+      {"metadata",
+       {{"name", options_.node_name},
+        {"labels",
+         {{"kubernetes.io/hostname", options_.node_name},
+          {"kubernetes.io/os", "linux"},
+          {"kubernetes.io/arch", arch},
+          {"beta.kubernetes.io/os", "linux"},
+          {"beta.kubernetes.io/arch", arch}}}}},
+      {"spec", api::Object::object()},
+  };
+  auto condition = [&](const char* type, const char* status, const char* reason, const char* message) {
+    return api::Object{{"type", type},       {"status", status},   {"lastHeartbeatTime", now},
+                       {"lastTransitionTime", now}, {"reason", reason}, {"message", message}};
+  };
+  api::Object status = {
+      {"capacity", ResourceListJson(options_.capacity)},
+      {"allocatable", ResourceListJson(options_.capacity)},
+      {"conditions",
+       {condition("MemoryPressure", "False", "KubeletHasSufficientMemory", "kubelet has sufficient memory available"),
+        condition("DiskPressure", "False", "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
+        condition("PIDPressure", "False", "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
+        condition("Ready", "True", "KubeletReady", "kubelet is posting ready status")}},
+      {"addresses",
+       {{{"type", "InternalIP"}, {"address", options_.address}},
+        {{"type", "Hostname"}, {"address", options_.node_name}}}},
+      {"daemonEndpoints", {{"kubeletEndpoint", {{"Port", 0}}}}},
+      {"nodeInfo",
+       {{"machineID", ReadFirstLine("/etc/machine-id")},
+        {"systemUUID", ReadFirstLine("/etc/machine-id")},
+        {"bootID", ReadFirstLine("/proc/sys/kernel/random/boot_id")},
+        {"kernelVersion", std::string(uts.release)},
+        {"osImage", OsImage()},
+        {"containerRuntimeVersion", "berth://" + std::string(kBerthVersion.substr(1))},
+        {"kubeletVersion", std::string(kBerthVersion)},
+        {"kubeProxyVersion", ""},
+        {"operatingSystem", "linux"},
+        {"architecture", arch}}},
+  };
+  node["status"] = status;
+  StatusOr<api::Object> created = client_.Create(kNodes, node);
+  api::Object stored;
+  if (created.ok()) {
+    stored = *created;
+  } else if (created.status().code() == Code::kAlreadyExists) {
+    BERTH_ASSIGN_OR_RETURN(stored, client_.Get(kNodes, options_.node_name));
+  } else {
+    return created.status();
+  }
+  // The API server may drop status on create; write it through the status subresource.
+  stored["status"] = status;
+  stored["metadata"].erase("resourceVersion");
+  BERTH_ASSIGN_OR_RETURN(api::Object updated, client_.UpdateStatus(kNodes, stored));
+  node_uid_ = api::Uid(updated);
+  return Status::Ok();
+}
+
+void NodeAgent::RenewLease() {
+  Time now = clock_.Now();
+  client::ResourceRef ref = kLeases.Namespace(std::string(kNodeLeaseNamespace));
+  api::Object spec = {{"holderIdentity", options_.node_name},
+                      {"leaseDurationSeconds", kNodeLeaseDurationSeconds},
+                      {"renewTime", FormatRfc3339Micro(now)}};
+  StatusOr<api::Object> written = Status::Ok();
+  if (lease_) {
+    api::Object lease = *lease_;
+    lease["spec"]["holderIdentity"] = spec["holderIdentity"];
+    lease["spec"]["leaseDurationSeconds"] = spec["leaseDurationSeconds"];
+    lease["spec"]["renewTime"] = spec["renewTime"];
+    written = client_.Update(ref, lease);
+  } else {
+    StatusOr<api::Object> got = client_.Get(ref, options_.node_name);
+    if (got.ok()) {
+      api::Object lease = *got;
+      lease["spec"]["holderIdentity"] = spec["holderIdentity"];
+      lease["spec"]["leaseDurationSeconds"] = spec["leaseDurationSeconds"];
+      lease["spec"]["renewTime"] = spec["renewTime"];
+      written = client_.Update(ref, lease);
+    } else if (got.status().code() == Code::kNotFound) {
+      api::Object lease = {
+          {"apiVersion", "coordination.k8s.io/v1"},
+          {"kind", "Lease"},
+          {"metadata", {{"name", options_.node_name}, {"namespace", std::string(kNodeLeaseNamespace)}}},
+          {"spec", spec}};
+      if (!node_uid_.empty()) {
+        lease["metadata"]["ownerReferences"] = api::Object::array(
+            {{{"apiVersion", "v1"}, {"kind", "Node"}, {"name", options_.node_name}, {"uid", node_uid_}}});
+      }
+      written = client_.Create(ref, lease);
+    } else {
+      written = got.status();
+    }
+  }
+  if (!written.ok()) {
+    // kubelet: a failed renewal is retried soon (here: next pass); a conflict refetches.
+    spdlog::warn("node {}: lease renewal failed: {}", options_.node_name, written.status().ToString());
+    lease_.reset();
+    next_lease_renewal_ = now;
+    return;
+  }
+  lease_ = *written;
+  ++lease_renewals_;
+  next_lease_renewal_ = now + kNodeLeaseRenewInterval;
+}
+
+// ---------------------------------------------------------------------------
+// The loop.
+
+void NodeAgent::Loop() {
+  while (true) {
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      if (stop_) return;
+      wake_ = false;
+    }
+    SyncOnce();
+    std::unique_lock<std::mutex> lock(mu_);
+    if (stop_) return;
+    if (!wake_) cv_.wait_for(lock, options_.poll_interval, [this] { return stop_ || wake_; });
+  }
+}
+
+void NodeAgent::SyncOnce() {
+  if (!next_lease_renewal_ || clock_.Now() >= *next_lease_renewal_) RenewLease();
+  std::vector<client::ObjectPtr> pods = informer_->GetIndexer().List();
+  std::sort(pods.begin(), pods.end(),
+            [](const client::ObjectPtr& a, const client::ObjectPtr& b) { return PodKey(*a) < PodKey(*b); });
+  std::lock_guard<std::mutex> lock(workers_mu_);
+  std::set<std::string> seen;
+  for (const client::ObjectPtr& pod : pods) {
+    const std::string& uid = api::Uid(*pod);
+    seen.insert(uid);
+    auto it = workers_.find(uid);
+    if (it == workers_.end()) {
+      if (IsTerminal(*pod)) continue;  // finished before we saw it: nothing to run
+      if (HasDeletionTimestamp(*pod)) {
+        // Never started here: nothing to stop, so remove it at once (kubelet does the same).
+        client::DeleteOptions d;
+        d.grace_period_seconds = 0;
+        d.preconditions.uid = uid;
+        Status s = client_.Delete(kPods.Namespace(api::Namespace(*pod)), api::Name(*pod), d);
+        if (!s.ok() && s.code() != Code::kNotFound) {
+          spdlog::warn("node {}: delete pod {}: {}", options_.node_name, PodKey(*pod), s.ToString());
+        }
+        continue;
+      }
+      auto w = std::make_unique<PodWorker>(*pod);
+      w->uid = uid;
+      w->key = PodKey(*pod);
+      w->dir = options_.data_dir + "/pods/" + api::Namespace(*pod) + "_" + api::Name(*pod) + "_" + uid;
+      std::error_code ec;
+      std::filesystem::create_directories(w->dir + "/work", ec);
+      it = workers_.emplace(uid, std::move(w)).first;
+    }
+    SyncPod(*it->second, pod.get());
+  }
+  for (auto it = workers_.begin(); it != workers_.end();) {
+    PodWorker& w = *it->second;
+    if (!seen.contains(it->first)) {
+      // Removed from the API without our final delete (force deletion): stop at once.
+      for (auto& [name, proc] : w.running) proc->Kill();
+      devices_.ReleasePrefix(w.uid + "/");
+      it = workers_.erase(it);  // the destructors reap
+      continue;
+    }
+    if (w.deleted) {
+      it = workers_.erase(it);
+      continue;
+    }
+    ++it;
+  }
+}
+
+void NodeAgent::SyncPod(PodWorker& w, const api::Object* cached) {
+  w.pod = *cached;
+  // 1. Exits seen by the monitors.
+  for (auto it = w.running.begin(); it != w.running.end();) {
+    std::optional<ContainerExit> exit = it->second->exit();
+    if (!exit) {
+      ++it;
+      continue;
+    }
+    w.lifecycle.Exited(it->first, *exit);
+    it = w.running.erase(it);
+  }
+  // 2. Deletion: SIGTERM now, SIGKILL at the deadline.
+  if (HasDeletionTimestamp(w.pod)) {
+    int64_t grace = GracePeriodSeconds(w.pod);
+    if (!w.terminating || grace < w.grace_seconds) {
+      w.terminating = true;
+      w.grace_seconds = grace;
+      w.lifecycle.BeginTermination();
+      for (auto& [name, proc] : w.running) proc->Terminate(std::chrono::seconds(grace));
+    }
+    for (auto& [name, proc] : w.running) proc->Tick();
+  }
+  // 3. Starts.
+  if (!w.terminating) {
+    for (const std::string& name : w.lifecycle.ContainersToStart(clock_.Now())) StartContainer(w, name);
+  }
+  // 4. Status.
+  WriteStatus(w);
+  // 5. Done: release resources; a deleted pod is removed from the API.
+  if (w.running.empty() && w.lifecycle.Finished()) {
+    if (!w.released) {
+      devices_.ReleasePrefix(w.uid + "/");
+      w.released = true;
+    }
+    if (w.terminating && !w.deleted && w.last_status) {
+      client::DeleteOptions d;
+      d.grace_period_seconds = 0;
+      d.preconditions.uid = w.uid;
+      Status s = client_.Delete(kPods.Namespace(api::Namespace(w.pod)), api::Name(w.pod), d);
+      if (s.ok() || s.code() == Code::kNotFound) {
+        w.deleted = true;
+      } else {
+        spdlog::warn("node {}: delete pod {}: {}", options_.node_name, w.key, s.ToString());
+      }
+    }
+  }
+}
+
+HostLookup NodeAgent::MakeHostLookup(const std::string& ns) {
+  // Built on first use: most env values name no pod.
+  auto directory = std::make_shared<std::optional<PodHostDirectory>>();
+  return [this, ns, directory](std::string_view h, std::string_view s) -> HostAnswer {
+    if (!directory->has_value()) {
+      directory->emplace();
+      std::map<std::string, std::string> node_addresses;
+      StatusOr<client::ObjectList> nodes = client_.List(kNodes);
+      if (nodes.ok()) {
+        for (const auto& n : nodes->items) node_addresses[api::Name(n)] = InternalIp(n);
+      }
+      StatusOr<client::ObjectList> pods = client_.List(kPods.Namespace(ns));
+      if (pods.ok()) {
+        for (const auto& p : pods->items) {
+          std::string node = p.contains("spec") ? p["spec"].value("nodeName", "") : "";
+          std::string address;
+          if (!node.empty()) {
+            address = node == options_.node_name ? options_.address : node_addresses[node];
+          }
+          (*directory)->Add(p, address);
+        }
+      }
+    }
+    return (*directory)->Find(h, s);
+  };
+}
+
+void NodeAgent::StartContainer(PodWorker& w, const std::string& name) {
+  const api::Object* container = FindContainer(w.pod, name);
+  if (container == nullptr) return;
+  NodeFacts facts;
+  facts.pod_ip = options_.address;
+  facts.host_ip = options_.address;
+  for (const auto& [r, q] : options_.capacity) facts.allocatable[r] = q;
+  StatusOr<ContainerCommand> cmd = ResolveCommand(w.pod, name, facts);
+  if (!cmd.ok()) {
+    w.lifecycle.ConfigError(name, cmd.status().message());
+    return;
+  }
+  const std::string& ns = api::Namespace(w.pod);
+  EnvRewrite rewrite;
+  {
+    HostLookup lookup = MakeHostLookup(ns);
+    std::lock_guard<std::mutex> lock(ports_->mu);
+    rewrite = RewriteEnvForHostNetwork(cmd->env, ns, lookup, ports_->allocator);
+  }
+  if (!rewrite.pending.empty()) return;  // a named pod is not placed yet: stay ContainerCreating
+  std::vector<EnvVar> env = std::move(rewrite.env);
+  // Devices.
+  StatusOr<int> wanted = DeviceRequest(*container);
+  if (!wanted.ok()) {
+    w.lifecycle.ConfigError(name, wanted.status().message());
+    return;
+  }
+  if (devices_.count() > 0 || *wanted > 0) {
+    std::optional<std::vector<int>> indices = devices_.Allocate(w.uid + "/" + name, *wanted);
+    if (!indices) {
+      // The kubelet's device manager message (UnexpectedAdmissionError).
+      w.lifecycle.ConfigError(name, "Allocate failed due to requested number of devices unavailable for " +
+                                        std::string(kNvidiaGpu) + ". Requested: " + std::to_string(*wanted) +
+                                        ", Available: " + std::to_string(devices_.free_count()) +
+                                        ", which is unexpected");
+      return;
+    }
+    std::vector<EnvVar> device_env = DeviceEnv(*indices, devices_.count());
+    std::erase_if(env, [&](const EnvVar& e) {
+      return std::any_of(device_env.begin(), device_env.end(), [&](const EnvVar& d) { return d.name == e.name; });
+    });
+    env.insert(env.end(), device_env.begin(), device_env.end());
+  }
+  ContainerLaunch launch;
+  launch.name = name;
+  launch.argv = cmd->argv;
+  launch.env = std::move(env);
+  std::string work = w.dir + "/work";
+  if (cmd->working_dir.empty()) {
+    launch.working_dir = work;
+  } else if (cmd->working_dir.front() != '/') {
+    launch.working_dir = work + "/" + cmd->working_dir;
+  } else {
+    launch.working_dir = cmd->working_dir;
+  }
+  if (container->contains("resources") && (*container)["resources"].contains("limits") &&
+      (*container)["resources"]["limits"].contains("memory")) {
+    const api::Object& m = (*container)["resources"]["limits"]["memory"];
+    StatusOr<Quantity> q = Quantity::Parse(m.is_string() ? m.get<std::string>() : m.dump());
+    if (q.ok()) launch.memory_limit_bytes = q->Value();
+  }
+  int run = w.runs[name]++;
+  launch.log_path = ContainerLogPath(w.dir, name, run);
+  launch.cgroup_name = w.uid + "-" + name + "-" + std::to_string(run);
+  std::unique_ptr<ContainerProcess> proc =
+      ContainerProcess::Start(launch, clock_, cgroups_.available() ? &cgroups_ : nullptr);
+  std::optional<ContainerExit> exit = proc->exit();
+  if (exit && !exit->start_error.empty()) {
+    w.lifecycle.Exited(name, *exit);
+    return;
+  }
+  w.lifecycle.Started(name, proc->started_at());
+  w.running[name] = std::move(proc);
+}
+
+void NodeAgent::WriteStatus(PodWorker& w) {
+  const api::Object empty = api::Object::object();
+  const api::Object& previous =
+      w.last_status ? *w.last_status : (w.pod.contains("status") ? w.pod["status"] : empty);
+  api::Object status =
+      BuildPodStatus(w.lifecycle, previous, PodAddresses{options_.address, options_.address}, clock_.Now());
+  if (w.last_status && status == *w.last_status) return;
+  api::Object obj = w.pod;
+  obj["metadata"].erase("resourceVersion");
+  obj["status"] = status;
+  StatusOr<api::Object> written = client_.UpdateStatus(kPods.Namespace(api::Namespace(w.pod)), obj);
+  if (!written.ok()) {
+    if (written.status().code() != Code::kNotFound) {
+      spdlog::warn("node {}: status of pod {}: {}", options_.node_name, w.key, written.status().ToString());
+    }
+    return;  // retried on the next pass
+  }
+  w.last_status = std::move(status);
+}
+
+// ---------------------------------------------------------------------------
+// Logs.
+
+StatusOr<std::string> NodeAgent::ReadPodLog(const std::string& ns, const std::string& name,
+                                            const client::PodLogOptions& options) {
+  client::ObjectPtr pod = informer_ ? informer_->GetIndexer().Get(ns, name) : nullptr;
+  if (!pod) return NotFoundError("pods \"" + name + "\" not found");
+  std::vector<std::string> regular = ContainerNames(*pod, "containers");
+  std::vector<std::string> init = ContainerNames(*pod, "initContainers");
+  std::string container = options.container;
+  if (container.empty()) {
+    if (regular.size() != 1) {
+      std::string list;
+      for (const auto& c : regular) list += (list.empty() ? "" : " ") + c;
+      return BadRequestError("a container name must be specified for pod " + name + ", choose one of: [" + list +
+                             "]");
+    }
+    container = regular[0];
+  }
+  if (std::find(regular.begin(), regular.end(), container) == regular.end() &&
+      std::find(init.begin(), init.end(), container) == init.end()) {
+    return BadRequestError("container " + container + " is not valid for pod " + name);
+  }
+  std::string dir = options_.data_dir + "/pods/" + ns + "_" + name + "_" + api::Uid(*pod);
+  int run = LatestRun(dir, container);
+  if (options.previous) {
+    if (run < 1) {
+      return BadRequestError("previous terminated container \"" + container + "\" in pod \"" + name +
+                             "\" not found");
+    }
+    --run;
+  } else if (run < 0) {
+    return BadRequestError("container \"" + container + "\" in pod \"" + name +
+                           "\" is waiting to start: ContainerCreating");
+  }
+  LogReadOptions ro;
+  ro.timestamps = options.timestamps;
+  ro.tail_lines = options.tail_lines;
+  ro.limit_bytes = options.limit_bytes;
+  ro.since_time = options.since_time;
+  return ReadContainerLog(ContainerLogPath(dir, container, run), ro);
+}
+
+}  // namespace berth::agent

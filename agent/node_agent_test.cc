@@ -1,0 +1,307 @@
+#include "agent/node_agent.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <functional>
+#include <thread>
+
+#include "client/testing/fake_client.h"
+
+namespace berth::agent {
+namespace {
+
+using client::testing::FakeClient;
+using namespace std::chrono_literals;
+
+const client::GroupVersionResource kPods{"", "v1", "pods"};
+const client::GroupVersionResource kNodes{"", "v1", "nodes"};
+const client::GroupVersionResource kLeases{"coordination.k8s.io", "v1", "leases"};
+
+// Waits (real time) for a condition the agent's threads bring about. Not a
+// timing assertion: the limit only bounds a hung test.
+bool WaitFor(const std::function<bool()>& pred) {
+  for (int i = 0; i < 2000; ++i) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(5ms);
+  }
+  return pred();
+}
+
+class NodeAgentTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/berth-node-agent-XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    NodeAgentOptions o;
+    o.node_name = "node-a";
+    o.capacity = *ParseResourceList("cpu=8,memory=32Gi,nvidia.com/gpu=2");
+    o.data_dir = dir_;
+    o.address = "10.0.0.5";
+    o.cgroups = MemoryCgroups::Detect("/nonexistent-cgroup-mount");
+    o.poll_interval = 5ms;
+    agent_ = std::make_unique<NodeAgent>(client_, clock_, o);
+    ASSERT_TRUE(agent_->Start().ok());
+  }
+  void TearDown() override {
+    agent_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  // A pod bound to node-a with one container running `script` under /bin/sh.
+  api::Object ShellPod(const std::string& name, const std::string& script, const std::string& restart = "Never") {
+    return {{"apiVersion", "v1"},
+            {"kind", "Pod"},
+            {"metadata", {{"name", name}, {"namespace", "default"}}},
+            {"spec",
+             {{"nodeName", "node-a"},
+              {"restartPolicy", restart},
+              {"containers", {{{"name", "main"}, {"image", "busybox"},
+                               {"command", {"/bin/sh", "-c", script}}}}}}}};
+  }
+  api::Object Create(const api::Object& pod) {
+    StatusOr<api::Object> created = client_.Create(kPods.Namespace("default"), pod);
+    EXPECT_TRUE(created.ok()) << created.status();
+    return created.ok() ? *created : api::Object();
+  }
+  std::optional<api::Object> GetPod(const std::string& name) {
+    StatusOr<api::Object> p = client_.Get(kPods.Namespace("default"), name);
+    if (!p.ok()) return std::nullopt;
+    return *p;
+  }
+  std::string Phase(const std::string& name) {
+    std::optional<api::Object> p = GetPod(name);
+    if (!p || !p->contains("status")) return "";
+    return (*p)["status"].value("phase", "");
+  }
+  std::string Log(const std::string& name, client::PodLogOptions o = {}) {
+    StatusOr<std::string> log = agent_->ReadPodLog("default", name, o);
+    return log.ok() ? *log : "<" + log.status().ToString() + ">";
+  }
+  bool LogContains(const std::string& name, const std::string& text) {
+    return Log(name).find(text) != std::string::npos;
+  }
+  Status DeleteWithGrace(const std::string& name, int64_t grace) {
+    client::DeleteOptions d;
+    d.grace_period_seconds = grace;
+    return client_.Delete(kPods.Namespace("default"), name, d);
+  }
+  // The last status a watch saw for `name` before the object was deleted.
+  static api::Object LastStatusBeforeDelete(client::WatchStream& watch) {
+    api::Object last;
+    while (true) {
+      StatusOr<std::optional<client::WatchEvent>> e = watch.Next(5s);
+      if (!e.ok() || !e->has_value()) return last;
+      if ((*e)->type == client::WatchEventType::kDeleted) return last;
+      last = (*e)->object.value("status", api::Object());
+    }
+  }
+
+  FakeClock clock_;
+  FakeClient client_{clock_};
+  std::string dir_;
+  std::unique_ptr<NodeAgent> agent_;
+};
+
+TEST_F(NodeAgentTest, RegistersNodeWithCapacityConditionsAndAddresses) {
+  StatusOr<api::Object> node = client_.Get(kNodes, "node-a");
+  ASSERT_TRUE(node.ok()) << node.status();
+  const api::Object& status = (*node)["status"];
+  EXPECT_EQ(status["capacity"]["cpu"], "8");
+  EXPECT_EQ(status["capacity"]["memory"], "32Gi");
+  EXPECT_EQ(status["capacity"]["nvidia.com/gpu"], "2");
+  EXPECT_EQ(status["capacity"]["pods"], "110");
+  EXPECT_EQ(status["allocatable"], status["capacity"]);
+  api::Object ready;
+  for (const auto& c : status["conditions"]) {
+    if (c["type"] == "Ready") ready = c;
+  }
+  EXPECT_EQ(ready["status"], "True");
+  EXPECT_EQ(ready["reason"], "KubeletReady");
+  EXPECT_EQ(ready["message"], "kubelet is posting ready status");
+  EXPECT_EQ(status["addresses"][0], (api::Object{{"type", "InternalIP"}, {"address", "10.0.0.5"}}));
+  EXPECT_EQ(status["addresses"][1], (api::Object{{"type", "Hostname"}, {"address", "node-a"}}));
+  EXPECT_EQ(status["nodeInfo"]["operatingSystem"], "linux");
+  EXPECT_EQ((*node)["metadata"]["labels"]["kubernetes.io/hostname"], "node-a");
+}
+
+TEST_F(NodeAgentTest, RenewsLeaseEveryTenSecondsOfClockTime) {
+  client::ResourceRef leases = kLeases.Namespace("kube-node-lease");
+  StatusOr<api::Object> lease = client_.Get(leases, "node-a");
+  ASSERT_TRUE(lease.ok()) << lease.status();
+  EXPECT_EQ((*lease)["spec"]["holderIdentity"], "node-a");
+  EXPECT_EQ((*lease)["spec"]["leaseDurationSeconds"], 40);
+  EXPECT_EQ((*lease)["spec"]["renewTime"], FormatRfc3339Micro(clock_.Now()));
+  EXPECT_EQ((*lease)["metadata"]["ownerReferences"][0]["kind"], "Node");
+  EXPECT_EQ(agent_->lease_renewals(), 1);
+
+  clock_.Advance(9s);
+  // A pod handled after the advance proves a full loop pass saw the new time.
+  Create(ShellPod("probe", "exit 0"));
+  ASSERT_TRUE(WaitFor([&] { return Phase("probe") == "Succeeded"; }));
+  EXPECT_EQ(agent_->lease_renewals(), 1);
+
+  clock_.Advance(1s);
+  ASSERT_TRUE(WaitFor([&] { return agent_->lease_renewals() == 2; }));
+  lease = client_.Get(leases, "node-a");
+  ASSERT_TRUE(lease.ok());
+  EXPECT_EQ((*lease)["spec"]["renewTime"], FormatRfc3339Micro(clock_.Now()));
+}
+
+TEST_F(NodeAgentTest, SucceededPodHasExitCodeZeroAndLog) {
+  Create(ShellPod("hello", "echo hi; exit 0"));
+  ASSERT_TRUE(WaitFor([&] { return Phase("hello") == "Succeeded"; })) << Phase("hello");
+  api::Object status = (*GetPod("hello"))["status"];
+  const api::Object& terminated = status["containerStatuses"][0]["state"]["terminated"];
+  EXPECT_EQ(terminated["exitCode"], 0);
+  EXPECT_EQ(terminated["reason"], "Completed");
+  EXPECT_EQ(status["podIP"], "10.0.0.5");
+  EXPECT_EQ(status["hostIP"], "10.0.0.5");
+  EXPECT_EQ(Log("hello"), "hi\n");
+  // Terminal pods keep their status and hold nothing; the worker stays until the pod goes.
+  EXPECT_EQ(agent_->ActivePods(), std::vector<std::string>{"default/hello"});
+}
+
+TEST_F(NodeAgentTest, FailingPodIsFailedWithItsExitCode) {
+  Create(ShellPod("broken", "echo oops >&2; exit 3"));
+  ASSERT_TRUE(WaitFor([&] { return Phase("broken") == "Failed"; })) << Phase("broken");
+  api::Object status = (*GetPod("broken"))["status"];
+  const api::Object& terminated = status["containerStatuses"][0]["state"]["terminated"];
+  EXPECT_EQ(terminated["exitCode"], 3);
+  EXPECT_EQ(terminated["reason"], "Error");
+  EXPECT_EQ(Log("broken"), "oops\n");
+}
+
+TEST_F(NodeAgentTest, MissingBinaryIsAStartError) {
+  api::Object pod = ShellPod("nobin", "");
+  pod["spec"]["containers"][0]["command"] = {"no-such-program-berth"};
+  Create(pod);
+  ASSERT_TRUE(WaitFor([&] { return Phase("nobin") == "Failed"; })) << Phase("nobin");
+  const api::Object& terminated = (*GetPod("nobin"))["status"]["containerStatuses"][0]["state"]["terminated"];
+  EXPECT_EQ(terminated["exitCode"], 128);
+  EXPECT_EQ(terminated["reason"], "StartError");
+  EXPECT_NE(terminated["message"].get<std::string>().find("executable file not found in $PATH"), std::string::npos);
+}
+
+TEST_F(NodeAgentTest, DeletionSendsSigtermAndRemovesPodAfterProcessExit) {
+  Create(ShellPod("graceful", "trap 'echo term; exit 0' TERM; echo ready; while true; do sleep 0.05; done"));
+  ASSERT_TRUE(WaitFor([&] { return LogContains("graceful", "ready"); })) << Log("graceful");
+  ASSERT_EQ(Phase("graceful"), "Running");
+  std::string rv = (*GetPod("graceful"))["metadata"]["resourceVersion"];
+  StatusOr<std::unique_ptr<client::WatchStream>> watch =
+      client_.Watch(kPods.Namespace("default"), {.resource_version = rv, .field_selector = "metadata.name=graceful"});
+  ASSERT_TRUE(watch.ok());
+
+  ASSERT_TRUE(DeleteWithGrace("graceful", 30).ok());
+  // The clock never reaches the deadline: the process exits on SIGTERM alone.
+  ASSERT_TRUE(WaitFor([&] { return !GetPod("graceful").has_value(); }));
+  api::Object last = LastStatusBeforeDelete(**watch);
+  const api::Object& terminated = last["containerStatuses"][0]["state"]["terminated"];
+  EXPECT_EQ(terminated["exitCode"], 0);
+  EXPECT_TRUE(agent_->ActivePods().empty());
+}
+
+TEST_F(NodeAgentTest, ProcessIgnoringSigtermIsKilledAtDeadlineAndPodLastsUntilThen) {
+  Create(ShellPod("stubborn", "trap 'echo term' TERM; echo ready; while true; do sleep 0.05; done"));
+  ASSERT_TRUE(WaitFor([&] { return LogContains("stubborn", "ready"); })) << Log("stubborn");
+  std::string rv = (*GetPod("stubborn"))["metadata"]["resourceVersion"];
+  StatusOr<std::unique_ptr<client::WatchStream>> watch =
+      client_.Watch(kPods.Namespace("default"), {.resource_version = rv, .field_selector = "metadata.name=stubborn"});
+  ASSERT_TRUE(watch.ok());
+
+  ASSERT_TRUE(DeleteWithGrace("stubborn", 5).ok());
+  ASSERT_TRUE(WaitFor([&] { return LogContains("stubborn", "term"); })) << Log("stubborn");
+  clock_.Advance(4s);
+  // Loop passes after the advance (a new pod handled) still leave the pod in place.
+  Create(ShellPod("marker", "exit 0"));
+  ASSERT_TRUE(WaitFor([&] { return Phase("marker") == "Succeeded"; }));
+  ASSERT_TRUE(GetPod("stubborn").has_value());
+  EXPECT_TRUE((*GetPod("stubborn"))["metadata"].contains("deletionTimestamp"));
+
+  clock_.Advance(1s);  // the deadline: SIGKILL
+  ASSERT_TRUE(WaitFor([&] { return !GetPod("stubborn").has_value(); }));
+  api::Object last = LastStatusBeforeDelete(**watch);
+  EXPECT_EQ(last["containerStatuses"][0]["state"]["terminated"]["exitCode"], 137);
+}
+
+TEST_F(NodeAgentTest, EnvFromFieldRefAndDevicesReachTheProcess) {
+  api::Object pod = ShellPod("envpod", "echo name=$POD_NAME node=$NODE gpu=$CUDA_VISIBLE_DEVICES");
+  pod["spec"]["containers"][0]["env"] = {
+      {{"name", "POD_NAME"}, {"valueFrom", {{"fieldRef", {{"fieldPath", "metadata.name"}}}}}},
+      {{"name", "NODE"}, {"valueFrom", {{"fieldRef", {{"fieldPath", "spec.nodeName"}}}}}}};
+  pod["spec"]["containers"][0]["resources"] = {{"limits", {{"nvidia.com/gpu", "1"}}}};
+  Create(pod);
+  ASSERT_TRUE(WaitFor([&] { return Phase("envpod") == "Succeeded"; })) << Phase("envpod");
+  EXPECT_EQ(Log("envpod"), "name=envpod node=node-a gpu=0\n");
+}
+
+TEST_F(NodeAgentTest, InitContainerRunsFirstInTheSharedWorkDir) {
+  api::Object pod = ShellPod("init", "cat f");
+  pod["spec"]["initContainers"] = {
+      {{"name", "prepare"}, {"command", {"/bin/sh", "-c", "echo from-init > f"}}}};
+  Create(pod);
+  ASSERT_TRUE(WaitFor([&] { return Phase("init") == "Succeeded"; })) << Phase("init");
+  EXPECT_EQ(Log("init"), "from-init\n");
+  client::PodLogOptions o;
+  o.container = "prepare";
+  EXPECT_EQ(Log("init", o), "");
+}
+
+TEST_F(NodeAgentTest, PodLogErrorsUseKubernetesWording) {
+  api::Object pod = ShellPod("two", "exit 0");
+  pod["spec"]["containers"].push_back({{"name", "side"}, {"command", {"/bin/sh", "-c", "exit 0"}}});
+  Create(pod);
+  ASSERT_TRUE(WaitFor([&] { return Phase("two") == "Succeeded"; })) << Phase("two");
+  StatusOr<std::string> log = agent_->ReadPodLog("default", "two", {});
+  EXPECT_EQ(log.status(), BadRequestError("a container name must be specified for pod two, choose one of: [main side]"));
+  client::PodLogOptions o;
+  o.container = "nope";
+  EXPECT_EQ(agent_->ReadPodLog("default", "two", o).status(),
+            BadRequestError("container nope is not valid for pod two"));
+  o.container = "main";
+  o.previous = true;
+  EXPECT_EQ(agent_->ReadPodLog("default", "two", o).status(),
+            BadRequestError("previous terminated container \"main\" in pod \"two\" not found"));
+  EXPECT_EQ(agent_->ReadPodLog("default", "absent", {}).status(), NotFoundError("pods \"absent\" not found"));
+}
+
+TEST_F(NodeAgentTest, PodsOfOtherNodesAreNotRun) {
+  api::Object pod = ShellPod("elsewhere", "exit 0");
+  pod["spec"]["nodeName"] = "node-b";
+  Create(pod);
+  Create(ShellPod("here", "exit 0"));
+  ASSERT_TRUE(WaitFor([&] { return Phase("here") == "Succeeded"; }));
+  EXPECT_EQ(Phase("elsewhere"), "");
+}
+
+TEST(ParseResourceListTest, ParsesDeclaredCapacityAndAddsPods) {
+  StatusOr<ResourceList> r = ParseResourceList("cpu=8,memory=32Gi,nvidia.com/gpu=8");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->size(), 4u);
+  EXPECT_EQ(r->at("cpu").String(), "8");
+  EXPECT_EQ(r->at("memory").String(), "32Gi");
+  EXPECT_EQ(r->at("nvidia.com/gpu").String(), "8");
+  EXPECT_EQ(r->at("pods").String(), "110");
+  EXPECT_EQ(ParseResourceList("pods=20")->at("pods").String(), "20");
+}
+
+TEST(ParseResourceListTest, RejectsMalformedItems) {
+  EXPECT_EQ(ParseResourceList("cpu").status().code(), Code::kInvalid);
+  EXPECT_EQ(ParseResourceList("cpu=8,=3").status().code(), Code::kInvalid);
+  StatusOr<ResourceList> bad = ParseResourceList("cpu=eight");
+  EXPECT_EQ(bad.status().code(), Code::kInvalid);
+  EXPECT_EQ(bad.status().message().rfind("invalid node capacity \"cpu=eight\": cpu: ", 0), 0u)
+      << bad.status().message();
+}
+
+TEST(DetectMachineCapacityTest, FindsCpusMemoryAndPods) {
+  ResourceList r = DetectMachineCapacity();
+  EXPECT_GE(r.at("cpu").Value(), 1);
+  EXPECT_GT(r.at("memory").Value(), 0);
+  EXPECT_EQ(r.at("pods").Value(), 110);
+}
+
+}  // namespace
+}  // namespace berth::agent
