@@ -179,7 +179,7 @@ TEST_F(NodeAgentTest, MissingBinaryIsAStartError) {
   pod["spec"]["containers"][0]["command"] = {"no-such-program-berth"};
   Create(pod);
   ASSERT_TRUE(WaitFor([&] { return Phase("nobin") == "Failed"; })) << Phase("nobin");
-  const api::Object& terminated = (*GetPod("nobin"))["status"]["containerStatuses"][0]["state"]["terminated"];
+  api::Object terminated = (*GetPod("nobin"))["status"]["containerStatuses"][0]["state"]["terminated"];
   EXPECT_EQ(terminated["exitCode"], 128);
   EXPECT_EQ(terminated["reason"], "StartError");
   EXPECT_NE(terminated["message"].get<std::string>().find("executable file not found in $PATH"), std::string::npos);
