@@ -276,6 +276,40 @@ TEST_F(NodeAgentTest, PodsOfOtherNodesAreNotRun) {
   EXPECT_EQ(Phase("elsewhere"), "");
 }
 
+TEST_F(NodeAgentTest, MasterHostNameResolvesToTheNodeOfThatPodOnceItIsPlaced) {
+  api::Object node_b = {{"apiVersion", "v1"}, {"kind", "Node"}, {"metadata", {{"name", "node-b"}}},
+                        {"status", {{"addresses", {{{"type", "InternalIP"}, {"address", "10.0.0.9"}}}}}}};
+  ASSERT_TRUE(client_.Create(kNodes, node_b).ok());
+  // The master pod exists but is not placed yet.
+  api::Object master = ShellPod("job-node-0-0-abcde", "exit 0");
+  master["spec"].erase("nodeName");
+  master["spec"]["hostname"] = "job-node-0-0";
+  master["spec"]["subdomain"] = "job";
+  Create(master);
+  api::Object worker = ShellPod("job-node-0-1-fghij", "echo $MASTER_ADDR:$MASTER_PORT");
+  worker["spec"]["containers"][0]["env"] = {{{"name", "MASTER_ADDR"}, {"value", "job-node-0-0.job"}},
+                                            {{"name", "MASTER_PORT"}, {"value", "29500"}}};
+  Create(worker);
+  ASSERT_TRUE(WaitFor([&] {
+    std::optional<api::Object> p = GetPod("job-node-0-1-fghij");
+    return p && (*p)["status"].contains("containerStatuses");
+  }));
+  api::Object waiting = (*GetPod("job-node-0-1-fghij"))["status"]["containerStatuses"][0]["state"];
+  EXPECT_EQ(waiting["waiting"]["reason"], "ContainerCreating");
+  EXPECT_EQ(Phase("job-node-0-1-fghij"), "Pending");
+
+  ASSERT_TRUE(client_
+                  .Patch(kPods.Namespace("default"), "job-node-0-0-abcde", client::PatchType::kMerge,
+                         R"({"spec":{"nodeName":"node-b"}})")
+                  .ok());
+  ASSERT_TRUE(WaitFor([&] { return Phase("job-node-0-1-fghij") == "Succeeded"; }));
+  std::string log = Log("job-node-0-1-fghij");
+  ASSERT_EQ(log.rfind("10.0.0.9:", 0), 0u) << log;
+  int port = std::stoi(log.substr(9));
+  EXPECT_GE(port, 20000);
+  EXPECT_LE(port, 32000);
+}
+
 TEST(ParseResourceListTest, ParsesDeclaredCapacityAndAddsPods) {
   StatusOr<ResourceList> r = ParseResourceList("cpu=8,memory=32Gi,nvidia.com/gpu=8");
   ASSERT_TRUE(r.ok()) << r.status();
