@@ -310,6 +310,19 @@ TEST_F(NodeAgentTest, MasterHostNameResolvesToTheNodeOfThatPodOnceItIsPlaced) {
   EXPECT_LE(port, 32000);
 }
 
+TEST_F(NodeAgentTest, OnFailureRestartKeepsThePreviousRunsLog) {
+  Create(ShellPod("retry", "if [ -f once ]; then echo second; exit 0; fi; touch once; echo first; exit 1",
+                  "OnFailure"));
+  ASSERT_TRUE(WaitFor([&] { return Phase("retry") == "Succeeded"; })) << Phase("retry");
+  api::Object cs = (*GetPod("retry"))["status"]["containerStatuses"][0];
+  EXPECT_EQ(cs["restartCount"], 1);
+  EXPECT_EQ(cs["lastState"]["terminated"]["exitCode"], 1);
+  EXPECT_EQ(Log("retry"), "second\n");
+  client::PodLogOptions o;
+  o.previous = true;
+  EXPECT_EQ(Log("retry", o), "first\n");
+}
+
 TEST(ParseResourceListTest, ParsesDeclaredCapacityAndAddsPods) {
   StatusOr<ResourceList> r = ParseResourceList("cpu=8,memory=32Gi,nvidia.com/gpu=8");
   ASSERT_TRUE(r.ok()) << r.status();
