@@ -323,6 +323,16 @@ TEST_F(NodeAgentTest, OnFailureRestartKeepsThePreviousRunsLog) {
   EXPECT_EQ(Log("retry", o), "first\n");
 }
 
+TEST_F(NodeAgentTest, WritesStatusOnlyWhenItChanges) {
+  Create(ShellPod("once", "exit 0"));
+  ASSERT_TRUE(WaitFor([&] { return Phase("once") == "Succeeded"; }));
+  clock_.Advance(1s);
+  Create(ShellPod("marker", "exit 0"));
+  ASSERT_TRUE(WaitFor([&] { return Phase("marker") == "Succeeded"; }));
+  // Node status once; each pod Running (written in the pass that starts it) and Succeeded.
+  EXPECT_EQ(client_.CallCount("updatestatus"), 1 + 2 + 2);
+}
+
 TEST(ParseResourceListTest, ParsesDeclaredCapacityAndAddsPods) {
   StatusOr<ResourceList> r = ParseResourceList("cpu=8,memory=32Gi,nvidia.com/gpu=8");
   ASSERT_TRUE(r.ok()) << r.status();
