@@ -184,6 +184,30 @@ struct ParseFailure {
   std::string message;
 };
 
+// YAML text is Unicode: a scalar with bytes that are not UTF-8 is an error (as
+// go-yaml's reader reports it), never a JSON string that cannot be serialised.
+bool IsValidUtf8(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    if (n == 0 || i + n > s.size()) return false;
+    uint32_t cp = n == 1 ? c : n == 2 ? (c & 0x1F) : n == 3 ? (c & 0x0F) : (c & 0x07);
+    for (size_t k = 1; k < n; ++k) {
+      const auto cc = static_cast<unsigned char>(s[i + k]);
+      if ((cc >> 6) != 0x2) return false;
+      cp = (cp << 6) | (cc & 0x3F);
+    }
+    // Overlong forms, surrogates and values past U+10FFFF.
+    if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10FFFF ||
+        (cp >= 0xD800 && cp <= 0xDFFF)) {
+      return false;
+    }
+    i += n;
+  }
+  return true;
+}
+
 // Upper bound on the number of values alias expansion may add to one document.
 constexpr std::size_t kMaxAliasExpansion = 1'000'000;
 
@@ -231,6 +255,7 @@ class JsonBuilder : public YAML::EventHandler {
 
   void OnScalar(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
                 const std::string& value) override {
+    if (!IsValidUtf8(value)) throw ParseFailure{mark, "invalid UTF-8 in a scalar"};
     std::string error;
     Object v = ResolveScalar(tag, value, &error);
     if (!error.empty()) throw ParseFailure{mark, error};
@@ -661,12 +686,25 @@ StatusOr<std::vector<Object>> ParseYamlStream(std::string_view text,
   std::vector<Object> docs;
   std::istringstream in{std::string(text)};
   int document = 0;
+  // yaml-cpp 0.7 never stops on some malformed streams (a leading ',' yields
+  // empty documents forever; found by the request fuzzer). A stream has at most
+  // one document more than it has "---"/"..." markers: more means no progress.
+  size_t max_documents = 1;
+  for (size_t i = 0; i + 3 <= text.size(); ++i) {
+    if (text.compare(i, 3, "---") == 0 || text.compare(i, 3, "...") == 0) ++max_documents;
+  }
   try {
     YAML::Parser parser(in);
     JsonBuilder builder;
     while (true) {
       ++document;
       if (!parser.HandleNextDocument(builder)) break;
+      if (static_cast<size_t>(document) > max_documents) {
+        YAML::Mark mark;
+        mark.line = 0;
+        mark.column = 0;
+        return YamlError(source_name, document, mark, "did not find expected node content");
+      }
       std::optional<Object> root = builder.TakeRoot();
       if (root && !root->is_null()) docs.push_back(std::move(*root));
     }
@@ -715,6 +753,14 @@ StatusOr<Object> ParseJsonOrYaml(std::string_view text, std::string_view source_
     std::string where = source_name.empty() ? "" : "error parsing " + std::string(source_name) + ": ";
     return BadRequestError(where + "json: line " + std::to_string(line) + ", column " +
                            std::to_string(column) + ": " + detail);
+  } catch (const nlohmann::json::out_of_range& e) {
+    // A number beyond double (e.g. 1e400; found by the request fuzzer). Go's
+    // decoder: `json: cannot unmarshal number 1e400 into Go value of type float64`.
+    std::string what = e.what();
+    auto quote = what.find('\'');
+    std::string number = quote == std::string::npos ? "" : what.substr(quote + 1, what.rfind('\'') - quote - 1);
+    std::string where = source_name.empty() ? "" : "error parsing " + std::string(source_name) + ": ";
+    return BadRequestError(where + "json: cannot unmarshal number " + number + " into Go value of type float64");
   }
 }
 

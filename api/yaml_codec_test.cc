@@ -55,6 +55,37 @@ TEST(YamlScalarTest, CoreSchemaResolution) {
   }
 }
 
+// Found by the request fuzzer: bytes that are not UTF-8 must not become a JSON
+// string (which nlohmann cannot serialise).
+TEST(YamlScalarTest, InvalidUtf8IsAnError) {
+  auto doc = ParseYaml("v: \"a\xbfb\"\n");
+  ASSERT_FALSE(doc.ok());
+  EXPECT_THAT(doc.status().message(), HasSubstr("invalid UTF-8"));
+  auto key = ParseYaml("k\xff: 1\n");
+  EXPECT_FALSE(key.ok());
+  auto fine = ParseYaml("v: \"caf\xc3\xa9 \xe6\x97\xa5\xf0\x9f\x98\x80\"\n");
+  ASSERT_TRUE(fine.ok()) << fine.status();
+  EXPECT_EQ((*fine)["v"], "caf\xc3\xa9 \xe6\x97\xa5\xf0\x9f\x98\x80");
+}
+
+// Found by the request fuzzer: yaml-cpp 0.7 produces empty documents forever
+// for a stream that starts with ','. The parse must end with an error.
+TEST(YamlDocumentTest, MalformedStreamEnds) {
+  auto doc = ParseYamlStream(",\"spec\":{\"a\":[{\"n\":\"c\"}]}}}");
+  ASSERT_FALSE(doc.ok());
+  EXPECT_THAT(doc.status().message(), HasSubstr("did not find expected node content"));
+  EXPECT_FALSE(ParseJsonOrYaml(",a").ok());
+}
+
+// Found by the request fuzzer: a JSON number beyond double is a BadRequest,
+// not an exception.
+TEST(YamlDocumentTest, JsonNumberOverflowIsAnError) {
+  auto doc = ParseJsonOrYaml(R"({"spec":{"replicas":1e400}})");
+  ASSERT_FALSE(doc.ok());
+  EXPECT_EQ(doc.status().code(), Code::kBadRequest);
+  EXPECT_EQ(doc.status().message(), "json: cannot unmarshal number 1e400 into Go value of type float64");
+}
+
 TEST(YamlScalarTest, InfinityAndNaN) {
   json inf = ParseValue(".inf");
   ASSERT_TRUE(inf.is_number_float());

@@ -33,7 +33,7 @@ HttpResponse JsonResponse(int status, const json& body, std::string content_type
   HttpResponse r;
   r.status = status;
   r.content_type = std::move(content_type);
-  r.body = body.dump();
+  r.body = DumpJson(body);
   return r;
 }
 
@@ -132,7 +132,7 @@ class ApiServer::Impl {
   }
   // The stored (storage-version) object as the URL's version.
   StatusOr<json> ToRequestVersion(const ResourceRequest& r, const json& stored) const {
-    if (stored.value("apiVersion", "") == r.api_version) return stored;
+    if (auto v = stored.find("apiVersion"); v != stored.end() && *v == r.api_version) return stored;
     return api::Convert(registry_, stored, r.api_version);
   }
   // Object (or one-row Table) response.
@@ -346,6 +346,19 @@ StatusOr<json> ApiServer::Impl::DecodeBody(const ResourceRequest& r, bool requir
                            ": metadata must be an object");
   }
   json& meta = obj["metadata"];
+  // metadata.name and .namespace are strings (null reads as absent), as Go's
+  // decoder into ObjectMeta demands.
+  for (const char* field : {"name", "namespace"}) {
+    auto it = meta.find(field);
+    if (it == meta.end() || it->is_string()) continue;
+    if (it->is_null()) {
+      meta.erase(it);
+      continue;
+    }
+    return BadRequestError(kind + " in version \"" + r.version + "\" cannot be handled as a " + kind +
+                           ": json: cannot unmarshal " + std::string(it->is_number() ? "number" : it->type_name()) +
+                           " into Go struct field ObjectMeta.metadata." + field + " of type string");
+  }
   const std::string& ns = r.info.namespace_;
   if (r.def->namespaced()) {
     std::string body_ns = meta.value("namespace", "");
@@ -464,7 +477,7 @@ HandlerResult ApiServer::Impl::Watch(const ResourceRequest& r) {
     return TableFor(r).Table(items, clock_.Now(), r.include, api::ResourceVersion(*converted), "");
   };
   auto line = [](const char* type, json object) {
-    return json{{"type", type}, {"object", std::move(object)}}.dump() + "\n";
+    return DumpJson(json{{"type", type}, {"object", std::move(object)}}) + "\n";
   };
   if (from_now) {
     store::ListOptions lo;

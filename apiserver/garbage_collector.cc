@@ -14,6 +14,13 @@ namespace {
 // How often a failing work item is retried before it waits for the object to change.
 constexpr int kRetries = 5;
 
+// A string member, "" when absent or not a string (stored objects are
+// validated, but the collector must never throw on one that is not).
+std::string Str(const json& obj, const char* key) {
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
 }  // namespace
 
 struct GarbageCollector::ResourceWatch {
@@ -153,7 +160,7 @@ void GarbageCollector::Observe(const api::GroupResource& resource, const api::Ob
   if (refs != nullptr) {
     for (const json& ref : *refs) {
       if (!ref.is_object()) continue;
-      Owner o{ref.value("uid", ""), ref.value("apiVersion", ""), ref.value("kind", ""), ref.value("name", "")};
+      Owner o{Str(ref, "uid"), Str(ref, "apiVersion"), Str(ref, "kind"), Str(ref, "name")};
       if (o.uid.empty()) continue;
       dependents_[o.uid].insert(uid);
       node.owners.push_back(std::move(o));
@@ -304,7 +311,7 @@ StatusOr<bool> GarbageCollector::AttemptToDelete(const Node& node) {
       json kept = json::array();
       for (const json& ref : refs) {
         if (!ref.is_object() ||
-            std::find(dangling.begin(), dangling.end(), ref.value("uid", "")) == dangling.end()) {
+            std::find(dangling.begin(), dangling.end(), Str(ref, "uid")) == dangling.end()) {
           kept.push_back(ref);
         }
       }
@@ -363,7 +370,7 @@ StatusOr<bool> GarbageCollector::ProcessDeleting(const Node& node) {
         json& refs = next["metadata"]["ownerReferences"];
         json kept = json::array();
         for (const json& ref : refs) {
-          if (!ref.is_object() || ref.value("uid", "") != uid) kept.push_back(ref);
+          if (!ref.is_object() || Str(ref, "uid") != uid) kept.push_back(ref);
         }
         refs = std::move(kept);
         if (refs.empty()) next["metadata"].erase("ownerReferences");

@@ -30,11 +30,15 @@ nlohmann::json StatusToJson(const Status& status, const StatusDetails& details) 
   return j;
 }
 
+std::string DumpJson(const nlohmann::json& j) {
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 HttpResponse StatusResponse(const Status& status, const StatusDetails& details) {
   HttpResponse r;
   r.status = CodeHttpStatus(status.code());
   r.content_type = "application/json";
-  r.body = StatusToJson(status, details).dump();
+  r.body = DumpJson(StatusToJson(status, details));
   return r;
 }
 

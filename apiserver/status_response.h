@@ -41,6 +41,11 @@ struct StatusDetails {
   bool empty() const { return name.empty() && group.empty() && kind.empty() && uid.empty(); }
 };
 
+// Serialises a response body. Error messages may quote request bytes that
+// are not UTF-8 (a body that failed to parse): they are replaced by U+FFFD,
+// as Go's encoding/json does, instead of failing.
+std::string DumpJson(const nlohmann::json& j);
+
 // The Status object for `status` (which must not be OK). Causes become
 // details.causes[] as {reason: type, message, field}.
 nlohmann::json StatusToJson(const Status& status, const StatusDetails& details = {});

@@ -295,7 +295,7 @@ std::string OrNone(std::string s, const char* none = "<none>") {
 std::string ValueText(const json& v) {
   if (v.is_string()) return v.get<std::string>();
   if (v.is_null()) return "<nil>";
-  return v.dump();
+  return v.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 json CellForType(const std::string& type, const json& value, Time now) {

@@ -193,6 +193,18 @@ run describe-pod 0 "$KUBECTL" describe pod high-priority-inference -n training
 expect describe-pod '^Name: +high-priority-inference$'
 expect describe-pod '^Namespace: +training$'
 expect describe-pod '^Priority Class Name: +high-priority$'
+# Events about the pod (as the scheduler records them) show in describe and get events:
+# describe finds them with involvedObject.* field selectors.
+POD_UID=$("$KUBECTL" get pod high-priority-inference -n training -o 'jsonpath={.metadata.uid}')
+NOW=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+printf 'apiVersion: v1\nkind: Event\nmetadata:\n  name: high-priority-inference.1\n  namespace: training\ninvolvedObject:\n  apiVersion: v1\n  kind: Pod\n  name: high-priority-inference\n  namespace: training\n  uid: %s\nreason: FailedScheduling\nmessage: "0/1 nodes are available: 1 Insufficient nvidia.com/gpu."\ntype: Warning\nsource:\n  component: default-scheduler\nreportingComponent: default-scheduler\ncount: 3\nfirstTimestamp: "%s"\nlastTimestamp: "%s"\n' \
+  "$POD_UID" "$NOW" "$NOW" >"$WORK/event.yaml"
+run event-create 0 "$KUBECTL" apply -f "$WORK/event.yaml"
+run describe-pod-events 0 "$KUBECTL" describe pod high-priority-inference -n training
+expect describe-pod-events '^  Warning +FailedScheduling +[0-9]+s \(x3 over [0-9]+s\) +default-scheduler +0/1 nodes are available: 1 Insufficient nvidia\.com/gpu\.$'
+run get-events 0 "$KUBECTL" get events -n training
+expect get-events '^LAST SEEN +TYPE +REASON +OBJECT +MESSAGE$'
+expect get-events '^[0-9]+s +Warning +FailedScheduling +pod/high-priority-inference +0/1 nodes are available'
 run describe-ns 0 "$KUBECTL" describe ns training
 expect describe-ns '^Status: +Active$'
 

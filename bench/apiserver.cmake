@@ -1,0 +1,5 @@
+# apiserver/ benchmarks over HTTP: creates/s and GETs/s with 8 keep-alive
+# clients, LIST of 10,000 objects, write-to-delivery delay on 100 watches.
+berth_bench(apiserver_bench
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/apiserver_bench.cc
+  LIBS berth_apiserver berth_client)
