@@ -412,9 +412,9 @@ void NodeAgent::SyncOnce() {
     seen.insert(uid);
     auto it = workers_.find(uid);
     if (it == workers_.end()) {
-      if (IsTerminal(*pod)) continue;  // finished before we saw it: nothing to run
       if (HasDeletionTimestamp(*pod)) {
-        // Never started here: nothing to stop, so remove it at once (kubelet does the same).
+        // Not running here (never started, or finished before this agent started):
+        // nothing to stop, so remove it at once (kubelet does the same).
         client::DeleteOptions d;
         d.grace_period_seconds = 0;
         d.preconditions.uid = uid;
@@ -424,6 +424,7 @@ void NodeAgent::SyncOnce() {
         }
         continue;
       }
+      if (IsTerminal(*pod)) continue;  // finished before we saw it: nothing to run
       auto w = std::make_unique<PodWorker>(*pod);
       w->uid = uid;
       w->key = PodKey(*pod);

@@ -47,7 +47,9 @@
 //   final status is written and the pod is deleted with gracePeriodSeconds=0
 //   and a uid precondition, which is when the API server removes it. A pod
 //   removed from the API without that (force deletion) has its processes
-//   killed at once. Devices are released when a pod's processes are gone.
+//   killed at once. A pod marked for deletion that runs nothing here (never
+//   started, or terminal before this agent saw it) is deleted with grace 0 at
+//   once. Devices are released when a pod's processes are gone.
 //
 // Logs: NodeAgent is a client::PodLogSource over the pods it runs (see
 //   client/log_source.h); files are read with ReadContainerLog.

@@ -333,6 +333,15 @@ TEST_F(NodeAgentTest, WritesStatusOnlyWhenItChanges) {
   EXPECT_EQ(client_.CallCount("updatestatus"), 1 + 2 + 2);
 }
 
+TEST_F(NodeAgentTest, DeletedTerminalPodIsRemovedAtOnce) {
+  Create(ShellPod("done", "exit 0"));
+  ASSERT_TRUE(WaitFor([&] { return Phase("done") == "Succeeded"; }));
+  ASSERT_TRUE(DeleteWithGrace("done", 30).ok());
+  // No process is left, so no grace period is waited out (the clock never moves).
+  ASSERT_TRUE(WaitFor([&] { return !GetPod("done").has_value(); }));
+  EXPECT_TRUE(agent_->ActivePods().empty());
+}
+
 TEST(ParseResourceListTest, ParsesDeclaredCapacityAndAddsPods) {
   StatusOr<ResourceList> r = ParseResourceList("cpu=8,memory=32Gi,nvidia.com/gpu=8");
   ASSERT_TRUE(r.ok()) << r.status();
