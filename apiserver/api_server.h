@@ -40,7 +40,11 @@
 // policy finalizers, namespace finalization) and the GarbageCollector started
 // with the server (garbage_collector.h) carries out the cascades.
 //
-// Not served yet: pods/log, server-side apply field ownership (managedFields).
+// Request bodies are JSON or YAML; Kubernetes protobuf (what kubectl's typed
+// commands such as `kubectl create namespace` send) gets 415.
+//
+// Not served yet: pods/log, server-side apply field ownership (managedFields),
+// protobuf bodies, Events written by the server itself.
 //
 // Thread-safety: Handle may be called from any number of threads; Start/Stop
 // from one controlling thread. The registry, pipeline, store and clock must
