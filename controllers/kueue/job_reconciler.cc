@@ -153,6 +153,9 @@ Status JobReconciler::Reconcile(const std::string& key) {
       job->Suspend();
       BERTH_RETURN_IF_ERROR(UpdateJob(*job));
     }
+    // A job whose podSets cannot be derived yet (a TrainJob whose runtime is missing)
+    // waits suspended without a Workload.
+    if (job->PodSets().empty()) return Status::Ok();
     auto wl = NewWorkload(*job);
     if (!wl.ok()) {
       recorder_.Event(obj, kEventTypeWarning, "ErrorCreatingWorkload", wl.status().message());

@@ -1,0 +1,169 @@
+#include "controllers/trainer/trainjob_controller.h"
+
+#include "client/indexer.h"
+#include "controllers/job/owned_objects.h"
+#include "controllers/jobset/jobset_controller.h"
+#include "controllers/trainer/trainjob_builder.h"
+
+namespace berth::controllers::trainer {
+
+using jobs::ArrayAt;
+using jobs::BoolAt;
+using jobs::Field;
+using jobs::HasField;
+using jobs::HasTrueCondition;
+using jobs::IntAt;
+using jobs::MutableArray;
+using jobs::MutableObject;
+using jobs::ObjectAt;
+using jobs::StringAt;
+
+using jobset::kJobSetsResource;
+
+namespace {
+
+constexpr char kBuildFailedReason[] = "TrainJobResourcesCreationFailed";
+
+Object WithEffectiveSuspend(const Object& trainjob) {
+  Object tj = trainjob;
+  MutableObject(&tj, "spec")["suspend"] =
+      jobs::EffectivelySuspended(trainjob, Field(ObjectAt(trainjob, "spec"), "suspend"));
+  return tj;
+}
+
+}  // namespace
+
+std::string RuntimeSnapshotName(const std::string& trainjob) { return trainjob + "-runtime-snapshot"; }
+
+StatusOr<Object> ResolveRuntime(client::Client& client, const Object& trainjob, bool* snapshot_found) {
+  if (snapshot_found != nullptr) *snapshot_found = false;
+  const std::string& ns = api::Namespace(trainjob);
+  auto snap = client.Get(kConfigMapsResource.Namespace(ns), RuntimeSnapshotName(api::Name(trainjob)));
+  if (snap.ok() && jobs::IsControlledBy(snap.value(), api::Uid(trainjob))) {
+    const std::string text = StringAt(ObjectAt(snap.value(), "data"), kRuntimeSnapshotKey);
+    Object runtime = Object::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (runtime.is_object()) {
+      if (snapshot_found != nullptr) *snapshot_found = true;
+      return runtime;
+    }
+    return InvalidError("runtime snapshot " + RuntimeSnapshotName(api::Name(trainjob)) + " is not a JSON object");
+  }
+  if (!snap.ok() && snap.status().code() != Code::kNotFound) return snap.status();
+
+  const RuntimeRef ref = RuntimeRef::FromTrainJob(trainjob);
+  const client::GroupVersionResource gvr{ref.api_group, "v1alpha1", ref.resource()};
+  auto runtime = client.Get(gvr.Namespace(ref.cluster_scoped() ? "" : ns), ref.name);
+  if (!runtime.ok() && runtime.status().code() == Code::kNotFound) {
+    return NotFoundError(RuntimeNotFoundMessage(trainjob));
+  }
+  return runtime;
+}
+
+Status TrainJobController::Reconcile(const std::string& key) {
+  auto [ns, name] = client::SplitMetaNamespaceKey(key);
+  auto got = client_.Get(kTrainJobsResource.Namespace(ns), name);
+  if (!got.ok()) return got.status().code() == Code::kNotFound ? Status::Ok() : got.status();
+  const Object& original = got.value();
+  if (jobs::BeingDeleted(original)) return Status::Ok();
+  const std::string managed_by = StringAt(ObjectAt(original, "spec"), "managedBy", kDefaultManagedBy);
+  if (managed_by != kDefaultManagedBy) return Status::Ok();
+
+  const Object tj = WithEffectiveSuspend(original);
+  const Time now = clock_.Now();
+  Object updated = original;
+
+  if (auto unsupported = UnsupportedRuntimeMessage(original)) {
+    SetCondition(&updated, {"Failed", "True", std::string(kTrainingRuntimeNotSupported), *unsupported}, now);
+    return jobs::WriteStatusIfChanged(client_, kTrainJobsResource, original, updated);
+  }
+
+  const bool finished = HasTrueCondition(original, "Complete") || HasTrueCondition(original, "Failed");
+  auto existing = client_.Get(kJobSetsResource.Namespace(ns), name);
+  if (!existing.ok() && existing.status().code() != Code::kNotFound) return existing.status();
+  const Object* jobset = existing.ok() && jobs::IsControlledBy(existing.value(), api::Uid(original))
+                             ? &existing.value()
+                             : nullptr;
+
+  if (!finished) {
+    bool from_snapshot = false;
+    auto runtime = ResolveRuntime(client_, original, &from_snapshot);
+    if (!runtime.ok()) {
+      if (runtime.status().code() != Code::kNotFound) return runtime.status();
+      const std::string msg = runtime.status().message();
+      if (SetCondition(&updated, {"Created", "False", "RuntimeNotFound", msg}, now)) {
+        recorder_.Event(original, kEventTypeWarning, kBuildFailedReason, msg);
+      }
+      return jobs::WriteStatusIfChanged(client_, kTrainJobsResource, original, updated);
+    }
+    RemoveCondition(&updated, "Created");
+    if (!from_snapshot) {
+      Object snapshot{{"apiVersion", "v1"},
+                      {"kind", "ConfigMap"},
+                      {"metadata",
+                       {{"name", RuntimeSnapshotName(name)},
+                        {"namespace", ns},
+                        {"ownerReferences", Object::array({jobs::ControllerReference(original)})}}},
+                      {"data", {{kRuntimeSnapshotKey, runtime.value().dump()}}}};
+      BERTH_RETURN_IF_ERROR(jobs::CreateIfAbsent(client_, kConfigMapsResource, snapshot));
+    }
+    if (ShouldApplyJobSet(tj, jobset)) {
+      auto built = Build(tj, runtime.value());
+      if (!built.ok()) {
+        recorder_.Event(original, kEventTypeWarning, kBuildFailedReason, built.status().message());
+        return jobs::WriteStatusIfChanged(client_, kTrainJobsResource, original, updated);
+      }
+      if (built.value().mpi_hostfile) {
+        BERTH_RETURN_IF_ERROR(jobs::CreateIfAbsent(client_, kConfigMapsResource, *built.value().mpi_hostfile));
+      }
+      BERTH_RETURN_IF_ERROR(ApplyJobSet(built.value().jobset, jobset));
+    }
+  }
+
+  const TrainJobStatus st = StatusFromJobSet(tj, jobset);
+  for (const Condition& c : st.conditions) SetCondition(&updated, c, now);
+  if (!st.jobs_status.empty() || HasField(ObjectAt(updated, "status"), "jobsStatus")) {
+    MutableObject(&updated, "status")["jobsStatus"] = st.jobs_status;
+  }
+  return jobs::WriteStatusIfChanged(client_, kTrainJobsResource, original, updated);
+}
+
+Status TrainJobController::ApplyJobSet(const Object& built, const Object* existing) {
+  if (existing == nullptr) return jobs::CreateIfAbsent(client_, kJobSetsResource, built);
+  Object next = *existing;
+  Object& meta = MutableObject(&next, "metadata");
+  jobs::MergeStringMap(&MutableObject(&meta, "labels"), ObjectAt(ObjectAt(built, "metadata"), "labels"));
+  jobs::MergeStringMap(&MutableObject(&meta, "annotations"), ObjectAt(ObjectAt(built, "metadata"), "annotations"));
+  Object& spec = MutableObject(&next, "spec");
+  spec["suspend"] = BoolAt(ObjectAt(built, "spec"), "suspend", false);
+  Object& rjobs = MutableArray(&spec, "replicatedJobs");
+  for (const Object& b : ArrayAt(ObjectAt(built, "spec"), "replicatedJobs")) {
+    Object* e = jobs::FindNamed(&rjobs, StringAt(b, "name"));
+    if (e == nullptr) continue;  // the set of replicatedJobs is immutable
+    const Object& src = ObjectAt(ObjectAt(ObjectAt(b, "template"), "spec"), "template");
+    Object& dst = MutableObject(&MutableObject(&MutableObject(e, "template"), "spec"), "template");
+    for (std::string_view f : {"labels", "annotations"}) {
+      Object& m = MutableObject(&dst, "metadata");
+      if (HasField(ObjectAt(src, "metadata"), f)) m[std::string(f)] = Field(ObjectAt(src, "metadata"), f);
+      else m.erase(std::string(f));
+    }
+    Object& dst_spec = MutableObject(&dst, "spec");
+    for (std::string_view f : {"nodeSelector", "tolerations", "schedulingGates"}) {
+      if (HasField(ObjectAt(src, "spec"), f)) dst_spec[std::string(f)] = Field(ObjectAt(src, "spec"), f);
+      else dst_spec.erase(std::string(f));
+    }
+  }
+  if (next == *existing) return Status::Ok();
+  return client_.Update(kJobSetsResource.Namespace(api::Namespace(next)), next).status();
+}
+
+Status TrainJobController::ReconcileAll() {
+  BERTH_ASSIGN_OR_RETURN(client::ObjectList list, client_.List(kTrainJobsResource));
+  Status first = Status::Ok();
+  for (const Object& j : list.items) {
+    Status st = Reconcile(client::MetaNamespaceKey(j));
+    if (!st.ok() && first.ok()) first = st;
+  }
+  return first;
+}
+
+}  // namespace berth::controllers::trainer

@@ -1,0 +1,76 @@
+// TrainJobController: the Kubeflow Trainer v2 TrainJob reconciler
+// (pkg/controller/trainjob_controller.go), writing through client::Client.
+// Reference: ../shared/reference/trainer-jobset.md §1.3, §2 (runtime snapshot), §3.
+//
+// One reconcile of a TrainJob key ("namespace/name"):
+//   1. absent, being deleted, or spec.managedBy naming another controller → nothing;
+//      an unsupported runtimeRef kind/group → Failed True "TrainingRuntimeNotSupported"
+//      "unsupported runtime: <Kind>.<group>".
+//   2. Runtime snapshot (KEP-2599): the ConfigMap "<trainjob>-runtime-snapshot" (key
+//      `runtime`, the runtime object as JSON, controller-owned by the TrainJob) is used
+//      when it exists; otherwise the referenced ClusterTrainingRuntime / TrainingRuntime is
+//      read and the snapshot created, so later edits of the runtime never change this
+//      TrainJob. A missing runtime is not an error: the TrainJob waits with condition
+//      Created False "RuntimeNotFound" and a Warning Event "TrainJobResourcesCreationFailed",
+//      both with builder's RuntimeNotFoundMessage; the condition is removed once the
+//      runtime appears (berth's addition: upstream's webhook rejects the TrainJob instead).
+//   3. Build(trainjob, snapshot) → JobSet of the same name (and the MPI hostfile
+//      ConfigMap); a build error is a Warning Event "TrainJobResourcesCreationFailed".
+//      The JobSet is created when absent and, per ShouldApplyJobSet, re-applied only while
+//      the TrainJob or the JobSet is suspended — and then only spec.suspend, the JobSet
+//      metadata labels/annotations and the replicatedJobs' pod templates change (the
+//      fields Kueue's runtime patch injects; trainer#3008), never a running JobSet and
+//      never after Complete/Failed (trainer#2981).
+//   4. status: conditions and jobsStatus from StatusFromJobSet, written when changed.
+// A TrainJob carrying the kueue.x-k8s.io/queue-name label with spec.suspend unset is
+// treated as suspended (Kueue's webhook default), so no pod exists before admission.
+//
+// Driving: Reconcile(key) from a work queue (TrainJob, JobSet, runtime informers), or
+// ReconcileAll() (every TrainJob in (namespace, name) order) for tests and the simulator;
+// a TrainJob waiting for its runtime is picked up again by the next pass.
+// Errors: API failures are returned; the caller requeues with rate limiting.
+// Thread-safety: Reconcile may run concurrently for different keys.
+#pragma once
+
+#include <string>
+
+#include "api/object.h"
+#include "client/client.h"
+#include "controllers/common/event_recorder.h"
+#include "core/clock.h"
+#include "core/status.h"
+
+namespace berth::controllers::trainer {
+
+inline const client::GroupVersionResource kTrainJobsResource{"trainer.kubeflow.org", "v1alpha1", "trainjobs"};
+inline const client::GroupVersionResource kConfigMapsResource{"", "v1", "configmaps"};
+inline constexpr char kDefaultManagedBy[] = "trainer.kubeflow.org/trainjob-controller";
+inline constexpr char kRuntimeSnapshotKey[] = "runtime";
+
+// "<trainjob>-runtime-snapshot".
+std::string RuntimeSnapshotName(const std::string& trainjob);
+
+// The runtime a TrainJob is built from: its snapshot ConfigMap when it exists, else the
+// referenced runtime object. kNotFound when neither exists (message from
+// RuntimeNotFoundMessage); other API errors as the client reports them.
+// `snapshot_found` (optional) tells which one was returned.
+StatusOr<api::Object> ResolveRuntime(client::Client& client, const api::Object& trainjob,
+                                     bool* snapshot_found = nullptr);
+
+class TrainJobController {
+ public:
+  TrainJobController(client::Client& client, Clock& clock, EventRecorder& recorder)
+      : client_(client), clock_(clock), recorder_(recorder) {}
+
+  Status Reconcile(const std::string& key);
+  Status ReconcileAll();
+
+ private:
+  Status ApplyJobSet(const api::Object& built, const api::Object* existing);
+
+  client::Client& client_;
+  Clock& clock_;
+  EventRecorder& recorder_;
+};
+
+}  // namespace berth::controllers::trainer

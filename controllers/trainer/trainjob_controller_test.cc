@@ -1,0 +1,395 @@
+// The job kinds' reconcilers with the Kueue controllers (FakeClient + FakeClock):
+// seed 1's A-3/A-4 TrainJob through admission to a JobSet, a Job and a pod with the
+// PET_* env; reported-failures C31 — an evicted job's replacement pods are created only
+// after its old pods are gone — for TrainJob and batch/v1 Job. Pods "terminate" by
+// holding a test finalizer: a delete only marks them (deletionTimestamp) until the test
+// removes it. Controllers are driven synchronously (Settle); nothing waits on time.
+#include "controllers/trainer/trainjob_controller.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "client/testing/fake_client.h"
+#include "controllers/common/conditions.h"
+#include "controllers/job/job_controller.h"
+#include "controllers/jobset/jobset_controller.h"
+#include "controllers/kueue/batch_job.h"
+#include "controllers/kueue/decoder.h"
+#include "controllers/kueue/kueue_controller.h"
+#include "controllers/kueue/trainjob_integration.h"
+
+namespace berth::controllers {
+namespace {
+
+using kueue::kClusterQueues;
+using kueue::kJobUidLabel;
+using kueue::kKueueApiVersion;
+using kueue::kLocalQueues;
+using kueue::kResourceFlavors;
+using kueue::kWorkloadPriorityClasses;
+using kueue::kWorkloads;
+
+const client::GroupVersionResource kTrainJobs = trainer::kTrainJobsResource;
+const client::GroupVersionResource kJobSets = jobset::kJobSetsResource;
+const client::GroupVersionResource kJobs = job::kJobsResource;
+const client::GroupVersionResource kPods = job::kPodsResource;
+const client::GroupVersionResource kEvents{"", "v1", "events"};
+const client::GroupVersionResource kRuntimes{"trainer.kubeflow.org", "v1alpha1", "clustertrainingruntimes"};
+constexpr char kHoldFinalizer[] = "test.berth/hold";
+
+class JobControllersTest : public ::testing::Test {
+ protected:
+  JobControllersTest()
+      : client_(clock_),
+        factory_(client_, clock_, InformerOpts()),
+        kueue_(client_, factory_, clock_),
+        recorder_(client_, clock_, "berth-job-controllers"),
+        jobs_(client_, clock_),
+        jobsets_(client_, clock_, recorder_),
+        trainjobs_(client_, clock_, recorder_) {
+    kueue_.AddJobIntegration(std::make_unique<kueue::BatchJobIntegration>());
+    kueue_.AddJobIntegration(std::make_unique<kueue::TrainJobIntegration>(client_));
+    for (client::Informer* inf : kueue_.informers()) inf->Start();
+    factory_.Start();
+    EXPECT_TRUE(factory_.WaitForCacheSync(std::chrono::seconds(10)));
+  }
+  ~JobControllersTest() override {
+    kueue_.Stop();
+    factory_.Shutdown();
+  }
+
+  static client::InformerOptions InformerOpts() {
+    client::InformerOptions o;
+    o.clock_poll_interval = std::chrono::milliseconds(5);
+    o.min_backoff = std::chrono::milliseconds(5);
+    return o;
+  }
+
+  // Waits (bounded, real time) until every informer cache holds what the server holds.
+  void WaitCaches() {
+    for (client::Informer* inf : kueue_.informers()) {
+      for (int i = 0; i < 5000; ++i) {
+        auto list = client_.List(inf->resource());
+        ASSERT_TRUE(list.ok());
+        std::map<std::string, std::string> want, have;
+        for (const auto& o : list.value().items) want[client::MetaNamespaceKey(o)] = api::ResourceVersion(o);
+        for (const auto& o : inf->GetIndexer().List()) have[client::MetaNamespaceKey(*o)] = api::ResourceVersion(*o);
+        if (want == have) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+    }
+  }
+
+  // Kueue reconcile + schedule, then the job-kind reconcilers, until a round writes nothing.
+  void Settle() {
+    for (int round = 0; round < 40; ++round) {
+      WaitCaches();
+      const int64_t rev = client_.store().CurrentRevision();
+      kueue_.EnqueueAll();
+      kueue_.ProcessQueued();
+      WaitCaches();
+      kueue_.ScheduleOnce();
+      EXPECT_TRUE(trainjobs_.ReconcileAll().ok());
+      EXPECT_TRUE(jobsets_.ReconcileAll().ok());
+      EXPECT_TRUE(jobs_.ReconcileAll().ok());
+      if (client_.store().CurrentRevision() == rev) return;
+    }
+    ADD_FAILURE() << "controllers did not settle";
+  }
+
+  void Create(const client::GroupVersionResource& gvr, const std::string& ns, const api::Object& obj) {
+    auto res = client_.Create(gvr.Namespace(ns), obj);
+    ASSERT_TRUE(res.ok()) << res.status().ToString();
+    clock_.Advance(std::chrono::seconds(1));
+  }
+  api::Object Get(const client::GroupVersionResource& gvr, const std::string& ns, const std::string& name) {
+    auto res = client_.Get(gvr.Namespace(ns), name);
+    EXPECT_TRUE(res.ok()) << name << ": " << res.status().ToString();
+    return res.ok() ? res.value() : api::Object();
+  }
+  bool Exists(const client::GroupVersionResource& gvr, const std::string& ns, const std::string& name) {
+    return client_.Get(gvr.Namespace(ns), name).ok();
+  }
+  std::vector<api::Object> List(const client::GroupVersionResource& gvr, const std::string& ns) {
+    auto list = client_.List(gvr.Namespace(ns));
+    EXPECT_TRUE(list.ok());
+    return list.ok() ? list.value().items : std::vector<api::Object>{};
+  }
+  api::Object WorkloadOf(const client::GroupVersionResource& gvr, const std::string& ns, const std::string& job) {
+    api::Object j = Get(gvr, ns, job);
+    auto list = client_.List(kWorkloads.Namespace(ns), {.label_selector = std::string(kJobUidLabel) + "=" + api::Uid(j)});
+    EXPECT_TRUE(list.ok());
+    EXPECT_EQ(list.value().items.size(), 1u) << "workloads of " << job;
+    return list.value().items.empty() ? api::Object() : list.value().items[0];
+  }
+  void Update(const client::GroupVersionResource& gvr, const api::Object& obj) {
+    auto res = client_.Update(gvr.Namespace(api::Namespace(obj)), obj);
+    ASSERT_TRUE(res.ok()) << res.status().ToString();
+  }
+  // Holds every pod in `ns` with the test finalizer (a delete then only marks it).
+  void HoldPods(const std::string& ns) {
+    for (api::Object p : List(kPods, ns)) {
+      p["metadata"]["finalizers"] = api::Object::array({kHoldFinalizer});
+      Update(kPods, p);
+    }
+  }
+  // The pods finish terminating: the finalizer goes, the store removes them.
+  void ReleasePods(const std::string& ns) {
+    for (api::Object p : List(kPods, ns)) {
+      p["metadata"].erase("finalizers");
+      Update(kPods, p);
+    }
+  }
+  void SetWorkloadActive(const api::Object& wl, bool active) {
+    api::Object w = Get(kWorkloads, api::Namespace(wl), api::Name(wl));
+    w["spec"]["active"] = active;
+    Update(kWorkloads, w);
+  }
+
+  // Seed 1 A-1/A-2 queues (cpu 5, memory 36Gi) and the WorkloadPriorityClass "high";
+  // the LocalQueue only when `local_queue`.
+  void CreateQueues(bool local_queue) {
+    Create(kResourceFlavors, "", {{"apiVersion", kKueueApiVersion}, {"kind", "ResourceFlavor"},
+                                  {"metadata", {{"name", "default-flavor"}}}});
+    Create(kClusterQueues, "",
+           api::Object::parse(R"({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue",
+             "metadata": {"name": "cluster-queue"},
+             "spec": {"namespaceSelector": {},
+               "resourceGroups": [{"coveredResources": ["cpu", "memory"], "flavors": [{"name": "default-flavor",
+                 "resources": [{"name": "cpu", "nominalQuota": "5"}, {"name": "memory", "nominalQuota": "36Gi"}]}]}]}})"));
+    Create(kWorkloadPriorityClasses, "", {{"apiVersion", kKueueApiVersion}, {"kind", "WorkloadPriorityClass"},
+                                          {"metadata", {{"name", "high"}}}, {"value", 1000}});
+    if (local_queue) CreateLocalQueue();
+  }
+  void CreateLocalQueue() {
+    Create(kLocalQueues, "team-a",
+           {{"apiVersion", kKueueApiVersion}, {"kind", "LocalQueue"},
+            {"metadata", {{"name", "lq-team-a"}, {"namespace", "team-a"}}},
+            {"spec", {{"clusterQueue", "cluster-queue"}}}});
+  }
+
+  // Seed 1, appendix A-3: the torch-distributed ClusterTrainingRuntime.
+  static api::Object SeedRuntime() {
+    return api::Object::parse(R"({
+      "apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "ClusterTrainingRuntime",
+      "metadata": {"name": "torch-distributed", "labels": {"trainer.kubeflow.org/framework": "torch"}},
+      "spec": {
+        "mlPolicy": {"numNodes": 1, "torch": {"numProcPerNode": "auto"}},
+        "template": {"spec": {"replicatedJobs": [{
+          "name": "node",
+          "template": {
+            "metadata": {"labels": {"trainer.kubeflow.org/trainjob-ancestor-step": "trainer"}},
+            "spec": {"template": {"spec": {"containers": [
+              {"name": "node", "image": "pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime"}]}}}}}]}}}})");
+  }
+  // Seed 1, appendix A-4: the TrainJob lora-sft.
+  static api::Object SeedTrainJob() {
+    return api::Object::parse(R"({
+      "apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
+      "metadata": {"name": "lora-sft", "namespace": "team-a",
+                   "labels": {"kueue.x-k8s.io/queue-name": "lq-team-a", "kueue.x-k8s.io/priority-class": "high"}},
+      "spec": {
+        "runtimeRef": {"apiGroup": "trainer.kubeflow.org", "kind": "ClusterTrainingRuntime", "name": "torch-distributed"},
+        "trainer": {"numNodes": 1, "resourcesPerNode": {"requests": {"cpu": "4", "memory": "6Gi"}}}}})");
+  }
+
+  static std::map<std::string, api::Object> EnvByName(const api::Object& container) {
+    std::map<std::string, api::Object> out;
+    for (const api::Object& e : container["env"]) out[e["name"]] = e;
+    return out;
+  }
+
+  FakeClock clock_;
+  client::testing::FakeClient client_;
+  client::SharedInformerFactory factory_;
+  kueue::KueueController kueue_;
+  EventRecorder recorder_;
+  job::JobController jobs_;
+  jobset::JobSetController jobsets_;
+  trainer::TrainJobController trainjobs_;
+};
+
+// Seed 1 A-3/A-4: one Workload (podSet node, count 1, cpu 4 / memory 6Gi); suspended with
+// no pods until admitted; then a JobSet, a Job and a pod with the PET_* wiring.
+TEST_F(JobControllersTest, SeedTrainJobIsQueuedThenRunsWithTorchEnv) {
+  CreateQueues(/*local_queue=*/false);
+  Create(kRuntimes, "", SeedRuntime());
+  Create(kTrainJobs, "team-a", SeedTrainJob());
+  Settle();
+
+  api::Object wl = WorkloadOf(kTrainJobs, "team-a", "lora-sft");
+  ASSERT_EQ(wl["spec"]["podSets"].size(), 1u) << wl.dump(2);
+  const api::Object& ps = wl["spec"]["podSets"][0];
+  EXPECT_EQ(ps["name"], "node");
+  EXPECT_EQ(ps["count"], 1);
+  EXPECT_EQ(ps["template"]["spec"]["containers"][0]["resources"]["requests"],
+            api::Object({{"cpu", "4"}, {"memory", "6Gi"}}));
+  EXPECT_EQ(wl["spec"]["priority"], 1000);
+  EXPECT_FALSE(IsConditionTrue(wl, "QuotaReserved"));
+  api::Object tj = Get(kTrainJobs, "team-a", "lora-sft");
+  EXPECT_EQ(tj["spec"]["suspend"], true);
+  const api::Object* suspended = FindCondition(tj, "Suspended");
+  ASSERT_NE(suspended, nullptr) << tj.dump(2);
+  EXPECT_EQ((*suspended)["status"], "True");
+  EXPECT_EQ((*suspended)["reason"], "Suspended");
+  // The runtime snapshot exists and is owned by the TrainJob.
+  api::Object snap = Get(trainer::kConfigMapsResource, "team-a", "lora-sft-runtime-snapshot");
+  EXPECT_EQ(snap["metadata"]["ownerReferences"][0]["uid"], api::Uid(tj));
+  EXPECT_EQ(api::Object::parse(snap["data"]["runtime"].get<std::string>())["spec"], SeedRuntime()["spec"]);
+  // Not admitted: whatever exists is suspended, and no pod exists.
+  for (const api::Object& js : List(kJobSets, "team-a")) EXPECT_EQ(js["spec"]["suspend"], true);
+  for (const api::Object& j : List(kJobs, "team-a")) EXPECT_EQ(j["spec"]["suspend"], true);
+  EXPECT_TRUE(List(kPods, "team-a").empty());
+
+  CreateLocalQueue();
+  Settle();
+  wl = WorkloadOf(kTrainJobs, "team-a", "lora-sft");
+  EXPECT_TRUE(IsConditionTrue(wl, "Admitted")) << wl.dump(2);
+  tj = Get(kTrainJobs, "team-a", "lora-sft");
+  EXPECT_EQ(tj["spec"]["suspend"], false);
+  EXPECT_EQ((*FindCondition(tj, "Suspended"))["reason"], "Resumed");
+  api::Object js = Get(kJobSets, "team-a", "lora-sft");
+  EXPECT_EQ(js["spec"]["suspend"], false);
+  EXPECT_EQ(js["metadata"]["ownerReferences"][0]["uid"], api::Uid(tj));
+  EXPECT_TRUE(Exists(jobset::kServicesResource, "team-a", "lora-sft"));
+  api::Object job = Get(kJobs, "team-a", "lora-sft-node-0");
+  EXPECT_EQ(job["spec"]["suspend"], false);
+  std::vector<api::Object> pods = List(kPods, "team-a");
+  ASSERT_EQ(pods.size(), 1u);
+  const api::Object& pod = pods[0];
+  EXPECT_EQ(pod["spec"]["hostname"], "lora-sft-node-0-0");
+  EXPECT_EQ(pod["spec"]["subdomain"], "lora-sft");
+  EXPECT_EQ(pod["metadata"]["annotations"]["batch.kubernetes.io/job-completion-index"], "0");
+  const api::Object& c = pod["spec"]["containers"][0];
+  EXPECT_EQ(c["resources"]["requests"], api::Object({{"cpu", "4"}, {"memory", "6Gi"}}));
+  auto env = EnvByName(c);
+  EXPECT_EQ(env["PET_NNODES"]["value"], "1");
+  EXPECT_EQ(env["PET_NPROC_PER_NODE"]["value"], "4");
+  EXPECT_EQ(env["PET_MASTER_ADDR"]["value"], "lora-sft-node-0-0.lora-sft");
+  EXPECT_EQ(env["PET_MASTER_PORT"]["value"], "29500");
+  EXPECT_EQ(env["PET_NODE_RANK"]["valueFrom"]["fieldRef"]["fieldPath"],
+            "metadata.annotations['batch.kubernetes.io/job-completion-index']");
+  // The TrainJob reports its JobSet's replicatedJob.
+  tj = Get(kTrainJobs, "team-a", "lora-sft");
+  ASSERT_EQ(tj["status"]["jobsStatus"].size(), 1u) << tj.dump(2);
+  EXPECT_EQ(tj["status"]["jobsStatus"][0]["name"], "node");
+}
+
+// Editing the runtime after the first reconcile does not change the TrainJob's JobSet.
+TEST_F(JobControllersTest, RuntimeEditAfterSnapshotDoesNotChangeJobSet) {
+  CreateQueues(/*local_queue=*/false);
+  Create(kRuntimes, "", SeedRuntime());
+  Create(kTrainJobs, "team-a", SeedTrainJob());
+  Settle();
+  api::Object rt = Get(kRuntimes, "", "torch-distributed");
+  rt["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]["containers"][0]["image"] =
+      "edited:latest";
+  Update(kRuntimes, rt);
+  CreateLocalQueue();
+  Settle();
+  std::vector<api::Object> pods = List(kPods, "team-a");
+  ASSERT_EQ(pods.size(), 1u);
+  EXPECT_EQ(pods[0]["spec"]["containers"][0]["image"], "pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime");
+}
+
+// A TrainJob naming a missing runtime waits: no Workload, a condition and an Event with
+// upstream's message; it proceeds once the runtime exists.
+TEST_F(JobControllersTest, MissingRuntimeIsAConditionAndEventUntilItAppears) {
+  CreateQueues(/*local_queue=*/true);
+  Create(kTrainJobs, "team-a", SeedTrainJob());
+  Settle();
+  const std::string msg =
+      "clustertrainingruntimes.trainer.kubeflow.org \"torch-distributed\" not found: specified "
+      "clusterTrainingRuntime must be created before the TrainJob is created";
+  api::Object tj = Get(kTrainJobs, "team-a", "lora-sft");
+  const api::Object* created = FindCondition(tj, "Created");
+  ASSERT_NE(created, nullptr) << tj.dump(2);
+  EXPECT_EQ((*created)["status"], "False");
+  EXPECT_EQ((*created)["reason"], "RuntimeNotFound");
+  EXPECT_EQ((*created)["message"], msg);
+  int events = 0;
+  for (const api::Object& e : List(kEvents, "team-a")) {
+    if (e["reason"] == "TrainJobResourcesCreationFailed" && e["involvedObject"]["name"] == "lora-sft") {
+      EXPECT_EQ(e["message"], msg);
+      EXPECT_EQ(e["type"], "Warning");
+      ++events;
+    }
+  }
+  EXPECT_EQ(events, 1);
+  EXPECT_TRUE(List(kWorkloads, "team-a").empty());
+  EXPECT_TRUE(List(kJobSets, "team-a").empty());
+  EXPECT_EQ(tj["spec"]["suspend"], true);
+
+  Create(kRuntimes, "", SeedRuntime());
+  Settle();
+  tj = Get(kTrainJobs, "team-a", "lora-sft");
+  EXPECT_EQ(FindCondition(tj, "Created"), nullptr);
+  EXPECT_EQ(List(kPods, "team-a").size(), 1u);
+}
+
+// C31 for one job kind: once running, the Workload is deactivated (evicted). The job is
+// suspended and its pod deleted, but while the pod terminates the Workload keeps its quota
+// and no replacement exists; once the pod is gone the quota is released, and on
+// reactivation exactly one new pod (a new identity) is created.
+class ReplacementTest : public JobControllersTest {
+ public:
+  void Run(const client::GroupVersionResource& gvr, const std::string& name) {
+    Settle();
+    std::vector<api::Object> pods = List(kPods, "team-a");
+    ASSERT_EQ(pods.size(), 1u);
+    const std::string old_uid = api::Uid(pods[0]);
+    HoldPods("team-a");
+    api::Object wl = WorkloadOf(gvr, "team-a", name);
+    ASSERT_TRUE(IsConditionTrue(wl, "Admitted"));
+
+    SetWorkloadActive(wl, false);
+    Settle();
+    EXPECT_EQ(Get(gvr, "team-a", name)["spec"]["suspend"], true);
+    pods = List(kPods, "team-a");
+    ASSERT_EQ(pods.size(), 1u) << "no replacement while the old pod terminates";
+    EXPECT_EQ(api::Uid(pods[0]), old_uid);
+    EXPECT_TRUE(pods[0]["metadata"].contains("deletionTimestamp"));
+    wl = WorkloadOf(gvr, "team-a", name);
+    EXPECT_TRUE(IsConditionTrue(wl, "Evicted"));
+    EXPECT_TRUE(IsConditionTrue(wl, "QuotaReserved")) << "quota is held while pods terminate";
+
+    // Reactivated while the old pod still terminates: still no second pod.
+    SetWorkloadActive(wl, true);
+    Settle();
+    pods = List(kPods, "team-a");
+    ASSERT_EQ(pods.size(), 1u);
+    EXPECT_EQ(api::Uid(pods[0]), old_uid);
+
+    ReleasePods("team-a");
+    Settle();
+    wl = WorkloadOf(gvr, "team-a", name);
+    EXPECT_TRUE(IsConditionTrue(wl, "Admitted")) << wl.dump(2);
+    EXPECT_EQ(Get(gvr, "team-a", name)["spec"]["suspend"], false);
+    pods = List(kPods, "team-a");
+    ASSERT_EQ(pods.size(), 1u);
+    EXPECT_NE(api::Uid(pods[0]), old_uid);
+    EXPECT_FALSE(pods[0]["metadata"].contains("deletionTimestamp"));
+  }
+};
+
+TEST_F(ReplacementTest, TrainJobReplacementPodsOnlyAfterOldPodsAreGone) {
+  CreateQueues(/*local_queue=*/true);
+  Create(kRuntimes, "", SeedRuntime());
+  Create(kTrainJobs, "team-a", SeedTrainJob());
+  Run(kTrainJobs, "lora-sft");
+}
+
+TEST_F(ReplacementTest, BatchJobReplacementPodsOnlyAfterOldPodsAreGone) {
+  CreateQueues(/*local_queue=*/true);
+  Create(kJobs, "team-a", api::Object::parse(R"({
+    "apiVersion": "batch/v1", "kind": "Job",
+    "metadata": {"name": "train", "namespace": "team-a", "labels": {"kueue.x-k8s.io/queue-name": "lq-team-a"}},
+    "spec": {"parallelism": 1, "completions": 1, "completionMode": "Indexed",
+             "template": {"spec": {"restartPolicy": "Never",
+               "containers": [{"name": "train", "image": "python", "resources": {"requests": {"cpu": "4"}}}]}}}})"));
+  Run(kJobs, "train");
+}
+
+}  // namespace
+}  // namespace berth::controllers
