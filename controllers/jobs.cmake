@@ -24,13 +24,15 @@ berth_test(controllers_jobs_test
   LIBS berth_controllers_jobs)
 
 # berth_job_controllers: the job kinds' reconcilers over client::Client (job/, jobset/,
-# trainer/ *_controller) and their Kueue integrations (kueue/*_integration), on top of the
+# trainer/, pytorchjob/ *_controller) and their Kueue integrations (kueue/*_integration), on top of the
 # translation layers above and berth_controllers (event recorder, Kueue job framework).
 add_library(berth_job_controllers
   ${CMAKE_CURRENT_LIST_DIR}/job/job_controller.cc
   ${CMAKE_CURRENT_LIST_DIR}/job/owned_objects.cc
   ${CMAKE_CURRENT_LIST_DIR}/jobset/jobset_controller.cc
+  ${CMAKE_CURRENT_LIST_DIR}/kueue/pytorchjob_integration.cc
   ${CMAKE_CURRENT_LIST_DIR}/kueue/trainjob_integration.cc
+  ${CMAKE_CURRENT_LIST_DIR}/pytorchjob/pytorchjob_controller.cc
   ${CMAKE_CURRENT_LIST_DIR}/trainer/trainjob_controller.cc
 )
 target_link_libraries(berth_job_controllers

@@ -53,6 +53,18 @@ bool EffectivelySuspended(const api::Object& job, const api::Object& suspend) {
   return !StringAt(ObjectAt(ObjectAt(job, "metadata"), "labels"), "kueue.x-k8s.io/queue-name").empty();
 }
 
+bool AnyPodAlive(client::Client& client, const std::string& ns, const std::string& label_selector) {
+  client::ListOptions opts;
+  opts.label_selector = label_selector;
+  auto pods = client.List(client::GroupVersionResource{"", "v1", "pods"}.Namespace(ns), opts);
+  if (!pods.ok()) return true;
+  for (const api::Object& p : pods.value().items) {
+    const std::string phase = StringAt(ObjectAt(p, "status"), "phase");
+    if (phase != "Succeeded" && phase != "Failed") return true;
+  }
+  return false;
+}
+
 bool BeingDeleted(const api::Object& obj) { return HasField(ObjectAt(obj, "metadata"), "deletionTimestamp"); }
 
 }  // namespace berth::controllers::jobs

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "controllers/job/object_fields.h"
+#include "controllers/job/owned_objects.h"
 #include "controllers/jobset/jobset_children.h"
 #include "controllers/trainer/trainjob_builder.h"
 #include "controllers/trainer/trainjob_controller.h"
@@ -16,8 +17,6 @@ using jobs::BoolAt;
 using jobs::IntAt;
 using jobs::ObjectAt;
 using jobs::StringAt;
-
-const client::GroupVersionResource kPods{"", "v1", "pods"};
 
 // The TrainJob without Kueue's runtime patch; true when it had one.
 bool WithoutKueuePatch(const api::Object& tj, api::Object* out) {
@@ -135,18 +134,8 @@ std::unique_ptr<GenericJob> TrainJobIntegration::Wrap(api::Object job) const {
       }
     }
   }
-  bool pods_alive = false;
-  client::ListOptions opts;
-  opts.label_selector = std::string(jobset::kJobSetNameKey) + "=" + api::Name(job);
-  auto pods = client_.List(kPods.Namespace(api::Namespace(job)), opts);
-  if (pods.ok()) {
-    for (const api::Object& p : pods.value().items) {
-      const std::string phase = StringAt(ObjectAt(p, "status"), "phase");
-      if (phase != "Succeeded" && phase != "Failed") pods_alive = true;
-    }
-  } else {
-    pods_alive = true;  // unknown: keep the quota (the next reconcile looks again)
-  }
+  const bool pods_alive = jobs::AnyPodAlive(client_, api::Namespace(job),
+                                            std::string(jobset::kJobSetNameKey) + "=" + api::Name(job));
   return std::make_unique<TrainJob>(std::move(job), std::move(pod_sets), replicas, pods_alive);
 }
 

@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
 #include <thread>
 
 #include "client/testing/fake_client.h"
@@ -17,7 +18,9 @@
 #include "controllers/kueue/batch_job.h"
 #include "controllers/kueue/decoder.h"
 #include "controllers/kueue/kueue_controller.h"
+#include "controllers/kueue/pytorchjob_integration.h"
 #include "controllers/kueue/trainjob_integration.h"
+#include "controllers/pytorchjob/pytorchjob_controller.h"
 
 namespace berth::controllers {
 namespace {
@@ -47,9 +50,11 @@ class JobControllersTest : public ::testing::Test {
         recorder_(client_, clock_, "berth-job-controllers"),
         jobs_(client_, clock_),
         jobsets_(client_, clock_, recorder_),
-        trainjobs_(client_, clock_, recorder_) {
+        trainjobs_(client_, clock_, recorder_),
+        pytorchjobs_(client_, clock_) {
     kueue_.AddJobIntegration(std::make_unique<kueue::BatchJobIntegration>());
     kueue_.AddJobIntegration(std::make_unique<kueue::TrainJobIntegration>(client_));
+    kueue_.AddJobIntegration(std::make_unique<kueue::PyTorchJobIntegration>(client_));
     for (client::Informer* inf : kueue_.informers()) inf->Start();
     factory_.Start();
     EXPECT_TRUE(factory_.WaitForCacheSync(std::chrono::seconds(10)));
@@ -93,6 +98,7 @@ class JobControllersTest : public ::testing::Test {
       EXPECT_TRUE(trainjobs_.ReconcileAll().ok());
       EXPECT_TRUE(jobsets_.ReconcileAll().ok());
       EXPECT_TRUE(jobs_.ReconcileAll().ok());
+      EXPECT_TRUE(pytorchjobs_.ReconcileAll().ok());
       if (client_.store().CurrentRevision() == rev) return;
     }
     ADD_FAILURE() << "controllers did not settle";
@@ -208,6 +214,7 @@ class JobControllersTest : public ::testing::Test {
   job::JobController jobs_;
   jobset::JobSetController jobsets_;
   trainer::TrainJobController trainjobs_;
+  pytorchjob::PyTorchJobController pytorchjobs_;
 };
 
 // Seed 1 A-3/A-4: one Workload (podSet node, count 1, cpu 4 / memory 6Gi); suspended with
@@ -328,48 +335,98 @@ TEST_F(JobControllersTest, MissingRuntimeIsAConditionAndEventUntilItAppears) {
   EXPECT_EQ(List(kPods, "team-a").size(), 1u);
 }
 
+// Seed 2's PyTorchJob (Master 1 + Worker 8), 500m cpu per pod.
+api::Object SeedPyTorchJob() {
+  auto replica = [](int replicas) {
+    return api::Object{{"replicas", replicas},
+                       {"restartPolicy", "OnFailure"},
+                       {"template", api::Object::parse(R"({"spec": {"containers": [{"name": "pytorch",
+                           "image": "pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime",
+                           "command": ["python", "train.py"],
+                           "resources": {"requests": {"cpu": "500m", "memory": "1Gi"}}}]}})")}};
+  };
+  return {{"apiVersion", "kubeflow.org/v1"},
+          {"kind", "PyTorchJob"},
+          {"metadata", {{"name", "ddp"}, {"namespace", "team-a"}, {"labels", {{"kueue.x-k8s.io/queue-name", "lq-team-a"}}}}},
+          {"spec", {{"pytorchReplicaSpecs", {{"Master", replica(1)}, {"Worker", replica(8)}}}}}};
+}
+
+TEST_F(JobControllersTest, SeedPyTorchJobIsQueuedThenRunsNineRanks) {
+  CreateQueues(/*local_queue=*/false);
+  Create(pytorchjob::kPyTorchJobsResource, "team-a", SeedPyTorchJob());
+  Settle();
+  api::Object wl = WorkloadOf(pytorchjob::kPyTorchJobsResource, "team-a", "ddp");
+  ASSERT_EQ(wl["spec"]["podSets"].size(), 2u) << wl.dump(2);
+  EXPECT_EQ(wl["spec"]["podSets"][0]["name"], "master");
+  EXPECT_EQ(wl["spec"]["podSets"][0]["count"], 1);
+  EXPECT_EQ(wl["spec"]["podSets"][1]["name"], "worker");
+  EXPECT_EQ(wl["spec"]["podSets"][1]["count"], 8);
+  EXPECT_EQ(Get(pytorchjob::kPyTorchJobsResource, "team-a", "ddp")["spec"]["runPolicy"]["suspend"], true);
+  EXPECT_TRUE(List(kPods, "team-a").empty());
+
+  CreateLocalQueue();
+  Settle();
+  EXPECT_TRUE(IsConditionTrue(WorkloadOf(pytorchjob::kPyTorchJobsResource, "team-a", "ddp"), "Admitted"));
+  std::vector<api::Object> pods = List(kPods, "team-a");
+  ASSERT_EQ(pods.size(), 9u);
+  std::map<std::string, std::string> rank_by_pod;
+  for (const api::Object& p : pods) {
+    auto env = EnvByName(p["spec"]["containers"][0]);
+    EXPECT_EQ(env["WORLD_SIZE"]["value"], "9") << api::Name(p);
+    EXPECT_EQ(env["MASTER_ADDR"]["value"], "ddp-master-0");
+    rank_by_pod[api::Name(p)] = env["RANK"]["value"];
+  }
+  std::map<std::string, std::string> want{{"ddp-master-0", "0"}};
+  for (int i = 0; i < 8; ++i) want["ddp-worker-" + std::to_string(i)] = std::to_string(i + 1);
+  EXPECT_EQ(rank_by_pod, want);
+  EXPECT_EQ(List(jobset::kServicesResource, "team-a").size(), 9u);
+}
+
 // C31 for one job kind: once running, the Workload is deactivated (evicted). The job is
 // suspended and its pod deleted, but while the pod terminates the Workload keeps its quota
 // and no replacement exists; once the pod is gone the quota is released, and on
 // reactivation exactly one new pod (a new identity) is created.
 class ReplacementTest : public JobControllersTest {
  public:
-  void Run(const client::GroupVersionResource& gvr, const std::string& name) {
+  static std::set<std::string> Uids(const std::vector<api::Object>& pods) {
+    std::set<std::string> out;
+    for (const api::Object& p : pods) out.insert(api::Uid(p));
+    return out;
+  }
+
+  void Run(const client::GroupVersionResource& gvr, const std::string& name, size_t pod_count) {
     Settle();
     std::vector<api::Object> pods = List(kPods, "team-a");
-    ASSERT_EQ(pods.size(), 1u);
-    const std::string old_uid = api::Uid(pods[0]);
+    ASSERT_EQ(pods.size(), pod_count);
+    const std::set<std::string> old_uids = Uids(pods);
     HoldPods("team-a");
     api::Object wl = WorkloadOf(gvr, "team-a", name);
     ASSERT_TRUE(IsConditionTrue(wl, "Admitted"));
 
     SetWorkloadActive(wl, false);
     Settle();
-    EXPECT_EQ(Get(gvr, "team-a", name)["spec"]["suspend"], true);
     pods = List(kPods, "team-a");
-    ASSERT_EQ(pods.size(), 1u) << "no replacement while the old pod terminates";
-    EXPECT_EQ(api::Uid(pods[0]), old_uid);
-    EXPECT_TRUE(pods[0]["metadata"].contains("deletionTimestamp"));
+    EXPECT_EQ(Uids(pods), old_uids) << "no replacement while the old pods terminate";
+    for (const api::Object& p : pods) EXPECT_TRUE(p["metadata"].contains("deletionTimestamp"));
     wl = WorkloadOf(gvr, "team-a", name);
     EXPECT_TRUE(IsConditionTrue(wl, "Evicted"));
     EXPECT_TRUE(IsConditionTrue(wl, "QuotaReserved")) << "quota is held while pods terminate";
 
-    // Reactivated while the old pod still terminates: still no second pod.
+    // Reactivated while the old pods still terminate: still no new pod.
     SetWorkloadActive(wl, true);
     Settle();
-    pods = List(kPods, "team-a");
-    ASSERT_EQ(pods.size(), 1u);
-    EXPECT_EQ(api::Uid(pods[0]), old_uid);
+    EXPECT_EQ(Uids(List(kPods, "team-a")), old_uids);
 
     ReleasePods("team-a");
     Settle();
     wl = WorkloadOf(gvr, "team-a", name);
     EXPECT_TRUE(IsConditionTrue(wl, "Admitted")) << wl.dump(2);
-    EXPECT_EQ(Get(gvr, "team-a", name)["spec"]["suspend"], false);
     pods = List(kPods, "team-a");
-    ASSERT_EQ(pods.size(), 1u);
-    EXPECT_NE(api::Uid(pods[0]), old_uid);
-    EXPECT_FALSE(pods[0]["metadata"].contains("deletionTimestamp"));
+    ASSERT_EQ(pods.size(), pod_count);
+    for (const api::Object& p : pods) {
+      EXPECT_EQ(old_uids.count(api::Uid(p)), 0u) << api::Name(p);
+      EXPECT_FALSE(p["metadata"].contains("deletionTimestamp"));
+    }
   }
 };
 
@@ -377,7 +434,7 @@ TEST_F(ReplacementTest, TrainJobReplacementPodsOnlyAfterOldPodsAreGone) {
   CreateQueues(/*local_queue=*/true);
   Create(kRuntimes, "", SeedRuntime());
   Create(kTrainJobs, "team-a", SeedTrainJob());
-  Run(kTrainJobs, "lora-sft");
+  Run(kTrainJobs, "lora-sft", 1);
 }
 
 TEST_F(ReplacementTest, BatchJobReplacementPodsOnlyAfterOldPodsAreGone) {
@@ -388,7 +445,13 @@ TEST_F(ReplacementTest, BatchJobReplacementPodsOnlyAfterOldPodsAreGone) {
     "spec": {"parallelism": 1, "completions": 1, "completionMode": "Indexed",
              "template": {"spec": {"restartPolicy": "Never",
                "containers": [{"name": "train", "image": "python", "resources": {"requests": {"cpu": "4"}}}]}}}})"));
-  Run(kJobs, "train");
+  Run(kJobs, "train", 1);
+}
+
+TEST_F(ReplacementTest, PyTorchJobReplacementPodsOnlyAfterOldPodsAreGone) {
+  CreateQueues(/*local_queue=*/true);
+  Create(pytorchjob::kPyTorchJobsResource, "team-a", SeedPyTorchJob());
+  Run(pytorchjob::kPyTorchJobsResource, "ddp", 9);
 }
 
 }  // namespace

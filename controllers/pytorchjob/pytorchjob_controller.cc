@@ -1,0 +1,107 @@
+#include "controllers/pytorchjob/pytorchjob_controller.h"
+
+#include <cctype>
+#include <map>
+
+#include "client/indexer.h"
+#include "controllers/common/conditions.h"
+#include "controllers/job/job_controller.h"
+#include "controllers/job/owned_objects.h"
+#include "controllers/pytorchjob/pytorchjob_pods.h"
+
+namespace berth::controllers::pytorchjob {
+
+using jobs::Field;
+using jobs::MutableObject;
+using jobs::ObjectAt;
+using jobs::StringAt;
+
+namespace {
+const client::GroupVersionResource kServices{"", "v1", "services"};
+}  // namespace
+
+Status PyTorchJobController::Reconcile(const std::string& key) {
+  auto [ns, name] = client::SplitMetaNamespaceKey(key);
+  auto got = client_.Get(kPyTorchJobsResource.Namespace(ns), name);
+  if (!got.ok()) return got.status().code() == Code::kNotFound ? Status::Ok() : got.status();
+  const Object& original = got.value();
+  if (jobs::BeingDeleted(original)) return Status::Ok();
+  Object job = original;
+  ApplyDefaults(&job);
+  const bool suspended =
+      jobs::EffectivelySuspended(original, Field(ObjectAt(ObjectAt(original, "spec"), "runPolicy"), "suspend"));
+  const std::string selector = std::string(kJobNameLabel) + "=" + name;
+  BERTH_ASSIGN_OR_RETURN(std::vector<Object> pods, jobs::ListOwned(client_, job::kPodsResource, job, selector));
+  BERTH_ASSIGN_OR_RETURN(std::vector<Object> services, jobs::ListOwned(client_, kServices, job, selector));
+
+  Object updated = original;
+  const Time now = clock_.Now();
+  if (suspended) {
+    for (const Object& p : pods) {
+      if (!jobs::BeingDeleted(p)) BERTH_RETURN_IF_ERROR(jobs::DeleteIfPresent(client_, job::kPodsResource, ns, api::Name(p)));
+    }
+    for (const Object& s : services) BERTH_RETURN_IF_ERROR(jobs::DeleteIfPresent(client_, kServices, ns, api::Name(s)));
+    SetCondition(&updated, {"Suspended", "True", "JobSuspended", "PyTorchJob " + name + " is suspended."}, now);
+  } else {
+    std::map<std::string, const Object*> by_name;
+    for (const Object& s : services) by_name[api::Name(s)] = &s;
+    for (const Object& s : Services(job)) {
+      if (by_name.count(api::Name(s)) == 0) BERTH_RETURN_IF_ERROR(jobs::CreateIfAbsent(client_, kServices, s));
+    }
+    for (const Object& s : services) by_name.erase(api::Name(s));
+    for (const Object& p : pods) by_name[api::Name(p)] = &p;
+    for (const Object& p : Pods(job)) {
+      if (by_name.count(api::Name(p)) == 0) BERTH_RETURN_IF_ERROR(jobs::CreateIfAbsent(client_, job::kPodsResource, p));
+    }
+    if (jobs::HasTrueCondition(original, "Suspended")) {
+      SetCondition(&updated, {"Suspended", "False", "JobResumed", "PyTorchJob " + name + " is resumed."}, now);
+    }
+    SetCondition(&updated, {"Created", "True", "PyTorchJobCreated", "PyTorchJob " + name + " is created."}, now);
+  }
+
+  // replicaStatuses and the Running / Succeeded / Failed conditions from the pods.
+  Object statuses = Object::object();
+  for (const std::string& type : ReplicaTypes(job)) statuses[type] = {{"active", 0}, {"succeeded", 0}, {"failed", 0}};
+  int running = 0, total = 0;
+  bool master_succeeded = false, any_failed = false;
+  for (const Object& p : pods) {
+    if (jobs::BeingDeleted(p)) continue;
+    const std::string rt = StringAt(ObjectAt(ObjectAt(p, "metadata"), "labels"), kReplicaTypeLabel);
+    std::string type;
+    for (const std::string& t : ReplicaTypes(job)) {
+      std::string lower = t;
+      for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+      if (lower == rt) type = t;
+    }
+    if (type.empty()) continue;
+    const std::string phase = StringAt(ObjectAt(p, "status"), "phase");
+    ++total;
+    const char* field = phase == "Succeeded" ? "succeeded" : phase == "Failed" ? "failed" : "active";
+    statuses[type][field] = statuses[type][field].get<int>() + 1;
+    if (phase == "Running") ++running;
+    if (phase == "Succeeded" && type == "Master") master_succeeded = true;
+    if (phase == "Failed") any_failed = true;
+  }
+  MutableObject(&updated, "status")["replicaStatuses"] = statuses;
+  if (!suspended && total > 0 && running == total) {
+    SetCondition(&updated, {"Running", "True", "PyTorchJobRunning", "PyTorchJob " + name + " is running."}, now);
+  }
+  if (master_succeeded) {
+    SetCondition(&updated, {"Succeeded", "True", "PyTorchJobSucceeded", "PyTorchJob " + name + " is successfully completed."}, now);
+  } else if (any_failed) {
+    SetCondition(&updated, {"Failed", "True", "PyTorchJobFailed", "PyTorchJob " + name + " is failed."}, now);
+  }
+  return jobs::WriteStatusIfChanged(client_, kPyTorchJobsResource, original, updated);
+}
+
+Status PyTorchJobController::ReconcileAll() {
+  BERTH_ASSIGN_OR_RETURN(client::ObjectList list, client_.List(kPyTorchJobsResource));
+  Status first = Status::Ok();
+  for (const Object& j : list.items) {
+    Status st = Reconcile(client::MetaNamespaceKey(j));
+    if (!st.ok() && first.ok()) first = st;
+  }
+  return first;
+}
+
+}  // namespace berth::controllers::pytorchjob
