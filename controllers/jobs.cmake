@@ -30,6 +30,7 @@ add_library(berth_job_controllers
   ${CMAKE_CURRENT_LIST_DIR}/job/job_controller.cc
   ${CMAKE_CURRENT_LIST_DIR}/job/owned_objects.cc
   ${CMAKE_CURRENT_LIST_DIR}/jobset/jobset_controller.cc
+  ${CMAKE_CURRENT_LIST_DIR}/kueue/jobset_integration.cc
   ${CMAKE_CURRENT_LIST_DIR}/kueue/pytorchjob_integration.cc
   ${CMAKE_CURRENT_LIST_DIR}/kueue/trainjob_integration.cc
   ${CMAKE_CURRENT_LIST_DIR}/pytorchjob/pytorchjob_controller.cc

@@ -18,6 +18,7 @@
 #include "controllers/kueue/batch_job.h"
 #include "controllers/kueue/decoder.h"
 #include "controllers/kueue/kueue_controller.h"
+#include "controllers/kueue/jobset_integration.h"
 #include "controllers/kueue/pytorchjob_integration.h"
 #include "controllers/kueue/trainjob_integration.h"
 #include "controllers/pytorchjob/pytorchjob_controller.h"
@@ -55,6 +56,7 @@ class JobControllersTest : public ::testing::Test {
     kueue_.AddJobIntegration(std::make_unique<kueue::BatchJobIntegration>());
     kueue_.AddJobIntegration(std::make_unique<kueue::TrainJobIntegration>(client_));
     kueue_.AddJobIntegration(std::make_unique<kueue::PyTorchJobIntegration>(client_));
+    kueue_.AddJobIntegration(std::make_unique<kueue::JobSetIntegration>(client_));
     for (client::Informer* inf : kueue_.informers()) inf->Start();
     factory_.Start();
     EXPECT_TRUE(factory_.WaitForCacheSync(std::chrono::seconds(10)));
@@ -452,6 +454,24 @@ TEST_F(ReplacementTest, PyTorchJobReplacementPodsOnlyAfterOldPodsAreGone) {
   CreateQueues(/*local_queue=*/true);
   Create(pytorchjob::kPyTorchJobsResource, "team-a", SeedPyTorchJob());
   Run(pytorchjob::kPyTorchJobsResource, "ddp", 9);
+}
+
+// A standalone JobSet (2 replicas of a 2-pod Job, 1 cpu each) queued by its own label.
+TEST_F(ReplacementTest, JobSetReplacementPodsOnlyAfterOldPodsAreGone) {
+  CreateQueues(/*local_queue=*/true);
+  Create(kJobSets, "team-a", api::Object::parse(R"({
+    "apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
+    "metadata": {"name": "js", "namespace": "team-a", "labels": {"kueue.x-k8s.io/queue-name": "lq-team-a"}},
+    "spec": {"replicatedJobs": [{"name": "workers", "replicas": 2,
+      "template": {"spec": {"parallelism": 2, "completions": 2,
+        "template": {"spec": {"restartPolicy": "Never",
+          "containers": [{"name": "w", "image": "python", "resources": {"requests": {"cpu": "1"}}}]}}}}}]}})"));
+  Settle();
+  api::Object wl = WorkloadOf(kJobSets, "team-a", "js");
+  ASSERT_EQ(wl["spec"]["podSets"].size(), 1u);
+  EXPECT_EQ(wl["spec"]["podSets"][0]["name"], "workers");
+  EXPECT_EQ(wl["spec"]["podSets"][0]["count"], 4);
+  Run(kJobSets, "js", 4);
 }
 
 }  // namespace
