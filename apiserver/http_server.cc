@@ -234,10 +234,15 @@ net::awaitable<void> HttpServer::Impl::Connection::Run() {
     parser.header_limit(256 * 1024);
     ErrorCode ec;
     co_await http::async_read(socket_, buffer, parser, Redirect(ec));
+    // GCC 12 destroys temporaries of a co_await expression twice when the
+    // coroutine leaves the loop right after it (free(): invalid pointer on
+    // every oversized body): build error responses as named locals first.
     if (ec == http::error::body_limit) {
       Status s = TooLargeError("Request entity too large: limit is " +
                                std::to_string(server_->options_.max_body_bytes));
-      co_await WriteResponse(StatusResponse(s), parser.get().version(), false);
+      HttpResponse too_large = StatusResponse(s);
+      const unsigned request_version = parser.get().version();
+      co_await WriteResponse(std::move(too_large), request_version, false);
       break;
     }
     if (ec) {
@@ -246,7 +251,8 @@ net::awaitable<void> HttpServer::Impl::Connection::Run() {
       if (ec != http::error::end_of_stream && ec != http::error::partial_message &&
           ec.category() == http::make_error_code(http::error::bad_method).category()) {
         Status s = BadRequestError("malformed HTTP request: " + ec.message());
-        co_await WriteResponse(StatusResponse(s), 11, false);
+        HttpResponse bad_request = StatusResponse(s);
+        co_await WriteResponse(std::move(bad_request), 11, false);
       }
       break;
     }

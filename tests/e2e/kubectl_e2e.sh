@@ -321,6 +321,14 @@ expect ns-gone 'NotFound'
 run ns-content-gone 0 "$KUBECTL" get localqueues -A
 expect_not ns-content-gone 'training-queue'
 
+# An oversized body is refused with 413 and the server keeps serving (it used
+# to abort: a GCC 12 coroutine temporary destroyed twice).
+python3 -c "import json; print(json.dumps({'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'too-big'},'data':{'k':'x'*3300000}}))" >"$WORK/too-big.json"
+run too-big 1 "$KUBECTL" create -f "$WORK/too-big.json"
+expect too-big 'RequestEntityTooLarge|Request entity too large'
+run after-too-big 0 "$KUBECTL" get cq cluster-queue -o name
+expect after-too-big '^clusterqueue\.kueue\.x-k8s\.io/cluster-queue$'
+
 # Restart: every object survives.
 stop_server
 start_server
