@@ -309,7 +309,10 @@ void Informer::RunDispatcher() {
           }
         }
         l.lock();
-        next_resync = clock_.Now() + options_.resync_period;
+        // Scheduled from the instant this resync fired, not from after its
+        // handlers ran: a clock advanced while they ran must not push the
+        // next resync a whole period further.
+        next_resync = now + options_.resync_period;
         continue;
       }
     }
