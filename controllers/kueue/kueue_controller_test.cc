@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "client/testing/fake_client.h"
+#include "client/testing/informer_sync.h"
 #include "controllers/common/conditions.h"
 #include "controllers/kueue/batch_job.h"
 #include "controllers/kueue/decoder.h"
@@ -32,28 +33,10 @@ class KueueControllerTest : public ::testing::Test {
     factory_.Shutdown();
   }
 
-  static client::InformerOptions InformerOpts() {
-    client::InformerOptions o;
-    o.clock_poll_interval = std::chrono::milliseconds(5);
-    o.min_backoff = std::chrono::milliseconds(5);
-    return o;
-  }
+  static client::InformerOptions InformerOpts() { return client::testing::FastInformerOptions(); }
 
-  // Waits (bounded, real time) until every informer cache holds exactly what
-  // the server holds: the precondition of a deterministic reconcile round.
-  void WaitCaches() {
-    for (client::Informer* inf : ctl_.informers()) {
-      for (int i = 0; i < 5000; ++i) {
-        auto list = client_.List(inf->resource());
-        ASSERT_TRUE(list.ok());
-        std::map<std::string, std::string> want, have;
-        for (const auto& o : list.value().items) want[client::MetaNamespaceKey(o)] = api::ResourceVersion(o);
-        for (const auto& o : inf->GetIndexer().List()) have[client::MetaNamespaceKey(*o)] = api::ResourceVersion(*o);
-        if (want == have) break;
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
-      }
-    }
-  }
+  // Waits (bounded, real time) until every informer cache matches the server.
+  void WaitCaches() { EXPECT_TRUE(client::testing::WaitForCachesToMatch(client_, ctl_.informers())); }
 
   // Reconcile + schedule rounds until a round writes nothing.
   void Settle() {

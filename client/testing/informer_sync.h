@@ -1,0 +1,49 @@
+// Helpers for tests that drive controllers synchronously over FakeClient:
+// informer options that react within milliseconds, and a wait until every
+// informer cache matches what the server lists (the precondition of a
+// deterministic reconcile round).
+//
+// The wait is bounded real time (about 5 s per informer at most) and asserts
+// nothing about timing: a cache that never catches up makes the caller's
+// next assertion fail, and WaitForCachesToMatch returns false.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "client/client.h"
+#include "client/indexer.h"
+#include "client/informer.h"
+
+namespace berth::client::testing {
+
+inline InformerOptions FastInformerOptions() {
+  InformerOptions o;
+  o.clock_poll_interval = std::chrono::milliseconds(5);
+  o.min_backoff = std::chrono::milliseconds(5);
+  return o;
+}
+
+// True when each informer's cache holds exactly the objects, at the same
+// resourceVersions, that `client` lists for its resource.
+inline bool WaitForCachesToMatch(Client& client, const std::vector<Informer*>& informers) {
+  for (Informer* inf : informers) {
+    bool matched = false;
+    for (int i = 0; i < 5000 && !matched; ++i) {
+      auto list = client.List(inf->resource());
+      if (!list.ok()) return false;
+      std::map<std::string, std::string> want, have;
+      for (const auto& o : list.value().items) want[MetaNamespaceKey(o)] = api::ResourceVersion(o);
+      for (const auto& o : inf->GetIndexer().List()) have[MetaNamespaceKey(*o)] = api::ResourceVersion(*o);
+      matched = want == have;
+      if (!matched) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    if (!matched) return false;
+  }
+  return true;
+}
+
+}  // namespace berth::client::testing
