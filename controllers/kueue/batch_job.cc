@@ -53,38 +53,14 @@ class BatchJob final : public GenericJob {
 
   Status RunWithPodSetsInfo(const std::vector<PodSetInfo>& infos) override {
     if (infos.size() != 1) return InvalidError("expecting 1 pod set, got " + std::to_string(infos.size()));
-    api::Object& spec = job_["spec"]["template"]["spec"];
-    if (!infos[0].node_selector.empty()) {
-      api::Object& ns = spec["nodeSelector"];
-      if (!ns.is_object()) ns = api::Object::object();
-      for (const auto& [k, v] : infos[0].node_selector) ns[k] = v;
-    }
-    if (!infos[0].tolerations.empty()) {
-      api::Object& tols = spec["tolerations"];
-      if (!tols.is_array()) tols = api::Object::array();
-      for (const api::Object& t : infos[0].tolerations) {
-        if (std::find(tols.begin(), tols.end(), t) == tols.end()) tols.push_back(t);
-      }
-    }
+    InjectPodSetInfo(infos[0], &job_["spec"]["template"]["spec"]);
     job_["spec"]["suspend"] = false;
     return Status::Ok();
   }
 
   bool RestorePodSetsInfo(const std::vector<PodSetInfo>& infos) override {
     if (infos.size() != 1) return false;
-    api::Object& spec = job_["spec"]["template"]["spec"];
-    const api::Object before = spec;
-    if (infos[0].node_selector.empty()) {
-      spec.erase("nodeSelector");
-    } else {
-      spec["nodeSelector"] = infos[0].node_selector;
-    }
-    if (infos[0].tolerations.empty()) {
-      spec.erase("tolerations");
-    } else {
-      spec["tolerations"] = infos[0].tolerations;
-    }
-    return spec != before;
+    return RestorePodSetInfo(infos[0], &job_["spec"]["template"]["spec"]);
   }
 
   std::optional<JobFinishedState> Finished() const override {

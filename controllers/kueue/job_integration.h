@@ -30,6 +30,7 @@
 // JobIntegration is immutable and shared.
 #pragma once
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <optional>
@@ -58,6 +59,40 @@ struct PodSetInfo {
   std::map<std::string, std::string> node_selector;
   std::vector<api::Object> tolerations;  // core/v1 Toleration JSON
 };
+
+// Kueue's podset.Merge for one pod template's spec: adds the admitted
+// flavor's nodeSelector entries and tolerations (without duplicates).
+inline void InjectPodSetInfo(const PodSetInfo& info, api::Object* pod_spec) {
+  if (!info.node_selector.empty()) {
+    api::Object& ns = (*pod_spec)["nodeSelector"];
+    if (!ns.is_object()) ns = api::Object::object();
+    for (const auto& [k, v] : info.node_selector) ns[k] = v;
+  }
+  if (!info.tolerations.empty()) {
+    api::Object& tols = (*pod_spec)["tolerations"];
+    if (!tols.is_array()) tols = api::Object::array();
+    for (const api::Object& t : info.tolerations) {
+      if (std::find(tols.begin(), tols.end(), t) == tols.end()) tols.push_back(t);
+    }
+  }
+}
+
+// Kueue's podset.RestorePodSpec: puts back the nodeSelector and tolerations
+// recorded before admission. Returns whether the spec changed.
+inline bool RestorePodSetInfo(const PodSetInfo& info, api::Object* pod_spec) {
+  const api::Object before = *pod_spec;
+  if (info.node_selector.empty()) {
+    pod_spec->erase("nodeSelector");
+  } else {
+    (*pod_spec)["nodeSelector"] = info.node_selector;
+  }
+  if (info.tolerations.empty()) {
+    pod_spec->erase("tolerations");
+  } else {
+    (*pod_spec)["tolerations"] = info.tolerations;
+  }
+  return *pod_spec != before;
+}
 
 struct JobFinishedState {
   bool succeeded = false;

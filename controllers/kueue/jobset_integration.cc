@@ -36,17 +36,7 @@ class JobSet final : public GenericJob {
       return InvalidError("expecting " + std::to_string(rjobs.size()) + " pod sets, got " + std::to_string(infos.size()));
     }
     for (size_t i = 0; i < infos.size(); ++i) {
-      api::Object& spec = PodSpec(&rjobs[i]);
-      if (!infos[i].node_selector.empty()) {
-        api::Object& ns = MutableObject(&spec, "nodeSelector");
-        for (const auto& [k, v] : infos[i].node_selector) ns[k] = v;
-      }
-      if (!infos[i].tolerations.empty()) {
-        api::Object& tols = jobs::MutableArray(&spec, "tolerations");
-        for (const api::Object& t : infos[i].tolerations) {
-          if (std::find(tols.begin(), tols.end(), t) == tols.end()) tols.push_back(t);
-        }
-      }
+      InjectPodSetInfo(infos[i], &PodSpec(&rjobs[i]));
     }
     job_["spec"]["suspend"] = false;
     return Status::Ok();
@@ -57,13 +47,7 @@ class JobSet final : public GenericJob {
     if (infos.size() != rjobs.size()) return false;
     bool changed = false;
     for (size_t i = 0; i < infos.size(); ++i) {
-      api::Object& spec = PodSpec(&rjobs[i]);
-      const api::Object before = spec;
-      if (infos[i].node_selector.empty()) spec.erase("nodeSelector");
-      else spec["nodeSelector"] = infos[i].node_selector;
-      if (infos[i].tolerations.empty()) spec.erase("tolerations");
-      else spec["tolerations"] = infos[i].tolerations;
-      changed = changed || spec != before;
+      changed = RestorePodSetInfo(infos[i], &PodSpec(&rjobs[i])) || changed;
     }
     return changed;
   }
