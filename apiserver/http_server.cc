@@ -203,6 +203,7 @@ class HttpServer::Impl::Connection : public std::enable_shared_from_this<Connect
  private:
   net::awaitable<bool> WriteResponse(HttpResponse response, unsigned version, bool keep_alive);
   net::awaitable<void> WriteStream(StreamingResponse response, unsigned version);
+  net::awaitable<void> Linger();
   void Shutdown() {
     ErrorCode ec;
     socket_.shutdown(tcp::socket::shutdown_send, ec);
@@ -243,6 +244,7 @@ net::awaitable<void> HttpServer::Impl::Connection::Run() {
       HttpResponse too_large = StatusResponse(s);
       const unsigned request_version = parser.get().version();
       co_await WriteResponse(std::move(too_large), request_version, false);
+      co_await Linger();
       break;
     }
     if (ec) {
@@ -307,6 +309,21 @@ net::awaitable<bool> HttpServer::Impl::Connection::WriteResponse(HttpResponse re
   ErrorCode ec;
   co_await http::async_write(socket_, res, Redirect(ec));
   co_return !ec;
+}
+
+// After answering a request whose body was not read (413), closing at once
+// makes the kernel reset the connection while the client is still sending,
+// and the client reports "broken pipe" instead of the response. Half-close,
+// then read and discard what the client still sends (at most 64 MiB) until
+// it closes, as Go's net/http lingers before closing.
+net::awaitable<void> HttpServer::Impl::Connection::Linger() {
+  ErrorCode ec;
+  socket_.shutdown(tcp::socket::shutdown_send, ec);
+  std::vector<char> sink(64 * 1024);
+  size_t total = 0;
+  while (!ec && !stopping_ && total < (size_t{64} << 20)) {
+    total += co_await socket_.async_read_some(net::buffer(sink), Redirect(ec));
+  }
 }
 
 net::awaitable<void> HttpServer::Impl::Connection::WriteStream(StreamingResponse response,
