@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# Every manifest under examples/ is accepted by `berth server` through the real kubectl:
+# for each example directory, its top-level files (the setup: namespaces, flavors, queues,
+# priority classes, runtimes) are applied for real, client-side then again server-side, and
+# every file of its subdirectories (the jobs) is applied with --dry-run=server, so nothing
+# starts training. Each YAML document must be reported "created" (or "unchanged" /
+# "serverside-applied" on the second pass) under its own name.
+#
+# Usage: manifests_test.sh <berth binary> <examples dir>
+# Exit: 0 pass, 1 fail, 77 skip (no kubectl).
+set -uo pipefail
+
+BERTH=${1:?berth binary}
+EXAMPLES=${2:?examples dir}
+KUBECTL=${KUBECTL:-/usr/bin/kubectl}
+[ -x "$KUBECTL" ] || { echo "SKIP: $KUBECTL not found"; exit 77; }
+
+WORK=$(mktemp -d /tmp/berth-examples.XXXXXX)
+export HOME=$WORK/home  # kubectl caches discovery under ~/.kube/cache
+mkdir -p "$HOME"
+export KUBECONFIG=$WORK/data/kubeconfig
+SERVER_PID=
+FAILURES=0
+
+cleanup() {
+  if [ -n "$SERVER_PID" ]; then kill -TERM "$SERVER_PID" 2>/dev/null; wait "$SERVER_PID" 2>/dev/null; fi
+  if [ "$FAILURES" -eq 0 ]; then rm -rf "$WORK"; else echo "kept $WORK for inspection"; fi
+}
+trap cleanup EXIT
+
+fail() { echo "FAIL: $*"; FAILURES=$((FAILURES + 1)); }
+
+"$BERTH" server --port 0 --store=memory --data-dir "$WORK/data" >"$WORK/server.log" 2>&1 &
+SERVER_PID=$!
+for _ in $(seq 1 100); do
+  [ -s "$KUBECONFIG" ] && break
+  kill -0 "$SERVER_PID" 2>/dev/null || break
+  sleep 0.1
+done
+[ -s "$KUBECONFIG" ] || { echo "FAIL: server did not start"; cat "$WORK/server.log"; exit 1; }
+
+# The "<kind>.<group>/<name>" (core kinds: "<kind>/<name>", kind in lower case) kubectl
+# prints for each document of a file, read from the file itself.
+expected_names() {
+  awk '
+    /^---/ { if (kind != "") print kind " " api " " name; kind = api = name = ""; inmeta = 0; next }
+    /^apiVersion:/ { api = $2 }
+    /^kind:/ { kind = $2 }
+    /^metadata:/ { inmeta = 1; next }
+    /^[^ #]/ { inmeta = 0 }
+    inmeta && /^  name:/ { name = $2 }
+    END { if (kind != "") print kind " " api " " name }
+  ' "$1" | while read -r kind api name; do
+    resource=$(echo "$kind" | tr '[:upper:]' '[:lower:]')
+    group=${api%/*}
+    if [ "$group" = "$api" ]; then echo "$resource/$name"; else echo "$resource.$group/$name"; fi
+  done
+}
+
+# check_apply FILE SUFFIX_REGEX KUBECTL_ARGS...: applies FILE and wants one line per document.
+check_apply() {
+  local file=$1 suffix=$2; shift 2
+  local out rc
+  out=$("$KUBECTL" apply "$@" -f "$file" 2>&1); rc=$?
+  if [ "$rc" -ne 0 ]; then fail "kubectl apply $* -f $file: exit $rc"; echo "$out" | sed 's/^/    /'; return; fi
+  local n=0
+  while read -r obj; do
+    n=$((n + 1))
+    if ! grep -Eq "^${obj//./\\.} (${suffix})$" <<<"$out"; then
+      fail "kubectl apply $* -f $file: no line '$obj ${suffix}'"; echo "$out" | sed 's/^/    /'
+    fi
+  done < <(expected_names "$file")
+  [ "$n" -gt 0 ] || fail "$file: no documents found"
+}
+
+examples=0
+for dir in "$EXAMPLES"/*/; do
+  dir=${dir%/}
+  setup=$(find "$dir" -maxdepth 1 -name '*.yaml' | sort)
+  jobs=$(find "$dir" -mindepth 2 -name '*.yaml' | sort)
+  [ -n "$setup$jobs" ] || continue
+  examples=$((examples + 1))
+  for f in $setup; do check_apply "$f" 'created' ; done
+  for f in $setup; do check_apply "$f" 'unchanged' ; done
+  for f in $setup; do check_apply "$f" 'serverside-applied' --server-side --force-conflicts; done
+  for f in $jobs; do check_apply "$f" 'created \(server dry run\)' --dry-run=server; done
+  for f in $jobs; do check_apply "$f" 'serverside-applied \(server dry run\)' --server-side --dry-run=server; done
+done
+[ "$examples" -ge 2 ] || fail "found $examples example directories under $EXAMPLES, want at least 2"
+
+# Nothing the dry runs validated was stored.
+out=$("$KUBECTL" get trainjobs,pytorchjobs -A -o name 2>&1)
+[ -z "$out" ] || fail "dry runs stored objects: $out"
+
+if [ "$FAILURES" -ne 0 ]; then echo "$FAILURES failure(s)"; exit 1; fi
+echo "PASS: $examples examples"
