@@ -12,36 +12,7 @@ using nlohmann::json;
 // ---------------------------------------------------------------------------
 // Ages
 
-std::string HumanDuration(Duration d) {
-  using std::to_string;
-  const int64_t seconds = std::chrono::duration_cast<std::chrono::seconds>(d).count();
-  if (seconds < -1) return "<invalid>";
-  if (seconds < 0) return "0s";
-  if (seconds < 60 * 2) return to_string(seconds) + "s";
-  const int64_t minutes = seconds / 60;
-  if (minutes < 10) {
-    const int64_t s = seconds % 60;
-    return s == 0 ? to_string(minutes) + "m" : to_string(minutes) + "m" + to_string(s) + "s";
-  }
-  if (minutes < 60 * 3) return to_string(minutes) + "m";
-  const int64_t hours = seconds / 3600;
-  if (hours < 8) {
-    const int64_t m = minutes % 60;
-    return m == 0 ? to_string(hours) + "h" : to_string(hours) + "h" + to_string(m) + "m";
-  }
-  if (hours < 48) return to_string(hours) + "h";
-  if (hours < 24 * 8) {
-    const int64_t h = hours % 24;
-    return h == 0 ? to_string(hours / 24) + "d" : to_string(hours / 24) + "d" + to_string(h) + "h";
-  }
-  if (hours < 24 * 365 * 2) return to_string(hours / 24) + "d";
-  if (hours < 24 * 365 * 8) {
-    const int64_t dy = (hours / 24) % 365;
-    const int64_t years = hours / 24 / 365;
-    return dy == 0 ? to_string(years) + "y" : to_string(years) + "y" + to_string(dy) + "d";
-  }
-  return to_string(hours / 24 / 365) + "y";
-}
+std::string HumanDuration(Duration d) { return berth::HumanDuration(d); }
 
 std::string AgeOf(const json& timestamp, Time now) {
   if (!timestamp.is_string()) return "<unknown>";

@@ -63,4 +63,9 @@ std::string FormatRfc3339Micro(Time t);
 // Returns false on malformed input.
 bool ParseRfc3339(const std::string& s, Time* out);
 
+// k8s.io/apimachinery/pkg/util/duration.HumanDuration, the age kubectl and
+// the API server's tables print: "33s", "2m3s", "5m", "179m", "3h5m", "47h",
+// "2d3h", "729d", "2y10d", "9y"; below -1s "<invalid>", between -1s and 0 "0s".
+std::string HumanDuration(Duration d);
+
 }  // namespace berth
