@@ -1,0 +1,450 @@
+// The Client contract (client/client.h) against a real ApiServer over a
+// MemoryStore, run over both RestClient transports: HttpClient on loopback
+// and the in-process client (in_process_client.h). The same assertions pass
+// over both, which is the point: one request/response code path.
+#include "apiserver/in_process_client.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "api/admission_pipeline.h"
+#include "api/conversion.h"
+#include "api/registry.h"
+#include "api/strategy.h"
+#include "client/http_client.h"
+#include "client/informer.h"
+#include "client/testing/informer_sync.h"
+#include "store/memory_store.h"
+
+namespace berth::apiserver {
+namespace {
+
+using client::GroupVersionResource;
+using client::WatchEvent;
+using client::WatchEventType;
+using nlohmann::json;
+using std::chrono::seconds;
+
+const GroupVersionResource kConfigMaps{"", "v1", "configmaps"};
+const GroupVersionResource kPods{"", "v1", "pods"};
+const GroupVersionResource kLocalQueues{"kueue.x-k8s.io", "v1beta2", "localqueues"};
+// Real-time bound for waits on server threads; a passing test never reaches it.
+constexpr auto kWait = seconds(20);
+
+json ConfigMap(const std::string& name, const std::string& app = "demo") {
+  return {{"apiVersion", "v1"},
+          {"kind", "ConfigMap"},
+          {"metadata", {{"name", name}, {"labels", {{"app", app}}}}},
+          {"data", {{"k", "v"}}}};
+}
+
+json Pod(const std::string& name) {
+  return json::parse(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")" + name +
+                     R"("},"spec":{"containers":[{"name":"c","image":"busybox"}]}})");
+}
+
+json LocalQueue(const std::string& name) {
+  return {{"apiVersion", "kueue.x-k8s.io/v1beta2"},
+          {"kind", "LocalQueue"},
+          {"metadata", {{"name", name}}},
+          {"spec", {{"clusterQueue", "cq"}}}};
+}
+
+std::vector<std::string> Names(const std::vector<api::Object>& items) {
+  std::vector<std::string> out;
+  for (const auto& o : items) out.push_back(api::Name(o));
+  return out;
+}
+
+// The next event, failing the test on a timeout or an ended stream.
+WatchEvent NextEvent(client::WatchStream& w) {
+  auto next = w.Next(kWait);
+  EXPECT_TRUE(next.ok()) << next.status();
+  if (!next.ok() || !next->has_value()) {
+    ADD_FAILURE() << "no event";
+    return {};
+  }
+  return std::move(**next);
+}
+
+std::string Describe(const WatchEvent& e) {
+  return std::string(client::WatchEventTypeName(e.type)) + " " + api::Name(e.object) + " " +
+         api::ResourceVersion(e.object);
+}
+
+enum class Transport { kHttp, kInProcess };
+
+// A started server (listening, garbage collector running) with one client of
+// the parameter's transport.
+class ClientContractTest : public ::testing::TestWithParam<Transport> {
+ protected:
+  ClientContractTest()
+      : store_(clock_, store::StoreOptions{.history_limit = 50, .watcher_buffer_limit = 1000}),
+        pipeline_(api::Registry::Default(), api::StrategyRegistry::Default(), api::Convert),
+        server_(api::Registry::Default(), pipeline_, store_, clock_, Options()) {}
+
+  static ApiServerOptions Options() {
+    ApiServerOptions o;
+    o.http.threads = 2;
+    return o;
+  }
+
+  void SetUp() override {
+    ASSERT_TRUE(server_.Start().ok());
+    if (GetParam() == Transport::kHttp) {
+      client::RestConfig cfg;
+      cfg.server = "http://127.0.0.1:" + std::to_string(server_.port());
+      cfg.url = *client::ParseServerUrl(cfg.server);
+      client_ = std::make_unique<client::HttpClient>(cfg);
+    } else {
+      client_ = NewInProcessClient(server_);
+    }
+  }
+  void TearDown() override {
+    client_.reset();
+    server_.Stop();
+  }
+
+  // The in-process transport, or null over HTTP.
+  InProcessTransport* in_process() { return dynamic_cast<InProcessTransport*>(&client_->transport()); }
+
+  FakeClock clock_;
+  store::MemoryStore store_;
+  api::AdmissionPipeline pipeline_;
+  ApiServer server_;
+  std::unique_ptr<client::RestClient> client_;
+};
+
+TEST_P(ClientContractTest, CreateGetAndListWithSelectorsAndPages) {
+  const auto ref = kConfigMaps.Namespace("default");
+  for (const char* name : {"c", "a", "e", "b", "d"}) {
+    auto created = client_->Create(ref, ConfigMap(name, name == std::string("e") ? "other" : "demo"));
+    ASSERT_TRUE(created.ok()) << created.status();
+    EXPECT_EQ(api::Name(*created), name);
+    EXPECT_FALSE(api::ResourceVersion(*created).empty());
+    EXPECT_FALSE((*created)["metadata"].value("uid", "").empty());
+  }
+  auto got = client_->Get(ref, "b");
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ((*got)["data"]["k"], "v");
+
+  Status missing = client_->Get(ref, "nope").status();
+  EXPECT_EQ(missing.code(), Code::kNotFound);
+  EXPECT_EQ(missing.message(), "configmaps \"nope\" not found");
+  Status duplicate = client_->Create(ref, ConfigMap("a")).status();
+  EXPECT_EQ(duplicate.code(), Code::kAlreadyExists);
+  EXPECT_EQ(duplicate.message(), "configmaps \"a\" already exists");
+
+  client::ListOptions selected;
+  selected.label_selector = "app=demo";
+  auto demo = client_->List(ref, selected);
+  ASSERT_TRUE(demo.ok()) << demo.status();
+  EXPECT_EQ(Names(demo->items), (std::vector<std::string>{"a", "b", "c", "d"}));
+  // Built-in list items get apiVersion and kind back from the list.
+  EXPECT_EQ(demo->items[0]["kind"], "ConfigMap");
+  EXPECT_EQ(demo->items[0]["apiVersion"], "v1");
+  EXPECT_EQ(demo->resource_version, std::to_string(store_.CurrentRevision()));
+
+  client::ListOptions by_field;
+  by_field.field_selector = "metadata.name!=c";
+  by_field.label_selector = "app in (demo,other)";
+  auto fields = client_->List(ref, by_field);
+  ASSERT_TRUE(fields.ok()) << fields.status();
+  EXPECT_EQ(Names(fields->items), (std::vector<std::string>{"a", "b", "d", "e"}));
+
+  // Pages of 2, in (namespace, name) order, to the end.
+  client::ListOptions page;
+  page.limit = 2;
+  std::vector<std::string> all;
+  std::vector<size_t> sizes;
+  for (int i = 0; i < 10; ++i) {
+    auto p = client_->List(ref, page);
+    ASSERT_TRUE(p.ok()) << p.status();
+    sizes.push_back(p->items.size());
+    for (const auto& n : Names(p->items)) all.push_back(n);
+    if (p->continue_token.empty()) break;
+    EXPECT_EQ(p->remaining_item_count, 5 - static_cast<int64_t>(all.size()));
+    page.continue_token = p->continue_token;
+  }
+  EXPECT_EQ(all, (std::vector<std::string>{"a", "b", "c", "d", "e"}));
+  EXPECT_EQ(sizes, (std::vector<size_t>{2, 2, 1}));
+
+  Status bad = client_->List(ref, {.label_selector = "app in ("}).status();
+  EXPECT_EQ(bad.code(), Code::kBadRequest);
+}
+
+TEST_P(ClientContractTest, UpdateIsRefusedOnAStaleResourceVersion) {
+  const auto ref = kConfigMaps.Namespace("default");
+  auto v1 = client_->Create(ref, ConfigMap("cm"));
+  ASSERT_TRUE(v1.ok()) << v1.status();
+  json changed = *v1;
+  changed["data"]["k"] = "v2";
+  auto v2 = client_->Update(ref, changed);
+  ASSERT_TRUE(v2.ok()) << v2.status();
+  EXPECT_EQ((*v2)["data"]["k"], "v2");
+  EXPECT_NE(api::ResourceVersion(*v2), api::ResourceVersion(*v1));
+
+  changed["data"]["k"] = "v3";  // still carries v1's resourceVersion
+  Status stale = client_->Update(ref, changed).status();
+  EXPECT_EQ(stale.code(), Code::kConflict);
+  EXPECT_EQ(stale.message(),
+            "Operation cannot be fulfilled on configmaps \"cm\": the object has been modified; please apply "
+            "your changes to the latest version and try again");
+  EXPECT_EQ((*client_->Get(ref, "cm"))["data"]["k"], "v2");
+}
+
+TEST_P(ClientContractTest, StatusSubresourceWritesOnlyStatus) {
+  const auto ref = kLocalQueues.Namespace("default");
+  auto lq = client_->Create(ref, LocalQueue("lq"));
+  ASSERT_TRUE(lq.ok()) << lq.status();
+  json with_status = *lq;
+  with_status["spec"]["clusterQueue"] = "elsewhere";
+  with_status["status"]["pendingWorkloads"] = 3;
+  auto updated = client_->UpdateStatus(ref, with_status);
+  ASSERT_TRUE(updated.ok()) << updated.status();
+  EXPECT_EQ((*updated)["status"]["pendingWorkloads"], 3);
+  EXPECT_EQ((*updated)["spec"]["clusterQueue"], "cq");
+
+  // The main resource ignores status.
+  json main = *updated;
+  main["status"]["pendingWorkloads"] = 7;
+  main["metadata"]["labels"]["tier"] = "gold";
+  auto after = client_->Update(ref, main);
+  ASSERT_TRUE(after.ok()) << after.status();
+  EXPECT_EQ((*after)["status"]["pendingWorkloads"], 3);
+  EXPECT_EQ((*after)["metadata"]["labels"]["tier"], "gold");
+}
+
+TEST_P(ClientContractTest, PatchTypes) {
+  const auto pods = kPods.Namespace("default");
+  ASSERT_TRUE(client_->Create(pods, Pod("p")).ok());
+  auto merged = client_->Patch(pods, "p", client::PatchType::kMerge, R"({"metadata":{"labels":{"a":"1"}}})");
+  ASSERT_TRUE(merged.ok()) << merged.status();
+  EXPECT_EQ((*merged)["metadata"]["labels"]["a"], "1");
+
+  auto json_patched = client_->Patch(pods, "p", client::PatchType::kJson,
+                                     R"([{"op":"add","path":"/metadata/labels/b","value":"2"}])");
+  ASSERT_TRUE(json_patched.ok()) << json_patched.status();
+  EXPECT_EQ((*json_patched)["metadata"]["labels"], json::parse(R"({"a":"1","b":"2"})"));
+
+  // Strategic merge: containers merge by name (env added, image kept).
+  auto strategic = client_->Patch(pods, "p", client::PatchType::kStrategicMerge,
+                                  R"({"spec":{"containers":[{"name":"c","env":[{"name":"X","value":"1"}]}]}})");
+  ASSERT_TRUE(strategic.ok()) << strategic.status();
+  ASSERT_EQ((*strategic)["spec"]["containers"].size(), 1u);
+  EXPECT_EQ((*strategic)["spec"]["containers"][0]["image"], "busybox");
+  EXPECT_EQ((*strategic)["spec"]["containers"][0]["env"][0]["name"], "X");
+
+  // Server-side apply creates what is absent.
+  client::PatchOptions apply;
+  apply.field_manager = "berth-test";
+  apply.force = true;
+  auto applied = client_->Patch(kLocalQueues.Namespace("default"), "lq", client::PatchType::kApply,
+                                "apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata:\n  name: lq\n"
+                                "spec:\n  clusterQueue: cq\n",
+                                apply);
+  ASSERT_TRUE(applied.ok()) << applied.status();
+  EXPECT_EQ((*applied)["spec"]["clusterQueue"], "cq");
+
+  // Strategic merge is for built-in kinds only (415, as upstream).
+  Status refused = client_->Patch(kLocalQueues.Namespace("default"), "lq", client::PatchType::kStrategicMerge,
+                                  R"({"metadata":{"labels":{"a":"b"}}})")
+                       .status();
+  EXPECT_EQ(refused.code(), Code::kUnsupportedMedia);
+  // A JSON patch that cannot apply is Invalid with the detail.
+  Status invalid = client_->Patch(pods, "p", client::PatchType::kJson, R"([{"op":"remove","path":"/spec/nope"}])")
+                       .status();
+  EXPECT_EQ(invalid.code(), Code::kInvalid);
+  EXPECT_EQ(client_->Patch(pods, "nope", client::PatchType::kMerge, "{}").status().code(), Code::kNotFound);
+}
+
+TEST_P(ClientContractTest, DeleteWithFinalizersGracePeriodsAndPreconditions) {
+  const auto ref = kConfigMaps.Namespace("default");
+  json held = ConfigMap("held");
+  held["metadata"]["finalizers"] = {"example.com/hold"};
+  auto created = client_->Create(ref, held);
+  ASSERT_TRUE(created.ok()) << created.status();
+
+  client::DeleteOptions wrong_uid;
+  wrong_uid.preconditions.uid = "not-the-uid";
+  EXPECT_EQ(client_->Delete(ref, "held", wrong_uid).code(), Code::kConflict);
+
+  ASSERT_TRUE(client_->Delete(ref, "held").ok());
+  auto marked = client_->Get(ref, "held");
+  ASSERT_TRUE(marked.ok()) << marked.status();
+  EXPECT_TRUE((*marked)["metadata"].contains("deletionTimestamp"));
+  // Removing the last finalizer removes the object.
+  ASSERT_TRUE(client_->Patch(ref, "held", client::PatchType::kMerge, R"({"metadata":{"finalizers":null}})").ok());
+  EXPECT_EQ(client_->Get(ref, "held").status().code(), Code::kNotFound);
+
+  // A Pod bound to a node, deleted with a grace period, is marked (an
+  // unscheduled one goes at once, as upstream), then removed by a grace-0 delete.
+  const auto pods = kPods.Namespace("default");
+  json bound = Pod("p");
+  bound["spec"]["nodeName"] = "node-1";
+  ASSERT_TRUE(client_->Create(pods, bound).ok());
+  ASSERT_TRUE(client_->Delete(pods, "p", {.grace_period_seconds = 30}).ok());
+  auto terminating = client_->Get(pods, "p");
+  ASSERT_TRUE(terminating.ok()) << terminating.status();
+  EXPECT_EQ((*terminating)["metadata"]["deletionGracePeriodSeconds"], 30);
+  ASSERT_TRUE(client_->Delete(pods, "p", {.grace_period_seconds = 0}).ok());
+  EXPECT_EQ(client_->Get(pods, "p").status().code(), Code::kNotFound);
+  EXPECT_EQ(client_->Delete(pods, "p").code(), Code::kNotFound);
+}
+
+TEST_P(ClientContractTest, WatchFromAResourceVersionThenFollows) {
+  const auto ref = kConfigMaps.Namespace("default");
+  auto created = client_->Create(ref, ConfigMap("w"));
+  ASSERT_TRUE(created.ok());
+  auto labelled = client_->Patch(ref, "w", client::PatchType::kMerge, R"({"metadata":{"labels":{"x":"1"}}})");
+  ASSERT_TRUE(labelled.ok());
+
+  auto watch = client_->Watch(ref, {.resource_version = api::ResourceVersion(*created)});
+  ASSERT_TRUE(watch.ok()) << watch.status();
+  // Replayed from history.
+  EXPECT_EQ(Describe(NextEvent(**watch)), "MODIFIED w " + api::ResourceVersion(*labelled));
+  auto other = client_->Create(ref, ConfigMap("w2"));
+  ASSERT_TRUE(other.ok());
+  EXPECT_EQ(Describe(NextEvent(**watch)), "ADDED w2 " + api::ResourceVersion(*other));
+  ASSERT_TRUE(client_->Delete(ref, "w").ok());
+  WatchEvent deleted = NextEvent(**watch);
+  EXPECT_EQ(deleted.type, WatchEventType::kDeleted);
+  EXPECT_EQ(api::Name(deleted.object), "w");
+  EXPECT_EQ(deleted.object["metadata"]["labels"]["x"], "1");
+
+  // From "": the current objects as ADDED first, filtered by the selector.
+  ASSERT_TRUE(client_->Create(ref, ConfigMap("x", "other")).ok());
+  auto from_now = client_->Watch(ref, {.label_selector = "app=demo"});
+  ASSERT_TRUE(from_now.ok()) << from_now.status();
+  EXPECT_EQ(Describe(NextEvent(**from_now)), "ADDED w2 " + api::ResourceVersion(*other));
+  auto quiet = (*from_now)->Next(std::chrono::milliseconds(0));
+  ASSERT_TRUE(quiet.ok());
+  EXPECT_FALSE(quiet->has_value());
+
+  EXPECT_EQ(client_->Watch(ref, {.label_selector = "app in ("}).status().code(), Code::kBadRequest);
+}
+
+TEST_P(ClientContractTest, StopEndsTheWatchOnBothSides) {
+  const auto ref = kConfigMaps.Namespace("default");
+  auto watch = client_->Watch(ref, {});
+  ASSERT_TRUE(watch.ok()) << watch.status();
+  if (in_process()) EXPECT_EQ(in_process()->open_streams(), 1u);
+  (*watch)->Stop();
+  auto after = (*watch)->Next(kWait);
+  EXPECT_EQ(after.status().code(), Code::kUnavailable);
+  EXPECT_EQ(after.status().message(), "watch closed");
+  // In process the server side (the watch pump's session) ended within Stop.
+  if (in_process()) EXPECT_EQ(in_process()->open_streams(), 0u);
+  watch->reset();
+
+  // A second watch works, and ends with the server's timeoutSeconds.
+  auto timed = client_->Watch(ref, {.timeout_seconds = 1});
+  ASSERT_TRUE(timed.ok()) << timed.status();
+  ASSERT_TRUE(client_->Create(ref, ConfigMap("t")).ok());
+  EXPECT_EQ(NextEvent(**timed).type, WatchEventType::kAdded);
+  StatusOr<std::optional<WatchEvent>> end = std::optional<WatchEvent>();
+  for (int i = 0; i < 20 && end.ok(); ++i) end = (*timed)->Next(seconds(1));
+  EXPECT_EQ(end.status().code(), Code::kUnavailable);
+  if (in_process()) EXPECT_EQ(in_process()->open_streams(), 0u);
+}
+
+TEST_P(ClientContractTest, WatchFromACompactedResourceVersionGetsExpired) {
+  const auto ref = kConfigMaps.Namespace("default");
+  for (int i = 0; i < 60; ++i) ASSERT_TRUE(client_->Create(ref, ConfigMap("cm" + std::to_string(i))).ok());
+  auto watch = client_->Watch(ref, {.resource_version = "1"});
+  ASSERT_TRUE(watch.ok()) << watch.status();
+  WatchEvent e = NextEvent(**watch);
+  EXPECT_EQ(e.type, WatchEventType::kError);
+  EXPECT_EQ(e.error.code(), Code::kGone);
+  // The store's own answer for the same request, decoded back intact.
+  store::WatchOptions from_one;
+  from_one.from_revision = 1;
+  EXPECT_EQ(e.error.message(), store_.Watch({"", "configmaps"}, from_one).status().message());
+  EXPECT_EQ(e.error.message().rfind("too old resource version: 1 (", 0), 0u) << e.error.message();
+  EXPECT_EQ((*watch)->Next(kWait).status().code(), Code::kUnavailable);
+}
+
+TEST_P(ClientContractTest, InformerSyncsAndFollows) {
+  const auto ref = kConfigMaps.Namespace("default");
+  ASSERT_TRUE(client_->Create(ref, ConfigMap("a")).ok());
+  ASSERT_TRUE(client_->Create(ref, ConfigMap("b")).ok());
+  client::Informer informer(*client_, ref, clock_, client::testing::FastInformerOptions());
+  informer.Start();
+  ASSERT_TRUE(informer.WaitForCacheSync(kWait));
+  EXPECT_TRUE(client::testing::WaitForCachesToMatch(*client_, {&informer}));
+  EXPECT_EQ(informer.GetIndexer().List().size(), 2u);
+
+  ASSERT_TRUE(client_->Patch(ref, "a", client::PatchType::kMerge, R"({"data":{"k":"changed"}})").ok());
+  ASSERT_TRUE(client_->Delete(ref, "b").ok());
+  ASSERT_TRUE(client_->Create(ref, ConfigMap("c")).ok());
+  EXPECT_TRUE(client::testing::WaitForCachesToMatch(*client_, {&informer}));
+  std::vector<std::string> cached;
+  for (const auto& o : informer.GetIndexer().List()) cached.push_back(api::Name(*o));
+  std::sort(cached.begin(), cached.end());
+  EXPECT_EQ(cached, (std::vector<std::string>{"a", "c"}));
+  informer.Stop();
+  if (in_process()) EXPECT_EQ(in_process()->open_streams(), 0u);
+}
+
+TEST_P(ClientContractTest, RawRequestsAndStreamedBodies) {
+  auto version = client_->Do({"GET", "/version", {}, ""});
+  ASSERT_TRUE(version.ok()) << version.status();
+  EXPECT_EQ(version->status, 200);
+  EXPECT_EQ(api::Object::parse(version->body)["minor"], "32");
+  EXPECT_EQ(client_->Do({"GET", "/apis/nope.example.com/v1/things", {}, ""})->status, 404);
+
+  // A watch read as raw lines through DoStream, ended by the callback.
+  const auto ref = kConfigMaps.Namespace("default");
+  ASSERT_TRUE(client_->Create(ref, ConfigMap("s")).ok());
+  std::string seen;
+  auto res = client_->DoStream({"GET", client::ResourcePath(ref) + "?watch=true", {}, ""},
+                               [&](std::string_view bytes) {
+                                 seen.append(bytes);
+                                 return seen.find('\n') == std::string::npos;
+                               });
+  ASSERT_TRUE(res.ok()) << res.status();
+  EXPECT_EQ(res->status, 200);
+  json first = json::parse(seen.substr(0, seen.find('\n')));
+  EXPECT_EQ(first["type"], "ADDED");
+  EXPECT_EQ(first["object"]["metadata"]["name"], "s");
+  if (in_process()) EXPECT_EQ(in_process()->open_streams(), 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Transports, ClientContractTest, ::testing::Values(Transport::kHttp, Transport::kInProcess),
+                         [](const ::testing::TestParamInfo<Transport>& info) {
+                           return info.param == Transport::kHttp ? "Http" : "InProcess";
+                         });
+
+// Without Start(): no port, no garbage collector; REST and watches work.
+TEST(InProcessClientTest, ServesWithoutAListeningServer) {
+  FakeClock clock;
+  store::MemoryStore store(clock);
+  api::AdmissionPipeline pipeline(api::Registry::Default(), api::StrategyRegistry::Default(), api::Convert);
+  ApiServerOptions options;
+  options.garbage_collector = false;
+  ApiServer server(api::Registry::Default(), pipeline, store, clock, options);
+  ASSERT_TRUE(server.EnsureSystemNamespaces().ok());
+  auto client = NewInProcessClient(server);
+  const auto ref = kConfigMaps.Namespace("default");
+
+  auto watch = client->Watch(ref, {});
+  ASSERT_TRUE(watch.ok()) << watch.status();
+  auto created = client->Create(ref, ConfigMap("a"));
+  ASSERT_TRUE(created.ok()) << created.status();
+  EXPECT_EQ(Describe(NextEvent(**watch)), "ADDED a " + api::ResourceVersion(*created));
+  EXPECT_EQ(api::Name(*client->Get(ref, "a")), "a");
+
+  // Stopping the server ends open watches; later ones end at once.
+  server.Stop();
+  EXPECT_EQ((*watch)->Next(kWait).status().code(), Code::kUnavailable);
+  auto late = client->Watch(ref, {});
+  ASSERT_TRUE(late.ok()) << late.status();
+  EXPECT_EQ((*late)->Next(kWait).status().message(), "watch closed");
+}
+
+}  // namespace
+}  // namespace berth::apiserver
