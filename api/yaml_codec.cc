@@ -459,6 +459,28 @@ bool LooksNumeric(std::string_view s) {
   return false;
 }
 
+// A YAML 1.1 timestamp as go-yaml v2 resolves it (2006-1-2, 2006-1-2T15:4:5Z,
+// 2006-1-2T15:4:5.999+07:00, 2006-1-2 15:4:5): kubectl -o yaml quotes these.
+bool LooksLikeTimestamp(std::string_view s) {
+  std::size_t i = 0;
+  auto digits = [&](std::size_t min, std::size_t max) {
+    std::size_t start = i;
+    while (i < s.size() && i - start < max && IsDigit(s[i])) ++i;
+    return i - start >= min;
+  };
+  auto lit = [&](char c) { return i < s.size() && s[i] == c ? (++i, true) : false; };
+  if (!digits(4, 4) || !lit('-') || !digits(1, 2) || !lit('-') || !digits(1, 2)) return false;
+  if (i == s.size()) return true;
+  const char sep = s[i++];
+  if (sep != 'T' && sep != 't' && sep != ' ') return false;
+  if (!digits(1, 2) || !lit(':') || !digits(1, 2) || !lit(':') || !digits(1, 2)) return false;
+  if (lit('.') && !digits(1, 9)) return false;
+  if (sep == ' ') return i == s.size();
+  if (lit('Z')) return i == s.size();
+  if (!lit('+') && !lit('-')) return false;
+  return digits(2, 2) && lit(':') && digits(2, 2) && i == s.size();
+}
+
 bool HasUnsafeChar(std::string_view s) {
   for (unsigned char c : s) {
     if (c < 0x20 || c == 0x7F) return true;
@@ -471,7 +493,9 @@ bool HasUnsafeChar(std::string_view s) {
 }
 
 bool CanBePlain(std::string_view s) {
-  if (s.empty() || ResolvesAsNonString(s) || IsYaml11Bool(s) || LooksNumeric(s)) return false;
+  if (s.empty() || ResolvesAsNonString(s) || IsYaml11Bool(s) || LooksNumeric(s) || LooksLikeTimestamp(s)) {
+    return false;
+  }
   if (HasUnsafeChar(s)) return false;
   if (s.front() == ' ' || s.back() == ' ' || s.back() == ':') return false;
   if (s == "<<") return false;

@@ -540,7 +540,7 @@ Status RunWait(Session& s, const WaitFlags& f) {
     }
     BERTH_ASSIGN_OR_RETURN(bool met, WaitFor(s, t.resource, ns, t.name, cond, deadline));
     if (!met) {
-      return ClientError("timed out waiting for the condition on " + t.resource.GroupResource() + "/" + t.name);
+      return ClientError("timed out waiting for the condition on " + t.resource.resource + "/" + t.name);
     }
     std::cout << t.resource.KindGroup() << "/" << t.name << " condition met\n" << std::flush;
   }
@@ -676,8 +676,8 @@ Status RunDelete(Session& s, const DeleteFlags& f) {
     for (const Item* it : deleted) {
       BERTH_ASSIGN_OR_RETURN(bool met, WaitFor(s, it->resource, it->ns, it->name, gone, deadline));
       if (!met) {
-        errors.push_back(ClientError("timed out waiting for the condition on " + it->resource.GroupResource() +
-                                     "/" + it->name));
+        errors.push_back(ClientError("timed out waiting for the condition on " + it->resource.resource + "/" +
+                                     it->name));
       }
     }
   }
@@ -714,7 +714,14 @@ Status RunLogs(Session& s, const LogsFlags& f) {
     pod_name = pod_name.substr(slash + 1);
   }
   const client::ResourceRef ref(pods.Gvr(), s.ns());
-  BERTH_ASSIGN_OR_RETURN(json pod, s.Call("GET", client::ResourcePath(ref, pod_name), pods, pod_name));
+  auto got = s.Call("GET", client::ResourcePath(ref, pod_name), pods, pod_name);
+  if (got.status().code() == Code::kNotFound) {
+    // kubectl logs finds the pod through its polymorphic helpers, which word it so.
+    return ClientError("error from server (NotFound): pods \"" + pod_name + "\" not found in namespace \"" +
+                       s.ns() + "\"");
+  }
+  if (!got.ok()) return got.status();
+  json pod = std::move(*got);
   std::vector<std::string> names;
   if (pod.contains("spec") && pod["spec"].contains("containers") && pod["spec"]["containers"].is_array()) {
     for (const auto& c : pod["spec"]["containers"]) names.push_back(c.value("name", ""));

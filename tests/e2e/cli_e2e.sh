@@ -135,9 +135,10 @@ same wait-false wait --for=condition=active=false cq/cluster-queue --timeout=1s
 same wait-missing wait --for=condition=Active cq/nope --timeout=1s
 ( sleep 2; "$KUBECTL" patch cq cluster-queue --subresource=status --type=merge \
     -p '{"status":{"conditions":[{"type":"Late","status":"True","reason":"R","message":"m","lastTransitionTime":"2025-01-01T00:00:00Z"}]}}' >/dev/null ) &
+CHANGER_PID=$!
 run wait-later 0 "$CLI" wait --for=condition=Late cq/cluster-queue --timeout=30s
 expect wait-later "$OUT" '^clusterqueue\.kueue\.x-k8s\.io/cluster-queue condition met$'
-wait
+wait "$CHANGER_PID"
 
 # get -w: the table, then each change as a row.
 "$CLI" get lq -A -w >"$WORK/watch.out" 2>&1 &
@@ -176,22 +177,30 @@ run apply-missing-ns 1 "$CLI" apply -f "$WORK/no-ns.yaml"
 expect apply-missing-ns "$ERR" "^Error from server \(NotFound\): error when creating \"$WORK/no-ns.yaml\": namespaces \"nowhere\" not found$"
 same logs-missing logs nope
 sed "s#server: .*#server: http://127.0.0.1:1#" "$KUBECONFIG" >"$WORK/refused.kubeconfig"
-same refused get cq --kubeconfig "$WORK/refused.kubeconfig"
+# kubectl logs its discovery retries (klog lines) before the message; compare the message.
+run refused 1 "$CLI" get cq --kubeconfig "$WORK/refused.kubeconfig"
+WANT=$("$KUBECTL" get cq --kubeconfig "$WORK/refused.kubeconfig" 2>&1 | tail -1)
+[ "$ERR" = "$WANT" ] || fail refused "got '$ERR', kubectl prints '$WANT'"
 
 # delete: by name, by file, not found, --ignore-not-found.
-same delete-name delete wpc low
+run delete-name 0 "$CLI" delete wpc low
+expect delete-name "$OUT" '^workloadpriorityclass\.kueue\.x-k8s\.io "low" deleted$'
 same delete-again delete wpc low
 same delete-ignore delete wpc low --ignore-not-found
-printf 'apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata:\n  name: stdin-flavor\n' >"$WORK/rf.yaml"
-run delete-file 0 "$CLI" delete -f "$WORK/rf.yaml"
-expect delete-file "$OUT" '^resourceflavor\.kueue\.x-k8s\.io "stdin-flavor" deleted$'
-run delete-file-again 1 "$CLI" delete -f "$WORK/rf.yaml"
-expect delete-file-again "$ERR" "^Error from server \(NotFound\): error when deleting \"$WORK/rf.yaml\": resourceflavors\.kueue\.x-k8s\.io \"stdin-flavor\" not found$"
-same wait-deleted wait --for=delete rf/stdin-flavor --timeout=5s
+# (ResourceFlavors and ClusterQueues get Kueue's resource-in-use finalizer, which
+# only a controller removes: delete --wait would wait for it, as kubectl does.)
+printf 'apiVersion: kueue.x-k8s.io/v1beta2\nkind: WorkloadPriorityClass\nmetadata:\n  name: temp\nvalue: 1\n' >"$WORK/wpc.yaml"
+run delete-file-create 0 "$CLI" apply -f "$WORK/wpc.yaml"
+run delete-file 0 "$CLI" delete -f "$WORK/wpc.yaml"
+expect delete-file "$OUT" '^workloadpriorityclass\.kueue\.x-k8s\.io "temp" deleted$'
+run delete-file-again 1 "$CLI" delete -f "$WORK/wpc.yaml"
+expect delete-file-again "$ERR" "^Error from server \(NotFound\): error when deleting \"$WORK/wpc.yaml\": workloadpriorityclasses\.kueue\.x-k8s\.io \"temp\" not found$"
+same wait-deleted wait --for=delete wpc/temp --timeout=5s
 ( sleep 1; "$KUBECTL" delete lq lq-team-a -n team-a >/dev/null ) &
+CHANGER_PID=$!
 run wait-delete 0 "$CLI" wait --for=delete lq/lq-team-a -n team-a --timeout=30s
 expect wait-delete "$OUT" '^localqueue\.kueue\.x-k8s\.io/lq-team-a condition met$'
-wait
+wait "$CHANGER_PID"
 
 if [ "$FAILURES" -ne 0 ]; then
   echo "$FAILURES check(s) failed; server log:"; sed 's/^/    /' "$WORK/server.log" | tail -30
