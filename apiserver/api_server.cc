@@ -13,6 +13,7 @@
 #include "apiserver/garbage_collector.h"
 #include "apiserver/object_ops.h"
 #include "apiserver/openapi.h"
+#include "apiserver/pod_log.h"
 #include "apiserver/request_info.h"
 #include "apiserver/status_response.h"
 #include "apiserver/table_convertor.h"
@@ -89,7 +90,8 @@ class ApiServer::Impl {
         openapi_(registry, discovery_),
         pump_(clock, options_.bookmark_interval, 1),
         deleter_(store),
-        gc_(registry, store) {
+        gc_(registry, store),
+        logs_(store, clock) {
     for (const auto& gv : discovery_.GroupVersions()) {
       for (const auto* def : gv.definitions) {
         const api::DefinitionVersion* v = def->FindVersion(gv.version);
@@ -111,6 +113,7 @@ class ApiServer::Impl {
   WatchPump& pump() { return pump_; }
   const ApiServerOptions& options() const { return options_; }
   GarbageCollector& gc() { return gc_; }
+  PodLogServer& logs() { return logs_; }
 
  private:
   HandlerResult HandleNonResource(const HttpRequest& req, const RequestInfo& info);
@@ -160,6 +163,7 @@ class ApiServer::Impl {
   WatchPump pump_;
   Deleter deleter_;
   GarbageCollector gc_;
+  PodLogServer logs_;
   const api::ResourceDefinition* namespaces_ = nullptr;
   std::map<std::pair<const api::ResourceDefinition*, std::string>, TableConvertor> tables_;
 };
@@ -251,6 +255,12 @@ HandlerResult ApiServer::Impl::HandleResource(const HttpRequest& req, RequestInf
   r.version = info.api_version;
   r.api_version = info.GroupVersion();
   r.gr = def->Resource();
+  if (def->group.empty() && def->names.plural == "pods" && info.subresource == "log" && !info.name.empty()) {
+    if (info.verb != "get") {
+      return StatusResponse(MethodNotAllowedError("the server does not allow this method on the requested resource"));
+    }
+    return logs_.Serve(info.namespace_, info.name, info.query);
+  }
   if (!info.subresource.empty()) {
     const api::DefinitionVersion* v = def->FindVersion(r.version);
     if (info.subresource != "status" || v == nullptr || !v->status_subresource) return NotFoundResponse();
@@ -779,12 +789,19 @@ Status ApiServer::Start() {
 uint16_t ApiServer::port() const { return impl_->http_->port(); }
 
 void ApiServer::Stop() {
+  impl_->logs().Stop();
   impl_->pump().Stop();
   impl_->http_->Stop();
   impl_->gc().Stop();
 }
 
 HandlerResult ApiServer::Handle(const HttpRequest& request) { return impl_->Handle(request); }
+
+void ApiServer::RegisterPodLogSource(const std::string& node_name, client::PodLogSource* source) {
+  impl_->logs().RegisterSource(node_name, source);
+}
+
+void ApiServer::UnregisterPodLogSource(const std::string& node_name) { impl_->logs().UnregisterSource(node_name); }
 
 Status ApiServer::EnsureSystemNamespaces() { return impl_->EnsureSystemNamespaces(); }
 

@@ -43,7 +43,9 @@
 // Request bodies are JSON or YAML; Kubernetes protobuf (what kubectl's typed
 // commands such as `kubectl create namespace` send) gets 415.
 //
-// Not served yet: pods/log, server-side apply field ownership (managedFields),
+//   GET    pods/{name}/log         from the node agent's PodLogSource of the
+//                                  pod's node (pod_log.h), follow included
+// Not served yet: server-side apply field ownership (managedFields),
 // protobuf bodies, Events written by the server itself.
 //
 // Thread-safety: Handle may be called from any number of threads; Start/Stop
@@ -57,6 +59,7 @@
 #include "api/admission_pipeline.h"
 #include "api/registry.h"
 #include "apiserver/http_server.h"
+#include "client/log_source.h"
 #include "core/clock.h"
 #include "store/store.h"
 
@@ -93,6 +96,11 @@ class ApiServer {
   // Serves one request without the network (what the HTTP transport calls).
   // Streaming results (watches) need a ResponseStream to start.
   HandlerResult Handle(const HttpRequest& request);
+
+  // Serves pods/{name}/log of pods bound to `node_name` from `source`
+  // (apiserver/pod_log.h); the source must stay alive until unregistered.
+  void RegisterPodLogSource(const std::string& node_name, client::PodLogSource* source);
+  void UnregisterPodLogSource(const std::string& node_name);
 
   // Creates the system namespaces when missing (Start calls it).
   Status EnsureSystemNamespaces();

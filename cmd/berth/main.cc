@@ -2,10 +2,21 @@
 // simulator (sim) and the client commands (apply/get/describe/...).
 //
 //   berth server --port N --data-dir DIR [--store=sqlite|memory] [--address A]
+//                [--nodes K] [--node-capacity cpu=4,memory=8Gi,nvidia.com/gpu=2]
+//                [--controllers=true|false]
 //     Serves the Kubernetes API on A:N (127.0.0.1 by default) over the SQLite
 //     store DIR/berth.db (or memory), writes DIR/kubeconfig (plain HTTP,
 //     current context set) so `KUBECONFIG=DIR/kubeconfig kubectl get cq` works
-//     with nothing else, and shuts down cleanly on SIGTERM or SIGINT.
+//     with nothing else, runs every controller (controllers/manager: Kueue
+//     admission, Job/JobSet/TrainJob/PyTorchJob, pod placement) and K embedded
+//     node agents (agent/node_agent.h; K=1 by default, named node-0..K-1, each
+//     with the declared capacity or, when none is declared, this machine's),
+//     and shuts down cleanly on SIGTERM or SIGINT (agents stop their processes).
+//     The controllers and agents use the in-process client (apiserver/
+//     in_process_client.h), the same client::Client as over HTTP.
+//
+//   berth agent --kubeconfig F --name NODE --data-dir DIR [--capacity ...] [--address A]
+//     A node agent joining a remote server over HTTP.
 #include <CLI/CLI.hpp>
 
 #include <csignal>
@@ -17,11 +28,19 @@
 
 #include "core/logging.h"
 
+#include <unistd.h>
+
 #include "api/admission_pipeline.h"
 #include "api/conversion.h"
 #include "api/registry.h"
 #include "api/strategy.h"
+#include "agent/node_agent.h"
 #include "apiserver/api_server.h"
+#include "apiserver/in_process_client.h"
+#include "cli/commands.h"
+#include "client/http_client.h"
+#include "client/kubeconfig.h"
+#include "controllers/manager/controller_manager.h"
 #include "core/clock.h"
 #include "store/memory_store.h"
 #include "store/sqlite_store.h"
@@ -34,7 +53,36 @@ struct ServerFlags {
   std::string data_dir;
   std::string store = "sqlite";
   int threads = 4;
+  bool controllers = true;
+  int nodes = 1;
+  std::string node_capacity;  // "" = this machine's
 };
+
+struct AgentFlags {
+  std::string kubeconfig;
+  std::string name;
+  std::string data_dir;
+  std::string capacity;  // "" = this machine's
+  std::string address = "127.0.0.1";
+};
+
+// Blocks SIGTERM and SIGINT in every thread started afterwards; returns the set
+// for sigwait.
+sigset_t BlockStopSignals() {
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);
+  return stop_signals;
+}
+
+// The declared capacity, or this machine's when `text` is empty.
+berth::StatusOr<berth::agent::ResourceList> Capacity(const std::string& text) {
+  if (text.empty()) return berth::agent::DetectMachineCapacity();
+  return berth::agent::ParseResourceList(text);
+}
 
 // A kubeconfig with one plain-HTTP cluster, one user without credentials and
 // the context "berth" selected.
@@ -78,12 +126,12 @@ int RunServer(const ServerFlags& flags) {
   auto log = berth::Logger("server");
   // Block the stop signals before any thread starts, so every thread inherits
   // the mask and sigwait below is the only receiver.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGTERM);
-  sigaddset(&stop_signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-  std::signal(SIGPIPE, SIG_IGN);
+  sigset_t stop_signals = BlockStopSignals();
+  auto capacity = Capacity(flags.node_capacity);
+  if (!capacity.ok()) {
+    std::cerr << "error: --node-capacity: " << capacity.status().message() << "\n";
+    return 1;
+  }
 
   std::error_code ec;
   std::filesystem::create_directories(flags.data_dir, ec);
@@ -128,12 +176,81 @@ int RunServer(const ServerFlags& flags) {
   }
   log->info("serving the Kubernetes API on http://{}:{} (store {}, data {}); KUBECONFIG={}",
             flags.address, server.port(), flags.store, flags.data_dir, kubeconfig.string());
+
+  // The controllers and the embedded agents use the in-process client: the
+  // same client::Client (and request/response code) as over HTTP, without the
+  // socket. Nothing in them assumes in-process access (DESIGN.md).
+  std::unique_ptr<berth::client::Client> client_ptr = berth::apiserver::NewInProcessClient(server);
+  berth::client::Client& client = *client_ptr;
+  std::unique_ptr<berth::controllers::ControllerManager> manager;
+  if (flags.controllers) {
+    manager = std::make_unique<berth::controllers::ControllerManager>(client, clock);
+    manager->Start();
+  }
+  auto host_ports = std::make_shared<berth::agent::HostPorts>();
+  std::vector<std::unique_ptr<berth::agent::NodeAgent>> agents;
+  for (int i = 0; i < flags.nodes; ++i) {
+    berth::agent::NodeAgentOptions options;
+    options.node_name = "node-" + std::to_string(i);
+    options.capacity = capacity.value();
+    options.data_dir = (std::filesystem::path(flags.data_dir) / "nodes" / options.node_name).string();
+    options.host_ports = host_ports;
+    auto agent = std::make_unique<berth::agent::NodeAgent>(client, clock, std::move(options));
+    berth::Status s = agent->Start();
+    if (!s.ok()) {
+      std::cerr << "error: node agent " << agent->node_name() << ": " << s.ToString() << "\n";
+      return 1;
+    }
+    server.RegisterPodLogSource(agent->node_name(), agent.get());
+    agents.push_back(std::move(agent));
+  }
+  log->info("{} controllers, {} embedded node(s)", flags.controllers ? "running" : "not running", agents.size());
+
   int sig = 0;
   sigwait(&stop_signals, &sig);
   log->info("received signal {}, shutting down", sig);
+  for (auto& agent : agents) {
+    server.UnregisterPodLogSource(agent->node_name());
+    agent->Stop();
+  }
+  agents.clear();
+  if (manager) manager->Stop();
   server.Stop();
   store.reset();  // closes the database
   log->info("stopped");
+  return 0;
+}
+
+int RunAgent(const AgentFlags& flags) {
+  auto log = berth::Logger("agent");
+  sigset_t stop_signals = BlockStopSignals();
+  auto capacity = Capacity(flags.capacity);
+  if (!capacity.ok()) {
+    std::cerr << "error: --capacity: " << capacity.status().message() << "\n";
+    return 1;
+  }
+  auto rest = berth::client::LoadKubeconfig({.path = flags.kubeconfig});
+  if (!rest.ok()) {
+    std::cerr << "error: " << rest.status().message() << "\n";
+    return 1;
+  }
+  berth::client::HttpClient client(rest.value());
+  berth::agent::NodeAgentOptions options;
+  options.node_name = flags.name;
+  options.capacity = capacity.value();
+  options.data_dir = flags.data_dir;
+  options.address = flags.address;
+  berth::agent::NodeAgent agent(client, berth::RealClock::Get(), std::move(options));
+  berth::Status s = agent.Start();
+  if (!s.ok()) {
+    std::cerr << "error: " << s.ToString() << "\n";
+    return 1;
+  }
+  log->info("node {} joined {}", flags.name, rest.value().server);
+  int sig = 0;
+  sigwait(&stop_signals, &sig);
+  log->info("received signal {}, stopping node {}", sig, flags.name);
+  agent.Stop();
   return 0;
 }
 
@@ -150,7 +267,7 @@ int main(int argc, char** argv) {
 
   int server_rc = 0;
   ServerFlags server_flags;
-  auto* server = app.add_subcommand("server", "Run the API server (and, later, the controllers)");
+  auto* server = app.add_subcommand("server", "Run the API server, the controllers and embedded node agents");
   server->add_option("--port", server_flags.port, "TCP port to listen on (0: any free port)")
       ->check(CLI::Range(0, 65535));
   server->add_option("--address", server_flags.address, "address to listen on");
@@ -159,10 +276,33 @@ int main(int argc, char** argv) {
   server->add_option("--store", server_flags.store, "object store backend")
       ->check(CLI::IsMember({"sqlite", "memory"}));
   server->add_option("--threads", server_flags.threads, "HTTP I/O threads")->check(CLI::Range(1, 64));
+  server->add_option("--controllers", server_flags.controllers,
+                     "run the controllers (Kueue admission, job kinds, pod placement)");
+  server->add_option("--nodes", server_flags.nodes, "embedded node agents (node-0, node-1, ...); 0 = none")
+      ->check(CLI::Range(0, 64));
+  server->add_option("--node-capacity", server_flags.node_capacity,
+                     "capacity of each embedded node, e.g. cpu=8,memory=32Gi,nvidia.com/gpu=8 "
+                     "(default: this machine's CPUs, memory and GPUs)");
   server->callback([&] {
     if (!berth::SetLogLevel(log_level)) throw CLI::ValidationError("--log-level", "unknown level " + log_level);
     server_rc = RunServer(server_flags);
   });
+
+  AgentFlags agent_flags;
+  auto* agent = app.add_subcommand("agent", "Run a node agent that joins a berth server");
+  agent->add_option("--kubeconfig", agent_flags.kubeconfig, "kubeconfig of the server (default: $KUBECONFIG)");
+  agent->add_option("--name", agent_flags.name, "node name")->required();
+  agent->add_option("--data-dir", agent_flags.data_dir, "directory for pod work directories and logs")
+      ->required();
+  agent->add_option("--capacity", agent_flags.capacity,
+                    "declared capacity, e.g. cpu=8,memory=32Gi,nvidia.com/gpu=8 (default: this machine's)");
+  agent->add_option("--address", agent_flags.address, "this node's address, reachable by the other nodes");
+  agent->callback([&] {
+    if (!berth::SetLogLevel(log_level)) throw CLI::ValidationError("--log-level", "unknown level " + log_level);
+    server_rc = RunAgent(agent_flags);
+  });
+
+  berth::cli::AddClientCommands(app, &server_rc);
 
   CLI11_PARSE(app, argc, argv);
   return server_rc;

@@ -25,16 +25,6 @@ std::string AdmittedClusterQueue(const api::Object& wl) {
   return adm != st->end() && adm->is_object() ? adm->value("clusterQueue", "") : "";
 }
 
-// The controller owner reference of an object: {apiVersion, kind, name}.
-const api::Object* ControllerOwner(const api::Object& obj) {
-  auto m = obj.find("metadata");
-  if (m == obj.end() || !m->is_object() || !m->contains("ownerReferences")) return nullptr;
-  for (const api::Object& o : (*m)["ownerReferences"]) {
-    if (o.value("controller", false)) return &o;
-  }
-  return nullptr;
-}
-
 // A ClusterQueue object's Active condition is not False (a new one without
 // status counts as active until its reconciler says otherwise).
 bool ClusterQueueActive(const api::Object& cq) {
@@ -78,25 +68,16 @@ KueueController::KueueController(client::Client& client, client::SharedInformerF
 
 KueueController::~KueueController() { Stop(); }
 
-KueueController::Queue& KueueController::AddQueue(const std::string& name,
-                                                  std::function<Status(const std::string&)> reconcile) {
-  auto q = std::make_unique<Queue>();
-  q->name = name;
-  q->queue = std::make_unique<client::WorkQueue>(clock_, nullptr, client::WorkQueueOptions{name});
-  q->reconcile = std::move(reconcile);
-  work_.push_back(std::move(q));
+ReconcileLoop& KueueController::AddQueue(const std::string& name, ReconcileFunc reconcile) {
+  work_.push_back(std::make_unique<ReconcileLoop>(name, clock_, std::move(reconcile)));
   return *work_.back();
 }
 
 void KueueController::AddJobIntegration(std::unique_ptr<JobIntegration> integration) {
   auto rec = std::make_unique<JobReconciler>(client_, factory_, cache_, recorder_, clock_, std::move(integration));
   JobReconciler* r = rec.get();
-  Queue& q = AddQueue(r->integration().Name(), [r](const std::string& k) { return r->Reconcile(k); });
-  client::WorkQueue* wq = q.queue.get();
-  auto enqueue = [wq](const client::ObjectPtr& o) { wq->Add(client::MetaNamespaceKey(*o)); };
-  r->jobs().AddEventHandler({[enqueue](const client::ObjectPtr& o, bool) { enqueue(o); },
-                             [enqueue](const client::ObjectPtr&, const client::ObjectPtr& o) { enqueue(o); },
-                             [enqueue](const client::ObjectPtr& o, bool) { enqueue(o); }});
+  AddQueue(r->integration().Name(), [r](const std::string& k) { return r->Reconcile(k); })
+      .Watch(r->jobs(), ObjectKey());
   jobs_.push_back(std::move(rec));
 }
 
@@ -116,7 +97,7 @@ void KueueController::RequestSchedule() {
 
 void KueueController::EnqueuePendingWorkloads() {
   for (const auto& wl : cache_.workloads().GetIndexer().List()) {
-    if (!IsConditionTrue(*wl, "QuotaReserved")) wl_queue_->queue->Add(client::MetaNamespaceKey(*wl));
+    if (!IsConditionTrue(*wl, "QuotaReserved")) wl_queue_->Add(client::MetaNamespaceKey(*wl));
   }
 }
 
@@ -124,24 +105,24 @@ void KueueController::RegisterHandlers() {
   // Workloads: the workload itself, its queues, its owner job, and capacity
   // release (quota given back → inadmissible workloads may fit).
   auto on_workload = [this](const client::ObjectPtr& old_obj, const client::ObjectPtr& obj, bool deleted) {
-    wl_queue_->queue->Add(client::MetaNamespaceKey(*obj));
+    wl_queue_->Add(client::MetaNamespaceKey(*obj));
     for (const std::string& cq : {AdmittedClusterQueue(*obj), old_obj ? AdmittedClusterQueue(*old_obj) : ""}) {
-      if (!cq.empty()) cq_queue_->queue->Add(cq);
+      if (!cq.empty()) cq_queue_->Add(cq);
     }
     const std::string queue = Spec(*obj, "queueName");
     if (!queue.empty()) {
-      lq_queue_->queue->Add(api::Namespace(*obj) + "/" + queue);
+      lq_queue_->Add(api::Namespace(*obj) + "/" + queue);
       if (client::ObjectPtr lq = cache_.local_queues().GetIndexer().Get(api::Namespace(*obj), queue)) {
-        cq_queue_->queue->Add(Spec(*lq, "clusterQueue"));
+        cq_queue_->Add(Spec(*lq, "clusterQueue"));
       }
     }
-    if (const api::Object* owner = ControllerOwner(*obj)) {
+    if (const api::Object* owner = ControllerOwnerReference(*obj)) {
       for (size_t i = 0; i < jobs_.size(); ++i) {
         const api::GroupVersionKind k = jobs_[i]->integration().Kind();
         if (owner->value("kind", "") == k.kind && owner->value("apiVersion", "") == k.ApiVersion()) {
           for (auto& q : work_) {
-            if (q->name == jobs_[i]->integration().Name()) {
-              q->queue->Add(api::Namespace(*obj) + "/" + owner->value("name", ""));
+            if (q->name() == jobs_[i]->integration().Name()) {
+              q->Add(api::Namespace(*obj) + "/" + owner->value("name", ""));
             }
           }
         }
@@ -162,20 +143,20 @@ void KueueController::RegisterHandlers() {
        [on_workload](const client::ObjectPtr& o, bool) { on_workload(o, o, true); }});
 
   auto on_cq = [this](const client::ObjectPtr& o) {
-    cq_queue_->queue->Add(api::Name(*o));
-    for (const auto& lq : cache_.local_queues().GetIndexer().List()) lq_queue_->queue->Add(client::MetaNamespaceKey(*lq));
+    cq_queue_->Add(api::Name(*o));
+    for (const auto& lq : cache_.local_queues().GetIndexer().List()) lq_queue_->Add(client::MetaNamespaceKey(*lq));
     EnqueuePendingWorkloads();
     RequestSchedule();
   };
   auto all_cqs = [this](const client::ObjectPtr& o) {
     if (o && o->contains("spec") && api::Name(*o) != "" && o->value("kind", "") == "ResourceFlavor") {
-      rf_queue_->queue->Add(api::Name(*o));
+      rf_queue_->Add(api::Name(*o));
     }
-    for (const auto& cq : cache_.cluster_queues().GetIndexer().List()) cq_queue_->queue->Add(api::Name(*cq));
+    for (const auto& cq : cache_.cluster_queues().GetIndexer().List()) cq_queue_->Add(api::Name(*cq));
     RequestSchedule();
   };
   auto on_lq = [this](const client::ObjectPtr& o) {
-    lq_queue_->queue->Add(client::MetaNamespaceKey(*o));
+    lq_queue_->Add(client::MetaNamespaceKey(*o));
     EnqueuePendingWorkloads();
     RequestSchedule();
   };
@@ -184,7 +165,7 @@ void KueueController::RegisterHandlers() {
     RequestSchedule();
   };
   auto on_rf = [this, all_cqs](const client::ObjectPtr& o) {
-    rf_queue_->queue->Add(api::Name(*o));
+    rf_queue_->Add(api::Name(*o));
     all_cqs(nullptr);
   };
   auto wire = [](client::Informer& inf, std::function<void(const client::ObjectPtr&)> fn) {
@@ -200,28 +181,12 @@ void KueueController::RegisterHandlers() {
 }
 
 void KueueController::EnqueueAll() {
-  for (const auto& o : cache_.workloads().GetIndexer().List()) wl_queue_->queue->Add(client::MetaNamespaceKey(*o));
-  for (const auto& o : cache_.cluster_queues().GetIndexer().List()) cq_queue_->queue->Add(api::Name(*o));
-  for (const auto& o : cache_.local_queues().GetIndexer().List()) lq_queue_->queue->Add(client::MetaNamespaceKey(*o));
-  for (const auto& o : cache_.flavors().GetIndexer().List()) rf_queue_->queue->Add(api::Name(*o));
-  for (size_t i = 0; i < jobs_.size(); ++i) {
-    for (auto& q : work_) {
-      if (q->name != jobs_[i]->integration().Name()) continue;
-      for (const auto& o : jobs_[i]->jobs().GetIndexer().List()) q->queue->Add(client::MetaNamespaceKey(*o));
-    }
-  }
-}
-
-bool KueueController::ProcessOne(Queue& q, const std::string& key) {
-  Status s = q.reconcile(key);
-  if (s.ok()) {
-    q.queue->Forget(key);
-  } else {
-    Logger("kueue")->info("{} {}: {}", q.name, key, s.ToString());
-    q.queue->AddRateLimited(key);
-  }
-  q.queue->Done(key);
-  return s.ok();
+  for (const auto& o : cache_.workloads().GetIndexer().List()) wl_queue_->Add(client::MetaNamespaceKey(*o));
+  for (const auto& o : cache_.cluster_queues().GetIndexer().List()) cq_queue_->Add(api::Name(*o));
+  for (const auto& o : cache_.local_queues().GetIndexer().List()) lq_queue_->Add(client::MetaNamespaceKey(*o));
+  for (const auto& o : cache_.flavors().GetIndexer().List()) rf_queue_->Add(api::Name(*o));
+  // The job loops watch their job informers: EnqueueAll re-adds every job.
+  for (auto& q : work_) q->EnqueueAll();
 }
 
 int KueueController::ProcessQueued() {
@@ -230,9 +195,8 @@ int KueueController::ProcessQueued() {
   while (any) {
     any = false;
     for (auto& q : work_) {
-      while (auto key = q->queue->TryGet()) {
-        ProcessOne(*q, *key);
-        ++processed;
+      if (int n = q->ProcessQueued(); n > 0) {
+        processed += n;
         any = true;
       }
     }
@@ -307,7 +271,7 @@ Status KueueController::ReconcileWorkload(const std::string& key) {
       }
       if (w.state == admission::AdmissionState::kEvicting && !w.finished) {
         // Pods exist only through a job integration; without one, none can be left.
-        const api::Object* owner = ControllerOwner(wl);
+        const api::Object* owner = ControllerOwnerReference(wl);
         bool managed = false;
         for (const auto& j : jobs_) {
           const api::GroupVersionKind k = j->integration().Kind();
@@ -403,7 +367,7 @@ Status KueueController::ReconcileClusterQueue(const std::string& name) {
   RequestSchedule();
   if (drain) {
     for (const auto& wl : cache_.WorkloadsByIndex(kClusterQueueIndex, name)) {
-      wl_queue_->queue->Add(client::MetaNamespaceKey(*wl));
+      wl_queue_->Add(client::MetaNamespaceKey(*wl));
     }
   }
   if (IsDeleting(*obj) && reserving == 0 && HasFinalizer(*obj, kResourceInUseFinalizer)) {
@@ -574,12 +538,7 @@ CycleSummary KueueController::ScheduleOnce() {
 void KueueController::Start() {
   if (!threads_.empty()) return;
   factory_.Start();
-  for (auto& q : work_) {
-    Queue* qp = q.get();
-    threads_.emplace_back([this, qp] {
-      while (auto key = qp->queue->Get()) ProcessOne(*qp, *key);
-    });
-  }
+  for (auto& q : work_) q->Start(1);
   threads_.emplace_back([this] {
     while (!stopping_) {
       {
@@ -596,7 +555,7 @@ void KueueController::Start() {
 
 void KueueController::Stop() {
   stopping_ = true;
-  for (auto& q : work_) q->queue->ShutDown();
+  for (auto& q : work_) q->Stop();
   sched_cv_.notify_all();
   for (auto& t : threads_) {
     if (t.joinable()) t.join();

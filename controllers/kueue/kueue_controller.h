@@ -58,6 +58,7 @@
 #include "client/informer.h"
 #include "client/work_queue.h"
 #include "controllers/common/event_recorder.h"
+#include "controllers/common/reconcile_loop.h"
 #include "controllers/kueue/job_integration.h"
 #include "controllers/kueue/job_reconciler.h"
 #include "controllers/kueue/kueue_cache.h"
@@ -103,15 +104,9 @@ class KueueController {
   KueueCache& cache() { return cache_; }
 
  private:
-  struct Queue {
-    std::string name;
-    std::unique_ptr<client::WorkQueue> queue;
-    std::function<Status(const std::string&)> reconcile;
-  };
 
   void RegisterHandlers();
-  Queue& AddQueue(const std::string& name, std::function<Status(const std::string&)> reconcile);
-  bool ProcessOne(Queue& q, const std::string& key);
+  ReconcileLoop& AddQueue(const std::string& name, ReconcileFunc reconcile);
   void RequestSchedule();
   void EnqueuePendingWorkloads();
 
@@ -134,11 +129,11 @@ class KueueController {
   admission::QueueManager queues_;
   std::map<std::string, std::string> uid_by_key_;  // workload key -> uid in queues_
 
-  std::vector<std::unique_ptr<Queue>> work_;
-  Queue* wl_queue_ = nullptr;
-  Queue* cq_queue_ = nullptr;
-  Queue* lq_queue_ = nullptr;
-  Queue* rf_queue_ = nullptr;
+  std::vector<std::unique_ptr<ReconcileLoop>> work_;
+  ReconcileLoop* wl_queue_ = nullptr;
+  ReconcileLoop* cq_queue_ = nullptr;
+  ReconcileLoop* lq_queue_ = nullptr;
+  ReconcileLoop* rf_queue_ = nullptr;
   std::vector<std::unique_ptr<JobReconciler>> jobs_;
 
   std::mutex sched_mu_;

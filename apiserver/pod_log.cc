@@ -1,0 +1,227 @@
+#include "apiserver/pod_log.h"
+
+#include <charconv>
+#include <utility>
+
+#include "apiserver/status_response.h"
+#include "core/logging.h"
+
+namespace berth::apiserver {
+namespace {
+
+const api::GroupResource kPods{"", "pods"};
+
+// A non-negative integer query parameter; nullopt when absent.
+StatusOr<std::optional<int64_t>> IntParam(const QueryParams& q, std::string_view name, int64_t min) {
+  if (!q.Has(name)) return std::optional<int64_t>();
+  const std::string& text = q.Get(name);
+  int64_t v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size() || v < min) {
+    return BadRequestError("invalid value \"" + text + "\" for " + std::string(name) +
+                           (min > 0 ? ": must be greater than 0" : ": must be a non-negative integer"));
+  }
+  return std::optional<int64_t>(v);
+}
+
+// The last `n` lines of `text` (a final line without '\n' counts).
+std::string LastLines(const std::string& text, int64_t n) {
+  if (n <= 0) return "";
+  size_t pos = text.size();
+  if (pos > 0 && text[pos - 1] == '\n') --pos;
+  for (int64_t seen = 0; pos > 0; --pos) {
+    if (text[pos - 1] == '\n' && ++seen == n) break;
+  }
+  return text.substr(pos);
+}
+
+HttpResponse Text(std::string body) {
+  HttpResponse r;
+  r.content_type = "text/plain";
+  r.body = std::move(body);
+  return r;
+}
+
+}  // namespace
+
+struct PodLogServer::Follow {
+  std::string ns, name, uid, node, container;
+  client::PodLogOptions options;  // without tail/limit
+  size_t offset = 0;              // bytes of the full text already sent
+  std::optional<int64_t> remaining;  // limitBytes left
+  std::shared_ptr<ResponseStream> stream;
+};
+
+PodLogServer::PodLogServer(store::Store& store, Clock& clock, std::chrono::milliseconds poll_interval)
+    : store_(store), clock_(clock), poll_interval_(poll_interval) {}
+
+PodLogServer::~PodLogServer() { Stop(); }
+
+void PodLogServer::RegisterSource(const std::string& node_name, client::PodLogSource* source) {
+  std::lock_guard<std::mutex> lock(mu_);
+  sources_[node_name] = source;
+}
+
+void PodLogServer::UnregisterSource(const std::string& node_name) {
+  std::lock_guard<std::mutex> lock(mu_);
+  sources_.erase(node_name);
+}
+
+client::PodLogSource* PodLogServer::Source(const std::string& node) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = sources_.find(node);
+  return it == sources_.end() ? nullptr : it->second;
+}
+
+HandlerResult PodLogServer::Serve(const std::string& ns, const std::string& name, const QueryParams& query) {
+  auto tail = IntParam(query, "tailLines", 0);
+  if (!tail.ok()) return StatusResponse(tail.status());
+  auto limit = IntParam(query, "limitBytes", 1);
+  if (!limit.ok()) return StatusResponse(limit.status());
+  auto since_seconds = IntParam(query, "sinceSeconds", 1);
+  if (!since_seconds.ok()) return StatusResponse(since_seconds.status());
+
+  client::PodLogOptions options;
+  options.container = query.Get("container");
+  options.previous = query.GetBool("previous");
+  options.timestamps = query.GetBool("timestamps");
+  if (query.Has("sinceTime")) {
+    Time t;
+    if (!ParseRfc3339(query.Get("sinceTime"), &t)) {
+      return StatusResponse(BadRequestError("invalid value \"" + query.Get("sinceTime") + "\" for sinceTime"));
+    }
+    options.since_time = t;
+  } else if (since_seconds.value()) {
+    options.since_time = clock_.Now() - std::chrono::seconds(*since_seconds.value());
+  }
+
+  auto pod = store_.GetShared({kPods, ns, name});
+  if (!pod.ok()) return StatusResponse(pod.status(), StatusDetails{name, "", "pods", ""});
+  const api::Object& p = *pod.value();
+  const std::string node = p.value("spec", api::Object::object()).value("nodeName", "");
+  if (node.empty()) return StatusResponse(BadRequestError("pod " + name + " does not have a host assigned"));
+  client::PodLogSource* source = Source(node);
+  if (source == nullptr) {
+    return StatusResponse(UnavailableError("no log source for node \"" + node +
+                                           "\": logs of pods on remote agents are not proxied yet"));
+  }
+  // Read everything, then cut: the follow offset is then exactly what was read.
+  auto full = source->ReadPodLog(ns, name, options);
+  if (!full.ok()) return StatusResponse(full.status());
+  std::string text = tail.value() ? LastLines(full.value(), *tail.value()) : full.value();
+  if (limit.value() && static_cast<int64_t>(text.size()) > *limit.value()) text.resize(*limit.value());
+
+  if (!query.GetBool("follow")) return Text(std::move(text));
+
+  auto f = std::make_shared<Follow>();
+  f->ns = ns;
+  f->name = name;
+  f->uid = api::Uid(p);
+  f->node = node;
+  f->container = options.container;
+  if (f->container.empty()) {
+    const api::Object& containers = p["spec"]["containers"];
+    if (containers.is_array() && !containers.empty()) f->container = containers[0].value("name", "");
+  }
+  f->options = options;
+  f->offset = full.value().size();
+  if (limit.value()) f->remaining = *limit.value() - static_cast<int64_t>(text.size());
+
+  StreamingResponse resp;
+  resp.content_type = "text/plain";
+  resp.start = [this, f, first = std::move(text)](std::shared_ptr<ResponseStream> stream) {
+    if (!first.empty()) stream->Write(first);
+    if (f->remaining && *f->remaining <= 0) {
+      stream->Close();
+      return;
+    }
+    f->stream = std::move(stream);
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) {
+      f->stream->Close();
+      return;
+    }
+    follows_.push_back(f);
+    if (!follower_.joinable()) follower_ = std::thread([this] { FollowLoop(); });
+    cv_.notify_all();
+  };
+  return resp;
+}
+
+bool PodLogServer::Finished(const Follow& f) {
+  auto pod = store_.GetShared({kPods, f.ns, f.name});
+  if (!pod.ok()) return true;
+  const api::Object& p = *pod.value();
+  if (api::Uid(p) != f.uid) return true;
+  const api::Object status = p.value("status", api::Object::object());
+  const std::string phase = status.value("phase", "");
+  if (phase == "Succeeded" || phase == "Failed") return true;
+  const std::string restart = p["spec"].value("restartPolicy", "Always");
+  if (restart == "Always") return false;
+  for (const api::Object& cs : status.value("containerStatuses", api::Object::array())) {
+    if (cs.value("name", "") != f.container) continue;
+    return cs.value("state", api::Object::object()).contains("terminated");
+  }
+  return false;
+}
+
+void PodLogServer::FollowLoop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stopping_) {
+    cv_.wait_for(lock, poll_interval_, [this] { return stopping_; });
+    if (stopping_) break;
+    std::vector<std::shared_ptr<Follow>> follows = follows_;
+    lock.unlock();
+    std::vector<std::shared_ptr<Follow>> ended;
+    for (const auto& f : follows) {
+      if (f->stream->Done()) {
+        ended.push_back(f);
+        continue;
+      }
+      // Decide "finished" before reading, so output written just before the
+      // container ended is still sent.
+      const bool finished = Finished(*f);
+      client::PodLogSource* source = Source(f->node);
+      if (source != nullptr) {
+        auto text = source->ReadPodLog(f->ns, f->name, f->options);
+        if (text.ok() && text.value().size() > f->offset) {
+          std::string delta = text.value().substr(f->offset);
+          f->offset = text.value().size();
+          if (f->remaining) {
+            if (static_cast<int64_t>(delta.size()) >= *f->remaining) {
+              delta.resize(*f->remaining);
+              *f->remaining = 0;
+            } else {
+              *f->remaining -= static_cast<int64_t>(delta.size());
+            }
+          }
+          f->stream->Write(std::move(delta));
+        }
+      }
+      if (finished || source == nullptr || (f->remaining && *f->remaining <= 0)) {
+        f->stream->Close();
+        ended.push_back(f);
+      }
+    }
+    lock.lock();
+    std::erase_if(follows_, [&](const std::shared_ptr<Follow>& f) {
+      return std::find(ended.begin(), ended.end(), f) != ended.end();
+    });
+  }
+  for (const auto& f : follows_) f->stream->Close();
+  follows_.clear();
+}
+
+void PodLogServer::Stop() {
+  std::thread follower;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_ && !follower_.joinable()) return;
+    stopping_ = true;
+    follower.swap(follower_);
+  }
+  cv_.notify_all();
+  if (follower.joinable()) follower.join();
+}
+
+}  // namespace berth::apiserver

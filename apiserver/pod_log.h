@@ -1,0 +1,80 @@
+// PodLogServer: GET /api/v1/namespaces/{ns}/pods/{name}/log, what
+// `kubectl logs [-f] [-c C] [--tail N] [--timestamps] [--since D]` asks for.
+//
+// In Kubernetes the API server finds the pod's node and proxies the request
+// to that node's kubelet. In berth the node agents register a
+// client::PodLogSource per node name (RegisterSource); the request goes to the
+// source of the pod's spec.nodeName.
+//
+// Query parameters (corev1.PodLogOptions): container, previous, timestamps,
+// tailLines, limitBytes, sinceSeconds, sinceTime (RFC 3339), follow.
+// Answers (kube-apiserver's pod LogLocation and the kubelet's texts):
+//   200 text/plain          the log text
+//   404 NotFound            pods "p" not found
+//   400 BadRequest          pod p does not have a host assigned (not bound yet);
+//                           the source's errors (container name required or
+//                           unknown, container waiting to start, no previous run)
+//   400 BadRequest          a malformed tailLines/limitBytes/sinceSeconds/sinceTime
+//   503 ServiceUnavailable  no log source registered for the pod's node (a
+//                           remote agent: proxying to remote agents is not done yet)
+// follow=true streams: the current text first (tail/limit applied), then the
+// bytes appended since, checked every `poll_interval` of real time, until the
+// container has terminated (its final output is flushed first), the pod is
+// gone, limitBytes is reached, the client disconnects or the server stops.
+//
+// Thread-safety: every method may be called from any thread; sources must
+// outlive their registration (Unregister before destroying them).
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "apiserver/http_server.h"
+#include "apiserver/request_info.h"
+#include "client/log_source.h"
+#include "core/clock.h"
+#include "store/store.h"
+
+namespace berth::apiserver {
+
+class PodLogServer {
+ public:
+  PodLogServer(store::Store& store, Clock& clock,
+               std::chrono::milliseconds poll_interval = std::chrono::milliseconds(200));
+  ~PodLogServer();  // Stop()
+
+  void RegisterSource(const std::string& node_name, client::PodLogSource* source);
+  void UnregisterSource(const std::string& node_name);
+
+  // Serves one pods/{name}/log request.
+  HandlerResult Serve(const std::string& ns, const std::string& name, const QueryParams& query);
+
+  // Ends every follow stream and joins the follower thread. Idempotent.
+  void Stop();
+
+ private:
+  struct Follow;
+  void FollowLoop();
+  // The current log text of `follow` (no tail/limit), or an error.
+  client::PodLogSource* Source(const std::string& node);
+  // True when the followed container can write no more (pod gone, terminated).
+  bool Finished(const Follow& f);
+
+  store::Store& store_;
+  Clock& clock_;
+  const std::chrono::milliseconds poll_interval_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::map<std::string, client::PodLogSource*> sources_;
+  std::vector<std::shared_ptr<Follow>> follows_;
+  bool stopping_ = false;
+  std::thread follower_;
+};
+
+}  // namespace berth::apiserver

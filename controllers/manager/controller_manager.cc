@@ -1,0 +1,142 @@
+#include "controllers/manager/controller_manager.h"
+
+#include <utility>
+
+#include "client/indexer.h"
+#include "controllers/job/job_controller.h"
+#include "controllers/jobset/jobset_controller.h"
+#include "controllers/kueue/batch_job.h"
+#include "controllers/kueue/jobset_integration.h"
+#include "controllers/kueue/kueue_controller.h"
+#include "controllers/kueue/pytorchjob_integration.h"
+#include "controllers/kueue/trainjob_integration.h"
+#include "controllers/nodelifecycle/node_lifecycle_controller.h"
+#include "controllers/pytorchjob/pytorchjob_controller.h"
+#include "controllers/scheduler/scheduler_controller.h"
+#include "controllers/trainer/trainjob_controller.h"
+
+namespace berth::controllers {
+namespace {
+
+const client::GroupVersionResource kClusterTrainingRuntimes{"trainer.kubeflow.org", "v1alpha1",
+                                                            "clustertrainingruntimes"};
+const client::GroupVersionResource kTrainingRuntimes{"trainer.kubeflow.org", "v1alpha1", "trainingruntimes"};
+
+// Every TrainJob in the cache whose spec.runtimeRef names `runtime` (of that
+// kind; a namespaced TrainingRuntime only from its own namespace).
+KeyFunc TrainJobsReferencing(client::Informer& trainjobs, std::string kind) {
+  return [&trainjobs, kind = std::move(kind)](const api::Object& runtime) {
+    std::vector<std::string> keys;
+    const bool namespaced = kind == "TrainingRuntime";
+    for (const client::ObjectPtr& tj : trainjobs.GetIndexer().List()) {
+      const api::Object ref = tj->value("spec", api::Object::object()).value("runtimeRef", api::Object::object());
+      const std::string ref_kind = ref.value("kind", "ClusterTrainingRuntime");
+      if (ref_kind != kind || ref.value("name", "") != api::Name(runtime)) continue;
+      if (namespaced && api::Namespace(*tj) != api::Namespace(runtime)) continue;
+      keys.push_back(client::MetaNamespaceKey(*tj));
+    }
+    return keys;
+  };
+}
+
+}  // namespace
+
+ControllerManager::ControllerManager(client::Client& client, Clock& clock, ControllerManagerOptions options)
+    : client_(client),
+      clock_(clock),
+      options_(std::move(options)),
+      factory_(client, clock, options_.informer),
+      recorder_(client, clock, "berth-controller-manager") {
+  if (options_.run_kueue) {
+    kueue_ = std::make_unique<kueue::KueueController>(client_, factory_, clock_);
+    kueue_->AddJobIntegration(std::make_unique<kueue::BatchJobIntegration>());
+    kueue_->AddJobIntegration(std::make_unique<kueue::TrainJobIntegration>(client_));
+    kueue_->AddJobIntegration(std::make_unique<kueue::PyTorchJobIntegration>(client_));
+    kueue_->AddJobIntegration(std::make_unique<kueue::JobSetIntegration>(client_));
+  }
+  if (options_.run_scheduler) {
+    scheduler_ = std::make_unique<scheduler::SchedulerController>(client_, factory_, clock_);
+  }
+  if (options_.run_node_lifecycle) {
+    client::Informer& nodes = factory_.ForResource(client::GroupVersionResource{"", "v1", "nodes"});
+    client::Informer& leases =
+        factory_.ForResource(client::GroupVersionResource{"coordination.k8s.io", "v1", "leases"}.Namespace("kube-node-lease"));
+    client::Informer& pods = factory_.ForResource(client::GroupVersionResource{"", "v1", "pods"});
+    node_lifecycle_ = std::make_unique<nodelifecycle::NodeLifecycleController>(client_, nodes, leases, pods, clock_,
+                                                                              recorder_, options_.node_lifecycle);
+    loops_.push_back(std::make_unique<ReconcileLoop>("node-lifecycle", clock_, [this](const std::string& node) {
+      auto verdict = node_lifecycle_->Reconcile(node);
+      if (!verdict.ok()) return verdict.status();
+      // Look again when the heartbeat (or a pod's toleration) runs out.
+      if (verdict.value().recheck_after > Duration::zero()) {
+        node_loop_->queue().AddAfter(node, verdict.value().recheck_after);
+      }
+      return Status::Ok();
+    }));
+    node_loop_ = loops_.back().get();
+    node_loop_->Watch(nodes, ObjectKey());
+    node_loop_->Watch(leases, [](const api::Object& lease) { return std::vector<std::string>{api::Name(lease)}; });
+  }
+  if (options_.run_job_controllers) {
+    const ReconcileLoopOptions loop_options{options_.resync_period};
+    auto add_loop = [&](std::string name, ReconcileFunc reconcile) -> ReconcileLoop& {
+      loops_.push_back(std::make_unique<ReconcileLoop>(std::move(name), clock_, std::move(reconcile), loop_options));
+      return *loops_.back();
+    };
+    client::Informer& pods = factory_.ForResource(job::kPodsResource);
+    client::Informer& jobs = factory_.ForResource(job::kJobsResource);
+    client::Informer& jobsets = factory_.ForResource(jobset::kJobSetsResource);
+    client::Informer& trainjobs = factory_.ForResource(trainer::kTrainJobsResource);
+    client::Informer& pytorchjobs = factory_.ForResource(pytorchjob::kPyTorchJobsResource);
+
+    jobs_ = std::make_unique<job::JobController>(client_, clock_);
+    ReconcileLoop& job_loop = add_loop("job-controller", [this](const std::string& k) { return jobs_->Reconcile(k); });
+    job_loop.Watch(jobs, ObjectKey());
+    job_loop.Watch(pods, ControllerOwnerKey("batch/v1", "Job"));
+
+    jobsets_ = std::make_unique<jobset::JobSetController>(client_, clock_, recorder_);
+    ReconcileLoop& jobset_loop =
+        add_loop("jobset-controller", [this](const std::string& k) { return jobsets_->Reconcile(k); });
+    jobset_loop.Watch(jobsets, ObjectKey());
+    jobset_loop.Watch(jobs, ControllerOwnerKey("jobset.x-k8s.io/v1alpha2", "JobSet"));
+
+    trainjobs_ = std::make_unique<trainer::TrainJobController>(client_, clock_, recorder_);
+    ReconcileLoop& trainjob_loop =
+        add_loop("trainjob-controller", [this](const std::string& k) { return trainjobs_->Reconcile(k); });
+    trainjob_loop.Watch(trainjobs, ObjectKey());
+    trainjob_loop.Watch(jobsets, ControllerOwnerKey("trainer.kubeflow.org/v1alpha1", "TrainJob"));
+    trainjob_loop.Watch(factory_.ForResource(kClusterTrainingRuntimes),
+                        TrainJobsReferencing(trainjobs, "ClusterTrainingRuntime"));
+    trainjob_loop.Watch(factory_.ForResource(kTrainingRuntimes), TrainJobsReferencing(trainjobs, "TrainingRuntime"));
+
+    pytorchjobs_ = std::make_unique<pytorchjob::PyTorchJobController>(client_, clock_);
+    ReconcileLoop& pytorch_loop =
+        add_loop("pytorchjob-controller", [this](const std::string& k) { return pytorchjobs_->Reconcile(k); });
+    pytorch_loop.Watch(pytorchjobs, ObjectKey());
+    pytorch_loop.Watch(pods, ControllerOwnerKey("kubeflow.org/v1", "PyTorchJob"));
+  }
+}
+
+ControllerManager::~ControllerManager() { Stop(); }
+
+void ControllerManager::Start() {
+  if (started_ || stopped_) return;
+  started_ = true;
+  factory_.Start();
+  if (kueue_) kueue_->Start();
+  if (scheduler_) scheduler_->Start();
+  for (auto& loop : loops_) loop->Start(options_.workers);
+}
+
+bool ControllerManager::WaitForCacheSync(Duration timeout) { return factory_.WaitForCacheSync(timeout); }
+
+void ControllerManager::Stop() {
+  if (stopped_) return;
+  stopped_ = true;
+  for (auto& loop : loops_) loop->Stop();
+  if (scheduler_) scheduler_->Stop();
+  if (kueue_) kueue_->Stop();
+  factory_.Shutdown();
+}
+
+}  // namespace berth::controllers

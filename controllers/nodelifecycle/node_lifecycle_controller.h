@@ -1,0 +1,81 @@
+// NodeLifecycleController: what kube-controller-manager's node lifecycle
+// controller (pkg/controller/nodelifecycle) and its taint-based eviction do
+// when a node agent stops heartbeating, so a dead agent never strands a gang.
+//
+// One reconcile of a Node name:
+//   heartbeat = the node's Lease kube-node-lease/<node> spec.renewTime (the
+//   agent renews it every 10 s, agent/node_agent.h), else the Ready
+//   condition's lastHeartbeatTime, else the Node's creationTimestamp.
+//   - now - heartbeat > options.grace_period (kube-controller-manager
+//     --node-monitor-grace-period, 40 s): every node condition becomes
+//     Unknown with reason NodeStatusUnknown "Kubelet stopped posting node
+//     status." (lastTransitionTime now), and the taints
+//     node.kubernetes.io/unreachable:NoSchedule and :NoExecute are added
+//     (timeAdded now), so the scheduler places nothing there. Every pod bound
+//     to the node that is not terminal is then failed, as the taint manager's
+//     eviction of pods without a matching toleration, with the pod-GC
+//     semantics of a lost node: status.phase Failed, reason "NodeLost",
+//     message "Node <node> which was running pod <pod> is unresponsive",
+//     condition DisruptionTarget True "DeletionByTaintManager". Its Job (or
+//     JobSet failure policy) then replaces or restarts it, and Kueue's
+//     quota accounting sees the pods gone. A pod that tolerates the
+//     unreachable NoExecute taint (operator Exists or the same key, effect
+//     NoExecute or empty) is failed only after its tolerationSeconds.
+//   - heartbeat fresh and the node marked by this controller: the taints are
+//     removed and Ready becomes True "KubeletReady" (the agent only posts
+//     full status at registration).
+//   The node is reconciled again when its grace period would run out.
+//
+// Driving: a ReconcileLoop keyed by node name, fed by the nodes and leases
+// informers (controller_manager.h).
+// Time: the injected Clock. Thread-safety: Reconcile may run concurrently for
+// different nodes.
+#pragma once
+
+#include <string>
+
+#include "client/client.h"
+#include "client/informer.h"
+#include "controllers/common/event_recorder.h"
+#include "core/clock.h"
+#include "core/status.h"
+
+namespace berth::controllers::nodelifecycle {
+
+inline constexpr char kUnreachableTaint[] = "node.kubernetes.io/unreachable";
+
+struct NodeLifecycleOptions {
+  Duration grace_period = std::chrono::seconds(40);
+};
+
+// What a reconcile decided, for the caller's requeue.
+struct NodeVerdict {
+  bool healthy = true;
+  Duration recheck_after = Duration::zero();  // > 0: reconcile again then
+};
+
+class NodeLifecycleController {
+ public:
+  NodeLifecycleController(client::Client& client, client::Informer& nodes, client::Informer& leases,
+                          client::Informer& pods, Clock& clock, EventRecorder& recorder,
+                          NodeLifecycleOptions options = {});
+
+  StatusOr<NodeVerdict> Reconcile(const std::string& node_name);
+
+ private:
+  Status MarkUnreachable(const api::Object& node);
+  Status MarkReachable(const api::Object& node);
+  // Fails the node's pods whose toleration (if any) has run out; returns the
+  // earliest time one still tolerates it (zero when none).
+  StatusOr<Duration> FailPods(const api::Object& node, Time unreachable_since);
+
+  client::Client& client_;
+  client::Informer& nodes_;
+  client::Informer& leases_;
+  client::Informer& pods_;
+  Clock& clock_;
+  EventRecorder& recorder_;
+  const NodeLifecycleOptions options_;
+};
+
+}  // namespace berth::controllers::nodelifecycle

@@ -1,0 +1,161 @@
+// NodeLifecycleController through FakeClient + FakeClock: informers fed by the
+// FakeClient's watches; reconciles driven synchronously. Nothing waits on time.
+#include "controllers/nodelifecycle/node_lifecycle_controller.h"
+
+#include <gtest/gtest.h>
+
+#include "client/testing/fake_client.h"
+#include "client/testing/informer_sync.h"
+#include "core/clock.h"
+
+namespace berth::controllers::nodelifecycle {
+namespace {
+
+using namespace std::chrono_literals;
+
+const client::GroupVersionResource kNodes{"", "v1", "nodes"};
+const client::GroupVersionResource kPods{"", "v1", "pods"};
+const client::GroupVersionResource kLeases{"coordination.k8s.io", "v1", "leases"};
+
+class NodeLifecycleTest : public ::testing::Test {
+ protected:
+  NodeLifecycleTest()
+      : client_(clock_),
+        factory_(client_, clock_, client::testing::FastInformerOptions()),
+        nodes_(factory_.ForResource(kNodes)),
+        leases_(factory_.ForResource(kLeases.Namespace("kube-node-lease"))),
+        pods_(factory_.ForResource(kPods)),
+        recorder_(client_, clock_, "node-controller"),
+        ctl_(client_, nodes_, leases_, pods_, clock_, recorder_) {
+    factory_.Start();
+    EXPECT_TRUE(factory_.WaitForCacheSync(10s));
+    Create(kNodes, "", api::Object::parse(R"({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "node-1"},
+      "status": {"conditions": [
+        {"type": "Ready", "status": "True", "reason": "KubeletReady"},
+        {"type": "MemoryPressure", "status": "False", "reason": "KubeletHasSufficientMemory"}]}})"));
+    Renew();
+    Create(kPods, "default", Pod("plain", api::Object::array()));
+    Create(kPods, "default", Pod("tolerates-60s", api::Object::parse(R"([{"key": "node.kubernetes.io/unreachable",
+      "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 60}])")));
+    api::Object done = Pod("done", api::Object::array());
+    Create(kPods, "default", done);
+    api::Object d = client_.Get(kPods.Namespace("default"), "done").value();
+    d["status"]["phase"] = "Succeeded";
+    EXPECT_TRUE(client_.UpdateStatus(kPods.Namespace("default"), d).ok());
+  }
+  ~NodeLifecycleTest() override { factory_.Shutdown(); }
+
+  static api::Object Pod(const std::string& name, api::Object tolerations) {
+    api::Object pod = api::Object::parse(R"({"apiVersion": "v1", "kind": "Pod", "metadata": {"namespace": "default"},
+      "spec": {"nodeName": "node-1", "containers": [{"name": "main", "image": "x"}]},
+      "status": {"phase": "Running"}})");
+    pod["metadata"]["name"] = name;
+    pod["spec"]["tolerations"] = std::move(tolerations);
+    return pod;
+  }
+  void Create(const client::GroupVersionResource& gvr, const std::string& ns, const api::Object& obj) {
+    auto res = client_.Create(gvr.Namespace(ns), obj);
+    ASSERT_TRUE(res.ok()) << res.status().ToString();
+  }
+  // The agent's heartbeat: the Lease's renewTime = now.
+  void Renew() {
+    auto lease = client_.Get(kLeases.Namespace("kube-node-lease"), "node-1");
+    api::Object l = lease.ok() ? lease.value()
+                               : api::Object{{"apiVersion", "coordination.k8s.io/v1"},
+                                             {"kind", "Lease"},
+                                             {"metadata", {{"name", "node-1"}, {"namespace", "kube-node-lease"}}}};
+    l["spec"]["renewTime"] = FormatRfc3339Micro(clock_.Now());
+    auto res = lease.ok() ? client_.Update(kLeases.Namespace("kube-node-lease"), l)
+                          : client_.Create(kLeases.Namespace("kube-node-lease"), l);
+    ASSERT_TRUE(res.ok()) << res.status().ToString();
+  }
+  NodeVerdict Reconcile() {
+    EXPECT_TRUE(client::testing::WaitForCachesToMatch(client_, {&nodes_, &leases_, &pods_}));
+    auto v = ctl_.Reconcile("node-1");
+    EXPECT_TRUE(v.ok()) << v.status().ToString();
+    EXPECT_TRUE(client::testing::WaitForCachesToMatch(client_, {&nodes_, &leases_, &pods_}));
+    return v.ok() ? v.value() : NodeVerdict{};
+  }
+  api::Object Get(const client::GroupVersionResource& gvr, const std::string& ns, const std::string& name) {
+    return client_.Get(gvr.Namespace(ns), name).value();
+  }
+  static std::string Condition(const api::Object& obj, const std::string& type, const char* field = "status") {
+    for (const api::Object& c : obj.value("status", api::Object::object()).value("conditions", api::Object::array())) {
+      if (c.value("type", "") == type) return c.value(field, "");
+    }
+    return "";
+  }
+  static std::vector<std::string> TaintEffects(const api::Object& node) {
+    std::vector<std::string> out;
+    for (const api::Object& t : node.value("spec", api::Object::object()).value("taints", api::Object::array())) {
+      if (t.value("key", "") == kUnreachableTaint) out.push_back(t.value("effect", ""));
+    }
+    return out;
+  }
+
+  FakeClock clock_{Time{} + std::chrono::hours(24 * 365 * 56)};
+  client::testing::FakeClient client_;
+  client::SharedInformerFactory factory_;
+  client::Informer& nodes_;
+  client::Informer& leases_;
+  client::Informer& pods_;
+  EventRecorder recorder_;
+  NodeLifecycleController ctl_;
+};
+
+TEST_F(NodeLifecycleTest, FreshHeartbeatLeavesTheNodeAloneAndAsksToLookAgainAtTheDeadline) {
+  clock_.Advance(10s);
+  NodeVerdict v = Reconcile();
+  EXPECT_TRUE(v.healthy);
+  EXPECT_EQ(v.recheck_after, 31s);  // 40 s grace - 10 s elapsed + 1 s
+  EXPECT_EQ(Condition(Get(kNodes, "", "node-1"), "Ready"), "True");
+  EXPECT_TRUE(TaintEffects(Get(kNodes, "", "node-1")).empty());
+  EXPECT_EQ(Get(kPods, "default", "plain")["status"]["phase"], "Running");
+}
+
+TEST_F(NodeLifecycleTest, MissedHeartbeatsMakeTheNodeUnreachableAndFailItsPods) {
+  clock_.Advance(41s);
+  NodeVerdict v = Reconcile();
+  EXPECT_FALSE(v.healthy);
+  api::Object node = Get(kNodes, "", "node-1");
+  EXPECT_EQ(Condition(node, "Ready"), "Unknown");
+  EXPECT_EQ(Condition(node, "Ready", "reason"), "NodeStatusUnknown");
+  EXPECT_EQ(Condition(node, "Ready", "message"), "Kubelet stopped posting node status.");
+  EXPECT_EQ(Condition(node, "MemoryPressure"), "Unknown");
+  EXPECT_EQ(TaintEffects(node), (std::vector<std::string>{"NoSchedule", "NoExecute"}));
+
+  api::Object plain = Get(kPods, "default", "plain");
+  EXPECT_EQ(plain["status"]["phase"], "Failed");
+  EXPECT_EQ(plain["status"]["reason"], "NodeLost");
+  EXPECT_EQ(plain["status"]["message"], "Node node-1 which was running pod plain is unresponsive");
+  EXPECT_EQ(Condition(plain, "DisruptionTarget", "reason"), "DeletionByTaintManager");
+  EXPECT_EQ(Get(kPods, "default", "done")["status"]["phase"], "Succeeded");  // terminal pods keep their phase
+  // The tolerating pod has 60 s from the moment the node became unreachable (t = 40 s).
+  EXPECT_EQ(Get(kPods, "default", "tolerates-60s")["status"]["phase"], "Running");
+  EXPECT_EQ(v.recheck_after, 60s);  // 40 + 60 - 41 + 1
+
+  clock_.Advance(58s);
+  Reconcile();
+  EXPECT_EQ(Get(kPods, "default", "tolerates-60s")["status"]["phase"], "Running");
+  clock_.Advance(1s);
+  Reconcile();
+  EXPECT_EQ(Get(kPods, "default", "tolerates-60s")["status"]["phase"], "Failed");
+  // Marking twice changes nothing: still exactly one pair of taints.
+  EXPECT_EQ(TaintEffects(Get(kNodes, "", "node-1")).size(), 2u);
+}
+
+TEST_F(NodeLifecycleTest, ARenewedHeartbeatMakesTheNodeSchedulableAgain) {
+  clock_.Advance(41s);
+  Reconcile();
+  Renew();
+  NodeVerdict v = Reconcile();
+  EXPECT_TRUE(v.healthy);
+  api::Object node = Get(kNodes, "", "node-1");
+  EXPECT_TRUE(TaintEffects(node).empty());
+  EXPECT_EQ(Condition(node, "Ready"), "True");
+  EXPECT_EQ(Condition(node, "Ready", "reason"), "KubeletReady");
+  EXPECT_EQ(Condition(node, "MemoryPressure"), "False");
+}
+
+}  // namespace
+}  // namespace berth::controllers::nodelifecycle
