@@ -123,6 +123,13 @@ class JobIntegration {
   virtual client::GroupVersionResource Resource() const = 0;
   virtual api::GroupVersionKind Kind() const = 0;
   virtual std::unique_ptr<GenericJob> Wrap(api::Object job) const = 0;
+  // The pod label whose value names the job of this kind a pod belongs to
+  // (e.g. "jobset.sigs.k8s.io/jobset-name"); Wrap's IsActive looks for live
+  // pods with it, and the job is reconciled again on every change of such a
+  // pod, so an evicted job gives its quota back as soon as its last pod is
+  // gone. "" when the job's own status says whether pods are alive (batch/v1
+  // Job: status.active and status.terminating).
+  virtual std::string PodJobNameLabel() const { return ""; }
 };
 
 }  // namespace berth::controllers::kueue

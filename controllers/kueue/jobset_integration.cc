@@ -87,8 +87,10 @@ class JobSet final : public GenericJob {
 
 std::unique_ptr<GenericJob> JobSetIntegration::Wrap(api::Object job) const {
   const bool alive = jobs::AnyPodAlive(client_, api::Namespace(job),
-                                       std::string(jobset::kJobSetNameKey) + "=" + api::Name(job));
+                                       PodJobNameLabel() + "=" + api::Name(job));
   return std::make_unique<JobSet>(std::move(job), alive);
 }
+
+std::string JobSetIntegration::PodJobNameLabel() const { return std::string(jobset::kJobSetNameKey); }
 
 }  // namespace berth::controllers::kueue

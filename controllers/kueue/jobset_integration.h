@@ -24,6 +24,7 @@ class JobSetIntegration final : public JobIntegration {
   client::GroupVersionResource Resource() const override { return {"jobset.x-k8s.io", "v1alpha2", "jobsets"}; }
   api::GroupVersionKind Kind() const override { return {"jobset.x-k8s.io", "v1alpha2", "JobSet"}; }
   std::unique_ptr<GenericJob> Wrap(api::Object job) const override;
+  std::string PodJobNameLabel() const override;
 
  private:
   client::Client& client_;

@@ -76,8 +76,17 @@ ReconcileLoop& KueueController::AddQueue(const std::string& name, ReconcileFunc 
 void KueueController::AddJobIntegration(std::unique_ptr<JobIntegration> integration) {
   auto rec = std::make_unique<JobReconciler>(client_, factory_, cache_, recorder_, clock_, std::move(integration));
   JobReconciler* r = rec.get();
-  AddQueue(r->integration().Name(), [r](const std::string& k) { return r->Reconcile(k); })
-      .Watch(r->jobs(), ObjectKey());
+  ReconcileLoop& loop = AddQueue(r->integration().Name(), [r](const std::string& k) { return r->Reconcile(k); });
+  loop.Watch(r->jobs(), ObjectKey());
+  if (const std::string label = r->integration().PodJobNameLabel(); !label.empty()) {
+    loop.Watch(factory_.ForResource(client::GroupVersionResource{"", "v1", "pods"}),
+               [label](const api::Object& pod) {
+                 const api::Object labels = pod["metadata"].value("labels", api::Object::object());
+                 const std::string job = labels.value(label, "");
+                 if (job.empty()) return std::vector<std::string>{};
+                 return std::vector<std::string>{client::MetaNamespaceKey(api::Namespace(pod), job)};
+               });
+  }
   jobs_.push_back(std::move(rec));
 }
 

@@ -87,8 +87,10 @@ class PyTorchJob final : public GenericJob {
 std::unique_ptr<GenericJob> PyTorchJobIntegration::Wrap(api::Object job) const {
   pytorchjob::ApplyDefaults(&job);  // replica-type keys as the operator's webhook writes them
   const bool alive = jobs::AnyPodAlive(client_, api::Namespace(job),
-                                       std::string(pytorchjob::kJobNameLabel) + "=" + api::Name(job));
+                                       PodJobNameLabel() + "=" + api::Name(job));
   return std::make_unique<PyTorchJob>(std::move(job), alive);
 }
+
+std::string PyTorchJobIntegration::PodJobNameLabel() const { return std::string(pytorchjob::kJobNameLabel); }
 
 }  // namespace berth::controllers::kueue

@@ -27,6 +27,7 @@ class PyTorchJobIntegration final : public JobIntegration {
   client::GroupVersionResource Resource() const override { return {"kubeflow.org", "v1", "pytorchjobs"}; }
   api::GroupVersionKind Kind() const override { return {"kubeflow.org", "v1", "PyTorchJob"}; }
   std::unique_ptr<GenericJob> Wrap(api::Object job) const override;
+  std::string PodJobNameLabel() const override;
 
  private:
   client::Client& client_;

@@ -135,8 +135,10 @@ std::unique_ptr<GenericJob> TrainJobIntegration::Wrap(api::Object job) const {
     }
   }
   const bool pods_alive = jobs::AnyPodAlive(client_, api::Namespace(job),
-                                            std::string(jobset::kJobSetNameKey) + "=" + api::Name(job));
+                                            PodJobNameLabel() + "=" + api::Name(job));
   return std::make_unique<TrainJob>(std::move(job), std::move(pod_sets), replicas, pods_alive);
 }
+
+std::string TrainJobIntegration::PodJobNameLabel() const { return std::string(jobset::kJobSetNameKey); }
 
 }  // namespace berth::controllers::kueue

@@ -40,6 +40,7 @@ class TrainJobIntegration final : public JobIntegration {
   }
   api::GroupVersionKind Kind() const override { return {"trainer.kubeflow.org", "v1alpha1", "TrainJob"}; }
   std::unique_ptr<GenericJob> Wrap(api::Object job) const override;
+  std::string PodJobNameLabel() const override;
 
  private:
   client::Client& client_;
