@@ -13,6 +13,7 @@
 #include "apiserver/garbage_collector.h"
 #include "apiserver/object_ops.h"
 #include "apiserver/openapi.h"
+#include "apiserver/protobuf_codec.h"
 #include "apiserver/pod_log.h"
 #include "apiserver/request_info.h"
 #include "apiserver/status_response.h"
@@ -62,6 +63,23 @@ void AddWarnings(HttpResponse* r, const std::vector<std::string>& warnings) {
   for (const auto& w : warnings) r->headers.emplace_back("Warning", WarningHeader(w));
 }
 
+// The warning kube-apiserver sends with every request to a deprecated version
+// of a custom resource (apiextensions-apiserver customresource_handler.go): the
+// version's deprecationWarning, else "<group>/<version> <Kind> is deprecated",
+// plus "; use <group>/<newer> <Kind>" naming the most preferred served,
+// non-deprecated version that sorts after it (kube-aware version order).
+std::string DeprecationWarning(const api::ResourceDefinition& def, const api::DefinitionVersion& v) {
+  if (!v.deprecation_warning.empty()) return v.deprecation_warning;
+  const std::string prefix = def.group.empty() ? "" : def.group + "/";
+  std::string msg = prefix + v.name + " " + def.names.kind + " is deprecated";
+  for (const api::DefinitionVersion* newer : def.ServedVersions()) {
+    if (!newer->deprecated && api::CompareKubeAwareVersions(newer->name, v.name) < 0) {
+      return msg + "; use " + prefix + newer->name + " " + def.names.kind;
+    }
+  }
+  return msg;
+}
+
 }  // namespace
 
 // One request against one resource: everything the REST verbs need.
@@ -104,6 +122,14 @@ class ApiServer::Impl {
       }
     }
     namespaces_ = registry_.Find(api::GroupResource{"", "namespaces"});
+    for (const auto& gv : discovery_.GroupVersions()) {
+      for (const auto* def : gv.definitions) {
+        const api::DefinitionVersion* v = def->FindVersion(gv.version);
+        if (v != nullptr && v->deprecated) {
+          deprecation_warnings_.emplace(std::make_pair(def, gv.version), DeprecationWarning(*def, *v));
+        }
+      }
+    }
   }
 
   HandlerResult Handle(const HttpRequest& req);
@@ -118,6 +144,8 @@ class ApiServer::Impl {
  private:
   HandlerResult HandleNonResource(const HttpRequest& req, const RequestInfo& info);
   HandlerResult HandleResource(const HttpRequest& req, RequestInfo info);
+  // HandleResource once the definition is known.
+  HandlerResult HandleResourceOf(const HttpRequest& req, RequestInfo info, const api::ResourceDefinition* def);
 
   HttpResponse Get(const ResourceRequest& r);
   HttpResponse List(const ResourceRequest& r);
@@ -166,6 +194,8 @@ class ApiServer::Impl {
   PodLogServer logs_;
   const api::ResourceDefinition* namespaces_ = nullptr;
   std::map<std::pair<const api::ResourceDefinition*, std::string>, TableConvertor> tables_;
+  // Warning header text per deprecated served version.
+  std::map<std::pair<const api::ResourceDefinition*, std::string>, std::string> deprecation_warnings_;
 };
 
 // ---------------------------------------------------------------------------
@@ -221,6 +251,11 @@ HandlerResult ApiServer::Impl::HandleNonResource(const HttpRequest& req, const R
     json list = discovery_.ResourceList(p[1], p[2]);
     return list.is_null() ? HandlerResult(NotFoundResponse()) : HandlerResult(JsonResponse(200, list));
   }
+  if (p.size() == 2 && p[0] == "openapi" && p[1] == "v2") {
+    HttpResponse r;
+    r.body = OpenApi::V2Document(req.Header("Accept"), &r.content_type);
+    return r;
+  }
   if (p.size() >= 2 && p[0] == "openapi" && p[1] == "v3") {
     if (p.size() == 2) {
       HttpResponse r;
@@ -249,6 +284,19 @@ HandlerResult ApiServer::Impl::HandleResource(const HttpRequest& req, RequestInf
     if (d->names.plural == info.resource) def = d;
   }
   if (def == nullptr) return NotFoundResponse();
+  // Every answer from a deprecated version carries its warning, errors
+  // included, as the CRD handler adds it before serving.
+  if (auto w = deprecation_warnings_.find(std::make_pair(def, info.api_version)); w != deprecation_warnings_.end()) {
+    const std::string header = WarningHeader(w->second);
+    HandlerResult result = HandleResourceOf(req, std::move(info), def);
+    std::visit([&header](auto& resp) { resp.headers.emplace_back("Warning", header); }, result);
+    return result;
+  }
+  return HandleResourceOf(req, std::move(info), def);
+}
+
+HandlerResult ApiServer::Impl::HandleResourceOf(const HttpRequest& req, RequestInfo info,
+                                                const api::ResourceDefinition* def) {
   ResourceRequest r;
   r.http = &req;
   r.def = def;
@@ -320,18 +368,21 @@ HttpResponse ApiServer::Impl::ObjectResponse(const ResourceRequest& r, int code,
 }
 
 StatusOr<json> ApiServer::Impl::DecodeBody(const ResourceRequest& r, bool require_name) const {
-  // Bodies are JSON or YAML. kubectl's typed commands (`kubectl create
-  // namespace`, `create configmap`) send Kubernetes protobuf, which berth does
-  // not decode: 415 with the media types it accepts, as upstream answers for a
-  // custom resource.
-  std::string_view media = r.http->Header("Content-Type");
-  media = media.substr(0, media.find(';'));
-  if (media == "application/vnd.kubernetes.protobuf" || media == "application/cbor") {
+  // Bodies are JSON, YAML, or Kubernetes protobuf (what kubectl's typed
+  // commands such as `kubectl create namespace` send; protobuf_codec.h turns it
+  // into the same JSON). CBOR is not accepted.
+  std::string_view content_type = r.http->Header("Content-Type");
+  std::string_view media = content_type.substr(0, content_type.find(';'));
+  if (media == "application/cbor") {
     return UnsupportedMediaError("the body of the request was in an unknown format - accepted media types include: "
-                                 "application/json, application/yaml");
+                                 "application/json, application/yaml, application/vnd.kubernetes.protobuf");
   }
-  auto parsed = api::ParseJsonOrYaml(r.http->body);
-  if (!parsed.ok()) return BadRequestError(parsed.status().message());
+  auto parsed = IsProtobufContentType(content_type) ? DecodeProtobufObject(r.http->body)
+                                                     : api::ParseJsonOrYaml(r.http->body);
+  if (!parsed.ok()) {
+    if (parsed.status().code() == Code::kUnsupportedMedia) return parsed.status();
+    return BadRequestError(parsed.status().message());
+  }
   json obj = std::move(parsed).value();
   if (!obj.is_object()) {
     return BadRequestError("the body of the request was in an unknown format - accepted media types include: "
@@ -685,6 +736,17 @@ HttpResponse ApiServer::Impl::Patch(const ResourceRequest& r) {
 
 namespace {
 
+// The DeleteOptions body as JSON text: kubectl's typed clients (drain's pod
+// deletions) send it as protobuf.
+StatusOr<std::string> DeleteOptionsJson(const HttpRequest& req) {
+  if (req.body.empty() || !IsProtobufContentType(req.Header("Content-Type"))) return req.body;
+  BERTH_ASSIGN_OR_RETURN(json options, DecodeProtobufObject(req.body));
+  if (options.value("kind", "") != "DeleteOptions") {
+    return BadRequestError("the body of the request must be DeleteOptions, not " + options.value("kind", ""));
+  }
+  return DumpJson(options);
+}
+
 DeleteRequest ToDeleteRequest(const DeleteOptions& o) {
   DeleteRequest d;
   d.grace_period_seconds = o.grace_period_seconds;
@@ -713,7 +775,9 @@ HttpResponse ApiServer::Impl::DeleteResponse(const ResourceRequest& r, const sto
 }
 
 HttpResponse ApiServer::Impl::Delete(const ResourceRequest& r) {
-  auto dopts = ParseDeleteOptions(r.info.query, r.http->body);
+  auto delete_body = DeleteOptionsJson(*r.http);
+  if (!delete_body.ok()) return StatusResponse(delete_body.status());
+  auto dopts = ParseDeleteOptions(r.info.query, *delete_body);
   if (!dopts.ok()) return StatusResponse(dopts.status());
   const store::ObjectKey key{r.gr, r.info.namespace_, r.info.name};
   auto result = deleter_.Delete(*r.def, key, ToDeleteRequest(*dopts));
@@ -724,7 +788,9 @@ HttpResponse ApiServer::Impl::Delete(const ResourceRequest& r) {
 HttpResponse ApiServer::Impl::DeleteCollection(const ResourceRequest& r) {
   auto opts = ParseListOptions(r.info.query);
   if (!opts.ok()) return StatusResponse(opts.status());
-  auto dopts = ParseDeleteOptions(r.info.query, r.http->body);
+  auto delete_body = DeleteOptionsJson(*r.http);
+  if (!delete_body.ok()) return StatusResponse(delete_body.status());
+  auto dopts = ParseDeleteOptions(r.info.query, *delete_body);
   if (!dopts.ok()) return StatusResponse(dopts.status());
   auto pred = Predicate(r, *opts);
   if (!pred.ok()) return StatusResponse(pred.status());

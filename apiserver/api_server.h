@@ -7,6 +7,7 @@
 //   /api, /apis                   aggregated discovery v2 when asked, else legacy
 //   /api/v1, /apis/{g}[/{v}]      legacy discovery (APIResourceList, APIGroup)
 //   /openapi/v3[/{key}]           OpenAPI v3 index and group-version documents
+//   /openapi/v2                   an empty Swagger document (openapi.h says why)
 //   /healthz /livez /readyz       "ok"
 //   resource paths                generic REST, see below
 //
@@ -40,13 +41,15 @@
 // policy finalizers, namespace finalization) and the GarbageCollector started
 // with the server (garbage_collector.h) carries out the cascades.
 //
-// Request bodies are JSON or YAML; Kubernetes protobuf (what kubectl's typed
-// commands such as `kubectl create namespace` send) gets 415.
+// Request bodies (objects and DeleteOptions) are JSON, YAML or Kubernetes
+// protobuf (what kubectl's typed commands such as `kubectl create namespace`
+// send; protobuf_codec.h). Responses are always JSON, which kubectl accepts
+// when it asked for protobuf.
 //
 //   GET    pods/{name}/log         from the node agent's PodLogSource of the
 //                                  pod's node (pod_log.h), follow included
 // Not served yet: server-side apply field ownership (managedFields),
-// protobuf bodies, Events written by the server itself.
+// Events written by the server itself.
 //
 // Thread-safety: Handle may be called from any number of threads; Start/Stop
 // from one controlling thread. The registry, pipeline, store and clock must

@@ -152,6 +152,42 @@ OpenApi::OpenApi(const api::Registry& registry, const Discovery& discovery) {
   index_ = index.dump();
 }
 
+namespace {
+
+// A length-delimited protobuf field (tag + varint length + bytes).
+std::string ProtoBytes(int number, std::string_view bytes) {
+  std::string out;
+  auto varint = [&out](uint64_t v) {
+    while (v >= 0x80) {
+      out.push_back(static_cast<char>((v & 0x7f) | 0x80));
+      v >>= 7;
+    }
+    out.push_back(static_cast<char>(v));
+  };
+  varint((static_cast<uint64_t>(number) << 3) | 2);
+  varint(bytes.size());
+  out.append(bytes);
+  return out;
+}
+
+constexpr std::string_view kV2Title = "Kubernetes";
+constexpr std::string_view kV2Version = "v1.32.0";
+
+}  // namespace
+
+std::string OpenApi::V2Document(std::string_view accept, std::string* content_type) {
+  if (accept.find(kOpenApiV2ProtobufMediaType) != std::string_view::npos) {
+    *content_type = std::string(kOpenApiV2ProtobufContentType);
+    return ProtoBytes(1, "2.0") + ProtoBytes(2, ProtoBytes(1, kV2Title) + ProtoBytes(2, kV2Version));
+  }
+  *content_type = "application/json";
+  json doc = {{"swagger", "2.0"},
+              {"info", {{"title", kV2Title}, {"version", kV2Version}}},
+              {"paths", json::object()},
+              {"definitions", json::object()}};
+  return doc.dump();
+}
+
 const std::string* OpenApi::Document(std::string_view key) const {
   auto it = documents_.find(key);
   return it == documents_.end() ? nullptr : &it->second;
