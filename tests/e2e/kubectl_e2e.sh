@@ -148,6 +148,8 @@ expect apply-pitfalls '^localqueue\.kueue\.x-k8s\.io/training-queue created$'
 expect apply-pitfalls '^pytorchjob\.kubeflow\.org/production-training created$'
 expect apply-pitfalls '^pod/high-priority-inference created$'
 expect apply-pitfalls '^clusterqueue\.kueue\.x-k8s\.io/stable-gpu-queue created$'
+# Deprecated CRD versions warn as kube-apiserver does (apiextensions' default text).
+expect apply-pitfalls '^Warning: kueue\.x-k8s\.io/v1beta1 ClusterQueue is deprecated; use kueue\.x-k8s\.io/v1beta2 ClusterQueue$'
 run apply-pitfalls-again 0 "$KUBECTL" apply -f "$DATA/seed-pitfalls.yaml"
 expect apply-pitfalls-again '^pod/high-priority-inference unchanged$'
 expect apply-pitfalls-again '^pytorchjob\.kubeflow\.org/production-training unchanged$'
@@ -296,6 +298,54 @@ expect conflict '^Error from server \(Conflict\): .*the object has been modified
 grep -v '^  namespace:' "$WORK/unknown-field.yaml" >"$WORK/no-namespace.yaml"
 run missing-ns 1 "$KUBECTL" create -f "$WORK/no-namespace.yaml" -n nowhere --validate=false
 expect missing-ns 'namespaces "nowhere" not found'
+
+# A misspelled kind: kubectl validates it against /openapi/v2 (empty), then
+# fails to map it, as against a cluster.
+printf 'apiVersion: kueue.x-k8s.io/v1beta2\nkind: Clusterqueue\nmetadata:\n  name: typo\nspec: {}\n' >"$WORK/typo.yaml"
+run misspelled-kind 1 "$KUBECTL" apply -f "$WORK/typo.yaml"
+expect misspelled-kind '^error: resource mapping not found for name: "typo" namespace: "" from ".*typo\.yaml": no matches for kind "Clusterqueue" in version "kueue\.x-k8s\.io/v1beta2"$'
+expect misspelled-kind '^ensure CRDs are installed first$'
+run explain 0 "$KUBECTL" explain clusterqueue.spec
+expect explain '^KIND: +ClusterQueue$'
+expect explain '^FIELD: +spec <Object>$'
+
+# kubectl's typed commands send Kubernetes protobuf bodies.
+run create-ns 0 "$KUBECTL" create namespace team-b
+expect create-ns '^namespace/team-b created$'
+run create-cm 0 "$KUBECTL" create configmap cfg -n team-b --from-literal=a=b --from-literal=c=d
+expect create-cm '^configmap/cfg created$'
+run create-cm-get 0 "$KUBECTL" get configmap cfg -n team-b -o 'jsonpath={.data.a}{.data.c}'
+expect create-cm-get '^bd$'
+run create-pc 0 "$KUBECTL" create priorityclass batch-high --value=1000 --preemption-policy=Never --description=seed2
+expect create-pc '^priorityclass\.scheduling\.k8s\.io/batch-high created$'
+run create-pc-get 0 "$KUBECTL" get pc batch-high -o 'jsonpath={.value}/{.preemptionPolicy}/{.description}'
+expect create-pc-get '^1000/Never/seed2$'
+run create-job 0 "$KUBECTL" create job hello -n team-b --image=busybox -- echo hi
+expect create-job '^job\.batch/hello created$'
+run create-job-get 0 "$KUBECTL" get job hello -n team-b -o 'jsonpath={.spec.template.spec.containers[0].command}'
+expect create-job-get '^\["echo","hi"\]$'
+run create-svc 0 "$KUBECTL" create service clusterip svc1 -n team-b --tcp=80:8080
+expect create-svc '^service/svc1 created$'
+run create-svc-get 0 "$KUBECTL" get service svc1 -n team-b -o 'jsonpath={.spec.ports[0].targetPort}'
+expect create-svc-get '^8080$'
+run run-pod 0 "$KUBECTL" run p1 -n team-b --image=busybox --restart=Never --env=A=1 --labels=app=p1
+expect run-pod '^pod/p1 created$'
+run run-pod-get 0 "$KUBECTL" get pod p1 -n team-b -o 'jsonpath={.spec.containers[0].env[0].value}/{.metadata.labels.app}'
+expect run-pod-get '^1/p1$'
+run label-ns 0 "$KUBECTL" label namespace team-b tier=gold
+expect label-ns '^namespace/team-b labeled$'
+# cordon patches the node; drain deletes its pods with protobuf DeleteOptions.
+printf 'apiVersion: v1\nkind: Node\nmetadata:\n  name: e2e-node\n---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: on-node\n  namespace: team-b\nspec:\n  nodeName: e2e-node\n  containers:\n  - name: c\n    image: busybox\n' \
+  >"$WORK/node.yaml"
+run node-create 0 "$KUBECTL" apply -f "$WORK/node.yaml"
+run cordon 0 "$KUBECTL" cordon e2e-node
+expect cordon '^node/e2e-node cordoned$'
+run drain 0 "$KUBECTL" drain e2e-node --force --grace-period=0 --timeout=30s
+expect drain '^node/e2e-node drained$'
+run drained-pod-gone 1 "$KUBECTL" get pod on-node -n team-b
+expect drained-pod-gone 'NotFound'
+run delete-typed-ns 0 "$KUBECTL" delete namespace team-b --wait --timeout=30s
+expect delete-typed-ns '^namespace "team-b" deleted$'
 
 # delete
 run delete 0 "$KUBECTL" delete workloadpriorityclass low
