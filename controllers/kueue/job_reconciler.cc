@@ -173,7 +173,15 @@ Status JobReconciler::Reconcile(const std::string& key) {
 
   // 3. Finished.
   if (auto fin = job->Finished()) {
-    if (SetFinished(&wl, fin->succeeded, fin->message, now)) return UpdateWorkloadStatus(wl);
+    if (SetFinished(&wl, fin->succeeded, fin->message, now)) {
+      BERTH_RETURN_IF_ERROR(UpdateWorkloadStatus(wl));
+      // Kueue records FinishedWorkload on the job; berth also records it on the
+      // Workload, so `kubectl describe workload` tells the whole story.
+      recorder_.Event(wl, kEventTypeNormal, "Finished", fin->message);
+      recorder_.Event(obj, kEventTypeNormal, "FinishedWorkload",
+                      "Workload '" + api::Namespace(wl) + "/" + api::Name(wl) + "' is declared finished");
+      return Status::Ok();
+    }
     return Status::Ok();
   }
 
@@ -202,7 +210,14 @@ Status JobReconciler::Reconcile(const std::string& key) {
       return Status::Ok();
     }
     if (job->IsActive()) return Status::Ok();  // pods still terminating: keep the quota
-    if (ReleaseQuota(&wl, now)) return UpdateWorkloadStatus(wl);
+    if (ReleaseQuota(&wl, now)) {
+      BERTH_RETURN_IF_ERROR(UpdateWorkloadStatus(wl));
+      const api::Object* requeued = FindCondition(wl, "Requeued");
+      recorder_.Event(wl, kEventTypeNormal, "Requeued",
+                      "Every pod of the evicted workload has terminated: quota released, workload requeued" +
+                          std::string(requeued ? " (" + requeued->value("reason", "") + ")" : ""));
+      return Status::Ok();
+    }
     return Status::Ok();
   }
 
