@@ -12,6 +12,7 @@
 #include <set>
 #include <utility>
 
+#include "api/schema_pattern.h"
 #include "core/clock.h"
 #include "core/quantity.h"
 
@@ -44,8 +45,7 @@ struct Node {
   std::optional<int64_t> min_length, max_length;
   std::optional<int64_t> min_items, max_items;
   std::optional<int64_t> min_properties, max_properties;
-  std::string pattern;
-  std::shared_ptr<const std::regex> pattern_re;
+  std::optional<SchemaPattern> pattern;
   std::string format;
 
   std::string list_type;  // "", "atomic", "set", "map"
@@ -355,8 +355,8 @@ class Validator {
       errors_.push_back(Invalid(path, v, InBody(name) + " should be at least " +
                                              std::to_string(*n.min_length) + " chars long"));
     }
-    if (n.pattern_re && !std::regex_search(s, *n.pattern_re)) {
-      errors_.push_back(Invalid(path, v, InBody(name) + " should match '" + n.pattern + "'"));
+    if (n.pattern && !n.pattern->Search(s)) {
+      errors_.push_back(Invalid(path, v, InBody(name) + " should match '" + n.pattern->pattern() + "'"));
     }
     if (!n.format.empty() && !HasType(n, "integer") && !HasType(n, "number")) {
       std::optional<bool> ok = CheckStringFormat(n.format, s);
@@ -525,9 +525,12 @@ class Validator {
                                       " in body is a forbidden property"));
       }
     }
-    for (const auto& [prop, child] : n.properties) {
-      auto it = v.find(prop);
-      if (it != v.end()) Validate(*child, *it, path.Child(prop));
+    // The known properties present, in the schema's (sorted) order: the
+    // object's keys are sorted the same way, so walking them finds each one
+    // without a lookup per property the schema declares.
+    for (auto it = v.begin(); it != v.end(); ++it) {
+      auto p = n.properties.find(it.key());
+      if (p != n.properties.end()) Validate(*p->second, it.value(), path.Child(p->first));
     }
     for (const auto& r : n.required) {
       if (!v.contains(r)) errors_.push_back(Required(path.Child(r)));
@@ -877,12 +880,12 @@ StatusOr<NodePtr> SchemaCompiler::Impl::CompileNode(const Json& s, const std::st
   BERTH_ASSIGN_OR_RETURN(n->max_properties, NonNegativeInt(s, "maxProperties", where));
   if (auto p = s.find("pattern"); p != s.end()) {
     if (!p->is_string()) return CompileError(Sub(where, "pattern"), "must be a string");
-    n->pattern = p->get<std::string>();
-    try {
-      n->pattern_re = std::make_shared<const std::regex>(n->pattern, std::regex::ECMAScript);
-    } catch (const std::regex_error& e) {
-      return CompileError(Sub(where, "pattern"), "invalid regular expression \"" + n->pattern + "\": " + e.what());
+    auto compiled = SchemaPattern::Compile(p->get<std::string>());
+    if (!compiled.ok()) {
+      return CompileError(Sub(where, "pattern"), "invalid regular expression \"" + p->get<std::string>() +
+                                                     "\": " + compiled.status().message());
     }
+    n->pattern = std::move(compiled).value();
   }
   if (auto f = s.find("format"); f != s.end()) {
     if (!f->is_string()) return CompileError(Sub(where, "format"), "must be a string");
