@@ -382,9 +382,126 @@ expect too-big 'RequestEntityTooLarge|Request entity too large'
 run after-too-big 0 "$KUBECTL" get cq cluster-queue -o name
 expect after-too-big '^clusterqueue\.kueue\.x-k8s\.io/cluster-queue$'
 
-# Restart: every object survives.
+# logs of pods that ran: the embedded node agent (node-0) runs each container's
+# command as a real process and keeps its output.
+cat >"$WORK/logs-pods.yaml" <<'YAML'
+apiVersion: v1
+kind: Pod
+metadata:
+  name: logs-once
+  namespace: team-a
+spec:
+  restartPolicy: Never
+  containers:
+  - name: main
+    image: busybox
+    command: ["sh", "-c", "echo hello from berth; echo line two; echo line three"]
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: logs-two
+  namespace: team-a
+spec:
+  restartPolicy: Never
+  containers:
+  - name: first
+    image: busybox
+    command: ["sh", "-c", "echo from the first container"]
+  - name: second
+    image: busybox
+    command: ["sh", "-c", "echo from the second container"]
+YAML
+run logs-create 0 "$KUBECTL" apply -f "$WORK/logs-pods.yaml"
+run logs-done 0 "$KUBECTL" wait -n team-a pod/logs-once pod/logs-two \
+  --for=jsonpath='{.status.phase}'=Succeeded --timeout=60s
+run logs 0 "$KUBECTL" logs logs-once -n team-a
+expect logs '^hello from berth$'
+expect logs '^line three$'
+run logs-tail 0 "$KUBECTL" logs logs-once -n team-a --tail=1
+expect logs-tail '^line three$'
+expect_not logs-tail 'hello from berth|line two'
+run logs-second 0 "$KUBECTL" logs logs-two -n team-a -c second
+expect logs-second '^from the second container$'
+expect_not logs-second 'first'
+run logs-first 0 "$KUBECTL" logs logs-two -n team-a -c first
+expect logs-first '^from the first container$'
+run logs-no-container 1 "$KUBECTL" logs logs-two -n team-a -c nope
+expect logs-no-container '^error: container nope is not valid for pod logs-two$'
+# -f on a short-lived pod: every line, and kubectl exits when the container ends.
+printf 'apiVersion: v1\nkind: Pod\nmetadata:\n  name: logs-follow\n  namespace: team-a\nspec:\n  restartPolicy: Never\n  containers:\n  - name: main\n    image: busybox\n    command: ["sh", "-c", "sleep 2; for i in 1 2 3; do echo tick $i; sleep 1; done"]\n' \
+  >"$WORK/logs-follow.yaml"
+run logs-follow-create 0 "$KUBECTL" apply -f "$WORK/logs-follow.yaml"
+run logs-follow-running 0 "$KUBECTL" wait -n team-a pod/logs-follow --for=jsonpath='{.status.phase}'=Running --timeout=60s
+run logs-follow 0 timeout 60 "$KUBECTL" logs -f logs-follow -n team-a
+expect logs-follow '^tick 1$'
+expect logs-follow '^tick 3$'
+run logs-follow-phase 0 "$KUBECTL" get pod logs-follow -n team-a -o 'jsonpath={.status.phase}'
+expect logs-follow-phase '^Succeeded$'
+
+# delete --wait of a queued batch Job cascades to its Workload (Kueue) and Pods.
+cat >"$WORK/queued-job.yaml" <<'YAML'
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: queued-job
+  namespace: team-a
+  labels:
+    kueue.x-k8s.io/queue-name: lq-team-a
+spec:
+  parallelism: 2
+  completions: 2
+  template:
+    spec:
+      restartPolicy: Never
+      terminationGracePeriodSeconds: 5
+      containers:
+      - name: main
+        image: busybox
+        command: ["sleep", "300"]
+        resources:
+          requests:
+            cpu: 100m
+            memory: 64Mi
+YAML
+run queued-job-create 0 "$KUBECTL" apply -f "$WORK/queued-job.yaml"
+JOB_UID=$("$KUBECTL" get job queued-job -n team-a -o 'jsonpath={.metadata.uid}')
+# The Workload and the Pods are the Job's dependents (ownerReferences to its uid).
+owned_by_job() {
+  "$KUBECTL" get "$1" -n team-a -o json |
+    python3 -c "import json,sys; print('\n'.join(i['metadata']['name'] for i in json.load(sys.stdin)['items'] if any(o.get('uid') == '$JOB_UID' for o in i['metadata'].get('ownerReferences', []))))"
+}
+for _ in $(seq 1 120); do
+  [ "$(owned_by_job pods | grep -c .)" -eq 2 ] && break
+  sleep 0.5
+done
+OUT=$(owned_by_job workloads)
+expect queued-job-workload '.'
+OUT=$(owned_by_job pods)
+expect queued-job-pods '^queued-job-'
+run queued-job-running 0 "$KUBECTL" wait -n team-a pod -l batch.kubernetes.io/job-name=queued-job \
+  --for=jsonpath='{.status.phase}'=Running --timeout=60s
+run delete-job 0 "$KUBECTL" delete job queued-job -n team-a --cascade=foreground --wait --timeout=60s
+expect delete-job '^job\.batch "queued-job" deleted$'
+run job-gone 1 "$KUBECTL" get job queued-job -n team-a
+expect job-gone 'NotFound'
+OUT=$(owned_by_job workloads; owned_by_job pods)
+expect_not job-dependents-gone '.'
+
+# Restart: every object survives (every listable kind, compared by name).
+snapshot() {
+  "$KUBECTL" get "$("$KUBECTL" api-resources --verbs=list -o name | grep -v '^events' | paste -sd, -)" \
+    -A -o 'custom-columns=KIND:.kind,NS:.metadata.namespace,NAME:.metadata.name' --no-headers | sort
+}
+snapshot >"$WORK/before-restart.txt"
 stop_server
 start_server
+snapshot >"$WORK/after-restart.txt"
+OUT=$(comm -23 "$WORK/before-restart.txt" "$WORK/after-restart.txt")
+expect_not restart-all-kept '.'
+# The snapshot is not trivially small (seed objects, pods, nodes, namespaces...).
+OUT=$(wc -l <"$WORK/before-restart.txt")
+expect restart-snapshot '^ *[0-9]{2,}$'
 run restart-cq 0 "$KUBECTL" get cq cluster-queue \
   -o 'jsonpath={.spec.resourceGroups[0].flavors[0].resources[0].nominalQuota}'
 expect restart-cq '^6$'
