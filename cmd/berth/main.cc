@@ -28,6 +28,8 @@
 
 #include "core/logging.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include "api/admission_pipeline.h"
@@ -134,11 +136,27 @@ int RunServer(const ServerFlags& flags) {
   }
 
   std::error_code ec;
+  const bool fresh_dir = !std::filesystem::exists(flags.data_dir, ec);
   std::filesystem::create_directories(flags.data_dir, ec);
   if (ec) {
     std::cerr << "error: cannot create data directory " << flags.data_dir << ": " << ec.message() << "\n";
     return 1;
   }
+  // One server per data directory: a second one would corrupt the first one's
+  // view of the store. The lock is released when the process exits.
+  const std::string lock_path = (std::filesystem::path(flags.data_dir) / "berth.lock").string();
+  const int lock_fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (lock_fd < 0 || ::flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
+    std::cerr << "error: data directory " << flags.data_dir
+              << " is in use by another berth server (lock " << lock_path << ")\n";
+    return 1;
+  }
+  // A server that fails to start leaves no half-made data directory behind.
+  auto fail = [&](const std::string& message) {
+    std::cerr << "error: " << message << "\n";
+    if (fresh_dir) std::filesystem::remove_all(flags.data_dir, ec);
+    return 1;
+  };
   berth::Clock& clock = berth::RealClock::Get();
   std::unique_ptr<berth::store::Store> store;
   if (flags.store == "memory") {
@@ -146,10 +164,7 @@ int RunServer(const ServerFlags& flags) {
   } else if (flags.store == "sqlite") {
     auto opened = berth::store::SqliteStore::Open(
         (std::filesystem::path(flags.data_dir) / "berth.db").string(), clock);
-    if (!opened.ok()) {
-      std::cerr << "error: " << opened.status().ToString() << "\n";
-      return 1;
-    }
+    if (!opened.ok()) return fail(opened.status().message());
     store = std::move(opened).value();
   } else {
     std::cerr << "error: --store must be sqlite or memory\n";
@@ -165,8 +180,9 @@ int RunServer(const ServerFlags& flags) {
   berth::apiserver::ApiServer server(registry, pipeline, *store, clock, options);
   berth::Status started = server.Start();
   if (!started.ok()) {
-    std::cerr << "error: " << started.ToString() << "\n";
-    return 1;
+    return fail(started.message() + (started.code() == berth::Code::kUnavailable
+                                         ? " (another server on this port? choose one with --port, or 0 for any)"
+                                         : ""));
   }
   const auto kubeconfig = std::filesystem::path(flags.data_dir) / "kubeconfig";
   if (!WriteFileAtomically(kubeconfig, Kubeconfig(flags.address, server.port()))) {

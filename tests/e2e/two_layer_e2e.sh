@@ -1,0 +1,170 @@
+#!/usr/bin/env bash
+# The seeds' two-layer failures through the real kubectl (issue #6):
+#  (a) admitted by quota but not placeable: node allocatable cpu 5, ClusterQueue
+#      nominalQuota 7, a 6-cpu job -> the Workload is Admitted and the pod stays Pending
+#      with "0/1 nodes are available: 1 Insufficient cpu." (seed 1 section 9);
+#  (b) pod-level preemption: 8 low-priority worker pods fill a node, then one
+#      high-priority pod arrives. With a PreemptLowerPriority class exactly one worker is
+#      preempted (the seed's trap: the gang is broken); with preemptionPolicy Never
+#      nothing is preempted and the pod waits (seed 2's fix).
+# Usage: two_layer_e2e.sh <berth binary>     Exit: 0 pass, 1 fail, 77 skip (no kubectl).
+set -uo pipefail
+BERTH=${1:?berth binary}
+KUBECTL=${KUBECTL:-/usr/bin/kubectl}
+[ -x "$KUBECTL" ] || { echo "SKIP: $KUBECTL not found"; exit 77; }
+WORK=$(mktemp -d /tmp/berth-two-layer.XXXXXX)
+export HOME=$WORK/home KUBECONFIG=$WORK/data/kubeconfig
+mkdir -p "$HOME"
+SERVER_PID=
+FAILURES=0
+cleanup() {
+  if [ -n "$SERVER_PID" ]; then kill -TERM "$SERVER_PID" 2>/dev/null; wait "$SERVER_PID" 2>/dev/null; fi
+  if [ "$FAILURES" -eq 0 ]; then rm -rf "$WORK"; else echo "kept $WORK for inspection"; fi
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*"; FAILURES=$((FAILURES + 1)); }
+# wait_until TIMEOUT COMMAND...: true once COMMAND succeeds within TIMEOUT seconds.
+wait_until() {
+  local t=$1; shift
+  for _ in $(seq 1 $((t * 5))); do "$@" >/dev/null 2>&1 && return 0; sleep 0.2; done
+  return 1
+}
+start_server() {  # start_server NODE_CAPACITY
+  rm -rf "$WORK/data"
+  "$BERTH" server --port 0 --data-dir "$WORK/data" --nodes 1 --node-capacity "$1" >>"$WORK/server.log" 2>&1 &
+  SERVER_PID=$!
+  wait_until 20 test -s "$KUBECONFIG" || { echo "FAIL: server did not start"; cat "$WORK/server.log"; exit 1; }
+  wait_until 20 "$KUBECTL" wait --for=condition=Ready node/node-0 --timeout=1s || fail "node-0 not Ready"
+}
+stop_server() { kill -TERM "$SERVER_PID"; wait "$SERVER_PID"; SERVER_PID=; }
+
+# ---- (a) admitted but unschedulable -------------------------------------------------
+start_server cpu=5,memory=16Gi
+"$KUBECTL" apply -f - >/dev/null <<'EOF2'
+apiVersion: v1
+kind: Namespace
+metadata: {name: team-a}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: default-flavor}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: cluster-queue}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu, memory]
+    flavors:
+    - name: default-flavor
+      resources:
+      - {name: cpu, nominalQuota: 7}
+      - {name: memory, nominalQuota: 16Gi}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: user-queue, namespace: team-a}
+spec: {clusterQueue: cluster-queue}
+---
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: big
+  namespace: team-a
+  labels: {kueue.x-k8s.io/queue-name: user-queue}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: main
+        image: busybox
+        command: [/bin/sh, -c, 'sleep 1']
+        resources: {requests: {cpu: "6"}}
+EOF2
+admitted() { "$KUBECTL" get workloads -n team-a -o jsonpath='{.items[0].status.conditions[?(@.type=="Admitted")].status}' | grep -qx True; }
+wait_until 30 admitted || fail "(a) the 6-cpu job's Workload is not Admitted"
+pod_unschedulable() { "$KUBECTL" describe pod -n team-a -l job-name=big | grep -q "0/1 nodes are available: 1 Insufficient cpu."; }
+wait_until 30 pod_unschedulable || fail "(a) kubectl describe pod does not show the FailedScheduling message"
+OUT=$("$KUBECTL" describe pod -n team-a -l job-name=big)
+grep -Eq '^Status: +Pending' <<<"$OUT" || fail "(a) the pod is not Pending: $(grep ^Status <<<"$OUT")"
+grep -Eq 'Warning +FailedScheduling .* 0/1 nodes are available: 1 Insufficient cpu\.' <<<"$OUT" ||
+  { fail "(a) no FailedScheduling event with kube-scheduler's text"; echo "$OUT" | tail -8; }
+OUT=$("$KUBECTL" get pods -n team-a -l job-name=big)
+grep -Eq 'big-.* +0/1 +Pending' <<<"$OUT" || fail "(a) kubectl get pods: $OUT"
+echo "ok (a): Workload Admitted, pod Pending: 0/1 nodes are available: 1 Insufficient cpu."
+stop_server
+
+# ---- (b) pod-level preemption of one gang member, or none with Never ----------------
+# gang_then_high POLICY: 8 workers of 1 cpu fill the 8-cpu node, then one high pod of 1 cpu.
+gang_then_high() {
+  local policy=$1
+  start_server cpu=8,memory=16Gi
+  "$KUBECTL" apply -f - >/dev/null <<EOF2
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: training-low}
+value: 100
+preemptionPolicy: PreemptLowerPriority
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: inference-high}
+value: 1000
+preemptionPolicy: $policy
+EOF2
+  for i in $(seq 0 7); do
+    cat <<EOF2
+apiVersion: v1
+kind: Pod
+metadata: {name: worker-$i, namespace: default, labels: {gang: train}}
+spec:
+  priorityClassName: training-low
+  terminationGracePeriodSeconds: 2
+  containers:
+  - {name: main, image: busybox, command: [/bin/sh, -c, 'sleep 600'], resources: {requests: {cpu: "1"}}}
+---
+EOF2
+  done | "$KUBECTL" apply -f - >/dev/null
+  all_running() { [ "$("$KUBECTL" get pods -l gang=train --field-selector=status.phase=Running -o name | wc -l)" -eq 8 ]; }
+  wait_until 60 all_running || fail "(b $policy) the 8 workers are not all Running"
+  "$KUBECTL" apply -f - >/dev/null <<'EOF2'
+apiVersion: v1
+kind: Pod
+metadata: {name: inference, namespace: default}
+spec:
+  priorityClassName: inference-high
+  terminationGracePeriodSeconds: 2
+  containers:
+  - {name: main, image: busybox, command: [/bin/sh, -c, 'sleep 600'], resources: {requests: {cpu: "1"}}}
+EOF2
+}
+preempted_workers() {
+  "$KUBECTL" get events -n default --field-selector reason=Preempted -o jsonpath='{range .items[*]}{.involvedObject.name}{"\n"}{end}' | grep -c '^worker-'
+}
+
+gang_then_high PreemptLowerPriority
+inference_running() { "$KUBECTL" get pod inference -o jsonpath='{.status.phase}' | grep -qx Running; }
+wait_until 60 inference_running || fail "(b PreemptLowerPriority) the high-priority pod did not run"
+n=$(preempted_workers)
+[ "$n" -eq 1 ] || fail "(b PreemptLowerPriority) $n workers preempted, want exactly 1"
+left=$("$KUBECTL" get pods -l gang=train --field-selector=status.phase=Running -o name | wc -l)
+[ "$left" -eq 7 ] || fail "(b PreemptLowerPriority) $left workers still running, want 7 (a broken gang)"
+echo "ok (b): with PreemptLowerPriority exactly one worker was preempted; 7 keep running (the seed's trap)"
+stop_server
+
+gang_then_high Never
+waits() { "$KUBECTL" get events -n default --field-selector involvedObject.name=inference,reason=FailedScheduling -o name | grep -q .; }
+wait_until 30 waits || fail "(b Never) no FailedScheduling event for the high-priority pod"
+sleep 3   # give a (wrong) preemption the time to happen
+n=$(preempted_workers)
+[ "$n" -eq 0 ] || fail "(b Never) $n workers preempted, want 0"
+phase=$("$KUBECTL" get pod inference -o jsonpath='{.status.phase}')
+[ "$phase" = Pending ] || fail "(b Never) the high-priority pod is $phase, want Pending"
+left=$("$KUBECTL" get pods -l gang=train --field-selector=status.phase=Running -o name | wc -l)
+[ "$left" -eq 8 ] || fail "(b Never) $left workers running, want 8"
+echo "ok (b): with preemptionPolicy Never nothing was preempted; the pod waits Pending"
+stop_server
+
+[ "$FAILURES" -eq 0 ] && echo PASS || { echo "$FAILURES check(s) failed; server log: $WORK/server.log"; exit 1; }
