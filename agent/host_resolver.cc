@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
 
 namespace berth::agent {
 namespace {
@@ -40,6 +41,27 @@ bool SameNamespaceSuffix(const std::vector<std::string_view>& labels, std::strin
   return n == 6 && labels[4] == "cluster" && labels[5] == "local";
 }
 
+// Whether labels name a Service of namespace ns: "S", "S.<ns>", "S.<ns>.svc"
+// or "S.<ns>.svc.cluster.local", S a DNS-1035 label (starts with a letter).
+bool IsServiceName(const std::vector<std::string_view>& labels, std::string_view ns) {
+  size_t n = labels.size();
+  if (n == 0 || n == 4 || n > 5 || labels[0].empty() || labels[0].front() < 'a' || labels[0].front() > 'z') {
+    return false;
+  }
+  if (n >= 2 && labels[1] != ns) return false;
+  if (n >= 3 && labels[2] != "svc") return false;
+  return n != 5 || (labels[3] == "cluster" && labels[4] == "local");
+}
+
+std::map<std::string, std::string> StringMap(const api::Object& obj) {
+  std::map<std::string, std::string> out;
+  if (!obj.is_object()) return out;
+  for (auto it = obj.begin(); it != obj.end(); ++it) {
+    if (it->is_string()) out[it.key()] = it->get<std::string>();
+  }
+  return out;
+}
+
 bool ParsePort(std::string_view s, int* port) {
   if (s.empty() || s.size() > 5) return false;
   int v = 0;
@@ -74,6 +96,10 @@ void PodHostDirectory::Add(const api::Object& pod, std::string node_address) {
     auto it = spec->find(k);
     return it != spec->end() && it->is_string() ? it->get<std::string>() : "";
   };
+  const api::Object* meta = pod.contains("metadata") ? &pod["metadata"] : nullptr;
+  pods_[api::Name(pod)] = {meta != nullptr && meta->contains("labels") ? StringMap((*meta)["labels"])
+                                                                        : std::map<std::string, std::string>{},
+                           node_address};
   std::string subdomain = str("subdomain");
   if (subdomain.empty()) return;
   std::string hostname = str("hostname");
@@ -81,7 +107,27 @@ void PodHostDirectory::Add(const api::Object& pod, std::string node_address) {
   hosts_[{hostname, subdomain}] = std::move(node_address);
 }
 
+void PodHostDirectory::AddService(const api::Object& service) {
+  const api::Object* spec = service.contains("spec") ? &service["spec"] : nullptr;
+  if (spec == nullptr || !spec->contains("selector")) return;
+  std::map<std::string, std::string> selector = StringMap((*spec)["selector"]);
+  if (selector.empty()) return;
+  services_[api::Name(service)] = std::move(selector);
+}
+
 HostAnswer PodHostDirectory::Find(std::string_view hostname, std::string_view subdomain) const {
+  if (subdomain.empty()) {
+    auto svc = services_.find(hostname);
+    if (svc == services_.end()) return {};
+    for (const auto& [name, pod] : pods_) {
+      bool selected = std::all_of(svc->second.begin(), svc->second.end(), [&](const auto& kv) {
+        auto l = pod.labels.find(kv.first);
+        return l != pod.labels.end() && l->second == kv.second;
+      });
+      if (selected && !pod.node_address.empty()) return {HostAnswer::Kind::kResolved, pod.node_address};
+    }
+    return {HostAnswer::Kind::kPending, ""};
+  }
   auto it = hosts_.find(std::pair<std::string, std::string>(hostname, subdomain));
   if (it == hosts_.end()) return {};
   if (it->second.empty()) return {HostAnswer::Kind::kPending, ""};
@@ -106,9 +152,19 @@ HostRewrite RewriteHostNames(std::string_view value, std::string_view pod_namesp
     bool candidate = labels.size() >= 2 && labels.size() <= 6 &&
                      std::all_of(labels.begin(), labels.end(), IsDnsLabel) &&
                      SameNamespaceSuffix(labels, pod_namespace);
+    HostAnswer a;
+    std::string short_name;
     if (candidate) {
-      HostAnswer a = lookup(labels[0], labels[1]);
-      std::string short_name = std::string(labels[0]) + "." + std::string(labels[1]);
+      a = lookup(labels[0], labels[1]);
+      short_name = std::string(labels[0]) + "." + std::string(labels[1]);
+    }
+    if (a.kind == HostAnswer::Kind::kNotAPod && IsServiceName(labels, pod_namespace) &&
+        std::all_of(labels.begin(), labels.end(), IsDnsLabel)) {
+      a = lookup(labels[0], "");
+      short_name = std::string(labels[0]);
+      candidate = true;
+    }
+    if (candidate) {
       if (a.kind == HostAnswer::Kind::kResolved) {
         out.value += a.address;
         out.resolved.push_back({short_name, a.address, out.value.size()});

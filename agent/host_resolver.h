@@ -11,11 +11,20 @@
 // "--rdzv_endpoint=h.s:29500" style values) to the address of the node that
 // runs the named pod, before the container starts.
 //
+// Service names too: the Training Operator (PyTorchJob) sets
+// MASTER_ADDR=<job>-master-0, the name of a headless Service it creates per
+// replica whose selector picks that one pod; in a cluster the pod's DNS search
+// path resolves "S", "S.<ns>", "S.<ns>.svc" and "S.<ns>.svc.cluster.local" to
+// the selected pods. Such a name (S a DNS-1035 label: it starts with a letter)
+// becomes the address of the node running the first selected pod, by pod
+// name. The "H.S" pod form is tried first.
+//
 // Only pods of the container's own namespace are rewritten (a name with a
 // different namespace part is left alone), and only names the lookup knows as
-// pods; anything else (example.com, localhost) is untouched. A known pod that
-// has no node yet is reported in `pending`: the agent waits (the container
-// stays ContainerCreating) rather than start a process that cannot resolve it.
+// pods or Services; anything else (example.com, localhost) is untouched. A
+// known pod that has no node yet, or a known Service none of whose pods is
+// placed, is reported in `pending`: the agent waits (the container stays
+// ContainerCreating) rather than start a process that cannot resolve it.
 //
 // Rendezvous ports. Pods share the host network, so two jobs whose masters
 // land on one host would both bind MASTER_PORT 29500. The scheme:
@@ -53,7 +62,8 @@
 
 namespace berth::agent {
 
-// What a lookup knows about "H.S" in the container's namespace.
+// What a lookup knows about "H.S" (or, with an empty subdomain, the Service
+// named H) in the container's namespace.
 struct HostAnswer {
   enum class Kind { kNotAPod, kPending, kResolved };
   Kind kind = Kind::kNotAPod;
@@ -61,19 +71,33 @@ struct HostAnswer {
 };
 using HostLookup = std::function<HostAnswer(std::string_view hostname, std::string_view subdomain)>;
 
-// Pods of one namespace by their DNS identity (H, S), built from Pod objects.
+// Pods of one namespace by their DNS identity (H, S), and the Services of
+// that namespace by name, built from Pod and Service objects.
 class PodHostDirectory {
  public:
   // Adds a pod; `node_address` is "" when the pod is not placed yet. Pods
-  // without spec.subdomain have no DNS name and are ignored.
+  // without spec.subdomain have no "H.S" name (they may still be selected by
+  // a Service).
   void Add(const api::Object& pod, std::string node_address);
+  // Adds a Service; one without a spec.selector (no endpoints berth can
+  // derive) is ignored.
+  void AddService(const api::Object& service);
+  // subdomain "" = the Service named `hostname`: resolved to the node of the
+  // first placed pod its selector matches (pods in name order), pending when
+  // none of them is placed (or none exists yet), kNotAPod for no such Service.
   HostAnswer Find(std::string_view hostname, std::string_view subdomain) const;
   HostLookup AsLookup() const {
     return [this](std::string_view h, std::string_view s) { return Find(h, s); };
   }
 
  private:
+  struct PodEntry {
+    std::map<std::string, std::string> labels;
+    std::string node_address;
+  };
   std::map<std::pair<std::string, std::string>, std::string, std::less<>> hosts_;
+  std::map<std::string, PodEntry, std::less<>> pods_;                                  // by pod name
+  std::map<std::string, std::map<std::string, std::string>, std::less<>> services_;  // name → selector
 };
 
 struct HostRewrite {

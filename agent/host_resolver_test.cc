@@ -55,6 +55,67 @@ TEST(HostResolverTest, RewritesPodNamesOfTheSameNamespace) {
   }
 }
 
+// The Training Operator's per-replica headless Services: MASTER_ADDR=<job>-master-0 names the
+// Service whose selector picks the master pod; resolved to that pod's node.
+TEST(HostResolverTest, RewritesServiceNamesToTheNodeOfTheSelectedPod) {
+  PodHostDirectory d;
+  auto pod = [](const char* name, const char* index) {
+    return api::Object{{"metadata",
+                        {{"name", name},
+                         {"namespace", "training"},
+                         {"labels", {{"training.kubeflow.org/job-name", "pj"},
+                                     {"training.kubeflow.org/replica-type", "master"},
+                                     {"training.kubeflow.org/replica-index", index}}}}},
+                       {"spec", api::Object::object()}};
+  };
+  auto service = [](const char* name, const char* index) {
+    return api::Object{{"metadata", {{"name", name}, {"namespace", "training"}}},
+                       {"spec",
+                        {{"clusterIP", "None"},
+                         {"selector", {{"training.kubeflow.org/job-name", "pj"},
+                                       {"training.kubeflow.org/replica-type", "master"},
+                                       {"training.kubeflow.org/replica-index", index}}}}}};
+  };
+  d.Add(pod("pj-master-0", "0"), "10.0.0.4");
+  d.Add(pod("pj-master-1", "1"), "");  // selected by pj-master-1, not placed yet
+  d.AddService(service("pj-master-0", "0"));
+  d.AddService(service("pj-master-1", "1"));
+  d.AddService(service("pj-master-2", "2"));  // selects no pod (yet)
+  d.AddService({{"metadata", {{"name", "external"}}}, {"spec", {{"type", "ExternalName"}}}});  // no selector
+  struct Case {
+    const char* in;
+    const char* want;
+    std::vector<std::string> pending;
+  } cases[] = {
+      {"pj-master-0", "10.0.0.4", {}},
+      {"pj-master-0.training", "10.0.0.4", {}},
+      {"pj-master-0.training.svc", "10.0.0.4", {}},
+      {"pj-master-0.training.svc.cluster.local", "10.0.0.4", {}},
+      {"tcp://pj-master-0:23456", "tcp://10.0.0.4:23456", {}},
+      {"pj-master-1", "pj-master-1", {"pj-master-1"}},
+      {"pj-master-2:23456", "pj-master-2:23456", {"pj-master-2"}},
+      // Another namespace, a form DNS does not resolve, no selector, not a Service.
+      {"pj-master-0.other", "pj-master-0.other", {}},
+      {"pj-master-0.training.cluster.local", "pj-master-0.training.cluster.local", {}},
+      {"external", "external", {}},
+      {"pj-worker-0", "pj-worker-0", {}},
+  };
+  for (const auto& c : cases) {
+    HostRewrite r = RewriteHostNames(c.in, "training", d.AsLookup());
+    EXPECT_EQ(r.value, c.want) << c.in;
+    EXPECT_EQ(r.pending, c.pending) << c.in;
+  }
+  // MASTER_ADDR and MASTER_PORT as the Training Operator sets them: every pod of the job maps
+  // the port on the master's host to the same value.
+  RendezvousPortAllocator ports;
+  EnvRewrite r = RewriteEnvForHostNetwork({{"MASTER_ADDR", "pj-master-0"}, {"MASTER_PORT", "23456"}}, "training",
+                                          d.AsLookup(), ports);
+  EXPECT_EQ(r.env[0].value, "10.0.0.4");
+  EXPECT_EQ(r.env[1].value,
+            std::to_string(*RendezvousPortAllocator().Allocate("10.0.0.4", "training/pj-master-0:23456")));
+  EXPECT_TRUE(r.pending.empty());
+}
+
 TEST(PortAllocatorTest, DistinctPortsPerHostStablePerKey) {
   RendezvousPortAllocator a(30000, 30003);
   auto p1 = a.Allocate("10.0.0.1", "ns/a-node-0-0.a:29500");

@@ -24,6 +24,7 @@ namespace {
 
 const client::GroupVersionResource kPods{"", "v1", "pods"};
 const client::GroupVersionResource kNodes{"", "v1", "nodes"};
+const client::GroupVersionResource kServices{"", "v1", "services"};
 const client::GroupVersionResource kLeases{"coordination.k8s.io", "v1", "leases"};
 constexpr std::string_view kBerthVersion = "v1.32.0-berth";
 
@@ -523,6 +524,10 @@ HostLookup NodeAgent::MakeHostLookup(const std::string& ns) {
           (*directory)->Add(p, address);
         }
       }
+      StatusOr<client::ObjectList> services = client_.List(kServices.Namespace(ns));
+      if (services.ok()) {
+        for (const auto& svc : services->items) (*directory)->AddService(svc);
+      }
     }
     return (*directory)->Find(h, s);
   };
@@ -609,13 +614,18 @@ void NodeAgent::WriteStatus(PodWorker& w) {
       w.last_status ? *w.last_status : (w.pod.contains("status") ? w.pod["status"] : empty);
   api::Object status =
       BuildPodStatus(w.lifecycle, previous, PodAddresses{options_.address, options_.address}, clock_.Now());
+  // The kubelet owns Initialized, Ready and ContainersReady; every other condition
+  // (PodScheduled, set by the scheduler after binding; DisruptionTarget, set by a preemption
+  // or an eviction) is kept as the API server has it (kubelet mergePodStatus), and the write
+  // is conditional on the pod's resourceVersion, so a concurrent writer's condition is never
+  // overwritten: a Conflict is retried on the next pass with the informer's newer copy.
+  MergeForeignConditions(&status, w.pod.contains("status") ? w.pod["status"] : empty);
   if (w.last_status && status == *w.last_status) return;
   api::Object obj = w.pod;
-  obj["metadata"].erase("resourceVersion");
   obj["status"] = status;
   StatusOr<api::Object> written = client_.UpdateStatus(kPods.Namespace(api::Namespace(w.pod)), obj);
   if (!written.ok()) {
-    if (written.status().code() != Code::kNotFound) {
+    if (written.status().code() != Code::kNotFound && written.status().code() != Code::kConflict) {
       spdlog::warn("node {}: status of pod {}: {}", options_.node_name, w.key, written.status().ToString());
     }
     return;  // retried on the next pass

@@ -370,4 +370,29 @@ api::Object BuildPodStatus(const PodLifecycle& lc, const api::Object& previous,
   return status;
 }
 
+void MergeForeignConditions(api::Object* status, const api::Object& current) {
+  auto owned = [](const std::string& type) {
+    return type == "Initialized" || type == "Ready" || type == "ContainersReady" ||
+           type == "PodReadyToStartContainers";
+  };
+  if (!current.is_object() || !current.contains("conditions") || !current["conditions"].is_array()) return;
+  api::Object& conditions = (*status)["conditions"];
+  api::Object merged = api::Object::array();
+  for (const auto& c : conditions) {
+    if (owned(Str(c, "type"))) merged.push_back(c);
+  }
+  bool scheduled_known = false;
+  for (const auto& c : current["conditions"]) {
+    if (owned(Str(c, "type"))) continue;
+    scheduled_known |= Str(c, "type") == "PodScheduled";
+    merged.push_back(c);
+  }
+  if (!scheduled_known) {  // not written by anyone yet: ours (BuildPodStatus's PodScheduled=True)
+    for (const auto& c : conditions) {
+      if (Str(c, "type") == "PodScheduled") merged.push_back(c);
+    }
+  }
+  conditions = std::move(merged);
+}
+
 }  // namespace berth::agent

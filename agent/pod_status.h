@@ -141,4 +141,13 @@ struct PodAddresses {
 api::Object BuildPodStatus(const PodLifecycle& lifecycle, const api::Object& previous,
                            const PodAddresses& addresses, Time now);
 
+// The kubelet's merge of its status with the API server's (mergePodStatus): in `status`
+// (from BuildPodStatus), every condition the kubelet does not own — anything but
+// Initialized, Ready, ContainersReady, PodReadyToStartContainers, e.g. PodScheduled from
+// the scheduler or DisruptionTarget from a preemption — is replaced by the conditions of
+// `current` (the pod's status as the API server has it), in their order there; the
+// kubelet-owned ones stay first. `status`'s PodScheduled is kept only when `current` has
+// none. Pure.
+void MergeForeignConditions(api::Object* status, const api::Object& current);
+
 }  // namespace berth::agent

@@ -202,6 +202,37 @@ TEST(PodStatusTest, StartErrorAndConfigError) {
   EXPECT_TRUE(lc.ContainersToStart(kT0).empty());  // a config error waits for a pod update
 }
 
+// The agent writes the kubelet's conditions only: PodScheduled (the scheduler's, written
+// after binding) and DisruptionTarget (a preemption's) come from the API server's copy,
+// never from the agent's own earlier write (which once turned a Running pod back to
+// PodScheduled=False Unschedulable and dropped a victim's DisruptionTarget).
+TEST(PodStatusTest, MergeForeignConditionsKeepsTheApiServersNonKubeletConditions) {
+  auto cond = [](const char* type, const char* status, const char* reason) {
+    return api::Object{{"type", type}, {"status", status}, {"reason", reason}};
+  };
+  api::Object ours = {{"phase", "Running"},
+                      {"conditions",
+                       {cond("Initialized", "True", ""), cond("Ready", "True", ""), cond("ContainersReady", "True", ""),
+                        cond("PodScheduled", "False", "Unschedulable")}}};  // stale, from our last write
+  api::Object api_status = {{"phase", "Pending"},
+                            {"conditions",
+                             {cond("PodScheduled", "True", ""), cond("Ready", "False", "ContainersNotReady"),
+                              cond("DisruptionTarget", "True", "PreemptionByScheduler")}}};
+  MergeForeignConditions(&ours, api_status);
+  EXPECT_EQ(ours["conditions"],
+            api::Object::array({cond("Initialized", "True", ""), cond("Ready", "True", ""),
+                                cond("ContainersReady", "True", ""), cond("PodScheduled", "True", ""),
+                                cond("DisruptionTarget", "True", "PreemptionByScheduler")}));
+  EXPECT_EQ(ours["phase"], "Running");
+  // Nothing on the API server yet: BuildPodStatus's own PodScheduled stays.
+  api::Object fresh = {{"conditions", {cond("Ready", "False", "ContainersNotReady"), cond("PodScheduled", "True", "")}}};
+  MergeForeignConditions(&fresh, api::Object{{"phase", "Pending"}});
+  EXPECT_EQ(fresh["conditions"].size(), 2u);
+  MergeForeignConditions(&fresh, api::Object{{"conditions", api::Object::array()}});
+  EXPECT_EQ(fresh["conditions"], api::Object::array({cond("Ready", "False", "ContainersNotReady"),
+                                                     cond("PodScheduled", "True", "")}));
+}
+
 TEST(PodStatusTest, GoDurations) {
   EXPECT_EQ(FormatGoDuration(seconds(0)), "0s");
   EXPECT_EQ(FormatGoDuration(seconds(59)), "59s");
