@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <deque>
 #include <map>
 #include <optional>
 
@@ -35,7 +36,7 @@ HttpResponse JsonResponse(int status, const json& body, std::string content_type
   HttpResponse r;
   r.status = status;
   r.content_type = std::move(content_type);
-  r.body = DumpJson(body);
+  AppendJson(body, &r.body);
   return r;
 }
 
@@ -163,8 +164,19 @@ class ApiServer::Impl {
   }
   // The stored (storage-version) object as the URL's version.
   StatusOr<json> ToRequestVersion(const ResourceRequest& r, const json& stored) const {
-    if (auto v = stored.find("apiVersion"); v != stored.end() && *v == r.api_version) return stored;
+    if (InRequestVersion(r, stored)) return stored;
     return api::Convert(registry_, stored, r.api_version);
+  }
+  // The stored object as the URL's version without copying it when it already
+  // is (the common case): `stored` itself, else the conversion kept in *holder.
+  StatusOr<const json*> ViewInRequestVersion(const ResourceRequest& r, const json& stored, json* holder) const {
+    if (InRequestVersion(r, stored)) return &stored;
+    BERTH_ASSIGN_OR_RETURN(*holder, api::Convert(registry_, stored, r.api_version));
+    return holder;
+  }
+  static bool InRequestVersion(const ResourceRequest& r, const json& stored) {
+    auto v = stored.find("apiVersion");
+    return v != stored.end() && v->is_string() && v->get_ref<const std::string&>() == r.api_version;
   }
   // Object (or one-row Table) response.
   HttpResponse ObjectResponse(const ResourceRequest& r, int code, const json& stored,
@@ -353,15 +365,17 @@ HandlerResult ApiServer::Impl::HandleResourceOf(const HttpRequest& req, RequestI
 
 HttpResponse ApiServer::Impl::ObjectResponse(const ResourceRequest& r, int code, const json& stored,
                                              const std::vector<std::string>& warnings) const {
-  auto converted = ToRequestVersion(r, stored);
+  json holder;
+  auto converted = ViewInRequestVersion(r, stored, &holder);
   if (!converted.ok()) return Error(r, converted.status());
+  const json& object = **converted;
   HttpResponse resp;
   if (r.table) {
-    std::vector<const api::Object*> items{&*converted};
-    json table = TableFor(r).Table(items, clock_.Now(), r.include, api::ResourceVersion(*converted), "");
+    std::vector<const api::Object*> items{&object};
+    json table = TableFor(r).Table(items, clock_.Now(), r.include, api::ResourceVersion(object), "");
     resp = JsonResponse(code, table);
   } else {
-    resp = JsonResponse(code, *converted);
+    resp = JsonResponse(code, object);
   }
   AddWarnings(&resp, warnings);
   return resp;
@@ -445,9 +459,9 @@ StatusOr<json> ApiServer::Impl::DecodeBody(const ResourceRequest& r, bool requir
 
 Status ApiServer::Impl::CheckNamespace(const ResourceRequest& r, std::string_view name) const {
   if (!r.def->namespaced() || namespaces_ == nullptr) return Status::Ok();
-  auto ns = store_.Get(store::ObjectKey{namespaces_->Resource(), "", r.info.namespace_});
+  auto ns = store_.GetShared(store::ObjectKey{namespaces_->Resource(), "", r.info.namespace_});
   if (!ns.ok()) return ns.status();
-  if (ns->contains("metadata") && (*ns)["metadata"].contains("deletionTimestamp")) {
+  if (auto meta = (*ns)->find("metadata"); meta != (*ns)->end() && meta->contains("deletionTimestamp")) {
     return ForbiddenError(r.gr.String() + " \"" + std::string(name) +
                           "\" is forbidden: unable to create new content in namespace " +
                           r.info.namespace_ + " because it is being terminated");
@@ -463,9 +477,9 @@ StatusOr<store::Predicate> ApiServer::Impl::Predicate(const ResourceRequest& r, 
 // Reads
 
 HttpResponse ApiServer::Impl::Get(const ResourceRequest& r) {
-  auto obj = store_.Get(store::ObjectKey{r.gr, r.info.namespace_, r.info.name});
+  auto obj = store_.GetShared(store::ObjectKey{r.gr, r.info.namespace_, r.info.name});
   if (!obj.ok()) return Error(r, obj.status());
-  return ObjectResponse(r, 200, *obj);
+  return ObjectResponse(r, 200, **obj);
 }
 
 HttpResponse ApiServer::Impl::List(const ResourceRequest& r) {
@@ -490,30 +504,50 @@ HttpResponse ApiServer::Impl::List(const ResourceRequest& r) {
   }
   auto result = store_.List(r.gr, lo);
   if (!result.ok()) return StatusResponse(result.status());
-  std::vector<json> items;
+  // The stored objects themselves (shared, immutable) unless they need a
+  // conversion to the URL's version; nothing is copied for a list served in
+  // the storage version.
+  std::deque<json> converted_items;
+  std::vector<const api::Object*> items;
   items.reserve(result->items.size());
   for (const auto& item : result->items) {
-    auto converted = ToRequestVersion(r, *item);
-    if (!converted.ok()) return StatusResponse(converted.status());
-    items.push_back(std::move(converted).value());
+    json holder;
+    auto view = ViewInRequestVersion(r, *item, &holder);
+    if (!view.ok()) return StatusResponse(view.status());
+    if (*view == &holder) {
+      converted_items.push_back(std::move(holder));
+      items.push_back(&converted_items.back());
+    } else {
+      items.push_back(*view);
+    }
   }
   const std::string rv = std::to_string(result->revision);
   if (r.table) {
-    std::vector<const api::Object*> ptrs;
-    ptrs.reserve(items.size());
-    for (const auto& i : items) ptrs.push_back(&i);
-    return JsonResponse(200, TableFor(r).Table(ptrs, clock_.Now(), r.include, rv, result->continue_token));
+    return JsonResponse(200, TableFor(r).Table(items, clock_.Now(), r.include, rv, result->continue_token));
   }
   json meta = {{"resourceVersion", rv}};
   if (!result->continue_token.empty()) meta["continue"] = result->continue_token;
   if (result->remaining_item_count && !result->continue_token.empty()) {
     meta["remainingItemCount"] = *result->remaining_item_count;
   }
-  json list = {{"apiVersion", r.api_version},
-               {"kind", r.def->names.list_kind},
-               {"metadata", std::move(meta)},
-               {"items", std::move(items)}};
-  return JsonResponse(200, list);
+  // The List object {"apiVersion","items","kind","metadata"} written with its
+  // keys in the order json's sorted object would print them, each item
+  // serialized in place.
+  HttpResponse resp;
+  std::string& body = resp.body;
+  body = "{\"apiVersion\":";
+  AppendJson(json(r.api_version), &body);
+  body += ",\"items\":[";
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i > 0) body.push_back(',');
+    AppendJson(*items[i], &body);
+  }
+  body += "],\"kind\":";
+  AppendJson(json(r.def->names.list_kind), &body);
+  body += ",\"metadata\":";
+  AppendJson(meta, &body);
+  body.push_back('}');
+  return resp;
 }
 
 HandlerResult ApiServer::Impl::Watch(const ResourceRequest& r) {
@@ -622,9 +656,9 @@ HttpResponse ApiServer::Impl::Create(const ResourceRequest& r) {
   auto admitted = pipeline_.Admit(std::move(wr));
   if (!admitted.ok()) return Error(r, admitted.status(), name);
   if (wopts->dry_run) return ObjectResponse(r, 201, admitted->object, admitted->warnings);
-  auto stored = store_.Create(r.gr, std::move(admitted->object));
+  auto stored = store_.CreateShared(r.gr, std::move(admitted->object));
   if (!stored.ok()) return Error(r, stored.status(), name);
-  return ObjectResponse(r, 201, *stored, admitted->warnings);
+  return ObjectResponse(r, 201, **stored, admitted->warnings);
 }
 
 HttpResponse ApiServer::Impl::Update(const ResourceRequest& r) {
@@ -633,12 +667,12 @@ HttpResponse ApiServer::Impl::Update(const ResourceRequest& r) {
   auto body = DecodeBody(r, true);
   if (!body.ok()) return StatusResponse(body.status());
   const store::ObjectKey key{r.gr, r.info.namespace_, r.info.name};
-  auto old = store_.Get(key);
+  auto old = store_.GetShared(key);
   if (!old.ok()) return Error(r, old.status());
   api::WriteRequest wr;
   wr.operation = r.status_subresource ? api::Operation::kUpdateStatus : api::Operation::kUpdate;
   wr.object = std::move(body).value();
-  wr.old = &*old;
+  wr.old = old->get();
   wr.field_validation = wopts->field_validation;
   const std::string requested_rv = api::ResourceVersion(wr.object);
   auto admitted = pipeline_.Admit(std::move(wr));
@@ -647,14 +681,14 @@ HttpResponse ApiServer::Impl::Update(const ResourceRequest& r) {
   admitted->object["metadata"]["resourceVersion"] = requested_rv;
   if (requested_rv.empty()) admitted->object["metadata"].erase("resourceVersion");
   if (wopts->dry_run) {
-    if (!requested_rv.empty() && requested_rv != api::ResourceVersion(*old)) {
+    if (!requested_rv.empty() && requested_rv != api::ResourceVersion(**old)) {
       return Error(r, store::ConflictModified(key));
     }
     return ObjectResponse(r, 200, admitted->object, admitted->warnings);
   }
-  auto stored = store_.Update(r.gr, std::move(admitted->object));
+  auto stored = store_.UpdateShared(r.gr, std::move(admitted->object));
   if (!stored.ok()) return Error(r, stored.status());
-  return ObjectResponse(r, 200, *stored, admitted->warnings);
+  return ObjectResponse(r, 200, **stored, admitted->warnings);
 }
 
 HttpResponse ApiServer::Impl::Patch(const ResourceRequest& r) {
@@ -671,7 +705,7 @@ HttpResponse ApiServer::Impl::Patch(const ResourceRequest& r) {
     if (wopts->field_manager.empty()) {
       return StatusResponse(BadRequestError("PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch"));
     }
-    auto existing = store_.Get(key);
+    auto existing = store_.GetShared(key);
     if (!existing.ok() && existing.status().code() == Code::kNotFound && !r.status_subresource) {
       auto decoded = DecodeBody(r, false);
       if (!decoded.ok()) return StatusResponse(decoded.status());
@@ -683,9 +717,9 @@ HttpResponse ApiServer::Impl::Patch(const ResourceRequest& r) {
       auto admitted = pipeline_.Admit(std::move(wr));
       if (!admitted.ok()) return Error(r, admitted.status());
       if (wopts->dry_run) return ObjectResponse(r, 201, admitted->object, admitted->warnings);
-      auto stored = store_.Create(r.gr, std::move(admitted->object));
+      auto stored = store_.CreateShared(r.gr, std::move(admitted->object));
       if (!stored.ok()) return Error(r, stored.status());
-      return ObjectResponse(r, 201, *stored, admitted->warnings);
+      return ObjectResponse(r, 201, **stored, admitted->warnings);
     }
     if (!existing.ok()) return Error(r, existing.status());
     auto decoded = DecodeBody(r, false);  // checks kind, name and namespace
@@ -697,9 +731,10 @@ HttpResponse ApiServer::Impl::Patch(const ResourceRequest& r) {
       r.def->builtin ? &api::StrategicMergeSchema::ForKind(r.def->group, r.def->names.kind) : nullptr;
   std::vector<std::string> warnings;
   auto mutate = [&](const api::Object& current) -> StatusOr<api::Object> {
-    auto live = ToRequestVersion(r, current);
+    json holder;
+    auto live = ViewInRequestVersion(r, current, &holder);
     if (!live.ok()) return live.status();
-    BERTH_ASSIGN_OR_RETURN(json patched, ApplyPatch(*type, strategic_schema, *live, body));
+    BERTH_ASSIGN_OR_RETURN(json patched, ApplyPatch(*type, strategic_schema, **live, body));
     if (!patched.is_object()) return BadRequestError("the patch did not produce an object");
     // Identity cannot be patched away; a resourceVersion in the patch is a
     // precondition.
@@ -723,15 +758,15 @@ HttpResponse ApiServer::Impl::Patch(const ResourceRequest& r) {
     return std::move(admitted->object);
   };
   if (wopts->dry_run) {
-    auto current = store_.Get(key);
+    auto current = store_.GetShared(key);
     if (!current.ok()) return Error(r, current.status());
-    auto result = mutate(*current);
+    auto result = mutate(**current);
     if (!result.ok()) return Error(r, result.status());
     return ObjectResponse(r, 200, *result, warnings);
   }
-  auto stored = store_.GuaranteedUpdate(key, mutate);
+  auto stored = store_.GuaranteedUpdateShared(key, mutate);
   if (!stored.ok()) return Error(r, stored.status());
-  return ObjectResponse(r, 200, *stored, warnings);
+  return ObjectResponse(r, 200, **stored, warnings);
 }
 
 namespace {
@@ -821,7 +856,7 @@ HttpResponse ApiServer::Impl::DeleteCollection(const ResourceRequest& r) {
 Status ApiServer::Impl::EnsureSystemNamespaces() {
   if (namespaces_ == nullptr) return Status::Ok();
   for (const std::string& name : options_.system_namespaces) {
-    auto existing = store_.Get(store::ObjectKey{namespaces_->Resource(), "", name});
+    auto existing = store_.GetShared(store::ObjectKey{namespaces_->Resource(), "", name});
     if (existing.ok()) continue;
     if (existing.status().code() != Code::kNotFound) return existing.status();
     api::WriteRequest wr;

@@ -123,6 +123,44 @@ class ApiServerTest : public ::testing::Test {
   ApiServer server_;
 };
 
+// LIST bodies are written item by item from the stored objects: the text is
+// exactly json's own form of the List (sorted keys, compact), items converted to
+// the URL's version when it is not the storage version, continue when limited.
+TEST_F(ApiServerTest, ListBodyIsTheListObjectInTheUrlVersion) {
+  for (const char* name : {"p1", "p2", "p3"}) {
+    json pod = json::parse(kPod);
+    pod["metadata"]["name"] = name;
+    ASSERT_EQ(Do("POST", "/api/v1/namespaces/default/pods", pod.dump()).status, 201);
+  }
+  HttpResponse pods = Do("GET", "/api/v1/namespaces/default/pods?limit=2");
+  ASSERT_EQ(pods.status, 200);
+  const json list = Body(pods);
+  EXPECT_EQ(pods.body, list.dump());
+  EXPECT_EQ(list["apiVersion"], "v1");
+  EXPECT_EQ(list["kind"], "PodList");
+  ASSERT_EQ(list["items"].size(), 2u);
+  EXPECT_EQ(list["items"][0]["metadata"]["name"], "p1");
+  EXPECT_EQ(list["items"][1]["metadata"]["name"], "p2");
+  EXPECT_TRUE(list["metadata"]["continue"].is_string());
+  EXPECT_EQ(list["metadata"]["remainingItemCount"], 1);
+
+  ASSERT_EQ(Do("POST", "/apis/kueue.x-k8s.io/v1beta2/namespaces/default/localqueues", kLocalQueue).status, 201);
+  HttpResponse v1beta1 = Do("GET", "/apis/kueue.x-k8s.io/v1beta1/namespaces/default/localqueues");
+  ASSERT_EQ(v1beta1.status, 200);
+  const json queues = Body(v1beta1);
+  EXPECT_EQ(v1beta1.body, queues.dump());
+  EXPECT_EQ(queues["apiVersion"], "kueue.x-k8s.io/v1beta1");
+  EXPECT_EQ(queues["kind"], "LocalQueueList");
+  ASSERT_EQ(queues["items"].size(), 1u);
+  EXPECT_EQ(queues["items"][0]["apiVersion"], "kueue.x-k8s.io/v1beta1");
+  EXPECT_EQ(queues["items"][0]["spec"]["clusterQueue"], "cq");
+  EXPECT_FALSE(queues["metadata"].contains("continue"));
+
+  HttpResponse empty = Do("GET", "/api/v1/namespaces/kube-system/pods");
+  EXPECT_EQ(empty.body, Body(empty).dump());
+  EXPECT_EQ(Body(empty)["items"], json::array());
+}
+
 TEST_F(ApiServerTest, StrategicMergePatchOfAPodMergesContainersByName) {
   ASSERT_EQ(Do("POST", "/api/v1/namespaces/default/pods", kPod).status, 201);
   // What kubectl apply sends after adding env B and a second container.

@@ -34,6 +34,14 @@ std::string DumpJson(const nlohmann::json& j) {
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
+void AppendJson(const nlohmann::json& j, std::string* out) {
+  // What json::dump does, with *out as the output (no indent, no ASCII
+  // escaping, invalid UTF-8 replaced).
+  nlohmann::detail::serializer<nlohmann::json> s(nlohmann::detail::output_adapter<char, std::string>(*out), ' ',
+                                                 nlohmann::json::error_handler_t::replace);
+  s.dump(j, false, false, 0);
+}
+
 HttpResponse StatusResponse(const Status& status, const StatusDetails& details) {
   HttpResponse r;
   r.status = CodeHttpStatus(status.code());

@@ -45,6 +45,9 @@ struct StatusDetails {
 // are not UTF-8 (a body that failed to parse): they are replaced by U+FFFD,
 // as Go's encoding/json does, instead of failing.
 std::string DumpJson(const nlohmann::json& j);
+// The same text appended to *out (no intermediate string: list bodies are
+// written item by item).
+void AppendJson(const nlohmann::json& j, std::string* out);
 
 // The Status object for `status` (which must not be OK). Causes become
 // details.causes[] as {reason: type, message, field}.

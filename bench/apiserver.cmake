@@ -3,3 +3,8 @@
 berth_bench(apiserver_bench
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/apiserver_bench.cc
   LIBS berth_apiserver berth_client)
+
+# Callgrind driver: instructions per Pod create over HTTP (see the file).
+berth_bench(apiserver_create_profile
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/apiserver_create_profile.cc
+  LIBS berth_apiserver berth_client)
