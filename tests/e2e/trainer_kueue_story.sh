@@ -34,10 +34,19 @@ if ! /usr/bin/python3 -c 'import torch' 2>/dev/null; then
 fi
 
 demo=/tmp/berth-demo            # the example runtime runs /tmp/berth-demo/train.py
-data=$demo/server
 mkdir -p "$demo"
-rm -rf "$data" "$demo/checkpoints/team-a" "$demo/record"
-mkdir -p "$demo/record"
+# The example's checkpoints live at a fixed path (/tmp/berth-demo/checkpoints/team-a/...):
+# one story at a time on this machine (a concurrent scripts/demo or CTest run waits).
+exec 9>"$demo/story.lock"
+if ! flock -n 9; then
+  echo "another berth demo is running on this machine; waiting for it to finish..."
+  flock -w 1200 9 || { echo "error: gave up waiting for $demo/story.lock" >&2; exit 1; }
+fi
+find "$demo" -maxdepth 1 -name 'run.*' -exec rm -rf {} +   # earlier runs (the last one is kept)
+run=$(mktemp -d "$demo/run.XXXXXX")   # this run's server data and records
+data=$run/server
+rm -rf "$demo/checkpoints/team-a"
+mkdir -p "$run/record"
 install -m 0755 examples/train/train.py "$demo/train.py"
 
 server_pid=""
@@ -52,8 +61,8 @@ cleanup() {
 trap cleanup EXIT
 fail() {
   printf '\n\033[31mFAILED: %s\033[0m\n' "$*" >&2
-  echo "--- last lines of the server log ($demo/server.log) ---" >&2
-  tail -n 30 "$demo/server.log" >&2 || true
+  echo "--- last lines of the server log ($run/server.log) ---" >&2
+  tail -n 30 "$run/server.log" >&2 || true
   exit 1
 }
 # wait_for DESCRIPTION TIMEOUT_SECONDS COMMAND...: polls COMMAND every second.
@@ -71,7 +80,7 @@ wait_for() {
 
 say "start berth server (two embedded nodes of 1 CPU, 2Gi; SQLite store in $data)"
 "$berth" server --port "${BERTH_DEMO_PORT:-0}" --data-dir "$data" \
-  --nodes 2 --node-capacity cpu=1,memory=2Gi >"$demo/server.log" 2>&1 &
+  --nodes 2 --node-capacity cpu=1,memory=2Gi >"$run/server.log" 2>&1 9>&- &
 server_pid=$!
 export KUBECONFIG=$data/kubeconfig
 wait_for "the server's kubeconfig" 30 test -s "$KUBECONFIG"
@@ -83,7 +92,7 @@ kubectl apply -f examples/trainer-kueue/
 wait_for "ClusterQueue cluster-queue Active" 30 kubectl wait --for=condition=Active clusterqueue/cluster-queue --timeout=1s
 kubectl get clusterqueue cluster-queue -o wide
 # Every pod change from here on, for the assertions at the end.
-kubectl get pods -n team-a -w --output-watch-events -o json >"$demo/record/pods.watch" 2>/dev/null &
+kubectl get pods -n team-a -w --output-watch-events -o json >"$run/record/pods.watch" 2>/dev/null &
 watch_pid=$!
 
 jobset_pods() { kubectl get pods -n team-a -l "jobset.sigs.k8s.io/jobset-name=$1" "${@:2}"; }
@@ -123,13 +132,13 @@ kubectl get clusterqueue -o wide
 say "the preempted Workload's events (kubectl describe workload)"
 wl=$(workload_of explore)
 kubectl describe "$wl" -n team-a | sed -n '/^Events:/,$p'
-kubectl get events -n team-a --field-selector "involvedObject.name=${wl#*/}" -o json >"$demo/record/events.json"
+kubectl get events -n team-a --field-selector "involvedObject.name=${wl#*/}" -o json >"$run/record/events.json"
 sleep 1
 kill "$watch_pid" 2>/dev/null || true
 watch_pid=""
 
 say "checking the story"
-/usr/bin/python3 - "$demo/record" "$data/nodes" <<'PY' || fail "the story's assertions (above)"
+/usr/bin/python3 - "$run/record" "$data/nodes" <<'PY' || fail "the story's assertions (above)"
 import glob, json, os, re, sys
 record, nodes = sys.argv[1], sys.argv[2]
 problems = []
