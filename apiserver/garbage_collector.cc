@@ -25,6 +25,7 @@ std::string Str(const json& obj, const char* key) {
 
 struct GarbageCollector::ResourceWatch {
   const api::ResourceDefinition* def = nullptr;
+  api::GroupResource resource;  // def->Resource(), built once (drains run on every write)
   std::unique_ptr<store::Watcher> watcher;
   std::set<std::string> uids;  // objects of this resource in the index
 };
@@ -39,6 +40,7 @@ Status GarbageCollector::Open() {
   for (const api::ResourceDefinition* def : registry_.Definitions()) {
     auto rw = std::make_unique<ResourceWatch>();
     rw->def = def;
+    rw->resource = def->Resource();
     BERTH_RETURN_IF_ERROR(ListAndWatch(rw.get()));
     watches_.push_back(std::move(rw));
   }
@@ -109,7 +111,7 @@ Status GarbageCollector::ListAndWatch(ResourceWatch* rw) {
 bool GarbageCollector::DrainEvents() {
   bool any = false;
   for (auto& rw : watches_) {
-    const api::GroupResource gr = rw->def->Resource();
+    const api::GroupResource& gr = rw->resource;
     while (rw->watcher) {
       auto next = rw->watcher->TryNext();
       if (!next.ok()) {
