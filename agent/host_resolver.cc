@@ -134,8 +134,19 @@ HostAnswer PodHostDirectory::Find(std::string_view hostname, std::string_view su
   return {HostAnswer::Kind::kResolved, it->second};
 }
 
+bool AddressVariable(std::string_view name) {
+  std::string upper(name);
+  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  for (std::string_view suffix : {"ADDR", "ADDRESS", "HOST", "HOSTNAME", "ENDPOINT"}) {
+    if (upper.size() >= suffix.size() && upper.compare(upper.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      return true;
+    }
+  }
+  return false;
+}
+
 HostRewrite RewriteHostNames(std::string_view value, std::string_view pod_namespace,
-                             const HostLookup& lookup) {
+                             const HostLookup& lookup, bool bare_service_names) {
   HostRewrite out;
   size_t i = 0;
   while (i < value.size()) {
@@ -159,6 +170,7 @@ HostRewrite RewriteHostNames(std::string_view value, std::string_view pod_namesp
       short_name = std::string(labels[0]) + "." + std::string(labels[1]);
     }
     if (a.kind == HostAnswer::Kind::kNotAPod && IsServiceName(labels, pod_namespace) &&
+        (labels.size() > 1 || bare_service_names) &&
         std::all_of(labels.begin(), labels.end(), IsDnsLabel)) {
       a = lookup(labels[0], "");
       short_name = std::string(labels[0]);
@@ -228,7 +240,7 @@ EnvRewrite RewriteEnvForHostNetwork(const std::vector<EnvVar>& env, std::string_
   // Host names first, remembering which master each *_MASTER_ADDR named.
   std::map<std::string, std::pair<std::string, std::string>> master_of;  // ADDR var → (H.S, address)
   for (const auto& v : env) {
-    HostRewrite r = RewriteHostNames(v.value, pod_namespace, lookup);
+    HostRewrite r = RewriteHostNames(v.value, pod_namespace, lookup, AddressVariable(v.name));
     std::string value = r.value;
     // ":<port>" right after a rewritten host: map the port on that host.
     if (!r.resolved.empty()) {

@@ -114,9 +114,18 @@ struct HostRewrite {
   std::vector<Resolved> resolved;
 };
 
-// Rewrites pod host names in one value (see above).
+// Rewrites pod host names in one value (see above). A bare Service name (one
+// label, "S") is rewritten only with `bare_service_names`: a single word is too
+// often something else (JOB_NAME=<job> names the JobSet's headless Service;
+// a path segment may equal one). RewriteEnvForHostNetwork allows it for
+// variables that hold an address (AddressVariable).
 HostRewrite RewriteHostNames(std::string_view value, std::string_view pod_namespace,
-                             const HostLookup& lookup);
+                             const HostLookup& lookup, bool bare_service_names = false);
+
+// Whether an environment variable's name says it holds a host address: it ends
+// in ADDR, ADDRESS, HOST, HOSTNAME or ENDPOINT (case-insensitive), as
+// MASTER_ADDR, PET_MASTER_ADDR, RDZV_HOST, --rdzv-endpoint style variables.
+bool AddressVariable(std::string_view name);
 
 class RendezvousPortAllocator {
  public:

@@ -1,6 +1,7 @@
 #include "api/strategy.h"
 
 #include "api/core_strategies.h"
+#include "api/kueue_job_webhook.h"
 #include "api/kueue_strategies.h"
 #include "api/trainer_strategies.h"
 #include "core/status.h"
@@ -35,6 +36,7 @@ void InstallDefaultStrategies(StrategyRegistry* registry) {
   // One line per area.
   RegisterCoreStrategies(registry);
   RegisterKueueStrategies(registry);
+  RegisterKueueJobStrategies(registry);
   RegisterTrainerStrategies(registry);
 }
 

@@ -1,5 +1,7 @@
 #include "api/trainer_strategies.h"
 
+#include "api/kueue_job_webhook.h"
+
 #include <memory>
 #include <set>
 #include <string>
@@ -65,6 +67,8 @@ FieldErrorList ValidateTrainJob(const Object& obj) {
 
 class TrainJobStrategy : public Strategy {
  public:
+  // Kueue's job webhook: a queued TrainJob is created suspended (kueue_job_webhook.h).
+  void PrepareForCreate(Object* obj) const override { SuspendQueuedJobOnCreate(obj, {"spec", "suspend"}); }
   FieldErrorList ValidateCreate(const Object& obj) const override { return ValidateTrainJob(obj); }
   FieldErrorList ValidateUpdate(const Object& obj, const Object& old) const override {
     FieldErrorList errs = ValidateTrainJob(obj);

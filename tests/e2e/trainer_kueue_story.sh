@@ -180,7 +180,9 @@ for ev in events:
         if job == "lora-sft" and pod.get("status", {}).get("phase") == "Succeeded": lora_succeeded.add(uid)
 check(first_attempt is not None and len(first_attempt) == 2, "explore's first attempt had 2 pods: %s" % sorted((first_attempt or {}).values()))
 check(not violations, "no pod was created while a pod of explore's first attempt still existed" + ("" if not violations else ": " + "; ".join(violations)))
-check(bool(lora_pods), "lora-sft ran %d pods" % len(lora_pods))
+# A queued TrainJob is created suspended: its pods exist only once admitted, so each
+# attempt is exactly numNodes pods (a pod created before admission shows up here).
+check(len(lora_pods) == 2, "lora-sft ran exactly 2 pods (one attempt): %d" % len(lora_pods))
 check(second_attempt_start_ok is True, "every lora-sft pod had succeeded before explore's second attempt started")
 
 # Logs of the first attempt's pods, from the agents' log files.
