@@ -101,10 +101,30 @@ TEST(HostResolverTest, RewritesServiceNamesToTheNodeOfTheSelectedPod) {
       {"pj-worker-0", "pj-worker-0", {}},
   };
   for (const auto& c : cases) {
-    HostRewrite r = RewriteHostNames(c.in, "training", d.AsLookup());
+    HostRewrite r = RewriteHostNames(c.in, "training", d.AsLookup(), /*bare_service_names=*/true);
     EXPECT_EQ(r.value, c.want) << c.in;
     EXPECT_EQ(r.pending, c.pending) << c.in;
   }
+  // Without bare names only the qualified forms are Services.
+  EXPECT_EQ(RewriteHostNames("pj-master-0", "training", d.AsLookup()).value, "pj-master-0");
+  EXPECT_EQ(RewriteHostNames("pj-master-0.training", "training", d.AsLookup()).value, "10.0.0.4");
+  // In a container's environment a bare name is an address only in an address variable:
+  // a job name or a path segment that equals a Service name stays as written.
+  {
+    RendezvousPortAllocator ports;
+    EnvRewrite r = RewriteEnvForHostNetwork({{"JOB_NAME", "pj-master-0"},
+                                             {"CHECKPOINT_DIR", "/ckpt/training/pj-master-0"},
+                                             {"RDZV_HOST", "pj-master-0"}},
+                                            "training", d.AsLookup(), ports);
+    EXPECT_EQ(r.env[0].value, "pj-master-0");
+    EXPECT_EQ(r.env[1].value, "/ckpt/training/pj-master-0");
+    EXPECT_EQ(r.env[2].value, "10.0.0.4");
+  }
+  EXPECT_TRUE(AddressVariable("MASTER_ADDR"));
+  EXPECT_TRUE(AddressVariable("pet_master_addr"));
+  EXPECT_TRUE(AddressVariable("RDZV_ENDPOINT"));
+  EXPECT_FALSE(AddressVariable("JOB_NAME"));
+  EXPECT_FALSE(AddressVariable("ADDRESSES_FILE"));
   // MASTER_ADDR and MASTER_PORT as the Training Operator sets them: every pod of the job maps
   // the port on the master's host to the same value.
   RendezvousPortAllocator ports;

@@ -1,0 +1,119 @@
+// Kueue's create-time job webhook through the real admission pipeline: every
+// integrated kind with the queue-name label is stored suspended.
+#include "api/kueue_job_webhook.h"
+
+#include <gtest/gtest.h>
+
+#include "api/admission_pipeline.h"
+#include "api/registry.h"
+#include "api/yaml_codec.h"
+
+namespace berth::api {
+namespace {
+
+struct Kind {
+  const char* name;
+  const char* manifest;  // with QUEUE_LABELS and OWNER placeholders
+  std::vector<std::string> suspend_path;
+};
+
+const Kind kKinds[] = {
+    {"Job", R"(apiVersion: batch/v1
+kind: Job
+metadata: {name: j, namespace: team-a, labels: {LABELS}, ownerReferences: [OWNER]}
+spec:
+  suspend: false
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: c, image: busybox}]
+)",
+     {"spec", "suspend"}},
+    {"JobSet", R"(apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {name: js, namespace: team-a, labels: {LABELS}, ownerReferences: [OWNER]}
+spec:
+  replicatedJobs:
+  - name: node
+    template:
+      spec:
+        template:
+          spec:
+            restartPolicy: Never
+            containers: [{name: c, image: busybox}]
+)",
+     {"spec", "suspend"}},
+    {"PyTorchJob", R"(apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: pj, namespace: team-a, labels: {LABELS}, ownerReferences: [OWNER]}
+spec:
+  pytorchReplicaSpecs:
+    Master:
+      replicas: 1
+      template:
+        spec:
+          containers: [{name: pytorch, image: busybox}]
+)",
+     {"spec", "runPolicy", "suspend"}},
+    {"TrainJob", R"(apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: tj, namespace: team-a, labels: {LABELS}, ownerReferences: [OWNER]}
+spec:
+  suspend: false
+  runtimeRef: {name: torch-distributed}
+)",
+     {"spec", "suspend"}},
+};
+
+std::string Replace(std::string s, const std::string& from, const std::string& to) {
+  if (auto pos = s.find(from); pos != std::string::npos) s.replace(pos, from.size(), to);
+  return s;
+}
+
+// The stored suspend value of `kind` created with these labels/owner (nullopt: unset).
+std::optional<bool> StoredSuspend(const Kind& kind, const std::string& labels, const std::string& owner) {
+  std::string yaml = Replace(Replace(kind.manifest, "LABELS", labels), "OWNER", owner);
+  auto obj = ParseYaml(yaml);
+  EXPECT_TRUE(obj.ok()) << obj.status().ToString();
+  AdmissionPipeline pipeline(Registry::Default(), StrategyRegistry::Default());
+  WriteRequest req;
+  req.object = obj.value();
+  auto admitted = pipeline.Admit(std::move(req));
+  EXPECT_TRUE(admitted.ok()) << kind.name << ": " << admitted.status().ToString();
+  if (!admitted.ok()) return std::nullopt;
+  const Object* at = &admitted.value().object;
+  for (const std::string& key : kind.suspend_path) {
+    if (!at->is_object() || !at->contains(key)) return std::nullopt;
+    at = &(*at)[key];
+  }
+  return at->is_boolean() ? std::optional<bool>(at->get<bool>()) : std::nullopt;
+}
+
+constexpr char kQueued[] = "kueue.x-k8s.io/queue-name: lq";
+constexpr char kOwner[] =
+    "{apiVersion: trainer.kubeflow.org/v1alpha1, kind: TrainJob, name: tj, uid: u1, controller: true}";
+
+TEST(KueueJobWebhookTest, AQueuedJobOfEveryKindIsStoredSuspended) {
+  for (const Kind& kind : kKinds) {
+    EXPECT_EQ(StoredSuspend(kind, kQueued, ""), true) << kind.name;
+  }
+}
+
+TEST(KueueJobWebhookTest, JobsWithoutTheLabelOrWithAControllerOwnerAreLeftAlone) {
+  for (const Kind& kind : kKinds) {
+    EXPECT_NE(StoredSuspend(kind, "app: x", ""), true) << kind.name << " without the label";
+    EXPECT_NE(StoredSuspend(kind, kQueued, kOwner), true) << kind.name << " owned by a controller";
+  }
+}
+
+TEST(KueueJobWebhookTest, SuspendQueuedJobOnCreateReportsWhetherItChangedTheObject) {
+  Object job = {{"metadata", {{"labels", {{"kueue.x-k8s.io/queue-name", "lq"}}}}}, {"spec", Object::object()}};
+  EXPECT_TRUE(SuspendQueuedJobOnCreate(&job, {"spec", "runPolicy", "suspend"}));
+  EXPECT_EQ(job["spec"]["runPolicy"]["suspend"], true);
+  EXPECT_FALSE(SuspendQueuedJobOnCreate(&job, {"spec", "runPolicy", "suspend"}));
+  Object empty_queue = {{"metadata", {{"labels", {{"kueue.x-k8s.io/queue-name", ""}}}}}};
+  EXPECT_FALSE(SuspendQueuedJobOnCreate(&empty_queue, {"spec", "suspend"}));
+}
+
+}  // namespace
+}  // namespace berth::api
