@@ -4,6 +4,8 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <algorithm>
+#include <linux/close_range.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -143,6 +145,8 @@ std::unique_ptr<ContainerProcess> ContainerProcess::Start(const ContainerLaunch&
   const char* cwd = launch.working_dir.c_str();
   const char* path = binary.c_str();
 
+  const pid_t parent = getpid();
+  const int max_fd = static_cast<int>(std::min<long>(sysconf(_SC_OPEN_MAX), 65536));
   pid_t pid = fork();
   if (pid == 0) {
     setpgid(0, 0);
@@ -159,6 +163,15 @@ std::unique_ptr<ContainerProcess> ContainerProcess::Start(const ContainerLaunch&
     if (devnull >= 0) dup2(devnull, 0);
     dup2(out[1], 1);
     dup2(out[1], 2);
+    // Nothing of berth's leaks into the container: its listening socket, log
+    // files and pipes are closed at exec (err_pipe stays open until then).
+    if (syscall(SYS_close_range, 3u, ~0u, CLOSE_RANGE_CLOEXEC) != 0) {
+      for (int fd = 3; fd < max_fd; ++fd) fcntl(fd, F_SETFD, FD_CLOEXEC);
+    }
+    // The container dies with the agent (its direct process; a berth killed
+    // with SIGKILL cannot signal the group itself).
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(127);  // the agent died before prctl
     int stage = 0;
     if (chdir(cwd) == 0) {
       stage = 1;

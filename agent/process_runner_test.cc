@@ -1,5 +1,7 @@
 #include "agent/process_runner.h"
 
+#include <fcntl.h>
+
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -70,6 +72,20 @@ TEST_F(ProcessRunnerTest, ExitCodeAndLogsAreCaptured) {
   EXPECT_EQ(e->started_at, clock_.Now());
   EXPECT_EQ(Read(l.log_path), "out\nerr\n" + fs::canonical(dir_).string() + "\n");
   EXPECT_FALSE(ProcessGroupExists(p->pid()));
+}
+
+TEST_F(ProcessRunnerTest, TheContainerInheritsNoDescriptorOfTheAgent) {
+  // A descriptor the agent holds without close-on-exec (as a listening socket
+  // or a log file could be) must not reach the container.
+  const int leaked = ::open("/dev/null", O_RDONLY);
+  ASSERT_GE(leaked, 3);
+  auto l = Shell("ls /proc/$$/fd | sort -n | tr '\\n' ' '");
+  auto p = ContainerProcess::Start(l, clock_, nullptr);
+  auto e = p->WaitForExit(kRealTimeout);
+  ::close(leaked);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->exit_code, 0);
+  EXPECT_EQ(Read(l.log_path), "0 1 2 ");
 }
 
 TEST_F(ProcessRunnerTest, EnvironmentIsExactlyTheGivenOne) {
