@@ -84,6 +84,14 @@ StatusOr<NodeVerdict> NodeLifecycleController::Reconcile(const std::string& node
   }
   if (!heartbeat) heartbeat = TimeField((*node)["metadata"], "creationTimestamp");
   if (!heartbeat) heartbeat = now;
+  {
+    // As upstream's probe timestamps: the grace period starts no earlier than
+    // when this controller first saw the node, so a restarted control plane
+    // does not declare every node lost before its agents had a chance to renew.
+    std::lock_guard<std::mutex> lock(mu_);
+    auto [it, inserted] = first_seen_.emplace(node_name, now);
+    if (it->second > *heartbeat) heartbeat = it->second;
+  }
 
   const Time deadline = *heartbeat + options_.grace_period;
   if (now < deadline) {

@@ -5,7 +5,10 @@
 // One reconcile of a Node name:
 //   heartbeat = the node's Lease kube-node-lease/<node> spec.renewTime (the
 //   agent renews it every 10 s, agent/node_agent.h), else the Ready
-//   condition's lastHeartbeatTime, else the Node's creationTimestamp.
+//   condition's lastHeartbeatTime, else the Node's creationTimestamp; but no
+//   earlier than when this controller first reconciled the node (upstream's
+//   probe timestamps), so a control plane restarted after a crash gives every
+//   agent a full grace period before declaring its node lost.
 //   - now - heartbeat > options.grace_period (kube-controller-manager
 //     --node-monitor-grace-period, 40 s): every node condition becomes
 //     Unknown with reason NodeStatusUnknown "Kubelet stopped posting node
@@ -32,6 +35,8 @@
 // different nodes.
 #pragma once
 
+#include <map>
+#include <mutex>
 #include <string>
 
 #include "client/client.h"
@@ -76,6 +81,8 @@ class NodeLifecycleController {
   Clock& clock_;
   EventRecorder& recorder_;
   const NodeLifecycleOptions options_;
+  std::mutex mu_;
+  std::map<std::string, Time> first_seen_;  // node name → first reconcile
 };
 
 }  // namespace berth::controllers::nodelifecycle

@@ -42,6 +42,7 @@ class NodeLifecycleTest : public ::testing::Test {
     api::Object d = client_.Get(kPods.Namespace("default"), "done").value();
     d["status"]["phase"] = "Succeeded";
     EXPECT_TRUE(client_.UpdateStatus(kPods.Namespace("default"), d).ok());
+    Reconcile();  // the controller sees the node as soon as it registers
   }
   ~NodeLifecycleTest() override { factory_.Shutdown(); }
 
@@ -142,6 +143,23 @@ TEST_F(NodeLifecycleTest, MissedHeartbeatsMakeTheNodeUnreachableAndFailItsPods) 
   EXPECT_EQ(Get(kPods, "default", "tolerates-60s")["status"]["phase"], "Failed");
   // Marking twice changes nothing: still exactly one pair of taints.
   EXPECT_EQ(TaintEffects(Get(kNodes, "", "node-1")).size(), 2u);
+}
+
+TEST_F(NodeLifecycleTest, ARestartedControllerGivesAStaleNodeAFullGracePeriod) {
+  // The Lease is old (the whole control plane was down), but this controller
+  // sees the node for the first time now: nothing happens for 40 s.
+  clock_.Advance(std::chrono::minutes(10));
+  NodeLifecycleController fresh(client_, nodes_, leases_, pods_, clock_, recorder_);
+  EXPECT_TRUE(client::testing::WaitForCachesToMatch(client_, {&nodes_, &leases_, &pods_}));
+  auto v = fresh.Reconcile("node-1");
+  ASSERT_TRUE(v.ok());
+  EXPECT_TRUE(v.value().healthy);
+  EXPECT_EQ(v.value().recheck_after, 41s);
+  EXPECT_EQ(Get(kPods, "default", "plain")["status"]["phase"], "Running");
+  clock_.Advance(41s);
+  v = fresh.Reconcile("node-1");
+  ASSERT_TRUE(v.ok());
+  EXPECT_FALSE(v.value().healthy);
 }
 
 TEST_F(NodeLifecycleTest, ARenewedHeartbeatMakesTheNodeSchedulableAgain) {
