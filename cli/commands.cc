@@ -603,7 +603,11 @@ Status ApplyOne(Session& s, const ManifestObject& m) {
   const bool exists = current.ok();
   json body = m.object;
   if (!ns.empty()) body["metadata"]["namespace"] = ns;
-  auto applied = s.Call("PATCH", WithQuery(path, {{"fieldManager", std::string(kFieldManager)}, {"force", "true"}}),
+  // kubectl apply validates strictly by default (--validate=strict): unknown and
+  // duplicate fields are errors, not silently dropped.
+  auto applied = s.Call("PATCH", WithQuery(path, {{"fieldManager", std::string(kFieldManager)},
+                                                  {"fieldValidation", "Strict"},
+                                                  {"force", "true"}}),
                         r, name, "application/json", body.dump(), "application/apply-patch+yaml");
   if (!applied.ok()) return AddSource(applied.status(), exists ? "patching" : "creating", m.source);
   const char* verb = !exists ? "created"
