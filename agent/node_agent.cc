@@ -636,9 +636,27 @@ void NodeAgent::WriteStatus(PodWorker& w) {
 // ---------------------------------------------------------------------------
 // Logs.
 
+namespace {
+LogReadOptions LogReadOptionsOf(const client::PodLogOptions& options) {
+  LogReadOptions ro;
+  ro.timestamps = options.timestamps;
+  ro.tail_lines = options.tail_lines;
+  ro.limit_bytes = options.limit_bytes;
+  ro.since_time = options.since_time;
+  return ro;
+}
+}  // namespace
+
 StatusOr<std::string> NodeAgent::ReadPodLog(const std::string& ns, const std::string& name,
                                             const client::PodLogOptions& options) {
   client::ObjectPtr pod = informer_ ? informer_->GetIndexer().Get(ns, name) : nullptr;
+  if ((!pod || api::Uid(*pod) != options.uid) && !options.uid.empty() && !options.container.empty()) {
+    // A pod object that is gone (or replaced): its files are still here.
+    const std::string dir = options_.data_dir + "/pods/" + ns + "_" + name + "_" + options.uid;
+    const int run = LatestRun(dir, options.container);
+    if (run < 0) return NotFoundError("pods \"" + name + "\" not found");
+    return ReadContainerLog(ContainerLogPath(dir, options.container, run), LogReadOptionsOf(options));
+  }
   if (!pod) return NotFoundError("pods \"" + name + "\" not found");
   std::vector<std::string> regular = ContainerNames(*pod, "containers");
   std::vector<std::string> init = ContainerNames(*pod, "initContainers");
@@ -668,12 +686,7 @@ StatusOr<std::string> NodeAgent::ReadPodLog(const std::string& ns, const std::st
     return BadRequestError("container \"" + container + "\" in pod \"" + name +
                            "\" is waiting to start: ContainerCreating");
   }
-  LogReadOptions ro;
-  ro.timestamps = options.timestamps;
-  ro.tail_lines = options.tail_lines;
-  ro.limit_bytes = options.limit_bytes;
-  ro.since_time = options.since_time;
-  return ReadContainerLog(ContainerLogPath(dir, container, run), ro);
+  return ReadContainerLog(ContainerLogPath(dir, container, run), LogReadOptionsOf(options));
 }
 
 }  // namespace berth::agent

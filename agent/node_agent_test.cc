@@ -190,6 +190,7 @@ TEST_F(NodeAgentTest, DeletionSendsSigtermAndRemovesPodAfterProcessExit) {
   ASSERT_TRUE(WaitFor([&] { return LogContains("graceful", "ready"); })) << Log("graceful");
   ASSERT_EQ(Phase("graceful"), "Running");
   std::string rv = (*GetPod("graceful"))["metadata"]["resourceVersion"];
+  const std::string uid = (*GetPod("graceful"))["metadata"]["uid"];
   StatusOr<std::unique_ptr<client::WatchStream>> watch =
       client_.Watch(kPods.Namespace("default"), {.resource_version = rv, .field_selector = "metadata.name=graceful"});
   ASSERT_TRUE(watch.ok());
@@ -201,6 +202,17 @@ TEST_F(NodeAgentTest, DeletionSendsSigtermAndRemovesPodAfterProcessExit) {
   const api::Object& terminated = last["containerStatuses"][0]["state"]["terminated"];
   EXPECT_EQ(terminated["exitCode"], 0);
   EXPECT_TRUE(agent_->ActivePods().empty());
+  // The pod object is gone; its log, written up to the end, is still readable by uid
+  // (what a `kubectl logs -f` follower reads last).
+  EXPECT_EQ(agent_->ReadPodLog("default", "graceful", {}).status().code(), Code::kNotFound);
+  client::PodLogOptions by_uid;
+  by_uid.container = "main";
+  by_uid.uid = uid;
+  StatusOr<std::string> log = agent_->ReadPodLog("default", "graceful", by_uid);
+  ASSERT_TRUE(log.ok()) << log.status().ToString();
+  // (the shell may also report its sleep child "Terminated" in between)
+  EXPECT_EQ(log->rfind("ready\n", 0), 0u) << *log;
+  EXPECT_TRUE(log->size() >= 5 && log->compare(log->size() - 5, 5, "term\n") == 0) << *log;
 }
 
 TEST_F(NodeAgentTest, ProcessIgnoringSigtermIsKilledAtDeadlineAndPodLastsUntilThen) {

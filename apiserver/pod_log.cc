@@ -124,6 +124,8 @@ HandlerResult PodLogServer::Serve(const std::string& ns, const std::string& name
     if (containers.is_array() && !containers.empty()) f->container = containers[0].value("name", "");
   }
   f->options = options;
+  f->options.container = f->container;
+  f->options.uid = f->uid;  // the final read still works once the pod is deleted
   f->offset = full.value().size();
   if (limit.value()) f->remaining = *limit.value() - static_cast<int64_t>(text.size());
 

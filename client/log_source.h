@@ -44,6 +44,9 @@ struct PodLogOptions {
   std::optional<int64_t> tail_lines;
   std::optional<int64_t> limit_bytes;
   std::optional<Time> since_time;
+  // With a uid (and a container): the log of that pod object even after it was
+  // deleted (the node keeps the files), for a follower's final read.
+  std::string uid;
 };
 
 class PodLogSource {
