@@ -14,27 +14,9 @@ DATA=${3:?testdata dir}
 KUBECTL=${KUBECTL:-/usr/bin/kubectl}
 [ -x "$KUBECTL" ] || { echo "SKIP: $KUBECTL not found"; exit 77; }
 
-WORK=$(mktemp -d /tmp/berth-cli-e2e.XXXXXX)
-export HOME=$WORK/home
-mkdir -p "$HOME"
-export KUBECONFIG=$WORK/data/kubeconfig
-SERVER_PID=
-FAILURES=0
-
-cleanup() {
-  if [ -n "$SERVER_PID" ]; then kill -TERM "$SERVER_PID" 2>/dev/null; wait "$SERVER_PID" 2>/dev/null; fi
-  if [ "$FAILURES" -eq 0 ]; then rm -rf "$WORK"; else echo "kept $WORK for inspection"; fi
-}
-trap cleanup EXIT
-
-"$BERTH" server --port 0 --store=memory --data-dir "$WORK/data" >>"$WORK/server.log" 2>&1 &
-SERVER_PID=$!
-for _ in $(seq 1 100); do
-  [ -s "$KUBECONFIG" ] && break
-  kill -0 "$SERVER_PID" 2>/dev/null || break
-  sleep 0.1
-done
-[ -s "$KUBECONFIG" ] || { echo "FAIL: server did not start"; cat "$WORK/server.log"; exit 1; }
+source "$(dirname "$0")/lib.sh"
+e2e_init cli-e2e
+e2e_start_server --store=memory
 
 fail() { echo "FAIL [$1]: $2"; FAILURES=$((FAILURES + 1)); }
 

@@ -12,36 +12,10 @@ DATA=${2:?testdata dir}
 KUBECTL=${KUBECTL:-/usr/bin/kubectl}
 [ -x "$KUBECTL" ] || { echo "SKIP: $KUBECTL not found"; exit 77; }
 
-WORK=$(mktemp -d /tmp/berth-e2e.XXXXXX)
-export HOME=$WORK/home
-mkdir -p "$HOME"
-export KUBECONFIG=$WORK/data/kubeconfig
-SERVER_PID=
-FAILURES=0
-
-cleanup() {
-  if [ -n "$SERVER_PID" ]; then kill -TERM "$SERVER_PID" 2>/dev/null; wait "$SERVER_PID" 2>/dev/null; fi
-  if [ "$FAILURES" -eq 0 ]; then rm -rf "$WORK"; else echo "kept $WORK for inspection"; fi
-}
-trap cleanup EXIT
-
-start_server() {
-  rm -f "$KUBECONFIG"
-  "$BERTH" server --port 0 --data-dir "$WORK/data" >>"$WORK/server.log" 2>&1 &
-  SERVER_PID=$!
-  for _ in $(seq 1 100); do
-    [ -s "$KUBECONFIG" ] && return 0
-    kill -0 "$SERVER_PID" 2>/dev/null || break
-    sleep 0.1
-  done
-  echo "FAIL: server did not start"; cat "$WORK/server.log"; exit 1
-}
-
-stop_server() {
-  kill -TERM "$SERVER_PID"
-  if ! wait "$SERVER_PID"; then echo "FAIL: server exited non-zero on SIGTERM"; FAILURES=$((FAILURES + 1)); fi
-  SERVER_PID=
-}
+source "$(dirname "$0")/lib.sh"
+e2e_init e2e
+start_server() { e2e_start_server; }
+stop_server() { e2e_stop_server; }
 
 # run NAME EXPECTED_EXIT CMD...: runs CMD, keeps stdout+stderr in $OUT.
 run() {

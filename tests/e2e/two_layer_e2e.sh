@@ -12,16 +12,8 @@ set -uo pipefail
 BERTH=${1:?berth binary}
 KUBECTL=${KUBECTL:-/usr/bin/kubectl}
 [ -x "$KUBECTL" ] || { echo "SKIP: $KUBECTL not found"; exit 77; }
-WORK=$(mktemp -d /tmp/berth-two-layer.XXXXXX)
-export HOME=$WORK/home KUBECONFIG=$WORK/data/kubeconfig
-mkdir -p "$HOME"
-SERVER_PID=
-FAILURES=0
-cleanup() {
-  if [ -n "$SERVER_PID" ]; then kill -TERM "$SERVER_PID" 2>/dev/null; wait "$SERVER_PID" 2>/dev/null; fi
-  if [ "$FAILURES" -eq 0 ]; then rm -rf "$WORK"; else echo "kept $WORK for inspection"; fi
-}
-trap cleanup EXIT
+source "$(dirname "$0")/lib.sh"
+e2e_init two-layer
 fail() { echo "FAIL: $*"; FAILURES=$((FAILURES + 1)); }
 # wait_until TIMEOUT COMMAND...: true once COMMAND succeeds within TIMEOUT seconds.
 wait_until() {
@@ -29,14 +21,12 @@ wait_until() {
   for _ in $(seq 1 $((t * 5))); do "$@" >/dev/null 2>&1 && return 0; sleep 0.2; done
   return 1
 }
-start_server() {  # start_server NODE_CAPACITY
+start_server() {  # start_server NODE_CAPACITY: a fresh store, one node of that capacity
   rm -rf "$WORK/data"
-  "$BERTH" server --port 0 --data-dir "$WORK/data" --nodes 1 --node-capacity "$1" >>"$WORK/server.log" 2>&1 &
-  SERVER_PID=$!
-  wait_until 20 test -s "$KUBECONFIG" || { echo "FAIL: server did not start"; cat "$WORK/server.log"; exit 1; }
+  e2e_start_server --nodes 1 --node-capacity "$1"
   wait_until 20 "$KUBECTL" wait --for=condition=Ready node/node-0 --timeout=1s || fail "node-0 not Ready"
 }
-stop_server() { kill -TERM "$SERVER_PID"; wait "$SERVER_PID"; SERVER_PID=; }
+stop_server() { e2e_stop_server; }
 
 # ---- (a) admitted but unschedulable -------------------------------------------------
 start_server cpu=5,memory=16Gi

@@ -15,29 +15,12 @@ EXAMPLES=${2:?examples dir}
 KUBECTL=${KUBECTL:-/usr/bin/kubectl}
 [ -x "$KUBECTL" ] || { echo "SKIP: $KUBECTL not found"; exit 77; }
 
-WORK=$(mktemp -d /tmp/berth-examples.XXXXXX)
-export HOME=$WORK/home  # kubectl caches discovery under ~/.kube/cache
-mkdir -p "$HOME"
-export KUBECONFIG=$WORK/data/kubeconfig
-SERVER_PID=
-FAILURES=0
-
-cleanup() {
-  if [ -n "$SERVER_PID" ]; then kill -TERM "$SERVER_PID" 2>/dev/null; wait "$SERVER_PID" 2>/dev/null; fi
-  if [ "$FAILURES" -eq 0 ]; then rm -rf "$WORK"; else echo "kept $WORK for inspection"; fi
-}
-trap cleanup EXIT
+source "$(dirname "$0")/../e2e/lib.sh"
+e2e_init examples
 
 fail() { echo "FAIL: $*"; FAILURES=$((FAILURES + 1)); }
 
-"$BERTH" server --port 0 --store=memory --data-dir "$WORK/data" >"$WORK/server.log" 2>&1 &
-SERVER_PID=$!
-for _ in $(seq 1 100); do
-  [ -s "$KUBECONFIG" ] && break
-  kill -0 "$SERVER_PID" 2>/dev/null || break
-  sleep 0.1
-done
-[ -s "$KUBECONFIG" ] || { echo "FAIL: server did not start"; cat "$WORK/server.log"; exit 1; }
+e2e_start_server --store=memory
 
 # The "<kind>.<group>/<name>" (core kinds: "<kind>/<name>", kind in lower case) kubectl
 # prints for each document of a file, read from the file itself.
