@@ -222,6 +222,11 @@ Status NodeAgent::Start() {
   if (!cgroups_.available()) {
     spdlog::info("node {}: memory limits are not enforced: {}", options_.node_name, cgroups_.reason());
   }
+  // Containers of a previous agent on this data directory that died without
+  // stopping them (kill -9) must not run next to the copies started now.
+  if (int killed = KillLeftoverProcessGroups(options_.data_dir + "/pods"); killed > 0) {
+    spdlog::warn("node {}: killed {} container process group(s) left by a previous agent", options_.node_name, killed);
+  }
   BERTH_RETURN_IF_ERROR(RegisterNode());
   RenewLease();
   client::InformerOptions io;
@@ -605,6 +610,7 @@ void NodeAgent::StartContainer(PodWorker& w, const std::string& name) {
     return;
   }
   w.lifecycle.Started(name, proc->started_at());
+  RecordProcessGroup(w.dir, proc->pid());
   w.running[name] = std::move(proc);
 }
 

@@ -14,6 +14,8 @@
 #include <cctype>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 
 #include "core/logging.h"
@@ -354,6 +356,56 @@ bool ContainerProcess::killed_at_deadline() const {
 void ContainerProcess::Kill() {
   std::lock_guard<std::mutex> l(mu_);
   SignalGroup(SIGKILL);
+}
+
+namespace {
+
+// Field 22 of /proc/<pid>/stat (starttime), or "" when the process is gone.
+std::string ProcessStartTime(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat;
+  if (!std::getline(in, stat)) return "";
+  // The command (field 2) is in parentheses and may contain spaces: count from its end.
+  size_t close = stat.rfind(')');
+  if (close == std::string::npos) return "";
+  std::istringstream rest(stat.substr(close + 2));
+  std::string field;
+  for (int i = 3; i <= 22 && (rest >> field); ++i) {
+    if (i == 22) return field;
+  }
+  return "";
+}
+
+}  // namespace
+
+void RecordProcessGroup(const std::string& pod_dir, pid_t pgid) {
+  const std::string start = ProcessStartTime(pgid);
+  if (start.empty()) return;
+  std::ofstream out(pod_dir + "/process-groups", std::ios::app);
+  out << pgid << " " << start << "\n";
+}
+
+int KillLeftoverProcessGroups(const std::string& pods_dir) {
+  int killed = 0;
+  std::error_code ec;
+  for (const auto& pod : std::filesystem::directory_iterator(pods_dir, ec)) {
+    const std::string record = pod.path().string() + "/process-groups";
+    std::ifstream in(record);
+    if (!in) continue;
+    pid_t pgid = 0;
+    std::string start;
+    while (in >> pgid >> start) {
+      if (pgid <= 1) continue;
+      // The leader still being that process proves the group is ours. A dead
+      // leader whose group lives on (its children) proves it too: Linux does
+      // not reuse a pid while a process group of that id exists.
+      const std::string now = ProcessStartTime(pgid);
+      if ((now == start || now.empty()) && kill(-pgid, SIGKILL) == 0) ++killed;
+    }
+    in.close();
+    std::filesystem::remove(record, ec);
+  }
+  return killed;
 }
 
 }  // namespace berth::agent

@@ -81,6 +81,18 @@ struct ContainerExit {
   bool operator==(const ContainerExit&) const = default;
 };
 
+// Leftover containers of an agent that died without stopping them (kill -9 of
+// the server): each started container's process group is recorded in
+// `<pod dir>/process-groups` as "<pgid> <start time in clock ticks>" (the
+// start time from /proc/<pgid>/stat guards against a reused pid), and
+// KillLeftoverProcessGroups(<agent data dir>/pods) SIGKILLs every recorded group
+// whose leader is still that same process, or whose leader is gone while the
+// group lives on (Linux reuses no pid that names a live process group), then
+// forgets the records. Returns how
+// many groups it killed. Linux only (/proc).
+void RecordProcessGroup(const std::string& pod_dir, pid_t pgid);
+int KillLeftoverProcessGroups(const std::string& pods_dir);
+
 class ContainerProcess {
  public:
   // Starts the run. Never fails: a start failure is a process that has

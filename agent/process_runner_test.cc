@@ -88,6 +88,72 @@ TEST_F(ProcessRunnerTest, TheContainerInheritsNoDescriptorOfTheAgent) {
   EXPECT_EQ(Read(l.log_path), "0 1 2 ");
 }
 
+// A process group leader running `sleep 60`, as a container left by a dead agent.
+pid_t SpawnGroup() {
+  pid_t pid = fork();
+  if (pid == 0) {
+    setpgid(0, 0);
+    execl("/bin/sleep", "sleep", "60", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  setpgid(pid, pid);
+  return pid;
+}
+
+TEST_F(ProcessRunnerTest, LeftoverProcessGroupsOfADeadAgentAreKilledOnlyWhenStillTheSameProcess) {
+  const std::string pods = (dir_ / "pods").string();
+  fs::create_directories(pods + "/ns_a_uid1");
+  fs::create_directories(pods + "/ns_b_uid2");
+  pid_t leftover = SpawnGroup();
+  pid_t unrelated = SpawnGroup();
+  RecordProcessGroup(pods + "/ns_a_uid1", leftover);
+  // A record whose pid now belongs to another process (different start time).
+  { std::ofstream(pods + "/ns_b_uid2/process-groups") << unrelated << " 1\n"; }
+
+  EXPECT_EQ(KillLeftoverProcessGroups(pods), 1);
+  int status = 0;
+  ASSERT_EQ(waitpid(leftover, &status, 0), leftover);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+  EXPECT_EQ(waitpid(unrelated, &status, WNOHANG), 0);  // still running
+  EXPECT_FALSE(fs::exists(pods + "/ns_a_uid1/process-groups"));  // records are forgotten
+  EXPECT_EQ(KillLeftoverProcessGroups(pods), 0);
+  kill(unrelated, SIGKILL);
+  waitpid(unrelated, &status, 0);
+
+  // The leader died (the agent's PDEATHSIG) but its child lives on in the group.
+  int forked[2];
+  ASSERT_EQ(pipe(forked), 0);
+  pid_t leader = fork();
+  if (leader == 0) {
+    setpgid(0, 0);
+    if (fork() == 0) {
+      execl("/bin/sleep", "sleep", "60", static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    (void)!write(forked[1], "x", 1);  // the child exists: the group outlives the leader
+    pause();
+    _exit(0);
+  }
+  setpgid(leader, leader);
+  char byte;
+  ASSERT_EQ(read(forked[0], &byte, 1), 1);
+  close(forked[0]);
+  close(forked[1]);
+  RecordProcessGroup(pods + "/ns_a_uid1", leader);
+  kill(leader, SIGKILL);
+  ASSERT_EQ(waitpid(leader, &status, 0), leader);
+  ASSERT_EQ(kill(-leader, 0), 0);  // the orphaned child keeps the group alive
+  EXPECT_EQ(KillLeftoverProcessGroups(pods), 1);
+  for (int i = 0; i < 200 && kill(-leader, 0) == 0; ++i) {
+    // When this process is a child subreaper (the runner makes it one), the killed
+    // orphan is its child: reap the zombie so the group can vanish.
+    while (waitpid(-leader, nullptr, WNOHANG) > 0) {
+    }
+    usleep(10000);
+  }
+  EXPECT_NE(kill(-leader, 0), 0);  // gone
+}
+
 TEST_F(ProcessRunnerTest, EnvironmentIsExactlyTheGivenOne) {
   auto pod = api::Object::parse(R"json({
     "metadata": {"name": "w-1", "namespace": "ns", "uid": "uid-9",
