@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "api/yaml_codec.h"
+#include "cli/errors.h"
 
 namespace berth::cli {
 
@@ -66,7 +67,20 @@ StatusOr<std::vector<ManifestObject>> ParseManifest(std::string_view text, std::
   return out;
 }
 
+namespace {
+StatusOr<std::vector<ManifestObject>> ReadAll(const std::vector<std::string>& paths, std::istream& stdin_stream);
+}  // namespace
+
 StatusOr<std::vector<ManifestObject>> ReadManifests(const std::vector<std::string>& paths, std::istream& stdin_stream) {
+  // Reading files involves no server: every failure prints as kubectl's
+  // client-side "error: ..." (the path does not exist, error parsing ...).
+  auto read = ReadAll(paths, stdin_stream);
+  if (!read.ok() && !IsClientError(read.status())) return ClientError(read.status().message());
+  return read;
+}
+
+namespace {
+StatusOr<std::vector<ManifestObject>> ReadAll(const std::vector<std::string>& paths, std::istream& stdin_stream) {
   std::vector<ManifestObject> out;
   auto add = [&](const std::string& text, const std::string& source) -> Status {
     BERTH_ASSIGN_OR_RETURN(std::vector<ManifestObject> objs, ParseManifest(text, source));
@@ -101,5 +115,6 @@ StatusOr<std::vector<ManifestObject>> ReadManifests(const std::vector<std::strin
   }
   return out;
 }
+}  // namespace
 
 }  // namespace berth::cli

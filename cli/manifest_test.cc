@@ -1,4 +1,5 @@
 #include "cli/manifest.h"
+#include "cli/errors.h"
 
 #include <gtest/gtest.h>
 
@@ -50,6 +51,18 @@ TEST(ManifestTest, YamlErrorsNameTheSource) {
   ASSERT_FALSE(objs.ok());
   EXPECT_EQ(objs.status().code(), Code::kBadRequest);
   EXPECT_NE(objs.status().message().find("broken.yaml"), std::string::npos) << objs.status();
+}
+
+TEST(ManifestTest, ReadingErrorsPrintAsClientSideErrors) {
+  std::istringstream no_stdin;
+  auto missing = ReadManifests({"/nonexistent/berth.yaml"}, no_stdin);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_TRUE(IsClientError(missing.status()));
+  EXPECT_EQ(ErrorText(missing.status()), "error: the path \"/nonexistent/berth.yaml\" does not exist\n");
+  std::istringstream broken("apiVersion: v1\nkind: [\n");
+  auto parse = ReadManifests({"-"}, broken);
+  ASSERT_FALSE(parse.ok());
+  EXPECT_EQ(ErrorText(parse.status()).rfind("error: ", 0), 0u) << ErrorText(parse.status());
 }
 
 TEST(ManifestTest, DirectoriesStdinAndFilesInOrder) {
