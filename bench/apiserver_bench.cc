@@ -30,6 +30,7 @@
 #include "client/http_client.h"
 #include "core/logging.h"
 #include "store/memory_store.h"
+#include "bench/bench_server.h"
 
 namespace berth {
 namespace {
@@ -38,48 +39,13 @@ using nlohmann::json;
 
 const client::GroupVersionResource kPods{"", "v1", "pods"};
 
-// One server for the whole process.
-struct Server {
-  store::MemoryStore store{RealClock::Get(), store::StoreOptions{.history_limit = 200000, .watcher_buffer_limit = 100000}};
-  api::AdmissionPipeline pipeline{api::Registry::Default(), api::StrategyRegistry::Default(), api::Convert};
-  std::unique_ptr<apiserver::ApiServer> server;
-
-  Server() {
-    SetLogLevel("warn");
-    apiserver::ApiServerOptions o;
-    o.http.port = 0;
-    o.http.threads = 2;
-    server = std::make_unique<apiserver::ApiServer>(api::Registry::Default(), pipeline, store, RealClock::Get(), o);
-    if (!server->Start().ok()) std::abort();
-  }
-  std::unique_ptr<client::HttpClient> Client() const {
-    client::RestConfig cfg;
-    cfg.server = "http://127.0.0.1:" + std::to_string(server->port());
-    cfg.url = *client::ParseServerUrl(cfg.server);
-    return std::make_unique<client::HttpClient>(cfg);
-  }
-};
-
-Server& TheServer() {
-  static Server* s = new Server();
-  return *s;
-}
-
-json Pod(const std::string& name) {
-  static const json kTemplate = json::parse(R"({
-    "apiVersion": "v1", "kind": "Pod",
-    "metadata": {"labels": {"app": "bench"}},
-    "spec": {"containers": [{"name": "c", "image": "python:3", "command": ["torchrun", "train.py"],
-      "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}]}})");
-  json pod = kTemplate;
-  pod["metadata"]["name"] = name;
-  return pod;
-}
+bench::BenchServer& TheServer() { return bench::BenchServer::Get(); }
+json Pod(const std::string& name) { return bench::BenchPod(name); }
 
 std::atomic<int64_t> g_pod_counter{0};
 
 void BM_Create(benchmark::State& state) {
-  auto c = TheServer().Client();
+  auto c = TheServer().HttpClient();
   const auto ref = kPods.Namespace("default");
   for (auto _ : state) {
     auto created = c->Create(ref, Pod("create-" + std::to_string(g_pod_counter++)));
@@ -90,7 +56,7 @@ void BM_Create(benchmark::State& state) {
 BENCHMARK(BM_Create)->Threads(8)->UseRealTime();
 
 void BM_Get(benchmark::State& state) {
-  auto c = TheServer().Client();
+  auto c = TheServer().HttpClient();
   const auto ref = kPods.Namespace("default");
   if (state.thread_index() == 0) (void)c->Create(ref, Pod("get-target"));
   for (auto _ : state) {
@@ -102,7 +68,7 @@ void BM_Get(benchmark::State& state) {
 BENCHMARK(BM_Get)->Threads(8)->UseRealTime();
 
 void BM_List10k(benchmark::State& state) {
-  auto c = TheServer().Client();
+  auto c = TheServer().HttpClient();
   const auto ref = kPods.Namespace("list10k");
   static bool filled = false;
   if (!filled) {
@@ -130,7 +96,7 @@ BENCHMARK(BM_List10k)->Unit(benchmark::kMillisecond)->UseRealTime();
 // just before the PATCH is sent (the sent time travels in an annotation).
 void BM_WatchDelivery(benchmark::State& state) {
   constexpr int kWatchers = 100;
-  auto writer = TheServer().Client();
+  auto writer = TheServer().HttpClient();
   const auto ref = kPods.Namespace("default");
   (void)writer->Create(ref, Pod("watched"));
   auto start = writer->Get(ref, "watched");
@@ -141,7 +107,7 @@ void BM_WatchDelivery(benchmark::State& state) {
   std::vector<std::unique_ptr<client::HttpClient>> clients;
   std::vector<std::unique_ptr<client::WatchStream>> streams;
   for (int i = 0; i < kWatchers; ++i) {
-    clients.push_back(TheServer().Client());
+    clients.push_back(TheServer().HttpClient());
     client::WatchOptions wo;
     wo.resource_version = api::ResourceVersion(*start);
     wo.field_selector = "metadata.name=watched";

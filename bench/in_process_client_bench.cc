@@ -24,6 +24,7 @@
 #include "client/http_client.h"
 #include "core/logging.h"
 #include "store/memory_store.h"
+#include "bench/bench_server.h"
 
 namespace berth {
 namespace {
@@ -36,42 +37,18 @@ enum Transport { kHttp, kInProcess };
 
 // One listening server for the whole process.
 struct Server {
-  store::MemoryStore store{RealClock::Get(), store::StoreOptions{.history_limit = 200000, .watcher_buffer_limit = 100000}};
-  api::AdmissionPipeline pipeline{api::Registry::Default(), api::StrategyRegistry::Default(), api::Convert};
-  std::unique_ptr<apiserver::ApiServer> server;
-
-  Server() {
-    SetLogLevel("warn");
-    apiserver::ApiServerOptions o;
-    o.http.port = 0;
-    o.http.threads = 2;
-    server = std::make_unique<apiserver::ApiServer>(api::Registry::Default(), pipeline, store, RealClock::Get(), o);
-    if (!server->Start().ok()) std::abort();
-  }
+  bench::BenchServer& base = bench::BenchServer::Get();
   std::unique_ptr<client::Client> Client(Transport t) const {
-    if (t == kInProcess) return apiserver::NewInProcessClient(*server);
-    client::RestConfig cfg;
-    cfg.server = "http://127.0.0.1:" + std::to_string(server->port());
-    cfg.url = *client::ParseServerUrl(cfg.server);
-    return std::make_unique<client::HttpClient>(cfg);
+    if (t == kInProcess) return apiserver::NewInProcessClient(*base.server);
+    return base.HttpClient();
   }
 };
 
 Server& TheServer() {
-  static Server* s = new Server();
-  return *s;
+  static Server s;
+  return s;
 }
-
-json Pod(const std::string& name) {
-  static const json kTemplate = json::parse(R"({
-    "apiVersion": "v1", "kind": "Pod",
-    "metadata": {"labels": {"app": "bench"}},
-    "spec": {"containers": [{"name": "c", "image": "python:3", "command": ["torchrun", "train.py"],
-      "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}]}})");
-  json pod = kTemplate;
-  pod["metadata"]["name"] = name;
-  return pod;
-}
+json Pod(const std::string& name) { return bench::BenchPod(name); }
 
 std::atomic<int64_t> g_counter{0};
 
