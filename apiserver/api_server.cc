@@ -136,6 +136,9 @@ class ApiServer::Impl {
   HandlerResult Handle(const HttpRequest& req);
   Status EnsureSystemNamespaces();
 
+  // Registered with RegisterNonResourceHandler, longest prefix first.
+  std::vector<std::pair<std::string, NonResourceHandler>> extra_handlers_;
+
   std::unique_ptr<HttpServer> http_;
   WatchPump& pump() { return pump_; }
   const ApiServerOptions& options() const { return options_; }
@@ -214,6 +217,15 @@ class ApiServer::Impl {
 // Routing
 
 HandlerResult ApiServer::Impl::Handle(const HttpRequest& req) {
+  if (!extra_handlers_.empty()) {
+    std::string_view path(req.target);
+    path = path.substr(0, path.find('?'));
+    for (const auto& [prefix, handler] : extra_handlers_) {
+      if (path.starts_with(prefix) && (path.size() == prefix.size() || path[prefix.size()] == '/')) {
+        return handler(req);
+      }
+    }
+  }
   auto parsed = ParseRequestInfo(req.method, req.target);
   if (!parsed.ok()) return StatusResponse(parsed.status());
   RequestInfo info = std::move(parsed).value();
@@ -903,6 +915,14 @@ void ApiServer::RegisterPodLogSource(const std::string& node_name, client::PodLo
 }
 
 void ApiServer::UnregisterPodLogSource(const std::string& node_name) { impl_->logs().UnregisterSource(node_name); }
+
+void ApiServer::RegisterNonResourceHandler(std::string path_prefix, NonResourceHandler handler) {
+  while (path_prefix.size() > 1 && path_prefix.back() == '/') path_prefix.pop_back();
+  auto& handlers = impl_->extra_handlers_;
+  handlers.emplace_back(std::move(path_prefix), std::move(handler));
+  std::stable_sort(handlers.begin(), handlers.end(),
+                   [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
+}
 
 Status ApiServer::EnsureSystemNamespaces() { return impl_->EnsureSystemNamespaces(); }
 

@@ -56,6 +56,7 @@
 // outlive the ApiServer.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -104,6 +105,15 @@ class ApiServer {
   // (apiserver/pod_log.h); the source must stay alive until unregistered.
   void RegisterPodLogSource(const std::string& node_name, client::PodLogSource* source);
   void UnregisterPodLogSource(const std::string& node_name);
+
+  // Serves every request whose path is `path_prefix` or lies under it
+  // (whole segments: "/metrics" matches "/metrics" and "/metrics/x", not
+  // "/metricsx") with `handler`, before any built-in route; this is how the
+  // binary adds /metrics and the diagnostics endpoints without the API server
+  // knowing them. The longest matching prefix wins. Call before Start; the
+  // handler is then called from any number of threads at once.
+  using NonResourceHandler = std::function<HandlerResult(const HttpRequest&)>;
+  void RegisterNonResourceHandler(std::string path_prefix, NonResourceHandler handler);
 
   // Creates the system namespaces when missing (Start calls it).
   Status EnsureSystemNamespaces();

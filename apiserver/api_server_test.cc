@@ -288,3 +288,27 @@ TEST_F(ApiServerTest, WatchFromACompactedResourceVersionGetsExpired) {
 
 }  // namespace
 }  // namespace berth::apiserver
+
+// Registered non-resource handlers take whole path segments, the longest
+// prefix first, before any built-in route; other paths are untouched.
+TEST_F(ApiServerTest, NonResourceHandlersServeTheirPrefixByWholeSegments) {
+  auto answer = [](std::string text) {
+    return [text](const HttpRequest& req) -> HandlerResult {
+      HttpResponse r;
+      r.content_type = "text/plain";
+      r.body = text + " " + req.target;
+      return r;
+    };
+  };
+  server_.RegisterNonResourceHandler("/metrics", answer("metrics"));
+  server_.RegisterNonResourceHandler("/apis/diag.berth.dev/", answer("diag"));
+  server_.RegisterNonResourceHandler("/apis/diag.berth.dev/v1/explain", answer("explain"));
+
+  EXPECT_EQ(Do("GET", "/metrics").body, "metrics /metrics");
+  EXPECT_EQ(Do("GET", "/metrics?x=1").body, "metrics /metrics?x=1");
+  EXPECT_EQ(Do("GET", "/apis/diag.berth.dev/v1").body, "diag /apis/diag.berth.dev/v1");
+  EXPECT_EQ(Do("GET", "/apis/diag.berth.dev/v1/explain/ns/a/b").body, "explain /apis/diag.berth.dev/v1/explain/ns/a/b");
+  EXPECT_EQ(Do("GET", "/metricsx").status, 404);
+  EXPECT_EQ(Do("GET", "/version").status, 200);
+  EXPECT_EQ(Do("GET", "/api/v1/namespaces/default").status, 200);
+}
