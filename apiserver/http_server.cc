@@ -56,7 +56,7 @@ auto Redirect(ErrorCode& ec) { return net::redirect_error(net::use_awaitable, ec
 
 // The shared state of one chunked response: a queue of chunks filled from any
 // thread and drained by the connection coroutine on its strand.
-class StreamState final : public ResponseStream,
+class StreamState final : public ResponseStreamBase,
                           public std::enable_shared_from_this<StreamState> {
  public:
   explicit StreamState(Strand strand)
@@ -66,8 +66,8 @@ class StreamState final : public ResponseStream,
 
   bool Write(std::string chunk) override {
     {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (done_) return false;
+      std::lock_guard<std::mutex> lock(mu());
+      if (done_locked()) return false;
       queue_.push_back(std::move(chunk));
     }
     Wake();
@@ -76,40 +76,18 @@ class StreamState final : public ResponseStream,
 
   void Close() override { Finish(); }
 
-  bool Done() const override {
-    std::lock_guard<std::mutex> lock(mu_);
-    return done_;
-  }
-
-  void OnDone(std::function<void()> fn) override {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (!done_) {
-        on_done_.push_back(std::move(fn));
-        return;
-      }
-    }
-    fn();
-  }
-
   // Marks the stream ended, wakes the writer and runs the OnDone callbacks.
   void Finish() {
-    std::vector<std::function<void()>> fns;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (done_) return;
-      done_ = true;
-      fns.swap(on_done_);
-    }
-    Wake();
-    net::post(strand_, [self = shared_from_this()] { self->deadline_.cancel(); });
-    for (auto& fn : fns) fn();
+    End([this] {
+      Wake();
+      net::post(strand_, [self = shared_from_this()] { self->deadline_.cancel(); });
+    });
   }
 
   // Takes every queued chunk; *done tells whether the stream has ended.
   std::deque<std::string> Drain(bool* done) {
-    std::lock_guard<std::mutex> lock(mu_);
-    *done = done_;
+    std::lock_guard<std::mutex> lock(mu());
+    *done = done_locked();
     return std::exchange(queue_, {});
   }
 
@@ -130,10 +108,7 @@ class StreamState final : public ResponseStream,
   Strand strand_;
   net::steady_timer signal_;
   net::steady_timer deadline_;
-  mutable std::mutex mu_;
-  std::deque<std::string> queue_;
-  bool done_ = false;
-  std::vector<std::function<void()>> on_done_;
+  std::deque<std::string> queue_;  // guarded by mu()
 };
 
 }  // namespace

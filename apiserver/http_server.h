@@ -30,6 +30,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -77,6 +78,57 @@ class ResponseStream {
   // (at once, on this thread, if it has already ended). Producers use it to
   // cancel their subscription.
   virtual void OnDone(std::function<void()> fn) = 0;
+};
+
+// The end-of-stream bookkeeping every ResponseStream shares: Done, OnDone and
+// ending exactly once. Implementations add Write and Close and may guard their
+// own state with the same mutex (mu()), so that "ended" and their queue change
+// together.
+class ResponseStreamBase : public ResponseStream {
+ public:
+  bool Done() const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return done_;
+  }
+  void OnDone(std::function<void()> fn) override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!done_) {
+        on_done_.push_back(std::move(fn));
+        return;
+      }
+    }
+    fn();
+  }
+
+ protected:
+  // Ends the stream if it has not ended: marks it done, calls `after_mark`
+  // (without the lock), then the OnDone callbacks. Returns false, doing
+  // nothing, when it had already ended.
+  template <typename AfterMark>
+  bool End(AfterMark&& after_mark) {
+    std::vector<std::function<void()>> fns;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (done_) return false;
+      done_ = true;
+      fns.swap(on_done_);
+    }
+    after_mark();
+    for (auto& fn : fns) fn();
+    return true;
+  }
+  bool End() {
+    return End([] {});
+  }
+  std::mutex& mu() const { return mu_; }
+  // Whether the stream ended; the caller holds mu().
+  bool done_locked() const { return done_; }
+
+ private:
+  mutable std::mutex mu_;
+  bool done_ = false;
+  std::vector<std::function<void()>> on_done_;
 };
 
 struct StreamingResponse {

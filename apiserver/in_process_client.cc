@@ -23,7 +23,7 @@ bool Success(int status) { return status >= 200 && status < 300; }
 
 // The server side of one in-process streamed response: chunks go straight to
 // the client's sink on the writer's thread.
-class InProcessStream final : public ResponseStream, public std::enable_shared_from_this<InProcessStream> {
+class InProcessStream final : public ResponseStreamBase, public std::enable_shared_from_this<InProcessStream> {
  public:
   InProcessStream(std::shared_ptr<client::BodySink> sink, std::shared_ptr<std::atomic<size_t>> counter)
       : sink_(std::move(sink)), counter_(std::move(counter)) {
@@ -48,33 +48,10 @@ class InProcessStream final : public ResponseStream, public std::enable_shared_f
 
   void Close() override { Finish(); }
 
-  bool Done() const override {
-    std::lock_guard<std::mutex> l(mu_);
-    return done_;
-  }
-
-  void OnDone(std::function<void()> fn) override {
-    {
-      std::lock_guard<std::mutex> l(mu_);
-      if (!done_) {
-        on_done_.push_back(std::move(fn));
-        return;
-      }
-    }
-    fn();
-  }
-
   // Ends the stream once: OnDone callbacks (the producer unsubscribes), then
   // the sink's end, after any delivery in progress.
   void Finish() {
-    std::vector<std::function<void()>> fns;
-    {
-      std::lock_guard<std::mutex> l(mu_);
-      if (done_) return;
-      done_ = true;
-      fns.swap(on_done_);
-    }
-    for (auto& fn : fns) fn();
+    if (!End()) return;
     (*counter_)--;  // the server side is over
     std::lock_guard<std::mutex> deliver(deliver_mu_);
     sink_->OnEnd(Status::Ok());
@@ -84,9 +61,6 @@ class InProcessStream final : public ResponseStream, public std::enable_shared_f
   const std::shared_ptr<client::BodySink> sink_;
   const std::shared_ptr<std::atomic<size_t>> counter_;
   std::mutex deliver_mu_;
-  mutable std::mutex mu_;
-  bool done_ = false;
-  std::vector<std::function<void()>> on_done_;
 };
 
 // The client's handle: cancelling ends the server-side response.
