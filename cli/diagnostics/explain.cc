@@ -1,0 +1,888 @@
+#include "cli/diagnostics/explain.h"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <tuple>
+#include <utility>
+
+#include "admission/flavor_assigner.h"
+#include "admission/model.h"
+#include "admission/preemptor.h"
+#include "admission/snapshot.h"
+#include "controllers/kueue/decoder.h"
+#include "controllers/scheduler/pod_decoder.h"
+#include "placement/scheduler.h"
+#include "placement/snapshot.h"
+
+namespace berth::cli::diagnostics {
+namespace {
+
+namespace kq = controllers::kueue;
+namespace sched = controllers::scheduler;
+
+// ---------------------------------------------------------------------------
+// Kinds
+
+struct KindEntry {
+  const client::GroupVersionResource* gvr;
+  const char* kind;
+  std::vector<std::string> names;  // singular, plural, short names
+};
+
+const std::vector<KindEntry>& Kinds() {
+  static const std::vector<KindEntry> kKinds = {
+      {&resources::kTrainJobs, "TrainJob", {"trainjob", "trainjobs"}},
+      {&resources::kPyTorchJobs, "PyTorchJob", {"pytorchjob", "pytorchjobs"}},
+      {&resources::kJobSets, "JobSet", {"jobset", "jobsets"}},
+      {&resources::kJobs, "Job", {"job", "jobs"}},
+      {&resources::kWorkloads, "Workload", {"workload", "workloads", "wl"}},
+      {&resources::kPods, "Pod", {"pod", "pods", "po"}},
+  };
+  return kKinds;
+}
+
+std::string Lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+StatusOr<const KindEntry*> ResolveKind(const std::string& typed) {
+  std::string k = Lower(typed);
+  for (const KindEntry& e : Kinds()) {
+    const std::string qualified = e.gvr->resource + (e.gvr->group.empty() ? "" : "." + e.gvr->group);
+    if (k == qualified || k == Lower(e.kind)) return &e;
+    for (const std::string& n : e.names) {
+      if (k == n) return &e;
+    }
+  }
+  return Status(Code::kBadRequest, "explain does not support resource type \"" + typed +
+                                       "\" (supported: trainjob, pytorchjob, jobset, job, workload, pod)");
+}
+
+// ---------------------------------------------------------------------------
+// Small helpers
+
+std::string Ref(const std::string& kind, const api::Object& obj) {
+  const std::string& ns = api::Namespace(obj);
+  return kind + " " + (ns.empty() ? "" : ns + "/") + api::Name(obj);
+}
+std::string KindOf(const api::Object& obj) { return obj.value("kind", ""); }
+std::string Ref(const api::Object& obj) { return Ref(KindOf(obj), obj); }
+
+std::string ConditionField(const std::string& type, const char* member) {
+  return "status.conditions[" + type + "]." + member;
+}
+
+Time ParseTimeOrZero(const std::string& s) {
+  Time t{};
+  if (!s.empty()) ParseRfc3339(s, &t);
+  return t;
+}
+
+std::string Plural(size_t n, const std::string& word) {
+  return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
+}
+
+bool IsTerminalPod(const api::Object& pod) {
+  const std::string phase = StringAt(pod, "/status/phase");
+  return phase == "Succeeded" || phase == "Failed";
+}
+
+// ---------------------------------------------------------------------------
+// The subject and its relations
+
+struct Subject {
+  const KindEntry* kind = nullptr;
+  const api::Object* object = nullptr;  // what was asked about
+  const api::Object* job = nullptr;     // the top-level job (nullptr for a bare pod / ownerless Workload)
+  const api::Object* workload = nullptr;
+  std::vector<const api::Object*> pods;
+};
+
+// The first ancestor (self included) of `obj` for which Kueue created a Workload.
+const api::Object* JobWithWorkload(const ClusterView& view, const api::Object& obj, const api::Object** workload) {
+  const api::Object* cur = &obj;
+  std::set<std::string> seen;
+  while (cur != nullptr && seen.insert(api::Uid(*cur)).second) {
+    if (const api::Object* wl = view.WorkloadFor(*cur)) {
+      *workload = wl;
+      return cur;
+    }
+    const api::Object* refs = nullptr;
+    if (auto m = cur->find("metadata"); m != cur->end() && m->is_object()) {
+      if (auto r = m->find("ownerReferences"); r != m->end() && r->is_array() && !r->empty()) refs = &*r;
+    }
+    cur = refs != nullptr ? view.FindByUid(StringAt((*refs)[0], "/uid")) : nullptr;
+  }
+  return nullptr;
+}
+
+// The top of `obj`'s ownerReference chain (obj itself when it has no owner in the view).
+const api::Object* TopOwner(const ClusterView& view, const api::Object& obj) {
+  const api::Object* cur = &obj;
+  std::set<std::string> seen;
+  for (;;) {
+    if (!seen.insert(api::Uid(*cur)).second) return cur;
+    const api::Object* refs = nullptr;
+    if (auto m = cur->find("metadata"); m != cur->end() && m->is_object()) {
+      if (auto r = m->find("ownerReferences"); r != m->end() && r->is_array() && !r->empty()) refs = &*r;
+    }
+    const api::Object* parent = refs != nullptr ? view.FindByUid(StringAt((*refs)[0], "/uid")) : nullptr;
+    if (parent == nullptr) return cur;
+    cur = parent;
+  }
+}
+
+// ---------------------------------------------------------------------------
+// The report under construction
+
+class Builder {
+ public:
+  Builder(const ClusterView& view, Subject subject, ExplainReport* report)
+      : view_(view), s_(std::move(subject)), r_(*report) {}
+
+  void Run();
+
+ private:
+  void Add(std::string statement, std::vector<Evidence> evidence, std::string fix = "") {
+    r_.findings.push_back({std::move(statement), std::move(evidence), std::move(fix)});
+  }
+
+  void NotManaged(const api::Object& job);
+  // Step 1. Returns false when the analysis cannot go on (queue objects missing).
+  void NotAdmitted(const api::Object& wl);
+  bool QueueObjects(const api::Object& wl, const api::Object** cq);
+  void QueuePosition(const api::Object& wl, const api::Object& cq);
+  void Quota(const api::Object& wl, const api::Object& cq);
+  // Step 2.
+  void PodsPending(const api::Object& wl);
+  void Placement(const std::vector<const api::Object*>& pending);
+  void QuotaAboveNodes(const api::Object& wl);
+  // Step 3.
+  void Timeline();
+
+  const ClusterView& view_;
+  Subject s_;
+  ExplainReport& r_;
+};
+
+void Builder::Run() {
+  const api::Object* wl = s_.workload;
+  if (wl == nullptr) {
+    NotManaged(s_.job != nullptr ? *s_.job : *s_.object);
+  } else if (ConditionTrue(*wl, "Finished")) {
+    r_.layer = Layer::kFinished;
+    const api::Object* c = FindCondition(*wl, "Finished");
+    r_.summary = "finished: the Workload's quota is released";
+    Add("The Workload finished (" + StringAt(*c, "/reason") + "): " + StringAt(*c, "/message"),
+        {{Ref("Workload", *wl), ConditionField("Finished", "reason"), StringAt(*c, "/reason")}});
+  } else if (ConditionTrue(*wl, "QuotaReserved")) {
+    if (ConditionTrue(*wl, "Evicted")) {
+      r_.layer = Layer::kEvicting;
+      const api::Object* c = FindCondition(*wl, "Evicted");
+      size_t alive = 0;
+      for (const api::Object* p : s_.pods) alive += IsTerminalPod(*p) ? 0 : 1;
+      r_.summary = "evicted: its pods are terminating; the quota is held until they are gone, then it is requeued";
+      Add("The Workload was evicted (" + StringAt(*c, "/reason") + "): " + StringAt(*c, "/message") + "; " +
+              Plural(alive, "pod") + " still to terminate before its quota is released and it is requeued",
+          {{Ref("Workload", *wl), ConditionField("Evicted", "message"), StringAt(*c, "/message")}});
+    } else {
+      PodsPending(*wl);
+    }
+  } else {
+    NotAdmitted(*wl);
+  }
+  Timeline();
+}
+
+void Builder::NotManaged(const api::Object& job) {
+  r_.layer = Layer::kNotManaged;
+  const std::string ref = Ref(job);
+  const auto label = LabelValue(job, kQueueNameLabel);
+  const auto annotation = AnnotationValue(job, kQueueNameLabel);
+  if (label.has_value()) {
+    // Labelled but no Workload: Kueue has not caught up (or does not manage this kind).
+    r_.layer = Layer::kNotAdmitted;
+    r_.summary = "not admitted: Kueue has not created a Workload for it yet";
+    Add(ref + " has the queue-name label " + *label + " but no Workload owns it yet: Kueue creates the "
+            "Workload when it reconciles the job; `kubectl get workloads -n " + api::Namespace(job) +
+            "` does not list it yet",
+        {{ref, std::string("metadata.labels[") + kQueueNameLabel + "]", *label}});
+    return;
+  }
+  if (annotation.has_value()) {
+    r_.summary = "not managed by Kueue: the queue name is an annotation, not a label";
+    Add(ref + " names its queue in the annotation " + kQueueNameLabel + "=" + *annotation +
+            ", which Kueue does not read: Kueue manages only jobs with the label, so the job is not queued, "
+            "no Workload exists (`kubectl get workloads` does not list it) and it runs outside every quota",
+        {{ref, std::string("metadata.annotations[") + kQueueNameLabel + "]", *annotation}},
+        std::string("move it to metadata.labels: ") + kQueueNameLabel + ": " + *annotation);
+  } else {
+    r_.summary = "not managed by Kueue: no queue-name label";
+    Add(ref + " has no " + kQueueNameLabel + " label: Kueue does not manage it, no Workload exists "
+            "(`kubectl get workloads` does not list it) and it runs outside every quota",
+        {{ref, std::string("metadata.labels[") + kQueueNameLabel + "]", ""}},
+        std::string("add the label ") + kQueueNameLabel + ": <LocalQueue name> in metadata.labels");
+  }
+  // Its pods, if any, go straight to the scheduler.
+  std::vector<const api::Object*> pending;
+  for (const api::Object* p : s_.pods) {
+    if (!IsTerminalPod(*p) && StringAt(*p, "/spec/nodeName").empty()) pending.push_back(p);
+  }
+  Placement(pending);
+}
+
+// ---------------------------------------------------------------------------
+// Step 1: not admitted
+
+void Builder::NotAdmitted(const api::Object& wl) {
+  r_.layer = Layer::kNotAdmitted;
+  r_.summary = "not admitted: Kueue has not reserved quota for its Workload, so no pods exist (step 1: admission)";
+  const std::string wref = Ref("Workload", wl);
+  if (ConditionTrue(wl, "Evicted")) {
+    const api::Object* c = FindCondition(wl, "Evicted");
+    Add("The Workload was evicted (" + StringAt(*c, "/reason") + ") and requeued: " + StringAt(*c, "/message"),
+        {{wref, ConditionField("Evicted", "message"), StringAt(*c, "/message")}});
+  }
+  if (auto it = wl.find("spec"); it != wl.end() && it->is_object() && it->value("active", true) == false) {
+    Add("The Workload is deactivated: Kueue does not consider it until spec.active is true",
+        {{wref, "spec.active", "false"}}, "kubectl patch workload " + api::Name(wl) + " -n " + api::Namespace(wl) +
+                                             " --type=merge -p '{\"spec\":{\"active\":true}}'");
+  }
+  const api::Object* cq = nullptr;
+  if (!QueueObjects(wl, &cq)) return;
+  if (const api::Object* c = FindCondition(wl, "QuotaReserved"); c != nullptr && !StringAt(*c, "/message").empty()) {
+    Add("Kueue's last decision (" + StringAt(*c, "/reason") + "): " + StringAt(*c, "/message"),
+        {{wref, ConditionField("QuotaReserved", "message"), StringAt(*c, "/message")}});
+  }
+  QueuePosition(wl, *cq);
+  Quota(wl, *cq);
+}
+
+bool Builder::QueueObjects(const api::Object& wl, const api::Object** cq_out) {
+  const std::string wref = Ref("Workload", wl);
+  const std::string ns = api::Namespace(wl);
+  const std::string queue = StringAt(wl, "/spec/queueName");
+  const api::Object* lq = queue.empty() ? nullptr : view_.LocalQueue(ns, queue);
+  if (lq == nullptr) {
+    Add("LocalQueue " + ns + "/" + queue + " does not exist: the Workload cannot be queued",
+        {{wref, "spec.queueName", queue}},
+        "create LocalQueue " + queue + " in namespace " + ns + " (spec.clusterQueue: <ClusterQueue>), or correct the "
+        "job's " + kQueueNameLabel + " label");
+    return false;
+  }
+  const std::string cq_name = StringAt(*lq, "/spec/clusterQueue");
+  const api::Object* cq = view_.ClusterQueueFor(*lq);
+  if (cq == nullptr) {
+    Add("LocalQueue " + ns + "/" + queue + " points to ClusterQueue " + cq_name + ", which does not exist",
+        {{Ref("LocalQueue", *lq), "spec.clusterQueue", cq_name}},
+        "create ClusterQueue " + cq_name + " or correct the LocalQueue's spec.clusterQueue");
+    return false;
+  }
+  const api::Object* active = FindCondition(*cq, "Active");
+  const std::string cref = Ref("ClusterQueue", *cq);
+  if (active != nullptr && StringAt(*active, "/status") != "True") {
+    const std::string reason = StringAt(*active, "/reason");
+    std::vector<Evidence> ev = {{cref, ConditionField("Active", "reason"), reason},
+                                {cref, ConditionField("Active", "message"), StringAt(*active, "/message")}};
+    std::string fix;
+    // Name the missing flavors (the seeds' typo case).
+    std::vector<std::string> missing;
+    if (auto spec = cq->find("spec"); spec != cq->end() && spec->contains("resourceGroups")) {
+      const api::Object& groups = (*spec)["resourceGroups"];
+      for (size_t g = 0; groups.is_array() && g < groups.size(); ++g) {
+        const api::Object& flavors = groups[g].value("flavors", api::Object::array());
+        for (size_t f = 0; f < flavors.size(); ++f) {
+          const std::string fname = flavors[f].value("name", "");
+          if (view_.ResourceFlavor(fname) == nullptr) {
+            missing.push_back(fname);
+            ev.push_back({cref, "spec.resourceGroups[" + std::to_string(g) + "].flavors[" + std::to_string(f) + "].name",
+                          fname});
+          }
+        }
+      }
+    }
+    if (!missing.empty()) {
+      std::string list;
+      for (const std::string& m : missing) list += (list.empty() ? "" : ", ") + m;
+      fix = "create ResourceFlavor " + list + ", or correct the flavor name in the ClusterQueue (`kubectl get "
+            "resourceflavors` lists the existing ones)";
+    } else if (reason == "Stopped") {
+      fix = "set the ClusterQueue's spec.stopPolicy to None";
+    }
+    Add("ClusterQueue " + api::Name(*cq) + " (from LocalQueue " + ns + "/" + queue + ") is inactive: " + reason +
+            (missing.empty() ? "" : " (ResourceFlavor " + missing.front() + " does not exist)") +
+            "; an inactive ClusterQueue admits nothing",
+        std::move(ev), std::move(fix));
+    return false;
+  }
+  Add("The Workload is queued in LocalQueue " + ns + "/" + queue + " -> ClusterQueue " + api::Name(*cq) +
+          (active != nullptr ? " (Active: " + StringAt(*active, "/reason") + ")" : ""),
+      {{wref, "spec.queueName", queue}, {Ref("LocalQueue", *lq), "spec.clusterQueue", cq_name}});
+  *cq_out = cq;
+  return true;
+}
+
+// The ClusterQueue a Workload is queued in through its LocalQueue ("" when none).
+std::string QueuedClusterQueue(const ClusterView& view, const api::Object& wl) {
+  const api::Object* lq = view.LocalQueue(api::Namespace(wl), StringAt(wl, "/spec/queueName"));
+  return lq == nullptr ? "" : StringAt(*lq, "/spec/clusterQueue");
+}
+
+int32_t WorkloadPriority(const api::Object& wl) {
+  auto spec = wl.find("spec");
+  if (spec == wl.end() || !spec->is_object()) return 0;
+  auto p = spec->find("priority");
+  return p != spec->end() && p->is_number_integer() ? p->get<int32_t>() : 0;
+}
+
+void Builder::QueuePosition(const api::Object& wl, const api::Object& cq) {
+  const std::string cq_name = api::Name(cq);
+  struct Entry {
+    int32_t priority;
+    Time created;
+    std::string uid;
+    const api::Object* obj;
+  };
+  std::vector<Entry> pending;
+  for (const api::Object& w : view_.Workloads()) {
+    if (ConditionTrue(w, "QuotaReserved") || ConditionTrue(w, "Finished")) continue;
+    if (auto spec = w.find("spec"); spec != w.end() && spec->is_object() && spec->value("active", true) == false) continue;
+    if (QueuedClusterQueue(view_, w) != cq_name) continue;
+    pending.push_back({WorkloadPriority(w), CreationTime(w), api::Uid(w), &w});
+  }
+  // Kueue's queue order (BestEffortFIFO and StrictFIFO heaps): higher priority first,
+  // then earlier queue-order timestamp, then uid.
+  std::sort(pending.begin(), pending.end(), [](const Entry& a, const Entry& b) {
+    return std::make_tuple(-static_cast<int64_t>(a.priority), a.created, a.uid) <
+           std::make_tuple(-static_cast<int64_t>(b.priority), b.created, b.uid);
+  });
+  size_t pos = 0;
+  std::string ahead;
+  for (size_t i = 0; i < pending.size(); ++i) {
+    if (pending[i].obj == &wl) {
+      pos = i + 1;
+      break;
+    }
+    ahead += (ahead.empty() ? "" : ", ") + api::Namespace(*pending[i].obj) + "/" + api::Name(*pending[i].obj) +
+             " (priority " + std::to_string(pending[i].priority) + ")";
+  }
+  if (pos == 0) return;
+  Add("Position " + std::to_string(pos) + " of " + Plural(pending.size(), "pending workload") + " in ClusterQueue " +
+          cq_name + " (Kueue's order: priority, then creation time); priority " +
+          std::to_string(WorkloadPriority(wl)) + (ahead.empty() ? "" : "; ahead of it: " + ahead),
+      {{Ref("Workload", wl), "spec.priority", std::to_string(WorkloadPriority(wl))},
+       {Ref("Workload", wl), "metadata.creationTimestamp", StringAt(wl, "/metadata/creationTimestamp")}});
+}
+
+// The admission engine's view of the live Kueue objects.
+struct Engine {
+  admission::ResourceNames names;
+  std::optional<admission::Snapshot> snap;
+  std::map<std::string, const api::Object*> by_uid;  // workload uid -> object
+
+  explicit Engine(const ClusterView& view) {
+    std::vector<admission::ResourceFlavor> flavors;
+    for (const api::Object& rf : view.ResourceFlavors()) flavors.push_back(kq::DecodeResourceFlavor(rf));
+    std::vector<admission::ClusterQueue> cqs;
+    for (const api::Object& cq : view.ClusterQueues()) cqs.push_back(kq::DecodeClusterQueue(cq, names));
+    std::vector<admission::Cohort> cohorts;
+    for (const api::Object& c : view.Cohorts()) cohorts.push_back(kq::DecodeCohort(c, names));
+    snap.emplace(names, std::move(flavors), std::move(cqs), std::move(cohorts));
+    for (const api::Object& w : view.Workloads()) {
+      admission::Workload d = kq::DecodeWorkload(w, names);
+      by_uid[d.uid] = &w;
+      if (d.finished || d.state == admission::AdmissionState::kPending) continue;
+      (void)snap->AddWorkload(d);  // admitted to a deleted ClusterQueue: holds nothing
+    }
+  }
+};
+
+std::string WorkloadName(const Engine& e, const admission::WorkloadInfo& wi) {
+  auto it = e.by_uid.find(wi.workload.uid);
+  return it == e.by_uid.end() ? wi.workload.Key() : api::Namespace(*it->second) + "/" + api::Name(*it->second);
+}
+
+std::string UsageText(const admission::Snapshot& snap, const admission::FrUsage& usage,
+                      const std::vector<int>& only_frs) {
+  std::string out;
+  for (const auto& [fr, v] : usage) {
+    if (!only_frs.empty() && std::find(only_frs.begin(), only_frs.end(), fr) == only_frs.end()) continue;
+    out += (out.empty() ? "" : ", ") + admission::FormatAmount(v) + " " + snap.names().Name(snap.FrResource(fr)) +
+           " in " + snap.FlavorName(snap.FrFlavor(fr));
+  }
+  return out;
+}
+
+// The ClusterQueue's live status.flavorsReservation entry for (flavor, resource).
+Evidence ReservationEvidence(const api::Object& cq, const std::string& flavor, const std::string& resource) {
+  const api::Object& list = cq.value("status", api::Object::object()).value("flavorsReservation", api::Object::array());
+  for (size_t i = 0; list.is_array() && i < list.size(); ++i) {
+    if (list[i].value("name", "") != flavor) continue;
+    const api::Object& res = list[i].value("resources", api::Object::array());
+    for (size_t k = 0; res.is_array() && k < res.size(); ++k) {
+      if (res[k].value("name", "") != resource) continue;
+      const api::Object& total = res[k].value("total", api::Object());
+      return {Ref("ClusterQueue", cq),
+              "status.flavorsReservation[" + std::to_string(i) + "].resources[" + std::to_string(k) + "].total",
+              total.is_string() ? total.get<std::string>() : total.dump()};
+    }
+  }
+  return {Ref("ClusterQueue", cq), "status.flavorsReservation", "(not reported)"};
+}
+
+void Builder::Quota(const api::Object& wl_obj, const api::Object& cq_obj) {
+  Engine e(view_);
+  admission::Snapshot& snap = *e.snap;
+  const int cq = snap.ClusterQueueIndex(api::Name(cq_obj));
+  if (cq < 0) return;
+  admission::Workload wl = kq::DecodeWorkload(wl_obj, e.names);
+  wl.cluster_queue = api::Name(cq_obj);
+  const std::string wref = Ref("Workload", wl_obj);
+  const std::string cref = Ref("ClusterQueue", cq_obj);
+
+  // What it needs, per resource, against each flavor of the covering group.
+  admission::ResourceList total;
+  for (const admission::PodSet& ps : wl.pod_sets) total.AddAll(admission::PodSetTotal(ps, ps.count));
+  for (const auto& [r, need] : total.items()) {
+    if (need == 0) continue;
+    const std::string rname = e.names.Name(r);
+    const int g = snap.GroupForResource(cq, r);
+    if (g < 0) {
+      Add("It requests " + admission::FormatAmount(need) + " " + rname + ", which ClusterQueue " + api::Name(cq_obj) +
+              " does not cover: it can never be admitted there",
+          {{wref, "spec.podSets[*].template.spec.containers[*].resources.requests." + rname, admission::FormatAmount(need)}},
+          "add " + rname + " to a resourceGroup's coveredResources of ClusterQueue " + api::Name(cq_obj) +
+              ", or remove the request");
+      continue;
+    }
+    const auto& group_flavors = snap.Groups(cq)[static_cast<size_t>(g)].flavors;
+    for (size_t fi = 0; fi < group_flavors.size(); ++fi) {
+      const admission::ResolvedFlavor& f = group_flavors[fi];
+      const auto& covered = snap.Groups(cq)[static_cast<size_t>(g)].covered;
+      const size_t k = static_cast<size_t>(std::find(covered.begin(), covered.end(), r) - covered.begin());
+      if (k >= f.frs.size() || f.frs[k] < 0) continue;
+      const int fr = f.frs[k];
+      const admission::Amount nominal = snap.Nominal(cq, fr);
+      const admission::Amount used = snap.Usage(cq, fr);
+      const admission::Amount local_free = std::max<admission::Amount>(0, admission::SubAmount(nominal, used));
+      const admission::Amount available = snap.Available(cq, fr);
+      const admission::Amount borrowable = std::max<admission::Amount>(0, admission::SubAmount(available, local_free));
+      const std::string fname = snap.FlavorName(f.flavor);
+      size_t holders = 0;
+      for (const auto& [uid, wi] : snap.Workloads(cq)) {
+        for (const auto& [wfr, v] : wi->usage) holders += (wfr == fr && v > 0) ? 1 : 0;
+      }
+      Add("Needs " + admission::FormatAmount(need) + " " + rname + " in flavor " + fname + ": nominalQuota " +
+              admission::FormatAmount(nominal) + ", " + admission::FormatAmount(used) + " in use by " +
+              Plural(holders, "admitted workload") + ", " + admission::FormatAmount(local_free) + " free, " +
+              admission::FormatAmount(borrowable) + " borrowable from the cohort" +
+              (available >= need ? " (fits)" : " (" + admission::FormatAmount(need - available) + " short)"),
+          {{cref, "spec.resourceGroups[" + std::to_string(g) + "].flavors[" + std::to_string(fi) + "].resources[" +
+                      std::to_string(k) + "].nominalQuota",
+            admission::FormatAmount(nominal)},
+           ReservationEvidence(cq_obj, fname, rname)});
+    }
+  }
+
+  // What berth's Kueue decides now.
+  admission::Preemptor preemptor;
+  admission::Assignment a = admission::AssignFlavors(snap, cq, wl, &preemptor);
+  const admission::FlavorAssignmentMode mode = a.RepresentativeMode();
+  if (mode == admission::FlavorAssignmentMode::kFit) {
+    Add("It fits the free quota now: Kueue admits it at its next scheduling cycle (when it reaches the head of the "
+        "queue)",
+        {{cref, "status.pendingWorkloads", std::to_string(static_cast<int64_t>(cq_obj.value("status", api::Object::object())
+                                                                                   .value("pendingWorkloads", 0)))}});
+    return;
+  }
+  if (mode == admission::FlavorAssignmentMode::kPreempt) {
+    std::vector<admission::PreemptionTarget> targets = preemptor.GetTargets(snap, cq, wl, a);
+    if (!targets.empty()) {
+      std::string list;
+      std::vector<Evidence> ev;
+      for (const admission::PreemptionTarget& t : targets) {
+        list += (list.empty() ? "" : ", ") + WorkloadName(e, *t.workload) + " (priority " +
+                std::to_string(t.workload->workload.priority) + ", " + t.reason + ")";
+        ev.push_back({"Workload " + WorkloadName(e, *t.workload), "spec.priority",
+                      std::to_string(t.workload->workload.priority)});
+      }
+      Add("Kueue can admit it by preempting " + list + ": they are evicted whole and requeued", std::move(ev));
+      return;
+    }
+  }
+  // No fit without preemption: who would have to finish? The smallest prefix, in
+  // admission order, of the admitted workloads using the contested quota whose
+  // removal makes the engine admit it, then minimised (walking back, as Kueue's
+  // preemption does).
+  std::vector<const admission::WorkloadInfo*> candidates;
+  {
+    admission::Assignment probe = admission::AssignFlavors(snap, cq, wl, nullptr);
+    std::set<std::string> flavors_tried;
+    for (const auto& ps : probe.pod_sets) {
+      for (const auto& ra : ps.flavors) {
+        if (ra.flavor >= 0) flavors_tried.insert(snap.FlavorName(ra.flavor));
+      }
+    }
+    std::vector<int> frs;  // every fr of the flavors the ClusterQueue offers for the requested resources
+    for (const auto& [r, need] : total.items()) {
+      const int g = snap.GroupForResource(cq, r);
+      if (g < 0 || need == 0) continue;
+      const auto& grp = snap.Groups(cq)[static_cast<size_t>(g)];
+      const size_t k = static_cast<size_t>(std::find(grp.covered.begin(), grp.covered.end(), r) - grp.covered.begin());
+      for (const auto& f : grp.flavors) {
+        if (k < f.frs.size() && f.frs[k] >= 0) frs.push_back(f.frs[k]);
+      }
+    }
+    // Admitted workloads of the whole cohort tree that hold any of those frs.
+    const int root = snap.Root(cq);
+    for (int i = 0; i < snap.cluster_queue_count(); ++i) {
+      const int node = snap.ClusterQueueNode(i);
+      if (snap.Root(node) != root) continue;
+      for (const auto& [uid, wi] : snap.Workloads(node)) {
+        if (wi->workload.state != admission::AdmissionState::kAdmitted) continue;
+        bool uses = false;
+        for (const auto& [wfr, v] : wi->usage) uses |= v > 0 && std::find(frs.begin(), frs.end(), wfr) != frs.end();
+        if (uses) candidates.push_back(wi);
+      }
+    }
+    std::sort(candidates.begin(), candidates.end(), [](const admission::WorkloadInfo* x, const admission::WorkloadInfo* y) {
+      return std::tie(x->workload.quota_reserved_time, x->workload.uid) <
+             std::tie(y->workload.quota_reserved_time, y->workload.uid);
+    });
+  }
+  auto fits_without = [&](const std::vector<const admission::WorkloadInfo*>& gone) {
+    admission::Snapshot copy = snap;
+    for (const admission::WorkloadInfo* w : gone) copy.RemoveWorkload(w->workload.uid);
+    return admission::AssignFlavors(copy, cq, wl, nullptr).RepresentativeMode() == admission::FlavorAssignmentMode::kFit;
+  };
+  std::vector<const admission::WorkloadInfo*> chosen;
+  bool fits = false;
+  for (const admission::WorkloadInfo* c : candidates) {
+    chosen.push_back(c);
+    if (fits_without(chosen)) {
+      fits = true;
+      break;
+    }
+  }
+  if (!fits) {
+    Add("It does not fit even with every admitted workload gone: " + a.Message() +
+            "; the request exceeds what ClusterQueue " + api::Name(cq_obj) + " can ever provide",
+        {{cref, "spec.resourceGroups", ""}},
+        "raise nominalQuota (or borrowingLimit within a cohort) of ClusterQueue " + api::Name(cq_obj) +
+            ", or lower the job's requests");
+    return;
+  }
+  for (size_t i = chosen.size() - 1; i-- > 0;) {
+    std::vector<const admission::WorkloadInfo*> without = chosen;
+    without.erase(without.begin() + static_cast<std::ptrdiff_t>(i));
+    if (fits_without(without)) chosen = std::move(without);
+  }
+  std::string list;
+  std::vector<Evidence> ev;
+  for (const admission::WorkloadInfo* w : chosen) {
+    list += (list.empty() ? "" : ", ") + WorkloadName(e, *w) + " (holds " + UsageText(snap, w->usage, {}) +
+            ", priority " + std::to_string(w->workload.priority) + ")";
+    ev.push_back({"Workload " + WorkloadName(e, *w), "status.admission.clusterQueue", w->workload.cluster_queue});
+  }
+  const admission::ClusterQueue& spec = snap.Spec(cq);
+  const bool preemption_off = spec.preemption.within_cluster_queue == admission::PreemptionPolicy::kNever &&
+                              spec.preemption.reclaim_within_cohort == admission::PreemptionPolicy::kNever;
+  Add("Insufficient quota: " + Plural(chosen.size(), "admitted workload") + " would have to finish before it fits: " +
+          list + (preemption_off ? " (ClusterQueue " + api::Name(cq_obj) + " preempts nothing: preemption "
+                                   "withinClusterQueue and reclaimWithinCohort are Never)"
+                                 : " (none of them can be preempted for it under the ClusterQueue's preemption policy "
+                                   "and the priorities)"),
+      std::move(ev));
+}
+
+// ---------------------------------------------------------------------------
+// Step 2: admitted, pods pending
+
+void Builder::PodsPending(const api::Object& wl) {
+  std::vector<const api::Object*> pending;
+  size_t alive = 0;
+  for (const api::Object* p : s_.pods) {
+    if (IsTerminalPod(*p)) continue;
+    ++alive;
+    if (StringAt(*p, "/spec/nodeName").empty()) pending.push_back(p);
+  }
+  const std::string wref = Ref("Workload", wl);
+  const api::Object* adm = FindCondition(wl, "QuotaReserved");
+  const std::string cq = StringAt(wl, "/status/admission/clusterQueue");
+  if (pending.empty() && alive > 0) {
+    r_.layer = Layer::kRunning;
+    r_.summary = "running: admitted by Kueue and every pod is placed on a node";
+    std::set<std::string> nodes;
+    for (const api::Object* p : s_.pods) {
+      if (!IsTerminalPod(*p)) nodes.insert(StringAt(*p, "/spec/nodeName"));
+    }
+    std::string list;
+    for (const std::string& n : nodes) list += (list.empty() ? "" : ", ") + n;
+    Add("Admitted to ClusterQueue " + cq + "; " + Plural(alive, "pod") + " placed on " + list,
+        {{wref, ConditionField("QuotaReserved", "lastTransitionTime"), adm ? StringAt(*adm, "/lastTransitionTime") : ""}});
+    return;
+  }
+  r_.layer = Layer::kAdmittedPodsPending;
+  r_.summary = "admitted, but pods are not running: Kueue reserved quota; the pods wait for placement (step 2: kube-scheduler)";
+  if (alive == 0) {
+    Add("Admitted to ClusterQueue " + cq + " but no pod exists yet: the job controller creates them once the job is "
+        "unsuspended",
+        {{wref, "status.admission.clusterQueue", cq}});
+  } else {
+    Add("Admitted to ClusterQueue " + cq + ", but " + std::to_string(pending.size()) + " of " +
+            Plural(alive, "pod") + " are Pending: quota is not capacity, the nodes must hold the pods",
+        {{wref, "status.admission.clusterQueue", cq}});
+    Placement(pending);
+  }
+  QuotaAboveNodes(wl);
+}
+
+void Builder::Placement(const std::vector<const api::Object*>& pending) {
+  if (pending.empty()) return;
+  placement::Snapshot snap;
+  for (const api::Object& n : view_.Nodes()) snap.UpsertNode(sched::DecodeNode(n));
+  for (const api::Object& p : view_.Pods()) {
+    if (IsTerminalPod(p) || StringAt(p, "/spec/nodeName").empty()) continue;
+    (void)snap.AddPod(sched::DecodePod(p));  // a pod on an unknown node holds nothing placeable
+  }
+  placement::PlacementOptions options;
+  options.enable_preemption = false;
+  for (const api::Object* p : pending) {
+    const std::string pref = Ref("Pod", *p);
+    placement::Decision d = placement::Schedule(snap, sched::DecodePod(*p), options);
+    std::vector<Evidence> ev;
+    if (const api::Object* c = FindCondition(*p, "PodScheduled")) {
+      ev.push_back({pref, ConditionField("PodScheduled", "message"), StringAt(*c, "/message")});
+    }
+    if (d.bound()) {
+      Add(pref + " is Pending but node " + d.node_name + " can hold it now: kube-scheduler places it at its next "
+          "attempt",
+          std::move(ev));
+      continue;
+    }
+    std::string per_node;
+    for (const placement::NodeFailure& f : d.failures) {
+      std::string reasons;
+      for (const std::string& r : f.status.reasons) reasons += (reasons.empty() ? "" : ", ") + r;
+      per_node += "; node " + f.node_name + ": " + reasons;
+      ev.push_back({"Node " + f.node_name, "status.allocatable", ""});
+    }
+    std::string fix;
+    if (d.message.find("Insufficient") != std::string::npos) {
+      fix = "lower the pod's requests to what a node can hold, or add node capacity";
+    } else if (d.message.find("taint") != std::string::npos || d.message.find("affinity") != std::string::npos) {
+      fix = "match the pod's tolerations / nodeSelector to the nodes (or the ResourceFlavor's nodeLabels and "
+            "tolerations)";
+    }
+    Add(pref + " cannot be placed: " + d.message + per_node, std::move(ev), std::move(fix));
+  }
+}
+
+void Builder::QuotaAboveNodes(const api::Object& wl) {
+  const std::string cq_name = StringAt(wl, "/status/admission/clusterQueue");
+  const api::Object* cq = view_.ClusterQueue(cq_name);
+  if (cq == nullptr) return;
+  const api::Object& groups = cq->value("spec", api::Object::object()).value("resourceGroups", api::Object::array());
+  // The flavors this Workload was admitted with.
+  std::set<std::string> admitted;
+  auto adm = wl.find("status");
+  if (adm != wl.end() && adm->contains("admission")) {
+    for (const api::Object& psa : (*adm)["admission"].value("podSetAssignments", api::Object::array())) {
+      const api::Object flavors = psa.value("flavors", api::Object::object());
+      for (const auto& [res, flavor] : flavors.items()) {
+        if (flavor.is_string()) admitted.insert(flavor.get<std::string>());
+      }
+    }
+  }
+  for (size_t g = 0; g < groups.size(); ++g) {
+    const api::Object& flavors = groups[g].value("flavors", api::Object::array());
+    for (size_t f = 0; f < flavors.size(); ++f) {
+      const std::string fname = flavors[f].value("name", "");
+      if (!admitted.count(fname)) continue;
+      const api::Object* rf = view_.ResourceFlavor(fname);
+      if (rf == nullptr) continue;
+      FlavorCapacity cap = view_.NodeCapacity(*rf);
+      const api::Object& res = flavors[f].value("resources", api::Object::array());
+      for (size_t k = 0; k < res.size(); ++k) {
+        const std::string rname = res[k].value("name", "");
+        const admission::Amount nominal = kq::DecodeAmount(res[k].value("nominalQuota", api::Object()));
+        auto it = cap.allocatable.find(rname);
+        const int64_t alloc = it == cap.allocatable.end() ? 0 : it->second.milli();
+        if (nominal <= alloc) continue;
+        std::string nodes;
+        for (const std::string& n : cap.nodes) nodes += (nodes.empty() ? "" : ", ") + n;
+        const std::string field = "spec.resourceGroups[" + std::to_string(g) + "].flavors[" + std::to_string(f) +
+                                  "].resources[" + std::to_string(k) + "].nominalQuota";
+        std::vector<Evidence> ev = {{Ref("ClusterQueue", *cq), field, admission::FormatAmount(nominal)}};
+        for (const std::string& n : cap.nodes) {
+          const api::Object* node = view_.Find(resources::kNodes, "", n);
+          std::string v;
+          if (node != nullptr) {
+            const api::Object& a = node->value("status", api::Object::object()).value("allocatable", api::Object::object());
+            if (a.contains(rname)) v = a[rname].is_string() ? a[rname].get<std::string>() : a[rname].dump();
+          }
+          ev.push_back({"Node " + n, "status.allocatable." + rname, v});
+        }
+        Add("ClusterQueue " + cq_name + " nominalQuota for " + rname + " in flavor " + fname + " is " +
+                admission::FormatAmount(nominal) + ", above the " + Quantity::FromMilli(alloc).String() +
+                " allocatable of the " + Plural(cap.nodes.size(), "node") + " the flavor selects" +
+                (nodes.empty() ? "" : " (" + nodes + ")") +
+                ": Kueue admits workloads the nodes cannot hold, so their pods stay Pending",
+            std::move(ev),
+            "set nominalQuota to at most " + Quantity::FromMilli(alloc).String() +
+                " (the nodes' allocatable minus what system pods use: kubectl describe node)");
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Step 3: timeline
+
+void Builder::Timeline() {
+  std::vector<std::pair<std::string, const api::Object*>> objs;
+  if (s_.job != nullptr) objs.push_back({Ref(*s_.job), s_.job});
+  if (s_.workload != nullptr) objs.push_back({Ref("Workload", *s_.workload), s_.workload});
+  if (s_.job == nullptr && s_.object != nullptr && s_.object != s_.workload) objs.push_back({Ref(*s_.object), s_.object});
+  for (const api::Object* p : s_.pods) objs.push_back({Ref("Pod", *p), p});
+  std::vector<TimelineEntry> t;
+  for (const auto& [ref, obj] : objs) {
+    const api::Object& conds = obj->value("status", api::Object::object()).value("conditions", api::Object::array());
+    for (const api::Object& c : conds) {
+      const std::string when = StringAt(c, "/lastTransitionTime");
+      if (when.empty()) continue;
+      std::string what = StringAt(c, "/type") + "=" + StringAt(c, "/status");
+      if (!StringAt(c, "/reason").empty()) what += " " + StringAt(c, "/reason");
+      if (!StringAt(c, "/message").empty()) what += ": " + StringAt(c, "/message");
+      t.push_back({ParseTimeOrZero(when), ref, std::move(what)});
+    }
+    for (const api::Object* ev : view_.EventsFor(*obj)) {
+      std::string when = StringAt(*ev, "/lastTimestamp");
+      if (when.empty()) when = StringAt(*ev, "/eventTime");
+      if (when.empty()) when = StringAt(*ev, "/firstTimestamp");
+      if (when.empty()) when = StringAt(*ev, "/metadata/creationTimestamp");
+      std::string what = StringAt(*ev, "/type") + " " + StringAt(*ev, "/reason") + ": " + StringAt(*ev, "/message");
+      t.push_back({ParseTimeOrZero(when), ref, std::move(what)});
+    }
+  }
+  std::stable_sort(t.begin(), t.end(), [](const TimelineEntry& a, const TimelineEntry& b) { return a.time < b.time; });
+  r_.timeline = std::move(t);
+}
+
+}  // namespace
+
+std::string_view LayerName(Layer layer) {
+  switch (layer) {
+    case Layer::kNotManaged: return "NotManaged";
+    case Layer::kNotAdmitted: return "NotAdmitted";
+    case Layer::kAdmittedPodsPending: return "AdmittedPodsPending";
+    case Layer::kRunning: return "Running";
+    case Layer::kEvicting: return "Evicting";
+    case Layer::kFinished: return "Finished";
+  }
+  return "Unknown";
+}
+
+nlohmann::json ExplainReport::ToJson() const {
+  nlohmann::json out = {{"kind", kind}, {"namespace", ns}, {"name", name}, {"layer", std::string(LayerName(layer))},
+                        {"summary", summary}, {"asOf", FormatRfc3339(as_of)}};
+  nlohmann::json fs = nlohmann::json::array();
+  for (const Finding& f : findings) {
+    nlohmann::json ev = nlohmann::json::array();
+    for (const Evidence& e : f.evidence) ev.push_back({{"object", e.object}, {"field", e.field}, {"value", e.value}});
+    nlohmann::json j = {{"statement", f.statement}, {"evidence", std::move(ev)}};
+    if (!f.fix.empty()) j["fix"] = f.fix;
+    fs.push_back(std::move(j));
+  }
+  out["findings"] = std::move(fs);
+  nlohmann::json tl = nlohmann::json::array();
+  for (const TimelineEntry& e : timeline) {
+    tl.push_back({{"time", FormatRfc3339(e.time)}, {"object", e.object}, {"what", e.what}});
+  }
+  out["timeline"] = std::move(tl);
+  return out;
+}
+
+std::string ExplainReport::ToText() const {
+  std::ostringstream out;
+  out << kind << " " << (ns.empty() ? "" : ns + "/") << name << ": " << LayerName(layer) << "\n";
+  out << "  " << summary << "\n";
+  int i = 0;
+  for (const Finding& f : findings) {
+    out << "\n" << ++i << ". " << f.statement << "\n";
+    for (const Evidence& e : f.evidence) {
+      out << "   evidence: " << e.object << " " << e.field;
+      if (!e.value.empty()) out << " = " << e.value;
+      out << "\n";
+    }
+    if (!f.fix.empty()) out << "   fix: " << f.fix << "\n";
+  }
+  if (!timeline.empty()) {
+    out << "\nTimeline:\n";
+    for (const TimelineEntry& e : timeline) {
+      out << "  " << FormatRfc3339(e.time) << " (" << HumanDuration(as_of - e.time) << " ago)  " << e.object << "  "
+          << e.what << "\n";
+    }
+  }
+  return out.str();
+}
+
+StatusOr<ExplainReport> Explain(const ClusterView& view, const std::string& kind, const std::string& ns,
+                                const std::string& name, Clock& clock) {
+  auto entry = ResolveKind(kind);
+  if (!entry.ok()) return entry.status();
+  const KindEntry& k = *entry.value();
+  const api::Object* obj = view.Find(*k.gvr, ns, name);
+  if (obj == nullptr) {
+    return Status(Code::kNotFound, k.gvr->resource + (k.gvr->group.empty() ? "" : "." + k.gvr->group) + " \"" + name +
+                                       "\" not found");
+  }
+  Subject s;
+  s.kind = &k;
+  s.object = obj;
+  if (k.gvr == &resources::kWorkloads) {
+    s.workload = obj;
+    const api::Object* owner = nullptr;
+    if (auto m = obj->find("metadata"); m != obj->end() && m->contains("ownerReferences")) {
+      const api::Object& refs = (*m)["ownerReferences"];
+      if (refs.is_array() && !refs.empty()) owner = view.FindByUid(StringAt(refs[0], "/uid"));
+    }
+    s.job = owner;
+    if (owner != nullptr) s.pods = view.PodsOf(*owner);
+  } else if (k.gvr == &resources::kPods) {
+    const api::Object* wl = nullptr;
+    s.job = JobWithWorkload(view, *obj, &wl);
+    s.workload = wl;
+    if (s.job == nullptr) {
+      const api::Object* top = TopOwner(view, *obj);
+      s.job = top != obj ? top : nullptr;
+    }
+    s.pods = {obj};
+  } else {
+    s.job = obj;
+    s.workload = view.WorkloadFor(*obj);
+    s.pods = view.PodsOf(*obj);
+  }
+  ExplainReport report;
+  report.kind = k.kind;
+  report.ns = ns;
+  report.name = name;
+  report.as_of = clock.Now();
+  Builder(view, std::move(s), &report).Run();
+  return report;
+}
+
+StatusOr<ExplainReport> Explain(client::Client& client, const std::string& kind, const std::string& ns,
+                                const std::string& name, Clock& clock) {
+  auto kind_ok = ResolveKind(kind);
+  if (!kind_ok.ok()) return kind_ok.status();
+  auto view = ClusterView::Fetch(client);
+  if (!view.ok()) return view.status();
+  return Explain(view.value(), kind, ns, name, clock);
+}
+
+}  // namespace berth::cli::diagnostics
