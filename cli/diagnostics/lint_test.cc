@@ -1,0 +1,598 @@
+#include "cli/diagnostics/lint.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "cli/diagnostics/lint_input.h"
+#include "cli/manifest.h"
+
+namespace berth::cli::diagnostics {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+// The seed-2 recommended setup (v1beta2): one pod class (value 0, Never), workload classes,
+// flavor, ClusterQueue with workload preemption, LocalQueue.
+constexpr char kBase[] = R"(
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: pytorchjob-zero-priority}
+value: 0
+preemptionPolicy: Never
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata: {name: kueue-high}
+value: 100
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata: {name: kueue-low}
+value: 0
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: gpu-flavor}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: gpu-cluster-queue}
+spec:
+  namespaceSelector: {}
+  preemption: {withinClusterQueue: LowerPriority}
+  resourceGroups:
+  - coveredResources: ["nvidia.com/gpu"]
+    flavors:
+    - name: gpu-flavor
+      resources:
+      - {name: "nvidia.com/gpu", nominalQuota: 16}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: training-queue, namespace: training}
+spec: {clusterQueue: gpu-cluster-queue}
+)";
+
+struct JobSpec {
+  std::string name = "job";
+  std::string labels = "kueue.x-k8s.io/queue-name: training-queue, kueue.x-k8s.io/priority-class: kueue-high";
+  std::string annotations = "{}";
+  std::string pod_class = "pytorchjob-zero-priority";  // "" = none written
+  int workers = 8;
+  int gpus = 1;
+  std::string extra_pod_spec;  // e.g. "terminationGracePeriodSeconds: 10"
+};
+
+std::string PyTorchJob(const JobSpec& j) {
+  auto replica = [&](const char* type, int n) {
+    std::ostringstream s;
+    s << "    " << type << ":\n      replicas: " << n << "\n      template:\n        spec:\n";
+    if (!j.pod_class.empty()) s << "          priorityClassName: " << j.pod_class << "\n";
+    if (!j.extra_pod_spec.empty()) s << "          " << j.extra_pod_spec << "\n";
+    s << "          containers:\n          - name: pytorch\n            image: x\n"
+      << "            resources: {limits: {nvidia.com/gpu: " << j.gpus << "}}\n";
+    return s.str();
+  };
+  return "---\napiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata:\n  name: " + j.name +
+         "\n  namespace: training\n  labels: {" + j.labels + "}\n  annotations: " + j.annotations +
+         "\nspec:\n  pytorchReplicaSpecs:\n" + replica("Master", 1) + replica("Worker", j.workers);
+}
+
+std::vector<Finding> LintYaml(const std::string& yaml, ObjectsByResource live = {}) {
+  auto manifests = ParseManifest(yaml, "test.yaml");
+  EXPECT_TRUE(manifests.ok()) << manifests.status().message();
+  if (!manifests.ok()) return {};
+  auto input = BuildLintInput(std::move(live), *manifests, "default");
+  EXPECT_TRUE(input.ok()) << input.status().message();
+  if (!input.ok()) return {};
+  return Lint(input->view, input->provenance);
+}
+
+std::vector<Finding> Only(const std::vector<Finding>& all, const std::string& rule) {
+  std::vector<Finding> out;
+  for (const Finding& f : all) {
+    if (f.rule == rule) out.push_back(f);
+  }
+  return out;
+}
+
+std::vector<std::string> Rules(const std::vector<Finding>& all) {
+  std::vector<std::string> out;
+  for (const Finding& f : all) out.push_back(f.rule + " " + f.object.kind + " " + f.object.name);
+  return out;
+}
+
+TEST(LintTest, RecommendedSetupIsClean) {
+  JobSpec high{.name = "production-training"};
+  JobSpec low{.name = "experiment-training",
+              .labels = "kueue.x-k8s.io/queue-name: training-queue, kueue.x-k8s.io/priority-class: kueue-low",
+              .workers = 4};
+  EXPECT_THAT(LintYaml(std::string(kBase) + PyTorchJob(high) + PyTorchJob(low)), IsEmpty());
+}
+
+// ---- rule 1 ------------------------------------------------------------------------------
+
+constexpr char kLowPreempting[] = R"(
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: low-priority}
+value: 0
+)";  // preemptionPolicy unset: PreemptLowerPriority
+
+TEST(LintTest, PodPreemptionOnTrainingPods) {
+  auto findings = LintYaml(std::string(kBase) + kLowPreempting + PyTorchJob({.pod_class = "low-priority"}));
+  auto f = Only(findings, "pod-preemption-on-training-pods");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity, Severity::kError);
+  EXPECT_EQ(f[0].object.kind, "PyTorchJob");
+  EXPECT_EQ(f[0].object.ns, "training");
+  EXPECT_EQ(f[0].field, "spec.pytorchReplicaSpecs.Master.template.spec.priorityClassName");
+  // Master 1 + Worker 8, 1 GPU each: a preempted worker leaves the other 8 pods with 8 GPUs.
+  EXPECT_THAT(f[0].message, HasSubstr("one preempted worker pod leaves the other 8 pods of the gang holding 8 GPUs idle"));
+  EXPECT_THAT(f[0].message, HasSubstr("preemptionPolicy PreemptLowerPriority"));
+  EXPECT_THAT(f[0].fix, HasSubstr("preemptionPolicy: Never"));
+}
+
+TEST(LintTest, PodPreemptionNotReportedForNeverOrSinglePods) {
+  EXPECT_THAT(Only(LintYaml(std::string(kBase) + PyTorchJob({})), "pod-preemption-on-training-pods"), IsEmpty());
+  // A single pod is not a gang.
+  const std::string single = std::string(kBase) + kLowPreempting + R"(
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: one, namespace: training}
+spec:
+  template:
+    spec:
+      priorityClassName: low-priority
+      restartPolicy: Never
+      containers: [{name: c, image: x}]
+)";
+  EXPECT_THAT(Only(LintYaml(single), "pod-preemption-on-training-pods"), IsEmpty());
+}
+
+// ---- rule 2 ------------------------------------------------------------------------------
+
+TEST(LintTest, GlobalDefaultPriorityClass) {
+  const std::string def = R"(
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: default-priority}
+value: 100
+globalDefault: true
+)";
+  auto f = Only(LintYaml(std::string(kBase) + def + PyTorchJob({.pod_class = ""})), "global-default-priority-class");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].object.kind, "PriorityClass");
+  EXPECT_EQ(f[0].object.name, "default-priority");
+  EXPECT_EQ(f[0].field, "globalDefault");
+  EXPECT_THAT(f[0].message, HasSubstr("PyTorchJob training/job"));
+  EXPECT_THAT(f[0].message, HasSubstr("value 100"));
+  // Negative: jobs that name their class, or a default with Never.
+  EXPECT_THAT(Only(LintYaml(std::string(kBase) + def + PyTorchJob({})), "global-default-priority-class"), IsEmpty());
+  std::string never = def + "preemptionPolicy: Never\n";
+  EXPECT_THAT(Only(LintYaml(std::string(kBase) + never + PyTorchJob({.pod_class = ""})),
+                   "global-default-priority-class"),
+              IsEmpty());
+}
+
+// ---- rule 3 ------------------------------------------------------------------------------
+
+constexpr char kHighPreempting[] = R"(
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: high-priority}
+value: 1000
+preemptionPolicy: PreemptLowerPriority
+)";
+
+TEST(LintTest, MixedPodPriorityClasses) {
+  JobSpec high{.name = "high", .pod_class = "high-priority", .workers = 1};
+  JobSpec low{.name = "low", .workers = 3, .gpus = 4};
+  auto f = Only(LintYaml(std::string(kBase) + kHighPreempting + PyTorchJob(high) + PyTorchJob(low)),
+                "mixed-pod-priority-classes");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].object.name, "low");
+  EXPECT_THAT(f[0].message, HasSubstr("PyTorchJob training/high with PriorityClass \"high-priority\" (value 1000"));
+  // Master 1 + Worker 3 x 4 GPUs: one preempted worker leaves 12 GPUs on 3 pods.
+  EXPECT_THAT(f[0].message, HasSubstr("one preempted worker pod leaves the other 3 pods of the gang holding 12 GPUs idle"));
+}
+
+TEST(LintTest, MixedPodPriorityClassesBareInferencePod) {
+  const std::string pod = R"(
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: high-priority-inference, namespace: training}
+spec:
+  priorityClassName: high-priority
+  containers: [{name: c, image: x, resources: {limits: {nvidia.com/gpu: 1}}}]
+)";
+  auto f = Only(LintYaml(std::string(kBase) + kHighPreempting + pod + PyTorchJob({})), "mixed-pod-priority-classes");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_THAT(f[0].message, HasSubstr("Pod training/high-priority-inference"));
+}
+
+TEST(LintTest, MixedPodPriorityClassesNotOnDisjointNodes) {
+  const std::string nodes = R"(
+---
+apiVersion: v1
+kind: Node
+metadata: {name: a, labels: {pool: a}}
+status: {allocatable: {nvidia.com/gpu: "8"}}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: b, labels: {pool: b}}
+status: {allocatable: {nvidia.com/gpu: "8"}}
+)";
+  JobSpec high{.name = "high", .pod_class = "high-priority", .workers = 1, .extra_pod_spec = "nodeSelector: {pool: a}"};
+  JobSpec low{.name = "low", .workers = 1, .extra_pod_spec = "nodeSelector: {pool: b}"};
+  EXPECT_THAT(Only(LintYaml(std::string(kBase) + kHighPreempting + nodes + PyTorchJob(high) + PyTorchJob(low)),
+                   "mixed-pod-priority-classes"),
+              IsEmpty());
+  // Same pool: reported.
+  low.extra_pod_spec = "nodeSelector: {pool: a}";
+  EXPECT_EQ(Only(LintYaml(std::string(kBase) + kHighPreempting + nodes + PyTorchJob(high) + PyTorchJob(low)),
+                 "mixed-pod-priority-classes")
+                .size(),
+            1u);
+}
+
+// ---- rule 4 ------------------------------------------------------------------------------
+
+TEST(LintTest, PriorityOrderMismatch) {
+  const std::string classes = R"(
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: pod-high}
+value: 1000
+preemptionPolicy: Never
+)";
+  JobSpec a{.name = "kueue-first"};  // kueue-high, pod class 0
+  JobSpec b{.name = "pods-first",
+            .labels = "kueue.x-k8s.io/queue-name: training-queue, kueue.x-k8s.io/priority-class: kueue-low",
+            .pod_class = "pod-high"};
+  auto f = Only(LintYaml(std::string(kBase) + classes + PyTorchJob(a) + PyTorchJob(b)), "priority-order-mismatch");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity, Severity::kWarning);
+  EXPECT_EQ(f[0].object.name, "kueue-first");
+  EXPECT_THAT(f[0].message, HasSubstr("workload priority 100 from WorkloadPriorityClass \"kueue-high\" > 0"));
+  // Negative: the same pod class for both.
+  b.pod_class = "pytorchjob-zero-priority";
+  EXPECT_THAT(Only(LintYaml(std::string(kBase) + classes + PyTorchJob(a) + PyTorchJob(b)), "priority-order-mismatch"),
+              IsEmpty());
+}
+
+// ---- rule 5 ------------------------------------------------------------------------------
+
+constexpr char kTwoGpuNodes[] = R"(
+---
+apiVersion: v1
+kind: Node
+metadata: {name: node-0}
+status: {allocatable: {cpu: "8", nvidia.com/gpu: "8"}}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: node-1}
+status: {allocatable: {cpu: "8", nvidia.com/gpu: "8"}}
+)";
+
+TEST(LintTest, QuotaExceedsNodeAllocatable) {
+  std::string base(kBase);
+  std::string over = base;
+  over.replace(over.find("nominalQuota: 16"), 16, "nominalQuota: 20");
+  auto f = Only(LintYaml(over + kTwoGpuNodes), "quota-exceeds-node-allocatable");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].object.name, "gpu-cluster-queue");
+  EXPECT_EQ(f[0].field, "spec.resourceGroups[0].flavors[0].resources[0].nominalQuota");
+  EXPECT_THAT(f[0].message, HasSubstr("nominalQuota 20 nvidia.com/gpu of flavor \"gpu-flavor\" is above the 16"));
+  EXPECT_THAT(f[0].message, HasSubstr("(node-0, node-1)"));
+  EXPECT_THAT(f[0].message, HasSubstr("4 GPUs of quota"));
+  EXPECT_THAT(f[0].fix, HasSubstr("at most 16"));
+  // Negative: equal to the nodes, and unknown nodes.
+  EXPECT_THAT(Only(LintYaml(base + kTwoGpuNodes), "quota-exceeds-node-allocatable"), IsEmpty());
+  EXPECT_THAT(Only(LintYaml(over), "quota-exceeds-node-allocatable"), IsEmpty());
+}
+
+// ---- rule 6 ------------------------------------------------------------------------------
+
+TEST(LintTest, MissingResourceFlavor) {
+  std::string typo(kBase);
+  typo.replace(typo.find("- name: gpu-flavor"), 18, "- name: gpu-flavour");
+  auto f = Only(LintYaml(typo), "missing-resource-flavor");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].field, "spec.resourceGroups[0].flavors[0].name");
+  EXPECT_THAT(f[0].message, HasSubstr("ResourceFlavor \"gpu-flavour\" does not exist (did you mean \"gpu-flavor\"?)"));
+  EXPECT_THAT(f[0].message, HasSubstr("inactive"));
+  std::string far(kBase);
+  far.replace(far.find("- name: gpu-flavor"), 18, "- name: a100");
+  f = Only(LintYaml(far), "missing-resource-flavor");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_THAT(f[0].message, ::testing::Not(HasSubstr("did you mean")));
+  EXPECT_THAT(Only(LintYaml(kBase), "missing-resource-flavor"), IsEmpty());
+}
+
+// ---- rule 7 ------------------------------------------------------------------------------
+
+TEST(LintTest, QueueNameAsAnnotation) {
+  auto f = Only(LintYaml(std::string(kBase) + PyTorchJob({.labels = "",
+                                                           .annotations = "{kueue.x-k8s.io/queue-name: training-queue}"})),
+                "queue-name-label");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].field, "metadata.annotations[kueue.x-k8s.io/queue-name]");
+  EXPECT_THAT(f[0].message, HasSubstr("Kueue reads only the label"));
+}
+
+TEST(LintTest, QueueNameMisspelledKey) {
+  auto f = Only(LintYaml(std::string(kBase) + PyTorchJob({.labels = "kueue.x-k8s.io/queuename: training-queue"})),
+                "queue-name-label");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].field, "metadata.labels[kueue.x-k8s.io/queuename]");
+  EXPECT_THAT(f[0].message, HasSubstr("did you mean \"kueue.x-k8s.io/queue-name\""));
+}
+
+TEST(LintTest, QueueNameMissingLocalQueue) {
+  auto f = Only(LintYaml(std::string(kBase) + PyTorchJob({.labels = "kueue.x-k8s.io/queue-name: training-queu"})),
+                "queue-name-label");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].field, "metadata.labels[kueue.x-k8s.io/queue-name]");
+  EXPECT_THAT(f[0].message, HasSubstr("LocalQueue \"training-queu\" does not exist in namespace \"training\" "
+                                      "(did you mean \"training-queue\"?)"));
+  EXPECT_EQ(f[0].fix, "set kueue.x-k8s.io/queue-name: training-queue");
+  EXPECT_THAT(Only(LintYaml(std::string(kBase) + PyTorchJob({})), "queue-name-label"), IsEmpty());
+}
+
+// ---- rule 8 ------------------------------------------------------------------------------
+
+TEST(LintTest, KueueV1beta1) {
+  const std::string wpc = R"(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: WorkloadPriorityClass
+metadata: {name: old}
+value: 5
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: lossy}
+spec:
+  flavorFungibility: {whenCanBorrow: Borrow}
+)";
+  auto f = Only(LintYaml(wpc), "kueue-v1beta1");
+  ASSERT_EQ(f.size(), 2u);
+  // Sorted: warning (lossy ClusterQueue) before info.
+  EXPECT_EQ(f[0].severity, Severity::kWarning);
+  EXPECT_EQ(f[0].object.name, "lossy");
+  EXPECT_EQ(f[0].object.api_version, "kueue.x-k8s.io/v1beta1");
+  EXPECT_THAT(f[0].message, HasSubstr("loses spec.flavorFungibility.whenCanBorrow"));
+  EXPECT_EQ(f[1].severity, Severity::kInfo);
+  EXPECT_EQ(f[1].object.name, "old");
+  EXPECT_THAT(f[1].message, HasSubstr("only apiVersion changes"));
+  EXPECT_THAT(Only(LintYaml(kBase), "kueue-v1beta1"), IsEmpty());
+}
+
+// ---- rule 9 ------------------------------------------------------------------------------
+
+TEST(LintTest, WithinClusterQueueNever) {
+  JobSpec low{.name = "low",
+              .labels = "kueue.x-k8s.io/queue-name: training-queue, kueue.x-k8s.io/priority-class: kueue-low"};
+  std::string never(kBase);
+  never.replace(never.find("withinClusterQueue: LowerPriority"), 33, "withinClusterQueue: Never");
+  auto f = Only(LintYaml(never + PyTorchJob({.name = "high"}) + PyTorchJob(low)), "within-cluster-queue-never");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity, Severity::kWarning);
+  EXPECT_EQ(f[0].field, "spec.preemption.withinClusterQueue");
+  EXPECT_THAT(f[0].message, HasSubstr("PyTorchJob training/high (WorkloadPriorityClass \"kueue-high\") priority 100, "
+                                      "PyTorchJob training/low (WorkloadPriorityClass \"kueue-low\") priority 0"));
+  // Unset is Never too.
+  std::string unset(kBase);
+  unset.replace(unset.find("preemption: {withinClusterQueue: LowerPriority}"), 47, "");
+  f = Only(LintYaml(unset + PyTorchJob({.name = "high"}) + PyTorchJob(low)), "within-cluster-queue-never");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_THAT(f[0].message, HasSubstr("the default when unset"));
+  // Negative: one priority, or LowerPriority.
+  EXPECT_THAT(Only(LintYaml(never + PyTorchJob({.name = "a"}) + PyTorchJob({.name = "b"})),
+                   "within-cluster-queue-never"),
+              IsEmpty());
+  EXPECT_THAT(Only(LintYaml(std::string(kBase) + PyTorchJob({.name = "high"}) + PyTorchJob(low)),
+                   "within-cluster-queue-never"),
+              IsEmpty());
+}
+
+// ---- rule 10 -----------------------------------------------------------------------------
+
+TEST(LintTest, GracePeriodShorterThanCheckpoint) {
+  auto f = Only(LintYaml(std::string(kBase) + PyTorchJob({.annotations = "{berth.dev/checkpoint-seconds: \"60\"}",
+                                                           .extra_pod_spec = "terminationGracePeriodSeconds: 10"})),
+                "grace-period-shorter-than-checkpoint");
+  ASSERT_EQ(f.size(), 2u);  // Master and Worker templates
+  EXPECT_EQ(f[0].field, "spec.pytorchReplicaSpecs.Master.template.spec.terminationGracePeriodSeconds");
+  EXPECT_EQ(f[1].field, "spec.pytorchReplicaSpecs.Worker.template.spec.terminationGracePeriodSeconds");
+  EXPECT_THAT(f[1].message, HasSubstr("SIGKILL 10 s after SIGTERM"));
+  EXPECT_THAT(f[1].message, HasSubstr("declares 60 s"));
+  EXPECT_THAT(f[1].fix, HasSubstr("terminationGracePeriodSeconds: 60"));
+  // Unset: the default 30 s.
+  f = Only(LintYaml(std::string(kBase) + PyTorchJob({.annotations = "{berth.dev/checkpoint-seconds: \"45\"}"})),
+           "grace-period-shorter-than-checkpoint");
+  ASSERT_EQ(f.size(), 2u);
+  EXPECT_THAT(f[0].message, HasSubstr("the default 30"));
+  // Negative: long enough, or no annotation.
+  EXPECT_THAT(Only(LintYaml(std::string(kBase) + PyTorchJob({.annotations = "{berth.dev/checkpoint-seconds: \"60\"}",
+                                                               .extra_pod_spec = "terminationGracePeriodSeconds: 60"})),
+                   "grace-period-shorter-than-checkpoint"),
+              IsEmpty());
+  // Malformed: a warning.
+  f = Only(LintYaml(std::string(kBase) + PyTorchJob({.annotations = "{berth.dev/checkpoint-seconds: 1m}"})),
+           "grace-period-shorter-than-checkpoint");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity, Severity::kWarning);
+}
+
+// ---- TrainJob: templates from the runtime --------------------------------------------------
+
+TEST(LintTest, TrainJobPodClassFromRuntime) {
+  const std::string yaml = std::string(kBase) + kLowPreempting + R"(
+---
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata: {name: torch}
+spec:
+  mlPolicy: {numNodes: 1, torch: {numProcPerNode: auto}}
+  template:
+    spec:
+      replicatedJobs:
+      - name: node
+        template:
+          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
+          spec:
+            template:
+              spec:
+                priorityClassName: low-priority
+                containers: [{name: node, image: x}]
+---
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: tj, namespace: training, labels: {kueue.x-k8s.io/queue-name: training-queue}}
+spec:
+  runtimeRef: {name: torch}
+  trainer:
+    numNodes: 4
+    resourcesPerNode: {requests: {nvidia.com/gpu: 2}}
+)";
+  auto f = Only(LintYaml(yaml), "pod-preemption-on-training-pods");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].object.kind, "TrainJob");
+  EXPECT_EQ(f[0].field, "spec.runtimeRef");
+  EXPECT_THAT(f[0].message, HasSubstr("in ClusterTrainingRuntime torch spec.template.spec.replicatedJobs[0]"));
+  EXPECT_THAT(f[0].message, HasSubstr("one preempted node pod leaves the other 3 pods of the gang holding 6 GPUs idle"));
+}
+
+// ---- input: live objects, merge, lines -----------------------------------------------------
+
+TEST(LintTest, FilesOverrideLiveObjects) {
+  api::Object live_pc = {{"apiVersion", "scheduling.k8s.io/v1"},
+                         {"kind", "PriorityClass"},
+                         {"metadata", {{"name", "pytorchjob-zero-priority"}}},
+                         {"value", 0}};  // live: PreemptLowerPriority
+  ObjectsByResource live{{api::GroupResource{"scheduling.k8s.io", "priorityclasses"}, {live_pc}}};
+  // Only the job from files: the live class makes it preempting.
+  auto f = LintYaml(PyTorchJob({.labels = ""}), live);
+  EXPECT_THAT(Rules(f), ElementsAre("pod-preemption-on-training-pods PyTorchJob job"));
+  EXPECT_EQ(f[0].object.source, "test.yaml");
+  // The file's class (Never) replaces the live one.
+  EXPECT_THAT(LintYaml(std::string(kBase) + PyTorchJob({}), live), IsEmpty());
+}
+
+TEST(LintTest, SourceLines) {
+  const std::string path = ::testing::TempDir() + "/lint_lines.yaml";
+  {
+    std::ofstream out(path);
+    out << "# comment\n---\n" << std::string(kBase).substr(1) << kLowPreempting << PyTorchJob({.pod_class = "low-priority"});
+  }
+  std::istringstream no_stdin;
+  auto manifests = ReadManifests({path}, no_stdin);
+  ASSERT_TRUE(manifests.ok());
+  auto input = BuildLintInput({}, *manifests, "default");
+  ASSERT_TRUE(input.ok());
+  auto f = Only(Lint(input->view, input->provenance), "pod-preemption-on-training-pods");
+  ASSERT_EQ(f.size(), 1u);
+  // Find the line of the Master's priorityClassName in the file.
+  std::ifstream in(path);
+  std::string line;
+  int n = 0, want = 0;
+  bool in_master = false;
+  while (std::getline(in, line)) {
+    ++n;
+    if (line.find("Master:") != std::string::npos) in_master = true;
+    if (in_master && want == 0 && line.find("priorityClassName") != std::string::npos) want = n;
+  }
+  EXPECT_EQ(f[0].object.source, path);
+  EXPECT_EQ(f[0].object.line, want);
+}
+
+TEST(LintTest, Output) {
+  auto findings = LintYaml(std::string(kBase) + kLowPreempting + PyTorchJob({.pod_class = "low-priority"}));
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_TRUE(HasErrors(findings));
+  api::Object json = FindingsToJson(findings);
+  ASSERT_TRUE(json.is_array());
+  EXPECT_EQ(json[0]["rule"], "pod-preemption-on-training-pods");
+  EXPECT_EQ(json[0]["severity"], "error");
+  EXPECT_EQ(json[0]["object"]["kind"], "PyTorchJob");
+  EXPECT_EQ(json[0]["object"]["namespace"], "training");
+  EXPECT_EQ(json[0]["object"]["apiVersion"], "kubeflow.org/v1");
+  EXPECT_EQ(json[0]["field"], "spec.pytorchReplicaSpecs.Master.template.spec.priorityClassName");
+  std::string text = FindingsToText(findings);
+  EXPECT_THAT(text, HasSubstr("error: pod-preemption-on-training-pods: PyTorchJob training/job (test.yaml)\n"));
+  EXPECT_THAT(text, HasSubstr("\n1 error, 0 warnings, 0 infos\n"));
+  EXPECT_EQ(FindingsToText({}), "No findings.\n");
+  EXPECT_FALSE(HasErrors({}));
+}
+
+TEST(LintTest, EditDistance) {
+  EXPECT_EQ(EditDistance("gpu-flavor", "gpu-flavour"), 1u);
+  EXPECT_EQ(EditDistance("", "abc"), 3u);
+  EXPECT_EQ(EditDistance("kueue.x-k8s.io/queuename", "kueue.x-k8s.io/queue-name"), 1u);
+}
+
+// ---- the examples of the repository --------------------------------------------------------
+
+std::vector<Finding> LintPaths(const std::vector<std::string>& rel) {
+  const char* root = std::getenv("BERTH_SOURCE_DIR");
+  std::vector<std::string> paths;
+  for (const std::string& r : rel) paths.push_back(std::string(root ? root : ".") + "/" + r);
+  std::istringstream no_stdin;
+  auto manifests = ReadManifests(paths, no_stdin);
+  EXPECT_TRUE(manifests.ok()) << manifests.status().message();
+  if (!manifests.ok()) return {};
+  auto input = BuildLintInput({}, *manifests, "default");
+  EXPECT_TRUE(input.ok());
+  return input.ok() ? Lint(input->view, input->provenance) : std::vector<Finding>{};
+}
+
+TEST(LintExamplesTest, TrainerKueueIsClean) {
+  EXPECT_THAT(LintPaths({"examples/trainer-kueue", "examples/trainer-kueue/jobs"}), IsEmpty());
+}
+
+TEST(LintExamplesTest, PriorityPitfallsRecommendedHasOnlyV1beta1Notes) {
+  auto findings = LintPaths({"examples/priority-pitfalls", "examples/priority-pitfalls/jobs"});
+  EXPECT_FALSE(HasErrors(findings));
+  // The seed writes Kueue v1beta1: one info per Kueue object, nothing else.
+  EXPECT_THAT(Rules(findings),
+              ElementsAre("kueue-v1beta1 ClusterQueue gpu-cluster-queue", "kueue-v1beta1 LocalQueue training-queue",
+                          "kueue-v1beta1 ResourceFlavor gpu-flavor", "kueue-v1beta1 WorkloadPriorityClass kueue-high",
+                          "kueue-v1beta1 WorkloadPriorityClass kueue-low",
+                          "kueue-v1beta1 WorkloadPriorityClass kueue-medium"));
+  for (const Finding& f : findings) EXPECT_EQ(f.severity, Severity::kInfo) << f.object.name;
+}
+
+TEST(LintExamplesTest, PriorityPitfallsTrap) {
+  auto findings = LintPaths({"examples/priority-pitfalls", "examples/priority-pitfalls/pitfall"});
+  std::vector<Finding> errors;
+  for (const Finding& f : findings) {
+    if (f.severity == Severity::kError) errors.push_back(f);
+  }
+  EXPECT_THAT(Rules(errors), ElementsAre("mixed-pod-priority-classes PyTorchJob low-priority-train",
+                                         "pod-preemption-on-training-pods PyTorchJob high-priority-train",
+                                         "pod-preemption-on-training-pods PyTorchJob low-priority-train"));
+  // low-priority-train: Master 1 + Worker 3 x 4 GPUs (limits only, as the seed writes them).
+  EXPECT_THAT(errors[0].message, HasSubstr("PyTorchJob training/high-priority-train with PriorityClass "
+                                           "\"high-priority\" (value 1000, preemptionPolicy PreemptLowerPriority)"));
+  EXPECT_THAT(errors[0].message, HasSubstr("one preempted worker pod leaves the other 3 pods of the gang holding 12 GPUs idle"));
+  EXPECT_THAT(errors[0].object.source, HasSubstr("pitfall/low-priority-train.yaml"));
+  EXPECT_GT(errors[0].object.line, 0);
+}
+
+}  // namespace
+}  // namespace berth::cli::diagnostics
