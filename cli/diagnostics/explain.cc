@@ -1,6 +1,7 @@
 #include "cli/diagnostics/explain.h"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <optional>
 #include <set>
@@ -883,6 +884,66 @@ StatusOr<ExplainReport> Explain(client::Client& client, const std::string& kind,
   auto view = ClusterView::Fetch(client);
   if (!view.ok()) return view.status();
   return Explain(view.value(), kind, ns, name, clock);
+}
+
+namespace {
+
+// %XX escapes of one path segment or query value.
+std::string Unescape(std::string_view in) {
+  std::string out;
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (in[i] == '%' && i + 2 < in.size() && std::isxdigit(static_cast<unsigned char>(in[i + 1])) &&
+        std::isxdigit(static_cast<unsigned char>(in[i + 2]))) {
+      out.push_back(static_cast<char>(std::stoi(std::string(in.substr(i + 1, 2)), nullptr, 16)));
+      i += 2;
+    } else {
+      out.push_back(in[i] == '+' ? ' ' : in[i]);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+StatusOr<ExplainHttpBody> ServeExplain(client::Client& client, const std::string& method, const std::string& target,
+                                       Clock& clock) {
+  if (method != "GET") {
+    return Status(Code::kMethodNotAllowed, "the server does not allow this method on the requested resource");
+  }
+  std::string_view path = target;
+  std::string_view query;
+  if (size_t q = path.find('?'); q != std::string_view::npos) {
+    query = path.substr(q + 1);
+    path = path.substr(0, q);
+  }
+  const Status not_found(Code::kNotFound, "the server could not find the requested resource");
+  const std::string_view prefix = kExplainPathPrefix;
+  if (path.substr(0, prefix.size()) != prefix) return not_found;
+  path.remove_prefix(prefix.size());
+  std::vector<std::string> segs;
+  while (!path.empty()) {
+    if (path.front() == '/') {
+      path.remove_prefix(1);
+      continue;
+    }
+    size_t end = path.find('/');
+    segs.push_back(Unescape(path.substr(0, end)));
+    path = end == std::string_view::npos ? std::string_view() : path.substr(end);
+  }
+  if (segs.size() != 4 || segs[0] != "namespaces") return not_found;
+  std::string output = "json";
+  while (!query.empty()) {
+    size_t amp = query.find('&');
+    std::string_view kv = query.substr(0, amp);
+    query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
+    if (kv.substr(0, 7) == "output=") output = Unescape(kv.substr(7));
+  }
+  if (output != "json" && output != "text") {
+    return Status(Code::kBadRequest, "unknown output \"" + output + "\": must be json or text");
+  }
+  BERTH_ASSIGN_OR_RETURN(ExplainReport report, Explain(client, segs[2], segs[1], segs[3], clock));
+  if (output == "text") return ExplainHttpBody{"text/plain; charset=utf-8", report.ToText()};
+  return ExplainHttpBody{"application/json", report.ToJson().dump() + "\n"};
 }
 
 }  // namespace berth::cli::diagnostics

@@ -117,4 +117,21 @@ StatusOr<ExplainReport> Explain(client::Client& client, const std::string& kind,
 StatusOr<ExplainReport> Explain(const ClusterView& view, const std::string& kind, const std::string& ns,
                                 const std::string& name, Clock& clock);
 
+// The HTTP form, served by `berth server` (cmd/berth) for any client:
+//   GET /berth/v1/explain/namespaces/{ns}/{resource}/{name}[?output=json|text]
+// {resource} is any kind name Explain accepts ("trainjobs", "jobs",
+// "workloads", "pods", ...). The body is ExplainReport::ToJson()
+// (application/json, the default) or ToText() (text/plain; charset=utf-8).
+// Errors (the caller writes them as a metav1.Status): kMethodNotAllowed for
+// another method; kNotFound `the server could not find the requested
+// resource` for another path shape; kBadRequest for an unknown output;
+// Explain's errors otherwise.
+inline constexpr char kExplainPathPrefix[] = "/berth/v1/explain";
+struct ExplainHttpBody {
+  std::string content_type;
+  std::string body;
+};
+StatusOr<ExplainHttpBody> ServeExplain(client::Client& client, const std::string& method, const std::string& target,
+                                       Clock& clock);
+
 }  // namespace berth::cli::diagnostics

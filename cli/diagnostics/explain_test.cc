@@ -338,3 +338,36 @@ TEST_F(ExplainTest, Errors) {
 
 }  // namespace
 }  // namespace berth::cli::diagnostics
+
+namespace berth::cli::diagnostics {
+namespace {
+
+TEST_F(ExplainTest, HttpFormServesJsonByDefaultAndTextOnRequest) {
+  Queues("5");
+  api::Object j = Job("train-1", "4");
+  Workload(j, "4", false);
+  auto json_body = ServeExplain(client_, "GET", "/berth/v1/explain/namespaces/team-a/jobs/train-1", clock_);
+  ASSERT_TRUE(json_body.ok()) << json_body.status().ToString();
+  EXPECT_EQ(json_body->content_type, "application/json");
+  nlohmann::json parsed = nlohmann::json::parse(json_body->body);
+  EXPECT_EQ(parsed["layer"], "NotAdmitted");
+  EXPECT_EQ(parsed["namespace"], "team-a");
+  EXPECT_EQ(parsed["name"], "train-1");
+
+  auto text = ServeExplain(client_, "GET", "/berth/v1/explain/namespaces/team-a/jobs/train-1?output=text", clock_);
+  ASSERT_TRUE(text.ok());
+  EXPECT_EQ(text->content_type, "text/plain; charset=utf-8");
+  EXPECT_THAT(text->body, ::testing::StartsWith("Job team-a/train-1: NotAdmitted\n"));
+
+  auto bad_path = ServeExplain(client_, "GET", "/berth/v1/explain/namespaces/team-a/jobs", clock_);
+  EXPECT_EQ(bad_path.status().code(), Code::kNotFound);
+  auto bad_method = ServeExplain(client_, "POST", "/berth/v1/explain/namespaces/team-a/jobs/train-1", clock_);
+  EXPECT_EQ(bad_method.status().code(), Code::kMethodNotAllowed);
+  auto bad_output = ServeExplain(client_, "GET", "/berth/v1/explain/namespaces/team-a/jobs/train-1?output=yaml", clock_);
+  EXPECT_EQ(bad_output.status().code(), Code::kBadRequest);
+  auto missing = ServeExplain(client_, "GET", "/berth/v1/explain/namespaces/team-a/jobs/nope", clock_);
+  EXPECT_EQ(missing.status().message(), "jobs.batch \"nope\" not found");
+}
+
+}  // namespace
+}  // namespace berth::cli::diagnostics
