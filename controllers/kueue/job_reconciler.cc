@@ -7,6 +7,7 @@
 
 #include "controllers/common/conditions.h"
 #include "controllers/kueue/decoder.h"
+#include "controllers/kueue/workload_lifecycle.h"
 #include "controllers/kueue/workload_status.h"
 
 namespace berth::controllers::kueue {
@@ -45,12 +46,14 @@ client::ObjectPtr FindWorkload(KueueCache& cache, const api::Object& job) {
 }  // namespace
 
 JobReconciler::JobReconciler(client::Client& client, client::SharedInformerFactory& factory, KueueCache& cache,
-                             EventRecorder& recorder, Clock& clock, std::unique_ptr<JobIntegration> integration)
+                             EventRecorder& recorder, Clock& clock, std::unique_ptr<JobIntegration> integration,
+                             JobReconcilerOptions options)
     : client_(client),
       cache_(cache),
       recorder_(recorder),
       clock_(clock),
       integration_(std::move(integration)),
+      options_(options),
       jobs_(&factory.ForResource(integration_->Resource())) {}
 
 std::string JobReconciler::WorkloadName(const std::string& job_name, const api::GroupVersionKind& kind) {
@@ -127,8 +130,9 @@ Status JobReconciler::Reconcile(const std::string& key) {
   const api::Object& obj = job->object();
   const Time now = clock_.Now();
 
-  // 1. Only the label makes a job managed.
-  if (Label(obj, kQueueNameLabel).empty()) {
+  // 1. Only the label makes a job managed (or manageJobsWithoutQueueName).
+  const bool unmanaged_namespace = api::Namespace(obj) == "kube-system" || api::Namespace(obj) == "kueue-system";
+  if (Label(obj, kQueueNameLabel).empty() && (!options_.manage_jobs_without_queue_name || unmanaged_namespace)) {
     if (auto ann = Annotation(obj, kQueueNameLabel); ann && !ann->empty()) {
       bool first;
       {
@@ -183,6 +187,16 @@ Status JobReconciler::Reconcile(const std::string& key) {
       return Status::Ok();
     }
     return Status::Ok();
+  }
+
+  // waitForPodsReady: the PodsReady condition follows the job's pods.
+  if (options_.wait_for_pods_ready) {
+    const Condition ready = PodsReadyCondition(wl, job->PodsReady());
+    const api::Object* cur = FindCondition(wl, "PodsReady");
+    if (!cur || cur->value("status", "") != ready.status || cur->value("reason", "") != ready.reason) {
+      SetCondition(&wl, ready, now);
+      return UpdateWorkloadStatus(wl);
+    }
   }
 
   const bool holds_quota = IsConditionTrue(wl, "QuotaReserved");

@@ -48,10 +48,23 @@
 
 namespace berth::controllers::kueue {
 
+struct JobReconcilerOptions {
+  // waitForPodsReady enabled: the Workload's PodsReady condition follows the
+  // job (workload_lifecycle.h PodsReadyCondition), written before anything
+  // else once the job has a Workload (Kueue reconciler step 5).
+  bool wait_for_pods_ready = false;
+  // manageJobsWithoutQueueName: a job without the queue-name label is managed
+  // too (its Workload has an empty queueName and waits "LocalQueue  doesn't
+  // exist"), except in kube-system and kueue-system (Kueue's default
+  // managedJobsNamespaceSelector).
+  bool manage_jobs_without_queue_name = false;
+};
+
 class JobReconciler {
  public:
   JobReconciler(client::Client& client, client::SharedInformerFactory& factory, KueueCache& cache,
-                EventRecorder& recorder, Clock& clock, std::unique_ptr<JobIntegration> integration);
+                EventRecorder& recorder, Clock& clock, std::unique_ptr<JobIntegration> integration,
+                JobReconcilerOptions options = {});
 
   const JobIntegration& integration() const { return *integration_; }
   client::Informer& jobs() { return *jobs_; }
@@ -73,6 +86,7 @@ class JobReconciler {
   EventRecorder& recorder_;
   Clock& clock_;
   std::unique_ptr<JobIntegration> integration_;
+  const JobReconcilerOptions options_;
   client::Informer* jobs_;
   std::mutex mu_;
   std::set<std::string> warned_;  // job uids warned about the annotation

@@ -6,6 +6,7 @@
 #include "controllers/common/conditions.h"
 #include "controllers/kueue/decoder.h"
 #include "controllers/kueue/queue_status.h"
+#include "controllers/kueue/workload_lifecycle.h"
 #include "controllers/kueue/workload_status.h"
 #include "core/logging.h"
 
@@ -74,7 +75,9 @@ ReconcileLoop& KueueController::AddQueue(const std::string& name, ReconcileFunc 
 }
 
 void KueueController::AddJobIntegration(std::unique_ptr<JobIntegration> integration) {
-  auto rec = std::make_unique<JobReconciler>(client_, factory_, cache_, recorder_, clock_, std::move(integration));
+  auto rec = std::make_unique<JobReconciler>(
+      client_, factory_, cache_, recorder_, clock_, std::move(integration),
+      JobReconcilerOptions{options_.config.wait_for_pods_ready.enabled, options_.config.manage_jobs_without_queue_name});
   JobReconciler* r = rec.get();
   ReconcileLoop& loop = AddQueue(r->integration().Name(), [r](const std::string& k) { return r->Reconcile(k); });
   loop.Watch(r->jobs(), ObjectKey());
@@ -245,12 +248,21 @@ Status KueueController::ReconcileWorkload(const std::string& key) {
     return Status::Ok();
   }
   api::Object wl = *obj;
+  // Kueue's time-driven steps first: deactivation, requeue backoff, PodsReady
+  // timeout (workload_lifecycle.h); one write per reconcile.
+  if (LifecycleStep step = NextLifecycleStep(wl, options_.config.wait_for_pods_ready, now);
+      step.kind != LifecycleStep::Kind::kNone) {
+    return ApplyLifecycleStep(step);
+  } else if (step.recheck_after > Duration::zero()) {
+    wl_queue_->queue().AddAfter(key, step.recheck_after);
+  }
   std::string pending_reason, pending_message;
   std::string evict_reason, evict_message;
   bool release = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
     admission::Workload w = cache_.Decode(wl);
+    w.queue_order_timestamp = QueueOrderTimestamp(wl, options_.config.wait_for_pods_ready);
     if (auto it = uid_by_key_.find(key); it != uid_by_key_.end() && it->second != w.uid) {
       queues_.DeleteWorkload(it->second);  // recreated under the same name
     }
@@ -266,14 +278,13 @@ Status KueueController::ReconcileWorkload(const std::string& key) {
       queues_.DeleteWorkload(w.uid);
       if (w.state == admission::AdmissionState::kAdmitted && !w.finished) {
         client::ObjectPtr holder = cache_.cluster_queues().GetIndexer().Get(w.cluster_queue);
-        if (!w.active) {
-          evict_reason = "Deactivated";
-          evict_message = "The workload is deactivated";
-        } else if (holder && holder->contains("spec") &&
-                   DecodeStopPolicy((*holder)["spec"]) == admission::StopPolicy::kHoldAndDrain) {
+        const bool cq_drain = holder && holder->contains("spec") &&
+                              DecodeStopPolicy((*holder)["spec"]) == admission::StopPolicy::kHoldAndDrain;
+        // An inactive workload is evicted by its lifecycle step (workload_lifecycle.h).
+        if (w.active && cq_drain) {
           evict_reason = "ClusterQueueStopped";
           evict_message = "The ClusterQueue is stopped";
-        } else if (lq_drain) {
+        } else if (w.active && lq_drain) {
           evict_reason = "LocalQueueStopped";
           evict_message = "The LocalQueue is stopped";
         }
@@ -325,6 +336,22 @@ Status KueueController::ReconcileWorkload(const std::string& key) {
   if (!pending_reason.empty() && SetPending(&wl, pending_reason, pending_message, now)) {
     return WriteWorkloadStatus(wl);
   }
+  return Status::Ok();
+}
+
+Status KueueController::ApplyLifecycleStep(const LifecycleStep& step) {
+  const api::Object& wl = step.workload;
+  if (step.kind == LifecycleStep::Kind::kUpdateSpec) {
+    BERTH_RETURN_IF_ERROR(client_.Update(kWorkloads.Namespace(api::Namespace(wl)), wl).status());
+  } else {
+    BERTH_RETURN_IF_ERROR(WriteWorkloadStatus(wl));
+  }
+  if (step.requeue_inadmissible) {
+    std::lock_guard<std::mutex> lock(mu_);
+    queues_.QueueAllInadmissibleWorkloads(clock_.Now());
+  }
+  if (!step.event_reason.empty()) recorder_.Event(wl, kEventTypeNormal, step.event_reason, step.event_message);
+  RequestSchedule();
   return Status::Ok();
 }
 
@@ -498,6 +525,23 @@ CycleSummary KueueController::ScheduleOnce() {
           break;
       }
     }
+  }
+  // waitForPodsReady.blockAdmission (Kueue's scheduler waits for
+  // PodsReadyForAllAdmittedWorkloads before each admission): nothing is
+  // admitted while an admitted workload is not PodsReady, and at most one
+  // workload per cycle (the next one waits for it). Held heads go back to the
+  // heap and say why.
+  if (const WaitForPodsReadyConfig& wfpr = options_.config.wait_for_pods_ready;
+      wfpr.enabled && wfpr.block_admission && !admits.empty()) {
+    std::lock_guard<std::mutex> lock(mu_);
+    bool all_ready = true;
+    for (const auto& wl : cache_.ListWorkloads()) all_ready = all_ready && !BlocksAdmission(*wl);
+    const size_t allowed = all_ready ? 1 : 0;
+    for (size_t i = allowed; i < admits.size(); ++i) {
+      queues_.RequeueWorkload(admits[i].head, admission::RequeueReason::kFailedAfterNomination, now);
+      pendings.push_back({admits[i].obj, kWaitingForPodsReadyReason, kWaitingForPodsReadyMessage});
+    }
+    if (admits.size() > allowed) admits.erase(admits.begin() + static_cast<std::ptrdiff_t>(allowed), admits.end());
   }
   for (Admit& a : admits) {
     api::Object wl = *a.obj;

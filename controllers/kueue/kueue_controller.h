@@ -14,7 +14,10 @@
 //                 a HoldAndDrain ClusterQueue ("ClusterQueueStopped") or
 //                 LocalQueue ("LocalQueueStopped") or with spec.active=false
 //                 ("Deactivated"); releases the quota of an evicted Workload no
-//                 job integration owns (it has no pods).
+//                 job integration owns (it has no pods). Before all that,
+//                 Kueue's time-driven steps (workload_lifecycle.h):
+//                 deactivation, requeue backoff, PodsReady timeout, each
+//                 rechecked on the Clock when it is due.
 //   ClusterQueue  (name)     Active condition, counts, flavorsReservation /
 //                 flavorsUsage (queue_status.h); removes the
 //                 kueue.x-k8s.io/resource-in-use finalizer of a deleted
@@ -32,7 +35,9 @@
 // reason/message (written, with a "Pending" Event, only when changed);
 // preemption → each victim Evicted=True "Preempted" + Preempted=True with
 // Kueue's message, Event "Preempted". A failed write forgets the assumption
-// and requeues the workload (Kueue ForgetWorkload).
+// and requeues the workload (Kueue ForgetWorkload). With waitForPodsReady
+// blockAdmission, admissions wait while an admitted workload is not
+// PodsReady (QuotaReserved=False "WaitingForPodsReady").
 //
 // Running: Start() starts the informers' consumers — one worker thread per
 // work queue and one scheduler thread that runs a cycle whenever something
@@ -59,15 +64,23 @@
 #include "client/work_queue.h"
 #include "controllers/common/event_recorder.h"
 #include "controllers/common/reconcile_loop.h"
+#include "controllers/kueue/configuration.h"
 #include "controllers/kueue/job_integration.h"
 #include "controllers/kueue/job_reconciler.h"
 #include "controllers/kueue/kueue_cache.h"
+#include "controllers/kueue/workload_lifecycle.h"
 #include "core/clock.h"
 
 namespace berth::controllers::kueue {
 
 struct KueueControllerOptions {
   std::string component = "kueue-admission";  // Event source
+  // Kueue's Configuration (configuration.h): waitForPodsReady (PodsReady
+  // condition, timeout eviction, requeue backoff, deactivation after
+  // backoffLimitCount, blockAdmission: workload_lifecycle.h) and
+  // manageJobsWithoutQueueName. integrations.frameworks is applied by whoever
+  // registers the job integrations (ControllerManager).
+  KueueConfiguration config;
 };
 
 // What a scheduling cycle did (for callers that loop and for tests).
@@ -116,6 +129,8 @@ class KueueController {
   Status ReconcileResourceFlavor(const std::string& name);
 
   Status WriteWorkloadStatus(const api::Object& wl);
+  // Writes a lifecycle step (workload_lifecycle.h) and records its Event.
+  Status ApplyLifecycleStep(const LifecycleStep& step);
   Status RemoveFinalizer(const client::ResourceRef& ref, const api::Object& obj);
 
   client::Client& client_;

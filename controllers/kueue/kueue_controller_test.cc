@@ -21,8 +21,10 @@ const client::GroupVersionResource kEvents{"", "v1", "events"};
 
 class KueueControllerTest : public ::testing::Test {
  protected:
-  KueueControllerTest()
-      : client_(clock_), factory_(client_, clock_, InformerOpts()), ctl_(client_, factory_, clock_) {
+  explicit KueueControllerTest(KueueConfiguration config = {})
+      : client_(clock_),
+        factory_(client_, clock_, InformerOpts()),
+        ctl_(client_, factory_, clock_, {.config = std::move(config)}) {
     ctl_.AddJobIntegration(std::make_unique<BatchJobIntegration>());
     for (client::Informer* inf : ctl_.informers()) inf->Start();
     factory_.Start();
@@ -334,6 +336,87 @@ TEST_F(KueueControllerTest, ResourceInUseFinalizersRemovedWhenNothingUsesThem) {
   Settle();
   EXPECT_EQ(client_.Get(kClusterQueues, "cluster-queue").status().code(), Code::kNotFound);
   EXPECT_EQ(client_.Get(kResourceFlavors, "default-flavor").status().code(), Code::kNotFound);
+}
+
+// waitForPodsReady (Kueue Configuration) through the controllers, on the
+// fake clock: timeout 5 min, backoff base 60 s, deactivation at the second
+// timeout (backoffLimitCount 1), blockAdmission.
+class WaitForPodsReadyTest : public KueueControllerTest {
+ protected:
+  WaitForPodsReadyTest() : KueueControllerTest(Config()) {}
+  static KueueConfiguration Config() {
+    KueueConfiguration c;
+    c.wait_for_pods_ready.enabled = true;
+    c.wait_for_pods_ready.timeout = std::chrono::minutes(5);
+    c.wait_for_pods_ready.block_admission = true;
+    c.wait_for_pods_ready.backoff_limit_count = 1;
+    return c;
+  }
+  std::string Cond(const std::string& job, const char* type, const char* field = "reason") {
+    const api::Object wl = WorkloadOf("team-a", job);
+    const api::Object* c = FindCondition(wl, type);
+    return c ? c->value(field, "") : "<none>";
+  }
+};
+
+TEST_F(WaitForPodsReadyTest, NeverReadyIsEvictedRequeuedAfterBackoffThenDeactivated) {
+  CreateQueues();
+  Create(kJobs, "team-a", Job("stuck", "2"));
+  Create(kJobs, "team-a", Job("next", "2"));
+  Settle();
+  // blockAdmission: "stuck" is admitted and not ready, so "next" waits although it fits.
+  ASSERT_TRUE(IsConditionTrue(WorkloadOf("team-a", "stuck"), "Admitted"));
+  EXPECT_EQ(Cond("stuck", "PodsReady"), "WaitForStart");
+  EXPECT_EQ(Cond("stuck", "PodsReady", "message"), "Not all pods are ready or succeeded");
+  EXPECT_EQ(Cond("next", "QuotaReserved"), "WaitingForPodsReady");
+  EXPECT_EQ(Cond("next", "QuotaReserved", "message"), "waiting for all admitted workloads to be in PodsReady condition");
+  SetJobStatus("team-a", "stuck", {{"active", 1}, {"ready", 0}});
+
+  clock_.Advance(std::chrono::minutes(4));
+  Settle();
+  EXPECT_FALSE(IsConditionTrue(WorkloadOf("team-a", "stuck"), "Evicted"));
+  clock_.Advance(std::chrono::minutes(2));
+  Settle();
+  api::Object wl = WorkloadOf("team-a", "stuck");
+  ASSERT_TRUE(IsConditionTrue(wl, "Evicted")) << wl.dump(2);
+  EXPECT_EQ(Cond("stuck", "Evicted"), "PodsReadyTimeout");
+  EXPECT_EQ(Cond("stuck", "Evicted", "message"), "Exceeded the PodsReady timeout team-a/" + api::Name(wl));
+  EXPECT_EQ(wl["status"]["requeueState"]["count"], 1);
+  EXPECT_EQ(EventsFor("team-a", api::Name(wl), "EvictedDueToPodsReadyTimeout").size(), 1u);
+  EXPECT_EQ(Get(kJobs, "team-a", "stuck")["spec"]["suspend"], true);
+  // Its pod still runs: the quota is kept (berth), "next" still waits.
+  EXPECT_TRUE(IsConditionTrue(wl, "QuotaReserved"));
+
+  SetJobStatus("team-a", "stuck", {{"active", 0}});
+  Settle();
+  EXPECT_EQ(Cond("stuck", "QuotaReserved", "status"), "False");
+  EXPECT_EQ(Cond("stuck", "Requeued", "status"), "False");
+  EXPECT_EQ(Cond("stuck", "Requeued"), "PodsReadyTimeout");
+  // The pod is gone and nothing else blocks: "next" is admitted; "stuck" waits its 60 s backoff.
+  EXPECT_TRUE(IsConditionTrue(WorkloadOf("team-a", "next"), "Admitted"));
+  SetJobStatus("team-a", "next", {{"active", 1}, {"ready", 1}});
+  Settle();
+  EXPECT_EQ(Cond("next", "PodsReady"), "Started");
+  EXPECT_FALSE(IsConditionTrue(WorkloadOf("team-a", "stuck"), "QuotaReserved"));
+
+  clock_.Advance(std::chrono::seconds(61));
+  Settle();
+  // Requeued=True BackoffFinished, then admitted again in the same settle.
+  wl = WorkloadOf("team-a", "stuck");
+  ASSERT_TRUE(IsConditionTrue(wl, "Admitted"));
+  EXPECT_EQ(wl["status"]["requeueState"], api::Object({{"count", 1}}));
+
+  // Second timeout: backoffLimitCount 1 is exceeded → deactivated.
+  SetJobStatus("team-a", "stuck", {{"active", 1}, {"ready", 0}});
+  clock_.Advance(std::chrono::minutes(6));
+  Settle();
+  wl = WorkloadOf("team-a", "stuck");
+  EXPECT_EQ(wl["spec"]["active"], false);
+  EXPECT_EQ(Cond("stuck", "Evicted"), "Deactivated");
+  EXPECT_EQ(Cond("stuck", "Evicted", "message"),
+            "The workload is deactivated due to exceeding the maximum number of re-queuing retries");
+  EXPECT_EQ(Cond("stuck", "DeactivationTarget"), "<none>");
+  EXPECT_EQ(Get(kJobs, "team-a", "stuck")["spec"]["suspend"], true);
 }
 
 }  // namespace

@@ -1,0 +1,119 @@
+// KueueConfiguration: Kueue's component configuration
+// (config.kueue.x-k8s.io Configuration, apis/config/v1beta2 and v1beta1;
+// kueue.md §3.7), as `berth server --config FILE` reads it.
+//
+// Reading (ParseKueueConfiguration): one YAML (or JSON) document through the
+// project's codec (api/yaml_codec.h), decoded strictly as Kueue's config
+// loader does (serializer.EnableStrict): a field Kueue's types do not have is
+// an error, `strict decoding error: unknown field "waitForPodsReady.foo"`; a
+// field of the wrong JSON type is `json: cannot unmarshal string into Go
+// struct field WaitForPodsReady.waitForPodsReady.blockAdmission of type bool`
+// (shortened by berth to the path and the expected type). Then defaults, then
+// validation with field errors rendered as apimachinery renders them
+// (`waitForPodsReady.requeuingStrategy.backoffBaseSeconds: Invalid value: -1:
+// must be greater than or equal to 0`). Errors are BadRequest Statuses whose
+// message starts with the source name.
+//
+// Applied by berth (everything else Kueue's types accept is read, checked for
+// its JSON shape and reported in `ignored`, so a Kueue deployment's
+// controller_manager_config.yaml loads unchanged):
+//   manageJobsWithoutQueueName (default false): a job of a managed kind
+//     without the queue-name label gets a Workload with an empty queueName
+//     (it then waits "LocalQueue  doesn't exist", as in Kueue without a
+//     default LocalQueue).
+//   waitForPodsReady: see WaitForPodsReadyConfig. Enabled:
+//     v1beta1 — `enable: true` (timeout default 5m, blockAdmission default
+//     true, recoveryTimeout default none: Kueue's v1beta1 conversion);
+//     v1beta2 — the section being present, or absent (Kueue HEAD defaults it
+//     on, kueue.md §3.7: timeout 30m, blockAdmission false, recoveryTimeout =
+//     timeout, "0s" disables recovery).
+//   integrations.frameworks: the job kinds Kueue manages. berth implements
+//     batch/job, jobset.x-k8s.io/jobset, kubeflow.org/pytorchjob and
+//     trainer.kubeflow.org/trainjob. Empty → ["batch/job"] (Kueue's default).
+//     Another framework Kueue knows (kubeflow.org/mpijob, pod, ...) is
+//     accepted with a warning (berth has no such kind); an unknown name is a
+//     validation error.
+//   fairSharing: berth implements classical preemption only. Enabled (v1beta1
+//     `enable: true`; v1beta2 the section present) is REJECTED:
+//     `fairSharing: Forbidden: Fair Sharing is not supported by berth
+//     (classical preemption only); remove the fairSharing section`. A v1beta1
+//     `enable: false` section is accepted.
+//   admissionFairSharing: present → rejected likewise.
+//
+// Without --config, berth runs as before: waitForPodsReady disabled, every
+// implemented framework managed, manageJobsWithoutQueueName false
+// (KueueConfiguration{} with DefaultFrameworks()).
+//
+// Thread-safety: plain values; the parser is a pure function.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/clock.h"
+#include "core/status.h"
+
+namespace berth::controllers::kueue {
+
+// requeuingStrategy.timestamp: which time orders a workload evicted by
+// PodsReadyTimeout when it is queued again.
+enum class RequeuingTimestamp {
+  kEviction,  // the Evicted condition's lastTransitionTime (default)
+  kCreation,  // metadata.creationTimestamp
+};
+
+struct WaitForPodsReadyConfig {
+  bool enabled = false;
+  // Admission → PodsReady=True must happen within `timeout`, else the
+  // workload is evicted with reason PodsReadyTimeout.
+  Duration timeout = std::chrono::minutes(5);
+  // PodsReady True→False (a pod failed) must recover within this; nullopt:
+  // no recovery timeout.
+  std::optional<Duration> recovery_timeout;
+  // While an admitted workload is not PodsReady, no other workload is
+  // admitted anywhere ("waiting for all admitted workloads to be in
+  // PodsReady condition").
+  bool block_admission = false;
+  RequeuingTimestamp timestamp = RequeuingTimestamp::kEviction;
+  // Evictions by timeout after which the workload is deactivated
+  // (spec.active=false); nullopt: requeued forever.
+  std::optional<int32_t> backoff_limit_count;
+  int32_t backoff_base_seconds = 60;
+  int32_t backoff_max_seconds = 3600;
+
+  // Kueue's requeue backoff for the n-th requeue (n ≥ 1):
+  // min(base·2^(n−1), max) seconds. Kueue adds a random jitter of at most
+  // 0.01 % (wait.Backoff Jitter 0.0001); berth leaves it out so requeue times
+  // are deterministic.
+  Duration Backoff(int32_t n) const;
+};
+
+struct KueueConfiguration {
+  std::string api_version;  // "config.kueue.x-k8s.io/v1beta2" or ".../v1beta1"; "" = no file
+  bool manage_jobs_without_queue_name = false;
+  WaitForPodsReadyConfig wait_for_pods_ready;
+  // Framework names to manage, in the file's order, only those berth
+  // implements.
+  std::vector<std::string> frameworks = DefaultFrameworks();
+  // Human-readable notes on what was read but is not applied: frameworks
+  // berth does not implement (in the file's order), then top-level sections
+  // ("namespace", "internalCertManagement", ...) in name order.
+  std::vector<std::string> ignored;
+
+  bool Manages(std::string_view framework) const;
+  // Every framework berth implements (the default without --config).
+  static std::vector<std::string> DefaultFrameworks();
+};
+
+// Parses, defaults and validates a Configuration document (see the file
+// comment). `source` names the file in error messages.
+StatusOr<KueueConfiguration> ParseKueueConfiguration(std::string_view text, std::string_view source = "");
+
+// Go's time.ParseDuration as metav1.Duration uses it: "300ms", "1.5h",
+// "2h45m", "0s", "0"; units ns, us, µs, ms, s, m, h; a leading sign.
+// BadRequest `time: invalid duration "x"` otherwise.
+StatusOr<Duration> ParseGoDuration(std::string_view text);
+
+}  // namespace berth::controllers::kueue

@@ -1,0 +1,176 @@
+#include "controllers/kueue/configuration.h"
+
+#include <gtest/gtest.h>
+
+namespace berth::controllers::kueue {
+namespace {
+
+using std::chrono::minutes;
+using std::chrono::seconds;
+
+TEST(ParseGoDuration, GoSyntax) {
+  EXPECT_EQ(ParseGoDuration("5m").value(), minutes(5));
+  EXPECT_EQ(ParseGoDuration("1h30m").value(), minutes(90));
+  EXPECT_EQ(ParseGoDuration("1.5h").value(), minutes(90));
+  EXPECT_EQ(ParseGoDuration("300ms").value(), std::chrono::milliseconds(300));
+  EXPECT_EQ(ParseGoDuration("0").value(), Duration::zero());
+  EXPECT_EQ(ParseGoDuration("0s").value(), Duration::zero());
+  EXPECT_EQ(ParseGoDuration("-2s").value(), seconds(-2));
+  EXPECT_EQ(ParseGoDuration("5").status().message(), "time: missing unit in duration \"5\"");
+  EXPECT_EQ(ParseGoDuration("5d").status().message(), "time: unknown unit \"d\" in duration \"5d\"");
+  EXPECT_EQ(ParseGoDuration("m").status().message(), "time: invalid duration \"m\"");
+}
+
+TEST(KueueConfiguration, V1beta2Defaults) {
+  auto cfg = ParseKueueConfiguration("apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n");
+  ASSERT_TRUE(cfg.ok()) << cfg.status().message();
+  const WaitForPodsReadyConfig& w = cfg.value().wait_for_pods_ready;
+  EXPECT_TRUE(w.enabled);  // Kueue HEAD defaults waitForPodsReady on
+  EXPECT_EQ(w.timeout, minutes(30));
+  EXPECT_EQ(w.recovery_timeout, std::optional<Duration>(minutes(30)));
+  EXPECT_FALSE(w.block_admission);
+  EXPECT_EQ(w.timestamp, RequeuingTimestamp::kEviction);
+  EXPECT_EQ(w.backoff_limit_count, std::nullopt);
+  EXPECT_EQ(w.backoff_base_seconds, 60);
+  EXPECT_EQ(w.backoff_max_seconds, 3600);
+  EXPECT_EQ(cfg.value().frameworks, std::vector<std::string>{"batch/job"});
+  EXPECT_FALSE(cfg.value().manage_jobs_without_queue_name);
+}
+
+TEST(KueueConfiguration, V1beta1EnableAndDefaults) {
+  auto off = ParseKueueConfiguration(
+      "apiVersion: config.kueue.x-k8s.io/v1beta1\nkind: Configuration\nwaitForPodsReady:\n  timeout: 10m\n");
+  ASSERT_TRUE(off.ok()) << off.status().message();
+  EXPECT_FALSE(off.value().wait_for_pods_ready.enabled);
+
+  auto on = ParseKueueConfiguration(
+      "apiVersion: config.kueue.x-k8s.io/v1beta1\nkind: Configuration\nwaitForPodsReady:\n  enable: true\n");
+  ASSERT_TRUE(on.ok()) << on.status().message();
+  EXPECT_TRUE(on.value().wait_for_pods_ready.enabled);
+  EXPECT_EQ(on.value().wait_for_pods_ready.timeout, minutes(5));
+  EXPECT_TRUE(on.value().wait_for_pods_ready.block_admission);  // v1beta1 conversion default
+  EXPECT_EQ(on.value().wait_for_pods_ready.recovery_timeout, std::nullopt);
+}
+
+TEST(KueueConfiguration, FullWaitForPodsReadyAndFrameworks) {
+  auto cfg = ParseKueueConfiguration(R"(apiVersion: config.kueue.x-k8s.io/v1beta2
+kind: Configuration
+namespace: kueue-system
+manageJobsWithoutQueueName: true
+health:
+  healthProbeBindAddress: :8081
+waitForPodsReady:
+  timeout: 2m
+  recoveryTimeout: 0s
+  blockAdmission: true
+  requeuingStrategy:
+    timestamp: Creation
+    backoffLimitCount: 3
+    backoffBaseSeconds: 10
+    backoffMaxSeconds: 100
+integrations:
+  frameworks:
+  - trainer.kubeflow.org/trainjob
+  - kubeflow.org/mpijob
+  - batch/job
+)",
+                                     "kueue.yaml");
+  ASSERT_TRUE(cfg.ok()) << cfg.status().message();
+  const KueueConfiguration& c = cfg.value();
+  EXPECT_TRUE(c.manage_jobs_without_queue_name);
+  EXPECT_EQ(c.wait_for_pods_ready.timeout, minutes(2));
+  EXPECT_EQ(c.wait_for_pods_ready.recovery_timeout, std::nullopt);  // "0s" disables
+  EXPECT_TRUE(c.wait_for_pods_ready.block_admission);
+  EXPECT_EQ(c.wait_for_pods_ready.timestamp, RequeuingTimestamp::kCreation);
+  EXPECT_EQ(c.wait_for_pods_ready.backoff_limit_count, std::optional<int32_t>(3));
+  EXPECT_EQ(c.frameworks, (std::vector<std::string>{"trainer.kubeflow.org/trainjob", "batch/job"}));
+  EXPECT_TRUE(c.Manages("batch/job"));
+  EXPECT_FALSE(c.Manages("jobset.x-k8s.io/jobset"));
+  EXPECT_EQ(c.ignored, (std::vector<std::string>{
+                           "integrations.frameworks: \"kubeflow.org/mpijob\" (berth has no such job kind)",
+                           "health (not applied by berth)", "namespace (not applied by berth)"}));
+  // Backoff: base·2^(n−1), capped.
+  EXPECT_EQ(c.wait_for_pods_ready.Backoff(1), seconds(10));
+  EXPECT_EQ(c.wait_for_pods_ready.Backoff(3), seconds(40));
+  EXPECT_EQ(c.wait_for_pods_ready.Backoff(5), seconds(100));
+}
+
+TEST(KueueConfiguration, StrictDecodingNamesEveryUnknownField) {
+  auto cfg = ParseKueueConfiguration(R"(apiVersion: config.kueue.x-k8s.io/v1beta2
+kind: Configuration
+waitForPodsReady:
+  enable: true
+  requeuingStrategy:
+    backoffLimit: 3
+colour: blue
+)",
+                                     "kueue.yaml");
+  ASSERT_FALSE(cfg.ok());
+  EXPECT_EQ(cfg.status().code(), Code::kBadRequest);
+  // `enable` exists only in v1beta1.
+  EXPECT_EQ(cfg.status().message(),
+            "kueue.yaml: strict decoding error: unknown field \"colour\", unknown field \"waitForPodsReady.enable\", "
+            "unknown field \"waitForPodsReady.requeuingStrategy.backoffLimit\"");
+}
+
+TEST(KueueConfiguration, WrongTypesAndValues) {
+  auto type = ParseKueueConfiguration(
+      "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nwaitForPodsReady:\n  blockAdmission: yes\n");
+  ASSERT_FALSE(type.ok());
+  EXPECT_EQ(type.status().message(),
+            "json: cannot unmarshal string into Go struct field waitForPodsReady.blockAdmission of type bool");
+
+  auto values = ParseKueueConfiguration(R"(apiVersion: config.kueue.x-k8s.io/v1beta2
+kind: Configuration
+waitForPodsReady:
+  timeout: 5x
+  requeuingStrategy:
+    timestamp: Admission
+    backoffBaseSeconds: -1
+integrations:
+  frameworks: [batch/job, batch/job, example.com/thing]
+)");
+  ASSERT_FALSE(values.ok());
+  const std::string& m = values.status().message();
+  EXPECT_NE(m.find("waitForPodsReady.timeout: Invalid value: \"5x\": time: unknown unit \"x\" in duration \"5x\""),
+            std::string::npos)
+      << m;
+  EXPECT_NE(m.find("waitForPodsReady.requeuingStrategy.timestamp: Unsupported value: \"Admission\": supported "
+                   "values: \"Creation\", \"Eviction\""),
+            std::string::npos)
+      << m;
+  EXPECT_NE(m.find("waitForPodsReady.requeuingStrategy.backoffBaseSeconds: Invalid value: -1: must be greater than "
+                   "or equal to 0"),
+            std::string::npos)
+      << m;
+  EXPECT_NE(m.find("integrations.frameworks[1]: Duplicate value: \"batch/job\""), std::string::npos) << m;
+  EXPECT_NE(m.find("integrations.frameworks[2]: Unsupported value: \"example.com/thing\""), std::string::npos) << m;
+}
+
+TEST(KueueConfiguration, FairSharingEnabledIsRejected) {
+  auto v2 = ParseKueueConfiguration(
+      "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nfairSharing:\n  preemptionStrategies: "
+      "[LessThanOrEqualToFinalShare]\n");
+  ASSERT_FALSE(v2.ok());
+  EXPECT_EQ(v2.status().message(),
+            "fairSharing: Forbidden: Fair Sharing is not supported by berth (classical preemption only); remove the "
+            "fairSharing section");
+  auto v1_off = ParseKueueConfiguration(
+      "apiVersion: config.kueue.x-k8s.io/v1beta1\nkind: Configuration\nfairSharing:\n  enable: false\n");
+  EXPECT_TRUE(v1_off.ok()) << v1_off.status().message();
+  auto v1_on = ParseKueueConfiguration(
+      "apiVersion: config.kueue.x-k8s.io/v1beta1\nkind: Configuration\nfairSharing:\n  enable: true\n");
+  EXPECT_FALSE(v1_on.ok());
+}
+
+TEST(KueueConfiguration, WrongKind) {
+  auto cfg = ParseKueueConfiguration("apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\n");
+  ASSERT_FALSE(cfg.ok());
+  EXPECT_EQ(cfg.status().message().rfind("no kind \"ClusterQueue\" is registered for version \"kueue.x-k8s.io/v1beta2\"",
+                                         0),
+            0u)
+      << cfg.status().message();
+}
+
+}  // namespace
+}  // namespace berth::controllers::kueue

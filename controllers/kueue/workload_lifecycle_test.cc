@@ -1,0 +1,175 @@
+// Kueue's workload lifecycle steps (workload_lifecycle.h) on hand-written
+// Workload JSON at fixed times: PodsReady timeout, recovery timeout, requeue
+// backoff, deactivation after backoffLimitCount, reactivation.
+#include "controllers/kueue/workload_lifecycle.h"
+
+#include <gtest/gtest.h>
+
+namespace berth::controllers::kueue {
+namespace {
+
+using std::chrono::minutes;
+using std::chrono::seconds;
+
+const Time kT0 = Time(std::chrono::hours(24 * 365 * 56));  // 2026
+
+api::Object AdmittedWorkload(Time admitted_at) {
+  api::Object wl = {{"apiVersion", "kueue.x-k8s.io/v1beta2"},
+                    {"kind", "Workload"},
+                    {"metadata", {{"name", "wl"}, {"namespace", "team-a"}, {"creationTimestamp", FormatRfc3339(kT0)}}},
+                    {"spec", {{"queueName", "lq"}, {"active", true}}},
+                    {"status", {{"admission", {{"clusterQueue", "cq"}}}}}};
+  SetCondition(&wl, {"QuotaReserved", "True", "QuotaReserved", "Quota reserved in ClusterQueue cq"}, admitted_at);
+  SetCondition(&wl, {"Admitted", "True", "Admitted", "The workload is admitted"}, admitted_at);
+  return wl;
+}
+
+WaitForPodsReadyConfig Config() {
+  WaitForPodsReadyConfig c;
+  c.enabled = true;
+  c.timeout = minutes(5);
+  c.recovery_timeout = minutes(2);
+  c.backoff_base_seconds = 60;
+  c.backoff_max_seconds = 3600;
+  return c;
+}
+
+std::string Cond(const api::Object& wl, const char* type, const char* field) {
+  const api::Object* c = FindCondition(wl, type);
+  return c ? c->value(field, "") : "<none>";
+}
+
+TEST(WorkloadLifecycle, WaitsForTimeoutThenEvictsWithBackoff) {
+  const WaitForPodsReadyConfig cfg = Config();
+  api::Object wl = AdmittedWorkload(kT0);
+
+  LifecycleStep early = NextLifecycleStep(wl, cfg, kT0 + minutes(3));
+  EXPECT_EQ(early.kind, LifecycleStep::Kind::kNone);
+  EXPECT_EQ(early.recheck_after, minutes(2));
+
+  LifecycleStep step = NextLifecycleStep(wl, cfg, kT0 + minutes(5));
+  ASSERT_EQ(step.kind, LifecycleStep::Kind::kUpdateStatus);
+  EXPECT_EQ(Cond(step.workload, "Evicted", "status"), "True");
+  EXPECT_EQ(Cond(step.workload, "Evicted", "reason"), "PodsReadyTimeout");
+  EXPECT_EQ(Cond(step.workload, "Evicted", "message"), "Exceeded the PodsReady timeout team-a/wl");
+  EXPECT_EQ(step.event_reason, "EvictedDueToPodsReadyTimeout");
+  EXPECT_EQ(step.workload["status"]["requeueState"]["count"], 1);
+  EXPECT_EQ(step.workload["status"]["requeueState"]["requeueAt"], FormatRfc3339(kT0 + minutes(6)));
+  EXPECT_EQ(step.workload["status"]["schedulingStats"]["evictions"],
+            api::Object::parse(R"([{"reason": "PodsReadyTimeout", "underlyingCause": "WaitForStart", "count": 1}])"));
+
+  // An evicted workload is not timed out again.
+  EXPECT_EQ(NextLifecycleStep(step.workload, cfg, kT0 + minutes(10)).kind, LifecycleStep::Kind::kNone);
+}
+
+TEST(WorkloadLifecycle, BackoffFinishesAtRequeueAt) {
+  const WaitForPodsReadyConfig cfg = Config();
+  api::Object wl = AdmittedWorkload(kT0);
+  wl = NextLifecycleStep(wl, cfg, kT0 + minutes(5)).workload;
+  // Quota released (pods gone): Requeued=False PodsReadyTimeout, as ReleaseQuota writes.
+  wl["status"].erase("admission");
+  SetCondition(&wl, {"QuotaReserved", "False", "PendingEvaluation", "x"}, kT0 + minutes(5));
+  SetCondition(&wl, {"Admitted", "False", "NoReservation", "The workload has no reservation"}, kT0 + minutes(5));
+  SetCondition(&wl, {"Requeued", "False", "PodsReadyTimeout", "x"}, kT0 + minutes(5));
+
+  LifecycleStep wait = NextLifecycleStep(wl, cfg, kT0 + minutes(5) + seconds(20));
+  EXPECT_EQ(wait.kind, LifecycleStep::Kind::kNone);
+  EXPECT_EQ(wait.recheck_after, seconds(40));
+
+  LifecycleStep done = NextLifecycleStep(wl, cfg, kT0 + minutes(6));
+  ASSERT_EQ(done.kind, LifecycleStep::Kind::kUpdateStatus);
+  EXPECT_TRUE(done.requeue_inadmissible);
+  EXPECT_EQ(Cond(done.workload, "Requeued", "status"), "True");
+  EXPECT_EQ(Cond(done.workload, "Requeued", "reason"), "BackoffFinished");
+  EXPECT_EQ(Cond(done.workload, "Requeued", "message"), "The workload backoff was finished");
+  EXPECT_FALSE(done.workload["status"]["requeueState"].contains("requeueAt"));
+  EXPECT_EQ(done.workload["status"]["requeueState"]["count"], 1);  // the count stays
+}
+
+TEST(WorkloadLifecycle, SecondTimeoutDoublesTheBackoffAndLimitDeactivates) {
+  WaitForPodsReadyConfig cfg = Config();
+  cfg.backoff_limit_count = 2;
+  api::Object wl = AdmittedWorkload(kT0);
+  wl["status"]["requeueState"] = {{"count", 1}};
+  LifecycleStep second = NextLifecycleStep(wl, cfg, kT0 + minutes(5));
+  EXPECT_EQ(second.workload["status"]["requeueState"]["count"], 2);
+  EXPECT_EQ(second.workload["status"]["requeueState"]["requeueAt"], FormatRfc3339(kT0 + minutes(7)));  // 120 s
+
+  wl["status"]["requeueState"] = {{"count", 2}};
+  LifecycleStep limit = NextLifecycleStep(wl, cfg, kT0 + minutes(5));
+  ASSERT_EQ(limit.kind, LifecycleStep::Kind::kUpdateStatus);
+  EXPECT_EQ(Cond(limit.workload, "Evicted", "status"), "<none>");
+  EXPECT_EQ(Cond(limit.workload, "DeactivationTarget", "reason"), "RequeuingLimitExceeded");
+
+  LifecycleStep deactivate = NextLifecycleStep(limit.workload, cfg, kT0 + minutes(5));
+  ASSERT_EQ(deactivate.kind, LifecycleStep::Kind::kUpdateSpec);
+  EXPECT_EQ(deactivate.workload["spec"]["active"], false);
+
+  LifecycleStep evict = NextLifecycleStep(deactivate.workload, cfg, kT0 + minutes(5));
+  ASSERT_EQ(evict.kind, LifecycleStep::Kind::kUpdateStatus);
+  EXPECT_EQ(Cond(evict.workload, "Evicted", "reason"), "Deactivated");
+  EXPECT_EQ(Cond(evict.workload, "Evicted", "message"),
+            "The workload is deactivated due to exceeding the maximum number of re-queuing retries");
+  EXPECT_EQ(evict.event_reason, "EvictedDueToDeactivated");
+  EXPECT_EQ(Cond(evict.workload, "DeactivationTarget", "status"), "<none>");
+  EXPECT_FALSE(evict.workload["status"].contains("requeueState"));
+  EXPECT_EQ(evict.workload["status"]["schedulingStats"]["evictions"],
+            api::Object::parse(R"([{"reason": "Deactivated", "underlyingCause": "RequeuingLimitExceeded", "count": 1}])"));
+}
+
+TEST(WorkloadLifecycle, ReactivationSetsRequeued) {
+  api::Object wl = AdmittedWorkload(kT0);
+  wl["status"].erase("admission");
+  SetCondition(&wl, {"QuotaReserved", "False", "PendingEvaluation", "x"}, kT0);
+  SetCondition(&wl, {"Requeued", "False", "Deactivated", "x"}, kT0);
+  LifecycleStep step = NextLifecycleStep(wl, Config(), kT0 + minutes(1));
+  ASSERT_EQ(step.kind, LifecycleStep::Kind::kUpdateStatus);
+  EXPECT_EQ(Cond(step.workload, "Requeued", "reason"), "Reactivated");
+  EXPECT_EQ(Cond(step.workload, "Requeued", "status"), "True");
+}
+
+TEST(WorkloadLifecycle, RecoveryTimeoutCountsFromPodsReadyFalse) {
+  const WaitForPodsReadyConfig cfg = Config();
+  api::Object wl = AdmittedWorkload(kT0);
+  SetCondition(&wl, PodsReadyCondition(wl, true), kT0 + minutes(1));
+  EXPECT_EQ(Cond(wl, "PodsReady", "reason"), "Started");
+  // Ready: never timed out.
+  EXPECT_EQ(NextLifecycleStep(wl, cfg, kT0 + minutes(60)).recheck_after, Duration::zero());
+
+  const Condition lost = PodsReadyCondition(wl, false);
+  EXPECT_EQ(lost.reason, "WaitForRecovery");
+  EXPECT_EQ(lost.message, "At least one pod has failed, waiting for recovery");
+  SetCondition(&wl, lost, kT0 + minutes(10));
+  EXPECT_EQ(NextLifecycleStep(wl, cfg, kT0 + minutes(11)).recheck_after, minutes(1));
+  LifecycleStep step = NextLifecycleStep(wl, cfg, kT0 + minutes(12));
+  EXPECT_EQ(Cond(step.workload, "Evicted", "reason"), "PodsReadyTimeout");
+  EXPECT_EQ(step.workload["status"]["schedulingStats"]["evictions"][0]["underlyingCause"], "WaitForRecovery");
+
+  EXPECT_EQ(PodsReadyCondition(wl, true).reason, "Recovered");
+  // Without a recovery timeout a WaitForRecovery workload is never evicted.
+  WaitForPodsReadyConfig no_recovery = cfg;
+  no_recovery.recovery_timeout.reset();
+  EXPECT_EQ(NextLifecycleStep(wl, no_recovery, kT0 + minutes(60)).kind, LifecycleStep::Kind::kNone);
+}
+
+TEST(WorkloadLifecycle, DisabledOrNotAdmittedNeverTimesOut) {
+  WaitForPodsReadyConfig off = Config();
+  off.enabled = false;
+  EXPECT_EQ(NextLifecycleStep(AdmittedWorkload(kT0), off, kT0 + minutes(60)).kind, LifecycleStep::Kind::kNone);
+  api::Object pending = AdmittedWorkload(kT0);
+  SetCondition(&pending, {"QuotaReserved", "False", "Pending", "x"}, kT0);
+  EXPECT_EQ(NextLifecycleStep(pending, Config(), kT0 + minutes(60)).kind, LifecycleStep::Kind::kNone);
+  EXPECT_EQ(PodsReadyCondition(pending, true).reason, "WaitForStart");
+}
+
+TEST(WorkloadLifecycle, QueueOrderTimestampFollowsTheStrategy) {
+  WaitForPodsReadyConfig cfg = Config();
+  api::Object wl = NextLifecycleStep(AdmittedWorkload(kT0), cfg, kT0 + minutes(5)).workload;
+  EXPECT_EQ(QueueOrderTimestamp(wl, cfg), kT0 + minutes(5));
+  cfg.timestamp = RequeuingTimestamp::kCreation;
+  EXPECT_EQ(QueueOrderTimestamp(wl, cfg), kT0);
+  EXPECT_TRUE(BlocksAdmission(AdmittedWorkload(kT0)));
+}
+
+}  // namespace
+}  // namespace berth::controllers::kueue
