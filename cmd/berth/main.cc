@@ -3,7 +3,7 @@
 //
 //   berth server --port N --data-dir DIR [--store=sqlite|memory] [--address A]
 //                [--nodes K] [--node-capacity cpu=4,memory=8Gi,nvidia.com/gpu=2]
-//                [--controllers=true|false]
+//                [--controllers=true|false] [--config KUEUE_CONFIG]
 //     Serves the Kubernetes API on A:N (127.0.0.1 by default) over the SQLite
 //     store DIR/berth.db (or memory), writes DIR/kubeconfig (plain HTTP,
 //     current context set) so `KUBECONFIG=DIR/kubeconfig kubectl get cq` works
@@ -15,9 +15,15 @@
 //     The controllers and agents use the in-process client (apiserver/
 //     in_process_client.h), the same client::Client as over HTTP.
 //
+//     --config reads a Kueue Configuration (config.kueue.x-k8s.io/v1beta2 or
+//     v1beta1; controllers/kueue/configuration.h): waitForPodsReady,
+//     integrations.frameworks, manageJobsWithoutQueueName; a malformed or
+//     unknown field stops the server before it listens.
+//
 //   berth agent --kubeconfig F --name NODE --data-dir DIR [--capacity ...] [--address A]
 //     A node agent joining a remote server over HTTP.
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 
 #include <csignal>
 #include <cstdio>
@@ -25,6 +31,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <sstream>
 
 #include "core/logging.h"
 
@@ -42,6 +49,7 @@
 #include "cli/commands.h"
 #include "client/http_client.h"
 #include "client/kubeconfig.h"
+#include "controllers/kueue/configuration.h"
 #include "controllers/manager/controller_manager.h"
 #include "core/clock.h"
 #include "store/memory_store.h"
@@ -58,6 +66,7 @@ struct ServerFlags {
   bool controllers = true;
   int nodes = 1;
   std::string node_capacity;  // "" = this machine's
+  std::string config;         // Kueue Configuration file; "" = none
 };
 
 struct AgentFlags {
@@ -135,6 +144,29 @@ int RunServer(const ServerFlags& flags) {
     return 1;
   }
 
+  berth::controllers::kueue::KueueConfiguration kueue_config;
+  if (!flags.config.empty()) {
+    std::ifstream in(flags.config);
+    std::stringstream text;
+    text << in.rdbuf();
+    if (!in) {
+      std::cerr << "error: cannot read --config " << flags.config << "\n";
+      return 1;
+    }
+    auto parsed = berth::controllers::kueue::ParseKueueConfiguration(text.str(), flags.config);
+    if (!parsed.ok()) {
+      std::cerr << "error: " << parsed.status().message() << "\n";
+      return 1;
+    }
+    kueue_config = std::move(parsed).value();
+    for (const std::string& note : kueue_config.ignored) log->warn("{}: ignored: {}", flags.config, note);
+    const auto& w = kueue_config.wait_for_pods_ready;
+    log->info("{}: {} waitForPodsReady {} (timeout {}s, blockAdmission {}), frameworks [{}]", flags.config,
+              kueue_config.api_version, w.enabled ? "on" : "off",
+              std::chrono::duration_cast<std::chrono::seconds>(w.timeout).count(), w.block_admission,
+              fmt::join(kueue_config.frameworks, ", "));
+  }
+
   std::error_code ec;
   const bool fresh_dir = !std::filesystem::exists(flags.data_dir, ec);
   std::filesystem::create_directories(flags.data_dir, ec);
@@ -200,7 +232,9 @@ int RunServer(const ServerFlags& flags) {
   berth::client::Client& client = *client_ptr;
   std::unique_ptr<berth::controllers::ControllerManager> manager;
   if (flags.controllers) {
-    manager = std::make_unique<berth::controllers::ControllerManager>(client, clock);
+    berth::controllers::ControllerManagerOptions manager_options;
+    manager_options.kueue_config = kueue_config;
+    manager = std::make_unique<berth::controllers::ControllerManager>(client, clock, std::move(manager_options));
     manager->Start();
   }
   auto host_ports = std::make_shared<berth::agent::HostPorts>();
@@ -296,6 +330,8 @@ int main(int argc, char** argv) {
                      "run the controllers (Kueue admission, job kinds, pod placement)");
   server->add_option("--nodes", server_flags.nodes, "embedded node agents (node-0, node-1, ...); 0 = none")
       ->check(CLI::Range(0, 64));
+  server->add_option("--config", server_flags.config,
+                     "Kueue Configuration file (config.kueue.x-k8s.io/v1beta2 or v1beta1 kind Configuration)");
   server->add_option("--node-capacity", server_flags.node_capacity,
                      "capacity of each embedded node, e.g. cpu=8,memory=32Gi,nvidia.com/gpu=8 "
                      "(default: this machine's CPUs, memory and GPUs)");

@@ -48,11 +48,18 @@ ControllerManager::ControllerManager(client::Client& client, Clock& clock, Contr
       factory_(client, clock, options_.informer),
       recorder_(client, clock, "berth-controller-manager") {
   if (options_.run_kueue) {
-    kueue_ = std::make_unique<kueue::KueueController>(client_, factory_, clock_);
-    kueue_->AddJobIntegration(std::make_unique<kueue::BatchJobIntegration>());
-    kueue_->AddJobIntegration(std::make_unique<kueue::TrainJobIntegration>(client_));
-    kueue_->AddJobIntegration(std::make_unique<kueue::PyTorchJobIntegration>(client_));
-    kueue_->AddJobIntegration(std::make_unique<kueue::JobSetIntegration>(client_));
+    kueue::KueueControllerOptions kueue_options;
+    kueue_options.config = options_.kueue_config;
+    kueue_ = std::make_unique<kueue::KueueController>(client_, factory_, clock_, std::move(kueue_options));
+    // integrations.frameworks: a kind not listed is left alone by the queue.
+    std::vector<std::unique_ptr<kueue::JobIntegration>> integrations;
+    integrations.push_back(std::make_unique<kueue::BatchJobIntegration>());
+    integrations.push_back(std::make_unique<kueue::TrainJobIntegration>(client_));
+    integrations.push_back(std::make_unique<kueue::PyTorchJobIntegration>(client_));
+    integrations.push_back(std::make_unique<kueue::JobSetIntegration>(client_));
+    for (auto& integration : integrations) {
+      if (options_.kueue_config.Manages(integration->Name())) kueue_->AddJobIntegration(std::move(integration));
+    }
   }
   if (options_.run_scheduler) {
     scheduler_ = std::make_unique<scheduler::SchedulerController>(client_, factory_, clock_);

@@ -5,8 +5,10 @@
 // shared by all controllers) and runs:
 //   - KueueController (controllers/kueue): Workload, ClusterQueue, LocalQueue,
 //     ResourceFlavor reconcilers and the admission scheduler, with the job
-//     integrations batch/v1 Job, TrainJob, JobSet and PyTorchJob (Kueue's
-//     manageJobsWithoutQueueName=false: only jobs with the queue-name label);
+//     integrations batch/v1 Job, TrainJob, JobSet and PyTorchJob that
+//     options.kueue_config.frameworks lists (all four by default; Kueue's
+//     manageJobsWithoutQueueName=false unless configured: only jobs with the
+//     queue-name label);
 //   - the job-kind reconcilers, each a ReconcileLoop (reconcile_loop.h) with
 //     options.workers workers:
 //       Job         ← jobs, pods (controller owner Job)
@@ -33,6 +35,7 @@
 #include "client/informer.h"
 #include "controllers/common/event_recorder.h"
 #include "controllers/common/reconcile_loop.h"
+#include "controllers/kueue/configuration.h"
 #include "controllers/nodelifecycle/node_lifecycle_controller.h"
 #include "core/clock.h"
 
@@ -66,6 +69,10 @@ struct ControllerManagerOptions {
   bool run_node_lifecycle = true;
   nodelifecycle::NodeLifecycleOptions node_lifecycle;
   client::InformerOptions informer;
+  // Kueue's Configuration (`berth server --config`): waitForPodsReady,
+  // manageJobsWithoutQueueName, and integrations.frameworks — only the listed
+  // job kinds get a Kueue job reconciler (the default: all four).
+  kueue::KueueConfiguration kueue_config;
 };
 
 class ControllerManager {

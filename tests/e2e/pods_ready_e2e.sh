@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# Kueue's waitForPodsReady through `berth server --config` and the real kubectl:
+#  (a) a Configuration with an unknown field stops the server with the field named;
+#  (b) node allocatable cpu 2, ClusterQueue nominalQuota 8: a 4-cpu Job is admitted but
+#      its pod can never be placed, so PodsReady stays False; after the 3 s timeout the
+#      Workload is evicted with reason PodsReadyTimeout ("Exceeded the PodsReady timeout
+#      team-a/<workload>", Event EvictedDueToPodsReadyTimeout), the Job is suspended,
+#      requeueState.count is 1, and after the 1 s backoff (Requeued BackoffFinished) it is
+#      admitted again; at the second timeout backoffLimitCount 1 deactivates it
+#      (spec.active false, Evicted reason Deactivated).
+#  (c) a fitting 1-cpu Job reaches PodsReady=True (reason Started) and is never evicted.
+# Usage: pods_ready_e2e.sh <berth binary>     Exit: 0 pass, 1 fail, 77 skip (no kubectl).
+set -uo pipefail
+BERTH=${1:?berth binary}
+KUBECTL=${KUBECTL:-/usr/bin/kubectl}
+[ -x "$KUBECTL" ] || { echo "SKIP: $KUBECTL not found"; exit 77; }
+source "$(dirname "$0")/lib.sh"
+e2e_init pods-ready
+fail() { echo "FAIL: $*"; FAILURES=$((FAILURES + 1)); }
+wait_until() {  # wait_until TIMEOUT COMMAND...: true once COMMAND succeeds within TIMEOUT seconds
+  local t=$1; shift
+  for _ in $(seq 1 $((t * 5))); do "$@" >/dev/null 2>&1 && return 0; sleep 0.2; done
+  return 1
+}
+wl_of() { "$KUBECTL" get workloads -n team-a -l "kueue.x-k8s.io/job-uid=$("$KUBECTL" get job -n team-a "$1" -o jsonpath='{.metadata.uid}')" -o jsonpath='{.items[0].metadata.name}'; }
+cond() {  # cond WORKLOAD TYPE FIELD
+  "$KUBECTL" get workload -n team-a "$1" -o jsonpath="{.status.conditions[?(@.type==\"$2\")].$3}"
+}
+cond_is() { [ "$(cond "$1" "$2" "$3")" = "$4" ]; }
+
+# ---- (a) strict decoding ------------------------------------------------------------
+cat >"$WORK/bad.yaml" <<'EOF'
+apiVersion: config.kueue.x-k8s.io/v1beta2
+kind: Configuration
+waitForPodsReady:
+  timout: 3s
+EOF
+out=$("$BERTH" server --port 0 --data-dir "$WORK/bad-data" --config "$WORK/bad.yaml" 2>&1)
+rc=$?
+[ $rc -ne 0 ] || fail "a bad --config must stop the server"
+[ "$out" = "error: $WORK/bad.yaml: strict decoding error: unknown field \"waitForPodsReady.timout\"" ] ||
+  fail "bad config message: $out"
+
+# ---- (b) never ready: evicted, requeued after backoff, then deactivated -----------------
+cat >"$WORK/kueue.yaml" <<'EOF'
+apiVersion: config.kueue.x-k8s.io/v1beta2
+kind: Configuration
+waitForPodsReady:
+  timeout: 3s
+  blockAdmission: false
+  requeuingStrategy:
+    timestamp: Eviction
+    backoffLimitCount: 1
+    backoffBaseSeconds: 1
+    backoffMaxSeconds: 10
+integrations:
+  frameworks: [batch/job]
+EOF
+e2e_start_server --nodes 1 --node-capacity cpu=2,memory=8Gi --config "$WORK/kueue.yaml"
+wait_until 20 "$KUBECTL" wait --for=condition=Ready node/node-0 --timeout=1s || fail "node-0 not Ready"
+"$KUBECTL" apply -f - >/dev/null <<'EOF'
+apiVersion: v1
+kind: Namespace
+metadata: {name: team-a}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: default-flavor}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: cluster-queue}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - name: default-flavor
+      resources: [{name: cpu, nominalQuota: 8}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: user-queue, namespace: team-a}
+spec: {clusterQueue: cluster-queue}
+EOF
+job() {  # job NAME CPU
+  cat <<EOF
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: $1
+  namespace: team-a
+  labels: {kueue.x-k8s.io/queue-name: user-queue}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      terminationGracePeriodSeconds: 1
+      containers:
+      - name: main
+        image: busybox
+        command: [/bin/sh, -c, 'sleep 600']
+        resources: {requests: {cpu: "$2"}}
+EOF
+}
+job too-big 4 | "$KUBECTL" apply -f - >/dev/null
+wait_until 20 wl_of too-big || fail "no Workload for too-big"
+WL=$(wl_of too-big)
+wait_until 20 cond_is "$WL" Admitted status True || fail "too-big not admitted"
+wait_until 10 cond_is "$WL" PodsReady reason WaitForStart || fail "PodsReady WaitForStart: $(cond "$WL" PodsReady reason)"
+wait_until 30 cond_is "$WL" Evicted reason PodsReadyTimeout || fail "not evicted by PodsReadyTimeout"
+[ "$(cond "$WL" Evicted message)" = "Exceeded the PodsReady timeout team-a/$WL" ] ||
+  fail "eviction message: $(cond "$WL" Evicted message)"
+"$KUBECTL" get events -n team-a --field-selector "involvedObject.name=$WL" -o jsonpath='{.items[*].reason}' |
+  grep -q EvictedDueToPodsReadyTimeout || fail "no EvictedDueToPodsReadyTimeout event"
+[ "$("$KUBECTL" get workload -n team-a "$WL" -o jsonpath='{.status.requeueState.count}')" = 1 ] ||
+  fail "requeueState.count after the first timeout"
+wait_until 20 "$KUBECTL" wait -n team-a job/too-big --for=jsonpath='{.spec.suspend}'=true --timeout=1s ||
+  fail "too-big not suspended"
+# Requeued after the backoff and admitted again, then deactivated at the second timeout.
+wait_until 30 "$KUBECTL" wait -n team-a "workload/$WL" --for=jsonpath='{.spec.active}'=false --timeout=1s ||
+  fail "not deactivated after backoffLimitCount: $("$KUBECTL" get workload -n team-a "$WL" -o yaml)"
+wait_until 10 cond_is "$WL" Evicted reason Deactivated || fail "Evicted reason $(cond "$WL" Evicted reason)"
+[ "$(cond "$WL" Evicted message)" = "The workload is deactivated due to exceeding the maximum number of re-queuing retries" ] ||
+  fail "deactivation message: $(cond "$WL" Evicted message)"
+"$KUBECTL" get events -n team-a --field-selector "involvedObject.name=$WL" -o jsonpath='{.items[*].reason}' |
+  grep -q QuotaReserved || fail "no QuotaReserved event"
+[ "$("$KUBECTL" get events -n team-a --field-selector "involvedObject.name=$WL,reason=QuotaReserved" -o name | wc -l)" -ge 2 ] ||
+  fail "too-big was not admitted a second time after the backoff"
+
+# ---- (c) a job that fits becomes PodsReady and stays admitted ---------------------------
+job fits 1 | "$KUBECTL" apply -f - >/dev/null
+wait_until 20 wl_of fits || fail "no Workload for fits"
+WL2=$(wl_of fits)
+wait_until 30 cond_is "$WL2" PodsReady status True || fail "fits never PodsReady"
+[ "$(cond "$WL2" PodsReady reason)" = Started ] || fail "PodsReady reason $(cond "$WL2" PodsReady reason)"
+sleep 4  # longer than the timeout: a ready workload is never evicted
+cond_is "$WL2" Evicted status True && fail "a ready workload was evicted"
+e2e_stop_server
+
+[ "$FAILURES" -eq 0 ] && echo "PASS" || echo "$FAILURES failure(s)"
+[ "$FAILURES" -eq 0 ]
