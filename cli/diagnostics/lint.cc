@@ -411,8 +411,9 @@ class Linter {
     admission::Amount total = 0;
     for (const PodGroup& g : job.groups) total += (rid < 0 ? 0 : g.decoded.requests.Get(rid)) * g.count;
     admission::Amount idle = total - (rid < 0 ? 0 : victim->decoded.requests.Get(rid));
-    return "one preempted " + victim->name + " pod leaves the other " + std::to_string(job.gang - 1) +
-           " pods of the gang holding " + AmountText(resource, idle) + " idle";
+    const int64_t rest = job.gang - 1;
+    return "one preempted " + victim->name + " pod leaves the other " + std::to_string(rest) +
+           (rest == 1 ? " pod" : " pods") + " of the gang holding " + AmountText(resource, idle) + " idle";
   }
 
   // ---- rules 1 and 2: pod-level preemption ---------------------------------------------
@@ -482,8 +483,8 @@ class Linter {
       std::string list;
       for (const std::string& b : by) list += (list.empty() ? "" : "; ") + b;
       Add("mixed-pod-priority-classes", Severity::kError, *victim.object, victim.FieldOf(*low, "priorityClassName"),
-          "the " + low->name + " pods of this job (" + Describe(low->pod_class) + ")" +
-              victim.Where(*low, "priorityClassName") + " share nodes with pods of a higher PriorityClass that may "
+          "the " + low->name + " pods of this job, with " + Describe(low->pod_class) +
+              victim.Where(*low, "priorityClassName") + ", share nodes with pods of a higher PriorityClass that may "
               "preempt them one at a time: " + list + "; " + GangCost(victim),
           "give every training job the same PriorityClass (value 0, preemptionPolicy: Never, e.g. "
           "pytorchjob-zero-priority) and order jobs with the kueue.x-k8s.io/priority-class label instead");

@@ -35,6 +35,18 @@ kind: PriorityClass
 metadata: {name: low-priority}
 value: 0
 ---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: pod-high-never}
+value: 1000
+preemptionPolicy: Never
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: default-priority}
+value: 100
+globalDefault: true
+---
 apiVersion: kueue.x-k8s.io/v1beta2
 kind: WorkloadPriorityClass
 metadata: {name: kueue-high}
@@ -139,6 +151,37 @@ spec:
           priorityClassName: low-priority
           terminationGracePeriodSeconds: 30
           containers: [{name: pytorch, image: x, command: ["sleep", "600"], resources: {limits: {nvidia.com/gpu: 1}}}]
+---
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata:
+  name: inverted
+  namespace: training
+  labels: {kueue.x-k8s.io/queue-name: training-queue, kueue.x-k8s.io/priority-class: kueue-low}
+spec:
+  runPolicy: {suspend: true}
+  pytorchReplicaSpecs:
+    Worker:
+      replicas: 2
+      template:
+        spec:
+          priorityClassName: pod-high-never
+          containers: [{name: pytorch, image: x, command: ["sleep", "600"], resources: {limits: {nvidia.com/gpu: 1}}}]
+---
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata:
+  name: nodefault
+  namespace: training
+  labels: {kueue.x-k8s.io/queue-name: training-queue, kueue.x-k8s.io/priority-class: kueue-low}
+spec:
+  runPolicy: {suspend: true}
+  pytorchReplicaSpecs:
+    Worker:
+      replicas: 2
+      template:
+        spec:
+          containers: [{name: pytorch, image: x, command: ["sleep", "600"], resources: {limits: {nvidia.com/gpu: 1}}}]
 EOF2
 
 # rules ( "rule kind namespace/name field" ) of a JSON findings file
@@ -148,7 +191,9 @@ for f in json.load(open(sys.argv[1])):
     o=f["object"]; print(f["rule"], o["kind"], (o.get("namespace","")+"/" if o.get("namespace") else "")+o["name"], f.get("field",""))' "$1"
 }
 expect() {  # expect FILE LINE: LINE is one of the findings
-  grep -qxF -- "$2" <(rules "$1") || { fail "missing finding: $2"; rules "$1" | sed 's/^/  got: /'; }
+  local got
+  got=$(rules "$1")
+  grep -qxF -- "$2" <<<"$got" || { fail "missing finding: $2"; sed 's/^/  got: /' <<<"$got"; }
 }
 
 "$BERTH" lint --live -o json >"$WORK/live.json" 2>"$WORK/live.err"
@@ -161,6 +206,8 @@ expect "$WORK/live.json" "quota-exceeds-node-allocatable ClusterQueue gpu-cq spe
 expect "$WORK/live.json" "missing-resource-flavor ClusterQueue typo-cq spec.resourceGroups[0].flavors[0].name"
 expect "$WORK/live.json" "queue-name-label PyTorchJob training/high metadata.annotations[kueue.x-k8s.io/queue-name]"
 expect "$WORK/live.json" "within-cluster-queue-never ClusterQueue gpu-cq spec.preemption.withinClusterQueue"
+expect "$WORK/live.json" "priority-order-mismatch PyTorchJob training/ckpt spec.pytorchReplicaSpecs.Worker.template.spec.priorityClassName"
+expect "$WORK/live.json" "global-default-priority-class PriorityClass default-priority globalDefault"
 expect "$WORK/live.json" "grace-period-shorter-than-checkpoint PyTorchJob training/ckpt spec.pytorchReplicaSpecs.Worker.template.spec.terminationGracePeriodSeconds"
 python3 - "$WORK/live.json" <<'EOF2' || fail "finding texts"
 import json, sys
@@ -177,6 +224,8 @@ r = one("missing-resource-flavor", "typo-cq")
 assert 'did you mean "gpu-flavor"?' in r["message"], r
 assert all(f["severity"] in ("error", "warning", "info") for f in fs)
 assert all("source" not in f["object"] for f in fs), "live objects carry no source"
+g = one("global-default-priority-class", "default-priority")
+assert "PyTorchJob training/nodefault" in g["message"], g
 EOF2
 
 # Text output: the same verdict, a summary line.
@@ -202,7 +251,7 @@ spec:
       - {name: "nvidia.com/gpu", nominalQuota: 8}
 EOF2
 "$BERTH" lint --live -f "$WORK/typo-cq.yaml" -o json >"$WORK/merged.json" 2>&1
-rules "$WORK/merged.json" | grep -q '^missing-resource-flavor' && fail "file did not override the live ClusterQueue"
+grep -q '^missing-resource-flavor' <<<"$(rules "$WORK/merged.json")" && fail "file did not override the live ClusterQueue"
 expect "$WORK/merged.json" "kueue-v1beta1 ClusterQueue typo-cq apiVersion"
 python3 -c 'import json,sys
 f=[x for x in json.load(open(sys.argv[1])) if x["rule"]=="kueue-v1beta1"][0]
@@ -216,6 +265,7 @@ grep -q '^error: ' "$WORK/nope.err" || fail "missing file: no 'error: ' text ($(
 
 # The recommended setup of seed 1 on the server lints clean: remove the traps first.
 "$KUBECTL" delete pytorchjobs -n training --all --wait=true >/dev/null 2>&1 || fail "delete jobs"
+"$KUBECTL" delete priorityclass default-priority >/dev/null 2>&1 || fail "delete the globalDefault class"
 "$KUBECTL" delete clusterqueue gpu-cq typo-cq >/dev/null 2>&1 || fail "delete clusterqueues"
 "$KUBECTL" delete localqueue -n training training-queue >/dev/null 2>&1 || fail "delete localqueue"
 "$KUBECTL" apply -f "$SRC/examples/trainer-kueue/" >"$WORK/apply2.log" 2>&1 || { cat "$WORK/apply2.log"; fail "apply trainer-kueue"; }
