@@ -140,7 +140,14 @@ StatusOr<AdmittedWrite> AdmissionPipeline::Admit(WriteRequest request) const {
     storage_version.compiled.Default(&obj);
   }
 
-  // 5. Generic prepare, then the kind's.
+  // 5. Mutating admission plugins.
+  const bool plugins = strategy != nullptr && request.lookup != nullptr &&
+                       request.operation != Operation::kUpdateStatus;
+  if (plugins) {
+    BERTH_RETURN_IF_ERROR(strategy->Admit(AdmissionAttributes{request.operation, request.old, *request.lookup}, &obj));
+  }
+
+  // 6. Generic prepare, then the kind's.
   const bool status_subresource = storage_version.status_subresource;
   switch (request.operation) {
     case Operation::kCreate: {
@@ -191,10 +198,10 @@ StatusOr<AdmittedWrite> AdmissionPipeline::Admit(WriteRequest request) const {
     }
   }
 
-  // 6. Webhook-style defaulting.
+  // 7. Webhook-style defaulting.
   if (strategy && request.operation != Operation::kUpdateStatus) strategy->Default(&obj);
 
-  // 7. Validation.
+  // 8. Validation.
   FieldErrorList errs;
   NameValidator names = strategy ? NameValidator([strategy](std::string_view name, bool prefix) {
     return strategy->ValidateName(name, prefix);
@@ -215,6 +222,12 @@ StatusOr<AdmittedWrite> AdmissionPipeline::Admit(WriteRequest request) const {
     for (auto& e : more) errs.push_back(std::move(e));
   }
   if (!errs.empty()) return InvalidStatus(def->QualifiedKind(), Name(obj), errs);
+
+  // 9. Validating admission plugins.
+  if (plugins) {
+    BERTH_RETURN_IF_ERROR(
+        strategy->ValidateAdmission(AdmissionAttributes{request.operation, request.old, *request.lookup}, obj));
+  }
 
   out.object = std::move(obj);
   return out;

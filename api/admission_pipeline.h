@@ -17,13 +17,17 @@
 //   3. schema defaulting in the request's version
 //   4. conversion to the storage version (the conversion hook), then pruning and
 //      defaulting with the storage version's schema (silently)
-//   5. generic prepare (see api/strategy.h) then the strategy's PrepareFor*
-//   6. strategy Default (create and update)
-//   7. validation, every error collected: metadata (api/metadata_validation.h, with the
+//   5. with a lookup, create/update: the strategy's Admit (mutating admission plugins,
+//      e.g. Priority on Pods; its error, usually 403 Forbidden, is returned as is)
+//   6. generic prepare (see api/strategy.h) then the strategy's PrepareFor*
+//   7. strategy Default (create and update)
+//   8. validation, every error collected: metadata (api/metadata_validation.h, with the
 //      strategy's name rule; on update name/namespace/uid must not change), schema
 //      (storage version; map keys as `[key]` for built-in kinds, `.key` for CRDs),
 //      strategy Validate*; any error → kInvalid with one cause per error and the message
 //      `<Kind>.<group> "<name>" is invalid: <err>` (several: `[<err1>, <err2>]`).
+//   9. with a lookup, create/update: the strategy's ValidateAdmission (validating
+//      admission plugins, e.g. one globalDefault PriorityClass)
 // Not done here (the API server / store does it): uid, creationTimestamp, resourceVersion,
 // generateName, namespace existence, resourceVersion preconditions.
 //
@@ -36,6 +40,7 @@
 #include <string_view>
 #include <vector>
 
+#include "api/admission_attributes.h"
 #include "api/conversion.h"
 #include "api/object.h"
 #include "api/registry.h"
@@ -43,12 +48,6 @@
 #include "core/status.h"
 
 namespace berth::api {
-
-enum class Operation {
-  kCreate,
-  kUpdate,        // PUT/PATCH of the main resource
-  kUpdateStatus,  // PUT/PATCH of the status subresource
-};
 
 // The fieldValidation query parameter. The API server's default (parameter absent) is Warn.
 enum class FieldValidation { kIgnore, kWarn, kStrict };
@@ -70,6 +69,9 @@ struct WriteRequest {
   Object object;                  // the request body, decoded (JSON or YAML)
   const Object* old = nullptr;    // the stored object (storage version); required for updates
   FieldValidation field_validation = FieldValidation::kWarn;
+  // The cluster state the strategies' admission plugins read (Strategy::Admit,
+  // ValidateAdmission); nullptr skips them (offline admission of a manifest).
+  const ObjectLookup* lookup = nullptr;
 };
 
 struct AdmittedWrite {

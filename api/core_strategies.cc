@@ -2,6 +2,8 @@
 
 #include <memory>
 
+#include "api/priority_admission.h"
+
 namespace berth::api {
 
 namespace {
@@ -41,6 +43,7 @@ class NamespaceStrategy : public Strategy {
 class PodStrategy : public Strategy {
  public:
   void PrepareForCreate(Object* obj) const override { (*obj)["status"] = Object{{"phase", "Pending"}}; }
+  Status Admit(const AdmissionAttributes& attrs, Object* obj) const override { return AdmitPodPriority(attrs, obj); }
 };
 
 }  // namespace

@@ -8,9 +8,10 @@
 //   name: DNS-1123 label.
 // Pod
 //   create: status reset to {phase: Pending} (a client cannot create a running pod).
+//   admission: the Priority plugin (api/priority_admission.h): spec.priority and
+//     spec.preemptionPolicy from the PriorityClass named, or the globalDefault one.
 //
-// Other rules of these kinds (Pod spec immutability, the Priority admission plugin,
-// QoS class) are not here yet.
+// Other rules of these kinds (Pod spec immutability, QoS class) are not here yet.
 //
 // Thread-safety: stateless.
 #pragma once

@@ -3,6 +3,7 @@
 #include "api/core_strategies.h"
 #include "api/kueue_job_webhook.h"
 #include "api/kueue_strategies.h"
+#include "api/priority_admission.h"
 #include "api/trainer_strategies.h"
 #include "core/status.h"
 
@@ -38,6 +39,7 @@ void InstallDefaultStrategies(StrategyRegistry* registry) {
   RegisterKueueStrategies(registry);
   RegisterKueueJobStrategies(registry);
   RegisterTrainerStrategies(registry);
+  RegisterSchedulingStrategies(registry);
 }
 
 }  // namespace berth::api

@@ -24,6 +24,19 @@
 //                  immutability, with the upstream messages and paths
 //                  (`spec.clusterQueue: Invalid value: "b": field is immutable`,
 //                  `spec.value: Forbidden: may not be changed in an update.`).
+// and, around them, the two admission-plugin hooks that may read other stored objects
+// through an ObjectLookup (api/admission_attributes.h; upstream: kube-apiserver's
+// built-in admission plugins with their listers, e.g. Priority):
+//   Admit              mutating admission, on create and update, after schema
+//                      defaulting and conversion and before PrepareFor* (upstream runs
+//                      mutating admission before the registry's BeforeCreate/BeforeUpdate)
+//   ValidateAdmission  validating admission, on create and update, once every
+//                      validation above passed
+// Both run only when the write carries a lookup (WriteRequest.lookup): the API server
+// always passes one; offline admission of a manifest (tests of schemas, resource test
+// data) has no cluster state to read and skips them. Neither runs on status updates
+// (upstream's plugins ignore subresources). Their errors are returned unchanged, usually
+// AdmissionForbidden's 403.
 // Validation returns field errors (api/field_errors.h); the pipeline reports them all
 // together with the schema's errors as one Invalid status.
 //
@@ -41,6 +54,7 @@
 #include <string_view>
 #include <vector>
 
+#include "api/admission_attributes.h"
 #include "api/field_errors.h"
 #include "api/metadata_validation.h"
 #include "api/object.h"
@@ -68,6 +82,12 @@ class Strategy {
   virtual FieldErrorList ValidateUpdate(const Object& obj, const Object& old) const { return {}; }
   virtual FieldErrorList ValidateStatusUpdate(const Object& obj, const Object& old) const {
     return {};
+  }
+
+  // Admission plugins (see above).
+  virtual Status Admit(const AdmissionAttributes& attrs, Object* obj) const { return Status::Ok(); }
+  virtual Status ValidateAdmission(const AdmissionAttributes& attrs, const Object& obj) const {
+    return Status::Ok();
   }
 };
 

@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "api/conversion.h"
+#include "api/priority_admission.h"
 #include "api/yaml_codec.h"
 #include "apiserver/deletion.h"
 #include "apiserver/discovery.h"
@@ -18,6 +19,7 @@
 #include "apiserver/pod_log.h"
 #include "apiserver/request_info.h"
 #include "apiserver/status_response.h"
+#include "apiserver/store_object_lookup.h"
 #include "apiserver/table_convertor.h"
 #include "apiserver/watch_pump.h"
 #include "core/logging.h"
@@ -110,6 +112,7 @@ class ApiServer::Impl {
         pump_(clock, options_.bookmark_interval, 1),
         deleter_(store),
         gc_(registry, store),
+        lookup_(store),
         logs_(store, clock) {
     for (const auto& gv : discovery_.GroupVersions()) {
       for (const auto* def : gv.definitions) {
@@ -135,6 +138,7 @@ class ApiServer::Impl {
 
   HandlerResult Handle(const HttpRequest& req);
   Status EnsureSystemNamespaces();
+  Status EnsureSystemPriorityClasses();
 
   // Registered with RegisterNonResourceHandler, longest prefix first.
   std::vector<std::pair<std::string, NonResourceHandler>> extra_handlers_;
@@ -206,6 +210,8 @@ class ApiServer::Impl {
   WatchPump pump_;
   Deleter deleter_;
   GarbageCollector gc_;
+  // What the strategies' admission plugins read (api/strategy.h Admit).
+  StoreObjectLookup lookup_;
   PodLogServer logs_;
   const api::ResourceDefinition* namespaces_ = nullptr;
   std::map<std::pair<const api::ResourceDefinition*, std::string>, TableConvertor> tables_;
@@ -665,6 +671,7 @@ HttpResponse ApiServer::Impl::Create(const ResourceRequest& r) {
   wr.operation = api::Operation::kCreate;
   wr.object = std::move(body).value();
   wr.field_validation = wopts->field_validation;
+  wr.lookup = &lookup_;
   auto admitted = pipeline_.Admit(std::move(wr));
   if (!admitted.ok()) return Error(r, admitted.status(), name);
   if (wopts->dry_run) return ObjectResponse(r, 201, admitted->object, admitted->warnings);
@@ -686,6 +693,7 @@ HttpResponse ApiServer::Impl::Update(const ResourceRequest& r) {
   wr.object = std::move(body).value();
   wr.old = old->get();
   wr.field_validation = wopts->field_validation;
+  wr.lookup = &lookup_;
   const std::string requested_rv = api::ResourceVersion(wr.object);
   auto admitted = pipeline_.Admit(std::move(wr));
   if (!admitted.ok()) return Error(r, admitted.status());
@@ -726,6 +734,7 @@ HttpResponse ApiServer::Impl::Patch(const ResourceRequest& r) {
       wr.operation = api::Operation::kCreate;
       wr.object = std::move(decoded).value();
       wr.field_validation = wopts->field_validation;
+      wr.lookup = &lookup_;
       auto admitted = pipeline_.Admit(std::move(wr));
       if (!admitted.ok()) return Error(r, admitted.status());
       if (wopts->dry_run) return ObjectResponse(r, 201, admitted->object, admitted->warnings);
@@ -764,6 +773,7 @@ HttpResponse ApiServer::Impl::Patch(const ResourceRequest& r) {
     wr.object = std::move(patched);
     wr.old = &current;
     wr.field_validation = wopts->field_validation;
+    wr.lookup = &lookup_;
     auto admitted = pipeline_.Admit(std::move(wr));
     if (!admitted.ok()) return admitted.status();
     warnings = admitted->warnings;
@@ -882,6 +892,29 @@ Status ApiServer::Impl::EnsureSystemNamespaces() {
   return Status::Ok();
 }
 
+// The system PriorityClasses, as kube-apiserver's
+// scheduling/bootstrap-system-priority-classes post-start hook: created when
+// missing, an existing one left as it is.
+Status ApiServer::Impl::EnsureSystemPriorityClasses() {
+  const api::ResourceDefinition* def = registry_.Find(api::kPriorityClassesResource);
+  if (def == nullptr) return Status::Ok();
+  for (api::Object& pc : api::SystemPriorityClasses()) {
+    const std::string name = api::Name(pc);
+    auto existing = store_.GetShared(store::ObjectKey{def->Resource(), "", name});
+    if (existing.ok()) continue;
+    if (existing.status().code() != Code::kNotFound) return existing.status();
+    api::WriteRequest wr;
+    wr.operation = api::Operation::kCreate;
+    wr.object = std::move(pc);
+    wr.lookup = &lookup_;
+    auto admitted = pipeline_.Admit(std::move(wr));
+    if (!admitted.ok()) return admitted.status().WithContext("creating priorityclass " + name);
+    auto created = store_.Create(def->Resource(), std::move(admitted->object));
+    if (!created.ok() && created.status().code() != Code::kAlreadyExists) return created.status();
+  }
+  return Status::Ok();
+}
+
 // ---------------------------------------------------------------------------
 
 ApiServer::ApiServer(const api::Registry& registry, const api::AdmissionPipeline& pipeline,
@@ -895,6 +928,7 @@ ApiServer::~ApiServer() { Stop(); }
 
 Status ApiServer::Start() {
   BERTH_RETURN_IF_ERROR(impl_->EnsureSystemNamespaces());
+  BERTH_RETURN_IF_ERROR(impl_->EnsureSystemPriorityClasses());
   if (impl_->options().garbage_collector) BERTH_RETURN_IF_ERROR(impl_->gc().Start());
   return impl_->http_->Start();
 }

@@ -164,8 +164,9 @@ bool MatchesNodeSelectorTerms(const std::vector<NodeSelectorTerm>& terms, const 
 // ---------------------------------------------------------------------------
 // Pod
 
-// pod.spec.preemptionPolicy. A pod whose field is absent is treated as
-// PreemptLowerPriority by kube-scheduler; priority_class.h resolves it.
+// pod.spec.preemptionPolicy, written at pod creation by the Priority
+// admission plugin (api/priority_admission.h). A pod whose field is absent is
+// treated as PreemptLowerPriority by kube-scheduler.
 enum class PreemptionPolicy { kPreemptLowerPriority, kNever };
 std::string_view PreemptionPolicyName(PreemptionPolicy p);  // "PreemptLowerPriority", "Never"
 std::optional<PreemptionPolicy> ParsePreemptionPolicy(std::string_view s);

@@ -4,7 +4,6 @@
 // admitted-but-unplaceable job of the Done-when list.
 #include <gtest/gtest.h>
 
-#include "placement/priority_class.h"
 #include "placement/scheduler.h"
 #include "placement/testing/builders.h"
 
@@ -15,34 +14,37 @@ using testing::At;
 using testing::NodeBuilder;
 using testing::PodBuilder;
 
-std::vector<PriorityClass> SeedClasses() {
-  return {
-      {"pytorchjob-zero-priority", 0, false, PreemptionPolicy::kNever},
-      {"low-priority", 0, false, PreemptionPolicy::kPreemptLowerPriority},
-      {"high-priority", 1000, false, PreemptionPolicy::kPreemptLowerPriority},
-  };
-}
+// The seed's PriorityClasses as the Priority admission plugin writes them
+// into pods (spec.priority, spec.preemptionPolicy; api/priority_admission.h
+// resolves them at pod creation, the engine only reads the result).
+struct SeedClass {
+  int32_t value;
+  PreemptionPolicy policy;
+};
+const SeedClass kZeroNever{0, PreemptionPolicy::kNever};                 // pytorchjob-zero-priority
+const SeedClass kLow{0, PreemptionPolicy::kPreemptLowerPriority};        // low-priority
+const SeedClass kHigh{1000, PreemptionPolicy::kPreemptLowerPriority};    // high-priority
+const SeedClass kHighNever{1000, PreemptionPolicy::kNever};              // high-priority-never
+const SeedClass kDefault{100, PreemptionPolicy::kPreemptLowerPriority};  // default-priority (globalDefault)
 
-// Pod with its priority and policy resolved from a class, as admission does.
-Pod Resolved(PodBuilder b, const std::vector<PriorityClass>& classes, const std::string& class_name) {
+// The pod as admitted with that class.
+Pod Resolved(PodBuilder b, const SeedClass& c) {
   Pod p = b.Build();
-  auto r = ResolvePodPriority(classes, p.name, {class_name, {}, {}});
-  EXPECT_TRUE(r.ok()) << r.status();
-  p.priority = r->priority;
-  p.preemption_policy = r->preemption_policy;
+  p.priority = c.value;
+  p.preemption_policy = c.policy;
   return p;
 }
 
 // Node A with 8 GPUs, fully used by the 8 workers of a low-priority
 // PyTorchJob (the seed's 【初期状態】).
-Snapshot EightWorkersOnNodeA(const std::vector<PriorityClass>& classes, const std::string& worker_class) {
+Snapshot EightWorkersOnNodeA(const SeedClass& worker_class) {
   Snapshot s;
   s.UpsertNode(NodeBuilder("node-a").Cpu("64").Memory("512Gi").Resource("nvidia.com/gpu", "8").Build());
   for (int i = 0; i < 8; ++i) {
     Pod w = Resolved(PodBuilder("low-priority-training-worker-" + std::to_string(i))
                          .Cpu("4").Memory("32Gi").Resource("nvidia.com/gpu", "1")
                          .BoundTo("node-a").Started(At(i)),
-                     classes, worker_class);
+                     worker_class);
     EXPECT_TRUE(s.AddPod(std::move(w)).ok());
   }
   return s;
@@ -51,10 +53,8 @@ Snapshot EightWorkersOnNodeA(const std::vector<PriorityClass>& classes, const st
 // Trap 1: a high-priority pod needing one GPU evicts exactly ONE worker; the
 // other seven keep their GPUs while the gang cannot train.
 TEST(SeedsTest, PreemptLowerPriorityEvictsExactlyOneWorkerOfTheGang) {
-  auto classes = SeedClasses();
-  Snapshot s = EightWorkersOnNodeA(classes, "low-priority");
-  Pod hp = Resolved(PodBuilder("high-priority-pod").Cpu("1").Resource("nvidia.com/gpu", "1"), classes,
-                    "high-priority");
+  Snapshot s = EightWorkersOnNodeA(kLow);
+  Pod hp = Resolved(PodBuilder("high-priority-pod").Cpu("1").Resource("nvidia.com/gpu", "1"), kHigh);
   Decision d = Schedule(s, hp);
   EXPECT_FALSE(d.bound());
   ASSERT_TRUE(d.preemption.has_value());
@@ -68,11 +68,8 @@ TEST(SeedsTest, PreemptLowerPriorityEvictsExactlyOneWorkerOfTheGang) {
 
 // The seed's fix: with preemptionPolicy Never the pod waits and nothing is evicted.
 TEST(SeedsTest, NeverPolicyEvictsNoWorkerAndThePodWaits) {
-  auto classes = SeedClasses();
-  classes.push_back({"high-priority-never", 1000, false, PreemptionPolicy::kNever});
-  Snapshot s = EightWorkersOnNodeA(classes, "pytorchjob-zero-priority");
-  Pod hp = Resolved(PodBuilder("high-priority-pod").Cpu("1").Resource("nvidia.com/gpu", "1"), classes,
-                    "high-priority-never");
+  Snapshot s = EightWorkersOnNodeA(kZeroNever);
+  Pod hp = Resolved(PodBuilder("high-priority-pod").Cpu("1").Resource("nvidia.com/gpu", "1"), kHighNever);
   Decision d = Schedule(s, hp);
   EXPECT_FALSE(d.bound());
   EXPECT_FALSE(d.preemption.has_value());
@@ -81,23 +78,16 @@ TEST(SeedsTest, NeverPolicyEvictsNoWorkerAndThePodWaits) {
             "0/1 nodes are available: 1 Insufficient nvidia.com/gpu. preemption: not eligible due "
             "to preemptionPolicy=Never..");
   // The workers' own class (Never, value 0) cannot be preempted by a peer either.
-  Pod peer = Resolved(PodBuilder("other-job-worker-0").Resource("nvidia.com/gpu", "1"), classes,
-                      "pytorchjob-zero-priority");
+  Pod peer = Resolved(PodBuilder("other-job-worker-0").Resource("nvidia.com/gpu", "1"), kZeroNever);
   EXPECT_FALSE(Schedule(s, peer).preemption.has_value());
 }
 
 // Trap 3: a globalDefault class silently gives a pod that names no class
-// priority 100 with PreemptLowerPriority, and it evicts a worker.
+// priority 100 with PreemptLowerPriority (api/priority_admission_test.cc
+// checks that admission does so), and it evicts a worker.
 TEST(SeedsTest, GlobalDefaultClassTurnsAnUnnamedPodIntoAPreemptor) {
-  auto classes = SeedClasses();
-  classes.push_back({"default-priority", 100, true, PreemptionPolicy::kPreemptLowerPriority});
-  Snapshot s = EightWorkersOnNodeA(classes, "pytorchjob-zero-priority");
-  Pod unnamed = PodBuilder("monitoring").Resource("nvidia.com/gpu", "1").Build();
-  auto r = ResolvePodPriority(classes, unnamed.name, {});
-  ASSERT_TRUE(r.ok());
-  EXPECT_EQ(r->priority_class_name, "default-priority");
-  unnamed.priority = r->priority;
-  unnamed.preemption_policy = r->preemption_policy;
+  Snapshot s = EightWorkersOnNodeA(kZeroNever);
+  Pod unnamed = Resolved(PodBuilder("monitoring").Resource("nvidia.com/gpu", "1"), kDefault);
   Decision d = Schedule(s, unnamed);
   ASSERT_TRUE(d.preemption.has_value());
   EXPECT_EQ(d.preemption->victims.size(), 1u);
@@ -114,10 +104,8 @@ TEST(SeedsTest, AdmittedButUnplaceable) {
 
 // After the victim is gone, the preemptor is placed on its nominated node.
 TEST(SeedsTest, PreemptorLandsOnceTheVictimIsGone) {
-  auto classes = SeedClasses();
-  Snapshot s = EightWorkersOnNodeA(classes, "low-priority");
-  Pod hp = Resolved(PodBuilder("high-priority-pod").Cpu("1").Resource("nvidia.com/gpu", "1"), classes,
-                    "high-priority");
+  Snapshot s = EightWorkersOnNodeA(kLow);
+  Pod hp = Resolved(PodBuilder("high-priority-pod").Cpu("1").Resource("nvidia.com/gpu", "1"), kHigh);
   Decision d = Schedule(s, hp);
   ASSERT_TRUE(d.preemption.has_value());
   // The victim terminates (still holding its GPU), the preemptor is nominated.

@@ -11,7 +11,6 @@ namespace berth::controllers::scheduler {
 
 const client::GroupVersionResource kPods{"", "v1", "pods"};
 const client::GroupVersionResource kNodes{"", "v1", "nodes"};
-const client::GroupVersionResource kPriorityClasses{"scheduling.k8s.io", "v1", "priorityclasses"};
 
 namespace {
 
@@ -208,27 +207,6 @@ placement::Pod DecodePod(const api::Object& obj) {
     }
   }
   return p;
-}
-
-placement::PriorityClass DecodePriorityClass(const api::Object& obj) {
-  placement::PriorityClass pc;
-  pc.name = api::Name(obj);
-  if (const api::Object& v = At(obj, {"value"}); v.is_number_integer()) pc.value = v.get<int32_t>();
-  const api::Object& def = At(obj, {"globalDefault"});
-  pc.global_default = def.is_boolean() && def.get<bool>();
-  pc.preemption_policy = DecodePolicy(At(obj, {"preemptionPolicy"}));
-  return pc;
-}
-
-bool HasResolvedPriority(const api::Object& pod) { return At(pod, {"spec", "priority"}).is_number_integer(); }
-
-StatusOr<placement::ResolvedPriority> ResolvePodPriority(const std::vector<placement::PriorityClass>& classes,
-                                                         const api::Object& pod) {
-  placement::PodPrioritySpec spec;
-  spec.priority_class_name = Str(At(pod, {"spec", "priorityClassName"}));
-  if (const api::Object& v = At(pod, {"spec", "priority"}); v.is_number_integer()) spec.priority = v.get<int32_t>();
-  spec.preemption_policy = DecodePolicy(At(pod, {"spec", "preemptionPolicy"}));
-  return placement::ResolvePodPriority(classes, api::Name(pod), spec);
 }
 
 std::string SchedulerName(const api::Object& pod) {

@@ -1,7 +1,6 @@
-// The edge between core/v1 Pod and Node and scheduling.k8s.io/v1
-// PriorityClass JSON (as stored) and the placement engine's structs
-// (placement/model.h, placement/priority_class.h). The scheduler controller
-// decodes through this one module.
+// The edge between core/v1 Pod and Node JSON (as stored) and the placement
+// engine's structs (placement/model.h). The scheduler controller decodes
+// through this one module.
 //
 // Field mapping (kubernetes v1.32):
 //   Node: metadata.name/labels; spec.taints (effect NoSchedule,
@@ -23,16 +22,13 @@
 //     malformed one decodes as absent (schema validation rejects them before
 //     they are stored; a controller never crashes on a bad object).
 //
-// Priority (kubectl-api.md §8.2): kube-apiserver's Priority admission plugin
-// writes spec.priority and spec.preemptionPolicy at pod creation. berth's API
-// write path has no access to PriorityClasses yet (api/ strategies see one
-// object), so until the apiserver resolves priority at admission the
-// controller resolves it here (ResolvePodPriority) for pods that arrive
-// without spec.priority; a pod that already carries spec.priority is taken as
-// admitted and used unchanged (upstream makes both fields immutable).
+// Priority (kubectl-api.md §8.2): spec.priority and spec.preemptionPolicy
+// as kube-apiserver's Priority admission plugin wrote them at pod creation
+// (api/priority_admission.h); the class is never resolved again here. A pod
+// without them (never admitted by a berth or Kubernetes API server) is
+// priority 0, PreemptLowerPriority, as kube-scheduler reads nil fields.
 //
-// Errors: only ResolvePodPriority fails (kForbidden, the Priority plugin's
-// texts). Thread-safety: pure functions.
+// Thread-safety: pure functions.
 #pragma once
 
 #include <string>
@@ -40,33 +36,19 @@
 
 #include "api/object.h"
 #include "client/client.h"
-#include "core/status.h"
 #include "placement/model.h"
-#include "placement/priority_class.h"
 
 namespace berth::controllers::scheduler {
 
 // Resources the scheduler controller reads and writes.
 extern const client::GroupVersionResource kPods;
 extern const client::GroupVersionResource kNodes;
-extern const client::GroupVersionResource kPriorityClasses;
 
 placement::Node DecodeNode(const api::Object& node);
 
 // The pod as stored; priority/preemption policy are spec.priority and
-// spec.preemptionPolicy (0 / PreemptLowerPriority when absent): see
-// ResolvePodPriority for pods that were never admitted.
+// spec.preemptionPolicy (0 / PreemptLowerPriority when absent).
 placement::Pod DecodePod(const api::Object& pod);
-
-placement::PriorityClass DecodePriorityClass(const api::Object& pc);
-
-// spec.priority is present (the pod went through priority admission).
-bool HasResolvedPriority(const api::Object& pod);
-
-// The Priority admission plugin's result for this pod against `classes`
-// (placement::ResolvePodPriority; the system classes are always present).
-StatusOr<placement::ResolvedPriority> ResolvePodPriority(
-    const std::vector<placement::PriorityClass>& classes, const api::Object& pod);
 
 // spec.schedulerName, "default-scheduler" when absent.
 std::string SchedulerName(const api::Object& pod);

@@ -96,45 +96,6 @@ TEST(PodDecoderTest, PodDefaults) {
   EXPECT_FALSE(pod.start_time.has_value());
 }
 
-TEST(PodDecoderTest, PriorityClassAndResolution) {
-  std::vector<placement::PriorityClass> classes = {
-      DecodePriorityClass(api::Object::parse(
-          R"({"metadata": {"name": "default-low"}, "value": 10, "globalDefault": true, "preemptionPolicy": "Never"})")),
-      DecodePriorityClass(api::Object::parse(R"({"metadata": {"name": "high"}, "value": 1000})")),
-  };
-  EXPECT_EQ(classes[0].value, 10);
-  EXPECT_TRUE(classes[0].global_default);
-  EXPECT_EQ(classes[0].preemption_policy, PreemptionPolicy::kNever);
-  EXPECT_FALSE(classes[1].preemption_policy.has_value());  // stored without the field
-
-  // Seeds' trap 3: no class named -> the global default applies.
-  auto r = ResolvePodPriority(classes, api::Object::parse(R"({"metadata": {"name": "p"}, "spec": {}})"));
-  ASSERT_TRUE(r.ok()) << r.status().ToString();
-  EXPECT_EQ(r.value().priority_class_name, "default-low");
-  EXPECT_EQ(r.value().priority, 10);
-  EXPECT_EQ(r.value().preemption_policy, PreemptionPolicy::kNever);
-
-  r = ResolvePodPriority(classes,
-                         api::Object::parse(R"({"metadata": {"name": "p"}, "spec": {"priorityClassName": "high"}})"));
-  ASSERT_TRUE(r.ok());
-  EXPECT_EQ(r.value().priority, 1000);
-  EXPECT_EQ(r.value().preemption_policy, PreemptionPolicy::kPreemptLowerPriority);
-
-  r = ResolvePodPriority(classes, api::Object::parse(
-                                      R"({"metadata": {"name": "p"}, "spec": {"priorityClassName": "system-node-critical"}})"));
-  ASSERT_TRUE(r.ok());
-  EXPECT_EQ(r.value().priority, 2000001000);
-
-  r = ResolvePodPriority(classes,
-                         api::Object::parse(R"({"metadata": {"name": "p"}, "spec": {"priorityClassName": "foo"}})"));
-  ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.status().code(), Code::kForbidden);
-  EXPECT_EQ(r.status().message(), R"(pods "p" is forbidden: no PriorityClass with name foo was found)");
-
-  EXPECT_FALSE(HasResolvedPriority(api::Object::parse(R"({"spec": {}})")));
-  EXPECT_TRUE(HasResolvedPriority(api::Object::parse(R"({"spec": {"priority": 0}})")));
-}
-
 TEST(PodDecoderTest, SchedulerNameAndTerminal) {
   EXPECT_EQ(SchedulerName(api::Object::parse(R"({"spec": {}})")), "default-scheduler");
   EXPECT_EQ(SchedulerName(api::Object::parse(R"({"spec": {"schedulerName": "other"}})")), "other");

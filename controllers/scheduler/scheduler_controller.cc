@@ -79,14 +79,13 @@ SchedulerController::SchedulerController(client::Client& client, client::SharedI
       options_(std::move(options)),
       pods_(factory.ForResource(kPods)),
       nodes_(factory.ForResource(kNodes)),
-      priority_classes_(factory.ForResource(kPriorityClasses)),
       recorder_(client, clock, options_.scheduler_name) {
   RegisterHandlers();
 }
 
 SchedulerController::~SchedulerController() { Stop(); }
 
-std::vector<client::Informer*> SchedulerController::informers() { return {&pods_, &nodes_, &priority_classes_}; }
+std::vector<client::Informer*> SchedulerController::informers() { return {&pods_, &nodes_}; }
 
 bool SchedulerController::Schedulable(const api::Object& pod) const {
   return NodeName(pod).empty() && !Terminating(pod) && !IsPodTerminal(pod) &&
@@ -112,12 +111,9 @@ void SchedulerController::RegisterHandlers() {
                          [this](const client::ObjectPtr&, const client::ObjectPtr& o) { OnPod(o, false); },
                          [this](const client::ObjectPtr& o, bool) { OnPod(o, true); }});
   // Retries are decided level-triggered in ScheduleOnce; events only wake it.
-  auto cluster_changed = [this](const client::ObjectPtr&) { Wake(); };
-  for (client::Informer* inf : {&nodes_, &priority_classes_}) {
-    inf->AddEventHandler({[cluster_changed](const client::ObjectPtr& o, bool) { cluster_changed(o); },
-                          [cluster_changed](const client::ObjectPtr&, const client::ObjectPtr& o) { cluster_changed(o); },
-                          [cluster_changed](const client::ObjectPtr& o, bool) { cluster_changed(o); }});
-  }
+  nodes_.AddEventHandler({[this](const client::ObjectPtr&, bool) { Wake(); },
+                          [this](const client::ObjectPtr&, const client::ObjectPtr&) { Wake(); },
+                          [this](const client::ObjectPtr&, bool) { Wake(); }});
 }
 
 void SchedulerController::OnPod(const client::ObjectPtr& obj, bool deleted) {
@@ -156,19 +152,6 @@ CycleSummary SchedulerController::ScheduleOnce() {
   const Time now = clock_.Now();
   auto log = Logger("scheduler");
 
-  std::vector<placement::PriorityClass> classes;
-  for (const auto& pc : priority_classes_.GetIndexer().List()) classes.push_back(DecodePriorityClass(*pc));
-  // The pod as the engine sees it, priority resolved (see pod_decoder.h).
-  auto decode = [&classes](const api::Object& obj) -> std::pair<placement::Pod, Status> {
-    placement::Pod p = DecodePod(obj);
-    if (HasResolvedPriority(obj)) return {std::move(p), Status::Ok()};
-    StatusOr<placement::ResolvedPriority> r = ResolvePodPriority(classes, obj);
-    if (!r.ok()) return {std::move(p), r.status()};
-    p.priority = r.value().priority;
-    p.preemption_policy = r.value().preemption_policy;
-    return {std::move(p), Status::Ok()};
-  };
-
   // 1. Snapshot.
   placement::Snapshot snapshot;
   // What the verdict of an unschedulable pod depends on besides the pod
@@ -179,13 +162,9 @@ CycleSummary SchedulerController::ScheduleOnce() {
     snapshot.UpsertNode(DecodeNode(*n));
     cluster_state += api::Name(*n) + "@" + api::ResourceVersion(*n) + ";";
   }
-  for (const auto& pc : priority_classes_.GetIndexer().List()) {
-    cluster_state += api::Name(*pc) + "@" + api::ResourceVersion(*pc) + ";";
-  }
   struct Pending {
     client::ObjectPtr obj;
     placement::Pod pod;
-    Status priority;
     Time created;
   };
   std::vector<Pending> active;
@@ -195,7 +174,7 @@ CycleSummary SchedulerController::ScheduleOnce() {
     if (IsPodTerminal(*obj)) continue;
     const std::string key = client::MetaNamespaceKey(*obj);
     by_key[key] = obj;
-    auto [pod, priority] = decode(*obj);
+    placement::Pod pod = DecodePod(*obj);
     if (deleted_victims_.count(pod.uid) > 0) pod.terminating = pod.terminating_by_preemption = true;
     if (pod.node_name.empty()) {
       if (auto a = assumed_bound_.find(key); a != assumed_bound_.end()) pod.node_name = a->second;
@@ -208,7 +187,7 @@ CycleSummary SchedulerController::ScheduleOnce() {
     if (!Schedulable(*obj)) continue;
     if (auto a = assumed_nomination_.find(key); a != assumed_nomination_.end()) pod.nominated_node_name = a->second;
     if (!pod.nominated_node_name.empty()) static_cast<void>(snapshot.AddNominatedPod(pod));
-    pending.push_back({obj, std::move(pod), std::move(priority), CreationTime(*obj)});
+    pending.push_back({obj, std::move(pod), CreationTime(*obj)});
   }
   const size_t cluster_hash = std::hash<std::string>{}(cluster_state);
   for (Pending& p : pending) {
@@ -269,12 +248,7 @@ CycleSummary SchedulerController::ScheduleOnce() {
     ++summary.attempted;
     const std::string key = p.pod.Key();
     const api::Object obj = *by_key.at(key);
-    placement::Decision d;
-    if (!p.priority.ok()) {
-      d.message = p.priority.message();
-    } else {
-      d = placement::Schedule(snapshot, p.pod, options_.placement);
-    }
+    const placement::Decision d = placement::Schedule(snapshot, p.pod, options_.placement);
 
     if (d.bound()) {
       api::Object bound = obj;

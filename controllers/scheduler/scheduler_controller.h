@@ -1,6 +1,6 @@
 // SchedulerController: kube-scheduler's scheduling loop over the placement
-// engine (placement/scheduler.h), fed by shared informers on pods, nodes and
-// priorityclasses and writing only through client::Client (kubectl-api.md §8,
+// engine (placement/scheduler.h), fed by shared informers on pods and nodes
+// and writing only through client::Client (kubectl-api.md §8,
 // issue 6; DESIGN.md "Scheduling in two layers", layer 2).
 //
 // Which pods: unbound (spec.nodeName empty), not terminating, not terminal,
@@ -18,10 +18,10 @@
 //   2. The active pods, ordered as kube-scheduler's PrioritySort: higher
 //      spec.priority first, then earlier metadata.creationTimestamp, then
 //      namespace/name (a unique tie-break).
-//   3. For each: priority resolution when the pod never went through the
-//      Priority admission plugin (pod_decoder.h ResolvePodPriority; an
-//      unknown class makes the pod unschedulable with the plugin's 403
-//      text), then placement::Schedule and the decision applied:
+//   3. For each: placement::Schedule on spec.priority and
+//      spec.preemptionPolicy as the Priority admission plugin wrote them at
+//      pod creation (api/priority_admission.h; the class is never resolved
+//      again here), and the decision applied:
 //      - bound: Update spec.nodeName through the main resource. Kubernetes
 //        binds with the pods/binding subresource (client::Client has no
 //        subresource verb; berth's API server accepts spec.nodeName on an
@@ -44,7 +44,7 @@
 //   4. Unbound pods go to the unschedulable set with a backoff (1 s doubling
 //      to 10 s per failed attempt, kube-scheduler's podInitialBackoff /
 //      podMaxBackoff). They are retried, once their backoff has expired,
-//      when the cluster changed — any node or PriorityClass resourceVersion,
+//      when the cluster changed — any node resourceVersion,
 //      the set of bound pods with their nodes and terminating flags (a pod
 //      deleted, bound, terminal or starting to terminate) — or the pod's own
 //      spec or labels changed, and after 5 minutes without a change anyway
@@ -103,7 +103,7 @@ class SchedulerController {
                       SchedulerControllerOptions options = {});
   ~SchedulerController();  // Stop()
 
-  // pods, nodes, priorityclasses (to start them / wait for sync).
+  // pods, nodes (to start them / wait for sync).
   std::vector<client::Informer*> informers();
 
   void Start();
@@ -136,7 +136,6 @@ class SchedulerController {
   const SchedulerControllerOptions options_;
   client::Informer& pods_;
   client::Informer& nodes_;
-  client::Informer& priority_classes_;
   EventRecorder recorder_;
 
   std::mutex mu_;

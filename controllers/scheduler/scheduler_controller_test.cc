@@ -11,12 +11,14 @@
 #include "client/testing/fake_client.h"
 #include "client/testing/informer_sync.h"
 #include "controllers/common/conditions.h"
+#include "api/priority_admission.h"
 #include "controllers/scheduler/pod_decoder.h"
 
 namespace berth::controllers::scheduler {
 namespace {
 
 const client::GroupVersionResource kEvents{"", "v1", "events"};
+const client::GroupVersionResource kPriorityClasses{"scheduling.k8s.io", "v1", "priorityclasses"};
 
 class SchedulerControllerTest : public ::testing::Test {
  protected:
@@ -52,8 +54,19 @@ class SchedulerControllerTest : public ::testing::Test {
     ADD_FAILURE() << "scheduler did not settle";
   }
 
+  // Pods go through the Priority admission plugin first, against the stored
+  // classes, as the API server admits them (the FakeClient stores as sent).
   void Create(const client::GroupVersionResource& gvr, const std::string& ns, const api::Object& obj) {
-    auto res = client_.Create(gvr.Namespace(ns), obj);
+    api::Object admitted = obj;
+    if (gvr.resource == "pods") {
+      api::StaticObjectLookup lookup;
+      auto classes = client_.List(kPriorityClasses);
+      ASSERT_TRUE(classes.ok());
+      for (const auto& pc : classes.value().items) lookup.Add(api::kPriorityClassesResource, pc);
+      Status s = api::AdmitPodPriority({api::Operation::kCreate, nullptr, lookup}, &admitted);
+      ASSERT_TRUE(s.ok()) << s.ToString();
+    }
+    auto res = client_.Create(gvr.Namespace(ns), admitted);
     ASSERT_TRUE(res.ok()) << res.status().ToString();
     clock_.Advance(std::chrono::seconds(1));
   }
@@ -86,7 +99,7 @@ class SchedulerControllerTest : public ::testing::Test {
             {"value", value}, {"preemptionPolicy", policy}});
   }
   // A one-container pod requesting `cpu`; priority comes from its class
-  // (resolved by the controller: no spec.priority is sent).
+  // (resolved at Create, as admission does: no spec.priority is sent).
   static api::Object Pod(const std::string& name, const std::string& cpu, const std::string& priority_class = "") {
     api::Object p = api::Object::parse(R"({"apiVersion": "v1", "kind": "Pod", "metadata": {"namespace": "default"},
       "spec": {"containers": [{"name": "main", "image": "busybox", "resources": {"requests": {}}}]}})");
@@ -260,17 +273,17 @@ TEST_F(SchedulerControllerTest, TaintsNeedTolerations) {
   EXPECT_EQ(GetPod("tolerating")["spec"].value("nodeName", ""), "gpu-node");
 }
 
-TEST_F(SchedulerControllerTest, UnknownPriorityClassIsReportedNotPlaced) {
-  CreateNode("node-1", "8");
-  Create(kPods, "default", Pod("p", "1", "missing"));
-  Settle();
-  api::Object pod = GetPod("p");
-  EXPECT_EQ(pod["spec"].value("nodeName", ""), "");
-  EXPECT_EQ(PodScheduledMessage(pod), R"(pods "p" is forbidden: no PriorityClass with name missing was found)");
-  // The class appears: the pod is retried and bound.
-  CreateClass("missing", 5, "PreemptLowerPriority");
-  Settle();
-  EXPECT_EQ(GetPod("p")["spec"].value("nodeName", ""), "node-1");
+// The scheduler reads spec.priority as admission wrote it and never
+// resolves the class again: a class changed or deleted later does not change
+// a pod's priority (upstream: priority is fixed at pod creation).
+TEST_F(SchedulerControllerTest, PriorityIsReadFromTheSpecNotTheClass) {
+  FillNodeWithWorkers();
+  api::Object urgent = Pod("urgent", "1", "low");
+  urgent["spec"]["priority"] = 1000;  // what admission of a class of value 1000 writes
+  urgent["spec"].erase("priorityClassName");
+  ASSERT_TRUE(client_.Create(kPods.Namespace("default"), urgent).ok());
+  Cycle();
+  EXPECT_EQ(TerminatingWorkers().size(), 1u) << "priority 1000 preempts the value-100 workers";
 }
 
 // A higher-priority preemptor takes the space a lower-priority pod was

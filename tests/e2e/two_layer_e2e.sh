@@ -6,7 +6,11 @@
 #  (b) pod-level preemption: 8 low-priority worker pods fill a node, then one
 #      high-priority pod arrives. With a PreemptLowerPriority class exactly one worker is
 #      preempted (the seed's trap: the gang is broken); with preemptionPolicy Never
-#      nothing is preempted and the pod waits (seed 2's fix).
+#      nothing is preempted and the pod waits (seed 2's fix);
+#  (c) PriorityClass admission as kube-apiserver's Priority plugin: the system classes
+#      exist, an unknown class and a client priority that disagrees are 403 Forbidden, a
+#      globalDefault class is applied to a pod naming none (the seeds' trap 3), a second
+#      globalDefault, a user value above 1e9 and a changed value are refused.
 # Usage: two_layer_e2e.sh <berth binary>     Exit: 0 pass, 1 fail, 77 skip (no kubectl).
 set -uo pipefail
 BERTH=${1:?berth binary}
@@ -155,6 +159,41 @@ phase=$("$KUBECTL" get pod inference -o jsonpath='{.status.phase}')
 left=$("$KUBECTL" get pods -l gang=train --field-selector=status.phase=Running -o name | wc -l)
 [ "$left" -eq 8 ] || fail "(b Never) $left workers running, want 8"
 echo "ok (b): with preemptionPolicy Never nothing was preempted; the pod waits Pending"
+stop_server
+
+# ---- (c) PriorityClass admission --------------------------------------------------------
+B_FAILURES=$FAILURES
+start_server cpu=2,memory=4Gi
+OUT=$("$KUBECTL" get priorityclass system-cluster-critical system-node-critical -o jsonpath='{.items[*].value}')
+[ "$OUT" = "2000000000 2000001000" ] || fail "(c) system classes: '$OUT'"
+pod_yaml() {  # pod_yaml NAME EXTRA_SPEC_LINE
+  printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: %s, namespace: default}\nspec:\n  %s\n  containers:\n  - {name: main, image: busybox, command: [/bin/sh, -c, "sleep 600"], resources: {requests: {cpu: 100m}}}\n' "$1" "$2"
+}
+expect_error() {  # expect_error TEXT KUBECTL_ARGS... (stdin passed on)
+  local want=$1; shift
+  local out; out=$("$KUBECTL" "$@" 2>&1) && { fail "(c) succeeded, want: $want"; return; }
+  grep -qF "$want" <<<"$out" || fail "(c) error '$out', want '$want'"
+}
+expect_error 'Error from server (Forbidden): error when creating "STDIN": pods "x" is forbidden: no PriorityClass with name foo was found' \
+  apply -f - < <(pod_yaml x 'priorityClassName: foo')
+"$KUBECTL" apply -f - >/dev/null <<'EOF2'
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: default-priority}
+value: 100
+globalDefault: true
+EOF2
+pod_yaml monitoring 'restartPolicy: Never' | "$KUBECTL" apply -f - >/dev/null || fail "(c) pod without a class refused"
+OUT=$("$KUBECTL" get pod monitoring -o jsonpath='{.spec.priorityClassName} {.spec.priority} {.spec.preemptionPolicy}')
+[ "$OUT" = "default-priority 100 PreemptLowerPriority" ] || fail "(c) trap 3: the default class gave '$OUT'"
+expect_error 'pods "pinned" is forbidden: the integer value of priority (5) must not be provided in pod spec; priority admission controller computed 100 from the given PriorityClass name' \
+  apply -f - < <(pod_yaml pinned 'priority: 5')
+expect_error 'priorityclasses.scheduling.k8s.io "second" is forbidden: PriorityClass default-priority is already marked as default. Only one default can exist' \
+  apply -f - < <(printf 'apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: second}\nvalue: 5\nglobalDefault: true\n')
+expect_error 'value: Forbidden: maximum allowed value of a user defined priority is 1000000000' \
+  apply -f - < <(printf 'apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: too-high}\nvalue: 2000000000\n')
+expect_error 'value: Forbidden: may not be changed in an update.' patch priorityclass default-priority --type=merge -p '{"value": 5}'
+[ "$FAILURES" -eq "$B_FAILURES" ] && echo "ok (c): Priority admission and PriorityClass rules through kubectl"
 stop_server
 
 [ "$FAILURES" -eq 0 ] && echo PASS || { echo "$FAILURES check(s) failed; server log: $WORK/server.log"; exit 1; }
