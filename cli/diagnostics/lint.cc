@@ -689,14 +689,29 @@ class Linter {
     out->push_back(path);
   }
 
-  static std::string V1beta2Changes(const std::string& kind) {
+  // What v1beta2 writes differently, for the fields this object uses (api/conversion.h).
+  static std::string V1beta2Changes(const std::string& kind, const Object& written) {
+    const Object& spec = Child(written, "spec");
+    std::vector<std::string> notes;
     if (kind == "ClusterQueue") {
-      return "in v1beta2 spec.cohort is spec.cohortName, spec.admissionChecks moves to "
-             "spec.admissionChecksStrategy, and flavorFungibility Borrow/Preempt become MayStopSearch";
+      if (!Child(spec, "cohort").is_null()) notes.push_back("spec.cohort is spec.cohortName");
+      if (!Child(spec, "admissionChecks").is_null()) {
+        notes.push_back("spec.admissionChecks moves to spec.admissionChecksStrategy.admissionChecks");
+      }
+      const Object& ff = Child(spec, "flavorFungibility");
+      for (const char* k : {"whenCanBorrow", "whenCanPreempt"}) {
+        const std::string v = Str(Child(ff, k));
+        if (v == "Borrow" || v == "Preempt") notes.push_back(std::string("flavorFungibility.") + k + " " + v + " is MayStopSearch");
+      }
+    } else if (kind == "Workload") {
+      if (!Child(spec, "priorityClassName").is_null()) {
+        notes.push_back("spec.priorityClassName/priorityClassSource become spec.priorityClassRef");
+      }
     }
-    if (kind == "Workload") return "in v1beta2 spec.priorityClassName/priorityClassSource become spec.priorityClassRef";
-    if (kind == "LocalQueue") return "in v1beta2 status.flavorUsage is status.flavorsUsage";
-    return "its v1beta2 fields are the same; only apiVersion changes";
+    if (notes.empty()) return "the fields it uses are the same in v1beta2; only apiVersion changes";
+    std::string text = "in v1beta2 ";
+    for (size_t i = 0; i < notes.size(); ++i) text += (i ? ", " : "") + notes[i];
+    return text;
   }
 
   void V1beta1() {
@@ -717,7 +732,7 @@ class Linter {
       Add("kueue-v1beta1", lost.empty() ? Severity::kInfo : Severity::kWarning, target, "apiVersion",
           "written as kueue.x-k8s.io/v1beta1: berth serves it and stores it converted to v1beta2; Kueue v0.17 "
           "no longer serves v1beta1 (kubectl apply there fails with no matches for kind " + Quote(kind) +
-              " in version " + Quote(kKueueV1beta1) + "); " + V1beta2Changes(kind) +
+              " in version " + Quote(kKueueV1beta1) + "); " + V1beta2Changes(kind, origin.written) +
               (lost.empty() ? "" : "; converting this object loses " + lost_text),
           "write apiVersion: kueue.x-k8s.io/v1beta2" +
               std::string(lost.empty() ? "" : " and the v1beta2 form of " + lost_text));

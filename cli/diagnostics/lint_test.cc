@@ -367,6 +367,7 @@ apiVersion: kueue.x-k8s.io/v1beta1
 kind: ClusterQueue
 metadata: {name: lossy}
 spec:
+  cohort: team
   flavorFungibility: {whenCanBorrow: Borrow}
 )";
   auto f = Only(LintYaml(wpc), "kueue-v1beta1");
@@ -375,7 +376,10 @@ spec:
   EXPECT_EQ(f[0].severity, Severity::kWarning);
   EXPECT_EQ(f[0].object.name, "lossy");
   EXPECT_EQ(f[0].object.api_version, "kueue.x-k8s.io/v1beta1");
-  EXPECT_THAT(f[0].message, HasSubstr("loses spec.flavorFungibility.whenCanBorrow"));
+  EXPECT_THAT(f[0].message, HasSubstr("in v1beta2 spec.cohort is spec.cohortName, flavorFungibility.whenCanBorrow "
+                                      "Borrow is MayStopSearch"));
+  EXPECT_THAT(f[0].message, HasSubstr("converting this object loses spec.flavorFungibility.whenCanBorrow"));
+  EXPECT_THAT(f[0].message, ::testing::Not(HasSubstr("spec.cohort,")));  // cohort round-trips
   EXPECT_EQ(f[1].severity, Severity::kInfo);
   EXPECT_EQ(f[1].object.name, "old");
   EXPECT_THAT(f[1].message, HasSubstr("only apiVersion changes"));
