@@ -138,9 +138,9 @@ bool HasErrors(const std::vector<Finding>& findings);
 // name, source, line}, field, message, fix} (namespace/source/line omitted
 // when empty/unknown).
 api::Object FindingsToJson(const std::vector<Finding>& findings);
-// Text: per finding "<severity> <rule> <Kind> <ns>/<name> (<source>:<line>)"
-// then indented field, message and fix lines; a summary line at the end
-// ("No findings." when empty).
+// Text: per finding "<severity>: <rule>: <Kind> [<ns>/]<name>[ (<source>[:<line>])]"
+// then indented "field:", "why:" and "fix:" lines; a summary line at the end
+// ("2 errors, 1 warning, 0 infos"; "No findings." when empty).
 std::string FindingsToText(const std::vector<Finding>& findings);
 
 // Field paths: parent + "." + key ("key" at the root; "[key]" when the key

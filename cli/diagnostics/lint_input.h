@@ -16,9 +16,10 @@
 // (read again with a YAML parser; empty for STDIN or when the file's
 // documents do not line up with the manifest objects).
 //
-// Errors: kNotFound when a manifest's kind/version is served by no
-// definition is NOT an error (skipped, see above); conversion failures
-// (kBadRequest) are returned unchanged.
+// Errors: a conversion failure (kBadRequest, api/conversion.h) is returned
+// unchanged; a kind/version no definition serves is skipped, not an error.
+// FetchLintObjects returns the client's first List error other than
+// kNotFound (e.g. kUnavailable when the server is down).
 //
 // Thread-safety: pure functions (LineIndex reads the file).
 #pragma once
