@@ -18,6 +18,7 @@
 #include "apiserver/protobuf_codec.h"
 #include "apiserver/pod_log.h"
 #include "apiserver/request_info.h"
+#include "apiserver/request_metrics.h"
 #include "apiserver/status_response.h"
 #include "apiserver/store_object_lookup.h"
 #include "apiserver/table_convertor.h"
@@ -140,6 +141,9 @@ class ApiServer::Impl {
   Status EnsureSystemNamespaces();
   Status EnsureSystemPriorityClasses();
 
+  // Set when options.metrics_registry is (request_metrics.h).
+  std::unique_ptr<RequestMetrics> request_metrics_;
+
   // Registered with RegisterNonResourceHandler, longest prefix first.
   std::vector<std::pair<std::string, NonResourceHandler>> extra_handlers_;
 
@@ -150,6 +154,9 @@ class ApiServer::Impl {
   PodLogServer& logs() { return logs_; }
 
  private:
+  // Handle without metrics; the parsed request is copied to *parsed_info
+  // when it is not null and the path parsed.
+  HandlerResult Route(const HttpRequest& req, std::optional<RequestInfo>* parsed_info);
   HandlerResult HandleNonResource(const HttpRequest& req, const RequestInfo& info);
   HandlerResult HandleResource(const HttpRequest& req, RequestInfo info);
   // HandleResource once the definition is known.
@@ -223,6 +230,16 @@ class ApiServer::Impl {
 // Routing
 
 HandlerResult ApiServer::Impl::Handle(const HttpRequest& req) {
+  if (!request_metrics_) return Route(req, nullptr);
+  const Time start = clock_.Now();
+  std::optional<RequestInfo> info;
+  HandlerResult result = Route(req, &info);
+  const int code = std::visit([](const auto& r) { return r.status; }, result);
+  request_metrics_->Observe(LabelsForRequest(req, info ? &*info : nullptr, code), code, clock_.Now() - start);
+  return result;
+}
+
+HandlerResult ApiServer::Impl::Route(const HttpRequest& req, std::optional<RequestInfo>* parsed_info) {
   if (!extra_handlers_.empty()) {
     std::string_view path(req.target);
     path = path.substr(0, path.find('?'));
@@ -235,6 +252,7 @@ HandlerResult ApiServer::Impl::Handle(const HttpRequest& req) {
   auto parsed = ParseRequestInfo(req.method, req.target);
   if (!parsed.ok()) return StatusResponse(parsed.status());
   RequestInfo info = std::move(parsed).value();
+  if (parsed_info != nullptr) *parsed_info = info;
   if (!info.is_resource_request) return HandleNonResource(req, info);
   return HandleResource(req, std::move(info));
 }
@@ -920,6 +938,7 @@ Status ApiServer::Impl::EnsureSystemPriorityClasses() {
 ApiServer::ApiServer(const api::Registry& registry, const api::AdmissionPipeline& pipeline,
                      store::Store& store, Clock& clock, ApiServerOptions options)
     : impl_(std::make_unique<Impl>(registry, pipeline, store, clock, options)) {
+  if (options.metrics_registry) impl_->request_metrics_ = std::make_unique<RequestMetrics>(*options.metrics_registry);
   impl_->http_ = std::make_unique<HttpServer>(options.http,
                                               [this](const HttpRequest& req) { return impl_->Handle(req); });
 }

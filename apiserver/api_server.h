@@ -67,6 +67,10 @@
 #include "core/clock.h"
 #include "store/store.h"
 
+namespace prometheus {
+class Registry;
+}
+
 namespace berth::apiserver {
 
 struct ApiServerOptions {
@@ -80,6 +84,12 @@ struct ApiServerOptions {
   // Run the garbage collector (ownerReferences cascades, namespace deletion;
   // garbage_collector.h) with the server.
   bool garbage_collector = true;
+  // When set, every request handled (resource or not, extra handlers
+  // included) is counted and timed there as kube-apiserver's
+  // apiserver_request_total and apiserver_request_duration_seconds
+  // (request_metrics.h). The API server only registers its own families; the
+  // binary serves the registry.
+  std::shared_ptr<prometheus::Registry> metrics_registry;
 };
 
 class ApiServer {

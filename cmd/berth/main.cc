@@ -14,6 +14,8 @@
 //     and shuts down cleanly on SIGTERM or SIGINT (agents stop their processes).
 //     The controllers and agents use the in-process client (apiserver/
 //     in_process_client.h), the same client::Client as over HTTP.
+//     GET /metrics serves the API server's, Kueue's and the scheduler's
+//     Prometheus metrics (docs/metrics.md).
 //
 //     --config reads a Kueue Configuration (config.kueue.x-k8s.io/v1beta2 or
 //     v1beta1; controllers/kueue/configuration.h): waitForPodsReady,
@@ -23,6 +25,7 @@
 //   berth agent --kubeconfig F --name NODE --data-dir DIR [--capacity ...] [--address A]
 //     A node agent joining a remote server over HTTP.
 #include <CLI/CLI.hpp>
+#include <prometheus/registry.h>
 #include <fmt/format.h>
 
 #include <csignal>
@@ -46,6 +49,7 @@
 #include "agent/node_agent.h"
 #include "apiserver/api_server.h"
 #include "apiserver/in_process_client.h"
+#include "apiserver/request_metrics.h"
 #include "cli/commands.h"
 #include "client/http_client.h"
 #include "client/kubeconfig.h"
@@ -209,7 +213,14 @@ int RunServer(const ServerFlags& flags) {
   options.http.address = flags.address;
   options.http.port = static_cast<uint16_t>(flags.port);
   options.http.threads = flags.threads;
+  // One Prometheus registry for the API server, Kueue and the scheduler,
+  // served as GET /metrics (docs/metrics.md).
+  auto metrics = std::make_shared<prometheus::Registry>();
+  options.metrics_registry = metrics;
   berth::apiserver::ApiServer server(registry, pipeline, *store, clock, options);
+  server.RegisterNonResourceHandler("/metrics", [metrics](const berth::apiserver::HttpRequest& req) {
+    return berth::apiserver::HandlerResult(berth::apiserver::MetricsResponse(*metrics, req));
+  });
   berth::Status started = server.Start();
   if (!started.ok()) {
     return fail(started.message() + (started.code() == berth::Code::kUnavailable
@@ -233,6 +244,7 @@ int RunServer(const ServerFlags& flags) {
   std::unique_ptr<berth::controllers::ControllerManager> manager;
   if (flags.controllers) {
     berth::controllers::ControllerManagerOptions manager_options;
+    manager_options.metrics_registry = metrics;
     manager_options.kueue_config = kueue_config;
     manager = std::make_unique<berth::controllers::ControllerManager>(client, clock, std::move(manager_options));
     manager->Start();

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <set>
+
 #include "admission/scheduler.h"
 #include "controllers/common/conditions.h"
 #include "controllers/kueue/decoder.h"
@@ -138,6 +140,18 @@ void KueueController::RegisterHandlers() {
             }
           }
         }
+      }
+    }
+    if (options_.metrics && !deleted && IsConditionTrue(*obj, "Finished") &&
+        !(old_obj && IsConditionTrue(*old_obj, "Finished"))) {
+      // Finished once: kueue_finished_workloads_total and the time since admission.
+      const api::Object* admitted = FindCondition(*obj, "Admitted");
+      const api::Object* finished = FindCondition(*obj, "Finished");
+      Time from{}, to{};
+      if (!AdmittedClusterQueue(*obj).empty() && admitted != nullptr &&
+          ParseRfc3339(admitted->value("lastTransitionTime", ""), &from) &&
+          ParseRfc3339(finished->value("lastTransitionTime", ""), &to)) {
+        options_.metrics->WorkloadFinished(AdmittedClusterQueue(*obj), PriorityClassName(*obj), to - from);
       }
     }
     const bool held_before = old_obj && IsConditionTrue(*old_obj, "QuotaReserved") &&
@@ -325,6 +339,9 @@ Status KueueController::ReconcileWorkload(const std::string& key) {
   if (!evict_reason.empty()) {
     if (SetEvicted(&wl, evict_reason, evict_message, "", now)) {
       BERTH_RETURN_IF_ERROR(WriteWorkloadStatus(wl));
+      if (options_.metrics) {
+        options_.metrics->WorkloadEvicted(AdmittedClusterQueue(wl), evict_reason, "", PriorityClassName(wl));
+      }
       recorder_.Event(wl, kEventTypeNormal, "Evicted", evict_message);
     }
     return Status::Ok();
@@ -385,6 +402,7 @@ Status KueueController::ReconcileClusterQueue(const std::string& name) {
     std::lock_guard<std::mutex> lock(mu_);
     if (!obj) {
       queues_.DeleteClusterQueue(name);
+      if (options_.metrics) options_.metrics->ForgetClusterQueue(name);
       return Status::Ok();
     }
     admission::Snapshot snap = cache_.BuildSnapshot();
@@ -395,9 +413,17 @@ Status KueueController::ReconcileClusterQueue(const std::string& name) {
     queues_.AddOrUpdateClusterQueue(name, spec.queueing_strategy, root, active);
     if (active) queues_.QueueInadmissibleWorkloads({name}, now);
     const int pending = static_cast<int>(queues_.ActiveCount(name) + queues_.InadmissibleCount(name));
-    std::vector<QueuedWorkload> wls = ToQueued(cache_.WorkloadsByIndex(kClusterQueueIndex, name), cache_.names());
+    const std::vector<client::ObjectPtr> held = cache_.WorkloadsByIndex(kClusterQueueIndex, name);
+    std::vector<QueuedWorkload> wls = ToQueued(held, cache_.names());
     for (const auto& w : wls) reserving += w.holds_quota ? 1 : 0;
     status = ClusterQueueStatus(*obj, snap, idx, pending, wls, cache_.names(), now);
+    if (options_.metrics) {
+      int finished = 0;
+      for (const auto& wl : held) finished += IsConditionTrue(*wl, "Finished") ? 1 : 0;
+      options_.metrics->ReportClusterQueue(
+          ClusterQueueMetricsFromStatus(name, spec, status, IsDeleting(*obj), finished, cache_.names()));
+      ReportPendingWorkloads(name);
+    }
     drain = spec.stop_policy == admission::StopPolicy::kHoldAndDrain;
   }
   RequestSchedule();
@@ -474,6 +500,7 @@ CycleSummary KueueController::ScheduleOnce() {
   struct Evict {
     client::ObjectPtr obj;
     admission::PreemptedWorkload victim;
+    std::string preempting_cluster_queue;
   };
   std::vector<Admit> admits;
   std::vector<Pending> pendings;
@@ -518,12 +545,19 @@ CycleSummary KueueController::ScheduleOnce() {
             if (auto pos = victim.message.find(unknown); !job_uid.empty() && pos != std::string::npos) {
               victim.message.replace(pos, unknown.size(), "JobUID: " + job_uid + ")");
             }
-            evicts.push_back({vo, victim});
+            evicts.push_back({vo, victim, e.cluster_queue});
           }
           break;
         case admission::EntryOutcome::kDropped:
           break;
       }
+    }
+    if (options_.metrics) {
+      std::set<std::string> touched;
+      for (const admission::EntryResult& e : result.entries) {
+        if (!e.cluster_queue.empty()) touched.insert(e.cluster_queue);
+      }
+      for (const std::string& cq : touched) ReportPendingWorkloads(cq);
     }
   }
   // waitForPodsReady.blockAdmission (Kueue's scheduler waits for
@@ -555,6 +589,10 @@ CycleSummary KueueController::ScheduleOnce() {
       continue;
     }
     ++summary.admitted;
+    if (options_.metrics) {
+      options_.metrics->WorkloadAdmitted(a.admission.cluster_queue, PriorityClassName(*a.obj),
+                                         QueuedWaitTime(*a.obj, now));
+    }
     const int64_t waited = Seconds(now - CreationTime(wl));
     recorder_.Event(wl, kEventTypeNormal, "QuotaReserved",
                     fmt::format("Quota reserved in ClusterQueue {}, wait time since queued was {}s",
@@ -572,6 +610,10 @@ CycleSummary KueueController::ScheduleOnce() {
       continue;
     }
     ++summary.preempted;
+    if (options_.metrics) {
+      options_.metrics->WorkloadEvicted(AdmittedClusterQueue(wl), "Preempted", "", PriorityClassName(wl));
+      options_.metrics->WorkloadPreempted(e.preempting_cluster_queue, e.victim.reason);
+    }
     recorder_.Event(wl, kEventTypeNormal, "Preempted", e.victim.message);
   }
   for (Pending& p : pendings) {
@@ -582,7 +624,13 @@ CycleSummary KueueController::ScheduleOnce() {
       recorder_.Event(wl, kEventTypeNormal, "Pending", p.message);
     }
   }
+  if (options_.metrics) options_.metrics->AdmissionAttempt(summary.admitted > 0, clock_.Now() - now);
   return summary;
+}
+
+void KueueController::ReportPendingWorkloads(const std::string& cluster_queue) {
+  options_.metrics->ReportPendingWorkloads(cluster_queue, static_cast<int>(queues_.ActiveCount(cluster_queue)),
+                                           static_cast<int>(queues_.InadmissibleCount(cluster_queue)));
 }
 
 // ---------------------------------------------------------------------------

@@ -69,12 +69,17 @@
 #include "controllers/kueue/job_reconciler.h"
 #include "controllers/kueue/kueue_cache.h"
 #include "controllers/kueue/workload_lifecycle.h"
+#include "controllers/kueue/metrics.h"
 #include "core/clock.h"
 
 namespace berth::controllers::kueue {
 
 struct KueueControllerOptions {
   std::string component = "kueue-admission";  // Event source
+  // Kueue's Prometheus metrics (metrics.h); null: none recorded. Events are
+  // recorded after their write succeeded; the ClusterQueue gauges whenever
+  // its status is computed, the pending gauges also after each cycle.
+  std::shared_ptr<KueueMetrics> metrics;
   // Kueue's Configuration (configuration.h): waitForPodsReady (PodsReady
   // condition, timeout eviction, requeue backoff, deactivation after
   // backoffLimitCount, blockAdmission: workload_lifecycle.h) and
@@ -131,6 +136,8 @@ class KueueController {
   Status WriteWorkloadStatus(const api::Object& wl);
   // Writes a lifecycle step (workload_lifecycle.h) and records its Event.
   Status ApplyLifecycleStep(const LifecycleStep& step);
+  // kueue_pending_workloads of a ClusterQueue from the queues. Caller holds mu_.
+  void ReportPendingWorkloads(const std::string& cluster_queue);
   Status RemoveFinalizer(const client::ResourceRef& ref, const api::Object& obj);
 
   client::Client& client_;

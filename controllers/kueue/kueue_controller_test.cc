@@ -12,6 +12,7 @@
 #include "controllers/common/conditions.h"
 #include "controllers/kueue/batch_job.h"
 #include "controllers/kueue/decoder.h"
+#include "tests/testing/prometheus_values.h"
 
 namespace berth::controllers::kueue {
 namespace {
@@ -24,7 +25,7 @@ class KueueControllerTest : public ::testing::Test {
   explicit KueueControllerTest(KueueConfiguration config = {})
       : client_(clock_),
         factory_(client_, clock_, InformerOpts()),
-        ctl_(client_, factory_, clock_, {.config = std::move(config)}) {
+        ctl_(client_, factory_, clock_, {.metrics = metrics_, .config = std::move(config)}) {
     ctl_.AddJobIntegration(std::make_unique<BatchJobIntegration>());
     for (client::Informer* inf : ctl_.informers()) inf->Start();
     factory_.Start();
@@ -127,6 +128,8 @@ class KueueControllerTest : public ::testing::Test {
   FakeClock clock_;
   client::testing::FakeClient client_;
   client::SharedInformerFactory factory_;
+  prometheus::Registry registry_;
+  std::shared_ptr<KueueMetrics> metrics_ = std::make_shared<KueueMetrics>(registry_);
   KueueController ctl_;
 };
 
@@ -247,6 +250,81 @@ TEST_F(KueueControllerTest, HighPriorityEvictsLowWhichIsRequeuedOnlyAfterItsPods
   EXPECT_TRUE(IsConditionTrue(low, "Admitted"));
   EXPECT_EQ((*FindCondition(low, "Evicted"))["status"], "False");
   EXPECT_EQ(Get(kJobs, "team-a", "low")["spec"]["suspend"], false);
+}
+
+// Kueue's metrics over the same scenario as /metrics would show it: three
+// low jobs admitted (2+2+1 of 5 cpu), a high one preempts exactly the newest
+// low one, which is requeued and inadmissible; a finished low job frees room
+// and the evicted one is admitted again.
+TEST_F(KueueControllerTest, MetricsFollowAdmissionsPreemptionAndFinish) {
+  using berth::testing::HistogramSum;
+  using berth::testing::MetricValue;
+  Create(kWorkloadPriorityClasses, "", {{"apiVersion", kKueueApiVersion}, {"kind", "WorkloadPriorityClass"},
+                                        {"metadata", {{"name", "low"}}}, {"value", 100}});
+  Create(kWorkloadPriorityClasses, "", {{"apiVersion", kKueueApiVersion}, {"kind", "WorkloadPriorityClass"},
+                                        {"metadata", {{"name", "high"}}}, {"value", 1000}});
+  CreateQueues(R"({"withinClusterQueue": "LowerPriority"})");
+  for (auto [name, cpu] : {std::pair{"low-1", "2"}, {"low-2", "2"}, {"low-3", "1"}}) {
+    Create(kJobs, "team-a", Job(name, cpu, "low"));
+    Settle();
+  }
+  const std::map<std::string, std::string> cq = {{"cluster_queue", "cluster-queue"}};
+  const std::map<std::string, std::string> low = {{"cluster_queue", "cluster-queue"}, {"priority_class", "low"}};
+  const std::map<std::string, std::string> high = {{"cluster_queue", "cluster-queue"}, {"priority_class", "high"}};
+  EXPECT_EQ(MetricValue(registry_, "kueue_admitted_workloads_total", low), 3);
+  EXPECT_EQ(MetricValue(registry_, "kueue_quota_reserved_workloads_total", low), 3);
+  EXPECT_EQ(MetricValue(registry_, "kueue_reserving_active_workloads", cq), 3);
+  EXPECT_EQ(MetricValue(registry_, "kueue_cluster_queue_status", {{"status", "active"}}), 1);
+  const std::map<std::string, std::string> cpu = {
+      {"cohort", ""}, {"cluster_queue", "cluster-queue"}, {"flavor", "default-flavor"}, {"resource", "cpu"}};
+  EXPECT_EQ(MetricValue(registry_, "kueue_cluster_queue_resource_usage", cpu), 5);
+  EXPECT_EQ(MetricValue(registry_, "kueue_cluster_queue_nominal_quota", cpu), 5);
+  EXPECT_EQ(MetricValue(registry_, "kueue_cluster_queue_nominal_quota", {{"resource", "memory"}}),
+            36.0 * 1024 * 1024 * 1024);
+  EXPECT_FALSE(MetricValue(registry_, "kueue_cluster_queue_borrowing_limit", cpu));
+  EXPECT_EQ(MetricValue(registry_, "kueue_admission_attempts_total", {{"result", "success"}}), 3);
+
+  // high: its Workload is created, then waits 7 s before the cycle that admits it.
+  Create(kJobs, "team-a", Job("high", "1", "high"));
+  WaitCaches();
+  ctl_.EnqueueAll();
+  ctl_.ProcessQueued();
+  clock_.Advance(std::chrono::seconds(7));
+  Settle();
+  ASSERT_TRUE(IsConditionTrue(WorkloadOf("team-a", "high"), "Admitted"));
+  ASSERT_TRUE(IsConditionTrue(WorkloadOf("team-a", "low-3"), "Evicted"));
+  EXPECT_EQ(MetricValue(registry_, "kueue_evicted_workloads_total",
+                        {{"cluster_queue", "cluster-queue"}, {"reason", "Preempted"}, {"underlying_cause", ""},
+                         {"priority_class", "low"}}),
+            1);
+  EXPECT_EQ(MetricValue(registry_, "kueue_preempted_workloads_total",
+                        {{"preempting_cluster_queue", "cluster-queue"}, {"reason", "InClusterQueue"}}),
+            1);
+  EXPECT_EQ(MetricValue(registry_, "kueue_admitted_workloads_total", high), 1);
+  EXPECT_EQ(HistogramSum(registry_, "kueue_quota_reserved_wait_time_seconds", high), 7);
+  EXPECT_EQ(MetricValue(registry_, "kueue_pending_workloads", {{"status", "inadmissible"}}), 1) << "low-3 requeued";
+  EXPECT_EQ(MetricValue(registry_, "kueue_pending_workloads", {{"status", "active"}}), 0);
+  EXPECT_EQ(MetricValue(registry_, "kueue_reserving_active_workloads", cq), 3);
+  EXPECT_EQ(MetricValue(registry_, "kueue_admitted_active_workloads", cq), 3);
+  EXPECT_EQ(MetricValue(registry_, "kueue_cluster_queue_resource_reservation", cpu), 5);
+
+  // low-1 finishes 30 s later: counted once with its execution time; low-3 fits again.
+  clock_.Advance(std::chrono::seconds(30));
+  SetJobStatus("team-a", "low-1", {{"conditions", api::Object::array({{{"type", "Complete"}, {"status", "True"}}})}});
+  Settle();
+  api::Object done = WorkloadOf("team-a", "low-1");
+  Time admitted{}, finished{};
+  ASSERT_TRUE(ParseRfc3339((*FindCondition(done, "Admitted"))["lastTransitionTime"], &admitted));
+  ASSERT_TRUE(ParseRfc3339((*FindCondition(done, "Finished"))["lastTransitionTime"], &finished));
+  EXPECT_GE(finished - admitted, std::chrono::seconds(37));
+  EXPECT_EQ(MetricValue(registry_, "kueue_finished_workloads_total", low), 1);
+  EXPECT_EQ(HistogramSum(registry_, "kueue_execution_time_seconds", low),
+            std::chrono::duration<double>(finished - admitted).count());
+  EXPECT_EQ(MetricValue(registry_, "kueue_finished_workloads", cq), 1);
+  EXPECT_TRUE(IsConditionTrue(WorkloadOf("team-a", "low-3"), "Admitted"));
+  EXPECT_EQ(MetricValue(registry_, "kueue_admitted_workloads_total", low), 4);
+  EXPECT_EQ(MetricValue(registry_, "kueue_pending_workloads", {{"status", "inadmissible"}}), 0);
+  EXPECT_EQ(MetricValue(registry_, "kueue_cluster_queue_resource_usage", cpu), 4);
 }
 
 TEST_F(KueueControllerTest, ClusterQueueInactiveUntilItsFlavorExists) {

@@ -49,6 +49,7 @@ ControllerManager::ControllerManager(client::Client& client, Clock& clock, Contr
       recorder_(client, clock, "berth-controller-manager") {
   if (options_.run_kueue) {
     kueue::KueueControllerOptions kueue_options;
+    if (options_.metrics_registry) kueue_options.metrics = std::make_shared<kueue::KueueMetrics>(*options_.metrics_registry);
     kueue_options.config = options_.kueue_config;
     kueue_ = std::make_unique<kueue::KueueController>(client_, factory_, clock_, std::move(kueue_options));
     // integrations.frameworks: a kind not listed is left alone by the queue.
@@ -62,7 +63,12 @@ ControllerManager::ControllerManager(client::Client& client, Clock& clock, Contr
     }
   }
   if (options_.run_scheduler) {
-    scheduler_ = std::make_unique<scheduler::SchedulerController>(client_, factory_, clock_);
+    scheduler::SchedulerControllerOptions scheduler_options;
+    if (options_.metrics_registry) {
+      scheduler_options.metrics =
+          std::make_shared<scheduler::SchedulerMetrics>(*options_.metrics_registry, scheduler_options.scheduler_name);
+    }
+    scheduler_ = std::make_unique<scheduler::SchedulerController>(client_, factory_, clock_, std::move(scheduler_options));
   }
   if (options_.run_node_lifecycle) {
     client::Informer& nodes = factory_.ForResource(client::GroupVersionResource{"", "v1", "nodes"});

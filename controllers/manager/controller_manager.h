@@ -39,6 +39,10 @@
 #include "controllers/nodelifecycle/node_lifecycle_controller.h"
 #include "core/clock.h"
 
+namespace prometheus {
+class Registry;
+}
+
 namespace berth::controllers {
 
 namespace kueue {
@@ -73,6 +77,9 @@ struct ControllerManagerOptions {
   // manageJobsWithoutQueueName, and integrations.frameworks — only the listed
   // job kinds get a Kueue job reconciler (the default: all four).
   kueue::KueueConfiguration kueue_config;
+  // When set, Kueue's metrics (kueue/metrics.h) and kube-scheduler's
+  // (scheduler/scheduler_metrics.h) are registered and recorded there.
+  std::shared_ptr<prometheus::Registry> metrics_registry;
 };
 
 class ControllerManager {

@@ -195,6 +195,7 @@ CycleSummary SchedulerController::ScheduleOnce() {
     const size_t pod_hash = PodHash(*p.obj);
     auto [q, added] = queue_.try_emplace(key);
     QueuedPod& qp = q->second;
+    if (qp.queued_at == Time{}) qp.queued_at = now;
     if (qp.unschedulable && (qp.cluster_hash != cluster_hash || qp.pod_hash != pod_hash ||
                              now - qp.unschedulable_since >= options_.max_unschedulable_duration)) {
       qp.unschedulable = false;
@@ -244,11 +245,18 @@ CycleSummary SchedulerController::ScheduleOnce() {
   };
 
   // 3. One attempt per active pod.
+  SchedulerMetrics* metrics = options_.metrics.get();
   for (Pending& p : active) {
     ++summary.attempted;
     const std::string key = p.pod.Key();
     const api::Object obj = *by_key.at(key);
+    const Time attempt_start = clock_.Now();
+    Duration algorithm{0};
     const placement::Decision d = placement::Schedule(snapshot, p.pod, options_.placement);
+    algorithm = clock_.Now() - attempt_start;
+    auto record = [&](SchedulerMetrics::Result result) {
+      if (metrics) metrics->SchedulingAttempt(result, clock_.Now() - attempt_start, algorithm);
+    };
 
     if (d.bound()) {
       api::Object bound = obj;
@@ -256,6 +264,7 @@ CycleSummary SchedulerController::ScheduleOnce() {
       auto res = client_.Update(kPods.Namespace(p.pod.namespace_), bound);
       if (!res.ok()) {
         log->info("binding {} to {}: {}", key, d.node_name, res.status().ToString());
+        record(SchedulerMetrics::Result::kError);
         requeue(key);
         queue_[key].unschedulable = false;  // a write failure is retried after the backoff only
         continue;
@@ -268,6 +277,11 @@ CycleSummary SchedulerController::ScheduleOnce() {
       recorder_.Event(res.value(), kEventTypeNormal, "Scheduled",
                       placement::ScheduledMessage(p.pod.namespace_, p.pod.name, d.node_name));
       ++summary.bound;
+      record(SchedulerMetrics::Result::kScheduled);
+      if (metrics) {
+        const QueuedPod& q = queue_[key];
+        metrics->PodScheduled(q.attempts + 1, clock_.Now() - q.queued_at);
+      }
       queue_.erase(key);
       assumed_bound_[key] = d.node_name;
       assumed_nomination_.erase(key);
@@ -280,8 +294,10 @@ CycleSummary SchedulerController::ScheduleOnce() {
       continue;
     }
 
+    if (metrics) metrics->PreemptionAttempt();  // PostFilter ran
     if (d.preemption) {
       const placement::PreemptionPlan& plan = *d.preemption;
+      if (metrics) metrics->PreemptionVictims(static_cast<int>(plan.victims.size()));
       for (const placement::Victim& v : plan.victims) {
         auto it = by_key.find(v.key);
         if (v.terminating || it == by_key.end()) continue;
@@ -338,7 +354,13 @@ CycleSummary SchedulerController::ScheduleOnce() {
       }
     }
     ++summary.unschedulable;
+    record(SchedulerMetrics::Result::kUnschedulable);
     requeue(key);
+  }
+  if (metrics) {
+    int queued[3] = {0, 0, 0};  // active, backoff, unschedulable
+    for (const auto& [key, q] : queue_) ++queued[q.unschedulable ? 2 : q.backoff_until > now ? 1 : 0];
+    metrics->ReportPendingPods(queued[0], queued[1], queued[2]);
   }
   return summary;
 }

@@ -75,6 +75,7 @@
 #include "client/client.h"
 #include "client/informer.h"
 #include "controllers/common/event_recorder.h"
+#include "controllers/scheduler/scheduler_metrics.h"
 #include "core/clock.h"
 #include "placement/scheduler.h"
 
@@ -86,6 +87,8 @@ struct SchedulerControllerOptions {
   Duration initial_backoff = std::chrono::seconds(1);
   Duration max_backoff = std::chrono::seconds(10);
   Duration max_unschedulable_duration = std::chrono::minutes(5);
+  // kube-scheduler's Prometheus metrics (scheduler_metrics.h); null: none.
+  std::shared_ptr<SchedulerMetrics> metrics;
 };
 
 // What a cycle did.
@@ -123,6 +126,7 @@ class SchedulerController {
     bool unschedulable = false;  // waiting for a change
     size_t cluster_hash = 0;     // cluster state when last examined
     size_t pod_hash = 0;         // the pod's spec and labels when last examined
+    Time queued_at{};            // first seen by a cycle (scheduler_pod_scheduling_sli_duration_seconds)
   };
 
   void RegisterHandlers();

@@ -13,6 +13,7 @@
 #include "controllers/common/conditions.h"
 #include "api/priority_admission.h"
 #include "controllers/scheduler/pod_decoder.h"
+#include "tests/testing/prometheus_values.h"
 
 namespace berth::controllers::scheduler {
 namespace {
@@ -22,7 +23,8 @@ const client::GroupVersionResource kPriorityClasses{"scheduling.k8s.io", "v1", "
 
 class SchedulerControllerTest : public ::testing::Test {
  protected:
-  SchedulerControllerTest() : client_(clock_), factory_(client_, clock_, InformerOpts()), ctl_(client_, factory_, clock_) {
+  SchedulerControllerTest()
+      : client_(clock_), factory_(client_, clock_, InformerOpts()), ctl_(client_, factory_, clock_, Options()) {
     factory_.Start();
     EXPECT_TRUE(factory_.WaitForCacheSync(std::chrono::seconds(10)));
   }
@@ -32,6 +34,11 @@ class SchedulerControllerTest : public ::testing::Test {
   }
 
   static client::InformerOptions InformerOpts() { return client::testing::FastInformerOptions(); }
+  SchedulerControllerOptions Options() {
+    SchedulerControllerOptions o;
+    o.metrics = metrics_;
+    return o;
+  }
 
   // Waits (bounded, real time) until every informer cache matches the server.
   void WaitCaches() { EXPECT_TRUE(client::testing::WaitForCachesToMatch(client_, ctl_.informers())); }
@@ -138,6 +145,8 @@ class SchedulerControllerTest : public ::testing::Test {
   FakeClock clock_{Time(std::chrono::seconds(1767225600))};
   client::testing::FakeClient client_;
   client::SharedInformerFactory factory_;
+  prometheus::Registry registry_;
+  std::shared_ptr<SchedulerMetrics> metrics_ = std::make_shared<SchedulerMetrics>(registry_);
   SchedulerController ctl_;
 };
 
@@ -243,6 +252,50 @@ TEST_F(SchedulerControllerTest, PreemptsExactlyOneWorkerThenBindsAfterTheVictimI
   EXPECT_FALSE(urgent["status"].contains("nominatedNodeName"));
   EXPECT_TRUE(IsConditionTrue(urgent, "PodScheduled"));
   for (int i = 0; i < 7; ++i) EXPECT_TRUE(PodExists("worker-" + std::to_string(i)));
+}
+
+// kube-scheduler's metrics over the same preemption: one attempt per pod per
+// cycle by result, a preemption attempt per failed attempt, the victims of
+// the plan, the pending queue, and attempts per bound pod.
+TEST_F(SchedulerControllerTest, MetricsCountAttemptsPreemptionAndPendingPods) {
+  using berth::testing::HistogramCount;
+  using berth::testing::HistogramSum;
+  using berth::testing::MetricValue;
+  FillNodeWithWorkers();
+  const std::map<std::string, std::string> scheduled = {{"result", "scheduled"}, {"profile", "default-scheduler"}};
+  const std::map<std::string, std::string> unschedulable = {{"result", "unschedulable"}};
+  EXPECT_EQ(MetricValue(registry_, "scheduler_schedule_attempts_total", scheduled), 8);
+  EXPECT_FALSE(MetricValue(registry_, "scheduler_schedule_attempts_total", unschedulable));
+  EXPECT_EQ(HistogramCount(registry_, "scheduler_pod_scheduling_attempts"), 8u);
+  EXPECT_EQ(HistogramSum(registry_, "scheduler_pod_scheduling_attempts"), 8) << "each bound at its first attempt";
+  EXPECT_EQ(HistogramCount(registry_, "scheduler_scheduling_attempt_duration_seconds", scheduled), 8u);
+  EXPECT_EQ(HistogramCount(registry_, "scheduler_scheduling_algorithm_duration_seconds"), 8u);
+  EXPECT_EQ(MetricValue(registry_, "scheduler_preemption_attempts_total"), 0);
+
+  CreateClass("high", 1000, "PreemptLowerPriority");
+  Create(kPods, "default", Pod("urgent", "1", "high"));
+  Cycle();
+  EXPECT_EQ(MetricValue(registry_, "scheduler_schedule_attempts_total", unschedulable), 1);
+  EXPECT_EQ(MetricValue(registry_, "scheduler_preemption_attempts_total"), 1);
+  EXPECT_EQ(HistogramCount(registry_, "scheduler_preemption_victims"), 1u);
+  EXPECT_EQ(HistogramSum(registry_, "scheduler_preemption_victims"), 1);
+  EXPECT_EQ(MetricValue(registry_, "scheduler_pending_pods", {{"queue", "unschedulable"}}), 1);
+  EXPECT_EQ(MetricValue(registry_, "scheduler_pending_pods", {{"queue", "active"}}), 0);
+
+  api::Object victim = GetPod(TerminatingWorkers().at(0));
+  victim["metadata"]["finalizers"] = api::Object::array();
+  ASSERT_TRUE(client_.Update(kPods.Namespace("default"), victim).ok());
+  Settle();
+  ASSERT_EQ(GetPod("urgent")["spec"].value("nodeName", ""), "node-1");
+  EXPECT_EQ(MetricValue(registry_, "scheduler_schedule_attempts_total", scheduled), 9);
+  const double failed = *MetricValue(registry_, "scheduler_schedule_attempts_total", unschedulable);
+  EXPECT_EQ(MetricValue(registry_, "scheduler_preemption_attempts_total"), failed);
+  EXPECT_EQ(HistogramSum(registry_, "scheduler_pod_scheduling_attempts"), 8 + failed + 1)
+      << "urgent needed its failed attempts plus the one that bound it";
+  EXPECT_EQ(HistogramCount(registry_, "scheduler_pod_scheduling_sli_duration_seconds",
+                           {{"attempts", std::to_string(static_cast<int>(failed) + 1)}}),
+            1u);
+  EXPECT_EQ(MetricValue(registry_, "scheduler_pending_pods", {{"queue", "unschedulable"}}), 0);
 }
 
 TEST_F(SchedulerControllerTest, PreemptionPolicyNeverEvictsNothing) {

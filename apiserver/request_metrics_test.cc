@@ -1,0 +1,169 @@
+// kube-apiserver's request metrics: the labels of requests as kubectl and the
+// controllers send them, and the counts and /metrics text of an ApiServer
+// given a registry (Handle without the network, MemoryStore, FakeClock).
+#include "apiserver/request_metrics.h"
+
+#include <gtest/gtest.h>
+
+#include <variant>
+
+#include "api/admission_pipeline.h"
+#include "api/conversion.h"
+#include "api/registry.h"
+#include "api/strategy.h"
+#include "apiserver/api_server.h"
+#include "store/memory_store.h"
+#include "tests/testing/prometheus_values.h"
+
+namespace berth::apiserver {
+namespace {
+
+using berth::testing::HistogramCount;
+using berth::testing::MetricValue;
+
+RequestLabels Labels(const std::string& method, const std::string& target, int code = 200,
+                     const std::string& content_type = "") {
+  HttpRequest req;
+  req.method = method;
+  req.target = target;
+  if (!content_type.empty()) req.headers.emplace_back("Content-Type", content_type);
+  auto info = ParseRequestInfo(method, target);
+  return LabelsForRequest(req, info.ok() ? &info.value() : nullptr, code);
+}
+
+std::string Describe(const RequestLabels& l) {
+  return l.verb + " g=" + l.group + " v=" + l.version + " r=" + l.resource + " sub=" + l.subresource +
+         " scope=" + l.scope + " component=" + l.component + " dry_run=" + l.dry_run;
+}
+
+TEST(RequestLabelsTest, VerbScopeAndResourceAsKubeApiserver) {
+  EXPECT_EQ(Describe(Labels("GET", "/api/v1/namespaces/default/pods/p1")),
+            "GET g= v=v1 r=pods sub= scope=resource component=apiserver dry_run=");
+  EXPECT_EQ(Describe(Labels("GET", "/api/v1/namespaces/default/pods?limit=500")),
+            "LIST g= v=v1 r=pods sub= scope=namespace component=apiserver dry_run=");
+  EXPECT_EQ(Describe(Labels("GET", "/api/v1/pods")), "LIST g= v=v1 r=pods sub= scope=cluster component=apiserver dry_run=");
+  EXPECT_EQ(Describe(Labels("GET", "/apis/kueue.x-k8s.io/v1beta2/clusterqueues?watch=true&resourceVersion=5")),
+            "WATCH g=kueue.x-k8s.io v=v1beta2 r=clusterqueues sub= scope=cluster component=apiserver dry_run=");
+  EXPECT_EQ(Describe(Labels("GET", "/api/v1/watch/namespaces/default/pods")),
+            "WATCH g= v=v1 r=pods sub= scope=namespace component=apiserver dry_run=");
+  EXPECT_EQ(Describe(Labels("POST", "/apis/batch/v1/namespaces/team-a/jobs?dryRun=All", 201)),
+            "POST g=batch v=v1 r=jobs sub= scope=resource component=apiserver dry_run=All")
+      << "create is scope resource";
+  EXPECT_EQ(Describe(Labels("PUT", "/apis/kueue.x-k8s.io/v1beta2/namespaces/a/workloads/w/status")),
+            "PUT g=kueue.x-k8s.io v=v1beta2 r=workloads sub=status scope=resource component=apiserver dry_run=");
+  EXPECT_EQ(Describe(Labels("PATCH", "/api/v1/namespaces/a/configmaps/c", 200, "application/apply-patch+yaml")),
+            "APPLY g= v=v1 r=configmaps sub= scope=resource component=apiserver dry_run=");
+  EXPECT_EQ(Describe(Labels("PATCH", "/api/v1/namespaces/a/configmaps/c", 200, "application/merge-patch+json")),
+            "PATCH g= v=v1 r=configmaps sub= scope=resource component=apiserver dry_run=");
+  EXPECT_EQ(Describe(Labels("DELETE", "/api/v1/namespaces/a/pods")),
+            "DELETE g= v=v1 r=pods sub= scope=namespace component=apiserver dry_run=");
+  EXPECT_EQ(Labels("POST", "/api/v1/namespaces/a/pods?dryRun=Bogus", 400).dry_run, "invalid");
+}
+
+TEST(RequestLabelsTest, NonResourcePathsAreTheSubresourceExceptWhenNotFound) {
+  EXPECT_EQ(Describe(Labels("GET", "/version")), "GET g= v= r= sub=/version scope= component= dry_run=");
+  EXPECT_EQ(Describe(Labels("GET", "/metrics")), "GET g= v= r= sub=/metrics scope= component= dry_run=");
+  EXPECT_EQ(Describe(Labels("GET", "/apis/kueue.x-k8s.io/v1beta2")),
+            "GET g= v= r= sub=/apis/kueue.x-k8s.io/v1beta2 scope= component= dry_run=");
+  EXPECT_EQ(Describe(Labels("GET", "/no/such/path", 404)), "GET g= v= r= sub= scope= component= dry_run=");
+}
+
+class RequestMetricsServerTest : public ::testing::Test {
+ protected:
+  RequestMetricsServerTest()
+      : store_(clock_),
+        pipeline_(api::Registry::Default(), api::StrategyRegistry::Default(), api::Convert),
+        server_(api::Registry::Default(), pipeline_, store_, clock_, Options(registry_)) {
+    server_.RegisterNonResourceHandler("/metrics",
+                                       [this](const HttpRequest& req) { return HandlerResult(MetricsResponse(*registry_, req)); });
+  }
+  static ApiServerOptions Options(std::shared_ptr<prometheus::Registry> registry) {
+    ApiServerOptions o;
+    o.garbage_collector = false;
+    o.metrics_registry = std::move(registry);
+    return o;
+  }
+  void SetUp() override { ASSERT_TRUE(server_.EnsureSystemNamespaces().ok()); }
+
+  HttpResponse Do(const std::string& method, const std::string& target, const std::string& body = "") {
+    HttpRequest req;
+    req.method = method;
+    req.target = target;
+    req.body = body;
+    if (!body.empty()) req.headers.emplace_back("Content-Type", "application/json");
+    HandlerResult r = server_.Handle(req);
+    return std::holds_alternative<HttpResponse>(r) ? std::get<HttpResponse>(r) : HttpResponse{.status = -1, .content_type = "", .headers = {}, .body = ""};
+  }
+
+  FakeClock clock_;
+  store::MemoryStore store_;
+  api::AdmissionPipeline pipeline_;
+  std::shared_ptr<prometheus::Registry> registry_ = std::make_shared<prometheus::Registry>();
+  ApiServer server_;
+};
+
+TEST_F(RequestMetricsServerTest, EveryHandledRequestIsCountedWithItsCode) {
+  const std::string pod = R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p1"},
+    "spec":{"containers":[{"name":"c","image":"busybox"}]}})";
+  ASSERT_EQ(Do("POST", "/api/v1/namespaces/default/pods", pod).status, 201);
+  ASSERT_EQ(Do("POST", "/api/v1/namespaces/default/pods", pod).status, 409);
+  ASSERT_EQ(Do("GET", "/api/v1/namespaces/default/pods/p1").status, 200);
+  ASSERT_EQ(Do("GET", "/api/v1/namespaces/default/pods/p2").status, 404);
+  ASSERT_EQ(Do("GET", "/api/v1/namespaces/default/pods").status, 200);
+  ASSERT_EQ(Do("GET", "/api/v1/namespaces/default/pods").status, 200);
+  ASSERT_EQ(Do("GET", "/version").status, 200);
+
+  const std::map<std::string, std::string> pods = {{"resource", "pods"}, {"version", "v1"}, {"group", ""},
+                                                   {"component", "apiserver"}};
+  auto with = [&pods](std::map<std::string, std::string> extra) {
+    extra.insert(pods.begin(), pods.end());
+    return extra;
+  };
+  EXPECT_EQ(MetricValue(*registry_, "apiserver_request_total", with({{"verb", "POST"}, {"code", "201"}})), 1);
+  EXPECT_EQ(MetricValue(*registry_, "apiserver_request_total", with({{"verb", "POST"}, {"code", "409"}})), 1);
+  EXPECT_EQ(MetricValue(*registry_, "apiserver_request_total",
+                        with({{"verb", "GET"}, {"code", "200"}, {"scope", "resource"}})),
+            1);
+  EXPECT_EQ(MetricValue(*registry_, "apiserver_request_total", with({{"verb", "GET"}, {"code", "404"}})), 1);
+  EXPECT_EQ(MetricValue(*registry_, "apiserver_request_total",
+                        with({{"verb", "LIST"}, {"code", "200"}, {"scope", "namespace"}})),
+            2);
+  EXPECT_EQ(HistogramCount(*registry_, "apiserver_request_duration_seconds", with({{"verb", "LIST"}})), 2u);
+  EXPECT_EQ(MetricValue(*registry_, "apiserver_request_total", {{"subresource", "/version"}, {"code", "200"}}), 1);
+
+  // /metrics itself: the text format, and the scrape is counted like upstream's.
+  HttpResponse scrape = Do("GET", "/metrics");
+  ASSERT_EQ(scrape.status, 200);
+  EXPECT_EQ(scrape.content_type, "text/plain; version=0.0.4; charset=utf-8");
+  EXPECT_NE(scrape.body.find("# TYPE apiserver_request_total counter\n"), std::string::npos) << scrape.body;
+  EXPECT_NE(scrape.body.find("apiserver_request_total{code=\"201\",component=\"apiserver\",dry_run=\"\",group=\"\","
+                             "resource=\"pods\",scope=\"resource\",subresource=\"\",verb=\"POST\",version=\"v1\"} 1\n"),
+            std::string::npos)
+      << scrape.body;
+  EXPECT_NE(scrape.body.find("# TYPE apiserver_request_duration_seconds histogram\n"), std::string::npos);
+  EXPECT_EQ(MetricValue(*registry_, "apiserver_request_total", {{"subresource", "/metrics"}, {"code", "200"}}), 1);
+  EXPECT_EQ(Do("POST", "/metrics").status, 405);
+
+  // Series are sorted by labels: the same state prints the same text.
+  HttpRequest get;
+  get.method = "GET";
+  EXPECT_EQ(MetricsResponse(*registry_, get).body, MetricsResponse(*registry_, get).body);
+}
+
+TEST(RequestMetricsOffTest, NoRegistryNoMetricsPath) {
+  FakeClock clock;
+  store::MemoryStore store(clock);
+  api::AdmissionPipeline pipeline(api::Registry::Default(), api::StrategyRegistry::Default(), api::Convert);
+  ApiServerOptions o;
+  o.garbage_collector = false;
+  ApiServer server(api::Registry::Default(), pipeline, store, clock, o);
+  HttpRequest req;
+  req.method = "GET";
+  req.target = "/metrics";
+  HandlerResult r = server.Handle(req);
+  ASSERT_TRUE(std::holds_alternative<HttpResponse>(r));
+  EXPECT_EQ(std::get<HttpResponse>(r).status, 404) << "the binary registers /metrics, the API server does not";
+}
+
+}  // namespace
+}  // namespace berth::apiserver

@@ -1,0 +1,271 @@
+#include "controllers/kueue/metrics.h"
+
+#include "controllers/common/conditions.h"
+#include "controllers/kueue/decoder.h"
+
+
+namespace berth::controllers::kueue {
+
+namespace {
+
+using prometheus::Histogram;
+
+const std::map<std::string, std::string> kReplicaRole = {{"replica_role", "standalone"}};
+
+// Kueue's generateExponentialBuckets(count): 1, then 2.5 doubling (count-1 values).
+Histogram::BucketBoundaries KueueBuckets(int count) {
+  Histogram::BucketBoundaries b = {1};
+  double v = 2.5;
+  for (int i = 1; i < count; ++i, v *= 2) b.push_back(v);
+  return b;
+}
+
+// client_golang's prometheus.DefBuckets (Kueue's admission_attempt_duration_seconds).
+const Histogram::BucketBoundaries kDefaultBuckets = {.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10};
+
+prometheus::Family<prometheus::Counter>& Counter(prometheus::Registry& r, const std::string& name,
+                                                 const std::string& help) {
+  return prometheus::BuildCounter().Name(name).Help(help).Labels(kReplicaRole).Register(r);
+}
+prometheus::Family<prometheus::Gauge>& Gauge(prometheus::Registry& r, const std::string& name,
+                                             const std::string& help) {
+  return prometheus::BuildGauge().Name(name).Help(help).Labels(kReplicaRole).Register(r);
+}
+prometheus::Family<prometheus::Histogram>& Hist(prometheus::Registry& r, const std::string& name,
+                                                const std::string& help) {
+  return prometheus::BuildHistogram().Name(name).Help(help).Labels(kReplicaRole).Register(r);
+}
+
+const char* StatusName(ClusterQueueMetricStatus s) {
+  switch (s) {
+    case ClusterQueueMetricStatus::kPending: return "pending";
+    case ClusterQueueMetricStatus::kActive: return "active";
+    case ClusterQueueMetricStatus::kTerminating: return "terminating";
+  }
+  return "pending";
+}
+
+constexpr char kEvictionReasonsHelp[] =
+    "The label 'reason' is the Evicted condition's reason (Preempted, ClusterQueueStopped, LocalQueueStopped, "
+    "Deactivated); 'underlying_cause' is empty when the reason is the root cause.";
+
+}  // namespace
+
+ClusterQueueMetrics ClusterQueueMetricsFromStatus(const std::string& name, const admission::ClusterQueue& spec,
+                                                  const api::Object& status, bool deleting, int finished_workloads,
+                                                  const admission::ResourceNames& names) {
+  ClusterQueueMetrics m;
+  m.name = name;
+  m.cohort = spec.cohort;
+  bool active = false;
+  for (const api::Object& c : status.value("conditions", api::Object::array())) {
+    if (c.value("type", "") == "Active") active = c.value("status", "") == "True";
+  }
+  m.status = deleting ? ClusterQueueMetricStatus::kTerminating
+                      : active ? ClusterQueueMetricStatus::kActive : ClusterQueueMetricStatus::kPending;
+  m.reserving_workloads = status.value("reservingWorkloads", 0);
+  m.admitted_workloads = status.value("admittedWorkloads", 0);
+  m.finished_workloads = finished_workloads;
+  const api::Object reservation = status.value("flavorsReservation", api::Object::array());
+  const api::Object usage = status.value("flavorsUsage", api::Object::array());
+  // The total of resource i of the k-th flavor entry (FlavorsStatus writes spec order).
+  auto total = [](const api::Object& entries, size_t k, size_t i) -> admission::Amount {
+    if (k >= entries.size()) return 0;
+    const api::Object resources = entries[k].value("resources", api::Object::array());
+    return i < resources.size() ? DecodeAmount(resources[i].value("total", api::Object("0"))) : 0;
+  };
+  size_t k = 0;
+  for (const admission::ResourceGroup& g : spec.resource_groups) {
+    for (const admission::FlavorQuotas& f : g.flavors) {
+      for (size_t i = 0; i < g.covered_resources.size(); ++i) {
+        ClusterQueueResourceMetrics r;
+        r.flavor = f.flavor;
+        r.resource = names.Name(g.covered_resources[i]);
+        if (i < f.resources.size()) {
+          r.nominal_quota = f.resources[i].nominal;
+          r.borrowing_limit = f.resources[i].borrowing_limit;
+          r.lending_limit = f.resources[i].lending_limit;
+        }
+        r.reservation = total(reservation, k, i);
+        r.usage = total(usage, k, i);
+        m.resources.push_back(std::move(r));
+      }
+      ++k;
+    }
+  }
+  return m;
+}
+
+Duration QueuedWaitTime(const api::Object& workload, Time now) {
+  Time queued = CreationTime(workload);
+  if (const api::Object* c = FindCondition(workload, "Requeued")) {
+    Time t{};
+    if (ParseRfc3339(c->value("lastTransitionTime", ""), &t)) queued = t;
+  }
+  return now - queued;
+}
+
+std::string PriorityClassName(const api::Object& workload) {
+  auto spec = workload.find("spec");
+  if (spec == workload.end() || !spec->is_object()) return "";
+  auto ref = spec->find("priorityClassRef");
+  return ref != spec->end() && ref->is_object() ? ref->value("name", "") : "";
+}
+
+KueueMetrics::KueueMetrics(prometheus::Registry& r)
+    : admission_attempts_(Counter(r, "kueue_admission_attempts_total",
+                                  "The total number of attempts to admit workloads. Each admission attempt might try "
+                                  "to admit more than one workload. 'success' means that at least one workload was "
+                                  "admitted, 'inadmissible' that none was.")),
+      admission_attempt_duration_(Hist(r, "kueue_admission_attempt_duration_seconds",
+                                        "The latency of an admission attempt, by 'result' (success|inadmissible).")),
+      quota_reserved_workloads_(Counter(r, "kueue_quota_reserved_workloads_total",
+                                        "The total number of quota reserved workloads per 'cluster_queue'")),
+      quota_reserved_wait_time_(Hist(r, "kueue_quota_reserved_wait_time_seconds",
+                                     "The time between a workload was created or requeued until it got quota "
+                                     "reservation, per 'cluster_queue'")),
+      admitted_workloads_(Counter(r, "kueue_admitted_workloads_total",
+                                  "The total number of admitted workloads per 'cluster_queue'")),
+      admission_wait_time_(Hist(r, "kueue_admission_wait_time_seconds",
+                                "The time between a workload was created or requeued until admission, per "
+                                "'cluster_queue'")),
+      admission_checks_wait_time_(Hist(r, "kueue_admission_checks_wait_time_seconds",
+                                       "The time from when a workload got the quota reservation until admission, per "
+                                       "'cluster_queue'")),
+      evicted_workloads_(Counter(r, "kueue_evicted_workloads_total",
+                                 std::string("The number of evicted workloads per 'cluster_queue'. ") +
+                                     kEvictionReasonsHelp)),
+      preempted_workloads_(Counter(r, "kueue_preempted_workloads_total",
+                                   "The number of preempted workloads per 'preempting_cluster_queue', by the "
+                                   "preemption 'reason' (InClusterQueue, InCohortReclamation, InCohortFairSharing, "
+                                   "InCohortReclaimWhileBorrowing)")),
+      finished_workloads_total_(Counter(r, "kueue_finished_workloads_total",
+                                        "The total number of finished workloads per 'cluster_queue'")),
+      execution_time_(Hist(r, "kueue_execution_time_seconds",
+                           "The time between a workload was admitted until it finished, per 'cluster_queue'")),
+      pending_workloads_(Gauge(r, "kueue_pending_workloads",
+                               "The number of pending workloads, per 'cluster_queue' and 'status'. 'active' means "
+                               "that the workloads are in the admission queue; 'inadmissible' means there was a "
+                               "failed admission attempt for these workloads and they won't be retried until "
+                               "cluster conditions, which could make this workload admissible, change")),
+      reserving_active_workloads_(Gauge(r, "kueue_reserving_active_workloads",
+                                        "The number of Workloads that are reserving quota, per 'cluster_queue'")),
+      admitted_active_workloads_(Gauge(r, "kueue_admitted_active_workloads",
+                                       "The number of admitted Workloads that are active (unsuspended and not "
+                                       "finished), per 'cluster_queue'")),
+      finished_workloads_(Gauge(r, "kueue_finished_workloads", "The number of finished workloads per 'cluster_queue'.")),
+      cluster_queue_status_(Gauge(r, "kueue_cluster_queue_status",
+                                  "Reports 'cluster_queue' with its 'status' (with possible values 'pending', "
+                                  "'active' or 'terminating'). For a ClusterQueue, the metric only reports a value of "
+                                  "1 for one of the statuses.")),
+      resource_reservation_(Gauge(r, "kueue_cluster_queue_resource_reservation",
+                                  "Reports the cluster_queue's total resource reservation within all the flavors")),
+      resource_usage_(Gauge(r, "kueue_cluster_queue_resource_usage",
+                            "Reports the cluster_queue's total resource usage within all the flavors")),
+      nominal_quota_(Gauge(r, "kueue_cluster_queue_nominal_quota",
+                           "Reports the cluster_queue's resource nominal quota within all the flavors")),
+      borrowing_limit_(Gauge(r, "kueue_cluster_queue_borrowing_limit",
+                             "Reports the cluster_queue's resource borrowing limit within all the flavors")),
+      lending_limit_(Gauge(r, "kueue_cluster_queue_lending_limit",
+                           "Reports the cluster_queue's resource lending limit within all the flavors")) {}
+
+double KueueMetrics::Seconds(Duration d) { return std::chrono::duration<double>(d).count(); }
+
+double KueueMetrics::BaseUnits(admission::Amount a) { return static_cast<double>(a) / 1000.0; }
+
+void KueueMetrics::AdmissionAttempt(bool admitted_any, Duration duration) {
+  const Labels l = {{"result", admitted_any ? "success" : "inadmissible"}};
+  admission_attempts_.Add(l).Increment();
+  admission_attempt_duration_.Add(l, kDefaultBuckets).Observe(Seconds(duration));
+}
+
+void KueueMetrics::WorkloadAdmitted(const std::string& cluster_queue, const std::string& priority_class,
+                                    Duration wait) {
+  const Labels l = {{"cluster_queue", cluster_queue}, {"priority_class", priority_class}};
+  quota_reserved_workloads_.Add(l).Increment();
+  admitted_workloads_.Add(l).Increment();
+  quota_reserved_wait_time_.Add(l, KueueBuckets(14)).Observe(Seconds(wait));
+  admission_wait_time_.Add(l, KueueBuckets(16)).Observe(Seconds(wait));
+  admission_checks_wait_time_.Add(l, KueueBuckets(14)).Observe(0);
+}
+
+void KueueMetrics::WorkloadEvicted(const std::string& cluster_queue, const std::string& reason,
+                                   const std::string& underlying_cause, const std::string& priority_class) {
+  evicted_workloads_
+      .Add({{"cluster_queue", cluster_queue}, {"reason", reason}, {"underlying_cause", underlying_cause},
+            {"priority_class", priority_class}})
+      .Increment();
+}
+
+void KueueMetrics::WorkloadPreempted(const std::string& preempting_cluster_queue, const std::string& reason) {
+  preempted_workloads_.Add({{"preempting_cluster_queue", preempting_cluster_queue}, {"reason", reason}}).Increment();
+}
+
+void KueueMetrics::WorkloadFinished(const std::string& cluster_queue, const std::string& priority_class,
+                                    Duration execution_time) {
+  const Labels l = {{"cluster_queue", cluster_queue}, {"priority_class", priority_class}};
+  finished_workloads_total_.Add(l).Increment();
+  execution_time_.Add(l, KueueBuckets(14)).Observe(Seconds(execution_time));
+}
+
+void KueueMetrics::SetOwnedGauges(prometheus::Family<prometheus::Gauge>& family, const std::string& cluster_queue,
+                                  const std::vector<std::pair<Labels, double>>& values) {
+  std::set<Labels>& owned = owned_[{&family, cluster_queue}];
+  std::set<Labels> now;
+  for (const auto& [labels, value] : values) {
+    family.Add(labels).Set(value);
+    now.insert(labels);
+  }
+  for (const Labels& old : owned) {
+    if (!now.count(old)) family.Remove(&family.Add(old));
+  }
+  owned = std::move(now);
+}
+
+void KueueMetrics::ReportPendingWorkloads(const std::string& cluster_queue, int active, int inadmissible) {
+  std::lock_guard<std::mutex> lock(mu_);
+  SetOwnedGauges(pending_workloads_, cluster_queue,
+                 {{{{"cluster_queue", cluster_queue}, {"status", "active"}}, static_cast<double>(active)},
+                  {{{"cluster_queue", cluster_queue}, {"status", "inadmissible"}}, static_cast<double>(inadmissible)}});
+}
+
+void KueueMetrics::ReportClusterQueue(const ClusterQueueMetrics& cq) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const Labels l = {{"cluster_queue", cq.name}};
+  SetOwnedGauges(reserving_active_workloads_, cq.name, {{l, static_cast<double>(cq.reserving_workloads)}});
+  SetOwnedGauges(admitted_active_workloads_, cq.name, {{l, static_cast<double>(cq.admitted_workloads)}});
+  SetOwnedGauges(finished_workloads_, cq.name, {{l, static_cast<double>(cq.finished_workloads)}});
+  std::vector<std::pair<Labels, double>> status;
+  for (auto s : {ClusterQueueMetricStatus::kPending, ClusterQueueMetricStatus::kActive,
+                 ClusterQueueMetricStatus::kTerminating}) {
+    status.push_back({{{"cluster_queue", cq.name}, {"status", StatusName(s)}}, s == cq.status ? 1.0 : 0.0});
+  }
+  SetOwnedGauges(cluster_queue_status_, cq.name, status);
+
+  std::vector<std::pair<Labels, double>> reservation, usage, nominal, borrowing, lending;
+  for (const ClusterQueueResourceMetrics& r : cq.resources) {
+    const Labels rl = {{"cohort", cq.cohort}, {"cluster_queue", cq.name}, {"flavor", r.flavor}, {"resource", r.resource}};
+    reservation.push_back({rl, BaseUnits(r.reservation)});
+    usage.push_back({rl, BaseUnits(r.usage)});
+    nominal.push_back({rl, BaseUnits(r.nominal_quota)});
+    if (r.borrowing_limit) borrowing.push_back({rl, BaseUnits(*r.borrowing_limit)});
+    if (r.lending_limit) lending.push_back({rl, BaseUnits(*r.lending_limit)});
+  }
+  SetOwnedGauges(resource_reservation_, cq.name, reservation);
+  SetOwnedGauges(resource_usage_, cq.name, usage);
+  SetOwnedGauges(nominal_quota_, cq.name, nominal);
+  SetOwnedGauges(borrowing_limit_, cq.name, borrowing);
+  SetOwnedGauges(lending_limit_, cq.name, lending);
+}
+
+void KueueMetrics::ForgetClusterQueue(const std::string& cluster_queue) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto* family : {&pending_workloads_, &reserving_active_workloads_, &admitted_active_workloads_,
+                       &finished_workloads_, &cluster_queue_status_, &resource_reservation_, &resource_usage_,
+                       &nominal_quota_, &borrowing_limit_, &lending_limit_}) {
+    SetOwnedGauges(*family, cluster_queue, {});
+    owned_.erase({family, cluster_queue});
+  }
+}
+
+}  // namespace berth::controllers::kueue

@@ -1,0 +1,171 @@
+// KueueMetrics: the Prometheus metrics of Kueue's controllers and scheduler
+// (kueue.md §4; Kueue pkg/metrics/metrics.go), with Kueue's names, label
+// names and histogram buckets, registered on a prometheus::Registry that the
+// binary serves as /metrics (docs/metrics.md lists them and what is not
+// produced).
+//
+// Two kinds of methods:
+//   - events, named after what happened, called by KueueController where it
+//     writes the change (never on a failed write): an admission cycle, a
+//     quota reservation + admission (berth has no admission checks: both
+//     happen in one write), an eviction, a preemption, a finished workload;
+//   - state, set from the controller's cache whenever a ClusterQueue's status
+//     is computed (ReportClusterQueue) and whenever a cycle moved workloads
+//     between the active and inadmissible queues (ReportPendingWorkloads).
+//     A ClusterQueue's series that are not reported again (a flavor removed
+//     from its spec, a borrowingLimit unset) are removed; ForgetClusterQueue
+//     removes all of them when the ClusterQueue is gone.
+//
+// Every metric carries replica_role="standalone" (Kueue's label; berth has no
+// leader election). Units: durations in seconds; resource amounts in the
+// resource's base unit as Kueue reports them (cpu in cores, memory in bytes,
+// a count for extended resources).
+//
+// Thread-safety: every method may be called from any thread.
+#pragma once
+
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "admission/model.h"
+#include "api/object.h"
+#include "core/clock.h"
+
+namespace berth::controllers::kueue {
+
+// kueue_cluster_queue_status{status}: Kueue's three ClusterQueue states.
+enum class ClusterQueueMetricStatus { kPending, kActive, kTerminating };
+
+// One (flavor, resource) pair of a ClusterQueue's spec with its quotas and
+// what workloads hold of it.
+struct ClusterQueueResourceMetrics {
+  std::string flavor;
+  std::string resource;
+  admission::Amount nominal_quota = 0;
+  std::optional<admission::Amount> borrowing_limit;  // nullopt: not reported
+  std::optional<admission::Amount> lending_limit;    // nullopt: not reported
+  admission::Amount reservation = 0;  // held by workloads with QuotaReserved=True
+  admission::Amount usage = 0;        // held by admitted workloads
+};
+
+// The state of one ClusterQueue, as its status was just computed.
+struct ClusterQueueMetrics {
+  std::string name;
+  std::string cohort;  // spec.cohortName ("" when none)
+  ClusterQueueMetricStatus status = ClusterQueueMetricStatus::kPending;
+  int reserving_workloads = 0;  // status.reservingWorkloads
+  int admitted_workloads = 0;   // status.admittedWorkloads
+  int finished_workloads = 0;   // Finished=True workloads admitted by it that still exist
+  std::vector<ClusterQueueResourceMetrics> resources;  // spec order
+};
+
+// The metrics view of a ClusterQueue whose status was just computed
+// (queue_status.h ClusterQueueStatus): status from its Active condition and
+// `deleting`, counts and the flavorsReservation / flavorsUsage totals from
+// `status`, quotas from the decoded `spec` (both in spec order).
+ClusterQueueMetrics ClusterQueueMetricsFromStatus(const std::string& name, const admission::ClusterQueue& spec,
+                                                  const api::Object& status, bool deleting, int finished_workloads,
+                                                  const admission::ResourceNames& names);
+
+// Kueue's workload.QueuedWaitTime: `now` minus the Requeued condition's
+// lastTransitionTime when the workload has that condition, else minus its
+// creationTimestamp.
+Duration QueuedWaitTime(const api::Object& workload, Time now);
+
+// The workload's priority class name (spec.priorityClassRef.name), "" when none:
+// the priority_class label.
+std::string PriorityClassName(const api::Object& workload);
+
+class KueueMetrics {
+ public:
+  explicit KueueMetrics(prometheus::Registry& registry);
+  KueueMetrics(const KueueMetrics&) = delete;
+  KueueMetrics& operator=(const KueueMetrics&) = delete;
+
+  // --- Events ---------------------------------------------------------
+  // One scheduling cycle over at least one head: kueue_admission_attempts_total
+  // and kueue_admission_attempt_duration_seconds, result "success" when it
+  // admitted at least one workload, else "inadmissible".
+  void AdmissionAttempt(bool admitted_any, Duration duration);
+  // Quota reserved and admitted in the same write (no admission checks):
+  // kueue_quota_reserved_workloads_total, kueue_admitted_workloads_total,
+  // kueue_quota_reserved_wait_time_seconds and kueue_admission_wait_time_seconds
+  // observe `wait` (since created or requeued, Kueue's QueuedWaitTime), and
+  // kueue_admission_checks_wait_time_seconds observes 0.
+  void WorkloadAdmitted(const std::string& cluster_queue, const std::string& priority_class, Duration wait);
+  // kueue_evicted_workloads_total{reason, underlying_cause} ("" when the
+  // reason is the root cause).
+  void WorkloadEvicted(const std::string& cluster_queue, const std::string& reason,
+                       const std::string& underlying_cause, const std::string& priority_class);
+  // kueue_preempted_workloads_total{preempting_cluster_queue, reason}, reason
+  // the preemption reason (InClusterQueue, InCohortReclamation,
+  // InCohortFairSharing, InCohortReclaimWhileBorrowing).
+  void WorkloadPreempted(const std::string& preempting_cluster_queue, const std::string& reason);
+  // kueue_finished_workloads_total and kueue_execution_time_seconds (since the
+  // workload was admitted).
+  void WorkloadFinished(const std::string& cluster_queue, const std::string& priority_class,
+                        Duration execution_time);
+
+  // --- State ----------------------------------------------------------
+  // kueue_pending_workloads{status="active"|"inadmissible"}.
+  void ReportPendingWorkloads(const std::string& cluster_queue, int active, int inadmissible);
+  // kueue_reserving_active_workloads, kueue_admitted_active_workloads,
+  // kueue_finished_workloads, kueue_cluster_queue_status (1 for the current
+  // status, 0 for the other two), kueue_cluster_queue_resource_reservation,
+  // _resource_usage, _nominal_quota, _borrowing_limit, _lending_limit.
+  void ReportClusterQueue(const ClusterQueueMetrics& cq);
+  // Removes every series labelled with this ClusterQueue (pending,
+  // state and resource gauges; counters and histograms are kept, as Kueue
+  // keeps them until restart).
+  void ForgetClusterQueue(const std::string& cluster_queue);
+
+  // Seconds as Prometheus wants them.
+  static double Seconds(Duration d);
+  // A milli-unit amount in the resource's base unit.
+  static double BaseUnits(admission::Amount a);
+
+ private:
+  using Labels = std::map<std::string, std::string>;
+  // Sets `values` as the series a ClusterQueue owns in `family`, removing
+  // those it owned before and no longer reports. Caller holds mu_.
+  void SetOwnedGauges(prometheus::Family<prometheus::Gauge>& family, const std::string& cluster_queue,
+                      const std::vector<std::pair<Labels, double>>& values);
+
+  prometheus::Family<prometheus::Counter>& admission_attempts_;
+  prometheus::Family<prometheus::Histogram>& admission_attempt_duration_;
+  prometheus::Family<prometheus::Counter>& quota_reserved_workloads_;
+  prometheus::Family<prometheus::Histogram>& quota_reserved_wait_time_;
+  prometheus::Family<prometheus::Counter>& admitted_workloads_;
+  prometheus::Family<prometheus::Histogram>& admission_wait_time_;
+  prometheus::Family<prometheus::Histogram>& admission_checks_wait_time_;
+  prometheus::Family<prometheus::Counter>& evicted_workloads_;
+  prometheus::Family<prometheus::Counter>& preempted_workloads_;
+  prometheus::Family<prometheus::Counter>& finished_workloads_total_;
+  prometheus::Family<prometheus::Histogram>& execution_time_;
+  prometheus::Family<prometheus::Gauge>& pending_workloads_;
+  prometheus::Family<prometheus::Gauge>& reserving_active_workloads_;
+  prometheus::Family<prometheus::Gauge>& admitted_active_workloads_;
+  prometheus::Family<prometheus::Gauge>& finished_workloads_;
+  prometheus::Family<prometheus::Gauge>& cluster_queue_status_;
+  prometheus::Family<prometheus::Gauge>& resource_reservation_;
+  prometheus::Family<prometheus::Gauge>& resource_usage_;
+  prometheus::Family<prometheus::Gauge>& nominal_quota_;
+  prometheus::Family<prometheus::Gauge>& borrowing_limit_;
+  prometheus::Family<prometheus::Gauge>& lending_limit_;
+
+  std::mutex mu_;
+  // (family, cluster queue) -> label sets of the series it owns there.
+  std::map<std::pair<const void*, std::string>, std::set<Labels>> owned_;
+};
+
+}  // namespace berth::controllers::kueue

@@ -1,0 +1,206 @@
+// KueueMetrics: each event method moves exactly the series Kueue's metric of
+// that name would, with Kueue's labels and buckets; the state gauges follow
+// the reported state (series removed when no longer reported).
+#include "controllers/kueue/metrics.h"
+
+#include <gtest/gtest.h>
+
+#include "controllers/kueue/decoder.h"
+#include "tests/testing/prometheus_values.h"
+
+namespace berth::controllers::kueue {
+namespace {
+
+using berth::testing::FindSeries;
+using berth::testing::HistogramCount;
+using berth::testing::HistogramSum;
+using berth::testing::MetricValue;
+using std::chrono::seconds;
+
+class KueueMetricsTest : public ::testing::Test {
+ protected:
+  prometheus::Registry registry_;
+  KueueMetrics metrics_{registry_};
+};
+
+TEST_F(KueueMetricsTest, AdmissionCountsBothCountersAndWaitHistogramsWithKueueBuckets) {
+  metrics_.WorkloadAdmitted("cq", "low", seconds(3));
+  metrics_.WorkloadAdmitted("cq", "low", seconds(40));
+  metrics_.WorkloadAdmitted("cq", "high", seconds(0));
+  const std::map<std::string, std::string> low = {{"cluster_queue", "cq"}, {"priority_class", "low"}};
+  EXPECT_EQ(MetricValue(registry_, "kueue_quota_reserved_workloads_total", low), 2);
+  EXPECT_EQ(MetricValue(registry_, "kueue_admitted_workloads_total", low), 2);
+  EXPECT_EQ(MetricValue(registry_, "kueue_admitted_workloads_total", {{"priority_class", "high"}}), 1);
+  EXPECT_EQ(HistogramCount(registry_, "kueue_quota_reserved_wait_time_seconds", low), 2u);
+  EXPECT_EQ(HistogramSum(registry_, "kueue_quota_reserved_wait_time_seconds", low), 43);
+  EXPECT_EQ(HistogramSum(registry_, "kueue_admission_wait_time_seconds", low), 43);
+  EXPECT_EQ(HistogramSum(registry_, "kueue_admission_checks_wait_time_seconds", low), 0);
+  EXPECT_EQ(MetricValue(registry_, "kueue_admitted_workloads_total", {{"replica_role", "standalone"}}), 1)
+      << "every Kueue metric carries replica_role";
+
+  // Buckets: Kueue's generateExponentialBuckets(14) = 1, 2.5, 5, ..., 2.5*2^12;
+  // admission_wait_time_seconds has 16.
+  auto reserved = FindSeries(registry_, "kueue_quota_reserved_wait_time_seconds", low);
+  ASSERT_TRUE(reserved);
+  ASSERT_EQ(reserved->histogram.bucket.size(), 15u);  // 14 bounds + Inf
+  EXPECT_EQ(reserved->histogram.bucket[0].upper_bound, 1);
+  EXPECT_EQ(reserved->histogram.bucket[1].upper_bound, 2.5);
+  EXPECT_EQ(reserved->histogram.bucket[13].upper_bound, 2.5 * 4096);
+  EXPECT_EQ(reserved->histogram.bucket[1].cumulative_count, 0u);  // 3 s is above 2.5
+  EXPECT_EQ(reserved->histogram.bucket[2].cumulative_count, 1u);  // ... and within 5
+  EXPECT_EQ(reserved->histogram.bucket[5].cumulative_count, 2u);  // 40 s within 40
+  auto admission = FindSeries(registry_, "kueue_admission_wait_time_seconds", low);
+  ASSERT_TRUE(admission);
+  EXPECT_EQ(admission->histogram.bucket.size(), 17u);
+}
+
+TEST_F(KueueMetricsTest, AdmissionAttemptResultIsSuccessWhenAnythingWasAdmitted) {
+  metrics_.AdmissionAttempt(true, std::chrono::milliseconds(20));
+  metrics_.AdmissionAttempt(false, std::chrono::milliseconds(5));
+  metrics_.AdmissionAttempt(false, std::chrono::milliseconds(5));
+  EXPECT_EQ(MetricValue(registry_, "kueue_admission_attempts_total", {{"result", "success"}}), 1);
+  EXPECT_EQ(MetricValue(registry_, "kueue_admission_attempts_total", {{"result", "inadmissible"}}), 2);
+  EXPECT_DOUBLE_EQ(*HistogramSum(registry_, "kueue_admission_attempt_duration_seconds", {{"result", "success"}}), 0.02);
+}
+
+TEST_F(KueueMetricsTest, EvictionAndPreemptionLabels) {
+  metrics_.WorkloadEvicted("cq", "Preempted", "", "low");
+  metrics_.WorkloadPreempted("cq-other", "InCohortReclamation");
+  metrics_.WorkloadEvicted("cq", "ClusterQueueStopped", "", "");
+  EXPECT_EQ(MetricValue(registry_, "kueue_evicted_workloads_total",
+                        {{"cluster_queue", "cq"}, {"reason", "Preempted"}, {"underlying_cause", ""},
+                         {"priority_class", "low"}}),
+            1);
+  EXPECT_EQ(MetricValue(registry_, "kueue_evicted_workloads_total", {{"reason", "ClusterQueueStopped"}}), 1);
+  EXPECT_EQ(MetricValue(registry_, "kueue_preempted_workloads_total",
+                        {{"preempting_cluster_queue", "cq-other"}, {"reason", "InCohortReclamation"}}),
+            1);
+  EXPECT_FALSE(MetricValue(registry_, "kueue_preempted_workloads_total", {{"reason", "InClusterQueue"}}));
+}
+
+TEST_F(KueueMetricsTest, FinishedWorkloadsAndExecutionTime) {
+  metrics_.WorkloadFinished("cq", "", seconds(90));
+  EXPECT_EQ(MetricValue(registry_, "kueue_finished_workloads_total", {{"cluster_queue", "cq"}}), 1);
+  EXPECT_EQ(HistogramSum(registry_, "kueue_execution_time_seconds", {{"cluster_queue", "cq"}}), 90);
+}
+
+ClusterQueueMetrics State(ClusterQueueMetricStatus status, std::vector<ClusterQueueResourceMetrics> resources) {
+  ClusterQueueMetrics m;
+  m.name = "cq";
+  m.cohort = "all";
+  m.status = status;
+  m.reserving_workloads = 3;
+  m.admitted_workloads = 2;
+  m.finished_workloads = 1;
+  m.resources = std::move(resources);
+  return m;
+}
+
+TEST_F(KueueMetricsTest, ClusterQueueGaugesFollowTheReportedStateAndDropWhatIsGone) {
+  ClusterQueueResourceMetrics cpu{"default", "cpu", 5000, 2000, std::nullopt, 4500, 3500};
+  ClusterQueueResourceMetrics mem{"default", "memory", 36LL * 1024 * 1024 * 1024 * 1000, std::nullopt, std::nullopt, 0, 0};
+  ClusterQueueResourceMetrics gpu{"a100", "nvidia.com/gpu", 8000, std::nullopt, 4000, 0, 0};
+  metrics_.ReportClusterQueue(State(ClusterQueueMetricStatus::kPending, {cpu, mem, gpu}));
+  metrics_.ReportPendingWorkloads("cq", 2, 1);
+
+  const std::map<std::string, std::string> cq = {{"cluster_queue", "cq"}};
+  EXPECT_EQ(MetricValue(registry_, "kueue_reserving_active_workloads", cq), 3);
+  EXPECT_EQ(MetricValue(registry_, "kueue_admitted_active_workloads", cq), 2);
+  EXPECT_EQ(MetricValue(registry_, "kueue_finished_workloads", cq), 1);
+  EXPECT_EQ(MetricValue(registry_, "kueue_pending_workloads", {{"status", "active"}}), 2);
+  EXPECT_EQ(MetricValue(registry_, "kueue_pending_workloads", {{"status", "inadmissible"}}), 1);
+  EXPECT_EQ(MetricValue(registry_, "kueue_cluster_queue_status", {{"status", "pending"}}), 1);
+  EXPECT_EQ(MetricValue(registry_, "kueue_cluster_queue_status", {{"status", "active"}}), 0);
+  EXPECT_EQ(MetricValue(registry_, "kueue_cluster_queue_status", {{"status", "terminating"}}), 0);
+
+  const std::map<std::string, std::string> cpu_labels = {
+      {"cohort", "all"}, {"cluster_queue", "cq"}, {"flavor", "default"}, {"resource", "cpu"}};
+  EXPECT_EQ(MetricValue(registry_, "kueue_cluster_queue_nominal_quota", cpu_labels), 5);
+  EXPECT_EQ(MetricValue(registry_, "kueue_cluster_queue_borrowing_limit", cpu_labels), 2);
+  EXPECT_FALSE(MetricValue(registry_, "kueue_cluster_queue_lending_limit", cpu_labels)) << "not set: not reported";
+  EXPECT_EQ(MetricValue(registry_, "kueue_cluster_queue_resource_reservation", cpu_labels), 4.5);
+  EXPECT_EQ(MetricValue(registry_, "kueue_cluster_queue_resource_usage", cpu_labels), 3.5);
+  EXPECT_EQ(MetricValue(registry_, "kueue_cluster_queue_nominal_quota", {{"resource", "memory"}}), 38654705664.0)
+      << "memory in bytes";
+  EXPECT_EQ(MetricValue(registry_, "kueue_cluster_queue_lending_limit", {{"resource", "nvidia.com/gpu"}}), 4);
+
+  // The gpu flavor leaves the spec, the queue becomes active: its series go.
+  metrics_.ReportClusterQueue(State(ClusterQueueMetricStatus::kActive, {cpu, mem}));
+  EXPECT_FALSE(MetricValue(registry_, "kueue_cluster_queue_nominal_quota", {{"resource", "nvidia.com/gpu"}}));
+  EXPECT_FALSE(MetricValue(registry_, "kueue_cluster_queue_lending_limit", {{"resource", "nvidia.com/gpu"}}));
+  EXPECT_EQ(MetricValue(registry_, "kueue_cluster_queue_nominal_quota", cpu_labels), 5);
+  EXPECT_EQ(MetricValue(registry_, "kueue_cluster_queue_status", {{"status", "active"}}), 1);
+  EXPECT_EQ(MetricValue(registry_, "kueue_cluster_queue_status", {{"status", "pending"}}), 0);
+
+  // The ClusterQueue is deleted: every gauge series goes, counters stay.
+  metrics_.WorkloadAdmitted("cq", "", seconds(1));
+  metrics_.ForgetClusterQueue("cq");
+  for (const char* name : {"kueue_reserving_active_workloads", "kueue_pending_workloads", "kueue_cluster_queue_status",
+                           "kueue_cluster_queue_nominal_quota", "kueue_cluster_queue_resource_usage"}) {
+    EXPECT_FALSE(MetricValue(registry_, name, cq)) << name;
+  }
+  EXPECT_EQ(MetricValue(registry_, "kueue_admitted_workloads_total", cq), 1);
+}
+
+TEST(ClusterQueueMetricsFromStatusTest, ReadsCountsAndTotalsInSpecOrder) {
+  admission::ResourceNames names;
+  const api::Object cq = api::Object::parse(R"({"spec": {"cohortName": "all", "resourceGroups": [
+      {"coveredResources": ["cpu", "memory"], "flavors": [
+        {"name": "on-demand", "resources": [{"name": "cpu", "nominalQuota": "4", "borrowingLimit": "2"},
+                                            {"name": "memory", "nominalQuota": "8Gi"}]},
+        {"name": "spot", "resources": [{"name": "cpu", "nominalQuota": "10"}, {"name": "memory", "nominalQuota": "1Gi"}]}]}]}})");
+  const api::Object status = api::Object::parse(R"({
+      "conditions": [{"type": "Active", "status": "True", "reason": "Ready"}],
+      "reservingWorkloads": 2, "admittedWorkloads": 1,
+      "flavorsReservation": [
+        {"name": "on-demand", "resources": [{"name": "cpu", "total": "3500m"}, {"name": "memory", "total": "1Gi"}]},
+        {"name": "spot", "resources": [{"name": "cpu", "total": "2"}, {"name": "memory", "total": "0"}]}],
+      "flavorsUsage": [
+        {"name": "on-demand", "resources": [{"name": "cpu", "total": "1"}, {"name": "memory", "total": "0"}]},
+        {"name": "spot", "resources": [{"name": "cpu", "total": "0"}, {"name": "memory", "total": "0"}]}]})");
+  ClusterQueueMetrics m =
+      ClusterQueueMetricsFromStatus("cq", DecodeClusterQueue(cq, names), status, false, 4, names);
+  EXPECT_EQ(m.cohort, "all");
+  EXPECT_EQ(m.status, ClusterQueueMetricStatus::kActive);
+  EXPECT_EQ(m.reserving_workloads, 2);
+  EXPECT_EQ(m.admitted_workloads, 1);
+  EXPECT_EQ(m.finished_workloads, 4);
+  ASSERT_EQ(m.resources.size(), 4u);
+  EXPECT_EQ(m.resources[0].flavor, "on-demand");
+  EXPECT_EQ(m.resources[0].resource, "cpu");
+  EXPECT_EQ(m.resources[0].nominal_quota, 4000);
+  EXPECT_EQ(m.resources[0].borrowing_limit, 2000);
+  EXPECT_EQ(m.resources[0].reservation, 3500);
+  EXPECT_EQ(m.resources[0].usage, 1000);
+  EXPECT_EQ(m.resources[1].resource, "memory");
+  EXPECT_EQ(m.resources[1].reservation, 1024LL * 1024 * 1024 * 1000);
+  EXPECT_FALSE(m.resources[1].borrowing_limit);
+  EXPECT_EQ(m.resources[2].flavor, "spot");
+  EXPECT_EQ(m.resources[2].reservation, 2000);
+
+  EXPECT_EQ(ClusterQueueMetricsFromStatus("cq", DecodeClusterQueue(cq, names), status, true, 0, names).status,
+            ClusterQueueMetricStatus::kTerminating);
+  api::Object inactive = status;
+  inactive["conditions"][0]["status"] = "False";
+  EXPECT_EQ(ClusterQueueMetricsFromStatus("cq", DecodeClusterQueue(cq, names), inactive, false, 0, names).status,
+            ClusterQueueMetricStatus::kPending);
+}
+
+TEST(QueuedWaitTimeTest, SinceCreationOrSinceRequeued) {
+  api::Object wl = {{"metadata", {{"creationTimestamp", "2026-01-01T00:00:00Z"}}}};
+  Time now{};
+  ASSERT_TRUE(ParseRfc3339("2026-01-01T00:01:30Z", &now));
+  EXPECT_EQ(QueuedWaitTime(wl, now), seconds(90));
+  wl["status"]["conditions"] = api::Object::array(
+      {{{"type", "Requeued"}, {"status", "True"}, {"lastTransitionTime", "2026-01-01T00:01:00Z"}}});
+  EXPECT_EQ(QueuedWaitTime(wl, now), seconds(30));
+}
+
+TEST(PriorityClassNameTest, FromPriorityClassRef) {
+  EXPECT_EQ(PriorityClassName({{"spec", {{"priorityClassRef", {{"kind", "WorkloadPriorityClass"}, {"name", "high"}}}}}}),
+            "high");
+  EXPECT_EQ(PriorityClassName({{"spec", {{"priority", 0}}}}), "");
+}
+
+}  // namespace
+}  // namespace berth::controllers::kueue

@@ -1,0 +1,173 @@
+#!/usr/bin/env bash
+# /metrics of a running `berth server` (issue #8 part 3), scraped with the real kubectl
+# (`kubectl get --raw /metrics`):
+#  1. the scrape is valid Prometheus text: `promtool check metrics` (Debian's prometheus
+#     package) accepts it, lint included, and python3-prometheus-client's parser reads it;
+#  2. a scripted scenario — three low-priority Jobs admitted (1 cpu each of a 3-cpu
+#     ClusterQueue), then a high-priority one that preempts exactly one of them — leaves
+#     the values Kueue, kube-scheduler and kube-apiserver would report: admitted counts per
+#     priority class, one eviction with reason Preempted, one InClusterQueue preemption,
+#     one inadmissible pending workload, quota usage and nominal quota, four pods bound,
+#     no pod-level preemption, and the four Job creations counted by the API server.
+# Usage: metrics_e2e.sh <berth binary>   Exit: 0 pass, 1 fail, 77 skip (no kubectl,
+# promtool or prometheus_client).
+set -uo pipefail
+BERTH=${1:?berth binary}
+KUBECTL=${KUBECTL:-/usr/bin/kubectl}
+PROMTOOL=${PROMTOOL:-/usr/bin/promtool}
+PYTHON=${PYTHON:-/usr/bin/python3}  # Debian's, where python3-prometheus-client is installed
+[ -x "$KUBECTL" ] || { echo "SKIP: $KUBECTL not found"; exit 77; }
+[ -x "$PROMTOOL" ] || { echo "SKIP: $PROMTOOL not found (Debian package prometheus)"; exit 77; }
+"$PYTHON" -c 'import prometheus_client' 2>/dev/null || { echo "SKIP: python3-prometheus-client missing"; exit 77; }
+source "$(dirname "$0")/lib.sh"
+e2e_init metrics
+fail() { echo "FAIL: $*"; FAILURES=$((FAILURES + 1)); }
+# wait_until TIMEOUT COMMAND...: true once COMMAND succeeds within TIMEOUT seconds.
+wait_until() {
+  local t=$1; shift
+  for _ in $(seq 1 $((t * 5))); do "$@" >/dev/null 2>&1 && return 0; sleep 0.2; done
+  return 1
+}
+scrape() { "$KUBECTL" get --raw /metrics >"$WORK/metrics.txt"; }
+# metric NAME [LABEL=VALUE...]: the value of the one sample NAME whose labels include the
+# given ones, parsed by prometheus_client; "absent" when none, "ambiguous" when several.
+metric() {
+  "$PYTHON" - "$WORK/metrics.txt" "$@" <<'PY'
+import sys
+from prometheus_client.parser import text_string_to_metric_families
+path, name, *wanted = sys.argv[1:]
+want = dict(w.split("=", 1) for w in wanted)
+found = [s.value for f in text_string_to_metric_families(open(path).read()) for s in f.samples
+         if s.name == name and all(s.labels.get(k) == v for k, v in want.items())]
+print("absent" if not found else "ambiguous" if len(found) > 1 else "%.15g" % found[0])
+PY
+}
+# expect EXPECTED NAME [LABEL=VALUE...]
+expect() {
+  local want=$1; shift
+  local got
+  got=$(metric "$@")
+  [ "$got" = "$want" ] || fail "$* = $got, want $want"
+}
+
+e2e_start_server --nodes 1 --node-capacity cpu=8,memory=16Gi
+wait_until 20 "$KUBECTL" wait --for=condition=Ready node/node-0 --timeout=1s || fail "node-0 not Ready"
+
+# ---- 1. the text format ---------------------------------------------------------------
+scrape || fail "kubectl get --raw /metrics"
+"$PROMTOOL" check metrics <"$WORK/metrics.txt" || fail "promtool check metrics rejects the scrape"
+[ "$(metric apiserver_request_total verb=GET subresource=/api component= code=200)" != absent ] ||
+  fail "kubectl's discovery GET /api is not counted"
+
+# ---- 2. admit 3, evict 1 ---------------------------------------------------------------
+job() {  # job NAME PRIORITY_CLASS
+  cat <<EOF2
+---
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: $1
+  namespace: team-a
+  labels: {kueue.x-k8s.io/queue-name: user-queue, kueue.x-k8s.io/priority-class: $2}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      terminationGracePeriodSeconds: 5
+      containers:
+      - name: main
+        image: busybox
+        command: [/bin/sh, -c, 'exec sleep 600']
+        resources: {requests: {cpu: "1", memory: 100Mi}}
+EOF2
+}
+"$KUBECTL" apply -f - >/dev/null <<'EOF2' || fail "apply queues"
+apiVersion: v1
+kind: Namespace
+metadata: {name: team-a}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: default-flavor}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata: {name: low}
+value: 100
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata: {name: high}
+value: 1000
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: cluster-queue}
+spec:
+  namespaceSelector: {}
+  preemption: {withinClusterQueue: LowerPriority}
+  resourceGroups:
+  - coveredResources: [cpu, memory]
+    flavors:
+    - name: default-flavor
+      resources:
+      - {name: cpu, nominalQuota: 3}
+      - {name: memory, nominalQuota: 3Gi}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: user-queue, namespace: team-a}
+spec: {clusterQueue: cluster-queue}
+EOF2
+{ job low-1 low; job low-2 low; job low-3 low; } | "$KUBECTL" apply -f - >/dev/null || fail "apply low jobs"
+admitted_count() {  # admitted_count N: exactly N Workloads have Admitted=True
+  [ "$("$KUBECTL" get workloads -n team-a -o jsonpath='{range .items[*]}{.status.conditions[?(@.type=="Admitted")].status}{"\n"}{end}' | grep -cx True)" = "$1" ]
+}
+running_pods() {  # running_pods N: exactly N pods Running
+  [ "$("$KUBECTL" get pods -n team-a --field-selector=status.phase=Running -o name | wc -l)" = "$1" ]
+}
+wait_until 60 admitted_count 3 || fail "the three low Workloads are not all Admitted"
+wait_until 60 running_pods 3 || fail "the three low pods are not Running"
+
+job high high | "$KUBECTL" apply -f - >/dev/null || fail "apply high job"
+high_admitted() {
+  "$KUBECTL" get workloads -n team-a -o jsonpath='{range .items[*]}{.metadata.name}={.status.conditions[?(@.type=="Admitted")].status}{"\n"}{end}' |
+    grep -q '^job-high-.*=True$'
+}
+wait_until 90 high_admitted || fail "the high Workload is not Admitted after preempting a low one"
+wait_until 60 running_pods 3 || fail "not exactly three pods Running after the preemption"
+# The evicted low Workload is requeued and found inadmissible (its quota is taken).
+requeued_inadmissible() { scrape && [ "$(metric kueue_pending_workloads cluster_queue=cluster-queue status=inadmissible)" = 1 ]; }
+wait_until 30 requeued_inadmissible || fail "the preempted Workload is not pending inadmissible"
+
+scrape || fail "kubectl get --raw /metrics"
+"$PROMTOOL" check metrics <"$WORK/metrics.txt" || fail "promtool check metrics rejects the scrape after the scenario"
+CQ=cluster_queue=cluster-queue
+expect 3 kueue_admitted_workloads_total $CQ priority_class=low replica_role=standalone
+expect 1 kueue_admitted_workloads_total $CQ priority_class=high
+expect 3 kueue_quota_reserved_workloads_total $CQ priority_class=low
+expect 1 kueue_evicted_workloads_total $CQ reason=Preempted underlying_cause= priority_class=low
+expect absent kueue_evicted_workloads_total $CQ priority_class=high
+expect 1 kueue_preempted_workloads_total preempting_cluster_queue=cluster-queue reason=InClusterQueue
+expect 1 kueue_pending_workloads $CQ status=inadmissible
+expect 0 kueue_pending_workloads $CQ status=active
+expect 3 kueue_reserving_active_workloads $CQ
+expect 3 kueue_admitted_active_workloads $CQ
+expect 1 kueue_cluster_queue_status $CQ status=active
+expect 0 kueue_cluster_queue_status $CQ status=pending
+expect 3 kueue_cluster_queue_nominal_quota $CQ flavor=default-flavor resource=cpu cohort=
+expect 3 kueue_cluster_queue_resource_usage $CQ flavor=default-flavor resource=cpu
+expect 3 kueue_cluster_queue_resource_reservation $CQ flavor=default-flavor resource=cpu
+expect 3221225472 kueue_cluster_queue_nominal_quota $CQ flavor=default-flavor resource=memory
+expect 3 kueue_quota_reserved_wait_time_seconds_count $CQ priority_class=low
+expect 4 scheduler_schedule_attempts_total result=scheduled profile=default-scheduler
+expect 4 scheduler_pod_scheduling_attempts_count
+expect 0 scheduler_preemption_attempts_total
+expect 0 scheduler_pending_pods queue=unschedulable
+expect 4 apiserver_request_total verb=POST group=batch version=v1 resource=jobs scope=resource code=201 component=apiserver dry_run=
+expect 4 apiserver_request_duration_seconds_count verb=POST group=batch resource=jobs
+[ "$(metric apiserver_request_total verb=GET subresource=/metrics code=200)" != absent ] || fail "the scrapes are not counted"
+
+e2e_stop_server
+if [ "$FAILURES" -eq 0 ]; then echo "PASS: metrics e2e"; exit 0; fi
+echo "$FAILURES check(s) failed"; exit 1
