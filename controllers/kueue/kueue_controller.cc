@@ -266,7 +266,16 @@ Status KueueController::ReconcileWorkload(const std::string& key) {
   // timeout (workload_lifecycle.h); one write per reconcile.
   if (LifecycleStep step = NextLifecycleStep(wl, options_.config.wait_for_pods_ready, now);
       step.kind != LifecycleStep::Kind::kNone) {
-    return ApplyLifecycleStep(step);
+    BERTH_RETURN_IF_ERROR(ApplyLifecycleStep(step));
+    if (options_.metrics) {
+      for (const EvictionIncrease& e : NewEvictions(wl, step.workload)) {
+        for (int i = 0; i < e.count; ++i) {
+          options_.metrics->WorkloadEvicted(AdmittedClusterQueue(step.workload), e.reason, e.underlying_cause,
+                                            PriorityClassName(step.workload));
+        }
+      }
+    }
+    return Status::Ok();
   } else if (step.recheck_after > Duration::zero()) {
     wl_queue_->queue().AddAfter(key, step.recheck_after);
   }

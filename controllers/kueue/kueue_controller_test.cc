@@ -495,6 +495,15 @@ TEST_F(WaitForPodsReadyTest, NeverReadyIsEvictedRequeuedAfterBackoffThenDeactiva
             "The workload is deactivated due to exceeding the maximum number of re-queuing retries");
   EXPECT_EQ(Cond("stuck", "DeactivationTarget"), "<none>");
   EXPECT_EQ(Get(kJobs, "team-a", "stuck")["spec"]["suspend"], true);
+  // Both evictions are counted with Kueue's reason and underlying cause.
+  using berth::testing::MetricValue;
+  EXPECT_EQ(MetricValue(registry_, "kueue_evicted_workloads_total",
+                        {{"cluster_queue", "cluster-queue"}, {"reason", "PodsReadyTimeout"},
+                         {"underlying_cause", "WaitForStart"}}),
+            1);
+  EXPECT_EQ(MetricValue(registry_, "kueue_evicted_workloads_total",
+                        {{"reason", "Deactivated"}, {"underlying_cause", "RequeuingLimitExceeded"}}),
+            1);
 }
 
 }  // namespace

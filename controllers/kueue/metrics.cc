@@ -46,8 +46,9 @@ const char* StatusName(ClusterQueueMetricStatus s) {
 }
 
 constexpr char kEvictionReasonsHelp[] =
-    "The label 'reason' is the Evicted condition's reason (Preempted, ClusterQueueStopped, LocalQueueStopped, "
-    "Deactivated); 'underlying_cause' is empty when the reason is the root cause.";
+    "The label 'reason' is the Evicted condition's reason (Preempted, PodsReadyTimeout, ClusterQueueStopped, "
+    "LocalQueueStopped, Deactivated); 'underlying_cause' is empty when the reason is the root cause, else "
+    "WaitForStart, WaitForRecovery or RequeuingLimitExceeded.";
 
 }  // namespace
 
@@ -103,6 +104,28 @@ Duration QueuedWaitTime(const api::Object& workload, Time now) {
     if (ParseRfc3339(c->value("lastTransitionTime", ""), &t)) queued = t;
   }
   return now - queued;
+}
+
+std::vector<EvictionIncrease> NewEvictions(const api::Object& before, const api::Object& after) {
+  // (reason, underlyingCause) -> count, from status.schedulingStats.evictions.
+  auto counts = [](const api::Object& wl) {
+    std::map<std::pair<std::string, std::string>, int> out;
+    auto st = wl.find("status");
+    if (st == wl.end() || !st->is_object()) return out;
+    const api::Object stats = st->value("schedulingStats", api::Object::object());
+    for (const api::Object& e : stats.value("evictions", api::Object::array())) {
+      out[{e.value("reason", ""), e.value("underlyingCause", "")}] += e.value("count", 0);
+    }
+    return out;
+  };
+  const auto was = counts(before);
+  std::vector<EvictionIncrease> out;
+  for (const auto& [key, n] : counts(after)) {
+    auto it = was.find(key);
+    const int increase = n - (it == was.end() ? 0 : it->second);
+    if (increase > 0) out.push_back({key.first, key.second, increase});
+  }
+  return out;
 }
 
 std::string PriorityClassName(const api::Object& workload) {

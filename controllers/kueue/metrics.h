@@ -86,6 +86,19 @@ Duration QueuedWaitTime(const api::Object& workload, Time now);
 // the priority_class label.
 std::string PriorityClassName(const api::Object& workload);
 
+// The evictions a status write added, from Kueue's per-workload counters
+// status.schedulingStats.evictions[{reason, underlyingCause, count}]: every
+// entry whose count grew from `before` to `after`, with the increase. This is
+// how the waitForPodsReady steps (workload_lifecycle.h: PodsReadyTimeout with
+// cause WaitForStart/WaitForRecovery, Deactivated with cause
+// RequeuingLimitExceeded) report their evictions.
+struct EvictionIncrease {
+  std::string reason;
+  std::string underlying_cause;
+  int count = 0;
+};
+std::vector<EvictionIncrease> NewEvictions(const api::Object& before, const api::Object& after);
+
 class KueueMetrics {
  public:
   explicit KueueMetrics(prometheus::Registry& registry);
@@ -104,7 +117,7 @@ class KueueMetrics {
   // kueue_admission_checks_wait_time_seconds observes 0.
   void WorkloadAdmitted(const std::string& cluster_queue, const std::string& priority_class, Duration wait);
   // kueue_evicted_workloads_total{reason, underlying_cause} ("" when the
-  // reason is the root cause).
+  // reason is the root cause; see NewEvictions for the waitForPodsReady ones).
   void WorkloadEvicted(const std::string& cluster_queue, const std::string& reason,
                        const std::string& underlying_cause, const std::string& priority_class);
   // kueue_preempted_workloads_total{preempting_cluster_queue, reason}, reason

@@ -196,6 +196,23 @@ TEST(QueuedWaitTimeTest, SinceCreationOrSinceRequeued) {
   EXPECT_EQ(QueuedWaitTime(wl, now), seconds(30));
 }
 
+TEST(NewEvictionsTest, IncreasesOfTheSchedulingStatsCounters) {
+  const api::Object before = api::Object::parse(R"({"status": {"schedulingStats": {"evictions": [
+      {"reason": "PodsReadyTimeout", "underlyingCause": "WaitForStart", "count": 1}]}}})");
+  const api::Object after = api::Object::parse(R"({"status": {"schedulingStats": {"evictions": [
+      {"reason": "PodsReadyTimeout", "underlyingCause": "WaitForStart", "count": 2},
+      {"reason": "Deactivated", "underlyingCause": "RequeuingLimitExceeded", "count": 1}]}}})");
+  std::vector<EvictionIncrease> got = NewEvictions(before, after);
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0].reason, "Deactivated");
+  EXPECT_EQ(got[0].underlying_cause, "RequeuingLimitExceeded");
+  EXPECT_EQ(got[0].count, 1);
+  EXPECT_EQ(got[1].reason, "PodsReadyTimeout");
+  EXPECT_EQ(got[1].count, 1);
+  EXPECT_TRUE(NewEvictions(after, after).empty());
+  EXPECT_EQ(NewEvictions(api::Object::object(), before).size(), 1u);
+}
+
 TEST(PriorityClassNameTest, FromPriorityClassRef) {
   EXPECT_EQ(PriorityClassName({{"spec", {{"priorityClassRef", {{"kind", "WorkloadPriorityClass"}, {"name", "high"}}}}}}),
             "high");
