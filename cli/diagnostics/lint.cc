@@ -51,6 +51,15 @@ bool HasControllerOwner(const Object& obj) {
 
 std::string Quote(std::string_view s) { return "\"" + std::string(s) + "\""; }
 
+// Up to 5 items joined by sep, then "and N more": a finding stays readable on a big cluster.
+std::string JoinCapped(const std::vector<std::string>& items, std::string_view sep) {
+  constexpr size_t kMax = 5;
+  std::string out;
+  for (size_t i = 0; i < items.size() && i < kMax; ++i) out += (i ? std::string(sep) : "") + items[i];
+  if (items.size() > kMax) out += std::string(sep) + "and " + std::to_string(items.size() - kMax) + " more";
+  return out;
+}
+
 // ---------------------------------------------------------------------------------------
 // The pod PriorityClass a pod template gets (kube-apiserver's Priority admission).
 
@@ -447,8 +456,7 @@ class Linter {
       std::sort(users.begin(), users.end());
       users.erase(std::unique(users.begin(), users.end()), users.end());
       const Object* pc = view_.PriorityClass(cls);
-      std::string list;
-      for (const std::string& u : users) list += (list.empty() ? "" : ", ") + u;
+      const std::string list = JoinCapped(users, ", ");
       Add("global-default-priority-class", Severity::kError, *pc, "globalDefault",
           "this globalDefault class (value " + std::to_string(ResolveClass(cls).value) +
               ", preemptionPolicy PreemptLowerPriority) is given to every training pod without "
@@ -480,8 +488,7 @@ class Linter {
       }
       if (by.empty()) continue;
       std::sort(by.begin(), by.end());
-      std::string list;
-      for (const std::string& b : by) list += (list.empty() ? "" : "; ") + b;
+      const std::string list = JoinCapped(by, "; ");
       Add("mixed-pod-priority-classes", Severity::kError, *victim.object, victim.FieldOf(*low, "priorityClassName"),
           "the " + low->name + " pods of this job, with " + Describe(low->pod_class) +
               victim.Where(*low, "priorityClassName") + ", share nodes with pods of a higher PriorityClass that may "
@@ -496,23 +503,26 @@ class Linter {
   void PriorityOrder() {
     for (const Job& a : jobs_) {
       if (!a.queue_name) continue;
+      std::vector<std::string> lower;
       for (const Job& b : jobs_) {
         if (&a == &b || !b.queue_name) continue;
         if (a.workload_priority <= b.workload_priority) continue;
         if (a.MaxPodPriority() >= b.MaxPodPriority()) continue;
         if (!ShareNodes(a, b) && (a.cluster_queue.empty() || a.cluster_queue != b.cluster_queue)) continue;
-        const PodGroup* ga = a.HighestClassGroup();
-        const PodGroup* gb = b.HighestClassGroup();
-        Add("priority-order-mismatch", Severity::kWarning, *a.object, a.FieldOf(*ga, "priorityClassName"),
-            "Kueue admits this job before " + b.Id() + " (workload priority " + std::to_string(a.workload_priority) +
-                " from " + a.workload_priority_source + " > " + std::to_string(b.workload_priority) +
-                (b.workload_priority_source.empty() ? "" : " from " + b.workload_priority_source) +
-                ") but kube-scheduler ranks the other job's pods higher (" + Describe(gb->pod_class) + " > " +
-                Describe(ga->pod_class) + "): once admitted, this job's pods queue behind, or are preempted by, "
-                "pods of the job Kueue ranked lower",
-            "use one PriorityClass for every training pod and express job priority only with the "
-            "kueue.x-k8s.io/priority-class label (WorkloadPriorityClass)");
+        lower.push_back(b.Id() + " (workload priority " + std::to_string(b.workload_priority) +
+                        (b.workload_priority_source.empty() ? "" : " from " + b.workload_priority_source) + ", " +
+                        Describe(b.HighestClassGroup()->pod_class) + ")");
       }
+      if (lower.empty()) continue;
+      const PodGroup* ga = a.HighestClassGroup();
+      Add("priority-order-mismatch", Severity::kWarning, *a.object, a.FieldOf(*ga, "priorityClassName"),
+          "Kueue admits this job (workload priority " + std::to_string(a.workload_priority) + " from " +
+              a.workload_priority_source + ", pods with " + Describe(ga->pod_class) + ") before " +
+              JoinCapped(lower, "; ") +
+              ", but kube-scheduler ranks those jobs' pods higher: once admitted, this job's pods queue behind, or "
+              "are preempted by, pods of jobs Kueue ranked lower",
+          "use one PriorityClass for every training pod and express job priority only with the "
+          "kueue.x-k8s.io/priority-class label (WorkloadPriorityClass)");
     }
   }
 
@@ -657,12 +667,11 @@ class Linter {
                                                                               api::Name(wl));
       }
       if (by_priority.size() < 2) continue;
-      std::string list;
+      std::vector<std::string> items;
       for (auto it = by_priority.rbegin(); it != by_priority.rend(); ++it) {
-        for (const std::string& w : it->second) {
-          list += (list.empty() ? "" : ", ") + w + " priority " + std::to_string(it->first);
-        }
+        for (const std::string& w : it->second) items.push_back(w + " priority " + std::to_string(it->first));
       }
+      const std::string list = JoinCapped(items, ", ");
       Add("within-cluster-queue-never", Severity::kWarning, cq, "spec.preemption.withinClusterQueue",
           std::string("withinClusterQueue is Never") + (policy.empty() ? " (the default when unset)" : "") +
               " but the workloads of this ClusterQueue have different priorities (" + list +

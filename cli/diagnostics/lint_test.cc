@@ -222,6 +222,19 @@ spec:
   EXPECT_THAT(f[0].message, HasSubstr("Pod training/high-priority-inference"));
 }
 
+TEST(LintTest, LongListsAreCapped) {
+  std::string pods;
+  for (int i = 0; i < 7; ++i) {
+    pods += "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p" + std::to_string(i) +
+            ", namespace: training}\nspec:\n  priorityClassName: high-priority\n  containers: [{name: c, image: x}]\n";
+  }
+  auto f = Only(LintYaml(std::string(kBase) + kHighPreempting + pods + PyTorchJob({})), "mixed-pod-priority-classes");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_THAT(f[0].message, HasSubstr("Pod training/p4 with"));
+  EXPECT_THAT(f[0].message, ::testing::Not(HasSubstr("Pod training/p5")));
+  EXPECT_THAT(f[0].message, HasSubstr("; and 2 more; one preempted worker pod"));
+}
+
 TEST(LintTest, MixedPodPriorityClassesNotOnDisjointNodes) {
   const std::string nodes = R"(
 ---
@@ -267,7 +280,10 @@ preemptionPolicy: Never
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].severity, Severity::kWarning);
   EXPECT_EQ(f[0].object.name, "kueue-first");
-  EXPECT_THAT(f[0].message, HasSubstr("workload priority 100 from WorkloadPriorityClass \"kueue-high\" > 0"));
+  EXPECT_THAT(f[0].message, HasSubstr("Kueue admits this job (workload priority 100 from WorkloadPriorityClass "
+                                      "\"kueue-high\", pods with PriorityClass \"pytorchjob-zero-priority\" (value 0"));
+  EXPECT_THAT(f[0].message, HasSubstr("before PyTorchJob training/pods-first (workload priority 0 from "
+                                      "WorkloadPriorityClass \"kueue-low\", PriorityClass \"pod-high\" (value 1000"));
   // Negative: the same pod class for both.
   b.pod_class = "pytorchjob-zero-priority";
   EXPECT_THAT(Only(LintYaml(std::string(kBase) + classes + PyTorchJob(a) + PyTorchJob(b)), "priority-order-mismatch"),
