@@ -50,7 +50,10 @@
 #include "apiserver/api_server.h"
 #include "apiserver/in_process_client.h"
 #include "apiserver/request_metrics.h"
+#include "apiserver/status_response.h"
 #include "cli/commands.h"
+#include "cli/diagnostics/explain.h"
+#include "cli/explain_command.h"
 #include "client/http_client.h"
 #include "client/kubeconfig.h"
 #include "controllers/kueue/configuration.h"
@@ -221,6 +224,18 @@ int RunServer(const ServerFlags& flags) {
   server.RegisterNonResourceHandler("/metrics", [metrics](const berth::apiserver::HttpRequest& req) {
     return berth::apiserver::HandlerResult(berth::apiserver::MetricsResponse(*metrics, req));
   });
+  // `berth explain` over HTTP (cli/diagnostics/explain.h), e.g. `kubectl get --raw
+  // /berth/v1/explain/namespaces/default/trainjobs/x`, answered through an in-process client.
+  std::shared_ptr<berth::client::Client> explain_client = berth::apiserver::NewInProcessClient(server);
+  server.RegisterNonResourceHandler(
+      berth::cli::diagnostics::kExplainPathPrefix, [explain_client, &clock](const berth::apiserver::HttpRequest& req) {
+        auto body = berth::cli::diagnostics::ServeExplain(*explain_client, req.method, req.target, clock);
+        if (!body.ok()) return berth::apiserver::HandlerResult(berth::apiserver::StatusResponse(body.status()));
+        berth::apiserver::HttpResponse res;
+        res.content_type = body->content_type;
+        res.body = std::move(body->body);
+        return berth::apiserver::HandlerResult(std::move(res));
+      });
   berth::Status started = server.Start();
   if (!started.ok()) {
     return fail(started.message() + (started.code() == berth::Code::kUnavailable
@@ -367,6 +382,7 @@ int main(int argc, char** argv) {
   });
 
   berth::cli::AddClientCommands(app, &server_rc);
+  berth::cli::AddExplainCommand(app, &server_rc);
 
   CLI11_PARSE(app, argc, argv);
   return server_rc;
