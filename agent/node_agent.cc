@@ -224,8 +224,13 @@ Status NodeAgent::Start() {
   }
   // Containers of a previous agent on this data directory that died without
   // stopping them (kill -9) must not run next to the copies started now.
-  if (int killed = KillLeftoverProcessGroups(options_.data_dir + "/pods"); killed > 0) {
+  std::vector<std::string> previous;
+  if (int killed = KillLeftoverProcessGroups(options_.data_dir + "/pods", &previous); killed > 0) {
     spdlog::warn("node {}: killed {} container process group(s) left by a previous agent", options_.node_name, killed);
+  }
+  {
+    std::lock_guard<std::mutex> lock(workers_mu_);
+    previous_runs_.insert(previous.begin(), previous.end());
   }
   BERTH_RETURN_IF_ERROR(RegisterNode());
   RenewLease();
@@ -437,6 +442,7 @@ void NodeAgent::SyncOnce() {
       w->dir = options_.data_dir + "/pods/" + api::Namespace(*pod) + "_" + api::Name(*pod) + "_" + uid;
       std::error_code ec;
       std::filesystem::create_directories(w->dir + "/work", ec);
+      if (previous_runs_.erase(std::filesystem::path(w->dir).filename().string()) > 0) MarkLostRuns(*w);
       it = workers_.emplace(uid, std::move(w)).first;
     }
     SyncPod(*it->second, pod.get());
@@ -455,6 +461,41 @@ void NodeAgent::SyncOnce() {
       continue;
     }
     ++it;
+  }
+}
+
+void NodeAgent::MarkLostRuns(PodWorker& w) {
+  auto field = [](const api::Object& o, const char* key) -> const api::Object* {
+    if (!o.is_object()) return nullptr;
+    auto it = o.find(key);
+    return it == o.end() ? nullptr : &*it;
+  };
+  const api::Object* status = field(w.pod, "status");
+  for (const char* list : {"initContainerStatuses", "containerStatuses"}) {
+    const api::Object* statuses = status ? field(*status, list) : nullptr;
+    if (statuses == nullptr || !statuses->is_array()) continue;
+    for (const api::Object& cs : *statuses) {
+      const api::Object* state = field(cs, "state");
+      const api::Object* running = state ? field(*state, "running") : nullptr;
+      const api::Object* name = field(cs, "name");
+      if (running == nullptr || !running->is_object() || name == nullptr || !name->is_string()) continue;
+      Time started = clock_.Now();
+      if (const api::Object* at = field(*running, "startedAt"); at && at->is_string()) {
+        ParseRfc3339(at->get<std::string>(), &started);
+      }
+      const std::string& container = name->get_ref<const std::string&>();
+      bool known = false;
+      for (const auto* records : {&w.lifecycle.init_containers(), &w.lifecycle.containers()}) {
+        for (const ContainerRecord& r : *records) known = known || r.name == container;
+      }
+      if (!known) continue;
+      w.lifecycle.Lost(container, started, clock_.Now());
+      // The lost run wrote logs 0 .. restartCount; the next run follows them.
+      const api::Object* restarts = field(cs, "restartCount");
+      w.runs[container] = (restarts && restarts->is_number_integer() ? restarts->get<int>() : 0) + 1;
+      spdlog::warn("node {}: container {} of pod {} ran under a previous agent and is gone: {}", options_.node_name,
+                   container, w.key, kContainerLostMessage);
+    }
   }
 }
 

@@ -59,9 +59,22 @@
 //   real time, and re-reads the Clock on each pass, so FakeClock advances are
 //   seen within one poll. All public methods may be called from any thread.
 //
-// Not done: re-adoption of processes after an agent restart (a pod that is
-//   Running when the agent starts is run again), rendezvous port release,
-//   periodic Node status heartbeats (only the Lease is renewed).
+// Restart (same node name and data directory): containers die with the agent
+//   that started them (PR_SET_PDEATHSIG, process_runner.h), and Start() kills
+//   any process group a previous agent recorded that is still alive, so there
+//   is never a live process to adopt. A pod whose directory has such records
+//   and whose API status shows a container running is therefore not run again
+//   as if nothing happened: that container is reported terminated with the
+//   kubelet's ContainerStatusUnknown, exit code 137, "The container could not
+//   be located when the pod was terminated" (PodLifecycle::Lost), and
+//   restartPolicy decides: Never -> the pod is Failed (its Job or Kueue
+//   reacts); OnFailure/Always -> it restarts at once with restartCount + 1 and
+//   the lost run as lastState, logging to the next log file.
+//
+// Not done: adopting live processes across an agent restart (containers
+//   would have to outlive the agent, with a shim keeping their exit status as
+//   containerd's does), rendezvous port release, periodic Node status
+//   heartbeats (only the Lease is renewed).
 #pragma once
 
 #include <atomic>
@@ -70,6 +83,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -163,6 +177,9 @@ class NodeAgent final : public client::PodLogSource {
   // One pass: lease, then every pod of the cache and every worker.
   void SyncOnce();
   void SyncPod(PodWorker& worker, const api::Object* cached);
+  // A pod a previous agent on this data directory ran: the containers its
+  // API status shows running are gone (see "Restart" above).
+  void MarkLostRuns(PodWorker& worker);
   void StartContainer(PodWorker& worker, const std::string& name);
   void WriteStatus(PodWorker& worker);
   HostLookup MakeHostLookup(const std::string& ns);
@@ -183,6 +200,9 @@ class NodeAgent final : public client::PodLogSource {
   // Held by the loop for a whole pass; guards everything below.
   mutable std::mutex workers_mu_;
   std::map<std::string, std::unique_ptr<PodWorker>> workers_;  // by uid
+  // Pod directory names with process-group records of a previous agent, until
+  // their pod is first seen.
+  std::set<std::string> previous_runs_;
   DeviceAllocator devices_;
   std::optional<api::Object> lease_;
   std::optional<Time> next_lease_renewal_;

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <thread>
 
@@ -42,6 +43,7 @@ class NodeAgentTest : public ::testing::Test {
     o.address = "10.0.0.5";
     o.cgroups = MemoryCgroups::Detect("/nonexistent-cgroup-mount");
     o.poll_interval = 5ms;
+    options_ = o;
     agent_ = std::make_unique<NodeAgent>(client_, clock_, o);
     ASSERT_TRUE(agent_->Start().ok());
   }
@@ -102,6 +104,7 @@ class NodeAgentTest : public ::testing::Test {
   FakeClock clock_;
   FakeClient client_{clock_};
   std::string dir_;
+  NodeAgentOptions options_;
   std::unique_ptr<NodeAgent> agent_;
 };
 
@@ -333,6 +336,57 @@ TEST_F(NodeAgentTest, OnFailureRestartKeepsThePreviousRunsLog) {
   client::PodLogOptions o;
   o.previous = true;
   EXPECT_EQ(Log("retry", o), "first\n");
+}
+
+// An agent restarted on the same data directory: the containers the previous
+// one ran died with it, so they are reported lost (kubelet's
+// ContainerStatusUnknown), never silently run again; restartPolicy decides.
+TEST_F(NodeAgentTest, RestartReportsTheRunsOfThePreviousAgentAsLost) {
+  const std::string script = "echo run; echo run >> ../runs; sleep 600";
+  Create(ShellPod("never", script));
+  Create(ShellPod("again", script, "OnFailure"));
+  auto running = [&](const std::string& name, int restarts) {
+    std::optional<api::Object> p = GetPod(name);
+    if (!p || !(*p)["status"].contains("containerStatuses")) return false;
+    const api::Object& cs = (*p)["status"]["containerStatuses"][0];
+    return cs["state"].contains("running") && cs["restartCount"] == restarts;
+  };
+  ASSERT_TRUE(WaitFor([&] { return running("never", 0) && running("again", 0); }));
+  auto runs_file = [&](const std::string& name) {
+    return dir_ + "/pods/default_" + name + "_" + api::Uid(*GetPod(name)) + "/runs";
+  };
+  ASSERT_TRUE(WaitFor([&] { return std::filesystem::exists(runs_file("never")) &&
+                                   std::filesystem::exists(runs_file("again")); }));
+  agent_.reset();  // the containers die with it; the API still says Running
+  ASSERT_EQ(Phase("never"), "Running");
+  clock_.Advance(5s);
+
+  agent_ = std::make_unique<NodeAgent>(client_, clock_, options_);
+  ASSERT_TRUE(agent_->Start().ok());
+  ASSERT_TRUE(WaitFor([&] { return Phase("never") == "Failed"; })) << Phase("never");
+  api::Object lost = (*GetPod("never"))["status"]["containerStatuses"][0];
+  EXPECT_EQ(lost["state"]["terminated"]["reason"], "ContainerStatusUnknown");
+  EXPECT_EQ(lost["state"]["terminated"]["exitCode"], 137);
+  EXPECT_EQ(lost["state"]["terminated"]["message"], "The container could not be located when the pod was terminated");
+  EXPECT_EQ(lost["restartCount"], 0);
+
+  ASSERT_TRUE(WaitFor([&] { return running("again", 1); }));
+  api::Object again = (*GetPod("again"))["status"]["containerStatuses"][0];
+  EXPECT_EQ(again["lastState"]["terminated"]["reason"], "ContainerStatusUnknown");
+  ASSERT_TRUE(WaitFor([&] { return LogContains("again", "run"); }));
+  client::PodLogOptions previous;
+  previous.previous = true;
+  EXPECT_EQ(Log("again", previous), "run\n") << "the lost run's log stays the previous one";
+
+  auto lines = [](const std::string& path) {
+    std::ifstream in(path);
+    std::string line;
+    int n = 0;
+    while (std::getline(in, line)) ++n;
+    return n;
+  };
+  ASSERT_TRUE(WaitFor([&] { return lines(runs_file("again")) == 2; })) << "OnFailure: run again once";
+  EXPECT_EQ(lines(runs_file("never")), 1) << "Never: not run again";
 }
 
 TEST_F(NodeAgentTest, WritesStatusOnlyWhenItChanges) {

@@ -32,6 +32,7 @@ bool Succeeded(const ContainerRecord& r) {
 }
 
 std::string TerminatedReason(const ContainerExit& e) {
+  if (e.lost) return "ContainerStatusUnknown";
   if (!e.start_error.empty()) return "StartError";
   if (e.oom_killed) return "OOMKilled";
   return e.exit_code == 0 ? "Completed" : "Error";
@@ -43,6 +44,7 @@ api::Object TerminatedState(const ContainerExit& e) {
                    {"startedAt", FormatRfc3339(e.started_at)},
                    {"finishedAt", FormatRfc3339(e.finished_at)}};
   if (!e.start_error.empty()) t["message"] = e.start_error;
+  if (e.lost) t["message"] = kContainerLostMessage;
   return t;
 }
 
@@ -231,6 +233,16 @@ void PodLifecycle::Exited(const std::string& name, const ContainerExit& exit) {
   r->waiting_reason = "CrashLoopBackOff";
   r->waiting_message = "back-off " + FormatGoDuration(r->backoff) + " restarting failed container=" +
                        r->name + " pod=" + pod_ref_;
+}
+
+void PodLifecycle::Lost(const std::string& name, Time started_at, Time now) {
+  Started(name, started_at);
+  ContainerExit exit;
+  exit.exit_code = 137;
+  exit.lost = true;
+  exit.started_at = started_at;
+  exit.finished_at = now;
+  Exited(name, exit);
 }
 
 void PodLifecycle::ConfigError(const std::string& name, const std::string& message) {

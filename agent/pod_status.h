@@ -31,8 +31,9 @@
 //   containerStatuses / initContainerStatuses, in spec order: state
 //     waiting {reason ContainerCreating | PodInitializing | CrashLoopBackOff |
 //     CreateContainerConfigError, message} | running {startedAt} |
-//     terminated {exitCode, reason Completed | Error | OOMKilled | StartError,
-//     message (start errors), startedAt, finishedAt}, lastState (the previous
+//     terminated {exitCode, reason Completed | Error | OOMKilled | StartError |
+//     ContainerStatusUnknown (a run lost across an agent restart), message
+//     (start errors, lost runs), startedAt, finishedAt}, lastState (the previous
 //     run's terminated state), ready (= running: berth has no probes),
 //     started, restartCount, image.
 //   conditions (kubelet order): Initialized, Ready, ContainersReady,
@@ -102,6 +103,12 @@ class PodLifecycle {
   void Started(const std::string& name, Time at);
   // A run ended (or failed to start: exit.start_error set).
   void Exited(const std::string& name, const ContainerExit& exit);
+  // A run a previous agent started (the API status says running since
+  // `started_at`) that this agent cannot find: recorded as started, then
+  // exited at `now` with ContainerExit.lost (exit code 137, reason
+  // ContainerStatusUnknown), so restartPolicy decides what follows as after
+  // any failure.
+  void Lost(const std::string& name, Time started_at, Time now);
   // The container could not be configured (env resolution failed).
   void ConfigError(const std::string& name, const std::string& message);
   void BeginTermination() { terminating_ = true; }

@@ -385,13 +385,14 @@ void RecordProcessGroup(const std::string& pod_dir, pid_t pgid) {
   out << pgid << " " << start << "\n";
 }
 
-int KillLeftoverProcessGroups(const std::string& pods_dir) {
+int KillLeftoverProcessGroups(const std::string& pods_dir, std::vector<std::string>* pods_with_records) {
   int killed = 0;
   std::error_code ec;
   for (const auto& pod : std::filesystem::directory_iterator(pods_dir, ec)) {
     const std::string record = pod.path().string() + "/process-groups";
     std::ifstream in(record);
     if (!in) continue;
+    if (pods_with_records != nullptr) pods_with_records->push_back(pod.path().filename().string());
     pid_t pgid = 0;
     std::string start;
     while (in >> pgid >> start) {
@@ -405,6 +406,7 @@ int KillLeftoverProcessGroups(const std::string& pods_dir) {
     in.close();
     std::filesystem::remove(record, ec);
   }
+  if (pods_with_records != nullptr) std::sort(pods_with_records->begin(), pods_with_records->end());
   return killed;
 }
 

@@ -76,6 +76,10 @@ struct ContainerExit {
   int signal = 0;           // the terminating signal, 0 when it exited
   bool oom_killed = false;
   std::string start_error;  // non-empty: the process never ran (reason StartError)
+  // The run was lost: a previous agent started it and this one found it gone
+  // (kubelet's ContainerStatusUnknown, see kContainerLostMessage). exit_code
+  // is then 137, the value the kubelet reports.
+  bool lost = false;
   Time started_at{};
   Time finished_at{};
   bool operator==(const ContainerExit&) const = default;
@@ -89,9 +93,15 @@ struct ContainerExit {
 // whose leader is still that same process, or whose leader is gone while the
 // group lives on (Linux reuses no pid that names a live process group), then
 // forgets the records. Returns how
-// many groups it killed. Linux only (/proc).
+// many groups it killed; `pods_with_records`, when given, receives the names
+// of the pod directories that had records (the pods a previous agent ran), in
+// directory-name order. Linux only (/proc).
 void RecordProcessGroup(const std::string& pod_dir, pid_t pgid);
-int KillLeftoverProcessGroups(const std::string& pods_dir);
+int KillLeftoverProcessGroups(const std::string& pods_dir, std::vector<std::string>* pods_with_records = nullptr);
+
+// The kubelet's text for a container whose run it cannot find any more
+// (kubelet_pods.go, reason ContainerStatusUnknown, exit code 137).
+inline constexpr char kContainerLostMessage[] = "The container could not be located when the pod was terminated";
 
 class ContainerProcess {
  public:
