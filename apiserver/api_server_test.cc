@@ -286,9 +286,6 @@ TEST_F(ApiServerTest, WatchFromACompactedResourceVersionGetsExpired) {
   EXPECT_TRUE(stream->Done());
 }
 
-}  // namespace
-}  // namespace berth::apiserver
-
 // Registered non-resource handlers take whole path segments, the longest
 // prefix first, before any built-in route; other paths are untouched.
 TEST_F(ApiServerTest, NonResourceHandlersServeTheirPrefixByWholeSegments) {
@@ -312,3 +309,6 @@ TEST_F(ApiServerTest, NonResourceHandlersServeTheirPrefixByWholeSegments) {
   EXPECT_EQ(Do("GET", "/version").status, 200);
   EXPECT_EQ(Do("GET", "/api/v1/namespaces/default").status, 200);
 }
+
+}  // namespace
+}  // namespace berth::apiserver
