@@ -635,7 +635,8 @@ void Builder::PodsPending(const api::Object& wl) {
         {{wref, "status.admission.clusterQueue", cq}});
   } else {
     Add("Admitted to ClusterQueue " + cq + ", but " + std::to_string(pending.size()) + " of " +
-            Plural(alive, "pod") + " are Pending: quota is not capacity, the nodes must hold the pods",
+            Plural(alive, "pod") + (pending.size() == 1 ? " is" : " are") +
+            " Pending: quota is not capacity, the nodes must hold the pods",
         {{wref, "status.admission.clusterQueue", cq}});
     Placement(pending);
   }
@@ -670,7 +671,11 @@ void Builder::Placement(const std::vector<const api::Object*>& pending) {
       std::string reasons;
       for (const std::string& r : f.status.reasons) reasons += (reasons.empty() ? "" : ", ") + r;
       per_node += "; node " + f.node_name + ": " + reasons;
-      ev.push_back({"Node " + f.node_name, "status.allocatable", ""});
+      const api::Object* node = view_.Find(resources::kNodes, "", f.node_name);
+      ev.push_back({"Node " + f.node_name, "status.allocatable",
+                    node == nullptr ? "" : node->value("status", api::Object::object())
+                                               .value("allocatable", api::Object::object())
+                                               .dump()});
     }
     std::string fix;
     if (d.message.find("Insufficient") != std::string::npos) {

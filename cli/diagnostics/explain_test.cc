@@ -209,7 +209,7 @@ TEST_F(ExplainTest, AdmittedButUnschedulableShowsSchedulerReasonsAndQuotaAboveNo
   ExplainReport r = Run("job", "big");
   EXPECT_EQ(r.layer, Layer::kAdmittedPodsPending);
   const std::string text = r.ToText();
-  EXPECT_THAT(text, HasSubstr("but 1 of 1 pod are Pending"));
+  EXPECT_THAT(text, HasSubstr("but 1 of 1 pod is Pending"));
   EXPECT_THAT(text, HasSubstr("Pod team-a/big-x7k2p cannot be placed: 0/1 nodes are available: 1 Insufficient cpu.; "
                               "node node-0: Insufficient cpu"));
   EXPECT_THAT(text, HasSubstr("evidence: Pod team-a/big-x7k2p status.conditions[PodScheduled].message = 0/1 nodes are "
@@ -218,6 +218,7 @@ TEST_F(ExplainTest, AdmittedButUnschedulableShowsSchedulerReasonsAndQuotaAboveNo
                               "5 allocatable of the 1 node the flavor selects (node-0)"));
   EXPECT_THAT(text, HasSubstr("fix: set nominalQuota to at most 5"));
   EXPECT_THAT(text, HasSubstr("evidence: Node node-0 status.allocatable.cpu = 5"));
+  EXPECT_THAT(text, HasSubstr("evidence: Node node-0 status.allocatable = {\"cpu\":\"5\",\"memory\":\"16Gi\",\"pods\":\"110\"}"));
 
   // The same diagnosis asked about the pod or the Workload.
   EXPECT_EQ(Run("pod", "big-x7k2p").layer, Layer::kAdmittedPodsPending);
