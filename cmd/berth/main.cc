@@ -22,6 +22,11 @@
 //     integrations.frameworks, manageJobsWithoutQueueName; a malformed or
 //     unknown field stops the server before it listens.
 //
+//     --node-monitor-grace-period S (40 by default, as kube-controller-manager):
+//     a node whose agent has not renewed its Lease for S seconds becomes
+//     NotReady and its pods are failed (controllers/nodelifecycle); tests of
+//     lost nodes shorten it (keep it above the agents' 10 s renewal).
+//
 //   berth agent --kubeconfig F --name NODE --data-dir DIR [--capacity ...] [--address A]
 //     A node agent joining a remote server over HTTP.
 #include <CLI/CLI.hpp>
@@ -73,6 +78,7 @@ struct ServerFlags {
   bool controllers = true;
   int nodes = 1;
   std::string node_capacity;  // "" = this machine's
+  int node_monitor_grace_period = 40;  // seconds without a Lease renewal before a node is NotReady
   std::string config;         // Kueue Configuration file; "" = none
 };
 
@@ -261,6 +267,7 @@ int RunServer(const ServerFlags& flags) {
     berth::controllers::ControllerManagerOptions manager_options;
     manager_options.metrics_registry = metrics;
     manager_options.kueue_config = kueue_config;
+    manager_options.node_lifecycle.grace_period = std::chrono::seconds(flags.node_monitor_grace_period);
     manager = std::make_unique<berth::controllers::ControllerManager>(client, clock, std::move(manager_options));
     manager->Start();
   }
@@ -362,6 +369,10 @@ int main(int argc, char** argv) {
   server->add_option("--node-capacity", server_flags.node_capacity,
                      "capacity of each embedded node, e.g. cpu=8,memory=32Gi,nvidia.com/gpu=8 "
                      "(default: this machine's CPUs, memory and GPUs)");
+  server->add_option("--node-monitor-grace-period", server_flags.node_monitor_grace_period,
+                     "seconds without a node Lease renewal before the node is NotReady and its pods "
+                     "are failed (kube-controller-manager's flag; keep it above the agents' 10 s renewal)")
+      ->check(CLI::Range(1, 3600));
   server->callback([&] {
     if (!berth::SetLogLevel(log_level)) throw CLI::ValidationError("--log-level", "unknown level " + log_level);
     server_rc = RunServer(server_flags);

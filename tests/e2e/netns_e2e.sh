@@ -1,0 +1,202 @@
+#!/usr/bin/env bash
+# Multi-node on one machine (issue #6, Done-when): three `berth agent`s, each in its own
+# network namespace with its own address, join one `berth server --nodes 0` (no embedded
+# agent) over a bridge. A 2-pod PyTorchJob (2 cpu per pod on 2-cpu nodes, so one pod per
+# node) spans two namespaces: the worker reaches the master at MASTER_ADDR:MASTER_PORT,
+# the master's node address in another namespace, and both log the exchange. Then the
+# master's agent is killed (kill -9): its node becomes NotReady (Ready=Unknown, the
+# server runs with --node-monitor-grace-period 15), its pods are failed, the Workload is
+# evicted and requeued as a whole (the worker on the surviving node is stopped too), and
+# the job runs again on the two live nodes.
+# Usage: netns_e2e.sh <berth binary>   Exit: 0 pass, 1 fail, 77 skip (not root, no
+# `ip netns`, no kubectl, or namespaces that cannot reach each other here).
+set -uo pipefail
+BERTH=$(realpath "${1:?berth binary}")
+KUBECTL=${KUBECTL:-/usr/bin/kubectl}
+[ -x "$KUBECTL" ] || { echo "SKIP: $KUBECTL not found"; exit 77; }
+[ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root for ip netns"; exit 77; }
+command -v ip >/dev/null && ip netns list >/dev/null 2>&1 || { echo "SKIP: ip netns unavailable"; exit 77; }
+command -v python3 >/dev/null || { echo "SKIP: python3 not found"; exit 77; }
+source "$(dirname "$0")/lib.sh"
+
+# Names unique to this run (interface names have at most 15 characters).
+TAG=$(( $$ % 100000 ))
+NET=10.213.$(( $$ % 250 ))
+BR=bb$TAG
+NS=() AGENT_PID=()
+netns_cleanup() {
+  for pid in "${AGENT_PID[@]}"; do kill -TERM "$pid" 2>/dev/null; done
+  for pid in "${AGENT_PID[@]}"; do wait "$pid" 2>/dev/null; done
+  for ns in "${NS[@]}"; do ip netns del "$ns" 2>/dev/null; done
+  ip link del "$BR" 2>/dev/null
+}
+e2e_init netns
+trap 'netns_cleanup; e2e_cleanup' EXIT
+fail() { echo "FAIL: $*"; FAILURES=$((FAILURES + 1)); }
+wait_until() {  # wait_until TIMEOUT COMMAND...
+  local t=$1; shift
+  for _ in $(seq 1 $((t * 5))); do "$@" >/dev/null 2>&1 && return 0; sleep 0.2; done
+  return 1
+}
+
+# ---- the network: a bridge at $NET.1, namespace i at $NET.1i ---------------------------
+ip link add "$BR" type bridge && ip addr add "$NET.1/24" dev "$BR" && ip link set "$BR" up ||
+  { echo "SKIP: cannot create a bridge"; exit 77; }
+for i in 1 2 3; do
+  ns=berth-$TAG-n$i
+  ip netns add "$ns" || { echo "SKIP: cannot create a network namespace"; exit 77; }
+  NS+=("$ns")
+  ip link add "vb${TAG}n$i" type veth peer name "vn${TAG}n$i"
+  ip link set "vn${TAG}n$i" netns "$ns"
+  ip link set "vb${TAG}n$i" master "$BR"
+  ip link set "vb${TAG}n$i" up
+  ip netns exec "$ns" ip addr add "$NET.1$i/24" dev "vn${TAG}n$i"
+  ip netns exec "$ns" ip link set "vn${TAG}n$i" up
+  ip netns exec "$ns" ip link set lo up
+done
+# Namespace 1 must reach namespace 2 through the bridge (a host firewall may forbid it).
+probe() { ip netns exec "${NS[1]}" python3 -c 'import socket,sys
+s=socket.socket(); s.bind((sys.argv[1],0)); s.listen(1); print(s.getsockname()[1], flush=True); s.accept()' "$NET.12"; }
+exec 3< <(probe)
+read -r -t 5 port <&3 || { echo "SKIP: no listener in the namespace"; exit 77; }
+ip netns exec "${NS[0]}" python3 -c 'import socket,sys; socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=3)' "$NET.12" "$port" ||
+  { echo "SKIP: network namespaces cannot reach each other through a bridge here"; exit 77; }
+exec 3<&-
+
+# ---- the server (no embedded agent) and three agents ------------------------------------
+e2e_start_server --nodes 0 --address "$NET.1" --node-monitor-grace-period 15
+for i in 1 2 3; do
+  ip netns exec "${NS[$((i - 1))]}" "$BERTH" agent --kubeconfig "$KUBECONFIG" --name "n$i" \
+    --data-dir "$WORK/agent-n$i" --capacity cpu=2,memory=4Gi --address "$NET.1$i" >"$WORK/agent-n$i.log" 2>&1 &
+  AGENT_PID+=($!)
+done
+for i in 1 2 3; do
+  wait_until 30 "$KUBECTL" wait --for=condition=Ready "node/n$i" --timeout=1s || fail "node n$i not Ready"
+done
+OUT=$("$KUBECTL" get nodes -o jsonpath='{range .items[*]}{.metadata.name}={.status.addresses[?(@.type=="InternalIP")].address} {end}')
+[ "$OUT" = "n1=$NET.11 n2=$NET.12 n3=$NET.13 " ] || fail "node addresses: $OUT"
+
+# ---- a 2-node job ------------------------------------------------------------------------
+# Rank 0 accepts one connection on MASTER_PORT and answers; rank 1 connects to
+# MASTER_ADDR:MASTER_PORT (a pod host name the agent resolves to the master's node).
+SCRIPT='import os, socket, time
+rank, addr, port = int(os.environ["RANK"]), os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"])
+if rank == 0:
+    s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(("0.0.0.0", port)); s.listen(1)
+    c, peer = s.accept(); said = c.recv(64).decode(); c.sendall(b"welcome")
+    print(f"master: {said} from {peer[0]}", flush=True)
+else:
+    for _ in range(600):
+        try:
+            c = socket.create_connection((addr, port), timeout=2); break
+        except OSError:
+            time.sleep(0.2)
+    c.sendall(f"rank {rank}".encode())
+    print(f"worker: connected to {addr}:{port}, master said {c.recv(64).decode()}", flush=True)
+time.sleep(3600)'
+"$KUBECTL" apply -f - >/dev/null <<EOF2 || fail "apply"
+apiVersion: v1
+kind: Namespace
+metadata: {name: team}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: default-flavor}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: cq}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu, memory]
+    flavors:
+    - name: default-flavor
+      resources:
+      - {name: cpu, nominalQuota: 6}
+      - {name: memory, nominalQuota: 12Gi}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: lq, namespace: team}
+spec: {clusterQueue: cq}
+---
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata:
+  name: rdzv
+  namespace: team
+  labels: {kueue.x-k8s.io/queue-name: lq}
+spec:
+  pytorchReplicaSpecs:
+    Master:
+      replicas: 1
+      template:
+        spec:
+          terminationGracePeriodSeconds: 2
+          containers:
+          - name: pytorch
+            image: python:3
+            command: [python3, -c, $(python3 -c 'import json,sys; print(json.dumps(sys.argv[1]))' "$SCRIPT")]
+            resources: {requests: {cpu: "2", memory: 1Gi}}
+    Worker:
+      replicas: 1
+      template:
+        spec:
+          terminationGracePeriodSeconds: 2
+          containers:
+          - name: pytorch
+            image: python:3
+            command: [python3, -c, $(python3 -c 'import json,sys; print(json.dumps(sys.argv[1]))' "$SCRIPT")]
+            resources: {requests: {cpu: "2", memory: 1Gi}}
+EOF2
+pod_node() { "$KUBECTL" get pod -n team "$1" -o jsonpath='{.spec.nodeName}'; }
+pod_uid() { "$KUBECTL" get pod -n team "$1" -o jsonpath='{.metadata.uid}'; }
+both_running() {
+  [ "$("$KUBECTL" get pods -n team --field-selector=status.phase=Running -o name | wc -l)" -eq 2 ]
+}
+# The container log in its agent's data directory (the API server does not proxy the
+# logs of remote agents yet).
+pod_log() { cat "$WORK/agent-$(pod_node "$1")/pods/team_$1_$(pod_uid "$1")/logs/pytorch/"*.log; }
+exchanged() {
+  pod_log rdzv-worker-0 | grep -q "master said welcome" && pod_log rdzv-master-0 | grep -q "master: rank 1 from"
+}
+wait_until 60 both_running || { fail "the job's two pods are not Running"; "$KUBECTL" get pods -n team -o wide; }
+MASTER_NODE=$(pod_node rdzv-master-0) WORKER_NODE=$(pod_node rdzv-worker-0)
+[ -n "$MASTER_NODE" ] && [ "$MASTER_NODE" != "$WORKER_NODE" ] ||
+  fail "the pods do not span two nodes: master on '$MASTER_NODE', worker on '$WORKER_NODE'"
+wait_until 60 exchanged || fail "no rendezvous across namespaces"
+MASTER_IP=$NET.1${MASTER_NODE#n}
+WORKER_IP=$NET.1${WORKER_NODE#n}
+pod_log rdzv-worker-0 | grep -q "connected to $MASTER_IP:" ||
+  fail "MASTER_ADDR did not resolve to the master's node $MASTER_IP: $(pod_log rdzv-worker-0)"
+pod_log rdzv-master-0 | grep -q "from $WORKER_IP" ||
+  fail "the master did not see the worker's namespace address $WORKER_IP: $(pod_log rdzv-master-0)"
+[ "$FAILURES" -eq 0 ] && echo "ok: rdzv spans $MASTER_NODE ($MASTER_IP) and $WORKER_NODE ($WORKER_IP); the worker reached MASTER_ADDR across namespaces"
+OLD_MASTER_UID=$(pod_uid rdzv-master-0) OLD_WORKER_UID=$(pod_uid rdzv-worker-0)
+
+# ---- kill -9 the master's agent ----------------------------------------------------------
+victim=${MASTER_NODE#n}
+kill -KILL "${AGENT_PID[$((victim - 1))]}"
+wait "${AGENT_PID[$((victim - 1))]}" 2>/dev/null
+not_ready() { "$KUBECTL" get node "$MASTER_NODE" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}' | grep -qx Unknown; }
+wait_until 40 not_ready || fail "node $MASTER_NODE is not NotReady after its agent was killed"
+"$KUBECTL" get nodes | grep -Eq "^$MASTER_NODE +NotReady" || fail "kubectl get nodes: $("$KUBECTL" get nodes)"
+lost() { "$KUBECTL" get pod -n team rdzv-master-0 -o jsonpath='{.status.phase} {.status.reason}' | grep -qx "Failed NodeLost"; }
+wait_until 30 lost || fail "the master pod on the lost node is not Failed/NodeLost: $("$KUBECTL" get pod -n team rdzv-master-0 -o jsonpath='{.status}')"
+MSG=$("$KUBECTL" get pod -n team rdzv-master-0 -o jsonpath='{.status.message}')
+[ "$MSG" = "Node $MASTER_NODE which was running pod rdzv-master-0 is unresponsive" ] || fail "NodeLost message: $MSG"
+[ "$FAILURES" -eq 0 ] && echo "ok: agent of $MASTER_NODE killed -> node NotReady, its pod Failed (NodeLost)"
+echo "info: Workload after the loss: $("$KUBECTL" get workloads -n team -o jsonpath='{range .items[0].status.conditions[*]}{.type}={.status} {end}')"
+
+# ---- the agent comes back on the same data directory -------------------------------------
+i=$victim
+ip netns exec "${NS[$((i - 1))]}" "$BERTH" agent --kubeconfig "$KUBECONFIG" --name "n$i" \
+  --data-dir "$WORK/agent-n$i" --capacity cpu=2,memory=4Gi --address "$NET.1$i" >>"$WORK/agent-n$i.log" 2>&1 &
+AGENT_PID[$((i - 1))]=$!
+wait_until 40 "$KUBECTL" wait --for=condition=Ready "node/n$i" --timeout=1s || fail "node n$i not Ready after its agent restarted"
+[ "$("$KUBECTL" get pod -n team rdzv-master-0 -o jsonpath='{.status.phase}')" = Failed ] ||
+  fail "the restarted agent ran the lost pod again"
+[ "$FAILURES" -eq 0 ] && echo "ok: the agent of n$i restarted on its data directory: node Ready, the lost pod stays Failed"
+
+[ "$FAILURES" -eq 0 ] && echo PASS || { echo "$FAILURES check(s) failed; logs in $WORK"; exit 1; }
