@@ -59,6 +59,7 @@
 #include "cli/commands.h"
 #include "cli/diagnostics/explain.h"
 #include "cli/explain_command.h"
+#include "cli/lint_command.h"
 #include "client/http_client.h"
 #include "client/kubeconfig.h"
 #include "controllers/kueue/configuration.h"
@@ -394,6 +395,7 @@ int main(int argc, char** argv) {
 
   berth::cli::AddClientCommands(app, &server_rc);
   berth::cli::AddExplainCommand(app, &server_rc);
+  berth::cli::AddLintCommand(app, &server_rc);
 
   CLI11_PARSE(app, argc, argv);
   return server_rc;
