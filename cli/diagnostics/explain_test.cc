@@ -323,6 +323,59 @@ TEST_F(ExplainTest, RunningJobHasATimelineInTimeOrder) {
   EXPECT_EQ(js["findings"][0]["evidence"][0]["object"], "Workload team-a/job-run-1a2b3");
 }
 
+TEST_F(ExplainTest, TrainJobPodsAreFoundThroughJobSetAndJobs) {
+  Queues("7");
+  Node("5");
+  api::Object tj = Create(resources::kTrainJobs, "team-a",
+                          {{"apiVersion", "trainer.kubeflow.org/v1alpha1"},
+                           {"kind", "TrainJob"},
+                           {"metadata",
+                            {{"name", "llm"}, {"namespace", "team-a"}, {"labels", {{kQueueNameLabel, "user-queue"}}}}}});
+  api::Object js = Create(resources::kJobSets, "team-a",
+                          {{"apiVersion", "jobset.x-k8s.io/v1alpha2"},
+                           {"kind", "JobSet"},
+                           {"metadata",
+                            {{"name", "llm"},
+                             {"namespace", "team-a"},
+                             {"ownerReferences", {{{"kind", "TrainJob"}, {"name", "llm"}, {"uid", api::Uid(tj)}}}}}}});
+  api::Object job = Create(resources::kJobs, "team-a",
+                           {{"apiVersion", "batch/v1"},
+                            {"kind", "Job"},
+                            {"metadata",
+                             {{"name", "llm-node-0"},
+                              {"namespace", "team-a"},
+                              {"ownerReferences", {{{"kind", "JobSet"}, {"name", "llm"}, {"uid", api::Uid(js)}}}}}}});
+  api::Object wl = Workload(tj, "6", true);
+  Pod(job, "6", "", "Pending");
+  ExplainReport r = Run("trainjobs.trainer.kubeflow.org", "llm");
+  EXPECT_EQ(r.kind, "TrainJob");
+  EXPECT_EQ(r.layer, Layer::kAdmittedPodsPending);
+  EXPECT_THAT(r.ToText(), HasSubstr("Pod team-a/llm-node-0-x7k2p cannot be placed: 0/1 nodes are available: 1 "
+                                    "Insufficient cpu."));
+  EXPECT_THAT(r.ToText(), HasSubstr("nominalQuota for cpu in flavor default-flavor is 7, above the 5 allocatable"));
+}
+
+TEST_F(ExplainTest, EvictedWorkloadHoldsQuotaUntilItsPodsAreGone) {
+  Queues("5");
+  Node("5");
+  api::Object j = Job("victim", "4");
+  api::Object wl = Workload(j, "4", true);
+  wl["status"]["conditions"].push_back(Condition("Evicted", "True", "Preempted",
+                                                 "Preempted to accommodate a workload (UID: u1, JobUID: j1) due to "
+                                                 "prioritization in the ClusterQueue",
+                                                 "2026-01-01T00:00:20Z"));
+  ASSERT_TRUE(client_.Update(resources::kWorkloads.Namespace("team-a"), wl).ok());
+  Pod(j, "4", "node-0", "Running");
+  ExplainReport r = Run("job", "victim");
+  EXPECT_EQ(r.layer, Layer::kEvicting);
+  ASSERT_FALSE(r.findings.empty());
+  EXPECT_THAT(r.findings[0].statement, HasSubstr("The Workload was evicted (Preempted): Preempted to accommodate a "
+                                                 "workload (UID: u1, JobUID: j1)"));
+  EXPECT_THAT(r.findings[0].statement, HasSubstr("1 pod still to terminate before its quota is released"));
+  EXPECT_EQ(r.timeline.back().what, "Evicted=True Preempted: Preempted to accommodate a workload (UID: u1, JobUID: j1) "
+                                    "due to prioritization in the ClusterQueue");
+}
+
 TEST_F(ExplainTest, Errors) {
   auto unknown = Explain(client_, "deployment", "team-a", "x", clock_);
   ASSERT_FALSE(unknown.ok());
