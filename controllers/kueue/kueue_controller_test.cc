@@ -275,6 +275,9 @@ TEST_F(KueueControllerTest, MetricsFollowAdmissionsPreemptionAndFinish) {
   EXPECT_EQ(MetricValue(registry_, "kueue_quota_reserved_workloads_total", low), 3);
   EXPECT_EQ(MetricValue(registry_, "kueue_reserving_active_workloads", cq), 3);
   EXPECT_EQ(MetricValue(registry_, "kueue_cluster_queue_status", {{"status", "active"}}), 1);
+  EXPECT_EQ(MetricValue(registry_, "kueue_cluster_queue_info",
+                        {{"cluster_queue", "cluster-queue"}, {"parent_cohort", ""}, {"root_cohort", ""}}),
+            1);
   const std::map<std::string, std::string> cpu = {
       {"cohort", ""}, {"cluster_queue", "cluster-queue"}, {"flavor", "default-flavor"}, {"resource", "cpu"}};
   EXPECT_EQ(MetricValue(registry_, "kueue_cluster_queue_resource_usage", cpu), 5);
@@ -495,8 +498,18 @@ TEST_F(WaitForPodsReadyTest, NeverReadyIsEvictedRequeuedAfterBackoffThenDeactiva
             "The workload is deactivated due to exceeding the maximum number of re-queuing retries");
   EXPECT_EQ(Cond("stuck", "DeactivationTarget"), "<none>");
   EXPECT_EQ(Get(kJobs, "team-a", "stuck")["spec"]["suspend"], true);
-  // Both evictions are counted with Kueue's reason and underlying cause.
+  // Both evictions are counted with Kueue's reason and underlying cause;
+  // "next" became ready once, "stuck" never.
+  using berth::testing::HistogramCount;
+  using berth::testing::HistogramSum;
   using berth::testing::MetricValue;
+  EXPECT_EQ(HistogramCount(registry_, "kueue_ready_wait_time_seconds", {{"cluster_queue", "cluster-queue"}}), 1u);
+  const api::Object next = WorkloadOf("team-a", "next");
+  Time admitted{}, ready{};
+  ASSERT_TRUE(ParseRfc3339((*FindCondition(next, "Admitted"))["lastTransitionTime"], &admitted));
+  ASSERT_TRUE(ParseRfc3339((*FindCondition(next, "PodsReady"))["lastTransitionTime"], &ready));
+  EXPECT_EQ(HistogramSum(registry_, "kueue_admitted_until_ready_wait_time_seconds"),
+            std::chrono::duration<double>(ready - admitted).count());
   EXPECT_EQ(MetricValue(registry_, "kueue_evicted_workloads_total",
                         {{"cluster_queue", "cluster-queue"}, {"reason", "PodsReadyTimeout"},
                          {"underlying_cause", "WaitForStart"}}),

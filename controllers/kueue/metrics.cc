@@ -166,6 +166,14 @@ KueueMetrics::KueueMetrics(prometheus::Registry& r)
                                         "The total number of finished workloads per 'cluster_queue'")),
       execution_time_(Hist(r, "kueue_execution_time_seconds",
                            "The time between a workload was admitted until it finished, per 'cluster_queue'")),
+      ready_wait_time_(Hist(r, "kueue_ready_wait_time_seconds",
+                            "The time between a workload was created or requeued until ready, per 'cluster_queue'")),
+      admitted_until_ready_wait_time_(Hist(r, "kueue_admitted_until_ready_wait_time_seconds",
+                                           "The time between a workload was admitted until ready, per "
+                                           "'cluster_queue'")),
+      cluster_queue_info_(Gauge(r, "kueue_cluster_queue_info",
+                                "Reports information about the 'cluster_queue': its 'parent_cohort' and "
+                                "'root_cohort' (empty when it has none). The value is always 1.")),
       pending_workloads_(Gauge(r, "kueue_pending_workloads",
                                "The number of pending workloads, per 'cluster_queue' and 'status'. 'active' means "
                                "that the workloads are in the admission queue; 'inadmissible' means there was a "
@@ -231,6 +239,13 @@ void KueueMetrics::WorkloadFinished(const std::string& cluster_queue, const std:
   execution_time_.Add(l, KueueBuckets(14)).Observe(Seconds(execution_time));
 }
 
+void KueueMetrics::WorkloadReady(const std::string& cluster_queue, const std::string& priority_class,
+                                 Duration since_queued, Duration since_admitted) {
+  const Labels l = {{"cluster_queue", cluster_queue}, {"priority_class", priority_class}};
+  ready_wait_time_.Add(l, KueueBuckets(14)).Observe(Seconds(since_queued));
+  admitted_until_ready_wait_time_.Add(l, KueueBuckets(14)).Observe(Seconds(since_admitted));
+}
+
 void KueueMetrics::SetOwnedGauges(prometheus::Family<prometheus::Gauge>& family, const std::string& cluster_queue,
                                   const std::vector<std::pair<Labels, double>>& values) {
   std::set<Labels>& owned = owned_[{&family, cluster_queue}];
@@ -258,6 +273,8 @@ void KueueMetrics::ReportClusterQueue(const ClusterQueueMetrics& cq) {
   SetOwnedGauges(reserving_active_workloads_, cq.name, {{l, static_cast<double>(cq.reserving_workloads)}});
   SetOwnedGauges(admitted_active_workloads_, cq.name, {{l, static_cast<double>(cq.admitted_workloads)}});
   SetOwnedGauges(finished_workloads_, cq.name, {{l, static_cast<double>(cq.finished_workloads)}});
+  SetOwnedGauges(cluster_queue_info_, cq.name,
+                 {{{{"cluster_queue", cq.name}, {"parent_cohort", cq.cohort}, {"root_cohort", cq.root_cohort}}, 1.0}});
   std::vector<std::pair<Labels, double>> status;
   for (auto s : {ClusterQueueMetricStatus::kPending, ClusterQueueMetricStatus::kActive,
                  ClusterQueueMetricStatus::kTerminating}) {
@@ -284,7 +301,7 @@ void KueueMetrics::ReportClusterQueue(const ClusterQueueMetrics& cq) {
 void KueueMetrics::ForgetClusterQueue(const std::string& cluster_queue) {
   std::lock_guard<std::mutex> lock(mu_);
   for (auto* family : {&pending_workloads_, &reserving_active_workloads_, &admitted_active_workloads_,
-                       &finished_workloads_, &cluster_queue_status_, &resource_reservation_, &resource_usage_,
+                       &finished_workloads_, &cluster_queue_info_, &cluster_queue_status_, &resource_reservation_, &resource_usage_,
                        &nominal_quota_, &borrowing_limit_, &lending_limit_}) {
     SetOwnedGauges(*family, cluster_queue, {});
     owned_.erase({family, cluster_queue});

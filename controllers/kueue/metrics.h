@@ -62,6 +62,7 @@ struct ClusterQueueResourceMetrics {
 struct ClusterQueueMetrics {
   std::string name;
   std::string cohort;  // spec.cohortName ("" when none)
+  std::string root_cohort;  // the root of its cohort tree ("" when none)
   ClusterQueueMetricStatus status = ClusterQueueMetricStatus::kPending;
   int reserving_workloads = 0;  // status.reservingWorkloads
   int admitted_workloads = 0;   // status.admittedWorkloads
@@ -128,12 +129,19 @@ class KueueMetrics {
   // workload was admitted).
   void WorkloadFinished(const std::string& cluster_queue, const std::string& priority_class,
                         Duration execution_time);
+  // PodsReady became True for the first time (waitForPodsReady):
+  // kueue_ready_wait_time_seconds observes `since_queued` (created or
+  // requeued until ready), kueue_admitted_until_ready_wait_time_seconds
+  // `since_admitted`.
+  void WorkloadReady(const std::string& cluster_queue, const std::string& priority_class, Duration since_queued,
+                     Duration since_admitted);
 
   // --- State ----------------------------------------------------------
   // kueue_pending_workloads{status="active"|"inadmissible"}.
   void ReportPendingWorkloads(const std::string& cluster_queue, int active, int inadmissible);
   // kueue_reserving_active_workloads, kueue_admitted_active_workloads,
-  // kueue_finished_workloads, kueue_cluster_queue_status (1 for the current
+  // kueue_finished_workloads, kueue_cluster_queue_info{parent_cohort,
+  // root_cohort} (always 1), kueue_cluster_queue_status (1 for the current
   // status, 0 for the other two), kueue_cluster_queue_resource_reservation,
   // _resource_usage, _nominal_quota, _borrowing_limit, _lending_limit.
   void ReportClusterQueue(const ClusterQueueMetrics& cq);
@@ -165,6 +173,9 @@ class KueueMetrics {
   prometheus::Family<prometheus::Counter>& preempted_workloads_;
   prometheus::Family<prometheus::Counter>& finished_workloads_total_;
   prometheus::Family<prometheus::Histogram>& execution_time_;
+  prometheus::Family<prometheus::Histogram>& ready_wait_time_;
+  prometheus::Family<prometheus::Histogram>& admitted_until_ready_wait_time_;
+  prometheus::Family<prometheus::Gauge>& cluster_queue_info_;
   prometheus::Family<prometheus::Gauge>& pending_workloads_;
   prometheus::Family<prometheus::Gauge>& reserving_active_workloads_;
   prometheus::Family<prometheus::Gauge>& admitted_active_workloads_;

@@ -84,10 +84,17 @@ TEST_F(KueueMetricsTest, FinishedWorkloadsAndExecutionTime) {
   EXPECT_EQ(HistogramSum(registry_, "kueue_execution_time_seconds", {{"cluster_queue", "cq"}}), 90);
 }
 
+TEST_F(KueueMetricsTest, ReadyWaitTimesSinceQueuedAndSinceAdmitted) {
+  metrics_.WorkloadReady("cq", "high", seconds(70), seconds(12));
+  EXPECT_EQ(HistogramSum(registry_, "kueue_ready_wait_time_seconds", {{"priority_class", "high"}}), 70);
+  EXPECT_EQ(HistogramSum(registry_, "kueue_admitted_until_ready_wait_time_seconds", {{"priority_class", "high"}}), 12);
+}
+
 ClusterQueueMetrics State(ClusterQueueMetricStatus status, std::vector<ClusterQueueResourceMetrics> resources) {
   ClusterQueueMetrics m;
   m.name = "cq";
   m.cohort = "all";
+  m.root_cohort = "root";
   m.status = status;
   m.reserving_workloads = 3;
   m.admitted_workloads = 2;
@@ -112,6 +119,9 @@ TEST_F(KueueMetricsTest, ClusterQueueGaugesFollowTheReportedStateAndDropWhatIsGo
   EXPECT_EQ(MetricValue(registry_, "kueue_cluster_queue_status", {{"status", "pending"}}), 1);
   EXPECT_EQ(MetricValue(registry_, "kueue_cluster_queue_status", {{"status", "active"}}), 0);
   EXPECT_EQ(MetricValue(registry_, "kueue_cluster_queue_status", {{"status", "terminating"}}), 0);
+  EXPECT_EQ(MetricValue(registry_, "kueue_cluster_queue_info",
+                        {{"cluster_queue", "cq"}, {"parent_cohort", "all"}, {"root_cohort", "root"}}),
+            1);
 
   const std::map<std::string, std::string> cpu_labels = {
       {"cohort", "all"}, {"cluster_queue", "cq"}, {"flavor", "default"}, {"resource", "cpu"}};
@@ -136,6 +146,7 @@ TEST_F(KueueMetricsTest, ClusterQueueGaugesFollowTheReportedStateAndDropWhatIsGo
   metrics_.WorkloadAdmitted("cq", "", seconds(1));
   metrics_.ForgetClusterQueue("cq");
   for (const char* name : {"kueue_reserving_active_workloads", "kueue_pending_workloads", "kueue_cluster_queue_status",
+                           "kueue_cluster_queue_info",
                            "kueue_cluster_queue_nominal_quota", "kueue_cluster_queue_resource_usage"}) {
     EXPECT_FALSE(MetricValue(registry_, name, cq)) << name;
   }
