@@ -8,7 +8,8 @@
 //   - events, named after what happened, called by KueueController where it
 //     writes the change (never on a failed write): an admission cycle, a
 //     quota reservation + admission (berth has no admission checks: both
-//     happen in one write), an eviction, a preemption, a finished workload;
+//     happen in one write), an eviction, a preemption, a finished workload,
+//     a workload turning PodsReady;
 //   - state, set from the controller's cache whenever a ClusterQueue's status
 //     is computed (ReportClusterQueue) and whenever a cycle moved workloads
 //     between the active and inadmissible queues (ReportPendingWorkloads).
