@@ -8,6 +8,7 @@
 
 #include "api/conversion.h"
 #include "controllers/job/job_pods.h"
+#include "controllers/job/object_fields.h"
 #include "controllers/jobset/jobset_children.h"
 #include "controllers/kueue/decoder.h"
 #include "controllers/pytorchjob/pytorchjob_pods.h"
@@ -26,17 +27,13 @@ namespace {
 
 using api::Object;
 
-constexpr char kPriorityClassLabel[] = "kueue.x-k8s.io/priority-class";
+using controllers::kueue::kPriorityClassLabel;
 constexpr char kKueueV1beta1[] = "kueue.x-k8s.io/v1beta1";
 constexpr int64_t kDefaultGracePeriodSeconds = 30;  // the Pod API's default
 
 
-const Object& Child(const Object& obj, const char* key) {
-  static const Object kNull;
-  if (!obj.is_object()) return kNull;
-  auto it = obj.find(key);
-  return it == obj.end() ? kNull : *it;
-}
+// A field of an object; null when absent (controllers/job/object_fields.h).
+const Object& Child(const Object& obj, std::string_view key) { return controllers::jobs::Field(obj, key); }
 
 std::string Str(const Object& v) { return v.is_string() ? v.get<std::string>() : ""; }
 
