@@ -154,10 +154,11 @@ JobPlan PlanJob(const Object& job, const std::vector<ObservedPod>& pods_in) {
       if (p.index && (!spec.completions || *p.index < *spec.completions)) succeeded_indexes.insert(*p.index);
     } else if (p.phase == "Failed") {
       ++observed_failed;
-    } else if (p.terminating) {
+    }
+    if (p.terminating) {  // terminal or not: it holds its slot until it is gone
       ++plan.terminating;
       ++live;
-    } else {
+    } else if (!p.terminal()) {
       active.push_back(&p);
       ++live;
       if (p.ready) ++plan.ready;
@@ -234,7 +235,7 @@ JobPlan PlanJob(const Object& job, const std::vector<ObservedPod>& pods_in) {
     std::set<int32_t> live_indexes;
     std::vector<const ObservedPod*> kept;
     for (const ObservedPod& p : pods) {
-      if (p.terminal() || !p.index) continue;
+      if ((p.terminal() && !p.terminating) || !p.index) continue;
       if (*p.index >= *spec.completions || succeeded_indexes.count(*p.index) > 0 ||
           !live_indexes.insert(*p.index).second) {
         if (!p.terminating) plan.delete_pods.push_back(p.name);

@@ -83,6 +83,25 @@ TEST(JobPodsTest, ReplacementWaitsForTerminalPredecessor) {
   EXPECT_EQ(plan.create_count, 1);  // 3 wanted, 2 still hold a slot
 }
 
+// A deleted pod that has already failed (the agent wrote its final status and has not
+// removed it yet) still holds its index / slot: it is counted failed and terminating.
+TEST(JobPodsTest, DeletedPodHoldsItsSlotUntilGoneEvenWhenTerminal) {
+  JobPlan plan = PlanJob(IndexedJob(2, 2), {Pod("pi-0-a", "Failed", 0, /*terminating=*/true), Pod("pi-1-b", "Running", 1)});
+  EXPECT_TRUE(plan.create_indexes.empty());
+  EXPECT_EQ(plan.terminating, 1);
+  EXPECT_EQ(plan.failed, 1);
+  EXPECT_EQ(plan.active, 1);
+
+  json nonindexed = IndexedJob(2, 2);
+  nonindexed["spec"].erase("completionMode");
+  plan = PlanJob(nonindexed, {Pod("a", "Failed", std::nullopt, true), Pod("b", "Running", std::nullopt)});
+  EXPECT_EQ(plan.create_count, 0);
+  EXPECT_EQ(plan.terminating, 1);
+  // Gone: replaced.
+  plan = PlanJob(nonindexed, {Pod("b", "Running", std::nullopt)});
+  EXPECT_EQ(plan.create_count, 1);
+}
+
 TEST(JobPodsTest, BackoffLimitExceeded) {
   json job = IndexedJob(2, 2);
   JobPlan plan = PlanJob(job, {Pod("pi-0-a", "Failed", 0), Pod("pi-0-b", "Failed", 0), Pod("pi-1-c", "Running", 1)});

@@ -60,7 +60,7 @@ bool AnyPodAlive(client::Client& client, const std::string& ns, const std::strin
   if (!pods.ok()) return true;
   for (const api::Object& p : pods.value().items) {
     const std::string phase = StringAt(ObjectAt(p, "status"), "phase");
-    if (phase != "Succeeded" && phase != "Failed") return true;
+    if ((phase != "Succeeded" && phase != "Failed") || BeingDeleted(p)) return true;
   }
   return false;
 }

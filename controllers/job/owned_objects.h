@@ -46,9 +46,11 @@ Status WriteStatusIfChanged(client::Client& client, const client::GroupVersionRe
 // kind's switch (spec.suspend, or spec.runPolicy.suspend for PyTorchJob).
 bool EffectivelySuspended(const api::Object& job, const api::Object& suspend);
 
-// Whether some pod in `ns` matching `label_selector` is not terminal (Succeeded/Failed):
-// running, pending or still terminating. A failed List counts as true (unknown: keep
-// treating the job as active and look again on the next reconcile).
+// Whether some pod in `ns` matching `label_selector` is not terminal (Succeeded/Failed) —
+// running or pending — or is being deleted and not yet gone (terminal or not: a deleted
+// pod's name and hostname stay taken until the agent removes it, so an evicted job is not
+// re-admitted, and its replacements not created, before then). A failed List counts as
+// true (unknown: keep treating the job as active and look again on the next reconcile).
 bool AnyPodAlive(client::Client& client, const std::string& ns, const std::string& label_selector);
 
 // metadata.deletionTimestamp is set.

@@ -117,6 +117,9 @@ ControllerManager::ControllerManager(client::Client& client, Clock& clock, Contr
     ReconcileLoop& trainjob_loop =
         add_loop("trainjob-controller", [this](const std::string& k) { return trainjobs_->Reconcile(k); });
     trainjob_loop.Watch(trainjobs, ObjectKey());
+    trainjobs_->SetRequeueAfter([loop = &trainjob_loop](const std::string& k, Duration after) {
+      loop->queue().AddAfter(k, after);  // an active deadline
+    });
     trainjob_loop.Watch(jobsets, ControllerOwnerKey("trainer.kubeflow.org/v1alpha1", "TrainJob"));
     trainjob_loop.Watch(factory_.ForResource(kClusterTrainingRuntimes),
                         TrainJobsReferencing(trainjobs, "ClusterTrainingRuntime"));

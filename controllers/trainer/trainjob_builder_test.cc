@@ -379,6 +379,32 @@ TEST(TrainJobBuilderTest, SubdomainInEndpoints) {
             "trainJob-launcher-0-0.kubeflow.org slots=1\ntrainJob-node-0-0.kubeflow.org slots=1\n");
 }
 
+// §6 case 21 (D "trainer numNodes is respected rather than parallelism when replicatedJob
+// name is node"; "parallelism and completions are synced for multiple podSets matched by
+// replicatedJob name"): the runtime's `node` parallelism gives way to the TrainJob's
+// numNodes, and every replicatedJob gets parallelism = completions = its podSet count (the
+// launcher 1, a plain job its template's parallelism).
+TEST(TrainJobBuilderTest, PodSetCountsSyncParallelismAndCompletionsByReplicatedJobName) {
+  json rt = MpiRuntime(false, 1);
+  json& rjobs = rt["spec"]["template"]["spec"]["replicatedJobs"];
+  rjobs[1]["template"]["spec"]["parallelism"] = 5;
+  rjobs[1]["template"]["spec"]["completions"] = 5;
+  json aux = json::parse(R"({"name": "aux", "template": {"spec": {"parallelism": 2,
+      "template": {"spec": {"containers": [{"name": "aux", "image": "aux"}]}}}}})");
+  rjobs.push_back(aux);
+  auto r = Build(TrainJob("test-job", {{"numNodes", 3}}), rt);
+  ASSERT_TRUE(r.ok()) << r.status();
+  for (const auto& [rjob, count] : std::vector<std::pair<std::string, int>>{{"launcher", 1}, {"node", 3}, {"aux", 2}}) {
+    EXPECT_EQ(RJob(r->jobset, rjob)["template"]["spec"]["parallelism"], count) << rjob;
+    EXPECT_EQ(RJob(r->jobset, rjob)["template"]["spec"]["completions"], count) << rjob;
+  }
+  auto pod_sets = PodSets(TrainJob("test-job", {{"numNodes", 3}}), rt);
+  ASSERT_TRUE(pod_sets.ok());
+  std::vector<std::pair<std::string, int>> counts;
+  for (const PodSet& ps : *pod_sets) counts.emplace_back(ps.name, ps.count);
+  EXPECT_EQ(counts, (std::vector<std::pair<std::string, int>>{{"launcher", 1}, {"node", 3}, {"aux", 2}}));
+}
+
 // §6 case 20: resourcesPerNode merges per key.
 TEST(TrainJobBuilderTest, ResourcesPerNodeMergesPerKey) {
   json js = MustBuild(TrainJob("test-job", {{"resourcesPerNode", {{"limits", {{"nvidia.com/gpu", 4}}}}}}),

@@ -1,6 +1,7 @@
 #include "controllers/trainer/trainjob_controller.h"
 
 #include "client/indexer.h"
+#include "controllers/common/conditions.h"
 #include "controllers/job/owned_objects.h"
 #include "controllers/jobset/jobset_controller.h"
 #include "controllers/trainer/trainjob_builder.h"
@@ -23,6 +24,8 @@ using jobset::kJobSetsResource;
 namespace {
 
 constexpr char kBuildFailedReason[] = "TrainJobResourcesCreationFailed";
+constexpr char kDeadlineExceededReason[] = "DeadlineExceeded";
+constexpr char kDeadlineExceededMessage[] = "TrainJob exceeded its active deadline";
 
 Object WithEffectiveSuspend(const Object& trainjob) {
   Object tj = trainjob;
@@ -34,6 +37,21 @@ Object WithEffectiveSuspend(const Object& trainjob) {
 }  // namespace
 
 std::string RuntimeSnapshotName(const std::string& trainjob) { return trainjob + "-runtime-snapshot"; }
+
+std::optional<Time> ActiveDeadline(const Object& trainjob) {
+  const Object& spec = ObjectAt(trainjob, "spec");
+  if (!Field(spec, "activeDeadlineSeconds").is_number_integer()) return std::nullopt;
+  if (jobs::EffectivelySuspended(trainjob, Field(spec, "suspend"))) return std::nullopt;
+  std::string start = StringAt(ObjectAt(trainjob, "metadata"), "creationTimestamp");
+  if (const Object* suspended = FindCondition(trainjob, "Suspended"); suspended != nullptr) {
+    // True: resumed but not yet recorded; the clock starts with the Resumed condition.
+    if (StringAt(*suspended, "status") == "True") return std::nullopt;
+    start = StringAt(*suspended, "lastTransitionTime", start);
+  }
+  Time t;
+  if (!ParseRfc3339(start, &t)) return std::nullopt;
+  return t + std::chrono::seconds(IntAt(spec, "activeDeadlineSeconds", 0));
+}
 
 StatusOr<Object> ResolveRuntime(client::Client& client, const Object& trainjob, bool* snapshot_found) {
   if (snapshot_found != nullptr) *snapshot_found = false;
@@ -83,6 +101,17 @@ Status TrainJobController::Reconcile(const std::string& key) {
   const Object* jobset = existing.ok() && jobs::IsControlledBy(existing.value(), api::Uid(original))
                              ? &existing.value()
                              : nullptr;
+
+  if (const std::optional<Time> deadline = ActiveDeadline(original); deadline && !finished) {
+    if (now >= *deadline) {
+      SetCondition(&updated, {"Failed", "True", kDeadlineExceededReason, kDeadlineExceededMessage}, now);
+      if (jobset != nullptr) {
+        BERTH_RETURN_IF_ERROR(jobs::DeleteIfPresent(client_, kJobSetsResource, ns, name));
+      }
+      return jobs::WriteStatusIfChanged(client_, kTrainJobsResource, original, updated);
+    }
+    if (requeue_after_) requeue_after_(key, *deadline - now);
+  }
 
   if (!finished) {
     bool from_snapshot = false;

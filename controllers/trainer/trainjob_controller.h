@@ -21,7 +21,12 @@
 //      metadata labels/annotations and the replicatedJobs' pod templates change (the
 //      fields Kueue's runtime patch injects; trainer#3008), never a running JobSet and
 //      never after Complete/Failed (trainer#2981).
-//   4. status: conditions and jobsStatus from StatusFromJobSet, written when changed.
+//   4. spec.activeDeadlineSeconds (v2.2+; ActiveDeadline): once the deadline has passed the
+//      TrainJob gets Failed True "DeadlineExceeded" "TrainJob exceeded its active deadline"
+//      and its JobSet is deleted; before, the key is requeued for the deadline (through
+//      SetRequeueAfter). The clock does not run while the TrainJob is suspended and
+//      restarts on resume (the Suspended False condition's lastTransitionTime).
+//   5. status: conditions and jobsStatus from StatusFromJobSet, written when changed.
 // A TrainJob carrying the kueue.x-k8s.io/queue-name label with spec.suspend unset is
 // treated as suspended (Kueue's webhook default), so no pod exists before admission.
 //
@@ -32,6 +37,8 @@
 // Thread-safety: Reconcile may run concurrently for different keys.
 #pragma once
 
+#include <functional>
+#include <optional>
 #include <string>
 
 #include "api/object.h"
@@ -50,6 +57,14 @@ inline constexpr char kRuntimeSnapshotKey[] = "runtime";
 // "<trainjob>-runtime-snapshot".
 std::string RuntimeSnapshotName(const std::string& trainjob);
 
+// When the TrainJob's active deadline runs out: its creationTimestamp, or the
+// lastTransitionTime of its Suspended False (resumed) condition, plus
+// spec.activeDeadlineSeconds; nullopt when the field is unset or the TrainJob is
+// (effectively) suspended, or resumed while its Suspended condition still says True (the
+// reconcile that records the resume starts the clock), so the deadline is not counted
+// while suspended.
+std::optional<Time> ActiveDeadline(const api::Object& trainjob);
+
 // The runtime a TrainJob is built from: its snapshot ConfigMap when it exists, else the
 // referenced runtime object. kNotFound when neither exists (message from
 // RuntimeNotFoundMessage); other API errors as the client reports them.
@@ -64,6 +79,12 @@ class TrainJobController {
 
   Status Reconcile(const std::string& key);
   Status ReconcileAll();
+  // How the controller asks for a key to be reconciled again after a delay (the
+  // ReconcileLoop's queue().AddAfter); unset, the deadline is seen by the next
+  // reconcile (a resync). Set before the first Reconcile.
+  void SetRequeueAfter(std::function<void(const std::string& key, Duration after)> requeue_after) {
+    requeue_after_ = std::move(requeue_after);
+  }
 
  private:
   Status ApplyJobSet(const api::Object& built, const api::Object* existing);
@@ -71,6 +92,7 @@ class TrainJobController {
   client::Client& client_;
   Clock& clock_;
   EventRecorder& recorder_;
+  std::function<void(const std::string& key, Duration after)> requeue_after_;
 };
 
 }  // namespace berth::controllers::trainer

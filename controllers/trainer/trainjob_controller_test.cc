@@ -321,6 +321,87 @@ TEST_F(JobControllersTest, MissingRuntimeIsAConditionAndEventUntilItAppears) {
   EXPECT_EQ(List(kPods, "team-a").size(), 1u);
 }
 
+// §6 case 23: while the TrainJob is suspended, a runtimePatch added to it (JobSet labels,
+// a nodeSelector for job `node`) reaches its existing JobSet, which stays suspended; on
+// resume the pods carry it. (That spec.trainer, e.g. its image, cannot change is the API's
+// rule: api/trainer_strategies_test.cc TrainerAndRuntimeRefImmutable.)
+TEST_F(JobControllersTest, RuntimePatchOfSuspendedTrainJobUpdatesItsJobSet) {
+  Create(kRuntimes, "", SeedRuntime());
+  api::Object tj = SeedTrainJob();
+  tj["metadata"].erase("labels");  // not queued: suspend is the user's
+  tj["spec"]["suspend"] = true;
+  Create(kTrainJobs, "team-a", tj);
+  Settle();
+  EXPECT_EQ(Get(kJobSets, "team-a", "lora-sft")["spec"]["suspend"], true);
+  EXPECT_TRUE(List(kPods, "team-a").empty());
+
+  tj = Get(kTrainJobs, "team-a", "lora-sft");
+  tj["spec"]["runtimePatches"] = api::Object::parse(R"([{"manager": "example.io/platform-team",
+      "trainingRuntimeSpec": {"template": {"metadata": {"labels": {"team": "a"}},
+        "spec": {"replicatedJobs": [{"name": "node",
+          "template": {"spec": {"template": {"spec": {"nodeSelector": {"pool": "gpu"}}}}}}]}}}}])");
+  Update(kTrainJobs, tj);
+  Settle();
+  api::Object js = Get(kJobSets, "team-a", "lora-sft");
+  EXPECT_EQ(js["spec"]["suspend"], true);
+  EXPECT_EQ(js["metadata"]["labels"]["team"], "a");
+  EXPECT_EQ(js["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]["nodeSelector"],
+            api::Object({{"pool", "gpu"}}));
+  EXPECT_TRUE(List(kPods, "team-a").empty());
+
+  tj = Get(kTrainJobs, "team-a", "lora-sft");
+  tj["spec"]["suspend"] = false;
+  Update(kTrainJobs, tj);
+  Settle();
+  EXPECT_EQ(Get(kJobSets, "team-a", "lora-sft")["spec"]["suspend"], false);
+  std::vector<api::Object> pods = List(kPods, "team-a");
+  ASSERT_EQ(pods.size(), 1u);
+  EXPECT_EQ(pods[0]["spec"]["nodeSelector"], api::Object({{"pool", "gpu"}}));
+}
+
+// §6 case 24: activeDeadlineSeconds does not run while the TrainJob is suspended, starts
+// at resume, and when it runs out the TrainJob is Failed "DeadlineExceeded" and its JobSet
+// is deleted.
+TEST_F(JobControllersTest, ActiveDeadlineRunsFromResumeAndFailsTheTrainJob) {
+  Create(kRuntimes, "", SeedRuntime());
+  api::Object tj = SeedTrainJob();
+  tj["metadata"].erase("labels");
+  tj["spec"]["suspend"] = true;
+  tj["spec"]["activeDeadlineSeconds"] = 60;
+  Create(kTrainJobs, "team-a", tj);
+  Settle();
+  clock_.Advance(std::chrono::seconds(120));
+  Settle();
+  tj = Get(kTrainJobs, "team-a", "lora-sft");
+  EXPECT_FALSE(IsConditionTrue(tj, "Failed")) << "the deadline does not run while suspended";
+  EXPECT_FALSE(trainer::ActiveDeadline(tj).has_value());
+
+  tj["spec"]["suspend"] = false;
+  Update(kTrainJobs, tj);
+  const Time resumed_at = clock_.Now();
+  Settle();
+  tj = Get(kTrainJobs, "team-a", "lora-sft");
+  EXPECT_EQ(trainer::ActiveDeadline(tj), std::optional<Time>(resumed_at + std::chrono::seconds(60)));
+  clock_.Advance(std::chrono::seconds(59));
+  Settle();
+  EXPECT_FALSE(IsConditionTrue(Get(kTrainJobs, "team-a", "lora-sft"), "Failed"));
+  EXPECT_TRUE(Exists(kJobSets, "team-a", "lora-sft"));
+  EXPECT_EQ(List(kPods, "team-a").size(), 1u);
+
+  clock_.Advance(std::chrono::seconds(1));
+  Settle();
+  tj = Get(kTrainJobs, "team-a", "lora-sft");
+  const api::Object* failed = FindCondition(tj, "Failed");
+  ASSERT_NE(failed, nullptr) << tj.dump(2);
+  EXPECT_EQ((*failed)["status"], "True");
+  EXPECT_EQ((*failed)["reason"], "DeadlineExceeded");
+  EXPECT_EQ((*failed)["message"], "TrainJob exceeded its active deadline");
+  EXPECT_FALSE(Exists(kJobSets, "team-a", "lora-sft"));
+  // Finished: nothing is built again.
+  Settle();
+  EXPECT_FALSE(Exists(kJobSets, "team-a", "lora-sft"));
+}
+
 // Seed 2's PyTorchJob (Master 1 + Worker 8), 500m cpu per pod.
 api::Object SeedPyTorchJob() {
   auto replica = [](int replicas) {
@@ -366,6 +447,31 @@ TEST_F(JobControllersTest, SeedPyTorchJobIsQueuedThenRunsNineRanks) {
   for (int i = 0; i < 8; ++i) want["ddp-worker-" + std::to_string(i)] = std::to_string(i + 1);
   EXPECT_EQ(rank_by_pod, want);
   EXPECT_EQ(List(jobset::kServicesResource, "team-a").size(), 9u);
+}
+
+// A pod of the running job fails because its node was lost (NodeLost, restartPolicy
+// OnFailure): the job does not fail; the pod is deleted and, once gone, created again.
+TEST_F(JobControllersTest, PyTorchJobRestartsAPodLostWithItsNode) {
+  CreateQueues(/*local_queue=*/true);
+  Create(pytorchjob::kPyTorchJobsResource, "team-a", SeedPyTorchJob());
+  Settle();
+  HoldPods("team-a");
+  api::Object lost = Get(kPods, "team-a", "ddp-worker-3");
+  const std::string old_uid = api::Uid(lost);
+  lost["status"]["phase"] = "Failed";
+  lost["status"]["reason"] = "NodeLost";
+  ASSERT_TRUE(client_.UpdateStatus(kPods.Namespace("team-a"), lost).ok());
+  Settle();
+  api::Object job = Get(pytorchjob::kPyTorchJobsResource, "team-a", "ddp");
+  EXPECT_FALSE(IsConditionTrue(job, "Failed")) << job["status"].dump(2);
+  EXPECT_TRUE(Get(kPods, "team-a", "ddp-worker-3")["metadata"].contains("deletionTimestamp"));
+  ReleasePods("team-a");
+  Settle();
+  api::Object again = Get(kPods, "team-a", "ddp-worker-3");
+  EXPECT_NE(api::Uid(again), old_uid);
+  EXPECT_FALSE(again["metadata"].contains("deletionTimestamp"));
+  EXPECT_EQ(List(kPods, "team-a").size(), 9u);
+  EXPECT_FALSE(IsConditionTrue(Get(pytorchjob::kPyTorchJobsResource, "team-a", "ddp"), "Failed"));
 }
 
 // C31 for one job kind: once running, the Workload is deactivated (evicted). The job is

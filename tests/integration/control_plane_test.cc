@@ -1,185 +1,27 @@
-// The control plane end to end, as `berth server` assembles it: ApiServer over
-// a MemoryStore, the ControllerManager (Kueue admission, job controllers,
-// placement) and a NodeAgent running pods as real processes, all talking over
-// HTTP through client::HttpClient. Jobs here are shell commands; the waits are
-// bounded polls on object state (no assertion depends on timing).
+// The control plane end to end, as `berth server` assembles it
+// (control_plane_fixture.h): ApiServer over a MemoryStore, the
+// ControllerManager (Kueue admission, job controllers, placement) and a
+// NodeAgent running pods as real processes, all talking over HTTP through
+// client::HttpClient. Jobs here are shell commands; the waits are bounded
+// polls on object state (no assertion depends on timing).
 #include <gtest/gtest.h>
 
-#include <chrono>
-#include <filesystem>
-#include <functional>
 #include <set>
-#include <memory>
 #include <string>
-#include <thread>
 
-#include "agent/node_agent.h"
-#include "api/admission_pipeline.h"
-#include "api/conversion.h"
-#include "api/registry.h"
-#include "api/strategy.h"
-#include "api/yaml_codec.h"
-#include "apiserver/api_server.h"
-#include "client/http_client.h"
-#include "controllers/manager/controller_manager.h"
-#include "core/clock.h"
-#include "store/memory_store.h"
+#include "tests/integration/control_plane_fixture.h"
 
 namespace berth {
 namespace {
 
 using namespace std::chrono_literals;
 
-const client::GroupVersionResource kJobs{"batch", "v1", "jobs"};
-const client::GroupVersionResource kPods{"", "v1", "pods"};
-const client::GroupVersionResource kWorkloads{"kueue.x-k8s.io", "v1beta2", "workloads"};
-const client::GroupVersionResource kEvents{"", "v1", "events"};
-
-bool HasCondition(const api::Object& obj, const std::string& type, const std::string& status = "True") {
-  const api::Object conditions = obj.value("status", api::Object::object()).value("conditions", api::Object::array());
-  for (const api::Object& c : conditions) {
-    if (c.value("type", "") == type && c.value("status", "") == status) return true;
-  }
-  return false;
-}
-
-class ControlPlaneTest : public ::testing::Test {
- protected:
-  ControlPlaneTest()
-      : store_(clock_),
-        pipeline_(api::Registry::Default(), api::StrategyRegistry::Default(), api::Convert),
-        server_(api::Registry::Default(), pipeline_, store_, clock_) {}
-
-  void SetUp() override {
-    ASSERT_TRUE(server_.Start().ok());
-    client::RestConfig rest;
-    rest.server = "http://127.0.0.1:" + std::to_string(server_.port());
-    rest.url = client::ParseServerUrl(rest.server).value();
-    client_ = std::make_unique<client::HttpClient>(rest);
-    manager_ = std::make_unique<controllers::ControllerManager>(*client_, clock_);
-    manager_->Start();
-    char tmpl[] = "/tmp/berth-control-plane-XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-    agent::NodeAgentOptions o;
-    o.node_name = "node-0";
-    o.capacity = *agent::ParseResourceList("cpu=2,memory=4Gi");
-    o.data_dir = dir_;
-    agent_ = std::make_unique<agent::NodeAgent>(*client_, clock_, o);
-    ASSERT_TRUE(agent_->Start().ok());
-    server_.RegisterPodLogSource("node-0", agent_.get());
-  }
-
-  void TearDown() override {
-    server_.UnregisterPodLogSource("node-0");
-    agent_.reset();
-    manager_.reset();
-    server_.Stop();
-    std::filesystem::remove_all(dir_);
-  }
-
-  // Applies a multi-document YAML (create only).
-  void Apply(const std::string& yaml) {
-    auto docs = api::ParseYamlStream(yaml);
-    ASSERT_TRUE(docs.ok()) << docs.status().ToString();
-    for (const api::Object& doc : docs.value()) {
-      client::RawRequest r;
-      r.method = "POST";
-      const std::string api_version = doc.value("apiVersion", "");
-      const std::string kind = doc.value("kind", "");
-      std::string plural = kind;
-      for (auto& ch : plural) ch = static_cast<char>(std::tolower(ch));
-      plural += plural.back() == 's' ? "es" : "s";
-      const std::string ns = doc["metadata"].value("namespace", "");
-      std::string path = api_version.find('/') == std::string::npos ? "/api/" + api_version : "/apis/" + api_version;
-      if (!ns.empty()) path += "/namespaces/" + ns;
-      r.target = path + "/" + plural;
-      r.body = doc.dump();
-      auto res = client_->Do(r);
-      ASSERT_TRUE(res.ok()) << res.status().ToString();
-      ASSERT_EQ(res.value().status, 201) << kind << ": " << res.value().body;
-    }
-  }
-
-  // Polls `pred` until it holds (true) or 90 s of real time passed (false).
-  bool WaitFor(const std::function<bool()>& pred) {
-    for (auto deadline = std::chrono::steady_clock::now() + 90s; std::chrono::steady_clock::now() < deadline;) {
-      if (pred()) return true;
-      std::this_thread::sleep_for(50ms);
-    }
-    return pred();
-  }
-
-  api::Object Get(const client::GroupVersionResource& gvr, const std::string& ns, const std::string& name) {
-    auto res = client_->Get(gvr.Namespace(ns), name);
-    return res.ok() ? res.value() : api::Object();
-  }
-
-  std::vector<api::Object> WorkloadsOf(const std::string& ns, const std::string& job) {
-    std::vector<api::Object> out;
-    auto list = client_->List(kWorkloads.Namespace(ns));
-    if (!list.ok()) return out;
-    for (const api::Object& wl : list.value().items) {
-      for (const api::Object& ref : wl["metadata"].value("ownerReferences", api::Object::array())) {
-        if (ref.value("name", "") == job) out.push_back(wl);
-      }
-    }
-    return out;
-  }
-
-  std::string PodLog(const std::string& ns, const std::string& pod) {
-    auto res = client_->Do({"GET", "/api/v1/namespaces/" + ns + "/pods/" + pod + "/log", {}, ""});
-    return res.ok() && res.value().status == 200 ? res.value().body : "";
-  }
-
-  RealClock& clock_ = RealClock::Get();
-  store::MemoryStore store_;
-  api::AdmissionPipeline pipeline_;
-  apiserver::ApiServer server_;
-  std::unique_ptr<client::HttpClient> client_;
-  std::unique_ptr<controllers::ControllerManager> manager_;
-  std::unique_ptr<agent::NodeAgent> agent_;
-  std::string dir_;
-};
-
-constexpr char kQueues[] = R"(
-apiVersion: v1
-kind: Namespace
-metadata: {name: team-a}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ResourceFlavor
-metadata: {name: default-flavor}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata: {name: cluster-queue}
-spec:
-  namespaceSelector: {}
-  preemption: {withinClusterQueue: LowerPriority}
-  resourceGroups:
-  - coveredResources: [cpu, memory]
-    flavors:
-    - name: default-flavor
-      resources:
-      - {name: cpu, nominalQuota: 2}
-      - {name: memory, nominalQuota: 4Gi}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: LocalQueue
-metadata: {name: user-queue, namespace: team-a}
-spec: {clusterQueue: cluster-queue}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: WorkloadPriorityClass
-metadata: {name: high}
-value: 1000
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: WorkloadPriorityClass
-metadata: {name: low}
-value: 10
-)";
+using integration::ControlPlaneTest;
+using integration::HasCondition;
+using integration::kQueues;
+const client::GroupVersionResource kJobs = integration::kJobsGvr;
+const client::GroupVersionResource kPods = integration::kPodsGvr;
+const client::GroupVersionResource kEvents = integration::kEventsGvr;
 
 // A queued indexed Job of `pods` pods, each requesting `cpu` and running `script`.
 std::string QueuedJob(const std::string& name, const std::string& priority, int pods, const std::string& cpu,
