@@ -18,6 +18,15 @@ using jobs::StringAt;
 
 namespace {
 const client::GroupVersionResource kServices{"", "v1", "services"};
+
+// A Failed pod whose restartPolicy restarts its containers (OnFailure, Always) did not
+// fail by itself — its node was lost (NodeLost) or it was evicted: the Training Operator
+// restarts such a pod (deleted, then created again) instead of failing the job.
+bool RestartableFailure(const Object& pod) {
+  if (StringAt(ObjectAt(pod, "status"), "phase") != "Failed") return false;
+  const std::string policy = StringAt(ObjectAt(pod, "spec"), "restartPolicy");
+  return policy == "OnFailure" || policy == "Always" || policy.empty();
+}
 }  // namespace
 
 Status PyTorchJobController::Reconcile(const std::string& key) {
@@ -49,7 +58,12 @@ Status PyTorchJobController::Reconcile(const std::string& key) {
       if (by_name.count(api::Name(s)) == 0) BERTH_RETURN_IF_ERROR(jobs::CreateIfAbsent(client_, kServices, s));
     }
     for (const Object& s : services) by_name.erase(api::Name(s));
-    for (const Object& p : pods) by_name[api::Name(p)] = &p;
+    for (const Object& p : pods) {
+      if (!jobs::BeingDeleted(p) && RestartableFailure(p)) {
+        BERTH_RETURN_IF_ERROR(jobs::DeleteIfPresent(client_, job::kPodsResource, ns, api::Name(p)));
+      }
+      by_name[api::Name(p)] = &p;  // its replacement waits until it is gone (C31)
+    }
     for (const Object& p : Pods(job)) {
       if (by_name.count(api::Name(p)) == 0) BERTH_RETURN_IF_ERROR(jobs::CreateIfAbsent(client_, job::kPodsResource, p));
     }
@@ -76,11 +90,15 @@ Status PyTorchJobController::Reconcile(const std::string& key) {
     if (type.empty()) continue;
     const std::string phase = StringAt(ObjectAt(p, "status"), "phase");
     ++total;
-    const char* field = phase == "Succeeded" ? "succeeded" : phase == "Failed" ? "failed" : "active";
-    statuses[type][field] = statuses[type][field].get<int>() + 1;
+    // The Training Operator's updateJobReplicaStatuses: active counts Running pods only
+    // (a Pending replacement is not active, so Kueue's PodsReady stays False meanwhile).
+    const char* field = phase == "Succeeded" ? "succeeded" : phase == "Failed" ? "failed"
+                        : phase == "Running"  ? "active"
+                                              : nullptr;
+    if (field != nullptr) statuses[type][field] = statuses[type][field].get<int>() + 1;
     if (phase == "Running") ++running;
     if (phase == "Succeeded" && type == "Master") master_succeeded = true;
-    if (phase == "Failed") any_failed = true;
+    if (phase == "Failed" && !RestartableFailure(p)) any_failed = true;
   }
   MutableObject(&updated, "status")["replicaStatuses"] = statuses;
   if (!suspended && total > 0 && running == total) {

@@ -8,9 +8,14 @@
 //     Pod names are fixed ("<job>-worker-3"), so a pod that still terminates blocks its own
 //     replacement (AlreadyExists): replacements start only after predecessors are gone
 //     (reported-failures C31);
-//   - status: replicaStatuses {<Type>: {active, succeeded, failed}}, conditions Created,
+//   - status: replicaStatuses {<Type>: {active (Running pods), succeeded, failed}}, conditions Created,
 //     Running (every pod running), Succeeded (the Master pod, or every pod without Master,
 //     succeeded), Failed (a pod failed with restartPolicy Never), Suspended False on resume.
+//   - a pod Failed with restartPolicy OnFailure/Always (its node was lost: the agent would
+//     have restarted the container in place) is deleted and, once gone, created again, as
+//     the Training Operator's ReconcilePods restarts it; the job does not fail. With
+//     Kueue's waitForPodsReady the Workload is then evicted and requeued as a whole when
+//     the replacement is not ready within recoveryTimeout.
 // Not done: backoffLimit, cleanPodPolicy, activeDeadlineSeconds, elastic policy.
 // Driving, errors, thread-safety: as job_controller.h.
 #pragma once
