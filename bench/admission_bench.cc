@@ -2,11 +2,13 @@
 // kueue.md §6) on virtual time through the admission engine alone: queues +
 // snapshot + Schedule, no store, no API.
 //
-// Setup as Kueue's runner generator: cohorts × ClusterQueues, each CQ with one
-// flavor "rf" and one resource cpu (nominalQuota 20, borrowingLimit 100,
-// reclaimWithinCohort Any, withinClusterQueue LowerPriority); per CQ three
-// workload classes created sequentially every `interval` ms (all sets run
-// concurrently), each running `runtime` ms once admitted. As the runner's
+// Setup as Kueue's runner generator (scenarios in kueue_scenarios.h, shared
+// with the real-time harness kueue_realtime.cc): cohorts × ClusterQueues, each
+// CQ with one flavor "rf" and one resource cpu (nominalQuota 20,
+// borrowingLimit 100, reclaimWithinCohort Any, withinClusterQueue
+// LowerPriority); per CQ three workload classes created sequentially every
+// `interval` ms (all sets run concurrently), each running `runtime` ms once
+// admitted. As the runner's
 // controller does, an evicted workload's reservation is cleared at once and it
 // is requeued; a finished one releases its quota.
 //
@@ -31,27 +33,14 @@
 #include "admission/queue_manager.h"
 #include "admission/scheduler.h"
 #include "admission/snapshot.h"
+#include "bench/kueue_scenarios.h"
 
 namespace berth::admission {
 namespace {
 
-struct WorkloadClass {
-  std::string name;
-  int count;
-  int64_t interval_ms;
-  int64_t runtime_ms;
-  int32_t priority;
-  int64_t cpu;
-};
-
-struct Scenario {
-  int cohorts;
-  int queues_per_cohort;
-  std::vector<WorkloadClass> classes;
-};
-
-const Scenario kBaseline{5, 6, {{"small", 350, 100, 200, 50, 1}, {"medium", 100, 500, 500, 100, 5}, {"large", 50, 1200, 1000, 200, 20}}};
-const Scenario kLargeScale{10, 100, {{"small", 35, 60, 150, 50, 1}, {"medium", 11, 300, 350, 100, 5}, {"large", 4, 700, 700, 200, 20}}};
+using bench::kBaseline;
+using bench::kLargeScale;
+using bench::Scenario;
 
 Time At(int64_t ms) { return Time(std::chrono::milliseconds(ms)); }
 
@@ -78,7 +67,7 @@ Stats Replay(const Scenario& sc) {
       cq.preemption.within_cluster_queue = PreemptionPolicy::kLowerPriority;
       ResourceGroup g;
       g.covered_resources = {cpu};
-      g.flavors = {{"rf", {{1000 * 20, 1000 * 100, std::nullopt}}}};
+      g.flavors = {{"rf", {{1000 * sc.nominal_cpu, 1000 * sc.borrowing_limit_cpu, std::nullopt}}}};
       cq.resource_groups = {g};
       cqs.push_back(std::move(cq));
     }
@@ -132,7 +121,7 @@ Stats Replay(const Scenario& sc) {
   double usage_integral = 0;
   int64_t in_use = 0;
   int64_t first_t = -1, last_t = 0;
-  const double nominal_total = 20.0 * 1000 * static_cast<double>(cqs.size());
+  const double nominal_total = static_cast<double>(sc.nominal_cpu) * 1000 * static_cast<double>(cqs.size());
 
   while (!events.empty()) {
     int64_t now_ms = events.top().t;

@@ -1,6 +1,9 @@
 #include "controllers/kueue/kueue_cache.h"
 
+#include <set>
+
 #include "api/selectors.h"
+#include "controllers/common/conditions.h"
 #include "controllers/kueue/decoder.h"
 
 namespace berth::controllers::kueue {
@@ -121,7 +124,23 @@ admission::Snapshot KueueCache::BuildSnapshot() {
   std::vector<admission::Cohort> cohorts;
   for (const auto& c : cohorts_->GetIndexer().List()) cohorts.push_back(DecodeCohort(*c, names_));
   admission::Snapshot snap(names_, std::move(flavors), std::move(cqs), std::move(cohorts));
-  for (const auto& wl : ListWorkloads()) {
+  // Only quota holders count: the clusterQueue index (status.admission) of
+  // every ClusterQueue plus the assumed writes the informer has not shown yet,
+  // in key order. Finished and released ones are skipped before decoding, so a
+  // snapshot costs O(admitted workloads), not O(all workloads).
+  std::set<std::string> keys;
+  for (const auto& cq : cqs_->GetIndexer().List()) {
+    auto held = workloads_->GetIndexer().ByIndex(kClusterQueueIndex, api::Name(*cq));
+    if (!held.ok()) continue;
+    for (const auto& wl : held.value()) keys.insert(client::MetaNamespaceKey(*wl));
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [key, wl] : assumed_) keys.insert(key);
+  }
+  for (const std::string& key : keys) {
+    client::ObjectPtr wl = GetWorkload(key);
+    if (!wl || !IsConditionTrue(*wl, "QuotaReserved") || IsConditionTrue(*wl, "Finished")) continue;
     admission::Workload w = DecodeWorkload(*wl, names_);
     if (w.finished || w.state == admission::AdmissionState::kPending) continue;
     // A workload admitted to a since-deleted ClusterQueue holds nothing here.

@@ -209,10 +209,27 @@ void KueueController::RegisterHandlers() {
                          [fn](const client::ObjectPtr&, const client::ObjectPtr& o) { fn(o); },
                          [fn](const client::ObjectPtr& o, bool) { fn(o); }});
   };
-  wire(cache_.cluster_queues(), on_cq);
+  // A ClusterQueue or LocalQueue status write (counts, usage) changes nothing
+  // a pending workload depends on: only a spec change, deletion or a flip of
+  // the Active condition re-evaluates them (Kueue's workloadQueueHandler
+  // reacts to stopPolicy, deletion and admission checks only); otherwise every
+  // status write would reconcile every pending workload.
+  auto wire_spec_changes = [](client::Informer& inf, std::function<void(const client::ObjectPtr&)> fn) {
+    auto changed = [](const client::ObjectPtr& a, const client::ObjectPtr& b) {
+      auto deleting = [](const client::ObjectPtr& o) { return (*o)["metadata"].contains("deletionTimestamp"); };
+      return a->value("spec", api::Object()) != b->value("spec", api::Object()) || deleting(a) != deleting(b) ||
+             ClusterQueueActive(*a) != ClusterQueueActive(*b);
+    };
+    inf.AddEventHandler({[fn](const client::ObjectPtr& o, bool) { fn(o); },
+                         [fn, changed](const client::ObjectPtr& old_obj, const client::ObjectPtr& o) {
+                           if (changed(old_obj, o)) fn(o);
+                         },
+                         [fn](const client::ObjectPtr& o, bool) { fn(o); }});
+  };
+  wire_spec_changes(cache_.cluster_queues(), on_cq);
   wire(cache_.cohorts(), all_cqs);
   wire(cache_.flavors(), on_rf);
-  wire(cache_.local_queues(), on_lq);
+  wire_spec_changes(cache_.local_queues(), on_lq);
   wire(cache_.namespaces(), on_ns);
 }
 
@@ -399,6 +416,11 @@ namespace {
 std::vector<QueuedWorkload> ToQueued(const std::vector<client::ObjectPtr>& wls, admission::ResourceNames& names) {
   std::vector<QueuedWorkload> out;
   for (const auto& wl : wls) {
+    // Only a quota holder has anything to count: the others are not decoded.
+    if (!IsConditionTrue(*wl, "QuotaReserved") || IsConditionTrue(*wl, "Finished")) {
+      out.emplace_back();
+      continue;
+    }
     admission::Workload w = DecodeWorkload(*wl, names);
     QueuedWorkload q;
     q.holds_quota = !w.finished && w.state != admission::AdmissionState::kPending;

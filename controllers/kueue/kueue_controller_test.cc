@@ -443,6 +443,7 @@ class WaitForPodsReadyTest : public KueueControllerTest {
 TEST_F(WaitForPodsReadyTest, NeverReadyIsEvictedRequeuedAfterBackoffThenDeactivated) {
   CreateQueues();
   Create(kJobs, "team-a", Job("stuck", "2"));
+  Settle();  // stuck's Workload first (queue order)
   Create(kJobs, "team-a", Job("next", "2"));
   Settle();
   // blockAdmission: "stuck" is admitted and not ready, so "next" waits although it fits.

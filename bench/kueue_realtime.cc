@@ -1,0 +1,462 @@
+// Kueue's scheduler performance test in real time against a running berth
+// server (kueue.md §6; Kueue test/performance/scheduler runner), through the
+// same HTTP client (client/http_client.h) and informer (client/informer.h)
+// the controllers use remotely.
+//
+// As Kueue's runner:
+//   generator  one ResourceFlavor "rf"; per ClusterQueue (scenario in
+//              kueue_scenarios.h) a ClusterQueue in its cohort, a Namespace
+//              of the same name and a LocalQueue "lq"; then Workload objects
+//              created directly (no jobs: standalone Workloads, one podSet
+//              "main" of count 1 requesting the class's cpu, spec.priority
+//              the class's priority). Each (ClusterQueue, class) set creates
+//              its Workloads sequentially, the i-th (1-based) at
+//              i × creationIntervalMs from the start; all sets concurrently.
+//   controller watches Workloads: Admitted=True → Finished=True (reason
+//              "ByTest") runtimeMs later (unless evicted meanwhile);
+//              Evicted=True while holding quota → the reservation is cleared
+//              at once (status.admission removed, QuotaReserved=False reason
+//              "Pending"), as the runner's controller does. (berth's Workload
+//              controller also releases an evicted standalone Workload itself;
+//              whichever write comes second gets a conflict or finds nothing
+//              to do, and is dropped.)
+//   recorder   time to admission = the runner's observation of Admitted=True
+//              (its last admission) − the create call's start, averaged per
+//              class; ClusterQueue usage = Σ(cpu in use × ms) / (nominalQuota
+//              × ClusterQueues × elapsed ms) × 100 between the first creation
+//              and the last Finished.
+// Printed: wall time (first creation → every Workload Finished), usage, and
+// average time to admission per class, next to Kueue's published figures
+// and the targets (wall ≤ 75 s for the baseline, whose lower bound is ≈ 66 s:
+// each cohort runs 7,920 cpu·s on 120 cpu; time to admission ≤ a fifth of
+// Kueue's average).
+//
+// Usage: kueue_realtime --kubeconfig F [--scenario baseline|large-scale]
+//                       [--workers N] [--timeout-seconds S]
+// (bench/kueue_realtime.sh starts the server and runs it). Exit 0 when every
+// Workload finished before the timeout, 1 otherwise.
+//
+// Time: real time (std::chrono::steady_clock); this is a wall-clock
+// measurement by design.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <queue>
+#include <thread>
+#include <vector>
+
+#include "bench/kueue_scenarios.h"
+#include "client/http_client.h"
+#include "client/informer.h"
+#include "client/kubeconfig.h"
+#include "core/clock.h"
+
+namespace berth::bench {
+namespace {
+
+using SteadyClock = std::chrono::steady_clock;
+using SteadyTime = SteadyClock::time_point;
+
+const client::GroupVersionResource kFlavors{"kueue.x-k8s.io", "v1beta2", "resourceflavors"};
+const client::GroupVersionResource kClusterQueues{"kueue.x-k8s.io", "v1beta2", "clusterqueues"};
+const client::GroupVersionResource kLocalQueues{"kueue.x-k8s.io", "v1beta2", "localqueues"};
+const client::GroupVersionResource kWorkloads{"kueue.x-k8s.io", "v1beta2", "workloads"};
+const client::GroupVersionResource kNamespaces{"", "v1", "namespaces"};
+
+// Tasks run at a due time by a pool of threads (creations on schedule,
+// finishes runtimeMs after admission, eviction releases at once).
+class TimerPool {
+ public:
+  explicit TimerPool(int threads) {
+    for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { Run(); });
+  }
+  ~TimerPool() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    for (auto& t : threads_) t.join();
+  }
+  void At(SteadyTime due, std::function<void()> fn) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      tasks_.push(Task{due, seq_++, std::move(fn)});
+    }
+    cv_.notify_one();
+  }
+
+ private:
+  struct Task {
+    SteadyTime due;
+    uint64_t seq;
+    std::function<void()> fn;
+    bool operator>(const Task& o) const { return due != o.due ? due > o.due : seq > o.seq; }
+  };
+  void Run() {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (true) {
+      if (stop_) return;
+      if (tasks_.empty()) {
+        cv_.wait(lock);
+        continue;
+      }
+      if (tasks_.top().due > SteadyClock::now()) {
+        cv_.wait_until(lock, tasks_.top().due);
+        continue;
+      }
+      Task t = tasks_.top();
+      tasks_.pop();
+      lock.unlock();
+      t.fn();
+      lock.lock();
+    }
+  }
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::priority_queue<Task, std::vector<Task>, std::greater<Task>> tasks_;
+  uint64_t seq_ = 0;
+  bool stop_ = false;
+  std::vector<std::thread> threads_;
+};
+
+bool ConditionTrue(const api::Object& wl, const char* type) {
+  auto st = wl.find("status");
+  if (st == wl.end() || !st->contains("conditions")) return false;
+  for (const auto& c : (*st)["conditions"]) {
+    if (c.value("type", "") == type) return c.value("status", "") == "True";
+  }
+  return false;
+}
+
+void SetCondition(api::Object* wl, const std::string& type, const std::string& status, const std::string& reason,
+                  const std::string& message) {
+  api::Object& conds = (*wl)["status"]["conditions"];
+  if (!conds.is_array()) conds = api::Object::array();
+  api::Object c = {{"type", type},     {"status", status},
+                   {"reason", reason}, {"message", message},
+                   {"lastTransitionTime", FormatRfc3339(RealClock::Get().Now())}};
+  for (auto& existing : conds) {
+    if (existing.value("type", "") == type) {
+      if (existing.value("status", "") == status) c["lastTransitionTime"] = existing["lastTransitionTime"];
+      existing = c;
+      return;
+    }
+  }
+  conds.push_back(c);
+}
+
+struct Tracked {
+  int cls = 0;
+  int64_t cpu_milli = 0;
+  SteadyTime created{};
+  SteadyTime admitted{};
+  bool admitted_once = false;
+  bool holding = false;  // counted in usage
+  bool finished = false;
+  uint64_t admission_seq = 0;
+};
+
+class Runner {
+ public:
+  Runner(client::Client& client, const Scenario& sc, int workers)
+      : client_(client), sc_(sc), pool_(std::make_unique<TimerPool>(workers)), clock_(RealClock::Get()) {}
+  ~Runner() {
+    if (informer_) informer_->Stop();  // no new tasks
+    pool_.reset();                     // pending tasks dropped, running ones joined
+  }
+
+  Status Setup() {
+    auto ok_or_exists = [](const StatusOr<api::Object>& r) {
+      return r.ok() || r.status().code() == Code::kAlreadyExists ? Status::Ok() : r.status();
+    };
+    BERTH_RETURN_IF_ERROR(ok_or_exists(client_.Create(
+        kFlavors, {{"apiVersion", "kueue.x-k8s.io/v1beta2"}, {"kind", "ResourceFlavor"}, {"metadata", {{"name", "rf"}}}})));
+    for (int c = 0; c < sc_.cohorts; ++c) {
+      for (int q = 0; q < sc_.queues_per_cohort; ++q) {
+        const std::string name = fmt::format("cq-{}-{}", c, q);
+        cqs_.push_back(name);
+        api::Object cq = {
+            {"apiVersion", "kueue.x-k8s.io/v1beta2"},
+            {"kind", "ClusterQueue"},
+            {"metadata", {{"name", name}}},
+            {"spec",
+             {{"cohortName", fmt::format("cohort-{}", c)},
+              {"namespaceSelector", api::Object::object()},
+              {"preemption", {{"reclaimWithinCohort", "Any"}, {"withinClusterQueue", "LowerPriority"}}},
+              {"resourceGroups",
+               {{{"coveredResources", {"cpu"}},
+                 {"flavors",
+                  {{{"name", "rf"},
+                    {"resources",
+                     {{{"name", "cpu"},
+                       {"nominalQuota", std::to_string(sc_.nominal_cpu)},
+                       {"borrowingLimit", std::to_string(sc_.borrowing_limit_cpu)}}}}}}}}}}}}};
+        BERTH_RETURN_IF_ERROR(ok_or_exists(client_.Create(kClusterQueues, cq)));
+        BERTH_RETURN_IF_ERROR(ok_or_exists(
+            client_.Create(kNamespaces, {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", name}}}})));
+        BERTH_RETURN_IF_ERROR(ok_or_exists(client_.Create(
+            kLocalQueues.Namespace(name), {{"apiVersion", "kueue.x-k8s.io/v1beta2"},
+                                           {"kind", "LocalQueue"},
+                                           {"metadata", {{"name", "lq"}, {"namespace", name}}},
+                                           {"spec", {{"clusterQueue", name}}}})));
+      }
+    }
+    return Status::Ok();
+  }
+
+  // Runs the scenario; false on timeout.
+  bool Run(std::chrono::seconds timeout) {
+    informer_ = std::make_unique<client::Informer>(client_, client::ResourceRef(kWorkloads), clock_,
+                                                   client::InformerOptions{.clock_poll_interval =
+                                                                               std::chrono::milliseconds(5)});
+    informer_->AddEventHandler({[this](const client::ObjectPtr& o, bool) { Observe(nullptr, o); },
+                                [this](const client::ObjectPtr& old_obj, const client::ObjectPtr& o) { Observe(old_obj, o); },
+                                nullptr});
+    informer_->Start();
+    if (!informer_->WaitForCacheSync(std::chrono::seconds(30))) return false;
+    start_ = SteadyClock::now();
+    for (const std::string& cq : cqs_) {
+      for (size_t k = 0; k < sc_.classes.size(); ++k) {
+        const WorkloadClass& cls = sc_.classes[k];
+        for (int i = 0; i < cls.count; ++i) {
+          const SteadyTime due = start_ + std::chrono::milliseconds((i + 1) * cls.interval_ms);
+          pool_->At(due, [this, cq, k, i] { CreateWorkload(cq, k, i); });
+        }
+      }
+    }
+    std::unique_lock<std::mutex> lock(mu_);
+    const bool done = done_cv_.wait_for(lock, timeout, [this] { return finished_ == sc_.Workloads(); });
+    end_ = last_event_;
+    return done;
+  }
+
+  void Report(const std::string& store) {
+    std::lock_guard<std::mutex> lock(mu_);
+    const double wall_ms = std::chrono::duration<double, std::milli>(end_ - start_).count();
+    const double usage = wall_ms > 0 ? usage_integral_ / (static_cast<double>(sc_.nominal_cpu) * 1000 *
+                                                          static_cast<double>(cqs_.size()) * wall_ms) *
+                                           100
+                                     : 0;
+    std::vector<std::pair<double, int64_t>> per_class(sc_.classes.size());
+    for (const auto& [key, t] : tracked_) {
+      if (!t.admitted_once) continue;
+      per_class[static_cast<size_t>(t.cls)].first += std::chrono::duration<double, std::milli>(t.admitted - t.created).count();
+      ++per_class[static_cast<size_t>(t.cls)].second;
+    }
+    const PublishedFigures& k = sc_.kueue;
+    fmt::print("Kueue scheduler performance scenario \"{}\" against berth server ({} store): {} ClusterQueues, "
+               "{} Workloads\n",
+               sc_.name, store, cqs_.size(), sc_.Workloads());
+    fmt::print("  {:<28} {:>10}   {}\n", "", "berth", "Kueue (published)");
+    fmt::print("  {:<28} {:>8.1f} s   avg {:.1f} s, threshold {:.0f} s{}\n", "wall time", wall_ms / 1000,
+               k.avg_wall_ms / 1000, k.max_wall_ms / 1000,
+               sc_.name == "baseline" ? "; berth target <= 75 s (lower bound ~66 s)" : "");
+    fmt::print("  {:<28} {:>8.1f} %   avg {:.1f} %, min {:.1f} %\n", "ClusterQueue usage", usage, k.avg_usage_pct,
+               k.min_usage_pct);
+    for (size_t i = 0; i < sc_.classes.size(); ++i) {
+      const auto& [sum, n] = per_class[i];
+      const ClassFigures* kc = nullptr;
+      for (const auto& c : k.classes) {
+        if (c.name == sc_.classes[i].name) kc = &c;
+      }
+      const double avg = n ? sum / static_cast<double>(n) : 0;
+      fmt::print("  {:<28} {:>8.0f} ms  avg {:.0f} ms, max {:.0f} ms; berth target <= {:.0f} ms ({})\n",
+                 "avg time to admission " + sc_.classes[i].name, avg, kc ? kc->avg_ms : 0, kc ? kc->max_ms : 0,
+                 kc ? kc->avg_ms / 5 : 0, kc && avg <= kc->avg_ms / 5 ? "met" : "MISSED");
+    }
+    fmt::print("  {:<28} {:>8}     (admitted {}, finished {}, evictions seen {}, failed writes {})\n", "workloads",
+               sc_.Workloads(), admitted_total_, finished_, evictions_, failed_writes_.load());
+  }
+
+ private:
+  void CreateWorkload(const std::string& cq, size_t k, int i) {
+    const WorkloadClass& cls = sc_.classes[k];
+    const std::string name = fmt::format("{}-{}", cls.name, i);
+    api::Object wl = {
+        {"apiVersion", "kueue.x-k8s.io/v1beta2"},
+        {"kind", "Workload"},
+        {"metadata", {{"name", name}, {"namespace", cq}, {"labels", {{"kueue.x-k8s.io/perf-class", cls.name}}}}},
+        {"spec",
+         {{"queueName", "lq"},
+          {"priority", cls.priority},
+          {"podSets",
+           {{{"name", "main"},
+             {"count", 1},
+             {"template",
+              {{"spec",
+                {{"restartPolicy", "Never"},
+                 {"containers",
+                  {{{"name", "c"},
+                    {"image", "registry.k8s.io/pause:3.9"},
+                    {"resources", {{"requests", {{"cpu", std::to_string(cls.cpu)}}}}}}}}}}}}}}}}}};
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      Tracked& t = tracked_[cq + "/" + name];
+      t.cls = static_cast<int>(k);
+      t.cpu_milli = cls.cpu * 1000;
+      t.created = SteadyClock::now();
+    }
+    auto res = client_.Create(kWorkloads.Namespace(cq), wl);
+    if (!res.ok()) {
+      ++failed_writes_;
+      std::cerr << "create " << cq << "/" << name << ": " << res.status().ToString() << "\n";
+    }
+  }
+
+  // Usage integral up to `now`. Caller holds mu_.
+  void Advance(SteadyTime now) {
+    if (last_event_ != SteadyTime{}) {
+      usage_integral_ += static_cast<double>(in_use_milli_) *
+                         std::chrono::duration<double, std::milli>(now - last_event_).count();
+    }
+    last_event_ = now;
+  }
+
+  void Observe(const client::ObjectPtr& old_obj, const client::ObjectPtr& obj) {
+    const SteadyTime now = SteadyClock::now();
+    const std::string key = api::Namespace(*obj) + "/" + api::Name(*obj);
+    const bool admitted = ConditionTrue(*obj, "Admitted") && ConditionTrue(*obj, "QuotaReserved");
+    const bool was_admitted = old_obj && ConditionTrue(*old_obj, "Admitted") && ConditionTrue(*old_obj, "QuotaReserved");
+    const bool evicted = ConditionTrue(*obj, "Evicted") && ConditionTrue(*obj, "QuotaReserved");
+    const bool finished = ConditionTrue(*obj, "Finished");
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = tracked_.find(key);
+    if (it == tracked_.end()) return;  // not ours
+    Tracked& t = it->second;
+    if (finished && !t.finished) {
+      Advance(now);
+      t.finished = true;
+      if (t.holding) in_use_milli_ -= t.cpu_milli;
+      t.holding = false;
+      ++finished_;
+      if (finished_ == sc_.Workloads()) done_cv_.notify_all();
+      return;
+    }
+    if (t.finished) return;
+    if (evicted && t.holding) {
+      // Evicted: the runner releases the reservation at once.
+      Advance(now);
+      in_use_milli_ -= t.cpu_milli;
+      t.holding = false;
+      ++t.admission_seq;
+      ++evictions_;
+      pool_->At(now, [this, key] { Release(key); });
+      return;
+    }
+    if (admitted && !evicted && !was_admitted && !t.holding) {
+      Advance(now);
+      in_use_milli_ += t.cpu_milli;
+      t.holding = true;
+      t.admitted = now;
+      t.admitted_once = true;
+      ++admitted_total_;
+      const uint64_t seq = ++t.admission_seq;
+      const int64_t runtime = sc_.classes[static_cast<size_t>(t.cls)].runtime_ms;
+      pool_->At(now + std::chrono::milliseconds(runtime), [this, key, seq] { Finish(key, seq); });
+    }
+  }
+
+  // Writes a status change computed from the latest copy, retrying on conflict.
+  void UpdateStatus(const std::string& key, const std::function<bool(api::Object*)>& change) {
+    const auto slash = key.find('/');
+    const std::string ns = key.substr(0, slash), name = key.substr(slash + 1);
+    client::ObjectPtr cached = informer_->GetIndexer().Get(ns, name);
+    api::Object wl = cached ? *cached : api::Object();
+    for (int attempt = 0; attempt < 5; ++attempt) {
+      if (wl.is_null()) {
+        auto got = client_.Get(kWorkloads.Namespace(ns), name);
+        if (!got.ok()) break;
+        wl = got.value();
+      }
+      if (!change(&wl)) return;
+      auto res = client_.UpdateStatus(kWorkloads.Namespace(ns), wl);
+      if (res.ok()) return;
+      if (res.status().code() != Code::kConflict) break;
+      wl = api::Object();  // re-read
+    }
+    ++failed_writes_;
+  }
+
+  void Finish(const std::string& key, uint64_t seq) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      const Tracked& t = tracked_.at(key);
+      if (t.admission_seq != seq || !t.holding) return;  // evicted since
+    }
+    UpdateStatus(key, [](api::Object* wl) {
+      if (ConditionTrue(*wl, "Finished")) return false;
+      SetCondition(wl, "Finished", "True", "ByTest", "Finished by the performance test runner");
+      return true;
+    });
+  }
+
+  void Release(const std::string& key) {
+    UpdateStatus(key, [](api::Object* wl) {
+      if (!ConditionTrue(*wl, "QuotaReserved") || !ConditionTrue(*wl, "Evicted")) return false;  // already released
+      (*wl)["status"].erase("admission");
+      SetCondition(wl, "QuotaReserved", "False", "Pending", "Evicted: reservation cleared by the test runner");
+      SetCondition(wl, "Admitted", "False", "NoReservation", "The workload has no reservation");
+      return true;
+    });
+  }
+
+  client::Client& client_;
+  const Scenario& sc_;
+  std::unique_ptr<TimerPool> pool_;
+  Clock& clock_;
+  std::unique_ptr<client::Informer> informer_;
+  std::vector<std::string> cqs_;
+
+  std::mutex mu_;
+  std::condition_variable done_cv_;
+  std::map<std::string, Tracked> tracked_;
+  SteadyTime start_{}, end_{}, last_event_{};
+  double usage_integral_ = 0;  // milli-cpu × ms
+  int64_t in_use_milli_ = 0;
+  int64_t finished_ = 0;
+  int64_t admitted_total_ = 0;
+  int64_t evictions_ = 0;
+  std::atomic<int64_t> failed_writes_{0};
+};
+
+}  // namespace
+}  // namespace berth::bench
+
+int main(int argc, char** argv) {
+  CLI::App app{"Kueue's scheduler performance scenarios in real time against a berth server"};
+  std::string kubeconfig, scenario = "baseline", store = "unknown";
+  int workers = 8;
+  int timeout_seconds = 600;
+  app.add_option("--kubeconfig", kubeconfig, "kubeconfig of the server")->required();
+  app.add_option("--scenario", scenario, "baseline | large-scale")->check(CLI::IsMember({"baseline", "large-scale"}));
+  app.add_option("--workers", workers, "threads issuing creates and status writes")->check(CLI::Range(1, 64));
+  app.add_option("--timeout-seconds", timeout_seconds, "give up after this long");
+  app.add_option("--store", store, "the server's store, for the report");
+  CLI11_PARSE(app, argc, argv);
+
+  auto rest = berth::client::LoadKubeconfig({.path = kubeconfig});
+  if (!rest.ok()) {
+    std::cerr << "error: " << rest.status().message() << "\n";
+    return 1;
+  }
+  berth::client::HttpClient client(rest.value());
+  const berth::bench::Scenario& sc = scenario == "baseline" ? berth::bench::kBaseline : berth::bench::kLargeScale;
+  berth::bench::Runner runner(client, sc, workers);
+  if (auto s = runner.Setup(); !s.ok()) {
+    std::cerr << "error: setup: " << s.ToString() << "\n";
+    return 1;
+  }
+  const bool done = runner.Run(std::chrono::seconds(timeout_seconds));
+  runner.Report(store);
+  if (!done) std::cerr << "error: not every Workload finished within " << timeout_seconds << " s\n";
+  return done ? 0 : 1;
+}
