@@ -47,6 +47,15 @@ KueueCache::KueueCache(client::SharedInformerFactory& factory) {
     if (cq.empty()) return {};
     return {cq};
   });
+  (void)workloads_->AddIndexer(kQuotaHolderIndex, [](const api::Object& wl) -> std::vector<std::string> {
+    if (!IsConditionTrue(wl, "QuotaReserved") || IsConditionTrue(wl, "Finished")) return {};
+    auto st = wl.find("status");
+    auto adm = st->find("admission");
+    if (adm == st->end() || !adm->is_object()) return {};
+    std::string cq = adm->value("clusterQueue", "");
+    if (cq.empty()) return {};
+    return {cq};
+  });
   (void)workloads_->AddIndexer(kOwnerIndex, client::OwnerUidIndexFunc());
 }
 
@@ -124,13 +133,12 @@ admission::Snapshot KueueCache::BuildSnapshot() {
   std::vector<admission::Cohort> cohorts;
   for (const auto& c : cohorts_->GetIndexer().List()) cohorts.push_back(DecodeCohort(*c, names_));
   admission::Snapshot snap(names_, std::move(flavors), std::move(cqs), std::move(cohorts));
-  // Only quota holders count: the clusterQueue index (status.admission) of
-  // every ClusterQueue plus the assumed writes the informer has not shown yet,
-  // in key order. Finished and released ones are skipped before decoding, so a
-  // snapshot costs O(admitted workloads), not O(all workloads).
+  // Only quota holders count: the quotaHolder index of every ClusterQueue
+  // plus the assumed writes the informer has not shown yet, in key order, so
+  // a snapshot costs O(workloads holding quota), not O(all workloads).
   std::set<std::string> keys;
   for (const auto& cq : cqs_->GetIndexer().List()) {
-    auto held = workloads_->GetIndexer().ByIndex(kClusterQueueIndex, api::Name(*cq));
+    auto held = workloads_->GetIndexer().ByIndex(kQuotaHolderIndex, api::Name(*cq));
     if (!held.ok()) continue;
     for (const auto& wl : held.value()) keys.insert(client::MetaNamespaceKey(*wl));
   }

@@ -15,7 +15,8 @@
 // longer has the object.
 //
 // Workload indexes on the informer: "queue" (namespace/spec.queueName),
-// "clusterQueue" (status.admission.clusterQueue) and the owner-uid index
+// "clusterQueue" (status.admission.clusterQueue, finished ones included),
+// "quotaHolder" (the same for quota holders only) and the owner-uid index
 // (client::OwnerUidIndexFunc) used by job integrations.
 //
 // Thread-safety: informer reads are thread-safe; Assume/Forget/overlay reads
@@ -38,6 +39,9 @@ namespace berth::controllers::kueue {
 inline constexpr char kQueueIndex[] = "queue";
 inline constexpr char kClusterQueueIndex[] = "clusterQueue";
 inline constexpr char kOwnerIndex[] = "owner";
+// status.admission.clusterQueue of a workload holding quota now
+// (QuotaReserved=True, not Finished): what a snapshot counts.
+inline constexpr char kQuotaHolderIndex[] = "quotaHolder";
 
 class KueueCache {
  public:
