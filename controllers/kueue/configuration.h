@@ -33,6 +33,14 @@
 //     Another framework Kueue knows (kubeflow.org/mpijob, pod, ...) is
 //     accepted with a warning (berth has no such kind); an unknown name is a
 //     validation error.
+//     Not yet followed: berth's API-server job webhook
+//     (api/kueue_job_webhook.h) does not read this list, so a job of an
+//     unlisted kind carrying the queue-name label is still stored suspended
+//     and nothing unsuspends it (in Kueue the disabled kind's webhook is not
+//     registered and the job runs unmanaged). Likewise with
+//     manageJobsWithoutQueueName the webhook does not suspend an unlabelled
+//     job on create: the job reconciler suspends it on its first reconcile,
+//     so its first pods may start and be stopped.
 //   fairSharing: berth implements classical preemption only. Enabled (v1beta1
 //     `enable: true`; v1beta2 the section present) is REJECTED:
 //     `fairSharing: Forbidden: Fair Sharing is not supported by berth
