@@ -79,13 +79,16 @@ TEST_F(ProcessRunnerTest, TheContainerInheritsNoDescriptorOfTheAgent) {
   // or a log file could be) must not reach the container.
   const int leaked = ::open("/dev/null", O_RDONLY);
   ASSERT_GE(leaked, 3);
-  auto l = Shell("ls /proc/$$/fd | sort -n | tr '\\n' ' '");
+  // ls replaces the shell (no pipeline whose pipes the shell would hold while
+  // ls reads its table) and opens the lowest free descriptor to read
+  // /proc/self/fd: 3 when only stdin, stdout and stderr were inherited.
+  auto l = Shell("exec ls /proc/self/fd");
   auto p = ContainerProcess::Start(l, clock_, nullptr);
   auto e = p->WaitForExit(kRealTimeout);
   ::close(leaked);
   ASSERT_TRUE(e.has_value());
   EXPECT_EQ(e->exit_code, 0);
-  EXPECT_EQ(Read(l.log_path), "0 1 2 ");
+  EXPECT_EQ(Read(l.log_path), "0\n1\n2\n3\n");
 }
 
 // A process group leader running `sleep 60`, as a container left by a dead agent.
