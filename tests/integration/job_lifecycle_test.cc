@@ -426,6 +426,11 @@ TEST_P(JobKindLifecycleTest, TwoGangsThatFitOnlyOneAtATimeRunWholeOneAfterTheOth
     ASSERT_TRUE(WaitFor([&] { return HasCondition(Get(k.resource, kNamespace, job), k.done_condition); }))
         << Get(k.resource, kNamespace, job).dump(2);
   }
+  // A PyTorchJob is done once its Master succeeded: its Worker may still exit.
+  ASSERT_TRUE(WaitFor([&] {
+    const std::vector<api::Object> pods = List(kPods, kNamespace);
+    return std::all_of(pods.begin(), pods.end(), Terminal);
+  }));
   log_->Stop();
 
   const auto log = log_->entries();
