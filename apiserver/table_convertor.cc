@@ -4,6 +4,9 @@
 #include <charconv>
 #include <cmath>
 #include <map>
+#include <utility>
+
+#include "api/selectors.h"
 
 namespace berth::apiserver {
 
@@ -551,6 +554,170 @@ std::vector<json> EventCells(const json& ev, Time now) {
           api::Name(ev)};
 }
 
+// layoutContainerCells: container names and images, each comma-separated.
+std::pair<std::string, std::string> ContainerCells(const json& pod_spec) {
+  std::string names, images;
+  const json& containers = At(pod_spec, {"containers"});
+  if (containers.is_array()) {
+    for (size_t i = 0; i < containers.size(); ++i) {
+      if (i > 0) {
+        names += ',';
+        images += ',';
+      }
+      names += Str(At(containers[i], {"name"}));
+      images += Str(At(containers[i], {"image"}));
+    }
+  }
+  return {names, images};
+}
+
+// metav1.FormatLabelSelector: the selector's string form; "<none>" for a
+// null or empty selector, "<error>" for one that does not convert.
+std::string FormatLabelSelector(const json& selector) {
+  auto parsed = api::LabelSelector::FromJson(selector);
+  if (!parsed.ok()) return "<error>";
+  return OrNone(parsed->String());
+}
+
+// labels.FormatLabels: k=v pairs sorted by key (nlohmann::json objects
+// iterate in key order), "<none>" when empty.
+std::string FormatLabels(const json& labels) {
+  std::string out;
+  if (labels.is_object()) {
+    for (const auto& [k, v] : labels.items()) out += (out.empty() ? "" : ",") + k + "=" + Str(v);
+  }
+  return OrNone(out);
+}
+
+// hasJobCondition: the first condition of `type` decides, True or not.
+bool HasJobCondition(const json& conditions, std::string_view type) {
+  if (!conditions.is_array()) return false;
+  for (const auto& c : conditions) {
+    if (Str(At(c, {"type"})) == type) return Str(At(c, {"status"})) == "True";
+  }
+  return false;
+}
+
+// printJob of Kubernetes 1.32. SuccessCriteriaMet is not a status there
+// (kubernetes#132832 added it in 1.34: a 1.32 Job with only that condition
+// prints Running), and Terminating comes from metadata.deletionTimestamp,
+// not from status.terminating.
+std::string JobStatus(const json& job) {
+  const json& conditions = At(job, {"status", "conditions"});
+  if (HasJobCondition(conditions, "Complete")) return "Complete";
+  if (HasJobCondition(conditions, "Failed")) return "Failed";
+  if (At(job, {"metadata", "deletionTimestamp"}).is_string()) return "Terminating";
+  if (HasJobCondition(conditions, "Suspended")) return "Suspended";
+  if (HasJobCondition(conditions, "FailureTarget")) return "FailureTarget";
+  return "Running";
+}
+
+std::vector<json> JobCells(const json& job, Time now) {
+  const json& spec = At(job, {"spec"});
+  const std::string succeeded = std::to_string(Int(At(job, {"status", "succeeded"})));
+  std::string completions;
+  if (At(spec, {"completions"}).is_number()) {
+    completions = succeeded + "/" + std::to_string(Int(At(spec, {"completions"})));
+  } else if (Int(At(spec, {"parallelism"})) > 1) {
+    completions = succeeded + "/1 of " + std::to_string(Int(At(spec, {"parallelism"})));
+  } else {
+    completions = succeeded + "/1";
+  }
+  // Empty before startTime; now - startTime while running; completionTime -
+  // startTime once complete. An unparsable completionTime counts as absent.
+  std::string duration;
+  Time start, end = now;
+  const json& start_ts = At(job, {"status", "startTime"});
+  if (start_ts.is_string() && ParseRfc3339(start_ts.get<std::string>(), &start)) {
+    const json& end_ts = At(job, {"status", "completionTime"});
+    Time completion;
+    if (end_ts.is_string() && ParseRfc3339(end_ts.get<std::string>(), &completion)) end = completion;
+    duration = HumanDuration(std::chrono::duration_cast<Duration>(end - start));
+  }
+  auto [names, images] = ContainerCells(At(spec, {"template", "spec"}));
+  return {api::Name(job),
+          JobStatus(job),
+          completions,
+          duration,
+          AgeOf(At(job, {"metadata", "creationTimestamp"}), now),
+          names,
+          images,
+          FormatLabelSelector(At(spec, {"selector"}))};
+}
+
+// loadBalancerStatusStringer (wide: the API server renders tables with
+// GenerateOptions{Wide: true}, so no 16-character clipping): ingress IPs,
+// else hostnames, sorted and de-duplicated.
+std::vector<std::string> LoadBalancerIngress(const json& svc) {
+  std::vector<std::string> out;
+  const json& ingress = At(svc, {"status", "loadBalancer", "ingress"});
+  if (ingress.is_array()) {
+    for (const auto& i : ingress) {
+      std::string v = Str(At(i, {"ip"}));
+      if (v.empty()) v = Str(At(i, {"hostname"}));
+      if (!v.empty()) out.push_back(v);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+std::string Join(const std::vector<std::string>& parts) {
+  std::string out;
+  for (const auto& p : parts) out += (out.empty() ? "" : ",") + p;
+  return out;
+}
+
+// getServiceExternalIP.
+std::string ServiceExternalIP(const json& svc) {
+  const std::string type = Str(At(svc, {"spec", "type"}));
+  std::vector<std::string> external;
+  const json& ips = At(svc, {"spec", "externalIPs"});
+  if (ips.is_array()) {
+    for (const auto& ip : ips) external.push_back(Str(ip));
+  }
+  if (type == "ClusterIP" || type == "NodePort") return external.empty() ? "<none>" : Join(external);
+  if (type == "LoadBalancer") {
+    std::vector<std::string> all = LoadBalancerIngress(svc);
+    if (!external.empty()) {
+      all.insert(all.end(), external.begin(), external.end());
+      return Join(all);
+    }
+    return all.empty() ? "<pending>" : Join(all);
+  }
+  if (type == "ExternalName") return Str(At(svc, {"spec", "externalName"}));
+  return "<unknown>";
+}
+
+// printService. Cluster-IP is spec.clusterIPs[0]; upstream's Service strategy
+// always fills clusterIPs from clusterIP (normalizeClusterIPs), berth's does
+// not, so spec.clusterIP stands in for it here ("None" for headless).
+std::vector<json> ServiceCells(const json& svc, Time now) {
+  const json& spec = At(svc, {"spec"});
+  std::string cluster_ip;
+  if (At(spec, {"clusterIPs"}).is_array() && !At(spec, {"clusterIPs"}).empty()) {
+    cluster_ip = Str(At(spec, {"clusterIPs"})[0]);
+  } else {
+    cluster_ip = Str(At(spec, {"clusterIP"}));
+  }
+  std::vector<std::string> ports;  // makePortString
+  if (At(spec, {"ports"}).is_array()) {
+    for (const auto& p : At(spec, {"ports"})) {
+      std::string piece = std::to_string(Int(At(p, {"port"})));
+      if (Int(At(p, {"nodePort"})) > 0) piece += ":" + std::to_string(Int(At(p, {"nodePort"})));
+      ports.push_back(piece + "/" + Str(At(p, {"protocol"})));
+    }
+  }
+  return {api::Name(svc),
+          Str(At(spec, {"type"})),
+          OrNone(cluster_ip),
+          ServiceExternalIP(svc),
+          OrNone(Join(ports)),
+          AgeOf(At(svc, {"metadata", "creationTimestamp"}), now),
+          FormatLabels(At(spec, {"selector"}))};
+}
+
 }  // namespace
 
 json PartialObjectMetadata(const api::Object& obj) {
@@ -585,68 +752,118 @@ TableConvertor TableConvertor::FromColumns(const std::vector<PrinterColumn>& col
   return TableConvertor(std::move(defs), std::move(row));
 }
 
+namespace {
+
+// One built-in printer: upstream's column definitions and cell function for a
+// kind (pkg/printers/internalversion/printers.go AddHandlers).
+struct BuiltinPrinter {
+  std::string_view group;
+  std::string_view kind;
+  json (*columns)();
+  std::vector<json> (*cells)(const json&, Time);
+};
+
+json PriorityClassColumns() {
+  return {Column("Name", "string", "name", kNameDescription),
+          Column("Value", "integer", "", "value is the integer value of this priority class."),
+          Column("Global-Default", "boolean", "", "globalDefault specifies whether this PriorityClass should be considered as the default priority for pods that do not have any priority class."),
+          Column("Age", "string", "", kAgeDescription),
+          Column("PreemptionPolicy", "string", "", "preemptionPolicy is the Policy for preempting pods with lower priority.")};
+}
+
+json ConfigMapColumns() {
+  return {Column("Name", "string", "name", kNameDescription),
+          Column("Data", "integer", "", "Data contains the configuration data."),
+          Column("Age", "string", "", kAgeDescription)};
+}
+
+json PodColumns() {
+  return {Column("Name", "string", "name", kNameDescription),
+          Column("Ready", "string", "", "The aggregate readiness state of this pod for accepting traffic."),
+          Column("Status", "string", "", "The aggregate status of the containers in this pod."),
+          Column("Restarts", "string", "",
+                 "The number of times the containers in this pod have been restarted and when the "
+                 "last container in this pod has restarted."),
+          Column("Age", "string", "", kAgeDescription),
+          Column("IP", "string", "", "IP address allocated to the pod. Routable at least within the cluster. Empty if not yet allocated.", 1),
+          Column("Node", "string", "", "NodeName is a request to schedule this pod onto a specific node.", 1),
+          Column("Nominated Node", "string", "", "nominatedNodeName is set only when this pod preempts other pods on the node.", 1),
+          Column("Readiness Gates", "string", "", "If specified, all readiness gates will be evaluated for pod readiness.", 1)};
+}
+
+json NodeColumns() {
+  return {Column("Name", "string", "name", kNameDescription),
+          Column("Status", "string", "", "The status of the node"),
+          Column("Roles", "string", "", "The roles of the node"),
+          Column("Age", "string", "", kAgeDescription),
+          Column("Version", "string", "", "Kubelet Version reported by the node."),
+          Column("Internal-IP", "string", "", "List of addresses reachable to the node. Queried from cloud provider, if available.", 1),
+          Column("External-IP", "string", "", "List of addresses reachable to the node. Queried from cloud provider, if available.", 1),
+          Column("OS-Image", "string", "", "OS Image reported by the node from /etc/os-release (e.g. Debian GNU/Linux 7 (wheezy)).", 1),
+          Column("Kernel-Version", "string", "", "Kernel Version reported by the node from 'uname -r' (e.g. 3.16.0-0.bpo.4-amd64).", 1),
+          Column("Container-Runtime", "string", "", "ContainerRuntime Version reported by the node through runtime remote API (e.g. containerd://1.4.2).", 1)};
+}
+
+json NamespaceColumns() {
+  return {Column("Name", "string", "name", kNameDescription),
+          Column("Status", "string", "", "The status of the namespace"),
+          Column("Age", "string", "", kAgeDescription)};
+}
+
+json EventColumns() {
+  return {Column("Last Seen", "string", "", "The last time the event was seen"),
+          Column("Type", "string", "", "Type of this event (Normal, Warning), new types could be added in the future."),
+          Column("Reason", "string", "", "This should be a short, machine understandable string that gives the reason for the transition into the object's current status."),
+          Column("Object", "string", "", "The object this Event is about."),
+          Column("Subobject", "string", "", "The sub-object (e.g. a container) this event is about.", 1),
+          Column("Source", "string", "", "The component reporting this event. Should be a short machine understandable string.", 1),
+          Column("Message", "string", "", "A human-readable description of the status of this operation."),
+          Column("First Seen", "string", "", "The first time the event was seen", 1),
+          Column("Count", "string", "", "The number of times this event has occurred.", 1),
+          Column("Name", "string", "name", kNameDescription, 1)};
+}
+
+// jobColumnDefinitions (Kubernetes 1.30+).
+json JobColumns() {
+  return {Column("Name", "string", "name", kNameDescription),
+          Column("Status", "string", "", "Status of the job."),
+          Column("Completions", "string", "", "The number of pods which reached phase Succeeded."),
+          Column("Duration", "string", "", "Time required to complete the job."),
+          Column("Age", "string", "", kAgeDescription),
+          Column("Containers", "string", "", "Names of each container in the template.", 1),
+          Column("Images", "string", "", "Images referenced by each container in the template.", 1),
+          Column("Selector", "string", "", "A label query over pods that should match the pod count.", 1)};
+}
+
+// serviceColumnDefinitions.
+json ServiceColumns() {
+  return {Column("Name", "string", "name", kNameDescription),
+          Column("Type", "string", "", "type determines how the Service is exposed."),
+          Column("Cluster-IP", "string", "", "clusterIP is the IP address of the service and is usually assigned randomly."),
+          Column("External-IP", "string", "", "externalIPs is a list of IP addresses for which nodes in the cluster will also accept traffic for this service."),
+          Column("Port(s)", "string", "", "The list of ports that are exposed by this service."),
+          Column("Age", "string", "", kAgeDescription),
+          Column("Selector", "string", "", "Route service traffic to pods with label keys and values matching this selector.", 1)};
+}
+
+constexpr BuiltinPrinter kBuiltinPrinters[] = {
+    {"", "ConfigMap", ConfigMapColumns, ConfigMapCells},
+    {"", "Event", EventColumns, EventCells},
+    {"", "Namespace", NamespaceColumns, NamespaceCells},
+    {"", "Node", NodeColumns, NodeCells},
+    {"", "Pod", PodColumns, PodCells},
+    {"", "Service", ServiceColumns, ServiceCells},
+    {"batch", "Job", JobColumns, JobCells},
+    {"scheduling.k8s.io", "PriorityClass", PriorityClassColumns, PriorityClassCells},
+};
+
+}  // namespace
+
 std::optional<TableConvertor> TableConvertor::Builtin(std::string_view group, std::string_view kind) {
-  auto defs = std::make_shared<json>(json::array());
-  if (group == "scheduling.k8s.io" && kind == "PriorityClass") {
-    *defs = {Column("Name", "string", "name", kNameDescription),
-             Column("Value", "integer", "", "value is the integer value of this priority class."),
-             Column("Global-Default", "boolean", "", "globalDefault specifies whether this PriorityClass should be considered as the default priority for pods that do not have any priority class."),
-             Column("Age", "string", "", kAgeDescription),
-             Column("PreemptionPolicy", "string", "", "preemptionPolicy is the Policy for preempting pods with lower priority.")};
-    return TableConvertor(std::move(defs), PriorityClassCells);
-  }
-  if (!group.empty()) return std::nullopt;
-  if (kind == "ConfigMap") {
-    *defs = {Column("Name", "string", "name", kNameDescription),
-             Column("Data", "integer", "", "Data contains the configuration data."),
-             Column("Age", "string", "", kAgeDescription)};
-    return TableConvertor(std::move(defs), ConfigMapCells);
-  }
-  if (kind == "Pod") {
-    *defs = {Column("Name", "string", "name", kNameDescription),
-             Column("Ready", "string", "", "The aggregate readiness state of this pod for accepting traffic."),
-             Column("Status", "string", "", "The aggregate status of the containers in this pod."),
-             Column("Restarts", "string", "",
-                    "The number of times the containers in this pod have been restarted and when the "
-                    "last container in this pod has restarted."),
-             Column("Age", "string", "", kAgeDescription),
-             Column("IP", "string", "", "IP address allocated to the pod. Routable at least within the cluster. Empty if not yet allocated.", 1),
-             Column("Node", "string", "", "NodeName is a request to schedule this pod onto a specific node.", 1),
-             Column("Nominated Node", "string", "", "nominatedNodeName is set only when this pod preempts other pods on the node.", 1),
-             Column("Readiness Gates", "string", "", "If specified, all readiness gates will be evaluated for pod readiness.", 1)};
-    return TableConvertor(std::move(defs), PodCells);
-  }
-  if (kind == "Node") {
-    *defs = {Column("Name", "string", "name", kNameDescription),
-             Column("Status", "string", "", "The status of the node"),
-             Column("Roles", "string", "", "The roles of the node"),
-             Column("Age", "string", "", kAgeDescription),
-             Column("Version", "string", "", "Kubelet Version reported by the node."),
-             Column("Internal-IP", "string", "", "List of addresses reachable to the node. Queried from cloud provider, if available.", 1),
-             Column("External-IP", "string", "", "List of addresses reachable to the node. Queried from cloud provider, if available.", 1),
-             Column("OS-Image", "string", "", "OS Image reported by the node from /etc/os-release (e.g. Debian GNU/Linux 7 (wheezy)).", 1),
-             Column("Kernel-Version", "string", "", "Kernel Version reported by the node from 'uname -r' (e.g. 3.16.0-0.bpo.4-amd64).", 1),
-             Column("Container-Runtime", "string", "", "ContainerRuntime Version reported by the node through runtime remote API (e.g. containerd://1.4.2).", 1)};
-    return TableConvertor(std::move(defs), NodeCells);
-  }
-  if (kind == "Namespace") {
-    *defs = {Column("Name", "string", "name", kNameDescription),
-             Column("Status", "string", "", "The status of the namespace"),
-             Column("Age", "string", "", kAgeDescription)};
-    return TableConvertor(std::move(defs), NamespaceCells);
-  }
-  if (kind == "Event") {
-    *defs = {Column("Last Seen", "string", "", "The last time the event was seen"),
-             Column("Type", "string", "", "Type of this event (Normal, Warning), new types could be added in the future."),
-             Column("Reason", "string", "", "This should be a short, machine understandable string that gives the reason for the transition into the object's current status."),
-             Column("Object", "string", "", "The object this Event is about."),
-             Column("Subobject", "string", "", "The sub-object (e.g. a container) this event is about.", 1),
-             Column("Source", "string", "", "The component reporting this event. Should be a short machine understandable string.", 1),
-             Column("Message", "string", "", "A human-readable description of the status of this operation."),
-             Column("First Seen", "string", "", "The first time the event was seen", 1),
-             Column("Count", "string", "", "The number of times this event has occurred.", 1),
-             Column("Name", "string", "name", kNameDescription, 1)};
-    return TableConvertor(std::move(defs), EventCells);
+  for (const BuiltinPrinter& p : kBuiltinPrinters) {
+    if (p.group == group && p.kind == kind) {
+      return TableConvertor(std::make_shared<const json>(p.columns()), p.cells);
+    }
   }
   return std::nullopt;
 }

@@ -19,9 +19,26 @@
 //     the first JSONPath result; none -> null; type string -> the value as
 //     text (objects and lists as compact JSON); integer/number/boolean -> the
 //     JSON value; date -> the age string (HumanDuration).
-//   - Built-in printers for core kinds with upstream's column sets and cell
-//     rules (pkg/printers/internalversion/printers.go): Pod, Node, Namespace,
-//     Event. Kinds without either get Name + Age.
+//   - Built-in printers for Kubernetes kinds with upstream's column sets and
+//     cell rules (pkg/printers/internalversion/printers.go, Kubernetes 1.32):
+//     Pod, Node, Namespace, Event, ConfigMap, Service, batch/v1 Job and
+//     scheduling.k8s.io PriorityClass. The server renders them as
+//     kube-apiserver does, with every wide (priority 1) cell filled. Kinds
+//     without either get Name + Age.
+//     Job: Name, Status, Completions, Duration, Age; wide Containers, Images,
+//     Selector. Status is Complete / Failed (that condition True), Terminating
+//     (metadata.deletionTimestamp set), Suspended / FailureTarget (condition
+//     True), else Running; the first condition of a type decides. 1.32 has no
+//     SuccessCriteriaMet status (1.34 added it) and no indexed form.
+//     Completions is "<succeeded>/<completions>", without completions
+//     "<succeeded>/1 of <parallelism>" when parallelism > 1, else
+//     "<succeeded>/1". Duration is HumanDuration(completionTime - startTime),
+//     (now - startTime) while not complete, "" before startTime. Selector is
+//     metav1.FormatLabelSelector ("<none>" when empty).
+//     Service: Type, Cluster-IP (clusterIPs[0], else clusterIP, else
+//     "<none>"), External-IP (externalIPs / load-balancer ingress, "<none>",
+//     "<pending>", the externalName), Port(s) ("80/TCP", "80:30080/TCP",
+//     comma-separated, "<none>"), Age; wide Selector ("k=v,..." sorted).
 //
 // Ages are computed at `now` from the injected Clock, never from the system
 // clock, so tests are exact.
@@ -74,9 +91,10 @@ class TableConvertor {
   // columns get Name in front; the resource files of built-in kinds list
   // kubectl's complete column set, Name included (`name_included`).
   static TableConvertor FromColumns(const std::vector<PrinterColumn>& columns, bool name_included = false);
-  // The built-in printer for a core kind ("Pod", "Node", "Namespace",
-  // "Event", "ConfigMap" of group ""; "PriorityClass" of scheduling.k8s.io:
-  // the kinds whose cells are computed, not read by a JSONPath), or nullopt.
+  // The built-in printer for a Kubernetes kind ("Pod", "Node", "Namespace",
+  // "Event", "ConfigMap", "Service" of group ""; "Job" of batch;
+  // "PriorityClass" of scheduling.k8s.io: the kinds whose cells are
+  // computed, not read by a JSONPath), or nullopt.
   static std::optional<TableConvertor> Builtin(std::string_view group, std::string_view kind);
 
   // The columnDefinitions array.

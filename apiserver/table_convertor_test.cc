@@ -227,6 +227,153 @@ TEST(TableConvertorTest, PriorityClassAndConfigMap) {
   EXPECT_EQ(cm->Row(c, now, IncludeObject::kNone)["cells"], json::parse(R"(["cfg",3,"2d2h"])"));
 }
 
+json Job(json spec, json status) {
+  json job = {{"apiVersion", "batch/v1"},
+              {"kind", "Job"},
+              {"metadata", {{"name", "train"}, {"namespace", "team-a"}, {"creationTimestamp", "2026-01-01T00:00:00Z"}}},
+              {"spec", std::move(spec)},
+              {"status", std::move(status)}};
+  job["spec"]["template"] = json::parse(R"({"spec":{"containers":[
+      {"name":"main","image":"busybox"},{"name":"sidecar","image":"registry.local/log:1"}]}})");
+  return job;
+}
+
+// printJob (Kubernetes 1.32): Name, Status, Completions, Duration, Age,
+// Containers, Images, Selector.
+TEST(TableConvertorTest, JobColumns) {
+  auto tc = TableConvertor::Builtin("batch", "Job");
+  ASSERT_TRUE(tc.has_value());
+  const json& defs = tc->ColumnDefinitions();
+  std::vector<std::string> names;
+  std::vector<int> priorities;
+  for (const auto& d : defs) {
+    names.push_back(d["name"]);
+    priorities.push_back(d["priority"]);
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"Name", "Status", "Completions", "Duration", "Age", "Containers",
+                                             "Images", "Selector"}));
+  EXPECT_EQ(priorities, (std::vector<int>{0, 0, 0, 0, 0, 1, 1, 1}));
+  EXPECT_EQ(defs[0]["format"], "name");
+  EXPECT_FALSE(TableConvertor::Builtin("", "Job").has_value());
+
+  FakeClock clock;  // 2026-01-01T00:00:00Z
+  Time now = clock.Now() + minutes(10);
+  // Admitted by Kueue and running: the Suspended condition turned False stays
+  // in the list (last), so the status must not be read from the last condition.
+  json running = Job(json::parse(R"({"parallelism":2,"completions":2,"suspend":false,
+      "selector":{"matchLabels":{"batch.kubernetes.io/controller-uid":"u-1"}}})"),
+                     json::parse(R"({"active":2,"startTime":"2026-01-01T00:07:30Z","conditions":[
+      {"type":"Suspended","status":"False","reason":"JobResumed"}]})"));
+  EXPECT_EQ(tc->Row(running, now, IncludeObject::kNone)["cells"],
+            json::parse(R"(["train","Running","0/2","2m30s","10m","main,sidecar",
+                            "busybox,registry.local/log:1","batch.kubernetes.io/controller-uid=u-1"])"));
+
+  json complete = Job(json::parse(R"({"completions":1})"),
+                      json::parse(R"({"succeeded":1,"startTime":"2026-01-01T00:01:00Z",
+      "completionTime":"2026-01-01T00:01:42Z","conditions":[
+      {"type":"SuccessCriteriaMet","status":"True"},{"type":"Complete","status":"True"}]})"));
+  EXPECT_EQ(tc->Row(complete, now, IncludeObject::kNone)["cells"],
+            json::parse(R"(["train","Complete","1/1","42s","10m","main,sidecar",
+                            "busybox,registry.local/log:1","<none>"])"));
+
+  // Queued: suspended, never started -> empty duration; no completions and
+  // parallelism 3 -> "0/1 of 3".
+  json suspended = Job(json::parse(R"({"parallelism":3,"suspend":true})"),
+                       json::parse(R"({"conditions":[{"type":"Suspended","status":"True"}]})"));
+  json cells = tc->Row(suspended, now, IncludeObject::kNone)["cells"];
+  EXPECT_EQ(cells[1], "Suspended");
+  EXPECT_EQ(cells[2], "0/1 of 3");
+  EXPECT_EQ(cells[3], "");
+
+  // Neither completions nor parallelism > 1: "<succeeded>/1".
+  json single = Job(json::parse(R"({"parallelism":1})"), json::object());
+  cells = tc->Row(single, now, IncludeObject::kNone)["cells"];
+  EXPECT_EQ(cells[1], "Running");
+  EXPECT_EQ(cells[2], "0/1");
+
+  json failed = Job(json::parse(R"({"completions":4})"),
+                    json::parse(R"({"succeeded":1,"failed":7,"startTime":"2026-01-01T00:00:00Z",
+      "conditions":[{"type":"FailureTarget","status":"True"},{"type":"Failed","status":"True"}]})"));
+  cells = tc->Row(failed, now, IncludeObject::kNone)["cells"];
+  EXPECT_EQ(cells[1], "Failed");
+  EXPECT_EQ(cells[2], "1/4");
+  EXPECT_EQ(cells[3], "10m");  // no completionTime: now - startTime
+
+  json failure_target = failed;
+  failure_target["status"]["conditions"] = json::parse(R"([{"type":"FailureTarget","status":"True"}])");
+  EXPECT_EQ(tc->Row(failure_target, now, IncludeObject::kNone)["cells"][1], "FailureTarget");
+
+  // 1.32 has no SuccessCriteriaMet status: such a Job prints Running.
+  json criteria = failed;
+  criteria["status"]["conditions"] = json::parse(R"([{"type":"SuccessCriteriaMet","status":"True"}])");
+  EXPECT_EQ(tc->Row(criteria, now, IncludeObject::kNone)["cells"][1], "Running");
+
+  // Deleted: Terminating, unless already Complete or Failed; it wins over Suspended.
+  json deleting = suspended;
+  deleting["metadata"]["deletionTimestamp"] = "2026-01-01T00:09:00Z";
+  EXPECT_EQ(tc->Row(deleting, now, IncludeObject::kNone)["cells"][1], "Terminating");
+  json deleted_complete = complete;
+  deleted_complete["metadata"]["deletionTimestamp"] = "2026-01-01T00:09:00Z";
+  EXPECT_EQ(tc->Row(deleted_complete, now, IncludeObject::kNone)["cells"][1], "Complete");
+
+  // The first condition of a type decides (hasJobCondition).
+  json flapping = single;
+  flapping["status"]["conditions"] = json::parse(R"([{"type":"Complete","status":"False"},
+                                                     {"type":"Complete","status":"True"}])");
+  EXPECT_EQ(tc->Row(flapping, now, IncludeObject::kNone)["cells"][1], "Running");
+
+  // Selector: matchExpressions in metav1.FormatLabelSelector's form, sorted by key.
+  json selected = single;
+  selected["spec"]["selector"] = json::parse(R"({"matchLabels":{"job":"x"},"matchExpressions":[
+      {"key":"tier","operator":"In","values":["b","a"]},{"key":"canary","operator":"DoesNotExist"}]})");
+  EXPECT_EQ(tc->Row(selected, now, IncludeObject::kNone)["cells"][7], "!canary,job=x,tier in (a,b)");
+  selected["spec"]["selector"] = json::parse(R"({"matchExpressions":[{"key":"a","operator":"Near"}]})");
+  EXPECT_EQ(tc->Row(selected, now, IncludeObject::kNone)["cells"][7], "<error>");
+}
+
+json Service(json spec, json status = json::object()) {
+  return {{"apiVersion", "v1"},
+          {"kind", "Service"},
+          {"metadata", {{"name", "svc"}, {"namespace", "team-a"}, {"creationTimestamp", "2026-01-01T00:00:00Z"}}},
+          {"spec", std::move(spec)},
+          {"status", std::move(status)}};
+}
+
+// printService: Name, Type, Cluster-IP, External-IP, Port(s), Age, Selector.
+TEST(TableConvertorTest, ServiceColumns) {
+  auto tc = TableConvertor::Builtin("", "Service");
+  ASSERT_TRUE(tc.has_value());
+  ASSERT_EQ(tc->ColumnDefinitions().size(), 7u);
+  EXPECT_EQ(tc->ColumnDefinitions()[4]["name"], "Port(s)");
+  EXPECT_EQ(tc->ColumnDefinitions()[6]["priority"], 1);
+  FakeClock clock;
+  Time now = clock.Now() + seconds(45);
+
+  // JobSet's headless Service: clusterIP "None", no ports.
+  json headless = Service(json::parse(R"({"type":"ClusterIP","clusterIP":"None",
+      "selector":{"jobset.sigs.k8s.io/jobset-name":"js"}})"));
+  EXPECT_EQ(tc->Row(headless, now, IncludeObject::kNone)["cells"],
+            json::parse(R"(["svc","ClusterIP","None","<none>","<none>","45s","jobset.sigs.k8s.io/jobset-name=js"])"));
+
+  json node_port = Service(json::parse(R"({"type":"NodePort","clusterIP":"10.96.0.9",
+      "clusterIPs":["10.96.0.10"],"externalIPs":["1.2.3.4","5.6.7.8"],
+      "ports":[{"port":80,"protocol":"TCP","nodePort":30080},{"port":53,"protocol":"UDP"}],
+      "selector":{"b":"2","a":"1"}})"));
+  EXPECT_EQ(tc->Row(node_port, now, IncludeObject::kNone)["cells"],
+            json::parse(R"(["svc","NodePort","10.96.0.10","1.2.3.4,5.6.7.8","80:30080/TCP,53/UDP","45s","a=1,b=2"])"));
+
+  json lb = Service(json::parse(R"({"type":"LoadBalancer","ports":[{"port":443,"protocol":"TCP"}]})"));
+  EXPECT_EQ(tc->Row(lb, now, IncludeObject::kNone)["cells"][3], "<pending>");
+  lb["status"] = json::parse(R"({"loadBalancer":{"ingress":[{"ip":"9.9.9.9"},{"hostname":"lb.example"},{"ip":"9.9.9.9"}]}})");
+  EXPECT_EQ(tc->Row(lb, now, IncludeObject::kNone)["cells"][3], "9.9.9.9,lb.example");
+  lb["spec"]["externalIPs"] = json::parse(R"(["1.1.1.1"])");
+  EXPECT_EQ(tc->Row(lb, now, IncludeObject::kNone)["cells"][3], "9.9.9.9,lb.example,1.1.1.1");
+  EXPECT_EQ(tc->Row(lb, now, IncludeObject::kNone)["cells"][2], "<none>");
+
+  json external = Service(json::parse(R"({"type":"ExternalName","externalName":"db.example.com"})"));
+  EXPECT_EQ(tc->Row(external, now, IncludeObject::kNone)["cells"][3], "db.example.com");
+}
+
 // A built-in kind's resource file lists the complete column set, Name
 // included: no second Name column.
 TEST(TableConvertorTest, CompleteColumnListsKeepTheirName) {
