@@ -110,7 +110,9 @@ class JobControllersTest : public ::testing::Test {
   }
   api::Object WorkloadOf(const client::GroupVersionResource& gvr, const std::string& ns, const std::string& job) {
     api::Object j = Get(gvr, ns, job);
-    auto list = client_.List(kWorkloads.Namespace(ns), {.label_selector = std::string(kJobUidLabel) + "=" + api::Uid(j)});
+    client::ListOptions options;
+    options.label_selector = std::string(kJobUidLabel) + "=" + api::Uid(j);
+    auto list = client_.List(kWorkloads.Namespace(ns), options);
     EXPECT_TRUE(list.ok());
     EXPECT_EQ(list.value().items.size(), 1u) << "workloads of " << job;
     return list.value().items.empty() ? api::Object() : list.value().items[0];
