@@ -305,6 +305,12 @@ run create-svc 0 "$KUBECTL" create service clusterip svc1 -n team-b --tcp=80:808
 expect create-svc '^service/svc1 created$'
 run create-svc-get 0 "$KUBECTL" get service svc1 -n team-b -o 'jsonpath={.spec.ports[0].targetPort}'
 expect create-svc-get '^8080$'
+# Service table (printService): no cluster IP is allocated; a headless one prints None.
+run create-svc-headless 0 "$KUBECTL" create service clusterip svc2 -n team-b --clusterip=None --tcp=53:53
+run get-svc 0 "$KUBECTL" get services -n team-b -o wide
+expect get-svc '^NAME +TYPE +CLUSTER-IP +EXTERNAL-IP +PORT\(S\) +AGE +SELECTOR$'
+expect get-svc '^svc1 +ClusterIP +<none> +<none> +80/TCP +[0-9]+s +app=svc1$'
+expect get-svc '^svc2 +ClusterIP +None +<none> +53/TCP +[0-9]+s +app=svc2$'
 run run-pod 0 "$KUBECTL" run p1 -n team-b --image=busybox --restart=Never --env=A=1 --labels=app=p1
 expect run-pod '^pod/p1 created$'
 run run-pod-get 0 "$KUBECTL" get pod p1 -n team-b -o 'jsonpath={.spec.containers[0].env[0].value}/{.metadata.labels.app}'
@@ -455,6 +461,20 @@ OUT=$(owned_by_job pods)
 expect queued-job-pods '^queued-job-'
 run queued-job-running 0 "$KUBECTL" wait -n team-a pod -l batch.kubernetes.io/job-name=queued-job \
   --for=jsonpath='{.status.phase}'=Running --timeout=60s
+# Job table (printJob): a running Job is Running (its Suspended condition is False once
+# Kueue admits it), COMPLETIONS <succeeded>/<completions>, DURATION since startTime.
+run get-job-running 0 "$KUBECTL" get job queued-job -n team-a
+expect get-job-running '^NAME +STATUS +COMPLETIONS +DURATION +AGE$'
+expect get-job-running '^queued-job +Running +0/2 +[0-9][0-9a-z]* +[0-9][0-9a-z]*$'
+run get-job-running-wide 0 "$KUBECTL" get job queued-job -n team-a -o wide
+expect get-job-running-wide '^NAME +STATUS +COMPLETIONS +DURATION +AGE +CONTAINERS +IMAGES +SELECTOR$'
+expect get-job-running-wide '^queued-job +Running +0/2 +[0-9][0-9a-z]* +[0-9][0-9a-z]* +main +busybox +'
+# A completed Job: Complete, 1/1, DURATION completionTime - startTime.
+run done-job-create 0 "$KUBECTL" create job done-job -n team-a --image=busybox -- echo done
+run done-job-complete 0 "$KUBECTL" wait -n team-a job/done-job --for=condition=complete --timeout=60s
+run get-jobs 0 "$KUBECTL" get jobs -n team-a
+expect get-jobs '^done-job +Complete +1/1 +[0-9][0-9a-z]* +[0-9][0-9a-z]*$'
+expect get-jobs '^queued-job +Running +0/2 +'
 run delete-job 0 "$KUBECTL" delete job queued-job -n team-a --cascade=foreground --wait --timeout=60s
 expect delete-job '^job\.batch "queued-job" deleted$'
 run job-gone 1 "$KUBECTL" get job queued-job -n team-a
