@@ -226,10 +226,16 @@ Status JobReconciler::Reconcile(const std::string& key) {
     if (job->IsActive()) return Status::Ok();  // pods still terminating: keep the quota
     if (ReleaseQuota(&wl, now)) {
       BERTH_RETURN_IF_ERROR(UpdateWorkloadStatus(wl));
-      const api::Object* requeued = FindCondition(wl, "Requeued");
-      recorder_.Event(wl, kEventTypeNormal, "Requeued",
-                      "Every pod of the evicted workload has terminated: quota released, workload requeued" +
-                          std::string(requeued ? " (" + requeued->value("reason", "") + ")" : ""));
+      // Kueue records no Event here. berth adds one only when the workload
+      // really goes back to its queue now (Requeued=True: Preempted,
+      // NodeFailures); a deactivated one, or one waiting out its PodsReady
+      // backoff (Requeued=False), is not requeued and gets none.
+      if (const api::Object* requeued = FindCondition(wl, "Requeued");
+          requeued != nullptr && requeued->value("status", "") == "True") {
+        recorder_.Event(wl, kEventTypeNormal, "Requeued",
+                        "Every pod of the evicted workload has terminated: quota released, workload requeued (" +
+                            requeued->value("reason", "") + ")");
+      }
       return Status::Ok();
     }
     return Status::Ok();

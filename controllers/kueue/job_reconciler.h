@@ -20,7 +20,11 @@
 //   4. Workload evicted → suspend the job and restore its templates'
 //      nodeSelector/tolerations (Event "Stopped"); once the job reports no
 //      active pod, release the quota (workload_status.h ReleaseQuota) — never
-//      before (berth's departure, DESIGN.md).
+//      before (berth's departure, DESIGN.md). Kueue records no Event then;
+//      berth records "Requeued" "... quota released, workload requeued
+//      (<reason>)" only when Requeued became True (Preempted, NodeFailures),
+//      none for a workload that is not requeued (Deactivated, PodsReadyTimeout
+//      backoff, stopped queues).
 //   5. Workload admitted and job suspended → inject the flavors' nodeLabels
 //      and tolerations and unsuspend (Event "Started" "Admitted by
 //      clusterQueue <cq>").

@@ -50,8 +50,6 @@ bool SameShape(const admission::Workload& a, const admission::Workload& b) {
   return true;
 }
 
-int64_t Seconds(Duration d) { return std::chrono::duration_cast<std::chrono::seconds>(d).count(); }
-
 }  // namespace
 
 KueueController::KueueController(client::Client& client, client::SharedInformerFactory& factory, Clock& clock,
@@ -594,6 +592,23 @@ CycleSummary KueueController::ScheduleOnce() {
           break;
       }
     }
+    // waitForPodsReady.blockAdmission (Kueue's scheduler waits for
+    // PodsReadyForAllAdmittedWorkloads before each admission): nothing is
+    // admitted while an admitted workload is not PodsReady, and at most one
+    // workload per cycle (the next one waits for it). Held heads go back to
+    // the heap, under the same lock as the rest of the cycle, so no count
+    // (ClusterQueue status, kueue_pending_workloads) ever misses them.
+    if (const WaitForPodsReadyConfig& wfpr = options_.config.wait_for_pods_ready;
+        wfpr.enabled && wfpr.block_admission && !admits.empty()) {
+      bool all_ready = true;
+      for (const auto& wl : cache_.ListWorkloads()) all_ready = all_ready && !BlocksAdmission(*wl);
+      const size_t allowed = all_ready ? 1 : 0;
+      for (size_t i = allowed; i < admits.size(); ++i) {
+        queues_.RequeueWorkload(admits[i].head, admission::RequeueReason::kFailedAfterNomination, now);
+        pendings.push_back({admits[i].obj, kWaitingForPodsReadyReason, kWaitingForPodsReadyMessage});
+      }
+      if (admits.size() > allowed) admits.erase(admits.begin() + static_cast<std::ptrdiff_t>(allowed), admits.end());
+    }
     if (options_.metrics) {
       std::set<std::string> touched;
       for (const admission::EntryResult& e : result.entries) {
@@ -601,23 +616,6 @@ CycleSummary KueueController::ScheduleOnce() {
       }
       for (const std::string& cq : touched) ReportPendingWorkloads(cq);
     }
-  }
-  // waitForPodsReady.blockAdmission (Kueue's scheduler waits for
-  // PodsReadyForAllAdmittedWorkloads before each admission): nothing is
-  // admitted while an admitted workload is not PodsReady, and at most one
-  // workload per cycle (the next one waits for it). Held heads go back to the
-  // heap and say why.
-  if (const WaitForPodsReadyConfig& wfpr = options_.config.wait_for_pods_ready;
-      wfpr.enabled && wfpr.block_admission && !admits.empty()) {
-    std::lock_guard<std::mutex> lock(mu_);
-    bool all_ready = true;
-    for (const auto& wl : cache_.ListWorkloads()) all_ready = all_ready && !BlocksAdmission(*wl);
-    const size_t allowed = all_ready ? 1 : 0;
-    for (size_t i = allowed; i < admits.size(); ++i) {
-      queues_.RequeueWorkload(admits[i].head, admission::RequeueReason::kFailedAfterNomination, now);
-      pendings.push_back({admits[i].obj, kWaitingForPodsReadyReason, kWaitingForPodsReadyMessage});
-    }
-    if (admits.size() > allowed) admits.erase(admits.begin() + static_cast<std::ptrdiff_t>(allowed), admits.end());
   }
   for (Admit& a : admits) {
     api::Object wl = *a.obj;
@@ -631,14 +629,16 @@ CycleSummary KueueController::ScheduleOnce() {
       continue;
     }
     ++summary.admitted;
+    // Kueue's QueuedWaitTime (since creation or the last Requeued
+    // transition), read before this reservation touched the conditions; the
+    // Event and the metrics report the same wait.
+    const Duration waited = QueuedWaitTime(*a.obj, now);
     if (options_.metrics) {
-      options_.metrics->WorkloadAdmitted(a.admission.cluster_queue, PriorityClassName(*a.obj),
-                                         QueuedWaitTime(*a.obj, now));
+      options_.metrics->WorkloadAdmitted(a.admission.cluster_queue, PriorityClassName(*a.obj), waited);
     }
-    const int64_t waited = Seconds(now - CreationTime(wl));
     recorder_.Event(wl, kEventTypeNormal, "QuotaReserved",
-                    fmt::format("Quota reserved in ClusterQueue {}, wait time since queued was {}s",
-                                a.admission.cluster_queue, waited));
+                    fmt::format("Quota reserved in ClusterQueue {}, wait time since queued was {:.0f}s",
+                                a.admission.cluster_queue, std::chrono::duration<double>(waited).count()));
     recorder_.Event(wl, kEventTypeNormal, "Admitted",
                     fmt::format("Admitted by ClusterQueue {}, wait time since reservation was 0s",
                                 a.admission.cluster_queue));

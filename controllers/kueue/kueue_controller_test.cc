@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <thread>
 
 #include "client/testing/fake_client.h"
@@ -222,6 +223,7 @@ TEST_F(KueueControllerTest, HighPriorityEvictsLowWhichIsRequeuedOnlyAfterItsPods
                 ", JobUID: " + api::Uid(Get(kJobs, "team-a", "high")) + ") due to prioritization in the ClusterQueue; preemptor path: /cluster-queue; "
                 "preemptee path: /cluster-queue");
   EXPECT_EQ(EventsFor("team-a", api::Name(low), "Preempted").size(), 1u);
+  const std::string preempted_message = (*FindCondition(low, "Preempted"))["message"];
   // Pods still terminating: the low workload keeps its quota; high waits.
   EXPECT_TRUE(IsConditionTrue(low, "QuotaReserved"));
   EXPECT_EQ(Get(kJobs, "team-a", "low")["spec"]["suspend"], true);
@@ -240,15 +242,32 @@ TEST_F(KueueControllerTest, HighPriorityEvictsLowWhichIsRequeuedOnlyAfterItsPods
   EXPECT_FALSE(low["status"].contains("admission"));
   EXPECT_EQ((*FindCondition(low, "Requeued"))["status"], "True");
   EXPECT_EQ((*FindCondition(low, "Requeued"))["reason"], "Preempted");
+  const std::vector<api::Object> requeued = EventsFor("team-a", api::Name(low), "Requeued");
+  ASSERT_EQ(requeued.size(), 1u);
+  EXPECT_EQ(requeued[0]["message"],
+            "Every pod of the evicted workload has terminated: quota released, workload requeued (Preempted)");
   EXPECT_TRUE(IsConditionTrue(high, "Admitted"));
   EXPECT_EQ(Get(kJobs, "team-a", "high")["spec"]["suspend"], false);
 
-  // high finishes: low is admitted again.
+  // high finishes 40 s after low was requeued: low is admitted again.
+  clock_.Advance(std::chrono::seconds(40));
   SetJobStatus("team-a", "high", {{"conditions", api::Object::array({{{"type", "Complete"}, {"status", "True"}}})}});
   Settle();
   low = WorkloadOf("team-a", "low");
   EXPECT_TRUE(IsConditionTrue(low, "Admitted"));
+  // Kueue keeps what happened last time: "Previously: <the eviction message>".
   EXPECT_EQ((*FindCondition(low, "Evicted"))["status"], "False");
+  EXPECT_EQ((*FindCondition(low, "Evicted"))["reason"], "QuotaReserved");
+  EXPECT_EQ((*FindCondition(low, "Evicted"))["message"], "Previously: " + preempted_message);
+  EXPECT_EQ((*FindCondition(low, "Preempted"))["status"], "False");
+  EXPECT_EQ((*FindCondition(low, "Preempted"))["message"], "Previously: " + preempted_message);
+  // The wait is counted from the requeue (Kueue's QueuedWaitTime), not from creation.
+  std::vector<std::string> reserved;
+  for (const api::Object& e : EventsFor("team-a", api::Name(low), "QuotaReserved")) reserved.push_back(e["message"]);
+  EXPECT_EQ(std::count(reserved.begin(), reserved.end(),
+                       "Quota reserved in ClusterQueue cluster-queue, wait time since queued was 40s"),
+            1)
+      << ::testing::PrintToString(reserved);
   EXPECT_EQ(Get(kJobs, "team-a", "low")["spec"]["suspend"], false);
 }
 
@@ -452,6 +471,15 @@ TEST_F(WaitForPodsReadyTest, NeverReadyIsEvictedRequeuedAfterBackoffThenDeactiva
   EXPECT_EQ(Cond("stuck", "PodsReady", "message"), "Not all pods are ready or succeeded");
   EXPECT_EQ(Cond("next", "QuotaReserved"), "WaitingForPodsReady");
   EXPECT_EQ(Cond("next", "QuotaReserved", "message"), "waiting for all admitted workloads to be in PodsReady condition");
+  // The held head is pending: counted in the queues' status and in kueue_pending_workloads.
+  EXPECT_EQ(Get(kClusterQueues, "", "cluster-queue")["status"]["pendingWorkloads"], 1);
+  EXPECT_EQ(Get(kLocalQueues, "team-a", "lq-team-a")["status"]["pendingWorkloads"], 1);
+  EXPECT_EQ(berth::testing::MetricValue(registry_, "kueue_pending_workloads",
+                                        {{"cluster_queue", "cluster-queue"}, {"status", "active"}}),
+            1);
+  EXPECT_EQ(berth::testing::MetricValue(registry_, "kueue_pending_workloads",
+                                        {{"cluster_queue", "cluster-queue"}, {"status", "inadmissible"}}),
+            0);
   SetJobStatus("team-a", "stuck", {{"active", 1}, {"ready", 0}});
 
   clock_.Advance(std::chrono::minutes(4));
@@ -518,6 +546,17 @@ TEST_F(WaitForPodsReadyTest, NeverReadyIsEvictedRequeuedAfterBackoffThenDeactiva
   EXPECT_EQ(MetricValue(registry_, "kueue_evicted_workloads_total",
                         {{"reason", "Deactivated"}, {"underlying_cause", "RequeuingLimitExceeded"}}),
             1);
+
+  // Its pod is gone: the quota is released, and the deactivated workload is
+  // not requeued; neither that release nor the PodsReadyTimeout one (backoff
+  // still running) claims a requeue in an Event.
+  SetJobStatus("team-a", "stuck", {{"active", 0}});
+  Settle();
+  EXPECT_EQ(Cond("stuck", "QuotaReserved", "status"), "False");
+  EXPECT_EQ(Cond("stuck", "Requeued", "status"), "False");
+  EXPECT_EQ(Cond("stuck", "Requeued"), "Deactivated");
+  EXPECT_TRUE(EventsFor("team-a", api::Name(wl), "Requeued").empty());
+  EXPECT_EQ(EventsFor("team-a", api::Name(wl), "EvictedDueToDeactivated").size(), 1u);
 }
 
 }  // namespace

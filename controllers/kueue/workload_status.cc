@@ -12,6 +12,17 @@ bool FalseIfPresent(api::Object* wl, const std::string& type, const std::string&
   if (FindCondition(*wl, type) == nullptr) return false;
   return SetCondition(wl, {type, "False", reason, message}, now);
 }
+
+// Kueue's reset of Evicted/Preempted on a new reservation: False, reason
+// QuotaReserved, message "Previously: " + the condition's own message (what
+// the workload went through last time). Only a True condition is reset, so a
+// second reservation does not prefix "Previously: " twice.
+bool ResetIfTrue(api::Object* wl, const std::string& type, Time now) {
+  const api::Object* c = FindCondition(*wl, type);
+  if (c == nullptr || c->value("status", "") != "True") return false;
+  const std::string message = "Previously: " + c->value("message", "");
+  return SetCondition(wl, {type, "False", "QuotaReserved", message}, now);
+}
 }  // namespace
 
 bool SetQuotaReservation(api::Object* wl, const admission::Admission& admission, const admission::ResourceNames& names,
@@ -27,8 +38,8 @@ bool SetQuotaReservation(api::Object* wl, const admission::Admission& admission,
   const std::string msg = "Quota reserved in ClusterQueue " + admission.cluster_queue;
   changed |= SetCondition(wl, {"QuotaReserved", "True", "QuotaReserved", msg}, now);
   changed |= SetCondition(wl, {"Admitted", "True", "Admitted", "The workload is admitted"}, now);
-  changed |= FalseIfPresent(wl, "Evicted", "QuotaReserved", "Previously: " + msg, now);
-  changed |= FalseIfPresent(wl, "Preempted", "QuotaReserved", "Previously: " + msg, now);
+  changed |= ResetIfTrue(wl, "Evicted", now);
+  changed |= ResetIfTrue(wl, "Preempted", now);
   changed |= FalseIfPresent(wl, "Requeued", "QuotaReserved", msg, now);
   return changed;
 }

@@ -6,8 +6,11 @@
 //   SetQuotaReservation: status.admission = the engine's admission;
 //     QuotaReserved=True "QuotaReserved" "Quota reserved in ClusterQueue <cq>";
 //     Admitted=True "Admitted" "The workload is admitted" (berth has no
-//     admission checks); Evicted, Preempted and Requeued become False
-//     (reason QuotaReserved) when present.
+//     admission checks); a True Evicted or Preempted becomes False, reason
+//     QuotaReserved, message "Previously: <its eviction/preemption message>"
+//     (Kueue keeps what happened last time); Requeued, when present, becomes
+//     False (reason QuotaReserved, message the reservation message: a berth
+//     addition, Kueue leaves Requeued as it was).
 //   SetPending: QuotaReserved=False with the scheduler's reason and message.
 //   SetEvicted: Evicted=True with reason (Preempted, ClusterQueueStopped,
 //     LocalQueueStopped, Deactivated) and message; Preempted=True with the
