@@ -32,6 +32,8 @@ StatusOr<std::vector<diagnostics::Finding>> RunLint(const LintFlags& f) {
   std::vector<ManifestObject> manifests;
   if (!f.files.empty()) {
     BERTH_ASSIGN_OR_RETURN(manifests, ReadManifests(f.files, std::cin));
+    // kubectl apply -f on an empty directory: "error: no objects passed to apply".
+    if (manifests.empty()) return ClientError("no objects passed to lint");
   }
   diagnostics::ObjectsByResource live;
   std::string ns = f.ns;

@@ -14,7 +14,9 @@
 //
 // Exit code: 1 when a finding has severity error, or when the input cannot
 // be read (kubectl's `error: ...` text on stderr, e.g. a missing path or a
-// YAML error, or the server's error for --live); 0 otherwise.
+// YAML error, `error: no objects passed to lint` when -f yields no object,
+// as kubectl apply's "no objects passed to apply", or the server's error for
+// --live); 0 otherwise.
 //
 // Thread-safety: runs on the calling thread.
 #pragma once

@@ -21,11 +21,12 @@ const client::GroupVersionResource kJobs{"batch", "v1", "jobs"};
 const client::GroupVersionResource kJobSets{"jobset.x-k8s.io", "v1alpha2", "jobsets"};
 const client::GroupVersionResource kTrainJobs{"trainer.kubeflow.org", "v1alpha1", "trainjobs"};
 const client::GroupVersionResource kPyTorchJobs{"kubeflow.org", "v1", "pytorchjobs"};
+const client::GroupVersionResource kNamespaces{"", "v1", "namespaces"};
 
 const std::vector<client::GroupVersionResource>& All() {
   static const std::vector<client::GroupVersionResource> kAll = {
       kWorkloads, kClusterQueues, kLocalQueues, kCohorts, kResourceFlavors, kWorkloadPriorityClasses, kNodes,
-      kPods,      kEvents,        kPriorityClasses, kJobs, kJobSets, kTrainJobs, kPyTorchJobs};
+      kPods,      kEvents,        kPriorityClasses, kJobs, kJobSets, kTrainJobs, kPyTorchJobs, kNamespaces};
   return kAll;
 }
 }  // namespace resources
@@ -111,6 +112,10 @@ void ClusterView::Index() {
       if (!uid.empty()) by_uid_.emplace(uid, &obj);
     }
   }
+}
+
+bool ClusterView::Covers(const client::GroupVersionResource& gvr) const {
+  return objects_.count(gvr.GroupResource()) > 0;
 }
 
 const std::vector<api::Object>& ClusterView::Objects(const client::GroupVersionResource& gvr) const {

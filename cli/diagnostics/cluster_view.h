@@ -7,7 +7,7 @@
 // Kinds held (storage versions; every namespace):
 //   kueue.x-k8s.io/v1beta2  Workload, ClusterQueue, LocalQueue, Cohort,
 //                           ResourceFlavor, WorkloadPriorityClass
-//   v1                      Node, Pod, Event
+//   v1                      Node, Pod, Event, Namespace
 //   scheduling.k8s.io/v1    PriorityClass
 //   batch/v1 Job, jobset.x-k8s.io/v1alpha2 JobSet,
 //   trainer.kubeflow.org/v1alpha1 TrainJob, kubeflow.org/v1 PyTorchJob
@@ -62,6 +62,7 @@ extern const client::GroupVersionResource kJobs;
 extern const client::GroupVersionResource kJobSets;
 extern const client::GroupVersionResource kTrainJobs;
 extern const client::GroupVersionResource kPyTorchJobs;
+extern const client::GroupVersionResource kNamespaces;
 // Every resource above, in that order.
 const std::vector<client::GroupVersionResource>& All();
 }  // namespace resources
@@ -85,9 +86,17 @@ class ClusterView {
   // kForbidden), unchanged.
   static StatusOr<ClusterView> Fetch(client::Client& client);
   // A view over objects already in hand (manifests, tests), keyed by
-  // GroupResource; kinds absent from the map read as empty.
+  // GroupResource; kinds absent from the map read as empty and are not
+  // Covers()ed (a key with an empty list is).
   static ClusterView FromObjects(std::map<api::GroupResource, std::vector<api::Object>> objects);
 
+  // Whether the view's input covered this resource, so that an object of it
+  // missing from the view does not exist: Fetch covers every resource the
+  // server serves (even when it has none of them); FromObjects covers the
+  // resources that are keys of its map (a manifest set covers only the kinds
+  // it contains). Diagnostics judge a dangling reference only when the
+  // referenced resource is covered.
+  bool Covers(const client::GroupVersionResource& gvr) const;
   // Every object of a resource, in the server's order (empty when none).
   const std::vector<api::Object>& Objects(const client::GroupVersionResource& gvr) const;
   const std::vector<api::Object>& Workloads() const { return Objects(resources::kWorkloads); }
@@ -102,6 +111,7 @@ class ClusterView {
   const std::vector<api::Object>& Pods() const { return Objects(resources::kPods); }
   const std::vector<api::Object>& Events() const { return Objects(resources::kEvents); }
   const std::vector<api::Object>& PriorityClasses() const { return Objects(resources::kPriorityClasses); }
+  const std::vector<api::Object>& Namespaces() const { return Objects(resources::kNamespaces); }
 
   // One object by namespace ("" for cluster-scoped) and name; nullptr when absent.
   const api::Object* Find(const client::GroupVersionResource& gvr, const std::string& ns,

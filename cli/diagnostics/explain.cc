@@ -13,7 +13,9 @@
 #include "admission/model.h"
 #include "admission/preemptor.h"
 #include "admission/snapshot.h"
+#include "api/selectors.h"
 #include "controllers/kueue/decoder.h"
+#include "controllers/kueue/workload_lifecycle.h"
 #include "controllers/scheduler/pod_decoder.h"
 #include "placement/scheduler.h"
 #include "placement/snapshot.h"
@@ -87,6 +89,19 @@ std::string Plural(size_t n, const std::string& word) {
   return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
 }
 
+// A resource amount in canonical Kubernetes form (core/quantity.h): binary SI
+// for the byte-valued resources ("8Gi" memory), decimal SI otherwise ("500m" cpu).
+std::string AmountText(const std::string& resource, admission::Amount milli) {
+  const bool bytes = resource == "memory" || resource == "ephemeral-storage" || resource.rfind("hugepages-", 0) == 0;
+  return Quantity::FromMilli(milli, bytes ? Quantity::Format::kBinarySI : Quantity::Format::kDecimalSI).String();
+}
+
+std::string Join(const std::vector<std::string>& items, const std::string& sep) {
+  std::string out;
+  for (const std::string& i : items) out += (out.empty() ? "" : sep) + i;
+  return out;
+}
+
 bool IsTerminalPod(const api::Object& pod) {
   const std::string phase = StringAt(pod, "/status/phase");
   return phase == "Succeeded" || phase == "Failed";
@@ -103,6 +118,23 @@ struct Subject {
   std::vector<const api::Object*> pods;
 };
 
+// The owner `obj` names in metadata.ownerReferences: the controller reference
+// (controller: true), else the first one; nullptr when none is in the view.
+const api::Object* Owner(const ClusterView& view, const api::Object& obj) {
+  auto m = obj.find("metadata");
+  if (m == obj.end() || !m->is_object()) return nullptr;
+  auto r = m->find("ownerReferences");
+  if (r == m->end() || !r->is_array() || r->empty()) return nullptr;
+  const api::Object* chosen = &(*r)[0];
+  for (const api::Object& ref : *r) {
+    if (ref.is_object() && ref.value("controller", false) == true) {
+      chosen = &ref;
+      break;
+    }
+  }
+  return view.FindByUid(StringAt(*chosen, "/uid"));
+}
+
 // The first ancestor (self included) of `obj` for which Kueue created a Workload.
 const api::Object* JobWithWorkload(const ClusterView& view, const api::Object& obj, const api::Object** workload) {
   const api::Object* cur = &obj;
@@ -112,11 +144,7 @@ const api::Object* JobWithWorkload(const ClusterView& view, const api::Object& o
       *workload = wl;
       return cur;
     }
-    const api::Object* refs = nullptr;
-    if (auto m = cur->find("metadata"); m != cur->end() && m->is_object()) {
-      if (auto r = m->find("ownerReferences"); r != m->end() && r->is_array() && !r->empty()) refs = &*r;
-    }
-    cur = refs != nullptr ? view.FindByUid(StringAt((*refs)[0], "/uid")) : nullptr;
+    cur = Owner(view, *cur);
   }
   return nullptr;
 }
@@ -127,11 +155,7 @@ const api::Object* TopOwner(const ClusterView& view, const api::Object& obj) {
   std::set<std::string> seen;
   for (;;) {
     if (!seen.insert(api::Uid(*cur)).second) return cur;
-    const api::Object* refs = nullptr;
-    if (auto m = cur->find("metadata"); m != cur->end() && m->is_object()) {
-      if (auto r = m->find("ownerReferences"); r != m->end() && r->is_array() && !r->empty()) refs = &*r;
-    }
-    const api::Object* parent = refs != nullptr ? view.FindByUid(StringAt((*refs)[0], "/uid")) : nullptr;
+    const api::Object* parent = Owner(view, *cur);
     if (parent == nullptr) return cur;
     cur = parent;
   }
@@ -155,6 +179,10 @@ class Builder {
   void NotManaged(const api::Object& job);
   // Step 1. Returns false when the analysis cannot go on (queue objects missing).
   void NotAdmitted(const api::Object& wl);
+  void Deactivated(const api::Object& wl);
+  void NamespaceSelector(const api::Object& wl, const api::Object& cq);
+  void WaitingForPodsReady(const api::Object& wl, const api::Object& quota_reserved);
+  void PodsFitNoNode(const api::Object& wl, const api::Object& cq);
   bool QueueObjects(const api::Object& wl, const api::Object** cq);
   void QueuePosition(const api::Object& wl, const api::Object& cq);
   void Quota(const api::Object& wl, const api::Object& cq);
@@ -168,10 +196,22 @@ class Builder {
   const ClusterView& view_;
   Subject s_;
   ExplainReport& r_;
+  // Why Kueue will not admit the Workload now whatever its quota (deactivated,
+  // namespace not selected, blockAdmission), in words; Quota() never claims
+  // an admission while one is listed.
+  std::vector<std::string> blockers_;
+  bool never_placeable_ = false;  // some podSet fits no node the ClusterQueue's flavors select
 };
 
 void Builder::Run() {
   const api::Object* wl = s_.workload;
+  if (s_.job != nullptr && s_.object != s_.job && s_.kind->gvr != &resources::kPods &&
+      s_.kind->gvr != &resources::kWorkloads) {
+    // A JobSet of a TrainJob, a Job of a JobSet: Kueue manages the top-level owner only.
+    Add(Ref(*s_.object) + " is part of " + Ref(*s_.job) + " (its controller ownerReference chain): Kueue queues "
+            "and admits the top-level job as one Workload, so this explains " + Ref(*s_.job),
+        {{Ref(*s_.object), "metadata.ownerReferences", Ref(*s_.job)}});
+  }
   if (wl == nullptr) {
     NotManaged(s_.job != nullptr ? *s_.job : *s_.object);
   } else if (ConditionTrue(*wl, "Finished")) {
@@ -202,6 +242,20 @@ void Builder::Run() {
 void Builder::NotManaged(const api::Object& job) {
   r_.layer = Layer::kNotManaged;
   const std::string ref = Ref(job);
+  if (KindOf(job) == "Pod") {
+    // berth's Kueue has no Pod integration: a pod outside a job kind is never queued.
+    r_.summary = "not managed by Kueue: a bare Pod (berth's Kueue queues job kinds only)";
+    Add(ref + " is not owned by a job: berth's Kueue manages only job kinds (batch/v1 Job, JobSet, PyTorchJob, "
+            "TrainJob; Kueue's pod integration is not part of berth), so this pod is not queued, holds no quota and "
+            "goes straight to kube-scheduler",
+        {{ref, "metadata.ownerReferences", ""}});
+    std::vector<const api::Object*> pending;
+    for (const api::Object* p : s_.pods) {
+      if (!IsTerminalPod(*p) && StringAt(*p, "/spec/nodeName").empty()) pending.push_back(p);
+    }
+    Placement(pending);
+    return;
+  }
   const auto label = LabelValue(job, kQueueNameLabel);
   const auto annotation = AnnotationValue(job, kQueueNameLabel);
   if (label.has_value()) {
@@ -245,22 +299,207 @@ void Builder::NotAdmitted(const api::Object& wl) {
   const std::string wref = Ref("Workload", wl);
   if (ConditionTrue(wl, "Evicted")) {
     const api::Object* c = FindCondition(wl, "Evicted");
-    Add("The Workload was evicted (" + StringAt(*c, "/reason") + ") and requeued: " + StringAt(*c, "/message"),
-        {{wref, ConditionField("Evicted", "message"), StringAt(*c, "/message")}});
+    std::vector<Evidence> ev = {{wref, ConditionField("Evicted", "message"), StringAt(*c, "/message")}};
+    // Requeued=False (e.g. Deactivated, or a backoff still running): not back in the queue.
+    const api::Object* rq = FindCondition(wl, "Requeued");
+    const bool requeued = rq == nullptr || StringAt(*rq, "/status") == "True";
+    std::string tail = " and requeued";
+    if (!requeued) {
+      tail = ", not requeued (Requeued=False " + StringAt(*rq, "/reason") +
+             (StringAt(*rq, "/message").empty() ? "" : ": " + StringAt(*rq, "/message")) + ")";
+      ev.push_back({wref, ConditionField("Requeued", "status"), "False"});
+    }
+    Add("The Workload was evicted (" + StringAt(*c, "/reason") + ")" + tail + ": " + StringAt(*c, "/message"),
+        std::move(ev));
   }
   if (auto it = wl.find("spec"); it != wl.end() && it->is_object() && it->value("active", true) == false) {
-    Add("The Workload is deactivated: Kueue does not consider it until spec.active is true",
-        {{wref, "spec.active", "false"}}, "kubectl patch workload " + api::Name(wl) + " -n " + api::Namespace(wl) +
-                                             " --type=merge -p '{\"spec\":{\"active\":true}}'");
+    Deactivated(wl);
   }
   const api::Object* cq = nullptr;
   if (!QueueObjects(wl, &cq)) return;
+  NamespaceSelector(wl, *cq);
   if (const api::Object* c = FindCondition(wl, "QuotaReserved"); c != nullptr && !StringAt(*c, "/message").empty()) {
-    Add("Kueue's last decision (" + StringAt(*c, "/reason") + "): " + StringAt(*c, "/message"),
-        {{wref, ConditionField("QuotaReserved", "message"), StringAt(*c, "/message")}});
+    if (StringAt(*c, "/reason") == kq::kWaitingForPodsReadyReason) {
+      WaitingForPodsReady(wl, *c);
+    } else {
+      Add("Kueue's last decision (" + StringAt(*c, "/reason") + "): " + StringAt(*c, "/message"),
+          {{wref, ConditionField("QuotaReserved", "message"), StringAt(*c, "/message")}});
+    }
   }
+  PodsFitNoNode(wl, *cq);
   QueuePosition(wl, *cq);
   Quota(wl, *cq);
+}
+
+void Builder::Deactivated(const api::Object& wl) {
+  const std::string wref = Ref("Workload", wl);
+  std::vector<Evidence> ev = {{wref, "spec.active", "false"}};
+  // Why: the Evicted condition Kueue wrote when it deactivated it ("The workload is
+  // deactivated due to <DeactivationTarget message>"), a DeactivationTarget still
+  // pending, and the eviction counts by underlying cause (status.schedulingStats).
+  std::vector<std::string> why;
+  bool requeuing_limit = false;
+  if (const api::Object* c = FindCondition(wl, "Evicted");
+      c != nullptr && StringAt(*c, "/status") == "True" && StringAt(*c, "/reason") == "Deactivated") {
+    why.push_back(StringAt(*c, "/message"));
+    ev.push_back({wref, ConditionField("Evicted", "message"), StringAt(*c, "/message")});
+    requeuing_limit |= StringAt(*c, "/message").find("re-queuing retries") != std::string::npos;
+  }
+  if (const api::Object* c = FindCondition(wl, "DeactivationTarget"); c != nullptr) {
+    why.push_back(StringAt(*c, "/reason") + ": " + StringAt(*c, "/message"));
+    ev.push_back({wref, ConditionField("DeactivationTarget", "reason"), StringAt(*c, "/reason")});
+    requeuing_limit |= StringAt(*c, "/reason") == "RequeuingLimitExceeded";
+  }
+  const api::Object& evictions =
+      wl.value("status", api::Object::object()).value("schedulingStats", api::Object::object()).value("evictions",
+                                                                                                  api::Object::array());
+  for (size_t i = 0; evictions.is_array() && i < evictions.size(); ++i) {
+    const std::string reason = evictions[i].value("reason", "");
+    const std::string cause = evictions[i].value("underlyingCause", "");
+    const std::string count = std::to_string(evictions[i].value("count", 0));
+    ev.push_back({wref, "status.schedulingStats.evictions[" + std::to_string(i) + "]",
+                  reason + (cause.empty() ? "" : "/" + cause) + " x" + count});
+    requeuing_limit |= cause == "RequeuingLimitExceeded";
+  }
+  std::string statement = "The Workload is deactivated (spec.active=false): Kueue does not queue or admit it until "
+                          "spec.active is true";
+  if (!why.empty()) statement += "; why: " + Join(why, "; ");
+  const std::string patch = "kubectl patch workload " + api::Name(wl) + " -n " + api::Namespace(wl) +
+                            " --type=merge -p '{\"spec\":{\"active\":true}}'";
+  std::string fix = patch;
+  if (requeuing_limit) {
+    statement += ". Kueue deactivated it because its pods did not all become Ready within waitForPodsReady.timeout "
+                 "more times than requeuingStrategy.backoffLimitCount allows (RequeuingLimitExceeded): re-activating "
+                 "it repeats the loop (admitted, pods not Ready in time, evicted, requeued, deactivated) unless the "
+                 "cause its pods do not become Ready is fixed";
+    fix = "fix why its pods do not become Ready (the findings below, `kubectl describe pods`), then re-activate: " +
+          patch;
+  }
+  Add(std::move(statement), std::move(ev), std::move(fix));
+  blockers_.push_back("it is deactivated (spec.active=false)");
+}
+
+// Kueue's cache: a ClusterQueue admits workloads only from the namespaces its
+// spec.namespaceSelector selects (a null selector selects none, {} all);
+// the namespace's labels plus kubernetes.io/metadata.name.
+void Builder::NamespaceSelector(const api::Object& wl, const api::Object& cq) {
+  const std::string ns = api::Namespace(wl);
+  const api::Object& spec = cq.value("spec", api::Object::object());
+  const api::Object selector = spec.value("namespaceSelector", api::Object());
+  api::Object labels = api::Object::object();
+  if (const api::Object* nso = view_.Find(resources::kNamespaces, "", ns)) {
+    const api::Object& l = nso->value("metadata", api::Object::object()).value("labels", api::Object::object());
+    if (l.is_object()) labels = l;
+  }
+  labels["kubernetes.io/metadata.name"] = ns;
+  bool selected = false;
+  if (!selector.is_null()) {
+    auto sel = api::LabelSelector::FromJson(selector);
+    selected = sel.ok() && sel.value().Matches(labels);
+  }
+  if (selected) return;
+  const std::string shown = selector.is_null() ? "null" : selector.dump();
+  std::string label_cmd;
+  if (selector.is_object() && selector.contains("matchLabels") && selector["matchLabels"].is_object()) {
+    for (const auto& [k, v] : selector["matchLabels"].items()) {
+      label_cmd += " " + k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
+    }
+  }
+  Add("ClusterQueue " + api::Name(cq) + "'s namespaceSelector " + shown + " does not select namespace " + ns +
+          " (labels " + labels.dump() + "): Kueue never admits workloads from it (\"workload namespace doesn't "
+          "match ClusterQueue selector\")",
+      {{Ref("ClusterQueue", cq), "spec.namespaceSelector", shown}, {"Namespace " + ns, "metadata.labels", labels.dump()}},
+      (label_cmd.empty() ? std::string("label namespace ") + ns + " so the selector matches it"
+                         : "kubectl label namespace " + ns + label_cmd) +
+          ", or change ClusterQueue " + api::Name(cq) + "'s spec.namespaceSelector to select it");
+  blockers_.push_back("ClusterQueue " + api::Name(cq) + "'s namespaceSelector does not select namespace " + ns);
+}
+
+// waitForPodsReady.blockAdmission: Kueue admits nothing while an admitted
+// workload's pods are not all Ready (controllers/kueue BlocksAdmission).
+void Builder::WaitingForPodsReady(const api::Object& wl, const api::Object& quota_reserved) {
+  std::vector<std::string> blocking;
+  std::vector<Evidence> ev = {{Ref("Workload", wl), ConditionField("QuotaReserved", "reason"),
+                               StringAt(quota_reserved, "/reason")}};
+  for (const api::Object& w : view_.Workloads()) {
+    if (&w == &wl || !kq::BlocksAdmission(w)) continue;
+    const api::Object* pr = FindCondition(w, "PodsReady");
+    const std::string state = pr == nullptr ? "no PodsReady condition"
+                                            : "PodsReady=" + StringAt(*pr, "/status") + " " + StringAt(*pr, "/reason");
+    blocking.push_back(api::Namespace(w) + "/" + api::Name(w) + " (" + state + ")");
+    ev.push_back({Ref("Workload", w), ConditionField("PodsReady", "status"), pr ? StringAt(*pr, "/status") : ""});
+  }
+  std::string statement = "Kueue holds it back (" + StringAt(quota_reserved, "/reason") + ": " +
+                          StringAt(quota_reserved, "/message") + "): waitForPodsReady.blockAdmission admits nothing "
+                          "while an admitted workload's pods are not all Ready";
+  if (blocking.empty()) {
+    statement += "; no admitted workload is waiting for PodsReady now, so the block has lifted";
+  } else {
+    statement += "; waiting for " + Join(blocking, ", ");
+    blockers_.push_back("waitForPodsReady.blockAdmission waits for " + Join(blocking, ", ") + " to be PodsReady");
+  }
+  Add(std::move(statement), std::move(ev));
+}
+
+// Per-pod requests of each podSet against every node the ClusterQueue's
+// flavors select: a podSet no node can hold is never placed, so it never
+// becomes Ready (the real cause behind PodsReady timeouts).
+void Builder::PodsFitNoNode(const api::Object& wl_obj, const api::Object& cq) {
+  if (view_.Nodes().empty()) return;  // no nodes in view: cannot judge
+  std::set<std::string> node_names;
+  const api::Object& groups = cq.value("spec", api::Object::object()).value("resourceGroups", api::Object::array());
+  for (const api::Object& g : groups) {
+    for (const api::Object& f : g.value("flavors", api::Object::array())) {
+      const api::Object* rf = view_.ResourceFlavor(f.value("name", ""));
+      if (rf == nullptr) continue;
+      for (const std::string& n : view_.NodeCapacity(*rf).nodes) node_names.insert(n);
+    }
+  }
+  admission::ResourceNames names;
+  const admission::Workload wl = kq::DecodeWorkload(wl_obj, names);
+  const std::string wref = Ref("Workload", wl_obj);
+  for (size_t i = 0; i < wl.pod_sets.size(); ++i) {
+    const admission::PodSet& ps = wl.pod_sets[i];
+    std::vector<std::string> request;
+    for (const auto& [r, v] : ps.requests.items()) {
+      if (v > 0) request.push_back(names.Name(r) + " " + AmountText(names.Name(r), v));
+    }
+    if (request.empty()) continue;
+    std::vector<std::string> per_node;
+    std::vector<Evidence> ev = {{wref, "spec.podSets[" + std::to_string(i) + "].template.spec.containers[*].resources."
+                                       "requests", Join(request, ", ")}};
+    bool any = false;
+    for (const std::string& n : node_names) {
+      const api::Object* node = view_.Find(resources::kNodes, "", n);
+      const api::Object& alloc =
+          node == nullptr ? api::Object::object()
+                          : node->value("status", api::Object::object()).value("allocatable", api::Object::object());
+      bool fits = true;
+      std::vector<std::string> have;
+      for (const auto& [r, v] : ps.requests.items()) {
+        if (v <= 0) continue;
+        const std::string rname = names.Name(r);
+        const admission::Amount a =
+            alloc.is_object() && alloc.contains(rname) ? kq::DecodeAmount(alloc[rname]) : admission::Amount{0};
+        fits = fits && v <= a;
+        have.push_back(rname + " " + AmountText(rname, a));
+      }
+      any = any || fits;
+      per_node.push_back(n + ": " + Join(have, ", "));
+      ev.push_back({"Node " + n, "status.allocatable", Join(have, ", ")});
+    }
+    if (any) continue;
+    never_placeable_ = true;
+    Add("PodSet " + ps.name + " requests " + Join(request, ", ") + " per pod, more than any node ClusterQueue " +
+            api::Name(cq) + "'s flavors select can allocate" +
+            (per_node.empty() ? " (its flavors select no node)" : " (" + Join(per_node, "; ") + ")") +
+            ": its pods can never be scheduled, so once admitted they stay Pending and never become Ready; this is "
+            "the real cause to fix",
+        std::move(ev),
+        per_node.empty() ? "correct the ResourceFlavors' spec.nodeLabels, or label the nodes"
+                         : "lower the per-pod requests (spread the work over more, smaller pods) or add nodes that "
+                           "large");
+  }
 }
 
 bool Builder::QueueObjects(const api::Object& wl, const api::Object** cq_out) {
@@ -412,7 +651,7 @@ std::string UsageText(const admission::Snapshot& snap, const admission::FrUsage&
   std::string out;
   for (const auto& [fr, v] : usage) {
     if (!only_frs.empty() && std::find(only_frs.begin(), only_frs.end(), fr) == only_frs.end()) continue;
-    out += (out.empty() ? "" : ", ") + admission::FormatAmount(v) + " " + snap.names().Name(snap.FrResource(fr)) +
+    out += (out.empty() ? "" : ", ") + AmountText(snap.names().Name(snap.FrResource(fr)), v) + " " + snap.names().Name(snap.FrResource(fr)) +
            " in " + snap.FlavorName(snap.FrFlavor(fr));
   }
   return out;
@@ -453,9 +692,9 @@ void Builder::Quota(const api::Object& wl_obj, const api::Object& cq_obj) {
     const std::string rname = e.names.Name(r);
     const int g = snap.GroupForResource(cq, r);
     if (g < 0) {
-      Add("It requests " + admission::FormatAmount(need) + " " + rname + ", which ClusterQueue " + api::Name(cq_obj) +
+      Add("It requests " + AmountText(rname, need) + " " + rname + ", which ClusterQueue " + api::Name(cq_obj) +
               " does not cover: it can never be admitted there",
-          {{wref, "spec.podSets[*].template.spec.containers[*].resources.requests." + rname, admission::FormatAmount(need)}},
+          {{wref, "spec.podSets[*].template.spec.containers[*].resources.requests." + rname, AmountText(rname, need)}},
           "add " + rname + " to a resourceGroup's coveredResources of ClusterQueue " + api::Name(cq_obj) +
               ", or remove the request");
       continue;
@@ -477,14 +716,14 @@ void Builder::Quota(const api::Object& wl_obj, const api::Object& cq_obj) {
       for (const auto& [uid, wi] : snap.Workloads(cq)) {
         for (const auto& [wfr, v] : wi->usage) holders += (wfr == fr && v > 0) ? 1 : 0;
       }
-      Add("Needs " + admission::FormatAmount(need) + " " + rname + " in flavor " + fname + ": nominalQuota " +
-              admission::FormatAmount(nominal) + ", " + admission::FormatAmount(used) + " in use by " +
-              Plural(holders, "admitted workload") + ", " + admission::FormatAmount(local_free) + " free, " +
-              admission::FormatAmount(borrowable) + " borrowable from the cohort" +
-              (available >= need ? " (fits)" : " (" + admission::FormatAmount(need - available) + " short)"),
+      Add("Needs " + AmountText(rname, need) + " " + rname + " in flavor " + fname + ": nominalQuota " +
+              AmountText(rname, nominal) + ", " + AmountText(rname, used) + " in use by " +
+              Plural(holders, "admitted workload") + ", " + AmountText(rname, local_free) + " free, " +
+              AmountText(rname, borrowable) + " borrowable from the cohort" +
+              (available >= need ? " (fits)" : " (" + AmountText(rname, need - available) + " short)"),
           {{cref, "spec.resourceGroups[" + std::to_string(g) + "].flavors[" + std::to_string(fi) + "].resources[" +
                       std::to_string(k) + "].nominalQuota",
-            admission::FormatAmount(nominal)},
+            AmountText(rname, nominal)},
            ReservationEvidence(cq_obj, fname, rname)});
     }
   }
@@ -494,8 +733,26 @@ void Builder::Quota(const api::Object& wl_obj, const api::Object& cq_obj) {
   admission::Assignment a = admission::AssignFlavors(snap, cq, wl, &preemptor);
   const admission::FlavorAssignmentMode mode = a.RepresentativeMode();
   if (mode == admission::FlavorAssignmentMode::kFit) {
+    const std::string unplaceable =
+        never_placeable_ ? "; even once admitted its pods fit no node (above), so they stay Pending" : "";
+    if (!blockers_.empty()) {
+      Add("Its request fits the free quota now, but Kueue does not admit it: " + Join(blockers_, "; ") + unplaceable,
+          {{cref, "status.pendingWorkloads",
+            std::to_string(static_cast<int64_t>(cq_obj.value("status", api::Object::object()).value("pendingWorkloads", 0)))}});
+      return;
+    }
+    const api::Object* qr = FindCondition(wl_obj, "QuotaReserved");
+    if (qr != nullptr && StringAt(*qr, "/status") == "False" && !StringAt(*qr, "/message").empty()) {
+      // The engine and Kueue disagree: Kueue's live decision stands.
+      Add("berth's admission engine finds room for it in the free quota now, but Kueue's own last decision says "
+          "otherwise (" + StringAt(*qr, "/reason") + ": " + StringAt(*qr, "/message") + "); Kueue has not admitted "
+          "it, so its message is the one to act on (Kueue evaluates the Workload again when quota is released or the "
+          "queue changes)" + unplaceable,
+          {{wref, ConditionField("QuotaReserved", "message"), StringAt(*qr, "/message")}});
+      return;
+    }
     Add("It fits the free quota now: Kueue admits it at its next scheduling cycle (when it reaches the head of the "
-        "queue)",
+        "queue)" + unplaceable,
         {{cref, "status.pendingWorkloads", std::to_string(static_cast<int64_t>(cq_obj.value("status", api::Object::object())
                                                                                    .value("pendingWorkloads", 0)))}});
     return;
@@ -570,8 +827,10 @@ void Builder::Quota(const api::Object& wl_obj, const api::Object& cq_obj) {
     }
   }
   if (!fits) {
-    Add("It does not fit even with every admitted workload gone: " + a.Message() +
-            "; the request exceeds what ClusterQueue " + api::Name(cq_obj) + " can ever provide",
+    // Not a.Message(): Kueue's text prints raw amounts (bytes); the needs per flavor above are canonical.
+    Add("It does not fit even with every admitted workload gone: the request exceeds what ClusterQueue " +
+            api::Name(cq_obj) + " can ever provide in any of its flavors (nominalQuota plus what it may borrow; the "
+            "need per flavor and resource is above)",
         {{cref, "spec.resourceGroups", ""}},
         "raise nominalQuota (or borrowingLimit within a cohort) of ClusterQueue " + api::Name(cq_obj) +
             ", or lower the job's requests");
@@ -719,11 +978,24 @@ void Builder::QuotaAboveNodes(const api::Object& wl) {
         auto it = cap.allocatable.find(rname);
         const int64_t alloc = it == cap.allocatable.end() ? 0 : it->second.milli();
         if (nominal <= alloc) continue;
+        if (cap.nodes.empty()) {
+          // Not a capacity question: the flavor's nodeLabels select no node at all.
+          Add("ResourceFlavor " + fname + " (admitted for ClusterQueue " + cq_name + ") selects no node: no node has "
+                  "every label of its spec.nodeLabels " +
+                  rf->value("spec", api::Object::object()).value("nodeLabels", api::Object::object()).dump() +
+                  ", so its pods get a nodeSelector no node satisfies and stay Pending (node(s) didn't match Pod's "
+                  "node affinity/selector)",
+              {{"ResourceFlavor " + fname, "spec.nodeLabels",
+                rf->value("spec", api::Object::object()).value("nodeLabels", api::Object::object()).dump()}},
+              "correct ResourceFlavor " + fname + "'s spec.nodeLabels to labels the nodes carry, or label the nodes "
+              "(kubectl label node <node> <key>=<value>)");
+          break;  // once per flavor
+        }
         std::string nodes;
         for (const std::string& n : cap.nodes) nodes += (nodes.empty() ? "" : ", ") + n;
         const std::string field = "spec.resourceGroups[" + std::to_string(g) + "].flavors[" + std::to_string(f) +
                                   "].resources[" + std::to_string(k) + "].nominalQuota";
-        std::vector<Evidence> ev = {{Ref("ClusterQueue", *cq), field, admission::FormatAmount(nominal)}};
+        std::vector<Evidence> ev = {{Ref("ClusterQueue", *cq), field, AmountText(rname, nominal)}};
         for (const std::string& n : cap.nodes) {
           const api::Object* node = view_.Find(resources::kNodes, "", n);
           std::string v;
@@ -734,12 +1006,12 @@ void Builder::QuotaAboveNodes(const api::Object& wl) {
           ev.push_back({"Node " + n, "status.allocatable." + rname, v});
         }
         Add("ClusterQueue " + cq_name + " nominalQuota for " + rname + " in flavor " + fname + " is " +
-                admission::FormatAmount(nominal) + ", above the " + Quantity::FromMilli(alloc).String() +
+                AmountText(rname, nominal) + ", above the " + AmountText(rname, alloc) +
                 " allocatable of the " + Plural(cap.nodes.size(), "node") + " the flavor selects" +
                 (nodes.empty() ? "" : " (" + nodes + ")") +
                 ": Kueue admits workloads the nodes cannot hold, so their pods stay Pending",
             std::move(ev),
-            "set nominalQuota to at most " + Quantity::FromMilli(alloc).String() +
+            "set nominalQuota to at most " + AmountText(rname, alloc) +
                 " (the nodes' allocatable minus what system pods use: kubectl describe node)");
       }
     }
@@ -869,9 +1141,13 @@ StatusOr<ExplainReport> Explain(const ClusterView& view, const std::string& kind
     }
     s.pods = {obj};
   } else {
-    s.job = obj;
-    s.workload = view.WorkloadFor(*obj);
-    s.pods = view.PodsOf(*obj);
+    // A job kind owned by another (a TrainJob's JobSet, a JobSet's Jobs): the
+    // nearest owner with a Workload, else the top of the controller chain.
+    const api::Object* wl = nullptr;
+    s.job = JobWithWorkload(view, *obj, &wl);
+    if (s.job == nullptr) s.job = TopOwner(view, *obj);
+    s.workload = wl;
+    s.pods = view.PodsOf(*s.job);
   }
   ExplainReport report;
   report.kind = k.kind;

@@ -7,9 +7,22 @@
 //       (Kueue does not manage it; `kubectl get workloads` does not list it),
 //       or writes it as an annotation (the seeds' trap: Kueue reads only the
 //       label);
+//     - a bare Pod (no job owner): not managed, since berth's Kueue queues
+//       job kinds only (no Pod integration);
 //     - not admitted: the LocalQueue and ClusterQueue it maps to (missing
 //       LocalQueue / ClusterQueue), the ClusterQueue's Active condition and
-//       reason (FlavorNotFound names the missing ResourceFlavors), Kueue's
+//       reason (FlavorNotFound names the missing ResourceFlavors); the
+//       blockers that keep Kueue from admitting it whatever its quota: a
+//       deactivated Workload (spec.active=false; why, from the Evicted
+//       Deactivated condition, DeactivationTarget and schedulingStats; after
+//       RequeuingLimitExceeded, that re-activating repeats the loop), a
+//       ClusterQueue namespaceSelector that does not select its namespace
+//       (Kueue's cache: the Namespace's labels plus
+//       kubernetes.io/metadata.name; a null selector selects none), and
+//       waitForPodsReady.blockAdmission (QuotaReserved=False reason
+//       WaitingForPodsReady: the admitted workloads not PodsReady); a podSet
+//       whose per-pod requests exceed every node the ClusterQueue's flavors
+//       select (its pods can never be placed, so never become Ready); Kueue's
 //       last QuotaReserved=False message, the workload's position among the
 //       ClusterQueue's pending workloads in Kueue's queue order (priority
 //       descending, then creationTimestamp, then uid: kueue.md §3.1), the
@@ -17,8 +30,10 @@
 //       resource, and what berth's admission engine (admission/flavor_assigner,
 //       admission/preemptor) decides over a snapshot of the live quotas and
 //       admitted workloads: it fits (admitted at the next cycle), it would
-//       preempt these workloads, or these admitted workloads would have to
-//       finish first (the smallest such set, in admission order, that makes
+//       preempt these workloads (the "admitted at the next cycle" claim is
+//       made only when no blocker applies and Kueue's live QuotaReserved
+//       message does not disagree; otherwise those are stated instead), or
+//       these admitted workloads would have to finish first (the smallest such set, in admission order, that makes
 //       the engine admit it), or it can never fit (above the maximum quota).
 //   step 2, placement (kube-scheduler): admitted, pods Pending — per pod the
 //     FailedScheduling message and per-node reasons in kube-scheduler's words,
@@ -33,6 +48,13 @@
 // Every statement is derived from a live object and names it as evidence
 // (object, field path, value); nothing is guessed. A fix is given when the
 // cause is a configuration the user owns.
+//
+// A job kind owned by another (a TrainJob's JobSet, a JobSet's Jobs) is
+// explained through the job Kueue manages: the nearest owner along the
+// controller ownerReferences with a Workload, else the top owner (the first
+// finding says so). Amounts are printed in canonical Kubernetes quantity
+// form (binary SI for memory, ephemeral-storage, hugepages-*), as strings in
+// JSON.
 //
 // Kinds (what `berth get` accepts for them): trainjob(s), pytorchjob(s),
 // jobset(s), job(s), workload(s)/wl, pod(s)/po, also as

@@ -33,13 +33,14 @@ class ExplainTest : public ::testing::Test {
   // ResourceFlavor default-flavor, ClusterQueue cluster-queue (cpu nominalQuota as given, flavor as
   // given), LocalQueue team-a/user-queue.
   void Queues(const std::string& cpu_quota, const std::string& flavor = "default-flavor",
-              api::Object preemption = api::Object::object()) {
+              api::Object preemption = api::Object::object(),
+              api::Object namespace_selector = api::Object::object()) {
     Create(resources::kResourceFlavors, "", {{"kind", "ResourceFlavor"}, {"metadata", {{"name", "default-flavor"}}}});
     api::Object cq = {
         {"kind", "ClusterQueue"},
         {"metadata", {{"name", "cluster-queue"}}},
         {"spec",
-         {{"namespaceSelector", api::Object::object()},
+         {{"namespaceSelector", namespace_selector},
           {"preemption", preemption},
           {"resourceGroups",
            {{{"coveredResources", {"cpu"}},
@@ -74,6 +75,9 @@ class ExplainTest : public ::testing::Test {
 
   // The Workload Kueue creates for `job`; admitted (with the default flavor) when `admitted`.
   api::Object Workload(const api::Object& job, const std::string& cpu, bool admitted, int priority = 0) {
+    return Create(resources::kWorkloads, "team-a", WorkloadObject(job, cpu, admitted, priority));
+  }
+  static api::Object WorkloadObject(const api::Object& job, const std::string& cpu, bool admitted, int priority = 0) {
     const std::string name = "job-" + api::Name(job) + "-1a2b3";
     api::Object wl = {
         {"apiVersion", "kueue.x-k8s.io/v1beta2"},
@@ -104,7 +108,7 @@ class ExplainTest : public ::testing::Test {
                                   "couldn't assign flavors to pod set main: insufficient unused quota for cpu in "
                                   "flavor default-flavor, 3 more needed")}}};
     }
-    return Create(resources::kWorkloads, "team-a", wl);
+    return wl;
   }
 
   api::Object Node(const std::string& cpu) {
@@ -421,6 +425,213 @@ TEST_F(ExplainTest, HttpFormServesJsonByDefaultAndTextOnRequest) {
   EXPECT_EQ(bad_output.status().code(), Code::kBadRequest);
   auto missing = ServeExplain(client_, "GET", "/berth/v1/explain/namespaces/team-a/jobs/nope", clock_);
   EXPECT_EQ(missing.status().message(), "jobs.batch \"nope\" not found");
+}
+
+}  // namespace
+}  // namespace berth::cli::diagnostics
+
+namespace berth::cli::diagnostics {
+namespace {
+
+// D1(a): deactivated after waitForPodsReady's backoffLimitCount, its pods bigger than any node.
+TEST_F(ExplainTest, DeactivatedWorkloadIsNotAdmittedAndNamesTheRealCause) {
+  Queues("32");
+  Node("8");
+  api::Object j = Job("big", "16");
+  api::Object wl = WorkloadObject(j, "16", false);
+  wl["spec"]["active"] = false;
+  wl["status"] = {
+      {"conditions",
+       {Condition("QuotaReserved", "False", "Pending", "The workload is deactivated"),
+        Condition("Evicted", "True", "Deactivated",
+                  "The workload is deactivated due to exceeding the maximum number of re-queuing retries"),
+        Condition("Requeued", "False", "Deactivated", "The workload is deactivated")}},
+      {"schedulingStats",
+       {{"evictions",
+         {{{"reason", "PodsReadyTimeout"}, {"underlyingCause", "WaitForStart"}, {"count", 2}},
+          {{"reason", "Deactivated"}, {"underlyingCause", "RequeuingLimitExceeded"}, {"count", 1}}}}}}};
+  Create(resources::kWorkloads, "team-a", wl);
+
+  ExplainReport r = Run("job", "big");
+  EXPECT_EQ(r.layer, Layer::kNotAdmitted);
+  const std::string text = r.ToText();
+  EXPECT_THAT(text, Not(HasSubstr("admits it at its next scheduling cycle")));
+  EXPECT_THAT(text, Not(HasSubstr("and requeued")));
+  EXPECT_THAT(text, HasSubstr("not requeued (Requeued=False Deactivated"));
+  EXPECT_THAT(text, HasSubstr("The Workload is deactivated (spec.active=false)"));
+  EXPECT_THAT(text, HasSubstr("why: The workload is deactivated due to exceeding the maximum number of re-queuing"));
+  EXPECT_THAT(text, HasSubstr("re-activating it repeats the loop"));
+  EXPECT_THAT(text, HasSubstr("PodSet main requests cpu 16 per pod, more than any node ClusterQueue cluster-queue's "
+                              "flavors select can allocate (node-0: cpu 8)"));
+  EXPECT_THAT(text, HasSubstr("the real cause"));
+  EXPECT_THAT(text, HasSubstr("Kueue does not admit it: it is deactivated (spec.active=false)"));
+}
+
+// D1(a) negative: a pod that fits a node is not reported as unplaceable.
+TEST_F(ExplainTest, PodsThatFitANodeAreNotReportedUnplaceable) {
+  Queues("32");
+  Node("8");
+  api::Object j = Job("small", "4");
+  Workload(j, "4", false);
+  EXPECT_THAT(Run("job", "small").ToText(), Not(HasSubstr("more than any node")));
+}
+
+// D1(b): the ClusterQueue's namespaceSelector does not select the workload's namespace.
+TEST_F(ExplainTest, NamespaceSelectorMismatchBlocksAdmission) {
+  Queues("32", "default-flavor", api::Object::object(), {{"matchLabels", {{"team", "a"}}}});
+  Create(resources::kNamespaces, "", {{"kind", "Namespace"}, {"metadata", {{"name", "team-a"}}}});
+  api::Object j = Job("train", "4");
+  api::Object wl = WorkloadObject(j, "4", false);
+  wl["status"] = api::Object::object();  // Kueue wrote no decision yet
+  Create(resources::kWorkloads, "team-a", wl);
+  const std::string text = Run("job", "train").ToText();
+  EXPECT_THAT(text, HasSubstr("ClusterQueue cluster-queue's namespaceSelector {\"matchLabels\":{\"team\":\"a\"}} "
+                              "does not select namespace team-a"));
+  EXPECT_THAT(text, HasSubstr("fix: kubectl label namespace team-a team=a, or change ClusterQueue cluster-queue's "
+                              "spec.namespaceSelector"));
+  EXPECT_THAT(text, Not(HasSubstr("admits it at its next scheduling cycle")));
+}
+
+TEST_F(ExplainTest, NamespaceSelectorThatMatchesIsNotReported) {
+  Queues("32", "default-flavor", api::Object::object(), {{"matchLabels", {{"team", "a"}}}});
+  Create(resources::kNamespaces, "",
+         {{"kind", "Namespace"}, {"metadata", {{"name", "team-a"}, {"labels", {{"team", "a"}}}}}});
+  api::Object j = Job("train", "4");
+  api::Object wl = WorkloadObject(j, "4", false);
+  wl["status"] = api::Object::object();
+  Create(resources::kWorkloads, "team-a", wl);
+  const std::string text = Run("job", "train").ToText();
+  EXPECT_THAT(text, Not(HasSubstr("namespaceSelector")));
+  EXPECT_THAT(text, HasSubstr("It fits the free quota now: Kueue admits it at its next scheduling cycle"));
+}
+
+// D1(c): waitForPodsReady.blockAdmission names the admitted workload whose pods are not Ready.
+TEST_F(ExplainTest, BlockAdmissionNamesTheWorkloadsNotPodsReady) {
+  Queues("32");
+  api::Object first = Job("first", "4");
+  api::Object w1 = WorkloadObject(first, "4", true);
+  w1["status"]["conditions"].push_back(Condition("PodsReady", "False", "WaitForStart", "Not all pods are ready"));
+  Create(resources::kWorkloads, "team-a", w1);
+  api::Object second = Job("second", "4");
+  api::Object w2 = WorkloadObject(second, "4", false);
+  w2["status"]["conditions"] = {Condition("QuotaReserved", "False", "WaitingForPodsReady",
+                                          "waiting for all admitted workloads to be in PodsReady condition")};
+  Create(resources::kWorkloads, "team-a", w2);
+  const std::string text = Run("job", "second").ToText();
+  EXPECT_THAT(text, HasSubstr("Kueue holds it back (WaitingForPodsReady: waiting for all admitted workloads to be in "
+                              "PodsReady condition)"));
+  EXPECT_THAT(text, HasSubstr("waiting for team-a/job-first-1a2b3 (PodsReady=False WaitForStart)"));
+  EXPECT_THAT(text, HasSubstr("Kueue does not admit it: waitForPodsReady.blockAdmission waits for "
+                              "team-a/job-first-1a2b3"));
+  EXPECT_THAT(text, Not(HasSubstr("admits it at its next scheduling cycle")));
+}
+
+// D1: the engine says it fits but Kueue's live QuotaReserved message says otherwise.
+TEST_F(ExplainTest, KueuesLiveDecisionWinsOverTheEngine) {
+  Queues("32");
+  api::Object j = Job("train", "4");
+  Workload(j, "4", false);  // QuotaReserved=False "insufficient unused quota ..." although 32 are free
+  const std::string text = Run("job", "train").ToText();
+  EXPECT_THAT(text, HasSubstr("Kueue's own last decision says otherwise (Pending: couldn't assign flavors"));
+  EXPECT_THAT(text, Not(HasSubstr("admits it at its next scheduling cycle")));
+}
+
+// D2: a Job owned by a managed JobSet explains the JobSet.
+TEST_F(ExplainTest, JobOwnedByAManagedJobSetExplainsTheOwner) {
+  Queues("32");
+  api::Object js = Create(resources::kJobSets, "team-a",
+                          {{"apiVersion", "jobset.x-k8s.io/v1alpha2"},
+                           {"kind", "JobSet"},
+                           {"metadata", {{"name", "js"}, {"namespace", "team-a"},
+                                         {"labels", {{kQueueNameLabel, "user-queue"}}}}}});
+  Workload(js, "4", true);
+  Create(resources::kJobs, "team-a",
+         {{"apiVersion", "batch/v1"},
+          {"kind", "Job"},
+          {"metadata",
+           {{"name", "js-worker-0"},
+            {"namespace", "team-a"},
+            {"ownerReferences",
+             {{{"apiVersion", "jobset.x-k8s.io/v1alpha2"}, {"kind", "JobSet"}, {"name", "js"},
+               {"uid", api::Uid(js)}, {"controller", true}}}}}},
+          {"spec", {{"template", PodTemplate("4")}}}});
+  ExplainReport r = Run("job", "js-worker-0");
+  EXPECT_NE(r.layer, Layer::kNotManaged);
+  const std::string text = r.ToText();
+  EXPECT_THAT(text, HasSubstr("Job team-a/js-worker-0 is part of JobSet team-a/js"));
+  EXPECT_THAT(text, HasSubstr("this explains JobSet team-a/js"));
+  EXPECT_THAT(text, Not(HasSubstr("add the label")));
+}
+
+// D7: a bare Pod is not advised to take the queue-name label.
+TEST_F(ExplainTest, BarePodIsNotManagedWithoutLabelAdvice) {
+  Create(resources::kPods, "team-a",
+         {{"apiVersion", "v1"},
+          {"kind", "Pod"},
+          {"metadata", {{"name", "lonely"}, {"namespace", "team-a"}}},
+          {"spec", PodTemplate("1")["spec"]},
+          {"status", {{"phase", "Pending"}}}});
+  ExplainReport r = Run("pod", "lonely");
+  EXPECT_EQ(r.layer, Layer::kNotManaged);
+  const std::string text = r.ToText();
+  EXPECT_THAT(text, HasSubstr("Pod team-a/lonely is not owned by a job: berth's Kueue manages only job kinds"));
+  EXPECT_THAT(text, Not(HasSubstr("add the label")));
+}
+
+// D9: memory in canonical form, in text and JSON.
+TEST_F(ExplainTest, QuantitiesAreCanonical) {
+  Create(resources::kResourceFlavors, "", {{"kind", "ResourceFlavor"}, {"metadata", {{"name", "default-flavor"}}}});
+  Create(resources::kClusterQueues, "",
+         {{"kind", "ClusterQueue"},
+          {"metadata", {{"name", "cluster-queue"}}},
+          {"spec",
+           {{"namespaceSelector", api::Object::object()},
+            {"resourceGroups",
+             {{{"coveredResources", {"memory"}},
+               {"flavors", {{{"name", "default-flavor"},
+                             {"resources", {{{"name", "memory"}, {"nominalQuota", "8Gi"}}}}}}}}}}}}});
+  Create(resources::kLocalQueues, "team-a",
+         {{"kind", "LocalQueue"},
+          {"metadata", {{"name", "user-queue"}, {"namespace", "team-a"}}},
+          {"spec", {{"clusterQueue", "cluster-queue"}}}});
+  api::Object j = Job("mem", "0");
+  api::Object wl = WorkloadObject(j, "0", false);
+  wl["spec"]["podSets"][0]["template"]["spec"]["containers"][0]["resources"]["requests"] = {{"memory", "16Gi"}};
+  Create(resources::kWorkloads, "team-a", wl);
+  ExplainReport r = Run("job", "mem");
+  const std::string text = r.ToText();
+  EXPECT_THAT(text, HasSubstr("Needs 16Gi memory in flavor default-flavor: nominalQuota 8Gi"));
+  EXPECT_THAT(text, HasSubstr("nominalQuota = 8Gi"));
+  EXPECT_THAT(text, Not(HasSubstr("8589934592")));
+  EXPECT_THAT(r.ToJson().dump(), Not(HasSubstr("8589934592")));
+}
+
+// D6 in explain: an admitted flavor whose nodeLabels select no node.
+TEST_F(ExplainTest, AdmittedFlavorSelectingNoNode) {
+  Create(resources::kResourceFlavors, "",
+         {{"kind", "ResourceFlavor"},
+          {"metadata", {{"name", "default-flavor"}}},
+          {"spec", {{"nodeLabels", {{"pool", "a100"}}}}}});
+  Create(resources::kClusterQueues, "",
+         {{"kind", "ClusterQueue"},
+          {"metadata", {{"name", "cluster-queue"}}},
+          {"spec",
+           {{"namespaceSelector", api::Object::object()},
+            {"resourceGroups",
+             {{{"coveredResources", {"cpu"}},
+               {"flavors", {{{"name", "default-flavor"}, {"resources", {{{"name", "cpu"}, {"nominalQuota", "8"}}}}}}}}}}}}});
+  Create(resources::kLocalQueues, "team-a",
+         {{"kind", "LocalQueue"},
+          {"metadata", {{"name", "user-queue"}, {"namespace", "team-a"}}},
+          {"spec", {{"clusterQueue", "cluster-queue"}}}});
+  Node("8");
+  api::Object j = Job("train", "4");
+  Workload(j, "4", true);
+  Pod(j, "4", "", "Pending");
+  const std::string text = Run("job", "train").ToText();
+  EXPECT_THAT(text, HasSubstr("ResourceFlavor default-flavor (admitted for ClusterQueue cluster-queue) selects no node"));
+  EXPECT_THAT(text, HasSubstr("correct ResourceFlavor default-flavor's spec.nodeLabels"));
+  EXPECT_THAT(text, Not(HasSubstr("set nominalQuota to at most 0")));
 }
 
 }  // namespace

@@ -557,6 +557,11 @@ class Linter {
         }
       }
       if (job.queue_name && view_.LocalQueue(job.ns, *job.queue_name) == nullptr) {
+        if (!view_.Covers(resources::kLocalQueues)) {
+          NotInInput(*job.object, FieldChild("metadata.labels", kQueueNameLabel), "LocalQueue",
+                     job.ns + "/" + *job.queue_name);
+          continue;
+        }
         std::string suggestion;
         size_t best = 3;
         for (const Object& lq : view_.LocalQueues()) {
@@ -599,6 +604,16 @@ class Linter {
           FlavorCapacity cap = view_.NodeCapacity(*rf);
           const Object& res = Child(flavors[j], "resources");
           if (!res.is_array()) continue;
+          if (cap.nodes.empty()) {
+            Add("quota-exceeds-node-allocatable", Severity::kError, cq, flavor_field + ".name",
+                "ResourceFlavor " + Quote(name) + " selects no node: no node has every label of its spec.nodeLabels " +
+                    Child(Child(*rf, "spec"), "nodeLabels").dump() + ", so the pods of every workload admitted with it "
+                    "get a nodeSelector no node satisfies and stay Pending (FailedScheduling 'node(s) didn't match "
+                    "Pod's node affinity/selector'); all of this flavor's quota can never run",
+                "correct the ResourceFlavor's spec.nodeLabels to labels the nodes carry, or label the nodes "
+                "(kubectl label node <node> <key>=<value>)");
+            continue;
+          }
           for (size_t k = 0; k < res.size(); ++k) {
             const std::string rname = Str(Child(res[k], "name"));
             admission::Amount quota = controllers::kueue::DecodeAmount(Child(res[k], "nominalQuota"));
@@ -623,7 +638,21 @@ class Linter {
     }
   }
 
+  // A reference to an object of a kind the input does not hold at all (files
+  // without --live): whether it exists cannot be judged, so it is an info,
+  // not an error (ClusterView::Covers).
+  void NotInInput(const Object& obj, const std::string& field, const std::string& kind, const std::string& name) {
+    Add("unresolved-reference", Severity::kInfo, obj, field,
+        kind + " " + Quote(name) + " is not in the input (it holds no " + kind +
+            " at all), so whether it exists is not checked",
+        "check it against the server with --live, or pass its manifest with -f");
+  }
+
   void MissingFlavor(const Object& cq, const std::string& field, const std::string& name) {
+    if (!view_.Covers(resources::kResourceFlavors)) {
+      NotInInput(cq, field, "ResourceFlavor", name);
+      return;
+    }
     std::string suggestion;
     size_t best = 3;
     for (const Object& rf : view_.ResourceFlavors()) {

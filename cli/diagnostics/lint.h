@@ -44,7 +44,9 @@
 //       scheduler the other way (pod priority).
 //   quota-exceeds-node-allocatable   error    a ClusterQueue nominalQuota
 //       above the sum of allocatable of the flavor's nodes (only when the
-//       view has Nodes): admitted but unschedulable.
+//       view has Nodes): admitted but unschedulable; a flavor whose
+//       nodeLabels select no node at all is reported once on the flavor
+//       reference (correct nodeLabels or label the nodes).
 //   missing-resource-flavor          error    a ClusterQueue names a
 //       ResourceFlavor that does not exist (the ClusterQueue is inactive);
 //       "did you mean" for a name within edit distance 2.
@@ -57,6 +59,11 @@
 //   within-cluster-queue-never       warning  withinClusterQueue Never (the
 //       default when unset) in a ClusterQueue whose jobs have different
 //       workload priorities.
+//   unresolved-reference             info     a LocalQueue or ResourceFlavor
+//       reference (the two rules above) to a kind the input holds no object
+//       of (files only, without --live; ClusterView::Covers): whether it
+//       exists cannot be judged. With --live, or when the files hold objects
+//       of that kind, a dangling reference stays an error.
 //   grace-period-shorter-than-checkpoint error  a pod template's
 //       terminationGracePeriodSeconds (default 30) shorter than the job's
 //       annotation berth.dev/checkpoint-seconds (the seconds the job needs

@@ -90,9 +90,10 @@ StatusOr<ObjectsByResource> FetchLintObjects(client::Client& client) {
   BERTH_ASSIGN_OR_RETURN(ClusterView view, ClusterView::Fetch(client));
   ObjectsByResource out;
   for (const client::GroupVersionResource& gvr : resources::All()) {
+    if (!view.Covers(gvr)) continue;  // not served
     std::vector<api::Object> items = view.Objects(gvr);
     FillTypeMeta(gvr, &items);
-    if (!items.empty()) out[gvr.GroupResource()] = std::move(items);
+    out[gvr.GroupResource()] = std::move(items);  // kept when empty: the view Covers() it
   }
   for (const client::GroupVersionResource& gvr :
        {resources::kClusterTrainingRuntimes, resources::kTrainingRuntimes}) {
@@ -102,7 +103,7 @@ StatusOr<ObjectsByResource> FetchLintObjects(client::Client& client) {
       return list.status();
     }
     FillTypeMeta(gvr, &list->items);
-    if (!list->items.empty()) out[gvr.GroupResource()] = std::move(list->items);
+    out[gvr.GroupResource()] = std::move(list->items);
   }
   return out;
 }

@@ -44,8 +44,9 @@ struct LintInput {
   Provenance provenance;
 };
 
-// Lists everything ClusterView::Fetch lists plus the training runtimes
-// (a resource the server does not serve reads as empty).
+// Lists everything ClusterView::Fetch lists plus the training runtimes. Every
+// served resource is a key of the result, even with no object (so the view
+// Covers() it); a resource the server does not serve is absent.
 StatusOr<ObjectsByResource> FetchLintObjects(client::Client& client);
 
 StatusOr<LintInput> BuildLintInput(ObjectsByResource live, const std::vector<ManifestObject>& manifests,

@@ -370,6 +370,50 @@ TEST(LintTest, QueueNameMissingLocalQueue) {
   EXPECT_THAT(Only(LintYaml(std::string(kBase) + PyTorchJob({})), "queue-name-label"), IsEmpty());
 }
 
+// Files only, without any LocalQueue / ResourceFlavor: a dangling reference cannot be judged.
+TEST(LintTest, ReferenceToAKindNotInTheInputIsInfo) {
+  auto all = LintYaml(PyTorchJob({.labels = "kueue.x-k8s.io/queue-name: lq-team-a"}));
+  EXPECT_THAT(Only(all, "queue-name-label"), IsEmpty());
+  auto f = Only(all, "unresolved-reference");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity, Severity::kInfo);
+  EXPECT_EQ(f[0].field, "metadata.labels[kueue.x-k8s.io/queue-name]");
+  EXPECT_THAT(f[0].message, HasSubstr("LocalQueue \"training/lq-team-a\" is not in the input"));
+  EXPECT_THAT(f[0].fix, HasSubstr("--live"));
+  EXPECT_FALSE(HasErrors(all));
+
+  // A lone ClusterQueue: its flavor is not judged either.
+  std::string cq(kBase);
+  cq = cq.substr(cq.find("apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue"));
+  cq = cq.substr(0, cq.find("---"));
+  auto lone = LintYaml(cq);
+  EXPECT_THAT(Only(lone, "missing-resource-flavor"), IsEmpty());
+  ASSERT_EQ(Only(lone, "unresolved-reference").size(), 1u);
+  EXPECT_THAT(Only(lone, "unresolved-reference")[0].message, HasSubstr("ResourceFlavor \"gpu-flavor\""));
+
+  // With the kind listed from a server (--live: the list is present, even empty), it is an error again.
+  ObjectsByResource live;
+  live[resources::kLocalQueues.GroupResource()] = {};
+  live[resources::kResourceFlavors.GroupResource()] = {};
+  EXPECT_EQ(Only(LintYaml(PyTorchJob({.labels = "kueue.x-k8s.io/queue-name: lq-team-a"}), live), "queue-name-label")
+                .size(),
+            1u);
+  EXPECT_EQ(Only(LintYaml(cq, live), "missing-resource-flavor").size(), 1u);
+}
+
+// A flavor whose nodeLabels match no node: not "at most 0", but "selects no node".
+TEST(LintTest, FlavorSelectingNoNode) {
+  std::string base(kBase);
+  base.replace(base.find("metadata: {name: gpu-flavor}"), 28, "metadata: {name: gpu-flavor}\nspec: {nodeLabels: {pool: a100}}");
+  auto f = Only(LintYaml(base + kTwoGpuNodes), "quota-exceeds-node-allocatable");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].field, "spec.resourceGroups[0].flavors[0].name");
+  EXPECT_THAT(f[0].message, HasSubstr("ResourceFlavor \"gpu-flavor\" selects no node"));
+  EXPECT_THAT(f[0].message, ::testing::Not(HasSubstr("above the 0")));
+  EXPECT_THAT(f[0].fix, HasSubstr("correct the ResourceFlavor's spec.nodeLabels"));
+  EXPECT_THAT(f[0].fix, ::testing::Not(HasSubstr("at most 0")));
+}
+
 // ---- rule 8 ------------------------------------------------------------------------------
 
 TEST(LintTest, KueueV1beta1) {

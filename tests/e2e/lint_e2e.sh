@@ -263,6 +263,23 @@ assert f["severity"]=="info" and f["object"]["source"].endswith("typo-cq.yaml") 
 [ $? -eq 1 ] || fail "missing file: exit code"
 grep -q '^error: ' "$WORK/nope.err" || fail "missing file: no 'error: ' text ($(cat "$WORK/nope.err"))"
 
+# A directory without manifests: kubectl apply's "error: no objects passed to apply", exit 1.
+mkdir -p "$WORK/empty-dir"
+"$BERTH" lint -f "$WORK/empty-dir" >"$WORK/empty.out" 2>"$WORK/empty.err"
+[ $? -eq 1 ] || fail "empty directory: exit code"
+grep -qx 'error: no objects passed to lint' "$WORK/empty.err" || fail "empty directory: $(cat "$WORK/empty.err")"
+
+# Files only: the jobs reference a LocalQueue the input does not hold, which cannot be
+# judged offline (an info, not an error); exit 0.
+"$BERTH" lint -f "$SRC/examples/trainer-kueue/jobs" -o json >"$WORK/jobs.json" 2>"$WORK/jobs.err"
+rc=$?
+[ "$rc" -eq 0 ] || fail "offline lint of examples/trainer-kueue/jobs exited $rc ($(cat "$WORK/jobs.err"))"
+python3 -c 'import json,sys
+fs=json.load(open(sys.argv[1]))
+assert not [f for f in fs if f["severity"]=="error"], fs
+assert [f for f in fs if f["rule"]=="unresolved-reference" and "LocalQueue" in f["message"]], fs' \
+  "$WORK/jobs.json" || fail "offline jobs: findings"
+
 # The recommended setup of seed 1 on the server lints clean: remove the traps first.
 "$KUBECTL" delete pytorchjobs -n training --all --wait=true >/dev/null 2>&1 || fail "delete jobs"
 "$KUBECTL" delete priorityclass default-priority >/dev/null 2>&1 || fail "delete the globalDefault class"
