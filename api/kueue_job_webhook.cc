@@ -2,6 +2,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace berth::api {
@@ -27,42 +28,70 @@ bool Queued(const Object& obj) {
   return queue != labels->end() && queue->is_string() && !queue->get<std::string>().empty();
 }
 
+std::string NamespaceOf(const Object& obj) {
+  auto meta = obj.find("metadata");
+  return meta != obj.end() && meta->is_object() ? meta->value("namespace", "") : "";
+}
+
+// The suspend field, its missing parents created; nullptr when a parent is
+// not an object (the schema rejects such a job anyway).
+Object* SuspendField(Object* job, const std::vector<std::string>& path) {
+  Object* at = job;
+  for (const std::string& key : path) {
+    if (at->is_null()) *at = Object::object();
+    if (!at->is_object()) return nullptr;
+    at = &(*at)[key];
+  }
+  return at;
+}
+
 class KueueJobStrategy final : public Strategy {
  public:
-  explicit KueueJobStrategy(std::vector<std::string> path) : path_(std::move(path)) {}
-  void PrepareForCreate(Object* obj) const override {
-    if (path_.size() == 2) {
-      SuspendQueuedJobOnCreate(obj, {path_[0], path_[1]});
-    } else {
-      SuspendQueuedJobOnCreate(obj, {path_[0], path_[1], path_[2]});
-    }
-  }
+  KueueJobStrategy(KueueJobWebhook webhook, std::string_view framework, std::vector<std::string> path)
+      : webhook_(std::move(webhook)), framework_(framework), path_(std::move(path)) {}
+  void PrepareForCreate(Object* obj) const override { webhook_.Default(obj, framework_, path_); }
 
  private:
-  std::vector<std::string> path_;
+  const KueueJobWebhook webhook_;
+  const std::string framework_;
+  const std::vector<std::string> path_;
 };
 
 }  // namespace
 
-bool SuspendQueuedJobOnCreate(Object* job, std::initializer_list<std::string_view> suspend_path) {
-  if (!Queued(*job) || HasControllerOwner(*job)) return false;
-  Object* at = job;
-  for (std::string_view key : suspend_path) {
-    if (at->is_null()) *at = Object::object();  // a missing parent (spec.runPolicy)
-    if (!at->is_object()) return false;
-    at = &(*at)[std::string(key)];
+bool KueueManagesNamespace(std::string_view ns) { return ns != "kube-system" && ns != "kueue-system"; }
+
+bool KueueJobWebhook::Default(Object* job, std::string_view framework,
+                              const std::vector<std::string>& suspend_path) const {
+  const bool queued = Queued(*job);
+  if (options_.frameworks.count(framework) == 0) {
+    // Not Kueue's: an absent suspend on a labelled job must not read as suspended.
+    if (!queued || HasControllerOwner(*job)) return false;
+    Object* suspend = SuspendField(job, suspend_path);
+    if (suspend == nullptr || !suspend->is_null()) return false;
+    *suspend = false;
+    return true;
   }
-  if (at->is_boolean() && at->get<bool>()) return false;
-  *at = true;
+  const bool managed =
+      queued || (options_.manage_jobs_without_queue_name && KueueManagesNamespace(NamespaceOf(*job)));
+  if (!managed || HasControllerOwner(*job)) return false;
+  Object* suspend = SuspendField(job, suspend_path);
+  if (suspend == nullptr || (suspend->is_boolean() && suspend->get<bool>())) return false;
+  *suspend = true;
   return true;
 }
 
-void RegisterKueueJobStrategies(StrategyRegistry* registry) {
-  registry->Register("batch", "Job", std::make_unique<KueueJobStrategy>(std::vector<std::string>{"spec", "suspend"}));
+void RegisterKueueJobStrategies(StrategyRegistry* registry, const KueueJobWebhookOptions& options) {
+  const KueueJobWebhook webhook(options);
+  registry->Register("batch", "Job",
+                     std::make_unique<KueueJobStrategy>(webhook, kBatchJobFramework,
+                                                        std::vector<std::string>{"spec", "suspend"}));
   registry->Register("jobset.x-k8s.io", "JobSet",
-                     std::make_unique<KueueJobStrategy>(std::vector<std::string>{"spec", "suspend"}));
+                     std::make_unique<KueueJobStrategy>(webhook, kJobSetFramework,
+                                                        std::vector<std::string>{"spec", "suspend"}));
   registry->Register("kubeflow.org", "PyTorchJob",
-                     std::make_unique<KueueJobStrategy>(std::vector<std::string>{"spec", "runPolicy", "suspend"}));
+                     std::make_unique<KueueJobStrategy>(webhook, kPyTorchJobFramework,
+                                                        std::vector<std::string>{"spec", "runPolicy", "suspend"}));
 }
 
 }  // namespace berth::api

@@ -1,28 +1,53 @@
 // Kueue's mutating webhook for the job kinds it integrates
-// (jobframework.ApplyDefaultForSuspend, registered for CREATE only), with
-// manageJobsWithoutQueueName=false: a job created with the
-// kueue.x-k8s.io/queue-name label is stored suspended, so no pod of it can
-// exist before its Workload is admitted. The Kueue job reconciler unsuspends
-// it on admission (controllers/kueue/job_reconciler.h).
+// (jobframework.ApplyDefaultForSuspend, registered for CREATE only): a job
+// Kueue manages is stored suspended, so no pod of it can exist before its
+// Workload is admitted. The Kueue job reconciler unsuspends it on admission
+// (controllers/kueue/job_reconciler.h).
 //
-// Not suspended: a job without the label (not Kueue's), and a job with a
-// controller ownerReference (a JobSet of a TrainJob, the Jobs of a JobSet:
-// the owner is the unit Kueue admits, as upstream's "owner managed by Kueue").
+// Which jobs are suspended (KueueJobWebhookOptions, from Kueue's
+// Configuration, controllers/kueue/configuration.h JobWebhookOptions):
+//   - only kinds whose framework is in integrations.frameworks: Kueue
+//     registers the webhook of an enabled framework only, so a job of another
+//     kind is left alone even with the queue-name label, and runs unmanaged.
+//     Since berth's job controllers treat an ABSENT suspend field on a job
+//     with the queue-name label as suspended (controllers/job/owned_objects.h
+//     EffectivelySuspended), such a job is stored with its suspend field set
+//     to false explicitly (what an absent field means upstream: Kubernetes'
+//     SetDefaults_Job, the CRDs' default false), so they start it;
+//   - with the kueue.x-k8s.io/queue-name label (non-empty), or without it
+//     when manageJobsWithoutQueueName is true and the namespace is not one
+//     Kueue leaves alone (kube-system, kueue-system: Kueue's default
+//     managedJobsNamespaceSelector; KueueManagesNamespace), as the job
+//     reconciler decides;
+//   - not with a controller ownerReference (a JobSet of a TrainJob, the Jobs
+//     of a JobSet: the owner is the unit Kueue admits, as upstream's "owner
+//     managed by Kueue").
 // An explicit `suspend: true` stays; an explicit `suspend: false` is
 // overridden, as upstream does.
 //
-// Kinds and their suspend field:
-//   batch/v1 Job                   spec.suspend
-//   jobset.x-k8s.io JobSet         spec.suspend
-//   kubeflow.org/v1 PyTorchJob     spec.runPolicy.suspend
-//   trainer.kubeflow.org TrainJob  spec.suspend (api/trainer_strategies.cc calls
-//                                  SuspendQueuedJobOnCreate from its strategy)
+// Kinds, their Kueue framework name and suspend field:
+//   batch/v1 Job                   batch/job                      spec.suspend
+//   jobset.x-k8s.io JobSet         jobset.x-k8s.io/jobset         spec.suspend
+//   kubeflow.org/v1 PyTorchJob     kubeflow.org/pytorchjob        spec.runPolicy.suspend
+//   trainer.kubeflow.org TrainJob  trainer.kubeflow.org/trainjob  spec.suspend (its
+//                                  strategy, api/trainer_strategies.cc, calls
+//                                  KueueJobWebhook::Default)
 //
-// Thread-safety: pure functions; the strategies are stateless.
+// Wiring: the options reach the strategies through InstallDefaultStrategies
+// (api/strategy.h); `berth server` builds its StrategyRegistry from --config
+// (cmd/berth/main.cc). StrategyRegistry::Default() uses the defaults (every
+// framework managed, manageJobsWithoutQueueName false: berth without
+// --config).
+//
+// Thread-safety: immutable values and pure functions; the strategies are
+// stateless.
 #pragma once
 
-#include <initializer_list>
+#include <functional>
+#include <set>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "api/object.h"
 #include "api/strategy.h"
@@ -31,13 +56,43 @@ namespace berth::api {
 
 inline constexpr std::string_view kQueueNameLabel = "kueue.x-k8s.io/queue-name";
 
-// Sets the field at `suspend_path` (e.g. {"spec", "runPolicy", "suspend"}) to
-// true when `job` is queued and not owned by a controller (see above).
-// Returns true when it changed the object.
-bool SuspendQueuedJobOnCreate(Object* job, std::initializer_list<std::string_view> suspend_path);
+// Kueue's framework names (Configuration integrations.frameworks) of the job
+// kinds berth implements.
+inline constexpr std::string_view kBatchJobFramework = "batch/job";
+inline constexpr std::string_view kJobSetFramework = "jobset.x-k8s.io/jobset";
+inline constexpr std::string_view kPyTorchJobFramework = "kubeflow.org/pytorchjob";
+inline constexpr std::string_view kTrainJobFramework = "trainer.kubeflow.org/trainjob";
+
+struct KueueJobWebhookOptions {
+  // integrations.frameworks: only these kinds are suspended (see above).
+  std::set<std::string, std::less<>> frameworks = {std::string(kBatchJobFramework), std::string(kJobSetFramework),
+                                                   std::string(kPyTorchJobFramework),
+                                                   std::string(kTrainJobFramework)};
+  bool manage_jobs_without_queue_name = false;
+};
+
+// Kueue manages jobs of this namespace without the queue-name label (with
+// manageJobsWithoutQueueName): every namespace but kube-system and
+// kueue-system (Kueue's default managedJobsNamespaceSelector).
+bool KueueManagesNamespace(std::string_view ns);
+
+class KueueJobWebhook {
+ public:
+  explicit KueueJobWebhook(KueueJobWebhookOptions options = {}) : options_(std::move(options)) {}
+
+  // Applies the webhook to a job of `framework` being created, whose suspend
+  // field is at `suspend_path` (e.g. {"spec", "runPolicy", "suspend"}; missing
+  // parents are created). Returns true when it changed the object.
+  bool Default(Object* job, std::string_view framework, const std::vector<std::string>& suspend_path) const;
+
+  const KueueJobWebhookOptions& options() const { return options_; }
+
+ private:
+  KueueJobWebhookOptions options_;
+};
 
 // Registers the webhook for batch/Job, jobset.x-k8s.io/JobSet and
 // kubeflow.org/PyTorchJob (kinds that have no other strategy).
-void RegisterKueueJobStrategies(StrategyRegistry* registry);
+void RegisterKueueJobStrategies(StrategyRegistry* registry, const KueueJobWebhookOptions& options = {});
 
 }  // namespace berth::api

@@ -70,12 +70,15 @@ std::string Replace(std::string s, const std::string& from, const std::string& t
   return s;
 }
 
-// The stored suspend value of `kind` created with these labels/owner (nullopt: unset).
-std::optional<bool> StoredSuspend(const Kind& kind, const std::string& labels, const std::string& owner) {
-  std::string yaml = Replace(Replace(kind.manifest, "LABELS", labels), "OWNER", owner);
+// The stored suspend value of `kind` created with these labels/owner (nullopt: unset),
+// through the strategies of `strategies` (default: berth without --config).
+std::optional<bool> StoredSuspend(const Kind& kind, const std::string& labels, const std::string& owner,
+                                  const StrategyRegistry& strategies = StrategyRegistry::Default(),
+                                  const std::string& ns = "team-a") {
+  std::string yaml = Replace(Replace(Replace(kind.manifest, "LABELS", labels), "OWNER", owner), "team-a", ns);
   auto obj = ParseYaml(yaml);
   EXPECT_TRUE(obj.ok()) << obj.status().ToString();
-  AdmissionPipeline pipeline(Registry::Default(), StrategyRegistry::Default());
+  AdmissionPipeline pipeline(Registry::Default(), strategies);
   WriteRequest req;
   req.object = obj.value();
   auto admitted = pipeline.Admit(std::move(req));
@@ -106,13 +109,61 @@ TEST(KueueJobWebhookTest, JobsWithoutTheLabelOrWithAControllerOwnerAreLeftAlone)
   }
 }
 
-TEST(KueueJobWebhookTest, SuspendQueuedJobOnCreateReportsWhetherItChangedTheObject) {
+StrategyRegistry Strategies(const KueueJobWebhookOptions& kueue) {
+  StrategyRegistry r;
+  InstallDefaultStrategies(&r, kueue);
+  return r;
+}
+
+// integrations.frameworks: Kueue registers only the enabled frameworks' webhooks.
+// A labelled job of another kind is left to run: stored with suspend false (not
+// absent, which berth's job controllers would read as suspended on a labelled job).
+TEST(KueueJobWebhookTest, OnlyTheConfiguredFrameworksAreSuspended) {
+  const StrategyRegistry only_jobs = Strategies({.frameworks = {"batch/job"}});
+  const StrategyRegistry none = Strategies({.frameworks = {}});
+  for (const Kind& kind : kKinds) {
+    const bool is_job = std::string(kind.name) == "Job";
+    EXPECT_EQ(StoredSuspend(kind, kQueued, "", only_jobs), is_job) << kind.name;
+    EXPECT_EQ(StoredSuspend(kind, kQueued, "", none), false) << kind.name;
+    // An owned job is not touched, managed kind or not (its owner decides).
+    EXPECT_NE(StoredSuspend(kind, kQueued, kOwner, none), true) << kind.name;
+  }
+}
+
+// manageJobsWithoutQueueName: Kueue's webhook suspends an unlabelled job at create
+// too (so no pod starts before the reconciler sees it), except in kube-system and
+// kueue-system and for a job owned by a controller.
+TEST(KueueJobWebhookTest, ManageJobsWithoutQueueNameSuspendsUnlabelledJobs) {
+  const StrategyRegistry manage = Strategies({.manage_jobs_without_queue_name = true});
+  const StrategyRegistry manage_pytorch_only =
+      Strategies({.frameworks = {"kubeflow.org/pytorchjob"}, .manage_jobs_without_queue_name = true});
+  for (const Kind& kind : kKinds) {
+    EXPECT_EQ(StoredSuspend(kind, "app: x", "", manage), true) << kind.name;
+    EXPECT_NE(StoredSuspend(kind, "app: x", "", manage, "kube-system"), true) << kind.name;
+    EXPECT_NE(StoredSuspend(kind, "app: x", "", manage, "kueue-system"), true) << kind.name;
+    EXPECT_NE(StoredSuspend(kind, "app: x", kOwner, manage), true) << kind.name;
+    EXPECT_EQ(StoredSuspend(kind, "app: x", "", manage_pytorch_only) == true,
+              std::string(kind.name) == "PyTorchJob")
+        << kind.name;
+  }
+}
+
+TEST(KueueJobWebhookTest, DefaultReportsWhetherItChangedTheObject) {
+  const KueueJobWebhook webhook;
   Object job = {{"metadata", {{"labels", {{"kueue.x-k8s.io/queue-name", "lq"}}}}}, {"spec", Object::object()}};
-  EXPECT_TRUE(SuspendQueuedJobOnCreate(&job, {"spec", "runPolicy", "suspend"}));
+  EXPECT_TRUE(webhook.Default(&job, kPyTorchJobFramework, {"spec", "runPolicy", "suspend"}));
   EXPECT_EQ(job["spec"]["runPolicy"]["suspend"], true);
-  EXPECT_FALSE(SuspendQueuedJobOnCreate(&job, {"spec", "runPolicy", "suspend"}));
+  EXPECT_FALSE(webhook.Default(&job, kPyTorchJobFramework, {"spec", "runPolicy", "suspend"}));
   Object empty_queue = {{"metadata", {{"labels", {{"kueue.x-k8s.io/queue-name", ""}}}}}};
-  EXPECT_FALSE(SuspendQueuedJobOnCreate(&empty_queue, {"spec", "suspend"}));
+  EXPECT_FALSE(webhook.Default(&empty_queue, kBatchJobFramework, {"spec", "suspend"}));
+  // Not a configured framework: an explicit value is kept, an absent one becomes false.
+  const KueueJobWebhook jobs_only({.frameworks = {"batch/job"}});
+  Object set = {{"metadata", {{"labels", {{"kueue.x-k8s.io/queue-name", "lq"}}}}}, {"spec", {{"suspend", true}}}};
+  EXPECT_FALSE(jobs_only.Default(&set, kJobSetFramework, {"spec", "suspend"}));
+  EXPECT_EQ(set["spec"]["suspend"], true);
+  Object unset = {{"metadata", {{"labels", {{"kueue.x-k8s.io/queue-name", "lq"}}}}}};
+  EXPECT_TRUE(jobs_only.Default(&unset, kJobSetFramework, {"spec", "suspend"}));
+  EXPECT_EQ(unset["spec"]["suspend"], false);
 }
 
 }  // namespace

@@ -33,12 +33,14 @@ const StrategyRegistry& StrategyRegistry::Default() {
   return *registry;
 }
 
-void InstallDefaultStrategies(StrategyRegistry* registry) {
+void InstallDefaultStrategies(StrategyRegistry* registry) { InstallDefaultStrategies(registry, {}); }
+
+void InstallDefaultStrategies(StrategyRegistry* registry, const KueueJobWebhookOptions& kueue) {
   // One line per area.
   RegisterCoreStrategies(registry);
   RegisterKueueStrategies(registry);
-  RegisterKueueJobStrategies(registry);
-  RegisterTrainerStrategies(registry);
+  RegisterKueueJobStrategies(registry, kueue);
+  RegisterTrainerStrategies(registry, kueue);
   RegisterSchedulingStrategies(registry);
 }
 

@@ -111,7 +111,12 @@ class StrategyRegistry {
   std::map<std::string, std::unique_ptr<Strategy>, std::less<>> strategies_;
 };
 
-// Registers every area's strategies; one line per area (strategy.cc).
+struct KueueJobWebhookOptions;  // api/kueue_job_webhook.h
+
+// Registers every area's strategies; one line per area (strategy.cc). The job kinds'
+// create applies Kueue's job webhook as `kueue` says (integrations.frameworks,
+// manageJobsWithoutQueueName; api/kueue_job_webhook.h); Default() uses its defaults.
 void InstallDefaultStrategies(StrategyRegistry* registry);
+void InstallDefaultStrategies(StrategyRegistry* registry, const KueueJobWebhookOptions& kueue);
 
 }  // namespace berth::api

@@ -67,8 +67,9 @@ FieldErrorList ValidateTrainJob(const Object& obj) {
 
 class TrainJobStrategy : public Strategy {
  public:
-  // Kueue's job webhook: a queued TrainJob is created suspended (kueue_job_webhook.h).
-  void PrepareForCreate(Object* obj) const override { SuspendQueuedJobOnCreate(obj, {"spec", "suspend"}); }
+  explicit TrainJobStrategy(KueueJobWebhook kueue) : kueue_(std::move(kueue)) {}
+  // Kueue's job webhook: a TrainJob Kueue manages is created suspended (kueue_job_webhook.h).
+  void PrepareForCreate(Object* obj) const override { kueue_.Default(obj, kTrainJobFramework, {"spec", "suspend"}); }
   FieldErrorList ValidateCreate(const Object& obj) const override { return ValidateTrainJob(obj); }
   FieldErrorList ValidateUpdate(const Object& obj, const Object& old) const override {
     FieldErrorList errs = ValidateTrainJob(obj);
@@ -84,6 +85,9 @@ class TrainJobStrategy : public Strategy {
     }
     return errs;
   }
+
+ private:
+  const KueueJobWebhook kueue_;
 };
 
 class TrainingRuntimeStrategy : public Strategy {
@@ -143,9 +147,9 @@ FieldErrorList ValidateTrainJobReservedEnv(const Object& trainjob) {
                   "must not have reserved envs, invalid envs configured: [" + list + "]")};
 }
 
-void RegisterTrainerStrategies(StrategyRegistry* registry) {
+void RegisterTrainerStrategies(StrategyRegistry* registry, const KueueJobWebhookOptions& kueue) {
   const std::string group(kTrainerGroupName);
-  registry->Register(group, "TrainJob", std::make_unique<TrainJobStrategy>());
+  registry->Register(group, "TrainJob", std::make_unique<TrainJobStrategy>(KueueJobWebhook(kueue)));
   registry->Register(group, "TrainingRuntime", std::make_unique<TrainingRuntimeStrategy>());
   registry->Register(group, "ClusterTrainingRuntime", std::make_unique<TrainingRuntimeStrategy>());
 }

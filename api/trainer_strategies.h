@@ -38,6 +38,7 @@
 
 #include <string_view>
 
+#include "api/kueue_job_webhook.h"
 #include "api/strategy.h"
 
 namespace berth::api {
@@ -47,7 +48,8 @@ inline constexpr std::string_view kTrainerGroupName = "trainer.kubeflow.org";
 // The reserved-env rule above, for a TrainJob object; shared with the controller.
 FieldErrorList ValidateTrainJobReservedEnv(const Object& trainjob);
 
-// Registers the TrainJob, TrainingRuntime and ClusterTrainingRuntime strategies.
-void RegisterTrainerStrategies(StrategyRegistry* registry);
+// Registers the TrainJob, TrainingRuntime and ClusterTrainingRuntime strategies; the
+// TrainJob's create applies Kueue's job webhook with `kueue` (api/kueue_job_webhook.h).
+void RegisterTrainerStrategies(StrategyRegistry* registry, const KueueJobWebhookOptions& kueue = {});
 
 }  // namespace berth::api

@@ -179,6 +179,9 @@ int RunServer(const ServerFlags& flags) {
               kueue_config.api_version, w.enabled ? "on" : "off",
               std::chrono::duration_cast<std::chrono::seconds>(w.timeout).count(), w.block_admission,
               fmt::join(kueue_config.frameworks, ", "));
+    if (const std::string warning = kueue_config.UnmanagedFrameworksWarning(); !warning.empty()) {
+      log->warn("{}: {}", flags.config, warning);
+    }
   }
 
   std::error_code ec;
@@ -217,8 +220,10 @@ int RunServer(const ServerFlags& flags) {
     return 1;
   }
   const berth::api::Registry& registry = berth::api::Registry::Default();
-  berth::api::AdmissionPipeline pipeline(registry, berth::api::StrategyRegistry::Default(),
-                                         berth::api::Convert);
+  // Kueue's job webhook follows --config (integrations.frameworks, manageJobsWithoutQueueName).
+  berth::api::StrategyRegistry strategies;
+  berth::api::InstallDefaultStrategies(&strategies, kueue_config.JobWebhookOptions());
+  berth::api::AdmissionPipeline pipeline(registry, strategies, berth::api::Convert);
   berth::apiserver::ApiServerOptions options;
   options.http.address = flags.address;
   options.http.port = static_cast<uint16_t>(flags.port);

@@ -1,6 +1,7 @@
 #include "controllers/kueue/configuration.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -19,8 +20,9 @@ constexpr char kV1beta2[] = "config.kueue.x-k8s.io/v1beta2";
 
 // The frameworks berth implements, and every other one Kueue accepts
 // (apis/config/v1beta2 Integrations.Frameworks).
-const std::vector<std::string> kImplemented = {"batch/job", "jobset.x-k8s.io/jobset", "kubeflow.org/pytorchjob",
-                                               "trainer.kubeflow.org/trainjob"};
+const std::vector<std::string> kImplemented = {std::string(api::kBatchJobFramework), std::string(api::kJobSetFramework),
+                                               std::string(api::kPyTorchJobFramework),
+                                               std::string(api::kTrainJobFramework)};
 const std::vector<std::string> kKueueOnly = {
     "kubeflow.org/mpijob",  "ray.io/rayjob",          "ray.io/rayservice",
     "ray.io/raycluster",    "kubeflow.org/paddlejob", "kubeflow.org/tfjob",
@@ -173,6 +175,29 @@ Duration WaitForPodsReadyConfig::Backoff(int32_t n) const {
 }
 
 std::vector<std::string> KueueConfiguration::DefaultFrameworks() { return kImplemented; }
+
+std::vector<std::string> KueueConfiguration::UnmanagedFrameworks() const {
+  std::vector<std::string> out;
+  for (const std::string& f : kImplemented) {
+    if (!Manages(f)) out.push_back(f);
+  }
+  return out;
+}
+
+std::string KueueConfiguration::UnmanagedFrameworksWarning() const {
+  const std::vector<std::string> unmanaged = UnmanagedFrameworks();
+  if (unmanaged.empty()) return "";
+  return fmt::format(
+      "integrations.frameworks is [{}] (without an integrations section Kueue manages batch/job only): "
+      "{} are NOT managed by Kueue; such jobs are not queued and run as soon as they are created, even with "
+      "the {} label; to manage them list them under integrations.frameworks",
+      fmt::join(frameworks, ", "), fmt::join(unmanaged, ", "), api::kQueueNameLabel);
+}
+
+api::KueueJobWebhookOptions KueueConfiguration::JobWebhookOptions() const {
+  return {.frameworks = {frameworks.begin(), frameworks.end()},
+          .manage_jobs_without_queue_name = manage_jobs_without_queue_name};
+}
 
 bool KueueConfiguration::Manages(std::string_view framework) const {
   return std::find(frameworks.begin(), frameworks.end(), framework) != frameworks.end();

@@ -33,14 +33,15 @@
 //     Another framework Kueue knows (kubeflow.org/mpijob, pod, ...) is
 //     accepted with a warning (berth has no such kind); an unknown name is a
 //     validation error.
-//     Not yet followed: berth's API-server job webhook
-//     (api/kueue_job_webhook.h) does not read this list, so a job of an
-//     unlisted kind carrying the queue-name label is still stored suspended
-//     and nothing unsuspends it (in Kueue the disabled kind's webhook is not
-//     registered and the job runs unmanaged). Likewise with
-//     manageJobsWithoutQueueName the webhook does not suspend an unlabelled
-//     job on create: the job reconciler suspends it on its first reconcile,
-//     so its first pods may start and be stopped.
+//     The API server's job webhook follows the same list and
+//     manageJobsWithoutQueueName (JobWebhookOptions, api/kueue_job_webhook.h):
+//     a job of an unlisted kind is left to run unmanaged, as in Kueue where
+//     the disabled kind's webhook is not registered; with
+//     manageJobsWithoutQueueName an unlabelled job of a listed kind is stored
+//     suspended, so no pod starts before its Workload is admitted.
+//     Without an `integrations` section only batch/job is managed (Kueue's
+//     API default), unlike berth without --config: `berth server` logs a
+//     warning naming the kinds left unmanaged (UnmanagedFrameworks).
 //   fairSharing: berth implements classical preemption only. Enabled (v1beta1
 //     `enable: true`; v1beta2 the section present) is REJECTED:
 //     `fairSharing: Forbidden: Fair Sharing is not supported by berth
@@ -60,6 +61,7 @@
 #include <string_view>
 #include <vector>
 
+#include "api/kueue_job_webhook.h"
 #include "core/clock.h"
 #include "core/status.h"
 
@@ -113,6 +115,15 @@ struct KueueConfiguration {
   bool Manages(std::string_view framework) const;
   // Every framework berth implements (the default without --config).
   static std::vector<std::string> DefaultFrameworks();
+  // The frameworks berth implements that this configuration does not manage,
+  // in DefaultFrameworks() order.
+  std::vector<std::string> UnmanagedFrameworks() const;
+  // The warning `berth server --config` logs when UnmanagedFrameworks() is
+  // not empty ("" otherwise): which kinds Kueue leaves alone and how to
+  // manage them.
+  std::string UnmanagedFrameworksWarning() const;
+  // What the API server's Kueue job webhook needs (api/kueue_job_webhook.h).
+  api::KueueJobWebhookOptions JobWebhookOptions() const;
 };
 
 // Parses, defaults and validates a Configuration document (see the file

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 namespace berth::controllers::kueue {
 namespace {
 
@@ -35,6 +37,22 @@ TEST(KueueConfiguration, V1beta2Defaults) {
   EXPECT_EQ(w.backoff_max_seconds, 3600);
   EXPECT_EQ(cfg.value().frameworks, std::vector<std::string>{"batch/job"});
   EXPECT_FALSE(cfg.value().manage_jobs_without_queue_name);
+  // Kueue's default, unlike berth without --config: said, not silent.
+  EXPECT_EQ(cfg.value().UnmanagedFrameworks(),
+            (std::vector<std::string>{"jobset.x-k8s.io/jobset", "kubeflow.org/pytorchjob",
+                                      "trainer.kubeflow.org/trainjob"}));
+  EXPECT_EQ(cfg.value().UnmanagedFrameworksWarning(),
+            "integrations.frameworks is [batch/job] (without an integrations section Kueue manages batch/job "
+            "only): jobset.x-k8s.io/jobset, kubeflow.org/pytorchjob, trainer.kubeflow.org/trainjob are NOT managed "
+            "by Kueue; such jobs are not queued and run as soon as they are created, even with the "
+            "kueue.x-k8s.io/queue-name label; to manage them list them under integrations.frameworks");
+  const api::KueueJobWebhookOptions webhook = cfg.value().JobWebhookOptions();
+  EXPECT_EQ(webhook.frameworks, (std::set<std::string, std::less<>>{"batch/job"}));
+  EXPECT_FALSE(webhook.manage_jobs_without_queue_name);
+  // Without --config every implemented kind is managed: nothing to warn about.
+  EXPECT_TRUE(KueueConfiguration().UnmanagedFrameworks().empty());
+  EXPECT_EQ(KueueConfiguration().UnmanagedFrameworksWarning(), "");
+  EXPECT_EQ(KueueConfiguration().JobWebhookOptions().frameworks, api::KueueJobWebhookOptions().frameworks);
 }
 
 TEST(KueueConfiguration, V1beta1EnableAndDefaults) {
@@ -86,6 +104,9 @@ integrations:
   EXPECT_EQ(c.frameworks, (std::vector<std::string>{"trainer.kubeflow.org/trainjob", "batch/job"}));
   EXPECT_TRUE(c.Manages("batch/job"));
   EXPECT_FALSE(c.Manages("jobset.x-k8s.io/jobset"));
+  EXPECT_EQ(c.JobWebhookOptions().frameworks,
+            (std::set<std::string, std::less<>>{"batch/job", "trainer.kubeflow.org/trainjob"}));
+  EXPECT_TRUE(c.JobWebhookOptions().manage_jobs_without_queue_name);
   EXPECT_EQ(c.ignored, (std::vector<std::string>{
                            "integrations.frameworks: \"kubeflow.org/mpijob\" (berth has no such job kind)",
                            "health (not applied by berth)", "namespace (not applied by berth)"}));

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <set>
 
+#include "api/kueue_job_webhook.h"
 #include "controllers/common/conditions.h"
 #include "controllers/kueue/decoder.h"
 #include "controllers/kueue/workload_lifecycle.h"
@@ -131,7 +132,7 @@ Status JobReconciler::Reconcile(const std::string& key) {
   const Time now = clock_.Now();
 
   // 1. Only the label makes a job managed (or manageJobsWithoutQueueName).
-  const bool unmanaged_namespace = api::Namespace(obj) == "kube-system" || api::Namespace(obj) == "kueue-system";
+  const bool unmanaged_namespace = !api::KueueManagesNamespace(api::Namespace(obj));
   if (Label(obj, kQueueNameLabel).empty() && (!options_.manage_jobs_without_queue_name || unmanaged_namespace)) {
     if (auto ann = Annotation(obj, kQueueNameLabel); ann && !ann->empty()) {
       bool first;
