@@ -462,9 +462,12 @@ class WaitForPodsReadyTest : public KueueControllerTest {
 TEST_F(WaitForPodsReadyTest, NeverReadyIsEvictedRequeuedAfterBackoffThenDeactivated) {
   CreateQueues();
   Create(kJobs, "team-a", Job("stuck", "2"));
-  Settle();  // stuck's Workload first (queue order)
+  // stuck's Workload is created (and admitted) in a Settle of its own, one fake-clock
+  // second before next's: the queue order never falls back to the random uid.
+  Settle();
   Create(kJobs, "team-a", Job("next", "2"));
   Settle();
+  ASSERT_LT(CreationTime(WorkloadOf("team-a", "stuck")), CreationTime(WorkloadOf("team-a", "next")));
   // blockAdmission: "stuck" is admitted and not ready, so "next" waits although it fits.
   ASSERT_TRUE(IsConditionTrue(WorkloadOf("team-a", "stuck"), "Admitted"));
   EXPECT_EQ(Cond("stuck", "PodsReady"), "WaitForStart");
