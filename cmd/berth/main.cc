@@ -30,8 +30,8 @@
 //   berth agent --kubeconfig F --name NODE --data-dir DIR [--capacity ...] [--address A]
 //     A node agent joining a remote server over HTTP.
 #include <CLI/CLI.hpp>
-#include <prometheus/registry.h>
 #include <fmt/format.h>
+#include <prometheus/registry.h>
 
 #include <csignal>
 #include <cstdio>
