@@ -418,8 +418,9 @@ class Linter {
     for (const PodGroup& g : job.groups) total += (rid < 0 ? 0 : g.decoded.requests.Get(rid)) * g.count;
     admission::Amount idle = total - (rid < 0 ? 0 : victim->decoded.requests.Get(rid));
     const int64_t rest = job.gang - 1;
-    return "one preempted " + victim->name + " pod leaves the other " + std::to_string(rest) +
-           (rest == 1 ? " pod" : " pods") + " of the gang holding " + AmountText(resource, idle) + " idle";
+    return "one preempted " + victim->name + " pod leaves " +
+           (rest == 1 ? std::string("the other pod") : "the other " + std::to_string(rest) + " pods") +
+           " of the gang holding " + AmountText(resource, idle) + " idle";
   }
 
   // ---- rules 1 and 2: pod-level preemption ---------------------------------------------
@@ -765,9 +766,9 @@ class Linter {
       if (!target.contains("metadata") || !target["metadata"].is_object()) target["metadata"] = Object::object();
       if (!ns.empty()) target["metadata"]["namespace"] = ns;
       Add("kueue-v1beta1", lost.empty() ? Severity::kInfo : Severity::kWarning, target, "apiVersion",
-          "written as kueue.x-k8s.io/v1beta1: berth serves it and stores it converted to v1beta2; Kueue v0.17 "
-          "no longer serves v1beta1 (kubectl apply there fails with no matches for kind " + Quote(kind) +
-              " in version " + Quote(kKueueV1beta1) + "); " + V1beta2Changes(kind, origin.written) +
+          "written as kueue.x-k8s.io/v1beta1: berth serves it and stores it converted to v1beta2; Kueue stores "
+          "v1beta2 since v0.16 and plans to drop v1beta1, and a cluster that no longer serves it rejects the "
+          "manifest (no matches for kind " + Quote(kind) + " in version " + Quote(kKueueV1beta1) + "); " + V1beta2Changes(kind, origin.written) +
               (lost.empty() ? "" : "; converting this object loses " + lost_text),
           "write apiVersion: kueue.x-k8s.io/v1beta2" +
               std::string(lost.empty() ? "" : " and the v1beta2 form of " + lost_text));
