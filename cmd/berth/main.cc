@@ -27,7 +27,7 @@
 //     NotReady and its pods are failed (controllers/nodelifecycle); tests of
 //     lost nodes shorten it (keep it above the agents' 10 s renewal).
 //
-//   berth agent --kubeconfig F --name NODE --data-dir DIR [--capacity ...] [--address A]
+//   berth agent (--server URL | --kubeconfig F) --name NODE --data-dir DIR [--capacity ...] [--address A]
 //     A node agent joining a remote server over HTTP.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -85,6 +85,7 @@ struct ServerFlags {
 
 struct AgentFlags {
   std::string kubeconfig;
+  std::string server;  // URL of the server; overrides the kubeconfig's
   std::string name;
   std::string data_dir;
   std::string capacity;  // "" = this machine's
@@ -319,7 +320,19 @@ int RunAgent(const AgentFlags& flags) {
     std::cerr << "error: --capacity: " << capacity.status().message() << "\n";
     return 1;
   }
-  auto rest = berth::client::LoadKubeconfig({.path = flags.kubeconfig});
+  berth::StatusOr<berth::client::RestConfig> rest = berth::client::RestConfig{};
+  if (flags.server.empty()) {
+    rest = berth::client::LoadKubeconfig({.path = flags.kubeconfig});
+  } else {
+    // As kubectl --server: the URL alone, anonymous (berth serves no authentication).
+    auto url = berth::client::ParseServerUrl(flags.server);
+    if (url.ok()) {
+      rest->server = flags.server;
+      rest->url = url.value();
+    } else {
+      rest = url.status();
+    }
+  }
   if (!rest.ok()) {
     std::cerr << "error: " << rest.status().message() << "\n";
     return 1;
@@ -386,7 +399,10 @@ int main(int argc, char** argv) {
 
   AgentFlags agent_flags;
   auto* agent = app.add_subcommand("agent", "Run a node agent that joins a berth server");
-  agent->add_option("--kubeconfig", agent_flags.kubeconfig, "kubeconfig of the server (default: $KUBECONFIG)");
+  auto* agent_kubeconfig =
+      agent->add_option("--kubeconfig", agent_flags.kubeconfig, "kubeconfig of the server (default: $KUBECONFIG)");
+  agent->add_option("--server", agent_flags.server, "URL of the server, e.g. http://10.0.0.1:6443 (instead of a kubeconfig)")
+      ->excludes(agent_kubeconfig);
   agent->add_option("--name", agent_flags.name, "node name")->required();
   agent->add_option("--data-dir", agent_flags.data_dir, "directory for pod work directories and logs")
       ->required();

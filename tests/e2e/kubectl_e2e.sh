@@ -505,6 +505,19 @@ run restart-wpc 0 "$KUBECTL" get wpc
 expect restart-wpc '^high '
 expect_not restart-wpc '^low '
 
+# A node agent joins by URL (berth agent --server, no kubeconfig) and its Node turns Ready;
+# --server and --kubeconfig together are refused.
+SERVER_URL=$(sed -n 's/^ *server: *//p' "$KUBECONFIG" | head -1)
+"$BERTH" agent --server "$SERVER_URL" --name url-node --data-dir "$WORK/url-node" \
+  --capacity cpu=1,memory=1Gi >"$WORK/url-agent.log" 2>&1 &
+AGENT_PID=$!
+run agent-by-url 0 "$KUBECTL" wait node/url-node --for=condition=Ready --timeout=30s
+expect agent-by-url 'node/url-node condition met'
+kill -TERM "$AGENT_PID"; wait "$AGENT_PID" || true
+run agent-url-and-kubeconfig 108 "$BERTH" agent --server "$SERVER_URL" --kubeconfig "$KUBECONFIG" \
+  --name x --data-dir "$WORK/x"
+expect agent-url-and-kubeconfig 'excludes'
+
 if [ "$FAILURES" -ne 0 ]; then
   echo "$FAILURES check(s) failed; server log:"; sed 's/^/    /' "$WORK/server.log" | tail -50
   exit 1
