@@ -4,6 +4,7 @@
 
 #include "api/field_errors.h"
 #include "api/metadata_validation.h"
+#include "core/ids.h"
 
 namespace berth::api {
 
@@ -153,6 +154,10 @@ StatusOr<AdmittedWrite> AdmissionPipeline::Admit(WriteRequest request) const {
     case Operation::kCreate: {
       Object& meta = obj["metadata"];
       if (!meta.is_object()) meta = Object::object();
+      // The uid exists before the kind's prepare, as upstream's create handler calls
+      // FillObjectMetaSystemFields before admission (a Job's generated selector names
+      // it); a uid the client sent is replaced. The store keeps it.
+      meta["uid"] = NewUid();
       meta["generation"] = 1;
       meta.erase("deletionTimestamp");
       meta.erase("deletionGracePeriodSeconds");

@@ -28,7 +28,10 @@
 //      `<Kind>.<group> "<name>" is invalid: <err>` (several: `[<err1>, <err2>]`).
 //   9. with a lookup, create/update: the strategy's ValidateAdmission (validating
 //      admission plugins, e.g. one globalDefault PriorityClass)
-// Not done here (the API server / store does it): uid, creationTimestamp, resourceVersion,
+// On create, step 6 assigns metadata.uid (a new one, replacing any the client sent, as
+// upstream's FillObjectMetaSystemFields before admission) so strategies can read it; the
+// store keeps it (store/object_meta.h StampCreate).
+// Not done here (the API server / store does it): creationTimestamp, resourceVersion,
 // generateName, namespace existence, resourceVersion preconditions.
 //
 // Thread-safety: Admit is const and may run concurrently; the pipeline keeps references

@@ -172,6 +172,10 @@ status: {pending: 3}
   ASSERT_TRUE(w.ok()) << w.status();
   EXPECT_EQ(w->definition->name, "queues.example.com");
   EXPECT_THAT(w->warnings, IsEmpty());
+  // A new uid (FillObjectMetaSystemFields), which the store keeps.
+  EXPECT_THAT(w->object["metadata"]["uid"].get<std::string>(),
+              ::testing::MatchesRegex("[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}"));
+  w->object["metadata"].erase("uid");
   EXPECT_EQ(w->object, Yaml(R"(
 apiVersion: example.com/v1
 kind: Queue

@@ -83,9 +83,6 @@ bool KueueJobWebhook::Default(Object* job, std::string_view framework,
 
 void RegisterKueueJobStrategies(StrategyRegistry* registry, const KueueJobWebhookOptions& options) {
   const KueueJobWebhook webhook(options);
-  registry->Register("batch", "Job",
-                     std::make_unique<KueueJobStrategy>(webhook, kBatchJobFramework,
-                                                        std::vector<std::string>{"spec", "suspend"}));
   registry->Register("jobset.x-k8s.io", "JobSet",
                      std::make_unique<KueueJobStrategy>(webhook, kJobSetFramework,
                                                         std::vector<std::string>{"spec", "suspend"}));

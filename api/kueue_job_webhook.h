@@ -26,7 +26,9 @@
 // overridden, as upstream does.
 //
 // Kinds, their Kueue framework name and suspend field:
-//   batch/v1 Job                   batch/job                      spec.suspend
+//   batch/v1 Job                   batch/job                      spec.suspend (its
+//                                  strategy, api/job_strategy.cc, calls
+//                                  KueueJobWebhook::Default)
 //   jobset.x-k8s.io JobSet         jobset.x-k8s.io/jobset         spec.suspend
 //   kubeflow.org/v1 PyTorchJob     kubeflow.org/pytorchjob        spec.runPolicy.suspend
 //   trainer.kubeflow.org TrainJob  trainer.kubeflow.org/trainjob  spec.suspend (its
@@ -91,8 +93,9 @@ class KueueJobWebhook {
   KueueJobWebhookOptions options_;
 };
 
-// Registers the webhook for batch/Job, jobset.x-k8s.io/JobSet and
-// kubeflow.org/PyTorchJob (kinds that have no other strategy).
+// Registers the webhook for jobset.x-k8s.io/JobSet and kubeflow.org/PyTorchJob
+// (kinds that have no other strategy). batch/Job's strategy (api/job_strategy.h)
+// calls KueueJobWebhook::Default itself, as TrainJob's does.
 void RegisterKueueJobStrategies(StrategyRegistry* registry, const KueueJobWebhookOptions& options = {});
 
 }  // namespace berth::api

@@ -1,6 +1,7 @@
 #include "api/strategy.h"
 
 #include "api/core_strategies.h"
+#include "api/job_strategy.h"
 #include "api/kueue_job_webhook.h"
 #include "api/kueue_strategies.h"
 #include "api/priority_admission.h"
@@ -39,6 +40,7 @@ void InstallDefaultStrategies(StrategyRegistry* registry, const KueueJobWebhookO
   // One line per area.
   RegisterCoreStrategies(registry);
   RegisterKueueStrategies(registry);
+  RegisterJobStrategies(registry, kueue);
   RegisterKueueJobStrategies(registry, kueue);
   RegisterTrainerStrategies(registry, kueue);
   RegisterSchedulingStrategies(registry);

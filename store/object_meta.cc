@@ -55,7 +55,9 @@ bool IsTopLevelMetaField(const std::string& key) {
 
 void StampCreate(api::Object& obj, Time now) {
   api::Object& meta = Metadata(obj);
-  meta["uid"] = NewUid();
+  // A uid the admission pipeline assigned (api/admission_pipeline.h) is kept.
+  auto uid = meta.find("uid");
+  if (uid == meta.end() || !uid->is_string() || uid->get_ref<const std::string&>().empty()) meta["uid"] = NewUid();
   meta["creationTimestamp"] = FormatRfc3339(now);
   meta["generation"] = 1;
   meta.erase("resourceVersion");

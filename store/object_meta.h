@@ -15,7 +15,9 @@
 
 namespace berth::store {
 
-// Sets metadata.uid, creationTimestamp (RFC 3339 of now), generation = 1;
+// Sets metadata.uid (a new one unless obj carries a non-empty one: the API
+// server's admission pipeline assigns it before the kind's strategy reads it,
+// as upstream's FillObjectMetaSystemFields), creationTimestamp (RFC 3339 of now), generation = 1;
 // drops resourceVersion, deletionTimestamp and deletionGracePeriodSeconds.
 // Creates `metadata` when missing. obj must be a JSON object.
 void StampCreate(api::Object& obj, Time now);

@@ -16,7 +16,8 @@
 //   list reports the revision it was read at. Clients treat both as opaque.
 //
 // Metadata the store owns (as the Kubernetes generic registry stamps it):
-//   create: metadata.uid (NewUid), metadata.creationTimestamp (RFC 3339 from
+//   create: metadata.uid (NewUid, or the non-empty one the object carries:
+//           the admission pipeline's), metadata.creationTimestamp (RFC 3339 from
 //           the injected Clock), metadata.generation = 1, resourceVersion;
 //           deletionTimestamp / deletionGracePeriodSeconds are dropped;
 //           metadata.generateName with an empty name gets

@@ -114,7 +114,6 @@ TYPED_TEST_SUITE(StoreTest, Backends);
 
 TYPED_TEST(StoreTest, CreateStampsMetadataAndRevision) {
   api::Object in = Pod("default", "a");
-  in["metadata"]["uid"] = "client-uid";
   in["metadata"]["resourceVersion"] = "77";
   in["metadata"]["deletionTimestamp"] = "2020-01-01T00:00:00Z";
   this->clock_.Advance(std::chrono::seconds(90));
@@ -134,6 +133,10 @@ TYPED_TEST(StoreTest, CreateStampsMetadataAndRevision) {
   auto got = this->store_->Get({kPods, "default", "a"});
   ASSERT_TRUE(got.ok());
   EXPECT_EQ(*got, a);
+  // A uid the object carries (the admission pipeline's) is kept.
+  api::Object with_uid = Pod("default", "with-uid");
+  with_uid["metadata"]["uid"] = "6c4a1f3e-0b6d-4e59-9a43-1f2a8c0d7e55";
+  EXPECT_EQ(api::Uid(this->MustCreate(kPods, with_uid)), "6c4a1f3e-0b6d-4e59-9a43-1f2a8c0d7e55");
 }
 
 TYPED_TEST(StoreTest, KubernetesErrorMessages) {

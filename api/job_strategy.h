@@ -1,0 +1,83 @@
+// Strategy of the built-in batch/v1 Job: what kube-apiserver does for a Job in
+// code (Kubernetes 1.32: pkg/apis/batch/v1/defaults.go SetDefaults_Job,
+// pkg/registry/batch/job/strategy.go, pkg/apis/batch/validation), composed with
+// Kueue's job webhook (api/kueue_job_webhook.h), which upstream runs as a
+// mutating admission webhook on the same create.
+//
+// Create (PrepareForCreate), in upstream's order:
+//   1. SetJobDefaults (SetDefaults_Job; on update too): parallelism and
+//      completions 1 when both are unset, parallelism 1 when unset; backoffLimit
+//      6, or 2147483647 when backoffLimitPerIndex is set; metadata.labels from
+//      spec.template.metadata.labels when the Job has none; completionMode
+//      NonIndexed; suspend false; podFailurePolicy onPodConditions[].status
+//      "True" when empty; podReplacementPolicy Failed with a podFailurePolicy,
+//      TerminatingOrFailed without; manualSelector false. Present fields are
+//      kept. The schema cannot default these (resources/definitions/batch-v1.yaml:
+//      the same JobSpec is embedded, undefaulted, in a JobSet).
+//   2. Kueue's job webhook (framework batch/job, spec.suspend).
+//   3. GenerateJobSelector unless spec.manualSelector is true (upstream's
+//      generateSelector, called from the strategy's Validate): the template
+//      labels batch.kubernetes.io/job-name, job-name = metadata.name and
+//      batch.kubernetes.io/controller-uid, controller-uid = metadata.uid are
+//      added where absent (a value the user set is kept, and rejected below
+//      when it differs); spec.selector.matchLabels gets
+//      batch.kubernetes.io/controller-uid = metadata.uid when absent (other
+//      user matchLabels/matchExpressions stay, so validation rejects them).
+//   metadata.uid exists at this point: the admission pipeline assigns it on
+//   create (api/admission_pipeline.h; upstream's FillObjectMetaSystemFields
+//   runs before admission) and the store keeps it.
+//
+// Validation (ValidateJobSelector, on create; on update only the template
+// match): unless manualSelector is true (validateGeneratedSelector)
+//   metadata.uid: Required value                               (no uid)
+//   spec.template.metadata.labels[<key>]: Required value: <v>   (label absent)
+//   spec.template.metadata.labels[<key>]: Invalid value: map[string]string{...}: must be '<v>'
+//        for batch.kubernetes.io/controller-uid = uid and batch.kubernetes.io/job-name = name
+//   spec.selector: Invalid value: v1.LabelSelector{MatchLabels:map[string]string{...},
+//        MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: `selector` not auto-generated
+//        when the selector does not match {batch.kubernetes.io/controller-uid: <uid>} alone;
+// and always (ValidateJobSpec)
+//   spec.selector: Required value                               (no selector, manualSelector;
+//                                                               create only: Jobs stored before
+//                                                               berth generated selectors have none)
+//   spec.template.metadata.labels: Invalid value: map[string]string{...}: `selector` does not
+//        match template `labels`
+// Values are printed as Go's %#v prints them (field.ErrorBody), map keys sorted.
+//
+// Not here yet: restartPolicy OnFailure|Never, the immutability of the pod
+// template (except while suspended) and of spec.selector, completions/parallelism
+// bounds beyond the schema's.
+//
+// Thread-safety: stateless functions; the strategy is immutable.
+#pragma once
+
+#include <string_view>
+
+#include "api/field_errors.h"
+#include "api/kueue_job_webhook.h"
+#include "api/object.h"
+#include "api/strategy.h"
+
+namespace berth::api {
+
+// The labels of a Job's pods (k8s.io/api/batch/v1 constants).
+inline constexpr std::string_view kJobControllerUidLabel = "batch.kubernetes.io/controller-uid";
+inline constexpr std::string_view kJobLegacyControllerUidLabel = "controller-uid";
+inline constexpr std::string_view kJobNameLabel = "batch.kubernetes.io/job-name";
+inline constexpr std::string_view kJobLegacyJobNameLabel = "job-name";
+
+// SetDefaults_Job (see above). `job` is a batch/v1 Job; a spec that is not an
+// object is left for schema validation.
+void SetJobDefaults(Object* job);
+
+// generateSelector (see above), from metadata.name and metadata.uid.
+void GenerateJobSelector(Object* job);
+
+// The selector rules above (create: generated = true checks the generated
+// selector unless manualSelector; update: generated = false, the template match only).
+FieldErrorList ValidateJobSelector(const Object& job, bool generated);
+
+// Registers the batch/Job strategy (with Kueue's job webhook as `kueue` says).
+void RegisterJobStrategies(StrategyRegistry* registry, const KueueJobWebhookOptions& kueue = {});
+
+}  // namespace berth::api
