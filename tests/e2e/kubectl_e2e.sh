@@ -469,6 +469,9 @@ expect get-job-running '^queued-job +Running +0/2 +[0-9][0-9a-z]* +[0-9][0-9a-z]
 run get-job-running-wide 0 "$KUBECTL" get job queued-job -n team-a -o wide
 expect get-job-running-wide '^NAME +STATUS +COMPLETIONS +DURATION +AGE +CONTAINERS +IMAGES +SELECTOR$'
 expect get-job-running-wide '^queued-job +Running +0/2 +[0-9][0-9a-z]* +[0-9][0-9a-z]* +main +busybox +'
+# The generated selector (the Job strategy): controller-uid=<the Job's uid>.
+JOB_UID=$("$KUBECTL" get job queued-job -n team-a -o 'jsonpath={.metadata.uid}')
+expect get-job-running-wide " batch\.kubernetes\.io/controller-uid=$JOB_UID\$"
 # A completed Job: Complete, 1/1, DURATION completionTime - startTime.
 run done-job-create 0 "$KUBECTL" create job done-job -n team-a --image=busybox -- echo done
 run done-job-complete 0 "$KUBECTL" wait -n team-a job/done-job --for=condition=complete --timeout=60s
