@@ -162,6 +162,9 @@ void SetJobDefaults(Object* job) {
 
 void GenerateJobSelector(Object* job) {
   Object* spec = ObjectField(job, "spec");
+  // No template: left for schema validation (spec.template: Required value).
+  const Object* pod_template = Find(spec, "template");
+  if (pod_template == nullptr || !pod_template->is_object()) return;
   Object* labels = ObjectField(ObjectField(ObjectField(spec, "template"), "metadata"), "labels");
   if (labels == nullptr) return;
   const Object* meta = Find(job, "metadata");
