@@ -200,6 +200,15 @@ std::vector<const Workload*> QueueManager::Pending(const std::string& cluster_qu
   return out;
 }
 
+std::vector<const Workload*> QueueManager::Inadmissible(const std::string& cluster_queue) const {
+  std::vector<const Workload*> out;
+  auto q = queues_.find(cluster_queue);
+  if (q == queues_.end()) return out;
+  out.reserve(q->second.inadmissible.size());
+  for (const Key& k : q->second.inadmissible) out.push_back(&q->second.workloads.at(k.uid));
+  return out;
+}
+
 size_t QueueManager::ActiveCount(const std::string& cluster_queue) const {
   auto q = queues_.find(cluster_queue);
   return q == queues_.end() ? 0 : q->second.heap.size();

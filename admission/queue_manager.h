@@ -85,6 +85,9 @@ class QueueManager {
   // Introspection (visibility API): pending workloads of a ClusterQueue in
   // queue order (heap, then inadmissible, by the same comparator).
   std::vector<const Workload*> Pending(const std::string& cluster_queue) const;
+  // The inadmissible workloads of a ClusterQueue, in queue order (no copy of
+  // the queue: what the controller scans for scheduling equivalence).
+  std::vector<const Workload*> Inadmissible(const std::string& cluster_queue) const;
   size_t ActiveCount(const std::string& cluster_queue) const;
   size_t InadmissibleCount(const std::string& cluster_queue) const;
   bool Contains(const std::string& uid) const { return where_.count(uid) > 0; }

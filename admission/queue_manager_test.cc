@@ -82,6 +82,9 @@ TEST_F(QueueManagerTest, BestEffortFifoMovesNoFitAsideAndRequeuesOnEvents) {
   for (const auto& h : heads) q.RequeueWorkload(h, RequeueReason::kNoFit, T());
   EXPECT_TRUE(q.IsInadmissible("default/big"));
   EXPECT_TRUE(q.IsInadmissible("default/other"));
+  ASSERT_EQ(q.Inadmissible("a").size(), 1u);  // "small" is still active
+  EXPECT_EQ(q.Inadmissible("a")[0]->name, "big");
+  EXPECT_TRUE(q.Inadmissible("nope").empty());
   EXPECT_EQ(q.Heads()[0].name, "small");  // the next workload became head
   // A change in queue "b" requeues the whole root cohort "co", not "lonely".
   q.QueueInadmissibleWorkloads({"b"}, T());

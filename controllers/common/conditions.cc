@@ -26,6 +26,21 @@ std::optional<Time> ConditionTransitionTime(const api::Object& obj, std::string_
   return t;
 }
 
+bool ConditionHolds(const api::Object& obj, const Condition& c) {
+  const api::Object* existing = FindCondition(obj, c.type);
+  if (existing == nullptr || existing->value("status", "") != c.status || existing->value("reason", "") != c.reason ||
+      existing->value("message", "") != c.message) {
+    return false;
+  }
+  if (auto m = obj.find("metadata"); m != obj.end() && m->is_object()) {
+    if (auto g = m->find("generation"); g != m->end() && g->is_number_integer()) {
+      auto og = existing->find("observedGeneration");
+      return og != existing->end() && *og == *g;
+    }
+  }
+  return true;
+}
+
 bool SetCondition(api::Object* obj, const Condition& c, Time now) {
   api::Object& status = (*obj)["status"];
   if (!status.is_object()) status = api::Object::object();

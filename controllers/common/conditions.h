@@ -41,6 +41,11 @@ std::optional<Time> ConditionTransitionTime(const api::Object& obj, std::string_
 // stamps lastTransitionTime on a status change; observedGeneration is taken
 // from metadata.generation when present. Returns true when obj changed.
 bool SetCondition(api::Object* obj, const Condition& c, Time now);
+// Whether SetCondition(obj, c, ...) would change nothing: the condition is
+// there with c's status, reason and message (and observedGeneration equal to
+// metadata.generation when that is set). Reads only, so a caller can skip
+// copying an object it would not write.
+bool ConditionHolds(const api::Object& obj, const Condition& c);
 // Removes the condition; true when it was present.
 bool RemoveCondition(api::Object* obj, std::string_view type);
 

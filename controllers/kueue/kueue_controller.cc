@@ -570,8 +570,8 @@ CycleSummary KueueController::ScheduleOnce() {
           // equivalence) are never heads themselves: they get its verdict.
           if (head && (e.requeue_reason == admission::RequeueReason::kNoFit ||
                        e.requeue_reason == admission::RequeueReason::kPreemptionNoCandidates)) {
-            for (const admission::Workload* other : queues_.Pending(e.cluster_queue)) {
-              if (other->uid == e.uid || !queues_.IsInadmissible(other->uid) || !SameShape(*other, *head)) continue;
+            for (const admission::Workload* other : queues_.Inadmissible(e.cluster_queue)) {
+              if (other->uid == e.uid || !SameShape(*other, *head)) continue;
               if (client::ObjectPtr oo = cache_.GetWorkload(other->Key())) pendings.push_back({oo, e.reason, e.message});
             }
           }
@@ -659,6 +659,8 @@ CycleSummary KueueController::ScheduleOnce() {
     recorder_.Event(wl, kEventTypeNormal, "Preempted", e.victim.message);
   }
   for (Pending& p : pendings) {
+    // Most set-aside workloads already say so: skip them without a copy.
+    if (ConditionHolds(*p.obj, {"QuotaReserved", "False", p.reason, p.message})) continue;
     api::Object wl = *p.obj;
     if (!SetPending(&wl, p.reason, p.message, now)) continue;
     if (WriteWorkloadStatus(wl).ok()) {

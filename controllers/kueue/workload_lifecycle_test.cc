@@ -171,5 +171,20 @@ TEST(WorkloadLifecycle, QueueOrderTimestampFollowsTheStrategy) {
   EXPECT_TRUE(BlocksAdmission(AdmittedWorkload(kT0)));
 }
 
+// ConditionHolds says exactly when SetCondition would change nothing.
+TEST(ConditionHoldsTest, MatchesSetConditionsNoChange) {
+  api::Object wl = {{"metadata", {{"name", "w"}, {"generation", 2}}}};
+  const Condition pending{"QuotaReserved", "False", "Pending", "insufficient quota"};
+  EXPECT_FALSE(ConditionHolds(wl, pending));
+  ASSERT_TRUE(SetCondition(&wl, pending, kT0));
+  EXPECT_TRUE(ConditionHolds(wl, pending));
+  EXPECT_FALSE(SetCondition(&wl, pending, kT0 + minutes(1)));
+  EXPECT_FALSE(ConditionHolds(wl, {"QuotaReserved", "False", "Pending", "other message"}));
+  EXPECT_FALSE(ConditionHolds(wl, {"QuotaReserved", "True", "Pending", "insufficient quota"}));
+  wl["metadata"]["generation"] = 3;  // a new generation must be observed again
+  EXPECT_FALSE(ConditionHolds(wl, pending));
+  EXPECT_TRUE(SetCondition(&wl, pending, kT0));
+}
+
 }  // namespace
 }  // namespace berth::controllers::kueue
