@@ -55,6 +55,7 @@
 #include <string_view>
 #include <vector>
 
+#include "api/job_strategy.h"
 #include "api/object.h"
 #include "controllers/common/conditions.h"
 #include "controllers/job/object_fields.h"
@@ -67,10 +68,11 @@ using jobs::PodSet;
 
 inline constexpr std::string_view kJobCompletionIndexAnnotation = "batch.kubernetes.io/job-completion-index";
 inline constexpr std::string_view kJobCompletionIndexLabel = "batch.kubernetes.io/job-completion-index";
-inline constexpr std::string_view kControllerUidLabel = "batch.kubernetes.io/controller-uid";
-inline constexpr std::string_view kLegacyControllerUidLabel = "controller-uid";
-inline constexpr std::string_view kJobNameLabel = "batch.kubernetes.io/job-name";
-inline constexpr std::string_view kLegacyJobNameLabel = "job-name";
+// The labels the API server's Job strategy puts on the template (api/job_strategy.h).
+inline constexpr std::string_view kControllerUidLabel = api::kJobControllerUidLabel;
+inline constexpr std::string_view kLegacyControllerUidLabel = api::kJobLegacyControllerUidLabel;
+inline constexpr std::string_view kJobNameLabel = api::kJobNameLabel;
+inline constexpr std::string_view kLegacyJobNameLabel = api::kJobLegacyJobNameLabel;
 inline constexpr std::string_view kJobCompletionIndexEnv = "JOB_COMPLETION_INDEX";
 // The downward-API path of the completion index, used by JOB_COMPLETION_INDEX and by
 // trainer's PET_NODE_RANK.
