@@ -293,6 +293,10 @@ struct Workload {
   // For kEvicting workloads preempted by the engine: the preemptor's uid.
   // The capacity they free is reserved for that preemptor.
   std::string evicted_for;
+  // The object's QuotaReserved=False reason and message as read ("" when it
+  // has none). The engine ignores them; a caller compares its verdict with
+  // them to skip rewriting a condition the workload already shows.
+  std::string pending_reason, pending_message;
 
   std::string Key() const { return namespace_name + "/" + name; }
 };

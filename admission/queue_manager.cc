@@ -43,9 +43,7 @@ QueueManager::Key QueueManager::KeyOf(const Workload& wl) {
 void QueueManager::Insert(Queue& q, const Workload& wl, bool inadmissible) {
   q.workloads[wl.uid] = wl;
   where_[wl.uid] = wl.cluster_queue;
-  Key key = KeyOf(wl);
-  if (q.inadmissible_shapes.count(key.shape)) inadmissible = true;
-  (inadmissible ? q.inadmissible : q.heap).insert(std::move(key));
+  (inadmissible ? q.inadmissible : q.heap).insert(KeyOf(wl));
 }
 
 void QueueManager::AddOrUpdateClusterQueue(const std::string& name, QueueingStrategy strategy,
@@ -115,7 +113,8 @@ std::vector<Workload> QueueManager::Heads() {
   return heads;
 }
 
-bool QueueManager::RequeueWorkload(const Workload& wl, RequeueReason reason, Time now) {
+bool QueueManager::RequeueWorkload(const Workload& wl, RequeueReason reason, Time now,
+                                   std::vector<const Workload*>* set_aside) {
   auto q = queues_.find(wl.cluster_queue);
   if (q == queues_.end() || !Queueable(wl)) return false;
   Queue& queue = q->second;
@@ -141,9 +140,9 @@ bool QueueManager::RequeueWorkload(const Workload& wl, RequeueReason reason, Tim
   if (queue.strategy == QueueingStrategy::kBestEffortFIFO &&
       (reason == RequeueReason::kNoFit || reason == RequeueReason::kPreemptionNoCandidates)) {
     const uint64_t shape = KeyOf(wl).shape;
-    queue.inadmissible_shapes.insert(shape);
     for (auto it = queue.heap.begin(); it != queue.heap.end();) {
       if (it->shape == shape) {
+        if (set_aside != nullptr) set_aside->push_back(&queue.workloads.at(it->uid));
         queue.inadmissible.insert(*it);
         it = queue.heap.erase(it);
       } else {
@@ -156,7 +155,6 @@ bool QueueManager::RequeueWorkload(const Workload& wl, RequeueReason reason, Tim
 
 void QueueManager::MoveInadmissible(Queue& q, Time now) {
   q.queue_inadmissible_cycle = q.pop_cycle;
-  q.inadmissible_shapes.clear();
   for (auto it = q.inadmissible.begin(); it != q.inadmissible.end();) {
     if (it->requeue_at > now) {
       ++it;

@@ -25,8 +25,9 @@
 //      when a BestEffortFIFO head is set aside because it does not fit (NoFit
 //      or no preemption candidates), every pending workload of the same shape
 //      (priority, podSet names, counts, requests, selectors, tolerations) is
-//      set aside with it, and so are new arrivals of that shape, until the
-//      next inadmissible-requeue event.
+//      set aside with it until the next inadmissible-requeue event. A new
+//      arrival of that shape still goes to the heap (Kueue's PushOrUpdate), so
+//      it is tried once and gets its own verdict (QuotaReserved=False).
 //   7. Finished, inactive (spec.active=false) and quota-holding workloads are
 //      never (re)inserted, on every path (reported-failures C30).
 // Time is passed in by the caller.
@@ -74,8 +75,12 @@ class QueueManager {
   // queues until requeued.
   std::vector<Workload> Heads();
 
-  // Step 3. Returns true when the workload was (re)inserted.
-  bool RequeueWorkload(const Workload& wl, RequeueReason reason, Time now);
+  // Step 3. Returns true when the workload was (re)inserted. `set_aside`
+  // (optional) receives the pending workloads of the same shape moved to the
+  // inadmissible set with it (step 6): pointers into the queue, valid until
+  // the next call that changes the QueueManager.
+  bool RequeueWorkload(const Workload& wl, RequeueReason reason, Time now,
+                       std::vector<const Workload*>* set_aside = nullptr);
 
   // Step 4 for the given ClusterQueues.
   void QueueInadmissibleWorkloads(const std::vector<std::string>& cluster_queues, Time now);
@@ -116,7 +121,6 @@ class QueueManager {
     std::string sticky;                         // sticky preemptor uid
     int64_t pop_cycle = 0;
     int64_t queue_inadmissible_cycle = -1;
-    std::set<uint64_t> inadmissible_shapes;
   };
 
   static Key KeyOf(const Workload& wl);

@@ -125,7 +125,9 @@ TEST_F(QueueManagerTest, BackoffKeepsWorkloadInadmissibleUntilRequeueAt) {
 }
 
 // SchedulingEquivalenceHashing: a NoFit head takes its equal-shape
-// followers (and later arrivals of that shape) aside until the next event.
+// followers aside until the next event; a later arrival of that shape is
+// tried once (it goes to the heap, as Kueue's PushOrUpdate), an update of a
+// set-aside one keeps it aside.
 TEST_F(QueueManagerTest, EqualShapeWorkloadsAreSetAsideTogether) {
   q.AddOrUpdateClusterQueue("a", QueueingStrategy::kBestEffortFIFO, "", true);
   q.AddOrUpdateWorkload(W("first", "a", 0, 0), T());
@@ -136,10 +138,20 @@ TEST_F(QueueManagerTest, EqualShapeWorkloadsAreSetAsideTogether) {
   q.RequeueWorkload(heads[0], RequeueReason::kGeneric, T());  // back to heap? no: BestEffortFIFO generic -> aside
   heads = q.Heads();
   ASSERT_EQ(heads[0].name, "first");
-  q.RequeueWorkload(heads[0], RequeueReason::kNoFit, T());
+  std::vector<const Workload*> set_aside;
+  q.RequeueWorkload(heads[0], RequeueReason::kNoFit, T(), &set_aside);
+  ASSERT_EQ(set_aside.size(), 1u);  // not the head itself, not other shapes
+  EXPECT_EQ(set_aside[0]->Key(), "default/same-shape");
   EXPECT_TRUE(q.IsInadmissible("default/same-shape"));
   EXPECT_TRUE(q.Heads().empty());
+  q.AddOrUpdateWorkload(W("same-shape", "a", 0, 1), T());
+  EXPECT_TRUE(q.IsInadmissible("default/same-shape"));
   q.AddOrUpdateWorkload(W("late-same-shape", "a", 0, 5), T());
+  EXPECT_FALSE(q.IsInadmissible("default/late-same-shape"));
+  heads = q.Heads();
+  ASSERT_EQ(heads.size(), 1u);
+  EXPECT_EQ(heads[0].name, "late-same-shape");
+  q.RequeueWorkload(heads[0], RequeueReason::kNoFit, T());
   EXPECT_TRUE(q.IsInadmissible("default/late-same-shape"));
   q.AddOrUpdateWorkload(W("different", "a", 7, 5), T());
   EXPECT_FALSE(q.IsInadmissible("default/different"));

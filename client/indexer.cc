@@ -160,6 +160,14 @@ StatusOr<std::vector<std::string>> Indexer::IndexKeys(const std::string& index_n
   return std::vector<std::string>(it->second.begin(), it->second.end());
 }
 
+StatusOr<size_t> Indexer::IndexCount(const std::string& index_name, const std::string& value) const {
+  std::shared_lock l(mu_);
+  auto idx = indexes_.find(index_name);
+  if (idx == indexes_.end()) return NotFoundError("Index with name " + index_name + " does not exist");
+  auto it = idx->second.keys_by_value.find(value);
+  return it == idx->second.keys_by_value.end() ? size_t{0} : it->second.size();
+}
+
 StatusOr<std::vector<ObjectPtr>> Indexer::ByIndex(const std::string& index_name,
                                                   const std::string& value) const {
   std::shared_lock l(mu_);

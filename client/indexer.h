@@ -82,6 +82,9 @@ class Indexer {
                                            const std::string& value) const;
   StatusOr<std::vector<std::string>> IndexKeys(const std::string& index_name,
                                                const std::string& value) const;
+  // How many objects index `index_name` holds under `value`, without copying
+  // them. kNotFound for an unknown index.
+  StatusOr<size_t> IndexCount(const std::string& index_name, const std::string& value) const;
   // Every value of the index that some object holds, sorted.
   StatusOr<std::vector<std::string>> IndexValues(const std::string& index_name) const;
 

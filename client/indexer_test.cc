@@ -43,6 +43,9 @@ TEST(IndexerTest, IndexesFollowUpsertsAndRemovals) {
   EXPECT_EQ(Keys(*idx.ByIndex("queue", "lq")), (std::vector<std::string>{"a/p1", "b/p2"}));
   EXPECT_EQ(*idx.IndexKeys("owner", "u1"), (std::vector<std::string>{"a/p1", "b/p2"}));
   EXPECT_EQ(*idx.IndexValues("owner"), (std::vector<std::string>{"u1", "u2"}));
+  EXPECT_EQ(*idx.IndexCount("owner", "u1"), 2u);
+  EXPECT_EQ(*idx.IndexCount("owner", "u2"), 1u);
+  EXPECT_EQ(*idx.IndexCount("owner", "none"), 0u);
 
   // Relabel p1 to another queue and drop its owners: old index entries go away.
   ObjectPtr old = idx.Upsert(Obj("a", "p1", {{"kueue.x-k8s.io/queue-name", "other"}}));
@@ -57,6 +60,8 @@ TEST(IndexerTest, IndexesFollowUpsertsAndRemovals) {
   EXPECT_TRUE(idx.IndexValues("owner")->empty());
   EXPECT_EQ(idx.Size(), 2u);
   EXPECT_EQ(idx.ByIndex("missing", "x").status().code(), Code::kNotFound);
+  EXPECT_EQ(idx.IndexCount("queue", "lq").value(), 0u);
+  EXPECT_EQ(idx.IndexCount("missing", "x").status().code(), Code::kNotFound);
 }
 
 TEST(IndexerTest, LateIndexCoversExistingObjectsAndReplaceRebuilds) {

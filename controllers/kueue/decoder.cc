@@ -328,6 +328,10 @@ admission::Workload DecodeWorkload(const api::Object& wl, ResourceNames& names) 
   out.queue_order_timestamp = CreationTime(wl);
   Time requeue_at;
   if (ParseRfc3339(Str(At(wl, {"status", "requeueState", "requeueAt"})), &requeue_at)) out.requeue_at = requeue_at;
+  if (const api::Object* qr = FindCondition(wl, "QuotaReserved"); qr != nullptr && qr->value("status", "") == "False") {
+    out.pending_reason = qr->value("reason", "");
+    out.pending_message = qr->value("message", "");
+  }
   if (IsConditionTrue(wl, "QuotaReserved")) {
     out.admission = DecodeAdmission(wl, names);
     if (out.admission) {

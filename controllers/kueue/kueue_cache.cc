@@ -19,7 +19,44 @@ int64_t RvNumber(const api::Object& obj) {
   }
 }
 
+// Where a workload is counted: its LocalQueue key (namespace/spec.queueName),
+// the ClusterQueue of its admission, and whether it holds quota
+// (QuotaReserved=True with an admission, not Finished) or is Finished.
+struct WorkloadQueues {
+  std::string local_queue, cluster_queue;
+  bool holds_quota = false, finished = false;
+};
+
+WorkloadQueues QueuesOf(const api::Object& wl) {
+  WorkloadQueues q;
+  auto spec = wl.find("spec");
+  if (spec != wl.end() && spec->is_object()) {
+    std::string name = spec->value("queueName", "");
+    if (!name.empty()) q.local_queue = api::Namespace(wl) + "/" + name;
+  }
+  auto st = wl.find("status");
+  if (st != wl.end() && st->is_object()) {
+    auto adm = st->find("admission");
+    if (adm != st->end() && adm->is_object()) q.cluster_queue = adm->value("clusterQueue", "");
+  }
+  q.finished = IsConditionTrue(wl, "Finished");
+  q.holds_quota = !q.finished && !q.cluster_queue.empty() && IsConditionTrue(wl, "QuotaReserved");
+  return q;
+}
+
 }  // namespace
+
+template <typename T>
+void KueueCache::DecodedCache<T>::Sweep() {
+  for (auto it = entries_.begin(); it != entries_.end();) {
+    if (!it->second.used) {
+      it = entries_.erase(it);
+    } else {
+      it->second.used = false;
+      ++it;
+    }
+  }
+}
 
 KueueCache::KueueCache(client::SharedInformerFactory& factory) {
   flavors_ = &factory.ForResource(kResourceFlavors);
@@ -31,30 +68,30 @@ KueueCache::KueueCache(client::SharedInformerFactory& factory) {
   namespaces_ = &factory.ForResource(kNamespaces);
   pcs_ = &factory.ForResource(kPriorityClasses);
   // The informers are shared: another controller may have added the same index.
-  (void)workloads_->AddIndexer(kQueueIndex, [](const api::Object& wl) -> std::vector<std::string> {
-    auto spec = wl.find("spec");
-    if (spec == wl.end() || !spec->is_object()) return {};
-    std::string q = spec->value("queueName", "");
-    if (q.empty()) return {};
-    return {api::Namespace(wl) + "/" + q};
-  });
   (void)workloads_->AddIndexer(kClusterQueueIndex, [](const api::Object& wl) -> std::vector<std::string> {
-    auto st = wl.find("status");
-    if (st == wl.end() || !st->is_object()) return {};
-    auto adm = st->find("admission");
-    if (adm == st->end() || !adm->is_object()) return {};
-    std::string cq = adm->value("clusterQueue", "");
-    if (cq.empty()) return {};
-    return {cq};
+    const WorkloadQueues q = QueuesOf(wl);
+    if (q.cluster_queue.empty()) return {};
+    return {q.cluster_queue};
   });
   (void)workloads_->AddIndexer(kQuotaHolderIndex, [](const api::Object& wl) -> std::vector<std::string> {
-    if (!IsConditionTrue(wl, "QuotaReserved") || IsConditionTrue(wl, "Finished")) return {};
-    auto st = wl.find("status");
-    auto adm = st->find("admission");
-    if (adm == st->end() || !adm->is_object()) return {};
-    std::string cq = adm->value("clusterQueue", "");
-    if (cq.empty()) return {};
-    return {cq};
+    const WorkloadQueues q = QueuesOf(wl);
+    if (!q.holds_quota) return {};
+    return {q.cluster_queue};
+  });
+  (void)workloads_->AddIndexer(kFinishedIndex, [](const api::Object& wl) -> std::vector<std::string> {
+    const WorkloadQueues q = QueuesOf(wl);
+    if (!q.finished || q.cluster_queue.empty()) return {};
+    return {q.cluster_queue};
+  });
+  (void)workloads_->AddIndexer(kQueueQuotaHolderIndex, [](const api::Object& wl) -> std::vector<std::string> {
+    const WorkloadQueues q = QueuesOf(wl);
+    if (!q.holds_quota || q.local_queue.empty()) return {};
+    return {q.local_queue};
+  });
+  (void)workloads_->AddIndexer(kQueuePendingIndex, [](const api::Object& wl) -> std::vector<std::string> {
+    const WorkloadQueues q = QueuesOf(wl);
+    if (q.holds_quota || q.finished || q.local_queue.empty()) return {};
+    return {q.local_queue};
   });
   (void)workloads_->AddIndexer(kOwnerIndex, client::OwnerUidIndexFunc());
 }
@@ -99,6 +136,15 @@ std::vector<client::ObjectPtr> KueueCache::WorkloadsByIndex(const std::string& i
   return out;
 }
 
+size_t KueueCache::CountByIndex(const std::string& index, const std::string& value) {
+  auto res = workloads_->GetIndexer().IndexCount(index, value);
+  return res.ok() ? res.value() : 0;
+}
+
+std::shared_ptr<const admission::Workload> KueueCache::DecodeCached(const client::ObjectPtr& workload) {
+  return decoded_workloads_.Get(workload, [this](const api::Object& o) { return DecodeWorkload(o, names_); });
+}
+
 void KueueCache::Assume(const api::Object& written) {
   std::lock_guard<std::mutex> lock(mu_);
   assumed_[client::MetaNamespaceKey(written)] = std::make_shared<const api::Object>(written);
@@ -125,22 +171,35 @@ bool KueueCache::NamespaceSelected(const api::Object& cluster_queue, const std::
   return sel.value().Matches(labels);
 }
 
-admission::Snapshot KueueCache::BuildSnapshot() {
+admission::Snapshot KueueCache::BuildQueueSnapshot() {
   std::vector<admission::ResourceFlavor> flavors;
-  for (const auto& rf : flavors_->GetIndexer().List()) flavors.push_back(DecodeResourceFlavor(*rf));
+  for (const auto& rf : flavors_->GetIndexer().List()) {
+    flavors.push_back(*decoded_flavors_.Get(rf, [](const api::Object& o) { return DecodeResourceFlavor(o); }));
+  }
+  const std::vector<client::ObjectPtr> cq_objects = cqs_->GetIndexer().List();
   std::vector<admission::ClusterQueue> cqs;
-  for (const auto& cq : cqs_->GetIndexer().List()) cqs.push_back(DecodeClusterQueue(*cq, names_));
+  for (const auto& cq : cq_objects) {
+    cqs.push_back(*decoded_cluster_queues_.Get(cq, [this](const api::Object& o) { return DecodeClusterQueue(o, names_); }));
+  }
   std::vector<admission::Cohort> cohorts;
-  for (const auto& c : cohorts_->GetIndexer().List()) cohorts.push_back(DecodeCohort(*c, names_));
-  admission::Snapshot snap(names_, std::move(flavors), std::move(cqs), std::move(cohorts));
+  for (const auto& c : cohorts_->GetIndexer().List()) {
+    cohorts.push_back(*decoded_cohorts_.Get(c, [this](const api::Object& o) { return DecodeCohort(o, names_); }));
+  }
+  decoded_flavors_.Sweep();
+  decoded_cluster_queues_.Sweep();
+  decoded_cohorts_.Sweep();
+  return admission::Snapshot(names_, std::move(flavors), std::move(cqs), std::move(cohorts));
+}
+
+admission::Snapshot KueueCache::BuildSnapshot() {
+  admission::Snapshot snap = BuildQueueSnapshot();
   // Only quota holders count: the quotaHolder index of every ClusterQueue
   // plus the assumed writes the informer has not shown yet, in key order, so
   // a snapshot costs O(workloads holding quota), not O(all workloads).
   std::set<std::string> keys;
   for (const auto& cq : cqs_->GetIndexer().List()) {
-    auto held = workloads_->GetIndexer().ByIndex(kQuotaHolderIndex, api::Name(*cq));
-    if (!held.ok()) continue;
-    for (const auto& wl : held.value()) keys.insert(client::MetaNamespaceKey(*wl));
+    auto held = workloads_->GetIndexer().IndexKeys(kQuotaHolderIndex, api::Name(*cq));
+    if (held.ok()) keys.insert(held.value().begin(), held.value().end());
   }
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -149,11 +208,12 @@ admission::Snapshot KueueCache::BuildSnapshot() {
   for (const std::string& key : keys) {
     client::ObjectPtr wl = GetWorkload(key);
     if (!wl || !IsConditionTrue(*wl, "QuotaReserved") || IsConditionTrue(*wl, "Finished")) continue;
-    admission::Workload w = DecodeWorkload(*wl, names_);
-    if (w.finished || w.state == admission::AdmissionState::kPending) continue;
+    std::shared_ptr<const admission::Workload> w = DecodeCached(wl);
+    if (w->finished || w->state == admission::AdmissionState::kPending) continue;
     // A workload admitted to a since-deleted ClusterQueue holds nothing here.
-    (void)snap.AddWorkload(w);
+    (void)snap.AddWorkload(*w);
   }
+  decoded_workloads_.Sweep();
   return snap;
 }
 

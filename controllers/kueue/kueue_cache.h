@@ -14,10 +14,21 @@
 // entry is dropped once the informer shows an equal or newer version, or no
 // longer has the object.
 //
-// Workload indexes on the informer: "queue" (namespace/spec.queueName),
-// "clusterQueue" (status.admission.clusterQueue, finished ones included),
-// "quotaHolder" (the same for quota holders only) and the owner-uid index
-// (client::OwnerUidIndexFunc) used by job integrations.
+// Workload indexes on the informer (each kept by the informer on every event,
+// so a status reconcile reads the few workloads it counts, never every
+// workload a queue ever had):
+//   "clusterQueue"      status.admission.clusterQueue, finished ones included;
+//   "quotaHolder"       the same for quota holders only (QuotaReserved=True,
+//                       not Finished): what a snapshot and ClusterQueue usage count;
+//   "finished"          the same for Finished workloads;
+//   "queueQuotaHolder"  namespace/spec.queueName of quota holders;
+//   "queuePending"      namespace/spec.queueName of the others not Finished;
+//   "owner"             owner uid (client::OwnerUidIndexFunc), for job integrations.
+//
+// Decoded objects: the engine's form of a ClusterQueue, Cohort, flavor or
+// quota-holding Workload is decoded once per (uid, resourceVersion) and kept
+// while the object is in the snapshot, so a cycle re-decodes only what
+// changed since the previous one.
 //
 // Thread-safety: informer reads are thread-safe; Assume/Forget/overlay reads
 // take an internal lock. ResourceNames is NOT synchronised: BuildSnapshot and
@@ -25,6 +36,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -36,12 +48,12 @@
 
 namespace berth::controllers::kueue {
 
-inline constexpr char kQueueIndex[] = "queue";
 inline constexpr char kClusterQueueIndex[] = "clusterQueue";
 inline constexpr char kOwnerIndex[] = "owner";
-// status.admission.clusterQueue of a workload holding quota now
-// (QuotaReserved=True, not Finished): what a snapshot counts.
 inline constexpr char kQuotaHolderIndex[] = "quotaHolder";
+inline constexpr char kFinishedIndex[] = "finished";
+inline constexpr char kQueueQuotaHolderIndex[] = "queueQuotaHolder";
+inline constexpr char kQueuePendingIndex[] = "queuePending";
 
 class KueueCache {
  public:
@@ -61,6 +73,8 @@ class KueueCache {
   client::ObjectPtr GetWorkload(const std::string& key);
   std::vector<client::ObjectPtr> ListWorkloads();
   std::vector<client::ObjectPtr> WorkloadsByIndex(const std::string& index, const std::string& value);
+  // How many workloads the informer's index holds under `value` (no overlay).
+  size_t CountByIndex(const std::string& index, const std::string& value);
   void Assume(const api::Object& written);
   void Forget(const std::string& key);
 
@@ -73,14 +87,49 @@ class KueueCache {
   // unfinished workload holding quota (QuotaReserved=True), evicting ones
   // included. Caller holds its lock (names()).
   admission::Snapshot BuildSnapshot();
+  // The same without workloads: the queue tree, activity and quotas only.
+  admission::Snapshot BuildQueueSnapshot();
   // Decodes a workload, resolving its ClusterQueue from its LocalQueue when it
   // holds no quota, and the namespaceSelector verdict. Caller holds its lock.
   admission::Workload Decode(const api::Object& workload);
+  // DecodeWorkload of a workload object, from the decoded-object cache when
+  // this (uid, resourceVersion) was decoded before. Caller holds its lock.
+  std::shared_ptr<const admission::Workload> DecodeCached(const client::ObjectPtr& workload);
 
   admission::ResourceNames& names() { return names_; }
 
  private:
   client::ObjectPtr Overlaid(const client::ObjectPtr& cached);
+
+  // Decoded objects by key, valid for one (uid, resourceVersion).
+  template <typename T>
+  class DecodedCache {
+   public:
+    template <typename Decode>
+    std::shared_ptr<const T> Get(const client::ObjectPtr& obj, Decode&& decode) {
+      Entry& e = entries_[client::MetaNamespaceKey(*obj)];
+      const std::string& uid = api::Uid(*obj);
+      const std::string& rv = api::ResourceVersion(*obj);
+      // An object without a resourceVersion (never stored) is decoded anew.
+      if (!e.decoded || rv.empty() || e.uid != uid || e.resource_version != rv) {
+        e.decoded = std::make_shared<const T>(decode(*obj));
+        e.uid = uid;
+        e.resource_version = rv;
+      }
+      e.used = true;
+      return e.decoded;
+    }
+    // Drops every entry not looked up since the last Sweep.
+    void Sweep();
+
+   private:
+    struct Entry {
+      std::string uid, resource_version;
+      std::shared_ptr<const T> decoded;
+      bool used = false;
+    };
+    std::map<std::string, Entry> entries_;
+  };
 
   client::Informer* flavors_;
   client::Informer* cqs_;
@@ -94,6 +143,11 @@ class KueueCache {
   admission::ResourceNames names_;
   std::mutex mu_;
   std::map<std::string, client::ObjectPtr> assumed_;  // workload key -> written object
+  // Under the owning controller's lock, as names_.
+  DecodedCache<admission::ResourceFlavor> decoded_flavors_;
+  DecodedCache<admission::ClusterQueue> decoded_cluster_queues_;
+  DecodedCache<admission::Cohort> decoded_cohorts_;
+  DecodedCache<admission::Workload> decoded_workloads_;
 };
 
 }  // namespace berth::controllers::kueue

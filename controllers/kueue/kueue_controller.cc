@@ -35,21 +35,6 @@ bool ClusterQueueActive(const api::Object& cq) {
   return c == nullptr || c->value("status", "") != "False";
 }
 
-// Same scheduling shape as the QueueManager's equivalence classes: same
-// priority and podSets (names, counts, per-pod requests, selectors).
-bool SameShape(const admission::Workload& a, const admission::Workload& b) {
-  if (a.priority != b.priority || a.pod_sets.size() != b.pod_sets.size()) return false;
-  for (size_t i = 0; i < a.pod_sets.size(); ++i) {
-    const admission::PodSet& x = a.pod_sets[i];
-    const admission::PodSet& y = b.pod_sets[i];
-    if (x.name != y.name || x.count != y.count || !(x.requests == y.requests) || x.node_selector != y.node_selector ||
-        x.tolerations.size() != y.tolerations.size() || x.required_affinity_terms.size() != y.required_affinity_terms.size()) {
-      return false;
-    }
-  }
-  return true;
-}
-
 }  // namespace
 
 KueueController::KueueController(client::Client& client, client::SharedInformerFactory& factory, Clock& clock,
@@ -118,14 +103,15 @@ void KueueController::RegisterHandlers() {
   // release (quota given back → inadmissible workloads may fit).
   auto on_workload = [this](const client::ObjectPtr& old_obj, const client::ObjectPtr& obj, bool deleted) {
     wl_queue_->Add(client::MetaNamespaceKey(*obj));
+    // Queue status is batched (kUpdatesBatchPeriod).
     for (const std::string& cq : {AdmittedClusterQueue(*obj), old_obj ? AdmittedClusterQueue(*old_obj) : ""}) {
-      if (!cq.empty()) cq_queue_->Add(cq);
+      if (!cq.empty()) cq_queue_->queue().AddAfter(cq, kUpdatesBatchPeriod);
     }
     const std::string queue = Spec(*obj, "queueName");
     if (!queue.empty()) {
-      lq_queue_->Add(api::Namespace(*obj) + "/" + queue);
+      lq_queue_->queue().AddAfter(api::Namespace(*obj) + "/" + queue, kUpdatesBatchPeriod);
       if (client::ObjectPtr lq = cache_.local_queues().GetIndexer().Get(api::Namespace(*obj), queue)) {
-        cq_queue_->Add(Spec(*lq, "clusterQueue"));
+        cq_queue_->queue().AddAfter(Spec(*lq, "clusterQueue"), kUpdatesBatchPeriod);
       }
     }
     if (const api::Object* owner = ControllerOwnerReference(*obj)) {
@@ -177,6 +163,10 @@ void KueueController::RegisterHandlers() {
        [on_workload](const client::ObjectPtr& o, bool) { on_workload(o, o, true); }});
 
   auto on_cq = [this](const client::ObjectPtr& o) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      cq_spec_changed_.insert(api::Name(*o));
+    }
     cq_queue_->Add(api::Name(*o));
     for (const auto& lq : cache_.local_queues().GetIndexer().List()) lq_queue_->Add(client::MetaNamespaceKey(*lq));
     EnqueuePendingWorkloads();
@@ -186,7 +176,13 @@ void KueueController::RegisterHandlers() {
     if (o && o->contains("spec") && api::Name(*o) != "" && o->value("kind", "") == "ResourceFlavor") {
       rf_queue_->Add(api::Name(*o));
     }
-    for (const auto& cq : cache_.cluster_queues().GetIndexer().List()) cq_queue_->Add(api::Name(*cq));
+    for (const auto& cq : cache_.cluster_queues().GetIndexer().List()) {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        cq_spec_changed_.insert(api::Name(*cq));
+      }
+      cq_queue_->Add(api::Name(*cq));
+    }
     RequestSchedule();
   };
   auto on_lq = [this](const client::ObjectPtr& o) {
@@ -411,19 +407,18 @@ Status KueueController::ApplyLifecycleStep(const LifecycleStep& step) {
 
 namespace {
 
-std::vector<QueuedWorkload> ToQueued(const std::vector<client::ObjectPtr>& wls, admission::ResourceNames& names) {
+// The quota holders among `wls` (a quotaHolder index's workloads, overlaid),
+// as status counts them.
+std::vector<QueuedWorkload> ToQueued(const std::vector<client::ObjectPtr>& wls, KueueCache& cache) {
   std::vector<QueuedWorkload> out;
   for (const auto& wl : wls) {
-    // Only a quota holder has anything to count: the others are not decoded.
-    if (!IsConditionTrue(*wl, "QuotaReserved") || IsConditionTrue(*wl, "Finished")) {
-      out.emplace_back();
-      continue;
-    }
-    admission::Workload w = DecodeWorkload(*wl, names);
+    // The overlay may already show it released or finished.
+    if (!IsConditionTrue(*wl, "QuotaReserved") || IsConditionTrue(*wl, "Finished")) continue;
+    std::shared_ptr<const admission::Workload> w = cache.DecodeCached(wl);
     QueuedWorkload q;
-    q.holds_quota = !w.finished && w.state != admission::AdmissionState::kPending;
+    q.holds_quota = !w->finished && w->state != admission::AdmissionState::kPending;
     q.admitted = q.holds_quota && IsConditionTrue(*wl, "Admitted");
-    if (w.admission) q.usage = admission::AdmissionUsage(*w.admission);
+    if (w->admission) q.usage = admission::AdmissionUsage(*w->admission);
     out.push_back(std::move(q));
   }
   return out;
@@ -444,21 +439,20 @@ Status KueueController::ReconcileClusterQueue(const std::string& name) {
       if (options_.metrics) options_.metrics->ForgetClusterQueue(name);
       return Status::Ok();
     }
-    admission::Snapshot snap = cache_.BuildSnapshot();
+    // Status needs the queue tree (activity, cohort root), not the usage.
+    admission::Snapshot snap = cache_.BuildQueueSnapshot();
     const int idx = snap.ClusterQueueIndex(name);
     const bool active = idx >= 0 && snap.Active(idx);
     const std::string root = idx >= 0 && snap.HasParent(idx) ? snap.NodeName(snap.Root(idx)) : "";
     const admission::ClusterQueue spec = DecodeClusterQueue(*obj, cache_.names());
     queues_.AddOrUpdateClusterQueue(name, spec.queueing_strategy, root, active);
-    if (active) queues_.QueueInadmissibleWorkloads({name}, now);
+    if (active && cq_spec_changed_.erase(name) > 0) queues_.QueueInadmissibleWorkloads({name}, now);
     const int pending = static_cast<int>(queues_.ActiveCount(name) + queues_.InadmissibleCount(name));
-    const std::vector<client::ObjectPtr> held = cache_.WorkloadsByIndex(kClusterQueueIndex, name);
-    std::vector<QueuedWorkload> wls = ToQueued(held, cache_.names());
+    std::vector<QueuedWorkload> wls = ToQueued(cache_.WorkloadsByIndex(kQuotaHolderIndex, name), cache_);
     for (const auto& w : wls) reserving += w.holds_quota ? 1 : 0;
     status = ClusterQueueStatus(*obj, snap, idx, pending, wls, cache_.names(), now);
     if (options_.metrics) {
-      int finished = 0;
-      for (const auto& wl : held) finished += IsConditionTrue(*wl, "Finished") ? 1 : 0;
+      const int finished = static_cast<int>(cache_.CountByIndex(kFinishedIndex, name));
       ClusterQueueMetrics m = ClusterQueueMetricsFromStatus(name, spec, status, IsDeleting(*obj), finished, cache_.names());
       m.root_cohort = root;
       options_.metrics->ReportClusterQueue(m);
@@ -493,12 +487,8 @@ Status KueueController::ReconcileLocalQueue(const std::string& key) {
   api::Object status;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    std::vector<client::ObjectPtr> wls = cache_.WorkloadsByIndex(kQueueIndex, key);
-    std::vector<QueuedWorkload> queued = ToQueued(wls, cache_.names());
-    int pending = 0;
-    for (size_t i = 0; i < wls.size(); ++i) {
-      if (!queued[i].holds_quota && !IsConditionTrue(*wls[i], "Finished")) ++pending;
-    }
+    std::vector<QueuedWorkload> queued = ToQueued(cache_.WorkloadsByIndex(kQueueQuotaHolderIndex, key), cache_);
+    const int pending = static_cast<int>(cache_.CountByIndex(kQueuePendingIndex, key));
     // Only workloads holding quota in this LocalQueue's ClusterQueue count as reserving.
     status = LocalQueueStatus(*obj, cq.get(), cq && ClusterQueueActive(*cq), pending, queued, cache_.names(), now);
   }
@@ -563,17 +553,17 @@ CycleSummary KueueController::ScheduleOnce() {
           if (obj && head) admits.push_back({obj, *head, *e.admission});
           break;
         case admission::EntryOutcome::kPreempting:
-        case admission::EntryOutcome::kPending:
-          if (head) queues_.RequeueWorkload(*head, e.requeue_reason, now);
-          if (obj) pendings.push_back({obj, e.reason, e.message});
+        case admission::EntryOutcome::kPending: {
           // Workloads of the same shape set aside with this head (scheduling
-          // equivalence) are never heads themselves: they get its verdict.
-          if (head && (e.requeue_reason == admission::RequeueReason::kNoFit ||
-                       e.requeue_reason == admission::RequeueReason::kPreemptionNoCandidates)) {
-            for (const admission::Workload* other : queues_.Inadmissible(e.cluster_queue)) {
-              if (other->uid == e.uid || !SameShape(*other, *head)) continue;
-              if (client::ObjectPtr oo = cache_.GetWorkload(other->Key())) pendings.push_back({oo, e.reason, e.message});
-            }
+          // equivalence) are not heads this time: they get its verdict.
+          // Most already show it (they were set aside the same way after the
+          // previous requeue): only the others are looked up and written.
+          std::vector<const admission::Workload*> set_aside;
+          if (head) queues_.RequeueWorkload(*head, e.requeue_reason, now, &set_aside);
+          if (obj) pendings.push_back({obj, e.reason, e.message});
+          for (const admission::Workload* other : set_aside) {
+            if (other->pending_reason == e.reason && other->pending_message == e.message) continue;
+            if (client::ObjectPtr oo = cache_.GetWorkload(other->Key())) pendings.push_back({oo, e.reason, e.message});
           }
           for (const auto& v : e.preempted) {
             client::ObjectPtr vo = cache_.GetWorkload(v.key);
@@ -588,6 +578,7 @@ CycleSummary KueueController::ScheduleOnce() {
             evicts.push_back({vo, victim, e.cluster_queue});
           }
           break;
+        }
         case admission::EntryOutcome::kDropped:
           break;
       }

@@ -23,6 +23,11 @@
 //                 kueue.x-k8s.io/resource-in-use finalizer of a deleted
 //                 ClusterQueue once no workload holds quota in it.
 //   LocalQueue    (ns/name)  status (queue_status.h).
+//                 A Workload event reconciles its ClusterQueue and LocalQueue
+//                 after kUpdatesBatchPeriod (Kueue's AddAfter with
+//                 constants.UpdatesBatchPeriod), so a burst of workload
+//                 changes costs one status write per queue, not one each;
+//                 their own spec changes reconcile them at once.
 //   ResourceFlavor (name)    removes the resource-in-use finalizer of a
 //                 deleted flavor once no ClusterQueue references it.
 //   Jobs          one JobReconciler per registered JobIntegration.
@@ -52,6 +57,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <map>
+#include <set>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -73,6 +79,10 @@
 #include "core/clock.h"
 
 namespace berth::controllers::kueue {
+
+// Delay of a workload-driven ClusterQueue / LocalQueue status reconcile
+// (Kueue's constants.UpdatesBatchPeriod).
+inline constexpr Duration kUpdatesBatchPeriod = std::chrono::seconds(1);
 
 struct KueueControllerOptions {
   std::string component = "kueue-admission";  // Event source
@@ -150,6 +160,11 @@ class KueueController {
   std::mutex mu_;  // engine state below
   admission::QueueManager queues_;
   std::map<std::string, std::string> uid_by_key_;  // workload key -> uid in queues_
+  // ClusterQueues whose spec, deletion, Active condition, flavors or cohorts
+  // changed since their last reconcile: only then are their inadmissible
+  // workloads retried by the reconcile (as Kueue's clusterQueue handlers); a
+  // status reconcile caused by a workload event changes nothing they wait on.
+  std::set<std::string> cq_spec_changed_;
 
   std::vector<std::unique_ptr<ReconcileLoop>> work_;
   ReconcileLoop* wl_queue_ = nullptr;
