@@ -26,7 +26,7 @@
 //   "owner"             owner uid (client::OwnerUidIndexFunc), for job integrations.
 //
 // Decoded objects: the engine's form of a ClusterQueue, Cohort, flavor or
-// quota-holding Workload is decoded once per (uid, resourceVersion) and kept
+// quota-holding Workload is decoded once per stored object version and kept
 // while the object is in the snapshot, so a cycle re-decodes only what
 // changed since the previous one.
 //
@@ -93,7 +93,7 @@ class KueueCache {
   // holds no quota, and the namespaceSelector verdict. Caller holds its lock.
   admission::Workload Decode(const api::Object& workload);
   // DecodeWorkload of a workload object, from the decoded-object cache when
-  // this (uid, resourceVersion) was decoded before. Caller holds its lock.
+  // this object was decoded before. Caller holds its lock.
   std::shared_ptr<const admission::Workload> DecodeCached(const client::ObjectPtr& workload);
 
   admission::ResourceNames& names() { return names_; }
@@ -101,20 +101,18 @@ class KueueCache {
  private:
   client::ObjectPtr Overlaid(const client::ObjectPtr& cached);
 
-  // Decoded objects by key, valid for one (uid, resourceVersion).
+  // Decoded objects by key, valid for one stored object: the informer's and
+  // the overlay's objects are immutable and replaced on every change, so the
+  // pointer identifies the content.
   template <typename T>
   class DecodedCache {
    public:
     template <typename Decode>
     std::shared_ptr<const T> Get(const client::ObjectPtr& obj, Decode&& decode) {
       Entry& e = entries_[client::MetaNamespaceKey(*obj)];
-      const std::string& uid = api::Uid(*obj);
-      const std::string& rv = api::ResourceVersion(*obj);
-      // An object without a resourceVersion (never stored) is decoded anew.
-      if (!e.decoded || rv.empty() || e.uid != uid || e.resource_version != rv) {
+      if (!e.decoded || e.source != obj) {
         e.decoded = std::make_shared<const T>(decode(*obj));
-        e.uid = uid;
-        e.resource_version = rv;
+        e.source = obj;
       }
       e.used = true;
       return e.decoded;
@@ -124,7 +122,7 @@ class KueueCache {
 
    private:
     struct Entry {
-      std::string uid, resource_version;
+      client::ObjectPtr source;  // kept, so its address is not reused
       std::shared_ptr<const T> decoded;
       bool used = false;
     };

@@ -49,6 +49,7 @@ KueueController::KueueController(client::Client& client, client::SharedInformerF
   cq_queue_ = &AddQueue("clusterqueue", [this](const std::string& k) { return ReconcileClusterQueue(k); });
   lq_queue_ = &AddQueue("localqueue", [this](const std::string& k) { return ReconcileLocalQueue(k); });
   rf_queue_ = &AddQueue("resourceflavor", [this](const std::string& k) { return ReconcileResourceFlavor(k); });
+  verdict_queue_ = &AddQueue("pendingverdict", [this](const std::string& k) { return WritePendingVerdict(k); });
   RegisterHandlers();
 }
 
@@ -560,7 +561,9 @@ CycleSummary KueueController::ScheduleOnce() {
           // previous requeue): only the others are looked up and written.
           std::vector<const admission::Workload*> set_aside;
           if (head) queues_.RequeueWorkload(*head, e.requeue_reason, now, &set_aside);
-          if (obj) pendings.push_back({obj, e.reason, e.message});
+          if (obj && !(head && head->pending_reason == e.reason && head->pending_message == e.message)) {
+            pendings.push_back({obj, e.reason, e.message});
+          }
           for (const admission::Workload* other : set_aside) {
             if (other->pending_reason == e.reason && other->pending_message == e.message) continue;
             if (client::ObjectPtr oo = cache_.GetWorkload(other->Key())) pendings.push_back({oo, e.reason, e.message});
@@ -650,17 +653,49 @@ CycleSummary KueueController::ScheduleOnce() {
     recorder_.Event(wl, kEventTypeNormal, "Preempted", e.victim.message);
   }
   for (Pending& p : pendings) {
-    // Most set-aside workloads already say so: skip them without a copy.
-    if (ConditionHolds(*p.obj, {"QuotaReserved", "False", p.reason, p.message})) continue;
-    api::Object wl = *p.obj;
-    if (!SetPending(&wl, p.reason, p.message, now)) continue;
-    if (WriteWorkloadStatus(wl).ok()) {
-      ++summary.pending_written;
-      recorder_.Event(wl, kEventTypeNormal, "Pending", p.message);
-    }
+    PublishPendingVerdict(*p.obj, p.reason, p.message);
+    ++summary.pending;
   }
   if (options_.metrics) options_.metrics->AdmissionAttempt(summary.admitted > 0, clock_.Now() - now);
   return summary;
+}
+
+void KueueController::PublishPendingVerdict(const api::Object& workload, const std::string& reason,
+                                            const std::string& message) {
+  const std::string key = client::MetaNamespaceKey(workload);
+  {
+    std::lock_guard<std::mutex> lock(verdict_mu_);
+    verdicts_[key] = {api::Uid(workload), reason, message};
+  }
+  verdict_queue_->queue().Add(key);
+}
+
+Status KueueController::WritePendingVerdict(const std::string& key) {
+  PendingVerdict v;
+  {
+    std::lock_guard<std::mutex> lock(verdict_mu_);
+    auto it = verdicts_.find(key);
+    if (it == verdicts_.end()) return Status::Ok();
+    v = it->second;
+  }
+  auto written = [&] {
+    std::lock_guard<std::mutex> lock(verdict_mu_);
+    auto it = verdicts_.find(key);
+    if (it != verdicts_.end() && it->second == v) verdicts_.erase(it);  // not replaced meanwhile
+    return Status::Ok();
+  };
+  client::ObjectPtr obj = cache_.GetWorkload(key);
+  // Stale: gone, recreated, admitted or finished since the cycle.
+  if (!obj || api::Uid(*obj) != v.uid || IsConditionTrue(*obj, "QuotaReserved") || IsConditionTrue(*obj, "Finished")) {
+    return written();
+  }
+  if (ConditionHolds(*obj, {"QuotaReserved", "False", v.reason, v.message})) return written();
+  api::Object wl = *obj;
+  if (!SetPending(&wl, v.reason, v.message, clock_.Now())) return written();
+  // A conflict (the workload changed) is retried with the informer's newer copy.
+  BERTH_RETURN_IF_ERROR(WriteWorkloadStatus(wl));
+  recorder_.Event(wl, kEventTypeNormal, "Pending", v.message);
+  return written();
 }
 
 void KueueController::ReportPendingWorkloads(const std::string& cluster_queue) {

@@ -35,11 +35,14 @@
 //                 so nothing is written.
 // Scheduler: one cycle = snapshot from the informer caches (with assumed
 // writes, kueue_cache.h) → QueueManager::Heads → admission::Schedule →
-// apply: admitted → status.admission + QuotaReserved/Admitted True, Events
-// QuotaReserved and Admitted; pending → QuotaReserved=False with the engine's
-// reason/message (written, with a "Pending" Event, only when changed);
-// preemption → each victim Evicted=True "Preempted" + Preempted=True with
-// Kueue's message, Event "Preempted". A failed write forgets the assumption
+// apply, in this order: admitted → status.admission + QuotaReserved/Admitted
+// True, Events QuotaReserved and Admitted; preemption → each victim
+// Evicted=True "Preempted" + Preempted=True with Kueue's message, Event
+// "Preempted"; pending → QuotaReserved=False with the engine's reason/message
+// ("Pending" Event), handed to the pendingverdict work queue: the cycle does
+// not wait for these writes, a newer verdict for the same workload replaces
+// one not yet written, and a verdict the workload already shows, or one that
+// is stale (the workload holds quota, finished or was recreated), is dropped. A failed write forgets the assumption
 // and requeues the workload (Kueue ForgetWorkload). With waitForPodsReady
 // blockAdmission, admissions wait while an admitted workload is not
 // PodsReady (QuotaReserved=False "WaitingForPodsReady").
@@ -103,7 +106,7 @@ struct CycleSummary {
   int heads = 0;
   int admitted = 0;
   int preempted = 0;     // victims evicted this cycle
-  int pending_written = 0;
+  int pending = 0;  // verdicts handed to the pendingverdict queue
 };
 
 class KueueController {
@@ -142,6 +145,9 @@ class KueueController {
   Status ReconcileClusterQueue(const std::string& name);
   Status ReconcileLocalQueue(const std::string& key);
   Status ReconcileResourceFlavor(const std::string& name);
+  // Writes the latest pending verdict of a workload (see the header comment).
+  Status WritePendingVerdict(const std::string& key);
+  void PublishPendingVerdict(const api::Object& workload, const std::string& reason, const std::string& message);
 
   Status WriteWorkloadStatus(const api::Object& wl);
   // Writes a lifecycle step (workload_lifecycle.h) and records its Event.
@@ -171,6 +177,13 @@ class KueueController {
   ReconcileLoop* cq_queue_ = nullptr;
   ReconcileLoop* lq_queue_ = nullptr;
   ReconcileLoop* rf_queue_ = nullptr;
+  ReconcileLoop* verdict_queue_ = nullptr;
+  struct PendingVerdict {
+    std::string uid, reason, message;
+    bool operator==(const PendingVerdict&) const = default;
+  };
+  std::mutex verdict_mu_;
+  std::map<std::string, PendingVerdict> verdicts_;  // workload key -> latest verdict not yet written
   std::vector<std::unique_ptr<JobReconciler>> jobs_;
 
   std::mutex sched_mu_;

@@ -51,6 +51,7 @@ class KueueControllerTest : public ::testing::Test {
       ctl_.ProcessQueued();
       WaitCaches();
       ctl_.ScheduleOnce();
+      ctl_.ProcessQueued();  // the cycle's pending verdicts
       if (client_.store().CurrentRevision() == rev) return;
     }
     ADD_FAILURE() << "controllers did not settle";

@@ -81,6 +81,7 @@ class JobControllersTest : public ::testing::Test {
       kueue_.ProcessQueued();
       WaitCaches();
       kueue_.ScheduleOnce();
+      kueue_.ProcessQueued();  // the cycle's pending verdicts
       EXPECT_TRUE(trainjobs_.ReconcileAll().ok());
       EXPECT_TRUE(jobsets_.ReconcileAll().ok());
       EXPECT_TRUE(jobs_.ReconcileAll().ok());
