@@ -20,6 +20,15 @@
 // CPU time of the whole replay is Google Benchmark's CPU column. Targets:
 // baseline < 2 s CPU, large-scale < 20 s CPU.
 //
+// BM_BaselineLatency/L models a control plane whose every step takes L ms
+// (the real-time harness's round trips), to read the real-time figures
+// against: an admission is seen by the runner L ms after the cycle (its time
+// to admission and its runtime start then), its Finished reaches the
+// scheduler L ms after the runner wrote it (quota held runtime + 2L), and a
+// preempted workload keeps its quota, as evicting, until the runner's release
+// reaches the scheduler 2L ms after the eviction. wall_s is the virtual time
+// from the first creation to the last event.
+//
 // Run: build-<x>/bench/admission_bench (add --benchmark_filter=Baseline).
 #include <benchmark/benchmark.h>
 
@@ -50,11 +59,12 @@ struct Stats {
   std::vector<double> cycle_us;
   std::map<std::string, std::pair<double, int64_t>> admission_ms;  // class -> (sum, n)
   double usage_pct = 0;
+  double wall_s = 0;
   int64_t admitted = 0;
   int64_t total = 0;
 };
 
-Stats Replay(const Scenario& sc) {
+Stats Replay(const Scenario& sc, int64_t latency_ms = 0) {
   ResourceNames names;
   ResourceId cpu = names.Intern("cpu");
   std::vector<ClusterQueue> cqs;
@@ -83,7 +93,7 @@ Stats Replay(const Scenario& sc) {
   struct Event {
     int64_t t;
     int64_t seq;
-    int kind;  // 0 arrival, 1 finish
+    int kind;  // 0 arrival, 1 finish, 2 release of an evicted workload
     int wl;
     int64_t admission_seq;  // finish events of an earlier admission are stale
     bool operator>(const Event& o) const { return t != o.t ? t > o.t : seq > o.seq; }
@@ -135,6 +145,12 @@ Stats Replay(const Scenario& sc) {
       Workload& w = wls[static_cast<size_t>(e.wl)];
       if (e.kind == 0) {
         queues.AddOrUpdateWorkload(w, At(now_ms));
+      } else if (e.kind == 2) {
+        const WorkloadInfo* v = snap.FindWorkload(w.uid);
+        if (v != nullptr) in_use -= v->usage.empty() ? 0 : v->usage[0].second;
+        snap.RemoveWorkload(w.uid);
+        queues.AddOrUpdateWorkload(w, At(now_ms));
+        freed.push_back(w.cluster_queue);
       } else if (e.admission_seq == admission_seq[static_cast<size_t>(e.wl)] && snap.RemoveWorkload(w.uid)) {
         in_use -= w.pod_sets[0].requests.Get(cpu);
         freed.push_back(w.cluster_queue);
@@ -158,10 +174,10 @@ Stats Replay(const Scenario& sc) {
         if (er->outcome == EntryOutcome::kAdmitted) {
           progress = true;
           in_use += h.pod_sets[0].requests.Get(cpu);
-          admitted_at[static_cast<size_t>(i)] = now_ms;
+          admitted_at[static_cast<size_t>(i)] = now_ms + latency_ms;
           int64_t s = ++admission_seq[static_cast<size_t>(i)];
           const auto& cls = sc.classes[static_cast<size_t>(wl_class[static_cast<size_t>(i)])];
-          events.push({now_ms + cls.runtime_ms, seq++, 1, i, s});
+          events.push({now_ms + cls.runtime_ms + 2 * latency_ms, seq++, 1, i, s});
           continue;
         }
         if (er->outcome == EntryOutcome::kDropped) continue;
@@ -170,12 +186,18 @@ Stats Replay(const Scenario& sc) {
         for (const auto& p : er->preempted) {
           progress = true;
           ++st.evictions;
-          const WorkloadInfo* v = snap.FindWorkload(p.uid);
-          in_use -= v->usage.empty() ? 0 : v->usage[0].second;
-          snap.RemoveWorkload(p.uid);
           int vi = index[p.uid];
           ++admission_seq[static_cast<size_t>(vi)];
           admitted_at[static_cast<size_t>(vi)] = -1;
+          if (latency_ms > 0) {
+            // Held, as evicting, until the runner's release arrives.
+            snap.SetEvicting(p.uid, h.uid);
+            events.push({now_ms + 2 * latency_ms, seq++, 2, vi, 0});
+            continue;
+          }
+          const WorkloadInfo* v = snap.FindWorkload(p.uid);
+          in_use -= v->usage.empty() ? 0 : v->usage[0].second;
+          snap.RemoveWorkload(p.uid);
           queues.AddOrUpdateWorkload(wls[static_cast<size_t>(vi)], At(now_ms));
           evicted_cqs.push_back(p.cluster_queue);
         }
@@ -196,6 +218,7 @@ Stats Replay(const Scenario& sc) {
     ++slot.second;
   }
   double elapsed = static_cast<double>(last_t - first_t);
+  st.wall_s = elapsed / 1000;
   st.usage_pct = elapsed > 0 ? usage_integral / (nominal_total * elapsed) * 100 : 0;
   return st;
 }
@@ -213,6 +236,7 @@ void Report(benchmark::State& state, Stats& st) {
   state.counters["admitted"] = static_cast<double>(st.admitted);
   state.counters["workloads"] = static_cast<double>(st.total);
   state.counters["cq_usage_pct"] = st.usage_pct;
+  state.counters["wall_s"] = st.wall_s;
   for (const auto& [cls, v] : st.admission_ms) {
     state.counters["avg_admission_ms_" + cls] = v.second ? v.first / static_cast<double>(v.second) : 0;
   }
@@ -228,7 +252,13 @@ void BM_LargeScale(benchmark::State& state) {
   for (auto _ : state) st = Replay(kLargeScale);
   Report(state, st);
 }
+void BM_BaselineLatency(benchmark::State& state) {
+  Stats st;
+  for (auto _ : state) st = Replay(kBaseline, state.range(0));
+  Report(state, st);
+}
 BENCHMARK(BM_Baseline)->Iterations(1)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_BaselineLatency)->Arg(5)->Arg(10)->Arg(25)->Arg(50)->Iterations(1)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_LargeScale)->Iterations(1)->Unit(benchmark::kMillisecond);
 
 }  // namespace

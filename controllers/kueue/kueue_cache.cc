@@ -102,8 +102,13 @@ std::vector<client::Informer*> KueueCache::informers() {
 
 client::ObjectPtr KueueCache::Overlaid(const client::ObjectPtr& cached) {
   if (!cached) return cached;
+  return Overlaid(client::MetaNamespaceKey(*cached), cached);
+}
+
+client::ObjectPtr KueueCache::Overlaid(const std::string& key, const client::ObjectPtr& cached) {
   std::lock_guard<std::mutex> lock(mu_);
-  auto it = assumed_.find(client::MetaNamespaceKey(*cached));
+  if (assumed_.empty()) return cached;
+  auto it = assumed_.find(key);
   if (it == assumed_.end()) return cached;
   if (RvNumber(*cached) >= RvNumber(*it->second) || api::Uid(*cached) != api::Uid(*it->second)) {
     assumed_.erase(it);
@@ -119,7 +124,7 @@ client::ObjectPtr KueueCache::GetWorkload(const std::string& key) {
     assumed_.erase(key);
     return nullptr;
   }
-  return Overlaid(cached);
+  return Overlaid(key, cached);
 }
 
 std::vector<client::ObjectPtr> KueueCache::ListWorkloads() {
@@ -207,8 +212,11 @@ admission::Snapshot KueueCache::BuildSnapshot() {
   }
   for (const std::string& key : keys) {
     client::ObjectPtr wl = GetWorkload(key);
-    if (!wl || !IsConditionTrue(*wl, "QuotaReserved") || IsConditionTrue(*wl, "Finished")) continue;
-    std::shared_ptr<const admission::Workload> w = DecodeCached(wl);
+    if (!wl) continue;
+    // The decode says whether it holds quota (QuotaReserved=True with an
+    // admission) and whether it finished.
+    std::shared_ptr<const admission::Workload> w =
+        decoded_workloads_.Get(key, wl, [this](const api::Object& o) { return DecodeWorkload(o, names_); });
     if (w->finished || w->state == admission::AdmissionState::kPending) continue;
     // A workload admitted to a since-deleted ClusterQueue holds nothing here.
     (void)snap.AddWorkload(*w);

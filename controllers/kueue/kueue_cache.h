@@ -100,6 +100,7 @@ class KueueCache {
 
  private:
   client::ObjectPtr Overlaid(const client::ObjectPtr& cached);
+  client::ObjectPtr Overlaid(const std::string& key, const client::ObjectPtr& cached);
 
   // Decoded objects by key, valid for one stored object: the informer's and
   // the overlay's objects are immutable and replaced on every change, so the
@@ -109,7 +110,11 @@ class KueueCache {
    public:
     template <typename Decode>
     std::shared_ptr<const T> Get(const client::ObjectPtr& obj, Decode&& decode) {
-      Entry& e = entries_[client::MetaNamespaceKey(*obj)];
+      return Get(client::MetaNamespaceKey(*obj), obj, std::forward<Decode>(decode));
+    }
+    template <typename Decode>
+    std::shared_ptr<const T> Get(const std::string& key, const client::ObjectPtr& obj, Decode&& decode) {
+      Entry& e = entries_[key];
       if (!e.decoded || e.source != obj) {
         e.decoded = std::make_shared<const T>(decode(*obj));
         e.source = obj;
