@@ -139,6 +139,11 @@ wait_until 60 running_pods 3 || fail "not exactly three pods Running after the p
 # The evicted low Workload is requeued and found inadmissible (its quota is taken).
 requeued_inadmissible() { scrape && [ "$(metric kueue_pending_workloads cluster_queue=cluster-queue status=inadmissible)" = 1 ]; }
 wait_until 30 requeued_inadmissible || fail "the preempted Workload is not pending inadmissible"
+# ClusterQueue gauges follow its status, which a workload change reconciles
+# after Kueue's UpdatesBatchPeriod (1 s).
+cq_gauges_settled() { scrape && [ "$(metric kueue_reserving_active_workloads cluster_queue=cluster-queue)" = 3 ] &&
+  [ "$(metric kueue_admitted_active_workloads cluster_queue=cluster-queue)" = 3 ]; }
+wait_until 30 cq_gauges_settled || fail "the ClusterQueue gauges do not show the three admitted Workloads"
 
 scrape || fail "kubectl get --raw /metrics"
 "$PROMTOOL" check metrics <"$WORK/metrics.txt" || fail "promtool check metrics rejects the scrape after the scenario"
