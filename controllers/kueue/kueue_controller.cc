@@ -35,6 +35,11 @@ bool ClusterQueueActive(const api::Object& cq) {
   return c == nullptr || c->value("status", "") != "False";
 }
 
+std::string QuotaReservedTransition(const api::Object& wl) {
+  const api::Object* c = FindCondition(wl, "QuotaReserved");
+  return c == nullptr ? "" : c->value("lastTransitionTime", "");
+}
+
 }  // namespace
 
 KueueController::KueueController(client::Client& client, client::SharedInformerFactory& factory, Clock& clock,
@@ -665,7 +670,7 @@ void KueueController::PublishPendingVerdict(const api::Object& workload, const s
   const std::string key = client::MetaNamespaceKey(workload);
   {
     std::lock_guard<std::mutex> lock(verdict_mu_);
-    verdicts_[key] = {api::Uid(workload), reason, message};
+    verdicts_[key] = {api::Uid(workload), reason, message, QuotaReservedTransition(workload)};
   }
   verdict_queue_->queue().Add(key);
 }
@@ -686,7 +691,8 @@ Status KueueController::WritePendingVerdict(const std::string& key) {
   };
   client::ObjectPtr obj = cache_.GetWorkload(key);
   // Stale: gone, recreated, admitted or finished since the cycle.
-  if (!obj || api::Uid(*obj) != v.uid || IsConditionTrue(*obj, "QuotaReserved") || IsConditionTrue(*obj, "Finished")) {
+  if (!obj || api::Uid(*obj) != v.uid || IsConditionTrue(*obj, "QuotaReserved") || IsConditionTrue(*obj, "Finished") ||
+      QuotaReservedTransition(*obj) != v.quota_reserved_transition) {
     return written();
   }
   if (ConditionHolds(*obj, {"QuotaReserved", "False", v.reason, v.message})) return written();

@@ -180,6 +180,10 @@ class KueueController {
   ReconcileLoop* verdict_queue_ = nullptr;
   struct PendingVerdict {
     std::string uid, reason, message;
+    // QuotaReserved's lastTransitionTime when the cycle decided ("" without
+    // the condition): a workload admitted (and maybe evicted) since then has
+    // another one, and the verdict is stale.
+    std::string quota_reserved_transition;
     bool operator==(const PendingVerdict&) const = default;
   };
   std::mutex verdict_mu_;

@@ -195,6 +195,54 @@ TEST_F(KueueControllerTest, ThreeFourCpuJobsAgainstFiveCpuQuota) {
   EXPECT_EQ(Get(kJobs, "team-a", "job-3")["spec"]["suspend"], true);
 }
 
+// A cycle's pending verdict is written by the pendingverdict queue after the
+// cycle. If the workload's QuotaReserved condition went through a transition
+// meanwhile (admitted, then evicted and released), the verdict is stale and
+// is dropped instead of overwriting the newer condition.
+TEST_F(KueueControllerTest, PendingVerdictIsDroppedAfterAQuotaReservedTransition) {
+  CreateQueues();
+  Create(kJobs, "team-a", Job("job-1", "4"));
+  Settle();
+  Create(kJobs, "team-a", Job("job-2", "4"));
+  for (int round = 0; round < 2; ++round) {  // job-2's Workload is created, then queued
+    WaitCaches();
+    ctl_.EnqueueAll();
+    ctl_.ProcessQueued();
+  }
+  WaitCaches();
+  api::Object w2 = WorkloadOf("team-a", "job-2");
+  ASSERT_EQ(FindCondition(w2, "QuotaReserved"), nullptr) << w2.dump(2);
+  CycleSummary cycle = ctl_.ScheduleOnce();
+  EXPECT_EQ(cycle.pending, 1);  // job-2 does not fit: its verdict is queued, not written
+  EXPECT_EQ(FindCondition(WorkloadOf("team-a", "job-2"), "QuotaReserved"), nullptr);
+
+  // Meanwhile the workload's reservation changed hands (as after an admission
+  // and a release): a newer QuotaReserved=False condition.
+  clock_.Advance(std::chrono::seconds(5));
+  w2 = WorkloadOf("team-a", "job-2");
+  SetCondition(&w2, {"QuotaReserved", "False", "Pending", "Evicted: reservation cleared"}, clock_.Now());
+  ASSERT_TRUE(client_.UpdateStatus(kWorkloads.Namespace("team-a"), w2).ok());
+  WaitCaches();
+  ctl_.ProcessQueued();
+  w2 = WorkloadOf("team-a", "job-2");
+  const api::Object* qr = FindCondition(w2, "QuotaReserved");
+  ASSERT_NE(qr, nullptr);
+  EXPECT_EQ((*qr)["message"], "Evicted: reservation cleared");
+
+  // A quota change retries the set-aside workload (the ClusterQueue's spec
+  // changed); the new verdict, decided on the newer condition, is written.
+  api::Object cq = Get(kClusterQueues, "", "cluster-queue");
+  cq["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]["nominalQuota"] = "6";
+  ASSERT_TRUE(client_.Update(kClusterQueues, cq).ok());
+  Settle();
+  w2 = WorkloadOf("team-a", "job-2");
+  qr = FindCondition(w2, "QuotaReserved");
+  ASSERT_NE(qr, nullptr);
+  EXPECT_EQ((*qr)["message"],
+            "couldn't assign flavors to pod set main: insufficient unused quota for cpu in flavor default-flavor, 2 more "
+            "needed");
+}
+
 // Seed: a high-priority job evicts a running low one as a whole; the low one
 // keeps its quota until its pods are reported gone, then is requeued, and is
 // re-admitted after the high one finishes.
