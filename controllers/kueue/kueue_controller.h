@@ -41,8 +41,10 @@
 // "Preempted"; pending → QuotaReserved=False with the engine's reason/message
 // ("Pending" Event), handed to the pendingverdict work queue: the cycle does
 // not wait for these writes, a newer verdict for the same workload replaces
-// one not yet written, and a verdict the workload already shows, or one that
-// is stale (the workload holds quota, finished or was recreated), is dropped. A failed write forgets the assumption
+// one not yet written, and a verdict the workload already shows, or a stale
+// one (the workload holds quota, finished, was recreated, or its
+// QuotaReserved condition changed status since the cycle), is dropped.
+// A failed admission or eviction write forgets the assumption
 // and requeues the workload (Kueue ForgetWorkload). With waitForPodsReady
 // blockAdmission, admissions wait while an admitted workload is not
 // PodsReady (QuotaReserved=False "WaitingForPodsReady").
