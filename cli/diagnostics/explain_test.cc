@@ -58,6 +58,28 @@ class ExplainTest : public ::testing::Test {
             {"spec", {{"clusterQueue", "cluster-queue"}}}});
   }
 
+  // ResourceFlavor default-flavor (with `flavor_spec`), ClusterQueue cluster-queue covering one
+  // resource with the given nominalQuota (no status written), LocalQueue team-a/user-queue.
+  void SingleResourceQueues(const std::string& resource, const std::string& quota,
+                            api::Object flavor_spec = api::Object::object()) {
+    api::Object rf = {{"kind", "ResourceFlavor"}, {"metadata", {{"name", "default-flavor"}}}};
+    if (!flavor_spec.empty()) rf["spec"] = flavor_spec;
+    Create(resources::kResourceFlavors, "", rf);
+    Create(resources::kClusterQueues, "",
+           {{"kind", "ClusterQueue"},
+            {"metadata", {{"name", "cluster-queue"}}},
+            {"spec",
+             {{"namespaceSelector", api::Object::object()},
+              {"resourceGroups",
+               {{{"coveredResources", {resource}},
+                 {"flavors", {{{"name", "default-flavor"},
+                               {"resources", {{{"name", resource}, {"nominalQuota", quota}}}}}}}}}}}}});
+    Create(resources::kLocalQueues, "team-a",
+           {{"kind", "LocalQueue"},
+            {"metadata", {{"name", "user-queue"}, {"namespace", "team-a"}}},
+            {"spec", {{"clusterQueue", "cluster-queue"}}}});
+  }
+
   // A batch Job labelled for user-queue.
   api::Object Job(const std::string& name, const std::string& cpu) {
     return Create(resources::kJobs, "team-a",
@@ -580,20 +602,7 @@ TEST_F(ExplainTest, BarePodIsNotManagedWithoutLabelAdvice) {
 
 // D9: memory in canonical form, in text and JSON.
 TEST_F(ExplainTest, QuantitiesAreCanonical) {
-  Create(resources::kResourceFlavors, "", {{"kind", "ResourceFlavor"}, {"metadata", {{"name", "default-flavor"}}}});
-  Create(resources::kClusterQueues, "",
-         {{"kind", "ClusterQueue"},
-          {"metadata", {{"name", "cluster-queue"}}},
-          {"spec",
-           {{"namespaceSelector", api::Object::object()},
-            {"resourceGroups",
-             {{{"coveredResources", {"memory"}},
-               {"flavors", {{{"name", "default-flavor"},
-                             {"resources", {{{"name", "memory"}, {"nominalQuota", "8Gi"}}}}}}}}}}}}});
-  Create(resources::kLocalQueues, "team-a",
-         {{"kind", "LocalQueue"},
-          {"metadata", {{"name", "user-queue"}, {"namespace", "team-a"}}},
-          {"spec", {{"clusterQueue", "cluster-queue"}}}});
+  SingleResourceQueues("memory", "8Gi");
   api::Object j = Job("mem", "0");
   api::Object wl = WorkloadObject(j, "0", false);
   wl["spec"]["podSets"][0]["template"]["spec"]["containers"][0]["resources"]["requests"] = {{"memory", "16Gi"}};
@@ -608,22 +617,7 @@ TEST_F(ExplainTest, QuantitiesAreCanonical) {
 
 // D6 in explain: an admitted flavor whose nodeLabels select no node.
 TEST_F(ExplainTest, AdmittedFlavorSelectingNoNode) {
-  Create(resources::kResourceFlavors, "",
-         {{"kind", "ResourceFlavor"},
-          {"metadata", {{"name", "default-flavor"}}},
-          {"spec", {{"nodeLabels", {{"pool", "a100"}}}}}});
-  Create(resources::kClusterQueues, "",
-         {{"kind", "ClusterQueue"},
-          {"metadata", {{"name", "cluster-queue"}}},
-          {"spec",
-           {{"namespaceSelector", api::Object::object()},
-            {"resourceGroups",
-             {{{"coveredResources", {"cpu"}},
-               {"flavors", {{{"name", "default-flavor"}, {"resources", {{{"name", "cpu"}, {"nominalQuota", "8"}}}}}}}}}}}}});
-  Create(resources::kLocalQueues, "team-a",
-         {{"kind", "LocalQueue"},
-          {"metadata", {{"name", "user-queue"}, {"namespace", "team-a"}}},
-          {"spec", {{"clusterQueue", "cluster-queue"}}}});
+  SingleResourceQueues("cpu", "8", {{"nodeLabels", {{"pool", "a100"}}}});
   Node("8");
   api::Object j = Job("train", "4");
   Workload(j, "4", true);
