@@ -58,8 +58,6 @@ namespace berth::agent {
 
 inline constexpr std::string_view kDefaultPath =
     "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
-inline constexpr std::string_view kJobCompletionIndexAnnotation =
-    "batch.kubernetes.io/job-completion-index";
 
 struct EnvVar {
   std::string name;

@@ -4,6 +4,7 @@
 
 #include "api/field_errors.h"
 #include "api/metadata_validation.h"
+#include "api/unstructured.h"
 #include "core/ids.h"
 
 namespace berth::api {
@@ -29,12 +30,6 @@ AdmissionPipeline::AdmissionPipeline(const Registry& registry, const StrategyReg
     : registry_(registry), strategies_(strategies), convert_(std::move(convert)) {}
 
 namespace {
-
-const Object& Field(const Object& obj, const char* key) {
-  static const Object kNull;
-  auto it = obj.find(key);
-  return it == obj.end() ? kNull : *it;
-}
 
 // Sets obj.metadata[key] to old.metadata[key], or removes it when old has none.
 void CarryMeta(Object* obj, const Object& old, const char* key) {

@@ -65,6 +65,14 @@ inline constexpr std::string_view kJobControllerUidLabel = "batch.kubernetes.io/
 inline constexpr std::string_view kJobLegacyControllerUidLabel = "controller-uid";
 inline constexpr std::string_view kJobNameLabel = "batch.kubernetes.io/job-name";
 inline constexpr std::string_view kJobLegacyJobNameLabel = "job-name";
+// An Indexed Job pod's completion index: the annotation and label the Job controller
+// writes (batchv1.JobCompletionIndexAnnotation), the env var it injects and the
+// downward-API path that env var (and Trainer's PET_NODE_RANK) reads it from.
+inline constexpr std::string_view kJobCompletionIndexAnnotation = "batch.kubernetes.io/job-completion-index";
+inline constexpr std::string_view kJobCompletionIndexLabel = "batch.kubernetes.io/job-completion-index";
+inline constexpr std::string_view kJobCompletionIndexEnv = "JOB_COMPLETION_INDEX";
+inline constexpr std::string_view kJobCompletionIndexFieldPath =
+    "metadata.annotations['batch.kubernetes.io/job-completion-index']";
 
 // SetDefaults_Job (see above). `job` is a batch/v1 Job; a spec that is not an
 // object is left for schema validation.

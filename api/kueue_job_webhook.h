@@ -10,7 +10,7 @@
 //     registers the webhook of an enabled framework only, so a job of another
 //     kind is left alone even with the queue-name label, and runs unmanaged.
 //     Since berth's job controllers treat an ABSENT suspend field on a job
-//     with the queue-name label as suspended (controllers/job/owned_objects.h
+//     with the queue-name label as suspended (controllers/jobs/common/owned_objects.h
 //     EffectivelySuspended), such a job is stored with its suspend field set
 //     to false explicitly (what an absent field means upstream: Kubernetes'
 //     SetDefaults_Job, the CRDs' default false), so they start it;

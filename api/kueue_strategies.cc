@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "api/selectors.h"
+#include "api/unstructured.h"
 #include "core/quantity.h"
 
 namespace berth::api {
@@ -17,40 +18,6 @@ namespace {
 
 constexpr std::string_view kIsNegativeErrorMsg = "must be greater than or equal to 0";
 constexpr std::string_view kFieldImmutableErrorMsg = "field is immutable";
-
-// ---------------------------------------------------------------------------------------
-// JSON access helpers (absent or mistyped fields read as empty; the schema reports types).
-
-const Object& EmptyObject() {
-  static const Object kEmpty = Object::object();
-  return kEmpty;
-}
-const Object& EmptyArray() {
-  static const Object kEmpty = Object::array();
-  return kEmpty;
-}
-
-const Object& Field(const Object& obj, std::string_view key) {
-  static const Object kNull;
-  if (!obj.is_object()) return kNull;
-  auto it = obj.find(key);
-  return it == obj.end() ? kNull : *it;
-}
-const Object& ObjectField(const Object& obj, std::string_view key) {
-  const Object& v = Field(obj, key);
-  return v.is_object() ? v : EmptyObject();
-}
-const Object& ArrayField(const Object& obj, std::string_view key) {
-  const Object& v = Field(obj, key);
-  return v.is_array() ? v : EmptyArray();
-}
-bool Has(const Object& obj, std::string_view key) {
-  return obj.is_object() && obj.contains(key) && !obj.at(std::string(key)).is_null();
-}
-std::string StringField(const Object& obj, std::string_view key) {
-  const Object& v = Field(obj, key);
-  return v.is_string() ? v.get<std::string>() : std::string();
-}
 
 // A quantity-valued field (string or integer); nullopt when absent or not a quantity
 // (schema validation reports malformed values).
@@ -65,9 +32,9 @@ std::optional<Quantity> QuantityValue(const Object& v) {
 }
 
 // Whether the object's status has a condition of `type` with status "True".
-bool HasTrueCondition(const Object& obj, std::string_view type) {
-  for (const Object& c : ArrayField(ObjectField(obj, "status"), "conditions")) {
-    if (StringField(c, "type") == type && StringField(c, "status") == "True") return true;
+bool IsConditionTrue(const Object& obj, std::string_view type) {
+  for (const Object& c : ArrayAt(ObjectAt(obj, "status"), "conditions")) {
+    if (StringAt(c, "type") == type && StringAt(c, "status") == "True") return true;
   }
   return false;
 }
@@ -124,9 +91,9 @@ FieldErrorList ValidateNonNegative(const Object& value, const FieldPath& path) {
 FieldErrorList ResourceGroupCelErrors(const Object& groups, const FieldPath& path) {
   FieldErrorList errs;
   for (size_t i = 0; i < groups.size(); ++i) {
-    const size_t covered = ArrayField(groups[i], "coveredResources").size();
-    for (const Object& flavor : ArrayField(groups[i], "flavors")) {
-      if (ArrayField(flavor, "resources").size() != covered) {
+    const size_t covered = ArrayAt(groups[i], "coveredResources").size();
+    for (const Object& flavor : ArrayAt(groups[i], "flavors")) {
+      if (ArrayAt(flavor, "resources").size() != covered) {
         errs.push_back(CelError(path.Index(i), "object",
                                 "flavors must have the same number of resources as the coveredResources"));
         break;
@@ -143,17 +110,17 @@ FieldErrorList ValidateResourceGroups(const Object& groups, const QuotaOwner& ow
   const std::string limit_msg = "must be nil when " + std::string(owner.parent_word) + " is empty";
   for (size_t i = 0; i < groups.size(); ++i) {
     const FieldPath gp = path.Index(i);
-    const Object& covered = ArrayField(groups[i], "coveredResources");
+    const Object& covered = ArrayAt(groups[i], "coveredResources");
     for (size_t j = 0; j < covered.size(); ++j) {
       const FieldPath rp = gp.Child("coveredResources").Index(j);
       std::string name = covered[j].is_string() ? covered[j].get<std::string>() : std::string();
       Append(&errs, ValidateQualifiedName(name, rp));
       if (!seen_resources.insert(name).second) errs.push_back(Duplicate(rp, name));
     }
-    const Object& flavors = ArrayField(groups[i], "flavors");
+    const Object& flavors = ArrayAt(groups[i], "flavors");
     for (size_t j = 0; j < flavors.size(); ++j) {
       const FieldPath fp = gp.Child("flavors").Index(j);
-      const Object& resources = ArrayField(flavors[j], "resources");
+      const Object& resources = ArrayAt(flavors[j], "resources");
       for (size_t k = 0; k < resources.size() && k < covered.size(); ++k) {
         const Object& r = resources[k];
         const FieldPath qp = fp.Child("resources").Index(k);
@@ -161,13 +128,13 @@ FieldErrorList ValidateResourceGroups(const Object& groups, const QuotaOwner& ow
           errs.push_back(Invalid(qp.Child("name"), Field(r, "name"), "must match the name in coveredResources"));
         }
         Append(&errs, ValidateNonNegative(Field(r, "nominalQuota"), qp.Child("nominalQuota")));
-        if (Has(r, "borrowingLimit")) {
+        if (HasField(r, "borrowingLimit")) {
           const FieldPath bp = qp.Child("borrowingLimit");
           auto limit = QuantityValue(Field(r, "borrowingLimit"));
           if (!owner.has_parent && limit) errs.push_back(Invalid(bp, limit->String(), limit_msg));
           Append(&errs, ValidateNonNegative(Field(r, "borrowingLimit"), bp));
         }
-        if (Has(r, "lendingLimit")) {
+        if (HasField(r, "lendingLimit")) {
           const FieldPath lp = qp.Child("lendingLimit");
           auto lending = QuantityValue(Field(r, "lendingLimit"));
           Append(&errs, ValidateNonNegative(Field(r, "lendingLimit"), lp));
@@ -178,7 +145,7 @@ FieldErrorList ValidateResourceGroups(const Object& groups, const QuotaOwner& ow
           }
         }
       }
-      std::string flavor = StringField(flavors[j], "name");
+      std::string flavor = StringAt(flavors[j], "name");
       if (!seen_flavors.insert(flavor).second) errs.push_back(Duplicate(fp.Child("name"), flavor));
     }
   }
@@ -198,9 +165,9 @@ FieldErrorList ValidateFairSharing(const Object& fair_sharing, const FieldPath& 
 // Flavor names of every resource group, in ClusterQueue order.
 std::vector<std::string> AllFlavors(const Object& spec) {
   std::vector<std::string> out;
-  for (const Object& g : ArrayField(spec, "resourceGroups")) {
-    for (const Object& f : ArrayField(g, "flavors")) {
-      std::string name = StringField(f, "name");
+  for (const Object& g : ArrayAt(spec, "resourceGroups")) {
+    for (const Object& f : ArrayAt(g, "flavors")) {
+      std::string name = StringAt(f, "name");
       if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(std::move(name));
     }
   }
@@ -231,26 +198,26 @@ class ClusterQueueStrategy : public Strategy {
   static FieldErrorList CelErrors(const Object& spec) {
     const FieldPath sp("spec");
     FieldErrorList errs;
-    const Object& groups = ArrayField(spec, "resourceGroups");
-    if (!Has(spec, "cohortName") && Has(spec, "resourceGroups")) {
+    const Object& groups = ArrayAt(spec, "resourceGroups");
+    if (!HasField(spec, "cohortName") && HasField(spec, "resourceGroups")) {
       bool borrowing = false;
       for (const Object& g : groups) {
-        for (const Object& f : ArrayField(g, "flavors")) {
-          for (const Object& r : ArrayField(f, "resources")) borrowing = borrowing || Has(r, "borrowingLimit");
+        for (const Object& f : ArrayAt(g, "flavors")) {
+          for (const Object& r : ArrayAt(f, "resources")) borrowing = borrowing || HasField(r, "borrowingLimit");
         }
       }
       if (borrowing) errs.push_back(CelError(sp, "object", "borrowingLimit must be nil when cohort is empty"));
     }
     Append(&errs, ResourceGroupCelErrors(groups, sp.Child("resourceGroups")));
-    const Object& fungibility = ObjectField(spec, "flavorFungibility");
-    if (Has(fungibility, "preference") && (StringField(fungibility, "whenCanBorrow") != "TryNextFlavor" ||
-                                           StringField(fungibility, "whenCanPreempt") != "TryNextFlavor")) {
+    const Object& fungibility = ObjectAt(spec, "flavorFungibility");
+    if (HasField(fungibility, "preference") && (StringAt(fungibility, "whenCanBorrow") != "TryNextFlavor" ||
+                                           StringAt(fungibility, "whenCanPreempt") != "TryNextFlavor")) {
       errs.push_back(CelError(sp.Child("flavorFungibility"), "object",
                               "preference can only be set when both whenCanBorrow and whenCanPreempt are TryNextFlavor"));
     }
-    const Object& preemption = ObjectField(spec, "preemption");
-    if (StringField(preemption, "reclaimWithinCohort") == "Never" && Has(preemption, "borrowWithinCohort") &&
-        StringField(ObjectField(preemption, "borrowWithinCohort"), "policy") != "Never") {
+    const Object& preemption = ObjectAt(spec, "preemption");
+    if (StringAt(preemption, "reclaimWithinCohort") == "Never" && HasField(preemption, "borrowWithinCohort") &&
+        StringAt(ObjectAt(preemption, "borrowWithinCohort"), "policy") != "Never") {
       errs.push_back(CelError(sp.Child("preemption"), "object",
                               "reclaimWithinCohort=Never and borrowWithinCohort.Policy!=Never"));
     }
@@ -259,7 +226,7 @@ class ClusterQueueStrategy : public Strategy {
 
   static FieldErrorList ValidateAdmissionCheckFlavors(const Object& spec, const Object* old_spec) {
     FieldErrorList errs;
-    const Object& checks = ArrayField(ObjectField(spec, "admissionChecksStrategy"), "admissionChecks");
+    const Object& checks = ArrayAt(ObjectAt(spec, "admissionChecksStrategy"), "admissionChecks");
     if (checks.empty()) return errs;
     const std::vector<std::string> flavors = AllFlavors(spec);
     const std::set<std::string> flavor_set(flavors.begin(), flavors.end());
@@ -269,15 +236,15 @@ class ClusterQueueStrategy : public Strategy {
     if (old_spec != nullptr) {
       std::vector<std::string> old_flavors = AllFlavors(*old_spec);
       if (std::set<std::string>(old_flavors.begin(), old_flavors.end()) == flavor_set) {
-        for (const Object& c : ArrayField(ObjectField(*old_spec, "admissionChecksStrategy"), "admissionChecks")) {
-          old_on_flavors[StringField(c, "name")] = StringSet(ArrayField(c, "onFlavors"));
+        for (const Object& c : ArrayAt(ObjectAt(*old_spec, "admissionChecksStrategy"), "admissionChecks")) {
+          old_on_flavors[StringAt(c, "name")] = StringSet(ArrayAt(c, "onFlavors"));
         }
       }
     }
     const FieldPath path = FieldPath("spec").Child("admissionChecksStrategy").Child("admissionChecks");
     for (size_t i = 0; i < checks.size(); ++i) {
-      const Object& on_flavors = ArrayField(checks[i], "onFlavors");
-      auto old = old_on_flavors.find(StringField(checks[i], "name"));
+      const Object& on_flavors = ArrayAt(checks[i], "onFlavors");
+      auto old = old_on_flavors.find(StringAt(checks[i], "name"));
       if (old != old_on_flavors.end() && old->second == StringSet(on_flavors)) continue;
       for (size_t j = 0; j < on_flavors.size(); ++j) {
         if (on_flavors[j].is_string() && flavor_set.count(on_flavors[j].get<std::string>()) == 0) {
@@ -292,10 +259,10 @@ class ClusterQueueStrategy : public Strategy {
     FieldErrorList errs;
     size_t flavors = 0, covered = 0;
     for (size_t i = 0; i < groups.size(); ++i) {
-      flavors += ArrayField(groups[i], "flavors").size();
-      covered += ArrayField(groups[i], "coveredResources").size();
+      flavors += ArrayAt(groups[i], "flavors").size();
+      covered += ArrayAt(groups[i], "coveredResources").size();
       size_t combinations = 0;
-      for (const Object& f : ArrayField(groups[i], "flavors")) combinations += ArrayField(f, "resources").size();
+      for (const Object& f : ArrayAt(groups[i], "flavors")) combinations += ArrayAt(f, "resources").size();
       if (combinations > 512) {
         errs.push_back(Invalid(path.Index(i), combinations,
                                "number of flavor-resource combinations in a resourceGroup must be ≤ 512, got " +
@@ -316,17 +283,17 @@ class ClusterQueueStrategy : public Strategy {
   }
 
   static FieldErrorList Validate(const Object& obj, const Object* old) {
-    const Object& spec = ObjectField(obj, "spec");
+    const Object& spec = ObjectAt(obj, "spec");
     FieldErrorList errs = CelErrors(spec);
     if (!errs.empty()) return errs;
     const FieldPath sp("spec");
-    const Object& groups = ArrayField(spec, "resourceGroups");
-    QuotaOwner owner{Has(spec, "cohortName") && !StringField(spec, "cohortName").empty(), true, "cohort"};
+    const Object& groups = ArrayAt(spec, "resourceGroups");
+    QuotaOwner owner{HasField(spec, "cohortName") && !StringAt(spec, "cohortName").empty(), true, "cohort"};
     Append(&errs, ValidateResourceGroups(groups, owner, sp.Child("resourceGroups")));
     Append(&errs, ValidateLabelSelector(Field(spec, "namespaceSelector"), sp.Child("namespaceSelector")));
-    Append(&errs, ValidateFairSharing(ObjectField(spec, "fairSharing"), sp.Child("fairSharing")));
+    Append(&errs, ValidateFairSharing(ObjectAt(spec, "fairSharing"), sp.Child("fairSharing")));
     Append(&errs, ValidateTotals(groups, sp.Child("resourceGroups")));
-    const Object* old_spec = old != nullptr ? &ObjectField(*old, "spec") : nullptr;
+    const Object* old_spec = old != nullptr ? &ObjectAt(*old, "spec") : nullptr;
     Append(&errs, ValidateAdmissionCheckFlavors(spec, old_spec));
     if (old_spec != nullptr) {
       Append(&errs, ValidateImmutable(Field(spec, "concurrentAdmissionPolicy"),
@@ -347,13 +314,13 @@ class CohortStrategy : public Strategy {
 
  private:
   static FieldErrorList Validate(const Object& obj) {
-    const Object& spec = ObjectField(obj, "spec");
+    const Object& spec = ObjectAt(obj, "spec");
     const FieldPath sp("spec");
-    const Object& groups = ArrayField(spec, "resourceGroups");
+    const Object& groups = ArrayAt(spec, "resourceGroups");
     FieldErrorList errs = ResourceGroupCelErrors(groups, sp.Child("resourceGroups"));
     if (!errs.empty()) return errs;
-    Append(&errs, ValidateFairSharing(ObjectField(spec, "fairSharing"), sp.Child("fairSharing")));
-    QuotaOwner owner{!StringField(spec, "parentName").empty(), false, "parent"};
+    Append(&errs, ValidateFairSharing(ObjectAt(spec, "fairSharing"), sp.Child("fairSharing")));
+    QuotaOwner owner{!StringAt(spec, "parentName").empty(), false, "parent"};
     Append(&errs, ValidateResourceGroups(groups, owner, sp.Child("resourceGroups")));
     return errs;
   }
@@ -367,9 +334,9 @@ class LocalQueueStrategy : public Strategy {
   FieldErrorList ValidateUpdate(const Object& obj, const Object& old) const override {
     // CEL `self == oldSelf` on spec.clusterQueue: a transition rule, checked when the field
     // is present in both objects.
-    const Object& spec = ObjectField(obj, "spec");
-    const Object& old_spec = ObjectField(old, "spec");
-    if (Has(spec, "clusterQueue") && Has(old_spec, "clusterQueue") &&
+    const Object& spec = ObjectAt(obj, "spec");
+    const Object& old_spec = ObjectAt(old, "spec");
+    if (HasField(spec, "clusterQueue") && HasField(old_spec, "clusterQueue") &&
         Field(spec, "clusterQueue") != Field(old_spec, "clusterQueue")) {
       return {CelError(FieldPath("spec").Child("clusterQueue"), "string", std::string(kFieldImmutableErrorMsg))};
     }
@@ -393,27 +360,27 @@ class ResourceFlavorStrategy : public Strategy {
   static FieldErrorList CelErrors(const Object& spec, const Object* old_spec) {
     const FieldPath sp("spec");
     FieldErrorList errs;
-    const Object& tolerations = ArrayField(spec, "tolerations");
+    const Object& tolerations = ArrayAt(spec, "tolerations");
     auto rule_fails = [&](auto pred) {
       return std::any_of(tolerations.begin(), tolerations.end(), [&](const Object& t) { return pred(t); });
     };
     const FieldPath tp = sp.Child("tolerations");
-    if (rule_fails([](const Object& t) { return !Has(t, "key") && StringField(t, "operator") != "Exists"; })) {
+    if (rule_fails([](const Object& t) { return !HasField(t, "key") && StringAt(t, "operator") != "Exists"; })) {
       errs.push_back(CelError(tp, "array",
                               "operator must be Exists when 'key' is empty, which means 'match all values and all keys'"));
     }
     if (rule_fails([](const Object& t) {
-          return Has(t, "tolerationSeconds") && StringField(t, "effect") != "NoExecute";
+          return HasField(t, "tolerationSeconds") && StringAt(t, "effect") != "NoExecute";
         })) {
       errs.push_back(CelError(tp, "array", "effect must be 'NoExecute' when 'tolerationSeconds' is set"));
     }
-    if (rule_fails([](const Object& t) { return StringField(t, "operator") == "Exists" && Has(t, "value"); })) {
+    if (rule_fails([](const Object& t) { return StringAt(t, "operator") == "Exists" && HasField(t, "value"); })) {
       errs.push_back(CelError(tp, "array", "a value must be empty when 'operator' is 'Exists'"));
     }
-    if (Has(spec, "topologyName") && ObjectField(spec, "nodeLabels").empty()) {
+    if (HasField(spec, "topologyName") && ObjectAt(spec, "nodeLabels").empty()) {
       errs.push_back(CelError(sp, "object", "at least one nodeLabel is required when topology is set"));
     }
-    if (old_spec != nullptr && Has(*old_spec, "topologyName") &&
+    if (old_spec != nullptr && HasField(*old_spec, "topologyName") &&
         Field(spec, "topologyName") != Field(*old_spec, "topologyName")) {
       errs.push_back(CelError(sp, "object", "topologyName is immutable when topologyName is set"));
     }
@@ -425,16 +392,16 @@ class ResourceFlavorStrategy : public Strategy {
     std::set<std::pair<std::string, std::string>> seen;  // (effect, key)
     for (size_t i = 0; i < taints.size(); ++i) {
       const FieldPath ip = path.Index(i);
-      std::string key = StringField(taints[i], "key");
+      std::string key = StringAt(taints[i], "key");
       Append(&errs, ValidateQualifiedName(key, ip.Child("key")));
-      std::string value = StringField(taints[i], "value");
+      std::string value = StringAt(taints[i], "value");
       std::vector<std::string> value_errs = IsValidLabelValue(value);
       if (!value_errs.empty()) {
         std::string joined;
         for (const std::string& m : value_errs) joined += (joined.empty() ? "" : ";") + m;
         errs.push_back(Invalid(ip.Child("value"), value, std::move(joined)));
       }
-      if (!seen.emplace(StringField(taints[i], "effect"), key).second) {
+      if (!seen.emplace(StringAt(taints[i], "effect"), key).second) {
         FieldError dup = Duplicate(ip, taints[i]);
         dup.detail = "taints must be unique by key and effect pair";
         errs.push_back(std::move(dup));
@@ -444,15 +411,15 @@ class ResourceFlavorStrategy : public Strategy {
   }
 
   static FieldErrorList Validate(const Object& obj, const Object* old) {
-    const Object& spec = ObjectField(obj, "spec");
-    FieldErrorList errs = CelErrors(spec, old != nullptr ? &ObjectField(*old, "spec") : nullptr);
+    const Object& spec = ObjectAt(obj, "spec");
+    FieldErrorList errs = CelErrors(spec, old != nullptr ? &ObjectAt(*old, "spec") : nullptr);
     if (!errs.empty()) return errs;
     const FieldPath sp("spec");
-    Append(&errs, ValidateLabels(ObjectField(spec, "nodeLabels"), sp.Child("nodeLabels")));
-    Append(&errs, ValidateTaints(ArrayField(spec, "nodeTaints"), sp.Child("nodeTaints")));
-    const Object& tolerations = ArrayField(spec, "tolerations");
+    Append(&errs, ValidateLabels(ObjectAt(spec, "nodeLabels"), sp.Child("nodeLabels")));
+    Append(&errs, ValidateTaints(ArrayAt(spec, "nodeTaints"), sp.Child("nodeTaints")));
+    const Object& tolerations = ArrayAt(spec, "tolerations");
     for (size_t i = 0; i < tolerations.size(); ++i) {
-      std::string key = StringField(tolerations[i], "key");
+      std::string key = StringAt(tolerations[i], "key");
       if (!key.empty()) Append(&errs, ValidateQualifiedName(key, sp.Child("tolerations").Index(i).Child("key")));
     }
     return errs;
@@ -479,8 +446,8 @@ class WorkloadStrategy : public Strategy {
   static FieldErrorList CelErrors(const Object& obj, const Object* old) {
     FieldErrorList errs;
     const FieldPath sp("spec");
-    const Object& spec = ObjectField(obj, "spec");
-    const Object& pod_sets = ArrayField(spec, "podSets");
+    const Object& spec = ObjectAt(obj, "spec");
+    const Object& pod_sets = ArrayAt(spec, "podSets");
     for (size_t i = 0; i < pod_sets.size(); ++i) {
       const Object& min_count = Field(pod_sets[i], "minCount");
       const Object& count = Field(pod_sets[i], "count");
@@ -490,41 +457,41 @@ class WorkloadStrategy : public Strategy {
                                 "minCount should be positive and less or equal to count"));
       }
     }
-    const Object& ref = ObjectField(spec, "priorityClassRef");
-    if (StringField(ref, "group") == "scheduling.k8s.io" && StringField(ref, "kind") != "PriorityClass") {
+    const Object& ref = ObjectAt(spec, "priorityClassRef");
+    if (StringAt(ref, "group") == "scheduling.k8s.io" && StringAt(ref, "kind") != "PriorityClass") {
       errs.push_back(CelError(sp.Child("priorityClassRef"), "object",
                               "only the PriorityClass kind is allowed for the scheduling.k8s.io group"));
     }
-    if (StringField(ref, "group") == "kueue.x-k8s.io" && StringField(ref, "kind") != "WorkloadPriorityClass") {
+    if (StringAt(ref, "group") == "kueue.x-k8s.io" && StringAt(ref, "kind") != "WorkloadPriorityClass") {
       errs.push_back(CelError(sp.Child("priorityClassRef"), "object",
                               "only the WorkloadPriorityClass kind is allowed for the kueue.x-k8s.io group"));
     }
-    if (Has(spec, "priorityClassRef") && !Has(spec, "priority")) {
+    if (HasField(spec, "priorityClassRef") && !HasField(spec, "priority")) {
       errs.push_back(CelError(sp, "object", "priority should not be nil when priorityClassRef is set"));
     }
-    const Object& status = ObjectField(obj, "status");
+    const Object& status = ObjectAt(obj, "status");
     const FieldPath st("status");
-    if (Has(status, "clusterName") && !ArrayField(status, "nominatedClusterNames").empty()) {
+    if (HasField(status, "clusterName") && !ArrayAt(status, "nominatedClusterNames").empty()) {
       errs.push_back(CelError(st, "object", "clusterName and nominatedClusterNames are mutually exclusive"));
     }
-    const bool reserved = HasTrueCondition(obj, kQuotaReserved);
-    if (reserved && Has(status, "admission") &&
-        pod_sets.size() != ArrayField(ObjectField(status, "admission"), "podSetAssignments").size()) {
+    const bool reserved = IsConditionTrue(obj, kQuotaReserved);
+    if (reserved && HasField(status, "admission") &&
+        pod_sets.size() != ArrayAt(ObjectAt(status, "admission"), "podSetAssignments").size()) {
       errs.push_back(CelError(FieldPath(), "object", "podSetAssignments must have the same number of podSets as the spec"));
     }
     if (old == nullptr) return errs;
 
-    const Object& old_spec = ObjectField(*old, "spec");
-    const Object& old_status = ObjectField(*old, "status");
-    if (Has(old_status, "clusterName") && Has(status, "clusterName") &&
+    const Object& old_spec = ObjectAt(*old, "spec");
+    const Object& old_status = ObjectAt(*old, "status");
+    if (HasField(old_status, "clusterName") && HasField(status, "clusterName") &&
         Field(old_status, "clusterName") != Field(status, "clusterName")) {
       errs.push_back(CelError(st, "object", "clusterName is immutable once set"));
     }
-    const bool old_reserved = HasTrueCondition(*old, kQuotaReserved);
+    const bool old_reserved = IsConditionTrue(*old, kQuotaReserved);
     if (old_reserved) {
-      const Object& old_ref = ObjectField(old_spec, "priorityClassRef");
-      const bool both = Has(spec, "priorityClassRef") && Has(old_spec, "priorityClassRef");
-      if (Has(spec, "priorityClassRef") != Has(old_spec, "priorityClassRef")) {
+      const Object& old_ref = ObjectAt(old_spec, "priorityClassRef");
+      const bool both = HasField(spec, "priorityClassRef") && HasField(old_spec, "priorityClassRef");
+      if (HasField(spec, "priorityClassRef") != HasField(old_spec, "priorityClassRef")) {
         errs.push_back(CelError(FieldPath(), "object", "priorityClassRef is immutable while workload quota reserved"));
       }
       if (both && Field(ref, "group") != Field(old_ref, "group")) {
@@ -533,7 +500,7 @@ class WorkloadStrategy : public Strategy {
       if (both && Field(ref, "kind") != Field(old_ref, "kind")) {
         errs.push_back(CelError(FieldPath(), "object", "priorityClassRef.kind is immutable while workload quota reserved"));
       }
-      if (both && StringField(ref, "group") == "scheduling.k8s.io" && StringField(ref, "kind") == "PriorityClass" &&
+      if (both && StringAt(ref, "group") == "scheduling.k8s.io" && StringAt(ref, "kind") == "PriorityClass" &&
           Field(ref, "name") != Field(old_ref, "name")) {
         errs.push_back(CelError(FieldPath(), "object",
                                 "priorityClassRef.name is immutable for scheduling.k8s.io/priorityclass while workload quota reserved"));
@@ -547,7 +514,7 @@ class WorkloadStrategy : public Strategy {
       const Object& v = Field(s, "maximumExecutionTimeSeconds");
       return v.is_number_integer() ? v.get<int64_t>() : 0;
     };
-    if (HasTrueCondition(*old, kAdmitted) && HasTrueCondition(obj, kAdmitted) &&
+    if (IsConditionTrue(*old, kAdmitted) && IsConditionTrue(obj, kAdmitted) &&
         max_exec(spec) != max_exec(old_spec)) {
       errs.push_back(CelError(FieldPath(), "object",
                               "maximumExecutionTimeSeconds is immutable while workload quota reserved"));
@@ -568,24 +535,24 @@ class WorkloadStrategy : public Strategy {
 
   static FieldErrorList ValidatePodSet(const Object& pod_set, const FieldPath& path) {
     FieldErrorList errs;
-    const Object& tmpl = ObjectField(pod_set, "template");
-    const Object& meta = ObjectField(tmpl, "metadata");
+    const Object& tmpl = ObjectAt(pod_set, "template");
+    const Object& meta = ObjectAt(tmpl, "metadata");
     const FieldPath tp = path.Child("template");
-    Append(&errs, ValidateLabels(ObjectField(meta, "labels"), tp.Child("metadata").Child("labels")));
-    Append(&errs, ValidateAnnotations(ObjectField(meta, "annotations"), tp.Child("metadata").Child("annotations")));
-    const Object& pod_spec = ObjectField(tmpl, "spec");
+    Append(&errs, ValidateLabels(ObjectAt(meta, "labels"), tp.Child("metadata").Child("labels")));
+    Append(&errs, ValidateAnnotations(ObjectAt(meta, "annotations"), tp.Child("metadata").Child("annotations")));
+    const Object& pod_spec = ObjectAt(tmpl, "spec");
     for (std::string_view list : {"initContainers", "containers"}) {
-      const Object& containers = ArrayField(pod_spec, list);
+      const Object& containers = ArrayAt(pod_spec, list);
       for (size_t i = 0; i < containers.size(); ++i) {
         const FieldPath rp = tp.Child("spec").Child(list).Index(i).Child("resources");
-        const Object& res = ObjectField(containers[i], "resources");
+        const Object& res = ObjectAt(containers[i], "resources");
         Append(&errs, ValidateResourceList(Field(res, "requests"), rp.Child("requests")));
         Append(&errs, ValidateResourceList(Field(res, "limits"), rp.Child("limits")));
       }
     }
-    if (Has(pod_spec, "resources")) {
+    if (HasField(pod_spec, "resources")) {
       const FieldPath rp = tp.Child("spec").Child("resources");
-      const Object& res = ObjectField(pod_spec, "resources");
+      const Object& res = ObjectAt(pod_spec, "resources");
       Append(&errs, ValidateResourceList(Field(res, "requests"), rp.Child("requests")));
       Append(&errs, ValidateResourceList(Field(res, "limits"), rp.Child("limits")));
     }
@@ -594,33 +561,33 @@ class WorkloadStrategy : public Strategy {
 
   static std::vector<std::string> PodSetNames(const Object& spec) {
     std::vector<std::string> names;
-    for (const Object& ps : ArrayField(spec, "podSets")) names.push_back(StringField(ps, "name"));
+    for (const Object& ps : ArrayAt(spec, "podSets")) names.push_back(StringAt(ps, "name"));
     return names;
   }
 
   // validateAdmission (only while QuotaReserved=True).
   static FieldErrorList ValidateAdmission(const Object& obj, const Object* old) {
     const FieldPath path = FieldPath("status").Child("admission");
-    const Object& admission = Field(ObjectField(obj, "status"), "admission");
+    const Object& admission = Field(ObjectAt(obj, "status"), "admission");
     if (!admission.is_object()) {
-      const bool old_stuck = old != nullptr && HasTrueCondition(*old, kQuotaReserved) &&
-                             !Field(ObjectField(*old, "status"), "admission").is_object();
+      const bool old_stuck = old != nullptr && IsConditionTrue(*old, kQuotaReserved) &&
+                             !Field(ObjectAt(*old, "status"), "admission").is_object();
       if (old_stuck) return {};
       return {Required(path, "must be set while the QuotaReserved condition is true")};
     }
     FieldErrorList errs;
-    const std::vector<std::string> names = PodSetNames(ObjectField(obj, "spec"));
-    const Object& assignments = ArrayField(admission, "podSetAssignments");
+    const std::vector<std::string> names = PodSetNames(ObjectAt(obj, "spec"));
+    const Object& assignments = ArrayAt(admission, "podSetAssignments");
     for (size_t i = 0; i < assignments.size(); ++i) {
       const FieldPath ap = path.Child("podSetAssignments").Index(i);
       const Object& a = assignments[i];
-      if (std::find(names.begin(), names.end(), StringField(a, "name")) == names.end()) {
+      if (std::find(names.begin(), names.end(), StringAt(a, "name")) == names.end()) {
         errs.push_back(NotFound(ap.Child("name"), Field(a, "name")));
       }
       const Object& count_v = Field(a, "count");
       const int64_t count = count_v.is_number_integer() ? count_v.get<int64_t>() : 0;
       if (count <= 0) continue;
-      const Object& usage = ObjectField(a, "resourceUsage");
+      const Object& usage = ObjectAt(a, "resourceUsage");
       for (const auto& [name, value] : usage.items()) {
         auto q = QuantityValue(value);
         if (!q) continue;
@@ -637,18 +604,18 @@ class WorkloadStrategy : public Strategy {
 
   static FieldErrorList ValidateReclaimablePods(const Object& obj) {
     FieldErrorList errs;
-    const Object& spec = ObjectField(obj, "spec");
+    const Object& spec = ObjectAt(obj, "spec");
     const std::vector<std::string> names = PodSetNames(spec);
     const FieldPath path = FieldPath("status").Child("reclaimablePods");
-    for (const Object& rp : ArrayField(ObjectField(obj, "status"), "reclaimablePods")) {
-      std::string name = StringField(rp, "name");
+    for (const Object& rp : ArrayAt(ObjectAt(obj, "status"), "reclaimablePods")) {
+      std::string name = StringAt(rp, "name");
       const FieldPath np = path.Key(name);
       auto it = std::find(names.begin(), names.end(), name);
       if (it == names.end()) {
         errs.push_back(NotSupported(np.Child("name"), Field(rp, "name"), names));
         continue;
       }
-      const Object& ps = ArrayField(spec, "podSets")[it - names.begin()];
+      const Object& ps = ArrayAt(spec, "podSets")[it - names.begin()];
       const int64_t ps_count = Field(ps, "count").is_number_integer() ? Field(ps, "count").get<int64_t>() : 1;
       const Object& count = Field(rp, "count");
       if (count.is_number_integer() && count.get<int64_t>() > ps_count) {
@@ -660,29 +627,29 @@ class WorkloadStrategy : public Strategy {
 
   static FieldErrorList ValidatePodSetUpdates(const Object& obj) {
     FieldErrorList errs;
-    const std::vector<std::string> names = PodSetNames(ObjectField(obj, "spec"));
-    const Object& checks = ArrayField(ObjectField(obj, "status"), "admissionChecks");
+    const std::vector<std::string> names = PodSetNames(ObjectAt(obj, "spec"));
+    const Object& checks = ArrayAt(ObjectAt(obj, "status"), "admissionChecks");
     for (size_t i = 0; i < checks.size(); ++i) {
-      const Object& updates = ArrayField(checks[i], "podSetUpdates");
+      const Object& updates = ArrayAt(checks[i], "podSetUpdates");
       for (size_t j = 0; j < updates.size(); ++j) {
         const Object& u = updates[j];
         const FieldPath up =
             FieldPath("status").Child("admissionChecks").Index(i).Child("podSetUpdates").Index(j);
-        if (std::find(names.begin(), names.end(), StringField(u, "name")) == names.end()) {
+        if (std::find(names.begin(), names.end(), StringAt(u, "name")) == names.end()) {
           std::vector<std::string> sorted = names;
           std::sort(sorted.begin(), sorted.end());
           errs.push_back(NotSupported(up.Child("name"), Field(u, "name"), sorted));
         }
-        const Object& tolerations = ArrayField(u, "tolerations");
+        const Object& tolerations = ArrayAt(u, "tolerations");
         for (size_t k = 0; k < tolerations.size(); ++k) {
-          std::string key = StringField(tolerations[k], "key");
+          std::string key = StringAt(tolerations[k], "key");
           if (!key.empty()) {
             Append(&errs, ValidateQualifiedName(key, up.Child("tolerations").Index(k).Child("key")));
           }
         }
-        Append(&errs, ValidateAnnotations(ObjectField(u, "annotations"), up.Child("annotations")));
-        Append(&errs, ValidateLabels(ObjectField(u, "nodeSelector"), up.Child("nodeSelector")));
-        Append(&errs, ValidateLabels(ObjectField(u, "labels"), up.Child("labels")));
+        Append(&errs, ValidateAnnotations(ObjectAt(u, "annotations"), up.Child("annotations")));
+        Append(&errs, ValidateLabels(ObjectAt(u, "nodeSelector"), up.Child("nodeSelector")));
+        Append(&errs, ValidateLabels(ObjectAt(u, "labels"), up.Child("labels")));
       }
     }
     return errs;
@@ -691,16 +658,16 @@ class WorkloadStrategy : public Strategy {
   static FieldErrorList ValidateWebhook(const Object& obj, const Object* old) {
     FieldErrorList errs;
     const FieldPath sp("spec");
-    const Object& pod_sets = ArrayField(ObjectField(obj, "spec"), "podSets");
+    const Object& pod_sets = ArrayAt(ObjectAt(obj, "spec"), "podSets");
     int64_t with_min_count = 0;
     for (size_t i = 0; i < pod_sets.size(); ++i) {
       Append(&errs, ValidatePodSet(pod_sets[i], sp.Child("podSets").Index(i)));
-      if (Has(pod_sets[i], "minCount")) ++with_min_count;
+      if (HasField(pod_sets[i], "minCount")) ++with_min_count;
     }
     if (with_min_count > 1) {
       errs.push_back(Invalid(sp.Child("podSets"), with_min_count, "at most one podSet can use minCount"));
     }
-    if (HasTrueCondition(obj, kQuotaReserved)) Append(&errs, ValidateAdmission(obj, old));
+    if (IsConditionTrue(obj, kQuotaReserved)) Append(&errs, ValidateAdmission(obj, old));
     Append(&errs, ValidateReclaimablePods(obj));
     Append(&errs, ValidatePodSetUpdates(obj));
     if (old != nullptr) Append(&errs, ValidateWebhookUpdate(obj, *old));
@@ -710,14 +677,14 @@ class WorkloadStrategy : public Strategy {
   static FieldErrorList ValidateWebhookUpdate(const Object& obj, const Object& old) {
     FieldErrorList errs;
     const FieldPath st("status");
-    const Object& status = ObjectField(obj, "status");
-    const Object& old_status = ObjectField(old, "status");
-    const bool reserved = HasTrueCondition(obj, kQuotaReserved);
-    const bool old_reserved = HasTrueCondition(old, kQuotaReserved);
+    const Object& status = ObjectAt(obj, "status");
+    const Object& old_status = ObjectAt(old, "status");
+    const bool reserved = IsConditionTrue(obj, kQuotaReserved);
+    const bool old_reserved = IsConditionTrue(old, kQuotaReserved);
     if (old_reserved) {
       // podSets are immutable while quota is reserved (count included).
-      const Object& pod_sets = ArrayField(ObjectField(obj, "spec"), "podSets");
-      const Object& old_pod_sets = ArrayField(ObjectField(old, "spec"), "podSets");
+      const Object& pod_sets = ArrayAt(ObjectAt(obj, "spec"), "podSets");
+      const Object& old_pod_sets = ArrayAt(ObjectAt(old, "spec"), "podSets");
       const FieldPath pp = FieldPath("spec").Child("podSets");
       if (pod_sets.size() != old_pod_sets.size()) {
         errs.push_back(Invalid(pp, pod_sets, std::string(kFieldImmutableErrorMsg)));
@@ -730,10 +697,10 @@ class WorkloadStrategy : public Strategy {
     if (reserved && old_reserved) {
       // Reclaimable pod counts only grow while reserved.
       const FieldPath rp = st.Child("reclaimablePods");
-      const Object& now = ArrayField(status, "reclaimablePods");
-      for (const Object& before : ArrayField(old_status, "reclaimablePods")) {
-        std::string name = StringField(before, "name");
-        auto it = std::find_if(now.begin(), now.end(), [&](const Object& r) { return StringField(r, "name") == name; });
+      const Object& now = ArrayAt(status, "reclaimablePods");
+      for (const Object& before : ArrayAt(old_status, "reclaimablePods")) {
+        std::string name = StringAt(before, "name");
+        auto it = std::find_if(now.begin(), now.end(), [&](const Object& r) { return StringAt(r, "name") == name; });
         if (it == now.end()) {
           errs.push_back(Required(rp.Key(name), "cannot be removed"));
         } else if (Field(*it, "count").is_number_integer() && Field(before, "count").is_number_integer() &&
@@ -750,7 +717,7 @@ class WorkloadStrategy : public Strategy {
     if (admission.is_object() && old_admission.is_object()) {
       Object a = admission;
       Object b = old_admission;
-      if (ArrayField(a, "podSetAssignments").size() == ArrayField(b, "podSetAssignments").size()) {
+      if (ArrayAt(a, "podSetAssignments").size() == ArrayAt(b, "podSetAssignments").size()) {
         for (Object* x : {&a, &b}) {
           if (!Field(*x, "podSetAssignments").is_array()) continue;
           for (Object& psa : (*x)["podSetAssignments"]) {
@@ -763,21 +730,21 @@ class WorkloadStrategy : public Strategy {
       if (a != b) errs.push_back(Invalid(st.Child("admission"), admission, std::string(kFieldImmutableErrorMsg)));
     }
     // podSetUpdates of a check that stays Ready are immutable.
-    const Object& checks = ArrayField(status, "admissionChecks");
-    const Object& old_checks = ArrayField(old_status, "admissionChecks");
+    const Object& checks = ArrayAt(status, "admissionChecks");
+    const Object& old_checks = ArrayAt(old_status, "admissionChecks");
     for (size_t i = 0; i < old_checks.size(); ++i) {
       auto it = std::find_if(checks.begin(), checks.end(), [&](const Object& c) {
         return Field(c, "name") == Field(old_checks[i], "name");
       });
       if (it == checks.end()) continue;
-      if (StringField(old_checks[i], "state") == "Ready" && StringField(*it, "state") == "Ready") {
+      if (StringAt(old_checks[i], "state") == "Ready" && StringAt(*it, "state") == "Ready") {
         Append(&errs, ValidateImmutable(Field(*it, "podSetUpdates"), Field(old_checks[i], "podSetUpdates"),
                                         st.Child("admissionChecks").Index(i).Child("podSetUpdates")));
       }
     }
     // A clusterName may only be set to one of the nominated clusters.
-    if (!Has(old_status, "clusterName") && Has(status, "clusterName")) {
-      const Object& nominated = ArrayField(old_status, "nominatedClusterNames");
+    if (!HasField(old_status, "clusterName") && HasField(status, "clusterName")) {
+      const Object& nominated = ArrayAt(old_status, "nominatedClusterNames");
       if (std::find(nominated.begin(), nominated.end(), Field(status, "clusterName")) == nominated.end()) {
         errs.push_back(Invalid(st.Child("clusterName"), Field(status, "clusterName"),
                                "when setting clusterName it must be one of the nominatedClusterNames"));

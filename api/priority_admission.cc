@@ -6,6 +6,8 @@
 #include <optional>
 #include <string>
 
+#include "api/unstructured.h"
+
 namespace berth::api {
 
 const GroupResource kPriorityClassesResource{"scheduling.k8s.io", "priorityclasses"};
@@ -15,27 +17,29 @@ namespace {
 
 constexpr std::string_view kSystemPriorityClassPrefix = "system-";
 
-const Object& Field(const Object& obj, const char* key) {
-  static const Object kNull;
-  if (!obj.is_object()) return kNull;
-  auto it = obj.find(key);
-  return it == obj.end() ? kNull : *it;
-}
-
 std::optional<int64_t> IntField(const Object& obj, const char* key) {
   const Object& v = Field(obj, key);
   if (v.is_number_integer()) return v.get<int64_t>();
   return std::nullopt;
 }
 
-std::string StringField(const Object& obj, const char* key) {
-  const Object& v = Field(obj, key);
-  return v.is_string() ? v.get<std::string>() : std::string();
-}
+const Object& Deref(const Object& pc) { return pc; }
+const Object& Deref(const std::shared_ptr<const Object>& pc) { return *pc; }
 
-bool GlobalDefault(const Object& pc) {
-  const Object& v = Field(pc, "globalDefault");
-  return v.is_boolean() && v.get<bool>();
+template <typename Classes>
+const Object* LowestGlobalDefault(const Classes& classes) {
+  const Object* best = nullptr;
+  int64_t best_value = 0;
+  for (const auto& entry : classes) {
+    const Object& pc = Deref(entry);
+    if (!BoolAt(pc, "globalDefault", false)) continue;
+    const int64_t value = IntAt(pc, "value", 0);
+    if (best == nullptr || value < best_value || (value == best_value && Name(pc) < Name(*best))) {
+      best = &pc;
+      best_value = value;
+    }
+  }
+  return best;
 }
 
 // The pod's spec as an object, created when absent.
@@ -49,14 +53,14 @@ Status AdmitPodCreate(const AdmissionAttributes& attrs, Object* pod) {
   BERTH_ASSIGN_OR_RETURN(auto classes, attrs.lookup.List(kPriorityClassesResource, ""));
   Object& spec = SpecOf(pod);
   const std::string name = Name(*pod);
-  const std::string class_name = StringField(spec, "priorityClassName");
+  const std::string class_name = StringAt(spec, "priorityClassName");
   int64_t priority = 0;
   std::optional<std::string> policy;
   if (class_name.empty()) {
     if (const Object* def = DefaultPriorityClass(classes)) {
       spec["priorityClassName"] = Name(*def);
       priority = IntField(*def, "value").value_or(0);
-      if (Field(*def, "preemptionPolicy").is_string()) policy = StringField(*def, "preemptionPolicy");
+      if (Field(*def, "preemptionPolicy").is_string()) policy = StringAt(*def, "preemptionPolicy");
     }
   } else {
     const Object* found = nullptr;
@@ -68,7 +72,7 @@ Status AdmitPodCreate(const AdmissionAttributes& attrs, Object* pod) {
                                 fmt::format("no PriorityClass with name {} was found", class_name));
     }
     priority = IntField(*found, "value").value_or(0);
-    if (Field(*found, "preemptionPolicy").is_string()) policy = StringField(*found, "preemptionPolicy");
+    if (Field(*found, "preemptionPolicy").is_string()) policy = StringAt(*found, "preemptionPolicy");
   }
   if (auto sent = IntField(spec, "priority"); sent.has_value() && *sent != priority) {
     return AdmissionForbidden(kPodsResource, name,
@@ -112,18 +116,10 @@ std::vector<Object> SystemPriorityClasses() {
 }
 
 const Object* DefaultPriorityClass(const std::vector<std::shared_ptr<const Object>>& classes) {
-  const Object* best = nullptr;
-  int64_t best_value = 0;
-  for (const auto& pc : classes) {
-    if (!GlobalDefault(*pc)) continue;
-    const int64_t value = IntField(*pc, "value").value_or(0);
-    if (best == nullptr || value < best_value || (value == best_value && Name(*pc) < Name(*best))) {
-      best = pc.get();
-      best_value = value;
-    }
-  }
-  return best;
+  return LowestGlobalDefault(classes);
 }
+
+const Object* DefaultPriorityClass(const std::vector<Object>& classes) { return LowestGlobalDefault(classes); }
 
 Status AdmitPodPriority(const AdmissionAttributes& attrs, Object* pod) {
   switch (attrs.operation) {
@@ -156,7 +152,7 @@ FieldErrorList ValidatePriorityClass(const Object& pc) {
       known = true;
       if (value != IntField(system, "value")) {
         why = fmt::format("value of {} PriorityClass must be {}", name, system["value"].get<int64_t>());
-      } else if (GlobalDefault(pc)) {
+      } else if (BoolAt(pc, "globalDefault", false)) {
         why = fmt::format("globalDefault of {} PriorityClass must be false", name);
       }
     }
@@ -187,7 +183,7 @@ FieldErrorList ValidatePriorityClassUpdate(const Object& pc, const Object& old) 
 }
 
 Status ValidatePriorityClassAdmission(const AdmissionAttributes& attrs, const Object& pc) {
-  if (!GlobalDefault(pc)) return Status::Ok();
+  if (!BoolAt(pc, "globalDefault", false)) return Status::Ok();
   BERTH_ASSIGN_OR_RETURN(auto classes, attrs.lookup.List(kPriorityClassesResource, ""));
   const Object* existing = DefaultPriorityClass(classes);
   if (existing == nullptr) return Status::Ok();

@@ -1,6 +1,7 @@
 // Pod priority as kube-apiserver computes it (kubernetes v1.32,
 // plugin/pkg/admission/priority and pkg/apis/scheduling/validation), and the
-// PriorityClass kind's rules. kubectl-api.md §8.2 has the facts.
+// PriorityClass kind's rules (pkg/apis/scheduling/v1/defaults.go,
+// pkg/registry/scheduling/priorityclass/strategy.go).
 //
 // The Priority admission plugin, on Pod create (AdmitPodPriority):
 //   1. spec.priorityClassName empty -> the globalDefault PriorityClass; its
@@ -54,6 +55,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string_view>
 #include <vector>
 
@@ -81,8 +83,12 @@ std::vector<Object> SystemPriorityClasses();
 // The Priority plugin on a Pod (create: steps 1-4; update: carry-over).
 Status AdmitPodPriority(const AdmissionAttributes& attrs, Object* pod);
 
-// The globalDefault class among `classes` (step 1), or nullptr.
+// The globalDefault class among `classes` (step 1): the one with the lowest value, an equal
+// value broken by name; nullptr when no class is globalDefault. The one lookup of the default
+// class: the Priority admission plugin, Kueue's job reconciler (its pkg/util/priority
+// getDefaultPriorityClass picks the same) and `berth explain`/`lint` all call it.
 const Object* DefaultPriorityClass(const std::vector<std::shared_ptr<const Object>>& classes);
+const Object* DefaultPriorityClass(const std::vector<Object>& classes);
 
 FieldErrorList ValidatePriorityClass(const Object& pc);
 FieldErrorList ValidatePriorityClassUpdate(const Object& pc, const Object& old);

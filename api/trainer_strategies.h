@@ -3,7 +3,7 @@
 // (pkg/webhooks/trainjob_webhook.go, trainingruntime_webhook.go, the torch plugin's
 // Validate), as far as they can be checked on the object alone. The checks that need the
 // referenced runtime (it may be created later) are made by the TrainJob controller
-// (controllers/trainer/trainjob_builder.h) and reported as conditions and events.
+// (controllers/jobs/trainjob/trainjob_builder.h) and reported as conditions and events.
 //
 // TrainJob (create and update)
 //   CEL (root; reported at the root path with value "object", as apiextensions does):

@@ -2,4 +2,4 @@
 # counter + histogram), and of serialising a scrape of a large registry.
 berth_bench(metrics_bench
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/metrics_bench.cc
-  LIBS berth_apiserver berth_controllers)
+  LIBS berth_apiserver berth_controllers_kueue)

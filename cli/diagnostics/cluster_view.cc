@@ -4,6 +4,8 @@
 #include <set>
 #include <tuple>
 
+#include "api/priority_admission.h"
+
 namespace berth::cli::diagnostics {
 
 namespace resources {
@@ -236,12 +238,7 @@ FlavorCapacity ClusterView::NodeCapacity(const api::Object& resource_flavor) con
 
 const api::Object* ClusterView::ResolvePriorityClass(const std::string& name) const {
   if (!name.empty()) return PriorityClass(name);
-  const api::Object* best = nullptr;
-  for (const api::Object& pc : PriorityClasses()) {
-    if (!pc.value("globalDefault", false)) continue;
-    if (best == nullptr || pc.value("value", 0) > best->value("value", 0)) best = &pc;
-  }
-  return best;
+  return api::DefaultPriorityClass(PriorityClasses());
 }
 
 std::optional<std::string> LabelValue(const api::Object& obj, const std::string& key) {

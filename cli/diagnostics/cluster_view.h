@@ -149,8 +149,8 @@ class ClusterView {
   FlavorCapacity NodeCapacity(const api::Object& resource_flavor) const;
   // The PriorityClass a pod template with spec.priorityClassName `name` gets
   // under kube-apiserver's Priority admission: the named class, or with an
-  // empty name the globalDefault class (the one with the highest value when
-  // several are marked, as upstream picks); nullptr when none applies.
+  // empty name the globalDefault class (api::DefaultPriorityClass, the lookup the
+  // admission plugin and Kueue use); nullptr when none applies.
   const api::Object* ResolvePriorityClass(const std::string& name) const;
 
  private:

@@ -21,6 +21,7 @@
 #include "placement/snapshot.h"
 
 namespace berth::cli::diagnostics {
+
 namespace {
 
 namespace kq = controllers::kueue;

@@ -7,12 +7,12 @@
 #include <sstream>
 
 #include "api/conversion.h"
-#include "controllers/job/job_pods.h"
-#include "controllers/job/object_fields.h"
-#include "controllers/jobset/jobset_children.h"
+#include "api/unstructured.h"
+#include "controllers/jobs/batchjob/job_pods.h"
+#include "controllers/jobs/jobset/jobset_children.h"
+#include "controllers/jobs/pytorchjob/pytorchjob_pods.h"
+#include "controllers/jobs/trainjob/trainjob_builder.h"
 #include "controllers/kueue/decoder.h"
-#include "controllers/pytorchjob/pytorchjob_pods.h"
-#include "controllers/trainer/trainjob_builder.h"
 #include "core/quantity.h"
 
 namespace berth::cli::diagnostics {
@@ -31,17 +31,14 @@ using controllers::kueue::kPriorityClassLabel;
 constexpr char kKueueV1beta1[] = "kueue.x-k8s.io/v1beta1";
 constexpr int64_t kDefaultGracePeriodSeconds = 30;  // the Pod API's default
 
-
-// A field of an object; null when absent (controllers/job/object_fields.h).
-const Object& Child(const Object& obj, std::string_view key) { return controllers::jobs::Field(obj, key); }
-
-std::string Str(const Object& v) { return v.is_string() ? v.get<std::string>() : ""; }
+using api::AsString;
+using api::Field;
 
 bool HasControllerOwner(const Object& obj) {
-  const Object& refs = Child(Child(obj, "metadata"), "ownerReferences");
+  const Object& refs = Field(Field(obj, "metadata"), "ownerReferences");
   if (!refs.is_array()) return false;
   for (const Object& r : refs) {
-    if (Child(r, "controller").is_boolean() && Child(r, "controller").get<bool>()) return true;
+    if (Field(r, "controller").is_boolean() && Field(r, "controller").get<bool>()) return true;
   }
   return false;
 }
@@ -68,7 +65,7 @@ struct PodClass {
   const Object* object = nullptr;  // the PriorityClass, nullptr when none
 };
 
-bool PolicyPreempts(const Object& pc) { return Str(Child(pc, "preemptionPolicy")) != "Never"; }
+bool PolicyPreempts(const Object& pc) { return AsString(Field(pc, "preemptionPolicy")) != "Never"; }
 
 std::string Describe(const PodClass& c) {
   if (c.object == nullptr) {
@@ -219,7 +216,7 @@ class Linter {
     if (pc != nullptr) {
       c.object = pc;
       c.name = api::Name(*pc);
-      c.value = Child(*pc, "value").is_number_integer() ? Child(*pc, "value").get<int64_t>() : 0;
+      c.value = Field(*pc, "value").is_number_integer() ? Field(*pc, "value").get<int64_t>() : 0;
       c.preempts = PolicyPreempts(*pc);
     }
     return c;
@@ -234,18 +231,18 @@ class Linter {
     g.spec_field = std::move(spec_field);
     g.runtime_where = std::move(runtime_where);
     g.decoded = controllers::kueue::DecodePodSet(g.name, count, tmpl, names_);
-    g.class_name_written = Str(Child(Child(tmpl, "spec"), "priorityClassName"));
+    g.class_name_written = AsString(Field(Field(tmpl, "spec"), "priorityClassName"));
     g.pod_class = ResolveClass(g.class_name_written);
     job->gang += count;
     job->groups.push_back(std::move(g));
   }
 
   void CollectJobs() {
-    using controllers::jobs::PodSet;
+    using controllers::kueue::PodSet;
     for (const Object& o : view_.Objects(resources::kJobs)) {
       if (HasControllerOwner(o)) continue;
       Job job = NewJob(o);
-      for (const PodSet& ps : controllers::job::PodSets(o)) {
+      for (const PodSet& ps : controllers::jobs::batchjob::PodSets(o)) {
         AddGroup(&job, ps.name, ps.count, ps.template_spec, "spec.template.spec", "");
       }
       jobs_.push_back(std::move(job));
@@ -253,7 +250,7 @@ class Linter {
     for (const Object& o : view_.Objects(resources::kJobSets)) {
       if (HasControllerOwner(o)) continue;
       Job job = NewJob(o);
-      std::vector<PodSet> sets = controllers::jobset::PodSets(o);
+      std::vector<PodSet> sets = controllers::jobs::jobset::PodSets(o);
       for (size_t i = 0; i < sets.size(); ++i) {
         AddGroup(&job, sets[i].name, sets[i].count, sets[i].template_spec,
                  FieldIndex("spec.replicatedJobs", i) + ".template.spec.template.spec", "");
@@ -263,11 +260,11 @@ class Linter {
     for (const Object& o : view_.Objects(resources::kTrainJobs)) {
       if (HasControllerOwner(o)) continue;
       Job job = NewJob(o);
-      controllers::trainer::RuntimeRef ref = controllers::trainer::RuntimeRef::FromTrainJob(o);
+      controllers::jobs::trainjob::RuntimeRef ref = controllers::jobs::trainjob::RuntimeRef::FromTrainJob(o);
       const Object* runtime = ref.cluster_scoped() ? view_.Find(resources::kClusterTrainingRuntimes, "", ref.name)
                                                    : view_.Find(resources::kTrainingRuntimes, job.ns, ref.name);
       if (runtime != nullptr) {
-        auto sets = controllers::trainer::PodSets(o, *runtime);
+        auto sets = controllers::jobs::trainjob::PodSets(o, *runtime);
         if (sets.ok()) {
           for (size_t i = 0; i < sets->size(); ++i) {
             AddGroup(&job, (*sets)[i].name, (*sets)[i].count, (*sets)[i].template_spec, "",
@@ -281,8 +278,8 @@ class Linter {
     for (const Object& o : view_.Objects(resources::kPyTorchJobs)) {
       if (HasControllerOwner(o)) continue;
       Job job = NewJob(o);
-      std::vector<std::string> types = controllers::pytorchjob::ReplicaTypes(o);
-      std::vector<PodSet> sets = controllers::pytorchjob::PodSets(o);
+      std::vector<std::string> types = controllers::jobs::pytorchjob::ReplicaTypes(o);
+      std::vector<PodSet> sets = controllers::jobs::pytorchjob::PodSets(o);
       for (size_t i = 0; i < sets.size() && i < types.size(); ++i) {
         AddGroup(&job, sets[i].name, sets[i].count, sets[i].template_spec,
                  FieldChild("spec.pytorchReplicaSpecs", types[i]) + ".template.spec", "");
@@ -295,7 +292,7 @@ class Linter {
       if (HasControllerOwner(o)) continue;
       Job pod = NewJob(o);
       pod.bare_pod = true;
-      AddGroup(&pod, "pod", 1, Object{{"metadata", Child(o, "metadata")}, {"spec", Child(o, "spec")}}, "spec", "");
+      AddGroup(&pod, "pod", 1, Object{{"metadata", Field(o, "metadata")}, {"spec", Field(o, "spec")}}, "spec", "");
       FinishJob(&pod);
       pods_.push_back(std::move(pod));
     }
@@ -315,7 +312,7 @@ class Linter {
     // Kueue's workload priority.
     if (auto wpc_name = LabelValue(*job->object, kPriorityClassLabel)) {
       if (const Object* wpc = view_.WorkloadPriorityClass(*wpc_name)) {
-        job->workload_priority = Child(*wpc, "value").is_number_integer() ? Child(*wpc, "value").get<int64_t>() : 0;
+        job->workload_priority = Field(*wpc, "value").is_number_integer() ? Field(*wpc, "value").get<int64_t>() : 0;
         job->workload_priority_source = "WorkloadPriorityClass " + Quote(*wpc_name);
       }
     }
@@ -331,9 +328,9 @@ class Linter {
         if (const Object* cq = view_.ClusterQueueFor(*lq)) {
           job->cluster_queue = api::Name(*cq);
           flavors_known = true;
-          for (const Object& rg : Child(Child(*cq, "spec"), "resourceGroups")) {
-            for (const Object& fl : Child(rg, "flavors")) {
-              const Object* rf = view_.ResourceFlavor(Str(Child(fl, "name")));
+          for (const Object& rg : Field(Field(*cq, "spec"), "resourceGroups")) {
+            for (const Object& fl : Field(rg, "flavors")) {
+              const Object* rf = view_.ResourceFlavor(AsString(Field(fl, "name")));
               if (rf != nullptr && std::find(flavors.begin(), flavors.end(), rf) == flavors.end()) {
                 flavors.push_back(rf);
               }
@@ -350,11 +347,11 @@ class Linter {
       for (const Object* rf : flavors) {
         std::map<std::string, std::string> sel = g.decoded.node_selector;
         bool ok = true;
-        const Object& labels = Child(Child(*rf, "spec"), "nodeLabels");
+        const Object& labels = Field(Field(*rf, "spec"), "nodeLabels");
         if (labels.is_object()) {
           for (auto it = labels.begin(); it != labels.end(); ++it) {
-            auto [pos, inserted] = sel.emplace(it.key(), Str(*it));
-            if (!inserted && pos->second != Str(*it)) ok = false;
+            auto [pos, inserted] = sel.emplace(it.key(), AsString(*it));
+            if (!inserted && pos->second != AsString(*it)) ok = false;
           }
         }
         if (ok) job->selectors.push_back(std::move(sel));
@@ -529,9 +526,9 @@ class Linter {
   void QueueRules() {
     static const std::vector<std::string> kKeys = {kQueueNameLabel, kPriorityClassLabel};
     for (const Job& job : jobs_) {
-      const Object& meta = Child(*job.object, "metadata");
-      const Object& labels = Child(meta, "labels");
-      const Object& annotations = Child(meta, "annotations");
+      const Object& meta = Field(*job.object, "metadata");
+      const Object& labels = Field(meta, "labels");
+      const Object& annotations = Field(meta, "annotations");
       if (!job.queue_name && AnnotationValue(*job.object, kQueueNameLabel)) {
         Add("queue-name-label", Severity::kError, *job.object, FieldChild("metadata.annotations", kQueueNameLabel),
             "kueue.x-k8s.io/queue-name is written as an annotation: Kueue reads only the label, so no Workload "
@@ -553,7 +550,7 @@ class Linter {
                     (want == kQueueNameLabel ? ": the job is not managed by Kueue, no Workload is created and its "
                                                "pods start at once outside any quota"
                                              : ": the job's workload priority falls back to its pod PriorityClass"),
-                "write the label " + want + ": " + Str(*it));
+                "write the label " + want + ": " + AsString(*it));
           }
         }
       }
@@ -588,14 +585,14 @@ class Linter {
 
   void ClusterQueueRules() {
     for (const Object& cq : view_.ClusterQueues()) {
-      const Object& groups = Child(Child(cq, "spec"), "resourceGroups");
+      const Object& groups = Field(Field(cq, "spec"), "resourceGroups");
       if (!groups.is_array()) continue;
       for (size_t i = 0; i < groups.size(); ++i) {
-        const Object& flavors = Child(groups[i], "flavors");
+        const Object& flavors = Field(groups[i], "flavors");
         if (!flavors.is_array()) continue;
         for (size_t j = 0; j < flavors.size(); ++j) {
           const std::string flavor_field = FieldIndex(FieldIndex("spec.resourceGroups", i) + ".flavors", j);
-          const std::string name = Str(Child(flavors[j], "name"));
+          const std::string name = AsString(Field(flavors[j], "name"));
           const Object* rf = view_.ResourceFlavor(name);
           if (rf == nullptr) {
             MissingFlavor(cq, flavor_field + ".name", name);
@@ -603,12 +600,12 @@ class Linter {
           }
           if (view_.Nodes().empty()) continue;
           FlavorCapacity cap = view_.NodeCapacity(*rf);
-          const Object& res = Child(flavors[j], "resources");
+          const Object& res = Field(flavors[j], "resources");
           if (!res.is_array()) continue;
           if (cap.nodes.empty()) {
             Add("quota-exceeds-node-allocatable", Severity::kError, cq, flavor_field + ".name",
                 "ResourceFlavor " + Quote(name) + " selects no node: no node has every label of its spec.nodeLabels " +
-                    Child(Child(*rf, "spec"), "nodeLabels").dump() + ", so the pods of every workload admitted with it "
+                    Field(Field(*rf, "spec"), "nodeLabels").dump() + ", so the pods of every workload admitted with it "
                     "get a nodeSelector no node satisfies and stay Pending (FailedScheduling 'node(s) didn't match "
                     "Pod's node affinity/selector'); all of this flavor's quota can never run",
                 "correct the ResourceFlavor's spec.nodeLabels to labels the nodes carry, or label the nodes "
@@ -616,8 +613,8 @@ class Linter {
             continue;
           }
           for (size_t k = 0; k < res.size(); ++k) {
-            const std::string rname = Str(Child(res[k], "name"));
-            admission::Amount quota = controllers::kueue::DecodeAmount(Child(res[k], "nominalQuota"));
+            const std::string rname = AsString(Field(res[k], "name"));
+            admission::Amount quota = controllers::kueue::DecodeAmount(Field(res[k], "nominalQuota"));
             auto have = cap.allocatable.find(rname);
             admission::Amount alloc = have == cap.allocatable.end() ? 0 : have->second.milli();
             if (quota <= alloc) continue;
@@ -676,7 +673,7 @@ class Linter {
 
   void WithinClusterQueueNever() {
     for (const Object& cq : view_.ClusterQueues()) {
-      const std::string policy = Str(Child(Child(Child(cq, "spec"), "preemption"), "withinClusterQueue"));
+      const std::string policy = AsString(Field(Field(Field(cq, "spec"), "preemption"), "withinClusterQueue"));
       if (!policy.empty() && policy != "Never") continue;
       std::map<int64_t, std::vector<std::string>> by_priority;
       for (const Job& job : jobs_) {
@@ -685,11 +682,11 @@ class Linter {
             job.Id() + (job.workload_priority_source.empty() ? "" : " (" + job.workload_priority_source + ")"));
       }
       for (const Object& wl : view_.Workloads()) {  // Workloads without a job in the view
-        if (!Child(Child(wl, "metadata"), "ownerReferences").empty()) continue;
-        const Object* lq = view_.LocalQueue(api::Namespace(wl), Str(Child(Child(wl, "spec"), "queueName")));
+        if (!Field(Field(wl, "metadata"), "ownerReferences").empty()) continue;
+        const Object* lq = view_.LocalQueue(api::Namespace(wl), AsString(Field(Field(wl, "spec"), "queueName")));
         const Object* owner_cq = lq ? view_.ClusterQueueFor(*lq) : nullptr;
         if (owner_cq != &cq) continue;
-        const Object& p = Child(Child(wl, "spec"), "priority");
+        const Object& p = Field(Field(wl, "spec"), "priority");
         by_priority[p.is_number_integer() ? p.get<int64_t>() : 0].push_back("Workload " + api::Namespace(wl) + "/" +
                                                                               api::Name(wl));
       }
@@ -727,20 +724,20 @@ class Linter {
 
   // What v1beta2 writes differently, for the fields this object uses (api/conversion.h).
   static std::string V1beta2Changes(const std::string& kind, const Object& written) {
-    const Object& spec = Child(written, "spec");
+    const Object& spec = Field(written, "spec");
     std::vector<std::string> notes;
     if (kind == "ClusterQueue") {
-      if (!Child(spec, "cohort").is_null()) notes.push_back("spec.cohort is spec.cohortName");
-      if (!Child(spec, "admissionChecks").is_null()) {
+      if (!Field(spec, "cohort").is_null()) notes.push_back("spec.cohort is spec.cohortName");
+      if (!Field(spec, "admissionChecks").is_null()) {
         notes.push_back("spec.admissionChecks moves to spec.admissionChecksStrategy.admissionChecks");
       }
-      const Object& ff = Child(spec, "flavorFungibility");
+      const Object& ff = Field(spec, "flavorFungibility");
       for (const char* k : {"whenCanBorrow", "whenCanPreempt"}) {
-        const std::string v = Str(Child(ff, k));
+        const std::string v = AsString(Field(ff, k));
         if (v == "Borrow" || v == "Preempt") notes.push_back(std::string("flavorFungibility.") + k + " " + v + " is MayStopSearch");
       }
     } else if (kind == "Workload") {
-      if (!Child(spec, "priorityClassName").is_null()) {
+      if (!Field(spec, "priorityClassName").is_null()) {
         notes.push_back("spec.priorityClassName/priorityClassSource become spec.priorityClassRef");
       }
     }
@@ -792,7 +789,7 @@ class Linter {
         continue;
       }
       for (const PodGroup& g : job.groups) {
-        const Object& tg = Child(Child(g.pod_template, "spec"), "terminationGracePeriodSeconds");
+        const Object& tg = Field(Field(g.pod_template, "spec"), "terminationGracePeriodSeconds");
         const bool set = tg.is_number_integer();
         const int64_t grace = set ? tg.get<int64_t>() : kDefaultGracePeriodSeconds;
         if (grace >= need) continue;

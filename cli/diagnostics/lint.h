@@ -9,7 +9,7 @@
 // TrainJob, PyTorchJob) without a controller ownerReference (a TrainJob's
 // JobSet and a JobSet's Jobs are parts of their owner, as Kueue's "owner
 // managed by Kueue"). Its pod groups are Kueue's podSets
-// (controllers/job/pod_set.h; a TrainJob's come from its runtime, which must
+// (controllers/kueue/pod_set.h; a TrainJob's come from its runtime, which must
 // be in the view under trainer.kubeflow.org clustertrainingruntimes /
 // trainingruntimes). Its gang is the sum of the podSet counts. Per-pod
 // requests are Kueue's (requests, limits as defaults: core/pod_requests.h).

@@ -58,8 +58,8 @@
 #include "apiserver/status_response.h"
 #include "cli/commands.h"
 #include "cli/diagnostics/explain.h"
-#include "cli/explain_command.h"
-#include "cli/lint_command.h"
+#include "cli/diagnostics/explain_command.h"
+#include "cli/diagnostics/lint_command.h"
 #include "client/http_client.h"
 #include "client/kubeconfig.h"
 #include "controllers/kueue/configuration.h"
@@ -415,8 +415,8 @@ int main(int argc, char** argv) {
   });
 
   berth::cli::AddClientCommands(app, &server_rc);
-  berth::cli::AddExplainCommand(app, &server_rc);
-  berth::cli::AddLintCommand(app, &server_rc);
+  berth::cli::diagnostics::AddExplainCommand(app, &server_rc);
+  berth::cli::diagnostics::AddLintCommand(app, &server_rc);
 
   CLI11_PARSE(app, argc, argv);
   return server_rc;

@@ -1,13 +1,14 @@
 #include "controllers/kueue/decoder.h"
 
 #include "admission/pod_requests.h"
-#include "controllers/common/conditions.h"
+#include "api/conditions.h"
 #include "core/quantity.h"
 
 namespace berth::controllers::kueue {
 
 using admission::Amount;
 using admission::ResourceNames;
+using namespace api;  // NOLINT(build/namespaces): objects, accessors and conditions
 
 const client::GroupVersionResource kResourceFlavors{"kueue.x-k8s.io", "v1beta2", "resourceflavors"};
 const client::GroupVersionResource kClusterQueues{"kueue.x-k8s.io", "v1beta2", "clusterqueues"};

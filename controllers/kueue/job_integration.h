@@ -30,26 +30,20 @@
 // JobIntegration is immutable and shared.
 #pragma once
 
-#include <algorithm>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "api/object.h"
 #include "client/client.h"
+#include "controllers/kueue/pod_set.h"
 #include "core/status.h"
 
 namespace berth::controllers::kueue {
-
-// One podSet as derived from the job: name, pod count and pod template
-// (metadata + spec, JSON) as it goes into Workload spec.podSets[i].
-struct PodSetTemplate {
-  std::string name;
-  int32_t count = 1;
-  api::Object pod_template;
-};
 
 // What is injected into (or restored onto) one podSet's pod template
 // (Kueue podset.PodSetInfo).
@@ -62,48 +56,38 @@ struct PodSetInfo {
 
 // Kueue's podset.Merge for one pod template's spec: adds the admitted
 // flavor's nodeSelector entries and tolerations (without duplicates).
-inline void InjectPodSetInfo(const PodSetInfo& info, api::Object* pod_spec) {
-  if (!info.node_selector.empty()) {
-    api::Object& ns = (*pod_spec)["nodeSelector"];
-    if (!ns.is_object()) ns = api::Object::object();
-    for (const auto& [k, v] : info.node_selector) ns[k] = v;
-  }
-  if (!info.tolerations.empty()) {
-    api::Object& tols = (*pod_spec)["tolerations"];
-    if (!tols.is_array()) tols = api::Object::array();
-    for (const api::Object& t : info.tolerations) {
-      if (std::find(tols.begin(), tols.end(), t) == tols.end()) tols.push_back(t);
-    }
-  }
-}
+void InjectPodSetInfo(const PodSetInfo& info, api::Object* pod_spec);
 
 // Kueue's podset.RestorePodSpec: puts back the nodeSelector and tolerations
 // recorded before admission. Returns whether the spec changed.
-inline bool RestorePodSetInfo(const PodSetInfo& info, api::Object* pod_spec) {
-  const api::Object before = *pod_spec;
-  if (info.node_selector.empty()) {
-    pod_spec->erase("nodeSelector");
-  } else {
-    (*pod_spec)["nodeSelector"] = info.node_selector;
-  }
-  if (info.tolerations.empty()) {
-    pod_spec->erase("tolerations");
-  } else {
-    (*pod_spec)["tolerations"] = info.tolerations;
-  }
-  return *pod_spec != before;
-}
+bool RestorePodSetInfo(const PodSetInfo& info, api::Object* pod_spec);
+
+// The pod spec (a PodTemplateSpec's spec) of podSet `i` inside a job, created when absent.
+using PodSpecAt = std::function<api::Object*(size_t i)>;
+
+// RunWithPodSetsInfo / RestorePodSetsInfo of a kind whose `pod_sets` podSets are, in order,
+// the pod specs `spec_at` returns: the infos must match them one to one, else kInvalid
+// ("invalid podset infos: expecting N podset, got M", Kueue's podset.BadPodSetsInfoLenError)
+// / false, and nothing is touched.
+Status InjectPodSetsInfo(const std::vector<PodSetInfo>& infos, size_t pod_sets, const PodSpecAt& spec_at);
+bool RestorePodSetsInfo(const std::vector<PodSetInfo>& infos, size_t pod_sets, const PodSpecAt& spec_at);
 
 struct JobFinishedState {
   bool succeeded = false;
   std::string message;
 };
 
+// Finished() of a kind whose own conditions say it: `succeeded_type` True → succeeded,
+// "Failed" True → failed, each with the condition's message (`failed_default` when the
+// Failed condition has none); nullopt while neither holds.
+std::optional<JobFinishedState> FinishedByConditions(const api::Object& job, std::string_view succeeded_type,
+                                                     std::string_view failed_default = "");
+
 class GenericJob {
  public:
   virtual ~GenericJob() = default;
   virtual const api::Object& object() const = 0;
-  virtual std::vector<PodSetTemplate> PodSets() const = 0;
+  virtual std::vector<PodSet> PodSets() const = 0;
   virtual bool IsSuspended() const = 0;
   virtual void Suspend() = 0;
   // Unsuspends and injects; kInvalid when the infos do not match PodSets().
@@ -114,22 +98,38 @@ class GenericJob {
   virtual bool IsActive() const = 0;
 };
 
-// A job kind (Kueue's integration framework registration).
+// A job kind (Kueue's integration framework registration): what it is called and where
+// its objects are, and how to wrap one as a GenericJob.
+//   name              Kueue's framework name, e.g. "batch/job".
+//   pod_job_name_label
+//                     the pod label whose value names the job of this kind a pod belongs
+//                     to (e.g. "jobset.sigs.k8s.io/jobset-name"); Wrap's IsActive looks for
+//                     live pods with it, and the job is reconciled again on every change of
+//                     such a pod, so an evicted job gives its quota back as soon as its last
+//                     pod is gone. "" when the job's own status says whether pods are alive
+//                     (batch/v1 Job: status.active and status.terminating).
 class JobIntegration {
  public:
+  JobIntegration(std::string name, client::GroupVersionResource resource, api::GroupVersionKind kind,
+                 std::string pod_job_name_label = "")
+      : name_(std::move(name)),
+        resource_(std::move(resource)),
+        kind_(std::move(kind)),
+        pod_job_name_label_(std::move(pod_job_name_label)) {}
   virtual ~JobIntegration() = default;
-  // Kueue's framework name, e.g. "batch/job".
-  virtual std::string Name() const = 0;
-  virtual client::GroupVersionResource Resource() const = 0;
-  virtual api::GroupVersionKind Kind() const = 0;
+
+  const std::string& Name() const { return name_; }
+  const client::GroupVersionResource& Resource() const { return resource_; }
+  const api::GroupVersionKind& Kind() const { return kind_; }
+  const std::string& PodJobNameLabel() const { return pod_job_name_label_; }
+
   virtual std::unique_ptr<GenericJob> Wrap(api::Object job) const = 0;
-  // The pod label whose value names the job of this kind a pod belongs to
-  // (e.g. "jobset.sigs.k8s.io/jobset-name"); Wrap's IsActive looks for live
-  // pods with it, and the job is reconciled again on every change of such a
-  // pod, so an evicted job gives its quota back as soon as its last pod is
-  // gone. "" when the job's own status says whether pods are alive (batch/v1
-  // Job: status.active and status.terminating).
-  virtual std::string PodJobNameLabel() const { return ""; }
+
+ private:
+  const std::string name_;
+  const client::GroupVersionResource resource_;
+  const api::GroupVersionKind kind_;
+  const std::string pod_job_name_label_;
 };
 
 }  // namespace berth::controllers::kueue

@@ -6,12 +6,16 @@
 #include <set>
 
 #include "api/kueue_job_webhook.h"
-#include "controllers/common/conditions.h"
+#include "api/conditions.h"
+#include "api/priority_admission.h"
+#include "api/unstructured.h"
 #include "controllers/kueue/decoder.h"
 #include "controllers/kueue/workload_lifecycle.h"
 #include "controllers/kueue/workload_status.h"
 
 namespace berth::controllers::kueue {
+
+using namespace api;  // NOLINT(build/namespaces): objects, accessors and conditions
 
 namespace {
 
@@ -83,22 +87,21 @@ StatusOr<std::pair<int32_t, api::Object>> JobReconciler::ResolvePriority(const G
     api::Object ref = {{"group", "kueue.x-k8s.io"}, {"kind", "WorkloadPriorityClass"}, {"name", wpc}};
     return std::make_pair(cls->value("value", 0), ref);
   }
-  for (const PodSetTemplate& ps : job.PodSets()) {
-    const std::string pc = PodSpecOf(ps.pod_template).value("priorityClassName", "");
+  for (const PodSet& ps : job.PodSets()) {
+    const std::string pc = PodSpecOf(ps.template_spec).value("priorityClassName", "");
     if (pc.empty()) continue;
     client::ObjectPtr cls = cache_.priority_classes().GetIndexer().Get(pc);
     if (!cls) return NotFoundError(fmt::format("priorityclass.scheduling.k8s.io \"{}\" not found", pc));
     api::Object ref = {{"group", "scheduling.k8s.io"}, {"kind", "PriorityClass"}, {"name", pc}};
     return std::make_pair(cls->value("value", 0), ref);
   }
-  // globalDefault PriorityClass (the lowest value if several), else 0.
-  std::optional<int32_t> def;
-  for (const auto& cls : cache_.priority_classes().GetIndexer().List()) {
-    if (!cls->value("globalDefault", false)) continue;
-    int32_t v = cls->value("value", 0);
-    if (!def || v < *def) def = v;
+  // The globalDefault PriorityClass, else 0 (Kueue's getDefaultPriority).
+  const std::vector<client::ObjectPtr> classes = cache_.priority_classes().GetIndexer().List();
+  if (const api::Object* def = api::DefaultPriorityClass(classes)) {
+    api::Object ref = {{"group", "scheduling.k8s.io"}, {"kind", "PriorityClass"}, {"name", api::Name(*def)}};
+    return std::make_pair(static_cast<int32_t>(api::IntAt(*def, "value", 0)), ref);
   }
-  return std::make_pair(def.value_or(0), api::Object());
+  return std::make_pair(0, api::Object());
 }
 
 StatusOr<api::Object> JobReconciler::NewWorkload(const GenericJob& job) {
@@ -106,8 +109,8 @@ StatusOr<api::Object> JobReconciler::NewWorkload(const GenericJob& job) {
   const api::GroupVersionKind kind = integration_->Kind();
   BERTH_ASSIGN_OR_RETURN(auto priority, ResolvePriority(job));
   api::Object pod_sets = api::Object::array();
-  for (const PodSetTemplate& ps : job.PodSets()) {
-    pod_sets.push_back({{"name", ps.name}, {"count", ps.count}, {"template", ps.pod_template}});
+  for (const PodSet& ps : job.PodSets()) {
+    pod_sets.push_back(ps.ToWorkloadPodSet());
   }
   api::Object spec = {{"queueName", Label(obj, kQueueNameLabel)}, {"podSets", pod_sets},
                       {"priority", priority.first}, {"active", true}};

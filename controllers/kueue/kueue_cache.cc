@@ -3,10 +3,12 @@
 #include <set>
 
 #include "api/selectors.h"
-#include "controllers/common/conditions.h"
+#include "api/conditions.h"
 #include "controllers/kueue/decoder.h"
 
 namespace berth::controllers::kueue {
+
+using api::IsConditionTrue;
 
 namespace {
 

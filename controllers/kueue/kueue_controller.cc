@@ -5,7 +5,7 @@
 #include <set>
 
 #include "admission/scheduler.h"
-#include "controllers/common/conditions.h"
+#include "api/conditions.h"
 #include "controllers/kueue/decoder.h"
 #include "controllers/kueue/queue_status.h"
 #include "controllers/kueue/workload_lifecycle.h"
@@ -13,6 +13,8 @@
 #include "core/logging.h"
 
 namespace berth::controllers::kueue {
+
+using namespace api;  // NOLINT(build/namespaces): objects, accessors and conditions
 
 namespace {
 

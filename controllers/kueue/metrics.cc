@@ -1,10 +1,12 @@
 #include "controllers/kueue/metrics.h"
 
-#include "controllers/common/conditions.h"
+#include "api/conditions.h"
 #include "controllers/kueue/decoder.h"
 
 
 namespace berth::controllers::kueue {
+
+using api::FindCondition;
 
 namespace {
 

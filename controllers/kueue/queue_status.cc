@@ -2,12 +2,14 @@
 
 #include <map>
 
-#include "controllers/common/conditions.h"
+#include "api/conditions.h"
 #include "controllers/kueue/decoder.h"
 
 namespace berth::controllers::kueue {
 
 using admission::Amount;
+using api::Condition;
+using api::SetCondition;
 
 api::Object FlavorsStatus(const api::Object& cluster_queue, const std::vector<QueuedWorkload>& workloads,
                           bool admitted_only, bool with_borrowed, admission::ResourceNames& names) {

@@ -6,6 +6,8 @@
 
 namespace berth::controllers::kueue {
 
+using namespace api;  // NOLINT(build/namespaces): objects, accessors and conditions
+
 namespace {
 
 constexpr char kNotReadyMsg[] = "Not all pods are ready or succeeded";

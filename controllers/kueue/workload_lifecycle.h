@@ -67,11 +67,13 @@
 #include <string>
 
 #include "api/object.h"
-#include "controllers/common/conditions.h"
+#include "api/conditions.h"
 #include "controllers/kueue/configuration.h"
 #include "core/clock.h"
 
 namespace berth::controllers::kueue {
+
+using api::Condition;
 
 // QuotaReserved=False reason and message while blockAdmission holds a head.
 inline constexpr char kWaitingForPodsReadyReason[] = "WaitingForPodsReady";

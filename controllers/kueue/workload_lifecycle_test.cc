@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 namespace berth::controllers::kueue {
+
+using namespace api;  // NOLINT(build/namespaces): objects, accessors and conditions
 namespace {
 
 using std::chrono::minutes;

@@ -1,9 +1,12 @@
 #include "controllers/kueue/workload_status.h"
 
-#include "controllers/common/conditions.h"
+#include "api/conditions.h"
 #include "controllers/kueue/decoder.h"
 
 namespace berth::controllers::kueue {
+
+using api::FindCondition;
+using api::SetCondition;
 
 namespace {
 // Sets a condition to False only when it exists (Kueue leaves absent ones absent).

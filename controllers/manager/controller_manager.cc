@@ -3,17 +3,17 @@
 #include <utility>
 
 #include "client/indexer.h"
-#include "controllers/job/job_controller.h"
-#include "controllers/jobset/jobset_controller.h"
-#include "controllers/kueue/batch_job.h"
-#include "controllers/kueue/jobset_integration.h"
+#include "controllers/jobs/batchjob/job_controller.h"
+#include "controllers/jobs/jobset/jobset_controller.h"
+#include "controllers/jobs/batchjob/batchjob_integration.h"
+#include "controllers/jobs/jobset/jobset_integration.h"
 #include "controllers/kueue/kueue_controller.h"
-#include "controllers/kueue/pytorchjob_integration.h"
-#include "controllers/kueue/trainjob_integration.h"
+#include "controllers/jobs/pytorchjob/pytorchjob_integration.h"
+#include "controllers/jobs/trainjob/trainjob_integration.h"
 #include "controllers/nodelifecycle/node_lifecycle_controller.h"
-#include "controllers/pytorchjob/pytorchjob_controller.h"
+#include "controllers/jobs/pytorchjob/pytorchjob_controller.h"
 #include "controllers/scheduler/scheduler_controller.h"
-#include "controllers/trainer/trainjob_controller.h"
+#include "controllers/jobs/trainjob/trainjob_controller.h"
 
 namespace berth::controllers {
 namespace {
@@ -54,10 +54,10 @@ ControllerManager::ControllerManager(client::Client& client, Clock& clock, Contr
     kueue_ = std::make_unique<kueue::KueueController>(client_, factory_, clock_, std::move(kueue_options));
     // integrations.frameworks: a kind not listed is left alone by the queue.
     std::vector<std::unique_ptr<kueue::JobIntegration>> integrations;
-    integrations.push_back(std::make_unique<kueue::BatchJobIntegration>());
-    integrations.push_back(std::make_unique<kueue::TrainJobIntegration>(client_));
-    integrations.push_back(std::make_unique<kueue::PyTorchJobIntegration>(client_));
-    integrations.push_back(std::make_unique<kueue::JobSetIntegration>(client_));
+    integrations.push_back(std::make_unique<jobs::batchjob::BatchJobIntegration>());
+    integrations.push_back(std::make_unique<jobs::trainjob::TrainJobIntegration>(client_));
+    integrations.push_back(std::make_unique<jobs::pytorchjob::PyTorchJobIntegration>(client_));
+    integrations.push_back(std::make_unique<jobs::jobset::JobSetIntegration>(client_));
     for (auto& integration : integrations) {
       if (options_.kueue_config.Manages(integration->Name())) kueue_->AddJobIntegration(std::move(integration));
     }
@@ -96,24 +96,24 @@ ControllerManager::ControllerManager(client::Client& client, Clock& clock, Contr
       loops_.push_back(std::make_unique<ReconcileLoop>(std::move(name), clock_, std::move(reconcile), loop_options));
       return *loops_.back();
     };
-    client::Informer& pods = factory_.ForResource(job::kPodsResource);
-    client::Informer& jobs = factory_.ForResource(job::kJobsResource);
-    client::Informer& jobsets = factory_.ForResource(jobset::kJobSetsResource);
-    client::Informer& trainjobs = factory_.ForResource(trainer::kTrainJobsResource);
-    client::Informer& pytorchjobs = factory_.ForResource(pytorchjob::kPyTorchJobsResource);
+    client::Informer& pods = factory_.ForResource(jobs::kPodsResource);
+    client::Informer& batch_jobs = factory_.ForResource(jobs::kJobsResource);
+    client::Informer& jobsets = factory_.ForResource(jobs::jobset::kJobSetsResource);
+    client::Informer& trainjobs = factory_.ForResource(jobs::trainjob::kTrainJobsResource);
+    client::Informer& pytorchjobs = factory_.ForResource(jobs::pytorchjob::kPyTorchJobsResource);
 
-    jobs_ = std::make_unique<job::JobController>(client_, clock_);
+    jobs_ = std::make_unique<jobs::batchjob::JobController>(client_, clock_);
     ReconcileLoop& job_loop = add_loop("job-controller", [this](const std::string& k) { return jobs_->Reconcile(k); });
-    job_loop.Watch(jobs, ObjectKey());
+    job_loop.Watch(batch_jobs, ObjectKey());
     job_loop.Watch(pods, ControllerOwnerKey("batch/v1", "Job"));
 
-    jobsets_ = std::make_unique<jobset::JobSetController>(client_, clock_, recorder_);
+    jobsets_ = std::make_unique<jobs::jobset::JobSetController>(client_, clock_, recorder_);
     ReconcileLoop& jobset_loop =
         add_loop("jobset-controller", [this](const std::string& k) { return jobsets_->Reconcile(k); });
     jobset_loop.Watch(jobsets, ObjectKey());
-    jobset_loop.Watch(jobs, ControllerOwnerKey("jobset.x-k8s.io/v1alpha2", "JobSet"));
+    jobset_loop.Watch(batch_jobs, ControllerOwnerKey("jobset.x-k8s.io/v1alpha2", "JobSet"));
 
-    trainjobs_ = std::make_unique<trainer::TrainJobController>(client_, clock_, recorder_);
+    trainjobs_ = std::make_unique<jobs::trainjob::TrainJobController>(client_, clock_, recorder_);
     ReconcileLoop& trainjob_loop =
         add_loop("trainjob-controller", [this](const std::string& k) { return trainjobs_->Reconcile(k); });
     trainjob_loop.Watch(trainjobs, ObjectKey());
@@ -125,7 +125,7 @@ ControllerManager::ControllerManager(client::Client& client, Clock& clock, Contr
                         TrainJobsReferencing(trainjobs, "ClusterTrainingRuntime"));
     trainjob_loop.Watch(factory_.ForResource(kTrainingRuntimes), TrainJobsReferencing(trainjobs, "TrainingRuntime"));
 
-    pytorchjobs_ = std::make_unique<pytorchjob::PyTorchJobController>(client_, clock_);
+    pytorchjobs_ = std::make_unique<jobs::pytorchjob::PyTorchJobController>(client_, clock_);
     ReconcileLoop& pytorch_loop =
         add_loop("pytorchjob-controller", [this](const std::string& k) { return pytorchjobs_->Reconcile(k); });
     pytorch_loop.Watch(pytorchjobs, ObjectKey());

@@ -51,16 +51,16 @@ class KueueController;
 namespace scheduler {
 class SchedulerController;
 }
-namespace job {
+namespace jobs::batchjob {
 class JobController;
 }
-namespace jobset {
+namespace jobs::jobset {
 class JobSetController;
 }
-namespace trainer {
+namespace jobs::trainjob {
 class TrainJobController;
 }
-namespace pytorchjob {
+namespace jobs::pytorchjob {
 class PyTorchJobController;
 }
 
@@ -104,10 +104,10 @@ class ControllerManager {
   EventRecorder recorder_;
   std::unique_ptr<kueue::KueueController> kueue_;
   std::unique_ptr<scheduler::SchedulerController> scheduler_;
-  std::unique_ptr<job::JobController> jobs_;
-  std::unique_ptr<jobset::JobSetController> jobsets_;
-  std::unique_ptr<trainer::TrainJobController> trainjobs_;
-  std::unique_ptr<pytorchjob::PyTorchJobController> pytorchjobs_;
+  std::unique_ptr<jobs::batchjob::JobController> jobs_;
+  std::unique_ptr<jobs::jobset::JobSetController> jobsets_;
+  std::unique_ptr<jobs::trainjob::TrainJobController> trainjobs_;
+  std::unique_ptr<jobs::pytorchjob::PyTorchJobController> pytorchjobs_;
   std::unique_ptr<nodelifecycle::NodeLifecycleController> node_lifecycle_;
   ReconcileLoop* node_loop_ = nullptr;
   std::vector<std::unique_ptr<ReconcileLoop>> loops_;

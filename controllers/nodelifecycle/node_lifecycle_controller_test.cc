@@ -9,6 +9,7 @@
 #include "core/clock.h"
 
 namespace berth::controllers::nodelifecycle {
+
 namespace {
 
 using namespace std::chrono_literals;

@@ -5,12 +5,14 @@
 #include <utility>
 
 #include "client/clock_wait.h"
-#include "controllers/common/conditions.h"
+#include "api/conditions.h"
 #include "controllers/scheduler/pod_decoder.h"
 #include "core/logging.h"
 #include "placement/messages.h"
 
 namespace berth::controllers::scheduler {
+
+using namespace api;  // NOLINT(build/namespaces): objects, accessors and conditions
 
 namespace {
 

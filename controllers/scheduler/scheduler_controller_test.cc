@@ -10,12 +10,15 @@
 
 #include "client/testing/fake_client.h"
 #include "client/testing/informer_sync.h"
-#include "controllers/common/conditions.h"
+#include "api/conditions.h"
 #include "api/priority_admission.h"
 #include "controllers/scheduler/pod_decoder.h"
 #include "tests/testing/prometheus_values.h"
 
 namespace berth::controllers::scheduler {
+
+using api::FindCondition;
+using api::IsConditionTrue;
 namespace {
 
 const client::GroupVersionResource kEvents{"", "v1", "events"};

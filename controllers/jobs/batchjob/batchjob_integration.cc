@@ -1,0 +1,79 @@
+#include "controllers/jobs/batchjob/batchjob_integration.h"
+
+#include <algorithm>
+
+#include "api/conditions.h"
+#include "api/unstructured.h"
+#include "controllers/jobs/batchjob/job_pods.h"
+#include "controllers/jobs/common/resources.h"
+
+namespace berth::controllers::jobs::batchjob {
+
+using namespace api;  // NOLINT(build/namespaces): objects, accessors and conditions
+
+namespace {
+
+class BatchJob final : public kueue::GenericJob {
+ public:
+  explicit BatchJob(api::Object job) : job_(std::move(job)) {}
+
+  const api::Object& object() const override { return job_; }
+
+  std::vector<PodSet> PodSets() const override { return batchjob::PodSets(job_); }
+
+  bool IsSuspended() const override {
+    auto spec = job_.find("spec");
+    return spec != job_.end() && spec->is_object() && spec->value("suspend", false);
+  }
+  void Suspend() override { job_["spec"]["suspend"] = true; }
+
+  Status RunWithPodSetsInfo(const std::vector<kueue::PodSetInfo>& infos) override {
+    BERTH_RETURN_IF_ERROR(kueue::InjectPodSetsInfo(infos, 1, PodSpec()));
+    job_["spec"]["suspend"] = false;
+    return Status::Ok();
+  }
+
+  bool RestorePodSetsInfo(const std::vector<kueue::PodSetInfo>& infos) override {
+    return kueue::RestorePodSetsInfo(infos, 1, PodSpec());
+  }
+
+  std::optional<kueue::JobFinishedState> Finished() const override {
+    if (IsConditionTrue(job_, "Complete") || IsConditionTrue(job_, "SuccessCriteriaMet")) {
+      return kueue::JobFinishedState{true, "Job finished successfully"};
+    }
+    if (IsConditionTrue(job_, "Failed")) {
+      std::string msg = ConditionField(job_, "Failed", "message");
+      return kueue::JobFinishedState{false, msg.empty() ? "Job failed" : msg};
+    }
+    return std::nullopt;
+  }
+
+  bool PodsReady() const override {
+    const api::Object& status = ObjectAt(job_, "status");
+    int64_t ready = IntAt(status, "ready", 0) + IntAt(status, "succeeded", 0);
+    return ready >= PodSets()[0].count;
+  }
+
+  bool IsActive() const override {
+    const api::Object& status = ObjectAt(job_, "status");
+    return IntAt(status, "active", 0) > 0 || IntAt(status, "terminating", 0) > 0;
+  }
+
+ private:
+  // spec.template.spec, the one podSet's.
+  kueue::PodSpecAt PodSpec() {
+    return [this](size_t) { return &job_["spec"]["template"]["spec"]; };
+  }
+
+  api::Object job_;
+};
+
+}  // namespace
+
+BatchJobIntegration::BatchJobIntegration() : JobIntegration("batch/job", kJobsResource, {"batch", "v1", "Job"}) {}
+
+std::unique_ptr<kueue::GenericJob> BatchJobIntegration::Wrap(api::Object job) const {
+  return std::make_unique<BatchJob>(std::move(job));
+}
+
+}  // namespace berth::controllers::jobs::batchjob

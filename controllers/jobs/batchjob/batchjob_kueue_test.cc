@@ -1,0 +1,569 @@
+// The seeds' scenarios through the Kueue controllers: FakeClient + FakeClock,
+// informers fed by the FakeClient's watches, reconcilers and scheduler driven
+// synchronously (Settle) until no write happens. Nothing here waits on time.
+#include "controllers/kueue/kueue_controller.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <thread>
+
+#include "api/conditions.h"
+#include "controllers/jobs/batchjob/batchjob_integration.h"
+#include "controllers/kueue/decoder.h"
+#include "controllers/kueue/testing/kueue_test_env.h"
+#include "tests/testing/prometheus_values.h"
+
+namespace berth::controllers::jobs::batchjob {
+
+using namespace api;    // NOLINT(build/namespaces): objects, accessors and conditions
+using namespace kueue;  // NOLINT(build/namespaces): the Kueue controller under test
+namespace {
+
+const client::GroupVersionResource kJobs{"batch", "v1", "jobs"};
+const client::GroupVersionResource kEvents{"", "v1", "events"};
+
+class KueueControllerTest : public kueue::testing::KueueTestEnv {
+ protected:
+  explicit KueueControllerTest(KueueConfiguration config = {}) : KueueTestEnv(std::move(config)) {
+    kueue_.AddJobIntegration(std::make_unique<BatchJobIntegration>());
+    StartInformers();
+  }
+
+  // Reconcile + schedule rounds until a round writes nothing.
+  void Settle() { KueueTestEnv::Settle(30); }
+
+  // The Workload of a Job.
+  api::Object WorkloadOf(const std::string& ns, const std::string& job) { return KueueTestEnv::WorkloadOf(kJobs, ns, job); }
+  std::vector<api::Object> EventsFor(const std::string& ns, const std::string& name, const std::string& reason) {
+    std::vector<api::Object> out;
+    auto list = client_.List(kEvents.Namespace(ns));
+    EXPECT_TRUE(list.ok());
+    for (const auto& e : list.value().items) {
+      if (e["involvedObject"].value("name", "") == name && e.value("reason", "") == reason) out.push_back(e);
+    }
+    return out;
+  }
+  void SetJobStatus(const std::string& ns, const std::string& job, const api::Object& status) {
+    api::Object j = Get(kJobs, ns, job);
+    j["status"] = status;
+    ASSERT_TRUE(client_.UpdateStatus(kJobs.Namespace(ns), j).ok());
+  }
+
+  void CreateQueues(const std::string& preemption_json = "{}") {
+    Create(kResourceFlavors, "", {{"apiVersion", kKueueApiVersion}, {"kind", "ResourceFlavor"},
+                                  {"metadata", {{"name", "default-flavor"}}}});
+    Create(kClusterQueues, "",
+           api::Object::parse(R"({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue",
+             "metadata": {"name": "cluster-queue"},
+             "spec": {"namespaceSelector": {}, "preemption": )" + preemption_json + R"(,
+               "resourceGroups": [{"coveredResources": ["cpu", "memory"], "flavors": [{"name": "default-flavor",
+                 "resources": [{"name": "cpu", "nominalQuota": "5"}, {"name": "memory", "nominalQuota": "36Gi"}]}]}]}})"));
+    Create(kLocalQueues, "team-a",
+           {{"apiVersion", kKueueApiVersion}, {"kind", "LocalQueue"},
+            {"metadata", {{"name", "lq-team-a"}, {"namespace", "team-a"}}},
+            {"spec", {{"clusterQueue", "cluster-queue"}}}});
+  }
+
+  static api::Object Job(const std::string& name, const std::string& cpu, const std::string& priority_class = "",
+                         bool annotation = false) {
+    api::Object meta = {{"name", name}, {"namespace", "team-a"}};
+    if (annotation) {
+      meta["annotations"][kQueueNameLabel] = "lq-team-a";
+    } else {
+      meta["labels"][kQueueNameLabel] = "lq-team-a";
+    }
+    if (!priority_class.empty()) meta["labels"][kPriorityClassLabel] = priority_class;
+    return {{"apiVersion", "batch/v1"},
+            {"kind", "Job"},
+            {"metadata", meta},
+            {"spec",
+             {{"parallelism", 1},
+              {"completions", 1},
+              {"template",
+               {{"spec",
+                 {{"restartPolicy", "Never"},
+                  {"containers", api::Object::array({{{"name", "train"}, {"image", "python"},
+                                                      {"resources", {{"requests", {{"cpu", cpu}}}}}}})}}}}}}}};
+  }
+
+};
+
+// Seed: three 4-cpu Jobs against a 5-cpu quota. One is admitted with
+// status.admission; the other two wait suspended with the quota message; the
+// next one is admitted when the first finishes.
+TEST_F(KueueControllerTest, ThreeFourCpuJobsAgainstFiveCpuQuota) {
+  CreateQueues();
+  for (const char* name : {"job-1", "job-2", "job-3"}) {
+    Create(kJobs, "team-a", Job(name, "4"));
+    Settle();  // each job's Workload is created before the next job (queue order)
+  }
+
+  api::Object w1 = WorkloadOf("team-a", "job-1");
+  EXPECT_EQ(w1["spec"]["queueName"], "lq-team-a");
+  EXPECT_EQ(w1["metadata"]["ownerReferences"][0]["name"], "job-1");
+  ASSERT_TRUE(IsConditionTrue(w1, "QuotaReserved")) << w1.dump(2);
+  ASSERT_NE(FindCondition(w1, "QuotaReserved"), nullptr);
+  EXPECT_EQ((*FindCondition(w1, "QuotaReserved"))["message"], "Quota reserved in ClusterQueue cluster-queue");
+  EXPECT_TRUE(IsConditionTrue(w1, "Admitted"));
+  const api::Object& psa = w1["status"]["admission"]["podSetAssignments"][0];
+  EXPECT_EQ(w1["status"]["admission"]["clusterQueue"], "cluster-queue");
+  EXPECT_EQ(psa["name"], "main");
+  EXPECT_EQ(psa["flavors"]["cpu"], "default-flavor");
+  EXPECT_EQ(psa["resourceUsage"]["cpu"], "4");
+  EXPECT_EQ(psa["count"], 1);
+  EXPECT_EQ(Get(kJobs, "team-a", "job-1")["spec"]["suspend"], false);
+  EXPECT_EQ(EventsFor("team-a", api::Name(w1), "QuotaReserved").size(), 1u);
+  EXPECT_EQ(EventsFor("team-a", api::Name(w1), "Admitted").size(), 1u);
+
+  for (const char* name : {"job-2", "job-3"}) {
+    api::Object w = WorkloadOf("team-a", name);
+    const api::Object* qr = FindCondition(w, "QuotaReserved");
+    ASSERT_NE(qr, nullptr) << w.dump(2);
+    EXPECT_EQ((*qr)["status"], "False");
+    EXPECT_EQ((*qr)["message"],
+              "couldn't assign flavors to pod set main: insufficient unused quota for cpu in flavor "
+              "default-flavor, 3 more needed");
+    EXPECT_FALSE(w["status"].contains("admission"));
+    EXPECT_EQ(Get(kJobs, "team-a", name)["spec"]["suspend"], true);
+  }
+  api::Object cq = Get(kClusterQueues, "", "cluster-queue");
+  EXPECT_EQ(cq["status"]["pendingWorkloads"], 2);
+  EXPECT_EQ(cq["status"]["reservingWorkloads"], 1);
+  EXPECT_EQ(cq["status"]["admittedWorkloads"], 1);
+  EXPECT_EQ(cq["status"]["flavorsReservation"][0]["resources"][0],
+            api::Object({{"name", "cpu"}, {"total", "4"}, {"borrowed", "0"}}));
+  api::Object lq = Get(kLocalQueues, "team-a", "lq-team-a");
+  EXPECT_EQ(lq["status"]["pendingWorkloads"], 2);
+  EXPECT_EQ(lq["status"]["admittedWorkloads"], 1);
+
+  // job-1 finishes: its Workload is Finished, job-2 (older than job-3) is admitted.
+  SetJobStatus("team-a", "job-1",
+               {{"succeeded", 1}, {"conditions", api::Object::array({{{"type", "Complete"}, {"status", "True"}}})}});
+  Settle();
+  api::Object w1_done = WorkloadOf("team-a", "job-1");
+  EXPECT_EQ((*FindCondition(w1_done, "Finished"))["reason"], "Succeeded");
+  EXPECT_TRUE(IsConditionTrue(WorkloadOf("team-a", "job-2"), "Admitted"));
+  EXPECT_FALSE(IsConditionTrue(WorkloadOf("team-a", "job-3"), "QuotaReserved"));
+  EXPECT_EQ(Get(kJobs, "team-a", "job-2")["spec"]["suspend"], false);
+  EXPECT_EQ(Get(kJobs, "team-a", "job-3")["spec"]["suspend"], true);
+}
+
+// A cycle's pending verdict is written by the pendingverdict queue after the
+// cycle. If the workload's QuotaReserved condition went through a transition
+// meanwhile (admitted, then evicted and released), the verdict is stale and
+// is dropped instead of overwriting the newer condition.
+TEST_F(KueueControllerTest, PendingVerdictIsDroppedAfterAQuotaReservedTransition) {
+  CreateQueues();
+  Create(kJobs, "team-a", Job("job-1", "4"));
+  Settle();
+  Create(kJobs, "team-a", Job("job-2", "4"));
+  for (int round = 0; round < 2; ++round) {  // job-2's Workload is created, then queued
+    WaitCaches();
+    kueue_.EnqueueAll();
+    kueue_.ProcessQueued();
+  }
+  WaitCaches();
+  api::Object w2 = WorkloadOf("team-a", "job-2");
+  ASSERT_EQ(FindCondition(w2, "QuotaReserved"), nullptr) << w2.dump(2);
+  CycleSummary cycle = kueue_.ScheduleOnce();
+  EXPECT_EQ(cycle.pending, 1);  // job-2 does not fit: its verdict is queued, not written
+  EXPECT_EQ(FindCondition(WorkloadOf("team-a", "job-2"), "QuotaReserved"), nullptr);
+
+  // Meanwhile the workload's reservation changed hands (as after an admission
+  // and a release): a newer QuotaReserved=False condition.
+  clock_.Advance(std::chrono::seconds(5));
+  w2 = WorkloadOf("team-a", "job-2");
+  SetCondition(&w2, {"QuotaReserved", "False", "Pending", "Evicted: reservation cleared"}, clock_.Now());
+  ASSERT_TRUE(client_.UpdateStatus(kWorkloads.Namespace("team-a"), w2).ok());
+  WaitCaches();
+  kueue_.ProcessQueued();
+  w2 = WorkloadOf("team-a", "job-2");
+  const api::Object* qr = FindCondition(w2, "QuotaReserved");
+  ASSERT_NE(qr, nullptr);
+  EXPECT_EQ((*qr)["message"], "Evicted: reservation cleared");
+
+  // A quota change retries the set-aside workload (the ClusterQueue's spec
+  // changed); the new verdict, decided on the newer condition, is written.
+  api::Object cq = Get(kClusterQueues, "", "cluster-queue");
+  cq["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]["nominalQuota"] = "6";
+  ASSERT_TRUE(client_.Update(kClusterQueues, cq).ok());
+  Settle();
+  w2 = WorkloadOf("team-a", "job-2");
+  qr = FindCondition(w2, "QuotaReserved");
+  ASSERT_NE(qr, nullptr);
+  EXPECT_EQ((*qr)["message"],
+            "couldn't assign flavors to pod set main: insufficient unused quota for cpu in flavor default-flavor, 2 more "
+            "needed");
+}
+
+// Seed: a high-priority job evicts a running low one as a whole; the low one
+// keeps its quota until its pods are reported gone, then is requeued, and is
+// re-admitted after the high one finishes.
+TEST_F(KueueControllerTest, HighPriorityEvictsLowWhichIsRequeuedOnlyAfterItsPodsAreGone) {
+  Create(kWorkloadPriorityClasses, "", {{"apiVersion", kKueueApiVersion}, {"kind", "WorkloadPriorityClass"},
+                                        {"metadata", {{"name", "low"}}}, {"value", 100}});
+  Create(kWorkloadPriorityClasses, "", {{"apiVersion", kKueueApiVersion}, {"kind", "WorkloadPriorityClass"},
+                                        {"metadata", {{"name", "high"}}}, {"value", 1000}});
+  CreateQueues(R"({"withinClusterQueue": "LowerPriority"})");
+  Create(kJobs, "team-a", Job("low", "4", "low"));
+  Settle();
+  api::Object low = WorkloadOf("team-a", "low");
+  ASSERT_TRUE(IsConditionTrue(low, "Admitted"));
+  EXPECT_EQ(low["spec"]["priority"], 100);
+  EXPECT_EQ(low["spec"]["priorityClassRef"]["kind"], "WorkloadPriorityClass");
+  SetJobStatus("team-a", "low", {{"active", 1}});  // its pod runs
+
+  Create(kJobs, "team-a", Job("high", "4", "high"));
+  Settle();
+  low = WorkloadOf("team-a", "low");
+  api::Object high = WorkloadOf("team-a", "high");
+  ASSERT_TRUE(IsConditionTrue(low, "Evicted")) << low.dump(2);
+  EXPECT_EQ((*FindCondition(low, "Evicted"))["reason"], "Preempted");
+  EXPECT_EQ((*FindCondition(low, "Preempted"))["reason"], "InClusterQueue");
+  EXPECT_EQ((*FindCondition(low, "Preempted"))["message"],
+            "Preempted to accommodate a workload (UID: " + api::Uid(high) +
+                ", JobUID: " + api::Uid(Get(kJobs, "team-a", "high")) + ") due to prioritization in the ClusterQueue; preemptor path: /cluster-queue; "
+                "preemptee path: /cluster-queue");
+  EXPECT_EQ(EventsFor("team-a", api::Name(low), "Preempted").size(), 1u);
+  const std::string preempted_message = (*FindCondition(low, "Preempted"))["message"];
+  // Pods still terminating: the low workload keeps its quota; high waits.
+  EXPECT_TRUE(IsConditionTrue(low, "QuotaReserved"));
+  EXPECT_EQ(Get(kJobs, "team-a", "low")["spec"]["suspend"], true);
+  EXPECT_FALSE(IsConditionTrue(high, "QuotaReserved"));
+  EXPECT_NE((*FindCondition(high, "QuotaReserved"))["message"].get<std::string>().find(
+                "Pending the preemption of 1 workload(s)"),
+            std::string::npos)
+      << high.dump(2);
+
+  // The low job's pods are gone: quota released, requeued, high admitted.
+  SetJobStatus("team-a", "low", {{"active", 0}});
+  Settle();
+  low = WorkloadOf("team-a", "low");
+  high = WorkloadOf("team-a", "high");
+  EXPECT_FALSE(IsConditionTrue(low, "QuotaReserved"));
+  EXPECT_FALSE(low["status"].contains("admission"));
+  EXPECT_EQ((*FindCondition(low, "Requeued"))["status"], "True");
+  EXPECT_EQ((*FindCondition(low, "Requeued"))["reason"], "Preempted");
+  const std::vector<api::Object> requeued = EventsFor("team-a", api::Name(low), "Requeued");
+  ASSERT_EQ(requeued.size(), 1u);
+  EXPECT_EQ(requeued[0]["message"],
+            "Every pod of the evicted workload has terminated: quota released, workload requeued (Preempted)");
+  EXPECT_TRUE(IsConditionTrue(high, "Admitted"));
+  EXPECT_EQ(Get(kJobs, "team-a", "high")["spec"]["suspend"], false);
+
+  // high finishes 40 s after low was requeued: low is admitted again.
+  clock_.Advance(std::chrono::seconds(40));
+  SetJobStatus("team-a", "high", {{"conditions", api::Object::array({{{"type", "Complete"}, {"status", "True"}}})}});
+  Settle();
+  low = WorkloadOf("team-a", "low");
+  EXPECT_TRUE(IsConditionTrue(low, "Admitted"));
+  // Kueue keeps what happened last time: "Previously: <the eviction message>".
+  EXPECT_EQ((*FindCondition(low, "Evicted"))["status"], "False");
+  EXPECT_EQ((*FindCondition(low, "Evicted"))["reason"], "QuotaReserved");
+  EXPECT_EQ((*FindCondition(low, "Evicted"))["message"], "Previously: " + preempted_message);
+  EXPECT_EQ((*FindCondition(low, "Preempted"))["status"], "False");
+  EXPECT_EQ((*FindCondition(low, "Preempted"))["message"], "Previously: " + preempted_message);
+  // The wait is counted from the requeue (Kueue's QueuedWaitTime), not from creation.
+  std::vector<std::string> reserved;
+  for (const api::Object& e : EventsFor("team-a", api::Name(low), "QuotaReserved")) reserved.push_back(e["message"]);
+  EXPECT_EQ(std::count(reserved.begin(), reserved.end(),
+                       "Quota reserved in ClusterQueue cluster-queue, wait time since queued was 40s"),
+            1)
+      << ::testing::PrintToString(reserved);
+  EXPECT_EQ(Get(kJobs, "team-a", "low")["spec"]["suspend"], false);
+}
+
+// Kueue's metrics over the same scenario as /metrics would show it: three
+// low jobs admitted (2+2+1 of 5 cpu), a high one preempts exactly the newest
+// low one, which is requeued and inadmissible; a finished low job frees room
+// and the evicted one is admitted again.
+TEST_F(KueueControllerTest, MetricsFollowAdmissionsPreemptionAndFinish) {
+  using berth::testing::HistogramSum;
+  using berth::testing::MetricValue;
+  Create(kWorkloadPriorityClasses, "", {{"apiVersion", kKueueApiVersion}, {"kind", "WorkloadPriorityClass"},
+                                        {"metadata", {{"name", "low"}}}, {"value", 100}});
+  Create(kWorkloadPriorityClasses, "", {{"apiVersion", kKueueApiVersion}, {"kind", "WorkloadPriorityClass"},
+                                        {"metadata", {{"name", "high"}}}, {"value", 1000}});
+  CreateQueues(R"({"withinClusterQueue": "LowerPriority"})");
+  for (auto [name, cpu] : {std::pair{"low-1", "2"}, {"low-2", "2"}, {"low-3", "1"}}) {
+    Create(kJobs, "team-a", Job(name, cpu, "low"));
+    Settle();
+  }
+  const std::map<std::string, std::string> cq = {{"cluster_queue", "cluster-queue"}};
+  const std::map<std::string, std::string> low = {{"cluster_queue", "cluster-queue"}, {"priority_class", "low"}};
+  const std::map<std::string, std::string> high = {{"cluster_queue", "cluster-queue"}, {"priority_class", "high"}};
+  EXPECT_EQ(MetricValue(registry_, "kueue_admitted_workloads_total", low), 3);
+  EXPECT_EQ(MetricValue(registry_, "kueue_quota_reserved_workloads_total", low), 3);
+  EXPECT_EQ(MetricValue(registry_, "kueue_reserving_active_workloads", cq), 3);
+  EXPECT_EQ(MetricValue(registry_, "kueue_cluster_queue_status", {{"status", "active"}}), 1);
+  EXPECT_EQ(MetricValue(registry_, "kueue_cluster_queue_info",
+                        {{"cluster_queue", "cluster-queue"}, {"parent_cohort", ""}, {"root_cohort", ""}}),
+            1);
+  const std::map<std::string, std::string> cpu = {
+      {"cohort", ""}, {"cluster_queue", "cluster-queue"}, {"flavor", "default-flavor"}, {"resource", "cpu"}};
+  EXPECT_EQ(MetricValue(registry_, "kueue_cluster_queue_resource_usage", cpu), 5);
+  EXPECT_EQ(MetricValue(registry_, "kueue_cluster_queue_nominal_quota", cpu), 5);
+  EXPECT_EQ(MetricValue(registry_, "kueue_cluster_queue_nominal_quota", {{"resource", "memory"}}),
+            36.0 * 1024 * 1024 * 1024);
+  EXPECT_FALSE(MetricValue(registry_, "kueue_cluster_queue_borrowing_limit", cpu));
+  EXPECT_EQ(MetricValue(registry_, "kueue_admission_attempts_total", {{"result", "success"}}), 3);
+
+  // high: its Workload is created, then waits 7 s before the cycle that admits it.
+  Create(kJobs, "team-a", Job("high", "1", "high"));
+  WaitCaches();
+  kueue_.EnqueueAll();
+  kueue_.ProcessQueued();
+  clock_.Advance(std::chrono::seconds(7));
+  Settle();
+  ASSERT_TRUE(IsConditionTrue(WorkloadOf("team-a", "high"), "Admitted"));
+  ASSERT_TRUE(IsConditionTrue(WorkloadOf("team-a", "low-3"), "Evicted"));
+  EXPECT_EQ(MetricValue(registry_, "kueue_evicted_workloads_total",
+                        {{"cluster_queue", "cluster-queue"}, {"reason", "Preempted"}, {"underlying_cause", ""},
+                         {"priority_class", "low"}}),
+            1);
+  EXPECT_EQ(MetricValue(registry_, "kueue_preempted_workloads_total",
+                        {{"preempting_cluster_queue", "cluster-queue"}, {"reason", "InClusterQueue"}}),
+            1);
+  EXPECT_EQ(MetricValue(registry_, "kueue_admitted_workloads_total", high), 1);
+  EXPECT_EQ(HistogramSum(registry_, "kueue_quota_reserved_wait_time_seconds", high), 7);
+  EXPECT_EQ(MetricValue(registry_, "kueue_pending_workloads", {{"status", "inadmissible"}}), 1) << "low-3 requeued";
+  EXPECT_EQ(MetricValue(registry_, "kueue_pending_workloads", {{"status", "active"}}), 0);
+  EXPECT_EQ(MetricValue(registry_, "kueue_reserving_active_workloads", cq), 3);
+  EXPECT_EQ(MetricValue(registry_, "kueue_admitted_active_workloads", cq), 3);
+  EXPECT_EQ(MetricValue(registry_, "kueue_cluster_queue_resource_reservation", cpu), 5);
+
+  // low-1 finishes 30 s later: counted once with its execution time; low-3 fits again.
+  clock_.Advance(std::chrono::seconds(30));
+  SetJobStatus("team-a", "low-1", {{"conditions", api::Object::array({{{"type", "Complete"}, {"status", "True"}}})}});
+  Settle();
+  api::Object done = WorkloadOf("team-a", "low-1");
+  Time admitted{}, finished{};
+  ASSERT_TRUE(ParseRfc3339((*FindCondition(done, "Admitted"))["lastTransitionTime"], &admitted));
+  ASSERT_TRUE(ParseRfc3339((*FindCondition(done, "Finished"))["lastTransitionTime"], &finished));
+  EXPECT_GE(finished - admitted, std::chrono::seconds(37));
+  EXPECT_EQ(MetricValue(registry_, "kueue_finished_workloads_total", low), 1);
+  EXPECT_EQ(HistogramSum(registry_, "kueue_execution_time_seconds", low),
+            std::chrono::duration<double>(finished - admitted).count());
+  EXPECT_EQ(MetricValue(registry_, "kueue_finished_workloads", cq), 1);
+  EXPECT_TRUE(IsConditionTrue(WorkloadOf("team-a", "low-3"), "Admitted"));
+  EXPECT_EQ(MetricValue(registry_, "kueue_admitted_workloads_total", low), 4);
+  EXPECT_EQ(MetricValue(registry_, "kueue_pending_workloads", {{"status", "inadmissible"}}), 0);
+  EXPECT_EQ(MetricValue(registry_, "kueue_cluster_queue_resource_usage", cpu), 4);
+}
+
+TEST_F(KueueControllerTest, ClusterQueueInactiveUntilItsFlavorExists) {
+  Create(kClusterQueues, "",
+         api::Object::parse(R"({"metadata": {"name": "team-a"}, "spec": {"namespaceSelector": {},
+           "resourceGroups": [{"coveredResources": ["cpu"], "flavors": [
+             {"name": "default", "resources": [{"name": "cpu", "nominalQuota": "8"}]},
+             {"name": "spot", "resources": [{"name": "cpu", "nominalQuota": "8"}]}]}]}})"));
+  Create(kLocalQueues, "team-a", {{"metadata", {{"name", "lq-team-a"}, {"namespace", "team-a"}}},
+                                  {"spec", {{"clusterQueue", "team-a"}}}});
+  Create(kJobs, "team-a", Job("job-1", "1"));
+  Settle();
+  api::Object cq = Get(kClusterQueues, "", "team-a");
+  const api::Object* active = FindCondition(cq, "Active");
+  ASSERT_NE(active, nullptr);
+  EXPECT_EQ((*active)["status"], "False");
+  EXPECT_EQ((*active)["reason"], "FlavorNotFound");
+  // The exact list format is admission::Snapshot's (see the report: upstream
+  // prints "[default spot]." in v0.1x and "default,spot." at HEAD).
+  const std::string msg = (*active)["message"];
+  EXPECT_EQ(msg.rfind("Can't admit new workloads: references missing ResourceFlavor(s): ", 0), 0u) << msg;
+  EXPECT_NE(msg.find("default"), std::string::npos);
+  EXPECT_NE(msg.find("spot"), std::string::npos);
+  api::Object w = WorkloadOf("team-a", "job-1");
+  EXPECT_EQ((*FindCondition(w, "QuotaReserved"))["message"], "ClusterQueue team-a is inactive");
+  api::Object lq = Get(kLocalQueues, "team-a", "lq-team-a");
+  EXPECT_EQ((*FindCondition(lq, "Active"))["reason"], "ClusterQueueIsInactive");
+
+  for (const char* f : {"default", "spot"}) Create(kResourceFlavors, "", {{"metadata", {{"name", f}}}});
+  Settle();
+  cq = Get(kClusterQueues, "", "team-a");
+  active = FindCondition(cq, "Active");
+  EXPECT_EQ((*active)["status"], "True");
+  EXPECT_EQ((*active)["reason"], "Ready");
+  EXPECT_TRUE(IsConditionTrue(WorkloadOf("team-a", "job-1"), "Admitted"));
+}
+
+TEST_F(KueueControllerTest, QueueNameAnnotationIsNotHonouredAndWarned) {
+  CreateQueues();
+  Create(kJobs, "team-a", Job("annotated", "1", "", /*annotation=*/true));
+  Settle();
+  auto list = client_.List(kWorkloads.Namespace("team-a"));
+  EXPECT_TRUE(list.value().items.empty());
+  auto warnings = EventsFor("team-a", "annotated", "QueueNameAnnotationIgnored");
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_EQ(warnings[0]["type"], "Warning");
+  EXPECT_EQ(warnings[0]["count"], 1);
+  EXPECT_NE(warnings[0]["message"].get<std::string>().find("only the label kueue.x-k8s.io/queue-name"),
+            std::string::npos);
+}
+
+TEST_F(KueueControllerTest, MissingLocalQueueKeepsTheJobSuspended) {
+  CreateQueues();
+  api::Object job = Job("lost", "1");
+  job["metadata"]["labels"][kQueueNameLabel] = "no-such-queue";
+  Create(kJobs, "team-a", job);
+  Settle();
+  api::Object w = WorkloadOf("team-a", "lost");
+  const api::Object* qr = FindCondition(w, "QuotaReserved");
+  ASSERT_NE(qr, nullptr);
+  EXPECT_EQ((*qr)["status"], "False");
+  EXPECT_EQ((*qr)["reason"], "Misconfigured");
+  EXPECT_EQ((*qr)["message"], "LocalQueue no-such-queue doesn't exist");
+  EXPECT_EQ(Get(kJobs, "team-a", "lost")["spec"]["suspend"], true);
+}
+
+TEST_F(KueueControllerTest, ResourceInUseFinalizersRemovedWhenNothingUsesThem) {
+  CreateQueues();
+  // The API server's defaulting adds the finalizers; the FakeClient does not.
+  for (auto [gvr, name] : {std::pair{kClusterQueues, "cluster-queue"}, std::pair{kResourceFlavors, "default-flavor"}}) {
+    api::Object o = Get(gvr, "", name);
+    o["metadata"]["finalizers"] = api::Object::array({kResourceInUseFinalizer});
+    ASSERT_TRUE(client_.Update(gvr, o).ok());
+  }
+  Create(kJobs, "team-a", Job("job-1", "1"));
+  Settle();
+  ASSERT_TRUE(IsConditionTrue(WorkloadOf("team-a", "job-1"), "Admitted"));
+
+  ASSERT_TRUE(client_.Delete(kResourceFlavors, "default-flavor").ok());
+  ASSERT_TRUE(client_.Delete(kClusterQueues, "cluster-queue").ok());
+  Settle();
+  // Still used: the flavor by the ClusterQueue, the ClusterQueue by job-1's quota.
+  EXPECT_TRUE(HasFinalizer(Get(kClusterQueues, "", "cluster-queue"), kResourceInUseFinalizer));
+  EXPECT_TRUE(HasFinalizer(Get(kResourceFlavors, "", "default-flavor"), kResourceInUseFinalizer));
+
+  SetJobStatus("team-a", "job-1", {{"conditions", api::Object::array({{{"type", "Complete"}, {"status", "True"}}})}});
+  Settle();
+  EXPECT_EQ(client_.Get(kClusterQueues, "cluster-queue").status().code(), Code::kNotFound);
+  EXPECT_EQ(client_.Get(kResourceFlavors, "default-flavor").status().code(), Code::kNotFound);
+}
+
+// waitForPodsReady (Kueue Configuration) through the controllers, on the
+// fake clock: timeout 5 min, backoff base 60 s, deactivation at the second
+// timeout (backoffLimitCount 1), blockAdmission.
+class WaitForPodsReadyTest : public KueueControllerTest {
+ protected:
+  WaitForPodsReadyTest() : KueueControllerTest(Config()) {}
+  static KueueConfiguration Config() {
+    KueueConfiguration c;
+    c.wait_for_pods_ready.enabled = true;
+    c.wait_for_pods_ready.timeout = std::chrono::minutes(5);
+    c.wait_for_pods_ready.block_admission = true;
+    c.wait_for_pods_ready.backoff_limit_count = 1;
+    return c;
+  }
+  std::string Cond(const std::string& job, const char* type, const char* field = "reason") {
+    const api::Object wl = WorkloadOf("team-a", job);
+    const api::Object* c = FindCondition(wl, type);
+    return c ? c->value(field, "") : "<none>";
+  }
+};
+
+TEST_F(WaitForPodsReadyTest, NeverReadyIsEvictedRequeuedAfterBackoffThenDeactivated) {
+  CreateQueues();
+  Create(kJobs, "team-a", Job("stuck", "2"));
+  // stuck's Workload is created (and admitted) in a Settle of its own, one fake-clock
+  // second before next's: the queue order never falls back to the random uid.
+  Settle();
+  Create(kJobs, "team-a", Job("next", "2"));
+  Settle();
+  ASSERT_LT(CreationTime(WorkloadOf("team-a", "stuck")), CreationTime(WorkloadOf("team-a", "next")));
+  // blockAdmission: "stuck" is admitted and not ready, so "next" waits although it fits.
+  ASSERT_TRUE(IsConditionTrue(WorkloadOf("team-a", "stuck"), "Admitted"));
+  EXPECT_EQ(Cond("stuck", "PodsReady"), "WaitForStart");
+  EXPECT_EQ(Cond("stuck", "PodsReady", "message"), "Not all pods are ready or succeeded");
+  EXPECT_EQ(Cond("next", "QuotaReserved"), "WaitingForPodsReady");
+  EXPECT_EQ(Cond("next", "QuotaReserved", "message"), "waiting for all admitted workloads to be in PodsReady condition");
+  // The held head is pending: counted in the queues' status and in kueue_pending_workloads.
+  EXPECT_EQ(Get(kClusterQueues, "", "cluster-queue")["status"]["pendingWorkloads"], 1);
+  EXPECT_EQ(Get(kLocalQueues, "team-a", "lq-team-a")["status"]["pendingWorkloads"], 1);
+  EXPECT_EQ(berth::testing::MetricValue(registry_, "kueue_pending_workloads",
+                                        {{"cluster_queue", "cluster-queue"}, {"status", "active"}}),
+            1);
+  EXPECT_EQ(berth::testing::MetricValue(registry_, "kueue_pending_workloads",
+                                        {{"cluster_queue", "cluster-queue"}, {"status", "inadmissible"}}),
+            0);
+  SetJobStatus("team-a", "stuck", {{"active", 1}, {"ready", 0}});
+
+  clock_.Advance(std::chrono::minutes(4));
+  Settle();
+  EXPECT_FALSE(IsConditionTrue(WorkloadOf("team-a", "stuck"), "Evicted"));
+  clock_.Advance(std::chrono::minutes(2));
+  Settle();
+  api::Object wl = WorkloadOf("team-a", "stuck");
+  ASSERT_TRUE(IsConditionTrue(wl, "Evicted")) << wl.dump(2);
+  EXPECT_EQ(Cond("stuck", "Evicted"), "PodsReadyTimeout");
+  EXPECT_EQ(Cond("stuck", "Evicted", "message"), "Exceeded the PodsReady timeout team-a/" + api::Name(wl));
+  EXPECT_EQ(wl["status"]["requeueState"]["count"], 1);
+  EXPECT_EQ(EventsFor("team-a", api::Name(wl), "EvictedDueToPodsReadyTimeout").size(), 1u);
+  EXPECT_EQ(Get(kJobs, "team-a", "stuck")["spec"]["suspend"], true);
+  // Its pod still runs: the quota is kept (berth), "next" still waits.
+  EXPECT_TRUE(IsConditionTrue(wl, "QuotaReserved"));
+
+  SetJobStatus("team-a", "stuck", {{"active", 0}});
+  Settle();
+  EXPECT_EQ(Cond("stuck", "QuotaReserved", "status"), "False");
+  EXPECT_EQ(Cond("stuck", "Requeued", "status"), "False");
+  EXPECT_EQ(Cond("stuck", "Requeued"), "PodsReadyTimeout");
+  // The pod is gone and nothing else blocks: "next" is admitted; "stuck" waits its 60 s backoff.
+  EXPECT_TRUE(IsConditionTrue(WorkloadOf("team-a", "next"), "Admitted"));
+  SetJobStatus("team-a", "next", {{"active", 1}, {"ready", 1}});
+  Settle();
+  EXPECT_EQ(Cond("next", "PodsReady"), "Started");
+  EXPECT_FALSE(IsConditionTrue(WorkloadOf("team-a", "stuck"), "QuotaReserved"));
+
+  clock_.Advance(std::chrono::seconds(61));
+  Settle();
+  // Requeued=True BackoffFinished, then admitted again in the same settle.
+  wl = WorkloadOf("team-a", "stuck");
+  ASSERT_TRUE(IsConditionTrue(wl, "Admitted"));
+  EXPECT_EQ(wl["status"]["requeueState"], api::Object({{"count", 1}}));
+
+  // Second timeout: backoffLimitCount 1 is exceeded → deactivated.
+  SetJobStatus("team-a", "stuck", {{"active", 1}, {"ready", 0}});
+  clock_.Advance(std::chrono::minutes(6));
+  Settle();
+  wl = WorkloadOf("team-a", "stuck");
+  EXPECT_EQ(wl["spec"]["active"], false);
+  EXPECT_EQ(Cond("stuck", "Evicted"), "Deactivated");
+  EXPECT_EQ(Cond("stuck", "Evicted", "message"),
+            "The workload is deactivated due to exceeding the maximum number of re-queuing retries");
+  EXPECT_EQ(Cond("stuck", "DeactivationTarget"), "<none>");
+  EXPECT_EQ(Get(kJobs, "team-a", "stuck")["spec"]["suspend"], true);
+  // Both evictions are counted with Kueue's reason and underlying cause;
+  // "next" became ready once, "stuck" never.
+  using berth::testing::HistogramCount;
+  using berth::testing::HistogramSum;
+  using berth::testing::MetricValue;
+  EXPECT_EQ(HistogramCount(registry_, "kueue_ready_wait_time_seconds", {{"cluster_queue", "cluster-queue"}}), 1u);
+  const api::Object next = WorkloadOf("team-a", "next");
+  Time admitted{}, ready{};
+  ASSERT_TRUE(ParseRfc3339((*FindCondition(next, "Admitted"))["lastTransitionTime"], &admitted));
+  ASSERT_TRUE(ParseRfc3339((*FindCondition(next, "PodsReady"))["lastTransitionTime"], &ready));
+  EXPECT_EQ(HistogramSum(registry_, "kueue_admitted_until_ready_wait_time_seconds"),
+            std::chrono::duration<double>(ready - admitted).count());
+  EXPECT_EQ(MetricValue(registry_, "kueue_evicted_workloads_total",
+                        {{"cluster_queue", "cluster-queue"}, {"reason", "PodsReadyTimeout"},
+                         {"underlying_cause", "WaitForStart"}}),
+            1);
+  EXPECT_EQ(MetricValue(registry_, "kueue_evicted_workloads_total",
+                        {{"reason", "Deactivated"}, {"underlying_cause", "RequeuingLimitExceeded"}}),
+            1);
+
+  // Its pod is gone: the quota is released, and the deactivated workload is
+  // not requeued; neither that release nor the PodsReadyTimeout one (backoff
+  // still running) claims a requeue in an Event.
+  SetJobStatus("team-a", "stuck", {{"active", 0}});
+  Settle();
+  EXPECT_EQ(Cond("stuck", "QuotaReserved", "status"), "False");
+  EXPECT_EQ(Cond("stuck", "Requeued", "status"), "False");
+  EXPECT_EQ(Cond("stuck", "Requeued"), "Deactivated");
+  EXPECT_TRUE(EventsFor("team-a", api::Name(wl), "Requeued").empty());
+  EXPECT_EQ(EventsFor("team-a", api::Name(wl), "EvictedDueToDeactivated").size(), 1u);
+}
+
+}  // namespace
+}  // namespace berth::controllers::jobs::batchjob

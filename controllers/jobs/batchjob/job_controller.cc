@@ -1,0 +1,60 @@
+#include "controllers/jobs/batchjob/job_controller.h"
+
+#include "controllers/jobs/batchjob/job_pods.h"
+#include "controllers/jobs/common/owned_objects.h"
+#include "core/ids.h"
+
+namespace berth::controllers::jobs::batchjob {
+
+using namespace api;  // NOLINT(build/namespaces): objects, accessors and conditions
+
+Status JobController::Sync(const std::string& key, const Object& original) {
+  const std::string& ns = api::Namespace(original);
+  const std::string& name = api::Name(original);
+
+  Object job = original;
+  MutableObject(&job, "spec")["suspend"] =
+      jobs::EffectivelySuspended(original, Field(ObjectAt(original, "spec"), "suspend"));
+
+  BERTH_ASSIGN_OR_RETURN(
+      std::vector<Object> pods,
+      jobs::ListOwned(client_, kPodsResource, job, std::string(kControllerUidLabel) + "=" + api::Uid(job)));
+  std::vector<ObservedPod> observed;
+  observed.reserve(pods.size());
+  for (const Object& p : pods) observed.push_back(ObservedPod::FromObject(p));
+
+  const JobPlan plan = PlanJob(job, observed);
+  for (const std::string& pod : plan.delete_pods) {
+    BERTH_RETURN_IF_ERROR(jobs::DeleteIfPresent(client_, kPodsResource, ns, pod));
+  }
+  for (int32_t index : plan.create_indexes) {
+    BERTH_RETURN_IF_ERROR(jobs::CreateIfAbsent(client_, kPodsResource, NewPod(job, index, RandomNameSuffix())));
+  }
+  for (int32_t i = 0; i < plan.create_count; ++i) {
+    BERTH_RETURN_IF_ERROR(
+        jobs::CreateIfAbsent(client_, kPodsResource, NewPod(job, std::nullopt, RandomNameSuffix())));
+  }
+
+  Object updated = original;
+  WriteStatusCounts(plan, &updated);
+  // What this pass did is already true of the pods: created ones are active, deleted ones
+  // terminating (Kueue keeps an evicted Workload's quota while terminating > 0, so the
+  // counts must never show a gap between "deleted" and "observed terminating").
+  Object& status = MutableObject(&updated, "status");
+  const int32_t created = static_cast<int32_t>(plan.create_indexes.size()) + plan.create_count;
+  if (created > 0) status["active"] = IntAt(status, "active", 0) + created;
+  const int32_t deleted = static_cast<int32_t>(plan.delete_pods.size());
+  if (deleted > 0) status["terminating"] = IntAt(status, "terminating", 0) + deleted;
+  const Time now = clock_.Now();
+  const bool suspended = BoolAt(ObjectAt(job, "spec"), "suspend", false);
+  if (!suspended && !HasField(status, "startTime") && !plan.finished()) status["startTime"] = FormatRfc3339(now);
+  for (const Condition& c : plan.conditions) {
+    SetCondition(&updated, c, now);
+    if (c.type == "Complete" && c.status == "True" && !HasField(status, "completionTime")) {
+      MutableObject(&updated, "status")["completionTime"] = FormatRfc3339(now);
+    }
+  }
+  return jobs::WriteStatusIfChanged(client_, kJobsResource, original, updated);
+}
+
+}  // namespace berth::controllers::jobs::batchjob

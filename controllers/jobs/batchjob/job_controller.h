@@ -1,0 +1,42 @@
+// JobController: the batch/v1 Job reconciler (the Kubernetes Job controller,
+// pkg/controller/job), writing through client::Client. One reconcile of a Job key
+// ("namespace/name"):
+//   1. reads the Job (absent or being deleted → nothing) and the pods it controls
+//      (label batch.kubernetes.io/controller-uid=<uid> and a controller ownerReference);
+//   2. plans with job_pods.h PlanJob — suspend deletes every active pod; pods are created
+//      for missing indexes / up to parallelism; a terminating pod still counts as live, so
+//      its replacement is created only once it is gone or terminal (reported-failures C31,
+//      podReplacementPolicy: Failed for every Job);
+//   3. deletes, then creates (names from NewPod with core/ids.h RandomNameSuffix), then
+//      writes status (active, ready, terminating, succeeded, failed, completedIndexes,
+//      conditions stamped with the Clock; startTime when first running unsuspended,
+//      completionTime on Complete) only when it changed.
+// A Job carrying the kueue.x-k8s.io/queue-name label with spec.suspend unset is treated as
+// suspended (Kueue's webhook default, owned_objects.h EffectivelySuspended).
+//
+// Driving: Reconcile(key) from a work queue fed by Job and Pod informers (pods map to
+// their Job through the controller ownerReference), or ReconcileAll() for tests and the
+// simulator (every Job, in (namespace, name) order).
+// Errors: API failures are returned; the caller requeues with rate limiting.
+// Thread-safety: Reconcile may run concurrently for different keys.
+#pragma once
+
+#include <string>
+
+#include "client/client.h"
+#include "controllers/jobs/common/job_kind_reconciler.h"
+#include "controllers/jobs/common/resources.h"
+#include "core/clock.h"
+#include "core/status.h"
+
+namespace berth::controllers::jobs::batchjob {
+
+class JobController final : public JobKindReconciler {
+ public:
+  JobController(client::Client& client, Clock& clock) : JobKindReconciler(client, clock, kJobsResource) {}
+
+ private:
+  Status Sync(const std::string& key, const api::Object& original) override;
+};
+
+}  // namespace berth::controllers::jobs::batchjob
