@@ -53,6 +53,10 @@ const Object& NestedField(const Object& obj, std::initializer_list<std::string_v
   return *at;
 }
 
+std::string NestedString(const Object& obj, std::initializer_list<std::string_view> path, std::string_view fallback) {
+  return AsString(NestedField(obj, path), fallback);
+}
+
 std::string AsString(const Object& value, std::string_view fallback) {
   return value.is_string() ? value.get<std::string>() : std::string(fallback);
 }

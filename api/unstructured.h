@@ -29,6 +29,10 @@ const Object& Field(const Object& obj, std::string_view key);
 // The value at `path` (each element a field name), or null when any step is absent or
 // not an object: NestedField(pod, {"spec", "nodeName"}).
 const Object& NestedField(const Object& obj, std::initializer_list<std::string_view> path);
+// The string at `path`, or the fallback when absent or not a string:
+// NestedString(wl, {"status", "admission", "clusterQueue"}).
+std::string NestedString(const Object& obj, std::initializer_list<std::string_view> path,
+                         std::string_view fallback = "");
 // The field as an object / array, or an empty one when absent or of another type.
 const Object& ObjectAt(const Object& obj, std::string_view key);
 const Object& ArrayAt(const Object& obj, std::string_view key);

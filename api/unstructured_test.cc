@@ -17,6 +17,7 @@ TEST(UnstructuredTest, ReadsPresentFieldsOfTheirType) {
   EXPECT_TRUE(BoolAt(ObjectAt(kPod, "spec"), "hostNetwork", false));
   EXPECT_EQ(ArrayAt(ObjectAt(kPod, "spec"), "containers").size(), 2u);
   EXPECT_EQ(NestedField(kPod, {"metadata", "labels", "app"}), "a");
+  EXPECT_EQ(NestedString(kPod, {"spec", "nodeName"}), "node-0");
   EXPECT_TRUE(HasField(kPod, "spec"));
 }
 
@@ -32,6 +33,8 @@ TEST(UnstructuredTest, AbsentOrMistypedFieldsReadAsTheFallback) {
   EXPECT_TRUE(NestedField(kPod, {"spec", "nodeName", "deeper"}).is_null());
   EXPECT_TRUE(NestedField(kPod, {"status", "phase"}).is_null());
   EXPECT_EQ(AsString(Object(3), "fallback"), "fallback");
+  EXPECT_EQ(NestedString(kPod, {"spec", "priority"}, "none"), "none");
+  EXPECT_EQ(NestedString(kPod, {"spec", "containers", "0"}), "");
   EXPECT_FALSE(HasField(spec, "missing"));
 }
 

@@ -4,7 +4,9 @@
 #include <set>
 #include <tuple>
 
+#include "api/conditions.h"
 #include "api/priority_admission.h"
+#include "api/unstructured.h"
 
 namespace berth::cli::diagnostics {
 
@@ -26,9 +28,21 @@ const client::GroupVersionResource kPyTorchJobs{"kubeflow.org", "v1", "pytorchjo
 const client::GroupVersionResource kNamespaces{"", "v1", "namespaces"};
 
 const std::vector<client::GroupVersionResource>& All() {
-  static const std::vector<client::GroupVersionResource> kAll = {
-      kWorkloads, kClusterQueues, kLocalQueues, kCohorts, kResourceFlavors, kWorkloadPriorityClasses, kNodes,
-      kPods,      kEvents,        kPriorityClasses, kJobs, kJobSets, kTrainJobs, kPyTorchJobs, kNamespaces};
+  static const std::vector<client::GroupVersionResource> kAll = {kWorkloads,
+                                                                 kClusterQueues,
+                                                                 kLocalQueues,
+                                                                 kCohorts,
+                                                                 kResourceFlavors,
+                                                                 kWorkloadPriorityClasses,
+                                                                 kNodes,
+                                                                 kPods,
+                                                                 kEvents,
+                                                                 kPriorityClasses,
+                                                                 kJobs,
+                                                                 kJobSets,
+                                                                 kTrainJobs,
+                                                                 kPyTorchJobs,
+                                                                 kNamespaces};
   return kAll;
 }
 }  // namespace resources
@@ -40,31 +54,18 @@ const std::vector<api::Object>& EmptyList() {
   return kEmpty;
 }
 
-const api::Object* Member(const api::Object& obj, const char* key) {
-  if (!obj.is_object()) return nullptr;
-  auto it = obj.find(key);
-  return it == obj.end() ? nullptr : &*it;
-}
-
 std::optional<std::string> MetaMapValue(const api::Object& obj, const char* map, const std::string& key) {
-  const api::Object* meta = Member(obj, "metadata");
-  if (meta == nullptr) return std::nullopt;
-  const api::Object* m = Member(*meta, map);
-  if (m == nullptr || !m->is_object()) return std::nullopt;
-  auto it = m->find(key);
-  if (it == m->end() || !it->is_string()) return std::nullopt;
-  return it->get<std::string>();
+  const api::Object& v = api::NestedField(obj, {"metadata", map, key});
+  if (!v.is_string()) return std::nullopt;
+  return v.get<std::string>();
 }
 
 // The uids of metadata.ownerReferences, in order.
 std::vector<std::string> OwnerUids(const api::Object& obj) {
   std::vector<std::string> uids;
-  const api::Object* meta = Member(obj, "metadata");
-  const api::Object* refs = meta ? Member(*meta, "ownerReferences") : nullptr;
-  if (refs == nullptr || !refs->is_array()) return uids;
-  for (const api::Object& ref : *refs) {
-    const api::Object* uid = Member(ref, "uid");
-    if (uid != nullptr && uid->is_string()) uids.push_back(uid->get<std::string>());
+  for (const api::Object& ref : api::ArrayAt(api::ObjectAt(obj, "metadata"), "ownerReferences")) {
+    const api::Object& uid = api::Field(ref, "uid");
+    if (uid.is_string()) uids.push_back(uid.get<std::string>());
   }
   return uids;
 }
@@ -77,8 +78,9 @@ Time ParseTime(const std::string& s) {
 
 // The time an event last happened (kubectl's event sorting key).
 Time EventTime(const api::Object& ev) {
-  for (const char* p : {"/lastTimestamp", "/eventTime", "/firstTimestamp", "/metadata/creationTimestamp"}) {
-    std::string s = StringAt(ev, p);
+  for (const std::string& s :
+       {api::StringAt(ev, "lastTimestamp"), api::StringAt(ev, "eventTime"), api::StringAt(ev, "firstTimestamp"),
+        api::NestedString(ev, {"metadata", "creationTimestamp"})}) {
     if (!s.empty()) return ParseTime(s);
   }
   return Time{};
@@ -155,7 +157,7 @@ const api::Object* ClusterView::WorkloadFor(const api::Object& job) const {
 }
 
 const api::Object* ClusterView::ClusterQueueFor(const api::Object& local_queue) const {
-  std::string cq = StringAt(local_queue, "/spec/clusterQueue");
+  std::string cq = api::NestedString(local_queue, {"spec", "clusterQueue"});
   return cq.empty() ? nullptr : ClusterQueue(cq);
 }
 
@@ -193,13 +195,13 @@ std::vector<const api::Object*> ClusterView::EventsFor(const api::Object& obj) c
   const std::string& uid = api::Uid(obj);
   const std::string kind = obj.value("kind", "");
   for (const api::Object& ev : Events()) {
-    const api::Object* involved = Member(ev, "involvedObject");
-    if (involved == nullptr) continue;
-    std::string ev_uid = StringAt(*involved, "/uid");
+    const api::Object* involved = &api::Field(ev, "involvedObject");
+    if (involved->is_null()) continue;
+    std::string ev_uid = api::NestedString(*involved, {"uid"});
     bool match = !ev_uid.empty() ? ev_uid == uid
-                                 : StringAt(*involved, "/kind") == kind &&
-                                       StringAt(*involved, "/namespace") == api::Namespace(obj) &&
-                                       StringAt(*involved, "/name") == api::Name(obj);
+                                 : api::NestedString(*involved, {"kind"}) == kind &&
+                                       api::NestedString(*involved, {"namespace"}) == api::Namespace(obj) &&
+                                       api::NestedString(*involved, {"name"}) == api::Name(obj);
     if (match) events.push_back(&ev);
   }
   std::stable_sort(events.begin(), events.end(), [](const api::Object* a, const api::Object* b) {
@@ -212,20 +214,18 @@ std::vector<const api::Object*> ClusterView::EventsFor(const api::Object& obj) c
 
 FlavorCapacity ClusterView::NodeCapacity(const api::Object& resource_flavor) const {
   FlavorCapacity cap;
-  const api::Object* spec = Member(resource_flavor, "spec");
-  const api::Object* want = spec ? Member(*spec, "nodeLabels") : nullptr;
+  const api::Object* want = &api::NestedField(resource_flavor, {"spec", "nodeLabels"});
   for (const api::Object& node : Nodes()) {
     bool match = true;
-    if (want != nullptr && want->is_object()) {
+    if (want->is_object()) {
       for (auto it = want->begin(); it != want->end() && match; ++it) {
         match = it->is_string() && LabelValue(node, it.key()) == it->get<std::string>();
       }
     }
     if (!match) continue;
     cap.nodes.push_back(api::Name(node));
-    const api::Object* status = Member(node, "status");
-    const api::Object* alloc = status ? Member(*status, "allocatable") : nullptr;
-    if (alloc == nullptr || !alloc->is_object()) continue;
+    const api::Object* alloc = &api::NestedField(node, {"status", "allocatable"});
+    if (!alloc->is_object()) continue;
     for (auto it = alloc->begin(); it != alloc->end(); ++it) {
       std::string text = it->is_string() ? it->get<std::string>() : it->is_number() ? it->dump() : "";
       auto q = Quantity::Parse(text);
@@ -248,36 +248,8 @@ std::optional<std::string> AnnotationValue(const api::Object& obj, const std::st
   return MetaMapValue(obj, "annotations", key);
 }
 
-const api::Object* FindCondition(const api::Object& obj, const std::string& type) {
-  const api::Object* status = Member(obj, "status");
-  const api::Object* conds = status ? Member(*status, "conditions") : nullptr;
-  if (conds == nullptr || !conds->is_array()) return nullptr;
-  for (const api::Object& c : *conds) {
-    if (StringAt(c, "/type") == type) return &c;
-  }
-  return nullptr;
+Time CreationTime(const api::Object& obj) {
+  return ParseTime(api::NestedString(obj, {"metadata", "creationTimestamp"}));
 }
-
-bool ConditionTrue(const api::Object& obj, const std::string& type) {
-  const api::Object* c = FindCondition(obj, type);
-  return c != nullptr && StringAt(*c, "/status") == "True";
-}
-
-std::string StringAt(const api::Object& obj, const char* pointer) {
-  const api::Object* cur = &obj;
-  std::string_view p(pointer);
-  while (!p.empty()) {
-    if (p.front() != '/') return "";
-    p.remove_prefix(1);
-    size_t end = p.find('/');
-    std::string key(p.substr(0, end));
-    p = end == std::string_view::npos ? std::string_view() : p.substr(end);
-    cur = Member(*cur, key.c_str());
-    if (cur == nullptr) return "";
-  }
-  return cur->is_string() ? cur->get<std::string>() : "";
-}
-
-Time CreationTime(const api::Object& obj) { return ParseTime(StringAt(obj, "/metadata/creationTimestamp")); }
 
 }  // namespace berth::cli::diagnostics

@@ -159,16 +159,10 @@ class ClusterView {
   void Index();
 };
 
-// Small JSON readers shared by the diagnostics. Missing fields read as ""/empty.
+// Readers shared by the diagnostics beside api/unstructured.h and api/conditions.h.
 // metadata.labels[key] / metadata.annotations[key]; nullopt when absent.
 std::optional<std::string> LabelValue(const api::Object& obj, const std::string& key);
 std::optional<std::string> AnnotationValue(const api::Object& obj, const std::string& key);
-// The condition of that type in status.conditions; nullptr when absent.
-const api::Object* FindCondition(const api::Object& obj, const std::string& type);
-// The condition's status is "True".
-bool ConditionTrue(const api::Object& obj, const std::string& type);
-// A string field at a JSON pointer ("/spec/queueName"); "" when absent or not a string.
-std::string StringAt(const api::Object& obj, const char* pointer);
 // metadata.creationTimestamp; epoch when absent or malformed.
 Time CreationTime(const api::Object& obj);
 

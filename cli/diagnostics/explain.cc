@@ -13,7 +13,9 @@
 #include "admission/model.h"
 #include "admission/preemptor.h"
 #include "admission/snapshot.h"
+#include "api/conditions.h"
 #include "api/selectors.h"
+#include "api/unstructured.h"
 #include "controllers/kueue/decoder.h"
 #include "controllers/kueue/workload_lifecycle.h"
 #include "controllers/scheduler/pod_decoder.h"
@@ -104,7 +106,7 @@ std::string Join(const std::vector<std::string>& items, const std::string& sep) 
 }
 
 bool IsTerminalPod(const api::Object& pod) {
-  const std::string phase = StringAt(pod, "/status/phase");
+  const std::string phase = api::NestedString(pod, {"status", "phase"});
   return phase == "Succeeded" || phase == "Failed";
 }
 
@@ -133,7 +135,7 @@ const api::Object* Owner(const ClusterView& view, const api::Object& obj) {
       break;
     }
   }
-  return view.FindByUid(StringAt(*chosen, "/uid"));
+  return view.FindByUid(api::NestedString(*chosen, {"uid"}));
 }
 
 // The first ancestor (self included) of `obj` for which Kueue created a Workload.
@@ -215,22 +217,22 @@ void Builder::Run() {
   }
   if (wl == nullptr) {
     NotManaged(s_.job != nullptr ? *s_.job : *s_.object);
-  } else if (ConditionTrue(*wl, "Finished")) {
+  } else if (api::IsConditionTrue(*wl, "Finished")) {
     r_.layer = Layer::kFinished;
-    const api::Object* c = FindCondition(*wl, "Finished");
+    const api::Object* c = api::FindCondition(*wl, "Finished");
     r_.summary = "finished: the Workload's quota is released";
-    Add("The Workload finished (" + StringAt(*c, "/reason") + "): " + StringAt(*c, "/message"),
-        {{Ref("Workload", *wl), ConditionField("Finished", "reason"), StringAt(*c, "/reason")}});
-  } else if (ConditionTrue(*wl, "QuotaReserved")) {
-    if (ConditionTrue(*wl, "Evicted")) {
+    Add("The Workload finished (" + api::NestedString(*c, {"reason"}) + "): " + api::NestedString(*c, {"message"}),
+        {{Ref("Workload", *wl), ConditionField("Finished", "reason"), api::NestedString(*c, {"reason"})}});
+  } else if (api::IsConditionTrue(*wl, "QuotaReserved")) {
+    if (api::IsConditionTrue(*wl, "Evicted")) {
       r_.layer = Layer::kEvicting;
-      const api::Object* c = FindCondition(*wl, "Evicted");
+      const api::Object* c = api::FindCondition(*wl, "Evicted");
       size_t alive = 0;
       for (const api::Object* p : s_.pods) alive += IsTerminalPod(*p) ? 0 : 1;
       r_.summary = "evicted: its pods are terminating; the quota is held until they are gone, then it is requeued";
-      Add("The Workload was evicted (" + StringAt(*c, "/reason") + "): " + StringAt(*c, "/message") + "; " +
+      Add("The Workload was evicted (" + api::NestedString(*c, {"reason"}) + "): " + api::NestedString(*c, {"message"}) + "; " +
               Plural(alive, "pod") + " still to terminate before its quota is released and it is requeued",
-          {{Ref("Workload", *wl), ConditionField("Evicted", "message"), StringAt(*c, "/message")}});
+          {{Ref("Workload", *wl), ConditionField("Evicted", "message"), api::NestedString(*c, {"message"})}});
     } else {
       PodsPending(*wl);
     }
@@ -252,7 +254,7 @@ void Builder::NotManaged(const api::Object& job) {
         {{ref, "metadata.ownerReferences", ""}});
     std::vector<const api::Object*> pending;
     for (const api::Object* p : s_.pods) {
-      if (!IsTerminalPod(*p) && StringAt(*p, "/spec/nodeName").empty()) pending.push_back(p);
+      if (!IsTerminalPod(*p) && api::NestedString(*p, {"spec", "nodeName"}).empty()) pending.push_back(p);
     }
     Placement(pending);
     return;
@@ -286,7 +288,7 @@ void Builder::NotManaged(const api::Object& job) {
   // Its pods, if any, go straight to the scheduler.
   std::vector<const api::Object*> pending;
   for (const api::Object* p : s_.pods) {
-    if (!IsTerminalPod(*p) && StringAt(*p, "/spec/nodeName").empty()) pending.push_back(p);
+    if (!IsTerminalPod(*p) && api::NestedString(*p, {"spec", "nodeName"}).empty()) pending.push_back(p);
   }
   Placement(pending);
 }
@@ -298,19 +300,19 @@ void Builder::NotAdmitted(const api::Object& wl) {
   r_.layer = Layer::kNotAdmitted;
   r_.summary = "not admitted: Kueue has not reserved quota for its Workload, so no pods exist (step 1: admission)";
   const std::string wref = Ref("Workload", wl);
-  if (ConditionTrue(wl, "Evicted")) {
-    const api::Object* c = FindCondition(wl, "Evicted");
-    std::vector<Evidence> ev = {{wref, ConditionField("Evicted", "message"), StringAt(*c, "/message")}};
+  if (api::IsConditionTrue(wl, "Evicted")) {
+    const api::Object* c = api::FindCondition(wl, "Evicted");
+    std::vector<Evidence> ev = {{wref, ConditionField("Evicted", "message"), api::NestedString(*c, {"message"})}};
     // Requeued=False (e.g. Deactivated, or a backoff still running): not back in the queue.
-    const api::Object* rq = FindCondition(wl, "Requeued");
-    const bool requeued = rq == nullptr || StringAt(*rq, "/status") == "True";
+    const api::Object* rq = api::FindCondition(wl, "Requeued");
+    const bool requeued = rq == nullptr || api::NestedString(*rq, {"status"}) == "True";
     std::string tail = " and requeued";
     if (!requeued) {
-      tail = ", not requeued (Requeued=False " + StringAt(*rq, "/reason") +
-             (StringAt(*rq, "/message").empty() ? "" : ": " + StringAt(*rq, "/message")) + ")";
+      tail = ", not requeued (Requeued=False " + api::NestedString(*rq, {"reason"}) +
+             (api::NestedString(*rq, {"message"}).empty() ? "" : ": " + api::NestedString(*rq, {"message"})) + ")";
       ev.push_back({wref, ConditionField("Requeued", "status"), "False"});
     }
-    Add("The Workload was evicted (" + StringAt(*c, "/reason") + ")" + tail + ": " + StringAt(*c, "/message"),
+    Add("The Workload was evicted (" + api::NestedString(*c, {"reason"}) + ")" + tail + ": " + api::NestedString(*c, {"message"}),
         std::move(ev));
   }
   if (auto it = wl.find("spec"); it != wl.end() && it->is_object() && it->value("active", true) == false) {
@@ -319,12 +321,12 @@ void Builder::NotAdmitted(const api::Object& wl) {
   const api::Object* cq = nullptr;
   if (!QueueObjects(wl, &cq)) return;
   NamespaceSelector(wl, *cq);
-  if (const api::Object* c = FindCondition(wl, "QuotaReserved"); c != nullptr && !StringAt(*c, "/message").empty()) {
-    if (StringAt(*c, "/reason") == kq::kWaitingForPodsReadyReason) {
+  if (const api::Object* c = api::FindCondition(wl, "QuotaReserved"); c != nullptr && !api::NestedString(*c, {"message"}).empty()) {
+    if (api::NestedString(*c, {"reason"}) == kq::kWaitingForPodsReadyReason) {
       WaitingForPodsReady(wl, *c);
     } else {
-      Add("Kueue's last decision (" + StringAt(*c, "/reason") + "): " + StringAt(*c, "/message"),
-          {{wref, ConditionField("QuotaReserved", "message"), StringAt(*c, "/message")}});
+      Add("Kueue's last decision (" + api::NestedString(*c, {"reason"}) + "): " + api::NestedString(*c, {"message"}),
+          {{wref, ConditionField("QuotaReserved", "message"), api::NestedString(*c, {"message"})}});
     }
   }
   PodsFitNoNode(wl, *cq);
@@ -340,16 +342,16 @@ void Builder::Deactivated(const api::Object& wl) {
   // pending, and the eviction counts by underlying cause (status.schedulingStats).
   std::vector<std::string> why;
   bool requeuing_limit = false;
-  if (const api::Object* c = FindCondition(wl, "Evicted");
-      c != nullptr && StringAt(*c, "/status") == "True" && StringAt(*c, "/reason") == "Deactivated") {
-    why.push_back(StringAt(*c, "/message"));
-    ev.push_back({wref, ConditionField("Evicted", "message"), StringAt(*c, "/message")});
-    requeuing_limit |= StringAt(*c, "/message").find("re-queuing retries") != std::string::npos;
+  if (const api::Object* c = api::FindCondition(wl, "Evicted");
+      c != nullptr && api::NestedString(*c, {"status"}) == "True" && api::NestedString(*c, {"reason"}) == "Deactivated") {
+    why.push_back(api::NestedString(*c, {"message"}));
+    ev.push_back({wref, ConditionField("Evicted", "message"), api::NestedString(*c, {"message"})});
+    requeuing_limit |= api::NestedString(*c, {"message"}).find("re-queuing retries") != std::string::npos;
   }
-  if (const api::Object* c = FindCondition(wl, "DeactivationTarget"); c != nullptr) {
-    why.push_back(StringAt(*c, "/reason") + ": " + StringAt(*c, "/message"));
-    ev.push_back({wref, ConditionField("DeactivationTarget", "reason"), StringAt(*c, "/reason")});
-    requeuing_limit |= StringAt(*c, "/reason") == "RequeuingLimitExceeded";
+  if (const api::Object* c = api::FindCondition(wl, "DeactivationTarget"); c != nullptr) {
+    why.push_back(api::NestedString(*c, {"reason"}) + ": " + api::NestedString(*c, {"message"}));
+    ev.push_back({wref, ConditionField("DeactivationTarget", "reason"), api::NestedString(*c, {"reason"})});
+    requeuing_limit |= api::NestedString(*c, {"reason"}) == "RequeuingLimitExceeded";
   }
   const api::Object& evictions =
       wl.value("status", api::Object::object()).value("schedulingStats", api::Object::object()).value("evictions",
@@ -421,17 +423,17 @@ void Builder::NamespaceSelector(const api::Object& wl, const api::Object& cq) {
 void Builder::WaitingForPodsReady(const api::Object& wl, const api::Object& quota_reserved) {
   std::vector<std::string> blocking;
   std::vector<Evidence> ev = {{Ref("Workload", wl), ConditionField("QuotaReserved", "reason"),
-                               StringAt(quota_reserved, "/reason")}};
+                               api::NestedString(quota_reserved, {"reason"})}};
   for (const api::Object& w : view_.Workloads()) {
     if (&w == &wl || !kq::BlocksAdmission(w)) continue;
-    const api::Object* pr = FindCondition(w, "PodsReady");
+    const api::Object* pr = api::FindCondition(w, "PodsReady");
     const std::string state = pr == nullptr ? "no PodsReady condition"
-                                            : "PodsReady=" + StringAt(*pr, "/status") + " " + StringAt(*pr, "/reason");
+                                            : "PodsReady=" + api::NestedString(*pr, {"status"}) + " " + api::NestedString(*pr, {"reason"});
     blocking.push_back(api::Namespace(w) + "/" + api::Name(w) + " (" + state + ")");
-    ev.push_back({Ref("Workload", w), ConditionField("PodsReady", "status"), pr ? StringAt(*pr, "/status") : ""});
+    ev.push_back({Ref("Workload", w), ConditionField("PodsReady", "status"), pr ? api::NestedString(*pr, {"status"}) : ""});
   }
-  std::string statement = "Kueue holds it back (" + StringAt(quota_reserved, "/reason") + ": " +
-                          StringAt(quota_reserved, "/message") + "): waitForPodsReady.blockAdmission admits nothing "
+  std::string statement = "Kueue holds it back (" + api::NestedString(quota_reserved, {"reason"}) + ": " +
+                          api::NestedString(quota_reserved, {"message"}) + "): waitForPodsReady.blockAdmission admits nothing "
                           "while an admitted workload's pods are not all Ready";
   if (blocking.empty()) {
     statement += "; no admitted workload is waiting for PodsReady now, so the block has lifted";
@@ -506,7 +508,7 @@ void Builder::PodsFitNoNode(const api::Object& wl_obj, const api::Object& cq) {
 bool Builder::QueueObjects(const api::Object& wl, const api::Object** cq_out) {
   const std::string wref = Ref("Workload", wl);
   const std::string ns = api::Namespace(wl);
-  const std::string queue = StringAt(wl, "/spec/queueName");
+  const std::string queue = api::NestedString(wl, {"spec", "queueName"});
   const api::Object* lq = queue.empty() ? nullptr : view_.LocalQueue(ns, queue);
   if (lq == nullptr) {
     Add("LocalQueue " + ns + "/" + queue + " does not exist: the Workload cannot be queued",
@@ -515,7 +517,7 @@ bool Builder::QueueObjects(const api::Object& wl, const api::Object** cq_out) {
         "job's " + kQueueNameLabel + " label");
     return false;
   }
-  const std::string cq_name = StringAt(*lq, "/spec/clusterQueue");
+  const std::string cq_name = api::NestedString(*lq, {"spec", "clusterQueue"});
   const api::Object* cq = view_.ClusterQueueFor(*lq);
   if (cq == nullptr) {
     Add("LocalQueue " + ns + "/" + queue + " points to ClusterQueue " + cq_name + ", which does not exist",
@@ -523,12 +525,12 @@ bool Builder::QueueObjects(const api::Object& wl, const api::Object** cq_out) {
         "create ClusterQueue " + cq_name + " or correct the LocalQueue's spec.clusterQueue");
     return false;
   }
-  const api::Object* active = FindCondition(*cq, "Active");
+  const api::Object* active = api::FindCondition(*cq, "Active");
   const std::string cref = Ref("ClusterQueue", *cq);
-  if (active != nullptr && StringAt(*active, "/status") != "True") {
-    const std::string reason = StringAt(*active, "/reason");
+  if (active != nullptr && api::NestedString(*active, {"status"}) != "True") {
+    const std::string reason = api::NestedString(*active, {"reason"});
     std::vector<Evidence> ev = {{cref, ConditionField("Active", "reason"), reason},
-                                {cref, ConditionField("Active", "message"), StringAt(*active, "/message")}};
+                                {cref, ConditionField("Active", "message"), api::NestedString(*active, {"message"})}};
     std::string fix;
     // Name the missing flavors (the seeds' typo case).
     std::vector<std::string> missing;
@@ -561,7 +563,7 @@ bool Builder::QueueObjects(const api::Object& wl, const api::Object** cq_out) {
     return false;
   }
   Add("The Workload is queued in LocalQueue " + ns + "/" + queue + " -> ClusterQueue " + api::Name(*cq) +
-          (active != nullptr ? " (Active: " + StringAt(*active, "/reason") + ")" : ""),
+          (active != nullptr ? " (Active: " + api::NestedString(*active, {"reason"}) + ")" : ""),
       {{wref, "spec.queueName", queue}, {Ref("LocalQueue", *lq), "spec.clusterQueue", cq_name}});
   *cq_out = cq;
   return true;
@@ -569,8 +571,8 @@ bool Builder::QueueObjects(const api::Object& wl, const api::Object** cq_out) {
 
 // The ClusterQueue a Workload is queued in through its LocalQueue ("" when none).
 std::string QueuedClusterQueue(const ClusterView& view, const api::Object& wl) {
-  const api::Object* lq = view.LocalQueue(api::Namespace(wl), StringAt(wl, "/spec/queueName"));
-  return lq == nullptr ? "" : StringAt(*lq, "/spec/clusterQueue");
+  const api::Object* lq = view.LocalQueue(api::Namespace(wl), api::NestedString(wl, {"spec", "queueName"}));
+  return lq == nullptr ? "" : api::NestedString(*lq, {"spec", "clusterQueue"});
 }
 
 int32_t WorkloadPriority(const api::Object& wl) {
@@ -590,7 +592,7 @@ void Builder::QueuePosition(const api::Object& wl, const api::Object& cq) {
   };
   std::vector<Entry> pending;
   for (const api::Object& w : view_.Workloads()) {
-    if (ConditionTrue(w, "QuotaReserved") || ConditionTrue(w, "Finished")) continue;
+    if (api::IsConditionTrue(w, "QuotaReserved") || api::IsConditionTrue(w, "Finished")) continue;
     if (auto spec = w.find("spec"); spec != w.end() && spec->is_object() && spec->value("active", true) == false) continue;
     if (QueuedClusterQueue(view_, w) != cq_name) continue;
     pending.push_back({WorkloadPriority(w), CreationTime(w), api::Uid(w), &w});
@@ -616,7 +618,7 @@ void Builder::QueuePosition(const api::Object& wl, const api::Object& cq) {
           cq_name + " (Kueue's order: priority, then creation time); priority " +
           std::to_string(WorkloadPriority(wl)) + (ahead.empty() ? "" : "; ahead of it: " + ahead),
       {{Ref("Workload", wl), "spec.priority", std::to_string(WorkloadPriority(wl))},
-       {Ref("Workload", wl), "metadata.creationTimestamp", StringAt(wl, "/metadata/creationTimestamp")}});
+       {Ref("Workload", wl), "metadata.creationTimestamp", api::NestedString(wl, {"metadata", "creationTimestamp"})}});
 }
 
 // The admission engine's view of the live Kueue objects.
@@ -742,14 +744,14 @@ void Builder::Quota(const api::Object& wl_obj, const api::Object& cq_obj) {
             std::to_string(static_cast<int64_t>(cq_obj.value("status", api::Object::object()).value("pendingWorkloads", 0)))}});
       return;
     }
-    const api::Object* qr = FindCondition(wl_obj, "QuotaReserved");
-    if (qr != nullptr && StringAt(*qr, "/status") == "False" && !StringAt(*qr, "/message").empty()) {
+    const api::Object* qr = api::FindCondition(wl_obj, "QuotaReserved");
+    if (qr != nullptr && api::NestedString(*qr, {"status"}) == "False" && !api::NestedString(*qr, {"message"}).empty()) {
       // The engine and Kueue disagree: Kueue's live decision stands.
       Add("berth's admission engine finds room for it in the free quota now, but Kueue's own last decision says "
-          "otherwise (" + StringAt(*qr, "/reason") + ": " + StringAt(*qr, "/message") + "); Kueue has not admitted "
+          "otherwise (" + api::NestedString(*qr, {"reason"}) + ": " + api::NestedString(*qr, {"message"}) + "); Kueue has not admitted "
           "it, so its message is the one to act on (Kueue evaluates the Workload again when quota is released or the "
           "queue changes)" + unplaceable,
-          {{wref, ConditionField("QuotaReserved", "message"), StringAt(*qr, "/message")}});
+          {{wref, ConditionField("QuotaReserved", "message"), api::NestedString(*qr, {"message"})}});
       return;
     }
     Add("It fits the free quota now: Kueue admits it at its next scheduling cycle (when it reaches the head of the "
@@ -869,22 +871,22 @@ void Builder::PodsPending(const api::Object& wl) {
   for (const api::Object* p : s_.pods) {
     if (IsTerminalPod(*p)) continue;
     ++alive;
-    if (StringAt(*p, "/spec/nodeName").empty()) pending.push_back(p);
+    if (api::NestedString(*p, {"spec", "nodeName"}).empty()) pending.push_back(p);
   }
   const std::string wref = Ref("Workload", wl);
-  const api::Object* adm = FindCondition(wl, "QuotaReserved");
-  const std::string cq = StringAt(wl, "/status/admission/clusterQueue");
+  const api::Object* adm = api::FindCondition(wl, "QuotaReserved");
+  const std::string cq = api::NestedString(wl, {"status", "admission", "clusterQueue"});
   if (pending.empty() && alive > 0) {
     r_.layer = Layer::kRunning;
     r_.summary = "running: admitted by Kueue and every pod is placed on a node";
     std::set<std::string> nodes;
     for (const api::Object* p : s_.pods) {
-      if (!IsTerminalPod(*p)) nodes.insert(StringAt(*p, "/spec/nodeName"));
+      if (!IsTerminalPod(*p)) nodes.insert(api::NestedString(*p, {"spec", "nodeName"}));
     }
     std::string list;
     for (const std::string& n : nodes) list += (list.empty() ? "" : ", ") + n;
     Add("Admitted to ClusterQueue " + cq + "; " + Plural(alive, "pod") + " placed on " + list,
-        {{wref, ConditionField("QuotaReserved", "lastTransitionTime"), adm ? StringAt(*adm, "/lastTransitionTime") : ""}});
+        {{wref, ConditionField("QuotaReserved", "lastTransitionTime"), adm ? api::NestedString(*adm, {"lastTransitionTime"}) : ""}});
     return;
   }
   r_.layer = Layer::kAdmittedPodsPending;
@@ -908,7 +910,7 @@ void Builder::Placement(const std::vector<const api::Object*>& pending) {
   placement::Snapshot snap;
   for (const api::Object& n : view_.Nodes()) snap.UpsertNode(sched::DecodeNode(n));
   for (const api::Object& p : view_.Pods()) {
-    if (IsTerminalPod(p) || StringAt(p, "/spec/nodeName").empty()) continue;
+    if (IsTerminalPod(p) || api::NestedString(p, {"spec", "nodeName"}).empty()) continue;
     (void)snap.AddPod(sched::DecodePod(p));  // a pod on an unknown node holds nothing placeable
   }
   placement::PlacementOptions options;
@@ -917,8 +919,8 @@ void Builder::Placement(const std::vector<const api::Object*>& pending) {
     const std::string pref = Ref("Pod", *p);
     placement::Decision d = placement::Schedule(snap, sched::DecodePod(*p), options);
     std::vector<Evidence> ev;
-    if (const api::Object* c = FindCondition(*p, "PodScheduled")) {
-      ev.push_back({pref, ConditionField("PodScheduled", "message"), StringAt(*c, "/message")});
+    if (const api::Object* c = api::FindCondition(*p, "PodScheduled")) {
+      ev.push_back({pref, ConditionField("PodScheduled", "message"), api::NestedString(*c, {"message"})});
     }
     if (d.bound()) {
       Add(pref + " is Pending but node " + d.node_name + " can hold it now: kube-scheduler places it at its next "
@@ -949,7 +951,7 @@ void Builder::Placement(const std::vector<const api::Object*>& pending) {
 }
 
 void Builder::QuotaAboveNodes(const api::Object& wl) {
-  const std::string cq_name = StringAt(wl, "/status/admission/clusterQueue");
+  const std::string cq_name = api::NestedString(wl, {"status", "admission", "clusterQueue"});
   const api::Object* cq = view_.ClusterQueue(cq_name);
   if (cq == nullptr) return;
   const api::Object& groups = cq->value("spec", api::Object::object()).value("resourceGroups", api::Object::array());
@@ -1032,19 +1034,19 @@ void Builder::Timeline() {
   for (const auto& [ref, obj] : objs) {
     const api::Object& conds = obj->value("status", api::Object::object()).value("conditions", api::Object::array());
     for (const api::Object& c : conds) {
-      const std::string when = StringAt(c, "/lastTransitionTime");
+      const std::string when = api::NestedString(c, {"lastTransitionTime"});
       if (when.empty()) continue;
-      std::string what = StringAt(c, "/type") + "=" + StringAt(c, "/status");
-      if (!StringAt(c, "/reason").empty()) what += " " + StringAt(c, "/reason");
-      if (!StringAt(c, "/message").empty()) what += ": " + StringAt(c, "/message");
+      std::string what = api::NestedString(c, {"type"}) + "=" + api::NestedString(c, {"status"});
+      if (!api::NestedString(c, {"reason"}).empty()) what += " " + api::NestedString(c, {"reason"});
+      if (!api::NestedString(c, {"message"}).empty()) what += ": " + api::NestedString(c, {"message"});
       t.push_back({ParseTimeOrZero(when), ref, std::move(what)});
     }
     for (const api::Object* ev : view_.EventsFor(*obj)) {
-      std::string when = StringAt(*ev, "/lastTimestamp");
-      if (when.empty()) when = StringAt(*ev, "/eventTime");
-      if (when.empty()) when = StringAt(*ev, "/firstTimestamp");
-      if (when.empty()) when = StringAt(*ev, "/metadata/creationTimestamp");
-      std::string what = StringAt(*ev, "/type") + " " + StringAt(*ev, "/reason") + ": " + StringAt(*ev, "/message");
+      std::string when = api::NestedString(*ev, {"lastTimestamp"});
+      if (when.empty()) when = api::NestedString(*ev, {"eventTime"});
+      if (when.empty()) when = api::NestedString(*ev, {"firstTimestamp"});
+      if (when.empty()) when = api::NestedString(*ev, {"metadata", "creationTimestamp"});
+      std::string what = api::NestedString(*ev, {"type"}) + " " + api::NestedString(*ev, {"reason"}) + ": " + api::NestedString(*ev, {"message"});
       t.push_back({ParseTimeOrZero(when), ref, std::move(what)});
     }
   }
@@ -1128,7 +1130,7 @@ StatusOr<ExplainReport> Explain(const ClusterView& view, const std::string& kind
     const api::Object* owner = nullptr;
     if (auto m = obj->find("metadata"); m != obj->end() && m->contains("ownerReferences")) {
       const api::Object& refs = (*m)["ownerReferences"];
-      if (refs.is_array() && !refs.empty()) owner = view.FindByUid(StringAt(refs[0], "/uid"));
+      if (refs.is_array() && !refs.empty()) owner = view.FindByUid(api::NestedString(refs[0], {"uid"}));
     }
     s.job = owner;
     if (owner != nullptr) s.pods = view.PodsOf(*owner);
