@@ -4,6 +4,10 @@
 #include <climits>
 #include <set>
 
+#include "scheduling/node_selector.h"
+#include "scheduling/taint.h"
+#include "scheduling/toleration.h"
+
 namespace berth::admission {
 
 std::string_view FlavorAssignmentModeName(FlavorAssignmentMode m) {
@@ -239,12 +243,13 @@ class Assigner {
     const std::string& name = snap_.FlavorName(flavor);
     const ResourceFlavor* rf = snap_.Flavor(flavor);
     if (rf == nullptr) return "flavor " + name + " not found";
-    for (const Taint& t : rf->node_taints) {
-      if (t.effect != TaintEffect::kNoSchedule && t.effect != TaintEffect::kNoExecute) continue;
-      bool tolerated = false;
-      for (const auto& tol : ps.tolerations) tolerated = tolerated || tol.Tolerates(t);
-      for (const auto& tol : rf->tolerations) tolerated = tolerated || tol.Tolerates(t);
-      if (!tolerated) return "untolerated taint " + t.String() + " in flavor " + name;
+    for (const scheduling::Taint& t : rf->node_taints) {
+      if (t.effect != scheduling::TaintEffect::kNoSchedule && t.effect != scheduling::TaintEffect::kNoExecute) {
+        continue;
+      }
+      if (!scheduling::TolerationsTolerate(ps.tolerations, t) && !scheduling::TolerationsTolerate(rf->tolerations, t)) {
+        return "untolerated taint " + t.String() + " in flavor " + name;
+      }
     }
     // nodeSelector restricted to the flavor's label keys.
     for (const auto& [k, v] : ps.node_selector) {
@@ -252,10 +257,11 @@ class Assigner {
       if (rf->node_labels.at(k) != v) return "flavor " + name + " doesn't match node affinity";
     }
     // Required affinity: expressions restricted to the flavor's keys; a term
-    // left empty drops the whole affinity (Kueue flavorSelector).
-    std::vector<NodeSelectorTerm> terms;
+    // left empty drops the whole affinity (Kueue flavorSelector). The rest is
+    // matched against a node that has only the flavor's labels and no name.
+    std::vector<scheduling::NodeSelectorTerm> terms;
     for (const auto& t : ps.required_affinity_terms) {
-      NodeSelectorTerm copy;
+      scheduling::NodeSelectorTerm copy;
       for (const auto& e : t.match_expressions) {
         if (rf->node_labels.count(e.key)) copy.match_expressions.push_back(e);
       }
@@ -265,14 +271,8 @@ class Assigner {
       }
       terms.push_back(std::move(copy));
     }
-    if (!terms.empty()) {
-      bool any = false;
-      for (const auto& t : terms) {
-        bool all = true;
-        for (const auto& e : t.match_expressions) all = all && e.Matches(rf->node_labels);
-        any = any || all;
-      }
-      if (!any) return "flavor " + name + " doesn't match node affinity";
+    if (!terms.empty() && !scheduling::MatchesNodeSelectorTerms(terms, rf->node_labels, /*node_name=*/"")) {
+      return "flavor " + name + " doesn't match node affinity";
     }
     return "";
   }

@@ -170,7 +170,11 @@ TEST_F(FlavorAssignerTest, F9TaintsSelectorsAffinityAndUndeclaredResources) {
   Assignment a = Assign(WorkloadBuilder(names, "w").Queue("cq").Request("cpu", "1").Obj(), nullptr);
   EXPECT_EQ(FlavorOf(a, 0, "cpu"), "labelled");
   // Tolerating the taint makes the first flavor usable.
-  a = Assign(WorkloadBuilder(names, "w").Queue("cq").Toleration("key", Toleration::Operator::kEqual, "val").Request("cpu", "1").Obj(),
+  a = Assign(WorkloadBuilder(names, "w")
+                 .Queue("cq")
+                 .Toleration("key", scheduling::Toleration::Operator::kEqual, "val")
+                 .Request("cpu", "1")
+                 .Obj(),
              nullptr);
   EXPECT_EQ(FlavorOf(a, 0, "cpu"), "tainted");
   // A nodeSelector on a key the flavor labels must match it; keys the flavor
@@ -181,7 +185,7 @@ TEST_F(FlavorAssignerTest, F9TaintsSelectorsAffinityAndUndeclaredResources) {
   a = Assign(WorkloadBuilder(names, "w").Queue("cq").NodeSelector("type", "b").Request("cpu", "1").Obj(), nullptr);
   EXPECT_EQ(FlavorOf(a, 0, "cpu"), "labelled");
   // Required node affinity that the labelled flavor doesn't match.
-  NodeSelectorTerm term{{{"type", NodeSelectorRequirement::Operator::kIn, {"a", "c"}}}};
+  scheduling::NodeSelectorTerm term{{{"type", scheduling::NodeSelectorRequirement::Operator::kIn, {"a", "c"}}}, {}};
   a = Assign(WorkloadBuilder(names, "w").Queue("cq").AffinityTerm(term).Request("cpu", "1").Obj(), nullptr);
   EXPECT_EQ(FlavorOf(a, 0, "cpu"), "default");
   // Every flavor mismatching: NoMatchingFlavor with every reason.
@@ -206,10 +210,11 @@ TEST_F(FlavorAssignerTest, F9TaintsSelectorsAffinityAndUndeclaredResources) {
 TEST_F(FlavorAssignerTest, C21FlavorTolerationsCancelFlavorTaints) {
   flavors.push_back(FlavorBuilder("spot")
                         .Taint("spot", "true")
-                        .Toleration("spot", Toleration::Operator::kExists, "", TaintEffect::kNoSchedule)
+                        .Toleration("spot", scheduling::Toleration::Operator::kExists, "",
+                                    scheduling::TaintEffect::kNoSchedule)
                         .Obj());
-  flavors.push_back(FlavorBuilder("spot-untolerated").Taint("spot", "true", TaintEffect::kNoExecute).Obj());
-  flavors.push_back(FlavorBuilder("soft").Taint("x", "y", TaintEffect::kPreferNoSchedule).Obj());
+  flavors.push_back(FlavorBuilder("spot-untolerated").Taint("spot", "true", scheduling::TaintEffect::kNoExecute).Obj());
+  flavors.push_back(FlavorBuilder("soft").Taint("x", "y", scheduling::TaintEffect::kPreferNoSchedule).Obj());
   Build({ClusterQueueBuilder(names, "a").Group({FQ("spot").Resource("cpu", "10")}).Obj(),
          ClusterQueueBuilder(names, "b").Group({FQ("spot-untolerated").Resource("cpu", "10")}).Obj(),
          ClusterQueueBuilder(names, "c").Group({FQ("soft").Resource("cpu", "10")}).Obj()});

@@ -1,7 +1,6 @@
 #include "admission/model.h"
 
 #include <algorithm>
-#include <cstdlib>
 
 #include "core/quantity.h"
 
@@ -79,64 +78,6 @@ ResourceList ResourceList::Scaled(int64_t n) const {
   out.items_.reserve(items_.size());
   for (const auto& [r, a] : items_) out.items_.push_back({r, SaturatingMul(a, n)});
   return out;
-}
-
-// ---------------------------------------------------------------------------
-
-std::string_view TaintEffectName(TaintEffect e) {
-  switch (e) {
-    case TaintEffect::kNoSchedule: return "NoSchedule";
-    case TaintEffect::kPreferNoSchedule: return "PreferNoSchedule";
-    case TaintEffect::kNoExecute: return "NoExecute";
-  }
-  return "";
-}
-
-std::string Taint::String() const {
-  return "{" + key + " " + value + " " + std::string(TaintEffectName(effect)) + " <nil>}";
-}
-
-bool Toleration::Tolerates(const Taint& t) const {
-  if (effect.has_value() && *effect != t.effect) return false;
-  if (!key.empty() && key != t.key) return false;
-  switch (op) {
-    case Operator::kExists: return true;
-    case Operator::kEqual: return value == t.value;
-  }
-  return false;
-}
-
-namespace {
-bool ParseInt(const std::string& s, int64_t* out) {
-  if (s.empty()) return false;
-  char* end = nullptr;
-  long long v = std::strtoll(s.c_str(), &end, 10);
-  if (end == nullptr || *end != '\0') return false;
-  *out = v;
-  return true;
-}
-}  // namespace
-
-bool NodeSelectorRequirement::Matches(const std::map<std::string, std::string>& labels) const {
-  auto it = labels.find(key);
-  const bool has = it != labels.end();
-  switch (op) {
-    case Operator::kIn:
-      return has && std::find(values.begin(), values.end(), it->second) != values.end();
-    case Operator::kNotIn:
-      return !has || std::find(values.begin(), values.end(), it->second) == values.end();
-    case Operator::kExists: return has;
-    case Operator::kDoesNotExist: return !has;
-    case Operator::kGt:
-    case Operator::kLt: {
-      int64_t label = 0, bound = 0;
-      if (!has || values.size() != 1 || !ParseInt(it->second, &label) || !ParseInt(values[0], &bound)) {
-        return false;
-      }
-      return op == Operator::kGt ? label > bound : label < bound;
-    }
-  }
-  return false;
 }
 
 // ---------------------------------------------------------------------------

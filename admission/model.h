@@ -1,7 +1,9 @@
 // The admission engine's data model: compact, typed copies of the Kueue
 // objects the engine decides over (ResourceFlavor, ClusterQueue, Cohort,
 // Workload). Controllers decode the API objects (kueue.x-k8s.io v1beta2) into
-// these structs at their edge; the engine never sees JSON.
+// these structs at their edge; the engine never sees JSON. The core/v1
+// scheduling constraints they carry (taints, tolerations, node selector
+// terms) are scheduling/'s types, shared with placement/.
 //
 // Units: every amount is an `Amount`, a signed int64 count of milli-units, the
 // representation of berth::Quantity (core/quantity.h): "1" cpu is 1000, "500m"
@@ -31,6 +33,9 @@
 #include <vector>
 
 #include "core/clock.h"
+#include "scheduling/node_selector.h"
+#include "scheduling/taint.h"
+#include "scheduling/toleration.h"
 
 namespace berth::admission {
 
@@ -68,7 +73,8 @@ class ResourceNames {
 };
 
 // A small sorted (by ResourceId) map from resource to amount: a container's
-// requests, a pod's effective requests, a podSet's total.
+// requests, a pod's effective requests, a podSet's total. It is the `List` of
+// scheduling/pod_requests.h (scheduling::PodRequests<ResourceList>).
 class ResourceList {
  public:
   ResourceList() = default;
@@ -94,52 +100,14 @@ class ResourceList {
 };
 
 // ---------------------------------------------------------------------------
-// Scheduling constraints (core/v1 shapes)
-
-enum class TaintEffect { kNoSchedule, kPreferNoSchedule, kNoExecute };
-std::string_view TaintEffectName(TaintEffect e);
-
-struct Taint {
-  std::string key;
-  std::string value;
-  TaintEffect effect = TaintEffect::kNoSchedule;
-  // As Go prints a corev1.Taint with %s: "{key value NoSchedule <nil>}".
-  std::string String() const;
-};
-
-struct Toleration {
-  enum class Operator { kEqual, kExists };
-  std::string key;  // empty with kExists tolerates every taint
-  Operator op = Operator::kEqual;
-  std::string value;
-  std::optional<TaintEffect> effect;  // nullopt tolerates every effect
-  // corev1 Toleration.ToleratesTaint.
-  bool Tolerates(const Taint& t) const;
-};
-
-struct NodeSelectorRequirement {
-  enum class Operator { kIn, kNotIn, kExists, kDoesNotExist, kGt, kLt };
-  std::string key;
-  Operator op = Operator::kIn;
-  std::vector<std::string> values;
-  bool Matches(const std::map<std::string, std::string>& labels) const;
-};
-
-// One term of requiredDuringSchedulingIgnoredDuringExecution: all expressions
-// must match (terms are ORed).
-struct NodeSelectorTerm {
-  std::vector<NodeSelectorRequirement> match_expressions;
-};
-
-// ---------------------------------------------------------------------------
 // Kueue objects
 
 // kueue.x-k8s.io ResourceFlavor (spec).
 struct ResourceFlavor {
   std::string name;
-  std::map<std::string, std::string> node_labels;
-  std::vector<Taint> node_taints;
-  std::vector<Toleration> tolerations;
+  scheduling::Labels node_labels;
+  std::vector<scheduling::Taint> node_taints;
+  std::vector<scheduling::Toleration> tolerations;
 };
 
 // Quota of one resource in one flavor of a ClusterQueue or Cohort.
@@ -222,12 +190,12 @@ struct Cohort {
 struct PodSet {
   std::string name = "main";
   int32_t count = 1;
-  // Effective requests of ONE pod (see pod_requests.h for how they are
-  // derived from containers: requests, never limits).
+  // Effective requests of ONE pod (scheduling/pod_requests.h: how they are
+  // derived from containers; requests, never limits).
   ResourceList requests;
   std::map<std::string, std::string> node_selector;
-  std::vector<NodeSelectorTerm> required_affinity_terms;  // ORed; empty: none
-  std::vector<Toleration> tolerations;
+  std::vector<scheduling::NodeSelectorTerm> required_affinity_terms;  // ORed; empty: none
+  std::vector<scheduling::Toleration> tolerations;
   // status.reclaimablePods for this podSet: pods that finished and whose
   // quota is given back (ReclaimablePods, GA).
   int32_t reclaimable = 0;

@@ -27,6 +27,7 @@
 namespace {
 
 using berth::Quantity;
+using berth::scheduling::TaintEffect;
 using namespace berth::placement;
 
 Node MakeNode(int i) {
@@ -53,7 +54,7 @@ Pod MakePod(int64_t i, bool gpu, int32_t priority = 0) {
   p.name = "job-" + std::to_string(i / 16) + "-worker-" + std::to_string(i % 16);
   p.uid = "uid-" + std::to_string(i);
   p.priority = priority;
-  ContainerResources c;
+  berth::scheduling::ContainerResources<ResourceList> c;
   c.requests = ResourceList::MustParse({{"cpu", "1"}, {"memory", "4Gi"}});
   if (gpu) c.requests.Set("nvidia.com/gpu", Quantity::FromUnits(1));
   p.resources.containers.push_back(std::move(c));

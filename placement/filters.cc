@@ -4,9 +4,12 @@
 
 #include <fmt/format.h>
 
+#include "scheduling/node_selector.h"
+#include "scheduling/toleration.h"
+
 namespace berth::placement {
 
-std::string UntoleratedTaintReason(const Taint& t) {
+std::string UntoleratedTaintReason(const scheduling::Taint& t) {
   return fmt::format("node(s) had untolerated taint {{{}: {}}}", t.key, t.value);
 }
 
@@ -16,9 +19,9 @@ std::string InsufficientResourceReason(std::string_view resource) {
 
 NodeStatus NodeUnschedulableFilter(const Pod& pod, const NodeInfo& node) {
   if (!node.node().unschedulable) return {};
-  static const Taint kUnschedulable{std::string(kTaintNodeUnschedulable), "",
-                                    TaintEffect::kNoSchedule};
-  if (TolerationsTolerate(pod.tolerations, kUnschedulable)) return {};
+  static const scheduling::Taint kUnschedulable{std::string(kTaintNodeUnschedulable), "",
+                                                scheduling::TaintEffect::kNoSchedule};
+  if (scheduling::TolerationsTolerate(pod.tolerations, kUnschedulable)) return {};
   return NodeStatus::Unresolvable(kReasonNodeUnschedulable);
 }
 
@@ -28,9 +31,9 @@ NodeStatus NodeNameFilter(const Pod& pod, const NodeInfo& node) {
 }
 
 NodeStatus TaintTolerationFilter(const Pod& pod, const NodeInfo& node) {
-  for (const Taint& t : node.taints()) {
-    if (t.effect == TaintEffect::kPreferNoSchedule) continue;
-    if (!TolerationsTolerate(pod.tolerations, t)) {
+  for (const scheduling::Taint& t : node.taints()) {
+    if (t.effect == scheduling::TaintEffect::kPreferNoSchedule) continue;
+    if (!scheduling::TolerationsTolerate(pod.tolerations, t)) {
       return NodeStatus::Unresolvable(UntoleratedTaintReason(t));
     }
   }
@@ -46,7 +49,7 @@ NodeStatus NodeAffinityFilter(const Pod& pod, const NodeInfo& node) {
     }
   }
   if (pod.required_node_affinity.has_value() &&
-      !MatchesNodeSelectorTerms(*pod.required_node_affinity, n)) {
+      !scheduling::MatchesNodeSelectorTerms(*pod.required_node_affinity, n.labels, n.name)) {
     return NodeStatus::Unresolvable(kReasonNodeAffinity);
   }
   return {};

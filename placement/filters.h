@@ -49,7 +49,7 @@ inline constexpr std::string_view kReasonNodeAffinity =
     "node(s) didn't match Pod's node affinity/selector";
 inline constexpr std::string_view kReasonTooManyPods = "Too many pods";
 // "node(s) had untolerated taint {<key>: <value>}".
-std::string UntoleratedTaintReason(const Taint& t);
+std::string UntoleratedTaintReason(const scheduling::Taint& t);
 // "Insufficient <resource>".
 std::string InsufficientResourceReason(std::string_view resource);
 

@@ -9,6 +9,9 @@
 namespace berth::placement {
 namespace {
 
+using scheduling::NodeSelectorRequirement;
+using scheduling::TaintEffect;
+using scheduling::Toleration;
 using testing::NodeBuilder;
 using testing::PodBuilder;
 constexpr auto kOk = FilterCode::kSuccess;

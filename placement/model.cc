@@ -1,9 +1,6 @@
 #include "placement/model.h"
 
 #include <algorithm>
-#include <charconv>
-
-#include "core/pod_requests.h"
 
 namespace berth::placement {
 
@@ -83,114 +80,6 @@ bool ResourceList::operator==(const ResourceList& o) const {
     }
   }
   return true;
-}
-
-ResourceList PodRequests(const PodResources& pod) { return EffectivePodRequests(pod); }
-
-// ---------------------------------------------------------------------------
-// Taints and tolerations
-
-std::string_view TaintEffectName(TaintEffect e) {
-  switch (e) {
-    case TaintEffect::kNoSchedule: return "NoSchedule";
-    case TaintEffect::kPreferNoSchedule: return "PreferNoSchedule";
-    case TaintEffect::kNoExecute: return "NoExecute";
-  }
-  return "";
-}
-
-bool Toleration::Tolerates(const Taint& t) const {
-  if (effect.has_value() && *effect != t.effect) return false;
-  if (!key.empty() && key != t.key) return false;
-  switch (op) {
-    case Operator::kExists: return true;
-    case Operator::kEqual: return value == t.value;
-  }
-  return false;
-}
-
-bool TolerationsTolerate(const std::vector<Toleration>& tolerations, const Taint& t) {
-  for (const auto& tol : tolerations) {
-    if (tol.Tolerates(t)) return true;
-  }
-  return false;
-}
-
-// ---------------------------------------------------------------------------
-// Node affinity
-
-namespace {
-
-bool ParseInt64(std::string_view s, int64_t* out) {
-  if (s.empty()) return false;
-  const char* begin = s.data();
-  // strconv.ParseInt accepts a leading '+'; from_chars does not.
-  if (*begin == '+') {
-    ++begin;
-    if (begin == s.data() + s.size() || *begin == '-') return false;
-  }
-  auto [ptr, ec] = std::from_chars(begin, s.data() + s.size(), *out, 10);
-  return ec == std::errc() && ptr == s.data() + s.size();
-}
-
-bool Contains(const std::vector<std::string>& values, std::string_view v) {
-  return std::find(values.begin(), values.end(), v) != values.end();
-}
-
-// Evaluates one requirement against a value that may be absent. Returns
-// nullopt when the requirement itself is invalid (the term then fails).
-std::optional<bool> MatchRequirement(const NodeSelectorRequirement& r,
-                                     const std::string* value) {
-  using Op = NodeSelectorRequirement::Operator;
-  switch (r.op) {
-    case Op::kIn:
-      if (r.values.empty()) return std::nullopt;
-      return value != nullptr && Contains(r.values, *value);
-    case Op::kNotIn:
-      if (r.values.empty()) return std::nullopt;
-      return value == nullptr || !Contains(r.values, *value);
-    case Op::kExists:
-      if (!r.values.empty()) return std::nullopt;
-      return value != nullptr;
-    case Op::kDoesNotExist:
-      if (!r.values.empty()) return std::nullopt;
-      return value == nullptr;
-    case Op::kGt:
-    case Op::kLt: {
-      int64_t bound = 0;
-      if (r.values.size() != 1 || !ParseInt64(r.values[0], &bound)) return std::nullopt;
-      int64_t actual = 0;
-      if (value == nullptr || !ParseInt64(*value, &actual)) return false;
-      return r.op == Op::kGt ? actual > bound : actual < bound;
-    }
-  }
-  return std::nullopt;
-}
-
-}  // namespace
-
-bool MatchesNodeSelectorTerm(const NodeSelectorTerm& term, const Node& node) {
-  if (term.match_expressions.empty() && term.match_fields.empty()) return false;
-  for (const auto& r : term.match_expressions) {
-    auto it = node.labels.find(r.key);
-    std::optional<bool> m = MatchRequirement(r, it == node.labels.end() ? nullptr : &it->second);
-    if (!m.value_or(false)) return false;
-  }
-  for (const auto& r : term.match_fields) {
-    using Op = NodeSelectorRequirement::Operator;
-    // Field selectors support metadata.name with In/NotIn only.
-    if (r.key != "metadata.name" || (r.op != Op::kIn && r.op != Op::kNotIn)) return false;
-    std::optional<bool> m = MatchRequirement(r, &node.name);
-    if (!m.value_or(false)) return false;
-  }
-  return true;
-}
-
-bool MatchesNodeSelectorTerms(const std::vector<NodeSelectorTerm>& terms, const Node& node) {
-  for (const auto& term : terms) {
-    if (MatchesNodeSelectorTerm(term, node)) return true;
-  }
-  return false;
 }
 
 // ---------------------------------------------------------------------------

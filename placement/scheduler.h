@@ -4,8 +4,8 @@
 // placement berth adds around it.
 //
 // Schedule(snapshot, pod):
-//   1. The pod's requests are computed (PodRequests, model.h) and compiled
-//      against the snapshot.
+//   1. The pod's requests are computed (scheduling::PodRequests,
+//      scheduling/pod_requests.h) and compiled against the snapshot.
 //   2. No node at all -> unschedulable, message "no nodes available to
 //      schedule pods".
 //   3. Nominated node first: when the pod has status.nominatedNodeName and

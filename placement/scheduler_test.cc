@@ -41,7 +41,11 @@ TEST(ScheduleTest, EqualScoresGoToTheSmallestNodeName) {
 
 TEST(ScheduleTest, PreferNoScheduleTaintSteersAway) {
   Snapshot s;
-  s.UpsertNode(NodeBuilder("a").Cpu("4").Memory("4Gi").Taint("spot", "true", TaintEffect::kPreferNoSchedule).Build());
+  s.UpsertNode(NodeBuilder("a")
+                   .Cpu("4")
+                   .Memory("4Gi")
+                   .Taint("spot", "true", scheduling::TaintEffect::kPreferNoSchedule)
+                   .Build());
   s.UpsertNode(NodeBuilder("b").Cpu("4").Memory("4Gi").Build());
   EXPECT_EQ(Schedule(s, PodBuilder("p").Cpu("1").Build()).node_name, "b");
 }

@@ -4,6 +4,9 @@
 #include <cmath>
 #include <cstdint>
 
+#include "scheduling/taint.h"
+#include "scheduling/toleration.h"
+
 namespace berth::placement {
 
 namespace {
@@ -52,13 +55,13 @@ int64_t BalancedAllocationScore(const PodUsage& pod, const NodeInfo& node, const
 
 int64_t IntolerablePreferNoScheduleTaints(const Pod& pod, const NodeInfo& node) {
   int64_t count = 0;
-  for (const Taint& t : node.taints()) {
-    if (t.effect != TaintEffect::kPreferNoSchedule) continue;
-    bool tolerated = std::any_of(pod.tolerations.begin(), pod.tolerations.end(),
-                                 [&](const Toleration& tol) {
-                                   return (!tol.effect || *tol.effect == TaintEffect::kPreferNoSchedule) &&
-                                          tol.Tolerates(t);
-                                 });
+  for (const scheduling::Taint& t : node.taints()) {
+    if (t.effect != scheduling::TaintEffect::kPreferNoSchedule) continue;
+    bool tolerated = std::any_of(
+        pod.tolerations.begin(), pod.tolerations.end(), [&](const scheduling::Toleration& tol) {
+          return (!tol.effect || *tol.effect == scheduling::TaintEffect::kPreferNoSchedule) &&
+                 tol.Tolerates(t);
+        });
     if (!tolerated) ++count;
   }
   return count;

@@ -7,6 +7,8 @@
 namespace berth::placement {
 namespace {
 
+using scheduling::TaintEffect;
+using scheduling::Toleration;
 using testing::NodeBuilder;
 using testing::PodBuilder;
 

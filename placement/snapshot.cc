@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "core/pod_requests.h"
+#include "scheduling/pod_requests.h"
 
 namespace berth::placement {
 
@@ -82,10 +82,10 @@ constexpr int64_t kDefaultMemoryRequestBytes = 200 * 1024 * 1024;  // schedutil.
 
 // The pod's requests with the scoring defaults for containers that request
 // no cpu / memory (resourcehelper NonMissingContainerRequests).
-ResourceList NonZeroRequests(const PodResources& resources) {
-  PodResources nz = resources;
-  auto fill = [](ContainerResources& c) {
-    c.requests = EffectiveContainerRequests(c);
+ResourceList NonZeroRequests(const scheduling::PodResources<ResourceList>& resources) {
+  scheduling::PodResources<ResourceList> nz = resources;
+  auto fill = [](scheduling::ContainerResources<ResourceList>& c) {
+    c.requests = scheduling::EffectiveContainerRequests(c);
     c.limits = ResourceList();
     if (!c.requests.Has(kCpu)) c.requests.Set(kCpu, Quantity::FromMilli(kDefaultMilliCpuRequest));
     if (!c.requests.Has(kMemory)) {
@@ -94,13 +94,13 @@ ResourceList NonZeroRequests(const PodResources& resources) {
   };
   for (auto& c : nz.containers) fill(c);
   for (auto& c : nz.init_containers) fill(c);
-  return EffectivePodRequests(nz);
+  return scheduling::PodRequests(nz);
 }
 
 template <typename Lookup>
 PodUsage CompileWith(const Pod& pod, Lookup&& lookup) {
   PodUsage u;
-  ResourceList req = PodRequests(pod.resources);
+  ResourceList req = scheduling::PodRequests(pod.resources);
   for (const auto& [name, q] : req.items()) {
     if (!IsSchedulableResource(name) || q.milli() <= 0) continue;
     ResourceId id = lookup(name);
@@ -172,11 +172,13 @@ void Snapshot::Recompile(NodeInfo& info) {
   info.memory_bytes_ = node.allocatable.Get(kMemory).Value();
   info.taints_ = node.taints;
   if (!node.ready) {
-    bool has_condition_taint = std::any_of(node.taints.begin(), node.taints.end(), [](const Taint& t) {
-      return t.key == kTaintNodeNotReady || t.key == kTaintNodeUnreachable;
-    });
+    bool has_condition_taint =
+        std::any_of(node.taints.begin(), node.taints.end(), [](const scheduling::Taint& t) {
+          return t.key == kTaintNodeNotReady || t.key == kTaintNodeUnreachable;
+        });
     if (!has_condition_taint) {
-      info.taints_.push_back({std::string(kTaintNodeNotReady), "", TaintEffect::kNoSchedule});
+      info.taints_.push_back(
+          {std::string(kTaintNodeNotReady), "", scheduling::TaintEffect::kNoSchedule});
     }
   }
 }

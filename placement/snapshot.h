@@ -10,7 +10,8 @@
 //     included: a pod holds its requests until its object is gone
 //     (reported-failures C31 — replacements must never collide with pods
 //     that are still shutting down).
-//   - requested: per resource, the sum of the pods' PodRequests (model.h).
+//   - requested: per resource, the sum of the pods' requests
+//     (scheduling::PodRequests, scheduling/pod_requests.h).
 //   - non-zero requested (scoring only): the same with 100m cpu and 200Mi
 //     memory assumed for containers that request none (schedutil
 //     DefaultMilliCPURequest / DefaultMemoryRequest), so best-effort pods do
@@ -116,7 +117,7 @@ class NodeInfo {
   const Node& node() const { return node_; }
   const std::string& name() const { return node_.name; }
   // spec.taints plus the implicit not-ready taint (see file comment).
-  const std::vector<Taint>& taints() const { return taints_; }
+  const std::vector<scheduling::Taint>& taints() const { return taints_; }
   int64_t Allocatable(ResourceId id) const {
     return static_cast<size_t>(id) < allocatable_.size() ? allocatable_[static_cast<size_t>(id)]
                                                          : 0;
@@ -134,7 +135,7 @@ class NodeInfo {
  private:
   friend class Snapshot;
   Node node_;
-  std::vector<Taint> taints_;
+  std::vector<scheduling::Taint> taints_;
   std::vector<int64_t> allocatable_;  // milli, by ResourceId
   int64_t allowed_pods_ = 0;
   int64_t cpu_milli_ = 0;

@@ -38,12 +38,13 @@ class FlavorBuilder {
     f_.node_labels[std::move(k)] = std::move(v);
     return *this;
   }
-  FlavorBuilder& Taint(std::string k, std::string v, TaintEffect e = TaintEffect::kNoSchedule) {
+  FlavorBuilder& Taint(std::string k, std::string v,
+                       scheduling::TaintEffect e = scheduling::TaintEffect::kNoSchedule) {
     f_.node_taints.push_back({std::move(k), std::move(v), e});
     return *this;
   }
-  FlavorBuilder& Toleration(std::string k, Toleration::Operator op, std::string v = "",
-                            std::optional<TaintEffect> e = std::nullopt) {
+  FlavorBuilder& Toleration(std::string k, scheduling::Toleration::Operator op, std::string v = "",
+                            std::optional<scheduling::TaintEffect> e = std::nullopt) {
     f_.tolerations.push_back({std::move(k), op, std::move(v), e});
     return *this;
   }
@@ -200,12 +201,12 @@ class WorkloadBuilder {
     w_.pod_sets.back().node_selector[std::move(k)] = std::move(v);
     return *this;
   }
-  WorkloadBuilder& AffinityTerm(NodeSelectorTerm t) {
+  WorkloadBuilder& AffinityTerm(scheduling::NodeSelectorTerm t) {
     w_.pod_sets.back().required_affinity_terms.push_back(std::move(t));
     return *this;
   }
-  WorkloadBuilder& Toleration(std::string k, Toleration::Operator op, std::string v = "",
-                              std::optional<TaintEffect> e = std::nullopt) {
+  WorkloadBuilder& Toleration(std::string k, scheduling::Toleration::Operator op, std::string v = "",
+                              std::optional<scheduling::TaintEffect> e = std::nullopt) {
     w_.pod_sets.back().tolerations.push_back({std::move(k), op, std::move(v), e});
     return *this;
   }

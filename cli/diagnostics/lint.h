@@ -12,7 +12,7 @@
 // (controllers/kueue/pod_set.h; a TrainJob's come from its runtime, which must
 // be in the view under trainer.kubeflow.org clustertrainingruntimes /
 // trainingruntimes). Its gang is the sum of the podSet counts. Per-pod
-// requests are Kueue's (requests, limits as defaults: core/pod_requests.h).
+// requests are Kueue's (requests, limits as defaults: scheduling/pod_requests.h).
 // The "accelerator" a cost is stated in is the first resource whose name
 // contains "gpu" that the job requests, else cpu.
 // A job's pod PriorityClass is resolved as kube-apiserver's Priority

@@ -1,8 +1,11 @@
 #include "controllers/kueue/decoder.h"
 
-#include "admission/pod_requests.h"
 #include "api/conditions.h"
 #include "core/quantity.h"
+#include "scheduling/node_selector.h"
+#include "scheduling/pod_requests.h"
+#include "scheduling/taint.h"
+#include "scheduling/toleration.h"
 
 namespace berth::controllers::kueue {
 
@@ -47,21 +50,21 @@ std::map<std::string, std::string> StringMap(const api::Object& v) {
   return out;
 }
 
-std::optional<admission::TaintEffect> DecodeEffect(const std::string& e) {
-  if (e == "NoSchedule") return admission::TaintEffect::kNoSchedule;
-  if (e == "PreferNoSchedule") return admission::TaintEffect::kPreferNoSchedule;
-  if (e == "NoExecute") return admission::TaintEffect::kNoExecute;
+std::optional<scheduling::TaintEffect> DecodeEffect(const std::string& e) {
+  if (e == "NoSchedule") return scheduling::TaintEffect::kNoSchedule;
+  if (e == "PreferNoSchedule") return scheduling::TaintEffect::kPreferNoSchedule;
+  if (e == "NoExecute") return scheduling::TaintEffect::kNoExecute;
   return std::nullopt;
 }
 
-std::vector<admission::Toleration> DecodeTolerations(const api::Object& list) {
-  std::vector<admission::Toleration> out;
+std::vector<scheduling::Toleration> DecodeTolerations(const api::Object& list) {
+  std::vector<scheduling::Toleration> out;
   if (!list.is_array()) return out;
   for (const api::Object& t : list) {
-    admission::Toleration tol;
+    scheduling::Toleration tol;
     tol.key = Str(At(t, {"key"}));
-    tol.op = Str(At(t, {"operator"})) == "Exists" ? admission::Toleration::Operator::kExists
-                                                  : admission::Toleration::Operator::kEqual;
+    tol.op = Str(At(t, {"operator"})) == "Exists" ? scheduling::Toleration::Operator::kExists
+                                                  : scheduling::Toleration::Operator::kEqual;
     tol.value = Str(At(t, {"value"}));
     tol.effect = DecodeEffect(Str(At(t, {"effect"})));
     out.push_back(std::move(tol));
@@ -105,28 +108,28 @@ admission::PreemptionPolicy DecodePreemptionPolicy(const std::string& s) {
   return admission::PreemptionPolicy::kNever;
 }
 
-admission::ContainerResources DecodeContainer(const api::Object& c, ResourceNames& names) {
-  admission::ContainerResources out;
+scheduling::ContainerResources<admission::ResourceList> DecodeContainer(const api::Object& c, ResourceNames& names) {
+  scheduling::ContainerResources<admission::ResourceList> out;
   out.requests = DecodeResourceList(At(c, {"resources", "requests"}), names);
   out.limits = DecodeResourceList(At(c, {"resources", "limits"}), names);
   out.restart_always = Str(At(c, {"restartPolicy"})) == "Always";
   return out;
 }
 
-std::vector<admission::NodeSelectorTerm> DecodeRequiredAffinity(const api::Object& spec) {
-  std::vector<admission::NodeSelectorTerm> out;
+std::vector<scheduling::NodeSelectorTerm> DecodeRequiredAffinity(const api::Object& spec) {
+  std::vector<scheduling::NodeSelectorTerm> out;
   const api::Object& terms =
       At(spec, {"affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms"});
   if (!terms.is_array()) return out;
   for (const api::Object& t : terms) {
-    admission::NodeSelectorTerm term;
+    scheduling::NodeSelectorTerm term;
     const api::Object& exprs = At(t, {"matchExpressions"});
     if (exprs.is_array()) {
       for (const api::Object& e : exprs) {
-        admission::NodeSelectorRequirement req;
+        scheduling::NodeSelectorRequirement req;
         req.key = Str(At(e, {"key"}));
         const std::string op = Str(At(e, {"operator"}));
-        using Op = admission::NodeSelectorRequirement::Operator;
+        using Op = scheduling::NodeSelectorRequirement::Operator;
         req.op = op == "NotIn"          ? Op::kNotIn
                  : op == "Exists"       ? Op::kExists
                  : op == "DoesNotExist" ? Op::kDoesNotExist
@@ -175,14 +178,14 @@ api::Object EncodeResourceList(const admission::ResourceList& list, const Resour
 admission::ResourceFlavor DecodeResourceFlavor(const api::Object& rf) {
   admission::ResourceFlavor out;
   out.name = api::Name(rf);
-  out.node_labels = StringMap(At(rf, {"spec", "nodeLabels"}));
+  for (const auto& [key, value] : StringMap(At(rf, {"spec", "nodeLabels"}))) out.node_labels.emplace(key, value);
   const api::Object& taints = At(rf, {"spec", "nodeTaints"});
   if (taints.is_array()) {
     for (const api::Object& t : taints) {
-      admission::Taint taint;
+      scheduling::Taint taint;
       taint.key = Str(At(t, {"key"}));
       taint.value = Str(At(t, {"value"}));
-      taint.effect = DecodeEffect(Str(At(t, {"effect"}))).value_or(admission::TaintEffect::kNoSchedule);
+      taint.effect = DecodeEffect(Str(At(t, {"effect"}))).value_or(scheduling::TaintEffect::kNoSchedule);
       out.node_taints.push_back(std::move(taint));
     }
   }
@@ -250,11 +253,11 @@ admission::PodSet DecodePodSet(const std::string& name, int32_t count, const api
   ps.name = name;
   ps.count = count;
   const api::Object& spec = At(pod_template, {"spec"});
-  admission::PodResources pod;
+  scheduling::PodResources<admission::ResourceList> pod;
   for (const api::Object& c : At(spec, {"containers"})) pod.containers.push_back(DecodeContainer(c, names));
   for (const api::Object& c : At(spec, {"initContainers"})) pod.init_containers.push_back(DecodeContainer(c, names));
   pod.overhead = DecodeResourceList(At(spec, {"overhead"}), names);
-  ps.requests = admission::PodRequests(pod);
+  ps.requests = scheduling::PodRequests(pod);
   ps.node_selector = StringMap(At(spec, {"nodeSelector"}));
   ps.required_affinity_terms = DecodeRequiredAffinity(spec);
   ps.tolerations = DecodeTolerations(At(spec, {"tolerations"}));

@@ -11,7 +11,7 @@
 //
 // Workload decoding (DecodeWorkload) follows Kueue's workload.Info:
 //   - podSets: per-pod requests from the template through
-//     admission::PodRequests (requests, limits as defaults, init containers,
+//     scheduling::PodRequests (requests, limits as defaults, init containers,
 //     sidecars, overhead: reported-failures C18); nodeSelector, required node
 //     affinity and tolerations for the flavor assigner; reclaimable pods from
 //     status.reclaimablePods;

@@ -56,7 +56,7 @@ TEST(DecoderTest, PodSetCountsRequestsNotLimitsWithInitAndSidecar) {
   EXPECT_EQ(ps.requests.Get(names.Find("memory")), 1024LL * 1024 * 1024 * 1000);
   EXPECT_EQ(ps.node_selector.at("zone"), "a");
   ASSERT_EQ(ps.tolerations.size(), 1u);
-  EXPECT_EQ(ps.tolerations[0].op, admission::Toleration::Operator::kExists);
+  EXPECT_EQ(ps.tolerations[0].op, scheduling::Toleration::Operator::kExists);
 }
 
 TEST(DecoderTest, AdmissionRoundTripAndWorkloadState) {

@@ -6,6 +6,10 @@
 #include "core/clock.h"
 #include "core/quantity.h"
 #include "placement/messages.h"
+#include "scheduling/node_selector.h"
+#include "scheduling/pod_requests.h"
+#include "scheduling/taint.h"
+#include "scheduling/toleration.h"
 
 namespace berth::controllers::scheduler {
 
@@ -62,21 +66,21 @@ std::map<std::string, std::string, std::less<>> DecodeStringMap(const api::Objec
   return out;
 }
 
-std::optional<placement::TaintEffect> DecodeEffect(const std::string& e) {
-  if (e == "NoSchedule") return placement::TaintEffect::kNoSchedule;
-  if (e == "PreferNoSchedule") return placement::TaintEffect::kPreferNoSchedule;
-  if (e == "NoExecute") return placement::TaintEffect::kNoExecute;
+std::optional<scheduling::TaintEffect> DecodeEffect(const std::string& e) {
+  if (e == "NoSchedule") return scheduling::TaintEffect::kNoSchedule;
+  if (e == "PreferNoSchedule") return scheduling::TaintEffect::kPreferNoSchedule;
+  if (e == "NoExecute") return scheduling::TaintEffect::kNoExecute;
   return std::nullopt;
 }
 
-std::vector<placement::Toleration> DecodeTolerations(const api::Object& list) {
-  std::vector<placement::Toleration> out;
+std::vector<scheduling::Toleration> DecodeTolerations(const api::Object& list) {
+  std::vector<scheduling::Toleration> out;
   if (!list.is_array()) return out;
   for (const api::Object& t : list) {
-    placement::Toleration tol;
+    scheduling::Toleration tol;
     tol.key = Str(At(t, {"key"}));
-    tol.op = Str(At(t, {"operator"})) == "Exists" ? placement::Toleration::Operator::kExists
-                                                  : placement::Toleration::Operator::kEqual;
+    tol.op = Str(At(t, {"operator"})) == "Exists" ? scheduling::Toleration::Operator::kExists
+                                                  : scheduling::Toleration::Operator::kEqual;
     tol.value = Str(At(t, {"value"}));
     tol.effect = DecodeEffect(Str(At(t, {"effect"})));
     out.push_back(std::move(tol));
@@ -84,12 +88,12 @@ std::vector<placement::Toleration> DecodeTolerations(const api::Object& list) {
   return out;
 }
 
-std::vector<placement::NodeSelectorRequirement> DecodeRequirements(const api::Object& list) {
-  using Op = placement::NodeSelectorRequirement::Operator;
-  std::vector<placement::NodeSelectorRequirement> out;
+std::vector<scheduling::NodeSelectorRequirement> DecodeRequirements(const api::Object& list) {
+  using Op = scheduling::NodeSelectorRequirement::Operator;
+  std::vector<scheduling::NodeSelectorRequirement> out;
   if (!list.is_array()) return out;
   for (const api::Object& r : list) {
-    placement::NodeSelectorRequirement req;
+    scheduling::NodeSelectorRequirement req;
     req.key = Str(At(r, {"key"}));
     const std::string op = Str(At(r, {"operator"}));
     if (op == "In") {
@@ -105,8 +109,9 @@ std::vector<placement::NodeSelectorRequirement> DecodeRequirements(const api::Ob
     } else if (op == "Lt") {
       req.op = Op::kLt;
     } else {
-      // An unknown operator makes the term match nothing (model.h); "Gt"
-      // without values is invalid and has that effect.
+      // An unknown operator makes the term match nothing
+      // (scheduling/node_selector.h); "Gt" without values is invalid and has
+      // that effect.
       req.op = Op::kGt;
       req.values.clear();
       out.push_back(std::move(req));
@@ -121,8 +126,8 @@ std::vector<placement::NodeSelectorRequirement> DecodeRequirements(const api::Ob
   return out;
 }
 
-placement::ContainerResources DecodeContainer(const api::Object& c) {
-  placement::ContainerResources out;
+scheduling::ContainerResources<placement::ResourceList> DecodeContainer(const api::Object& c) {
+  scheduling::ContainerResources<placement::ResourceList> out;
   out.requests = DecodeResourceList(At(c, {"resources", "requests"}));
   out.limits = DecodeResourceList(At(c, {"resources", "limits"}));
   out.restart_always = Str(At(c, {"restartPolicy"})) == "Always";
@@ -142,7 +147,7 @@ placement::Node DecodeNode(const api::Object& obj) {
   const api::Object& taints = At(obj, {"spec", "taints"});
   if (taints.is_array()) {
     for (const api::Object& t : taints) {
-      std::optional<placement::TaintEffect> effect = DecodeEffect(Str(At(t, {"effect"})));
+      std::optional<scheduling::TaintEffect> effect = DecodeEffect(Str(At(t, {"effect"})));
       if (!effect) continue;
       n.taints.push_back({Str(At(t, {"key"})), Str(At(t, {"value"})), *effect});
     }
@@ -183,7 +188,7 @@ placement::Pod DecodePod(const api::Object& obj) {
   const api::Object& required =
       At(spec, {"affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution"});
   if (required.is_object()) {
-    std::vector<placement::NodeSelectorTerm> terms;
+    std::vector<scheduling::NodeSelectorTerm> terms;
     const api::Object& list = At(required, {"nodeSelectorTerms"});
     if (list.is_array()) {
       for (const api::Object& t : list) {

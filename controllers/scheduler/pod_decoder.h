@@ -16,8 +16,8 @@
 //     restartPolicy Always = sidecar), overhead; status.nominatedNodeName,
 //     status.startTime; condition DisruptionTarget=True with reason
 //     PreemptionByScheduler (terminating_by_preemption).
-//     The effective request is computed later by placement::PodRequests
-//     (core/pod_requests.h, reported-failures C18).
+//     The effective request is computed later by scheduling::PodRequests
+//     (scheduling/pod_requests.h, reported-failures C18).
 //   Quantities: strings or JSON numbers, parsed with berth::Quantity; a
 //     malformed one decodes as absent (schema validation rejects them before
 //     they are stored; a controller never crashes on a bad object).

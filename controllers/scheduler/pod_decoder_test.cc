@@ -6,7 +6,7 @@ namespace berth::controllers::scheduler {
 namespace {
 
 using placement::PreemptionPolicy;
-using placement::TaintEffect;
+using scheduling::TaintEffect;
 
 TEST(PodDecoderTest, NodeFields) {
   api::Object n = api::Object::parse(R"({"apiVersion": "v1", "kind": "Node",
@@ -65,24 +65,24 @@ TEST(PodDecoderTest, PodFieldsAndEffectiveRequests) {
   EXPECT_EQ(pod.node_selector.at("zone"), "a");
   ASSERT_TRUE(pod.required_node_affinity.has_value());
   ASSERT_EQ(pod.required_node_affinity->size(), 1u);
-  const placement::NodeSelectorTerm& term = (*pod.required_node_affinity)[0];
+  const scheduling::NodeSelectorTerm& term = (*pod.required_node_affinity)[0];
   ASSERT_EQ(term.match_expressions.size(), 1u);
-  EXPECT_EQ(term.match_expressions[0].op, placement::NodeSelectorRequirement::Operator::kIn);
+  EXPECT_EQ(term.match_expressions[0].op, scheduling::NodeSelectorRequirement::Operator::kIn);
   EXPECT_EQ(term.match_expressions[0].values, (std::vector<std::string>{"a100", "h100"}));
   ASSERT_EQ(term.match_fields.size(), 1u);
-  EXPECT_EQ(term.match_fields[0].op, placement::NodeSelectorRequirement::Operator::kNotIn);
+  EXPECT_EQ(term.match_fields[0].op, scheduling::NodeSelectorRequirement::Operator::kNotIn);
   ASSERT_EQ(pod.tolerations.size(), 2u);
-  EXPECT_EQ(pod.tolerations[0].op, placement::Toleration::Operator::kExists);
+  EXPECT_EQ(pod.tolerations[0].op, scheduling::Toleration::Operator::kExists);
   EXPECT_EQ(pod.tolerations[0].effect, TaintEffect::kNoSchedule);
-  EXPECT_EQ(pod.tolerations[1].op, placement::Toleration::Operator::kEqual);
+  EXPECT_EQ(pod.tolerations[1].op, scheduling::Toleration::Operator::kEqual);
   EXPECT_FALSE(pod.tolerations[1].effect.has_value());
   EXPECT_EQ(pod.nominated_node_name, "n2");
   EXPECT_TRUE(pod.start_time.has_value());
   EXPECT_TRUE(pod.terminating);
   EXPECT_TRUE(pod.terminating_by_preemption);
-  // C18 through core/pod_requests.h: sidecar 100m + main 100m (limit as
-  // request) vs init 200m + sidecar 100m = 300m, then overhead 10m.
-  placement::ResourceList req = placement::PodRequests(pod.resources);
+  // C18 through scheduling/pod_requests.h: sidecar 100m + main 100m (limit
+  // as request) vs init 200m + sidecar 100m = 300m, then overhead 10m.
+  placement::ResourceList req = scheduling::PodRequests(pod.resources);
   EXPECT_EQ(req.Get("cpu"), Quantity::MustParse("310m"));
   EXPECT_EQ(req.Get("memory"), Quantity::MustParse("1Gi"));
 }

@@ -45,7 +45,8 @@ class NodeBuilder {
     node_.labels[std::move(k)] = std::move(v);
     return *this;
   }
-  NodeBuilder& Taint(std::string k, std::string v, TaintEffect e = TaintEffect::kNoSchedule) {
+  NodeBuilder& Taint(std::string k, std::string v,
+                     scheduling::TaintEffect e = scheduling::TaintEffect::kNoSchedule) {
     node_.taints.push_back({std::move(k), std::move(v), e});
     return *this;
   }
@@ -94,11 +95,11 @@ class PodBuilder {
     pod_.node_selector[std::move(k)] = std::move(v);
     return *this;
   }
-  PodBuilder& RequiredAffinity(std::vector<NodeSelectorTerm> terms) {
+  PodBuilder& RequiredAffinity(std::vector<scheduling::NodeSelectorTerm> terms) {
     pod_.required_node_affinity = std::move(terms);
     return *this;
   }
-  PodBuilder& Tolerate(Toleration t) {
+  PodBuilder& Tolerate(scheduling::Toleration t) {
     pod_.tolerations.push_back(std::move(t));
     return *this;
   }

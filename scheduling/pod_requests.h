@@ -1,8 +1,10 @@
-// EffectivePodRequests: a pod's effective resource request, computed once for
-// the two layers that count it — Kueue quota (admission/) and kube-scheduler
-// node fit (placement/) — which use the same Kubernetes helper
-// (k8s.io/component-helpers/resource.PodRequests) and therefore the same
-// formula (reported-failures C18):
+// A pod's resource requests as the two scheduling layers count them: the
+// resource part of a PodSpec (ContainerResources, PodResources) and the
+// pod's effective request, computed once for Kueue quota (admission/) and
+// kube-scheduler node fit (placement/), which use the same Kubernetes helper
+// (k8s.io/component-helpers/resource.PodRequests; Kueue through
+// pkg/workload/resources.go) and therefore the same formula
+// (reported-failures C18):
 //
 //   1. In every container (regular, init, sidecar) a resource that has a
 //      limit but no request gets request = limit (the API server's pod
@@ -19,25 +21,42 @@
 //   Worked example (kubernetes/website PR #57373): sidecar 100m, then an init
 //   container 200m, then an app container 100m -> 300m.
 //
-// Generic over the caller's resource-list and pod shapes so each layer keeps
-// its own representation (interned ids in admission/, names in placement/):
-//   List   : default-constructible; items() iterable over pairs whose .first
-//            is the key and .second the amount; Has(key); Set(key, amount);
-//            AddAll(const List&) (per-key sum); MaxWith(const List&)
-//            (per-key max). Arithmetic saturation is the List's business.
-//   PodT   : members init_containers and containers (ranges of a container
-//            type with members `List requests`, `List limits`,
-//            `bool restart_always`) and `List overhead`.
+// Generic over the caller's resource list so each layer keeps its own
+// representation (interned ids and milli-unit amounts in admission/, names
+// and Quantities in placement/). `List` must be default-constructible and
+// copyable and provide: items() iterable over pairs whose .first is the key
+// and .second the amount; Has(key); Set(key, amount); AddAll(const List&)
+// (per-key sum); MaxWith(const List&) (per-key max). Arithmetic saturation
+// is the List's business.
 //
-// Thread-safety: pure functions.
+// Thread-safety: plain values and pure functions.
 #pragma once
 
-namespace berth {
+#include <vector>
+
+namespace berth::scheduling {
+
+// The resource part of one container of a PodSpec.
+template <typename List>
+struct ContainerResources {
+  List requests;  // resources.requests
+  List limits;    // resources.limits
+  // Init containers only: restartPolicy: Always (a sidecar).
+  bool restart_always = false;
+};
+
+// The resource part of a PodSpec.
+template <typename List>
+struct PodResources {
+  std::vector<ContainerResources<List>> init_containers;  // in declaration order
+  std::vector<ContainerResources<List>> containers;
+  List overhead;  // spec.overhead
+};
 
 // A container's requests with missing requests defaulted to its limits (step 1).
-template <typename ContainerT>
-auto EffectiveContainerRequests(const ContainerT& c) -> decltype(c.requests) {
-  auto out = c.requests;
+template <typename List>
+List EffectiveContainerRequests(const ContainerResources<List>& c) {
+  List out = c.requests;
   for (const auto& item : c.limits.items()) {
     if (!out.Has(item.first)) out.Set(item.first, item.second);
   }
@@ -45,9 +64,8 @@ auto EffectiveContainerRequests(const ContainerT& c) -> decltype(c.requests) {
 }
 
 // The pod's effective request per resource (steps 1-5 above).
-template <typename PodT>
-auto EffectivePodRequests(const PodT& pod) -> decltype(pod.overhead) {
-  using List = decltype(pod.overhead);
+template <typename List>
+List PodRequests(const PodResources<List>& pod) {
   List running;
   for (const auto& c : pod.containers) running.AddAll(EffectiveContainerRequests(c));
   List sidecars;   // sidecars declared so far
@@ -68,4 +86,4 @@ auto EffectivePodRequests(const PodT& pod) -> decltype(pod.overhead) {
   return running;
 }
 
-}  // namespace berth
+}  // namespace berth::scheduling
