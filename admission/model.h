@@ -193,7 +193,7 @@ struct PodSet {
   // Effective requests of ONE pod (scheduling/pod_requests.h: how they are
   // derived from containers; requests, never limits).
   ResourceList requests;
-  std::map<std::string, std::string> node_selector;
+  scheduling::Labels node_selector;
   std::vector<scheduling::NodeSelectorTerm> required_affinity_terms;  // ORed; empty: none
   std::vector<scheduling::Toleration> tolerations;
   // status.reclaimablePods for this podSet: pods that finished and whose

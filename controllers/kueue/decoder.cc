@@ -1,6 +1,8 @@
 #include "controllers/kueue/decoder.h"
 
 #include "api/conditions.h"
+#include "api/unstructured.h"
+#include "controllers/common/scheduling_decoder.h"
 #include "core/quantity.h"
 #include "scheduling/node_selector.h"
 #include "scheduling/pod_requests.h"
@@ -24,72 +26,24 @@ const client::GroupVersionResource kPriorityClasses{"scheduling.k8s.io", "v1", "
 
 namespace {
 
-const api::Object& Empty() {
-  static const api::Object kNull;
-  return kNull;
-}
-
-// obj[a][b]... with missing steps reading as null.
-const api::Object& At(const api::Object& obj, std::initializer_list<const char*> path) {
-  const api::Object* cur = &obj;
-  for (const char* p : path) {
-    if (!cur->is_object()) return Empty();
-    auto it = cur->find(p);
-    if (it == cur->end()) return Empty();
-    cur = &*it;
-  }
-  return *cur;
-}
-
-std::string Str(const api::Object& v) { return v.is_string() ? v.get<std::string>() : std::string(); }
-
-std::map<std::string, std::string> StringMap(const api::Object& v) {
-  std::map<std::string, std::string> out;
-  if (!v.is_object()) return out;
-  for (auto it = v.begin(); it != v.end(); ++it) out[it.key()] = Str(it.value());
-  return out;
-}
-
-std::optional<scheduling::TaintEffect> DecodeEffect(const std::string& e) {
-  if (e == "NoSchedule") return scheduling::TaintEffect::kNoSchedule;
-  if (e == "PreferNoSchedule") return scheduling::TaintEffect::kPreferNoSchedule;
-  if (e == "NoExecute") return scheduling::TaintEffect::kNoExecute;
-  return std::nullopt;
-}
-
-std::vector<scheduling::Toleration> DecodeTolerations(const api::Object& list) {
-  std::vector<scheduling::Toleration> out;
-  if (!list.is_array()) return out;
-  for (const api::Object& t : list) {
-    scheduling::Toleration tol;
-    tol.key = Str(At(t, {"key"}));
-    tol.op = Str(At(t, {"operator"})) == "Exists" ? scheduling::Toleration::Operator::kExists
-                                                  : scheduling::Toleration::Operator::kEqual;
-    tol.value = Str(At(t, {"value"}));
-    tol.effect = DecodeEffect(Str(At(t, {"effect"})));
-    out.push_back(std::move(tol));
-  }
-  return out;
-}
-
 std::vector<admission::ResourceGroup> DecodeResourceGroups(const api::Object& groups, ResourceNames& names) {
   std::vector<admission::ResourceGroup> out;
   if (!groups.is_array()) return out;
   for (const api::Object& g : groups) {
     admission::ResourceGroup rg;
-    for (const api::Object& r : At(g, {"coveredResources"})) rg.covered_resources.push_back(names.Intern(Str(r)));
-    const api::Object& flavors = At(g, {"flavors"});
+    for (const api::Object& r : NestedField(g, {"coveredResources"})) rg.covered_resources.push_back(names.Intern(AsString(r)));
+    const api::Object& flavors = NestedField(g, {"flavors"});
     if (flavors.is_array()) {
       for (const api::Object& f : flavors) {
         admission::FlavorQuotas fq;
-        fq.flavor = Str(At(f, {"name"}));
-        const api::Object& resources = At(f, {"resources"});
+        fq.flavor = NestedString(f, {"name"});
+        const api::Object& resources = NestedField(f, {"resources"});
         if (resources.is_array()) {
           for (const api::Object& r : resources) {
             admission::ResourceQuota q;
-            q.nominal = DecodeAmount(At(r, {"nominalQuota"}));
-            if (const api::Object& b = At(r, {"borrowingLimit"}); !b.is_null()) q.borrowing_limit = DecodeAmount(b);
-            if (const api::Object& l = At(r, {"lendingLimit"}); !l.is_null()) q.lending_limit = DecodeAmount(l);
+            q.nominal = DecodeAmount(NestedField(r, {"nominalQuota"}));
+            if (const api::Object& b = NestedField(r, {"borrowingLimit"}); !b.is_null()) q.borrowing_limit = DecodeAmount(b);
+            if (const api::Object& l = NestedField(r, {"lendingLimit"}); !l.is_null()) q.lending_limit = DecodeAmount(l);
             fq.resources.push_back(q);
           }
         }
@@ -110,54 +64,26 @@ admission::PreemptionPolicy DecodePreemptionPolicy(const std::string& s) {
 
 scheduling::ContainerResources<admission::ResourceList> DecodeContainer(const api::Object& c, ResourceNames& names) {
   scheduling::ContainerResources<admission::ResourceList> out;
-  out.requests = DecodeResourceList(At(c, {"resources", "requests"}), names);
-  out.limits = DecodeResourceList(At(c, {"resources", "limits"}), names);
-  out.restart_always = Str(At(c, {"restartPolicy"})) == "Always";
+  out.requests = DecodeResourceList(NestedField(c, {"resources", "requests"}), names);
+  out.limits = DecodeResourceList(NestedField(c, {"resources", "limits"}), names);
+  out.restart_always = NestedString(c, {"restartPolicy"}) == "Always";
   return out;
 }
 
+// The pod's required node affinity as Kueue's flavor assigner reads it: matchExpressions only
+// (pkg/scheduler/flavorassigner flavorSelector copies no matchFields).
 std::vector<scheduling::NodeSelectorTerm> DecodeRequiredAffinity(const api::Object& spec) {
-  std::vector<scheduling::NodeSelectorTerm> out;
-  const api::Object& terms =
-      At(spec, {"affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms"});
-  if (!terms.is_array()) return out;
-  for (const api::Object& t : terms) {
-    scheduling::NodeSelectorTerm term;
-    const api::Object& exprs = At(t, {"matchExpressions"});
-    if (exprs.is_array()) {
-      for (const api::Object& e : exprs) {
-        scheduling::NodeSelectorRequirement req;
-        req.key = Str(At(e, {"key"}));
-        const std::string op = Str(At(e, {"operator"}));
-        using Op = scheduling::NodeSelectorRequirement::Operator;
-        req.op = op == "NotIn"          ? Op::kNotIn
-                 : op == "Exists"       ? Op::kExists
-                 : op == "DoesNotExist" ? Op::kDoesNotExist
-                 : op == "Gt"           ? Op::kGt
-                 : op == "Lt"           ? Op::kLt
-                                        : Op::kIn;
-        for (const api::Object& v : At(e, {"values"})) req.values.push_back(Str(v));
-        term.match_expressions.push_back(std::move(req));
-      }
-    }
-    out.push_back(std::move(term));
-  }
-  return out;
+  std::vector<scheduling::NodeSelectorTerm> terms = DecodeNodeSelectorTerms(
+      NestedField(spec, {"affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution"}));
+  for (scheduling::NodeSelectorTerm& t : terms) t.match_fields.clear();
+  return terms;
 }
 
 }  // namespace
 
 Amount DecodeAmount(const api::Object& value) {
-  std::string text;
-  if (value.is_string()) {
-    text = value.get<std::string>();
-  } else if (value.is_number()) {
-    text = value.dump();
-  } else {
-    return 0;
-  }
-  auto q = Quantity::Parse(text);
-  return q.ok() ? q.value().milli() : 0;
+  std::optional<Quantity> q = DecodeQuantity(value);
+  return q ? q->milli() : 0;
 }
 
 std::string EncodeAmount(Amount a) { return Quantity::FromMilli(a).String(); }
@@ -178,23 +104,23 @@ api::Object EncodeResourceList(const admission::ResourceList& list, const Resour
 admission::ResourceFlavor DecodeResourceFlavor(const api::Object& rf) {
   admission::ResourceFlavor out;
   out.name = api::Name(rf);
-  for (const auto& [key, value] : StringMap(At(rf, {"spec", "nodeLabels"}))) out.node_labels.emplace(key, value);
-  const api::Object& taints = At(rf, {"spec", "nodeTaints"});
+  out.node_labels = DecodeLabels(NestedField(rf, {"spec", "nodeLabels"}));
+  const api::Object& taints = NestedField(rf, {"spec", "nodeTaints"});
   if (taints.is_array()) {
     for (const api::Object& t : taints) {
       scheduling::Taint taint;
-      taint.key = Str(At(t, {"key"}));
-      taint.value = Str(At(t, {"value"}));
-      taint.effect = DecodeEffect(Str(At(t, {"effect"}))).value_or(scheduling::TaintEffect::kNoSchedule);
+      taint.key = NestedString(t, {"key"});
+      taint.value = NestedString(t, {"value"});
+      taint.effect = DecodeTaintEffect(NestedString(t, {"effect"})).value_or(scheduling::TaintEffect::kNoSchedule);
       out.node_taints.push_back(std::move(taint));
     }
   }
-  out.tolerations = DecodeTolerations(At(rf, {"spec", "tolerations"}));
+  out.tolerations = DecodeTolerations(NestedField(rf, {"spec", "tolerations"}));
   return out;
 }
 
 admission::StopPolicy DecodeStopPolicy(const api::Object& spec) {
-  const std::string s = Str(At(spec, {"stopPolicy"}));
+  const std::string s = NestedString(spec, {"stopPolicy"});
   if (s == "Hold") return admission::StopPolicy::kHold;
   if (s == "HoldAndDrain") return admission::StopPolicy::kHoldAndDrain;
   return admission::StopPolicy::kNone;
@@ -203,32 +129,32 @@ admission::StopPolicy DecodeStopPolicy(const api::Object& spec) {
 admission::ClusterQueue DecodeClusterQueue(const api::Object& cq, ResourceNames& names) {
   admission::ClusterQueue out;
   out.name = api::Name(cq);
-  const api::Object& spec = At(cq, {"spec"});
-  out.cohort = Str(At(spec, {"cohortName"}));
-  out.resource_groups = DecodeResourceGroups(At(spec, {"resourceGroups"}), names);
-  out.queueing_strategy = Str(At(spec, {"queueingStrategy"})) == "StrictFIFO"
+  const api::Object& spec = NestedField(cq, {"spec"});
+  out.cohort = NestedString(spec, {"cohortName"});
+  out.resource_groups = DecodeResourceGroups(NestedField(spec, {"resourceGroups"}), names);
+  out.queueing_strategy = NestedString(spec, {"queueingStrategy"}) == "StrictFIFO"
                               ? admission::QueueingStrategy::kStrictFIFO
                               : admission::QueueingStrategy::kBestEffortFIFO;
-  const api::Object& ff = At(spec, {"flavorFungibility"});
-  out.flavor_fungibility.when_can_borrow = Str(At(ff, {"whenCanBorrow"})) == "TryNextFlavor"
+  const api::Object& ff = NestedField(spec, {"flavorFungibility"});
+  out.flavor_fungibility.when_can_borrow = NestedString(ff, {"whenCanBorrow"}) == "TryNextFlavor"
                                                ? admission::FungibilityPolicy::kTryNextFlavor
                                                : admission::FungibilityPolicy::kMayStopSearch;
-  out.flavor_fungibility.when_can_preempt = Str(At(ff, {"whenCanPreempt"})) == "MayStopSearch"
+  out.flavor_fungibility.when_can_preempt = NestedString(ff, {"whenCanPreempt"}) == "MayStopSearch"
                                                 ? admission::FungibilityPolicy::kMayStopSearch
                                                 : admission::FungibilityPolicy::kTryNextFlavor;
-  const std::string pref = Str(At(ff, {"preference"}));
+  const std::string pref = NestedString(ff, {"preference"});
   out.flavor_fungibility.preference = pref == "BorrowingOverPreemption"
                                           ? admission::FungibilityPreference::kBorrowingOverPreemption
                                       : pref == "PreemptionOverBorrowing"
                                           ? admission::FungibilityPreference::kPreemptionOverBorrowing
                                           : admission::FungibilityPreference::kUnset;
-  const api::Object& pre = At(spec, {"preemption"});
-  out.preemption.reclaim_within_cohort = DecodePreemptionPolicy(Str(At(pre, {"reclaimWithinCohort"})));
-  out.preemption.within_cluster_queue = DecodePreemptionPolicy(Str(At(pre, {"withinClusterQueue"})));
-  if (Str(At(pre, {"borrowWithinCohort", "policy"})) == "LowerPriority") {
+  const api::Object& pre = NestedField(spec, {"preemption"});
+  out.preemption.reclaim_within_cohort = DecodePreemptionPolicy(NestedString(pre, {"reclaimWithinCohort"}));
+  out.preemption.within_cluster_queue = DecodePreemptionPolicy(NestedString(pre, {"withinClusterQueue"}));
+  if (NestedString(pre, {"borrowWithinCohort", "policy"}) == "LowerPriority") {
     out.preemption.borrow_within_cohort.policy = admission::BorrowWithinCohort::Policy::kLowerPriority;
   }
-  if (const api::Object& t = At(pre, {"borrowWithinCohort", "maxPriorityThreshold"}); t.is_number_integer()) {
+  if (const api::Object& t = NestedField(pre, {"borrowWithinCohort", "maxPriorityThreshold"}); t.is_number_integer()) {
     out.preemption.borrow_within_cohort.max_priority_threshold = t.get<int32_t>();
   }
   out.stop_policy = DecodeStopPolicy(spec);
@@ -242,8 +168,8 @@ admission::ClusterQueue DecodeClusterQueue(const api::Object& cq, ResourceNames&
 admission::Cohort DecodeCohort(const api::Object& cohort, ResourceNames& names) {
   admission::Cohort out;
   out.name = api::Name(cohort);
-  out.parent = Str(At(cohort, {"spec", "parentName"}));
-  out.resource_groups = DecodeResourceGroups(At(cohort, {"spec", "resourceGroups"}), names);
+  out.parent = NestedString(cohort, {"spec", "parentName"});
+  out.resource_groups = DecodeResourceGroups(NestedField(cohort, {"spec", "resourceGroups"}), names);
   return out;
 }
 
@@ -252,38 +178,38 @@ admission::PodSet DecodePodSet(const std::string& name, int32_t count, const api
   admission::PodSet ps;
   ps.name = name;
   ps.count = count;
-  const api::Object& spec = At(pod_template, {"spec"});
+  const api::Object& spec = NestedField(pod_template, {"spec"});
   scheduling::PodResources<admission::ResourceList> pod;
-  for (const api::Object& c : At(spec, {"containers"})) pod.containers.push_back(DecodeContainer(c, names));
-  for (const api::Object& c : At(spec, {"initContainers"})) pod.init_containers.push_back(DecodeContainer(c, names));
-  pod.overhead = DecodeResourceList(At(spec, {"overhead"}), names);
+  for (const api::Object& c : NestedField(spec, {"containers"})) pod.containers.push_back(DecodeContainer(c, names));
+  for (const api::Object& c : NestedField(spec, {"initContainers"})) pod.init_containers.push_back(DecodeContainer(c, names));
+  pod.overhead = DecodeResourceList(NestedField(spec, {"overhead"}), names);
   ps.requests = scheduling::PodRequests(pod);
-  ps.node_selector = StringMap(At(spec, {"nodeSelector"}));
+  ps.node_selector = DecodeLabels(NestedField(spec, {"nodeSelector"}));
   ps.required_affinity_terms = DecodeRequiredAffinity(spec);
-  ps.tolerations = DecodeTolerations(At(spec, {"tolerations"}));
+  ps.tolerations = DecodeTolerations(NestedField(spec, {"tolerations"}));
   return ps;
 }
 
 std::optional<admission::Admission> DecodeAdmission(const api::Object& workload, ResourceNames& names) {
-  const api::Object& adm = At(workload, {"status", "admission"});
+  const api::Object& adm = NestedField(workload, {"status", "admission"});
   if (!adm.is_object()) return std::nullopt;
   admission::Admission out;
-  out.cluster_queue = Str(At(adm, {"clusterQueue"}));
-  const api::Object& psas = At(adm, {"podSetAssignments"});
+  out.cluster_queue = NestedString(adm, {"clusterQueue"});
+  const api::Object& psas = NestedField(adm, {"podSetAssignments"});
   if (psas.is_array()) {
     for (const api::Object& p : psas) {
       admission::PodSetAssignment psa;
-      psa.name = Str(At(p, {"name"}));
-      const api::Object& flavors = At(p, {"flavors"});
+      psa.name = NestedString(p, {"name"});
+      const api::Object& flavors = NestedField(p, {"flavors"});
       if (flavors.is_object()) {
         for (auto it = flavors.begin(); it != flavors.end(); ++it) {
-          psa.flavors.push_back({names.Intern(it.key()), Str(it.value())});
+          psa.flavors.push_back({names.Intern(it.key()), AsString(it.value())});
         }
         std::sort(psa.flavors.begin(), psa.flavors.end(),
                   [](const auto& a, const auto& b) { return a.resource < b.resource; });
       }
-      psa.resource_usage = DecodeResourceList(At(p, {"resourceUsage"}), names);
-      const api::Object& count = At(p, {"count"});
+      psa.resource_usage = DecodeResourceList(NestedField(p, {"resourceUsage"}), names);
+      const api::Object& count = NestedField(p, {"count"});
       psa.count = count.is_number_integer() ? count.get<int32_t>() : 0;
       out.pod_sets.push_back(std::move(psa));
     }
@@ -309,29 +235,29 @@ admission::Workload DecodeWorkload(const api::Object& wl, ResourceNames& names) 
   out.uid = api::Uid(wl);
   out.namespace_name = api::Namespace(wl);
   out.name = api::Name(wl);
-  const api::Object& spec = At(wl, {"spec"});
+  const api::Object& spec = NestedField(wl, {"spec"});
   std::map<std::string, int32_t> reclaimable;
-  for (const api::Object& r : At(wl, {"status", "reclaimablePods"})) {
-    const api::Object& c = At(r, {"count"});
-    reclaimable[Str(At(r, {"name"}))] = c.is_number_integer() ? c.get<int32_t>() : 0;
+  for (const api::Object& r : NestedField(wl, {"status", "reclaimablePods"})) {
+    const api::Object& c = NestedField(r, {"count"});
+    reclaimable[NestedString(r, {"name"})] = c.is_number_integer() ? c.get<int32_t>() : 0;
   }
-  const api::Object& pod_sets = At(spec, {"podSets"});
+  const api::Object& pod_sets = NestedField(spec, {"podSets"});
   if (pod_sets.is_array()) {
     for (const api::Object& p : pod_sets) {
-      const api::Object& c = At(p, {"count"});
-      std::string name = Str(At(p, {"name"}));
+      const api::Object& c = NestedField(p, {"count"});
+      std::string name = NestedString(p, {"name"});
       if (name.empty()) name = "main";
-      admission::PodSet ps = DecodePodSet(name, c.is_number_integer() ? c.get<int32_t>() : 1, At(p, {"template"}), names);
+      admission::PodSet ps = DecodePodSet(name, c.is_number_integer() ? c.get<int32_t>() : 1, NestedField(p, {"template"}), names);
       ps.reclaimable = reclaimable.count(name) ? reclaimable[name] : 0;
       out.pod_sets.push_back(std::move(ps));
     }
   }
-  if (const api::Object& p = At(spec, {"priority"}); p.is_number_integer()) out.priority = p.get<int32_t>();
-  if (const api::Object& a = At(spec, {"active"}); a.is_boolean()) out.active = a.get<bool>();
+  if (const api::Object& p = NestedField(spec, {"priority"}); p.is_number_integer()) out.priority = p.get<int32_t>();
+  if (const api::Object& a = NestedField(spec, {"active"}); a.is_boolean()) out.active = a.get<bool>();
   out.finished = IsConditionTrue(wl, "Finished");
   out.queue_order_timestamp = CreationTime(wl);
   Time requeue_at;
-  if (ParseRfc3339(Str(At(wl, {"status", "requeueState", "requeueAt"})), &requeue_at)) out.requeue_at = requeue_at;
+  if (ParseRfc3339(NestedString(wl, {"status", "requeueState", "requeueAt"}), &requeue_at)) out.requeue_at = requeue_at;
   if (const api::Object* qr = FindCondition(wl, "QuotaReserved"); qr != nullptr && qr->value("status", "") == "False") {
     out.pending_reason = qr->value("reason", "");
     out.pending_message = qr->value("message", "");
@@ -365,17 +291,17 @@ Time CreationTime(const api::Object& obj) {
 }
 
 std::string Label(const api::Object& obj, const std::string& key) {
-  return Str(At(obj, {"metadata", "labels", key.c_str()}));
+  return NestedString(obj, {"metadata", "labels", key.c_str()});
 }
 
 std::optional<std::string> Annotation(const api::Object& obj, const std::string& key) {
-  const api::Object& v = At(obj, {"metadata", "annotations", key.c_str()});
+  const api::Object& v = NestedField(obj, {"metadata", "annotations", key.c_str()});
   if (!v.is_string()) return std::nullopt;
   return v.get<std::string>();
 }
 
 bool HasFinalizer(const api::Object& obj, const std::string& finalizer) {
-  for (const api::Object& f : At(obj, {"metadata", "finalizers"})) {
+  for (const api::Object& f : NestedField(obj, {"metadata", "finalizers"})) {
     if (f.is_string() && f.get<std::string>() == finalizer) return true;
   }
   return false;
