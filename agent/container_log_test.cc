@@ -4,16 +4,15 @@
 
 #include <filesystem>
 
+#include "agent/testing/test_files.h"
+
 namespace berth::agent {
 namespace {
 
 class ContainerLogTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("berth-log-test-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
+    dir_ = testing::FreshTestDirectory("log-test");
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
   std::filesystem::path dir_;

@@ -2,8 +2,28 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 namespace berth::agent {
 namespace {
+
+// A value given to RewriteHostNames, the value it must return and the names
+// it must report as pending.
+struct RewriteCase {
+  const char* in;
+  const char* want;
+  std::vector<std::string> pending;
+};
+
+void ExpectRewrites(const std::vector<RewriteCase>& cases, const std::string& ns, const HostLookup& lookup,
+                    bool bare_service_names = false) {
+  for (const auto& c : cases) {
+    HostRewrite r = RewriteHostNames(c.in, ns, lookup, bare_service_names);
+    EXPECT_EQ(r.value, c.want) << c.in;
+    EXPECT_EQ(r.pending, c.pending) << c.in;
+  }
+}
 
 PodHostDirectory Directory() {
   PodHostDirectory d;
@@ -23,11 +43,7 @@ PodHostDirectory Directory() {
 
 TEST(HostResolverTest, RewritesPodNamesOfTheSameNamespace) {
   PodHostDirectory d = Directory();
-  struct Case {
-    const char* in;
-    const char* want;
-    std::vector<std::string> pending;
-  } cases[] = {
+  const std::vector<RewriteCase> cases = {
       {"pytorch-workers-0-0.pytorch", "10.0.0.1", {}},
       {"pytorch-workers-0-0.pytorch.team-a", "10.0.0.1", {}},
       {"pytorch-workers-0-0.pytorch.team-a.svc", "10.0.0.1", {}},
@@ -48,11 +64,7 @@ TEST(HostResolverTest, RewritesPodNamesOfTheSameNamespace) {
       // Known but not placed: kept and reported.
       {"tj-node-0-0.tj:29500", "tj-node-0-0.tj:29500", {"tj-node-0-0.tj"}},
   };
-  for (const auto& c : cases) {
-    HostRewrite r = RewriteHostNames(c.in, "team-a", d.AsLookup());
-    EXPECT_EQ(r.value, c.want) << c.in;
-    EXPECT_EQ(r.pending, c.pending) << c.in;
-  }
+  ExpectRewrites(cases, "team-a", d.AsLookup());
 }
 
 // The Training Operator's per-replica headless Services: MASTER_ADDR=<job>-master-0 names the
@@ -82,11 +94,7 @@ TEST(HostResolverTest, RewritesServiceNamesToTheNodeOfTheSelectedPod) {
   d.AddService(service("pj-master-1", "1"));
   d.AddService(service("pj-master-2", "2"));  // selects no pod (yet)
   d.AddService({{"metadata", {{"name", "external"}}}, {"spec", {{"type", "ExternalName"}}}});  // no selector
-  struct Case {
-    const char* in;
-    const char* want;
-    std::vector<std::string> pending;
-  } cases[] = {
+  const std::vector<RewriteCase> cases = {
       {"pj-master-0", "10.0.0.4", {}},
       {"pj-master-0.training", "10.0.0.4", {}},
       {"pj-master-0.training.svc", "10.0.0.4", {}},
@@ -100,11 +108,7 @@ TEST(HostResolverTest, RewritesServiceNamesToTheNodeOfTheSelectedPod) {
       {"external", "external", {}},
       {"pj-worker-0", "pj-worker-0", {}},
   };
-  for (const auto& c : cases) {
-    HostRewrite r = RewriteHostNames(c.in, "training", d.AsLookup(), /*bare_service_names=*/true);
-    EXPECT_EQ(r.value, c.want) << c.in;
-    EXPECT_EQ(r.pending, c.pending) << c.in;
-  }
+  ExpectRewrites(cases, "training", d.AsLookup(), /*bare_service_names=*/true);
   // Without bare names only the qualified forms are Services.
   EXPECT_EQ(RewriteHostNames("pj-master-0", "training", d.AsLookup()).value, "pj-master-0");
   EXPECT_EQ(RewriteHostNames("pj-master-0.training", "training", d.AsLookup()).value, "10.0.0.4");

@@ -4,31 +4,24 @@
 
 #include <filesystem>
 #include <fstream>
-#include <sstream>
+
+#include "agent/testing/test_files.h"
 
 namespace berth::agent {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::ReadFile;
 
 void Write(const fs::path& p, const std::string& text) {
   fs::create_directories(p.parent_path());
   std::ofstream(p) << text;
 }
-std::string Read(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 class MemoryCgroupTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    root_ = fs::temp_directory_path() /
-            ("berth-cgroup-test-" + std::to_string(::getpid()) + "-" +
-             ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(root_);
+    root_ = testing::FreshTestDirectory("cgroup-test");
     fs::create_directories(root_ / "mnt");
   }
   void TearDown() override { fs::remove_all(root_); }
@@ -42,12 +35,12 @@ TEST_F(MemoryCgroupTest, DetectsDelegatedUnifiedHierarchyAndEnablesMemory) {
   auto cg = MemoryCgroups::Detect((root_ / "mnt").string(), std::nullopt, (root_ / "self").string());
   ASSERT_TRUE(cg.available()) << cg.reason();
   EXPECT_EQ(cg.parent_dir(), (root_ / "mnt/agent.slice").string());
-  EXPECT_EQ(Read(root_ / "mnt/agent.slice/cgroup.subtree_control"), "+memory");
+  EXPECT_EQ(ReadFile(root_ / "mnt/agent.slice/cgroup.subtree_control"), "+memory");
 
   auto dir = cg.Create("u1-main-0", 64 << 20);
   ASSERT_TRUE(dir.ok()) << dir.status();
   EXPECT_EQ(*dir, (root_ / "mnt/agent.slice/berth-u1-main-0").string());
-  EXPECT_EQ(Read(fs::path(*dir) / "memory.max"), "67108864");
+  EXPECT_EQ(ReadFile(fs::path(*dir) / "memory.max"), "67108864");
 
   EXPECT_FALSE(cg.OomKilled(*dir));  // no memory.events yet
   Write(fs::path(*dir) / "memory.events", "low 0\nhigh 0\nmax 3\noom 1\noom_kill 0\n");

@@ -8,8 +8,9 @@
 
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <thread>
+
+#include "agent/testing/test_files.h"
 
 namespace berth::agent {
 namespace {
@@ -20,20 +21,12 @@ using std::chrono::seconds;
 
 constexpr milliseconds kRealTimeout{20000};  // only a bound on hangs, never asserted
 
-std::string Read(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using testing::ReadFile;
 
 class ProcessRunnerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("berth-proc-test-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
+    dir_ = testing::FreshTestDirectory("proc-test");
     fs::create_directories(dir_);
   }
   void TearDown() override { fs::remove_all(dir_); }
@@ -50,7 +43,7 @@ class ProcessRunnerTest : public ::testing::Test {
   // Waits (real time, bounded) until the log contains `text`.
   bool WaitForLog(const ContainerLaunch& l, const std::string& text) {
     for (int i = 0; i < 2000; ++i) {
-      if (Read(l.log_path).find(text) != std::string::npos) return true;
+      if (ReadFile(l.log_path).find(text) != std::string::npos) return true;
       std::this_thread::sleep_for(milliseconds(10));
     }
     return false;
@@ -70,7 +63,7 @@ TEST_F(ProcessRunnerTest, ExitCodeAndLogsAreCaptured) {
   EXPECT_EQ(e->signal, 0);
   EXPECT_TRUE(e->start_error.empty());
   EXPECT_EQ(e->started_at, clock_.Now());
-  EXPECT_EQ(Read(l.log_path), "out\nerr\n" + fs::canonical(dir_).string() + "\n");
+  EXPECT_EQ(ReadFile(l.log_path), "out\nerr\n" + fs::canonical(dir_).string() + "\n");
   EXPECT_FALSE(ProcessGroupExists(p->pid()));
 }
 
@@ -88,7 +81,7 @@ TEST_F(ProcessRunnerTest, TheContainerInheritsNoDescriptorOfTheAgent) {
   ::close(leaked);
   ASSERT_TRUE(e.has_value());
   EXPECT_EQ(e->exit_code, 0);
-  EXPECT_EQ(Read(l.log_path), "0\n1\n2\n3\n");
+  EXPECT_EQ(ReadFile(l.log_path), "0\n1\n2\n3\n");
 }
 
 // A process group leader running `sleep 60`, as a container left by a dead agent.
@@ -177,7 +170,7 @@ TEST_F(ProcessRunnerTest, EnvironmentIsExactlyTheGivenOne) {
   ASSERT_TRUE(e.has_value());
   EXPECT_EQ(e->exit_code, 0);
   // sh adds PWD (and may add SHLVL/_); nothing of the agent's own environment leaks in.
-  std::string log = Read(l.log_path);
+  std::string log = ReadFile(l.log_path);
   EXPECT_EQ(log.substr(0, log.find('\n') + 1), "3 w-1 n1 hi w-1\n");
   std::string names = log.substr(log.find('\n') + 1);
   for (const char* want : {"GREETING ", "HOSTNAME ", "NODE ", "PATH ", "POD ", "RANK "}) {
@@ -206,7 +199,7 @@ TEST_F(ProcessRunnerTest, SigtermTrappedExitsWithinGrace) {
   EXPECT_EQ(e->exit_code, 0);
   EXPECT_EQ(e->signal, 0);
   EXPECT_FALSE(p->killed_at_deadline());
-  EXPECT_EQ(Read(dir_ / "terminated"), "bye\n");
+  EXPECT_EQ(ReadFile(dir_ / "terminated"), "bye\n");
   EXPECT_FALSE(p->Tick());
   EXPECT_FALSE(ProcessGroupExists(p->pid()));
 }
@@ -251,7 +244,7 @@ TEST_F(ProcessRunnerTest, BackgroundChildrenAndOrphansDieWithTheContainer) {
   ASSERT_TRUE(e.has_value());
   EXPECT_EQ(e->exit_code, 5);
   EXPECT_FALSE(ProcessGroupExists(p->pid()));
-  pid_t child = std::stoi(Read(dir_ / "child"));
+  pid_t child = std::stoi(ReadFile(dir_ / "child"));
   EXPECT_NE(kill(child, 0), 0);  // gone, not even a zombie
   // Nothing of the group is left to reap.
   EXPECT_EQ(waitpid(-p->pid(), nullptr, WNOHANG), -1);

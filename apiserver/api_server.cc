@@ -166,6 +166,9 @@ class ApiServer::Impl {
   HttpResponse List(const ResourceRequest& r);
   HandlerResult Watch(const ResourceRequest& r);
   HttpResponse Create(const ResourceRequest& r);
+  // Admits the decoded `object` as a create and, without dryRun, stores it:
+  // 201 with the object, or the error (about the object's name).
+  HttpResponse CreateObject(const ResourceRequest& r, const WriteOptions& wopts, json object);
   HttpResponse Update(const ResourceRequest& r);
   HttpResponse Patch(const ResourceRequest& r);
   HttpResponse Delete(const ResourceRequest& r);
@@ -204,8 +207,9 @@ class ApiServer::Impl {
   // Namespace existence (NamespaceLifecycle admission).
   // `name` is the object's (the URL has none on create).
   Status CheckNamespace(const ResourceRequest& r, std::string_view name) const;
-  // Builds the store predicate from label and field selectors.
-  StatusOr<store::Predicate> Predicate(const ResourceRequest& r, const ListOptions& o) const;
+  // The store list of the request's namespace ("" for all) filtered by the
+  // label and field selectors of `o`; errors are the selectors' kBadRequest.
+  StatusOr<store::ListOptions> StoreListOptions(const ResourceRequest& r, const ListOptions& o) const;
 
   const api::Registry& registry_;
   const api::AdmissionPipeline& pipeline_;
@@ -505,8 +509,12 @@ Status ApiServer::Impl::CheckNamespace(const ResourceRequest& r, std::string_vie
   return Status::Ok();
 }
 
-StatusOr<store::Predicate> ApiServer::Impl::Predicate(const ResourceRequest& r, const ListOptions& o) const {
-  return BuildPredicate(r.def->group, r.def->names.kind, o.label_selector, o.field_selector);
+StatusOr<store::ListOptions> ApiServer::Impl::StoreListOptions(const ResourceRequest& r, const ListOptions& o) const {
+  store::ListOptions lo;
+  lo.ns = r.info.namespace_;
+  BERTH_ASSIGN_OR_RETURN(lo.predicate, BuildPredicate(r.def->group, r.def->names.kind, o.label_selector,
+                                                      o.field_selector));
+  return lo;
 }
 
 // ---------------------------------------------------------------------------
@@ -521,11 +529,9 @@ HttpResponse ApiServer::Impl::Get(const ResourceRequest& r) {
 HttpResponse ApiServer::Impl::List(const ResourceRequest& r) {
   auto opts = ParseListOptions(r.info.query);
   if (!opts.ok()) return StatusResponse(opts.status());
-  auto pred = Predicate(r, *opts);
-  if (!pred.ok()) return StatusResponse(pred.status());
-  store::ListOptions lo;
-  lo.ns = r.info.namespace_;
-  lo.predicate = std::move(pred).value();
+  auto listing = StoreListOptions(r, *opts);
+  if (!listing.ok()) return StatusResponse(listing.status());
+  store::ListOptions lo = std::move(listing).value();
   lo.limit = opts->limit;
   lo.continue_token = opts->continue_token;
   if (opts->resource_version_match == "Exact") {
@@ -589,8 +595,8 @@ HttpResponse ApiServer::Impl::List(const ResourceRequest& r) {
 HandlerResult ApiServer::Impl::Watch(const ResourceRequest& r) {
   auto opts = ParseListOptions(r.info.query);
   if (!opts.ok()) return StatusResponse(opts.status());
-  auto pred = Predicate(r, *opts);
-  if (!pred.ok()) return StatusResponse(pred.status());
+  auto listing = StoreListOptions(r, *opts);
+  if (!listing.ok()) return StatusResponse(listing.status());
   int64_t from = 0;
   const bool from_now = opts->resource_version.empty() || opts->resource_version == "0";
   if (!from_now) {
@@ -611,10 +617,7 @@ HandlerResult ApiServer::Impl::Watch(const ResourceRequest& r) {
     return DumpJson(json{{"type", type}, {"object", std::move(object)}}) + "\n";
   };
   if (from_now) {
-    store::ListOptions lo;
-    lo.ns = r.info.namespace_;
-    lo.predicate = *pred;
-    auto list = store_.List(r.gr, lo);
+    auto list = store_.List(r.gr, *listing);
     if (!list.ok()) return StatusResponse(list.status());
     from = list->revision;
     for (const auto& item : list->items) {
@@ -642,7 +645,7 @@ HandlerResult ApiServer::Impl::Watch(const ResourceRequest& r) {
   }
   const api::GroupResource gr = r.gr;
   const std::string ns = r.info.namespace_;
-  store::Predicate predicate = std::move(pred).value();
+  store::Predicate predicate = std::move(listing->predicate);
   StreamingResponse sr;
   sr.content_type = "application/json";
   if (opts->timeout_seconds && *opts->timeout_seconds > 0) {
@@ -683,16 +686,20 @@ HttpResponse ApiServer::Impl::Create(const ResourceRequest& r) {
   if (!wopts.ok()) return StatusResponse(wopts.status());
   auto body = DecodeBody(r, false);
   if (!body.ok()) return StatusResponse(body.status());
-  const std::string name = api::Name(*body);
+  return CreateObject(r, *wopts, std::move(body).value());
+}
+
+HttpResponse ApiServer::Impl::CreateObject(const ResourceRequest& r, const WriteOptions& wopts, json object) {
+  const std::string name = api::Name(object);
   if (Status ns = CheckNamespace(r, name); !ns.ok()) return StatusResponse(ns);
   api::WriteRequest wr;
   wr.operation = api::Operation::kCreate;
-  wr.object = std::move(body).value();
-  wr.field_validation = wopts->field_validation;
+  wr.object = std::move(object);
+  wr.field_validation = wopts.field_validation;
   wr.lookup = &lookup_;
   auto admitted = pipeline_.Admit(std::move(wr));
   if (!admitted.ok()) return Error(r, admitted.status(), name);
-  if (wopts->dry_run) return ObjectResponse(r, 201, admitted->object, admitted->warnings);
+  if (wopts.dry_run) return ObjectResponse(r, 201, admitted->object, admitted->warnings);
   auto stored = store_.CreateShared(r.gr, std::move(admitted->object));
   if (!stored.ok()) return Error(r, stored.status(), name);
   return ObjectResponse(r, 201, **stored, admitted->warnings);
@@ -745,20 +752,9 @@ HttpResponse ApiServer::Impl::Patch(const ResourceRequest& r) {
     }
     auto existing = store_.GetShared(key);
     if (!existing.ok() && existing.status().code() == Code::kNotFound && !r.status_subresource) {
-      auto decoded = DecodeBody(r, false);
+      auto decoded = DecodeBody(r, false);  // the name is the URL's
       if (!decoded.ok()) return StatusResponse(decoded.status());
-      if (Status ns = CheckNamespace(r, api::Name(*decoded)); !ns.ok()) return StatusResponse(ns);
-      api::WriteRequest wr;
-      wr.operation = api::Operation::kCreate;
-      wr.object = std::move(decoded).value();
-      wr.field_validation = wopts->field_validation;
-      wr.lookup = &lookup_;
-      auto admitted = pipeline_.Admit(std::move(wr));
-      if (!admitted.ok()) return Error(r, admitted.status());
-      if (wopts->dry_run) return ObjectResponse(r, 201, admitted->object, admitted->warnings);
-      auto stored = store_.CreateShared(r.gr, std::move(admitted->object));
-      if (!stored.ok()) return Error(r, stored.status());
-      return ObjectResponse(r, 201, **stored, admitted->warnings);
+      return CreateObject(r, *wopts, std::move(decoded).value());
     }
     if (!existing.ok()) return Error(r, existing.status());
     auto decoded = DecodeBody(r, false);  // checks kind, name and namespace
@@ -822,7 +818,11 @@ StatusOr<std::string> DeleteOptionsJson(const HttpRequest& req) {
   return DumpJson(options);
 }
 
-DeleteRequest ToDeleteRequest(const DeleteOptions& o) {
+// The deletion a DELETE (one object or a collection) asks for: its query
+// parameters and its body (a JSON, YAML or protobuf DeleteOptions, or none).
+StatusOr<DeleteRequest> DeleteRequestOf(const HttpRequest& req, const QueryParams& query) {
+  BERTH_ASSIGN_OR_RETURN(std::string body, DeleteOptionsJson(req));
+  BERTH_ASSIGN_OR_RETURN(DeleteOptions o, ParseDeleteOptions(query, body));
   DeleteRequest d;
   d.grace_period_seconds = o.grace_period_seconds;
   d.propagation_policy = o.propagation_policy;
@@ -850,12 +850,10 @@ HttpResponse ApiServer::Impl::DeleteResponse(const ResourceRequest& r, const sto
 }
 
 HttpResponse ApiServer::Impl::Delete(const ResourceRequest& r) {
-  auto delete_body = DeleteOptionsJson(*r.http);
-  if (!delete_body.ok()) return StatusResponse(delete_body.status());
-  auto dopts = ParseDeleteOptions(r.info.query, *delete_body);
-  if (!dopts.ok()) return StatusResponse(dopts.status());
+  auto request = DeleteRequestOf(*r.http, r.info.query);
+  if (!request.ok()) return StatusResponse(request.status());
   const store::ObjectKey key{r.gr, r.info.namespace_, r.info.name};
-  auto result = deleter_.Delete(*r.def, key, ToDeleteRequest(*dopts));
+  auto result = deleter_.Delete(*r.def, key, *request);
   if (!result.ok()) return Error(r, result.status());
   return DeleteResponse(r, *result);
 }
@@ -863,22 +861,16 @@ HttpResponse ApiServer::Impl::Delete(const ResourceRequest& r) {
 HttpResponse ApiServer::Impl::DeleteCollection(const ResourceRequest& r) {
   auto opts = ParseListOptions(r.info.query);
   if (!opts.ok()) return StatusResponse(opts.status());
-  auto delete_body = DeleteOptionsJson(*r.http);
-  if (!delete_body.ok()) return StatusResponse(delete_body.status());
-  auto dopts = ParseDeleteOptions(r.info.query, *delete_body);
-  if (!dopts.ok()) return StatusResponse(dopts.status());
-  auto pred = Predicate(r, *opts);
-  if (!pred.ok()) return StatusResponse(pred.status());
-  store::ListOptions lo;
-  lo.ns = r.info.namespace_;
-  lo.predicate = std::move(pred).value();
-  auto list = store_.List(r.gr, lo);
+  auto request = DeleteRequestOf(*r.http, r.info.query);
+  if (!request.ok()) return StatusResponse(request.status());
+  auto listing = StoreListOptions(r, *opts);
+  if (!listing.ok()) return StatusResponse(listing.status());
+  auto list = store_.List(r.gr, *listing);
   if (!list.ok()) return StatusResponse(list.status());
-  const DeleteRequest request = ToDeleteRequest(*dopts);
   json items = json::array();
   for (const auto& item : list->items) {
     const store::ObjectKey key = store::KeyOf(r.gr, *item);
-    auto result = deleter_.Delete(*r.def, key, request);
+    auto result = deleter_.Delete(*r.def, key, *request);
     if (!result.ok()) {
       if (result.status().code() == Code::kNotFound) continue;  // deleted concurrently
       return Error(r, result.status(), key.name);

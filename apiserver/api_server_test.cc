@@ -9,11 +9,7 @@
 #include <mutex>
 #include <variant>
 
-#include "api/admission_pipeline.h"
-#include "api/conversion.h"
-#include "api/registry.h"
-#include "api/strategy.h"
-#include "store/memory_store.h"
+#include "apiserver/testing/test_api_server.h"
 
 namespace berth::apiserver {
 namespace {
@@ -22,90 +18,46 @@ using nlohmann::json;
 
 // A ResponseStream that keeps the chunks; Wait blocks until n have arrived
 // (a bounded wait for the pump thread, not a timing assertion).
-class CollectingStream : public ResponseStream {
+class CollectingStream : public ResponseStreamBase {
  public:
   bool Write(std::string chunk) override {
-    std::lock_guard<std::mutex> l(mu_);
-    if (done_) return false;
+    std::lock_guard<std::mutex> l(mu());
+    if (done_locked()) return false;
     chunks_.push_back(std::move(chunk));
     cv_.notify_all();
     return true;
   }
   void Close() override {
-    std::vector<std::function<void()>> fns;
-    {
-      std::lock_guard<std::mutex> l(mu_);
-      if (done_) return;
-      done_ = true;
-      fns.swap(on_done_);
-      cv_.notify_all();
-    }
-    for (auto& f : fns) f();
-  }
-  bool Done() const override {
-    std::lock_guard<std::mutex> l(mu_);
-    return done_;
-  }
-  void OnDone(std::function<void()> fn) override {
-    {
-      std::lock_guard<std::mutex> l(mu_);
-      if (!done_) {
-        on_done_.push_back(std::move(fn));
-        return;
-      }
-    }
-    fn();
+    End([this] { cv_.notify_all(); });
   }
   // The first n events (parsed), or fewer if the stream ended first.
   std::vector<json> Wait(size_t n) {
-    std::unique_lock<std::mutex> l(mu_);
-    cv_.wait_for(l, std::chrono::seconds(30), [&] { return chunks_.size() >= n || done_; });
+    std::unique_lock<std::mutex> l(mu());
+    cv_.wait_for(l, std::chrono::seconds(30), [&] { return chunks_.size() >= n || done_locked(); });
     std::vector<json> out;
     for (const auto& c : chunks_) out.push_back(json::parse(c));
     return out;
   }
 
  private:
-  mutable std::mutex mu_;
   std::condition_variable cv_;
-  std::vector<std::string> chunks_;
-  std::vector<std::function<void()>> on_done_;
-  bool done_ = false;
+  std::vector<std::string> chunks_;  // guarded by mu()
 };
 
 class ApiServerTest : public ::testing::Test {
  protected:
-  ApiServerTest()
-      : store_(clock_, store::StoreOptions{.history_limit = 50, .watcher_buffer_limit = 1000}),
-        pipeline_(api::Registry::Default(), api::StrategyRegistry::Default(), api::Convert),
-        server_(api::Registry::Default(), pipeline_, store_, clock_, Options()) {}
-
-  static ApiServerOptions Options() {
-    ApiServerOptions o;
-    o.garbage_collector = false;
-    return o;
-  }
-
-  void SetUp() override { ASSERT_TRUE(server_.EnsureSystemNamespaces().ok()); }
+  void SetUp() override { ASSERT_TRUE(api_.server.EnsureSystemNamespaces().ok()); }
 
   HttpResponse Do(const std::string& method, const std::string& target, const std::string& body = "",
                   const std::string& content_type = "application/json") {
-    HttpRequest req;
-    req.method = method;
-    req.target = target;
-    req.body = body;
-    if (!body.empty()) req.headers.emplace_back("Content-Type", content_type);
-    HandlerResult r = server_.Handle(req);
+    HandlerResult r = api_.server.Handle(testing::Request(method, target, body, content_type));
     EXPECT_TRUE(std::holds_alternative<HttpResponse>(r)) << method << " " << target;
     return std::holds_alternative<HttpResponse>(r) ? std::get<HttpResponse>(r) : HttpResponse{};
   }
   static json Body(const HttpResponse& r) { return json::parse(r.body); }
 
   std::shared_ptr<CollectingStream> Watch(const std::string& target) {
-    HttpRequest req;
-    req.method = "GET";
-    req.target = target;
-    HandlerResult r = server_.Handle(req);
+    HandlerResult r = api_.server.Handle(testing::Request("GET", target));
     EXPECT_TRUE(std::holds_alternative<StreamingResponse>(r)) << target;
     auto stream = std::make_shared<CollectingStream>();
     if (auto* sr = std::get_if<StreamingResponse>(&r)) sr->start(stream);
@@ -117,10 +69,8 @@ class ApiServerTest : public ::testing::Test {
   static constexpr const char* kLocalQueue = R"({"apiVersion":"kueue.x-k8s.io/v1beta2","kind":"LocalQueue",
     "metadata":{"name":"lq"},"spec":{"clusterQueue":"cq"}})";
 
-  FakeClock clock_;
-  store::MemoryStore store_;
-  api::AdmissionPipeline pipeline_;
-  ApiServer server_;
+  testing::TestApiServer api_{testing::WithoutGarbageCollector(),
+                              store::StoreOptions{.history_limit = 50, .watcher_buffer_limit = 1000}};
 };
 
 // LIST bodies are written item by item from the stored objects: the text is
@@ -297,9 +247,9 @@ TEST_F(ApiServerTest, NonResourceHandlersServeTheirPrefixByWholeSegments) {
       return r;
     };
   };
-  server_.RegisterNonResourceHandler("/metrics", answer("metrics"));
-  server_.RegisterNonResourceHandler("/apis/diag.berth.dev/", answer("diag"));
-  server_.RegisterNonResourceHandler("/apis/diag.berth.dev/v1/explain", answer("explain"));
+  api_.server.RegisterNonResourceHandler("/metrics", answer("metrics"));
+  api_.server.RegisterNonResourceHandler("/apis/diag.berth.dev/", answer("diag"));
+  api_.server.RegisterNonResourceHandler("/apis/diag.berth.dev/v1/explain", answer("explain"));
 
   EXPECT_EQ(Do("GET", "/metrics").body, "metrics /metrics");
   EXPECT_EQ(Do("GET", "/metrics?x=1").body, "metrics /metrics?x=1");

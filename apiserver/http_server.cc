@@ -111,6 +111,18 @@ class StreamState final : public ResponseStreamBase,
   std::deque<std::string> queue_;  // guarded by mu()
 };
 
+// The status line and headers of `response` (an HttpResponse or a
+// StreamingResponse) on `res`: its code and Content-Type, no caching, then
+// its own headers.
+template <typename Body, typename Response>
+void SetHead(http::response<Body>& res, unsigned version, const Response& response) {
+  res.version(version);
+  res.result(static_cast<unsigned>(response.status));
+  res.set(http::field::content_type, response.content_type);
+  res.set(http::field::cache_control, "no-cache, private");
+  for (const auto& [k, v] : response.headers) res.insert(k, v);
+}
+
 }  // namespace
 
 class HttpServer::Impl : public std::enable_shared_from_this<HttpServer::Impl> {
@@ -273,11 +285,7 @@ net::awaitable<bool> HttpServer::Impl::Connection::WriteResponse(HttpResponse re
                                                                 unsigned version,
                                                                 bool keep_alive) {
   http::response<http::string_body> res;
-  res.version(version);
-  res.result(static_cast<unsigned>(response.status));
-  res.set(http::field::content_type, response.content_type);
-  res.set(http::field::cache_control, "no-cache, private");
-  for (auto& [k, v] : response.headers) res.insert(k, v);
+  SetHead(res, version, response);
   res.body() = std::move(response.body);
   res.keep_alive(keep_alive);
   res.prepare_payload();
@@ -304,11 +312,7 @@ net::awaitable<void> HttpServer::Impl::Connection::Linger() {
 net::awaitable<void> HttpServer::Impl::Connection::WriteStream(StreamingResponse response,
                                                               unsigned version) {
   http::response<http::empty_body> res;
-  res.version(version);
-  res.result(static_cast<unsigned>(response.status));
-  res.set(http::field::content_type, response.content_type);
-  res.set(http::field::cache_control, "no-cache, private");
-  for (auto& [k, v] : response.headers) res.insert(k, v);
+  SetHead(res, version, response);
   res.chunked(true);
   http::response_serializer<http::empty_body> serializer(res);
   ErrorCode ec;

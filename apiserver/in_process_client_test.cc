@@ -11,14 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "api/admission_pipeline.h"
-#include "api/conversion.h"
-#include "api/registry.h"
-#include "api/strategy.h"
+#include "apiserver/testing/test_api_server.h"
 #include "client/http_client.h"
 #include "client/informer.h"
 #include "client/testing/informer_sync.h"
-#include "store/memory_store.h"
 
 namespace berth::apiserver {
 namespace {
@@ -82,11 +78,6 @@ enum class Transport { kHttp, kInProcess };
 // the parameter's transport.
 class ClientContractTest : public ::testing::TestWithParam<Transport> {
  protected:
-  ClientContractTest()
-      : store_(clock_, store::StoreOptions{.history_limit = 50, .watcher_buffer_limit = 1000}),
-        pipeline_(api::Registry::Default(), api::StrategyRegistry::Default(), api::Convert),
-        server_(api::Registry::Default(), pipeline_, store_, clock_, Options()) {}
-
   static ApiServerOptions Options() {
     ApiServerOptions o;
     o.http.threads = 2;
@@ -94,28 +85,25 @@ class ClientContractTest : public ::testing::TestWithParam<Transport> {
   }
 
   void SetUp() override {
-    ASSERT_TRUE(server_.Start().ok());
+    ASSERT_TRUE(api_.server.Start().ok());
     if (GetParam() == Transport::kHttp) {
       client::RestConfig cfg;
-      cfg.server = "http://127.0.0.1:" + std::to_string(server_.port());
+      cfg.server = "http://127.0.0.1:" + std::to_string(api_.server.port());
       cfg.url = *client::ParseServerUrl(cfg.server);
       client_ = std::make_unique<client::HttpClient>(cfg);
     } else {
-      client_ = NewInProcessClient(server_);
+      client_ = NewInProcessClient(api_.server);
     }
   }
   void TearDown() override {
     client_.reset();
-    server_.Stop();
+    api_.server.Stop();
   }
 
   // The in-process transport, or null over HTTP.
   InProcessTransport* in_process() { return dynamic_cast<InProcessTransport*>(&client_->transport()); }
 
-  FakeClock clock_;
-  store::MemoryStore store_;
-  api::AdmissionPipeline pipeline_;
-  ApiServer server_;
+  testing::TestApiServer api_{Options(), store::StoreOptions{.history_limit = 50, .watcher_buffer_limit = 1000}};
   std::unique_ptr<client::RestClient> client_;
 };
 
@@ -147,7 +135,7 @@ TEST_P(ClientContractTest, CreateGetAndListWithSelectorsAndPages) {
   // Built-in list items get apiVersion and kind back from the list.
   EXPECT_EQ(demo->items[0]["kind"], "ConfigMap");
   EXPECT_EQ(demo->items[0]["apiVersion"], "v1");
-  EXPECT_EQ(demo->resource_version, std::to_string(store_.CurrentRevision()));
+  EXPECT_EQ(demo->resource_version, std::to_string(api_.store.CurrentRevision()));
 
   client::ListOptions by_field;
   by_field.field_selector = "metadata.name!=c";
@@ -363,7 +351,7 @@ TEST_P(ClientContractTest, WatchFromACompactedResourceVersionGetsExpired) {
   // The store's own answer for the same request, decoded back intact.
   store::WatchOptions from_one;
   from_one.from_revision = 1;
-  EXPECT_EQ(e.error.message(), store_.Watch({"", "configmaps"}, from_one).status().message());
+  EXPECT_EQ(e.error.message(), api_.store.Watch({"", "configmaps"}, from_one).status().message());
   EXPECT_EQ(e.error.message().rfind("too old resource version: 1 (", 0), 0u) << e.error.message();
   EXPECT_EQ((*watch)->Next(kWait).status().code(), Code::kUnavailable);
 }
@@ -372,7 +360,7 @@ TEST_P(ClientContractTest, InformerSyncsAndFollows) {
   const auto ref = kConfigMaps.Namespace("default");
   ASSERT_TRUE(client_->Create(ref, ConfigMap("a")).ok());
   ASSERT_TRUE(client_->Create(ref, ConfigMap("b")).ok());
-  client::Informer informer(*client_, ref, clock_, client::testing::FastInformerOptions());
+  client::Informer informer(*client_, ref, api_.clock, client::testing::FastInformerOptions());
   informer.Start();
   ASSERT_TRUE(informer.WaitForCacheSync(kWait));
   EXPECT_TRUE(client::testing::WaitForCachesToMatch(*client_, {&informer}));
@@ -421,14 +409,9 @@ INSTANTIATE_TEST_SUITE_P(Transports, ClientContractTest, ::testing::Values(Trans
 
 // Without Start(): no port, no garbage collector; REST and watches work.
 TEST(InProcessClientTest, ServesWithoutAListeningServer) {
-  FakeClock clock;
-  store::MemoryStore store(clock);
-  api::AdmissionPipeline pipeline(api::Registry::Default(), api::StrategyRegistry::Default(), api::Convert);
-  ApiServerOptions options;
-  options.garbage_collector = false;
-  ApiServer server(api::Registry::Default(), pipeline, store, clock, options);
-  ASSERT_TRUE(server.EnsureSystemNamespaces().ok());
-  auto client = NewInProcessClient(server);
+  testing::TestApiServer test_server;
+  ASSERT_TRUE(test_server.server.EnsureSystemNamespaces().ok());
+  auto client = NewInProcessClient(test_server.server);
   const auto ref = kConfigMaps.Namespace("default");
 
   auto watch = client->Watch(ref, {});
@@ -439,7 +422,7 @@ TEST(InProcessClientTest, ServesWithoutAListeningServer) {
   EXPECT_EQ(api::Name(*client->Get(ref, "a")), "a");
 
   // Stopping the server ends open watches; later ones end at once.
-  server.Stop();
+  test_server.server.Stop();
   EXPECT_EQ((*watch)->Next(kWait).status().code(), Code::kUnavailable);
   auto late = client->Watch(ref, {});
   ASSERT_TRUE(late.ok()) << late.status();

@@ -3,6 +3,7 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <span>
 #include <string>
 
@@ -489,6 +490,32 @@ std::string Base64(std::string_view in) {
   return out;
 }
 
+// The scalar fields of a small message (metav1.Time, resource.Quantity,
+// intstr.IntOrString): per field number the last varint and the last
+// length-delimited value (a field absent from a map reads as zero or empty);
+// values of the other wire types are checked and skipped.
+struct ScalarFields {
+  std::map<int, uint64_t> varints;
+  std::map<int, std::string_view> bytes;  // views into the message
+};
+
+StatusOr<ScalarFields> ReadScalarFields(std::string_view message) {
+  ScalarFields out;
+  WireReader r(message);
+  while (!r.Done()) {
+    int n = 0, wt = 0;
+    BERTH_RETURN_IF_ERROR(r.Tag(&n, &wt));
+    if (wt == kVarint) {
+      BERTH_ASSIGN_OR_RETURN(out.varints[n], r.Varint());
+    } else if (wt == kLengthDelimited) {
+      BERTH_ASSIGN_OR_RETURN(out.bytes[n], r.LengthDelimited());
+    } else {
+      BERTH_RETURN_IF_ERROR(r.SkipValue(wt).status());
+    }
+  }
+  return out;
+}
+
 bool IsZero(const json& v) {
   switch (v.type()) {
     case json::value_t::null: return true;
@@ -530,64 +557,25 @@ StatusOr<json> Decoder::DecodeLengthDelimitedValue(const Field& f, std::string_v
       return json(Base64(bytes));
     case kMessage:
       return DecodeMessage(*f.message, bytes, path);
-    case kTime: {
-      WireReader r(bytes);
-      int64_t seconds = 0;
-      while (!r.Done()) {
-        int n = 0, wt = 0;
-        BERTH_RETURN_IF_ERROR(r.Tag(&n, &wt));
-        if (n == 1 && wt == kVarint) {
-          BERTH_ASSIGN_OR_RETURN(uint64_t v, r.Varint());
-          seconds = static_cast<int64_t>(v);
-        } else {
-          BERTH_RETURN_IF_ERROR(r.SkipValue(wt).status());  // nanos: dropped, as metav1.Time does
-        }
-      }
+    case kTime: {  // {1: seconds, 2: nanos}; nanos are dropped, as metav1.Time does
+      BERTH_ASSIGN_OR_RETURN(ScalarFields time, ReadScalarFields(bytes));
       if (bytes.empty()) return json();  // the zero time
-      return json(FormatRfc3339(Time(std::chrono::seconds(seconds))));
+      return json(FormatRfc3339(Time(std::chrono::seconds(static_cast<int64_t>(time.varints[1])))));
     }
-    case kQuantity: {
-      WireReader r(bytes);
-      std::string s;
-      while (!r.Done()) {
-        int n = 0, wt = 0;
-        BERTH_RETURN_IF_ERROR(r.Tag(&n, &wt));
-        if (n == 1 && wt == kLengthDelimited) {
-          BERTH_ASSIGN_OR_RETURN(std::string_view v, r.LengthDelimited());
-          s = std::string(v);
-        } else {
-          BERTH_RETURN_IF_ERROR(r.SkipValue(wt).status());
-        }
-      }
+    case kQuantity: {  // {1: string}
+      BERTH_ASSIGN_OR_RETURN(ScalarFields quantity, ReadScalarFields(bytes));
+      const std::string s(quantity.bytes[1]);
       if (!ValidUtf8(s)) return Malformed(path + " is not valid UTF-8");
       return json(s.empty() ? "0" : s);
     }
-    case kIntOrString: {
-      WireReader r(bytes);
-      int64_t type = 0;
-      int32_t int_val = 0;
-      std::string str_val;
-      while (!r.Done()) {
-        int n = 0, wt = 0;
-        BERTH_RETURN_IF_ERROR(r.Tag(&n, &wt));
-        if (n == 1 && wt == kVarint) {
-          BERTH_ASSIGN_OR_RETURN(uint64_t v, r.Varint());
-          type = static_cast<int64_t>(v);
-        } else if (n == 2 && wt == kVarint) {
-          BERTH_ASSIGN_OR_RETURN(uint64_t v, r.Varint());
-          int_val = static_cast<int32_t>(v);
-        } else if (n == 3 && wt == kLengthDelimited) {
-          BERTH_ASSIGN_OR_RETURN(std::string_view v, r.LengthDelimited());
-          str_val = std::string(v);
-        } else {
-          BERTH_RETURN_IF_ERROR(r.SkipValue(wt).status());
-        }
-      }
-      if (type == 1) {
+    case kIntOrString: {  // {1: type (0 int, 1 string), 2: intVal, 3: strVal}
+      BERTH_ASSIGN_OR_RETURN(ScalarFields value, ReadScalarFields(bytes));
+      if (value.varints[1] == 1) {
+        const std::string str_val(value.bytes[3]);
         if (!ValidUtf8(str_val)) return Malformed(path + " is not valid UTF-8");
         return json(str_val);
       }
-      return json(int_val);
+      return json(static_cast<int32_t>(value.varints[2]));
     }
     default:
       return WrongWireType(f, path);

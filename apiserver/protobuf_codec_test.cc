@@ -8,12 +8,8 @@
 
 #include <variant>
 
-#include "api/admission_pipeline.h"
-#include "api/conversion.h"
-#include "api/registry.h"
-#include "api/strategy.h"
 #include "apiserver/api_server.h"
-#include "store/memory_store.h"
+#include "apiserver/testing/test_api_server.h"
 
 namespace berth::apiserver {
 namespace {
@@ -249,34 +245,18 @@ TEST(ProtobufCodecTest, ContentType) {
 
 class ProtobufApiServerTest : public ::testing::Test {
  protected:
-  ProtobufApiServerTest()
-      : store_(clock_, store::StoreOptions{}),
-        pipeline_(api::Registry::Default(), api::StrategyRegistry::Default(), api::Convert),
-        server_(api::Registry::Default(), pipeline_, store_, clock_, Options()) {}
-  static ApiServerOptions Options() {
-    ApiServerOptions o;
-    o.garbage_collector = false;
-    return o;
-  }
-  void SetUp() override { ASSERT_TRUE(server_.EnsureSystemNamespaces().ok()); }
+  void SetUp() override { ASSERT_TRUE(api_.server.EnsureSystemNamespaces().ok()); }
 
   HttpResponse Do(const std::string& method, const std::string& target, const std::string& body,
                   const std::string& content_type = std::string(kProtobufMediaType)) {
-    HttpRequest req;
-    req.method = method;
-    req.target = target;
-    req.body = body;
+    HttpRequest req = testing::Request(method, target, body, content_type);
     req.headers.emplace_back("Accept", "application/vnd.kubernetes.protobuf,application/json");
-    if (!body.empty()) req.headers.emplace_back("Content-Type", content_type);
-    HandlerResult r = server_.Handle(req);
+    HandlerResult r = api_.server.Handle(req);
     EXPECT_TRUE(std::holds_alternative<HttpResponse>(r));
     return std::holds_alternative<HttpResponse>(r) ? std::get<HttpResponse>(r) : HttpResponse{};
   }
 
-  FakeClock clock_;
-  store::MemoryStore store_;
-  api::AdmissionPipeline pipeline_;
-  ApiServer server_;
+  testing::TestApiServer api_;
 };
 
 TEST_F(ProtobufApiServerTest, KubectlCreateBodiesAreStoredAndAnsweredInJson) {

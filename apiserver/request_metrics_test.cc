@@ -7,12 +7,8 @@
 
 #include <variant>
 
-#include "api/admission_pipeline.h"
-#include "api/conversion.h"
-#include "api/registry.h"
-#include "api/strategy.h"
 #include "apiserver/api_server.h"
-#include "store/memory_store.h"
+#include "apiserver/testing/test_api_server.h"
 #include "tests/testing/prometheus_values.h"
 
 namespace berth::apiserver {
@@ -70,36 +66,24 @@ TEST(RequestLabelsTest, NonResourcePathsAreTheSubresourceExceptWhenNotFound) {
 
 class RequestMetricsServerTest : public ::testing::Test {
  protected:
-  RequestMetricsServerTest()
-      : store_(clock_),
-        pipeline_(api::Registry::Default(), api::StrategyRegistry::Default(), api::Convert),
-        server_(api::Registry::Default(), pipeline_, store_, clock_, Options(registry_)) {
-    server_.RegisterNonResourceHandler("/metrics",
-                                       [this](const HttpRequest& req) { return HandlerResult(MetricsResponse(*registry_, req)); });
+  RequestMetricsServerTest() {
+    api_.server.RegisterNonResourceHandler(
+        "/metrics", [this](const HttpRequest& req) { return HandlerResult(MetricsResponse(*registry_, req)); });
   }
   static ApiServerOptions Options(std::shared_ptr<prometheus::Registry> registry) {
-    ApiServerOptions o;
-    o.garbage_collector = false;
+    ApiServerOptions o = testing::WithoutGarbageCollector();
     o.metrics_registry = std::move(registry);
     return o;
   }
-  void SetUp() override { ASSERT_TRUE(server_.EnsureSystemNamespaces().ok()); }
+  void SetUp() override { ASSERT_TRUE(api_.server.EnsureSystemNamespaces().ok()); }
 
   HttpResponse Do(const std::string& method, const std::string& target, const std::string& body = "") {
-    HttpRequest req;
-    req.method = method;
-    req.target = target;
-    req.body = body;
-    if (!body.empty()) req.headers.emplace_back("Content-Type", "application/json");
-    HandlerResult r = server_.Handle(req);
+    HandlerResult r = api_.server.Handle(testing::Request(method, target, body));
     return std::holds_alternative<HttpResponse>(r) ? std::get<HttpResponse>(r) : HttpResponse{.status = -1, .content_type = "", .headers = {}, .body = ""};
   }
 
-  FakeClock clock_;
-  store::MemoryStore store_;
-  api::AdmissionPipeline pipeline_;
   std::shared_ptr<prometheus::Registry> registry_ = std::make_shared<prometheus::Registry>();
-  ApiServer server_;
+  testing::TestApiServer api_{Options(registry_)};
 };
 
 TEST_F(RequestMetricsServerTest, EveryHandledRequestIsCountedWithItsCode) {
@@ -151,16 +135,8 @@ TEST_F(RequestMetricsServerTest, EveryHandledRequestIsCountedWithItsCode) {
 }
 
 TEST(RequestMetricsOffTest, NoRegistryNoMetricsPath) {
-  FakeClock clock;
-  store::MemoryStore store(clock);
-  api::AdmissionPipeline pipeline(api::Registry::Default(), api::StrategyRegistry::Default(), api::Convert);
-  ApiServerOptions o;
-  o.garbage_collector = false;
-  ApiServer server(api::Registry::Default(), pipeline, store, clock, o);
-  HttpRequest req;
-  req.method = "GET";
-  req.target = "/metrics";
-  HandlerResult r = server.Handle(req);
+  testing::TestApiServer test_server;
+  HandlerResult r = test_server.server.Handle(testing::Request("GET", "/metrics"));
   ASSERT_TRUE(std::holds_alternative<HttpResponse>(r));
   EXPECT_EQ(std::get<HttpResponse>(r).status, 404) << "the binary registers /metrics, the API server does not";
 }

@@ -1,15 +1,11 @@
 #include "apiserver/status_response.h"
 
+#include "client/api_status.h"
+
 namespace berth::apiserver {
 
 nlohmann::json StatusToJson(const Status& status, const StatusDetails& details) {
-  nlohmann::json j = {{"kind", "Status"},
-                      {"apiVersion", "v1"},
-                      {"metadata", nlohmann::json::object()},
-                      {"status", "Failure"},
-                      {"message", status.message()},
-                      {"reason", std::string(CodeReason(status.code()))},
-                      {"code", CodeHttpStatus(status.code())}};
+  nlohmann::json j = client::FailureStatusObject(status);
   nlohmann::json d = nlohmann::json::object();
   if (!details.name.empty()) d["name"] = details.name;
   if (!details.group.empty()) d["group"] = details.group;

@@ -62,6 +62,19 @@ Pod MakePod(int64_t i, bool gpu, int32_t priority = 0) {
   return p;
 }
 
+// MakeCluster(nodes) with `per_node` pods of MakePod(i, gpu) bound to every
+// node (round-robin, no nodeSelector).
+Snapshot FilledCluster(benchmark::State& state, int nodes, int per_node, bool gpu) {
+  Snapshot s = MakeCluster(nodes);
+  for (int64_t i = 0; i < int64_t{nodes} * per_node; ++i) {
+    Pod p = MakePod(i, gpu);
+    p.node_selector.clear();
+    p.node_name = s.nodes()[static_cast<size_t>(i % nodes)].name();
+    if (!s.AddPod(std::move(p)).ok()) state.SkipWithError("AddPod failed");
+  }
+  return s;
+}
+
 void BM_PlaceAndAssume(benchmark::State& state) {
   const int nodes = static_cast<int>(state.range(0));
   const bool gpu = state.range(1) != 0;
@@ -87,15 +100,8 @@ BENCHMARK(BM_PlaceAndAssume)->ArgsProduct({{100, 1000}, {0, 1}})->ArgNames({"nod
     ->Unit(benchmark::kMicrosecond);
 
 void BM_Decide(benchmark::State& state) {
-  const int nodes = static_cast<int>(state.range(0));
-  Snapshot s = MakeCluster(nodes);
   // Half full: 32 one-cpu pods per node.
-  for (int64_t i = 0; i < int64_t{nodes} * 32; ++i) {
-    Pod p = MakePod(i, false);
-    p.node_selector.clear();
-    p.node_name = s.nodes()[static_cast<size_t>(i % nodes)].name();
-    if (!s.AddPod(std::move(p)).ok()) state.SkipWithError("AddPod failed");
-  }
+  Snapshot s = FilledCluster(state, static_cast<int>(state.range(0)), 32, false);
   Pod probe = MakePod(1000000, true);
   for (auto _ : state) {
     Decision d = Schedule(s, probe);
@@ -106,15 +112,8 @@ void BM_Decide(benchmark::State& state) {
 BENCHMARK(BM_Decide)->Arg(1000)->ArgName("nodes")->Unit(benchmark::kMicrosecond);
 
 void BM_Unschedulable(benchmark::State& state) {
-  const int nodes = static_cast<int>(state.range(0));
-  Snapshot s = MakeCluster(nodes);
   // Every node full of priority-0 GPU pods (8 per node).
-  for (int64_t i = 0; i < int64_t{nodes} * 8; ++i) {
-    Pod p = MakePod(i, true);
-    p.node_selector.clear();
-    p.node_name = s.nodes()[static_cast<size_t>(i % nodes)].name();
-    if (!s.AddPod(std::move(p)).ok()) state.SkipWithError("AddPod failed");
-  }
+  Snapshot s = FilledCluster(state, static_cast<int>(state.range(0)), 8, true);
   Pod hp = MakePod(1000000, true, /*priority=*/1000);
   hp.node_selector.clear();
   for (auto _ : state) {

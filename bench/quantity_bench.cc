@@ -21,6 +21,13 @@ const std::vector<std::string_view>& Inputs() {
   return kInputs;
 }
 
+// Inputs(), parsed.
+std::vector<berth::Quantity> ParsedInputs() {
+  std::vector<berth::Quantity> quantities;
+  for (std::string_view text : Inputs()) quantities.push_back(berth::Quantity::MustParse(text));
+  return quantities;
+}
+
 void BM_Parse(benchmark::State& state, std::string_view text) {
   for (auto _ : state) {
     auto q = berth::Quantity::Parse(text);
@@ -41,8 +48,7 @@ void BM_ParseMix(benchmark::State& state) {
 }
 
 void BM_StringMix(benchmark::State& state) {
-  std::vector<berth::Quantity> quantities;
-  for (std::string_view text : Inputs()) quantities.push_back(berth::Quantity::MustParse(text));
+  const std::vector<berth::Quantity> quantities = ParsedInputs();
   size_t i = 0;
   for (auto _ : state) {
     std::string s = quantities[i].String();
@@ -54,8 +60,7 @@ void BM_StringMix(benchmark::State& state) {
 
 // Summing per-pod requests times pod counts, as quota usage is computed.
 void BM_SumRequests(benchmark::State& state) {
-  std::vector<berth::Quantity> quantities;
-  for (std::string_view text : Inputs()) quantities.push_back(berth::Quantity::MustParse(text));
+  const std::vector<berth::Quantity> quantities = ParsedInputs();
   for (auto _ : state) {
     berth::Quantity total;
     for (const auto& q : quantities) total += q * 8;

@@ -3,6 +3,7 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <utility>
 
 #include "api/yaml_codec.h"
 #include "cli/describe.h"
@@ -768,20 +769,32 @@ Status RunLogs(Session& s, const LogsFlags& f) {
   return Status::Ok();
 }
 
+// Adds the subcommand `name` over a fresh Flags (whose `conn` member takes the
+// connection flags, -A too when `all_namespaces`) that opens a Session and
+// runs `run` when invoked. Returns the subcommand, for its own options, and
+// the flags they fill.
+template <class Flags>
+std::pair<CLI::App*, std::shared_ptr<Flags>> AddSessionCommand(CLI::App& app, int* exit_code, const std::string& name,
+                                                               const std::string& description, bool all_namespaces,
+                                                               Status (*run)(Session&, const Flags&)) {
+  auto f = std::make_shared<Flags>();
+  auto* cmd = app.add_subcommand(name, description);
+  AddConnectionFlags(cmd, &f->conn, all_namespaces);
+  cmd->callback([f, exit_code, run] { Run(exit_code, f->conn, [&](Session& s) { return run(s, *f); }); });
+  return {cmd, f};
+}
+
 }  // namespace
 
 void AddClientCommands(CLI::App& app, int* exit_code) {
   {
-    auto f = std::make_shared<ApplyFlags>();
-    auto* cmd = app.add_subcommand("apply", "Create or update objects from files (server-side apply)");
-    AddConnectionFlags(cmd, &f->conn, false);
+    auto [cmd, f] = AddSessionCommand(app, exit_code, "apply",
+                                      "Create or update objects from files (server-side apply)", false, RunApply);
     cmd->add_option("-f,--filename", f->files, "Files, directories (*.yaml, *.yml, *.json) or - for stdin");
-    cmd->callback([f, exit_code] { Run(exit_code, f->conn, [&](Session& s) { return RunApply(s, *f); }); });
   }
   {
-    auto f = std::make_shared<GetFlags>();
-    auto* cmd = app.add_subcommand("get", "Display one or many resources as the server's tables");
-    AddConnectionFlags(cmd, &f->conn, true);
+    auto [cmd, f] = AddSessionCommand(app, exit_code, "get", "Display one or many resources as the server's tables",
+                                      true, RunGet);
     cmd->add_option("args", f->args, "KIND [NAME...] or KIND/NAME...");
     cmd->add_option("-o,--output", f->output, "wide|yaml|json|name");
     cmd->add_option("-l,--selector", f->selector, "Label selector");
@@ -789,47 +802,37 @@ void AddClientCommands(CLI::App& app, int* exit_code) {
     cmd->add_flag("--show-labels", f->show_labels, "Show all labels as the last column");
     cmd->add_flag("--no-headers", f->no_headers, "Don't print headers");
     cmd->add_flag("-w,--watch", f->watch, "After listing, watch for changes");
-    cmd->callback([f, exit_code] { Run(exit_code, f->conn, [&](Session& s) { return RunGet(s, *f); }); });
   }
   {
-    auto f = std::make_shared<DescribeFlags>();
-    auto* cmd = app.add_subcommand("describe", "Show details of a resource and its events");
-    AddConnectionFlags(cmd, &f->conn, true);
+    auto [cmd, f] = AddSessionCommand(app, exit_code, "describe", "Show details of a resource and its events", true,
+                                      RunDescribe);
     cmd->add_option("args", f->args, "KIND [NAME...] or KIND/NAME...");
     cmd->add_option("-l,--selector", f->selector, "Label selector");
-    cmd->callback([f, exit_code] { Run(exit_code, f->conn, [&](Session& s) { return RunDescribe(s, *f); }); });
   }
   {
-    auto f = std::make_shared<DeleteFlags>();
-    auto* cmd = app.add_subcommand("delete", "Delete resources by name or from files");
-    AddConnectionFlags(cmd, &f->conn, false);
+    auto [cmd, f] = AddSessionCommand(app, exit_code, "delete", "Delete resources by name or from files", false,
+                                      RunDelete);
     cmd->add_option("args", f->args, "KIND NAME... or KIND/NAME...");
     cmd->add_option("-f,--filename", f->files, "Files, directories or - for stdin");
     cmd->add_flag("--ignore-not-found", f->ignore_not_found, "Treat \"resource not found\" as a successful delete");
     cmd->add_flag("--wait,!--no-wait", f->wait, "Wait for the objects to be gone (default true)");
     cmd->add_option("--timeout", f->timeout, "How long to wait for the deletion (0: as long as it takes)");
-    cmd->callback([f, exit_code] { Run(exit_code, f->conn, [&](Session& s) { return RunDelete(s, *f); }); });
   }
   {
-    auto f = std::make_shared<LogsFlags>();
-    auto* cmd = app.add_subcommand("logs", "Print the logs of a container in a pod");
-    AddConnectionFlags(cmd, &f->conn, false);
+    auto [cmd, f] = AddSessionCommand(app, exit_code, "logs", "Print the logs of a container in a pod", false, RunLogs);
     cmd->add_option("args", f->args, "POD [CONTAINER]");
     cmd->add_option("-c,--container", f->container, "Container name");
     cmd->add_flag("-f,--follow", f->follow, "Stream the logs");
     cmd->add_flag("--timestamps", f->timestamps, "Prefix each line with its RFC3339 timestamp");
     cmd->add_flag("-p,--previous", f->previous, "The previous terminated container's logs");
     cmd->add_option("--tail", f->tail, "Lines of recent log to show (-1: all)");
-    cmd->callback([f, exit_code] { Run(exit_code, f->conn, [&](Session& s) { return RunLogs(s, *f); }); });
   }
   {
-    auto f = std::make_shared<WaitFlags>();
-    auto* cmd = app.add_subcommand("wait", "Wait for a condition on a resource, or for its deletion");
-    AddConnectionFlags(cmd, &f->conn, false);
+    auto [cmd, f] = AddSessionCommand(app, exit_code, "wait",
+                                      "Wait for a condition on a resource, or for its deletion", false, RunWait);
     cmd->add_option("args", f->args, "KIND/NAME... or KIND NAME...");
     cmd->add_option("--for", f->for_condition, "condition=NAME[=VALUE] or delete");
     cmd->add_option("--timeout", f->timeout, "How long to wait (Go duration, default 30s)");
-    cmd->callback([f, exit_code] { Run(exit_code, f->conn, [&](Session& s) { return RunWait(s, *f); }); });
   }
 }
 

@@ -2,63 +2,58 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <utility>
+#include <vector>
+
 namespace berth::cli {
 namespace {
 
-TEST(TabWriterTest, GetSettingsPadThreeWithMinimumSix) {
-  TabWriter w(TabWriter::GetOptions());
-  w.Write("NAME\tSTATUS\tAGE\ndefault\tActive\t5m\nteam-a\tActive\t10s\n");
-  EXPECT_EQ(w.Flush(),
-            "NAME      STATUS   AGE\n"
-            "default   Active   5m\n"
-            "team-a    Active   10s\n");
-}
+// Text written to a TabWriter, each piece followed by a Flush() that must
+// return what the case says.
+struct Case {
+  const char* name;
+  TabWriterOptions options;
+  std::vector<std::pair<std::string, std::string>> writes_and_flushes;
+};
 
-TEST(TabWriterTest, NarrowColumnsGetTheMinimumWidth) {
-  TabWriter w(TabWriter::GetOptions());
-  w.Write("A\tB\nx\ty\n");
-  EXPECT_EQ(w.Flush(), "A     B\nx     y\n");
-}
-
-TEST(TabWriterTest, WidthsCountCodePoints) {
-  TabWriter w({0, 1, '.', false});
-  w.Write("\xc3\xa9t\xc3\xa9\tx\nab\ty\n");  // "été" is 3 code points, 5 bytes
-  EXPECT_EQ(w.Flush(), "\xc3\xa9t\xc3\xa9.x\nab..y\n");
-}
-
-TEST(TabWriterTest, LinesWithoutCellsEndColumnBlocks) {
-  TabWriter w(TabWriter::DescribeOptions());
-  w.Write("Name:\tcq\nNamespace:\t\nSpec:\n  Cohort:\tteam\n  Queueing Strategy:\tBestEffortFIFO\n");
-  EXPECT_EQ(w.Flush(),
-            "Name:       cq\n"
-            "Namespace:  \n"
-            "Spec:\n"
-            "  Cohort:             team\n"
-            "  Queueing Strategy:  BestEffortFIFO\n");
-}
-
-TEST(TabWriterTest, RememberedWidthsOnlyGrow) {
-  TabWriter w(TabWriter::GetOptions());
-  w.Write("NAME\tAGE\nab\t1s\n");
-  EXPECT_EQ(w.Flush(), "NAME   AGE\nab     1s\n");
-  w.Write("abcdefghij\t2s\n");
-  EXPECT_EQ(w.Flush(), "abcdefghij   2s\n");
-  w.Write("a\t3s\n");
-  EXPECT_EQ(w.Flush(), "a            3s\n");
-}
-
-TEST(TabWriterTest, WithoutRememberingEachFlushStandsAlone) {
-  TabWriter w({0, 2, ' ', false});
-  w.Write("abcdefgh\tx\n");
-  EXPECT_EQ(w.Flush(), "abcdefgh  x\n");
-  w.Write("a\tx\n");
-  EXPECT_EQ(w.Flush(), "a  x\n");
-}
-
-TEST(TabWriterTest, UnterminatedLastLineHasNoNewline) {
-  TabWriter w({0, 1, ' ', false});
-  w.Write("a\tb\nccc\td");
-  EXPECT_EQ(w.Flush(), "a   b\nccc d");
+TEST(TabWriterTest, WritesAndFlushes) {
+  const Case cases[] = {
+      {"GetSettingsPadThreeWithMinimumSix",
+       TabWriter::GetOptions(),
+       {{"NAME\tSTATUS\tAGE\ndefault\tActive\t5m\nteam-a\tActive\t10s\n",
+         "NAME      STATUS   AGE\n"
+         "default   Active   5m\n"
+         "team-a    Active   10s\n"}}},
+      {"NarrowColumnsGetTheMinimumWidth", TabWriter::GetOptions(), {{"A\tB\nx\ty\n", "A     B\nx     y\n"}}},
+      // "été" is 3 code points, 5 bytes.
+      {"WidthsCountCodePoints", {0, 1, '.', false}, {{"\xc3\xa9t\xc3\xa9\tx\nab\ty\n", "\xc3\xa9t\xc3\xa9.x\nab..y\n"}}},
+      {"LinesWithoutCellsEndColumnBlocks",
+       TabWriter::DescribeOptions(),
+       {{"Name:\tcq\nNamespace:\t\nSpec:\n  Cohort:\tteam\n  Queueing Strategy:\tBestEffortFIFO\n",
+         "Name:       cq\n"
+         "Namespace:  \n"
+         "Spec:\n"
+         "  Cohort:             team\n"
+         "  Queueing Strategy:  BestEffortFIFO\n"}}},
+      {"RememberedWidthsOnlyGrow",
+       TabWriter::GetOptions(),
+       {{"NAME\tAGE\nab\t1s\n", "NAME   AGE\nab     1s\n"},
+        {"abcdefghij\t2s\n", "abcdefghij   2s\n"},
+        {"a\t3s\n", "a            3s\n"}}},
+      {"WithoutRememberingEachFlushStandsAlone",
+       {0, 2, ' ', false},
+       {{"abcdefgh\tx\n", "abcdefgh  x\n"}, {"a\tx\n", "a  x\n"}}},
+      {"UnterminatedLastLineHasNoNewline", {0, 1, ' ', false}, {{"a\tb\nccc\td", "a   b\nccc d"}}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    TabWriter w(c.options);
+    for (const auto& [text, flushed] : c.writes_and_flushes) {
+      w.Write(text);
+      EXPECT_EQ(w.Flush(), flushed);
+    }
+  }
 }
 
 }  // namespace

@@ -88,6 +88,16 @@ Code CodeFromReason(std::string_view reason, int http_code) {
   return CodeFromHttp(http_code);
 }
 
+api::Object FailureStatusObject(const Status& status) {
+  return {{"kind", "Status"},
+          {"apiVersion", "v1"},
+          {"metadata", api::Object::object()},
+          {"status", "Failure"},
+          {"message", status.message()},
+          {"reason", std::string(CodeReason(status.code()))},
+          {"code", CodeHttpStatus(status.code())}};
+}
+
 Status StatusFromObject(const api::Object& obj, int http_code) {
   if (!obj.is_object()) return Status(CodeFromHttp(http_code), "invalid Status object");
   if (obj.value("status", "") == "Success") return Status::Ok();

@@ -1,6 +1,6 @@
 // Decoding the API server's errors into berth::Status, as client-go's
 // k8s.io/apimachinery/pkg/api/errors (FromObject, NewGenericServerResponse)
-// does.
+// does, and the Status document a failure is sent as.
 //
 // A failed request carries a metav1.Status body:
 //   {"kind":"Status","apiVersion":"v1","status":"Failure","reason":"NotFound",
@@ -34,6 +34,12 @@ namespace berth::client {
 
 // The Code for a metav1.StatusReason and HTTP code (0 = unknown code).
 Code CodeFromReason(std::string_view reason, int http_code);
+
+// The metav1.Status document of a failure, as kube-apiserver writes it, without
+// details: {"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",
+// "message":..., "reason": CodeReason, "code": CodeHttpStatus}. `status` is
+// not OK.
+api::Object FailureStatusObject(const Status& status);
 
 // Decodes a metav1.Status document. Returns OK for status "Success".
 Status StatusFromObject(const api::Object& status_object, int http_code = 0);

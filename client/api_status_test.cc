@@ -23,6 +23,14 @@ TEST(ApiStatusTest, DecodesReasonMessageAndCauses) {
                                         "Invalid value: \"-1\": must be greater than or equal to 0"}));
 }
 
+TEST(ApiStatusTest, FailureStatusObjectIsKubeApiserversDocumentAndDecodesBack) {
+  const Status s = NotFoundError("pods \"x\" not found");
+  const api::Object obj = FailureStatusObject(s);
+  EXPECT_EQ(obj, api::Object::parse(R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",
+    "message":"pods \"x\" not found","reason":"NotFound","code":404})"));
+  EXPECT_EQ(StatusFromObject(obj), s);
+}
+
 struct ReasonCase {
   const char* reason;
   int code;

@@ -110,20 +110,21 @@ size_t WorkQueue::WaitingLen() {
   return waiting_.size();
 }
 
-void WorkQueue::ShutDown() {
-  std::lock_guard<std::mutex> l(mu_);
+void WorkQueue::ShutDownLocked() {
   shutting_down_ = true;
   waiting_.clear();
   waiting_at_.clear();
   cv_.notify_all();
 }
 
+void WorkQueue::ShutDown() {
+  std::lock_guard<std::mutex> l(mu_);
+  ShutDownLocked();
+}
+
 void WorkQueue::ShutDownWithDrain() {
   std::unique_lock<std::mutex> l(mu_);
-  shutting_down_ = true;
-  waiting_.clear();
-  waiting_at_.clear();
-  cv_.notify_all();
+  ShutDownLocked();
   cv_.wait(l, [&] { return processing_.empty(); });
 }
 

@@ -90,6 +90,8 @@ class WorkQueue {
   void AddLocked(const std::string& key);
   void PromoteReadyLocked();
   std::optional<std::string> PopLocked();
+  // Marks the queue shutting down, drops the waiting keys and wakes every Get.
+  void ShutDownLocked();
 
   Clock& clock_;
   std::unique_ptr<RateLimiter> limiter_;

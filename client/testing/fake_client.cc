@@ -5,28 +5,31 @@
 
 #include "api/patch.h"
 #include "api/selectors.h"
+#include "client/api_status.h"
 
 namespace berth::client::testing {
 
 namespace {
 
-// The metav1.Status document kube-apiserver sends in an ERROR watch event.
-api::Object StatusObject(const Status& s) {
-  return {{"kind", "Status"},
-          {"apiVersion", "v1"},
-          {"metadata", api::Object::object()},
-          {"status", "Failure"},
-          {"message", s.message()},
-          {"reason", std::string(CodeReason(s.code()))},
-          {"code", CodeHttpStatus(s.code())}};
-}
-
+// An ERROR watch event as kube-apiserver sends it: the Status document of `s`.
 WatchEvent ErrorEvent(const Status& s) {
   WatchEvent e;
   e.type = WatchEventType::kError;
-  e.object = StatusObject(s);
+  e.object = FailureStatusObject(s);
   e.error = s;
   return e;
+}
+
+// `current` with the status of `source` (none when `source` has none): what a
+// write to the status subresource stores.
+api::Object WithStatusOf(const api::Object& current, const api::Object& source) {
+  api::Object out = current;
+  if (source.contains("status")) {
+    out["status"] = source["status"];
+  } else {
+    out.erase("status");
+  }
+  return out;
 }
 
 StatusOr<int64_t> ParseRevision(const std::string& rv) {
@@ -203,13 +206,7 @@ StatusOr<api::Object> FakeClient::UpdateStatus(const ResourceRef& ref, const api
   const std::string wanted_rv = api::ResourceVersion(placed);
   return store_.GuaranteedUpdate(key, [&](const api::Object& current) -> StatusOr<api::Object> {
     if (!wanted_rv.empty() && wanted_rv != api::ResourceVersion(current)) return store::ConflictModified(key);
-    api::Object desired = current;
-    if (placed.contains("status")) {
-      desired["status"] = placed["status"];
-    } else {
-      desired.erase("status");
-    }
-    return desired;
+    return WithStatusOf(current, placed);
   });
 }
 
@@ -228,15 +225,7 @@ StatusOr<api::Object> FakeClient::Patch(const ResourceRef& ref, const std::strin
                                                     : api::ApplyJsonPatch(current, body));
     const std::string& rv = api::ResourceVersion(desired);
     if (!rv.empty() && rv != api::ResourceVersion(current)) return store::ConflictModified(key);
-    if (options.subresource == "status") {
-      api::Object only_status = current;
-      if (desired.contains("status")) {
-        only_status["status"] = desired["status"];
-      } else {
-        only_status.erase("status");
-      }
-      return only_status;
-    }
+    if (options.subresource == "status") return WithStatusOf(current, desired);
     return desired;
   });
 }

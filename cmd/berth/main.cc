@@ -39,7 +39,9 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
+#include <string_view>
 
 #include "core/logging.h"
 
@@ -104,10 +106,16 @@ sigset_t BlockStopSignals() {
   return stop_signals;
 }
 
-// The declared capacity, or this machine's when `text` is empty.
-berth::StatusOr<berth::agent::ResourceList> Capacity(const std::string& text) {
+// The capacity declared by `flag` (its value `text`), or this machine's when
+// `text` is empty; nothing, after printing the error, when it does not parse.
+std::optional<berth::agent::ResourceList> Capacity(std::string_view flag, const std::string& text) {
   if (text.empty()) return berth::agent::DetectMachineCapacity();
-  return berth::agent::ParseResourceList(text);
+  auto capacity = berth::agent::ParseResourceList(text);
+  if (!capacity.ok()) {
+    std::cerr << "error: " << flag << ": " << capacity.status().message() << "\n";
+    return std::nullopt;
+  }
+  return std::move(capacity).value();
 }
 
 // A kubeconfig with one plain-HTTP cluster, one user without credentials and
@@ -153,11 +161,8 @@ int RunServer(const ServerFlags& flags) {
   // Block the stop signals before any thread starts, so every thread inherits
   // the mask and sigwait below is the only receiver.
   sigset_t stop_signals = BlockStopSignals();
-  auto capacity = Capacity(flags.node_capacity);
-  if (!capacity.ok()) {
-    std::cerr << "error: --node-capacity: " << capacity.status().message() << "\n";
-    return 1;
-  }
+  auto capacity = Capacity("--node-capacity", flags.node_capacity);
+  if (!capacity) return 1;
 
   berth::controllers::kueue::KueueConfiguration kueue_config;
   if (!flags.config.empty()) {
@@ -315,11 +320,8 @@ int RunServer(const ServerFlags& flags) {
 int RunAgent(const AgentFlags& flags) {
   auto log = berth::Logger("agent");
   sigset_t stop_signals = BlockStopSignals();
-  auto capacity = Capacity(flags.capacity);
-  if (!capacity.ok()) {
-    std::cerr << "error: --capacity: " << capacity.status().message() << "\n";
-    return 1;
-  }
+  auto capacity = Capacity("--capacity", flags.capacity);
+  if (!capacity) return 1;
   berth::StatusOr<berth::client::RestConfig> rest = berth::client::RestConfig{};
   if (flags.server.empty()) {
     rest = berth::client::LoadKubeconfig({.path = flags.kubeconfig});
