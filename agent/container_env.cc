@@ -2,21 +2,12 @@
 
 #include <algorithm>
 
+#include "api/unstructured.h"
+
 namespace berth::agent {
 namespace {
 
 using VarMap = std::map<std::string, std::string, std::less<>>;
-
-const std::string& StringAt(const api::Object& obj, std::initializer_list<const char*> path) {
-  const api::Object* cur = &obj;
-  for (const char* key : path) {
-    if (!cur->is_object()) return api::EmptyString();
-    auto it = cur->find(key);
-    if (it == cur->end()) return api::EmptyString();
-    cur = &*it;
-  }
-  return cur->is_string() ? cur->get_ref<const std::string&>() : api::EmptyString();
-}
 
 // "metadata.labels['k']" → ("metadata.labels", "k"); no subscript → (path, nullopt).
 bool SplitSubscript(std::string_view path, std::string_view* base, std::optional<std::string>* key) {
@@ -44,13 +35,13 @@ StatusOr<std::string> FieldRefValue(const api::Object& pod, std::string_view fie
                            : base == "metadata.annotations" ? "annotations"
                                                             : nullptr;
     if (map_name == nullptr) return InvalidError("unsupported fieldPath: " + std::string(field_path));
-    return StringAt(pod, {"metadata", map_name, key->c_str()});
+    return api::NestedString(pod, {"metadata", map_name, key->c_str()});
   }
   if (base == "metadata.name") return api::Name(pod);
   if (base == "metadata.namespace") return api::Namespace(pod);
   if (base == "metadata.uid") return api::Uid(pod);
-  if (base == "spec.nodeName") return StringAt(pod, {"spec", "nodeName"});
-  if (base == "spec.serviceAccountName") return StringAt(pod, {"spec", "serviceAccountName"});
+  if (base == "spec.nodeName") return api::NestedString(pod, {"spec", "nodeName"});
+  if (base == "spec.serviceAccountName") return api::NestedString(pod, {"spec", "serviceAccountName"});
   if (base == "status.podIP" || base == "status.podIPs") return node.pod_ip;
   if (base == "status.hostIP" || base == "status.hostIPs") return node.host_ip;
   return InvalidError("unsupported fieldPath: " + std::string(field_path));
@@ -66,7 +57,7 @@ StatusOr<std::string> ResourceFieldRefValue(const api::Object& pod, const api::O
       return InvalidError("container " + it->get<std::string>() + " not found");
     }
   }
-  const std::string& resource = StringAt(ref, {"resource"});
+  const std::string& resource = api::NestedString(ref, {"resource"});
   auto dot = resource.find('.');
   std::string kind = dot == std::string::npos ? "" : resource.substr(0, dot);
   std::string name = dot == std::string::npos ? "" : resource.substr(dot + 1);
@@ -83,7 +74,7 @@ StatusOr<std::string> ResourceFieldRefValue(const api::Object& pod, const api::O
 
   Quantity amount;
   bool found = false;
-  const std::string& text = StringAt(*container, {"resources", kind.c_str(), name.c_str()});
+  const std::string& text = api::NestedString(*container, {"resources", kind.c_str(), name.c_str()});
   if (!text.empty()) {
     BERTH_ASSIGN_OR_RETURN(amount, Quantity::Parse(text));
     found = true;
@@ -100,7 +91,7 @@ StatusOr<std::string> ResourceFieldRefValue(const api::Object& pod, const api::O
   }
   if (!found && kind == "requests") {
     // kubelet: an unset request defaults to the limit (API defaulting), else 0.
-    const std::string& limit = StringAt(*container, {"resources", "limits", name.c_str()});
+    const std::string& limit = api::NestedString(*container, {"resources", "limits", name.c_str()});
     if (!limit.empty()) {
       BERTH_ASSIGN_OR_RETURN(amount, Quantity::Parse(limit));
     }
@@ -132,7 +123,7 @@ const api::Object* FindContainer(const api::Object& pod, std::string_view name) 
     auto it = spec->find(list);
     if (it == spec->end() || !it->is_array()) continue;
     for (const auto& c : *it) {
-      if (c.is_object() && StringAt(c, {"name"}) == name) return &c;
+      if (c.is_object() && api::NestedString(c, {"name"}) == name) return &c;
     }
   }
   return nullptr;
@@ -195,14 +186,14 @@ StatusOr<std::vector<EnvVar>> ResolveEnv(const api::Object& pod, std::string_vie
   }
   if (auto env = container->find("env"); env != container->end() && env->is_array()) {
     for (const auto& e : *env) {
-      const std::string& name = StringAt(e, {"name"});
+      const std::string& name = api::NestedString(e, {"name"});
       auto from = e.find("valueFrom");
       if (from == e.end() || !from->is_object()) {
-        set(name, ExpandVars(StringAt(e, {"value"}), defined));
+        set(name, ExpandVars(api::NestedString(e, {"value"}), defined));
         continue;
       }
       if (auto f = from->find("fieldRef"); f != from->end()) {
-        BERTH_ASSIGN_OR_RETURN(std::string v, FieldRefValue(pod, StringAt(*f, {"fieldPath"}), node));
+        BERTH_ASSIGN_OR_RETURN(std::string v, FieldRefValue(pod, api::NestedString(*f, {"fieldPath"}), node));
         set(name, std::move(v));
       } else if (auto r = from->find("resourceFieldRef"); r != from->end()) {
         BERTH_ASSIGN_OR_RETURN(std::string v, ResourceFieldRefValue(pod, *container, *r, node));
@@ -217,7 +208,7 @@ StatusOr<std::vector<EnvVar>> ResolveEnv(const api::Object& pod, std::string_vie
     }
   }
   if (!defined.contains("HOSTNAME")) {
-    const std::string& hostname = StringAt(pod, {"spec", "hostname"});
+    const std::string& hostname = api::NestedString(pod, {"spec", "hostname"});
     set("HOSTNAME", hostname.empty() ? api::Name(pod) : hostname);
   }
   if (!defined.contains("PATH")) set("PATH", std::string(kDefaultPath));
@@ -242,7 +233,7 @@ StatusOr<ContainerCommand> ResolveCommand(const api::Object& pod, std::string_vi
     }
   }
   out.env = std::move(env);
-  out.working_dir = StringAt(container, {"workingDir"});
+  out.working_dir = api::NestedString(container, {"workingDir"});
   return out;
 }
 

@@ -4,6 +4,8 @@
 #include <cctype>
 #include <map>
 
+#include "core/hash.h"
+
 namespace berth::agent {
 namespace {
 
@@ -79,15 +81,6 @@ std::string PortKey(std::string_view ns, std::string_view host, int port) {
 }
 
 }  // namespace
-
-uint64_t Fnv1a64(std::string_view s) {
-  uint64_t h = 14695981039346656037ull;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return h;
-}
 
 void PodHostDirectory::Add(const api::Object& pod, std::string node_address) {
   const api::Object* spec = pod.contains("spec") && pod["spec"].is_object() ? &pod["spec"] : nullptr;

@@ -2,14 +2,11 @@
 
 #include <algorithm>
 
+#include "api/unstructured.h"
+
 namespace berth::agent {
 namespace {
 
-const std::string& Str(const api::Object& obj, const char* key) {
-  if (!obj.is_object()) return api::EmptyString();
-  auto it = obj.find(key);
-  return it != obj.end() && it->is_string() ? it->get_ref<const std::string&>() : api::EmptyString();
-}
 
 std::vector<ContainerRecord> Records(const api::Object& pod, const char* list, const char* waiting) {
   std::vector<ContainerRecord> out;
@@ -19,8 +16,8 @@ std::vector<ContainerRecord> Records(const api::Object& pod, const char* list, c
   if (it == spec->end() || !it->is_array()) return out;
   for (const auto& c : *it) {
     ContainerRecord r;
-    r.name = Str(c, "name");
-    r.image = Str(c, "image");
+    r.name = api::StringAt(c, "name");
+    r.image = api::StringAt(c, "image");
     r.waiting_reason = waiting;
     out.push_back(std::move(r));
   }
@@ -100,7 +97,7 @@ std::string FormatGoDuration(Duration d) {
 }
 
 PodLifecycle::PodLifecycle(const api::Object& pod) {
-  const std::string& policy = pod.contains("spec") ? Str(pod["spec"], "restartPolicy") : api::EmptyString();
+  const std::string policy = api::NestedString(pod, {"spec", "restartPolicy"});
   policy_ = policy == "Never"       ? RestartPolicy::kNever
             : policy == "OnFailure" ? RestartPolicy::kOnFailure
                                     : RestartPolicy::kAlways;
@@ -311,7 +308,7 @@ api::Object BuildPodStatus(const PodLifecycle& lc, const api::Object& previous,
   std::map<std::string, api::Object> old_conditions;
   if (previous.is_object()) {
     if (auto it = previous.find("conditions"); it != previous.end() && it->is_array()) {
-      for (const auto& c : *it) old_conditions[Str(c, "type")] = c;
+      for (const auto& c : *it) old_conditions[api::StringAt(c, "type")] = c;
     }
   }
   auto condition = [&](const std::string& type, bool ok, const std::string& reason,
@@ -319,7 +316,7 @@ api::Object BuildPodStatus(const PodLifecycle& lc, const api::Object& previous,
     std::string status = ok ? "True" : "False";
     api::Object c = {{"type", type}, {"status", status}, {"lastProbeTime", nullptr}};
     auto old = old_conditions.find(type);
-    c["lastTransitionTime"] = old != old_conditions.end() && Str(old->second, "status") == status &&
+    c["lastTransitionTime"] = old != old_conditions.end() && api::StringAt(old->second, "status") == status &&
                                       old->second.contains("lastTransitionTime")
                                   ? old->second["lastTransitionTime"]
                                   : api::Object(FormatRfc3339(now));
@@ -391,17 +388,17 @@ void MergeForeignConditions(api::Object* status, const api::Object& current) {
   api::Object& conditions = (*status)["conditions"];
   api::Object merged = api::Object::array();
   for (const auto& c : conditions) {
-    if (owned(Str(c, "type"))) merged.push_back(c);
+    if (owned(api::StringAt(c, "type"))) merged.push_back(c);
   }
   bool scheduled_known = false;
   for (const auto& c : current["conditions"]) {
-    if (owned(Str(c, "type"))) continue;
-    scheduled_known |= Str(c, "type") == "PodScheduled";
+    if (owned(api::StringAt(c, "type"))) continue;
+    scheduled_known |= api::StringAt(c, "type") == "PodScheduled";
     merged.push_back(c);
   }
   if (!scheduled_known) {  // not written by anyone yet: ours (BuildPodStatus's PodScheduled=True)
     for (const auto& c : conditions) {
-      if (Str(c, "type") == "PodScheduled") merged.push_back(c);
+      if (api::StringAt(c, "type") == "PodScheduled") merged.push_back(c);
     }
   }
   conditions = std::move(merged);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "api/unstructured.h"
 #include "core/logging.h"
 
 namespace berth::apiserver {
@@ -14,12 +15,6 @@ namespace {
 // How often a failing work item is retried before it waits for the object to change.
 constexpr int kRetries = 5;
 
-// A string member, "" when absent or not a string (stored objects are
-// validated, but the collector must never throw on one that is not).
-std::string Str(const json& obj, const char* key) {
-  auto it = obj.find(key);
-  return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
 
 }  // namespace
 
@@ -162,7 +157,7 @@ void GarbageCollector::Observe(const api::GroupResource& resource, const api::Ob
   if (refs != nullptr) {
     for (const json& ref : *refs) {
       if (!ref.is_object()) continue;
-      Owner o{Str(ref, "uid"), Str(ref, "apiVersion"), Str(ref, "kind"), Str(ref, "name")};
+      Owner o{api::StringAt(ref, "uid"), api::StringAt(ref, "apiVersion"), api::StringAt(ref, "kind"), api::StringAt(ref, "name")};
       if (o.uid.empty()) continue;
       dependents_[o.uid].insert(uid);
       node.owners.push_back(std::move(o));
@@ -313,7 +308,7 @@ StatusOr<bool> GarbageCollector::AttemptToDelete(const Node& node) {
       json kept = json::array();
       for (const json& ref : refs) {
         if (!ref.is_object() ||
-            std::find(dangling.begin(), dangling.end(), Str(ref, "uid")) == dangling.end()) {
+            std::find(dangling.begin(), dangling.end(), api::StringAt(ref, "uid")) == dangling.end()) {
           kept.push_back(ref);
         }
       }
@@ -372,7 +367,7 @@ StatusOr<bool> GarbageCollector::ProcessDeleting(const Node& node) {
         json& refs = next["metadata"]["ownerReferences"];
         json kept = json::array();
         for (const json& ref : refs) {
-          if (!ref.is_object() || Str(ref, "uid") != uid) kept.push_back(ref);
+          if (!ref.is_object() || api::StringAt(ref, "uid") != uid) kept.push_back(ref);
         }
         refs = std::move(kept);
         if (refs.empty()) next["metadata"].erase("ownerReferences");

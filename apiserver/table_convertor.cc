@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "api/selectors.h"
+#include "api/unstructured.h"
 
 namespace berth::apiserver {
 
@@ -246,19 +247,6 @@ json Column(std::string name, std::string type, std::string format, std::string 
               {"priority", priority}};
 }
 
-const json& At(const json& obj, std::initializer_list<const char*> path) {
-  static const json kNull;
-  const json* cur = &obj;
-  for (const char* key : path) {
-    if (!cur->is_object()) return kNull;
-    auto it = cur->find(key);
-    if (it == cur->end()) return kNull;
-    cur = &*it;
-  }
-  return *cur;
-}
-
-std::string Str(const json& v) { return v.is_string() ? v.get<std::string>() : std::string(); }
 int64_t Int(const json& v) { return v.is_number() ? v.get<int64_t>() : 0; }
 
 std::string OrNone(std::string s, const char* none = "<none>") {
@@ -301,64 +289,64 @@ Time MaxTime(Time a, const json& ts) {
 
 // printPod (pkg/printers/internalversion/printers.go).
 std::vector<json> PodCells(const json& pod, Time now) {
-  const json& spec = At(pod, {"spec"});
-  const json& status = At(pod, {"status"});
+  const json& spec = api::NestedField(pod, {"spec"});
+  const json& status = api::NestedField(pod, {"status"});
   std::map<std::string, bool> restartable_init;
-  int64_t total = At(spec, {"containers"}).is_array() ? At(spec, {"containers"}).size() : 0;
-  if (At(spec, {"initContainers"}).is_array()) {
-    for (const auto& c : At(spec, {"initContainers"})) {
-      bool r = Str(At(c, {"restartPolicy"})) == "Always";
-      restartable_init[Str(At(c, {"name"}))] = r;
+  int64_t total = api::NestedField(spec, {"containers"}).is_array() ? api::NestedField(spec, {"containers"}).size() : 0;
+  if (api::NestedField(spec, {"initContainers"}).is_array()) {
+    for (const auto& c : api::NestedField(spec, {"initContainers"})) {
+      bool r = api::AsString(api::NestedField(c, {"restartPolicy"})) == "Always";
+      restartable_init[api::AsString(api::NestedField(c, {"name"}))] = r;
       if (r) ++total;
     }
   }
   int64_t restarts = 0, restartable_restarts = 0, ready = 0;
   Time last_restart{}, last_restartable_restart{};
-  std::string reason = Str(At(status, {"phase"}));
-  if (!Str(At(status, {"reason"})).empty()) reason = Str(At(status, {"reason"}));
-  const json& conditions = At(status, {"conditions"});
+  std::string reason = api::AsString(api::NestedField(status, {"phase"}));
+  if (!api::AsString(api::NestedField(status, {"reason"})).empty()) reason = api::AsString(api::NestedField(status, {"reason"}));
+  const json& conditions = api::NestedField(status, {"conditions"});
   if (conditions.is_array()) {
     for (const auto& c : conditions) {
-      if (Str(At(c, {"type"})) == "PodScheduled" && Str(At(c, {"reason"})) == "SchedulingGated") {
+      if (api::AsString(api::NestedField(c, {"type"})) == "PodScheduled" && api::AsString(api::NestedField(c, {"reason"})) == "SchedulingGated") {
         reason = "SchedulingGated";
       }
     }
   }
   bool initializing = false;
-  const json& init_statuses = At(status, {"initContainerStatuses"});
-  const int64_t n_init = At(spec, {"initContainers"}).is_array() ? At(spec, {"initContainers"}).size() : 0;
+  const json& init_statuses = api::NestedField(status, {"initContainerStatuses"});
+  const int64_t n_init = api::NestedField(spec, {"initContainers"}).is_array() ? api::NestedField(spec, {"initContainers"}).size() : 0;
   if (init_statuses.is_array()) {
     for (size_t i = 0; i < init_statuses.size(); ++i) {
       const json& c = init_statuses[i];
-      restarts += Int(At(c, {"restartCount"}));
-      const json& last_term = At(c, {"lastState", "terminated"});
-      if (last_term.is_object()) last_restart = MaxTime(last_restart, At(last_term, {"finishedAt"}));
-      bool restartable = restartable_init[Str(At(c, {"name"}))];
+      restarts += Int(api::NestedField(c, {"restartCount"}));
+      const json& last_term = api::NestedField(c, {"lastState", "terminated"});
+      if (last_term.is_object()) last_restart = MaxTime(last_restart, api::NestedField(last_term, {"finishedAt"}));
+      bool restartable = restartable_init[api::AsString(api::NestedField(c, {"name"}))];
       if (restartable) {
-        restartable_restarts += Int(At(c, {"restartCount"}));
+        restartable_restarts += Int(api::NestedField(c, {"restartCount"}));
         if (last_term.is_object()) {
-          last_restartable_restart = MaxTime(last_restartable_restart, At(last_term, {"finishedAt"}));
+          last_restartable_restart = MaxTime(last_restartable_restart, api::NestedField(last_term, {"finishedAt"}));
         }
       }
-      const json& term = At(c, {"state", "terminated"});
-      const json& waiting = At(c, {"state", "waiting"});
-      if (term.is_object() && Int(At(term, {"exitCode"})) == 0) continue;
-      if (restartable && At(c, {"started"}) == true) {
-        if (At(c, {"ready"}) == true) ++ready;
+      const json& term = api::NestedField(c, {"state", "terminated"});
+      const json& waiting = api::NestedField(c, {"state", "waiting"});
+      if (term.is_object() && Int(api::NestedField(term, {"exitCode"})) == 0) continue;
+      if (restartable && api::NestedField(c, {"started"}) == true) {
+        if (api::NestedField(c, {"ready"}) == true) ++ready;
         continue;
       }
       if (term.is_object()) {
-        std::string r = Str(At(term, {"reason"}));
+        std::string r = api::AsString(api::NestedField(term, {"reason"}));
         if (r.empty()) {
-          int64_t sig = Int(At(term, {"signal"}));
+          int64_t sig = Int(api::NestedField(term, {"signal"}));
           reason = sig != 0 ? "Init:Signal:" + std::to_string(sig)
-                            : "Init:ExitCode:" + std::to_string(Int(At(term, {"exitCode"})));
+                            : "Init:ExitCode:" + std::to_string(Int(api::NestedField(term, {"exitCode"})));
         } else {
           reason = "Init:" + r;
         }
-      } else if (waiting.is_object() && !Str(At(waiting, {"reason"})).empty() &&
-                 Str(At(waiting, {"reason"})) != "PodInitializing") {
-        reason = "Init:" + Str(At(waiting, {"reason"}));
+      } else if (waiting.is_object() && !api::AsString(api::NestedField(waiting, {"reason"})).empty() &&
+                 api::AsString(api::NestedField(waiting, {"reason"})) != "PodInitializing") {
+        reason = "Init:" + api::AsString(api::NestedField(waiting, {"reason"}));
       } else {
         reason = "Init:" + std::to_string(i) + "/" + std::to_string(n_init);
       }
@@ -370,32 +358,32 @@ std::vector<json> PodCells(const json& pod, Time now) {
   bool ready_condition = false;
   if (conditions.is_array()) {
     for (const auto& c : conditions) {
-      if (Str(At(c, {"type"})) == "Initialized" && Str(At(c, {"status"})) == "True") initialized_true = true;
-      if (Str(At(c, {"type"})) == "Ready" && Str(At(c, {"status"})) == "True") ready_condition = true;
+      if (api::AsString(api::NestedField(c, {"type"})) == "Initialized" && api::AsString(api::NestedField(c, {"status"})) == "True") initialized_true = true;
+      if (api::AsString(api::NestedField(c, {"type"})) == "Ready" && api::AsString(api::NestedField(c, {"status"})) == "True") ready_condition = true;
     }
   }
   if (!initializing || initialized_true) {
     restarts = restartable_restarts;
     last_restart = last_restartable_restart;
     bool has_running = false;
-    const json& statuses = At(status, {"containerStatuses"});
+    const json& statuses = api::NestedField(status, {"containerStatuses"});
     if (statuses.is_array()) {
       for (size_t k = statuses.size(); k-- > 0;) {
         const json& c = statuses[k];
-        restarts += Int(At(c, {"restartCount"}));
-        const json& last_term = At(c, {"lastState", "terminated"});
-        if (last_term.is_object()) last_restart = MaxTime(last_restart, At(last_term, {"finishedAt"}));
-        const json& term = At(c, {"state", "terminated"});
-        const json& waiting = At(c, {"state", "waiting"});
-        if (waiting.is_object() && !Str(At(waiting, {"reason"})).empty()) {
-          reason = Str(At(waiting, {"reason"}));
-        } else if (term.is_object() && !Str(At(term, {"reason"})).empty()) {
-          reason = Str(At(term, {"reason"}));
+        restarts += Int(api::NestedField(c, {"restartCount"}));
+        const json& last_term = api::NestedField(c, {"lastState", "terminated"});
+        if (last_term.is_object()) last_restart = MaxTime(last_restart, api::NestedField(last_term, {"finishedAt"}));
+        const json& term = api::NestedField(c, {"state", "terminated"});
+        const json& waiting = api::NestedField(c, {"state", "waiting"});
+        if (waiting.is_object() && !api::AsString(api::NestedField(waiting, {"reason"})).empty()) {
+          reason = api::AsString(api::NestedField(waiting, {"reason"}));
+        } else if (term.is_object() && !api::AsString(api::NestedField(term, {"reason"})).empty()) {
+          reason = api::AsString(api::NestedField(term, {"reason"}));
         } else if (term.is_object()) {
-          int64_t sig = Int(At(term, {"signal"}));
+          int64_t sig = Int(api::NestedField(term, {"signal"}));
           reason = sig != 0 ? "Signal:" + std::to_string(sig)
-                            : "ExitCode:" + std::to_string(Int(At(term, {"exitCode"})));
-        } else if (At(c, {"ready"}) == true && At(c, {"state", "running"}).is_object()) {
+                            : "ExitCode:" + std::to_string(Int(api::NestedField(term, {"exitCode"})));
+        } else if (api::NestedField(c, {"ready"}) == true && api::NestedField(c, {"state", "running"}).is_object()) {
           has_running = true;
           ++ready;
         }
@@ -403,9 +391,9 @@ std::vector<json> PodCells(const json& pod, Time now) {
     }
     if (reason == "Completed" && has_running) reason = ready_condition ? "Running" : "NotReady";
   }
-  const bool deleting = At(pod, {"metadata", "deletionTimestamp"}).is_string();
-  const std::string phase = Str(At(status, {"phase"}));
-  if (deleting && Str(At(status, {"reason"})) == "NodeLost") {
+  const bool deleting = api::NestedField(pod, {"metadata", "deletionTimestamp"}).is_string();
+  const std::string phase = api::AsString(api::NestedField(status, {"phase"}));
+  if (deleting && api::AsString(api::NestedField(status, {"reason"})) == "NodeLost") {
     reason = "Unknown";
   } else if (deleting && phase != "Succeeded" && phase != "Failed") {
     reason = "Terminating";
@@ -414,19 +402,19 @@ std::vector<json> PodCells(const json& pod, Time now) {
   if (restarts != 0 && last_restart != Time{}) {
     restarts_text += " (" + HumanDuration(std::chrono::duration_cast<Duration>(now - last_restart)) + " ago)";
   }
-  std::string ip = Str(At(status, {"podIP"}));
-  if (At(status, {"podIPs"}).is_array() && !At(status, {"podIPs"}).empty()) {
-    ip = Str(At(At(status, {"podIPs"})[0], {"ip"}));
+  std::string ip = api::AsString(api::NestedField(status, {"podIP"}));
+  if (api::NestedField(status, {"podIPs"}).is_array() && !api::NestedField(status, {"podIPs"}).empty()) {
+    ip = api::AsString(api::NestedField(api::NestedField(status, {"podIPs"})[0], {"ip"}));
   }
   std::string gates = "<none>";
-  const json& readiness_gates = At(spec, {"readinessGates"});
+  const json& readiness_gates = api::NestedField(spec, {"readinessGates"});
   if (readiness_gates.is_array() && !readiness_gates.empty()) {
     int trues = 0;
     for (const auto& g : readiness_gates) {
-      std::string type = Str(At(g, {"conditionType"}));
+      std::string type = api::AsString(api::NestedField(g, {"conditionType"}));
       if (conditions.is_array()) {
         for (const auto& c : conditions) {
-          if (Str(At(c, {"type"})) == type && Str(At(c, {"status"})) == "True") ++trues;
+          if (api::AsString(api::NestedField(c, {"type"})) == type && api::AsString(api::NestedField(c, {"status"})) == "True") ++trues;
         }
       }
     }
@@ -436,26 +424,26 @@ std::vector<json> PodCells(const json& pod, Time now) {
           std::to_string(ready) + "/" + std::to_string(total),
           reason,
           restarts_text,
-          AgeOf(At(pod, {"metadata", "creationTimestamp"}), now),
+          AgeOf(api::NestedField(pod, {"metadata", "creationTimestamp"}), now),
           OrNone(ip),
-          OrNone(Str(At(spec, {"nodeName"}))),
-          OrNone(Str(At(status, {"nominatedNodeName"}))),
+          OrNone(api::AsString(api::NestedField(spec, {"nodeName"}))),
+          OrNone(api::AsString(api::NestedField(status, {"nominatedNodeName"}))),
           gates};
 }
 
 std::vector<json> NodeCells(const json& node, Time now) {
   std::string status = "Unknown";
-  const json& conditions = At(node, {"status", "conditions"});
+  const json& conditions = api::NestedField(node, {"status", "conditions"});
   if (conditions.is_array()) {
     for (const auto& c : conditions) {
-      if (Str(At(c, {"type"})) == "Ready") {
-        status = Str(At(c, {"status"})) == "True" ? "Ready" : "NotReady";
+      if (api::AsString(api::NestedField(c, {"type"})) == "Ready") {
+        status = api::AsString(api::NestedField(c, {"status"})) == "True" ? "Ready" : "NotReady";
       }
     }
   }
-  if (At(node, {"spec", "unschedulable"}) == true) status += ",SchedulingDisabled";
+  if (api::NestedField(node, {"spec", "unschedulable"}) == true) status += ",SchedulingDisabled";
   std::vector<std::string> roles;
-  const json& labels = At(node, {"metadata", "labels"});
+  const json& labels = api::NestedField(node, {"metadata", "labels"});
   if (labels.is_object()) {
     static constexpr std::string_view kPrefix = "node-role.kubernetes.io/";
     for (const auto& [k, v] : labels.items()) {
@@ -471,82 +459,82 @@ std::vector<json> NodeCells(const json& node, Time now) {
   std::string roles_text;
   for (const auto& r : roles) roles_text += (roles_text.empty() ? "" : ",") + r;
   auto address = [&](const char* type) {
-    const json& addrs = At(node, {"status", "addresses"});
+    const json& addrs = api::NestedField(node, {"status", "addresses"});
     if (addrs.is_array()) {
       for (const auto& a : addrs) {
-        if (Str(At(a, {"type"})) == type) return Str(At(a, {"address"}));
+        if (api::AsString(api::NestedField(a, {"type"})) == type) return api::AsString(api::NestedField(a, {"address"}));
       }
     }
     return std::string();
   };
-  const json& info = At(node, {"status", "nodeInfo"});
+  const json& info = api::NestedField(node, {"status", "nodeInfo"});
   return {api::Name(node),
           status,
           OrNone(roles_text),
-          AgeOf(At(node, {"metadata", "creationTimestamp"}), now),
-          Str(At(info, {"kubeletVersion"})),
+          AgeOf(api::NestedField(node, {"metadata", "creationTimestamp"}), now),
+          api::AsString(api::NestedField(info, {"kubeletVersion"})),
           OrNone(address("InternalIP")),
           OrNone(address("ExternalIP")),
-          OrNone(Str(At(info, {"osImage"})), "<unknown>"),
-          OrNone(Str(At(info, {"kernelVersion"})), "<unknown>"),
-          OrNone(Str(At(info, {"containerRuntimeVersion"})), "<unknown>")};
+          OrNone(api::AsString(api::NestedField(info, {"osImage"})), "<unknown>"),
+          OrNone(api::AsString(api::NestedField(info, {"kernelVersion"})), "<unknown>"),
+          OrNone(api::AsString(api::NestedField(info, {"containerRuntimeVersion"})), "<unknown>")};
 }
 
 std::vector<json> NamespaceCells(const json& ns, Time now) {
-  return {api::Name(ns), Str(At(ns, {"status", "phase"})),
-          AgeOf(At(ns, {"metadata", "creationTimestamp"}), now)};
+  return {api::Name(ns), api::AsString(api::NestedField(ns, {"status", "phase"})),
+          AgeOf(api::NestedField(ns, {"metadata", "creationTimestamp"}), now)};
 }
 
 // printers.go printPriorityClass: globalDefault false when absent.
 std::vector<json> PriorityClassCells(const json& pc, Time now) {
-  json value = At(pc, {"value"});
-  json global = At(pc, {"globalDefault"});
+  json value = api::NestedField(pc, {"value"});
+  json global = api::NestedField(pc, {"globalDefault"});
   return {api::Name(pc), value.is_number() ? value : json(0), global.is_boolean() ? global : json(false),
-          AgeOf(At(pc, {"metadata", "creationTimestamp"}), now), Str(At(pc, {"preemptionPolicy"}))};
+          AgeOf(api::NestedField(pc, {"metadata", "creationTimestamp"}), now), api::AsString(api::NestedField(pc, {"preemptionPolicy"}))};
 }
 
 // printers.go printConfigMap: len(data) + len(binaryData).
 std::vector<json> ConfigMapCells(const json& cm, Time now) {
   auto count = [](const json& m) { return m.is_object() ? static_cast<int64_t>(m.size()) : int64_t{0}; };
-  return {api::Name(cm), count(At(cm, {"data"})) + count(At(cm, {"binaryData"})),
-          AgeOf(At(cm, {"metadata", "creationTimestamp"}), now)};
+  return {api::Name(cm), count(api::NestedField(cm, {"data"})) + count(api::NestedField(cm, {"binaryData"})),
+          AgeOf(api::NestedField(cm, {"metadata", "creationTimestamp"}), now)};
 }
 
 std::string EventSource(const json& ev) {
-  std::string component = Str(At(ev, {"source", "component"}));
-  std::string host = Str(At(ev, {"source", "host"}));
+  std::string component = api::AsString(api::NestedField(ev, {"source", "component"}));
+  std::string host = api::AsString(api::NestedField(ev, {"source", "host"}));
   if (component.empty() && host.empty()) {
-    component = Str(At(ev, {"reportingComponent"}));
-    host = Str(At(ev, {"reportingInstance"}));
+    component = api::AsString(api::NestedField(ev, {"reportingComponent"}));
+    host = api::AsString(api::NestedField(ev, {"reportingInstance"}));
   }
   if (host.empty()) return component;
   return component + ", " + host;
 }
 
 std::vector<json> EventCells(const json& ev, Time now) {
-  std::string first = AgeOf(At(ev, {"firstTimestamp"}), now);
-  if (!At(ev, {"firstTimestamp"}).is_string()) first = AgeOf(At(ev, {"eventTime"}), now);
-  std::string last = At(ev, {"lastTimestamp"}).is_string() ? AgeOf(At(ev, {"lastTimestamp"}), now) : first;
-  int64_t count = Int(At(ev, {"count"}));
-  if (At(ev, {"series"}).is_object()) {
-    last = AgeOf(At(ev, {"series", "lastObservedTime"}), now);
-    count = Int(At(ev, {"series", "count"}));
+  std::string first = AgeOf(api::NestedField(ev, {"firstTimestamp"}), now);
+  if (!api::NestedField(ev, {"firstTimestamp"}).is_string()) first = AgeOf(api::NestedField(ev, {"eventTime"}), now);
+  std::string last = api::NestedField(ev, {"lastTimestamp"}).is_string() ? AgeOf(api::NestedField(ev, {"lastTimestamp"}), now) : first;
+  int64_t count = Int(api::NestedField(ev, {"count"}));
+  if (api::NestedField(ev, {"series"}).is_object()) {
+    last = AgeOf(api::NestedField(ev, {"series", "lastObservedTime"}), now);
+    count = Int(api::NestedField(ev, {"series", "count"}));
   } else if (count == 0) {
     count = 1;
   }
-  std::string kind = Str(At(ev, {"involvedObject", "kind"}));
+  std::string kind = api::AsString(api::NestedField(ev, {"involvedObject", "kind"}));
   std::transform(kind.begin(), kind.end(), kind.begin(), [](unsigned char c) { return std::tolower(c); });
-  std::string name = Str(At(ev, {"involvedObject", "name"}));
+  std::string name = api::AsString(api::NestedField(ev, {"involvedObject", "name"}));
   std::string target = name.empty() ? kind : kind + "/" + name;
-  std::string message = Str(At(ev, {"message"}));
+  std::string message = api::AsString(api::NestedField(ev, {"message"}));
   auto not_space = [](unsigned char c) { return !std::isspace(c); };
   message.erase(message.begin(), std::find_if(message.begin(), message.end(), not_space));
   message.erase(std::find_if(message.rbegin(), message.rend(), not_space).base(), message.end());
   return {last,
-          Str(At(ev, {"type"})),
-          Str(At(ev, {"reason"})),
+          api::AsString(api::NestedField(ev, {"type"})),
+          api::AsString(api::NestedField(ev, {"reason"})),
           target,
-          Str(At(ev, {"involvedObject", "fieldPath"})),
+          api::AsString(api::NestedField(ev, {"involvedObject", "fieldPath"})),
           EventSource(ev),
           message,
           first,
@@ -557,15 +545,15 @@ std::vector<json> EventCells(const json& ev, Time now) {
 // layoutContainerCells: container names and images, each comma-separated.
 std::pair<std::string, std::string> ContainerCells(const json& pod_spec) {
   std::string names, images;
-  const json& containers = At(pod_spec, {"containers"});
+  const json& containers = api::NestedField(pod_spec, {"containers"});
   if (containers.is_array()) {
     for (size_t i = 0; i < containers.size(); ++i) {
       if (i > 0) {
         names += ',';
         images += ',';
       }
-      names += Str(At(containers[i], {"name"}));
-      images += Str(At(containers[i], {"image"}));
+      names += api::AsString(api::NestedField(containers[i], {"name"}));
+      images += api::AsString(api::NestedField(containers[i], {"image"}));
     }
   }
   return {names, images};
@@ -584,7 +572,7 @@ std::string FormatLabelSelector(const json& selector) {
 std::string FormatLabels(const json& labels) {
   std::string out;
   if (labels.is_object()) {
-    for (const auto& [k, v] : labels.items()) out += (out.empty() ? "" : ",") + k + "=" + Str(v);
+    for (const auto& [k, v] : labels.items()) out += (out.empty() ? "" : ",") + k + "=" + api::AsString(v);
   }
   return OrNone(out);
 }
@@ -593,7 +581,7 @@ std::string FormatLabels(const json& labels) {
 bool HasJobCondition(const json& conditions, std::string_view type) {
   if (!conditions.is_array()) return false;
   for (const auto& c : conditions) {
-    if (Str(At(c, {"type"})) == type) return Str(At(c, {"status"})) == "True";
+    if (api::AsString(api::NestedField(c, {"type"})) == type) return api::AsString(api::NestedField(c, {"status"})) == "True";
   }
   return false;
 }
@@ -603,23 +591,23 @@ bool HasJobCondition(const json& conditions, std::string_view type) {
 // prints Running), and Terminating comes from metadata.deletionTimestamp,
 // not from status.terminating.
 std::string JobStatus(const json& job) {
-  const json& conditions = At(job, {"status", "conditions"});
+  const json& conditions = api::NestedField(job, {"status", "conditions"});
   if (HasJobCondition(conditions, "Complete")) return "Complete";
   if (HasJobCondition(conditions, "Failed")) return "Failed";
-  if (At(job, {"metadata", "deletionTimestamp"}).is_string()) return "Terminating";
+  if (api::NestedField(job, {"metadata", "deletionTimestamp"}).is_string()) return "Terminating";
   if (HasJobCondition(conditions, "Suspended")) return "Suspended";
   if (HasJobCondition(conditions, "FailureTarget")) return "FailureTarget";
   return "Running";
 }
 
 std::vector<json> JobCells(const json& job, Time now) {
-  const json& spec = At(job, {"spec"});
-  const std::string succeeded = std::to_string(Int(At(job, {"status", "succeeded"})));
+  const json& spec = api::NestedField(job, {"spec"});
+  const std::string succeeded = std::to_string(Int(api::NestedField(job, {"status", "succeeded"})));
   std::string completions;
-  if (At(spec, {"completions"}).is_number()) {
-    completions = succeeded + "/" + std::to_string(Int(At(spec, {"completions"})));
-  } else if (Int(At(spec, {"parallelism"})) > 1) {
-    completions = succeeded + "/1 of " + std::to_string(Int(At(spec, {"parallelism"})));
+  if (api::NestedField(spec, {"completions"}).is_number()) {
+    completions = succeeded + "/" + std::to_string(Int(api::NestedField(spec, {"completions"})));
+  } else if (Int(api::NestedField(spec, {"parallelism"})) > 1) {
+    completions = succeeded + "/1 of " + std::to_string(Int(api::NestedField(spec, {"parallelism"})));
   } else {
     completions = succeeded + "/1";
   }
@@ -627,22 +615,22 @@ std::vector<json> JobCells(const json& job, Time now) {
   // startTime once complete. An unparsable completionTime counts as absent.
   std::string duration;
   Time start, end = now;
-  const json& start_ts = At(job, {"status", "startTime"});
+  const json& start_ts = api::NestedField(job, {"status", "startTime"});
   if (start_ts.is_string() && ParseRfc3339(start_ts.get<std::string>(), &start)) {
-    const json& end_ts = At(job, {"status", "completionTime"});
+    const json& end_ts = api::NestedField(job, {"status", "completionTime"});
     Time completion;
     if (end_ts.is_string() && ParseRfc3339(end_ts.get<std::string>(), &completion)) end = completion;
     duration = HumanDuration(std::chrono::duration_cast<Duration>(end - start));
   }
-  auto [names, images] = ContainerCells(At(spec, {"template", "spec"}));
+  auto [names, images] = ContainerCells(api::NestedField(spec, {"template", "spec"}));
   return {api::Name(job),
           JobStatus(job),
           completions,
           duration,
-          AgeOf(At(job, {"metadata", "creationTimestamp"}), now),
+          AgeOf(api::NestedField(job, {"metadata", "creationTimestamp"}), now),
           names,
           images,
-          FormatLabelSelector(At(spec, {"selector"}))};
+          FormatLabelSelector(api::NestedField(spec, {"selector"}))};
 }
 
 // loadBalancerStatusStringer (wide: the API server renders tables with
@@ -650,11 +638,11 @@ std::vector<json> JobCells(const json& job, Time now) {
 // else hostnames, sorted and de-duplicated.
 std::vector<std::string> LoadBalancerIngress(const json& svc) {
   std::vector<std::string> out;
-  const json& ingress = At(svc, {"status", "loadBalancer", "ingress"});
+  const json& ingress = api::NestedField(svc, {"status", "loadBalancer", "ingress"});
   if (ingress.is_array()) {
     for (const auto& i : ingress) {
-      std::string v = Str(At(i, {"ip"}));
-      if (v.empty()) v = Str(At(i, {"hostname"}));
+      std::string v = api::AsString(api::NestedField(i, {"ip"}));
+      if (v.empty()) v = api::AsString(api::NestedField(i, {"hostname"}));
       if (!v.empty()) out.push_back(v);
     }
   }
@@ -671,11 +659,11 @@ std::string Join(const std::vector<std::string>& parts) {
 
 // getServiceExternalIP.
 std::string ServiceExternalIP(const json& svc) {
-  const std::string type = Str(At(svc, {"spec", "type"}));
+  const std::string type = api::AsString(api::NestedField(svc, {"spec", "type"}));
   std::vector<std::string> external;
-  const json& ips = At(svc, {"spec", "externalIPs"});
+  const json& ips = api::NestedField(svc, {"spec", "externalIPs"});
   if (ips.is_array()) {
-    for (const auto& ip : ips) external.push_back(Str(ip));
+    for (const auto& ip : ips) external.push_back(api::AsString(ip));
   }
   if (type == "ClusterIP" || type == "NodePort") return external.empty() ? "<none>" : Join(external);
   if (type == "LoadBalancer") {
@@ -686,7 +674,7 @@ std::string ServiceExternalIP(const json& svc) {
     }
     return all.empty() ? "<pending>" : Join(all);
   }
-  if (type == "ExternalName") return Str(At(svc, {"spec", "externalName"}));
+  if (type == "ExternalName") return api::AsString(api::NestedField(svc, {"spec", "externalName"}));
   return "<unknown>";
 }
 
@@ -694,28 +682,28 @@ std::string ServiceExternalIP(const json& svc) {
 // always fills clusterIPs from clusterIP (normalizeClusterIPs), berth's does
 // not, so spec.clusterIP stands in for it here ("None" for headless).
 std::vector<json> ServiceCells(const json& svc, Time now) {
-  const json& spec = At(svc, {"spec"});
+  const json& spec = api::NestedField(svc, {"spec"});
   std::string cluster_ip;
-  if (At(spec, {"clusterIPs"}).is_array() && !At(spec, {"clusterIPs"}).empty()) {
-    cluster_ip = Str(At(spec, {"clusterIPs"})[0]);
+  if (api::NestedField(spec, {"clusterIPs"}).is_array() && !api::NestedField(spec, {"clusterIPs"}).empty()) {
+    cluster_ip = api::AsString(api::NestedField(spec, {"clusterIPs"})[0]);
   } else {
-    cluster_ip = Str(At(spec, {"clusterIP"}));
+    cluster_ip = api::AsString(api::NestedField(spec, {"clusterIP"}));
   }
   std::vector<std::string> ports;  // makePortString
-  if (At(spec, {"ports"}).is_array()) {
-    for (const auto& p : At(spec, {"ports"})) {
-      std::string piece = std::to_string(Int(At(p, {"port"})));
-      if (Int(At(p, {"nodePort"})) > 0) piece += ":" + std::to_string(Int(At(p, {"nodePort"})));
-      ports.push_back(piece + "/" + Str(At(p, {"protocol"})));
+  if (api::NestedField(spec, {"ports"}).is_array()) {
+    for (const auto& p : api::NestedField(spec, {"ports"})) {
+      std::string piece = std::to_string(Int(api::NestedField(p, {"port"})));
+      if (Int(api::NestedField(p, {"nodePort"})) > 0) piece += ":" + std::to_string(Int(api::NestedField(p, {"nodePort"})));
+      ports.push_back(piece + "/" + api::AsString(api::NestedField(p, {"protocol"})));
     }
   }
   return {api::Name(svc),
-          Str(At(spec, {"type"})),
+          api::AsString(api::NestedField(spec, {"type"})),
           OrNone(cluster_ip),
           ServiceExternalIP(svc),
           OrNone(Join(ports)),
-          AgeOf(At(svc, {"metadata", "creationTimestamp"}), now),
-          FormatLabels(At(spec, {"selector"}))};
+          AgeOf(api::NestedField(svc, {"metadata", "creationTimestamp"}), now),
+          FormatLabels(api::NestedField(spec, {"selector"}))};
 }
 
 }  // namespace

@@ -64,6 +64,7 @@
 #include <vector>
 
 #include "bench/kueue_scenarios.h"
+#include "api/conditions.h"
 #include "client/http_client.h"
 #include "client/informer.h"
 #include "client/kubeconfig.h"
@@ -139,14 +140,6 @@ class TimerPool {
   std::vector<std::thread> threads_;
 };
 
-bool ConditionTrue(const api::Object& wl, const char* type) {
-  auto st = wl.find("status");
-  if (st == wl.end() || !st->contains("conditions")) return false;
-  for (const auto& c : (*st)["conditions"]) {
-    if (c.value("type", "") == type) return c.value("status", "") == "True";
-  }
-  return false;
-}
 
 void SetCondition(api::Object* wl, const std::string& type, const std::string& status, const std::string& reason,
                   const std::string& message) {
@@ -379,10 +372,10 @@ class Runner {
   void Observe(const client::ObjectPtr& old_obj, const client::ObjectPtr& obj) {
     const SteadyTime now = SteadyClock::now();
     const std::string key = api::Namespace(*obj) + "/" + api::Name(*obj);
-    const bool admitted = ConditionTrue(*obj, "Admitted") && ConditionTrue(*obj, "QuotaReserved");
-    const bool was_admitted = old_obj && ConditionTrue(*old_obj, "Admitted") && ConditionTrue(*old_obj, "QuotaReserved");
-    const bool evicted = ConditionTrue(*obj, "Evicted") && ConditionTrue(*obj, "QuotaReserved");
-    const bool finished = ConditionTrue(*obj, "Finished");
+    const bool admitted = api::IsConditionTrue(*obj, "Admitted") && api::IsConditionTrue(*obj, "QuotaReserved");
+    const bool was_admitted = old_obj && api::IsConditionTrue(*old_obj, "Admitted") && api::IsConditionTrue(*old_obj, "QuotaReserved");
+    const bool evicted = api::IsConditionTrue(*obj, "Evicted") && api::IsConditionTrue(*obj, "QuotaReserved");
+    const bool finished = api::IsConditionTrue(*obj, "Finished");
     std::lock_guard<std::mutex> lock(mu_);
     auto it = tracked_.find(key);
     if (it == tracked_.end()) return;  // not ours
@@ -448,7 +441,7 @@ class Runner {
       if (t.admission_seq != seq || !t.holding) return;  // evicted since
     }
     UpdateStatus(key, [](api::Object* wl) {
-      if (ConditionTrue(*wl, "Finished")) return false;
+      if (api::IsConditionTrue(*wl, "Finished")) return false;
       SetCondition(wl, "Finished", "True", "ByTest", "Finished by the performance test runner");
       return true;
     });
@@ -456,7 +449,7 @@ class Runner {
 
   void Release(const std::string& key) {
     UpdateStatus(key, [](api::Object* wl) {
-      if (!ConditionTrue(*wl, "QuotaReserved") || !ConditionTrue(*wl, "Evicted")) return false;  // already released
+      if (!api::IsConditionTrue(*wl, "QuotaReserved") || !api::IsConditionTrue(*wl, "Evicted")) return false;  // already released
       (*wl)["status"].erase("admission");
       SetCondition(wl, "QuotaReserved", "False", "Pending", "Evicted: reservation cleared by the test runner");
       SetCondition(wl, "Admitted", "False", "NoReservation", "The workload has no reservation");

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "api/unstructured.h"
 #include "cli/tab_writer.h"
 
 namespace berth::cli {
@@ -150,28 +151,12 @@ std::string AgeOf(const json& timestamp, Time now) {
   return HumanDuration(std::chrono::duration_cast<Duration>(now - t));
 }
 
-const json& Field(const json& obj, std::initializer_list<const char*> path) {
-  static const json kNull;
-  const json* cur = &obj;
-  for (const char* p : path) {
-    if (!cur->is_object()) return kNull;
-    auto it = cur->find(p);
-    if (it == cur->end()) return kNull;
-    cur = &*it;
-  }
-  return *cur;
-}
-
-std::string FieldString(const json& obj, std::initializer_list<const char*> path) {
-  const json& v = Field(obj, path);
-  return v.is_string() ? v.get<std::string>() : "";
-}
 
 void PrintEvents(std::string* w, std::vector<json> events, Time now) {
   // SortableEvents: by lastTimestamp (absent first); stable for equal times.
   auto last = [](const json& e) {
     Time t{};
-    const json& ts = Field(e, {"lastTimestamp"});
+    const json& ts = api::NestedField(e, {"lastTimestamp"});
     if (ts.is_string()) ParseRfc3339(ts.get<std::string>(), &t);
     return t;
   };
@@ -179,29 +164,29 @@ void PrintEvents(std::string* w, std::vector<json> events, Time now) {
   *w += "Events:\n  Type\tReason\tAge\tFrom\tMessage\n";
   *w += "  ----\t------\t----\t----\t-------\n";
   for (const auto& e : events) {
-    const json& event_time = Field(e, {"eventTime"});
+    const json& event_time = api::NestedField(e, {"eventTime"});
     std::string first_seen = event_time.is_string() && !event_time.get<std::string>().empty()
                                  ? AgeOf(event_time, now)
-                                 : AgeOf(Field(e, {"firstTimestamp"}), now);
+                                 : AgeOf(api::NestedField(e, {"firstTimestamp"}), now);
     std::string interval;
-    const json& series = Field(e, {"series"});
-    const int64_t count = Field(e, {"count"}).is_number_integer() ? Field(e, {"count"}).get<int64_t>() : 0;
+    const json& series = api::NestedField(e, {"series"});
+    const int64_t count = api::NestedField(e, {"count"}).is_number_integer() ? api::NestedField(e, {"count"}).get<int64_t>() : 0;
     if (series.is_object()) {
-      const json& sc = Field(series, {"count"});
-      interval = AgeOf(Field(series, {"lastObservedTime"}), now) + " (x" +
+      const json& sc = api::NestedField(series, {"count"});
+      interval = AgeOf(api::NestedField(series, {"lastObservedTime"}), now) + " (x" +
                  (sc.is_number_integer() ? std::to_string(sc.get<int64_t>()) : "0") + " over " + first_seen + ")";
     } else if (count > 1) {
-      interval = AgeOf(Field(e, {"lastTimestamp"}), now) + " (x" + std::to_string(count) + " over " + first_seen + ")";
+      interval = AgeOf(api::NestedField(e, {"lastTimestamp"}), now) + " (x" + std::to_string(count) + " over " + first_seen + ")";
     } else {
       interval = first_seen;
     }
-    std::string source = FieldString(e, {"source", "component"});
-    if (source.empty()) source = FieldString(e, {"reportingComponent"});
-    std::string message = FieldString(e, {"message"});
+    std::string source = api::NestedString(e, {"source", "component"});
+    if (source.empty()) source = api::NestedString(e, {"reportingComponent"});
+    std::string message = api::NestedString(e, {"message"});
     const auto not_space = [](unsigned char c) { return !std::isspace(c); };
     message.erase(message.begin(), std::find_if(message.begin(), message.end(), not_space));
     message.erase(std::find_if(message.rbegin(), message.rend(), not_space).base(), message.end());
-    *w += "  " + FieldString(e, {"type"}) + "\t" + FieldString(e, {"reason"}) + "\t" + interval + "\t" +
+    *w += "  " + api::NestedString(e, {"type"}) + "\t" + api::NestedString(e, {"reason"}) + "\t" + interval + "\t" +
           source + "\t" + message + "\n";
   }
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "api/unstructured.h"
 #include "client/api_status.h"
 
 namespace berth::cli {
@@ -31,10 +32,6 @@ std::vector<std::string> Strings(const json& j, const char* field) {
   return out;
 }
 
-std::string Str(const json& j, const char* field) {
-  auto it = j.find(field);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : "";
-}
 
 // True when a Content-Type names the aggregated discovery list (parameters in
 // any order, extra ones tolerated).
@@ -72,25 +69,25 @@ StatusOr<RestMapper> RestMapper::FromAggregated(const json& core, const json& gr
     auto items = doc->find("items");
     if (items == doc->end() || !items->is_array()) continue;
     for (const auto& g : *items) {
-      const std::string group = g.contains("metadata") ? Str(g["metadata"], "name") : "";
+      const std::string group = g.contains("metadata") ? api::StringAt(g["metadata"], "name") : "";
       auto versions = g.find("versions");
       if (versions == g.end() || !versions->is_array()) continue;
       for (const auto& v : *versions) {
-        const std::string version = Str(v, "version");
+        const std::string version = api::StringAt(v, "version");
         auto resources = v.find("resources");
         if (resources == v.end() || !resources->is_array()) continue;
         for (const auto& r : *resources) {
           ApiResource a;
           a.group = group;
           a.version = version;
-          a.resource = Str(r, "resource");
-          a.singular = Str(r, "singularResource");
-          if (auto rk = r.find("responseKind"); rk != r.end() && rk->is_object()) a.kind = Str(*rk, "kind");
-          a.namespaced = Str(r, "scope") == "Namespaced";
+          a.resource = api::StringAt(r, "resource");
+          a.singular = api::StringAt(r, "singularResource");
+          if (auto rk = r.find("responseKind"); rk != r.end() && rk->is_object()) a.kind = api::StringAt(*rk, "kind");
+          a.namespaced = api::StringAt(r, "scope") == "Namespaced";
           a.short_names = Strings(r, "shortNames");
           a.verbs = Strings(r, "verbs");
           if (auto subs = r.find("subresources"); subs != r.end() && subs->is_array()) {
-            for (const auto& s : *subs) a.subresources.push_back(Str(s, "subresource"));
+            for (const auto& s : *subs) a.subresources.push_back(api::StringAt(s, "subresource"));
           }
           if (a.singular.empty()) a.singular = Lower(a.kind);
           if (!a.resource.empty()) out.push_back(std::move(a));
@@ -105,11 +102,11 @@ StatusOr<RestMapper> RestMapper::FromResourceLists(const std::vector<json>& list
   std::vector<ApiResource> out;
   for (const auto& list : lists) {
     std::string group, version;
-    api::SplitApiVersion(Str(list, "groupVersion"), &group, &version);
+    api::SplitApiVersion(api::StringAt(list, "groupVersion"), &group, &version);
     auto resources = list.find("resources");
     if (resources == list.end() || !resources->is_array()) continue;
     for (const auto& r : *resources) {
-      const std::string name = Str(r, "name");
+      const std::string name = api::StringAt(r, "name");
       if (auto slash = name.find('/'); slash != std::string::npos) {
         // "pods/log": a subresource of a resource listed before it.
         for (auto& a : out) {
@@ -123,8 +120,8 @@ StatusOr<RestMapper> RestMapper::FromResourceLists(const std::vector<json>& list
       a.group = group;
       a.version = version;
       a.resource = name;
-      a.singular = Str(r, "singularName");
-      a.kind = Str(r, "kind");
+      a.singular = api::StringAt(r, "singularName");
+      a.kind = api::StringAt(r, "kind");
       a.namespaced = r.value("namespaced", false);
       a.short_names = Strings(r, "shortNames");
       a.verbs = Strings(r, "verbs");
@@ -214,7 +211,7 @@ StatusOr<RestMapper> Discover(client::HttpClient& http) {
   if (auto gs = groups_doc.find("groups"); gs != groups_doc.end() && gs->is_array()) {
     for (const auto& g : *gs) {
       if (auto vs = g.find("versions"); vs != g.end() && vs->is_array()) {
-        for (const auto& v : *vs) group_versions.push_back(Str(v, "groupVersion"));
+        for (const auto& v : *vs) group_versions.push_back(api::StringAt(v, "groupVersion"));
       }
     }
   }

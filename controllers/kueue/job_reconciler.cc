@@ -12,6 +12,7 @@
 #include "controllers/kueue/decoder.h"
 #include "controllers/kueue/workload_lifecycle.h"
 #include "controllers/kueue/workload_status.h"
+#include "core/hash.h"
 
 namespace berth::controllers::kueue {
 
@@ -19,15 +20,9 @@ using namespace api;  // NOLINT(build/namespaces): objects, accessors and condit
 
 namespace {
 
-// FNV-1a, stable across platforms (names must not depend on std::hash).
-uint64_t Fnv1a(std::string_view s) {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return h;
-}
+// The offset basis Workload names have always been hashed with (one digit short of FNV's):
+// a different one would rename the Workload of every existing job.
+constexpr uint64_t kWorkloadNameHashBasis = 1469598103934665603ull;
 
 std::string Lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
@@ -64,7 +59,7 @@ JobReconciler::JobReconciler(client::Client& client, client::SharedInformerFacto
 std::string JobReconciler::WorkloadName(const std::string& job_name, const api::GroupVersionKind& kind) {
   std::string prefix = Lower(kind.kind) + "-" + job_name;
   if (prefix.size() > 253 - 6) prefix.resize(253 - 6);
-  const uint64_t h = Fnv1a(job_name + "/" + kind.kind + "." + kind.group);
+  const uint64_t h = Fnv1a64(job_name + "/" + kind.kind + "." + kind.group, kWorkloadNameHashBasis);
   return fmt::format("{}-{:05x}", prefix, h & 0xfffff);
 }
 
