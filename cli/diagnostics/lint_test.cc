@@ -17,29 +17,34 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
-// The seed-2 recommended setup (v1beta2): one pod class (value 0, Never), workload classes,
-// flavor, ClusterQueue with workload preemption, LocalQueue.
-constexpr char kBase[] = R"(
+// The file `name` of tests/e2e/testdata (through BERTH_SOURCE_DIR, set by berth_test); a
+// failure when it cannot be read.
+std::string Testdata(const std::string& name) {
+  const char* root = std::getenv("BERTH_SOURCE_DIR");
+  if (root == nullptr) {
+    ADD_FAILURE() << "BERTH_SOURCE_DIR is not set (run through ctest)";
+    return "";
+  }
+  std::ifstream in(std::string(root) + "/tests/e2e/testdata/" + name);
+  std::ostringstream s;
+  s << in.rdbuf();
+  if (!in || s.str().empty()) ADD_FAILURE() << "cannot read tests/e2e/testdata/" << name;
+  return s.str();
+}
+
+// The seed-2 recommended setup (v1beta2): one pod class (value 0, Never), the workload
+// classes and flavor (seed2-kueue-classes.yaml, which lint_e2e.sh applies too), ClusterQueue
+// with workload preemption, LocalQueue.
+std::string Base() {
+  return R"(
 apiVersion: scheduling.k8s.io/v1
 kind: PriorityClass
 metadata: {name: pytorchjob-zero-priority}
 value: 0
 preemptionPolicy: Never
 ---
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: WorkloadPriorityClass
-metadata: {name: kueue-high}
-value: 100
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: WorkloadPriorityClass
-metadata: {name: kueue-low}
-value: 0
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ResourceFlavor
-metadata: {name: gpu-flavor}
----
+)" + Testdata("seed2-kueue-classes.yaml") +
+         R"(---
 apiVersion: kueue.x-k8s.io/v1beta2
 kind: ClusterQueue
 metadata: {name: gpu-cluster-queue}
@@ -58,6 +63,7 @@ kind: LocalQueue
 metadata: {name: training-queue, namespace: training}
 spec: {clusterQueue: gpu-cluster-queue}
 )";
+}
 
 struct JobSpec {
   std::string name = "job";
@@ -113,21 +119,21 @@ TEST(LintTest, RecommendedSetupIsClean) {
   JobSpec low{.name = "experiment-training",
               .labels = "kueue.x-k8s.io/queue-name: training-queue, kueue.x-k8s.io/priority-class: kueue-low",
               .workers = 4};
-  EXPECT_THAT(LintYaml(std::string(kBase) + PyTorchJob(high) + PyTorchJob(low)), IsEmpty());
+  EXPECT_THAT(LintYaml(Base() + PyTorchJob(high) + PyTorchJob(low)), IsEmpty());
 }
 
 // ---- rule 1 ------------------------------------------------------------------------------
 
-constexpr char kLowPreempting[] = R"(
----
-apiVersion: scheduling.k8s.io/v1
-kind: PriorityClass
-metadata: {name: low-priority}
-value: 0
-)";  // preemptionPolicy unset: PreemptLowerPriority
+// A scheduling.k8s.io PriorityClass `name` of `value`, then the lines `more`.
+std::string PriorityClass(const std::string& name, int value, const std::string& more = "") {
+  return "\n---\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: " + name +
+         "}\nvalue: " + std::to_string(value) + "\n" + more;
+}
+
+const std::string kLowPreempting = PriorityClass("low-priority", 0);  // preemptionPolicy unset: PreemptLowerPriority
 
 TEST(LintTest, PodPreemptionOnTrainingPods) {
-  auto findings = LintYaml(std::string(kBase) + kLowPreempting + PyTorchJob({.pod_class = "low-priority"}));
+  auto findings = LintYaml(Base() + kLowPreempting + PyTorchJob({.pod_class = "low-priority"}));
   auto f = Only(findings, "pod-preemption-on-training-pods");
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].severity, Severity::kError);
@@ -141,9 +147,9 @@ TEST(LintTest, PodPreemptionOnTrainingPods) {
 }
 
 TEST(LintTest, PodPreemptionNotReportedForNeverOrSinglePods) {
-  EXPECT_THAT(Only(LintYaml(std::string(kBase) + PyTorchJob({})), "pod-preemption-on-training-pods"), IsEmpty());
+  EXPECT_THAT(Only(LintYaml(Base() + PyTorchJob({})), "pod-preemption-on-training-pods"), IsEmpty());
   // A single pod is not a gang.
-  const std::string single = std::string(kBase) + kLowPreempting + R"(
+  const std::string single = Base() + kLowPreempting + R"(
 ---
 apiVersion: batch/v1
 kind: Job
@@ -161,15 +167,8 @@ spec:
 // ---- rule 2 ------------------------------------------------------------------------------
 
 TEST(LintTest, GlobalDefaultPriorityClass) {
-  const std::string def = R"(
----
-apiVersion: scheduling.k8s.io/v1
-kind: PriorityClass
-metadata: {name: default-priority}
-value: 100
-globalDefault: true
-)";
-  auto f = Only(LintYaml(std::string(kBase) + def + PyTorchJob({.pod_class = ""})), "global-default-priority-class");
+  const std::string def = PriorityClass("default-priority", 100, "globalDefault: true\n");
+  auto f = Only(LintYaml(Base() + def + PyTorchJob({.pod_class = ""})), "global-default-priority-class");
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].object.kind, "PriorityClass");
   EXPECT_EQ(f[0].object.name, "default-priority");
@@ -177,28 +176,21 @@ globalDefault: true
   EXPECT_THAT(f[0].message, HasSubstr("PyTorchJob training/job"));
   EXPECT_THAT(f[0].message, HasSubstr("value 100"));
   // Negative: jobs that name their class, or a default with Never.
-  EXPECT_THAT(Only(LintYaml(std::string(kBase) + def + PyTorchJob({})), "global-default-priority-class"), IsEmpty());
+  EXPECT_THAT(Only(LintYaml(Base() + def + PyTorchJob({})), "global-default-priority-class"), IsEmpty());
   std::string never = def + "preemptionPolicy: Never\n";
-  EXPECT_THAT(Only(LintYaml(std::string(kBase) + never + PyTorchJob({.pod_class = ""})),
+  EXPECT_THAT(Only(LintYaml(Base() + never + PyTorchJob({.pod_class = ""})),
                    "global-default-priority-class"),
               IsEmpty());
 }
 
 // ---- rule 3 ------------------------------------------------------------------------------
 
-constexpr char kHighPreempting[] = R"(
----
-apiVersion: scheduling.k8s.io/v1
-kind: PriorityClass
-metadata: {name: high-priority}
-value: 1000
-preemptionPolicy: PreemptLowerPriority
-)";
+const std::string kHighPreempting = PriorityClass("high-priority", 1000, "preemptionPolicy: PreemptLowerPriority\n");
 
 TEST(LintTest, MixedPodPriorityClasses) {
   JobSpec high{.name = "high", .pod_class = "high-priority", .workers = 1};
   JobSpec low{.name = "low", .workers = 3, .gpus = 4};
-  auto f = Only(LintYaml(std::string(kBase) + kHighPreempting + PyTorchJob(high) + PyTorchJob(low)),
+  auto f = Only(LintYaml(Base() + kHighPreempting + PyTorchJob(high) + PyTorchJob(low)),
                 "mixed-pod-priority-classes");
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].object.name, "low");
@@ -217,7 +209,7 @@ spec:
   priorityClassName: high-priority
   containers: [{name: c, image: x, resources: {limits: {nvidia.com/gpu: 1}}}]
 )";
-  auto f = Only(LintYaml(std::string(kBase) + kHighPreempting + pod + PyTorchJob({})), "mixed-pod-priority-classes");
+  auto f = Only(LintYaml(Base() + kHighPreempting + pod + PyTorchJob({})), "mixed-pod-priority-classes");
   ASSERT_EQ(f.size(), 1u);
   EXPECT_THAT(f[0].message, HasSubstr("Pod training/high-priority-inference"));
 }
@@ -228,7 +220,7 @@ TEST(LintTest, LongListsAreCapped) {
     pods += "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p" + std::to_string(i) +
             ", namespace: training}\nspec:\n  priorityClassName: high-priority\n  containers: [{name: c, image: x}]\n";
   }
-  auto f = Only(LintYaml(std::string(kBase) + kHighPreempting + pods + PyTorchJob({})), "mixed-pod-priority-classes");
+  auto f = Only(LintYaml(Base() + kHighPreempting + pods + PyTorchJob({})), "mixed-pod-priority-classes");
   ASSERT_EQ(f.size(), 1u);
   EXPECT_THAT(f[0].message, HasSubstr("Pod training/p4 with"));
   EXPECT_THAT(f[0].message, ::testing::Not(HasSubstr("Pod training/p5")));
@@ -250,12 +242,12 @@ status: {allocatable: {nvidia.com/gpu: "8"}}
 )";
   JobSpec high{.name = "high", .pod_class = "high-priority", .workers = 1, .extra_pod_spec = "nodeSelector: {pool: a}"};
   JobSpec low{.name = "low", .workers = 1, .extra_pod_spec = "nodeSelector: {pool: b}"};
-  EXPECT_THAT(Only(LintYaml(std::string(kBase) + kHighPreempting + nodes + PyTorchJob(high) + PyTorchJob(low)),
+  EXPECT_THAT(Only(LintYaml(Base() + kHighPreempting + nodes + PyTorchJob(high) + PyTorchJob(low)),
                    "mixed-pod-priority-classes"),
               IsEmpty());
   // Same pool: reported.
   low.extra_pod_spec = "nodeSelector: {pool: a}";
-  EXPECT_EQ(Only(LintYaml(std::string(kBase) + kHighPreempting + nodes + PyTorchJob(high) + PyTorchJob(low)),
+  EXPECT_EQ(Only(LintYaml(Base() + kHighPreempting + nodes + PyTorchJob(high) + PyTorchJob(low)),
                  "mixed-pod-priority-classes")
                 .size(),
             1u);
@@ -264,19 +256,12 @@ status: {allocatable: {nvidia.com/gpu: "8"}}
 // ---- rule 4 ------------------------------------------------------------------------------
 
 TEST(LintTest, PriorityOrderMismatch) {
-  const std::string classes = R"(
----
-apiVersion: scheduling.k8s.io/v1
-kind: PriorityClass
-metadata: {name: pod-high}
-value: 1000
-preemptionPolicy: Never
-)";
+  const std::string classes = PriorityClass("pod-high", 1000, "preemptionPolicy: Never\n");
   JobSpec a{.name = "kueue-first"};  // kueue-high, pod class 0
   JobSpec b{.name = "pods-first",
             .labels = "kueue.x-k8s.io/queue-name: training-queue, kueue.x-k8s.io/priority-class: kueue-low",
             .pod_class = "pod-high"};
-  auto f = Only(LintYaml(std::string(kBase) + classes + PyTorchJob(a) + PyTorchJob(b)), "priority-order-mismatch");
+  auto f = Only(LintYaml(Base() + classes + PyTorchJob(a) + PyTorchJob(b)), "priority-order-mismatch");
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].severity, Severity::kWarning);
   EXPECT_EQ(f[0].object.name, "kueue-first");
@@ -286,7 +271,7 @@ preemptionPolicy: Never
                                       "WorkloadPriorityClass \"kueue-low\", PriorityClass \"pod-high\" (value 1000"));
   // Negative: the same pod class for both.
   b.pod_class = "pytorchjob-zero-priority";
-  EXPECT_THAT(Only(LintYaml(std::string(kBase) + classes + PyTorchJob(a) + PyTorchJob(b)), "priority-order-mismatch"),
+  EXPECT_THAT(Only(LintYaml(Base() + classes + PyTorchJob(a) + PyTorchJob(b)), "priority-order-mismatch"),
               IsEmpty());
 }
 
@@ -306,7 +291,7 @@ status: {allocatable: {cpu: "8", nvidia.com/gpu: "8"}}
 )";
 
 TEST(LintTest, QuotaExceedsNodeAllocatable) {
-  std::string base(kBase);
+  std::string base = Base();
   std::string over = base;
   over.replace(over.find("nominalQuota: 16"), 16, "nominalQuota: 20");
   auto f = Only(LintYaml(over + kTwoGpuNodes), "quota-exceeds-node-allocatable");
@@ -325,49 +310,51 @@ TEST(LintTest, QuotaExceedsNodeAllocatable) {
 // ---- rule 6 ------------------------------------------------------------------------------
 
 TEST(LintTest, MissingResourceFlavor) {
-  std::string typo(kBase);
+  std::string typo = Base();
   typo.replace(typo.find("- name: gpu-flavor"), 18, "- name: gpu-flavour");
   auto f = Only(LintYaml(typo), "missing-resource-flavor");
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].field, "spec.resourceGroups[0].flavors[0].name");
   EXPECT_THAT(f[0].message, HasSubstr("ResourceFlavor \"gpu-flavour\" does not exist (did you mean \"gpu-flavor\"?)"));
   EXPECT_THAT(f[0].message, HasSubstr("inactive"));
-  std::string far(kBase);
+  std::string far = Base();
   far.replace(far.find("- name: gpu-flavor"), 18, "- name: a100");
   f = Only(LintYaml(far), "missing-resource-flavor");
   ASSERT_EQ(f.size(), 1u);
   EXPECT_THAT(f[0].message, ::testing::Not(HasSubstr("did you mean")));
-  EXPECT_THAT(Only(LintYaml(kBase), "missing-resource-flavor"), IsEmpty());
+  EXPECT_THAT(Only(LintYaml(Base()), "missing-resource-flavor"), IsEmpty());
 }
 
 // ---- rule 7 ------------------------------------------------------------------------------
 
+// The queue-name-label finding of the recommended setup plus `job`: there must be exactly
+// one, on `field`, its message containing `message`.
+Finding QueueNameFinding(const JobSpec& job, const std::string& field, const std::string& message) {
+  auto f = Only(LintYaml(Base() + PyTorchJob(job)), "queue-name-label");
+  EXPECT_EQ(f.size(), 1u);
+  if (f.size() != 1) return {};
+  EXPECT_EQ(f[0].field, field);
+  EXPECT_THAT(f[0].message, HasSubstr(message));
+  return f[0];
+}
+
 TEST(LintTest, QueueNameAsAnnotation) {
-  auto f = Only(LintYaml(std::string(kBase) + PyTorchJob({.labels = "",
-                                                           .annotations = "{kueue.x-k8s.io/queue-name: training-queue}"})),
-                "queue-name-label");
-  ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].field, "metadata.annotations[kueue.x-k8s.io/queue-name]");
-  EXPECT_THAT(f[0].message, HasSubstr("Kueue reads only the label"));
+  QueueNameFinding({.labels = "", .annotations = "{kueue.x-k8s.io/queue-name: training-queue}"},
+                   "metadata.annotations[kueue.x-k8s.io/queue-name]", "Kueue reads only the label");
 }
 
 TEST(LintTest, QueueNameMisspelledKey) {
-  auto f = Only(LintYaml(std::string(kBase) + PyTorchJob({.labels = "kueue.x-k8s.io/queuename: training-queue"})),
-                "queue-name-label");
-  ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].field, "metadata.labels[kueue.x-k8s.io/queuename]");
-  EXPECT_THAT(f[0].message, HasSubstr("did you mean \"kueue.x-k8s.io/queue-name\""));
+  QueueNameFinding({.labels = "kueue.x-k8s.io/queuename: training-queue"}, "metadata.labels[kueue.x-k8s.io/queuename]",
+                   "did you mean \"kueue.x-k8s.io/queue-name\"");
 }
 
 TEST(LintTest, QueueNameMissingLocalQueue) {
-  auto f = Only(LintYaml(std::string(kBase) + PyTorchJob({.labels = "kueue.x-k8s.io/queue-name: training-queu"})),
-                "queue-name-label");
-  ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].field, "metadata.labels[kueue.x-k8s.io/queue-name]");
-  EXPECT_THAT(f[0].message, HasSubstr("LocalQueue \"training-queu\" does not exist in namespace \"training\" "
-                                      "(did you mean \"training-queue\"?)"));
-  EXPECT_EQ(f[0].fix, "set kueue.x-k8s.io/queue-name: training-queue");
-  EXPECT_THAT(Only(LintYaml(std::string(kBase) + PyTorchJob({})), "queue-name-label"), IsEmpty());
+  const Finding f = QueueNameFinding({.labels = "kueue.x-k8s.io/queue-name: training-queu"},
+                                     "metadata.labels[kueue.x-k8s.io/queue-name]",
+                                     "LocalQueue \"training-queu\" does not exist in namespace \"training\" "
+                                     "(did you mean \"training-queue\"?)");
+  EXPECT_EQ(f.fix, "set kueue.x-k8s.io/queue-name: training-queue");
+  EXPECT_THAT(Only(LintYaml(Base() + PyTorchJob({})), "queue-name-label"), IsEmpty());
 }
 
 // Files only, without any LocalQueue / ResourceFlavor: a dangling reference cannot be judged.
@@ -383,7 +370,7 @@ TEST(LintTest, ReferenceToAKindNotInTheInputIsInfo) {
   EXPECT_FALSE(HasErrors(all));
 
   // A lone ClusterQueue: its flavor is not judged either.
-  std::string cq(kBase);
+  std::string cq = Base();
   cq = cq.substr(cq.find("apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue"));
   cq = cq.substr(0, cq.find("---"));
   auto lone = LintYaml(cq);
@@ -403,7 +390,7 @@ TEST(LintTest, ReferenceToAKindNotInTheInputIsInfo) {
 
 // A flavor whose nodeLabels match no node: not "at most 0", but "selects no node".
 TEST(LintTest, FlavorSelectingNoNode) {
-  std::string base(kBase);
+  std::string base = Base();
   base.replace(base.find("metadata: {name: gpu-flavor}"), 28, "metadata: {name: gpu-flavor}\nspec: {nodeLabels: {pool: a100}}");
   auto f = Only(LintYaml(base + kTwoGpuNodes), "quota-exceeds-node-allocatable");
   ASSERT_EQ(f.size(), 1u);
@@ -443,7 +430,7 @@ spec:
   EXPECT_EQ(f[1].severity, Severity::kInfo);
   EXPECT_EQ(f[1].object.name, "old");
   EXPECT_THAT(f[1].message, HasSubstr("only apiVersion changes"));
-  EXPECT_THAT(Only(LintYaml(kBase), "kueue-v1beta1"), IsEmpty());
+  EXPECT_THAT(Only(LintYaml(Base()), "kueue-v1beta1"), IsEmpty());
 }
 
 // ---- rule 9 ------------------------------------------------------------------------------
@@ -451,7 +438,7 @@ spec:
 TEST(LintTest, WithinClusterQueueNever) {
   JobSpec low{.name = "low",
               .labels = "kueue.x-k8s.io/queue-name: training-queue, kueue.x-k8s.io/priority-class: kueue-low"};
-  std::string never(kBase);
+  std::string never = Base();
   never.replace(never.find("withinClusterQueue: LowerPriority"), 33, "withinClusterQueue: Never");
   auto f = Only(LintYaml(never + PyTorchJob({.name = "high"}) + PyTorchJob(low)), "within-cluster-queue-never");
   ASSERT_EQ(f.size(), 1u);
@@ -460,7 +447,7 @@ TEST(LintTest, WithinClusterQueueNever) {
   EXPECT_THAT(f[0].message, HasSubstr("PyTorchJob training/high (WorkloadPriorityClass \"kueue-high\") priority 100, "
                                       "PyTorchJob training/low (WorkloadPriorityClass \"kueue-low\") priority 0"));
   // Unset is Never too.
-  std::string unset(kBase);
+  std::string unset = Base();
   unset.replace(unset.find("preemption: {withinClusterQueue: LowerPriority}"), 47, "");
   f = Only(LintYaml(unset + PyTorchJob({.name = "high"}) + PyTorchJob(low)), "within-cluster-queue-never");
   ASSERT_EQ(f.size(), 1u);
@@ -469,7 +456,7 @@ TEST(LintTest, WithinClusterQueueNever) {
   EXPECT_THAT(Only(LintYaml(never + PyTorchJob({.name = "a"}) + PyTorchJob({.name = "b"})),
                    "within-cluster-queue-never"),
               IsEmpty());
-  EXPECT_THAT(Only(LintYaml(std::string(kBase) + PyTorchJob({.name = "high"}) + PyTorchJob(low)),
+  EXPECT_THAT(Only(LintYaml(Base() + PyTorchJob({.name = "high"}) + PyTorchJob(low)),
                    "within-cluster-queue-never"),
               IsEmpty());
 }
@@ -477,7 +464,7 @@ TEST(LintTest, WithinClusterQueueNever) {
 // ---- rule 10 -----------------------------------------------------------------------------
 
 TEST(LintTest, GracePeriodShorterThanCheckpoint) {
-  auto f = Only(LintYaml(std::string(kBase) + PyTorchJob({.annotations = "{berth.dev/checkpoint-seconds: \"60\"}",
+  auto f = Only(LintYaml(Base() + PyTorchJob({.annotations = "{berth.dev/checkpoint-seconds: \"60\"}",
                                                            .extra_pod_spec = "terminationGracePeriodSeconds: 10"})),
                 "grace-period-shorter-than-checkpoint");
   ASSERT_EQ(f.size(), 2u);  // Master and Worker templates
@@ -487,17 +474,17 @@ TEST(LintTest, GracePeriodShorterThanCheckpoint) {
   EXPECT_THAT(f[1].message, HasSubstr("declares 60 s"));
   EXPECT_THAT(f[1].fix, HasSubstr("terminationGracePeriodSeconds: 60"));
   // Unset: the default 30 s.
-  f = Only(LintYaml(std::string(kBase) + PyTorchJob({.annotations = "{berth.dev/checkpoint-seconds: \"45\"}"})),
+  f = Only(LintYaml(Base() + PyTorchJob({.annotations = "{berth.dev/checkpoint-seconds: \"45\"}"})),
            "grace-period-shorter-than-checkpoint");
   ASSERT_EQ(f.size(), 2u);
   EXPECT_THAT(f[0].message, HasSubstr("the default 30"));
   // Negative: long enough, or no annotation.
-  EXPECT_THAT(Only(LintYaml(std::string(kBase) + PyTorchJob({.annotations = "{berth.dev/checkpoint-seconds: \"60\"}",
+  EXPECT_THAT(Only(LintYaml(Base() + PyTorchJob({.annotations = "{berth.dev/checkpoint-seconds: \"60\"}",
                                                                .extra_pod_spec = "terminationGracePeriodSeconds: 60"})),
                    "grace-period-shorter-than-checkpoint"),
               IsEmpty());
   // Malformed: a warning.
-  f = Only(LintYaml(std::string(kBase) + PyTorchJob({.annotations = "{berth.dev/checkpoint-seconds: 1m}"})),
+  f = Only(LintYaml(Base() + PyTorchJob({.annotations = "{berth.dev/checkpoint-seconds: 1m}"})),
            "grace-period-shorter-than-checkpoint");
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].severity, Severity::kWarning);
@@ -506,7 +493,7 @@ TEST(LintTest, GracePeriodShorterThanCheckpoint) {
 // ---- TrainJob: templates from the runtime --------------------------------------------------
 
 TEST(LintTest, TrainJobPodClassFromRuntime) {
-  const std::string yaml = std::string(kBase) + kLowPreempting + R"(
+  const std::string yaml = Base() + kLowPreempting + R"(
 ---
 apiVersion: trainer.kubeflow.org/v1alpha1
 kind: ClusterTrainingRuntime
@@ -555,14 +542,14 @@ TEST(LintTest, FilesOverrideLiveObjects) {
   EXPECT_THAT(Rules(f), ElementsAre("pod-preemption-on-training-pods PyTorchJob job"));
   EXPECT_EQ(f[0].object.source, "test.yaml");
   // The file's class (Never) replaces the live one.
-  EXPECT_THAT(LintYaml(std::string(kBase) + PyTorchJob({}), live), IsEmpty());
+  EXPECT_THAT(LintYaml(Base() + PyTorchJob({}), live), IsEmpty());
 }
 
 TEST(LintTest, SourceLines) {
   const std::string path = ::testing::TempDir() + "/lint_lines.yaml";
   {
     std::ofstream out(path);
-    out << "# comment\n---\n" << std::string(kBase).substr(1) << kLowPreempting << PyTorchJob({.pod_class = "low-priority"});
+    out << "# comment\n---\n" << Base().substr(1) << kLowPreempting << PyTorchJob({.pod_class = "low-priority"});
   }
   std::istringstream no_stdin;
   auto manifests = ReadManifests({path}, no_stdin);
@@ -586,7 +573,7 @@ TEST(LintTest, SourceLines) {
 }
 
 TEST(LintTest, Output) {
-  auto findings = LintYaml(std::string(kBase) + kLowPreempting + PyTorchJob({.pod_class = "low-priority"}));
+  auto findings = LintYaml(Base() + kLowPreempting + PyTorchJob({.pod_class = "low-priority"}));
   ASSERT_EQ(findings.size(), 1u);
   EXPECT_TRUE(HasErrors(findings));
   api::Object json = FindingsToJson(findings);

@@ -11,9 +11,6 @@ set -uo pipefail
 BERTH=${1:?berth binary}
 CLI=${2:?berth-cli binary}
 DATA=${3:?testdata dir}
-KUBECTL=${KUBECTL:-/usr/bin/kubectl}
-[ -x "$KUBECTL" ] || { echo "SKIP: $KUBECTL not found"; exit 77; }
-
 source "$(dirname "$0")/lib.sh"
 e2e_init cli-e2e
 e2e_start_server --store=memory
@@ -134,22 +131,7 @@ expect watch "$OUT" '^NAMESPACE +NAME +CLUSTERQUEUE +PENDING WORKLOADS +ADMITTED
 [ "$(grep -Ec '^team-a +lq-team-a +cluster-queue' <<<"$OUT")" -eq 2 ] || fail watch "want the row twice (list + MODIFIED): $OUT"
 
 # Errors print as kubectl prints them.
-cat >"$WORK/invalid.yaml" <<'EOF2'
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata:
-  name: invalid-cq
-spec:
-  namespaceSelector: {}
-  resourceGroups:
-  - coveredResources: ["cpu"]
-    flavors:
-    - name: default-flavor
-      resources:
-      - name: cpu
-        nominalQuota: "-1"
-EOF2
-same apply-invalid apply -f "$WORK/invalid.yaml"
+same apply-invalid apply -f "$DATA/invalid-cluster-queue.yaml"
 expect apply-invalid "$(cat "$WORK/be")" '^The ClusterQueue "invalid-cq" is invalid: spec\.resourceGroups\[0\]\.flavors\[0\]\.resources\[0\]\.nominalQuota'
 printf 'apiVersion: example.com/v1\nkind: Gizmo\nmetadata:\n  name: g\n' >"$WORK/unknown-kind.yaml"
 run apply-unknown-kind 1 "$CLI" apply -f "$WORK/unknown-kind.yaml"

@@ -11,17 +11,8 @@
 # Usage: explain_e2e.sh <berth binary>     Exit: 0 pass, 1 fail, 77 skip (no kubectl).
 set -uo pipefail
 BERTH=${1:?berth binary}
-KUBECTL=${KUBECTL:-/usr/bin/kubectl}
-[ -x "$KUBECTL" ] || { echo "SKIP: $KUBECTL not found"; exit 77; }
 source "$(dirname "$0")/lib.sh"
 e2e_init explain
-fail() { echo "FAIL: $*"; FAILURES=$((FAILURES + 1)); }
-# wait_until TIMEOUT COMMAND...: true once COMMAND succeeds within TIMEOUT seconds.
-wait_until() {
-  local t=$1; shift
-  for _ in $(seq 1 $((t * 5))); do "$@" >/dev/null 2>&1 && return 0; sleep 0.2; done
-  return 1
-}
 # explains_with NS KIND/NAME TEXT: `berth explain` mentions TEXT (fixed string).
 explains_with() { "$BERTH" explain "$2" -n "$1" --kubeconfig "$KUBECONFIG" | grep -qF -- "$3"; }
 # expect NS KIND/NAME TEXT...: every TEXT is in the explanation (waits for the first).
@@ -36,109 +27,25 @@ expect() {
   echo "ok: explain $ns $target"
 }
 
-e2e_start_server --nodes 1 --node-capacity cpu=5,memory=16Gi
-wait_until 20 "$KUBECTL" wait --for=condition=Ready node/node-0 --timeout=1s || fail "node-0 not Ready"
+e2e_start_node_server cpu=5,memory=16Gi
 
 # Queues: team-a -> quota 5 cpu, team-b -> quota 7 cpu (above the node's 5), team-c -> a
 # ClusterQueue whose flavor name has a typo. team-d has a LocalQueue but its job writes the
 # queue name as an annotation.
-"$KUBECTL" apply -f - >/dev/null <<'EOF2'
-apiVersion: v1
-kind: Namespace
-metadata: {name: team-a}
----
-apiVersion: v1
-kind: Namespace
-metadata: {name: team-b}
----
-apiVersion: v1
-kind: Namespace
-metadata: {name: team-c}
----
-apiVersion: v1
-kind: Namespace
-metadata: {name: team-d}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ResourceFlavor
-metadata: {name: default-flavor}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata: {name: cq-five}
-spec:
-  namespaceSelector: {}
-  resourceGroups:
-  - coveredResources: [cpu]
-    flavors:
-    - name: default-flavor
-      resources: [{name: cpu, nominalQuota: 5}]
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata: {name: cq-seven}
-spec:
-  namespaceSelector: {}
-  resourceGroups:
-  - coveredResources: [cpu]
-    flavors:
-    - name: default-flavor
-      resources: [{name: cpu, nominalQuota: 7}]
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata: {name: cq-typo}
-spec:
-  namespaceSelector: {}
-  resourceGroups:
-  - coveredResources: [cpu]
-    flavors:
-    - name: default-flavour
-      resources: [{name: cpu, nominalQuota: 5}]
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: LocalQueue
-metadata: {name: user-queue, namespace: team-a}
-spec: {clusterQueue: cq-five}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: LocalQueue
-metadata: {name: user-queue, namespace: team-b}
-spec: {clusterQueue: cq-seven}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: LocalQueue
-metadata: {name: user-queue, namespace: team-c}
-spec: {clusterQueue: cq-typo}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: LocalQueue
-metadata: {name: user-queue, namespace: team-d}
-spec: {clusterQueue: cq-five}
-EOF2
+{
+  e2e_yaml_namespace team-a team-b team-c team-d
+  e2e_yaml_flavor default-flavor
+  e2e_yaml_cluster_queue cq-five default-flavor cpu=5
+  e2e_yaml_cluster_queue cq-seven default-flavor cpu=7
+  e2e_yaml_cluster_queue cq-typo default-flavour cpu=5
+  e2e_yaml_local_queue team-a user-queue cq-five
+  e2e_yaml_local_queue team-b user-queue cq-seven
+  e2e_yaml_local_queue team-c user-queue cq-typo
+  e2e_yaml_local_queue team-d user-queue cq-five
+} | "$KUBECTL" apply -f - >/dev/null
 
 # job NS NAME CPU [annotation]: a batch Job for user-queue (label, or annotation with a 4th arg).
-job() {
-  local where="labels"; [ $# -ge 4 ] && where="annotations"
-  "$KUBECTL" apply -f - >/dev/null <<EOF2
-apiVersion: batch/v1
-kind: Job
-metadata:
-  name: $2
-  namespace: $1
-  $where: {kueue.x-k8s.io/queue-name: user-queue}
-spec:
-  template:
-    spec:
-      restartPolicy: Never
-      terminationGracePeriodSeconds: 1
-      containers:
-      - name: main
-        image: busybox
-        command: [/bin/sh, -c, 'sleep 600']
-        resources: {requests: {cpu: "$3"}}
-EOF2
-}
+job() { e2e_yaml_job "$1" "$2" "$3" ${4:+queue_in=annotations} | "$KUBECTL" apply -f - >/dev/null; }
 
 # ---- (1) + (5): three 4-cpu jobs against a 5-cpu quota ------------------------------
 job team-a train-1 4

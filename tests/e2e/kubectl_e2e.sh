@@ -9,9 +9,6 @@ set -uo pipefail
 
 BERTH=${1:?berth binary}
 DATA=${2:?testdata dir}
-KUBECTL=${KUBECTL:-/usr/bin/kubectl}
-[ -x "$KUBECTL" ] || { echo "SKIP: $KUBECTL not found"; exit 77; }
-
 source "$(dirname "$0")/lib.sh"
 e2e_init e2e
 start_server() { e2e_start_server; }
@@ -234,22 +231,7 @@ expect watch '^MODIFIED +team-a +lq-team-a +cluster-queue'
 run missing 1 "$KUBECTL" get cq nope
 expect missing '^Error from server \(NotFound\): clusterqueues\.kueue\.x-k8s\.io "nope" not found$'
 
-cat >"$WORK/invalid.yaml" <<'EOF'
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata:
-  name: invalid-cq
-spec:
-  namespaceSelector: {}
-  resourceGroups:
-  - coveredResources: ["cpu"]
-    flavors:
-    - name: default-flavor
-      resources:
-      - name: cpu
-        nominalQuota: "-1"
-EOF
-run invalid 1 "$KUBECTL" apply -f "$WORK/invalid.yaml"
+run invalid 1 "$KUBECTL" apply -f "$DATA/invalid-cluster-queue.yaml"
 expect invalid 'The ClusterQueue "invalid-cq" is invalid'
 expect invalid 'spec\.resourceGroups\[0\]\.flavors\[0\]\.resources\[0\]\.nominalQuota'
 

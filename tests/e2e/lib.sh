@@ -1,15 +1,55 @@
 # Shared by the kubectl-driven end-to-end scripts (sourced, not run):
-#   e2e_init NAME           WORK=/tmp/berth-NAME.XXXXXX with its own HOME (kubectl caches
-#                           discovery under ~/.kube/cache) and KUBECONFIG=$WORK/data/kubeconfig;
-#                           on exit the server is stopped and WORK removed unless a check
-#                           failed (FAILURES > 0), when it is kept for inspection.
+#   e2e_require_kubectl     KUBECTL (default /usr/bin/kubectl) must be executable, else the
+#                           script is skipped (exit 77).
+#   e2e_init NAME           e2e_require_kubectl, then WORK=/tmp/berth-NAME.XXXXXX with its own
+#                           HOME (kubectl caches discovery under ~/.kube/cache) and
+#                           KUBECONFIG=$WORK/data/kubeconfig; on exit the server is stopped and
+#                           WORK removed unless a check failed (FAILURES > 0), when it is kept
+#                           for inspection.
 #   e2e_start_server ARGS   `$BERTH server --port 0 --data-dir $WORK/data ARGS` in the
 #                           background (log: $WORK/server.log); returns once the kubeconfig
 #                           is written, exits 1 with the log when the server does not start.
+#   e2e_start_node_server CAPACITY [ARGS]
+#                           e2e_start_server --nodes 1 --node-capacity CAPACITY ARGS, then
+#                           node-0 must be Ready within 20 s (a failure otherwise).
 #   e2e_stop_server         SIGTERM and wait; a non-zero exit counts as a failure.
-# Expects BERTH (the berth binary). Sets WORK, SERVER_PID, FAILURES.
+#   fail MESSAGE            prints "FAIL: MESSAGE" and counts a failure.
+#   wait_until SECONDS CMD...
+#                           true once CMD succeeds (its output discarded), tried every 0.2 s
+#                           for SECONDS seconds.
+#   e2e_wait_node_ready NODE SECONDS [CONTEXT]
+#                           node/NODE Ready within SECONDS, else the failure "node NODE not
+#                           Ready CONTEXT".
+# Manifest writers (print YAML documents, each starting with `---`, for `kubectl apply -f -`):
+#   e2e_yaml_namespace NAME...                 Namespaces.
+#   e2e_yaml_flavor NAME                       an empty ResourceFlavor.
+#   e2e_yaml_workload_priority_class NAME VALUE
+#   e2e_yaml_cluster_queue NAME FLAVOR [version=V] [preemption=POLICY] RESOURCE=QUOTA...
+#                           a ClusterQueue (kueue.x-k8s.io/V, default v1beta2) for every
+#                           namespace ({} selector), one resource group covering the RESOURCEs
+#                           with these nominalQuotas in FLAVOR; with preemption,
+#                           withinClusterQueue POLICY.
+#   e2e_yaml_local_queue NAMESPACE NAME CLUSTER_QUEUE
+#   e2e_yaml_queues [ns=team-a] [cq=cluster-queue] [lq=user-queue] [preemption=POLICY] RESOURCE=QUOTA...
+#                           the usual setup: the Namespace, ResourceFlavor default-flavor,
+#                           the ClusterQueue on it and the LocalQueue in the namespace.
+#   e2e_yaml_job NAMESPACE NAME CPU [OPTION=VALUE...]
+#                           a batch/v1 Job for LocalQueue user-queue: one busybox container
+#                           "main" running /bin/sh -c COMMAND with a cpu request of CPU,
+#                           restartPolicy Never. Options: queue_in=labels|annotations (where
+#                           kueue.x-k8s.io/queue-name is written; labels), priority=CLASS (the
+#                           kueue.x-k8s.io/priority-class label), memory=QUANTITY (a memory
+#                           request too), grace=SECONDS (terminationGracePeriodSeconds, 1; ""
+#                           writes none), command=SCRIPT ('sleep 600').
+# Expects BERTH (the berth binary). Sets KUBECTL, WORK, SERVER_PID, FAILURES.
+
+e2e_require_kubectl() {
+  KUBECTL=${KUBECTL:-/usr/bin/kubectl}
+  [ -x "$KUBECTL" ] || { echo "SKIP: $KUBECTL not found"; exit 77; }
+}
 
 e2e_init() {
+  e2e_require_kubectl
   WORK=$(mktemp -d "/tmp/berth-$1.XXXXXX")
   export HOME=$WORK/home
   mkdir -p "$HOME"
@@ -36,8 +76,120 @@ e2e_start_server() {
   echo "FAIL: server did not start"; cat "$WORK/server.log"; exit 1
 }
 
+e2e_start_node_server() {
+  local capacity=$1; shift
+  e2e_start_server --nodes 1 --node-capacity "$capacity" "$@"
+  e2e_wait_node_ready node-0 20
+}
+
 e2e_stop_server() {
   kill -TERM "$SERVER_PID"
   if ! wait "$SERVER_PID"; then echo "FAIL: server exited non-zero on SIGTERM"; FAILURES=$((FAILURES + 1)); fi
   SERVER_PID=
+}
+
+fail() { echo "FAIL: $*"; FAILURES=$((FAILURES + 1)); }
+
+wait_until() {
+  local t=$1; shift
+  for _ in $(seq 1 $((t * 5))); do "$@" >/dev/null 2>&1 && return 0; sleep 0.2; done
+  return 1
+}
+
+e2e_wait_node_ready() {
+  wait_until "$2" "$KUBECTL" wait --for=condition=Ready "node/$1" --timeout=1s || fail "node $1 not Ready${3:+ $3}"
+}
+
+e2e_yaml_namespace() {
+  local name
+  for name in "$@"; do printf -- '---\napiVersion: v1\nkind: Namespace\nmetadata: {name: %s}\n' "$name"; done
+}
+
+e2e_yaml_flavor() {
+  printf -- '---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: %s}\n' "$1"
+}
+
+e2e_yaml_workload_priority_class() {
+  printf -- '---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: WorkloadPriorityClass\nmetadata: {name: %s}\nvalue: %s\n' "$1" "$2"
+}
+
+e2e_yaml_cluster_queue() {
+  local name=$1 flavor=$2 a version=v1beta2 preemption="" covered="" quotas=""
+  shift 2
+  for a in "$@"; do
+    case $a in
+      version=*) version=${a#version=} ;;
+      preemption=*) preemption=$'\n'"  preemption: {withinClusterQueue: ${a#preemption=}}" ;;
+      *) covered+="${covered:+, }${a%%=*}"; quotas+=$'\n'"      - {name: ${a%%=*}, nominalQuota: ${a#*=}}" ;;
+    esac
+  done
+  cat <<EOF
+---
+apiVersion: kueue.x-k8s.io/$version
+kind: ClusterQueue
+metadata: {name: $name}
+spec:
+  namespaceSelector: {}$preemption
+  resourceGroups:
+  - coveredResources: [$covered]
+    flavors:
+    - name: $flavor
+      resources:$quotas
+EOF
+}
+
+e2e_yaml_local_queue() {
+  printf -- '---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {name: %s, namespace: %s}\nspec: {clusterQueue: %s}\n' \
+    "$2" "$1" "$3"
+}
+
+e2e_yaml_queues() {
+  local ns=team-a cq=cluster-queue lq=user-queue a
+  local args=()
+  for a in "$@"; do
+    case $a in
+      ns=*) ns=${a#ns=} ;;
+      cq=*) cq=${a#cq=} ;;
+      lq=*) lq=${a#lq=} ;;
+      *) args+=("$a") ;;
+    esac
+  done
+  e2e_yaml_namespace "$ns"
+  e2e_yaml_flavor default-flavor
+  e2e_yaml_cluster_queue "$cq" default-flavor "${args[@]}"
+  e2e_yaml_local_queue "$ns" "$lq" "$cq"
+}
+
+e2e_yaml_job() {
+  local ns=$1 name=$2 cpu=$3 a queue_in=labels priority="" memory="" grace=1 command="sleep 600"
+  shift 3
+  for a in "$@"; do
+    case $a in
+      queue_in=*) queue_in=${a#*=} ;;
+      priority=*) priority=", kueue.x-k8s.io/priority-class: ${a#*=}" ;;
+      memory=*) memory=", memory: ${a#*=}" ;;
+      grace=*) grace=${a#*=} ;;
+      command=*) command=${a#*=} ;;
+      *) echo "e2e_yaml_job: unknown option $a" >&2; return 1 ;;
+    esac
+  done
+  [ -z "$grace" ] || grace=$'\n'"      terminationGracePeriodSeconds: $grace"
+  cat <<EOF
+---
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: $name
+  namespace: $ns
+  $queue_in: {kueue.x-k8s.io/queue-name: user-queue$priority}
+spec:
+  template:
+    spec:
+      restartPolicy: Never$grace
+      containers:
+      - name: main
+        image: busybox
+        command: [/bin/sh, -c, '$command']
+        resources: {requests: {cpu: "$cpu"$memory}}
+EOF
 }

@@ -8,181 +8,18 @@
 set -uo pipefail
 BERTH=${1:?berth binary}
 SRC=${2:?source dir}
-KUBECTL=${KUBECTL:-/usr/bin/kubectl}
-[ -x "$KUBECTL" ] || { echo "SKIP: $KUBECTL not found"; exit 77; }
+DATA=$(dirname "$0")/testdata
 source "$(dirname "$0")/lib.sh"
 e2e_init lint
-fail() { echo "FAIL: $*"; FAILURES=$((FAILURES + 1)); }
 
 # Two virtual 8-GPU nodes: 16 GPUs of real allocatable.
 e2e_start_server --nodes 2 --node-capacity cpu=8,memory=32Gi,nvidia.com/gpu=8
 
-# The traps. Every job is created suspended (spec.runPolicy.suspend: true stays, as in
-# Kueue's webhook), so no process runs: lint reads the objects only.
-"$KUBECTL" apply -f - >"$WORK/apply.log" 2>&1 <<'EOF2' || { cat "$WORK/apply.log"; fail "kubectl apply of the traps"; }
-apiVersion: v1
-kind: Namespace
-metadata: {name: training}
----
-apiVersion: scheduling.k8s.io/v1
-kind: PriorityClass
-metadata: {name: high-priority}
-value: 1000
-preemptionPolicy: PreemptLowerPriority
----
-apiVersion: scheduling.k8s.io/v1
-kind: PriorityClass
-metadata: {name: low-priority}
-value: 0
----
-apiVersion: scheduling.k8s.io/v1
-kind: PriorityClass
-metadata: {name: pod-high-never}
-value: 1000
-preemptionPolicy: Never
----
-apiVersion: scheduling.k8s.io/v1
-kind: PriorityClass
-metadata: {name: default-priority}
-value: 100
-globalDefault: true
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: WorkloadPriorityClass
-metadata: {name: kueue-high}
-value: 100
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: WorkloadPriorityClass
-metadata: {name: kueue-low}
-value: 0
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ResourceFlavor
-metadata: {name: gpu-flavor}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata: {name: gpu-cq}
-spec:
-  namespaceSelector: {}
-  resourceGroups:
-  - coveredResources: ["nvidia.com/gpu"]
-    flavors:
-    - name: gpu-flavor
-      resources:
-      - {name: "nvidia.com/gpu", nominalQuota: 32}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata: {name: typo-cq}
-spec:
-  namespaceSelector: {}
-  resourceGroups:
-  - coveredResources: ["nvidia.com/gpu"]
-    flavors:
-    - name: gpu-flavour
-      resources:
-      - {name: "nvidia.com/gpu", nominalQuota: 8}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: LocalQueue
-metadata: {name: training-queue, namespace: training}
-spec: {clusterQueue: gpu-cq}
----
-apiVersion: kubeflow.org/v1
-kind: PyTorchJob
-metadata:
-  name: low
-  namespace: training
-  labels: {kueue.x-k8s.io/queue-name: training-queue, kueue.x-k8s.io/priority-class: kueue-low}
-spec:
-  runPolicy: {suspend: true}
-  pytorchReplicaSpecs:
-    Master:
-      replicas: 1
-      template:
-        spec:
-          priorityClassName: low-priority
-          containers: [{name: pytorch, image: x, command: ["sleep", "600"], resources: {limits: {nvidia.com/gpu: 4}}}]
-    Worker:
-      replicas: 3
-      template:
-        spec:
-          priorityClassName: low-priority
-          containers: [{name: pytorch, image: x, command: ["sleep", "600"], resources: {limits: {nvidia.com/gpu: 4}}}]
----
-apiVersion: kubeflow.org/v1
-kind: PyTorchJob
-metadata:
-  name: high
-  namespace: training
-  annotations: {kueue.x-k8s.io/queue-name: training-queue}
-spec:
-  runPolicy: {suspend: true}
-  pytorchReplicaSpecs:
-    Master:
-      replicas: 1
-      template:
-        spec:
-          priorityClassName: high-priority
-          containers: [{name: pytorch, image: x, command: ["sleep", "600"], resources: {limits: {nvidia.com/gpu: 4}}}]
-    Worker:
-      replicas: 1
-      template:
-        spec:
-          priorityClassName: high-priority
-          containers: [{name: pytorch, image: x, command: ["sleep", "600"], resources: {limits: {nvidia.com/gpu: 4}}}]
----
-apiVersion: kubeflow.org/v1
-kind: PyTorchJob
-metadata:
-  name: ckpt
-  namespace: training
-  labels: {kueue.x-k8s.io/queue-name: training-queue, kueue.x-k8s.io/priority-class: kueue-high}
-  annotations: {berth.dev/checkpoint-seconds: "120"}
-spec:
-  runPolicy: {suspend: true}
-  pytorchReplicaSpecs:
-    Worker:
-      replicas: 2
-      template:
-        spec:
-          priorityClassName: low-priority
-          terminationGracePeriodSeconds: 30
-          containers: [{name: pytorch, image: x, command: ["sleep", "600"], resources: {limits: {nvidia.com/gpu: 1}}}]
----
-apiVersion: kubeflow.org/v1
-kind: PyTorchJob
-metadata:
-  name: inverted
-  namespace: training
-  labels: {kueue.x-k8s.io/queue-name: training-queue, kueue.x-k8s.io/priority-class: kueue-low}
-spec:
-  runPolicy: {suspend: true}
-  pytorchReplicaSpecs:
-    Worker:
-      replicas: 2
-      template:
-        spec:
-          priorityClassName: pod-high-never
-          containers: [{name: pytorch, image: x, command: ["sleep", "600"], resources: {limits: {nvidia.com/gpu: 1}}}]
----
-apiVersion: kubeflow.org/v1
-kind: PyTorchJob
-metadata:
-  name: nodefault
-  namespace: training
-  labels: {kueue.x-k8s.io/queue-name: training-queue, kueue.x-k8s.io/priority-class: kueue-low}
-spec:
-  runPolicy: {suspend: true}
-  pytorchReplicaSpecs:
-    Worker:
-      replicas: 2
-      template:
-        spec:
-          containers: [{name: pytorch, image: x, command: ["sleep", "600"], resources: {limits: {nvidia.com/gpu: 1}}}]
-EOF2
+# The traps (testdata/lint-traps.yaml, on seed 2's WorkloadPriorityClasses and GPU flavor).
+# Every job is created suspended (spec.runPolicy.suspend: true stays, as in Kueue's webhook),
+# so no process runs: lint reads the objects only.
+"$KUBECTL" apply -f "$DATA/seed2-kueue-classes.yaml" -f "$DATA/lint-traps.yaml" >"$WORK/apply.log" 2>&1 ||
+  { cat "$WORK/apply.log"; fail "kubectl apply of the traps"; }
 
 # rules ( "rule kind namespace/name field" ) of a JSON findings file
 rules() {
@@ -236,20 +73,8 @@ grep -Eq '^[0-9]+ errors, [0-9]+ warnings?, 0 infos$' "$WORK/live.txt" || fail "
 
 # A file overrides the live object of the same identity: the flavor name fixed in a
 # (v1beta1) file removes the missing-flavor error and adds a v1beta1 note.
-cat >"$WORK/typo-cq.yaml" <<'EOF2'
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: ClusterQueue
-metadata: {name: typo-cq}
-spec:
-  namespaceSelector: {}
-  preemption: {withinClusterQueue: LowerPriority}
-  resourceGroups:
-  - coveredResources: ["nvidia.com/gpu"]
-    flavors:
-    - name: gpu-flavor
-      resources:
-      - {name: "nvidia.com/gpu", nominalQuota: 8}
-EOF2
+e2e_yaml_cluster_queue typo-cq gpu-flavor version=v1beta1 preemption=LowerPriority nvidia.com/gpu=8 |
+  tail -n +2 >"$WORK/typo-cq.yaml"  # without the leading "---": apiVersion is line 1
 "$BERTH" lint --live -f "$WORK/typo-cq.yaml" -o json >"$WORK/merged.json" 2>&1
 grep -q '^missing-resource-flavor' <<<"$(rules "$WORK/merged.json")" && fail "file did not override the live ClusterQueue"
 expect "$WORK/merged.json" "kueue-v1beta1 ClusterQueue typo-cq apiVersion"

@@ -13,21 +13,13 @@
 # promtool or prometheus_client).
 set -uo pipefail
 BERTH=${1:?berth binary}
-KUBECTL=${KUBECTL:-/usr/bin/kubectl}
 PROMTOOL=${PROMTOOL:-/usr/bin/promtool}
 PYTHON=${PYTHON:-/usr/bin/python3}  # Debian's, where python3-prometheus-client is installed
-[ -x "$KUBECTL" ] || { echo "SKIP: $KUBECTL not found"; exit 77; }
+source "$(dirname "$0")/lib.sh"
+e2e_require_kubectl
 [ -x "$PROMTOOL" ] || { echo "SKIP: $PROMTOOL not found (Debian package prometheus)"; exit 77; }
 "$PYTHON" -c 'import prometheus_client' 2>/dev/null || { echo "SKIP: python3-prometheus-client missing"; exit 77; }
-source "$(dirname "$0")/lib.sh"
 e2e_init metrics
-fail() { echo "FAIL: $*"; FAILURES=$((FAILURES + 1)); }
-# wait_until TIMEOUT COMMAND...: true once COMMAND succeeds within TIMEOUT seconds.
-wait_until() {
-  local t=$1; shift
-  for _ in $(seq 1 $((t * 5))); do "$@" >/dev/null 2>&1 && return 0; sleep 0.2; done
-  return 1
-}
 scrape() { "$KUBECTL" get --raw /metrics >"$WORK/metrics.txt"; }
 # metric NAME [LABEL=VALUE...]: the value of the one sample NAME whose labels include the
 # given ones, parsed by prometheus_client; "absent" when none, "ambiguous" when several.
@@ -50,8 +42,7 @@ expect() {
   [ "$got" = "$want" ] || fail "$* = $got, want $want"
 }
 
-e2e_start_server --nodes 1 --node-capacity cpu=8,memory=16Gi
-wait_until 20 "$KUBECTL" wait --for=condition=Ready node/node-0 --timeout=1s || fail "node-0 not Ready"
+e2e_start_node_server cpu=8,memory=16Gi
 
 # ---- 1. the text format ---------------------------------------------------------------
 scrape || fail "kubectl get --raw /metrics"
@@ -61,64 +52,13 @@ scrape || fail "kubectl get --raw /metrics"
 
 # ---- 2. admit 3, evict 1 ---------------------------------------------------------------
 job() {  # job NAME PRIORITY_CLASS
-  cat <<EOF2
----
-apiVersion: batch/v1
-kind: Job
-metadata:
-  name: $1
-  namespace: team-a
-  labels: {kueue.x-k8s.io/queue-name: user-queue, kueue.x-k8s.io/priority-class: $2}
-spec:
-  template:
-    spec:
-      restartPolicy: Never
-      terminationGracePeriodSeconds: 5
-      containers:
-      - name: main
-        image: busybox
-        command: [/bin/sh, -c, 'exec sleep 600']
-        resources: {requests: {cpu: "1", memory: 100Mi}}
-EOF2
+  e2e_yaml_job team-a "$1" 1 priority="$2" memory=100Mi grace=5 command='exec sleep 600'
 }
-"$KUBECTL" apply -f - >/dev/null <<'EOF2' || fail "apply queues"
-apiVersion: v1
-kind: Namespace
-metadata: {name: team-a}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ResourceFlavor
-metadata: {name: default-flavor}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: WorkloadPriorityClass
-metadata: {name: low}
-value: 100
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: WorkloadPriorityClass
-metadata: {name: high}
-value: 1000
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata: {name: cluster-queue}
-spec:
-  namespaceSelector: {}
-  preemption: {withinClusterQueue: LowerPriority}
-  resourceGroups:
-  - coveredResources: [cpu, memory]
-    flavors:
-    - name: default-flavor
-      resources:
-      - {name: cpu, nominalQuota: 3}
-      - {name: memory, nominalQuota: 3Gi}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: LocalQueue
-metadata: {name: user-queue, namespace: team-a}
-spec: {clusterQueue: cluster-queue}
-EOF2
+{
+  e2e_yaml_queues preemption=LowerPriority cpu=3 memory=3Gi
+  e2e_yaml_workload_priority_class low 100
+  e2e_yaml_workload_priority_class high 1000
+} | "$KUBECTL" apply -f - >/dev/null || fail "apply queues"
 { job low-1 low; job low-2 low; job low-3 low; } | "$KUBECTL" apply -f - >/dev/null || fail "apply low jobs"
 admitted_count() {  # admitted_count N: exactly N Workloads have Admitted=True
   [ "$("$KUBECTL" get workloads -n team-a -o jsonpath='{range .items[*]}{.status.conditions[?(@.type=="Admitted")].status}{"\n"}{end}' | grep -cx True)" = "$1" ]

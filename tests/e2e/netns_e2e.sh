@@ -14,12 +14,11 @@
 # `ip netns`, no kubectl, or namespaces that cannot reach each other here).
 set -uo pipefail
 BERTH=$(realpath "${1:?berth binary}")
-KUBECTL=${KUBECTL:-/usr/bin/kubectl}
-[ -x "$KUBECTL" ] || { echo "SKIP: $KUBECTL not found"; exit 77; }
+source "$(dirname "$0")/lib.sh"
+e2e_require_kubectl
 [ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root for ip netns"; exit 77; }
 command -v ip >/dev/null && ip netns list >/dev/null 2>&1 || { echo "SKIP: ip netns unavailable"; exit 77; }
 command -v python3 >/dev/null || { echo "SKIP: python3 not found"; exit 77; }
-source "$(dirname "$0")/lib.sh"
 
 # Names unique to this run (interface names have at most 15 characters).
 TAG=$(( $$ % 100000 ))
@@ -34,12 +33,6 @@ netns_cleanup() {
 }
 e2e_init netns
 trap 'netns_cleanup; e2e_cleanup' EXIT
-fail() { echo "FAIL: $*"; FAILURES=$((FAILURES + 1)); }
-wait_until() {  # wait_until TIMEOUT COMMAND...
-  local t=$1; shift
-  for _ in $(seq 1 $((t * 5))); do "$@" >/dev/null 2>&1 && return 0; sleep 0.2; done
-  return 1
-}
 
 # ---- the network: a bridge at $NET.1, namespace i at $NET.1i ---------------------------
 ip link add "$BR" type bridge && ip addr add "$NET.1/24" dev "$BR" && ip link set "$BR" up ||
@@ -83,14 +76,15 @@ e2e_start_server --nodes 0 --address "$NET.1" --node-monitor-grace-period 15 --c
 # n3 is too small for a pod of the job (2 cpu), so a pod lost with its node cannot be
 # replaced elsewhere: the whole job must be requeued.
 CAPACITY=(cpu=2,memory=4Gi cpu=2,memory=4Gi cpu=1,memory=4Gi)
-for i in 1 2 3; do
+# start_agent I: `berth agent` n<I> in namespace I on its data directory (log appended).
+start_agent() {
+  local i=$1
   ip netns exec "${NS[$((i - 1))]}" "$BERTH" agent --kubeconfig "$KUBECONFIG" --name "n$i" \
-    --data-dir "$WORK/agent-n$i" --capacity "${CAPACITY[$((i - 1))]}" --address "$NET.1$i" >"$WORK/agent-n$i.log" 2>&1 &
-  AGENT_PID+=($!)
-done
-for i in 1 2 3; do
-  wait_until 30 "$KUBECTL" wait --for=condition=Ready "node/n$i" --timeout=1s || fail "node n$i not Ready"
-done
+    --data-dir "$WORK/agent-n$i" --capacity "${CAPACITY[$((i - 1))]}" --address "$NET.1$i" >>"$WORK/agent-n$i.log" 2>&1 &
+  AGENT_PID[$((i - 1))]=$!
+}
+for i in 1 2 3; do start_agent "$i"; done
+for i in 1 2 3; do e2e_wait_node_ready "n$i" 30; done
 OUT=$("$KUBECTL" get nodes -o jsonpath='{range .items[*]}{.metadata.name}={.status.addresses[?(@.type=="InternalIP")].address} {end}')
 [ "$OUT" = "n1=$NET.11 n2=$NET.12 n3=$NET.13 " ] || fail "node addresses: $OUT"
 
@@ -112,52 +106,10 @@ else:
     c.sendall(f"rank {rank}".encode())
     print(f"worker: connected to {addr}:{port}, master said {c.recv(64).decode()}", flush=True)
 time.sleep(3600)'
-"$KUBECTL" apply -f - >/dev/null <<EOF2 || fail "apply"
-apiVersion: v1
-kind: Namespace
-metadata: {name: team}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ResourceFlavor
-metadata: {name: default-flavor}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata: {name: cq}
-spec:
-  namespaceSelector: {}
-  resourceGroups:
-  - coveredResources: [cpu, memory]
-    flavors:
-    - name: default-flavor
-      resources:
-      - {name: cpu, nominalQuota: 6}
-      - {name: memory, nominalQuota: 12Gi}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: LocalQueue
-metadata: {name: lq, namespace: team}
-spec: {clusterQueue: cq}
----
-apiVersion: kubeflow.org/v1
-kind: PyTorchJob
-metadata:
-  name: rdzv
-  namespace: team
-  labels: {kueue.x-k8s.io/queue-name: lq}
-spec:
-  pytorchReplicaSpecs:
-    Master:
-      replicas: 1
-      template:
-        spec:
-          terminationGracePeriodSeconds: 2
-          containers:
-          - name: pytorch
-            image: python:3
-            command: [python3, -c, $(python3 -c 'import json,sys; print(json.dumps(sys.argv[1]))' "$SCRIPT")]
-            resources: {requests: {cpu: "2", memory: 1Gi}}
-    Worker:
+# replica TYPE: a PyTorchJob replica of one pod (2 cpu) running SCRIPT.
+replica() {
+  cat <<EOF2
+    $1:
       replicas: 1
       template:
         spec:
@@ -168,6 +120,23 @@ spec:
             command: [python3, -c, $(python3 -c 'import json,sys; print(json.dumps(sys.argv[1]))' "$SCRIPT")]
             resources: {requests: {cpu: "2", memory: 1Gi}}
 EOF2
+}
+{
+  e2e_yaml_queues ns=team cq=cq lq=lq cpu=6 memory=12Gi
+  cat <<EOF2
+---
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata:
+  name: rdzv
+  namespace: team
+  labels: {kueue.x-k8s.io/queue-name: lq}
+spec:
+  pytorchReplicaSpecs:
+EOF2
+  replica Master
+  replica Worker
+} | "$KUBECTL" apply -f - >/dev/null || fail "apply"
 pod_node() { "$KUBECTL" get pod -n team "$1" -o jsonpath='{.spec.nodeName}'; }
 pod_uid() { "$KUBECTL" get pod -n team "$1" -o jsonpath='{.metadata.uid}'; }
 both_running() {
@@ -223,11 +192,8 @@ FAILED_JOB=$("$KUBECTL" get pytorchjob -n team rdzv -o jsonpath='{.status.condit
 [ "$FAILURES" -eq 0 ] && echo "ok: the Workload was evicted (PodsReadyTimeout) as a whole: the worker on $WORKER_NODE was stopped too"
 
 # ---- the agent comes back on the same data directory: the job runs again as a whole ------
-i=$victim
-ip netns exec "${NS[$((i - 1))]}" "$BERTH" agent --kubeconfig "$KUBECONFIG" --name "n$i" \
-  --data-dir "$WORK/agent-n$i" --capacity "${CAPACITY[$((i - 1))]}" --address "$NET.1$i" >>"$WORK/agent-n$i.log" 2>&1 &
-AGENT_PID[$((i - 1))]=$!
-wait_until 40 "$KUBECTL" wait --for=condition=Ready "node/n$i" --timeout=1s || fail "node n$i not Ready after its agent restarted"
+start_agent "$victim"
+e2e_wait_node_ready "n$victim" 40 "after its agent restarted"
 rerun() {
   both_running && [ "$(pod_uid rdzv-master-0)" != "$OLD_MASTER_UID" ] && [ "$(pod_uid rdzv-worker-0)" != "$OLD_WORKER_UID" ] &&
     [ "$(pod_node rdzv-master-0)" != "$(pod_node rdzv-worker-0)" ]

@@ -15,16 +15,8 @@
 # Usage: pods_ready_e2e.sh <berth binary>     Exit: 0 pass, 1 fail, 77 skip (no kubectl).
 set -uo pipefail
 BERTH=${1:?berth binary}
-KUBECTL=${KUBECTL:-/usr/bin/kubectl}
-[ -x "$KUBECTL" ] || { echo "SKIP: $KUBECTL not found"; exit 77; }
 source "$(dirname "$0")/lib.sh"
 e2e_init pods-ready
-fail() { echo "FAIL: $*"; FAILURES=$((FAILURES + 1)); }
-wait_until() {  # wait_until TIMEOUT COMMAND...: true once COMMAND succeeds within TIMEOUT seconds
-  local t=$1; shift
-  for _ in $(seq 1 $((t * 5))); do "$@" >/dev/null 2>&1 && return 0; sleep 0.2; done
-  return 1
-}
 wl_of() { "$KUBECTL" get workloads -n team-a -l "kueue.x-k8s.io/job-uid=$("$KUBECTL" get job -n team-a "$1" -o jsonpath='{.metadata.uid}')" -o jsonpath='{.items[0].metadata.name}'; }
 cond() {  # cond WORKLOAD TYPE FIELD
   "$KUBECTL" get workload -n team-a "$1" -o jsonpath="{.status.conditions[?(@.type==\"$2\")].$3}"
@@ -59,53 +51,9 @@ waitForPodsReady:
 integrations:
   frameworks: [batch/job]
 EOF
-e2e_start_server --nodes 1 --node-capacity cpu=2,memory=8Gi --config "$WORK/kueue.yaml"
-wait_until 20 "$KUBECTL" wait --for=condition=Ready node/node-0 --timeout=1s || fail "node-0 not Ready"
-"$KUBECTL" apply -f - >/dev/null <<'EOF'
-apiVersion: v1
-kind: Namespace
-metadata: {name: team-a}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ResourceFlavor
-metadata: {name: default-flavor}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata: {name: cluster-queue}
-spec:
-  namespaceSelector: {}
-  resourceGroups:
-  - coveredResources: [cpu]
-    flavors:
-    - name: default-flavor
-      resources: [{name: cpu, nominalQuota: 8}]
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: LocalQueue
-metadata: {name: user-queue, namespace: team-a}
-spec: {clusterQueue: cluster-queue}
-EOF
-job() {  # job NAME CPU
-  cat <<EOF
-apiVersion: batch/v1
-kind: Job
-metadata:
-  name: $1
-  namespace: team-a
-  labels: {kueue.x-k8s.io/queue-name: user-queue}
-spec:
-  template:
-    spec:
-      restartPolicy: Never
-      terminationGracePeriodSeconds: 1
-      containers:
-      - name: main
-        image: busybox
-        command: [/bin/sh, -c, 'sleep 600']
-        resources: {requests: {cpu: "$2"}}
-EOF
-}
+e2e_start_node_server cpu=2,memory=8Gi --config "$WORK/kueue.yaml"
+e2e_yaml_queues cpu=8 | "$KUBECTL" apply -f - >/dev/null
+job() { e2e_yaml_job team-a "$1" "$2"; }  # job NAME CPU
 job too-big 4 | "$KUBECTL" apply -f - >/dev/null
 wait_until 20 wl_of too-big || fail "no Workload for too-big"
 WL=$(wl_of too-big)

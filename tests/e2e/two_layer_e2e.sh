@@ -14,69 +14,18 @@
 # Usage: two_layer_e2e.sh <berth binary>     Exit: 0 pass, 1 fail, 77 skip (no kubectl).
 set -uo pipefail
 BERTH=${1:?berth binary}
-KUBECTL=${KUBECTL:-/usr/bin/kubectl}
-[ -x "$KUBECTL" ] || { echo "SKIP: $KUBECTL not found"; exit 77; }
 source "$(dirname "$0")/lib.sh"
 e2e_init two-layer
-fail() { echo "FAIL: $*"; FAILURES=$((FAILURES + 1)); }
-# wait_until TIMEOUT COMMAND...: true once COMMAND succeeds within TIMEOUT seconds.
-wait_until() {
-  local t=$1; shift
-  for _ in $(seq 1 $((t * 5))); do "$@" >/dev/null 2>&1 && return 0; sleep 0.2; done
-  return 1
-}
 start_server() {  # start_server NODE_CAPACITY: a fresh store, one node of that capacity
   rm -rf "$WORK/data"
-  e2e_start_server --nodes 1 --node-capacity "$1"
-  wait_until 20 "$KUBECTL" wait --for=condition=Ready node/node-0 --timeout=1s || fail "node-0 not Ready"
+  e2e_start_node_server "$1"
 }
 stop_server() { e2e_stop_server; }
 
 # ---- (a) admitted but unschedulable -------------------------------------------------
 start_server cpu=5,memory=16Gi
-"$KUBECTL" apply -f - >/dev/null <<'EOF2'
-apiVersion: v1
-kind: Namespace
-metadata: {name: team-a}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ResourceFlavor
-metadata: {name: default-flavor}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata: {name: cluster-queue}
-spec:
-  namespaceSelector: {}
-  resourceGroups:
-  - coveredResources: [cpu, memory]
-    flavors:
-    - name: default-flavor
-      resources:
-      - {name: cpu, nominalQuota: 7}
-      - {name: memory, nominalQuota: 16Gi}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: LocalQueue
-metadata: {name: user-queue, namespace: team-a}
-spec: {clusterQueue: cluster-queue}
----
-apiVersion: batch/v1
-kind: Job
-metadata:
-  name: big
-  namespace: team-a
-  labels: {kueue.x-k8s.io/queue-name: user-queue}
-spec:
-  template:
-    spec:
-      restartPolicy: Never
-      containers:
-      - name: main
-        image: busybox
-        command: [/bin/sh, -c, 'sleep 1']
-        resources: {requests: {cpu: "6"}}
-EOF2
+{ e2e_yaml_queues cpu=7 memory=16Gi; e2e_yaml_job team-a big 6 grace= command='sleep 1'; } |
+  "$KUBECTL" apply -f - >/dev/null
 admitted() { "$KUBECTL" get workloads -n team-a -o jsonpath='{.items[0].status.conditions[?(@.type=="Admitted")].status}' | grep -qx True; }
 wait_until 30 admitted || fail "(a) the 6-cpu job's Workload is not Admitted"
 pod_unschedulable() { "$KUBECTL" describe pod -n team-a -l job-name=big | grep -q "0/1 nodes are available: 1 Insufficient cpu."; }

@@ -12,13 +12,8 @@ set -uo pipefail
 
 BERTH=${1:?berth binary}
 EXAMPLES=${2:?examples dir}
-KUBECTL=${KUBECTL:-/usr/bin/kubectl}
-[ -x "$KUBECTL" ] || { echo "SKIP: $KUBECTL not found"; exit 77; }
-
 source "$(dirname "$0")/../e2e/lib.sh"
 e2e_init examples
-
-fail() { echo "FAIL: $*"; FAILURES=$((FAILURES + 1)); }
 
 e2e_start_server --store=memory
 

@@ -39,10 +39,11 @@
 
 namespace berth::integration {
 
-inline const client::GroupVersionResource kJobsGvr{"batch", "v1", "jobs"};
-inline const client::GroupVersionResource kPodsGvr{"", "v1", "pods"};
-inline const client::GroupVersionResource kWorkloadsGvr{"kueue.x-k8s.io", "v1beta2", "workloads"};
-inline const client::GroupVersionResource kEventsGvr{"", "v1", "events"};
+// The tests using this fixture live in namespace berth::integration and name these directly.
+inline const client::GroupVersionResource kJobs{"batch", "v1", "jobs"};
+inline const client::GroupVersionResource kPods{"", "v1", "pods"};
+inline const client::GroupVersionResource kWorkloads{"kueue.x-k8s.io", "v1beta2", "workloads"};
+inline const client::GroupVersionResource kEvents{"", "v1", "events"};
 
 // Whether obj has a status condition of `type` with `status`.
 inline bool HasCondition(const api::Object& obj, const std::string& type, const std::string& status = "True") {
@@ -95,7 +96,6 @@ kind: WorkloadPriorityClass
 metadata: {name: low}
 value: 10
 )";
-
 
 class ControlPlaneTest : public ::testing::Test {
  protected:
@@ -213,7 +213,7 @@ class ControlPlaneTest : public ::testing::Test {
   // Workloads in `ns` with an ownerReference naming `job`.
   std::vector<api::Object> WorkloadsOf(const std::string& ns, const std::string& job) {
     std::vector<api::Object> out;
-    for (const api::Object& wl : List(kWorkloadsGvr, ns)) {
+    for (const api::Object& wl : List(kWorkloads, ns)) {
       for (const api::Object& ref : wl["metadata"].value("ownerReferences", api::Object::array())) {
         if (ref.value("name", "") == job) out.push_back(wl);
       }

@@ -12,17 +12,8 @@
 
 #include "tests/integration/control_plane_fixture.h"
 
-namespace berth {
+namespace berth::integration {
 namespace {
-
-using namespace std::chrono_literals;
-
-using integration::ControlPlaneTest;
-using integration::HasCondition;
-using integration::kQueues;
-const client::GroupVersionResource kJobs = integration::kJobsGvr;
-const client::GroupVersionResource kPods = integration::kPodsGvr;
-const client::GroupVersionResource kEvents = integration::kEventsGvr;
 
 // A queued indexed Job of `pods` pods, each requesting `cpu` and running `script`.
 std::string QueuedJob(const std::string& name, const std::string& priority, int pods, const std::string& cpu,
@@ -101,4 +92,4 @@ TEST_F(ControlPlaneTest, HigherPriorityJobPreemptsTheWholeLowerPriorityJobWhichI
 }
 
 }  // namespace
-}  // namespace berth
+}  // namespace berth::integration

@@ -31,15 +31,9 @@
 
 #include "tests/integration/control_plane_fixture.h"
 
-namespace berth {
+namespace berth::integration {
 namespace {
 
-using integration::ControlPlaneTest;
-using integration::HasCondition;
-using integration::kQueues;
-const client::GroupVersionResource kPods = integration::kPodsGvr;
-const client::GroupVersionResource kJobs = integration::kJobsGvr;
-const client::GroupVersionResource kWorkloads = integration::kWorkloadsGvr;
 const client::GroupVersionResource kJobSets{"jobset.x-k8s.io", "v1alpha2", "jobsets"};
 const client::GroupVersionResource kTrainJobs{"trainer.kubeflow.org", "v1alpha1", "trainjobs"};
 const client::GroupVersionResource kPyTorchJobs{"kubeflow.org", "v1", "pytorchjobs"};
@@ -758,4 +752,4 @@ TEST_F(JobLifecycleTest, MpiTrainJobHasLauncherNodesAndHostfileAndStartsAfterAdm
 }
 
 }  // namespace
-}  // namespace berth
+}  // namespace berth::integration

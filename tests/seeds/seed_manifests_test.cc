@@ -19,6 +19,13 @@ std::vector<std::pair<int, std::string>> LinesAndTexts(const std::vector<SeedMan
   return out;
 }
 
+// The one manifest ExtractManifests finds in `text` (a failure when it finds another number).
+SeedManifest OnlyManifest(const std::string& file, const std::string& text) {
+  const std::vector<SeedManifest> ms = ExtractManifests(file, text);
+  EXPECT_EQ(ms.size(), 1u);
+  return ms.size() == 1 ? ms[0] : SeedManifest{};
+}
+
 TEST(ExtractManifests, ManifestRunsUntilProse) {
   const std::string text =
       "Some prose.\n"
@@ -29,12 +36,11 @@ TEST(ExtractManifests, ManifestRunsUntilProse) {
       "  name: team-a\n"
       "\n"
       "適用後、確認する。\n";
-  auto ms = ExtractManifests("a.txt", text);
-  ASSERT_EQ(ms.size(), 1u);
-  EXPECT_EQ(ms[0].file, "a.txt");
-  EXPECT_EQ(ms[0].line, 3);
-  EXPECT_EQ(ms[0].end_line, 6);
-  EXPECT_EQ(ms[0].text, "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: team-a\n");
+  const SeedManifest m = OnlyManifest("a.txt", text);
+  EXPECT_EQ(m.file, "a.txt");
+  EXPECT_EQ(m.line, 3);
+  EXPECT_EQ(m.end_line, 6);
+  EXPECT_EQ(m.text, "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: team-a\n");
 }
 
 TEST(ExtractManifests, SeparatorsSplitDocumentsAcrossBlankLines) {
@@ -69,10 +75,9 @@ TEST(ExtractManifests, BlankLineBeforeIndentedTextContinuesBlockScalar) {
       "\n"
       "# 適用\n"
       "kubectl apply -f x.yaml\n";
-  auto ms = ExtractManifests("c.txt", text);
-  ASSERT_EQ(ms.size(), 1u);
-  EXPECT_EQ(ms[0].end_line, 5);
-  EXPECT_EQ(ms[0].text, "apiVersion: v1\ndescription: |\n  first paragraph\n\n  second paragraph\n");
+  const SeedManifest m = OnlyManifest("c.txt", text);
+  EXPECT_EQ(m.end_line, 5);
+  EXPECT_EQ(m.text, "apiVersion: v1\ndescription: |\n  first paragraph\n\n  second paragraph\n");
 }
 
 TEST(ExtractManifests, HeredocEndsAtEofAndCommentThenManifestStartsANewBlock) {
@@ -99,20 +104,18 @@ TEST(ExtractManifests, TrailingCommentsAndSeparatorsAreTrimmed) {
       "---\n"
       "\n"
       "prose\n";
-  auto ms = ExtractManifests("e.txt", text);
-  ASSERT_EQ(ms.size(), 1u);
-  EXPECT_EQ(ms[0].text, "apiVersion: v1\nkind: A\n");
-  EXPECT_EQ(ms[0].end_line, 2);
+  const SeedManifest m = OnlyManifest("e.txt", text);
+  EXPECT_EQ(m.text, "apiVersion: v1\nkind: A\n");
+  EXPECT_EQ(m.end_line, 2);
 }
 
 TEST(ExtractManifests, IndentedApiVersionAndCrlfLines) {
   // An indented apiVersion (inside another document) does not start a block; CR LF
   // line ends are accepted.
   const std::string text = "  apiVersion: v1\r\napiVersion: v2\r\nkind: K\r\n";
-  auto ms = ExtractManifests("f.txt", text);
-  ASSERT_EQ(ms.size(), 1u);
-  EXPECT_EQ(ms[0].line, 2);
-  EXPECT_EQ(ms[0].text, "apiVersion: v2\nkind: K\n");
+  const SeedManifest m = OnlyManifest("f.txt", text);
+  EXPECT_EQ(m.line, 2);
+  EXPECT_EQ(m.text, "apiVersion: v2\nkind: K\n");
 }
 
 }  // namespace
