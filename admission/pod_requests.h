@@ -1,4 +1,4 @@
-// Per-pod requests that count against quota (reported-failures C18), on the
+// Per-pod requests that count against quota (requests; limits only as defaults), on the
 // admission engine's ResourceList. The formula itself is
 // berth::EffectivePodRequests (core/pod_requests.h), shared with placement/.
 //

@@ -1,4 +1,4 @@
-// C18: quota counts requests (limits only as defaults), init containers as a
+// core/pod_requests.h: quota counts requests (limits only as defaults), init containers as a
 // max, sidecars added to the running sum, plus pod overhead.
 #include "admission/pod_requests.h"
 

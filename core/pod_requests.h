@@ -2,7 +2,7 @@
 // the two layers that count it — Kueue quota (admission/) and kube-scheduler
 // node fit (placement/) — which use the same Kubernetes helper
 // (k8s.io/component-helpers/resource.PodRequests) and therefore the same
-// formula (reported-failures C18):
+// formula (KEP-753's sidecar rule; kubernetes/website#57244 has a worked example):
 //
 //   1. In every container (regular, init, sidecar) a resource that has a
 //      limit but no request gets request = limit (the API server's pod

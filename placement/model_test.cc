@@ -24,7 +24,7 @@ TEST(ResourceListTest, KeepsNamesSortedAndSumsAndMaxes) {
   EXPECT_EQ(a, ResourceList::MustParse({{"cpu", "2"}, {"memory", "2Gi"}, {"nvidia.com/gpu", "1"}}));
 }
 
-// The same C18 formula as admission/ (core/pod_requests.h): requests, limits
+// The same formula as admission/ (core/pod_requests.h): requests, limits
 // only as defaults, init containers as a max, sidecars added, overhead added.
 TEST(PodRequestsTest, FollowsKubeSchedulerPodRequests) {
   PodResources pod;

@@ -266,7 +266,7 @@ int RunServer(const ServerFlags& flags) {
 
   // The controllers and the embedded agents use the in-process client: the
   // same client::Client (and request/response code) as over HTTP, without the
-  // socket. Nothing in them assumes in-process access (DESIGN.md).
+  // socket. Nothing in them assumes in-process access (docs/architecture.md, cmd/berth).
   std::unique_ptr<berth::client::Client> client_ptr = berth::apiserver::NewInProcessClient(server);
   berth::client::Client& client = *client_ptr;
   std::unique_ptr<berth::controllers::ControllerManager> manager;
