@@ -1,5 +1,5 @@
-// berth: one binary for the control plane (server), node agents (agent), the
-// simulator (sim) and the client commands (apply/get/describe/...).
+// berth: one binary for the control plane (server), node agents (agent) and the
+// client commands (apply/get/describe/delete/logs/wait, explain, lint, version).
 //
 //   berth server --port N --data-dir DIR [--store=sqlite|memory] [--address A]
 //                [--nodes K] [--node-capacity cpu=4,memory=8Gi,nvidia.com/gpu=2]
