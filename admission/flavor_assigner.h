@@ -2,7 +2,7 @@
 // and whether it fits, needs preemption, or cannot fit.
 //
 // Follows Kueue's flavorassigner.Assign (pkg/scheduler/flavorassigner,
-// kueue.md §3.4) with FlavorFungibility on, classical preemption (no Fair
+// flavorassigner.go) with FlavorFungibility on, classical preemption (no Fair
 // Sharing), no TAS and no podSet groups:
 //   1. PodSets are processed in order; each podSet's total (per-pod request ×
 //      (count − reclaimable)) is added to the workload's running usage before
@@ -15,7 +15,7 @@
 //   3. Flavors of the group are tried in the order listed. A flavor is skipped
 //      when its ResourceFlavor is missing ("flavor F not found"), when a
 //      NoSchedule/NoExecute nodeTaint is tolerated neither by the podSet nor
-//      by the flavor's own tolerations (C21; "untolerated taint {k v
+//      by the flavor's own tolerations (kubernetes-sigs/kueue#4646; "untolerated taint {k v
 //      NoSchedule <nil>} in flavor F"), or when the podSet's nodeSelector /
 //      required node affinity, restricted to the flavor's nodeLabel keys,
 //      does not match the flavor's nodeLabels ("flavor F doesn't match node

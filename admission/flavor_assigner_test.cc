@@ -1,5 +1,6 @@
-// kueue.md §7.E: Kueue's TestAssignFlavors cases; C21 (RF tolerations cancel
-// RF taints); gang all-or-nothing across podSets (C37).
+// Kueue's TestAssignFlavors cases (pkg/scheduler/flavorassigner/flavorassigner_test.go);
+// RF tolerations cancel RF taints (kubernetes-sigs/kueue#4646); gang all-or-nothing across
+// podSets.
 #include "admission/flavor_assigner.h"
 
 #include <gtest/gtest.h>
@@ -205,8 +206,8 @@ TEST_F(FlavorAssignerTest, F9TaintsSelectorsAffinityAndUndeclaredResources) {
   EXPECT_EQ(a.RepresentativeMode(), FlavorAssignmentMode::kFit);
 }
 
-// C21: a ResourceFlavor's own tolerations cancel its matching taints; without
-// them a workload lacking the toleration never gets the flavor.
+// kubernetes-sigs/kueue#4646: a ResourceFlavor's own tolerations cancel its matching
+// taints; without them a workload lacking the toleration never gets the flavor.
 TEST_F(FlavorAssignerTest, C21FlavorTolerationsCancelFlavorTaints) {
   flavors.push_back(FlavorBuilder("spot")
                         .Taint("spot", "true")
@@ -228,7 +229,7 @@ TEST_F(FlavorAssignerTest, C21FlavorTolerationsCancelFlavorTaints) {
             FlavorAssignmentMode::kFit);
 }
 
-// C37: a gang is admitted whole or not at all: a later podSet that does not
+// A gang is admitted whole or not at all: a later podSet that does not
 // fit makes the whole workload NoFit, counting earlier podSets' usage.
 TEST_F(FlavorAssignerTest, GangIsAllOrNothingAcrossPodSets) {
   Build({ClusterQueueBuilder(names, "cq").Group({FQ("default").Resource("cpu", "10")}).Obj()});

@@ -230,8 +230,8 @@ enum class AdmissionState {
   kAdmitted,  // holds quota (QuotaReserved=True)
   // Evicted (Evicted=True) but some of its pods are still terminating: its
   // usage still counts and it is never a preemption candidate again. berth's
-  // deliberate departure from Kueue (DESIGN.md): quota is released only when
-  // the caller reports every pod terminated (Snapshot::RemoveWorkload).
+  // deliberate departure from Kueue (docs/architecture.md, departure 4): quota is released
+  // only when the caller reports every pod terminated (Snapshot::RemoveWorkload).
   kEvicting,
 };
 
@@ -243,7 +243,7 @@ struct Workload {
   std::vector<PodSet> pod_sets;
   int32_t priority = 0;  // effective priority
   // workload.Ordering.GetQueueOrderTimestamp: creationTimestamp, or the
-  // eviction time when the requeuing rules say so (kueue.md §3.1).
+  // eviction time when the requeuing rules say so (Kueue's pkg/workload/workload.go).
   Time queue_order_timestamp{};
   bool active = true;     // spec.active
   bool finished = false;  // Finished=True
@@ -281,7 +281,7 @@ struct FlavorResourceAmount {
 std::vector<FlavorResourceAmount> AdmissionUsage(const Admission& admission);
 
 // Total request of a podSet for `count` pods with its reclaimable pods
-// removed (kueue.md §2, steps 6): per-pod × (count − reclaimable), ≥ 0.
+// removed (Kueue's pkg/workload/workload.go): per-pod × (count − reclaimable), ≥ 0.
 ResourceList PodSetTotal(const PodSet& ps, int32_t count);
 
 }  // namespace berth::admission

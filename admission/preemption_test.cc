@@ -1,4 +1,4 @@
-// Classical preemption policies and ordering (kueue.md §3.6).
+// Classical preemption policies and ordering (Kueue's pkg/scheduler/preemption).
 #include "admission/preemptor.h"
 
 #include <gtest/gtest.h>

@@ -2,7 +2,7 @@
 // workload fits.
 //
 // Follows Kueue's classical preemption (pkg/scheduler/preemption/
-// preemption.go, classical/*.go, common/*.go; kueue.md §3.6):
+// preemption.go, classical/*.go, common/*.go):
 //   1. Only (flavor, resource) pairs whose assignment mode is Preempt are
 //      contested; a candidate must use at least one of them.
 //   2. Candidates in the preemptor's ClusterQueue (if withinClusterQueue ≠

@@ -1,7 +1,7 @@
 // Pending workloads, one queue per ClusterQueue.
 //
 // Follows Kueue's queue manager (pkg/cache/queue/manager.go,
-// cluster_queue.go; kueue.md §3.1, §3.3):
+// cluster_queue.go):
 //   1. Each ClusterQueue keeps a heap of pending ("active") workloads and an
 //      inadmissible set. Heap order: the sticky preemptor of a BestEffortFIFO
 //      queue first, then higher priority, then earlier queue-order timestamp,
@@ -29,7 +29,7 @@
 //      arrival of that shape still goes to the heap (Kueue's PushOrUpdate), so
 //      it is tried once and gets its own verdict (QuotaReserved=False).
 //   7. Finished, inactive (spec.active=false) and quota-holding workloads are
-//      never (re)inserted, on every path (reported-failures C30).
+//      never (re)inserted, on every path (kubernetes-sigs/kueue#1654, #6711).
 // Time is passed in by the caller.
 //
 // Thread-safety: none. This is a plain data structure; the controller owns

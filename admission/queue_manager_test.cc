@@ -1,4 +1,5 @@
-// Pending queues (kueue.md §3.1, §3.3) and C30 (no ghost admissions).
+// Pending queues (Kueue's pkg/cache/queue/cluster_queue.go) and no ghost admissions
+// (kubernetes-sigs/kueue#1654, #6711).
 #include "admission/queue_manager.h"
 
 #include <gtest/gtest.h>
@@ -160,8 +161,8 @@ TEST_F(QueueManagerTest, EqualShapeWorkloadsAreSetAsideTogether) {
   EXPECT_EQ(q.InadmissibleCount("a"), 0u);
 }
 
-// C30: every insertion path skips finished, inactive and quota-holding
-// workloads.
+// kubernetes-sigs/kueue#1654, #6711: every insertion path skips finished, inactive and
+// quota-holding workloads.
 TEST_F(QueueManagerTest, NeverQueuesFinishedInactiveOrAdmittedWorkloads) {
   q.AddOrUpdateClusterQueue("a", QueueingStrategy::kBestEffortFIFO, "", true);
   Workload finished = WorkloadBuilder(names, "finished").Queue("a").Finished().Request("cpu", "1").Obj();
@@ -182,7 +183,7 @@ TEST_F(QueueManagerTest, NeverQueuesFinishedInactiveOrAdmittedWorkloads) {
   EXPECT_TRUE(q.Heads().empty());
 }
 
-// C25: priority is live: an update re-sorts the queue.
+// kubernetes-sigs/kueue#8322: priority is live: an update re-sorts the queue.
 TEST_F(QueueManagerTest, PriorityUpdateReordersQueue) {
   q.AddOrUpdateClusterQueue("a", QueueingStrategy::kBestEffortFIFO, "", true);
   q.AddOrUpdateWorkload(W("job-1", "a", 1000, 0), T());

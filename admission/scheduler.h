@@ -1,11 +1,11 @@
 // The scheduling cycle as a function: heads in, decisions out.
 //
 // Follows Kueue's Scheduler.schedule / processEntry (pkg/scheduler/
-// scheduler.go; kueue.md §3.2) with classical preemption:
+// scheduler.go) with classical preemption:
 //   1. The caller pops the heads (QueueManager::Heads: one per active
 //      ClusterQueue) and owns the snapshot of quotas and usage.
 //   2. Nominate each head. Dropped: a head that already holds quota, is
-//      finished or is inactive (C30). Inadmissible without a flavor
+//      finished or is inactive (kubernetes-sigs/kueue#1654, #6711). Inadmissible without a flavor
 //      assignment: ClusterQueue inactive ("ClusterQueue X is inactive",
 //      Suspended), unknown ("ClusterQueue X not found", Misconfigured),
 //      namespace not selected ("workload namespace doesn't match ClusterQueue

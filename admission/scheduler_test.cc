@@ -1,5 +1,5 @@
-// kueue.md §7.A: Kueue's TestSchedule cases, one scheduling cycle each, with
-// the stated outcomes, reasons and messages; and §7.B entry ordering.
+// Kueue's TestSchedule cases (pkg/scheduler/scheduler_test.go), one scheduling cycle each,
+// with the stated outcomes, reasons and messages; and TestEntryOrdering.
 #include "admission/scheduler.h"
 
 #include <functional>
@@ -23,7 +23,7 @@ using FQ = FlavorQuotasBuilder;
 using Policy = PreemptionPolicy;
 using BWC = BorrowWithinCohort::Policy;
 
-// The TestSchedule fixture (kueue.md §7.A).
+// The TestSchedule fixture (Kueue's pkg/scheduler/scheduler_test.go).
 void TestScheduleFixture(Harness& h) {
   auto& n = h.names;
   n.Intern("cpu");
@@ -1031,7 +1031,7 @@ TEST(ScheduleTest, PreemptionMessageNamesPathsAndReason) {
   EXPECT_EQ(h.UsageOf("eng-alpha", "on-demand", "cpu"), testing::Q("60"));
 }
 
-// §7.B TestEntryOrdering.
+// Kueue's TestEntryOrdering (pkg/scheduler/scheduler_test.go).
 TEST(EntryOrderingTest, KueueEntryOrderingCases) {
   struct E {
     std::string name;
@@ -1068,7 +1068,8 @@ TEST(EntryOrderingTest, KueueEntryOrderingCases) {
                                       "evicted_borrowing", "high_pri_borrowing", "new_borrowing",
                                       "high_pri_borrowing_more"}));
 
-  // Preempted set: the caller computes queue-order timestamps (kueue.md §3.1:
+  // Preempted set: the caller computes queue-order timestamps (Kueue's
+  // workload.Ordering.GetQueueOrderTimestamp:
   // reclaimed-while-borrowing use preemption time + 1ms when priority sorting
   // is off); uids follow creation order as the final tie-break.
   struct P {

@@ -1,5 +1,5 @@
-// The seeds' scenarios (kubeflow-trainer-kueue-intro, kueue-priorityclass-
-// pitfalls), driven cycle by cycle through queues + snapshot as the
+// Queueing scenarios of examples/trainer-kueue/'s kind, on a 5-cpu ClusterQueue (the
+// example's has 2), driven cycle by cycle through queues + snapshot as the
 // controller will: three 4-cpu jobs vs a 5-cpu quota; a 2 × 4-cpu gang vs 5;
 // a high-priority job evicting a running low one as a whole, which is
 // requeued and re-admitted after the high one finishes.

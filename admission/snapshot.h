@@ -3,7 +3,7 @@
 //
 // Follows Kueue's scheduler cache/snapshot (pkg/cache/scheduler:
 // snapshot.go, clusterqueue_snapshot.go, cohort_snapshot.go,
-// resource_node.go), kueue.md §3.5.
+// resource_node.go).
 //
 // The quota tree. Every ClusterQueue and every Cohort is a node. For each
 // (flavor, resource) pair — an "fr", interned into a dense index — a node has
@@ -37,7 +37,7 @@
 // Inactive ClusterQueues get no heads but keep their quota and usage in the
 // tree, as Kueue's cache keeps them.
 //
-// berth departure (DESIGN.md): an evicted workload stays here, in state
+// berth departure (docs/architecture.md, departure 4): an evicted workload stays here, in state
 // kEvicting, with its usage counted, until the caller removes it after every
 // pod terminated. Workloads evicting on behalf of a preemptor are indexed by
 // that preemptor (PendingVictims) so the capacity they free is reserved for it.

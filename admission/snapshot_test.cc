@@ -1,4 +1,5 @@
-// Quota tree arithmetic (kueue.md §3.5) and what-if changes with undo.
+// Quota tree arithmetic (Kueue's pkg/cache/scheduler/resource_node.go) and what-if changes
+// with undo.
 #include "admission/snapshot.h"
 
 #include <gtest/gtest.h>
@@ -131,8 +132,9 @@ TEST_F(SnapshotTest, CohortCycleDisablesMembersAndStopPolicyDeactivates) {
   EXPECT_EQ(s.ActiveReason(s.ClusterQueueIndex("fine")), "Ready");
 }
 
-// C22: an inactive ClusterQueue (missing flavor) becomes active once the
-// flavor exists.
+// headlamp-k8s/plugins#1191: an inactive ClusterQueue (missing flavor, FlavorNotFound as
+// Kueue's pkg/cache/scheduler/clusterqueue.go writes it) becomes active once the flavor
+// exists.
 TEST_F(SnapshotTest, MissingFlavorMakesQueueInactiveUntilItExists) {
   auto cq = ClusterQueueBuilder(names, "team-a")
                 .Group({FQ("default").Resource("cpu", "1"), FQ("spot").Resource("cpu", "1")})
@@ -146,7 +148,7 @@ TEST_F(SnapshotTest, MissingFlavorMakesQueueInactiveUntilItExists) {
   EXPECT_TRUE(after.Active(after.ClusterQueueIndex("team-a")));
 }
 
-// C17: quantities are compared exactly; "1" is one unit, never a guessed
+// kubernetes/kubernetes#139677: quantities are compared exactly; "1" is one unit, never a guessed
 // scale, even next to "20096Mi" in the same cohort.
 TEST_F(SnapshotTest, QuantitiesAreExactAcrossCohortMembers) {
   Snapshot s(names, {FlavorBuilder("f").Obj()},

@@ -11,8 +11,8 @@
 //      upstream's getDefaultPriorityClass; berth breaks an equal value by
 //      name. No default class -> priority 0, spec.priorityClassName left
 //      empty, spec.preemptionPolicy left as sent (kube-scheduler reads an
-//      absent policy as PreemptLowerPriority). This is the seeds' trap 3: a
-//      globalDefault class silently applies to every pod that names none.
+//      absent policy as PreemptLowerPriority). This is the globalDefault trap:
+//      a globalDefault class silently applies to every pod that names none.
 //   2. spec.priorityClassName set -> that class must be stored, else 403
 //      `pods "<pod>" is forbidden: no PriorityClass with name <x> was found`.
 //   3. A client-supplied spec.priority that differs from the class value ->

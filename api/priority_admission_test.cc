@@ -88,7 +88,7 @@ TEST_F(PriorityAdmissionTest, NoClassNoDefaultIsZeroWithoutPolicy) {
   EXPECT_FALSE(a->object["spec"].contains("preemptionPolicy"));
 }
 
-// Seeds' trap 3: the globalDefault class silently applies to a pod naming none.
+// The globalDefault trap: the class silently applies to a pod naming none.
 TEST_F(PriorityAdmissionTest, GlobalDefaultAppliesToPodsNamingNoClass) {
   lookup_.Add(kPriorityClassesResource, PriorityClass("default-priority", 100, true));
   auto a = Admit(Pod("monitoring"));

@@ -47,9 +47,9 @@ TEST(StrategicMergePatchTest, TolerationsAreReplaced) {
   EXPECT_EQ(Apply(live, patch), patch);
 }
 
-// The patch kubectl 1.32 sent for `kubectl apply` of a changed Pod (kubectl-api.md
-// §3.3): label removed with null, env entry deleted by directive, image changed,
-// $setElementOrder for containers and env.
+// The patch kubectl 1.32 sends for `kubectl apply` of a changed Pod (its three-way strategic
+// merge patch, k8s.io/kubectl/pkg/cmd/apply/patcher.go): label removed with null, env entry
+// deleted by directive, image changed, $setElementOrder for containers and env.
 TEST(StrategicMergePatchTest, KubectlApplyPatchOfAPod) {
   json live = json::parse(R"({
     "metadata":{"name":"p1","labels":{"app":"demo","tier":"web"},"annotations":{"a":"1"}},

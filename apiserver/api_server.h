@@ -1,6 +1,6 @@
 // ApiServer: the Kubernetes-compatible HTTP API that the real kubectl (v1.32)
 // drives, generic over every kind in the api::Registry and backed by a
-// store::Store. What it serves (kubectl-api.md has the wire facts):
+// store::Store. What it serves (tests/e2e/kubectl_e2e.sh checks it with the real kubectl):
 //
 //   /version                      {"major":"1","minor":"32",...}: kubectl's
 //                                 dispatcher picks its 1.32 client from it

@@ -1,5 +1,5 @@
 // The REST handler without the network: ApiServer::Handle with requests as
-// kubectl sends them (kubectl-api.md), over a MemoryStore and a FakeClock.
+// kubectl 1.32 sends them, over a MemoryStore and a FakeClock.
 #include "apiserver/api_server.h"
 
 #include <gtest/gtest.h>

@@ -1,5 +1,6 @@
 // Discovery documents, generated from the Registry (every served version of
-// every definition), exactly as kubectl 1.32 reads them (kubectl-api.md §1):
+// every definition), exactly as kubectl 1.32 reads them (client-go discovery/
+// discovery_client.go, aggregated_discovery.go):
 //
 //   GET /api   with Accept ...;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList
 //              -> aggregated APIGroupDiscoveryList with the core group (name "")

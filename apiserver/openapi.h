@@ -1,5 +1,6 @@
 // OpenAPI v3 documents generated from the Registry, as kube-apiserver publishes
-// them under /openapi/v3 (kubectl-api.md §3.1):
+// them under /openapi/v3 (what kubectl's k8s.io/cli-runtime/pkg/resource/
+// query_param_verifier_v3.go reads to send fieldValidation):
 //
 //   GET /openapi/v3
 //     {"paths":{"api/v1":{"serverRelativeURL":"/openapi/v3/api/v1?hash=<H>"},

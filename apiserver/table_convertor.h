@@ -2,7 +2,9 @@
 //
 // kubectl 1.32 has no column printers of its own: it asks for
 //   Accept: application/json;as=Table;v=v1;g=meta.k8s.io, ...
-// and prints the meta.k8s.io/v1 Table the server renders (kubectl-api.md §2).
+// and prints the meta.k8s.io/v1 Table the server renders (k8s.io/cli-runtime/pkg/printers/
+// tableprinter.go; built-in columns as pkg/printers/internalversion/printers.go, CRD columns
+// as apiextensions-apiserver's tableconvertor.go).
 // A Table is
 //   {"kind":"Table","apiVersion":"meta.k8s.io/v1",
 //    "metadata":{"resourceVersion":"101"[,"continue":"..."]},

@@ -11,7 +11,7 @@ using std::chrono::minutes;
 using std::chrono::seconds;
 
 TEST(HumanDurationTest, MatchesApimachinery) {
-  // Cases from k8s.io/apimachinery/pkg/util/duration TestHumanDuration and kubectl-api.md §2.5.
+  // Cases from k8s.io/apimachinery/pkg/util/duration TestHumanDuration.
   const std::pair<Duration, const char*> cases[] = {
       {seconds(-2), "<invalid>"},
       {seconds(-1), "0s"},

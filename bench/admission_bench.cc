@@ -1,5 +1,5 @@
-// Replays Kueue's scheduler performance tests (test/performance/scheduler,
-// kueue.md §6) on virtual time through the admission engine alone: queues +
+// Replays Kueue's scheduler performance tests (test/performance/scheduler)
+// on virtual time through the admission engine alone: queues +
 // snapshot + Schedule, no store, no API.
 //
 // Setup as Kueue's runner generator (scenarios in kueue_scenarios.h, shared

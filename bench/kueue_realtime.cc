@@ -1,5 +1,5 @@
 // Kueue's scheduler performance test in real time against a running berth
-// server (kueue.md §6; Kueue test/performance/scheduler runner), through the
+// server (Kueue test/performance/scheduler runner), through the
 // same HTTP client (client/http_client.h) and informer (client/informer.h)
 // the controllers use remotely.
 //

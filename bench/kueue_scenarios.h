@@ -1,4 +1,4 @@
-// Kueue's scheduler performance scenarios (kueue.md §6; Kueue
+// Kueue's scheduler performance scenarios (Kueue
 // test/performance/scheduler/configs/{baseline,large-scale}), shared by the
 // engine-only replay (admission_bench.cc) and the real-time harness against a
 // running berth server (kueue_realtime.cc).

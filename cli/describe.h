@@ -1,6 +1,6 @@
 // `describe` output as kubectl's generic describer prints any object
 // (k8s.io/kubectl/pkg/describe: genericDescriber, printUnstructuredContent,
-// smartLabelFor, DescribeEvents; kubectl-api.md §4.2-4.3):
+// smartLabelFor, DescribeEvents in describe.go):
 //
 //   Name:         cluster-queue
 //   Namespace:

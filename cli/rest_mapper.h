@@ -4,7 +4,7 @@
 // server's discovery documents, as kubectl's shortcut expander and
 // DeferredDiscoveryRESTMapper do. Nothing about the kinds is compiled in.
 //
-// Discovery sources (kubectl-api.md §1):
+// Discovery sources (client-go discovery/discovery_client.go, aggregated_discovery.go):
 //   - aggregated (apidiscovery.k8s.io/v2 APIGroupDiscoveryList) for /api and
 //     /apis: used only when both answered in that format (decided by the
 //     response Content-Type, as client-go does);

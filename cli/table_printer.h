@@ -1,5 +1,5 @@
 // Printing the server's meta.k8s.io/v1 Tables as `kubectl get` does
-// (cli-runtime printers/tableprinter.go, kubectl-api.md §2.2):
+// (k8s.io/cli-runtime/pkg/printers/tableprinter.go):
 //   - headers are the column names upper-cased; no header line when the
 //     table has no rows;
 //   - columns with priority > 0 only with `wide`;

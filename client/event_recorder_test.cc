@@ -30,7 +30,7 @@ const json kPod = json::parse(R"({"apiVersion":"v1","kind":"Pod",
   "metadata":{"name":"p1","namespace":"team-a","uid":"u-1","resourceVersion":"7"}})");
 
 // The stored shape kubectl's describers and `kubectl get events` read
-// (kubectl-api.md §4.3).
+// (k8s.io/kubectl/pkg/describe/describe.go DescribeEvents).
 TEST_F(EventRecorderTest, RecordsACoreV1Event) {
   const std::string t0 = FormatRfc3339(clock_.Now());
   ASSERT_TRUE(recorder_.Record(kPod, kEventTypeWarning, "FailedScheduling",

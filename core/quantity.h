@@ -16,7 +16,7 @@
 // "unlimited" quota behaves as unlimited. Arithmetic saturates at the same
 // bounds instead of wrapping.
 //
-// Values are compared exactly (C17 in reported-failures.md): "1" is one unit,
+// Values are compared exactly (kubernetes/kubernetes#139677): "1" is one unit,
 // "1G" 10^9, "1Gi" 2^30, no unit is ever guessed, so "1" == "1000m" and
 // "1Gi" > "1G" whatever the resource.
 //

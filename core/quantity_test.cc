@@ -456,7 +456,7 @@ TEST(QuantityTest, ArithmeticKeepsFormat) {
   EXPECT_EQ(usage.String(), "1Gi");
 }
 
-// C17 (reported-failures.md, kubernetes/kubernetes#139677): two ClusterQueues
+// kubernetes/kubernetes#139677 (kubernetes-sigs/kueue#12207): two ClusterQueues
 // in one cohort quote the same resource as "20096Mi" and "1". "1" is one unit
 // of the resource (one byte here), never rescaled to the other queue's unit.
 TEST(QuantityTest, C17QuotaOneIsOneUnitNeverRescaled) {

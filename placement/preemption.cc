@@ -12,7 +12,8 @@ std::string PreemptionIneligibility(const Snapshot& snapshot, const Pod& pod,
   if (pod.nominated_node_name.empty()) return "";
   if (nominated_node_status != nullptr &&
       nominated_node_status->code == FilterCode::kUnschedulableAndUnresolvable) {
-    return "";  // C08: the nominated node is no use any more; preempt elsewhere
+    // kubernetes/kubernetes#92600: the nominated node is no use any more; preempt elsewhere.
+    return "";
   }
   if (const NodeInfo* node = snapshot.FindNode(pod.nominated_node_name)) {
     for (const auto& bp : node->pods()) {

@@ -5,11 +5,12 @@
 // Preempt(snapshot, pod, statuses):
 //   1. Eligibility (PodEligibleToPreemptOthers):
 //      a. preemptionPolicy Never -> not eligible, "not eligible due to
-//         preemptionPolicy=Never." — it never evicts anything (seed trap 1,
-//         reported-failures C09);
+//         preemptionPolicy=Never." — it never evicts anything
+//         (examples/priority-pitfalls/01-priority-classes.yaml;
+//         kubernetes/kubernetes#86680);
 //      b. the pod has status.nominatedNodeName N: if N's filter status in
 //         this attempt is UnschedulableAndUnresolvable (tainted, cordoned,
-//         no longer matching), the pod is eligible again (C08: preempt
+//         no longer matching), the pod is eligible again (kubernetes/kubernetes#92600: preempt
 //         elsewhere instead of waiting forever); otherwise, if N holds a pod
 //         of lower priority that is terminating because the scheduler
 //         preempted it, not eligible, "not eligible due to a terminating pod
@@ -32,7 +33,7 @@
 //         the rest are the victims, most important first. The lowest-
 //         priority, most recently started pods are therefore evicted first,
 //         and only as many as needed — one worker of a gang when one slot is
-//         enough (seed trap 1).
+//         enough (the trap examples/priority-pitfalls/pitfall/ shows).
 //      PodDisruptionBudgets are not modelled: upstream reprieves PDB-
 //      protected victims first and prefers nodes with fewer violations;
 //      berth has no PDBs, so every victim counts as non-violating.

@@ -1,5 +1,5 @@
 // DefaultPreemption: eligibility, victim selection with reprieve, node
-// choice, nominations, and reported failures C08/C09.
+// choice, nominations, and kubernetes/kubernetes#92600 and #86680.
 #include "placement/preemption.h"
 
 #include <gtest/gtest.h>
@@ -129,7 +129,7 @@ TEST(PreemptionTest, UnresolvableNodesAreNotHelped) {
             "available: 1 Preemption is not helpful for scheduling..");
 }
 
-// C09 / seed trap 1: Never evicts nothing, whatever the priority gap.
+// kubernetes/kubernetes#86680: Never evicts nothing, whatever the priority gap.
 TEST(PreemptionTest, NeverPolicyPreemptsNothing) {
   Snapshot s;
   s.UpsertNode(NodeBuilder("n").Cpu("8").Resource("nvidia.com/gpu", "6").Build());
@@ -145,7 +145,7 @@ TEST(PreemptionTest, NeverPolicyPreemptsNothing) {
             "to preemptionPolicy=Never..");
 }
 
-// C08: the nominated node became unusable while its victim terminates.
+// kubernetes/kubernetes#92600: the nominated node became unusable while its victim terminates.
 TEST(PreemptionTest, C08NominatedNodeUnusablePreemptsElsewhere) {
   Snapshot s;
   s.UpsertNode(NodeBuilder("node-a").Cpu("2").Build());

@@ -92,7 +92,7 @@ struct Decision {
 
 Decision Schedule(const Snapshot& snapshot, const Pod& pod, const PlacementOptions& options = {});
 
-// C07: after a binding (already added to the snapshot), the pods nominated
+// kubernetes/kubernetes#106780: after a binding (already added to the snapshot), the pods nominated
 // to a node that would no longer fit there once every terminating pod on it
 // is gone — because a higher-priority pod took the space, or because the
 // node became unschedulable/unresolvable for them. Per node, nominations
@@ -102,7 +102,8 @@ Decision Schedule(const Snapshot& snapshot, const Pod& pod, const PlacementOptio
 // they go back through scheduling (and may preempt elsewhere).
 std::vector<std::string> StaleNominations(const Snapshot& snapshot);
 
-// All-or-nothing placement of a gang (reported-failures C37): the pods are
+// All-or-nothing placement of a gang (volcano-sh/volcano#3373, kubernetes-sigs/
+// scheduler-plugins#713: no gang holds part of the cluster): the pods are
 // placed in order on a copy of the snapshot, each assumed onto its node
 // before the next; if any pod cannot be placed, nothing is bound and the
 // result carries that pod's decision (preemption is not attempted: gangs are

@@ -1,5 +1,6 @@
 // Scheduling cycle: node choice by score, the FailedScheduling message,
-// nominated-node handling, stale nominations (C07) and gang placement (C37).
+// nominated-node handling, stale nominations (kubernetes/kubernetes#106780) and
+// gang placement (volcano-sh/volcano#3373).
 #include "placement/scheduler.h"
 
 #include <gtest/gtest.h>
@@ -118,7 +119,7 @@ TEST(ScheduleTest, ExtendedResourcesAndTooManyPods) {
   EXPECT_EQ(d.message, "0/2 nodes are available: 1 Too many pods, 2 Insufficient example.com/fpga.");
 }
 
-// C07: P1 (mid) is nominated to the node while P0 terminates; P2 (high)
+// kubernetes/kubernetes#106780: P1 (mid) is nominated to the node while P0 terminates; P2 (high)
 // arrives, fits without preempting and is bound: P1 no longer fits.
 TEST(StaleNominationsTest, C07HigherPriorityBindingMakesNominationStale) {
   Snapshot s;
@@ -154,7 +155,7 @@ TEST(StaleNominationsTest, MoreImportantNominationsKeepTheirPlace) {
   EXPECT_EQ(StaleNominations(s), (std::vector<std::string>{"default/high", "default/low"}));
 }
 
-// C37: a gang gets every pod or nothing.
+// volcano-sh/volcano#3373: a gang gets every pod or nothing.
 TEST(PlaceGangTest, AllOrNothing) {
   Snapshot s;
   s.UpsertNode(NodeBuilder("a").Cpu("4").Build());

@@ -1,7 +1,7 @@
-// The seeds' placement traps as data (../shared/seeds/kueue-priorityclass-
-// pitfalls.ja.txt): pod-level preemption of one worker of a gang, the same
-// scene with preemptionPolicy: Never, the globalDefault class, and the
-// admitted-but-unplaceable job of the Done-when list.
+// The placement traps of examples/priority-pitfalls/ as data: pod-level
+// preemption of one worker of a gang (pitfall/), the same scene with
+// preemptionPolicy: Never (01-priority-classes.yaml), the globalDefault class,
+// and the admitted-but-unplaceable job of the Done-when list.
 #include <gtest/gtest.h>
 
 #include "placement/scheduler.h"
@@ -14,7 +14,8 @@ using testing::At;
 using testing::NodeBuilder;
 using testing::PodBuilder;
 
-// The seed's PriorityClasses as the Priority admission plugin writes them
+// The PriorityClasses of examples/priority-pitfalls/ (01-priority-classes.yaml,
+// pitfall/priority-classes.yaml) and two more, as the Priority admission plugin writes them
 // into pods (spec.priority, spec.preemptionPolicy; api/priority_admission.h
 // resolves them at pod creation, the engine only reads the result).
 struct SeedClass {
@@ -36,7 +37,8 @@ Pod Resolved(PodBuilder b, const SeedClass& c) {
 }
 
 // Node A with 8 GPUs, fully used by the 8 workers of a low-priority
-// PyTorchJob (the seed's 【初期状態】).
+// PyTorchJob (the starting state of the pod-preemption trap, pitfall/low-priority-train.yaml
+// at 8 workers on one node).
 Snapshot EightWorkersOnNodeA(const SeedClass& worker_class) {
   Snapshot s;
   s.UpsertNode(NodeBuilder("node-a").Cpu("64").Memory("512Gi").Resource("nvidia.com/gpu", "8").Build());
@@ -66,7 +68,8 @@ TEST(SeedsTest, PreemptLowerPriorityEvictsExactlyOneWorkerOfTheGang) {
   EXPECT_EQ(d.message, "0/1 nodes are available: 1 Insufficient nvidia.com/gpu.");
 }
 
-// The seed's fix: with preemptionPolicy Never the pod waits and nothing is evicted.
+// The recommended fix (01-priority-classes.yaml): with preemptionPolicy Never the pod waits
+// and nothing is evicted.
 TEST(SeedsTest, NeverPolicyEvictsNoWorkerAndThePodWaits) {
   Snapshot s = EightWorkersOnNodeA(kZeroNever);
   Pod hp = Resolved(PodBuilder("high-priority-pod").Cpu("1").Resource("nvidia.com/gpu", "1"), kHighNever);

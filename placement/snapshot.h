@@ -8,8 +8,8 @@
 // Accounting, as upstream's framework.NodeInfo:
 //   - Every pod bound to a node (spec.nodeName set) counts, terminating pods
 //     included: a pod holds its requests until its object is gone
-//     (reported-failures C31 — replacements must never collide with pods
-//     that are still shutting down).
+//     (docs/architecture.md departure 3 — replacements must never collide
+//     with pods that are still shutting down).
 //   - requested: per resource, the sum of the pods' requests
 //     (scheduling::PodRequests, scheduling/pod_requests.h).
 //   - non-zero requested (scoring only): the same with 100m cpu and 200Mi

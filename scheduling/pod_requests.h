@@ -3,8 +3,8 @@
 // pod's effective request, computed once for Kueue quota (admission/) and
 // kube-scheduler node fit (placement/), which use the same Kubernetes helper
 // (k8s.io/component-helpers/resource.PodRequests; Kueue through
-// pkg/workload/resources.go) and therefore the same formula
-// (reported-failures C18):
+// pkg/workload/resources.go) and therefore the same formula (KEP-753's sidecar
+// rule; kubernetes/website#57373 has a worked example):
 //
 //   1. In every container (regular, init, sidecar) a resource that has a
 //      limit but no request gets request = limit (the API server's pod

@@ -67,7 +67,8 @@ extern const client::GroupVersionResource kNamespaces;
 const std::vector<client::GroupVersionResource>& All();
 }  // namespace resources
 
-// Kueue's queue-name label (kueue.md §2) and the job's uid label on its Workload.
+// Kueue's queue-name label and the job's uid label on its Workload (Kueue's
+// pkg/controller/constants/constants.go).
 inline constexpr char kQueueNameLabel[] = "kueue.x-k8s.io/queue-name";
 inline constexpr char kJobUidLabel[] = "kueue.x-k8s.io/job-uid";
 

@@ -1,5 +1,6 @@
 // Explain: answers "why is my job not running?" for one job, Workload or
-// Pod by walking the two-step diagnosis of seed 1 §9–§10 over the live
+// Pod by walking the two-step diagnosis a Kueue user follows — is the
+// Workload admitted? if so, why are its pods Pending? — over the live
 // objects (ClusterView, fetched once):
 //
 //   step 1, admission (Kueue): is there a Workload, and does it hold quota?
@@ -25,7 +26,8 @@
 //       select (its pods can never be placed, so never become Ready); Kueue's
 //       last QuotaReserved=False message, the workload's position among the
 //       ClusterQueue's pending workloads in Kueue's queue order (priority
-//       descending, then creationTimestamp, then uid: kueue.md §3.1), the
+//       descending, then creationTimestamp, then uid: Kueue's
+//       pkg/cache/queue/cluster_queue.go), the
 //       quota it needs against what is free and borrowable per flavor and
 //       resource, and what berth's admission engine (admission/flavor_assigner,
 //       admission/preemptor) decides over a snapshot of the live quotas and
@@ -41,7 +43,8 @@
 //     (preemption not simulated) next to the pod's live PodScheduled
 //     condition; and per admitted flavor and resource whether the
 //     ClusterQueue's nominalQuota exceeds the allocatable of the nodes the
-//     flavor selects (seed 1 §9's "Insufficient cpu" trap).
+//     flavor selects (the trap of a quota above the nodes' allocatable: admitted,
+//     pods Pending with "Insufficient cpu"; examples/trainer-kueue/README.md).
 //   step 3, history: running, finished or evicted — the timeline of the
 //     Workload's, the job's and its pods' conditions and events.
 //

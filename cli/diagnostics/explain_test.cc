@@ -1,6 +1,7 @@
-// Explain over a FakeClient holding each stuck state of the seeds (seed 1
-// §9–§10, seed 2's queue-name trap), built from the objects Kueue, the job
-// controllers and the scheduler would have written.
+// Explain over a FakeClient holding each stuck state explain.h diagnoses (not
+// admitted, admitted but unplaceable, the queue name written as an annotation),
+// built from the objects Kueue, the job controllers and the scheduler would have
+// written.
 #include "cli/diagnostics/explain.h"
 
 #include <gmock/gmock.h>

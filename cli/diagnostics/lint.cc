@@ -99,7 +99,7 @@ struct Job {
   std::optional<std::string> queue_name;  // the queue-name label
   int64_t workload_priority = 0;
   std::string workload_priority_source;   // "WorkloadPriorityClass \"x\"" / "PriorityClass \"y\"" / ""
-  std::vector<std::map<std::string, std::string>> selectors;  // node selectors (see lint.h)
+  std::vector<scheduling::Labels> selectors;  // node selectors (see lint.h)
   std::string cluster_queue;              // via its LocalQueue; "" when unknown
 
   std::string Id() const { return kind + " " + (ns.empty() ? name : ns + "/" + name); }
@@ -345,7 +345,7 @@ class Linter {
         continue;
       }
       for (const Object* rf : flavors) {
-        std::map<std::string, std::string> sel = g.decoded.node_selector;
+        scheduling::Labels sel = g.decoded.node_selector;
         bool ok = true;
         const Object& labels = Field(Field(*rf, "spec"), "nodeLabels");
         if (labels.is_object()) {
@@ -359,13 +359,13 @@ class Linter {
     }
   }
 
-  static bool Matches(const std::map<std::string, std::string>& sel, const Object& node) {
+  static bool Matches(const scheduling::Labels& sel, const Object& node) {
     for (const auto& [k, v] : sel) {
       if (LabelValue(node, k) != v) return false;
     }
     return true;
   }
-  static bool Compatible(const std::map<std::string, std::string>& a, const std::map<std::string, std::string>& b) {
+  static bool Compatible(const scheduling::Labels& a, const scheduling::Labels& b) {
     for (const auto& [k, v] : a) {
       auto it = b.find(k);
       if (it != b.end() && it->second != v) return false;

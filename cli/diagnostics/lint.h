@@ -16,12 +16,12 @@
 // The "accelerator" a cost is stated in is the first resource whose name
 // contains "gpu" that the job requests, else cpu.
 // A job's pod PriorityClass is resolved as kube-apiserver's Priority
-// admission does (kubectl-api.md §8.2): the named class, else the
+// admission does (plugin/pkg/admission/priority/admission.go): the named class, else the
 // globalDefault class, else none (priority 0, preemptionPolicy
 // PreemptLowerPriority). Its Kueue workload priority is the value of the
 // WorkloadPriorityClass named by the kueue.x-k8s.io/priority-class label,
 // else the pod PriorityClass value, else 0 (Kueue's workload priority
-// sources, kueue.md §2).
+// sources, pkg/controller/jobframework/reconciler.go ExtractPriority).
 // Two jobs "share nodes" when some node could hold pods of both: with Nodes
 // in the view, a node whose labels match a node selector of each (the pod
 // template's nodeSelector merged with the nodeLabels of each flavor of the

@@ -1,5 +1,5 @@
-// berth: one binary for the control plane (server), node agents (agent), the
-// simulator (sim) and the client commands (apply/get/describe/...).
+// berth: one binary for the control plane (server), node agents (agent) and the
+// client commands (apply/get/describe/delete/logs/wait, explain, lint, version).
 //
 //   berth server --port N --data-dir DIR [--store=sqlite|memory] [--address A]
 //                [--nodes K] [--node-capacity cpu=4,memory=8Gi,nvidia.com/gpu=2]
@@ -271,7 +271,7 @@ int RunServer(const ServerFlags& flags) {
 
   // The controllers and the embedded agents use the in-process client: the
   // same client::Client (and request/response code) as over HTTP, without the
-  // socket. Nothing in them assumes in-process access (DESIGN.md).
+  // socket. Nothing in them assumes in-process access (docs/architecture.md, cmd/berth).
   std::unique_ptr<berth::client::Client> client_ptr = berth::apiserver::NewInProcessClient(server);
   berth::client::Client& client = *client_ptr;
   std::unique_ptr<berth::controllers::ControllerManager> manager;

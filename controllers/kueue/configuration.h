@@ -1,6 +1,6 @@
 // KueueConfiguration: Kueue's component configuration
-// (config.kueue.x-k8s.io Configuration, apis/config/v1beta2 and v1beta1;
-// kueue.md §3.7), as `berth server --config FILE` reads it.
+// (config.kueue.x-k8s.io Configuration: configuration_types.go and defaults.go of
+// apis/config/v1beta2 and v1beta1), as `berth server --config FILE` reads it.
 //
 // Reading (ParseKueueConfiguration): one YAML (or JSON) document through the
 // project's codec (api/yaml_codec.h), decoded strictly as Kueue's config
@@ -25,7 +25,7 @@
 //     v1beta1 — `enable: true` (timeout default 5m, blockAdmission default
 //     true, recoveryTimeout default none: Kueue's v1beta1 conversion);
 //     v1beta2 — the section being present, or absent (Kueue HEAD defaults it
-//     on, kueue.md §3.7: timeout 30m, blockAdmission false, recoveryTimeout =
+//     on, apis/config/v1beta2/defaults.go: timeout 30m, blockAdmission false, recoveryTimeout =
 //     timeout, "0s" disables recovery).
 //   integrations.frameworks: the job kinds Kueue manages. berth implements
 //     batch/job, jobset.x-k8s.io/jobset, kubeflow.org/pytorchjob and

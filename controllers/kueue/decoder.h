@@ -12,7 +12,7 @@
 // Workload decoding (DecodeWorkload) follows Kueue's workload.Info:
 //   - podSets: per-pod requests from the template through
 //     scheduling::PodRequests (requests, limits as defaults, init containers,
-//     sidecars, overhead: reported-failures C18); nodeSelector, required node
+//     sidecars, overhead: scheduling/pod_requests.h); nodeSelector, required node
 //     affinity and tolerations for the flavor assigner; reclaimable pods from
 //     status.reclaimablePods;
 //   - priority = spec.priority (0 when unset); active = spec.active (default
@@ -51,7 +51,8 @@ extern const client::GroupVersionResource kNamespaces;
 extern const client::GroupVersionResource kPriorityClasses;
 inline constexpr char kKueueApiVersion[] = "kueue.x-k8s.io/v1beta2";
 
-// Labels, annotations and finalizers (kueue.md §2).
+// Labels, annotations and finalizers (Kueue's pkg/controller/constants/constants.go,
+// apis/kueue/v1beta2/constants.go).
 inline constexpr char kQueueNameLabel[] = "kueue.x-k8s.io/queue-name";
 inline constexpr char kPriorityClassLabel[] = "kueue.x-k8s.io/priority-class";
 inline constexpr char kJobUidLabel[] = "kueue.x-k8s.io/job-uid";

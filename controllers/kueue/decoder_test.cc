@@ -43,7 +43,8 @@ TEST(DecoderTest, ClusterQueueQuotasAndPolicies) {
 TEST(DecoderTest, PodSetCountsRequestsNotLimitsWithInitAndSidecar) {
   ResourceNames names;
   // Sidecar 100m, then an init container 200m, then an app container 100m
-  // with only a limit on memory: cpu 300m (C18 worked example), memory = limit.
+  // with only a limit on memory: cpu 300m (the worked example of kubernetes/website#57244),
+  // memory = limit.
   api::Object tmpl = api::Object::parse(R"({"spec": {
     "initContainers": [{"name": "side", "restartPolicy": "Always", "resources": {"requests": {"cpu": "100m"}}},
                        {"name": "init", "resources": {"requests": {"cpu": "200m"}}}],

@@ -1,5 +1,5 @@
-// The job integration interface: what a job kind (batch/v1 Job here; TrainJob,
-// JobSet and PyTorchJob with issue 5) provides so the generic job reconciler
+// The job integration interface: what a job kind (batch/v1 Job, JobSet, TrainJob,
+// PyTorchJob: controllers/jobs/<kind>/<kind>_integration.h) provides so the generic job reconciler
 // (job_reconciler.h) can manage it through Kueue, as Kueue's
 // jobframework.GenericJob (pkg/controller/jobframework/interface.go).
 //

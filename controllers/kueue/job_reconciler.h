@@ -20,7 +20,7 @@
 //   4. Workload evicted → suspend the job and restore its templates'
 //      nodeSelector/tolerations (Event "Stopped"); once the job reports no
 //      active pod, release the quota (workload_status.h ReleaseQuota) — never
-//      before (berth's departure, DESIGN.md). Kueue records no Event then;
+//      before (docs/architecture.md, departure 4). Kueue records no Event then;
 //      berth records "Requeued" "... quota released, workload requeued
 //      (<reason>)" only when Requeued became True (Preempted, NodeFailures),
 //      none for a workload that is not requeued (Deactivated, PodsReadyTimeout
@@ -31,7 +31,8 @@
 //   6. Workload not admitted and job running → suspend it.
 //   7. Job switched to another WorkloadPriorityClass (label) while pending →
 //      Workload priority and priorityClassRef follow (Kueue PR #7289). A
-//      class's value edit does not re-prioritize (Kueue behaviour, C25).
+//      class's value edit does not re-prioritize (Kueue behaviour,
+//      kubernetes-sigs/kueue#8322).
 //
 // Errors: API failures are returned (the caller requeues with rate limiting).
 // Thread-safety: Reconcile may run on several threads for different keys.

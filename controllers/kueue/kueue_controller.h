@@ -1,7 +1,8 @@
 // KueueController: Kueue's core controllers and scheduler in one process
 // component, fed by shared informers through rate-limited work queues and
-// writing only through client::Client (kueue.md §3; DESIGN.md "Scheduling in
-// two layers").
+// writing only through client::Client (Kueue's pkg/scheduler/scheduler.go and
+// pkg/controller/core; the admission layer of docs/architecture.md "admission/ and
+// placement/").
 //
 // Reconcilers (each level-triggered on one key):
 //   Workload      (ns/name)  resolves LocalQueue → ClusterQueue and keeps the
@@ -10,8 +11,9 @@
 //                 "LocalQueue X doesn't exist" / "ClusterQueue X doesn't
 //                 exist", "Suspended" "ClusterQueue X is inactive" (only when
 //                 changed); drops finished, inactive and quota-holding
-//                 workloads from the queues (C30); evicts admitted workloads of
-//                 a HoldAndDrain ClusterQueue ("ClusterQueueStopped") or
+//                 workloads from the queues (kubernetes-sigs/kueue#1654, #6711);
+//                 evicts admitted workloads of a HoldAndDrain ClusterQueue
+//                 ("ClusterQueueStopped") or
 //                 LocalQueue ("LocalQueueStopped") or with spec.active=false
 //                 ("Deactivated"); releases the quota of an evicted Workload no
 //                 job integration owns (it has no pods). Before all that,

@@ -1,5 +1,5 @@
 // KueueMetrics: the Prometheus metrics of Kueue's controllers and scheduler
-// (kueue.md §4; Kueue pkg/metrics/metrics.go), with Kueue's names, label
+// (Kueue pkg/metrics/metrics.go), with Kueue's names, label
 // names and histogram buckets, registered on a prometheus::Registry that the
 // binary serves as /metrics (docs/metrics.md lists them and what is not
 // produced).

@@ -1,6 +1,6 @@
 // The time-driven part of Kueue's Workload controller (pkg/controller/core/
 // workload_controller.go Reconcile, reconcileNotReadyTimeout,
-// triggerDeactivation; pkg/workload UpdateRequeueState; kueue.md §3.7) and
+// triggerDeactivation; pkg/workload UpdateRequeueState) and
 // the job reconciler's PodsReady condition (jobframework
 // generatePodsReadyCondition), as pure functions over Workload JSON so the
 // controllers only apply the result.
@@ -42,7 +42,7 @@
 //     both removed.
 // The quota of an evicted workload is released by the job reconciler (or,
 // for a workload without a job, by the Workload reconciler) only once its
-// pods are gone (berth's departure, DESIGN.md); ReleaseQuota then writes
+// pods are gone (docs/architecture.md, departure 4); ReleaseQuota then writes
 // Requeued=False with the eviction reason, which step 3 ends.
 //
 // PodsReadyCondition(wl, pods_ready, now): the condition the job reconciler

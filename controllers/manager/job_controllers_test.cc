@@ -1,7 +1,7 @@
 // The job kinds' reconcilers with the Kueue controllers (FakeClient + FakeClock):
-// seed 1's A-3/A-4 TrainJob through admission to a JobSet, a Job and a pod with the
-// PET_* env; reported-failures C31 — an evicted job's replacement pods are created only
-// after its old pods are gone — for TrainJob and batch/v1 Job. Pods "terminate" by
+// examples/trainer-kueue/'s TrainJob through admission to a JobSet, a Job and a pod with the
+// PET_* env; docs/architecture.md departure 3 — an evicted job's replacement pods are created
+// only after its old pods are gone — for TrainJob and batch/v1 Job. Pods "terminate" by
 // holding a test finalizer: a delete only marks them (deletionTimestamp) until the test
 // removes it. Controllers are driven synchronously (Settle); nothing waits on time.
 
@@ -102,7 +102,8 @@ class JobControllersTest : public kueue::testing::KueueTestEnv {
     Update(kWorkloads, w);
   }
 
-  // Seed 1 A-1/A-2 queues (cpu 5, memory 36Gi) and the WorkloadPriorityClass "high";
+  // The queues of examples/trainer-kueue/00-kueue.yaml at cpu 5 / memory 36Gi and the
+  // WorkloadPriorityClass "high" of 01-priorities.yaml;
   // the LocalQueue only when `local_queue`.
   void CreateQueues(bool local_queue) {
     Create(kResourceFlavors, "", {{"apiVersion", kKueueApiVersion}, {"kind", "ResourceFlavor"},
@@ -124,7 +125,8 @@ class JobControllersTest : public kueue::testing::KueueTestEnv {
             {"spec", {{"clusterQueue", "cluster-queue"}}}});
   }
 
-  // Seed 1, appendix A-3: the torch-distributed ClusterTrainingRuntime.
+  // The torch-distributed ClusterTrainingRuntime of examples/trainer-kueue/02-runtime.yaml,
+  // without its local command, args, env and grace period.
   static api::Object SeedRuntime() {
     return api::Object::parse(R"({
       "apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "ClusterTrainingRuntime",
@@ -138,7 +140,8 @@ class JobControllersTest : public kueue::testing::KueueTestEnv {
             "spec": {"template": {"spec": {"containers": [
               {"name": "node", "image": "pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime"}]}}}}}]}}}})");
   }
-  // Seed 1, appendix A-4: the TrainJob lora-sft.
+  // The TrainJob lora-sft (examples/trainer-kueue/jobs/high-priority.yaml) on one node of
+  // cpu 4 / memory 6Gi, without args.
   static api::Object SeedTrainJob() {
     return api::Object::parse(R"({
       "apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
@@ -162,8 +165,8 @@ class JobControllersTest : public kueue::testing::KueueTestEnv {
   jobs::pytorchjob::PyTorchJobController pytorchjobs_;
 };
 
-// Seed 1 A-3/A-4: one Workload (podSet node, count 1, cpu 4 / memory 6Gi); suspended with
-// no pods until admitted; then a JobSet, a Job and a pod with the PET_* wiring.
+// That runtime and TrainJob: one Workload (podSet node, count 1, cpu 4 / memory 6Gi);
+// suspended with no pods until admitted; then a JobSet, a Job and a pod with the PET_* wiring.
 TEST_F(JobControllersTest, SeedTrainJobIsQueuedThenRunsWithTorchEnv) {
   CreateQueues(/*local_queue=*/false);
   Create(kRuntimes, "", SeedRuntime());
@@ -280,10 +283,12 @@ TEST_F(JobControllersTest, MissingRuntimeIsAConditionAndEventUntilItAppears) {
   EXPECT_EQ(List(kPods, "team-a").size(), 1u);
 }
 
-// §6 case 23: while the TrainJob is suspended, a runtimePatch added to it (JobSet labels,
-// a nodeSelector for job `node`) reaches its existing JobSet, which stays suspended; on
-// resume the pods carry it. (That spec.trainer, e.g. its image, cannot change is the API's
-// rule: api/trainer_strategies_test.cc TrainerAndRuntimeRefImmutable.)
+// kubeflow/trainer test/integration/controller/trainjob_controller_test.go "Should succeeded to
+// update JobSet when TrainJob is suspended": while the TrainJob is suspended, a runtimePatch
+// added to it (JobSet labels, a nodeSelector for job `node`) reaches its existing JobSet,
+// which stays suspended; on resume the pods carry it. (That spec.trainer, e.g. its image,
+// cannot change is the API's rule: api/trainer_strategies_test.cc
+// TrainerAndRuntimeRefImmutable.)
 TEST_F(JobControllersTest, RuntimePatchOfSuspendedTrainJobUpdatesItsJobSet) {
   Create(kRuntimes, "", SeedRuntime());
   api::Object tj = SeedTrainJob();
@@ -318,9 +323,11 @@ TEST_F(JobControllersTest, RuntimePatchOfSuspendedTrainJobUpdatesItsJobSet) {
   EXPECT_EQ(pods[0]["spec"]["nodeSelector"], api::Object({{"pool", "gpu"}}));
 }
 
-// §6 case 24: activeDeadlineSeconds does not run while the TrainJob is suspended, starts
-// at resume, and when it runs out the TrainJob is Failed "DeadlineExceeded" and its JobSet
-// is deleted.
+// kubeflow/trainer trainjob_controller_test.go "Should not start deadline timer if TrainJob is
+// suspended", "Should reset deadline timer upon resume", "Should fail TrainJob with
+// DeadlineExceeded when ActiveDeadlineSeconds expires": activeDeadlineSeconds does not run
+// while the TrainJob is suspended, starts at resume, and when it runs out the TrainJob is
+// Failed "DeadlineExceeded" and its JobSet is deleted.
 TEST_F(JobControllersTest, ActiveDeadlineRunsFromResumeAndFailsTheTrainJob) {
   Create(kRuntimes, "", SeedRuntime());
   api::Object tj = SeedTrainJob();
@@ -361,7 +368,8 @@ TEST_F(JobControllersTest, ActiveDeadlineRunsFromResumeAndFailsTheTrainJob) {
   EXPECT_FALSE(Exists(kJobSets, "team-a", "lora-sft"));
 }
 
-// Seed 2's PyTorchJob (Master 1 + Worker 8), 500m cpu per pod.
+// A PyTorchJob shaped as examples/priority-pitfalls/jobs/production-training.yaml but with
+// Master 1 + Worker 8 (the example has 3 Workers), 500m cpu per pod.
 api::Object SeedPyTorchJob() {
   auto replica = [](int replicas) {
     return api::Object{{"replicas", replicas},
@@ -433,7 +441,7 @@ TEST_F(JobControllersTest, PyTorchJobRestartsAPodLostWithItsNode) {
   EXPECT_FALSE(IsConditionTrue(Get(jobs::pytorchjob::kPyTorchJobsResource, "team-a", "ddp"), "Failed"));
 }
 
-// C31 for one job kind: once running, the Workload is deactivated (evicted). The job is
+// Departure 3 for one job kind: once running, the Workload is deactivated (evicted). The job is
 // suspended and its pod deleted, but while the pod terminates the Workload keeps its quota
 // and no replacement exists; once the pod is gone the quota is released, and on
 // reactivation exactly one new pod (a new identity) is created.

@@ -17,12 +17,12 @@
 //     status.startTime; condition DisruptionTarget=True with reason
 //     PreemptionByScheduler (terminating_by_preemption).
 //     The effective request is computed later by scheduling::PodRequests
-//     (scheduling/pod_requests.h, reported-failures C18).
+//     (scheduling/pod_requests.h).
 //   Quantities: strings or JSON numbers, parsed with berth::Quantity; a
 //     malformed one decodes as absent (schema validation rejects them before
 //     they are stored; a controller never crashes on a bad object).
 //
-// Priority (kubectl-api.md §8.2): spec.priority and spec.preemptionPolicy
+// Priority (plugin/pkg/admission/priority/admission.go): spec.priority and spec.preemptionPolicy
 // as kube-apiserver's Priority admission plugin wrote them at pod creation
 // (api/priority_admission.h); the class is never resolved again here. A pod
 // without them (never admitted by a berth or Kubernetes API server) is

@@ -80,8 +80,8 @@ TEST(PodDecoderTest, PodFieldsAndEffectiveRequests) {
   EXPECT_TRUE(pod.start_time.has_value());
   EXPECT_TRUE(pod.terminating);
   EXPECT_TRUE(pod.terminating_by_preemption);
-  // C18 through scheduling/pod_requests.h: sidecar 100m + main 100m (limit
-  // as request) vs init 200m + sidecar 100m = 300m, then overhead 10m.
+  // scheduling/pod_requests.h's formula: sidecar 100m + main 100m (limit as
+  // request) vs init 200m + sidecar 100m = 300m, then overhead 10m.
   placement::ResourceList req = scheduling::PodRequests(pod.resources);
   EXPECT_EQ(req.Get("cpu"), Quantity::MustParse("310m"));
   EXPECT_EQ(req.Get("memory"), Quantity::MustParse("1Gi"));

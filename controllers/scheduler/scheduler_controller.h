@@ -1,7 +1,7 @@
 // SchedulerController: kube-scheduler's scheduling loop over the placement
 // engine (placement/scheduler.h), fed by shared informers on pods and nodes
-// and writing only through client::Client (kubectl-api.md §8,
-// issue 6; DESIGN.md "Scheduling in two layers", layer 2).
+// and writing only through client::Client (kube-scheduler's pkg/scheduler/schedule_one.go;
+// issue 6; the placement layer of docs/architecture.md "admission/ and placement/").
 //
 // Which pods: unbound (spec.nodeName empty), not terminating, not terminal,
 // spec.schedulerName == options.scheduler_name ("default-scheduler").
@@ -9,7 +9,7 @@
 // One cycle (ScheduleOnce):
 //   1. Snapshot from the informer caches: every node; every bound pod that is
 //      not Succeeded/Failed, terminating pods included (they hold their
-//      requests until their object is gone — reported-failures C31); every
+//      requests until their object is gone — docs/architecture.md departure 3); every
 //      pending pod with status.nominatedNodeName as a nomination. Writes this
 //      controller made that the caches do not show yet are overlaid
 //      ("assumed", as the scheduler cache assumes a binding): pods it bound,
@@ -27,7 +27,7 @@
 //        subresource verb; berth's API server accepts spec.nodeName on an
 //        unbound pod). Then UpdateStatus: PodScheduled=True, nominatedNodeName
 //        removed; Event Normal "Scheduled" "Successfully assigned <ns>/<pod>
-//        to <node>". Then StaleNominations (C07) are cleared.
+//        to <node>". Then StaleNominations (kubernetes/kubernetes#106780) are cleared.
 //      - not bound: UpdateStatus PodScheduled=False reason Unschedulable with
 //        the FitError message, status.nominatedNodeName as the decision says
 //        (set by a preemption plan, removed when preemption found no

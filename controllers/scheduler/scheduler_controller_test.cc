@@ -123,8 +123,9 @@ class SchedulerControllerTest : public ::testing::Test {
     return c ? c->value("message", "") : "";
   }
 
-  // Seed trap 1: a node with 8 cpu filled by 8 one-cpu low-priority workers
-  // (a gang), each held by a finalizer so a deleted one stays terminating.
+  // The pod-level preemption trap (examples/priority-pitfalls/pitfall/): a node with 8 cpu
+  // filled by 8 one-cpu low-priority workers (a gang), each held by a finalizer so a
+  // deleted one stays terminating.
   void FillNodeWithWorkers() {
     CreateNode("node-1", "8");
     CreateClass("low", 100, "PreemptLowerPriority");
@@ -153,7 +154,7 @@ class SchedulerControllerTest : public ::testing::Test {
   SchedulerController ctl_;
 };
 
-// Seed trap 2 (admitted but unplaceable): allocatable cpu 5, a 6-cpu pod.
+// The admitted-but-unplaceable trap: allocatable cpu 5, a 6-cpu pod.
 TEST_F(SchedulerControllerTest, InsufficientCpuIsUnschedulableWithKubeSchedulerMessage) {
   CreateNode("node-1", "5");
   Create(kPods, "default", Pod("big", "6"));
@@ -343,8 +344,8 @@ TEST_F(SchedulerControllerTest, PriorityIsReadFromTheSpecNotTheClass) {
 }
 
 // A higher-priority preemptor takes the space a lower-priority pod was
-// nominated to: that nomination is cleared (C07), the victim is not deleted
-// twice, and the lower pod does not get the node.
+// nominated to: that nomination is cleared (kubernetes/kubernetes#106780), the
+// victim is not deleted twice, and the lower pod does not get the node.
 TEST_F(SchedulerControllerTest, HigherPreemptorClearsLowerNomination) {
   CreateNode("node-1", "1");
   CreateClass("mid", 100, "PreemptLowerPriority");

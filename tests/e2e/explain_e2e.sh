@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `berth explain` (and its HTTP form through `kubectl get --raw`) on a running server,
-# for the seeds' stuck states (issue #8; seed 1 sections 9-10, seed 2's queue-name trap):
+# for the seeds' stuck states (issue #8: not admitted, admitted but unplaceable, the queue
+# name written as an annotation):
 #  (1) three 4-cpu jobs against a 5-cpu quota: the 2nd is not admitted, insufficient quota,
 #      its position in the queue, and the admitted workload that must finish;
 #  (2) node allocatable cpu 5, nominalQuota 7, a 6-cpu job: admitted, pod Pending with

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# End-to-end: seed 2 (Kueue と PriorityClass の落とし穴) with real torch processes, through
-# the real kubectl, on `berth server --nodes 2 --node-capacity cpu=8,memory=32Gi,nvidia.com/gpu=8`
+# End-to-end: examples/priority-pitfalls/ (Kueue と PriorityClass の落とし穴) with real
+# torch processes, through the real kubectl, on
+# `berth server --nodes 2 --node-capacity cpu=8,memory=32Gi,nvidia.com/gpu=8`
 # (examples/priority-pitfalls/README.md). Issue 7, "Done when", second bullet.
 #
 # Part 1, the recommended configuration (examples/priority-pitfalls/*.yaml + jobs/):

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Seed 1's story end to end with real distributed PyTorch, asserted. Run by scripts/demo
-# (the README's main job) and by CTest (e2e_trainer_kueue_story).
+# The examples/trainer-kueue/ story end to end with real distributed PyTorch, asserted.
+# Run by scripts/demo (the README's main job) and by CTest (e2e_trainer_kueue_story).
 #
 #   tests/e2e/trainer_kueue_story.sh BERTH_BINARY [REPO_ROOT]
 #

@@ -2,14 +2,15 @@
 # The seeds' two-layer failures through the real kubectl (issue #6):
 #  (a) admitted by quota but not placeable: node allocatable cpu 5, ClusterQueue
 #      nominalQuota 7, a 6-cpu job -> the Workload is Admitted and the pod stays Pending
-#      with "0/1 nodes are available: 1 Insufficient cpu." (seed 1 section 9);
+#      with "0/1 nodes are available: 1 Insufficient cpu." (the quota-above-allocatable
+#      trap of examples/trainer-kueue/README.md);
 #  (b) pod-level preemption: 8 low-priority worker pods fill a node, then one
 #      high-priority pod arrives. With a PreemptLowerPriority class exactly one worker is
 #      preempted (the seed's trap: the gang is broken); with preemptionPolicy Never
-#      nothing is preempted and the pod waits (seed 2's fix);
+#      nothing is preempted and the pod waits (examples/priority-pitfalls/'s fix);
 #  (c) PriorityClass admission as kube-apiserver's Priority plugin: the system classes
 #      exist, an unknown class and a client priority that disagrees are 403 Forbidden, a
-#      globalDefault class is applied to a pod naming none (the seeds' trap 3), a second
+#      globalDefault class is applied to a pod naming none (the globalDefault trap), a second
 #      globalDefault, a user value above 1e9 and a changed value are refused.
 # Usage: two_layer_e2e.sh <berth binary>     Exit: 0 pass, 1 fail, 77 skip (no kubectl).
 set -uo pipefail

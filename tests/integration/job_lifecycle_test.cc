@@ -1,15 +1,17 @@
 // Job lifecycles through the running control plane (control_plane_fixture.h:
 // API server over HTTP, every controller, a node agent running real
 // processes), for every job kind — batch/v1 Job Indexed and NonIndexed,
-// JobSet, TrainJob, PyTorchJob — as tests of the reported failures about
-// replacement pods and gangs (../shared/reference/reported-failures.md):
-//   C31  replacement pods never start while their predecessors still exist:
-//        after a Kueue preemption and re-admission, a JobSet failurePolicy
-//        restart and a Job backoff retry, checked on the complete stream of
-//        pod events (a watch of every pod from before the first job exists);
-//   C37  a gang is never partially created or admitted: two gangs that each
-//        fit the quota alone but not together run one after the other, each
-//        whole.
+// JobSet, TrainJob, PyTorchJob — as tests of the upstream failures about
+// replacement pods and gangs:
+//   - replacement pods never start while their predecessors still exist
+//     (docs/architecture.md departures 3 and 4; kubernetes/kubernetes#115844,
+//     kubernetes-sigs/jobset#684): after a Kueue preemption and re-admission, a
+//     JobSet failurePolicy restart and a Job backoff retry, checked on the
+//     complete stream of pod events (a watch of every pod from before the first
+//     job exists);
+//   - a gang is never partially created or admitted (volcano-sh/volcano#3373):
+//     two gangs that each fit the quota alone but not together run one after
+//     the other, each whole.
 // Also: deleting a TrainJob or PyTorchJob after a server restart (SQLite
 // store) removes every object it owns; an MPI TrainJob (launcher + node jobs,
 // hostfile) starts after admission.
@@ -129,8 +131,8 @@ bool Terminal(const api::Object& pod) {
 }
 
 // The DNS identity a pod's processes answer to: "<hostname>.<subdomain>" for
-// pods with a hostname (Indexed Job and JobSet pods: the name the seed's
-// collision is about), else the pod name (PyTorchJob's fixed names).
+// pods with a hostname (Indexed Job and JobSet pods: the name a replacement
+// would collide on), else the pod name (PyTorchJob's fixed names).
 std::string Identity(const api::Object& pod) {
   const api::Object spec = pod.value("spec", api::Object::object());
   const std::string hostname = spec.value("hostname", "");
@@ -171,7 +173,7 @@ std::map<std::string, PodHistory> Histories(const std::vector<PodEventLog::Entry
   return out;
 }
 
-// C31's invariants over the whole stream:
+// The replacement invariants (departure 3) over the whole stream:
 //   - no pod is created while a pod of the same name exists;
 //   - no two pods of one identity (hostname.subdomain, or name) are ever both
 //     not terminal: a replacement starts only once its predecessor ended;
@@ -349,7 +351,7 @@ class JobLifecycleTest : public ControlPlaneTest {
 
 class JobKindLifecycleTest : public JobLifecycleTest, public ::testing::WithParamInterface<JobKind> {};
 
-// C31 through Kueue: a low-priority gang (2 pods × 1 cpu, the whole quota)
+// Departure 4 through Kueue: a low-priority gang (2 pods × 1 cpu, the whole quota)
 // runs until a high-priority gang preempts it as a whole; the high one runs
 // to completion; the low one is re-admitted and runs again. Each of the low
 // job's first pods has ended before any high pod exists (quota is never
@@ -405,7 +407,7 @@ TEST_P(JobKindLifecycleTest, PreemptedGangIsReplacedOnlyAfterItsPodsAreGone) {
   EXPECT_EQ(high, 2);
 }
 
-// C37: two gangs (2 pods × 750m each) that fit the quota (2 cpu) one at a
+// volcano-sh/volcano#3373: two gangs (2 pods × 750m each) that fit the quota (2 cpu) one at a
 // time, submitted together. One runs as a whole, then the other; no pod of
 // the second exists while the first has live pods, every pod of a gang exists
 // before any of them finishes, and each gang is exactly its pods (nothing was
@@ -469,7 +471,7 @@ constexpr char kFailFirstAttemptOfIndexZero[] =
     "if [ \"$ATTEMPT\" = 0 ] && [ \"$JOB_INDEX\" = 0 ] && [ \"$JOB_COMPLETION_INDEX\" = 0 ]; then sleep 1; exit 1; "
     "fi; trap \"exit 143\" TERM; while true; do sleep 0.1; done";
 
-// C31 for a JobSet failurePolicy restart (maxRestarts 1, Recreate): the first
+// Departure 3 for a JobSet failurePolicy restart (maxRestarts 1, Recreate): the first
 // pod of the first attempt fails, the JobSet restarts as a whole, and every
 // pod of attempt 1 is created only after every pod of attempt 0 is gone.
 struct RestartCase {
@@ -531,8 +533,8 @@ INSTANTIATE_TEST_SUITE_P(
                     TrainJob("restart-runtime", "restarts", "low", 2, "500m", kFailFirstAttemptOfIndexZero)}),
     [](const ::testing::TestParamInfo<RestartCase>& info) { return info.param.name; });
 
-// C31 for a Job's backoff retry (k8s#115844): one of two pods fails once; its
-// replacement is created only after it has failed (for Indexed Jobs the
+// Departure 3 for a Job's backoff retry (kubernetes/kubernetes#115844): one of two pods
+// fails once; its replacement is created only after it has failed (for Indexed Jobs the
 // replacement reuses the index's hostname), the Job never has more than 2
 // live pods, the failed pod is kept and counted, and the Job completes.
 class BackoffTest : public JobLifecycleTest, public ::testing::WithParamInterface<bool> {};
@@ -624,7 +626,7 @@ INSTANTIATE_TEST_SUITE_P(Kinds, GarbageCollectionTest,
                          [](const ::testing::TestParamInfo<JobKind>& info) { return info.param.name; });
 
 // ---------------------------------------------------------------------------
-// MPI (trainer-jobset.md §3.3): a launcher + node TrainJob.
+// MPI (kubeflow/trainer pkg/runtime/framework/plugins/mpi/mpi.go): a launcher + node TrainJob.
 
 constexpr char kMpiRuntime[] = R"(
 apiVersion: trainer.kubeflow.org/v1alpha1

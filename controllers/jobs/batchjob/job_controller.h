@@ -5,8 +5,8 @@
 //      (label batch.kubernetes.io/controller-uid=<uid> and a controller ownerReference);
 //   2. plans with job_pods.h PlanJob — suspend deletes every active pod; pods are created
 //      for missing indexes / up to parallelism; a terminating pod still counts as live, so
-//      its replacement is created only once it is gone or terminal (reported-failures C31,
-//      podReplacementPolicy: Failed for every Job);
+//      its replacement is created only once it is gone or terminal (docs/architecture.md,
+//      departure 3: podReplacementPolicy: Failed for every Job);
 //   3. deletes, then creates (names from NewPod with core/ids.h RandomNameSuffix), then
 //      writes status (active, ready, terminating, succeeded, failed, completedIndexes,
 //      conditions stamped with the Clock; startTime when first running unsuspended,

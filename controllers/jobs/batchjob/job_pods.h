@@ -32,12 +32,13 @@
 //     "Reached expected number of succeeded pods" (Kubernetes ≥ 1.31 order);
 //   - otherwise pods are created up to parallelism: Indexed the lowest indexes that have no
 //     Succeeded and no live pod; NonIndexed min(parallelism, remaining) − live.
-// Replacement rule (reported-failures C31): a pod being deleted (deletionTimestamp set)
-// holds its slot — its index, or one of the parallelism slots — until it is gone from the
-// API, whatever its phase, so its replacement is created only then: podReplacementPolicy:
-// Failed semantics for every Job, and stricter (upstream replaces a deleted pod once it is
-// Failed, while it may still exist). berth does this always: the next pod of an index
-// reuses the index's hostname, and two pods with one hostname are the seed's collision. A
+// Replacement rule (docs/architecture.md, departure 3; kubernetes/kubernetes#115844): a pod
+// being deleted (deletionTimestamp set) holds its slot — its index, or one of the parallelism
+// slots — until it is gone from the API, whatever its phase, so its replacement is created
+// only then: podReplacementPolicy: Failed semantics for every Job, and stricter (upstream
+// replaces a deleted pod once it is Failed, while it may still exist). berth does this
+// always: the next pod of an index reuses the index's hostname, and two live pods with one
+// hostname would both join the job's rendezvous. A
 // Failed pod that is not deleted (a retry after a failure) is replaced at once, as
 // upstream. status.terminating therefore counts every pod being deleted (upstream: only
 // those not yet terminal), so Kueue keeps an evicted Job's quota until its pods are gone.

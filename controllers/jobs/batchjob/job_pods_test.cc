@@ -68,7 +68,8 @@ TEST(JobPodsTest, IndexedCreatesLowestMissingIndexesUpToParallelism) {
   EXPECT_TRUE(plan.conditions.empty());
 }
 
-// C31: a terminating predecessor keeps its index; the replacement waits until it is terminal.
+// Departure 3 (docs/architecture.md; kubernetes/kubernetes#115844): a terminating predecessor
+// keeps its index; the replacement waits until it is terminal.
 TEST(JobPodsTest, ReplacementWaitsForTerminalPredecessor) {
   JobPlan plan = PlanJob(IndexedJob(2, 2), {Pod("pi-0-a", "Running", 0, /*terminating=*/true), Pod("pi-1-b", "Running", 1)});
   EXPECT_TRUE(plan.create_indexes.empty());

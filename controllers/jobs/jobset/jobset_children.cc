@@ -418,7 +418,7 @@ JobSetPlan PlanJobSet(const Object& jobset, const std::vector<Object>& child_job
     plan.conditions.push_back({"Suspended", "False", "ResumeJobs", "jobset is resumed"});
   }
 
-  // Creation: blocked until the previous attempt is gone (C31).
+  // Creation: blocked until the previous attempt is gone (docs/architecture.md, departure 3).
   if (!previous.empty()) {
     std::sort(plan.delete_jobs.begin(), plan.delete_jobs.end());
     return plan;

@@ -1,7 +1,8 @@
 // JobSet (jobset.x-k8s.io/v1alpha2) → child Jobs, headless Service and the reconcile
 // decision (failure policy, success policy, suspend/resume, restarts), as the JobSet
 // controller (kubernetes-sigs/jobset pkg/controllers/jobset_controller.go) does it, as
-// pure functions over JSON. Reference: ../shared/reference/trainer-jobset.md §4.
+// pure functions over JSON; the API and its defaults as jobset's api/jobset/v1alpha2/
+// jobset_types.go and pkg/webhooks/jobset_webhook.go define them.
 //
 // Child Job (ChildJob): name "<jobset>-<replicatedJob>-<jobIndex>", namespace of the
 // JobSet, controller ownerReference to the JobSet; the replicatedJob's JobTemplateSpec with
@@ -46,9 +47,10 @@
 //   7. missing Jobs of the current attempt are created in spec order, respecting dependsOn
 //      (Ready: every Job of the dependency ready; Complete: every one succeeded) and
 //      startupPolicy InOrder (a replicatedJob waits until the previous one is all ready).
-// berth departure (reported-failures C31): new-attempt Jobs are created only once every
-// Job of the previous attempt is gone, whatever restartStrategy says (BlockingRecreate
-// semantics for Recreate too): job names and pod hostnames repeat across attempts.
+// berth departure (docs/architecture.md, departure 3): new-attempt Jobs are created only
+// once every Job of the previous attempt is gone, whatever restartStrategy says
+// (BlockingRecreate semantics, kubernetes-sigs/jobset#684, for Recreate too): job names and
+// pod hostnames repeat across attempts.
 // Not done: TTL after finished, volumeClaimPolicies, coordinator validation, in-place
 // restart, per-Job restart counters, the StartupPolicy* conditions.
 //

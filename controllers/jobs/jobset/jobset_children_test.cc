@@ -110,7 +110,7 @@ TEST(JobSetChildrenTest, RestartUntilMaxRestarts) {
   ASSERT_TRUE(plan.event.has_value());
   EXPECT_EQ(plan.event->reason, "Restarting");
 
-  // Next reconcile: the old attempt is still there → deleted, nothing created (C31).
+  // Next reconcile: the old attempt is still there → deleted, nothing created (departure 3).
   WriteStatus(plan, &js);
   plan = PlanJobSet(js, {jobs[1]});
   EXPECT_EQ(plan.delete_jobs, (std::vector<std::string>{"js-workers-0"}));

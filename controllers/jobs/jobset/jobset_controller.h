@@ -7,8 +7,9 @@
 //      ownerReference);
 //   2. plans with PlanJobSet: previous-attempt and finished-JobSet Jobs are deleted with
 //      propagationPolicy Foreground (pods first, as upstream); new-attempt Jobs are
-//      created only once every previous-attempt Job is gone (reported-failures C31,
-//      BlockingRecreate semantics always); suspend/resume edits are written with Update;
+//      created only once every previous-attempt Job is gone (docs/architecture.md,
+//      departure 3: BlockingRecreate semantics always); suspend/resume edits are
+//      written with Update;
 //   3. creates the headless Service (HeadlessService) when absent and the JobSet is not
 //      finished;
 //   4. writes status (replicatedJobsStatus, restarts, restartsCountTowardsMax,

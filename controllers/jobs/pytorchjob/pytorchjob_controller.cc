@@ -53,7 +53,7 @@ Status PyTorchJobController::Sync(const std::string& key, const Object& original
       if (!jobs::BeingDeleted(p) && RestartableFailure(p)) {
         BERTH_RETURN_IF_ERROR(jobs::DeleteIfPresent(client_, kPodsResource, ns, api::Name(p)));
       }
-      by_name[api::Name(p)] = &p;  // its replacement waits until it is gone (C31)
+      by_name[api::Name(p)] = &p;  // its replacement waits until it is gone (departure 3)
     }
     for (const Object& p : Pods(job)) {
       if (by_name.count(api::Name(p)) == 0) BERTH_RETURN_IF_ERROR(jobs::CreateIfAbsent(client_, kPodsResource, p));

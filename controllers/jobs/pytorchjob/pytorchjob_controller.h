@@ -7,7 +7,7 @@
 //   - otherwise the pods and Services of Pods()/Services() that do not exist are created.
 //     Pod names are fixed ("<job>-worker-3"), so a pod that still terminates blocks its own
 //     replacement (AlreadyExists): replacements start only after predecessors are gone
-//     (reported-failures C31);
+//     (docs/architecture.md, departure 3);
 //   - status: replicaStatuses {<Type>: {active (Running pods), succeeded, failed}}, conditions Created,
 //     Running (every pod running), Succeeded (the Master pod, or every pod without Master,
 //     succeeded), Failed (a pod failed with restartPolicy Never), Suspended False on resume.

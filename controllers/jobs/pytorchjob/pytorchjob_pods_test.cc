@@ -7,7 +7,8 @@ namespace {
 
 using nlohmann::json;
 
-// Seed 2: PyTorchJob production-training, Master 1 + Worker 8.
+// A PyTorchJob production-training, Master 1 + Worker 8
+// (examples/priority-pitfalls/jobs/production-training.yaml runs it with 3 Workers).
 json SeedJob() {
   return json::parse(R"({
     "apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob",

@@ -1,7 +1,8 @@
 // TrainJob (trainer.kubeflow.org/v1alpha1) + TrainingRuntime / ClusterTrainingRuntime →
 // JobSet, as Kubeflow Trainer v2's runtime framework builds it
 // (pkg/runtime/core/trainingruntime.go and the plugins torch, mpi, jobset, coscheduling),
-// as pure functions. Reference: ../shared/reference/trainer-jobset.md §1–§3, §6.
+// as pure functions. The API is Trainer's pkg/apis/trainer/v1alpha1 (trainjob_types.go,
+// trainingruntime_types.go); trainjob_builder_test.cc replays the cases of its unit tests.
 //
 // Build(trainjob, runtime) returns the objects the TrainJob owns:
 //   JobSet   name/namespace of the TrainJob, controller ownerReference to it

@@ -9,7 +9,12 @@ namespace {
 
 using nlohmann::json;
 
-// Seed 1, appendix A-3: the torch-distributed ClusterTrainingRuntime.
+// Cases named after kubeflow/trainer's tests: torch_test.go, mpi_test.go and jobset_test.go
+// are pkg/runtime/framework/plugins/{torch,mpi,jobset}/, trainingruntime_test.go is
+// pkg/runtime/core/, trainjob_controller_test.go is test/integration/controller/.
+
+// The torch-distributed ClusterTrainingRuntime of examples/trainer-kueue/02-runtime.yaml,
+// without its local command, args, env and grace period.
 json SeedRuntime() {
   return json::parse(R"({
     "apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "ClusterTrainingRuntime",
@@ -24,7 +29,8 @@ json SeedRuntime() {
             {"name": "node", "image": "pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime"}]}}}}}]}}}})");
 }
 
-// Seed 1, appendix A-4: the TrainJob lora-sft.
+// The TrainJob lora-sft (examples/trainer-kueue/jobs/high-priority.yaml) on one node of
+// cpu 4 / memory 6Gi, without args.
 json SeedTrainJob() {
   return json::parse(R"({
     "apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
@@ -129,7 +135,8 @@ TEST(TrainJobBuilderTest, SeedLoraSftPodSets) {
   EXPECT_EQ(w["count"], 1);
 }
 
-// §6 case 1: TrainJob numNodes wins over mlPolicy's; no resources → 1 process per node.
+// torch_test.go TestTorchEnforceMLPolicy "trainJob numNodes is respected rather than mlPolicy one":
+// TrainJob numNodes wins over mlPolicy's; no resources → 1 process per node.
 TEST(TrainJobBuilderTest, NumNodesFromTrainJob) {
   json js = MustBuild(TrainJob("trainJob", {{"numNodes", 2}}), SeedRuntime());
   const json& c = Container(js, "node", "node");
@@ -143,7 +150,8 @@ TEST(TrainJobBuilderTest, NumNodesFromTrainJob) {
   EXPECT_EQ((*ps)[0].count, 2);
 }
 
-// §6 cases 2–10: PET_NPROC_PER_NODE resolution.
+// torch_test.go TestTorchEnforceMLPolicy, the "nproc_per_node=..." cases and "explicitly set
+// nproc_per_node should be preserved": PET_NPROC_PER_NODE resolution.
 TEST(TrainJobBuilderTest, NumProcPerNodeResolution) {
   struct Case {
     const char* name;
@@ -176,7 +184,7 @@ TEST(TrainJobBuilderTest, NumProcPerNodeResolution) {
   EXPECT_EQ(ResolveNumProcPerNode(TrainJob("test-job", json::object()), rt), "5");
 }
 
-// §6 case 11: several GPU nodes.
+// torch_test.go TestTorchEnforceMLPolicy "multi-node multi-GPU training with complete info".
 TEST(TrainJobBuilderTest, MultiNodeMultiGpu) {
   json tj = TrainJob("gpu-job", {{"numNodes", 4}, {"resourcesPerNode", {{"limits", {{"nvidia.com/gpu", 8}}}}}});
   json js = MustBuild(tj, SeedRuntime());
@@ -188,7 +196,8 @@ TEST(TrainJobBuilderTest, MultiNodeMultiGpu) {
   EXPECT_EQ(RJob(js, "node")["template"]["spec"]["completions"], 4);
 }
 
-// §6 case 12: torchtune gets no PET_MASTER_*.
+// torch_test.go TestTorchEnforceMLPolicy "multi-nodes full fine-tuning with torchtune": no
+// PET_MASTER_*.
 TEST(TrainJobBuilderTest, TorchTuneHasNoMasterEnv) {
   json tj = TrainJob("tune", {{"command", {"tune", "run"}}, {"numNodes", 2}, {"numProcPerNode", 8},
                               {"resourcesPerNode", {{"limits", {{"nvidia.com/gpu", 8}}}}}});
@@ -199,7 +208,8 @@ TEST(TrainJobBuilderTest, TorchTuneHasNoMasterEnv) {
   EXPECT_EQ(c["ports"][0]["containerPort"], 29500);
 }
 
-// §6 case 13: reserved torchrun variables in spec.trainer.env.
+// torch_test.go TestTorchValidate "reserved environment variable present": reserved torchrun
+// variables in spec.trainer.env.
 TEST(TrainJobBuilderTest, ReservedEnvRejected) {
   json tj = TrainJob("test-job", {{"env", {{{"name", "test"}, {"value", "value"}},
                                            {{"name", "PET_NPROC_PER_NODE"}, {"value", "value"}},
@@ -237,7 +247,9 @@ json InitializerRuntime(int num_nodes) {
   return rt;
 }
 
-// §6 case 14: numNodes and numProcPerNode from the TrainJob; initializers 1; dependsOn kept.
+// trainingruntime_test.go TestTrainingRuntimeNewObjects "succeeded to build JobSet with Torch
+// values from the TrainJob": numNodes and numProcPerNode from the TrainJob; initializers 1;
+// dependsOn kept.
 TEST(TrainJobBuilderTest, TorchValuesFromTrainJobWithInitializers) {
   json js = MustBuild(TrainJob("test-job", {{"numNodes", 30}, {"numProcPerNode", 3}}), InitializerRuntime(100));
   for (const char* r : {"dataset-initializer", "model-initializer", "node"}) {
@@ -261,7 +273,9 @@ TEST(TrainJobBuilderTest, TorchValuesFromTrainJobWithInitializers) {
   EXPECT_EQ((*ps)[2].count, 30);
 }
 
-// §6 case 15: numNodes from the runtime; image/command/args/env from the TrainJob.
+// trainingruntime_test.go TestTrainingRuntimeNewObjects "succeeded to build JobSet with Torch
+// values from the Runtime and envs.": numNodes from the runtime; image/command/args/env from
+// the TrainJob.
 TEST(TrainJobBuilderTest, RuntimeNumNodesAndTrainJobContainerOverrides) {
   json tj = TrainJob("test-job", {{"image", "test:trainjob"},
                                   {"command", {"trainjob"}},
@@ -285,7 +299,9 @@ TEST(TrainJobBuilderTest, RuntimeNumNodesAndTrainJobContainerOverrides) {
                                     {"PET_MASTER_PORT", "29500"}}));
 }
 
-// §6 case 16: suspend, runtimePatch metadata wins over the runtime's, coscheduling label.
+// trainingruntime_test.go TestTrainingRuntimeNewObjects "succeeded to build PodGroup and JobSet
+// with NumNodes from the TrainJob and container from the Runtime.": suspend, runtimePatch
+// metadata wins over the runtime's, coscheduling label.
 TEST(TrainJobBuilderTest, SuspendPatchesAndPodGroupLabel) {
   json rt = InitializerRuntime(100);
   rt["spec"]["template"]["metadata"] = {{"labels", {{"conflictLabel", "overridden"}}},
@@ -307,7 +323,9 @@ TEST(TrainJobBuilderTest, SuspendPatchesAndPodGroupLabel) {
   EXPECT_EQ(RJob(js, "node")["template"]["spec"]["parallelism"], 30);
 }
 
-// §6 case 17: initializers get STORAGE_URI, the TrainJob env and the secret.
+// trainingruntime_test.go TestTrainingRuntimeNewObjects "succeeded to build JobSet with dataset
+// and model initializer from the TrainJob.": initializers get STORAGE_URI, the TrainJob env and
+// the secret.
 TEST(TrainJobBuilderTest, InitializersFromTrainJob) {
   json tj = TrainJob("test-job", json::object());
   tj["spec"]["initializer"] = json::parse(R"({
@@ -338,7 +356,8 @@ json MpiRuntime(bool launcher_as_node, int num_proc) {
   return rt;
 }
 
-// §6 case 18: OpenMPI hostfile and launcher wiring.
+// trainingruntime_test.go TestTrainingRuntimeNewObjects "succeeded to build JobSet with OpenMPI
+// values from the TrainJob": hostfile and launcher wiring.
 TEST(TrainJobBuilderTest, MpiHostfile) {
   auto r = Build(TrainJob("test-job", {{"numNodes", 2}, {"numProcPerNode", 8}}), MpiRuntime(false, 1));
   ASSERT_TRUE(r.ok()) << r.status();
@@ -355,7 +374,8 @@ TEST(TrainJobBuilderTest, MpiHostfile) {
   EXPECT_EQ(EnvValue(lc, "PET_NNODES"), "<unset>");
 }
 
-// §6 case 19: runLauncherAsNode; GPU count as slots.
+// mpi_test.go TestMPI "runLauncherAsNode is true" and "numProcPerNode is set to number of GPUs
+// in TrainJob" (GPU count as slots).
 TEST(TrainJobBuilderTest, MpiLauncherAsNodeAndGpuSlots) {
   auto r = Build(TrainJob("test-job", {{"numNodes", 10}}), MpiRuntime(true, 1));
   ASSERT_TRUE(r.ok()) << r.status();
@@ -369,7 +389,8 @@ TEST(TrainJobBuilderTest, MpiLauncherAsNodeAndGpuSlots) {
   EXPECT_EQ((*gpu->mpi_hostfile)["data"]["hostfile"], "test-job-node-0-0.test-job slots=5\n");
 }
 
-// §6 case 21: a runtime subdomain is used by the MPI endpoints (but not by PET_MASTER_ADDR).
+// jobset_test.go TestJobSet "subDomain in jobSetSpec is used to endpoint": a runtime subdomain is
+// used by the MPI endpoints (but not by PET_MASTER_ADDR).
 TEST(TrainJobBuilderTest, SubdomainInEndpoints) {
   json rt = MpiRuntime(true, 1);
   rt["spec"]["template"]["spec"]["network"] = {{"subdomain", "kubeflow.org"}};
@@ -379,9 +400,9 @@ TEST(TrainJobBuilderTest, SubdomainInEndpoints) {
             "trainJob-launcher-0-0.kubeflow.org slots=1\ntrainJob-node-0-0.kubeflow.org slots=1\n");
 }
 
-// §6 case 21 (D "trainer numNodes is respected rather than parallelism when replicatedJob
-// name is node"; "parallelism and completions are synced for multiple podSets matched by
-// replicatedJob name"): the runtime's `node` parallelism gives way to the TrainJob's
+// jobset_test.go TestJobSet "trainer numNodes is respected rather than parallelism when
+// replicatedJob name is node" and "parallelism and completions are synced for multiple podSets
+// matched by replicatedJob name": the runtime's `node` parallelism gives way to the TrainJob's
 // numNodes, and every replicatedJob gets parallelism = completions = its podSet count (the
 // launcher 1, a plain job its template's parallelism).
 TEST(TrainJobBuilderTest, PodSetCountsSyncParallelismAndCompletionsByReplicatedJobName) {
@@ -405,7 +426,8 @@ TEST(TrainJobBuilderTest, PodSetCountsSyncParallelismAndCompletionsByReplicatedJ
   EXPECT_EQ(counts, (std::vector<std::pair<std::string, int>>{{"launcher", 1}, {"node", 3}, {"aux", 2}}));
 }
 
-// §6 case 20: resourcesPerNode merges per key.
+// trainingruntime_test.go TestTrainingRuntimeNewObjects "merged resourcesPerNode keeps runtime
+// resources when trainjob sets gpu only": resourcesPerNode merges per key.
 TEST(TrainJobBuilderTest, ResourcesPerNodeMergesPerKey) {
   json js = MustBuild(TrainJob("test-job", {{"resourcesPerNode", {{"limits", {{"nvidia.com/gpu", 4}}}}}}),
                       InitializerRuntime(1));
@@ -472,7 +494,9 @@ TEST(TrainJobBuilderTest, RuntimeReferenceMessages) {
   EXPECT_EQ(UnsupportedRuntimeMessage(other), "unsupported runtime: Runtime.trainer.kubeflow.org");
 }
 
-// §6 case 22: TrainJob conditions follow suspend and the JobSet's terminal conditions.
+// trainjob_controller_test.go "Should succeeded to reconcile TrainJob conditions with Complete
+// condition" (and "... with Failed condition"): TrainJob conditions follow suspend and the
+// JobSet's terminal conditions.
 TEST(TrainJobBuilderTest, StatusFromJobSet) {
   json tj = SeedTrainJob();
   tj["spec"]["suspend"] = true;

@@ -1,6 +1,8 @@
 // TrainJobController: the Kubeflow Trainer v2 TrainJob reconciler
 // (pkg/controller/trainjob_controller.go), writing through client::Client.
-// Reference: ../shared/reference/trainer-jobset.md §1.3, §2 (runtime snapshot), §3.
+// Status as pkg/apis/trainer/v1alpha1/trainjob_types.go documents it, the runtime snapshot as
+// pkg/runtime/core/snapshot.go keeps it, the JobSet as pkg/runtime/core/trainingruntime.go
+// builds it.
 //
 // One reconcile of a TrainJob key ("namespace/name"):
 //   1. absent, being deleted, or spec.managedBy naming another controller → nothing;

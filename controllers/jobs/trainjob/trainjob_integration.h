@@ -1,5 +1,5 @@
-// The TrainJob integration (Kueue's pkg/controller/jobs/trainjob, framework
-// "trainer.kubeflow.org/trainjob"); reference trainer-jobset.md §3.6.
+// The TrainJob integration (Kueue's pkg/controller/jobs/trainjob/trainjob_controller.go,
+// framework "trainer.kubeflow.org/trainjob").
 //
 //   PodSets      those of the JobSet the TrainJob builds (trainjob::PodSets: one per
 //                replicatedJob, count = replicas × min(parallelism, completions)), built
