@@ -144,9 +144,6 @@ class RendezvousPortAllocator {
   std::map<std::string, std::set<uint16_t>> used_;                  // host → ports
 };
 
-// FNV-1a 64-bit, the stable hash of the port scheme.
-uint64_t Fnv1a64(std::string_view s);
-
 struct EnvRewrite {
   std::vector<EnvVar> env;
   std::vector<std::string> pending;  // as HostRewrite::pending, over all values

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "core/hash.h"
+
 namespace berth::agent {
 namespace {
 

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "api/conditions.h"
 #include "api/selectors.h"
 #include "api/unstructured.h"
 #include "core/quantity.h"
@@ -29,14 +30,6 @@ std::optional<Quantity> QuantityValue(const Object& v) {
   }
   if (v.is_number_integer()) return Quantity::FromUnits(v.get<int64_t>());
   return std::nullopt;
-}
-
-// Whether the object's status has a condition of `type` with status "True".
-bool IsConditionTrue(const Object& obj, std::string_view type) {
-  for (const Object& c : ArrayAt(ObjectAt(obj, "status"), "conditions")) {
-    if (StringAt(c, "type") == type && StringAt(c, "status") == "True") return true;
-  }
-  return false;
 }
 
 // A CEL rule's failure: the node's OpenAPI type as the value, as apiextensions reports it.

@@ -1,6 +1,7 @@
 #include "api/trainer_strategies.h"
 
 #include "api/kueue_job_webhook.h"
+#include "api/unstructured.h"
 
 #include <memory>
 #include <set>
@@ -13,12 +14,6 @@ constexpr std::string_view kImmutable = "field is immutable";
 constexpr std::string_view kReservedEnv[] = {"PET_NNODES", "PET_NPROC_PER_NODE", "PET_NODE_RANK", "PET_MASTER_ADDR",
                                              "PET_MASTER_PORT"};
 
-const Object& At(const Object& obj, std::string_view key) {
-  static const Object kNull;
-  if (!obj.is_object()) return kNull;
-  auto it = obj.find(key);
-  return it == obj.end() ? kNull : *it;
-}
 
 // The OpenAPI type apiextensions reports as the value of a failed CEL rule.
 std::string CelType(const Object& v) {
@@ -44,8 +39,8 @@ FieldErrorList ValidateTrainJob(const Object& obj) {
   const std::string name = Name(obj);
   if (!IsRfc1035Label(name)) errs.push_back(Invalid(FieldPath(), "object", "metadata.name must match RFC 1035 DNS label format"));
   if (name.size() > 63) errs.push_back(Invalid(FieldPath(), "object", "metadata.name must be no more than 63 characters"));
-  const Object& spec = At(obj, "spec");
-  const Object& nproc = At(At(spec, "trainer"), "numProcPerNode");
+  const Object& spec = Field(obj, "spec");
+  const Object& nproc = Field(Field(spec, "trainer"), "numProcPerNode");
   if (!nproc.is_null()) {
     bool ok = (nproc.is_number_integer() && nproc.get<int64_t>() > 0) ||
               (nproc.is_string() && (nproc == "auto" || nproc == "cpu" || nproc == "gpu"));
@@ -54,7 +49,7 @@ FieldErrorList ValidateTrainJob(const Object& obj) {
                              "NumProcPerNode must be equal to auto, cpu, gpu, or int value"));
     }
   }
-  const Object& managed_by = At(spec, "managedBy");
+  const Object& managed_by = Field(spec, "managedBy");
   if (managed_by.is_string() && managed_by != "trainer.kubeflow.org/trainjob-controller" &&
       managed_by != "kueue.x-k8s.io/multikueue") {
     errs.push_back(Invalid(FieldPath("spec").Child("managedBy"), "string",
@@ -73,11 +68,11 @@ class TrainJobStrategy : public Strategy {
   FieldErrorList ValidateCreate(const Object& obj) const override { return ValidateTrainJob(obj); }
   FieldErrorList ValidateUpdate(const Object& obj, const Object& old) const override {
     FieldErrorList errs = ValidateTrainJob(obj);
-    const Object& spec = At(obj, "spec");
-    const Object& old_spec = At(old, "spec");
+    const Object& spec = Field(obj, "spec");
+    const Object& old_spec = Field(old, "spec");
     for (std::string_view f : {"runtimeRef", "initializer", "trainer", "activeDeadlineSeconds", "managedBy"}) {
-      const Object& now = At(spec, f);
-      const Object& before = At(old_spec, f);
+      const Object& now = Field(spec, f);
+      const Object& before = Field(old_spec, f);
       // Transition rules run when the field is present in both objects.
       if (!now.is_null() && !before.is_null() && now != before) {
         errs.push_back(Invalid(FieldPath("spec").Child(f), CelType(now), std::string(kImmutable)));
@@ -97,25 +92,25 @@ class TrainingRuntimeStrategy : public Strategy {
         {"trainer", "node"}, {"dataset-initializer", "dataset-initializer"}, {"model-initializer", "model-initializer"}};
     FieldErrorList errs;
     const FieldPath rjobs_path = FieldPath("spec").Child("template").Child("spec").Child("replicatedJobs");
-    const Object& rjobs = At(At(At(At(obj, "spec"), "template"), "spec"), "replicatedJobs");
+    const Object& rjobs = Field(Field(Field(Field(obj, "spec"), "template"), "spec"), "replicatedJobs");
     if (!rjobs.is_array()) return errs;
     for (size_t i = 0; i < rjobs.size(); ++i) {
       const Object& rjob = rjobs[i];
-      const Object& ancestor = At(At(At(At(rjob, "template"), "metadata"), "labels"), "trainer.kubeflow.org/trainjob-ancestor-step");
+      const Object& ancestor = Field(Field(Field(Field(rjob, "template"), "metadata"), "labels"), "trainer.kubeflow.org/trainjob-ancestor-step");
       if (!ancestor.is_string()) continue;
       std::string_view container;
       for (const auto& [a, c] : kExpected) {
         if (ancestor == a) container = c;
       }
       if (container.empty()) continue;
-      const Object& replicas = At(rjob, "replicas");
+      const Object& replicas = Field(rjob, "replicas");
       if (replicas.is_number_integer() && replicas.get<int64_t>() != 1) {
         errs.push_back(Invalid(rjobs_path.Index(i).Child("replicas"), replicas, "always must be 1"));
       }
-      const Object& containers = At(At(At(At(At(rjob, "template"), "spec"), "template"), "spec"), "containers");
+      const Object& containers = Field(Field(Field(Field(Field(rjob, "template"), "spec"), "template"), "spec"), "containers");
       bool found = false;
       if (containers.is_array()) {
-        for (const Object& c : containers) found |= At(c, "name") == container;
+        for (const Object& c : containers) found |= Field(c, "name") == container;
       }
       if (!found) {
         errs.push_back(Invalid(
@@ -131,11 +126,11 @@ class TrainingRuntimeStrategy : public Strategy {
 }  // namespace
 
 FieldErrorList ValidateTrainJobReservedEnv(const Object& trainjob) {
-  const Object& env = At(At(At(trainjob, "spec"), "trainer"), "env");
+  const Object& env = Field(Field(Field(trainjob, "spec"), "trainer"), "env");
   if (!env.is_array()) return {};
   std::set<std::string> reserved;  // sorted, as Go's sets.List
   for (const Object& e : env) {
-    const Object& n = At(e, "name");
+    const Object& n = Field(e, "name");
     for (std::string_view r : kReservedEnv) {
       if (n.is_string() && n == r) reserved.insert(std::string(r));
     }

@@ -1,4 +1,5 @@
-// Kueue pkg/workload/resources.go and kube-scheduler agree: requests count (limits only as defaults), init containers as a max,
+// Kueue pkg/workload/resources.go and kube-scheduler agree: requests count (limits only as
+// defaults), init containers as a max,
 // sidecars added to the running sum, plus pod overhead; the same formula for
 // Kueue quota and kube-scheduler node fit.
 #include "scheduling/pod_requests.h"

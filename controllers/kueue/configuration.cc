@@ -8,6 +8,7 @@
 #include <map>
 
 #include "api/field_errors.h"
+#include "api/unstructured.h"
 #include "api/yaml_codec.h"
 
 namespace berth::controllers::kueue {
@@ -159,12 +160,6 @@ void CheckShape(const api::Object& value, const FieldSpec& spec, const std::stri
   }
 }
 
-const api::Object& Child(const api::Object& obj, const char* key) {
-  static const api::Object kNull;
-  if (!obj.is_object()) return kNull;
-  auto it = obj.find(key);
-  return it == obj.end() ? kNull : *it;
-}
 
 }  // namespace
 
@@ -282,15 +277,15 @@ StatusOr<KueueConfiguration> ParseKueueConfiguration(std::string_view text, std:
   const bool v1beta1 = version == kV1beta1;
   api::FieldErrorList errs;
 
-  cfg.manage_jobs_without_queue_name = Child(obj, "manageJobsWithoutQueueName").is_boolean() &&
-                                       Child(obj, "manageJobsWithoutQueueName").get<bool>();
+  cfg.manage_jobs_without_queue_name = api::Field(obj, "manageJobsWithoutQueueName").is_boolean() &&
+                                       api::Field(obj, "manageJobsWithoutQueueName").get<bool>();
 
   // waitForPodsReady (defaults as described in the header).
-  const api::Object& w = Child(obj, "waitForPodsReady");
+  const api::Object& w = api::Field(obj, "waitForPodsReady");
   WaitForPodsReadyConfig& wc = cfg.wait_for_pods_ready;
   const api::FieldPath wpath("waitForPodsReady");
   if (v1beta1) {
-    wc.enabled = Child(w, "enable").is_boolean() && Child(w, "enable").get<bool>();
+    wc.enabled = api::Field(w, "enable").is_boolean() && api::Field(w, "enable").get<bool>();
     wc.timeout = std::chrono::minutes(5);
     wc.block_admission = true;
   } else {
@@ -311,16 +306,16 @@ StatusOr<KueueConfiguration> ParseKueueConfiguration(std::string_view text, std:
     }
     return d.value();
   };
-  if (auto t = duration(Child(w, "timeout"), wpath.Child("timeout")); t && *t > Duration::zero()) wc.timeout = *t;
-  if (Child(w, "blockAdmission").is_boolean()) wc.block_admission = Child(w, "blockAdmission").get<bool>();
+  if (auto t = duration(api::Field(w, "timeout"), wpath.Child("timeout")); t && *t > Duration::zero()) wc.timeout = *t;
+  if (api::Field(w, "blockAdmission").is_boolean()) wc.block_admission = api::Field(w, "blockAdmission").get<bool>();
   wc.recovery_timeout = v1beta1 ? std::nullopt : std::optional<Duration>(wc.timeout);
-  if (const api::Object& r = Child(w, "recoveryTimeout"); r.is_string()) {
+  if (const api::Object& r = api::Field(w, "recoveryTimeout"); r.is_string()) {
     auto d = duration(r, wpath.Child("recoveryTimeout"));
     wc.recovery_timeout = d && *d > Duration::zero() ? d : std::nullopt;  // "0s" disables
   }
-  const api::Object& rs = Child(w, "requeuingStrategy");
+  const api::Object& rs = api::Field(w, "requeuingStrategy");
   const api::FieldPath rpath = wpath.Child("requeuingStrategy");
-  if (const api::Object& ts = Child(rs, "timestamp"); ts.is_string()) {
+  if (const api::Object& ts = api::Field(rs, "timestamp"); ts.is_string()) {
     if (ts == "Eviction") {
       wc.timestamp = RequeuingTimestamp::kEviction;
     } else if (ts == "Creation") {
@@ -330,7 +325,7 @@ StatusOr<KueueConfiguration> ParseKueueConfiguration(std::string_view text, std:
     }
   }
   auto non_negative = [&](const char* field, auto set) {
-    const api::Object& v = Child(rs, field);
+    const api::Object& v = api::Field(rs, field);
     if (!v.is_number_integer()) return;
     const int32_t n = v.get<int32_t>();
     if (n < 0) {
@@ -344,7 +339,7 @@ StatusOr<KueueConfiguration> ParseKueueConfiguration(std::string_view text, std:
   non_negative("backoffMaxSeconds", [&](int32_t n) { wc.backoff_max_seconds = n; });
 
   // integrations.frameworks.
-  const api::Object& fw = Child(Child(obj, "integrations"), "frameworks");
+  const api::Object& fw = api::Field(api::Field(obj, "integrations"), "frameworks");
   std::vector<std::string> frameworks;
   const api::FieldPath fpath = api::FieldPath("integrations").Child("frameworks");
   if (fw.is_array()) {
@@ -372,8 +367,8 @@ StatusOr<KueueConfiguration> ParseKueueConfiguration(std::string_view text, std:
 
   // Fair Sharing: not implemented, so never silently on.
   if (obj.contains("fairSharing") && !obj["fairSharing"].is_null()) {
-    const bool enabled = !v1beta1 || (Child(obj["fairSharing"], "enable").is_boolean() &&
-                                      Child(obj["fairSharing"], "enable").get<bool>());
+    const bool enabled = !v1beta1 || (api::Field(obj["fairSharing"], "enable").is_boolean() &&
+                                      api::Field(obj["fairSharing"], "enable").get<bool>());
     if (enabled) {
       errs.push_back(api::Forbidden(api::FieldPath("fairSharing"),
                                     "Fair Sharing is not supported by berth (classical preemption only); remove the "
@@ -401,7 +396,7 @@ StatusOr<KueueConfiguration> ParseKueueConfiguration(std::string_view text, std:
     }
   }
   for (const char* key : {"externalFrameworks", "labelKeysToCopy", "podOptions"}) {
-    if (Child(obj, "integrations").is_object() && Child(obj, "integrations").contains(key)) {
+    if (api::Field(obj, "integrations").is_object() && api::Field(obj, "integrations").contains(key)) {
       cfg.ignored.push_back(fmt::format("integrations.{} (not applied by berth)", key));
     }
   }

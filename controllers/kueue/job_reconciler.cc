@@ -229,11 +229,10 @@ Status JobReconciler::Reconcile(const std::string& key) {
       // really goes back to its queue now (Requeued=True: Preempted,
       // NodeFailures); a deactivated one, or one waiting out its PodsReady
       // backoff (Requeued=False), is not requeued and gets none.
-      if (const api::Object* requeued = FindCondition(wl, "Requeued");
-          requeued != nullptr && requeued->value("status", "") == "True") {
+      if (IsConditionTrue(wl, "Requeued")) {
         recorder_.Event(wl, kEventTypeNormal, "Requeued",
                         "Every pod of the evicted workload has terminated: quota released, workload requeued (" +
-                            requeued->value("reason", "") + ")");
+                            ConditionField(wl, "Requeued", "reason") + ")");
       }
       return Status::Ok();
     }

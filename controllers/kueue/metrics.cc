@@ -60,10 +60,7 @@ ClusterQueueMetrics ClusterQueueMetricsFromStatus(const std::string& name, const
   ClusterQueueMetrics m;
   m.name = name;
   m.cohort = spec.cohort;
-  bool active = false;
-  for (const api::Object& c : status.value("conditions", api::Object::array())) {
-    if (c.value("type", "") == "Active") active = c.value("status", "") == "True";
-  }
+  const bool active = api::IsConditionTrue(api::Object{{"status", status}}, "Active");
   m.status = deleting ? ClusterQueueMetricStatus::kTerminating
                       : active ? ClusterQueueMetricStatus::kActive : ClusterQueueMetricStatus::kPending;
   m.reserving_workloads = status.value("reservingWorkloads", 0);

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "core/clock.h"
+#include "api/conditions.h"
 #include "api/unstructured.h"
 #include "controllers/common/scheduling_decoder.h"
 #include "core/quantity.h"
@@ -61,13 +62,7 @@ placement::Node DecodeNode(const api::Object& obj) {
   n.allocatable = DecodeResourceList(NestedField(obj, {"status", "allocatable"}));
   const api::Object& unschedulable = NestedField(obj, {"spec", "unschedulable"});
   n.unschedulable = unschedulable.is_boolean() && unschedulable.get<bool>();
-  n.ready = false;
-  const api::Object& conds = NestedField(obj, {"status", "conditions"});
-  if (conds.is_array()) {
-    for (const api::Object& c : conds) {
-      if (NestedString(c, {"type"}) == "Ready") n.ready = NestedString(c, {"status"}) == "True";
-    }
-  }
+  n.ready = api::IsConditionTrue(obj, "Ready");
   return n;
 }
 
@@ -99,14 +94,9 @@ placement::Pod DecodePod(const api::Object& obj) {
   Time start;
   if (ParseRfc3339(NestedString(obj, {"status", "startTime"}), &start)) p.start_time = start;
   p.terminating = !NestedField(obj, {"metadata", "deletionTimestamp"}).is_null();
-  const api::Object& conds = NestedField(obj, {"status", "conditions"});
-  if (conds.is_array()) {
-    for (const api::Object& c : conds) {
-      if (NestedString(c, {"type"}) == "DisruptionTarget" && NestedString(c, {"status"}) == "True" &&
-          NestedString(c, {"reason"}) == "PreemptionByScheduler") {
-        p.terminating_by_preemption = p.terminating;
-      }
-    }
+  if (api::IsConditionTrue(obj, "DisruptionTarget") &&
+      api::ConditionField(obj, "DisruptionTarget", "reason") == "PreemptionByScheduler") {
+    p.terminating_by_preemption = p.terminating;
   }
   return p;
 }

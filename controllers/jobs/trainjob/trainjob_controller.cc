@@ -34,10 +34,11 @@ std::optional<Time> ActiveDeadline(const Object& trainjob) {
   if (!Field(spec, "activeDeadlineSeconds").is_number_integer()) return std::nullopt;
   if (jobs::EffectivelySuspended(trainjob, Field(spec, "suspend"))) return std::nullopt;
   std::string start = StringAt(ObjectAt(trainjob, "metadata"), "creationTimestamp");
-  if (const Object* suspended = FindCondition(trainjob, "Suspended"); suspended != nullptr) {
+  if (FindCondition(trainjob, "Suspended") != nullptr) {
     // True: resumed but not yet recorded; the clock starts with the Resumed condition.
-    if (StringAt(*suspended, "status") == "True") return std::nullopt;
-    start = StringAt(*suspended, "lastTransitionTime", start);
+    if (IsConditionTrue(trainjob, "Suspended")) return std::nullopt;
+    start = ConditionField(trainjob, "Suspended", "lastTransitionTime");
+    if (start.empty()) start = StringAt(ObjectAt(trainjob, "metadata"), "creationTimestamp");
   }
   Time t;
   if (!ParseRfc3339(start, &t)) return std::nullopt;
