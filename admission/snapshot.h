@@ -120,7 +120,7 @@ class Snapshot {
  public:
   Snapshot(const ResourceNames& names, std::vector<ResourceFlavor> flavors,
            std::vector<ClusterQueue> cluster_queues, std::vector<Cohort> cohorts);
-  // Copyable (a deep copy: the simulator and tests fork snapshots).
+  // Copyable (a deep copy: benchmarks and tests fork snapshots).
   Snapshot(const Snapshot&);
   Snapshot& operator=(const Snapshot&);
   Snapshot(Snapshot&&) noexcept;

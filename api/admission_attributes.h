@@ -41,7 +41,7 @@ class ObjectLookup {
                                                                     std::string_view ns) const = 0;
 };
 
-// A lookup over a fixed set of objects (tests, the simulator, offline checks
+// A lookup over a fixed set of objects (tests, benchmarks, offline checks
 // that want a given cluster state): List returns the objects added under that
 // resource, ordered as above.
 class StaticObjectLookup : public ObjectLookup {

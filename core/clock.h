@@ -1,6 +1,6 @@
 // Clock: the only source of time in berth (timeouts, backoff, grace periods,
 // creationTimestamps, lease renewals). Production code takes a Clock& and
-// never calls std::chrono::system_clock directly, so tests and the simulator
+// never calls std::chrono::system_clock directly, so tests and benchmarks
 // run on virtual time with FakeClock.
 //
 // Units: Time is a std::chrono::system_clock::time_point (wall time, used for

@@ -1,7 +1,7 @@
 // Snapshot: the cluster as kube-scheduler's cache sees it at the start of a
 // scheduling cycle — every node with what its pods hold, and the pods
 // nominated to it by earlier preemptions. Placement functions take it by
-// const reference; the caller (controller, simulator, benchmark) builds it
+// const reference; the caller (controller, benchmark, test) builds it
 // from informer caches and keeps it current between decisions, the way the
 // scheduler cache "assumes" a pod onto its node right after deciding.
 //

@@ -1,4 +1,4 @@
-// MemoryStore: the store with no persistence, for tests and the simulator.
+// MemoryStore: the store with no persistence, for tests and benchmarks.
 // Everything is lost when it is destroyed; revisions start at 1. Semantics,
 // errors and thread-safety are CachedStore's (store.h, cached_store.h); writes
 // are applied under the store mutex without batching.

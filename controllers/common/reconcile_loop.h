@@ -25,8 +25,8 @@
 // an external change) is still reconciled eventually.
 //
 // Running: Start(workers) starts `workers` threads; Stop() shuts the queue
-// down and joins them (a running reconcile finishes first). For tests and the
-// simulator, ProcessQueued() drains the queue on the calling thread.
+// down and joins them (a running reconcile finishes first). For tests and
+// benchmarks, ProcessQueued() drains the queue on the calling thread.
 //
 // Time: delays and resync from the injected Clock.
 // Thread-safety: every method may be called from any thread; Watch before

@@ -53,7 +53,7 @@
 //
 // Running: Start() starts the informers' consumers — one worker thread per
 // work queue and one scheduler thread that runs a cycle whenever something
-// changed. For tests and the simulator, the same work is driven
+// changed. For tests and benchmarks, the same work is driven
 // synchronously with EnqueueAll / ProcessQueued / ScheduleOnce (no thread).
 //
 // Time: every timestamp from the injected Clock.
@@ -128,7 +128,7 @@ class KueueController {
   void Start();
   void Stop();
 
-  // --- Synchronous driving (tests, simulator) ---------------------------
+  // --- Synchronous driving (tests, benchmarks) ---------------------------
   // Enqueues every known object in every work queue (a resync).
   void EnqueueAll();
   // Drains every work queue on the calling thread; returns keys processed.

@@ -56,7 +56,7 @@
 //
 // Running: Start() runs one thread that performs a cycle when something
 // changed or a backoff expired (time from the injected Clock). For tests and
-// the simulator, ScheduleOnce() runs a cycle on the calling thread.
+// benchmarks, ScheduleOnce() runs a cycle on the calling thread.
 //
 // Thread-safety: public methods may be called from any thread; one mutex
 // serialises cycles and the queue state.
@@ -113,7 +113,7 @@ class SchedulerController {
   void Stop();
 
   // Marks every unbound pod in the cache active (ignoring backoff), as a
-  // resync; for tests and the simulator.
+  // resync; for tests and benchmarks.
   void ActivateAll();
   // One scheduling cycle on the calling thread.
   CycleSummary ScheduleOnce();

@@ -15,8 +15,8 @@
 // suspended (Kueue's webhook default, owned_objects.h EffectivelySuspended).
 //
 // Driving: Reconcile(key) from a work queue fed by Job and Pod informers (pods map to
-// their Job through the controller ownerReference), or ReconcileAll() for tests and the
-// simulator (every Job, in (namespace, name) order).
+// their Job through the controller ownerReference), or ReconcileAll() for tests and
+// benchmarks (every Job, in (namespace, name) order).
 // Errors: API failures are returned; the caller requeues with rate limiting.
 // Thread-safety: Reconcile may run concurrently for different keys.
 #pragma once

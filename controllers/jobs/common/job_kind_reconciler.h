@@ -5,7 +5,7 @@
 //
 // Keys are "namespace/name" (client/indexer.h MetaNamespaceKey). ReconcileAll reconciles
 // every object of the kind in the order List returns them ((namespace, name)), for tests and
-// the simulator; it tries all and returns the first error.
+// benchmarks; it tries all and returns the first error.
 //
 // Errors: API failures are returned; the caller (a ReconcileLoop) requeues with rate
 // limiting. Sync's errors likewise.

@@ -19,7 +19,7 @@
 // as suspended (Kueue's webhook default).
 //
 // Driving: Reconcile(key) from a work queue fed by JobSet and Job informers, or
-// ReconcileAll() (every JobSet in (namespace, name) order) for tests and the simulator.
+// ReconcileAll() (every JobSet in (namespace, name) order) for tests and benchmarks.
 // Errors: API failures are returned; the caller requeues with rate limiting.
 // Thread-safety: Reconcile may run concurrently for different keys.
 #pragma once

@@ -33,7 +33,7 @@
 // treated as suspended (Kueue's webhook default), so no pod exists before admission.
 //
 // Driving: Reconcile(key) from a work queue (TrainJob, JobSet, runtime informers), or
-// ReconcileAll() (every TrainJob in (namespace, name) order) for tests and the simulator;
+// ReconcileAll() (every TrainJob in (namespace, name) order) for tests and benchmarks;
 // a TrainJob waiting for its runtime is picked up again by the next pass.
 // Errors: API failures are returned; the caller requeues with rate limiting.
 // Thread-safety: Reconcile may run concurrently for different keys.
