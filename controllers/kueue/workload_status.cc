@@ -21,8 +21,8 @@ bool FalseIfPresent(api::Object* wl, const std::string& type, const std::string&
 // the workload went through last time). Only a True condition is reset, so a
 // second reservation does not prefix "Previously: " twice.
 bool ResetIfTrue(api::Object* wl, const std::string& type, Time now) {
-  if (!IsConditionTrue(*wl, type)) return false;
-  const std::string message = "Previously: " + ConditionField(*wl, type, "message");
+  if (!api::IsConditionTrue(*wl, type)) return false;
+  const std::string message = "Previously: " + api::ConditionField(*wl, type, "message");
   return SetCondition(wl, {type, "False", "QuotaReserved", message}, now);
 }
 }  // namespace
