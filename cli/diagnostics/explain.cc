@@ -1072,7 +1072,7 @@ nlohmann::json ExplainReport::ToJson() const {
   nlohmann::json out = {{"kind", kind}, {"namespace", ns}, {"name", name}, {"layer", std::string(LayerName(layer))},
                         {"summary", summary}, {"asOf", FormatRfc3339(as_of)}};
   nlohmann::json fs = nlohmann::json::array();
-  for (const Finding& f : findings) {
+  for (const ExplainFinding& f : findings) {
     nlohmann::json ev = nlohmann::json::array();
     for (const Evidence& e : f.evidence) ev.push_back({{"object", e.object}, {"field", e.field}, {"value", e.value}});
     nlohmann::json j = {{"statement", f.statement}, {"evidence", std::move(ev)}};
@@ -1093,7 +1093,7 @@ std::string ExplainReport::ToText() const {
   out << kind << " " << (ns.empty() ? "" : ns + "/") << name << ": " << LayerName(layer) << "\n";
   out << "  " << summary << "\n";
   int i = 0;
-  for (const Finding& f : findings) {
+  for (const ExplainFinding& f : findings) {
     out << "\n" << ++i << ". " << f.statement << "\n";
     for (const Evidence& e : f.evidence) {
       out << "   evidence: " << e.object << " " << e.field;

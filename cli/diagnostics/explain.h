@@ -102,7 +102,7 @@ struct Evidence {
   std::string value;   // the field's value (may be empty)
 };
 
-struct Finding {
+struct ExplainFinding {
   std::string statement;
   std::vector<Evidence> evidence;
   std::string fix;  // empty when there is nothing for the user to change
@@ -121,7 +121,7 @@ struct ExplainReport {
   std::string name;
   Layer layer = Layer::kNotAdmitted;
   std::string summary;             // one line: the layer in words
-  std::vector<Finding> findings;   // in diagnosis order
+  std::vector<ExplainFinding> findings;   // in diagnosis order
   std::vector<TimelineEntry> timeline;  // by time, then insertion order (job, Workload, pods)
   Time as_of{};                         // when the objects were read (the Clock's now)
 
