@@ -23,6 +23,7 @@
 #include "apiserver/store_object_lookup.h"
 #include "apiserver/table_convertor.h"
 #include "apiserver/watch_pump.h"
+#include "core/ids.h"
 #include "core/logging.h"
 
 namespace berth::apiserver {
@@ -690,19 +691,33 @@ HttpResponse ApiServer::Impl::Create(const ResourceRequest& r) {
 }
 
 HttpResponse ApiServer::Impl::CreateObject(const ResourceRequest& r, const WriteOptions& wopts, json object) {
-  const std::string name = api::Name(object);
-  if (Status ns = CheckNamespace(r, name); !ns.ok()) return StatusResponse(ns);
-  api::WriteRequest wr;
-  wr.operation = api::Operation::kCreate;
-  wr.object = std::move(object);
-  wr.field_validation = wopts.field_validation;
-  wr.lookup = &lookup_;
-  auto admitted = pipeline_.Admit(std::move(wr));
-  if (!admitted.ok()) return Error(r, admitted.status(), name);
-  if (wopts.dry_run) return ObjectResponse(r, 201, admitted->object, admitted->warnings);
-  auto stored = store_.CreateShared(r.gr, std::move(admitted->object));
-  if (!stored.ok()) return Error(r, stored.status(), name);
-  return ObjectResponse(r, 201, **stored, admitted->warnings);
+  if (Status ns = CheckNamespace(r, api::Name(object)); !ns.ok()) return StatusResponse(ns);
+  // metadata.generateName without a name: named before admission, as the registry's
+  // BeforeCreate does (names.SimpleNameGenerator: the prefix cut to 58 characters, then 5
+  // random ones), so validation and the kind's prepare see the name; a generated name that
+  // is already taken is drawn again (kube-apiserver's RetryGenerateName, GA in 1.32).
+  const std::string generate_name = api::MetaString(object, "generateName");
+  const bool generate = api::Name(object).empty() && !generate_name.empty();
+  constexpr int kGenerateAttempts = 8;
+  constexpr size_t kMaxGeneratedNameLength = 58;
+  for (int attempt = 1;; ++attempt) {
+    if (generate) {
+      object["metadata"]["name"] = generate_name.substr(0, kMaxGeneratedNameLength) + RandomNameSuffix();
+    }
+    const std::string name = api::Name(object);
+    api::WriteRequest wr;
+    wr.operation = api::Operation::kCreate;
+    wr.object = object;
+    wr.field_validation = wopts.field_validation;
+    wr.lookup = &lookup_;
+    auto admitted = pipeline_.Admit(std::move(wr));
+    if (!admitted.ok()) return Error(r, admitted.status(), name);
+    if (wopts.dry_run) return ObjectResponse(r, 201, admitted->object, admitted->warnings);
+    auto stored = store_.CreateShared(r.gr, std::move(admitted->object));
+    if (stored.ok()) return ObjectResponse(r, 201, **stored, admitted->warnings);
+    if (generate && stored.status().code() == Code::kAlreadyExists && attempt < kGenerateAttempts) continue;
+    return Error(r, stored.status(), name);
+  }
 }
 
 HttpResponse ApiServer::Impl::Update(const ResourceRequest& r) {

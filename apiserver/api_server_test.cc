@@ -170,6 +170,38 @@ TEST_F(ApiServerTest, DeleteResponses) {
   EXPECT_EQ(Do("GET", "/apis/kueue.x-k8s.io/v1beta2/namespaces/default/localqueues/lq").status, 404);
 }
 
+// metadata.generateName names the object before admission, so validation and the kind's
+// prepare see the name (the Job strategy's job-name label carries it), as Kueue's
+// `kubectl create -f sample-job.yaml` relies on; neither name nor generateName is 422.
+TEST_F(ApiServerTest, GenerateNameNamesTheObjectBeforeAdmission) {
+  const std::string job = R"({"apiVersion":"batch/v1","kind":"Job","metadata":{"generateName":"sample-job-"},
+    "spec":{"template":{"spec":{"restartPolicy":"Never","containers":[{"name":"c","image":"busybox"}]}}}})";
+  HttpResponse r = Do("POST", "/apis/batch/v1/namespaces/default/jobs", job);
+  ASSERT_EQ(r.status, 201) << r.body;
+  const std::string name = Body(r)["metadata"]["name"];
+  EXPECT_EQ(name.size(), std::string("sample-job-").size() + 5) << name;
+  EXPECT_EQ(name.rfind("sample-job-", 0), 0u) << name;
+  EXPECT_EQ(Body(r)["spec"]["template"]["metadata"]["labels"]["batch.kubernetes.io/job-name"], name);
+  EXPECT_EQ(Do("GET", "/apis/batch/v1/namespaces/default/jobs/" + name).status, 200);
+
+  // Two more from the same prefix get names of their own.
+  HttpResponse r2 = Do("POST", "/apis/batch/v1/namespaces/default/jobs", job);
+  ASSERT_EQ(r2.status, 201) << r2.body;
+  EXPECT_NE(Body(r2)["metadata"]["name"], name);
+
+  // A prefix longer than 58 characters is cut, so the name stays a valid 63-character one.
+  const std::string long_prefix(70, 'a');
+  r = Do("POST", "/api/v1/namespaces/default/configmaps",
+         R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"generateName":")" + long_prefix + R"("}})");
+  ASSERT_EQ(r.status, 201) << r.body;
+  EXPECT_EQ(Body(r)["metadata"]["name"].get<std::string>().size(), 63u);
+
+  r = Do("POST", "/api/v1/namespaces/default/configmaps", R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{}})");
+  EXPECT_EQ(r.status, 422) << r.body;
+  EXPECT_EQ(Body(r)["details"]["causes"][0]["field"], "metadata.name");
+  EXPECT_EQ(Body(r)["details"]["causes"][0]["message"], "Required value: name or generateName is required");
+}
+
 // Foreground and namespace deletion leave the object Terminating for the
 // garbage collector (not running here).
 TEST_F(ApiServerTest, ForegroundAndNamespaceDeletionMarkTheObject) {
