@@ -7,7 +7,6 @@
 namespace berth::agent {
 namespace {
 
-
 std::vector<ContainerRecord> Records(const api::Object& pod, const char* list, const char* waiting) {
   std::vector<ContainerRecord> out;
   auto spec = pod.find("spec");

@@ -14,7 +14,6 @@ constexpr std::string_view kImmutable = "field is immutable";
 constexpr std::string_view kReservedEnv[] = {"PET_NNODES", "PET_NPROC_PER_NODE", "PET_NODE_RANK", "PET_MASTER_ADDR",
                                              "PET_MASTER_PORT"};
 
-
 // The OpenAPI type apiextensions reports as the value of a failed CEL rule.
 std::string CelType(const Object& v) {
   if (v.is_object()) return "object";

@@ -707,7 +707,7 @@ HttpResponse ApiServer::Impl::CreateObject(const ResourceRequest& r, const Write
     const std::string name = api::Name(object);
     api::WriteRequest wr;
     wr.operation = api::Operation::kCreate;
-    wr.object = object;
+    wr.object = generate ? object : std::move(object);  // only a generated name is tried again
     wr.field_validation = wopts.field_validation;
     wr.lookup = &lookup_;
     auto admitted = pipeline_.Admit(std::move(wr));

@@ -15,7 +15,6 @@ namespace {
 // How often a failing work item is retried before it waits for the object to change.
 constexpr int kRetries = 5;
 
-
 }  // namespace
 
 struct GarbageCollector::ResourceWatch {

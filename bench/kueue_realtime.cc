@@ -140,7 +140,6 @@ class TimerPool {
   std::vector<std::thread> threads_;
 };
 
-
 void SetCondition(api::Object* wl, const std::string& type, const std::string& status, const std::string& reason,
                   const std::string& message) {
   api::Object& conds = (*wl)["status"]["conditions"];

@@ -151,7 +151,6 @@ std::string AgeOf(const json& timestamp, Time now) {
   return HumanDuration(std::chrono::duration_cast<Duration>(now - t));
 }
 
-
 void PrintEvents(std::string* w, std::vector<json> events, Time now) {
   // SortableEvents: by lastTimestamp (absent first); stable for equal times.
   auto last = [](const json& e) {

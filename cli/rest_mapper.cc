@@ -32,7 +32,6 @@ std::vector<std::string> Strings(const json& j, const char* field) {
   return out;
 }
 
-
 // True when a Content-Type names the aggregated discovery list (parameters in
 // any order, extra ones tolerated).
 bool IsAggregated(std::string_view content_type) {

@@ -160,7 +160,6 @@ void CheckShape(const api::Object& value, const FieldSpec& spec, const std::stri
   }
 }
 
-
 }  // namespace
 
 Duration WaitForPodsReadyConfig::Backoff(int32_t n) const {

@@ -3,7 +3,6 @@
 #include "api/conditions.h"
 #include "controllers/kueue/decoder.h"
 
-
 namespace berth::controllers::kueue {
 
 using api::FindCondition;

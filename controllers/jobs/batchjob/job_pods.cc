@@ -8,7 +8,6 @@ namespace berth::controllers::jobs::batchjob {
 
 using namespace api;  // NOLINT(build/namespaces): objects, accessors and conditions
 
-
 namespace {
 
 constexpr std::string_view kBackoffLimitExceeded = "BackoffLimitExceeded";

@@ -11,7 +11,6 @@ namespace berth::controllers::jobs::jobset {
 
 using namespace api;  // NOLINT(build/namespaces): objects, accessors and conditions
 
-
 namespace {
 
 constexpr std::string_view kFailedJobsMessage = "jobset failed due to one or more job failures";

@@ -7,7 +7,6 @@ namespace berth::controllers::jobs::pytorchjob {
 
 using namespace api;  // NOLINT(build/namespaces): objects, accessors and conditions
 
-
 namespace {
 
 std::string Lower(std::string s) {

@@ -13,7 +13,6 @@ namespace berth::controllers::jobs::trainjob {
 
 using namespace api;  // NOLINT(build/namespaces): objects, accessors and conditions
 
-
 namespace {
 
 const Object& TrainerSpec(const Object& trainjob) { return ObjectAt(ObjectAt(trainjob, "spec"), "trainer"); }
