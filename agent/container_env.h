@@ -50,14 +50,14 @@
 #include <string_view>
 #include <vector>
 
+#include "agent/shim/shim.h"
 #include "api/object.h"
 #include "core/quantity.h"
 #include "core/status.h"
 
 namespace berth::agent {
 
-inline constexpr std::string_view kDefaultPath =
-    "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+using shim::kDefaultPath;
 
 struct EnvVar {
   std::string name;

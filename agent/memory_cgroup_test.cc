@@ -5,13 +5,13 @@
 #include <filesystem>
 #include <fstream>
 
-#include "agent/testing/test_files.h"
+#include "agent/shim/testing/test_files.h"
 
 namespace berth::agent {
 namespace {
 
 namespace fs = std::filesystem;
-using testing::ReadFile;
+using shim::testing::ReadFile;
 
 void Write(const fs::path& p, const std::string& text) {
   fs::create_directories(p.parent_path());
@@ -21,7 +21,7 @@ void Write(const fs::path& p, const std::string& text) {
 class MemoryCgroupTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    root_ = testing::FreshTestDirectory("cgroup-test");
+    root_ = shim::testing::FreshTestDirectory("cgroup-test");
     fs::create_directories(root_ / "mnt");
   }
   void TearDown() override { fs::remove_all(root_); }

@@ -1,7 +1,11 @@
 #include "agent/node_agent.h"
 
 #include <dirent.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
 #include <sched.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 
@@ -15,9 +19,12 @@
 #include <spdlog/spdlog.h>
 
 #include "agent/container_env.h"
-#include "agent/container_log.h"
+#include "agent/shim/container_log.h"
 #include "agent/pod_status.h"
 #include "agent/process_runner.h"
+#include "agent/shim/run_record.h"
+#include "agent/shim/shim_client.h"
+#include "core/file.h"
 
 namespace berth::agent {
 namespace {
@@ -117,6 +124,54 @@ int LatestRun(const std::string& pod_dir, const std::string& container) {
   return latest;
 }
 
+// A lowercase RFC 1123 label: [a-z0-9]([-a-z0-9]*[a-z0-9])?, at most 63 characters.
+bool IsDns1123Label(std::string_view s) {
+  if (s.empty() || s.size() > 63 || s.front() == '-' || s.back() == '-') return false;
+  return std::all_of(s.begin(), s.end(), [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'; });
+}
+
+// The kubelet's node shutdown manager's status for a pod it killed
+// (pkg/kubelet/nodeshutdown/nodeshutdown_manager_linux.go killPods): phase
+// Failed, reason Terminated, the shutdown message, and DisruptionTarget True
+// with reason TerminationByKubelet (kept once set).
+void MarkShutDown(api::Object* status, Time now) {
+  (*status)["phase"] = "Failed";
+  (*status)["reason"] = kNodeShutdownReason;
+  (*status)["message"] = kNodeShutdownMessage;
+  api::Object& conditions = (*status)["conditions"];
+  if (!conditions.is_array()) conditions = api::Object::array();
+  for (const auto& c : conditions) {
+    if (c.is_object() && c.value("type", "") == "DisruptionTarget" && c.value("status", "") == "True") return;
+  }
+  api::Object kept = api::Object::array();
+  for (auto& c : conditions) {
+    if (!(c.is_object() && c.value("type", "") == "DisruptionTarget")) kept.push_back(std::move(c));
+  }
+  conditions = std::move(kept);
+  conditions.push_back({{"type", "DisruptionTarget"},
+                        {"status", "True"},
+                        {"reason", "TerminationByKubelet"},
+                        {"message", kNodeShutdownMessage},
+                        {"lastProbeTime", nullptr},
+                        {"lastTransitionTime", FormatRfc3339(now)}});
+}
+
+// Asks every live supervisor of the pod directory's runs to SIGKILL its
+// container; returns how many were asked. Never signals anything by pid.
+int KillLiveRuns(const std::string& pod_dir) {
+  int killed = 0;
+  std::error_code ec;
+  for (const auto& container : std::filesystem::directory_iterator(pod_dir + "/runs", ec)) {
+    for (const auto& [run, dir] : shim::ListRuns(pod_dir, container.path().filename().string())) {
+      StatusOr<int> connection = shim::ConnectShim(dir);
+      if (!connection.ok()) continue;
+      if (shim::SendSignal(*connection, SIGKILL)) ++killed;
+      close(*connection);
+    }
+  }
+  return killed;
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------
@@ -195,6 +250,8 @@ struct NodeAgent::PodWorker {
   int64_t grace_seconds = 0;
   bool released = false;  // devices returned
   bool deleted = false;   // final DELETE done
+  bool shut_down = false;          // terminated by a graceful node shutdown
+  bool shutdown_reported = false;  // ... and its final status is written
 };
 
 NodeAgent::NodeAgent(client::Client& client, Clock& clock, NodeAgentOptions options)
@@ -222,16 +279,23 @@ Status NodeAgent::Start() {
   if (!cgroups_.available()) {
     spdlog::info("node {}: memory limits are not enforced: {}", options_.node_name, cgroups_.reason());
   }
-  // Containers of a previous agent on this data directory that died without
-  // stopping them (kill -9) must not run next to the copies started now.
-  std::vector<std::string> previous;
-  if (int killed = KillLeftoverProcessGroups(options_.data_dir + "/pods", &previous); killed > 0) {
-    spdlog::warn("node {}: killed {} container process group(s) left by a previous agent", options_.node_name, killed);
+  // One agent per data directory: two would both adopt, restart and kill the
+  // same containers. flock is released by the kernel when this process dies.
+  const std::string lock_path = options_.data_dir + "/agent.lock";
+  int lock_fd = open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (lock_fd < 0) return InternalError("cannot open " + lock_path + ": " + std::strerror(errno));
+  if (flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
+    StatusOr<std::string> holder = ReadFileBounded(lock_path, 64);
+    std::string pid = holder.ok() ? holder->substr(0, holder->find('\n')) : "";
+    close(lock_fd);
+    return ConflictError("data directory " + options_.data_dir + " is in use by another berth agent" +
+                         (pid.empty() ? "" : " (pid " + pid + ")") + "; stop it first, or give each agent its own --data-dir");
   }
-  {
-    std::lock_guard<std::mutex> lock(workers_mu_);
-    previous_runs_.insert(previous.begin(), previous.end());
+  const std::string pid = std::to_string(getpid()) + "\n";
+  if (ftruncate(lock_fd, 0) != 0 || pwrite(lock_fd, pid.data(), pid.size(), 0) < 0) {
+    spdlog::warn("node {}: cannot write {}: {}", options_.node_name, lock_path, std::strerror(errno));
   }
+  lock_fd_ = lock_fd;
   BERTH_RETURN_IF_ERROR(RegisterNode());
   RenewLease();
   client::InformerOptions io;
@@ -250,7 +314,7 @@ Status NodeAgent::Start() {
   return Status::Ok();
 }
 
-void NodeAgent::Stop() {
+void NodeAgent::Stop(StopMode mode) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (stop_) return;
@@ -259,8 +323,44 @@ void NodeAgent::Stop() {
   cv_.notify_all();
   if (loop_.joinable()) loop_.join();
   if (informer_) informer_->Stop();
-  std::lock_guard<std::mutex> lock(workers_mu_);
-  workers_.clear();  // ContainerProcess destructors kill and reap what still runs
+  {
+    std::lock_guard<std::mutex> lock(workers_mu_);
+    if (mode == StopMode::kKillContainers) {
+      for (auto& [uid, w] : workers_) {
+        for (auto& [name, proc] : w->running) proc->Kill();
+        for (auto& [name, proc] : w->running) proc->WaitForExit(std::chrono::seconds(10));
+      }
+    }
+    workers_.clear();  // the handles detach; what still runs keeps running
+  }
+  if (lock_fd_ >= 0) {
+    close(lock_fd_);  // releases the flock
+    lock_fd_ = -1;
+  }
+}
+
+void NodeAgent::Shutdown(Duration grace_period) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stop_ || !started_) return;
+    shutdown_deadline_ = clock_.Now() + std::max(grace_period, Duration::zero());
+  }
+  Wake();
+  // Wait until no pod runs anything and every shut-down pod's status is
+  // written; the real-time bound covers an API server that stopped answering.
+  const auto give_up = std::chrono::steady_clock::now() + grace_period + std::chrono::seconds(15);
+  while (std::chrono::steady_clock::now() < give_up) {
+    {
+      std::lock_guard<std::mutex> lock(workers_mu_);
+      bool done = true;
+      for (const auto& [uid, w] : workers_) {
+        if (!w->running.empty() || (w->shut_down && !w->shutdown_reported)) done = false;
+      }
+      if (done) break;
+    }
+    std::this_thread::sleep_for(options_.poll_interval);
+  }
+  Stop(StopMode::kLeaveRunning);
 }
 
 void NodeAgent::Wake() {
@@ -413,39 +513,56 @@ void NodeAgent::Loop() {
 
 void NodeAgent::SyncOnce() {
   if (!next_lease_renewal_ || clock_.Now() >= *next_lease_renewal_) RenewLease();
+  std::optional<Time> shutdown;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    shutdown = shutdown_deadline_;
+  }
   std::vector<client::ObjectPtr> pods = informer_->GetIndexer().List();
   std::sort(pods.begin(), pods.end(),
             [](const client::ObjectPtr& a, const client::ObjectPtr& b) { return PodKey(*a) < PodKey(*b); });
   std::lock_guard<std::mutex> lock(workers_mu_);
+  if (!swept_ && informer_->HasSynced()) {
+    // Before anything starts: a leftover container may hold what a new one needs (ports, devices).
+    std::set<std::string> runnable;
+    for (const client::ObjectPtr& pod : pods) {
+      if (!IsTerminal(*pod)) runnable.insert(api::Uid(*pod));
+    }
+    SweepOrphanRuns(runnable);
+    swept_ = true;
+  }
   std::set<std::string> seen;
   for (const client::ObjectPtr& pod : pods) {
     const std::string& uid = api::Uid(*pod);
     seen.insert(uid);
     auto it = workers_.find(uid);
     if (it == workers_.end()) {
-      if (HasDeletionTimestamp(*pod)) {
-        // Not running here (never started, or finished before this agent started):
-        // nothing to stop, so remove it at once (kubelet does the same).
-        client::DeleteOptions d;
-        d.grace_period_seconds = 0;
-        d.preconditions.uid = uid;
-        Status s = client_.Delete(kPods.Namespace(api::Namespace(*pod)), api::Name(*pod), d);
-        if (!s.ok() && s.code() != Code::kNotFound) {
-          spdlog::warn("node {}: delete pod {}: {}", options_.node_name, PodKey(*pod), s.ToString());
-        }
+      const std::string dir =
+          options_.data_dir + "/pods/" + api::Namespace(*pod) + "_" + api::Name(*pod) + "_" + uid;
+      const bool has_runs = std::filesystem::exists(dir + "/runs");
+      if (IsTerminal(*pod)) {
+        // Finished before this agent saw it (or failed while the node was
+        // lost): nothing may run for it any more.
+        if (has_runs) KillLiveRuns(dir);
+        if (HasDeletionTimestamp(*pod)) DeleteNow(*pod);
         continue;
       }
-      if (IsTerminal(*pod)) continue;  // finished before we saw it: nothing to run
+      if (HasDeletionTimestamp(*pod) && !has_runs) {
+        // Never started here: nothing to stop, so remove it at once (kubelet does the same).
+        DeleteNow(*pod);
+        continue;
+      }
       auto w = std::make_unique<PodWorker>(*pod);
       w->uid = uid;
       w->key = PodKey(*pod);
-      w->dir = options_.data_dir + "/pods/" + api::Namespace(*pod) + "_" + api::Name(*pod) + "_" + uid;
+      w->dir = dir;
       std::error_code ec;
       std::filesystem::create_directories(w->dir + "/work", ec);
-      if (previous_runs_.erase(std::filesystem::path(w->dir).filename().string()) > 0) MarkLostRuns(*w);
+      if (has_runs) RestoreRuns(*w);
+      MarkLostRuns(*w);
       it = workers_.emplace(uid, std::move(w)).first;
     }
-    SyncPod(*it->second, pod.get());
+    SyncPod(*it->second, pod.get(), shutdown);
   }
   for (auto it = workers_.begin(); it != workers_.end();) {
     PodWorker& w = *it->second;
@@ -462,6 +579,78 @@ void NodeAgent::SyncOnce() {
     }
     ++it;
   }
+}
+
+void NodeAgent::DeleteNow(const api::Object& pod) {
+  client::DeleteOptions d;
+  d.grace_period_seconds = 0;
+  d.preconditions.uid = api::Uid(pod);
+  Status s = client_.Delete(kPods.Namespace(api::Namespace(pod)), api::Name(pod), d);
+  if (!s.ok() && s.code() != Code::kNotFound) {
+    spdlog::warn("node {}: delete pod {}: {}", options_.node_name, PodKey(pod), s.ToString());
+  }
+}
+
+void NodeAgent::SweepOrphanRuns(const std::set<std::string>& runnable_uids) {
+  std::error_code ec;
+  for (const auto& pod : std::filesystem::directory_iterator(options_.data_dir + "/pods", ec)) {
+    // <ns>_<name>_<uid>: neither a namespace nor a name contains '_'.
+    const std::string dir_name = pod.path().filename().string();
+    const size_t sep = dir_name.rfind('_');
+    if (sep == std::string::npos) continue;
+    const std::string uid = dir_name.substr(sep + 1);
+    if (runnable_uids.contains(uid)) continue;
+    if (int killed = KillLiveRuns(pod.path().string()); killed > 0) {
+      spdlog::warn("node {}: killed {} container(s) of {}: the pod is gone from the API or finished",
+                   options_.node_name, killed, dir_name);
+    }
+  }
+}
+
+void NodeAgent::RestoreRuns(PodWorker& w) {
+  struct Run {
+    std::string container;
+    int number;
+    std::unique_ptr<ContainerProcess> process;
+  };
+  std::vector<Run> runs;
+  const MemoryCgroups* cgroups = cgroups_.available() ? &cgroups_ : nullptr;
+  for (const auto* records : {&w.lifecycle.init_containers(), &w.lifecycle.containers()}) {
+    for (const ContainerRecord& r : *records) {
+      for (auto& [number, dir] : shim::ListRuns(w.dir, r.name)) {
+        runs.push_back({r.name, number, ContainerProcess::Adopt(dir, clock_, cgroups)});
+      }
+    }
+  }
+  // Replayed in the order they started, through the same state machine as
+  // when they happened, so restartCount, lastState and backoff come out alike.
+  std::stable_sort(runs.begin(), runs.end(), [](const Run& a, const Run& b) {
+    return std::make_pair(a.process->started_at(), a.number) < std::make_pair(b.process->started_at(), b.number);
+  });
+  int adopted = 0;
+  for (Run& run : runs) {
+    w.runs[run.container] = std::max(w.runs[run.container], run.number + 1);
+    std::optional<ContainerExit> exit = run.process->exit();
+    if (!exit || exit->start_error.empty()) w.lifecycle.Started(run.container, run.process->started_at());
+    if (exit) {
+      if (exit->lost) {
+        spdlog::warn("node {}: run {} of container {} of pod {} is lost: {}", options_.node_name, run.number,
+                     run.container, w.key, exit->lost_detail);
+      }
+      w.lifecycle.Exited(run.container, *exit);
+      continue;
+    }
+    if (auto previous = w.running.find(run.container); previous != w.running.end()) {
+      previous->second->Kill();  // two live runs of one container: only the newest stays
+    }
+    if (!run.process->devices().empty()) {
+      Status s = devices_.Restore(w.uid + "/" + run.container, run.process->devices());
+      if (!s.ok()) spdlog::warn("node {}: devices of {}/{}: {}", options_.node_name, w.key, run.container, s.ToString());
+    }
+    w.running[run.container] = std::move(run.process);
+    ++adopted;
+  }
+  if (adopted > 0) spdlog::info("node {}: adopted {} running container(s) of pod {}", options_.node_name, adopted, w.key);
 }
 
 void NodeAgent::MarkLostRuns(PodWorker& w) {
@@ -486,20 +675,20 @@ void NodeAgent::MarkLostRuns(PodWorker& w) {
       const std::string& container = name->get_ref<const std::string&>();
       bool known = false;
       for (const auto* records : {&w.lifecycle.init_containers(), &w.lifecycle.containers()}) {
-        for (const ContainerRecord& r : *records) known = known || r.name == container;
+        for (const ContainerRecord& r : *records) known = known || (r.name == container && !r.ever_started);
       }
-      if (!known) continue;
-      w.lifecycle.Lost(container, started, clock_.Now());
+      if (!known) continue;  // not in the spec, or replayed from its records
+      w.lifecycle.Lost(container, started, clock_.Now(), "no record of its run is left on this node");
       // The lost run wrote logs 0 .. restartCount; the next run follows them.
       const api::Object* restarts = field(cs, "restartCount");
       w.runs[container] = (restarts && restarts->is_number_integer() ? restarts->get<int>() : 0) + 1;
-      spdlog::warn("node {}: container {} of pod {} ran under a previous agent and is gone: {}", options_.node_name,
-                   container, w.key, kContainerLostMessage);
+      spdlog::warn("node {}: container {} of pod {} is running in the API but has no record on this node: {}",
+                   options_.node_name, container, w.key, kContainerLostMessage);
     }
   }
 }
 
-void NodeAgent::SyncPod(PodWorker& w, const api::Object* cached) {
+void NodeAgent::SyncPod(PodWorker& w, const api::Object* cached, std::optional<Time> shutdown) {
   w.pod = *cached;
   // 1. Exits seen by the monitors.
   for (auto it = w.running.begin(); it != w.running.end();) {
@@ -511,9 +700,17 @@ void NodeAgent::SyncPod(PodWorker& w, const api::Object* cached) {
     w.lifecycle.Exited(it->first, *exit);
     it = w.running.erase(it);
   }
-  // 2. Deletion: SIGTERM now, SIGKILL at the deadline.
-  if (HasDeletionTimestamp(w.pod)) {
-    int64_t grace = GracePeriodSeconds(w.pod);
+  // 2. Deletion or node shutdown: SIGTERM now, SIGKILL at the deadline.
+  std::optional<int64_t> termination_grace;
+  if (HasDeletionTimestamp(w.pod)) termination_grace = GracePeriodSeconds(w.pod);
+  if (shutdown) {
+    if (!w.terminating && !w.lifecycle.Finished()) w.shut_down = true;
+    const auto left = std::chrono::ceil<std::chrono::seconds>(*shutdown - clock_.Now()).count();
+    const int64_t grace = std::clamp<int64_t>(left, 0, GracePeriodSeconds(w.pod));
+    termination_grace = termination_grace ? std::min(*termination_grace, grace) : grace;
+  }
+  if (termination_grace) {
+    int64_t grace = *termination_grace;
     if (!w.terminating || grace < w.grace_seconds) {
       w.terminating = true;
       w.grace_seconds = grace;
@@ -534,7 +731,7 @@ void NodeAgent::SyncPod(PodWorker& w, const api::Object* cached) {
       devices_.ReleasePrefix(w.uid + "/");
       w.released = true;
     }
-    if (w.terminating && !w.deleted && w.last_status) {
+    if (HasDeletionTimestamp(w.pod) && !w.deleted && w.last_status) {
       client::DeleteOptions d;
       d.grace_period_seconds = 0;
       d.preconditions.uid = w.uid;
@@ -582,6 +779,12 @@ HostLookup NodeAgent::MakeHostLookup(const std::string& ns) {
 void NodeAgent::StartContainer(PodWorker& w, const std::string& name) {
   const api::Object* container = FindContainer(w.pod, name);
   if (container == nullptr) return;
+  if (!IsDns1123Label(name)) {
+    // The name becomes a path under the pod directory (runs/, logs/): the API
+    // server validates it, and the agent never trusts that alone.
+    w.lifecycle.ConfigError(name, "invalid container name \"" + name + "\": must be a lowercase RFC 1123 label");
+    return;
+  }
   NodeFacts facts;
   facts.pod_ip = options_.address;
   facts.host_ip = options_.address;
@@ -641,17 +844,19 @@ void NodeAgent::StartContainer(PodWorker& w, const std::string& name) {
     if (q.ok()) launch.memory_limit_bytes = q->Value();
   }
   int run = w.runs[name]++;
-  launch.log_path = ContainerLogPath(w.dir, name, run);
+  launch.run = run;
+  launch.run_dir = shim::RunDir(w.dir, name, run);
+  launch.log_path = shim::ContainerLogPath(w.dir, name, run);
   launch.cgroup_name = w.uid + "-" + name + "-" + std::to_string(run);
+  launch.devices = devices_.Held(w.uid + "/" + name);
   std::unique_ptr<ContainerProcess> proc =
-      ContainerProcess::Start(launch, clock_, cgroups_.available() ? &cgroups_ : nullptr);
+      ContainerProcess::Start(launch, clock_, cgroups_.available() ? &cgroups_ : nullptr, options_.supervisor);
   std::optional<ContainerExit> exit = proc->exit();
   if (exit && !exit->start_error.empty()) {
     w.lifecycle.Exited(name, *exit);
     return;
   }
   w.lifecycle.Started(name, proc->started_at());
-  RecordProcessGroup(w.dir, proc->pid());
   w.running[name] = std::move(proc);
 }
 
@@ -667,7 +872,12 @@ void NodeAgent::WriteStatus(PodWorker& w) {
   // is conditional on the pod's resourceVersion, so a concurrent writer's condition is never
   // overwritten: a Conflict is retried on the next pass with the informer's newer copy.
   MergeForeignConditions(&status, w.pod.contains("status") ? w.pod["status"] : empty);
-  if (w.last_status && status == *w.last_status) return;
+  const bool shutdown_final = w.shut_down && w.running.empty();
+  if (shutdown_final) MarkShutDown(&status, clock_.Now());
+  if (w.last_status && status == *w.last_status) {
+    w.shutdown_reported = w.shutdown_reported || shutdown_final;
+    return;
+  }
   api::Object obj = w.pod;
   obj["status"] = status;
   StatusOr<api::Object> written = client_.UpdateStatus(kPods.Namespace(api::Namespace(w.pod)), obj);
@@ -678,14 +888,15 @@ void NodeAgent::WriteStatus(PodWorker& w) {
     return;  // retried on the next pass
   }
   w.last_status = std::move(status);
+  w.shutdown_reported = shutdown_final;
 }
 
 // ---------------------------------------------------------------------------
 // Logs.
 
 namespace {
-LogReadOptions LogReadOptionsOf(const client::PodLogOptions& options) {
-  LogReadOptions ro;
+shim::LogReadOptions LogReadOptionsOf(const client::PodLogOptions& options) {
+  shim::LogReadOptions ro;
   ro.timestamps = options.timestamps;
   ro.tail_lines = options.tail_lines;
   ro.limit_bytes = options.limit_bytes;
@@ -696,13 +907,23 @@ LogReadOptions LogReadOptionsOf(const client::PodLogOptions& options) {
 
 StatusOr<std::string> NodeAgent::ReadPodLog(const std::string& ns, const std::string& name,
                                             const client::PodLogOptions& options) {
+  // Every one of these becomes a path component under the data directory.
+  for (const std::string* part : {&ns, &name, &options.uid}) {
+    if (part->find('/') != std::string::npos || *part == "." || *part == ".." ||
+        part->find('\0') != std::string::npos) {
+      return NotFoundError("pods \"" + name + "\" not found");
+    }
+  }
+  if (!options.container.empty() && !IsDns1123Label(options.container)) {
+    return BadRequestError("container " + options.container + " is not valid for pod " + name);
+  }
   client::ObjectPtr pod = informer_ ? informer_->GetIndexer().Get(ns, name) : nullptr;
   if ((!pod || api::Uid(*pod) != options.uid) && !options.uid.empty() && !options.container.empty()) {
     // A pod object that is gone (or replaced): its files are still here.
     const std::string dir = options_.data_dir + "/pods/" + ns + "_" + name + "_" + options.uid;
     const int run = LatestRun(dir, options.container);
     if (run < 0) return NotFoundError("pods \"" + name + "\" not found");
-    return ReadContainerLog(ContainerLogPath(dir, options.container, run), LogReadOptionsOf(options));
+    return shim::ReadContainerLog(shim::ContainerLogPath(dir, options.container, run), LogReadOptionsOf(options));
   }
   if (!pod) return NotFoundError("pods \"" + name + "\" not found");
   std::vector<std::string> regular = ContainerNames(*pod, "containers");
@@ -733,7 +954,7 @@ StatusOr<std::string> NodeAgent::ReadPodLog(const std::string& ns, const std::st
     return BadRequestError("container \"" + container + "\" in pod \"" + name +
                            "\" is waiting to start: ContainerCreating");
   }
-  return ReadContainerLog(ContainerLogPath(dir, container, run), LogReadOptionsOf(options));
+  return shim::ReadContainerLog(shim::ContainerLogPath(dir, container, run), LogReadOptionsOf(options));
 }
 
 }  // namespace berth::agent

@@ -59,22 +59,42 @@
 //   real time, and re-reads the Clock on each pass, so FakeClock advances are
 //   seen within one poll. All public methods may be called from any thread.
 //
-// Restart (same node name and data directory): containers die with the agent
-//   that started them (PR_SET_PDEATHSIG, process_runner.h), and Start() kills
-//   any process group a previous agent recorded that is still alive, so there
-//   is never a live process to adopt. A pod whose directory has such records
-//   and whose API status shows a container running is therefore not run again
-//   as if nothing happened: that container is reported terminated with the
-//   kubelet's ContainerStatusUnknown, exit code 137, "The container could not
-//   be located when the pod was terminated" (PodLifecycle::Lost), and
-//   restartPolicy decides: Never -> the pod is Failed (its Job or Kueue
-//   reacts); OnFailure/Always -> it restarts at once with restartCount + 1 and
-//   the lost run as lastState, logging to the next log file.
+// Restart (same node name and data directory): containers do not depend on
+//   the agent. Each run is owned by its supervisor (`berth shim`,
+//   agent/shim/shim.h) and recorded under <pod dir>/runs/<container>/<run>/
+//   (agent/shim/run_record.h), so the agent, or the server it is embedded in,
+//   can die, restart or be replaced by another build while containers run.
+//   Start() takes <data dir>/agent.lock (flock); a second agent on the same
+//   data directory is refused. When a pod is first seen, its recorded runs
+//   are replayed through its PodLifecycle in start order (ContainerProcess::
+//   Adopt): a live run is re-attached (still running, restartCount as
+//   before, its devices held again); a run that ended while no agent watched
+//   is reported with the exit code and finish time its supervisor recorded,
+//   and restartPolicy applies to it as to any exit (a restart counts as the
+//   kubelet counts it); a run whose supervisor is gone without an exit
+//   record (killed, or the host rebooted) is lost: ContainerStatusUnknown,
+//   exit code 137. A container the pod's API status shows running with no
+//   record on disk (the data directory was lost) is lost too
+//   (PodLifecycle::Lost). So no pod changes state because the agent was away.
+//   Live runs of pods that are gone from the API, or terminal there (e.g.
+//   failed NodeLost while the agent was away for longer than the node
+//   monitor grace period), are killed: the first pass after the informer
+//   synced sweeps the data directory before it starts anything.
 //
-// Not done: adopting live processes across an agent restart (containers
-//   would have to outlive the agent, with a shim keeping their exit status as
-//   containerd's does), rendezvous port release, periodic Node status
-//   heartbeats (only the Lease is renewed).
+// Stopping (Stop): kLeaveRunning stops the loop and detaches from every run,
+//   which keeps running for the next agent (a server restart or upgrade);
+//   kKillContainers (the default, and the destructor) SIGKILLs every run
+//   first (tests; a node removed for good).
+// Graceful node shutdown (Shutdown, kubelet's shutdownGracePeriod): every
+//   running pod is terminated with SIGTERM and min(its grace period, the
+//   remaining shutdown period), SIGKILL at that deadline; once its containers
+//   are gone its status is written as the kubelet's node shutdown manager
+//   writes it (phase Failed, reason Terminated, message "Pod was terminated in
+//   response to imminent node shutdown.", condition DisruptionTarget True
+//   reason TerminationByKubelet), and the pod is not deleted.
+//
+// Not done: rendezvous port release, periodic Node status heartbeats (only
+//   the Lease is renewed).
 #pragma once
 
 #include <atomic>
@@ -91,6 +111,7 @@
 #include "agent/device_allocator.h"
 #include "agent/host_resolver.h"
 #include "agent/memory_cgroup.h"
+#include "agent/process_runner.h"
 #include "client/client.h"
 #include "client/informer.h"
 #include "client/log_source.h"
@@ -141,7 +162,15 @@ struct NodeAgentOptions {
   std::shared_ptr<HostPorts> host_ports;
   // Real-time pacing of the loop (see the file comment).
   Duration poll_interval = std::chrono::milliseconds(20);
+  // How containers' supervisors are started.
+  SupervisorOptions supervisor;
 };
+
+enum class StopMode { kKillContainers, kLeaveRunning };
+
+// The kubelet's node shutdown status (pkg/kubelet/nodeshutdown).
+inline constexpr char kNodeShutdownReason[] = "Terminated";
+inline constexpr char kNodeShutdownMessage[] = "Pod was terminated in response to imminent node shutdown.";
 
 class NodeAgent final : public client::PodLogSource {
  public:
@@ -150,13 +179,17 @@ class NodeAgent final : public client::PodLogSource {
   NodeAgent(const NodeAgent&) = delete;
   NodeAgent& operator=(const NodeAgent&) = delete;
 
-  // Registers the Node, creates the Lease, starts the pod informer and the
-  // loop. Errors: the client's, when the Node cannot be registered, or
-  // kInternal when the data directory cannot be created.
+  // Takes the data directory's lock, registers the Node, creates the Lease,
+  // starts the pod informer and the loop. Errors: kConflict "data directory
+  // D is in use by another berth agent (pid P)" when the lock is held; the client's, when the Node cannot be registered; kInternal
+  // when the data directory cannot be created.
   Status Start();
-  // Stops the loop and the informer and kills every process still running
-  // (the pods are left as they are in the API). Idempotent.
-  void Stop();
+  // Stops the loop and the informer (see "Stopping"); the pods are left as
+  // they are in the API. Idempotent; releases the data directory's lock.
+  void Stop(StopMode mode = StopMode::kKillContainers);
+  // Graceful node shutdown (see above), then Stop(kLeaveRunning). Blocks up
+  // to `grace_period` of Clock time plus the time the last statuses take.
+  void Shutdown(Duration grace_period);
 
   const std::string& node_name() const { return options_.node_name; }
   const ResourceList& capacity() const { return options_.capacity; }
@@ -176,10 +209,17 @@ class NodeAgent final : public client::PodLogSource {
   void Loop();
   // One pass: lease, then every pod of the cache and every worker.
   void SyncOnce();
-  void SyncPod(PodWorker& worker, const api::Object* cached);
-  // A pod a previous agent on this data directory ran: the containers its
-  // API status shows running are gone (see "Restart" above).
+  // `shutdown`: the graceful node shutdown's deadline, when one is in progress.
+  void SyncPod(PodWorker& worker, const api::Object* cached, std::optional<Time> shutdown);
+  // Replays the runs recorded on disk for a pod first seen (see "Restart").
+  void RestoreRuns(PodWorker& worker);
+  // Containers the pod's API status shows running that have no record here.
   void MarkLostRuns(PodWorker& worker);
+  // DELETE with grace 0 and a uid precondition (the pod runs nothing here).
+  void DeleteNow(const api::Object& pod);
+  // Kills the live runs of every pod directory whose pod is not among
+  // `runnable_uids` (gone from the API, or terminal there).
+  void SweepOrphanRuns(const std::set<std::string>& runnable_uids);
   void StartContainer(PodWorker& worker, const std::string& name);
   void WriteStatus(PodWorker& worker);
   HostLookup MakeHostLookup(const std::string& ns);
@@ -200,9 +240,10 @@ class NodeAgent final : public client::PodLogSource {
   // Held by the loop for a whole pass; guards everything below.
   mutable std::mutex workers_mu_;
   std::map<std::string, std::unique_ptr<PodWorker>> workers_;  // by uid
-  // Pod directory names with process-group records of a previous agent, until
-  // their pod is first seen.
-  std::set<std::string> previous_runs_;
+  bool swept_ = false;  // SweepOrphanRuns done
+  // Graceful node shutdown in progress: the deadline (Clock time).
+  std::optional<Time> shutdown_deadline_;
+  int lock_fd_ = -1;  // <data dir>/agent.lock, flocked while started
   DeviceAllocator devices_;
   std::optional<api::Object> lease_;
   std::optional<Time> next_lease_renewal_;

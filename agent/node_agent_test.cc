@@ -6,8 +6,11 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <signal.h>
+#include <algorithm>
 #include <thread>
 
+#include "api/unstructured.h"
 #include "client/testing/fake_client.h"
 
 namespace berth::agent {
@@ -22,12 +25,30 @@ const client::GroupVersionResource kLeases{"coordination.k8s.io", "v1", "leases"
 
 // Waits (real time) for a condition the agent's threads bring about. Not a
 // timing assertion: the limit only bounds a hung test.
+std::string testing_ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
 bool WaitFor(const std::function<bool()>& pred) {
   for (int i = 0; i < 2000; ++i) {
     if (pred()) return true;
     std::this_thread::sleep_for(5ms);
   }
   return pred();
+}
+
+// The pid of the first process whose /proc/<pid>/cmdline contains `text`, or 0.
+pid_t FindProcess(const std::string& text) {
+  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = e.path().filename().string();
+    if (name.empty() || !std::all_of(name.begin(), name.end(), ::isdigit)) continue;
+    std::ifstream in(e.path() / "cmdline");
+    std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
+    if (cmdline.find(text) != std::string::npos) return std::stoi(name);
+  }
+  return 0;
 }
 
 class NodeAgentTest : public ::testing::Test {
@@ -48,7 +69,9 @@ class NodeAgentTest : public ::testing::Test {
     ASSERT_TRUE(agent_->Start().ok());
   }
   void TearDown() override {
-    agent_.reset();
+    agent_.reset();  // kills what its pods run
+    // Supervisors a test killed directly may still be writing their records.
+    WaitFor([&] { return FindProcess("shim " + dir_ + "/") == 0; });
     std::filesystem::remove_all(dir_);
   }
 
@@ -191,7 +214,7 @@ TEST_F(NodeAgentTest, MissingBinaryIsAStartError) {
 TEST_F(NodeAgentTest, DeletionSendsSigtermAndRemovesPodAfterProcessExit) {
   Create(ShellPod("graceful", "trap 'echo term; exit 0' TERM; echo ready; while true; do sleep 0.05; done"));
   ASSERT_TRUE(WaitFor([&] { return LogContains("graceful", "ready"); })) << Log("graceful");
-  ASSERT_EQ(Phase("graceful"), "Running");
+  ASSERT_TRUE(WaitFor([&] { return Phase("graceful") == "Running"; }));
   std::string rv = (*GetPod("graceful"))["metadata"]["resourceVersion"];
   const std::string uid = (*GetPod("graceful"))["metadata"]["uid"];
   StatusOr<std::unique_ptr<client::WatchStream>> watch =
@@ -338,55 +361,205 @@ TEST_F(NodeAgentTest, OnFailureRestartKeepsThePreviousRunsLog) {
   EXPECT_EQ(Log("retry", o), "first\n");
 }
 
-// An agent restarted on the same data directory: the containers the previous
-// one ran died with it, so they are reported lost (kubelet's
-// ContainerStatusUnknown), never silently run again; restartPolicy decides.
-TEST_F(NodeAgentTest, RestartReportsTheRunsOfThePreviousAgentAsLost) {
-  const std::string script = "echo run; echo run >> ../runs; sleep 600";
-  Create(ShellPod("never", script));
-  Create(ShellPod("again", script, "OnFailure"));
-  auto running = [&](const std::string& name, int restarts) {
+bool ProcessAlive(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat;
+  std::getline(in, stat);
+  size_t close = stat.rfind(')');
+  return close != std::string::npos && stat.size() > close + 2 && stat[close + 2] != 'Z';
+}
+
+class NodeAgentRestartTest : public NodeAgentTest {
+ protected:
+  // The container of `name` runs (restartCount `restarts`) per the API.
+  bool Running(const std::string& name, int restarts) {
     std::optional<api::Object> p = GetPod(name);
     if (!p || !(*p)["status"].contains("containerStatuses")) return false;
     const api::Object& cs = (*p)["status"]["containerStatuses"][0];
     return cs["state"].contains("running") && cs["restartCount"] == restarts;
-  };
-  ASSERT_TRUE(WaitFor([&] { return running("never", 0) && running("again", 0); }));
-  auto runs_file = [&](const std::string& name) {
-    return dir_ + "/pods/default_" + name + "_" + api::Uid(*GetPod(name)) + "/runs";
-  };
-  ASSERT_TRUE(WaitFor([&] { return std::filesystem::exists(runs_file("never")) &&
-                                   std::filesystem::exists(runs_file("again")); }));
-  agent_.reset();  // the containers die with it; the API still says Running
-  ASSERT_EQ(Phase("never"), "Running");
-  clock_.Advance(5s);
+  }
+  std::string PodDir(const std::string& name) {
+    return dir_ + "/pods/default_" + name + "_" + api::Uid(*GetPod(name));
+  }
+  // Stops the agent as a server restart does: its containers keep running.
+  void StopLeavingPodsRunning() {
+    agent_->Stop(StopMode::kLeaveRunning);
+    agent_.reset();
+  }
+  void StartAgain() {
+    agent_ = std::make_unique<NodeAgent>(client_, clock_, options_);
+    ASSERT_TRUE(agent_->Start().ok());
+  }
+  std::string ResourceVersion(const std::string& name) {
+    return api::NestedString(*GetPod(name), {"metadata", "resourceVersion"});
+  }
+  std::string Marker(const std::string& what) { return dir_ + "/" + what; }
+  // The pid a container wrote to Marker(what), once it is there.
+  pid_t PidIn(const std::string& what) {
+    EXPECT_TRUE(WaitFor([&] { return testing_ReadFile(Marker(what)).find('\n') != std::string::npos; })) << what;
+    return std::stoi("0" + testing_ReadFile(Marker(what)));  // "0": a bad file fails the test, not the binary
+  }
+};
 
-  agent_ = std::make_unique<NodeAgent>(client_, clock_, options_);
-  ASSERT_TRUE(agent_->Start().ok());
+// A restarted agent re-attaches to containers that kept running: the pods
+// keep their state (no status write at all), restartCount and start time,
+// and the lines logged while no agent ran are in the log.
+TEST_F(NodeAgentRestartTest, RunningContainersAreAdoptedWithoutAnyChange) {
+  Create(ShellPod("never", "echo $$$$ > " + Marker("never") + "; echo before; while [ ! -f " + Marker("go") +
+                               " ]; do sleep 0.02; done; echo while-away; sleep 600"));
+  Create(ShellPod("always", "echo $$$$ > " + Marker("always") + "; sleep 600", "Always"));
+  ASSERT_TRUE(WaitFor([&] { return Running("never", 0) && Running("always", 0); }));
+  ASSERT_TRUE(WaitFor([&] { return LogContains("never", "before"); }));
+  const api::Object status_before = (*GetPod("never"))["status"];
+  const std::string rv_never = ResourceVersion("never"), rv_always = ResourceVersion("always");
+  const pid_t never_pid = PidIn("never");
+  const pid_t always_pid = PidIn("always");
+
+  StopLeavingPodsRunning();
+  std::ofstream(Marker("go")) << "";
+  ASSERT_TRUE(WaitFor([&] {
+    std::ifstream in(PodDir("never") + "/logs/main/0.log");
+    std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    return all.find("while-away") != std::string::npos;
+  })) << "the supervisor keeps logging while no agent runs";
+  EXPECT_TRUE(ProcessAlive(never_pid));
+  EXPECT_TRUE(ProcessAlive(always_pid));
+  clock_.Advance(30s);
+
+  StartAgain();
+  ASSERT_TRUE(WaitFor([&] { return agent_->ActivePods().size() == 2; }));
+  clock_.Advance(1s);
+  std::this_thread::sleep_for(100ms);  // several passes of the loop
+  EXPECT_EQ(ResourceVersion("never"), rv_never) << (*GetPod("never"))["status"].dump();
+  EXPECT_EQ(ResourceVersion("always"), rv_always);
+  EXPECT_EQ((*GetPod("never"))["status"], status_before);
+  EXPECT_TRUE(ProcessAlive(never_pid));
+  EXPECT_EQ(Log("never"), "before\nwhile-away\n");
+
+  // The adopted run is still the agent's to stop: deletion sends it SIGTERM.
+  ASSERT_TRUE(DeleteWithGrace("never", 0).ok());
+  ASSERT_TRUE(WaitFor([&] { return !GetPod("never").has_value(); }));
+  ASSERT_TRUE(WaitFor([&] { return !ProcessAlive(never_pid); }));
+}
+
+// Exits that happen while no agent runs are reported with the exit code the
+// supervisor recorded, and restartPolicy applies to them once an agent is back.
+TEST_F(NodeAgentRestartTest, ExitsWhileNoAgentRunsAreReportedAndRestartPolicyApplies) {
+  const std::string wait = "while [ ! -f " + Marker("go") + " ]; do sleep 0.02; done; ";
+  Create(ShellPod("succeeds", wait + "echo ok; exit 0"));
+  Create(ShellPod("fails", wait + "exit 3"));
+  Create(ShellPod("retries", "if [ -f again ]; then echo second; sleep 600; fi; touch again; " + wait + "exit 1",
+                  "OnFailure"));
+  ASSERT_TRUE(WaitFor([&] { return Running("succeeds", 0) && Running("fails", 0) && Running("retries", 0); }));
+  StopLeavingPodsRunning();
+  std::ofstream(Marker("go")) << "";
+  for (const char* pod : {"succeeds", "fails", "retries"}) {
+    ASSERT_TRUE(WaitFor([&] { return std::filesystem::exists(PodDir(pod) + "/runs/main/0/exit.json"); })) << pod;
+  }
+  EXPECT_EQ(Phase("succeeds"), "Running");  // nobody reported anything meanwhile
+  clock_.Advance(10s);
+  StartAgain();
+  ASSERT_TRUE(WaitFor([&] { return Phase("succeeds") == "Succeeded" && Phase("fails") == "Failed"; }));
+  api::Object t = (*GetPod("fails"))["status"]["containerStatuses"][0]["state"]["terminated"];
+  EXPECT_EQ(t["exitCode"], 3);
+  EXPECT_EQ(t["reason"], "Error");
+  EXPECT_EQ((*GetPod("succeeds"))["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"], 0);
+  EXPECT_EQ(Log("succeeds"), "ok\n");
+  // OnFailure: restarted once, counted as the kubelet counts it.
+  ASSERT_TRUE(WaitFor([&] { return Running("retries", 1); }));
+  api::Object cs = (*GetPod("retries"))["status"]["containerStatuses"][0];
+  EXPECT_EQ(cs["lastState"]["terminated"]["exitCode"], 1);
+  ASSERT_TRUE(WaitFor([&] { return LogContains("retries", "second"); }));
+}
+
+// A supervisor killed while no agent ran leaves no exit status: the run is
+// lost (kubelet's ContainerStatusUnknown) with the reason, never re-run as if
+// nothing happened; restartPolicy decides.
+TEST_F(NodeAgentRestartTest, ARunWhoseSupervisorWasKilledIsLost) {
+  Create(ShellPod("never", "echo $$$$ > " + Marker("never") + "; sleep 600"));
+  Create(ShellPod("again", "echo $$$$ > " + Marker("again") + "; echo run; sleep 600", "OnFailure"));
+  ASSERT_TRUE(WaitFor([&] { return Running("never", 0) && Running("again", 0); }));
+  StopLeavingPodsRunning();
+  for (const char* pod : {"never", "again"}) {
+    pid_t container = PidIn(pod);
+    pid_t shim = FindProcess("shim " + PodDir(pod) + "/runs/main/0");
+    ASSERT_GT(shim, 0) << pod;
+    ASSERT_EQ(kill(shim, SIGKILL), 0);
+    ASSERT_TRUE(WaitFor([&] { return !ProcessAlive(container); })) << "the container dies with its supervisor";
+  }
+  StartAgain();
   ASSERT_TRUE(WaitFor([&] { return Phase("never") == "Failed"; })) << Phase("never");
   api::Object lost = (*GetPod("never"))["status"]["containerStatuses"][0];
   EXPECT_EQ(lost["state"]["terminated"]["reason"], "ContainerStatusUnknown");
   EXPECT_EQ(lost["state"]["terminated"]["exitCode"], 137);
-  EXPECT_EQ(lost["state"]["terminated"]["message"], "The container could not be located when the pod was terminated");
+  EXPECT_EQ(lost["state"]["terminated"]["message"],
+            "The container could not be located when the pod was terminated: its supervisor is gone and recorded no "
+            "exit status (it was killed, or the host restarted)");
   EXPECT_EQ(lost["restartCount"], 0);
-
-  ASSERT_TRUE(WaitFor([&] { return running("again", 1); }));
-  api::Object again = (*GetPod("again"))["status"]["containerStatuses"][0];
-  EXPECT_EQ(again["lastState"]["terminated"]["reason"], "ContainerStatusUnknown");
-  ASSERT_TRUE(WaitFor([&] { return LogContains("again", "run"); }));
+  ASSERT_TRUE(WaitFor([&] { return Running("again", 1); }));
+  EXPECT_EQ((*GetPod("again"))["status"]["containerStatuses"][0]["lastState"]["terminated"]["reason"],
+            "ContainerStatusUnknown");
   client::PodLogOptions previous;
   previous.previous = true;
-  EXPECT_EQ(Log("again", previous), "run\n") << "the lost run's log stays the previous one";
+  EXPECT_EQ(Log("again", previous), "run\n");
+}
 
-  auto lines = [](const std::string& path) {
-    std::ifstream in(path);
-    std::string line;
-    int n = 0;
-    while (std::getline(in, line)) ++n;
-    return n;
-  };
-  ASSERT_TRUE(WaitFor([&] { return lines(runs_file("again")) == 2; })) << "OnFailure: run again once";
-  EXPECT_EQ(lines(runs_file("never")), 1) << "Never: not run again";
+TEST_F(NodeAgentRestartTest, ASecondAgentOnTheSameDataDirectoryIsRefused) {
+  NodeAgent second(client_, clock_, options_);
+  Status s = second.Start();
+  EXPECT_EQ(s.code(), Code::kConflict);
+  EXPECT_EQ(s.message(), "data directory " + dir_ + " is in use by another berth agent (pid " +
+                             std::to_string(getpid()) + "); stop it first, or give each agent its own --data-dir");
+  // Once the first is stopped, the directory is free.
+  agent_->Stop();
+  NodeAgent third(client_, clock_, options_);
+  EXPECT_TRUE(third.Start().ok());
+}
+
+// Containers whose pods were force-deleted, or failed by the control plane
+// (NodeLost), while no agent ran must not keep running.
+TEST_F(NodeAgentRestartTest, ContainersOfPodsGoneOrFinishedMeanwhileAreKilled) {
+  Create(ShellPod("deleted", "echo $$$$ > " + Marker("deleted") + "; sleep 600"));
+  Create(ShellPod("failed", "echo $$$$ > " + Marker("failed") + "; sleep 600"));
+  ASSERT_TRUE(WaitFor([&] { return Running("deleted", 0) && Running("failed", 0); }));
+  const pid_t deleted = PidIn("deleted");
+  const pid_t failed = PidIn("failed");
+  StopLeavingPodsRunning();
+  ASSERT_TRUE(DeleteWithGrace("deleted", 0).ok());  // force deletion: gone from the API at once
+  api::Object pod = *GetPod("failed");
+  pod["status"]["phase"] = "Failed";
+  pod["status"]["reason"] = "NodeLost";
+  ASSERT_TRUE(client_.UpdateStatus(kPods.Namespace("default"), pod).ok());
+  StartAgain();
+  ASSERT_TRUE(WaitFor([&] { return !ProcessAlive(deleted) && !ProcessAlive(failed); }));
+  EXPECT_EQ(Phase("failed"), "Failed");
+  EXPECT_TRUE(agent_->ActivePods().empty());
+}
+
+// Graceful node shutdown: SIGTERM with the pod's grace period, then the
+// kubelet's node-shutdown status; the pod stays in the API.
+TEST_F(NodeAgentTest, ShutdownTerminatesPodsGracefullyAndReportsThemTerminated) {
+  api::Object pod = ShellPod("trained", "trap 'echo checkpoint > " + dir_ + "/checkpoint; exit 0' TERM; echo ready; "
+                                        "while :; do sleep 0.02; done");
+  pod["spec"]["terminationGracePeriodSeconds"] = 30;
+  Create(pod);
+  ASSERT_TRUE(WaitFor([&] { return LogContains("trained", "ready"); }));
+  agent_->Shutdown(60s);
+  EXPECT_EQ(testing_ReadFile(dir_ + "/checkpoint"), "checkpoint\n");
+  std::optional<api::Object> after = GetPod("trained");
+  ASSERT_TRUE(after.has_value()) << "a node shutdown does not delete pods";
+  const api::Object& status = (*after)["status"];
+  EXPECT_EQ(status["phase"], "Failed");
+  EXPECT_EQ(status["reason"], "Terminated");
+  EXPECT_EQ(status["message"], "Pod was terminated in response to imminent node shutdown.");
+  bool disruption = false;
+  for (const auto& c : status["conditions"]) {
+    if (c["type"] == "DisruptionTarget") {
+      disruption = c["status"] == "True" && c["reason"] == "TerminationByKubelet";
+    }
+  }
+  EXPECT_TRUE(disruption) << status.dump();
+  EXPECT_EQ(status["containerStatuses"][0]["state"]["terminated"]["exitCode"], 0);
 }
 
 TEST_F(NodeAgentTest, WritesStatusOnlyWhenItChanges) {

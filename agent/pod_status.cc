@@ -40,7 +40,10 @@ api::Object TerminatedState(const ContainerExit& e) {
                    {"startedAt", FormatRfc3339(e.started_at)},
                    {"finishedAt", FormatRfc3339(e.finished_at)}};
   if (!e.start_error.empty()) t["message"] = e.start_error;
-  if (e.lost) t["message"] = kContainerLostMessage;
+  if (e.lost) {
+    t["message"] = e.lost_detail.empty() ? std::string(kContainerLostMessage)
+                                         : std::string(kContainerLostMessage) + ": " + e.lost_detail;
+  }
   return t;
 }
 
@@ -231,11 +234,12 @@ void PodLifecycle::Exited(const std::string& name, const ContainerExit& exit) {
                        r->name + " pod=" + pod_ref_;
 }
 
-void PodLifecycle::Lost(const std::string& name, Time started_at, Time now) {
+void PodLifecycle::Lost(const std::string& name, Time started_at, Time now, const std::string& detail) {
   Started(name, started_at);
   ContainerExit exit;
   exit.exit_code = 137;
   exit.lost = true;
+  exit.lost_detail = detail;
   exit.started_at = started_at;
   exit.finished_at = now;
   Exited(name, exit);

@@ -32,7 +32,8 @@
 //     waiting {reason ContainerCreating | PodInitializing | CrashLoopBackOff |
 //     CreateContainerConfigError, message} | running {startedAt} |
 //     terminated {exitCode, reason Completed | Error | OOMKilled | StartError |
-//     ContainerStatusUnknown (a run lost across an agent restart), message
+//     ContainerStatusUnknown (a run whose supervisor ended without an exit
+//     status: message = the kubelet's text + ": " + what was found), message
 //     (start errors, lost runs), startedAt, finishedAt}, lastState (the previous
 //     run's terminated state), ready (= running: berth has no probes),
 //     started, restartCount, image.
@@ -106,9 +107,9 @@ class PodLifecycle {
   // A run a previous agent started (the API status says running since
   // `started_at`) that this agent cannot find: recorded as started, then
   // exited at `now` with ContainerExit.lost (exit code 137, reason
-  // ContainerStatusUnknown), so restartPolicy decides what follows as after
-  // any failure.
-  void Lost(const std::string& name, Time started_at, Time now);
+  // ContainerStatusUnknown, `detail` as ContainerExit::lost_detail), so
+  // restartPolicy decides what follows as after any failure.
+  void Lost(const std::string& name, Time started_at, Time now, const std::string& detail = "");
   // The container could not be configured (env resolution failed).
   void ConfigError(const std::string& name, const std::string& message);
   void BeginTermination() { terminating_ = true; }

@@ -1,17 +1,17 @@
-// ContainerProcess: one run of one container as a host process group — what
-// a container runtime (containerd + runc) does for the kubelet, minus images
-// and namespaces.
+// ContainerProcess: the node agent's handle on one run of one container —
+// what the kubelet holds through the CRI while containerd's shim owns the
+// process. The process itself is owned by a supervisor (`berth shim`,
+// agent/shim/shim.h) that outlives the agent; this handle starts it, or
+// re-attaches to it after an agent restart, and reports how the run ended.
 //
-// Start:
-//   - argv[0] without "/" is looked up in the container's PATH (kDefaultPath
-//     when unset); with "/" it is taken relative to the working directory.
-//   - The child gets its own process group (pgid == pid), stdin /dev/null,
-//     stdout and stderr into one pipe read by the monitor thread into the log
-//     file (container_log.h), the exact environment given (nothing inherited),
-//     default signal dispositions and an empty signal mask, and joins the
-//     memory cgroup when a limit is set and cgroups are available.
-//   - Failures before the program runs are start errors, reported as an exit
-//     with start_error set, exit code 128 (containerd's), and runc's wording:
+// Start(launch): creates the run's memory cgroup when a limit is set and
+//   cgroups are available, writes the launch record to launch.run_dir
+//   (agent/shim/run_record.h) with started_at = clock.Now(), spawns the
+//   supervisor (options.command + run dir; waits for it to be ready) and
+//   connects to its control socket. The supervisor checks and executes the
+//   command (argv[0] through the container's PATH, default kDefaultPath);
+//   failures before the program runs are exits with start_error set, exit
+//   code 128 (containerd's) and runc's wording:
 //       no command:   container "c" has no command: berth runs processes, not
 //                     images, so command is required
 //       not in PATH:  unable to start container process: exec: "foo":
@@ -20,25 +20,28 @@
 //                     /x/y: no such file or directory
 //       bad cwd:      unable to start container process: chdir to cwd ("/x")
 //                     set in config.json failed: no such file or directory
-// Exit: when the main process exits, the rest of its process group is
-// SIGKILLed (a container ends with its init process) and every member is
-// reaped; the agent makes itself a child subreaper (PR_SET_CHILD_SUBREAPER,
-// process-wide, on first Start) so orphaned grandchildren are reaped here and
-// neither zombies nor orphans outlive the container. exit_code is the
-// process's exit status, or 128 + signal when a signal ended it (as runtimes
-// report); oom_killed when the cgroup saw an OOM kill.
-// Termination (kubelet killContainer): Terminate(grace) sends SIGTERM to the
-// whole group and sets the deadline clock.Now() + grace; Tick() sends SIGKILL
-// to the group once the Clock reaches the deadline and the process still
-// runs. SIGKILL is sent nowhere else (except Kill() and the destructor), so
-// with a FakeClock a test controls exactly when it happens. A grace of 0
-// kills at once.
-//
-// Times (started_at, finished_at, log timestamps) come from the injected Clock.
+// Adopt(run_dir): re-attaches to the run a previous agent started: connected
+//   to its live supervisor (running), or, when none listens, the run's
+//   exit.json (exited while nobody watched), or neither (lost: the supervisor
+//   was killed, or the host rebooted). Never signals anything by pid.
+// Exit: when the supervisor closes its socket the run is over; exit.json says
+//   how: exit_code (128 + signal when a signal ended it), the signal,
+//   start_error; oom_killed from the run's cgroup, which is then removed. No
+//   exit.json, or a corrupt one, is a lost run (lost = true, exit code 137,
+//   lost_detail saying why). Times: started_at is the launch record's;
+//   finished_at is clock.Now() when this handle saw the end as it happened,
+//   else the supervisor's recorded time (never later than clock.Now()).
+// Termination (kubelet killContainer): Terminate(grace) asks the supervisor
+//   to SIGTERM the container's process group and sets the deadline
+//   clock.Now() + grace; Tick() asks for SIGKILL once the Clock reaches the
+//   deadline while the run lasts. SIGKILL is requested nowhere else (except
+//   Kill()), so with a FakeClock a test controls exactly when it happens. A
+//   grace of 0 kills at once.
+// Destruction detaches: the container keeps running under its supervisor
+//   (call Kill() first to end it).
 //
 // Thread-safety: all public methods may be called from any thread. One
-// monitor thread per process watches the pid (pidfd) and copies output to
-// the log; the destructor kills the group if still running and joins it.
+// watcher thread per live run blocks on the control socket.
 #pragma once
 
 #include <sys/types.h>
@@ -53,7 +56,6 @@
 #include <vector>
 
 #include "agent/container_env.h"
-#include "agent/container_log.h"
 #include "agent/memory_cgroup.h"
 #include "core/clock.h"
 
@@ -65,9 +67,21 @@ struct ContainerLaunch {
   std::vector<std::string> argv;  // command + args; empty = no command (start error)
   std::vector<EnvVar> env;        // the complete environment
   std::string working_dir;        // absolute; must exist
-  std::string log_path;           // ContainerLogPath(...)
+  std::string run_dir;            // shim::RunDir(pod dir, name, run); created
+  int run = 0;                    // the run number (restartCount at start)
+  std::string log_path;           // shim::ContainerLogPath(pod dir, name, run)
   std::optional<int64_t> memory_limit_bytes;
-  std::string cgroup_name;        // unique per run, e.g. "<pod uid>-<container>-<n>"
+  std::string cgroup_name;   // unique per run, e.g. "<pod uid>-<container>-<n>"
+  std::vector<int> devices;  // device indices held (recorded for re-adoption)
+};
+
+// How the agent starts supervisors.
+struct SupervisorOptions {
+  // The supervisor's command; the run directory is appended. The default is
+  // this very binary (`berth shim`; test binaries' main dispatches it too).
+  std::vector<std::string> command = {"/proc/self/exe", "shim"};
+  // Real time to wait for a supervisor to be ready.
+  std::chrono::milliseconds ready_timeout{10000};
 };
 
 // How a run ended.
@@ -76,28 +90,16 @@ struct ContainerExit {
   int signal = 0;           // the terminating signal, 0 when it exited
   bool oom_killed = false;
   std::string start_error;  // non-empty: the process never ran (reason StartError)
-  // The run was lost: a previous agent started it and this one found it gone
-  // (kubelet's ContainerStatusUnknown, see kContainerLostMessage). exit_code
-  // is then 137, the value the kubelet reports.
+  // The run was lost: its supervisor ended without recording how the
+  // container ended (kubelet's ContainerStatusUnknown, see
+  // kContainerLostMessage). exit_code is then 137, the value the kubelet
+  // reports; lost_detail says what was found.
   bool lost = false;
+  std::string lost_detail;
   Time started_at{};
   Time finished_at{};
   bool operator==(const ContainerExit&) const = default;
 };
-
-// Leftover containers of an agent that died without stopping them (kill -9 of
-// the server): each started container's process group is recorded in
-// `<pod dir>/process-groups` as "<pgid> <start time in clock ticks>" (the
-// start time from /proc/<pgid>/stat guards against a reused pid), and
-// KillLeftoverProcessGroups(<agent data dir>/pods) SIGKILLs every recorded group
-// whose leader is still that same process, or whose leader is gone while the
-// group lives on (Linux reuses no pid that names a live process group), then
-// forgets the records. Returns how
-// many groups it killed; `pods_with_records`, when given, receives the names
-// of the pod directories that had records (the pods a previous agent ran), in
-// directory-name order. Linux only (/proc).
-void RecordProcessGroup(const std::string& pod_dir, pid_t pgid);
-int KillLeftoverProcessGroups(const std::string& pods_dir, std::vector<std::string>* pods_with_records = nullptr);
 
 // The kubelet's text for a container whose run it cannot find any more
 // (kubelet_pods.go, reason ContainerStatusUnknown, exit code 137).
@@ -105,19 +107,25 @@ inline constexpr char kContainerLostMessage[] = "The container could not be loca
 
 class ContainerProcess {
  public:
-  // Starts the run. Never fails: a start failure is a process that has
-  // already exited with start_error set. `cgroups` may be nullptr.
+  // Starts the run. Never fails: a start failure is a run that has already
+  // exited with start_error set. `cgroups` may be nullptr.
   static std::unique_ptr<ContainerProcess> Start(const ContainerLaunch& launch, Clock& clock,
+                                                 const MemoryCgroups* cgroups,
+                                                 const SupervisorOptions& supervisor = {});
+  // Re-attaches to the run recorded in `run_dir` (see the file comment).
+  // Never fails: an unreadable record is a lost run.
+  static std::unique_ptr<ContainerProcess> Adopt(const std::string& run_dir, Clock& clock,
                                                  const MemoryCgroups* cgroups);
-  ~ContainerProcess();
+  ~ContainerProcess();  // detaches (see above)
   ContainerProcess(const ContainerProcess&) = delete;
   ContainerProcess& operator=(const ContainerProcess&) = delete;
 
-  // The process id (= process group id); 0 after a start error.
-  pid_t pid() const { return pid_; }
   Time started_at() const { return started_at_; }
+  const std::string& run_dir() const { return run_dir_; }
+  // The device indices the run holds (from its launch record).
+  const std::vector<int>& devices() const { return devices_; }
 
-  // The exit once the process and its whole group are gone and reaped.
+  // The exit once the run is over (the supervisor reaped the whole group).
   std::optional<ContainerExit> exit() const;
   bool running() const { return !exit().has_value(); }
   // Blocks up to `real_timeout` of real time for the exit.
@@ -128,32 +136,39 @@ class ContainerProcess {
   // shorter grace period).
   void Terminate(Duration grace);
   // Enforces the termination deadline; call periodically. Returns true if it
-  // sent SIGKILL now.
+  // requested SIGKILL now.
   bool Tick();
   // The SIGKILL deadline, once Terminate was called.
   std::optional<Time> kill_deadline() const;
-  // Whether SIGKILL was sent because the grace period ran out.
+  // Whether SIGKILL was requested because the grace period ran out.
   bool killed_at_deadline() const;
   // SIGKILL to the group now.
   void Kill();
 
  private:
-  ContainerProcess(Clock& clock) : clock_(clock) {}
-  void Monitor(int pidfd, int out_fd, std::unique_ptr<ContainerLogWriter> log);
+  ContainerProcess(Clock& clock, const MemoryCgroups* cgroups) : clock_(clock), cgroups_(cgroups) {}
+  // Connects to the run's supervisor, or reads how the run ended. `observed`:
+  // this handle started the run, so an end found now happened just now.
+  void Attach(bool observed, const Status& spawned);
+  ContainerExit ExitFromRecord(bool observed);
+  ContainerExit LostExit(std::string detail) const;
+  void Watch();
   void Finish(ContainerExit exit);
   void SignalGroup(int sig);
 
   Clock& clock_;
-  const MemoryCgroups* cgroups_ = nullptr;
+  const MemoryCgroups* cgroups_;
+  std::string run_dir_;
   std::string cgroup_dir_;
-  pid_t pid_ = 0;
+  std::vector<int> devices_;
   Time started_at_{};
-  std::thread monitor_;
+  int connection_ = -1;
+  std::thread watcher_;
 
   mutable std::mutex mu_;
   mutable std::condition_variable cv_;
   std::optional<ContainerExit> exit_;
-  bool group_alive_ = false;  // guarded by mu_: the group may still receive signals
+  bool detaching_ = false;
   std::optional<Time> kill_deadline_;
   bool killed_at_deadline_ = false;
 };

@@ -10,7 +10,9 @@
 #include <fstream>
 #include <thread>
 
-#include "agent/testing/test_files.h"
+#include "agent/shim/container_log.h"
+#include "agent/shim/run_record.h"
+#include "agent/shim/testing/test_files.h"
 
 namespace berth::agent {
 namespace {
@@ -21,24 +23,33 @@ using std::chrono::seconds;
 
 constexpr milliseconds kRealTimeout{20000};  // only a bound on hangs, never asserted
 
-using testing::ReadFile;
+using shim::testing::ReadFile;
 
 class ProcessRunnerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = testing::FreshTestDirectory("proc-test");
+    dir_ = shim::testing::FreshTestDirectory("proc-test");
     fs::create_directories(dir_);
   }
   void TearDown() override { fs::remove_all(dir_); }
 
+  // A run of container "c" (a new run number each call) running `script`
+  // after writing its process group id to $DIR/pid.
   ContainerLaunch Shell(const std::string& script) {
     ContainerLaunch l;
     l.name = "c";
-    l.argv = {"/bin/sh", "-c", script};
+    l.argv = {"/bin/sh", "-c", "echo $$ > \"$DIR/pid\"; " + script};
     l.env = {{"PATH", std::string(kDefaultPath)}, {"DIR", dir_.string()}};
     l.working_dir = dir_.string();
-    l.log_path = ContainerLogPath(dir_.string(), "c", 0);
+    l.run = next_run_++;
+    l.run_dir = shim::RunDir(dir_.string(), "c", l.run);
+    l.log_path = shim::ContainerLogPath(dir_.string(), "c", l.run);
     return l;
+  }
+  // The process group id of the last run started (from $DIR/pid).
+  pid_t Pgid() {
+    for (int i = 0; i < 2000 && ReadFile(dir_ / "pid").empty(); ++i) std::this_thread::sleep_for(milliseconds(10));
+    return std::stoi(ReadFile(dir_ / "pid"));
   }
   // Waits (real time, bounded) until the log contains `text`.
   bool WaitForLog(const ContainerLaunch& l, const std::string& text) {
@@ -51,12 +62,12 @@ class ProcessRunnerTest : public ::testing::Test {
 
   fs::path dir_;
   FakeClock clock_;
+  int next_run_ = 0;
 };
 
 TEST_F(ProcessRunnerTest, ExitCodeAndLogsAreCaptured) {
   auto l = Shell("echo out; echo err >&2; pwd; exit 3");
   auto p = ContainerProcess::Start(l, clock_, nullptr);
-  ASSERT_GT(p->pid(), 0);
   auto e = p->WaitForExit(kRealTimeout);
   ASSERT_TRUE(e.has_value());
   EXPECT_EQ(e->exit_code, 3);
@@ -64,7 +75,7 @@ TEST_F(ProcessRunnerTest, ExitCodeAndLogsAreCaptured) {
   EXPECT_TRUE(e->start_error.empty());
   EXPECT_EQ(e->started_at, clock_.Now());
   EXPECT_EQ(ReadFile(l.log_path), "out\nerr\n" + fs::canonical(dir_).string() + "\n");
-  EXPECT_FALSE(ProcessGroupExists(p->pid()));
+  EXPECT_FALSE(ProcessGroupExists(Pgid()));
 }
 
 TEST_F(ProcessRunnerTest, TheContainerInheritsNoDescriptorOfTheAgent) {
@@ -82,72 +93,6 @@ TEST_F(ProcessRunnerTest, TheContainerInheritsNoDescriptorOfTheAgent) {
   ASSERT_TRUE(e.has_value());
   EXPECT_EQ(e->exit_code, 0);
   EXPECT_EQ(ReadFile(l.log_path), "0\n1\n2\n3\n");
-}
-
-// A process group leader running `sleep 60`, as a container left by a dead agent.
-pid_t SpawnGroup() {
-  pid_t pid = fork();
-  if (pid == 0) {
-    setpgid(0, 0);
-    execl("/bin/sleep", "sleep", "60", static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  setpgid(pid, pid);
-  return pid;
-}
-
-TEST_F(ProcessRunnerTest, LeftoverProcessGroupsOfADeadAgentAreKilledOnlyWhenStillTheSameProcess) {
-  const std::string pods = (dir_ / "pods").string();
-  fs::create_directories(pods + "/ns_a_uid1");
-  fs::create_directories(pods + "/ns_b_uid2");
-  pid_t leftover = SpawnGroup();
-  pid_t unrelated = SpawnGroup();
-  RecordProcessGroup(pods + "/ns_a_uid1", leftover);
-  // A record whose pid now belongs to another process (different start time).
-  { std::ofstream(pods + "/ns_b_uid2/process-groups") << unrelated << " 1\n"; }
-
-  EXPECT_EQ(KillLeftoverProcessGroups(pods), 1);
-  int status = 0;
-  ASSERT_EQ(waitpid(leftover, &status, 0), leftover);
-  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
-  EXPECT_EQ(waitpid(unrelated, &status, WNOHANG), 0);  // still running
-  EXPECT_FALSE(fs::exists(pods + "/ns_a_uid1/process-groups"));  // records are forgotten
-  EXPECT_EQ(KillLeftoverProcessGroups(pods), 0);
-  kill(unrelated, SIGKILL);
-  waitpid(unrelated, &status, 0);
-
-  // The leader died (the agent's PDEATHSIG) but its child lives on in the group.
-  int forked[2];
-  ASSERT_EQ(pipe(forked), 0);
-  pid_t leader = fork();
-  if (leader == 0) {
-    setpgid(0, 0);
-    if (fork() == 0) {
-      execl("/bin/sleep", "sleep", "60", static_cast<char*>(nullptr));
-      _exit(127);
-    }
-    (void)!write(forked[1], "x", 1);  // the child exists: the group outlives the leader
-    pause();
-    _exit(0);
-  }
-  setpgid(leader, leader);
-  char byte;
-  ASSERT_EQ(read(forked[0], &byte, 1), 1);
-  close(forked[0]);
-  close(forked[1]);
-  RecordProcessGroup(pods + "/ns_a_uid1", leader);
-  kill(leader, SIGKILL);
-  ASSERT_EQ(waitpid(leader, &status, 0), leader);
-  ASSERT_EQ(kill(-leader, 0), 0);  // the orphaned child keeps the group alive
-  EXPECT_EQ(KillLeftoverProcessGroups(pods), 1);
-  for (int i = 0; i < 200 && kill(-leader, 0) == 0; ++i) {
-    // When this process is a child subreaper (the runner makes it one), the killed
-    // orphan is its child: reap the zombie so the group can vanish.
-    while (waitpid(-leader, nullptr, WNOHANG) > 0) {
-    }
-    usleep(10000);
-  }
-  EXPECT_NE(kill(-leader, 0), 0);  // gone
 }
 
 TEST_F(ProcessRunnerTest, EnvironmentIsExactlyTheGivenOne) {
@@ -201,7 +146,7 @@ TEST_F(ProcessRunnerTest, SigtermTrappedExitsWithinGrace) {
   EXPECT_FALSE(p->killed_at_deadline());
   EXPECT_EQ(ReadFile(dir_ / "terminated"), "bye\n");
   EXPECT_FALSE(p->Tick());
-  EXPECT_FALSE(ProcessGroupExists(p->pid()));
+  EXPECT_FALSE(ProcessGroupExists(Pgid()));
 }
 
 TEST_F(ProcessRunnerTest, SigtermIgnoredIsKilledExactlyAtTheDeadline) {
@@ -214,7 +159,7 @@ TEST_F(ProcessRunnerTest, SigtermIgnoredIsKilledExactlyAtTheDeadline) {
   EXPECT_FALSE(p->Tick());
   // Still alive one second before the deadline, although SIGTERM was delivered.
   EXPECT_FALSE(p->WaitForExit(milliseconds(300)).has_value());
-  EXPECT_TRUE(ProcessGroupExists(p->pid()));
+  EXPECT_TRUE(ProcessGroupExists(Pgid()));
   clock_.Advance(seconds(1));
   EXPECT_TRUE(p->Tick());
   auto e = p->WaitForExit(kRealTimeout);
@@ -223,7 +168,7 @@ TEST_F(ProcessRunnerTest, SigtermIgnoredIsKilledExactlyAtTheDeadline) {
   EXPECT_EQ(e->exit_code, 137);
   EXPECT_TRUE(p->killed_at_deadline());
   EXPECT_EQ(e->finished_at, FakeClock().Now() + seconds(30));
-  EXPECT_FALSE(ProcessGroupExists(p->pid()));
+  EXPECT_FALSE(ProcessGroupExists(Pgid()));
 }
 
 TEST_F(ProcessRunnerTest, ZeroGraceKillsAtOnce) {
@@ -243,11 +188,11 @@ TEST_F(ProcessRunnerTest, BackgroundChildrenAndOrphansDieWithTheContainer) {
   auto e = p->WaitForExit(kRealTimeout);
   ASSERT_TRUE(e.has_value());
   EXPECT_EQ(e->exit_code, 5);
-  EXPECT_FALSE(ProcessGroupExists(p->pid()));
+  EXPECT_FALSE(ProcessGroupExists(Pgid()));
   pid_t child = std::stoi(ReadFile(dir_ / "child"));
   EXPECT_NE(kill(child, 0), 0);  // gone, not even a zombie
   // Nothing of the group is left to reap.
-  EXPECT_EQ(waitpid(-p->pid(), nullptr, WNOHANG), -1);
+  EXPECT_EQ(waitpid(-Pgid(), nullptr, WNOHANG), -1);
   EXPECT_EQ(errno, ECHILD);
 }
 
@@ -277,22 +222,83 @@ TEST_F(ProcessRunnerTest, StartErrorsNameTheCause) {
     auto p = ContainerProcess::Start(l, clock_, nullptr);
     auto e = p->exit();
     ASSERT_TRUE(e.has_value()) << c.message;
-    EXPECT_EQ(p->pid(), 0);
     EXPECT_EQ(e->exit_code, 128);
     EXPECT_EQ(e->start_error, c.message);
   }
 }
 
-TEST_F(ProcessRunnerTest, DestructorKillsARunningGroup) {
-  auto l = Shell("echo $$ > \"$DIR/pid\"; echo ready; sleep 1000");
-  pid_t pgid;
+TEST_F(ProcessRunnerTest, DestructionDetachesAndAdoptReattachesToTheLiveRun) {
+  auto l = Shell("trap 'echo term; exit 9' TERM; echo ready; while :; do sleep 0.05; done");
   {
     auto p = ContainerProcess::Start(l, clock_, nullptr);
     ASSERT_TRUE(WaitForLog(l, "ready"));
-    pgid = p->pid();
-    EXPECT_TRUE(ProcessGroupExists(pgid));
   }
-  EXPECT_FALSE(ProcessGroupExists(pgid));
+  // The handle is gone (as after an agent restart); the container is not.
+  pid_t pgid = Pgid();
+  EXPECT_TRUE(ProcessGroupExists(pgid));
+  clock_.Advance(seconds(100));
+  auto adopted = ContainerProcess::Adopt(l.run_dir, clock_, nullptr);
+  EXPECT_TRUE(adopted->running());
+  EXPECT_EQ(adopted->started_at(), FakeClock().Now());  // from the launch record
+  adopted->Terminate(seconds(30));
+  auto e = adopted->WaitForExit(kRealTimeout);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->exit_code, 9);
+  EXPECT_EQ(e->started_at, FakeClock().Now());
+  EXPECT_EQ(e->finished_at, clock_.Now());  // seen as it happened
+  EXPECT_TRUE(WaitForLog(l, "term"));
+}
+
+TEST_F(ProcessRunnerTest, ARunThatEndedWhileNobodyWatchedKeepsItsRecordedExit) {
+  auto l = Shell("read x; exit 4");  // waits for nothing: stdin is /dev/null, so it exits at once
+  { auto p = ContainerProcess::Start(l, clock_, nullptr); }
+  // Wait for the supervisor to record the exit and be gone, with no handle attached.
+  for (int i = 0; i < 2000 && (!fs::exists(l.run_dir + "/exit.json") || fs::exists(l.run_dir + "/shim.sock")); ++i) {
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  RealClock real;
+  auto adopted = ContainerProcess::Adopt(l.run_dir, real, nullptr);
+  auto e = adopted->exit();
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->exit_code, 4);
+  EXPECT_FALSE(e->lost);
+  StatusOr<shim::ExitRecord> record = shim::ReadExitRecord(l.run_dir);
+  ASSERT_TRUE(record.ok());
+  EXPECT_EQ(e->finished_at, record->finished_at);  // the supervisor's time, not the adopter's
+  // With a clock behind the record (a FakeClock), the time is never in the clock's future.
+  auto behind = ContainerProcess::Adopt(l.run_dir, clock_, nullptr);
+  EXPECT_EQ(behind->exit()->finished_at, clock_.Now());
+}
+
+// Whatever is left of a run whose supervisor is gone, the run is reported
+// lost with what was found, never as a made-up exit and never by crashing.
+TEST_F(ProcessRunnerTest, ARunWithoutAReadableExitRecordIsLostWithTheReason) {
+  auto l = Shell("exit 0");
+  { auto p = ContainerProcess::Start(l, clock_, nullptr)->WaitForExit(kRealTimeout); }
+  struct Case {
+    std::string exit_json;  // "" = no file
+    std::string detail;
+  } cases[] = {
+      {"", "its supervisor is gone and recorded no exit status"},
+      {R"({"version":1,"exitCode":0,"sig)", "its exit status is unreadable: " + l.run_dir + "/exit.json is not valid JSON"},
+      {R"({"version":1,"exitCode":-5,"signal":0,"startError":"","startedAt":0,"finishedAt":0})",
+       "field \"exitCode\" must be an integer in [0, 255]"},
+  };
+  for (const Case& c : cases) {
+    fs::remove(l.run_dir + "/exit.json");
+    if (!c.exit_json.empty()) std::ofstream(l.run_dir + "/exit.json") << c.exit_json;
+    auto adopted = ContainerProcess::Adopt(l.run_dir, clock_, nullptr);
+    auto e = adopted->exit();
+    ASSERT_TRUE(e.has_value());
+    EXPECT_TRUE(e->lost);
+    EXPECT_EQ(e->exit_code, 137);
+    EXPECT_NE(e->lost_detail.find(c.detail), std::string::npos) << e->lost_detail;
+  }
+  fs::remove(l.run_dir + "/launch.json");
+  auto e = ContainerProcess::Adopt(l.run_dir, clock_, nullptr)->exit();
+  ASSERT_TRUE(e.has_value());
+  EXPECT_TRUE(e->lost);
+  EXPECT_NE(e->lost_detail.find("its launch record cannot be read"), std::string::npos) << e->lost_detail;
 }
 
 }  // namespace

@@ -11,7 +11,14 @@
 //     admission, Job/JobSet/TrainJob/PyTorchJob, pod placement) and K embedded
 //     node agents (agent/node_agent.h; K=1 by default, named node-0..K-1, each
 //     with the declared capacity or, when none is declared, this machine's),
-//     and shuts down cleanly on SIGTERM or SIGINT (agents stop their processes).
+//     On SIGTERM or SIGINT it stops serving and exits, and the pods keep
+//     running under their supervisors (`berth shim`, agent/shim/shim.h): the
+//     next `berth server` on the same data directory adopts them, so a restart
+//     or an upgrade of berth never touches a running job. With
+//     --shutdown-grace-period S the embedded nodes shut down gracefully
+//     first: every pod gets SIGTERM and up to S seconds (its own grace period
+//     if shorter), then is reported Failed as the kubelet's graceful node
+//     shutdown reports it.
 //     The controllers and agents use the in-process client (apiserver/
 //     in_process_client.h), the same client::Client as over HTTP.
 //     GET /metrics serves the API server's, Kueue's and the scheduler's
@@ -28,7 +35,11 @@
 //     lost nodes shorten it (keep it above the agents' 10 s renewal).
 //
 //   berth agent (--server URL | --kubeconfig F) --name NODE --data-dir DIR [--capacity ...] [--address A]
-//     A node agent joining a remote server over HTTP.
+//               [--shutdown-grace-period S]
+//     A node agent joining a remote server over HTTP; stops as the server's agents do.
+//
+//   berth shim RUN_DIR
+//     The per-container supervisor the agents start (not for users).
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <prometheus/registry.h>
@@ -42,6 +53,7 @@
 #include <optional>
 #include <sstream>
 #include <string_view>
+#include <thread>
 
 #include "core/logging.h"
 
@@ -54,6 +66,8 @@
 #include "api/registry.h"
 #include "api/strategy.h"
 #include "agent/node_agent.h"
+#include "agent/shim/shim.h"
+#include "core/file.h"
 #include "apiserver/api_server.h"
 #include "apiserver/in_process_client.h"
 #include "apiserver/request_metrics.h"
@@ -83,6 +97,7 @@ struct ServerFlags {
   std::string node_capacity;  // "" = this machine's
   int node_monitor_grace_period = 40;  // seconds without a Lease renewal before a node is NotReady
   std::string config;         // Kueue Configuration file; "" = none
+  int shutdown_grace_period = 0;  // seconds; 0 = pods keep running after the server stops
 };
 
 struct AgentFlags {
@@ -92,7 +107,23 @@ struct AgentFlags {
   std::string data_dir;
   std::string capacity;  // "" = this machine's
   std::string address = "127.0.0.1";
+  int shutdown_grace_period = 0;  // seconds; 0 = pods keep running after the agent stops
 };
+
+// Stops node agents as the stop signal asks: with a shutdown grace period, a
+// graceful node shutdown of each (in parallel); without one, the agents detach
+// and every container keeps running under its supervisor for the next start.
+void StopAgents(std::vector<berth::agent::NodeAgent*> agents, int shutdown_grace_period) {
+  if (shutdown_grace_period <= 0) {
+    for (auto* agent : agents) agent->Stop(berth::agent::StopMode::kLeaveRunning);
+    return;
+  }
+  std::vector<std::thread> threads;
+  for (auto* agent : agents) {
+    threads.emplace_back([agent, shutdown_grace_period] { agent->Shutdown(std::chrono::seconds(shutdown_grace_period)); });
+  }
+  for (auto& t : threads) t.join();
+}
 
 // Blocks SIGTERM and SIGINT in every thread started afterwards; returns the set
 // for sigwait.
@@ -139,21 +170,6 @@ std::string Kubeconfig(const std::string& address, int port) {
          "    namespace: default\n"
          "current-context: berth\n"
          "preferences: {}\n";
-}
-
-// Writes `contents` to `path` atomically (temp file + rename).
-bool WriteFileAtomically(const std::filesystem::path& path, const std::string& contents) {
-  std::filesystem::path tmp = path;
-  tmp += ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    if (!out) return false;
-    out << contents;
-    if (!out.flush()) return false;
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  return !ec;
 }
 
 int RunServer(const ServerFlags& flags) {
@@ -261,8 +277,9 @@ int RunServer(const ServerFlags& flags) {
                                          : ""));
   }
   const auto kubeconfig = std::filesystem::path(flags.data_dir) / "kubeconfig";
-  if (!WriteFileAtomically(kubeconfig, Kubeconfig(flags.address, server.port()))) {
-    std::cerr << "error: cannot write " << kubeconfig << "\n";
+  if (berth::Status w = berth::WriteFileAtomically(kubeconfig.string(), Kubeconfig(flags.address, server.port()), 0600);
+      !w.ok()) {
+    std::cerr << "error: " << w.message() << "\n";
     server.Stop();
     return 1;
   }
@@ -304,13 +321,19 @@ int RunServer(const ServerFlags& flags) {
 
   int sig = 0;
   sigwait(&stop_signals, &sig);
-  log->info("received signal {}, shutting down", sig);
-  for (auto& agent : agents) {
-    server.UnregisterPodLogSource(agent->node_name());
-    agent->Stop();
-  }
-  agents.clear();
+  log->info("received signal {}, shutting down{}", sig,
+            flags.shutdown_grace_period > 0
+                ? fmt::format(" (graceful node shutdown: pods get up to {}s)", flags.shutdown_grace_period)
+                : std::string(" (pods keep running; a restarted server adopts them)"));
+  // The controllers stop first: during a graceful node shutdown nothing may
+  // replace the pods being stopped (the agents still write their statuses
+  // through the API server, which stops last).
   if (manager) manager->Stop();
+  std::vector<berth::agent::NodeAgent*> to_stop;
+  for (auto& agent : agents) to_stop.push_back(agent.get());
+  StopAgents(to_stop, flags.shutdown_grace_period);
+  for (auto& agent : agents) server.UnregisterPodLogSource(agent->node_name());
+  agents.clear();
   server.Stop();
   store.reset();  // closes the database
   log->info("stopped");
@@ -355,13 +378,16 @@ int RunAgent(const AgentFlags& flags) {
   int sig = 0;
   sigwait(&stop_signals, &sig);
   log->info("received signal {}, stopping node {}", sig, flags.name);
-  agent.Stop();
+  StopAgents({&agent}, flags.shutdown_grace_period);
   return 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  // The container supervisor (agent/shim/shim.h) runs before anything else is
+  // set up: it is one small process per container.
+  if (argc >= 2 && std::string_view(argv[1]) == "shim") return berth::agent::shim::ShimMain(argc, argv);
   CLI::App app{"berth: queued, gang-admitted distributed training jobs"};
   app.require_subcommand(1);
   std::string log_level = "info";
@@ -394,6 +420,12 @@ int main(int argc, char** argv) {
                      "seconds without a node Lease renewal before the node is NotReady and its pods "
                      "are failed (kube-controller-manager's flag; keep it above the agents' 10 s renewal)")
       ->check(CLI::Range(1, 3600));
+  server->add_option("--shutdown-grace-period", server_flags.shutdown_grace_period,
+                     "on SIGTERM/SIGINT, seconds the embedded nodes give their pods to stop (graceful node "
+                     "shutdown, the kubelet's shutdownGracePeriod); 0 (default) = leave pods running for the "
+                     "next start to adopt")
+      ->check(CLI::Range(0, 86400))
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   server->callback([&] {
     if (!berth::SetLogLevel(log_level)) throw CLI::ValidationError("--log-level", "unknown level " + log_level);
     server_rc = RunServer(server_flags);
@@ -411,6 +443,11 @@ int main(int argc, char** argv) {
   agent->add_option("--capacity", agent_flags.capacity,
                     "declared capacity, e.g. cpu=8,memory=32Gi,nvidia.com/gpu=8 (default: this machine's)");
   agent->add_option("--address", agent_flags.address, "this node's address, reachable by the other nodes");
+  agent->add_option("--shutdown-grace-period", agent_flags.shutdown_grace_period,
+                    "on SIGTERM/SIGINT, seconds pods get to stop (graceful node shutdown); 0 (default) = leave "
+                    "pods running for the next start to adopt")
+      ->check(CLI::Range(0, 86400))
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   agent->callback([&] {
     if (!berth::SetLogLevel(log_level)) throw CLI::ValidationError("--log-level", "unknown level " + log_level);
     server_rc = RunAgent(agent_flags);

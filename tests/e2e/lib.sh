@@ -6,13 +6,19 @@
 #                           KUBECONFIG=$WORK/data/kubeconfig; on exit the server is stopped and
 #                           WORK removed unless a check failed (FAILURES > 0), when it is kept
 #                           for inspection.
-#   e2e_start_server ARGS   `$BERTH server --port 0 --data-dir $WORK/data ARGS` in the
-#                           background (log: $WORK/server.log); returns once the kubeconfig
-#                           is written, exits 1 with the log when the server does not start.
+#   e2e_start_server ARGS   `$BERTH server --port 0 --data-dir $WORK/data
+#                           --shutdown-grace-period 5 ARGS` in the background (log:
+#                           $WORK/server.log; a later --shutdown-grace-period in ARGS wins, 0
+#                           leaves pods running when the server stops); returns once the
+#                           kubeconfig is written, exits 1 with the log when the server does
+#                           not start.
 #   e2e_start_node_server CAPACITY [ARGS]
 #                           e2e_start_server --nodes 1 --node-capacity CAPACITY ARGS, then
 #                           node-0 must be Ready within 20 s (a failure otherwise).
 #   e2e_stop_server         SIGTERM and wait; a non-zero exit counts as a failure.
+#   e2e_kill_containers     SIGKILL, through its supervisor's socket, to every container still
+#                           supervised under $WORK (done on exit too: nothing a test started
+#                           outlives it), then waits up to 10 s for the supervisors to exit.
 #   fail MESSAGE            prints "FAIL: MESSAGE" and counts a failure.
 #   wait_until SECONDS CMD...
 #                           true once CMD succeeds (its output discarded), tried every 0.2 s
@@ -61,12 +67,32 @@ e2e_init() {
 
 e2e_cleanup() {
   if [ -n "$SERVER_PID" ]; then kill -TERM "$SERVER_PID" 2>/dev/null; wait "$SERVER_PID" 2>/dev/null; fi
+  e2e_kill_containers
   if [ "$FAILURES" -eq 0 ]; then rm -rf "$WORK"; else echo "kept $WORK for inspection"; fi
+}
+
+e2e_kill_containers() {
+  [ -n "${WORK:-}" ] && [ -d "$WORK" ] || return 0
+  # A socket path may exceed sun_path: connect through the directory's descriptor.
+  find "$WORK" -name shim.sock -print0 2>/dev/null | xargs -0 -r python3 -c '
+import os, socket, sys
+for path in sys.argv[1:]:
+    try:
+        fd = os.open(os.path.dirname(path), os.O_PATH)
+        s = socket.socket(socket.AF_UNIX)
+        s.connect("/proc/self/fd/%d/shim.sock" % fd)
+        s.sendall(b"signal 9\n")
+        s.close()
+        os.close(fd)
+    except OSError:
+        pass
+'
+  for _ in $(seq 1 100); do pgrep -f "shim $WORK/" >/dev/null || return 0; sleep 0.1; done
 }
 
 e2e_start_server() {
   rm -f "$KUBECONFIG"
-  "$BERTH" server --port 0 --data-dir "$WORK/data" "$@" >>"$WORK/server.log" 2>&1 &
+  "$BERTH" server --port 0 --data-dir "$WORK/data" --shutdown-grace-period 5 "$@" >>"$WORK/server.log" 2>&1 &
   SERVER_PID=$!
   for _ in $(seq 1 200); do
     [ -s "$KUBECONFIG" ] && return 0

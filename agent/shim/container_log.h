@@ -26,7 +26,7 @@
 #include "core/clock.h"
 #include "core/status.h"
 
-namespace berth::agent {
+namespace berth::agent::shim {
 
 // "<pod_dir>/logs/<container>/<restart_count>.log".
 std::string ContainerLogPath(const std::string& pod_dir, std::string_view container, int restart_count);
@@ -69,4 +69,4 @@ struct LogReadOptions {
 // file does not exist.
 StatusOr<std::string> ReadContainerLog(const std::string& path, const LogReadOptions& options);
 
-}  // namespace berth::agent
+}  // namespace berth::agent::shim

@@ -1,4 +1,4 @@
-#include "agent/container_log.h"
+#include "agent/shim/container_log.h"
 
 #include <cerrno>
 #include <cstring>
@@ -7,7 +7,7 @@
 #include <sstream>
 #include <vector>
 
-namespace berth::agent {
+namespace berth::agent::shim {
 
 std::string ContainerLogPath(const std::string& pod_dir, std::string_view container, int restart_count) {
   return pod_dir + "/logs/" + std::string(container) + "/" + std::to_string(restart_count) + ".log";
@@ -136,4 +136,4 @@ StatusOr<std::string> ReadContainerLog(const std::string& path, const LogReadOpt
   return out;
 }
 
-}  // namespace berth::agent
+}  // namespace berth::agent::shim

@@ -1,12 +1,12 @@
-#include "agent/container_log.h"
+#include "agent/shim/container_log.h"
 
 #include <gtest/gtest.h>
 
 #include <filesystem>
 
-#include "agent/testing/test_files.h"
+#include "agent/shim/testing/test_files.h"
 
-namespace berth::agent {
+namespace berth::agent::shim {
 namespace {
 
 class ContainerLogTest : public ::testing::Test {
@@ -70,4 +70,4 @@ TEST_F(ContainerLogTest, MissingFileIsNotFound) {
 }
 
 }  // namespace
-}  // namespace berth::agent
+}  // namespace berth::agent::shim

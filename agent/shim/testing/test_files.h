@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-namespace berth::agent::testing {
+namespace berth::agent::shim::testing {
 
 // <tmp>/berth-<what>-<pid>-<running test's name>, removed if an earlier run
 // left it (the caller creates it as it needs). The pid and test name keep
@@ -33,4 +33,4 @@ inline std::string ReadFile(const std::filesystem::path& path) {
   return s.str();
 }
 
-}  // namespace berth::agent::testing
+}  // namespace berth::agent::shim::testing

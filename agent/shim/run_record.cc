@@ -1,0 +1,174 @@
+#include "agent/shim/run_record.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "core/file.h"
+
+namespace berth::agent::shim {
+namespace {
+
+using Json = nlohmann::json;
+
+constexpr int kVersion = 1;
+
+int64_t Nanos(Time t) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+}
+
+Time FromNanos(int64_t ns) {
+  return Time(std::chrono::duration_cast<Time::duration>(std::chrono::nanoseconds(ns)));
+}
+
+// Parses `path` as a JSON object of record version kVersion.
+StatusOr<Json> ReadRecord(const std::string& path) {
+  StatusOr<std::string> text = ReadFileBounded(path, kMaxRecordBytes);
+  if (!text.ok()) {
+    if (text.status().code() == Code::kTooLarge) return InvalidError(text.status().message());
+    return text.status();
+  }
+  Json j = Json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return InvalidError(path + " is not valid JSON (truncated or corrupt)");
+  if (!j.is_object()) return InvalidError(path + " is not a JSON object");
+  auto version = j.find("version");
+  if (version == j.end() || !version->is_number_integer() || version->get<int64_t>() != kVersion) {
+    return InvalidError(path + ": unknown record version (want " + std::to_string(kVersion) + ")");
+  }
+  return j;
+}
+
+// Typed field readers: each returns false (and sets *error) when the field is
+// absent or of another type.
+class Fields {
+ public:
+  Fields(const Json& j, std::string path) : j_(j), path_(std::move(path)) {}
+
+  bool String(const char* key, std::string* out) {
+    auto it = j_.find(key);
+    if (it == j_.end() || !it->is_string()) return Fail(key, "a string");
+    *out = it->get<std::string>();
+    return true;
+  }
+  bool Int(const char* key, int64_t* out) {
+    auto it = j_.find(key);
+    if (it == j_.end() || !it->is_number_integer()) return Fail(key, "an integer");
+    *out = it->get<int64_t>();
+    return true;
+  }
+  bool IntIn(const char* key, int lo, int hi, int* out) {
+    int64_t v;
+    if (!Int(key, &v)) return false;
+    if (v < lo || v > hi) return Fail(key, "an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    *out = static_cast<int>(v);
+    return true;
+  }
+  bool Time(const char* key, berth::Time* out) {
+    int64_t ns;
+    if (!Int(key, &ns)) return false;
+    *out = FromNanos(ns);
+    return true;
+  }
+  bool Strings(const char* key, std::vector<std::string>* out) {
+    auto it = j_.find(key);
+    if (it == j_.end() || !it->is_array()) return Fail(key, "an array of strings");
+    for (const Json& v : *it) {
+      if (!v.is_string()) return Fail(key, "an array of strings");
+      out->push_back(v.get<std::string>());
+    }
+    return true;
+  }
+  bool Ints(const char* key, std::vector<int>* out) {
+    auto it = j_.find(key);
+    if (it == j_.end() || !it->is_array()) return Fail(key, "an array of integers");
+    for (const Json& v : *it) {
+      if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > 65535) {
+        return Fail(key, "an array of integers");
+      }
+      out->push_back(v.get<int>());
+    }
+    return true;
+  }
+  Status error() const { return InvalidError(error_); }
+
+ private:
+  bool Fail(const char* key, const std::string& want) {
+    error_ = path_ + ": field \"" + key + "\" must be " + want;
+    return false;
+  }
+  const Json& j_;
+  std::string path_;
+  std::string error_;
+};
+
+}  // namespace
+
+std::string RunDir(const std::string& pod_dir, std::string_view container, int run) {
+  return pod_dir + "/runs/" + std::string(container) + "/" + std::to_string(run);
+}
+
+std::vector<std::pair<int, std::string>> ListRuns(const std::string& pod_dir, std::string_view container) {
+  std::vector<std::pair<int, std::string>> out;
+  std::error_code ec;
+  const std::string base = pod_dir + "/runs/" + std::string(container);
+  for (const auto& e : std::filesystem::directory_iterator(base, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.empty() || name.size() > 9 || !std::all_of(name.begin(), name.end(), ::isdigit)) continue;
+    out.emplace_back(std::stoi(name), e.path().string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+Status WriteLaunchRecord(const std::string& run_dir, const LaunchRecord& r) {
+  Json j = {{"version", kVersion},       {"container", r.container},    {"run", r.run},
+            {"argv", r.argv},            {"env", r.env},                {"workingDir", r.working_dir}, {"logPath", r.log_path},     {"cgroupDir", r.cgroup_dir},
+            {"startedAt", Nanos(r.started_at)}, {"devices", r.devices}};
+  std::error_code ec;
+  std::filesystem::create_directories(run_dir, ec);
+  if (ec) return InternalError("cannot create " + run_dir + ": " + ec.message());
+  return WriteFileAtomically(run_dir + "/" + kLaunchFile, j.dump(-1, ' ', false, Json::error_handler_t::replace),
+                             0600);
+}
+
+StatusOr<LaunchRecord> ReadLaunchRecord(const std::string& run_dir) {
+  const std::string path = run_dir + "/" + kLaunchFile;
+  StatusOr<Json> j = ReadRecord(path);
+  if (!j.ok()) return j.status();
+  LaunchRecord r;
+  Fields f(*j, path);
+  if (!f.String("container", &r.container) || !f.IntIn("run", 0, 1 << 30, &r.run) || !f.Strings("argv", &r.argv) ||
+      !f.Strings("env", &r.env) || !f.String("workingDir", &r.working_dir) ||
+      !f.String("logPath", &r.log_path) || !f.String("cgroupDir", &r.cgroup_dir) ||
+      !f.Time("startedAt", &r.started_at) || !f.Ints("devices", &r.devices)) {
+    return f.error();
+  }
+  return r;
+}
+
+Status WriteExitRecord(const std::string& run_dir, const ExitRecord& r) {
+  Json j = {{"version", kVersion},
+            {"exitCode", r.exit_code},
+            {"signal", r.signal},
+            {"startError", r.start_error},
+            {"startedAt", Nanos(r.started_at)},
+            {"finishedAt", Nanos(r.finished_at)}};
+  return WriteFileAtomically(run_dir + "/" + kExitFile, j.dump(-1, ' ', false, Json::error_handler_t::replace), 0600);
+}
+
+StatusOr<ExitRecord> ReadExitRecord(const std::string& run_dir) {
+  const std::string path = run_dir + "/" + kExitFile;
+  StatusOr<Json> j = ReadRecord(path);
+  if (!j.ok()) return j.status();
+  ExitRecord r;
+  Fields f(*j, path);
+  if (!f.IntIn("exitCode", 0, 255, &r.exit_code) || !f.IntIn("signal", 0, 64, &r.signal) ||
+      !f.String("startError", &r.start_error) || !f.Time("startedAt", &r.started_at) ||
+      !f.Time("finishedAt", &r.finished_at)) {
+    return f.error();
+  }
+  return r;
+}
+
+}  // namespace berth::agent::shim

@@ -1,0 +1,82 @@
+// The on-disk record of one run of a container: what the node agent asked the
+// supervisor (`berth shim`, shim.h) to run, and how it ended. The records are
+// the runtime's memory across agent restarts, as containerd's task state is
+// for the kubelet: a restarted agent rebuilds each pod's containers from them
+// (node_agent.h, "Restart").
+//
+// Layout, one directory per run (run = the container's restartCount when it
+// started, as its log file <pod dir>/logs/<container>/<run>.log):
+//   <pod dir>/runs/<container>/<run>/
+//     launch.json   written by the agent before the supervisor starts
+//                   (mode 0600: it holds the container's environment)
+//     exit.json     written by the supervisor when the container ended, or by
+//                   the agent when the run failed to start; atomic
+//                   (core/file.h), so it is whole or absent
+//     shim.sock     the supervisor's control socket (shim_client.h), present
+//                   while it runs
+//     shim.log      the supervisor's own diagnostics
+//
+// launch.json: {"version":1,"container","run","argv":[...],"env":["N=v",...],
+//   "workingDir","logPath","cgroupDir"
+//   ("" = none),"startedAt" (ns since the epoch, the agent's Clock),
+//   "devices":[indices]}.
+// exit.json: {"version":1,"exitCode","signal","startError","startedAt",
+//   "finishedAt"} (ns since the epoch; the supervisor's real time).
+//
+// Errors: reading a missing record is kNotFound; a record that is not the
+// JSON above (truncated, corrupt, a field of the wrong type, or over
+// kMaxRecordBytes) is kInvalid naming the file and the reason. Never throws.
+//
+// Thread-safety: plain functions over files.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/clock.h"
+#include "core/status.h"
+
+namespace berth::agent::shim {
+
+inline constexpr char kLaunchFile[] = "launch.json";
+inline constexpr char kExitFile[] = "exit.json";
+inline constexpr char kSocketFile[] = "shim.sock";
+inline constexpr char kShimLogFile[] = "shim.log";
+// A launch record holds argv and env; Kubernetes bounds a Pod object at 1.5 MiB.
+inline constexpr size_t kMaxRecordBytes = 4 << 20;
+
+// "<pod_dir>/runs/<container>/<run>".
+std::string RunDir(const std::string& pod_dir, std::string_view container, int run);
+// The run directories of `container` under `pod_dir`, as (run, dir) in run order.
+std::vector<std::pair<int, std::string>> ListRuns(const std::string& pod_dir, std::string_view container);
+
+struct LaunchRecord {
+  std::string container;
+  int run = 0;
+  std::vector<std::string> argv;
+  std::vector<std::string> env;  // "NAME=value", the complete environment
+  std::string working_dir;
+  std::string log_path;
+  std::string cgroup_dir;  // "" = no memory cgroup
+  Time started_at{};
+  std::vector<int> devices;
+  bool operator==(const LaunchRecord&) const = default;
+};
+
+struct ExitRecord {
+  int exit_code = 0;        // 128 + signal when signalled
+  int signal = 0;
+  std::string start_error;  // non-empty: the program never ran
+  Time started_at{};
+  Time finished_at{};
+  bool operator==(const ExitRecord&) const = default;
+};
+
+Status WriteLaunchRecord(const std::string& run_dir, const LaunchRecord& record);
+StatusOr<LaunchRecord> ReadLaunchRecord(const std::string& run_dir);
+Status WriteExitRecord(const std::string& run_dir, const ExitRecord& record);
+StatusOr<ExitRecord> ReadExitRecord(const std::string& run_dir);
+
+}  // namespace berth::agent::shim

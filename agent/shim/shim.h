@@ -1,0 +1,65 @@
+// The per-container supervisor (`berth shim <run dir>`): what containerd's
+// shim is for the kubelet. One supervisor process owns one run of one
+// container for its whole life, so the container does not depend on the node
+// agent or the server that asked for it: either can die, restart or be
+// upgraded while the container runs, and the next agent re-attaches
+// (shim_client.h, node_agent.h "Restart").
+//
+// What the supervisor owns:
+//   - the container's process group: it forks the container's main process
+//     (pgid = pid, stdin /dev/null, stdout+stderr into one pipe, the exact
+//     environment of the launch record, default signal dispositions, the
+//     memory cgroup when the record names one, PR_SET_PDEATHSIG SIGKILL tied
+//     to the supervisor) and is the child subreaper of everything the
+//     container forks, so it reaps them all;
+//   - the log: it copies the pipe to the run's log file
+//     (container_log.h, timestamps from the real clock), also while no agent
+//     watches;
+//   - the exit status: when the main process exits, the rest of its group is
+//     SIGKILLed while the main process is still an unreaped zombie (so the
+//     group id cannot be reused), every member is reaped, the output drained,
+//     and exit.json written atomically (run_record.h); then it exits;
+//   - the signals: only through its control socket (shim_client.h) — "signal
+//     N" sends N to the container's process group while its main process is
+//     unreaped, so a recycled pid is never signalled.
+// It is detached from whoever started it (its own session, double-forked,
+// no death signal tied to the agent), holds no API credentials and makes no
+// API calls. It ignores SIGTERM, SIGINT, SIGHUP and SIGQUIT (a `pkill berth`
+// meant for the server leaves the containers running); SIGKILL of the
+// supervisor kills the container's main process through PDEATHSIG, and with no
+// exit.json the agent reports the run lost.
+//
+// Start errors after the record was read (the program cannot be executed,
+// the working directory is gone) are exit.json records with startError in
+// runc's wording, exit code 128.
+//
+// Readiness: the supervisor writes one byte to file descriptor `ready_fd`
+// once its socket listens and the container's program has been executed (or
+// its start error recorded), then closes it; the agent waits for that byte.
+//
+// Thread-safety: RunShim is a process's main; it is single-threaded.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace berth::agent::shim {
+
+// Runs the supervisor for the run in `run_dir` (launch.json must exist).
+// Returns the process exit code: 0 once exit.json is written, 1 when the
+// launch record cannot be read (the reason is in exit.json when it can be
+// written, and on stderr).
+int RunShim(const std::string& run_dir, int ready_fd);
+
+// The PATH a container gets when its env sets none, and where the supervisor
+// looks up a command name when the container's PATH is empty (runc's default).
+inline constexpr std::string_view kDefaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+// The file descriptor the spawner passes the readiness pipe on.
+inline constexpr int kReadyFd = 3;
+
+// The argv entry point: `<argv0> shim <run dir>` → RunShim(run dir, kReadyFd).
+// Returns 2 with a usage message on stderr for other arguments.
+int ShimMain(int argc, char** argv);
+
+}  // namespace berth::agent::shim

@@ -1,0 +1,244 @@
+#include "agent/shim/shim.h"
+
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "agent/shim/container_log.h"
+#include "agent/shim/run_record.h"
+#include "agent/shim/shim_client.h"
+#include "agent/shim/testing/test_files.h"
+
+namespace berth::agent::shim {
+namespace {
+
+namespace fs = std::filesystem;
+using std::chrono::milliseconds;
+using testing::ReadFile;
+
+const std::vector<std::string> kSupervisor = {"/proc/self/exe", "shim"};  // this binary's main dispatches it
+constexpr milliseconds kReady{10000};
+
+// Field `n` (1-based) of /proc/<pid>/stat, or "" when the process is gone.
+std::string StatField(pid_t pid, int n) {
+  std::string stat = ReadFile("/proc/" + std::to_string(pid) + "/stat");
+  size_t close = stat.rfind(')');
+  if (close == std::string::npos) return "";
+  std::istringstream rest(stat.substr(close + 2));
+  std::string field;
+  for (int i = 3; i <= n && (rest >> field); ++i) {
+  }
+  return field;
+}
+
+bool Alive(pid_t pid) {
+  std::string state = StatField(pid, 3);
+  return !state.empty() && state != "Z";
+}
+
+class ShimTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = testing::FreshTestDirectory("shim").string();
+    fs::create_directories(dir_ + "/work");
+  }
+  void TearDown() override {
+    // A test that failed half-way must not leave containers behind.
+    for (const auto& [n, run] : ListRuns(dir_, "c")) {
+      if (StatusOr<int> c = ConnectShim(run); c.ok()) {
+        SendSignal(*c, SIGKILL);
+        close(*c);
+      }
+    }
+    fs::remove_all(dir_);
+  }
+
+  // Writes the launch record of run `run` of container "c" running `script`.
+  std::string Launch(const std::string& script, int run = 0, const std::string& base = "") {
+    LaunchRecord l;
+    l.container = "c";
+    l.run = run;
+    l.argv = {"/bin/sh", "-c", script};
+    l.env = {"PATH=/usr/bin:/bin", "DIR=" + dir_};
+    l.working_dir = dir_ + "/work";
+    const std::string pod = base.empty() ? dir_ : base;
+    l.log_path = ContainerLogPath(pod, "c", run);
+    l.started_at = RealClock::Get().Now();
+    const std::string run_dir = RunDir(pod, "c", run);
+    EXPECT_TRUE(WriteLaunchRecord(run_dir, l).ok());
+    return run_dir;
+  }
+
+  // Waits (real time, bounded) until exit.json exists.
+  static StatusOr<ExitRecord> WaitForExit(const std::string& run_dir) {
+    for (int i = 0; i < 2000; ++i) {
+      if (fs::exists(run_dir + "/exit.json")) return ReadExitRecord(run_dir);
+      std::this_thread::sleep_for(milliseconds(10));
+    }
+    return InternalError("no exit.json");
+  }
+  bool WaitForFile(const std::string& path) {
+    for (int i = 0; i < 2000; ++i) {
+      if (!ReadFile(path).empty()) return true;
+      std::this_thread::sleep_for(milliseconds(10));
+    }
+    return false;
+  }
+
+  std::string dir_;
+};
+
+TEST_F(ShimTest, RecordsTheExitAndTheLogOfItsContainerAndRemovesItsSocket) {
+  std::string run = Launch("echo out; echo err >&2; exit 3");
+  ASSERT_TRUE(SpawnShim(kSupervisor, run, kReady).ok());
+  StatusOr<ExitRecord> exit = WaitForExit(run);
+  ASSERT_TRUE(exit.ok()) << exit.status().ToString();
+  EXPECT_EQ(exit->exit_code, 3);
+  EXPECT_EQ(exit->signal, 0);
+  EXPECT_EQ(exit->start_error, "");
+  EXPECT_GE(exit->finished_at, exit->started_at);
+  EXPECT_EQ(ReadFile(ContainerLogPath(dir_, "c", 0)), "out\nerr\n");
+  for (int i = 0; i < 200 && fs::exists(run + "/shim.sock"); ++i) std::this_thread::sleep_for(milliseconds(10));
+  EXPECT_FALSE(fs::exists(run + "/shim.sock"));
+  EXPECT_EQ(ConnectShim(run).status().code(), Code::kUnavailable);
+}
+
+TEST_F(ShimTest, IsNotTheStartersChildAndHasItsOwnSession) {
+  std::string run = Launch("echo $PPID > \"$DIR/shim\"; echo $$ > \"$DIR/pid\"; exec sleep 1000");
+  ASSERT_TRUE(SpawnShim(kSupervisor, run, kReady).ok());
+  ASSERT_TRUE(WaitForFile(dir_ + "/shim"));
+  pid_t shim = std::stoi(ReadFile(dir_ + "/shim"));
+  EXPECT_NE(StatField(shim, 4), std::to_string(getpid()));  // parent: init or a subreaper, not us
+  EXPECT_NE(StatField(shim, 6), StatField(getpid(), 6));    // session
+  EXPECT_EQ(waitpid(-1, nullptr, WNOHANG), -1);             // nothing of ours to reap
+  // A stop signal meant for the server leaves the supervisor and its container alone.
+  ASSERT_EQ(kill(shim, SIGTERM), 0);
+  ASSERT_EQ(kill(shim, SIGINT), 0);
+  std::this_thread::sleep_for(milliseconds(100));
+  EXPECT_TRUE(Alive(shim));
+  EXPECT_TRUE(Alive(std::stoi(ReadFile(dir_ + "/pid"))));
+}
+
+TEST_F(ShimTest, SignalsReachTheWholeGroupOnlyThroughTheSocket) {
+  std::string run = Launch("trap 'echo term; exit 7' TERM; echo ready; while :; do sleep 0.05; done");
+  ASSERT_TRUE(SpawnShim(kSupervisor, run, kReady).ok());
+  ASSERT_TRUE(WaitForFile(ContainerLogPath(dir_, "c", 0)));
+  StatusOr<int> c = ConnectShim(run);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  // Lines that are not the protocol are ignored.
+  ASSERT_EQ(write(*c, "hello\nsignal 999\nsignal x\n", 26), 26);
+  std::this_thread::sleep_for(milliseconds(100));
+  EXPECT_FALSE(fs::exists(run + "/exit.json"));
+  EXPECT_TRUE(SendSignal(*c, SIGTERM));
+  StatusOr<ExitRecord> exit = WaitForExit(run);
+  ASSERT_TRUE(exit.ok());
+  EXPECT_EQ(exit->exit_code, 7);
+  // The supervisor closes the connection when it is done: end of file.
+  char byte;
+  EXPECT_EQ(read(*c, &byte, 1), 0);
+  close(*c);
+  EXPECT_NE(ReadFile(ContainerLogPath(dir_, "c", 0)).find("term"), std::string::npos);
+}
+
+TEST_F(ShimTest, KilledSupervisorTakesItsContainerAndLeavesNoExitRecord) {
+  std::string run = Launch("echo $PPID > \"$DIR/shim\"; echo $$ > \"$DIR/pid\"; exec sleep 1000");
+  ASSERT_TRUE(SpawnShim(kSupervisor, run, kReady).ok());
+  ASSERT_TRUE(WaitForFile(dir_ + "/pid"));
+  pid_t shim = std::stoi(ReadFile(dir_ + "/shim"));
+  pid_t container = std::stoi(ReadFile(dir_ + "/pid"));
+  ASSERT_EQ(kill(shim, SIGKILL), 0);
+  for (int i = 0; i < 500 && Alive(container); ++i) std::this_thread::sleep_for(milliseconds(10));
+  EXPECT_FALSE(Alive(container));
+  EXPECT_FALSE(fs::exists(run + "/exit.json"));
+  // Its socket file stays behind, and names nobody.
+  EXPECT_TRUE(fs::exists(run + "/shim.sock"));
+  EXPECT_EQ(ConnectShim(run).status().code(), Code::kUnavailable);
+}
+
+TEST_F(ShimTest, ExitOfTheMainProcessEndsBackgroundChildrenAndOrphans) {
+  std::string run = Launch("sleep 1000 & (sleep 1000 & echo $! > \"$DIR/orphan\") ; echo $! > \"$DIR/child\"; exit 5");
+  ASSERT_TRUE(SpawnShim(kSupervisor, run, kReady).ok());
+  StatusOr<ExitRecord> exit = WaitForExit(run);
+  ASSERT_TRUE(exit.ok());
+  EXPECT_EQ(exit->exit_code, 5);
+  for (const char* f : {"child", "orphan"}) {
+    pid_t pid = std::stoi(ReadFile(dir_ + "/" + f));
+    EXPECT_FALSE(Alive(pid)) << f;
+    EXPECT_EQ(StatField(pid, 3), "") << f << " left a zombie";
+  }
+}
+
+TEST_F(ShimTest, StartErrorsAreExitRecordsInRuncsWording) {
+  struct Case {
+    std::vector<std::string> argv;
+    std::string message;
+  } cases[] = {
+      {{"berth-no-such-binary"},
+       "unable to start container process: exec: \"berth-no-such-binary\": executable file not found in $PATH"},
+      {{"/no/such/berth-binary"},
+       "unable to start container process: exec: \"/no/such/berth-binary\": stat /no/such/berth-binary: no such "
+       "file or directory"},
+      {{}, "container \"c\" has no command: berth runs processes, not images, so command is required"},
+  };
+  int n = 0;
+  for (const Case& c : cases) {
+    std::string run = Launch("", n);
+    LaunchRecord l = *ReadLaunchRecord(run);
+    l.argv = c.argv;
+    ASSERT_TRUE(WriteLaunchRecord(run, l).ok());
+    ASSERT_TRUE(SpawnShim(kSupervisor, run, kReady).ok());
+    // The record is written before the supervisor reports ready.
+    StatusOr<ExitRecord> exit = ReadExitRecord(run);
+    ASSERT_TRUE(exit.ok()) << c.message;
+    EXPECT_EQ(exit->exit_code, 128);
+    EXPECT_EQ(exit->start_error, c.message);
+    ++n;
+  }
+}
+
+TEST_F(ShimTest, AnUnreadableLaunchRecordIsAStartErrorNotACrash) {
+  const std::string run = RunDir(dir_, "c", 0);
+  fs::create_directories(run);
+  std::ofstream(run + "/launch.json") << R"({"version":1,"container":"c","argv":"not a list"})";
+  ASSERT_TRUE(SpawnShim(kSupervisor, run, kReady).ok());
+  StatusOr<ExitRecord> exit = ReadExitRecord(run);
+  ASSERT_TRUE(exit.ok());
+  EXPECT_EQ(exit->exit_code, 128);
+  EXPECT_NE(exit->start_error.find("launch.json"), std::string::npos) << exit->start_error;
+}
+
+TEST_F(ShimTest, RunDirectoriesLongerThanASocketPathWork) {
+  const std::string pod = dir_ + "/" + std::string(120, 'p');
+  std::string run = Launch("echo ready; sleep 1000", 0, pod);
+  ASSERT_GT(run.size() + 10, sizeof(sockaddr_un::sun_path));
+  ASSERT_TRUE(SpawnShim(kSupervisor, run, kReady).ok());
+  StatusOr<int> c = ConnectShim(run);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_TRUE(SendSignal(*c, SIGKILL));
+  StatusOr<ExitRecord> exit = WaitForExit(run);
+  ASSERT_TRUE(exit.ok());
+  EXPECT_EQ(exit->exit_code, 137);
+  EXPECT_EQ(exit->signal, SIGKILL);
+  close(*c);
+}
+
+TEST_F(ShimTest, ASupervisorThatNeverStartsIsReported) {
+  std::string run = Launch("true");
+  Status s = SpawnShim({"/bin/false"}, run, kReady);
+  EXPECT_EQ(s.code(), Code::kInternal);
+  EXPECT_NE(s.message().find("exited before it was ready"), std::string::npos) << s.message();
+  s = SpawnShim({"/bin/sh", "-c", "sleep 5", "sh"}, run, milliseconds(200));
+  EXPECT_NE(s.message().find("was not ready within"), std::string::npos) << s.message();
+}
+
+}  // namespace
+}  // namespace berth::agent::shim

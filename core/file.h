@@ -1,0 +1,30 @@
+// Small files written so that a crash never leaves a half-written one, and
+// read with a size bound.
+//
+// WriteFileAtomically(path, contents, mode): writes `path + ".tmp"` (created
+//   with `mode`, truncated), fsyncs it, renames it over `path` and fsyncs the
+//   directory, so after a crash at any point `path` holds either its previous
+//   contents or all of `contents`, never a prefix. Errors: kInternal naming
+//   the path and errno's text.
+// ReadFileBounded(path, max_bytes): the whole file. Errors: kNotFound when it
+//   does not exist, kTooLarge when it holds more than `max_bytes`, kInternal
+//   for other read errors (each naming the path).
+//
+// Thread-safety: plain functions; concurrent writers of one path race as
+// rename(2) does (the last rename wins, each file whole).
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include "core/status.h"
+
+namespace berth {
+
+Status WriteFileAtomically(const std::string& path, std::string_view contents, mode_t mode = 0644);
+StatusOr<std::string> ReadFileBounded(const std::string& path, size_t max_bytes);
+
+}  // namespace berth
