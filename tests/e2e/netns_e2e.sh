@@ -80,7 +80,7 @@ CAPACITY=(cpu=2,memory=4Gi cpu=2,memory=4Gi cpu=1,memory=4Gi)
 start_agent() {
   local i=$1
   ip netns exec "${NS[$((i - 1))]}" "$BERTH" agent --kubeconfig "$KUBECONFIG" --name "n$i" \
-    --data-dir "$WORK/agent-n$i" --capacity "${CAPACITY[$((i - 1))]}" --address "$NET.1$i" >>"$WORK/agent-n$i.log" 2>&1 &
+    --data-dir "$WORK/agent-n$i" --shutdown-grace-period 5 --capacity "${CAPACITY[$((i - 1))]}" --address "$NET.1$i" >>"$WORK/agent-n$i.log" 2>&1 &
   AGENT_PID[$((i - 1))]=$!
 }
 for i in 1 2 3; do start_agent "$i"; done

@@ -80,7 +80,7 @@ wait_for() {
 
 say "start berth server (two embedded nodes of 1 CPU, 2Gi; SQLite store in $data)"
 "$berth" server --port "${BERTH_DEMO_PORT:-0}" --data-dir "$data" \
-  --nodes 2 --node-capacity cpu=1,memory=2Gi >"$run/server.log" 2>&1 9>&- &
+  --nodes 2 --node-capacity cpu=1,memory=2Gi --shutdown-grace-period 30 >"$run/server.log" 2>&1 9>&- &
 server_pid=$!
 export KUBECONFIG=$data/kubeconfig
 wait_for "the server's kubeconfig" 30 test -s "$KUBECONFIG"
