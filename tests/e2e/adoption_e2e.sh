@@ -105,12 +105,17 @@ spec:
 EOF
 }
 
+# The log of pod $1: what `kubectl logs` serves; for pods of a remote agent (their logs are
+# not proxied yet) the file in its data directory $2.
+kubectl_logs() { "$KUBECTL" logs -n team-a "$1" 2>&1; }
+file_logs() { cat $(find "$2" -path "*team-a_$1_*/logs/node/0.log"); }
+
 # Runs TrainJob $1 until step 3, stops the control plane with $2 (a function), checks the
 # ranks train on while it is down, restarts it with $3 (a function), and checks the job
-# finishes in one attempt with the steps logged meanwhile in `kubectl logs`. $4: the data
-# directory holding the pods' logs.
+# finishes in one attempt with the steps logged meanwhile in its log. $4: the data
+# directory holding the pods' logs; $5: what is played; $6: how logs are read (kubectl_logs).
 play() {
-  local job=$1 stop=$2 restart=$3 data=$4 what=$5
+  local job=$1 stop=$2 restart=$3 data=$4 what=$5 logs_of=${6:-kubectl_logs}
   trainjob_yaml "$job" | "$KUBECTL" apply -f - >/dev/null || { fail "$what: apply TrainJob $job"; return; }
   wait_until 120 both_running "$job" || { fail "$what: $job not running"; "$KUBECTL" get pods -A; return; }
   wait_until 90 step_at_least "$job" "$data" 3 || { fail "$what: $job never reached step 3"; return; }
@@ -137,7 +142,7 @@ play() {
   jobset_restarts=$("$KUBECTL" get jobset -n team-a "$job" -o jsonpath='{.status.restarts}')
   [ "${jobset_restarts:-0}" = 0 ] || fail "$what: JobSet $job restarted $jobset_restarts times"
   rank0=$(pods_of "$job" -o jsonpath='{.items[*].metadata.name}' | tr ' ' '\n' | grep -- "-node-0-0-")
-  logs=$("$KUBECTL" logs -n team-a "$rank0" 2>&1)
+  logs=$($logs_of "$rank0" "$data")
   for s in $(seq $((down_step + 1)) "$up_step"); do
     grep -q "^step $s loss" <<<"$logs" || { fail "$what: kubectl logs $rank0 lacks step $s (logged while the server was down)"; break; }
   done
@@ -202,6 +207,7 @@ rc=$?
 e2e_stop_server
 
 # ---- (d): a remote `berth agent` killed with -9 and restarted ---------------------------
+mv "$WORK/data" "$WORK/data-embedded"  # a fresh cluster: no Node of the embedded agents
 e2e_start_server --nodes 0 --shutdown-grace-period 0
 setup_yaml | "$KUBECTL" apply -f - >/dev/null || fail "(d): apply the setup"
 AGENT_PID=
@@ -213,7 +219,7 @@ start_agent() {
 }
 kill9_agent() { kill -KILL "$AGENT_PID"; wait "$AGENT_PID" 2>/dev/null; }
 start_agent
-play remote kill9_agent start_agent "$WORK/remote-0" "(d) kill -9 of a remote berth agent"
+play remote kill9_agent start_agent "$WORK/remote-0" "(d) kill -9 of a remote berth agent" file_logs
 kill -TERM "$AGENT_PID"
 wait "$AGENT_PID" || fail "(d): the agent exited non-zero on SIGTERM"
 e2e_stop_server
