@@ -311,6 +311,7 @@ Status NodeAgent::Start() {
   std::lock_guard<std::mutex> lock(mu_);
   started_ = true;
   loop_ = std::thread([this] { Loop(); });
+  lease_loop_ = std::thread([this] { LeaseLoop(); });
   return Status::Ok();
 }
 
@@ -322,6 +323,7 @@ void NodeAgent::Stop(StopMode mode) {
   }
   cv_.notify_all();
   if (loop_.joinable()) loop_.join();
+  if (lease_loop_.joinable()) lease_loop_.join();
   if (informer_) informer_->Stop();
   {
     std::lock_guard<std::mutex> lock(workers_mu_);
@@ -511,8 +513,19 @@ void NodeAgent::Loop() {
   }
 }
 
+void NodeAgent::LeaseLoop() {
+  while (true) {
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      if (stop_) return;
+      cv_.wait_for(lock, options_.poll_interval, [this] { return stop_; });
+      if (stop_) return;
+    }
+    if (!next_lease_renewal_ || clock_.Now() >= *next_lease_renewal_) RenewLease();
+  }
+}
+
 void NodeAgent::SyncOnce() {
-  if (!next_lease_renewal_ || clock_.Now() >= *next_lease_renewal_) RenewLease();
   std::optional<Time> shutdown;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -537,13 +550,14 @@ void NodeAgent::SyncOnce() {
     seen.insert(uid);
     auto it = workers_.find(uid);
     if (it == workers_.end()) {
+      if (IsTerminal(*pod) && !HasDeletionTimestamp(*pod) && finished_.contains(uid)) continue;
       const std::string dir =
           options_.data_dir + "/pods/" + api::Namespace(*pod) + "_" + api::Name(*pod) + "_" + uid;
       const bool has_runs = std::filesystem::exists(dir + "/runs");
       if (IsTerminal(*pod)) {
-        // Finished before this agent saw it (or failed while the node was
-        // lost): nothing may run for it any more.
-        if (has_runs) KillLiveRuns(dir);
+        // Finished (here, or before this agent saw it, or failed while the node
+        // was lost): nothing may run for it any more.
+        if (finished_.insert(uid).second && has_runs) KillLiveRuns(dir);
         if (HasDeletionTimestamp(*pod)) DeleteNow(*pod);
         continue;
       }
@@ -577,8 +591,15 @@ void NodeAgent::SyncOnce() {
       it = workers_.erase(it);
       continue;
     }
+    if (IsTerminal(w.pod) && w.running.empty() && w.released) {
+      // Done here: a terminal pod costs a set entry, not a worker, until it is deleted.
+      finished_.insert(it->first);
+      it = workers_.erase(it);
+      continue;
+    }
     ++it;
   }
+  std::erase_if(finished_, [&](const std::string& uid) { return !seen.contains(uid); });
 }
 
 void NodeAgent::DeleteNow(const api::Object& pod) {
@@ -702,7 +723,9 @@ void NodeAgent::SyncPod(PodWorker& w, const api::Object* cached, std::optional<T
   }
   // 2. Deletion or node shutdown: SIGTERM now, SIGKILL at the deadline.
   std::optional<int64_t> termination_grace;
-  if (HasDeletionTimestamp(w.pod)) termination_grace = GracePeriodSeconds(w.pod);
+  // Terminal in the API (e.g. failed NodeLost while this agent could not renew
+  // its Lease): the kubelet stops what still runs, as for a deletion.
+  if (HasDeletionTimestamp(w.pod) || IsTerminal(w.pod)) termination_grace = GracePeriodSeconds(w.pod);
   if (shutdown) {
     if (!w.terminating && !w.lifecycle.Finished()) w.shut_down = true;
     const auto left = std::chrono::ceil<std::chrono::seconds>(*shutdown - clock_.Now()).count();
@@ -861,6 +884,8 @@ void NodeAgent::StartContainer(PodWorker& w, const std::string& name) {
 }
 
 void NodeAgent::WriteStatus(PodWorker& w) {
+  // A terminal phase is final (the kubelet's status manager never moves a pod out of it).
+  if (IsTerminal(w.pod)) return;
   const api::Object empty = api::Object::object();
   const api::Object& previous =
       w.last_status ? *w.last_status : (w.pod.contains("status") ? w.pod["status"] : empty);

@@ -21,7 +21,9 @@
 //   (coordination.k8s.io/v1) with spec.holderIdentity = node name,
 //   leaseDurationSeconds = 40, renewTime = Clock now (RFC 3339 micro), and an
 //   ownerReference to the Node; renewed every 10 s of Clock time (0.25 × the
-//   duration, as upstream). A failed renewal is retried on the next loop pass.
+//   duration, as upstream) by a thread of its own (the kubelet's nodelease
+//   controller is its own loop too), so a pass that starts many containers
+//   never delays it. A failed renewal is retried at the next poll.
 //
 // Pods: an informer on pods with fieldSelector spec.nodeName=<node name>.
 //   Each pod not yet terminal gets a worker: a per-pod directory
@@ -37,6 +39,11 @@
 //   UpdateStatus when it differs from the last one written.
 //   Pods already Succeeded/Failed when first seen are not run (their
 //   processes are gone; their status is kept).
+//
+// Terminal in the API (phase Succeeded/Failed written by someone else, e.g.
+//   NodeLost by the node lifecycle controller while this agent's Lease had
+//   expired): its containers are stopped as for a deletion, and the agent
+//   never writes its status again (a terminal phase is final).
 //
 // Deletion (kubelet killPod + status manager): when a pod gets
 //   metadata.deletionTimestamp, nothing more starts and every running
@@ -54,7 +61,7 @@
 // Logs: NodeAgent is a client::PodLogSource over the pods it runs (see
 //   client/log_source.h); files are read with ReadContainerLog.
 //
-// Threads: Start() starts the informer and one loop thread; the loop wakes on
+// Threads: Start() starts the informer, the lease thread and one loop thread; the loop wakes on
 //   informer events, on process exits it polls every options.poll_interval of
 //   real time, and re-reads the Clock on each pass, so FakeClock advances are
 //   seen within one poll. All public methods may be called from any thread.
@@ -207,6 +214,7 @@ class NodeAgent final : public client::PodLogSource {
   Status RegisterNode();
   void RenewLease();
   void Loop();
+  void LeaseLoop();
   // One pass: lease, then every pod of the cache and every worker.
   void SyncOnce();
   // `shutdown`: the graceful node shutdown's deadline, when one is in progress.
@@ -241,6 +249,9 @@ class NodeAgent final : public client::PodLogSource {
   mutable std::mutex workers_mu_;
   std::map<std::string, std::unique_ptr<PodWorker>> workers_;  // by uid
   bool swept_ = false;  // SweepOrphanRuns done
+  // Pods terminal in the API with nothing running here (no worker), by uid,
+  // while they are in the informer's cache.
+  std::set<std::string> finished_;
   // Graceful node shutdown in progress: the deadline (Clock time).
   std::optional<Time> shutdown_deadline_;
   int lock_fd_ = -1;  // <data dir>/agent.lock, flocked while started
@@ -250,6 +261,7 @@ class NodeAgent final : public client::PodLogSource {
   std::string node_uid_;
   std::atomic<int64_t> lease_renewals_{0};
   std::thread loop_;
+  std::thread lease_loop_;  // owns lease_ and next_lease_renewal_ once started
 };
 
 }  // namespace berth::agent

@@ -186,8 +186,10 @@ TEST_F(NodeAgentTest, SucceededPodHasExitCodeZeroAndLog) {
   EXPECT_EQ(status["podIP"], "10.0.0.5");
   EXPECT_EQ(status["hostIP"], "10.0.0.5");
   EXPECT_EQ(Log("hello"), "hi\n");
-  // Terminal pods keep their status and hold nothing; the worker stays until the pod goes.
-  EXPECT_EQ(agent_->ActivePods(), std::vector<std::string>{"default/hello"});
+  // Terminal pods keep their status and hold nothing, not even a worker: a node that ran
+  // 100,000 pods does not pass over them.
+  EXPECT_TRUE(WaitFor([&] { return agent_->ActivePods().empty(); }));
+  EXPECT_EQ(Phase("hello"), "Succeeded");
 }
 
 TEST_F(NodeAgentTest, FailingPodIsFailedWithItsExitCode) {
@@ -534,6 +536,25 @@ TEST_F(NodeAgentRestartTest, ContainersOfPodsGoneOrFinishedMeanwhileAreKilled) {
   ASSERT_TRUE(WaitFor([&] { return !ProcessAlive(deleted) && !ProcessAlive(failed); }));
   EXPECT_EQ(Phase("failed"), "Failed");
   EXPECT_TRUE(agent_->ActivePods().empty());
+}
+
+// A pod the control plane failed (NodeLost) while its container still runs here:
+// the container is stopped, and the terminal status is never overwritten.
+TEST_F(NodeAgentTest, APodFailedByTheControlPlaneIsStoppedAndStaysFailed) {
+  api::Object pod = ShellPod("lost", "trap 'echo term; exit 0' TERM; echo ready; while :; do sleep 0.02; done");
+  Create(pod);
+  ASSERT_TRUE(WaitFor([&] { return LogContains("lost", "ready"); }));
+  ASSERT_TRUE(WaitFor([&] { return Phase("lost") == "Running"; }));
+  api::Object failed = *GetPod("lost");
+  failed["status"]["phase"] = "Failed";
+  failed["status"]["reason"] = "NodeLost";
+  ASSERT_TRUE(client_.UpdateStatus(kPods.Namespace("default"), failed).ok());
+  ASSERT_TRUE(WaitFor([&] { return LogContains("lost", "term"); })) << "SIGTERM, as for a deletion";
+  ASSERT_TRUE(WaitFor([&] { return agent_->ActivePods().empty(); }));
+  clock_.Advance(1s);
+  std::this_thread::sleep_for(50ms);
+  EXPECT_EQ(Phase("lost"), "Failed");
+  EXPECT_EQ((*GetPod("lost"))["status"]["reason"], "NodeLost");
 }
 
 // Graceful node shutdown: SIGTERM with the pod's grace period, then the

@@ -425,6 +425,15 @@ int ShimMain(int argc, char** argv) {
     std::cerr << "usage: " << (argc > 0 ? argv[0] : "berth") << " shim <run directory>\n";
     return 2;
   }
+  // Daemonize: the process the agent started exits at once, so the supervisor
+  // is nobody's child (init, or the nearest subreaper, reaps it) and the agent
+  // has only that short-lived first process to reap.
+  pid_t supervisor = fork();
+  if (supervisor < 0) {
+    std::cerr << "berth shim: fork: " << std::strerror(errno) << "\n";
+    return 1;
+  }
+  if (supervisor > 0) _exit(0);
   return RunShim(argv[2], kReadyFd);
 }
 

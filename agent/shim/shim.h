@@ -22,8 +22,8 @@
 //   - the signals: only through its control socket (shim_client.h) — "signal
 //     N" sends N to the container's process group while its main process is
 //     unreaped, so a recycled pid is never signalled.
-// It is detached from whoever started it (its own session, double-forked,
-// no death signal tied to the agent), holds no API credentials and makes no
+// It is detached from whoever started it (its own session, daemonized by a
+// fork in ShimMain, no death signal tied to the agent), holds no API credentials and makes no
 // API calls. It ignores SIGTERM, SIGINT, SIGHUP and SIGQUIT (a `pkill berth`
 // meant for the server leaves the containers running); SIGKILL of the
 // supervisor kills the container's main process through PDEATHSIG, and with no
@@ -58,7 +58,8 @@ inline constexpr std::string_view kDefaultPath = "/usr/local/sbin:/usr/local/bin
 // The file descriptor the spawner passes the readiness pipe on.
 inline constexpr int kReadyFd = 3;
 
-// The argv entry point: `<argv0> shim <run dir>` → RunShim(run dir, kReadyFd).
+// The argv entry point: `<argv0> shim <run dir>` → forks (the first process
+// exits at once) and runs RunShim(run dir, kReadyFd) in the child.
 // Returns 2 with a usage message on stderr for other arguments.
 int ShimMain(int argc, char** argv);
 

@@ -2,13 +2,15 @@
 // to a live one through its control socket.
 //
 // SpawnShim(supervisor, run_dir, timeout): starts `supervisor... run_dir`
-//   (e.g. {"/proc/self/exe", "shim"}) detached: double-forked (it is not the
-//   caller's child, so nobody must reap it), in its own session, stdin
-//   /dev/null, stdout/stderr appended to <run dir>/shim.log, an environment of
-//   PATH only, no other descriptor of the caller. Waits up to `timeout` of real
-//   time for its readiness byte. Errors: kInternal "the container supervisor
-//   exited before it was ready (see <run dir>/shim.log)" or "...was not ready
-//   within Ns", or fork/pipe failures.
+//   (e.g. {"/proc/self/exe", "shim"}) with posix_spawn (no copy of the
+//   caller's address space) in its own session, stdin /dev/null,
+//   stdout/stderr appended to <run dir>/shim.log, an environment of PATH only,
+//   default signal handling and no other descriptor of the caller; the
+//   supervisor daemonizes (ShimMain), so it is not the caller's child. Waits up
+//   to `timeout` of real time for its readiness byte, then reaps the first
+//   process (killing it if it has not exited: it is no supervisor). Errors:
+//   kInternal "the container supervisor exited before it was ready (see <run
+//   dir>/shim.log)" or "...was not ready within Ns", or spawn/pipe failures.
 //
 // ConnectShim(run_dir): a connected control socket (a file descriptor the
 //   caller closes) to the supervisor of that run. A socket, not a pid, is what
