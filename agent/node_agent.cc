@@ -1,27 +1,25 @@
 #include "agent/node_agent.h"
 
-#include <dirent.h>
-#include <fcntl.h>
-#include <sys/file.h>
-#include <unistd.h>
-#include <sched.h>
-#include <signal.h>
-#include <sys/stat.h>
-#include <sys/utsname.h>
-
 #include <algorithm>
 #include <cstdio>
+#include <dirent.h>
+#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
+#include <sched.h>
 #include <set>
-#include <sstream>
-
+#include <signal.h>
 #include <spdlog/spdlog.h>
+#include <sstream>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
 
 #include "agent/container_env.h"
-#include "agent/shim/container_log.h"
 #include "agent/pod_status.h"
 #include "agent/process_runner.h"
+#include "agent/shim/container_log.h"
 #include "agent/shim/run_record.h"
 #include "agent/shim/shim_client.h"
 #include "core/file.h"
@@ -127,7 +125,8 @@ int LatestRun(const std::string& pod_dir, const std::string& container) {
 // A lowercase RFC 1123 label: [a-z0-9]([-a-z0-9]*[a-z0-9])?, at most 63 characters.
 bool IsDns1123Label(std::string_view s) {
   if (s.empty() || s.size() > 63 || s.front() == '-' || s.back() == '-') return false;
-  return std::all_of(s.begin(), s.end(), [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'; });
+  return std::all_of(s.begin(), s.end(),
+                     [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'; });
 }
 
 // The kubelet's node shutdown manager's status for a pod it killed
@@ -190,8 +189,7 @@ StatusOr<ResourceList> ParseResourceList(std::string_view text) {
     }
     StatusOr<Quantity> q = Quantity::Parse(item.substr(eq + 1));
     if (!q.ok()) {
-      return InvalidError("invalid node capacity \"" + s + "\": " + item.substr(0, eq) + ": " +
-                          q.status().message());
+      return InvalidError("invalid node capacity \"" + s + "\": " + item.substr(0, eq) + ": " + q.status().message());
     }
     out[item.substr(0, eq)] = *q;
   }
@@ -248,10 +246,18 @@ struct NodeAgent::PodWorker {
   std::optional<api::Object> last_status;
   bool terminating = false;
   int64_t grace_seconds = 0;
-  bool released = false;  // devices returned
-  bool deleted = false;   // final DELETE done
+  bool released = false;           // devices returned
+  bool deleted = false;            // final DELETE done
   bool shut_down = false;          // terminated by a graceful node shutdown
   bool shutdown_reported = false;  // ... and its final status is written
+  // Steady-state skipping: a pass syncs the pod only when its cached object
+  // changed, one of its runs ended (set by the run's watcher), or it has
+  // time-driven work (needs_poll, computed after each sync).
+  client::ObjectPtr object;  // the cached object last synced
+  std::shared_ptr<std::atomic<bool>> exited = std::make_shared<std::atomic<bool>>(false);
+  bool needs_poll = true;
+  bool status_current = false;  // the last status computed is the API's
+  uint64_t seen_pass = 0;
 };
 
 NodeAgent::NodeAgent(client::Client& client, Clock& clock, NodeAgentOptions options)
@@ -289,7 +295,8 @@ Status NodeAgent::Start() {
     std::string pid = holder.ok() ? holder->substr(0, holder->find('\n')) : "";
     close(lock_fd);
     return ConflictError("data directory " + options_.data_dir + " is in use by another berth agent" +
-                         (pid.empty() ? "" : " (pid " + pid + ")") + "; stop it first, or give each agent its own --data-dir");
+                         (pid.empty() ? "" : " (pid " + pid + ")") +
+                         "; stop it first, or give each agent its own --data-dir");
   }
   const std::string pid = std::to_string(getpid()) + "\n";
   if (ftruncate(lock_fd, 0) != 0 || pwrite(lock_fd, pid.data(), pid.size(), 0) < 0) {
@@ -330,6 +337,8 @@ void NodeAgent::Stop(StopMode mode) {
     if (mode == StopMode::kKillContainers) {
       for (auto& [uid, w] : workers_) {
         for (auto& [name, proc] : w->running) proc->Kill();
+      }
+      for (auto& [uid, w] : workers_) {
         for (auto& [name, proc] : w->running) proc->WaitForExit(std::chrono::seconds(10));
       }
     }
@@ -403,8 +412,8 @@ Status NodeAgent::RegisterNode() {
       {"spec", api::Object::object()},
   };
   auto condition = [&](const char* type, const char* status, const char* reason, const char* message) {
-    return api::Object{{"type", type},       {"status", status},   {"lastHeartbeatTime", now},
-                       {"lastTransitionTime", now}, {"reason", reason}, {"message", message}};
+    return api::Object{{"type", type},     {"status", status},  {"lastHeartbeatTime", now}, {"lastTransitionTime", now},
+                       {"reason", reason}, {"message", message}};
   };
   api::Object status = {
       {"capacity", ResourceListJson(options_.capacity)},
@@ -532,9 +541,8 @@ void NodeAgent::SyncOnce() {
     shutdown = shutdown_deadline_;
   }
   std::vector<client::ObjectPtr> pods = informer_->GetIndexer().List();
-  std::sort(pods.begin(), pods.end(),
-            [](const client::ObjectPtr& a, const client::ObjectPtr& b) { return PodKey(*a) < PodKey(*b); });
   std::lock_guard<std::mutex> lock(workers_mu_);
+  const uint64_t pass = ++pass_;
   if (!swept_ && informer_->HasSynced()) {
     // Before anything starts: a leftover container may hold what a new one needs (ports, devices).
     std::set<std::string> runnable;
@@ -544,47 +552,62 @@ void NodeAgent::SyncOnce() {
     SweepOrphanRuns(runnable);
     swept_ = true;
   }
-  std::set<std::string> seen;
+  // A pass costs O(1) per steady pod: only pods with something to do are synced.
+  std::vector<std::pair<PodWorker*, client::ObjectPtr>> due;
   for (const client::ObjectPtr& pod : pods) {
     const std::string& uid = api::Uid(*pod);
-    seen.insert(uid);
     auto it = workers_.find(uid);
-    if (it == workers_.end()) {
-      if (IsTerminal(*pod) && !HasDeletionTimestamp(*pod) && finished_.contains(uid)) continue;
-      const std::string dir =
-          options_.data_dir + "/pods/" + api::Namespace(*pod) + "_" + api::Name(*pod) + "_" + uid;
-      const bool has_runs = std::filesystem::exists(dir + "/runs");
-      if (IsTerminal(*pod)) {
-        // Finished (here, or before this agent saw it, or failed while the node
-        // was lost): nothing may run for it any more.
-        if (finished_.insert(uid).second && has_runs) KillLiveRuns(dir);
-        if (HasDeletionTimestamp(*pod)) DeleteNow(*pod);
-        continue;
-      }
-      if (HasDeletionTimestamp(*pod) && !has_runs) {
-        // Never started here: nothing to stop, so remove it at once (kubelet does the same).
-        DeleteNow(*pod);
-        continue;
-      }
-      auto w = std::make_unique<PodWorker>(*pod);
-      w->uid = uid;
-      w->key = PodKey(*pod);
-      w->dir = dir;
-      std::error_code ec;
-      std::filesystem::create_directories(w->dir + "/work", ec);
-      if (has_runs) RestoreRuns(*w);
-      MarkLostRuns(*w);
-      it = workers_.emplace(uid, std::move(w)).first;
+    if (it != workers_.end()) {
+      PodWorker& w = *it->second;
+      w.seen_pass = pass;
+      if (shutdown || w.needs_poll || w.object != pod || w.exited->load()) due.emplace_back(&w, pod);
+      continue;
     }
-    SyncPod(*it->second, pod.get(), shutdown);
+    if (auto f = finished_.find(uid); f != finished_.end() && !HasDeletionTimestamp(*pod)) {
+      f->second = pass;
+      continue;
+    }
+    const std::string dir = options_.data_dir + "/pods/" + api::Namespace(*pod) + "_" + api::Name(*pod) + "_" + uid;
+    const bool has_runs = std::filesystem::exists(dir + "/runs");
+    if (IsTerminal(*pod)) {
+      // Finished (here, or before this agent saw it, or failed while the node
+      // was lost): nothing may run for it any more.
+      if (finished_.emplace(uid, pass).second && has_runs) KillLiveRuns(dir);
+      finished_[uid] = pass;
+      if (HasDeletionTimestamp(*pod)) DeleteNow(*pod);
+      continue;
+    }
+    if (HasDeletionTimestamp(*pod) && !has_runs) {
+      // Never started here: nothing to stop, so remove it at once (kubelet does the same).
+      DeleteNow(*pod);
+      continue;
+    }
+    auto w = std::make_unique<PodWorker>(*pod);
+    w->uid = uid;
+    w->key = PodKey(*pod);
+    w->dir = dir;
+    w->seen_pass = pass;
+    std::error_code ec;
+    std::filesystem::create_directories(w->dir + "/work", ec);
+    if (has_runs) RestoreRuns(*w);
+    MarkLostRuns(*w);
+    due.emplace_back(w.get(), pod);
+    workers_.emplace(uid, std::move(w));
+  }
+  // In name order, so that what starts in one pass starts deterministically.
+  std::sort(due.begin(), due.end(), [](const auto& a, const auto& b) { return a.first->key < b.first->key; });
+  for (auto& [w, pod] : due) {
+    w->exited->store(false);  // an exit after this is seen by the next pass
+    SyncPod(*w, pod.get(), shutdown);
+    w->object = pod;
   }
   for (auto it = workers_.begin(); it != workers_.end();) {
     PodWorker& w = *it->second;
-    if (!seen.contains(it->first)) {
+    if (w.seen_pass != pass) {
       // Removed from the API without our final delete (force deletion): stop at once.
       for (auto& [name, proc] : w.running) proc->Kill();
       devices_.ReleasePrefix(w.uid + "/");
-      it = workers_.erase(it);  // the destructors reap
+      it = workers_.erase(it);  // the handles detach; their supervisors end the runs
       continue;
     }
     if (w.deleted) {
@@ -593,13 +616,13 @@ void NodeAgent::SyncOnce() {
     }
     if (IsTerminal(w.pod) && w.running.empty() && w.released) {
       // Done here: a terminal pod costs a set entry, not a worker, until it is deleted.
-      finished_.insert(it->first);
+      finished_[it->first] = pass;
       it = workers_.erase(it);
       continue;
     }
     ++it;
   }
-  std::erase_if(finished_, [&](const std::string& uid) { return !seen.contains(uid); });
+  std::erase_if(finished_, [&](const auto& entry) { return entry.second != pass; });
 }
 
 void NodeAgent::DeleteNow(const api::Object& pod) {
@@ -666,12 +689,18 @@ void NodeAgent::RestoreRuns(PodWorker& w) {
     }
     if (!run.process->devices().empty()) {
       Status s = devices_.Restore(w.uid + "/" + run.container, run.process->devices());
-      if (!s.ok()) spdlog::warn("node {}: devices of {}/{}: {}", options_.node_name, w.key, run.container, s.ToString());
+      if (!s.ok())
+        spdlog::warn("node {}: devices of {}/{}: {}", options_.node_name, w.key, run.container, s.ToString());
     }
+    run.process->SetOnExit([flag = w.exited, this] {
+      flag->store(true);
+      Wake();
+    });
     w.running[run.container] = std::move(run.process);
     ++adopted;
   }
-  if (adopted > 0) spdlog::info("node {}: adopted {} running container(s) of pod {}", options_.node_name, adopted, w.key);
+  if (adopted > 0)
+    spdlog::info("node {}: adopted {} running container(s) of pod {}", options_.node_name, adopted, w.key);
 }
 
 void NodeAgent::MarkLostRuns(PodWorker& w) {
@@ -766,6 +795,12 @@ void NodeAgent::SyncPod(PodWorker& w, const api::Object* cached, std::optional<T
       }
     }
   }
+  // 6. What makes the next pass sync this pod although nothing told it to.
+  const Time now = clock_.Now();
+  w.needs_poll = (w.terminating && !w.running.empty()) || !w.status_current ||
+                 !w.lifecycle.ContainersToStart(now).empty() || w.lifecycle.NextRestartTime().has_value() ||
+                 (HasDeletionTimestamp(w.pod) && !w.deleted) ||
+                 (w.running.empty() && w.lifecycle.Finished() && !w.released);
 }
 
 HostLookup NodeAgent::MakeHostLookup(const std::string& ns) {
@@ -880,15 +915,19 @@ void NodeAgent::StartContainer(PodWorker& w, const std::string& name) {
     return;
   }
   w.lifecycle.Started(name, proc->started_at());
+  proc->SetOnExit([flag = w.exited, this] {
+    flag->store(true);
+    Wake();
+  });
   w.running[name] = std::move(proc);
 }
 
 void NodeAgent::WriteStatus(PodWorker& w) {
   // A terminal phase is final (the kubelet's status manager never moves a pod out of it).
+  w.status_current = true;
   if (IsTerminal(w.pod)) return;
   const api::Object empty = api::Object::object();
-  const api::Object& previous =
-      w.last_status ? *w.last_status : (w.pod.contains("status") ? w.pod["status"] : empty);
+  const api::Object& previous = w.last_status ? *w.last_status : (w.pod.contains("status") ? w.pod["status"] : empty);
   api::Object status =
       BuildPodStatus(w.lifecycle, previous, PodAddresses{options_.address, options_.address}, clock_.Now());
   // The kubelet owns Initialized, Ready and ContainersReady; every other condition
@@ -899,7 +938,10 @@ void NodeAgent::WriteStatus(PodWorker& w) {
   MergeForeignConditions(&status, w.pod.contains("status") ? w.pod["status"] : empty);
   const bool shutdown_final = w.shut_down && w.running.empty();
   if (shutdown_final) MarkShutDown(&status, clock_.Now());
-  if (w.last_status && status == *w.last_status) {
+  // Nothing written yet (a pod first seen, e.g. adopted after a restart): the API's status is
+  // the one to compare with, so an unchanged pod costs no write at all.
+  if (status == previous) {
+    w.last_status = std::move(status);
     w.shutdown_reported = w.shutdown_reported || shutdown_final;
     return;
   }
@@ -910,7 +952,8 @@ void NodeAgent::WriteStatus(PodWorker& w) {
     if (written.status().code() != Code::kNotFound && written.status().code() != Code::kConflict) {
       spdlog::warn("node {}: status of pod {}: {}", options_.node_name, w.key, written.status().ToString());
     }
-    return;  // retried on the next pass
+    w.status_current = false;  // retried on the next pass
+    return;
   }
   w.last_status = std::move(status);
   w.shutdown_reported = shutdown_final;
@@ -958,8 +1001,7 @@ StatusOr<std::string> NodeAgent::ReadPodLog(const std::string& ns, const std::st
     if (regular.size() != 1) {
       std::string list;
       for (const auto& c : regular) list += (list.empty() ? "" : " ") + c;
-      return BadRequestError("a container name must be specified for pod " + name + ", choose one of: [" + list +
-                             "]");
+      return BadRequestError("a container name must be specified for pod " + name + ", choose one of: [" + list + "]");
     }
     container = regular[0];
   }
@@ -971,8 +1013,7 @@ StatusOr<std::string> NodeAgent::ReadPodLog(const std::string& ns, const std::st
   int run = LatestRun(dir, container);
   if (options.previous) {
     if (run < 1) {
-      return BadRequestError("previous terminated container \"" + container + "\" in pod \"" + name +
-                             "\" not found");
+      return BadRequestError("previous terminated container \"" + container + "\" in pod \"" + name + "\" not found");
     }
     --run;
   } else if (run < 0) {

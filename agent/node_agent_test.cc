@@ -1,15 +1,15 @@
 #include "agent/node_agent.h"
 
-#include <gtest/gtest.h>
-#include <stdlib.h>
-
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <gtest/gtest.h>
 #include <signal.h>
-#include <algorithm>
+#include <stdlib.h>
 #include <thread>
 
+#include "agent/shim/testing/test_files.h"
 #include "api/unstructured.h"
 #include "client/testing/fake_client.h"
 
@@ -38,18 +38,7 @@ bool WaitFor(const std::function<bool()>& pred) {
   return pred();
 }
 
-// The pid of the first process whose /proc/<pid>/cmdline contains `text`, or 0.
-pid_t FindProcess(const std::string& text) {
-  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
-    const std::string name = e.path().filename().string();
-    if (name.empty() || !std::all_of(name.begin(), name.end(), ::isdigit)) continue;
-    std::ifstream in(e.path() / "cmdline");
-    std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
-    if (cmdline.find(text) != std::string::npos) return std::stoi(name);
-  }
-  return 0;
-}
+using shim::testing::FindProcess;
 
 class NodeAgentTest : public ::testing::Test {
  protected:
@@ -70,9 +59,7 @@ class NodeAgentTest : public ::testing::Test {
   }
   void TearDown() override {
     agent_.reset();  // kills what its pods run
-    // Supervisors a test killed directly may still be writing their records.
-    WaitFor([&] { return FindProcess("shim " + dir_ + "/") == 0; });
-    std::filesystem::remove_all(dir_);
+    shim::testing::RemoveWhenSupervisorsAreGone(dir_);
   }
 
   // A pod bound to node-a with one container running `script` under /bin/sh.
@@ -83,8 +70,7 @@ class NodeAgentTest : public ::testing::Test {
             {"spec",
              {{"nodeName", "node-a"},
               {"restartPolicy", restart},
-              {"containers", {{{"name", "main"}, {"image", "busybox"},
-                               {"command", {"/bin/sh", "-c", script}}}}}}}};
+              {"containers", {{{"name", "main"}, {"image", "busybox"}, {"command", {"/bin/sh", "-c", script}}}}}}}};
   }
   api::Object Create(const api::Object& pod) {
     StatusOr<api::Object> created = client_.Create(kPods.Namespace("default"), pod);
@@ -279,8 +265,7 @@ TEST_F(NodeAgentTest, EnvFromFieldRefAndDevicesReachTheProcess) {
 
 TEST_F(NodeAgentTest, InitContainerRunsFirstInTheSharedWorkDir) {
   api::Object pod = ShellPod("init", "cat f");
-  pod["spec"]["initContainers"] = {
-      {{"name", "prepare"}, {"command", {"/bin/sh", "-c", "echo from-init > f"}}}};
+  pod["spec"]["initContainers"] = {{{"name", "prepare"}, {"command", {"/bin/sh", "-c", "echo from-init > f"}}}};
   Create(pod);
   ASSERT_TRUE(WaitFor([&] { return Phase("init") == "Succeeded"; })) << Phase("init");
   EXPECT_EQ(Log("init"), "from-init\n");
@@ -295,7 +280,8 @@ TEST_F(NodeAgentTest, PodLogErrorsUseKubernetesWording) {
   Create(pod);
   ASSERT_TRUE(WaitFor([&] { return Phase("two") == "Succeeded"; })) << Phase("two");
   StatusOr<std::string> log = agent_->ReadPodLog("default", "two", {});
-  EXPECT_EQ(log.status(), BadRequestError("a container name must be specified for pod two, choose one of: [main side]"));
+  EXPECT_EQ(log.status(),
+            BadRequestError("a container name must be specified for pod two, choose one of: [main side]"));
   client::PodLogOptions o;
   o.container = "nope";
   EXPECT_EQ(agent_->ReadPodLog("default", "two", o).status(),
@@ -317,7 +303,9 @@ TEST_F(NodeAgentTest, PodsOfOtherNodesAreNotRun) {
 }
 
 TEST_F(NodeAgentTest, MasterHostNameResolvesToTheNodeOfThatPodOnceItIsPlaced) {
-  api::Object node_b = {{"apiVersion", "v1"}, {"kind", "Node"}, {"metadata", {{"name", "node-b"}}},
+  api::Object node_b = {{"apiVersion", "v1"},
+                        {"kind", "Node"},
+                        {"metadata", {{"name", "node-b"}}},
                         {"status", {{"addresses", {{{"type", "InternalIP"}, {"address", "10.0.0.9"}}}}}}};
   ASSERT_TRUE(client_.Create(kNodes, node_b).ok());
   // The master pod exists but is not placed yet.
@@ -351,8 +339,8 @@ TEST_F(NodeAgentTest, MasterHostNameResolvesToTheNodeOfThatPodOnceItIsPlaced) {
 }
 
 TEST_F(NodeAgentTest, OnFailureRestartKeepsThePreviousRunsLog) {
-  Create(ShellPod("retry", "if [ -f once ]; then echo second; exit 0; fi; touch once; echo first; exit 1",
-                  "OnFailure"));
+  Create(
+      ShellPod("retry", "if [ -f once ]; then echo second; exit 0; fi; touch once; echo first; exit 1", "OnFailure"));
   ASSERT_TRUE(WaitFor([&] { return Phase("retry") == "Succeeded"; })) << Phase("retry");
   api::Object cs = (*GetPod("retry"))["status"]["containerStatuses"][0];
   EXPECT_EQ(cs["restartCount"], 1);
@@ -380,9 +368,7 @@ class NodeAgentRestartTest : public NodeAgentTest {
     const api::Object& cs = (*p)["status"]["containerStatuses"][0];
     return cs["state"].contains("running") && cs["restartCount"] == restarts;
   }
-  std::string PodDir(const std::string& name) {
-    return dir_ + "/pods/default_" + name + "_" + api::Uid(*GetPod(name));
-  }
+  std::string PodDir(const std::string& name) { return dir_ + "/pods/default_" + name + "_" + api::Uid(*GetPod(name)); }
   // Stops the agent as a server restart does: its containers keep running.
   void StopLeavingPodsRunning() {
     agent_->Stop(StopMode::kLeaveRunning);
@@ -560,8 +546,9 @@ TEST_F(NodeAgentTest, APodFailedByTheControlPlaneIsStoppedAndStaysFailed) {
 // Graceful node shutdown: SIGTERM with the pod's grace period, then the
 // kubelet's node-shutdown status; the pod stays in the API.
 TEST_F(NodeAgentTest, ShutdownTerminatesPodsGracefullyAndReportsThemTerminated) {
-  api::Object pod = ShellPod("trained", "trap 'echo checkpoint > " + dir_ + "/checkpoint; exit 0' TERM; echo ready; "
-                                        "while :; do sleep 0.02; done");
+  api::Object pod = ShellPod("trained", "trap 'echo checkpoint > " + dir_ +
+                                            "/checkpoint; exit 0' TERM; echo ready; "
+                                            "while :; do sleep 0.02; done");
   pod["spec"]["terminationGracePeriodSeconds"] = 30;
   Create(pod);
   ASSERT_TRUE(WaitFor([&] { return LogContains("trained", "ready"); }));

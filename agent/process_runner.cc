@@ -1,12 +1,11 @@
 #include "agent/process_runner.h"
 
-#include <signal.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <filesystem>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "agent/shim/run_record.h"
 #include "agent/shim/shim_client.h"
@@ -154,11 +153,25 @@ void ContainerProcess::Watch() {
 }
 
 void ContainerProcess::Finish(ContainerExit exit) {
+  std::function<void()> on_exit;
   {
     std::lock_guard<std::mutex> l(mu_);
     exit_ = std::move(exit);
+    on_exit = std::move(on_exit_);
   }
   cv_.notify_all();
+  if (on_exit) on_exit();
+}
+
+void ContainerProcess::SetOnExit(std::function<void()> on_exit) {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (!exit_) {
+      on_exit_ = std::move(on_exit);
+      return;
+    }
+  }
+  on_exit();
 }
 
 ContainerProcess::~ContainerProcess() {

@@ -44,14 +44,14 @@
 // watcher thread per live run blocks on the control socket.
 #pragma once
 
-#include <sys/types.h>
-
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <sys/types.h>
 #include <thread>
 #include <vector>
 
@@ -86,8 +86,8 @@ struct SupervisorOptions {
 
 // How a run ended.
 struct ContainerExit {
-  int exit_code = 0;        // 0..255; 128 + signal when signalled; 128 on start errors
-  int signal = 0;           // the terminating signal, 0 when it exited
+  int exit_code = 0;  // 0..255; 128 + signal when signalled; 128 on start errors
+  int signal = 0;     // the terminating signal, 0 when it exited
   bool oom_killed = false;
   std::string start_error;  // non-empty: the process never ran (reason StartError)
   // The run was lost: its supervisor ended without recording how the
@@ -130,6 +130,9 @@ class ContainerProcess {
   bool running() const { return !exit().has_value(); }
   // Blocks up to `real_timeout` of real time for the exit.
   std::optional<ContainerExit> WaitForExit(std::chrono::milliseconds real_timeout) const;
+  // `on_exit` runs once when the exit is known (on the watcher thread, or at
+  // once when it is already known); it must not call back into this handle.
+  void SetOnExit(std::function<void()> on_exit);
 
   // SIGTERM to the group now; SIGKILL from Tick() at clock.Now() + grace.
   // A second call can only shorten the deadline (as a second DELETE with a
@@ -169,6 +172,7 @@ class ContainerProcess {
   mutable std::condition_variable cv_;
   std::optional<ContainerExit> exit_;
   bool detaching_ = false;
+  std::function<void()> on_exit_;
   std::optional<Time> kill_deadline_;
   bool killed_at_deadline_ = false;
 };

@@ -1,13 +1,11 @@
 #include "agent/process_runner.h"
 
 #include <fcntl.h>
-
+#include <filesystem>
+#include <fstream>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
-
-#include <filesystem>
-#include <fstream>
 #include <thread>
 
 #include "agent/shim/container_log.h"
@@ -31,7 +29,7 @@ class ProcessRunnerTest : public ::testing::Test {
     dir_ = shim::testing::FreshTestDirectory("proc-test");
     fs::create_directories(dir_);
   }
-  void TearDown() override { fs::remove_all(dir_); }
+  void TearDown() override { shim::testing::RemoveWhenSupervisorsAreGone(dir_); }
 
   // A run of container "c" (a new run number each call) running `script`
   // after writing its process group id to $DIR/pid.
@@ -133,8 +131,9 @@ TEST_F(ProcessRunnerTest, SignalledProcessReportsSignalAndExitCode) {
 }
 
 TEST_F(ProcessRunnerTest, SigtermTrappedExitsWithinGrace) {
-  auto l = Shell("trap 'echo bye > \"$DIR/terminated\"; exit 0' TERM; echo ready; "
-                 "while :; do sleep 0.05; done");
+  auto l = Shell(
+      "trap 'echo bye > \"$DIR/terminated\"; exit 0' TERM; echo ready; "
+      "while :; do sleep 0.05; done");
   auto p = ContainerProcess::Start(l, clock_, nullptr);
   ASSERT_TRUE(WaitForLog(l, "ready"));
   p->Terminate(seconds(30));
@@ -202,15 +201,17 @@ TEST_F(ProcessRunnerTest, StartErrorsNameTheCause) {
     std::string working_dir;  // "" = the test dir
     std::string message;
   } cases[] = {
-      {{"berth-no-such-binary", "x"}, "",
+      {{"berth-no-such-binary", "x"},
+       "",
        "unable to start container process: exec: \"berth-no-such-binary\": executable file not found in $PATH"},
-      {{"/no/such/berth-binary"}, "",
+      {{"/no/such/berth-binary"},
+       "",
        "unable to start container process: exec: \"/no/such/berth-binary\": stat /no/such/berth-binary: no "
        "such file or directory"},
-      {{"./not-executable"}, "",
-       "unable to start container process: exec: \"./not-executable\": permission denied"},
+      {{"./not-executable"}, "", "unable to start container process: exec: \"./not-executable\": permission denied"},
       {{}, "", "container \"c\" has no command: berth runs processes, not images, so command is required"},
-      {{"/bin/true"}, "/no/such/dir",
+      {{"/bin/true"},
+       "/no/such/dir",
        "unable to start container process: chdir to cwd (\"/no/such/dir\") set in config.json failed: no such "
        "file or directory"},
   };
@@ -280,7 +281,8 @@ TEST_F(ProcessRunnerTest, ARunWithoutAReadableExitRecordIsLostWithTheReason) {
     std::string detail;
   } cases[] = {
       {"", "its supervisor is gone and recorded no exit status"},
-      {R"({"version":1,"exitCode":0,"sig)", "its exit status is unreadable: " + l.run_dir + "/exit.json is not valid JSON"},
+      {R"({"version":1,"exitCode":0,"sig)",
+       "its exit status is unreadable: " + l.run_dir + "/exit.json is not valid JSON"},
       {R"({"version":1,"exitCode":-5,"signal":0,"startError":"","startedAt":0,"finishedAt":0})",
        "field \"exitCode\" must be an integer in [0, 255]"},
   };

@@ -14,11 +14,10 @@
 // rename(2) does (the last rename wins, each file whole).
 #pragma once
 
-#include <sys/types.h>
-
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <sys/types.h>
 
 #include "core/status.h"
 

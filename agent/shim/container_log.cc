@@ -23,8 +23,7 @@ std::string FormatRfc3339Nano(Time t) {
   return s + frac;
 }
 
-StatusOr<std::unique_ptr<ContainerLogWriter>> ContainerLogWriter::Open(const std::string& path,
-                                                                       const Clock& clock) {
+StatusOr<std::unique_ptr<ContainerLogWriter>> ContainerLogWriter::Open(const std::string& path, const Clock& clock) {
   std::error_code ec;
   std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
   if (ec) return InternalError("creating log directory for " + path + ": " + ec.message());
@@ -105,15 +104,13 @@ StatusOr<std::string> ReadContainerLog(const std::string& path, const LogReadOpt
     size_t nl = text.find('\n', pos);
     size_t end = nl == std::string::npos ? text.size() : nl + 1;
     while (next_entry < index.size() && index[next_entry].offset < pos) ++next_entry;
-    const IndexEntry* e =
-        next_entry < index.size() && index[next_entry].offset == pos ? &index[next_entry] : nullptr;
+    const IndexEntry* e = next_entry < index.size() && index[next_entry].offset == pos ? &index[next_entry] : nullptr;
     lines.push_back({std::string_view(text).substr(pos, end - pos), e});
     pos = end;
   }
   size_t first = 0;
   if (options.since_time) {
-    while (first < lines.size() && lines[first].entry != nullptr &&
-           lines[first].entry->time < *options.since_time) {
+    while (first < lines.size() && lines[first].entry != nullptr && lines[first].entry->time < *options.since_time) {
       ++first;
     }
   }
@@ -129,8 +126,7 @@ StatusOr<std::string> ReadContainerLog(const std::string& path, const LogReadOpt
     }
     out += lines[i].text;
   }
-  if (options.limit_bytes && *options.limit_bytes >= 0 &&
-      out.size() > static_cast<size_t>(*options.limit_bytes)) {
+  if (options.limit_bytes && *options.limit_bytes >= 0 && out.size() > static_cast<size_t>(*options.limit_bytes)) {
     out.resize(static_cast<size_t>(*options.limit_bytes));
   }
   return out;

@@ -48,8 +48,7 @@ class ContainerLogWriter {
   void Append(std::string_view data);
 
  private:
-  ContainerLogWriter(std::FILE* log, std::FILE* index, const Clock& clock)
-      : log_(log), index_(index), clock_(clock) {}
+  ContainerLogWriter(std::FILE* log, std::FILE* index, const Clock& clock) : log_(log), index_(index), clock_(clock) {}
   std::FILE* log_;
   std::FILE* index_;
   const Clock& clock_;

@@ -1,8 +1,7 @@
 #include "agent/shim/container_log.h"
 
-#include <gtest/gtest.h>
-
 #include <filesystem>
+#include <gtest/gtest.h>
 
 #include "agent/shim/testing/test_files.h"
 
@@ -11,9 +10,7 @@ namespace {
 
 class ContainerLogTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = testing::FreshTestDirectory("log-test");
-  }
+  void SetUp() override { dir_ = testing::FreshTestDirectory("log-test"); }
   void TearDown() override { std::filesystem::remove_all(dir_); }
   std::filesystem::path dir_;
 };
@@ -25,8 +22,7 @@ TEST_F(ContainerLogTest, PathLayout) {
 TEST_F(ContainerLogTest, FormatsNanoseconds) {
   FakeClock clock;
   EXPECT_EQ(FormatRfc3339Nano(clock.Now()), "2026-01-01T00:00:00.000000000Z");
-  EXPECT_EQ(FormatRfc3339Nano(clock.Now() + std::chrono::nanoseconds(1500000123)),
-            "2026-01-01T00:00:01.500000123Z");
+  EXPECT_EQ(FormatRfc3339Nano(clock.Now() + std::chrono::nanoseconds(1500000123)), "2026-01-01T00:00:01.500000123Z");
 }
 
 TEST_F(ContainerLogTest, RawLinesTimestampsTailSinceAndLimit) {

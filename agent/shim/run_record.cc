@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <filesystem>
-
 #include <nlohmann/json.hpp>
 
 #include "core/file.h"
@@ -14,13 +13,9 @@ using Json = nlohmann::json;
 
 constexpr int kVersion = 1;
 
-int64_t Nanos(Time t) {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
-}
+int64_t Nanos(Time t) { return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count(); }
 
-Time FromNanos(int64_t ns) {
-  return Time(std::chrono::duration_cast<Time::duration>(std::chrono::nanoseconds(ns)));
-}
+Time FromNanos(int64_t ns) { return Time(std::chrono::duration_cast<Time::duration>(std::chrono::nanoseconds(ns))); }
 
 // Parses `path` as a JSON object of record version kVersion.
 StatusOr<Json> ReadRecord(const std::string& path) {
@@ -122,14 +117,20 @@ std::vector<std::pair<int, std::string>> ListRuns(const std::string& pod_dir, st
 }
 
 Status WriteLaunchRecord(const std::string& run_dir, const LaunchRecord& r) {
-  Json j = {{"version", kVersion},       {"container", r.container},    {"run", r.run},
-            {"argv", r.argv},            {"env", r.env},                {"workingDir", r.working_dir}, {"logPath", r.log_path},     {"cgroupDir", r.cgroup_dir},
-            {"startedAt", Nanos(r.started_at)}, {"devices", r.devices}};
+  Json j = {{"version", kVersion},
+            {"container", r.container},
+            {"run", r.run},
+            {"argv", r.argv},
+            {"env", r.env},
+            {"workingDir", r.working_dir},
+            {"logPath", r.log_path},
+            {"cgroupDir", r.cgroup_dir},
+            {"startedAt", Nanos(r.started_at)},
+            {"devices", r.devices}};
   std::error_code ec;
   std::filesystem::create_directories(run_dir, ec);
   if (ec) return InternalError("cannot create " + run_dir + ": " + ec.message());
-  return WriteFileAtomically(run_dir + "/" + kLaunchFile, j.dump(-1, ' ', false, Json::error_handler_t::replace),
-                             0600);
+  return WriteFileAtomically(run_dir + "/" + kLaunchFile, j.dump(-1, ' ', false, Json::error_handler_t::replace), 0600);
 }
 
 StatusOr<LaunchRecord> ReadLaunchRecord(const std::string& run_dir) {
@@ -139,21 +140,16 @@ StatusOr<LaunchRecord> ReadLaunchRecord(const std::string& run_dir) {
   LaunchRecord r;
   Fields f(*j, path);
   if (!f.String("container", &r.container) || !f.IntIn("run", 0, 1 << 30, &r.run) || !f.Strings("argv", &r.argv) ||
-      !f.Strings("env", &r.env) || !f.String("workingDir", &r.working_dir) ||
-      !f.String("logPath", &r.log_path) || !f.String("cgroupDir", &r.cgroup_dir) ||
-      !f.Time("startedAt", &r.started_at) || !f.Ints("devices", &r.devices)) {
+      !f.Strings("env", &r.env) || !f.String("workingDir", &r.working_dir) || !f.String("logPath", &r.log_path) ||
+      !f.String("cgroupDir", &r.cgroup_dir) || !f.Time("startedAt", &r.started_at) || !f.Ints("devices", &r.devices)) {
     return f.error();
   }
   return r;
 }
 
 Status WriteExitRecord(const std::string& run_dir, const ExitRecord& r) {
-  Json j = {{"version", kVersion},
-            {"exitCode", r.exit_code},
-            {"signal", r.signal},
-            {"startError", r.start_error},
-            {"startedAt", Nanos(r.started_at)},
-            {"finishedAt", Nanos(r.finished_at)}};
+  Json j = {{"version", kVersion},         {"exitCode", r.exit_code},          {"signal", r.signal},
+            {"startError", r.start_error}, {"startedAt", Nanos(r.started_at)}, {"finishedAt", Nanos(r.finished_at)}};
   return WriteFileAtomically(run_dir + "/" + kExitFile, j.dump(-1, ' ', false, Json::error_handler_t::replace), 0600);
 }
 

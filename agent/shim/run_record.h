@@ -66,7 +66,7 @@ struct LaunchRecord {
 };
 
 struct ExitRecord {
-  int exit_code = 0;        // 128 + signal when signalled
+  int exit_code = 0;  // 128 + signal when signalled
   int signal = 0;
   std::string start_error;  // non-empty: the program never ran
   Time started_at{};

@@ -2,7 +2,6 @@
 
 #include <filesystem>
 #include <fstream>
-
 #include <gtest/gtest.h>
 
 #include "agent/shim/testing/test_files.h"
@@ -36,7 +35,8 @@ TEST_F(RunRecordTest, LaunchAndExitRecordsRoundTrip) {
   ASSERT_TRUE(read.ok()) << read.status().ToString();
   launch.argv[2] = read->argv[2];
   EXPECT_EQ(*read, launch);
-  EXPECT_EQ((fs::status(run + "/launch.json").permissions() & fs::perms::all), fs::perms::owner_read | fs::perms::owner_write);
+  EXPECT_EQ((fs::status(run + "/launch.json").permissions() & fs::perms::all),
+            fs::perms::owner_read | fs::perms::owner_write);
 
   ExitRecord exit{137, 9, "", launch.started_at, launch.started_at + std::chrono::seconds(5)};
   ASSERT_TRUE(WriteExitRecord(run, exit).ok());

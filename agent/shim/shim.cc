@@ -1,9 +1,16 @@
 #include "agent/shim/shim.h"
 
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <fcntl.h>
+#include <iostream>
 #include <linux/close_range.h>
 #include <poll.h>
 #include <signal.h>
+#include <sstream>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -11,14 +18,6 @@
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <algorithm>
-#include <cctype>
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
-#include <iostream>
-#include <sstream>
 #include <vector>
 
 #include "agent/shim/container_log.h"
@@ -233,8 +232,7 @@ std::string Supervisor::StartContainer(const std::string& binary) {
     close(out[0]);
     const std::string prefix = "unable to start container process: ";
     if (report[0] == 0) {
-      return prefix + "chdir to cwd (\"" + launch_.working_dir + "\") set in config.json failed: " +
-             GoErrno(report[1]);
+      return prefix + "chdir to cwd (\"" + launch_.working_dir + "\") set in config.json failed: " + GoErrno(report[1]);
     }
     return prefix + "exec: \"" + launch_.argv[0] + "\": " + GoErrno(report[1]);
   }
@@ -273,8 +271,8 @@ void Supervisor::ServeConnection(size_t i) {
     std::string line = pending.substr(0, newline);
     pending.erase(0, newline + 1);
     int sig = 0;
-    if (line.rfind("signal ", 0) == 0 && line.size() <= 10 &&
-        std::all_of(line.begin() + 7, line.end(), ::isdigit) && line.size() > 7) {
+    if (line.rfind("signal ", 0) == 0 && line.size() <= 10 && std::all_of(line.begin() + 7, line.end(), ::isdigit) &&
+        line.size() > 7) {
       sig = std::stoi(line.substr(7));
     }
     // The main process is unreaped here (the loop reaps it only in Finish), so

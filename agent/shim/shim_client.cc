@@ -1,5 +1,8 @@
 #include "agent/shim/shim_client.h"
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -8,10 +11,6 @@
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
 
 #include "agent/shim/run_record.h"
 #include "agent/shim/shim.h"
@@ -89,8 +88,8 @@ Status SpawnShim(const std::vector<std::string>& supervisor, const std::string& 
     }
   }
   if (r == 0) {
-    return InternalError("the container supervisor was not ready within " +
-                         std::to_string(timeout.count() / 1000) + "s (see " + log_path + ")");
+    return InternalError("the container supervisor was not ready within " + std::to_string(timeout.count() / 1000) +
+                         "s (see " + log_path + ")");
   }
   if (n != 1) return InternalError("the container supervisor exited before it was ready (see " + log_path + ")");
   return Status::Ok();

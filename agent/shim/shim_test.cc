@@ -1,17 +1,15 @@
 #include "agent/shim/shim.h"
 
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
 #include <signal.h>
+#include <sstream>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
-#include <unistd.h>
-
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <thread>
-
-#include <gtest/gtest.h>
+#include <unistd.h>
 
 #include "agent/shim/container_log.h"
 #include "agent/shim/run_record.h"
@@ -59,7 +57,7 @@ class ShimTest : public ::testing::Test {
         close(*c);
       }
     }
-    fs::remove_all(dir_);
+    testing::RemoveWhenSupervisorsAreGone(dir_);
   }
 
   // Writes the launch record of run `run` of container "c" running `script`.

@@ -2,7 +2,6 @@
 // agent runs `/proc/self/exe shim <run dir>`, which in a test binary must be
 // the supervisor too (as it is in `berth`).
 #include <cstring>
-
 #include <gtest/gtest.h>
 
 #include "agent/shim/shim.h"
