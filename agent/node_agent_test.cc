@@ -162,6 +162,25 @@ TEST_F(NodeAgentTest, RenewsLeaseEveryTenSecondsOfClockTime) {
   EXPECT_EQ((*lease)["spec"]["renewTime"], FormatRfc3339Micro(clock_.Now()));
 }
 
+// The Lease does not wait for pod work: a pass that starts many slow containers
+// (here each supervisor takes 0.5 s to start) must not let it expire, or the
+// control plane fails every pod of the node (NodeLost).
+TEST_F(NodeAgentTest, LeaseIsRenewedWhileAPassStartsSlowContainers) {
+  agent_.reset();
+  NodeAgentOptions slow = options_;
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+  slow.supervisor.command = {"/bin/sh", "-c", "sleep 0.5; exec \"$0\" shim \"$1\"", self};
+  agent_ = std::make_unique<NodeAgent>(client_, clock_, slow);
+  ASSERT_TRUE(agent_->Start().ok());
+  for (int i = 0; i < 6; ++i) Create(ShellPod("slow-" + std::to_string(i), "sleep 600"));
+  ASSERT_TRUE(WaitFor([&] { return Phase("slow-0") == "Running"; }));
+  const int64_t renewals = agent_->lease_renewals();
+  clock_.Advance(kNodeLeaseRenewInterval);
+  ASSERT_TRUE(WaitFor([&] { return agent_->lease_renewals() > renewals; }));
+  EXPECT_NE(Phase("slow-5"), "Running") << "renewed only after the pass ended";
+  EXPECT_TRUE(WaitFor([&] { return Phase("slow-5") == "Running"; }));
+}
+
 TEST_F(NodeAgentTest, SucceededPodHasExitCodeZeroAndLog) {
   Create(ShellPod("hello", "echo hi; exit 0"));
   ASSERT_TRUE(WaitFor([&] { return Phase("hello") == "Succeeded"; })) << Phase("hello");
