@@ -163,7 +163,10 @@ int KillLiveRuns(const std::string& pod_dir) {
   for (const auto& container : std::filesystem::directory_iterator(pod_dir + "/runs", ec)) {
     for (const auto& [run, dir] : shim::ListRuns(pod_dir, container.path().filename().string())) {
       StatusOr<int> connection = shim::ConnectShim(dir);
-      if (!connection.ok()) continue;
+      if (!connection.ok()) {
+        if (shim::KillSupervisor(dir)) ++killed;  // alive but unreachable through its socket
+        continue;
+      }
       if (shim::SendSignal(*connection, SIGKILL)) ++killed;
       close(*connection);
     }
@@ -563,8 +566,11 @@ void NodeAgent::SyncOnce() {
       if (shutdown || w.needs_poll || w.object != pod || w.exited->load()) due.emplace_back(&w, pod);
       continue;
     }
-    if (auto f = finished_.find(uid); f != finished_.end() && !HasDeletionTimestamp(*pod)) {
+    if (auto f = finished_.find(uid); f != finished_.end()) {
+      // Nothing runs here for it. A terminal pod marked for deletion is deleted (once per pass
+      // until the API has it gone, as the kubelet retries).
       f->second = pass;
+      if (HasDeletionTimestamp(*pod) && IsTerminal(*pod)) DeleteNow(*pod);
       continue;
     }
     const std::string dir = options_.data_dir + "/pods/" + api::Namespace(*pod) + "_" + api::Name(*pod) + "_" + uid;
@@ -611,6 +617,9 @@ void NodeAgent::SyncOnce() {
       continue;
     }
     if (w.deleted) {
+      // The informer may still hold the pod until its DELETE arrives: it must
+      // not be taken for a new one (and its runs replayed).
+      finished_[it->first] = pass;
       it = workers_.erase(it);
       continue;
     }
@@ -652,52 +661,46 @@ void NodeAgent::SweepOrphanRuns(const std::set<std::string>& runnable_uids) {
 }
 
 void NodeAgent::RestoreRuns(PodWorker& w) {
-  struct Run {
-    std::string container;
-    int number;
-    std::unique_ptr<ContainerProcess> process;
-  };
-  std::vector<Run> runs;
   const MemoryCgroups* cgroups = cgroups_.available() ? &cgroups_ : nullptr;
+  int adopted = 0;
+  // Container by container, in run order, through the same state machine as
+  // when the runs happened, so restartCount, lastState and backoff come out
+  // alike (each container's record is independent of the others').
   for (const auto* records : {&w.lifecycle.init_containers(), &w.lifecycle.containers()}) {
     for (const ContainerRecord& r : *records) {
       for (auto& [number, dir] : shim::ListRuns(w.dir, r.name)) {
-        runs.push_back({r.name, number, ContainerProcess::Adopt(dir, clock_, cgroups)});
+        std::unique_ptr<ContainerProcess> process = ContainerProcess::Adopt(dir, clock_, cgroups);
+        if (process == nullptr) {
+          spdlog::warn("node {}: {} holds no run of container {} of pod {} (no launch record): ignored",
+                       options_.node_name, dir, r.name, w.key);
+          continue;
+        }
+        w.runs[r.name] = std::max(w.runs[r.name], number + 1);
+        std::optional<ContainerExit> exit = process->exit();
+        if (!exit || exit->start_error.empty()) w.lifecycle.Started(r.name, process->started_at());
+        if (exit) {
+          if (exit->lost) {
+            spdlog::warn("node {}: run {} of container {} of pod {} is lost: {}", options_.node_name, number, r.name,
+                         w.key, exit->lost_detail);
+          }
+          w.lifecycle.Exited(r.name, *exit);
+          continue;
+        }
+        if (auto previous = w.running.find(r.name); previous != w.running.end()) {
+          previous->second->Kill();  // two live runs of one container: only the newest stays
+        }
+        if (!process->devices().empty()) {
+          Status s = devices_.Restore(w.uid + "/" + r.name, process->devices());
+          if (!s.ok()) spdlog::warn("node {}: devices of {}/{}: {}", options_.node_name, w.key, r.name, s.ToString());
+        }
+        process->SetOnExit([flag = w.exited, this] {
+          flag->store(true);
+          Wake();
+        });
+        w.running[r.name] = std::move(process);
+        ++adopted;
       }
     }
-  }
-  // Replayed in the order they started, through the same state machine as
-  // when they happened, so restartCount, lastState and backoff come out alike.
-  std::stable_sort(runs.begin(), runs.end(), [](const Run& a, const Run& b) {
-    return std::make_pair(a.process->started_at(), a.number) < std::make_pair(b.process->started_at(), b.number);
-  });
-  int adopted = 0;
-  for (Run& run : runs) {
-    w.runs[run.container] = std::max(w.runs[run.container], run.number + 1);
-    std::optional<ContainerExit> exit = run.process->exit();
-    if (!exit || exit->start_error.empty()) w.lifecycle.Started(run.container, run.process->started_at());
-    if (exit) {
-      if (exit->lost) {
-        spdlog::warn("node {}: run {} of container {} of pod {} is lost: {}", options_.node_name, run.number,
-                     run.container, w.key, exit->lost_detail);
-      }
-      w.lifecycle.Exited(run.container, *exit);
-      continue;
-    }
-    if (auto previous = w.running.find(run.container); previous != w.running.end()) {
-      previous->second->Kill();  // two live runs of one container: only the newest stays
-    }
-    if (!run.process->devices().empty()) {
-      Status s = devices_.Restore(w.uid + "/" + run.container, run.process->devices());
-      if (!s.ok())
-        spdlog::warn("node {}: devices of {}/{}: {}", options_.node_name, w.key, run.container, s.ToString());
-    }
-    run.process->SetOnExit([flag = w.exited, this] {
-      flag->store(true);
-      Wake();
-    });
-    w.running[run.container] = std::move(run.process);
-    ++adopted;
   }
   if (adopted > 0)
     spdlog::info("node {}: adopted {} running container(s) of pod {}", options_.node_name, adopted, w.key);

@@ -6,6 +6,7 @@
 #include <functional>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <thread>
 
@@ -509,6 +510,57 @@ TEST_F(NodeAgentRestartTest, ARunWhoseSupervisorWasKilledIsLost) {
   client::PodLogOptions previous;
   previous.previous = true;
   EXPECT_EQ(Log("again", previous), "run\n");
+}
+
+// Whatever was done to a pod's run records while no agent ran (by hand, or by
+// the pod's own container, which can reach ../runs), the restarted agent
+// neither hangs, nor starts a second copy of a run that is still alive, nor
+// takes a directory without a launch record for a run.
+TEST_F(NodeAgentRestartTest, HostileRunRecordsNeverHangOrDuplicateARun) {
+  Create(ShellPod("fifo", "exit 3"));
+  Create(ShellPod("unreachable", "echo $$$$ > " + Marker("unreachable") + "; sleep 600", "Always"));
+  Create(ShellPod("bogus", "echo $$$$ > " + Marker("bogus") + "; sleep 600", "Always"));
+  ASSERT_TRUE(WaitFor([&] { return Phase("fifo") == "Failed"; }));
+  ASSERT_TRUE(WaitFor([&] { return Running("unreachable", 0) && Running("bogus", 0); }));
+  const pid_t unreachable = PidIn("unreachable"), bogus = PidIn("bogus");
+  const std::string fifo_run = PodDir("fifo") + "/runs/main/0";
+  StopLeavingPodsRunning();
+  // A FIFO where the exit record was (an open for reading would block forever).
+  std::filesystem::remove(fifo_run + "/exit.json");
+  ASSERT_EQ(mkfifo((fifo_run + "/exit.json").c_str(), 0600), 0);
+  // The live run's socket file replaced by a regular file.
+  const std::string run = PodDir("unreachable") + "/runs/main/0";
+  std::filesystem::remove(run + "/shim.sock");
+  std::ofstream(run + "/shim.sock") << "not a socket";
+  // Directories that are no runs: empty, huge-numbered, a link out of the pod.
+  std::filesystem::create_directories(PodDir("bogus") + "/runs/main/999999999");
+  std::filesystem::create_directory_symlink("/", PodDir("bogus") + "/runs/main/5");
+  std::filesystem::create_directories(PodDir("bogus") + "/runs/main/99999999999");
+  clock_.Advance(5s);
+  // The fifo pod was terminal before; make it non-terminal in the API so the
+  // agent has to replay its runs.
+  api::Object pod = *GetPod("fifo");
+  pod["status"]["phase"] = "Running";
+  ASSERT_TRUE(client_.UpdateStatus(kPods.Namespace("default"), pod).ok());
+
+  StartAgain();
+  Create(ShellPod("after", "echo alive"));
+  ASSERT_TRUE(WaitFor([&] { return LogContains("after", "alive"); })) << "the agent must not hang on a FIFO";
+  ASSERT_TRUE(WaitFor([&] { return Phase("fifo") == "Failed"; }));
+  EXPECT_EQ((*GetPod("fifo"))["status"]["containerStatuses"][0]["state"]["terminated"]["reason"],
+            "ContainerStatusUnknown");
+  clock_.Advance(20s);  // past any restart backoff
+  std::this_thread::sleep_for(200ms);
+  EXPECT_TRUE(Running("unreachable", 0)) << (*GetPod("unreachable"))["status"].dump();
+  EXPECT_TRUE(Running("bogus", 0)) << (*GetPod("bogus"))["status"].dump();
+  EXPECT_TRUE(ProcessAlive(unreachable));
+  EXPECT_TRUE(ProcessAlive(bogus));
+  EXPECT_FALSE(std::filesystem::exists(PodDir("unreachable") + "/runs/main/1")) << "a second copy was started";
+  EXPECT_FALSE(std::filesystem::exists(PodDir("bogus") + "/runs/main/1000000000"));
+  EXPECT_FALSE(std::filesystem::exists(PodDir("bogus") + "/runs/main/1")) << "a second copy was started";
+  // The unreachable run is still the agent's to stop: deletion ends it.
+  ASSERT_TRUE(DeleteWithGrace("unreachable", 0).ok());
+  ASSERT_TRUE(WaitFor([&] { return !ProcessAlive(unreachable); }));
 }
 
 TEST_F(NodeAgentRestartTest, ASecondAgentOnTheSameDataDirectoryIsRefused) {

@@ -36,7 +36,12 @@ std::unique_ptr<ContainerProcess> ContainerProcess::Start(const ContainerLaunch&
     e.start_error = std::move(message);
     e.started_at = p->started_at_;
     e.finished_at = clock.Now();
-    (void)shim::WriteExitRecord(launch.run_dir, {e.exit_code, 0, e.start_error, e.started_at, e.finished_at});
+    shim::ExitRecord record;
+    record.exit_code = e.exit_code;
+    record.start_error = e.start_error;
+    record.started_at = e.started_at;
+    record.finished_at = e.finished_at;
+    (void)shim::WriteExitRecord(launch.run_dir, record);
     if (!p->cgroup_dir_.empty()) cgroups->Remove(p->cgroup_dir_);
     p->exit_ = std::move(e);
     return std::move(p);
@@ -71,8 +76,11 @@ std::unique_ptr<ContainerProcess> ContainerProcess::Adopt(const std::string& run
   p->run_dir_ = run_dir;
   StatusOr<shim::LaunchRecord> record = shim::ReadLaunchRecord(run_dir);
   if (!record.ok()) {
+    // The agent writes the launch record before anything runs: without one
+    // this is no run of ours, unless a supervisor of it still answers.
+    if (shim::SupervisorAlive(run_dir) == 0) return nullptr;
     p->started_at_ = clock.Now();
-    p->exit_ = p->LostExit("its launch record cannot be read: " + record.status().message());
+    p->Attach(/*observed=*/false, Status::Ok());
     return p;
   }
   p->started_at_ = record->started_at;
@@ -84,12 +92,14 @@ std::unique_ptr<ContainerProcess> ContainerProcess::Adopt(const std::string& run
 
 void ContainerProcess::Attach(bool observed, const Status& spawned) {
   StatusOr<int> connection = shim::ConnectShim(run_dir_);
-  if (connection.ok()) {
-    connection_ = *connection;
+  if (connection.ok() || (!RunEnded() && shim::SupervisorAlive(run_dir_) != 0)) {
+    // Connected; or alive but not reachable now (its socket file replaced, its
+    // connection slots taken): the watcher keeps trying. Never a second copy.
+    connection_ = connection.ok() ? *connection : -1;
     watcher_ = std::thread([this] { Watch(); });
     return;
   }
-  // No supervisor listens: the run is over (or never started).
+  // The run is over (or never started).
   ContainerExit e = ExitFromRecord(observed);
   if (e.lost && !spawned.ok()) {
     e = ContainerExit{};
@@ -101,6 +111,8 @@ void ContainerProcess::Attach(bool observed, const Status& spawned) {
   std::lock_guard<std::mutex> l(mu_);
   exit_ = std::move(e);
 }
+
+bool ContainerProcess::RunEnded() const { return shim::ReadExitRecord(run_dir_).status().code() != Code::kNotFound; }
 
 ContainerExit ContainerProcess::LostExit(std::string detail) const {
   ContainerExit e;
@@ -115,10 +127,24 @@ ContainerExit ContainerProcess::LostExit(std::string detail) const {
 ContainerExit ContainerProcess::ExitFromRecord(bool observed) {
   StatusOr<shim::ExitRecord> record = shim::ReadExitRecord(run_dir_);
   ContainerExit e;
+  if (record.ok() && record->lost) {
+    // A verdict an earlier agent recorded: the same end on every replay.
+    e = LostExit(record->lost_detail);
+    e.finished_at = std::clamp(record->finished_at, started_at_, std::max(clock_.Now(), started_at_));
+    return e;
+  }
   if (!record.ok()) {
     e = LostExit(record.status().code() == Code::kNotFound
                      ? "its supervisor is gone and recorded no exit status (it was killed, or the host restarted)"
                      : "its exit status is unreadable: " + record.status().message());
+    // Keep the verdict, so that the run ends the same way for every later agent.
+    shim::ExitRecord verdict;
+    verdict.exit_code = e.exit_code;
+    verdict.started_at = e.started_at;
+    verdict.finished_at = e.finished_at;
+    verdict.lost = true;
+    verdict.lost_detail = e.lost_detail;
+    (void)shim::WriteExitRecord(run_dir_, verdict);
   } else {
     e.exit_code = record->exit_code;
     e.signal = record->signal;
@@ -130,7 +156,11 @@ ContainerExit ContainerProcess::ExitFromRecord(bool observed) {
     Time now = clock_.Now();
     e.finished_at = observed ? now : std::clamp(record->finished_at, started_at_, std::max(now, started_at_));
   }
-  if (!cgroup_dir_.empty() && cgroups_ != nullptr) {
+  // The cgroup directory comes from a record the container could have
+  // written: only a directory directly under the agent's cgroup parent is used.
+  if (!cgroup_dir_.empty() && cgroups_ != nullptr && cgroups_->available() &&
+      std::filesystem::path(cgroup_dir_).parent_path() == std::filesystem::path(cgroups_->parent_dir()) &&
+      cgroup_dir_.find("/..") == std::string::npos) {
     e.oom_killed = !e.lost && cgroups_->OomKilled(cgroup_dir_);
     cgroups_->Remove(cgroup_dir_);
   }
@@ -140,14 +170,40 @@ ContainerExit ContainerProcess::ExitFromRecord(bool observed) {
 void ContainerProcess::Watch() {
   char buf[64];
   while (true) {
-    ssize_t n = read(connection_, buf, sizeof buf);
-    if (n > 0) continue;  // the supervisor sends nothing; ignore
-    if (n < 0 && errno == EINTR) continue;
-    break;
-  }
-  {
-    std::lock_guard<std::mutex> l(mu_);
-    if (detaching_) return;
+    int connection;
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      if (detaching_) return;
+      connection = connection_;
+    }
+    if (connection >= 0) {
+      while (true) {
+        ssize_t n = read(connection, buf, sizeof buf);
+        if (n > 0) continue;  // nothing is expected after the hello; ignore
+        if (n < 0 && errno == EINTR) continue;
+        break;
+      }
+      std::lock_guard<std::mutex> l(mu_);
+      if (detaching_) return;
+      close(connection_);
+      connection_ = -1;
+    }
+    // The connection ended. The run is over once it recorded its end or its
+    // supervisor is verifiably gone; anything else (a supervisor that closed
+    // this connection because its slots were taken, a replaced socket file)
+    // is retried, and the run stays running.
+    if (RunEnded() || shim::SupervisorAlive(run_dir_) == 0) break;
+    StatusOr<int> again = shim::ConnectShim(run_dir_);
+    std::unique_lock<std::mutex> l(mu_);
+    if (again.ok()) {
+      if (detaching_) {
+        close(*again);
+        return;
+      }
+      connection_ = *again;
+      continue;
+    }
+    cv_.wait_for(l, std::chrono::milliseconds(500), [this] { return detaching_; });
   }
   Finish(ExitFromRecord(/*observed=*/true));
 }
@@ -178,8 +234,9 @@ ContainerProcess::~ContainerProcess() {
   {
     std::lock_guard<std::mutex> l(mu_);
     detaching_ = true;
+    if (connection_ >= 0) shutdown(connection_, SHUT_RDWR);  // wakes the watcher's read
   }
-  if (connection_ >= 0) shutdown(connection_, SHUT_RDWR);
+  cv_.notify_all();
   if (watcher_.joinable()) watcher_.join();
   if (connection_ >= 0) close(connection_);
 }
@@ -198,7 +255,11 @@ std::optional<ContainerExit> ContainerProcess::WaitForExit(std::chrono::millisec
 void ContainerProcess::SignalGroup(int sig) {
   // Caller holds mu_. The supervisor signals the group only while the
   // container's main process is unreaped, so a recycled id is never reached.
-  if (!exit_ && connection_ >= 0) shim::SendSignal(connection_, sig);
+  if (exit_) return;
+  if (connection_ >= 0 && shim::SendSignal(connection_, sig)) return;
+  // Not reachable through its socket: a kill still ends the run, through the
+  // verified supervisor (its container dies with it).
+  if (sig == SIGKILL) shim::KillSupervisor(run_dir_);
 }
 
 void ContainerProcess::Terminate(Duration grace) {

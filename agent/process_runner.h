@@ -21,18 +21,25 @@
 //       bad cwd:      unable to start container process: chdir to cwd ("/x")
 //                     set in config.json failed: no such file or directory
 // Adopt(run_dir): re-attaches to the run a previous agent started: connected
-//   to its live supervisor (running), or, when none listens, the run's
-//   exit.json (exited while nobody watched), or neither (lost: the supervisor
-//   was killed, or the host rebooted). Never signals anything by pid.
-// Exit: when the supervisor closes its socket the run is over; exit.json says
-//   how: exit_code (128 + signal when a signal ended it), the signal,
-//   start_error; oom_killed from the run's cgroup, which is then removed. No
-//   exit.json, or a corrupt one, is a lost run (lost = true, exit code 137,
-//   lost_detail saying why). Times: started_at is the launch record's;
+//   to its live supervisor (running); or its supervisor verifiably alive but
+//   not reachable (socket replaced, connection slots taken: running, the
+//   watcher retries every 500 ms); or the run's exit.json (exited while nobody
+//   watched); or neither (lost: the supervisor was killed, or the host
+//   rebooted). A run is never declared over while its supervisor lives, so a
+//   second copy is never started next to it.
+// Exit: the run is over when its supervisor has gone (its connection closed
+//   and it is no longer alive, or exit.json exists); exit.json says how:
+//   exit_code (128 + signal when a signal ended it), the signal, start_error;
+//   oom_killed from the run's cgroup (only a directory directly under the
+//   agent's cgroup parent), which is then removed. No exit.json, or a corrupt
+//   one, is a lost run (lost = true, exit code 137, lost_detail saying why),
+//   and that verdict is written to exit.json so every later replay agrees. Times: started_at is the launch record's;
 //   finished_at is clock.Now() when this handle saw the end as it happened,
 //   else the supervisor's recorded time (never later than clock.Now()).
 // Termination (kubelet killContainer): Terminate(grace) asks the supervisor
-//   to SIGTERM the container's process group and sets the deadline
+//   (through its socket; a kill of an unreachable one goes to the verified
+//   supervisor process, shim_client.h KillSupervisor) to SIGTERM the
+//   container's process group and sets the deadline
 //   clock.Now() + grace; Tick() asks for SIGKILL once the Clock reaches the
 //   deadline while the run lasts. SIGKILL is requested nowhere else (except
 //   Kill()), so with a FakeClock a test controls exactly when it happens. A
@@ -113,7 +120,8 @@ class ContainerProcess {
                                                  const MemoryCgroups* cgroups,
                                                  const SupervisorOptions& supervisor = {});
   // Re-attaches to the run recorded in `run_dir` (see the file comment).
-  // Never fails: an unreadable record is a lost run.
+  // nullptr when the directory holds no run: no readable launch record (the
+  // agent writes it before anything starts) and no live supervisor.
   static std::unique_ptr<ContainerProcess> Adopt(const std::string& run_dir, Clock& clock,
                                                  const MemoryCgroups* cgroups);
   ~ContainerProcess();  // detaches (see above)
@@ -154,6 +162,8 @@ class ContainerProcess {
   // this handle started the run, so an end found now happened just now.
   void Attach(bool observed, const Status& spawned);
   ContainerExit ExitFromRecord(bool observed);
+  // Whether the run recorded its end (an exit.json, readable or not).
+  bool RunEnded() const;
   ContainerExit LostExit(std::string detail) const;
   void Watch();
   void Finish(ContainerExit exit);

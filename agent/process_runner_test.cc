@@ -10,6 +10,7 @@
 
 #include "agent/shim/container_log.h"
 #include "agent/shim/run_record.h"
+#include "agent/shim/shim_client.h"
 #include "agent/shim/testing/test_files.h"
 
 namespace berth::agent {
@@ -271,6 +272,52 @@ TEST_F(ProcessRunnerTest, ARunThatEndedWhileNobodyWatchedKeepsItsRecordedExit) {
   EXPECT_EQ(behind->exit()->finished_at, clock_.Now());
 }
 
+// A supervisor whose connection slots are all taken (its container can do
+// that to its own socket) closes new connections at once: the run is still
+// running, never lost, and the handle attaches once a slot frees.
+TEST_F(ProcessRunnerTest, ASupervisorWithEveryConnectionTakenIsStillRunning) {
+  auto l = Shell("echo ready; sleep 1000");
+  { auto p = ContainerProcess::Start(l, clock_, nullptr); }
+  ASSERT_TRUE(WaitForLog(l, "ready"));
+  std::vector<int> taken;
+  for (int i = 0; i < 16; ++i) {
+    StatusOr<int> c = shim::ConnectShim(l.run_dir);
+    ASSERT_TRUE(c.ok()) << i;
+    taken.push_back(*c);
+  }
+  EXPECT_FALSE(shim::ConnectShim(l.run_dir).ok());
+  auto adopted = ContainerProcess::Adopt(l.run_dir, clock_, nullptr);
+  EXPECT_TRUE(adopted->running());
+  EXPECT_FALSE(adopted->WaitForExit(milliseconds(700)).has_value()) << "declared over while its supervisor lives";
+  for (int fd : taken) close(fd);
+  std::this_thread::sleep_for(milliseconds(700));  // the watcher retries every 500 ms
+  adopted->Kill();
+  auto e = adopted->WaitForExit(kRealTimeout);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->signal, SIGKILL);
+  EXPECT_FALSE(e->lost);
+}
+
+// A cgroup directory in a launch record (which the container could rewrite)
+// is used only when it is directly under the agent's cgroup parent.
+TEST_F(ProcessRunnerTest, ACgroupDirectoryOutsideTheAgentsParentIsNeverTouched) {
+  const fs::path parent = dir_ / "cgroup-parent";
+  fs::create_directories(parent);
+  std::ofstream(parent / "cgroup.controllers") << "memory\n";
+  MemoryCgroups cgroups = MemoryCgroups::AtDirectory(parent.string());
+  auto l = Shell("exit 0");
+  { auto p = ContainerProcess::Start(l, clock_, nullptr)->WaitForExit(kRealTimeout); }
+  const fs::path victim = dir_ / "victim";
+  fs::create_directories(victim);
+  StatusOr<shim::LaunchRecord> record = shim::ReadLaunchRecord(l.run_dir);
+  ASSERT_TRUE(record.ok());
+  record->cgroup_dir = victim.string();
+  ASSERT_TRUE(shim::WriteLaunchRecord(l.run_dir, *record).ok());
+  auto adopted = ContainerProcess::Adopt(l.run_dir, clock_, &cgroups);
+  ASSERT_TRUE(adopted->exit().has_value());
+  EXPECT_TRUE(fs::exists(victim));
+}
+
 // Whatever is left of a run whose supervisor is gone, the run is reported
 // lost with what was found, never as a made-up exit and never by crashing.
 TEST_F(ProcessRunnerTest, ARunWithoutAReadableExitRecordIsLostWithTheReason) {
@@ -296,11 +343,19 @@ TEST_F(ProcessRunnerTest, ARunWithoutAReadableExitRecordIsLostWithTheReason) {
     EXPECT_EQ(e->exit_code, 137);
     EXPECT_NE(e->lost_detail.find(c.detail), std::string::npos) << e->lost_detail;
   }
+  // The verdict is kept: a later adoption reports the same end.
+  fs::remove(l.run_dir + "/exit.json");
+  auto first = ContainerProcess::Adopt(l.run_dir, clock_, nullptr)->exit();
+  clock_.Advance(seconds(30));
+  auto again = ContainerProcess::Adopt(l.run_dir, clock_, nullptr)->exit();
+  ASSERT_TRUE(first.has_value() && again.has_value());
+  EXPECT_TRUE(again->lost);
+  EXPECT_EQ(again->finished_at, first->finished_at);
+  EXPECT_EQ(again->lost_detail, first->lost_detail);
+  // Without a launch record (the agent writes it before anything starts) and
+  // without a live supervisor, a directory is no run at all.
   fs::remove(l.run_dir + "/launch.json");
-  auto e = ContainerProcess::Adopt(l.run_dir, clock_, nullptr)->exit();
-  ASSERT_TRUE(e.has_value());
-  EXPECT_TRUE(e->lost);
-  EXPECT_NE(e->lost_detail.find("its launch record cannot be read"), std::string::npos) << e->lost_detail;
+  EXPECT_EQ(ContainerProcess::Adopt(l.run_dir, clock_, nullptr), nullptr);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace berth {
@@ -57,11 +58,17 @@ Status WriteFileAtomically(const std::string& path, std::string_view contents, m
   return Status::Ok();
 }
 
-StatusOr<std::string> ReadFileBounded(const std::string& path, size_t max_bytes) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+StatusOr<std::string> ReadFileBounded(const std::string& path, size_t max_bytes, bool follow_symlinks) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | (follow_symlinks ? 0 : O_NOFOLLOW));
   if (fd < 0) {
     if (errno == ENOENT) return NotFoundError(path + " does not exist");
+    if (errno == ELOOP) return InvalidError(path + " is a symbolic link");
     return Errno("cannot open", path);
+  }
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    return InvalidError(path + " is not a regular file");
   }
   std::string out;
   char buf[8192];

@@ -6,9 +6,13 @@
 //   directory, so after a crash at any point `path` holds either its previous
 //   contents or all of `contents`, never a prefix. Errors: kInternal naming
 //   the path and errno's text.
-// ReadFileBounded(path, max_bytes): the whole file. Errors: kNotFound when it
-//   does not exist, kTooLarge when it holds more than `max_bytes`, kInternal
-//   for other read errors (each naming the path).
+// ReadFileBounded(path, max_bytes, follow_symlinks): the whole file, which
+//   must be a regular file: it is opened non-blocking (a FIFO put in its place
+//   can never block the reader) and checked with fstat; with follow_symlinks
+//   false a symbolic link at `path` is refused too (O_NOFOLLOW). Errors:
+//   kNotFound when it does not exist, kTooLarge when it holds more than
+//   `max_bytes`, kInvalid when it is not a regular file (or is a refused
+//   link), kInternal for other read errors (each naming the path).
 //
 // Thread-safety: plain functions; concurrent writers of one path race as
 // rename(2) does (the last rename wins, each file whole).
@@ -24,6 +28,6 @@
 namespace berth {
 
 Status WriteFileAtomically(const std::string& path, std::string_view contents, mode_t mode = 0644);
-StatusOr<std::string> ReadFileBounded(const std::string& path, size_t max_bytes);
+StatusOr<std::string> ReadFileBounded(const std::string& path, size_t max_bytes, bool follow_symlinks = true);
 
 }  // namespace berth

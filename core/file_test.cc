@@ -1,6 +1,7 @@
 #include "core/file.h"
 
 #include <sys/stat.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -49,6 +50,28 @@ TEST_F(FileTest, ReadIsBoundedAndNamesMissingFiles) {
   StatusOr<std::string> missing = ReadFileBounded(dir_ + "/none", 10);
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.status().code(), Code::kNotFound);
+}
+
+// Whatever sits at the path, the reader answers at once: a FIFO (which would
+// block an ordinary open until a writer comes), a directory, a device, a link
+// when links are refused.
+TEST_F(FileTest, ReadRefusesAnythingButARegularFileWithoutBlocking) {
+  const std::string fifo = dir_ + "/fifo";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  std::filesystem::create_directory(dir_ + "/dir");
+  std::filesystem::create_symlink("/dev/zero", dir_ + "/zero");
+  std::ofstream(dir_ + "/real") << "x";
+  std::filesystem::create_symlink(dir_ + "/real", dir_ + "/link");
+  for (const std::string& path : {fifo, dir_ + "/dir", dir_ + "/zero", std::string("/dev/null")}) {
+    StatusOr<std::string> r = ReadFileBounded(path, 100);
+    ASSERT_FALSE(r.ok()) << path;
+    EXPECT_EQ(r.status().code(), Code::kInvalid) << path;
+    EXPECT_EQ(r.status().message(), path + " is not a regular file");
+  }
+  EXPECT_EQ(*ReadFileBounded(dir_ + "/link", 100), "x");
+  StatusOr<std::string> link = ReadFileBounded(dir_ + "/link", 100, /*follow_symlinks=*/false);
+  ASSERT_FALSE(link.ok());
+  EXPECT_EQ(link.status().message(), dir_ + "/link is a symbolic link");
 }
 
 }  // namespace

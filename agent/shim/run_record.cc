@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "core/file.h"
@@ -19,7 +20,7 @@ Time FromNanos(int64_t ns) { return Time(std::chrono::duration_cast<Time::durati
 
 // Parses `path` as a JSON object of record version kVersion.
 StatusOr<Json> ReadRecord(const std::string& path) {
-  StatusOr<std::string> text = ReadFileBounded(path, kMaxRecordBytes);
+  StatusOr<std::string> text = ReadFileBounded(path, kMaxRecordBytes, /*follow_symlinks=*/false);
   if (!text.ok()) {
     if (text.status().code() == Code::kTooLarge) return InvalidError(text.status().message());
     return text.status();
@@ -109,8 +110,10 @@ std::vector<std::pair<int, std::string>> ListRuns(const std::string& pod_dir, st
   const std::string base = pod_dir + "/runs/" + std::string(container);
   for (const auto& e : std::filesystem::directory_iterator(base, ec)) {
     const std::string name = e.path().filename().string();
-    if (name.empty() || name.size() > 9 || !std::all_of(name.begin(), name.end(), ::isdigit)) continue;
-    out.emplace_back(std::stoi(name), e.path().string());
+    if (name.empty() || name.size() > 10 || !std::all_of(name.begin(), name.end(), ::isdigit)) continue;
+    const long long run = std::stoll(name);
+    if (run > std::numeric_limits<int>::max()) continue;
+    out.emplace_back(static_cast<int>(run), e.path().string());
   }
   std::sort(out.begin(), out.end());
   return out;
@@ -150,6 +153,10 @@ StatusOr<LaunchRecord> ReadLaunchRecord(const std::string& run_dir) {
 Status WriteExitRecord(const std::string& run_dir, const ExitRecord& r) {
   Json j = {{"version", kVersion},         {"exitCode", r.exit_code},          {"signal", r.signal},
             {"startError", r.start_error}, {"startedAt", Nanos(r.started_at)}, {"finishedAt", Nanos(r.finished_at)}};
+  if (r.lost) {
+    j["lost"] = true;
+    j["lostDetail"] = r.lost_detail;
+  }
   return WriteFileAtomically(run_dir + "/" + kExitFile, j.dump(-1, ' ', false, Json::error_handler_t::replace), 0600);
 }
 
@@ -163,6 +170,12 @@ StatusOr<ExitRecord> ReadExitRecord(const std::string& run_dir) {
       !f.String("startError", &r.start_error) || !f.Time("startedAt", &r.started_at) ||
       !f.Time("finishedAt", &r.finished_at)) {
     return f.error();
+  }
+  if (auto lost = j->find("lost"); lost != j->end()) {
+    if (!lost->is_boolean() || !f.String("lostDetail", &r.lost_detail)) {
+      return InvalidError(path + ": fields \"lost\" and \"lostDetail\" must be a boolean and a string");
+    }
+    r.lost = lost->get<bool>();
   }
   return r;
 }

@@ -14,6 +14,7 @@
 //                   (core/file.h), so it is whole or absent
 //     shim.sock     the supervisor's control socket (shim_client.h), present
 //                   while it runs
+//     shim.pid      "<pid> <start time>" of the live supervisor (shim_client.h)
 //     shim.log      the supervisor's own diagnostics
 //
 // launch.json: {"version":1,"container","run","argv":[...],"env":["N=v",...],
@@ -21,7 +22,9 @@
 //   ("" = none),"startedAt" (ns since the epoch, the agent's Clock),
 //   "devices":[indices]}.
 // exit.json: {"version":1,"exitCode","signal","startError","startedAt",
-//   "finishedAt"} (ns since the epoch; the supervisor's real time).
+//   "finishedAt"} (ns since the epoch; the supervisor's real time), and
+//   "lost": true with "lostDetail" when the agent found the run lost (its
+//   verdict is kept, so every later replay reports the same end).
 //
 // Errors: reading a missing record is kNotFound; a record that is not the
 // JSON above (truncated, corrupt, a field of the wrong type, or over
@@ -44,12 +47,14 @@ inline constexpr char kLaunchFile[] = "launch.json";
 inline constexpr char kExitFile[] = "exit.json";
 inline constexpr char kSocketFile[] = "shim.sock";
 inline constexpr char kShimLogFile[] = "shim.log";
+inline constexpr char kSupervisorFile[] = "shim.pid";
 // A launch record holds argv and env; Kubernetes bounds a Pod object at 1.5 MiB.
 inline constexpr size_t kMaxRecordBytes = 4 << 20;
 
 // "<pod_dir>/runs/<container>/<run>".
 std::string RunDir(const std::string& pod_dir, std::string_view container, int run);
-// The run directories of `container` under `pod_dir`, as (run, dir) in run order.
+// The run directories of `container` under `pod_dir`, as (run, dir) in run
+// order: names of 1 to 10 digits within int range (anything else is not a run).
 std::vector<std::pair<int, std::string>> ListRuns(const std::string& pod_dir, std::string_view container);
 
 struct LaunchRecord {
@@ -71,6 +76,8 @@ struct ExitRecord {
   std::string start_error;  // non-empty: the program never ran
   Time started_at{};
   Time finished_at{};
+  bool lost = false;  // recorded by the agent: no supervisor recorded the end
+  std::string lost_detail;
   bool operator==(const ExitRecord&) const = default;
 };
 

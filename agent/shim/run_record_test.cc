@@ -41,6 +41,10 @@ TEST_F(RunRecordTest, LaunchAndExitRecordsRoundTrip) {
   ExitRecord exit{137, 9, "", launch.started_at, launch.started_at + std::chrono::seconds(5)};
   ASSERT_TRUE(WriteExitRecord(run, exit).ok());
   EXPECT_EQ(*ReadExitRecord(run), exit);
+  exit.lost = true;
+  exit.lost_detail = "its supervisor is gone";
+  ASSERT_TRUE(WriteExitRecord(run, exit).ok());
+  EXPECT_EQ(*ReadExitRecord(run), exit);
   EXPECT_EQ(ListRuns(dir_, "trainer"), (std::vector<std::pair<int, std::string>>{{2, run}}));
 }
 

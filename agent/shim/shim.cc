@@ -22,6 +22,7 @@
 
 #include "agent/shim/container_log.h"
 #include "agent/shim/run_record.h"
+#include "agent/shim/shim_client.h"
 
 namespace berth::agent::shim {
 namespace {
@@ -104,7 +105,8 @@ void SignalReady(int& ready_fd) {
 // One supervised run: the state of the poll loop.
 class Supervisor {
  public:
-  Supervisor(std::string run_dir, LaunchRecord launch) : run_dir_(std::move(run_dir)), launch_(std::move(launch)) {}
+  Supervisor(std::string run_dir, LaunchRecord launch)
+      : run_dir_(std::move(run_dir)), hello_(HelloLine(run_dir_)), launch_(std::move(launch)) {}
 
   // Returns the process exit code.
   int Run(int ready_fd);
@@ -120,6 +122,7 @@ class Supervisor {
   void Finish();
 
   std::string run_dir_;
+  std::string hello_;  // HelloLine(run dir)
   LaunchRecord launch_;
   std::unique_ptr<ContainerLogWriter> log_;
   int listen_fd_ = -1;
@@ -250,6 +253,9 @@ void Supervisor::Accept() {
       close(fd);
       continue;
     }
+    // Every connection starts with who this is, so that a client reaching it
+    // through a moved or linked socket file knows it is not its run.
+    (void)!write(fd, hello_.data(), hello_.size());
     connections_.push_back(fd);
     pending_.emplace_back();
   }
@@ -336,6 +342,7 @@ void Supervisor::Finish() {
   Status s = WriteExitRecord(run_dir_, e);
   if (!s.ok()) std::cerr << "berth shim: " << s.ToString() << "\n";
   unlink(kSocketFile);
+  unlink(kSupervisorFile);
 }
 
 int Supervisor::Run(int ready_fd) {
@@ -349,6 +356,7 @@ int Supervisor::Run(int ready_fd) {
   if (!log.ok()) return RecordStartError("unable to create the container log: " + log.status().message(), ready_fd);
   log_ = std::move(log).value();
   if (std::string err = StartContainer(binary); !err.empty()) return RecordStartError(err, ready_fd);
+  if (Status s = WriteSupervisorRecord(run_dir_); !s.ok()) std::cerr << "berth shim: " << s.ToString() << "\n";
   SignalReady(ready_fd);
 
   char buf[65536];

@@ -1,6 +1,7 @@
 #include "agent/shim/shim_client.h"
 
 #include <cerrno>
+#include <climits>
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
@@ -8,12 +9,14 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "agent/shim/run_record.h"
 #include "agent/shim/shim.h"
+#include "core/file.h"
 
 namespace berth::agent::shim {
 namespace {
@@ -121,13 +124,98 @@ StatusOr<int> ConnectShim(const std::string& run_dir) {
   } while (rc != 0 && errno == EINTR);
   int err = errno;
   if (dir_fd >= 0) close(dir_fd);
-  if (rc == 0) return fd;
+  if (rc == 0) {
+    // The hello: which run this supervisor serves.
+    const std::string want = HelloLine(run_dir);
+    std::string got;
+    while (got.size() < want.size() + 1 && got.find('\n') == std::string::npos) {
+      pollfd p{fd, POLLIN, 0};
+      if (poll(&p, 1, 2000) <= 0) break;
+      char buf[512];
+      ssize_t n = read(fd, buf, std::min(sizeof buf, want.size() + 1 - got.size()));
+      if (n <= 0) break;
+      got.append(buf, static_cast<size_t>(n));
+    }
+    if (got == want) return fd;
+    close(fd);
+    if (got.empty()) return UnavailableError("the container supervisor at " + run_dir + " closed the connection");
+    return UnavailableError("the socket at " + run_dir + " is not this run's supervisor");
+  }
   close(fd);
+  if (err == ENOTSOCK) err = ECONNREFUSED;
   if (err == ENOENT || err == ECONNREFUSED) {
     return UnavailableError("no container supervisor listens at " + run_dir + "/" + kSocketFile);
   }
   errno = err;
   return ErrnoError("connect " + run_dir + "/" + kSocketFile);
+}
+
+std::string HelloLine(const std::string& run_dir) {
+  char resolved[PATH_MAX];
+  const std::string dir = realpath(run_dir.c_str(), resolved) != nullptr ? std::string(resolved) : run_dir;
+  return "berth-shim 1 " + dir + "\n";
+}
+
+namespace {
+
+// Field 22 of /proc/<pid>/stat (start time in clock ticks since boot), or "".
+std::string ProcessStartTime(pid_t pid) {
+  StatusOr<std::string> stat = ReadFileBounded("/proc/" + std::to_string(pid) + "/stat", 4096);
+  if (!stat.ok()) return "";
+  size_t close = stat->rfind(')');  // the command may contain spaces and parentheses
+  if (close == std::string::npos || close + 2 >= stat->size()) return "";
+  std::string rest = stat->substr(close + 2);
+  size_t pos = 0;
+  for (int field = 3; field < 22; ++field) {
+    pos = rest.find(' ', pos);
+    if (pos == std::string::npos) return "";
+    ++pos;
+  }
+  return rest.substr(pos, rest.find(' ', pos) - pos);
+}
+
+// pid of the supervisor named by <run dir>/shim.pid when it is that same live
+// process and serves this run, else 0.
+pid_t VerifiedSupervisor(const std::string& run_dir) {
+  StatusOr<std::string> record = ReadFileBounded(run_dir + "/" + kSupervisorFile, 64, /*follow_symlinks=*/false);
+  if (!record.ok()) return 0;
+  long long pid = 0;
+  char start[32] = {0};
+  if (std::sscanf(record->c_str(), "%lld %31s", &pid, start) != 2 || pid <= 1 || pid > 1 << 22) return 0;
+  if (ProcessStartTime(static_cast<pid_t>(pid)) != start) return 0;
+  StatusOr<std::string> cmdline = ReadFileBounded("/proc/" + std::to_string(pid) + "/cmdline", 1 << 16);
+  if (!cmdline.ok()) return 0;
+  const std::string suffix = std::string("shim") + '\0' + run_dir + '\0';
+  if (cmdline->size() < suffix.size() ||
+      cmdline->compare(cmdline->size() - suffix.size(), suffix.size(), suffix) != 0) {
+    return 0;
+  }
+  std::string state = ReadFileBounded("/proc/" + std::to_string(pid) + "/stat", 4096).value_or("");
+  size_t close = state.rfind(')');
+  if (close == std::string::npos || close + 2 >= state.size() || state[close + 2] == 'Z') return 0;
+  return static_cast<pid_t>(pid);
+}
+
+}  // namespace
+
+Status WriteSupervisorRecord(const std::string& run_dir) {
+  const pid_t self = getpid();
+  return WriteFileAtomically(run_dir + "/" + kSupervisorFile,
+                             std::to_string(self) + " " + ProcessStartTime(self) + "\n", 0600);
+}
+
+int SupervisorAlive(const std::string& run_dir) { return VerifiedSupervisor(run_dir); }
+
+bool KillSupervisor(const std::string& run_dir) {
+  const pid_t pid = VerifiedSupervisor(run_dir);
+  if (pid == 0) return false;
+  int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+  if (pidfd < 0) return false;
+  // The pidfd pins the process: checked again after opening it, the pid can no
+  // longer name anything else.
+  bool sent = VerifiedSupervisor(run_dir) == pid && syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, nullptr, 0) == 0;
+  close(pidfd);
+  return sent;
 }
 
 bool SendSignal(int connection, int sig) {

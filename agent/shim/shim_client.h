@@ -13,16 +13,34 @@
 //   dir>/shim.log)" or "...was not ready within Ns", or spawn/pipe failures.
 //
 // ConnectShim(run_dir): a connected control socket (a file descriptor the
-//   caller closes) to the supervisor of that run. A socket, not a pid, is what
+//   caller closes) to the supervisor of that run, its hello read and checked
+//   (up to 2 s of real time). A socket, not a pid, is what
 //   names a supervisor: after a reboot or the supervisor's death the socket
 //   file stays but nobody listens, so a stale record can never lead to
 //   signalling an unrelated process. Paths longer than sun_path are reached
 //   through /proc/self/fd. Errors: kUnavailable when no supervisor listens
-//   (ENOENT, ECONNREFUSED); kInternal otherwise.
+//   (ENOENT, ECONNREFUSED, not a socket), or it closed the connection or
+//   named another run instead of its hello; kInternal otherwise.
 //
-// The protocol: the agent writes lines "signal <N>\n" (1 ≤ N < 65); the
-//   supervisor writes nothing and closes every connection when it exits, so
-//   end-of-file on a connection means the run is over (exit.json says how).
+// The protocol: on every connection the supervisor first writes its hello,
+//   HelloLine(its run directory) = "berth-shim 1 <realpath of the run dir>\n";
+//   ConnectShim checks it (a socket file linked or moved from another run is
+//   refused). Then the agent writes lines "signal <N>\n" (1 ≤ N < 65) and the
+//   supervisor writes nothing more; it closes every connection when it exits.
+//   End-of-file alone does not prove the run is over (a supervisor with all
+//   its connection slots taken closes new ones at once): the run is over when
+//   exit.json exists or the supervisor is verified gone (SupervisorAlive).
+//
+// SupervisorAlive(run_dir): the pid of the run's supervisor when it is
+//   verifiably alive: <run dir>/shim.pid ("<pid> <start time>", written by
+//   the supervisor before it reported ready) names a live process with that
+//   start time (/proc/<pid>/stat, so a reused pid does not match) whose
+//   command line ends with "shim <run dir>"; else 0. Reads /proc only.
+// KillSupervisor(run_dir): SIGKILL to that verified supervisor through a
+//   pidfd opened before the check is repeated (so it cannot reach a process
+//   that replaced it); its container's main process dies with it
+//   (PDEATHSIG). For runs whose socket cannot be reached. Returns whether a
+//   signal was sent.
 //
 // Thread-safety: plain functions; a connection is used by one owner.
 #pragma once
@@ -39,6 +57,12 @@ Status SpawnShim(const std::vector<std::string>& supervisor, const std::string& 
                  std::chrono::milliseconds timeout);
 
 StatusOr<int> ConnectShim(const std::string& run_dir);
+
+std::string HelloLine(const std::string& run_dir);
+int SupervisorAlive(const std::string& run_dir);
+bool KillSupervisor(const std::string& run_dir);
+// Written by the supervisor: "<pid> <start time>\n" of the calling process.
+Status WriteSupervisorRecord(const std::string& run_dir);
 
 // Sends "signal <sig>\n" on a connection; false when the supervisor is gone.
 bool SendSignal(int connection, int sig);

@@ -229,6 +229,35 @@ TEST_F(ShimTest, RunDirectoriesLongerThanASocketPathWork) {
   close(*c);
 }
 
+// A socket file moved or linked from another run answers with that run's
+// hello: the client refuses it, and the run's own supervisor stays reachable
+// by its verified process.
+TEST_F(ShimTest, ASocketOfAnotherRunIsRefusedAndTheSupervisorIsVerifiedByItsProcess) {
+  std::string a = Launch("sleep 1000", 0);
+  std::string b = Launch("sleep 1000", 1);
+  ASSERT_TRUE(SpawnShim(kSupervisor, a, kReady).ok());
+  ASSERT_TRUE(SpawnShim(kSupervisor, b, kReady).ok());
+  fs::remove(a + "/shim.sock");
+  fs::create_symlink(b + "/shim.sock", a + "/shim.sock");
+  StatusOr<int> c = ConnectShim(a);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), Code::kUnavailable);
+  EXPECT_EQ(c.status().message(), "the socket at " + a + " is not this run's supervisor");
+  EXPECT_NE(SupervisorAlive(a), 0);
+  EXPECT_NE(SupervisorAlive(a), SupervisorAlive(b));
+  // A forged record naming another process (here: this test) is not a supervisor.
+  std::ofstream(b + "/shim.pid", std::ios::trunc) << getpid() << " 1\n";
+  EXPECT_EQ(SupervisorAlive(b), 0);
+  EXPECT_FALSE(KillSupervisor(b));
+  EXPECT_TRUE(KillSupervisor(a));
+  for (int i = 0; i < 500 && SupervisorAlive(a) != 0; ++i) std::this_thread::sleep_for(milliseconds(10));
+  EXPECT_EQ(SupervisorAlive(a), 0);
+  StatusOr<int> cb = ConnectShim(b);
+  ASSERT_TRUE(cb.ok());
+  SendSignal(*cb, SIGKILL);
+  close(*cb);
+}
+
 TEST_F(ShimTest, ASupervisorThatNeverStartsIsReported) {
   std::string run = Launch("true");
   Status s = SpawnShim({"/bin/false"}, run, kReady);
