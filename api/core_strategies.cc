@@ -1,8 +1,15 @@
 #include "api/core_strategies.h"
 
+#include <algorithm>
 #include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
 
+#include "api/limits.h"
+#include "api/pod_validation.h"
 #include "api/priority_admission.h"
+#include "api/unstructured.h"
 
 namespace berth::api {
 
@@ -44,6 +51,91 @@ class PodStrategy : public Strategy {
  public:
   void PrepareForCreate(Object* obj) const override { (*obj)["status"] = Object{{"phase", "Pending"}}; }
   Status Admit(const AdmissionAttributes& attrs, Object* obj) const override { return AdmitPodPriority(attrs, obj); }
+  // ValidatePod's ValidatePodSpec (api/pod_validation.h). On update too: berth does not
+  // (yet) make a pod's spec immutable, so a patch must not bring back what create refused.
+  FieldErrorList ValidateCreate(const Object& obj) const override {
+    return ValidatePodSpec(Field(obj, "spec"), FieldPath("spec"));
+  }
+  FieldErrorList ValidateUpdate(const Object& obj, const Object& old) const override {
+    return ValidatePodSpec(Field(obj, "spec"), FieldPath("spec"));
+  }
+};
+
+// validation.IsConfigMapKey: at most 253 bytes of [-._a-zA-Z0-9], not "." or "..", not
+// starting with "..".
+std::vector<std::string> IsConfigMapKey(std::string_view key) {
+  std::vector<std::string> errs;
+  if (key.size() > static_cast<size_t>(kDNS1123SubdomainMaxLength)) {
+    errs.push_back(MaxLenError(kDNS1123SubdomainMaxLength));
+  }
+  const bool chars_ok = !key.empty() && std::all_of(key.begin(), key.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '.' ||
+           c == '_';
+  });
+  if (!chars_ok) {
+    errs.push_back(RegexError("a valid config key must consist of alphanumeric characters, '-', '_' or '.'",
+                              "[-._a-zA-Z0-9]+", {"key.name", "KEY_NAME", "key-name"}));
+  }
+  if (key == ".") {
+    errs.push_back("must not be '.'");
+  } else if (key == "..") {
+    errs.push_back("must not be '..'");
+  } else if (key.starts_with("..")) {
+    errs.push_back("must not start with '..'");
+  }
+  return errs;
+}
+
+// The bytes a base64 value decodes to (binaryData is []byte upstream; its size is the
+// decoded one). Text that is not base64 is the schema's error ("format: byte").
+size_t DecodedBase64Size(const std::string& s) {
+  size_t pad = 0;
+  for (size_t i = s.size(); i > 0 && s[i - 1] == '='; --i) ++pad;
+  return s.size() / 4 * 3 - std::min<size_t>(pad, 2);
+}
+
+// ValidateConfigMap (pkg/apis/core/validation/validation.go): keys, a data key also in
+// binaryData, and the total size of the values (api/limits.h kMaxConfigMapDataBytes).
+FieldErrorList ValidateConfigMap(const Object& cm) {
+  FieldErrorList errs;
+  const Object& data = ObjectAt(cm, "data");
+  const Object& binary = ObjectAt(cm, "binaryData");
+  size_t total = 0;
+  for (const auto& [key, value] : data.items()) {
+    for (std::string& msg : IsConfigMapKey(key))
+      errs.push_back(Invalid(FieldPath("data").Key(key), key, std::move(msg)));
+    if (binary.contains(key)) {
+      errs.push_back(Invalid(FieldPath("data").Key(key), key, "duplicate of key present in binaryData"));
+    }
+    if (value.is_string()) total += value.get_ref<const std::string&>().size();
+  }
+  for (const auto& [key, value] : binary.items()) {
+    for (std::string& msg : IsConfigMapKey(key)) {
+      errs.push_back(Invalid(FieldPath("binaryData").Key(key), key, std::move(msg)));
+    }
+    if (value.is_string()) total += DecodedBase64Size(value.get_ref<const std::string&>());
+  }
+  // "" is the whole object: kubectl prints ": Too long: ...".
+  if (total > kMaxConfigMapDataBytes) errs.push_back(TooLong(FieldPath(""), kMaxConfigMapDataBytes));
+  return errs;
+}
+
+class ConfigMapStrategy : public Strategy {
+ public:
+  FieldErrorList ValidateCreate(const Object& obj) const override { return ValidateConfigMap(obj); }
+  // ValidateConfigMapUpdate: an immutable ConfigMap keeps immutable, data and binaryData.
+  FieldErrorList ValidateUpdate(const Object& obj, const Object& old) const override {
+    FieldErrorList errs;
+    if (BoolAt(old, "immutable", false)) {
+      constexpr std::string_view kDetail = "field is immutable when `immutable` is set";
+      if (!BoolAt(obj, "immutable", false)) errs.push_back(Forbidden(FieldPath("immutable"), std::string(kDetail)));
+      for (std::string_view f : {"data", "binaryData"}) {
+        if (Field(obj, f) != Field(old, f)) errs.push_back(Forbidden(FieldPath(f), std::string(kDetail)));
+      }
+    }
+    for (FieldError& e : ValidateConfigMap(obj)) errs.push_back(std::move(e));
+    return errs;
+  }
 };
 
 }  // namespace
@@ -51,6 +143,7 @@ class PodStrategy : public Strategy {
 void RegisterCoreStrategies(StrategyRegistry* registry) {
   registry->Register("", "Namespace", std::make_unique<NamespaceStrategy>());
   registry->Register("", "Pod", std::make_unique<PodStrategy>());
+  registry->Register("", "ConfigMap", std::make_unique<ConfigMapStrategy>());
 }
 
 }  // namespace berth::api

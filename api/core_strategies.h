@@ -11,6 +11,16 @@
 //   admission: the Priority plugin (api/priority_admission.h): spec.priority and
 //     spec.preemptionPolicy from the PriorityClass named, or the globalDefault one.
 //
+//   validation (create and update): the pod spec as ValidatePodSpec checks it
+//     (api/pod_validation.h: container, init container, volume and env names, resources).
+// ConfigMap
+//   validation: ValidateConfigMap's keys (IsConfigMapKey), a data key also in binaryData
+//     ("duplicate of key present in binaryData"), and values of at most 1 MiB together
+//     (binaryData counted decoded; api/limits.h kMaxConfigMapDataBytes):
+//     `ConfigMap "x" is invalid: : Too long: may not be more than 1048576 bytes`;
+//   update (ValidateConfigMapUpdate): once `immutable: true`, immutable, data and
+//     binaryData are Forbidden "field is immutable when `immutable` is set".
+//
 // Other rules of these kinds (Pod spec immutability, QoS class) are not here yet.
 //
 // Thread-safety: stateless.

@@ -47,5 +47,64 @@ TEST(CoreStrategiesTest, PodStartsPending) {
   EXPECT_EQ(admitted->object["status"], json::parse(R"({"phase":"Pending"})"));
 }
 
+StatusOr<AdmittedWrite> Update(json obj, const json& old) {
+  AdmissionPipeline pipeline(Registry::Default(), StrategyRegistry::Default());
+  WriteRequest wr;
+  wr.operation = Operation::kUpdate;
+  wr.object = std::move(obj);
+  wr.old = &old;
+  return pipeline.Admit(std::move(wr));
+}
+
+json ConfigMap(json data, json binary = nullptr) {
+  json cm = {{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", "cm"}, {"namespace", "default"}}}};
+  if (!data.is_null()) cm["data"] = std::move(data);
+  if (!binary.is_null()) cm["binaryData"] = std::move(binary);
+  return cm;
+}
+
+// ValidateConfigMap: data and binaryData hold at most 1 MiB together (binaryData
+// counted decoded), keys are config keys, a key is in one of the two only.
+TEST(CoreStrategiesTest, ConfigMapDataIsAtMostOneMib) {
+  EXPECT_TRUE(Create(ConfigMap({{"a", std::string(1024 * 1024, 'x')}})).ok());
+  auto over = Create(ConfigMap({{"a", std::string(512 * 1024, 'x')}, {"b", std::string(512 * 1024 + 1, 'x')}}));
+  ASSERT_FALSE(over.ok());
+  EXPECT_EQ(over.status().code(), Code::kInvalid);
+  EXPECT_EQ(over.status().message(), "ConfigMap \"cm\" is invalid: : Too long: may not be more than 1048576 bytes");
+  // 4 base64 characters are 3 bytes: 1 MiB of data plus "AAAA" (3 bytes) is over.
+  auto binary = Create(ConfigMap({{"a", std::string(1024 * 1024 - 2, 'x')}}, {{"b", "AAAA"}}));
+  ASSERT_FALSE(binary.ok());
+  EXPECT_EQ(binary.status().message(), "ConfigMap \"cm\" is invalid: : Too long: may not be more than 1048576 bytes");
+  EXPECT_TRUE(Create(ConfigMap({{"a", std::string(1024 * 1024 - 3, 'x')}}, {{"b", "AAAA"}})).ok());
+}
+
+TEST(CoreStrategiesTest, ConfigMapKeys) {
+  auto bad = Create(ConfigMap({{"a b", "1"}, {"..x", "1"}, {"dup", "1"}}, {{"dup", "AAAA"}}));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(),
+            "ConfigMap \"cm\" is invalid: ["
+            "data[..x]: Invalid value: \"..x\": must not start with '..', "
+            "data[a b]: Invalid value: \"a b\": a valid config key must consist of alphanumeric characters, '-', '_' "
+            "or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is "
+            "'[-._a-zA-Z0-9]+'), "
+            "data[dup]: Invalid value: \"dup\": duplicate of key present in binaryData]");
+}
+
+TEST(CoreStrategiesTest, ImmutableConfigMapKeepsItsData) {
+  json old = ConfigMap({{"a", "1"}});
+  old["immutable"] = true;
+  json changed = old;
+  changed["data"]["a"] = "2";
+  changed["immutable"] = false;
+  auto r = Update(changed, old);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(),
+            "ConfigMap \"cm\" is invalid: [immutable: Forbidden: field is immutable when `immutable` is set, "
+            "data: Forbidden: field is immutable when `immutable` is set]");
+  json labelled = old;
+  labelled["metadata"]["labels"] = {{"x", "y"}};
+  EXPECT_TRUE(Update(labelled, old).ok());
+}
+
 }  // namespace
 }  // namespace berth::api

@@ -5,7 +5,9 @@
 #include <utility>
 #include <vector>
 
+#include "api/pod_validation.h"
 #include "api/selectors.h"
+#include "api/unstructured.h"
 
 namespace berth::api {
 namespace {
@@ -100,6 +102,17 @@ void ValidateHasLabel(const Object* labels, std::string_view key, const std::str
   }
 }
 
+// The selector rules, then ValidateJobSpec's ValidatePodTemplateSpec: the template's pod
+// spec (api/pod_validation.h).
+FieldErrorList ValidateJob(const Object& job, bool create) {
+  FieldErrorList errs = ValidateJobSelector(job, create);
+  for (FieldError& e : ValidatePodSpec(NestedField(job, {"spec", "template", "spec"}),
+                                       FieldPath("spec").Child("template").Child("spec"))) {
+    errs.push_back(std::move(e));
+  }
+  return errs;
+}
+
 class JobStrategy final : public Strategy {
  public:
   explicit JobStrategy(KueueJobWebhook webhook) : webhook_(std::move(webhook)) {}
@@ -110,10 +123,8 @@ class JobStrategy final : public Strategy {
     if (!ManualSelector(*obj)) GenerateJobSelector(obj);
   }
   void PrepareForUpdate(Object* obj, const Object& old) const override { SetJobDefaults(obj); }
-  FieldErrorList ValidateCreate(const Object& obj) const override { return ValidateJobSelector(obj, true); }
-  FieldErrorList ValidateUpdate(const Object& obj, const Object& old) const override {
-    return ValidateJobSelector(obj, false);
-  }
+  FieldErrorList ValidateCreate(const Object& obj) const override { return ValidateJob(obj, true); }
+  FieldErrorList ValidateUpdate(const Object& obj, const Object& old) const override { return ValidateJob(obj, false); }
 
  private:
   const KueueJobWebhook webhook_;

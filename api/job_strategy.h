@@ -43,6 +43,8 @@
 //   spec.template.metadata.labels: Invalid value: map[string]string{...}: `selector` does not
 //        match template `labels`
 // Values are printed as Go's %#v prints them (field.ErrorBody), map keys sorted.
+// Then, on create and update, the template's pod spec as ValidateJobSpec's
+// ValidatePodTemplateSpec checks it: api/pod_validation.h, at spec.template.spec.
 //
 // Not here yet: restartPolicy OnFailure|Never, the immutability of the pod
 // template (except while suspended) and of spec.selector, completions/parallelism

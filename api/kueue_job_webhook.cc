@@ -5,6 +5,8 @@
 #include <utility>
 #include <vector>
 
+#include "api/job_kinds_validation.h"
+
 namespace berth::api {
 namespace {
 
@@ -45,16 +47,23 @@ Object* SuspendField(Object* job, const std::vector<std::string>& path) {
   return at;
 }
 
+// Kueue's defaulting on create, and the kind's own checks (api/job_kinds_validation.h)
+// on create and update.
 class KueueJobStrategy final : public Strategy {
  public:
-  KueueJobStrategy(KueueJobWebhook webhook, std::string_view framework, std::vector<std::string> path)
-      : webhook_(std::move(webhook)), framework_(framework), path_(std::move(path)) {}
+  using Validate = FieldErrorList (*)(const Object&);
+  KueueJobStrategy(KueueJobWebhook webhook, std::string_view framework, std::vector<std::string> path,
+                   Validate validate)
+      : webhook_(std::move(webhook)), framework_(framework), path_(std::move(path)), validate_(validate) {}
   void PrepareForCreate(Object* obj) const override { webhook_.Default(obj, framework_, path_); }
+  FieldErrorList ValidateCreate(const Object& obj) const override { return validate_(obj); }
+  FieldErrorList ValidateUpdate(const Object& obj, const Object& old) const override { return validate_(obj); }
 
  private:
   const KueueJobWebhook webhook_;
   const std::string framework_;
   const std::vector<std::string> path_;
+  const Validate validate_;
 };
 
 }  // namespace
@@ -83,12 +92,14 @@ bool KueueJobWebhook::Default(Object* job, std::string_view framework,
 
 void RegisterKueueJobStrategies(StrategyRegistry* registry, const KueueJobWebhookOptions& options) {
   const KueueJobWebhook webhook(options);
-  registry->Register("jobset.x-k8s.io", "JobSet",
-                     std::make_unique<KueueJobStrategy>(webhook, kJobSetFramework,
-                                                        std::vector<std::string>{"spec", "suspend"}));
+  registry->Register(
+      "jobset.x-k8s.io", "JobSet",
+      std::make_unique<KueueJobStrategy>(webhook, kJobSetFramework, std::vector<std::string>{"spec", "suspend"},
+                                         &ValidateJobSetTemplatesAndPatterns));
   registry->Register("kubeflow.org", "PyTorchJob",
                      std::make_unique<KueueJobStrategy>(webhook, kPyTorchJobFramework,
-                                                        std::vector<std::string>{"spec", "runPolicy", "suspend"}));
+                                                        std::vector<std::string>{"spec", "runPolicy", "suspend"},
+                                                        &ValidatePyTorchJobTemplates));
 }
 
 }  // namespace berth::api

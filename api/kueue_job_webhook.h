@@ -35,6 +35,10 @@
 //                                  strategy, api/trainer_strategies.cc, calls
 //                                  KueueJobWebhook::Default)
 //
+// The JobSet and PyTorchJob strategies registered here also run those kinds' own checks
+// on create and update (api/job_kinds_validation.h: pod templates, JobSet's message
+// patterns).
+//
 // Wiring: the options reach the strategies through InstallDefaultStrategies
 // (api/strategy.h); `berth server` builds its StrategyRegistry from --config
 // (cmd/berth/main.cc). StrategyRegistry::Default() uses the defaults (every

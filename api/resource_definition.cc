@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <optional>
-#include <regex>
 #include <set>
 
 #include "api/field_errors.h"
@@ -54,21 +53,32 @@ struct KubeVersion {
   int minor = 0;
 };
 
+// ^v([1-9][0-9]*)(?:(alpha|beta)([1-9][0-9]*))?$, numbers of at most 9 digits.
 std::optional<KubeVersion> ParseKubeVersion(std::string_view v) {
-  static const std::regex kRe("^v([1-9][0-9]*)(?:(alpha|beta)([1-9][0-9]*))?$");
-  std::smatch m;
-  std::string s(v);
-  if (!std::regex_match(s, m, kRe)) return std::nullopt;
+  auto number = [&v](int* out) {
+    size_t n = 0;
+    while (n < v.size() && v[n] >= '0' && v[n] <= '9') ++n;
+    if (n == 0 || n > 9 || v[0] == '0') return false;
+    *out = std::stoi(std::string(v.substr(0, n)));
+    v.remove_prefix(n);
+    return true;
+  };
+  if (!v.starts_with('v')) return std::nullopt;
+  v.remove_prefix(1);
   KubeVersion k;
-  if (m[1].length() > 9 || (m[3].matched && m[3].length() > 9)) return std::nullopt;
-  k.major = std::stoi(m[1].str());
-  if (!m[2].matched) {
+  if (!number(&k.major)) return std::nullopt;
+  if (v.empty()) {
     k.stage = 2;
-  } else {
-    k.stage = m[2].str() == "beta" ? 1 : 0;
-    k.minor = std::stoi(m[3].str());
+    return k;
   }
-  return k;
+  for (std::string_view stage : {"alpha", "beta"}) {
+    if (!v.starts_with(stage)) continue;
+    k.stage = stage == "beta" ? 1 : 0;
+    v.remove_prefix(stage.size());
+    if (!number(&k.minor) || !v.empty()) return std::nullopt;
+    return k;
+  }
+  return std::nullopt;
 }
 
 }  // namespace

@@ -1,17 +1,16 @@
 #include "api/schema.h"
 
-#include <arpa/inet.h>
-
 #include <algorithm>
+#include <arpa/inet.h>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <map>
 #include <optional>
-#include <regex>
 #include <set>
 #include <utility>
 
+#include "api/regexp.h"
 #include "api/schema_pattern.h"
 #include "core/clock.h"
 #include "core/quantity.h"
@@ -164,15 +163,16 @@ bool IsDate(std::string_view s) {
 
 bool IsDuration(std::string_view s) {
   // Go's time.ParseDuration syntax plus strfmt's d/w units, e.g. "1h30m", "-1.5s", "3d".
-  static const std::regex kRe(
-      R"(^[-+]?(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|ms|s|m|h|d|w))+$|^0$)");
-  return std::regex_match(std::string(s), kRe);
+  // RE2 (api/regexp.h): linear in the input, however long.
+  static const Regexp kRe =
+      Regexp::Compile(R"(^[-+]?(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|ms|s|m|h|d|w))+$|^0$)").value();
+  return kRe.FullMatch(s);
 }
 
 bool IsUuid(std::string_view s) {
-  static const std::regex kRe(
-      "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$");
-  return std::regex_match(std::string(s), kRe);
+  static const Regexp kRe =
+      Regexp::Compile("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$").value();
+  return kRe.FullMatch(s);
 }
 
 bool IsBase64(std::string_view s) {
@@ -214,9 +214,11 @@ bool IsCidr(std::string_view s) {
 }
 
 bool IsHostname(std::string_view s) {
-  static const std::regex kRe(
-      R"(^([a-zA-Z0-9]([-a-zA-Z0-9]{0,61}[a-zA-Z0-9])?)(\.[a-zA-Z0-9]([-a-zA-Z0-9]{0,61}[a-zA-Z0-9])?)*\.?$)");
-  return s.size() <= 255 && std::regex_match(std::string(s), kRe);
+  static const Regexp kRe =
+      Regexp::Compile(
+          R"(^([a-zA-Z0-9]([-a-zA-Z0-9]{0,61}[a-zA-Z0-9])?)(\.[a-zA-Z0-9]([-a-zA-Z0-9]{0,61}[a-zA-Z0-9])?)*\.?$)")
+          .value();
+  return s.size() <= 255 && kRe.FullMatch(s);
 }
 
 // nullopt: the format is not a string format berth checks (accepted).
@@ -346,16 +348,17 @@ class Validator {
   void ValidateString(const Node& n, const Json& v, const FieldPath& path) {
     const std::string& s = v.get_ref<const std::string&>();
     const std::string& name = path.String();
+    // kube-openapi's stringValidator: maxLength, then minLength, then pattern, stopping
+    // at the first failure, so a string over its length limit never reaches the
+    // pattern matcher.
     int64_t len = -1;
     if (n.max_length || n.min_length) len = RuneCount(s);
     if (n.max_length && len > *n.max_length) {
       errors_.push_back(TooLong(path, *n.max_length));
-    }
-    if (n.min_length && len < *n.min_length) {
+    } else if (n.min_length && len < *n.min_length) {
       errors_.push_back(Invalid(path, v, InBody(name) + " should be at least " +
                                              std::to_string(*n.min_length) + " chars long"));
-    }
-    if (n.pattern && !n.pattern->Search(s)) {
+    } else if (n.pattern && !n.pattern->Search(s)) {
       errors_.push_back(Invalid(path, v, InBody(name) + " should match '" + n.pattern->pattern() + "'"));
     }
     if (!n.format.empty() && !HasType(n, "integer") && !HasType(n, "number")) {
@@ -432,13 +435,12 @@ class Validator {
       errors_.push_back(TooMany(path, size, *n.max_items));
     }
     if (n.list_type == "set") {
+      // An item equal to an earlier one is a duplicate: one ordered set, not a pairwise
+      // comparison (quadratic in a list whose length the request chooses).
+      auto less = [](const Json* a, const Json* b) { return *a < *b; };
+      std::set<const Json*, decltype(less)> seen(less);
       for (size_t i = 0; i < v.size(); ++i) {
-        for (size_t j = 0; j < i; ++j) {
-          if (v[j] == v[i]) {
-            errors_.push_back(Duplicate(path.Index(i), v[i]));
-            break;
-          }
-        }
+        if (!seen.insert(&v[i]).second) errors_.push_back(Duplicate(path.Index(i), v[i]));
       }
     } else if (n.list_type == "map" && !n.list_map_keys.empty()) {
       std::map<Json, size_t> seen;
@@ -606,16 +608,15 @@ class Pruner {
   std::vector<std::string> Take() { return std::move(pruned_); }
 
   void Prune(Json* x, const Node* n, const std::string& path, bool resource_root) {
-    if (n && n->preserve_unknown_fields) {
+    if (n == nullptr) {
+      PruneSchemaless(x, path);
+      return;
+    }
+    if (n->preserve_unknown_fields) {
       SkipPrune(x, n, path);
       return;
     }
     if (x->is_object()) {
-      if (!n) {
-        for (auto it = x->begin(); it != x->end(); ++it) pruned_.push_back(Join(path, it.key()));
-        if (apply_) *x = Json::object();
-        return;
-      }
       std::vector<std::string> drop;
       for (auto it = x->begin(); it != x->end(); ++it) {
         const std::string& k = it.key();
@@ -645,7 +646,7 @@ class Pruner {
       }
     } else if (x->is_array()) {
       for (size_t i = 0; i < x->size(); ++i) {
-        Prune(&(*x)[i], n ? n->items.get() : nullptr, path + "[" + std::to_string(i) + "]", false);
+        Prune(&(*x)[i], n->items.get(), path + "[" + std::to_string(i) + "]", false);
       }
     }
   }
@@ -653,6 +654,46 @@ class Pruner {
  private:
   static std::string Join(const std::string& path, const std::string& key) {
     return path.empty() ? key : path + "." + key;
+  }
+
+  // A value without a schema (upstream's prune(x, nil)): every object in it loses all its
+  // fields; arrays are walked into. The walk follows the input, not a schema, so it is a
+  // loop over an explicit stack with one path buffer: its depth and the paths' total
+  // length cost no stack and no quadratic memory, however deep the value.
+  void PruneSchemaless(Json* x, const std::string& path) {
+    if (x->is_object()) {
+      PruneAllFields(x, path);
+      return;
+    }
+    if (!x->is_array()) return;
+    struct Level {
+      Json* array;
+      size_t next;
+      size_t path_length;
+    };
+    std::string p = path;
+    std::vector<Level> stack{{x, 0, p.size()}};
+    while (!stack.empty()) {
+      Level& level = stack.back();
+      if (level.next == level.array->size()) {
+        stack.pop_back();
+        continue;
+      }
+      const size_t i = level.next++;
+      Json& item = (*level.array)[i];
+      p.resize(level.path_length);
+      p += "[" + std::to_string(i) + "]";
+      if (item.is_object()) {
+        PruneAllFields(&item, p);
+      } else if (item.is_array()) {
+        stack.push_back({&item, 0, p.size()});  // `level` is not used after this
+      }
+    }
+  }
+
+  void PruneAllFields(Json* x, const std::string& path) {
+    for (auto it = x->begin(); it != x->end(); ++it) pruned_.push_back(Join(path, it.key()));
+    if (apply_) *x = Json::object();
   }
 
   // Under x-kubernetes-preserve-unknown-fields: keep unknown fields, prune known ones by

@@ -92,17 +92,14 @@ StatusOr<SchemaPattern> SchemaPattern::Compile(std::string pattern) {
       return p;
     }
   }
-  try {
-    p.regex_ = std::make_shared<const std::regex>(p.pattern_, std::regex::ECMAScript);
-  } catch (const std::regex_error& e) {
-    return InvalidError(e.what());
-  }
+  BERTH_ASSIGN_OR_RETURN(Regexp re, Regexp::Compile(p.pattern_));
+  p.regex_ = std::move(re);
   return p;
 }
 
 bool SchemaPattern::Search(std::string_view s) const {
   if (builtin_ != nullptr) return builtin_(s);
-  return std::regex_search(s.begin(), s.end(), *regex_);
+  return regex_->Search(s);
 }
 
 }  // namespace berth::api

@@ -2,25 +2,24 @@
 // string must contain, kube-openapi's validate.Pattern: an unanchored search,
 // so patterns anchor themselves with ^ and $).
 //
-// std::regex is slow (thousands of instructions per search, and its compile
-// dominates the registry's start-up), while the schemas berth serves use a
-// handful of patterns over and over: the Kubernetes quantity, DNS-1123
-// subdomain and DNS-1123 label shapes. Those are matched by hand-written
-// functions that accept exactly the strings the regular expression accepts
-// (schema_pattern_test.cc checks them against std::regex over every string of a
-// small alphabet up to a length); any other pattern is compiled with
-// std::regex (ECMAScript grammar) as before.
+// The schemas berth serves use a handful of patterns over and over: the
+// Kubernetes quantity, DNS-1123 subdomain and DNS-1123 label shapes. Those are
+// matched by hand-written functions that accept exactly the strings the
+// regular expression accepts (schema_pattern_test.cc checks them against the
+// general engine over every string of a small alphabet up to a length); any
+// other pattern is compiled with RE2 (api/regexp.h), Go's regexp syntax as
+// kube-openapi uses it, matching in linear time without recursion.
 //
-// Errors: Compile returns kInvalid with std::regex's message for a pattern
+// Errors: Compile returns kInvalid with Go's regexp message for a pattern
 // that does not compile. Thread-safety: a compiled SchemaPattern is
 // immutable; Search may be called from any number of threads.
 #pragma once
 
-#include <memory>
-#include <regex>
+#include <optional>
 #include <string>
 #include <string_view>
 
+#include "api/regexp.h"
 #include "core/status.h"
 
 namespace berth::api {
@@ -40,7 +39,7 @@ class SchemaPattern {
   using Matcher = bool (*)(std::string_view);
   std::string pattern_;
   Matcher builtin_ = nullptr;
-  std::shared_ptr<const std::regex> regex_;  // when !builtin_
+  std::optional<Regexp> regex_;  // when !builtin_
 };
 
 }  // namespace berth::api

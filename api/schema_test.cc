@@ -457,6 +457,60 @@ TEST(SchemaPruneTest, DropsUnknownFieldsAndReportsTheirPaths) {
   EXPECT_TRUE(obj["spec"].contains("foo"));
 }
 
+// A field without a schema is pruned by a walk that follows the input, as deep as the
+// input goes: arrays of arrays are walked into (their objects emptied, each path
+// reported), without recursion and without a copy of the path per level.
+TEST(SchemaPruneTest, SchemalessValuesArePrunedAtAnyDepth) {
+  Schema s = MustCompile(Root(json::parse(R"({"type":"object","properties":{"known":{"type":"string"}}})")));
+  json obj = json::parse(R"({"apiVersion":"g/v1","kind":"K","spec":{"known":"k","unknown":1}})");
+  // spec.unknown is dropped whole; an array under a property without items walks into
+  // its elements.
+  Schema arrays = MustCompile(Root(json::parse(R"({"type":"object","properties":{"list":{"type":"array"}}})")));
+  json deep = json::parse(R"({"apiVersion":"g/v1","kind":"K","spec":{"list":[[{"a":1}],[[{"b":2,"c":3}]],5]}})");
+  EXPECT_THAT(arrays.Prune(&deep), ElementsAre("spec.list[0][0].a", "spec.list[1][0][0].b", "spec.list[1][0][0].c"));
+  EXPECT_EQ(deep["spec"]["list"], json::parse(R"([[{}],[[{}]],5])"));
+  EXPECT_THAT(s.Prune(&obj), ElementsAre("spec.unknown"));
+
+  // 200,000 levels (more than a request may carry): no stack used per level.
+  json nested = json::array({json::object({{"x", 1}})});
+  for (int i = 0; i < 200000; ++i) nested = json::array({std::move(nested)});
+  json big = {{"apiVersion", "g/v1"}, {"kind", "K"}, {"spec", {{"list", std::move(nested)}}}};
+  std::vector<std::string> pruned = arrays.Prune(&big);
+  ASSERT_EQ(pruned.size(), 1u);
+  EXPECT_EQ(pruned[0].size(), std::string("spec.list").size() + 3 * 200001 + 2);
+}
+
+// kube-openapi's stringValidator stops at the first failure of maxLength, minLength,
+// pattern: a string over its limit is never matched against the pattern.
+TEST(SchemaTest, StringChecksStopAtTheFirstFailure) {
+  Schema s = MustCompile(Root(json::parse(
+      R"({"type":"object","properties":{"reason":{"type":"string","minLength":2,"maxLength":8,"pattern":"^[a-z]+$"}}})")));
+  auto spec = [](const std::string& v) {
+    return json{{"apiVersion", "g/v1"}, {"kind", "K"}, {"spec", {{"reason", v}}}};
+  };
+  EXPECT_THAT(Errors(s, spec("ABCDEFGHIJ")), ElementsAre("spec.reason: Too long: may not be more than 8 bytes"));
+  EXPECT_THAT(Errors(s, spec("A")),
+              ElementsAre("spec.reason: Invalid value: \"A\": spec.reason in body should be at least 2 chars long"));
+  EXPECT_THAT(Errors(s, spec("ABC")),
+              ElementsAre("spec.reason: Invalid value: \"ABC\": spec.reason in body should match '^[a-z]+$'"));
+  EXPECT_THAT(Errors(s, spec(std::string(1 << 20, 'a'))),
+              ElementsAre("spec.reason: Too long: may not be more than 8 bytes"));
+}
+
+// String formats are matched in linear time: a megabyte-long value is answered at once
+// (std::regex recursed once per character on these).
+TEST(SchemaTest, FormatsOfLongStringsAreMatchedWithoutRecursion) {
+  for (const char* format : {"duration", "uuid", "hostname"}) {
+    Schema s =
+        MustCompile(Root({{"type", "object"}, {"properties", {{"v", {{"type", "string"}, {"format", format}}}}}}));
+    for (const std::string& v : {std::string(1 << 20, '1') + "s", std::string(1 << 20, 'a')}) {
+      const std::vector<std::string> errs = Errors(s, {{"apiVersion", "g/v1"}, {"kind", "K"}, {"spec", {{"v", v}}}});
+      const bool valid = std::string_view(format) == "duration" && v.back() == 's';
+      EXPECT_EQ(errs.empty(), valid) << format;
+    }
+  }
+}
+
 TEST(SchemaPruneTest, NonResourceRootPrunesApiVersionToo) {
   Schema s = MustCompile(json::parse(R"({"type": "object", "properties": {"a": {"type": "string"}}})"));
   json obj = json::parse(R"({"a": "x", "kind": "K"})");

@@ -1,11 +1,12 @@
 #include "api/trainer_strategies.h"
 
-#include "api/kueue_job_webhook.h"
-#include "api/unstructured.h"
-
 #include <memory>
 #include <set>
 #include <string>
+
+#include "api/kueue_job_webhook.h"
+#include "api/pod_validation.h"
+#include "api/unstructured.h"
 
 namespace berth::api {
 namespace {
@@ -86,10 +87,26 @@ class TrainJobStrategy : public Strategy {
 
 class TrainingRuntimeStrategy : public Strategy {
  public:
+  // The pod templates (api/pod_validation.h), which upstream checks only when the
+  // JobSet's Jobs and Pods are created; berth on create and update.
+  static FieldErrorList ValidateTemplates(const Object& obj) {
+    FieldErrorList errs;
+    const FieldPath rjobs_path = FieldPath("spec").Child("template").Child("spec").Child("replicatedJobs");
+    const Object& rjobs = ArrayAt(NestedField(obj, {"spec", "template", "spec"}), "replicatedJobs");
+    for (size_t i = 0; i < rjobs.size(); ++i) {
+      for (FieldError& e :
+           ValidatePodSpec(NestedField(rjobs[i], {"template", "spec", "template", "spec"}),
+                           rjobs_path.Index(i).Child("template").Child("spec").Child("template").Child("spec"))) {
+        errs.push_back(std::move(e));
+      }
+    }
+    return errs;
+  }
+  FieldErrorList ValidateUpdate(const Object& obj, const Object& old) const override { return ValidateTemplates(obj); }
   FieldErrorList ValidateCreate(const Object& obj) const override {
     static const std::pair<std::string_view, std::string_view> kExpected[] = {
         {"trainer", "node"}, {"dataset-initializer", "dataset-initializer"}, {"model-initializer", "model-initializer"}};
-    FieldErrorList errs;
+    FieldErrorList errs = ValidateTemplates(obj);
     const FieldPath rjobs_path = FieldPath("spec").Child("template").Child("spec").Child("replicatedJobs");
     const Object& rjobs = Field(Field(Field(Field(obj, "spec"), "template"), "spec"), "replicatedJobs");
     if (!rjobs.is_array()) return errs;

@@ -32,6 +32,9 @@
 //   and contain the container node / dataset-initializer / model-initializer
 //   (`...replicatedJobs[i].template.spec.template.spec.containers: Invalid value: [...]:
 //   must contain the required container for the ancestor: trainer`).
+//   On create and update (berth; upstream only when the Jobs and Pods are made): each
+//   replicatedJob's pod template, api/pod_validation.h, at
+//   spec.template.spec.replicatedJobs[i].template.spec.template.spec.
 //
 // Thread-safety: the strategies are stateless.
 #pragma once

@@ -1,10 +1,5 @@
 #include "api/yaml_codec.h"
 
-#include <yaml-cpp/eventhandler.h>
-#include <yaml-cpp/exceptions.h>
-#include <yaml-cpp/mark.h>
-#include <yaml-cpp/parser.h>
-
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -14,6 +9,13 @@
 #include <sstream>
 #include <unordered_map>
 #include <utility>
+#include <yaml-cpp/depthguard.h>
+#include <yaml-cpp/eventhandler.h>
+#include <yaml-cpp/exceptions.h>
+#include <yaml-cpp/mark.h>
+#include <yaml-cpp/parser.h>
+
+#include "api/limits.h"
 
 namespace berth::api {
 
@@ -208,15 +210,26 @@ bool IsValidUtf8(std::string_view s) {
   return true;
 }
 
-// Upper bound on the number of values alias expansion may add to one document.
-constexpr std::size_t kMaxAliasExpansion = 1'000'000;
+// go-yaml's wording, with berth's bound (api/limits.h).
+std::string MaxDepthMessage() { return "exceeded max depth of " + std::to_string(kMaxYamlNestingDepth); }
 
-std::size_t CountNodes(const Object& v) {
-  std::size_t n = 1;
-  if (v.is_structured()) {
-    for (const auto& child : v) n += CountNodes(child);
-  }
-  return n;
+// go-yaml's allowedAliasRatio (decode.go): the share of decode steps that may come from
+// alias expansion, 99% for documents up to 400,000 steps, falling to 10% at 4,000,000.
+double AllowedAliasRatio(std::size_t decode_count) {
+  constexpr double kLow = 400000, kHigh = 4000000;
+  const auto n = static_cast<double>(decode_count);
+  if (n <= kLow) return 0.99;
+  if (n >= kHigh) return 0.10;
+  return 0.99 - 0.89 * ((n - kLow) / (kHigh - kLow));
+}
+
+// The size of a scalar as compact JSON: a string's bytes and quotes (escapes not
+// counted), else its printed form.
+std::size_t ScalarJsonBytes(const Object& v) {
+  if (v.is_string()) return v.get_ref<const std::string&>().size() + 2;
+  if (v.is_null()) return 4;
+  if (v.is_boolean()) return v.get<bool>() ? 4 : 5;
+  return v.dump().size();
 }
 
 class JsonBuilder : public YAML::EventHandler {
@@ -225,53 +238,68 @@ class JsonBuilder : public YAML::EventHandler {
     stack_.clear();
     anchors_.clear();
     root_.reset();
-    expanded_ = 0;
+    decode_count_ = 0;
+    alias_count_ = 0;
+    expanded_bytes_ = 0;
   }
   void OnDocumentEnd() override {}
 
   void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override {
+    ++decode_count_;
     if (ExpectingKey()) {
-      AddKey(mark, Object(nullptr));
+      AddKey(mark, Object(nullptr), 4);
     } else {
-      AddValue(mark, Object(nullptr), anchor);
+      AddValue(mark, Object(nullptr), anchor, Size{1, 4});
     }
   }
 
+  // Aliases are bounded twice: go-yaml's ratio of alias-driven decode steps (every node
+  // of an expanded value is one) to all of them, and berth's bound on the bytes the
+  // expansions add (api/limits.h kMaxYamlAliasExpansionBytes), both checked before the
+  // value is copied.
   void OnAlias(const YAML::Mark& mark, YAML::anchor_t anchor) override {
     auto it = anchors_.find(anchor);
     if (it == anchors_.end()) throw ParseFailure{mark, "unknown anchor referenced"};
-    expanded_ += it->second.second;
-    if (expanded_ > kMaxAliasExpansion) {
+    const Size size = it->second.size;
+    ++decode_count_;
+    decode_count_ += size.nodes;
+    alias_count_ += size.nodes;
+    expanded_bytes_ += size.bytes;
+    if ((alias_count_ > 100 && decode_count_ > 1000 &&
+         static_cast<double>(alias_count_) / static_cast<double>(decode_count_) > AllowedAliasRatio(decode_count_)) ||
+        expanded_bytes_ > kMaxYamlAliasExpansionBytes) {
       throw ParseFailure{mark, "document contains excessive aliasing"};
     }
-    Object copy = it->second.first;
+    Object copy = it->second.value;
     if (ExpectingKey()) {
       if (copy.is_structured()) throw ParseFailure{mark, "invalid map key: a mapping or sequence"};
-      AddKey(mark, copy);
+      AddKey(mark, copy, size.bytes);
       return;
     }
-    AddValue(mark, std::move(copy), 0);
+    AddValue(mark, std::move(copy), 0, size);
   }
 
   void OnScalar(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
                 const std::string& value) override {
     if (!IsValidUtf8(value)) throw ParseFailure{mark, "invalid UTF-8 in a scalar"};
+    ++decode_count_;
     std::string error;
     Object v = ResolveScalar(tag, value, &error);
     if (!error.empty()) throw ParseFailure{mark, error};
+    const Size size{1, ScalarJsonBytes(v)};
     if (ExpectingKey()) {
       Frame& f = stack_.back();
       if (tag == "?" && value == "<<") {
         f.merge_pending = true;
         f.key_mark = mark;
-        if (anchor != 0) anchors_[anchor] = {v, 1};
+        if (anchor != 0) anchors_[anchor] = {v, size};
         return;
       }
-      if (anchor != 0) anchors_[anchor] = {v, 1};
-      AddKey(mark, v);
+      if (anchor != 0) anchors_[anchor] = {v, size};
+      AddKey(mark, v, size.bytes);
       return;
     }
-    AddValue(mark, std::move(v), anchor);
+    AddValue(mark, std::move(v), anchor, size);
   }
 
   void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
@@ -287,7 +315,17 @@ class JsonBuilder : public YAML::EventHandler {
 
   std::optional<Object> TakeRoot() { return std::move(root_); }
 
+  // Where the innermost open collection starts (for errors found below it).
+  YAML::Mark InnermostMark() const { return stack_.empty() ? YAML::Mark() : stack_.back().mark; }
+
  private:
+  // A value's node count (go-yaml's decode steps) and its size as compact JSON, kept
+  // as the value is built so that an alias's expansion is known without walking it.
+  struct Size {
+    std::size_t nodes = 0;
+    std::size_t bytes = 0;
+  };
+
   struct Frame {
     bool is_map = false;
     Object value;
@@ -299,6 +337,12 @@ class JsonBuilder : public YAML::EventHandler {
     bool merge_pending = false;      // a "<<" key was read; its value is being built
     Object merged = Object::object();
     std::map<std::string, int> key_lines;  // explicit key -> 1-based line
+    Size size{1, 2};                       // the collection and its brackets; its entries add theirs
+  };
+
+  struct Anchor {
+    Object value;
+    Size size;
   };
 
   bool ExpectingKey() const {
@@ -306,8 +350,10 @@ class JsonBuilder : public YAML::EventHandler {
            !stack_.back().merge_pending;
   }
 
-  void AddKey(const YAML::Mark& mark, const Object& key) {
+  void AddKey(const YAML::Mark& mark, const Object& key, std::size_t bytes) {
     Frame& f = stack_.back();
+    f.size.nodes += 1;
+    f.size.bytes += bytes + 1;  // and the colon
     std::string k = KeyString(key);
     auto [it, inserted] = f.key_lines.emplace(k, mark.line + 1);
     if (!inserted) {
@@ -336,13 +382,15 @@ class JsonBuilder : public YAML::EventHandler {
     }
   }
 
-  void AddValue(const YAML::Mark& mark, Object v, YAML::anchor_t anchor) {
-    if (anchor != 0) anchors_[anchor] = {v, CountNodes(v)};
+  void AddValue(const YAML::Mark& mark, Object v, YAML::anchor_t anchor, Size size) {
+    if (anchor != 0) anchors_[anchor] = {v, size};
     if (stack_.empty()) {
       root_ = std::move(v);
       return;
     }
     Frame& f = stack_.back();
+    f.size.nodes += size.nodes;
+    f.size.bytes += size.bytes + 1;  // and the comma
     if (f.is_map) {
       if (f.merge_pending) {
         Merge(mark, v);
@@ -359,6 +407,12 @@ class JsonBuilder : public YAML::EventHandler {
     if (ExpectingKey()) {
       throw ParseFailure{mark, "invalid map key: a mapping or sequence cannot be a key"};
     }
+    // yaml-cpp refuses the node one deeper than this itself (DeepRecursion, caught in
+    // ParseYamlStream); this keeps the bound if its parser ever allows more.
+    if (stack_.size() >= static_cast<std::size_t>(kMaxYamlNestingDepth)) {
+      throw ParseFailure{mark, MaxDepthMessage()};
+    }
+    ++decode_count_;
     Frame f;
     f.is_map = is_map;
     f.value = is_map ? Object::object() : Object::array();
@@ -375,13 +429,15 @@ class JsonBuilder : public YAML::EventHandler {
         if (!f.value.contains(k)) f.value[k] = v;  // explicit keys win over merged ones
       }
     }
-    AddValue(f.mark, std::move(f.value), f.anchor);
+    AddValue(f.mark, std::move(f.value), f.anchor, f.size);
   }
 
   std::vector<Frame> stack_;
-  std::unordered_map<YAML::anchor_t, std::pair<Object, std::size_t>> anchors_;
+  std::unordered_map<YAML::anchor_t, Anchor> anchors_;
   std::optional<Object> root_;
-  std::size_t expanded_ = 0;
+  std::size_t decode_count_ = 0;    // go-yaml's decodeCount
+  std::size_t alias_count_ = 0;     // go-yaml's aliasCount
+  std::size_t expanded_bytes_ = 0;  // the bytes alias expansions added
 };
 
 // yaml-cpp's messages in go-yaml's (and so kubectl's) wording where one exists.
@@ -717,9 +773,9 @@ StatusOr<std::vector<Object>> ParseYamlStream(std::string_view text,
   for (size_t i = 0; i + 3 <= text.size(); ++i) {
     if (text.compare(i, 3, "---") == 0 || text.compare(i, 3, "...") == 0) ++max_documents;
   }
+  JsonBuilder builder;
   try {
     YAML::Parser parser(in);
-    JsonBuilder builder;
     while (true) {
       ++document;
       if (!parser.HandleNextDocument(builder)) break;
@@ -734,6 +790,10 @@ StatusOr<std::vector<Object>> ParseYamlStream(std::string_view text,
     }
   } catch (const ParseFailure& f) {
     return YamlError(source_name, document, f.mark, f.message);
+  } catch (const YAML::DeepRecursion&) {
+    // yaml-cpp's own mark is wherever its scanner had read ahead to; the collection
+    // holding the node that was one too deep is where the error is.
+    return YamlError(source_name, document, builder.InnermostMark(), MaxDepthMessage());
   } catch (const YAML::Exception& e) {
     return YamlError(source_name, document, e.mark, GoYamlWording(e.msg));
   }
@@ -750,19 +810,13 @@ StatusOr<Object> ParseYaml(std::string_view text, std::string_view source_name) 
   return std::move(docs[0]);
 }
 
-StatusOr<Object> ParseJsonOrYaml(std::string_view text, std::string_view source_name) {
-  auto first = text.find_first_not_of(" \t\r\n");
-  if (first == std::string_view::npos || (text[first] != '{' && text[first] != '[')) {
-    return ParseYaml(text, source_name);
-  }
-  try {
-    return Object::parse(text.begin(), text.end());
-  } catch (const nlohmann::json::parse_error& e) {
-    // e.byte is 1-based and points just past the offending character.
-    std::size_t offset = e.byte == 0 ? 0 : std::min<std::size_t>(e.byte - 1, text.size());
+StatusOr<Object> ParseJson(std::string_view text, std::string_view source_name) {
+  const std::string where = source_name.empty() ? "" : "error parsing " + std::string(source_name) + ": ";
+  // "json: line L, column C: " for the byte at `offset`.
+  auto at = [&](std::size_t offset) {
     int line = 1;
     int column = 1;
-    for (std::size_t i = 0; i < offset; ++i) {
+    for (std::size_t i = 0; i < offset && i < text.size(); ++i) {
       if (text[i] == '\n') {
         ++line;
         column = 1;
@@ -770,22 +824,65 @@ StatusOr<Object> ParseJsonOrYaml(std::string_view text, std::string_view source_
         ++column;
       }
     }
+    return where + "json: line " + std::to_string(line) + ", column " + std::to_string(column) + ": ";
+  };
+  // Depth first, in one pass over the text: nothing recursive ever sees a deeper value.
+  if (std::size_t deep = ExcessiveNestingOffset(text, kMaxJsonNestingDepth); deep != std::string_view::npos) {
+    return BadRequestError(at(deep) + "exceeded max depth");
+  }
+  try {
+    return Object::parse(text.begin(), text.end());
+  } catch (const nlohmann::json::parse_error& e) {
+    // e.byte is 1-based and points just past the offending character.
+    std::size_t offset = e.byte == 0 ? 0 : std::min<std::size_t>(e.byte - 1, text.size());
     std::string what = e.what();
     // nlohmann: "[json.exception.parse_error.101] parse error at line 1, column 9: <detail>"
     auto colon = what.find(": ", what.find("parse error"));
     std::string detail = colon == std::string::npos ? what : what.substr(colon + 2);
-    std::string where = source_name.empty() ? "" : "error parsing " + std::string(source_name) + ": ";
-    return BadRequestError(where + "json: line " + std::to_string(line) + ", column " +
-                           std::to_string(column) + ": " + detail);
+    return BadRequestError(at(offset) + detail);
   } catch (const nlohmann::json::out_of_range& e) {
     // A number beyond double (e.g. 1e400; found by the request fuzzer). Go's
     // decoder: `json: cannot unmarshal number 1e400 into Go value of type float64`.
     std::string what = e.what();
     auto quote = what.find('\'');
     std::string number = quote == std::string::npos ? "" : what.substr(quote + 1, what.rfind('\'') - quote - 1);
-    std::string where = source_name.empty() ? "" : "error parsing " + std::string(source_name) + ": ";
     return BadRequestError(where + "json: cannot unmarshal number " + number + " into Go value of type float64");
   }
+}
+
+StatusOr<Object> ParseJsonOrYaml(std::string_view text, std::string_view source_name) {
+  auto first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string_view::npos || (text[first] != '{' && text[first] != '[')) {
+    return ParseYaml(text, source_name);
+  }
+  return ParseJson(text, source_name);
+}
+
+std::size_t ExcessiveNestingOffset(std::string_view text, int max_depth) {
+  int depth = 0;
+  bool in_string = false;
+  bool escaped = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > max_depth) return i;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return std::string_view::npos;
 }
 
 std::string EmitYaml(const Object& value) { return YamlWriter().Document(value); }

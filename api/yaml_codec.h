@@ -16,7 +16,12 @@
 //     Explicit tags !!str !!int !!float !!bool !!null are honoured; other tags are ignored.
 //   * Anchors (&a), aliases (*a) and merge keys (<<: *a, <<: [*a, *b]) work; keys written
 //     in the mapping win over merged ones, earlier merged maps over later ones. Excessive
-//     alias expansion (a "billion laughs" document) is an error.
+//     alias expansion is an error, "document contains excessive aliasing": more alias-
+//     driven nodes than go-yaml's allowedAliasRatio allows (a "billion laughs" document),
+//     or expansions adding more than api/limits.h kMaxYamlAliasExpansionBytes (a few
+//     aliases of one large anchor).
+//   * A node nested deeper than api/limits.h kMaxYamlNestingDepth (the root is depth 1)
+//     is an error, "exceeded max depth of 499".
 //   * Map keys become JSON strings (a scalar key is rendered in its resolved form:
 //     `1: x` -> "1"); a mapping or sequence used as a key is an error. A key repeated in
 //     one mapping is an error.
@@ -35,6 +40,7 @@
 // yaml-cpp stays out of this header. Thread-safety: pure functions.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -52,9 +58,20 @@ StatusOr<std::vector<Object>> ParseYamlStream(std::string_view text,
 StatusOr<Object> ParseYaml(std::string_view text, std::string_view source_name = "");
 
 // A request body or file in either encoding: text whose first non-blank character is
-// '{' or '[' is parsed as JSON (errors as "json: line L, column C: ..."), anything else
-// as a single YAML document.
+// '{' or '[' is parsed as JSON (ParseJson), anything else as a single YAML document.
 StatusOr<Object> ParseJsonOrYaml(std::string_view text, std::string_view source_name = "");
+
+// JSON text (RFC 8259), at most api/limits.h kMaxJsonNestingDepth levels deep.
+// Errors: BadRequest "json: line L, column C: <what>", where <what> is nlohmann's
+// description of a syntax error or, for text nested deeper, Go's "exceeded max depth"
+// (checked in one pass before anything is decoded); a number beyond double is "json:
+// cannot unmarshal number 1e400 into Go value of type float64".
+StatusOr<Object> ParseJson(std::string_view text, std::string_view source_name = "");
+
+// The offset of the first '[' or '{' of `text` (outside strings) that opens a level
+// deeper than `max_depth`, or npos. Linear, no allocation; text that is not JSON gets
+// an answer about its brackets.
+std::size_t ExcessiveNestingOffset(std::string_view text, int max_depth);
 
 // One document as block YAML, ending in a newline ("{}\n" for an empty object).
 std::string EmitYaml(const Object& value);

@@ -252,6 +252,70 @@ TEST(YamlErrorTest, UnknownAnchorComplexKeyAndAliasBomb) {
   EXPECT_THAT(r.status().message(), HasSubstr("excessive aliasing"));
 }
 
+// Go's encoding/json maxNestingDepth: 10000 levels parse, 10001 are refused at the
+// bracket that opens the extra level, before anything is built.
+TEST(JsonDepthTest, TenThousandLevelsAndNoMore) {
+  auto nested = [](int depth) { return std::string(depth, '[') + std::string(depth, ']'); };
+  EXPECT_TRUE(ParseJson(nested(10000)).ok());
+  auto deep = ParseJson(nested(10001));
+  ASSERT_FALSE(deep.ok());
+  EXPECT_EQ(deep.status().code(), Code::kBadRequest);
+  EXPECT_EQ(deep.status().message(), "json: line 1, column 10001: exceeded max depth");
+  auto objects = ParseJsonOrYaml(std::string(10001, '{'), "deep.json");
+  ASSERT_FALSE(objects.ok());
+  EXPECT_EQ(objects.status().message(), "error parsing deep.json: json: line 1, column 10001: exceeded max depth");
+  // Brackets inside strings (escaped quotes included) are not levels.
+  const std::string text = "[\"" + std::string(20000, '[') + "\\\"{\"]";
+  auto in_string = ParseJson(text);
+  ASSERT_TRUE(in_string.ok()) << in_string.status();
+  EXPECT_EQ(in_string->at(0).get<std::string>().size(), 20002u);
+  EXPECT_EQ(ExcessiveNestingOffset("{\"a\":[[1]]}", 2), 6u);
+  EXPECT_EQ(ExcessiveNestingOffset("{\"a\":[[1]]}", 3), std::string::npos);
+}
+
+// yaml-cpp refuses a node 500 deep (the root is depth 1); the error names the reason at
+// the collection that holds it, in flow and block style.
+TEST(YamlDepthTest, NodesDeeperThanTheLimitAreRefused) {
+  auto flow = [](int depth) { return std::string(depth, '[') + std::string(depth, ']') + "\n"; };
+  EXPECT_TRUE(ParseYaml(flow(499)).ok());
+  auto deep = ParseYaml(flow(500));
+  ASSERT_FALSE(deep.ok());
+  EXPECT_EQ(deep.status().message(),
+            "document 1: error converting YAML to JSON: yaml: line 1, column 499: exceeded max depth of 499");
+  // Keys are nodes too: 498 nested mappings, the last key and its null value at 499.
+  std::string block;
+  for (int i = 0; i < 498; ++i) block += std::string(i, ' ') + "k:\n";
+  EXPECT_TRUE(ParseYaml(block).ok());
+  block += std::string(498, ' ') + "k: v\n";
+  auto deep_block = ParseYaml(block);
+  ASSERT_FALSE(deep_block.ok());
+  EXPECT_EQ(deep_block.status().message(),
+            "document 1: error converting YAML to JSON: yaml: line 499, column 499: exceeded max depth of 499");
+}
+
+// Alias expansion is bounded by the bytes it adds (3 MiB a document), whatever the
+// number of aliases, and still by go-yaml's ratio for many small ones.
+TEST(YamlAliasTest, ExpansionIsBoundedInBytes) {
+  auto doc = [](int aliases, size_t anchor_bytes) {
+    std::string y = "a: &a " + std::string(anchor_bytes, 'x') + "\nb: [";
+    for (int i = 0; i < aliases; ++i) y += i == 0 ? "*a" : ", *a";
+    return y + "]\n";
+  };
+  // 47 copies of 64 KiB + 2 (as JSON) fit in 3 MiB, 48 do not.
+  EXPECT_TRUE(ParseYaml(doc(47, 64 * 1024)).ok());
+  auto over = ParseYaml(doc(48, 64 * 1024));
+  ASSERT_FALSE(over.ok());
+  EXPECT_EQ(over.status().message(), "document 1: error converting YAML to JSON: yaml: line 2, column " +
+                                         std::to_string(5 + 4 * 47) + ": document contains excessive aliasing");
+  auto attack = ParseYaml(doc(200000, 64 * 1024));
+  ASSERT_FALSE(attack.ok());
+  EXPECT_THAT(attack.status().message(), HasSubstr("document contains excessive aliasing"));
+  // Ordinary use: an anchor merged into a few places.
+  auto merged = ParseYaml("base: &b {cpu: 1, memory: 1Gi}\nx: {<<: *b, gpu: 1}\ny: *b\nz: [*b, *b]\n");
+  ASSERT_TRUE(merged.ok()) << merged.status();
+  EXPECT_EQ((*merged)["x"], json::parse(R"({"cpu":1,"memory":"1Gi","gpu":1})"));
+}
+
 TEST(YamlEmitTest, BlockStyleLikeKubectl) {
   json pod = {{"apiVersion", "v1"},
               {"kind", "Pod"},

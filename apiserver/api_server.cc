@@ -868,6 +868,17 @@ HttpResponse ApiServer::Impl::Delete(const ResourceRequest& r) {
   auto request = DeleteRequestOf(*r.http, r.info.query);
   if (!request.ok()) return StatusResponse(request.status());
   const store::ObjectKey key{r.gr, r.info.namespace_, r.info.name};
+  // The PriorityClass REST storage's Delete (pkg/registry/scheduling/priorityclass/storage):
+  // the system classes the server re-creates at start may not be deleted one by one (a
+  // collection delete goes through the generic store, upstream as here).
+  if (r.gr == api::kPriorityClassesResource) {
+    for (const api::Object& pc : api::SystemPriorityClasses()) {
+      if (api::Name(pc) == r.info.name) {
+        return Error(r, ForbiddenError(r.gr.String() + " \"" + r.info.name +
+                                       "\" is forbidden: this is a system priority class and cannot be deleted"));
+      }
+    }
+  }
   auto result = deleter_.Delete(*r.def, key, *request);
   if (!result.ok()) return Error(r, result.status());
   return DeleteResponse(r, *result);

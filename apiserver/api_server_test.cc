@@ -50,9 +50,7 @@ class ApiServerTest : public ::testing::Test {
 
   HttpResponse Do(const std::string& method, const std::string& target, const std::string& body = "",
                   const std::string& content_type = "application/json") {
-    HandlerResult r = api_.server.Handle(testing::Request(method, target, body, content_type));
-    EXPECT_TRUE(std::holds_alternative<HttpResponse>(r)) << method << " " << target;
-    return std::holds_alternative<HttpResponse>(r) ? std::get<HttpResponse>(r) : HttpResponse{};
+    return testing::Respond(api_.server, method, target, body, content_type);
   }
   static json Body(const HttpResponse& r) { return json::parse(r.body); }
 

@@ -1,5 +1,7 @@
 #include "apiserver/deletion.h"
 
+#include <algorithm>
+#include <iterator>
 #include <vector>
 
 #include "apiserver/object_ops.h"
@@ -30,6 +32,11 @@ std::string_view Deleter::DefaultPropagationPolicy(const api::ResourceDefinition
 StatusOr<store::DeleteResult> Deleter::Delete(const api::ResourceDefinition& def, const store::ObjectKey& key,
                                               const DeleteRequest& request) const {
   BERTH_ASSIGN_OR_RETURN(api::Object current, store_.Get(key));
+  if (def.group.empty() && def.names.kind == "Namespace" &&
+      std::find(std::begin(kImmortalNamespaces), std::end(kImmortalNamespaces), key.name) !=
+          std::end(kImmortalNamespaces)) {
+    return ForbiddenError("namespaces \"" + key.name + "\" is forbidden: this namespace may not be deleted");
+  }
   auto check_preconditions = [&](const api::Object& obj) -> Status {
     if (request.precondition_uid && *request.precondition_uid != api::Uid(obj)) {
       return store::ConflictPrecondition(key, "UID", *request.precondition_uid, api::Uid(obj));

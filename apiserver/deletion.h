@@ -5,6 +5,9 @@
 // it, so a cascaded deletion behaves exactly like one a client asked for.
 //
 // Steps:
+//   0. NamespaceLifecycle's rule for deletes: a system namespace (kImmortalNamespaces)
+//      is never deleted, dry run included: 403 `namespaces "kube-system" is forbidden:
+//      this namespace may not be deleted`.
 //   1. Preconditions (uid, resourceVersion): kConflict with upstream's text.
 //   2. Grace period: Pods use GracePeriodFor (object_ops.h); every other kind 0.
 //   3. Propagation policy (DeleteOptions.propagationPolicy; default Background,
@@ -27,7 +30,8 @@
 //   4. store::Store::Delete with the grace period: removed at once when no
 //      finalizer remains and the grace period is 0, marked otherwise.
 //
-// Errors: kNotFound, kConflict (preconditions), the store's errors.
+// Errors: kNotFound, kForbidden (a system namespace), kConflict (preconditions), the
+// store's errors.
 // Thread-safety: Delete may be called from any thread.
 #pragma once
 
@@ -50,6 +54,14 @@ inline constexpr std::string_view kPropagationForeground = "Foreground";
 inline constexpr std::string_view kFinalizerOrphan = "orphan";
 inline constexpr std::string_view kFinalizerForeground = "foregroundDeletion";
 inline constexpr std::string_view kFinalizerNamespace = "kubernetes";
+
+// The namespaces that may not be deleted. Upstream's NamespaceLifecycle admission plugin
+// protects default, kube-system and kube-public
+// (staging/src/k8s.io/apiserver/pkg/admission/plugin/namespace/lifecycle/admission.go);
+// berth also protects kube-node-lease, which holds every node's Lease: without it every
+// node would be found NotReady and its pods failed (upstream's system namespaces
+// controller re-creates kube-node-lease within a minute instead).
+inline constexpr std::string_view kImmortalNamespaces[] = {"default", "kube-system", "kube-public", "kube-node-lease"};
 
 struct DeleteRequest {
   std::optional<int64_t> grace_period_seconds;

@@ -37,6 +37,7 @@
 #include <variant>
 #include <vector>
 
+#include "api/limits.h"
 #include "core/status.h"
 
 namespace berth::apiserver {
@@ -149,9 +150,9 @@ struct HttpServerOptions {
   std::string address = "127.0.0.1";
   uint16_t port = 0;  // 0 = an ephemeral port, see HttpServer::port()
   int threads = 4;
-  // Bodies larger than this are refused with 413 RequestEntityTooLarge
-  // (kube-apiserver's limit is 3 MiB for JSON writes).
-  std::size_t max_body_bytes = 3 * 1024 * 1024;
+  // Bodies larger than this are refused with 413 RequestEntityTooLarge,
+  // "Request entity too large: limit is 3145728" (api/limits.h).
+  std::size_t max_body_bytes = api::kMaxRequestBodyBytes;
   // How long Stop() waits for in-flight requests before closing sockets.
   std::chrono::milliseconds shutdown_grace{2000};
 };

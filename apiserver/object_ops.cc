@@ -2,6 +2,7 @@
 
 #include <charconv>
 
+#include "api/limits.h"
 #include "api/patch.h"
 #include "api/selectors.h"
 #include "api/yaml_codec.h"
@@ -45,11 +46,16 @@ StatusOr<json> ApplyPatch(PatchType type, const api::StrategicMergeSchema* strat
     if (!parsed.ok()) return BadRequestError(parsed.status().message());
     p = std::move(parsed).value();
   } else {
-    p = json::parse(patch, nullptr, false);
-    if (p.is_discarded()) return BadRequestError("error decoding patch: invalid JSON");
+    auto parsed = api::ParseJson(patch);
+    if (!parsed.ok()) return BadRequestError("error decoding patch: " + parsed.status().message());
+    p = std::move(parsed).value();
   }
   switch (type) {
     case PatchType::kJson: {
+      if (p.is_array() && p.size() > api::kMaxJsonPatchOperations) {
+        return TooLargeError("The allowed maximum operations in a JSON patch is " +
+                             std::to_string(api::kMaxJsonPatchOperations) + ", got " + std::to_string(p.size()));
+      }
       auto patched = api::ApplyJsonPatch(live, p);
       if (!patched.ok() && patched.status().code() == Code::kInvalid) {
         return InvalidError("the server rejected our request due to an error in our request",

@@ -40,8 +40,12 @@ StatusOr<PatchType> ParsePatchType(std::string_view content_type);
 //                    media types a CRD accepts, as upstream refuses it
 //   kApply           the body parsed as YAML or JSON, merged as RFC 7386 (the
 //                    simplified server-side apply of api_server.cc)
-// Errors: kBadRequest for a body that does not parse or a malformed JSON patch
-// operation; kInvalid (422, upstream's `the server rejected our request due to
+// Errors: kBadRequest for a body that does not parse (api/yaml_codec.h ParseJson:
+// nested deeper than api/limits.h kMaxJsonNestingDepth included, "error decoding
+// patch: json: line 1, column N: exceeded max depth") or a malformed JSON patch
+// operation; kTooLarge (413) for a JSON patch of more than kMaxJsonPatchOperations
+// operations ("The allowed maximum operations in a JSON patch is 10000, got N", as
+// upstream's patch handler); kInvalid (422, upstream's `the server rejected our request due to
 // an error in our request` with the detail as a cause) for a JSON patch
 // operation that cannot be applied; strategic merge directive errors as
 // api/strategic_merge_patch.h describes them.

@@ -1,8 +1,9 @@
 #include "apiserver/request_info.h"
 
+#include <charconv>
 #include <nlohmann/json.hpp>
 
-#include <charconv>
+#include "api/yaml_codec.h"
 
 namespace berth::apiserver {
 
@@ -204,8 +205,11 @@ StatusOr<WriteOptions> ParseWriteOptions(const QueryParams& q) {
 StatusOr<DeleteOptions> ParseDeleteOptions(const QueryParams& q, std::string_view body) {
   DeleteOptions o;
   if (!body.empty()) {
-    auto j = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
-    if (j.is_discarded() || !j.is_object()) {
+    // Bounded in depth as every body (api/yaml_codec.h ParseJson); any error reads as
+    // upstream's for a body it cannot decode.
+    auto parsed = api::ParseJson(body);
+    const nlohmann::json j = parsed.ok() ? std::move(parsed).value() : nlohmann::json();
+    if (!j.is_object()) {
       return BadRequestError("the body of the request was in an unknown format - accepted media "
                              "types include: application/json, application/yaml");
     }

@@ -89,13 +89,16 @@ Code CodeFromReason(std::string_view reason, int http_code) {
 }
 
 api::Object FailureStatusObject(const Status& status) {
-  return {{"kind", "Status"},
-          {"apiVersion", "v1"},
-          {"metadata", api::Object::object()},
-          {"status", "Failure"},
-          {"message", status.message()},
-          {"reason", std::string(CodeReason(status.code()))},
-          {"code", CodeHttpStatus(status.code())}};
+  api::Object obj = {{"kind", "Status"},
+                     {"apiVersion", "v1"},
+                     {"metadata", api::Object::object()},
+                     {"status", "Failure"},
+                     {"message", status.message()},
+                     {"reason", std::string(CodeReason(status.code()))},
+                     {"code", CodeHttpStatus(status.code())}};
+  // metav1.Status omits an empty reason (StatusReasonUnknown).
+  if (status.code() == Code::kUnknown) obj.erase("reason");
+  return obj;
 }
 
 Status StatusFromObject(const api::Object& obj, int http_code) {

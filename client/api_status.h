@@ -37,8 +37,8 @@ Code CodeFromReason(std::string_view reason, int http_code);
 
 // The metav1.Status document of a failure, as kube-apiserver writes it, without
 // details: {"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",
-// "message":..., "reason": CodeReason, "code": CodeHttpStatus}. `status` is
-// not OK.
+// "message":..., "reason": CodeReason, "code": CodeHttpStatus}, without "reason"
+// for kUnknown (upstream's omitted StatusReasonUnknown). `status` is not OK.
 api::Object FailureStatusObject(const Status& status);
 
 // Decodes a metav1.Status document. Returns OK for status "Success".

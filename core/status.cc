@@ -21,6 +21,7 @@ std::string_view CodeReason(Code code) {
     case Code::kTimeout: return "Timeout";
     case Code::kUnavailable: return "ServiceUnavailable";
     case Code::kInternal: return "InternalError";
+    case Code::kUnknown: return "";
   }
   return "Unknown";
 }
@@ -42,6 +43,7 @@ int CodeHttpStatus(Code code) {
     case Code::kTimeout: return 504;
     case Code::kUnavailable: return 503;
     case Code::kInternal: return 500;
+    case Code::kUnknown: return 500;
   }
   return 500;
 }
@@ -84,6 +86,7 @@ Status UnsupportedMediaError(std::string m) { return Status(Code::kUnsupportedMe
 Status TimeoutError(std::string m) { return Status(Code::kTimeout, std::move(m)); }
 Status UnavailableError(std::string m) { return Status(Code::kUnavailable, std::move(m)); }
 Status InternalError(std::string m) { return Status(Code::kInternal, std::move(m)); }
+Status UnknownError(std::string m) { return Status(Code::kUnknown, std::move(m)); }
 
 void CheckFailed(const char* file, int line, const char* expr, const std::string& msg) {
   std::fprintf(stderr, "%s:%d: BERTH_CHECK failed: %s%s%s\n", file, line, expr,

@@ -21,6 +21,9 @@
 //   kTimeout           504   Timeout
 //   kUnavailable       503   ServiceUnavailable
 //   kInternal          500   InternalError
+//   kUnknown           500   ""                 (StatusReasonUnknown: what kube-apiserver
+//                                               answers for an error no layer classified,
+//                                               e.g. etcd's "request is too large")
 //
 // "Does not fit" and "unschedulable" are never errors: they are decisions,
 // returned as data by admission/ and placement/. Broken invariants are
@@ -58,6 +61,7 @@ enum class Code {
   kTimeout,
   kUnavailable,
   kInternal,
+  kUnknown,
 };
 
 // The Kubernetes reason string for a code ("Invalid", "NotFound", ...; "" for kOk).
@@ -124,6 +128,7 @@ Status UnsupportedMediaError(std::string message);
 Status TimeoutError(std::string message);
 Status UnavailableError(std::string message);
 Status InternalError(std::string message);
+Status UnknownError(std::string message);
 
 // StatusOr<T>: either a T or a non-OK Status. Accessing value() of an error
 // is a broken invariant and aborts.

@@ -21,6 +21,10 @@ TEST(StatusTest, OkAndCodes) {
   EXPECT_EQ(CodeHttpStatus(Code::kInvalid), 422);
   EXPECT_EQ(CodeReason(Code::kGone), "Expired");
   EXPECT_EQ(CodeHttpStatus(Code::kConflict), 409);
+  // An error nothing classified (etcd's "request is too large"): 500, no reason.
+  EXPECT_EQ(UnknownError("x").code(), Code::kUnknown);
+  EXPECT_EQ(CodeHttpStatus(Code::kUnknown), 500);
+  EXPECT_EQ(CodeReason(Code::kUnknown), "");
 }
 
 TEST(StatusTest, StatusOrCarriesValueOrError) {

@@ -30,12 +30,12 @@ Status CheckPreconditions(const ObjectKey& key, const Preconditions& pre, const 
 
 }  // namespace
 
-CachedStore::CachedStore(Clock& clock, const StoreOptions& options,
-                         std::unique_ptr<Persistence> persistence, RecoveredState initial)
+CachedStore::CachedStore(Clock& clock, const StoreOptions& options, std::unique_ptr<Persistence> persistence,
+                         RecoveredState initial)
     : clock_(clock),
+      max_object_bytes_(options.max_object_bytes),
       persistence_(std::move(persistence)),
-      hub_(std::make_shared<WatchHub>(options.history_limit, options.watcher_buffer_limit,
-                                      initial.revision)),
+      hub_(std::make_shared<WatchHub>(options.history_limit, options.watcher_buffer_limit, initial.revision)),
       committed_revision_(initial.revision),
       assigned_revision_(initial.revision) {
   for (auto& [key, obj] : initial.objects) {
@@ -282,9 +282,19 @@ WatchHub::Published CachedStore::ApplyLocked(std::vector<HistoryEvent> events) {
   return hub_->Publish(std::move(events), committed_revision_);
 }
 
+// etcd refuses a request larger than its --max-request-bytes with this error, which
+// kube-apiserver returns as it is (a 500 without a reason).
+Status CachedStore::CheckObjectSize(const api::Object& obj) const {
+  if (max_object_bytes_ == 0) return Status::Ok();
+  const std::string text = obj.dump(-1, ' ', false, api::Object::error_handler_t::replace);
+  if (text.size() > max_object_bytes_) return UnknownError("etcdserver: request is too large");
+  return Status::Ok();
+}
+
 StatusOr<ObjectPtr> CachedStore::CreateShared(const api::GroupResource& resource, api::Object obj) {
   if (!obj.is_object()) return BadRequestError("the object to create is not a JSON object");
   StampCreate(obj, clock_.Now());
+  BERTH_RETURN_IF_ERROR(CheckObjectSize(obj));
   const std::string generate_name = api::MetaString(obj, "generateName");
   const bool generated = api::Name(obj).empty();
   if (generated && generate_name.empty()) {
@@ -315,6 +325,7 @@ StatusOr<ObjectPtr> CachedStore::CreateShared(const api::GroupResource& resource
 StatusOr<ObjectPtr> CachedStore::UpdateShared(const api::GroupResource& resource, api::Object obj,
                                               const UpdateOptions& options) {
   if (!obj.is_object()) return BadRequestError("the object to update is not a JSON object");
+  BERTH_RETURN_IF_ERROR(CheckObjectSize(obj));
   const ObjectKey key = KeyOf(resource, obj);
   const std::string resource_version = api::ResourceVersion(obj);
   auto written = Write(key, [&](const api::Object* current) -> StatusOr<Change> {

@@ -105,6 +105,9 @@ class CachedStore : public Store {
     bool removed = false;
   };
 
+  // kUnknown "etcdserver: request is too large" when obj is larger than
+  // StoreOptions::max_object_bytes (store.h).
+  Status CheckObjectSize(const api::Object& obj) const;
   // Runs decide against the newest state of key under the write lock, then
   // records and (durably) commits the change.
   StatusOr<Written> Write(const ObjectKey& key, const Decide& decide);
@@ -119,6 +122,7 @@ class CachedStore : public Store {
   const ObjectPtr* CommittedLocked(const ObjectKey& key) const;
 
   Clock& clock_;
+  const size_t max_object_bytes_;
   const std::unique_ptr<Persistence> persistence_;
   const std::shared_ptr<WatchHub> hub_;
 

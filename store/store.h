@@ -86,6 +86,12 @@
 //   kGone           watch/list/continue from a compacted revision (messages above)
 //   kBadRequest     malformed continue token
 //   kInvalid        no name and no generateName; a name or namespace with '/'
+//   kUnknown        `etcdserver: request is too large` (HTTP 500, no reason, as
+//                   kube-apiserver relays etcd's error): a create or update whose
+//                   object, as compact JSON, is larger than
+//                   StoreOptions::max_object_bytes (api/limits.h
+//                   kMaxStoredObjectBytes, etcd's --max-request-bytes); nothing is
+//                   written
 //   kUnavailable    a durable backend failed to commit (the store then refuses
 //                   every later write; reopen it), or the store was closed
 //
@@ -94,16 +100,17 @@
 // durable backend). A Watcher may outlive its Store (it is then closed).
 #pragma once
 
-#include "api/object.h"
-#include "core/clock.h"
-#include "core/status.h"
-
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "api/limits.h"
+#include "api/object.h"
+#include "core/clock.h"
+#include "core/status.h"
 
 namespace berth::store {
 
@@ -235,6 +242,8 @@ struct StoreOptions {
   size_t history_limit = 10000;
   // Default per-watcher buffer (WatchOptions::buffer_limit).
   size_t watcher_buffer_limit = 10000;
+  // The largest object a create or update may store, as compact JSON (0: no limit).
+  size_t max_object_bytes = api::kMaxStoredObjectBytes;
 };
 
 // The result of DeleteShared: DeleteResult with the stored object shared.

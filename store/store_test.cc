@@ -639,6 +639,39 @@ TYPED_TEST(StoreTest, ListPagesAreConsistentWithTheFirstPage) {
   EXPECT_EQ(this->store_->List(kPods, at).status().code(), Code::kTimeout);
 }
 
+// etcd's --max-request-bytes: a create or update whose object is larger than
+// max_object_bytes (1.5 MiB by default) is refused with etcd's error and writes nothing.
+TYPED_TEST(StoreTest, ObjectsLargerThanTheLimitAreNotWritten) {
+  EXPECT_EQ(StoreOptions().max_object_bytes, 1536u * 1024u);
+  StoreOptions small;
+  small.max_object_bytes = 4096;
+  this->Open(small);
+  auto too_large = [](const Status& s) {
+    EXPECT_EQ(s.code(), Code::kUnknown);
+    EXPECT_EQ(s.message(), "etcdserver: request is too large");
+  };
+  too_large(this->store_->Create(kPods, Pod("default", "big", {{"x", std::string(4096, 'x')}})).status());
+  api::Object a = this->MustCreate(kPods, Pod("default", "a", {{"x", std::string(3000, 'x')}}));
+  api::Object grown = a;
+  grown["spec"]["y"] = std::string(1000, 'y');
+  too_large(this->store_->Update(kPods, grown).status());
+  too_large(this->store_
+                ->GuaranteedUpdate({kPods, "default", "a"},
+                                   [](const api::Object& current) -> StatusOr<api::Object> {
+                                     api::Object next = current;
+                                     next["spec"]["z"] = std::string(2000, 'z');
+                                     return next;
+                                   })
+                .status());
+  EXPECT_EQ(*this->store_->Get({kPods, "default", "a"}), a);
+  EXPECT_EQ(this->store_->CurrentRevision(), 1);
+  // Without a limit.
+  StoreOptions unlimited;
+  unlimited.max_object_bytes = 0;
+  this->Open(unlimited);
+  EXPECT_TRUE(this->store_->Create(kPods, Pod("default", "huge", {{"x", std::string(2 << 20, 'x')}})).ok());
+}
+
 TYPED_TEST(StoreTest, ContinueAfterCompactionIsGone) {
   StoreOptions small;
   small.history_limit = 3;

@@ -6,12 +6,14 @@
 // server.Start() to listen (and run the garbage collector when its options
 // enable it) and server.EnsureSystemNamespaces() for default, kube-system, ...
 //
-// Header-only; test code only. Thread-safety: that of ApiServer.
+// Header-only; test code only (Respond uses GoogleTest). Thread-safety: that of ApiServer.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <string>
 #include <string_view>
 #include <utility>
+#include <variant>
 
 #include "api/admission_pipeline.h"
 #include "api/conversion.h"
@@ -52,6 +54,16 @@ inline HttpRequest Request(std::string method, std::string target, std::string b
   req.body = std::move(body);
   if (!req.body.empty()) req.headers.emplace_back("Content-Type", content_type);
   return req;
+}
+
+// The whole answer to a request (Request's arguments); a streamed answer (a watch) fails
+// the test and reads as an empty HttpResponse.
+inline HttpResponse Respond(ApiServer& server, std::string method, std::string target, std::string body = "",
+                            std::string_view content_type = "application/json") {
+  const std::string what = method + " " + target;
+  HandlerResult r = server.Handle(Request(std::move(method), std::move(target), std::move(body), content_type));
+  EXPECT_TRUE(std::holds_alternative<HttpResponse>(r)) << what;
+  return std::holds_alternative<HttpResponse>(r) ? std::get<HttpResponse>(r) : HttpResponse{};
 }
 
 }  // namespace berth::apiserver::testing

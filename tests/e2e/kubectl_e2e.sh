@@ -344,6 +344,44 @@ expect too-big 'RequestEntityTooLarge|Request entity too large'
 run after-too-big 0 "$KUBECTL" get cq cluster-queue -o name
 expect after-too-big '^clusterqueue\.kueue\.x-k8s\.io/cluster-queue$'
 
+# Input limits (docs/security.md), as the real kubectl prints the refusals; after each the
+# server still serves. A body nested 200,000 deep (it killed the server):
+python3 -c "print('{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"deep\"},\"data\":{\"a\":' + '['*200000 + ']'*200000 + '}}')" >"$WORK/deep.json"
+run deep-json 1 "$KUBECTL" create --raw '/api/v1/namespaces/default/configmaps?dryRun=All' -f "$WORK/deep.json"
+expect deep-json 'exceeded max depth'
+# A 1 MB condition reason on a status update (std::regex recursion killed the server).
+python3 -c "import json; print(json.dumps({'status':{'conditions':[{'type':'Active','status':'True','reason':'a'*1000000,'message':'m','lastTransitionTime':'2026-01-01T00:00:00Z'}]}}))" >"$WORK/long-reason.json"
+run long-reason 1 "$KUBECTL" patch lq lq-team-a -n team-a --subresource=status --type=merge --patch-file "$WORK/long-reason.json"
+expect long-reason 'status\.conditions\[0\]\.reason: Too long: may not be more than 1024 bytes'
+# A container name that is a path (the node agent wrote outside the pod directory).
+cat >"$WORK/escape-pod.yaml" <<'YAML'
+apiVersion: v1
+kind: Pod
+metadata:
+  name: escape
+  namespace: team-a
+spec:
+  containers:
+  - name: ../../../../tmp/x
+    image: busybox
+YAML
+run escape-pod 1 "$KUBECTL" apply -f "$WORK/escape-pod.yaml"
+expect escape-pod 'spec\.containers\[0\]\.name: Invalid value: "\.\./\.\./\.\./\.\./tmp/x": a lowercase RFC 1123 label must consist of lower case alphanumeric characters'
+# ConfigMap data over 1 MiB; an object over etcd's 1.5 MiB.
+python3 -c "print('x'*1100000, end='')" >"$WORK/big-value"
+run cm-too-big 1 "$KUBECTL" create configmap too-much -n team-a --from-file=v="$WORK/big-value"
+expect cm-too-big 'ConfigMap "too-much" is invalid: : Too long: may not be more than 1048576 bytes'
+python3 -c "import json; print(json.dumps({'apiVersion':'v1','kind':'Pod','metadata':{'name':'huge','namespace':'team-a'},'spec':{'containers':[{'name':'c','image':'busybox'}],'volumes':[{'name':'v','csi':{'driver':'d','blob':'x'*1700000}}]}}))" >"$WORK/huge-pod.json"
+run huge-pod 1 "$KUBECTL" create -f "$WORK/huge-pod.json"
+expect huge-pod '^Error from server: error when creating ".*huge-pod\.json": etcdserver: request is too large$'
+# System namespaces stay.
+for ns in default kube-system kube-public kube-node-lease; do
+  run "delete-$ns" 1 "$KUBECTL" delete namespace "$ns"
+  expect "delete-$ns" "^Error from server \(Forbidden\): namespaces \"$ns\" is forbidden: this namespace may not be deleted$"
+done
+run after-limits 0 "$KUBECTL" get ns kube-node-lease -o name
+expect after-limits '^namespace/kube-node-lease$'
+
 # logs of pods that ran: the embedded node agent (node-0) runs each container's
 # command as a real process and keeps its output.
 cat >"$WORK/logs-pods.yaml" <<'YAML'

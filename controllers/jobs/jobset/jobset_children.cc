@@ -1,11 +1,11 @@
 #include "controllers/jobs/jobset/jobset_children.h"
 
-#include <openssl/evp.h>
-
 #include <algorithm>
 #include <map>
-#include <regex>
+#include <openssl/evp.h>
 #include <set>
+
+#include "api/regexp.h"
 
 namespace berth::controllers::jobs::jobset {
 
@@ -323,11 +323,12 @@ JobSetPlan PlanJobSet(const Object& jobset, const std::vector<Object>& child_job
         if (!targets.empty() && !ListContains(targets, JobRJobName(*j))) continue;
         if (!patterns.empty()) {
           bool any = false;
+          // Go's regexp.MatchString (RE2, linear in the message); admission refuses a
+          // pattern that does not compile, so one stored before that never matches.
           for (const Object& p : patterns) {
-            try {
-              if (p.is_string() && std::regex_search(ConditionField(*j, "Failed", "message"), std::regex(p.get<std::string>()))) any = true;
-            } catch (const std::regex_error&) {
-            }
+            if (!p.is_string()) continue;
+            auto re = api::Regexp::Compile(p.get_ref<const std::string&>());
+            if (re.ok() && re->Search(ConditionField(*j, "Failed", "message"))) any = true;
           }
           if (!any) continue;
         }

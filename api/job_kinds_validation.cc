@@ -1,0 +1,53 @@
+#include "api/job_kinds_validation.h"
+
+#include <utility>
+
+#include "api/pod_validation.h"
+#include "api/regexp.h"
+#include "api/unstructured.h"
+
+namespace berth::api {
+namespace {
+
+void Append(FieldErrorList* to, FieldErrorList from) {
+  for (FieldError& e : from) to->push_back(std::move(e));
+}
+
+}  // namespace
+
+FieldErrorList ValidateJobSetTemplatesAndPatterns(const Object& jobset) {
+  FieldErrorList errs;
+  const Object& spec = ObjectAt(jobset, "spec");
+  const FieldPath rjobs_path = FieldPath("spec").Child("replicatedJobs");
+  const Object& rjobs = ArrayAt(spec, "replicatedJobs");
+  for (size_t i = 0; i < rjobs.size(); ++i) {
+    Append(&errs, ValidatePodSpec(NestedField(rjobs[i], {"template", "spec", "template", "spec"}),
+                                  rjobs_path.Index(i).Child("template").Child("spec").Child("template").Child("spec")));
+  }
+  const FieldPath rules_path = FieldPath("spec").Child("failurePolicy").Child("rules");
+  const Object& rules = ArrayAt(ObjectAt(spec, "failurePolicy"), "rules");
+  for (size_t i = 0; i < rules.size(); ++i) {
+    const Object& patterns = ArrayAt(rules[i], "onJobFailureMessagePatterns");
+    for (size_t j = 0; j < patterns.size(); ++j) {
+      if (!patterns[j].is_string()) continue;  // the schema reports it
+      auto re = Regexp::Compile(patterns[j].get_ref<const std::string&>());
+      if (!re.ok()) {
+        errs.push_back(Invalid(rules_path.Index(i).Child("onJobFailureMessagePatterns").Index(j), patterns[j],
+                               re.status().message()));
+      }
+    }
+  }
+  return errs;
+}
+
+FieldErrorList ValidatePyTorchJobTemplates(const Object& pytorchjob) {
+  FieldErrorList errs;
+  const FieldPath specs_path = FieldPath("spec").Child("pytorchReplicaSpecs");
+  for (const auto& [type, replica_spec] : ObjectAt(ObjectAt(pytorchjob, "spec"), "pytorchReplicaSpecs").items()) {
+    Append(&errs, ValidatePodSpec(NestedField(replica_spec, {"template", "spec"}),
+                                  specs_path.Key(type).Child("template").Child("spec")));
+  }
+  return errs;
+}
+
+}  // namespace berth::api

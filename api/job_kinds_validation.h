@@ -1,0 +1,27 @@
+// Admission checks of the job kinds whose pod templates and patterns upstream checks
+// only later, when the Jobs and Pods made from them are created (or, for JobSet's
+// message patterns, never): berth refuses the object itself, where the user sees the
+// error, instead of a controller failing on every reconcile.
+//
+//   JobSet
+//     spec.replicatedJobs[i].template.spec.template.spec   api/pod_validation.h
+//     spec.failurePolicy.rules[i].onJobFailureMessagePatterns[j]: Invalid value: "(":
+//         error parsing regexp: missing closing ): `(`
+//       (each pattern compiles with Go's regexp syntax, api/regexp.h; upstream JobSet's
+//       failure policy matches them with regexp.MatchString and skips one that does not
+//       compile, so such a rule would silently never match)
+//   PyTorchJob
+//     spec.pytorchReplicaSpecs[<type>].template.spec      api/pod_validation.h
+//
+// Thread-safety: pure functions.
+#pragma once
+
+#include "api/field_errors.h"
+#include "api/object.h"
+
+namespace berth::api {
+
+FieldErrorList ValidateJobSetTemplatesAndPatterns(const Object& jobset);
+FieldErrorList ValidatePyTorchJobTemplates(const Object& pytorchjob);
+
+}  // namespace berth::api

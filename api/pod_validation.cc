@@ -1,0 +1,160 @@
+#include "api/pod_validation.h"
+
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+
+#include "api/metadata_validation.h"
+#include "api/unstructured.h"
+#include "core/quantity.h"
+
+namespace berth::api {
+namespace {
+
+// ValidateDNS1123Label: one Invalid per message of IsDNS1123Label.
+void ValidateDNS1123LabelField(const std::string& value, const FieldPath& path, FieldErrorList* errs) {
+  for (std::string& msg : IsDNS1123Label(value)) errs->push_back(Invalid(path, value, std::move(msg)));
+}
+
+// helper.IsNativeResource: no domain, or a kubernetes.io/ one.
+bool IsNativeResource(std::string_view name) {
+  return name.find('/') == std::string_view::npos || name.find("kubernetes.io/") != std::string_view::npos;
+}
+
+bool IsHugePageResourceName(std::string_view name) { return name.starts_with("hugepages-"); }
+
+// helper.IsExtendedResourceName: not native, not "requests."-prefixed, and a qualified
+// name once prefixed with "requests." (its quota name).
+bool IsExtendedResourceName(std::string_view name) {
+  if (IsNativeResource(name) || name.starts_with("requests.")) return false;
+  return IsQualifiedName("requests." + std::string(name)).empty();
+}
+
+// helper.IsOvercommitAllowed.
+bool IsOvercommitAllowed(std::string_view name) { return IsNativeResource(name) && !IsHugePageResourceName(name); }
+
+std::optional<Quantity> QuantityOf(const Object& v) {
+  StatusOr<Quantity> q = v.is_string()           ? Quantity::Parse(v.get_ref<const std::string&>())
+                         : v.is_number_integer() ? Quantity::Parse(v.dump())
+                                                 : StatusOr<Quantity>(InvalidError("not a quantity"));
+  if (!q.ok()) return std::nullopt;  // the schema reports it
+  return *q;
+}
+
+// ValidateResourceQuantityValue: non-negative; integer for integer resources (the
+// extended ones, among the names a container may use).
+void ValidateQuantityValue(std::string_view name, const Quantity& q, const FieldPath& path, FieldErrorList* errs) {
+  if (q.milli() < 0) errs->push_back(Invalid(path, q.String(), "must be greater than or equal to 0"));
+  if (IsExtendedResourceName(name) && q.milli() % 1000 != 0) {
+    errs->push_back(Invalid(path, q.String(), "must be an integer"));
+  }
+}
+
+// ValidateResourceRequirements: limits, then requests against them.
+void ValidateResources(const Object& resources, const FieldPath& path, FieldErrorList* errs) {
+  const FieldPath lim_path = path.Child("limits");
+  const FieldPath req_path = path.Child("requests");
+  const Object& limits = ObjectAt(resources, "limits");
+  const Object& requests = ObjectAt(resources, "requests");
+  for (const auto& [name, value] : limits.items()) {
+    if (auto q = QuantityOf(value)) ValidateQuantityValue(name, *q, lim_path.Key(name), errs);
+  }
+  for (const auto& [name, value] : requests.items()) {
+    const std::optional<Quantity> q = QuantityOf(value);
+    if (!q) continue;
+    ValidateQuantityValue(name, *q, req_path.Key(name), errs);
+    auto limit_value = limits.find(name);
+    if (limit_value != limits.end()) {
+      const std::optional<Quantity> limit = QuantityOf(*limit_value);
+      if (!limit) continue;
+      if (*q != *limit && !IsOvercommitAllowed(name)) {
+        errs->push_back(Invalid(req_path, q->String(), "must be equal to " + name + " limit of " + limit->String()));
+      } else if (*q > *limit) {
+        errs->push_back(
+            Invalid(req_path, q->String(), "must be less than or equal to " + name + " limit of " + limit->String()));
+      }
+    } else if (!IsOvercommitAllowed(name)) {
+      errs->push_back(Required(lim_path, "Limit must be set for non overcommitable resources"));
+    }
+  }
+}
+
+// ValidateEnv with IsRelaxedEnvVarName.
+void ValidateEnv(const Object& env, const FieldPath& path, FieldErrorList* errs) {
+  for (size_t i = 0; i < env.size(); ++i) {
+    const FieldPath name_path = path.Index(i).Child("name");
+    const Object& name = Field(env[i], "name");
+    if (!name.is_null() && !name.is_string()) continue;  // the schema reports it
+    const std::string value = AsString(name);
+    if (value.empty()) {
+      errs->push_back(Required(name_path));
+      continue;
+    }
+    for (unsigned char c : value) {
+      if (c < 0x20 || c > 0x7E || c == '=') {
+        errs->push_back(Invalid(name_path, value,
+                                "a valid environment variable name must consist only of printable ASCII "
+                                "characters other than '='"));
+        break;
+      }
+    }
+  }
+}
+
+// validateContainerCommon (the parts above); with `others`, the name must not be one of
+// them.
+void ValidateContainer(const Object& c, const FieldPath& path, const std::set<std::string>* others,
+                       FieldErrorList* errs) {
+  const FieldPath name_path = path.Child("name");
+  const Object& name = Field(c, "name");
+  const std::string value = AsString(name);
+  if (value.empty()) {
+    if (name.is_null() || name.is_string()) errs->push_back(Required(name_path));
+  } else {
+    ValidateDNS1123LabelField(value, name_path, errs);
+  }
+  ValidateEnv(ArrayAt(c, "env"), path.Child("env"), errs);
+  ValidateResources(ObjectAt(c, "resources"), path.Child("resources"), errs);
+  if (others != nullptr && others->count(value) != 0) errs->push_back(Duplicate(name_path, value));
+}
+
+}  // namespace
+
+FieldErrorList ValidatePodSpec(const Object& spec, const FieldPath& path) {
+  FieldErrorList errs;
+  if (!spec.is_object()) return errs;
+
+  // ValidateVolumes. Two volumes, two containers or two init containers of one name are
+  // the schema's Duplicate errors (their lists are x-kubernetes-list-type map keyed by
+  // name), so only the duplicates no list-map sees are reported here.
+  const Object& volumes = ArrayAt(spec, "volumes");
+  for (size_t i = 0; i < volumes.size(); ++i) {
+    const FieldPath name_path = path.Child("volumes").Index(i).Child("name");
+    const Object& name = Field(volumes[i], "name");
+    if (name.is_null() || (name.is_string() && name.get_ref<const std::string&>().empty())) {
+      errs.push_back(Required(name_path));
+    } else if (name.is_string()) {
+      ValidateDNS1123LabelField(name.get<std::string>(), name_path, &errs);
+    }
+  }
+
+  // validateContainers: at least one (an absent list is the schema's Required).
+  const Object& containers = ArrayAt(spec, "containers");
+  if (containers.empty() && Field(spec, "containers").is_array()) {
+    errs.push_back(Required(path.Child("containers")));
+  }
+  for (size_t i = 0; i < containers.size(); ++i) {
+    ValidateContainer(containers[i], path.Child("containers").Index(i), nullptr, &errs);
+  }
+  // validateInitContainers: an init container may not take a regular container's name.
+  std::set<std::string> regular;
+  for (const Object& c : containers) regular.insert(AsString(Field(c, "name")));
+  const Object& init = ArrayAt(spec, "initContainers");
+  for (size_t i = 0; i < init.size(); ++i) {
+    ValidateContainer(init[i], path.Child("initContainers").Index(i), &regular, &errs);
+  }
+  return errs;
+}
+
+}  // namespace berth::api

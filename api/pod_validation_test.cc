@@ -1,0 +1,192 @@
+#include "api/pod_validation.h"
+
+#include <gtest/gtest.h>
+#include <string>
+#include <vector>
+
+#include "api/admission_pipeline.h"
+#include "api/registry.h"
+#include "api/strategy.h"
+
+namespace berth::api {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kDns1123LabelMessage =
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and "
+    "end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is "
+    "'[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
+
+std::vector<std::string> Errors(const json& spec) {
+  std::vector<std::string> out;
+  for (const FieldError& e : ValidatePodSpec(spec, FieldPath("spec"))) out.push_back(e.Error());
+  return out;
+}
+
+StatusOr<AdmittedWrite> Create(json obj) {
+  AdmissionPipeline pipeline(Registry::Default(), StrategyRegistry::Default());
+  WriteRequest wr;
+  wr.object = std::move(obj);
+  return pipeline.Admit(std::move(wr));
+}
+
+TEST(PodValidationTest, ValidSpecHasNoErrors) {
+  EXPECT_TRUE(Errors(json::parse(R"({
+    "volumes":[{"name":"data","emptyDir":{}}],
+    "initContainers":[{"name":"init","image":"x","env":[{"name":"MY_ENV.name-1","value":"v"}]}],
+    "containers":[{"name":"main","image":"x","env":[{"name":"A","value":"1"},{"name":"weird name!","value":"1"}],
+                   "resources":{"requests":{"cpu":"500m","memory":"1Gi","nvidia.com/gpu":2},
+                                "limits":{"cpu":"1","memory":"1Gi","nvidia.com/gpu":"2"}}}]})"))
+                  .empty());
+}
+
+// The container name that let the node agent write outside the pod directory, and every
+// other name a path could be built from.
+TEST(PodValidationTest, ContainerAndVolumeNamesAreDns1123Labels) {
+  EXPECT_EQ(Errors(json::parse(R"({"containers":[{"name":"../../../../tmp/x","image":"x"}]})")),
+            std::vector<std::string>{std::string("spec.containers[0].name: Invalid value: \"../../../../tmp/x\": ") +
+                                     kDns1123LabelMessage});
+  EXPECT_EQ(Errors(json::parse(R"({"containers":[{"name":"c","image":"x"}],
+                                   "initContainers":[{"name":"Init_1","image":"x"}]})")),
+            std::vector<std::string>{std::string("spec.initContainers[0].name: Invalid value: \"Init_1\": ") +
+                                     kDns1123LabelMessage});
+  EXPECT_EQ(
+      Errors(json::parse(R"({"containers":[{"name":"a.b","image":"x"}],"volumes":[{"name":"../v","emptyDir":{}}]})")),
+      (std::vector<std::string>{std::string("spec.volumes[0].name: Invalid value: \"../v\": ") + kDns1123LabelMessage,
+                                "spec.containers[0].name: Invalid value: \"a.b\": must not contain dots"}));
+  EXPECT_EQ(Errors(json::parse(R"({"containers":[{"name":")" + std::string(64, 'a') + R"(","image":"x"}]})")),
+            std::vector<std::string>{"spec.containers[0].name: Invalid value: \"" + std::string(64, 'a') +
+                                     "\": must be no more than 63 characters"});
+  EXPECT_EQ(
+      Errors(json::parse(R"({"containers":[{"name":"","image":"x"}],"volumes":[{"name":""}]})")),
+      (std::vector<std::string>{"spec.volumes[0].name: Required value", "spec.containers[0].name: Required value"}));
+  EXPECT_EQ(Errors(json::parse(R"({"containers":[]})")), std::vector<std::string>{"spec.containers: Required value"});
+}
+
+// Names are unique across containers and init containers (duplicates within one list
+// are the schema's, see PodsAreValidatedAtAdmission).
+TEST(PodValidationTest, InitContainerMayNotReuseAContainerName) {
+  EXPECT_EQ(Errors(json::parse(R"({"containers":[{"name":"main","image":"x"}],
+                                   "initContainers":[{"name":"setup","image":"x"},{"name":"main","image":"x"}]})")),
+            std::vector<std::string>{"spec.initContainers[1].name: Duplicate value: \"main\""});
+}
+
+TEST(PodValidationTest, EnvNamesArePrintableAsciiWithoutEquals) {
+  const std::string msg =
+      "a valid environment variable name must consist only of printable ASCII characters other than '='";
+  EXPECT_EQ(Errors(json::parse(R"({"containers":[{"name":"c","image":"x",
+      "env":[{"name":"A=B","value":"1"},{"name":"","value":"1"},{"name":"tab\there"},{"name":"ünï"}]}]})")),
+            (std::vector<std::string>{"spec.containers[0].env[0].name: Invalid value: \"A=B\": " + msg,
+                                      "spec.containers[0].env[1].name: Required value",
+                                      "spec.containers[0].env[2].name: Invalid value: \"tab\\there\": " + msg,
+                                      "spec.containers[0].env[3].name: Invalid value: \"ünï\": " + msg}));
+}
+
+TEST(PodValidationTest, ResourcesAsValidateResourceRequirements) {
+  auto resources = [](const char* r) {
+    return Errors(json::parse(std::string(R"({"containers":[{"name":"c","image":"x","resources":)") + r + "}]}"));
+  };
+  const std::string at = "spec.containers[0].resources.";
+  EXPECT_EQ(resources(R"({"requests":{"cpu":"-1"}})"),
+            std::vector<std::string>{at + "requests[cpu]: Invalid value: \"-1\": must be greater than or equal to 0"});
+  EXPECT_EQ(
+      resources(R"({"requests":{"cpu":"2"},"limits":{"cpu":"1"}})"),
+      std::vector<std::string>{at + "requests: Invalid value: \"2\": must be less than or equal to cpu limit of 1"});
+  EXPECT_EQ(resources(R"({"requests":{"memory":"2Gi"},"limits":{"memory":"1Gi"}})"),
+            std::vector<std::string>{
+                at + "requests: Invalid value: \"2Gi\": must be less than or equal to memory limit of 1Gi"});
+  // Extended resources: whole numbers, request = limit, a limit when requested.
+  EXPECT_EQ(resources(R"({"limits":{"nvidia.com/gpu":"500m"}})"),
+            std::vector<std::string>{at + "limits[nvidia.com/gpu]: Invalid value: \"500m\": must be an integer"});
+  EXPECT_EQ(
+      resources(R"({"requests":{"nvidia.com/gpu":1},"limits":{"nvidia.com/gpu":2}})"),
+      std::vector<std::string>{at + "requests: Invalid value: \"1\": must be equal to nvidia.com/gpu limit of 2"});
+  EXPECT_EQ(
+      resources(R"({"requests":{"nvidia.com/gpu":1}})"),
+      std::vector<std::string>{at + "limits: Required value: Limit must be set for non overcommitable resources"});
+  EXPECT_EQ(resources(R"({"requests":{"example.com/dev":"-1"},"limits":{"example.com/dev":"-1"}})"),
+            (std::vector<std::string>{
+                at + "limits[example.com/dev]: Invalid value: \"-1\": must be greater than or equal to 0",
+                at + "requests[example.com/dev]: Invalid value: \"-1\": must be greater than or equal to 0"}));
+  // Native resources overcommit: a request below its limit is fine.
+  EXPECT_TRUE(resources(R"({"requests":{"cpu":"100m"},"limits":{"cpu":"1"}})").empty());
+}
+
+// Through admission: the 422 as kubectl prints it, for a Pod and for every pod template
+// berth stores.
+TEST(PodValidationTest, PodsAndEveryPodTemplateAreValidatedAtAdmission) {
+  const std::string bad = R"([{"name":"../../../../tmp/x","image":"x"}])";
+  const std::string detail = std::string(": Invalid value: \"../../../../tmp/x\": ") + kDns1123LabelMessage;
+  struct Case {
+    std::string object;
+    std::string want;
+  };
+  const Case cases[] = {
+      {R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"default"},
+           "spec":{"containers":)" +
+           bad + "}}",
+       "Pod \"p\" is invalid: spec.containers[0].name" + detail},
+      {R"({"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"j","namespace":"default","uid":"u"},
+           "spec":{"template":{"spec":{"restartPolicy":"Never","containers":)" +
+           bad + "}}}}",
+       "Job.batch \"j\" is invalid: spec.template.spec.containers[0].name" + detail},
+      {R"({"apiVersion":"jobset.x-k8s.io/v1alpha2","kind":"JobSet","metadata":{"name":"js","namespace":"default"},
+           "spec":{"replicatedJobs":[{"name":"w","template":{"spec":{"template":{"spec":{"containers":)" +
+           bad + "}}}}}]}}",
+       "JobSet.jobset.x-k8s.io \"js\" is invalid: "
+       "spec.replicatedJobs[0].template.spec.template.spec.containers[0].name" +
+           detail},
+      {R"({"apiVersion":"kubeflow.org/v1","kind":"PyTorchJob","metadata":{"name":"pt","namespace":"default"},
+           "spec":{"pytorchReplicaSpecs":{"Master":{"replicas":1,"template":{"spec":{"containers":)" +
+           bad + "}}}}}}",
+       "PyTorchJob.kubeflow.org \"pt\" is invalid: spec.pytorchReplicaSpecs[Master].template.spec.containers[0].name" +
+           detail},
+      {R"({"apiVersion":"trainer.kubeflow.org/v1alpha1","kind":"ClusterTrainingRuntime","metadata":{"name":"rt"},
+           "spec":{"template":{"spec":{"replicatedJobs":[{"name":"node","template":{"spec":{"template":{"spec":
+           {"containers":)" +
+           bad + "}}}}}]}}}}",
+       "ClusterTrainingRuntime.trainer.kubeflow.org \"rt\" is invalid: "
+       "spec.template.spec.replicatedJobs[0].template.spec.template.spec.containers[0].name" +
+           detail},
+  };
+  for (const Case& c : cases) {
+    auto admitted = Create(json::parse(c.object));
+    ASSERT_FALSE(admitted.ok()) << c.want;
+    EXPECT_EQ(admitted.status().code(), Code::kInvalid);
+    EXPECT_EQ(admitted.status().message(), c.want);
+  }
+  // Two containers of one name: the schema's list-map Duplicate.
+  auto dup = Create(json::parse(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"default"},
+      "spec":{"containers":[{"name":"c","image":"x"},{"name":"c","image":"y"}]}})"));
+  ASSERT_FALSE(dup.ok());
+  EXPECT_EQ(dup.status().message(), "Pod \"p\" is invalid: spec.containers[1]: Duplicate value: {\"name\":\"c\"}");
+}
+
+// JobSet's onJobFailureMessagePatterns compile with Go's regexp syntax, or the JobSet is
+// refused (upstream skips such a pattern when it matches, so the rule never applies).
+TEST(PodValidationTest, JobSetMessagePatternsMustCompile) {
+  auto jobset = [](const char* patterns) {
+    return json::parse(std::string(R"({"apiVersion":"jobset.x-k8s.io/v1alpha2","kind":"JobSet",
+        "metadata":{"name":"js","namespace":"default"},
+        "spec":{"failurePolicy":{"maxRestarts":1,"rules":[{"name":"r","action":"FailJobSet",
+                "onJobFailureMessagePatterns":)") +
+                       patterns + R"(}]},
+                "replicatedJobs":[{"name":"w","template":{"spec":{"template":{"spec":
+                  {"containers":[{"name":"c","image":"x"}]}}}}}]}})");
+  };
+  EXPECT_TRUE(Create(jobset(R"(["matching FailJob rule at index 0$", "(?i)node .* not ready"])")).ok());
+  auto bad = Create(jobset(R"js(["ok", "(unclosed", "a**", "(?<=lookbehind)"])js"));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(),
+            "JobSet.jobset.x-k8s.io \"js\" is invalid: ["
+            "spec.failurePolicy.rules[0].onJobFailureMessagePatterns[1]: Invalid value: \"(unclosed\": "
+            "error parsing regexp: missing closing ): `(unclosed`, "
+            "spec.failurePolicy.rules[0].onJobFailureMessagePatterns[2]: Invalid value: \"a**\": "
+            "error parsing regexp: invalid nested repetition operator: `**`, "
+            "spec.failurePolicy.rules[0].onJobFailureMessagePatterns[3]: Invalid value: \"(?<=lookbehind)\": "
+            "error parsing regexp: invalid or unsupported Perl syntax: `(?<`]");
+}
+
+}  // namespace
+}  // namespace berth::api
