@@ -9,15 +9,12 @@
 namespace berth::agent {
 namespace {
 
-bool IsTokenChar(char c) {
-  return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_';
-}
+bool IsTokenChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_'; }
 
 bool IsDnsLabel(std::string_view l) {
   if (l.empty() || l.size() > 63 || l.front() == '-' || l.back() == '-') return false;
-  return std::all_of(l.begin(), l.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
-  });
+  return std::all_of(l.begin(), l.end(),
+                     [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'; });
 }
 
 std::vector<std::string_view> Split(std::string_view s, char sep) {
@@ -90,9 +87,9 @@ void PodHostDirectory::Add(const api::Object& pod, std::string node_address) {
     return it != spec->end() && it->is_string() ? it->get<std::string>() : "";
   };
   const api::Object* meta = pod.contains("metadata") ? &pod["metadata"] : nullptr;
-  pods_[api::Name(pod)] = {meta != nullptr && meta->contains("labels") ? StringMap((*meta)["labels"])
-                                                                        : std::map<std::string, std::string>{},
-                           node_address};
+  pods_[api::Name(pod)] = {
+      meta != nullptr && meta->contains("labels") ? StringMap((*meta)["labels"]) : std::map<std::string, std::string>{},
+      node_address};
   std::string subdomain = str("subdomain");
   if (subdomain.empty()) return;
   std::string hostname = str("hostname");
@@ -138,8 +135,8 @@ bool AddressVariable(std::string_view name) {
   return false;
 }
 
-HostRewrite RewriteHostNames(std::string_view value, std::string_view pod_namespace,
-                             const HostLookup& lookup, bool bare_service_names) {
+HostRewrite RewriteHostNames(std::string_view value, std::string_view pod_namespace, const HostLookup& lookup,
+                             bool bare_service_names) {
   HostRewrite out;
   size_t i = 0;
   while (i < value.size()) {
@@ -163,8 +160,7 @@ HostRewrite RewriteHostNames(std::string_view value, std::string_view pod_namesp
       short_name = std::string(labels[0]) + "." + std::string(labels[1]);
     }
     if (a.kind == HostAnswer::Kind::kNotAPod && IsServiceName(labels, pod_namespace) &&
-        (labels.size() > 1 || bare_service_names) &&
-        std::all_of(labels.begin(), labels.end(), IsDnsLabel)) {
+        (labels.size() > 1 || bare_service_names) && std::all_of(labels.begin(), labels.end(), IsDnsLabel)) {
       a = lookup(labels[0], "");
       short_name = std::string(labels[0]);
       candidate = true;
@@ -182,8 +178,7 @@ HostRewrite RewriteHostNames(std::string_view value, std::string_view pod_namesp
   return out;
 }
 
-RendezvousPortAllocator::RendezvousPortAllocator(uint16_t first, uint16_t last)
-    : first_(first), last_(last) {
+RendezvousPortAllocator::RendezvousPortAllocator(uint16_t first, uint16_t last) : first_(first), last_(last) {
   BERTH_CHECK(first <= last);
 }
 
@@ -211,6 +206,14 @@ void RendezvousPortAllocator::Release(const std::string& host, const std::string
   if (k == h->second.end()) return;
   used_[host].erase(k->second);
   h->second.erase(k);
+}
+
+bool RendezvousPortAllocator::Restore(const std::string& host, const std::string& key, uint16_t port) {
+  auto& keys = by_host_[host];
+  if (auto it = keys.find(key); it != keys.end()) return it->second == port;
+  if (port < first_ || port > last_ || !used_[host].insert(port).second) return false;
+  keys[key] = port;
+  return true;
 }
 
 void RendezvousPortAllocator::ReleasePrefix(const std::string& prefix) {
@@ -247,7 +250,9 @@ EnvRewrite RewriteEnvForHostNetwork(const std::vector<EnvVar>& env, std::string_
           while (end < value.size() && std::isdigit(static_cast<unsigned char>(value[end]))) ++end;
           int port;
           if (ParsePort(std::string_view(value).substr(pos + 1, end - pos - 1), &port)) {
-            auto mapped = ports.Allocate(res.address, PortKey(pod_namespace, res.name, port));
+            const std::string key = PortKey(pod_namespace, res.name, port);
+            auto mapped = ports.Allocate(res.address, key);
+            if (mapped) out.ports.push_back({res.address, key, *mapped});
             rebuilt += ":" + std::to_string(mapped ? *mapped : port);
             pos = end;
           }
@@ -266,8 +271,12 @@ EnvRewrite RewriteEnvForHostNetwork(const std::vector<EnvVar>& env, std::string_
       auto m = master_of.find(std::string(prefix) + "MASTER_ADDR");
       int port;
       if (m == master_of.end() || !ParsePort(v.value, &port)) continue;
-      auto mapped = ports.Allocate(m->second.second, PortKey(pod_namespace, m->second.first, port));
-      if (mapped) v.value = std::to_string(*mapped);
+      const std::string key = PortKey(pod_namespace, m->second.first, port);
+      auto mapped = ports.Allocate(m->second.second, key);
+      if (mapped) {
+        v.value = std::to_string(*mapped);
+        out.ports.push_back({m->second.second, key, *mapped});
+      }
     }
   }
   return out;

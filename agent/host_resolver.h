@@ -96,7 +96,7 @@ class PodHostDirectory {
     std::string node_address;
   };
   std::map<std::pair<std::string, std::string>, std::string, std::less<>> hosts_;
-  std::map<std::string, PodEntry, std::less<>> pods_;                                  // by pod name
+  std::map<std::string, PodEntry, std::less<>> pods_;                                // by pod name
   std::map<std::string, std::map<std::string, std::string>, std::less<>> services_;  // name → selector
 };
 
@@ -119,8 +119,8 @@ struct HostRewrite {
 // often something else (JOB_NAME=<job> names the JobSet's headless Service;
 // a path segment may equal one). RewriteEnvForHostNetwork allows it for
 // variables that hold an address (AddressVariable).
-HostRewrite RewriteHostNames(std::string_view value, std::string_view pod_namespace,
-                             const HostLookup& lookup, bool bare_service_names = false);
+HostRewrite RewriteHostNames(std::string_view value, std::string_view pod_namespace, const HostLookup& lookup,
+                             bool bare_service_names = false);
 
 // Whether an environment variable's name says it holds a host address: it ends
 // in ADDR, ADDRESS, HOST, HOSTNAME or ENDPOINT (case-insensitive), as
@@ -134,6 +134,10 @@ class RendezvousPortAllocator {
   // range is held on that host.
   std::optional<uint16_t> Allocate(const std::string& host, const std::string& key);
   void Release(const std::string& host, const std::string& key);
+  // Holds `port` for `key` on `host` again (a run adopted after an agent
+  // restart keeps the port it was given). False, and nothing changes, when
+  // the key holds another port or the port is held by another key.
+  bool Restore(const std::string& host, const std::string& key, uint16_t port);
   // Releases every key starting with `prefix` on every host (a finished job).
   void ReleasePrefix(const std::string& prefix);
   size_t held(const std::string& host) const;
@@ -147,6 +151,13 @@ class RendezvousPortAllocator {
 struct EnvRewrite {
   std::vector<EnvVar> env;
   std::vector<std::string> pending;  // as HostRewrite::pending, over all values
+  // Every port mapped: (host, key, port), to be recorded with the run.
+  struct Port {
+    std::string host;
+    std::string key;
+    uint16_t port = 0;
+  };
+  std::vector<Port> ports;
 };
 
 // Applies the host-name and port rewriting to a container's environment.

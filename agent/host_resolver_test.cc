@@ -222,5 +222,17 @@ TEST(EnvRewriteTest, UnresolvedMasterKeepsValuesAndReportsPending) {
   EXPECT_EQ(ports.held(""), 0u);
 }
 
+TEST(RendezvousPortAllocatorTest, RestoreHoldsAPortAgainAndRefusesConflicts) {
+  RendezvousPortAllocator ports(20000, 20009);
+  EXPECT_TRUE(ports.Restore("h", "a", 20005));
+  EXPECT_TRUE(ports.Restore("h", "a", 20005));   // idempotent
+  EXPECT_FALSE(ports.Restore("h", "a", 20006));  // the key holds another port
+  EXPECT_FALSE(ports.Restore("h", "b", 20005));  // the port is another key's
+  EXPECT_FALSE(ports.Restore("h", "c", 30000));  // outside the range
+  EXPECT_EQ(ports.Allocate("h", "a"), 20005);
+  for (int i = 0; i < 9; ++i) EXPECT_NE(ports.Allocate("h", "k" + std::to_string(i)), 20005);
+  EXPECT_EQ(ports.held("h"), 10u);
+}
+
 }  // namespace
 }  // namespace berth::agent

@@ -22,6 +22,7 @@
 #include "agent/shim/container_log.h"
 #include "agent/shim/run_record.h"
 #include "agent/shim/shim_client.h"
+#include "api/unstructured.h"
 #include "core/file.h"
 
 namespace berth::agent {
@@ -120,6 +121,13 @@ int LatestRun(const std::string& pod_dir, const std::string& container) {
     latest = std::max(latest, std::stoi(num));
   }
   return latest;
+}
+
+// metadata.resourceVersion as a number (berth's are decimal; 0 when absent or not one).
+uint64_t ResourceVersionOf(const api::Object& obj) {
+  const std::string rv = api::NestedString(obj, {"metadata", "resourceVersion"});
+  if (rv.empty() || rv.size() > 19 || rv.find_first_not_of("0123456789") != std::string::npos) return 0;
+  return std::stoull(rv);
 }
 
 // A lowercase RFC 1123 label: [a-z0-9]([-a-z0-9]*[a-z0-9])?, at most 63 characters.
@@ -256,7 +264,8 @@ struct NodeAgent::PodWorker {
   // Steady-state skipping: a pass syncs the pod only when its cached object
   // changed, one of its runs ended (set by the run's watcher), or it has
   // time-driven work (needs_poll, computed after each sync).
-  client::ObjectPtr object;  // the cached object last synced
+  client::ObjectPtr object;            // the cached object last synced
+  std::optional<api::Object> written;  // the pod as this agent's last status write returned it
   std::shared_ptr<std::atomic<bool>> exited = std::make_shared<std::atomic<bool>>(false);
   bool needs_poll = true;
   bool status_current = false;  // the last status computed is the API's
@@ -689,6 +698,16 @@ void NodeAgent::RestoreRuns(PodWorker& w) {
         if (auto previous = w.running.find(r.name); previous != w.running.end()) {
           previous->second->Kill();  // two live runs of one container: only the newest stays
         }
+        if (!process->ports().empty()) {
+          // The ports it was given stay its own: no new job may be mapped onto them.
+          std::lock_guard<std::mutex> lock(ports_->mu);
+          for (const auto& p : process->ports()) {
+            if (!ports_->allocator.Restore(p.host, p.key, static_cast<uint16_t>(p.port))) {
+              spdlog::warn("node {}: rendezvous port {} of {}/{} is held by another job", options_.node_name, p.port,
+                           w.key, r.name);
+            }
+          }
+        }
         if (!process->devices().empty()) {
           Status s = devices_.Restore(w.uid + "/" + r.name, process->devices());
           if (!s.ok()) spdlog::warn("node {}: devices of {}/{}: {}", options_.node_name, w.key, r.name, s.ToString());
@@ -742,7 +761,14 @@ void NodeAgent::MarkLostRuns(PodWorker& w) {
 }
 
 void NodeAgent::SyncPod(PodWorker& w, const api::Object* cached, std::optional<Time> shutdown) {
-  w.pod = *cached;
+  // The informer's copy, unless this agent's own last write is newer (its
+  // event has not arrived yet): writing from the older copy would only conflict.
+  if (!w.written || ResourceVersionOf(*cached) >= ResourceVersionOf(*w.written)) {
+    w.pod = *cached;
+    w.written.reset();
+  } else {
+    w.pod = *w.written;
+  }
   // 1. Exits seen by the monitors.
   for (auto it = w.running.begin(); it != w.running.end();) {
     std::optional<ContainerExit> exit = it->second->exit();
@@ -864,6 +890,8 @@ void NodeAgent::StartContainer(PodWorker& w, const std::string& name) {
   }
   if (!rewrite.pending.empty()) return;  // a named pod is not placed yet: stay ContainerCreating
   std::vector<EnvVar> env = std::move(rewrite.env);
+  std::vector<shim::PortAllocation> ports;
+  for (const auto& p : rewrite.ports) ports.push_back({p.host, p.key, p.port});
   // Devices.
   StatusOr<int> wanted = DeviceRequest(*container);
   if (!wanted.ok()) {
@@ -910,6 +938,7 @@ void NodeAgent::StartContainer(PodWorker& w, const std::string& name) {
   launch.log_path = shim::ContainerLogPath(w.dir, name, run);
   launch.cgroup_name = w.uid + "-" + name + "-" + std::to_string(run);
   launch.devices = devices_.Held(w.uid + "/" + name);
+  launch.ports = std::move(ports);
   std::unique_ptr<ContainerProcess> proc =
       ContainerProcess::Start(launch, clock_, cgroups_.available() ? &cgroups_ : nullptr, options_.supervisor);
   std::optional<ContainerExit> exit = proc->exit();
@@ -960,6 +989,7 @@ void NodeAgent::WriteStatus(PodWorker& w) {
   }
   w.last_status = std::move(status);
   w.shutdown_reported = shutdown_final;
+  w.written = std::move(written).value();
 }
 
 // ---------------------------------------------------------------------------

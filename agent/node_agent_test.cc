@@ -563,6 +563,30 @@ TEST_F(NodeAgentRestartTest, HostileRunRecordsNeverHangOrDuplicateARun) {
   ASSERT_TRUE(WaitFor([&] { return !ProcessAlive(unreachable); }));
 }
 
+// The rendezvous port a running job was given stays held by it across an
+// agent restart, so no job started afterwards can be mapped onto it.
+TEST_F(NodeAgentRestartTest, RendezvousPortsOfAdoptedRunsStayTheirs) {
+  agent_.reset();
+  options_.host_ports = std::make_shared<HostPorts>();
+  StartAgain();
+  api::Object pod = ShellPod("master", "echo port=$MASTER_PORT; sleep 600");
+  pod["spec"]["hostname"] = "master";
+  pod["spec"]["subdomain"] = "job";
+  pod["spec"]["containers"][0]["env"] = {{{"name", "MASTER_ADDR"}, {"value", "master.job"}},
+                                         {{"name", "MASTER_PORT"}, {"value", "29500"}}};
+  Create(pod);
+  ASSERT_TRUE(WaitFor([&] { return LogContains("master", "port="); }));
+  const std::string log = Log("master");
+  const int port = std::stoi(log.substr(log.find("port=") + 5));
+  StopLeavingPodsRunning();
+  options_.host_ports = std::make_shared<HostPorts>();  // a new process: nothing held
+  StartAgain();
+  ASSERT_TRUE(WaitFor([&] { return options_.host_ports->allocator.held("10.0.0.5") == 1; }));
+  std::lock_guard<std::mutex> lock(options_.host_ports->mu);
+  EXPECT_EQ(options_.host_ports->allocator.Allocate("10.0.0.5", "default/master.job:29500"), port);
+  EXPECT_NE(options_.host_ports->allocator.Allocate("10.0.0.5", "default/other.job:29500"), port);
+}
+
 TEST_F(NodeAgentRestartTest, ASecondAgentOnTheSameDataDirectoryIsRefused) {
   NodeAgent second(client_, clock_, options_);
   Status s = second.Start();

@@ -28,6 +28,7 @@ std::unique_ptr<ContainerProcess> ContainerProcess::Start(const ContainerLaunch&
   p->started_at_ = clock.Now();
   p->run_dir_ = launch.run_dir;
   p->devices_ = launch.devices;
+  p->ports_ = launch.ports;
   // A run that cannot be handed to a supervisor ends here, recorded like any
   // other start error so that a restarted agent replays it.
   auto fail = [&](std::string message) {
@@ -57,6 +58,7 @@ std::unique_ptr<ContainerProcess> ContainerProcess::Start(const ContainerLaunch&
   record.log_path = launch.log_path;
   record.started_at = p->started_at_;
   record.devices = launch.devices;
+  record.ports = launch.ports;
   if (launch.memory_limit_bytes && cgroups != nullptr && cgroups->available()) {
     auto dir = cgroups->Create(launch.cgroup_name, *launch.memory_limit_bytes);
     if (!dir.ok()) return fail("unable to apply the memory limit: " + dir.status().message());
@@ -85,6 +87,7 @@ std::unique_ptr<ContainerProcess> ContainerProcess::Adopt(const std::string& run
   }
   p->started_at_ = record->started_at;
   p->devices_ = record->devices;
+  p->ports_ = record->ports;
   p->cgroup_dir_ = record->cgroup_dir;
   p->Attach(/*observed=*/false, Status::Ok());
   return p;

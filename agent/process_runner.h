@@ -64,6 +64,7 @@
 
 #include "agent/container_env.h"
 #include "agent/memory_cgroup.h"
+#include "agent/shim/run_record.h"
 #include "core/clock.h"
 
 namespace berth::agent {
@@ -78,8 +79,9 @@ struct ContainerLaunch {
   int run = 0;                    // the run number (restartCount at start)
   std::string log_path;           // shim::ContainerLogPath(pod dir, name, run)
   std::optional<int64_t> memory_limit_bytes;
-  std::string cgroup_name;   // unique per run, e.g. "<pod uid>-<container>-<n>"
-  std::vector<int> devices;  // device indices held (recorded for re-adoption)
+  std::string cgroup_name;                  // unique per run, e.g. "<pod uid>-<container>-<n>"
+  std::vector<int> devices;                 // device indices held (recorded for re-adoption)
+  std::vector<shim::PortAllocation> ports;  // rendezvous ports mapped (likewise)
 };
 
 // How the agent starts supervisors.
@@ -132,6 +134,8 @@ class ContainerProcess {
   const std::string& run_dir() const { return run_dir_; }
   // The device indices the run holds (from its launch record).
   const std::vector<int>& devices() const { return devices_; }
+  // The rendezvous ports the run holds (from its launch record).
+  const std::vector<shim::PortAllocation>& ports() const { return ports_; }
 
   // The exit once the run is over (the supervisor reaped the whole group).
   std::optional<ContainerExit> exit() const;
@@ -174,6 +178,7 @@ class ContainerProcess {
   std::string run_dir_;
   std::string cgroup_dir_;
   std::vector<int> devices_;
+  std::vector<shim::PortAllocation> ports_;
   Time started_at_{};
   int connection_ = -1;
   std::thread watcher_;

@@ -130,6 +130,9 @@ Status WriteLaunchRecord(const std::string& run_dir, const LaunchRecord& r) {
             {"cgroupDir", r.cgroup_dir},
             {"startedAt", Nanos(r.started_at)},
             {"devices", r.devices}};
+  Json ports = Json::array();
+  for (const PortAllocation& p : r.ports) ports.push_back({{"host", p.host}, {"key", p.key}, {"port", p.port}});
+  j["ports"] = std::move(ports);
   std::error_code ec;
   std::filesystem::create_directories(run_dir, ec);
   if (ec) return InternalError("cannot create " + run_dir + ": " + ec.message());
@@ -146,6 +149,17 @@ StatusOr<LaunchRecord> ReadLaunchRecord(const std::string& run_dir) {
       !f.Strings("env", &r.env) || !f.String("workingDir", &r.working_dir) || !f.String("logPath", &r.log_path) ||
       !f.String("cgroupDir", &r.cgroup_dir) || !f.Time("startedAt", &r.started_at) || !f.Ints("devices", &r.devices)) {
     return f.error();
+  }
+  if (auto ports = j->find("ports"); ports != j->end()) {
+    if (!ports->is_array()) return InvalidError(path + ": field \"ports\" must be an array");
+    for (const Json& p : *ports) {
+      if (!p.is_object() || !p.contains("host") || !p["host"].is_string() || !p.contains("key") ||
+          !p["key"].is_string() || !p.contains("port") || !p["port"].is_number_integer() ||
+          p["port"].get<int64_t>() < 1 || p["port"].get<int64_t>() > 65535) {
+        return InvalidError(path + ": field \"ports\" must hold {host, key, port} with ports in [1, 65535]");
+      }
+      r.ports.push_back({p["host"].get<std::string>(), p["key"].get<std::string>(), p["port"].get<int>()});
+    }
   }
   return r;
 }

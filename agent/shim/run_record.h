@@ -20,7 +20,8 @@
 // launch.json: {"version":1,"container","run","argv":[...],"env":["N=v",...],
 //   "workingDir","logPath","cgroupDir"
 //   ("" = none),"startedAt" (ns since the epoch, the agent's Clock),
-//   "devices":[indices]}.
+//   "devices":[indices],"ports":[{"host","key","port"}]} ("ports" may be
+//   absent).
 // exit.json: {"version":1,"exitCode","signal","startError","startedAt",
 //   "finishedAt"} (ns since the epoch; the supervisor's real time), and
 //   "lost": true with "lostDetail" when the agent found the run lost (its
@@ -57,6 +58,15 @@ std::string RunDir(const std::string& pod_dir, std::string_view container, int r
 // order: names of 1 to 10 digits within int range (anything else is not a run).
 std::vector<std::pair<int, std::string>> ListRuns(const std::string& pod_dir, std::string_view container);
 
+// A rendezvous port the agent mapped for the run (agent/host_resolver.h):
+// held on `host` under `key` while the run lives, also across agent restarts.
+struct PortAllocation {
+  std::string host;
+  std::string key;
+  int port = 0;
+  bool operator==(const PortAllocation&) const = default;
+};
+
 struct LaunchRecord {
   std::string container;
   int run = 0;
@@ -67,6 +77,7 @@ struct LaunchRecord {
   std::string cgroup_dir;  // "" = no memory cgroup
   Time started_at{};
   std::vector<int> devices;
+  std::vector<PortAllocation> ports;
   bool operator==(const LaunchRecord&) const = default;
 };
 
