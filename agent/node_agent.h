@@ -80,7 +80,7 @@
 //   data directory is refused. When a pod is first seen, its recorded runs
 //   are replayed through its PodLifecycle in start order (ContainerProcess::
 //   Adopt): a live run is re-attached (still running, restartCount as
-//   before, its devices held again); a run that ended while no agent watched
+//   before, its devices and rendezvous ports held again); a run that ended while no agent watched
 //   is reported with the exit code and finish time its supervisor recorded,
 //   and restartPolicy applies to it as to any exit (a restart counts as the
 //   kubelet counts it); a run whose supervisor is gone without an exit
