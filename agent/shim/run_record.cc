@@ -86,6 +86,28 @@ class Fields {
     }
     return true;
   }
+  bool Bool(const char* key, bool* out) {
+    auto it = j_.find(key);
+    if (it == j_.end() || !it->is_boolean()) return Fail(key, "a boolean");
+    *out = it->get<bool>();
+    return true;
+  }
+  bool Has(const char* key) const { return j_.contains(key); }
+  // Each element of the array `key` read by `each(Fields&)` (false on an error).
+  template <typename Each>
+  bool Objects(const char* key, Each each) {
+    auto it = j_.find(key);
+    if (it == j_.end() || !it->is_array()) return Fail(key, "an array of objects");
+    for (size_t i = 0; i < it->size(); ++i) {
+      if (!(*it)[i].is_object()) return Fail(key, "an array of objects");
+      Fields element((*it)[i], path_ + ": " + key + "[" + std::to_string(i) + "]");
+      if (!each(element)) {
+        error_ = element.error_;
+        return false;
+      }
+    }
+    return true;
+  }
   Status error() const { return InvalidError(error_); }
 
  private:
@@ -150,17 +172,15 @@ StatusOr<LaunchRecord> ReadLaunchRecord(const std::string& run_dir) {
       !f.String("cgroupDir", &r.cgroup_dir) || !f.Time("startedAt", &r.started_at) || !f.Ints("devices", &r.devices)) {
     return f.error();
   }
-  if (auto ports = j->find("ports"); ports != j->end()) {
-    if (!ports->is_array()) return InvalidError(path + ": field \"ports\" must be an array");
-    for (const Json& p : *ports) {
-      if (!p.is_object() || !p.contains("host") || !p["host"].is_string() || !p.contains("key") ||
-          !p["key"].is_string() || !p.contains("port") || !p["port"].is_number_integer() ||
-          p["port"].get<int64_t>() < 1 || p["port"].get<int64_t>() > 65535) {
-        return InvalidError(path + ": field \"ports\" must hold {host, key, port} with ports in [1, 65535]");
-      }
-      r.ports.push_back({p["host"].get<std::string>(), p["key"].get<std::string>(), p["port"].get<int>()});
+  const bool ports_ok = !f.Has("ports") || f.Objects("ports", [&](Fields& port) {
+    PortAllocation p;
+    if (!port.String("host", &p.host) || !port.String("key", &p.key) || !port.IntIn("port", 1, 65535, &p.port)) {
+      return false;
     }
-  }
+    r.ports.push_back(std::move(p));
+    return true;
+  });
+  if (!ports_ok) return f.error();
   return r;
 }
 
@@ -185,12 +205,7 @@ StatusOr<ExitRecord> ReadExitRecord(const std::string& run_dir) {
       !f.Time("finishedAt", &r.finished_at)) {
     return f.error();
   }
-  if (auto lost = j->find("lost"); lost != j->end()) {
-    if (!lost->is_boolean() || !f.String("lostDetail", &r.lost_detail)) {
-      return InvalidError(path + ": fields \"lost\" and \"lostDetail\" must be a boolean and a string");
-    }
-    r.lost = lost->get<bool>();
-  }
+  if (f.Has("lost") && (!f.Bool("lost", &r.lost) || !f.String("lostDetail", &r.lost_detail))) return f.error();
   return r;
 }
 

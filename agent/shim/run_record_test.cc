@@ -49,6 +49,20 @@ TEST_F(RunRecordTest, LaunchAndExitRecordsRoundTrip) {
   EXPECT_EQ(ListRuns(dir_, "trainer"), (std::vector<std::pair<int, std::string>>{{2, run}}));
 }
 
+TEST_F(RunRecordTest, ALaunchRecordsPortsAreCheckedOneByOne) {
+  LaunchRecord launch;
+  launch.ports = {{"h", "k", 20000}, {"h", "k2", 20001}};
+  const std::string run = RunDir(dir_, "c", 0);
+  ASSERT_TRUE(WriteLaunchRecord(run, launch).ok());
+  std::string text = agent::shim::testing::ReadFile(run + "/launch.json");
+  text.replace(text.find("20001"), 5, "70000");
+  std::ofstream(run + "/launch.json", std::ios::trunc) << text;
+  StatusOr<LaunchRecord> read = ReadLaunchRecord(run);
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ(read.status().message(),
+            run + "/launch.json: ports[1]: field \"port\" must be an integer in [1, 65535]");
+}
+
 TEST_F(RunRecordTest, MissingRecordsAreNotFound) {
   EXPECT_EQ(ReadLaunchRecord(dir_ + "/none").status().code(), Code::kNotFound);
   EXPECT_EQ(ReadExitRecord(dir_ + "/none").status().code(), Code::kNotFound);
@@ -75,6 +89,8 @@ TEST_F(RunRecordTest, DamagedExitRecordsAreInvalidWithTheReason) {
        "field \"exitCode\" must be an integer in [0, 255]"},
       {R"({"version":1,"exitCode":0,"signal":0,"startError":"","startedAt":0})", "field \"finishedAt\""},
       {std::string(kMaxRecordBytes + 1, ' '), "is larger than"},
+      {R"({"version":1,"exitCode":0,"signal":0,"startError":"","startedAt":0,"finishedAt":0,"lost":"yes"})",
+       "field \"lost\" must be a boolean"},
   };
   for (const Case& c : cases) {
     std::ofstream(run + "/exit.json", std::ios::trunc) << c.content;
