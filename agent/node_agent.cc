@@ -22,6 +22,7 @@
 #include "agent/shim/container_log.h"
 #include "agent/shim/run_record.h"
 #include "agent/shim/shim_client.h"
+#include "api/metadata_validation.h"
 #include "api/unstructured.h"
 #include "core/file.h"
 
@@ -128,13 +129,6 @@ uint64_t ResourceVersionOf(const api::Object& obj) {
   const std::string rv = api::NestedString(obj, {"metadata", "resourceVersion"});
   if (rv.empty() || rv.size() > 19 || rv.find_first_not_of("0123456789") != std::string::npos) return 0;
   return std::stoull(rv);
-}
-
-// A lowercase RFC 1123 label: [a-z0-9]([-a-z0-9]*[a-z0-9])?, at most 63 characters.
-bool IsDns1123Label(std::string_view s) {
-  if (s.empty() || s.size() > 63 || s.front() == '-' || s.back() == '-') return false;
-  return std::all_of(s.begin(), s.end(),
-                     [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'; });
 }
 
 // The kubelet's node shutdown manager's status for a pod it killed
@@ -866,10 +860,10 @@ HostLookup NodeAgent::MakeHostLookup(const std::string& ns) {
 void NodeAgent::StartContainer(PodWorker& w, const std::string& name) {
   const api::Object* container = FindContainer(w.pod, name);
   if (container == nullptr) return;
-  if (!IsDns1123Label(name)) {
+  if (std::vector<std::string> errors = api::IsDNS1123Label(name); !errors.empty()) {
     // The name becomes a path under the pod directory (runs/, logs/): the API
     // server validates it, and the agent never trusts that alone.
-    w.lifecycle.ConfigError(name, "invalid container name \"" + name + "\": must be a lowercase RFC 1123 label");
+    w.lifecycle.ConfigError(name, "invalid container name \"" + name + "\": " + errors.front());
     return;
   }
   NodeFacts facts;
@@ -1015,7 +1009,7 @@ StatusOr<std::string> NodeAgent::ReadPodLog(const std::string& ns, const std::st
       return NotFoundError("pods \"" + name + "\" not found");
     }
   }
-  if (!options.container.empty() && !IsDns1123Label(options.container)) {
+  if (!options.container.empty() && !api::IsDNS1123Label(options.container).empty()) {
     return BadRequestError("container " + options.container + " is not valid for pod " + name);
   }
   client::ObjectPtr pod = informer_ ? informer_->GetIndexer().Get(ns, name) : nullptr;
