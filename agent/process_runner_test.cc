@@ -279,12 +279,16 @@ TEST_F(ProcessRunnerTest, ASupervisorWithEveryConnectionTakenIsStillRunning) {
   auto l = Shell("echo ready; sleep 1000");
   { auto p = ContainerProcess::Start(l, clock_, nullptr); }
   ASSERT_TRUE(WaitForLog(l, "ready"));
+  // Take every slot (16; the handle that started the run may still hold one
+  // until the supervisor reads its end): connect until it refuses.
   std::vector<int> taken;
-  for (int i = 0; i < 16; ++i) {
+  for (int i = 0; i < 32; ++i) {
     StatusOr<int> c = shim::ConnectShim(l.run_dir);
-    ASSERT_TRUE(c.ok()) << i;
+    if (!c.ok()) break;
     taken.push_back(*c);
   }
+  EXPECT_GE(taken.size(), 15u);
+  EXPECT_LE(taken.size(), 16u);
   EXPECT_FALSE(shim::ConnectShim(l.run_dir).ok());
   auto adopted = ContainerProcess::Adopt(l.run_dir, clock_, nullptr);
   EXPECT_TRUE(adopted->running());
