@@ -30,7 +30,18 @@ class ProcessRunnerTest : public ::testing::Test {
     dir_ = shim::testing::FreshTestDirectory("proc-test");
     fs::create_directories(dir_);
   }
-  void TearDown() override { shim::testing::RemoveWhenSupervisorsAreGone(dir_); }
+  void TearDown() override {
+    // A test that failed half-way must not leave containers behind.
+    for (const auto& [n, run] : shim::ListRuns(dir_.string(), "c")) {
+      if (StatusOr<int> c = shim::ConnectShim(run); c.ok()) {
+        shim::SendSignal(*c, SIGKILL);
+        close(*c);
+      } else {
+        shim::KillSupervisor(run);
+      }
+    }
+    shim::testing::RemoveWhenSupervisorsAreGone(dir_);
+  }
 
   // A run of container "c" (a new run number each call) running `script`
   // after writing its process group id to $DIR/pid.

@@ -59,8 +59,7 @@ TEST_F(RunRecordTest, ALaunchRecordsPortsAreCheckedOneByOne) {
   std::ofstream(run + "/launch.json", std::ios::trunc) << text;
   StatusOr<LaunchRecord> read = ReadLaunchRecord(run);
   ASSERT_FALSE(read.ok());
-  EXPECT_EQ(read.status().message(),
-            run + "/launch.json: ports[1]: field \"port\" must be an integer in [1, 65535]");
+  EXPECT_EQ(read.status().message(), run + "/launch.json: ports[1]: field \"port\" must be an integer in [1, 65535]");
 }
 
 TEST_F(RunRecordTest, MissingRecordsAreNotFound) {
