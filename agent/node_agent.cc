@@ -463,38 +463,54 @@ Status NodeAgent::RegisterNode() {
   return Status::Ok();
 }
 
+// The kubelet registers its Node once, at start. The agent also registers it
+// again when it is gone at a renewal (deleted through the API): without its
+// Node the scheduler places nothing here and the pods still running here
+// would be failed as orphans once the pod garbage collector's quarantine
+// (40 s, controllers/nodelifecycle) runs out. Renewals come every 10 s, well
+// inside that quarantine.
+Status NodeAgent::EnsureNodeRegistered() {
+  StatusOr<api::Object> node = client_.Get(kNodes, options_.node_name);
+  if (node.ok()) {
+    node_uid_ = api::Uid(*node);
+    return Status::Ok();
+  }
+  if (node.status().code() != Code::kNotFound) return node.status();
+  spdlog::warn("node {}: the Node object is gone; registering it again", options_.node_name);
+  lease_.reset();  // its ownerReference named the old Node
+  return RegisterNode();
+}
+
 void NodeAgent::RenewLease() {
   Time now = clock_.Now();
+  if (Status registered = EnsureNodeRegistered(); !registered.ok()) {
+    spdlog::warn("node {}: cannot check the Node object: {}", options_.node_name, registered.ToString());
+  }
   client::ResourceRef ref = kLeases.Namespace(std::string(kNodeLeaseNamespace));
-  api::Object spec = {{"holderIdentity", options_.node_name},
-                      {"leaseDurationSeconds", kNodeLeaseDurationSeconds},
-                      {"renewTime", FormatRfc3339Micro(now)}};
+  // The renewed fields and the owner, written over whatever the Lease held.
+  auto renewed = [&](api::Object lease) {
+    lease["spec"]["holderIdentity"] = options_.node_name;
+    lease["spec"]["leaseDurationSeconds"] = kNodeLeaseDurationSeconds;
+    lease["spec"]["renewTime"] = FormatRfc3339Micro(now);
+    if (!node_uid_.empty()) {
+      lease["metadata"]["ownerReferences"] = api::Object::array(
+          {{{"apiVersion", "v1"}, {"kind", "Node"}, {"name", options_.node_name}, {"uid", node_uid_}}});
+    }
+    return lease;
+  };
   StatusOr<api::Object> written = Status::Ok();
   if (lease_) {
-    api::Object lease = *lease_;
-    lease["spec"]["holderIdentity"] = spec["holderIdentity"];
-    lease["spec"]["leaseDurationSeconds"] = spec["leaseDurationSeconds"];
-    lease["spec"]["renewTime"] = spec["renewTime"];
-    written = client_.Update(ref, lease);
+    written = client_.Update(ref, renewed(*lease_));
   } else {
     StatusOr<api::Object> got = client_.Get(ref, options_.node_name);
     if (got.ok()) {
-      api::Object lease = *got;
-      lease["spec"]["holderIdentity"] = spec["holderIdentity"];
-      lease["spec"]["leaseDurationSeconds"] = spec["leaseDurationSeconds"];
-      lease["spec"]["renewTime"] = spec["renewTime"];
-      written = client_.Update(ref, lease);
+      written = client_.Update(ref, renewed(*got));
     } else if (got.status().code() == Code::kNotFound) {
-      api::Object lease = {
-          {"apiVersion", "coordination.k8s.io/v1"},
-          {"kind", "Lease"},
-          {"metadata", {{"name", options_.node_name}, {"namespace", std::string(kNodeLeaseNamespace)}}},
-          {"spec", spec}};
-      if (!node_uid_.empty()) {
-        lease["metadata"]["ownerReferences"] = api::Object::array(
-            {{{"apiVersion", "v1"}, {"kind", "Node"}, {"name", options_.node_name}, {"uid", node_uid_}}});
-      }
-      written = client_.Create(ref, lease);
+      written = client_.Create(
+          ref,
+          renewed({{"apiVersion", "coordination.k8s.io/v1"},
+                   {"kind", "Lease"},
+                   {"metadata", {{"name", options_.node_name}, {"namespace", std::string(kNodeLeaseNamespace)}}}}));
     } else {
       written = got.status();
     }

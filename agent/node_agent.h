@@ -23,7 +23,10 @@
 //   ownerReference to the Node; renewed every 10 s of Clock time (0.25 × the
 //   duration, as upstream) by a thread of its own (the kubelet's nodelease
 //   controller is its own loop too), so a pass that starts many containers
-//   never delays it. A failed renewal is retried at the next poll.
+//   never delays it. A failed renewal is retried at the next poll. Each
+//   renewal first reads the Node and registers it again when it is gone
+//   (deleted through the API; the kubelet registers only at start): its
+//   running pods then survive the pod garbage collector's orphan quarantine.
 //
 // Pods: an informer on pods with fieldSelector spec.nodeName=<node name>.
 //   Each pod not yet terminal gets a worker: a per-pod directory
@@ -217,6 +220,7 @@ class NodeAgent final : public client::PodLogSource {
   struct PodWorker;
 
   Status RegisterNode();
+  Status EnsureNodeRegistered();
   void RenewLease();
   void Loop();
   void LeaseLoop();

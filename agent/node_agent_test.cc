@@ -6,8 +6,8 @@
 #include <functional>
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <sys/stat.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <thread>
 
 #include "agent/shim/testing/test_files.h"
@@ -161,6 +161,26 @@ TEST_F(NodeAgentTest, RenewsLeaseEveryTenSecondsOfClockTime) {
   lease = client_.Get(leases, "node-a");
   ASSERT_TRUE(lease.ok());
   EXPECT_EQ((*lease)["spec"]["renewTime"], FormatRfc3339Micro(clock_.Now()));
+}
+
+// A Node deleted through the API is registered again at the next renewal,
+// with a Lease owned by the new Node; the pod running meanwhile keeps running.
+TEST_F(NodeAgentTest, ADeletedNodeIsRegisteredAgainAtTheNextRenewal) {
+  Create(ShellPod("long", "sleep 600"));
+  ASSERT_TRUE(WaitFor([&] { return Phase("long") == "Running"; }));
+  const std::string old_uid = api::Uid(client_.Get(kNodes, "node-a").value());
+  ASSERT_TRUE(client_.Delete(kNodes, "node-a", {}).ok());
+  const int64_t renewals = agent_->lease_renewals();
+  clock_.Advance(kNodeLeaseRenewInterval);
+  ASSERT_TRUE(WaitFor([&] { return agent_->lease_renewals() > renewals; }));
+  StatusOr<api::Object> node = client_.Get(kNodes, "node-a");
+  ASSERT_TRUE(node.ok()) << node.status();
+  EXPECT_NE(api::Uid(*node), old_uid);
+  EXPECT_EQ((*node)["status"]["capacity"]["cpu"], "8");
+  StatusOr<api::Object> lease = client_.Get(kLeases.Namespace("kube-node-lease"), "node-a");
+  ASSERT_TRUE(lease.ok()) << lease.status();
+  EXPECT_EQ((*lease)["metadata"]["ownerReferences"][0]["uid"], api::Uid(*node));
+  EXPECT_EQ(Phase("long"), "Running");
 }
 
 // The Lease does not wait for pod work: a pass that starts many slow containers

@@ -1,11 +1,13 @@
 #include "apiserver/api_server.h"
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
+#include <condition_variable>
 #include <deque>
 #include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
 #include <optional>
+#include <thread>
 
 #include "api/conversion.h"
 #include "api/priority_admission.h"
@@ -15,8 +17,8 @@
 #include "apiserver/garbage_collector.h"
 #include "apiserver/object_ops.h"
 #include "apiserver/openapi.h"
-#include "apiserver/protobuf_codec.h"
 #include "apiserver/pod_log.h"
+#include "apiserver/protobuf_codec.h"
 #include "apiserver/request_info.h"
 #include "apiserver/request_metrics.h"
 #include "apiserver/status_response.h"
@@ -49,8 +51,7 @@ HttpResponse NotFoundResponse() {
 }
 
 bool WantsTable(std::string_view accept) {
-  return accept.find("as=Table") != std::string_view::npos &&
-         accept.find("g=meta.k8s.io") != std::string_view::npos;
+  return accept.find("as=Table") != std::string_view::npos && accept.find("g=meta.k8s.io") != std::string_view::npos;
 }
 
 // `Warning: 299 - "text"` (RFC 7234 warn-text: quotes and backslashes escaped).
@@ -92,8 +93,8 @@ struct ResourceRequest {
   const HttpRequest* http = nullptr;
   RequestInfo info;
   const api::ResourceDefinition* def = nullptr;
-  std::string version;        // the URL's version
-  std::string api_version;    // "group/version" of the URL
+  std::string version;      // the URL's version
+  std::string api_version;  // "group/version" of the URL
   api::GroupResource gr;
   bool status_subresource = false;
   bool table = false;
@@ -102,8 +103,8 @@ struct ResourceRequest {
 
 class ApiServer::Impl {
  public:
-  Impl(const api::Registry& registry, const api::AdmissionPipeline& pipeline, store::Store& store,
-       Clock& clock, ApiServerOptions options)
+  Impl(const api::Registry& registry, const api::AdmissionPipeline& pipeline, store::Store& store, Clock& clock,
+       ApiServerOptions options)
       : registry_(registry),
         pipeline_(pipeline),
         store_(store),
@@ -141,6 +142,10 @@ class ApiServer::Impl {
   HandlerResult Handle(const HttpRequest& req);
   Status EnsureSystemNamespaces();
   Status EnsureSystemPriorityClasses();
+  // The system objects check every options.system_objects_interval of Clock
+  // time, on a thread of its own that looks at the Clock every second.
+  void StartSystemObjectsLoop();
+  void StopSystemObjectsLoop();
 
   // Set when options.metrics_registry is (request_metrics.h).
   std::unique_ptr<RequestMetrics> request_metrics_;
@@ -149,6 +154,10 @@ class ApiServer::Impl {
   std::vector<std::pair<std::string, NonResourceHandler>> extra_handlers_;
 
   std::unique_ptr<HttpServer> http_;
+  std::thread system_objects_thread_;
+  std::mutex system_objects_mu_;
+  std::condition_variable system_objects_cv_;
+  bool system_objects_stop_ = false;
   WatchPump& pump() { return pump_; }
   const ApiServerOptions& options() const { return options_; }
   GarbageCollector& gc() { return gc_; }
@@ -429,19 +438,21 @@ StatusOr<json> ApiServer::Impl::DecodeBody(const ResourceRequest& r, bool requir
   std::string_view content_type = r.http->Header("Content-Type");
   std::string_view media = content_type.substr(0, content_type.find(';'));
   if (media == "application/cbor") {
-    return UnsupportedMediaError("the body of the request was in an unknown format - accepted media types include: "
-                                 "application/json, application/yaml, application/vnd.kubernetes.protobuf");
+    return UnsupportedMediaError(
+        "the body of the request was in an unknown format - accepted media types include: "
+        "application/json, application/yaml, application/vnd.kubernetes.protobuf");
   }
-  auto parsed = IsProtobufContentType(content_type) ? DecodeProtobufObject(r.http->body)
-                                                     : api::ParseJsonOrYaml(r.http->body);
+  auto parsed =
+      IsProtobufContentType(content_type) ? DecodeProtobufObject(r.http->body) : api::ParseJsonOrYaml(r.http->body);
   if (!parsed.ok()) {
     if (parsed.status().code() == Code::kUnsupportedMedia) return parsed.status();
     return BadRequestError(parsed.status().message());
   }
   json obj = std::move(parsed).value();
   if (!obj.is_object()) {
-    return BadRequestError("the body of the request was in an unknown format - accepted media types include: "
-                           "application/json, application/yaml");
+    return BadRequestError(
+        "the body of the request was in an unknown format - accepted media types include: "
+        "application/json, application/yaml");
   }
   const std::string& kind = r.def->names.kind;
   if (!obj.contains("apiVersion")) obj["apiVersion"] = r.api_version;
@@ -491,8 +502,8 @@ StatusOr<json> ApiServer::Impl::DecodeBody(const ResourceRequest& r, bool requir
     if (body_name.empty() && !require_name) {
       meta["name"] = r.info.name;
     } else if (body_name != r.info.name) {
-      return BadRequestError("the name of the object (" + body_name +
-                             ") does not match the name on the URL (" + r.info.name + ")");
+      return BadRequestError("the name of the object (" + body_name + ") does not match the name on the URL (" +
+                             r.info.name + ")");
     }
   }
   return obj;
@@ -504,8 +515,8 @@ Status ApiServer::Impl::CheckNamespace(const ResourceRequest& r, std::string_vie
   if (!ns.ok()) return ns.status();
   if (auto meta = (*ns)->find("metadata"); meta != (*ns)->end() && meta->contains("deletionTimestamp")) {
     return ForbiddenError(r.gr.String() + " \"" + std::string(name) +
-                          "\" is forbidden: unable to create new content in namespace " +
-                          r.info.namespace_ + " because it is being terminated");
+                          "\" is forbidden: unable to create new content in namespace " + r.info.namespace_ +
+                          " because it is being terminated");
   }
   return Status::Ok();
 }
@@ -513,8 +524,8 @@ Status ApiServer::Impl::CheckNamespace(const ResourceRequest& r, std::string_vie
 StatusOr<store::ListOptions> ApiServer::Impl::StoreListOptions(const ResourceRequest& r, const ListOptions& o) const {
   store::ListOptions lo;
   lo.ns = r.info.namespace_;
-  BERTH_ASSIGN_OR_RETURN(lo.predicate, BuildPredicate(r.def->group, r.def->names.kind, o.label_selector,
-                                                      o.field_selector));
+  BERTH_ASSIGN_OR_RETURN(lo.predicate,
+                         BuildPredicate(r.def->group, r.def->names.kind, o.label_selector, o.field_selector));
   return lo;
 }
 
@@ -633,9 +644,7 @@ HandlerResult ApiServer::Impl::Watch(const ResourceRequest& r) {
     if (!obj.ok()) return line("ERROR", StatusToJson(obj.status()));
     return line(store::EventTypeName(ev.type), std::move(obj).value());
   };
-  encoders.error = [line](const Status& s) {
-    return line("ERROR", StatusToJson(s));
-  };
+  encoders.error = [line](const Status& s) { return line("ERROR", StatusToJson(s)); };
   if (opts->allow_watch_bookmarks) {
     const std::string api_version = r.api_version, kind = r.def->names.kind;
     encoders.bookmark = [api_version, kind, line](int64_t revision) {
@@ -763,7 +772,8 @@ HttpResponse ApiServer::Impl::Patch(const ResourceRequest& r) {
     // Server-side apply, simplified: create when absent, else merge the
     // applied configuration into the live object (no managedFields yet).
     if (wopts->field_manager.empty()) {
-      return StatusResponse(BadRequestError("PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch"));
+      return StatusResponse(BadRequestError(
+          "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch"));
     }
     auto existing = store_.GetShared(key);
     if (!existing.ok() && existing.status().code() == Code::kNotFound && !r.status_subresource) {
@@ -951,14 +961,40 @@ Status ApiServer::Impl::EnsureSystemPriorityClasses() {
   return Status::Ok();
 }
 
+void ApiServer::Impl::StartSystemObjectsLoop() {
+  system_objects_thread_ = std::thread([this] {
+    Time next = clock_.Now() + options_.system_objects_interval;
+    std::unique_lock<std::mutex> lock(system_objects_mu_);
+    while (!system_objects_stop_) {
+      system_objects_cv_.wait_for(lock, std::chrono::seconds(1));
+      if (system_objects_stop_ || clock_.Now() < next) continue;
+      next = clock_.Now() + options_.system_objects_interval;
+      lock.unlock();
+      for (Status s : {EnsureSystemNamespaces(), EnsureSystemPriorityClasses()}) {
+        if (!s.ok()) Logger("apiserver")->warn("re-creating the system objects: {}", s.ToString());
+      }
+      lock.lock();
+    }
+  });
+}
+
+void ApiServer::Impl::StopSystemObjectsLoop() {
+  {
+    std::lock_guard<std::mutex> lock(system_objects_mu_);
+    system_objects_stop_ = true;
+  }
+  system_objects_cv_.notify_all();
+  if (system_objects_thread_.joinable()) system_objects_thread_.join();
+}
+
 // ---------------------------------------------------------------------------
 
-ApiServer::ApiServer(const api::Registry& registry, const api::AdmissionPipeline& pipeline,
-                     store::Store& store, Clock& clock, ApiServerOptions options)
+ApiServer::ApiServer(const api::Registry& registry, const api::AdmissionPipeline& pipeline, store::Store& store,
+                     Clock& clock, ApiServerOptions options)
     : impl_(std::make_unique<Impl>(registry, pipeline, store, clock, options)) {
   if (options.metrics_registry) impl_->request_metrics_ = std::make_unique<RequestMetrics>(*options.metrics_registry);
-  impl_->http_ = std::make_unique<HttpServer>(options.http,
-                                              [this](const HttpRequest& req) { return impl_->Handle(req); });
+  impl_->http_ =
+      std::make_unique<HttpServer>(options.http, [this](const HttpRequest& req) { return impl_->Handle(req); });
 }
 
 ApiServer::~ApiServer() { Stop(); }
@@ -967,12 +1003,15 @@ Status ApiServer::Start() {
   BERTH_RETURN_IF_ERROR(impl_->EnsureSystemNamespaces());
   BERTH_RETURN_IF_ERROR(impl_->EnsureSystemPriorityClasses());
   if (impl_->options().garbage_collector) BERTH_RETURN_IF_ERROR(impl_->gc().Start());
-  return impl_->http_->Start();
+  BERTH_RETURN_IF_ERROR(impl_->http_->Start());
+  impl_->StartSystemObjectsLoop();
+  return Status::Ok();
 }
 
 uint16_t ApiServer::port() const { return impl_->http_->port(); }
 
 void ApiServer::Stop() {
+  impl_->StopSystemObjectsLoop();
   impl_->logs().Stop();
   impl_->pump().Stop();
   impl_->http_->Stop();

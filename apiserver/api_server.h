@@ -75,10 +75,12 @@ namespace berth::apiserver {
 
 struct ApiServerOptions {
   HttpServerOptions http;
-  // Namespaces created at Start when missing (as kube-apiserver's system
-  // namespaces controller does).
-  std::vector<std::string> system_namespaces = {"default", "kube-system", "kube-public",
-                                                "kube-node-lease"};
+  // Namespaces created at Start when missing and checked again every
+  // system_objects_interval of Clock time while the server runs, with the
+  // system PriorityClasses (kube-apiserver's system namespaces controller,
+  // pkg/controlplane/controller/systemnamespaces, checks every minute).
+  std::vector<std::string> system_namespaces = {"default", "kube-system", "kube-public", "kube-node-lease"};
+  Duration system_objects_interval = std::chrono::minutes(1);
   // Interval of BOOKMARK events on watches that allow them.
   Duration bookmark_interval = std::chrono::seconds(60);
   // Run the garbage collector (ownerReferences cascades, namespace deletion;
@@ -94,14 +96,15 @@ struct ApiServerOptions {
 
 class ApiServer {
  public:
-  ApiServer(const api::Registry& registry, const api::AdmissionPipeline& pipeline,
-            store::Store& store, Clock& clock, ApiServerOptions options = {});
+  ApiServer(const api::Registry& registry, const api::AdmissionPipeline& pipeline, store::Store& store, Clock& clock,
+            ApiServerOptions options = {});
   ~ApiServer();
   ApiServer(const ApiServer&) = delete;
   ApiServer& operator=(const ApiServer&) = delete;
 
-  // Creates the system namespaces, then listens. kUnavailable when the port
-  // cannot be bound.
+  // Creates the system namespaces and PriorityClasses, then listens, and
+  // re-creates them when missing every system_objects_interval.
+  // kUnavailable when the port cannot be bound.
   Status Start();
   uint16_t port() const;
   // Ends every watch, finishes in-flight requests, closes the listener.

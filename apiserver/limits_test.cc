@@ -13,9 +13,11 @@
 #include <string>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <thread>
 #include <unistd.h>
 #include <variant>
 
+#include "api/priority_admission.h"
 #include "api/yaml_codec.h"
 #include "apiserver/api_server.h"
 #include "apiserver/testing/test_api_server.h"
@@ -410,6 +412,28 @@ TEST_F(LimitsTest, SystemPriorityClassesCannotBeDeleted) {
                               "\" is forbidden: this is a system priority class and cannot be deleted");
     EXPECT_EQ(Do("GET", std::string("/apis/scheduling.k8s.io/v1/priorityclasses/") + pc).status, 200);
   }
+  api_.server.Stop();
+}
+
+// Deletes through the API are refused; a system object lost some other way (an
+// edit of the store itself) is back within a minute of Clock time, as kube-apiserver's
+// system namespaces controller checks every minute.
+TEST_F(LimitsTest, SystemObjectsLostWhileTheServerRunsAreCreatedAgain) {
+  ASSERT_TRUE(api_.server.Start().ok());
+  const store::ObjectKey ns{api::GroupResource{"", "namespaces"}, "", "kube-node-lease"};
+  const store::ObjectKey pc{api::kPriorityClassesResource, "", "system-node-critical"};
+  ASSERT_TRUE(api_.store.Delete(ns).ok());
+  ASSERT_TRUE(api_.store.Delete(pc).ok());
+  api_.clock.Advance(std::chrono::seconds(59));
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // the loop looks every second
+  EXPECT_EQ(Do("GET", "/api/v1/namespaces/kube-node-lease").status, 404);
+  api_.clock.Advance(std::chrono::seconds(1));
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (Do("GET", "/api/v1/namespaces/kube-node-lease").status != 200 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ(Do("GET", "/api/v1/namespaces/kube-node-lease").status, 200);
+  EXPECT_EQ(Do("GET", "/apis/scheduling.k8s.io/v1/priorityclasses/system-node-critical").status, 200);
   api_.server.Stop();
 }
 

@@ -3,17 +3,17 @@
 #include <utility>
 
 #include "client/indexer.h"
+#include "controllers/jobs/batchjob/batchjob_integration.h"
 #include "controllers/jobs/batchjob/job_controller.h"
 #include "controllers/jobs/jobset/jobset_controller.h"
-#include "controllers/jobs/batchjob/batchjob_integration.h"
 #include "controllers/jobs/jobset/jobset_integration.h"
-#include "controllers/kueue/kueue_controller.h"
-#include "controllers/jobs/pytorchjob/pytorchjob_integration.h"
-#include "controllers/jobs/trainjob/trainjob_integration.h"
-#include "controllers/nodelifecycle/node_lifecycle_controller.h"
 #include "controllers/jobs/pytorchjob/pytorchjob_controller.h"
-#include "controllers/scheduler/scheduler_controller.h"
+#include "controllers/jobs/pytorchjob/pytorchjob_integration.h"
 #include "controllers/jobs/trainjob/trainjob_controller.h"
+#include "controllers/jobs/trainjob/trainjob_integration.h"
+#include "controllers/kueue/kueue_controller.h"
+#include "controllers/nodelifecycle/node_lifecycle_controller.h"
+#include "controllers/scheduler/scheduler_controller.h"
 
 namespace berth::controllers {
 namespace {
@@ -49,7 +49,8 @@ ControllerManager::ControllerManager(client::Client& client, Clock& clock, Contr
       recorder_(client, clock, "berth-controller-manager") {
   if (options_.run_kueue) {
     kueue::KueueControllerOptions kueue_options;
-    if (options_.metrics_registry) kueue_options.metrics = std::make_shared<kueue::KueueMetrics>(*options_.metrics_registry);
+    if (options_.metrics_registry)
+      kueue_options.metrics = std::make_shared<kueue::KueueMetrics>(*options_.metrics_registry);
     kueue_options.config = options_.kueue_config;
     kueue_ = std::make_unique<kueue::KueueController>(client_, factory_, clock_, std::move(kueue_options));
     // integrations.frameworks: a kind not listed is left alone by the queue.
@@ -68,15 +69,16 @@ ControllerManager::ControllerManager(client::Client& client, Clock& clock, Contr
       scheduler_options.metrics =
           std::make_shared<scheduler::SchedulerMetrics>(*options_.metrics_registry, scheduler_options.scheduler_name);
     }
-    scheduler_ = std::make_unique<scheduler::SchedulerController>(client_, factory_, clock_, std::move(scheduler_options));
+    scheduler_ =
+        std::make_unique<scheduler::SchedulerController>(client_, factory_, clock_, std::move(scheduler_options));
   }
   if (options_.run_node_lifecycle) {
     client::Informer& nodes = factory_.ForResource(client::GroupVersionResource{"", "v1", "nodes"});
-    client::Informer& leases =
-        factory_.ForResource(client::GroupVersionResource{"coordination.k8s.io", "v1", "leases"}.Namespace("kube-node-lease"));
+    client::Informer& leases = factory_.ForResource(
+        client::GroupVersionResource{"coordination.k8s.io", "v1", "leases"}.Namespace("kube-node-lease"));
     client::Informer& pods = factory_.ForResource(client::GroupVersionResource{"", "v1", "pods"});
     node_lifecycle_ = std::make_unique<nodelifecycle::NodeLifecycleController>(client_, nodes, leases, pods, clock_,
-                                                                              recorder_, options_.node_lifecycle);
+                                                                               recorder_, options_.node_lifecycle);
     loops_.push_back(std::make_unique<ReconcileLoop>("node-lifecycle", clock_, [this](const std::string& node) {
       auto verdict = node_lifecycle_->Reconcile(node);
       if (!verdict.ok()) return verdict.status();
@@ -89,6 +91,12 @@ ControllerManager::ControllerManager(client::Client& client, Clock& clock, Contr
     node_loop_ = loops_.back().get();
     node_loop_->Watch(nodes, ObjectKey());
     node_loop_->Watch(leases, [](const api::Object& lease) { return std::vector<std::string>{api::Name(lease)}; });
+    // A pod bound to a node name with no Node: the orphan collection (pod GC).
+    node_loop_->Watch(pods, [nodes = &nodes](const api::Object& pod) -> std::vector<std::string> {
+      std::string node = pod.value("spec", api::Object::object()).value("nodeName", "");
+      if (node.empty() || nodes->GetIndexer().Get("", node)) return {};
+      return {std::move(node)};
+    });
   }
   if (options_.run_job_controllers) {
     const ReconcileLoopOptions loop_options{options_.resync_period};

@@ -69,11 +69,70 @@ NodeLifecycleController::NodeLifecycleController(client::Client& client, client:
       pods_(pods),
       clock_(clock),
       recorder_(recorder),
-      options_(options) {}
+      options_(options) {
+  // Shared with other controllers through the informer factory: an index
+  // already added under this name is this one.
+  (void)pods_.AddIndexer(kPodNodeNameIndex, [](const api::Object& pod) -> std::vector<std::string> {
+    std::string node = pod.value("spec", api::Object::object()).value("nodeName", "");
+    if (node.empty()) return {};
+    return {std::move(node)};
+  });
+}
+
+std::vector<client::ObjectPtr> NodeLifecycleController::PodsBoundTo(const std::string& node_name) const {
+  auto pods = pods_.GetIndexer().ByIndex(kPodNodeNameIndex, node_name);
+  return pods.ok() ? std::move(pods).value() : std::vector<client::ObjectPtr>{};
+}
+
+StatusOr<NodeVerdict> NodeLifecycleController::CollectOrphans(const std::string& node_name) {
+  std::vector<client::ObjectPtr> pods = PodsBoundTo(node_name);
+  const Time now = clock_.Now();
+  Time missing_since;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    first_seen_.erase(node_name);
+    if (pods.empty()) {
+      missing_since_.erase(node_name);
+      return NodeVerdict{};
+    }
+    missing_since = missing_since_.emplace(node_name, now).first->second;
+  }
+  const Time deadline = missing_since + options_.orphan_quarantine;
+  if (now < deadline) {
+    return NodeVerdict{true, std::chrono::duration_cast<Duration>(deadline - now) + std::chrono::seconds(1)};
+  }
+  for (const client::ObjectPtr& p : pods) {
+    const client::ResourceRef ref = kPods.Namespace(api::Namespace(*p));
+    const std::string phase = (*p).value("status", api::Object::object()).value("phase", "");
+    if (phase != "Succeeded" && phase != "Failed") {
+      api::Object failed = *p;
+      api::Object& status = failed["status"];
+      status["phase"] = "Failed";
+      api::Object& conditions = status["conditions"];
+      if (!conditions.is_array()) conditions = api::Object::array();
+      conditions.push_back({{"type", "DisruptionTarget"},
+                            {"status", "True"},
+                            {"reason", "DeletionByPodGC"},
+                            {"message", "PodGC: node no longer exists"},
+                            {"lastTransitionTime", FormatRfc3339(now)}});
+      auto res = client_.UpdateStatus(ref, failed);
+      if (!res.ok() && res.status().code() != Code::kNotFound) return res.status();
+    }
+    client::DeleteOptions force;
+    force.grace_period_seconds = 0;
+    Status deleted = client_.Delete(ref, api::Name(*p), force);
+    if (!deleted.ok() && deleted.code() != Code::kNotFound) return deleted;
+    Logger("node-lifecycle")
+        ->warn("pod {}/{} was bound to node {}, which no longer exists: failed and deleted", api::Namespace(*p),
+               api::Name(*p), node_name);
+  }
+  return NodeVerdict{false, Duration::zero()};
+}
 
 StatusOr<NodeVerdict> NodeLifecycleController::Reconcile(const std::string& node_name) {
   client::ObjectPtr node = nodes_.GetIndexer().Get("", node_name);
-  if (!node || (*node)["metadata"].contains("deletionTimestamp")) return NodeVerdict{};
+  if (!node) return CollectOrphans(node_name);
+  if ((*node)["metadata"].contains("deletionTimestamp")) return NodeVerdict{};
   const Time now = clock_.Now();
   std::optional<Time> heartbeat;
   if (client::ObjectPtr lease = leases_.GetIndexer().Get(kLeaseNamespace, node_name)) {
@@ -89,6 +148,7 @@ StatusOr<NodeVerdict> NodeLifecycleController::Reconcile(const std::string& node
     // when this controller first saw the node, so a restarted control plane
     // does not declare every node lost before its agents had a chance to renew.
     std::lock_guard<std::mutex> lock(mu_);
+    missing_since_.erase(node_name);
     auto [it, inserted] = first_seen_.emplace(node_name, now);
     if (it->second > *heartbeat) heartbeat = it->second;
   }
@@ -152,12 +212,7 @@ Status NodeLifecycleController::MarkReachable(const api::Object& node) {
 StatusOr<Duration> NodeLifecycleController::FailPods(const api::Object& node, Time unreachable_since) {
   const Time now = clock_.Now();
   Duration recheck = Duration::zero();
-  std::vector<client::ObjectPtr> pods = pods_.GetIndexer().List();
-  std::sort(pods.begin(), pods.end(), [](const client::ObjectPtr& a, const client::ObjectPtr& b) {
-    return client::MetaNamespaceKey(*a) < client::MetaNamespaceKey(*b);
-  });
-  for (const client::ObjectPtr& p : pods) {
-    if ((*p)["spec"].value("nodeName", "") != api::Name(node)) continue;
+  for (const client::ObjectPtr& p : PodsBoundTo(api::Name(node))) {
     const std::string phase = (*p).value("status", api::Object::object()).value("phase", "");
     if (phase == "Succeeded" || phase == "Failed") continue;
     if (std::optional<Duration> tolerated = Toleration(*p)) {

@@ -29,8 +29,21 @@
 //     full status at registration).
 //   The node is reconciled again when its grace period would run out.
 //
+// A node name with no Node object (deleted, or never registered) while pods
+// are bound to it: the pod garbage collector's gcOrphaned
+// (pkg/controller/podgc/gc_controller.go). Once the node has been missing for
+// options.orphan_quarantine (upstream's quarantineTime, 40 s) every pod
+// still bound to it is patched Failed (when not terminal) with the condition
+// DisruptionTarget True "DeletionByPodGC" "PodGC: node no longer exists",
+// then deleted with grace period 0; its Job replaces it and its quota is
+// released. A node that registers again within the quarantine (berth's agent
+// re-registers a deleted Node at its next Lease renewal, agent/node_agent.h)
+// keeps its pods.
+//
 // Driving: a ReconcileLoop keyed by node name, fed by the nodes and leases
-// informers (controller_manager.h).
+// informers and by pods bound to a node name the nodes informer does not hold
+// (controller_manager.h). Pods are found through the pods informer's
+// kPodNodeNameIndex, never by listing every pod.
 // Time: the injected Clock. Thread-safety: Reconcile may run concurrently for
 // different nodes.
 #pragma once
@@ -38,6 +51,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "client/client.h"
 #include "client/informer.h"
@@ -48,9 +62,12 @@
 namespace berth::controllers::nodelifecycle {
 
 inline constexpr char kUnreachableTaint[] = "node.kubernetes.io/unreachable";
+// The pods informer's index of spec.nodeName (unbound pods are not indexed).
+inline constexpr char kPodNodeNameIndex[] = "spec.nodeName";
 
 struct NodeLifecycleOptions {
   Duration grace_period = std::chrono::seconds(40);
+  Duration orphan_quarantine = std::chrono::seconds(40);
 };
 
 // What a reconcile decided, for the caller's requeue.
@@ -73,6 +90,9 @@ class NodeLifecycleController {
   // Fails the node's pods whose toleration (if any) has run out; returns the
   // earliest time one still tolerates it (zero when none).
   StatusOr<Duration> FailPods(const api::Object& node, Time unreachable_since);
+  // The missing-node case: fails and deletes the orphans after the quarantine.
+  StatusOr<NodeVerdict> CollectOrphans(const std::string& node_name);
+  std::vector<client::ObjectPtr> PodsBoundTo(const std::string& node_name) const;
 
   client::Client& client_;
   client::Informer& nodes_;
@@ -82,7 +102,8 @@ class NodeLifecycleController {
   EventRecorder& recorder_;
   const NodeLifecycleOptions options_;
   std::mutex mu_;
-  std::map<std::string, Time> first_seen_;  // node name → first reconcile
+  std::map<std::string, Time> first_seen_;     // node name → first reconcile
+  std::map<std::string, Time> missing_since_;  // node name → first reconcile that found no Node
 };
 
 }  // namespace berth::controllers::nodelifecycle

@@ -176,5 +176,75 @@ TEST_F(NodeLifecycleTest, ARenewedHeartbeatMakesTheNodeSchedulableAgain) {
   EXPECT_EQ(Condition(node, "MemoryPressure"), "False");
 }
 
+// Pod GC's gcOrphaned: pods bound to a node name without a Node.
+TEST_F(NodeLifecycleTest, PodsOfADeletedNodeAreFailedAndDeletedAfterTheQuarantine) {
+  ASSERT_TRUE(client_.Delete(kNodes.Namespace(""), "node-1", {}).ok());
+  NodeVerdict v = Reconcile();
+  EXPECT_TRUE(v.healthy);
+  EXPECT_EQ(v.recheck_after, 41s);  // 40 s quarantine + 1 s
+  clock_.Advance(39s);
+  v = Reconcile();
+  EXPECT_EQ(v.recheck_after, 2s);
+  EXPECT_EQ(Get(kPods, "default", "plain")["status"]["phase"], "Running");
+
+  clock_.Advance(1s);
+  v = Reconcile();
+  EXPECT_FALSE(v.healthy);
+  for (const char* name : {"plain", "tolerates-60s", "done"}) {
+    EXPECT_EQ(client_.Get(kPods.Namespace("default"), name).status().code(), Code::kNotFound) << name;
+  }
+}
+
+TEST_F(NodeLifecycleTest, AnOrphanIsMarkedFailedByPodGCBeforeItIsDeleted) {
+  // A finalizer keeps the pod readable after its deletion, as a Job's tracking finalizer does.
+  api::Object plain = Get(kPods, "default", "plain");
+  plain["metadata"]["finalizers"] = {"batch.kubernetes.io/job-tracking"};
+  ASSERT_TRUE(client_.Update(kPods.Namespace("default"), plain).ok());
+  ASSERT_TRUE(client_.Delete(kNodes.Namespace(""), "node-1", {}).ok());
+  Reconcile();
+  clock_.Advance(40s);
+  Reconcile();
+  plain = Get(kPods, "default", "plain");
+  EXPECT_TRUE(plain["metadata"].contains("deletionTimestamp"));
+  EXPECT_EQ(plain["status"]["phase"], "Failed");
+  EXPECT_EQ(Condition(plain, "DisruptionTarget"), "True");
+  EXPECT_EQ(Condition(plain, "DisruptionTarget", "reason"), "DeletionByPodGC");
+  EXPECT_EQ(Condition(plain, "DisruptionTarget", "message"), "PodGC: node no longer exists");
+}
+
+TEST_F(NodeLifecycleTest, ANodeRegisteredAgainWithinTheQuarantineKeepsItsPods) {
+  api::Object node = Get(kNodes, "", "node-1");
+  ASSERT_TRUE(client_.Delete(kNodes.Namespace(""), "node-1", {}).ok());
+  Reconcile();
+  clock_.Advance(10s);
+  node["metadata"].erase("uid");
+  node["metadata"].erase("resourceVersion");
+  node["metadata"].erase("creationTimestamp");
+  Create(kNodes, "", node);
+  Renew();
+  EXPECT_TRUE(Reconcile().healthy);
+  clock_.Advance(35s);  // past the first quarantine's end: it no longer applies
+  Renew();
+  EXPECT_TRUE(Reconcile().healthy);
+  EXPECT_EQ(Get(kPods, "default", "plain")["status"]["phase"], "Running");
+  // Missing again: a new quarantine of its own.
+  ASSERT_TRUE(client_.Delete(kNodes.Namespace(""), "node-1", {}).ok());
+  EXPECT_EQ(Reconcile().recheck_after, 41s);
+}
+
+TEST_F(NodeLifecycleTest, APodBoundToANodeThatNeverExistedIsCollected) {
+  api::Object ghost = Pod("ghost", api::Object::array());
+  ghost["spec"]["nodeName"] = "no-such-node";
+  Create(kPods, "default", ghost);
+  EXPECT_TRUE(client::testing::WaitForCachesToMatch(client_, {&nodes_, &leases_, &pods_}));
+  auto v = ctl_.Reconcile("no-such-node");
+  ASSERT_TRUE(v.ok());
+  EXPECT_EQ(v->recheck_after, 41s);
+  clock_.Advance(40s);
+  ASSERT_TRUE(ctl_.Reconcile("no-such-node").ok());
+  EXPECT_EQ(client_.Get(kPods.Namespace("default"), "ghost").status().code(), Code::kNotFound);
+  EXPECT_EQ(Get(kPods, "default", "plain")["status"]["phase"], "Running");  // node-1's pods are not orphans
+}
+
 }  // namespace
 }  // namespace berth::controllers::nodelifecycle
