@@ -336,6 +336,15 @@ expect ns-gone 'NotFound'
 run ns-content-gone 0 "$KUBECTL" get localqueues -A
 expect_not ns-content-gone 'training-queue'
 
+# Every attack below runs while a canary pod of another namespace runs; it must
+# keep running, unrestarted, under the same server process.
+run canary-ns 0 "$KUBECTL" create namespace canary
+run canary 0 "$KUBECTL" run canary -n canary --image=busybox --restart=Never --command -- sleep 3600
+canary_running() { [ "$("$KUBECTL" get pod canary -n canary -o 'jsonpath={.status.phase}')" = Running ]; }
+wait_until 30 canary_running || fail "canary pod not Running"
+CANARY_STARTED=$("$KUBECTL" get pod canary -n canary -o 'jsonpath={.status.containerStatuses[0].state.running.startedAt}')
+SERVER_PID_BEFORE=$SERVER_PID
+
 # An oversized body is refused with 413 and the server keeps serving (it used
 # to abort: a GCC 12 coroutine temporary destroyed twice).
 python3 -c "import json; print(json.dumps({'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'too-big'},'data':{'k':'x'*3300000}}))" >"$WORK/too-big.json"
@@ -374,6 +383,22 @@ expect cm-too-big 'ConfigMap "too-much" is invalid: : Too long: may not be more 
 python3 -c "import json; print(json.dumps({'apiVersion':'v1','kind':'Pod','metadata':{'name':'huge','namespace':'team-a'},'spec':{'containers':[{'name':'c','image':'busybox'}],'volumes':[{'name':'v','csi':{'driver':'d','blob':'x'*1700000}}]}}))" >"$WORK/huge-pod.json"
 run huge-pod 1 "$KUBECTL" create -f "$WORK/huge-pod.json"
 expect huge-pod '^Error from server: error when creating ".*huge-pod\.json": etcdserver: request is too large$'
+# 200,000 aliases of one 64 KiB anchor in 3 MB of YAML (13 GB once expanded: the server's
+# RSS reached 10 GB).
+python3 -c "
+print('apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: bomb\ndata:\n  a: &a ' + 'x'*65536 + '\n  b: [' + ','.join(['*a']*200000) + ']')" >"$WORK/alias-bomb.yaml"
+run alias-bomb 1 "$KUBECTL" create --raw '/api/v1/namespaces/default/configmaps?dryRun=All' -f "$WORK/alias-bomb.yaml"
+expect alias-bomb 'excessive aliasing'
+# generateName without a name (Kueue's own sample-job.yaml is written so).
+cat >"$WORK/generate-name.yaml" <<'YAML'
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  generateName: sample-
+  namespace: team-a
+YAML
+run generate-name 0 "$KUBECTL" create -f "$WORK/generate-name.yaml"
+expect generate-name '^configmap/sample-[a-z0-9]{5} created$'
 # System namespaces stay.
 for ns in default kube-system kube-public kube-node-lease; do
   run "delete-$ns" 1 "$KUBECTL" delete namespace "$ns"
@@ -381,6 +406,12 @@ for ns in default kube-system kube-public kube-node-lease; do
 done
 run after-limits 0 "$KUBECTL" get ns kube-node-lease -o name
 expect after-limits '^namespace/kube-node-lease$'
+# The canary ran through every attack: same start, no restart, same server.
+run canary-after 0 "$KUBECTL" get pod canary -n canary \
+  -o 'jsonpath={.status.phase} {.status.containerStatuses[0].restartCount} {.status.containerStatuses[0].state.running.startedAt}'
+expect canary-after "^Running 0 $CANARY_STARTED\$"
+[ "$SERVER_PID" = "$SERVER_PID_BEFORE" ] && kill -0 "$SERVER_PID" || fail "the server process changed or died during the attacks"
+run canary-delete 0 "$KUBECTL" delete namespace canary --wait=false
 
 # logs of pods that ran: the embedded node agent (node-0) runs each container's
 # command as a real process and keeps its output.
