@@ -5,6 +5,7 @@
 #include "client/indexer.h"
 #include "controllers/jobs/batchjob/batchjob_integration.h"
 #include "controllers/jobs/batchjob/job_controller.h"
+#include "controllers/jobs/batchjob/ttl_after_finished.h"
 #include "controllers/jobs/jobset/jobset_controller.h"
 #include "controllers/jobs/jobset/jobset_integration.h"
 #include "controllers/jobs/pytorchjob/pytorchjob_controller.h"
@@ -114,6 +115,15 @@ ControllerManager::ControllerManager(client::Client& client, Clock& clock, Contr
     ReconcileLoop& job_loop = add_loop("job-controller", [this](const std::string& k) { return jobs_->Reconcile(k); });
     job_loop.Watch(batch_jobs, ObjectKey());
     job_loop.Watch(pods, ControllerOwnerKey("batch/v1", "Job"));
+
+    job_ttl_ = std::make_unique<jobs::batchjob::TtlAfterFinishedController>(client_, batch_jobs, clock_);
+    ttl_loop_ = &add_loop("ttl-after-finished", [this](const std::string& k) {
+      StatusOr<Duration> again = job_ttl_->Reconcile(k);
+      if (!again.ok()) return again.status();
+      if (*again > Duration::zero()) ttl_loop_->queue().AddAfter(k, *again);  // when it expires
+      return Status::Ok();
+    });
+    ttl_loop_->Watch(batch_jobs, ObjectKey());
 
     jobsets_ = std::make_unique<jobs::jobset::JobSetController>(client_, clock_, recorder_);
     ReconcileLoop& jobset_loop =

@@ -17,10 +17,13 @@
 //                     cluster/namespaced training runtimes (every TrainJob
 //                     referencing the changed runtime by name)
 //       PyTorchJob  ← pytorchjobs, pods (controller owner PyTorchJob)
+//       TTL after finished ← jobs (finished Jobs deleted after their
+//                     spec.ttlSecondsAfterFinished)
 //     and a resync every options.resync_period;
 //   - SchedulerController (controllers/scheduler): pod placement;
 //   - NodeLifecycleController (controllers/nodelifecycle): nodes whose agent
-//     stopped renewing its Lease become unreachable and their pods fail.
+//     stopped renewing its Lease become unreachable and their pods fail;
+//     pods bound to a node that no longer exists are collected.
 // Everything goes through client::Client, so the manager runs unchanged
 // against the in-process API server or a remote one over HTTP.
 //
@@ -53,7 +56,8 @@ class SchedulerController;
 }
 namespace jobs::batchjob {
 class JobController;
-}
+class TtlAfterFinishedController;
+}  // namespace jobs::batchjob
 namespace jobs::jobset {
 class JobSetController;
 }
@@ -105,11 +109,13 @@ class ControllerManager {
   std::unique_ptr<kueue::KueueController> kueue_;
   std::unique_ptr<scheduler::SchedulerController> scheduler_;
   std::unique_ptr<jobs::batchjob::JobController> jobs_;
+  std::unique_ptr<jobs::batchjob::TtlAfterFinishedController> job_ttl_;
   std::unique_ptr<jobs::jobset::JobSetController> jobsets_;
   std::unique_ptr<jobs::trainjob::TrainJobController> trainjobs_;
   std::unique_ptr<jobs::pytorchjob::PyTorchJobController> pytorchjobs_;
   std::unique_ptr<nodelifecycle::NodeLifecycleController> node_lifecycle_;
   ReconcileLoop* node_loop_ = nullptr;
+  ReconcileLoop* ttl_loop_ = nullptr;
   std::vector<std::unique_ptr<ReconcileLoop>> loops_;
   bool started_ = false;
   bool stopped_ = false;

@@ -6,7 +6,6 @@
 // removes it. Controllers are driven synchronously (Settle); nothing waits on time.
 
 #include <gtest/gtest.h>
-
 #include <set>
 #include <thread>
 
@@ -106,21 +105,24 @@ class JobControllersTest : public kueue::testing::KueueTestEnv {
   // WorkloadPriorityClass "high" of 01-priorities.yaml;
   // the LocalQueue only when `local_queue`.
   void CreateQueues(bool local_queue) {
-    Create(kResourceFlavors, "", {{"apiVersion", kKueueApiVersion}, {"kind", "ResourceFlavor"},
-                                  {"metadata", {{"name", "default-flavor"}}}});
-    Create(kClusterQueues, "",
-           api::Object::parse(R"({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue",
+    Create(kResourceFlavors, "",
+           {{"apiVersion", kKueueApiVersion}, {"kind", "ResourceFlavor"}, {"metadata", {{"name", "default-flavor"}}}});
+    Create(kClusterQueues, "", api::Object::parse(R"({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue",
              "metadata": {"name": "cluster-queue"},
              "spec": {"namespaceSelector": {},
                "resourceGroups": [{"coveredResources": ["cpu", "memory"], "flavors": [{"name": "default-flavor",
                  "resources": [{"name": "cpu", "nominalQuota": "5"}, {"name": "memory", "nominalQuota": "36Gi"}]}]}]}})"));
-    Create(kWorkloadPriorityClasses, "", {{"apiVersion", kKueueApiVersion}, {"kind", "WorkloadPriorityClass"},
-                                          {"metadata", {{"name", "high"}}}, {"value", 1000}});
+    Create(kWorkloadPriorityClasses, "",
+           {{"apiVersion", kKueueApiVersion},
+            {"kind", "WorkloadPriorityClass"},
+            {"metadata", {{"name", "high"}}},
+            {"value", 1000}});
     if (local_queue) CreateLocalQueue();
   }
   void CreateLocalQueue() {
     Create(kLocalQueues, "team-a",
-           {{"apiVersion", kKueueApiVersion}, {"kind", "LocalQueue"},
+           {{"apiVersion", kKueueApiVersion},
+            {"kind", "LocalQueue"},
             {"metadata", {{"name", "lq-team-a"}, {"namespace", "team-a"}}},
             {"spec", {{"clusterQueue", "cluster-queue"}}}});
   }
@@ -238,8 +240,8 @@ TEST_F(JobControllersTest, RuntimeEditAfterSnapshotDoesNotChangeJobSet) {
   Create(kTrainJobs, "team-a", SeedTrainJob());
   Settle();
   api::Object rt = Get(kRuntimes, "", "torch-distributed");
-  rt["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]["containers"][0]["image"] =
-      "edited:latest";
+  rt["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]["containers"][0]
+    ["image"] = "edited:latest";
   Update(kRuntimes, rt);
   CreateLocalQueue();
   Settle();
@@ -381,7 +383,8 @@ api::Object SeedPyTorchJob() {
   };
   return {{"apiVersion", "kubeflow.org/v1"},
           {"kind", "PyTorchJob"},
-          {"metadata", {{"name", "ddp"}, {"namespace", "team-a"}, {"labels", {{"kueue.x-k8s.io/queue-name", "lq-team-a"}}}}},
+          {"metadata",
+           {{"name", "ddp"}, {"namespace", "team-a"}, {"labels", {{"kueue.x-k8s.io/queue-name", "lq-team-a"}}}}},
           {"spec", {{"pytorchReplicaSpecs", {{"Master", replica(1)}, {"Worker", replica(8)}}}}}};
 }
 
