@@ -7,6 +7,7 @@
 #include "api/conditions.h"
 #include "api/kueue_job_webhook.h"
 #include "api/priority_admission.h"
+#include "api/registry.h"
 #include "api/unstructured.h"
 #include "controllers/kueue/decoder.h"
 #include "controllers/kueue/workload_lifecycle.h"
@@ -77,11 +78,31 @@ bool SamePodSet(const PodSet& job_set, const api::Object& template_spec, int64_t
   return ignore_tolerations || Field(a, "tolerations") == Field(b, "tolerations");
 }
 
+// Workload podSets as the API server stores them: pruned and defaulted by the Workload
+// schema. Both sides of the comparison go through it: a kind may derive templates its own
+// schema never defaulted (the PyTorchJob port without `protocol: TCP`), and a Workload
+// written without the server (tests' fake client) has no defaults.
+api::Object PodSetsAsStored(api::Object pod_sets) {
+  const api::Schema* schema = api::Registry::Default().SchemaFor({"kueue.x-k8s.io", "v1beta2", "Workload"});
+  if (schema == nullptr) return pod_sets;
+  api::Object wl = {
+      {"apiVersion", kKueueApiVersion}, {"kind", "Workload"}, {"spec", {{"podSets", std::move(pod_sets)}}}};
+  schema->Prune(&wl);
+  schema->Default(&wl);
+  return ArrayAt(ObjectAt(wl, "spec"), "podSets");
+}
+
 }  // namespace
 
 bool EquivalentToWorkload(const GenericJob& job, const api::Object& wl) {
-  const std::vector<PodSet> job_sets = job.PodSets();
-  const api::Object& wl_sets = ArrayAt(ObjectAt(wl, "spec"), "podSets");
+  std::vector<PodSet> job_sets = job.PodSets();
+  api::Object derived = api::Object::array();
+  for (const PodSet& ps : job_sets) derived.push_back(ps.ToWorkloadPodSet());
+  derived = PodSetsAsStored(std::move(derived));
+  for (size_t i = 0; i < job_sets.size() && i < derived.size(); ++i) {
+    job_sets[i].template_spec = Field(derived[i], "template");
+  }
+  const api::Object wl_sets = PodSetsAsStored(ArrayAt(ObjectAt(wl, "spec"), "podSets"));
   if (wl_sets.size() != job_sets.size()) return false;
   const api::Object& admission = NestedField(wl, {"status", "admission"});
   const bool reserved = IsConditionTrue(wl, "QuotaReserved") && admission.is_object();

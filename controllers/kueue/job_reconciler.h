@@ -83,7 +83,9 @@ struct JobReconcilerOptions {
   bool manage_jobs_without_queue_name = false;
 };
 
-// Kueue's equivalentToWorkload: the job's podSets match the Workload's — same number, and
+// Kueue's equivalentToWorkload: the job's podSets match the Workload's, both pruned and
+// defaulted by the Workload schema first (api::Registry::Default(), as the API server
+// stores a Workload; Kueue compares defaulted Go structs) — same number, and
 // for each (by position) the count, initContainers and containers; tolerations too while
 // the Workload holds no quota (once admitted they carry the flavors' tolerations). When the
 // Workload holds quota the counts are those of status.admission.podSetAssignments
