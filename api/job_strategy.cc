@@ -1,5 +1,6 @@
 #include "api/job_strategy.h"
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <utility>
@@ -13,6 +14,8 @@ namespace berth::api {
 namespace {
 
 constexpr int64_t kMaxInt32 = 2147483647;
+// apivalidation.FieldImmutableErrorMsg.
+constexpr std::string_view kFieldIsImmutable = "field is immutable";
 
 // obj[key] as an object, created when absent or null; nullptr when it holds
 // something else (left for schema validation).
@@ -65,8 +68,8 @@ std::string GoStringMap(const Object* labels) {
 
 // Go's %#v of a metav1.LabelSelector.
 std::string GoLabelSelector(const Object& selector) {
-  std::string out = "v1.LabelSelector{MatchLabels:" + GoStringMap(Find(&selector, "matchLabels")) +
-                    ", MatchExpressions:";
+  std::string out =
+      "v1.LabelSelector{MatchLabels:" + GoStringMap(Find(&selector, "matchLabels")) + ", MatchExpressions:";
   const Object* exprs = Find(&selector, "matchExpressions");
   if (exprs == nullptr || !exprs->is_array()) {
     out += "[]v1.LabelSelectorRequirement(nil)";
@@ -113,6 +116,62 @@ FieldErrorList ValidateJob(const Object& job, bool create) {
   return errs;
 }
 
+// Sets obj[key] to value, or removes the key when value is null.
+void SetOrErase(Object* obj, const char* key, const Object& value) {
+  if (value.is_null()) {
+    obj->erase(key);
+  } else {
+    (*obj)[key] = value;
+  }
+}
+
+// validatePodTemplateUpdate: the old template with the scheduling directives the update
+// may change (AllowMutableSchedulingDirectives) taken from the new one, for comparison.
+Object TemplateWithNewSchedulingDirectives(const Object& old_template, const Object& new_template) {
+  Object out = old_template.is_object() ? old_template : Object::object();
+  const Object& new_spec = Field(new_template, "spec");
+  Object& spec = MutableObject(&out, "spec");
+  const Object& new_affinity = Field(new_spec, "affinity");
+  const Object old_affinity = Field(spec, "affinity");
+  if (new_affinity.is_null() && !old_affinity.is_null()) {
+    // The affinity may be cleared when it held nothing but nodeAffinity.
+    Object rest = old_affinity.is_object() ? old_affinity : Object::object();
+    rest.erase("nodeAffinity");
+    SetOrErase(&spec, "affinity", rest.empty() ? Object() : rest);
+  } else if (!new_affinity.is_null()) {
+    Object affinity = old_affinity.is_object() ? old_affinity : Object::object();
+    SetOrErase(&affinity, "nodeAffinity", Field(new_affinity, "nodeAffinity"));
+    spec["affinity"] = affinity;
+  }
+  for (const char* key : {"nodeSelector", "tolerations", "schedulingGates"})
+    SetOrErase(&spec, key, Field(new_spec, key));
+  Object& meta = MutableObject(&out, "metadata");
+  for (const char* key : {"annotations", "labels"})
+    SetOrErase(&meta, key, NestedField(new_template, {"metadata", key}));
+  return out;
+}
+
+// ValidateImmutableField for a value printed as Go prints a struct (omitted, see the header).
+void ImmutableStruct(const Object& now, const Object& before, const FieldPath& path, FieldErrorList* errs) {
+  if (now == before) return;
+  FieldError e = Invalid(path, nullptr, std::string(kFieldIsImmutable));
+  e.value_omitted = true;
+  errs->push_back(std::move(e));
+}
+
+// ValidateImmutableField for a scalar (printed as the value, null when unset).
+void ImmutableScalar(const Object& now, const Object& before, const FieldPath& path, FieldErrorList* errs) {
+  if (now != before) errs->push_back(Invalid(path, now, std::string(kFieldIsImmutable)));
+}
+
+// Kueue's podsCount: parallelism (1 when unset), at most completions.
+int64_t PodsCount(const Object& spec) {
+  int64_t count = IntAt(spec, "parallelism", 1);
+  const Object& completions = Field(spec, "completions");
+  if (completions.is_number_integer()) count = std::min(count, completions.get<int64_t>());
+  return count;
+}
+
 class JobStrategy final : public Strategy {
  public:
   explicit JobStrategy(KueueJobWebhook webhook) : webhook_(std::move(webhook)) {}
@@ -122,11 +181,27 @@ class JobStrategy final : public Strategy {
     webhook_.Default(obj, kBatchJobFramework, {"spec", "suspend"});
     if (!ManualSelector(*obj)) GenerateJobSelector(obj);
   }
-  void PrepareForUpdate(Object* obj, const Object& old) const override { SetJobDefaults(obj); }
+  void PrepareForUpdate(Object* obj, const Object& old) const override {
+    SetJobDefaults(obj);
+    SuspendOnPodCountChange(obj, old);
+  }
   FieldErrorList ValidateCreate(const Object& obj) const override { return ValidateJob(obj, true); }
-  FieldErrorList ValidateUpdate(const Object& obj, const Object& old) const override { return ValidateJob(obj, false); }
+  FieldErrorList ValidateUpdate(const Object& obj, const Object& old) const override {
+    FieldErrorList errs = ValidateJob(obj, false);
+    for (FieldError& e : ValidateJobSpecUpdate(obj, old)) errs.push_back(std::move(e));
+    return errs;
+  }
 
  private:
+  // See the header ("Kueue-managed Jobs").
+  void SuspendOnPodCountChange(Object* job, const Object& old) const {
+    const Object& spec = Field(*job, "spec");
+    const Object& old_spec = Field(old, "spec");
+    if (!spec.is_object() || BoolAt(spec, "suspend", false) || BoolAt(old_spec, "suspend", false)) return;
+    if (PodsCount(spec) == PodsCount(old_spec) || !webhook_.Manages(*job, kBatchJobFramework)) return;
+    (*job)["spec"]["suspend"] = true;
+  }
+
   const KueueJobWebhook webhook_;
 };
 
@@ -208,8 +283,8 @@ FieldErrorList ValidateJobSelector(const Object& job, bool generated) {
     if (selector != nullptr) {
       auto parsed = LabelSelector::FromJson(*selector);
       if (parsed.ok() && !parsed->Matches(Object{{std::string(kJobControllerUidLabel), uid}})) {
-        errs.push_back(
-            InvalidGoValue(FieldPath("spec").Child("selector"), GoLabelSelector(*selector), "`selector` not auto-generated"));
+        errs.push_back(InvalidGoValue(FieldPath("spec").Child("selector"), GoLabelSelector(*selector),
+                                      "`selector` not auto-generated"));
       }
     }
   }
@@ -223,6 +298,52 @@ FieldErrorList ValidateJobSelector(const Object& job, bool generated) {
     errs.push_back(InvalidGoValue(FieldPath("spec").Child("template").Child("metadata").Child("labels"),
                                   GoStringMap(template_labels), "`selector` does not match template `labels`"));
   }
+  return errs;
+}
+
+FieldErrorList ValidateJobSpecUpdate(const Object& job, const Object& old) {
+  FieldErrorList errs;
+  const Object& spec = Field(job, "spec");
+  const Object& old_spec = Field(old, "spec");
+  const FieldPath path("spec");
+
+  // validateCompletions (ElasticIndexedJob, GA in 1.31).
+  const Object& completions = Field(spec, "completions");
+  if (completions != Field(old_spec, "completions")) {
+    if (Field(spec, "completionMode") != "Indexed") {
+      ImmutableScalar(completions, Field(old_spec, "completions"), path.Child("completions"), &errs);
+    } else if (!completions.is_null() && completions != Field(spec, "parallelism")) {
+      errs.push_back(
+          Invalid(path.Child("completions"), completions, "can only be modified in tandem with spec.parallelism"));
+    }
+  }
+
+  const Object& selector = Field(spec, "selector");
+  if (selector != Field(old_spec, "selector")) {
+    FieldError e = selector.is_object() ? InvalidGoValue(path.Child("selector"), GoLabelSelector(selector),
+                                                         std::string(kFieldIsImmutable))
+                                        : Invalid(path.Child("selector"), nullptr, std::string(kFieldIsImmutable));
+    errs.push_back(std::move(e));
+  }
+
+  // validatePodTemplateUpdate: scheduling directives may change while the Job is suspended
+  // and never started (the registry's validationOptionsForJob, from the OLD Job).
+  const bool mutable_directives =
+      BoolAt(old_spec, "suspend", false) && Field(ObjectAt(old, "status"), "startTime").is_null();
+  const Object& pod_template = Field(spec, "template");
+  ImmutableStruct(pod_template,
+                  mutable_directives ? TemplateWithNewSchedulingDirectives(Field(old_spec, "template"), pod_template)
+                                     : Field(old_spec, "template"),
+                  path.Child("template"), &errs);
+
+  ImmutableScalar(Field(spec, "completionMode"), Field(old_spec, "completionMode"), path.Child("completionMode"),
+                  &errs);
+  ImmutableStruct(Field(spec, "podFailurePolicy"), Field(old_spec, "podFailurePolicy"), path.Child("podFailurePolicy"),
+                  &errs);
+  for (const char* key : {"backoffLimitPerIndex", "managedBy"}) {
+    ImmutableScalar(Field(spec, key), Field(old_spec, key), path.Child(key), &errs);
+  }
+  ImmutableStruct(Field(spec, "successPolicy"), Field(old_spec, "successPolicy"), path.Child("successPolicy"), &errs);
   return errs;
 }
 

@@ -46,9 +46,40 @@
 // Then, on create and update, the template's pod spec as ValidateJobSpec's
 // ValidatePodTemplateSpec checks it: api/pod_validation.h, at spec.template.spec.
 //
-// Not here yet: restartPolicy OnFailure|Never, the immutability of the pod
-// template (except while suspended) and of spec.selector, completions/parallelism
-// bounds beyond the schema's.
+// Update (ValidateJobSpecUpdate, 1.32; the registry's ValidateUpdate runs the create
+// checks above, then these), each `Invalid value: <new value>: field is immutable`:
+//   spec.completions     unless the Job is Indexed (completionMode of the new Job) and the
+//                        new completions equal the new parallelism (elastic Indexed Jobs,
+//                        ElasticIndexedJob GA in 1.31); otherwise an Indexed Job gets
+//                        `spec.completions: Invalid value: 4: can only be modified in tandem
+//                        with spec.parallelism`
+//   spec.selector        (printed as v1.LabelSelector{...})
+//   spec.template        except, while the OLD Job is suspended and has no
+//                        status.startTime (suspended and never started: the registry's
+//                        AllowMutableSchedulingDirectives), its scheduling directives:
+//                        template metadata labels and annotations, spec.nodeSelector,
+//                        tolerations, schedulingGates and affinity.nodeAffinity (affinity
+//                        may be cleared when it held nodeAffinity only)
+//   spec.completionMode, spec.podFailurePolicy, spec.backoffLimitPerIndex,
+//   spec.managedBy, spec.successPolicy
+// parallelism, suspend, activeDeadlineSeconds, backoffLimit and ttlSecondsAfterFinished
+// stay mutable. Upstream prints a struct value (the template, podFailurePolicy,
+// successPolicy) as Go's %#v of the internal type (kilobytes of core.PodTemplateSpec{...});
+// berth omits those values: `spec.template: Invalid value: field is immutable`. The
+// cause's field names the path either way, which is what kubectl prints per error.
+//
+// Kueue-managed Jobs (KueueJobWebhook::Manages) — berth's departure from Kueue, whose
+// webhook accepts the change and whose job reconciler suspends the Job only once it
+// notices (pkg/controller/jobframework/reconciler.go ensureOneWorkload, "No matching
+// Workload"): an update of a running Job (suspend false before and after) that changes its
+// pod count (Kueue's podsCount: parallelism, at most completions) is stored with
+// spec.suspend = true. Between the write and the reconciler's reaction the Job controller
+// would otherwise create pods beyond the admitted count (parallelism 1 → 8 on a one-GPU
+// ClusterQueue ran 8 GPU pods). The Kueue job reconciler then deletes the Workload that no
+// longer matches and creates one that queues again (controllers/kueue/job_reconciler.h).
+//
+// Not here yet: restartPolicy OnFailure|Never, completions/parallelism bounds beyond the
+// schema's.
 //
 // Thread-safety: stateless functions; the strategy is immutable.
 #pragma once
@@ -86,6 +117,10 @@ void GenerateJobSelector(Object* job);
 // The selector rules above (create: generated = true checks the generated
 // selector unless manualSelector; update: generated = false, the template match only).
 FieldErrorList ValidateJobSelector(const Object& job, bool generated);
+
+// The update rules above (immutability and the elastic Indexed Job rule) of `job` over
+// `old`, both batch/v1 Jobs as stored (defaulted).
+FieldErrorList ValidateJobSpecUpdate(const Object& job, const Object& old);
 
 // Registers the batch/Job strategy (with Kueue's job webhook as `kueue` says).
 void RegisterJobStrategies(StrategyRegistry* registry, const KueueJobWebhookOptions& kueue = {});

@@ -1,11 +1,13 @@
-// batch/v1 Job create through the real admission pipeline: SetDefaults_Job, the
-// generated selector and controller-uid labels of Kubernetes 1.32, and the error for a
-// user selector without manualSelector.
+// batch/v1 Job create and update through the real admission pipeline: SetDefaults_Job, the
+// generated selector and controller-uid labels of Kubernetes 1.32, the error for a
+// user selector without manualSelector, the fields an update may not change
+// (ValidateJobSpecUpdate) and the suspend Kueue's managed Jobs get when their pod count
+// changes while running.
 #include "api/job_strategy.h"
 
 #include <gtest/gtest.h>
-
 #include <string>
+#include <vector>
 
 #include "api/admission_pipeline.h"
 #include "api/registry.h"
@@ -42,12 +44,11 @@ TEST(JobStrategyTest, CreateGeneratesSelectorLabelsAndDefaults) {
   const std::string uid = job["metadata"]["uid"].get<std::string>();
   ASSERT_FALSE(uid.empty());
   EXPECT_EQ(job["spec"]["selector"], Object({{"matchLabels", {{"batch.kubernetes.io/controller-uid", uid}}}}));
-  EXPECT_EQ(job["spec"]["template"]["metadata"]["labels"],
-            Object({{"app", "pi"},
-                    {"batch.kubernetes.io/controller-uid", uid},
-                    {"batch.kubernetes.io/job-name", "pi"},
-                    {"controller-uid", uid},
-                    {"job-name", "pi"}}));
+  EXPECT_EQ(job["spec"]["template"]["metadata"]["labels"], Object({{"app", "pi"},
+                                                                   {"batch.kubernetes.io/controller-uid", uid},
+                                                                   {"batch.kubernetes.io/job-name", "pi"},
+                                                                   {"controller-uid", uid},
+                                                                   {"job-name", "pi"}}));
   // SetDefaults_Job: the Job's labels from the template's (before the generated ones).
   EXPECT_EQ(job["metadata"]["labels"], Object({{"app", "pi"}}));
   const Object& spec = job["spec"];
@@ -66,8 +67,8 @@ TEST(JobStrategyTest, DefaultsKeepWhatIsSet) {
   job["spec"]["backoffLimitPerIndex"] = 1;
   job["spec"]["completionMode"] = "Indexed";
   job["spec"]["completions"] = 4;
-  job["spec"]["podFailurePolicy"] = Object::parse(
-      R"({"rules":[{"action":"Ignore","onPodConditions":[{"type":"DisruptionTarget"}]}]})");
+  job["spec"]["podFailurePolicy"] =
+      Object::parse(R"({"rules":[{"action":"Ignore","onPodConditions":[{"type":"DisruptionTarget"}]}]})");
   SetJobDefaults(&job);
   EXPECT_EQ(job["spec"]["parallelism"], 3);
   EXPECT_EQ(job["spec"]["completions"], 4);
@@ -122,9 +123,10 @@ TEST(JobStrategyTest, ManualSelectorIsKeptAndMustMatchTheTemplate) {
   body["spec"]["selector"] = Object({{"matchLabels", {{"app", "other"}}}});
   auto bad = Create(body.dump());
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.status().message().find("spec.template.metadata.labels: Invalid value: "
-                                        "map[string]string{\"app\":\"pi\"}: `selector` does not match template `labels`"),
-            std::string::npos)
+  EXPECT_NE(
+      bad.status().message().find("spec.template.metadata.labels: Invalid value: "
+                                  "map[string]string{\"app\":\"pi\"}: `selector` does not match template `labels`"),
+      std::string::npos)
       << bad.status().message();
 }
 
@@ -148,6 +150,250 @@ TEST(JobStrategyTest, QueuedJobIsSuspendedByKueuesWebhook) {
   ASSERT_TRUE(w.ok()) << w.status();
   EXPECT_EQ(w->object["spec"]["suspend"], true);
   EXPECT_TRUE(w->object["spec"]["selector"]["matchLabels"].contains("batch.kubernetes.io/controller-uid"));
+}
+
+// The stored Job (create), then running: `suspend` as given, status.startTime when started.
+Object Stored(const std::string& yaml, bool suspend, bool started) {
+  auto w = Create(yaml);
+  EXPECT_TRUE(w.ok()) << w.status();
+  Object job = w.ok() ? w->object : Object::object();
+  job["spec"]["suspend"] = suspend;
+  if (started) job["status"]["startTime"] = "2025-01-01T00:00:00Z";
+  return job;
+}
+
+StatusOr<AdmittedWrite> Update(const Object& stored, const Object& body) {
+  AdmissionPipeline pipeline(Registry::Default(), StrategyRegistry::Default());
+  WriteRequest req;
+  req.operation = Operation::kUpdate;
+  req.object = body;
+  req.old = &stored;
+  return pipeline.Admit(std::move(req));
+}
+
+// The causes of a refused update, as "field: message".
+std::vector<std::string> Causes(const StatusOr<AdmittedWrite>& w) {
+  std::vector<std::string> out;
+  if (w.ok()) return out;
+  for (const StatusCause& c : w.status().causes()) out.push_back(c.field + ": " + c.message);
+  return out;
+}
+
+using Strings = std::vector<std::string>;
+
+TEST(JobUpdateTest, ImmutableFieldsOfARunningJobAreRefusedWithKubernetesMessages) {
+  const Object running = Stored(kJob, /*suspend=*/false, /*started=*/true);
+
+  Object completions = running;
+  completions["spec"]["completions"] = 4;
+  auto w = Update(running, completions);
+  ASSERT_FALSE(w.ok());
+  EXPECT_EQ(w.status().code(), Code::kInvalid);
+  EXPECT_EQ(w.status().message(),
+            "Job.batch \"pi\" is invalid: spec.completions: Invalid value: 4: field is immutable");
+  EXPECT_EQ(Causes(w), Strings{"spec.completions: Invalid value: 4: field is immutable"});
+
+  Object image = running;
+  image["spec"]["template"]["spec"]["containers"][0]["image"] = "python";
+  EXPECT_EQ(Causes(Update(running, image)), Strings{"spec.template: Invalid value: field is immutable"});
+
+  Object requests = running;
+  requests["spec"]["template"]["spec"]["containers"][0]["resources"] = {{"requests", {{"cpu", "2"}}}};
+  EXPECT_EQ(Causes(Update(running, requests)), Strings{"spec.template: Invalid value: field is immutable"});
+
+  // A running Job's scheduling directives are part of the template too.
+  Object node_selector = running;
+  node_selector["spec"]["template"]["spec"]["nodeSelector"] = {{"gpu", "a100"}};
+  EXPECT_EQ(Causes(Update(running, node_selector)), Strings{"spec.template: Invalid value: field is immutable"});
+
+  Object mode = running;
+  mode["spec"]["completionMode"] = "Indexed";
+  EXPECT_EQ(Causes(Update(running, mode)),
+            Strings{"spec.completionMode: Invalid value: \"Indexed\": field is immutable"});
+
+  Object policy = running;
+  policy["spec"]["podFailurePolicy"] =
+      Object::parse(R"({"rules":[{"action":"FailJob","onExitCodes":{"operator":"In","values":[42]}}]})");
+  EXPECT_EQ(Causes(Update(running, policy)), Strings{"spec.podFailurePolicy: Invalid value: field is immutable"});
+
+  Object per_index = running;
+  per_index["spec"]["backoffLimitPerIndex"] = 2;
+  EXPECT_EQ(Causes(Update(running, per_index)),
+            Strings{"spec.backoffLimitPerIndex: Invalid value: 2: field is immutable"});
+
+  Object managed_by = running;
+  managed_by["spec"]["managedBy"] = "kueue.x-k8s.io/multikueue";
+  EXPECT_EQ(Causes(Update(running, managed_by)),
+            Strings{"spec.managedBy: Invalid value: \"kueue.x-k8s.io/multikueue\": field is immutable"});
+
+  Object success = running;
+  success["spec"]["successPolicy"] = Object::parse(R"({"rules":[{"succeededCount":1}]})");
+  EXPECT_EQ(Causes(Update(running, success)), Strings{"spec.successPolicy: Invalid value: field is immutable"});
+
+  const std::string uid = running["metadata"]["uid"].get<std::string>();
+  Object selector = running;
+  selector["spec"]["selector"]["matchLabels"]["app"] = "pi";
+  EXPECT_EQ(Causes(Update(running, selector)),
+            Strings{"spec.selector: Invalid value: v1.LabelSelector{MatchLabels:map[string]string{\"app\":\"pi\", "
+                    "\"batch.kubernetes.io/controller-uid\":\"" +
+                    uid + "\"}, MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: field is immutable"});
+
+  // Several at once: one 422 listing each, in upstream's order.
+  Object several = running;
+  several["spec"]["completions"] = 2;
+  several["spec"]["completionMode"] = "Indexed";
+  several["spec"]["template"]["spec"]["containers"][0]["image"] = "python";
+  EXPECT_EQ(Causes(Update(running, several)),
+            (Strings{"spec.completions: Invalid value: 2: can only be modified in tandem with spec.parallelism",
+                     "spec.template: Invalid value: field is immutable",
+                     "spec.completionMode: Invalid value: \"Indexed\": field is immutable"}));
+}
+
+TEST(JobUpdateTest, ParallelismSuspendAndDeadlinesStayMutable) {
+  const Object running = Stored(kJob, false, true);
+  Object body = running;
+  body["spec"]["parallelism"] = 3;
+  body["spec"]["suspend"] = true;
+  body["spec"]["activeDeadlineSeconds"] = 600;
+  body["spec"]["backoffLimit"] = 2;
+  body["spec"]["ttlSecondsAfterFinished"] = 60;
+  body["metadata"]["labels"]["team"] = "a";
+  auto w = Update(running, body);
+  ASSERT_TRUE(w.ok()) << w.status();
+  EXPECT_EQ(w->object["spec"]["parallelism"], 3);
+  EXPECT_EQ(w->object["spec"]["suspend"], true);
+  EXPECT_EQ(w->object["spec"]["activeDeadlineSeconds"], 600);
+}
+
+TEST(JobUpdateTest, SchedulingDirectivesOfASuspendedNeverStartedJobAreMutable) {
+  const Object suspended = Stored(kJob, /*suspend=*/true, /*started=*/false);
+  Object body = suspended;
+  Object& spec = body["spec"]["template"]["spec"];
+  spec["nodeSelector"] = {{"cloud.google.com/gke-accelerator", "a100"}};
+  spec["tolerations"] = Object::parse(R"([{"key":"gpu","operator":"Exists","effect":"NoSchedule"}])");
+  spec["schedulingGates"] = Object::parse(R"([{"name":"example.com/gate"}])");
+  spec["affinity"] = Object::parse(
+      R"({"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[
+           {"matchExpressions":[{"key":"zone","operator":"In","values":["a"]}]}]}}})");
+  body["spec"]["template"]["metadata"]["labels"]["kueue.x-k8s.io/podset"] = "main";
+  body["spec"]["template"]["metadata"]["annotations"] = {{"note", "x"}};
+  auto w = Update(suspended, body);
+  ASSERT_TRUE(w.ok()) << w.status();
+  EXPECT_EQ(w->object["spec"]["template"]["spec"]["nodeSelector"]["cloud.google.com/gke-accelerator"], "a100");
+
+  // ...and cleared again (affinity that held nodeAffinity only).
+  auto cleared = Update(w->object, suspended);
+  ASSERT_TRUE(cleared.ok()) << cleared.status();
+
+  // Anything else in the template stays immutable while suspended.
+  Object requests = suspended;
+  requests["spec"]["template"]["spec"]["containers"][0]["resources"] = {{"requests", {{"cpu", "2"}}}};
+  EXPECT_EQ(Causes(Update(suspended, requests)), Strings{"spec.template: Invalid value: field is immutable"});
+  // A podAffinity is not a node scheduling directive.
+  Object pod_affinity = suspended;
+  pod_affinity["spec"]["template"]["spec"]["affinity"] = Object::parse(
+      R"({"podAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":[{"topologyKey":"zone","labelSelector":{}}]}})");
+  EXPECT_EQ(Causes(Update(suspended, pod_affinity)), Strings{"spec.template: Invalid value: field is immutable"});
+
+  // Suspended after it started (status.startTime): the directives are immutable.
+  const Object stopped = Stored(kJob, true, /*started=*/true);
+  Object selector = stopped;
+  selector["spec"]["template"]["spec"]["nodeSelector"] = {{"gpu", "a100"}};
+  EXPECT_EQ(Causes(Update(stopped, selector)), Strings{"spec.template: Invalid value: field is immutable"});
+  // Not suspended before the update (even when the update suspends it): immutable.
+  const Object never_started_running = Stored(kJob, false, false);
+  Object suspend_and_move = never_started_running;
+  suspend_and_move["spec"]["suspend"] = true;
+  suspend_and_move["spec"]["template"]["spec"]["nodeSelector"] = {{"gpu", "a100"}};
+  EXPECT_EQ(Causes(Update(never_started_running, suspend_and_move)),
+            Strings{"spec.template: Invalid value: field is immutable"});
+}
+
+TEST(JobUpdateTest, ElasticIndexedJobChangesCompletionsWithParallelism) {
+  Object indexed = ParseYaml(kJob).value();
+  indexed["spec"]["completionMode"] = "Indexed";
+  indexed["spec"]["completions"] = 2;
+  indexed["spec"]["parallelism"] = 2;
+  const Object running = Stored(indexed.dump(), false, true);
+
+  Object scaled = running;
+  scaled["spec"]["completions"] = 4;
+  scaled["spec"]["parallelism"] = 4;
+  auto w = Update(running, scaled);
+  ASSERT_TRUE(w.ok()) << w.status();
+  EXPECT_EQ(w->object["spec"]["completions"], 4);
+
+  Object completions_only = running;
+  completions_only["spec"]["completions"] = 4;
+  EXPECT_EQ(Causes(Update(running, completions_only)),
+            Strings{"spec.completions: Invalid value: 4: can only be modified in tandem with spec.parallelism"});
+
+  // A NonIndexed Job cannot, even in tandem.
+  const Object non_indexed = Stored(kJob, false, true);
+  Object tandem = non_indexed;
+  tandem["spec"]["completions"] = 4;
+  tandem["spec"]["parallelism"] = 4;
+  EXPECT_EQ(Causes(Update(non_indexed, tandem)), Strings{"spec.completions: Invalid value: 4: field is immutable"});
+}
+
+TEST(JobUpdateTest, RunningKueueJobWhosePodCountChangesIsStoredSuspended) {
+  Object queued = ParseYaml(kJob).value();
+  queued["metadata"]["labels"] = Object({{"kueue.x-k8s.io/queue-name", "lq"}});
+  queued["spec"]["completions"] = 8;
+  queued["spec"]["parallelism"] = 1;
+  const Object running = Stored(queued.dump(), /*suspend=*/false, /*started=*/true);
+
+  Object wider = running;
+  wider["spec"]["parallelism"] = 8;
+  auto w = Update(running, wider);
+  ASSERT_TRUE(w.ok()) << w.status();
+  EXPECT_EQ(w->object["spec"]["parallelism"], 8);
+  EXPECT_EQ(w->object["spec"]["suspend"], true);
+
+  // Other changes leave it running.
+  Object deadline = running;
+  deadline["spec"]["activeDeadlineSeconds"] = 60;
+  auto kept = Update(running, deadline);
+  ASSERT_TRUE(kept.ok()) << kept.status();
+  EXPECT_EQ(kept->object["spec"]["suspend"], false);
+
+  // So does a parallelism change that keeps the pod count (completions 1 caps it at 1).
+  queued["spec"]["completions"] = 1;
+  const Object single = Stored(queued.dump(), false, true);
+  Object single_wider = single;
+  single_wider["spec"]["parallelism"] = 8;
+  auto capped = Update(single, single_wider);
+  ASSERT_TRUE(capped.ok()) << capped.status();
+  EXPECT_EQ(capped->object["spec"]["suspend"], false);
+
+  // A suspended Kueue Job may change its parallelism and stays as the user wrote it.
+  const Object pending = Stored(queued.dump(), true, false);
+  Object pending_wider = pending;
+  pending_wider["spec"]["parallelism"] = 8;
+  auto p = Update(pending, pending_wider);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->object["spec"]["suspend"], true);
+
+  // A Job Kueue does not manage runs with its new parallelism (completions unset: the
+  // count is parallelism).
+  Object work_queue = ParseYaml(kJob).value();
+  work_queue["spec"]["parallelism"] = 2;
+  const Object plain = Stored(work_queue.dump(), false, true);
+  ASSERT_FALSE(plain["spec"].contains("completions"));
+  Object plain_wider = plain;
+  plain_wider["spec"]["parallelism"] = 8;
+  auto v = Update(plain, plain_wider);
+  ASSERT_TRUE(v.ok()) << v.status();
+  EXPECT_EQ(v->object["spec"]["suspend"], false);
+
+  // The same work queue Job, managed by Kueue, is suspended.
+  work_queue["metadata"]["labels"] = Object({{"kueue.x-k8s.io/queue-name", "lq"}});
+  const Object managed = Stored(work_queue.dump(), false, true);
+  Object managed_wider = managed;
+  managed_wider["spec"]["parallelism"] = 8;
+  auto m = Update(managed, managed_wider);
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_EQ(m->object["spec"]["suspend"], true);
 }
 
 }  // namespace

@@ -81,13 +81,16 @@ bool KueueJobWebhook::Default(Object* job, std::string_view framework,
     *suspend = false;
     return true;
   }
-  const bool managed =
-      queued || (options_.manage_jobs_without_queue_name && KueueManagesNamespace(NamespaceOf(*job)));
-  if (!managed || HasControllerOwner(*job)) return false;
+  if (!Manages(*job, framework)) return false;
   Object* suspend = SuspendField(job, suspend_path);
   if (suspend == nullptr || (suspend->is_boolean() && suspend->get<bool>())) return false;
   *suspend = true;
   return true;
+}
+
+bool KueueJobWebhook::Manages(const Object& job, std::string_view framework) const {
+  if (options_.frameworks.count(framework) == 0 || HasControllerOwner(job)) return false;
+  return Queued(job) || (options_.manage_jobs_without_queue_name && KueueManagesNamespace(NamespaceOf(job)));
 }
 
 void RegisterKueueJobStrategies(StrategyRegistry* registry, const KueueJobWebhookOptions& options) {

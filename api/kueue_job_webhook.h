@@ -72,8 +72,7 @@ inline constexpr std::string_view kTrainJobFramework = "trainer.kubeflow.org/tra
 struct KueueJobWebhookOptions {
   // integrations.frameworks: only these kinds are suspended (see above).
   std::set<std::string, std::less<>> frameworks = {std::string(kBatchJobFramework), std::string(kJobSetFramework),
-                                                   std::string(kPyTorchJobFramework),
-                                                   std::string(kTrainJobFramework)};
+                                                   std::string(kPyTorchJobFramework), std::string(kTrainJobFramework)};
   bool manage_jobs_without_queue_name = false;
 };
 
@@ -90,6 +89,11 @@ class KueueJobWebhook {
   // field is at `suspend_path` (e.g. {"spec", "runPolicy", "suspend"}; missing
   // parents are created). Returns true when it changed the object.
   bool Default(Object* job, std::string_view framework, const std::vector<std::string>& suspend_path) const;
+
+  // Whether Kueue manages `job` of `framework` (the three conditions above): the framework
+  // is enabled, the job has no controller owner, and it is queued (or
+  // manageJobsWithoutQueueName covers its namespace).
+  bool Manages(const Object& job, std::string_view framework) const;
 
   const KueueJobWebhookOptions& options() const { return options_; }
 

@@ -25,6 +25,13 @@
 //   IsActive             some pod still exists that has not terminated
 //                        (running or terminating). berth releases an evicted
 //                        workload's quota only once this is false.
+//   ResetStartTime       on stop, after the suspend: clears the status field that makes
+//                        the kind's pod template immutable once the job started, so the
+//                        reconciler can restore and later inject scheduling directives
+//                        (batch/v1 Job: status.startTime, Kueue's Job.Stop "Reset start
+//                        time if necessary, so we can update the scheduling directives";
+//                        api/job_strategy.h). Returns whether the status changed; the
+//                        reconciler writes it with UpdateStatus. Default: nothing.
 //
 // Thread-safety: a GenericJob is used by one reconcile at a time; a
 // JobIntegration is immutable and shared.
@@ -96,6 +103,7 @@ class GenericJob {
   virtual std::optional<JobFinishedState> Finished() const = 0;
   virtual bool PodsReady() const = 0;
   virtual bool IsActive() const = 0;
+  virtual bool ResetStartTime() { return false; }
 };
 
 // A job kind (Kueue's integration framework registration): what it is called and where

@@ -1,13 +1,13 @@
 #include "controllers/kueue/job_reconciler.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
+#include <fmt/format.h>
 #include <set>
 
-#include "api/kueue_job_webhook.h"
 #include "api/conditions.h"
+#include "api/kueue_job_webhook.h"
 #include "api/priority_admission.h"
+#include "api/registry.h"
 #include "api/unstructured.h"
 #include "controllers/kueue/decoder.h"
 #include "controllers/kueue/workload_lifecycle.h"
@@ -43,7 +43,87 @@ client::ObjectPtr FindWorkload(KueueCache& cache, const api::Object& job) {
   return nullptr;
 }
 
+// The pod templates' original nodeSelector and tolerations, as the Workload recorded them
+// (Kueue's GetPodSetsInfoFromWorkload), to restore a stopped job with.
+std::vector<PodSetInfo> OriginalPodSetsInfo(const api::Object& wl) {
+  std::vector<PodSetInfo> original;
+  for (const api::Object& ps : ArrayAt(ObjectAt(wl, "spec"), "podSets")) {
+    PodSetInfo info;
+    info.name = ps.value("name", "main");
+    info.count = ps.value("count", 1);
+    const api::Object& spec = PodSpecOf(ps.value("template", api::Object::object()));
+    if (spec.contains("nodeSelector") && spec["nodeSelector"].is_object()) {
+      for (const auto& [key, value] : spec["nodeSelector"].items()) {
+        if (value.is_string()) info.node_selector[key] = value.get<std::string>();
+      }
+    }
+    if (spec.contains("tolerations") && spec["tolerations"].is_array()) {
+      info.tolerations = spec["tolerations"].get<std::vector<api::Object>>();
+    }
+    original.push_back(std::move(info));
+  }
+  return original;
+}
+
+// Kueue's equality.ComparePodSets: the count, then the pod spec's initContainers and
+// containers (requests, images, commands: what the quota and the pods are made of), and its
+// tolerations unless ignored.
+bool SamePodSet(const PodSet& job_set, const api::Object& template_spec, int64_t count, bool ignore_tolerations) {
+  if (job_set.count != count) return false;
+  const api::Object& a = PodSpecOf(job_set.template_spec);
+  const api::Object& b = PodSpecOf(template_spec);
+  for (std::string_view key : {"initContainers", "containers"}) {
+    if (Field(a, key) != Field(b, key)) return false;
+  }
+  return ignore_tolerations || Field(a, "tolerations") == Field(b, "tolerations");
+}
+
+// Workload podSets as the API server stores them: pruned and defaulted by the Workload
+// schema. Both sides of the comparison go through it: a kind may derive templates its own
+// schema never defaulted (the PyTorchJob port without `protocol: TCP`), and a Workload
+// written without the server (tests' fake client) has no defaults.
+api::Object PodSetsAsStored(api::Object pod_sets) {
+  const api::Schema* schema = api::Registry::Default().SchemaFor({"kueue.x-k8s.io", "v1beta2", "Workload"});
+  if (schema == nullptr) return pod_sets;
+  api::Object wl = {
+      {"apiVersion", kKueueApiVersion}, {"kind", "Workload"}, {"spec", {{"podSets", std::move(pod_sets)}}}};
+  schema->Prune(&wl);
+  schema->Default(&wl);
+  return ArrayAt(ObjectAt(wl, "spec"), "podSets");
+}
+
 }  // namespace
+
+bool EquivalentToWorkload(const GenericJob& job, const api::Object& wl) {
+  std::vector<PodSet> job_sets = job.PodSets();
+  api::Object derived = api::Object::array();
+  for (const PodSet& ps : job_sets) derived.push_back(ps.ToWorkloadPodSet());
+  derived = PodSetsAsStored(std::move(derived));
+  for (size_t i = 0; i < job_sets.size() && i < derived.size(); ++i) {
+    job_sets[i].template_spec = Field(derived[i], "template");
+  }
+  const api::Object wl_sets = PodSetsAsStored(ArrayAt(ObjectAt(wl, "spec"), "podSets"));
+  if (wl_sets.size() != job_sets.size()) return false;
+  const api::Object& admission = NestedField(wl, {"status", "admission"});
+  const bool reserved = IsConditionTrue(wl, "QuotaReserved") && admission.is_object();
+  // running: the counts the admission assigned (Kueue's expectedRunningPodSets).
+  auto matches = [&](bool running) {
+    for (size_t i = 0; i < job_sets.size(); ++i) {
+      const api::Object& ps = wl_sets[i];
+      int64_t count = IntAt(ps, "count", 1);
+      if (running) {
+        const api::Object* psa = FindNamed(ArrayAt(admission, "podSetAssignments"), StringAt(ps, "name"));
+        if (psa != nullptr) count = IntAt(*psa, "count", count);
+      }
+      if (!SamePodSet(job_sets[i], Field(ps, "template"), count, reserved)) return false;
+    }
+    return true;
+  };
+  if (!reserved) return matches(false);
+  // A suspended job is also compared with the Workload's own podSets (Kueue: "do the check
+  // against the non-running info").
+  return matches(true) || (job.IsSuspended() && matches(false));
+}
 
 JobReconciler::JobReconciler(client::Client& client, client::SharedInformerFactory& factory, KueueCache& cache,
                              EventRecorder& recorder, Clock& clock, std::unique_ptr<JobIntegration> integration,
@@ -66,6 +146,30 @@ std::string JobReconciler::WorkloadName(const std::string& job_name, const api::
 Status JobReconciler::UpdateJob(const GenericJob& job) {
   auto ref = integration_->Resource().Namespace(api::Namespace(job.object()));
   return client_.Update(ref, job.object()).status();
+}
+
+StatusOr<bool> JobReconciler::StopJob(std::unique_ptr<GenericJob>* job, const api::Object& wl,
+                                      const std::string& event_message) {
+  const auto ref = integration_->Resource().Namespace(api::Namespace((*job)->object()));
+  bool changed = false;
+  if (!(*job)->IsSuspended()) {
+    (*job)->Suspend();
+    BERTH_ASSIGN_OR_RETURN(api::Object updated, client_.Update(ref, (*job)->object()));
+    *job = integration_->Wrap(std::move(updated));
+    if (!event_message.empty()) recorder_.Event((*job)->object(), kEventTypeNormal, "Stopped", event_message);
+    changed = true;
+  }
+  if ((*job)->ResetStartTime()) {
+    BERTH_ASSIGN_OR_RETURN(api::Object updated, client_.UpdateStatus(ref, (*job)->object()));
+    *job = integration_->Wrap(std::move(updated));
+    changed = true;
+  }
+  if ((*job)->RestorePodSetsInfo(OriginalPodSetsInfo(wl))) {
+    BERTH_ASSIGN_OR_RETURN(api::Object updated, client_.Update(ref, (*job)->object()));
+    *job = integration_->Wrap(std::move(updated));
+    changed = true;
+  }
+  return changed;
 }
 
 Status JobReconciler::UpdateWorkloadStatus(const api::Object& wl) {
@@ -107,11 +211,17 @@ StatusOr<api::Object> JobReconciler::NewWorkload(const GenericJob& job) {
   for (const PodSet& ps : job.PodSets()) {
     pod_sets.push_back(ps.ToWorkloadPodSet());
   }
-  api::Object spec = {{"queueName", Label(obj, kQueueNameLabel)}, {"podSets", pod_sets},
-                      {"priority", priority.first}, {"active", true}};
+  api::Object spec = {{"queueName", Label(obj, kQueueNameLabel)},
+                      {"podSets", pod_sets},
+                      {"priority", priority.first},
+                      {"active", true}};
   if (!priority.second.is_null()) spec["priorityClassRef"] = priority.second;
-  api::Object owner = {{"apiVersion", kind.ApiVersion()}, {"kind", kind.kind}, {"name", api::Name(obj)},
-                       {"uid", api::Uid(obj)}, {"controller", true}, {"blockOwnerDeletion", true}};
+  api::Object owner = {{"apiVersion", kind.ApiVersion()},
+                       {"kind", kind.kind},
+                       {"name", api::Name(obj)},
+                       {"uid", api::Uid(obj)},
+                       {"controller", true},
+                       {"blockOwnerDeletion", true}};
   return api::Object{{"apiVersion", kKueueApiVersion},
                      {"kind", "Workload"},
                      {"metadata",
@@ -126,7 +236,7 @@ Status JobReconciler::Reconcile(const std::string& key) {
   client::ObjectPtr cached = jobs_->GetIndexer().Get(key);
   if (!cached) return Status::Ok();  // the Workload goes with its owner (garbage collection)
   std::unique_ptr<GenericJob> job = integration_->Wrap(*cached);
-  const api::Object& obj = job->object();
+  const api::Object& obj = *cached;  // the job as read (StopJob re-wraps `job` after each write)
   const Time now = clock_.Now();
 
   // 1. Only the label makes a job managed (or manageJobsWithoutQueueName).
@@ -188,6 +298,23 @@ Status JobReconciler::Reconcile(const std::string& key) {
     return Status::Ok();
   }
 
+  // A Workload that no longer matches its job (Kueue's ensureOneWorkload): stop the job,
+  // and once its pods are gone delete the Workload; the next reconcile creates one that
+  // queues again.
+  if (!EquivalentToWorkload(*job, wl)) {
+    BERTH_ASSIGN_OR_RETURN(
+        bool stopping,
+        StopJob(&job, wl, "No matching Workload; restoring pod templates according to existent Workload"));
+    if (stopping || job->IsActive()) return Status::Ok();  // the quota stays held until the pods are gone
+    client::DeleteOptions options;
+    options.preconditions.uid = api::Uid(wl);
+    Status deleted = client_.Delete(kWorkloads.Namespace(api::Namespace(wl)), api::Name(wl), options);
+    if (!deleted.ok()) return deleted.code() == Code::kNotFound ? Status::Ok() : deleted;
+    recorder_.Event(job->object(), kEventTypeNormal, "DeletedWorkload",
+                    "Deleted not matching Workload: " + api::Namespace(wl) + "/" + api::Name(wl));
+    return Status::Ok();
+  }
+
   // waitForPodsReady: the PodsReady condition follows the job's pods.
   if (options_.wait_for_pods_ready) {
     const Condition ready = PodsReadyCondition(wl, job->PodsReady());
@@ -200,28 +327,12 @@ Status JobReconciler::Reconcile(const std::string& key) {
 
   const bool holds_quota = IsConditionTrue(wl, "QuotaReserved");
   const bool evicted = IsConditionTrue(wl, "Evicted");
-  const api::Object& pod_sets = wl["spec"]["podSets"];
 
   // 4. Evicted: stop the job, then release the quota once its pods are gone.
   if (holds_quota && evicted) {
-    if (!job->IsSuspended()) {
-      std::vector<PodSetInfo> original;
-      for (const api::Object& ps : pod_sets) {
-        PodSetInfo info;
-        info.name = ps.value("name", "main");
-        info.count = ps.value("count", 1);
-        const api::Object& spec = PodSpecOf(ps.value("template", api::Object::object()));
-        if (spec.contains("nodeSelector")) info.node_selector = spec["nodeSelector"].get<std::map<std::string, std::string>>();
-        if (spec.contains("tolerations")) info.tolerations = spec["tolerations"].get<std::vector<api::Object>>();
-        original.push_back(std::move(info));
-      }
-      job->Suspend();
-      job->RestorePodSetsInfo(original);
-      BERTH_RETURN_IF_ERROR(UpdateJob(*job));
-      const api::Object* ev = FindCondition(wl, "Evicted");
-      recorder_.Event(obj, kEventTypeNormal, "Stopped", ev ? ev->value("message", "") : "evicted");
-      return Status::Ok();
-    }
+    const api::Object* ev = FindCondition(wl, "Evicted");
+    BERTH_ASSIGN_OR_RETURN(bool stopping, StopJob(&job, wl, ev ? ev->value("message", "") : "evicted"));
+    if (stopping) return Status::Ok();
     if (job->IsActive()) return Status::Ok();  // pods still terminating: keep the quota
     if (ReleaseQuota(&wl, now)) {
       BERTH_RETURN_IF_ERROR(UpdateWorkloadStatus(wl));
@@ -267,6 +378,13 @@ Status JobReconciler::Reconcile(const std::string& key) {
       }
       infos.push_back(std::move(info));
     }
+    // A job stopped before its start time was reset (status.startTime keeps its
+    // template's scheduling directives immutable).
+    if (job->ResetStartTime()) {
+      auto reset = client_.UpdateStatus(integration_->Resource().Namespace(api::Namespace(obj)), job->object());
+      if (!reset.ok()) return reset.status();
+      job = integration_->Wrap(std::move(reset).value());
+    }
     BERTH_RETURN_IF_ERROR(job->RunWithPodSetsInfo(infos));
     BERTH_RETURN_IF_ERROR(UpdateJob(*job));
     recorder_.Event(obj, kEventTypeNormal, "Started",
@@ -275,11 +393,7 @@ Status JobReconciler::Reconcile(const std::string& key) {
   }
 
   // 6. Not admitted: the job must not run.
-  if (!job->IsSuspended()) {
-    job->Suspend();
-    BERTH_RETURN_IF_ERROR(UpdateJob(*job));
-    return Status::Ok();
-  }
+  if (!job->IsSuspended()) return StopJob(&job, wl, "").status();
 
   // 7. A pending workload follows a switch of WorkloadPriorityClass.
   if (!holds_quota) {

@@ -17,8 +17,18 @@
 //      label kueue.x-k8s.io/job-uid; a controller owner reference to the job.
 //      A missing class is a Warning Event and a retry, as Kueue's error.
 //   3. Finished job → Workload Finished=True (Succeeded/Failed).
-//   4. Workload evicted → suspend the job and restore its templates'
-//      nodeSelector/tolerations (Event "Stopped"); once the job reports no
+//   3a. The Workload no longer matches the job (EquivalentToWorkload: a parallelism,
+//      request or container change; Kueue's ensureOneWorkload) → stop the job
+//      (StopJob; Event "Stopped" "No matching Workload; restoring pod templates
+//      according to existent Workload"); once the job reports no active pod, delete the
+//      Workload (uid precondition; Event "DeletedWorkload" "Deleted not matching
+//      Workload: <ns>/<name>"); the next reconcile creates a new one from the job as it
+//      is now, which queues again (step 2). Kueue deletes at once; berth keeps the old
+//      Workload's quota until the pods are gone, as on eviction (departure 4), so the
+//      ClusterQueue never counts less than what runs. The same-write suspend of a running
+//      batch/v1 Job whose pod count changes (api/job_strategy.h) keeps its Job controller
+//      from creating pods beyond the admitted count before this step runs.
+//   4. Workload evicted → stop the job (StopJob, Event "Stopped"); once the job reports no
 //      active pod, release the quota (workload_status.h ReleaseQuota) — never
 //      before (docs/architecture.md, departure 4). Kueue records no Event then;
 //      berth records "Requeued" "... quota released, workload requeued
@@ -28,7 +38,14 @@
 //   5. Workload admitted and job suspended → inject the flavors' nodeLabels
 //      and tolerations and unsuspend (Event "Started" "Admitted by
 //      clusterQueue <cq>").
-//   6. Workload not admitted and job running → suspend it.
+//   6. Workload not admitted and job running → stop it (StopJob, no Event).
+//
+// StopJob (Kueue's stopJob with the batch/v1 Job's custom Stop): suspend the job (one
+// Update), reset its start time (GenericJob::ResetStartTime, an UpdateStatus), restore its
+// templates' nodeSelector/tolerations from the Workload's podSets (an Update), each only
+// when it changes something — separate writes because a started Job's template is
+// immutable until it is suspended and its startTime cleared (api/job_strategy.h).
+// Step 5 also resets a start time left on a suspended job before injecting.
 //   7. Job switched to another WorkloadPriorityClass (label) while pending →
 //      Workload priority and priorityClassRef follow (Kueue PR #7289). A
 //      class's value edit does not re-prioritize (Kueue behaviour,
@@ -43,6 +60,7 @@
 #include <set>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "client/client.h"
 #include "client/informer.h"
@@ -65,6 +83,15 @@ struct JobReconcilerOptions {
   bool manage_jobs_without_queue_name = false;
 };
 
+// Kueue's equivalentToWorkload: the job's podSets match the Workload's, both pruned and
+// defaulted by the Workload schema first (api::Registry::Default(), as the API server
+// stores a Workload; Kueue compares defaulted Go structs) — same number, and
+// for each (by position) the count, initContainers and containers; tolerations too while
+// the Workload holds no quota (once admitted they carry the flavors' tolerations). When the
+// Workload holds quota the counts are those of status.admission.podSetAssignments
+// (expectedRunningPodSets); a suspended job also matches the Workload's own podSets.
+bool EquivalentToWorkload(const GenericJob& job, const api::Object& wl);
+
 class JobReconciler {
  public:
   JobReconciler(client::Client& client, client::SharedInformerFactory& factory, KueueCache& cache,
@@ -84,6 +111,9 @@ class JobReconciler {
   // Priority and its class reference (null when none) for a job.
   StatusOr<std::pair<int32_t, api::Object>> ResolvePriority(const GenericJob& job);
   Status UpdateJob(const GenericJob& job);
+  // StopJob (see above); `*job` is re-wrapped around each written object. Returns whether it
+  // wrote anything. An empty `event_message` records no Event.
+  StatusOr<bool> StopJob(std::unique_ptr<GenericJob>* job, const api::Object& wl, const std::string& event_message);
   Status UpdateWorkloadStatus(const api::Object& wl);
 
   client::Client& client_;

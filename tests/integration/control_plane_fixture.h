@@ -3,7 +3,7 @@
 // (HTTP on an ephemeral port) over a MemoryStore or, for restart tests, a
 // SqliteStore in the test's data directory; the ControllerManager (Kueue
 // admission, the job-kind controllers, placement, node lifecycle); and one
-// NodeAgent "node-0" (cpu 2, memory 4Gi) running pods as real processes. Every
+// NodeAgent "node-0" (cpu 2, memory 4Gi unless SetNodeCapacity) running pods as real processes. Every
 // component talks to the server over HTTP through client::HttpClient.
 //
 // Waits are bounded polls on object state (WaitFor: 90 s of real time), so no
@@ -14,11 +14,10 @@
 // Thread-safety: gtest fixture; use from the test's thread.
 #pragma once
 
-#include <gtest/gtest.h>
-
 #include <chrono>
 #include <filesystem>
 #include <functional>
+#include <gtest/gtest.h>
 #include <memory>
 #include <string>
 #include <thread>
@@ -116,6 +115,9 @@ class ControlPlaneTest : public ::testing::Test {
   // Set before SetUp (in the derived fixture's constructor): the store is
   // SQLite at <dir>/berth.db instead of memory.
   void UseSqliteStore() { sqlite_ = true; }
+  // Set before SetUp: node-0's capacity ("cpu=2,memory=4Gi" unless set;
+  // agent::ParseResourceList syntax, e.g. "cpu=2,memory=4Gi,nvidia.com/gpu=8").
+  void SetNodeCapacity(std::string capacity) { node_capacity_ = std::move(capacity); }
 
   void StartControlPlane() {
     if (sqlite_) {
@@ -135,7 +137,7 @@ class ControlPlaneTest : public ::testing::Test {
     manager_->Start();
     agent::NodeAgentOptions o;
     o.node_name = "node-0";
-    o.capacity = *agent::ParseResourceList("cpu=2,memory=4Gi");
+    o.capacity = *agent::ParseResourceList(node_capacity_);
     o.data_dir = dir_ + "/node-0";
     agent_ = std::make_unique<agent::NodeAgent>(*client_, clock_, o);
     ASSERT_TRUE(agent_->Start().ok());
@@ -235,6 +237,7 @@ class ControlPlaneTest : public ::testing::Test {
   std::unique_ptr<agent::NodeAgent> agent_;
   std::string dir_;
   bool sqlite_ = false;
+  std::string node_capacity_ = "cpu=2,memory=4Gi";
 };
 
 }  // namespace berth::integration

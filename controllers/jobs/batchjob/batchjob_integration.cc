@@ -59,6 +59,11 @@ class BatchJob final : public kueue::GenericJob {
     return IntAt(status, "active", 0) > 0 || IntAt(status, "terminating", 0) > 0;
   }
 
+  bool ResetStartTime() override {
+    auto status = job_.find("status");
+    return status != job_.end() && status->is_object() && status->erase("startTime") > 0;
+  }
+
  private:
   // spec.template.spec, the one podSet's.
   kueue::PodSpecAt PodSpec() {

@@ -5,7 +5,8 @@
 // Complete (or SuccessCriteriaMet) / Failed condition True; pods ready when
 // status.ready + status.succeeded ≥ the podSet count; active while
 // status.active or status.terminating is non-zero (the Job controller's
-// counts of its pods).
+// counts of its pods). Stopping it clears status.startTime (Kueue's Job.Stop), which
+// makes the template's scheduling directives mutable again while suspended.
 //
 // Thread-safety: see job_integration.h.
 #pragma once
