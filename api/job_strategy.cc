@@ -105,10 +105,40 @@ void ValidateHasLabel(const Object* labels, std::string_view key, const std::str
   }
 }
 
-// The selector rules, then ValidateJobSpec's ValidatePodTemplateSpec: the template's pod
-// spec (api/pod_validation.h).
+// validateJobSpec's counts (pkg/apis/batch/validation/validation.go): each must be >= 0
+// when set; maxFailedIndexes needs backoffLimitPerIndex; an Indexed Job needs completions
+// and at most maxParallelismForIndexedJob (100,000) pods at once.
+void ValidateJobCounts(const Object* spec, FieldErrorList* errs) {
+  const FieldPath path("spec");
+  for (const char* field : {"parallelism", "completions", "activeDeadlineSeconds", "backoffLimit",
+                            "ttlSecondsAfterFinished", "backoffLimitPerIndex", "maxFailedIndexes"}) {
+    const Object* value = Find(spec, field);
+    if (value != nullptr && value->is_number_integer() && value->get<int64_t>() < 0) {
+      errs->push_back(Invalid(path.Child(field), *value, "must be greater than or equal to 0"));
+    }
+  }
+  if (Find(spec, "maxFailedIndexes") != nullptr && Find(spec, "backoffLimitPerIndex") == nullptr) {
+    errs->push_back(Required(path.Child("backoffLimitPerIndex"), "when maxFailedIndexes is specified"));
+  }
+  if (StringField(spec, "completionMode") == "Indexed") {
+    constexpr int64_t kMaxParallelismForIndexedJob = 100000;
+    if (Find(spec, "completions") == nullptr)
+      errs->push_back(Required(path.Child("completions"), "when completion mode is Indexed"));
+    const Object* parallelism = Find(spec, "parallelism");
+    if (parallelism != nullptr && parallelism->is_number_integer() &&
+        parallelism->get<int64_t>() > kMaxParallelismForIndexedJob) {
+      errs->push_back(Invalid(path.Child("parallelism"), *parallelism,
+                              "must be less than or equal to 100000 when completion mode is Indexed"));
+    }
+  }
+}
+
+// The counts, the selector rules, then ValidateJobSpec's ValidatePodTemplateSpec: the
+// template's pod spec (api/pod_validation.h).
 FieldErrorList ValidateJob(const Object& job, bool create) {
-  FieldErrorList errs = ValidateJobSelector(job, create);
+  FieldErrorList errs;
+  ValidateJobCounts(Find(&job, "spec"), &errs);
+  for (FieldError& e : ValidateJobSelector(job, create)) errs.push_back(std::move(e));
   for (FieldError& e : ValidatePodSpec(NestedField(job, {"spec", "template", "spec"}),
                                        FieldPath("spec").Child("template").Child("spec"))) {
     errs.push_back(std::move(e));

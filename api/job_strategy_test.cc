@@ -111,6 +111,55 @@ TEST(JobStrategyTest, UserSelectorWithoutManualSelectorIsRejected) {
   EXPECT_NE(w.status().message().find("`selector` not auto-generated"), std::string::npos);
 }
 
+// validateJobSpec's counts: a negative ttlSecondsAfterFinished made the TTL controller
+// delete the Job the moment it finished; a negative parallelism or completions, a
+// negative backoffLimit or deadline, likewise reach the controllers.
+TEST(JobStrategyTest, NegativeCountsAreRefusedFieldByField) {
+  for (const char* field : {"parallelism", "completions", "activeDeadlineSeconds", "backoffLimit",
+                            "ttlSecondsAfterFinished", "backoffLimitPerIndex"}) {
+    Object job = ParseYaml(kJob).value();
+    job["spec"][field] = -1;
+    if (std::string(field) == "backoffLimitPerIndex") {
+      job["spec"]["completionMode"] = "Indexed";
+      job["spec"]["completions"] = 2;
+    }
+    auto w = Create(job.dump());
+    ASSERT_FALSE(w.ok()) << field;
+    EXPECT_EQ(w.status().code(), Code::kInvalid) << field;
+    EXPECT_NE(w.status().message().find("spec." + std::string(field) +
+                                        ": Invalid value: -1: must be greater than or equal to 0"),
+              std::string::npos)
+        << w.status().message();
+  }
+  Object zero = ParseYaml(kJob).value();
+  zero["spec"]["ttlSecondsAfterFinished"] = 0;
+  zero["spec"]["parallelism"] = 0;
+  EXPECT_TRUE(Create(zero.dump()).ok());
+}
+
+TEST(JobStrategyTest, IndexedJobsNeedCompletionsAndBoundedParallelism) {
+  Object job = ParseYaml(kJob).value();
+  job["spec"]["completionMode"] = "Indexed";
+  job["spec"]["parallelism"] = 100001;
+  auto w = Create(job.dump());
+  ASSERT_FALSE(w.ok());
+  EXPECT_NE(w.status().message().find("spec.completions: Required value: when completion mode is Indexed"),
+            std::string::npos)
+      << w.status().message();
+  EXPECT_NE(w.status().message().find(
+                "spec.parallelism: Invalid value: 100001: must be less than or equal to 100000 when completion "
+                "mode is Indexed"),
+            std::string::npos)
+      << w.status().message();
+  Object per_index = ParseYaml(kJob).value();
+  per_index["spec"]["maxFailedIndexes"] = 1;
+  w = Create(per_index.dump());
+  ASSERT_FALSE(w.ok());
+  EXPECT_NE(w.status().message().find("spec.backoffLimitPerIndex: Required value: when maxFailedIndexes is specified"),
+            std::string::npos)
+      << w.status().message();
+}
+
 TEST(JobStrategyTest, ManualSelectorIsKeptAndMustMatchTheTemplate) {
   Object body = ParseYaml(kJob).value();
   body["spec"]["manualSelector"] = true;
