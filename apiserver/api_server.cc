@@ -4,8 +4,13 @@
 
 #include <algorithm>
 #include <deque>
+#include <thread>
+#include <mutex>
+#include <condition_variable>
+#include <functional>
 #include <map>
 #include <optional>
+#include <set>
 
 #include "api/conversion.h"
 #include "api/priority_admission.h"
@@ -154,11 +159,32 @@ class ApiServer::Impl {
   GarbageCollector& gc() { return gc_; }
   PodLogServer& logs() { return logs_; }
 
+  // The thread that removes expired objects (Store::RemoveExpired) every
+  // store::kExpirySweepInterval; Stop is idempotent.
+  void StartExpiry() {
+    std::lock_guard lock(expiry_mu_);
+    if (expiry_thread_.joinable()) return;
+    expiry_stop_ = false;
+    expiry_thread_ = std::thread([this] { ExpiryLoop(); });
+  }
+  void StopExpiry() {
+    {
+      std::lock_guard lock(expiry_mu_);
+      expiry_stop_ = true;
+    }
+    expiry_cv_.notify_all();
+    if (expiry_thread_.joinable()) expiry_thread_.join();
+  }
+
  private:
   // Handle without metrics; the parsed request is copied to *parsed_info
   // when it is not null and the path parsed.
   HandlerResult Route(const HttpRequest& req, std::optional<RequestInfo>* parsed_info);
   HandlerResult HandleNonResource(const HttpRequest& req, const RequestInfo& info);
+  void ExpiryLoop();
+  // /healthz, /livez, /readyz (`endpoint`), or one check of it (`check`), as
+  // staging/src/k8s.io/apiserver/pkg/server/healthz/healthz.go serves them.
+  HttpResponse HealthResponse(const std::string& endpoint, const std::string& check, const QueryParams& query);
   HandlerResult HandleResource(const HttpRequest& req, RequestInfo info);
   // HandleResource once the definition is known.
   HandlerResult HandleResourceOf(const HttpRequest& req, RequestInfo info, const api::ResourceDefinition* def);
@@ -225,6 +251,10 @@ class ApiServer::Impl {
   // What the strategies' admission plugins read (api/strategy.h Admit).
   StoreObjectLookup lookup_;
   PodLogServer logs_;
+  std::mutex expiry_mu_;
+  std::condition_variable expiry_cv_;
+  bool expiry_stop_ = false;
+  std::thread expiry_thread_;
   const api::ResourceDefinition* namespaces_ = nullptr;
   std::map<std::pair<const api::ResourceDefinition*, std::string>, TableConvertor> tables_;
   // Warning header text per deprecated served version.
@@ -262,6 +292,83 @@ HandlerResult ApiServer::Impl::Route(const HttpRequest& req, std::optional<Reque
   return HandleResource(req, std::move(info));
 }
 
+void ApiServer::Impl::ExpiryLoop() {
+  std::unique_lock lock(expiry_mu_);
+  while (!expiry_stop_) {
+    lock.unlock();
+    auto removed = store_.RemoveExpired();
+    if (!removed.ok()) {
+      Logger("apiserver")->debug("removing expired objects: {}", removed.status().message());
+    } else if (*removed > 0) {
+      Logger("apiserver")->debug("removed {} expired objects", *removed);
+    }
+    lock.lock();
+    // A periodic tick (real time, like a socket timeout); what is due is
+    // decided by the store's clock.
+    expiry_cv_.wait_for(lock, store::kExpirySweepInterval, [this] { return expiry_stop_; });
+  }
+}
+
+HttpResponse ApiServer::Impl::HealthResponse(const std::string& endpoint, const std::string& only,
+                                             const QueryParams& query) {
+  struct Check {
+    const char* name;
+    std::function<Status()> run;
+  };
+  std::vector<Check> checks = {{"ping", [] { return Status::Ok(); }}};
+  // The storage check is readiness only: a restart cannot free a disk, and
+  // reads keep working meanwhile (api_server.h).
+  if (endpoint == "readyz") checks.push_back({"etcd", [this] { return store_.Health(); }});
+  HttpResponse r;
+  r.content_type = "text/plain; charset=utf-8";
+  r.headers.emplace_back("X-Content-Type-Options", "nosniff");
+  if (!only.empty()) {  // adaptCheckToHandler
+    auto it = std::find_if(checks.begin(), checks.end(), [&](const Check& c) { return only == c.name; });
+    if (it == checks.end()) return NotFoundResponse();
+    const Status s = it->run();
+    if (!s.ok()) {
+      r.status = 500;
+      r.body = "internal server error: " + s.message() + "\n";
+    } else {
+      r.body = "ok";
+    }
+    return r;
+  }
+  std::set<std::string> excluded;
+  for (const std::string& name : query.GetAll("exclude")) excluded.insert(name);
+  std::string lines;
+  bool failed = false;
+  for (const Check& check : checks) {
+    if (excluded.erase(check.name) != 0) {
+      lines += std::string("[+]") + check.name + " excluded: ok\n";
+      continue;
+    }
+    const Status s = check.run();
+    if (s.ok()) {
+      lines += std::string("[+]") + check.name + " ok\n";
+    } else {
+      // The reason is for the log and the check's own path, not the public list.
+      lines += std::string("[-]") + check.name + " failed: reason withheld\n";
+      Logger("apiserver")->warn("{} check failed: [-]{} failed: {}", endpoint, check.name, s.message());
+      failed = true;
+    }
+  }
+  if (!excluded.empty()) {
+    std::string names;
+    for (const std::string& name : excluded) names += (names.empty() ? "\"" : ",\"") + name + "\"";
+    lines += "warn: some health checks cannot be excluded: no matches for " + names + "\n";
+  }
+  if (failed) {  // always verbose on failure
+    r.status = 500;
+    r.body = lines + endpoint + " check failed\n";
+  } else if (query.Has("verbose")) {
+    r.body = lines + endpoint + " check passed\n";
+  } else {
+    r.body = "ok";
+  }
+  return r;
+}
+
 HandlerResult ApiServer::Impl::HandleNonResource(const HttpRequest& req, const RequestInfo& info) {
   const auto& p = info.parts;
   if (req.method != "GET" && req.method != "HEAD") {
@@ -272,11 +379,8 @@ HandlerResult ApiServer::Impl::HandleNonResource(const HttpRequest& req, const R
     r.body = std::string(kVersionBody);
     return r;
   }
-  if (p.size() == 1 && (p[0] == "healthz" || p[0] == "livez" || p[0] == "readyz")) {
-    HttpResponse r;
-    r.content_type = "text/plain; charset=utf-8";
-    r.body = "ok";
-    return r;
+  if ((p.size() == 1 || p.size() == 2) && (p[0] == "healthz" || p[0] == "livez" || p[0] == "readyz")) {
+    return HealthResponse(p[0], p.size() == 2 ? p[1] : std::string(), info.query);
   }
   const bool aggregated = Discovery::WantsAggregated(req.Header("Accept"));
   if (p.size() == 1 && p[0] == "api") {
@@ -967,6 +1071,7 @@ Status ApiServer::Start() {
   BERTH_RETURN_IF_ERROR(impl_->EnsureSystemNamespaces());
   BERTH_RETURN_IF_ERROR(impl_->EnsureSystemPriorityClasses());
   if (impl_->options().garbage_collector) BERTH_RETURN_IF_ERROR(impl_->gc().Start());
+  if (impl_->options().remove_expired_objects) impl_->StartExpiry();
   return impl_->http_->Start();
 }
 
@@ -977,6 +1082,7 @@ void ApiServer::Stop() {
   impl_->pump().Stop();
   impl_->http_->Stop();
   impl_->gc().Stop();
+  impl_->StopExpiry();
 }
 
 HandlerResult ApiServer::Handle(const HttpRequest& request) { return impl_->Handle(request); }

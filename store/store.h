@@ -119,7 +119,7 @@
 //   when the lease expires: a DELETED event with the last state at the removal
 //   revision, finalizers and deletion grace notwithstanding. RemoveExpired()
 //   carries out the removals that are due by the clock; the API server calls it
-//   periodically. A store reopened from disk starts every TTL afresh at the
+//   every kExpirySweepInterval. A store reopened from disk starts every TTL afresh at the
 //   open, as etcd's lessor extends every lease when a member becomes leader
 //   (server/lease/lessor.go Promote).
 //
@@ -286,10 +286,12 @@ inline constexpr Duration kDefaultEventTtl = std::chrono::hours(1);
 // The resource --event-ttl applies to: core/v1 Events (berth serves no events.k8s.io).
 inline const api::GroupResource kEventsResource{"", "events"};
 // At most this many expired objects are removed by one RemoveExpired call (one
-// commit); the rest wait for the next call. Upstream: etcd's leaseRevokeRate, 1000
-// lease revocations per second (server/lease/lessor.go), with the API server
-// calling RemoveExpired about once a second.
-inline constexpr size_t kMaxExpiriesPerSweep = 1000;
+// commit); the rest wait for the next call. Upstream: etcd's lessor revokes at most
+// leaseRevokeRate / 2 = 500 expired leases per run of revokeExpiredLeases, every
+// 500 ms (server/lease/lessor.go, leaseRevokeRate 1000 per second).
+inline constexpr size_t kMaxExpiriesPerSweep = 500;
+// How often the API server calls RemoveExpired: etcd's lessor runLoop interval, 500 ms.
+inline constexpr Duration kExpirySweepInterval = std::chrono::milliseconds(500);
 
 // The result of DeleteShared: DeleteResult with the stored object shared.
 struct SharedDeleteResult {
