@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <thread>
 
 #include "api/conversion.h"
@@ -142,10 +144,6 @@ class ApiServer::Impl {
   HandlerResult Handle(const HttpRequest& req);
   Status EnsureSystemNamespaces();
   Status EnsureSystemPriorityClasses();
-  // The system objects check every options.system_objects_interval of Clock
-  // time, on a thread of its own that looks at the Clock every second.
-  void StartSystemObjectsLoop();
-  void StopSystemObjectsLoop();
 
   // Set when options.metrics_registry is (request_metrics.h).
   std::unique_ptr<RequestMetrics> request_metrics_;
@@ -154,20 +152,39 @@ class ApiServer::Impl {
   std::vector<std::pair<std::string, NonResourceHandler>> extra_handlers_;
 
   std::unique_ptr<HttpServer> http_;
-  std::thread system_objects_thread_;
-  std::mutex system_objects_mu_;
-  std::condition_variable system_objects_cv_;
-  bool system_objects_stop_ = false;
   WatchPump& pump() { return pump_; }
   const ApiServerOptions& options() const { return options_; }
   GarbageCollector& gc() { return gc_; }
   PodLogServer& logs() { return logs_; }
+
+  // The housekeeping thread: every store::kExpirySweepInterval it removes
+  // expired objects (Store::RemoveExpired, when options.remove_expired_objects),
+  // and every options.system_objects_interval of Clock time it re-creates the
+  // system namespaces and PriorityClasses when missing. Stop is idempotent.
+  void StartHousekeeping() {
+    std::lock_guard lock(housekeeping_mu_);
+    if (housekeeping_thread_.joinable()) return;
+    housekeeping_stop_ = false;
+    housekeeping_thread_ = std::thread([this] { HousekeepingLoop(); });
+  }
+  void StopHousekeeping() {
+    {
+      std::lock_guard lock(housekeeping_mu_);
+      housekeeping_stop_ = true;
+    }
+    housekeeping_cv_.notify_all();
+    if (housekeeping_thread_.joinable()) housekeeping_thread_.join();
+  }
 
  private:
   // Handle without metrics; the parsed request is copied to *parsed_info
   // when it is not null and the path parsed.
   HandlerResult Route(const HttpRequest& req, std::optional<RequestInfo>* parsed_info);
   HandlerResult HandleNonResource(const HttpRequest& req, const RequestInfo& info);
+  void HousekeepingLoop();
+  // /healthz, /livez, /readyz (`endpoint`), or one check of it (`check`), as
+  // staging/src/k8s.io/apiserver/pkg/server/healthz/healthz.go serves them.
+  HttpResponse HealthResponse(const std::string& endpoint, const std::string& check, const QueryParams& query);
   HandlerResult HandleResource(const HttpRequest& req, RequestInfo info);
   // HandleResource once the definition is known.
   HandlerResult HandleResourceOf(const HttpRequest& req, RequestInfo info, const api::ResourceDefinition* def);
@@ -234,6 +251,10 @@ class ApiServer::Impl {
   // What the strategies' admission plugins read (api/strategy.h Admit).
   StoreObjectLookup lookup_;
   PodLogServer logs_;
+  std::mutex housekeeping_mu_;
+  std::condition_variable housekeeping_cv_;
+  bool housekeeping_stop_ = false;
+  std::thread housekeeping_thread_;
   const api::ResourceDefinition* namespaces_ = nullptr;
   std::map<std::pair<const api::ResourceDefinition*, std::string>, TableConvertor> tables_;
   // Warning header text per deprecated served version.
@@ -271,6 +292,92 @@ HandlerResult ApiServer::Impl::Route(const HttpRequest& req, std::optional<Reque
   return HandleResource(req, std::move(info));
 }
 
+void ApiServer::Impl::HousekeepingLoop() {
+  Time next_system_objects_check = clock_.Now() + options_.system_objects_interval;
+  std::unique_lock lock(housekeeping_mu_);
+  while (!housekeeping_stop_) {
+    lock.unlock();
+    if (options_.remove_expired_objects) {
+      auto removed = store_.RemoveExpired();
+      if (!removed.ok()) {
+        Logger("apiserver")->debug("removing expired objects: {}", removed.status().message());
+      } else if (*removed > 0) {
+        Logger("apiserver")->debug("removed {} expired objects", *removed);
+      }
+    }
+    if (clock_.Now() >= next_system_objects_check) {
+      next_system_objects_check = clock_.Now() + options_.system_objects_interval;
+      for (const Status& s : {EnsureSystemNamespaces(), EnsureSystemPriorityClasses()}) {
+        if (!s.ok()) Logger("apiserver")->warn("re-creating the system objects: {}", s.ToString());
+      }
+    }
+    lock.lock();
+    // A periodic tick (real time, like a socket timeout); what is due is
+    // decided by the Clock.
+    housekeeping_cv_.wait_for(lock, store::kExpirySweepInterval, [this] { return housekeeping_stop_; });
+  }
+}
+
+HttpResponse ApiServer::Impl::HealthResponse(const std::string& endpoint, const std::string& only,
+                                             const QueryParams& query) {
+  struct Check {
+    const char* name;
+    std::function<Status()> run;
+  };
+  std::vector<Check> checks = {{"ping", [] { return Status::Ok(); }}};
+  // The storage check is readiness only: a restart cannot free a disk, and
+  // reads keep working meanwhile (api_server.h).
+  if (endpoint == "readyz") checks.push_back({"etcd", [this] { return store_.Health(); }});
+  HttpResponse r;
+  r.content_type = "text/plain; charset=utf-8";
+  r.headers.emplace_back("X-Content-Type-Options", "nosniff");
+  if (!only.empty()) {  // adaptCheckToHandler
+    auto it = std::find_if(checks.begin(), checks.end(), [&](const Check& c) { return only == c.name; });
+    if (it == checks.end()) return NotFoundResponse();
+    const Status s = it->run();
+    if (!s.ok()) {
+      r.status = 500;
+      r.body = "internal server error: " + s.message() + "\n";
+    } else {
+      r.body = "ok";
+    }
+    return r;
+  }
+  std::set<std::string> excluded;
+  for (const std::string& name : query.GetAll("exclude")) excluded.insert(name);
+  std::string lines;
+  bool failed = false;
+  for (const Check& check : checks) {
+    if (excluded.erase(check.name) != 0) {
+      lines += std::string("[+]") + check.name + " excluded: ok\n";
+      continue;
+    }
+    const Status s = check.run();
+    if (s.ok()) {
+      lines += std::string("[+]") + check.name + " ok\n";
+    } else {
+      // The reason is for the log and the check's own path, not the public list.
+      lines += std::string("[-]") + check.name + " failed: reason withheld\n";
+      Logger("apiserver")->warn("{} check failed: [-]{} failed: {}", endpoint, check.name, s.message());
+      failed = true;
+    }
+  }
+  if (!excluded.empty()) {
+    std::string names;
+    for (const std::string& name : excluded) names += (names.empty() ? "\"" : ",\"") + name + "\"";
+    lines += "warn: some health checks cannot be excluded: no matches for " + names + "\n";
+  }
+  if (failed) {  // always verbose on failure
+    r.status = 500;
+    r.body = lines + endpoint + " check failed\n";
+  } else if (query.Has("verbose")) {
+    r.body = lines + endpoint + " check passed\n";
+  } else {
+    r.body = "ok";
+  }
+  return r;
+}
+
 HandlerResult ApiServer::Impl::HandleNonResource(const HttpRequest& req, const RequestInfo& info) {
   const auto& p = info.parts;
   if (req.method != "GET" && req.method != "HEAD") {
@@ -281,11 +388,8 @@ HandlerResult ApiServer::Impl::HandleNonResource(const HttpRequest& req, const R
     r.body = std::string(kVersionBody);
     return r;
   }
-  if (p.size() == 1 && (p[0] == "healthz" || p[0] == "livez" || p[0] == "readyz")) {
-    HttpResponse r;
-    r.content_type = "text/plain; charset=utf-8";
-    r.body = "ok";
-    return r;
+  if ((p.size() == 1 || p.size() == 2) && (p[0] == "healthz" || p[0] == "livez" || p[0] == "readyz")) {
+    return HealthResponse(p[0], p.size() == 2 ? p[1] : std::string(), info.query);
   }
   const bool aggregated = Discovery::WantsAggregated(req.Header("Accept"));
   if (p.size() == 1 && p[0] == "api") {
@@ -961,32 +1065,6 @@ Status ApiServer::Impl::EnsureSystemPriorityClasses() {
   return Status::Ok();
 }
 
-void ApiServer::Impl::StartSystemObjectsLoop() {
-  system_objects_thread_ = std::thread([this] {
-    Time next = clock_.Now() + options_.system_objects_interval;
-    std::unique_lock<std::mutex> lock(system_objects_mu_);
-    while (!system_objects_stop_) {
-      system_objects_cv_.wait_for(lock, std::chrono::seconds(1));
-      if (system_objects_stop_ || clock_.Now() < next) continue;
-      next = clock_.Now() + options_.system_objects_interval;
-      lock.unlock();
-      for (Status s : {EnsureSystemNamespaces(), EnsureSystemPriorityClasses()}) {
-        if (!s.ok()) Logger("apiserver")->warn("re-creating the system objects: {}", s.ToString());
-      }
-      lock.lock();
-    }
-  });
-}
-
-void ApiServer::Impl::StopSystemObjectsLoop() {
-  {
-    std::lock_guard<std::mutex> lock(system_objects_mu_);
-    system_objects_stop_ = true;
-  }
-  system_objects_cv_.notify_all();
-  if (system_objects_thread_.joinable()) system_objects_thread_.join();
-}
-
 // ---------------------------------------------------------------------------
 
 ApiServer::ApiServer(const api::Registry& registry, const api::AdmissionPipeline& pipeline, store::Store& store,
@@ -1004,18 +1082,18 @@ Status ApiServer::Start() {
   BERTH_RETURN_IF_ERROR(impl_->EnsureSystemPriorityClasses());
   if (impl_->options().garbage_collector) BERTH_RETURN_IF_ERROR(impl_->gc().Start());
   BERTH_RETURN_IF_ERROR(impl_->http_->Start());
-  impl_->StartSystemObjectsLoop();
+  impl_->StartHousekeeping();
   return Status::Ok();
 }
 
 uint16_t ApiServer::port() const { return impl_->http_->port(); }
 
 void ApiServer::Stop() {
-  impl_->StopSystemObjectsLoop();
   impl_->logs().Stop();
   impl_->pump().Stop();
   impl_->http_->Stop();
   impl_->gc().Stop();
+  impl_->StopHousekeeping();
 }
 
 HandlerResult ApiServer::Handle(const HttpRequest& request) { return impl_->Handle(request); }

@@ -8,7 +8,21 @@
 //   /api/v1, /apis/{g}[/{v}]      legacy discovery (APIResourceList, APIGroup)
 //   /openapi/v3[/{key}]           OpenAPI v3 index and group-version documents
 //   /openapi/v2                   an empty Swagger document (openapi.h says why)
-//   /healthz /livez /readyz       "ok"
+//   /healthz /livez /readyz       "ok", or the check list with ?verbose; a failed
+//                                 check: 500 with the list, "[-]etcd failed:
+//                                 reason withheld" and "readyz check failed";
+//                                 /readyz/etcd etc. for one check ("internal
+//                                 server error: <reason>"), ?exclude=<check>,
+//                                 as staging/src/k8s.io/apiserver/pkg/server/
+//                                 healthz/healthz.go. Checks: ping everywhere,
+//                                 and on /readyz only "etcd" (Store::Health:
+//                                 fails while the store cannot commit, e.g. a
+//                                 full disk, and passes again by itself). Upstream
+//                                 also lists etcd in /livez and /healthz, where
+//                                 its check is a read (factory/etcd3.go
+//                                 newETCD3Check); berth's checks writes, which
+//                                 a restart (what a failed liveness probe brings)
+//                                 cannot repair.
 //   resource paths                generic REST, see below
 //
 // REST, for every served version of every definition (request_info.h parses
@@ -92,6 +106,9 @@ struct ApiServerOptions {
   // (request_metrics.h). The API server only registers its own families; the
   // binary serves the registry.
   std::shared_ptr<prometheus::Registry> metrics_registry;
+  // Remove expired objects (store.h, "Expiry": Events after --event-ttl) every
+  // store::kExpirySweepInterval while the server runs.
+  bool remove_expired_objects = true;
 };
 
 class ApiServer {

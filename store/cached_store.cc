@@ -1,11 +1,11 @@
 #include "store/cached_store.h"
 
+#include <string>
+#include <utility>
+
 #include "core/ids.h"
 #include "store/continue_token.h"
 #include "store/object_meta.h"
-
-#include <string>
-#include <utility>
 
 namespace berth::store {
 namespace {
@@ -22,10 +22,17 @@ Status CheckPreconditions(const ObjectKey& key, const Preconditions& pre, const 
     return ConflictPrecondition(key, "UID", *pre.uid, api::Uid(cur));
   }
   if (pre.resource_version && *pre.resource_version != api::ResourceVersion(cur)) {
-    return ConflictPrecondition(key, "ResourceVersion", *pre.resource_version,
-                                api::ResourceVersion(cur));
+    return ConflictPrecondition(key, "ResourceVersion", *pre.resource_version, api::ResourceVersion(cur));
   }
   return Status::Ok();
+}
+
+std::map<api::GroupResource, Duration> PositiveTtls(const std::map<api::GroupResource, Duration>& ttl) {
+  std::map<api::GroupResource, Duration> out;
+  for (const auto& [resource, d] : ttl) {
+    if (d > Duration::zero()) out.emplace(resource, d);
+  }
+  return out;
 }
 
 }  // namespace
@@ -37,15 +44,17 @@ CachedStore::CachedStore(Clock& clock, const StoreOptions& options, std::unique_
       persistence_(std::move(persistence)),
       hub_(std::make_shared<WatchHub>(options.history_limit, options.watcher_buffer_limit, initial.revision)),
       committed_revision_(initial.revision),
-      assigned_revision_(initial.revision) {
+      assigned_revision_(initial.revision),
+      ttl_(PositiveTtls(options.ttl)) {
+  // Every recovered object of a TTL resource starts its TTL now (see store.h, "Expiry").
+  const Time now = clock_.Now();
   for (auto& [key, obj] : initial.objects) {
     objects_[key.resource][{key.ns, key.name}] = std::move(obj);
+    IndexExpiryLocked(key, /*removed=*/false, now);
   }
 }
 
-CachedStore::~CachedStore() {
-  WatchHub::RunNotifications(hub_->CloseAll(UnavailableError("the store was closed")));
-}
+CachedStore::~CachedStore() { WatchHub::RunNotifications(hub_->CloseAll(UnavailableError("the store was closed"))); }
 
 // ------------------------------------------------------------------- reads
 
@@ -75,8 +84,7 @@ StatusOr<ObjectPtr> CachedStore::GetShared(const ObjectKey& key) {
   return *obj;
 }
 
-StatusOr<ListResult> CachedStore::List(const api::GroupResource& resource,
-                                       const ListOptions& options) {
+StatusOr<ListResult> CachedStore::List(const api::GroupResource& resource, const ListOptions& options) {
   std::optional<ContinueToken> token;
   if (!options.continue_token.empty()) {
     BERTH_ASSIGN_OR_RETURN(ContinueToken t, DecodeContinue(options.continue_token));
@@ -165,8 +173,7 @@ StatusOr<ListResult> CachedStore::List(const api::GroupResource& resource,
   return result;
 }
 
-StatusOr<std::unique_ptr<Watcher>> CachedStore::Watch(const api::GroupResource& resource,
-                                                      const WatchOptions& options) {
+StatusOr<std::unique_ptr<Watcher>> CachedStore::Watch(const api::GroupResource& resource, const WatchOptions& options) {
   std::lock_guard lock(mu_);
   return hub_->AddWatcher(resource, options, committed_revision_);
 }
@@ -180,7 +187,7 @@ int64_t CachedStore::CurrentRevision() {
 
 StatusOr<CachedStore::Written> CachedStore::Write(const ObjectKey& key, const Decide& decide) {
   std::unique_lock lock(mu_);
-  if (!failed_.ok()) return failed_;
+  const uint64_t epoch = epoch_;
   int64_t pending_revision = 0;
   const ObjectPtr* found = LookupLocked(key, &pending_revision);
   ObjectPtr current = found ? *found : nullptr;
@@ -188,26 +195,28 @@ StatusOr<CachedStore::Written> CachedStore::Write(const ObjectKey& key, const De
   if (!change.ok() || change->kind == Change::Kind::kNone) {
     // The answer was decided on a queued write: let it become durable (and
     // readable) first, so the caller's next read agrees with this answer.
-    if (pending_revision > 0) BERTH_RETURN_IF_ERROR(WaitCommittedLocked(lock, pending_revision));
+    if (pending_revision > 0) BERTH_RETURN_IF_ERROR(WaitCommittedLocked(lock, pending_revision, epoch));
     if (!change.ok()) return change.status();
     return Written{current, false};
   }
 
   HistoryEvent ev;
-  ev.revision = ++assigned_revision_;
   ev.key = key;
   ev.prev = current;
   if (change->kind == Change::Kind::kPut) {
-    SetResourceVersion(change->object, ev.revision);
     ev.type = current ? EventType::kModified : EventType::kAdded;
+    SetResourceVersion(change->object, assigned_revision_ + 1);
     ev.object = std::make_shared<const api::Object>(std::move(change->object));
   } else {
     BERTH_CHECK(current != nullptr);
     api::Object last = *current;
-    SetResourceVersion(last, ev.revision);
+    SetResourceVersion(last, assigned_revision_ + 1);
     ev.type = EventType::kDeleted;
     ev.object = std::make_shared<const api::Object>(std::move(last));
   }
+  // Nothing above changed the store: an exception there (decide, a copy)
+  // leaves it as it was.
+  ev.revision = ++assigned_revision_;
   Written out{ev.object, ev.type == EventType::kDeleted};
   const int64_t revision = ev.revision;
 
@@ -221,13 +230,31 @@ StatusOr<CachedStore::Written> CachedStore::Write(const ObjectKey& key, const De
   }
   pending_[key] = {revision, out.removed ? nullptr : out.object};
   queue_.push_back(std::move(ev));
-  BERTH_RETURN_IF_ERROR(WaitCommittedLocked(lock, revision));
+  BERTH_RETURN_IF_ERROR(WaitCommittedLocked(lock, revision, epoch));
   return out;
 }
 
-Status CachedStore::WaitCommittedLocked(std::unique_lock<std::mutex>& lock, int64_t revision) {
-  while (committed_revision_ < revision) {
-    if (!failed_.ok()) return failed_;
+Status CachedStore::CommitBatch(const std::vector<HistoryEvent>& batch) {
+  try {
+    std::vector<Persistence::Mutation> mutations;
+    mutations.reserve(batch.size());
+    for (const HistoryEvent& ev : batch) {
+      mutations.push_back({&ev.key, ev.revision, ev.type == EventType::kDeleted ? nullptr : ev.object.get()});
+    }
+    return persistence_->Commit(mutations);
+  } catch (const std::exception& e) {
+    return UnavailableError(std::string("exception: ") + e.what());
+  } catch (...) {
+    return UnavailableError("exception of an unknown type");
+  }
+}
+
+Status CachedStore::WaitCommittedLocked(std::unique_lock<std::mutex>& lock, int64_t revision, uint64_t epoch) {
+  for (;;) {
+    // A failed commit ended the epoch this write was queued in: the write was
+    // in that batch or decided on it, and the revisions are handed out again.
+    if (epoch != epoch_) return epoch_failure_;
+    if (committed_revision_ >= revision) return Status::Ok();
     if (committing_) {
       committed_cv_.wait(lock);
       continue;
@@ -238,23 +265,22 @@ Status CachedStore::WaitCommittedLocked(std::unique_lock<std::mutex>& lock, int6
     batch.swap(queue_);
     committing_ = true;
     lock.unlock();
-    std::vector<Persistence::Mutation> mutations;
-    mutations.reserve(batch.size());
-    for (const HistoryEvent& ev : batch) {
-      mutations.push_back({&ev.key, ev.revision,
-                           ev.type == EventType::kDeleted ? nullptr : ev.object.get()});
-    }
-    Status committed = persistence_->Commit(mutations);
+    Status committed = CommitBatch(batch);
     lock.lock();
     committing_ = false;
     if (!committed.ok()) {
-      failed_ = UnavailableError("storage commit failed, the store refuses writes until reopened: " +
-                                 committed.message());
+      // Nothing of this batch is durable (Persistence::Commit is all or
+      // nothing): forget it and every write decided on top of it.
+      health_ = UnavailableError("storage commit failed: " + committed.message());
+      epoch_failure_ = health_;
+      ++epoch_;
       pending_.clear();
       queue_.clear();
+      assigned_revision_ = committed_revision_;
       committed_cv_.notify_all();
-      return failed_;
+      return epoch_failure_;
     }
+    health_ = Status::Ok();
     for (const HistoryEvent& ev : batch) {
       auto it = pending_.find(ev.key);
       if (it != pending_.end() && it->second.first == ev.revision) pending_.erase(it);
@@ -266,20 +292,106 @@ Status CachedStore::WaitCommittedLocked(std::unique_lock<std::mutex>& lock, int6
     published = {};  // free evicted history without the lock
     lock.lock();
   }
-  return Status::Ok();
 }
 
-WatchHub::Published CachedStore::ApplyLocked(std::vector<HistoryEvent> events) {
+// Durable writes are in the readable state once this returns: a failure here
+// (only allocation can fail) would leave memory behind the disk, so it ends
+// the process (noexcept), and a restart reads the disk.
+WatchHub::Published CachedStore::ApplyLocked(std::vector<HistoryEvent> events) noexcept {
+  const Time now = ttl_.empty() ? Time{} : clock_.Now();
   for (const HistoryEvent& ev : events) {
     ResourceMap& m = objects_[ev.key.resource];
-    if (ev.type == EventType::kDeleted) {
+    const bool removed = ev.type == EventType::kDeleted;
+    if (removed) {
       m.erase(NameKey{ev.key.ns, ev.key.name});
     } else {
       m[NameKey{ev.key.ns, ev.key.name}] = ev.object;
     }
+    if (!ttl_.empty()) IndexExpiryLocked(ev.key, removed, now);
   }
   committed_revision_ = events.back().revision;
   return hub_->Publish(std::move(events), committed_revision_);
+}
+
+void CachedStore::IndexExpiryLocked(const ObjectKey& key, bool removed, Time now) {
+  auto ttl = ttl_.find(key.resource);
+  if (ttl == ttl_.end()) return;
+  auto [it, inserted] = expiry_of_.try_emplace(key, Time{});
+  if (!inserted) expiry_order_.erase({it->second, key});
+  if (removed) {
+    expiry_of_.erase(it);
+    return;
+  }
+  it->second = now + ttl->second;
+  expiry_order_.emplace(it->second, key);
+}
+
+Status CachedStore::Health() {
+  std::unique_lock lock(mu_);
+  if (health_.ok() || !persistence_ || committing_) return health_;
+  // Probe while no commit runs: writers that queue meanwhile wait for it as
+  // for a commit.
+  committing_ = true;
+  lock.unlock();
+  Status probe;
+  try {
+    probe = persistence_->Probe();
+  } catch (const std::exception& e) {
+    probe = UnavailableError(std::string("exception: ") + e.what());
+  } catch (...) {
+    probe = UnavailableError("exception of an unknown type");
+  }
+  lock.lock();
+  committing_ = false;
+  committed_cv_.notify_all();
+  if (probe.ok()) {
+    health_ = Status::Ok();
+  } else if (!health_.ok()) {
+    health_ = UnavailableError("storage commit failed: " + probe.message());
+  }
+  return health_;
+}
+
+StatusOr<size_t> CachedStore::RemoveExpired() {
+  std::unique_lock lock(mu_);
+  if (expiry_order_.empty()) return size_t{0};
+  const Time now = clock_.Now();
+  const uint64_t epoch = epoch_;
+  std::vector<HistoryEvent> events;
+  for (auto it = expiry_order_.begin();
+       it != expiry_order_.end() && it->first <= now && events.size() < kMaxExpiriesPerSweep; ++it) {
+    const ObjectKey& key = it->second;
+    // A write of the key is being committed: it restarts the TTL or removes
+    // the object itself.
+    if (pending_.count(key) != 0) continue;
+    const ObjectPtr* current = CommittedLocked(key);
+    BERTH_CHECK(current != nullptr);
+    api::Object last = **current;
+    HistoryEvent ev;
+    ev.revision = assigned_revision_ + 1;
+    SetResourceVersion(last, ev.revision);
+    ev.key = key;
+    ev.prev = *current;
+    ev.type = EventType::kDeleted;
+    ev.object = std::make_shared<const api::Object>(std::move(last));
+    assigned_revision_ = ev.revision;
+    events.push_back(std::move(ev));
+  }
+  const size_t removed = events.size();
+  if (removed == 0) return size_t{0};
+  const int64_t revision = events.back().revision;
+  if (!persistence_) {
+    WatchHub::Published published = ApplyLocked(std::move(events));
+    lock.unlock();
+    WatchHub::RunNotifications(published.notifications);
+    return removed;
+  }
+  for (HistoryEvent& ev : events) {
+    pending_[ev.key] = {ev.revision, nullptr};
+    queue_.push_back(std::move(ev));
+  }
+  BERTH_RETURN_IF_ERROR(WaitCommittedLocked(lock, revision, epoch));
+  return removed;
 }
 
 // etcd refuses a request larger than its --max-request-bytes with this error, which
@@ -299,8 +411,7 @@ StatusOr<ObjectPtr> CachedStore::CreateShared(const api::GroupResource& resource
   const bool generated = api::Name(obj).empty();
   if (generated && generate_name.empty()) {
     return InvalidError("metadata.name: Required value: name or generateName is required",
-                        {{"FieldValueRequired", "metadata.name",
-                          "Required value: name or generateName is required"}});
+                        {{"FieldValueRequired", "metadata.name", "Required value: name or generateName is required"}});
   }
   BERTH_RETURN_IF_ERROR(CheckSegment("metadata.namespace", api::Namespace(obj)));
   BERTH_RETURN_IF_ERROR(CheckSegment("metadata.generateName", generate_name));
@@ -345,8 +456,7 @@ StatusOr<ObjectPtr> CachedStore::UpdateShared(const api::GroupResource& resource
   return std::move(written->object);
 }
 
-StatusOr<SharedDeleteResult> CachedStore::DeleteShared(const ObjectKey& key,
-                                                      const DeleteOptions& options) {
+StatusOr<SharedDeleteResult> CachedStore::DeleteShared(const ObjectKey& key, const DeleteOptions& options) {
   const Time now = clock_.Now();
   auto written = Write(key, [&](const api::Object* current) -> StatusOr<Change> {
     if (current == nullptr) return NotFound(key);

@@ -16,9 +16,18 @@
 // form the next batch (so with N closed-loop writers and a slow fsync, batches
 // alternate at about N/2 writes each). A writer returns only after its write is committed, so
 // reads (which see only committed state) never see an unacknowledged write.
-// When a Commit fails, that batch and every write queued after it fail with
-// kUnavailable and the store refuses all later writes (reads keep working):
-// the durable state is unknown and must be reopened.
+// When a Commit fails (returns an error or throws), that batch and every write
+// queued behind it (decided on top of it) fail with kUnavailable: none of them
+// becomes readable or emits an event, the revisions they took are handed out
+// again, and the commit slot is free for the next writer, which tries again.
+// A Persistence must leave its durable state as it was when Commit fails (all
+// or nothing), so the readable state, the watch history and the revision
+// counter always equal what is durable. Health() keeps the failure until a
+// commit succeeds; while it is set, Health() probes the Persistence.
+//
+// Expiry (StoreOptions::ttl): an ordered index (expiry time -> key) of the
+// committed objects of TTL resources, kept with every applied write, so
+// RemoveExpired costs O(log n) per expired object and nothing for the others.
 //
 // List at an older revision (continue pages, ListOptions::revision) rebuilds
 // the state at that revision from the current objects and the event history
@@ -28,15 +37,16 @@
 // Thread-safety: fully thread-safe (see store.h).
 #pragma once
 
-#include "store/store.h"
-#include "store/watch_hub.h"
-
 #include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <utility>
 #include <vector>
+
+#include "store/store.h"
+#include "store/watch_hub.h"
 
 namespace berth::store {
 
@@ -54,6 +64,10 @@ class Persistence {
   // (the last mutation's revision) durable, atomically: all or nothing.
   // Called by one thread at a time, without store locks.
   virtual Status Commit(const std::vector<Mutation>& batch) = 0;
+  // Checks that a write can be made durable now (a small write of the
+  // backend's own that changes no object), for Store::Health while a commit
+  // has failed. Same calling rules as Commit.
+  virtual Status Probe() = 0;
 };
 
 // The contents a CachedStore starts from (what a backend recovered).
@@ -78,11 +92,11 @@ class CachedStore : public Store {
   StatusOr<ObjectPtr> CreateShared(const api::GroupResource& resource, api::Object obj) override;
   StatusOr<ObjectPtr> UpdateShared(const api::GroupResource& resource, api::Object obj,
                                    const UpdateOptions& options) override;
-  StatusOr<SharedDeleteResult> DeleteShared(const ObjectKey& key,
-                                            const DeleteOptions& options) override;
-  StatusOr<std::unique_ptr<Watcher>> Watch(const api::GroupResource& resource,
-                                           const WatchOptions& options) override;
+  StatusOr<SharedDeleteResult> DeleteShared(const ObjectKey& key, const DeleteOptions& options) override;
+  StatusOr<std::unique_ptr<Watcher>> Watch(const api::GroupResource& resource, const WatchOptions& options) override;
   int64_t CurrentRevision() override;
+  Status Health() override;
+  StatusOr<size_t> RemoveExpired() override;
 
   // The newest revision no longer in the event history (watches and
   // continue pages from below it get kGone).
@@ -101,7 +115,7 @@ class CachedStore : public Store {
   };
   using Decide = std::function<StatusOr<Change>(const api::Object* current)>;
   struct Written {
-    ObjectPtr object;   // as stored, or the removed object at the deletion revision
+    ObjectPtr object;  // as stored, or the removed object at the deletion revision
     bool removed = false;
   };
 
@@ -111,11 +125,16 @@ class CachedStore : public Store {
   // Runs decide against the newest state of key under the write lock, then
   // records and (durably) commits the change.
   StatusOr<Written> Write(const ObjectKey& key, const Decide& decide);
-  // Group commit: returns once `revision` is committed (leading a commit when
-  // none is in flight), or the store's failure.
-  Status WaitCommittedLocked(std::unique_lock<std::mutex>& lock, int64_t revision);
-  // Applies committed events to the readable state and publishes them.
-  WatchHub::Published ApplyLocked(std::vector<HistoryEvent> events);
+  // Group commit: returns once `revision`, queued in `epoch`, is committed
+  // (leading a commit when none is in flight), or the failure of its commit.
+  Status WaitCommittedLocked(std::unique_lock<std::mutex>& lock, int64_t revision, uint64_t epoch);
+  // Persistence::Commit of batch, an exception turned into a Status.
+  Status CommitBatch(const std::vector<HistoryEvent>& batch);
+  // Applies committed events to the readable state and the expiry index and
+  // publishes them.
+  WatchHub::Published ApplyLocked(std::vector<HistoryEvent> events) noexcept;
+  // Re-indexes key's expiry after a write (`removed`: no entry).
+  void IndexExpiryLocked(const ObjectKey& key, bool removed, Time now);
   // The newest version of key, including queued writes; sets *pending_revision
   // to the revision of a queued write it came from (0 if committed).
   const ObjectPtr* LookupLocked(const ObjectKey& key, int64_t* pending_revision) const;
@@ -134,8 +153,17 @@ class CachedStore : public Store {
   // Writes queued or being committed (durable backends only): key -> {revision, object or null}.
   std::map<ObjectKey, std::pair<int64_t, ObjectPtr>> pending_;
   std::vector<HistoryEvent> queue_;  // queued, not yet taken by a leader
-  bool committing_ = false;
-  Status failed_;
+  bool committing_ = false;          // a Commit or Probe is running (without mu_)
+  // Bumped by every failed commit: a write queued in an older epoch failed
+  // with epoch_failure_.
+  uint64_t epoch_ = 0;
+  Status epoch_failure_;
+  Status health_;  // the last commit failure; Ok after a successful commit or probe
+
+  // Expiry: resource -> TTL, and the index of committed objects by expiry.
+  const std::map<api::GroupResource, Duration> ttl_;
+  std::set<std::pair<Time, ObjectKey>> expiry_order_;
+  std::map<ObjectKey, Time> expiry_of_;
 };
 
 }  // namespace berth::store

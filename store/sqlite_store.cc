@@ -1,7 +1,6 @@
 #include "store/sqlite_store.h"
 
 #include <sqlite3.h>
-
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,26 +20,24 @@ Status SqlError(sqlite3* db, const std::string& what) {
 class SqlitePersistence final : public Persistence {
  public:
   ~SqlitePersistence() override {
-    for (sqlite3_stmt* s : {begin_, commit_, rollback_, put_, remove_, set_revision_}) {
+    for (sqlite3_stmt* s : {begin_, commit_, rollback_, put_, remove_, set_revision_, probe_}) {
       sqlite3_finalize(s);
     }
     sqlite3_close(db_);
   }
 
   // Opens path and reads its contents into *state.
-  static StatusOr<std::unique_ptr<SqlitePersistence>> Open(const std::string& path,
-                                                           SqliteOptions::Sync sync,
+  static StatusOr<std::unique_ptr<SqlitePersistence>> Open(const std::string& path, const SqliteOptions& options,
                                                            RecoveredState* state) {
     std::unique_ptr<SqlitePersistence> p(new SqlitePersistence);
-    int rc = sqlite3_open_v2(path.c_str(), &p->db_,
-                             SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-                             nullptr);
+    int rc = sqlite3_open_v2(path.c_str(), &p->db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                             options.vfs.empty() ? nullptr : options.vfs.c_str());
     if (rc != SQLITE_OK) return SqlError(p->db_, "opening " + path);
     // Exclusive locking before the first WAL access: no shared-memory file,
     // and a second process opening the same file fails instead of sharing it.
     const std::string pragmas =
         std::string("PRAGMA locking_mode=EXCLUSIVE; PRAGMA journal_mode=WAL; PRAGMA synchronous=") +
-        (sync == SqliteOptions::Sync::kFull ? "FULL;" : "NORMAL;");
+        (options.sync == SqliteOptions::Sync::kFull ? "FULL;" : "NORMAL;");
     BERTH_RETURN_IF_ERROR(p->Exec(pragmas, "setting pragmas on " + path));
     BERTH_RETURN_IF_ERROR(p->Exec("BEGIN IMMEDIATE", "locking " + path));
     Status loaded = p->CreateAndLoad(state);
@@ -55,15 +52,54 @@ class SqlitePersistence final : public Persistence {
 
   Status Commit(const std::vector<Mutation>& batch) override {
     if (batch.empty()) return Status::Ok();
-    if (Step(begin_) != SQLITE_DONE) return SqlError(db_, "BEGIN");
-    Status s = WriteBatch(batch);
-    if (s.ok() && Step(commit_) != SQLITE_DONE) s = SqlError(db_, "COMMIT");
-    if (!s.ok() && !sqlite3_get_autocommit(db_)) Step(rollback_);
+    bool commit_failed = false;
+    Status s = InTransaction([&] { return WriteBatch(batch); }, &commit_failed);
+    // A failed COMMIT may have left the whole transaction in the WAL with its
+    // commit frame (an fsync error after the frames were written): a crash
+    // now would recover it although it was refused. The probe's transaction
+    // is written where it starts, which ends the refused one's checksum chain
+    // (the probe itself changes no object). Only a crash between the COMMIT
+    // and this write can still recover the refused transaction.
+    if (commit_failed) (void)Probe();
     return s;
+  }
+
+  // Rewrites the meta row "probe" with a new value: the commit appends a WAL
+  // frame and fsyncs, as an object write would.
+  Status Probe() override {
+    bool commit_failed = false;
+    return InTransaction(
+        [&] {
+          sqlite3_bind_int64(probe_, 1, ++probes_);
+          if (Step(probe_) != SQLITE_DONE) return SqlError(db_, "writing the probe");
+          return Status::Ok();
+        },
+        &commit_failed);
   }
 
  private:
   SqlitePersistence() = default;
+
+  // BEGIN, write(), COMMIT (*commit_failed: the COMMIT step failed). When the
+  // transaction is still open on the way out (an error, a failed COMMIT, an
+  // exception from write) it is rolled back, so the file keeps its last
+  // committed state and the next BEGIN starts afresh.
+  template <typename Write>
+  Status InTransaction(const Write& write, bool* commit_failed) {
+    if (Step(begin_) != SQLITE_DONE) return SqlError(db_, "BEGIN");
+    struct RollbackIfOpen {
+      SqlitePersistence* p;
+      ~RollbackIfOpen() {
+        if (!sqlite3_get_autocommit(p->db_)) Step(p->rollback_);
+      }
+    } guard{this};
+    BERTH_RETURN_IF_ERROR(write());
+    if (Step(commit_) != SQLITE_DONE) {
+      *commit_failed = true;
+      return SqlError(db_, "COMMIT");
+    }
+    return Status::Ok();
+  }
 
   Status Exec(const std::string& sql, const std::string& what) {
     char* err = nullptr;
@@ -84,10 +120,10 @@ class SqlitePersistence final : public Persistence {
     BERTH_RETURN_IF_ERROR(PrepareOne("BEGIN IMMEDIATE", &begin_));
     BERTH_RETURN_IF_ERROR(PrepareOne("COMMIT", &commit_));
     BERTH_RETURN_IF_ERROR(PrepareOne("ROLLBACK", &rollback_));
-    BERTH_RETURN_IF_ERROR(PrepareOne(
-        "INSERT OR REPLACE INTO objects(key, revision, value) VALUES(?1, ?2, ?3)", &put_));
+    BERTH_RETURN_IF_ERROR(PrepareOne("INSERT OR REPLACE INTO objects(key, revision, value) VALUES(?1, ?2, ?3)", &put_));
     BERTH_RETURN_IF_ERROR(PrepareOne("DELETE FROM objects WHERE key = ?1", &remove_));
     BERTH_RETURN_IF_ERROR(PrepareOne("UPDATE meta SET value = ?1 WHERE name = 'revision'", &set_revision_));
+    BERTH_RETURN_IF_ERROR(PrepareOne("INSERT OR REPLACE INTO meta(name, value) VALUES('probe', ?1)", &probe_));
     return Status::Ok();
   }
 
@@ -121,13 +157,13 @@ class SqlitePersistence final : public Persistence {
 
   // Inside a transaction: creates the schema when missing, then reads it.
   Status CreateAndLoad(RecoveredState* state) {
-    BERTH_RETURN_IF_ERROR(Exec(
-        "CREATE TABLE IF NOT EXISTS objects(key TEXT PRIMARY KEY, revision INTEGER NOT NULL, "
-        "value TEXT NOT NULL) WITHOUT ROWID;"
-        "CREATE TABLE IF NOT EXISTS meta(name TEXT PRIMARY KEY, value INTEGER NOT NULL);"
-        "INSERT OR IGNORE INTO meta(name, value) VALUES('revision', 0), ('schema_version', " +
-            std::to_string(kSchemaVersion) + ");",
-        "creating the schema"));
+    BERTH_RETURN_IF_ERROR(
+        Exec("CREATE TABLE IF NOT EXISTS objects(key TEXT PRIMARY KEY, revision INTEGER NOT NULL, "
+             "value TEXT NOT NULL) WITHOUT ROWID;"
+             "CREATE TABLE IF NOT EXISTS meta(name TEXT PRIMARY KEY, value INTEGER NOT NULL);"
+             "INSERT OR IGNORE INTO meta(name, value) VALUES('revision', 0), ('schema_version', " +
+                 std::to_string(kSchemaVersion) + ");",
+             "creating the schema"));
     int64_t schema = -1, revision = -1;
     sqlite3_stmt* stmt = nullptr;
     BERTH_RETURN_IF_ERROR(PrepareOne("SELECT name, value FROM meta", &stmt));
@@ -152,8 +188,8 @@ class SqlitePersistence final : public Persistence {
       const int size = sqlite3_column_bytes(stmt, 2);
       ObjectKey key;
       api::Object obj = api::Object::parse(text, text + size, nullptr, /*allow_exceptions=*/false);
-      if (!SqliteStore::DecodeKey(key_text, &key) || !obj.is_object() ||
-          row_revision > revision || api::ResourceVersion(obj) != std::to_string(row_revision)) {
+      if (!SqliteStore::DecodeKey(key_text, &key) || !obj.is_object() || row_revision > revision ||
+          api::ResourceVersion(obj) != std::to_string(row_revision)) {
         status = InternalError("sqlite: corrupt object row " + key_text);
         break;
       }
@@ -171,6 +207,8 @@ class SqlitePersistence final : public Persistence {
   sqlite3_stmt* put_ = nullptr;
   sqlite3_stmt* remove_ = nullptr;
   sqlite3_stmt* set_revision_ = nullptr;
+  sqlite3_stmt* probe_ = nullptr;
+  int64_t probes_ = 0;
 };
 
 }  // namespace
@@ -197,9 +235,8 @@ StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path
                                                          const SqliteOptions& options) {
   RecoveredState state;
   BERTH_ASSIGN_OR_RETURN(std::unique_ptr<SqlitePersistence> persistence,
-                         SqlitePersistence::Open(path, options.sync, &state));
-  return std::unique_ptr<SqliteStore>(
-      new SqliteStore(clock, options.store, std::move(persistence), std::move(state)));
+                         SqlitePersistence::Open(path, options, &state));
+  return std::unique_ptr<SqliteStore>(new SqliteStore(clock, options.store, std::move(persistence), std::move(state)));
 }
 
 }  // namespace berth::store

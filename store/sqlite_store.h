@@ -7,7 +7,8 @@
 //             be empty; no part contains '/', which the store enforces)
 //     value = the object's JSON, metadata.resourceVersion == revision
 //   meta(name TEXT PRIMARY KEY, value INTEGER): "revision" (the global
-//     revision counter, which deletions also advance) and "schema_version".
+//     revision counter, which deletions also advance), "schema_version" and
+//     "probe" (rewritten by Persistence::Probe, the health probe; not read).
 // A committed batch of writes is one transaction updating both tables, so the
 // file always holds a state some acknowledged prefix of writes produced.
 //
@@ -22,6 +23,13 @@
 // Concurrent writers are batched by CachedStore's group commit: one
 // transaction and one fsync per batch.
 //
+// Faults. A commit that fails (SQLITE_FULL when the disk is full, SQLITE_IOERR,
+// SQLITE_BUSY, an exception while writing the batch) is rolled back, so the
+// file keeps its last committed state; the store answers kUnavailable
+// `storage commit failed: sqlite: <step>: <SQLite's message>` (e.g. `sqlite:
+// COMMIT: database or disk is full`) and the next commit tries again on the
+// same connection (see cached_store.h).
+//
 // Recovery. Open reads the revision counter and every object into memory;
 // the event history starts empty, so watches and continue tokens from before
 // the open get kGone (clients relist, as after an apiserver restart).
@@ -29,10 +37,10 @@
 // Thread-safety: as every Store.
 #pragma once
 
-#include "store/cached_store.h"
-
 #include <memory>
 #include <string>
+
+#include "store/cached_store.h"
 
 namespace berth::store {
 
@@ -40,6 +48,10 @@ struct SqliteOptions {
   StoreOptions store;
   enum class Sync { kFull, kNormal };
   Sync sync = Sync::kFull;
+  // The registered SQLite VFS to open the file with (sqlite3_vfs_register);
+  // empty: SQLite's default. Tests inject storage faults with one
+  // (store/testing/fault_vfs.h).
+  std::string vfs;
 };
 
 class SqliteStore final : public CachedStore {

@@ -92,16 +92,46 @@
 //                   StoreOptions::max_object_bytes (api/limits.h
 //                   kMaxStoredObjectBytes, etcd's --max-request-bytes); nothing is
 //                   written
-//   kUnavailable    a durable backend failed to commit (the store then refuses
-//                   every later write; reopen it), or the store was closed
+//   kUnavailable    a durable backend failed to commit: `storage commit failed: <the
+//                   backend's error>` (e.g. `sqlite: COMMIT: database or disk is
+//                   full`; a commit that throws is such a failure too). Nothing of
+//                   the failed batch is written, readable or published, and the
+//                   writes queued behind it fail the same way (they were decided on
+//                   it); the revision counter does not move. The store does not
+//                   stay broken: the next write tries to commit again, so writes
+//                   resume by themselves once the cause is gone (space freed).
+//                   Health() reports the failure until a commit or probe succeeds.
+//                   Also: the store was closed (watches).
+//
+// Storage health (Health()). kube-apiserver's /readyz has an `etcd` check
+//   (staging/src/k8s.io/apiserver/pkg/server/healthz/healthz.go serves the checks;
+//   staging/src/k8s.io/apiserver/pkg/storage/storagebackend/factory/etcd3.go
+//   newETCD3Check builds the etcd one). Health() is that check for this store: Ok,
+//   or kUnavailable with the last commit failure while the backend cannot write.
+//   While unhealthy, each call probes the backend with a small write of its own,
+//   so readiness returns when the backend can write again even without clients
+//   writing.
+//
+// Expiry (StoreOptions::ttl). Objects of a resource with a TTL are removed that
+//   long after their last write (create or update; each write restarts it), as
+//   kube-apiserver attaches an etcd lease of --event-ttl to every Event write
+//   (pkg/registry/core/event/storage/storage.go, TTLFunc) and etcd deletes the key
+//   when the lease expires: a DELETED event with the last state at the removal
+//   revision, finalizers and deletion grace notwithstanding. RemoveExpired()
+//   carries out the removals that are due by the clock; the API server calls it
+//   every kExpirySweepInterval. A store reopened from disk starts every TTL afresh at the
+//   open, as etcd's lessor extends every lease when a member becomes leader
+//   (server/lease/lessor.go Promote).
 //
 // Thread-safety: every Store and Watcher method may be called from any
 // thread. Reads never see a write before it is acknowledged (durable, for a
 // durable backend). A Watcher may outlive its Store (it is then closed).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -166,10 +196,10 @@ struct DeleteResult {
 };
 
 struct ListOptions {
-  std::string ns;               // "" = all namespaces
-  Predicate predicate;          // empty = everything
-  int64_t limit = 0;            // > 0: at most this many items, then a continue token
-  std::string continue_token;   // from a previous page of the same list
+  std::string ns;              // "" = all namespaces
+  Predicate predicate;         // empty = everything
+  int64_t limit = 0;           // > 0: at most this many items, then a continue token
+  std::string continue_token;  // from a previous page of the same list
   // 0: read the latest state. > 0: read the state at exactly this revision
   // (kGone "The resourceVersion for the provided list is too old." when it
   // has left the history; kTimeout "Too large resource version" when it is in
@@ -192,13 +222,13 @@ const char* EventTypeName(EventType type);
 
 struct WatchEvent {
   EventType type = EventType::kAdded;
-  ObjectPtr object;       // its metadata.resourceVersion is `revision`
+  ObjectPtr object;  // its metadata.resourceVersion is `revision`
   int64_t revision = 0;
 };
 
 struct WatchOptions {
-  std::string ns;          // "" = all namespaces
-  Predicate predicate;     // empty = everything; see Predicate
+  std::string ns;       // "" = all namespaces
+  Predicate predicate;  // empty = everything; see Predicate
   // Deliver changes with revision > from_revision; 0 = from now (the current
   // revision, see Watcher::StartRevision).
   int64_t from_revision = 0;
@@ -244,7 +274,24 @@ struct StoreOptions {
   size_t watcher_buffer_limit = 10000;
   // The largest object a create or update may store, as compact JSON (0: no limit).
   size_t max_object_bytes = api::kMaxStoredObjectBytes;
+  // Resources whose objects expire this long after their last write (see
+  // "Expiry"); absent or <= 0: never. The server sets {"", "events"} from
+  // --event-ttl (kDefaultEventTtl).
+  std::map<api::GroupResource, Duration> ttl;
 };
+
+// kube-apiserver's --event-ttl default, 1h (cmd/kube-apiserver/app/options/options.go,
+// EventTTL: 1 * time.Hour).
+inline constexpr Duration kDefaultEventTtl = std::chrono::hours(1);
+// The resource --event-ttl applies to: core/v1 Events (berth serves no events.k8s.io).
+inline const api::GroupResource kEventsResource{"", "events"};
+// At most this many expired objects are removed by one RemoveExpired call (one
+// commit); the rest wait for the next call. Upstream: etcd's lessor revokes at most
+// leaseRevokeRate / 2 = 500 expired leases per run of revokeExpiredLeases, every
+// 500 ms (server/lease/lessor.go, leaseRevokeRate 1000 per second).
+inline constexpr size_t kMaxExpiriesPerSweep = 500;
+// How often the API server calls RemoveExpired: etcd's lessor runLoop interval, 500 ms.
+inline constexpr Duration kExpirySweepInterval = std::chrono::milliseconds(500);
 
 // The result of DeleteShared: DeleteResult with the stored object shared.
 struct SharedDeleteResult {
@@ -273,8 +320,7 @@ class Store {
   virtual StatusOr<ObjectPtr> GetShared(const ObjectKey& key) = 0;
   StatusOr<api::Object> Get(const ObjectKey& key);
 
-  virtual StatusOr<ListResult> List(const api::GroupResource& resource,
-                                    const ListOptions& options) = 0;
+  virtual StatusOr<ListResult> List(const api::GroupResource& resource, const ListOptions& options) = 0;
 
   // Stores a new object (see "Metadata the store owns") and returns it as
   // stored. kAlreadyExists when the key is taken. obj is consumed (moved into
@@ -288,18 +334,24 @@ class Store {
   // object at its old revision). kNotFound, kConflict. obj is consumed.
   virtual StatusOr<ObjectPtr> UpdateShared(const api::GroupResource& resource, api::Object obj,
                                            const UpdateOptions& options = {}) = 0;
-  StatusOr<api::Object> Update(const api::GroupResource& resource, api::Object obj,
-                               const UpdateOptions& options = {});
+  StatusOr<api::Object> Update(const api::GroupResource& resource, api::Object obj, const UpdateOptions& options = {});
 
-  virtual StatusOr<SharedDeleteResult> DeleteShared(const ObjectKey& key,
-                                                    const DeleteOptions& options = {}) = 0;
+  virtual StatusOr<SharedDeleteResult> DeleteShared(const ObjectKey& key, const DeleteOptions& options = {}) = 0;
   StatusOr<DeleteResult> Delete(const ObjectKey& key, const DeleteOptions& options = {});
 
-  virtual StatusOr<std::unique_ptr<Watcher>> Watch(const api::GroupResource& resource,
-                                                   const WatchOptions& options) = 0;
+  virtual StatusOr<std::unique_ptr<Watcher>> Watch(const api::GroupResource& resource, const WatchOptions& options) = 0;
 
   // The revision of the last acknowledged write (0 for an empty new store).
   virtual int64_t CurrentRevision() = 0;
+
+  // Ok, or kUnavailable with the storage failure while the backend cannot
+  // commit (see "Storage health"). May write (a probe) while unhealthy.
+  virtual Status Health() = 0;
+
+  // Removes every object whose TTL has elapsed by the clock (see "Expiry"), at
+  // most kMaxExpiriesPerSweep per call, in one commit; returns how many it
+  // removed, or the commit's kUnavailable (nothing removed).
+  virtual StatusOr<size_t> RemoveExpired() = 0;
 
   // Read-modify-write with optimistic concurrency, as etcd3's
   // GuaranteedUpdate: reads the object, calls fn(current) for the desired
@@ -312,8 +364,7 @@ class Store {
   using UpdateFn = std::function<StatusOr<api::Object>(const api::Object&)>;
   StatusOr<ObjectPtr> GuaranteedUpdateShared(const ObjectKey& key, const UpdateFn& fn,
                                              const UpdateOptions& options = {});
-  StatusOr<api::Object> GuaranteedUpdate(const ObjectKey& key, const UpdateFn& fn,
-                                         const UpdateOptions& options = {});
+  StatusOr<api::Object> GuaranteedUpdate(const ObjectKey& key, const UpdateFn& fn, const UpdateOptions& options = {});
 };
 
 // Kubernetes' error texts, shared by every backend.

@@ -34,6 +34,10 @@
 //     NotReady and its pods are failed (controllers/nodelifecycle); tests of
 //     lost nodes shorten it (keep it above the agents' 10 s renewal).
 //
+//     --event-ttl D (Go duration, 1h by default, as kube-apiserver's
+//     --event-ttl): Events are removed D after their last write (store/store.h,
+//     "Expiry"); watchers see DELETED.
+//
 //   berth agent (--server URL | --kubeconfig F) --name NODE --data-dir DIR [--capacity ...] [--address A]
 //               [--shutdown-grace-period S]
 //     A node agent joining a remote server over HTTP; stops as the server's agents do.
@@ -98,6 +102,7 @@ struct ServerFlags {
   int node_monitor_grace_period = 40;  // seconds without a Lease renewal before a node is NotReady
   std::string config;         // Kueue Configuration file; "" = none
   int shutdown_grace_period = 0;  // seconds; 0 = pods keep running after the server stops
+  std::string event_ttl = "1h";   // Go duration; Events are removed this long after their last write
 };
 
 struct AgentFlags {
@@ -179,6 +184,12 @@ int RunServer(const ServerFlags& flags) {
   sigset_t stop_signals = BlockStopSignals();
   auto capacity = Capacity("--node-capacity", flags.node_capacity);
   if (!capacity) return 1;
+  auto event_ttl = berth::controllers::kueue::ParseGoDuration(flags.event_ttl);
+  if (!event_ttl.ok() || *event_ttl <= berth::Duration::zero()) {
+    std::cerr << "error: --event-ttl: "
+              << (event_ttl.ok() ? "must be positive, e.g. 1h or 30m" : event_ttl.status().message()) << "\n";
+    return 1;
+  }
 
   berth::controllers::kueue::KueueConfiguration kueue_config;
   if (!flags.config.empty()) {
@@ -229,12 +240,16 @@ int RunServer(const ServerFlags& flags) {
     return 1;
   };
   berth::Clock& clock = berth::RealClock::Get();
+  berth::store::StoreOptions store_options;
+  store_options.ttl[berth::store::kEventsResource] = *event_ttl;
   std::unique_ptr<berth::store::Store> store;
   if (flags.store == "memory") {
-    store = std::make_unique<berth::store::MemoryStore>(clock);
+    store = std::make_unique<berth::store::MemoryStore>(clock, store_options);
   } else if (flags.store == "sqlite") {
+    berth::store::SqliteOptions sqlite_options;
+    sqlite_options.store = store_options;
     auto opened = berth::store::SqliteStore::Open(
-        (std::filesystem::path(flags.data_dir) / "berth.db").string(), clock);
+        (std::filesystem::path(flags.data_dir) / "berth.db").string(), clock, sqlite_options);
     if (!opened.ok()) return fail(opened.status().message());
     store = std::move(opened).value();
   } else {
@@ -426,6 +441,10 @@ int main(int argc, char** argv) {
                      "next start to adopt")
       ->check(CLI::Range(0, 86400))
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  server->add_option("--event-ttl", server_flags.event_ttl,
+                     "how long Events are kept after their last write, as a Go duration (kube-apiserver's "
+                     "--event-ttl)")
+      ->capture_default_str();
   server->callback([&] {
     if (!berth::SetLogLevel(log_level)) throw CLI::ValidationError("--log-level", "unknown level " + log_level);
     server_rc = RunServer(server_flags);
