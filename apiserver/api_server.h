@@ -104,6 +104,8 @@ class ApiServer {
   // cannot be bound.
   Status Start();
   uint16_t port() const;
+  // The HTTP transport's counters (http_server.h); any thread.
+  HttpServerStats TransportStats() const;
   // Ends every watch, finishes in-flight requests, closes the listener.
   void Stop();
 
