@@ -82,21 +82,36 @@ class StreamState final : public ResponseStreamBase, public std::enable_shared_f
   }
   ~StreamState() override { counters_->stream_queued_bytes -= queued_bytes_; }
 
+  bool WriteInitial(std::string chunk) override {
+    {
+      std::lock_guard<std::mutex> lock(mu());
+      if (done_locked() || aborted_) return false;
+      initial_bytes_ += chunk.size();
+      queued_bytes_ += chunk.size();
+      counters_->stream_queued_bytes += chunk.size();
+      queue_.push_back(std::move(chunk));
+    }
+    Wake();
+    return true;
+  }
+
   bool Write(std::string chunk) override {
     size_t queued = 0;
     {
       std::lock_guard<std::mutex> lock(mu());
       if (done_locked() || aborted_) return false;
       // A chunk that finds nothing queued is always taken (an object at the
-      // size limit must pass); any other may not push the queue past the bound.
-      if (queued_bytes_ > 0 && queued_bytes_ + chunk.size() > max_queued_bytes_) {
-        queued = queued_bytes_;
+      // size limit must pass); any other may not push the queue past the
+      // bound. The initial state, written first, is not counted.
+      const size_t live = queued_bytes_ - initial_bytes_;
+      if (live > 0 && live + chunk.size() > max_queued_bytes_) {
+        queued = live;
       } else {
         queued_bytes_ += chunk.size();
         counters_->stream_queued_bytes += chunk.size();
+        const size_t now_live = live + chunk.size();
         size_t peak = counters_->stream_queued_bytes_peak.load();
-        while (queued_bytes_ > peak &&
-               !counters_->stream_queued_bytes_peak.compare_exchange_weak(peak, queued_bytes_)) {
+        while (now_live > peak && !counters_->stream_queued_bytes_peak.compare_exchange_weak(peak, now_live)) {
         }
         queue_.push_back(std::move(chunk));
       }
@@ -123,6 +138,7 @@ class StreamState final : public ResponseStreamBase, public std::enable_shared_f
       aborted_ = true;
       counters_->stream_queued_bytes -= queued_bytes_;
       queued_bytes_ = 0;
+      initial_bytes_ = 0;
       queue_.clear();
     }
     Finish();
@@ -139,6 +155,7 @@ class StreamState final : public ResponseStreamBase, public std::enable_shared_f
     std::lock_guard<std::mutex> lock(mu());
     if (aborted_) return;  // Abort already released them
     queued_bytes_ -= n;
+    initial_bytes_ -= std::min(initial_bytes_, n);  // the initial chunks are written first
     counters_->stream_queued_bytes -= n;
   }
 
@@ -179,6 +196,7 @@ class StreamState final : public ResponseStreamBase, public std::enable_shared_f
   const std::function<void()> on_abort_;
   std::deque<std::string> queue_;  // guarded by mu()
   size_t queued_bytes_ = 0;        // queued or drained, not yet written; guarded by mu()
+  size_t initial_bytes_ = 0;       // of which WriteInitial chunks; guarded by mu()
   bool aborted_ = false;           // guarded by mu()
 };
 

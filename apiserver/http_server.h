@@ -29,8 +29,8 @@
 //   - writing one response, or one chunk of a stream, may block for at most
 //     write_timeout; then the connection is closed;
 //   - a stream holds at most max_stream_buffer_bytes queued for a client that
-//     does not read them (a chunk that finds the stream's queue empty is always
-//     taken, whatever its size). A Write beyond that ends the stream: the
+//     does not read them, beyond its initial state (WriteInitial); a chunk
+//     that finds the stream's queue empty is always taken, whatever its size. A Write beyond that ends the stream: the
 //     connection is closed without the final chunk and the producer's OnDone
 //     callbacks run, so a watch is stopped and its client relists, as
 //     kube-apiserver's cacher closes a watcher that cannot keep up ("Forcing
@@ -94,6 +94,11 @@ class ResponseStream {
   // Queues one chunk (written and flushed as one HTTP chunk, in order).
   // Returns false, dropping the chunk, once the stream has ended.
   virtual bool Write(std::string chunk) = 0;
+  // Queues a chunk of the stream's initial state (a watch's synthetic ADDED
+  // events, as long as the list they replace): not counted against the
+  // transport's byte bound, which covers the chunks written after it; the
+  // write deadline still applies. Default: Write.
+  virtual bool WriteInitial(std::string chunk) { return Write(std::move(chunk)); }
   // Ends the response with the final chunk. Idempotent.
   virtual void Close() = 0;
   // True once the stream ended: Close(), the client went away, the deadline
@@ -235,7 +240,7 @@ struct HttpServerStats {
   std::size_t open_connections = 0;
   // Bytes queued now in every open stream, not yet written to its client.
   std::size_t stream_queued_bytes = 0;
-  // The most bytes any one stream has held queued.
+  // The most bytes any one stream has held queued beyond its initial state.
   std::size_t stream_queued_bytes_peak = 0;
   // Streams ended because their client did not read (max_stream_buffer_bytes).
   uint64_t streams_closed_unresponsive = 0;
