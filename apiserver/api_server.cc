@@ -180,6 +180,12 @@ class ApiServer::Impl {
   // Handle without metrics; the parsed request is copied to *parsed_info
   // when it is not null and the path parsed.
   HandlerResult Route(const HttpRequest& req, std::optional<RequestInfo>* parsed_info);
+  // The extra handler whose prefix matches the request's path, or null.
+  const std::pair<std::string, NonResourceHandler>* ExtraHandlerFor(const HttpRequest& req) const;
+  // The served resource a resource request names (group, version, plural), or null.
+  const api::ResourceDefinition* ServedDefinition(const RequestInfo& info) const;
+  // The route a request took, for the metrics' labels (request_metrics.h).
+  RouteMatch MatchedRoute(const HttpRequest& req, const RequestInfo* info, int code) const;
   HandlerResult HandleNonResource(const HttpRequest& req, const RequestInfo& info);
   void HousekeepingLoop();
   // /healthz, /livez, /readyz (`endpoint`), or one check of it (`check`), as
@@ -270,20 +276,58 @@ HandlerResult ApiServer::Impl::Handle(const HttpRequest& req) {
   std::optional<RequestInfo> info;
   HandlerResult result = Route(req, &info);
   const int code = std::visit([](const auto& r) { return r.status; }, result);
-  request_metrics_->Observe(LabelsForRequest(req, info ? &*info : nullptr, code), code, clock_.Now() - start);
+  const RequestInfo* parsed = info ? &*info : nullptr;
+  request_metrics_->Observe(LabelsForRequest(req, parsed, MatchedRoute(req, parsed, code)), code,
+                            clock_.Now() - start);
   return result;
 }
 
-HandlerResult ApiServer::Impl::Route(const HttpRequest& req, std::optional<RequestInfo>* parsed_info) {
-  if (!extra_handlers_.empty()) {
-    std::string_view path(req.target);
-    path = path.substr(0, path.find('?'));
-    for (const auto& [prefix, handler] : extra_handlers_) {
-      if (path.starts_with(prefix) && (path.size() == prefix.size() || path[prefix.size()] == '/')) {
-        return handler(req);
-      }
-    }
+const std::pair<std::string, ApiServer::NonResourceHandler>* ApiServer::Impl::ExtraHandlerFor(
+    const HttpRequest& req) const {
+  std::string_view path(req.target);
+  path = path.substr(0, path.find('?'));
+  for (const auto& entry : extra_handlers_) {
+    const std::string& prefix = entry.first;
+    if (path.starts_with(prefix) && (path.size() == prefix.size() || path[prefix.size()] == '/')) return &entry;
   }
+  return nullptr;
+}
+
+const api::ResourceDefinition* ApiServer::Impl::ServedDefinition(const RequestInfo& info) const {
+  const ServedGroupVersion* gv = discovery_.Find(info.api_group, info.api_version);
+  if (gv == nullptr) return nullptr;
+  for (const auto* d : gv->definitions) {
+    if (d->names.plural == info.resource) return d;
+  }
+  return nullptr;
+}
+
+RouteMatch ApiServer::Impl::MatchedRoute(const HttpRequest& req, const RequestInfo* info, int code) const {
+  RouteMatch m;
+  if (const auto* extra = ExtraHandlerFor(req)) {
+    m.path_template = extra->first;
+    return m;
+  }
+  if (info == nullptr) return m;
+  if (info->is_resource_request) {
+    const api::ResourceDefinition* def = ServedDefinition(*info);
+    m.resource = def != nullptr;
+    if (def != nullptr) {
+      const api::DefinitionVersion* v = def->FindVersion(info->api_version);
+      m.subresource = info->subresource.empty() ||
+                      (info->subresource == "status" && v != nullptr && v->status_subresource) ||
+                      (info->subresource == "log" && def->group.empty() && def->names.plural == "pods");
+    }
+    return m;
+  }
+  // Every built-in non-resource route that succeeds has a fixed path or one
+  // per served group, version or OpenAPI document.
+  if (code < 400) m.path_template = info->path;
+  return m;
+}
+
+HandlerResult ApiServer::Impl::Route(const HttpRequest& req, std::optional<RequestInfo>* parsed_info) {
+  if (const auto* extra = ExtraHandlerFor(req)) return extra->second(req);
   auto parsed = ParseRequestInfo(req.method, req.target);
   if (!parsed.ok()) return StatusResponse(parsed.status());
   RequestInfo info = std::move(parsed).value();
@@ -443,12 +487,7 @@ HandlerResult ApiServer::Impl::HandleNonResource(const HttpRequest& req, const R
 }
 
 HandlerResult ApiServer::Impl::HandleResource(const HttpRequest& req, RequestInfo info) {
-  const ServedGroupVersion* gv = discovery_.Find(info.api_group, info.api_version);
-  if (gv == nullptr) return NotFoundResponse();
-  const api::ResourceDefinition* def = nullptr;
-  for (const auto* d : gv->definitions) {
-    if (d->names.plural == info.resource) def = d;
-  }
+  const api::ResourceDefinition* def = ServedDefinition(info);
   if (def == nullptr) return NotFoundResponse();
   // Every answer from a deprecated version carries its warning, errors
   // included, as the CRD handler adds it before serving.
@@ -1087,6 +1126,8 @@ Status ApiServer::Start() {
 }
 
 uint16_t ApiServer::port() const { return impl_->http_->port(); }
+
+HttpServerStats ApiServer::TransportStats() const { return impl_->http_->Stats(); }
 
 void ApiServer::Stop() {
   impl_->logs().Stop();

@@ -124,6 +124,8 @@ class ApiServer {
   // kUnavailable when the port cannot be bound.
   Status Start();
   uint16_t port() const;
+  // The HTTP transport's counters (http_server.h); any thread.
+  HttpServerStats TransportStats() const;
   // Ends every watch, finishes in-flight requests, closes the listener.
   void Stop();
 

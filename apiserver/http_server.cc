@@ -1,8 +1,12 @@
 #include "apiserver/http_server.h"
 
 // GCC 12 + Boost 1.74: awaitable.hpp uses std::exchange without including <utility>.
+// clang-format off
 #include <utility>
+// clang-format on
 
+#include <algorithm>
+#include <atomic>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
@@ -15,9 +19,6 @@
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
-
-#include <algorithm>
-#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <map>
@@ -39,10 +40,8 @@ using ErrorCode = boost::system::error_code;
 
 std::string_view HttpRequest::Header(std::string_view name) const {
   for (const auto& [k, v] : headers) {
-    if (k.size() == name.size() &&
-        std::equal(k.begin(), k.end(), name.begin(), [](char a, char b) {
-          return std::tolower(static_cast<unsigned char>(a)) ==
-                 std::tolower(static_cast<unsigned char>(b));
+    if (k.size() == name.size() && std::equal(k.begin(), k.end(), name.begin(), [](char a, char b) {
+          return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
         })) {
       return v;
     }
@@ -54,27 +53,111 @@ namespace {
 
 auto Redirect(ErrorCode& ec) { return net::redirect_error(net::use_awaitable, ec); }
 
+// The transport's counters (HttpServerStats), shared with the streams, which
+// may outlive the server.
+struct Counters {
+  std::atomic<size_t> stream_queued_bytes{0};
+  std::atomic<size_t> stream_queued_bytes_peak{0};
+  std::atomic<uint64_t> streams_closed_unresponsive{0};
+  std::atomic<uint64_t> connections_refused{0};
+  std::atomic<uint64_t> connections_timed_out{0};
+};
+
 // The shared state of one chunked response: a queue of chunks filled from any
-// thread and drained by the connection coroutine on its strand.
-class StreamState final : public ResponseStreamBase,
-                          public std::enable_shared_from_this<StreamState> {
+// thread and drained by the connection coroutine on its strand. The bytes
+// queued and not yet written are bounded (HttpServerOptions::
+// max_stream_buffer_bytes); a Write beyond the bound aborts the stream.
+class StreamState final : public ResponseStreamBase, public std::enable_shared_from_this<StreamState> {
  public:
-  explicit StreamState(Strand strand)
-      : strand_(strand), signal_(strand), deadline_(strand) {
+  // `on_abort` runs once, on some thread, when the stream is aborted.
+  StreamState(Strand strand, size_t max_queued_bytes, std::shared_ptr<Counters> counters,
+              std::function<void()> on_abort)
+      : strand_(strand),
+        signal_(strand),
+        deadline_(strand),
+        max_queued_bytes_(max_queued_bytes),
+        counters_(std::move(counters)),
+        on_abort_(std::move(on_abort)) {
     signal_.expires_at(net::steady_timer::time_point::max());
   }
+  ~StreamState() override { counters_->stream_queued_bytes -= queued_bytes_; }
 
-  bool Write(std::string chunk) override {
+  bool WriteInitial(std::string chunk) override {
     {
       std::lock_guard<std::mutex> lock(mu());
-      if (done_locked()) return false;
+      if (done_locked() || aborted_) return false;
+      initial_bytes_ += chunk.size();
+      queued_bytes_ += chunk.size();
+      counters_->stream_queued_bytes += chunk.size();
       queue_.push_back(std::move(chunk));
     }
     Wake();
     return true;
   }
 
+  bool Write(std::string chunk) override {
+    size_t queued = 0;
+    {
+      std::lock_guard<std::mutex> lock(mu());
+      if (done_locked() || aborted_) return false;
+      // A chunk that finds nothing queued is always taken (an object at the
+      // size limit must pass); any other may not push the queue past the
+      // bound. The initial state, written first, is not counted.
+      const size_t live = queued_bytes_ - initial_bytes_;
+      if (live > 0 && live + chunk.size() > max_queued_bytes_) {
+        queued = live;
+      } else {
+        queued_bytes_ += chunk.size();
+        counters_->stream_queued_bytes += chunk.size();
+        const size_t now_live = live + chunk.size();
+        size_t peak = counters_->stream_queued_bytes_peak.load();
+        while (now_live > peak && !counters_->stream_queued_bytes_peak.compare_exchange_weak(peak, now_live)) {
+        }
+        queue_.push_back(std::move(chunk));
+      }
+    }
+    if (queued > 0) {
+      Logger("apiserver")
+          ->info("closing a stream whose client does not read: {} bytes queued, limit {}", queued, max_queued_bytes_);
+      counters_->streams_closed_unresponsive++;
+      Abort();
+      return false;
+    }
+    Wake();
+    return true;
+  }
+
   void Close() override { Finish(); }
+
+  // Ends the stream without its final chunk: drops what is queued and closes
+  // the connection (on_abort).
+  void Abort() {
+    {
+      std::lock_guard<std::mutex> lock(mu());
+      if (aborted_) return;
+      aborted_ = true;
+      counters_->stream_queued_bytes -= queued_bytes_;
+      queued_bytes_ = 0;
+      initial_bytes_ = 0;
+      queue_.clear();
+    }
+    Finish();
+    if (on_abort_) on_abort_();
+  }
+
+  bool aborted() const {
+    std::lock_guard<std::mutex> lock(mu());
+    return aborted_;
+  }
+
+  // The writer wrote `n` bytes taken by Drain.
+  void Written(size_t n) {
+    std::lock_guard<std::mutex> lock(mu());
+    if (aborted_) return;  // Abort already released them
+    queued_bytes_ -= n;
+    initial_bytes_ -= std::min(initial_bytes_, n);  // the initial chunks are written first
+    counters_->stream_queued_bytes -= n;
+  }
 
   // Marks the stream ended, wakes the writer and runs the OnDone callbacks.
   void Finish() {
@@ -108,8 +191,24 @@ class StreamState final : public ResponseStreamBase,
   Strand strand_;
   net::steady_timer signal_;
   net::steady_timer deadline_;
+  const size_t max_queued_bytes_;
+  const std::shared_ptr<Counters> counters_;
+  const std::function<void()> on_abort_;
   std::deque<std::string> queue_;  // guarded by mu()
+  size_t queued_bytes_ = 0;        // queued or drained, not yet written; guarded by mu()
+  size_t initial_bytes_ = 0;       // of which WriteInitial chunks; guarded by mu()
+  bool aborted_ = false;           // guarded by mu()
 };
+
+// The head of a 503 for a connection over the cap: written without waiting,
+// before the socket is closed.
+std::string RefusalResponse(size_t max_connections) {
+  HttpResponse r =
+      StatusResponse(UnavailableError("too many open connections: limit is " + std::to_string(max_connections)));
+  return "HTTP/1.1 503 Service Unavailable\r\nContent-Type: " + r.content_type +
+         "\r\nRetry-After: 1\r\nConnection: close\r\nContent-Length: " + std::to_string(r.body.size()) + "\r\n\r\n" +
+         r.body;
+}
 
 // The status line and headers of `response` (an HttpResponse or a
 // StreamingResponse) on `res`: its code and Content-Type, no caching, then
@@ -138,6 +237,7 @@ class HttpServer::Impl : public std::enable_shared_from_this<HttpServer::Impl> {
   Status Start();
   void Stop();
   uint16_t port() const { return port_; }
+  HttpServerStats Stats() const;
 
  private:
   friend class Connection;
@@ -147,6 +247,7 @@ class HttpServer::Impl : public std::enable_shared_from_this<HttpServer::Impl> {
 
   HttpServerOptions options_;
   HttpHandler handler_;
+  std::shared_ptr<Counters> counters_ = std::make_shared<Counters>();
   net::io_context io_;
   Strand acceptor_strand_;
   tcp::acceptor acceptor_;
@@ -156,17 +257,17 @@ class HttpServer::Impl : public std::enable_shared_from_this<HttpServer::Impl> {
   bool started_ = false;
   bool stopped_ = false;
 
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::condition_variable cv_;
-  bool stopping_ = false;  // guarded by mu_
-  uint64_t next_id_ = 0;   // guarded by mu_
+  bool stopping_ = false;                                      // guarded by mu_
+  uint64_t next_id_ = 0;                                       // guarded by mu_
   std::map<uint64_t, std::weak_ptr<Connection>> connections_;  // guarded by mu_
 };
 
 class HttpServer::Impl::Connection : public std::enable_shared_from_this<Connection> {
  public:
   Connection(Impl* server, tcp::socket socket, Strand strand, uint64_t id)
-      : server_(server), socket_(std::move(socket)), strand_(strand), id_(id) {}
+      : server_(server), socket_(std::move(socket)), strand_(strand), id_(id), timer_(strand) {}
 
   net::awaitable<void> Run();
 
@@ -185,12 +286,32 @@ class HttpServer::Impl::Connection : public std::enable_shared_from_this<Connect
     socket_.close(ec);
     if (stream_) stream_->Finish();
   }
+  // Runs on the strand: closes the socket, failing whatever waits on it.
+  void CloseSocket() {
+    ErrorCode ec;
+    socket_.close(ec);
+  }
   const Strand& strand() const { return strand_; }
 
  private:
   net::awaitable<bool> WriteResponse(HttpResponse response, unsigned version, bool keep_alive);
   net::awaitable<void> WriteStream(StreamingResponse response, unsigned version);
   net::awaitable<void> Linger();
+  // Closes the socket (counted as a timeout) unless Disarm() is called
+  // within `timeout`. One deadline at a time; on the strand.
+  void Arm(std::chrono::milliseconds timeout) {
+    const uint64_t generation = ++timer_generation_;
+    timer_.expires_after(timeout);
+    timer_.async_wait([self = shared_from_this(), generation](ErrorCode ec) {
+      if (ec || generation != self->timer_generation_) return;
+      self->server_->counters_->connections_timed_out++;
+      self->CloseSocket();
+    });
+  }
+  void Disarm() {
+    ++timer_generation_;
+    timer_.cancel();
+  }
   void Shutdown() {
     ErrorCode ec;
     socket_.shutdown(tcp::socket::shutdown_send, ec);
@@ -202,6 +323,8 @@ class HttpServer::Impl::Connection : public std::enable_shared_from_this<Connect
   Strand strand_;
   uint64_t id_;
   // Touched only on the strand.
+  net::steady_timer timer_;
+  uint64_t timer_generation_ = 0;
   bool stopping_ = false;
   bool busy_ = false;
   std::shared_ptr<StreamState> stream_;
@@ -216,18 +339,37 @@ net::awaitable<void> HttpServer::Impl::Connection::Run() {
     auto ep = socket_.remote_endpoint(ec);
     if (!ec) remote = ep.address().to_string() + ":" + std::to_string(ep.port());
   }
+  const HttpServerOptions& options = server_->options_;
+  // The first request's header is due read_header_timeout after the accept.
+  Arm(options.read_header_timeout);
+  bool first = true;
   while (!stopping_) {
     http::request_parser<http::string_body> parser;
-    parser.body_limit(server_->options_.max_body_bytes);
+    parser.body_limit(options.max_body_bytes);
     parser.header_limit(256 * 1024);
     ErrorCode ec;
-    co_await http::async_read(socket_, buffer, parser, Redirect(ec));
+    if (!first) {
+      // Keep-alive: the next request must start within idle_timeout; its
+      // header is then due read_header_timeout after its first byte.
+      if (buffer.size() == 0) {
+        Arm(options.idle_timeout);
+        co_await socket_.async_wait(tcp::socket::wait_read, Redirect(ec));
+        if (ec || stopping_) break;
+      }
+      Arm(options.read_header_timeout);
+    }
+    first = false;
+    co_await http::async_read_header(socket_, buffer, parser, Redirect(ec));
+    if (!ec && !parser.is_done()) {
+      Arm(options.read_body_timeout);
+      co_await http::async_read(socket_, buffer, parser, Redirect(ec));
+    }
+    Disarm();
     // GCC 12 destroys temporaries of a co_await expression twice when the
     // coroutine leaves the loop right after it (free(): invalid pointer on
     // every oversized body): build error responses as named locals first.
     if (ec == http::error::body_limit) {
-      Status s = TooLargeError("Request entity too large: limit is " +
-                               std::to_string(server_->options_.max_body_bytes));
+      Status s = TooLargeError("Request entity too large: limit is " + std::to_string(options.max_body_bytes));
       HttpResponse too_large = StatusResponse(s);
       const unsigned request_version = parser.get().version();
       co_await WriteResponse(std::move(too_large), request_version, false);
@@ -277,20 +419,22 @@ net::awaitable<void> HttpServer::Impl::Connection::Run() {
       break;  // a streamed response ends the connection
     }
   }
+  Disarm();
   Shutdown();
   server_->Unregister(id_);
 }
 
-net::awaitable<bool> HttpServer::Impl::Connection::WriteResponse(HttpResponse response,
-                                                                unsigned version,
-                                                                bool keep_alive) {
+net::awaitable<bool> HttpServer::Impl::Connection::WriteResponse(HttpResponse response, unsigned version,
+                                                                 bool keep_alive) {
   http::response<http::string_body> res;
   SetHead(res, version, response);
   res.body() = std::move(response.body);
   res.keep_alive(keep_alive);
   res.prepare_payload();
   ErrorCode ec;
+  Arm(server_->options_.write_timeout);
   co_await http::async_write(socket_, res, Redirect(ec));
+  Disarm();
   co_return !ec;
 }
 
@@ -304,22 +448,30 @@ net::awaitable<void> HttpServer::Impl::Connection::Linger() {
   socket_.shutdown(tcp::socket::shutdown_send, ec);
   std::vector<char> sink(64 * 1024);
   size_t total = 0;
+  Arm(server_->options_.read_body_timeout);
   while (!ec && !stopping_ && total < (size_t{64} << 20)) {
     total += co_await socket_.async_read_some(net::buffer(sink), Redirect(ec));
   }
+  Disarm();
 }
 
-net::awaitable<void> HttpServer::Impl::Connection::WriteStream(StreamingResponse response,
-                                                              unsigned version) {
+net::awaitable<void> HttpServer::Impl::Connection::WriteStream(StreamingResponse response, unsigned version) {
   http::response<http::empty_body> res;
   SetHead(res, version, response);
   res.chunked(true);
   http::response_serializer<http::empty_body> serializer(res);
   ErrorCode ec;
+  const auto write_timeout = server_->options_.write_timeout;
+  Arm(write_timeout);
   co_await http::async_write_header(socket_, serializer, Redirect(ec));
+  Disarm();
   if (ec) co_return;
 
-  auto state = std::make_shared<StreamState>(strand_);
+  std::weak_ptr<Connection> weak = shared_from_this();
+  auto state =
+      std::make_shared<StreamState>(strand_, server_->options_.max_stream_buffer_bytes, server_->counters_, [weak] {
+        if (auto self = weak.lock()) net::post(self->strand_, [self] { self->CloseSocket(); });
+      });
   stream_ = state;
   if (stopping_) state->Finish();
   if (response.timeout.count() > 0) state->StartDeadline(response.timeout);
@@ -333,8 +485,11 @@ net::awaitable<void> HttpServer::Impl::Connection::WriteStream(StreamingResponse
     auto chunks = state->Drain(&done);
     for (auto& chunk : chunks) {
       if (chunk.empty()) continue;  // an empty chunk would end the response
+      Arm(write_timeout);
       co_await net::async_write(socket_, http::make_chunk(net::buffer(chunk)), Redirect(ec));
-      if (ec) {
+      Disarm();
+      state->Written(chunk.size());
+      if (ec || state->aborted()) {
         state->Finish();
         stream_.reset();
         co_return;
@@ -345,7 +500,11 @@ net::awaitable<void> HttpServer::Impl::Connection::WriteStream(StreamingResponse
       co_await state->signal().async_wait(Redirect(ec));
     }
   }
-  co_await net::async_write(socket_, http::make_chunk_last(), Redirect(ec));
+  if (!state->aborted()) {
+    Arm(write_timeout);
+    co_await net::async_write(socket_, http::make_chunk_last(), Redirect(ec));
+    Disarm();
+  }
   stream_.reset();
 }
 
@@ -359,8 +518,8 @@ Status HttpServer::Impl::Start() {
   if (!ec) acceptor_.bind(endpoint, ec);
   if (!ec) acceptor_.listen(net::socket_base::max_listen_connections, ec);
   if (ec) {
-    return UnavailableError("cannot listen on " + options_.address + ":" +
-                            std::to_string(options_.port) + ": " + ec.message());
+    return UnavailableError("cannot listen on " + options_.address + ":" + std::to_string(options_.port) + ": " +
+                            ec.message());
   }
   port_ = acceptor_.local_endpoint().port();
   work_.emplace(io_.get_executor());
@@ -372,6 +531,12 @@ Status HttpServer::Impl::Start() {
 }
 
 net::awaitable<void> HttpServer::Impl::AcceptLoop() {
+  const std::string refusal = RefusalResponse(options_.max_connections);
+  // After a failed accept (EMFILE, ENFILE, ENOBUFS), wait before the next one,
+  // 5 ms doubling to 1 s, as Go's http.Server.Serve does: the listening socket
+  // stays readable, so retrying at once would spin.
+  std::chrono::milliseconds backoff{0};
+  net::steady_timer pause(acceptor_strand_);
   for (;;) {
     Strand strand = net::make_strand(io_);
     tcp::socket socket(strand);
@@ -379,20 +544,50 @@ net::awaitable<void> HttpServer::Impl::AcceptLoop() {
     co_await acceptor_.async_accept(socket, Redirect(ec));
     if (ec) {
       if (!acceptor_.is_open()) co_return;
-      continue;  // e.g. EMFILE: keep serving the connections we have
+      backoff = std::min<std::chrono::milliseconds>(backoff.count() == 0 ? std::chrono::milliseconds(5) : backoff * 2,
+                                                    std::chrono::seconds(1));
+      Logger("apiserver")->warn("accept failed: {}; retrying in {} ms", ec.message(), backoff.count());
+      pause.expires_after(backoff);
+      co_await pause.async_wait(Redirect(ec));
+      continue;  // keep serving the connections we have
     }
+    backoff = std::chrono::milliseconds(0);
     socket.set_option(tcp::no_delay(true), ec);
     std::shared_ptr<Connection> conn;
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (stopping_) co_return;
+      if (connections_.size() >= options_.max_connections) {
+        // Answer without waiting (the response fits an empty socket buffer)
+        // and close: the client learns at once instead of queueing.
+        socket.non_blocking(true, ec);
+        socket.write_some(net::buffer(refusal), ec);
+        socket.shutdown(tcp::socket::shutdown_send, ec);
+        socket.close(ec);
+        counters_->connections_refused++;
+        continue;
+      }
       uint64_t id = next_id_++;
       conn = std::make_shared<Connection>(this, std::move(socket), strand, id);
       connections_.emplace(id, conn);
     }
-    net::co_spawn(strand, [conn]() -> net::awaitable<void> { co_await conn->Run(); },
-                  net::detached);
+    net::co_spawn(
+        strand, [conn]() -> net::awaitable<void> { co_await conn->Run(); }, net::detached);
   }
+}
+
+HttpServerStats HttpServer::Impl::Stats() const {
+  HttpServerStats s;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    s.open_connections = connections_.size();
+  }
+  s.stream_queued_bytes = counters_->stream_queued_bytes;
+  s.stream_queued_bytes_peak = counters_->stream_queued_bytes_peak;
+  s.streams_closed_unresponsive = counters_->streams_closed_unresponsive;
+  s.connections_refused = counters_->connections_refused;
+  s.connections_timed_out = counters_->connections_timed_out;
+  return s;
 }
 
 void HttpServer::Impl::Unregister(uint64_t id) {
@@ -443,5 +638,6 @@ HttpServer::~HttpServer() { Stop(); }
 Status HttpServer::Start() { return impl_->Start(); }
 uint16_t HttpServer::port() const { return impl_->port(); }
 void HttpServer::Stop() { impl_->Stop(); }
+HttpServerStats HttpServer::Stats() const { return impl_->Stats(); }
 
 }  // namespace berth::apiserver

@@ -17,6 +17,30 @@
 // each request, so it must not block for long (a store write is fine; waiting
 // for watch events is not: start a stream instead).
 //
+// Bounds (each a named constant below, with the upstream value it follows;
+// docs/security.md lists them):
+//   - a new connection beyond max_connections is answered 503 and closed at
+//     once, never queued;
+//   - a request's header must arrive within read_header_timeout of its first
+//     byte (of the connection's start, for the first request), and its body
+//     within read_body_timeout after the header; a keep-alive connection that
+//     sends no new request for idle_timeout is closed. A client that sends
+//     slowly (slowloris) is cut off without an answer, as Go's net/http does;
+//   - writing one response, or one chunk of a stream, may block for at most
+//     write_timeout; then the connection is closed;
+//   - a stream holds at most max_stream_buffer_bytes queued for a client that
+//     does not read them, beyond its initial state (WriteInitial); a chunk
+//     that finds the stream's queue empty is always taken, whatever its size. A Write beyond that ends the stream: the
+//     connection is closed without the final chunk and the producer's OnDone
+//     callbacks run, so a watch is stopped and its client relists, as
+//     kube-apiserver's cacher closes a watcher that cannot keep up ("Forcing
+//     watcher close due to unresponsiveness", cacheWatcher.add in
+//     staging/src/k8s.io/apiserver/pkg/storage/cacher/cache_watcher.go).
+// There are no in-flight request limits (kube-apiserver's
+// --max-requests-inflight 400 / --max-mutating-requests-inflight 200): the
+// Handler runs synchronously on the `threads` I/O threads, so no more than
+// `threads` requests are ever being handled at once.
+//
 // Shutdown (Stop): stops accepting, lets the request being handled on every
 // connection finish and be written, ends every open stream with its final
 // chunk, closes idle keep-alive connections, then joins the I/O threads.
@@ -45,8 +69,8 @@ namespace berth::apiserver {
 using HttpHeaders = std::vector<std::pair<std::string, std::string>>;
 
 struct HttpRequest {
-  std::string method;  // "GET", "POST", ... (upper case, as sent)
-  std::string target;  // request-target as sent: "/api/v1/pods?limit=500"
+  std::string method;   // "GET", "POST", ... (upper case, as sent)
+  std::string target;   // request-target as sent: "/api/v1/pods?limit=500"
   HttpHeaders headers;  // names as sent; look up with Header()
   std::string body;
   std::string remote;  // "127.0.0.1:54321"
@@ -70,6 +94,11 @@ class ResponseStream {
   // Queues one chunk (written and flushed as one HTTP chunk, in order).
   // Returns false, dropping the chunk, once the stream has ended.
   virtual bool Write(std::string chunk) = 0;
+  // Queues a chunk of the stream's initial state (a watch's synthetic ADDED
+  // events, as long as the list they replace): not counted against the
+  // transport's byte bound, which covers the chunks written after it; the
+  // write deadline still applies. Default: Write.
+  virtual bool WriteInitial(std::string chunk) { return Write(std::move(chunk)); }
   // Ends the response with the final chunk. Idempotent.
   virtual void Close() = 0;
   // True once the stream ended: Close(), the client went away, the deadline
@@ -146,6 +175,48 @@ struct StreamingResponse {
 using HandlerResult = std::variant<HttpResponse, StreamingResponse>;
 using HttpHandler = std::function<HandlerResult(const HttpRequest&)>;
 
+// A new connection beyond this many open ones is answered 503 ServiceUnavailable
+// ("too many open connections") and closed. Upstream: Go's net/http and
+// kube-apiserver have no connection cap (the limit there is the process's file
+// descriptors; berth raises its soft RLIMIT_NOFILE to the hard limit at start,
+// core/rlimit.h); berth caps connections below the usual hard limit (524288 on
+// systemd, 4096 in some containers: the cap cannot exceed what the kernel allows).
+inline constexpr std::size_t kMaxConnections = 4096;
+// A keep-alive connection that starts no new request for this long is closed.
+// Upstream: kube-apiserver's http.Server IdleTimeout, 90 s ("matches
+// http.DefaultTransport keep-alive timeout",
+// staging/src/k8s.io/apiserver/pkg/server/secure_serving.go Serve).
+inline constexpr std::chrono::milliseconds kIdleTimeout{90'000};
+// A request's header must be complete this long after its first byte (for the
+// first request of a connection: after the connection was accepted).
+// Upstream: kube-apiserver's ReadHeaderTimeout, 32 s ("just shy of
+// requestTimeoutUpperBound", secure_serving.go).
+inline constexpr std::chrono::milliseconds kReadHeaderTimeout{32'000};
+// A request's body must be complete this long after its header. Upstream:
+// kube-apiserver sets no ReadTimeout; its --request-timeout (default 1 minute,
+// staging/src/k8s.io/apiserver/pkg/server/options/server_run_options.go) ends
+// a handler, body reading included, after 60 s. berth reads the body before
+// the handler runs and bounds it by the same minute.
+inline constexpr std::chrono::milliseconds kReadBodyTimeout{60'000};
+// Writing one whole response, or one chunk of a stream, may block this long.
+// Upstream: kube-apiserver sets no WriteTimeout; --request-timeout (1 minute)
+// bounds a non-streaming request; the cacher bounds a watcher that does not
+// drain its events by a dispatch budget of at most 100 ms
+// (staging/src/k8s.io/apiserver/pkg/storage/cacher/time_budget.go) once its
+// channel is full. berth closes a connection whose client accepts no byte for
+// a minute.
+inline constexpr std::chrono::milliseconds kWriteTimeout{60'000};
+// Bytes one stream (watch, followed log) may hold queued for a client that does
+// not read them. Upstream bounds a watcher in events: the cacheWatcher's input
+// channel, about one second of history clamped to 10 .. 100 events (1000 for an
+// indexed watch; minWatchChanSize, maxWatchChanSize* and
+// suggestedWatchChannelSize in staging/src/k8s.io/apiserver/pkg/storage/cacher/
+// watch_cache.go), each at most 1.5 MiB (etcd's request limit), plus the
+// kernel's socket buffers. berth's bound, 4 MiB, holds
+// more than 2 objects of the largest size and, with the kernel's buffers
+// (several MiB on loopback), thousands of ordinary events.
+inline constexpr std::size_t kMaxStreamBufferBytes = 4 * 1024 * 1024;
+
 struct HttpServerOptions {
   std::string address = "127.0.0.1";
   uint16_t port = 0;  // 0 = an ephemeral port, see HttpServer::port()
@@ -155,6 +226,29 @@ struct HttpServerOptions {
   std::size_t max_body_bytes = api::kMaxRequestBodyBytes;
   // How long Stop() waits for in-flight requests before closing sockets.
   std::chrono::milliseconds shutdown_grace{2000};
+  // The bounds described at the top (tests set small values).
+  std::size_t max_connections = kMaxConnections;
+  std::chrono::milliseconds idle_timeout = kIdleTimeout;
+  std::chrono::milliseconds read_header_timeout = kReadHeaderTimeout;
+  std::chrono::milliseconds read_body_timeout = kReadBodyTimeout;
+  std::chrono::milliseconds write_timeout = kWriteTimeout;
+  std::size_t max_stream_buffer_bytes = kMaxStreamBufferBytes;
+};
+
+// Counters of the transport, for tests and diagnostics. All since Start.
+struct HttpServerStats {
+  std::size_t open_connections = 0;
+  // Bytes queued now in every open stream, not yet written to its client.
+  std::size_t stream_queued_bytes = 0;
+  // The most bytes any one stream has held queued beyond its initial state.
+  std::size_t stream_queued_bytes_peak = 0;
+  // Streams ended because their client did not read (max_stream_buffer_bytes).
+  uint64_t streams_closed_unresponsive = 0;
+  // Connections answered 503 because max_connections were open.
+  uint64_t connections_refused = 0;
+  // Connections closed by idle_timeout, read_header_timeout, read_body_timeout
+  // or write_timeout.
+  uint64_t connections_timed_out = 0;
 };
 
 class HttpServer {
@@ -171,6 +265,8 @@ class HttpServer {
   uint16_t port() const;
   // Graceful shutdown as described above; idempotent.
   void Stop();
+  // A snapshot of the counters; safe from any thread.
+  HttpServerStats Stats() const;
 
  private:
   class Impl;

@@ -1,9 +1,8 @@
 #include "apiserver/request_metrics.h"
 
-#include <prometheus/text_serializer.h>
-
 #include <algorithm>
 #include <cctype>
+#include <prometheus/text_serializer.h>
 #include <set>
 #include <tuple>
 
@@ -21,6 +20,15 @@ std::string Upper(std::string s) {
   return s;
 }
 
+// Upstream's validRequestMethods (staging/src/k8s.io/apiserver/pkg/endpoints/
+// metrics/metrics.go), and HEAD; any other method is OtherRequestMethod.
+std::string CleanVerb(std::string verb) {
+  static const std::set<std::string, std::less<>> kValid = {"APPLY", "CONNECT", "CREATE", "DELETE", "DELETECOLLECTION",
+                                                            "GET",   "HEAD",    "LIST",   "PATCH",  "POST",
+                                                            "PROXY", "PUT",     "UPDATE", "WATCH",  "WATCHLIST"};
+  return kValid.contains(verb) ? verb : "other";
+}
+
 std::string DryRun(const QueryParams& q) {
   std::set<std::string> values;
   for (const std::string& v : q.GetAll("dryRun")) {
@@ -34,21 +42,21 @@ std::string DryRun(const QueryParams& q) {
 
 }  // namespace
 
-RequestLabels LabelsForRequest(const HttpRequest& request, const RequestInfo* info, int code) {
+RequestLabels LabelsForRequest(const HttpRequest& request, const RequestInfo* info, const RouteMatch& route) {
   RequestLabels l;
-  l.verb = Upper(request.method);
+  l.verb = CleanVerb(Upper(request.method));
   if (info == nullptr || !info->is_resource_request) {
-    if (code != 404) {
-      l.subresource = info != nullptr ? info->path : request.target.substr(0, request.target.find('?'));
-    }
+    l.subresource = route.path_template;
     if (info != nullptr) l.dry_run = DryRun(info->query);
     return l;
   }
   l.dry_run = DryRun(info->query);
-  l.group = info->api_group;
-  l.version = info->api_version;
-  l.resource = info->resource;
-  l.subresource = info->subresource;
+  if (route.resource) {
+    l.group = info->api_group;
+    l.version = info->api_version;
+    l.resource = info->resource;
+    if (route.subresource) l.subresource = info->subresource;
+  }
   l.component = "apiserver";
   if (!info->name.empty() || info->verb == "create") {
     l.scope = "resource";
@@ -69,11 +77,12 @@ HttpResponse MetricsResponse(const prometheus::Registry& registry, const HttpReq
   }
   std::vector<prometheus::MetricFamily> families = registry.Collect();
   for (prometheus::MetricFamily& f : families) {
-    std::sort(f.metric.begin(), f.metric.end(), [](const prometheus::ClientMetric& a, const prometheus::ClientMetric& b) {
-      return std::lexicographical_compare(
-          a.label.begin(), a.label.end(), b.label.begin(), b.label.end(),
-          [](const auto& x, const auto& y) { return std::tie(x.name, x.value) < std::tie(y.name, y.value); });
-    });
+    std::sort(f.metric.begin(), f.metric.end(),
+              [](const prometheus::ClientMetric& a, const prometheus::ClientMetric& b) {
+                return std::lexicographical_compare(
+                    a.label.begin(), a.label.end(), b.label.begin(), b.label.end(),
+                    [](const auto& x, const auto& y) { return std::tie(x.name, x.value) < std::tie(y.name, y.value); });
+              });
   }
   HttpResponse r;
   r.content_type = "text/plain; version=0.0.4; charset=utf-8";
@@ -95,9 +104,8 @@ RequestMetrics::RequestMetrics(prometheus::Registry& r)
 
 void RequestMetrics::Observe(const RequestLabels& l, int code, Duration elapsed) {
   std::map<std::string, std::string> labels = {
-      {"verb", l.verb},         {"dry_run", l.dry_run},         {"group", l.group},
-      {"version", l.version},   {"resource", l.resource},       {"subresource", l.subresource},
-      {"scope", l.scope},       {"component", l.component}};
+      {"verb", l.verb},         {"dry_run", l.dry_run},         {"group", l.group}, {"version", l.version},
+      {"resource", l.resource}, {"subresource", l.subresource}, {"scope", l.scope}, {"component", l.component}};
   durations_.Add(labels, kDurationBuckets).Observe(std::chrono::duration<double>(elapsed).count());
   labels["code"] = std::to_string(code);
   requests_.Add(labels).Increment();

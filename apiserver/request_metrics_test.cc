@@ -4,7 +4,6 @@
 #include "apiserver/request_metrics.h"
 
 #include <gtest/gtest.h>
-
 #include <variant>
 
 #include "apiserver/api_server.h"
@@ -24,7 +23,10 @@ RequestLabels Labels(const std::string& method, const std::string& target, int c
   req.target = target;
   if (!content_type.empty()) req.headers.emplace_back("Content-Type", content_type);
   auto info = ParseRequestInfo(method, target);
-  return LabelsForRequest(req, info.ok() ? &info.value() : nullptr, code);
+  // The route a served request matches: its resource, or its path when it succeeded.
+  RouteMatch route{.resource = true, .subresource = true, .path_template = ""};
+  if (info.ok() && !info->is_resource_request && code < 400) route.path_template = info->path;
+  return LabelsForRequest(req, info.ok() ? &info.value() : nullptr, route);
 }
 
 std::string Describe(const RequestLabels& l) {
@@ -37,7 +39,8 @@ TEST(RequestLabelsTest, VerbScopeAndResourceAsKubeApiserver) {
             "GET g= v=v1 r=pods sub= scope=resource component=apiserver dry_run=");
   EXPECT_EQ(Describe(Labels("GET", "/api/v1/namespaces/default/pods?limit=500")),
             "LIST g= v=v1 r=pods sub= scope=namespace component=apiserver dry_run=");
-  EXPECT_EQ(Describe(Labels("GET", "/api/v1/pods")), "LIST g= v=v1 r=pods sub= scope=cluster component=apiserver dry_run=");
+  EXPECT_EQ(Describe(Labels("GET", "/api/v1/pods")),
+            "LIST g= v=v1 r=pods sub= scope=cluster component=apiserver dry_run=");
   EXPECT_EQ(Describe(Labels("GET", "/apis/kueue.x-k8s.io/v1beta2/clusterqueues?watch=true&resourceVersion=5")),
             "WATCH g=kueue.x-k8s.io v=v1beta2 r=clusterqueues sub= scope=cluster component=apiserver dry_run=");
   EXPECT_EQ(Describe(Labels("GET", "/api/v1/watch/namespaces/default/pods")),
@@ -54,6 +57,23 @@ TEST(RequestLabelsTest, VerbScopeAndResourceAsKubeApiserver) {
   EXPECT_EQ(Describe(Labels("DELETE", "/api/v1/namespaces/a/pods")),
             "DELETE g= v=v1 r=pods sub= scope=namespace component=apiserver dry_run=");
   EXPECT_EQ(Labels("POST", "/api/v1/namespaces/a/pods?dryRun=Bogus", 400).dry_run, "invalid");
+}
+
+TEST(RequestLabelsTest, ValuesComeFromTheRouteAndFixedSetsNeverFromTheRequestText) {
+  HttpRequest req;
+  req.method = "JUNK1";
+  req.target = "/api/v1/namespaces/default/junk1/x/junk2";
+  auto info = ParseRequestInfo(req.method, req.target);
+  ASSERT_TRUE(info.ok());
+  EXPECT_EQ(Describe(LabelsForRequest(req, &info.value(), RouteMatch{})),
+            "other g= v= r= sub= scope=resource component=apiserver dry_run=");
+  req.method = "GET";
+  req.target = "/api/v1/namespaces/default/pods/p/junk2";
+  info = ParseRequestInfo(req.method, req.target);
+  ASSERT_TRUE(info.ok());
+  EXPECT_EQ(Describe(LabelsForRequest(req, &info.value(),
+                                      RouteMatch{.resource = true, .subresource = false, .path_template = ""})),
+            "GET g= v=v1 r=pods sub= scope=resource component=apiserver dry_run=");
 }
 
 TEST(RequestLabelsTest, NonResourcePathsAreTheSubresourceExceptWhenNotFound) {
@@ -79,7 +99,9 @@ class RequestMetricsServerTest : public ::testing::Test {
 
   HttpResponse Do(const std::string& method, const std::string& target, const std::string& body = "") {
     HandlerResult r = api_.server.Handle(testing::Request(method, target, body));
-    return std::holds_alternative<HttpResponse>(r) ? std::get<HttpResponse>(r) : HttpResponse{.status = -1, .content_type = "", .headers = {}, .body = ""};
+    return std::holds_alternative<HttpResponse>(r)
+               ? std::get<HttpResponse>(r)
+               : HttpResponse{.status = -1, .content_type = "", .headers = {}, .body = ""};
   }
 
   std::shared_ptr<prometheus::Registry> registry_ = std::make_shared<prometheus::Registry>();
@@ -97,8 +119,8 @@ TEST_F(RequestMetricsServerTest, EveryHandledRequestIsCountedWithItsCode) {
   ASSERT_EQ(Do("GET", "/api/v1/namespaces/default/pods").status, 200);
   ASSERT_EQ(Do("GET", "/version").status, 200);
 
-  const std::map<std::string, std::string> pods = {{"resource", "pods"}, {"version", "v1"}, {"group", ""},
-                                                   {"component", "apiserver"}};
+  const std::map<std::string, std::string> pods = {
+      {"resource", "pods"}, {"version", "v1"}, {"group", ""}, {"component", "apiserver"}};
   auto with = [&pods](std::map<std::string, std::string> extra) {
     extra.insert(pods.begin(), pods.end());
     return extra;
@@ -132,6 +154,37 @@ TEST_F(RequestMetricsServerTest, EveryHandledRequestIsCountedWithItsCode) {
   HttpRequest get;
   get.method = "GET";
   EXPECT_EQ(MetricsResponse(*registry_, get).body, MetricsResponse(*registry_, get).body);
+}
+
+// The number of series of every family in `registry`.
+size_t SeriesCount(const prometheus::Registry& registry) {
+  size_t n = 0;
+  for (const auto& family : registry.Collect()) n += family.metric.size();
+  return n;
+}
+
+TEST_F(RequestMetricsServerTest, ThousandsOfJunkRequestsAddABoundedNumberOfSeries) {
+  // One of each kind of request first: the series they create are the bound.
+  auto each_kind = [this](const std::string& junk) {
+    Do("GET", "/" + junk);                                               // unknown path: 404
+    Do("POST", "/" + junk);                                              // 405 before the path is looked at
+    Do("GET", "/api/v1/" + junk);                                        // unknown resource: 404
+    Do("GET", "/apis/" + junk + "/v1/things");                           // unknown group
+    Do("GET", "/api/" + junk);                                           // unknown discovery version
+    Do("GET", "/openapi/v3/" + junk);                                    // unknown OpenAPI document
+    Do("GET", "/api/v1/namespaces/default/pods/p/" + junk);              // unknown subresource
+    Do("GET", "/api/v1/namespaces/default/configmaps/" + junk);          // unknown object: 404 of a served resource
+    Do("GET", "/metrics/" + junk);                                       // under an extra handler
+    Do(junk, "/api/v1/namespaces/default/configmaps");                   // unknown method
+    Do("GET", "/api/v1/namespaces/default/pods?dryRun=" + junk);         // bad dryRun value
+    Do("GET", "/api/v1/namespaces/%zz" + junk);                          // unparseable path
+    Do("PATCH", "/api/v1/namespaces/default/configmaps/" + junk, "{}");  // content type from the request
+  };
+  each_kind("junk");
+  const size_t after_one = SeriesCount(*registry_);
+  for (int i = 0; i < 1000; ++i) each_kind("JUNK" + std::to_string(i));
+  EXPECT_EQ(SeriesCount(*registry_), after_one) << "1,000 distinct junk requests of each kind added series";
+  EXPECT_LT(after_one, 100u);
 }
 
 TEST(RequestMetricsOffTest, NoRegistryNoMetricsPath) {

@@ -74,7 +74,7 @@ Status WatchPump::Add(std::unique_ptr<store::Watcher> watcher, std::shared_ptr<N
     s->id = next_id_++;
     sessions_.emplace(s->id, s);
   }
-  for (auto& chunk : initial) stream->Write(std::move(chunk));
+  for (auto& chunk : initial) stream->WriteInitial(std::move(chunk));
   relay->Set([this, weak] {
     if (auto session = weak.lock()) MarkReady(session);
   });

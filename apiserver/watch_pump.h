@@ -67,8 +67,10 @@ class WatchPump {
   ~WatchPump();  // Stop()s.
 
   // Starts pumping `watcher` (opened with relay->Callback() as its notify)
-  // into `stream`. `initial` chunks are written first (the synthetic ADDED
-  // events of a watch from resourceVersion 0). kUnavailable when stopping.
+  // into `stream`. `initial` chunks are written first, with WriteInitial (the
+  // synthetic ADDED events of a watch from resourceVersion 0 or unset: as
+  // large as a list, so outside the stream's byte bound for what follows).
+  // kUnavailable when stopping.
   Status Add(std::unique_ptr<store::Watcher> watcher, std::shared_ptr<NotifyRelay> relay,
              std::vector<std::string> initial, WatchEncoders encoders,
              std::shared_ptr<ResponseStream> stream);

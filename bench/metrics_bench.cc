@@ -24,7 +24,7 @@ void BM_RecordRequest(benchmark::State& state) {
   req.target = "/apis/kueue.x-k8s.io/v1beta2/namespaces/team-a/workloads/job-train-1a2b3/status";
   const apiserver::RequestInfo info = *apiserver::ParseRequestInfo(req.method, req.target);
   for (auto _ : state) {
-    metrics.Observe(apiserver::LabelsForRequest(req, &info, 200), 200, std::chrono::microseconds(800));
+    metrics.Observe(apiserver::LabelsForRequest(req, &info, {.resource = true, .subresource = true, .path_template = ""}), 200, std::chrono::microseconds(800));
   }
 }
 BENCHMARK(BM_RecordRequest);

@@ -1,10 +1,10 @@
 #include "store/watch_hub.h"
 
-#include "store/object_meta.h"
-
 #include <algorithm>
 #include <string>
 #include <utility>
+
+#include "store/object_meta.h"
 
 namespace berth::store {
 namespace {
@@ -25,17 +25,56 @@ class WatcherHandle final : public Watcher {
 
 }  // namespace
 
+size_t ApproxJsonBytes(const api::Object& obj) {
+  size_t total = 0;
+  std::vector<const api::Object*> pending{&obj};
+  while (!pending.empty()) {
+    const api::Object* v = pending.back();
+    pending.pop_back();
+    switch (v->type()) {
+      case api::Object::value_t::object:
+        total += 2 + (v->empty() ? 0 : v->size() - 1);  // braces, commas
+        for (auto it = v->begin(); it != v->end(); ++it) {
+          total += it.key().size() + 3;  // quotes and colon
+          pending.push_back(&it.value());
+        }
+        break;
+      case api::Object::value_t::array:
+        total += 2 + (v->empty() ? 0 : v->size() - 1);
+        for (const auto& e : *v) pending.push_back(&e);
+        break;
+      case api::Object::value_t::string:
+        total += v->get_ref<const std::string&>().size() + 2;
+        break;
+      case api::Object::value_t::boolean:
+        total += v->get<bool>() ? 4 : 5;
+        break;
+      case api::Object::value_t::null:
+        total += 4;
+        break;
+      default:
+        total += 8;  // numbers (and binary, which JSON text never holds)
+        break;
+    }
+  }
+  return total;
+}
+
 // ---------------------------------------------------------------- WatchHub
 
-WatchHub::WatchHub(size_t history_limit, size_t watcher_buffer_limit, int64_t start_revision)
+WatchHub::WatchHub(size_t history_limit, size_t watcher_buffer_limit, int64_t start_revision,
+                   size_t history_bytes_limit)
     : history_limit_(std::max<size_t>(1, history_limit)),
       watcher_buffer_limit_(std::max<size_t>(1, watcher_buffer_limit)),
+      history_bytes_limit_(history_bytes_limit),
       compacted_revision_(start_revision),
       published_revision_(start_revision) {}
 
 WatchHub::Published WatchHub::Publish(std::vector<HistoryEvent> events, int64_t current_revision) {
   Published out;
   Notifications& notes = out.notifications;
+  // Measured before the lock: a walk over every node of the object.
+  for (HistoryEvent& ev : events) ev.bytes = ev.object ? ApproxJsonBytes(*ev.object) : 0;
   std::lock_guard lock(mu_);
   for (HistoryEvent& ev : events) {
     auto it = watchers_.find(ev.key.resource);
@@ -62,9 +101,11 @@ WatchHub::Published WatchHub::Publish(std::vector<HistoryEvent> events, int64_t 
         if (list.empty()) watchers_.erase(it);
       }
     }
+    history_bytes_ += ev.bytes;
     history_.push_back(std::move(ev));
-    while (history_.size() > history_limit_) {
+    while (history_.size() > history_limit_ || (history_bytes_ > history_bytes_limit_ && history_.size() > 1)) {
       compacted_revision_ = history_.front().revision;
+      history_bytes_ -= history_.front().bytes;
       out.evicted.push_back(std::move(history_.front()));
       history_.pop_front();
     }
@@ -73,8 +114,7 @@ WatchHub::Published WatchHub::Publish(std::vector<HistoryEvent> events, int64_t 
   return out;
 }
 
-StatusOr<std::unique_ptr<Watcher>> WatchHub::AddWatcher(const api::GroupResource& resource,
-                                                        const WatchOptions& options,
+StatusOr<std::unique_ptr<Watcher>> WatchHub::AddWatcher(const api::GroupResource& resource, const WatchOptions& options,
                                                         int64_t current_revision) {
   std::lock_guard lock(mu_);
   int64_t from = options.from_revision > 0 ? options.from_revision : current_revision;
@@ -91,8 +131,7 @@ StatusOr<std::unique_ptr<Watcher>> WatchHub::AddWatcher(const api::GroupResource
   return std::unique_ptr<Watcher>(std::make_unique<WatcherHandle>(std::move(w)));
 }
 
-Status WatchHub::EventsSince(const api::GroupResource& resource, const std::string& ns,
-                             int64_t after,
+Status WatchHub::EventsSince(const api::GroupResource& resource, const std::string& ns, int64_t after,
                              const std::function<void(const HistoryEvent&)>& fn) const {
   std::lock_guard lock(mu_);
   if (after < compacted_revision_) return TooOldResourceVersion(after, compacted_revision_);
@@ -105,6 +144,16 @@ Status WatchHub::EventsSince(const api::GroupResource& resource, const std::stri
 int64_t WatchHub::CompactedRevision() const {
   std::lock_guard lock(mu_);
   return compacted_revision_;
+}
+
+size_t WatchHub::HistorySize() const {
+  std::lock_guard lock(mu_);
+  return history_.size();
+}
+
+size_t WatchHub::HistoryBytes() const {
+  std::lock_guard lock(mu_);
+  return history_bytes_;
 }
 
 WatchHub::Notifications WatchHub::CloseAll(const Status& status) {
@@ -134,8 +183,8 @@ void WatchHub::Remove(HubWatcher* watcher) {
 
 // -------------------------------------------------------------- HubWatcher
 
-HubWatcher::HubWatcher(std::shared_ptr<WatchHub> hub, api::GroupResource resource,
-                       const WatchOptions& options, size_t buffer_limit, int64_t start_revision)
+HubWatcher::HubWatcher(std::shared_ptr<WatchHub> hub, api::GroupResource resource, const WatchOptions& options,
+                       size_t buffer_limit, int64_t start_revision)
     : hub_(std::move(hub)),
       resource_(std::move(resource)),
       ns_(options.ns),
@@ -144,9 +193,7 @@ HubWatcher::HubWatcher(std::shared_ptr<WatchHub> hub, api::GroupResource resourc
       buffer_limit_(buffer_limit),
       start_revision_(start_revision) {}
 
-bool HubWatcher::Matches(const api::Object& obj) const {
-  return !predicate_ || predicate_(obj);
-}
+bool HubWatcher::Matches(const api::Object& obj) const { return !predicate_ || predicate_(obj); }
 
 HubWatcher::OfferResult HubWatcher::Offer(const HistoryEvent& ev, bool replay) {
   if (ev.revision <= start_revision_) return OfferResult::kQuiet;

@@ -5,9 +5,13 @@
 // order, under its own write lock; the hub offers it to the watchers of that
 // resource (namespace filter, then the predicate on old and new object, see
 // store.h "Watch") and keeps it for later watches and for consistent list
-// pages (EventsSince). When the history exceeds its limit the oldest events
-// are dropped ("compacted"): CompactedRevision() is then the newest dropped
-// revision, and a watch or list from a revision below it gets kGone.
+// pages (EventsSince). When the history holds more events than its event
+// limit, or more bytes than its byte limit (kMaxWatchHistoryBytes; each event
+// counted at the approximate size of its object as compact JSON,
+// ApproxJsonBytes), the oldest events are dropped ("compacted"):
+// CompactedRevision() is then the newest dropped revision, and a watch or list
+// from a revision below it gets kGone (410 Expired at the API). The newest
+// event is always kept.
 //
 // Locking: one hub mutex guards the history and the watcher set; each watcher
 // has its own mutex for its buffer. Lock order: store -> hub -> watcher.
@@ -18,8 +22,6 @@
 // so that watchers may outlive the store.
 #pragma once
 
-#include "store/store.h"
-
 #include <atomic>
 #include <condition_variable>
 #include <deque>
@@ -28,7 +30,24 @@
 #include <mutex>
 #include <vector>
 
+#include "store/store.h"
+
 namespace berth::store {
+
+// The most bytes of objects the history keeps (ApproxJsonBytes of each event's
+// object). Upstream bounds its watch cache in events, not bytes: 100 events
+// growing to 100 * 1024 while they are younger than 75 s (defaultLowerBoundCapacity,
+// defaultUpperBoundCapacity, DefaultEventFreshDuration in
+// staging/src/k8s.io/apiserver/pkg/storage/cacher/watch_cache.go), and etcd
+// compacts its history every 5 minutes (--etcd-compaction-interval) within a
+// 2 GiB backend (--quota-backend-bytes). berth keeps its history in memory, so
+// 10,000 events of objects up to 1.5 MiB could hold 15 GB: the bytes are bounded
+// too, at 64 MiB of JSON (a few times that in memory as decoded trees).
+inline constexpr size_t kMaxWatchHistoryBytes = 64 * 1024 * 1024;
+
+// The size of `obj` as compact JSON, approximately (numbers count 8 bytes,
+// string escapes are not counted). Iterative: any depth. Linear in the nodes.
+size_t ApproxJsonBytes(const api::Object& obj);
 
 // One acknowledged write.
 struct HistoryEvent {
@@ -43,6 +62,8 @@ struct HistoryEvent {
   // `prev` with resourceVersion = revision, built on first need (a MODIFIED
   // that leaves a watcher's selection). Guarded by the hub mutex.
   mutable ObjectPtr prev_at_revision;
+  // ApproxJsonBytes(*object), set by Publish.
+  size_t bytes = 0;
 };
 
 class HubWatcher;
@@ -52,7 +73,10 @@ class WatchHub : public std::enable_shared_from_this<WatchHub> {
   // Watchers whose notify callback must run once the caller's locks are released.
   using Notifications = std::vector<std::shared_ptr<HubWatcher>>;
 
-  WatchHub(size_t history_limit, size_t watcher_buffer_limit, int64_t start_revision);
+  // history_limit: events kept; history_bytes_limit: bytes of objects kept
+  // (both at least one event).
+  WatchHub(size_t history_limit, size_t watcher_buffer_limit, int64_t start_revision,
+           size_t history_bytes_limit = kMaxWatchHistoryBytes);
 
   // What Publish leaves for the caller to do once its locks are released:
   // run the notifications, and let the events that left the history die
@@ -71,8 +95,7 @@ class WatchHub : public std::enable_shared_from_this<WatchHub> {
   // Registers a watcher of `resource` that first replays the kept events with
   // revision > from (from = 0: current_revision). kGone when from is older
   // than the history.
-  StatusOr<std::unique_ptr<Watcher>> AddWatcher(const api::GroupResource& resource,
-                                                const WatchOptions& options,
+  StatusOr<std::unique_ptr<Watcher>> AddWatcher(const api::GroupResource& resource, const WatchOptions& options,
                                                 int64_t current_revision);
 
   // Calls fn for every kept event of `resource` (in namespace ns, "" = all)
@@ -82,6 +105,9 @@ class WatchHub : public std::enable_shared_from_this<WatchHub> {
                      const std::function<void(const HistoryEvent&)>& fn) const;
 
   int64_t CompactedRevision() const;
+  // Events and bytes (ApproxJsonBytes) the history holds now.
+  size_t HistorySize() const;
+  size_t HistoryBytes() const;
 
   // Closes every watcher with `status` (store shutdown).
   Notifications CloseAll(const Status& status);
@@ -96,9 +122,11 @@ class WatchHub : public std::enable_shared_from_this<WatchHub> {
 
   const size_t history_limit_;
   const size_t watcher_buffer_limit_;
+  const size_t history_bytes_limit_;
   mutable std::mutex mu_;
-  std::deque<HistoryEvent> history_;                 // ascending revisions
-  int64_t compacted_revision_;                       // newest revision no longer in history_
+  std::deque<HistoryEvent> history_;  // ascending revisions
+  size_t history_bytes_ = 0;          // sum of history_[i].bytes
+  int64_t compacted_revision_;        // newest revision no longer in history_
   std::map<api::GroupResource, std::vector<std::shared_ptr<HubWatcher>>> watchers_;
   std::atomic<int64_t> published_revision_;
 };

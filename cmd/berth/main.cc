@@ -60,6 +60,7 @@
 #include <thread>
 
 #include "core/logging.h"
+#include "core/rlimit.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -130,6 +131,17 @@ void StopAgents(std::vector<berth::agent::NodeAgent*> agents, int shutdown_grace
   for (auto& t : threads) t.join();
 }
 
+// Raises the soft file-descriptor limit to the hard one (core/rlimit.h), as a
+// Go binary's runtime does at start; a failure is logged and the process goes on.
+void RaiseFileDescriptorLimit(spdlog::logger& log) {
+  auto limit = berth::RaiseFileDescriptorLimit();
+  if (!limit.ok()) {
+    log.warn("cannot raise the file descriptor limit: {}", limit.status().ToString());
+  } else if (limit->before != limit->after) {
+    log.info("file descriptor limit raised from {} to {}", limit->before, limit->after);
+  }
+}
+
 // Blocks SIGTERM and SIGINT in every thread started afterwards; returns the set
 // for sigwait.
 sigset_t BlockStopSignals() {
@@ -179,6 +191,7 @@ std::string Kubeconfig(const std::string& address, int port) {
 
 int RunServer(const ServerFlags& flags) {
   auto log = berth::Logger("server");
+  RaiseFileDescriptorLimit(*log);
   // Block the stop signals before any thread starts, so every thread inherits
   // the mask and sigwait below is the only receiver.
   sigset_t stop_signals = BlockStopSignals();
@@ -357,6 +370,7 @@ int RunServer(const ServerFlags& flags) {
 
 int RunAgent(const AgentFlags& flags) {
   auto log = berth::Logger("agent");
+  RaiseFileDescriptorLimit(*log);
   sigset_t stop_signals = BlockStopSignals();
   auto capacity = Capacity("--capacity", flags.capacity);
   if (!capacity) return 1;

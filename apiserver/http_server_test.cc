@@ -1,0 +1,254 @@
+// The transport's bounds (http_server.h): stalled streams, idle and slow
+// clients, the connection cap, the write deadline. Driven over loopback with
+// raw sockets, which can stop reading or send half a request as no HTTP
+// client library would.
+#include "apiserver/http_server.h"
+
+#include <arpa/inet.h>
+#include <atomic>
+#include <chrono>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <string>
+#include <sys/socket.h>
+#include <thread>
+#include <unistd.h>
+
+#include "apiserver/testing/test_api_server.h"
+
+namespace berth::apiserver {
+namespace {
+
+using std::chrono::milliseconds;
+
+// A connected loopback socket; `receive_buffer` > 0 sets SO_RCVBUF first (a
+// small window makes a client that stops reading stall the server quickly).
+int Connect(uint16_t port, int receive_buffer = 0) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (receive_buffer > 0) setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &receive_buffer, sizeof(receive_buffer));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  EXPECT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  return fd;
+}
+
+void SendAll(int fd, const std::string& data) {
+  size_t sent = 0;
+  while (sent < data.size()) {
+    ssize_t n = send(fd, data.data() + sent, data.size() - sent, MSG_NOSIGNAL);
+    ASSERT_GT(n, 0);
+    sent += static_cast<size_t>(n);
+  }
+}
+
+// Reads what arrives within `wait`, stopping at EOF (*closed = true) or when
+// `until` (if not empty) has been read.
+std::string Receive(int fd, milliseconds wait, bool* closed, const std::string& until = "") {
+  std::string out;
+  *closed = false;
+  const auto deadline = std::chrono::steady_clock::now() + wait;
+  char buf[65536];
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (!until.empty() && out.find(until) != std::string::npos) break;
+    pollfd p{fd, POLLIN, 0};
+    const auto left = std::chrono::duration_cast<milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (poll(&p, 1, static_cast<int>(std::max<int64_t>(1, left.count()))) <= 0) continue;
+    ssize_t n = recv(fd, buf, sizeof(buf), 0);
+    if (n <= 0) {
+      *closed = true;
+      break;
+    }
+    out.append(buf, static_cast<size_t>(n));
+  }
+  return out;
+}
+
+// Polls `cond` for up to 10 s.
+template <typename Cond>
+bool Eventually(Cond cond) {
+  for (int i = 0; i < 1000; ++i) {
+    if (cond()) return true;
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  return cond();
+}
+
+const char kGet[] = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
+
+// An HttpServer answering every request 200 "ok" with `options`.
+struct OkServer {
+  explicit OkServer(HttpServerOptions options)
+      : server(std::move(options), [](const HttpRequest&) -> HandlerResult {
+          HttpResponse r;
+          r.body = "ok";
+          return r;
+        }) {
+    EXPECT_TRUE(server.Start().ok());
+  }
+  HttpServer server;
+};
+
+TEST(HttpServerLimitsTest, AStalledWatcherIsClosedWhileAHealthyWatcherGetsEveryEvent) {
+  constexpr size_t kBound = 256 * 1024;
+  constexpr int kEvents = 400;  // 400 ConfigMaps of 32 KiB: 12.8 MB, more than loopback buffers hold
+  ApiServerOptions options = testing::WithoutGarbageCollector();
+  options.http.max_stream_buffer_bytes = kBound;
+  testing::TestApiServer t(options);
+  ASSERT_TRUE(t.server.Start().ok());
+  const std::string watch = "GET /api/v1/namespaces/default/configmaps?watch=true HTTP/1.1\r\nHost: x\r\n\r\n";
+
+  bool closed = false;
+  int stalled = Connect(t.server.port(), 4096);
+  SendAll(stalled, watch);
+  // The stalled client reads the response header, then never reads again.
+  ASSERT_NE(Receive(stalled, milliseconds(10000), &closed, "\r\n\r\n").find("200 OK"), std::string::npos);
+
+  int healthy = Connect(t.server.port());
+  SendAll(healthy, watch);
+  ASSERT_NE(Receive(healthy, milliseconds(10000), &closed, "\r\n\r\n").find("200 OK"), std::string::npos);
+  std::atomic<int> received{0};
+  std::atomic<bool> healthy_closed{false};
+  std::thread reader([&] {
+    std::string tail;
+    char buf[65536];
+    for (;;) {
+      ssize_t n = recv(healthy, buf, sizeof(buf), 0);
+      if (n <= 0) break;
+      tail.append(buf, static_cast<size_t>(n));
+      size_t pos;
+      while ((pos = tail.find("\"type\":\"ADDED\"")) != std::string::npos) {
+        received++;
+        tail.erase(0, pos + 1);
+      }
+      if (tail.size() > 64) tail.erase(0, tail.size() - 64);
+    }
+    healthy_closed = true;
+  });
+
+  const std::string data(32 * 1024, 'x');
+  for (int i = 0; i < kEvents; ++i) {
+    std::string body = R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm-)" + std::to_string(i) +
+                       R"("},"data":{"d":")" + data + R"("}})";
+    HttpResponse r = testing::Respond(t.server, "POST", "/api/v1/namespaces/default/configmaps", body);
+    ASSERT_EQ(r.status, 201) << r.body;
+    // The healthy watcher keeps up: each event reaches it before the next write.
+    ASSERT_TRUE(Eventually([&] { return received.load() >= i + 1; })) << "event " << i;
+  }
+  EXPECT_EQ(received.load(), kEvents);
+  EXPECT_FALSE(healthy_closed.load());
+
+  const HttpServerStats stats = t.server.TransportStats();
+  EXPECT_EQ(stats.streams_closed_unresponsive, 1u);
+  EXPECT_LE(stats.stream_queued_bytes_peak, kBound);
+  EXPECT_LE(stats.stream_queued_bytes, kBound);
+  // The stalled connection was closed: reading it now finds what the kernel
+  // held, then the end, without the final chunk of a finished response.
+  std::string rest = Receive(stalled, milliseconds(10000), &closed);
+  EXPECT_TRUE(closed);
+  EXPECT_FALSE(rest.ends_with("0\r\n\r\n"));
+
+  shutdown(healthy, SHUT_RDWR);
+  reader.join();
+  close(healthy);
+  close(stalled);
+  t.server.Stop();
+}
+
+TEST(HttpServerLimitsTest, AnIdleKeepAliveConnectionIsClosedAfterTheIdleTimeout) {
+  HttpServerOptions options;
+  options.idle_timeout = milliseconds(200);
+  OkServer s(options);
+  int fd = Connect(s.server.port());
+  SendAll(fd, kGet);
+  bool closed = false;
+  std::string first = Receive(fd, milliseconds(5000), &closed, "ok");
+  ASSERT_NE(first.find("200 OK"), std::string::npos);
+  ASSERT_FALSE(closed);
+  // Kept alive: a second request on the same connection is served.
+  SendAll(fd, kGet);
+  ASSERT_NE(Receive(fd, milliseconds(5000), &closed, "ok").find("200 OK"), std::string::npos);
+  // Then nothing: the server closes the connection (the default waits 90 s).
+  std::string rest = Receive(fd, milliseconds(5000), &closed);
+  EXPECT_TRUE(closed);
+  EXPECT_EQ(rest, "");
+  EXPECT_EQ(s.server.Stats().connections_timed_out, 1u);
+  close(fd);
+}
+
+TEST(HttpServerLimitsTest, AClientSendingHalfAHeaderIsCutOffAfterTheHeaderTimeout) {
+  HttpServerOptions options;
+  options.read_header_timeout = milliseconds(200);
+  OkServer s(options);
+  int fd = Connect(s.server.port());
+  SendAll(fd, "GET / HTTP/1.1\r\nHost: x\r\n");  // no blank line: the header never ends
+  bool closed = false;
+  std::string got = Receive(fd, milliseconds(5000), &closed);
+  EXPECT_TRUE(closed);
+  EXPECT_EQ(got, "");
+  EXPECT_EQ(s.server.Stats().connections_timed_out, 1u);
+  close(fd);
+}
+
+TEST(HttpServerLimitsTest, AClientSendingHalfABodyIsCutOffAfterTheBodyTimeout) {
+  HttpServerOptions options;
+  options.read_body_timeout = milliseconds(200);
+  OkServer s(options);
+  int fd = Connect(s.server.port());
+  SendAll(fd, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n0123456789");
+  bool closed = false;
+  std::string got = Receive(fd, milliseconds(5000), &closed);
+  EXPECT_TRUE(closed);
+  EXPECT_EQ(got, "");
+  EXPECT_EQ(s.server.Stats().connections_timed_out, 1u);
+  close(fd);
+}
+
+TEST(HttpServerLimitsTest, ConnectionsBeyondTheCapAreRefusedAtOnce) {
+  HttpServerOptions options;
+  options.max_connections = 2;
+  OkServer s(options);
+  bool closed = false;
+  int a = Connect(s.server.port());
+  int b = Connect(s.server.port());
+  for (int fd : {a, b}) {
+    SendAll(fd, kGet);
+    ASSERT_NE(Receive(fd, milliseconds(5000), &closed, "ok").find("200 OK"), std::string::npos);
+  }
+  int c = Connect(s.server.port());
+  std::string refused = Receive(c, milliseconds(5000), &closed);
+  EXPECT_TRUE(closed);
+  EXPECT_TRUE(refused.starts_with("HTTP/1.1 503 Service Unavailable\r\n")) << refused;
+  EXPECT_NE(refused.find("too many open connections: limit is 2"), std::string::npos) << refused;
+  EXPECT_EQ(s.server.Stats().connections_refused, 1u);
+  close(c);
+  // Once one closes, a new connection is served again.
+  close(a);
+  ASSERT_TRUE(Eventually([&] { return s.server.Stats().open_connections == 1; }));
+  int d = Connect(s.server.port());
+  SendAll(d, kGet);
+  EXPECT_NE(Receive(d, milliseconds(5000), &closed, "ok").find("200 OK"), std::string::npos);
+  close(b);
+  close(d);
+}
+
+TEST(HttpServerLimitsTest, AResponseTheClientDoesNotReadIsAbandonedAfterTheWriteTimeout) {
+  HttpServerOptions options;
+  options.write_timeout = milliseconds(300);
+  HttpServer server(options, [](const HttpRequest&) -> HandlerResult {
+    HttpResponse r;
+    r.body = std::string(32 << 20, 'x');  // more than the socket buffers hold
+    return r;
+  });
+  ASSERT_TRUE(server.Start().ok());
+  int fd = Connect(server.port(), 4096);
+  SendAll(fd, kGet);
+  EXPECT_TRUE(Eventually([&] { return server.Stats().connections_timed_out == 1; }));
+  EXPECT_TRUE(Eventually([&] { return server.Stats().open_connections == 0; }));
+  close(fd);
+}
+
+}  // namespace
+}  // namespace berth::apiserver
