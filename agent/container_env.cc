@@ -23,8 +23,7 @@ bool SplitSubscript(std::string_view path, std::string_view* base, std::optional
   return true;
 }
 
-StatusOr<std::string> FieldRefValue(const api::Object& pod, std::string_view field_path,
-                                    const NodeFacts& node) {
+StatusOr<std::string> FieldRefValue(const api::Object& pod, std::string_view field_path, const NodeFacts& node) {
   std::string_view base;
   std::optional<std::string> key;
   if (!SplitSubscript(field_path, &base, &key)) {
@@ -50,8 +49,8 @@ StatusOr<std::string> FieldRefValue(const api::Object& pod, std::string_view fie
 StatusOr<std::string> ResourceFieldRefValue(const api::Object& pod, const api::Object& own_container,
                                             const api::Object& ref, const NodeFacts& node) {
   const api::Object* container = &own_container;
-  if (auto it = ref.find("containerName"); it != ref.end() && it->is_string() &&
-                                           !it->get_ref<const std::string&>().empty()) {
+  if (auto it = ref.find("containerName");
+      it != ref.end() && it->is_string() && !it->get_ref<const std::string&>().empty()) {
     container = FindContainer(pod, it->get_ref<const std::string&>());
     if (container == nullptr) {
       return InvalidError("container " + it->get<std::string>() + " not found");
@@ -61,8 +60,7 @@ StatusOr<std::string> ResourceFieldRefValue(const api::Object& pod, const api::O
   auto dot = resource.find('.');
   std::string kind = dot == std::string::npos ? "" : resource.substr(0, dot);
   std::string name = dot == std::string::npos ? "" : resource.substr(dot + 1);
-  if ((kind != "requests" && kind != "limits") ||
-      (name != "cpu" && name != "memory" && name != "ephemeral-storage")) {
+  if ((kind != "requests" && kind != "limits") || (name != "cpu" && name != "memory" && name != "ephemeral-storage")) {
     return InvalidError("unsupported container resource: " + resource);
   }
   Quantity divisor = Quantity::FromUnits(1);
@@ -167,8 +165,8 @@ StatusOr<std::vector<EnvVar>> ResolveEnv(const api::Object& pod, std::string_vie
                                          const NodeFacts& node) {
   const api::Object* container = FindContainer(pod, container_name);
   if (container == nullptr) {
-    return NotFoundError("container \"" + std::string(container_name) + "\" not found in pod \"" +
-                         api::Name(pod) + "\"");
+    return NotFoundError("container \"" + std::string(container_name) + "\" not found in pod \"" + api::Name(pod) +
+                         "\"");
   }
   std::vector<EnvVar> out;
   VarMap defined;

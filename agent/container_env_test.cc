@@ -94,8 +94,8 @@ TEST(ContainerEnvTest, ResolvesLiteralsFieldRefsAndResourceFieldRefs) {
 TEST(ContainerEnvTest, CommandAndArgsExpandAgainstTheFinalEnvironment) {
   auto cmd = ResolveCommand(TestPod(), "main", TestNode());
   ASSERT_TRUE(cmd.ok()) << cmd.status();
-  EXPECT_EQ(cmd->argv, (std::vector<std::string>{"torchrun", "--rdzv=pytorch-workers-0-0.pytorch:29500",
-                                                 "$(UNDEFINED)", "$(RANK)", "rank=1"}));
+  EXPECT_EQ(cmd->argv, (std::vector<std::string>{"torchrun", "--rdzv=pytorch-workers-0-0.pytorch:29500", "$(UNDEFINED)",
+                                                 "$(RANK)", "rank=1"}));
   EXPECT_EQ(cmd->working_dir, "/work");
 }
 
@@ -114,9 +114,8 @@ TEST(ContainerEnvTest, ExpandVarsFollowsUpstreamEscapes) {
     const char* in;
     const char* want;
   } cases[] = {
-      {"$(A)", "1"},       {"x$(A)y$(B)z", "x1yz"}, {"$$(A)", "$(A)"}, {"$$", "$"},
-      {"$A", "$A"},        {"$(C)", "$(C)"},        {"$(A", "$(A"},    {"a$", "a$"},
-      {"$$$(A)", "$1"},
+      {"$(A)", "1"},    {"x$(A)y$(B)z", "x1yz"}, {"$$(A)", "$(A)"}, {"$$", "$"},      {"$A", "$A"},
+      {"$(C)", "$(C)"}, {"$(A", "$(A"},          {"a$", "a$"},      {"$$$(A)", "$1"},
   };
   for (const auto& c : cases) EXPECT_EQ(ExpandVars(c.in, vars), c.want) << c.in;
 }

@@ -34,14 +34,12 @@ TEST(DeviceAllocatorTest, RequestAndEnvironment) {
   EXPECT_EQ(*DeviceRequest(c), 2);
   EXPECT_EQ(*DeviceRequest(api::Object::parse(R"({"resources": {"requests": {"nvidia.com/gpu": 1}}})")), 1);
   EXPECT_EQ(*DeviceRequest(api::Object::parse(R"({"name": "x"})")), 0);
-  EXPECT_EQ(DeviceRequest(api::Object::parse(R"({"resources": {"limits": {"nvidia.com/gpu": "500m"}}})"))
-                .status()
-                .code(),
-            Code::kInvalid);
-  EXPECT_EQ(DeviceEnv({0, 3}, 4), (std::vector<EnvVar>{{"CUDA_VISIBLE_DEVICES", "0,3"},
-                                                      {"NVIDIA_VISIBLE_DEVICES", "0,3"}}));
-  EXPECT_EQ(DeviceEnv({}, 4), (std::vector<EnvVar>{{"CUDA_VISIBLE_DEVICES", ""},
-                                                  {"NVIDIA_VISIBLE_DEVICES", "void"}}));
+  EXPECT_EQ(
+      DeviceRequest(api::Object::parse(R"({"resources": {"limits": {"nvidia.com/gpu": "500m"}}})")).status().code(),
+      Code::kInvalid);
+  EXPECT_EQ(DeviceEnv({0, 3}, 4),
+            (std::vector<EnvVar>{{"CUDA_VISIBLE_DEVICES", "0,3"}, {"NVIDIA_VISIBLE_DEVICES", "0,3"}}));
+  EXPECT_EQ(DeviceEnv({}, 4), (std::vector<EnvVar>{{"CUDA_VISIBLE_DEVICES", ""}, {"NVIDIA_VISIBLE_DEVICES", "void"}}));
   EXPECT_TRUE(DeviceEnv({}, 0).empty());
 }
 

@@ -1,7 +1,6 @@
 #include "agent/host_resolver.h"
 
 #include <gtest/gtest.h>
-
 #include <string>
 #include <vector>
 
@@ -37,9 +36,9 @@ PodHostDirectory Directory() {
   };
   d.Add(pod("pytorch-workers-0-0-x1", "pytorch-workers-0-0", "pytorch"), "10.0.0.1");
   d.Add(pod("pytorch-workers-0-1-x2", "pytorch-workers-0-1", "pytorch"), "10.0.0.2");
-  d.Add(pod("tj-node-0-0-x3", "tj-node-0-0", "tj"), "");            // not placed yet
-  d.Add(pod("pyjob-master-0", "", "pyjob"), "10.0.0.3");             // hostname = pod name
-  d.Add(pod("lonely", "lonely", ""), "10.0.0.9");                    // no subdomain: no DNS name
+  d.Add(pod("tj-node-0-0-x3", "tj-node-0-0", "tj"), "");  // not placed yet
+  d.Add(pod("pyjob-master-0", "", "pyjob"), "10.0.0.3");  // hostname = pod name
+  d.Add(pod("lonely", "lonely", ""), "10.0.0.9");         // no subdomain: no DNS name
   return d;
 }
 
@@ -77,24 +76,26 @@ TEST(HostResolverTest, RewritesServiceNamesToTheNodeOfTheSelectedPod) {
     return api::Object{{"metadata",
                         {{"name", name},
                          {"namespace", "training"},
-                         {"labels", {{"training.kubeflow.org/job-name", "pj"},
-                                     {"training.kubeflow.org/replica-type", "master"},
-                                     {"training.kubeflow.org/replica-index", index}}}}},
+                         {"labels",
+                          {{"training.kubeflow.org/job-name", "pj"},
+                           {"training.kubeflow.org/replica-type", "master"},
+                           {"training.kubeflow.org/replica-index", index}}}}},
                        {"spec", api::Object::object()}};
   };
   auto service = [](const char* name, const char* index) {
     return api::Object{{"metadata", {{"name", name}, {"namespace", "training"}}},
                        {"spec",
                         {{"clusterIP", "None"},
-                         {"selector", {{"training.kubeflow.org/job-name", "pj"},
-                                       {"training.kubeflow.org/replica-type", "master"},
-                                       {"training.kubeflow.org/replica-index", index}}}}}};
+                         {"selector",
+                          {{"training.kubeflow.org/job-name", "pj"},
+                           {"training.kubeflow.org/replica-type", "master"},
+                           {"training.kubeflow.org/replica-index", index}}}}}};
   };
   d.Add(pod("pj-master-0", "0"), "10.0.0.4");
   d.Add(pod("pj-master-1", "1"), "");  // selected by pj-master-1, not placed yet
   d.AddService(service("pj-master-0", "0"));
   d.AddService(service("pj-master-1", "1"));
-  d.AddService(service("pj-master-2", "2"));  // selects no pod (yet)
+  d.AddService(service("pj-master-2", "2"));                                                   // selects no pod (yet)
   d.AddService({{"metadata", {{"name", "external"}}}, {"spec", {{"type", "ExternalName"}}}});  // no selector
   const std::vector<RewriteCase> cases = {
       {"pj-master-0", "10.0.0.4", {}},
@@ -118,10 +119,9 @@ TEST(HostResolverTest, RewritesServiceNamesToTheNodeOfTheSelectedPod) {
   // a job name or a path segment that equals a Service name stays as written.
   {
     RendezvousPortAllocator ports;
-    EnvRewrite r = RewriteEnvForHostNetwork({{"JOB_NAME", "pj-master-0"},
-                                             {"CHECKPOINT_DIR", "/ckpt/training/pj-master-0"},
-                                             {"RDZV_HOST", "pj-master-0"}},
-                                            "training", d.AsLookup(), ports);
+    EnvRewrite r = RewriteEnvForHostNetwork(
+        {{"JOB_NAME", "pj-master-0"}, {"CHECKPOINT_DIR", "/ckpt/training/pj-master-0"}, {"RDZV_HOST", "pj-master-0"}},
+        "training", d.AsLookup(), ports);
     EXPECT_EQ(r.env[0].value, "pj-master-0");
     EXPECT_EQ(r.env[1].value, "/ckpt/training/pj-master-0");
     EXPECT_EQ(r.env[2].value, "10.0.0.4");
@@ -199,8 +199,7 @@ TEST(EnvRewriteTest, TwoJobsOnOneHostGetDistinctMasterPortsAndAllPodsAgree) {
   EXPECT_EQ(b.env[0].value, "10.0.0.1");
   EXPECT_NE(a.env[1].value, b.env[1].value);
   EXPECT_EQ(a.env[1].value, a2.env[1].value);
-  EXPECT_EQ(a.env[1].value,
-            std::to_string(*RendezvousPortAllocator().Allocate("10.0.0.1", "ns/a-node-0-0.a:29500")));
+  EXPECT_EQ(a.env[1].value, std::to_string(*RendezvousPortAllocator().Allocate("10.0.0.1", "ns/a-node-0-0.a:29500")));
   EXPECT_EQ(a.env[2].value, "1");
   EXPECT_EQ(a.env[3].value, "10.0.0.1:" + a.env[1].value);  // same host:port key as PET_MASTER_PORT
   EXPECT_TRUE(a.pending.empty());
@@ -214,8 +213,8 @@ TEST(EnvRewriteTest, UnresolvedMasterKeepsValuesAndReportsPending) {
   PodHostDirectory d;
   d.Add({{"metadata", {{"name", "m"}}}, {"spec", {{"hostname", "j-node-0-0"}, {"subdomain", "j"}}}}, "");
   RendezvousPortAllocator ports;
-  EnvRewrite r = RewriteEnvForHostNetwork({{"MASTER_ADDR", "j-node-0-0.j"}, {"MASTER_PORT", "29500"}}, "ns",
-                                          d.AsLookup(), ports);
+  EnvRewrite r =
+      RewriteEnvForHostNetwork({{"MASTER_ADDR", "j-node-0-0.j"}, {"MASTER_PORT", "29500"}}, "ns", d.AsLookup(), ports);
   EXPECT_EQ(r.env[0].value, "j-node-0-0.j");
   EXPECT_EQ(r.env[1].value, "29500");
   EXPECT_EQ(r.pending, std::vector<std::string>{"j-node-0-0.j"});

@@ -1,12 +1,11 @@
 #include "agent/memory_cgroup.h"
 
-#include <unistd.h>
-
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <unistd.h>
 
 namespace berth::agent {
 namespace {
@@ -43,8 +42,8 @@ MemoryCgroups MemoryCgroups::Detect(const std::string& mount, std::optional<std:
                                     const std::string& proc_self_cgroup) {
   auto controllers = ReadFile(mount + "/cgroup.controllers");
   if (!controllers) {
-    return MemoryCgroups("", "no cgroup v2 unified hierarchy at " + mount +
-                                 " (cgroup.controllers missing; a v1 or hybrid host)");
+    return MemoryCgroups(
+        "", "no cgroup v2 unified hierarchy at " + mount + " (cgroup.controllers missing; a v1 or hybrid host)");
   }
   if (!HasWord(*controllers, "memory")) {
     return MemoryCgroups("", "the cgroup v2 memory controller is not available at " + mount);
@@ -70,8 +69,8 @@ MemoryCgroups MemoryCgroups::Detect(const std::string& mount, std::optional<std:
   if (!subtree || !HasWord(*subtree, "memory")) {
     Status s = WriteFile(dir + "/cgroup.subtree_control", "+memory");
     if (!s.ok()) {
-      return MemoryCgroups("", "cannot enable the memory controller for children of " + dir + " (" +
-                                   s.message() + "); give the agent a delegated cgroup");
+      return MemoryCgroups("", "cannot enable the memory controller for children of " + dir + " (" + s.message() +
+                                   "); give the agent a delegated cgroup");
     }
   }
   return MemoryCgroups(dir, "");

@@ -1,9 +1,8 @@
 #include "agent/memory_cgroup.h"
 
-#include <gtest/gtest.h>
-
 #include <filesystem>
 #include <fstream>
+#include <gtest/gtest.h>
 
 #include "agent/shim/testing/test_files.h"
 

@@ -124,6 +124,35 @@ int LatestRun(const std::string& pod_dir, const std::string& container) {
   return latest;
 }
 
+// Whether a run under the pod directory has a verifiably live supervisor.
+bool HasLiveSupervisor(const std::string& pod_dir) {
+  std::error_code ec;
+  for (const auto& container : std::filesystem::directory_iterator(pod_dir + "/runs", ec)) {
+    for (const auto& [run, dir] : shim::ListRuns(pod_dir, container.path().filename().string())) {
+      if (shim::SupervisorAlive(dir) != 0) return true;
+    }
+  }
+  return false;
+}
+
+// Removes the log files of the runs of `container` numbered below `keep`:
+// the kubelet keeps one dead container per container (its container GC's
+// MaxPerPodContainer, --maximum-dead-containers-per-container, default 1), so
+// `--previous` reads the run before the current one and no older.
+void RemoveLogsBefore(const std::string& pod_dir, const std::string& container, int keep) {
+  if (keep <= 0) return;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(pod_dir + "/logs/" + container, ec)) {
+    const std::string f = e.path().filename().string();
+    const size_t dot = f.find('.');
+    if (dot == 0 || dot == std::string::npos || dot > 10 || f.compare(dot, 4, ".log") != 0 ||
+        !std::all_of(f.begin(), f.begin() + static_cast<long>(dot), ::isdigit)) {
+      continue;
+    }
+    if (std::stoll(f.substr(0, dot)) < keep) std::filesystem::remove(e.path(), ec);  // never follows a link
+  }
+}
+
 // metadata.resourceVersion as a number (berth's are decimal; 0 when absent or not one).
 uint64_t ResourceVersionOf(const api::Object& obj) {
   const std::string rv = api::NestedString(obj, {"metadata", "resourceVersion"});
@@ -573,6 +602,7 @@ void NodeAgent::SyncOnce() {
     }
     SweepOrphanRuns(runnable);
     swept_ = true;
+    pod_dirs_due_ = true;  // pods deleted while no agent ran
   }
   // A pass costs O(1) per steady pod: only pods with something to do are synced.
   std::vector<std::pair<PodWorker*, client::ObjectPtr>> due;
@@ -631,6 +661,7 @@ void NodeAgent::SyncOnce() {
     if (w.seen_pass != pass) {
       // Removed from the API without our final delete (force deletion): stop at once.
       for (auto& [name, proc] : w.running) proc->Kill();
+      pod_dirs_due_ = true;
       devices_.ReleasePrefix(w.uid + "/");
       it = workers_.erase(it);  // the handles detach; their supervisors end the runs
       continue;
@@ -650,7 +681,53 @@ void NodeAgent::SyncOnce() {
     }
     ++it;
   }
-  std::erase_if(finished_, [&](const auto& entry) { return entry.second != pass; });
+  if (std::erase_if(finished_, [&](const auto& entry) { return entry.second != pass; }) > 0) pod_dirs_due_ = true;
+  if (pod_dirs_due_ || (pod_dirs_retry_ && clock_.Now() >= *pod_dirs_retry_)) {
+    std::set<std::string> in_api;
+    for (const client::ObjectPtr& pod : pods) in_api.insert(api::Uid(*pod));
+    RemoveOrphanedPodDirs(in_api);
+  }
+}
+
+void NodeAgent::RemoveOrphanedPodDirs(const std::set<std::string>& in_api) {
+  pod_dirs_due_ = false;
+  pod_dirs_retry_.reset();
+  const Time now = clock_.Now();
+  const std::filesystem::path pods_dir = options_.data_dir + "/pods";
+  std::map<std::string, Time> orphans;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(pods_dir, ec)) {
+    // <ns>_<name>_<uid>: neither a namespace nor a name contains '_'.
+    const std::string dir_name = entry.path().filename().string();
+    const size_t sep = dir_name.rfind('_');
+    if (sep == std::string::npos) continue;
+    const std::string uid = dir_name.substr(sep + 1);
+    if (in_api.contains(uid) || workers_.contains(uid)) continue;
+    std::error_code type_ec;
+    // Only a real directory (symlink_status: a link put in its place is not followed).
+    if (!std::filesystem::is_directory(std::filesystem::symlink_status(entry.path(), type_ec))) continue;
+    auto seen = orphaned_since_.find(dir_name);
+    const Time since = seen == orphaned_since_.end() ? now : seen->second;
+    // Kept a while, so that a follower's last read (by uid) still finds the log.
+    if (now - since < kPodDirRemovalDelay || HasLiveSupervisor(entry.path().string())) {
+      orphans[dir_name] = since;
+      const Time next = std::max(since + kPodDirRemovalDelay, now + std::chrono::milliseconds(1));
+      pod_dirs_retry_ = pod_dirs_retry_ ? std::min(*pod_dirs_retry_, next) : next;
+      if (now - since >= kPodDirRemovalDelay) pod_dirs_retry_ = now + kPodDirRemovalDelay;  // supervisor alive
+      continue;
+    }
+    // remove_all removes a symbolic link inside the tree, never what it points to.
+    std::error_code remove_ec;
+    std::filesystem::remove_all(entry.path(), remove_ec);
+    if (remove_ec) {
+      spdlog::warn("node {}: removing {}: {}", options_.node_name, entry.path().string(), remove_ec.message());
+      orphans[dir_name] = since;
+      pod_dirs_retry_ = now + kPodDirRemovalDelay;
+    } else {
+      spdlog::info("node {}: removed the directory of pod {} (gone from the API)", options_.node_name, dir_name);
+    }
+  }
+  orphaned_since_ = std::move(orphans);
 }
 
 void NodeAgent::DeleteNow(const api::Object& pod) {
@@ -946,6 +1023,8 @@ void NodeAgent::StartContainer(PodWorker& w, const std::string& name) {
   launch.run = run;
   launch.run_dir = shim::RunDir(w.dir, name, run);
   launch.log_path = shim::ContainerLogPath(w.dir, name, run);
+  launch.log_rotation = options_.container_log;
+  RemoveLogsBefore(w.dir, name, run - 1);
   launch.cgroup_name = w.uid + "-" + name + "-" + std::to_string(run);
   launch.devices = devices_.Held(w.uid + "/" + name);
   launch.ports = std::move(ports);
@@ -1016,17 +1095,49 @@ shim::LogReadOptions LogReadOptionsOf(const client::PodLogOptions& options) {
 }
 }  // namespace
 
-StatusOr<std::string> NodeAgent::ReadPodLog(const std::string& ns, const std::string& name,
-                                            const client::PodLogOptions& options) {
+// One run's log as a chunk: whether the run had ended is decided before the
+// files are read, so a chunk that reaches their end has everything it wrote.
+StatusOr<client::PodLogChunk> NodeAgent::ReadRunLog(const std::string& pod_dir, const std::string& uid,
+                                                    const std::string& container, int run,
+                                                    const client::PodLogOptions& options,
+                                                    const client::PodLogCursor* from, size_t max_bytes) {
+  const bool ended = std::filesystem::exists(shim::RunDir(pod_dir, container, run) + "/" + shim::kExitFile);
+  const std::string path = shim::ContainerLogPath(pod_dir, container, run);
+  shim::LogReadOptions ro = LogReadOptionsOf(options);
+  StatusOr<shim::LogChunk> chunk =
+      from == nullptr
+          ? shim::ReadContainerLog(path, ro)
+          : shim::ReadContainerLogFrom(path, {from->file_id, from->offset, from->line_start, from->pin}, ro, max_bytes);
+  if (!chunk.ok()) return chunk.status();
+  client::PodLogChunk out;
+  out.text = std::move(chunk->text);
+  out.next = {uid, container, run, chunk->end.file_id, chunk->end.offset, chunk->end.line_start, chunk->end.pin};
+  out.at_end = chunk->at_end;
+  out.run_ended = ended && chunk->at_end;
+  return out;
+}
+
+StatusOr<client::PodLogChunk> NodeAgent::ReadPodLogChunk(const std::string& ns, const std::string& name,
+                                                         const client::PodLogOptions& options,
+                                                         const client::PodLogCursor* from, size_t max_bytes) {
   // Every one of these becomes a path component under the data directory.
-  for (const std::string* part : {&ns, &name, &options.uid}) {
+  for (const std::string* part : {&ns, &name, &options.uid, from ? &from->uid : &options.uid}) {
     if (part->find('/') != std::string::npos || *part == "." || *part == ".." ||
         part->find('\0') != std::string::npos) {
       return NotFoundError("pods \"" + name + "\" not found");
     }
   }
-  if (!options.container.empty() && !api::IsDNS1123Label(options.container).empty()) {
-    return BadRequestError("container " + options.container + " is not valid for pod " + name);
+  for (const std::string* c : {&options.container, from ? &from->container : &options.container}) {
+    if (!c->empty() && !api::IsDNS1123Label(*c).empty()) {
+      return BadRequestError("container " + *c + " is not valid for pod " + name);
+    }
+  }
+  if (from != nullptr) {
+    if (from->uid.empty() || from->container.empty() || from->run < 0) {
+      return BadRequestError("invalid log cursor for pod " + name);
+    }
+    const std::string dir = options_.data_dir + "/pods/" + ns + "_" + name + "_" + from->uid;
+    return ReadRunLog(dir, from->uid, from->container, from->run, options, from, max_bytes);
   }
   client::ObjectPtr pod = informer_ ? informer_->GetIndexer().Get(ns, name) : nullptr;
   if ((!pod || api::Uid(*pod) != options.uid) && !options.uid.empty() && !options.container.empty()) {
@@ -1034,7 +1145,7 @@ StatusOr<std::string> NodeAgent::ReadPodLog(const std::string& ns, const std::st
     const std::string dir = options_.data_dir + "/pods/" + ns + "_" + name + "_" + options.uid;
     const int run = LatestRun(dir, options.container);
     if (run < 0) return NotFoundError("pods \"" + name + "\" not found");
-    return shim::ReadContainerLog(shim::ContainerLogPath(dir, options.container, run), LogReadOptionsOf(options));
+    return ReadRunLog(dir, options.uid, options.container, run, options, nullptr, max_bytes);
   }
   if (!pod) return NotFoundError("pods \"" + name + "\" not found");
   std::vector<std::string> regular = ContainerNames(*pod, "containers");
@@ -1063,7 +1174,7 @@ StatusOr<std::string> NodeAgent::ReadPodLog(const std::string& ns, const std::st
     return BadRequestError("container \"" + container + "\" in pod \"" + name +
                            "\" is waiting to start: ContainerCreating");
   }
-  return shim::ReadContainerLog(shim::ContainerLogPath(dir, container, run), LogReadOptionsOf(options));
+  return ReadRunLog(dir, api::Uid(*pod), container, run, options, nullptr, max_bytes);
 }
 
 }  // namespace berth::agent

@@ -62,7 +62,11 @@
 //   once. Devices are released when a pod's processes are gone.
 //
 // Logs: NodeAgent is a client::PodLogSource over the pods it runs (see
-//   client/log_source.h); files are read with ReadContainerLog.
+//   client/log_source.h); files are read with ReadContainerLog (tail from the
+//   end) and followed with ReadContainerLogFrom (only what is new). A cursor
+//   names its pod uid, container and run, so a follower reads the same run to
+//   its end (run_ended once exit.json exists and all was read), also after
+//   the pod was deleted, until its directory is removed.
 //
 // Passes: a pass syncs only the pods with something to do — a changed cached
 //   object, a run that ended, or time-driven work (a restart or start pending,
@@ -96,6 +100,24 @@
 //   monitor grace period), are killed: the first pass after the informer
 //   synced sweeps the data directory before it starts anything.
 //
+// Pod directories (kubelet HandlePodCleanups -> cleanupOrphanedPodDirs,
+//   pkg/kubelet/kubelet_volumes.go): a pod directory is removed once its pod
+//   is gone from the API (deleted, or force-deleted) and no supervisor of any
+//   of its runs is alive; a pod still in the API keeps it, terminal or not
+//   (logs stay readable until the pod is deleted). Looked for when a pod
+//   leaves the informer's cache and on the first pass after the informer
+//   synced (pods deleted while no agent ran). A directory is removed
+//   kPodDirRemovalDelay of Clock time after it was first found orphaned (a
+//   `kubectl logs -f` follower's last read still finds the log); one kept for
+//   a live supervisor is looked at again every kPodDirRemovalDelay. Removal never follows a symbolic link
+//   (std::filesystem::remove_all removes links, not their targets; a link in place of a pod directory is left alone).
+//
+// Logs: each run's log is rotated by its supervisor as
+//   options.container_log says (agent/shim/container_log.h); when run n
+//   starts, the logs of runs before n-1 are removed (the kubelet keeps one
+//   dead container per container: --maximum-dead-containers-per-container 1),
+//   so `--previous` still reads run n-1.
+//
 // Stopping (Stop): kLeaveRunning stops the loop and detaches from every run,
 //   which keeps running for the next agent (a server restart or upgrade);
 //   kKillContainers (the default, and the destructor) SIGKILLs every run
@@ -127,6 +149,7 @@
 #include "agent/host_resolver.h"
 #include "agent/memory_cgroup.h"
 #include "agent/process_runner.h"
+#include "agent/shim/container_log.h"
 #include "client/client.h"
 #include "client/informer.h"
 #include "client/log_source.h"
@@ -144,6 +167,10 @@ inline constexpr int64_t kNodeLeaseDurationSeconds = 40;  // kubelet nodeLeaseDu
 inline constexpr Duration kNodeLeaseRenewInterval = std::chrono::seconds(10);
 inline constexpr int64_t kDefaultTerminationGracePeriodSeconds = 30;
 inline constexpr std::string_view kNodeLeaseNamespace = "kube-node-lease";
+// How long a pod directory is kept after its pod left the API, and how often
+// one kept for a live supervisor is looked at again: the kubelet's
+// housekeeping period (2 s), which runs cleanupOrphanedPodDirs.
+inline constexpr Duration kPodDirRemovalDelay = std::chrono::seconds(2);
 
 // Parses a declared capacity "cpu=8,memory=32Gi,nvidia.com/gpu=8,pods=110".
 // Errors: kInvalid "invalid node capacity \"x\": ..." for a missing '=' or a
@@ -179,6 +206,10 @@ struct NodeAgentOptions {
   Duration poll_interval = std::chrono::milliseconds(20);
   // How containers' supervisors are started.
   SupervisorOptions supervisor;
+  // How each run's log is rotated (kubelet --container-log-max-size 10Mi,
+  // --container-log-max-files 5; agent/shim/container_log.h). Recorded in the
+  // run's launch record, so a run keeps its rotation across agent restarts.
+  shim::LogRotation container_log;
 };
 
 enum class StopMode { kKillContainers, kLeaveRunning };
@@ -213,8 +244,9 @@ class NodeAgent final : public client::PodLogSource {
   // How many times the Lease was written (created or renewed).
   int64_t lease_renewals() const { return lease_renewals_.load(); }
 
-  StatusOr<std::string> ReadPodLog(const std::string& ns, const std::string& name,
-                                   const client::PodLogOptions& options) override;
+  StatusOr<client::PodLogChunk> ReadPodLogChunk(const std::string& ns, const std::string& name,
+                                                const client::PodLogOptions& options, const client::PodLogCursor* from,
+                                                size_t max_bytes) override;
 
  private:
   struct PodWorker;
@@ -237,7 +269,13 @@ class NodeAgent final : public client::PodLogSource {
   // Kills the live runs of every pod directory whose pod is not among
   // `runnable_uids` (gone from the API, or terminal there).
   void SweepOrphanRuns(const std::set<std::string>& runnable_uids);
+  // Removes the pod directories of pods not in `in_api` whose supervisors are
+  // all gone (see "Pod directories").
+  void RemoveOrphanedPodDirs(const std::set<std::string>& in_api);
   void StartContainer(PodWorker& worker, const std::string& name);
+  StatusOr<client::PodLogChunk> ReadRunLog(const std::string& pod_dir, const std::string& uid,
+                                           const std::string& container, int run, const client::PodLogOptions& options,
+                                           const client::PodLogCursor* from, size_t max_bytes);
   void WriteStatus(PodWorker& worker);
   HostLookup MakeHostLookup(const std::string& ns);
   void Wake();
@@ -258,6 +296,9 @@ class NodeAgent final : public client::PodLogSource {
   mutable std::mutex workers_mu_;
   std::map<std::string, std::unique_ptr<PodWorker>> workers_;  // by uid
   bool swept_ = false;                                         // SweepOrphanRuns done
+  bool pod_dirs_due_ = false;                                  // a pod left the API: RemoveOrphanedPodDirs on this pass
+  std::optional<Time> pod_dirs_retry_;                         // a directory was kept: look again then
+  std::map<std::string, Time> orphaned_since_;                 // pod directory name -> when first seen orphaned
   // Pods terminal in the API with nothing running here (no worker): uid → the
   // last pass that saw them in the informer's cache.
   std::map<std::string, uint64_t> finished_;

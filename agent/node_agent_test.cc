@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 #include <thread>
 
+#include "agent/shim/run_record.h"
+#include "agent/shim/shim_client.h"
 #include "agent/shim/testing/test_files.h"
 #include "api/unstructured.h"
 #include "client/testing/fake_client.h"
@@ -729,6 +731,176 @@ TEST(DetectMachineCapacityTest, FindsCpusMemoryAndPods) {
   EXPECT_GE(r.at("cpu").Value(), 1);
   EXPECT_GT(r.at("memory").Value(), 0);
   EXPECT_EQ(r.at("pods").Value(), 110);
+}
+
+}  // namespace
+}  // namespace berth::agent
+
+namespace berth::agent {
+namespace {
+
+// Log files of container "main" of the pod directory `pod_dir` (rotated and current, no index).
+int LogFileCount(const std::string& pod_dir) {
+  int n = 0;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(pod_dir + "/logs/main", ec)) {
+    if (!e.path().filename().string().ends_with(".ts")) ++n;
+  }
+  return n;
+}
+
+std::string Numbered(int from, int to) {
+  std::string out;
+  for (int i = from; i < to; ++i) out += "line " + std::to_string(i) + "\n";
+  return out;
+}
+
+class NodeAgentLogTest : public NodeAgentTest {
+ protected:
+  void SetUp() override {
+    NodeAgentTest::SetUp();
+    // Rotation at a small size: the agent's option reaches every run's supervisor.
+    agent_.reset();
+    options_.container_log = {2000, 3};
+    agent_ = std::make_unique<NodeAgent>(client_, clock_, options_);
+    ASSERT_TRUE(agent_->Start().ok());
+  }
+  std::string PodDir(const std::string& name) { return dir_ + "/pods/default_" + name + "_" + api::Uid(*GetPod(name)); }
+};
+
+TEST_F(NodeAgentLogTest, LogsAreRotatedAndTailAndFollowReadAcrossRotations) {
+  // 600 lines, then waits for a marker, then 600 more.
+  const std::string marker = dir_ + "/go";
+  Create(ShellPod("chatty",
+                  "i=0; while [ $i -lt 600 ]; do echo \"line $i\"; i=$((i+1)); done; "
+                  "while [ ! -e " +
+                      marker +
+                      " ]; do sleep 0.01; done; "
+                      "while [ $i -lt 660 ]; do echo \"line $i\"; i=$((i+1)); done"));
+  ASSERT_TRUE(WaitFor([&] { return LogContains("chatty", "line 599\n"); })) << Log("chatty");
+  const std::string pod_dir = PodDir("chatty");
+  EXPECT_EQ(LogFileCount(pod_dir), 3);
+  client::PodLogOptions tail;
+  tail.tail_lines = 80;  // more lines than the current file holds (~45 a file)
+  EXPECT_EQ(Log("chatty", tail), Numbered(520, 600));
+
+  StatusOr<client::PodLogChunk> first = agent_->ReadPodLogChunk("default", "chatty", {}, nullptr, SIZE_MAX);
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_TRUE(first->text.ends_with(Numbered(590, 600)));
+  EXPECT_FALSE(first->run_ended);
+  EXPECT_EQ(first->next.container, "main");
+  EXPECT_EQ(first->next.run, 0);
+  std::ofstream(marker) << "go";
+  ASSERT_TRUE(WaitFor([&] { return Phase("chatty") == "Succeeded"; }));
+  // The follower reads what came after its cursor (several rotations meanwhile), and learns the run ended.
+  std::string followed;
+  client::PodLogCursor cursor = first->next;
+  bool ended = false;
+  for (int i = 0; i < 100 && !ended; ++i) {
+    StatusOr<client::PodLogChunk> next = agent_->ReadPodLogChunk("default", "chatty", {}, &cursor, 1000);
+    ASSERT_TRUE(next.ok()) << next.status();
+    followed += next->text;
+    cursor = next->next;
+    ended = next->run_ended;
+  }
+  EXPECT_TRUE(ended);
+  EXPECT_EQ(followed, Numbered(600, 660));  // fewer rotations meanwhile than max_files
+  EXPECT_EQ(LogFileCount(pod_dir), 3);
+}
+
+TEST_F(NodeAgentLogTest, OnlyThePreviousRunsLogIsKept) {
+  Create(ShellPod("restarts", "echo run; exit 1", "OnFailure"));
+  ASSERT_TRUE(WaitFor([&] {
+    clock_.Advance(std::chrono::minutes(1));  // past each back-off
+    return std::filesystem::exists(PodDir("restarts") + "/logs/main/3.log");
+  }));
+  EXPECT_FALSE(std::filesystem::exists(PodDir("restarts") + "/logs/main/0.log"));
+  EXPECT_FALSE(std::filesystem::exists(PodDir("restarts") + "/logs/main/1.log"));
+  EXPECT_TRUE(std::filesystem::exists(PodDir("restarts") + "/logs/main/2.log"));
+}
+
+// kubelet cleanupOrphanedPodDirs: the directory goes once the pod left the API
+// and no supervisor of it lives; never through a symbolic link.
+TEST_F(NodeAgentLogTest, PodDirectoriesAreRemovedAfterDeletionButNotWhileASupervisorLives) {
+  Create(ShellPod("done", "echo bye"));
+  ASSERT_TRUE(WaitFor([&] { return Phase("done") == "Succeeded"; }));
+  const std::string done_dir = PodDir("done");
+  // A link inside the pod directory to something outside it.
+  const std::string outside = dir_ + "/outside";
+  std::filesystem::create_directories(outside);
+  std::ofstream(outside + "/keep") << "keep";
+  std::filesystem::create_directory_symlink(outside, done_dir + "/work/escape");
+  // A link in place of a pod directory.
+  std::filesystem::create_directory_symlink(outside, dir_ + "/pods/default_link_0123");
+
+  // A pod directory whose pod is gone but whose supervisor still runs (as a run left by a
+  // crashed agent whose sweep has not reached it).
+  const std::string ghost = dir_ + "/pods/default_ghost_4567";
+  shim::LaunchRecord l;
+  l.container = "main";
+  l.argv = {"/bin/sleep", "600"};
+  l.env = {"PATH=/bin:/usr/bin"};
+  l.working_dir = "/";
+  l.log_path = shim::ContainerLogPath(ghost, "main", 0);
+  l.started_at = RealClock::Get().Now();
+  const std::string ghost_run = shim::RunDir(ghost, "main", 0);
+  ASSERT_TRUE(shim::WriteLaunchRecord(ghost_run, l).ok());
+  ASSERT_TRUE(shim::SpawnShim({"/proc/self/exe", "shim"}, ghost_run, 10000ms).ok());
+  ASSERT_NE(shim::SupervisorAlive(ghost_run), 0);
+
+  // A pod still in the API keeps its directory, terminal or not.
+  clock_.Advance(kPodDirRemovalDelay * 2);
+  Create(ShellPod("other", "echo x"));  // a pass or two
+  ASSERT_TRUE(WaitFor([&] { return Phase("other") == "Succeeded"; }));
+  EXPECT_TRUE(std::filesystem::exists(done_dir));
+
+  ASSERT_TRUE(DeleteWithGrace("done", 0).ok());
+  // Kept a while for a follower's last read, then removed.
+  ASSERT_TRUE(WaitFor([&] { return agent_->ReadPodLog("default", "done", {}).status().code() == Code::kNotFound; }));
+  std::this_thread::sleep_for(50ms);
+  EXPECT_TRUE(std::filesystem::exists(done_dir));
+  clock_.Advance(kPodDirRemovalDelay);
+  ASSERT_TRUE(WaitFor([&] { return !std::filesystem::exists(done_dir); }));
+  EXPECT_EQ(testing_ReadFile(outside + "/keep"), "keep");  // the link was removed, not followed
+  EXPECT_TRUE(std::filesystem::is_symlink(dir_ + "/pods/default_link_0123"));
+  // The ghost's supervisor lives: its directory stays.
+  EXPECT_TRUE(std::filesystem::exists(ghost_run + "/launch.json"));
+  ASSERT_TRUE(shim::KillSupervisor(ghost_run));
+  ASSERT_TRUE(WaitFor([&] { return shim::SupervisorAlive(ghost_run) == 0; }));
+  clock_.Advance(kPodDirRemovalDelay);
+  ASSERT_TRUE(WaitFor([&] { return !std::filesystem::exists(ghost); }));
+  EXPECT_TRUE(std::filesystem::exists(PodDir("other")));
+}
+
+// Rotation is the supervisor's: it goes on while no agent runs, and after the
+// agent adopted the run.
+TEST_F(NodeAgentLogTest, RotationGoesOnWhileNoAgentRunsAndAfterAdoption) {
+  const std::string marker = dir_ + "/go";
+  const std::string marker2 = dir_ + "/go2";
+  Create(ShellPod("long", "echo start; while [ ! -e " + marker +
+                              " ]; do sleep 0.01; done; "
+                              "i=0; while [ $i -lt 600 ]; do echo \"line $i\"; i=$((i+1)); done; "
+                              "while [ ! -e " +
+                              marker2 +
+                              " ]; do sleep 0.01; done; "
+                              "while [ $i -lt 1200 ]; do echo \"line $i\"; i=$((i+1)); done; sleep 600"));
+  ASSERT_TRUE(WaitFor([&] { return LogContains("long", "start\n"); }));
+  const std::string pod_dir = PodDir("long");
+  agent_->Stop(StopMode::kLeaveRunning);
+  agent_.reset();
+  std::ofstream(marker) << "go";
+  ASSERT_TRUE(
+      WaitFor([&] { return testing_ReadFile(pod_dir + "/logs/main/0.log").find("line 599\n") != std::string::npos; }));
+  EXPECT_EQ(LogFileCount(pod_dir), 3);
+  agent_ = std::make_unique<NodeAgent>(client_, clock_, options_);
+  ASSERT_TRUE(agent_->Start().ok());
+  ASSERT_TRUE(WaitFor([&] { return agent_->ActivePods().size() == 1; }));
+  std::ofstream(marker2) << "go";
+  ASSERT_TRUE(WaitFor([&] { return LogContains("long", "line 1199\n"); }));
+  EXPECT_EQ(LogFileCount(pod_dir), 3);
+  client::PodLogOptions tail;
+  tail.tail_lines = 40;
+  EXPECT_EQ(Log("long", tail), Numbered(1160, 1200));
 }
 
 }  // namespace

@@ -66,9 +66,8 @@ api::Object ContainerStatus(const ContainerRecord& r) {
   api::Object last = api::Object::object();
   if (r.last) last["terminated"] = TerminatedState(*r.last);
   bool running = r.state == ContainerRecord::State::kRunning;
-  return {{"name", r.name},       {"image", r.image},      {"imageID", ""},
-          {"state", state},       {"lastState", last},     {"ready", running},
-          {"started", running},   {"restartCount", r.restart_count}};
+  return {{"name", r.name},    {"image", r.image}, {"imageID", ""},      {"state", state},
+          {"lastState", last}, {"ready", running}, {"started", running}, {"restartCount", r.restart_count}};
 }
 
 std::string NameList(const std::vector<std::string>& names) {
@@ -81,10 +80,14 @@ std::string NameList(const std::vector<std::string>& names) {
 
 const char* PodPhaseName(PodPhase phase) {
   switch (phase) {
-    case PodPhase::kPending: return "Pending";
-    case PodPhase::kRunning: return "Running";
-    case PodPhase::kSucceeded: return "Succeeded";
-    case PodPhase::kFailed: return "Failed";
+    case PodPhase::kPending:
+      return "Pending";
+    case PodPhase::kRunning:
+      return "Running";
+    case PodPhase::kSucceeded:
+      return "Succeeded";
+    case PodPhase::kFailed:
+      return "Failed";
   }
   return "Unknown";
 }
@@ -198,9 +201,12 @@ bool PodLifecycle::ShouldRestart(bool is_init, const ContainerExit& exit) const 
   bool failed = exit.exit_code != 0 || !exit.start_error.empty();
   if (is_init) return failed && policy_ != RestartPolicy::kNever;
   switch (policy_) {
-    case RestartPolicy::kAlways: return true;
-    case RestartPolicy::kOnFailure: return failed;
-    case RestartPolicy::kNever: return false;
+    case RestartPolicy::kAlways:
+      return true;
+    case RestartPolicy::kOnFailure:
+      return failed;
+    case RestartPolicy::kNever:
+      return false;
   }
   return false;
 }
@@ -218,8 +224,7 @@ void PodLifecycle::Exited(const std::string& name, const ContainerExit& exit) {
   r->state = ContainerRecord::State::kTerminated;
   r->restart_at.reset();
   if (!ShouldRestart(is_init, exit)) return;
-  bool in_backoff = r->backoff != Duration::zero() &&
-                    exit.finished_at - r->backoff_updated <= 2 * kMaxRestartBackoff;
+  bool in_backoff = r->backoff != Duration::zero() && exit.finished_at - r->backoff_updated <= 2 * kMaxRestartBackoff;
   if (!in_backoff) {
     r->restart_at = exit.finished_at;  // first restart: at once
     return;
@@ -230,8 +235,8 @@ void PodLifecycle::Exited(const std::string& name, const ContainerExit& exit) {
   r->last = r->current;
   r->current.reset();
   r->waiting_reason = "CrashLoopBackOff";
-  r->waiting_message = "back-off " + FormatGoDuration(r->backoff) + " restarting failed container=" +
-                       r->name + " pod=" + pod_ref_;
+  r->waiting_message =
+      "back-off " + FormatGoDuration(r->backoff) + " restarting failed container=" + r->name + " pod=" + pod_ref_;
 }
 
 void PodLifecycle::Lost(const std::string& name, Time started_at, Time now, const std::string& detail) {
@@ -270,7 +275,9 @@ PodPhase PodLifecycle::Phase() const {
   int running = 0, waiting = 0, stopped = 0, succeeded = 0;
   for (const auto& r : regular_) {
     switch (r.state) {
-      case ContainerRecord::State::kRunning: ++running; break;
+      case ContainerRecord::State::kRunning:
+        ++running;
+        break;
       case ContainerRecord::State::kTerminated:
         ++stopped;
         if (r.current->exit_code == 0) ++succeeded;
@@ -303,8 +310,8 @@ bool PodLifecycle::Finished() const {
   return p == PodPhase::kSucceeded || p == PodPhase::kFailed;
 }
 
-api::Object BuildPodStatus(const PodLifecycle& lc, const api::Object& previous,
-                           const PodAddresses& addresses, Time now) {
+api::Object BuildPodStatus(const PodLifecycle& lc, const api::Object& previous, const PodAddresses& addresses,
+                           Time now) {
   PodPhase phase = lc.Phase();
   bool terminal = phase == PodPhase::kSucceeded || phase == PodPhase::kFailed;
 
@@ -314,8 +321,7 @@ api::Object BuildPodStatus(const PodLifecycle& lc, const api::Object& previous,
       for (const auto& c : *it) old_conditions[api::StringAt(c, "type")] = c;
     }
   }
-  auto condition = [&](const std::string& type, bool ok, const std::string& reason,
-                       const std::string& message) {
+  auto condition = [&](const std::string& type, bool ok, const std::string& reason, const std::string& message) {
     std::string status = ok ? "True" : "False";
     api::Object c = {{"type", type}, {"status", status}, {"lastProbeTime", nullptr}};
     auto old = old_conditions.find(type);
@@ -350,8 +356,8 @@ api::Object BuildPodStatus(const PodLifecycle& lc, const api::Object& previous,
     } else if (unready.empty()) {
       conditions.push_back(condition(type, true, "", ""));
     } else {
-      conditions.push_back(condition(type, false, "ContainersNotReady",
-                                     "containers with unready status: " + NameList(unready)));
+      conditions.push_back(
+          condition(type, false, "ContainersNotReady", "containers with unready status: " + NameList(unready)));
     }
   }
   if (auto old = old_conditions.find("PodScheduled"); old != old_conditions.end()) {
@@ -369,8 +375,8 @@ api::Object BuildPodStatus(const PodLifecycle& lc, const api::Object& previous,
     status["podIP"] = addresses.pod_ip;
     status["podIPs"] = api::Object::array({{{"ip", addresses.pod_ip}}});
   }
-  status["startTime"] = previous.is_object() && previous.contains("startTime") ? previous["startTime"]
-                                                                                 : api::Object(FormatRfc3339(now));
+  status["startTime"] =
+      previous.is_object() && previous.contains("startTime") ? previous["startTime"] : api::Object(FormatRfc3339(now));
   if (!lc.init_containers().empty()) {
     api::Object init = api::Object::array();
     for (const auto& r : lc.init_containers()) init.push_back(ContainerStatus(r));
@@ -384,8 +390,7 @@ api::Object BuildPodStatus(const PodLifecycle& lc, const api::Object& previous,
 
 void MergeForeignConditions(api::Object* status, const api::Object& current) {
   auto owned = [](const std::string& type) {
-    return type == "Initialized" || type == "Ready" || type == "ContainersReady" ||
-           type == "PodReadyToStartContainers";
+    return type == "Initialized" || type == "Ready" || type == "ContainersReady" || type == "PodReadyToStartContainers";
   };
   if (!current.is_object() || !current.contains("conditions") || !current["conditions"].is_array()) return;
   api::Object& conditions = (*status)["conditions"];

@@ -146,8 +146,8 @@ struct PodAddresses {
 
 // The Pod's `status` object (see above). `previous` is the pod's current
 // status (may be null/empty) for lastTransitionTime, startTime and PodScheduled.
-api::Object BuildPodStatus(const PodLifecycle& lifecycle, const api::Object& previous,
-                           const PodAddresses& addresses, Time now);
+api::Object BuildPodStatus(const PodLifecycle& lifecycle, const api::Object& previous, const PodAddresses& addresses,
+                           Time now);
 
 // The kubelet's merge of its status with the API server's (mergePodStatus): in `status`
 // (from BuildPodStatus), every condition the kubelet does not own — anything but

@@ -9,8 +9,7 @@ using std::chrono::seconds;
 
 const Time kT0 = FakeClock().Now();
 
-api::Object Pod(const std::string& policy, std::vector<std::string> containers,
-                std::vector<std::string> init = {}) {
+api::Object Pod(const std::string& policy, std::vector<std::string> containers, std::vector<std::string> init = {}) {
   api::Object pod = {{"metadata", {{"name", "p"}, {"namespace", "ns"}, {"uid", "u1"}}},
                      {"spec", {{"containers", api::Object::array()}}}};
   if (!policy.empty()) pod["spec"]["restartPolicy"] = policy;
@@ -34,10 +33,10 @@ TEST(PodLifecycleTest, PhaseByRestartPolicyAndExitCodes) {
     std::vector<int> exits;  // -1: still running
     PodPhase want;
   } cases[] = {
-      {"Never", {0, 0}, PodPhase::kSucceeded},      {"Never", {0, 1}, PodPhase::kFailed},
-      {"Never", {1, -1}, PodPhase::kRunning},       {"OnFailure", {0, 0}, PodPhase::kSucceeded},
-      {"OnFailure", {0, 1}, PodPhase::kRunning},    {"", {0, 0}, PodPhase::kRunning},  // Always
-      {"Always", {1, 1}, PodPhase::kRunning},       {"Never", {-1, -1}, PodPhase::kRunning},
+      {"Never", {0, 0}, PodPhase::kSucceeded},   {"Never", {0, 1}, PodPhase::kFailed},
+      {"Never", {1, -1}, PodPhase::kRunning},    {"OnFailure", {0, 0}, PodPhase::kSucceeded},
+      {"OnFailure", {0, 1}, PodPhase::kRunning}, {"", {0, 0}, PodPhase::kRunning},  // Always
+      {"Always", {1, 1}, PodPhase::kRunning},    {"Never", {-1, -1}, PodPhase::kRunning},
   };
   for (const auto& c : cases) {
     PodLifecycle lc(Pod(c.policy, {"a", "b"}));
@@ -225,12 +224,13 @@ TEST(PodStatusTest, MergeForeignConditionsKeepsTheApiServersNonKubeletConditions
                                 cond("DisruptionTarget", "True", "PreemptionByScheduler")}));
   EXPECT_EQ(ours["phase"], "Running");
   // Nothing on the API server yet: BuildPodStatus's own PodScheduled stays.
-  api::Object fresh = {{"conditions", {cond("Ready", "False", "ContainersNotReady"), cond("PodScheduled", "True", "")}}};
+  api::Object fresh = {
+      {"conditions", {cond("Ready", "False", "ContainersNotReady"), cond("PodScheduled", "True", "")}}};
   MergeForeignConditions(&fresh, api::Object{{"phase", "Pending"}});
   EXPECT_EQ(fresh["conditions"].size(), 2u);
   MergeForeignConditions(&fresh, api::Object{{"conditions", api::Object::array()}});
-  EXPECT_EQ(fresh["conditions"], api::Object::array({cond("Ready", "False", "ContainersNotReady"),
-                                                     cond("PodScheduled", "True", "")}));
+  EXPECT_EQ(fresh["conditions"],
+            api::Object::array({cond("Ready", "False", "ContainersNotReady"), cond("PodScheduled", "True", "")}));
 }
 
 TEST(PodStatusTest, GoDurations) {

@@ -82,6 +82,7 @@ struct ContainerLaunch {
   std::string cgroup_name;                  // unique per run, e.g. "<pod uid>-<container>-<n>"
   std::vector<int> devices;                 // device indices held (recorded for re-adoption)
   std::vector<shim::PortAllocation> ports;  // rendezvous ports mapped (likewise)
+  shim::LogRotation log_rotation;           // how the supervisor rotates log_path
 };
 
 // How the agent starts supervisors.

@@ -1,6 +1,7 @@
 #include "apiserver/pod_log.h"
 
 #include <charconv>
+#include <limits>
 #include <utility>
 
 #include "apiserver/status_response.h"
@@ -24,17 +25,6 @@ StatusOr<std::optional<int64_t>> IntParam(const QueryParams& q, std::string_view
   return std::optional<int64_t>(v);
 }
 
-// The last `n` lines of `text` (a final line without '\n' counts).
-std::string LastLines(const std::string& text, int64_t n) {
-  if (n <= 0) return "";
-  size_t pos = text.size();
-  if (pos > 0 && text[pos - 1] == '\n') --pos;
-  for (int64_t seen = 0; pos > 0; --pos) {
-    if (text[pos - 1] == '\n' && ++seen == n) break;
-  }
-  return text.substr(pos);
-}
-
 HttpResponse Text(std::string body) {
   HttpResponse r;
   r.content_type = "text/plain";
@@ -46,8 +36,8 @@ HttpResponse Text(std::string body) {
 
 struct PodLogServer::Follow {
   std::string ns, name, uid, node, container;
-  client::PodLogOptions options;  // without tail/limit
-  size_t offset = 0;              // bytes of the full text already sent
+  client::PodLogOptions options;     // without tail/limit
+  client::PodLogCursor cursor;       // after what was sent
   std::optional<int64_t> remaining;  // limitBytes left
   std::shared_ptr<ResponseStream> stream;
 };
@@ -102,13 +92,16 @@ HandlerResult PodLogServer::Serve(const std::string& ns, const std::string& name
   if (node.empty()) return StatusResponse(BadRequestError("pod " + name + " does not have a host assigned"));
   client::PodLogSource* source = Source(node);
   if (source == nullptr) {
-    return StatusResponse(UnavailableError("no log source for node \"" + node +
-                                           "\": logs of pods on remote agents are not proxied yet"));
+    return StatusResponse(
+        UnavailableError("no log source for node \"" + node + "\": logs of pods on remote agents are not proxied yet"));
   }
-  // Read everything, then cut: the follow offset is then exactly what was read.
-  auto full = source->ReadPodLog(ns, name, options);
-  if (!full.ok()) return StatusResponse(full.status());
-  std::string text = tail.value() ? LastLines(full.value(), *tail.value()) : full.value();
+  // The source applies tail and limit, reading the files from their end; the
+  // cursor is where the log ended, where a follower continues.
+  options.tail_lines = tail.value();
+  options.limit_bytes = limit.value();
+  auto first = source->ReadPodLogChunk(ns, name, options, nullptr, std::numeric_limits<size_t>::max());
+  if (!first.ok()) return StatusResponse(first.status());
+  std::string text = std::move(first->text);
   if (limit.value() && static_cast<int64_t>(text.size()) > *limit.value()) text.resize(*limit.value());
 
   if (!query.GetBool("follow")) return Text(std::move(text));
@@ -118,15 +111,12 @@ HandlerResult PodLogServer::Serve(const std::string& ns, const std::string& name
   f->name = name;
   f->uid = api::Uid(p);
   f->node = node;
-  f->container = options.container;
-  if (f->container.empty()) {
-    const api::Object& containers = p["spec"]["containers"];
-    if (containers.is_array() && !containers.empty()) f->container = containers[0].value("name", "");
-  }
+  f->container = first->next.container;
   f->options = options;
   f->options.container = f->container;
-  f->options.uid = f->uid;  // the final read still works once the pod is deleted
-  f->offset = full.value().size();
+  f->options.tail_lines.reset();
+  f->options.limit_bytes.reset();
+  f->cursor = std::move(first->next);  // names the run: the reads need no pod object
   if (limit.value()) f->remaining = *limit.value() - static_cast<int64_t>(text.size());
 
   StreamingResponse resp;
@@ -169,9 +159,11 @@ bool PodLogServer::Finished(const Follow& f) {
 
 void PodLogServer::FollowLoop() {
   std::unique_lock<std::mutex> lock(mu_);
+  bool more = false;  // a follower has more to read now: no wait
   while (!stopping_) {
-    cv_.wait_for(lock, poll_interval_, [this] { return stopping_; });
+    if (!more) cv_.wait_for(lock, poll_interval_, [this] { return stopping_; });
     if (stopping_) break;
+    more = false;
     std::vector<std::shared_ptr<Follow>> follows = follows_;
     lock.unlock();
     std::vector<std::shared_ptr<Follow>> ended;
@@ -183,24 +175,30 @@ void PodLogServer::FollowLoop() {
       // Decide "finished" before reading, so output written just before the
       // container ended is still sent.
       const bool finished = Finished(*f);
+      bool drained = true;  // nothing left to read of what was written
+      bool run_ended = false;
       client::PodLogSource* source = Source(f->node);
       if (source != nullptr) {
-        auto text = source->ReadPodLog(f->ns, f->name, f->options);
-        if (text.ok() && text.value().size() > f->offset) {
-          std::string delta = text.value().substr(f->offset);
-          f->offset = text.value().size();
-          if (f->remaining) {
-            if (static_cast<int64_t>(delta.size()) >= *f->remaining) {
-              delta.resize(*f->remaining);
-              *f->remaining = 0;
-            } else {
-              *f->remaining -= static_cast<int64_t>(delta.size());
-            }
+        auto chunk = source->ReadPodLogChunk(f->ns, f->name, f->options, &f->cursor, kFollowChunkBytes);
+        if (chunk.ok()) {
+          std::string delta = std::move(chunk->text);
+          f->cursor = std::move(chunk->next);
+          drained = chunk->at_end;
+          run_ended = chunk->run_ended;
+          if (f->remaining && static_cast<int64_t>(delta.size()) >= *f->remaining) {
+            delta.resize(*f->remaining);
+            *f->remaining = 0;
+          } else if (f->remaining) {
+            *f->remaining -= static_cast<int64_t>(delta.size());
           }
-          f->stream->Write(std::move(delta));
+          if (!delta.empty()) f->stream->Write(std::move(delta));
         }
       }
-      if (finished || source == nullptr || (f->remaining && *f->remaining <= 0)) {
+      if (!drained) more = true;
+      // The run the follower reads has ended (a restarted container is a new
+      // run: `kubectl logs -f` ends with its container, as the kubelet's
+      // follow does), or the pod can write no more and all was sent.
+      if (run_ended || (finished && drained) || source == nullptr || (f->remaining && *f->remaining <= 0)) {
         f->stream->Close();
         ended.push_back(f);
       }

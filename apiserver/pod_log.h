@@ -17,10 +17,16 @@
 //   400 BadRequest          a malformed tailLines/limitBytes/sinceSeconds/sinceTime
 //   503 ServiceUnavailable  no log source registered for the pod's node (a
 //                           remote agent: proxying to remote agents is not done yet)
-// follow=true streams: the current text first (tail/limit applied), then the
-// bytes appended since, checked every `poll_interval` of real time, until the
-// container has terminated (its final output is flushed first), the pod is
-// gone, limitBytes is reached, the client disconnects or the server stops.
+// The source applies tailLines reading from the end of the log (the cost is
+// the tail's, not the log's). follow=true streams: the current text first
+// (tail/limit applied), then what was written after it, read from the
+// source's cursor (never the whole log again, also across rotations of the
+// log files) every `poll_interval` of real time, at most kFollowChunkBytes
+// per read (a follower with more to read reads again without waiting), until
+// the followed run has ended (its final output is sent first; a restarted
+// container is a new run, and `kubectl logs -f` ends with its container as
+// the kubelet's follow does), the pod is gone or terminal, limitBytes is
+// reached, the client disconnects or the server stops.
 //
 // Thread-safety: every method may be called from any thread; sources must
 // outlive their registration (Unregister before destroying them).
@@ -43,6 +49,9 @@
 
 namespace berth::apiserver {
 
+// Bytes of log a follower reads at once.
+inline constexpr size_t kFollowChunkBytes = 1 << 20;
+
 class PodLogServer {
  public:
   PodLogServer(store::Store& store, Clock& clock,
@@ -61,7 +70,6 @@ class PodLogServer {
  private:
   struct Follow;
   void FollowLoop();
-  // The current log text of `follow` (no tail/limit), or an error.
   client::PodLogSource* Source(const std::string& node);
   // True when the followed container can write no more (pod gone, terminated).
   bool Finished(const Follow& f);

@@ -16,7 +16,10 @@
 //   limitBytes    at most N bytes
 //   sinceTime     lines written at or after this time (sinceSeconds is turned
 //                 into sinceTime by the caller: now - seconds)
-// `follow` is not part of this interface.
+// `follow` is served with cursors: the first read returns where the log
+// ended, and each later read (ReadPodLogChunk with `from`) returns only what
+// was written after it, across rotations of the log files, never the whole
+// log again.
 //
 // Errors, with kube-apiserver / kubelet wording:
 //   kNotFound    pods "p" not found (not on this node)
@@ -28,7 +31,10 @@
 // Thread-safety: implementations must allow concurrent calls from any thread.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <limits>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -49,12 +55,42 @@ struct PodLogOptions {
   std::string uid;
 };
 
+// Where a follower has read up to: one run of one container of one pod
+// object, and a position in its log files. Opaque to callers: a cursor is
+// what a read returned.
+struct PodLogCursor {
+  std::string uid;
+  std::string container;
+  int run = 0;
+  uint64_t file_id = 0;
+  uint64_t offset = 0;
+  bool line_start = true;
+  std::shared_ptr<void> pin;  // the source's hold on the position (e.g. an open file)
+};
+
+struct PodLogChunk {
+  std::string text;
+  PodLogCursor next;       // where the following read continues
+  bool at_end = false;     // everything written when the read began was read
+  bool run_ended = false;  // ... and the run had ended then: nothing more will come
+};
+
 class PodLogSource {
  public:
   virtual ~PodLogSource() = default;
-  // The log text of a container of pod `ns`/`name` (see the file comment).
-  virtual StatusOr<std::string> ReadPodLog(const std::string& ns, const std::string& name,
-                                           const PodLogOptions& options) = 0;
+  // Without `from`: the log text of a container of pod `ns`/`name` as
+  // `options` say (see the file comment). With `from`: what that cursor's run
+  // wrote after it, at most `max_bytes` of log (tail_lines is ignored; the pod
+  // need not exist any more).
+  virtual StatusOr<PodLogChunk> ReadPodLogChunk(const std::string& ns, const std::string& name,
+                                                const PodLogOptions& options, const PodLogCursor* from,
+                                                size_t max_bytes) = 0;
+  // The text of the read without `from`.
+  StatusOr<std::string> ReadPodLog(const std::string& ns, const std::string& name, const PodLogOptions& options) {
+    StatusOr<PodLogChunk> chunk = ReadPodLogChunk(ns, name, options, nullptr, std::numeric_limits<size_t>::max());
+    if (!chunk.ok()) return chunk.status();
+    return std::move(chunk->text);
+  }
 };
 
 }  // namespace berth::client

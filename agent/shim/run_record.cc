@@ -155,6 +155,8 @@ Status WriteLaunchRecord(const std::string& run_dir, const LaunchRecord& r) {
   Json ports = Json::array();
   for (const PortAllocation& p : r.ports) ports.push_back({{"host", p.host}, {"key", p.key}, {"port", p.port}});
   j["ports"] = std::move(ports);
+  j["logMaxBytes"] = r.log_rotation.max_bytes;
+  j["logMaxFiles"] = r.log_rotation.max_files;
   std::error_code ec;
   std::filesystem::create_directories(run_dir, ec);
   if (ec) return InternalError("cannot create " + run_dir + ": " + ec.message());
@@ -181,6 +183,10 @@ StatusOr<LaunchRecord> ReadLaunchRecord(const std::string& run_dir) {
     return true;
   });
   if (!ports_ok) return f.error();
+  if (f.Has("logMaxBytes") && !f.Int("logMaxBytes", &r.log_rotation.max_bytes)) return f.error();
+  if (f.Has("logMaxFiles") && !f.IntIn("logMaxFiles", kMinContainerLogMaxFiles, 1 << 20, &r.log_rotation.max_files)) {
+    return f.error();
+  }
   return r;
 }
 

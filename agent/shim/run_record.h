@@ -20,8 +20,9 @@
 // launch.json: {"version":1,"container","run","argv":[...],"env":["N=v",...],
 //   "workingDir","logPath","cgroupDir"
 //   ("" = none),"startedAt" (ns since the epoch, the agent's Clock),
-//   "devices":[indices],"ports":[{"host","key","port"}]} ("ports" may be
-//   absent).
+//   "devices":[indices],"ports":[{"host","key","port"}],
+//   "logMaxBytes","logMaxFiles"} ("ports" and the log rotation may be absent:
+//   no ports, the kubelet's default rotation).
 // exit.json: {"version":1,"exitCode","signal","startError","startedAt",
 //   "finishedAt"} (ns since the epoch; the supervisor's real time), and
 //   "lost": true with "lostDetail" when the agent found the run lost (its
@@ -39,6 +40,7 @@
 #include <string_view>
 #include <vector>
 
+#include "agent/shim/container_log.h"
 #include "core/clock.h"
 #include "core/status.h"
 
@@ -78,6 +80,7 @@ struct LaunchRecord {
   Time started_at{};
   std::vector<int> devices;
   std::vector<PortAllocation> ports;
+  LogRotation log_rotation;  // how the supervisor rotates log_path
   bool operator==(const LaunchRecord&) const = default;
 };
 

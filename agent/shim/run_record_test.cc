@@ -29,6 +29,7 @@ TEST_F(RunRecordTest, LaunchAndExitRecordsRoundTrip) {
   launch.started_at = Time(std::chrono::nanoseconds(1'700'000'000'123'456'789));
   launch.devices = {0, 3};
   launch.ports = {{"10.0.0.5", "team-a/job-node-0-0.job:29500", 23456}};
+  launch.log_rotation = {4096, 3};
   const std::string run = RunDir(dir_, "trainer", 2);
   EXPECT_EQ(run, dir_ + "/runs/trainer/2");
   ASSERT_TRUE(WriteLaunchRecord(run, launch).ok());

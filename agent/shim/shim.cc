@@ -352,7 +352,7 @@ int Supervisor::Run(int ready_fd) {
   }
   std::string binary;
   if (std::string err = CheckLaunch(launch_, &binary); !err.empty()) return RecordStartError(err, ready_fd);
-  auto log = ContainerLogWriter::Open(launch_.log_path, RealClock::Get());
+  auto log = ContainerLogWriter::Open(launch_.log_path, RealClock::Get(), launch_.log_rotation);
   if (!log.ok()) return RecordStartError("unable to create the container log: " + log.status().message(), ready_fd);
   log_ = std::move(log).value();
   if (std::string err = StartContainer(binary); !err.empty()) return RecordStartError(err, ready_fd);

@@ -13,8 +13,9 @@
 //     to the supervisor) and is the child subreaper of everything the
 //     container forks, so it reaps them all;
 //   - the log: it copies the pipe to the run's log file
-//     (container_log.h, timestamps from the real clock), also while no agent
-//     watches;
+//     (container_log.h, timestamps from the real clock) and rotates it as the
+//     launch record's logMaxBytes/logMaxFiles say, also while no agent
+//     watches (rotation needs no agent: the writer rotates as it writes);
 //   - the exit status: when the main process exits, the rest of its group is
 //     SIGKILLed while the main process is still an unreaped zombie (so the
 //     group id cannot be reused), every member is reaped, the output drained,

@@ -61,7 +61,7 @@ class ShimTest : public ::testing::Test {
   }
 
   // Writes the launch record of run `run` of container "c" running `script`.
-  std::string Launch(const std::string& script, int run = 0, const std::string& base = "") {
+  std::string Launch(const std::string& script, int run = 0, const std::string& base = "", LogRotation rotation = {}) {
     LaunchRecord l;
     l.container = "c";
     l.run = run;
@@ -71,6 +71,7 @@ class ShimTest : public ::testing::Test {
     const std::string pod = base.empty() ? dir_ : base;
     l.log_path = ContainerLogPath(pod, "c", run);
     l.started_at = RealClock::Get().Now();
+    l.log_rotation = rotation;
     const std::string run_dir = RunDir(pod, "c", run);
     EXPECT_TRUE(WriteLaunchRecord(run_dir, l).ok());
     return run_dir;
@@ -108,6 +109,27 @@ TEST_F(ShimTest, RecordsTheExitAndTheLogOfItsContainerAndRemovesItsSocket) {
   for (int i = 0; i < 200 && fs::exists(run + "/shim.sock"); ++i) std::this_thread::sleep_for(milliseconds(10));
   EXPECT_FALSE(fs::exists(run + "/shim.sock"));
   EXPECT_EQ(ConnectShim(run).status().code(), Code::kUnavailable);
+}
+
+// The supervisor rotates its container's log by itself: no agent, nor any handle, exists here.
+TEST_F(ShimTest, RotatesTheLogAsTheLaunchRecordSaysWithNoAgent) {
+  std::string run = Launch("i=0; while [ $i -lt 2000 ]; do echo \"line $i\"; i=$((i+1)); done", 0, "", {2000, 3});
+  ASSERT_TRUE(SpawnShim(kSupervisor, run, kReady).ok());
+  StatusOr<ExitRecord> exit = WaitForExit(run);
+  ASSERT_TRUE(exit.ok()) << exit.status().ToString();
+  int files = 0;
+  for (const auto& e : fs::directory_iterator(dir_ + "/logs/c")) {
+    const std::string name = e.path().filename().string();
+    if (name.ends_with(".ts")) continue;
+    ++files;
+    EXPECT_TRUE(name == "0.log" || name.starts_with("0.log.")) << name;
+    EXPECT_LE(fs::file_size(e.path()) + fs::file_size(e.path().string() + ".ts"), 2000u + 64) << name;
+  }
+  EXPECT_EQ(files, 3);
+  StatusOr<LogChunk> log = ReadContainerLog(ContainerLogPath(dir_, "c", 0), {});
+  ASSERT_TRUE(log.ok());
+  EXPECT_TRUE(log->text.ends_with("line 1998\nline 1999\n")) << log->text;
+  EXPECT_LT(log->text.size(), 6000u);
 }
 
 TEST_F(ShimTest, IsNotTheStartersChildAndHasItsOwnSession) {

@@ -91,6 +91,34 @@
 
 namespace {
 
+// The kubelet's container log flags, for the embedded agents and `berth agent`.
+struct ContainerLogFlags {
+  std::string max_size = "10Mi";                                          // --container-log-max-size
+  int max_files = berth::agent::shim::kDefaultContainerLogMaxFiles;  // --container-log-max-files
+};
+
+void AddContainerLogFlags(CLI::App* app, ContainerLogFlags& flags) {
+  app->add_option("--container-log-max-size", flags.max_size,
+                  "size a container's log file reaches before it is rotated, as a quantity (kubelet "
+                  "containerLogMaxSize; default 10Mi; negative = no rotation)");
+  app->add_option("--container-log-max-files", flags.max_files,
+                  "log files kept per container run, the current one included (kubelet containerLogMaxFiles; "
+                  "default 5)")
+      ->check(CLI::Range(berth::agent::shim::kMinContainerLogMaxFiles, 1 << 20));
+}
+
+// The rotation the flags ask for; nullopt (and the reason on stderr) when --container-log-max-size is not a
+// whole number of bytes.
+std::optional<berth::agent::shim::LogRotation> ContainerLogRotation(const ContainerLogFlags& flags) {
+  auto size = berth::Quantity::Parse(flags.max_size);
+  if (!size.ok()) {
+    std::cerr << "error: invalid --container-log-max-size \"" << flags.max_size << "\": " << size.status().message()
+              << "\n";
+    return std::nullopt;
+  }
+  return berth::agent::shim::LogRotation{size->Value(), flags.max_files};
+}
+
 struct ServerFlags {
   int port = 6443;
   std::string address = "127.0.0.1";
@@ -104,6 +132,7 @@ struct ServerFlags {
   std::string config;         // Kueue Configuration file; "" = none
   int shutdown_grace_period = 0;  // seconds; 0 = pods keep running after the server stops
   std::string event_ttl = "1h";   // Go duration; Events are removed this long after their last write
+  ContainerLogFlags container_log;
 };
 
 struct AgentFlags {
@@ -114,6 +143,7 @@ struct AgentFlags {
   std::string capacity;  // "" = this machine's
   std::string address = "127.0.0.1";
   int shutdown_grace_period = 0;  // seconds; 0 = pods keep running after the agent stops
+  ContainerLogFlags container_log;
 };
 
 // Stops node agents as the stop signal asks: with a shutdown grace period, a
@@ -203,6 +233,8 @@ int RunServer(const ServerFlags& flags) {
               << (event_ttl.ok() ? "must be positive, e.g. 1h or 30m" : event_ttl.status().message()) << "\n";
     return 1;
   }
+  auto container_log = ContainerLogRotation(flags.container_log);
+  if (!container_log) return 1;
 
   berth::controllers::kueue::KueueConfiguration kueue_config;
   if (!flags.config.empty()) {
@@ -336,6 +368,7 @@ int RunServer(const ServerFlags& flags) {
     options.capacity = capacity.value();
     options.data_dir = (std::filesystem::path(flags.data_dir) / "nodes" / options.node_name).string();
     options.host_ports = host_ports;
+    options.container_log = *container_log;
     auto agent = std::make_unique<berth::agent::NodeAgent>(client, clock, std::move(options));
     berth::Status s = agent->Start();
     if (!s.ok()) {
@@ -374,6 +407,8 @@ int RunAgent(const AgentFlags& flags) {
   sigset_t stop_signals = BlockStopSignals();
   auto capacity = Capacity("--capacity", flags.capacity);
   if (!capacity) return 1;
+  auto container_log = ContainerLogRotation(flags.container_log);
+  if (!container_log) return 1;
   berth::StatusOr<berth::client::RestConfig> rest = berth::client::RestConfig{};
   if (flags.server.empty()) {
     rest = berth::client::LoadKubeconfig({.path = flags.kubeconfig});
@@ -397,6 +432,7 @@ int RunAgent(const AgentFlags& flags) {
   options.capacity = capacity.value();
   options.data_dir = flags.data_dir;
   options.address = flags.address;
+  options.container_log = *container_log;
   berth::agent::NodeAgent agent(client, berth::RealClock::Get(), std::move(options));
   berth::Status s = agent.Start();
   if (!s.ok()) {
@@ -459,6 +495,7 @@ int main(int argc, char** argv) {
                      "how long Events are kept after their last write, as a Go duration (kube-apiserver's "
                      "--event-ttl)")
       ->capture_default_str();
+  AddContainerLogFlags(server, server_flags.container_log);
   server->callback([&] {
     if (!berth::SetLogLevel(log_level)) throw CLI::ValidationError("--log-level", "unknown level " + log_level);
     server_rc = RunServer(server_flags);
@@ -481,6 +518,7 @@ int main(int argc, char** argv) {
                     "pods running for the next start to adopt")
       ->check(CLI::Range(0, 86400))
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  AddContainerLogFlags(agent, agent_flags.container_log);
   agent->callback([&] {
     if (!berth::SetLogLevel(log_level)) throw CLI::ValidationError("--log-level", "unknown level " + log_level);
     server_rc = RunAgent(agent_flags);
