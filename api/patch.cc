@@ -29,8 +29,7 @@ StatusOr<Object> ApplyMergePatch(const Object& target, const Object& patch) {
 
 StatusOr<Object> ApplyJsonPatch(const Object& target, const Object& patch) {
   if (!patch.is_array()) {
-    return BadRequestError("json patch must be an array of operations, got " +
-                           std::string(patch.type_name()));
+    return BadRequestError("json patch must be an array of operations, got " + std::string(patch.type_name()));
   }
   Object doc = target;
   for (std::size_t i = 0; i < patch.size(); ++i) {
@@ -41,8 +40,7 @@ StatusOr<Object> ApplyJsonPatch(const Object& target, const Object& patch) {
       return BadRequestError(OpName(i) + ": missing \"op\"");
     }
     const std::string& name = op_it->get_ref<const std::string&>();
-    if (name != "add" && name != "remove" && name != "replace" && name != "move" &&
-        name != "copy" && name != "test") {
+    if (name != "add" && name != "remove" && name != "replace" && name != "move" && name != "copy" && name != "test") {
       return BadRequestError(OpName(i) + ": unknown op \"" + name + "\"");
     }
     auto path_it = op.find("path");
@@ -79,10 +77,22 @@ StatusOr<Object> ApplyJsonPatch(const Object& target, const Object& patch) {
       if (!doc.contains(ptr)) return InvalidError(label + ": test failed: path does not exist");
       const Object& have = doc.at(ptr);
       if (have != op["value"]) {
-        return InvalidError(label + ": test failed: value is " + have.dump() + ", not " +
-                            op["value"].dump());
+        return InvalidError(label + ": test failed: value is " + have.dump() + ", not " + op["value"].dump());
       }
       continue;
+    }
+    // RFC 6902 §4: the target's parent must be an object or array. nlohmann's patch
+    // assumes it (for a string or number parent it asserts on add and does nothing on
+    // remove), so a member of a primitive is refused here.
+    if (nlohmann::json::json_pointer target(path); !target.empty()) {
+      const nlohmann::json::json_pointer parent = target.parent_pointer();
+      if (doc.contains(parent)) {
+        const Object& container = doc.at(parent);
+        if (!container.is_object() && !container.is_array()) {
+          return InvalidError(label + ": the parent of the target is " + std::string(container.type_name()) +
+                              ", not an object or array");
+        }
+      }
     }
     try {
       doc = doc.patch(Object::array({op}));

@@ -18,7 +18,8 @@
 //                operation: `json patch operation 2: missing "value"`.
 //   kInvalid     a well-formed operation that cannot be applied to this object (a path that
 //                does not exist, an index out of range, a failed test, a move into its own
-//                child). Message names the op and path and why:
+//                child, a target whose parent is a string, number, bool or null). Message
+//                names the op and path and why:
 //                `json patch operation 1 (remove /spec/x): key 'x' not found`,
 //                `json patch operation 3 (test /spec/replicas): test failed: value is 2, not 3`.
 //

@@ -74,50 +74,43 @@ struct JsonPatchCase {
 // RFC 6902 Appendix A (A.13, a duplicate "op" member, is a JSON-level issue and is omitted).
 TEST(JsonPatchTest, Rfc6902AppendixA) {
   const JsonPatchCase cases[] = {
-      {"A.1 add object member", R"({"foo":"bar"})",
-       R"([{"op":"add","path":"/baz","value":"qux"}])", R"({"baz":"qux","foo":"bar"})"},
-      {"A.2 add array element", R"({"foo":["bar","baz"]})",
-       R"([{"op":"add","path":"/foo/1","value":"qux"}])", R"({"foo":["bar","qux","baz"]})"},
-      {"A.3 remove object member", R"({"baz":"qux","foo":"bar"})",
-       R"([{"op":"remove","path":"/baz"}])", R"({"foo":"bar"})"},
-      {"A.4 remove array element", R"({"foo":["bar","qux","baz"]})",
-       R"([{"op":"remove","path":"/foo/1"}])", R"({"foo":["bar","baz"]})"},
-      {"A.5 replace", R"({"baz":"qux","foo":"bar"})",
-       R"([{"op":"replace","path":"/baz","value":"boo"}])", R"({"baz":"boo","foo":"bar"})"},
+      {"A.1 add object member", R"({"foo":"bar"})", R"([{"op":"add","path":"/baz","value":"qux"}])",
+       R"({"baz":"qux","foo":"bar"})"},
+      {"A.2 add array element", R"({"foo":["bar","baz"]})", R"([{"op":"add","path":"/foo/1","value":"qux"}])",
+       R"({"foo":["bar","qux","baz"]})"},
+      {"A.3 remove object member", R"({"baz":"qux","foo":"bar"})", R"([{"op":"remove","path":"/baz"}])",
+       R"({"foo":"bar"})"},
+      {"A.4 remove array element", R"({"foo":["bar","qux","baz"]})", R"([{"op":"remove","path":"/foo/1"}])",
+       R"({"foo":["bar","baz"]})"},
+      {"A.5 replace", R"({"baz":"qux","foo":"bar"})", R"([{"op":"replace","path":"/baz","value":"boo"}])",
+       R"({"baz":"boo","foo":"bar"})"},
       {"A.6 move value", R"({"foo":{"bar":"baz","waldo":"fred"},"qux":{"corge":"grault"}})",
        R"([{"op":"move","from":"/foo/waldo","path":"/qux/thud"}])",
        R"({"foo":{"bar":"baz"},"qux":{"corge":"grault","thud":"fred"}})"},
       {"A.7 move array element", R"({"foo":["all","grass","cows","eat"]})",
-       R"([{"op":"move","from":"/foo/1","path":"/foo/3"}])",
-       R"({"foo":["all","cows","eat","grass"]})"},
+       R"([{"op":"move","from":"/foo/1","path":"/foo/3"}])", R"({"foo":["all","cows","eat","grass"]})"},
       {"A.8 test success", R"({"baz":"qux","foo":["a",2,"c"]})",
        R"([{"op":"test","path":"/baz","value":"qux"},{"op":"test","path":"/foo/1","value":2}])",
        R"({"baz":"qux","foo":["a",2,"c"]})"},
-      {"A.9 test error", R"({"baz":"qux"})", R"([{"op":"test","path":"/baz","value":"bar"}])",
-       nullptr},
+      {"A.9 test error", R"({"baz":"qux"})", R"([{"op":"test","path":"/baz","value":"bar"}])", nullptr},
       {"A.10 add nested member object", R"({"foo":"bar"})",
-       R"([{"op":"add","path":"/child","value":{"grandchild":{}}}])",
-       R"({"foo":"bar","child":{"grandchild":{}}})"},
+       R"([{"op":"add","path":"/child","value":{"grandchild":{}}}])", R"({"foo":"bar","child":{"grandchild":{}}})"},
       {"A.11 ignore unrecognized elements", R"({"foo":"bar"})",
        R"([{"op":"add","path":"/baz","value":"qux","xyz":123}])", R"({"foo":"bar","baz":"qux"})"},
-      {"A.12 add to nonexistent target", R"({"foo":"bar"})",
-       R"([{"op":"add","path":"/baz/bat","value":"qux"}])", nullptr},
-      {"A.14 ~ escape ordering", R"({"/":9,"~1":10})",
-       R"([{"op":"test","path":"/~01","value":10}])", R"({"/":9,"~1":10})"},
-      {"A.15 comparing strings and numbers", R"({"/":9,"~1":10})",
-       R"([{"op":"test","path":"/~01","value":"10"}])", nullptr},
-      {"A.16 add array value", R"({"foo":["bar"]})",
-       R"([{"op":"add","path":"/foo/-","value":["abc","def"]}])",
+      {"A.12 add to nonexistent target", R"({"foo":"bar"})", R"([{"op":"add","path":"/baz/bat","value":"qux"}])",
+       nullptr},
+      {"A.14 ~ escape ordering", R"({"/":9,"~1":10})", R"([{"op":"test","path":"/~01","value":10}])",
+       R"({"/":9,"~1":10})"},
+      {"A.15 comparing strings and numbers", R"({"/":9,"~1":10})", R"([{"op":"test","path":"/~01","value":"10"}])",
+       nullptr},
+      {"A.16 add array value", R"({"foo":["bar"]})", R"([{"op":"add","path":"/foo/-","value":["abc","def"]}])",
        R"({"foo":["bar",["abc","def"]]})"},
       // Beyond the appendix.
-      {"copy", R"({"a":{"b":1}})", R"([{"op":"copy","from":"/a","path":"/c"}])",
-       R"({"a":{"b":1},"c":{"b":1}})"},
+      {"copy", R"({"a":{"b":1}})", R"([{"op":"copy","from":"/a","path":"/c"}])", R"({"a":{"b":1},"c":{"b":1}})"},
       {"replace root", R"({"a":1})", R"([{"op":"replace","path":"","value":[1]}])", "[1]"},
-      {"index out of range", R"({"a":[1]})", R"([{"op":"add","path":"/a/5","value":2}])",
-       nullptr},
+      {"index out of range", R"({"a":[1]})", R"([{"op":"add","path":"/a/5","value":2}])", nullptr},
       {"remove missing", R"({"a":1})", R"([{"op":"remove","path":"/b"}])", nullptr},
-      {"move into own child", R"({"a":{"b":1}})",
-       R"([{"op":"move","from":"/a","path":"/a/b/c"}])", nullptr},
+      {"move into own child", R"({"a":{"b":1}})", R"([{"op":"move","from":"/a","path":"/a/b/c"}])", nullptr},
       {"atomic: earlier ops undone", R"({"a":1})",
        R"([{"op":"add","path":"/b","value":2},{"op":"remove","path":"/zzz"}])", nullptr},
   };
@@ -137,8 +130,7 @@ TEST(JsonPatchTest, Rfc6902AppendixA) {
 
 TEST(JsonPatchTest, ErrorsNameTheOperationAndPath) {
   json pod = {{"spec", {{"replicas", 2}}}};
-  auto test_failed = ApplyJsonPatch(
-      pod, json::parse(R"([{"op":"add","path":"/x","value":1},
+  auto test_failed = ApplyJsonPatch(pod, json::parse(R"([{"op":"add","path":"/x","value":1},
                           {"op":"test","path":"/spec/replicas","value":3}])"));
   ASSERT_FALSE(test_failed.ok());
   EXPECT_EQ(test_failed.status().code(), Code::kInvalid);
@@ -147,8 +139,7 @@ TEST(JsonPatchTest, ErrorsNameTheOperationAndPath) {
 
   auto removed = ApplyJsonPatch(pod, json::parse(R"([{"op":"remove","path":"/spec/x"}])"));
   ASSERT_FALSE(removed.ok());
-  EXPECT_THAT(removed.status().message(),
-              HasSubstr("json patch operation 1 (remove /spec/x): "));
+  EXPECT_THAT(removed.status().message(), HasSubstr("json patch operation 1 (remove /spec/x): "));
   EXPECT_THAT(removed.status().message(), HasSubstr("'x' not found"));
 
   struct Bad {
@@ -174,6 +165,43 @@ TEST(JsonPatchTest, ErrorsNameTheOperationAndPath) {
   ASSERT_FALSE(bad_pointer.ok());
   EXPECT_EQ(bad_pointer.status().code(), Code::kBadRequest);
   EXPECT_THAT(bad_pointer.status().message(), HasSubstr("json patch operation 1 (remove spec): "));
+}
+
+// Found by fuzz/patch_fuzzer (corpus: fuzz/corpus/patch/member-of-a-string.txt): an
+// operation whose target is a member of a string, number, bool or null aborted in
+// nlohmann's patch (add, copy, move, replace) or silently did nothing (remove). RFC 6902
+// §4 wants the target's parent to exist as an object or array: 422.
+TEST(JsonPatchTest, TargetsInsideAPrimitiveAreRefused) {
+  const json obj = {
+      {"metadata", {{"labels", {{"app", "x"}}}, {"generation", 2}, {"deleted", false}, {"none", nullptr}}}};
+  const char* parents[] = {"/metadata/labels/app", "/metadata/generation", "/metadata/deleted", "/metadata/none"};
+  const char* types[] = {"string", "number", "boolean", "null"};
+  const char* ops[] = {
+      R"({"op":"add","path":"%s/k","value":1})",
+      R"({"op":"replace","path":"%s/k","value":1})",
+      R"({"op":"remove","path":"%s/k"})",
+      R"({"op":"copy","from":"/metadata/labels","path":"%s/k"})",
+      R"({"op":"move","from":"/metadata/name","path":"%s/0"})",
+  };
+  for (size_t i = 0; i < std::size(parents); ++i) {
+    for (const char* op : ops) {
+      std::string text(op);
+      text.replace(text.find("%s"), 2, parents[i]);
+      const json o = json::parse(text);
+      auto r = ApplyJsonPatch(obj, json::array({o}));
+      ASSERT_FALSE(r.ok()) << text;
+      EXPECT_EQ(r.status().code(), Code::kInvalid) << text;
+      EXPECT_EQ(r.status().message(), "json patch operation 1 (" + o["op"].get<std::string>() + " " +
+                                          o["path"].get<std::string>() + "): the parent of the target is " + types[i] +
+                                          ", not an object or array")
+          << text;
+    }
+  }
+  // Members of objects and arrays still work, and so does a target that is the primitive.
+  auto ok = ApplyJsonPatch(obj, json::parse(R"([{"op":"replace","path":"/metadata/labels/app","value":"y"},
+                                                  {"op":"add","path":"/metadata/labels/b","value":"c"}])"));
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  EXPECT_EQ((*ok)["metadata"]["labels"], json({{"app", "y"}, {"b", "c"}}));
 }
 
 }  // namespace

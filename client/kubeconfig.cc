@@ -19,11 +19,26 @@ StatusOr<std::string> ReadFile(const std::string& path) {
   return s.str();
 }
 
-// The entry called `name` in a named list (clusters, contexts, users).
+// A string field of a kubeconfig: "" when absent or null (Go leaves the string unset), an
+// error in encoding/json's wording for any other type, as clientcmd answers (it decodes
+// a kubeconfig into typed structs: `server: 8080` does not load). `go_field` is Go's
+// "Struct.path.to.field".
+StatusOr<std::string> StringField(const api::Object& obj, const char* key, std::string_view go_field) {
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return std::string();
+  if (it->is_string()) return it->get<std::string>();
+  const char* type = it->is_number() ? "number" : it->is_boolean() ? "bool" : it->is_array() ? "array" : "object";
+  return BadRequestError("json: cannot unmarshal " + std::string(type) + " into Go struct field " +
+                         std::string(go_field) + " of type string");
+}
+
+// The entry called `name` in a named list (clusters, contexts, users) whose names were
+// checked by MergeNamed.
 const api::Object* FindNamed(const api::Object& list, std::string_view name, const char* field) {
   if (!list.is_array()) return nullptr;
   for (const auto& entry : list) {
-    if (entry.is_object() && entry.value("name", "") == name) {
+    auto n = entry.find("name");
+    if (n != entry.end() && n->is_string() && *n == name) {
       auto f = entry.find(field);
       return f != entry.end() && f->is_object() ? &*f : nullptr;
     }
@@ -38,19 +53,23 @@ const api::Object& ListOf(const api::Object& merged, const char* list) {
   return it == merged.end() ? kNull : *it;
 }
 
-// Merges named lists: the first file to define a name wins.
-void MergeNamed(const api::Object& from, api::Object* into, const char* list) {
+// Merges named lists: the first file to define a name wins. `go_struct` names the
+// element type for errors ("NamedCluster").
+Status MergeNamed(const api::Object& from, api::Object* into, const char* list, std::string_view go_struct) {
   auto src = from.find(list);
-  if (src == from.end() || !src->is_array()) return;
+  if (src == from.end() || !src->is_array()) return Status::Ok();
   api::Object& dst = (*into)[list];
   if (!dst.is_array()) dst = api::Object::array();
   for (const auto& entry : *src) {
     if (!entry.is_object()) continue;
-    std::string name = entry.value("name", "");
+    BERTH_ASSIGN_OR_RETURN(std::string name, StringField(entry, "name", std::string(go_struct) + "." + list + ".name"));
     bool taken = false;
-    for (const auto& e : dst) taken = taken || e.value("name", "") == name;
-    if (!taken) dst.push_back(entry);
+    for (const auto& e : dst) taken = taken || e["name"] == name;
+    if (taken) continue;
+    dst.push_back(entry);
+    dst.back()["name"] = name;
   }
+  return Status::Ok();
 }
 
 }  // namespace
@@ -104,31 +123,34 @@ StatusOr<RestConfig> ResolveKubeconfig(const std::vector<api::Object>& files, st
   std::string current;
   for (const auto& f : files) {
     if (!f.is_object()) continue;
-    if (current.empty()) current = f.value("current-context", "");
-    MergeNamed(f, &merged, "clusters");
-    MergeNamed(f, &merged, "contexts");
-    MergeNamed(f, &merged, "users");
+    BERTH_ASSIGN_OR_RETURN(std::string file_current, StringField(f, "current-context", "Config.current-context"));
+    if (current.empty()) current = file_current;
+    BERTH_RETURN_IF_ERROR(MergeNamed(f, &merged, "clusters", "NamedCluster"));
+    BERTH_RETURN_IF_ERROR(MergeNamed(f, &merged, "contexts", "NamedContext"));
+    BERTH_RETURN_IF_ERROR(MergeNamed(f, &merged, "users", "NamedAuthInfo"));
   }
   RestConfig cfg;
   cfg.context = context.empty() ? current : std::string(context);
   if (cfg.context.empty()) return BadRequestError("invalid configuration: no configuration has been provided");
   const api::Object* ctx = FindNamed(ListOf(merged, "contexts"), cfg.context, "context");
   if (!ctx) return BadRequestError("context was not found for specified context: " + cfg.context);
-  cfg.cluster = ctx->value("cluster", "");
-  cfg.user = ctx->value("user", "");
-  if (std::string ns = ctx->value("namespace", ""); !ns.empty()) cfg.ns = ns;
+  BERTH_ASSIGN_OR_RETURN(cfg.cluster, StringField(*ctx, "cluster", "Context.contexts.context.cluster"));
+  BERTH_ASSIGN_OR_RETURN(cfg.user, StringField(*ctx, "user", "Context.contexts.context.user"));
+  BERTH_ASSIGN_OR_RETURN(std::string ns, StringField(*ctx, "namespace", "Context.contexts.context.namespace"));
+  if (!ns.empty()) cfg.ns = ns;
   const api::Object* cluster = FindNamed(ListOf(merged, "clusters"), cfg.cluster, "cluster");
   if (!cluster) return BadRequestError("cluster \"" + cfg.cluster + "\" not found");
-  cfg.server = cluster->value("server", "");
+  BERTH_ASSIGN_OR_RETURN(cfg.server, StringField(*cluster, "server", "Cluster.clusters.cluster.server"));
   if (cfg.server.empty()) return BadRequestError("no server found for cluster \"" + cfg.cluster + "\"");
   BERTH_ASSIGN_OR_RETURN(cfg.url, ParseServerUrl(cfg.server));
   if (!cfg.user.empty()) {
     if (const api::Object* user = FindNamed(ListOf(merged, "users"), cfg.user, "user")) {
-      cfg.bearer_token = user->value("token", "");
-      std::string token_file = user->value("tokenFile", "");
+      BERTH_ASSIGN_OR_RETURN(cfg.bearer_token, StringField(*user, "token", "AuthInfo.users.user.token"));
+      BERTH_ASSIGN_OR_RETURN(std::string token_file, StringField(*user, "tokenFile", "AuthInfo.users.user.tokenFile"));
       if (cfg.bearer_token.empty() && !token_file.empty()) {
         BERTH_ASSIGN_OR_RETURN(std::string token, ReadFile(token_file));
-        while (!token.empty() && (token.back() == '\n' || token.back() == '\r' || token.back() == ' ')) token.pop_back();
+        while (!token.empty() && (token.back() == '\n' || token.back() == '\r' || token.back() == ' '))
+          token.pop_back();
         cfg.bearer_token = token;
       }
     }
@@ -136,8 +158,7 @@ StatusOr<RestConfig> ResolveKubeconfig(const std::vector<api::Object>& files, st
   return cfg;
 }
 
-StatusOr<RestConfig> ParseKubeconfig(std::string_view yaml, std::string_view context,
-                                     std::string_view source_name) {
+StatusOr<RestConfig> ParseKubeconfig(std::string_view yaml, std::string_view context, std::string_view source_name) {
   BERTH_ASSIGN_OR_RETURN(api::Object doc, api::ParseYaml(yaml, source_name));
   return ResolveKubeconfig({doc}, context);
 }

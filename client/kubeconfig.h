@@ -23,6 +23,9 @@
 //   `context was not found for specified context: <name>`
 //   `cluster "<name>" not found`, `no server found for cluster "<name>"`
 //   `unsupported scheme "https" in server "<url>": only http:// is supported`
+//   a field of another type than the kubeconfig types give it (clientcmd decodes into
+//   typed structs): `json: cannot unmarshal number into Go struct field
+//   Cluster.clusters.cluster.server of type string` (null reads as unset, as in Go);
 //   YAML errors from api/yaml_codec.h (with the file name), unreadable files.
 //
 // Thread-safety: pure functions (LoadKubeconfig reads the environment and files).

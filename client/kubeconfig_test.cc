@@ -1,10 +1,9 @@
 #include "client/kubeconfig.h"
 
-#include <gtest/gtest.h>
-
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <gtest/gtest.h>
 
 namespace berth::client {
 namespace {
@@ -58,18 +57,64 @@ TEST(KubeconfigTest, ExplicitContextWithNamespaceIpv6AndPrefix) {
 }
 
 TEST(KubeconfigTest, Errors) {
-  EXPECT_EQ(ParseKubeconfig(kConfig, "nope").status().message(),
-            "context was not found for specified context: nope");
+  EXPECT_EQ(ParseKubeconfig(kConfig, "nope").status().message(), "context was not found for specified context: nope");
   EXPECT_EQ(ParseKubeconfig("apiVersion: v1\nkind: Config\n").status().message(),
             "invalid configuration: no configuration has been provided");
   std::string https = kConfig;
   https.replace(https.find("http://127"), 4, "https");
   Status s = ParseKubeconfig(https).status();
   EXPECT_EQ(s.code(), Code::kBadRequest);
-  EXPECT_EQ(s.message(), "unsupported scheme \"https\" in server \"https://127.0.0.1:6443\": only http:// is supported");
+  EXPECT_EQ(s.message(),
+            "unsupported scheme \"https\" in server \"https://127.0.0.1:6443\": only http:// is supported");
   EXPECT_EQ(ParseServerUrl("http://h:99999").status().code(), Code::kBadRequest);
   EXPECT_EQ(ParseServerUrl("http://localhost")->port, 80);
   EXPECT_EQ(ParseKubeconfig("clusters: [").status().code(), Code::kBadRequest);
+}
+
+// Found by fuzz/kubeconfig_fuzzer (corpus: fuzz/corpus/kubeconfig/wrong-type-*): a string
+// field of another type threw nlohmann's type_error out of ParseKubeconfig.
+TEST(KubeconfigTest, FieldsOfAnotherTypeAreErrorsNotExceptions) {
+  struct Case {
+    std::string from, to, message;
+  };
+  const Case cases[] = {
+      {"current-context: berth", "current-context: 5",
+       "json: cannot unmarshal number into Go struct field Config.current-context of type string"},
+      {"- name: berth\n  cluster:", "- name: [berth]\n  cluster:",
+       "json: cannot unmarshal array into Go struct field NamedCluster.clusters.name of type string"},
+      {"- name: berth\n  context:", "- name: true\n  context:",
+       "json: cannot unmarshal bool into Go struct field NamedContext.contexts.name of type string"},
+      {"- name: admin", "- name: {a: b}",
+       "json: cannot unmarshal object into Go struct field NamedAuthInfo.users.name of type string"},
+      {"cluster: berth\n", "cluster: 1.5\n",
+       "json: cannot unmarshal number into Go struct field Context.contexts.context.cluster of type string"},
+      {"user: admin\n", "user: [admin]\n",
+       "json: cannot unmarshal array into Go struct field Context.contexts.context.user of type string"},
+      {"server: http://127.0.0.1:6443", "server: 6443",
+       "json: cannot unmarshal number into Go struct field Cluster.clusters.cluster.server of type string"},
+      {"token: s3cret", "token: 12",
+       "json: cannot unmarshal number into Go struct field AuthInfo.users.user.token of type string"},
+      {"token: s3cret", "tokenFile: false",
+       "json: cannot unmarshal bool into Go struct field AuthInfo.users.user.tokenFile of type string"},
+  };
+  for (const Case& c : cases) {
+    std::string config = kConfig;
+    ASSERT_NE(config.find(c.from), std::string::npos) << c.from;
+    config.replace(config.find(c.from), c.from.size(), c.to);
+    Status s = ParseKubeconfig(config).status();
+    EXPECT_EQ(s.code(), Code::kBadRequest) << c.to;
+    EXPECT_EQ(s.message(), c.message) << c.to;
+  }
+  std::string with_namespace = kConfig;
+  with_namespace.replace(with_namespace.find("namespace: team-a"), 17, "namespace: 7");
+  EXPECT_EQ(ParseKubeconfig(with_namespace, "team-a").status().message(),
+            "json: cannot unmarshal number into Go struct field Context.contexts.context.namespace of type string");
+  // null is unset, as Go leaves a string field.
+  std::string with_null = kConfig;
+  with_null.replace(with_null.find("token: s3cret"), 13, "token: null");
+  StatusOr<RestConfig> cfg = ParseKubeconfig(with_null);
+  ASSERT_TRUE(cfg.ok()) << cfg.status();
+  EXPECT_EQ(cfg->bearer_token, "");
 }
 
 class ScopedEnv {
@@ -102,8 +147,8 @@ TEST(KubeconfigTest, KubeconfigEnvListIsMergedFirstDefinitionWins) {
                                      "clusters:\n- name: c\n  cluster:\n    server: http://127.0.0.1:2222\n"
                                      "contexts:\n- name: second\n  context:\n    cluster: c\n    namespace: ns-b\n";
   }
-  ScopedEnv env("KUBECONFIG", (dir / "missing.yaml").string() + ":" + (dir / "a.yaml").string() + ":" +
-                                  (dir / "b.yaml").string());
+  ScopedEnv env("KUBECONFIG",
+                (dir / "missing.yaml").string() + ":" + (dir / "a.yaml").string() + ":" + (dir / "b.yaml").string());
   StatusOr<RestConfig> cfg = LoadKubeconfig();
   ASSERT_TRUE(cfg.ok()) << cfg.status();
   EXPECT_EQ(cfg->context, "second");

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <ctime>
 #include <thread>
+#include <type_traits>
 
 namespace berth {
 
@@ -55,12 +56,11 @@ std::string FormatWith(Time t, bool micro) {
   gmtime_r(&tt, &tm);
   char buf[64];
   if (micro) {
-    std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%06lldZ", tm.tm_year + 1900,
-                  tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-                  static_cast<long long>(us));
+    std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%06lldZ", tm.tm_year + 1900, tm.tm_mon + 1,
+                  tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<long long>(us));
   } else {
-    std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02dZ", tm.tm_year + 1900,
-                  tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+    std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+                  tm.tm_hour, tm.tm_min, tm.tm_sec);
   }
   return buf;
 }
@@ -72,8 +72,7 @@ std::string FormatRfc3339Micro(Time t) { return FormatWith(t, true); }
 bool ParseRfc3339(const std::string& s, Time* out) {
   int y, mo, d, h, mi, sec;
   int n = 0;
-  if (std::sscanf(s.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &sec, &n) != 6 ||
-      n != 19) {
+  if (std::sscanf(s.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &sec, &n) != 6 || n != 19) {
     return false;
   }
   if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60) return false;
@@ -110,9 +109,16 @@ bool ParseRfc3339(const std::string& s, Time* out) {
   tm.tm_hour = h;
   tm.tm_min = mi;
   tm.tm_sec = sec;
-  std::time_t tt = timegm(&tm);
-  *out = std::chrono::system_clock::from_time_t(tt - offset_s) +
-         std::chrono::duration_cast<Time::duration>(std::chrono::nanoseconds(frac_ns));
+  const int64_t secs = static_cast<int64_t>(timegm(&tm)) - offset_s;
+  // Time counts int64 nanoseconds: an instant outside it is refused rather than overflowed.
+  static_assert(std::is_same_v<Time::duration, std::chrono::nanoseconds>);
+  constexpr int64_t kMax = std::chrono::nanoseconds::max().count();
+  constexpr int64_t kMin = std::chrono::nanoseconds::min().count();
+  if (secs > kMax / 1'000'000'000 || (secs == kMax / 1'000'000'000 && frac_ns > kMax % 1'000'000'000) ||
+      secs < kMin / 1'000'000'000) {
+    return false;
+  }
+  *out = Time(std::chrono::seconds(secs)) + std::chrono::nanoseconds(frac_ns);
   return true;
 }
 

@@ -60,7 +60,9 @@ std::string FormatRfc3339(Time t);
 // RFC 3339 with microseconds ("2026-01-01T00:00:00.000000Z"), as metav1.MicroTime.
 std::string FormatRfc3339Micro(Time t);
 // Parses both forms above (and any fractional precision, and "+hh:mm" offsets).
-// Returns false on malformed input.
+// Returns false on malformed input and on an instant Time cannot hold (int64
+// nanoseconds: from 1677-09-21T00:12:44Z to 2262-04-11T23:47:16.854775807Z; Go's
+// time.Time, which metav1.Time wraps, reaches year 9999).
 bool ParseRfc3339(const std::string& s, Time* out);
 
 // k8s.io/apimachinery/pkg/util/duration.HumanDuration, the age kubectl and

@@ -5,7 +5,7 @@
 //
 // Input: <op byte><request-target>\n<body>. The op byte picks the method and
 // headers (see kOps; any other byte maps onto them by value), so the corpus
-// (fuzz/corpus) reads like requests kubectl sends.
+// (fuzz/corpus/request) reads like requests kubectl sends.
 //
 // Invariants checked (a violation aborts, which the fuzzer reports):
 //   - the handler never throws;
@@ -13,15 +13,14 @@
 //     whose `code` equals the HTTP status;
 //   - every 2xx JSON response parses.
 //
-// Built two ways (apiserver/CMakeLists.txt): with libFuzzer (BERTH_FUZZ=ON,
-// clang: -fsanitize=fuzzer), or with fuzz/standalone_main.cc, a small
-// deterministic mutator that CTest runs for a bounded number of iterations.
-#include <nlohmann/json.hpp>
-
+// Built two ways (fuzz/CMakeLists.txt): with libFuzzer (scripts/fuzz), or with
+// fuzz/standalone_main.cc, a small deterministic mutator that CTest runs for a
+// bounded number of iterations.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <variant>

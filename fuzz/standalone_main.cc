@@ -23,12 +23,42 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
 
 namespace {
 
-constexpr std::string_view kTokens[] = {
-    "{", "}", "[", "]", "\"", ":", ",", "null", "true", "-1", "1e400", "\"$patch\":\"delete\"",
-    "\"$patch\":\"replace\"", "\"$retainKeys\":[]", "\"$setElementOrder/containers\":[{\"name\":\"c\"}]",
-    "\"$deleteFromPrimitiveList/finalizers\":[\"a\"]", "\n- ", ": &a", "*a", "<<: *a", "!!binary", "%25",
-    "%", "?", "&", "=", "/status", "/namespaces/", "watch=true", "resourceVersion=", "labelSelector=",
-    "fieldSelector=", "\\u0000", "\xff", "9223372036854775807", "\"metadata\":{\"name\":\"x\"}"};
+constexpr std::string_view kTokens[] = {"{",
+                                        "}",
+                                        "[",
+                                        "]",
+                                        "\"",
+                                        ":",
+                                        ",",
+                                        "null",
+                                        "true",
+                                        "-1",
+                                        "1e400",
+                                        "\"$patch\":\"delete\"",
+                                        "\"$patch\":\"replace\"",
+                                        "\"$retainKeys\":[]",
+                                        "\"$setElementOrder/containers\":[{\"name\":\"c\"}]",
+                                        "\"$deleteFromPrimitiveList/finalizers\":[\"a\"]",
+                                        "\n- ",
+                                        ": &a",
+                                        "*a",
+                                        "<<: *a",
+                                        "!!binary",
+                                        "%25",
+                                        "%",
+                                        "?",
+                                        "&",
+                                        "=",
+                                        "/status",
+                                        "/namespaces/",
+                                        "watch=true",
+                                        "resourceVersion=",
+                                        "labelSelector=",
+                                        "fieldSelector=",
+                                        "\\u0000",
+                                        "\xff",
+                                        "9223372036854775807",
+                                        "\"metadata\":{\"name\":\"x\"}"};
 
 std::string Mutate(std::string s, const std::vector<std::string>& corpus, std::mt19937_64& rng) {
   const int steps = 1 + static_cast<int>(rng() % 4);
@@ -124,7 +154,6 @@ int main(int argc, char** argv) {
   for (long i = 0; i < runs; ++i) {
     Run(Mutate(corpus[rng() % corpus.size()], corpus, rng));
   }
-  std::printf("standalone fuzz driver: %zu corpus inputs, %ld mutations, no invariant violated\n", corpus.size(),
-              runs);
+  std::printf("standalone fuzz driver: %zu corpus inputs, %ld mutations, no invariant violated\n", corpus.size(), runs);
   return 0;
 }
