@@ -32,7 +32,7 @@ Figures (2-core VM shared with other engineers' builds; RelWithDebInfo; --durati
   Not yet run at 600 s.
 """
 
-import argparse, http.client, json, multiprocessing, os, random, re, selectors, shutil, signal, socket
+import argparse, http.client, json, multiprocessing, os, queue, random, re, selectors, shutil, signal, socket
 import subprocess, sys, tempfile, time
 
 NS = "soak"
@@ -365,7 +365,10 @@ def main():
         log_offset = os.path.getsize(log_path)
         samples, closes, healthy_closes = [], {}, []
         cpu0 = busy0 = None
-        while any(p.is_alive() for p in procs) or time.time() < start_at:
+        # The load processes' results are taken as they come: a process whose result is
+        # larger than a pipe's buffer exits only once it has been read.
+        results = []
+        while len(results) < len(procs):
             now = time.time()
             if now >= start_at:
                 if cpu0 is None:
@@ -382,8 +385,11 @@ def main():
                     closes.setdefault(stalled_addr[addr], (now - start_at, m.group(2).decode()))
                 else:
                     healthy_closes.append(f"{now - start_at:.0f} s {addr}: {m.group(2).decode()}")
-            time.sleep(1 - (time.time() - now) % 1)
-        results = [q.get() for _ in procs]
+            try:
+                while len(results) < len(procs):
+                    results.append(q.get(timeout=max(0.01, 1 - (time.time() - now))))
+            except queue.Empty:
+                pass
         for p in procs:
             p.join()
         cpu = proc_stat_cpu(server.pid) - cpu0
