@@ -61,8 +61,8 @@ Figures (2-core VM shared with other engineers' tests; RelWithDebInfo build):
   4 readers: 79 CPU-s per 120 s) and other engineers' work. The server's own cost, 2.5-3.4 ms
   of CPU per request, is mostly the watch fan-out: 56 % of requests are writes and each write
   is encoded and queued once per watch (100), with no shared serialization (kube-apiserver's
-  cachingObject encodes once per event). 1,000 req/s would need ~2.5 server cores; with both
-  cores to itself the server would sustain ~790 req/s with these 100 watchers.
+  cachingObject encodes once per event). 1,000 req/s would need 2.5-3.4 server cores; with both
+  cores to itself the server would sustain about 600-790 req/s with these 100 watchers.
 """
 
 import argparse, http.client, json, multiprocessing, os, queue, random, re, selectors, shutil, signal, socket
