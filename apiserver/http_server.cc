@@ -59,6 +59,7 @@ struct Counters {
   std::atomic<size_t> stream_queued_bytes{0};
   std::atomic<size_t> stream_queued_bytes_peak{0};
   std::atomic<uint64_t> streams_closed_unresponsive{0};
+  std::atomic<uint64_t> streams_timed_out{0};
   std::atomic<uint64_t> connections_refused{0};
   std::atomic<uint64_t> connections_timed_out{0};
 };
@@ -70,9 +71,11 @@ struct Counters {
 class StreamState final : public ResponseStreamBase, public std::enable_shared_from_this<StreamState> {
  public:
   // `on_abort` runs once, on some thread, when the stream is aborted.
-  StreamState(Strand strand, size_t max_queued_bytes, std::shared_ptr<Counters> counters,
+  // `remote` ("127.0.0.1:54321") names the client in the log.
+  StreamState(Strand strand, std::string remote, size_t max_queued_bytes, std::shared_ptr<Counters> counters,
               std::function<void()> on_abort)
       : strand_(strand),
+        remote_(std::move(remote)),
         signal_(strand),
         deadline_(strand),
         max_queued_bytes_(max_queued_bytes),
@@ -118,7 +121,8 @@ class StreamState final : public ResponseStreamBase, public std::enable_shared_f
     }
     if (queued > 0) {
       Logger("apiserver")
-          ->info("closing a stream whose client does not read: {} bytes queued, limit {}", queued, max_queued_bytes_);
+          ->info("closing a stream whose client does not read: {}: {} bytes queued, limit {}", remote_, queued,
+                 max_queued_bytes_);
       counters_->streams_closed_unresponsive++;
       Abort();
       return false;
@@ -189,6 +193,7 @@ class StreamState final : public ResponseStreamBase, public std::enable_shared_f
   }
 
   Strand strand_;
+  const std::string remote_;
   net::steady_timer signal_;
   net::steady_timer deadline_;
   const size_t max_queued_bytes_;
@@ -302,9 +307,16 @@ class HttpServer::Impl::Connection : public std::enable_shared_from_this<Connect
   void Arm(std::chrono::milliseconds timeout) {
     const uint64_t generation = ++timer_generation_;
     timer_.expires_after(timeout);
-    timer_.async_wait([self = shared_from_this(), generation](ErrorCode ec) {
+    timer_.async_wait([self = shared_from_this(), generation, timeout](ErrorCode ec) {
       if (ec || generation != self->timer_generation_) return;
       self->server_->counters_->connections_timed_out++;
+      if (self->stream_) {
+        // A chunk of a stream waited the whole write_timeout for the client.
+        self->server_->counters_->streams_timed_out++;
+        Logger("apiserver")
+            ->info("closing a stream whose client does not read: {}: no byte accepted for {} ms (write timeout)",
+                   self->remote_, timeout.count());
+      }
       self->CloseSocket();
     });
   }
@@ -322,6 +334,7 @@ class HttpServer::Impl::Connection : public std::enable_shared_from_this<Connect
   tcp::socket socket_;
   Strand strand_;
   uint64_t id_;
+  std::string remote_;  // "127.0.0.1:54321"; set when Run starts
   // Touched only on the strand.
   net::steady_timer timer_;
   uint64_t timer_generation_ = 0;
@@ -333,11 +346,10 @@ class HttpServer::Impl::Connection : public std::enable_shared_from_this<Connect
 net::awaitable<void> HttpServer::Impl::Connection::Run() {
   auto self = shared_from_this();
   beast::flat_buffer buffer;
-  std::string remote;
   {
     ErrorCode ec;
     auto ep = socket_.remote_endpoint(ec);
-    if (!ec) remote = ep.address().to_string() + ":" + std::to_string(ep.port());
+    if (!ec) remote_ = ep.address().to_string() + ":" + std::to_string(ep.port());
   }
   const HttpServerOptions& options = server_->options_;
   // The first request's header is due read_header_timeout after the accept.
@@ -396,7 +408,7 @@ net::awaitable<void> HttpServer::Impl::Connection::Run() {
       req.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
     }
     req.body = std::move(msg.body());
-    req.remote = remote;
+    req.remote = remote_;
     const bool keep_alive = msg.keep_alive();
     const unsigned version = msg.version();
 
@@ -468,10 +480,11 @@ net::awaitable<void> HttpServer::Impl::Connection::WriteStream(StreamingResponse
   if (ec) co_return;
 
   std::weak_ptr<Connection> weak = shared_from_this();
-  auto state =
-      std::make_shared<StreamState>(strand_, server_->options_.max_stream_buffer_bytes, server_->counters_, [weak] {
-        if (auto self = weak.lock()) net::post(self->strand_, [self] { self->CloseSocket(); });
-      });
+  auto state = std::make_shared<StreamState>(strand_, remote_, server_->options_.max_stream_buffer_bytes,
+                                             server_->counters_, [weak] {
+                                               if (auto self = weak.lock())
+                                                 net::post(self->strand_, [self] { self->CloseSocket(); });
+                                             });
   stream_ = state;
   if (stopping_) state->Finish();
   if (response.timeout.count() > 0) state->StartDeadline(response.timeout);
@@ -585,6 +598,7 @@ HttpServerStats HttpServer::Impl::Stats() const {
   s.stream_queued_bytes = counters_->stream_queued_bytes;
   s.stream_queued_bytes_peak = counters_->stream_queued_bytes_peak;
   s.streams_closed_unresponsive = counters_->streams_closed_unresponsive;
+  s.streams_timed_out = counters_->streams_timed_out;
   s.connections_refused = counters_->connections_refused;
   s.connections_timed_out = counters_->connections_timed_out;
   return s;

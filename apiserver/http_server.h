@@ -27,15 +27,18 @@
 //     sends no new request for idle_timeout is closed. A client that sends
 //     slowly (slowloris) is cut off without an answer, as Go's net/http does;
 //   - writing one response, or one chunk of a stream, may block for at most
-//     write_timeout; then the connection is closed;
+//     write_timeout; then the connection is closed (a stream's end is logged
+//     as below);
 //   - a stream holds at most max_stream_buffer_bytes queued for a client that
 //     does not read them, beyond its initial state (WriteInitial); a chunk
 //     that finds the stream's queue empty is always taken, whatever its size. A Write beyond that ends the stream: the
 //     connection is closed without the final chunk and the producer's OnDone
 //     callbacks run, so a watch is stopped and its client relists, as
 //     kube-apiserver's cacher closes a watcher that cannot keep up ("Forcing
-//     watcher close due to unresponsiveness", cacheWatcher.add in
-//     staging/src/k8s.io/apiserver/pkg/storage/cacher/cache_watcher.go).
+//     watcher close due to unresponsiveness", logged at V(1), cacheWatcher.add
+//     in staging/src/k8s.io/apiserver/pkg/storage/cacher/cache_watcher.go).
+//     Both ends of a stream for a client that does not read are logged at
+//     info with the client's address (HttpServerStats).
 // There are no in-flight request limits (kube-apiserver's
 // --max-requests-inflight 400 / --max-mutating-requests-inflight 200): the
 // Handler runs synchronously on the `threads` I/O threads, so no more than
@@ -242,8 +245,13 @@ struct HttpServerStats {
   std::size_t stream_queued_bytes = 0;
   // The most bytes any one stream has held queued beyond its initial state.
   std::size_t stream_queued_bytes_peak = 0;
-  // Streams ended because their client did not read (max_stream_buffer_bytes).
+  // Streams ended because their client did not read: more than
+  // max_stream_buffer_bytes queued (streams_closed_unresponsive), or one chunk
+  // not accepted within write_timeout (streams_timed_out, also counted in
+  // connections_timed_out). Each is logged at info, with the client's address:
+  // "closing a stream whose client does not read: 127.0.0.1:54321: ...".
   uint64_t streams_closed_unresponsive = 0;
+  uint64_t streams_timed_out = 0;
   // Connections answered 503 because max_connections were open.
   uint64_t connections_refused = 0;
   // Connections closed by idle_timeout, read_header_timeout, read_body_timeout

@@ -10,12 +10,14 @@
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <spdlog/sinks/ringbuffer_sink.h>
 #include <string>
 #include <sys/socket.h>
 #include <thread>
 #include <unistd.h>
 
 #include "apiserver/testing/test_api_server.h"
+#include "core/logging.h"
 
 namespace berth::apiserver {
 namespace {
@@ -78,6 +80,57 @@ bool Eventually(Cond cond) {
 
 const char kGet[] = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
 
+// "127.0.0.1:<port>" of the client end of `fd`: the server's name for it.
+std::string LocalAddress(int fd) {
+  sockaddr_in addr{};
+  socklen_t len = sizeof(addr);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  return "127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
+}
+
+// Captures what the "apiserver" logger prints while it lives.
+class LogCapture {
+ public:
+  LogCapture() : sink_(std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(1000)) {
+    Logger("apiserver")->sinks().push_back(sink_);
+  }
+  ~LogCapture() {
+    auto& sinks = Logger("apiserver")->sinks();
+    sinks.erase(std::remove(sinks.begin(), sinks.end(), sink_), sinks.end());
+  }
+  // The lines containing `text`.
+  std::vector<std::string> Lines(const std::string& text) const {
+    std::vector<std::string> out;
+    for (auto& line : sink_->last_formatted()) {
+      if (line.find(text) != std::string::npos) out.push_back(line);
+    }
+    return out;
+  }
+
+ private:
+  std::shared_ptr<spdlog::sinks::ringbuffer_sink_mt> sink_;
+};
+
+// Counts the watch events of `type` ("ADDED") in what `fd` receives until it
+// closes or `stop` is set.
+void CountEvents(int fd, const std::string& type, std::atomic<int>* received, std::atomic<bool>* closed) {
+  const std::string needle = "\"type\":\"" + type + "\"";
+  std::string tail;
+  char buf[65536];
+  for (;;) {
+    ssize_t n = recv(fd, buf, sizeof(buf), 0);
+    if (n <= 0) break;
+    tail.append(buf, static_cast<size_t>(n));
+    size_t pos;
+    while ((pos = tail.find(needle)) != std::string::npos) {
+      (*received)++;
+      tail.erase(0, pos + 1);
+    }
+    if (tail.size() > 64) tail.erase(0, tail.size() - 64);
+  }
+  *closed = true;
+}
+
 // An HttpServer answering every request 200 "ok" with `options`.
 struct OkServer {
   explicit OkServer(HttpServerOptions options)
@@ -96,6 +149,7 @@ TEST(HttpServerLimitsTest, AStalledWatcherIsClosedWhileAHealthyWatcherGetsEveryE
   constexpr int kEvents = 400;  // 400 ConfigMaps of 32 KiB: 12.8 MB, more than loopback buffers hold
   ApiServerOptions options = testing::WithoutGarbageCollector();
   options.http.max_stream_buffer_bytes = kBound;
+  LogCapture log;
   testing::TestApiServer t(options);
   ASSERT_TRUE(t.server.Start().ok());
   const std::string watch = "GET /api/v1/namespaces/default/configmaps?watch=true HTTP/1.1\r\nHost: x\r\n\r\n";
@@ -111,22 +165,7 @@ TEST(HttpServerLimitsTest, AStalledWatcherIsClosedWhileAHealthyWatcherGetsEveryE
   ASSERT_NE(Receive(healthy, milliseconds(10000), &closed, "\r\n\r\n").find("200 OK"), std::string::npos);
   std::atomic<int> received{0};
   std::atomic<bool> healthy_closed{false};
-  std::thread reader([&] {
-    std::string tail;
-    char buf[65536];
-    for (;;) {
-      ssize_t n = recv(healthy, buf, sizeof(buf), 0);
-      if (n <= 0) break;
-      tail.append(buf, static_cast<size_t>(n));
-      size_t pos;
-      while ((pos = tail.find("\"type\":\"ADDED\"")) != std::string::npos) {
-        received++;
-        tail.erase(0, pos + 1);
-      }
-      if (tail.size() > 64) tail.erase(0, tail.size() - 64);
-    }
-    healthy_closed = true;
-  });
+  std::thread reader([&] { CountEvents(healthy, "ADDED", &received, &healthy_closed); });
 
   const std::string data(32 * 1024, 'x');
   for (int i = 0; i < kEvents; ++i) {
@@ -142,6 +181,8 @@ TEST(HttpServerLimitsTest, AStalledWatcherIsClosedWhileAHealthyWatcherGetsEveryE
 
   const HttpServerStats stats = t.server.TransportStats();
   EXPECT_EQ(stats.streams_closed_unresponsive, 1u);
+  // Logged with the stalled client's address.
+  EXPECT_EQ(log.Lines("closing a stream whose client does not read: " + LocalAddress(stalled) + ": ").size(), 1u);
   EXPECT_LE(stats.stream_queued_bytes_peak, kBound);
   EXPECT_LE(stats.stream_queued_bytes, kBound);
   // The stalled connection was closed: reading it now finds what the kernel
@@ -248,6 +289,76 @@ TEST(HttpServerLimitsTest, AResponseTheClientDoesNotReadIsAbandonedAfterTheWrite
   EXPECT_TRUE(Eventually([&] { return server.Stats().connections_timed_out == 1; }));
   EXPECT_TRUE(Eventually([&] { return server.Stats().open_connections == 0; }));
   close(fd);
+}
+
+TEST(HttpServerLimitsTest, AStreamWhoseClientStopsReadingIsEndedByTheWriteDeadlineAndLogged) {
+  HttpServerOptions options;
+  options.write_timeout = milliseconds(300);
+  options.max_stream_buffer_bytes = 64 << 20;  // the byte bound is not reached: the deadline ends it
+  std::atomic<bool> ended{false};
+  std::atomic<int> accepted{0};
+  HttpServer server(options, [&](const HttpRequest&) -> HandlerResult {
+    StreamingResponse r;
+    r.start = [&](std::shared_ptr<ResponseStream> stream) {
+      stream->OnDone([&] { ended = true; });
+      // 32 MiB: more than the socket buffers hold.
+      for (int i = 0; i < 32; ++i) accepted += stream->Write(std::string(1 << 20, 'x'));
+    };
+    return r;
+  });
+  LogCapture log;
+  ASSERT_TRUE(server.Start().ok());
+  int fd = Connect(server.port(), 4096);
+  SendAll(fd, kGet);  // then never reads
+  ASSERT_TRUE(Eventually([&] { return server.Stats().streams_timed_out == 1; }));
+  EXPECT_TRUE(Eventually([&] { return ended.load(); }));  // the producer learns the stream is over
+  EXPECT_EQ(accepted.load(), 32);
+  const HttpServerStats stats = server.Stats();
+  EXPECT_EQ(stats.streams_closed_unresponsive, 0u);
+  EXPECT_EQ(stats.connections_timed_out, 1u);
+  EXPECT_TRUE(Eventually([&] { return server.Stats().open_connections == 0; }));
+  EXPECT_EQ(log.Lines("closing a stream whose client does not read: " + LocalAddress(fd) +
+                      ": no byte accepted for 300 ms (write timeout)")
+                .size(),
+            1u);
+  close(fd);
+  server.Stop();
+}
+
+TEST(HttpServerLimitsTest, AWatchWhoseInitialStateExceedsTheStreamBoundIsReadCompletely) {
+  constexpr int kObjects = 300;  // 300 ConfigMaps of 20 KiB: 6 MB of ADDED events, over the 4 MiB bound
+  static_assert(kObjects * 20 * 1024 > kMaxStreamBufferBytes);
+  testing::TestApiServer t;  // the default bound, kMaxStreamBufferBytes
+  ASSERT_TRUE(t.server.Start().ok());
+  const std::string data(20 * 1024, 'x');
+  for (int i = 0; i < kObjects; ++i) {
+    std::string body = R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm-)" + std::to_string(i) +
+                       R"("},"data":{"d":")" + data + R"("}})";
+    HttpResponse r = testing::Respond(t.server, "POST", "/api/v1/namespaces/default/configmaps", body);
+    ASSERT_EQ(r.status, 201) << r.body;
+  }
+  // A watch without resourceVersion starts with every object as ADDED.
+  int fd = Connect(t.server.port());
+  SendAll(fd, "GET /api/v1/namespaces/default/configmaps?watch=true HTTP/1.1\r\nHost: x\r\n\r\n");
+  std::atomic<int> received{0};
+  std::atomic<bool> closed{false};
+  std::thread reader([&] { CountEvents(fd, "ADDED", &received, &closed); });
+  EXPECT_TRUE(Eventually([&] { return received.load() >= kObjects; }));
+  EXPECT_EQ(received.load(), kObjects);
+  EXPECT_FALSE(closed.load());
+  const HttpServerStats stats = t.server.TransportStats();
+  EXPECT_EQ(stats.streams_closed_unresponsive, 0u);
+  EXPECT_EQ(stats.streams_timed_out, 0u);
+  // And the watch goes on: a later event arrives.
+  HttpResponse r = testing::Respond(t.server, "POST", "/api/v1/namespaces/default/configmaps",
+                                    R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"late"}})");
+  ASSERT_EQ(r.status, 201) << r.body;
+  EXPECT_TRUE(Eventually([&] { return received.load() == kObjects + 1; }));
+  EXPECT_FALSE(closed.load());
+  shutdown(fd, SHUT_RDWR);
+  reader.join();
+  close(fd);
+  t.server.Stop();
 }
 
 }  // namespace
