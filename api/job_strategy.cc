@@ -219,6 +219,9 @@ class JobStrategy final : public Strategy {
   FieldErrorList ValidateUpdate(const Object& obj, const Object& old) const override {
     FieldErrorList errs = ValidateJob(obj, false);
     for (FieldError& e : ValidateJobSpecUpdate(obj, old)) errs.push_back(std::move(e));
+    for (FieldError& e : webhook_.ValidateUpdate(obj, old, kBatchJobFramework, {"spec", "suspend"})) {
+      errs.push_back(std::move(e));
+    }
     return errs;
   }
 

@@ -385,6 +385,36 @@ TEST(JobUpdateTest, ElasticIndexedJobChangesCompletionsWithParallelism) {
   EXPECT_EQ(Causes(Update(non_indexed, tandem)), Strings{"spec.completions: Invalid value: 4: field is immutable"});
 }
 
+// Kueue's ValidateUpdateForQueueName: removing the label of a running Job took it out of
+// Kueue's hands with its pods running (a parallelism change then ran unaccounted pods).
+TEST(JobUpdateTest, QueueNameOfARunningJobIsImmutable) {
+  Object queued = ParseYaml(kJob).value();
+  queued["metadata"]["labels"] = Object({{"kueue.x-k8s.io/queue-name", "lq"}});
+  const Object running = Stored(queued.dump(), /*suspend=*/false, /*started=*/true);
+  Object removed = running;
+  removed["metadata"]["labels"].erase("kueue.x-k8s.io/queue-name");
+  EXPECT_EQ(Causes(Update(running, removed)),
+            Strings{"metadata.labels[kueue.x-k8s.io/queue-name]: Invalid value: \"\": field is immutable"});
+  Object moved = running;
+  moved["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] = "other";
+  EXPECT_EQ(Causes(Update(running, moved)),
+            Strings{"metadata.labels[kueue.x-k8s.io/queue-name]: Invalid value: \"other\": field is immutable"});
+  // A running Job that was never Kueue's cannot be handed to it either.
+  const Object plain = Stored(kJob, false, true);
+  Object added = plain;
+  added["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] = "lq";
+  EXPECT_EQ(Causes(Update(plain, added)),
+            Strings{"metadata.labels[kueue.x-k8s.io/queue-name]: Invalid value: \"lq\": field is immutable"});
+  // Suspended (as Kueue keeps a queued Job), or suspended in the same write: it may move.
+  const Object pending = Stored(queued.dump(), true, false);
+  Object pending_moved = pending;
+  pending_moved["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] = "other";
+  EXPECT_TRUE(Update(pending, pending_moved).ok());
+  Object suspend_and_move = moved;
+  suspend_and_move["spec"]["suspend"] = true;
+  EXPECT_TRUE(Update(running, suspend_and_move).ok());
+}
+
 TEST(JobUpdateTest, RunningKueueJobWhosePodCountChangesIsStoredSuspended) {
   Object queued = ParseYaml(kJob).value();
   queued["metadata"]["labels"] = Object({{"kueue.x-k8s.io/queue-name", "lq"}});

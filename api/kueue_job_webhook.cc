@@ -21,14 +21,17 @@ bool HasControllerOwner(const Object& obj) {
   return false;
 }
 
-bool Queued(const Object& obj) {
+// The queue-name label's value, "" when absent.
+std::string QueueName(const Object& obj) {
   auto meta = obj.find("metadata");
-  if (meta == obj.end() || !meta->is_object()) return false;
+  if (meta == obj.end() || !meta->is_object()) return "";
   auto labels = meta->find("labels");
-  if (labels == meta->end() || !labels->is_object()) return false;
+  if (labels == meta->end() || !labels->is_object()) return "";
   auto queue = labels->find(std::string(kQueueNameLabel));
-  return queue != labels->end() && queue->is_string() && !queue->get<std::string>().empty();
+  return queue != labels->end() && queue->is_string() ? queue->get<std::string>() : "";
 }
+
+bool Queued(const Object& obj) { return !QueueName(obj).empty(); }
 
 std::string NamespaceOf(const Object& obj) {
   auto meta = obj.find("metadata");
@@ -57,7 +60,11 @@ class KueueJobStrategy final : public Strategy {
       : webhook_(std::move(webhook)), framework_(framework), path_(std::move(path)), validate_(validate) {}
   void PrepareForCreate(Object* obj) const override { webhook_.Default(obj, framework_, path_); }
   FieldErrorList ValidateCreate(const Object& obj) const override { return validate_(obj); }
-  FieldErrorList ValidateUpdate(const Object& obj, const Object& old) const override { return validate_(obj); }
+  FieldErrorList ValidateUpdate(const Object& obj, const Object& old) const override {
+    FieldErrorList errs = validate_(obj);
+    for (FieldError& e : webhook_.ValidateUpdate(obj, old, framework_, path_)) errs.push_back(std::move(e));
+    return errs;
+  }
 
  private:
   const KueueJobWebhook webhook_;
@@ -86,6 +93,23 @@ bool KueueJobWebhook::Default(Object* job, std::string_view framework,
   if (suspend == nullptr || (suspend->is_boolean() && suspend->get<bool>())) return false;
   *suspend = true;
   return true;
+}
+
+FieldErrorList KueueJobWebhook::ValidateUpdate(const Object& job, const Object& old, std::string_view framework,
+                                               const std::vector<std::string>& suspend_path) const {
+  if (options_.frameworks.count(framework) == 0) return {};
+  const Object* suspend = &job;
+  for (const std::string& key : suspend_path) {
+    if (!suspend->is_object() || !suspend->contains(key)) {
+      suspend = nullptr;
+      break;
+    }
+    suspend = &(*suspend)[key];
+  }
+  if (suspend != nullptr && suspend->is_boolean() && suspend->get<bool>()) return {};
+  const std::string now = QueueName(job);
+  if (now == QueueName(old)) return {};
+  return {Invalid(FieldPath("metadata").Child("labels").Key(kQueueNameLabel), now, "field is immutable")};
 }
 
 bool KueueJobWebhook::Manages(const Object& job, std::string_view framework) const {

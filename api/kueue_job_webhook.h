@@ -95,6 +95,16 @@ class KueueJobWebhook {
   // manageJobsWithoutQueueName covers its namespace).
   bool Manages(const Object& job, std::string_view framework) const;
 
+  // Kueue's ValidateUpdateForQueueName (pkg/controller/jobframework/validation.go):
+  // while the updated job is not suspended, its queue-name label may not change
+  // (added, removed or set to another queue): 422
+  // `metadata.labels[kueue.x-k8s.io/queue-name]: Invalid value: "": field is immutable`.
+  // Without it, removing the label of an admitted job took it out of Kueue's hands
+  // with its pods running, and a parallelism change then ran unaccounted pods.
+  // Nothing when `framework` is not enabled (Kueue's webhook does not run).
+  FieldErrorList ValidateUpdate(const Object& job, const Object& old, std::string_view framework,
+                                const std::vector<std::string>& suspend_path) const;
+
   const KueueJobWebhookOptions& options() const { return options_; }
 
  private:

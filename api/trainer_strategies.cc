@@ -37,8 +37,10 @@ bool IsRfc1035Label(const std::string& s) {
 FieldErrorList ValidateTrainJob(const Object& obj) {
   FieldErrorList errs;
   const std::string name = Name(obj);
-  if (!IsRfc1035Label(name)) errs.push_back(Invalid(FieldPath(), "object", "metadata.name must match RFC 1035 DNS label format"));
-  if (name.size() > 63) errs.push_back(Invalid(FieldPath(), "object", "metadata.name must be no more than 63 characters"));
+  if (!IsRfc1035Label(name))
+    errs.push_back(Invalid(FieldPath(), "object", "metadata.name must match RFC 1035 DNS label format"));
+  if (name.size() > 63)
+    errs.push_back(Invalid(FieldPath(), "object", "metadata.name must be no more than 63 characters"));
   const Object& spec = Field(obj, "spec");
   const Object& nproc = Field(Field(spec, "trainer"), "numProcPerNode");
   if (!nproc.is_null()) {
@@ -52,8 +54,9 @@ FieldErrorList ValidateTrainJob(const Object& obj) {
   const Object& managed_by = Field(spec, "managedBy");
   if (managed_by.is_string() && managed_by != "trainer.kubeflow.org/trainjob-controller" &&
       managed_by != "kueue.x-k8s.io/multikueue") {
-    errs.push_back(Invalid(FieldPath("spec").Child("managedBy"), "string",
-                           "ManagedBy must be trainer.kubeflow.org/trainjob-controller or kueue.x-k8s.io/multikueue if set"));
+    errs.push_back(
+        Invalid(FieldPath("spec").Child("managedBy"), "string",
+                "ManagedBy must be trainer.kubeflow.org/trainjob-controller or kueue.x-k8s.io/multikueue if set"));
   }
   FieldErrorList env = ValidateTrainJobReservedEnv(obj);
   errs.insert(errs.end(), env.begin(), env.end());
@@ -68,6 +71,9 @@ class TrainJobStrategy : public Strategy {
   FieldErrorList ValidateCreate(const Object& obj) const override { return ValidateTrainJob(obj); }
   FieldErrorList ValidateUpdate(const Object& obj, const Object& old) const override {
     FieldErrorList errs = ValidateTrainJob(obj);
+    for (FieldError& e : kueue_.ValidateUpdate(obj, old, kTrainJobFramework, {"spec", "suspend"})) {
+      errs.push_back(std::move(e));
+    }
     const Object& spec = Field(obj, "spec");
     const Object& old_spec = Field(old, "spec");
     for (std::string_view f : {"runtimeRef", "initializer", "trainer", "activeDeadlineSeconds", "managedBy"}) {
@@ -105,14 +111,17 @@ class TrainingRuntimeStrategy : public Strategy {
   FieldErrorList ValidateUpdate(const Object& obj, const Object& old) const override { return ValidateTemplates(obj); }
   FieldErrorList ValidateCreate(const Object& obj) const override {
     static const std::pair<std::string_view, std::string_view> kExpected[] = {
-        {"trainer", "node"}, {"dataset-initializer", "dataset-initializer"}, {"model-initializer", "model-initializer"}};
+        {"trainer", "node"},
+        {"dataset-initializer", "dataset-initializer"},
+        {"model-initializer", "model-initializer"}};
     FieldErrorList errs = ValidateTemplates(obj);
     const FieldPath rjobs_path = FieldPath("spec").Child("template").Child("spec").Child("replicatedJobs");
     const Object& rjobs = Field(Field(Field(Field(obj, "spec"), "template"), "spec"), "replicatedJobs");
     if (!rjobs.is_array()) return errs;
     for (size_t i = 0; i < rjobs.size(); ++i) {
       const Object& rjob = rjobs[i];
-      const Object& ancestor = Field(Field(Field(Field(rjob, "template"), "metadata"), "labels"), "trainer.kubeflow.org/trainjob-ancestor-step");
+      const Object& ancestor = Field(Field(Field(Field(rjob, "template"), "metadata"), "labels"),
+                                     "trainer.kubeflow.org/trainjob-ancestor-step");
       if (!ancestor.is_string()) continue;
       std::string_view container;
       for (const auto& [a, c] : kExpected) {
@@ -123,7 +132,8 @@ class TrainingRuntimeStrategy : public Strategy {
       if (replicas.is_number_integer() && replicas.get<int64_t>() != 1) {
         errs.push_back(Invalid(rjobs_path.Index(i).Child("replicas"), replicas, "always must be 1"));
       }
-      const Object& containers = Field(Field(Field(Field(Field(rjob, "template"), "spec"), "template"), "spec"), "containers");
+      const Object& containers =
+          Field(Field(Field(Field(Field(rjob, "template"), "spec"), "template"), "spec"), "containers");
       bool found = false;
       if (containers.is_array()) {
         for (const Object& c : containers) found |= Field(c, "name") == container;
