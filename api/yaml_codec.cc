@@ -1,5 +1,6 @@
 #include "api/yaml_codec.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -324,6 +325,7 @@ class JsonBuilder : public YAML::EventHandler {
   struct Size {
     std::size_t nodes = 0;
     std::size_t bytes = 0;
+    std::size_t depth = 0;  // levels of collections, this one included (a scalar: 0)
   };
 
   struct Frame {
@@ -337,7 +339,7 @@ class JsonBuilder : public YAML::EventHandler {
     bool merge_pending = false;      // a "<<" key was read; its value is being built
     Object merged = Object::object();
     std::map<std::string, int> key_lines;  // explicit key -> 1-based line
-    Size size{1, 2};                       // the collection and its brackets; its entries add theirs
+    Size size{1, 2, 1};                    // the collection and its brackets; its entries add theirs
   };
 
   struct Anchor {
@@ -388,9 +390,17 @@ class JsonBuilder : public YAML::EventHandler {
       root_ = std::move(v);
       return;
     }
+    // The text is at most kMaxYamlNestingDepth deep, but an alias of a deep value inside
+    // another deep value is deeper once expanded: as JSON it must stay within the JSON
+    // decoder's limit (kube-apiserver converts YAML to JSON, whose decoder refuses more).
+    if (stack_.size() + size.depth > static_cast<std::size_t>(kMaxJsonNestingDepth)) {
+      throw ParseFailure{mark, "exceeded max depth of " + std::to_string(kMaxJsonNestingDepth) +
+                                   " once aliases are expanded"};
+    }
     Frame& f = stack_.back();
     f.size.nodes += size.nodes;
     f.size.bytes += size.bytes + 1;  // and the comma
+    f.size.depth = std::max(f.size.depth, size.depth + 1);
     if (f.is_map) {
       if (f.merge_pending) {
         Merge(mark, v);

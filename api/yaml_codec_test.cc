@@ -295,6 +295,29 @@ TEST(YamlDepthTest, NodesDeeperThanTheLimitAreRefused) {
 
 // Alias expansion is bounded by the bytes it adds (3 MiB a document), whatever the
 // number of aliases, and still by go-yaml's ratio for many small ones.
+// Each anchor is 480 levels deep in the text and holds the previous one: 25 of them
+// are 12,000 levels once expanded, past the JSON decoder's 10,000 (kubectl could no
+// longer read such an object back).
+std::string AliasDepthChain(int anchors, int levels_each) {
+  std::string doc = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: deep\nx: [";
+  for (int a = 0; a < anchors; ++a) {
+    doc += "&a" + std::to_string(a) + " " + std::string(levels_each, '[');
+    doc += a == 0 ? "1" : "*a" + std::to_string(a - 1);
+    doc += std::string(levels_each, ']') + ", ";
+  }
+  return doc + "1]\n";
+}
+
+TEST(YamlAliasTest, ExpandedDepthIsBoundedByTheJsonLimit) {
+  auto deep = ParseYaml(AliasDepthChain(25, 480));
+  ASSERT_FALSE(deep.ok());
+  EXPECT_EQ(deep.status().code(), Code::kBadRequest);
+  EXPECT_NE(deep.status().message().find("exceeded max depth of 10000 once aliases are expanded"), std::string::npos)
+      << deep.status().message();
+  // 20 of them (9,600 levels and the document's own) stay within it.
+  EXPECT_TRUE(ParseYaml(AliasDepthChain(20, 480)).ok());
+}
+
 TEST(YamlAliasTest, ExpansionIsBoundedInBytes) {
   auto doc = [](int aliases, size_t anchor_bytes) {
     std::string y = "a: &a " + std::string(anchor_bytes, 'x') + "\nb: [";
