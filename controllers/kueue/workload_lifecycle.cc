@@ -47,9 +47,10 @@ void IncrementEvictionStats(api::Object* wl, const std::string& reason, const st
       return;
     }
   }
-  api::Object entry = {{"reason", reason}, {"count", 1}};
-  if (!cause.empty()) entry["underlyingCause"] = cause;
-  evictions.push_back(entry);
+  // underlyingCause is required and written even when empty (Kueue's
+  // WorkloadSchedulingStatsEviction has no omitempty on it); without it the
+  // Workload's status write is refused.
+  evictions.push_back({{"reason", reason}, {"underlyingCause", cause}, {"count", 1}});
 }
 
 LifecycleStep StatusStep(api::Object wl, std::string event_reason = "", std::string event_message = "") {
@@ -150,14 +151,13 @@ LifecycleStep NextLifecycleStep(const api::Object& wl, const WaitForPodsReadyCon
   const int32_t count = RequeueCount(wl) + 1;
   api::Object out = wl;
   if (config.backoff_limit_count && count > *config.backoff_limit_count) {
-    SetCondition(&out,
-                 {"DeactivationTarget", "True", "RequeuingLimitExceeded",
-                  "exceeding the maximum number of re-queuing retries"},
-                 now);
+    SetCondition(
+        &out,
+        {"DeactivationTarget", "True", "RequeuingLimitExceeded", "exceeding the maximum number of re-queuing retries"},
+        now);
     return StatusStep(std::move(out));
   }
-  const std::string message =
-      fmt::format("Exceeded the PodsReady timeout {}/{}", api::Namespace(wl), api::Name(wl));
+  const std::string message = fmt::format("Exceeded the PodsReady timeout {}/{}", api::Namespace(wl), api::Name(wl));
   SetCondition(&out, {"Evicted", "True", "PodsReadyTimeout", message}, now);
   IncrementEvictionStats(&out, "PodsReadyTimeout", cause);
   Status(&out)["requeueState"] = {{"count", count}, {"requeueAt", FormatRfc3339(now + config.Backoff(count))}};

@@ -115,8 +115,22 @@ TEST(WorkloadLifecycle, SecondTimeoutDoublesTheBackoffAndLimitDeactivates) {
   EXPECT_EQ(evict.event_reason, "EvictedDueToDeactivated");
   EXPECT_EQ(Cond(evict.workload, "DeactivationTarget", "status"), "<none>");
   EXPECT_FALSE(evict.workload["status"].contains("requeueState"));
+  EXPECT_EQ(
+      evict.workload["status"]["schedulingStats"]["evictions"],
+      api::Object::parse(R"([{"reason": "Deactivated", "underlyingCause": "RequeuingLimitExceeded", "count": 1}])"));
+}
+
+// A user's `spec.active: false`: no DeactivationTarget, so no cause; Kueue still writes
+// the (required) underlyingCause, empty. Without it the status write was refused forever.
+TEST(WorkloadLifecycle, UserDeactivationEvictsWithAnEmptyUnderlyingCause) {
+  api::Object wl = AdmittedWorkload(kT0);
+  wl["spec"]["active"] = false;
+  LifecycleStep evict = NextLifecycleStep(wl, Config(), kT0 + minutes(1));
+  ASSERT_EQ(evict.kind, LifecycleStep::Kind::kUpdateStatus);
+  EXPECT_EQ(Cond(evict.workload, "Evicted", "reason"), "Deactivated");
+  EXPECT_EQ(Cond(evict.workload, "Evicted", "message"), "The workload is deactivated");
   EXPECT_EQ(evict.workload["status"]["schedulingStats"]["evictions"],
-            api::Object::parse(R"([{"reason": "Deactivated", "underlyingCause": "RequeuingLimitExceeded", "count": 1}])"));
+            api::Object::parse(R"([{"reason": "Deactivated", "underlyingCause": "", "count": 1}])"));
 }
 
 TEST(WorkloadLifecycle, ReactivationSetsRequeued) {
