@@ -429,7 +429,11 @@ TEST_F(LimitsTest, SystemObjectsLostWhileTheServerRunsAreCreatedAgain) {
   EXPECT_EQ(Do("GET", "/api/v1/namespaces/kube-node-lease").status, 404);
   api_.clock.Advance(std::chrono::seconds(1));
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (Do("GET", "/api/v1/namespaces/kube-node-lease").status != 200 && std::chrono::steady_clock::now() < deadline) {
+  auto restored = [&] {
+    return Do("GET", "/api/v1/namespaces/kube-node-lease").status == 200 &&
+           Do("GET", "/apis/scheduling.k8s.io/v1/priorityclasses/system-node-critical").status == 200;
+  };
+  while (!restored() && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   EXPECT_EQ(Do("GET", "/api/v1/namespaces/kube-node-lease").status, 200);
