@@ -79,6 +79,25 @@ NodeLifecycleController::NodeLifecycleController(client::Client& client, client:
   });
 }
 
+Status NodeLifecycleController::FailPod(const api::Object& pod, const std::string& reason, const std::string& message,
+                                        const std::string& condition_reason, const std::string& condition_message) {
+  api::Object failed = pod;
+  api::Object& status = failed["status"];
+  status["phase"] = "Failed";
+  if (!reason.empty()) status["reason"] = reason;
+  if (!message.empty()) status["message"] = message;
+  api::Object& conditions = status["conditions"];
+  if (!conditions.is_array()) conditions = api::Object::array();
+  conditions.push_back({{"type", "DisruptionTarget"},
+                        {"status", "True"},
+                        {"reason", condition_reason},
+                        {"message", condition_message},
+                        {"lastTransitionTime", FormatRfc3339(clock_.Now())}});
+  auto res = client_.UpdateStatus(kPods.Namespace(api::Namespace(pod)), failed);
+  if (!res.ok() && res.status().code() != Code::kNotFound) return res.status();
+  return Status::Ok();
+}
+
 std::vector<client::ObjectPtr> NodeLifecycleController::PodsBoundTo(const std::string& node_name) const {
   auto pods = pods_.GetIndexer().ByIndex(kPodNodeNameIndex, node_name);
   return pods.ok() ? std::move(pods).value() : std::vector<client::ObjectPtr>{};
@@ -105,18 +124,7 @@ StatusOr<NodeVerdict> NodeLifecycleController::CollectOrphans(const std::string&
     const client::ResourceRef ref = kPods.Namespace(api::Namespace(*p));
     const std::string phase = (*p).value("status", api::Object::object()).value("phase", "");
     if (phase != "Succeeded" && phase != "Failed") {
-      api::Object failed = *p;
-      api::Object& status = failed["status"];
-      status["phase"] = "Failed";
-      api::Object& conditions = status["conditions"];
-      if (!conditions.is_array()) conditions = api::Object::array();
-      conditions.push_back({{"type", "DisruptionTarget"},
-                            {"status", "True"},
-                            {"reason", "DeletionByPodGC"},
-                            {"message", "PodGC: node no longer exists"},
-                            {"lastTransitionTime", FormatRfc3339(now)}});
-      auto res = client_.UpdateStatus(ref, failed);
-      if (!res.ok() && res.status().code() != Code::kNotFound) return res.status();
+      BERTH_RETURN_IF_ERROR(FailPod(*p, "", "", "DeletionByPodGC", "PodGC: node no longer exists"));
     }
     client::DeleteOptions force;
     force.grace_period_seconds = 0;
@@ -224,21 +232,11 @@ StatusOr<Duration> NodeLifecycleController::FailPods(const api::Object& node, Ti
         continue;
       }
     }
-    api::Object failed = *p;
-    api::Object& status = failed["status"];
-    status["phase"] = "Failed";
-    status["reason"] = "NodeLost";
-    status["message"] = "Node " + api::Name(node) + " which was running pod " + api::Name(*p) + " is unresponsive";
-    api::Object& conditions = status["conditions"];
-    if (!conditions.is_array()) conditions = api::Object::array();
-    conditions.push_back({{"type", "DisruptionTarget"},
-                          {"status", "True"},
-                          {"reason", "DeletionByTaintManager"},
-                          {"message", "Taint manager: deleting due to NoExecute taint"},
-                          {"lastTransitionTime", FormatRfc3339(now)}});
-    auto res = client_.UpdateStatus(kPods.Namespace(api::Namespace(*p)), failed);
-    if (!res.ok() && res.status().code() != Code::kNotFound) return res.status();
-    recorder_.Event(*p, "Warning", "NodeLost", status["message"].get<std::string>());
+    const std::string message =
+        "Node " + api::Name(node) + " which was running pod " + api::Name(*p) + " is unresponsive";
+    BERTH_RETURN_IF_ERROR(
+        FailPod(*p, "NodeLost", message, "DeletionByTaintManager", "Taint manager: deleting due to NoExecute taint"));
+    recorder_.Event(*p, "Warning", "NodeLost", message);
   }
   return recheck;
 }

@@ -93,6 +93,10 @@ class NodeLifecycleController {
   // The missing-node case: fails and deletes the orphans after the quarantine.
   StatusOr<NodeVerdict> CollectOrphans(const std::string& node_name);
   std::vector<client::ObjectPtr> PodsBoundTo(const std::string& node_name) const;
+  // Writes `pod` Failed (with `reason`/`message` when not empty) and a
+  // DisruptionTarget condition; a pod gone meanwhile is no error.
+  Status FailPod(const api::Object& pod, const std::string& reason, const std::string& message,
+                 const std::string& condition_reason, const std::string& condition_message);
 
   client::Client& client_;
   client::Informer& nodes_;
