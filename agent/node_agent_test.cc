@@ -260,7 +260,9 @@ TEST_F(NodeAgentTest, DeletionSendsSigtermAndRemovesPodAfterProcessExit) {
   EXPECT_TRUE(agent_->ActivePods().empty());
   // The pod object is gone; its log, written up to the end, is still readable by uid
   // (what a `kubectl logs -f` follower reads last).
-  EXPECT_EQ(agent_->ReadPodLog("default", "graceful", {}).status().code(), Code::kNotFound);
+  // (by name once the agent's informer has seen the deletion too)
+  EXPECT_TRUE(
+      WaitFor([&] { return agent_->ReadPodLog("default", "graceful", {}).status().code() == Code::kNotFound; }));
   client::PodLogOptions by_uid;
   by_uid.container = "main";
   by_uid.uid = uid;

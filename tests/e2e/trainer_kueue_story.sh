@@ -143,9 +143,9 @@ kill "$watch_pid" 2>/dev/null || true
 watch_pid=""
 
 say "checking the story"
-/usr/bin/python3 - "$run/record" <<'PY' || fail "the story's assertions (above)"
-import json, os, re, sys
-record = sys.argv[1]
+/usr/bin/python3 - "$run/record" "$data/nodes" <<'PY' || fail "the story's assertions (above)"
+import glob, json, os, re, sys
+record, nodes = sys.argv[1], sys.argv[2]
 problems = []
 def check(cond, msg):
     print(("ok: " if cond else "NOT OK: ") + msg)
@@ -190,10 +190,14 @@ check(not violations, "no pod was created while a pod of explore's first attempt
 check(len(lora_pods) == 2, "lora-sft ran exactly 2 pods (one attempt): %d" % len(lora_pods))
 check(second_attempt_start_ok is True, "every lora-sft pod had succeeded before explore's second attempt started")
 
-# Logs of the first attempt's pods, as `kubectl logs -f` followed them to the end.
+# Logs: the first attempt's pods (deleted since, with their directories) as `kubectl logs -f`
+# followed them to the end; the pods that still exist from their agents' log files.
 def log_of(pod_name):
     path = os.path.join(record, pod_name + ".log")
-    return open(path, errors="replace").read() if os.path.exists(path) else ""
+    if os.path.exists(path):
+        return open(path, errors="replace").read()
+    files = glob.glob(os.path.join(nodes, "*", "pods", f"team-a_{pod_name}_*", "logs", "*", "*.log"))
+    return "".join(open(f, errors="replace").read() for f in sorted(files))
 stops = {}
 for uid, name in sorted((first_attempt or {}).items(), key=lambda x: x[1]):
     log = log_of(name)
