@@ -165,7 +165,9 @@ class ApiServer::Impl {
     std::lock_guard lock(housekeeping_mu_);
     if (housekeeping_thread_.joinable()) return;
     housekeeping_stop_ = false;
-    housekeeping_thread_ = std::thread([this] { HousekeepingLoop(); });
+    // The first check is due one interval after Start, whenever the thread gets to run.
+    const Time first_check = clock_.Now() + options_.system_objects_interval;
+    housekeeping_thread_ = std::thread([this, first_check] { HousekeepingLoop(first_check); });
   }
   void StopHousekeeping() {
     {
@@ -187,7 +189,7 @@ class ApiServer::Impl {
   // The route a request took, for the metrics' labels (request_metrics.h).
   RouteMatch MatchedRoute(const HttpRequest& req, const RequestInfo* info, int code) const;
   HandlerResult HandleNonResource(const HttpRequest& req, const RequestInfo& info);
-  void HousekeepingLoop();
+  void HousekeepingLoop(Time next_system_objects_check);
   // /healthz, /livez, /readyz (`endpoint`), or one check of it (`check`), as
   // staging/src/k8s.io/apiserver/pkg/server/healthz/healthz.go serves them.
   HttpResponse HealthResponse(const std::string& endpoint, const std::string& check, const QueryParams& query);
@@ -336,8 +338,7 @@ HandlerResult ApiServer::Impl::Route(const HttpRequest& req, std::optional<Reque
   return HandleResource(req, std::move(info));
 }
 
-void ApiServer::Impl::HousekeepingLoop() {
-  Time next_system_objects_check = clock_.Now() + options_.system_objects_interval;
+void ApiServer::Impl::HousekeepingLoop(Time next_system_objects_check) {
   std::unique_lock lock(housekeeping_mu_);
   while (!housekeeping_stop_) {
     lock.unlock();
