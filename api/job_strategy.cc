@@ -178,6 +178,10 @@ Object TemplateWithNewSchedulingDirectives(const Object& old_template, const Obj
   Object& meta = MutableObject(&out, "metadata");
   for (const char* key : {"annotations", "labels"})
     SetOrErase(&meta, key, NestedField(new_template, {"metadata", key}));
+  // Go compares structs: an empty spec or metadata is the same as none.
+  for (const char* key : {"spec", "metadata"}) {
+    if (out[key].empty() && !old_template.contains(key)) out.erase(key);
+  }
   return out;
 }
 

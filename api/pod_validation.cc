@@ -123,6 +123,9 @@ void ValidateContainer(const Object& c, const FieldPath& path, const std::set<st
 
 FieldErrorList ValidatePodSpec(const Object& spec, const FieldPath& path) {
   FieldErrorList errs;
+  // No spec at all: validateContainers' Required (the schema's Required covers a spec
+  // without containers); a spec of another type is the schema's type error.
+  if (spec.is_null()) errs.push_back(Required(path.Child("containers")));
   if (!spec.is_object()) return errs;
 
   // ValidateVolumes. Two volumes, two containers or two init containers of one name are

@@ -163,6 +163,33 @@ TEST(PodValidationTest, PodsAndEveryPodTemplateAreValidatedAtAdmission) {
   EXPECT_EQ(dup.status().message(), "Pod \"p\" is invalid: spec.containers[1]: Duplicate value: {\"name\":\"c\"}");
 }
 
+// A pod or pod template without a spec has no containers: validateContainers' Required,
+// as for an empty list (found by the admission fuzzer: such a Job was admitted, and then
+// refused as an unchanged update).
+TEST(PodValidationTest, APodSpecThatIsMissingHasNoContainers) {
+  struct Case {
+    std::string object;
+    std::string want;
+  };
+  const Case cases[] = {
+      {R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"default"}})",
+       "Pod \"p\" is invalid: spec.containers: Required value"},
+      {R"({"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"j","namespace":"default","uid":"u"},
+           "spec":{"suspend":true,"template":{"metadata":{"labels":null}}}})",
+       "Job.batch \"j\" is invalid: spec.template.spec.containers: Required value"},
+      {R"({"apiVersion":"jobset.x-k8s.io/v1alpha2","kind":"JobSet","metadata":{"name":"js","namespace":"default"},
+           "spec":{"replicatedJobs":[{"name":"w","template":{"spec":{"template":{}}}}]}})",
+       "JobSet.jobset.x-k8s.io \"js\" is invalid: spec.replicatedJobs[0].template.spec.template.spec.containers: "
+       "Required value"},
+  };
+  for (const Case& c : cases) {
+    auto admitted = Create(json::parse(c.object));
+    ASSERT_FALSE(admitted.ok()) << c.want;
+    EXPECT_EQ(admitted.status().code(), Code::kInvalid);
+    EXPECT_EQ(admitted.status().message(), c.want);
+  }
+}
+
 // JobSet's onJobFailureMessagePatterns compile with Go's regexp syntax, or the JobSet is
 // refused (upstream skips such a pattern when it matches, so the rule never applies).
 TEST(PodValidationTest, JobSetMessagePatternsMustCompile) {
