@@ -26,6 +26,7 @@
 #include "apiserver/status_response.h"
 #include "apiserver/store_object_lookup.h"
 #include "apiserver/table_convertor.h"
+#include "apiserver/watch_event_cache.h"
 #include "apiserver/watch_pump.h"
 #include "core/ids.h"
 #include "core/logging.h"
@@ -253,6 +254,7 @@ class ApiServer::Impl {
   ApiServerOptions options_;
   Discovery discovery_;
   OpenApi openapi_;
+  WatchEventCache event_lines_;  // before pump_: the pump's encoders use it until the pump stops
   WatchPump pump_;
   Deleter deleter_;
   GarbageCollector gc_;
@@ -769,8 +771,13 @@ HandlerResult ApiServer::Impl::Watch(const ResourceRequest& r) {
     std::vector<const api::Object*> items{&*converted};
     return TableFor(r).Table(items, clock_.Now(), r.include, api::ResourceVersion(*converted), "");
   };
-  auto line = [](const char* type, json object) {
-    return DumpJson(json{{"type", type}, {"object", std::move(object)}}) + "\n";
+  auto line = [](const char* type, const json& object) {
+    std::string out = "{\"object\":";
+    AppendJson(object, &out);
+    out += ",\"type\":\"";
+    out += type;
+    out += "\"}\n";
+    return out;
   };
   if (from_now) {
     auto list = store_.List(r.gr, *listing);
@@ -779,15 +786,25 @@ HandlerResult ApiServer::Impl::Watch(const ResourceRequest& r) {
     for (const auto& item : list->items) {
       auto obj = encode_object(*item);
       if (!obj.ok()) return StatusResponse(obj.status());
-      initial.push_back(line("ADDED", std::move(obj).value()));
+      initial.push_back(line("ADDED", *obj));
     }
   }
   WatchEncoders encoders;
-  encoders.event = [encode_object, line](const store::WatchEvent& ev) {
+  auto encode_event = [encode_object, line](const store::WatchEvent& ev) {
     auto obj = encode_object(*ev.object);
     if (!obj.ok()) return line("ERROR", StatusToJson(obj.status()));
-    return line(store::EventTypeName(ev.type), std::move(obj).value());
+    return line(store::EventTypeName(ev.type), *obj);
   };
+  if (r.table) {
+    encoders.event = std::move(encode_event);
+  } else {
+    // Every watch of this API version sends the same line for the same event:
+    // encoded once (WatchEventCache).
+    encoders.event = [this, encode_event = std::move(encode_event),
+                      version = r.api_version](const store::WatchEvent& ev) {
+      return *event_lines_.Line(ev, version, encode_event);
+    };
+  }
   encoders.error = [line](const Status& s) { return line("ERROR", StatusToJson(s)); };
   if (opts->allow_watch_bookmarks) {
     const std::string api_version = r.api_version, kind = r.def->names.kind;

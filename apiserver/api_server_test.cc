@@ -250,6 +250,41 @@ TEST_F(ApiServerTest, WatchResumesFromAResourceVersion) {
   stream->Close();
 }
 
+// Watches share one encoding per event, API version and event type
+// (WatchEventCache): each watch still gets its own version, and a write that
+// enters one watch's selection is ADDED there and MODIFIED in another.
+TEST_F(ApiServerTest, WatchesOfOneEventGetTheirOwnVersionAndType) {
+  const std::string v1beta1 = "/apis/kueue.x-k8s.io/v1beta1/namespaces/default/localqueues?watch=true";
+  const std::string v1beta2 = "/apis/kueue.x-k8s.io/v1beta2/namespaces/default/localqueues?watch=true";
+  auto old_version = Watch(v1beta1);
+  auto all_a = Watch(v1beta2);
+  auto all_b = Watch(v1beta2);
+  auto labelled = Watch(v1beta2 + "&labelSelector=a%3Db");
+  ASSERT_EQ(Do("POST", "/apis/kueue.x-k8s.io/v1beta2/namespaces/default/localqueues", kLocalQueue).status, 201);
+  ASSERT_EQ(Do("PATCH", "/apis/kueue.x-k8s.io/v1beta2/namespaces/default/localqueues/lq",
+               R"({"metadata":{"labels":{"a":"b"}}})", "application/merge-patch+json")
+                .status,
+            200);
+
+  for (const auto& stream : {old_version, all_a, all_b}) {
+    std::vector<json> events = stream->Wait(2);
+    ASSERT_EQ(events.size(), 2u);
+    EXPECT_EQ(events[0]["type"], "ADDED");
+    EXPECT_EQ(events[1]["type"], "MODIFIED");
+    EXPECT_EQ(events[1]["object"]["metadata"]["labels"]["a"], "b");
+  }
+  EXPECT_EQ(old_version->Wait(2)[1]["object"]["apiVersion"], "kueue.x-k8s.io/v1beta1");
+  EXPECT_EQ(all_a->Wait(2)[1]["object"]["apiVersion"], "kueue.x-k8s.io/v1beta2");
+  EXPECT_EQ(all_a->Wait(2), all_b->Wait(2));
+  std::vector<json> selected = labelled->Wait(1);
+  ASSERT_EQ(selected.size(), 1u);
+  EXPECT_EQ(selected[0]["type"], "ADDED");  // the label write brought it into the selection
+  EXPECT_EQ(selected[0]["object"]["apiVersion"], "kueue.x-k8s.io/v1beta2");
+  EXPECT_EQ(selected[0]["object"]["metadata"]["resourceVersion"],
+            all_a->Wait(2)[1]["object"]["metadata"]["resourceVersion"]);
+  for (const auto& stream : {old_version, all_a, all_b, labelled}) stream->Close();
+}
+
 // A resourceVersion older than the history: 200 with one ERROR event (410
 // Expired), then the end of the stream, as upstream.
 TEST_F(ApiServerTest, WatchFromACompactedResourceVersionGetsExpired) {

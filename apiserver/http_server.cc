@@ -493,15 +493,28 @@ net::awaitable<void> HttpServer::Impl::Connection::WriteStream(StreamingResponse
   socket_.async_wait(tcp::socket::wait_read, [state](ErrorCode) { state->Finish(); });
   if (response.start) response.start(state);
 
+  // What queued since the last write goes out as one HTTP chunk (one write for
+  // the events of a burst; the client's decoder reads a stream, not chunks), at
+  // most kMaxChunkBytes at a time.
+  constexpr size_t kMaxChunkBytes = 1 << 20;
+  std::string batch;
   for (;;) {
     bool done = false;
     auto chunks = state->Drain(&done);
-    for (auto& chunk : chunks) {
-      if (chunk.empty()) continue;  // an empty chunk would end the response
+    for (size_t i = 0; i < chunks.size();) {
+      batch.clear();
+      for (; i < chunks.size() && (batch.empty() || batch.size() + chunks[i].size() <= kMaxChunkBytes); ++i) {
+        if (batch.empty()) {
+          batch = std::move(chunks[i]);
+        } else {
+          batch += chunks[i];
+        }
+      }
+      if (batch.empty()) continue;  // an empty chunk would end the response
       Arm(write_timeout);
-      co_await net::async_write(socket_, http::make_chunk(net::buffer(chunk)), Redirect(ec));
+      co_await net::async_write(socket_, http::make_chunk(net::buffer(batch)), Redirect(ec));
       Disarm();
-      state->Written(chunk.size());
+      state->Written(batch.size());
       if (ec || state->aborted()) {
         state->Finish();
         stream_.reset();
