@@ -74,6 +74,9 @@ const char* PodPhaseName(PodPhase phase);
 // Go's time.Duration.String() for whole seconds: "10s", "1m20s", "5m0s".
 std::string FormatGoDuration(Duration d);
 
+// The kubelet's restart backoff (pkg/kubelet/kubelet.go): backOffPeriod 10 s, the first
+// delay; MaxContainerBackOff 300 s, the cap. An entry expires 2 × the cap after the last
+// restart (client-go flowcontrol.Backoff hasExpired).
 inline constexpr Duration kInitialRestartBackoff = std::chrono::seconds(10);
 inline constexpr Duration kMaxRestartBackoff = std::chrono::seconds(300);
 
