@@ -241,6 +241,35 @@ TEST_F(NodeAgentTest, MissingBinaryIsAStartError) {
   EXPECT_NE(terminated["message"].get<std::string>().find("executable file not found in $PATH"), std::string::npos);
 }
 
+// Under OnFailure a container whose command is missing is restarted as a crashing one is:
+// each attempt counts in restartCount, and from the second one it waits in CrashLoopBackOff
+// for 10 s, then 20 s, of the agent's clock (kubelet doBackOff).
+TEST_F(NodeAgentTest, MissingBinaryUnderOnFailureRestartsWithCrashLoopBackOff) {
+  api::Object pod = ShellPod("nobin", "", "OnFailure");
+  pod["spec"]["containers"][0]["command"] = {"no-such-program-berth"};
+  const std::string uid = api::Uid(Create(pod));
+  auto status = [&] { return (*GetPod("nobin"))["status"]["containerStatuses"][0]; };
+  auto waiting = [&](int restarts, const std::string& backoff) {
+    std::optional<api::Object> p = GetPod("nobin");
+    if (!p || !(*p)["status"].contains("containerStatuses")) return false;
+    const api::Object& cs = (*p)["status"]["containerStatuses"][0];
+    return cs["restartCount"] == restarts && cs["state"].contains("waiting") &&
+           cs["state"]["waiting"].value("message", "") ==
+               "back-off " + backoff + " restarting failed container=main pod=nobin_default(" + uid + ")";
+  };
+  ASSERT_TRUE(WaitFor([&] { return waiting(1, "10s"); })) << status();
+  api::Object cs = status();
+  EXPECT_EQ(cs["state"]["waiting"]["reason"], "CrashLoopBackOff");
+  EXPECT_EQ(cs["lastState"]["terminated"]["exitCode"], 128);
+  EXPECT_EQ(cs["lastState"]["terminated"]["reason"], "StartError");
+  EXPECT_EQ(Phase("nobin"), "Running");
+  clock_.Advance(9s);
+  std::this_thread::sleep_for(50ms);  // several polls: nothing starts before the backoff ends
+  EXPECT_TRUE(waiting(1, "10s")) << status();
+  clock_.Advance(1s);
+  ASSERT_TRUE(WaitFor([&] { return waiting(2, "20s"); })) << status();
+}
+
 TEST_F(NodeAgentTest, DeletionSendsSigtermAndRemovesPodAfterProcessExit) {
   Create(ShellPod("graceful", "trap 'echo term; exit 0' TERM; echo ready; while true; do sleep 0.05; done"));
   ASSERT_TRUE(WaitFor([&] { return LogContains("graceful", "ready"); })) << Log("graceful");

@@ -215,9 +215,11 @@ void PodLifecycle::Exited(const std::string& name, const ContainerExit& exit) {
   bool is_init;
   ContainerRecord* r = Find(name, &is_init);
   BERTH_CHECK_MSG(r != nullptr, "unknown container " + name);
-  if (!r->ever_started) {
-    // A start error: the attempt counts as a run (the kubelet records it and restarts).
-    r->ever_started = true;
+  if (r->state != ContainerRecord::State::kRunning && !exit.start_error.empty()) {
+    // A start error reported without a start: the attempt is a run all the same (the
+    // kubelet's container was created, then failed to start), so it counts as a restart
+    // and moves the backoff like any other run.
+    Started(name, exit.started_at);
   }
   if (r->current) r->last = r->current;
   r->current = exit;

@@ -11,13 +11,20 @@
 //   - restartPolicy (default Always): a regular container is restarted
 //     Always → after any exit; OnFailure → after a non-zero exit; Never → not.
 //     A failed init container is restarted unless the policy is Never, in
-//     which case the pod fails. A start error counts as a non-zero exit.
-//   - Restart backoff as the kubelet's (flowcontrol.Backoff keyed by container,
-//     initial 10 s, doubling, cap 300 s): the first restart is immediate; after
-//     that a container that exits again waits `backoff` from its finishedAt,
-//     shown as waiting reason CrashLoopBackOff with the message
-//     "back-off 20s restarting failed container=c pod=p_ns(uid)"; the backoff
-//     resets when the container has not been restarted for 2 × 300 s.
+//     which case the pod fails. A start error (exit code 128, reason
+//     StartError) is a run that failed: it counts in restartCount and in the
+//     backoff like any other run, whether or not Started was reported for it.
+//   - Restart backoff as the kubelet's (pkg/kubelet/kuberuntime/
+//     kuberuntime_manager.go doBackOff over client-go's flowcontrol.Backoff,
+//     keyed by container; pkg/kubelet/kubelet.go backOffPeriod 10 s and
+//     MaxContainerBackOff 300 s): the first restart is immediate; each restart
+//     moves the entry (Next: 10 s, doubling, cap 300 s, stamped with the
+//     restart time); a container that exits again waits `backoff` from its
+//     finishedAt, shown as waiting reason CrashLoopBackOff with the message
+//     "back-off 20s restarting failed container=c pod=p_ns(uid)"; the entry
+//     expires (the next restart is immediate and starts again at 10 s) when
+//     the exit comes more than 2 × 300 s after the last restart, i.e. after a
+//     run of over ten minutes.
 //   - BeginTermination() (pod deletion or preemption): nothing more starts or restarts.
 // Time always comes in as an argument (the agent reads its Clock).
 //
@@ -67,6 +74,9 @@ const char* PodPhaseName(PodPhase phase);
 // Go's time.Duration.String() for whole seconds: "10s", "1m20s", "5m0s".
 std::string FormatGoDuration(Duration d);
 
+// The kubelet's restart backoff (pkg/kubelet/kubelet.go): backOffPeriod 10 s, the first
+// delay; MaxContainerBackOff 300 s, the cap. An entry expires 2 × the cap after the last
+// restart (client-go flowcontrol.Backoff hasExpired).
 inline constexpr Duration kInitialRestartBackoff = std::chrono::seconds(10);
 inline constexpr Duration kMaxRestartBackoff = std::chrono::seconds(300);
 

@@ -182,6 +182,48 @@ TEST(PodStatusTest, KubeletShapeWhileRunningAndAfterSuccess) {
   EXPECT_EQ(s2["containerStatuses"][0]["state"]["terminated"]["reason"], "Completed");
 }
 
+// A container that cannot start (exit code 128, StartError) under OnFailure is a failed run:
+// it counts in restartCount and backs off as any crash does, so it never restarts in a busy
+// loop and never shows restartCount 0 (the Job controller counts restarts for backoffLimit).
+TEST(PodLifecycleTest, StartErrorsUnderOnFailureCountAsRestartsAndBackOff) {
+  PodLifecycle lc(Pod("OnFailure", {"c"}));
+  auto start_error = [](Time at) {
+    ContainerExit e = Exit(128, at, at);
+    e.start_error = "unable to start container process: exec: \"x\": executable file not found in $PATH";
+    return e;
+  };
+  // The agent reports a start error without a Started (the run never began).
+  lc.Exited("c", start_error(kT0));
+  EXPECT_EQ(lc.containers()[0].restart_count, 0);
+  EXPECT_EQ(lc.ContainersToStart(kT0), std::vector<std::string>{"c"});  // the first restart is immediate
+  lc.Exited("c", start_error(kT0));
+  const ContainerRecord& r = lc.containers()[0];
+  EXPECT_EQ(r.restart_count, 1);
+  EXPECT_EQ(r.state, ContainerRecord::State::kWaiting);
+  EXPECT_EQ(r.waiting_reason, "CrashLoopBackOff");
+  EXPECT_EQ(r.waiting_message, "back-off 10s restarting failed container=c pod=p_ns(u1)");
+  EXPECT_EQ(lc.NextRestartTime(), kT0 + seconds(10));
+  EXPECT_TRUE(lc.ContainersToStart(kT0 + seconds(9)).empty());
+  EXPECT_EQ(lc.ContainersToStart(kT0 + seconds(10)), std::vector<std::string>{"c"});
+  lc.Exited("c", start_error(kT0 + seconds(10)));
+  EXPECT_EQ(lc.containers()[0].restart_count, 2);
+  EXPECT_EQ(lc.containers()[0].waiting_message, "back-off 20s restarting failed container=c pod=p_ns(u1)");
+  EXPECT_EQ(lc.NextRestartTime(), kT0 + seconds(30));
+  EXPECT_EQ(lc.Phase(), PodPhase::kRunning);  // OnFailure: restarting
+  api::Object s = BuildPodStatus(lc, nullptr, {}, kT0 + seconds(10));
+  EXPECT_EQ(s["containerStatuses"][0]["restartCount"], 2);
+  EXPECT_EQ(s["containerStatuses"][0]["lastState"]["terminated"]["reason"], "StartError");
+  EXPECT_EQ(s["containerStatuses"][0]["lastState"]["terminated"]["exitCode"], 128);
+  // A start error reported after Started (the supervisor found the command missing) counts once.
+  PodLifecycle late(Pod("OnFailure", {"c"}));
+  late.Started("c", kT0);
+  late.Exited("c", start_error(kT0));
+  late.Started("c", kT0);
+  late.Exited("c", start_error(kT0));
+  EXPECT_EQ(late.containers()[0].restart_count, 1);
+  EXPECT_EQ(late.containers()[0].waiting_message, "back-off 10s restarting failed container=c pod=p_ns(u1)");
+}
+
 TEST(PodStatusTest, StartErrorAndConfigError) {
   PodLifecycle lc(Pod("Never", {"a", "b"}));
   ContainerExit e = Exit(128, kT0, kT0);

@@ -113,6 +113,9 @@ ControllerManager::ControllerManager(client::Client& client, Clock& clock, Contr
 
     jobs_ = std::make_unique<jobs::batchjob::JobController>(client_, clock_);
     ReconcileLoop& job_loop = add_loop("job-controller", [this](const std::string& k) { return jobs_->Reconcile(k); });
+    jobs_->SetRequeueAfter([loop = &job_loop](const std::string& k, Duration after) {
+      loop->queue().AddAfter(k, after);  // an active deadline
+    });
     job_loop.Watch(batch_jobs, ObjectKey());
     job_loop.Watch(pods, ControllerOwnerKey("batch/v1", "Job"));
 

@@ -23,7 +23,8 @@ Status JobController::Sync(const std::string& key, const Object& original) {
   observed.reserve(pods.size());
   for (const Object& p : pods) observed.push_back(ObservedPod::FromObject(p));
 
-  const JobPlan plan = PlanJob(job, observed);
+  const Time now = clock_.Now();
+  const JobPlan plan = PlanJob(job, observed, now);
   for (const std::string& pod : plan.delete_pods) {
     BERTH_RETURN_IF_ERROR(jobs::DeleteIfPresent(client_, kPodsResource, ns, pod));
   }
@@ -31,8 +32,7 @@ Status JobController::Sync(const std::string& key, const Object& original) {
     BERTH_RETURN_IF_ERROR(jobs::CreateIfAbsent(client_, kPodsResource, NewPod(job, index, RandomNameSuffix())));
   }
   for (int32_t i = 0; i < plan.create_count; ++i) {
-    BERTH_RETURN_IF_ERROR(
-        jobs::CreateIfAbsent(client_, kPodsResource, NewPod(job, std::nullopt, RandomNameSuffix())));
+    BERTH_RETURN_IF_ERROR(jobs::CreateIfAbsent(client_, kPodsResource, NewPod(job, std::nullopt, RandomNameSuffix())));
   }
 
   Object updated = original;
@@ -45,16 +45,21 @@ Status JobController::Sync(const std::string& key, const Object& original) {
   if (created > 0) status["active"] = IntAt(status, "active", 0) + created;
   const int32_t deleted = static_cast<int32_t>(plan.delete_pods.size());
   if (deleted > 0) status["terminating"] = IntAt(status, "terminating", 0) + deleted;
-  const Time now = clock_.Now();
   const bool suspended = BoolAt(ObjectAt(job, "spec"), "suspend", false);
-  if (!suspended && !HasField(status, "startTime") && !plan.finished()) status["startTime"] = FormatRfc3339(now);
+  // Set on first start; reset on resume, so the active deadline does not count the time
+  // suspended (upstream syncJob).
+  if (!suspended && (!HasField(status, "startTime") || plan.resumed) && !plan.finished()) {
+    status["startTime"] = FormatRfc3339(now);
+  }
   for (const Condition& c : plan.conditions) {
     SetCondition(&updated, c, now);
     if (c.type == "Complete" && c.status == "True" && !HasField(status, "completionTime")) {
       MutableObject(&updated, "status")["completionTime"] = FormatRfc3339(now);
     }
   }
-  return jobs::WriteStatusIfChanged(client_, kJobsResource, original, updated);
+  BERTH_RETURN_IF_ERROR(jobs::WriteStatusIfChanged(client_, kJobsResource, original, updated));
+  if (plan.active_deadline && requeue_after_) requeue_after_(key, *plan.active_deadline - now);
+  return Status::Ok();
 }
 
 }  // namespace berth::controllers::jobs::batchjob

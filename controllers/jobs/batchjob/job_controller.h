@@ -9,8 +9,11 @@
 //      departure 3: podReplacementPolicy: Failed for every Job);
 //   3. deletes, then creates (names from NewPod with core/ids.h RandomNameSuffix), then
 //      writes status (active, ready, terminating, succeeded, failed, completedIndexes,
-//      conditions stamped with the Clock; startTime when first running unsuspended,
-//      completionTime on Complete) only when it changed.
+//      conditions stamped with the Clock; startTime when first running unsuspended and
+//      again on resume, completionTime on Complete) only when it changed;
+//   4. a Job with spec.activeDeadlineSeconds still running is requeued for when the
+//      deadline passes (SetRequeueAfter; upstream's queue.AddAfter), when PlanJob fails it
+//      with DeadlineExceeded and deletes its pods.
 // A Job carrying the kueue.x-k8s.io/queue-name label with spec.suspend unset is treated as
 // suspended (Kueue's webhook default, owned_objects.h EffectivelySuspended).
 //

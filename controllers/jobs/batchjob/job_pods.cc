@@ -12,6 +12,8 @@ namespace {
 
 constexpr std::string_view kBackoffLimitExceeded = "BackoffLimitExceeded";
 constexpr std::string_view kBackoffLimitMessage = "Job has reached the specified backoff limit";
+constexpr std::string_view kDeadlineExceeded = "DeadlineExceeded";
+constexpr std::string_view kDeadlineExceededMessage = "Job was active longer than specified deadline";
 constexpr std::string_view kCompletionsReached = "CompletionsReached";
 constexpr std::string_view kCompletionsReachedMessage = "Reached expected number of succeeded pods";
 
@@ -49,6 +51,10 @@ JobSpec JobSpec::FromObject(const Object& job) {
   }
   s.backoff_limit = static_cast<int32_t>(IntAt(spec, "backoffLimit", 6));
   s.suspend = BoolAt(spec, "suspend", false);
+  s.restart_on_failure = StringAt(ObjectAt(ObjectAt(spec, "template"), "spec"), "restartPolicy") == "OnFailure";
+  if (Field(spec, "activeDeadlineSeconds").is_number_integer()) {
+    s.active_deadline_seconds = IntAt(spec, "activeDeadlineSeconds", 0);
+  }
   return s;
 }
 
@@ -87,8 +93,7 @@ Object NewPod(const Object& job, std::optional<int32_t> index, std::string_view 
   labels[std::string(kLegacyJobNameLabel)] = job_name;
   if (index) {
     labels[std::string(kJobCompletionIndexLabel)] = std::to_string(*index);
-    MutableObject(&metadata, "annotations")[std::string(kJobCompletionIndexAnnotation)] =
-        std::to_string(*index);
+    MutableObject(&metadata, "annotations")[std::string(kJobCompletionIndexAnnotation)] = std::to_string(*index);
   }
   metadata["ownerReferences"] = Object::array({ControllerReference(job)});
   pod["metadata"] = std::move(metadata);
@@ -108,10 +113,16 @@ ObservedPod ObservedPod::FromObject(const Object& pod) {
   p.name = api::Name(pod);
   const Object& status = ObjectAt(pod, "status");
   p.phase = StringAt(status, "phase", "Pending");
-  p.index = ParseIndex(StringAt(ObjectAt(ObjectAt(pod, "metadata"), "annotations"),
-                                kJobCompletionIndexAnnotation));
+  p.index = ParseIndex(StringAt(ObjectAt(ObjectAt(pod, "metadata"), "annotations"), kJobCompletionIndexAnnotation));
   p.terminating = HasField(ObjectAt(pod, "metadata"), "deletionTimestamp");
   p.ready = IsConditionTrue(pod, "Ready");
+  for (const char* list : {"initContainerStatuses", "containerStatuses"}) {
+    const Object& statuses = Field(status, list);
+    if (!statuses.is_array()) continue;
+    for (const Object& cs : statuses) {
+      p.restart_count += static_cast<int32_t>(std::clamp<int64_t>(IntAt(cs, "restartCount", 0), 0, INT32_MAX));
+    }
+  }
   return p;
 }
 
@@ -135,14 +146,42 @@ std::string FormatIndexIntervals(const std::vector<int32_t>& sorted) {
   return out;
 }
 
-JobPlan PlanJob(const Object& job, const std::vector<ObservedPod>& pods_in) {
+namespace {
+
+// Upstream pastBackoffLimitOnFailure.
+bool PastBackoffLimitOnFailure(const JobSpec& spec, const std::vector<ObservedPod>& pods) {
+  if (!spec.restart_on_failure) return false;
+  int64_t restarts = 0;
+  for (const ObservedPod& p : pods) {
+    if (p.phase == "Running" || p.phase == "Pending") restarts += p.restart_count;
+  }
+  return spec.backoff_limit == 0 ? restarts > 0 : restarts >= spec.backoff_limit;
+}
+
+// When the active deadline passes (upstream pastActiveDeadline); nullopt without one or
+// while suspended.
+std::optional<Time> ActiveDeadline(const Object& job, Time now) {
+  const JobSpec spec = JobSpec::FromObject(job);
+  if (!spec.active_deadline_seconds || spec.suspend) return std::nullopt;
+  // Started (no startTime yet) or resumed (Suspended still True) by this reconcile: the
+  // controller writes startTime = now.
+  Time start = now;
+  if (!IsConditionTrue(job, "Suspended")) {
+    Time recorded;
+    if (ParseRfc3339(StringAt(ObjectAt(job, "status"), "startTime"), &recorded)) start = recorded;
+  }
+  return start + std::chrono::seconds(*spec.active_deadline_seconds);
+}
+
+}  // namespace
+
+JobPlan PlanJob(const Object& job, const std::vector<ObservedPod>& pods_in, Time now) {
   const JobSpec spec = JobSpec::FromObject(job);
   const Object& status = ObjectAt(job, "status");
   JobPlan plan;
 
   std::vector<ObservedPod> pods = pods_in;
-  std::sort(pods.begin(), pods.end(),
-            [](const ObservedPod& a, const ObservedPod& b) { return a.name < b.name; });
+  std::sort(pods.begin(), pods.end(), [](const ObservedPod& a, const ObservedPod& b) { return a.name < b.name; });
 
   int32_t observed_succeeded = 0, observed_failed = 0;
   std::set<int32_t> succeeded_indexes;
@@ -168,7 +207,8 @@ JobPlan PlanJob(const Object& job, const std::vector<ObservedPod>& pods_in) {
   plan.succeeded = std::max<int32_t>(observed_succeeded, static_cast<int32_t>(IntAt(status, "succeeded", 0)));
   plan.failed = std::max<int32_t>(observed_failed, static_cast<int32_t>(IntAt(status, "failed", 0)));
   if (spec.indexed) {
-    plan.completed_indexes = FormatIndexIntervals(std::vector<int32_t>(succeeded_indexes.begin(), succeeded_indexes.end()));
+    plan.completed_indexes =
+        FormatIndexIntervals(std::vector<int32_t>(succeeded_indexes.begin(), succeeded_indexes.end()));
   }
 
   auto delete_all_active = [&] {
@@ -179,8 +219,17 @@ JobPlan PlanJob(const Object& job, const std::vector<ObservedPod>& pods_in) {
   const bool was_failed = IsConditionTrue(job, "Failed") || IsConditionTrue(job, "FailureTarget");
 
   // Failure first, as upstream: a Job past its backoff limit fails even if it also succeeded.
-  if (was_failed || (!was_complete && plan.failed > spec.backoff_limit)) {
-    Condition c{"FailureTarget", "True", std::string(kBackoffLimitExceeded), std::string(kBackoffLimitMessage)};
+  const std::optional<Time> deadline = ActiveDeadline(job, now);
+  std::optional<Condition> failure;
+  if (was_failed) {
+    failure = Condition{"FailureTarget", "True", "", ""};
+  } else if (!was_complete && (plan.failed > spec.backoff_limit || PastBackoffLimitOnFailure(spec, pods))) {
+    failure = Condition{"FailureTarget", "True", std::string(kBackoffLimitExceeded), std::string(kBackoffLimitMessage)};
+  } else if (!was_complete && deadline && now >= *deadline) {
+    failure = Condition{"FailureTarget", "True", std::string(kDeadlineExceeded), std::string(kDeadlineExceededMessage)};
+  }
+  if (failure) {
+    Condition c = *failure;
     for (std::string_view type : {"Failed", "FailureTarget"}) {
       if (IsConditionTrue(job, type)) {
         c.reason = ConditionField(job, type, "reason");
@@ -228,7 +277,9 @@ JobPlan PlanJob(const Object& job, const std::vector<ObservedPod>& pods_in) {
   }
   if (IsConditionTrue(job, "Suspended")) {
     plan.conditions.push_back({"Suspended", "False", "JobResumed", "Job resumed"});
+    plan.resumed = true;
   }
+  plan.active_deadline = deadline;
 
   if (spec.indexed) {
     // One live pod per index: extra live pods of an index are deleted (newest name last).

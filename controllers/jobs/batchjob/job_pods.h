@@ -23,9 +23,19 @@
 //   - a finished Job (Complete or Failed True) creates nothing and deletes its active pods;
 //   - suspend: every active pod is deleted; condition Suspended True "JobSuspended"/"Job
 //     suspended"; on resume Suspended False "JobResumed"/"Job resumed";
-//   - failed pods > backoffLimit: FailureTarget True then, once no pod is active or
-//     terminating, Failed True, both reason BackoffLimitExceeded, message "Job has reached
-//     the specified backoff limit"; active pods are deleted;
+//   - failed pods > backoffLimit, or (restartPolicy OnFailure) the containers' and init
+//     containers' restartCount summed over the Running and Pending pods ≥ backoffLimit (> 0
+//     when backoffLimit is 0; upstream pastBackoffLimitOnFailure, which does not add the
+//     failed pods): FailureTarget True then, once no pod is active or terminating, Failed
+//     True, both reason BackoffLimitExceeded, message "Job has reached the specified backoff
+//     limit"; active pods are deleted;
+//   - else spec.activeDeadlineSeconds passed (now ≥ status.startTime + the deadline; not
+//     while suspended; upstream pastActiveDeadline): the same with reason DeadlineExceeded,
+//     message "Job was active longer than specified deadline". The deadline counts from
+//     the Job's start or its last resume: a Job started or resumed by this reconcile (no
+//     startTime yet, or Suspended still True) counts from `now`, as the controller then
+//     writes startTime = now (upstream resets startTime on resume). JobPlan::active_deadline
+//     says when it will pass, for the controller's requeue (upstream queue.AddAfter);
 //   - success (Indexed: every index in [0, completions) has a Succeeded pod; NonIndexed:
 //     succeeded ≥ completions, or with nil completions one success and nothing active):
 //     SuccessCriteriaMet True then Complete True, reason CompletionsReached, message
@@ -44,8 +54,10 @@
 // those not yet terminal), so Kueue keeps an evicted Job's quota until its pods are gone.
 // Counts: succeeded/failed never decrease below the previous status' values (a deleted
 // terminal pod stays counted); Indexed succeeded = number of distinct succeeded indexes.
-// Not done: activeDeadlineSeconds (needs the clock: the controller's), podFailurePolicy,
-// backoffLimitPerIndex, successPolicy, exponential back-off delays between re-creations.
+// Upstream: kubernetes/kubernetes pkg/controller/job/job_controller.go (syncJob,
+// pastBackoffLimitOnFailure, pastActiveDeadline, manageJob).
+// Not done: podFailurePolicy, backoffLimitPerIndex, successPolicy, exponential back-off
+// delays between re-creations.
 //
 // Thread-safety: pure functions.
 #pragma once
@@ -56,12 +68,13 @@
 #include <string_view>
 #include <vector>
 
+#include "api/conditions.h"
 #include "api/job_strategy.h"
 #include "api/object.h"
-#include "api/conditions.h"
 #include "api/unstructured.h"
 #include "controllers/jobs/common/child_objects.h"
 #include "controllers/kueue/pod_set.h"
+#include "core/clock.h"
 
 namespace berth::controllers::jobs::batchjob {
 
@@ -88,6 +101,8 @@ struct JobSpec {
   bool indexed = false;                // completionMode Indexed
   int32_t backoff_limit = 6;
   bool suspend = false;
+  bool restart_on_failure = false;                 // template restartPolicy OnFailure
+  std::optional<int64_t> active_deadline_seconds;  // spec.activeDeadlineSeconds
   static JobSpec FromObject(const Object& job);
 };
 
@@ -101,10 +116,11 @@ Object NewPod(const Object& job, std::optional<int32_t> index, std::string_view 
 // What the controller needs to know about one pod of the Job.
 struct ObservedPod {
   std::string name;
-  std::string phase;              // Pending | Running | Succeeded | Failed | Unknown
-  std::optional<int32_t> index;   // completion-index annotation, Indexed Jobs
-  bool terminating = false;       // metadata.deletionTimestamp set
-  bool ready = false;             // condition Ready True
+  std::string phase;             // Pending | Running | Succeeded | Failed | Unknown
+  std::optional<int32_t> index;  // completion-index annotation, Indexed Jobs
+  bool terminating = false;      // metadata.deletionTimestamp set
+  bool ready = false;            // condition Ready True
+  int32_t restart_count = 0;     // restartCount summed over init and regular containers
   static ObservedPod FromObject(const Object& pod);
   bool terminal() const { return phase == "Succeeded" || phase == "Failed"; }
   // Neither terminal nor terminating.
@@ -121,14 +137,19 @@ struct JobPlan {
   int32_t terminating = 0;
   int32_t succeeded = 0;
   int32_t failed = 0;
-  std::string completed_indexes;         // Indexed: "0-2,4" (interval form as upstream)
+  std::string completed_indexes;  // Indexed: "0-2,4" (interval form as upstream)
   // Conditions to set, in order (the controller stamps lastTransitionTime).
   std::vector<Condition> conditions;
+  // The Job resumes in this reconcile (Suspended True → False): startTime is reset to now.
+  bool resumed = false;
+  // When spec.activeDeadlineSeconds will run out, for an active Job that has one.
+  std::optional<Time> active_deadline;
   bool finished() const;
 };
 
-// One reconcile of `job` (its spec and status) given its pods (any order).
-JobPlan PlanJob(const Object& job, const std::vector<ObservedPod>& pods);
+// One reconcile of `job` (its spec and status) given its pods (any order), at `now` (the
+// controller's clock; only the active deadline reads it).
+JobPlan PlanJob(const Object& job, const std::vector<ObservedPod>& pods, Time now);
 
 // Writes the plan's counts (active, ready, terminating, succeeded, failed and, Indexed,
 // completedIndexes) into job["status"]; the conditions are the caller's to set

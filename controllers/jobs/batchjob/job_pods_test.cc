@@ -2,10 +2,17 @@
 
 #include <gtest/gtest.h>
 
+#include "api/conditions.h"
+#include "client/testing/fake_client.h"
+#include "controllers/jobs/batchjob/job_controller.h"
+
 namespace berth::controllers::jobs::batchjob {
 namespace {
 
 using nlohmann::json;
+using std::chrono::seconds;
+
+const Time kNow = FakeClock().Now();
 
 json IndexedJob(int parallelism, int completions) {
   json j = json::parse(R"({"apiVersion": "batch/v1", "kind": "Job",
@@ -19,13 +26,24 @@ json IndexedJob(int parallelism, int completions) {
   return j;
 }
 
-ObservedPod Pod(std::string name, std::string phase, std::optional<int32_t> index, bool terminating = false) {
+ObservedPod Pod(std::string name, std::string phase, std::optional<int32_t> index, bool terminating = false,
+                int32_t restarts = 0) {
   ObservedPod p;
   p.name = std::move(name);
   p.phase = std::move(phase);
   p.index = index;
   p.terminating = terminating;
+  p.restart_count = restarts;
   return p;
+}
+
+// A NonIndexed Job "pi" with backoffLimit `limit` and pod restartPolicy `policy`.
+json PolicyJob(const std::string& policy, int limit) {
+  json job = IndexedJob(1, 1);
+  job["spec"].erase("completionMode");
+  job["spec"]["backoffLimit"] = limit;
+  job["spec"]["template"]["spec"]["restartPolicy"] = policy;
+  return job;
 }
 
 TEST(JobPodsTest, IndexedPodShape) {
@@ -41,8 +59,7 @@ TEST(JobPodsTest, IndexedPodShape) {
   EXPECT_EQ(pod["metadata"]["ownerReferences"][0]["controller"], true);
   EXPECT_EQ(pod["spec"]["hostname"], "pi-1");
   EXPECT_EQ(pod["spec"]["subdomain"], "svc");
-  EXPECT_EQ(pod["spec"]["containers"][0]["env"],
-            json::parse(R"([{"name":"JOB_COMPLETION_INDEX","valueFrom":{"fieldRef":
+  EXPECT_EQ(pod["spec"]["containers"][0]["env"], json::parse(R"([{"name":"JOB_COMPLETION_INDEX","valueFrom":{"fieldRef":
                 {"fieldPath":"metadata.annotations['batch.kubernetes.io/job-completion-index']"}}}])"));
 }
 
@@ -60,7 +77,7 @@ TEST(JobPodsTest, NonIndexedPodAndLongNames) {
 }
 
 TEST(JobPodsTest, IndexedCreatesLowestMissingIndexesUpToParallelism) {
-  JobPlan plan = PlanJob(IndexedJob(2, 4), {Pod("pi-0-a", "Succeeded", 0), Pod("pi-1-b", "Running", 1)});
+  JobPlan plan = PlanJob(IndexedJob(2, 4), {Pod("pi-0-a", "Succeeded", 0), Pod("pi-1-b", "Running", 1)}, kNow);
   EXPECT_EQ(plan.create_indexes, (std::vector<int32_t>{2}));
   EXPECT_EQ(plan.active, 1);
   EXPECT_EQ(plan.succeeded, 1);
@@ -71,23 +88,25 @@ TEST(JobPodsTest, IndexedCreatesLowestMissingIndexesUpToParallelism) {
 // Departure 3 (docs/architecture.md; kubernetes/kubernetes#115844): a terminating predecessor
 // keeps its index; the replacement waits until it is terminal.
 TEST(JobPodsTest, ReplacementWaitsForTerminalPredecessor) {
-  JobPlan plan = PlanJob(IndexedJob(2, 2), {Pod("pi-0-a", "Running", 0, /*terminating=*/true), Pod("pi-1-b", "Running", 1)});
+  JobPlan plan =
+      PlanJob(IndexedJob(2, 2), {Pod("pi-0-a", "Running", 0, /*terminating=*/true), Pod("pi-1-b", "Running", 1)}, kNow);
   EXPECT_TRUE(plan.create_indexes.empty());
   EXPECT_EQ(plan.terminating, 1);
-  plan = PlanJob(IndexedJob(2, 2), {Pod("pi-0-a", "Failed", 0), Pod("pi-1-b", "Running", 1)});
+  plan = PlanJob(IndexedJob(2, 2), {Pod("pi-0-a", "Failed", 0), Pod("pi-1-b", "Running", 1)}, kNow);
   EXPECT_EQ(plan.create_indexes, (std::vector<int32_t>{0}));
   EXPECT_EQ(plan.failed, 1);
 
   json nonindexed = IndexedJob(3, 3);
   nonindexed["spec"].erase("completionMode");
-  plan = PlanJob(nonindexed, {Pod("a", "Running", std::nullopt, true), Pod("b", "Running", std::nullopt)});
+  plan = PlanJob(nonindexed, {Pod("a", "Running", std::nullopt, true), Pod("b", "Running", std::nullopt)}, kNow);
   EXPECT_EQ(plan.create_count, 1);  // 3 wanted, 2 still hold a slot
 }
 
 // A deleted pod that has already failed (the agent wrote its final status and has not
 // removed it yet) still holds its index / slot: it is counted failed and terminating.
 TEST(JobPodsTest, DeletedPodHoldsItsSlotUntilGoneEvenWhenTerminal) {
-  JobPlan plan = PlanJob(IndexedJob(2, 2), {Pod("pi-0-a", "Failed", 0, /*terminating=*/true), Pod("pi-1-b", "Running", 1)});
+  JobPlan plan =
+      PlanJob(IndexedJob(2, 2), {Pod("pi-0-a", "Failed", 0, /*terminating=*/true), Pod("pi-1-b", "Running", 1)}, kNow);
   EXPECT_TRUE(plan.create_indexes.empty());
   EXPECT_EQ(plan.terminating, 1);
   EXPECT_EQ(plan.failed, 1);
@@ -95,32 +114,186 @@ TEST(JobPodsTest, DeletedPodHoldsItsSlotUntilGoneEvenWhenTerminal) {
 
   json nonindexed = IndexedJob(2, 2);
   nonindexed["spec"].erase("completionMode");
-  plan = PlanJob(nonindexed, {Pod("a", "Failed", std::nullopt, true), Pod("b", "Running", std::nullopt)});
+  plan = PlanJob(nonindexed, {Pod("a", "Failed", std::nullopt, true), Pod("b", "Running", std::nullopt)}, kNow);
   EXPECT_EQ(plan.create_count, 0);
   EXPECT_EQ(plan.terminating, 1);
   // Gone: replaced.
-  plan = PlanJob(nonindexed, {Pod("b", "Running", std::nullopt)});
+  plan = PlanJob(nonindexed, {Pod("b", "Running", std::nullopt)}, kNow);
   EXPECT_EQ(plan.create_count, 1);
 }
 
 TEST(JobPodsTest, BackoffLimitExceeded) {
   json job = IndexedJob(2, 2);
-  JobPlan plan = PlanJob(job, {Pod("pi-0-a", "Failed", 0), Pod("pi-0-b", "Failed", 0), Pod("pi-1-c", "Running", 1)});
+  JobPlan plan =
+      PlanJob(job, {Pod("pi-0-a", "Failed", 0), Pod("pi-0-b", "Failed", 0), Pod("pi-1-c", "Running", 1)}, kNow);
   EXPECT_EQ(plan.delete_pods, (std::vector<std::string>{"pi-1-c"}));
   ASSERT_EQ(plan.conditions.size(), 1u);
   EXPECT_EQ(plan.conditions[0].type, "FailureTarget");
   EXPECT_EQ(plan.conditions[0].reason, "BackoffLimitExceeded");
   EXPECT_EQ(plan.conditions[0].message, "Job has reached the specified backoff limit");
   EXPECT_FALSE(plan.finished());
-  plan = PlanJob(job, {Pod("pi-0-a", "Failed", 0), Pod("pi-0-b", "Failed", 0), Pod("pi-1-c", "Failed", 1)});
+  plan = PlanJob(job, {Pod("pi-0-a", "Failed", 0), Pod("pi-0-b", "Failed", 0), Pod("pi-1-c", "Failed", 1)}, kNow);
   ASSERT_EQ(plan.conditions.size(), 2u);
   EXPECT_EQ(plan.conditions[1].type, "Failed");
   EXPECT_TRUE(plan.finished());
   EXPECT_TRUE(plan.create_indexes.empty());
 }
 
+// Upstream pastBackoffLimitOnFailure: under OnFailure the restartCount of the containers and
+// init containers of Running and Pending pods count toward backoffLimit (≥ limit; > 0 for 0).
+TEST(JobPodsTest, OnFailureContainerRestartsCountTowardBackoffLimit) {
+  json status = json::parse(R"({"initContainerStatuses": [{"name": "i", "restartCount": 1}],
+      "containerStatuses": [{"name": "a", "restartCount": 2}, {"name": "b", "restartCount": 0}], "phase": "Running"})");
+  EXPECT_EQ(ObservedPod::FromObject({{"metadata", {{"name", "p"}}}, {"status", status}}).restart_count, 3);
+
+  json job = PolicyJob("OnFailure", 2);
+  JobPlan plan = PlanJob(job, {Pod("a", "Running", std::nullopt, false, /*restarts=*/1)}, kNow);
+  EXPECT_TRUE(plan.conditions.empty());
+  EXPECT_TRUE(plan.delete_pods.empty());
+  plan = PlanJob(job, {Pod("a", "Running", std::nullopt, false, /*restarts=*/2)}, kNow);
+  EXPECT_EQ(plan.delete_pods, (std::vector<std::string>{"a"}));
+  EXPECT_EQ(plan.create_count, 0);
+  EXPECT_EQ(plan.active, 0);
+  ASSERT_EQ(plan.conditions.size(), 1u);
+  EXPECT_EQ(plan.conditions[0].type, "FailureTarget");
+  EXPECT_EQ(plan.conditions[0].reason, "BackoffLimitExceeded");
+  EXPECT_EQ(plan.conditions[0].message, "Job has reached the specified backoff limit");
+  // Pending pods count too, summed over pods; terminal pods' restarts do not.
+  plan = PlanJob(job, {Pod("a", "Pending", std::nullopt, false, 1), Pod("b", "Running", std::nullopt, false, 1)}, kNow);
+  ASSERT_EQ(plan.conditions.size(), 1u);
+  EXPECT_EQ(plan.conditions[0].reason, "BackoffLimitExceeded");
+  plan = PlanJob(job, {Pod("a", "Failed", std::nullopt, false, 5)}, kNow);
+  EXPECT_TRUE(plan.conditions.empty());
+  EXPECT_EQ(plan.create_count, 1);
+  // The deleted pod has ended: Failed, with the reason kept from FailureTarget.
+  job["status"]["conditions"] = json::parse(R"([{"type": "FailureTarget", "status": "True",
+      "reason": "BackoffLimitExceeded", "message": "Job has reached the specified backoff limit"}])");
+  plan = PlanJob(job, {Pod("a", "Failed", std::nullopt, false, 2)}, kNow);
+  ASSERT_EQ(plan.conditions.size(), 2u);
+  EXPECT_EQ(plan.conditions[1].type, "Failed");
+  EXPECT_EQ(plan.conditions[1].reason, "BackoffLimitExceeded");
+  EXPECT_EQ(plan.conditions[1].message, "Job has reached the specified backoff limit");
+  EXPECT_EQ(plan.failed, 1);
+  EXPECT_TRUE(plan.finished());
+  // backoffLimit 0: the first restart fails the Job.
+  plan = PlanJob(PolicyJob("OnFailure", 0), {Pod("a", "Running", std::nullopt, false, 1)}, kNow);
+  ASSERT_EQ(plan.conditions.size(), 1u);
+  EXPECT_EQ(plan.conditions[0].reason, "BackoffLimitExceeded");
+  // Never and Always: restarts are not counted.
+  for (const char* policy : {"Never", "Always"}) {
+    plan = PlanJob(PolicyJob(policy, 1), {Pod("a", "Running", std::nullopt, false, 7)}, kNow);
+    EXPECT_TRUE(plan.conditions.empty()) << policy;
+  }
+}
+
+// Upstream pastActiveDeadline: active since status.startTime for activeDeadlineSeconds →
+// FailureTarget then Failed, reason DeadlineExceeded; active pods deleted; never while
+// suspended; a Job started or resumed by this reconcile counts from now.
+TEST(JobPodsTest, ActiveDeadlineFailsTheJobAndDeletesItsPods) {
+  json job = PolicyJob("Never", 6);
+  job["spec"]["activeDeadlineSeconds"] = 3;
+  job["status"]["startTime"] = FormatRfc3339(kNow);
+  JobPlan plan = PlanJob(job, {Pod("a", "Running", std::nullopt)}, kNow + seconds(2));
+  EXPECT_TRUE(plan.conditions.empty());
+  EXPECT_EQ(plan.active_deadline, kNow + seconds(3));
+  plan = PlanJob(job, {Pod("a", "Running", std::nullopt)}, kNow + seconds(3));
+  EXPECT_EQ(plan.delete_pods, (std::vector<std::string>{"a"}));
+  EXPECT_EQ(plan.create_count, 0);
+  EXPECT_FALSE(plan.active_deadline.has_value());
+  ASSERT_EQ(plan.conditions.size(), 1u);
+  EXPECT_EQ(plan.conditions[0].type, "FailureTarget");
+  EXPECT_EQ(plan.conditions[0].reason, "DeadlineExceeded");
+  EXPECT_EQ(plan.conditions[0].message, "Job was active longer than specified deadline");
+  // No pod left: Failed too.
+  plan = PlanJob(job, {}, kNow + seconds(4));
+  ASSERT_EQ(plan.conditions.size(), 2u);
+  EXPECT_EQ(plan.conditions[1].type, "Failed");
+  EXPECT_EQ(plan.conditions[1].reason, "DeadlineExceeded");
+  EXPECT_EQ(plan.conditions[1].message, "Job was active longer than specified deadline");
+  // The backoff limit is checked first.
+  plan = PlanJob(job, {Pod("a", "Failed", std::nullopt), Pod("b", "Failed", std::nullopt)}, kNow + seconds(9));
+  EXPECT_EQ(plan.conditions[0].reason, "DeadlineExceeded");  // 2 failures ≤ backoffLimit 6
+  job["spec"]["backoffLimit"] = 1;
+  plan = PlanJob(job, {Pod("a", "Failed", std::nullopt), Pod("b", "Failed", std::nullopt)}, kNow + seconds(9));
+  EXPECT_EQ(plan.conditions[0].reason, "BackoffLimitExceeded");
+  job["spec"]["backoffLimit"] = 6;
+  // Suspended: no deadline.
+  job["spec"]["suspend"] = true;
+  plan = PlanJob(job, {}, kNow + seconds(60));
+  ASSERT_EQ(plan.conditions.size(), 1u);
+  EXPECT_EQ(plan.conditions[0].reason, "JobSuspended");
+  EXPECT_FALSE(plan.active_deadline.has_value());
+  // Resumed in this reconcile (Suspended still True): the deadline runs from now.
+  job["spec"]["suspend"] = false;
+  job["status"]["conditions"] = json::parse(R"([{"type": "Suspended", "status": "True"}])");
+  plan = PlanJob(job, {}, kNow + seconds(60));
+  EXPECT_TRUE(plan.resumed);
+  EXPECT_EQ(plan.create_count, 1);
+  EXPECT_EQ(plan.active_deadline, kNow + seconds(63));
+  // Not started yet (no startTime): likewise.
+  job["status"].erase("conditions");
+  job["status"].erase("startTime");
+  plan = PlanJob(job, {}, kNow + seconds(60));
+  EXPECT_FALSE(plan.resumed);
+  EXPECT_EQ(plan.active_deadline, kNow + seconds(63));
+}
+
+// The controller: startTime is written on start and reset on resume; an active deadline is
+// requeued for when it passes, and then fails the Job and deletes its pods.
+TEST(JobControllerTest, ActiveDeadlineRunsFromStartOrResumeAndFailsTheJob) {
+  const client::GroupVersionResource jobs = kJobsResource;
+  FakeClock clock;
+  client::testing::FakeClient client(clock);
+  JobController controller(client, clock);
+  std::vector<std::pair<std::string, Duration>> requeued;
+  controller.SetRequeueAfter([&](const std::string& key, Duration after) { requeued.emplace_back(key, after); });
+  json job = PolicyJob("Never", 6);
+  job["metadata"].erase("uid");
+  job["spec"]["activeDeadlineSeconds"] = 3;
+  job["spec"]["suspend"] = true;
+  ASSERT_TRUE(client.Create(jobs.Namespace("default"), job).ok());
+  ASSERT_TRUE(controller.Reconcile("default/pi").ok());
+  EXPECT_TRUE(requeued.empty());  // suspended: no clock runs
+  json stored = *client.Get(jobs.Namespace("default"), "pi");
+  EXPECT_FALSE(stored["status"].contains("startTime"));
+
+  clock.Advance(seconds(100));
+  stored["spec"]["suspend"] = false;
+  ASSERT_TRUE(client.Update(jobs.Namespace("default"), stored).ok());
+  ASSERT_TRUE(controller.Reconcile("default/pi").ok());
+  stored = *client.Get(jobs.Namespace("default"), "pi");
+  EXPECT_EQ(stored["status"]["startTime"], FormatRfc3339(clock.Now()));
+  ASSERT_EQ(requeued.size(), 1u);
+  EXPECT_EQ(requeued[0], std::make_pair(std::string("default/pi"), Duration(seconds(3))));
+  ASSERT_EQ(client.List(kPodsResource.Namespace("default"))->items.size(), 1u);
+
+  // Suspended and resumed again later: startTime is reset, the deadline runs from the resume.
+  clock.Advance(seconds(1));
+  stored["spec"]["suspend"] = true;
+  ASSERT_TRUE(client.Update(jobs.Namespace("default"), stored).ok());
+  ASSERT_TRUE(controller.Reconcile("default/pi").ok());
+  EXPECT_TRUE(client.List(kPodsResource.Namespace("default"))->items.empty());
+  clock.Advance(seconds(10));
+  stored = *client.Get(jobs.Namespace("default"), "pi");
+  stored["spec"]["suspend"] = false;
+  ASSERT_TRUE(client.Update(jobs.Namespace("default"), stored).ok());
+  ASSERT_TRUE(controller.Reconcile("default/pi").ok());
+  stored = *client.Get(jobs.Namespace("default"), "pi");
+  EXPECT_EQ(stored["status"]["startTime"], FormatRfc3339(clock.Now()));
+  EXPECT_EQ(requeued.back().second, Duration(seconds(3)));
+
+  clock.Advance(seconds(3));
+  ASSERT_TRUE(controller.Reconcile("default/pi").ok());
+  EXPECT_TRUE(client.List(kPodsResource.Namespace("default"))->items.empty());  // deleted
+  ASSERT_TRUE(controller.Reconcile("default/pi").ok());
+  stored = *client.Get(jobs.Namespace("default"), "pi");
+  EXPECT_EQ(api::ConditionField(stored, "Failed", "reason"), "DeadlineExceeded");
+  EXPECT_EQ(api::ConditionField(stored, "Failed", "message"), "Job was active longer than specified deadline");
+  EXPECT_TRUE(api::IsConditionTrue(stored, "Failed"));
+}
+
 TEST(JobPodsTest, CompleteAfterAllIndexesSucceed) {
-  JobPlan plan = PlanJob(IndexedJob(2, 2), {Pod("pi-0-a", "Succeeded", 0), Pod("pi-1-b", "Succeeded", 1)});
+  JobPlan plan = PlanJob(IndexedJob(2, 2), {Pod("pi-0-a", "Succeeded", 0), Pod("pi-1-b", "Succeeded", 1)}, kNow);
   ASSERT_EQ(plan.conditions.size(), 2u);
   EXPECT_EQ(plan.conditions[0].type, "SuccessCriteriaMet");
   EXPECT_EQ(plan.conditions[1].type, "Complete");
@@ -137,13 +310,13 @@ TEST(JobPodsTest, NonIndexedNilCompletionsAndCountsNeverDecrease) {
   json job = IndexedJob(2, 0);
   job["spec"].erase("completionMode");
   job["spec"].erase("completions");
-  JobPlan plan = PlanJob(job, {});
+  JobPlan plan = PlanJob(job, {}, kNow);
   EXPECT_EQ(plan.create_count, 2);
-  plan = PlanJob(job, {Pod("a", "Succeeded", std::nullopt), Pod("b", "Running", std::nullopt)});
+  plan = PlanJob(job, {Pod("a", "Succeeded", std::nullopt), Pod("b", "Running", std::nullopt)}, kNow);
   EXPECT_EQ(plan.create_count, 0);
   EXPECT_TRUE(plan.conditions.empty());
   job["status"] = {{"failed", 1}};
-  plan = PlanJob(job, {Pod("a", "Succeeded", std::nullopt)});
+  plan = PlanJob(job, {Pod("a", "Succeeded", std::nullopt)}, kNow);
   EXPECT_EQ(plan.failed, 1);  // the deleted failed pod stays counted
   EXPECT_TRUE(plan.finished());
 }
@@ -151,14 +324,14 @@ TEST(JobPodsTest, NonIndexedNilCompletionsAndCountsNeverDecrease) {
 TEST(JobPodsTest, SuspendDeletesActivePodsAndResumeReports) {
   json job = IndexedJob(2, 2);
   job["spec"]["suspend"] = true;
-  JobPlan plan = PlanJob(job, {Pod("pi-1-b", "Running", 1), Pod("pi-0-a", "Pending", 0)});
+  JobPlan plan = PlanJob(job, {Pod("pi-1-b", "Running", 1), Pod("pi-0-a", "Pending", 0)}, kNow);
   EXPECT_EQ(plan.delete_pods, (std::vector<std::string>{"pi-0-a", "pi-1-b"}));
   EXPECT_TRUE(plan.create_indexes.empty());
   ASSERT_EQ(plan.conditions.size(), 1u);
   EXPECT_EQ(plan.conditions[0].reason, "JobSuspended");
   job["spec"]["suspend"] = false;
   job["status"]["conditions"] = json::parse(R"([{"type":"Suspended","status":"True"}])");
-  plan = PlanJob(job, {});
+  plan = PlanJob(job, {}, kNow);
   EXPECT_EQ(plan.create_indexes, (std::vector<int32_t>{0, 1}));
   ASSERT_EQ(plan.conditions.size(), 1u);
   EXPECT_EQ(plan.conditions[0].status, "False");

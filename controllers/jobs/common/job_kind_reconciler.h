@@ -13,6 +13,7 @@
 // (every kind's does: it keeps no state between calls beyond what the constructor set).
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "api/object.h"
@@ -33,6 +34,13 @@ class JobKindReconciler {
   Status Reconcile(const std::string& key);
   Status ReconcileAll();
 
+  // How a kind asks for a key to be reconciled again after a delay (the ReconcileLoop's
+  // queue().AddAfter), e.g. when an active deadline runs out; unset, the kind sees it at
+  // the next reconcile (a resync). Set before the first Reconcile.
+  void SetRequeueAfter(std::function<void(const std::string& key, Duration after)> requeue_after) {
+    requeue_after_ = std::move(requeue_after);
+  }
+
   const client::GroupVersionResource& resource() const { return resource_; }
 
  protected:
@@ -42,6 +50,7 @@ class JobKindReconciler {
   client::Client& client_;
   Clock& clock_;
   const client::GroupVersionResource resource_;
+  std::function<void(const std::string& key, Duration after)> requeue_after_;
 };
 
 }  // namespace berth::controllers::jobs

@@ -39,15 +39,14 @@
 // Thread-safety: Reconcile may run concurrently for different keys.
 #pragma once
 
-#include <functional>
 #include <optional>
 #include <string>
 
 #include "api/object.h"
 #include "client/client.h"
+#include "controllers/common/event_recorder.h"
 #include "controllers/jobs/common/job_kind_reconciler.h"
 #include "controllers/jobs/common/resources.h"
-#include "controllers/common/event_recorder.h"
 #include "core/clock.h"
 #include "core/status.h"
 
@@ -79,19 +78,12 @@ class TrainJobController final : public JobKindReconciler {
  public:
   TrainJobController(client::Client& client, Clock& clock, EventRecorder& recorder)
       : JobKindReconciler(client, clock, kTrainJobsResource), recorder_(recorder) {}
-  // How the controller asks for a key to be reconciled again after a delay (the
-  // ReconcileLoop's queue().AddAfter); unset, the deadline is seen by the next
-  // reconcile (a resync). Set before the first Reconcile.
-  void SetRequeueAfter(std::function<void(const std::string& key, Duration after)> requeue_after) {
-    requeue_after_ = std::move(requeue_after);
-  }
 
  private:
   Status Sync(const std::string& key, const api::Object& original) override;
   Status ApplyJobSet(const api::Object& built, const api::Object* existing);
 
   EventRecorder& recorder_;
-  std::function<void(const std::string& key, Duration after)> requeue_after_;
 };
 
 }  // namespace berth::controllers::jobs::trainjob

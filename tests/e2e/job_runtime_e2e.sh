@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# End-to-end through the real kubectl: a Job's runtime limits and the node agent's restarts
+# (issue 17, "Job and pod runtime"), as kube's Job controller and kubelet do them:
+#   - restartPolicy OnFailure, `exit 1`, backoffLimit 1: the container's restart counts toward
+#     the backoff limit, the Job ends Failed BackoffLimitExceeded and its pod is deleted;
+#   - activeDeadlineSeconds 3 running `sleep 60`: Failed DeadlineExceeded within 10 s of its
+#     creation, its pod deleted;
+#   - a pod whose command does not exist, under OnFailure: restarted with restartCount
+#     counting, waiting in CrashLoopBackOff with the kubelet's message.
+#
+# Usage: job_runtime_e2e.sh <berth binary>
+# Exit: 0 pass, 1 fail, 77 skip (no kubectl).
+set -uo pipefail
+
+BERTH=${1:?berth binary}
+source "$(dirname "$0")/lib.sh"
+e2e_init job-runtime
+e2e_start_node_server cpu=4,memory=8Gi
+
+# condition JOB TYPE: "<status> <reason>: <message>" of the Job's condition TYPE.
+condition() {
+  "$KUBECTL" get job "$1" -o jsonpath="{range .status.conditions[?(@.type==\"$2\")]}{.status} {.reason}: {.message}{end}"
+}
+job_failed() { [ "$(condition "$1" Failed)" != "" ]; }
+no_pods_of() { [ -z "$("$KUBECTL" get pods -l "batch.kubernetes.io/job-name=$1" -o name 2>/dev/null)" ]; }
+
+"$KUBECTL" apply -f - >/dev/null <<'YAML' || fail "apply"
+apiVersion: batch/v1
+kind: Job
+metadata: {name: crash}
+spec:
+  backoffLimit: 1
+  template:
+    spec:
+      restartPolicy: OnFailure
+      containers:
+      - {name: main, image: busybox, command: [/bin/sh, -c, "exit 1"]}
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: deadline}
+spec:
+  activeDeadlineSeconds: 3
+  template:
+    spec:
+      restartPolicy: Never
+      terminationGracePeriodSeconds: 1
+      containers:
+      - {name: main, image: busybox, command: [/bin/sh, -c, "sleep 60"]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: nocmd}
+spec:
+  restartPolicy: OnFailure
+  containers:
+  - {name: main, image: busybox, command: [no-such-command-berth]}
+YAML
+created=$(date +%s)
+
+# A container that cannot start is restarted with restartCount counting, then waits.
+nocmd_waiting() {
+  [ "$("$KUBECTL" get pod nocmd -o jsonpath='{.status.containerStatuses[0].restartCount} {.status.containerStatuses[0].state.waiting.reason}')" = "1 CrashLoopBackOff" ]
+}
+if wait_until 10 nocmd_waiting; then
+  uid=$("$KUBECTL" get pod nocmd -o jsonpath='{.metadata.uid}')
+  got=$("$KUBECTL" get pod nocmd -o jsonpath='{.status.containerStatuses[0].state.waiting.message}|{.status.containerStatuses[0].lastState.terminated.reason} {.status.containerStatuses[0].lastState.terminated.exitCode}|{.status.phase}')
+  want="back-off 10s restarting failed container=main pod=nocmd_default($uid)|StartError 128|Running"
+  [ "$got" = "$want" ] || fail "nocmd: got '$got', want '$want'"
+  "$KUBECTL" get pod nocmd --no-headers | grep -Eq '^nocmd +0/1 +CrashLoopBackOff +1 ' ||
+    fail "nocmd: kubectl get pod: $("$KUBECTL" get pod nocmd --no-headers)"
+else
+  fail "nocmd: not waiting in CrashLoopBackOff after one restart: $("$KUBECTL" get pod nocmd -o jsonpath='{.status.containerStatuses}')"
+fi
+
+# OnFailure restarts count toward backoffLimit.
+if wait_until 20 job_failed crash; then
+  got=$(condition crash Failed)
+  [ "$got" = "True BackoffLimitExceeded: Job has reached the specified backoff limit" ] || fail "crash: Failed is '$got'"
+  wait_until 10 no_pods_of crash || fail "crash: its pods were not deleted"
+else
+  fail "crash: not Failed: $("$KUBECTL" get job crash -o jsonpath='{.status}')"
+fi
+
+# activeDeadlineSeconds: Failed DeadlineExceeded within 10 s of its creation.
+if wait_until 10 job_failed deadline; then
+  took=$(($(date +%s) - created))
+  [ "$took" -le 10 ] || fail "deadline: Failed only after ${took}s"
+  got=$(condition deadline Failed)
+  [ "$got" = "True DeadlineExceeded: Job was active longer than specified deadline" ] || fail "deadline: Failed is '$got'"
+  wait_until 10 no_pods_of deadline || fail "deadline: its pod was not deleted"
+  "$KUBECTL" get job deadline --no-headers | grep -Eq '^deadline +Failed +0/1 ' ||
+    fail "deadline: kubectl get job: $("$KUBECTL" get job deadline --no-headers)"
+else
+  fail "deadline: not Failed within 10 s: $("$KUBECTL" get job deadline -o jsonpath='{.status}')"
+fi
+
+"$KUBECTL" delete pod nocmd --wait=false >/dev/null 2>&1
+e2e_stop_server
+[ "$FAILURES" -eq 0 ] && echo PASS || { echo "$FAILURES failure(s)"; exit 1; }
