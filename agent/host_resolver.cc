@@ -236,6 +236,10 @@ EnvRewrite RewriteEnvForHostNetwork(const std::vector<EnvVar>& env, std::string_
   // Host names first, remembering which master each *_MASTER_ADDR named.
   std::map<std::string, std::pair<std::string, std::string>> master_of;  // ADDR var → (H.S, address)
   for (const auto& v : env) {
+    if (v.name == "HOSTNAME") {  // the container's own name, never another host's address
+      out.env.push_back(v);
+      continue;
+    }
     HostRewrite r = RewriteHostNames(v.value, pod_namespace, lookup, AddressVariable(v.name));
     std::string value = r.value;
     // ":<port>" right after a rewritten host: map the port on that host.

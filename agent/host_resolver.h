@@ -19,7 +19,8 @@
 // becomes the address of the node running the first selected pod, by pod
 // name. The "H.S" pod form is tried first.
 //
-// Only pods of the container's own namespace are rewritten (a name with a
+// HOSTNAME (the container's own host name, as the kubelet sets it) is never
+// rewritten. Only pods of the container's own namespace are rewritten (a name with a
 // different namespace part is left alone), and only names the lookup knows as
 // pods or Services; anything else (example.com, localhost) is untouched. A
 // known pod that has no node yet, or a known Service none of whose pods is

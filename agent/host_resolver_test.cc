@@ -221,6 +221,28 @@ TEST(EnvRewriteTest, UnresolvedMasterKeepsValuesAndReportsPending) {
   EXPECT_EQ(ports.held(""), 0u);
 }
 
+// HOSTNAME is the container's own host name: never looked up, never rewritten, even
+// when a Service or a pod of that name exists (the lookup lists the namespace's pods, so
+// asking it for every container's own name made each start cost a list).
+TEST(EnvRewriteTest, HostnameIsNeverLookedUp) {
+  int lookups = 0;
+  HostLookup counting = [&](std::string_view, std::string_view) {
+    ++lookups;
+    return HostAnswer{HostAnswer::Kind::kResolved, "10.0.0.7"};
+  };
+  RendezvousPortAllocator ports;
+  EnvRewrite r =
+      RewriteEnvForHostNetwork({{"HOSTNAME", "j-node-0-0"}, {"HOSTNAME", "j-node-0-0.j"}}, "ns", counting, ports);
+  EXPECT_EQ(lookups, 0);
+  ASSERT_EQ(r.env.size(), 2u);
+  EXPECT_EQ(r.env[0].value, "j-node-0-0");
+  EXPECT_EQ(r.env[1].value, "j-node-0-0.j");
+  // Any other address variable is still resolved.
+  r = RewriteEnvForHostNetwork({{"MASTER_HOST", "j-node-0-0"}}, "ns", counting, ports);
+  EXPECT_EQ(lookups, 1);
+  EXPECT_EQ(r.env[0].value, "10.0.0.7");
+}
+
 TEST(RendezvousPortAllocatorTest, RestoreHoldsAPortAgainAndRefusesConflicts) {
   RendezvousPortAllocator ports(20000, 20009);
   EXPECT_TRUE(ports.Restore("h", "a", 20005));
