@@ -13,6 +13,7 @@
 
 #include "api/conversion.h"
 #include "api/priority_admission.h"
+#include "api/selectors.h"
 #include "api/yaml_codec.h"
 #include "apiserver/deletion.h"
 #include "apiserver/discovery.h"
@@ -672,6 +673,10 @@ StatusOr<store::ListOptions> ApiServer::Impl::StoreListOptions(const ResourceReq
   lo.ns = r.info.namespace_;
   BERTH_ASSIGN_OR_RETURN(lo.predicate,
                          BuildPredicate(r.def->group, r.def->names.kind, o.label_selector, o.field_selector));
+  if (!o.label_selector.empty()) {
+    BERTH_ASSIGN_OR_RETURN(api::LabelSelector labels, api::LabelSelector::Parse(o.label_selector));
+    lo.required_label = [labels = std::move(labels)](std::string_view key) { return labels.RequiresExactMatch(key); };
+  }
   return lo;
 }
 

@@ -3,6 +3,7 @@
 #include <string>
 #include <utility>
 
+#include "api/unstructured.h"
 #include "core/ids.h"
 #include "store/continue_token.h"
 #include "store/object_meta.h"
@@ -45,10 +46,12 @@ CachedStore::CachedStore(Clock& clock, const StoreOptions& options, std::unique_
       hub_(std::make_shared<WatchHub>(options.history_limit, options.watcher_buffer_limit, initial.revision)),
       committed_revision_(initial.revision),
       assigned_revision_(initial.revision),
-      ttl_(PositiveTtls(options.ttl)) {
+      ttl_(PositiveTtls(options.ttl)),
+      indexed_labels_(options.indexed_labels) {
   // Every recovered object of a TTL resource starts its TTL now (see store.h, "Expiry").
   const Time now = clock_.Now();
   for (auto& [key, obj] : initial.objects) {
+    IndexLabelsLocked(key, nullptr, obj.get());
     objects_[key.resource][{key.ns, key.name}] = std::move(obj);
     IndexExpiryLocked(key, /*removed=*/false, now);
   }
@@ -117,7 +120,20 @@ StatusOr<ListResult> CachedStore::List(const api::GroupResource& resource, const
 
   static const ResourceMap kNoObjects;
   auto r = objects_.find(resource);
-  const ResourceMap& current = r == objects_.end() ? kNoObjects : r->second;
+  const ResourceMap* scope = r == objects_.end() ? &kNoObjects : &r->second;
+  // A pinned, indexed label: only the objects carrying it now (the overlay
+  // below restores those that carried it at an older revision).
+  ResourceMap labelled;
+  if (options.required_label) {
+    for (const std::string& key : indexed_labels_) {
+      if (std::optional<std::string> value = options.required_label(key)) {
+        labelled = LabelledLocked(resource, *scope, key, *value);
+        scope = &labelled;
+        break;
+      }
+    }
+  }
+  const ResourceMap& current = *scope;
 
   // Where this page starts: strictly after the token's key, and not before
   // the namespace.
@@ -302,15 +318,56 @@ WatchHub::Published CachedStore::ApplyLocked(std::vector<HistoryEvent> events) n
   for (const HistoryEvent& ev : events) {
     ResourceMap& m = objects_[ev.key.resource];
     const bool removed = ev.type == EventType::kDeleted;
+    auto it = m.find(NameKey{ev.key.ns, ev.key.name});
+    IndexLabelsLocked(ev.key, it == m.end() ? nullptr : it->second.get(), removed ? nullptr : ev.object.get());
     if (removed) {
-      m.erase(NameKey{ev.key.ns, ev.key.name});
+      if (it != m.end()) m.erase(it);
+    } else if (it != m.end()) {
+      it->second = ev.object;
     } else {
-      m[NameKey{ev.key.ns, ev.key.name}] = ev.object;
+      m.emplace(NameKey{ev.key.ns, ev.key.name}, ev.object);
     }
     if (!ttl_.empty()) IndexExpiryLocked(ev.key, removed, now);
   }
   committed_revision_ = events.back().revision;
   return hub_->Publish(std::move(events), committed_revision_);
+}
+
+void CachedStore::IndexLabelsLocked(const ObjectKey& key, const api::Object* before, const api::Object* after) {
+  if (indexed_labels_.empty()) return;
+  auto label = [](const api::Object* obj, const std::string& label_key) -> const std::string* {
+    if (obj == nullptr) return nullptr;
+    const api::Object& labels = api::NestedField(*obj, {"metadata", "labels"});
+    if (!labels.is_object()) return nullptr;
+    auto it = labels.find(label_key);
+    return it != labels.end() && it->is_string() ? &it->get_ref<const std::string&>() : nullptr;
+  };
+  const NameKey name{key.ns, key.name};
+  for (const std::string& label_key : indexed_labels_) {
+    const std::string* old_value = label(before, label_key);
+    const std::string* new_value = label(after, label_key);
+    if (old_value == new_value || (old_value && new_value && *old_value == *new_value)) continue;
+    if (old_value) {
+      auto it = label_index_.find({key.resource, label_key, *old_value});
+      if (it != label_index_.end()) {
+        it->second.erase(name);
+        if (it->second.empty()) label_index_.erase(it);
+      }
+    }
+    if (new_value) label_index_[{key.resource, label_key, *new_value}].insert(name);
+  }
+}
+
+CachedStore::ResourceMap CachedStore::LabelledLocked(const api::GroupResource& resource, const ResourceMap& current,
+                                                     const std::string& key, const std::string& value) const {
+  ResourceMap out;
+  auto it = label_index_.find({resource, key, value});
+  if (it == label_index_.end()) return out;
+  for (const NameKey& name : it->second) {
+    auto obj = current.find(name);
+    if (obj != current.end()) out.emplace_hint(out.end(), name, obj->second);
+  }
+  return out;
 }
 
 void CachedStore::IndexExpiryLocked(const ObjectKey& key, bool removed, Time now) {

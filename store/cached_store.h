@@ -42,6 +42,8 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -135,6 +137,12 @@ class CachedStore : public Store {
   WatchHub::Published ApplyLocked(std::vector<HistoryEvent> events) noexcept;
   // Re-indexes key's expiry after a write (`removed`: no entry).
   void IndexExpiryLocked(const ObjectKey& key, bool removed, Time now);
+  // Moves key in label_index_ from the indexed label values of `before` to those
+  // of `after` (either may be null).
+  void IndexLabelsLocked(const ObjectKey& key, const api::Object* before, const api::Object* after);
+  // The objects of `current` whose label `key` is `value`, from label_index_.
+  ResourceMap LabelledLocked(const api::GroupResource& resource, const ResourceMap& current, const std::string& key,
+                             const std::string& value) const;
   // The newest version of key, including queued writes; sets *pending_revision
   // to the revision of a queued write it came from (0 if committed).
   const ObjectPtr* LookupLocked(const ObjectKey& key, int64_t* pending_revision) const;
@@ -148,8 +156,12 @@ class CachedStore : public Store {
   mutable std::mutex mu_;
   std::condition_variable committed_cv_;
   std::map<api::GroupResource, ResourceMap> objects_;  // committed, readable state
-  int64_t committed_revision_ = 0;                     // last readable revision
-  int64_t assigned_revision_ = 0;                      // last revision handed to a writer
+  // StoreOptions::indexed_labels, and for each (resource, label key, value) the
+  // committed objects carrying it.
+  const std::vector<std::string> indexed_labels_;
+  std::map<std::tuple<api::GroupResource, std::string, std::string>, std::set<NameKey>> label_index_;
+  int64_t committed_revision_ = 0;  // last readable revision
+  int64_t assigned_revision_ = 0;   // last revision handed to a writer
   // Writes queued or being committed (durable backends only): key -> {revision, object or null}.
   std::map<ObjectKey, std::pair<int64_t, ObjectPtr>> pending_;
   std::vector<HistoryEvent> queue_;  // queued, not yet taken by a leader

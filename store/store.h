@@ -135,6 +135,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "api/limits.h"
@@ -205,6 +206,13 @@ struct ListOptions {
   // has left the history; kTimeout "Too large resource version" when it is in
   // the future). Ignored when continue_token is set (the token carries it).
   int64_t revision = 0;
+  // The value label `key` must have for an object to pass `predicate`, when the
+  // predicate pins it (a label selector's `key=value`), else nullopt. A store
+  // with an index on one of the keys it is asked about (StoreOptions::
+  // indexed_labels) visits only the objects carrying that label value, so the
+  // cost of a list follows its answer, not every object of the resource; the
+  // predicate is applied as without it. Unset: no label is pinned.
+  std::function<std::optional<std::string>(std::string_view key)> required_label;
 };
 
 struct ListResult {
@@ -278,6 +286,17 @@ struct StoreOptions {
   // "Expiry"); absent or <= 0: never. The server sets {"", "events"} from
   // --event-ttl (kDefaultEventTtl).
   std::map<api::GroupResource, Duration> ttl;
+  // Label keys whose values are indexed for every resource (see
+  // ListOptions::required_label): the ones controllers select their children
+  // by, so that a controller's list of one job's pods does not evaluate its
+  // selector on every pod ever created. kube-apiserver's watch cache indexes
+  // pods by spec.nodeName the same way (pkg/registry/core/pod/storage); berth
+  // indexes owner labels because its controllers list live from the store.
+  std::vector<std::string> indexed_labels = {
+      "batch.kubernetes.io/controller-uid",  // a Job's pods (the Job controller's selector)
+      "jobset.sigs.k8s.io/jobset-name",      // a JobSet's Jobs
+      "training.kubeflow.org/job-name",      // a PyTorchJob's pods and Services
+  };
 };
 
 // kube-apiserver's --event-ttl default, 1h (cmd/kube-apiserver/app/options/options.go,
