@@ -82,7 +82,19 @@ SchedulerController::SchedulerController(client::Client& client, client::SharedI
       pods_(factory.ForResource(kPods)),
       nodes_(factory.ForResource(kNodes)),
       recorder_(client, clock, options_.scheduler_name) {
+  // Pods that have not ended, so a cycle costs what runs and waits, not every
+  // finished pod the cache holds (kube-scheduler's cache drops terminated pods
+  // the same way).
+  (void)pods_.AddIndexer(kLivePodsIndex, [](const api::Object& pod) -> std::vector<std::string> {
+    if (IsPodTerminal(pod)) return {};
+    return {"true"};
+  });
   RegisterHandlers();
+}
+
+std::vector<client::ObjectPtr> SchedulerController::LivePods() const {
+  auto live = pods_.GetIndexer().ByIndex(kLivePodsIndex, "true");
+  return live.ok() ? std::move(live).value() : std::vector<client::ObjectPtr>{};
 }
 
 SchedulerController::~SchedulerController() { Stop(); }
@@ -143,7 +155,7 @@ void SchedulerController::OnPod(const client::ObjectPtr& obj, bool deleted) {
 
 void SchedulerController::ActivateAll() {
   std::lock_guard<std::mutex> lock(mu_);
-  for (const auto& p : pods_.GetIndexer().List()) {
+  for (const auto& p : LivePods()) {
     if (Schedulable(*p)) queue_[client::MetaNamespaceKey(*p)] = QueuedPod{};
   }
 }
@@ -172,8 +184,7 @@ CycleSummary SchedulerController::ScheduleOnce() {
   std::vector<Pending> active;
   std::vector<Pending> pending;  // unbound pods of this scheduler
   std::map<std::string, client::ObjectPtr> by_key;
-  for (const auto& obj : pods_.GetIndexer().List()) {
-    if (IsPodTerminal(*obj)) continue;
+  for (const auto& obj : LivePods()) {
     const std::string key = client::MetaNamespaceKey(*obj);
     by_key[key] = obj;
     placement::Pod pod = DecodePod(*obj);

@@ -134,6 +134,11 @@ class SchedulerController {
   void Wake();
   bool Schedulable(const api::Object& pod) const;
   Duration Backoff(int attempts) const;
+  // The cached pods that have not ended (kLivePodsIndex), in key order.
+  std::vector<client::ObjectPtr> LivePods() const;
+
+  // The pod informer's index of pods not Succeeded or Failed (value "true").
+  static constexpr char kLivePodsIndex[] = "scheduler:live";
 
   client::Client& client_;
   Clock& clock_;
