@@ -28,7 +28,8 @@ void DefaultJobSet(Object* jobset) {
   Object& startup = MutableObject(&spec, "startupPolicy");
   if (!HasField(startup, "startupPolicyOrder")) startup["startupPolicyOrder"] = "AnyOrder";
   for (Object& rjob : MutableArray(&spec, "replicatedJobs")) {
-    if (!rjob.is_object()) continue;
+    // A replicatedJob without a template stays without one: the schema's Required names it.
+    if (!Field(rjob, "template").is_object()) continue;
     Object& job_spec = MutableObject(&MutableObject(&rjob, "template"), "spec");
     if (!HasField(job_spec, "completionMode")) job_spec["completionMode"] = "Indexed";
     Object& pod_spec = MutableObject(&MutableObject(&job_spec, "template"), "spec");

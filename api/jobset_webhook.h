@@ -13,8 +13,11 @@
 //   spec.failurePolicy.rules[i].name                  "failurePolicyRule<i>" (defaultRuleNameFmt)
 // (upstream sets successPolicy and startupPolicy as whole objects when absent; berth also
 // fills an operator / order missing from a present one, which the CRD requires anyway).
-// The CRD schema's own defaults (replicas 1, groupName "default", restartStrategy
-// Recreate) are applied by schema defaulting before this.
+// A replicatedJob without a template is left without one (upstream's typed webhook writes
+// an empty one, and validation then names its containers; berth keeps the schema's
+// "spec.replicatedJobs[0].template: Required value"). The CRD schema's own defaults
+// (replicas 1, groupName "default", restartStrategy Recreate) are applied by schema
+// defaulting before this.
 //
 // ValidateJobSetFailurePolicyRules (validateFailurePolicy's rule-name checks), after
 // defaulting, with upstream's messages as field errors at spec.failurePolicy.rules[i].name

@@ -40,7 +40,7 @@ spec:
       spec:
         backoffLimit: 0
         completions: 2
-        parallelism: 2.0
+        parallelism: 2
         template:
           spec:
             containers: [{name: leader, image: bash, command: [bash, -c, exit 1]}]
@@ -54,7 +54,9 @@ spec:
 )";
 
 TEST(JobSetWebhookTest, DefaultsAreWrittenOnTheStoredObject) {
-  auto w = Create(ParseYaml(kRestartAction).value());
+  Object js = ParseYaml(kRestartAction).value();
+  js["spec"]["replicatedJobs"][0]["template"]["spec"]["parallelism"] = 2.0;  // JSON 2.0
+  auto w = Create(js);
   ASSERT_TRUE(w.ok()) << w.status().message();
   const Object& spec = w->object["spec"];
   EXPECT_EQ(spec["failurePolicy"]["rules"][0]["name"], "failurePolicyRule0");
