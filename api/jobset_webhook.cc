@@ -15,34 +15,55 @@ const Regexp& RuleNamePattern() {
   return *re;
 }
 
+// parent[key] as an object, created when absent or null; nullptr when `parent` is not an
+// object or the field has another type (left to schema validation).
+Object* ChildObject(Object* parent, const char* key) {
+  if (!parent->is_object()) return nullptr;
+  Object& v = (*parent)[key];
+  if (v.is_null()) v = Object::object();
+  return v.is_object() ? &v : nullptr;
+}
+
+// parent[key] when it is an array, else nullptr (nothing is created).
+Object* ExistingArray(Object* parent, const char* key) {
+  if (!parent->is_object()) return nullptr;
+  auto it = parent->find(key);
+  return it != parent->end() && it->is_array() ? &*it : nullptr;
+}
+
 }  // namespace
 
 void DefaultJobSet(Object* jobset) {
-  if (!jobset->is_object()) return;
-  Object* spec_field = &(*jobset)["spec"];
-  if (spec_field->is_null()) *spec_field = Object::object();
-  if (!spec_field->is_object()) return;
-  Object& spec = *spec_field;
-  Object& success = MutableObject(&spec, "successPolicy");
-  if (!HasField(success, "operator")) success["operator"] = "All";
-  Object& startup = MutableObject(&spec, "startupPolicy");
-  if (!HasField(startup, "startupPolicyOrder")) startup["startupPolicyOrder"] = "AnyOrder";
-  for (Object& rjob : MutableArray(&spec, "replicatedJobs")) {
-    // A replicatedJob without a template stays without one: the schema's Required names it.
-    if (!Field(rjob, "template").is_object()) continue;
-    Object& job_spec = MutableObject(&MutableObject(&rjob, "template"), "spec");
-    if (!HasField(job_spec, "completionMode")) job_spec["completionMode"] = "Indexed";
-    Object& pod_spec = MutableObject(&MutableObject(&job_spec, "template"), "spec");
-    if (!HasField(pod_spec, "restartPolicy")) pod_spec["restartPolicy"] = "OnFailure";
+  Object* spec = ChildObject(jobset, "spec");
+  if (spec == nullptr) return;
+  if (Object* success = ChildObject(spec, "successPolicy")) {
+    if (!HasField(*success, "operator")) (*success)["operator"] = "All";
   }
-  Object& network = MutableObject(&spec, "network");
-  if (!HasField(network, "enableDNSHostnames")) network["enableDNSHostnames"] = true;
-  if (!HasField(network, "publishNotReadyAddresses")) network["publishNotReadyAddresses"] = true;
-  if (Field(spec, "failurePolicy").is_object()) {
-    Object& rules = MutableArray(&spec["failurePolicy"], "rules");
-    for (size_t i = 0; i < rules.size(); ++i) {
-      if (rules[i].is_object() && AsString(Field(rules[i], "name")).empty()) {
-        rules[i]["name"] = "failurePolicyRule" + std::to_string(i);
+  if (Object* startup = ChildObject(spec, "startupPolicy")) {
+    if (!HasField(*startup, "startupPolicyOrder")) (*startup)["startupPolicyOrder"] = "AnyOrder";
+  }
+  if (Object* rjobs = ExistingArray(spec, "replicatedJobs")) {
+    for (Object& rjob : *rjobs) {
+      // A replicatedJob without a template stays without one: the schema's Required names it.
+      if (!Field(rjob, "template").is_object()) continue;
+      Object* job_spec = ChildObject(&rjob["template"], "spec");
+      if (job_spec == nullptr) continue;
+      if (!HasField(*job_spec, "completionMode")) (*job_spec)["completionMode"] = "Indexed";
+      Object* pod_template = ChildObject(job_spec, "template");
+      Object* pod_spec = pod_template == nullptr ? nullptr : ChildObject(pod_template, "spec");
+      if (pod_spec != nullptr && !HasField(*pod_spec, "restartPolicy")) (*pod_spec)["restartPolicy"] = "OnFailure";
+    }
+  }
+  if (Object* network = ChildObject(spec, "network")) {
+    if (!HasField(*network, "enableDNSHostnames")) (*network)["enableDNSHostnames"] = true;
+    if (!HasField(*network, "publishNotReadyAddresses")) (*network)["publishNotReadyAddresses"] = true;
+  }
+  if (!Field(*spec, "failurePolicy").is_object()) return;
+  if (Object* rules = ExistingArray(&(*spec)["failurePolicy"], "rules")) {
+    for (size_t i = 0; i < rules->size(); ++i) {
+      Object& rule = (*rules)[i];
+      if (rule.is_object() && AsString(Field(rule, "name")).empty()) {
+        rule["name"] = "failurePolicyRule" + std::to_string(i);
       }
     }
   }
