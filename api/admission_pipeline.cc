@@ -211,7 +211,9 @@ StatusOr<AdmittedWrite> AdmissionPipeline::Admit(WriteRequest request) const {
   if (updating) ValidateMetaUpdate(obj, *request.old, &errs);
   ValidateOptions options;
   options.map_keys = def->builtin ? MapKeyStyle::kBracket : MapKeyStyle::kDotted;
+  options.go_integers = def->builtin;
   for (auto& e : storage_version.compiled.Validate(obj, options)) errs.push_back(std::move(e));
+  storage_version.compiled.NormalizeIntegers(&obj);  // the strategy reads integers
   if (strategy) {
     FieldErrorList more;
     switch (request.operation) {

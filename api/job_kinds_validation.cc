@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "api/jobset_webhook.h"
 #include "api/pod_validation.h"
 #include "api/regexp.h"
 #include "api/unstructured.h"
@@ -24,6 +25,7 @@ FieldErrorList ValidateJobSetTemplatesAndPatterns(const Object& jobset) {
     Append(&errs, ValidatePodSpec(NestedField(rjobs[i], {"template", "spec", "template", "spec"}),
                                   rjobs_path.Index(i).Child("template").Child("spec").Child("template").Child("spec")));
   }
+  Append(&errs, ValidateJobSetFailurePolicyRules(jobset));
   const FieldPath rules_path = FieldPath("spec").Child("failurePolicy").Child("rules");
   const Object& rules = ArrayAt(ObjectAt(spec, "failurePolicy"), "rules");
   for (size_t i = 0; i < rules.size(); ++i) {

@@ -4,6 +4,8 @@
 // error, instead of a controller failing on every reconcile.
 //
 //   JobSet
+//     spec.failurePolicy.rules[i].name                     api/jobset_webhook.h (upstream's
+//                                                          webhook checks these at admission too)
 //     spec.replicatedJobs[i].template.spec.template.spec   api/pod_validation.h
 //     spec.failurePolicy.rules[i].onJobFailureMessagePatterns[j]: Invalid value: "(":
 //         error parsing regexp: missing closing ): `(`

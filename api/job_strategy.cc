@@ -133,8 +133,26 @@ void ValidateJobCounts(const Object* spec, FieldErrorList* errs) {
   }
 }
 
+// ValidateJobSpec's check of the template's restartPolicy: a Job's pods never restart
+// Always (an absent policy is one SetDefaults_PodSpec turns into Always upstream).
+void ValidateJobRestartPolicy(const Object& job, FieldErrorList* errs) {
+  const FieldPath path = FieldPath("spec").Child("template").Child("spec").Child("restartPolicy");
+  const Object& policy = NestedField(job, {"spec", "template", "spec", "restartPolicy"});
+  if (!policy.is_null() && !policy.is_string()) return;  // the schema reports it
+  const std::string value = AsString(policy);
+  if (value.empty() || value == "Always") {
+    errs->push_back(Required(path, R"(valid values: "OnFailure", "Never")"));
+  } else if (value != "OnFailure" && value != "Never") {
+    errs->push_back(NotSupported(path, value, {"OnFailure", "Never"}));
+  } else if (Find(Find(&job, "spec"), "podFailurePolicy") != nullptr && value != "Never") {
+    errs->push_back(Invalid(path, value, R"(only "Never" is supported when podFailurePolicy is specified)"));
+  }
+}
+
 // The counts, the selector rules, then ValidateJobSpec's ValidatePodTemplateSpec: the
-// template's pod spec (api/pod_validation.h).
+// template's pod spec (api/pod_validation.h), and on create its restartPolicy (the
+// template is immutable, so an update cannot change it; a Job stored before berth checked
+// it stays updatable).
 FieldErrorList ValidateJob(const Object& job, bool create) {
   FieldErrorList errs;
   ValidateJobCounts(Find(&job, "spec"), &errs);
@@ -143,6 +161,7 @@ FieldErrorList ValidateJob(const Object& job, bool create) {
                                        FieldPath("spec").Child("template").Child("spec"))) {
     errs.push_back(std::move(e));
   }
+  if (create) ValidateJobRestartPolicy(job, &errs);
   return errs;
 }
 

@@ -78,8 +78,17 @@
 // ClusterQueue ran 8 GPU pods). The Kueue job reconciler then deletes the Workload that no
 // longer matches and creates one that queues again (controllers/kueue/job_reconciler.h).
 //
-// Not here yet: restartPolicy OnFailure|Never, completions/parallelism bounds beyond the
-// schema's.
+// restartPolicy (ValidateJobSpec, pkg/apis/batch/validation/validation.go), on create:
+//   spec.template.spec.restartPolicy: Required value: valid values: "OnFailure", "Never"
+//        when absent or Always (upstream's SetDefaults_PodSpec turns an absent one into
+//        Always before validation, so `kubectl create` of a Job without one is refused)
+//   spec.template.spec.restartPolicy: Unsupported value: "X": supported values: "OnFailure", "Never"
+//   spec.template.spec.restartPolicy: Invalid value: "OnFailure": only "Never" is supported
+//        when podFailurePolicy is specified
+// Not on update: the template's restartPolicy is immutable (above), and a Job stored before
+// berth checked it stays updatable (Kueue resumes it).
+//
+// Not here yet: completions/parallelism bounds beyond the schema's.
 //
 // Thread-safety: stateless functions; the strategy is immutable.
 #pragma once

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "api/admission_pipeline.h"
@@ -27,14 +28,18 @@ spec:
       containers: [{name: c, image: busybox}]
 )";
 
-StatusOr<AdmittedWrite> Create(const std::string& yaml) {
-  auto obj = ParseYaml(yaml);
-  if (!obj.ok()) return obj.status();
+StatusOr<AdmittedWrite> CreateObject(Object obj) {
   AdmissionPipeline pipeline(Registry::Default(), StrategyRegistry::Default());
   WriteRequest req;
   req.operation = Operation::kCreate;
-  req.object = std::move(*obj);
+  req.object = std::move(obj);
   return pipeline.Admit(std::move(req));
+}
+
+StatusOr<AdmittedWrite> Create(const std::string& yaml) {
+  auto obj = ParseYaml(yaml);
+  if (!obj.ok()) return obj.status();
+  return CreateObject(std::move(*obj));
 }
 
 TEST(JobStrategyTest, CreateGeneratesSelectorLabelsAndDefaults) {
@@ -158,6 +163,77 @@ TEST(JobStrategyTest, IndexedJobsNeedCompletionsAndBoundedParallelism) {
   EXPECT_NE(w.status().message().find("spec.backoffLimitPerIndex: Required value: when maxFailedIndexes is specified"),
             std::string::npos)
       << w.status().message();
+}
+
+// ValidateJobSpec (pkg/apis/batch/validation/validation.go): a Job's pods restart
+// OnFailure or Never; an absent policy reads as SetDefaults_PodSpec's Always.
+TEST(JobStrategyTest, RestartPolicyMustBeOnFailureOrNever) {
+  const std::string path = "spec.template.spec.restartPolicy: ";
+  const std::string required = path + R"(Required value: valid values: "OnFailure", "Never")";
+  struct Case {
+    Object policy;
+    bool pod_failure_policy;
+    std::string want;  // the whole error list, "" when accepted
+  };
+  const std::vector<Case> cases = {
+      {Object(), false, required},
+      {"Always", false, required},
+      // ValidatePodSpec's validateRestartPolicy (the schema's enum) refuses it too, as upstream.
+      {"Sometimes", false,
+       "[" + path + R"(Unsupported value: "Sometimes": supported values: "Always", "OnFailure", "Never", )" + path +
+           R"(Unsupported value: "Sometimes": supported values: "OnFailure", "Never"])"},
+      {"OnFailure", true,
+       path + R"(Invalid value: "OnFailure": only "Never" is supported when podFailurePolicy is specified)"},
+      {"OnFailure", false, ""},
+      {"Never", true, ""},
+  };
+  for (const Case& c : cases) {
+    Object job = ParseYaml(kJob).value();
+    Object& pod_spec = job["spec"]["template"]["spec"];
+    if (c.policy.is_null()) {
+      pod_spec.erase("restartPolicy");
+    } else {
+      pod_spec["restartPolicy"] = c.policy;
+    }
+    if (c.pod_failure_policy) {
+      job["spec"]["podFailurePolicy"] =
+          ParseYaml("rules: [{action: FailJob, onExitCodes: {operator: In, values: [42]}}]").value();
+    }
+    auto w = Create(job.dump());
+    if (c.want.empty()) {
+      EXPECT_TRUE(w.ok()) << c.policy << ": " << w.status().message();
+      continue;
+    }
+    ASSERT_FALSE(w.ok()) << c.policy;
+    EXPECT_EQ(w.status().code(), Code::kInvalid);
+    EXPECT_EQ(w.status().message(), "Job.batch \"pi\" is invalid: " + c.want);
+    ASSERT_FALSE(w.status().causes().empty());
+    EXPECT_EQ(w.status().causes().back().field, "spec.template.spec.restartPolicy");
+  }
+}
+
+// Every integer field of a built-in kind refuses a JSON number with a fraction or
+// exponent, as Go's json decoding into int32 does; the error names the field. (A YAML
+// body's 1e3 is the integer 1000, as sigs.k8s.io/yaml converts it: api/yaml_codec.h.)
+TEST(JobStrategyTest, IntegerFieldsRefuseNonIntegerNumbers) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {R"({"completions":1e3})", "spec.completions"},
+      {R"({"parallelism":1.5})", "spec.parallelism"},
+      {R"({"backoffLimit":2.0})", "spec.backoffLimit"},
+      {R"({"template":{"spec":{"containers":[{"name":"c","image":"x","ports":[{"containerPort":80.5}]}]}}})",
+       "spec.template.spec.containers[0].ports[0].containerPort"},
+  };
+  for (const auto& [patch, field] : cases) {
+    Object job = ParseYaml(kJob).value();
+    job["spec"].merge_patch(Object::parse(patch));
+    auto w = CreateObject(job);
+    ASSERT_FALSE(w.ok()) << patch;
+    EXPECT_EQ(w.status().code(), Code::kInvalid);
+    EXPECT_NE(w.status().message().find(field + R"(: Invalid value: "number": )" + field +
+                                        R"( in body must be of type integer: "number")"),
+              std::string::npos)
+        << w.status().message();
+  }
 }
 
 TEST(JobStrategyTest, ManualSelectorIsKeptAndMustMatchTheTemplate) {

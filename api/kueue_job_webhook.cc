@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "api/job_kinds_validation.h"
+#include "api/jobset_webhook.h"
 
 namespace berth::api {
 namespace {
@@ -50,15 +51,24 @@ Object* SuspendField(Object* job, const std::vector<std::string>& path) {
   return at;
 }
 
-// Kueue's defaulting on create, and the kind's own checks (api/job_kinds_validation.h)
-// on create and update.
+// Kueue's defaulting on create, the kind's own webhook defaults (`defaults`, may be null)
+// on create and update, and the kind's own checks (api/job_kinds_validation.h) on create
+// and update.
 class KueueJobStrategy final : public Strategy {
  public:
+  using Defaults = void (*)(Object*);
   using Validate = FieldErrorList (*)(const Object&);
   KueueJobStrategy(KueueJobWebhook webhook, std::string_view framework, std::vector<std::string> path,
-                   Validate validate)
-      : webhook_(std::move(webhook)), framework_(framework), path_(std::move(path)), validate_(validate) {}
+                   Defaults defaults, Validate validate)
+      : webhook_(std::move(webhook)),
+        framework_(framework),
+        path_(std::move(path)),
+        defaults_(defaults),
+        validate_(validate) {}
   void PrepareForCreate(Object* obj) const override { webhook_.Default(obj, framework_, path_); }
+  void Default(Object* obj) const override {
+    if (defaults_ != nullptr) defaults_(obj);
+  }
   FieldErrorList ValidateCreate(const Object& obj) const override { return validate_(obj); }
   FieldErrorList ValidateUpdate(const Object& obj, const Object& old) const override {
     FieldErrorList errs = validate_(obj);
@@ -70,6 +80,7 @@ class KueueJobStrategy final : public Strategy {
   const KueueJobWebhook webhook_;
   const std::string framework_;
   const std::vector<std::string> path_;
+  const Defaults defaults_;
   const Validate validate_;
 };
 
@@ -122,11 +133,11 @@ void RegisterKueueJobStrategies(StrategyRegistry* registry, const KueueJobWebhoo
   registry->Register(
       "jobset.x-k8s.io", "JobSet",
       std::make_unique<KueueJobStrategy>(webhook, kJobSetFramework, std::vector<std::string>{"spec", "suspend"},
-                                         &ValidateJobSetTemplatesAndPatterns));
+                                         &DefaultJobSet, &ValidateJobSetTemplatesAndPatterns));
   registry->Register("kubeflow.org", "PyTorchJob",
                      std::make_unique<KueueJobStrategy>(webhook, kPyTorchJobFramework,
                                                         std::vector<std::string>{"spec", "runPolicy", "suspend"},
-                                                        &ValidatePyTorchJobTemplates));
+                                                        nullptr, &ValidatePyTorchJobTemplates));
 }
 
 }  // namespace berth::api

@@ -102,6 +102,42 @@ void ValidateEnv(const Object& env, const FieldPath& path, FieldErrorList* errs)
   }
 }
 
+// validateLocalDescendingPath: relative, and no ".." element (split at '/', as
+// filepath.ToSlash then strings.Split on a Linux API server).
+void ValidateLocalDescendingPath(std::string_view target, const FieldPath& path, FieldErrorList* errs) {
+  if (target.starts_with('/')) errs->push_back(Invalid(path, std::string(target), "must be a relative path"));
+  size_t start = 0;
+  while (start <= target.size()) {
+    size_t end = target.find('/', start);
+    if (end == std::string_view::npos) end = target.size();
+    if (target.substr(start, end - start) == "..") {
+      errs->push_back(Invalid(path, std::string(target), "must not contain '..'"));
+      break;  // one error however many ".." elements
+    }
+    start = end + 1;
+  }
+}
+
+// validateVolumeMounts' subPath and subPathExpr checks. Upstream reports the paths of both
+// at `path` (the volumeMounts list, without the mount's index: fldPath.Child("subPath")),
+// and the mutual exclusion at the mount's index.
+void ValidateVolumeMountPaths(const Object& mounts, const FieldPath& path, FieldErrorList* errs) {
+  for (size_t i = 0; i < mounts.size(); ++i) {
+    const Object& sub_path = Field(mounts[i], "subPath");
+    const Object& sub_path_expr = Field(mounts[i], "subPathExpr");
+    const std::string sub = sub_path.is_string() ? sub_path.get<std::string>() : "";
+    const std::string expr = sub_path_expr.is_string() ? sub_path_expr.get<std::string>() : "";
+    if (!sub.empty()) ValidateLocalDescendingPath(sub, path.Child("subPath"), errs);
+    if (!expr.empty()) {
+      if (!sub.empty()) {
+        errs->push_back(
+            Invalid(path.Index(i).Child("subPathExpr"), expr, "subPathExpr and subPath are mutually exclusive"));
+      }
+      ValidateLocalDescendingPath(expr, path.Child("subPathExpr"), errs);
+    }
+  }
+}
+
 // validateContainerCommon (the parts above); with `others`, the name must not be one of
 // them.
 void ValidateContainer(const Object& c, const FieldPath& path, const std::set<std::string>* others,
@@ -115,6 +151,7 @@ void ValidateContainer(const Object& c, const FieldPath& path, const std::set<st
     ValidateDNS1123LabelField(value, name_path, errs);
   }
   ValidateEnv(ArrayAt(c, "env"), path.Child("env"), errs);
+  ValidateVolumeMountPaths(ArrayAt(c, "volumeMounts"), path.Child("volumeMounts"), errs);
   ValidateResources(ObjectAt(c, "resources"), path.Child("resources"), errs);
   if (others != nullptr && others->count(value) != 0) errs->push_back(Duplicate(name_path, value));
 }

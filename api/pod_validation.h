@@ -17,6 +17,13 @@
 //                             environment variable name must consist only of printable
 //                             ASCII characters other than '='" (ValidateEnv with
 //                             RelaxedEnvironmentVariableValidation, beta and on in 1.32)
+//   ...volumeMounts           validateVolumeMounts' validateLocalDescendingPath of subPath
+//                             and subPathExpr: "must be a relative path" (absolute), "must
+//                             not contain '..'" (a ".." element between '/'), reported at
+//                             ...volumeMounts.subPath / .subPathExpr without the mount's
+//                             index, as upstream; both set: "...volumeMounts[i].subPathExpr:
+//                             Invalid value: ...: subPathExpr and subPath are mutually
+//                             exclusive"
 //   ...resources              ValidateResourceRequirements: each quantity non-negative
 //                             ("must be greater than or equal to 0"); an extended resource
 //                             (a domain-prefixed name outside kubernetes.io, e.g.
@@ -40,7 +47,7 @@
 // and Pods made from them are created; berth refuses them at admission, where the user
 // sees the error.
 //
-// Not checked here: the rest of ValidatePodSpec (volume sources, mounts, probes, security
+// Not checked here: the rest of ValidatePodSpec (volume sources, the other mount rules, probes, security
 // contexts, ports, resource names, ...); the schema checks types and enums. A
 // "must be an integer" error shows the quantity as a string ("500m"); upstream prints Go's
 // %#v of resource.Quantity there.

@@ -83,6 +83,29 @@ TEST(PodValidationTest, EnvNamesArePrintableAsciiWithoutEquals) {
                                       "spec.containers[0].env[3].name: Invalid value: \"ünï\": " + msg}));
 }
 
+// validateVolumeMounts / validateLocalDescendingPath: a subPath or subPathExpr stays
+// inside its volume. Upstream names the list, not the mount, for these two.
+TEST(PodValidationTest, SubPathsAreRelativeWithoutDotDot) {
+  const json spec = json::parse(R"e({
+    "volumes":[{"name":"data","emptyDir":{}}],
+    "containers":[{"name":"c","image":"x","volumeMounts":[
+      {"name":"data","mountPath":"/a","subPath":"ok/..x/y.."},
+      {"name":"data","mountPath":"/b","subPath":"x/../../y"},
+      {"name":"data","mountPath":"/c","subPath":"/etc"},
+      {"name":"data","mountPath":"/d","subPathExpr":"/../$(POD)"},
+      {"name":"data","mountPath":"/e","subPath":"a","subPathExpr":".."}]}]})e");
+  const std::string at = "spec.containers[0].volumeMounts";
+  EXPECT_EQ(Errors(spec),
+            (std::vector<std::string>{
+                at + R"e(.subPath: Invalid value: "x/../../y": must not contain '..')e",
+                at + R"e(.subPath: Invalid value: "/etc": must be a relative path)e",
+                at + R"e(.subPathExpr: Invalid value: "/../$(POD)": must be a relative path)e",
+                at + R"e(.subPathExpr: Invalid value: "/../$(POD)": must not contain '..')e",
+                at + R"e([4].subPathExpr: Invalid value: "..": subPathExpr and subPath are mutually exclusive)e",
+                at + R"e(.subPathExpr: Invalid value: "..": must not contain '..')e",
+            }));
+}
+
 TEST(PodValidationTest, ResourcesAsValidateResourceRequirements) {
   auto resources = [](const char* r) {
     return Errors(json::parse(std::string(R"({"containers":[{"name":"c","image":"x","resources":)") + r + "}]}"));

@@ -104,11 +104,12 @@ bool HasType(const Node& n, std::string_view t) {
   return std::find(n.types.begin(), n.types.end(), t) != n.types.end();
 }
 
-bool TypeMatches(const Node& n, const Json& v) {
+bool TypeMatches(const Node& n, const Json& v, bool go_integers) {
   if (n.types.empty()) return true;
   std::string_view t = JsonTypeName(v);
   if (HasType(n, t)) return true;
-  if (t == "number" && IsWholeFloat(v) && HasType(n, "integer")) return true;  // isFloatInt
+  // isFloatInt, for CRDs only.
+  if (t == "number" && !go_integers && IsWholeFloat(v) && HasType(n, "integer")) return true;
   if (t == "integer" && HasType(n, "number")) return true;                      // isIntFloat
   return false;
 }
@@ -256,7 +257,7 @@ class Validator {
       }
       return;
     }
-    if (!TypeMatches(n, v)) {
+    if (!TypeMatches(n, v, options_.go_integers)) {
       std::string actual(JsonTypeName(v));
       errors_.push_back(TypeInvalid(path, actual, InBody(name) + " must be of type " +
                                                       JoinTypes(n) + ": " + GoQuote(actual)));
@@ -598,6 +599,30 @@ void DefaultValue(Json* x, const Node* n) {
   }
 }
 
+// Whole floats in integer-only fields become integers (the apiserver's float64 1000
+// serializes as 1000).
+void NormalizeIntegerValues(Json* x, const Node* n) {
+  if (!n) return;
+  if (x->is_number_float()) {
+    if (n->types.size() == 1 && n->types[0] == "integer" && IsWholeFloat(*x)) {
+      *x = static_cast<int64_t>(x->get<double>());
+    }
+    return;
+  }
+  if (x->is_object()) {
+    for (auto it = x->begin(); it != x->end(); ++it) {
+      auto p = n->properties.find(it.key());
+      if (p != n->properties.end()) {
+        NormalizeIntegerValues(&it.value(), p->second.get());
+      } else if (n->additional == AdditionalProperties::kSchema) {
+        NormalizeIntegerValues(&it.value(), n->additional_schema.get());
+      }
+    }
+  } else if (x->is_array()) {
+    for (auto& item : *x) NormalizeIntegerValues(&item, n->items.get());
+  }
+}
+
 // ---------------------------------------------------------------------------------------
 // Pruning.
 
@@ -754,6 +779,8 @@ void Schema::Default(nlohmann::json* value) const {
   if (value->is_null() && root_->default_value) *value = *root_->default_value;
   DefaultValue(value, root_.get());
 }
+
+void Schema::NormalizeIntegers(nlohmann::json* value) const { NormalizeIntegerValues(value, root_.get()); }
 
 std::vector<std::string> Schema::Prune(nlohmann::json* value, bool resource_root) const {
   if (!root_) return {};

@@ -74,6 +74,17 @@ enum class MapKeyStyle { kDotted, kBracket };
 
 struct ValidateOptions {
   MapKeyStyle map_keys = MapKeyStyle::kDotted;
+  // Integer fields decode as Go's encoding/json decodes them into an int32/int64 struct
+  // field (built-in kinds): a JSON number with a fraction or an exponent (1.5, 1e3, 2.0)
+  // is refused. Without it, as kube-openapi validates a CRD (isFloatInt), a whole float
+  // (1e3) passes an integer field and only a fraction (1.5) is refused. Either way the
+  // error is the type mismatch at the field:
+  //   spec.parallelism: Invalid value: "number": spec.parallelism in body must be of type integer: "number"
+  // (kube-apiserver answers a built-in kind's with a 400 decode error instead: `Job in
+  // version "v1" cannot be handled as a Job: json: cannot unmarshal number 1.5 into Go
+  // struct field JobSpec.spec.parallelism of type int32`; the JSON parser berth uses keeps
+  // no number literal to quote.)
+  bool go_integers = false;
 };
 
 namespace schema_internal {
@@ -99,6 +110,12 @@ class Schema {
   // non-nullable properties without a default are removed
   // (PruneNonNullableNullsWithoutDefaults).
   void Default(nlohmann::json* value) const;
+
+  // Replaces each whole float (1000.0, from 1e3) in a field whose only type is integer by
+  // the integer, as the apiserver stores a CRD's float64 1000 (encoding/json writes it as
+  // 1000), so readers of integer fields (api/unstructured.h IntAt) see it. Run after
+  // Validate; other values are left as they are.
+  void NormalizeIntegers(nlohmann::json* value) const;
 
   // Structural pruning (apiextensions pruning.Prune): drops every field the schema does not
   // declare, except under x-kubernetes-preserve-unknown-fields, additionalProperties

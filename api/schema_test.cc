@@ -247,6 +247,32 @@ TEST(SchemaTest, NestedPathsUseIndicesAndDottedMapKeysByDefault) {
                           "spec.resourceGroups[0].flavors[1].name: Required value"));
 }
 
+// Built-in kinds decode integers as Go's encoding/json does into an int field: any number
+// with a fraction or an exponent is refused; a CRD's whole floats pass (isFloatInt) and are
+// stored as integers.
+TEST(SchemaTest, GoIntegersRefuseEveryFloatAndCrdWholeFloatsBecomeIntegers) {
+  Schema s = MustCompile(Root({{"type", "object"},
+                               {"properties",
+                                {{"n", {{"type", "integer"}, {"format", "int32"}}},
+                                 {"list", {{"type", "array"}, {"items", {{"type", "integer"}}}}},
+                                 {"port", {{"x-kubernetes-int-or-string", true}}},
+                                 {"ratio", {{"type", "number"}}}}}}));
+  const json obj = json::parse(R"({"spec":{"n":1e3,"list":[1,2.0],"port":1.5,"ratio":0.5}})");
+  ValidateOptions go;
+  go.go_integers = true;
+  const std::string number = R"(Invalid value: "number": )";
+  EXPECT_THAT(Errors(s, obj, go),
+              ElementsAre("spec.list[1]: " + number + R"(spec.list[1] in body must be of type integer: "number")",
+                          "spec.n: " + number + R"(spec.n in body must be of type integer: "number")",
+                          "spec.port: " + number + R"(spec.port in body must be of type integer,string: "number")"));
+  EXPECT_THAT(Errors(s, obj),
+              ElementsAre("spec.port: " + number + R"(spec.port in body must be of type integer,string: "number")"));
+  json normalized = obj;
+  s.NormalizeIntegers(&normalized);
+  EXPECT_EQ(normalized.dump(), R"({"spec":{"list":[1,2],"n":1000,"port":1.5,"ratio":0.5}})");
+  EXPECT_TRUE(normalized["spec"]["n"].is_number_integer());
+}
+
 TEST(SchemaTest, CausesCarryKubernetesReasons) {
   Schema s = MustCompile(Root({{"type", "object"},
                                {"required", {"clusterQueue"}},

@@ -132,12 +132,23 @@ std::optional<double> ParseFloatScalar(std::string_view s) {
   return v;
 }
 
+// A float as the JSON value sigs.k8s.io/yaml hands on: Go's encoding/json writes a whole
+// float64 below 1e21 without fraction or exponent (1e3 -> 1000), which every later decode
+// reads as an integer; berth keeps those within int64 as integers.
+Object FloatObject(double d) {
+  constexpr double kTwoTo63 = 9223372036854775808.0;
+  if (std::isfinite(d) && std::trunc(d) == d && d >= -kTwoTo63 && d < kTwoTo63) {
+    return Object(static_cast<int64_t>(d));
+  }
+  return Object(d);
+}
+
 // Resolution of a plain scalar; nullopt means "string".
 std::optional<Object> ResolvePlain(std::string_view s) {
   if (IsNullScalar(s)) return Object(nullptr);
   if (auto b = BoolScalar(s)) return Object(*b);
   if (auto i = ParseIntScalar(s)) return i;
-  if (auto f = ParseFloatScalar(s)) return Object(*f);
+  if (auto f = ParseFloatScalar(s)) return FloatObject(*f);
   return std::nullopt;
 }
 
@@ -162,8 +173,8 @@ Object ResolveScalar(const std::string& tag, const std::string& value, std::stri
       return Object(nullptr);
     }
     if (t == "float") {
-      if (auto i = ParseIntScalar(value)) return Object(i->get<double>());
-      if (auto f = ParseFloatScalar(value)) return Object(*f);
+      if (auto i = ParseIntScalar(value)) return FloatObject(i->get<double>());
+      if (auto f = ParseFloatScalar(value)) return FloatObject(*f);
       *error = "cannot decode !!str `" + value + "` as a !!float";
       return Object(nullptr);
     }

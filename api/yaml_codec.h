@@ -10,7 +10,10 @@
 //       bool   true True TRUE false False FALSE      (yes/no/on/off/y/n stay strings)
 //       int    [-+]?[0-9]+, 0o[0-7]+, 0x[0-9a-fA-F]+ (int64; larger: uint64, else float)
 //       float  [-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?, [-+]?.inf, .nan
-//              (.inf/.nan are held as IEEE values; JSON serialisation writes them null)
+//              (.inf/.nan are held as IEEE values; JSON serialisation writes them null);
+//              a whole float within int64 (1e3, 5., !!float 1) is held as the integer, as
+//              sigs.k8s.io/yaml's JSON text has it (Go writes float64 1000 as 1000), so a
+//              YAML `completions: 1e3` fills an integer field as it does through kubectl
 //       everything else is a string.
 //     Quoted and block (| >) scalars are always strings: "5" stays a string, 5 a number.
 //     Explicit tags !!str !!int !!float !!bool !!null are honoured; other tags are ignored.

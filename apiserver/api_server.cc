@@ -18,6 +18,7 @@
 #include "apiserver/deletion.h"
 #include "apiserver/discovery.h"
 #include "apiserver/garbage_collector.h"
+#include "apiserver/media_type.h"
 #include "apiserver/object_ops.h"
 #include "apiserver/openapi.h"
 #include "apiserver/pod_log.h"
@@ -493,15 +494,21 @@ HandlerResult ApiServer::Impl::HandleNonResource(const HttpRequest& req, const R
 HandlerResult ApiServer::Impl::HandleResource(const HttpRequest& req, RequestInfo info) {
   const api::ResourceDefinition* def = ServedDefinition(info);
   if (def == nullptr) return NotFoundResponse();
+  // The response's media type (media_type.h); a watch's stream stays JSON.
+  const ResponseMediaType media = NegotiateResponseMediaType(req.Header("Accept"), def->builtin);
+  if (media == ResponseMediaType::kNotAcceptable) return NotAcceptableResponse(def->builtin);
   // Every answer from a deprecated version carries its warning, errors
   // included, as the CRD handler adds it before serving.
-  if (auto w = deprecation_warnings_.find(std::make_pair(def, info.api_version)); w != deprecation_warnings_.end()) {
+  auto w = deprecation_warnings_.find(std::make_pair(def, info.api_version));
+  HandlerResult result = HandleResourceOf(req, std::move(info), def);
+  if (w != deprecation_warnings_.end()) {
     const std::string header = WarningHeader(w->second);
-    HandlerResult result = HandleResourceOf(req, std::move(info), def);
     std::visit([&header](auto& resp) { resp.headers.emplace_back("Warning", header); }, result);
-    return result;
   }
-  return HandleResourceOf(req, std::move(info), def);
+  if (media == ResponseMediaType::kYaml) {
+    if (auto* resp = std::get_if<HttpResponse>(&result)) EncodeResponseAsYaml(resp);
+  }
+  return result;
 }
 
 HandlerResult ApiServer::Impl::HandleResourceOf(const HttpRequest& req, RequestInfo info,

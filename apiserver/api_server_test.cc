@@ -9,6 +9,7 @@
 #include <mutex>
 #include <variant>
 
+#include "api/yaml_codec.h"
 #include "apiserver/testing/test_api_server.h"
 
 namespace berth::apiserver {
@@ -107,6 +108,60 @@ TEST_F(ApiServerTest, ListBodyIsTheListObjectInTheUrlVersion) {
   HttpResponse empty = Do("GET", "/api/v1/namespaces/kube-system/pods");
   EXPECT_EQ(empty.body, Body(empty).dump());
   EXPECT_EQ(Body(empty)["items"], json::array());
+}
+
+HttpResponse WithAccept(ApiServer& server, const std::string& method, const std::string& target,
+                        const std::string& accept) {
+  HttpRequest req = testing::Request(method, target);
+  req.headers.emplace_back("Accept", accept);
+  HandlerResult r = server.Handle(req);
+  EXPECT_TRUE(std::holds_alternative<HttpResponse>(r)) << target;
+  return std::holds_alternative<HttpResponse>(r) ? std::get<HttpResponse>(r) : HttpResponse{};
+}
+
+// kube-apiserver's content negotiation (apiserver/media_type.h): GET and LIST answer YAML
+// for Accept: application/yaml, errors too; an Accept nothing serves is 406.
+TEST_F(ApiServerTest, AcceptYamlAnswersYamlAndUnservedTypesAre406) {
+  ASSERT_EQ(Do("POST", "/api/v1/namespaces/default/pods", kPod).status, 201);
+  HttpResponse get = WithAccept(api_.server, "GET", "/api/v1/namespaces/default/pods/p1", "application/yaml");
+  ASSERT_EQ(get.status, 200);
+  EXPECT_EQ(get.content_type, "application/yaml");
+  const json pod = Body(Do("GET", "/api/v1/namespaces/default/pods/p1"));
+  EXPECT_EQ(api::ParseYaml(get.body).value(), pod);
+  EXPECT_TRUE(get.body.starts_with("apiVersion: v1\nkind: Pod\nmetadata:\n")) << get.body;
+
+  HttpResponse list = WithAccept(api_.server, "GET", "/api/v1/namespaces/default/pods", "application/yaml");
+  ASSERT_EQ(list.status, 200);
+  EXPECT_EQ(list.content_type, "application/yaml");
+  EXPECT_EQ(api::ParseYaml(list.body).value()["items"][0]["metadata"]["name"], "p1");
+
+  HttpResponse missing = WithAccept(api_.server, "GET", "/api/v1/namespaces/default/pods/nope", "application/yaml");
+  EXPECT_EQ(missing.status, 404);
+  EXPECT_EQ(missing.content_type, "application/yaml");
+  EXPECT_EQ(api::ParseYaml(missing.body).value()["reason"], "NotFound");
+
+  for (const char* target : {"/api/v1/namespaces/default/pods/p1", "/api/v1/namespaces/default/pods/p1/log",
+                             "/apis/kueue.x-k8s.io/v1beta2/namespaces/default/localqueues"}) {
+    HttpResponse refused = WithAccept(api_.server, "GET", target, "text/plain");
+    EXPECT_EQ(refused.status, 406) << target;
+    EXPECT_EQ(Body(refused)["reason"], "NotAcceptable") << target;
+  }
+  EXPECT_EQ(Body(WithAccept(api_.server, "GET", "/apis/kueue.x-k8s.io/v1beta2/namespaces/default/localqueues",
+                            "application/vnd.kubernetes.protobuf"))["message"],
+            "only the following media types are accepted: application/json, application/yaml");
+}
+
+// kubectl debug POD patches pods/ephemeralcontainers and reads details.name of the 404
+// (a nil details crashed it): every NotFound carries details, {} for an unserved path.
+TEST_F(ApiServerTest, NotFoundAlwaysCarriesDetails) {
+  ASSERT_EQ(Do("POST", "/api/v1/namespaces/default/pods", kPod).status, 201);
+  HttpResponse sub = Do("PATCH", "/api/v1/namespaces/default/pods/p1/ephemeralcontainers", "{}",
+                        "application/strategic-merge-patch+json");
+  EXPECT_EQ(sub.status, 404);
+  EXPECT_EQ(Body(sub)["details"], json::object());
+  HttpResponse pod = Do("GET", "/api/v1/namespaces/default/pods/nope");
+  EXPECT_EQ(Body(pod)["details"], json::parse(R"({"name":"nope","kind":"pods"})"));
+  EXPECT_EQ(Body(Do("GET", "/api/v1/nosuchresource"))["details"], json::object());
 }
 
 TEST_F(ApiServerTest, StrategicMergePatchOfAPodMergesContainersByName) {

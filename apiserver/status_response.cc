@@ -4,6 +4,22 @@
 
 namespace berth::apiserver {
 
+bool UpstreamAttachesDetails(Code code) {
+  switch (code) {
+    case Code::kNotFound:
+    case Code::kAlreadyExists:
+    case Code::kConflict:
+    case Code::kForbidden:
+    case Code::kInvalid:
+    case Code::kMethodNotAllowed:
+    case Code::kTimeout:
+    case Code::kInternal:
+      return true;
+    default:
+      return false;
+  }
+}
+
 nlohmann::json StatusToJson(const Status& status, const StatusDetails& details) {
   nlohmann::json j = client::FailureStatusObject(status);
   nlohmann::json d = nlohmann::json::object();
@@ -22,7 +38,7 @@ nlohmann::json StatusToJson(const Status& status, const StatusDetails& details) 
     }
     d["causes"] = std::move(causes);
   }
-  if (!d.empty()) j["details"] = std::move(d);
+  if (!d.empty() || UpstreamAttachesDetails(status.code())) j["details"] = std::move(d);
   return j;
 }
 

@@ -49,8 +49,19 @@ std::string DumpJson(const nlohmann::json& j);
 // written item by item).
 void AppendJson(const nlohmann::json& j, std::string* out);
 
+// Whether upstream's constructor for this code's reason always attaches a
+// metav1.StatusDetails (k8s.io/apimachinery/pkg/api/errors/errors.go: NewNotFound,
+// NewAlreadyExists, NewConflict, NewForbidden, NewInvalid, NewMethodNotSupported,
+// NewServerTimeout, NewInternalError, and NewGenericServerResponse, whose 404 answers an
+// unserved path): its Status then has "details", `{}` when every field is empty. kubectl
+// dereferences it: `kubectl debug POD` reads details.name of the 404 for an unserved
+// pods/ephemeralcontainers (and crashes on a Status without details). BadRequest,
+// Unauthorized, Gone, TooLarge, UnsupportedMedia and Unavailable have none.
+bool UpstreamAttachesDetails(Code code);
+
 // The Status object for `status` (which must not be OK). Causes become
-// details.causes[] as {reason: type, message, field}.
+// details.causes[] as {reason: type, message, field}; "details" is present when any of
+// its fields is set or UpstreamAttachesDetails(status.code()).
 nlohmann::json StatusToJson(const Status& status, const StatusDetails& details = {});
 // A whole HTTP response: code from CodeHttpStatus, body from StatusToJson.
 HttpResponse StatusResponse(const Status& status, const StatusDetails& details = {});

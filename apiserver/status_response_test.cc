@@ -20,6 +20,22 @@ TEST(StatusResponseTest, NotFoundCarriesPluralKindAndGroup) {
     "details":{"name":"nope","group":"kueue.x-k8s.io","kind":"clusterqueues"},"code":404})"));
 }
 
+// NewGenericServerResponse's 404 for a path nothing serves has an empty details object,
+// which kubectl debug reads (details.name == "": ephemeral containers not served).
+TEST(StatusResponseTest, ObjectScopedReasonsAlwaysCarryDetails) {
+  EXPECT_EQ(StatusToJson(NotFoundError("the server could not find the requested resource")), json::parse(R"({
+    "kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",
+    "message":"the server could not find the requested resource","reason":"NotFound",
+    "details":{},"code":404})"));
+  for (const Status& s : {AlreadyExistsError("x"), ConflictError("x"), ForbiddenError("x"), InvalidError("x"),
+                          MethodNotAllowedError("x"), InternalError("x")}) {
+    EXPECT_EQ(StatusToJson(s).value("details", json()), json::object()) << s.message();
+  }
+  for (const Status& s : {BadRequestError("x"), UnavailableError("x")}) {
+    EXPECT_FALSE(StatusToJson(s).contains("details")) << s.message();
+  }
+}
+
 TEST(StatusResponseTest, CoreGroupHasNoGroupDetail) {
   Status s = AlreadyExistsError("pods \"p1\" already exists");
   json j = StatusToJson(s, DetailsFor(s, {"", "pods"}, "Pod", "p1"));

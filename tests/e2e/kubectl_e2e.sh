@@ -470,6 +470,33 @@ expect logs-follow '^tick 3$'
 run logs-follow-phase 0 "$KUBECTL" get pod logs-follow -n team-a -o 'jsonpath={.status.phase}'
 expect logs-follow-phase '^Succeeded$'
 
+# A Job's pods never restart Always: without restartPolicy the Job is refused as
+# kube-apiserver refuses it (ValidateJobSpec).
+printf 'apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: no-restart-policy\n  namespace: team-a\nspec:\n  template:\n    spec:\n      containers:\n      - name: main\n        image: busybox\n' \
+  >"$WORK/no-restart-policy.yaml"
+run job-restart-policy 1 "$KUBECTL" apply -f "$WORK/no-restart-policy.yaml"
+expect job-restart-policy '"no-restart-policy" is invalid: spec\.template\.spec\.restartPolicy: Required value: valid values: "OnFailure", "Never"$'
+# kubectl debug: a missing pod is kubectl's NotFound; berth serves no ephemeral containers,
+# and kubectl reads the 404's details to say so (a Status without details crashed it).
+run debug-missing 1 "$KUBECTL" debug missing-pod -n team-a --image=busybox
+expect debug-missing '^Error from server \(NotFound\): pods "missing-pod" not found$'
+run debug-unserved 1 "$KUBECTL" debug logs-once -n team-a --image=busybox
+expect debug-unserved '^error: ephemeral containers are disabled for this cluster'
+expect_not debug-unserved 'panic'
+# Accept: application/yaml through kubectl proxy is answered in YAML; text/plain is 406.
+"$KUBECTL" proxy --port=0 >"$WORK/proxy.out" 2>&1 &
+PROXY_PID=$!
+for _ in $(seq 50); do grep -q 'Starting to serve' "$WORK/proxy.out" && break; sleep 0.1; done
+PROXY=$(sed -n 's/^Starting to serve on //p' "$WORK/proxy.out")
+run accept-yaml 0 curl -sS -D - -H 'Accept: application/yaml' "http://$PROXY/api/v1/namespaces/team-a/pods/logs-once"
+expect accept-yaml '^Content-Type: application/yaml'
+expect accept-yaml '^kind: Pod$'
+expect accept-yaml '^  name: logs-once$'
+run accept-text 0 curl -sS -o /dev/null -w '%{http_code}' -H 'Accept: text/plain' \
+  "http://$PROXY/api/v1/namespaces/team-a/pods"
+expect accept-text '^406$'
+kill "$PROXY_PID"; wait "$PROXY_PID" 2>/dev/null || true
+
 # delete --wait of a queued batch Job cascades to its Workload (Kueue) and Pods.
 cat >"$WORK/queued-job.yaml" <<'YAML'
 apiVersion: batch/v1

@@ -5,6 +5,7 @@
 #include <openssl/evp.h>
 #include <set>
 
+#include "api/jobset_webhook.h"
 #include "api/regexp.h"
 
 namespace berth::controllers::jobs::jobset {
@@ -77,26 +78,16 @@ void Label(Object* obj_meta_owner, const std::map<std::string, std::string>& kv)
 }  // namespace
 
 void ApplyDefaults(Object* jobset) {
+  api::DefaultJobSet(jobset);
   Object& spec = MutableObject(jobset, "spec");
   for (Object& rjob : MutableArray(&spec, "replicatedJobs")) {
     if (!HasField(rjob, "replicas")) rjob["replicas"] = 1;
     if (!HasField(rjob, "groupName")) rjob["groupName"] = "default";
-    Object& job_spec = MutableObject(&MutableObject(&rjob, "template"), "spec");
-    if (!HasField(job_spec, "completionMode")) job_spec["completionMode"] = "Indexed";
-    Object& pod_spec = MutableObject(&MutableObject(&job_spec, "template"), "spec");
-    if (!HasField(pod_spec, "restartPolicy")) pod_spec["restartPolicy"] = "OnFailure";
   }
-  Object& network = MutableObject(&spec, "network");
-  if (!HasField(network, "enableDNSHostnames")) network["enableDNSHostnames"] = true;
-  if (!HasField(network, "publishNotReadyAddresses")) network["publishNotReadyAddresses"] = true;
-  Object& success = MutableObject(&spec, "successPolicy");
-  if (!HasField(success, "operator")) success["operator"] = "All";
   if (HasField(spec, "failurePolicy")) {
     Object& failure = MutableObject(&spec, "failurePolicy");
     if (!HasField(failure, "restartStrategy")) failure["restartStrategy"] = "Recreate";
   }
-  Object& startup = MutableObject(&spec, "startupPolicy");
-  if (!HasField(startup, "startupPolicyOrder")) startup["startupPolicyOrder"] = "AnyOrder";
 }
 
 std::string Subdomain(const Object& jobset) {

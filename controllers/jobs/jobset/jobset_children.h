@@ -90,10 +90,9 @@ inline constexpr std::string_view kGroupReplicasKey = "jobset.sigs.k8s.io/group-
 inline constexpr std::string_view kJobGroupIndexKey = "jobset.sigs.k8s.io/job-group-index";
 inline constexpr std::string_view kCoordinatorKey = "jobset.sigs.k8s.io/coordinator";
 
-// The JobSet webhook's defaults, for objects that did not pass through it: replicas 1,
-// groupName "default", completionMode Indexed, pod restartPolicy OnFailure,
-// network.enableDNSHostnames and publishNotReadyAddresses true, successPolicy
-// {operator: All}, failurePolicy.restartStrategy Recreate, startupPolicy AnyOrder.
+// The JobSet webhook's defaults (api/jobset_webhook.h DefaultJobSet, which admission
+// writes on the stored object) and the CRD schema's (replicas 1, groupName "default",
+// failurePolicy.restartStrategy Recreate), for objects stored before admission wrote them.
 void ApplyDefaults(Object* jobset);
 
 // network.subdomain, or the JobSet name.

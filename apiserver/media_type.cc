@@ -1,0 +1,113 @@
+#include "apiserver/media_type.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "api/yaml_codec.h"
+#include "apiserver/status_response.h"
+
+namespace berth::apiserver {
+namespace {
+
+constexpr std::string_view kJson = "application/json";
+constexpr std::string_view kYaml = "application/yaml";
+constexpr std::string_view kProtobuf = "application/vnd.kubernetes.protobuf";
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+struct Clause {
+  std::string type;     // "application"
+  std::string subtype;  // "json", "*"
+  double q = 1;
+};
+
+// goautoneg.ParseAccept: "type/subtype;param=v;q=0.5, ..." sorted by q, stable.
+std::vector<Clause> ParseAccept(std::string_view header) {
+  std::vector<Clause> out;
+  size_t start = 0;
+  while (start <= header.size()) {
+    size_t end = header.find(',', start);
+    if (end == std::string_view::npos) end = header.size();
+    std::string_view part = header.substr(start, end - start);
+    start = end + 1;
+    const size_t semi = part.find(';');
+    const std::string media = Lower(Trim(part.substr(0, semi)));
+    const size_t slash = media.find('/');
+    if (media.empty()) continue;
+    Clause c;
+    c.type = media.substr(0, slash);
+    c.subtype = slash == std::string::npos ? "*" : media.substr(slash + 1);
+    std::string_view params = semi == std::string_view::npos ? std::string_view() : part.substr(semi + 1);
+    while (!params.empty()) {
+      const size_t next = params.find(';');
+      std::string_view param = Trim(params.substr(0, next));
+      params = next == std::string_view::npos ? std::string_view() : params.substr(next + 1);
+      if (param.size() > 2 && (param[0] == 'q' || param[0] == 'Q') && param[1] == '=') {
+        c.q = std::strtod(std::string(param.substr(2)).c_str(), nullptr);
+      }
+    }
+    if (c.q > 0) out.push_back(std::move(c));
+  }
+  std::stable_sort(out.begin(), out.end(), [](const Clause& a, const Clause& b) { return a.q > b.q; });
+  return out;
+}
+
+bool Matches(const Clause& c, std::string_view served) {
+  const size_t slash = served.find('/');
+  const std::string_view type = served.substr(0, slash);
+  const std::string_view subtype = served.substr(slash + 1);
+  return (c.type == type && (c.subtype == subtype || c.subtype == "*")) || (c.type == "*" && c.subtype == "*");
+}
+
+}  // namespace
+
+ResponseMediaType NegotiateResponseMediaType(std::string_view accept, bool protobuf_served) {
+  if (Trim(accept).empty()) return ResponseMediaType::kJson;
+  bool protobuf_only = false;
+  for (const Clause& c : ParseAccept(accept)) {
+    if (Matches(c, kJson)) return ResponseMediaType::kJson;
+    if (Matches(c, kYaml)) return ResponseMediaType::kYaml;
+    if (protobuf_served && Matches(c, kProtobuf)) protobuf_only = true;
+  }
+  return protobuf_only ? ResponseMediaType::kJson : ResponseMediaType::kNotAcceptable;
+}
+
+HttpResponse NotAcceptableResponse(bool protobuf_served) {
+  std::string accepted = std::string(kJson) + ", " + std::string(kYaml);
+  if (protobuf_served) accepted += ", " + std::string(kProtobuf);
+  const nlohmann::json status = {{"kind", "Status"},
+                                 {"apiVersion", "v1"},
+                                 {"metadata", nlohmann::json::object()},
+                                 {"status", "Failure"},
+                                 {"message", "only the following media types are accepted: " + accepted},
+                                 {"reason", "NotAcceptable"},
+                                 {"code", 406}};
+  HttpResponse r;
+  r.status = 406;
+  r.content_type = std::string(kJson);
+  r.body = DumpJson(status);
+  return r;
+}
+
+void EncodeResponseAsYaml(HttpResponse* response) {
+  if (response->content_type != kJson) return;
+  auto parsed = api::ParseJson(response->body);
+  if (!parsed.ok()) return;  // not a JSON document: left as it is
+  response->body = api::EmitYaml(*parsed);
+  response->content_type = std::string(kYaml);
+}
+
+}  // namespace berth::apiserver

@@ -1,0 +1,50 @@
+// Response content negotiation, as kube-apiserver negotiates the media type of a
+// response from the request's Accept header
+// (staging/src/k8s.io/apiserver/pkg/endpoints/handlers/negotiation/negotiate.go
+// NegotiateMediaTypeOptions, and errors.go errNotAcceptable; the serializers are
+// responsewriters.WriteObjectNegotiated's):
+//
+//   - no Accept header: JSON;
+//   - otherwise the clauses in order of q (highest first; equal q keep their order, and
+//     q=0 clauses are dropped), the first that names a served media type, its type with
+//     a "*" subtype, or "*/*" wins. Media type parameters (as=Table, g, v, pretty, ...)
+//     are not part of the match; the table request is read separately;
+//   - served: application/json and application/yaml for every resource, and
+//     application/vnd.kubernetes.protobuf for built-in kinds. Berth encodes no protobuf
+//     responses: a clause naming protobuf is skipped, and a header naming only protobuf is
+//     answered in JSON (upstream answers protobuf);
+//   - nothing served: 406 NotAcceptable,
+//       {"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",
+//        "message":"only the following media types are accepted: application/json,
+//        application/yaml, application/vnd.kubernetes.protobuf","reason":"NotAcceptable",
+//        "code":406}
+//     (custom resources list application/json, application/yaml). Pod logs negotiate the
+//     same way (`Accept: text/plain` alone is refused, as upstream) and stay text.
+//
+// A YAML response is the JSON object as block YAML (api/yaml_codec.h EmitYaml; keys
+// sorted, as sigs.k8s.io/yaml writes them) with Content-Type application/yaml; errors
+// are YAML Status objects then, as upstream's ErrorNegotiated writes them.
+//
+// Thread-safety: pure functions.
+#pragma once
+
+#include <string_view>
+
+#include "apiserver/http_server.h"
+
+namespace berth::apiserver {
+
+enum class ResponseMediaType { kJson, kYaml, kNotAcceptable };
+
+// The media type to answer a request with `accept` (the Accept header, "" when absent);
+// `protobuf_served`: the resource is a built-in kind (see above).
+ResponseMediaType NegotiateResponseMediaType(std::string_view accept, bool protobuf_served);
+
+// The 406 response listing the media types served.
+HttpResponse NotAcceptableResponse(bool protobuf_served);
+
+// Re-encodes a JSON response body (Content-Type application/json) as YAML; other
+// responses (pod log text) are left as they are.
+void EncodeResponseAsYaml(HttpResponse* response);
+
+}  // namespace berth::apiserver

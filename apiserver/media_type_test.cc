@@ -1,0 +1,67 @@
+// Response media type negotiation (negotiation.NegotiateMediaTypeOptions) and the YAML
+// and 406 answers, unit and through the API server.
+#include "apiserver/media_type.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace berth::apiserver {
+namespace {
+
+TEST(MediaTypeTest, NegotiatesTheFirstServedClauseByQuality) {
+  using M = ResponseMediaType;
+  struct Case {
+    const char* accept;
+    bool builtin;
+    M want;
+  };
+  const Case cases[] = {
+      {"", true, M::kJson},
+      {"application/yaml", true, M::kYaml},
+      {"Application/YAML; charset=utf-8", false, M::kYaml},
+      {"application/json;as=Table;v=v1;g=meta.k8s.io,application/json", true, M::kJson},
+      {"application/yaml;q=0.5, application/json", true, M::kJson},
+      {"application/json;q=0.5, application/yaml", true, M::kYaml},
+      {"text/plain, application/*", true, M::kJson},
+      {"text/html, */*", false, M::kJson},
+      {"application/vnd.kubernetes.protobuf, application/yaml", true, M::kYaml},
+      {"application/vnd.kubernetes.protobuf", true, M::kJson},  // berth encodes no protobuf
+      {"application/vnd.kubernetes.protobuf", false, M::kNotAcceptable},
+      {"text/plain", true, M::kNotAcceptable},
+      {"application/json;q=0", true, M::kNotAcceptable},
+  };
+  for (const Case& c : cases) EXPECT_EQ(NegotiateResponseMediaType(c.accept, c.builtin), c.want) << c.accept;
+}
+
+TEST(MediaTypeTest, NotAcceptableListsTheServedTypes) {
+  HttpResponse r = NotAcceptableResponse(true);
+  EXPECT_EQ(r.status, 406);
+  const nlohmann::json body = nlohmann::json::parse(r.body);
+  EXPECT_EQ(body, (nlohmann::json{{"kind", "Status"},
+                                  {"apiVersion", "v1"},
+                                  {"metadata", nlohmann::json::object()},
+                                  {"status", "Failure"},
+                                  {"message",
+                                   "only the following media types are accepted: application/json, "
+                                   "application/yaml, application/vnd.kubernetes.protobuf"},
+                                  {"reason", "NotAcceptable"},
+                                  {"code", 406}}));
+  EXPECT_EQ(nlohmann::json::parse(NotAcceptableResponse(false).body)["message"],
+            "only the following media types are accepted: application/json, application/yaml");
+}
+
+TEST(MediaTypeTest, JsonBodiesBecomeYamlOtherBodiesStay) {
+  HttpResponse r;
+  r.body = R"({"kind":"Pod","apiVersion":"v1","metadata":{"name":"p"}})";
+  EncodeResponseAsYaml(&r);
+  EXPECT_EQ(r.content_type, "application/yaml");
+  EXPECT_EQ(r.body, "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n");
+  HttpResponse log;
+  log.content_type = "text/plain";
+  log.body = "{\"line\":1}\n";
+  EncodeResponseAsYaml(&log);
+  EXPECT_EQ(log.body, "{\"line\":1}\n");
+}
+
+}  // namespace
+}  // namespace berth::apiserver
