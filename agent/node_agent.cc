@@ -345,9 +345,9 @@ Status NodeAgent::Start() {
   io.clock_poll_interval = options_.poll_interval;
   informer_ = std::make_unique<client::Informer>(client_, client::ResourceRef(kPods), clock_, io);
   client::ResourceEventHandler h;
-  h.on_add = [this](const client::ObjectPtr&, bool) { Wake(); };
-  h.on_update = [this](const client::ObjectPtr&, const client::ObjectPtr&) { Wake(); };
-  h.on_delete = [this](const client::ObjectPtr&, bool) { Wake(); };
+  h.on_add = [this](const client::ObjectPtr& pod, bool) { PodChanged(pod); };
+  h.on_update = [this](const client::ObjectPtr&, const client::ObjectPtr& pod) { PodChanged(pod); };
+  h.on_delete = [this](const client::ObjectPtr& pod, bool) { PodChanged(pod); };
   informer_->AddEventHandler(std::move(h));
   informer_->Start();
   std::lock_guard<std::mutex> lock(mu_);
@@ -407,6 +407,15 @@ void NodeAgent::Shutdown(Duration grace_period) {
     std::this_thread::sleep_for(options_.poll_interval);
   }
   Stop(StopMode::kLeaveRunning);
+}
+
+void NodeAgent::PodChanged(const client::ObjectPtr& pod) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (pod) changed_.insert(PodKey(*pod));
+    wake_ = true;
+  }
+  cv_.notify_all();
 }
 
 void NodeAgent::Wake() {
@@ -587,13 +596,36 @@ void NodeAgent::LeaseLoop() {
 
 void NodeAgent::SyncOnce() {
   std::optional<Time> shutdown;
+  std::set<std::string> changed;
   {
     std::lock_guard<std::mutex> lock(mu_);
     shutdown = shutdown_deadline_;
+    changed.swap(changed_);
   }
-  std::vector<client::ObjectPtr> pods = informer_->GetIndexer().List();
   std::lock_guard<std::mutex> lock(workers_mu_);
   const uint64_t pass = ++pass_;
+  const Time now = clock_.Now();
+  const client::Indexer& cache = informer_->GetIndexer();
+  // The pods this pass visits: every cached one on a full pass, else the changed ones and
+  // those with a worker (see "Passes" in the header).
+  std::vector<client::ObjectPtr> pods;
+  bool full = !swept_ || shutdown || pod_dirs_due_ || (pod_dirs_retry_ && now >= *pod_dirs_retry_) ||
+              now - last_full_pass_ >= kHousekeepingInterval || now < last_full_pass_;
+  if (!full) {
+    for (const auto& [uid, w] : workers_) changed.insert(w->key);
+    for (const std::string& key : changed) {
+      client::ObjectPtr pod = cache.Get(key);
+      if (pod == nullptr) {
+        full = true;  // deleted: the full pass forgets it and removes its directory
+        break;
+      }
+      pods.push_back(std::move(pod));
+    }
+  }
+  if (full) {
+    pods = cache.List();
+    last_full_pass_ = now;
+  }
   if (!swept_ && informer_->HasSynced()) {
     // Before anything starts: a leftover container may hold what a new one needs (ports, devices).
     std::set<std::string> runnable;
@@ -681,6 +713,7 @@ void NodeAgent::SyncOnce() {
     }
     ++it;
   }
+  if (!full) return;
   if (std::erase_if(finished_, [&](const auto& entry) { return entry.second != pass; }) > 0) pod_dirs_due_ = true;
   if (pod_dirs_due_ || (pod_dirs_retry_ && clock_.Now() >= *pod_dirs_retry_)) {
     std::set<std::string> in_api;

@@ -70,8 +70,15 @@
 //
 // Passes: a pass syncs only the pods with something to do — a changed cached
 //   object, a run that ended, or time-driven work (a restart or start pending,
-//   a termination deadline, a status write or deletion to retry) — so a node
-//   with many steady pods costs O(1) per pod per pass.
+//   a termination deadline, a status write or deletion to retry). A pass visits
+//   the pods the informer reported changed since the last pass and the pods with
+//   a worker (those that run or are being stopped), so its cost follows what
+//   changed and what runs, not the finished pods the node has kept. A full pass
+//   over every cached pod (orphan sweeps, forgetting deleted pods, removing their
+//   directories) runs first, on shutdown, when a reported pod is gone from the
+//   cache, when pod directories are due, and every kHousekeepingInterval of Clock
+//   time, as the kubelet's housekeeping (pkg/kubelet/kubelet.go,
+//   housekeepingPeriod = 2 s).
 //
 // Threads: Start() starts the informer, the lease thread and one loop thread; the loop wakes on
 //   informer events, on process exits it polls every options.poll_interval of
@@ -279,6 +286,10 @@ class NodeAgent final : public client::PodLogSource {
   void WriteStatus(PodWorker& worker);
   HostLookup MakeHostLookup(const std::string& ns);
   void Wake();
+  // Wakes the loop for a pod the informer reported added, updated or deleted.
+  void PodChanged(const client::ObjectPtr& pod);
+  // The kubelet's housekeeping period: the longest time between full passes.
+  static constexpr Duration kHousekeepingInterval = std::chrono::seconds(2);
 
   client::Client& client_;
   Clock& clock_;
@@ -287,9 +298,10 @@ class NodeAgent final : public client::PodLogSource {
   std::shared_ptr<HostPorts> ports_;
   std::unique_ptr<client::Informer> informer_;
 
-  std::mutex mu_;  // guards wake_, stop_, started_
+  std::mutex mu_;  // guards wake_, stop_, started_, changed_
   std::condition_variable cv_;
   bool wake_ = false;
+  std::set<std::string> changed_;  // "<ns>/<name>" of pods the informer reported since the last pass
   bool stop_ = false;
   bool started_ = false;
   // Held by the loop for a whole pass; guards everything below.
@@ -303,6 +315,7 @@ class NodeAgent final : public client::PodLogSource {
   // last pass that saw them in the informer's cache.
   std::map<std::string, uint64_t> finished_;
   uint64_t pass_ = 0;
+  Time last_full_pass_{};  // Clock time of the last full pass
   // Graceful node shutdown in progress: the deadline (Clock time).
   std::optional<Time> shutdown_deadline_;
   int lock_fd_ = -1;  // <data dir>/agent.lock, flocked while started
