@@ -52,7 +52,9 @@ CachedStore::CachedStore(Clock& clock, const StoreOptions& options, std::unique_
   const Time now = clock_.Now();
   for (auto& [key, obj] : initial.objects) {
     IndexLabelsLocked(key, nullptr, obj.get());
-    objects_[key.resource][{key.ns, key.name}] = std::move(obj);
+    if (objects_[key.resource].insert_or_assign({key.ns, key.name}, std::move(obj)).second) {
+      ++ns_counts_[key.resource][key.ns];
+    }
     IndexExpiryLocked(key, /*removed=*/false, now);
   }
 }
@@ -154,7 +156,10 @@ StatusOr<ListResult> CachedStore::List(const api::GroupResource& resource, const
   ListResult result;
   result.revision = revision;
   const NameKey* last = nullptr;
-  int64_t remaining = 0;  // counted after a full page when there is no predicate
+  // Objects of the scope before this page, when known: the remaining count is then the
+  // scope's size at `revision` minus what the pages returned, not a walk over the rest.
+  const int64_t before_page = !token ? 0 : token->revision > 0 ? token->offset : -1;
+  int64_t remaining = 0;  // counted after a full page when there is no predicate and no offset
   while (a != current.end() || b != overlay.end()) {
     // Merge the two ordered sequences; the overlay wins on equal keys.
     const NameKey* key;
@@ -177,8 +182,17 @@ StatusOr<ListResult> CachedStore::List(const api::GroupResource& resource, const
     }
     if (options.limit > 0 && static_cast<int64_t>(result.items.size()) == options.limit) {
       // One more match exists: hand out a token for the next page.
+      if (options.predicate) {  // the rest could only be counted by evaluating it
+        result.continue_token = EncodeContinue({revision, last->first, last->second});
+        break;
+      }
+      if (before_page >= 0) {
+        const int64_t through = before_page + static_cast<int64_t>(result.items.size());
+        result.continue_token = EncodeContinue({revision, last->first, last->second, through});
+        remaining = ScopeSizeLocked(resource, options.ns, overlay) - through;
+        break;
+      }
       result.continue_token = EncodeContinue({revision, last->first, last->second});
-      if (options.predicate) break;  // the rest could only be counted by evaluating it
       remaining = 1;
       continue;
     }
@@ -187,6 +201,22 @@ StatusOr<ListResult> CachedStore::List(const api::GroupResource& resource, const
   }
   if (!result.continue_token.empty() && !options.predicate) result.remaining_item_count = remaining;
   return result;
+}
+
+int64_t CachedStore::ScopeSizeLocked(const api::GroupResource& resource, const std::string& ns,
+                                     const std::map<NameKey, ObjectPtr>& overlay) const {
+  auto r = objects_.find(resource);
+  if (r == objects_.end()) return 0;
+  int64_t size = static_cast<int64_t>(r->second.size());
+  if (!ns.empty()) {
+    size = 0;
+    if (auto counts = ns_counts_.find(resource); counts != ns_counts_.end()) {
+      if (auto n = counts->second.find(ns); n != counts->second.end()) size = n->second;
+    }
+  }
+  // The keys written since the list's revision count as they were then.
+  for (const auto& [key, then] : overlay) size += (then != nullptr) - (r->second.count(key) > 0);
+  return size;
 }
 
 StatusOr<std::unique_ptr<Watcher>> CachedStore::Watch(const api::GroupResource& resource, const WatchOptions& options) {
@@ -321,11 +351,16 @@ WatchHub::Published CachedStore::ApplyLocked(std::vector<HistoryEvent> events) n
     auto it = m.find(NameKey{ev.key.ns, ev.key.name});
     IndexLabelsLocked(ev.key, it == m.end() ? nullptr : it->second.get(), removed ? nullptr : ev.object.get());
     if (removed) {
-      if (it != m.end()) m.erase(it);
+      if (it != m.end()) {
+        m.erase(it);
+        auto& counts = ns_counts_[ev.key.resource];
+        if (--counts[ev.key.ns] == 0) counts.erase(ev.key.ns);
+      }
     } else if (it != m.end()) {
       it->second = ev.object;
     } else {
       m.emplace(NameKey{ev.key.ns, ev.key.name}, ev.object);
+      ++ns_counts_[ev.key.resource][ev.key.ns];
     }
     if (!ttl_.empty()) IndexExpiryLocked(ev.key, removed, now);
   }

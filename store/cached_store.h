@@ -140,6 +140,11 @@ class CachedStore : public Store {
   // Moves key in label_index_ from the indexed label values of `before` to those
   // of `after` (either may be null).
   void IndexLabelsLocked(const ObjectKey& key, const api::Object* before, const api::Object* after);
+  // How many objects of `resource` (in namespace `ns`; "" = all) existed at the
+  // revision whose differences from now `overlay` holds (key -> object then, null:
+  // absent then).
+  int64_t ScopeSizeLocked(const api::GroupResource& resource, const std::string& ns,
+                          const std::map<NameKey, ObjectPtr>& overlay) const;
   // The objects of `current` whose label `key` is `value`, from label_index_.
   ResourceMap LabelledLocked(const api::GroupResource& resource, const ResourceMap& current, const std::string& key,
                              const std::string& value) const;
@@ -159,6 +164,8 @@ class CachedStore : public Store {
   // StoreOptions::indexed_labels, and for each (resource, label key, value) the
   // committed objects carrying it.
   const std::vector<std::string> indexed_labels_;
+  // Committed objects per resource and namespace (ScopeSizeLocked).
+  std::map<api::GroupResource, std::map<std::string, int64_t>> ns_counts_;
   std::map<std::tuple<api::GroupResource, std::string, std::string>, std::set<NameKey>> label_index_;
   int64_t committed_revision_ = 0;  // last readable revision
   int64_t assigned_revision_ = 0;   // last revision handed to a writer

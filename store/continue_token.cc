@@ -1,8 +1,7 @@
 #include "store/continue_token.h"
 
-#include <nlohmann/json.hpp>
-
 #include <array>
+#include <nlohmann/json.hpp>
 
 namespace berth::store {
 namespace {
@@ -64,6 +63,7 @@ Status Invalid(const std::string& why) { return BadRequestError("continue key is
 
 std::string EncodeContinue(const ContinueToken& token) {
   nlohmann::json j = {{"v", kVersion}, {"rv", token.revision}, {"start", token.ns + "/" + token.name}};
+  if (token.offset >= 0) j["o"] = token.offset;
   return Base64UrlEncode(j.dump());
 }
 
@@ -85,13 +85,17 @@ StatusOr<ContinueToken> DecodeContinue(const std::string& token) {
   if (slash == std::string::npos || s.find('/', slash + 1) != std::string::npos) {
     return Invalid("encoded start key is malformed");
   }
-  return ContinueToken{rv->get<int64_t>(), s.substr(0, slash), s.substr(slash + 1)};
+  int64_t offset = -1;
+  if (auto o = j.find("o"); o != j.end() && o->is_number_integer() && o->get<int64_t>() >= 0)
+    offset = o->get<int64_t>();
+  return ContinueToken{rv->get<int64_t>(), s.substr(0, slash), s.substr(slash + 1), offset};
 }
 
 std::string InconsistentContinue(const std::string& token) {
   auto decoded = DecodeContinue(token);
   if (!decoded.ok()) return "";
   decoded->revision = 0;
+  decoded->offset = -1;  // the latest state has other objects before the key
   return EncodeContinue(*decoded);
 }
 

@@ -1,5 +1,6 @@
 // List continue tokens, shaped as the apiserver's (storage.EncodeContinue):
-// base64url (no padding) of {"v":"meta.k8s.io/v1","rv":<revision>,"start":"<ns>/<name>"}.
+// base64url (no padding) of {"v":"meta.k8s.io/v1","rv":<revision>,"start":"<ns>/<name>"}
+// (and berth's "o", see ContinueToken::offset).
 // Clients treat them as opaque. Here `start` is the last key returned; the
 // next page begins strictly after it. rv = 0 marks an "inconsistent" token
 // that continues at the latest revision (what the apiserver hands back with
@@ -19,6 +20,10 @@ struct ContinueToken {
   int64_t revision = 0;  // the list's revision; 0 = latest (inconsistent continuation)
   std::string ns;        // last key returned
   std::string name;
+  // Objects of the list's scope (its resource and namespace, no selector) up to and
+  // including `name`, so the next page's remainingItemCount is computed without counting
+  // what follows; -1 = unknown (then omitted from the encoding). Field "o".
+  int64_t offset = -1;
 
   bool operator==(const ContinueToken&) const = default;
 };

@@ -7,10 +7,9 @@ namespace {
 
 TEST(ContinueTokenTest, RoundTripsAndHasTheApiserverShape) {
   for (const ContinueToken& t : {ContinueToken{42, "default", "pod-1"}, ContinueToken{7, "", "cq"},
-                                 ContinueToken{1, "n", "a.b-c"}}) {
+                                 ContinueToken{1, "n", "a.b-c"}, ContinueToken{3, "n", "x", 500}}) {
     std::string enc = EncodeContinue(t);
-    EXPECT_EQ(enc.find_first_not_of(
-                  "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"),
+    EXPECT_EQ(enc.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"),
               std::string::npos);
     auto dec = DecodeContinue(enc);
     ASSERT_TRUE(dec.ok()) << dec.status();
@@ -30,7 +29,7 @@ TEST(ContinueTokenTest, RejectsForeignTokens) {
 }
 
 TEST(ContinueTokenTest, InconsistentKeepsThePositionAtTheLatestRevision) {
-  auto dec = DecodeContinue(InconsistentContinue(EncodeContinue({9, "ns", "b"})));
+  auto dec = DecodeContinue(InconsistentContinue(EncodeContinue({9, "ns", "b", 12})));
   ASSERT_TRUE(dec.ok());
   EXPECT_EQ(*dec, (ContinueToken{0, "ns", "b"}));
   EXPECT_EQ(InconsistentContinue("garbage?"), "");

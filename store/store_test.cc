@@ -640,6 +640,43 @@ TYPED_TEST(StoreTest, ListPagesAreConsistentWithTheFirstPage) {
   EXPECT_EQ(this->store_->List(kPods, at).status().code(), Code::kTimeout);
 }
 
+// remainingItemCount on every page equals what the later pages return, in a namespace and
+// across namespaces, with creations and deletions before and after the cursor between
+// pages (it is computed from the scope's size at the list's revision, not by counting).
+TYPED_TEST(StoreTest, RemainingItemCountIsWhatTheLaterPagesReturn) {
+  for (int i = 0; i < 12; ++i) {
+    this->MustCreate(kPods, Pod(i % 3 ? "a" : "b", "p" + std::to_string(10 + i)));
+  }
+  for (const std::string ns : {"a", ""}) {
+    ListOptions page;
+    page.ns = ns;
+    page.limit = 2;
+    std::vector<std::optional<int64_t>> said;
+    std::vector<size_t> got;
+    int writes = 0;
+    do {
+      auto p = this->store_->List(kPods, page);
+      ASSERT_TRUE(p.ok()) << p.status();
+      got.push_back(p->items.size());
+      said.push_back(p->remaining_item_count);
+      page.continue_token = p->continue_token;
+      // Between pages: one object before the cursor goes, one after it comes.
+      const std::string n = std::to_string(writes++);
+      this->MustCreate(kPods, Pod(ns.empty() ? "c" : ns, "z" + n));
+      (void)this->store_->Delete({kPods, ns.empty() ? "a" : ns, "p1" + n});
+    } while (!page.continue_token.empty());
+    size_t later = 0;
+    for (size_t i = got.size(); i-- > 0;) {
+      if (i + 1 < got.size()) {
+        EXPECT_EQ(said[i], static_cast<int64_t>(later)) << "ns " << ns << " page " << i;
+      } else {
+        EXPECT_EQ(said[i], std::nullopt);
+      }
+      later += got[i];
+    }
+  }
+}
+
 // etcd's --max-request-bytes: a create or update whose object is larger than
 // max_object_bytes (1.5 MiB by default) is refused with etcd's error and writes nothing.
 TYPED_TEST(StoreTest, ObjectsLargerThanTheLimitAreNotWritten) {
