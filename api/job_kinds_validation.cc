@@ -46,8 +46,15 @@ FieldErrorList ValidatePyTorchJobTemplates(const Object& pytorchjob) {
   FieldErrorList errs;
   const FieldPath specs_path = FieldPath("spec").Child("pytorchReplicaSpecs");
   for (const auto& [type, replica_spec] : ObjectAt(ObjectAt(pytorchjob, "spec"), "pytorchReplicaSpecs").items()) {
-    Append(&errs, ValidatePodSpec(NestedField(replica_spec, {"template", "spec"}),
-                                  specs_path.Key(type).Child("template").Child("spec")));
+    const FieldPath spec_path = specs_path.Key(type).Child("template").Child("spec");
+    const Object& pod_spec = NestedField(replica_spec, {"template", "spec"});
+    // The training operator's webhook: a replica without containers (no template at
+    // all included) is refused before its pod spec is looked at.
+    if (ArrayAt(pod_spec, "containers").empty()) {
+      errs.push_back(Required(spec_path.Child("containers"), "must be specified"));
+      continue;
+    }
+    Append(&errs, ValidatePodSpec(pod_spec, spec_path));
   }
   return errs;
 }

@@ -13,6 +13,10 @@
 //       failure policy matches them with regexp.MatchString and skips one that does not
 //       compile, so such a rule would silently never match)
 //   PyTorchJob
+//     spec.pytorchReplicaSpecs[<type>].template.spec.containers: Required value: must be
+//         specified   (no containers, or no template: the training operator's webhook,
+//         kubeflow/training-operator pkg/webhooks/pytorch/pytorchjob_webhook.go
+//         validatePyTorchReplicaSpecs)
 //     spec.pytorchReplicaSpecs[<type>].template.spec      api/pod_validation.h
 //
 // Thread-safety: pure functions.

@@ -66,6 +66,9 @@ constexpr char kNoName[] = "metadata.name: Required value";
 constexpr char kNoMasterContainers[] = "spec.pytorchReplicaSpecs.Master.template.spec.containers: Required value";
 constexpr char kNoWorkerContainers[] = "spec.pytorchReplicaSpecs.Worker.template.spec.containers: Required value";
 constexpr char kVolcano[] = "scheduling.volcano.sh/v1beta1";
+// The training operator's webhook on a replica without a pod template.
+constexpr char kNoReplicaTemplate[] =
+    "spec.pytorchReplicaSpecs[Master].template.spec.containers: Required value: must be specified";
 
 // clang-format off
 const Expectation kTable[] = {
@@ -87,10 +90,10 @@ const Expectation kTable[] = {
    "only labels and priorityClassName: the pod templates have no containers"},
   {kPitfalls, 204, "PriorityClass", kComplete, "", ""},
   {kPitfalls, 261, "WorkloadPriorityClass", kComplete, "", ""},
-  {kPitfalls, 270, "PyTorchJob", kExcerpt, "",
-   "replica counts only, no pod templates (the training operator's webhook would require "
-   "containers); the schema accepts it"},
-  {kPitfalls, 344, "PyTorchJob", kExcerpt, "", "same excerpt as line 270, next to the Workload it turns into"},
+  {kPitfalls, 270, "PyTorchJob", kExcerpt, kNoReplicaTemplate,
+   "replica counts only, no pod templates: refused as the training operator's webhook refuses it"},
+  {kPitfalls, 344, "PyTorchJob", kExcerpt, kNoReplicaTemplate,
+   "same excerpt as line 270, next to the Workload it turns into"},
   {kPitfalls, 359, "Workload", kExcerpt, "spec.podSets[0].template: Required value",
    "sample of the Workload Kueue generates: podSets without pod templates"},
   {kPitfalls, 414, "Pod", kExcerpt, kNoName, "sample of a created pod's priority fields: no name, no containers"},
