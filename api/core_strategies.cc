@@ -51,13 +51,15 @@ class PodStrategy : public Strategy {
  public:
   void PrepareForCreate(Object* obj) const override { (*obj)["status"] = Object{{"phase", "Pending"}}; }
   Status Admit(const AdmissionAttributes& attrs, Object* obj) const override { return AdmitPodPriority(attrs, obj); }
-  // ValidatePod's ValidatePodSpec (api/pod_validation.h). On update too: berth does not
-  // (yet) make a pod's spec immutable, so a patch must not bring back what create refused.
+  // ValidatePod's ValidatePodSpec (api/pod_validation.h); on update, ValidatePodUpdate's
+  // rule that only a few spec fields may change (ValidatePodSpecUpdate).
   FieldErrorList ValidateCreate(const Object& obj) const override {
     return ValidatePodSpec(Field(obj, "spec"), FieldPath("spec"));
   }
   FieldErrorList ValidateUpdate(const Object& obj, const Object& old) const override {
-    return ValidatePodSpec(Field(obj, "spec"), FieldPath("spec"));
+    FieldErrorList errs = ValidatePodSpec(Field(obj, "spec"), FieldPath("spec"));
+    for (FieldError& e : ValidatePodSpecUpdate(Field(obj, "spec"), Field(old, "spec"))) errs.push_back(std::move(e));
+    return errs;
   }
 };
 

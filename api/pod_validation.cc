@@ -1,9 +1,11 @@
 #include "api/pod_validation.h"
 
+#include <algorithm>
 #include <optional>
 #include <set>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "api/metadata_validation.h"
 #include "api/unstructured.h"
@@ -156,7 +158,124 @@ void ValidateContainer(const Object& c, const FieldPath& path, const std::set<st
   if (others != nullptr && others->count(value) != 0) errs->push_back(Duplicate(name_path, value));
 }
 
+// Go's semantic equality for JSON values: null, absent, {} and [] are equal; numbers by value.
+bool SemanticallyEqual(const Object& a, const Object& b) {
+  auto empty = [](const Object& v) { return v.is_null() || ((v.is_object() || v.is_array()) && v.empty()); };
+  if (empty(a) || empty(b)) return empty(a) && empty(b);
+  if (a.is_object() && b.is_object()) {
+    for (const auto& [k, v] : a.items()) {
+      auto it = b.find(k);
+      if (!SemanticallyEqual(v, it == b.end() ? Object() : *it)) return false;
+    }
+    for (const auto& [k, v] : b.items()) {
+      if (!a.contains(k) && !empty(v)) return false;
+    }
+    return true;
+  }
+  if (a.is_array() && b.is_array()) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (!SemanticallyEqual(a[i], b[i])) return false;
+    }
+    return true;
+  }
+  return a == b;
+}
+
+// The paths under `path` where `now` and `before` differ, at most `max` of them; below
+// kDiffDepth levels a difference is reported at the level reached.
+void SpecChanges(const Object& now, const Object& before, const std::string& path, size_t max,
+                 std::vector<std::string>* out, int depth = 0) {
+  constexpr int kDiffDepth = 8;
+  if (out->size() >= max || SemanticallyEqual(now, before)) return;
+  if (depth < kDiffDepth && now.is_object() && before.is_object()) {
+    std::set<std::string> keys;
+    for (const auto& [k, v] : now.items()) keys.insert(k);
+    for (const auto& [k, v] : before.items()) keys.insert(k);
+    for (const std::string& k : keys) {
+      SpecChanges(now.contains(k) ? now[k] : Object(), before.contains(k) ? before[k] : Object(), path + "." + k, max,
+                  out, depth + 1);
+    }
+    return;
+  }
+  if (depth < kDiffDepth && now.is_array() && before.is_array() && now.size() == before.size()) {
+    for (size_t i = 0; i < now.size(); ++i) {
+      SpecChanges(now[i], before[i], path + "[" + std::to_string(i) + "]", max, out, depth + 1);
+    }
+    return;
+  }
+  out->push_back(path);
+}
+
 }  // namespace
+
+FieldErrorList ValidatePodSpecUpdate(const Object& spec, const Object& old_spec) {
+  if (!spec.is_object() || !old_spec.is_object()) return {};
+  // The new spec with every field that may change taken from the old one.
+  Object munged = spec;
+  auto take_old = [&](const char* key) {
+    if (old_spec.contains(key)) {
+      munged[key] = old_spec[key];
+    } else {
+      munged.erase(key);
+    }
+  };
+  for (const char* list : {"containers", "initContainers"}) {
+    const Object& old_list = Field(old_spec, list);
+    Object* new_list = munged.contains(list) ? &munged[list] : nullptr;
+    if (new_list == nullptr || !new_list->is_array() || !old_list.is_array() || new_list->size() != old_list.size()) {
+      continue;
+    }
+    for (size_t i = 0; i < old_list.size(); ++i) {
+      if (!(*new_list)[i].is_object() || !old_list[i].is_object()) continue;
+      if (old_list[i].contains("image")) {
+        (*new_list)[i]["image"] = old_list[i]["image"];
+      } else {
+        (*new_list)[i].erase("image");
+      }
+    }
+  }
+  const Object& deadline = Field(spec, "activeDeadlineSeconds");
+  const Object& old_deadline = Field(old_spec, "activeDeadlineSeconds");
+  if (deadline.is_number_integer() && deadline.get<int64_t>() > 0 &&
+      (old_deadline.is_null() || (old_deadline.is_number_integer() && deadline <= old_deadline))) {
+    take_old("activeDeadlineSeconds");
+  }
+  const Object& tolerations = Field(spec, "tolerations");
+  const Object& old_tolerations = Field(old_spec, "tolerations");
+  auto contains_all = [](const Object& big, const Object& small) {
+    if (small.is_null()) return true;
+    if (!big.is_array() || !small.is_array()) return false;
+    return std::all_of(small.begin(), small.end(), [&](const Object& t) {
+      return std::any_of(big.begin(), big.end(), [&](const Object& u) { return SemanticallyEqual(t, u); });
+    });
+  };
+  if (contains_all(tolerations, old_tolerations)) take_old("tolerations");
+  const Object& grace = Field(spec, "terminationGracePeriodSeconds");
+  const Object& old_grace = Field(old_spec, "terminationGracePeriodSeconds");
+  if (old_grace.is_number_integer() && old_grace.get<int64_t>() < 0 && grace == 1) {
+    take_old("terminationGracePeriodSeconds");
+  }
+  const Object& gates = Field(spec, "schedulingGates");
+  const Object& old_gates = Field(old_spec, "schedulingGates");
+  if (contains_all(old_gates, gates)) take_old("schedulingGates");
+  if (old_gates.is_array() && !old_gates.empty()) {
+    take_old("nodeSelector");
+    take_old("affinity");
+  }
+  if (StringAt(old_spec, "nodeName").empty()) take_old("nodeName");
+
+  if (SemanticallyEqual(munged, old_spec)) return {};
+  std::vector<std::string> changed;
+  SpecChanges(munged, old_spec, "spec", kMaxReportedSpecChanges, &changed);
+  std::string detail =
+      "pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,"
+      "`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),"
+      "`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)\n"
+      "changed:";
+  for (const std::string& path : changed) detail += " " + path;
+  return {Forbidden(FieldPath("spec"), detail)};
+}
 
 FieldErrorList ValidatePodSpec(const Object& spec, const FieldPath& path) {
   FieldErrorList errs;

@@ -64,4 +64,21 @@ namespace berth::api {
 // not an object, or fields of the wrong type, are left to schema validation.
 FieldErrorList ValidatePodSpec(const Object& spec, const FieldPath& path);
 
+// ValidatePodUpdate's spec rule (kubernetes/kubernetes pkg/apis/core/validation/
+// validation.go): a pod's spec may change only in
+//   spec.containers[*].image, spec.initContainers[*].image,
+//   spec.activeDeadlineSeconds (set when unset, or lowered; never removed),
+//   spec.tolerations (additions only), spec.terminationGracePeriodSeconds (to 1 when it
+//   was negative), spec.schedulingGates (removals only), and spec.nodeSelector and
+//   spec.affinity while the old pod is still gated;
+// and, as berth binds pods by writing spec.nodeName (it serves no pods/binding),
+// spec.nodeName when it was empty. Anything else is
+//   spec: Forbidden: pod updates may not change fields other than `spec.containers[*].image`,
+//   ... (upstream's list)
+// followed by the paths that differ (at most kMaxReportedSpecChanges; upstream appends a Go
+// cmp.Diff of the two specs). Absent and empty values are equal, as Go's semantic
+// equality has nil and empty slices and maps.
+FieldErrorList ValidatePodSpecUpdate(const Object& spec, const Object& old_spec);
+inline constexpr size_t kMaxReportedSpecChanges = 8;
+
 }  // namespace berth::api

@@ -1,6 +1,7 @@
 #include "api/pod_validation.h"
 
 #include <gtest/gtest.h>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -199,7 +200,8 @@ TEST(PodValidationTest, APodSpecThatIsMissingHasNoContainers) {
        "Pod \"p\" is invalid: spec.containers: Required value"},
       {R"({"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"j","namespace":"default","uid":"u"},
            "spec":{"suspend":true,"template":{"metadata":{"labels":null}}}})",
-       "Job.batch \"j\" is invalid: spec.template.spec.containers: Required value"},
+       "Job.batch \"j\" is invalid: [spec.template.spec.containers: Required value, "
+       "spec.template.spec.restartPolicy: Required value: valid values: \"OnFailure\", \"Never\"]"},
       {R"({"apiVersion":"jobset.x-k8s.io/v1alpha2","kind":"JobSet","metadata":{"name":"js","namespace":"default"},
            "spec":{"replicatedJobs":[{"name":"w","template":{"spec":{"template":{}}}}]}})",
        "JobSet.jobset.x-k8s.io \"js\" is invalid: spec.replicatedJobs[0].template.spec.template.spec.containers: "
@@ -211,6 +213,62 @@ TEST(PodValidationTest, APodSpecThatIsMissingHasNoContainers) {
     EXPECT_EQ(admitted.status().code(), Code::kInvalid);
     EXPECT_EQ(admitted.status().message(), c.want);
   }
+}
+
+// ValidatePodUpdate: a pod's spec may change only where upstream allows it (an attacker
+// lowered a running pod's CPU request to fit a second pod on its node, moved its
+// nodeName, and removed its restartPolicy with a $retainKeys patch).
+TEST(PodValidationTest, APodsSpecChangesOnlyWhereUpstreamAllows) {
+  AdmissionPipeline pipeline(Registry::Default(), StrategyRegistry::Default());
+  auto create = [&](const json& spec) {
+    WriteRequest wr;
+    wr.object = {
+        {"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", {{"name", "p"}, {"namespace", "default"}}}, {"spec", spec}};
+    auto admitted = pipeline.Admit(std::move(wr));
+    EXPECT_TRUE(admitted.ok()) << admitted.status().ToString();
+    return admitted->object;
+  };
+  const json unbound = json::parse(R"({"restartPolicy":"Never","activeDeadlineSeconds":100,
+      "tolerations":[{"key":"a","operator":"Exists"}],
+      "containers":[{"name":"c","image":"x","command":["sleep","1"],"resources":{"requests":{"cpu":"1500m"}}}]})");
+  json bound_spec = unbound;
+  bound_spec["nodeName"] = "node-0";
+  const json pending = create(unbound), running = create(bound_spec);
+  auto update = [&](const json& old, const std::function<void(json*)>& change) -> std::string {
+    WriteRequest wr;
+    wr.operation = Operation::kUpdate;
+    wr.object = old;
+    change(&wr.object);
+    wr.old = &old;
+    auto admitted = pipeline.Admit(std::move(wr));
+    return admitted.ok() ? "" : admitted.status().message();
+  };
+  const std::string forbidden =
+      "Pod \"p\" is invalid: spec: Forbidden: pod updates may not change fields other than "
+      "`spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` "
+      "(only additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it "
+      "was previously negative)\nchanged: ";
+  // Allowed.
+  EXPECT_EQ(update(running, [](json* p) { (*p)["spec"]["containers"][0]["image"] = "y"; }), "");
+  EXPECT_EQ(update(running, [](json* p) { (*p)["spec"]["activeDeadlineSeconds"] = 50; }), "");
+  EXPECT_EQ(update(running, [](json* p) { (*p)["spec"]["tolerations"].push_back({{"key", "b"}}); }), "");
+  EXPECT_EQ(update(pending, [](json* p) { (*p)["spec"]["nodeName"] = "node-1"; }), "");  // binding
+  EXPECT_EQ(update(running, [](json* p) { (*p)["metadata"]["labels"] = {{"a", "b"}}; }), "");
+  // Refused, naming what changed.
+  EXPECT_EQ(update(running, [](json* p) { (*p)["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "10m"; }),
+            forbidden + "spec.containers[0].resources.requests.cpu");
+  EXPECT_EQ(update(running, [](json* p) { (*p)["spec"]["nodeName"] = "node-7"; }), forbidden + "spec.nodeName");
+  EXPECT_EQ(update(running,
+                   [](json* p) {
+                     (*p)["spec"]["hostname"] = "evil";
+                     (*p)["spec"]["containers"][0]["command"] = {"sh", "-c", "echo changed"};
+                   }),
+            forbidden + "spec.containers[0].command spec.hostname");
+  EXPECT_EQ(update(running, [](json* p) { (*p)["spec"].erase("restartPolicy"); }), forbidden + "spec.restartPolicy");
+  EXPECT_EQ(update(running, [](json* p) { (*p)["spec"]["activeDeadlineSeconds"] = 200; }),
+            forbidden + "spec.activeDeadlineSeconds");
+  EXPECT_EQ(update(running, [](json* p) { (*p)["spec"]["tolerations"] = json::array(); }),
+            forbidden + "spec.tolerations");
 }
 
 // JobSet's onJobFailureMessagePatterns compile with Go's regexp syntax, or the JobSet is

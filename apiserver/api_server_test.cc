@@ -166,16 +166,22 @@ TEST_F(ApiServerTest, NotFoundAlwaysCarriesDetails) {
 
 TEST_F(ApiServerTest, StrategicMergePatchOfAPodMergesContainersByName) {
   ASSERT_EQ(Do("POST", "/api/v1/namespaces/default/pods", kPod).status, 201);
-  // What kubectl apply sends after adding env B and a second container.
+  // What kubectl apply sends after changing the image (the one container field a pod
+  // update may change): the container is merged by name, its env kept.
   HttpResponse r = Do("PATCH", "/api/v1/namespaces/default/pods/p1?fieldManager=kubectl-client-side-apply",
                       R"({"spec":{"$setElementOrder/containers":[{"name":"c"}],
-                          "containers":[{"$setElementOrder/env":[{"name":"A"},{"name":"B"}],
-                                         "env":[{"name":"B","value":"2"}],"name":"c"}]}})",
+                          "containers":[{"image":"busybox:1.36","name":"c"}]}})",
                       "application/strategic-merge-patch+json");
   ASSERT_EQ(r.status, 200) << r.body;
-  json env = Body(r)["spec"]["containers"][0]["env"];
-  EXPECT_EQ(env, json::parse(R"([{"name":"A","value":"1"},{"name":"B","value":"2"}])"));
-  EXPECT_EQ(Body(r)["spec"]["containers"][0]["image"], "busybox");
+  EXPECT_EQ(Body(r)["spec"]["containers"].size(), 1u);
+  EXPECT_EQ(Body(r)["spec"]["containers"][0]["env"], json::parse(R"([{"name":"A","value":"1"}])"));
+  EXPECT_EQ(Body(r)["spec"]["containers"][0]["image"], "busybox:1.36");
+  // Anything else in a pod's spec is immutable: ValidatePodUpdate's Forbidden.
+  HttpResponse env = Do("PATCH", "/api/v1/namespaces/default/pods/p1",
+                        R"({"spec":{"containers":[{"env":[{"name":"B","value":"2"}],"name":"c"}]}})",
+                        "application/strategic-merge-patch+json");
+  EXPECT_EQ(env.status, 422);
+  EXPECT_EQ(Body(env)["details"]["causes"][0]["field"], "spec");
 }
 
 TEST_F(ApiServerTest, StrategicMergePatchOfACustomResourceIs415) {

@@ -219,13 +219,15 @@ TEST_P(ClientContractTest, PatchTypes) {
   ASSERT_TRUE(json_patched.ok()) << json_patched.status();
   EXPECT_EQ((*json_patched)["metadata"]["labels"], json::parse(R"({"a":"1","b":"2"})"));
 
-  // Strategic merge: containers merge by name (env added, image kept).
+  // Strategic merge: containers merge by name (the image changed, the rest kept).
+  const api::Object before = (*json_patched)["spec"]["containers"][0];
   auto strategic = client_->Patch(pods, "p", client::PatchType::kStrategicMerge,
-                                  R"({"spec":{"containers":[{"name":"c","env":[{"name":"X","value":"1"}]}]}})");
+                                  R"({"spec":{"containers":[{"name":"c","image":"busybox:1.36"}]}})");
   ASSERT_TRUE(strategic.ok()) << strategic.status();
   ASSERT_EQ((*strategic)["spec"]["containers"].size(), 1u);
-  EXPECT_EQ((*strategic)["spec"]["containers"][0]["image"], "busybox");
-  EXPECT_EQ((*strategic)["spec"]["containers"][0]["env"][0]["name"], "X");
+  api::Object expected = before;
+  expected["image"] = "busybox:1.36";
+  EXPECT_EQ((*strategic)["spec"]["containers"][0], expected);
 
   // Server-side apply creates what is absent.
   client::PatchOptions apply;

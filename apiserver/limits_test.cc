@@ -217,14 +217,16 @@ TEST_F(LimitsTest, DocumentAtTheDepthLimitGoesThroughEveryPathOnHalfTheStack) {
                  "application/merge-patch+json")
                   .status,
               200);
+    // A pod's volumes are immutable: each patch is decoded, applied and compared with the
+    // stored spec (ValidatePodSpecUpdate) at full depth, then refused.
     const std::string vol = R"({"spec":{"volumes":[{"name":"v","csi":{"y":)" + deep + "}}]}}";
     EXPECT_EQ(Do("PATCH", "/api/v1/namespaces/default/pods/deep", vol, "application/strategic-merge-patch+json").status,
-              200);
+              422);
     EXPECT_EQ(Do("PATCH", "/api/v1/namespaces/default/pods/deep",
                  R"([{"op":"add","path":"/spec/volumes/0/csi/z","value":)" + deep + "}]", "application/json-patch+json")
                   .status,
-              200);
-    EXPECT_EQ(Do("PATCH", "/api/v1/namespaces/default/pods/deep", vol, "application/merge-patch+json").status, 200);
+              422);
+    EXPECT_EQ(Do("PATCH", "/api/v1/namespaces/default/pods/deep", vol, "application/merge-patch+json").status, 422);
     HttpResponse del = Do("DELETE", "/api/v1/namespaces/default/pods/deep?gracePeriodSeconds=0");
     EXPECT_EQ(del.status, 200) << del.body.substr(0, 300);
   });
@@ -346,23 +348,23 @@ TEST_F(LimitsTest, StoredObjectsOverOneAndAHalfMibAreRefused) {
   };
   expect_too_large(Do("POST", "/api/v1/namespaces/default/pods", pod_with("big", api::kMaxStoredObjectBytes)));
   ASSERT_EQ(Do("POST", "/api/v1/namespaces/default/pods", pod_with("p", 1024 * 1024)).status, 201);
+  // The growth goes where a pod update may write: annotations and a container's image.
   // Merge patch: another 600 KiB.
-  expect_too_large(
-      Do("PATCH", "/api/v1/namespaces/default/pods/p",
-         json{{"metadata", {{"annotations", {{"a", std::string(200 * 1024, 'y')}}}}},
-              {"spec", {{"volumes", {{{"name", "v"}, {"csi", {{"more", std::string(600 * 1024, 'z')}}}}}}}}}
-             .dump(),
-         "application/strategic-merge-patch+json"));
+  expect_too_large(Do("PATCH", "/api/v1/namespaces/default/pods/p",
+                      json{{"metadata", {{"annotations", {{"a", std::string(200 * 1024, 'y')}}}}},
+                           {"spec", {{"containers", {{{"name", "c"}, {"image", std::string(600 * 1024, 'z')}}}}}}}
+                          .dump(),
+                      "application/strategic-merge-patch+json"));
   // JSON patch copying the 1 MiB value once more.
   expect_too_large(Do("PATCH", "/api/v1/namespaces/default/pods/p",
-                      R"([{"op":"copy","from":"/spec/volumes/0/csi/blob","path":"/spec/volumes/0/csi/again"}])",
+                      R"([{"op":"copy","from":"/spec/volumes/0/csi/blob","path":"/spec/containers/0/image"}])",
                       "application/json-patch+json"));
   // PUT of the whole object, grown.
   json current = Body(Do("GET", "/api/v1/namespaces/default/pods/p"));
-  current["spec"]["volumes"][0]["csi"]["again"] = std::string(600 * 1024, 'w');
+  current["spec"]["containers"][0]["image"] = std::string(600 * 1024, 'w');
   expect_too_large(Do("PUT", "/api/v1/namespaces/default/pods/p", current.dump()));
   // Nothing was written.
-  EXPECT_FALSE(Body(Do("GET", "/api/v1/namespaces/default/pods/p"))["spec"]["volumes"][0]["csi"].contains("again"));
+  EXPECT_EQ(Body(Do("GET", "/api/v1/namespaces/default/pods/p"))["spec"]["containers"][0]["image"], "busybox");
   ExpectServing();
 }
 
