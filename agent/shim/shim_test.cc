@@ -255,8 +255,10 @@ TEST_F(ShimTest, RunDirectoriesLongerThanASocketPathWork) {
 // hello: the client refuses it, and the run's own supervisor stays reachable
 // by its verified process.
 TEST_F(ShimTest, ASocketOfAnotherRunIsRefusedAndTheSupervisorIsVerifiedByItsProcess) {
-  std::string a = Launch("sleep 1000", 0);
-  std::string b = Launch("sleep 1000", 1);
+  // exec: run a's supervisor is SIGKILLed below, and PDEATHSIG reaches only the main
+  // process; a child of a shell would outlive the test.
+  std::string a = Launch("exec sleep 1000", 0);
+  std::string b = Launch("exec sleep 1000", 1);
   ASSERT_TRUE(SpawnShim(kSupervisor, a, kReady).ok());
   ASSERT_TRUE(SpawnShim(kSupervisor, b, kReady).ok());
   fs::remove(a + "/shim.sock");
