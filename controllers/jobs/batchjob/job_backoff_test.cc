@@ -55,6 +55,7 @@ TEST(JobBackoffTest, IndexIntervalsRoundTrip) {
   EXPECT_EQ(FormatIndexIntervals({1, 2}), "1,2");
   EXPECT_EQ(ParseIndexIntervals("0,2-4,x,7-100", 10), (std::vector<int32_t>{0, 2, 3, 4, 7, 8, 9}));
   EXPECT_EQ(ParseIndexIntervals("", 10), std::vector<int32_t>{});
+  EXPECT_EQ(ParseIndexIntervals("3-5,0-4,4,9-2,,-1", 10), (std::vector<int32_t>{0, 1, 2, 3, 4, 5}));
   EXPECT_EQ(ParseIndexIntervals("5-2147483647", 7), (std::vector<int32_t>{5, 6}));
 }
 

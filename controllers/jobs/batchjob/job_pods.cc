@@ -33,25 +33,15 @@ std::optional<int64_t> ParseNonNegative(std::string_view text) {
 }
 
 std::optional<int32_t> ParseIndex(std::string_view text) {
-  if (text.empty() || text.size() > 9) return std::nullopt;
-  int32_t v = 0;
-  for (char c : text) {
-    if (c < '0' || c > '9') return std::nullopt;
-    v = v * 10 + (c - '0');
-  }
-  return v;
+  if (text.size() > 9) return std::nullopt;
+  const std::optional<int64_t> v = ParseNonNegative(text);
+  return v ? std::optional<int32_t>(static_cast<int32_t>(*v)) : std::nullopt;
 }
 
 // An annotation's non-negative int32, else 0 (upstream parseInt32).
 int32_t ParseCount(const Object& annotations, std::string_view key) {
-  const std::string text = StringAt(annotations, key);
-  if (text.empty() || text.size() > 10) return 0;
-  int64_t v = 0;
-  for (char c : text) {
-    if (c < '0' || c > '9') return 0;
-    v = v * 10 + (c - '0');
-  }
-  return v > INT32_MAX ? 0 : static_cast<int32_t>(v);
+  const std::optional<int64_t> v = ParseNonNegative(StringAt(annotations, key));
+  return v && *v <= INT32_MAX ? static_cast<int32_t>(*v) : 0;
 }
 
 // Upstream getFinishedTime (backoff_utils.go); see ObservedPod::finish_time.
@@ -229,7 +219,9 @@ std::string FormatIndexIntervals(const std::vector<int32_t>& sorted) {
 }
 
 std::vector<int32_t> ParseIndexIntervals(std::string_view text, int32_t completions) {
-  std::set<int32_t> out;
+  // Intervals cut to completions, merged before expanding, so the work is bounded by the
+  // text's length plus completions however the intervals repeat.
+  std::vector<std::pair<int64_t, int64_t>> intervals;
   while (!text.empty()) {
     const size_t comma = text.find(',');
     const std::string_view part = text.substr(0, comma);
@@ -238,10 +230,17 @@ std::vector<int32_t> ParseIndexIntervals(std::string_view text, int32_t completi
     const std::optional<int64_t> first = ParseNonNegative(part.substr(0, dash));
     const std::optional<int64_t> last =
         dash == std::string_view::npos ? first : ParseNonNegative(part.substr(dash + 1));
-    if (!first || !last) continue;
-    for (int64_t i = *first; i <= std::min<int64_t>(*last, completions - 1); ++i) out.insert(static_cast<int32_t>(i));
+    if (!first || !last || *first > std::min<int64_t>(*last, completions - 1)) continue;
+    intervals.emplace_back(*first, std::min<int64_t>(*last, completions - 1));
   }
-  return std::vector<int32_t>(out.begin(), out.end());
+  std::sort(intervals.begin(), intervals.end());
+  std::vector<int32_t> out;
+  int64_t next = 0;  // the lowest index not yet written
+  for (const auto& [first, last] : intervals) {
+    for (int64_t i = std::max(first, next); i <= last; ++i) out.push_back(static_cast<int32_t>(i));
+    next = std::max(next, last + 1);
+  }
+  return out;
 }
 
 Duration PodFailureBackoff(int32_t failures) {
