@@ -6,7 +6,11 @@
 #   - activeDeadlineSeconds 3 running `sleep 60`: Failed DeadlineExceeded within 10 s of its
 #     creation, its pod deleted;
 #   - a pod whose command does not exist, under OnFailure: restarted with restartCount
-#     counting, waiting in CrashLoopBackOff with the kubelet's message.
+#     counting, waiting in CrashLoopBackOff with the kubelet's message;
+#   - an Indexed Job with backoffLimitPerIndex 1 whose index 0 always exits 1: index 0 is
+#     retried once, 10 s after its failure (the pod-failure backoff), its replacement
+#     annotated job-index-failure-count 1; then the Job ends Failed FailedIndexes with
+#     failedIndexes "0", completedIndexes "1" and 3 pods in all.
 #
 # Usage: job_runtime_e2e.sh <berth binary>
 # Exit: 0 pass, 1 fail, 77 skip (no kubectl).
@@ -47,6 +51,20 @@ spec:
       terminationGracePeriodSeconds: 1
       containers:
       - {name: main, image: busybox, command: [/bin/sh, -c, "sleep 60"]}
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: perindex}
+spec:
+  completionMode: Indexed
+  completions: 2
+  parallelism: 2
+  backoffLimitPerIndex: 1
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - {name: main, image: busybox, command: [/bin/sh, -c, 'test "$JOB_COMPLETION_INDEX" = 1']}
 ---
 apiVersion: v1
 kind: Pod
@@ -93,6 +111,24 @@ if wait_until 10 job_failed deadline; then
     fail "deadline: kubectl get job: $("$KUBECTL" get job deadline --no-headers)"
 else
   fail "deadline: not Failed within 10 s: $("$KUBECTL" get job deadline -o jsonpath='{.status}')"
+fi
+
+# backoffLimitPerIndex: index 0 gets one retry, after the 10 s backoff, then the Job fails.
+if wait_until 40 job_failed perindex; then
+  took=$(($(date +%s) - created))
+  [ "$took" -ge 10 ] || fail "perindex: Failed after ${took}s, before the 10 s backoff could run"
+  got=$(condition perindex Failed)
+  [ "$got" = "True FailedIndexes: Job has failed indexes" ] || fail "perindex: Failed is '$got'"
+  got=$("$KUBECTL" get job perindex -o jsonpath='{.status.failedIndexes} {.status.completedIndexes} {.status.failed} {.status.succeeded}')
+  [ "$got" = "0 1 2 1" ] || fail "perindex: failedIndexes completedIndexes failed succeeded: '$got'"
+  got=$("$KUBECTL" get pods -l batch.kubernetes.io/job-name=perindex --sort-by=.metadata.creationTimestamp \
+    -o jsonpath='{range .items[*]}{.metadata.annotations.batch\.kubernetes\.io/job-completion-index}:{.metadata.annotations.batch\.kubernetes\.io/job-index-failure-count} {end}')
+  case "$got" in
+    "0:0 1:0 0:1 " | "1:0 0:0 0:1 ") ;;
+    *) fail "perindex: pods (index:failure-count) '$got'" ;;
+  esac
+else
+  fail "perindex: not Failed within 40 s: $("$KUBECTL" get job perindex -o jsonpath='{.status}')"
 fi
 
 "$KUBECTL" delete pod nocmd --wait=false >/dev/null 2>&1

@@ -28,8 +28,11 @@ Status JobController::Sync(const std::string& key, const Object& original) {
   for (const std::string& pod : plan.delete_pods) {
     BERTH_RETURN_IF_ERROR(jobs::DeleteIfPresent(client_, kPodsResource, ns, pod));
   }
-  for (int32_t index : plan.create_indexes) {
-    BERTH_RETURN_IF_ERROR(jobs::CreateIfAbsent(client_, kPodsResource, NewPod(job, index, RandomNameSuffix())));
+  for (size_t i = 0; i < plan.create_indexes.size(); ++i) {
+    std::optional<IndexFailureCounts> counts;
+    if (i < plan.create_failure_counts.size()) counts = plan.create_failure_counts[i];
+    BERTH_RETURN_IF_ERROR(
+        jobs::CreateIfAbsent(client_, kPodsResource, NewPod(job, plan.create_indexes[i], RandomNameSuffix(), counts)));
   }
   for (int32_t i = 0; i < plan.create_count; ++i) {
     BERTH_RETURN_IF_ERROR(jobs::CreateIfAbsent(client_, kPodsResource, NewPod(job, std::nullopt, RandomNameSuffix())));
@@ -58,7 +61,10 @@ Status JobController::Sync(const std::string& key, const Object& original) {
     }
   }
   BERTH_RETURN_IF_ERROR(jobs::WriteStatusIfChanged(client_, kJobsResource, original, updated));
-  if (plan.active_deadline && requeue_after_) requeue_after_(key, *plan.active_deadline - now);
+  // Requeued for the earlier of the active deadline and the end of a pod-failure backoff.
+  std::optional<Time> wake = plan.active_deadline;
+  if (plan.backoff_until && (!wake || *plan.backoff_until < *wake)) wake = plan.backoff_until;
+  if (wake && requeue_after_) requeue_after_(key, *wake - now);
   return Status::Ok();
 }
 

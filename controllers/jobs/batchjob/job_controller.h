@@ -13,7 +13,10 @@
 //      again on resume, completionTime on Complete) only when it changed;
 //   4. a Job with spec.activeDeadlineSeconds still running is requeued for when the
 //      deadline passes (SetRequeueAfter; upstream's queue.AddAfter), when PlanJob fails it
-//      with DeadlineExceeded and deletes its pods.
+//      with DeadlineExceeded and deletes its pods; a Job whose replacement pods wait for
+//      the pod-failure backoff (job_pods.h) is requeued for when the earliest delay ends
+//      (upstream enqueueSyncJobWithDelay), whichever comes first. Pods replacing failed
+//      pods of a Job with backoffLimitPerIndex carry their index's failure count.
 // A Job carrying the kueue.x-k8s.io/queue-name label with spec.suspend unset is treated as
 // suspended (Kueue's webhook default, owned_objects.h EffectivelySuspended).
 //

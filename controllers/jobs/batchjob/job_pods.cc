@@ -16,15 +16,68 @@ constexpr std::string_view kDeadlineExceeded = "DeadlineExceeded";
 constexpr std::string_view kDeadlineExceededMessage = "Job was active longer than specified deadline";
 constexpr std::string_view kCompletionsReached = "CompletionsReached";
 constexpr std::string_view kCompletionsReachedMessage = "Reached expected number of succeeded pods";
+constexpr std::string_view kMaxFailedIndexesExceeded = "MaxFailedIndexesExceeded";
+constexpr std::string_view kMaxFailedIndexesMessage = "Job has exceeded the specified maximal number of failed indexes";
+constexpr std::string_view kFailedIndexes = "FailedIndexes";
+constexpr std::string_view kFailedIndexesMessage = "Job has failed indexes";
 
-std::optional<int32_t> ParseIndex(std::string_view text) {
-  if (text.empty() || text.size() > 9) return std::nullopt;
-  int32_t v = 0;
+// A decimal of at most 18 digits (no sign), for index intervals.
+std::optional<int64_t> ParseNonNegative(std::string_view text) {
+  if (text.empty() || text.size() > 18) return std::nullopt;
+  int64_t v = 0;
   for (char c : text) {
     if (c < '0' || c > '9') return std::nullopt;
     v = v * 10 + (c - '0');
   }
   return v;
+}
+
+std::optional<int32_t> ParseIndex(std::string_view text) {
+  if (text.size() > 9) return std::nullopt;
+  const std::optional<int64_t> v = ParseNonNegative(text);
+  return v ? std::optional<int32_t>(static_cast<int32_t>(*v)) : std::nullopt;
+}
+
+// An annotation's non-negative int32, else 0 (upstream parseInt32).
+int32_t ParseCount(const Object& annotations, std::string_view key) {
+  const std::optional<int64_t> v = ParseNonNegative(StringAt(annotations, key));
+  return v && *v <= INT32_MAX ? static_cast<int32_t>(*v) : 0;
+}
+
+// Upstream getFinishedTime (backoff_utils.go); see ObservedPod::finish_time.
+Time FinishTime(const Object& pod) {
+  const Object& status = ObjectAt(pod, "status");
+  const Object& statuses = Field(status, "containerStatuses");
+  if (statuses.is_array() && !statuses.empty()) {
+    std::optional<Time> latest;
+    for (const Object& cs : statuses) {
+      Time t;
+      if (!ParseRfc3339(StringAt(ObjectAt(ObjectAt(cs, "state"), "terminated"), "finishedAt"), &t)) {
+        latest.reset();
+        break;
+      }
+      if (!latest || t > *latest) latest = t;
+    }
+    if (latest) return *latest;
+  }
+  const Object& conditions = Field(status, "conditions");
+  if (conditions.is_array()) {
+    for (const Object& c : conditions) {
+      Time t;
+      if (StringAt(c, "type") == "Ready" && StringAt(c, "status") == "False" &&
+          ParseRfc3339(StringAt(c, "lastTransitionTime"), &t)) {
+        return t;
+      }
+    }
+  }
+  const Object& metadata = ObjectAt(pod, "metadata");
+  Time t;
+  if (ParseRfc3339(StringAt(metadata, "deletionTimestamp"), &t)) {
+    return t -
+           std::chrono::seconds(std::clamp<int64_t>(IntAt(metadata, "deletionGracePeriodSeconds", 0), 0, INT32_MAX));
+  }
+  if (ParseRfc3339(StringAt(metadata, "creationTimestamp"), &t)) return t;
+  return Time{};
 }
 
 void AddIndexEnv(Object* containers) {
@@ -49,7 +102,14 @@ JobSpec JobSpec::FromObject(const Object& job) {
   } else if (s.indexed) {
     s.completions = s.parallelism;
   }
-  s.backoff_limit = static_cast<int32_t>(IntAt(spec, "backoffLimit", 6));
+  if (s.indexed && Field(spec, "backoffLimitPerIndex").is_number_integer()) {
+    s.backoff_limit_per_index = static_cast<int32_t>(IntAt(spec, "backoffLimitPerIndex", 0));
+    if (Field(spec, "maxFailedIndexes").is_number_integer()) {
+      s.max_failed_indexes = static_cast<int32_t>(IntAt(spec, "maxFailedIndexes", 0));
+    }
+  }
+  // The API server's default: MaxInt32 with backoffLimitPerIndex, else 6.
+  s.backoff_limit = static_cast<int32_t>(IntAt(spec, "backoffLimit", s.backoff_limit_per_index ? INT32_MAX : 6));
   s.suspend = BoolAt(spec, "suspend", false);
   s.restart_on_failure = StringAt(ObjectAt(ObjectAt(spec, "template"), "spec"), "restartPolicy") == "OnFailure";
   if (Field(spec, "activeDeadlineSeconds").is_number_integer()) {
@@ -72,7 +132,8 @@ std::string PodGenerateName(std::string_view job_name, std::optional<int32_t> in
   return prefix;
 }
 
-Object NewPod(const Object& job, std::optional<int32_t> index, std::string_view suffix) {
+Object NewPod(const Object& job, std::optional<int32_t> index, std::string_view suffix,
+              std::optional<IndexFailureCounts> counts) {
   const Object& tmpl = ObjectAt(ObjectAt(job, "spec"), "template");
   const std::string& job_name = api::Name(job);
   const std::string& uid = api::Uid(job);
@@ -93,7 +154,14 @@ Object NewPod(const Object& job, std::optional<int32_t> index, std::string_view 
   labels[std::string(kLegacyJobNameLabel)] = job_name;
   if (index) {
     labels[std::string(kJobCompletionIndexLabel)] = std::to_string(*index);
-    MutableObject(&metadata, "annotations")[std::string(kJobCompletionIndexAnnotation)] = std::to_string(*index);
+    Object& annotations = MutableObject(&metadata, "annotations");
+    annotations[std::string(kJobCompletionIndexAnnotation)] = std::to_string(*index);
+    if (counts) {
+      annotations[std::string(kJobIndexFailureCountAnnotation)] = std::to_string(counts->failed);
+      if (counts->ignored > 0) {
+        annotations[std::string(kJobIndexIgnoredFailureCountAnnotation)] = std::to_string(counts->ignored);
+      }
+    }
   }
   metadata["ownerReferences"] = Object::array({ControllerReference(job)});
   pod["metadata"] = std::move(metadata);
@@ -113,7 +181,11 @@ ObservedPod ObservedPod::FromObject(const Object& pod) {
   p.name = api::Name(pod);
   const Object& status = ObjectAt(pod, "status");
   p.phase = StringAt(status, "phase", "Pending");
-  p.index = ParseIndex(StringAt(ObjectAt(ObjectAt(pod, "metadata"), "annotations"), kJobCompletionIndexAnnotation));
+  const Object& annotations = ObjectAt(ObjectAt(pod, "metadata"), "annotations");
+  p.index = ParseIndex(StringAt(annotations, kJobCompletionIndexAnnotation));
+  p.failure_counts = {ParseCount(annotations, kJobIndexFailureCountAnnotation),
+                      ParseCount(annotations, kJobIndexIgnoredFailureCountAnnotation)};
+  if (p.terminal()) p.finish_time = FinishTime(pod);
   p.terminating = HasField(ObjectAt(pod, "metadata"), "deletionTimestamp");
   p.ready = IsConditionTrue(pod, "Ready");
   for (const char* list : {"initContainerStatuses", "containerStatuses"}) {
@@ -140,10 +212,42 @@ std::string FormatIndexIntervals(const std::vector<int32_t>& sorted) {
     while (j + 1 < sorted.size() && sorted[j + 1] == sorted[j] + 1) ++j;
     if (!out.empty()) out += ",";
     out += std::to_string(sorted[i]);
-    if (j > i) out += "-" + std::to_string(sorted[j]);
+    if (j > i) out += (j == i + 1 ? "," : "-") + std::to_string(sorted[j]);
     i = j + 1;
   }
   return out;
+}
+
+std::vector<int32_t> ParseIndexIntervals(std::string_view text, int32_t completions) {
+  // Intervals cut to completions, merged before expanding, so the work is bounded by the
+  // text's length plus completions however the intervals repeat.
+  std::vector<std::pair<int64_t, int64_t>> intervals;
+  while (!text.empty()) {
+    const size_t comma = text.find(',');
+    const std::string_view part = text.substr(0, comma);
+    text = comma == std::string_view::npos ? std::string_view() : text.substr(comma + 1);
+    const size_t dash = part.find('-');
+    const std::optional<int64_t> first = ParseNonNegative(part.substr(0, dash));
+    const std::optional<int64_t> last =
+        dash == std::string_view::npos ? first : ParseNonNegative(part.substr(dash + 1));
+    if (!first || !last || *first > std::min<int64_t>(*last, completions - 1)) continue;
+    intervals.emplace_back(*first, std::min<int64_t>(*last, completions - 1));
+  }
+  std::sort(intervals.begin(), intervals.end());
+  std::vector<int32_t> out;
+  int64_t next = 0;  // the lowest index not yet written
+  for (const auto& [first, last] : intervals) {
+    for (int64_t i = std::max(first, next); i <= last; ++i) out.push_back(static_cast<int32_t>(i));
+    next = std::max(next, last + 1);
+  }
+  return out;
+}
+
+Duration PodFailureBackoff(int32_t failures) {
+  if (failures <= 0) return Duration::zero();
+  Duration d = kDefaultPodFailureBackoff;
+  for (int32_t i = 1; i < failures && d < kMaxPodFailureBackoff; ++i) d *= 2;
+  return std::min(d, kMaxPodFailureBackoff);
 }
 
 namespace {
@@ -211,6 +315,21 @@ JobPlan PlanJob(const Object& job, const std::vector<ObservedPod>& pods_in, Time
         FormatIndexIntervals(std::vector<int32_t>(succeeded_indexes.begin(), succeeded_indexes.end()));
   }
 
+  std::set<int32_t> failed_indexes;
+  if (spec.backoff_limit_per_index) {
+    for (int32_t i : ParseIndexIntervals(StringAt(status, "failedIndexes"), *spec.completions)) {
+      failed_indexes.insert(i);
+    }
+    for (const ObservedPod& p : pods) {
+      if (p.phase == "Failed" && p.index && *p.index < *spec.completions &&
+          p.failure_counts.failed >= *spec.backoff_limit_per_index) {
+        failed_indexes.insert(*p.index);
+      }
+    }
+    plan.failed_indexes = FormatIndexIntervals(std::vector<int32_t>(failed_indexes.begin(), failed_indexes.end()));
+  }
+  const int64_t failed_index_count = static_cast<int64_t>(failed_indexes.size());
+
   auto delete_all_active = [&] {
     for (const ObservedPod* p : active) plan.delete_pods.push_back(p->name);
     active.clear();
@@ -227,6 +346,12 @@ JobPlan PlanJob(const Object& job, const std::vector<ObservedPod>& pods_in, Time
     failure = Condition{"FailureTarget", "True", std::string(kBackoffLimitExceeded), std::string(kBackoffLimitMessage)};
   } else if (!was_complete && deadline && now >= *deadline) {
     failure = Condition{"FailureTarget", "True", std::string(kDeadlineExceeded), std::string(kDeadlineExceededMessage)};
+  } else if (!was_complete && spec.max_failed_indexes && failed_index_count > *spec.max_failed_indexes) {
+    failure = Condition{"FailureTarget", "True", std::string(kMaxFailedIndexesExceeded),
+                        std::string(kMaxFailedIndexesMessage)};
+  } else if (!was_complete && failed_index_count > 0 &&
+             failed_index_count + static_cast<int64_t>(succeeded_indexes.size()) >= *spec.completions) {
+    failure = Condition{"FailureTarget", "True", std::string(kFailedIndexes), std::string(kFailedIndexesMessage)};
   }
   if (failure) {
     Condition c = *failure;
@@ -281,6 +406,25 @@ JobPlan PlanJob(const Object& job, const std::vector<ObservedPod>& pods_in, Time
   }
   plan.active_deadline = deadline;
 
+  // Job-wide pod-failure backoff (without backoffLimitPerIndex): the Failed pods that
+  // finished after the last success, the delay running from the latest of them.
+  std::optional<Time> job_backoff_until;
+  if (!spec.backoff_limit_per_index) {
+    std::optional<Time> last_success;
+    for (const ObservedPod& p : pods) {
+      if (p.phase == "Succeeded" && (!last_success || p.finish_time > *last_success)) last_success = p.finish_time;
+    }
+    int32_t failures = 0;
+    Time last_failure{};
+    for (const ObservedPod& p : pods) {
+      if (p.phase != "Failed" || (last_success && p.finish_time <= *last_success)) continue;
+      ++failures;
+      last_failure = std::max(last_failure, p.finish_time);
+    }
+    const Time until = last_failure + PodFailureBackoff(failures);
+    if (failures > 0 && until > now) job_backoff_until = until;
+  }
+
   if (spec.indexed) {
     // One live pod per index: extra live pods of an index are deleted (newest name last).
     std::set<int32_t> live_indexes;
@@ -288,7 +432,7 @@ JobPlan PlanJob(const Object& job, const std::vector<ObservedPod>& pods_in, Time
     for (const ObservedPod& p : pods) {
       if ((p.terminal() && !p.terminating) || !p.index) continue;
       if (*p.index >= *spec.completions || succeeded_indexes.count(*p.index) > 0 ||
-          !live_indexes.insert(*p.index).second) {
+          failed_indexes.count(*p.index) > 0 || !live_indexes.insert(*p.index).second) {
         if (!p.terminating) plan.delete_pods.push_back(p.name);
         continue;
       }
@@ -305,10 +449,50 @@ JobPlan PlanJob(const Object& job, const std::vector<ObservedPod>& pods_in, Time
       --live_count;
     }
     plan.active = static_cast<int32_t>(kept.size() - k);
+    std::vector<int32_t> pending;  // upstream firstPendingIndexes
     for (int32_t i = 0; i < *spec.completions && live_count < spec.parallelism; ++i) {
-      if (succeeded_indexes.count(i) > 0 || live_indexes.count(i) > 0) continue;
-      plan.create_indexes.push_back(i);
+      if (succeeded_indexes.count(i) > 0 || live_indexes.count(i) > 0 || failed_indexes.count(i) > 0) continue;
+      pending.push_back(i);
       ++live_count;
+    }
+    if (job_backoff_until && !pending.empty()) {
+      plan.backoff_until = job_backoff_until;
+    } else if (!spec.backoff_limit_per_index) {
+      plan.create_indexes = std::move(pending);
+    } else {
+      // Per index (upstream getPodCreationInfoForIndependentIndexes): the index's last failed
+      // pod (highest failure + ignored count, then latest finish) sets its delay and count.
+      std::map<int32_t, const ObservedPod*> last_failed;
+      auto absolute = [](const ObservedPod* p) {
+        return static_cast<int64_t>(p->failure_counts.failed) + p->failure_counts.ignored;
+      };
+      for (const ObservedPod& p : pods) {
+        if (p.phase != "Failed" || !p.index) continue;
+        const ObservedPod*& last = last_failed[*p.index];
+        if (last == nullptr ||
+            std::make_pair(absolute(&p), p.finish_time) >= std::make_pair(absolute(last), last->finish_time)) {
+          last = &p;
+        }
+      }
+      for (int32_t i : pending) {
+        auto it = last_failed.find(i);
+        if (it == last_failed.end()) {
+          plan.create_indexes.push_back(i);
+          plan.create_failure_counts.push_back({});
+          continue;
+        }
+        const ObservedPod& last = *it->second;
+        const int64_t failures = std::min<int64_t>(absolute(&last) + 1, INT32_MAX);
+        const Time until = last.finish_time + PodFailureBackoff(static_cast<int32_t>(failures));
+        if (until > now) {
+          if (!plan.backoff_until || until < *plan.backoff_until) plan.backoff_until = until;
+          continue;
+        }
+        plan.create_indexes.push_back(i);
+        plan.create_failure_counts.push_back(
+            {static_cast<int32_t>(std::min<int64_t>(int64_t{last.failure_counts.failed} + 1, INT32_MAX)),
+             last.failure_counts.ignored});
+      }
     }
   } else {
     int32_t want = spec.parallelism;
@@ -322,6 +506,10 @@ JobPlan PlanJob(const Object& job, const std::vector<ObservedPod>& pods_in, Time
     }
     plan.active = static_cast<int32_t>(active.size()) - (live - live_count);
     plan.create_count = std::max(0, want - live_count);
+    if (job_backoff_until && plan.create_count > 0) {
+      plan.create_count = 0;
+      plan.backoff_until = job_backoff_until;
+    }
   }
   std::sort(plan.delete_pods.begin(), plan.delete_pods.end());
   return plan;
@@ -335,6 +523,7 @@ void WriteStatusCounts(const JobPlan& plan, Object* job) {
   status["succeeded"] = plan.succeeded;
   status["failed"] = plan.failed;
   if (JobSpec::FromObject(*job).indexed) status["completedIndexes"] = plan.completed_indexes;
+  if (plan.failed_indexes) status["failedIndexes"] = *plan.failed_indexes;
 }
 
 std::vector<PodSet> PodSets(const Object& job) {

@@ -36,12 +36,40 @@
 //     startTime yet, or Suspended still True) counts from `now`, as the controller then
 //     writes startTime = now (upstream resets startTime on resume). JobPlan::active_deadline
 //     says when it will pass, for the controller's requeue (upstream queue.AddAfter);
+//   - else (Indexed with spec.backoffLimitPerIndex) more failed indexes than
+//     spec.maxFailedIndexes: reason MaxFailedIndexesExceeded, message "Job has exceeded the
+//     specified maximal number of failed indexes"; or every index succeeded or failed and
+//     one failed: reason FailedIndexes, message "Job has failed indexes" (both
+//     FailureTarget then Failed, as above);
 //   - success (Indexed: every index in [0, completions) has a Succeeded pod; NonIndexed:
 //     succeeded ≥ completions, or with nil completions one success and nothing active):
 //     SuccessCriteriaMet True then Complete True, reason CompletionsReached, message
 //     "Reached expected number of succeeded pods" (Kubernetes ≥ 1.31 order);
 //   - otherwise pods are created up to parallelism: Indexed the lowest indexes that have no
-//     Succeeded and no live pod; NonIndexed min(parallelism, remaining) − live.
+//     Succeeded and no live pod and are not failed; NonIndexed min(parallelism, remaining) −
+//     live; unless the pod-failure backoff below holds them back.
+// backoffLimitPerIndex (Indexed; upstream indexed_job_utils.go calculateFailedIndexes,
+// isIndexFailed, getNewIndexFailureCounts): a pod replacing a failed pod of its index carries
+// the annotation batch.kubernetes.io/job-index-failure-count = the failed pod's count + 1
+// (the index's first pod: "0"), and batch.kubernetes.io/job-index-ignored-failure-count
+// copied when > 0 (berth has no podFailurePolicy, so it never grows). An index whose Failed
+// pod has a failure count ≥ backoffLimitPerIndex is failed: it gets no more pods (a live pod
+// of it is deleted) and is listed in status.failedIndexes ("0,2-4", kept from the previous
+// status so a deleted pod's index stays failed). backoffLimit then defaults to MaxInt32
+// (the API server's default, api/job_strategy.h) and still applies when set. A failed pod
+// that is deleted before its index's replacement exists takes its count with it (upstream
+// holds it with the job-tracking finalizer; berth keeps failed pods and does not delete
+// them itself).
+// Pod-failure backoff (upstream backoff_utils.go getRemainingTimeForFailuresCount,
+// getRemainingTimePerIndex; manageJob): after n consecutive failures the replacement waits
+// kDefaultPodFailureBackoff × 2^(n−1), at most kMaxPodFailureBackoff, counted from the last
+// failure's finish time (ObservedPod::finish_time). Without backoffLimitPerIndex n is the
+// number of Failed pods that finished after the last Succeeded pod finished, and while the
+// delay runs no pod of the Job is created; with it, n is the index's last failed pod's
+// failure + ignored-failure count + 1, the delay holds back that index only, and the indexes
+// picked for creation (the lowest pending ones, up to parallelism) that are still backing
+// off are skipped, as upstream. JobPlan::backoff_until says when the earliest delay ends, for
+// the controller's requeue (upstream enqueueSyncJobWithDelay).
 // Replacement rule (docs/architecture.md, departure 3; kubernetes/kubernetes#115844): a pod
 // being deleted (deletionTimestamp set) holds its slot — its index, or one of the parallelism
 // slots — until it is gone from the API, whatever its phase, so its replacement is created
@@ -49,15 +77,15 @@
 // replaces a deleted pod once it is Failed, while it may still exist). berth does this
 // always: the next pod of an index reuses the index's hostname, and two live pods with one
 // hostname would both join the job's rendezvous. A
-// Failed pod that is not deleted (a retry after a failure) is replaced at once, as
-// upstream. status.terminating therefore counts every pod being deleted (upstream: only
+// Failed pod that is not deleted (a retry after a failure) is replaced once the pod-failure
+// backoff below has run out, as upstream. status.terminating therefore counts every pod being deleted (upstream: only
 // those not yet terminal), so Kueue keeps an evicted Job's quota until its pods are gone.
 // Counts: succeeded/failed never decrease below the previous status' values (a deleted
 // terminal pod stays counted); Indexed succeeded = number of distinct succeeded indexes.
 // Upstream: kubernetes/kubernetes pkg/controller/job/job_controller.go (syncJob,
-// pastBackoffLimitOnFailure, pastActiveDeadline, manageJob).
-// Not done: podFailurePolicy, backoffLimitPerIndex, successPolicy, exponential back-off
-// delays between re-creations.
+// pastBackoffLimitOnFailure, pastActiveDeadline, manageJob), indexed_job_utils.go,
+// backoff_utils.go.
+// Not done: podFailurePolicy, successPolicy.
 //
 // Thread-safety: pure functions.
 #pragma once
@@ -91,6 +119,16 @@ inline constexpr std::string_view kControllerUidLabel = api::kJobControllerUidLa
 inline constexpr std::string_view kLegacyControllerUidLabel = api::kJobLegacyControllerUidLabel;
 inline constexpr std::string_view kJobNameLabel = api::kJobNameLabel;
 inline constexpr std::string_view kLegacyJobNameLabel = api::kJobLegacyJobNameLabel;
+// backoffLimitPerIndex's annotations on a Job's pods (batch/v1 JobIndexFailureCountAnnotation,
+// JobIndexIgnoredFailureCountAnnotation).
+inline constexpr std::string_view kJobIndexFailureCountAnnotation = "batch.kubernetes.io/job-index-failure-count";
+inline constexpr std::string_view kJobIndexIgnoredFailureCountAnnotation =
+    "batch.kubernetes.io/job-index-ignored-failure-count";
+// The delay before replacing a pod after the first failure, doubled per further consecutive
+// failure up to the maximum: upstream DefaultJobPodFailureBackOff 10 s and
+// MaxJobPodFailureBackOff 10 min (pkg/controller/job/job_controller.go, Kubernetes 1.32).
+inline constexpr Duration kDefaultPodFailureBackoff = std::chrono::seconds(10);
+inline constexpr Duration kMaxPodFailureBackoff = std::chrono::minutes(10);
 // Longest generateName prefix (63 − 5 random characters), names.MaxGeneratedNameLength.
 inline constexpr size_t kMaxGeneratedNameLength = 58;
 
@@ -103,24 +141,47 @@ struct JobSpec {
   bool suspend = false;
   bool restart_on_failure = false;                 // template restartPolicy OnFailure
   std::optional<int64_t> active_deadline_seconds;  // spec.activeDeadlineSeconds
+  // spec.backoffLimitPerIndex / spec.maxFailedIndexes, read for Indexed Jobs only.
+  std::optional<int32_t> backoff_limit_per_index;
+  std::optional<int32_t> max_failed_indexes;
   static JobSpec FromObject(const Object& job);
 };
 
 // The generateName prefix of the Job's pods ("<job>-<index>-" / "<job>-", cut to 58).
 std::string PodGenerateName(std::string_view job_name, std::optional<int32_t> index);
 
+// A pod's backoffLimitPerIndex counts (the two annotations; absent, unparsable, negative or
+// beyond int32 read as 0, as upstream parseInt32).
+struct IndexFailureCounts {
+  int32_t failed = 0;
+  int32_t ignored = 0;
+  bool operator==(const IndexFailureCounts&) const = default;
+};
+
 // The pod for `index` (nullopt for NonIndexed), named prefix + `suffix` (5 random
-// characters from core/ids.h RandomNameSuffix in the controller; fixed in tests).
-Object NewPod(const Object& job, std::optional<int32_t> index, std::string_view suffix);
+// characters from core/ids.h RandomNameSuffix in the controller; fixed in tests). With
+// `counts` (Jobs with backoffLimitPerIndex) it carries the failure-count annotation, and the
+// ignored-failure-count one when that is > 0.
+Object NewPod(const Object& job, std::optional<int32_t> index, std::string_view suffix,
+              std::optional<IndexFailureCounts> counts = std::nullopt);
+
+// The delay before a replacement after `failures` consecutive failures: 0 for none, else
+// kDefaultPodFailureBackoff × 2^(failures − 1), at most kMaxPodFailureBackoff.
+Duration PodFailureBackoff(int32_t failures);
 
 // What the controller needs to know about one pod of the Job.
 struct ObservedPod {
   std::string name;
-  std::string phase;             // Pending | Running | Succeeded | Failed | Unknown
-  std::optional<int32_t> index;  // completion-index annotation, Indexed Jobs
-  bool terminating = false;      // metadata.deletionTimestamp set
-  bool ready = false;            // condition Ready True
-  int32_t restart_count = 0;     // restartCount summed over init and regular containers
+  std::string phase;                  // Pending | Running | Succeeded | Failed | Unknown
+  std::optional<int32_t> index;       // completion-index annotation, Indexed Jobs
+  bool terminating = false;           // metadata.deletionTimestamp set
+  bool ready = false;                 // condition Ready True
+  int32_t restart_count = 0;          // restartCount summed over init and regular containers
+  IndexFailureCounts failure_counts;  // backoffLimitPerIndex annotations
+  // When the pod finished (upstream getFinishedTime): the latest terminated.finishedAt when
+  // every container has one; else the Ready False condition's lastTransitionTime; else
+  // deletionTimestamp − deletionGracePeriodSeconds; else creationTimestamp; else the epoch.
+  Time finish_time{};
   static ObservedPod FromObject(const Object& pod);
   bool terminal() const { return phase == "Succeeded" || phase == "Failed"; }
   // Neither terminal nor terminating.
@@ -128,7 +189,9 @@ struct ObservedPod {
 };
 
 struct JobPlan {
-  std::vector<int32_t> create_indexes;   // Indexed: indexes to create, ascending
+  std::vector<int32_t> create_indexes;  // Indexed: indexes to create, ascending
+  // backoffLimitPerIndex: the counts for the pod of each create_indexes entry (same order).
+  std::vector<IndexFailureCounts> create_failure_counts;
   int32_t create_count = 0;              // NonIndexed: pods to create
   std::vector<std::string> delete_pods;  // by name, ascending
   // status counts
@@ -138,12 +201,16 @@ struct JobPlan {
   int32_t succeeded = 0;
   int32_t failed = 0;
   std::string completed_indexes;  // Indexed: "0-2,4" (interval form as upstream)
+  // backoffLimitPerIndex: status.failedIndexes in the same form; nullopt without it.
+  std::optional<std::string> failed_indexes;
   // Conditions to set, in order (the controller stamps lastTransitionTime).
   std::vector<Condition> conditions;
   // The Job resumes in this reconcile (Suspended True → False): startTime is reset to now.
   bool resumed = false;
   // When spec.activeDeadlineSeconds will run out, for an active Job that has one.
   std::optional<Time> active_deadline;
+  // When the earliest pod-failure backoff holding back a pod ends.
+  std::optional<Time> backoff_until;
   bool finished() const;
 };
 
@@ -152,12 +219,17 @@ struct JobPlan {
 JobPlan PlanJob(const Object& job, const std::vector<ObservedPod>& pods, Time now);
 
 // Writes the plan's counts (active, ready, terminating, succeeded, failed and, Indexed,
-// completedIndexes) into job["status"]; the conditions are the caller's to set
+// completedIndexes, failedIndexes) into job["status"]; the conditions are the caller's to set
 // (api/conditions.h SetCondition).
 void WriteStatusCounts(const JobPlan& plan, Object* job);
 
-// Upstream's compressed index list: ascending unique indexes → "0-2,4,6-7".
+// Upstream's compressed index list (orderedIntervals.String): ascending unique indexes →
+// "0-2,4,6,7" (a run of two is written "6,7", a longer run "0-2").
 std::string FormatIndexIntervals(const std::vector<int32_t>& sorted_indexes);
+
+// The indexes < `completions` in such a list (upstream parseIndexesFromString: an
+// unparsable interval is skipped, a run is cut at completions − 1), ascending.
+std::vector<int32_t> ParseIndexIntervals(std::string_view text, int32_t completions);
 
 // Kueue's podSets for a batch/v1 Job: one "main" with count = parallelism, reduced to
 // completions when completions < parallelism; template = spec.template.

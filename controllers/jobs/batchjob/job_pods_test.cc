@@ -299,11 +299,11 @@ TEST(JobPodsTest, CompleteAfterAllIndexesSucceed) {
   EXPECT_EQ(plan.conditions[1].type, "Complete");
   EXPECT_EQ(plan.conditions[1].reason, "CompletionsReached");
   EXPECT_EQ(plan.conditions[1].message, "Reached expected number of succeeded pods");
-  EXPECT_EQ(plan.completed_indexes, "0-1");
+  EXPECT_EQ(plan.completed_indexes, "0,1");
   json job = IndexedJob(2, 2);
   WriteStatusCounts(plan, &job);
   EXPECT_EQ(job["status"]["succeeded"], 2);
-  EXPECT_EQ(job["status"]["completedIndexes"], "0-1");
+  EXPECT_EQ(job["status"]["completedIndexes"], "0,1");
 }
 
 TEST(JobPodsTest, NonIndexedNilCompletionsAndCountsNeverDecrease) {
@@ -344,7 +344,7 @@ TEST(JobPodsTest, PodSets) {
   EXPECT_EQ(ps[0].name, "main");
   EXPECT_EQ(ps[0].count, 3);
   EXPECT_EQ(PodSets(IndexedJob(2, 5))[0].count, 2);
-  EXPECT_EQ(FormatIndexIntervals({0, 1, 2, 4, 6, 7}), "0-2,4,6-7");
+  EXPECT_EQ(FormatIndexIntervals({0, 1, 2, 4, 6, 7}), "0-2,4,6,7");
 }
 
 }  // namespace
