@@ -7,6 +7,17 @@ namespace berth::api {
 
 namespace {
 
+// json::contains(json_pointer) throws (out_of_range.404 "unresolved reference token")
+// for an empty or non-numeric token on an array in nlohmann 3.11; such a pointer
+// addresses nothing.
+bool ContainsPointer(const Object& doc, const nlohmann::json::json_pointer& pointer) {
+  try {
+    return doc.contains(pointer);
+  } catch (const nlohmann::json::exception&) {
+    return false;
+  }
+}
+
 // nlohmann's exception text without its "[json.exception.x.NNN] " prefix.
 std::string ExceptionDetail(const nlohmann::json::exception& e) {
   std::string what = e.what();
@@ -74,7 +85,7 @@ StatusOr<Object> ApplyJsonPatch(const Object& target, const Object& patch) {
     if (name == "test") {
       // Compare here to say what the value was (nlohmann only says "unsuccessful").
       nlohmann::json::json_pointer ptr(path);
-      if (!doc.contains(ptr)) return InvalidError(label + ": test failed: path does not exist");
+      if (!ContainsPointer(doc, ptr)) return InvalidError(label + ": test failed: path does not exist");
       const Object& have = doc.at(ptr);
       if (have != op["value"]) {
         return InvalidError(label + ": test failed: value is " + have.dump() + ", not " + op["value"].dump());
@@ -86,7 +97,7 @@ StatusOr<Object> ApplyJsonPatch(const Object& target, const Object& patch) {
     // remove), so a member of a primitive is refused here.
     if (nlohmann::json::json_pointer target(path); !target.empty()) {
       const nlohmann::json::json_pointer parent = target.parent_pointer();
-      if (doc.contains(parent)) {
+      if (ContainsPointer(doc, parent)) {
         const Object& container = doc.at(parent);
         if (!container.is_object() && !container.is_array()) {
           return InvalidError(label + ": the parent of the target is " + std::string(container.type_name()) +

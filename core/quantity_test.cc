@@ -481,5 +481,17 @@ TEST(QuantityTest, C17QuotaOneIsOneUnitNeverRescaled) {
   EXPECT_EQ((cq2 * 20096).String(), "20096");
 }
 
+// resource.Quantity's CanonicalizeBytes: a binary quantity that is not a whole number of Ki
+// prints as a bare number, which parses as decimal; the canonical form is then stable
+// (found by the quantity fuzzer, whose invariant assumed one round).
+TEST(QuantityTest, ABinaryQuantityThatIsNotWholeKiPrintsBareAndReparsesAsDecimal) {
+  const Quantity binary = Quantity::MustParse("62.5Ki");
+  EXPECT_EQ(binary.String(), "64000");
+  const Quantity decimal = Quantity::MustParse(binary.String());
+  EXPECT_EQ(decimal.milli(), binary.milli());
+  EXPECT_EQ(decimal.String(), "64k");
+  EXPECT_EQ(Quantity::MustParse(decimal.String()).String(), "64k");
+}
+
 }  // namespace
 }  // namespace berth
