@@ -390,6 +390,9 @@ TEST_F(SchedulerControllerTest, OrdersByPriorityThenCreation) {
 TEST_F(SchedulerControllerTest, StartedControllerBindsOnItsOwnThread) {
   ctl_.Start();
   CreateNode("node-1", "2");
+  // The node in the cache first: a cycle that saw the pod before the node (two informers)
+  // would back the pod off for 1 s of the fake clock, which this test never advances.
+  WaitCaches();
   Create(kPods, "default", Pod("p", "1"));
   std::string node;
   // Real time only bounds a hang (30 s: the machine may be loaded); it is never asserted.
