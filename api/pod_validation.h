@@ -70,7 +70,8 @@ FieldErrorList ValidatePodSpec(const Object& spec, const FieldPath& path);
 //   spec.activeDeadlineSeconds (set when unset, or lowered; never removed),
 //   spec.tolerations (additions only), spec.terminationGracePeriodSeconds (to 1 when it
 //   was negative), spec.schedulingGates (removals only), and spec.nodeSelector and
-//   spec.affinity while the old pod is still gated;
+//   spec.affinity while the old pod is still gated (upstream allows only additions to
+//   them; berth allows any change to a pod that cannot have been placed yet);
 // and, as berth binds pods by writing spec.nodeName (it serves no pods/binding),
 // spec.nodeName when it was empty. Anything else is
 //   spec: Forbidden: pod updates may not change fields other than `spec.containers[*].image`,
