@@ -10,7 +10,7 @@ const Object* FindCondition(const Object& obj, std::string_view type) {
   auto conds = st->find("conditions");
   if (conds == st->end() || !conds->is_array()) return nullptr;
   for (const Object& c : *conds) {
-    if (c.is_object() && c.value("type", "") == type) return &c;
+    if (StringAt(c, "type") == type) return &c;
   }
   return nullptr;
 }
@@ -58,9 +58,9 @@ bool SetCondition(Object* obj, const Condition& c, Time now) {
     if (auto g = m->find("generation"); g != m->end() && g->is_number_integer()) generation = g->get<int64_t>();
   }
   for (Object& existing : conds) {
-    if (!existing.is_object() || existing.value("type", "") != c.type) continue;
+    if (!existing.is_object() || StringAt(existing, "type") != c.type) continue;
     Object updated = existing;
-    if (updated.value("status", "") != c.status) {
+    if (StringAt(updated, "status") != c.status) {
       updated["status"] = c.status;
       updated["lastTransitionTime"] = FormatRfc3339(now);
     }

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "api/registry.h"
+#include "api/unstructured.h"
 
 namespace berth::api {
 namespace {
@@ -191,7 +192,7 @@ void TopologyAssignmentToV1beta2(Object* ta) {
     }
     slice["valuesPerLevel"] = std::move(values_per_level);
     Object counts = Object::array();
-    for (const Object& d : domains) counts.push_back(d.value("count", Object(0)));
+    for (const Object& d : domains) counts.push_back(d.is_object() ? d.value("count", Object(0)) : Object(0));
     bool same_counts = std::all_of(counts.begin(), counts.end(),
                                    [&](const Object& c) { return c == counts.front(); });
     slice["podCounts"] = same_counts ? Object{{"universal", counts.front()}}
@@ -210,8 +211,8 @@ std::string SliceValue(const Object& level_values, size_t i) {
   if (individual == level_values.end() || !individual->is_object()) return "";
   const Object& roots = individual->value("roots", Object::array());
   if (!roots.is_array() || i >= roots.size() || !roots[i].is_string()) return "";
-  std::string prefix = individual->value("prefix", std::string());
-  std::string suffix = individual->value("suffix", std::string());
+  std::string prefix = StringAt(*individual, "prefix");
+  std::string suffix = StringAt(*individual, "suffix");
   return prefix + roots[i].get<std::string>() + suffix;
 }
 

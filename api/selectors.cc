@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "api/metadata_validation.h"
+#include "api/unstructured.h"
 
 namespace berth::api {
 
@@ -516,7 +517,7 @@ StatusOr<LabelSelector> LabelSelector::FromJson(const Object& selector) {
   }
   if (auto it = selector.find("matchExpressions"); it != selector.end() && it->is_array()) {
     for (const auto& expr : *it) {
-      std::string op_name = expr.value("operator", "");
+      std::string op_name = StringAt(expr, "operator");
       SelectorOperator op;
       if (op_name == "In") op = SelectorOperator::kIn;
       else if (op_name == "NotIn") op = SelectorOperator::kNotIn;
@@ -531,7 +532,7 @@ StatusOr<LabelSelector> LabelSelector::FromJson(const Object& selector) {
         }
       }
       BERTH_ASSIGN_OR_RETURN(LabelRequirement r,
-                             NewLabelRequirement(expr.value("key", ""), op, std::move(values)));
+                             NewLabelRequirement(StringAt(expr, "key"), op, std::move(values)));
       s.Add(std::move(r));
     }
   }
@@ -587,9 +588,9 @@ FieldErrorList ValidateLabelSelector(const Object& selector, const FieldPath& pa
   for (std::size_t i = 0; i < exprs->size(); ++i) {
     const Object& expr = (*exprs)[i];
     FieldPath p = path.Child("matchExpressions").Index(i);
-    Object values = expr.value("values", Object::array());
-    std::size_t n = values.is_array() ? values.size() : 0;
-    const Object op = expr.value("operator", Object(""));
+    const Object& values = ArrayAt(expr, "values");
+    const std::size_t n = values.size();
+    const Object op = expr.is_object() ? expr.value("operator", Object("")) : Object("");
     if (op == "In" || op == "NotIn") {
       if (n == 0) {
         errs.push_back(Required(p.Child("values"),
@@ -603,7 +604,7 @@ FieldErrorList ValidateLabelSelector(const Object& selector, const FieldPath& pa
     } else {
       errs.push_back(Invalid(p.Child("operator"), op, "not a valid selector operator"));
     }
-    std::string key = expr.value("key", "");
+    const std::string key = StringAt(expr, "key");
     for (auto& msg : IsQualifiedName(key)) errs.push_back(Invalid(p.Child("key"), key, std::move(msg)));
     for (std::size_t j = 0; j < n; ++j) {
       if (!values[j].is_string()) continue;

@@ -70,8 +70,9 @@ TEST(LabelSelectorParseTest, ErrorsAsKubernetes) {
       {"a=(b)", "unable to parse requirement: found '(', expected: identifier"},
       {"-a=b", "unable to parse requirement: <nil>: Invalid value: \"-a\": " + kNamePart},
       {"a=b c d", "found 'c', expected: ',' or 'end of string'"},
-      {"a>x", "unable to parse requirement: values[0]: Invalid value: \"x\": for 'Gt', 'Lt' "
-              "operators, the value must be an integer"},
+      {"a>x",
+       "unable to parse requirement: values[0]: Invalid value: \"x\": for 'Gt', 'Lt' "
+       "operators, the value must be an integer"},
       {"a=b/c",
        "unable to parse requirement: values[0][a]: Invalid value: \"b/c\": a valid label must be "
        "an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start "
@@ -93,14 +94,30 @@ TEST(LabelSelectorMatchTest, Table) {
     bool want;
   };
   const Case cases[] = {
-      {"", true},           {"app=demo", true},        {"app==demo", true},
-      {"app=other", false}, {"app!=demo", false},      {"app!=other", true},
-      {"missing!=x", true}, {"app", true},             {"missing", false},
-      {"!missing", true},   {"!app", false},           {"app in (x,demo)", true},
-      {"app in (x)", false}, {"app notin (x)", true},  {"app notin (demo)", false},
-      {"missing notin (x)", true}, {"missing in (x)", false}, {"app=demo,tier=db", false},
-      {"app=demo,tier in (web)", true}, {"gen>5", true}, {"gen<5", false},
-      {"app>5", false},     {"missing>1", false},      {"tier=", false},
+      {"", true},
+      {"app=demo", true},
+      {"app==demo", true},
+      {"app=other", false},
+      {"app!=demo", false},
+      {"app!=other", true},
+      {"missing!=x", true},
+      {"app", true},
+      {"missing", false},
+      {"!missing", true},
+      {"!app", false},
+      {"app in (x,demo)", true},
+      {"app in (x)", false},
+      {"app notin (x)", true},
+      {"app notin (demo)", false},
+      {"missing notin (x)", true},
+      {"missing in (x)", false},
+      {"app=demo,tier=db", false},
+      {"app=demo,tier in (web)", true},
+      {"gen>5", true},
+      {"gen<5", false},
+      {"app>5", false},
+      {"missing>1", false},
+      {"tier=", false},
   };
   for (const auto& c : cases) {
     EXPECT_EQ(MustParse(c.selector).Matches(labels), c.want) << c.selector;
@@ -142,8 +159,7 @@ TEST(LabelSelectorJsonTest, MatchLabelsAndExpressions) {
   EXPECT_EQ(s->RequiresExactMatch("team"), "eng");
   EXPECT_EQ(s->RequiresExactMatch("dep"), std::nullopt);
 
-  auto bad_op = LabelSelector::FromJson(
-      json{{"matchExpressions", {{{"key", "a"}, {"operator", "Foo"}}}}});
+  auto bad_op = LabelSelector::FromJson(json{{"matchExpressions", {{{"key", "a"}, {"operator", "Foo"}}}}});
   ASSERT_FALSE(bad_op.ok());
   EXPECT_EQ(bad_op.status().message(), "\"Foo\" is not a valid label selector operator");
   auto empty_in = LabelSelector::FromJson(
@@ -151,8 +167,8 @@ TEST(LabelSelectorJsonTest, MatchLabelsAndExpressions) {
   ASSERT_FALSE(empty_in.ok());
   EXPECT_EQ(empty_in.status().message(),
             "values: Invalid value: []: for 'in', 'notin' operators, values set can't be empty");
-  auto exists_with_values = LabelSelector::FromJson(
-      json{{"matchExpressions", {{{"key", "a"}, {"operator", "Exists"}, {"values", {"x"}}}}}});
+  auto exists_with_values =
+      LabelSelector::FromJson(json{{"matchExpressions", {{{"key", "a"}, {"operator", "Exists"}, {"values", {"x"}}}}}});
   ASSERT_FALSE(exists_with_values.ok());
   EXPECT_EQ(exists_with_values.status().message(),
             "values: Invalid value: [\"x\"]: values set must be empty for exists and does not "
@@ -186,6 +202,35 @@ TEST(LabelSelectorJsonTest, ValidateLabelSelectorPaths) {
   EXPECT_TRUE(ValidateLabelSelector(nullptr, FieldPath("s")).empty());
 }
 
+// A selector that did not pass the schema (the selector fuzzer calls these directly) never throws:
+// every member of every wrong type is reported, or refused by FromJson, with no exception.
+TEST(LabelSelectorJsonTest, MembersOfAnyTypeNeverThrow) {
+  const std::vector<json> wrong = {
+      json(nullptr), json(1), json(-2.5), json(true), json("s"), json::array({"/", "w"}), json::object({{"a", 1}})};
+  auto check = [](const json& sel) {
+    SCOPED_TRACE(sel.dump());
+    EXPECT_NO_THROW(ValidateLabelSelector(sel, FieldPath("spec.selector")));
+    EXPECT_NO_THROW((void)LabelSelector::FromJson(sel));
+  };
+  for (const json& v : wrong) {
+    for (const char* member : {"key", "operator", "values"}) {
+      json expr = {{"key", "a"}, {"operator", "In"}, {"values", {"x"}}};
+      expr[member] = v;
+      check(json{{"matchExpressions", json::array({expr})}});
+    }
+    check(json{{"matchExpressions", json::array({v})}});
+    check(json{{"matchExpressions", v}});
+    check(json{{"matchLabels", v}});
+    check(json{{"matchLabels", {{"a", v}}}});
+  }
+  // The fuzzer's input: a key that is an array is an invalid key, not a crash.
+  json sel = {{"matchExpressions", json::array({json{{"key", {"/", "w"}}, {"operator", "Exists"}}})}};
+  auto errs = ValidateLabelSelector(sel, FieldPath("spec.selector"));
+  ASSERT_FALSE(errs.empty());
+  EXPECT_THAT(errs[0].Error(), HasSubstr("spec.selector.matchExpressions[0].key"));
+  EXPECT_FALSE(LabelSelector::FromJson(sel).ok());
+}
+
 TEST(FieldSelectorTest, ParseAndString) {
   struct Case {
     const char* in;
@@ -216,8 +261,7 @@ TEST(FieldSelectorTest, Errors) {
   auto no_op = FieldSelector::Parse("metadata.name=x,foo");
   ASSERT_FALSE(no_op.ok());
   EXPECT_EQ(no_op.status().code(), Code::kBadRequest);
-  EXPECT_EQ(no_op.status().message(),
-            "invalid selector: 'metadata.name=x,foo'; can't understand 'foo'");
+  EXPECT_EQ(no_op.status().message(), "invalid selector: 'metadata.name=x,foo'; can't understand 'foo'");
   auto unescaped = FieldSelector::Parse("a==b=c");
   ASSERT_FALSE(unescaped.ok());
   EXPECT_EQ(unescaped.status().message(), "invalid field selector: unescaped character: =");
@@ -230,8 +274,7 @@ TEST(FieldSelectorTest, MatchesByDottedPath) {
   json pod = {{"metadata", {{"name", "p1"}, {"namespace", "default"}}},
               {"spec", {{"nodeName", "node-1"}, {"priority", 5}}},
               {"status", {{"phase", "Running"}, {"ready", true}}}};
-  json pending = {{"metadata", {{"name", "p2"}, {"namespace", "default"}}},
-                  {"status", {{"phase", "Pending"}}}};
+  json pending = {{"metadata", {{"name", "p2"}, {"namespace", "default"}}}, {"status", {{"phase", "Pending"}}}};
   struct Case {
     const char* selector;
     bool p1;

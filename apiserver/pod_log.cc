@@ -4,6 +4,7 @@
 #include <limits>
 #include <utility>
 
+#include "api/unstructured.h"
 #include "apiserver/status_response.h"
 #include "core/logging.h"
 
@@ -88,7 +89,7 @@ HandlerResult PodLogServer::Serve(const std::string& ns, const std::string& name
   auto pod = store_.GetShared({kPods, ns, name});
   if (!pod.ok()) return StatusResponse(pod.status(), StatusDetails{name, "", "pods", ""});
   const api::Object& p = *pod.value();
-  const std::string node = p.value("spec", api::Object::object()).value("nodeName", "");
+  const std::string node = api::NestedString(p, {"spec", "nodeName"});
   if (node.empty()) return StatusResponse(BadRequestError("pod " + name + " does not have a host assigned"));
   client::PodLogSource* source = Source(node);
   if (source == nullptr) {
@@ -145,14 +146,13 @@ bool PodLogServer::Finished(const Follow& f) {
   if (!pod.ok()) return true;
   const api::Object& p = *pod.value();
   if (api::Uid(p) != f.uid) return true;
-  const api::Object status = p.value("status", api::Object::object());
-  const std::string phase = status.value("phase", "");
+  const api::Object& status = api::ObjectAt(p, "status");
+  const std::string phase = api::StringAt(status, "phase");
   if (phase == "Succeeded" || phase == "Failed") return true;
-  const std::string restart = p["spec"].value("restartPolicy", "Always");
-  if (restart == "Always") return false;
-  for (const api::Object& cs : status.value("containerStatuses", api::Object::array())) {
-    if (cs.value("name", "") != f.container) continue;
-    return cs.value("state", api::Object::object()).contains("terminated");
+  if (api::StringAt(api::ObjectAt(p, "spec"), "restartPolicy", "Always") == "Always") return false;
+  for (const api::Object& cs : api::ArrayAt(status, "containerStatuses")) {
+    if (api::StringAt(cs, "name") != f.container) continue;
+    return api::ObjectAt(cs, "state").contains("terminated");
   }
   return false;
 }

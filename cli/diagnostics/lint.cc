@@ -179,10 +179,10 @@ class Linter {
     Finding f;
     f.rule = std::move(rule);
     f.severity = severity;
-    f.object.kind = obj.value("kind", "");
+    f.object.kind = api::StringAt(obj, "kind");
     f.object.ns = api::Namespace(obj);
     f.object.name = api::Name(obj);
-    f.object.api_version = obj.value("apiVersion", "");
+    f.object.api_version = api::StringAt(obj, "apiVersion");
     auto origin = provenance_.find(ObjectKey{f.object.kind, f.object.ns, f.object.name});
     if (origin != provenance_.end()) {
       f.object.api_version = origin->second.api_version;
@@ -301,7 +301,7 @@ class Linter {
   Job NewJob(const Object& o) const {
     Job job;
     job.object = &o;
-    job.kind = o.value("kind", "");
+    job.kind = api::StringAt(o, "kind");
     job.ns = api::Namespace(o);
     job.name = api::Name(o);
     job.queue_name = LabelValue(o, kQueueNameLabel);

@@ -9,6 +9,7 @@
 
 #include "api/conversion.h"
 #include "api/registry.h"
+#include "api/unstructured.h"
 
 namespace berth::cli::diagnostics {
 
@@ -118,8 +119,8 @@ StatusOr<LintInput> BuildLintInput(ObjectsByResource live, const std::vector<Man
   std::map<std::string, size_t> next_in_source;
   for (const ManifestObject& m : manifests) {
     const size_t position = next_in_source[m.source]++;
-    const std::string api_version = m.object.value("apiVersion", "");
-    const std::string kind = m.object.value("kind", "");
+    const std::string api_version = api::StringAt(m.object, "apiVersion");
+    const std::string kind = api::StringAt(m.object, "kind");
     auto def = registry.ForKind(api_version, kind);
     if (!def.ok()) continue;  // a kind lint has no rule for
     const api::ResourceDefinition& d = **def;
