@@ -58,6 +58,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -71,12 +72,27 @@ namespace berth::apiserver {
 
 using HttpHeaders = std::vector<std::pair<std::string, std::string>>;
 
+// A client certificate presented in the TLS handshake (kube-apiserver asks
+// for one and lets its x509 authenticator judge it:
+// staging/src/k8s.io/apiserver/pkg/authentication/request/x509/x509.go).
+struct ClientCertificate {
+  // True when the leaf chains to HttpTlsOptions::client_ca_pem and is within
+  // its validity; otherwise `error` says why ("certificate signed by unknown
+  // authority", "certificate has expired").
+  bool verified = false;
+  std::string error;
+  std::string common_name;                 // subject CN: the user name
+  std::vector<std::string> organizations;  // subject O, in order: the groups
+};
+
 struct HttpRequest {
   std::string method;   // "GET", "POST", ... (upper case, as sent)
   std::string target;   // request-target as sent: "/api/v1/pods?limit=500"
   HttpHeaders headers;  // names as sent; look up with Header()
   std::string body;
   std::string remote;  // "127.0.0.1:54321"
+  // Absent on plain HTTP, or when the client sent no certificate.
+  std::optional<ClientCertificate> client_certificate;
 
   // Value of the first header with this name (case-insensitive), "" if absent.
   std::string_view Header(std::string_view name) const;

@@ -1,0 +1,32 @@
+// UserInfo: who made a request, as an authenticator established it.
+//
+// The shape of Kubernetes' user.Info (staging/src/k8s.io/apiserver/pkg/
+// authentication/user/user.go): a name, an optional uid, groups and extra
+// attributes. The well-known names below are kube-apiserver's.
+//
+// Thread-safety: a plain value.
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+namespace berth::authn {
+
+struct UserInfo {
+  std::string name;                 // "alice", "system:node:node-0", "system:serviceaccount:ns:sa"
+  std::string uid;                  // "" when the authenticator has none
+  std::vector<std::string> groups;  // in the order the authenticator gave them
+  std::map<std::string, std::vector<std::string>> extra;
+};
+
+// Groups and users kube-apiserver defines (user.go).
+inline constexpr char kSystemPrivilegedGroup[] = "system:masters";
+inline constexpr char kNodesGroup[] = "system:nodes";
+inline constexpr char kAllUnauthenticated[] = "system:unauthenticated";
+inline constexpr char kAllAuthenticated[] = "system:authenticated";
+inline constexpr char kAnonymous[] = "system:anonymous";
+inline constexpr char kServiceAccountsGroup[] = "system:serviceaccounts";
+inline constexpr char kNodeUserPrefix[] = "system:node:";
+inline constexpr char kServiceAccountUserPrefix[] = "system:serviceaccount:";
+
+}  // namespace berth::authn
