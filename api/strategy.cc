@@ -5,6 +5,7 @@
 #include "api/kueue_job_webhook.h"
 #include "api/kueue_strategies.h"
 #include "api/priority_admission.h"
+#include "api/rbac_strategies.h"
 #include "api/trainer_strategies.h"
 #include "core/status.h"
 
@@ -44,6 +45,7 @@ void InstallDefaultStrategies(StrategyRegistry* registry, const KueueJobWebhookO
   RegisterKueueJobStrategies(registry, kueue);
   RegisterTrainerStrategies(registry, kueue);
   RegisterSchedulingStrategies(registry);
+  RegisterRbacStrategies(registry);
 }
 
 }  // namespace berth::api

@@ -19,6 +19,7 @@
 
 #include "api/object.h"
 #include "authn/user_info.h"
+#include "core/status.h"
 
 namespace berth::rbac {
 
@@ -42,9 +43,15 @@ struct RequestAttributes {
 
 struct Decision {
   bool allowed = false;
-  // Why, as the RBAC authorizer's reason: `RBAC: allowed by ClusterRoleBinding
-  // "cluster-admin" of ClusterRole "cluster-admin" to Group "system:masters"`,
-  // or "" when nothing allowed the request.
+  // Why, as the RBAC authorizer's reason (rule.go's describers):
+  //   RBAC: allowed by ClusterRoleBinding "cluster-admin" of ClusterRole "cluster-admin" to Group "system:masters"
+  //   RBAC: allowed by RoleBinding "team-a-edit/team-a" of ClusterRole "edit" to User "alice"
+  //   RBAC: allowed by RoleBinding "ci/team-a" of Role "runner" to ServiceAccount "builder/team-a"
+  // (a RoleBinding is named "<name>/<namespace>", a ServiceAccount "<name>/<namespace>").
+  // On a denial: "" when every referenced role resolved, else `RBAC: ` and the
+  // resolution errors (one: its text; several: "[a, b]", Go's aggregate), e.g.
+  //   RBAC: clusterrole.rbac.authorization.k8s.io "gone" not found
+  // which kube-apiserver appends to the 403 message after ": ".
   std::string reason;
 };
 
@@ -67,7 +74,16 @@ class Authorizer {
   // The rules that apply to `user` in `ns` ("" = cluster-wide rules only), each
   // a PolicyRule object {verbs, apiGroups, resources, resourceNames,
   // nonResourceURLs}, for SelfSubjectRulesReview and escalation checks.
+  // Order: ClusterRoleBindings first, then the RoleBindings of `ns`, each binding's
+  // role's rules in order (upstream's VisitRulesFor); a rule granted twice appears twice.
+  // Bindings whose role is missing contribute nothing (rules are additive).
   std::vector<api::Object> RulesFor(const authn::UserInfo& user, std::string_view ns) const;
+
+  // The rules a roleRef {apiGroup, kind, name} grants in `binding_ns` ("" for a
+  // ClusterRoleBinding): GetRoleReferenceRules. Errors (NotFound): `role.rbac.authorization.k8s.io
+  // "x" not found` (also for a Role referenced from a ClusterRoleBinding), `clusterrole...`,
+  // and `unsupported role reference kind: "X"`.
+  StatusOr<std::vector<api::Object>> RoleReferenceRules(const api::Object& role_ref, std::string_view binding_ns) const;
 
  private:
   const PolicySource* policy_;
@@ -79,7 +95,10 @@ class Authorizer {
 //   User "alice" cannot delete resource "pods" in API group "" in the namespace "team-b"
 // for a resource request and
 //   User "alice" cannot get path "/metrics"
-// for a non-resource one. The caller prefixes `pods "canary" is forbidden: `.
+// for a non-resource one; "at the cluster scope" replaces the namespace clause when the
+// request has none, and a subresource is written "pods/log". The caller prefixes
+// `pods "canary" is forbidden: ` and appends `: <Decision.reason>` when the reason is not
+// empty (responsewriters.Forbidden).
 std::string ForbiddenMessage(const RequestAttributes& request);
 
 }  // namespace berth::rbac
