@@ -14,7 +14,10 @@
 #include "api/conversion.h"
 #include "api/priority_admission.h"
 #include "api/selectors.h"
+#include "api/unstructured.h"
 #include "api/yaml_codec.h"
+#include "apiserver/access_reviews.h"
+#include "apiserver/authorization.h"
 #include "apiserver/deletion.h"
 #include "apiserver/discovery.h"
 #include "apiserver/garbage_collector.h"
@@ -30,6 +33,8 @@
 #include "apiserver/table_convertor.h"
 #include "apiserver/watch_event_cache.h"
 #include "apiserver/watch_pump.h"
+#include "rbac/bootstrap_policy.h"
+#include "rbac/escalation.h"
 #include "core/ids.h"
 #include "core/logging.h"
 
@@ -42,6 +47,30 @@ namespace {
 constexpr std::string_view kVersionBody =
     R"({"major":"1","minor":"32","gitVersion":"v1.32.0","gitCommit":"berth","gitTreeState":"clean",)"
     R"("buildDate":"2025-01-01T00:00:00Z","goVersion":"go1.23.0","compiler":"gc","platform":"linux/amd64"})";
+
+// A request body as JSON: JSON, YAML or Kubernetes protobuf (what kubectl's
+// typed commands such as `kubectl create namespace` send; protobuf_codec.h
+// turns it into the same JSON). A body without a Content-Type is read as JSON,
+// as upstream defaults to its first serializer; any other media type (CBOR,
+// text/plain, a form) is refused with 415, as NegotiateInputSerializer does.
+StatusOr<json> DecodeRequestBody(const HttpRequest& req) {
+  std::string_view content_type = req.Header("Content-Type");
+  std::string_view media = content_type.substr(0, content_type.find(';'));
+  while (!media.empty() && media.back() == ' ') media.remove_suffix(1);
+  const bool protobuf = IsProtobufContentType(content_type);
+  if (!protobuf && !media.empty() && !EqualsIgnoringCase(media, "application/json") &&
+      !EqualsIgnoringCase(media, "application/yaml") && !EqualsIgnoringCase(media, "application/apply-patch+yaml")) {
+    return UnsupportedMediaError(
+        "the body of the request was in an unknown format - accepted media types include: "
+        "application/json, application/yaml, application/vnd.kubernetes.protobuf");
+  }
+  auto parsed = protobuf ? DecodeProtobufObject(req.body) : api::ParseJsonOrYaml(req.body);
+  if (!parsed.ok()) {
+    if (parsed.status().code() == Code::kUnsupportedMedia) return parsed.status();
+    return BadRequestError(parsed.status().message());
+  }
+  return parsed;
+}
 
 HttpResponse JsonResponse(int status, const json& body, std::string content_type = "application/json") {
   HttpResponse r;
@@ -104,6 +133,7 @@ struct ResourceRequest {
   bool status_subresource = false;
   bool table = false;
   IncludeObject include = IncludeObject::kMetadata;
+  authn::UserInfo user;  // who the request acts as
 };
 
 class ApiServer::Impl {
@@ -121,6 +151,8 @@ class ApiServer::Impl {
         deleter_(store),
         gc_(registry, store),
         lookup_(store),
+        policy_(store),
+        authorizer_(options_.rbac_authorization ? std::make_unique<rbac::Authorizer>(&policy_) : nullptr),
         logs_(store, clock) {
     for (const auto& gv : discovery_.GroupVersions()) {
       for (const auto* def : gv.definitions) {
@@ -146,7 +178,7 @@ class ApiServer::Impl {
 
   HandlerResult Handle(const HttpRequest& req);
   Status EnsureSystemNamespaces();
-  Status EnsureSystemPriorityClasses();
+  Status EnsureSystemObjects();
 
   // Set when options.metrics_registry is (request_metrics.h).
   std::unique_ptr<RequestMetrics> request_metrics_;
@@ -196,9 +228,14 @@ class ApiServer::Impl {
   // /healthz, /livez, /readyz (`endpoint`), or one check of it (`check`), as
   // staging/src/k8s.io/apiserver/pkg/server/healthz/healthz.go serves them.
   HttpResponse HealthResponse(const std::string& endpoint, const std::string& check, const QueryParams& query);
-  HandlerResult HandleResource(const HttpRequest& req, RequestInfo info);
+  HandlerResult HandleResource(const HttpRequest& req, RequestInfo info, authn::UserInfo user);
+  // A review kubectl auth sends (access_reviews.h).
+  HttpResponse AccessReview(const HttpRequest& req, const RequestInfo& info, const authn::UserInfo& user);
+  // The admission pipeline, then the RBAC escalation check for the user.
+  StatusOr<api::AdmittedWrite> Admit(const ResourceRequest& r, api::WriteRequest wr) const;
   // HandleResource once the definition is known.
-  HandlerResult HandleResourceOf(const HttpRequest& req, RequestInfo info, const api::ResourceDefinition* def);
+  HandlerResult HandleResourceOf(const HttpRequest& req, RequestInfo info, const api::ResourceDefinition* def,
+                                 authn::UserInfo user);
 
   HttpResponse Get(const ResourceRequest& r);
   HttpResponse List(const ResourceRequest& r);
@@ -262,6 +299,8 @@ class ApiServer::Impl {
   GarbageCollector gc_;
   // What the strategies' admission plugins read (api/strategy.h Admit).
   StoreObjectLookup lookup_;
+  StorePolicySource policy_;
+  std::unique_ptr<const rbac::Authorizer> authorizer_;  // null: every request allowed
   PodLogServer logs_;
   std::mutex housekeeping_mu_;
   std::condition_variable housekeeping_cv_;
@@ -333,13 +372,40 @@ RouteMatch ApiServer::Impl::MatchedRoute(const HttpRequest& req, const RequestIn
 }
 
 HandlerResult ApiServer::Impl::Route(const HttpRequest& req, std::optional<RequestInfo>* parsed_info) {
-  if (const auto* extra = ExtraHandlerFor(req)) return extra->second(req);
-  auto parsed = ParseRequestInfo(req.method, req.target);
+  auto user = AuthenticateRequest(req, options_.authentication);
+  if (!user.ok()) return StatusResponse(user.status());
+  // A registered handler's path is a non-resource URL, whatever its shape.
+  const auto* extra = ExtraHandlerFor(req);
+  auto parsed = extra != nullptr ? NonResourceRequestInfo(req.target) : ParseRequestInfo(req.method, req.target);
   if (!parsed.ok()) return StatusResponse(parsed.status());
   RequestInfo info = std::move(parsed).value();
-  if (parsed_info != nullptr) *parsed_info = info;
+  if (parsed_info != nullptr && extra == nullptr) *parsed_info = info;
+  if (HasImpersonationHeaders(req)) {
+    user = Impersonate(req, *user, [this](const rbac::RequestAttributes& a) { return Authorize(authorizer_.get(), a); });
+    if (!user.ok()) return StatusResponse(user.status());
+  }
+  const rbac::RequestAttributes attributes = RequestAttributesFor(*user, req, info);
+  const rbac::Decision decision = Authorize(authorizer_.get(), attributes);
+  if (!decision.allowed) return ForbiddenResponse(attributes, decision.reason);
+  if (extra != nullptr) return extra->second(req);
+  if (IsAccessReview(info)) return AccessReview(req, info, *user);
   if (!info.is_resource_request) return HandleNonResource(req, info);
-  return HandleResource(req, std::move(info));
+  return HandleResource(req, std::move(info), std::move(user).value());
+}
+
+HttpResponse ApiServer::Impl::AccessReview(const HttpRequest& req, const RequestInfo& info,
+                                           const authn::UserInfo& user) {
+  auto body = DecodeRequestBody(req);
+  if (!body.ok()) return StatusResponse(body.status());
+  return ServeAccessReview(info, std::move(body).value(), user, authorizer_.get());
+}
+
+StatusOr<api::AdmittedWrite> ApiServer::Impl::Admit(const ResourceRequest& r, api::WriteRequest wr) const {
+  const api::Object* old = wr.old;
+  auto admitted = pipeline_.Admit(std::move(wr));
+  if (!admitted.ok() || authorizer_ == nullptr) return admitted;
+  BERTH_RETURN_IF_ERROR(rbac::CheckRbacWrite(*authorizer_, r.user, admitted->object, old));
+  return admitted;
 }
 
 void ApiServer::Impl::HousekeepingLoop(Time next_system_objects_check) {
@@ -356,7 +422,7 @@ void ApiServer::Impl::HousekeepingLoop(Time next_system_objects_check) {
     }
     if (clock_.Now() >= next_system_objects_check) {
       next_system_objects_check = clock_.Now() + options_.system_objects_interval;
-      for (const Status& s : {EnsureSystemNamespaces(), EnsureSystemPriorityClasses()}) {
+      for (const Status& s : {EnsureSystemNamespaces(), EnsureSystemObjects()}) {
         if (!s.ok()) Logger("apiserver")->warn("re-creating the system objects: {}", s.ToString());
       }
     }
@@ -491,7 +557,7 @@ HandlerResult ApiServer::Impl::HandleNonResource(const HttpRequest& req, const R
   return NotFoundResponse();
 }
 
-HandlerResult ApiServer::Impl::HandleResource(const HttpRequest& req, RequestInfo info) {
+HandlerResult ApiServer::Impl::HandleResource(const HttpRequest& req, RequestInfo info, authn::UserInfo user) {
   const api::ResourceDefinition* def = ServedDefinition(info);
   if (def == nullptr) return NotFoundResponse();
   // The response's media type (media_type.h); a watch's stream stays JSON.
@@ -500,7 +566,7 @@ HandlerResult ApiServer::Impl::HandleResource(const HttpRequest& req, RequestInf
   // Every answer from a deprecated version carries its warning, errors
   // included, as the CRD handler adds it before serving.
   auto w = deprecation_warnings_.find(std::make_pair(def, info.api_version));
-  HandlerResult result = HandleResourceOf(req, std::move(info), def);
+  HandlerResult result = HandleResourceOf(req, std::move(info), def, std::move(user));
   if (w != deprecation_warnings_.end()) {
     const std::string header = WarningHeader(w->second);
     std::visit([&header](auto& resp) { resp.headers.emplace_back("Warning", header); }, result);
@@ -512,9 +578,10 @@ HandlerResult ApiServer::Impl::HandleResource(const HttpRequest& req, RequestInf
 }
 
 HandlerResult ApiServer::Impl::HandleResourceOf(const HttpRequest& req, RequestInfo info,
-                                                const api::ResourceDefinition* def) {
+                                                const api::ResourceDefinition* def, authn::UserInfo user) {
   ResourceRequest r;
   r.http = &req;
+  r.user = std::move(user);
   r.def = def;
   r.version = info.api_version;
   r.api_version = info.GroupVersion();
@@ -589,20 +656,7 @@ StatusOr<json> ApiServer::Impl::DecodeBody(const ResourceRequest& r, bool requir
   // Bodies are JSON, YAML, or Kubernetes protobuf (what kubectl's typed
   // commands such as `kubectl create namespace` send; protobuf_codec.h turns it
   // into the same JSON). CBOR is not accepted.
-  std::string_view content_type = r.http->Header("Content-Type");
-  std::string_view media = content_type.substr(0, content_type.find(';'));
-  if (media == "application/cbor") {
-    return UnsupportedMediaError(
-        "the body of the request was in an unknown format - accepted media types include: "
-        "application/json, application/yaml, application/vnd.kubernetes.protobuf");
-  }
-  auto parsed =
-      IsProtobufContentType(content_type) ? DecodeProtobufObject(r.http->body) : api::ParseJsonOrYaml(r.http->body);
-  if (!parsed.ok()) {
-    if (parsed.status().code() == Code::kUnsupportedMedia) return parsed.status();
-    return BadRequestError(parsed.status().message());
-  }
-  json obj = std::move(parsed).value();
+  BERTH_ASSIGN_OR_RETURN(json obj, DecodeRequestBody(*r.http));
   if (!obj.is_object()) {
     return BadRequestError(
         "the body of the request was in an unknown format - accepted media types include: "
@@ -892,7 +946,7 @@ HttpResponse ApiServer::Impl::CreateObject(const ResourceRequest& r, const Write
     wr.object = generate ? object : std::move(object);  // only a generated name is tried again
     wr.field_validation = wopts.field_validation;
     wr.lookup = &lookup_;
-    auto admitted = pipeline_.Admit(std::move(wr));
+    auto admitted = Admit(r, std::move(wr));
     if (!admitted.ok()) return Error(r, admitted.status(), name);
     if (wopts.dry_run) return ObjectResponse(r, 201, admitted->object, admitted->warnings);
     auto stored = store_.CreateShared(r.gr, std::move(admitted->object));
@@ -917,7 +971,7 @@ HttpResponse ApiServer::Impl::Update(const ResourceRequest& r) {
   wr.field_validation = wopts->field_validation;
   wr.lookup = &lookup_;
   const std::string requested_rv = api::ResourceVersion(wr.object);
-  auto admitted = pipeline_.Admit(std::move(wr));
+  auto admitted = Admit(r, std::move(wr));
   if (!admitted.ok()) return Error(r, admitted.status());
   // The client's resourceVersion is the precondition (empty: unconditional).
   admitted->object["metadata"]["resourceVersion"] = requested_rv;
@@ -986,7 +1040,7 @@ HttpResponse ApiServer::Impl::Patch(const ResourceRequest& r) {
     wr.old = &current;
     wr.field_validation = wopts->field_validation;
     wr.lookup = &lookup_;
-    auto admitted = pipeline_.Admit(std::move(wr));
+    auto admitted = Admit(r, std::move(wr));
     if (!admitted.ok()) return admitted.status();
     warnings = admitted->warnings;
     return std::move(admitted->object);
@@ -1112,23 +1166,30 @@ Status ApiServer::Impl::EnsureSystemNamespaces() {
 }
 
 // The system PriorityClasses, as kube-apiserver's
-// scheduling/bootstrap-system-priority-classes post-start hook: created when
-// missing, an existing one left as it is.
-Status ApiServer::Impl::EnsureSystemPriorityClasses() {
-  const api::ResourceDefinition* def = registry_.Find(api::kPriorityClassesResource);
-  if (def == nullptr) return Status::Ok();
-  for (api::Object& pc : api::SystemPriorityClasses()) {
-    const std::string name = api::Name(pc);
-    auto existing = store_.GetShared(store::ObjectKey{def->Resource(), "", name});
+// scheduling/bootstrap-system-priority-classes post-start hook, and the
+// default RBAC policy (rbac/bootstrap_policy.h), as its
+// rbac/bootstrap-roles hook: each created when missing, an existing one left
+// as it is (upstream also adds missing rules to the roles annotated
+// autoupdate; berth does not yet).
+Status ApiServer::Impl::EnsureSystemObjects() {
+  std::vector<api::Object> objects = api::SystemPriorityClasses();
+  for (api::Object& o : rbac::BootstrapPolicy()) objects.push_back(std::move(o));
+  for (api::Object& object : objects) {
+    auto def = registry_.ForKind(api::StringAt(object, "apiVersion"), api::StringAt(object, "kind"));
+    if (!def.ok()) continue;  // a registry without the kind (tests)
+    const std::string name = api::Name(object);
+    auto existing = store_.GetShared(store::ObjectKey{(*def)->Resource(), api::Namespace(object), name});
     if (existing.ok()) continue;
     if (existing.status().code() != Code::kNotFound) return existing.status();
     api::WriteRequest wr;
     wr.operation = api::Operation::kCreate;
-    wr.object = std::move(pc);
+    wr.object = std::move(object);
     wr.lookup = &lookup_;
     auto admitted = pipeline_.Admit(std::move(wr));
-    if (!admitted.ok()) return admitted.status().WithContext("creating priorityclass " + name);
-    auto created = store_.Create(def->Resource(), std::move(admitted->object));
+    if (!admitted.ok()) {
+      return admitted.status().WithContext("creating " + (*def)->names.singular + " " + name);
+    }
+    auto created = store_.Create((*def)->Resource(), std::move(admitted->object));
     if (!created.ok() && created.status().code() != Code::kAlreadyExists) return created.status();
   }
   return Status::Ok();
@@ -1148,7 +1209,7 @@ ApiServer::~ApiServer() { Stop(); }
 
 Status ApiServer::Start() {
   BERTH_RETURN_IF_ERROR(impl_->EnsureSystemNamespaces());
-  BERTH_RETURN_IF_ERROR(impl_->EnsureSystemPriorityClasses());
+  BERTH_RETURN_IF_ERROR(impl_->EnsureSystemObjects());
   if (impl_->options().garbage_collector) BERTH_RETURN_IF_ERROR(impl_->gc().Start());
   BERTH_RETURN_IF_ERROR(impl_->http_->Start());
   impl_->StartHousekeeping();

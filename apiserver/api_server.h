@@ -51,6 +51,15 @@
 // response headers, which kubectl prints as `Warning: ...`.
 // Every error is a Kubernetes Status (status_response.h).
 //
+// Every request, extra handlers included, is first authenticated
+// (authentication.h: 401 when it has no valid credential), then acts as the
+// user it impersonates (Impersonate-* headers, when allowed), then is
+// authorized (authorization.h: 403 with upstream's message). Creates and
+// updates of Roles, ClusterRoles and their bindings are refused (403) when
+// they would grant rights the user does not hold (rbac/escalation.h
+// CheckRbacWrite). The
+// review kinds kubectl auth uses are answered by access_reviews.h.
+//
 // DELETE goes through the Deleter (deletion.h: grace periods, propagation
 // policy finalizers, namespace finalization) and the GarbageCollector started
 // with the server (garbage_collector.h) carries out the cascades.
@@ -76,6 +85,7 @@
 
 #include "api/admission_pipeline.h"
 #include "api/registry.h"
+#include "apiserver/authentication.h"
 #include "apiserver/http_server.h"
 #include "client/log_source.h"
 #include "core/clock.h"
@@ -91,7 +101,7 @@ struct ApiServerOptions {
   HttpServerOptions http;
   // Namespaces created at Start when missing and checked again every
   // system_objects_interval of Clock time while the server runs, with the
-  // system PriorityClasses (kube-apiserver's system namespaces controller,
+  // system PriorityClasses and the default RBAC roles and bindings (kube-apiserver's system namespaces controller,
   // pkg/controlplane/controller/systemnamespaces, checks every minute).
   std::vector<std::string> system_namespaces = {"default", "kube-system", "kube-public", "kube-node-lease"};
   Duration system_objects_interval = std::chrono::minutes(1);
@@ -109,6 +119,12 @@ struct ApiServerOptions {
   // Remove expired objects (store.h, "Expiry": Events after --event-ttl) every
   // store::kExpirySweepInterval while the server runs.
   bool remove_expired_objects = true;
+  // Who makes each request (authentication.h). Off: every request is
+  // system:unsecured in system:masters.
+  AuthenticationOptions authentication;
+  // Authorize requests with RBAC over the stored Roles and bindings
+  // (authorization.h); false = every authenticated request is allowed.
+  bool rbac_authorization = false;
 };
 
 class ApiServer {
@@ -119,8 +135,9 @@ class ApiServer {
   ApiServer(const ApiServer&) = delete;
   ApiServer& operator=(const ApiServer&) = delete;
 
-  // Creates the system namespaces and PriorityClasses, then listens, and
-  // re-creates them when missing every system_objects_interval.
+  // Creates the system namespaces, PriorityClasses and the default RBAC
+  // policy, then listens, and re-creates them when missing every
+  // system_objects_interval.
   // kUnavailable when the port cannot be bound.
   Status Start();
   uint16_t port() const;

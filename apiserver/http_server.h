@@ -85,6 +85,16 @@ struct ClientCertificate {
   std::vector<std::string> organizations;  // subject O, in order: the groups
 };
 
+// ASCII case-insensitive equality: header names, media types, auth schemes.
+inline bool EqualsIgnoringCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const unsigned char x = static_cast<unsigned char>(a[i]), y = static_cast<unsigned char>(b[i]);
+    if ((x >= 'A' && x <= 'Z' ? x + 32 : x) != (y >= 'A' && y <= 'Z' ? y + 32 : y)) return false;
+  }
+  return true;
+}
+
 struct HttpRequest {
   std::string method;   // "GET", "POST", ... (upper case, as sent)
   std::string target;   // request-target as sent: "/api/v1/pods?limit=500"
@@ -93,6 +103,11 @@ struct HttpRequest {
   std::string remote;  // "127.0.0.1:54321"
   // Absent on plain HTTP, or when the client sent no certificate.
   std::optional<ClientCertificate> client_certificate;
+  // Made by the in-process client of the controllers and agents that run in
+  // the server's own process (in_process_client.h); the HTTP transport never
+  // sets it. Such a request is the loopback user system:apiserver
+  // (authentication.h), as kube-apiserver's own loopback client is.
+  bool in_process = false;
 
   // Value of the first header with this name (case-insensitive), "" if absent.
   std::string_view Header(std::string_view name) const;

@@ -154,12 +154,6 @@ class CollectingSink final : public client::BodySink {
   bool ended_ = false;
 };
 
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
-         });
-}
-
 // Starts a streamed response into `sink`; the returned handle ends it.
 std::shared_ptr<InProcessStream> Start(StreamingResponse& response, std::shared_ptr<client::BodySink> sink,
                                        const std::shared_ptr<std::atomic<size_t>>& counter) {
@@ -190,11 +184,12 @@ HttpRequest InProcessTransport::ToHttp(const client::RawRequest& request) const 
   out.target = request.target;
   out.headers = client::RequestHeaders(request);
   if (std::none_of(out.headers.begin(), out.headers.end(),
-                   [](const auto& h) { return EqualsIgnoreCase(h.first, "User-Agent"); })) {
+                   [](const auto& h) { return EqualsIgnoringCase(h.first, "User-Agent"); })) {
     out.headers.emplace_back("User-Agent", options_.user_agent);
   }
   out.body = request.body;
   out.remote = options_.remote;
+  out.in_process = true;
   return out;
 }
 

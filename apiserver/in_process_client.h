@@ -9,7 +9,8 @@
 //   client->Create(kPods.Namespace("default"), pod);
 //
 // Requests: HttpRequest{method, target, client::RequestHeaders + User-Agent,
-// body, remote = options.remote ("in-process")}, handled on the calling
+// body, remote = options.remote ("in-process"), in_process = true: the
+// loopback user system:apiserver, authentication.h}, handled on the calling
 // thread. A whole answer (HttpResponse) becomes the RawResponse; its extra
 // headers (Warning) are dropped, as HttpClient drops them.
 //

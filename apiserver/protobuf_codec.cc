@@ -309,6 +309,69 @@ constexpr Field kEvictionFields[] = {{1, "metadata", kMessage, kKeep, &kObjectMe
                                      {2, "deleteOptions", kMessage, kKeep, &kDeleteOptions}};
 constexpr Message kEviction{"Eviction", kEvictionFields};
 
+// k8s.io/api authorization/v1/generated.proto: the reviews `kubectl auth can-i`
+// sends (access_reviews.h).
+constexpr Field kResourceAttributesFields[] = {
+    {1, "namespace", kString}, {2, "verb", kString},        {3, "group", kString}, {4, "version", kString},
+    {5, "resource", kString},  {6, "subresource", kString}, {7, "name", kString},
+};
+constexpr Message kResourceAttributes{"ResourceAttributes", kResourceAttributesFields};
+constexpr Field kNonResourceAttributesFields[] = {{1, "path", kString}, {2, "verb", kString}};
+constexpr Message kNonResourceAttributes{"NonResourceAttributes", kNonResourceAttributesFields};
+constexpr Field kSubjectAccessReviewStatusFields[] = {
+    {1, "allowed", kBool, kKeep}, {2, "reason", kString}, {3, "evaluationError", kString}, {4, "denied", kBool}};
+constexpr Message kSubjectAccessReviewStatus{"SubjectAccessReviewStatus", kSubjectAccessReviewStatusFields};
+constexpr Field kSelfSubjectAccessReviewSpecFields[] = {
+    {1, "resourceAttributes", kMessage, kKeep, &kResourceAttributes},
+    {2, "nonResourceAttributes", kMessage, kKeep, &kNonResourceAttributes}};
+constexpr Message kSelfSubjectAccessReviewSpec{"SelfSubjectAccessReviewSpec", kSelfSubjectAccessReviewSpecFields};
+constexpr Field kSelfSubjectAccessReviewFields[] = {
+    {1, "metadata", kMessage, kKeep, &kObjectMeta},
+    {2, "spec", kMessage, kKeep, &kSelfSubjectAccessReviewSpec},
+    {3, "status", kMessage, kOmitZero, &kSubjectAccessReviewStatus}};
+constexpr Message kSelfSubjectAccessReview{"SelfSubjectAccessReview", kSelfSubjectAccessReviewFields};
+constexpr Field kSubjectAccessReviewSpecFields[] = {
+    {1, "resourceAttributes", kMessage, kKeep, &kResourceAttributes},
+    {2, "nonResourceAttributes", kMessage, kKeep, &kNonResourceAttributes},
+    {3, "user", kString},
+    {4, "groups", kString, kRepeated},
+    {6, "uid", kString}};
+constexpr Message kSubjectAccessReviewSpec{"SubjectAccessReviewSpec", kSubjectAccessReviewSpecFields};
+constexpr Field kSubjectAccessReviewFields[] = {{1, "metadata", kMessage, kKeep, &kObjectMeta},
+                                                {2, "spec", kMessage, kKeep, &kSubjectAccessReviewSpec},
+                                                {3, "status", kMessage, kOmitZero, &kSubjectAccessReviewStatus}};
+constexpr Message kSubjectAccessReview{"SubjectAccessReview", kSubjectAccessReviewFields};
+constexpr Field kResourceRuleFields[] = {{1, "verbs", kString, kRepeated},
+                                         {2, "apiGroups", kString, kRepeated},
+                                         {3, "resources", kString, kRepeated},
+                                         {4, "resourceNames", kString, kRepeated}};
+constexpr Message kResourceRule{"ResourceRule", kResourceRuleFields};
+constexpr Field kNonResourceRuleFields[] = {{1, "verbs", kString, kRepeated},
+                                            {2, "nonResourceURLs", kString, kRepeated}};
+constexpr Message kNonResourceRule{"NonResourceRule", kNonResourceRuleFields};
+constexpr Field kSubjectRulesReviewStatusFields[] = {
+    {1, "resourceRules", kMessage, kRepeated, &kResourceRule},
+    {2, "nonResourceRules", kMessage, kRepeated, &kNonResourceRule},
+    {3, "incomplete", kBool, kKeep},
+    {4, "evaluationError", kString}};
+constexpr Message kSubjectRulesReviewStatus{"SubjectRulesReviewStatus", kSubjectRulesReviewStatusFields};
+constexpr Field kSelfSubjectRulesReviewSpecFields[] = {{1, "namespace", kString}};
+constexpr Message kSelfSubjectRulesReviewSpec{"SelfSubjectRulesReviewSpec", kSelfSubjectRulesReviewSpecFields};
+constexpr Field kSelfSubjectRulesReviewFields[] = {{1, "metadata", kMessage, kKeep, &kObjectMeta},
+                                                   {2, "spec", kMessage, kKeep, &kSelfSubjectRulesReviewSpec},
+                                                   {3, "status", kMessage, kOmitZero, &kSubjectRulesReviewStatus}};
+constexpr Message kSelfSubjectRulesReview{"SelfSubjectRulesReview", kSelfSubjectRulesReviewFields};
+
+// k8s.io/api authentication/v1/generated.proto: `kubectl auth whoami`.
+constexpr Field kUserInfoFields[] = {
+    {1, "username", kString}, {2, "uid", kString}, {3, "groups", kString, kRepeated}};
+constexpr Message kUserInfo{"UserInfo", kUserInfoFields};
+constexpr Field kSelfSubjectReviewStatusFields[] = {{1, "userInfo", kMessage, kOmitZero, &kUserInfo}};
+constexpr Message kSelfSubjectReviewStatus{"SelfSubjectReviewStatus", kSelfSubjectReviewStatusFields};
+constexpr Field kSelfSubjectReviewFields[] = {{1, "metadata", kMessage, kKeep, &kObjectMeta},
+                                              {2, "status", kMessage, kOmitZero, &kSelfSubjectReviewStatus}};
+constexpr Message kSelfSubjectReview{"SelfSubjectReview", kSelfSubjectReviewFields};
+
 // runtime/generated.proto: the envelope.
 constexpr Field kTypeMetaFields[] = {{1, "apiVersion", kString}, {2, "kind", kString}};
 constexpr Message kTypeMeta{"TypeMeta", kTypeMetaFields};
@@ -328,6 +391,11 @@ constexpr RootKind kRootKinds[] = {
     {"scheduling.k8s.io", "PriorityClass", &kPriorityClass},
     {"batch", "Job", &kJob},
     {"policy", "Eviction", &kEviction},
+    {"authorization.k8s.io", "SelfSubjectAccessReview", &kSelfSubjectAccessReview},
+    {"authorization.k8s.io", "SubjectAccessReview", &kSubjectAccessReview},
+    {"authorization.k8s.io", "LocalSubjectAccessReview", &kSubjectAccessReview},
+    {"authorization.k8s.io", "SelfSubjectRulesReview", &kSelfSubjectRulesReview},
+    {"authentication.k8s.io", "SelfSubjectReview", &kSelfSubjectReview},
     // DeleteOptions is registered in every group version (and meta.k8s.io).
     {"*", "DeleteOptions", &kDeleteOptions},
 };

@@ -100,12 +100,17 @@ bool QueryParams::GetBool(std::string_view name) const {
   return v == "true" || v == "1" || v == "True" || v == "TRUE" || v == "t" || v == "T";
 }
 
-StatusOr<RequestInfo> ParseRequestInfo(std::string_view method, std::string_view target) {
+StatusOr<RequestInfo> NonResourceRequestInfo(std::string_view target) {
   RequestInfo info;
   size_t qpos = target.find('?');
   info.path = std::string(target.substr(0, qpos));
   if (qpos != std::string_view::npos) info.query = QueryParams::Parse(target.substr(qpos + 1));
   info.parts = SplitPath(info.path);
+  return info;
+}
+
+StatusOr<RequestInfo> ParseRequestInfo(std::string_view method, std::string_view target) {
+  BERTH_ASSIGN_OR_RETURN(RequestInfo info, NonResourceRequestInfo(target));
 
   std::vector<std::string> parts = info.parts;
   if (parts.empty() || (parts[0] != "api" && parts[0] != "apis")) return info;

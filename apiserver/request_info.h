@@ -84,6 +84,9 @@ struct RequestInfo {
 // its HTTP method. Errors: kBadRequest for paths that are resource-shaped but
 // malformed (e.g. too many segments after a name).
 StatusOr<RequestInfo> ParseRequestInfo(std::string_view method, std::string_view target);
+// A request-target read as a non-resource URL whatever its shape (the paths
+// of ApiServer::RegisterNonResourceHandler): path, parts and query only.
+StatusOr<RequestInfo> NonResourceRequestInfo(std::string_view target);
 
 // metav1.ListOptions / WatchOptions as query parameters.
 struct ListOptions {

@@ -74,6 +74,7 @@
 #include "agent/shim/shim.h"
 #include "core/file.h"
 #include "apiserver/api_server.h"
+#include "authn/token_file.h"
 #include "apiserver/in_process_client.h"
 #include "apiserver/request_metrics.h"
 #include "apiserver/status_response.h"
@@ -133,6 +134,8 @@ struct ServerFlags {
   int shutdown_grace_period = 0;  // seconds; 0 = pods keep running after the server stops
   std::string event_ttl = "1h";   // Go duration; Events are removed this long after their last write
   ContainerLogFlags container_log;
+  std::string token_auth_file;              // kube-apiserver's --token-auth-file; "" = none
+  std::string authorization_mode = "RBAC";  // RBAC | AlwaysAllow
 };
 
 struct AgentFlags {
@@ -310,6 +313,13 @@ int RunServer(const ServerFlags& flags) {
   options.http.address = flags.address;
   options.http.port = static_cast<uint16_t>(flags.port);
   options.http.threads = flags.threads;
+  if (!flags.token_auth_file.empty()) {
+    auto tokens = berth::authn::TokenFile::Load(flags.token_auth_file);
+    if (!tokens.ok()) return fail(tokens.status().message());
+    options.authentication.enabled = true;
+    options.authentication.token_file = std::make_shared<const berth::authn::TokenFile>(std::move(tokens).value());
+  }
+  options.rbac_authorization = options.authentication.enabled && flags.authorization_mode == "RBAC";
   // One Prometheus registry for the API server, Kueue and the scheduler,
   // served as GET /metrics (docs/metrics.md).
   auto metrics = std::make_shared<prometheus::Registry>();
@@ -494,6 +504,13 @@ int main(int argc, char** argv) {
   server->add_option("--event-ttl", server_flags.event_ttl,
                      "how long Events are kept after their last write, as a Go duration (kube-apiserver's "
                      "--event-ttl)")
+      ->capture_default_str();
+  server->add_option("--token-auth-file", server_flags.token_auth_file,
+                     "bearer tokens, one CSV record each: token,user,uid,\"group1,group2\" (kube-apiserver's "
+                     "--token-auth-file); turns authentication on");
+  server->add_option("--authorization-mode", server_flags.authorization_mode,
+                     "RBAC (Roles and bindings decide; system:masters may do anything) or AlwaysAllow")
+      ->check(CLI::IsMember({"RBAC", "AlwaysAllow"}))
       ->capture_default_str();
   AddContainerLogFlags(server, server_flags.container_log);
   server->callback([&] {

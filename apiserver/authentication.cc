@@ -1,0 +1,161 @@
+#include "apiserver/authentication.h"
+
+#include "apiserver/authorization.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace berth::apiserver {
+namespace {
+
+bool StartsWithIgnoreCase(std::string_view s, std::string_view prefix) {
+  return s.size() >= prefix.size() && EqualsIgnoringCase(s.substr(0, prefix.size()), prefix);
+}
+
+void AddGroup(authn::UserInfo* user, const std::string& group) {
+  if (std::find(user->groups.begin(), user->groups.end(), group) == user->groups.end()) user->groups.push_back(group);
+}
+
+Status Unauthorized() { return Status(Code::kUnauthorized, "Unauthorized"); }
+
+std::string_view RequestPath(const HttpRequest& request) {
+  std::string_view path(request.target);
+  return path.substr(0, path.find('?'));
+}
+
+}  // namespace
+
+std::string BearerToken(const HttpRequest& request) {
+  std::string_view header = request.Header("Authorization");
+  // strings.SplitN(auth, " ", 3): the scheme, the token, and anything after a
+  // second space is ignored.
+  const std::size_t space = header.find(' ');
+  if (space == std::string_view::npos || !EqualsIgnoringCase(header.substr(0, space), "bearer")) return "";
+  std::string_view token = header.substr(space + 1);
+  token = token.substr(0, token.find(' '));
+  return std::string(token);
+}
+
+void AddImplicitGroups(authn::UserInfo* user) {
+  if (user->name == authn::kAnonymous) {
+    AddGroup(user, authn::kAllUnauthenticated);
+    return;
+  }
+  if (user->name.starts_with(authn::kServiceAccountUserPrefix)) {
+    std::string_view rest = std::string_view(user->name).substr(std::string_view(authn::kServiceAccountUserPrefix).size());
+    const std::size_t colon = rest.find(':');
+    if (colon != std::string_view::npos) {
+      AddGroup(user, authn::kServiceAccountsGroup);
+      AddGroup(user, std::string(authn::kServiceAccountsGroup) + ":" + std::string(rest.substr(0, colon)));
+    }
+  }
+  AddGroup(user, authn::kAllAuthenticated);
+}
+
+StatusOr<authn::UserInfo> AuthenticateRequest(const HttpRequest& request, const AuthenticationOptions& options) {
+  if (request.in_process || !options.enabled) {
+    authn::UserInfo user;
+    user.name = request.in_process ? kLoopbackUser : kUnsecuredUser;
+    user.groups = {authn::kSystemPrivilegedGroup, authn::kAllAuthenticated};
+    return user;
+  }
+  bool had_credential = false;
+  if (const auto& cert = request.client_certificate) {
+    had_credential = true;
+    if (cert->verified && !cert->common_name.empty()) {
+      authn::UserInfo user;
+      user.name = cert->common_name;
+      user.groups = cert->organizations;
+      AddGroup(&user, authn::kAllAuthenticated);
+      return user;
+    }
+  }
+  const std::string token = BearerToken(request);
+  if (!token.empty()) {
+    had_credential = true;
+    if (options.token_file != nullptr) {
+      if (auto user = options.token_file->Authenticate(token)) {
+        AddGroup(&*user, authn::kAllAuthenticated);
+        return *std::move(user);
+      }
+    }
+  }
+  if (had_credential) return Unauthorized();
+  const std::string_view path = RequestPath(request);
+  for (const std::string& allowed : options.anonymous_paths) {
+    if (path == allowed) {
+      authn::UserInfo user;
+      user.name = authn::kAnonymous;
+      user.groups = {authn::kAllUnauthenticated};
+      return user;
+    }
+  }
+  return Unauthorized();
+}
+
+bool HasImpersonationHeaders(const HttpRequest& request) {
+  return std::any_of(request.headers.begin(), request.headers.end(),
+                     [](const auto& h) { return StartsWithIgnoreCase(h.first, "Impersonate-"); });
+}
+
+StatusOr<authn::UserInfo> Impersonate(const HttpRequest& request, const authn::UserInfo& requester,
+                                      const AuthorizeFn& authorize) {
+  authn::UserInfo as;
+  bool user_given = false;
+  std::vector<rbac::RequestAttributes> steps;
+  auto step = [&](std::string group, std::string resource, std::string subresource, std::string ns,
+                  std::string name) {
+    rbac::RequestAttributes a;
+    a.user = requester;
+    a.verb = "impersonate";
+    a.api_group = std::move(group);
+    a.resource = std::move(resource);
+    a.subresource = std::move(subresource);
+    a.ns = std::move(ns);
+    a.name = std::move(name);
+    steps.push_back(std::move(a));
+  };
+  constexpr std::string_view kExtraPrefix = "Impersonate-Extra-";
+  for (const auto& [name, value] : request.headers) {
+    if (EqualsIgnoringCase(name, "Impersonate-User")) {
+      user_given = true;
+      as.name = value;
+      std::string_view sa = value;
+      if (sa.starts_with(authn::kServiceAccountUserPrefix)) {
+        sa.remove_prefix(std::string_view(authn::kServiceAccountUserPrefix).size());
+        const std::size_t colon = sa.find(':');
+        if (colon != std::string_view::npos) {
+          step("", "serviceaccounts", "", std::string(sa.substr(0, colon)), std::string(sa.substr(colon + 1)));
+          continue;
+        }
+      }
+      step("", "users", "", "", value);
+    } else if (EqualsIgnoringCase(name, "Impersonate-Group")) {
+      as.groups.push_back(value);
+      step("", "groups", "", "", value);
+    } else if (EqualsIgnoringCase(name, "Impersonate-Uid")) {
+      as.uid = value;
+      step("authentication.k8s.io", "uids", "", "", value);
+    } else if (StartsWithIgnoreCase(name, kExtraPrefix)) {
+      // The key is the rest of the header name, lower-cased and unescaped as
+      // upstream (unescapeExtraKey); berth lower-cases it.
+      std::string key(name.substr(kExtraPrefix.size()));
+      std::transform(key.begin(), key.end(), key.begin(), [](unsigned char c) { return std::tolower(c); });
+      as.extra[key].push_back(value);
+      step("authentication.k8s.io", "userextras", key, "", value);
+    }
+  }
+  if (!user_given) {
+    return BadRequestError("requested impersonation of groups, a uid or extra without impersonating a user");
+  }
+  for (const rbac::RequestAttributes& a : steps) {
+    rbac::Decision d = authorize(a);
+    if (!d.allowed) {
+      return ForbiddenError(ForbiddenStatusMessage(a, d.reason));
+    }
+  }
+  AddImplicitGroups(&as);
+  return as;
+}
+
+}  // namespace berth::apiserver

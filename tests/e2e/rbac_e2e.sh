@@ -1,0 +1,156 @@
+#!/usr/bin/env bash
+# Teams share one berth safely (issue 19), through the real kubectl with three users:
+# an admin (system:masters), alice of team-a and bob of team-b, each bound with Kubernetes'
+# `edit` ClusterRole in their own namespace only, on the seed's objects
+# (examples/trainer-kueue). Checks, each with the answer kube-apiserver gives:
+#  - alice submits the seed's TrainJob through lq-team-a and sees its Workload;
+#  - alice cannot list, read or delete team-b's jobs, nor create or edit ClusterQueues,
+#    ResourceFlavors or WorkloadPriorityClasses: 403 with upstream's message;
+#  - `kubectl auth can-i` and `kubectl auth whoami` answer each case;
+#  - no credential: 401 (but /healthz is public); a wrong token: 401; a cross-site
+#    text/plain POST: 401 without a credential, 415 with one;
+#  - a namespace admin cannot grant what they do not hold (RBAC escalation check) and
+#    nobody but the admin may impersonate.
+# Users are bearer tokens from --token-auth-file.
+# Usage: rbac_e2e.sh <berth binary> <repository root>   Exit: 0 pass, 1 fail, 77 skip.
+set -uo pipefail
+BERTH=${1:?berth binary}
+ROOT=${2:?repository root}
+source "$(dirname "$0")/lib.sh"
+e2e_init rbac
+
+mkdir -p "$WORK/data"
+cat >"$WORK/tokens.csv" <<'EOF2'
+admin-token,admin,u-admin,system:masters
+alice-token,alice,u-alice,team-a
+bob-token,bob,u-bob,team-b
+carol-token,carol,u-carol,team-a-admins
+EOF2
+e2e_start_server --nodes 0 --token-auth-file "$WORK/tokens.csv"
+SERVER=$(awk '/server:/ {print $2; exit}' "$KUBECONFIG")
+# kubeconfig_for USER TOKEN: a kubeconfig of the server with that bearer token.
+kubeconfig_for() {
+  cat >"$WORK/$1.kubeconfig" <<EOF2
+apiVersion: v1
+kind: Config
+clusters: [{name: berth, cluster: {server: $SERVER}}]
+users: [{name: $1, user: {token: $2}}]
+contexts: [{name: $1, context: {cluster: berth, user: $1}}]
+current-context: $1
+EOF2
+}
+for u in admin alice bob carol; do kubeconfig_for "$u" "$u-token"; done
+as() { local user=$1; shift; "$KUBECTL" --kubeconfig "$WORK/$user.kubeconfig" "$@"; }
+# expect_forbidden MESSAGE CMD...: CMD fails with "Error from server (Forbidden): MESSAGE".
+expect_forbidden() {
+  local want=$1; shift
+  local out
+  if out=$("$@" 2>&1); then fail "allowed: $*"; return; fi
+  grep -qF "Error from server (Forbidden): $want" <<<"$out" || fail "$*: want Forbidden: $want, got: $out"
+}
+expect_can_i() {  # expect_can_i USER yes|no ARGS...
+  local user=$1 want=$2; shift 2
+  local got
+  got=$(as "$user" auth can-i "$@" 2>/dev/null)
+  [ "$got" = "$want" ] || fail "$user: kubectl auth can-i $*: want $want, got '$got'"
+}
+
+# ---- the admin sets up the seed's queues and binds each team to `edit` in its namespace --------
+as admin apply -f "$ROOT/examples/trainer-kueue/00-kueue.yaml" -f "$ROOT/examples/trainer-kueue/01-priorities.yaml" \
+  -f "$ROOT/examples/trainer-kueue/02-runtime.yaml" >/dev/null || fail "admin could not apply the seed's objects"
+as admin apply -f - >/dev/null <<'EOF2' || fail "admin could not create team-b and the bindings"
+apiVersion: v1
+kind: Namespace
+metadata: {name: team-b}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {namespace: team-b, name: lq-team-b}
+spec: {clusterQueue: cluster-queue}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {namespace: team-a, name: team-a-edit}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: edit}
+subjects: [{apiGroup: rbac.authorization.k8s.io, kind: Group, name: team-a}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {namespace: team-b, name: team-b-edit}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: edit}
+subjects: [{apiGroup: rbac.authorization.k8s.io, kind: Group, name: team-b}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {namespace: team-a, name: team-a-admins}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: admin}
+subjects: [{apiGroup: rbac.authorization.k8s.io, kind: Group, name: team-a-admins}]
+EOF2
+as bob create job canary -n team-b --image=busybox -- sleep 600 >/dev/null || fail "bob could not create a Job in team-b"
+
+# ---- alice works in team-a ----------------------------------------------------------------------
+as alice create -f "$ROOT/examples/trainer-kueue/jobs/low-priority.yaml" >/dev/null ||
+  fail "alice could not create the seed's TrainJob in team-a"
+has_workload() { as alice get workloads -n team-a -o name | grep -q .; }
+wait_until 20 has_workload || fail "alice does not see the TrainJob's Workload in team-a"
+as alice get localqueue lq-team-a -n team-a >/dev/null || fail "alice cannot read lq-team-a"
+OUT=$(as alice auth whoami 2>&1)
+grep -Eq 'Username +alice' <<<"$OUT" && grep -Eq 'Groups +\[team-a system:authenticated\]' <<<"$OUT" ||
+  fail "kubectl auth whoami as alice: $OUT"
+echo "ok: alice submits through lq-team-a, sees her Workload, whoami says alice in team-a"
+
+# ---- alice cannot touch team-b or the quota ------------------------------------------------------
+expect_forbidden 'jobs.batch is forbidden: User "alice" cannot list resource "jobs" in API group "batch" in the namespace "team-b"' \
+  as alice get jobs -n team-b
+expect_forbidden 'jobs.batch "canary" is forbidden: User "alice" cannot get resource "jobs" in API group "batch" in the namespace "team-b"' \
+  as alice get job canary -n team-b
+expect_forbidden 'jobs.batch "canary" is forbidden: User "alice" cannot delete resource "jobs" in API group "batch" in the namespace "team-b"' \
+  as alice delete job canary -n team-b
+expect_forbidden 'clusterqueues.kueue.x-k8s.io "cluster-queue" is forbidden: User "alice" cannot patch resource "clusterqueues" in API group "kueue.x-k8s.io" at the cluster scope' \
+  as alice patch clusterqueue cluster-queue --type=merge -p '{"spec":{"stopPolicy":"Hold"}}'
+expect_forbidden 'resourceflavors.kueue.x-k8s.io is forbidden: User "alice" cannot create resource "resourceflavors" in API group "kueue.x-k8s.io" at the cluster scope' \
+  as alice create -f - <<<'{"apiVersion":"kueue.x-k8s.io/v1beta2","kind":"ResourceFlavor","metadata":{"name":"mine"}}'
+expect_forbidden 'workloadpriorityclasses.kueue.x-k8s.io "high" is forbidden: User "alice" cannot delete resource "workloadpriorityclasses" in API group "kueue.x-k8s.io" at the cluster scope' \
+  as alice delete workloadpriorityclass high
+as bob get job canary -n team-b >/dev/null || fail "bob's canary Job is gone"
+echo "ok: alice gets 403 with kube-apiserver's message for team-b's jobs and the quota objects"
+
+expect_can_i alice yes create trainjobs.trainer.kubeflow.org -n team-a
+expect_can_i alice yes get workloads.kueue.x-k8s.io -n team-a
+expect_can_i alice no list jobs.batch -n team-b
+expect_can_i alice no delete jobs.batch -n team-b
+expect_can_i alice no create clusterqueues.kueue.x-k8s.io
+expect_can_i alice no update resourceflavors.kueue.x-k8s.io
+expect_can_i alice no create workloadpriorityclasses.kueue.x-k8s.io
+expect_can_i admin yes delete clusterqueues.kueue.x-k8s.io
+expect_can_i bob yes delete jobs.batch -n team-b
+echo "ok: kubectl auth can-i answers each case"
+
+# ---- credentials ----------------------------------------------------------------------------------
+code() { curl -s -o /dev/null -w '%{http_code}' "$@"; }
+[ "$(code "$SERVER/api/v1/namespaces/team-b/pods")" = 401 ] || fail "no credential: not 401"
+[ "$(code "$SERVER/healthz")" = 200 ] || fail "/healthz without a credential: not 200"
+[ "$(code -H 'Authorization: Bearer wrong' "$SERVER/api/v1/namespaces/team-b/pods")" = 401 ] ||
+  fail "a wrong token: not 401"
+BODY='{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"xsite"}}'
+[ "$(code -X POST -H 'Origin: https://evil.example' -H 'Content-Type: text/plain' -d "$BODY" \
+  "$SERVER/api/v1/namespaces/team-a/configmaps")" = 401 ] || fail "a cross-site POST without a credential: not 401"
+[ "$(code -X POST -H 'Authorization: Bearer alice-token' -H 'Content-Type: text/plain' -d "$BODY" \
+  "$SERVER/api/v1/namespaces/team-a/configmaps")" = 415 ] || fail "a text/plain POST with a credential: not 415"
+as admin get configmap xsite -n team-a >/dev/null 2>&1 && fail "the cross-site POST created a ConfigMap"
+echo "ok: 401 without or with a wrong credential, /healthz public, text/plain bodies 415"
+
+# ---- escalation and impersonation ----------------------------------------------------------------
+expect_forbidden 'is attempting to grant RBAC permissions not currently held' \
+  as carol create rolebinding carol-root -n team-a --clusterrole=cluster-admin --user=carol
+as carol create rolebinding dave-view -n team-a --clusterrole=view --user=dave >/dev/null ||
+  fail "carol (admin of team-a) could not bind view in team-a"
+expect_forbidden 'rolebindings.rbac.authorization.k8s.io is forbidden: User "alice" cannot create resource "rolebindings"' \
+  as alice create rolebinding alice-root -n team-a --clusterrole=cluster-admin --user=alice
+expect_forbidden 'users "bob" is forbidden: User "alice" cannot impersonate resource "users" in API group "" at the cluster scope' \
+  as alice get pods -n team-b --as bob
+expect_forbidden 'jobs.batch is forbidden: User "alice" cannot list resource "jobs" in API group "batch" in the namespace "team-b"' \
+  as admin get jobs -n team-b --as alice --as-group team-a
+echo "ok: no escalation through bindings; impersonation only for the admin, and it acts as the user"
+
+[ "$FAILURES" -eq 0 ] && echo "PASS" || { echo "FAILURES: $FAILURES"; exit 1; }
