@@ -318,6 +318,13 @@ StatusOr<CertificateInfo> ParseCertificate(std::string_view pem) {
   return Describe(cert.get());
 }
 
+StatusOr<CertificateInfo> ParseCertificateDer(std::string_view der) {
+  const unsigned char* p = reinterpret_cast<const unsigned char*>(der.data());
+  Cert cert(d2i_X509(nullptr, &p, static_cast<long>(der.size())));
+  if (!cert) return InvalidError("pki: not a DER certificate: " + SslReason());
+  return Describe(cert.get());
+}
+
 StatusOr<ServerPki> LoadOrCreateServerPki(const std::string& dir, std::vector<std::string> dns_names,
                                           std::vector<std::string> ip_addresses, TimePoint now) {
   if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {

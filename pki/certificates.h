@@ -93,6 +93,8 @@ struct CertificateInfo {
 
 // The first certificate of `pem`. Errors: kInvalid when there is none.
 StatusOr<CertificateInfo> ParseCertificate(std::string_view pem);
+// One DER-encoded certificate (what a TLS handshake carries). Errors: kInvalid.
+StatusOr<CertificateInfo> ParseCertificateDer(std::string_view der);
 
 // The API server's PKI directory (kubeadm's /etc/kubernetes/pki layout):
 //   DIR/ca.crt, DIR/ca.key               the cluster CA ("berth-ca")

@@ -145,6 +145,17 @@ TEST(PkiTest, FieldsRoundTripThroughParseCertificate) {
   EXPECT_EQ(info->not_before, kNow - std::chrono::minutes(5));
   EXPECT_EQ(info->not_after, kNow + std::chrono::hours(48));
 
+  X509* x = Read(leaf->certificate_pem);
+  unsigned char* der = nullptr;
+  const int der_len = i2d_X509(x, &der);
+  auto from_der = ParseCertificateDer(std::string_view(reinterpret_cast<char*>(der), der_len));
+  OPENSSL_free(der);
+  X509_free(x);
+  ASSERT_TRUE(from_der.ok()) << from_der.status();
+  EXPECT_EQ(from_der->common_name, "bob");
+  EXPECT_THAT(from_der->organizations, ElementsAre("team-a", "system:authenticated"));
+  EXPECT_EQ(ParseCertificateDer("\x30\x03junk").status().code(), Code::kInvalid);
+
   req.server_auth = false;
   auto client = IssueCertificate(*ca, req, kNow);
   ASSERT_TRUE(client.ok());
