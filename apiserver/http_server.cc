@@ -26,6 +26,7 @@
 #include <map>
 #include <mutex>
 #include <openssl/bio.h>
+#include <openssl/err.h>
 #include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>

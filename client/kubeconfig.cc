@@ -57,7 +57,7 @@ StatusOr<std::string> Base64Decode(std::string_view text, const std::string& wha
   if (n < 0) return bad;
   size_t padding = 0;
   for (size_t i = in.size(); i > 0 && in[i - 1] == '='; --i) ++padding;
-  if (padding > 2) return bad;
+  if (padding > 2 || static_cast<size_t>(n) < padding) return bad;
   out.resize(static_cast<size_t>(n) - padding);
   return out;
 }

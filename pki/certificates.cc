@@ -112,8 +112,8 @@ Status SetValidity(X509* cert, TimePoint now, std::chrono::hours validity) {
   return Status::Ok();
 }
 
-// A random positive 128-bit serial number, as RFC 5280 4.1.2.2 allows (at
-// most 20 octets) and Go's crypto/x509 users draw.
+// A random positive 128-bit serial number (RFC 5280 4.1.2.2 allows at most
+// 20 octets; kubeadm's NewSignedCert draws 63 random bits).
 Status SetRandomSerial(X509* cert) {
   unsigned char bytes[16];
   if (RAND_bytes(bytes, sizeof bytes) != 1) return InternalError("pki: random serial: " + SslReason());
