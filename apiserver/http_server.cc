@@ -13,21 +13,31 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/redirect_error.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl/ssl_stream.hpp>
 #include <condition_variable>
 #include <deque>
 #include <map>
 #include <mutex>
+#include <openssl/bio.h>
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+#include <openssl/x509_vfy.h>
 #include <optional>
 #include <thread>
+#include <type_traits>
 
 #include "apiserver/status_response.h"
 #include "core/logging.h"
+#include "pki/certificates.h"
 
 namespace berth::apiserver {
 
@@ -37,6 +47,7 @@ namespace http = beast::http;
 using tcp = net::ip::tcp;
 using Strand = net::strand<net::io_context::executor_type>;
 using ErrorCode = boost::system::error_code;
+using TlsStream = beast::ssl_stream<tcp::socket>;
 
 std::string_view HttpRequest::Header(std::string_view name) const {
   for (const auto& [k, v] : headers) {
@@ -227,10 +238,75 @@ void SetHead(http::response<Body>& res, unsigned version, const Response& respon
   for (const auto& [k, v] : response.headers) res.insert(k, v);
 }
 
+struct X509StoreFree {
+  void operator()(X509_STORE* s) const { X509_STORE_free(s); }
+};
+using X509Store = std::unique_ptr<X509_STORE, X509StoreFree>;
+
+// Whether the first five bytes on a TLS port are an HTTP request's, as Go's
+// net/http tests them (tlsRecordHeaderLooksLikeHTTP in net/http/server.go).
+bool LooksLikeHttp(std::string_view head) {
+  return head == "GET /" || head == "HEAD " || head == "POST " || head == "PUT /" || head == "OPTIO";
+}
+// Go's answer to it (net/http/server.go, conn.serve).
+constexpr std::string_view kHttpOnHttpsPort =
+    "HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n";
+
+// Go's crypto/x509 wording for an OpenSSL verification error, as kube-apiserver's
+// x509 authenticator reports it.
+std::string VerifyErrorText(int error) {
+  switch (error) {
+    case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT:
+    case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY:
+    case X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT:
+    case X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN:
+    case X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE:
+    case X509_V_ERR_CERT_SIGNATURE_FAILURE:
+      return "x509: certificate signed by unknown authority";
+    case X509_V_ERR_CERT_HAS_EXPIRED:
+    case X509_V_ERR_CERT_NOT_YET_VALID:
+      return "x509: certificate has expired or is not yet valid";
+    case X509_V_ERR_INVALID_PURPOSE:
+      return "x509: certificate specifies an incompatible key usage";
+    default:
+      return std::string("x509: ") + X509_verify_cert_error_string(error);
+  }
+}
+
+// Loads every certificate of `pem` into a new store. Errors: kInvalid when it holds none.
+StatusOr<X509Store> LoadCaStore(const std::string& pem, SSL_CTX* announce_to) {
+  X509Store store(X509_STORE_new());
+  BIO* bio = BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()));
+  int count = 0;
+  while (X509* cert = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr)) {
+    X509_STORE_add_cert(store.get(), cert);
+    // The CertificateRequest names the acceptable CAs, as Go's tls.Config.ClientCAs does.
+    if (announce_to) SSL_CTX_add_client_CA(announce_to, cert);
+    X509_free(cert);
+    ++count;
+  }
+  BIO_free(bio);
+  ERR_clear_error();
+  if (count == 0) return InvalidError("TLS: client_ca_pem holds no PEM certificate");
+  return store;
+}
+
 }  // namespace
 
 class HttpServer::Impl : public std::enable_shared_from_this<HttpServer::Impl> {
  public:
+  // What Stop needs of a connection, whatever its transport.
+  class ConnectionBase {
+   public:
+    virtual ~ConnectionBase() = default;
+    // On the strand: ends the connection as soon as it is idle.
+    virtual void BeginStop() = 0;
+    // On the strand: closes the socket at once.
+    virtual void ForceClose() = 0;
+    virtual const Strand& strand() const = 0;
+  };
+  // One connection over plain TCP (Stream = tcp::socket) or TLS (TlsStream).
+  template <typename Stream>
   class Connection;
 
   Impl(HttpServerOptions options, HttpHandler handler)
@@ -245,14 +321,21 @@ class HttpServer::Impl : public std::enable_shared_from_this<HttpServer::Impl> {
   HttpServerStats Stats() const;
 
  private:
-  friend class Connection;
   net::awaitable<void> AcceptLoop();
-  void Register(uint64_t id, std::weak_ptr<Connection> c);
+  // Registers and starts a connection; the caller holds mu_.
+  template <typename Stream>
+  void SpawnLocked(tcp::socket socket, Strand strand);
   void Unregister(uint64_t id);
+  Status SetUpTls();
+  // The client certificate of a finished handshake, judged against client_cas_.
+  std::optional<ClientCertificate> ClientCertificateOf(SSL* ssl) const;
 
   HttpServerOptions options_;
   HttpHandler handler_;
   std::shared_ptr<Counters> counters_ = std::make_shared<Counters>();
+  // Set by Start when options_.tls is; then every connection speaks TLS.
+  std::optional<net::ssl::context> tls_;
+  X509Store client_cas_;  // null: client certificates are not asked for
   net::io_context io_;
   Strand acceptor_strand_;
   tcp::acceptor acceptor_;
@@ -264,41 +347,67 @@ class HttpServer::Impl : public std::enable_shared_from_this<HttpServer::Impl> {
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  bool stopping_ = false;                                      // guarded by mu_
-  uint64_t next_id_ = 0;                                       // guarded by mu_
-  std::map<uint64_t, std::weak_ptr<Connection>> connections_;  // guarded by mu_
+  bool stopping_ = false;                                          // guarded by mu_
+  uint64_t next_id_ = 0;                                           // guarded by mu_
+  std::map<uint64_t, std::weak_ptr<ConnectionBase>> connections_;  // guarded by mu_
 };
 
-class HttpServer::Impl::Connection : public std::enable_shared_from_this<Connection> {
+template <typename Stream>
+class HttpServer::Impl::Connection final : public ConnectionBase,
+                                           public std::enable_shared_from_this<Connection<Stream>> {
+  static constexpr bool kTls = std::is_same_v<Stream, TlsStream>;
+
  public:
   Connection(Impl* server, tcp::socket socket, Strand strand, uint64_t id)
-      : server_(server), socket_(std::move(socket)), strand_(strand), id_(id), timer_(strand) {}
+      : server_(server), transport_(MakeStream(server, std::move(socket))), strand_(strand), id_(id), timer_(strand) {}
 
   net::awaitable<void> Run();
 
-  // Runs on the strand: ends the connection as soon as it is idle.
-  void BeginStop() {
+  void BeginStop() override {
     stopping_ = true;
     if (stream_) {
       stream_->Finish();
     } else if (!busy_) {
       ErrorCode ec;
-      socket_.cancel(ec);
+      sock().cancel(ec);
     }
   }
-  void ForceClose() {
+  void ForceClose() override {
     ErrorCode ec;
-    socket_.close(ec);
+    sock().close(ec);
     if (stream_) stream_->Finish();
   }
   // Runs on the strand: closes the socket, failing whatever waits on it.
   void CloseSocket() {
     ErrorCode ec;
-    socket_.close(ec);
+    sock().close(ec);
   }
-  const Strand& strand() const { return strand_; }
+  const Strand& strand() const override { return strand_; }
 
  private:
+  static Stream MakeStream(Impl* server, tcp::socket socket) {
+    if constexpr (kTls) {
+      return Stream(std::move(socket), *server->tls_);
+    } else {
+      return socket;
+    }
+  }
+  // The TCP socket under the transport.
+  tcp::socket& sock() { return beast::get_lowest_layer(transport_); }
+  // True when TLS holds bytes already read from the socket (the socket's
+  // readability says nothing of them).
+  bool TlsBuffered() {
+    if constexpr (kTls) {
+      SSL* ssl = transport_.native_handle();
+      return SSL_pending(ssl) > 0 || BIO_ctrl_pending(SSL_get_rbio(ssl)) > 0;
+    } else {
+      return false;
+    }
+  }
+  // TLS: answers a plain HTTP request as Go does, else runs the handshake
+  // (bounded by the deadline Run armed) and reads the client certificate.
+  // False when the connection is to end.
+  net::awaitable<bool> Handshake(std::optional<ClientCertificate>* client_certificate);
   net::awaitable<bool> WriteResponse(HttpResponse response, unsigned version, bool keep_alive);
   net::awaitable<void> WriteStream(StreamingResponse response, unsigned version);
   net::awaitable<void> Linger();
@@ -307,7 +416,7 @@ class HttpServer::Impl::Connection : public std::enable_shared_from_this<Connect
   void Arm(std::chrono::milliseconds timeout) {
     const uint64_t generation = ++timer_generation_;
     timer_.expires_after(timeout);
-    timer_.async_wait([self = shared_from_this(), generation, timeout](ErrorCode ec) {
+    timer_.async_wait([self = this->shared_from_this(), generation, timeout](ErrorCode ec) {
       if (ec || generation != self->timer_generation_) return;
       self->server_->counters_->connections_timed_out++;
       if (self->stream_) {
@@ -324,14 +433,16 @@ class HttpServer::Impl::Connection : public std::enable_shared_from_this<Connect
     ++timer_generation_;
     timer_.cancel();
   }
+  // Ends the TCP connection (TLS: without close_notify; every response is
+  // delimited by Content-Length or its final chunk).
   void Shutdown() {
     ErrorCode ec;
-    socket_.shutdown(tcp::socket::shutdown_send, ec);
-    socket_.close(ec);
+    sock().shutdown(tcp::socket::shutdown_send, ec);
+    sock().close(ec);
   }
 
   Impl* server_;
-  tcp::socket socket_;
+  Stream transport_;
   Strand strand_;
   uint64_t id_;
   std::string remote_;  // "127.0.0.1:54321"; set when Run starts
@@ -343,19 +454,49 @@ class HttpServer::Impl::Connection : public std::enable_shared_from_this<Connect
   std::shared_ptr<StreamState> stream_;
 };
 
-net::awaitable<void> HttpServer::Impl::Connection::Run() {
-  auto self = shared_from_this();
+template <typename Stream>
+net::awaitable<bool> HttpServer::Impl::Connection<Stream>::Handshake(
+    std::optional<ClientCertificate>* client_certificate) {
+  if constexpr (kTls) {
+    ErrorCode ec;
+    co_await sock().async_wait(tcp::socket::wait_read, Redirect(ec));
+    if (ec || stopping_) co_return false;
+    char head[5];
+    const size_t n = sock().receive(net::buffer(head), tcp::socket::message_peek, ec);
+    if (!ec && LooksLikeHttp(std::string_view(head, n))) {
+      Arm(server_->options_.write_timeout);
+      co_await net::async_write(sock(), net::buffer(kHttpOnHttpsPort.data(), kHttpOnHttpsPort.size()), Redirect(ec));
+      Disarm();
+      if (!ec) co_await Linger();
+      co_return false;
+    }
+    co_await transport_.async_handshake(net::ssl::stream_base::server, Redirect(ec));
+    if (ec) {
+      Logger("apiserver")->debug("TLS handshake with {} failed: {}", remote_, ec.message());
+      co_return false;
+    }
+    *client_certificate = server_->ClientCertificateOf(transport_.native_handle());
+  }
+  co_return true;
+}
+
+template <typename Stream>
+net::awaitable<void> HttpServer::Impl::Connection<Stream>::Run() {
+  auto self = this->shared_from_this();
   beast::flat_buffer buffer;
   {
     ErrorCode ec;
-    auto ep = socket_.remote_endpoint(ec);
+    auto ep = sock().remote_endpoint(ec);
     if (!ec) remote_ = ep.address().to_string() + ":" + std::to_string(ep.port());
   }
   const HttpServerOptions& options = server_->options_;
-  // The first request's header is due read_header_timeout after the accept.
+  // The first request's header (TLS: the handshake, then the header) is due
+  // read_header_timeout after the accept.
   Arm(options.read_header_timeout);
+  std::optional<ClientCertificate> client_certificate;
+  const bool open = co_await Handshake(&client_certificate);
   bool first = true;
-  while (!stopping_) {
+  while (open && !stopping_) {
     http::request_parser<http::string_body> parser;
     parser.body_limit(options.max_body_bytes);
     parser.header_limit(256 * 1024);
@@ -363,18 +504,18 @@ net::awaitable<void> HttpServer::Impl::Connection::Run() {
     if (!first) {
       // Keep-alive: the next request must start within idle_timeout; its
       // header is then due read_header_timeout after its first byte.
-      if (buffer.size() == 0) {
+      if (buffer.size() == 0 && !TlsBuffered()) {
         Arm(options.idle_timeout);
-        co_await socket_.async_wait(tcp::socket::wait_read, Redirect(ec));
+        co_await sock().async_wait(tcp::socket::wait_read, Redirect(ec));
         if (ec || stopping_) break;
       }
       Arm(options.read_header_timeout);
     }
     first = false;
-    co_await http::async_read_header(socket_, buffer, parser, Redirect(ec));
+    co_await http::async_read_header(transport_, buffer, parser, Redirect(ec));
     if (!ec && !parser.is_done()) {
       Arm(options.read_body_timeout);
-      co_await http::async_read(socket_, buffer, parser, Redirect(ec));
+      co_await http::async_read(transport_, buffer, parser, Redirect(ec));
     }
     Disarm();
     // GCC 12 destroys temporaries of a co_await expression twice when the
@@ -409,6 +550,7 @@ net::awaitable<void> HttpServer::Impl::Connection::Run() {
     }
     req.body = std::move(msg.body());
     req.remote = remote_;
+    req.client_certificate = client_certificate;
     const bool keep_alive = msg.keep_alive();
     const unsigned version = msg.version();
 
@@ -436,8 +578,9 @@ net::awaitable<void> HttpServer::Impl::Connection::Run() {
   server_->Unregister(id_);
 }
 
-net::awaitable<bool> HttpServer::Impl::Connection::WriteResponse(HttpResponse response, unsigned version,
-                                                                 bool keep_alive) {
+template <typename Stream>
+net::awaitable<bool> HttpServer::Impl::Connection<Stream>::WriteResponse(HttpResponse response, unsigned version,
+                                                                         bool keep_alive) {
   http::response<http::string_body> res;
   SetHead(res, version, response);
   res.body() = std::move(response.body);
@@ -445,7 +588,7 @@ net::awaitable<bool> HttpServer::Impl::Connection::WriteResponse(HttpResponse re
   res.prepare_payload();
   ErrorCode ec;
   Arm(server_->options_.write_timeout);
-  co_await http::async_write(socket_, res, Redirect(ec));
+  co_await http::async_write(transport_, res, Redirect(ec));
   Disarm();
   co_return !ec;
 }
@@ -455,19 +598,21 @@ net::awaitable<bool> HttpServer::Impl::Connection::WriteResponse(HttpResponse re
 // and the client reports "broken pipe" instead of the response. Half-close,
 // then read and discard what the client still sends (at most 64 MiB) until
 // it closes, as Go's net/http lingers before closing.
-net::awaitable<void> HttpServer::Impl::Connection::Linger() {
+template <typename Stream>
+net::awaitable<void> HttpServer::Impl::Connection<Stream>::Linger() {
   ErrorCode ec;
-  socket_.shutdown(tcp::socket::shutdown_send, ec);
+  sock().shutdown(tcp::socket::shutdown_send, ec);
   std::vector<char> sink(64 * 1024);
   size_t total = 0;
   Arm(server_->options_.read_body_timeout);
   while (!ec && !stopping_ && total < (size_t{64} << 20)) {
-    total += co_await socket_.async_read_some(net::buffer(sink), Redirect(ec));
+    total += co_await sock().async_read_some(net::buffer(sink), Redirect(ec));
   }
   Disarm();
 }
 
-net::awaitable<void> HttpServer::Impl::Connection::WriteStream(StreamingResponse response, unsigned version) {
+template <typename Stream>
+net::awaitable<void> HttpServer::Impl::Connection<Stream>::WriteStream(StreamingResponse response, unsigned version) {
   http::response<http::empty_body> res;
   SetHead(res, version, response);
   res.chunked(true);
@@ -475,11 +620,11 @@ net::awaitable<void> HttpServer::Impl::Connection::WriteStream(StreamingResponse
   ErrorCode ec;
   const auto write_timeout = server_->options_.write_timeout;
   Arm(write_timeout);
-  co_await http::async_write_header(socket_, serializer, Redirect(ec));
+  co_await http::async_write_header(transport_, serializer, Redirect(ec));
   Disarm();
   if (ec) co_return;
 
-  std::weak_ptr<Connection> weak = shared_from_this();
+  std::weak_ptr<Connection> weak = this->shared_from_this();
   auto state = std::make_shared<StreamState>(strand_, remote_, server_->options_.max_stream_buffer_bytes,
                                              server_->counters_, [weak] {
                                                if (auto self = weak.lock())
@@ -490,7 +635,7 @@ net::awaitable<void> HttpServer::Impl::Connection::WriteStream(StreamingResponse
   if (response.timeout.count() > 0) state->StartDeadline(response.timeout);
   // The client sends nothing while a response streams: readability means it
   // closed the connection (or broke the protocol); either way the stream ends.
-  socket_.async_wait(tcp::socket::wait_read, [state](ErrorCode) { state->Finish(); });
+  sock().async_wait(tcp::socket::wait_read, [state](ErrorCode) { state->Finish(); });
   if (response.start) response.start(state);
 
   // What queued since the last write goes out as one HTTP chunk (one write for
@@ -512,7 +657,7 @@ net::awaitable<void> HttpServer::Impl::Connection::WriteStream(StreamingResponse
       }
       if (batch.empty()) continue;  // an empty chunk would end the response
       Arm(write_timeout);
-      co_await net::async_write(socket_, http::make_chunk(net::buffer(batch)), Redirect(ec));
+      co_await net::async_write(transport_, http::make_chunk(net::buffer(batch)), Redirect(ec));
       Disarm();
       state->Written(batch.size());
       if (ec || state->aborted()) {
@@ -528,13 +673,67 @@ net::awaitable<void> HttpServer::Impl::Connection::WriteStream(StreamingResponse
   }
   if (!state->aborted()) {
     Arm(write_timeout);
-    co_await net::async_write(socket_, http::make_chunk_last(), Redirect(ec));
+    co_await net::async_write(transport_, http::make_chunk_last(), Redirect(ec));
     Disarm();
   }
   stream_.reset();
 }
 
+Status HttpServer::Impl::SetUpTls() {
+  const HttpTlsOptions& tls = *options_.tls;
+  tls_.emplace(net::ssl::context::tls_server);
+  SSL_CTX* ctx = tls_->native_handle();
+  SSL_CTX_set_min_proto_version(ctx, kMinTlsVersion);
+  SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
+  ErrorCode ec;
+  tls_->use_certificate_chain(net::buffer(tls.certificate_chain_pem), ec);
+  if (ec) return InvalidError("TLS: certificate_chain_pem: " + ec.message());
+  tls_->use_private_key(net::buffer(tls.private_key_pem), net::ssl::context::pem, ec);
+  if (ec) return InvalidError("TLS: private_key_pem: " + ec.message());
+  if (SSL_CTX_check_private_key(ctx) != 1) {
+    ERR_clear_error();
+    return InvalidError("TLS: private_key_pem does not match the certificate");
+  }
+  if (!tls.client_ca_pem.empty()) {
+    BERTH_ASSIGN_OR_RETURN(client_cas_, LoadCaStore(tls.client_ca_pem, ctx));
+    // Ask for a certificate, accept the handshake whatever comes (Go's
+    // tls.RequestClientCert); ClientCertificateOf judges it afterwards.
+    SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, [](int, X509_STORE_CTX*) { return 1; });
+    // Resuming a session needs a context id once peers are verified.
+    static constexpr unsigned char kSessionContext[] = "berth-apiserver";
+    SSL_CTX_set_session_id_context(ctx, kSessionContext, sizeof kSessionContext - 1);
+  }
+  return Status::Ok();
+}
+
+std::optional<ClientCertificate> HttpServer::Impl::ClientCertificateOf(SSL* ssl) const {
+  X509* leaf = SSL_get0_peer_certificate(ssl);
+  if (!client_cas_ || !leaf) return std::nullopt;
+  ClientCertificate out;
+  unsigned char* der = nullptr;
+  const int der_len = i2d_X509(leaf, &der);
+  if (der_len > 0) {
+    auto info = pki::ParseCertificateDer(std::string_view(reinterpret_cast<const char*>(der), der_len));
+    if (info.ok()) {
+      out.common_name = std::move(info->common_name);
+      out.organizations = std::move(info->organizations);
+    }
+  }
+  OPENSSL_free(der);
+  // The chain the client sent (on a server: without the leaf), verified for
+  // client authentication against client_ca_pem now.
+  X509_STORE_CTX* ctx = X509_STORE_CTX_new();
+  X509_STORE_CTX_init(ctx, client_cas_.get(), leaf, SSL_get_peer_cert_chain(ssl));
+  X509_STORE_CTX_set_purpose(ctx, X509_PURPOSE_SSL_CLIENT);
+  out.verified = X509_verify_cert(ctx) == 1;
+  if (!out.verified) out.error = VerifyErrorText(X509_STORE_CTX_get_error(ctx));
+  X509_STORE_CTX_free(ctx);
+  ERR_clear_error();
+  return out;
+}
+
 Status HttpServer::Impl::Start() {
+  if (options_.tls) BERTH_RETURN_IF_ERROR(SetUpTls());
   ErrorCode ec;
   auto address = net::ip::make_address(options_.address, ec);
   if (ec) return UnavailableError("invalid listen address \"" + options_.address + "\": " + ec.message());
@@ -579,27 +778,36 @@ net::awaitable<void> HttpServer::Impl::AcceptLoop() {
     }
     backoff = std::chrono::milliseconds(0);
     socket.set_option(tcp::no_delay(true), ec);
-    std::shared_ptr<Connection> conn;
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (stopping_) co_return;
       if (connections_.size() >= options_.max_connections) {
         // Answer without waiting (the response fits an empty socket buffer)
-        // and close: the client learns at once instead of queueing.
+        // and close: the client learns at once instead of queueing. On a TLS
+        // port a plain-text answer would only garble the handshake: close.
         socket.non_blocking(true, ec);
-        socket.write_some(net::buffer(refusal), ec);
+        if (!tls_) socket.write_some(net::buffer(refusal), ec);
         socket.shutdown(tcp::socket::shutdown_send, ec);
         socket.close(ec);
         counters_->connections_refused++;
         continue;
       }
-      uint64_t id = next_id_++;
-      conn = std::make_shared<Connection>(this, std::move(socket), strand, id);
-      connections_.emplace(id, conn);
+      if (tls_) {
+        SpawnLocked<TlsStream>(std::move(socket), strand);
+      } else {
+        SpawnLocked<tcp::socket>(std::move(socket), strand);
+      }
     }
-    net::co_spawn(
-        strand, [conn]() -> net::awaitable<void> { co_await conn->Run(); }, net::detached);
   }
+}
+
+template <typename Stream>
+void HttpServer::Impl::SpawnLocked(tcp::socket socket, Strand strand) {
+  const uint64_t id = next_id_++;
+  auto conn = std::make_shared<Connection<Stream>>(this, std::move(socket), strand, id);
+  connections_.emplace(id, conn);
+  net::co_spawn(
+      strand, [conn]() -> net::awaitable<void> { co_await conn->Run(); }, net::detached);
 }
 
 HttpServerStats HttpServer::Impl::Stats() const {
@@ -626,7 +834,7 @@ void HttpServer::Impl::Unregister(uint64_t id) {
 void HttpServer::Impl::Stop() {
   if (!started_ || stopped_) return;
   stopped_ = true;
-  std::vector<std::shared_ptr<Connection>> live;
+  std::vector<std::shared_ptr<ConnectionBase>> live;
   {
     std::lock_guard<std::mutex> lock(mu_);
     stopping_ = true;

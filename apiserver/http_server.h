@@ -10,6 +10,21 @@
 //     at once. This is how watches (newline-delimited JSON events) and
 //     followed logs are served, as kube-apiserver serves them.
 //
+// Transport: plain TCP, or TLS when HttpServerOptions::tls is set (OpenSSL
+// through Boost.Asio's ssl; one code path, the connection is a template over
+// its stream). TLS 1.2 at least (kMinTlsVersion); the handshake is part of
+// the first request's read_header_timeout. With HttpTlsOptions::client_ca_pem
+// the server asks for a client certificate but never fails the handshake on
+// a missing or bad one (Go's tls.RequestClientCert, what kube-apiserver
+// configures, staging/src/k8s.io/apiserver/pkg/server/secure_serving.go):
+// HttpRequest::client_certificate carries the verdict and the Handler (the
+// authenticator) decides. A plain HTTP request on a TLS port is answered as
+// Go's net/http answers it: "HTTP/1.0 400 Bad Request" with the body "Client
+// sent an HTTP request to an HTTPS server.\n", then the connection closes.
+// Over TLS a connection ends with a TCP close, without close_notify (every
+// response is delimited by its Content-Length or final chunk), and one
+// beyond max_connections is closed without the 503.
+//
 // Implementation: Boost.Beast/Asio with C++20 coroutines, kept out of this
 // header (pimpl) so that only http_server.cc pays Beast's compile time. Each
 // connection is one coroutine on its own strand; a pool of `threads` I/O
@@ -76,9 +91,12 @@ using HttpHeaders = std::vector<std::pair<std::string, std::string>>;
 // for one and lets its x509 authenticator judge it:
 // staging/src/k8s.io/apiserver/pkg/authentication/request/x509/x509.go).
 struct ClientCertificate {
-  // True when the leaf chains to HttpTlsOptions::client_ca_pem and is within
-  // its validity; otherwise `error` says why ("certificate signed by unknown
-  // authority", "certificate has expired").
+  // True when the leaf chains to HttpTlsOptions::client_ca_pem, is within its
+  // validity now (the system clock, as the TLS library's) and may be used for
+  // client authentication; otherwise `error` says why, in Go's crypto/x509
+  // words: "x509: certificate signed by unknown authority", "x509:
+  // certificate has expired or is not yet valid", "x509: certificate
+  // specifies an incompatible key usage".
   bool verified = false;
   std::string error;
   std::string common_name;                 // subject CN: the user name
@@ -101,7 +119,8 @@ struct HttpRequest {
   HttpHeaders headers;  // names as sent; look up with Header()
   std::string body;
   std::string remote;  // "127.0.0.1:54321"
-  // Absent on plain HTTP, or when the client sent no certificate.
+  // Absent on plain HTTP, without HttpTlsOptions::client_ca_pem, or when the
+  // client sent no certificate.
   std::optional<ClientCertificate> client_certificate;
   // Made by the in-process client of the controllers and agents that run in
   // the server's own process (in_process_client.h); the HTTP transport never
@@ -251,6 +270,20 @@ inline constexpr std::chrono::milliseconds kWriteTimeout{60'000};
 // (several MiB on loopback), thousands of ordinary events.
 inline constexpr std::size_t kMaxStreamBufferBytes = 4 * 1024 * 1024;
 
+// The oldest TLS version served: 1.2. Upstream: kube-apiserver's default
+// --tls-min-version is VersionTLS12 (Go's crypto/tls server default,
+// staging/src/k8s.io/component-base/cli/flag/ciphersuites_flag.go).
+inline constexpr int kMinTlsVersion = 0x0303;  // TLS1_2_VERSION
+
+struct HttpTlsOptions {
+  // The serving certificate, then any intermediates, PEM.
+  std::string certificate_chain_pem;
+  std::string private_key_pem;  // PEM (PKCS#8, SEC1 or PKCS#1)
+  // CA certificates (PEM, one or more) that client certificates are judged
+  // against; "" = do not ask for client certificates.
+  std::string client_ca_pem;
+};
+
 struct HttpServerOptions {
   std::string address = "127.0.0.1";
   uint16_t port = 0;  // 0 = an ephemeral port, see HttpServer::port()
@@ -267,6 +300,8 @@ struct HttpServerOptions {
   std::chrono::milliseconds read_body_timeout = kReadBodyTimeout;
   std::chrono::milliseconds write_timeout = kWriteTimeout;
   std::size_t max_stream_buffer_bytes = kMaxStreamBufferBytes;
+  // Absent: plain HTTP.
+  std::optional<HttpTlsOptions> tls;
 };
 
 // Counters of the transport, for tests and diagnostics. All since Start.
@@ -298,7 +333,9 @@ class HttpServer {
   HttpServer& operator=(const HttpServer&) = delete;
 
   // Binds and starts the I/O threads. Errors: kUnavailable if the address
-  // cannot be bound (port in use, bad address).
+  // cannot be bound (port in use, bad address); kInvalid for TLS options
+  // that do not load (a certificate or key that is not PEM, a key that does
+  // not match, a client_ca_pem without certificates).
   Status Start();
   // The bound port (useful with options.port == 0). Valid after Start().
   uint16_t port() const;

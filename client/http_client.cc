@@ -1,26 +1,33 @@
 #include "client/http_client.h"
 
 // Boost 1.74's Asio needs <utility> before its headers with GCC 12.
-#include <utility>
-
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
-
+#include <boost/beast/ssl/ssl_stream.hpp>
 #include <cctype>
 #include <limits>
 #include <mutex>
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+#include <optional>
 #include <thread>
+#include <utility>
 
 namespace berth::client {
 
 namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
+namespace ssl = asio::ssl;
 using tcp = asio::ip::tcp;
 using SteadyTime = std::chrono::steady_clock::time_point;
+using TlsStream = beast::ssl_stream<beast::tcp_stream>;
 
 namespace {
 
@@ -33,23 +40,35 @@ std::string GoMethod(std::string_view method) {
   return out;
 }
 
-// One keep-alive connection. Every operation runs on the connection's own
-// io_context on the calling thread, bounded by the tcp_stream's deadline.
+// One keep-alive connection, plain TCP or TLS over it. Every operation runs
+// on the connection's own io_context on the calling thread, bounded by the
+// tcp_stream's deadline.
 struct Connection {
   asio::io_context ioc;
-  beast::tcp_stream stream{ioc};
+  std::optional<beast::tcp_stream> plain;
+  std::optional<TlsStream> tls;
   beast::flat_buffer buffer;
   bool reused = false;
 
+  // The TCP stream under the transport (it carries the deadline).
+  beast::tcp_stream& tcp() { return tls ? beast::get_lowest_layer(*tls) : *plain; }
+
+  // Runs `initiate(stream, handler)` on the transport's stream (plain or TLS)
+  // until it completes or `deadline` passes.
   template <class Initiate>
   beast::error_code Run(SteadyTime deadline, Initiate initiate) {
     beast::error_code result = asio::error::would_block;
     if (deadline == SteadyTime::max()) {
-      stream.expires_never();
+      tcp().expires_never();
     } else {
-      stream.expires_at(deadline);
+      tcp().expires_at(deadline);
     }
-    initiate([&result](beast::error_code ec, auto&&...) { result = ec; });
+    auto handler = [&result](beast::error_code ec, auto&&...) { result = ec; };
+    if (tls) {
+      initiate(*tls, handler);
+    } else {
+      initiate(*plain, handler);
+    }
     ioc.restart();
     ioc.run();
     return result;
@@ -58,7 +77,7 @@ struct Connection {
   // False when the server closed the idle connection (EOF readable) or sent
   // something unexpected.
   bool Alive() {
-    auto& s = stream.socket();
+    auto& s = tcp().socket();
     if (!s.is_open()) return false;
     beast::error_code ec, ignored;
     s.non_blocking(true, ec);
@@ -70,16 +89,43 @@ struct Connection {
   }
 };
 
+// The server closed the connection (TLS: possibly without close_notify, which
+// OpenSSL reports as a truncated stream).
 bool IsEof(const beast::error_code& ec) {
-  return ec == http::error::end_of_stream || ec == asio::error::eof ||
+  return ec == http::error::end_of_stream || ec == asio::error::eof || ec == ssl::error::stream_truncated ||
          ec == asio::error::connection_reset || ec == asio::error::broken_pipe;
+}
+
+// Go's crypto/x509 wording for the verification error of a failed handshake
+// (net/http reports "tls: failed to verify certificate: x509: ...").
+std::string VerifyErrorText(long error, const std::string& host) {
+  switch (error) {
+    case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT:
+    case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY:
+    case X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT:
+    case X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN:
+    case X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE:
+    case X509_V_ERR_CERT_SIGNATURE_FAILURE:
+      return "x509: certificate signed by unknown authority";
+    case X509_V_ERR_CERT_HAS_EXPIRED:
+    case X509_V_ERR_CERT_NOT_YET_VALID:
+      return "x509: certificate has expired or is not yet valid";
+    case X509_V_ERR_HOSTNAME_MISMATCH:
+    case X509_V_ERR_IP_ADDRESS_MISMATCH:
+      return "x509: certificate is not valid for " + host;
+    case X509_V_ERR_INVALID_PURPOSE:
+      return "x509: certificate specifies an incompatible key usage";
+    default:
+      return std::string("x509: ") + X509_verify_cert_error_string(error);
+  }
 }
 
 // Where a request goes, for transport error messages.
 struct Endpoint {
+  std::string scheme;     // "http", "https"
   std::string host_port;  // "127.0.0.1:6443", "[::1]:6443"
 
-  std::string Url(const std::string& target) const { return "http://" + host_port + target; }
+  std::string Url(const std::string& target) const { return scheme + "://" + host_port + target; }
 
   Status Error(const std::string& method, const std::string& target, const beast::error_code& ec,
                bool connecting) const {
@@ -116,8 +162,8 @@ class HttpBodyStream final : public BodyStream {
     // pending read safely (sockets are not thread-safe).
     asio::post(conn_->ioc, [conn = conn_.get()] {
       beast::error_code ec;
-      conn->stream.socket().shutdown(tcp::socket::shutdown_both, ec);
-      conn->stream.socket().close(ec);
+      conn->tcp().socket().shutdown(tcp::socket::shutdown_both, ec);
+      conn->tcp().socket().close(ec);
     });
   }
 
@@ -129,15 +175,15 @@ class HttpBodyStream final : public BodyStream {
       if (parser.is_done()) return Status::Ok();
       parser.get().body().data = chunk;
       parser.get().body().size = sizeof chunk;
-      beast::error_code ec = conn_->Run(SteadyTime::max(), [&](auto handler) {
-        http::async_read_some(conn_->stream, conn_->buffer, parser, std::move(handler));
+      beast::error_code ec = conn_->Run(SteadyTime::max(), [&](auto& stream, auto handler) {
+        http::async_read_some(stream, conn_->buffer, parser, std::move(handler));
       });
       if (ec == http::error::need_buffer) ec = {};
       std::string_view got(chunk, sizeof chunk - parser.get().body().size);
       if (!got.empty() && !sink_->OnBytes(got)) {
         beast::error_code ignored;
-        conn_->stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
-        conn_->stream.socket().close(ignored);
+        conn_->tcp().socket().shutdown(tcp::socket::shutdown_both, ignored);
+        conn_->tcp().socket().close(ignored);
         return Status::Ok();
       }
       if (ec) {
@@ -164,7 +210,9 @@ class HttpTransport final : public Transport {
  public:
   HttpTransport(RestConfig config, HttpClientOptions options) : cfg_(std::move(config)), opt_(std::move(options)) {
     std::string host = cfg_.url.host.find(':') != std::string::npos ? "[" + cfg_.url.host + "]" : cfg_.url.host;
+    endpoint_.scheme = cfg_.url.scheme.empty() ? "http" : cfg_.url.scheme;
     endpoint_.host_port = host + ":" + std::to_string(cfg_.url.port);
+    if (endpoint_.scheme == "https") tls_status_ = SetUpTls();
   }
 
   StatusOr<RawResponse> Do(const RawRequest& r) override {
@@ -178,18 +226,16 @@ class HttpTransport final : public Transport {
         BERTH_ASSIGN_OR_RETURN(c, Connect(r, target, deadline));
       }
       const bool retriable = c->reused && attempt == 0;
-      beast::error_code ec = c->Run(deadline, [&](auto handler) {
-        http::async_write(c->stream, req, std::move(handler));
-      });
+      beast::error_code ec =
+          c->Run(deadline, [&](auto& stream, auto handler) { http::async_write(stream, req, std::move(handler)); });
       if (ec) {
         if (retriable && ec != beast::error::timeout) continue;
         return endpoint_.Error(r.method, target, ec, false);
       }
       http::response_parser<http::string_body> parser;
       parser.body_limit(opt_.max_response_bytes);
-      ec = c->Run(deadline, [&](auto handler) {
-        http::async_read(c->stream, c->buffer, parser, std::move(handler));
-      });
+      ec = c->Run(deadline,
+                  [&](auto& stream, auto handler) { http::async_read(stream, c->buffer, parser, std::move(handler)); });
       if (ec) {
         if (retriable && idempotent && !parser.got_some() && IsEof(ec)) continue;
         return endpoint_.Error(r.method, target, ec, false);
@@ -210,11 +256,14 @@ class HttpTransport final : public Transport {
     BERTH_ASSIGN_OR_RETURN(std::unique_ptr<Connection> c, Connect(r, target, deadline));
     auto req = Build(r, target);
     req.keep_alive(false);
-    beast::error_code ec = c->Run(deadline, [&](auto handler) { http::async_write(c->stream, req, std::move(handler)); });
+    beast::error_code ec =
+        c->Run(deadline, [&](auto& stream, auto handler) { http::async_write(stream, req, std::move(handler)); });
     if (ec) return endpoint_.Error(r.method, target, ec, false);
     auto parser = std::make_unique<http::response_parser<http::buffer_body>>();
     parser->body_limit(std::numeric_limits<std::uint64_t>::max());
-    ec = c->Run(deadline, [&](auto handler) { http::async_read_header(c->stream, c->buffer, *parser, std::move(handler)); });
+    ec = c->Run(deadline, [&](auto& stream, auto handler) {
+      http::async_read_header(stream, c->buffer, *parser, std::move(handler));
+    });
     if (ec) return endpoint_.Error(r.method, target, ec, false);
     StreamStart out;
     out.response.status = static_cast<int>(parser->get().result_int());
@@ -232,8 +281,8 @@ class HttpTransport final : public Transport {
     while (!parser->is_done() && out.response.body.size() < opt_.max_response_bytes) {
       parser->get().body().data = chunk;
       parser->get().body().size = sizeof chunk;
-      ec = c->Run(deadline, [&](auto handler) {
-        http::async_read_some(c->stream, c->buffer, *parser, std::move(handler));
+      ec = c->Run(deadline, [&](auto& stream, auto handler) {
+        http::async_read_some(stream, c->buffer, *parser, std::move(handler));
       });
       if (ec == http::error::need_buffer) ec = {};
       out.response.body.append(chunk, sizeof chunk - parser->get().body().size);
@@ -268,19 +317,98 @@ class HttpTransport final : public Transport {
     idle_.push_back(std::move(c));
   }
 
+  // The TLS client context: TLS 1.2 at least (Go's crypto/tls client
+  // default), the server verified against the config's CA (else the system's
+  // roots) unless insecure_skip_tls_verify, the client certificate if any.
+  Status SetUpTls() {
+    tls_.emplace(ssl::context::tls_client);
+    SSL_CTX* ctx = tls_->native_handle();
+    SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+    beast::error_code ec;
+    if (!cfg_.certificate_authority_pem.empty()) {
+      X509_STORE* store = SSL_CTX_get_cert_store(ctx);
+      BIO* bio = BIO_new_mem_buf(cfg_.certificate_authority_pem.data(),
+                                 static_cast<int>(cfg_.certificate_authority_pem.size()));
+      int count = 0;
+      while (X509* cert = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr)) {
+        X509_STORE_add_cert(store, cert);
+        X509_free(cert);
+        ++count;
+      }
+      BIO_free(bio);
+      ERR_clear_error();
+      if (count == 0) {
+        return BadRequestError("unable to load root certificates: unable to parse bytes as PEM block (server " +
+                               cfg_.server + ")");
+      }
+    } else {
+      tls_->set_default_verify_paths(ec);
+    }
+    if (!cfg_.client_certificate_pem.empty()) {
+      tls_->use_certificate_chain(asio::buffer(cfg_.client_certificate_pem), ec);
+      if (!ec) tls_->use_private_key(asio::buffer(cfg_.client_key_pem), ssl::context::pem, ec);
+      if (ec || SSL_CTX_check_private_key(ctx) != 1) {
+        ERR_clear_error();
+        return BadRequestError("tls: failed to load the client certificate and key of user \"" + cfg_.user +
+                               "\": " + (ec ? ec.message() : std::string("private key does not match public key")));
+      }
+    }
+    tls_->set_verify_mode(cfg_.insecure_skip_tls_verify ? ssl::verify_none : ssl::verify_peer);
+    return Status::Ok();
+  }
+
+  // The handshake on a connected `c`: SNI (unless the name is an IP address,
+  // as Go's crypto/tls omits it) and the name or IP checked against the
+  // certificate's SANs.
+  Status Handshake(Connection* c, const RawRequest& r, const std::string& target, SteadyTime deadline) {
+    const std::string name = cfg_.tls_server_name.empty() ? cfg_.url.host : cfg_.tls_server_name;
+    SSL* ssl = c->tls->native_handle();
+    beast::error_code ec;
+    const bool is_ip = (asio::ip::make_address(name, ec), !ec);
+    if (!is_ip) SSL_set_tlsext_host_name(ssl, name.c_str());
+    if (!cfg_.insecure_skip_tls_verify) {
+      X509_VERIFY_PARAM* param = SSL_get0_param(ssl);
+      X509_VERIFY_PARAM_set_hostflags(param, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
+      if (is_ip) {
+        X509_VERIFY_PARAM_set1_ip_asc(param, name.c_str());
+      } else {
+        X509_VERIFY_PARAM_set1_host(param, name.c_str(), name.size());
+      }
+    }
+    ec = c->Run(deadline, [&](auto& stream, auto handler) {
+      if constexpr (std::is_same_v<std::decay_t<decltype(stream)>, TlsStream>) {
+        stream.async_handshake(ssl::stream_base::client, std::move(handler));
+      }
+    });
+    if (!ec) return Status::Ok();
+    const long verify = SSL_get_verify_result(ssl);
+    ERR_clear_error();
+    if (ec != beast::error::timeout && verify != X509_V_OK) {
+      return UnavailableError(GoMethod(r.method) + " \"" + endpoint_.Url(target) +
+                              "\": tls: failed to verify certificate: " + VerifyErrorText(verify, name));
+    }
+    return endpoint_.Error(r.method, target, ec, false);
+  }
+
   StatusOr<std::unique_ptr<Connection>> Connect(const RawRequest& r, const std::string& target, SteadyTime deadline) {
+    BERTH_RETURN_IF_ERROR(tls_status_);
     auto c = std::make_unique<Connection>();
+    if (tls_) {
+      c->tls.emplace(c->ioc, *tls_);
+    } else {
+      c->plain.emplace(c->ioc);
+    }
     tcp::resolver resolver(c->ioc);
     beast::error_code ec;
     auto endpoints = resolver.resolve(cfg_.url.host, std::to_string(cfg_.url.port), ec);
     if (ec) return endpoint_.Error(r.method, target, ec, true);
-    ec = c->Run(deadline, [&](auto handler) {
-      c->stream.async_connect(endpoints, [h = std::move(handler)](beast::error_code e, const tcp::endpoint&) mutable {
-        h(e);
-      });
+    ec = c->Run(deadline, [&](auto&, auto handler) {
+      c->tcp().async_connect(endpoints,
+                             [h = std::move(handler)](beast::error_code e, const tcp::endpoint&) mutable { h(e); });
     });
     if (ec) return endpoint_.Error(r.method, target, ec, true);
-    c->stream.socket().set_option(tcp::no_delay(true), ec);
+    c->tcp().socket().set_option(tcp::no_delay(true), ec);
+    if (tls_) BERTH_RETURN_IF_ERROR(Handshake(c.get(), r, target, deadline));
     return c;
   }
 
@@ -302,6 +430,8 @@ class HttpTransport final : public Transport {
   const RestConfig cfg_;
   const HttpClientOptions opt_;
   Endpoint endpoint_;
+  std::optional<ssl::context> tls_;  // https:// only
+  Status tls_status_;                // why tls_ could not be set up
   std::mutex mu_;
   std::vector<std::unique_ptr<Connection>> idle_;  // most recently used last
 };

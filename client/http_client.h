@@ -26,8 +26,18 @@
 // connect, the write and the response header (and a non-2xx body). A watch
 // then lasts until the server ends it (timeoutSeconds) or Stop().
 //
-// Only http:// this session (ServerUrl from client/kubeconfig.h); TLS (https
-// with OpenSSL) is not implemented yet.
+// TLS (https:// URLs, OpenSSL through Boost.Asio's ssl), as client-go's
+// transport does it: TLS 1.2 at least; the server's certificate verified
+// against RestConfig::certificate_authority_pem (the system's default roots
+// when empty) and its SANs checked against tls_server_name, else the URL's
+// host (DNS name or IP address); SNI sent unless that name is an IP address;
+// the client certificate presented when the config has one;
+// insecure_skip_tls_verify turns verification off. A failed verification is
+// kUnavailable with Go's wording: `Get "https://127.0.0.1:6443/api/v1/pods":
+// tls: failed to verify certificate: x509: certificate signed by unknown
+// authority` (or "x509: certificate is not valid for <host>", "x509:
+// certificate has expired or is not yet valid"). A CA or client certificate
+// that does not load is kBadRequest from every request.
 //
 // Thread-safety: every method may be called from many threads at once; each
 // request uses its own pooled connection.

@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cstdlib>
 #include <fstream>
+#include <openssl/evp.h>
 #include <sstream>
 
 #include "api/yaml_codec.h"
@@ -30,6 +31,74 @@ StatusOr<std::string> StringField(const api::Object& obj, const char* key, std::
   const char* type = it->is_number() ? "number" : it->is_boolean() ? "bool" : it->is_array() ? "array" : "object";
   return BadRequestError("json: cannot unmarshal " + std::string(type) + " into Go struct field " +
                          std::string(go_field) + " of type string");
+}
+
+// A bool field (insecure-skip-tls-verify): false when absent or null.
+StatusOr<bool> BoolField(const api::Object& obj, const char* key, std::string_view go_field) {
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return false;
+  if (it->is_boolean()) return it->get<bool>();
+  const char* type = it->is_number() ? "number" : it->is_string() ? "string" : it->is_array() ? "array" : "object";
+  return BadRequestError("json: cannot unmarshal " + std::string(type) + " into Go struct field " +
+                         std::string(go_field) + " of type bool");
+}
+
+// Standard base64 (whitespace ignored), as encoding/json decodes a []byte field.
+StatusOr<std::string> Base64Decode(std::string_view text, const std::string& what) {
+  std::string in;
+  for (char c : text) {
+    if (c != '\n' && c != '\r' && c != ' ' && c != '\t') in += c;
+  }
+  const Status bad = BadRequestError("illegal base64 data in " + what);
+  if (in.size() % 4 != 0) return bad;
+  std::string out(in.size() / 4 * 3, '\0');
+  const int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                                reinterpret_cast<const unsigned char*>(in.data()), static_cast<int>(in.size()));
+  if (n < 0) return bad;
+  size_t padding = 0;
+  for (size_t i = in.size(); i > 0 && in[i - 1] == '='; --i) ++padding;
+  if (padding > 2 || static_cast<size_t>(n) < padding) return bad;
+  out.resize(static_cast<size_t>(n) - padding);
+  return out;
+}
+
+// PEM text from a `<key>-data` field (base64) or, when that is empty, the file
+// named by `<key>`; "" when neither is set. `owner` names the cluster or user.
+StatusOr<std::string> DataOrFile(const api::Object& obj, const std::string& key, const std::string& go_struct,
+                                 const std::string& owner) {
+  BERTH_ASSIGN_OR_RETURN(std::string data, StringField(obj, (key + "-data").c_str(), go_struct + "." + key + "-data"));
+  if (!data.empty()) return Base64Decode(data, key + "-data of " + owner);
+  BERTH_ASSIGN_OR_RETURN(std::string path, StringField(obj, key.c_str(), go_struct + "." + key));
+  if (path.empty()) return std::string();
+  StatusOr<std::string> text = ReadFile(path);
+  if (!text.ok()) {
+    return BadRequestError("unable to read " + key + " " + path + " for " + owner + " due to open " + path +
+                           ": no such file or directory");
+  }
+  return text;
+}
+
+// Makes the relative file paths of one kubeconfig file absolute against
+// `dir`, as clientcmd's ResolveLocalPaths does before files are merged.
+void ResolveLocalPaths(api::Object* doc, const std::string& dir) {
+  auto fix = [&](api::Object& owner, const char* key) {
+    auto it = owner.find(key);
+    if (it == owner.end() || !it->is_string()) return;
+    const std::string path = it->get<std::string>();
+    if (!path.empty() && path.front() != '/') *it = dir + "/" + path;
+  };
+  auto each = [&](const char* list, const char* field, std::initializer_list<const char*> keys) {
+    auto l = doc->find(list);
+    if (l == doc->end() || !l->is_array()) return;
+    for (auto& entry : *l) {
+      if (!entry.is_object()) continue;
+      auto f = entry.find(field);
+      if (f == entry.end() || !f->is_object()) continue;
+      for (const char* key : keys) fix(*f, key);
+    }
+  };
+  each("clusters", "cluster", {"certificate-authority"});
+  each("users", "user", {"client-certificate", "client-key", "tokenFile"});
 }
 
 // The entry called `name` in a named list (clusters, contexts, users) whose names were
@@ -79,10 +148,11 @@ StatusOr<ServerUrl> ParseServerUrl(std::string_view url) {
   auto sep = url.find("://");
   if (sep == std::string_view::npos) return BadRequestError("invalid server URL \"" + std::string(url) + "\"");
   out.scheme = std::string(url.substr(0, sep));
-  if (out.scheme != "http") {
+  if (out.scheme != "http" && out.scheme != "https") {
     return BadRequestError("unsupported scheme \"" + out.scheme + "\" in server \"" + std::string(url) +
-                           "\": only http:// is supported");
+                           "\": only http:// and https:// are supported");
   }
+  if (out.scheme == "https") out.port = 443;
   std::string_view rest = url.substr(sep + 3);
   auto slash = rest.find('/');
   std::string_view authority = rest.substr(0, slash);
@@ -143,8 +213,32 @@ StatusOr<RestConfig> ResolveKubeconfig(const std::vector<api::Object>& files, st
   BERTH_ASSIGN_OR_RETURN(cfg.server, StringField(*cluster, "server", "Cluster.clusters.cluster.server"));
   if (cfg.server.empty()) return BadRequestError("no server found for cluster \"" + cfg.cluster + "\"");
   BERTH_ASSIGN_OR_RETURN(cfg.url, ParseServerUrl(cfg.server));
+  const std::string cluster_go = "Cluster.clusters.cluster";
+  BERTH_ASSIGN_OR_RETURN(cfg.certificate_authority_pem,
+                         DataOrFile(*cluster, "certificate-authority", cluster_go, "cluster \"" + cfg.cluster + "\""));
+  BERTH_ASSIGN_OR_RETURN(cfg.insecure_skip_tls_verify,
+                         BoolField(*cluster, "insecure-skip-tls-verify", cluster_go + ".insecure-skip-tls-verify"));
+  BERTH_ASSIGN_OR_RETURN(cfg.tls_server_name,
+                         StringField(*cluster, "tls-server-name", cluster_go + ".tls-server-name"));
+  if (cfg.insecure_skip_tls_verify && !cfg.certificate_authority_pem.empty()) {
+    // clientcmd's validateClusterInfo refuses the pair.
+    return BadRequestError("specifying a root certificates file with the insecure flag is not allowed");
+  }
   if (!cfg.user.empty()) {
     if (const api::Object* user = FindNamed(ListOf(merged, "users"), cfg.user, "user")) {
+      const std::string user_go = "AuthInfo.users.user";
+      const std::string owner = "user \"" + cfg.user + "\"";
+      BERTH_ASSIGN_OR_RETURN(cfg.client_certificate_pem, DataOrFile(*user, "client-certificate", user_go, owner));
+      BERTH_ASSIGN_OR_RETURN(cfg.client_key_pem, DataOrFile(*user, "client-key", user_go, owner));
+      // clientcmd's validateAuthInfo: a certificate needs its key and a key its certificate.
+      if (!cfg.client_certificate_pem.empty() && cfg.client_key_pem.empty()) {
+        return BadRequestError("client-key-data or client-key must be specified for " + cfg.user +
+                               " to use the clientCert authentication method.");
+      }
+      if (cfg.client_certificate_pem.empty() && !cfg.client_key_pem.empty()) {
+        return BadRequestError("client-cert-data or client-cert must be specified for " + cfg.user +
+                               " to use the clientCert authentication method.");
+      }
       BERTH_ASSIGN_OR_RETURN(cfg.bearer_token, StringField(*user, "token", "AuthInfo.users.user.token"));
       BERTH_ASSIGN_OR_RETURN(std::string token_file, StringField(*user, "tokenFile", "AuthInfo.users.user.tokenFile"));
       if (cfg.bearer_token.empty() && !token_file.empty()) {
@@ -190,6 +284,8 @@ StatusOr<RestConfig> LoadKubeconfig(const KubeconfigOptions& options) {
       return text.status();
     }
     BERTH_ASSIGN_OR_RETURN(api::Object doc, api::ParseYaml(*text, path));
+    const auto slash = path.rfind('/');
+    ResolveLocalPaths(&doc, slash == std::string::npos ? "." : slash == 0 ? "" : path.substr(0, slash));
     docs.push_back(std::move(doc));
   }
   return ResolveKubeconfig(docs, options.context);

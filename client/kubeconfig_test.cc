@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
+#include <openssl/evp.h>
 
 namespace berth::client {
 namespace {
@@ -60,12 +61,14 @@ TEST(KubeconfigTest, Errors) {
   EXPECT_EQ(ParseKubeconfig(kConfig, "nope").status().message(), "context was not found for specified context: nope");
   EXPECT_EQ(ParseKubeconfig("apiVersion: v1\nkind: Config\n").status().message(),
             "invalid configuration: no configuration has been provided");
-  std::string https = kConfig;
-  https.replace(https.find("http://127"), 4, "https");
-  Status s = ParseKubeconfig(https).status();
+  std::string ftp = kConfig;
+  ftp.replace(ftp.find("http://127"), 4, "ftp");
+  Status s = ParseKubeconfig(ftp).status();
   EXPECT_EQ(s.code(), Code::kBadRequest);
   EXPECT_EQ(s.message(),
-            "unsupported scheme \"https\" in server \"https://127.0.0.1:6443\": only http:// is supported");
+            "unsupported scheme \"ftp\" in server \"ftp://127.0.0.1:6443\": only http:// and https:// are supported");
+  EXPECT_EQ(ParseServerUrl("https://localhost")->port, 443);
+  EXPECT_EQ(ParseServerUrl("https://localhost")->scheme, "https");
   EXPECT_EQ(ParseServerUrl("http://h:99999").status().code(), Code::kBadRequest);
   EXPECT_EQ(ParseServerUrl("http://localhost")->port, 80);
   EXPECT_EQ(ParseKubeconfig("clusters: [").status().code(), Code::kBadRequest);
@@ -161,6 +164,105 @@ TEST(KubeconfigTest, KubeconfigEnvListIsMergedFirstDefinitionWins) {
   EXPECT_EQ(cfg->url.port, 2222);
   EXPECT_EQ(LoadKubeconfig({(dir / "missing.yaml").string(), ""}).status().code(), Code::kNotFound);
   fs::remove_all(dir);
+}
+
+std::string Base64(const std::string& in) {
+  std::string out(4 * ((in.size() + 2) / 3) + 1, '\0');
+  const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                                reinterpret_cast<const unsigned char*>(in.data()), static_cast<int>(in.size()));
+  out.resize(static_cast<size_t>(n));
+  return out;
+}
+
+// Stand-ins: the kubeconfig loader passes PEM text through unparsed.
+constexpr char kCaPem[] = "-----BEGIN CERTIFICATE-----\nCA\n-----END CERTIFICATE-----\n";
+constexpr char kCertPem[] = "-----BEGIN CERTIFICATE-----\nCLIENT\n-----END CERTIFICATE-----\n";
+constexpr char kKeyPem[] = "-----BEGIN PRIVATE KEY-----\nKEY\n-----END PRIVATE KEY-----\n";
+
+std::string TlsConfig(const std::string& cluster_fields, const std::string& user_fields) {
+  return "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
+         "clusters:\n- name: k\n  cluster:\n    server: https://berth.example:6443\n" +
+         cluster_fields +
+         "contexts:\n- name: c\n  context:\n    cluster: k\n    user: u\n"
+         "users:\n- name: u\n  user:\n" +
+         user_fields;
+}
+
+TEST(KubeconfigTest, TlsFieldsFromData) {
+  StatusOr<RestConfig> cfg = ParseKubeconfig(TlsConfig(
+      "    certificate-authority-data: " + Base64(kCaPem) + "\n    tls-server-name: berth-apiserver\n",
+      "    client-certificate-data: " + Base64(kCertPem) + "\n    client-key-data: " + Base64(kKeyPem) + "\n"));
+  ASSERT_TRUE(cfg.ok()) << cfg.status();
+  EXPECT_EQ(cfg->url.scheme, "https");
+  EXPECT_EQ(cfg->url.host, "berth.example");
+  EXPECT_EQ(cfg->url.port, 6443);
+  EXPECT_EQ(cfg->certificate_authority_pem, kCaPem);
+  EXPECT_EQ(cfg->client_certificate_pem, kCertPem);
+  EXPECT_EQ(cfg->client_key_pem, kKeyPem);
+  EXPECT_EQ(cfg->tls_server_name, "berth-apiserver");
+  EXPECT_FALSE(cfg->insecure_skip_tls_verify);
+  EXPECT_EQ(cfg->bearer_token, "");
+}
+
+TEST(KubeconfigTest, TlsFilesAreRelativeToTheKubeconfigFile) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(testing::TempDir()) / ("kubeconfig_tls_" + std::to_string(getpid()));
+  fs::create_directories(dir / "pki");
+  auto write = [](const fs::path& p, const std::string& text) { std::ofstream(p) << text; };
+  write(dir / "pki" / "ca.crt", kCaPem);
+  write(dir / "pki" / "alice.crt", kCertPem);
+  write(dir / "alice.key", kKeyPem);
+  write(dir / "token", "t0ken\n");
+  write(dir / "config", TlsConfig("    certificate-authority: pki/ca.crt\n",
+                                  "    client-certificate: pki/alice.crt\n    client-key: " +
+                                      (dir / "alice.key").string() + "\n    tokenFile: token\n"));
+  // Run from another directory: the paths follow the file, not the process.
+  StatusOr<RestConfig> cfg = LoadKubeconfig({(dir / "config").string(), ""});
+  ASSERT_TRUE(cfg.ok()) << cfg.status();
+  EXPECT_EQ(cfg->certificate_authority_pem, kCaPem);
+  EXPECT_EQ(cfg->client_certificate_pem, kCertPem);
+  EXPECT_EQ(cfg->client_key_pem, kKeyPem);
+  EXPECT_EQ(cfg->bearer_token, "t0ken");
+
+  // Data wins over the file beside it.
+  write(dir / "config2",
+        TlsConfig("    certificate-authority: missing.crt\n    certificate-authority-data: " + Base64("DATA") + "\n",
+                  "    token: abc\n"));
+  cfg = LoadKubeconfig({(dir / "config2").string(), ""});
+  ASSERT_TRUE(cfg.ok()) << cfg.status();
+  EXPECT_EQ(cfg->certificate_authority_pem, "DATA");
+  EXPECT_EQ(cfg->bearer_token, "abc");
+
+  // A missing file is an error naming it.
+  write(dir / "config3", TlsConfig("    certificate-authority: nope.crt\n", ""));
+  Status s = LoadKubeconfig({(dir / "config3").string(), ""}).status();
+  EXPECT_EQ(s.code(), Code::kBadRequest);
+  EXPECT_EQ(s.message(), "unable to read certificate-authority " + (dir / "nope.crt").string() +
+                             " for cluster \"k\" due to open " + (dir / "nope.crt").string() +
+                             ": no such file or directory");
+  fs::remove_all(dir);
+}
+
+TEST(KubeconfigTest, TlsFieldErrors) {
+  EXPECT_EQ(ParseKubeconfig(TlsConfig("    certificate-authority-data: '***'\n", "")).status().message(),
+            "illegal base64 data in certificate-authority-data of cluster \"k\"");
+  EXPECT_EQ(ParseKubeconfig(TlsConfig("    insecure-skip-tls-verify: \"yes\"\n", "")).status().message(),
+            "json: cannot unmarshal string into Go struct field Cluster.clusters.cluster.insecure-skip-tls-verify of "
+            "type bool");
+  EXPECT_EQ(
+      ParseKubeconfig(
+          TlsConfig("    insecure-skip-tls-verify: true\n    certificate-authority-data: " + Base64(kCaPem) + "\n", ""))
+          .status()
+          .message(),
+      "specifying a root certificates file with the insecure flag is not allowed");
+  StatusOr<RestConfig> insecure = ParseKubeconfig(TlsConfig("    insecure-skip-tls-verify: true\n", ""));
+  ASSERT_TRUE(insecure.ok()) << insecure.status();
+  EXPECT_TRUE(insecure->insecure_skip_tls_verify);
+  EXPECT_EQ(
+      ParseKubeconfig(TlsConfig("", "    client-certificate-data: " + Base64(kCertPem) + "\n")).status().message(),
+      "client-key-data or client-key must be specified for u to use the clientCert authentication method.");
+  EXPECT_EQ(ParseKubeconfig(TlsConfig("", "    client-key-data: " + Base64(kKeyPem) + "\n")).status().message(),
+            "client-cert-data or client-cert must be specified for u to use the clientCert authentication method.");
 }
 
 }  // namespace

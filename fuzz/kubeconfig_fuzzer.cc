@@ -8,7 +8,7 @@
 // Invariants checked (a violation aborts):
 //   - reading never crashes or throws (a field of the wrong type is an error, as
 //     clientcmd's decoder answers); a refused kubeconfig is a 400 Status;
-//   - a resolved config names an http:// server whose URL parses to what was resolved,
+//   - a resolved config names an http:// or https:// server whose URL parses to what was resolved,
 //     with a port in 1..65535 and a non-empty host.
 #include <cstdint>
 #include <string>
@@ -25,7 +25,8 @@ namespace {
 
 void CheckResolved(const berth::StatusOr<berth::client::RestConfig>& cfg, std::string_view input) {
   if (!cfg.ok()) return CheckInputError(cfg.status(), input);
-  Check(cfg->url.scheme == "http", "resolved a server that is not http://: " + cfg->server, input);
+  Check(cfg->url.scheme == "http" || cfg->url.scheme == "https",
+        "resolved a server that is neither http:// nor https://: " + cfg->server, input);
   Check(!cfg->url.host.empty() && cfg->url.port >= 1 && cfg->url.port <= 65535,
         "resolved a server URL without a host or port: " + cfg->server, input);
   auto again = berth::client::ParseServerUrl(cfg->server);
