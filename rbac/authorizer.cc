@@ -58,6 +58,22 @@ const api::Object& RoleRef(const api::Object& binding) {
   return it != binding.end() && it->is_object() ? *it : kEmpty;
 }
 
+}  // namespace
+
+std::string AggregateError(const std::vector<std::string>& errors) {
+  std::vector<std::string> seen;
+  std::string result;
+  for (const auto& e : errors) {
+    if (std::find(seen.begin(), seen.end(), e) != seen.end()) continue;
+    if (!seen.empty()) result += ", ";
+    seen.push_back(e);
+    result += e;
+  }
+  return seen.size() <= 1 ? result : "[" + result + "]";
+}
+
+namespace {
+
 // A binding's rules or the error resolving its role, with the describer of the source.
 using Visitor = std::function<bool(const std::string* source, const api::Object* rule, const Status* err)>;
 
@@ -149,25 +165,16 @@ Decision Authorizer::Authorize(const RequestAttributes& request) const {
                   if (err != nullptr) errors.push_back(err->message());
                   return true;
                 });
-  if (!decision.allowed && !errors.empty()) {
-    // utilerrors.NewAggregate(...).Error(): one error as is, several as "[a, b]".
-    std::string text;
-    if (errors.size() == 1) {
-      text = errors.front();
-    } else {
-      text = "[";
-      for (size_t i = 0; i < errors.size(); ++i) text += (i > 0 ? ", " : "") + errors[i];
-      text += "]";
-    }
-    decision.reason = "RBAC: " + text;
-  }
+  if (!decision.allowed && !errors.empty()) decision.reason = "RBAC: " + AggregateError(errors);
   return decision;
 }
 
-std::vector<api::Object> Authorizer::RulesFor(const authn::UserInfo& user, std::string_view ns) const {
+std::vector<api::Object> Authorizer::RulesFor(const authn::UserInfo& user, std::string_view ns,
+                                              std::vector<std::string>* errors) const {
   std::vector<api::Object> rules;
-  VisitRulesFor(*this, *policy_, user, ns, [&](const std::string*, const api::Object* rule, const Status*) {
+  VisitRulesFor(*this, *policy_, user, ns, [&](const std::string*, const api::Object* rule, const Status* err) {
     if (rule != nullptr) rules.push_back(*rule);
+    if (err != nullptr && errors != nullptr) errors->push_back(err->message());
     return true;
   });
   return rules;

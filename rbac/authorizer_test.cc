@@ -176,6 +176,13 @@ TEST_F(AuthorizerTest, RulesForListsClusterThenNamespaceRules) {
   EXPECT_EQ(authorizer_.RulesFor(Alice(), "").size(), 1u);
 }
 
+TEST(AggregateErrorTest, AsUtilErrors) {
+  EXPECT_EQ(AggregateError({}), "");
+  EXPECT_EQ(AggregateError({"a"}), "a");
+  EXPECT_EQ(AggregateError({"a", "a"}), "a");
+  EXPECT_EQ(AggregateError({"a", "b", "a"}), "[a, b]");
+}
+
 TEST(ForbiddenMessageTest, UpstreamText) {
   authn::UserInfo alice{"alice", "", {"team-a"}, {}};
   EXPECT_EQ(ForbiddenMessage(Req(alice, "delete", "", "pods", "team-b", "canary")),

@@ -128,7 +128,8 @@ bool BindingAuthorized(const Authorizer& authorizer, const authn::UserInfo& user
 Status ConfirmNoEscalation(const Authorizer& authorizer, const authn::UserInfo& user, std::string_view ns,
                            const std::vector<api::Object>& rules) {
   std::vector<PolicyRule> owner;
-  for (const auto& r : authorizer.RulesFor(user, ns)) owner.push_back(RuleFromJson(r));
+  std::vector<std::string> errors;
+  for (const auto& r : authorizer.RulesFor(user, ns, &errors)) owner.push_back(RuleFromJson(r));
   std::vector<PolicyRule> servant;
   for (const auto& r : rules) servant.push_back(RuleFromJson(r));
   std::vector<PolicyRule> missing;
@@ -143,6 +144,8 @@ Status ConfirmNoEscalation(const Authorizer& authorizer, const authn::UserInfo& 
     msg += d;
     first = false;
   }
+  // fmt's %v of a []error holding the one aggregate.
+  if (!errors.empty()) msg += "; resolution errors: [" + AggregateError(errors) + "]";
   return ForbiddenError(std::move(msg));
 }
 
