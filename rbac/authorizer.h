@@ -92,6 +92,15 @@ class Authorizer {
   const PolicySource* policy_;
 };
 
+// The status of a SelfSubjectRulesReview (authorization.k8s.io/v1) as RBAC alone answers
+// it (plugin/pkg/auth/authorizer/rbac/rbac.go RulesFor and pkg/registry/authorization/
+// selfsubjectrulesreview/rest.go): {"resourceRules": [{verbs, apiGroups, resources,
+// resourceNames}] for every rule with resources, "nonResourceRules": [{verbs,
+// nonResourceURLs}] for every rule with nonResourceURLs, "incomplete": false} and
+// "evaluationError" (AggregateError of the resolution errors) when a role is missing.
+// Empty lists are written as [] (kubectl prints them).
+api::Object SubjectRulesReviewStatus(const Authorizer& authorizer, const authn::UserInfo& user, std::string_view ns);
+
 // The message of the 403 Forbidden Status kube-apiserver writes
 // (staging/src/k8s.io/apiserver/pkg/endpoints/handlers/responsewriters/errors.go,
 // forbiddenMessage), e.g.
