@@ -2,26 +2,15 @@
 
 #include "api/metadata_validation.h"
 #include "api/selectors.h"
+#include "api/unstructured.h"
 
 namespace berth::api {
 namespace {
 
 constexpr char kRbacGroup[] = "rbac.authorization.k8s.io";
 
-const Object& Member(const Object& obj, const char* name) {
-  static const Object kNull;
-  if (!obj.is_object()) return kNull;
-  auto it = obj.find(name);
-  return it == obj.end() ? kNull : *it;
-}
-
-std::string Str(const Object& obj, const char* name) {
-  const Object& v = Member(obj, name);
-  return v.is_string() ? v.get<std::string>() : std::string();
-}
-
 bool NonEmptyList(const Object& obj, const char* name) {
-  const Object& v = Member(obj, name);
+  const Object& v = Field(obj, name);
   return v.is_array() && !v.empty();
 }
 
@@ -58,7 +47,7 @@ FieldErrorList ValidatePolicyRule(const Object& rule, bool namespaced, const Fie
     errs.push_back(Required(path.Child("verbs"), "verbs must contain at least one value"));
   }
   if (NonEmptyList(rule, "nonResourceURLs")) {
-    const Object& urls = Member(rule, "nonResourceURLs");
+    const Object& urls = Field(rule, "nonResourceURLs");
     if (namespaced) {
       errs.push_back(InvalidGoValue(path.Child("nonResourceURLs"), urls, GoStringSlice(urls),
                                     "namespaced rules cannot apply to non-resource URLs"));
@@ -75,8 +64,8 @@ FieldErrorList ValidatePolicyRule(const Object& rule, bool namespaced, const Fie
   if (!NonEmptyList(rule, "resources")) {
     errs.push_back(Required(path.Child("resources"), "resource rules must supply at least one resource"));
   }
-  if (NonEmptyList(rule, "resourceNames") && Member(rule, "resources").is_array() &&
-      Member(rule, "resources").size() > 1) {
+  if (NonEmptyList(rule, "resourceNames") && Field(rule, "resources").is_array() &&
+      Field(rule, "resources").size() > 1) {
     errs.push_back(Required(path.Child("resourceNames"), "resource names cannot apply to multiple resources"));
   }
   return errs;
@@ -84,7 +73,7 @@ FieldErrorList ValidatePolicyRule(const Object& rule, bool namespaced, const Fie
 
 FieldErrorList ValidateRules(const Object& role, bool namespaced) {
   FieldErrorList errs;
-  const Object& rules = Member(role, "rules");
+  const Object& rules = Field(role, "rules");
   if (!rules.is_array()) return errs;
   for (size_t i = 0; i < rules.size(); ++i) {
     Append(&errs, ValidatePolicyRule(rules[i], namespaced, FieldPath("rules").Index(i)));
@@ -95,16 +84,16 @@ FieldErrorList ValidateRules(const Object& role, bool namespaced) {
 // validateRoleBindingSubject.
 FieldErrorList ValidateSubject(const Object& subject, bool namespaced, const FieldPath& path) {
   FieldErrorList errs;
-  const std::string name = Str(subject, "name");
-  const std::string kind = Str(subject, "kind");
-  const std::string group = Str(subject, "apiGroup");
+  const std::string name = StringAt(subject, "name");
+  const std::string kind = StringAt(subject, "kind");
+  const std::string group = StringAt(subject, "apiGroup");
   if (name.empty()) errs.push_back(Required(path.Child("name")));
   if (kind == "ServiceAccount") {
     if (!name.empty()) {
       for (const auto& msg : NameIsDNSSubdomain(name, false)) errs.push_back(Invalid(path.Child("name"), name, msg));
     }
     if (!group.empty()) errs.push_back(NotSupported(path.Child("apiGroup"), group, {""}));
-    if (!namespaced && Str(subject, "namespace").empty()) errs.push_back(Required(path.Child("namespace")));
+    if (!namespaced && StringAt(subject, "namespace").empty()) errs.push_back(Required(path.Child("namespace")));
   } else if (kind == "User" || kind == "Group") {
     if (name.empty()) {
       errs.push_back(Invalid(path.Child("name"), name,
@@ -119,10 +108,10 @@ FieldErrorList ValidateSubject(const Object& subject, bool namespaced, const Fie
 
 FieldErrorList ValidateBinding(const Object& binding, bool namespaced) {
   FieldErrorList errs;
-  const Object& ref = Member(binding, "roleRef");
-  const std::string group = Str(ref, "apiGroup");
-  const std::string kind = Str(ref, "kind");
-  const std::string name = Str(ref, "name");
+  const Object& ref = Field(binding, "roleRef");
+  const std::string group = StringAt(ref, "apiGroup");
+  const std::string kind = StringAt(ref, "kind");
+  const std::string name = StringAt(ref, "name");
   if (group != kRbacGroup) errs.push_back(NotSupported(FieldPath("roleRef").Child("apiGroup"), group, {kRbacGroup}));
   if (namespaced) {
     if (kind != "Role" && kind != "ClusterRole") {
@@ -138,7 +127,7 @@ FieldErrorList ValidateBinding(const Object& binding, bool namespaced) {
       errs.push_back(Invalid(FieldPath("roleRef").Child("name"), name, msg));
     }
   }
-  const Object& subjects = Member(binding, "subjects");
+  const Object& subjects = Field(binding, "subjects");
   if (subjects.is_array()) {
     for (size_t i = 0; i < subjects.size(); ++i) {
       Append(&errs, ValidateSubject(subjects[i], namespaced, FieldPath("subjects").Index(i)));
@@ -152,12 +141,12 @@ void DefaultBinding(Object* binding) {
   if (!binding->is_object()) return;
   Object& ref = (*binding)["roleRef"];
   if (ref.is_null()) ref = Object::object();
-  if (ref.is_object() && Str(ref, "apiGroup").empty()) ref["apiGroup"] = kRbacGroup;
+  if (ref.is_object() && StringAt(ref, "apiGroup").empty()) ref["apiGroup"] = kRbacGroup;
   auto subjects = binding->find("subjects");
   if (subjects == binding->end() || !subjects->is_array()) return;
   for (auto& s : *subjects) {
-    if (!s.is_object() || !Str(s, "apiGroup").empty()) continue;
-    const std::string kind = Str(s, "kind");
+    if (!s.is_object() || !StringAt(s, "apiGroup").empty()) continue;
+    const std::string kind = StringAt(s, "kind");
     if (kind == "User" || kind == "Group") s["apiGroup"] = kRbacGroup;
   }
 }
@@ -214,9 +203,9 @@ FieldErrorList ValidateRole(const Object& role) { return ValidateRules(role, tru
 
 FieldErrorList ValidateClusterRole(const Object& role) {
   FieldErrorList errs = ValidateRules(role, false);
-  const Object& aggregation = Member(role, "aggregationRule");
+  const Object& aggregation = Field(role, "aggregationRule");
   if (aggregation.is_object()) {
-    const Object& selectors = Member(aggregation, "clusterRoleSelectors");
+    const Object& selectors = Field(aggregation, "clusterRoleSelectors");
     FieldPath path = FieldPath("aggregationRule").Child("clusterRoleSelectors");
     if (!selectors.is_array() || selectors.empty()) {
       errs.push_back(Required(path, "at least one clusterRoleSelector required if aggregationRule is non-nil"));
@@ -231,10 +220,10 @@ FieldErrorList ValidateRoleBinding(const Object& binding) { return ValidateBindi
 FieldErrorList ValidateClusterRoleBinding(const Object& binding) { return ValidateBinding(binding, false); }
 
 FieldErrorList ValidateBindingUpdate(const Object& binding, const Object& old) {
-  const Object& ref = Member(binding, "roleRef");
-  if (ref == Member(old, "roleRef")) return {};
-  std::string go = "rbac.RoleRef{APIGroup:" + GoQuote(Str(ref, "apiGroup")) + ", Kind:" + GoQuote(Str(ref, "kind")) +
-                   ", Name:" + GoQuote(Str(ref, "name")) + "}";
+  const Object& ref = Field(binding, "roleRef");
+  if (ref == Field(old, "roleRef")) return {};
+  std::string go = "rbac.RoleRef{APIGroup:" + GoQuote(StringAt(ref, "apiGroup")) +
+                   ", Kind:" + GoQuote(StringAt(ref, "kind")) + ", Name:" + GoQuote(StringAt(ref, "name")) + "}";
   return {InvalidGoValue(FieldPath("roleRef"), ref, go, "cannot change roleRef")};
 }
 

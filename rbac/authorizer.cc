@@ -4,26 +4,20 @@
 #include <functional>
 
 #include "api/field_errors.h"
+#include "api/unstructured.h"
 #include "rbac/policy_rule.h"
 
 namespace berth::rbac {
 namespace {
 
-const std::string& Str(const api::Object& obj, const char* member) {
-  if (!obj.is_object()) return api::EmptyString();
-  auto it = obj.find(member);
-  if (it == obj.end() || !it->is_string()) return api::EmptyString();
-  return it->get_ref<const std::string&>();
-}
-
 // appliesToUser (rule.go): does one binding subject name this user?
 bool AppliesToUser(const authn::UserInfo& user, const api::Object& subject, std::string_view binding_ns) {
-  const std::string& kind = Str(subject, "kind");
-  const std::string& name = Str(subject, "name");
+  const std::string kind = api::StringAt(subject, "kind");
+  const std::string name = api::StringAt(subject, "name");
   if (kind == "User") return user.name == name;
   if (kind == "Group") return std::find(user.groups.begin(), user.groups.end(), name) != user.groups.end();
   if (kind == "ServiceAccount") {
-    std::string ns = Str(subject, "namespace");
+    std::string ns = api::StringAt(subject, "namespace");
     if (ns.empty()) ns = std::string(binding_ns);
     if (ns.empty()) return false;
     return user.name == std::string(authn::kServiceAccountUserPrefix) + ns + ":" + name;
@@ -33,10 +27,10 @@ bool AppliesToUser(const authn::UserInfo& user, const api::Object& subject, std:
 
 // describeSubject (rule.go).
 std::string DescribeSubject(const api::Object& subject, std::string_view binding_ns) {
-  const std::string& kind = Str(subject, "kind");
-  std::string name = Str(subject, "name");
+  const std::string kind = api::StringAt(subject, "kind");
+  std::string name = api::StringAt(subject, "name");
   if (kind == "ServiceAccount") {
-    const std::string& ns = Str(subject, "namespace");
+    const std::string& ns = api::StringAt(subject, "namespace");
     name += "/" + (ns.empty() ? std::string(binding_ns) : ns);
   }
   return kind + " " + api::GoQuote(name);
@@ -44,19 +38,28 @@ std::string DescribeSubject(const api::Object& subject, std::string_view binding
 
 // The index of the first subject of `binding` that names the user, or -1.
 int AppliesTo(const authn::UserInfo& user, const api::Object& binding, std::string_view binding_ns) {
-  auto subjects = binding.find("subjects");
-  if (subjects == binding.end() || !subjects->is_array()) return -1;
-  for (size_t i = 0; i < subjects->size(); ++i) {
-    if (AppliesToUser(user, (*subjects)[i], binding_ns)) return static_cast<int>(i);
+  const api::Object& subjects = api::ArrayAt(binding, "subjects");
+  for (size_t i = 0; i < subjects.size(); ++i) {
+    if (AppliesToUser(user, subjects[i], binding_ns)) return static_cast<int>(i);
   }
   return -1;
 }
 
-const api::Object& RoleRef(const api::Object& binding) {
-  static const api::Object kEmpty = api::Object::object();
-  auto it = binding.find("roleRef");
-  return it != binding.end() && it->is_object() ? *it : kEmpty;
+}  // namespace
+
+std::string AggregateError(const std::vector<std::string>& errors) {
+  std::vector<std::string> seen;
+  std::string result;
+  for (const auto& e : errors) {
+    if (std::find(seen.begin(), seen.end(), e) != seen.end()) continue;
+    if (!seen.empty()) result += ", ";
+    seen.push_back(e);
+    result += e;
+  }
+  return seen.size() <= 1 ? result : "[" + result + "]";
 }
+
+namespace {
 
 // A binding's rules or the error resolving its role, with the describer of the source.
 using Visitor = std::function<bool(const std::string* source, const api::Object* rule, const Status* err)>;
@@ -68,14 +71,15 @@ void VisitRulesFor(const Authorizer& authorizer, const PolicySource& policy, con
   for (const auto& binding : policy.ClusterRoleBindings()) {
     int subject = AppliesTo(user, *binding, "");
     if (subject < 0) continue;
-    const api::Object& ref = RoleRef(*binding);
+    const api::Object& ref = api::ObjectAt(*binding, "roleRef");
     auto rules = authorizer.RoleReferenceRules(ref, "");
     if (!rules.ok()) {
       if (!visit(nullptr, nullptr, &rules.status())) return;
       continue;
     }
-    std::string source = "ClusterRoleBinding " + api::GoQuote(api::Name(*binding)) + " of " + Str(ref, "kind") + " " +
-                         api::GoQuote(Str(ref, "name")) + " to " + DescribeSubject((*binding)["subjects"][subject], "");
+    std::string source = "ClusterRoleBinding " + api::GoQuote(api::Name(*binding)) + " of " +
+                         api::StringAt(ref, "kind") + " " + api::GoQuote(api::StringAt(ref, "name")) + " to " +
+                         DescribeSubject((*binding)["subjects"][subject], "");
     for (const auto& rule : *rules) {
       if (!visit(&source, &rule, nullptr)) return;
     }
@@ -84,14 +88,14 @@ void VisitRulesFor(const Authorizer& authorizer, const PolicySource& policy, con
   for (const auto& binding : policy.RoleBindings(ns)) {
     int subject = AppliesTo(user, *binding, ns);
     if (subject < 0) continue;
-    const api::Object& ref = RoleRef(*binding);
+    const api::Object& ref = api::ObjectAt(*binding, "roleRef");
     auto rules = authorizer.RoleReferenceRules(ref, ns);
     if (!rules.ok()) {
       if (!visit(nullptr, nullptr, &rules.status())) return;
       continue;
     }
     std::string source = "RoleBinding " + api::GoQuote(api::Name(*binding) + "/" + api::Namespace(*binding)) + " of " +
-                         Str(ref, "kind") + " " + api::GoQuote(Str(ref, "name")) + " to " +
+                         api::StringAt(ref, "kind") + " " + api::GoQuote(api::StringAt(ref, "name")) + " to " +
                          DescribeSubject((*binding)["subjects"][subject], api::Namespace(*binding));
     for (const auto& rule : *rules) {
       if (!visit(&source, &rule, nullptr)) return;
@@ -116,8 +120,8 @@ Authorizer::Authorizer(const PolicySource* policy) : policy_(policy) {}
 
 StatusOr<std::vector<api::Object>> Authorizer::RoleReferenceRules(const api::Object& role_ref,
                                                                   std::string_view binding_ns) const {
-  const std::string& kind = Str(role_ref, "kind");
-  const std::string& name = Str(role_ref, "name");
+  const std::string kind = api::StringAt(role_ref, "kind");
+  const std::string name = api::StringAt(role_ref, "name");
   std::shared_ptr<const api::Object> role;
   if (kind == "Role") {
     if (!binding_ns.empty()) role = policy_->Role(binding_ns, name);
@@ -149,28 +153,42 @@ Decision Authorizer::Authorize(const RequestAttributes& request) const {
                   if (err != nullptr) errors.push_back(err->message());
                   return true;
                 });
-  if (!decision.allowed && !errors.empty()) {
-    // utilerrors.NewAggregate(...).Error(): one error as is, several as "[a, b]".
-    std::string text;
-    if (errors.size() == 1) {
-      text = errors.front();
-    } else {
-      text = "[";
-      for (size_t i = 0; i < errors.size(); ++i) text += (i > 0 ? ", " : "") + errors[i];
-      text += "]";
-    }
-    decision.reason = "RBAC: " + text;
-  }
+  if (!decision.allowed && !errors.empty()) decision.reason = "RBAC: " + AggregateError(errors);
   return decision;
 }
 
-std::vector<api::Object> Authorizer::RulesFor(const authn::UserInfo& user, std::string_view ns) const {
+std::vector<api::Object> Authorizer::RulesFor(const authn::UserInfo& user, std::string_view ns,
+                                              std::vector<std::string>* errors) const {
   std::vector<api::Object> rules;
-  VisitRulesFor(*this, *policy_, user, ns, [&](const std::string*, const api::Object* rule, const Status*) {
+  VisitRulesFor(*this, *policy_, user, ns, [&](const std::string*, const api::Object* rule, const Status* err) {
     if (rule != nullptr) rules.push_back(*rule);
+    if (err != nullptr && errors != nullptr) errors->push_back(err->message());
     return true;
   });
   return rules;
+}
+
+api::Object SubjectRulesReviewStatus(const Authorizer& authorizer, const authn::UserInfo& user, std::string_view ns) {
+  std::vector<std::string> errors;
+  api::Object resource_rules = api::Object::array();
+  api::Object non_resource_rules = api::Object::array();
+  for (const auto& json : authorizer.RulesFor(user, ns, &errors)) {
+    PolicyRule rule = RuleFromJson(json);
+    if (!rule.resources.empty()) {
+      api::Object r = {{"verbs", rule.verbs}, {"resources", rule.resources}};  // omitempty but verbs
+      if (!rule.api_groups.empty()) r["apiGroups"] = rule.api_groups;
+      if (!rule.resource_names.empty()) r["resourceNames"] = rule.resource_names;
+      resource_rules.push_back(std::move(r));
+    }
+    if (!rule.non_resource_urls.empty()) {
+      non_resource_rules.push_back({{"verbs", rule.verbs}, {"nonResourceURLs", rule.non_resource_urls}});
+    }
+  }
+  api::Object status = {{"resourceRules", std::move(resource_rules)},
+                        {"nonResourceRules", std::move(non_resource_rules)},
+                        {"incomplete", false}};
+  if (!errors.empty()) status["evaluationError"] = AggregateError(errors);
+  return status;
 }
 
 std::string ForbiddenMessage(const RequestAttributes& request) {

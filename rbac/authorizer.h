@@ -76,8 +76,11 @@ class Authorizer {
   // nonResourceURLs}, for SelfSubjectRulesReview and escalation checks.
   // Order: ClusterRoleBindings first, then the RoleBindings of `ns`, each binding's
   // role's rules in order (upstream's VisitRulesFor); a rule granted twice appears twice.
-  // Bindings whose role is missing contribute nothing (rules are additive).
-  std::vector<api::Object> RulesFor(const authn::UserInfo& user, std::string_view ns) const;
+  // Bindings whose role is missing contribute nothing (rules are additive); the errors
+  // resolving them are appended to *errors when it is non-null (as upstream's RulesFor
+  // returns them beside the rules).
+  std::vector<api::Object> RulesFor(const authn::UserInfo& user, std::string_view ns,
+                                    std::vector<std::string>* errors = nullptr) const;
 
   // The rules a roleRef {apiGroup, kind, name} grants in `binding_ns` ("" for a
   // ClusterRoleBinding): GetRoleReferenceRules. Errors (NotFound): `role.rbac.authorization.k8s.io
@@ -88,6 +91,15 @@ class Authorizer {
  private:
   const PolicySource* policy_;
 };
+
+// The status of a SelfSubjectRulesReview (authorization.k8s.io/v1) as RBAC alone answers
+// it (plugin/pkg/auth/authorizer/rbac/rbac.go RulesFor and pkg/registry/authorization/
+// selfsubjectrulesreview/rest.go): {"resourceRules": [{verbs, apiGroups, resources,
+// resourceNames}] for every rule with resources, "nonResourceRules": [{verbs,
+// nonResourceURLs}] for every rule with nonResourceURLs, "incomplete": false} and
+// "evaluationError" (AggregateError of the resolution errors) when a role is missing.
+// Empty lists are written as [] (kubectl prints them).
+api::Object SubjectRulesReviewStatus(const Authorizer& authorizer, const authn::UserInfo& user, std::string_view ns);
 
 // The message of the 403 Forbidden Status kube-apiserver writes
 // (staging/src/k8s.io/apiserver/pkg/endpoints/handlers/responsewriters/errors.go,
@@ -100,5 +112,9 @@ class Authorizer {
 // `pods "canary" is forbidden: ` and appends `: <Decision.reason>` when the reason is not
 // empty (responsewriters.Forbidden).
 std::string ForbiddenMessage(const RequestAttributes& request);
+
+// utilerrors.NewAggregate(errors).Error(): "" for none, the text of one, "[a, b]" for
+// several distinct ones (duplicates dropped).
+std::string AggregateError(const std::vector<std::string>& errors);
 
 }  // namespace berth::rbac

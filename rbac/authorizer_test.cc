@@ -176,6 +176,30 @@ TEST_F(AuthorizerTest, RulesForListsClusterThenNamespaceRules) {
   EXPECT_EQ(authorizer_.RulesFor(Alice(), "").size(), 1u);
 }
 
+TEST_F(AuthorizerTest, SubjectRulesReviewStatusSplitsRules) {
+  api::Object status = SubjectRulesReviewStatus(authorizer_, Alice(), "team-a");
+  EXPECT_EQ(status["resourceRules"],
+            api::Object::array({{{"verbs", {"get", "list"}}, {"apiGroups", {""}}, {"resources", {"pods"}}},
+                                {{"verbs", {"create"}}, {"apiGroups", {""}}, {"resources", {"configmaps"}}}}));
+  EXPECT_EQ(status["nonResourceRules"],
+            api::Object::array({{{"verbs", {"get"}}, {"nonResourceURLs", {"/healthz", "/apis/*"}}}}));
+  EXPECT_EQ(status["incomplete"], false);
+  EXPECT_FALSE(status.contains("evaluationError"));
+  StaticPolicySource dangling(
+      std::vector<api::Object>{Binding("RoleBinding", "ns", "rb", "Role", "missing", {User("alice")})});
+  Authorizer a(&dangling);
+  api::Object s2 = SubjectRulesReviewStatus(a, Alice(), "ns");
+  EXPECT_EQ(s2["resourceRules"], api::Object::array());
+  EXPECT_EQ(s2["evaluationError"], R"(role.rbac.authorization.k8s.io "missing" not found)");
+}
+
+TEST(AggregateErrorTest, AsUtilErrors) {
+  EXPECT_EQ(AggregateError({}), "");
+  EXPECT_EQ(AggregateError({"a"}), "a");
+  EXPECT_EQ(AggregateError({"a", "a"}), "a");
+  EXPECT_EQ(AggregateError({"a", "b", "a"}), "[a, b]");
+}
+
 TEST(ForbiddenMessageTest, UpstreamText) {
   authn::UserInfo alice{"alice", "", {"team-a"}, {}};
   EXPECT_EQ(ForbiddenMessage(Req(alice, "delete", "", "pods", "team-b", "canary")),

@@ -194,4 +194,17 @@ std::vector<api::Object> BootstrapPolicy() {
   return out;
 }
 
+std::vector<api::Object> TeamRoleBindings(std::string_view ns, std::string_view group) {
+  std::vector<api::Object> out;
+  for (const auto& [suffix, role] : {std::pair<const char*, const char*>{"-edit", "edit"},
+                                     std::pair<const char*, const char*>{"-batch-user", "kueue-batch-user-role"}}) {
+    out.push_back({{"apiVersion", "rbac.authorization.k8s.io/v1"},
+                   {"kind", "RoleBinding"},
+                   {"metadata", {{"name", std::string(group) + suffix}, {"namespace", std::string(ns)}}},
+                   {"roleRef", {{"apiGroup", kGroupName}, {"kind", "ClusterRole"}, {"name", role}}},
+                   {"subjects", {{{"apiGroup", kGroupName}, {"kind", "Group"}, {"name", std::string(group)}}}}});
+  }
+  return out;
+}
+
 }  // namespace berth::rbac

@@ -49,6 +49,7 @@
 //
 // Thread-safety: a pure function.
 #pragma once
+#include <string_view>
 #include <vector>
 
 #include "api/object.h"
@@ -63,5 +64,12 @@ inline constexpr char kAutoUpdateAnnotation[] = "rbac.authorization.kubernetes.i
 // ClusterRoleBindings; apiVersion rbac.authorization.k8s.io/v1. Aggregated roles have an
 // empty rules list: the aggregation controller fills them (aggregation.h).
 std::vector<api::Object> BootstrapPolicy();
+
+// The RoleBindings that give `group` a team's rights in namespace `ns`: "<group>-edit" to
+// ClusterRole edit and "<group>-batch-user" to kueue-batch-user-role (Kueue's documented
+// way to let a namespace's users submit every job kind), both with the Group subject.
+// With them the group creates Jobs, JobSets, TrainJobs and PyTorchJobs in `ns` and reads
+// its LocalQueues and Workloads, and nothing outside `ns`.
+std::vector<api::Object> TeamRoleBindings(std::string_view ns, std::string_view group);
 
 }  // namespace berth::rbac

@@ -102,7 +102,7 @@ TEST(BootstrapPolicyTest, EditInTeamNamespace) {
   }
 }
 
-TEST(BootstrapPolicyTest, EditPlusKueueBatchUserSubmitsEveryJobKind) {
+TEST(BootstrapPolicyTest, TeamRoleBindingsSubmitEveryJobKind) {
   StaticPolicySource policy(
       PolicyWith({TeamBinding("team-a-edit", "edit"), TeamBinding("team-a-batch-user", "kueue-batch-user-role")}));
   Authorizer a(&policy);

@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "api/field_errors.h"
+#include "api/unstructured.h"
 #include "rbac/policy_rule.h"
 
 namespace berth::rbac {
@@ -39,22 +40,8 @@ std::vector<PolicyRule> CompactRules(const std::vector<PolicyRule>& rules) {
   return out;
 }
 
-const std::string& Str(const api::Object& obj, const char* member) {
-  if (!obj.is_object()) return api::EmptyString();
-  auto it = obj.find(member);
-  if (it == obj.end() || !it->is_string()) return api::EmptyString();
-  return it->get_ref<const std::string&>();
-}
-
-const api::Object& Member(const api::Object& obj, const char* member) {
-  static const api::Object kNull;
-  if (!obj.is_object()) return kNull;
-  auto it = obj.find(member);
-  return it == obj.end() ? kNull : *it;
-}
-
 std::vector<api::Object> RulesOf(const api::Object& role) {
-  const api::Object& rules = Member(role, "rules");
+  const api::Object& rules = api::Field(role, "rules");
   if (!rules.is_array()) return {};
   return std::vector<api::Object>(rules.begin(), rules.end());
 }
@@ -108,13 +95,13 @@ bool RoleEscalationAuthorized(const Authorizer& authorizer, const authn::UserInf
 
 bool BindingAuthorized(const Authorizer& authorizer, const authn::UserInfo& user, const api::Object& role_ref,
                        std::string_view binding_ns) {
-  const std::string& kind = Str(role_ref, "kind");
+  const std::string kind = api::StringAt(role_ref, "kind");
   RequestAttributes attrs;
   attrs.user = user;
   attrs.verb = "bind";
   attrs.ns = std::string(binding_ns);
-  attrs.api_group = Str(role_ref, "apiGroup");
-  attrs.name = Str(role_ref, "name");
+  attrs.api_group = api::StringAt(role_ref, "apiGroup");
+  attrs.name = api::StringAt(role_ref, "name");
   if (kind == "ClusterRole") {
     attrs.resource = "clusterroles";
   } else if (kind == "Role") {
@@ -128,7 +115,8 @@ bool BindingAuthorized(const Authorizer& authorizer, const authn::UserInfo& user
 Status ConfirmNoEscalation(const Authorizer& authorizer, const authn::UserInfo& user, std::string_view ns,
                            const std::vector<api::Object>& rules) {
   std::vector<PolicyRule> owner;
-  for (const auto& r : authorizer.RulesFor(user, ns)) owner.push_back(RuleFromJson(r));
+  std::vector<std::string> errors;
+  for (const auto& r : authorizer.RulesFor(user, ns, &errors)) owner.push_back(RuleFromJson(r));
   std::vector<PolicyRule> servant;
   for (const auto& r : rules) servant.push_back(RuleFromJson(r));
   std::vector<PolicyRule> missing;
@@ -143,12 +131,14 @@ Status ConfirmNoEscalation(const Authorizer& authorizer, const authn::UserInfo& 
     msg += d;
     first = false;
   }
+  // fmt's %v of a []error holding the one aggregate.
+  if (!errors.empty()) msg += "; resolution errors: [" + AggregateError(errors) + "]";
   return ForbiddenError(std::move(msg));
 }
 
 Status CheckRbacWrite(const Authorizer& authorizer, const authn::UserInfo& user, const api::Object& obj,
                       const api::Object* old) {
-  const std::string& kind = Str(obj, "kind");
+  const std::string kind = api::StringAt(obj, "kind");
   const bool role = kind == "Role" || kind == "ClusterRole";
   const bool binding = kind == "RoleBinding" || kind == "ClusterRoleBinding";
   if (!role && !binding) return Status::Ok();
@@ -164,8 +154,8 @@ Status CheckRbacWrite(const Authorizer& authorizer, const authn::UserInfo& user,
     Status s = ConfirmNoEscalation(authorizer, user, ns, RulesOf(obj));
     if (!s.ok()) return Forbidden(obj, resource, s.message());
     if (kind == "ClusterRole") {
-      const api::Object& aggregation = Member(obj, "aggregationRule");
-      bool check = old == nullptr ? !aggregation.is_null() : aggregation != Member(*old, "aggregationRule");
+      const api::Object& aggregation = api::Field(obj, "aggregationRule");
+      bool check = old == nullptr ? !aggregation.is_null() : aggregation != api::Field(*old, "aggregationRule");
       if (check && !ConfirmNoEscalation(authorizer, user, "", FullAuthority()).ok()) {
         return Forbidden(obj, resource, "must have cluster-admin privileges to use the aggregationRule");
       }
@@ -173,7 +163,7 @@ Status CheckRbacWrite(const Authorizer& authorizer, const authn::UserInfo& user,
     return Status::Ok();
   }
   if (old != nullptr && IsOnlyMutatingGCFields(obj, *old)) return Status::Ok();
-  const api::Object& role_ref = Member(obj, "roleRef");
+  const api::Object& role_ref = api::Field(obj, "roleRef");
   if (BindingAuthorized(authorizer, user, role_ref, ns)) return Status::Ok();
   auto rules = authorizer.RoleReferenceRules(role_ref, ns);
   if (!rules.ok()) return BadRequestError(rules.status().message());

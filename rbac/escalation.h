@@ -50,7 +50,8 @@ bool BindingAuthorized(const Authorizer& authorizer, const authn::UserInfo& user
 // upstream text
 //   user "bob" (groups=["team-a" "system:authenticated"]) is attempting to grant RBAC permissions not currently held:
 //   {APIGroups:["kueue.x-k8s.io"], Resources:["clusterqueues"], Verbs:["create" "delete"]}
-// (missing pieces compacted per group/resource/name, one per line, sorted).
+// (missing pieces compacted per group/resource/name, one per line, sorted), followed by
+// `; resolution errors: [<AggregateError>]` when a binding of the user names a missing role.
 Status ConfirmNoEscalation(const Authorizer& authorizer, const authn::UserInfo& user, std::string_view ns,
                            const std::vector<api::Object>& rules);
 

@@ -80,6 +80,17 @@ TEST_F(EscalationTest, ConfirmNoEscalationCoversHeldRules) {
   EXPECT_FALSE(ConfirmNoEscalation(authorizer_, kBob, "team-b", {Rule({"get"}, "batch", {"jobs"})}).ok());
 }
 
+TEST(EscalationErrorsTest, ResolutionErrorsAreAppended) {
+  StaticPolicySource policy(
+      std::vector<api::Object>{BindingOf("RoleBinding", "ns", "dangling", "ClusterRole", "gone", "bob")});
+  Authorizer authorizer(&policy);
+  Status s = ConfirmNoEscalation(authorizer, kBob, "ns", {Rule({"get"}, "", {"pods"})});
+  EXPECT_EQ(s.message(),
+            "user \"bob\" (groups=[\"team-a\" \"system:authenticated\"]) is attempting to grant RBAC permissions not "
+            "currently held:\n{APIGroups:[\"\"], Resources:[\"pods\"], Verbs:[\"get\"]}; resolution errors: "
+            "[clusterrole.rbac.authorization.k8s.io \"gone\" not found]");
+}
+
 TEST_F(EscalationTest, HelpersAsUpstream) {
   EXPECT_TRUE(EscalationAllowed({"root", "", {"system:masters"}, {}}));
   EXPECT_FALSE(EscalationAllowed(kBob));

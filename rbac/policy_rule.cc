@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "api/field_errors.h"
+#include "api/unstructured.h"
 
 namespace berth::rbac {
 namespace {
@@ -177,6 +178,26 @@ bool Covers(const std::vector<PolicyRule>& owner, const std::vector<PolicyRule>&
     }
   }
   return all;
+}
+
+SubjectStrings SubjectsStrings(const api::Object& subjects) {
+  SubjectStrings out;
+  if (!subjects.is_array()) return out;
+  for (const auto& s : subjects) {
+    std::string kind = api::StringAt(s, "kind");
+    std::string name = api::StringAt(s, "name");
+    std::string ns = api::StringAt(s, "namespace");
+    if (kind == "ServiceAccount") {
+      out.service_accounts.push_back(ns + "/" + name);
+    } else if (kind == "User") {
+      out.users.push_back(name);
+    } else if (kind == "Group") {
+      out.groups.push_back(name);
+    } else {
+      out.others.push_back(kind + "/" + ns + "/" + name);
+    }
+  }
+  return out;
 }
 
 std::string GoQuoteList(const std::vector<std::string>& values) {

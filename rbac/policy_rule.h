@@ -70,6 +70,14 @@ bool Covers(const std::vector<PolicyRule>& owner, const std::vector<PolicyRule>&
 // CompactString: `{APIGroups:["batch"], Resources:["jobs"], Verbs:["get"]}`, the form
 // escalation errors list (Go's %q of a []string: `["a" "b"]`); empty lists are left out.
 std::string CompactString(const PolicyRule& rule);
+// SubjectsStrings (evaluation_helpers.go), for the bindings' table columns: the names of
+// the User and Group subjects, "<namespace>/<name>" of the ServiceAccounts and
+// "<kind>/<namespace>/<name>" of any other kind, each in the order given.
+struct SubjectStrings {
+  std::vector<std::string> users, groups, service_accounts, others;
+};
+SubjectStrings SubjectsStrings(const api::Object& subjects);
+
 // Go's %q of a []string.
 std::string GoQuoteList(const std::vector<std::string>& values);
 

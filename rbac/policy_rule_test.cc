@@ -232,5 +232,18 @@ TEST(PolicyRuleTest, JsonRoundTripOmitsEmptyLists) {
   EXPECT_EQ(RuleFromJson({{"verbs", "get"}, {"resources", {1, "pods"}}}), Rule({}, {}, {"pods"}));
 }
 
+TEST(PolicyRuleTest, SubjectsStrings) {
+  api::Object subjects = {{{"kind", "User"}, {"name", "alice"}},
+                          {{"kind", "ServiceAccount"}, {"name", "builder"}, {"namespace", "team-a"}},
+                          {{"kind", "Group"}, {"name", "team-a"}},
+                          {{"kind", "Robot"}, {"name", "r2"}},
+                          {{"kind", "User"}, {"name", "bob"}}};
+  SubjectStrings s = SubjectsStrings(subjects);
+  EXPECT_EQ(s.users, (std::vector<std::string>{"alice", "bob"}));
+  EXPECT_EQ(s.groups, (std::vector<std::string>{"team-a"}));
+  EXPECT_EQ(s.service_accounts, (std::vector<std::string>{"team-a/builder"}));
+  EXPECT_EQ(s.others, (std::vector<std::string>{"Robot//r2"}));
+}
+
 }  // namespace
 }  // namespace berth::rbac
