@@ -64,34 +64,14 @@ StatusOr<rbac::RequestAttributes> ReviewedAttributes(const api::Object& spec, au
   return a;
 }
 
+// AlwaysAllow (no authorizer) allows everything, as its RulesFor says; else
+// RBAC's rules for the user.
 api::Object RulesReviewStatus(const authn::UserInfo& user, const std::string& ns, const rbac::Authorizer* authorizer) {
-  api::Object resource_rules = api::Object::array();
-  api::Object non_resource_rules = api::Object::array();
-  std::vector<api::Object> rules;
-  const auto& groups = user.groups;
-  if (authorizer == nullptr ||
-      std::find(groups.begin(), groups.end(), authn::kSystemPrivilegedGroup) != groups.end()) {
-    rules.push_back(api::Object{{"verbs", {"*"}}, {"apiGroups", {"*"}}, {"resources", {"*"}}});
-    rules.push_back(api::Object{{"verbs", {"*"}}, {"nonResourceURLs", {"*"}}});
-  }
-  if (authorizer != nullptr) {
-    for (api::Object& r : authorizer->RulesFor(user, ns)) rules.push_back(std::move(r));
-  }
-  for (api::Object& r : rules) {
-    if (r.contains("nonResourceURLs")) {
-      non_resource_rules.push_back(
-          api::Object{{"verbs", api::ArrayAt(r, "verbs")}, {"nonResourceURLs", api::ArrayAt(r, "nonResourceURLs")}});
-    } else {
-      api::Object rule = {{"verbs", api::ArrayAt(r, "verbs")}};
-      for (const char* field : {"apiGroups", "resources", "resourceNames"}) {
-        if (!api::ArrayAt(r, field).empty()) rule[field] = api::ArrayAt(r, field);
-      }
-      resource_rules.push_back(std::move(rule));
-    }
-  }
-  return api::Object{{"resourceRules", std::move(resource_rules)},
-                     {"nonResourceRules", std::move(non_resource_rules)},
-                     {"incomplete", false}};
+  if (authorizer != nullptr) return rbac::SubjectRulesReviewStatus(*authorizer, user, ns);
+  return api::Object{
+      {"resourceRules", api::Object::array({api::Object{{"verbs", {"*"}}, {"apiGroups", {"*"}}, {"resources", {"*"}}}})},
+      {"nonResourceRules", api::Object::array({api::Object{{"verbs", {"*"}}, {"nonResourceURLs", {"*"}}}})},
+      {"incomplete", false}};
 }
 
 }  // namespace

@@ -5,7 +5,6 @@
 #include <utility>
 
 #include "apiserver/status_response.h"
-#include "rbac/aggregation.h"
 
 namespace berth::apiserver {
 namespace {
@@ -41,12 +40,7 @@ std::vector<std::shared_ptr<const api::Object>> StorePolicySource::RoleBindings(
 
 std::shared_ptr<const api::Object> StorePolicySource::ClusterRole(std::string_view name) const {
   auto role = store_.GetShared({kClusterRoles, "", std::string(name)});
-  if (!role.ok()) return nullptr;
-  std::shared_ptr<const api::Object> found = *role;
-  if (!found->contains("aggregationRule")) return found;
-  auto aggregated = std::make_shared<api::Object>(*found);
-  (*aggregated)["rules"] = rbac::AggregatedRules(*found, ListAll(kClusterRoles, ""));
-  return aggregated;
+  return role.ok() ? *role : nullptr;
 }
 
 std::shared_ptr<const api::Object> StorePolicySource::Role(std::string_view ns, std::string_view name) const {

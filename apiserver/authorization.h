@@ -6,11 +6,9 @@
 // request is allowed (--authorization-mode=AlwaysAllow).
 //
 // The RBAC objects are read from the store as they are at each request
-// (StorePolicySource); a ClusterRole with an aggregationRule grants the rules
-// of the ClusterRoles its selectors match, computed at the request, so a
-// change of an aggregated role applies at once (upstream's
-// clusterrole-aggregation controller writes the union into the object a
-// moment later).
+// (StorePolicySource). An aggregated ClusterRole (admin, edit, view) grants
+// the rules stored in it, which the clusterrole-aggregation controller
+// (controllers/rbac) writes, as upstream.
 //
 // Thread-safety: StorePolicySource is safe from any number of threads (the
 // store is); the functions are pure.

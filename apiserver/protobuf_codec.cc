@@ -7,6 +7,7 @@
 #include <span>
 #include <string>
 
+#include "core/base64.h"
 #include "core/clock.h"
 
 namespace berth::apiserver {
@@ -309,6 +310,34 @@ constexpr Field kEvictionFields[] = {{1, "metadata", kMessage, kKeep, &kObjectMe
                                      {2, "deleteOptions", kMessage, kKeep, &kDeleteOptions}};
 constexpr Message kEviction{"Eviction", kEvictionFields};
 
+// k8s.io/api rbac/v1/generated.proto: `kubectl create role|clusterrole|rolebinding|
+// clusterrolebinding`.
+constexpr Field kPolicyRuleFields[] = {{1, "verbs", kString, kRepeated},
+                                       {2, "apiGroups", kString, kRepeated},
+                                       {3, "resources", kString, kRepeated},
+                                       {4, "resourceNames", kString, kRepeated},
+                                       {5, "nonResourceURLs", kString, kRepeated}};
+constexpr Message kPolicyRule{"PolicyRule", kPolicyRuleFields};
+constexpr Field kAggregationRuleFields[] = {{1, "clusterRoleSelectors", kMessage, kRepeated, &kLabelSelector}};
+constexpr Message kAggregationRule{"AggregationRule", kAggregationRuleFields};
+constexpr Field kRoleFields[] = {{1, "metadata", kMessage, kKeep, &kObjectMeta},
+                                 {2, "rules", kMessage, kRepeated, &kPolicyRule}};
+constexpr Message kRole{"Role", kRoleFields};
+constexpr Field kClusterRoleFields[] = {{1, "metadata", kMessage, kKeep, &kObjectMeta},
+                                        {2, "rules", kMessage, kRepeated, &kPolicyRule},
+                                        {3, "aggregationRule", kMessage, kKeep, &kAggregationRule}};
+constexpr Message kClusterRole{"ClusterRole", kClusterRoleFields};
+constexpr Field kSubjectFields[] = {
+    {1, "kind", kString, kKeep}, {2, "apiGroup", kString}, {3, "name", kString, kKeep}, {4, "namespace", kString}};
+constexpr Message kSubject{"Subject", kSubjectFields};
+constexpr Field kRoleRefFields[] = {
+    {1, "apiGroup", kString, kKeep}, {2, "kind", kString, kKeep}, {3, "name", kString, kKeep}};
+constexpr Message kRoleRef{"RoleRef", kRoleRefFields};
+constexpr Field kRoleBindingFields[] = {{1, "metadata", kMessage, kKeep, &kObjectMeta},
+                                        {2, "subjects", kMessage, kRepeated, &kSubject},
+                                        {3, "roleRef", kMessage, kKeep, &kRoleRef}};
+constexpr Message kRoleBinding{"RoleBinding", kRoleBindingFields};
+
 // k8s.io/api authorization/v1/generated.proto: the reviews `kubectl auth can-i`
 // sends (access_reviews.h).
 constexpr Field kResourceAttributesFields[] = {
@@ -391,6 +420,10 @@ constexpr RootKind kRootKinds[] = {
     {"scheduling.k8s.io", "PriorityClass", &kPriorityClass},
     {"batch", "Job", &kJob},
     {"policy", "Eviction", &kEviction},
+    {"rbac.authorization.k8s.io", "Role", &kRole},
+    {"rbac.authorization.k8s.io", "ClusterRole", &kClusterRole},
+    {"rbac.authorization.k8s.io", "RoleBinding", &kRoleBinding},
+    {"rbac.authorization.k8s.io", "ClusterRoleBinding", &kRoleBinding},
     {"authorization.k8s.io", "SelfSubjectAccessReview", &kSelfSubjectAccessReview},
     {"authorization.k8s.io", "SubjectAccessReview", &kSubjectAccessReview},
     {"authorization.k8s.io", "LocalSubjectAccessReview", &kSubjectAccessReview},
@@ -534,29 +567,6 @@ bool ValidUtf8(std::string_view s) {
   return true;
 }
 
-std::string Base64(std::string_view in) {
-  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  out.reserve((in.size() + 2) / 3 * 4);
-  size_t i = 0;
-  for (; i + 2 < in.size(); i += 3) {
-    const uint32_t v = (static_cast<uint8_t>(in[i]) << 16) | (static_cast<uint8_t>(in[i + 1]) << 8) |
-                       static_cast<uint8_t>(in[i + 2]);
-    out += kAlphabet[v >> 18];
-    out += kAlphabet[(v >> 12) & 63];
-    out += kAlphabet[(v >> 6) & 63];
-    out += kAlphabet[v & 63];
-  }
-  if (i < in.size()) {
-    uint32_t v = static_cast<uint8_t>(in[i]) << 16;
-    if (i + 1 < in.size()) v |= static_cast<uint8_t>(in[i + 1]) << 8;
-    out += kAlphabet[v >> 18];
-    out += kAlphabet[(v >> 12) & 63];
-    out += i + 1 < in.size() ? kAlphabet[(v >> 6) & 63] : '=';
-    out += '=';
-  }
-  return out;
-}
 
 // The scalar fields of a small message (metav1.Time, resource.Quantity,
 // intstr.IntOrString): per field number the last varint and the last
@@ -622,7 +632,7 @@ StatusOr<json> Decoder::DecodeLengthDelimitedValue(const Field& f, std::string_v
       if (!ValidUtf8(bytes)) return Malformed(path + " is not valid UTF-8");
       return json(std::string(bytes));
     case kBytes:
-      return json(Base64(bytes));
+      return json(Base64Encode(bytes));
     case kMessage:
       return DecodeMessage(*f.message, bytes, path);
     case kTime: {  // {1: seconds, 2: nanos}; nanos are dropped, as metav1.Time does

@@ -3,59 +3,12 @@
 #include <array>
 #include <nlohmann/json.hpp>
 
+#include "core/base64.h"
+
 namespace berth::store {
 namespace {
 
-constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 constexpr const char* kVersion = "meta.k8s.io/v1";
-
-std::string Base64UrlEncode(const std::string& in) {
-  std::string out;
-  out.reserve((in.size() + 2) / 3 * 4);
-  size_t i = 0;
-  for (; i + 2 < in.size(); i += 3) {
-    uint32_t v = (uint8_t(in[i]) << 16) | (uint8_t(in[i + 1]) << 8) | uint8_t(in[i + 2]);
-    out += kAlphabet[(v >> 18) & 63];
-    out += kAlphabet[(v >> 12) & 63];
-    out += kAlphabet[(v >> 6) & 63];
-    out += kAlphabet[v & 63];
-  }
-  if (i + 1 == in.size()) {
-    uint32_t v = uint8_t(in[i]) << 16;
-    out += kAlphabet[(v >> 18) & 63];
-    out += kAlphabet[(v >> 12) & 63];
-  } else if (i + 2 == in.size()) {
-    uint32_t v = (uint8_t(in[i]) << 16) | (uint8_t(in[i + 1]) << 8);
-    out += kAlphabet[(v >> 18) & 63];
-    out += kAlphabet[(v >> 12) & 63];
-    out += kAlphabet[(v >> 6) & 63];
-  }
-  return out;
-}
-
-bool Base64UrlDecode(const std::string& in, std::string* out) {
-  static const std::array<int8_t, 256> kValue = [] {
-    std::array<int8_t, 256> t{};
-    t.fill(-1);
-    for (int i = 0; i < 64; ++i) t[uint8_t(kAlphabet[i])] = int8_t(i);
-    return t;
-  }();
-  if (in.size() % 4 == 1) return false;
-  out->clear();
-  uint32_t acc = 0;
-  int bits = 0;
-  for (char c : in) {
-    int v = kValue[uint8_t(c)];
-    if (v < 0) return false;
-    acc = (acc << 6) | uint32_t(v);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      *out += char((acc >> bits) & 0xFF);
-    }
-  }
-  return true;
-}
 
 Status Invalid(const std::string& why) { return BadRequestError("continue key is not valid: " + why); }
 
@@ -64,12 +17,13 @@ Status Invalid(const std::string& why) { return BadRequestError("continue key is
 std::string EncodeContinue(const ContinueToken& token) {
   nlohmann::json j = {{"v", kVersion}, {"rv", token.revision}, {"start", token.ns + "/" + token.name}};
   if (token.offset >= 0) j["o"] = token.offset;
-  return Base64UrlEncode(j.dump());
+  return Base64Encode(j.dump(), Base64Alphabet::kUrl);
 }
 
 StatusOr<ContinueToken> DecodeContinue(const std::string& token) {
-  std::string raw;
-  if (!Base64UrlDecode(token, &raw)) return Invalid("illegal base64 data");
+  const std::optional<std::string> decoded = Base64Decode(token, Base64Alphabet::kUrl);
+  if (!decoded) return Invalid("illegal base64 data");
+  const std::string& raw = *decoded;
   nlohmann::json j = nlohmann::json::parse(raw, nullptr, /*allow_exceptions=*/false);
   if (!j.is_object()) return Invalid("not a JSON object");
   auto v = j.find("v");

@@ -4,10 +4,16 @@
 //   berth server --port N --data-dir DIR [--store=sqlite|memory] [--address A]
 //                [--nodes K] [--node-capacity cpu=4,memory=8Gi,nvidia.com/gpu=2]
 //                [--controllers=true|false] [--config KUEUE_CONFIG]
-//     Serves the Kubernetes API on A:N (127.0.0.1 by default) over the SQLite
-//     store DIR/berth.db (or memory), writes DIR/kubeconfig (plain HTTP,
-//     current context set) so `KUBECONFIG=DIR/kubeconfig kubectl get cq` works
-//     with nothing else, runs every controller (controllers/manager: Kueue
+//                [--token-auth-file F] [--authorization-mode RBAC|AlwaysAllow] [--insecure-http]
+//     Serves the Kubernetes API over TLS on A:N (127.0.0.1 by default) over the
+//     SQLite store DIR/berth.db (or memory), with the CA and serving
+//     certificate in DIR/pki (created at the first start), and writes
+//     DIR/kubeconfig (the admin's: the CA and a client certificate in
+//     system:masters, current context set) so `KUBECONFIG=DIR/kubeconfig
+//     kubectl get cq` works with nothing else. Requests are authenticated
+//     (client certificates, --token-auth-file tokens) and authorized by RBAC
+//     (apiserver/authentication.h, authorization.h); --insecure-http serves
+//     plain HTTP on loopback with neither, for development. It runs every controller (controllers/manager: Kueue
 //     admission, Job/JobSet/TrainJob/PyTorchJob, pod placement) and K embedded
 //     node agents (agent/node_agent.h; K=1 by default, named node-0..K-1, each
 //     with the declared capacity or, when none is declared, this machine's),
@@ -48,7 +54,9 @@
 #include <fmt/format.h>
 #include <prometheus/registry.h>
 
+#include <algorithm>
 #include <csignal>
+#include <cstring>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -62,7 +70,10 @@
 #include "core/logging.h"
 #include "core/rlimit.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
 #include <sys/file.h>
 #include <unistd.h>
 
@@ -75,6 +86,8 @@
 #include "core/file.h"
 #include "apiserver/api_server.h"
 #include "authn/token_file.h"
+#include "core/base64.h"
+#include "pki/certificates.h"
 #include "apiserver/in_process_client.h"
 #include "apiserver/request_metrics.h"
 #include "apiserver/status_response.h"
@@ -136,6 +149,7 @@ struct ServerFlags {
   ContainerLogFlags container_log;
   std::string token_auth_file;              // kube-apiserver's --token-auth-file; "" = none
   std::string authorization_mode = "RBAC";  // RBAC | AlwaysAllow
+  bool insecure_http = false;               // plain HTTP, no authentication (loopback only)
 };
 
 struct AgentFlags {
@@ -199,19 +213,26 @@ std::optional<berth::agent::ResourceList> Capacity(std::string_view flag, const 
   return std::move(capacity).value();
 }
 
-// A kubeconfig with one plain-HTTP cluster, one user without credentials and
-// the context "berth" selected.
-std::string Kubeconfig(const std::string& address, int port) {
-  const std::string server = "http://" + address + ":" + std::to_string(port);
+// The admin kubeconfig (kubeadm's admin.conf): one cluster, one user, the
+// context "berth" selected. Over TLS it carries the CA and the admin's client
+// certificate; over plain HTTP (--insecure-http) no credential.
+std::string Kubeconfig(const std::string& server, const berth::pki::CertificateAndKey* admin,
+                       const std::string& ca_pem) {
+  std::string cluster = "    server: " + server + "\n";
+  std::string user = "  user: {}\n";
+  if (admin != nullptr) {
+    cluster += "    certificate-authority-data: " + berth::Base64Encode(ca_pem) + "\n";
+    user = "  user:\n"
+           "    client-certificate-data: " + berth::Base64Encode(admin->certificate_pem) + "\n" +
+           "    client-key-data: " + berth::Base64Encode(admin->private_key_pem) + "\n";
+  }
   return "apiVersion: v1\n"
          "kind: Config\n"
          "clusters:\n"
          "- name: berth\n"
-         "  cluster:\n"
-         "    server: " + server + "\n"
+         "  cluster:\n" + cluster +
          "users:\n"
-         "- name: berth\n"
-         "  user: {}\n"
+         "- name: berth\n" + user +
          "contexts:\n"
          "- name: berth\n"
          "  context:\n"
@@ -220,6 +241,64 @@ std::string Kubeconfig(const std::string& address, int port) {
          "    namespace: default\n"
          "current-context: berth\n"
          "preferences: {}\n";
+}
+
+bool IsLoopback(const std::string& address) {
+  return address == "localhost" || address == "::1" || address.rfind("127.", 0) == 0;
+}
+
+// The names a client may use for this server: localhost, the host name, the
+// loopback addresses and the listening address (every interface's address
+// when it listens on all of them).
+void ServerNames(const std::string& address, std::vector<std::string>* dns, std::vector<std::string>* ips) {
+  *dns = {"localhost"};
+  char host[256] = {};
+  if (gethostname(host, sizeof(host) - 1) == 0 && host[0] != '\0') dns->push_back(host);
+  *ips = {"127.0.0.1", "::1"};
+  auto add_ip = [&](const std::string& ip) {
+    if (std::find(ips->begin(), ips->end(), ip) == ips->end()) ips->push_back(ip);
+  };
+  if (address != "0.0.0.0" && address != "::") {
+    add_ip(address);
+    return;
+  }
+  ifaddrs* list = nullptr;
+  if (getifaddrs(&list) != 0) return;
+  for (ifaddrs* a = list; a != nullptr; a = a->ifa_next) {
+    if (a->ifa_addr == nullptr) continue;
+    char text[INET6_ADDRSTRLEN] = {};
+    const int family = a->ifa_addr->sa_family;
+    const void* raw = family == AF_INET    ? static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(a->ifa_addr)->sin_addr)
+                      : family == AF_INET6 ? static_cast<const void*>(&reinterpret_cast<sockaddr_in6*>(a->ifa_addr)->sin6_addr)
+                                           : nullptr;
+    if (raw != nullptr && inet_ntop(family, raw, text, sizeof(text)) != nullptr && std::strchr(text, '%') == nullptr) {
+      add_ip(text);
+    }
+  }
+  freeifaddrs(list);
+}
+
+// The server's PKI (DATA/pki: the CA and the serving certificate, kept across
+// starts) and a new admin client certificate (CN kubernetes-admin, O
+// system:masters, as kubeadm's admin.conf; a year, as kubeadm's).
+struct ServerCredentials {
+  berth::pki::ServerPki pki;
+  berth::pki::CertificateAndKey admin;
+};
+
+berth::StatusOr<ServerCredentials> LoadServerCredentials(const std::string& data_dir, const std::string& address,
+                                                          berth::Time now) {
+  std::vector<std::string> dns, ips;
+  ServerNames(address, &dns, &ips);
+  ServerCredentials c;
+  BERTH_ASSIGN_OR_RETURN(c.pki, berth::pki::LoadOrCreateServerPki(
+                                    (std::filesystem::path(data_dir) / "pki").string(), dns, ips, now));
+  berth::pki::CertificateRequest admin;
+  admin.common_name = "kubernetes-admin";
+  admin.organizations = {"system:masters"};
+  admin.client_auth = true;
+  BERTH_ASSIGN_OR_RETURN(c.admin, berth::pki::IssueCertificate(c.pki.ca, admin, now));
+  return c;
 }
 
 int RunServer(const ServerFlags& flags) {
@@ -313,13 +392,26 @@ int RunServer(const ServerFlags& flags) {
   options.http.address = flags.address;
   options.http.port = static_cast<uint16_t>(flags.port);
   options.http.threads = flags.threads;
-  if (!flags.token_auth_file.empty()) {
-    auto tokens = berth::authn::TokenFile::Load(flags.token_auth_file);
-    if (!tokens.ok()) return fail(tokens.status().message());
+  std::optional<ServerCredentials> credentials;
+  if (flags.insecure_http) {
+    if (!IsLoopback(flags.address)) return fail("--insecure-http serves only a loopback --address");
+    if (!flags.token_auth_file.empty()) return fail("--token-auth-file needs TLS: drop --insecure-http");
+    log->warn("--insecure-http: plain HTTP without authentication; every local process is cluster-admin");
+  } else {
+    auto loaded = LoadServerCredentials(flags.data_dir, flags.address, clock.Now());
+    if (!loaded.ok()) return fail(loaded.status().message());
+    credentials = std::move(loaded).value();
+    options.http.tls = berth::apiserver::HttpTlsOptions{credentials->pki.serving.certificate_pem,
+                                                        credentials->pki.serving.private_key_pem,
+                                                        credentials->pki.ca.certificate_pem};
     options.authentication.enabled = true;
-    options.authentication.token_file = std::make_shared<const berth::authn::TokenFile>(std::move(tokens).value());
+    if (!flags.token_auth_file.empty()) {
+      auto tokens = berth::authn::TokenFile::Load(flags.token_auth_file);
+      if (!tokens.ok()) return fail(tokens.status().message());
+      options.authentication.token_file = std::make_shared<const berth::authn::TokenFile>(std::move(tokens).value());
+    }
+    options.rbac_authorization = flags.authorization_mode == "RBAC";
   }
-  options.rbac_authorization = options.authentication.enabled && flags.authorization_mode == "RBAC";
   // One Prometheus registry for the API server, Kueue and the scheduler,
   // served as GET /metrics (docs/metrics.md).
   auto metrics = std::make_shared<prometheus::Registry>();
@@ -347,14 +439,18 @@ int RunServer(const ServerFlags& flags) {
                                          : ""));
   }
   const auto kubeconfig = std::filesystem::path(flags.data_dir) / "kubeconfig";
-  if (berth::Status w = berth::WriteFileAtomically(kubeconfig.string(), Kubeconfig(flags.address, server.port()), 0600);
-      !w.ok()) {
+  const std::string url = std::string(credentials ? "https://" : "http://") +
+                          (flags.address == "0.0.0.0" || flags.address == "::" ? "127.0.0.1" : flags.address) + ":" +
+                          std::to_string(server.port());
+  const std::string kubeconfig_text =
+      credentials ? Kubeconfig(url, &credentials->admin, credentials->pki.ca.certificate_pem) : Kubeconfig(url, nullptr, "");
+  if (berth::Status w = berth::WriteFileAtomically(kubeconfig.string(), kubeconfig_text, 0600); !w.ok()) {
     std::cerr << "error: " << w.message() << "\n";
     server.Stop();
     return 1;
   }
-  log->info("serving the Kubernetes API on http://{}:{} (store {}, data {}); KUBECONFIG={}",
-            flags.address, server.port(), flags.store, flags.data_dir, kubeconfig.string());
+  log->info("serving the Kubernetes API on {} (store {}, data {}); KUBECONFIG={}", url, flags.store, flags.data_dir,
+            kubeconfig.string());
 
   // The controllers and the embedded agents use the in-process client: the
   // same client::Client (and request/response code) as over HTTP, without the
@@ -508,6 +604,10 @@ int main(int argc, char** argv) {
   server->add_option("--token-auth-file", server_flags.token_auth_file,
                      "bearer tokens, one CSV record each: token,user,uid,\"group1,group2\" (kube-apiserver's "
                      "--token-auth-file); turns authentication on");
+  server->add_flag("--insecure-http", server_flags.insecure_http,
+                   "development only: serve plain HTTP on a loopback --address with no authentication or "
+                   "authorization (every local process is cluster-admin); the default is TLS with client "
+                   "certificates, tokens and RBAC");
   server->add_option("--authorization-mode", server_flags.authorization_mode,
                      "RBAC (Roles and bindings decide; system:masters may do anything) or AlwaysAllow")
       ->check(CLI::IsMember({"RBAC", "AlwaysAllow"}))

@@ -23,7 +23,10 @@
 //   - SchedulerController (controllers/scheduler): pod placement;
 //   - NodeLifecycleController (controllers/nodelifecycle): nodes whose agent
 //     stopped renewing its Lease become unreachable and their pods fail;
-//     pods bound to a node that no longer exists are collected.
+//     pods bound to a node that no longer exists are collected;
+//   - ClusterRoleAggregationController (controllers/rbac): aggregated
+//     ClusterRoles (admin, edit, view, ...) get the rules of the roles their
+//     selectors match.
 // Everything goes through client::Client, so the manager runs unchanged
 // against the in-process API server or a remote one over HTTP.
 //
@@ -40,6 +43,7 @@
 #include "controllers/common/reconcile_loop.h"
 #include "controllers/kueue/configuration.h"
 #include "controllers/nodelifecycle/node_lifecycle_controller.h"
+#include "controllers/rbac/cluster_role_aggregation.h"
 #include "core/clock.h"
 
 namespace prometheus {
@@ -75,6 +79,7 @@ struct ControllerManagerOptions {
   bool run_job_controllers = true;
   bool run_scheduler = true;
   bool run_node_lifecycle = true;
+  bool run_rbac_aggregation = true;
   nodelifecycle::NodeLifecycleOptions node_lifecycle;
   client::InformerOptions informer;
   // Kueue's Configuration (`berth server --config`): waitForPodsReady,
@@ -114,6 +119,7 @@ class ControllerManager {
   std::unique_ptr<jobs::trainjob::TrainJobController> trainjobs_;
   std::unique_ptr<jobs::pytorchjob::PyTorchJobController> pytorchjobs_;
   std::unique_ptr<nodelifecycle::NodeLifecycleController> node_lifecycle_;
+  std::unique_ptr<rbac::ClusterRoleAggregationController> role_aggregation_;
   ReconcileLoop* node_loop_ = nullptr;
   ReconcileLoop* ttl_loop_ = nullptr;
   std::vector<std::unique_ptr<ReconcileLoop>> loops_;

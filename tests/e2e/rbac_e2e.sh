@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Teams share one berth safely (issue 19), through the real kubectl with three users:
-# an admin (system:masters), alice of team-a and bob of team-b, each bound with Kubernetes'
-# `edit` ClusterRole in their own namespace only, on the seed's objects
+# an admin (system:masters), alice of team-a and bob of team-b, each bound in their own
+# namespace only to Kubernetes' `edit` ClusterRole and Kueue's `kueue-batch-user-role` (what
+# Kueue's docs bind a batch user to: edit alone creates no JobSet, TrainJob or PyTorchJob), on
+# the seed's objects
 # (examples/trainer-kueue). Checks, each with the answer kube-apiserver gives:
 #  - alice submits the seed's TrainJob through lq-team-a and sees its Workload;
 #  - alice cannot list, read or delete team-b's jobs, nor create or edit ClusterQueues,
@@ -11,7 +13,8 @@
 #    text/plain POST: 401 without a credential, 415 with one;
 #  - a namespace admin cannot grant what they do not hold (RBAC escalation check) and
 #    nobody but the admin may impersonate.
-# Users are bearer tokens from --token-auth-file.
+# Users are bearer tokens from --token-auth-file, over the server's TLS (its CA from the admin
+# kubeconfig the server writes, which carries the admin's client certificate).
 # Usage: rbac_e2e.sh <berth binary> <repository root>   Exit: 0 pass, 1 fail, 77 skip.
 set -uo pipefail
 BERTH=${1:?berth binary}
@@ -28,12 +31,15 @@ carol-token,carol,u-carol,team-a-admins
 EOF2
 e2e_start_server --nodes 0 --token-auth-file "$WORK/tokens.csv"
 SERVER=$(awk '/server:/ {print $2; exit}' "$KUBECONFIG")
-# kubeconfig_for USER TOKEN: a kubeconfig of the server with that bearer token.
+CA_DATA=$(awk '/certificate-authority-data:/ {print $2; exit}' "$KUBECONFIG")
+case $SERVER in https://*) ;; *) fail "the server does not serve TLS: $SERVER" ;; esac
+base64 -d <<<"$CA_DATA" >"$WORK/ca.crt"
+# kubeconfig_for USER TOKEN: a kubeconfig of the server (its CA) with that bearer token.
 kubeconfig_for() {
   cat >"$WORK/$1.kubeconfig" <<EOF2
 apiVersion: v1
 kind: Config
-clusters: [{name: berth, cluster: {server: $SERVER}}]
+clusters: [{name: berth, cluster: {server: $SERVER, certificate-authority-data: $CA_DATA}}]
 users: [{name: $1, user: {token: $2}}]
 contexts: [{name: $1, context: {cluster: berth, user: $1}}]
 current-context: $1
@@ -41,12 +47,13 @@ EOF2
 }
 for u in admin alice bob carol; do kubeconfig_for "$u" "$u-token"; done
 as() { local user=$1; shift; "$KUBECTL" --kubeconfig "$WORK/$user.kubeconfig" "$@"; }
-# expect_forbidden MESSAGE CMD...: CMD fails with "Error from server (Forbidden): MESSAGE".
+# expect_forbidden MESSAGE CMD...: CMD fails with the 403 Status MESSAGE (kubectl prints it
+# after "Error from server (Forbidden): ", or for create commands inside its own error line).
 expect_forbidden() {
   local want=$1; shift
   local out
   if out=$("$@" 2>&1); then fail "allowed: $*"; return; fi
-  grep -qF "Error from server (Forbidden): $want" <<<"$out" || fail "$*: want Forbidden: $want, got: $out"
+  grep -qF -- "$want" <<<"$out" && grep -qiF forbidden <<<"$out" || fail "$*: want Forbidden: $want, got: $out"
 }
 expect_can_i() {  # expect_can_i USER yes|no ARGS...
   local user=$1 want=$2; shift 2
@@ -76,8 +83,20 @@ subjects: [{apiGroup: rbac.authorization.k8s.io, kind: Group, name: team-a}]
 ---
 apiVersion: rbac.authorization.k8s.io/v1
 kind: RoleBinding
+metadata: {namespace: team-a, name: team-a-batch-user}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: kueue-batch-user-role}
+subjects: [{apiGroup: rbac.authorization.k8s.io, kind: Group, name: team-a}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
 metadata: {namespace: team-b, name: team-b-edit}
 roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: edit}
+subjects: [{apiGroup: rbac.authorization.k8s.io, kind: Group, name: team-b}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {namespace: team-b, name: team-b-batch-user}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: kueue-batch-user-role}
 subjects: [{apiGroup: rbac.authorization.k8s.io, kind: Group, name: team-b}]
 ---
 apiVersion: rbac.authorization.k8s.io/v1
@@ -106,12 +125,18 @@ expect_forbidden 'jobs.batch "canary" is forbidden: User "alice" cannot get reso
   as alice get job canary -n team-b
 expect_forbidden 'jobs.batch "canary" is forbidden: User "alice" cannot delete resource "jobs" in API group "batch" in the namespace "team-b"' \
   as alice delete job canary -n team-b
-expect_forbidden 'clusterqueues.kueue.x-k8s.io "cluster-queue" is forbidden: User "alice" cannot patch resource "clusterqueues" in API group "kueue.x-k8s.io" at the cluster scope' \
+# kubectl patch and edit read the object first.
+expect_forbidden 'clusterqueues.kueue.x-k8s.io "cluster-queue" is forbidden: User "alice" cannot get resource "clusterqueues" in API group "kueue.x-k8s.io" at the cluster scope' \
   as alice patch clusterqueue cluster-queue --type=merge -p '{"spec":{"stopPolicy":"Hold"}}'
 expect_forbidden 'resourceflavors.kueue.x-k8s.io is forbidden: User "alice" cannot create resource "resourceflavors" in API group "kueue.x-k8s.io" at the cluster scope' \
   as alice create -f - <<<'{"apiVersion":"kueue.x-k8s.io/v1beta2","kind":"ResourceFlavor","metadata":{"name":"mine"}}'
 expect_forbidden 'workloadpriorityclasses.kueue.x-k8s.io "high" is forbidden: User "alice" cannot delete resource "workloadpriorityclasses" in API group "kueue.x-k8s.io" at the cluster scope' \
   as alice delete workloadpriorityclass high
+OUT=$(curl -s --cacert "$WORK/ca.crt" -X PATCH -H 'Authorization: Bearer alice-token' \
+  -H 'Content-Type: application/merge-patch+json' -d '{"spec":{"stopPolicy":"Hold"}}' \
+  "$SERVER/apis/kueue.x-k8s.io/v1beta2/clusterqueues/cluster-queue")
+grep -qF '"message":"clusterqueues.kueue.x-k8s.io \"cluster-queue\" is forbidden: User \"alice\" cannot patch resource \"clusterqueues\" in API group \"kueue.x-k8s.io\" at the cluster scope"' <<<"$OUT" &&
+  grep -qF '"code":403' <<<"$OUT" || fail "a PATCH of the ClusterQueue as alice: $OUT"
 as bob get job canary -n team-b >/dev/null || fail "bob's canary Job is gone"
 echo "ok: alice gets 403 with kube-apiserver's message for team-b's jobs and the quota objects"
 
@@ -127,7 +152,7 @@ expect_can_i bob yes delete jobs.batch -n team-b
 echo "ok: kubectl auth can-i answers each case"
 
 # ---- credentials ----------------------------------------------------------------------------------
-code() { curl -s -o /dev/null -w '%{http_code}' "$@"; }
+code() { curl -s --cacert "$WORK/ca.crt" -o /dev/null -w '%{http_code}' "$@"; }
 [ "$(code "$SERVER/api/v1/namespaces/team-b/pods")" = 401 ] || fail "no credential: not 401"
 [ "$(code "$SERVER/healthz")" = 200 ] || fail "/healthz without a credential: not 200"
 [ "$(code -H 'Authorization: Bearer wrong' "$SERVER/api/v1/namespaces/team-b/pods")" = 401 ] ||
@@ -145,7 +170,7 @@ expect_forbidden 'is attempting to grant RBAC permissions not currently held' \
   as carol create rolebinding carol-root -n team-a --clusterrole=cluster-admin --user=carol
 as carol create rolebinding dave-view -n team-a --clusterrole=view --user=dave >/dev/null ||
   fail "carol (admin of team-a) could not bind view in team-a"
-expect_forbidden 'rolebindings.rbac.authorization.k8s.io is forbidden: User "alice" cannot create resource "rolebindings"' \
+expect_forbidden 'rolebindings.rbac.authorization.k8s.io is forbidden: User "alice" cannot create resource "rolebindings" in API group "rbac.authorization.k8s.io" in the namespace "team-a"' \
   as alice create rolebinding alice-root -n team-a --clusterrole=cluster-admin --user=alice
 expect_forbidden 'users "bob" is forbidden: User "alice" cannot impersonate resource "users" in API group "" at the cluster scope' \
   as alice get pods -n team-b --as bob
