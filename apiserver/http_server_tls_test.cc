@@ -82,6 +82,11 @@ class TlsServerTest : public ::testing::Test {
         };
         return s;
       }
+      if (req.target == "/forever") {
+        StreamingResponse s;
+        s.start = [](std::shared_ptr<ResponseStream> stream) { stream->Write("first\n"); };
+        return s;
+      }
       if (req.target == "/healthz") return HttpResponse{200, "text/plain", {}, "ok"};
       return HttpResponse{404, "text/plain", {}, "not found"};
     });
@@ -228,6 +233,24 @@ TEST_F(TlsServerTest, AChunkedStreamWorksOverTls) {
   ASSERT_TRUE(res.ok()) << res.status();
   EXPECT_EQ(res->status, 200);
   EXPECT_EQ(body, "{\"n\":1}\n{\"n\":2}\n{\"n\":3}\n");
+}
+
+TEST_F(TlsServerTest, StopEndsAnOpenStream) {
+  StartServer();
+  client::HttpClient c(Config(ca_.certificate_pem));
+  client::RawRequest r;
+  r.target = "/forever";
+  std::string body;
+  std::thread stopper;
+  auto res = c.DoStream(r, [&](std::string_view piece) {
+    body += piece;
+    if (!stopper.joinable()) stopper = std::thread([this] { server_->Stop(); });
+    return true;
+  });
+  if (stopper.joinable()) stopper.join();
+  ASSERT_TRUE(res.ok()) << res.status();  // the stream ended, not a transport error
+  EXPECT_EQ(body, "first\n");
+  EXPECT_EQ(server_->Stats().open_connections, 0u);
 }
 
 TEST_F(TlsServerTest, KeepAliveReusesTheConnectionUntilTheIdleTimeout) {
