@@ -298,6 +298,7 @@ class HttpTransport final : public Transport {
   }
 
   void ReturnIdle(std::unique_ptr<Connection> c) {
+    if (opt_.max_idle_connections == 0) return;  // no pool: the connection closes
     c->reused = true;
     std::lock_guard<std::mutex> l(mu_);
     if (idle_.size() >= opt_.max_idle_connections) idle_.erase(idle_.begin());
