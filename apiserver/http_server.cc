@@ -252,27 +252,6 @@ bool LooksLikeHttp(std::string_view head) {
 constexpr std::string_view kHttpOnHttpsPort =
     "HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n";
 
-// Go's crypto/x509 wording for an OpenSSL verification error, as kube-apiserver's
-// x509 authenticator reports it.
-std::string VerifyErrorText(int error) {
-  switch (error) {
-    case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT:
-    case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY:
-    case X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT:
-    case X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN:
-    case X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE:
-    case X509_V_ERR_CERT_SIGNATURE_FAILURE:
-      return "x509: certificate signed by unknown authority";
-    case X509_V_ERR_CERT_HAS_EXPIRED:
-    case X509_V_ERR_CERT_NOT_YET_VALID:
-      return "x509: certificate has expired or is not yet valid";
-    case X509_V_ERR_INVALID_PURPOSE:
-      return "x509: certificate specifies an incompatible key usage";
-    default:
-      return std::string("x509: ") + X509_verify_cert_error_string(error);
-  }
-}
-
 // Loads every certificate of `pem` into a new store. Errors: kInvalid when it holds none.
 StatusOr<X509Store> LoadCaStore(const std::string& pem, SSL_CTX* announce_to) {
   X509Store store(X509_STORE_new());
@@ -726,7 +705,7 @@ std::optional<ClientCertificate> HttpServer::Impl::ClientCertificateOf(SSL* ssl)
   X509_STORE_CTX_init(ctx, client_cas_.get(), leaf, SSL_get_peer_cert_chain(ssl));
   X509_STORE_CTX_set_purpose(ctx, X509_PURPOSE_SSL_CLIENT);
   out.verified = X509_verify_cert(ctx) == 1;
-  if (!out.verified) out.error = VerifyErrorText(X509_STORE_CTX_get_error(ctx));
+  if (!out.verified) out.error = pki::VerifyErrorText(X509_STORE_CTX_get_error(ctx));
   X509_STORE_CTX_free(ctx);
   ERR_clear_error();
   return out;

@@ -2,7 +2,6 @@
 // (client/http_client.h) and the real kubectl: server verification, client
 // certificates as the server judges them, streams, keep-alive and the
 // handshake deadline.
-#include <arpa/inet.h>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -10,21 +9,19 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <mutex>
-#include <netinet/in.h>
-#include <openssl/evp.h>
-#include <poll.h>
 #include <string>
-#include <sys/socket.h>
 #include <thread>
 #include <unistd.h>
 
 #include "apiserver/http_server.h"
+#include "apiserver/testing/raw_socket.h"
 #include "client/http_client.h"
 #include "pki/certificates.h"
 
 namespace berth::apiserver {
 namespace {
 
+using client::Base64Encode;
 using std::chrono::milliseconds;
 using ::testing::HasSubstr;
 
@@ -83,6 +80,11 @@ class TlsServerTest : public ::testing::Test {
           stream->Write("{\"n\":3}\n");
           stream->Close();
         };
+        return s;
+      }
+      if (req.target == "/forever") {
+        StreamingResponse s;
+        s.start = [](std::shared_ptr<ResponseStream> stream) { stream->Write("first\n"); };
         return s;
       }
       if (req.target == "/healthz") return HttpResponse{200, "text/plain", {}, "ok"};
@@ -233,6 +235,24 @@ TEST_F(TlsServerTest, AChunkedStreamWorksOverTls) {
   EXPECT_EQ(body, "{\"n\":1}\n{\"n\":2}\n{\"n\":3}\n");
 }
 
+TEST_F(TlsServerTest, StopEndsAnOpenStream) {
+  StartServer();
+  client::HttpClient c(Config(ca_.certificate_pem));
+  client::RawRequest r;
+  r.target = "/forever";
+  std::string body;
+  std::thread stopper;
+  auto res = c.DoStream(r, [&](std::string_view piece) {
+    body += piece;
+    if (!stopper.joinable()) stopper = std::thread([this] { server_->Stop(); });
+    return true;
+  });
+  if (stopper.joinable()) stopper.join();
+  ASSERT_TRUE(res.ok()) << res.status();  // the stream ended, not a transport error
+  EXPECT_EQ(body, "first\n");
+  EXPECT_EQ(server_->Stats().open_connections, 0u);
+}
+
 TEST_F(TlsServerTest, KeepAliveReusesTheConnectionUntilTheIdleTimeout) {
   HttpServerOptions options;
   options.idle_timeout = milliseconds(300);
@@ -257,42 +277,13 @@ TEST_F(TlsServerTest, KeepAliveReusesTheConnectionUntilTheIdleTimeout) {
   EXPECT_EQ(again->body, "ok");
 }
 
-int ConnectRaw(uint16_t port) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(port);
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  EXPECT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-  return fd;
-}
-
-// Everything the server sends until it closes (or 10 s pass).
-std::string ReadUntilClosed(int fd, bool* closed) {
-  std::string out;
-  *closed = false;
-  char buf[4096];
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (std::chrono::steady_clock::now() < deadline) {
-    pollfd p{fd, POLLIN, 0};
-    if (poll(&p, 1, 100) <= 0) continue;
-    ssize_t n = recv(fd, buf, sizeof buf, 0);
-    if (n <= 0) {
-      *closed = true;
-      break;
-    }
-    out.append(buf, static_cast<size_t>(n));
-  }
-  return out;
-}
-
 TEST_F(TlsServerTest, PlainHttpOnTheTlsPortGetsGosAnswer) {
   StartServer();
-  int fd = ConnectRaw(server_->port());
+  int fd = testing::Connect(server_->port());
   const std::string request = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n";
   ASSERT_EQ(send(fd, request.data(), request.size(), MSG_NOSIGNAL), static_cast<ssize_t>(request.size()));
   bool closed = false;
-  EXPECT_EQ(ReadUntilClosed(fd, &closed),
+  EXPECT_EQ(testing::Receive(fd, std::chrono::seconds(10), &closed),
             "HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n");
   EXPECT_TRUE(closed);
   close(fd);
@@ -303,11 +294,11 @@ TEST_F(TlsServerTest, AHandshakeThatNeverStartsIsCutOffAtTheHeaderTimeout) {
   HttpServerOptions options;
   options.read_header_timeout = milliseconds(200);
   StartServer(true, options);
-  int fd = ConnectRaw(server_->port());
+  int fd = testing::Connect(server_->port());
   const std::string half_hello = "\x16\x03\x01";  // a TLS record header, cut short
   ASSERT_EQ(send(fd, half_hello.data(), half_hello.size(), MSG_NOSIGNAL), 3);
   bool closed = false;
-  EXPECT_EQ(ReadUntilClosed(fd, &closed), "");
+  EXPECT_EQ(testing::Receive(fd, std::chrono::seconds(10), &closed), "");
   EXPECT_TRUE(closed);
   close(fd);
   EXPECT_GE(server_->Stats().connections_timed_out, 1u);
@@ -325,14 +316,6 @@ TEST_F(TlsServerTest, BadTlsOptionsFailStart) {
   EXPECT_EQ(HttpServer(options, nullptr).Start().code(), Code::kInvalid);
 }
 
-std::string Base64(const std::string& in) {
-  std::string out(4 * ((in.size() + 2) / 3) + 1, '\0');
-  const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                                reinterpret_cast<const unsigned char*>(in.data()), static_cast<int>(in.size()));
-  out.resize(static_cast<size_t>(n));
-  return out;
-}
-
 // The real kubectl accepts berth's CA, serving certificate and client
 // certificate from a kubeconfig's *-data fields.
 TEST_F(TlsServerTest, KubectlTalksToTheTlsServerWithAClientCertificate) {
@@ -340,17 +323,17 @@ TEST_F(TlsServerTest, KubectlTalksToTheTlsServerWithAClientCertificate) {
   if (access(kubectl, X_OK) != 0) GTEST_SKIP() << "kubectl is not installed";
   StartServer();
   auto user = ClientCert(ca_, "kubectl-user", {"team-a"});
-  const std::string dir = testing::TempDir() + "kubectl_tls_" + std::to_string(getpid());
+  const std::string dir = ::testing::TempDir() + "kubectl_tls_" + std::to_string(getpid());
   std::filesystem::create_directories(dir);
   const std::string kubeconfig = dir + "/config";
   {
     std::ofstream f(kubeconfig);
     f << "apiVersion: v1\nkind: Config\ncurrent-context: berth\n"
       << "clusters:\n- name: berth\n  cluster:\n    server: https://127.0.0.1:" << server_->port()
-      << "\n    certificate-authority-data: " << Base64(ca_.certificate_pem) << "\n"
+      << "\n    certificate-authority-data: " << Base64Encode(ca_.certificate_pem) << "\n"
       << "contexts:\n- name: berth\n  context:\n    cluster: berth\n    user: u\n"
-      << "users:\n- name: u\n  user:\n    client-certificate-data: " << Base64(user.certificate_pem)
-      << "\n    client-key-data: " << Base64(user.private_key_pem) << "\n";
+      << "users:\n- name: u\n  user:\n    client-certificate-data: " << Base64Encode(user.certificate_pem)
+      << "\n    client-key-data: " << Base64Encode(user.private_key_pem) << "\n";
   }
   const std::string cmd = std::string(kubectl) + " --kubeconfig " + kubeconfig + " get --raw /healthz 2>&1";
   FILE* p = popen(cmd.c_str(), "r");

@@ -9,12 +9,15 @@ namespace {
 
 constexpr std::string_view kClientErrorCause = "berth.io/ClientError";
 
-// `Get "http://127.0.0.1:1/api": dial tcp ...`: Go's url.Error form that
-// client/http_client.h uses for transport failures.
+// `Get "http://127.0.0.1:1/api": dial tcp ...` (or https://): Go's url.Error
+// form that client/http_client.h uses for transport failures.
 bool IsTransportError(const Status& s, std::string* url, std::string* detail) {
   const std::string& m = s.message();
   size_t sp = m.find(' ');
-  if (sp == std::string::npos || sp == 0 || m.compare(sp, 9, " \"http://") != 0) return false;
+  if (sp == std::string::npos || sp == 0 ||
+      (m.compare(sp, 9, " \"http://") != 0 && m.compare(sp, 10, " \"https://") != 0)) {
+    return false;
+  }
   for (size_t i = 0; i < sp; ++i) {
     if (!std::isalpha(static_cast<unsigned char>(m[i]))) return false;
   }
@@ -79,8 +82,7 @@ std::string ErrorText(const Status& s) {
   std::string url, detail;
   if (IsTransportError(s, &url, &detail)) {
     if (ContainsNoCase(detail, "connection refused")) {
-      return "The connection to the server " + HostOf(url) +
-             " was refused - did you specify the right host or port?\n";
+      return "The connection to the server " + HostOf(url) + " was refused - did you specify the right host or port?\n";
     }
     return "Unable to connect to the server: " + detail + "\n";
   }

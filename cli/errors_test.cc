@@ -49,6 +49,11 @@ TEST(ErrorsTest, TransportErrors) {
             "The connection to the server 127.0.0.1:1 was refused - did you specify the right host or port?\n");
   EXPECT_EQ(ErrorText(TimeoutError("Get \"http://10.0.0.1:6443/apis\": context deadline exceeded (Client.Timeout exceeded)")),
             "Unable to connect to the server: context deadline exceeded (Client.Timeout exceeded)\n");
+  // kubectl's words for a server it does not trust.
+  EXPECT_EQ(ErrorText(UnavailableError("Get \"https://127.0.0.1:6443/api\": tls: failed to verify certificate: x509: "
+                                       "certificate signed by unknown authority")),
+            "Unable to connect to the server: tls: failed to verify certificate: x509: certificate signed by unknown "
+            "authority\n");
   // Transport errors have no source to add.
   Status t = UnavailableError("Patch \"http://h:1/x\": EOF");
   EXPECT_EQ(AddSource(t, "patching", "f.yaml"), t);

@@ -19,6 +19,8 @@
 #include <thread>
 #include <utility>
 
+#include "pki/certificates.h"
+
 namespace berth::client {
 
 namespace asio = boost::asio;
@@ -99,25 +101,10 @@ bool IsEof(const beast::error_code& ec) {
 // Go's crypto/x509 wording for the verification error of a failed handshake
 // (net/http reports "tls: failed to verify certificate: x509: ...").
 std::string VerifyErrorText(long error, const std::string& host) {
-  switch (error) {
-    case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT:
-    case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY:
-    case X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT:
-    case X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN:
-    case X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE:
-    case X509_V_ERR_CERT_SIGNATURE_FAILURE:
-      return "x509: certificate signed by unknown authority";
-    case X509_V_ERR_CERT_HAS_EXPIRED:
-    case X509_V_ERR_CERT_NOT_YET_VALID:
-      return "x509: certificate has expired or is not yet valid";
-    case X509_V_ERR_HOSTNAME_MISMATCH:
-    case X509_V_ERR_IP_ADDRESS_MISMATCH:
-      return "x509: certificate is not valid for " + host;
-    case X509_V_ERR_INVALID_PURPOSE:
-      return "x509: certificate specifies an incompatible key usage";
-    default:
-      return std::string("x509: ") + X509_verify_cert_error_string(error);
+  if (error == X509_V_ERR_HOSTNAME_MISMATCH || error == X509_V_ERR_IP_ADDRESS_MISMATCH) {
+    return "x509: certificate is not valid for " + host;
   }
+  return pki::VerifyErrorText(error);
 }
 
 // Where a request goes, for transport error messages.
@@ -311,6 +298,7 @@ class HttpTransport final : public Transport {
   }
 
   void ReturnIdle(std::unique_ptr<Connection> c) {
+    if (opt_.max_idle_connections == 0) return;  // no pool: the connection closes
     c->reused = true;
     std::lock_guard<std::mutex> l(mu_);
     if (idle_.size() >= opt_.max_idle_connections) idle_.erase(idle_.begin());

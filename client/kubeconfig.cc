@@ -257,6 +257,14 @@ StatusOr<RestConfig> ParseKubeconfig(std::string_view yaml, std::string_view con
   return ResolveKubeconfig({doc}, context);
 }
 
+std::string Base64Encode(std::string_view bytes) {
+  std::string out(4 * ((bytes.size() + 2) / 3) + 1, '\0');
+  const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                                reinterpret_cast<const unsigned char*>(bytes.data()), static_cast<int>(bytes.size()));
+  out.resize(static_cast<size_t>(n));
+  return out;
+}
+
 StatusOr<RestConfig> LoadKubeconfig(const KubeconfigOptions& options) {
   std::vector<std::string> paths;
   bool skip_missing = false;

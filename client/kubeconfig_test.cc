@@ -4,7 +4,6 @@
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
-#include <openssl/evp.h>
 
 namespace berth::client {
 namespace {
@@ -166,14 +165,6 @@ TEST(KubeconfigTest, KubeconfigEnvListIsMergedFirstDefinitionWins) {
   fs::remove_all(dir);
 }
 
-std::string Base64(const std::string& in) {
-  std::string out(4 * ((in.size() + 2) / 3) + 1, '\0');
-  const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                                reinterpret_cast<const unsigned char*>(in.data()), static_cast<int>(in.size()));
-  out.resize(static_cast<size_t>(n));
-  return out;
-}
-
 // Stand-ins: the kubeconfig loader passes PEM text through unparsed.
 constexpr char kCaPem[] = "-----BEGIN CERTIFICATE-----\nCA\n-----END CERTIFICATE-----\n";
 constexpr char kCertPem[] = "-----BEGIN CERTIFICATE-----\nCLIENT\n-----END CERTIFICATE-----\n";
@@ -189,9 +180,10 @@ std::string TlsConfig(const std::string& cluster_fields, const std::string& user
 }
 
 TEST(KubeconfigTest, TlsFieldsFromData) {
-  StatusOr<RestConfig> cfg = ParseKubeconfig(TlsConfig(
-      "    certificate-authority-data: " + Base64(kCaPem) + "\n    tls-server-name: berth-apiserver\n",
-      "    client-certificate-data: " + Base64(kCertPem) + "\n    client-key-data: " + Base64(kKeyPem) + "\n"));
+  StatusOr<RestConfig> cfg = ParseKubeconfig(
+      TlsConfig("    certificate-authority-data: " + Base64Encode(kCaPem) + "\n    tls-server-name: berth-apiserver\n",
+                "    client-certificate-data: " + Base64Encode(kCertPem) +
+                    "\n    client-key-data: " + Base64Encode(kKeyPem) + "\n"));
   ASSERT_TRUE(cfg.ok()) << cfg.status();
   EXPECT_EQ(cfg->url.scheme, "https");
   EXPECT_EQ(cfg->url.host, "berth.example");
@@ -225,9 +217,9 @@ TEST(KubeconfigTest, TlsFilesAreRelativeToTheKubeconfigFile) {
   EXPECT_EQ(cfg->bearer_token, "t0ken");
 
   // Data wins over the file beside it.
-  write(dir / "config2",
-        TlsConfig("    certificate-authority: missing.crt\n    certificate-authority-data: " + Base64("DATA") + "\n",
-                  "    token: abc\n"));
+  write(dir / "config2", TlsConfig("    certificate-authority: missing.crt\n    certificate-authority-data: " +
+                                       Base64Encode("DATA") + "\n",
+                                   "    token: abc\n"));
   cfg = LoadKubeconfig({(dir / "config2").string(), ""});
   ASSERT_TRUE(cfg.ok()) << cfg.status();
   EXPECT_EQ(cfg->certificate_authority_pem, "DATA");
@@ -249,19 +241,20 @@ TEST(KubeconfigTest, TlsFieldErrors) {
   EXPECT_EQ(ParseKubeconfig(TlsConfig("    insecure-skip-tls-verify: \"yes\"\n", "")).status().message(),
             "json: cannot unmarshal string into Go struct field Cluster.clusters.cluster.insecure-skip-tls-verify of "
             "type bool");
-  EXPECT_EQ(
-      ParseKubeconfig(
-          TlsConfig("    insecure-skip-tls-verify: true\n    certificate-authority-data: " + Base64(kCaPem) + "\n", ""))
-          .status()
-          .message(),
-      "specifying a root certificates file with the insecure flag is not allowed");
+  EXPECT_EQ(ParseKubeconfig(TlsConfig("    insecure-skip-tls-verify: true\n    certificate-authority-data: " +
+                                          Base64Encode(kCaPem) + "\n",
+                                      ""))
+                .status()
+                .message(),
+            "specifying a root certificates file with the insecure flag is not allowed");
   StatusOr<RestConfig> insecure = ParseKubeconfig(TlsConfig("    insecure-skip-tls-verify: true\n", ""));
   ASSERT_TRUE(insecure.ok()) << insecure.status();
   EXPECT_TRUE(insecure->insecure_skip_tls_verify);
-  EXPECT_EQ(
-      ParseKubeconfig(TlsConfig("", "    client-certificate-data: " + Base64(kCertPem) + "\n")).status().message(),
-      "client-key-data or client-key must be specified for u to use the clientCert authentication method.");
-  EXPECT_EQ(ParseKubeconfig(TlsConfig("", "    client-key-data: " + Base64(kKeyPem) + "\n")).status().message(),
+  EXPECT_EQ(ParseKubeconfig(TlsConfig("", "    client-certificate-data: " + Base64Encode(kCertPem) + "\n"))
+                .status()
+                .message(),
+            "client-key-data or client-key must be specified for u to use the clientCert authentication method.");
+  EXPECT_EQ(ParseKubeconfig(TlsConfig("", "    client-key-data: " + Base64Encode(kKeyPem) + "\n")).status().message(),
             "client-cert-data or client-cert must be specified for u to use the clientCert authentication method.");
 }
 

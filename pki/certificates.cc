@@ -318,6 +318,25 @@ StatusOr<CertificateInfo> ParseCertificate(std::string_view pem) {
   return Describe(cert.get());
 }
 
+std::string VerifyErrorText(long error) {
+  switch (error) {
+    case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT:
+    case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY:
+    case X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT:
+    case X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN:
+    case X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE:
+    case X509_V_ERR_CERT_SIGNATURE_FAILURE:
+      return "x509: certificate signed by unknown authority";
+    case X509_V_ERR_CERT_HAS_EXPIRED:
+    case X509_V_ERR_CERT_NOT_YET_VALID:
+      return "x509: certificate has expired or is not yet valid";
+    case X509_V_ERR_INVALID_PURPOSE:
+      return "x509: certificate specifies an incompatible key usage";
+    default:
+      return std::string("x509: ") + X509_verify_cert_error_string(error);
+  }
+}
+
 StatusOr<CertificateInfo> ParseCertificateDer(std::string_view der) {
   const unsigned char* p = reinterpret_cast<const unsigned char*>(der.data());
   Cert cert(d2i_X509(nullptr, &p, static_cast<long>(der.size())));

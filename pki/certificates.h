@@ -96,6 +96,14 @@ StatusOr<CertificateInfo> ParseCertificate(std::string_view pem);
 // One DER-encoded certificate (what a TLS handshake carries). Errors: kInvalid.
 StatusOr<CertificateInfo> ParseCertificateDer(std::string_view der);
 
+// Go's crypto/x509 wording for an OpenSSL verification result (an X509_V_ERR_*
+// code, <openssl/x509_vfy.h>), as kube-apiserver's x509 authenticator and
+// client-go print it: "x509: certificate signed by unknown authority",
+// "x509: certificate has expired or is not yet valid", "x509: certificate
+// specifies an incompatible key usage"; any other code as "x509: " and
+// OpenSSL's text.
+std::string VerifyErrorText(long openssl_verify_error);
+
 // The API server's PKI directory (kubeadm's /etc/kubernetes/pki layout):
 //   DIR/ca.crt, DIR/ca.key               the cluster CA ("berth-ca")
 //   DIR/apiserver.crt, DIR/apiserver.key the serving certificate (CN "berth-apiserver")
