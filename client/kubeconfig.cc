@@ -3,10 +3,11 @@
 #include <charconv>
 #include <cstdlib>
 #include <fstream>
-#include <openssl/evp.h>
+#include <optional>
 #include <sstream>
 
 #include "api/yaml_codec.h"
+#include "core/base64.h"
 
 namespace berth::client {
 
@@ -43,23 +44,16 @@ StatusOr<bool> BoolField(const api::Object& obj, const char* key, std::string_vi
                          std::string(go_field) + " of type bool");
 }
 
-// Standard base64 (whitespace ignored), as encoding/json decodes a []byte field.
+// Standard base64 (line breaks and spaces ignored), as encoding/json decodes a
+// []byte field.
 StatusOr<std::string> Base64Decode(std::string_view text, const std::string& what) {
   std::string in;
   for (char c : text) {
     if (c != '\n' && c != '\r' && c != ' ' && c != '\t') in += c;
   }
-  const Status bad = BadRequestError("illegal base64 data in " + what);
-  if (in.size() % 4 != 0) return bad;
-  std::string out(in.size() / 4 * 3, '\0');
-  const int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                                reinterpret_cast<const unsigned char*>(in.data()), static_cast<int>(in.size()));
-  if (n < 0) return bad;
-  size_t padding = 0;
-  for (size_t i = in.size(); i > 0 && in[i - 1] == '='; --i) ++padding;
-  if (padding > 2 || static_cast<size_t>(n) < padding) return bad;
-  out.resize(static_cast<size_t>(n) - padding);
-  return out;
+  std::optional<std::string> out = berth::Base64Decode(in);
+  if (!out) return BadRequestError("illegal base64 data in " + what);
+  return *std::move(out);
 }
 
 // PEM text from a `<key>-data` field (base64) or, when that is empty, the file
@@ -255,14 +249,6 @@ StatusOr<RestConfig> ResolveKubeconfig(const std::vector<api::Object>& files, st
 StatusOr<RestConfig> ParseKubeconfig(std::string_view yaml, std::string_view context, std::string_view source_name) {
   BERTH_ASSIGN_OR_RETURN(api::Object doc, api::ParseYaml(yaml, source_name));
   return ResolveKubeconfig({doc}, context);
-}
-
-std::string Base64Encode(std::string_view bytes) {
-  std::string out(4 * ((bytes.size() + 2) / 3) + 1, '\0');
-  const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                                reinterpret_cast<const unsigned char*>(bytes.data()), static_cast<int>(bytes.size()));
-  out.resize(static_cast<size_t>(n));
-  return out;
 }
 
 StatusOr<RestConfig> LoadKubeconfig(const KubeconfigOptions& options) {

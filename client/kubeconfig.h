@@ -93,8 +93,4 @@ StatusOr<RestConfig> ParseKubeconfig(std::string_view yaml, std::string_view con
 // Loads from the sources above.
 StatusOr<RestConfig> LoadKubeconfig(const KubeconfigOptions& options = {});
 
-// Standard base64 with padding, no line breaks: what a kubeconfig's `*-data`
-// fields hold (encoding/json's []byte encoding).
-std::string Base64Encode(std::string_view bytes);
-
 }  // namespace berth::client

@@ -1,4 +1,5 @@
 #include "client/kubeconfig.h"
+#include "core/base64.h"
 
 #include <cstdlib>
 #include <filesystem>
@@ -181,9 +182,9 @@ std::string TlsConfig(const std::string& cluster_fields, const std::string& user
 
 TEST(KubeconfigTest, TlsFieldsFromData) {
   StatusOr<RestConfig> cfg = ParseKubeconfig(
-      TlsConfig("    certificate-authority-data: " + Base64Encode(kCaPem) + "\n    tls-server-name: berth-apiserver\n",
-                "    client-certificate-data: " + Base64Encode(kCertPem) +
-                    "\n    client-key-data: " + Base64Encode(kKeyPem) + "\n"));
+      TlsConfig("    certificate-authority-data: " + berth::Base64Encode(kCaPem) + "\n    tls-server-name: berth-apiserver\n",
+                "    client-certificate-data: " + berth::Base64Encode(kCertPem) +
+                    "\n    client-key-data: " + berth::Base64Encode(kKeyPem) + "\n"));
   ASSERT_TRUE(cfg.ok()) << cfg.status();
   EXPECT_EQ(cfg->url.scheme, "https");
   EXPECT_EQ(cfg->url.host, "berth.example");
@@ -218,7 +219,7 @@ TEST(KubeconfigTest, TlsFilesAreRelativeToTheKubeconfigFile) {
 
   // Data wins over the file beside it.
   write(dir / "config2", TlsConfig("    certificate-authority: missing.crt\n    certificate-authority-data: " +
-                                       Base64Encode("DATA") + "\n",
+                                       berth::Base64Encode("DATA") + "\n",
                                    "    token: abc\n"));
   cfg = LoadKubeconfig({(dir / "config2").string(), ""});
   ASSERT_TRUE(cfg.ok()) << cfg.status();
@@ -242,7 +243,7 @@ TEST(KubeconfigTest, TlsFieldErrors) {
             "json: cannot unmarshal string into Go struct field Cluster.clusters.cluster.insecure-skip-tls-verify of "
             "type bool");
   EXPECT_EQ(ParseKubeconfig(TlsConfig("    insecure-skip-tls-verify: true\n    certificate-authority-data: " +
-                                          Base64Encode(kCaPem) + "\n",
+                                          berth::Base64Encode(kCaPem) + "\n",
                                       ""))
                 .status()
                 .message(),
@@ -250,11 +251,11 @@ TEST(KubeconfigTest, TlsFieldErrors) {
   StatusOr<RestConfig> insecure = ParseKubeconfig(TlsConfig("    insecure-skip-tls-verify: true\n", ""));
   ASSERT_TRUE(insecure.ok()) << insecure.status();
   EXPECT_TRUE(insecure->insecure_skip_tls_verify);
-  EXPECT_EQ(ParseKubeconfig(TlsConfig("", "    client-certificate-data: " + Base64Encode(kCertPem) + "\n"))
+  EXPECT_EQ(ParseKubeconfig(TlsConfig("", "    client-certificate-data: " + berth::Base64Encode(kCertPem) + "\n"))
                 .status()
                 .message(),
             "client-key-data or client-key must be specified for u to use the clientCert authentication method.");
-  EXPECT_EQ(ParseKubeconfig(TlsConfig("", "    client-key-data: " + Base64Encode(kKeyPem) + "\n")).status().message(),
+  EXPECT_EQ(ParseKubeconfig(TlsConfig("", "    client-key-data: " + berth::Base64Encode(kKeyPem) + "\n")).status().message(),
             "client-cert-data or client-cert must be specified for u to use the clientCert authentication method.");
 }
 

@@ -1,0 +1,225 @@
+// Authentication, RBAC authorization, impersonation, escalation checks and the
+// review APIs through ApiServer::Handle, with tokens: what kube-apiserver
+// answers each request, body for body.
+#include "apiserver/authorization.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "apiserver/testing/test_api_server.h"
+
+namespace berth::apiserver {
+namespace {
+
+using ::testing::ElementsAre;
+using json = nlohmann::json;
+
+ApiServerOptions Secured() {
+  ApiServerOptions o = testing::WithoutGarbageCollector();
+  o.authentication.enabled = true;
+  auto tokens = authn::TokenFile::Parse(
+      "admin-token,admin,u-0,system:masters\n"
+      "alice-token,alice,u-1,team-a\n");
+  EXPECT_TRUE(tokens.ok());
+  o.authentication.token_file = std::make_shared<const authn::TokenFile>(std::move(tokens).value());
+  o.rbac_authorization = true;
+  return o;
+}
+
+class AuthorizationTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(api_.server.Start().ok());
+    for (const char* ns : {"team-a", "team-b"}) {
+      ASSERT_EQ(As("admin", "POST", "/api/v1/namespaces",
+                   json{{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", ns}}}}.dump())
+                    .status,
+                201);
+    }
+    // team-a may manage Jobs and RoleBindings in team-a.
+    ASSERT_EQ(As("admin", "POST", "/apis/rbac.authorization.k8s.io/v1/clusterroles", R"({
+      "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "job-editor"},
+      "rules": [{"apiGroups": ["batch"], "resources": ["jobs"], "verbs": ["*"]},
+                {"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["rolebindings"], "verbs": ["create"]}]})")
+                  .status,
+              201);
+    ASSERT_EQ(As("admin", "POST", "/apis/rbac.authorization.k8s.io/v1/namespaces/team-a/rolebindings", R"({
+      "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": {"name": "team-a-jobs"},
+      "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "job-editor"},
+      "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "team-a"}]})")
+                  .status,
+              201);
+  }
+  void TearDown() override { api_.server.Stop(); }
+
+  // A request with the token "<user>-token" ("" = none) and extra headers.
+  HttpResponse As(const std::string& user, const std::string& method, const std::string& target,
+                  const std::string& body = "", HttpHeaders headers = {},
+                  std::string_view content_type = "application/json") {
+    HttpRequest req = testing::Request(method, target, body, content_type);
+    if (!user.empty()) req.headers.emplace_back("Authorization", "Bearer " + user + "-token");
+    for (auto& h : headers) req.headers.push_back(std::move(h));
+    HandlerResult r = api_.server.Handle(req);
+    EXPECT_TRUE(std::holds_alternative<HttpResponse>(r)) << method << " " << target;
+    return std::holds_alternative<HttpResponse>(r) ? std::get<HttpResponse>(r) : HttpResponse{};
+  }
+  static json Body(const HttpResponse& r) { return json::parse(r.body); }
+
+  static constexpr const char* kJob = R"({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"},
+    "spec": {"template": {"spec": {"restartPolicy": "Never",
+      "containers": [{"name": "main", "image": "busybox", "command": ["true"]}]}}}})";
+
+  testing::TestApiServer api_{Secured()};
+};
+
+TEST_F(AuthorizationTest, NoCredentialIs401ExceptOnThePublicHealthPaths) {
+  HttpResponse r = As("", "GET", "/api/v1/namespaces/team-b/pods");
+  EXPECT_EQ(r.status, 401);
+  EXPECT_EQ(Body(r), json::parse(R"({"apiVersion": "v1", "kind": "Status", "metadata": {}, "status": "Failure",
+    "message": "Unauthorized", "reason": "Unauthorized", "code": 401})"));
+  EXPECT_EQ(As("", "GET", "/healthz").status, 200);  // system:public-info-viewer
+  EXPECT_EQ(As("", "GET", "/version").status, 200);
+  EXPECT_EQ(As("wrong", "GET", "/healthz").status, 401);
+  // Anonymous reaches /metrics nowhere: 401 before any handler.
+  EXPECT_EQ(As("", "GET", "/metrics").status, 401);
+}
+
+TEST_F(AuthorizationTest, ADeniedRequestIs403WithUpstreamsMessageAndDetails) {
+  ASSERT_EQ(As("admin", "POST", "/apis/batch/v1/namespaces/team-b/jobs", kJob).status, 201);
+  HttpResponse list = As("alice", "GET", "/apis/batch/v1/namespaces/team-b/jobs");
+  EXPECT_EQ(list.status, 403);
+  EXPECT_EQ(Body(list)["message"],
+            "jobs.batch is forbidden: User \"alice\" cannot list resource \"jobs\" in API group \"batch\" in the "
+            "namespace \"team-b\"");
+  EXPECT_EQ(Body(list)["reason"], "Forbidden");
+  EXPECT_EQ(Body(list)["details"], json::parse(R"({"group": "batch", "kind": "jobs"})"));
+  HttpResponse del = As("alice", "DELETE", "/apis/batch/v1/namespaces/team-b/jobs/j");
+  EXPECT_EQ(del.status, 403);
+  EXPECT_EQ(Body(del)["message"],
+            "jobs.batch \"j\" is forbidden: User \"alice\" cannot delete resource \"jobs\" in API group \"batch\" in "
+            "the namespace \"team-b\"");
+  EXPECT_EQ(Body(del)["details"], json::parse(R"({"name": "j", "group": "batch", "kind": "jobs"})"));
+  EXPECT_EQ(As("admin", "GET", "/apis/batch/v1/namespaces/team-b/jobs/j").status, 200);  // still there
+  HttpResponse cq = As("alice", "POST", "/apis/kueue.x-k8s.io/v1beta2/clusterqueues",
+                       R"({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": "x"}})");
+  EXPECT_EQ(cq.status, 403);
+  EXPECT_EQ(Body(cq)["message"],
+            "clusterqueues.kueue.x-k8s.io is forbidden: User \"alice\" cannot create resource \"clusterqueues\" in "
+            "API group \"kueue.x-k8s.io\" at the cluster scope");
+  HttpResponse metrics = As("alice", "GET", "/metrics");
+  EXPECT_EQ(metrics.status, 403);
+  EXPECT_EQ(Body(metrics)["message"], "forbidden: User \"alice\" cannot get path \"/metrics\"");
+  // What the binding grants works.
+  EXPECT_EQ(As("alice", "POST", "/apis/batch/v1/namespaces/team-a/jobs", kJob).status, 201);
+  EXPECT_EQ(As("alice", "GET", "/apis/batch/v1/namespaces/team-a/jobs/j").status, 200);
+}
+
+TEST_F(AuthorizationTest, BindingARoleTheUserDoesNotHoldIsRefused) {
+  HttpResponse r = As("alice", "POST", "/apis/rbac.authorization.k8s.io/v1/namespaces/team-a/rolebindings", R"({
+    "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": {"name": "root"},
+    "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"},
+    "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "alice"}]})");
+  EXPECT_EQ(r.status, 403);
+  EXPECT_THAT(Body(r)["message"].get<std::string>(),
+              ::testing::StartsWith("rolebindings.rbac.authorization.k8s.io \"root\" is forbidden: user \"alice\" "
+                                    "(groups=[\"team-a\" \"system:authenticated\"]) is attempting to grant RBAC "
+                                    "permissions not currently held:"));
+  EXPECT_EQ(As("admin", "GET", "/apis/rbac.authorization.k8s.io/v1/namespaces/team-a/rolebindings/root").status, 404);
+  // Binding what she holds is allowed.
+  EXPECT_EQ(As("alice", "POST", "/apis/rbac.authorization.k8s.io/v1/namespaces/team-a/rolebindings", R"({
+    "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": {"name": "bob-jobs"},
+    "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "job-editor"},
+    "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "bob"}]})")
+                .status,
+            201);
+}
+
+TEST_F(AuthorizationTest, ImpersonationNeedsTheRightAndActsAsTheUser) {
+  HttpResponse denied =
+      As("alice", "GET", "/apis/batch/v1/namespaces/team-a/jobs", "", {{"Impersonate-User", "admin"}});
+  EXPECT_EQ(denied.status, 403);
+  EXPECT_EQ(Body(denied)["message"],
+            "users \"admin\" is forbidden: User \"alice\" cannot impersonate resource \"users\" in API group \"\" at "
+            "the cluster scope");
+  HttpResponse as_alice = As("admin", "GET", "/apis/batch/v1/namespaces/team-b/jobs", "",
+                             {{"Impersonate-User", "alice"}, {"Impersonate-Group", "team-a"}});
+  EXPECT_EQ(as_alice.status, 403);
+  EXPECT_THAT(Body(as_alice)["message"].get<std::string>(), ::testing::HasSubstr("User \"alice\" cannot list"));
+  HttpResponse who = As("admin", "POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+                        R"({"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"})",
+                        {{"Impersonate-User", "alice"}, {"Impersonate-Group", "team-a"}});
+  ASSERT_EQ(who.status, 201);
+  EXPECT_EQ(Body(who)["status"]["userInfo"],
+            json::parse(R"({"username": "alice", "groups": ["team-a", "system:authenticated"]})"));
+}
+
+TEST_F(AuthorizationTest, ReviewsAnswerForTheRequesterOrTheNamedSubject) {
+  HttpResponse who = As("alice", "POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews", "{}");
+  ASSERT_EQ(who.status, 201);
+  EXPECT_EQ(Body(who)["kind"], "SelfSubjectReview");
+  EXPECT_EQ(Body(who)["status"]["userInfo"],
+            json::parse(R"({"username": "alice", "uid": "u-1", "groups": ["team-a", "system:authenticated"]})"));
+  auto can = [&](const std::string& user, const std::string& verb, const std::string& ns) {
+    json review = {{"apiVersion", "authorization.k8s.io/v1"},
+                   {"kind", "SelfSubjectAccessReview"},
+                   {"spec", {{"resourceAttributes", {{"namespace", ns}, {"verb", verb}, {"group", "batch"},
+                                                     {"resource", "jobs"}}}}}};
+    HttpResponse r = As(user, "POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", review.dump());
+    EXPECT_EQ(r.status, 201) << r.body;
+    return Body(r)["status"]["allowed"].get<bool>();
+  };
+  EXPECT_TRUE(can("alice", "delete", "team-a"));
+  EXPECT_FALSE(can("alice", "list", "team-b"));
+  EXPECT_TRUE(can("admin", "list", "team-b"));
+  // SubjectAccessReview: only for those who may create it (the admin), about anyone.
+  const std::string sar = R"({"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview",
+    "spec": {"user": "carol", "groups": ["team-a"],
+             "resourceAttributes": {"namespace": "team-a", "verb": "create", "group": "batch", "resource": "jobs"}}})";
+  EXPECT_EQ(As("alice", "POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews", sar).status, 403);
+  HttpResponse r = As("admin", "POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews", sar);
+  ASSERT_EQ(r.status, 201);
+  EXPECT_EQ(Body(r)["status"]["allowed"], true);
+  EXPECT_THAT(Body(r)["status"]["reason"].get<std::string>(),
+              ::testing::HasSubstr("RoleBinding \"team-a-jobs/team-a\" of ClusterRole \"job-editor\""));
+  // The rules review lists what the binding grants.
+  HttpResponse rules = As("alice", "POST", "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews",
+                          R"({"spec": {"namespace": "team-a"}})");
+  ASSERT_EQ(rules.status, 201);
+  EXPECT_THAT(Body(rules)["status"]["resourceRules"].dump(), ::testing::HasSubstr(R"("resources":["jobs"])"));
+}
+
+TEST_F(AuthorizationTest, TheReviewKubectlSendsAsProtobufIsDecoded) {
+  // `kubectl auth can-i get pods -n x`, as kubectl 1.32 sent it.
+  const std::string body(
+      "k8s\x00\n2\n\x17"
+      "authorization.k8s.io/v1\x12\x17SelfSubjectAccessReview\x12\x36\n\x10\n\x00\x12\x00\x1a\x00\"\x00"
+      "*\x00\x32\x00\x38\x00\x42\x00\x12\x18\n\x16\n\x01x\x12\x03get\x1a\x00\"\x00*\x04pods2\x00:\x00\x1a\x08\x08\x00"
+      "\x12\x00\x1a\x00 \x00\x1a\x00\"\x00",
+      116);
+  HttpResponse r = As("admin", "POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", body, {},
+                      "application/vnd.kubernetes.protobuf");
+  ASSERT_EQ(r.status, 201) << r.body;
+  EXPECT_EQ(Body(r)["spec"]["resourceAttributes"], json::parse(R"({"namespace": "x", "verb": "get",
+    "resource": "pods"})"));
+  EXPECT_EQ(Body(r)["status"]["allowed"], true);
+}
+
+TEST_F(AuthorizationTest, BodiesOfOtherMediaTypesAre415) {
+  HttpResponse r = As("admin", "POST", "/api/v1/namespaces/team-a/configmaps",
+                      R"({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}})", {}, "text/plain");
+  EXPECT_EQ(r.status, 415);
+  EXPECT_EQ(Body(r)["message"],
+            "the body of the request was in an unknown format - accepted media types include: application/json, "
+            "application/yaml, application/vnd.kubernetes.protobuf");
+  EXPECT_EQ(As("admin", "GET", "/api/v1/namespaces/team-a/configmaps/x").status, 404);
+  for (const char* media : {"application/x-www-form-urlencoded", "multipart/form-data; boundary=x"}) {
+    EXPECT_EQ(As("admin", "POST", "/api/v1/namespaces/team-a/configmaps",
+                 R"({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}})", {}, media)
+                  .status,
+              415)
+        << media;
+  }
+}
+
+}  // namespace
+}  // namespace berth::apiserver
