@@ -69,7 +69,8 @@ StatusOr<rbac::RequestAttributes> ReviewedAttributes(const api::Object& spec, au
 api::Object RulesReviewStatus(const authn::UserInfo& user, const std::string& ns, const rbac::Authorizer* authorizer) {
   if (authorizer != nullptr) return rbac::SubjectRulesReviewStatus(*authorizer, user, ns);
   return api::Object{
-      {"resourceRules", api::Object::array({api::Object{{"verbs", {"*"}}, {"apiGroups", {"*"}}, {"resources", {"*"}}}})},
+      {"resourceRules",
+       api::Object::array({api::Object{{"verbs", {"*"}}, {"apiGroups", {"*"}}, {"resources", {"*"}}}})},
       {"nonResourceRules", api::Object::array({api::Object{{"verbs", {"*"}}, {"nonResourceURLs", {"*"}}}})},
       {"incomplete", false}};
 }
@@ -106,8 +107,9 @@ HttpResponse ServeAccessReview(const RequestInfo& info, api::Object body, const 
     body["kind"] = "SelfSubjectRulesReview";
     const std::string ns = api::StringAt(spec, "namespace");
     if (ns.empty()) {
-      return StatusResponse(InvalidError("SelfSubjectRulesReview.authorization.k8s.io \"\" is invalid: spec.namespace: "
-                                         "Required value: no namespace on request"));
+      return StatusResponse(
+          InvalidError("SelfSubjectRulesReview.authorization.k8s.io \"\" is invalid: spec.namespace: "
+                       "Required value: no namespace on request"));
     }
     body["status"] = RulesReviewStatus(requester, ns, authorizer);
     return Created(body);
@@ -136,14 +138,15 @@ HttpResponse ServeAccessReview(const RequestInfo& info, api::Object body, const 
   }
   auto attributes = ReviewedAttributes(spec, subject);
   if (!attributes.ok()) {
-    return StatusResponse(InvalidError(api::StringAt(body, "kind") + ".authorization.k8s.io \"\" is invalid: " +
-                                       attributes.status().message()));
+    return StatusResponse(InvalidError(api::StringAt(body, "kind") +
+                                       ".authorization.k8s.io \"\" is invalid: " + attributes.status().message()));
   }
   if (namespaced) {
     if (!attributes->ns.empty() && attributes->ns != info.namespace_) {
-      return StatusResponse(InvalidError("LocalSubjectAccessReview.authorization.k8s.io \"\" is invalid: "
-                                         "spec.resourceAttributes.namespace: Invalid value: \"" +
-                                         attributes->ns + "\": must match metadata.namespace"));
+      return StatusResponse(
+          InvalidError("LocalSubjectAccessReview.authorization.k8s.io \"\" is invalid: "
+                       "spec.resourceAttributes.namespace: Invalid value: \"" +
+                       attributes->ns + "\": must match metadata.namespace"));
     }
     attributes->ns = info.namespace_;
     body["metadata"]["namespace"] = info.namespace_;

@@ -33,10 +33,10 @@
 #include "apiserver/table_convertor.h"
 #include "apiserver/watch_event_cache.h"
 #include "apiserver/watch_pump.h"
-#include "rbac/bootstrap_policy.h"
-#include "rbac/escalation.h"
 #include "core/ids.h"
 #include "core/logging.h"
+#include "rbac/bootstrap_policy.h"
+#include "rbac/escalation.h"
 
 namespace berth::apiserver {
 
@@ -381,7 +381,8 @@ HandlerResult ApiServer::Impl::Route(const HttpRequest& req, std::optional<Reque
   RequestInfo info = std::move(parsed).value();
   if (parsed_info != nullptr && extra == nullptr) *parsed_info = info;
   if (HasImpersonationHeaders(req)) {
-    user = Impersonate(req, *user, [this](const rbac::RequestAttributes& a) { return Authorize(authorizer_.get(), a); });
+    user =
+        Impersonate(req, *user, [this](const rbac::RequestAttributes& a) { return Authorize(authorizer_.get(), a); });
     if (!user.ok()) return StatusResponse(user.status());
   }
   const rbac::RequestAttributes attributes = RequestAttributesFor(*user, req, info);

@@ -1,9 +1,9 @@
 #include "apiserver/authentication.h"
 
-#include "apiserver/authorization.h"
-
 #include <algorithm>
 #include <utility>
+
+#include "apiserver/authorization.h"
 
 namespace berth::apiserver {
 namespace {
@@ -42,7 +42,8 @@ void AddImplicitGroups(authn::UserInfo* user) {
     return;
   }
   if (user->name.starts_with(authn::kServiceAccountUserPrefix)) {
-    std::string_view rest = std::string_view(user->name).substr(std::string_view(authn::kServiceAccountUserPrefix).size());
+    std::string_view rest =
+        std::string_view(user->name).substr(std::string_view(authn::kServiceAccountUserPrefix).size());
     const std::size_t colon = rest.find(':');
     if (colon != std::string_view::npos) {
       AddGroup(user, authn::kServiceAccountsGroup);
@@ -103,8 +104,7 @@ StatusOr<authn::UserInfo> Impersonate(const HttpRequest& request, const authn::U
   authn::UserInfo as;
   bool user_given = false;
   std::vector<rbac::RequestAttributes> steps;
-  auto step = [&](std::string group, std::string resource, std::string subresource, std::string ns,
-                  std::string name) {
+  auto step = [&](std::string group, std::string resource, std::string subresource, std::string ns, std::string name) {
     rbac::RequestAttributes a;
     a.user = requester;
     a.verb = "impersonate";

@@ -123,8 +123,8 @@ TEST(ImpersonationTest, EachStepIsAuthorizedAndTheImpersonatedUserGetsImplicitGr
   auto user = Impersonate(r, admin, [&](const rbac::RequestAttributes& a) {
     EXPECT_EQ(a.verb, "impersonate");
     EXPECT_EQ(a.user.name, "admin");
-    asked.push_back(a.api_group + "/" + a.resource + (a.subresource.empty() ? "" : "/" + a.subresource) + " " +
-                    a.ns + "/" + a.name);
+    asked.push_back(a.api_group + "/" + a.resource + (a.subresource.empty() ? "" : "/" + a.subresource) + " " + a.ns +
+                    "/" + a.name);
     return rbac::Decision{true, ""};
   });
   ASSERT_TRUE(user.ok()) << user.status().ToString();

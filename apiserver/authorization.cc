@@ -21,7 +21,7 @@ std::string QualifiedResource(const rbac::RequestAttributes& a) {
 }  // namespace
 
 std::vector<std::shared_ptr<const api::Object>> StorePolicySource::ListAll(const api::GroupResource& resource,
-                                                                          std::string_view ns) const {
+                                                                           std::string_view ns) const {
   store::ListOptions options;
   options.ns = std::string(ns);
   auto list = store_.List(resource, options);

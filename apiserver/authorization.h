@@ -37,7 +37,7 @@ class StorePolicySource final : public rbac::PolicySource {
 
  private:
   std::vector<std::shared_ptr<const api::Object>> ListAll(const api::GroupResource& resource,
-                                                         std::string_view ns) const;
+                                                          std::string_view ns) const;
   store::Store& store_;
 };
 

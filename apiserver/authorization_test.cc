@@ -100,8 +100,9 @@ TEST_F(AuthorizationTest, ADeniedRequestIs403WithUpstreamsMessageAndDetails) {
             "the namespace \"team-b\"");
   EXPECT_EQ(Body(del)["details"], json::parse(R"({"name": "j", "group": "batch", "kind": "jobs"})"));
   EXPECT_EQ(As("admin", "GET", "/apis/batch/v1/namespaces/team-b/jobs/j").status, 200);  // still there
-  HttpResponse cq = As("alice", "POST", "/apis/kueue.x-k8s.io/v1beta2/clusterqueues",
-                       R"({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": "x"}})");
+  HttpResponse cq =
+      As("alice", "POST", "/apis/kueue.x-k8s.io/v1beta2/clusterqueues",
+         R"({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": "x"}})");
   EXPECT_EQ(cq.status, 403);
   EXPECT_EQ(Body(cq)["message"],
             "clusterqueues.kueue.x-k8s.io is forbidden: User \"alice\" cannot create resource \"clusterqueues\" in "
@@ -160,10 +161,11 @@ TEST_F(AuthorizationTest, ReviewsAnswerForTheRequesterOrTheNamedSubject) {
   EXPECT_EQ(Body(who)["status"]["userInfo"],
             json::parse(R"({"username": "alice", "uid": "u-1", "groups": ["team-a", "system:authenticated"]})"));
   auto can = [&](const std::string& user, const std::string& verb, const std::string& ns) {
-    json review = {{"apiVersion", "authorization.k8s.io/v1"},
-                   {"kind", "SelfSubjectAccessReview"},
-                   {"spec", {{"resourceAttributes", {{"namespace", ns}, {"verb", verb}, {"group", "batch"},
-                                                     {"resource", "jobs"}}}}}};
+    json review = {
+        {"apiVersion", "authorization.k8s.io/v1"},
+        {"kind", "SelfSubjectAccessReview"},
+        {"spec",
+         {{"resourceAttributes", {{"namespace", ns}, {"verb", verb}, {"group", "batch"}, {"resource", "jobs"}}}}}};
     HttpResponse r = As(user, "POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", review.dump());
     EXPECT_EQ(r.status, 201) << r.body;
     return Body(r)["status"]["allowed"].get<bool>();

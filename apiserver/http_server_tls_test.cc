@@ -16,12 +16,13 @@
 #include "apiserver/http_server.h"
 #include "apiserver/testing/raw_socket.h"
 #include "client/http_client.h"
+#include "core/base64.h"
 #include "pki/certificates.h"
 
 namespace berth::apiserver {
 namespace {
 
-using client::Base64Encode;
+using berth::Base64Encode;
 using std::chrono::milliseconds;
 using ::testing::HasSubstr;
 

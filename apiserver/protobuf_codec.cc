@@ -354,10 +354,9 @@ constexpr Field kSelfSubjectAccessReviewSpecFields[] = {
     {1, "resourceAttributes", kMessage, kKeep, &kResourceAttributes},
     {2, "nonResourceAttributes", kMessage, kKeep, &kNonResourceAttributes}};
 constexpr Message kSelfSubjectAccessReviewSpec{"SelfSubjectAccessReviewSpec", kSelfSubjectAccessReviewSpecFields};
-constexpr Field kSelfSubjectAccessReviewFields[] = {
-    {1, "metadata", kMessage, kKeep, &kObjectMeta},
-    {2, "spec", kMessage, kKeep, &kSelfSubjectAccessReviewSpec},
-    {3, "status", kMessage, kOmitZero, &kSubjectAccessReviewStatus}};
+constexpr Field kSelfSubjectAccessReviewFields[] = {{1, "metadata", kMessage, kKeep, &kObjectMeta},
+                                                    {2, "spec", kMessage, kKeep, &kSelfSubjectAccessReviewSpec},
+                                                    {3, "status", kMessage, kOmitZero, &kSubjectAccessReviewStatus}};
 constexpr Message kSelfSubjectAccessReview{"SelfSubjectAccessReview", kSelfSubjectAccessReviewFields};
 constexpr Field kSubjectAccessReviewSpecFields[] = {
     {1, "resourceAttributes", kMessage, kKeep, &kResourceAttributes},
@@ -378,11 +377,10 @@ constexpr Message kResourceRule{"ResourceRule", kResourceRuleFields};
 constexpr Field kNonResourceRuleFields[] = {{1, "verbs", kString, kRepeated},
                                             {2, "nonResourceURLs", kString, kRepeated}};
 constexpr Message kNonResourceRule{"NonResourceRule", kNonResourceRuleFields};
-constexpr Field kSubjectRulesReviewStatusFields[] = {
-    {1, "resourceRules", kMessage, kRepeated, &kResourceRule},
-    {2, "nonResourceRules", kMessage, kRepeated, &kNonResourceRule},
-    {3, "incomplete", kBool, kKeep},
-    {4, "evaluationError", kString}};
+constexpr Field kSubjectRulesReviewStatusFields[] = {{1, "resourceRules", kMessage, kRepeated, &kResourceRule},
+                                                     {2, "nonResourceRules", kMessage, kRepeated, &kNonResourceRule},
+                                                     {3, "incomplete", kBool, kKeep},
+                                                     {4, "evaluationError", kString}};
 constexpr Message kSubjectRulesReviewStatus{"SubjectRulesReviewStatus", kSubjectRulesReviewStatusFields};
 constexpr Field kSelfSubjectRulesReviewSpecFields[] = {{1, "namespace", kString}};
 constexpr Message kSelfSubjectRulesReviewSpec{"SelfSubjectRulesReviewSpec", kSelfSubjectRulesReviewSpecFields};
@@ -392,8 +390,7 @@ constexpr Field kSelfSubjectRulesReviewFields[] = {{1, "metadata", kMessage, kKe
 constexpr Message kSelfSubjectRulesReview{"SelfSubjectRulesReview", kSelfSubjectRulesReviewFields};
 
 // k8s.io/api authentication/v1/generated.proto: `kubectl auth whoami`.
-constexpr Field kUserInfoFields[] = {
-    {1, "username", kString}, {2, "uid", kString}, {3, "groups", kString, kRepeated}};
+constexpr Field kUserInfoFields[] = {{1, "username", kString}, {2, "uid", kString}, {3, "groups", kString, kRepeated}};
 constexpr Message kUserInfo{"UserInfo", kUserInfoFields};
 constexpr Field kSelfSubjectReviewStatusFields[] = {{1, "userInfo", kMessage, kOmitZero, &kUserInfo}};
 constexpr Message kSelfSubjectReviewStatus{"SelfSubjectReviewStatus", kSelfSubjectReviewStatusFields};

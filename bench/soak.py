@@ -346,7 +346,8 @@ def main():
     log = open(log_path, "ab")
     kubeconfig = os.path.join(work, "data", "kubeconfig")
     server = subprocess.Popen([args.berth, "server", "--port", "0", "--data-dir", os.path.join(work, "data"),
-                               "--nodes", "0", "--shutdown-grace-period", "0"], stdout=log, stderr=subprocess.STDOUT)
+                               "--nodes", "0", "--shutdown-grace-period", "0", "--insecure-http"],
+                              stdout=log, stderr=subprocess.STDOUT)
     print(f"load at start    {open('/proc/loadavg').read().strip()}", flush=True)
     readers = []
     try:

@@ -29,8 +29,8 @@ std::string Base64Encode(std::string_view in, Base64Alphabet alphabet) {
   out.reserve((in.size() + 2) / 3 * 4);
   std::size_t i = 0;
   for (; i + 2 < in.size(); i += 3) {
-    const uint32_t v = (static_cast<uint8_t>(in[i]) << 16) | (static_cast<uint8_t>(in[i + 1]) << 8) |
-                       static_cast<uint8_t>(in[i + 2]);
+    const uint32_t v =
+        (static_cast<uint8_t>(in[i]) << 16) | (static_cast<uint8_t>(in[i + 1]) << 8) | static_cast<uint8_t>(in[i + 2]);
     out += chars[v >> 18];
     out += chars[(v >> 12) & 63];
     out += chars[(v >> 6) & 63];

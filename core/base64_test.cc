@@ -7,8 +7,12 @@ namespace {
 
 TEST(Base64Test, Rfc4648Vectors) {
   // RFC 4648 section 10.
-  const std::pair<const char*, const char*> kVectors[] = {{"", ""},         {"f", "Zg=="},     {"fo", "Zm8="},
-                                                          {"foo", "Zm9v"},  {"foob", "Zm9vYg=="}, {"fooba", "Zm9vYmE="},
+  const std::pair<const char*, const char*> kVectors[] = {{"", ""},
+                                                          {"f", "Zg=="},
+                                                          {"fo", "Zm8="},
+                                                          {"foo", "Zm9v"},
+                                                          {"foob", "Zm9vYg=="},
+                                                          {"fooba", "Zm9vYmE="},
                                                           {"foobar", "Zm9vYmFy"}};
   for (const auto& [plain, encoded] : kVectors) {
     EXPECT_EQ(Base64Encode(plain), encoded);

@@ -46,51 +46,50 @@
 //
 //   berth agent (--server URL | --kubeconfig F) --name NODE --data-dir DIR [--capacity ...] [--address A]
 //               [--shutdown-grace-period S]
-//     A node agent joining a remote server over HTTP; stops as the server's agents do.
+//     A node agent joining a remote server; stops as the server's agents do. Its
+//     kubeconfig carries the server's CA and a credential (today the admin's:
+//     node credentials are not built); --server alone suits only a
+//     --insecure-http server.
+//
+//   berth user add NAME [--group G]... --data-dir DIR [-o FILE]
+//     A kubeconfig for user NAME in groups G (a client certificate signed by
+//     the server's CA in DIR/pki), to bind with RoleBindings.
 //
 //   berth shim RUN_DIR
 //     The per-container supervisor the agents start (not for users).
 #include <CLI/CLI.hpp>
-#include <fmt/format.h>
-#include <prometheus/registry.h>
-
 #include <algorithm>
+#include <arpa/inet.h>
 #include <csignal>
-#include <cstring>
 #include <cstdio>
+#include <cstring>
+#include <fcntl.h>
 #include <filesystem>
+#include <fmt/format.h>
 #include <fstream>
+#include <ifaddrs.h>
 #include <iostream>
 #include <memory>
+#include <netinet/in.h>
 #include <optional>
+#include <prometheus/registry.h>
 #include <sstream>
 #include <string_view>
-#include <thread>
-
-#include "core/logging.h"
-#include "core/rlimit.h"
-
-#include <arpa/inet.h>
-#include <fcntl.h>
-#include <ifaddrs.h>
-#include <netinet/in.h>
 #include <sys/file.h>
+#include <thread>
 #include <unistd.h>
 
+#include "agent/node_agent.h"
+#include "agent/shim/shim.h"
 #include "api/admission_pipeline.h"
 #include "api/conversion.h"
 #include "api/registry.h"
 #include "api/strategy.h"
-#include "agent/node_agent.h"
-#include "agent/shim/shim.h"
-#include "core/file.h"
 #include "apiserver/api_server.h"
-#include "authn/token_file.h"
-#include "core/base64.h"
-#include "pki/certificates.h"
 #include "apiserver/in_process_client.h"
 #include "apiserver/request_metrics.h"
 #include "apiserver/status_response.h"
+#include "authn/token_file.h"
 #include "cli/commands.h"
 #include "cli/diagnostics/explain.h"
 #include "cli/diagnostics/explain_command.h"
@@ -99,7 +98,12 @@
 #include "client/kubeconfig.h"
 #include "controllers/kueue/configuration.h"
 #include "controllers/manager/controller_manager.h"
+#include "core/base64.h"
 #include "core/clock.h"
+#include "core/file.h"
+#include "core/logging.h"
+#include "core/rlimit.h"
+#include "pki/certificates.h"
 #include "store/memory_store.h"
 #include "store/sqlite_store.h"
 
@@ -213,33 +217,44 @@ std::optional<berth::agent::ResourceList> Capacity(std::string_view flag, const 
   return std::move(capacity).value();
 }
 
-// The admin kubeconfig (kubeadm's admin.conf): one cluster, one user, the
-// context "berth" selected. Over TLS it carries the CA and the admin's client
-// certificate; over plain HTTP (--insecure-http) no credential.
-std::string Kubeconfig(const std::string& server, const berth::pki::CertificateAndKey* admin,
-                       const std::string& ca_pem) {
+// A kubeconfig with one cluster, one user and its context selected (the
+// server's admin.conf, as kubeadm's, names them "berth"). Over TLS it carries
+// the CA and the user's client certificate; over plain HTTP (--insecure-http)
+// no credential.
+std::string Kubeconfig(const std::string& server, const berth::pki::CertificateAndKey* admin, const std::string& ca_pem,
+                       const std::string& user_name = "berth") {
   std::string cluster = "    server: " + server + "\n";
   std::string user = "  user: {}\n";
   if (admin != nullptr) {
     cluster += "    certificate-authority-data: " + berth::Base64Encode(ca_pem) + "\n";
-    user = "  user:\n"
-           "    client-certificate-data: " + berth::Base64Encode(admin->certificate_pem) + "\n" +
-           "    client-key-data: " + berth::Base64Encode(admin->private_key_pem) + "\n";
+    user =
+        "  user:\n"
+        "    client-certificate-data: " +
+        berth::Base64Encode(admin->certificate_pem) + "\n" +
+        "    client-key-data: " + berth::Base64Encode(admin->private_key_pem) + "\n";
   }
   return "apiVersion: v1\n"
          "kind: Config\n"
          "clusters:\n"
          "- name: berth\n"
-         "  cluster:\n" + cluster +
+         "  cluster:\n" +
+         cluster +
          "users:\n"
-         "- name: berth\n" + user +
+         "- name: " +
+         user_name + "\n" + user +
          "contexts:\n"
-         "- name: berth\n"
+         "- name: " +
+         user_name +
+         "\n"
          "  context:\n"
          "    cluster: berth\n"
-         "    user: berth\n"
+         "    user: " +
+         user_name +
+         "\n"
          "    namespace: default\n"
-         "current-context: berth\n"
+         "current-context: " +
+         user_name +
+         "\n"
          "preferences: {}\n";
 }
 
@@ -268,9 +283,10 @@ void ServerNames(const std::string& address, std::vector<std::string>* dns, std:
     if (a->ifa_addr == nullptr) continue;
     char text[INET6_ADDRSTRLEN] = {};
     const int family = a->ifa_addr->sa_family;
-    const void* raw = family == AF_INET    ? static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(a->ifa_addr)->sin_addr)
-                      : family == AF_INET6 ? static_cast<const void*>(&reinterpret_cast<sockaddr_in6*>(a->ifa_addr)->sin6_addr)
-                                           : nullptr;
+    const void* raw =
+        family == AF_INET    ? static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(a->ifa_addr)->sin_addr)
+        : family == AF_INET6 ? static_cast<const void*>(&reinterpret_cast<sockaddr_in6*>(a->ifa_addr)->sin6_addr)
+                             : nullptr;
     if (raw != nullptr && inet_ntop(family, raw, text, sizeof(text)) != nullptr && std::strchr(text, '%') == nullptr) {
       add_ip(text);
     }
@@ -287,18 +303,60 @@ struct ServerCredentials {
 };
 
 berth::StatusOr<ServerCredentials> LoadServerCredentials(const std::string& data_dir, const std::string& address,
-                                                          berth::Time now) {
+                                                         berth::Time now) {
   std::vector<std::string> dns, ips;
   ServerNames(address, &dns, &ips);
   ServerCredentials c;
-  BERTH_ASSIGN_OR_RETURN(c.pki, berth::pki::LoadOrCreateServerPki(
-                                    (std::filesystem::path(data_dir) / "pki").string(), dns, ips, now));
+  BERTH_ASSIGN_OR_RETURN(
+      c.pki, berth::pki::LoadOrCreateServerPki((std::filesystem::path(data_dir) / "pki").string(), dns, ips, now));
   berth::pki::CertificateRequest admin;
   admin.common_name = "kubernetes-admin";
   admin.organizations = {"system:masters"};
   admin.client_auth = true;
   BERTH_ASSIGN_OR_RETURN(c.admin, berth::pki::IssueCertificate(c.pki.ca, admin, now));
   return c;
+}
+
+struct UserFlags {
+  std::string name;
+  std::vector<std::string> groups;
+  std::string data_dir;
+  std::string output;  // "" = stdout
+};
+
+// `berth user add`: a kubeconfig for a user in groups, with a client
+// certificate the server's CA signs (CN = the user, O = the groups; a year, as
+// kubeadm's `kubeconfig user`). The server URL and CA come from the server's
+// own DATA/kubeconfig; the CA key from DATA/pki, so it runs where the server's
+// data is, as its owner.
+int RunUserAdd(const UserFlags& flags) {
+  auto fail = [](const std::string& message) {
+    std::cerr << "error: " << message << "\n";
+    return 1;
+  };
+  if (flags.name.empty() || flags.name.rfind("system:", 0) == 0) {
+    return fail("the user name must be set and must not start with \"system:\" (reserved for Kubernetes' own users)");
+  }
+  const std::filesystem::path dir(flags.data_dir);
+  auto ca_cert = berth::ReadFileBounded((dir / "pki" / "ca.crt").string(), 1 << 20);
+  auto ca_key = berth::ReadFileBounded((dir / "pki" / "ca.key").string(), 1 << 20);
+  if (!ca_cert.ok()) return fail(ca_cert.status().message());
+  if (!ca_key.ok()) return fail(ca_key.status().message());
+  auto admin = berth::client::LoadKubeconfig({.path = (dir / "kubeconfig").string()});
+  if (!admin.ok()) return fail(admin.status().message());
+  berth::pki::CertificateRequest request;
+  request.common_name = flags.name;
+  request.organizations = flags.groups;
+  request.client_auth = true;
+  auto cert = berth::pki::IssueCertificate({*ca_cert, *ca_key}, request, berth::RealClock::Get().Now());
+  if (!cert.ok()) return fail(cert.status().message());
+  const std::string text = Kubeconfig(admin->server, &*cert, *ca_cert, flags.name);
+  if (flags.output.empty()) {
+    std::cout << text;
+    return 0;
+  }
+  if (berth::Status w = berth::WriteFileAtomically(flags.output, text, 0600); !w.ok()) return fail(w.message());
+  return 0;
 }
 
 int RunServer(const ServerFlags& flags) {
@@ -401,9 +459,9 @@ int RunServer(const ServerFlags& flags) {
     auto loaded = LoadServerCredentials(flags.data_dir, flags.address, clock.Now());
     if (!loaded.ok()) return fail(loaded.status().message());
     credentials = std::move(loaded).value();
-    options.http.tls = berth::apiserver::HttpTlsOptions{credentials->pki.serving.certificate_pem,
-                                                        credentials->pki.serving.private_key_pem,
-                                                        credentials->pki.ca.certificate_pem};
+    options.http.tls =
+        berth::apiserver::HttpTlsOptions{credentials->pki.serving.certificate_pem,
+                                         credentials->pki.serving.private_key_pem, credentials->pki.ca.certificate_pem};
     options.authentication.enabled = true;
     if (!flags.token_auth_file.empty()) {
       auto tokens = berth::authn::TokenFile::Load(flags.token_auth_file);
@@ -442,8 +500,9 @@ int RunServer(const ServerFlags& flags) {
   const std::string url = std::string(credentials ? "https://" : "http://") +
                           (flags.address == "0.0.0.0" || flags.address == "::" ? "127.0.0.1" : flags.address) + ":" +
                           std::to_string(server.port());
-  const std::string kubeconfig_text =
-      credentials ? Kubeconfig(url, &credentials->admin, credentials->pki.ca.certificate_pem) : Kubeconfig(url, nullptr, "");
+  const std::string kubeconfig_text = credentials
+                                          ? Kubeconfig(url, &credentials->admin, credentials->pki.ca.certificate_pem)
+                                          : Kubeconfig(url, nullptr, "");
   if (berth::Status w = berth::WriteFileAtomically(kubeconfig.string(), kubeconfig_text, 0600); !w.ok()) {
     std::cerr << "error: " << w.message() << "\n";
     server.Stop();
@@ -519,7 +578,8 @@ int RunAgent(const AgentFlags& flags) {
   if (flags.server.empty()) {
     rest = berth::client::LoadKubeconfig({.path = flags.kubeconfig});
   } else {
-    // As kubectl --server: the URL alone, anonymous (berth serves no authentication).
+    // As kubectl --server: the URL alone, no credential and the system's CA
+    // roots; only a --insecure-http server accepts such an agent.
     auto url = berth::client::ParseServerUrl(flags.server);
     if (url.ok()) {
       rest->server = flags.server;
@@ -608,8 +668,9 @@ int main(int argc, char** argv) {
                    "development only: serve plain HTTP on a loopback --address with no authentication or "
                    "authorization (every local process is cluster-admin); the default is TLS with client "
                    "certificates, tokens and RBAC");
-  server->add_option("--authorization-mode", server_flags.authorization_mode,
-                     "RBAC (Roles and bindings decide; system:masters may do anything) or AlwaysAllow")
+  server
+      ->add_option("--authorization-mode", server_flags.authorization_mode,
+                   "RBAC (Roles and bindings decide; system:masters may do anything) or AlwaysAllow")
       ->check(CLI::IsMember({"RBAC", "AlwaysAllow"}))
       ->capture_default_str();
   AddContainerLogFlags(server, server_flags.container_log);
@@ -640,6 +701,19 @@ int main(int argc, char** argv) {
     if (!berth::SetLogLevel(log_level)) throw CLI::ValidationError("--log-level", "unknown level " + log_level);
     server_rc = RunAgent(agent_flags);
   });
+
+  UserFlags user_flags;
+  auto* user = app.add_subcommand("user", "Users of the server: their kubeconfigs");
+  auto* user_add = user->add_subcommand(
+      "add",
+      "Write a kubeconfig for a user in groups, with a client certificate signed by the server's CA "
+      "(bind the user or a group with RoleBindings to give rights)");
+  user_add->add_option("name", user_flags.name, "user name (the certificate's CN)")->required();
+  user_add->add_option("--group", user_flags.groups, "a group of the user (the certificate's O); repeat for more");
+  user_add->add_option("--data-dir", user_flags.data_dir, "the server's --data-dir")->required();
+  user_add->add_option("-o,--output", user_flags.output, "write the kubeconfig there (mode 0600) instead of stdout");
+  user_add->callback([&] { server_rc = RunUserAdd(user_flags); });
+  user->require_subcommand(1);
 
   berth::cli::AddClientCommands(app, &server_rc);
   berth::cli::diagnostics::AddExplainCommand(app, &server_rc);

@@ -103,9 +103,11 @@ ControllerManager::ControllerManager(client::Client& client, Clock& clock, Contr
     client::Informer& cluster_roles = factory_.ForResource(rbac::kClusterRoles);
     role_aggregation_ = std::make_unique<rbac::ClusterRoleAggregationController>(client_, cluster_roles);
     loops_.push_back(std::make_unique<ReconcileLoop>(
-        "clusterrole-aggregation", clock_, [this](const std::string& name) { return role_aggregation_->Reconcile(name); }));
+        "clusterrole-aggregation", clock_,
+        [this](const std::string& name) { return role_aggregation_->Reconcile(name); }));
     // Any ClusterRole change may change every aggregation (upstream's enqueueAll).
-    loops_.back()->Watch(cluster_roles, [this](const api::Object&) { return role_aggregation_->AggregatedRoleNames(); });
+    loops_.back()->Watch(cluster_roles,
+                         [this](const api::Object&) { return role_aggregation_->AggregatedRoleNames(); });
   }
   if (options_.run_job_controllers) {
     const ReconcileLoopOptions loop_options{options_.resync_period};

@@ -54,8 +54,7 @@ class ClusterRoleAggregationTest : public ::testing::Test {
     for (const auto& r : list.items) out += api::ArrayAt(r, "rules").dump();
     return out;
   }
-  bool Grants(const std::string& role, const std::string& group, const std::string& resource,
-              const std::string& verb) {
+  bool Grants(const std::string& role, const std::string& group, const std::string& resource, const std::string& verb) {
     api::Object r = client_.Get(kClusterRoles, role).value();
     for (const api::Object& rule : api::ArrayAt(r, "rules")) {
       auto has = [&](const char* field, const std::string& v) {
@@ -81,9 +80,9 @@ TEST_F(ClusterRoleAggregationTest, TheViewEditAdminChainSettlesToTheUnion) {
   EXPECT_GE(Settle(), 2);
   EXPECT_TRUE(Grants("view", "", "pods", "list"));
   EXPECT_FALSE(Grants("view", "", "pods", "create"));
-  EXPECT_TRUE(Grants("edit", "", "pods", "list"));     // view's, through aggregate-to-edit
+  EXPECT_TRUE(Grants("edit", "", "pods", "list"));  // view's, through aggregate-to-edit
   EXPECT_TRUE(Grants("edit", "batch", "jobs", "create"));
-  EXPECT_TRUE(Grants("admin", "", "pods", "list"));    // view's, two levels up
+  EXPECT_TRUE(Grants("admin", "", "pods", "list"));  // view's, two levels up
   EXPECT_TRUE(Grants("admin", "batch", "jobs", "delete"));
   EXPECT_TRUE(Grants("admin", "rbac.authorization.k8s.io", "rolebindings", "create"));
   EXPECT_FALSE(Grants("edit", "rbac.authorization.k8s.io", "rolebindings", "create"));
@@ -93,11 +92,11 @@ TEST_F(ClusterRoleAggregationTest, TheViewEditAdminChainSettlesToTheUnion) {
 
 TEST_F(ClusterRoleAggregationTest, ARoleLabelledAggregateToViewReachesEditAndAdmin) {
   Settle();
-  api::Object extra = {{"apiVersion", "rbac.authorization.k8s.io/v1"},
-                       {"kind", "ClusterRole"},
-                       {"metadata", {{"name", "widgets-viewer"},
-                                     {"labels", {{"rbac.authorization.k8s.io/aggregate-to-view", "true"}}}}},
-                       {"rules", {{{"apiGroups", {"example.com"}}, {"resources", {"widgets"}}, {"verbs", {"get"}}}}}};
+  api::Object extra = {
+      {"apiVersion", "rbac.authorization.k8s.io/v1"},
+      {"kind", "ClusterRole"},
+      {"metadata", {{"name", "widgets-viewer"}, {"labels", {{"rbac.authorization.k8s.io/aggregate-to-view", "true"}}}}},
+      {"rules", {{{"apiGroups", {"example.com"}}, {"resources", {"widgets"}}, {"verbs", {"get"}}}}}};
   ASSERT_TRUE(client_.Create(kClusterRoles, extra).ok());
   Settle();
   EXPECT_TRUE(Grants("view", "example.com", "widgets", "get"));

@@ -586,14 +586,19 @@ run restart-wpc 0 "$KUBECTL" get wpc
 expect restart-wpc '^high '
 expect_not restart-wpc '^low '
 
-# A node agent joins by URL (berth agent --server, no kubeconfig) and its Node turns Ready;
-# --server and --kubeconfig together are refused.
+# A node agent with the URL alone (no CA, no credential) is refused and registers no Node;
+# with the server's kubeconfig it joins and its Node turns Ready; --server and --kubeconfig
+# together are refused.
 SERVER_URL=$(sed -n 's/^ *server: *//p' "$KUBECONFIG" | head -1)
-"$BERTH" agent --server "$SERVER_URL" --name url-node --data-dir "$WORK/url-node" \
+run agent-by-url 1 timeout 20 "$BERTH" agent --server "$SERVER_URL" --name rogue-node --data-dir "$WORK/rogue-node" \
+  --capacity cpu=1,memory=1Gi
+expect agent-by-url 'certificate signed by unknown authority'
+run rogue-node 1 "$KUBECTL" get node rogue-node
+"$BERTH" agent --kubeconfig "$KUBECONFIG" --name url-node --data-dir "$WORK/url-node" \
   --capacity cpu=1,memory=1Gi >"$WORK/url-agent.log" 2>&1 &
 AGENT_PID=$!
-run agent-by-url 0 "$KUBECTL" wait node/url-node --for=condition=Ready --timeout=30s
-expect agent-by-url 'node/url-node condition met'
+run agent-by-kubeconfig 0 "$KUBECTL" wait node/url-node --for=condition=Ready --timeout=30s
+expect agent-by-kubeconfig 'node/url-node condition met'
 kill -TERM "$AGENT_PID"; wait "$AGENT_PID" || true
 run agent-url-and-kubeconfig 108 "$BERTH" agent --server "$SERVER_URL" --kubeconfig "$KUBECONFIG" \
   --name x --data-dir "$WORK/x"

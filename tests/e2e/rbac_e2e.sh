@@ -13,8 +13,9 @@
 #    text/plain POST: 401 without a credential, 415 with one;
 #  - a namespace admin cannot grant what they do not hold (RBAC escalation check) and
 #    nobody but the admin may impersonate.
-# Users are bearer tokens from --token-auth-file, over the server's TLS (its CA from the admin
-# kubeconfig the server writes, which carries the admin's client certificate).
+# alice and bob hold client certificates (`berth user add`), admin and carol bearer tokens from
+# --token-auth-file, all over the server's TLS (its CA from the admin kubeconfig the server
+# writes).
 # Usage: rbac_e2e.sh <berth binary> <repository root>   Exit: 0 pass, 1 fail, 77 skip.
 set -uo pipefail
 BERTH=${1:?berth binary}
@@ -25,8 +26,6 @@ e2e_init rbac
 mkdir -p "$WORK/data"
 cat >"$WORK/tokens.csv" <<'EOF2'
 admin-token,admin,u-admin,system:masters
-alice-token,alice,u-alice,team-a
-bob-token,bob,u-bob,team-b
 carol-token,carol,u-carol,team-a-admins
 EOF2
 e2e_start_server --nodes 0 --token-auth-file "$WORK/tokens.csv"
@@ -45,7 +44,14 @@ contexts: [{name: $1, context: {cluster: berth, user: $1}}]
 current-context: $1
 EOF2
 }
-for u in admin alice bob carol; do kubeconfig_for "$u" "$u-token"; done
+# alice and bob get client certificates from `berth user add`; admin and carol use tokens.
+for u in admin carol; do kubeconfig_for "$u" "$u-token"; done
+"$BERTH" user add alice --group team-a --data-dir "$WORK/data" -o "$WORK/alice.kubeconfig" ||
+  fail "berth user add alice"
+"$BERTH" user add bob --group team-b --data-dir "$WORK/data" >"$WORK/bob.kubeconfig" || fail "berth user add bob"
+[ "$(stat -c %a "$WORK/alice.kubeconfig")" = 600 ] || fail "alice's kubeconfig is not mode 0600"
+"$BERTH" user add system:evil --group system:masters --data-dir "$WORK/data" >/dev/null 2>&1 &&
+  fail "berth user add accepted a system: user name"
 as() { local user=$1; shift; "$KUBECTL" --kubeconfig "$WORK/$user.kubeconfig" "$@"; }
 # expect_forbidden MESSAGE CMD...: CMD fails with the 403 Status MESSAGE (kubectl prints it
 # after "Error from server (Forbidden): ", or for create commands inside its own error line).
@@ -132,11 +138,11 @@ expect_forbidden 'resourceflavors.kueue.x-k8s.io is forbidden: User "alice" cann
   as alice create -f - <<<'{"apiVersion":"kueue.x-k8s.io/v1beta2","kind":"ResourceFlavor","metadata":{"name":"mine"}}'
 expect_forbidden 'workloadpriorityclasses.kueue.x-k8s.io "high" is forbidden: User "alice" cannot delete resource "workloadpriorityclasses" in API group "kueue.x-k8s.io" at the cluster scope' \
   as alice delete workloadpriorityclass high
-OUT=$(curl -s --cacert "$WORK/ca.crt" -X PATCH -H 'Authorization: Bearer alice-token' \
+OUT=$(curl -s --cacert "$WORK/ca.crt" -X PATCH -H 'Authorization: Bearer carol-token' \
   -H 'Content-Type: application/merge-patch+json' -d '{"spec":{"stopPolicy":"Hold"}}' \
   "$SERVER/apis/kueue.x-k8s.io/v1beta2/clusterqueues/cluster-queue")
-grep -qF '"message":"clusterqueues.kueue.x-k8s.io \"cluster-queue\" is forbidden: User \"alice\" cannot patch resource \"clusterqueues\" in API group \"kueue.x-k8s.io\" at the cluster scope"' <<<"$OUT" &&
-  grep -qF '"code":403' <<<"$OUT" || fail "a PATCH of the ClusterQueue as alice: $OUT"
+grep -qF '"message":"clusterqueues.kueue.x-k8s.io \"cluster-queue\" is forbidden: User \"carol\" cannot patch resource \"clusterqueues\" in API group \"kueue.x-k8s.io\" at the cluster scope"' <<<"$OUT" &&
+  grep -qF '"code":403' <<<"$OUT" || fail "a PATCH of the ClusterQueue as carol (admin of team-a): $OUT"
 as bob get job canary -n team-b >/dev/null || fail "bob's canary Job is gone"
 echo "ok: alice gets 403 with kube-apiserver's message for team-b's jobs and the quota objects"
 
@@ -160,7 +166,7 @@ code() { curl -s --cacert "$WORK/ca.crt" -o /dev/null -w '%{http_code}' "$@"; }
 BODY='{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"xsite"}}'
 [ "$(code -X POST -H 'Origin: https://evil.example' -H 'Content-Type: text/plain' -d "$BODY" \
   "$SERVER/api/v1/namespaces/team-a/configmaps")" = 401 ] || fail "a cross-site POST without a credential: not 401"
-[ "$(code -X POST -H 'Authorization: Bearer alice-token' -H 'Content-Type: text/plain' -d "$BODY" \
+[ "$(code -X POST -H 'Authorization: Bearer carol-token' -H 'Content-Type: text/plain' -d "$BODY" \
   "$SERVER/api/v1/namespaces/team-a/configmaps")" = 415 ] || fail "a text/plain POST with a credential: not 415"
 as admin get configmap xsite -n team-a >/dev/null 2>&1 && fail "the cross-site POST created a ConfigMap"
 echo "ok: 401 without or with a wrong credential, /healthz public, text/plain bodies 415"
