@@ -486,8 +486,12 @@ LabelSelector LabelSelector::Nothing() {
   return s;
 }
 
-void LabelSelector::Add(LabelRequirement r) {
-  requirements_.push_back(std::move(r));
+void LabelSelector::Add(LabelRequirement r) { requirements_.push_back(std::move(r)); }
+
+// Requirements in key order, then by their text (upstream sorts by key,
+// sort.Sort(ByKey)): once, after every Add, so a selector of n terms costs
+// O(n log n), never O(n^2).
+void LabelSelector::SortRequirements() {
   std::stable_sort(requirements_.begin(), requirements_.end(),
                    [](const LabelRequirement& a, const LabelRequirement& b) {
                      if (a.key != b.key) return a.key < b.key;
@@ -500,6 +504,7 @@ StatusOr<LabelSelector> LabelSelector::Parse(std::string_view text) {
   BERTH_ASSIGN_OR_RETURN(std::vector<LabelRequirement> reqs, parser.Parse());
   LabelSelector s;
   for (auto& r : reqs) s.Add(std::move(r));
+  s.SortRequirements();
   return s;
 }
 
@@ -536,6 +541,7 @@ StatusOr<LabelSelector> LabelSelector::FromJson(const Object& selector) {
       s.Add(std::move(r));
     }
   }
+  s.SortRequirements();
   return s;
 }
 

@@ -103,7 +103,8 @@ class LabelSelector {
   bool operator==(const LabelSelector&) const = default;
 
  private:
-  void Add(LabelRequirement r);
+  void Add(LabelRequirement r);  // then SortRequirements before use
+  void SortRequirements();
   std::vector<LabelRequirement> requirements_;
   bool nothing_ = false;
 };

@@ -22,6 +22,7 @@
 #include "apiserver/discovery.h"
 #include "apiserver/garbage_collector.h"
 #include "apiserver/media_type.h"
+#include "apiserver/node_authorization.h"
 #include "apiserver/object_ops.h"
 #include "apiserver/openapi.h"
 #include "apiserver/pod_log.h"
@@ -99,8 +100,37 @@ std::string WarningHeader(std::string_view text) {
   return out;
 }
 
+// The bounds of kube-apiserver's warning recorder
+// (staging/src/k8s.io/apiserver/pkg/endpoints/filters/warning.go): once the
+// warnings of a response pass 4 Ki runes in total, every warning is cut to 256
+// runes, and those that would still pass the total are dropped.
+constexpr std::size_t kWarningsTotalRunes = 4 * 1024;
+constexpr std::size_t kWarningItemRunes = 256;
+
+std::size_t Runes(std::string_view s) {
+  return static_cast<std::size_t>(std::count_if(s.begin(), s.end(), [](char c) { return (c & 0xC0) != 0x80; }));
+}
+
+// The first `runes` UTF-8 characters of s.
+std::string_view TruncateRunes(std::string_view s, std::size_t runes) {
+  std::size_t seen = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if ((s[i] & 0xC0) != 0x80 && seen++ == runes) return s.substr(0, i);
+  }
+  return s;
+}
+
 void AddWarnings(HttpResponse* r, const std::vector<std::string>& warnings) {
-  for (const auto& w : warnings) r->headers.emplace_back("Warning", WarningHeader(w));
+  std::size_t total = 0;
+  for (const auto& w : warnings) total += Runes(w);
+  const bool truncating = total > kWarningsTotalRunes;
+  std::size_t written = 0;
+  for (const auto& w : warnings) {
+    const std::string_view text = truncating ? TruncateRunes(w, kWarningItemRunes) : std::string_view(w);
+    written += Runes(text);
+    if (truncating && written > kWarningsTotalRunes) break;
+    r->headers.emplace_back("Warning", WarningHeader(text));
+  }
 }
 
 // The warning kube-apiserver sends with every request to a deprecated version
@@ -386,7 +416,9 @@ HandlerResult ApiServer::Impl::Route(const HttpRequest& req, std::optional<Reque
     if (!user.ok()) return StatusResponse(user.status());
   }
   const rbac::RequestAttributes attributes = RequestAttributesFor(*user, req, info);
-  const rbac::Decision decision = Authorize(authorizer_.get(), attributes);
+  rbac::Decision decision;
+  if (const std::optional<std::string> node = NodeNameOf(*user)) decision = AuthorizeNode(*node, attributes, store_);
+  if (!decision.allowed) decision = Authorize(authorizer_.get(), attributes);
   if (!decision.allowed) return ForbiddenResponse(attributes, decision.reason);
   if (extra != nullptr) return extra->second(req);
   if (IsAccessReview(info)) return AccessReview(req, info, *user);
@@ -404,8 +436,11 @@ HttpResponse ApiServer::Impl::AccessReview(const HttpRequest& req, const Request
 StatusOr<api::AdmittedWrite> ApiServer::Impl::Admit(const ResourceRequest& r, api::WriteRequest wr) const {
   const api::Object* old = wr.old;
   auto admitted = pipeline_.Admit(std::move(wr));
-  if (!admitted.ok() || authorizer_ == nullptr) return admitted;
-  BERTH_RETURN_IF_ERROR(rbac::CheckRbacWrite(*authorizer_, r.user, admitted->object, old));
+  if (!admitted.ok()) return admitted;
+  if (const std::optional<std::string> node = NodeNameOf(r.user)) {
+    BERTH_RETURN_IF_ERROR(AdmitNodeWrite(*node, r.gr, admitted->object, old));
+  }
+  if (authorizer_ != nullptr) BERTH_RETURN_IF_ERROR(rbac::CheckRbacWrite(*authorizer_, r.user, admitted->object, old));
   return admitted;
 }
 

@@ -388,3 +388,33 @@ TEST_F(ApiServerTest, NonResourceHandlersServeTheirPrefixByWholeSegments) {
 
 }  // namespace
 }  // namespace berth::apiserver
+
+namespace berth::apiserver {
+namespace {
+
+// Warnings are bounded as kube-apiserver's recorder bounds them: past 4 Ki runes
+// in total each is cut to 256 runes, and those past the total are dropped, so
+// one request cannot make a response header the transport refuses.
+TEST_F(ApiServerTest, WarningsAreTruncatedAsUpstreamBoundsThem) {
+  json cm = {{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", "warned"}}}};
+  for (int i = 0; i < 100; ++i) cm[std::string(1000, static_cast<char>('a' + i % 26)) + std::to_string(i)] = 1;
+  HttpResponse r = Do("POST", "/api/v1/namespaces/default/configmaps?fieldValidation=Warn", cm.dump());
+  ASSERT_EQ(r.status, 201) << r.body;
+  std::size_t warnings = 0, bytes = 0;
+  for (const auto& [name, value] : r.headers) {
+    if (name != "Warning") continue;
+    ++warnings;
+    bytes += value.size();
+    EXPECT_LE(value.size(), 256u + 16u) << value.substr(0, 80);
+  }
+  EXPECT_EQ(warnings, 16u);  // 16 x 256 runes = 4 Ki
+  EXPECT_LE(bytes, 4096u + 16u * 16u);
+  // A few short warnings are kept whole.
+  json small = {{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", "small"}}}, {"extra", 1}};
+  HttpResponse s = Do("POST", "/api/v1/namespaces/default/configmaps?fieldValidation=Warn", small.dump());
+  ASSERT_EQ(s.status, 201);
+  ASSERT_EQ(std::count_if(s.headers.begin(), s.headers.end(), [](const auto& h) { return h.first == "Warning"; }), 1);
+}
+
+}  // namespace
+}  // namespace berth::apiserver

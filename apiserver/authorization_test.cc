@@ -19,7 +19,8 @@ ApiServerOptions Secured() {
   o.authentication.enabled = true;
   auto tokens = authn::TokenFile::Parse(
       "admin-token,admin,u-0,system:masters\n"
-      "alice-token,alice,u-1,team-a\n");
+      "alice-token,alice,u-1,team-a\n"
+      "node0-token,system:node:node-0,u-2,system:nodes\n");
   EXPECT_TRUE(tokens.ok());
   o.authentication.token_file = std::make_shared<const authn::TokenFile>(std::move(tokens).value());
   o.rbac_authorization = true;
@@ -221,6 +222,72 @@ TEST_F(AuthorizationTest, BodiesOfOtherMediaTypesAre415) {
               415)
         << media;
   }
+}
+
+// A node's credential (system:node:<name> in system:nodes) writes its own Node,
+// Lease and the status of its pods, and nothing of another node's.
+TEST_F(AuthorizationTest, ANodeWritesOnlyItsOwnNodeLeaseAndPods) {
+  auto node = [](const std::string& name) {
+    return json{{"apiVersion", "v1"}, {"kind", "Node"}, {"metadata", {{"name", name}}}}.dump();
+  };
+  EXPECT_EQ(As("node0", "POST", "/api/v1/nodes", node("node-0")).status, 201);
+  HttpResponse other = As("node0", "POST", "/api/v1/nodes", node("node-1"));
+  EXPECT_EQ(other.status, 403);
+  EXPECT_EQ(Body(other)["message"],
+            "nodes \"node-1\" is forbidden: node \"node-0\" is not allowed to modify node \"node-1\"");
+  ASSERT_EQ(As("admin", "POST", "/api/v1/nodes", node("node-1")).status, 201);
+  EXPECT_EQ(As("node0", "PATCH", "/api/v1/nodes/node-0/status", R"({"status": {"phase": "Running"}})", {},
+               "application/merge-patch+json")
+                .status,
+            200);
+  EXPECT_EQ(As("node0", "PATCH", "/api/v1/nodes/node-1/status", R"({"status": {"phase": "Running"}})", {},
+               "application/merge-patch+json")
+                .status,
+            403);
+  EXPECT_EQ(As("node0", "DELETE", "/api/v1/nodes/node-1").status, 403);
+
+  auto lease = [](const std::string& name) {
+    return json{{"apiVersion", "coordination.k8s.io/v1"},
+                {"kind", "Lease"},
+                {"metadata", {{"name", name}}},
+                {"spec", {{"holderIdentity", name}}}}
+        .dump();
+  };
+  const std::string leases = "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases";
+  EXPECT_EQ(As("node0", "POST", leases, lease("node-0")).status, 201);
+  HttpResponse other_lease = As("node0", "POST", leases, lease("node-1"));
+  EXPECT_EQ(other_lease.status, 403);
+  EXPECT_EQ(Body(other_lease)["message"],
+            "leases.coordination.k8s.io \"node-1\" is forbidden: can only access node lease with the same name as "
+            "the requesting node");
+  EXPECT_EQ(As("node0", "GET", leases + "/node-0").status, 200);
+
+  for (const auto& [name, bound_to] : {std::pair<const char*, const char*>{"mine", "node-0"}, {"theirs", "node-1"}}) {
+    json pod = {{"apiVersion", "v1"},
+                {"kind", "Pod"},
+                {"metadata", {{"name", name}}},
+                {"spec", {{"nodeName", bound_to}, {"containers", {{{"name", "c"}, {"image", "busybox"}}}}}}};
+    ASSERT_EQ(As("admin", "POST", "/api/v1/namespaces/team-b/pods", pod.dump()).status, 201);
+  }
+  const std::string running = R"({"status": {"phase": "Running"}})";
+  EXPECT_EQ(
+      As("node0", "PATCH", "/api/v1/namespaces/team-b/pods/mine/status", running, {}, "application/merge-patch+json")
+          .status,
+      200);
+  HttpResponse theirs =
+      As("node0", "PATCH", "/api/v1/namespaces/team-b/pods/theirs/status", running, {}, "application/merge-patch+json");
+  EXPECT_EQ(theirs.status, 403);
+  EXPECT_EQ(As("node0", "DELETE", "/api/v1/namespaces/team-b/pods/theirs").status, 403);
+  EXPECT_EQ(As("node0", "DELETE", "/api/v1/namespaces/team-b/pods/mine").status, 200);
+  // A node changes no pod spec, creates no pod, and reads nothing beyond what its pods need.
+  EXPECT_EQ(As("node0", "POST", "/api/v1/namespaces/team-b/pods",
+               R"({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "x"},
+                   "spec": {"nodeName": "node-0", "containers": [{"name": "c", "image": "busybox"}]}})")
+                .status,
+            403);
+  EXPECT_EQ(As("node0", "GET", "/api/v1/namespaces/team-b/configmaps").status, 403);
+  EXPECT_EQ(As("node0", "GET", "/apis/kueue.x-k8s.io/v1beta2/clusterqueues").status, 403);
+  EXPECT_EQ(As("node0", "GET", "/api/v1/namespaces/team-b/pods").status, 200);
 }
 
 }  // namespace

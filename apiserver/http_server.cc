@@ -51,11 +51,7 @@ using TlsStream = beast::ssl_stream<tcp::socket>;
 
 std::string_view HttpRequest::Header(std::string_view name) const {
   for (const auto& [k, v] : headers) {
-    if (k.size() == name.size() && std::equal(k.begin(), k.end(), name.begin(), [](char a, char b) {
-          return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
-        })) {
-      return v;
-    }
+    if (EqualsIgnoringCase(k, name)) return v;
   }
   return {};
 }
@@ -478,7 +474,10 @@ net::awaitable<void> HttpServer::Impl::Connection<Stream>::Run() {
   while (open && !stopping_) {
     http::request_parser<http::string_body> parser;
     parser.body_limit(options.max_body_bytes);
-    parser.header_limit(256 * 1024);
+    // kMaxHeaderBytes, below the 65,535 bytes Beast's fields hold per name or
+    // value: a longer field would be thrown out of the parser on an I/O
+    // thread, not returned as an error.
+    parser.header_limit(kMaxHeaderBytes);
     ErrorCode ec;
     if (!first) {
       // Keep-alive: the next request must start within idle_timeout; its
@@ -497,6 +496,15 @@ net::awaitable<void> HttpServer::Impl::Connection<Stream>::Run() {
       co_await http::async_read(transport_, buffer, parser, Redirect(ec));
     }
     Disarm();
+    if (ec == http::error::header_limit) {
+      HttpResponse too_large;
+      too_large.status = 431;
+      too_large.content_type = "text/plain; charset=utf-8";
+      too_large.body = "431 Request Header Fields Too Large";
+      co_await WriteResponse(std::move(too_large), 11, false);
+      co_await Linger();
+      break;
+    }
     // GCC 12 destroys temporaries of a co_await expression twice when the
     // coroutine leaves the loop right after it (free(): invalid pointer on
     // every oversized body): build error responses as named locals first.

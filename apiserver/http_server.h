@@ -269,6 +269,12 @@ inline constexpr std::chrono::milliseconds kWriteTimeout{60'000};
 // more than 2 objects of the largest size and, with the kernel's buffers
 // (several MiB on loopback), thousands of ordinary events.
 inline constexpr std::size_t kMaxStreamBufferBytes = 4 * 1024 * 1024;
+// The request line and headers together. Upstream: Go's http.Server
+// MaxHeaderBytes, 1 MiB in kube-apiserver (secure_serving.go), answered 431
+// Request Header Fields Too Large. berth's bound is one byte under 64 KiB: Boost.Beast
+// stores each header field in at most 65,535 bytes and throws beyond that.
+// Kubernetes' clients send a few KiB (a bearer token, impersonation headers).
+inline constexpr std::size_t kMaxHeaderBytes = 65'535;
 
 // The oldest TLS version served: 1.2. Upstream: kube-apiserver's default
 // --tls-min-version is VersionTLS12 (Go's crypto/tls server default,

@@ -179,6 +179,31 @@ TEST(HttpServerLimitsTest, AnIdleKeepAliveConnectionIsClosedAfterTheIdleTimeout)
   close(fd);
 }
 
+// A header name or value longer than Beast's fields hold (65,535 bytes), in any
+// header, before any authentication: 431, the connection ends, the server keeps
+// serving.
+TEST(HttpServerLimitsTest, AHeaderFieldTooLargeIs431AndTheServerServesOn) {
+  OkServer s(HttpServerOptions{});
+  const std::string big(70'000, 'a');
+  for (const std::string& request :
+       {"GET /x HTTP/1.1\r\nHost: x\r\nX-A: " + big + "\r\n\r\n",
+        "GET /x HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + big + "\r\n\r\n",
+        "GET /x HTTP/1.1\r\nHost: x\r\n" + big + ": v\r\n\r\n"}) {
+    int fd = Connect(s.server.port());
+    SendAll(fd, request);
+    bool closed = false;
+    std::string got = Receive(fd, milliseconds(5000), &closed);
+    EXPECT_NE(got.find("HTTP/1.1 431 Request Header Fields Too Large"), std::string::npos) << got.substr(0, 200);
+    EXPECT_TRUE(closed);
+    close(fd);
+  }
+  int fd = Connect(s.server.port());
+  SendAll(fd, kGet);
+  bool closed = false;
+  EXPECT_NE(Receive(fd, milliseconds(5000), &closed, "ok").find("200 OK"), std::string::npos);
+  close(fd);
+}
+
 // Sends `partial` (a request that never completes) to a server with `options`: the
 // server closes the connection without an answer, counted as a timeout.
 void ExpectCutOffWithoutAnAnswer(const HttpServerOptions& options, const std::string& partial) {

@@ -119,6 +119,19 @@ Status ConfirmNoEscalation(const Authorizer& authorizer, const authn::UserInfo& 
   for (const auto& r : authorizer.RulesFor(user, ns, &errors)) owner.push_back(RuleFromJson(r));
   std::vector<PolicyRule> servant;
   for (const auto& r : rules) servant.push_back(RuleFromJson(r));
+  std::size_t permissions = 0;
+  for (const PolicyRule& r : servant) {
+    const std::size_t verbs = r.verbs.size();
+    const std::size_t resource = verbs * r.api_groups.size() * r.resources.size() *
+                                 std::max<std::size_t>(1, r.resource_names.size());
+    permissions += resource + verbs * r.non_resource_urls.size();
+    if (permissions > kMaxEscalationCheckPermissions) {
+      return ForbiddenError("user " + api::GoQuote(user.name) +
+                            " is attempting to grant RBAC permissions that expand to more than " +
+                            std::to_string(kMaxEscalationCheckPermissions) +
+                            " single permissions, which berth does not check; grant fewer, or use '*'");
+    }
+  }
   std::vector<PolicyRule> missing;
   if (Covers(owner, servant, &missing)) return Status::Ok();
   std::set<std::string> descriptions;  // sets.NewString(...).List(): sorted, unique

@@ -21,6 +21,7 @@
 //
 // Thread-safety: pure functions over a thread-safe Authorizer.
 #pragma once
+#include <cstddef>
 #include <string_view>
 #include <vector>
 
@@ -44,6 +45,14 @@ bool RoleEscalationAuthorized(const Authorizer& authorizer, const authn::UserInf
 // `binding_ns`?
 bool BindingAuthorized(const Authorizer& authorizer, const authn::UserInfo& user, const api::Object& role_ref,
                        std::string_view binding_ns);
+
+// The most single permissions (verb x group x resource x name, or verb x URL)
+// the rules of one write may expand to for ConfirmNoEscalation. Upstream
+// checks any number; berth refuses more (403, "... expands to N single
+// permissions, more than 100000 ...") so that one write of a role with
+// hundreds of thousands of verbs cannot hold a request thread for seconds.
+// Real roles expand to a few thousand at most (cluster-admin's `*` is one).
+inline constexpr std::size_t kMaxEscalationCheckPermissions = 100'000;
 
 // ConfirmNoEscalation: OK when the user's rules in `ns` (Authorizer::RulesFor) cover
 // `rules` (PolicyRule JSON objects, policy_rule.h Covers). Else Forbidden with the bare

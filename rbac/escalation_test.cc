@@ -1,5 +1,6 @@
 #include "rbac/escalation.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "rbac/static_policy.h"
@@ -78,6 +79,27 @@ TEST_F(EscalationTest, ConfirmNoEscalationCoversHeldRules) {
             "{APIGroups:[\"kueue.x-k8s.io\"], Resources:[\"resourceflavors\"], Verbs:[\"create\" \"delete\"]}");
   // The rules held in another namespace do not count.
   EXPECT_FALSE(ConfirmNoEscalation(authorizer_, kBob, "team-b", {Rule({"get"}, "batch", {"jobs"})}).ok());
+}
+
+// A role whose rules expand to more single permissions than berth checks is
+// refused at once, whichever dimension is large: the check's cost is bounded.
+TEST_F(EscalationTest, RulesExpandingBeyondTheBoundAreRefusedWithoutChecking) {
+  std::vector<std::string> many;
+  for (std::size_t i = 0; i <= kMaxEscalationCheckPermissions; ++i) many.push_back("v" + std::to_string(i));
+  Status verbs = ConfirmNoEscalation(authorizer_, kBob, "team-a", {Rule(many, "batch", {"jobs"})});
+  EXPECT_EQ(verbs.code(), Code::kForbidden);
+  EXPECT_EQ(verbs.message(),
+            "user \"bob\" is attempting to grant RBAC permissions that expand to more than 100000 single "
+            "permissions, which berth does not check; grant fewer, or use '*'");
+  // 400 x 400 resources and verbs: the product counts, not each list.
+  std::vector<std::string> verbs400(many.begin(), many.begin() + 400), resources400;
+  for (int i = 0; i < 400; ++i) resources400.push_back("r" + std::to_string(i));
+  EXPECT_EQ(ConfirmNoEscalation(authorizer_, kBob, "team-a", {Rule(verbs400, "batch", resources400)}).code(),
+            Code::kForbidden);
+  // Under the bound it is checked as usual (and here not held).
+  std::vector<std::string> under(many.begin(), many.begin() + 10'000);
+  Status checked = ConfirmNoEscalation(authorizer_, kBob, "team-a", {Rule(under, "batch", {"jobs"})});
+  EXPECT_THAT(checked.message(), ::testing::HasSubstr("not currently held"));
 }
 
 TEST(EscalationErrorsTest, ResolutionErrorsAreAppended) {

@@ -55,6 +55,11 @@
 //     A kubeconfig for user NAME in groups G (a client certificate signed by
 //     the server's CA in DIR/pki), to bind with RoleBindings.
 //
+//   berth node add NAME --data-dir DIR [-o FILE]
+//     The kubeconfig node NAME's agent joins with (system:node:NAME in
+//     system:nodes: the node authorizer limits it to its own Node, Lease and
+//     pods), and the join command.
+//
 //   berth shim RUN_DIR
 //     The per-container supervisor the agents start (not for users).
 #include <CLI/CLI.hpp>
@@ -83,6 +88,7 @@
 #include "agent/shim/shim.h"
 #include "api/admission_pipeline.h"
 #include "api/conversion.h"
+#include "api/metadata_validation.h"
 #include "api/registry.h"
 #include "api/strategy.h"
 #include "apiserver/api_server.h"
@@ -90,6 +96,7 @@
 #include "apiserver/request_metrics.h"
 #include "apiserver/status_response.h"
 #include "authn/token_file.h"
+#include "authn/user_info.h"
 #include "cli/commands.h"
 #include "cli/diagnostics/explain.h"
 #include "cli/diagnostics/explain_command.h"
@@ -329,13 +336,21 @@ struct UserFlags {
 // kubeadm's `kubeconfig user`). The server URL and CA come from the server's
 // own DATA/kubeconfig; the CA key from DATA/pki, so it runs where the server's
 // data is, as its owner.
-int RunUserAdd(const UserFlags& flags) {
+//
+// `berth node add` is the same for a node's agent: the user
+// system:node:NAME in system:nodes, which the node authorizer and
+// NodeRestriction limit to that node (apiserver/node_authorization.h); it
+// prints the command that joins the node.
+int RunUserAdd(const UserFlags& flags, bool node) {
   auto fail = [](const std::string& message) {
     std::cerr << "error: " << message << "\n";
     return 1;
   };
   if (flags.name.empty() || flags.name.rfind("system:", 0) == 0) {
-    return fail("the user name must be set and must not start with \"system:\" (reserved for Kubernetes' own users)");
+    return fail("the name must be set and must not start with \"system:\" (reserved for Kubernetes' own users)");
+  }
+  if (node) {
+    for (const std::string& msg : berth::api::IsDNS1123Subdomain(flags.name)) return fail("node name: " + msg);
   }
   const std::filesystem::path dir(flags.data_dir);
   auto ca_cert = berth::ReadFileBounded((dir / "pki" / "ca.crt").string(), 1 << 20);
@@ -345,17 +360,21 @@ int RunUserAdd(const UserFlags& flags) {
   auto admin = berth::client::LoadKubeconfig({.path = (dir / "kubeconfig").string()});
   if (!admin.ok()) return fail(admin.status().message());
   berth::pki::CertificateRequest request;
-  request.common_name = flags.name;
-  request.organizations = flags.groups;
+  request.common_name = node ? std::string(berth::authn::kNodeUserPrefix) + flags.name : flags.name;
+  request.organizations = node ? std::vector<std::string>{berth::authn::kNodesGroup} : flags.groups;
   request.client_auth = true;
   auto cert = berth::pki::IssueCertificate({*ca_cert, *ca_key}, request, berth::RealClock::Get().Now());
   if (!cert.ok()) return fail(cert.status().message());
-  const std::string text = Kubeconfig(admin->server, &*cert, *ca_cert, flags.name);
+  const std::string text = Kubeconfig(admin->server, &*cert, *ca_cert, request.common_name);
   if (flags.output.empty()) {
     std::cout << text;
-    return 0;
+  } else if (berth::Status w = berth::WriteFileAtomically(flags.output, text, 0600); !w.ok()) {
+    return fail(w.message());
   }
-  if (berth::Status w = berth::WriteFileAtomically(flags.output, text, 0600); !w.ok()) return fail(w.message());
+  if (node) {
+    std::cerr << "join with: berth agent --kubeconfig " << (flags.output.empty() ? "<this kubeconfig>" : flags.output)
+              << " --name " << flags.name << " --data-dir <a directory of the node> [--address <its address>]\n";
+  }
   return 0;
 }
 
@@ -712,8 +731,19 @@ int main(int argc, char** argv) {
   user_add->add_option("--group", user_flags.groups, "a group of the user (the certificate's O); repeat for more");
   user_add->add_option("--data-dir", user_flags.data_dir, "the server's --data-dir")->required();
   user_add->add_option("-o,--output", user_flags.output, "write the kubeconfig there (mode 0600) instead of stdout");
-  user_add->callback([&] { server_rc = RunUserAdd(user_flags); });
+  user_add->callback([&] { server_rc = RunUserAdd(user_flags, false); });
   user->require_subcommand(1);
+
+  UserFlags node_flags;
+  auto* node = app.add_subcommand("node", "Nodes of the server: their agents' credentials");
+  auto* node_add = node->add_subcommand(
+      "add", "Write the kubeconfig a node's agent joins with (a client certificate for system:node:NAME, which "
+             "may write only that Node, its Lease and its pods' status) and print the join command");
+  node_add->add_option("name", node_flags.name, "node name")->required();
+  node_add->add_option("--data-dir", node_flags.data_dir, "the server's --data-dir")->required();
+  node_add->add_option("-o,--output", node_flags.output, "write the kubeconfig there (mode 0600) instead of stdout");
+  node_add->callback([&] { server_rc = RunUserAdd(node_flags, true); });
+  node->require_subcommand(1);
 
   berth::cli::AddClientCommands(app, &server_rc);
   berth::cli::diagnostics::AddExplainCommand(app, &server_rc);

@@ -79,14 +79,24 @@ CAPACITY=(cpu=2,memory=4Gi cpu=2,memory=4Gi cpu=1,memory=4Gi)
 # start_agent I: `berth agent` n<I> in namespace I on its data directory (log appended).
 start_agent() {
   local i=$1
-  ip netns exec "${NS[$((i - 1))]}" "$BERTH" agent --kubeconfig "$KUBECONFIG" --name "n$i" \
+  ip netns exec "${NS[$((i - 1))]}" "$BERTH" agent --kubeconfig "$WORK/n$i.kubeconfig" --name "n$i" \
     --data-dir "$WORK/agent-n$i" --shutdown-grace-period 5 --capacity "${CAPACITY[$((i - 1))]}" --address "$NET.1$i" >>"$WORK/agent-n$i.log" 2>&1 &
   AGENT_PID[$((i - 1))]=$!
 }
+# Each agent joins over TLS with the credential the server issues for its node
+# (system:node:n<I>, `berth node add`), not the admin's.
+for i in 1 2 3; do
+  "$BERTH" node add "n$i" --data-dir "$WORK/data" -o "$WORK/n$i.kubeconfig" 2>/dev/null || fail "berth node add n$i"
+done
 for i in 1 2 3; do start_agent "$i"; done
 for i in 1 2 3; do e2e_wait_node_ready "n$i" 30; done
 OUT=$("$KUBECTL" get nodes -o jsonpath='{range .items[*]}{.metadata.name}={.status.addresses[?(@.type=="InternalIP")].address} {end}')
 [ "$OUT" = "n1=$NET.11 n2=$NET.12 n3=$NET.13 " ] || fail "node addresses: $OUT"
+# n1's credential cannot act as another node: a second agent claiming n2 is refused.
+OUT=$(timeout 20 ip netns exec "${NS[0]}" "$BERTH" agent --kubeconfig "$WORK/n1.kubeconfig" --name n2 \
+  --data-dir "$WORK/impostor" --capacity cpu=1,memory=1Gi 2>&1)
+grep -qi 'forbidden' <<<"$OUT" ||
+  fail "an agent with n1's credential claiming n2: $OUT"
 
 # ---- a 2-node job (n1 and n2: the only nodes with 2 cpu) ----------------------------------
 # Rank 0 accepts one connection on MASTER_PORT and answers; rank 1 connects to

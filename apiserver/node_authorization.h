@@ -1,0 +1,50 @@
+// What a node's own credential may do: kube-apiserver's Node authorizer
+// (plugin/pkg/auth/authorizer/node/node_authorizer.go) and NodeRestriction
+// admission (plugin/pkg/admission/noderestriction/admission.go), for the
+// user system:node:<name> in the group system:nodes (the credential
+// `berth node add` issues).
+//
+// A node may:
+//   - read nodes, pods, services, endpoints, namespaces, events and the
+//     Leases of kube-node-lease (berth serves pods no Secrets or ConfigMaps
+//     yet, so there is nothing node-scoped to hide among reads);
+//   - create its own Node, and update, patch or delete it and its status;
+//   - create, get, update and patch its own Lease in kube-node-lease;
+//   - update or patch the status of a pod bound to it (spec.nodeName), and
+//     delete such a pod;
+//   - create and patch Events.
+// Anything else is left to RBAC, which grants nodes nothing by default. The
+// object checks are NodeRestriction's, with its messages (`node "n" is not
+// allowed to modify node "m"`, `node "n" can only update pod status for pods
+// with spec.nodeName set to itself`, `node "n" can only delete pods with
+// spec.nodeName set to itself`, `can only access node lease with the same name
+// as the requesting node`, `node "n" can only create mirror pods`), as 403
+// Forbidden. A second agent cannot take over a node name: its credential names
+// another node.
+//
+// Thread-safety: pure given the store, which is thread-safe.
+#pragma once
+#include <optional>
+#include <string>
+
+#include "authn/user_info.h"
+#include "core/status.h"
+#include "rbac/authorizer.h"
+#include "store/store.h"
+
+namespace berth::apiserver {
+
+// The node a user is, or nullopt for any other user.
+std::optional<std::string> NodeNameOf(const authn::UserInfo& user);
+
+// The Node authorizer for a request of node `node`: allowed, or not (then
+// RBAC decides). Pod status writes and deletions are checked against the
+// stored pod's spec.nodeName; a pod that does not exist is not this node's.
+rbac::Decision AuthorizeNode(const std::string& node, const rbac::RequestAttributes& request, store::Store& store);
+
+// NodeRestriction's check of an admitted create (old == nullptr) or update by
+// node `node` of `object` (resource `resource`); other writers never call it.
+Status AdmitNodeWrite(const std::string& node, const api::GroupResource& resource, const api::Object& object,
+                      const api::Object* old);
+
+}  // namespace berth::apiserver
