@@ -8,6 +8,7 @@
 
 #include "api/selectors.h"
 #include "api/unstructured.h"
+#include "rbac/policy_rule.h"
 
 namespace berth::apiserver {
 
@@ -651,9 +652,9 @@ std::vector<std::string> LoadBalancerIngress(const json& svc) {
   return out;
 }
 
-std::string Join(const std::vector<std::string>& parts) {
+std::string Join(const std::vector<std::string>& parts, std::string_view sep = ",") {
   std::string out;
-  for (const auto& p : parts) out += (out.empty() ? "" : ",") + p;
+  for (const auto& p : parts) out += (out.empty() ? "" : std::string(sep)) + p;
   return out;
 }
 
@@ -834,6 +835,28 @@ json ServiceColumns() {
           Column("Selector", "string", "", "Route service traffic to pods with label keys and values matching this selector.", 1)};
 }
 
+// printRoleBinding / printClusterRoleBinding (pkg/printers/internalversion/printers.go):
+// the role as <kind>/<name>, and in -o wide the subjects by kind, comma-separated.
+json RoleBindingColumns() {
+  return {Column("Name", "string", "name", kNameDescription),
+          Column("Role", "string", "", "RoleRef can reference a Role in the current namespace or a ClusterRole in the global namespace. If the RoleRef cannot be resolved, the Authorizer must return an error."),
+          Column("Age", "string", "", kAgeDescription),
+          Column("Users", "string", "", "Users in the roleBinding", 1),
+          Column("Groups", "string", "", "Groups in the roleBinding", 1),
+          Column("ServiceAccounts", "string", "", "ServiceAccounts in the roleBinding", 1)};
+}
+
+std::vector<json> RoleBindingCells(const json& binding, Time now) {
+  const rbac::SubjectStrings subjects = rbac::SubjectsStrings(api::NestedField(binding, {"subjects"}));
+  auto joined = [](const std::vector<std::string>& v) { return Join(v, ", "); };
+  return {api::Name(binding),
+          api::NestedString(binding, {"roleRef", "kind"}) + "/" + api::NestedString(binding, {"roleRef", "name"}),
+          AgeOf(api::NestedField(binding, {"metadata", "creationTimestamp"}), now),
+          joined(subjects.users),
+          joined(subjects.groups),
+          joined(subjects.service_accounts)};
+}
+
 constexpr BuiltinPrinter kBuiltinPrinters[] = {
     {"", "ConfigMap", ConfigMapColumns, ConfigMapCells},
     {"", "Event", EventColumns, EventCells},
@@ -843,6 +866,8 @@ constexpr BuiltinPrinter kBuiltinPrinters[] = {
     {"", "Service", ServiceColumns, ServiceCells},
     {"batch", "Job", JobColumns, JobCells},
     {"scheduling.k8s.io", "PriorityClass", PriorityClassColumns, PriorityClassCells},
+    {"rbac.authorization.k8s.io", "RoleBinding", RoleBindingColumns, RoleBindingCells},
+    {"rbac.authorization.k8s.io", "ClusterRoleBinding", RoleBindingColumns, RoleBindingCells},
 };
 
 }  // namespace

@@ -62,8 +62,7 @@ TEST(JsonPathTest, Subset) {
   EXPECT_EQ(EvalJsonPath(obj, ".spec.queueName"), std::vector<json>{"lq"});
   EXPECT_EQ(EvalJsonPath(obj, "{.spec.queueName}"), std::vector<json>{"lq"});
   EXPECT_EQ(EvalJsonPath(obj, ".status.conditions[?(@.type=='Admitted')].status"), std::vector<json>{"False"});
-  EXPECT_EQ(EvalJsonPath(obj, R"(.status.conditions[?(@.type=="QuotaReserved")].status)"),
-            std::vector<json>{"True"});
+  EXPECT_EQ(EvalJsonPath(obj, R"(.status.conditions[?(@.type=="QuotaReserved")].status)"), std::vector<json>{"True"});
   EXPECT_EQ(EvalJsonPath(obj, ".status.conditions[-1:].type"), std::vector<json>{"Admitted"});
   EXPECT_EQ(EvalJsonPath(obj, ".status.conditions[0].type"), std::vector<json>{"QuotaReserved"});
   EXPECT_EQ(EvalJsonPath(obj, ".status.conditions[*].type"), (std::vector<json>{"QuotaReserved", "Admitted"}));
@@ -121,8 +120,8 @@ TEST(TableConvertorTest, NoColumnsMeansNameAndAge) {
 }
 
 TEST(TableConvertorTest, StringColumnRendersValuesAsText) {
-  TableConvertor tc = TableConvertor::FromColumns({{"Suspended", "string", "", "", 0, ".spec.suspend"},
-                                                   {"Obj", "string", "", "", 0, ".spec.sel"}});
+  TableConvertor tc = TableConvertor::FromColumns(
+      {{"Suspended", "string", "", "", 0, ".spec.suspend"}, {"Obj", "string", "", "", 0, ".spec.sel"}});
   json js = {{"metadata", {{"name", "js"}}}, {"spec", {{"suspend", true}, {"sel", {{"a", "b"}}}}}};
   EXPECT_EQ(tc.Row(js, Time{}, IncludeObject::kNone)["cells"], json::parse(R"(["js", "true", "{\"a\":\"b\"}"])"));
 }
@@ -151,11 +150,11 @@ TEST(TableConvertorTest, PodColumns) {
                        {"name":"d","ready":false,"restartCount":2,
                         "state":{"waiting":{"reason":"CrashLoopBackOff"}},
                         "lastState":{"terminated":{"exitCode":1,"finishedAt":"2026-01-01T00:01:30Z"}}}]})"));
-  EXPECT_EQ(tc->Row(running, now, IncludeObject::kNone)["cells"],
-            json::parse(R"j(["p1","1/2","CrashLoopBackOff","2 (30s ago)","2m","10.0.0.5","node-1","<none>","<none>"])j"));
+  EXPECT_EQ(
+      tc->Row(running, now, IncludeObject::kNone)["cells"],
+      json::parse(R"j(["p1","1/2","CrashLoopBackOff","2 (30s ago)","2m","10.0.0.5","node-1","<none>","<none>"])j"));
 
-  json gated = Pod(json::parse(R"({"containers":[{"name":"c"}]})"),
-                   json::parse(R"({"phase":"Pending","conditions":[
+  json gated = Pod(json::parse(R"({"containers":[{"name":"c"}]})"), json::parse(R"({"phase":"Pending","conditions":[
                      {"type":"PodScheduled","status":"False","reason":"SchedulingGated"}]})"));
   EXPECT_EQ(tc->Row(gated, now, IncludeObject::kNone)["cells"][2], "SchedulingGated");
 
@@ -163,8 +162,8 @@ TEST(TableConvertorTest, PodColumns) {
   terminating["metadata"]["deletionTimestamp"] = "2026-01-01T00:02:00Z";
   EXPECT_EQ(tc->Row(terminating, now, IncludeObject::kNone)["cells"][2], "Terminating");
 
-  json completed = Pod(json::parse(R"({"containers":[{"name":"c"}]})"),
-                       json::parse(R"({"phase":"Succeeded","containerStatuses":[
+  json completed =
+      Pod(json::parse(R"({"containers":[{"name":"c"}]})"), json::parse(R"({"phase":"Succeeded","containerStatuses":[
                          {"name":"c","ready":false,"restartCount":0,
                           "state":{"terminated":{"exitCode":0,"reason":"Completed"}}}]})"));
   EXPECT_EQ(tc->Row(completed, now, IncludeObject::kNone)["cells"][2], "Completed");
@@ -185,8 +184,10 @@ TEST(TableConvertorTest, NodeAndNamespaceAndEvent) {
     "spec":{"unschedulable":true},
     "status":{"conditions":[{"type":"Ready","status":"True"}],"nodeInfo":{"kubeletVersion":"v1.32.0"},
       "addresses":[{"type":"InternalIP","address":"10.0.0.1"}]}})");
-  EXPECT_EQ(node->Row(n, now, IncludeObject::kNone)["cells"],
-            json::parse(R"(["node-1","Ready,SchedulingDisabled","gpu,worker","2d2h","v1.32.0","10.0.0.1","<none>","<unknown>","<unknown>","<unknown>"])"));
+  EXPECT_EQ(
+      node->Row(n, now, IncludeObject::kNone)["cells"],
+      json::parse(
+          R"(["node-1","Ready,SchedulingDisabled","gpu,worker","2d2h","v1.32.0","10.0.0.1","<none>","<unknown>","<unknown>","<unknown>"])"));
 
   auto ns = TableConvertor::Builtin("", "Namespace");
   ASSERT_TRUE(ns.has_value());
@@ -250,8 +251,8 @@ TEST(TableConvertorTest, JobColumns) {
     names.push_back(d["name"]);
     priorities.push_back(d["priority"]);
   }
-  EXPECT_EQ(names, (std::vector<std::string>{"Name", "Status", "Completions", "Duration", "Age", "Containers",
-                                             "Images", "Selector"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"Name", "Status", "Completions", "Duration", "Age", "Containers", "Images",
+                                             "Selector"}));
   EXPECT_EQ(priorities, (std::vector<int>{0, 0, 0, 0, 0, 1, 1, 1}));
   EXPECT_EQ(defs[0]["format"], "name");
   EXPECT_FALSE(TableConvertor::Builtin("", "Job").has_value());
@@ -268,8 +269,8 @@ TEST(TableConvertorTest, JobColumns) {
             json::parse(R"(["train","Running","0/2","2m30s","10m","main,sidecar",
                             "busybox,registry.local/log:1","batch.kubernetes.io/controller-uid=u-1"])"));
 
-  json complete = Job(json::parse(R"({"completions":1})"),
-                      json::parse(R"({"succeeded":1,"startTime":"2026-01-01T00:01:00Z",
+  json complete =
+      Job(json::parse(R"({"completions":1})"), json::parse(R"({"succeeded":1,"startTime":"2026-01-01T00:01:00Z",
       "completionTime":"2026-01-01T00:01:42Z","conditions":[
       {"type":"SuccessCriteriaMet","status":"True"},{"type":"Complete","status":"True"}]})"));
   EXPECT_EQ(tc->Row(complete, now, IncludeObject::kNone)["cells"],
@@ -364,7 +365,8 @@ TEST(TableConvertorTest, ServiceColumns) {
 
   json lb = Service(json::parse(R"({"type":"LoadBalancer","ports":[{"port":443,"protocol":"TCP"}]})"));
   EXPECT_EQ(tc->Row(lb, now, IncludeObject::kNone)["cells"][3], "<pending>");
-  lb["status"] = json::parse(R"({"loadBalancer":{"ingress":[{"ip":"9.9.9.9"},{"hostname":"lb.example"},{"ip":"9.9.9.9"}]}})");
+  lb["status"] =
+      json::parse(R"({"loadBalancer":{"ingress":[{"ip":"9.9.9.9"},{"hostname":"lb.example"},{"ip":"9.9.9.9"}]}})");
   EXPECT_EQ(tc->Row(lb, now, IncludeObject::kNone)["cells"][3], "9.9.9.9,lb.example");
   lb["spec"]["externalIPs"] = json::parse(R"(["1.1.1.1"])");
   EXPECT_EQ(tc->Row(lb, now, IncludeObject::kNone)["cells"][3], "9.9.9.9,lb.example,1.1.1.1");
@@ -386,6 +388,35 @@ TEST(TableConvertorTest, CompleteColumnListsKeepTheirName) {
   json lease = json::parse(R"({"metadata":{"name":"node-1"},"spec":{"holderIdentity":"node-1"}})");
   EXPECT_EQ(tc.Row(lease, clock.Now(), IncludeObject::kNone)["cells"], json::parse(R"(["node-1","node-1"])"));
   EXPECT_EQ(TableConvertor::FromColumns(cols).ColumnDefinitions().size(), 3u);
+}
+
+}  // namespace
+}  // namespace berth::apiserver
+
+namespace berth::apiserver {
+namespace {
+
+// kubectl get rolebindings [-o wide], as printRoleBinding: <kind>/<name>, and the
+// subjects by kind in the wide columns.
+TEST(TableConvertorTest, RoleBindingColumns) {
+  for (const char* kind : {"RoleBinding", "ClusterRoleBinding"}) {
+    auto tc = TableConvertor::Builtin("rbac.authorization.k8s.io", kind);
+    ASSERT_TRUE(tc.has_value()) << kind;
+    json columns = tc->ColumnDefinitions();
+    ASSERT_EQ(columns.size(), 6u);
+    EXPECT_EQ(columns[1]["name"], "Role");
+    EXPECT_EQ(columns[3]["name"], "Users");
+    EXPECT_EQ(columns[3]["priority"], 1);
+    FakeClock clock;
+    json binding = json::parse(R"({"apiVersion": "rbac.authorization.k8s.io/v1", "metadata": {"name": "team-a-edit",
+      "namespace": "team-a", "creationTimestamp": ")" +
+                               FormatRfc3339(clock.Now()) + R"("},
+      "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "edit"},
+      "subjects": [{"kind": "Group", "name": "team-a"}, {"kind": "User", "name": "alice"},
+                   {"kind": "User", "name": "bob"}, {"kind": "ServiceAccount", "name": "ci", "namespace": "team-a"}]})");
+    EXPECT_EQ(tc->Row(binding, clock.Now() + std::chrono::seconds(17), IncludeObject::kNone)["cells"],
+              json::parse(R"(["team-a-edit", "ClusterRole/edit", "17s", "alice, bob", "team-a", "team-a/ci"])"));
+  }
 }
 
 }  // namespace
