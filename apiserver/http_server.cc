@@ -1,5 +1,9 @@
 #include "apiserver/http_server.h"
 
+#include <sys/socket.h>
+
+#include <cerrno>
+
 // GCC 12 + Boost 1.74: awaitable.hpp uses std::exchange without including <utility>.
 // clang-format off
 #include <utility>
@@ -484,7 +488,16 @@ net::awaitable<void> HttpServer::Impl::Connection<Stream>::Run() {
       // header is then due read_header_timeout after its first byte.
       if (buffer.size() == 0 && !TlsBuffered()) {
         Arm(options.idle_timeout);
-        co_await sock().async_wait(tcp::socket::wait_read, Redirect(ec));
+        // A readiness wait may complete with nothing to read (the reactor's
+        // edge-triggered readiness from the previous request): wait again,
+        // within the same deadline, until a byte or the peer's close is there.
+        while (true) {
+          co_await sock().async_wait(tcp::socket::wait_read, Redirect(ec));
+          if (ec || stopping_) break;
+          char byte;
+          const ssize_t n = ::recv(sock().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+          if (n >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) break;
+        }
         if (ec || stopping_) break;
       }
       Arm(options.read_header_timeout);
