@@ -278,6 +278,11 @@ void Informer::Deliver(const Notification& n, const std::vector<HandlerEntry>& h
   }
 }
 
+bool Informer::NotificationsDelivered() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return pending_.empty() && !delivering_;
+}
+
 void Informer::RunDispatcher() {
   std::unique_lock<std::mutex> l(mu_);
   std::optional<Time> next_resync;
@@ -291,9 +296,11 @@ void Informer::RunDispatcher() {
         continue;
       }
       std::vector<HandlerEntry> handlers = handlers_;
+      delivering_ = true;
       l.unlock();
       Deliver(n, handlers);
       l.lock();
+      delivering_ = false;
       continue;
     }
     if (synced_ && options_.resync_period > Duration::zero()) {

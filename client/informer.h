@@ -119,6 +119,11 @@ class Informer {
   std::string LastSyncResourceVersion() const;
   // How many LISTs were done (1 after the initial sync; more after 410s).
   int64_t ListCount() const { return list_count_.load(); }
+  // True when every change applied to the cache has been delivered to the
+  // handlers: no notification queued and none being delivered. Tests wait for
+  // it (with the cache matching the server) before they look at what the
+  // handlers fed.
+  bool NotificationsDelivered() const;
 
  private:
   struct Notification {
@@ -165,6 +170,7 @@ class Informer {
   bool stopped_ = false;
   bool synced_ = false;
   bool listed_once_ = false;
+  bool delivering_ = false;  // the dispatch thread is inside Deliver
   WatchStream* active_watch_ = nullptr;  // for Stop()
   std::atomic<int64_t> list_count_{0};
 

@@ -28,7 +28,8 @@ inline InformerOptions FastInformerOptions() {
 }
 
 // True when each informer's cache holds exactly the objects, at the same
-// resourceVersions, that `client` lists for its resource.
+// resourceVersions, that `client` lists for its resource, and every change in
+// it has been delivered to its handlers (which run after the cache is updated).
 inline bool WaitForCachesToMatch(Client& client, const std::vector<Informer*>& informers) {
   for (Informer* inf : informers) {
     bool matched = false;
@@ -38,7 +39,7 @@ inline bool WaitForCachesToMatch(Client& client, const std::vector<Informer*>& i
       std::map<std::string, std::string> want, have;
       for (const auto& o : list.value().items) want[MetaNamespaceKey(o)] = api::ResourceVersion(o);
       for (const auto& o : inf->GetIndexer().List()) have[MetaNamespaceKey(*o)] = api::ResourceVersion(*o);
-      matched = want == have;
+      matched = want == have && inf->NotificationsDelivered();
       if (!matched) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
     if (!matched) return false;
