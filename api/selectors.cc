@@ -687,6 +687,12 @@ StatusOr<FieldSelector> FieldSelector::Parse(std::string_view text) {
     BERTH_ASSIGN_OR_RETURN(std::string value, UnescapeFieldValue(part.substr(at + op_len)));
     s.requirements_.push_back(FieldRequirement{part.substr(0, at), not_equals, std::move(value)});
   }
+  // Upstream sorts the terms as written; berth then orders them by their
+  // canonical text, which is the same order unless a term was written in a
+  // second form ("==" for "=", an escape that was not needed), so that
+  // String() parses back to this selector.
+  std::stable_sort(s.requirements_.begin(), s.requirements_.end(),
+                   [](const FieldRequirement& a, const FieldRequirement& b) { return a.String() < b.String(); });
   return s;
 }
 

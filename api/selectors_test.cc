@@ -275,6 +275,19 @@ TEST(FieldSelectorTest, ParseAndString) {
   EXPECT_EQ(escaped->requirements()[0].value, "b,c");
 }
 
+// Terms written in a second form ("==", "=" with an empty field) order as their
+// canonical text, so String() parses back to the same selector (selector fuzzer).
+TEST(FieldSelectorTest, StringParsesBackWhateverFormTheTermsWereWrittenIn) {
+  for (const char* text : {"=3,==", "a==1,a=0", "x=b\\,c,x=a", "b!=1,a==2,a=1"}) {
+    auto sel = FieldSelector::Parse(text);
+    ASSERT_TRUE(sel.ok()) << text;
+    auto back = FieldSelector::Parse(sel->String());
+    ASSERT_TRUE(back.ok()) << sel->String();
+    EXPECT_EQ(*back, *sel) << text << " -> " << sel->String() << " -> " << back->String();
+    EXPECT_EQ(back->String(), sel->String());
+  }
+}
+
 TEST(FieldSelectorTest, Errors) {
   auto no_op = FieldSelector::Parse("metadata.name=x,foo");
   ASSERT_FALSE(no_op.ok());
