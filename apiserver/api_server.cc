@@ -261,7 +261,8 @@ class ApiServer::Impl {
   HandlerResult HandleResource(const HttpRequest& req, RequestInfo info, authn::UserInfo user);
   // A review kubectl auth sends (access_reviews.h).
   HttpResponse AccessReview(const HttpRequest& req, const RequestInfo& info, const authn::UserInfo& user);
-  // The admission pipeline, then the RBAC escalation check for the user.
+  // The admission pipeline, then NodeRestriction for a node and the RBAC
+  // escalation check for the user.
   StatusOr<api::AdmittedWrite> Admit(const ResourceRequest& r, api::WriteRequest wr) const;
   // HandleResource once the definition is known.
   HandlerResult HandleResourceOf(const HttpRequest& req, RequestInfo info, const api::ResourceDefinition* def,
@@ -689,9 +690,7 @@ HttpResponse ApiServer::Impl::ObjectResponse(const ResourceRequest& r, int code,
 }
 
 StatusOr<json> ApiServer::Impl::DecodeBody(const ResourceRequest& r, bool require_name) const {
-  // Bodies are JSON, YAML, or Kubernetes protobuf (what kubectl's typed
-  // commands such as `kubectl create namespace` send; protobuf_codec.h turns it
-  // into the same JSON). CBOR is not accepted.
+  // The media types DecodeRequestBody reads; then the checks of a stored kind.
   BERTH_ASSIGN_OR_RETURN(json obj, DecodeRequestBody(*r.http));
   if (!obj.is_object()) {
     return BadRequestError(

@@ -14,10 +14,6 @@ const api::GroupResource kRoleBindings{"rbac.authorization.k8s.io", "rolebinding
 const api::GroupResource kClusterRoles{"rbac.authorization.k8s.io", "clusterroles"};
 const api::GroupResource kRoles{"rbac.authorization.k8s.io", "roles"};
 
-std::string QualifiedResource(const rbac::RequestAttributes& a) {
-  return a.api_group.empty() ? a.resource : a.resource + "." + a.api_group;
-}
-
 }  // namespace
 
 std::vector<std::shared_ptr<const api::Object>> StorePolicySource::ListAll(const api::GroupResource& resource,
@@ -81,7 +77,7 @@ std::string ForbiddenStatusMessage(const rbac::RequestAttributes& a, const std::
   if (!a.resource_request || a.resource.empty()) {
     message = "forbidden: ";
   } else {
-    message = QualifiedResource(a);
+    message = api::GroupResource{a.api_group, a.resource}.String();
     if (!a.name.empty()) message += " \"" + a.name + "\"";
     message += " is forbidden: ";
   }

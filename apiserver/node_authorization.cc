@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "api/admission_attributes.h"
 #include "api/unstructured.h"
 
 namespace berth::apiserver {
@@ -14,11 +15,6 @@ bool OneOf(const std::string& s, std::initializer_list<const char*> values) {
 }
 
 rbac::Decision Allowed(const std::string& why) { return {true, "node authorizer: " + why}; }
-
-Status Forbidden(const api::GroupResource& resource, const std::string& name, const std::string& why) {
-  std::string qualified = resource.group.empty() ? resource.resource : resource.resource + "." + resource.group;
-  return ForbiddenError(qualified + (name.empty() ? "" : " \"" + name + "\"") + " is forbidden: " + why);
-}
 
 }  // namespace
 
@@ -70,22 +66,24 @@ Status AdmitNodeWrite(const std::string& node, const api::GroupResource& resourc
                       const api::Object* old) {
   const std::string name = api::Name(object);
   if (resource.group.empty() && resource.resource == "nodes" && name != node) {
-    return Forbidden(resource, name, "node \"" + node + "\" is not allowed to modify node \"" + name + "\"");
+    return api::AdmissionForbidden(resource, name,
+                                   "node \"" + node + "\" is not allowed to modify node \"" + name + "\"");
   }
   if (resource.group.empty() && resource.resource == "pods") {
     if (old == nullptr) {
-      return Forbidden(resource, name,
-                       "pod does not have \"kubernetes.io/config.mirror\" annotation, node \"" + node +
-                           "\" can only create mirror pods");
+      return api::AdmissionForbidden(resource, name,
+                                     "pod does not have \"kubernetes.io/config.mirror\" annotation, node \"" + node +
+                                         "\" can only create mirror pods");
     }
     if (api::NestedString(*old, {"spec", "nodeName"}) != node) {
-      return Forbidden(resource, name,
-                       "node \"" + node + "\" can only update pod status for pods with spec.nodeName set to itself");
+      return api::AdmissionForbidden(
+          resource, name, "node \"" + node + "\" can only update pod status for pods with spec.nodeName set to itself");
     }
   }
   if (resource.group == "coordination.k8s.io" && resource.resource == "leases" &&
       (name != node || api::Namespace(object) != kLeaseNamespace)) {
-    return Forbidden(resource, name, "can only access node lease with the same name as the requesting node");
+    return api::AdmissionForbidden(resource, name,
+                                   "can only access node lease with the same name as the requesting node");
   }
   return Status::Ok();
 }

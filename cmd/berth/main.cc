@@ -89,6 +89,7 @@
 #include "api/admission_pipeline.h"
 #include "api/conversion.h"
 #include "api/metadata_validation.h"
+#include "api/yaml_codec.h"
 #include "api/registry.h"
 #include "api/strategy.h"
 #include "apiserver/api_server.h"
@@ -230,39 +231,23 @@ std::optional<berth::agent::ResourceList> Capacity(std::string_view flag, const 
 // no credential.
 std::string Kubeconfig(const std::string& server, const berth::pki::CertificateAndKey* admin, const std::string& ca_pem,
                        const std::string& user_name = "berth") {
-  std::string cluster = "    server: " + server + "\n";
-  std::string user = "  user: {}\n";
+  berth::api::Object cluster = {{"server", server}};
+  berth::api::Object user = berth::api::Object::object();
   if (admin != nullptr) {
-    cluster += "    certificate-authority-data: " + berth::Base64Encode(ca_pem) + "\n";
-    user =
-        "  user:\n"
-        "    client-certificate-data: " +
-        berth::Base64Encode(admin->certificate_pem) + "\n" +
-        "    client-key-data: " + berth::Base64Encode(admin->private_key_pem) + "\n";
+    cluster["certificate-authority-data"] = berth::Base64Encode(ca_pem);
+    user["client-certificate-data"] = berth::Base64Encode(admin->certificate_pem);
+    user["client-key-data"] = berth::Base64Encode(admin->private_key_pem);
   }
-  return "apiVersion: v1\n"
-         "kind: Config\n"
-         "clusters:\n"
-         "- name: berth\n"
-         "  cluster:\n" +
-         cluster +
-         "users:\n"
-         "- name: " +
-         user_name + "\n" + user +
-         "contexts:\n"
-         "- name: " +
-         user_name +
-         "\n"
-         "  context:\n"
-         "    cluster: berth\n"
-         "    user: " +
-         user_name +
-         "\n"
-         "    namespace: default\n"
-         "current-context: " +
-         user_name +
-         "\n"
-         "preferences: {}\n";
+  const berth::api::Object config = {
+      {"apiVersion", "v1"},
+      {"kind", "Config"},
+      {"clusters", {{{"name", "berth"}, {"cluster", std::move(cluster)}}}},
+      {"users", {{{"name", user_name}, {"user", std::move(user)}}}},
+      {"contexts",
+       {{{"name", user_name}, {"context", {{"cluster", "berth"}, {"user", user_name}, {"namespace", "default"}}}}}},
+      {"current-context", user_name},
+      {"preferences", berth::api::Object::object()}};
+  return berth::api::EmitYaml(config);
 }
 
 bool IsLoopback(const std::string& address) {
@@ -318,7 +303,7 @@ berth::StatusOr<ServerCredentials> LoadServerCredentials(const std::string& data
       c.pki, berth::pki::LoadOrCreateServerPki((std::filesystem::path(data_dir) / "pki").string(), dns, ips, now));
   berth::pki::CertificateRequest admin;
   admin.common_name = "kubernetes-admin";
-  admin.organizations = {"system:masters"};
+  admin.organizations = {berth::authn::kSystemPrivilegedGroup};
   admin.client_auth = true;
   BERTH_ASSIGN_OR_RETURN(c.admin, berth::pki::IssueCertificate(c.pki.ca, admin, now));
   return c;

@@ -71,46 +71,22 @@ expect_can_i() {  # expect_can_i USER yes|no ARGS...
 # ---- the admin sets up the seed's queues and binds each team to `edit` in its namespace --------
 as admin apply -f "$ROOT/examples/trainer-kueue/00-kueue.yaml" -f "$ROOT/examples/trainer-kueue/01-priorities.yaml" \
   -f "$ROOT/examples/trainer-kueue/02-runtime.yaml" >/dev/null || fail "admin could not apply the seed's objects"
-as admin apply -f - >/dev/null <<'EOF2' || fail "admin could not create team-b and the bindings"
-apiVersion: v1
-kind: Namespace
-metadata: {name: team-b}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: LocalQueue
-metadata: {namespace: team-b, name: lq-team-b}
-spec: {clusterQueue: cluster-queue}
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: RoleBinding
-metadata: {namespace: team-a, name: team-a-edit}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: edit}
-subjects: [{apiGroup: rbac.authorization.k8s.io, kind: Group, name: team-a}]
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: RoleBinding
-metadata: {namespace: team-a, name: team-a-batch-user}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: kueue-batch-user-role}
-subjects: [{apiGroup: rbac.authorization.k8s.io, kind: Group, name: team-a}]
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: RoleBinding
-metadata: {namespace: team-b, name: team-b-edit}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: edit}
-subjects: [{apiGroup: rbac.authorization.k8s.io, kind: Group, name: team-b}]
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: RoleBinding
-metadata: {namespace: team-b, name: team-b-batch-user}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: kueue-batch-user-role}
-subjects: [{apiGroup: rbac.authorization.k8s.io, kind: Group, name: team-b}]
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: RoleBinding
-metadata: {namespace: team-a, name: team-a-admins}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: admin}
-subjects: [{apiGroup: rbac.authorization.k8s.io, kind: Group, name: team-a-admins}]
-EOF2
+# binding NAMESPACE NAME CLUSTERROLE GROUP: a RoleBinding of the group to the ClusterRole.
+binding() {
+  printf -- '---\napiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata: {namespace: %s, name: %s}\n' "$1" "$2"
+  printf 'roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: %s}\n' "$3"
+  printf 'subjects: [{apiGroup: rbac.authorization.k8s.io, kind: Group, name: %s}]\n' "$4"
+}
+{
+  printf -- '---\napiVersion: v1\nkind: Namespace\nmetadata: {name: team-b}\n'
+  printf -- '---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {namespace: team-b, name: lq-team-b}\n'
+  printf 'spec: {clusterQueue: cluster-queue}\n'
+  for team in team-a team-b; do
+    binding "$team" "$team-edit" edit "$team"
+    binding "$team" "$team-batch-user" kueue-batch-user-role "$team"
+  done
+  binding team-a team-a-admins admin team-a-admins
+} | as admin apply -f - >/dev/null || fail "admin could not create team-b and the bindings"
 as bob create job canary -n team-b --image=busybox -- sleep 600 >/dev/null || fail "bob could not create a Job in team-b"
 
 # ---- alice works in team-a ----------------------------------------------------------------------
