@@ -93,6 +93,7 @@ class QueueManager {
   // The inadmissible workloads of a ClusterQueue, in queue order (no copy of
   // the queue: what the controller scans for scheduling equivalence).
   std::vector<const Workload*> Inadmissible(const std::string& cluster_queue) const;
+  bool HasClusterQueue(const std::string& cluster_queue) const { return queues_.count(cluster_queue) > 0; }
   size_t ActiveCount(const std::string& cluster_queue) const;
   size_t InadmissibleCount(const std::string& cluster_queue) const;
   bool Contains(const std::string& uid) const { return where_.count(uid) > 0; }

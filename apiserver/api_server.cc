@@ -45,6 +45,12 @@ using nlohmann::json;
 
 namespace {
 
+std::vector<api::ApiServiceDescription> ServiceDescriptions(const std::vector<ApiService>& services) {
+  std::vector<api::ApiServiceDescription> out;
+  for (const ApiService& s : services) out.push_back(s.description);
+  return out;
+}
+
 constexpr std::string_view kVersionBody =
     R"({"major":"1","minor":"32","gitVersion":"v1.32.0","gitCommit":"berth","gitTreeState":"clean",)"
     R"("buildDate":"2025-01-01T00:00:00Z","goVersion":"go1.23.0","compiler":"gc","platform":"linux/amd64"})";
@@ -175,7 +181,7 @@ class ApiServer::Impl {
         store_(store),
         clock_(clock),
         options_(std::move(options)),
-        discovery_(registry),
+        discovery_(registry, ServiceDescriptions(options_.api_services)),
         openapi_(registry, discovery_),
         pump_(clock, options_.bookmark_interval, 1),
         deleter_(store),
@@ -249,6 +255,8 @@ class ApiServer::Impl {
   HandlerResult Route(const HttpRequest& req, std::optional<RequestInfo>* parsed_info);
   // The extra handler whose prefix matches the request's path, or null.
   const std::pair<std::string, NonResourceHandler>* ExtraHandlerFor(const HttpRequest& req) const;
+  // The delegate serving a resource request's group-version; nullptr when none.
+  const ApiService* ServiceFor(const RequestInfo& info) const;
   // The served resource a resource request names (group, version, plural), or null.
   const api::ResourceDefinition* ServedDefinition(const RequestInfo& info) const;
   // The route a request took, for the metrics' labels (request_metrics.h).
@@ -369,6 +377,15 @@ const std::pair<std::string, ApiServer::NonResourceHandler>* ApiServer::Impl::Ex
   return nullptr;
 }
 
+const ApiService* ApiServer::Impl::ServiceFor(const RequestInfo& info) const {
+  const api::ApiServiceDescription* description = discovery_.FindService(info.api_group, info.api_version);
+  if (description == nullptr) return nullptr;
+  for (const ApiService& s : options_.api_services) {
+    if (s.description.group == description->group) return &s;
+  }
+  return nullptr;
+}
+
 const api::ResourceDefinition* ApiServer::Impl::ServedDefinition(const RequestInfo& info) const {
   const ServedGroupVersion* gv = discovery_.Find(info.api_group, info.api_version);
   if (gv == nullptr) return nullptr;
@@ -385,6 +402,10 @@ RouteMatch ApiServer::Impl::MatchedRoute(const HttpRequest& req, const RequestIn
     return m;
   }
   if (info == nullptr) return m;
+  if (info->is_resource_request && ServiceFor(*info) != nullptr) {
+    m.resource = m.subresource = true;
+    return m;
+  }
   if (info->is_resource_request) {
     const api::ResourceDefinition* def = ServedDefinition(*info);
     m.resource = def != nullptr;
@@ -424,6 +445,7 @@ HandlerResult ApiServer::Impl::Route(const HttpRequest& req, std::optional<Reque
   if (extra != nullptr) return extra->second(req);
   if (IsAccessReview(info)) return AccessReview(req, info, *user);
   if (!info.is_resource_request) return HandleNonResource(req, info);
+  if (const ApiService* service = ServiceFor(info)) return service->handler(req, info, *user);
   return HandleResource(req, std::move(info), std::move(user).value());
 }
 

@@ -71,6 +71,9 @@
 //
 //   GET    pods/{name}/log         from the node agent's PodLogSource of the
 //                                  pod's node (pod_log.h), follow included
+//   any    /apis/{g}/{v}/...       of a group in options.api_services: by its
+//                                  handler, after authentication and
+//                                  authorization as a resource request
 // Not served yet: server-side apply field ownership (managedFields),
 // Events written by the server itself.
 //
@@ -84,9 +87,11 @@
 #include <string>
 
 #include "api/admission_pipeline.h"
+#include "api/api_service.h"
 #include "api/registry.h"
 #include "apiserver/authentication.h"
 #include "apiserver/http_server.h"
+#include "apiserver/request_info.h"
 #include "client/log_source.h"
 #include "core/clock.h"
 #include "store/store.h"
@@ -96,6 +101,15 @@ class Registry;
 }
 
 namespace berth::apiserver {
+
+// A group-version served by a delegate (api/api_service.h), kube-aggregator's
+// APIService without the proxy: the handler is called in process.
+struct ApiService {
+  api::ApiServiceDescription description;
+  // Answers one request of the group, already authenticated as `user` and
+  // authorized for `info` (a resource request). Called from any thread.
+  std::function<HandlerResult(const HttpRequest&, const RequestInfo& info, const authn::UserInfo& user)> handler;
+};
 
 struct ApiServerOptions {
   HttpServerOptions http;
@@ -125,6 +139,9 @@ struct ApiServerOptions {
   // Authorize requests with RBAC over the stored Roles and bindings
   // (authorization.h); false = every authenticated request is allowed.
   bool rbac_authorization = false;
+  // Groups served by delegates, listed in discovery after every group of the
+  // Registry.
+  std::vector<ApiService> api_services;
 };
 
 class ApiServer {

@@ -6,6 +6,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <mutex>
+#include <tuple>
+
 #include "apiserver/testing/test_api_server.h"
 
 namespace berth::apiserver {
@@ -288,6 +291,82 @@ TEST_F(AuthorizationTest, ANodeWritesOnlyItsOwnNodeLeaseAndPods) {
   EXPECT_EQ(As("node0", "GET", "/api/v1/namespaces/team-b/configmaps").status, 403);
   EXPECT_EQ(As("node0", "GET", "/apis/kueue.x-k8s.io/v1beta2/clusterqueues").status, 403);
   EXPECT_EQ(As("node0", "GET", "/api/v1/namespaces/team-b/pods").status, 200);
+}
+
+}  // namespace
+}  // namespace berth::apiserver
+
+namespace berth::apiserver {
+namespace {
+
+// A group served by a delegate (api_server.h ApiService, kube-aggregator's
+// APIService): its requests are authenticated and authorized as resource
+// requests before the handler sees them, and discovery lists the group after
+// every group of the Registry.
+TEST(ApiServiceTest, AuthorizedAsResourcesThenServedByTheHandlerAndListedLast) {
+  ApiServerOptions options = Secured();
+  std::vector<std::pair<RequestInfo, std::string>> calls;
+  std::mutex mu;
+  api::ApiServiceDescription description{"example.io",
+                                         {"v1"},
+                                         {{"widgets", "widget", "Widget", true, {}},
+                                          {"widgets/sub", "", "Summary", true, {"get"}}}};
+  options.api_services.push_back(
+      {description, [&](const HttpRequest&, const RequestInfo& info, const authn::UserInfo& user) -> HandlerResult {
+         std::lock_guard<std::mutex> l(mu);
+         calls.emplace_back(info, user.name);
+         HttpResponse r;
+         r.body = R"({"kind":"Summary"})";
+         return r;
+       }});
+  testing::TestApiServer api(std::move(options));
+  auto as = [&](const std::string& user, const std::string& target, const std::string& accept = "") {
+    HttpRequest req = testing::Request("GET", target, "", "");
+    req.headers.emplace_back("Authorization", "Bearer " + user + "-token");
+    if (!accept.empty()) req.headers.emplace_back("Accept", accept);
+    HandlerResult r = api.server.Handle(req);
+    return std::holds_alternative<HttpResponse>(r) ? std::get<HttpResponse>(r) : HttpResponse{};
+  };
+
+  HttpResponse denied = as("alice", "/apis/example.io/v1/namespaces/team-a/widgets/w/sub");
+  EXPECT_EQ(denied.status, 403);
+  EXPECT_EQ(json::parse(denied.body)["message"],
+            "widgets.example.io \"w\" is forbidden: User \"alice\" cannot get resource \"widgets/sub\" in API group "
+            "\"example.io\" in the namespace \"team-a\"");
+  EXPECT_TRUE(calls.empty());
+
+  HttpResponse served = as("admin", "/apis/example.io/v1/namespaces/team-a/widgets/w/sub?limit=3");
+  EXPECT_EQ(served.status, 200);
+  EXPECT_EQ(served.body, R"({"kind":"Summary"})");
+  ASSERT_EQ(calls.size(), 1u);
+  const RequestInfo& info = calls[0].first;
+  EXPECT_EQ(calls[0].second, "admin");
+  EXPECT_EQ(std::make_tuple(info.verb, info.api_group, info.api_version, info.namespace_, info.resource, info.name,
+                            info.subresource, info.query.Get("limit")),
+            std::make_tuple(std::string("get"), std::string("example.io"), std::string("v1"), std::string("team-a"),
+                            std::string("widgets"), std::string("w"), std::string("sub"), std::string("3")));
+
+  const json groups = json::parse(as("admin", "/apis").body)["groups"];
+  ASSERT_FALSE(groups.empty());
+  EXPECT_EQ(groups.back()["name"], "example.io");
+  EXPECT_EQ(groups.back()["preferredVersion"]["groupVersion"], "example.io/v1");
+  const json list = json::parse(as("admin", "/apis/example.io/v1").body);
+  EXPECT_EQ(list["groupVersion"], "example.io/v1");
+  ASSERT_EQ(list["resources"].size(), 2u);
+  EXPECT_EQ(list["resources"][0]["verbs"], json::array());
+  EXPECT_EQ(list["resources"][1]["name"], "widgets/sub");
+  EXPECT_EQ(list["resources"][1]["verbs"], json::array({"get"}));
+  const json aggregated =
+      json::parse(as("admin", "/apis", "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList").body);
+  const json& last = aggregated["items"].back();
+  EXPECT_EQ(last["metadata"]["name"], "example.io");
+  const json& widgets = last["versions"][0]["resources"][0];
+  EXPECT_EQ(widgets["resource"], "widgets");
+  EXPECT_EQ(widgets["scope"], "Namespaced");
+  EXPECT_EQ(widgets["subresources"],
+            json::parse(R"([{"subresource":"sub","verbs":["get"],
+              "responseKind":{"group":"example.io","version":"v1","kind":"Summary"}}])"));
+  EXPECT_EQ(as("admin", "/apis/example.io/v2/namespaces/team-a/widgets/w/sub").status, 404);
 }
 
 }  // namespace

@@ -33,15 +33,31 @@ json AggregatedResource(const api::ResourceDefinition& def, const std::string& v
   if (!def.names.categories.empty()) r["categories"] = def.names.categories;
   const api::DefinitionVersion* v = def.FindVersion(version);
   if (v != nullptr && v->status_subresource) {
-    r["subresources"] = json::array(
-        {{{"subresource", "status"}, {"responseKind", kind}, {"verbs", StatusVerbs()}}});
+    r["subresources"] = json::array({{{"subresource", "status"}, {"responseKind", kind}, {"verbs", StatusVerbs()}}});
   }
   return r;
 }
 
+json ServiceResourceList(const api::ApiServiceDescription* service, std::string_view version) {
+  if (service == nullptr) return nullptr;
+  json resources = json::array();
+  for (const auto& r : service->resources) {
+    resources.push_back({{"name", r.name},
+                         {"singularName", r.singular},
+                         {"namespaced", r.namespaced},
+                         {"kind", r.kind},
+                         {"verbs", r.verbs}});
+  }
+  return {{"kind", "APIResourceList"},
+          {"apiVersion", "v1"},
+          {"groupVersion", service->group + "/" + std::string(version)},
+          {"resources", std::move(resources)}};
+}
+
 }  // namespace
 
-Discovery::Discovery(const api::Registry& registry) {
+Discovery::Discovery(const api::Registry& registry, std::vector<api::ApiServiceDescription> services)
+    : services_(std::move(services)) {
   // Group the definitions by group (registry order), then by served version.
   std::vector<std::string> groups;
   std::map<std::string, std::vector<const api::ResourceDefinition*>> by_group;
@@ -79,8 +95,7 @@ Discovery::Discovery(const api::Registry& registry) {
         gv.definitions.push_back(def);
         resources.push_back(AggregatedResource(*def, version));
       }
-      item["versions"].push_back(
-          {{"version", version}, {"freshness", "Current"}, {"resources", std::move(resources)}});
+      item["versions"].push_back({{"version", version}, {"freshness", "Current"}, {"resources", std::move(resources)}});
       legacy["versions"].push_back(GroupVersionJson(group, version));
       group_versions_.push_back(std::move(gv));
     }
@@ -93,11 +108,50 @@ Discovery::Discovery(const api::Registry& registry) {
       group_list_["groups"].push_back(std::move(legacy));
     }
   }
+  for (const auto& service : services_) AddService(service);
+}
+
+void Discovery::AddService(const api::ApiServiceDescription& service) {
+  if (service.versions.empty()) return;
+  json item = {{"metadata", {{"name", service.group}}}, {"versions", json::array()}};
+  json legacy = {{"name", service.group}, {"versions", json::array()}};
+  for (const std::string& version : service.versions) {
+    json resources = json::array();
+    for (const auto& r : service.resources) {
+      if (r.name.find('/') != std::string::npos) continue;
+      json entry = {{"resource", r.name},
+                    {"responseKind", {{"group", service.group}, {"version", version}, {"kind", r.kind}}},
+                    {"scope", r.namespaced ? "Namespaced" : "Cluster"},
+                    {"singularResource", r.singular},
+                    {"verbs", r.verbs}};
+      json subresources = json::array();
+      for (const auto& sub : service.resources) {
+        if (!sub.name.starts_with(r.name + "/")) continue;
+        subresources.push_back({{"subresource", sub.name.substr(r.name.size() + 1)},
+                                {"responseKind", {{"group", service.group}, {"version", version}, {"kind", sub.kind}}},
+                                {"verbs", sub.verbs}});
+      }
+      if (!subresources.empty()) entry["subresources"] = std::move(subresources);
+      resources.push_back(std::move(entry));
+    }
+    item["versions"].push_back({{"version", version}, {"freshness", "Current"}, {"resources", std::move(resources)}});
+    legacy["versions"].push_back(GroupVersionJson(service.group, version));
+  }
+  legacy["preferredVersion"] = GroupVersionJson(service.group, service.versions.front());
+  aggregated_groups_["items"].push_back(std::move(item));
+  group_list_["groups"].push_back(std::move(legacy));
 }
 
 const ServedGroupVersion* Discovery::Find(std::string_view group, std::string_view version) const {
   for (const auto& gv : group_versions_) {
     if (gv.group == group && gv.version == version) return &gv;
+  }
+  return nullptr;
+}
+
+const api::ApiServiceDescription* Discovery::FindService(std::string_view group, std::string_view version) const {
+  for (const auto& s : services_) {
+    if (s.group == group && std::find(s.versions.begin(), s.versions.end(), version) != s.versions.end()) return &s;
   }
   return nullptr;
 }
@@ -127,7 +181,7 @@ json Discovery::LegacyGroup(std::string_view group) const {
 
 json Discovery::ResourceList(std::string_view group, std::string_view version) const {
   const ServedGroupVersion* gv = Find(group, version);
-  if (gv == nullptr) return nullptr;
+  if (gv == nullptr) return ServiceResourceList(FindService(group, version), version);
   json resources = json::array();
   for (const auto* def : gv->definitions) {
     json r = {{"name", def->names.plural},

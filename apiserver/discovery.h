@@ -18,6 +18,9 @@
 // follow the Registry's order, so name resolution in kubectl matches
 // api::Registry::Resolve.
 //
+// Groups served by a delegate (api/api_service.h) follow every group of the
+// Registry, with the resources and verbs their description lists.
+//
 // Thread-safety: immutable after construction.
 #pragma once
 
@@ -28,6 +31,7 @@
 #include <string_view>
 #include <vector>
 
+#include "api/api_service.h"
 #include "api/registry.h"
 
 namespace berth::apiserver {
@@ -46,13 +50,15 @@ struct ServedGroupVersion {
 
 class Discovery {
  public:
-  explicit Discovery(const api::Registry& registry);
+  explicit Discovery(const api::Registry& registry, std::vector<api::ApiServiceDescription> services = {});
 
   // Every served group-version: core first, then groups in registry order, each
   // group's versions most preferred first.
   const std::vector<ServedGroupVersion>& GroupVersions() const { return group_versions_; }
   // nullptr when the group-version is not served.
   const ServedGroupVersion* Find(std::string_view group, std::string_view version) const;
+  // The delegated group serving this group-version; nullptr when none.
+  const api::ApiServiceDescription* FindService(std::string_view group, std::string_view version) const;
 
   // Aggregated discovery (apidiscovery.k8s.io/v2) for /api (core) or /apis.
   const nlohmann::json& Aggregated(bool core) const { return core ? aggregated_core_ : aggregated_groups_; }
@@ -69,7 +75,10 @@ class Discovery {
   static bool WantsAggregated(std::string_view accept);
 
  private:
+  void AddService(const api::ApiServiceDescription& service);
+
   std::vector<ServedGroupVersion> group_versions_;
+  std::vector<api::ApiServiceDescription> services_;
   nlohmann::json aggregated_core_;
   nlohmann::json aggregated_groups_;
   nlohmann::json group_list_;

@@ -157,7 +157,9 @@ std::vector<api::Object> KueueClusterRoles() {
   const std::vector<const char*> admin_view = {kBatchAdmin, kAggregateToAdmin};
   const std::vector<const char*> user_view = {kBatchAdmin, kBatchUser, kAggregateToView, kAggregateToAdmin,
                                               kAggregateToEdit};
+  const std::vector<const char*> admin_all_view = {kBatchAdmin, kAggregateToView, kAggregateToAdmin, kAggregateToEdit};
   const char* kueue = "kueue.x-k8s.io";
+  const char* visibility = "visibility.kueue.x-k8s.io";
   const std::vector<KueueRoleSpec> specs = {
       {"clusterqueue-editor", kueue, "clusterqueues", true, true, admin_only},
       {"clusterqueue-viewer", kueue, "clusterqueues", false, true, admin_view},
@@ -169,6 +171,8 @@ std::vector<api::Object> KueueClusterRoles() {
       {"jobset-viewer", "jobset.x-k8s.io", "jobsets", false, true, user_view},
       {"localqueue-editor", kueue, "localqueues", true, true, admin_only},
       {"localqueue-viewer", kueue, "localqueues", false, true, user_view},
+      {"pending-workloads-cq-viewer", visibility, "clusterqueues/pendingworkloads", false, false, admin_all_view},
+      {"pending-workloads-lq-viewer", visibility, "localqueues/pendingworkloads", false, false, user_view},
       {"pytorchjob-editor", "kubeflow.org", "pytorchjobs", true, true, admin_user},
       {"pytorchjob-viewer", "kubeflow.org", "pytorchjobs", false, true, user_view},
       {"resourceflavor-editor", kueue, "resourceflavors", true, false, admin_only},

@@ -38,7 +38,9 @@
 // and /batch-user) and the editor/viewer roles of the resources berth serves:
 // clusterqueues, cohorts, localqueues, resourceflavors, workloads (kueue.x-k8s.io), jobs
 // (batch), jobsets (jobset.x-k8s.io), pytorchjobs (kubeflow.org), trainjobs
-// (trainer.kubeflow.org), with upstream's labels. As upstream, only the *viewer* roles
+// (trainer.kubeflow.org), and the pending-workloads viewers of the visibility API
+// (clusterqueues/pendingworkloads, localqueues/pendingworkloads in
+// visibility.kueue.x-k8s.io), with upstream's labels. As upstream, only the *viewer* roles
 // aggregate into view/edit/admin (clusterqueue/cohort/resourceflavor viewers into admin
 // only); the editor roles aggregate into the batch roles. So a team user bound to `edit`
 // in a namespace creates batch Jobs (Kubernetes' own rule) and reads LocalQueues,

@@ -123,6 +123,20 @@ TEST(BootstrapPolicyTest, TeamRoleBindingsSubmitEveryJobKind) {
   ExpectNoClusterScopedKueue(a);
 }
 
+// Kueue's visibility API: a team sees the pending workloads of its own
+// LocalQueues (pending-workloads-lq-viewer, in batch-user and view/edit), not
+// another team's and not a ClusterQueue's (a batch admin's: KueueBatchAdminManagesQueues).
+TEST(BootstrapPolicyTest, PendingWorkloadsVisibility) {
+  const std::string kVisibility = "visibility.kueue.x-k8s.io";
+  for (const char* role : {"kueue-batch-user-role", "view", "edit"}) {
+    StaticPolicySource policy(PolicyWith({TeamBinding("team-a-binding", role)}));
+    Authorizer a(&policy);
+    EXPECT_TRUE(Can(a, kTeamUser, "get", kVisibility, "localqueues", "team-a", "pendingworkloads")) << role;
+    EXPECT_FALSE(Can(a, kTeamUser, "get", kVisibility, "localqueues", "team-b", "pendingworkloads")) << role;
+    EXPECT_FALSE(Can(a, kTeamUser, "get", kVisibility, "clusterqueues", "", "pendingworkloads")) << role;
+  }
+}
+
 TEST(BootstrapPolicyTest, ViewAndAdmin) {
   StaticPolicySource policy(PolicyWith({TeamBinding("team-a-view", "view")}));
   Authorizer view(&policy);
@@ -158,6 +172,8 @@ TEST(BootstrapPolicyTest, KueueBatchAdminManagesQueues) {
     EXPECT_TRUE(Can(a, carol, "delete", kKueue, resource, "")) << resource;
   }
   EXPECT_TRUE(Can(a, carol, "create", "trainer.kubeflow.org", "trainjobs", "team-b"));
+  EXPECT_TRUE(Can(a, carol, "get", "visibility.kueue.x-k8s.io", "clusterqueues", "", "pendingworkloads"));
+  EXPECT_TRUE(Can(a, carol, "get", "visibility.kueue.x-k8s.io", "localqueues", "team-b", "pendingworkloads"));
   // Kueue ships no WorkloadPriorityClass role.
   EXPECT_FALSE(Can(a, carol, "create", kKueue, "workloadpriorityclasses", ""));
   EXPECT_FALSE(Can(a, carol, "create", "", "pods", "team-b"));

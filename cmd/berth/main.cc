@@ -65,6 +65,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <arpa/inet.h>
+#include <atomic>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -89,9 +90,9 @@
 #include "api/admission_pipeline.h"
 #include "api/conversion.h"
 #include "api/metadata_validation.h"
-#include "api/yaml_codec.h"
 #include "api/registry.h"
 #include "api/strategy.h"
+#include "api/yaml_codec.h"
 #include "apiserver/api_server.h"
 #include "apiserver/in_process_client.h"
 #include "apiserver/request_metrics.h"
@@ -105,6 +106,7 @@
 #include "client/http_client.h"
 #include "client/kubeconfig.h"
 #include "controllers/kueue/configuration.h"
+#include "controllers/kueue/visibility.h"
 #include "controllers/manager/controller_manager.h"
 #include "core/base64.h"
 #include "core/clock.h"
@@ -223,6 +225,40 @@ std::optional<berth::agent::ResourceList> Capacity(std::string_view flag, const 
     return std::nullopt;
   }
   return std::move(capacity).value();
+}
+
+// Kueue's visibility API served by the API server from `source`'s queues
+// (kube-aggregator's role for Kueue's visibility server, in process).
+berth::apiserver::ApiService KueueVisibilityService(
+    std::shared_ptr<std::atomic<berth::controllers::kueue::KueueController*>> source) {
+  namespace kueue = berth::controllers::kueue;
+  using berth::apiserver::HandlerResult;
+  auto handler = [source](const berth::apiserver::HttpRequest&, const berth::apiserver::RequestInfo& info,
+                          const berth::authn::UserInfo&) -> HandlerResult {
+    kueue::KueueController* controller = source->load();
+    if (controller == nullptr) {
+      return berth::apiserver::StatusResponse(
+          berth::UnavailableError("the Kueue controller is not running: the visibility API is unavailable"));
+    }
+    kueue::VisibilityRequest request{info.verb,     info.api_version, info.namespace_, info.resource,
+                                     info.name,     info.subresource, std::nullopt,    std::nullopt};
+    if (info.query.Has("limit")) request.limit = info.query.Get("limit");
+    if (info.query.Has("offset")) request.offset = info.query.Get("offset");
+    auto summary = kueue::ServeVisibility(*controller, request);
+    if (!summary.ok()) {
+      berth::apiserver::StatusDetails details;
+      if (summary.status().code() == berth::Code::kNotFound && !info.name.empty()) {
+        details = {.name = info.name,
+                   .group = kueue::kVisibilityGroup,
+                   .kind = info.resource.substr(0, info.resource.size() - 1)};
+      }
+      return berth::apiserver::StatusResponse(summary.status(), details);
+    }
+    berth::apiserver::HttpResponse res;
+    res.body = berth::apiserver::DumpJson(*summary);
+    return res;
+  };
+  return {kueue::VisibilityApiService(), std::move(handler)};
 }
 
 // A kubeconfig with one cluster, one user and its context selected (the
@@ -478,6 +514,10 @@ int RunServer(const ServerFlags& flags) {
   // served as GET /metrics (docs/metrics.md).
   auto metrics = std::make_shared<prometheus::Registry>();
   options.metrics_registry = metrics;
+  // Kueue's visibility API (controllers/kueue/visibility.h), answered from the
+  // Kueue controller once the controllers run; 503 before and without them.
+  auto visibility_source = std::make_shared<std::atomic<berth::controllers::kueue::KueueController*>>(nullptr);
+  options.api_services.push_back(KueueVisibilityService(visibility_source));
   berth::apiserver::ApiServer server(registry, pipeline, *store, clock, options);
   server.RegisterNonResourceHandler("/metrics", [metrics](const berth::apiserver::HttpRequest& req) {
     return berth::apiserver::HandlerResult(berth::apiserver::MetricsResponse(*metrics, req));
@@ -528,6 +568,7 @@ int RunServer(const ServerFlags& flags) {
     manager_options.node_lifecycle.grace_period = std::chrono::seconds(flags.node_monitor_grace_period);
     manager = std::make_unique<berth::controllers::ControllerManager>(client, clock, std::move(manager_options));
     manager->Start();
+    visibility_source->store(manager->kueue());
   }
   auto host_ports = std::make_shared<berth::agent::HostPorts>();
   std::vector<std::unique_ptr<berth::agent::NodeAgent>> agents;
@@ -558,6 +599,7 @@ int RunServer(const ServerFlags& flags) {
   // The controllers stop first: during a graceful node shutdown nothing may
   // replace the pods being stopped (the agents still write their statuses
   // through the API server, which stops last).
+  visibility_source->store(nullptr);
   if (manager) manager->Stop();
   std::vector<berth::agent::NodeAgent*> to_stop;
   for (auto& agent : agents) to_stop.push_back(agent.get());

@@ -732,6 +732,22 @@ void KueueController::Start() {
   });
 }
 
+std::optional<std::vector<PendingWorkloadEntry>> KueueController::PendingWorkloads(
+    const std::string& cluster_queue) {
+  std::vector<std::pair<std::string, int32_t>> keys;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!queues_.HasClusterQueue(cluster_queue)) return std::nullopt;
+    for (const admission::Workload* w : queues_.Pending(cluster_queue)) keys.emplace_back(w->Key(), w->priority);
+  }
+  std::vector<PendingWorkloadEntry> out;
+  out.reserve(keys.size());
+  for (auto& [key, priority] : keys) {
+    if (client::ObjectPtr obj = cache_.GetWorkload(key)) out.push_back({std::move(obj), priority});
+  }
+  return out;
+}
+
 void KueueController::Stop() {
   stopping_ = true;
   for (auto& q : work_) q->Stop();

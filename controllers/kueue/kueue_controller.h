@@ -67,6 +67,7 @@
 #include <set>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -113,6 +114,12 @@ struct CycleSummary {
   int pending = 0;  // verdicts handed to the pendingverdict queue
 };
 
+// A pending workload as Kueue's visibility API reports it (visibility.h).
+struct PendingWorkloadEntry {
+  client::ObjectPtr workload;  // as cached
+  int32_t priority = 0;        // the effective priority the queue orders by
+};
+
 class KueueController {
  public:
   KueueController(client::Client& client, client::SharedInformerFactory& factory, Clock& clock,
@@ -137,6 +144,13 @@ class KueueController {
   CycleSummary ScheduleOnce();
 
   KueueCache& cache() { return cache_; }
+
+  // The pending workloads of a ClusterQueue in queue order: the active heap
+  // and the inadmissible workloads sorted together, as Kueue's
+  // Manager.PendingWorkloadsInfo (pkg/cache/queue/manager.go). nullopt when
+  // the ClusterQueue has no queue. A head taken by a running scheduling cycle
+  // is missing until the cycle requeues it, as in Kueue. Any thread.
+  std::optional<std::vector<PendingWorkloadEntry>> PendingWorkloads(const std::string& cluster_queue);
 
  private:
 

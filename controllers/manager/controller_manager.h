@@ -105,6 +105,10 @@ class ControllerManager {
   // Stops the controllers, then the informers. Idempotent.
   void Stop();
 
+  // The Kueue controller (what Kueue's visibility API reads); nullptr when
+  // options.run_kueue is false. Lives as long as the ControllerManager.
+  kueue::KueueController* kueue() { return kueue_.get(); }
+
  private:
   client::Client& client_;
   Clock& clock_;

@@ -122,6 +122,20 @@ grep -qF '"message":"clusterqueues.kueue.x-k8s.io \"cluster-queue\" is forbidden
 as bob get job canary -n team-b >/dev/null || fail "bob's canary Job is gone"
 echo "ok: alice gets 403 with kube-apiserver's message for team-b's jobs and the quota objects"
 
+# ---- Kueue's visibility API: her own LocalQueue's pending workloads, nobody else's ---------------
+VIS=/apis/visibility.kueue.x-k8s.io/v1beta2
+OUT=$(as alice get --raw "$VIS/namespaces/team-a/localqueues/lq-team-a/pendingworkloads") &&
+  grep -q '"kind":"PendingWorkloadsSummary"' <<<"$OUT" || fail "alice's pending workloads of lq-team-a: $OUT"
+expect_forbidden 'localqueues.visibility.kueue.x-k8s.io "lq-team-b" is forbidden: User "alice" cannot get resource "localqueues/pendingworkloads" in API group "visibility.kueue.x-k8s.io" in the namespace "team-b"' \
+  as alice get --raw "$VIS/namespaces/team-b/localqueues/lq-team-b/pendingworkloads"
+expect_forbidden 'clusterqueues.visibility.kueue.x-k8s.io "cluster-queue" is forbidden: User "alice" cannot get resource "clusterqueues/pendingworkloads" in API group "visibility.kueue.x-k8s.io" at the cluster scope' \
+  as alice get --raw "$VIS/clusterqueues/cluster-queue/pendingworkloads"
+OUT=$(as admin get --raw "$VIS/clusterqueues/cluster-queue/pendingworkloads") &&
+  grep -q '"kind":"PendingWorkloadsSummary"' <<<"$OUT" || fail "the admin's pending workloads of cluster-queue: $OUT"
+expect_can_i alice yes get localqueues.visibility.kueue.x-k8s.io --subresource pendingworkloads -n team-a
+expect_can_i alice no get clusterqueues.visibility.kueue.x-k8s.io --subresource pendingworkloads
+echo "ok: the visibility API answers alice for lq-team-a only, the admin for the ClusterQueue"
+
 expect_can_i alice yes create trainjobs.trainer.kubeflow.org -n team-a
 expect_can_i alice yes get workloads.kueue.x-k8s.io -n team-a
 expect_can_i alice no list jobs.batch -n team-b

@@ -12,6 +12,7 @@
 #include "controllers/jobs/batchjob/batchjob_integration.h"
 #include "controllers/kueue/decoder.h"
 #include "controllers/kueue/testing/kueue_test_env.h"
+#include "controllers/kueue/visibility.h"
 #include "tests/testing/prometheus_values.h"
 
 namespace berth::controllers::jobs::batchjob {
@@ -319,7 +320,9 @@ TEST_F(KueueControllerTest, MetricsFollowAdmissionsPreemptionAndFinish) {
   ASSERT_TRUE(IsConditionTrue(WorkloadOf("team-a", "high"), "Admitted"));
   ASSERT_TRUE(IsConditionTrue(WorkloadOf("team-a", "low-3"), "Evicted"));
   EXPECT_EQ(MetricValue(registry_, "kueue_evicted_workloads_total",
-                        {{"cluster_queue", "cluster-queue"}, {"reason", "Preempted"}, {"underlying_cause", ""},
+                        {{"cluster_queue", "cluster-queue"},
+                         {"reason", "Preempted"},
+                         {"underlying_cause", ""},
                          {"priority_class", "low"}}),
             1);
   EXPECT_EQ(MetricValue(registry_, "kueue_preempted_workloads_total",
@@ -353,13 +356,12 @@ TEST_F(KueueControllerTest, MetricsFollowAdmissionsPreemptionAndFinish) {
 }
 
 TEST_F(KueueControllerTest, ClusterQueueInactiveUntilItsFlavorExists) {
-  Create(kClusterQueues, "",
-         api::Object::parse(R"({"metadata": {"name": "team-a"}, "spec": {"namespaceSelector": {},
+  Create(kClusterQueues, "", api::Object::parse(R"({"metadata": {"name": "team-a"}, "spec": {"namespaceSelector": {},
            "resourceGroups": [{"coveredResources": ["cpu"], "flavors": [
              {"name": "default", "resources": [{"name": "cpu", "nominalQuota": "8"}]},
              {"name": "spot", "resources": [{"name": "cpu", "nominalQuota": "8"}]}]}]}})"));
-  Create(kLocalQueues, "team-a", {{"metadata", {{"name", "lq-team-a"}, {"namespace", "team-a"}}},
-                                  {"spec", {{"clusterQueue", "team-a"}}}});
+  Create(kLocalQueues, "team-a",
+         {{"metadata", {{"name", "lq-team-a"}, {"namespace", "team-a"}}}, {"spec", {{"clusterQueue", "team-a"}}}});
   Create(kJobs, "team-a", Job("job-1", "1"));
   Settle();
   api::Object cq = Get(kClusterQueues, "", "team-a");
@@ -476,7 +478,8 @@ TEST_F(WaitForPodsReadyTest, NeverReadyIsEvictedRequeuedAfterBackoffThenDeactiva
   EXPECT_EQ(Cond("stuck", "PodsReady"), "WaitForStart");
   EXPECT_EQ(Cond("stuck", "PodsReady", "message"), "Not all pods are ready or succeeded");
   EXPECT_EQ(Cond("next", "QuotaReserved"), "WaitingForPodsReady");
-  EXPECT_EQ(Cond("next", "QuotaReserved", "message"), "waiting for all admitted workloads to be in PodsReady condition");
+  EXPECT_EQ(Cond("next", "QuotaReserved", "message"),
+            "waiting for all admitted workloads to be in PodsReady condition");
   // The held head is pending: counted in the queues' status and in kueue_pending_workloads.
   EXPECT_EQ(Get(kClusterQueues, "", "cluster-queue")["status"]["pendingWorkloads"], 1);
   EXPECT_EQ(Get(kLocalQueues, "team-a", "lq-team-a")["status"]["pendingWorkloads"], 1);
@@ -545,10 +548,11 @@ TEST_F(WaitForPodsReadyTest, NeverReadyIsEvictedRequeuedAfterBackoffThenDeactiva
   ASSERT_TRUE(ParseRfc3339((*FindCondition(next, "PodsReady"))["lastTransitionTime"], &ready));
   EXPECT_EQ(HistogramSum(registry_, "kueue_admitted_until_ready_wait_time_seconds"),
             std::chrono::duration<double>(ready - admitted).count());
-  EXPECT_EQ(MetricValue(registry_, "kueue_evicted_workloads_total",
-                        {{"cluster_queue", "cluster-queue"}, {"reason", "PodsReadyTimeout"},
-                         {"underlying_cause", "WaitForStart"}}),
-            1);
+  EXPECT_EQ(
+      MetricValue(
+          registry_, "kueue_evicted_workloads_total",
+          {{"cluster_queue", "cluster-queue"}, {"reason", "PodsReadyTimeout"}, {"underlying_cause", "WaitForStart"}}),
+      1);
   EXPECT_EQ(MetricValue(registry_, "kueue_evicted_workloads_total",
                         {{"reason", "Deactivated"}, {"underlying_cause", "RequeuingLimitExceeded"}}),
             1);
@@ -563,6 +567,130 @@ TEST_F(WaitForPodsReadyTest, NeverReadyIsEvictedRequeuedAfterBackoffThenDeactiva
   EXPECT_EQ(Cond("stuck", "Requeued"), "Deactivated");
   EXPECT_TRUE(EventsFor("team-a", api::Name(wl), "Requeued").empty());
   EXPECT_EQ(EventsFor("team-a", api::Name(wl), "EvictedDueToDeactivated").size(), 1u);
+}
+
+}  // namespace
+}  // namespace berth::controllers::jobs::batchjob
+
+namespace berth::controllers::jobs::batchjob {
+namespace {
+
+// Kueue's visibility API (controllers/kueue/visibility.h) over the queues of
+// the controller: positions in the ClusterQueue and in each LocalQueue, the
+// limit/offset window and the errors, as Kueue's pending_workloads_cq.go and
+// pending_workloads_lq.go answer them.
+class VisibilityTest : public KueueControllerTest {
+ protected:
+  // Jobs of 4 cpu against 5: the first is admitted, the rest pend in creation
+  // order, alternating between lq-team-a and lq-b.
+  void SetUp() override {
+    CreateQueues();
+    Create(kLocalQueues, "team-a",
+           {{"apiVersion", kKueueApiVersion},
+            {"kind", "LocalQueue"},
+            {"metadata", {{"name", "lq-b"}, {"namespace", "team-a"}}},
+            {"spec", {{"clusterQueue", "cluster-queue"}}}});
+    for (int i = 0; i < 5; ++i) {
+      api::Object job = Job("job-" + std::to_string(i), "4");
+      if (i % 2 == 0) job["metadata"]["labels"][kQueueNameLabel] = "lq-b";
+      Create(kJobs, "team-a", job);
+      Settle();
+    }
+  }
+
+  api::Object Serve(VisibilityRequest r) {
+    auto summary = ServeVisibility(kueue_, r);
+    EXPECT_TRUE(summary.ok()) << summary.status().ToString();
+    return summary.ok() ? *summary : api::Object();
+  }
+  static VisibilityRequest ClusterQueueRequest(std::optional<std::string> limit = std::nullopt,
+                                               std::optional<std::string> offset = std::nullopt) {
+    return {"get", "v1beta2", "", "clusterqueues", "cluster-queue", "pendingworkloads", limit, offset};
+  }
+  // (owner job, positionInClusterQueue, positionInLocalQueue, localQueueName) of each item.
+  static std::vector<std::tuple<std::string, int, int, std::string>> Items(const api::Object& summary) {
+    std::vector<std::tuple<std::string, int, int, std::string>> out;
+    for (const auto& i : summary["items"]) {
+      out.emplace_back(i["metadata"]["ownerReferences"][0]["name"], i["positionInClusterQueue"],
+                       i["positionInLocalQueue"], i["localQueueName"]);
+    }
+    return out;
+  }
+};
+
+using Item = std::tuple<std::string, int, int, std::string>;
+
+TEST_F(VisibilityTest, ClusterQueuePositionsInQueueOrder) {
+  ASSERT_TRUE(IsConditionTrue(WorkloadOf("team-a", "job-0"), "QuotaReserved"));
+  api::Object summary = Serve(ClusterQueueRequest());
+  EXPECT_EQ(summary["kind"], "PendingWorkloadsSummary");
+  EXPECT_EQ(summary["apiVersion"], "visibility.kueue.x-k8s.io/v1beta2");
+  EXPECT_EQ(Items(summary), (std::vector<Item>{{"job-1", 0, 0, "lq-team-a"},
+                                               {"job-2", 1, 0, "lq-b"},
+                                               {"job-3", 2, 1, "lq-team-a"},
+                                               {"job-4", 3, 1, "lq-b"}}));
+  const api::Object& first = summary["items"][0];
+  const api::Object wl = WorkloadOf("team-a", "job-1");
+  EXPECT_EQ(first["metadata"]["name"], wl["metadata"]["name"]);
+  EXPECT_EQ(first["metadata"]["namespace"], "team-a");
+  EXPECT_EQ(first["metadata"]["creationTimestamp"], wl["metadata"]["creationTimestamp"]);
+  EXPECT_EQ(first["metadata"]["ownerReferences"][0],
+            (api::Object{{"apiVersion", "batch/v1"},
+                         {"kind", "Job"},
+                         {"name", "job-1"},
+                         {"uid", wl["metadata"]["ownerReferences"][0]["uid"]}}));
+  EXPECT_EQ(first["priority"], 0);
+
+  // The window: positions stay those of the whole queue, LocalQueue positions
+  // count the workloads before the window too.
+  EXPECT_EQ(Items(Serve(ClusterQueueRequest("2", "1"))),
+            (std::vector<Item>{{"job-2", 1, 0, "lq-b"}, {"job-3", 2, 1, "lq-team-a"}}));
+  // limit 0 is the default (1000); a negative limit is 0; a negative offset is 0.
+  EXPECT_EQ(Serve(ClusterQueueRequest("0"))["items"].size(), 4u);
+  EXPECT_EQ(Serve(ClusterQueueRequest("-3"))["items"].size(), 0u);
+  EXPECT_EQ(Serve(ClusterQueueRequest(std::nullopt, "-2"))["items"].size(), 4u);
+  EXPECT_EQ(Serve(ClusterQueueRequest(std::nullopt, "9"))["items"].size(), 0u);
+}
+
+TEST_F(VisibilityTest, LocalQueueListsItsOwnWorkloads) {
+  VisibilityRequest r{"get",  "v1beta1",          "team-a",     "localqueues",
+                      "lq-b", "pendingworkloads", std::nullopt, std::nullopt};
+  api::Object summary = Serve(r);
+  EXPECT_EQ(summary["apiVersion"], "visibility.kueue.x-k8s.io/v1beta1");
+  EXPECT_EQ(Items(summary), (std::vector<Item>{{"job-2", 1, 0, "lq-b"}, {"job-4", 3, 1, "lq-b"}}));
+  r.offset = "1";
+  EXPECT_EQ(Items(Serve(r)), (std::vector<Item>{{"job-4", 3, 1, "lq-b"}}));
+  r.offset = std::nullopt;
+  r.limit = "1";
+  EXPECT_EQ(Items(Serve(r)), (std::vector<Item>{{"job-2", 1, 0, "lq-b"}}));
+}
+
+TEST_F(VisibilityTest, ErrorsAsKueueAnswers) {
+  auto code_and_message = [&](VisibilityRequest r) {
+    auto s = ServeVisibility(kueue_, r);
+    EXPECT_FALSE(s.ok());
+    return s.ok() ? std::make_pair(Code::kOk, std::string()) : std::make_pair(s.status().code(), s.status().message());
+  };
+  VisibilityRequest cq = ClusterQueueRequest();
+  cq.name = "nope";
+  EXPECT_EQ(code_and_message(cq),
+            std::make_pair(Code::kNotFound, std::string("clusterqueue.visibility.kueue.x-k8s.io \"nope\" not found")));
+  VisibilityRequest lq{"get", "v1beta2", "team-b", "localqueues", "lq-team-a", "pendingworkloads", {}, {}};
+  EXPECT_EQ(
+      code_and_message(lq),
+      std::make_pair(Code::kNotFound, std::string("localqueue.visibility.kueue.x-k8s.io \"lq-team-a\" not found")));
+  for (const char* bad : {"x", "", "1.5", "-"}) {
+    EXPECT_EQ(
+        code_and_message(ClusterQueueRequest(bad)),
+        std::make_pair(Code::kBadRequest, "strconv.ParseInt: parsing \"" + std::string(bad) + "\": invalid syntax"));
+  }
+  EXPECT_EQ(code_and_message(ClusterQueueRequest(std::nullopt, "99999999999999999999")).first, Code::kBadRequest);
+  VisibilityRequest list = ClusterQueueRequest();
+  list.verb = "create";
+  EXPECT_EQ(code_and_message(list).first, Code::kMethodNotAllowed);
+  VisibilityRequest plain = ClusterQueueRequest();
+  plain.subresource = "";
+  EXPECT_EQ(code_and_message(plain).first, Code::kNotFound);
 }
 
 }  // namespace
