@@ -288,15 +288,15 @@ class Assigner {
     const std::string& fname = snap_.FlavorName(snap_.FrFlavor(fr));
     if (val > max_capacity) {
       *reason = "insufficient quota for " + rname + " in flavor " + fname + ", previously considered podsets requests (" +
-                FormatAmount(assumed) + ") + current podset request (" + FormatAmount(request) +
-                ") > maximum capacity (" + FormatAmount(max_capacity) + ")";
+                FormatAmount(rname, assumed) + ") + current podset request (" + FormatAmount(rname, request) +
+                ") > maximum capacity (" + FormatAmount(rname, max_capacity) + ")";
       *no_fit_reason = std::string(kReasonExceedsMaxQuota);
       return {PMode::kNoFit, 0};
     }
     auto [borrow, may_reclaim] = snap_.BorrowingLevel(cq_, fr, val);
     if (val <= available) return {PMode::kFit, borrow};
     *reason = "insufficient unused quota for " + rname + " in flavor " + fname + ", " +
-              FormatAmount(SubAmount(val, available)) + " more needed";
+              FormatAmount(rname, SubAmount(val, available)) + " more needed";
     const auto& bwc = spec_.preemption.borrow_within_cohort;
     bool can_preempt_while_borrowing = bwc.policy != BorrowWithinCohort::Policy::kNever;
     if (snap_.Nominal(cq_, fr) >= val || may_reclaim || can_preempt_while_borrowing) {

@@ -9,7 +9,16 @@ namespace berth::admission {
 Amount AddAmount(Amount a, Amount b) { return SaturatingAdd(a, b); }
 Amount SubAmount(Amount a, Amount b) { return SaturatingSub(a, b); }
 
-std::string FormatAmount(Amount a) { return Quantity::FromMilli(a).String(); }
+std::string FormatAmount(std::string_view resource, Amount a) {
+  if (resource != "memory" && resource != "ephemeral-storage" && !resource.starts_with("hugepages-")) {
+    return Quantity::FromMilli(a).String();
+  }
+  // newCanonicalQuantity: a binary-format byte count that is not a multiple
+  // of 1Ki prints as a plain number, which parses back as decimal SI.
+  std::string binary = Quantity::FromMilli(a, Quantity::Format::kBinarySI).String();
+  auto reparsed = Quantity::Parse(binary);
+  return reparsed.ok() ? reparsed->String() : binary;
+}
 
 ResourceId ResourceNames::Intern(std::string_view name) {
   auto it = ids_.find(std::string(name));

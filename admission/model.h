@@ -47,9 +47,13 @@ inline constexpr Amount kUnlimited = INT64_MAX;
 
 Amount AddAmount(Amount a, Amount b);  // saturating
 Amount SubAmount(Amount a, Amount b);  // saturating
-// Canonical Kubernetes text of an amount ("1", "500m", "5"), as Kueue's
-// resource formatter prints amounts in condition messages.
-std::string FormatAmount(Amount a);
+// Canonical Kubernetes text of an amount of `resource`, as Kueue's
+// ResourceFormatter prints quantities in statuses and messages
+// (pkg/resources/resource_formatter.go): memory, ephemeral-storage and
+// hugepages-* in binary SI re-parsed to their canonical form ("600Mi",
+// "12Gi", and "1500M" for a byte count with no factor of 1024), every other
+// resource in decimal SI ("1", "500m", "5").
+std::string FormatAmount(std::string_view resource, Amount a);
 
 // Dense id of an interned resource name ("cpu", "memory", "nvidia.com/gpu").
 using ResourceId = int32_t;

@@ -77,7 +77,9 @@ bool QueueManager::AddOrUpdateWorkload(const Workload& wl, Time now) {
   bool was_inadmissible = false;
   if (w != where_.end()) {
     Queue& old = queues_.at(w->second);
-    was_inadmissible = old.inadmissible.count(KeyOf(old.workloads.at(wl.uid))) > 0;
+    // A workload moved to another ClusterQueue is tried there (Kueue's
+    // Manager.UpdateWorkload re-adds it as new).
+    was_inadmissible = w->second == wl.cluster_queue && old.inadmissible.count(KeyOf(old.workloads.at(wl.uid))) > 0;
     Remove(old, wl.uid);
   }
   auto q = queues_.find(wl.cluster_queue);

@@ -65,7 +65,9 @@ class QueueManager {
   // Drops the queue and its pending workloads.
   void DeleteClusterQueue(const std::string& name);
 
-  // Adds a pending workload or updates it in place (priority, timestamp...).
+  // Adds a pending workload or updates it in place (priority, timestamp...);
+  // an inadmissible one stays inadmissible unless it moved to another
+  // ClusterQueue, where it goes to the heap.
   // Returns false, and forgets the workload, when it must not be queued:
   // finished, inactive, holding quota, or its ClusterQueue is unknown.
   bool AddOrUpdateWorkload(const Workload& wl, Time now);

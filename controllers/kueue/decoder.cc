@@ -86,8 +86,6 @@ Amount DecodeAmount(const api::Object& value) {
   return q ? q->milli() : 0;
 }
 
-std::string EncodeAmount(Amount a) { return Quantity::FromMilli(a).String(); }
-
 admission::ResourceList DecodeResourceList(const api::Object& list, ResourceNames& names) {
   admission::ResourceList out;
   if (!list.is_object()) return out;
@@ -97,7 +95,7 @@ admission::ResourceList DecodeResourceList(const api::Object& list, ResourceName
 
 api::Object EncodeResourceList(const admission::ResourceList& list, const ResourceNames& names) {
   api::Object out = api::Object::object();
-  for (const auto& [r, a] : list.items()) out[names.Name(r)] = EncodeAmount(a);
+  for (const auto& [r, a] : list.items()) out[names.Name(r)] = admission::FormatAmount(names.Name(r), a);
   return out;
 }
 

@@ -60,8 +60,6 @@ inline constexpr char kResourceInUseFinalizer[] = "kueue.x-k8s.io/resource-in-us
 
 // A quantity field (string or number) as milli-units; 0 when absent or malformed.
 admission::Amount DecodeAmount(const api::Object& value);
-// "4", "500m": the canonical text of an amount.
-std::string EncodeAmount(admission::Amount a);
 // {"cpu": "4", ...} ⇄ ResourceList.
 admission::ResourceList DecodeResourceList(const api::Object& list, admission::ResourceNames& names);
 api::Object EncodeResourceList(const admission::ResourceList& list, const admission::ResourceNames& names);

@@ -395,8 +395,17 @@ Status JobReconciler::Reconcile(const std::string& key) {
   // 6. Not admitted: the job must not run.
   if (!job->IsSuspended()) return StopJob(&job, wl, "").status();
 
-  // 7. A pending workload follows a switch of WorkloadPriorityClass.
+  // 7. A pending workload follows its job to another LocalQueue (Kueue's
+  // "Job changed queues, updating workload": spec.queueName is updated in
+  // place, so it keeps its name and creation time) and a switch of
+  // WorkloadPriorityClass.
   if (!holds_quota) {
+    const std::string queue = Label(obj, kQueueNameLabel);
+    if (!queue.empty() && queue != api::NestedString(wl, {"spec", "queueName"})) {
+      api::Object updated = wl;
+      updated["spec"]["queueName"] = queue;
+      return client_.Update(kWorkloads.Namespace(api::Namespace(wl)), updated).status();
+    }
     const std::string wpc = Label(obj, kPriorityClassLabel);
     const api::Object& spec = wl["spec"];
     const std::string current = spec.contains("priorityClassRef") ? spec["priorityClassRef"].value("name", "") : "";

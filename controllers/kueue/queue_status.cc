@@ -26,10 +26,11 @@ api::Object FlavorsStatus(const api::Object& cluster_queue, const std::vector<Qu
       for (size_t i = 0; i < g.covered_resources.size(); ++i) {
         admission::ResourceId r = g.covered_resources[i];
         Amount total = totals.count({f.flavor, r}) ? totals[{f.flavor, r}] : 0;
-        api::Object entry = {{"name", names.Name(r)}, {"total", EncodeAmount(total)}};
+        api::Object entry = {{"name", names.Name(r)}, {"total", admission::FormatAmount(names.Name(r), total)}};
         if (with_borrowed) {
           Amount nominal = i < f.resources.size() ? f.resources[i].nominal : 0;
-          entry["borrowed"] = EncodeAmount(total > nominal ? admission::SubAmount(total, nominal) : 0);
+          entry["borrowed"] =
+              admission::FormatAmount(names.Name(r), total > nominal ? admission::SubAmount(total, nominal) : 0);
         }
         resources.push_back(std::move(entry));
       }

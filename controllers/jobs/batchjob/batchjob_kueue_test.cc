@@ -695,3 +695,66 @@ TEST_F(VisibilityTest, ErrorsAsKueueAnswers) {
 
 }  // namespace
 }  // namespace berth::controllers::jobs::batchjob
+
+namespace berth::controllers::jobs::batchjob {
+namespace {
+
+// A workload refused because its namespace does not match the ClusterQueue's
+// namespaceSelector is admitted once the selector changes to match (Kueue's
+// ClusterQueue update handler requeues the inadmissible workloads and each
+// is re-evaluated against the new selector).
+TEST_F(KueueControllerTest, ChangingTheNamespaceSelectorRequeuesRejectedWorkloads) {
+  CreateQueues();
+  api::Object cq = Get(kClusterQueues, "", "cluster-queue");
+  cq["spec"]["namespaceSelector"] = {{"matchLabels", {{"team", "a"}}}};
+  ASSERT_TRUE(client_.Update(kClusterQueues, cq).ok());
+  Settle();
+  Create(kJobs, "team-a", Job("job-1", "1"));
+  Settle();
+  api::Object wl = WorkloadOf("team-a", "job-1");
+  ASSERT_FALSE(IsConditionTrue(wl, "QuotaReserved"));
+  ASSERT_NE(FindCondition(wl, "QuotaReserved"), nullptr);
+  EXPECT_EQ((*FindCondition(wl, "QuotaReserved"))["message"], "workload namespace doesn't match ClusterQueue selector");
+
+  cq = Get(kClusterQueues, "", "cluster-queue");
+  cq["spec"]["namespaceSelector"] = api::Object::object();
+  ASSERT_TRUE(client_.Update(kClusterQueues, cq).ok());
+  Settle();
+  EXPECT_TRUE(IsConditionTrue(WorkloadOf("team-a", "job-1"), "QuotaReserved"));
+  EXPECT_EQ(Get(kJobs, "team-a", "job-1")["spec"]["suspend"], false);
+}
+
+// A suspended job relabelled to another LocalQueue moves its pending
+// Workload there in place (Kueue's "Job changed queues, updating workload"):
+// same Workload, new spec.queueName, admitted by the other ClusterQueue.
+TEST_F(KueueControllerTest, RelabellingAPendingJobMovesItsWorkloadToTheOtherQueue) {
+  CreateQueues();
+  Create(kClusterQueues, "",
+         api::Object::parse(R"({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue",
+           "metadata": {"name": "big"},
+           "spec": {"namespaceSelector": {}, "resourceGroups": [{"coveredResources": ["cpu", "memory"],
+             "flavors": [{"name": "default-flavor", "resources": [{"name": "cpu", "nominalQuota": "16"},
+                                                                  {"name": "memory", "nominalQuota": "36Gi"}]}]}]}})"));
+  Create(kLocalQueues, "team-a",
+         {{"apiVersion", kKueueApiVersion},
+          {"kind", "LocalQueue"},
+          {"metadata", {{"name", "lq-big"}, {"namespace", "team-a"}}},
+          {"spec", {{"clusterQueue", "big"}}}});
+  Create(kJobs, "team-a", Job("job-1", "8"));
+  Settle();
+  const api::Object before = WorkloadOf("team-a", "job-1");
+  ASSERT_FALSE(IsConditionTrue(before, "QuotaReserved"));
+
+  api::Object job = Get(kJobs, "team-a", "job-1");
+  job["metadata"]["labels"][kQueueNameLabel] = "lq-big";
+  ASSERT_TRUE(client_.Update(kJobs.Namespace("team-a"), job).ok());
+  Settle();
+  const api::Object after = WorkloadOf("team-a", "job-1");
+  EXPECT_EQ(api::Uid(after), api::Uid(before));
+  EXPECT_EQ(after["spec"]["queueName"], "lq-big");
+  EXPECT_TRUE(IsConditionTrue(after, "QuotaReserved")) << after.dump(2);
+  EXPECT_EQ(after["status"]["admission"]["clusterQueue"], "big");
+}
+
+}  // namespace
+}  // namespace berth::controllers::jobs::batchjob
