@@ -300,12 +300,15 @@ struct NodeAgent::PodWorker {
   std::optional<api::Object> last_status;
   bool terminating = false;
   int64_t grace_seconds = 0;
-  bool released = false;                // devices returned
-  bool deleted = false;                 // final DELETE done
-  bool shut_down = false;               // terminated by a graceful node shutdown
-  bool shutdown_reported = false;       // ... and its final status is written
-  bool deadline_exceeded = false;       // spec.activeDeadlineSeconds ran out: stopped, then Failed
-  std::optional<Time> active_deadline;  // when it runs out (a pass syncs the pod then)
+  bool released = false;           // devices returned
+  bool deleted = false;            // final DELETE done
+  bool shut_down = false;          // terminated by a graceful node shutdown
+  bool shutdown_reported = false;  // ... and its final status is written
+
+  // spec.activeDeadlineSeconds: when it runs out (a pass syncs the pod then), and whether it
+  // did (the pod is stopped, then Failed DeadlineExceeded).
+  std::optional<Time> active_deadline;
+  bool deadline_exceeded = false;
   // Steady-state skipping: a pass syncs the pod only when its cached object
   // changed, one of its runs ended (set by the run's watcher), or it has
   // time-driven work (needs_poll, computed after each sync).

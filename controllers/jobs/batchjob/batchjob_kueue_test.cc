@@ -1,14 +1,16 @@
 // The seeds' scenarios through the Kueue controllers: FakeClient + FakeClock,
 // informers fed by the FakeClient's watches, reconcilers and scheduler driven
 // synchronously (Settle) until no write happens. Nothing here waits on time.
-#include <algorithm>
+#include "controllers/kueue/kueue_controller.h"
+
 #include <gtest/gtest.h>
+
+#include <algorithm>
 #include <thread>
 
 #include "api/conditions.h"
 #include "controllers/jobs/batchjob/batchjob_integration.h"
 #include "controllers/kueue/decoder.h"
-#include "controllers/kueue/kueue_controller.h"
 #include "controllers/kueue/testing/kueue_test_env.h"
 #include "tests/testing/prometheus_values.h"
 
@@ -32,9 +34,7 @@ class KueueControllerTest : public kueue::testing::KueueTestEnv {
   void Settle() { KueueTestEnv::Settle(30); }
 
   // The Workload of a Job.
-  api::Object WorkloadOf(const std::string& ns, const std::string& job) {
-    return KueueTestEnv::WorkloadOf(kJobs, ns, job);
-  }
+  api::Object WorkloadOf(const std::string& ns, const std::string& job) { return KueueTestEnv::WorkloadOf(kJobs, ns, job); }
   std::vector<api::Object> EventsFor(const std::string& ns, const std::string& name, const std::string& reason) {
     std::vector<api::Object> out;
     auto list = client_.List(kEvents.Namespace(ns));
@@ -51,18 +51,16 @@ class KueueControllerTest : public kueue::testing::KueueTestEnv {
   }
 
   void CreateQueues(const std::string& preemption_json = "{}") {
-    Create(kResourceFlavors, "",
-           {{"apiVersion", kKueueApiVersion}, {"kind", "ResourceFlavor"}, {"metadata", {{"name", "default-flavor"}}}});
+    Create(kResourceFlavors, "", {{"apiVersion", kKueueApiVersion}, {"kind", "ResourceFlavor"},
+                                  {"metadata", {{"name", "default-flavor"}}}});
     Create(kClusterQueues, "",
            api::Object::parse(R"({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue",
              "metadata": {"name": "cluster-queue"},
-             "spec": {"namespaceSelector": {}, "preemption": )" +
-                              preemption_json + R"(,
+             "spec": {"namespaceSelector": {}, "preemption": )" + preemption_json + R"(,
                "resourceGroups": [{"coveredResources": ["cpu", "memory"], "flavors": [{"name": "default-flavor",
                  "resources": [{"name": "cpu", "nominalQuota": "5"}, {"name": "memory", "nominalQuota": "36Gi"}]}]}]}})"));
     Create(kLocalQueues, "team-a",
-           {{"apiVersion", kKueueApiVersion},
-            {"kind", "LocalQueue"},
+           {{"apiVersion", kKueueApiVersion}, {"kind", "LocalQueue"},
             {"metadata", {{"name", "lq-team-a"}, {"namespace", "team-a"}}},
             {"spec", {{"clusterQueue", "cluster-queue"}}}});
   }
@@ -76,20 +74,19 @@ class KueueControllerTest : public kueue::testing::KueueTestEnv {
       meta["labels"][kQueueNameLabel] = "lq-team-a";
     }
     if (!priority_class.empty()) meta["labels"][kPriorityClassLabel] = priority_class;
-    return {
-        {"apiVersion", "batch/v1"},
-        {"kind", "Job"},
-        {"metadata", meta},
-        {"spec",
-         {{"parallelism", 1},
-          {"completions", 1},
-          {"template",
-           {{"spec",
-             {{"restartPolicy", "Never"},
-              {"containers",
-               api::Object::array(
-                   {{{"name", "train"}, {"image", "python"}, {"resources", {{"requests", {{"cpu", cpu}}}}}}})}}}}}}}};
+    return {{"apiVersion", "batch/v1"},
+            {"kind", "Job"},
+            {"metadata", meta},
+            {"spec",
+             {{"parallelism", 1},
+              {"completions", 1},
+              {"template",
+               {{"spec",
+                 {{"restartPolicy", "Never"},
+                  {"containers", api::Object::array({{{"name", "train"}, {"image", "python"},
+                                                      {"resources", {{"requests", {{"cpu", cpu}}}}}}})}}}}}}}};
   }
+
 };
 
 // Seed: three 4-cpu Jobs against a 5-cpu quota. One is admitted with
@@ -195,26 +192,19 @@ TEST_F(KueueControllerTest, PendingVerdictIsDroppedAfterAQuotaReservedTransition
   w2 = WorkloadOf("team-a", "job-2");
   qr = FindCondition(w2, "QuotaReserved");
   ASSERT_NE(qr, nullptr);
-  EXPECT_EQ(
-      (*qr)["message"],
-      "couldn't assign flavors to pod set main: insufficient unused quota for cpu in flavor default-flavor, 2 more "
-      "needed");
+  EXPECT_EQ((*qr)["message"],
+            "couldn't assign flavors to pod set main: insufficient unused quota for cpu in flavor default-flavor, 2 more "
+            "needed");
 }
 
 // Seed: a high-priority job evicts a running low one as a whole; the low one
 // keeps its quota until its pods are reported gone, then is requeued, and is
 // re-admitted after the high one finishes.
 TEST_F(KueueControllerTest, HighPriorityEvictsLowWhichIsRequeuedOnlyAfterItsPodsAreGone) {
-  Create(kWorkloadPriorityClasses, "",
-         {{"apiVersion", kKueueApiVersion},
-          {"kind", "WorkloadPriorityClass"},
-          {"metadata", {{"name", "low"}}},
-          {"value", 100}});
-  Create(kWorkloadPriorityClasses, "",
-         {{"apiVersion", kKueueApiVersion},
-          {"kind", "WorkloadPriorityClass"},
-          {"metadata", {{"name", "high"}}},
-          {"value", 1000}});
+  Create(kWorkloadPriorityClasses, "", {{"apiVersion", kKueueApiVersion}, {"kind", "WorkloadPriorityClass"},
+                                        {"metadata", {{"name", "low"}}}, {"value", 100}});
+  Create(kWorkloadPriorityClasses, "", {{"apiVersion", kKueueApiVersion}, {"kind", "WorkloadPriorityClass"},
+                                        {"metadata", {{"name", "high"}}}, {"value", 1000}});
   CreateQueues(R"({"withinClusterQueue": "LowerPriority"})");
   Create(kJobs, "team-a", Job("low", "4", "low"));
   Settle();
@@ -233,8 +223,7 @@ TEST_F(KueueControllerTest, HighPriorityEvictsLowWhichIsRequeuedOnlyAfterItsPods
   EXPECT_EQ((*FindCondition(low, "Preempted"))["reason"], "InClusterQueue");
   EXPECT_EQ((*FindCondition(low, "Preempted"))["message"],
             "Preempted to accommodate a workload (UID: " + api::Uid(high) +
-                ", JobUID: " + api::Uid(Get(kJobs, "team-a", "high")) +
-                ") due to prioritization in the ClusterQueue; preemptor path: /cluster-queue; "
+                ", JobUID: " + api::Uid(Get(kJobs, "team-a", "high")) + ") due to prioritization in the ClusterQueue; preemptor path: /cluster-queue; "
                 "preemptee path: /cluster-queue");
   EXPECT_EQ(EventsFor("team-a", api::Name(low), "Preempted").size(), 1u);
   const std::string preempted_message = (*FindCondition(low, "Preempted"))["message"];
@@ -292,16 +281,10 @@ TEST_F(KueueControllerTest, HighPriorityEvictsLowWhichIsRequeuedOnlyAfterItsPods
 TEST_F(KueueControllerTest, MetricsFollowAdmissionsPreemptionAndFinish) {
   using berth::testing::HistogramSum;
   using berth::testing::MetricValue;
-  Create(kWorkloadPriorityClasses, "",
-         {{"apiVersion", kKueueApiVersion},
-          {"kind", "WorkloadPriorityClass"},
-          {"metadata", {{"name", "low"}}},
-          {"value", 100}});
-  Create(kWorkloadPriorityClasses, "",
-         {{"apiVersion", kKueueApiVersion},
-          {"kind", "WorkloadPriorityClass"},
-          {"metadata", {{"name", "high"}}},
-          {"value", 1000}});
+  Create(kWorkloadPriorityClasses, "", {{"apiVersion", kKueueApiVersion}, {"kind", "WorkloadPriorityClass"},
+                                        {"metadata", {{"name", "low"}}}, {"value", 100}});
+  Create(kWorkloadPriorityClasses, "", {{"apiVersion", kKueueApiVersion}, {"kind", "WorkloadPriorityClass"},
+                                        {"metadata", {{"name", "high"}}}, {"value", 1000}});
   CreateQueues(R"({"withinClusterQueue": "LowerPriority"})");
   for (auto [name, cpu] : {std::pair{"low-1", "2"}, {"low-2", "2"}, {"low-3", "1"}}) {
     Create(kJobs, "team-a", Job(name, cpu, "low"));
@@ -336,9 +319,7 @@ TEST_F(KueueControllerTest, MetricsFollowAdmissionsPreemptionAndFinish) {
   ASSERT_TRUE(IsConditionTrue(WorkloadOf("team-a", "high"), "Admitted"));
   ASSERT_TRUE(IsConditionTrue(WorkloadOf("team-a", "low-3"), "Evicted"));
   EXPECT_EQ(MetricValue(registry_, "kueue_evicted_workloads_total",
-                        {{"cluster_queue", "cluster-queue"},
-                         {"reason", "Preempted"},
-                         {"underlying_cause", ""},
+                        {{"cluster_queue", "cluster-queue"}, {"reason", "Preempted"}, {"underlying_cause", ""},
                          {"priority_class", "low"}}),
             1);
   EXPECT_EQ(MetricValue(registry_, "kueue_preempted_workloads_total",
@@ -372,12 +353,13 @@ TEST_F(KueueControllerTest, MetricsFollowAdmissionsPreemptionAndFinish) {
 }
 
 TEST_F(KueueControllerTest, ClusterQueueInactiveUntilItsFlavorExists) {
-  Create(kClusterQueues, "", api::Object::parse(R"({"metadata": {"name": "team-a"}, "spec": {"namespaceSelector": {},
+  Create(kClusterQueues, "",
+         api::Object::parse(R"({"metadata": {"name": "team-a"}, "spec": {"namespaceSelector": {},
            "resourceGroups": [{"coveredResources": ["cpu"], "flavors": [
              {"name": "default", "resources": [{"name": "cpu", "nominalQuota": "8"}]},
              {"name": "spot", "resources": [{"name": "cpu", "nominalQuota": "8"}]}]}]}})"));
-  Create(kLocalQueues, "team-a",
-         {{"metadata", {{"name", "lq-team-a"}, {"namespace", "team-a"}}}, {"spec", {{"clusterQueue", "team-a"}}}});
+  Create(kLocalQueues, "team-a", {{"metadata", {{"name", "lq-team-a"}, {"namespace", "team-a"}}},
+                                  {"spec", {{"clusterQueue", "team-a"}}}});
   Create(kJobs, "team-a", Job("job-1", "1"));
   Settle();
   api::Object cq = Get(kClusterQueues, "", "team-a");
@@ -494,8 +476,7 @@ TEST_F(WaitForPodsReadyTest, NeverReadyIsEvictedRequeuedAfterBackoffThenDeactiva
   EXPECT_EQ(Cond("stuck", "PodsReady"), "WaitForStart");
   EXPECT_EQ(Cond("stuck", "PodsReady", "message"), "Not all pods are ready or succeeded");
   EXPECT_EQ(Cond("next", "QuotaReserved"), "WaitingForPodsReady");
-  EXPECT_EQ(Cond("next", "QuotaReserved", "message"),
-            "waiting for all admitted workloads to be in PodsReady condition");
+  EXPECT_EQ(Cond("next", "QuotaReserved", "message"), "waiting for all admitted workloads to be in PodsReady condition");
   // The held head is pending: counted in the queues' status and in kueue_pending_workloads.
   EXPECT_EQ(Get(kClusterQueues, "", "cluster-queue")["status"]["pendingWorkloads"], 1);
   EXPECT_EQ(Get(kLocalQueues, "team-a", "lq-team-a")["status"]["pendingWorkloads"], 1);
@@ -564,11 +545,10 @@ TEST_F(WaitForPodsReadyTest, NeverReadyIsEvictedRequeuedAfterBackoffThenDeactiva
   ASSERT_TRUE(ParseRfc3339((*FindCondition(next, "PodsReady"))["lastTransitionTime"], &ready));
   EXPECT_EQ(HistogramSum(registry_, "kueue_admitted_until_ready_wait_time_seconds"),
             std::chrono::duration<double>(ready - admitted).count());
-  EXPECT_EQ(
-      MetricValue(
-          registry_, "kueue_evicted_workloads_total",
-          {{"cluster_queue", "cluster-queue"}, {"reason", "PodsReadyTimeout"}, {"underlying_cause", "WaitForStart"}}),
-      1);
+  EXPECT_EQ(MetricValue(registry_, "kueue_evicted_workloads_total",
+                        {{"cluster_queue", "cluster-queue"}, {"reason", "PodsReadyTimeout"},
+                         {"underlying_cause", "WaitForStart"}}),
+            1);
   EXPECT_EQ(MetricValue(registry_, "kueue_evicted_workloads_total",
                         {{"reason", "Deactivated"}, {"underlying_cause", "RequeuingLimitExceeded"}}),
             1);
