@@ -291,16 +291,16 @@ JobPlan PlanJob(const Object& job, const std::vector<ObservedPod>& pods_in, Time
   std::vector<ObservedPod> pods = pods_in;
   std::sort(pods.begin(), pods.end(), [](const ObservedPod& a, const ObservedPod& b) { return a.name < b.name; });
 
-  // The podFailurePolicy verdict of each counted Failed pod (by position in `pods`).
+  // A Failed pod that is a failure of the Job (it may still be an ignored one), and the
+  // podFailurePolicy verdict of each (by position in `pods`).
+  auto is_failure = [&](size_t i) { return pods[i].phase == "Failed" && !pods[i].uncounted(); };
   const std::string& ns = api::Namespace(job);
   std::vector<PodFailureMatch> matches(pods.size());
   for (size_t i = 0; i < pods.size(); ++i) {
-    if (pods[i].phase == "Failed" && !pods[i].uncounted()) {
+    if (is_failure(i)) {
       matches[i] = MatchPodFailurePolicy(spec.pod_failure_policy, ns, pods[i].name, pods[i].failure_facts);
     }
   }
-  // A Failed pod that is a failure of the Job (it may still be an ignored one).
-  auto is_failure = [&](size_t i) { return pods[i].phase == "Failed" && !pods[i].uncounted(); };
 
   int32_t observed_succeeded = 0, observed_failed = 0;
   std::set<int32_t> succeeded_indexes;
