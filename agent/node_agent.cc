@@ -186,6 +186,26 @@ void MarkShutDown(api::Object* status, Time now) {
                         {"lastTransitionTime", FormatRfc3339(now)}});
 }
 
+// When the pod's spec.activeDeadlineSeconds runs out, counted from status.startTime (kubelet
+// active_deadline.go pastActiveDeadline; the agent's last status, else the API's); nullopt
+// without a deadline or a start time.
+std::optional<Time> ActiveDeadline(const api::Object& pod, const std::optional<api::Object>& last_status) {
+  const api::Object& seconds = api::NestedField(pod, {"spec", "activeDeadlineSeconds"});
+  if (!seconds.is_number_integer()) return std::nullopt;
+  const api::Object& status = last_status ? *last_status : api::Field(pod, "status");
+  Time start;
+  if (!ParseRfc3339(api::StringAt(status, "startTime"), &start)) return std::nullopt;
+  return start + std::chrono::seconds(std::clamp<int64_t>(seconds.get<int64_t>(), 0, INT32_MAX));
+}
+
+// The kubelet's status for a pod past its activeDeadlineSeconds (active_deadline.go
+// ShouldEvict, applied by generateAPIPodStatus): phase Failed with its reason and message.
+void MarkDeadlineExceeded(api::Object* status) {
+  (*status)["phase"] = "Failed";
+  (*status)["reason"] = kDeadlineExceededReason;
+  (*status)["message"] = kDeadlineExceededMessage;
+}
+
 // Asks every live supervisor of the pod directory's runs to SIGKILL its
 // container; returns how many were asked. Never signals anything by pid.
 int KillLiveRuns(const std::string& pod_dir) {
@@ -284,6 +304,11 @@ struct NodeAgent::PodWorker {
   bool deleted = false;            // final DELETE done
   bool shut_down = false;          // terminated by a graceful node shutdown
   bool shutdown_reported = false;  // ... and its final status is written
+
+  // spec.activeDeadlineSeconds: when it runs out (a pass syncs the pod then), and whether it
+  // did (the pod is stopped, then Failed DeadlineExceeded).
+  std::optional<Time> active_deadline;
+  bool deadline_exceeded = false;
   // Steady-state skipping: a pass syncs the pod only when its cached object
   // changed, one of its runs ended (set by the run's watcher), or it has
   // time-driven work (needs_poll, computed after each sync).
@@ -644,7 +669,10 @@ void NodeAgent::SyncOnce() {
     if (it != workers_.end()) {
       PodWorker& w = *it->second;
       w.seen_pass = pass;
-      if (shutdown || w.needs_poll || w.object != pod || w.exited->load()) due.emplace_back(&w, pod);
+      if (shutdown || w.needs_poll || w.object != pod || w.exited->load() ||
+          (w.active_deadline && now >= *w.active_deadline)) {
+        due.emplace_back(&w, pod);
+      }
       continue;
     }
     if (auto f = finished_.find(uid); f != finished_.end()) {
@@ -904,6 +932,14 @@ void NodeAgent::SyncPod(PodWorker& w, const api::Object* cached, std::optional<T
   // Terminal in the API (e.g. failed NodeLost while this agent could not renew
   // its Lease): the kubelet stops what still runs, as for a deletion.
   if (HasDeletionTimestamp(w.pod) || IsTerminal(w.pod)) termination_grace = GracePeriodSeconds(w.pod);
+  // spec.activeDeadlineSeconds (may be lowered while the pod runs): stopped as for a deletion.
+  w.active_deadline =
+      w.deadline_exceeded || w.lifecycle.Finished() ? std::nullopt : ActiveDeadline(w.pod, w.last_status);
+  if (w.active_deadline && clock_.Now() >= *w.active_deadline) {
+    w.deadline_exceeded = true;
+    w.active_deadline.reset();
+  }
+  if (w.deadline_exceeded && !termination_grace) termination_grace = GracePeriodSeconds(w.pod);
   if (shutdown) {
     if (!w.terminating && !w.lifecycle.Finished()) w.shut_down = true;
     const auto left = std::chrono::ceil<std::chrono::seconds>(*shutdown - clock_.Now()).count();
@@ -1095,7 +1131,11 @@ void NodeAgent::WriteStatus(PodWorker& w) {
   // overwritten: a Conflict is retried on the next pass with the informer's newer copy.
   MergeForeignConditions(&status, w.pod.contains("status") ? w.pod["status"] : empty);
   const bool shutdown_final = w.shut_down && w.running.empty();
-  if (shutdown_final) MarkShutDown(&status, clock_.Now());
+  if (shutdown_final) {
+    MarkShutDown(&status, clock_.Now());
+  } else if (w.deadline_exceeded && w.running.empty()) {
+    MarkDeadlineExceeded(&status);
+  }
   // Nothing written yet (a pod first seen, e.g. adopted after a restart): the API's status is
   // the one to compare with, so an unchanged pod costs no write at all.
   if (status == previous) {

@@ -137,6 +137,15 @@
 //   response to imminent node shutdown.", condition DisruptionTarget True
 //   reason TerminationByKubelet), and the pod is not deleted.
 //
+// Active deadline (kubelet pkg/kubelet/active_deadline.go): once the Clock reaches
+//   status.startTime + spec.activeDeadlineSeconds (read at every sync, so a lowered deadline
+//   applies), nothing more starts and every running container is stopped as for a deletion
+//   (SIGTERM, SIGKILL after the grace period); once none runs the pod's status is written
+//   phase Failed, reason DeadlineExceeded, message "Pod was active on the node longer than
+//   the specified deadline" (upstream writes the phase at once and the containers' ends
+//   after; berth writes both together, as for a node shutdown). A pass syncs a running pod
+//   when its deadline comes.
+//
 // Not done: rendezvous port release, periodic Node status heartbeats (only
 //   the Lease is renewed).
 #pragma once
@@ -224,6 +233,9 @@ enum class StopMode { kKillContainers, kLeaveRunning };
 // The kubelet's node shutdown status (pkg/kubelet/nodeshutdown).
 inline constexpr char kNodeShutdownReason[] = "Terminated";
 inline constexpr char kNodeShutdownMessage[] = "Pod was terminated in response to imminent node shutdown.";
+// The kubelet's status for a pod past its activeDeadlineSeconds (pkg/kubelet/active_deadline.go).
+inline constexpr char kDeadlineExceededReason[] = "DeadlineExceeded";
+inline constexpr char kDeadlineExceededMessage[] = "Pod was active on the node longer than the specified deadline";
 
 class NodeAgent final : public client::PodLogSource {
  public:

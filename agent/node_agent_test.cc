@@ -718,6 +718,31 @@ TEST_F(NodeAgentTest, ShutdownTerminatesPodsGracefullyAndReportsThemTerminated) 
   EXPECT_EQ(status["containerStatuses"][0]["state"]["terminated"]["exitCode"], 0);
 }
 
+// kubelet active_deadline.go: past status.startTime + activeDeadlineSeconds on the Clock the
+// pod is stopped (SIGTERM) and Failed DeadlineExceeded; not before.
+TEST_F(NodeAgentTest, PodPastItsActiveDeadlineIsStoppedAndFailed) {
+  api::Object pod = ShellPod("deadline", "trap 'echo term; exit 0' TERM; echo ready; while :; do sleep 0.02; done");
+  pod["spec"]["activeDeadlineSeconds"] = 5;
+  Create(pod);
+  ASSERT_TRUE(WaitFor([&] { return LogContains("deadline", "ready"); })) << Log("deadline");
+  ASSERT_TRUE(WaitFor([&] { return Phase("deadline") == "Running"; }));
+  clock_.Advance(4s);
+  // Passes after the advance (a new pod handled) leave it running.
+  Create(ShellPod("marker", "exit 0"));
+  ASSERT_TRUE(WaitFor([&] { return Phase("marker") == "Succeeded"; }));
+  EXPECT_EQ(Phase("deadline"), "Running");
+  EXPECT_FALSE(LogContains("deadline", "term"));
+
+  clock_.Advance(1s);
+  ASSERT_TRUE(WaitFor([&] { return Phase("deadline") == "Failed"; })) << GetPod("deadline")->dump();
+  const api::Object status = (*GetPod("deadline"))["status"];
+  EXPECT_EQ(status["reason"], "DeadlineExceeded");
+  EXPECT_EQ(status["message"], "Pod was active on the node longer than the specified deadline");
+  EXPECT_EQ(status["containerStatuses"][0]["state"]["terminated"]["exitCode"], 0);
+  EXPECT_TRUE(LogContains("deadline", "term"));
+  EXPECT_TRUE(GetPod("deadline").has_value()) << "the pod is not deleted";
+}
+
 TEST_F(NodeAgentTest, WritesStatusOnlyWhenItChanges) {
   Create(ShellPod("once", "exit 0"));
   ASSERT_TRUE(WaitFor([&] { return Phase("once") == "Succeeded"; }));

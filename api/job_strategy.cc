@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "api/job_policy_validation.h"
 #include "api/pod_validation.h"
 #include "api/selectors.h"
 #include "api/unstructured.h"
@@ -162,6 +163,7 @@ FieldErrorList ValidateJob(const Object& job, bool create) {
     errs.push_back(std::move(e));
   }
   if (create) ValidateJobRestartPolicy(job, &errs);
+  for (FieldError& e : ValidateJobPolicies(job)) errs.push_back(std::move(e));
   return errs;
 }
 

@@ -88,6 +88,9 @@
 // Not on update: the template's restartPolicy is immutable (above), and a Job stored before
 // berth checked it stays updatable (Kueue resumes it).
 //
+// podFailurePolicy, successPolicy, backoffLimitPerIndex and maxFailedIndexes, on create and
+// update: api/job_policy_validation.h.
+//
 // Not here yet: completions/parallelism bounds beyond the schema's.
 //
 // Thread-safety: stateless functions; the strategy is immutable.

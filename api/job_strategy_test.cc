@@ -339,12 +339,18 @@ TEST(JobUpdateTest, ImmutableFieldsOfARunningJobAreRefusedWithKubernetesMessages
   Object policy = running;
   policy["spec"]["podFailurePolicy"] =
       Object::parse(R"({"rules":[{"action":"FailJob","onExitCodes":{"operator":"In","values":[42]}}]})");
-  EXPECT_EQ(Causes(Update(running, policy)), Strings{"spec.podFailurePolicy: Invalid value: field is immutable"});
+  // ValidateJob's errors of the new Job come first, as the registry's ValidateUpdate appends
+  // ValidateJobUpdate's after them (api/job_policy_validation.h).
+  EXPECT_EQ(
+      Causes(Update(running, policy)),
+      (Strings{R"(spec.podReplacementPolicy: Unsupported value: "TerminatingOrFailed": supported values: "Failed")",
+               "spec.podFailurePolicy: Invalid value: field is immutable"}));
 
   Object per_index = running;
   per_index["spec"]["backoffLimitPerIndex"] = 2;
   EXPECT_EQ(Causes(Update(running, per_index)),
-            Strings{"spec.backoffLimitPerIndex: Invalid value: 2: field is immutable"});
+            (Strings{"spec.backoffLimitPerIndex: Invalid value: 2: requires indexed completion mode",
+                     "spec.backoffLimitPerIndex: Invalid value: 2: field is immutable"}));
 
   Object managed_by = running;
   managed_by["spec"]["managedBy"] = "kueue.x-k8s.io/multikueue";
@@ -353,7 +359,9 @@ TEST(JobUpdateTest, ImmutableFieldsOfARunningJobAreRefusedWithKubernetesMessages
 
   Object success = running;
   success["spec"]["successPolicy"] = Object::parse(R"({"rules":[{"succeededCount":1}]})");
-  EXPECT_EQ(Causes(Update(running, success)), Strings{"spec.successPolicy: Invalid value: field is immutable"});
+  EXPECT_EQ(Causes(Update(running, success)),
+            (Strings{"spec.successPolicy: Invalid value: requires indexed completion mode",
+                     "spec.successPolicy: Invalid value: field is immutable"}));
 
   const std::string uid = running["metadata"]["uid"].get<std::string>();
   Object selector = running;

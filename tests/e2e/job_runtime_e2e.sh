@@ -10,7 +10,14 @@
 #   - an Indexed Job with backoffLimitPerIndex 1 whose index 0 always exits 1: index 0 is
 #     retried once, 10 s after its failure (the pod-failure backoff), its replacement
 #     annotated job-index-failure-count 1; then the Job ends Failed FailedIndexes with
-#     failedIndexes "0", completedIndexes "1" and 3 pods in all.
+#     failedIndexes "0", completedIndexes "1" and 3 pods in all;
+#   - podFailurePolicy FailJob on exit code 42: `kubectl wait --for=condition=Failed`, reason
+#     PodFailurePolicy with the upstream message naming the container, pod and rule;
+#   - successPolicy succeededIndexes "0" of 3 indexes: Complete SuccessPolicy once index 0
+#     succeeded, the other indexes' pods deleted;
+#   - a pod's own activeDeadlineSeconds 2: Failed DeadlineExceeded (the kubelet's message);
+#   - a Job suspended and resumed 7 times (default backoffLimit 6) whose container exits 1 on
+#     SIGTERM, as torchrun does when Kueue preempts it: never Failed, status.failed stays 0.
 #
 # Usage: job_runtime_e2e.sh <berth binary>
 # Exit: 0 pass, 1 fail, 77 skip (no kubectl).
@@ -65,6 +72,47 @@ spec:
       restartPolicy: Never
       containers:
       - {name: main, image: busybox, command: [/bin/sh, -c, 'test "$JOB_COMPLETION_INDEX" = 1']}
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: policy}
+spec:
+  podFailurePolicy:
+    rules:
+    - action: FailJob
+      onExitCodes: {containerName: main, operator: In, values: [42]}
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - {name: main, image: busybox, command: [/bin/sh, -c, "exit 42"]}
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: successpolicy}
+spec:
+  completionMode: Indexed
+  completions: 3
+  parallelism: 3
+  successPolicy:
+    rules:
+    - succeededIndexes: "0"
+  template:
+    spec:
+      restartPolicy: Never
+      terminationGracePeriodSeconds: 1
+      containers:
+      - {name: main, image: busybox, command: [/bin/sh, -c, 'test "$JOB_COMPLETION_INDEX" = 0 || sleep 60']}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: poddeadline}
+spec:
+  restartPolicy: Never
+  activeDeadlineSeconds: 2
+  terminationGracePeriodSeconds: 1
+  containers:
+  - {name: main, image: busybox, command: [/bin/sh, -c, "sleep 60"]}
 ---
 apiVersion: v1
 kind: Pod
@@ -130,6 +178,66 @@ if wait_until 40 job_failed perindex; then
 else
   fail "perindex: not Failed within 40 s: $("$KUBECTL" get job perindex -o jsonpath='{.status}')"
 fi
+
+# podFailurePolicy FailJob: the Job fails at the first exit 42, with upstream's message.
+if "$KUBECTL" wait --for=condition=Failed job/policy --timeout=20s >/dev/null; then
+  pod=$("$KUBECTL" get pods -l batch.kubernetes.io/job-name=policy -o jsonpath='{.items[0].metadata.name}')
+  got=$(condition policy Failed)
+  want="True PodFailurePolicy: Container main for pod default/$pod failed with exit code 42 matching FailJob rule at index 0"
+  [ "$got" = "$want" ] || fail "policy: Failed is '$got', want '$want'"
+  got=$("$KUBECTL" get job policy -o jsonpath='{.status.conditions[0].type} {.status.failed}')
+  [ "$got" = "FailureTarget 1" ] || fail "policy: first condition and failed count: '$got'"
+else
+  fail "policy: not Failed: $("$KUBECTL" get job policy -o jsonpath='{.status}')"
+fi
+
+# successPolicy: index 0 alone completes the Job; the other indexes' pods are deleted.
+if "$KUBECTL" wait --for=condition=Complete job/successpolicy --timeout=20s >/dev/null; then
+  got=$(condition successpolicy Complete)
+  [ "$got" = "True SuccessPolicy: Matched rules at index 0" ] || fail "successpolicy: Complete is '$got'"
+  got=$("$KUBECTL" get job successpolicy -o jsonpath='{.status.completedIndexes} {.status.succeeded}')
+  [ "$got" = "0 1" ] || fail "successpolicy: completedIndexes succeeded: '$got'"
+  left=$("$KUBECTL" get pods -l batch.kubernetes.io/job-name=successpolicy     -o jsonpath='{range .items[*]}{.status.phase} {end}')
+  [ "$left" = "Succeeded " ] || fail "successpolicy: pods left: '$left'"
+else
+  fail "successpolicy: not Complete: $("$KUBECTL" get job successpolicy -o jsonpath='{.status}')"
+fi
+
+# A pod's own activeDeadlineSeconds (the kubelet's active deadline).
+if "$KUBECTL" wait --for=jsonpath='{.status.phase}'=Failed pod/poddeadline --timeout=15s >/dev/null; then
+  got=$("$KUBECTL" get pod poddeadline -o jsonpath='{.status.reason}: {.status.message}')
+  [ "$got" = "DeadlineExceeded: Pod was active on the node longer than the specified deadline" ] ||
+    fail "poddeadline: '$got'"
+else
+  fail "poddeadline: not Failed: $("$KUBECTL" get pod poddeadline -o jsonpath='{.status}')"
+fi
+
+# Suspended and resumed 7 times (Kueue preempting it), exiting 1 on each SIGTERM: the
+# pods the Job controller deletes on suspend are no failures, so backoffLimit 6 is never hit.
+"$KUBECTL" apply -f - >/dev/null <<'YAML' || fail "apply preempted"
+apiVersion: batch/v1
+kind: Job
+metadata: {name: preempted}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      terminationGracePeriodSeconds: 5
+      containers:
+      - {name: main, image: busybox, command: [/bin/sh, -c, "trap 'exit 1' TERM; echo ready; while :; do sleep 0.1; done"]}
+YAML
+pod_running() {
+  [ "$("$KUBECTL" get pods -l batch.kubernetes.io/job-name=preempted -o jsonpath='{.items[*].status.phase}')" = "Running" ]
+}
+for cycle in 1 2 3 4 5 6 7; do
+  wait_until 10 pod_running || { fail "preempted: no running pod in cycle $cycle"; break; }
+  "$KUBECTL" patch job preempted --type=merge -p '{"spec":{"suspend":true}}' >/dev/null || fail "suspend $cycle"
+  wait_until 10 no_pods_of preempted || { fail "preempted: pods left after suspend $cycle"; break; }
+  "$KUBECTL" patch job preempted --type=merge -p '{"spec":{"suspend":false}}' >/dev/null || fail "resume $cycle"
+done
+wait_until 10 pod_running || fail "preempted: no running pod after the last resume"
+got=$("$KUBECTL" get job preempted -o jsonpath='{.status.failed}|{.status.conditions[?(@.type=="Failed")].status}')
+[ "$got" = "|" ] || [ "$got" = "0|" ] || fail "preempted: failed|Failed after 7 suspensions: '$got'"
 
 "$KUBECTL" delete pod nocmd --wait=false >/dev/null 2>&1
 e2e_stop_server

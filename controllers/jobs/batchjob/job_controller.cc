@@ -26,6 +26,15 @@ Status JobController::Sync(const std::string& key, const Object& original) {
   const Time now = clock_.Now();
   const JobPlan plan = PlanJob(job, observed, now);
   for (const std::string& pod : plan.delete_pods) {
+    if (plan.uncounted_deletions) {
+      // Marked first, so however its containers exit on SIGTERM the pod's end is not counted.
+      const Object patch = {
+          {"metadata", {{"annotations", {{std::string(kRemovedByJobControllerAnnotation), "true"}}}}}};
+      StatusOr<Object> marked =
+          client_.Patch(kPodsResource.Namespace(ns), pod, client::PatchType::kMerge, patch.dump());
+      if (!marked.ok() && marked.status().code() == Code::kNotFound) continue;
+      BERTH_RETURN_IF_ERROR(marked.status());
+    }
     BERTH_RETURN_IF_ERROR(jobs::DeleteIfPresent(client_, kPodsResource, ns, pod));
   }
   for (size_t i = 0; i < plan.create_indexes.size(); ++i) {

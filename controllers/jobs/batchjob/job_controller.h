@@ -7,10 +7,12 @@
 //      for missing indexes / up to parallelism; a terminating pod still counts as live, so
 //      its replacement is created only once it is gone or terminal (docs/architecture.md,
 //      departure 3: podReplacementPolicy: Failed for every Job);
-//   3. deletes, then creates (names from NewPod with core/ids.h RandomNameSuffix), then
-//      writes status (active, ready, terminating, succeeded, failed, completedIndexes,
-//      conditions stamped with the Clock; startTime when first running unsuspended and
-//      again on resume, completionTime on Complete) only when it changed;
+//   3. deletes (a pod deleted because the Job is suspended or has more pods than it needs is
+//      first patched with kRemovedByJobControllerAnnotation, so its end is not counted:
+//      upstream deleteJobPods removes the job-tracking finalizer first), then creates (names from NewPod with
+//      core/ids.h RandomNameSuffix), then writes status (active, ready, terminating, succeeded, failed,
+//      completedIndexes, conditions stamped with the Clock; startTime when first running unsuspended and again on
+//      resume, completionTime on Complete) only when it changed;
 //   4. a Job with spec.activeDeadlineSeconds still running is requeued for when the
 //      deadline passes (SetRequeueAfter; upstream's queue.AddAfter), when PlanJob fails it
 //      with DeadlineExceeded and deletes its pods; a Job whose replacement pods wait for

@@ -115,6 +115,8 @@ JobSpec JobSpec::FromObject(const Object& job) {
   if (Field(spec, "activeDeadlineSeconds").is_number_integer()) {
     s.active_deadline_seconds = IntAt(spec, "activeDeadlineSeconds", 0);
   }
+  s.pod_failure_policy = Field(spec, "podFailurePolicy");
+  if (s.indexed) s.success_policy = Field(spec, "successPolicy");
   return s;
 }
 
@@ -186,7 +188,9 @@ ObservedPod ObservedPod::FromObject(const Object& pod) {
   p.failure_counts = {ParseCount(annotations, kJobIndexFailureCountAnnotation),
                       ParseCount(annotations, kJobIndexIgnoredFailureCountAnnotation)};
   if (p.terminal()) p.finish_time = FinishTime(pod);
+  if (p.phase == "Failed") p.failure_facts = PodFailureFacts::FromObject(pod);
   p.terminating = HasField(ObjectAt(pod, "metadata"), "deletionTimestamp");
+  p.removed_by_controller = HasField(annotations, kRemovedByJobControllerAnnotation);
   p.ready = IsConditionTrue(pod, "Ready");
   for (const char* list : {"initContainerStatuses", "containerStatuses"}) {
     const Object& statuses = Field(status, list);
@@ -287,15 +291,27 @@ JobPlan PlanJob(const Object& job, const std::vector<ObservedPod>& pods_in, Time
   std::vector<ObservedPod> pods = pods_in;
   std::sort(pods.begin(), pods.end(), [](const ObservedPod& a, const ObservedPod& b) { return a.name < b.name; });
 
+  // A Failed pod that is a failure of the Job (it may still be an ignored one), and the
+  // podFailurePolicy verdict of each (by position in `pods`).
+  auto is_failure = [&](size_t i) { return pods[i].phase == "Failed" && !pods[i].uncounted(); };
+  const std::string& ns = api::Namespace(job);
+  std::vector<PodFailureMatch> matches(pods.size());
+  for (size_t i = 0; i < pods.size(); ++i) {
+    if (is_failure(i)) {
+      matches[i] = MatchPodFailurePolicy(spec.pod_failure_policy, ns, pods[i].name, pods[i].failure_facts);
+    }
+  }
+
   int32_t observed_succeeded = 0, observed_failed = 0;
   std::set<int32_t> succeeded_indexes;
   std::vector<const ObservedPod*> active;
   int32_t live = 0;  // active + terminating: pods that still hold their slot
-  for (const ObservedPod& p : pods) {
-    if (p.phase == "Succeeded") {
+  for (size_t i = 0; i < pods.size(); ++i) {
+    const ObservedPod& p = pods[i];
+    if (p.phase == "Succeeded" && !p.uncounted()) {
       ++observed_succeeded;
       if (p.index && (!spec.completions || *p.index < *spec.completions)) succeeded_indexes.insert(*p.index);
-    } else if (p.phase == "Failed") {
+    } else if (is_failure(i) && matches[i].counts) {
       ++observed_failed;
     }
     if (p.terminating) {  // terminal or not: it holds its slot until it is gone
@@ -320,9 +336,12 @@ JobPlan PlanJob(const Object& job, const std::vector<ObservedPod>& pods_in, Time
     for (int32_t i : ParseIndexIntervals(StringAt(status, "failedIndexes"), *spec.completions)) {
       failed_indexes.insert(i);
     }
-    for (const ObservedPod& p : pods) {
-      if (p.phase == "Failed" && p.index && *p.index < *spec.completions &&
-          p.failure_counts.failed >= *spec.backoff_limit_per_index) {
+    // Upstream isIndexFailed.
+    for (size_t i = 0; i < pods.size(); ++i) {
+      const ObservedPod& p = pods[i];
+      if (!is_failure(i) || !p.index || *p.index >= *spec.completions) continue;
+      if (matches[i].action == PodFailureAction::kFailIndex ||
+          (matches[i].counts && p.failure_counts.failed >= *spec.backoff_limit_per_index)) {
         failed_indexes.insert(*p.index);
       }
     }
@@ -340,8 +359,14 @@ JobPlan PlanJob(const Object& job, const std::vector<ObservedPod>& pods_in, Time
   // Failure first, as upstream: a Job past its backoff limit fails even if it also succeeded.
   const std::optional<Time> deadline = ActiveDeadline(job, now);
   std::optional<Condition> failure;
+  const std::string* fail_job_message = nullptr;
+  for (size_t i = 0; i < pods.size() && fail_job_message == nullptr; ++i) {
+    if (matches[i].action == PodFailureAction::kFailJob) fail_job_message = &matches[i].fail_job_message;
+  }
   if (was_failed) {
     failure = Condition{"FailureTarget", "True", "", ""};
+  } else if (!was_complete && fail_job_message != nullptr) {
+    failure = Condition{"FailureTarget", "True", std::string(kPodFailurePolicyReason), *fail_job_message};
   } else if (!was_complete && (plan.failed > spec.backoff_limit || PastBackoffLimitOnFailure(spec, pods))) {
     failure = Condition{"FailureTarget", "True", std::string(kBackoffLimitExceeded), std::string(kBackoffLimitMessage)};
   } else if (!was_complete && deadline && now >= *deadline) {
@@ -373,17 +398,31 @@ JobPlan PlanJob(const Object& job, const std::vector<ObservedPod>& pods_in, Time
     return plan;
   }
 
-  bool success = false;
-  if (spec.indexed) {
-    success = static_cast<int32_t>(succeeded_indexes.size()) >= *spec.completions;
-  } else if (spec.completions) {
-    success = plan.succeeded >= *spec.completions;
-  } else {
-    success = plan.succeeded > 0 && active.empty();
+  std::optional<Condition> success;
+  const std::optional<std::string> policy_met =
+      was_complete ? std::nullopt
+                   : MatchSuccessPolicy(spec.success_policy, spec.completions.value_or(0),
+                                        std::vector<int32_t>(succeeded_indexes.begin(), succeeded_indexes.end()));
+  const Condition completions_reached{"SuccessCriteriaMet", "True", std::string(kCompletionsReached),
+                                      std::string(kCompletionsReachedMessage)};
+  if (was_complete) {
+    success = completions_reached;
+    for (std::string_view type : {"Complete", "SuccessCriteriaMet"}) {
+      if (IsConditionTrue(job, type)) {
+        success->reason = ConditionField(job, type, "reason");
+        success->message = ConditionField(job, type, "message");
+        break;
+      }
+    }
+  } else if (policy_met) {
+    success = Condition{"SuccessCriteriaMet", "True", std::string(kSuccessPolicyReason), *policy_met};
+  } else if (spec.indexed       ? static_cast<int32_t>(succeeded_indexes.size()) >= *spec.completions
+             : spec.completions ? plan.succeeded >= *spec.completions
+                                : plan.succeeded > 0 && active.empty()) {
+    success = completions_reached;
   }
-  if (was_complete || success) {
-    Condition c{"SuccessCriteriaMet", "True", std::string(kCompletionsReached),
-                std::string(kCompletionsReachedMessage)};
+  if (success) {
+    Condition c = *success;
     delete_all_active();
     plan.conditions.push_back(c);
     if (live == 0) {
@@ -394,6 +433,7 @@ JobPlan PlanJob(const Object& job, const std::vector<ObservedPod>& pods_in, Time
     return plan;
   }
 
+  plan.uncounted_deletions = true;  // from here on, deletions are a suspension or a scale-down
   if (spec.suspend) {
     delete_all_active();
     plan.conditions.push_back({"Suspended", "True", "JobSuspended", "Job suspended"});
@@ -416,8 +456,9 @@ JobPlan PlanJob(const Object& job, const std::vector<ObservedPod>& pods_in, Time
     }
     int32_t failures = 0;
     Time last_failure{};
-    for (const ObservedPod& p : pods) {
-      if (p.phase != "Failed" || (last_success && p.finish_time <= *last_success)) continue;
+    for (size_t i = 0; i < pods.size(); ++i) {
+      const ObservedPod& p = pods[i];
+      if (!is_failure(i) || (last_success && p.finish_time <= *last_success)) continue;
       ++failures;
       last_failure = std::max(last_failure, p.finish_time);
     }
@@ -462,16 +503,18 @@ JobPlan PlanJob(const Object& job, const std::vector<ObservedPod>& pods_in, Time
     } else {
       // Per index (upstream getPodCreationInfoForIndependentIndexes): the index's last failed
       // pod (highest failure + ignored count, then latest finish) sets its delay and count.
-      std::map<int32_t, const ObservedPod*> last_failed;
+      std::map<int32_t, size_t> last_failed;  // index -> position in `pods`
       auto absolute = [](const ObservedPod* p) {
         return static_cast<int64_t>(p->failure_counts.failed) + p->failure_counts.ignored;
       };
-      for (const ObservedPod& p : pods) {
-        if (p.phase != "Failed" || !p.index) continue;
-        const ObservedPod*& last = last_failed[*p.index];
-        if (last == nullptr ||
+      for (size_t j = 0; j < pods.size(); ++j) {
+        const ObservedPod& p = pods[j];
+        if (!is_failure(j) || !p.index) continue;
+        auto [it, added] = last_failed.emplace(*p.index, j);
+        const ObservedPod* last = &pods[it->second];
+        if (!added &&
             std::make_pair(absolute(&p), p.finish_time) >= std::make_pair(absolute(last), last->finish_time)) {
-          last = &p;
+          it->second = j;
         }
       }
       for (int32_t i : pending) {
@@ -481,7 +524,8 @@ JobPlan PlanJob(const Object& job, const std::vector<ObservedPod>& pods_in, Time
           plan.create_failure_counts.push_back({});
           continue;
         }
-        const ObservedPod& last = *it->second;
+        const ObservedPod& last = pods[it->second];
+        const bool ignored = !matches[it->second].counts;  // upstream getNewIndexFailureCounts
         const int64_t failures = std::min<int64_t>(absolute(&last) + 1, INT32_MAX);
         const Time until = last.finish_time + PodFailureBackoff(static_cast<int32_t>(failures));
         if (until > now) {
@@ -489,9 +533,10 @@ JobPlan PlanJob(const Object& job, const std::vector<ObservedPod>& pods_in, Time
           continue;
         }
         plan.create_indexes.push_back(i);
+        auto next = [](int32_t n) { return static_cast<int32_t>(std::min<int64_t>(int64_t{n} + 1, INT32_MAX)); };
         plan.create_failure_counts.push_back(
-            {static_cast<int32_t>(std::min<int64_t>(int64_t{last.failure_counts.failed} + 1, INT32_MAX)),
-             last.failure_counts.ignored});
+            ignored ? IndexFailureCounts{last.failure_counts.failed, next(last.failure_counts.ignored)}
+                    : IndexFailureCounts{next(last.failure_counts.failed), last.failure_counts.ignored});
       }
     }
   } else {

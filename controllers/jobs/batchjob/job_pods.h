@@ -23,6 +23,9 @@
 //   - a finished Job (Complete or Failed True) creates nothing and deletes its active pods;
 //   - suspend: every active pod is deleted; condition Suspended True "JobSuspended"/"Job
 //     suspended"; on resume Suspended False "JobResumed"/"Job resumed";
+//   - a Failed pod matching a podFailurePolicy FailJob rule (job_policies.h; the first such
+//     pod by name): FailureTarget True then, once no pod is active or terminating, Failed
+//     True, both reason PodFailurePolicy with the rule's message; active pods are deleted;
 //   - failed pods > backoffLimit, or (restartPolicy OnFailure) the containers' and init
 //     containers' restartCount summed over the Running and Pending pods ≥ backoffLimit (> 0
 //     when backoffLimit is 0; upstream pastBackoffLimitOnFailure, which does not add the
@@ -41,6 +44,9 @@
 //     specified maximal number of failed indexes"; or every index succeeded or failed and
 //     one failed: reason FailedIndexes, message "Job has failed indexes" (both
 //     FailureTarget then Failed, as above);
+//   - (Indexed) a successPolicy rule is met by the succeeded indexes: SuccessCriteriaMet
+//     True then, once no pod is active or terminating, Complete True, both reason
+//     SuccessPolicy, message "Matched rules at index <i>"; active pods are deleted;
 //   - success (Indexed: every index in [0, completions) has a Succeeded pod; NonIndexed:
 //     succeeded ≥ completions, or with nil completions one success and nothing active):
 //     SuccessCriteriaMet True then Complete True, reason CompletionsReached, message
@@ -52,8 +58,10 @@
 // isIndexFailed, getNewIndexFailureCounts): a pod replacing a failed pod of its index carries
 // the annotation batch.kubernetes.io/job-index-failure-count = the failed pod's count + 1
 // (the index's first pod: "0"), and batch.kubernetes.io/job-index-ignored-failure-count
-// copied when > 0 (berth has no podFailurePolicy, so it never grows). An index whose Failed
-// pod has a failure count ≥ backoffLimitPerIndex is failed: it gets no more pods (a live pod
+// copied when > 0; when the failed pod matched a podFailurePolicy Ignore rule, the failure
+// count is copied and the ignored count grows by one instead. An index whose Failed pod has
+// a failure count ≥ backoffLimitPerIndex (and did not match Ignore), or matched a FailIndex
+// rule, is failed: it gets no more pods (a live pod
 // of it is deleted) and is listed in status.failedIndexes ("0,2-4", kept from the previous
 // status so a deleted pod's index stays failed). backoffLimit then defaults to MaxInt32
 // (the API server's default, api/job_strategy.h) and still applies when set. A failed pod
@@ -80,12 +88,19 @@
 // Failed pod that is not deleted (a retry after a failure) is replaced once the pod-failure
 // backoff below has run out, as upstream. status.terminating therefore counts every pod being deleted (upstream: only
 // those not yet terminal), so Kueue keeps an evicted Job's quota until its pods are gone.
+// Failures that do not count (upstream trackJobStatusAndRemoveFinalizers, nonIgnoredFailed-
+// PodsCount): a Failed pod matching a podFailurePolicy Ignore rule is not in status.failed
+// (it is still replaced, after the pod-failure backoff); a pod the controller deleted because
+// the Job was suspended or had more pods than it needs (ObservedPod::uncounted) is neither a
+// success nor a failure, whatever its containers exit with on SIGTERM, and no policy rule is
+// matched against it: upstream removes its job-tracking finalizer before deleting it
+// (deleteJobPods), so a Job Kueue suspends and resumes any number of times never reaches its
+// backoffLimit that way. Pods deleted because the Job finished still count (deleteActivePods).
 // Counts: succeeded/failed never decrease below the previous status' values (a deleted
 // terminal pod stays counted); Indexed succeeded = number of distinct succeeded indexes.
 // Upstream: kubernetes/kubernetes pkg/controller/job/job_controller.go (syncJob,
 // pastBackoffLimitOnFailure, pastActiveDeadline, manageJob), indexed_job_utils.go,
-// backoff_utils.go.
-// Not done: podFailurePolicy, successPolicy.
+// backoff_utils.go, pod_failure_policy.go, success_policy.go.
 //
 // Thread-safety: pure functions.
 #pragma once
@@ -100,6 +115,7 @@
 #include "api/job_strategy.h"
 #include "api/object.h"
 #include "api/unstructured.h"
+#include "controllers/jobs/batchjob/job_policies.h"
 #include "controllers/jobs/common/child_objects.h"
 #include "controllers/kueue/pod_set.h"
 #include "core/clock.h"
@@ -124,6 +140,10 @@ inline constexpr std::string_view kLegacyJobNameLabel = api::kJobLegacyJobNameLa
 inline constexpr std::string_view kJobIndexFailureCountAnnotation = "batch.kubernetes.io/job-index-failure-count";
 inline constexpr std::string_view kJobIndexIgnoredFailureCountAnnotation =
     "batch.kubernetes.io/job-index-ignored-failure-count";
+// Written by the controller on a pod it is about to delete because its Job is suspended or
+// has more pods than it needs: that pod's end is not a failure (see "Failures that do not
+// count" above; upstream removes the pod's job-tracking finalizer before the delete instead).
+inline constexpr std::string_view kRemovedByJobControllerAnnotation = "batch.berth.dev/removed-by-job-controller";
 // The delay before replacing a pod after the first failure, doubled per further consecutive
 // failure up to the maximum: upstream DefaultJobPodFailureBackOff 10 s and
 // MaxJobPodFailureBackOff 10 min (pkg/controller/job/job_controller.go, Kubernetes 1.32).
@@ -144,6 +164,9 @@ struct JobSpec {
   // spec.backoffLimitPerIndex / spec.maxFailedIndexes, read for Indexed Jobs only.
   std::optional<int32_t> backoff_limit_per_index;
   std::optional<int32_t> max_failed_indexes;
+  // spec.podFailurePolicy and (Indexed) spec.successPolicy as written; null when absent.
+  api::Object pod_failure_policy;
+  api::Object success_policy;
   static JobSpec FromObject(const Object& job);
 };
 
@@ -178,6 +201,9 @@ struct ObservedPod {
   bool ready = false;                 // condition Ready True
   int32_t restart_count = 0;          // restartCount summed over init and regular containers
   IndexFailureCounts failure_counts;  // backoffLimitPerIndex annotations
+  // kRemovedByJobControllerAnnotation is set: with `terminating`, the pod's end does not count.
+  bool removed_by_controller = false;
+  PodFailureFacts failure_facts;  // Failed pods: what a podFailurePolicy matches
   // When the pod finished (upstream getFinishedTime): the latest terminated.finishedAt when
   // every container has one; else the Ready False condition's lastTransitionTime; else
   // deletionTimestamp − deletionGracePeriodSeconds; else creationTimestamp; else the epoch.
@@ -186,6 +212,9 @@ struct ObservedPod {
   bool terminal() const { return phase == "Succeeded" || phase == "Failed"; }
   // Neither terminal nor terminating.
   bool active() const { return !terminal() && !terminating; }
+  // Deleted by the Job controller while suspending or scaling down (kRemovedByJobController-
+  // Annotation): neither a success nor a failure of the Job.
+  bool uncounted() const { return removed_by_controller && terminating; }
 };
 
 struct JobPlan {
@@ -194,6 +223,10 @@ struct JobPlan {
   std::vector<IndexFailureCounts> create_failure_counts;
   int32_t create_count = 0;              // NonIndexed: pods to create
   std::vector<std::string> delete_pods;  // by name, ascending
+  // The deletions are the Job's suspension or scale-down (upstream deleteJobPods): each pod
+  // gets kRemovedByJobControllerAnnotation before its delete, so its end is not counted.
+  // False when the Job finished (upstream deleteActivePods: those pods still count).
+  bool uncounted_deletions = false;
   // status counts
   int32_t active = 0;
   int32_t ready = 0;
