@@ -1,0 +1,137 @@
+// kube-apiserver 1.32's answers, body for body, where the authentication and
+// authorization paths meet the edges: the review APIs' strict decoding and
+// validation, trailing-slash health and version paths, OPTIONS, PUT of an
+// absent object of a kind that allows create-on-update, bindings to a missing
+// role, the order of the impersonation checks and watch timeouts.
+#include <chrono>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "apiserver/testing/test_api_server.h"
+
+namespace berth::apiserver {
+namespace {
+
+using json = nlohmann::json;
+using ::testing::HasSubstr;
+
+ApiServerOptions Secured() {
+  ApiServerOptions o = testing::WithoutGarbageCollector();
+  o.authentication.enabled = true;
+  auto tokens = authn::TokenFile::Parse(
+      "admin-token,admin,u-0,system:masters\n"
+      "alice-token,alice,u-1,team-a\n"
+      "bob-token,bob,u-2\n");
+  EXPECT_TRUE(tokens.ok());
+  o.authentication.token_file = std::make_shared<const authn::TokenFile>(std::move(tokens).value());
+  o.rbac_authorization = true;
+  return o;
+}
+
+class AuthorizationConformanceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(api_.server.Start().ok());
+    ASSERT_EQ(As("admin", "POST", "/api/v1/namespaces", R"({"metadata": {"name": "team-a"}})").status, 201);
+  }
+  void TearDown() override { api_.server.Stop(); }
+
+  // The answer to a request with the token "<user>-token" ("" = anonymous).
+  HandlerResult Raw(const std::string& user, const std::string& method, const std::string& target,
+                    const std::string& body = "", HttpHeaders headers = {}) {
+    HttpRequest req = testing::Request(method, target, body);
+    if (!user.empty()) req.headers.emplace_back("Authorization", "Bearer " + user + "-token");
+    for (auto& h : headers) req.headers.push_back(std::move(h));
+    return api_.server.Handle(req);
+  }
+  HttpResponse As(const std::string& user, const std::string& method, const std::string& target,
+                  const std::string& body = "", HttpHeaders headers = {}) {
+    HandlerResult r = Raw(user, method, target, body, std::move(headers));
+    EXPECT_TRUE(std::holds_alternative<HttpResponse>(r)) << method << " " << target;
+    return std::holds_alternative<HttpResponse>(r) ? std::get<HttpResponse>(r) : HttpResponse{};
+  }
+  static json Body(const HttpResponse& r) { return json::parse(r.body); }
+  static std::string Message(const HttpResponse& r) { return Body(r).value("message", ""); }
+
+  testing::TestApiServer api_{Secured()};
+};
+
+constexpr char kSsar[] = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews";
+constexpr char kSar[] = "/apis/authorization.k8s.io/v1/subjectaccessreviews";
+constexpr char kLocalSar[] = "/apis/authorization.k8s.io/v1/namespaces/team-a/localsubjectaccessreviews";
+
+TEST_F(AuthorizationConformanceTest, AReviewFieldOfTheWrongJsonTypeIs400NamingTheField) {
+  HttpResponse r = As("alice", "POST", kSsar, R"({"spec": {"resourceAttributes": {"verb": 5, "resource": "pods"}}})");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(Body(r)["reason"], "BadRequest");
+  EXPECT_EQ(Message(r),
+            "SelfSubjectAccessReview in version \"v1\" cannot be handled as a SelfSubjectAccessReview: json: cannot "
+            "unmarshal number into Go struct field ResourceAttributes.spec.resourceAttributes.verb of type string");
+  r = As("admin", "POST", kSar, R"({"spec": {"user": "x", "groups": ["a", true], "resourceAttributes": {}}})");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(Message(r),
+            "SubjectAccessReview in version \"v1\" cannot be handled as a SubjectAccessReview: json: cannot unmarshal "
+            "bool into Go struct field SubjectAccessReviewSpec.spec.groups of type string");
+  r = As("alice", "POST", kSsar, R"({"spec": "pods"})");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_THAT(Message(r), HasSubstr("json: cannot unmarshal string into Go struct field SelfSubjectAccessReview.spec "
+                                    "of type v1.SelfSubjectAccessReviewSpec"));
+  r = As("alice", "POST", "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews", R"({"spec": {"namespace": ["a"]}})");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_THAT(Message(r), HasSubstr("cannot unmarshal array into Go struct field "
+                                    "SelfSubjectRulesReviewSpec.spec.namespace of type string"));
+  // null reads as absent, as Go leaves the zero value.
+  r = As("alice", "POST", kSsar,
+         R"({"spec": {"resourceAttributes": {"namespace": "team-a", "verb": "list", "resource": "pods",
+                                             "name": null}}})");
+  EXPECT_EQ(r.status, 201) << r.body;
+}
+
+TEST_F(AuthorizationConformanceTest, SubjectAccessReviewValidationErrorsAreAll422Together) {
+  HttpResponse r = As("admin", "POST", kSar, R"({"spec": {}})");
+  EXPECT_EQ(r.status, 422);
+  EXPECT_EQ(Message(r),
+            "SubjectAccessReview.authorization.k8s.io \"\" is invalid: [spec.resourceAttributes: Invalid value: "
+            "\"null\": exactly one of nonResourceAttributes or resourceAttributes must be specified, spec.user: "
+            "Invalid value: \"\": at least one of user or group must be specified]");
+  EXPECT_EQ(Body(r)["details"]["causes"].size(), 2u);
+  r = As(
+      "alice", "POST", kSsar,
+      R"({"spec": {"resourceAttributes": {"verb": "get"}, "nonResourceAttributes": {"path": "/x", "verb": "get"}}})");
+  EXPECT_EQ(r.status, 422);
+  EXPECT_EQ(Message(r),
+            "SelfSubjectAccessReview.authorization.k8s.io \"\" is invalid: spec.nonResourceAttributes: Invalid value: "
+            "{\"path\":\"/x\",\"verb\":\"get\"}: cannot be specified in combination with resourceAttributes");
+}
+
+TEST_F(AuthorizationConformanceTest, ALocalSubjectAccessReviewAsksAboutTheNamespaceOfItsUrlOnly) {
+  // The reviewed namespace must be written, and be the URL's.
+  HttpResponse r = As("admin", "POST", kLocalSar,
+                      R"({"spec": {"user": "alice", "resourceAttributes": {"verb": "get", "resource": "pods"}}})");
+  EXPECT_EQ(r.status, 422);
+  EXPECT_EQ(Message(r),
+            "LocalSubjectAccessReview.authorization.k8s.io \"\" is invalid: spec.resourceAttributes.namespace: "
+            "Invalid value: \"\": must match metadata.namespace");
+  r = As("admin", "POST", kLocalSar,
+         R"({"spec": {"user": "alice", "resourceAttributes": {"namespace": "team-b", "verb": "get"}}})");
+  EXPECT_EQ(r.status, 422);
+  EXPECT_THAT(Message(r), HasSubstr("Invalid value: \"team-b\": must match metadata.namespace"));
+  r = As("admin", "POST", kLocalSar, R"({"spec": {"user": "alice", "nonResourceAttributes": {"path": "/x"}}})");
+  EXPECT_EQ(r.status, 422);
+  EXPECT_EQ(Message(r),
+            "LocalSubjectAccessReview.authorization.k8s.io \"\" is invalid: spec.nonResourceAttributes: Invalid "
+            "value: {\"path\":\"/x\"}: disallowed on this kind of request");
+  r = As("admin", "POST", kLocalSar,
+         R"({"metadata": {"namespace": "team-b"},
+             "spec": {"user": "alice", "resourceAttributes": {"namespace": "team-a", "verb": "get"}}})");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(Message(r), "the namespace of the provided object does not match the namespace sent on the request");
+  r = As("admin", "POST", kLocalSar,
+         R"({"spec": {"user": "alice", "resourceAttributes": {"namespace": "team-a", "verb": "get"}}})");
+  ASSERT_EQ(r.status, 201) << r.body;
+  EXPECT_EQ(Body(r)["metadata"]["namespace"], "team-a");
+  EXPECT_EQ(Body(r)["status"]["allowed"], false);
+}
+
+}  // namespace
+}  // namespace berth::apiserver
