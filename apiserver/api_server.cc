@@ -540,7 +540,10 @@ HandlerResult ApiServer::Impl::HandleNonResource(const HttpRequest& req, const R
     r.body = std::string(kVersionBody);
     return r;
   }
-  if ((p.size() == 1 || p.size() == 2) && (p[0] == "healthz" || p[0] == "livez" || p[0] == "readyz")) {
+  // The healthz mux registers exact paths (healthz.go InstallPathHandler): "/healthz/"
+  // is none of them.
+  if ((p.size() == 1 || p.size() == 2) && (p[0] == "healthz" || p[0] == "livez" || p[0] == "readyz") &&
+      !info.path.ends_with('/')) {
     return HealthResponse(p[0], p.size() == 2 ? p[1] : std::string(), info.query);
   }
   const bool aggregated = Discovery::WantsAggregated(req.Header("Accept"));

@@ -63,8 +63,9 @@ struct AuthenticationOptions {
   // Static bearer tokens (--token-auth-file); null = none.
   std::shared_ptr<const authn::TokenFile> token_file;
   // Where a request without credentials is the anonymous user; a path matches
-  // exactly (kube's conditions list exact paths).
-  std::vector<std::string> anonymous_paths = {"/healthz", "/livez", "/readyz", "/version"};
+  // exactly (kube's conditions list exact paths). The paths system:public-info-viewer
+  // grants: "/version/" is the version route too (go-restful matches it).
+  std::vector<std::string> anonymous_paths = {"/healthz", "/livez", "/readyz", "/version", "/version/"};
 };
 
 // The requester, or kUnauthorized "Unauthorized".

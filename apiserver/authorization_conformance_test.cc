@@ -133,5 +133,40 @@ TEST_F(AuthorizationConformanceTest, ALocalSubjectAccessReviewAsksAboutTheNamesp
   EXPECT_EQ(Body(r)["status"]["allowed"], false);
 }
 
+// /version/ is the version route too (go-restful matches it) and anonymous may read it
+// (system:public-info-viewer lists "/version/"); /healthz/ is no path (the healthz mux
+// registers exact paths): the admin gets 404, and anonymous, which berth admits on the
+// listed paths only (AuthenticationOptions::anonymous_paths), 401.
+TEST_F(AuthorizationConformanceTest, TrailingSlashVersionIsServedAndTrailingSlashHealthzIsNot) {
+  HttpResponse v = As("", "GET", "/version/");
+  EXPECT_EQ(v.status, 200);
+  EXPECT_TRUE(Body(v).contains("gitVersion"));
+  for (const char* path : {"/healthz/", "/livez/", "/readyz/", "/healthz/ping/"}) {
+    EXPECT_EQ(As("", "GET", path).status, 401) << path;
+    HttpResponse admin = As("admin", "GET", path);
+    EXPECT_EQ(admin.status, 404) << path;
+    EXPECT_EQ(Body(admin)["reason"], "NotFound") << path;
+  }
+  EXPECT_EQ(As("admin", "GET", "/healthz/ping").body, "ok");
+}
+
+// OPTIONS: RequestInfoFactory gives a resource request the verb "" (its method switch has
+// no case for it) and a non-resource request the lower-cased method; RBAC grants neither
+// to a user without "*", so the 403 says so; an allowed OPTIONS reaches go-restful, which
+// has no route for the method: 405.
+TEST_F(AuthorizationConformanceTest, OptionsIsAuthorizedWithUpstreamsVerbsThen405) {
+  HttpResponse r = As("alice", "OPTIONS", "/api/v1/namespaces/team-a/pods");
+  EXPECT_EQ(r.status, 403);
+  EXPECT_EQ(Message(r),
+            "pods is forbidden: User \"alice\" cannot  resource \"pods\" in API group \"\" in the "
+            "namespace \"team-a\"");
+  r = As("", "OPTIONS", "/healthz");
+  EXPECT_EQ(r.status, 403);
+  EXPECT_EQ(Message(r), "forbidden: User \"system:anonymous\" cannot options path \"/healthz\"");
+  r = As("admin", "OPTIONS", "/api/v1/namespaces/team-a/pods");
+  EXPECT_EQ(r.status, 405);
+  EXPECT_EQ(Body(r)["reason"], "MethodNotAllowed");
+}
+
 }  // namespace
 }  // namespace berth::apiserver
