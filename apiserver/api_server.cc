@@ -276,6 +276,9 @@ class ApiServer::Impl {
   // 201 with the object, or the error (about the object's name).
   HttpResponse CreateObject(const ResourceRequest& r, const WriteOptions& wopts, json object);
   HttpResponse Update(const ResourceRequest& r);
+  // PUT of an absent object of a kind that allows it (ResourceDefinition::
+  // allow_create_on_update): created as POST creates it, 201.
+  HttpResponse CreateOnUpdate(const ResourceRequest& r, const WriteOptions& wopts, json object);
   HttpResponse Patch(const ResourceRequest& r);
   HttpResponse Delete(const ResourceRequest& r);
   HttpResponse DeleteCollection(const ResourceRequest& r);
@@ -1001,6 +1004,9 @@ HttpResponse ApiServer::Impl::Update(const ResourceRequest& r) {
   if (!body.ok()) return StatusResponse(body.status());
   const store::ObjectKey key{r.gr, r.info.namespace_, r.info.name};
   auto old = store_.GetShared(key);
+  if (!old.ok() && old.status().code() == Code::kNotFound && r.def->allow_create_on_update && !r.status_subresource) {
+    return CreateOnUpdate(r, *wopts, std::move(body).value());
+  }
   if (!old.ok()) return Error(r, old.status());
   api::WriteRequest wr;
   wr.operation = r.status_subresource ? api::Operation::kUpdateStatus : api::Operation::kUpdate;
@@ -1023,6 +1029,21 @@ HttpResponse ApiServer::Impl::Update(const ResourceRequest& r) {
   auto stored = store_.UpdateShared(r.gr, std::move(admitted->object));
   if (!stored.ok()) return Error(r, stored.status());
   return ObjectResponse(r, 200, **stored, admitted->warnings);
+}
+
+HttpResponse ApiServer::Impl::CreateOnUpdate(const ResourceRequest& r, const WriteOptions& wopts, json object) {
+  // The PUT was authorized as "update"; creating needs "create" too
+  // (handlers/update.go withAuthorization), refused as NewForbidden words it.
+  rbac::RequestAttributes create = RequestAttributesFor(r.user, *r.http, r.info);
+  create.verb = "create";
+  if (const rbac::Decision d = Authorize(authorizer_.get(), create); !d.allowed) {
+    return Error(r, ForbiddenError(r.gr.String() + " " + api::GoQuote(r.info.name) + " is forbidden: " + d.reason),
+                 r.info.name);
+  }
+  // The generic store creates with the object as sent, whatever resourceVersion it
+  // carries (store.go Update: the precondition applies to an existing object only).
+  object["metadata"].erase("resourceVersion");
+  return CreateObject(r, wopts, std::move(object));
 }
 
 HttpResponse ApiServer::Impl::Patch(const ResourceRequest& r) {

@@ -168,5 +168,50 @@ TEST_F(AuthorizationConformanceTest, OptionsIsAuthorizedWithUpstreamsVerbsThen40
   EXPECT_EQ(Body(r)["reason"], "MethodNotAllowed");
 }
 
+// AllowCreateOnUpdate() is true for Role, ClusterRole, RoleBinding, ClusterRoleBinding,
+// Lease, Event and Service (pkg/registry/.../strategy.go), false for the others: a PUT of
+// an absent one is a create (201) that needs the "create" permission as well.
+TEST_F(AuthorizationConformanceTest, PutOfAnAbsentObjectCreatesItWhereTheKindAllowsIt) {
+  const std::string role = R"({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+    "metadata": {"name": "reader", "resourceVersion": "12345"},
+    "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}]})";
+  const std::string roles = "/apis/rbac.authorization.k8s.io/v1/namespaces/team-a/roles/";
+  HttpResponse r = As("admin", "PUT", roles + "reader", role);
+  ASSERT_EQ(r.status, 201) << r.body;
+  EXPECT_EQ(Body(r)["rules"][0]["verbs"], json::array({"get"}));
+  EXPECT_EQ(As("admin", "PUT", roles + "reader", role).status, 409);  // now it exists: the precondition holds
+  EXPECT_EQ(As("admin", "PUT", "/apis/rbac.authorization.k8s.io/v1/clusterroles/c",
+               R"({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "c"}})")
+                .status,
+            201);
+  EXPECT_EQ(As("admin", "PUT", "/apis/coordination.k8s.io/v1/namespaces/team-a/leases/l",
+               R"({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": "l"}})")
+                .status,
+            201);
+  HttpResponse cm = As("admin", "PUT", "/api/v1/namespaces/team-a/configmaps/x",
+                       R"({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}})");
+  EXPECT_EQ(cm.status, 404);
+  EXPECT_EQ(Message(cm), "configmaps \"x\" not found");
+  // alice may update roles in team-a but not create them.
+  ASSERT_EQ(As("admin", "POST", "/apis/rbac.authorization.k8s.io/v1/namespaces/team-a/roles",
+               R"({"metadata": {"name": "role-updater"},
+                   "rules": [{"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["roles"],
+                              "verbs": ["update", "escalate"]}]})")
+                .status,
+            201);
+  ASSERT_EQ(As("admin", "POST", "/apis/rbac.authorization.k8s.io/v1/namespaces/team-a/rolebindings",
+               R"({"metadata": {"name": "alice-role-updater"},
+                   "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "role-updater"},
+                   "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "alice"}]})")
+                .status,
+            201);
+  HttpResponse denied = As("alice", "PUT", roles + "other",
+                           R"({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+                               "metadata": {"name": "other"}})");
+  EXPECT_EQ(denied.status, 403);
+  EXPECT_EQ(Message(denied), "roles.rbac.authorization.k8s.io \"other\" is forbidden: ");
+  EXPECT_EQ(As("admin", "GET", roles + "other").status, 404);
+}
+
 }  // namespace
 }  // namespace berth::apiserver
