@@ -926,9 +926,8 @@ HandlerResult ApiServer::Impl::Watch(const ResourceRequest& r) {
   store::Predicate predicate = std::move(listing->predicate);
   StreamingResponse sr;
   sr.content_type = "application/json";
-  if (opts->timeout_seconds && *opts->timeout_seconds > 0) {
-    sr.timeout = std::chrono::milliseconds(*opts->timeout_seconds * 1000);
-  }
+  const std::chrono::milliseconds timeout = WatchTimeout(opts->timeout_seconds);
+  if (timeout.count() > 0) sr.timeout = timeout;
   // Open the watch now, so a too-old resourceVersion is answered as upstream
   // does it: 200 with a single ERROR event.
   auto relay = std::make_shared<NotifyRelay>();
@@ -945,6 +944,11 @@ HandlerResult ApiServer::Impl::Watch(const ResourceRequest& r) {
       stream->Write(error_line);
       stream->Close();
     };
+    return sr;
+  }
+  if (timeout.count() < 0) {
+    // A negative timeoutSeconds: the watch's timer has fired before it serves anything.
+    sr.start = [](std::shared_ptr<ResponseStream> stream) { stream->Close(); };
     return sr;
   }
   auto shared_watcher = std::make_shared<std::unique_ptr<store::Watcher>>(std::move(watcher).value());

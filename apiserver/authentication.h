@@ -34,9 +34,12 @@
 // Impersonate-Group (repeated), Impersonate-Uid and Impersonate-Extra-<key>
 // make the request act as that user, when the requester may `impersonate`
 // each of them: users, groups and serviceaccounts in the core group ("" ),
-// uids and userextras/<key> in authentication.k8s.io. Groups and extra need a
-// user; the impersonated user gets system:authenticated unless it is
-// system:anonymous (then system:unauthenticated); a ServiceAccount user
+// uids and userextras/<key> in authentication.k8s.io, checked in upstream's
+// order: the user (the first Impersonate-User), each group, each extra value,
+// the uid (the first Impersonate-Uid); the first refusal is the answer. Groups,
+// extra and a uid need a user (400 `requested [{Group  team-a    }] without
+// impersonating a user`, the requests as Go prints []v1.ObjectReference); the impersonated user gets
+// system:authenticated unless it is system:anonymous (then system:unauthenticated); a ServiceAccount user
 // ("system:serviceaccount:ns:name") gets system:serviceaccounts and
 // system:serviceaccounts:ns.
 //
@@ -81,7 +84,7 @@ bool HasImpersonationHeaders(const HttpRequest& request);
 // do one impersonation step (verb "impersonate"). Errors: kForbidden with
 // upstream's message (`users "bob" is forbidden: User "alice" cannot
 // impersonate resource "users" in API group "" at the cluster scope`), or
-// kBadRequest for groups/extra without a user.
+// kBadRequest for groups, extra or a uid without a user.
 using AuthorizeFn = std::function<rbac::Decision(const rbac::RequestAttributes&)>;
 StatusOr<authn::UserInfo> Impersonate(const HttpRequest& request, const authn::UserInfo& requester,
                                       const AuthorizeFn& authorize);

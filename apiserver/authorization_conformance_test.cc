@@ -213,5 +213,119 @@ TEST_F(AuthorizationConformanceTest, PutOfAnAbsentObjectCreatesItWhereTheKindAll
   EXPECT_EQ(As("admin", "GET", roles + "other").status, 404);
 }
 
+// A binding to a missing role: system:masters and a user with `bind` on it skip the
+// lookup (201); anyone else gets the role storage's 404, which the policy-based
+// storage returns unchanged (rolebinding/policybased/storage.go).
+TEST_F(AuthorizationConformanceTest, ABindingToAMissingRoleIs404UnlessTheRequesterMayBindIt) {
+  auto binding = [](const std::string& name, const std::string& kind, const std::string& role,
+                    const std::string& user = "bob") {
+    return json{{"apiVersion", "rbac.authorization.k8s.io/v1"},
+                {"kind", "RoleBinding"},
+                {"metadata", {{"name", name}}},
+                {"roleRef", {{"apiGroup", "rbac.authorization.k8s.io"}, {"kind", kind}, {"name", role}}},
+                {"subjects", {{{"apiGroup", "rbac.authorization.k8s.io"}, {"kind", "User"}, {"name", user}}}}}
+        .dump();
+  };
+  const std::string bindings = "/apis/rbac.authorization.k8s.io/v1/namespaces/team-a/rolebindings";
+  ASSERT_EQ(As("admin", "POST", "/apis/rbac.authorization.k8s.io/v1/namespaces/team-a/roles",
+               R"({"metadata": {"name": "binder"},
+                   "rules": [{"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["rolebindings"],
+                              "verbs": ["create"]},
+                             {"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["clusterroles"],
+                              "verbs": ["bind"], "resourceNames": ["later"]}]})")
+                .status,
+            201);
+  ASSERT_EQ(As("admin", "POST", bindings, binding("alice-binder", "Role", "binder", "alice")).status, 201);
+  HttpResponse r = As("alice", "POST", bindings, binding("b1", "ClusterRole", "missing"));
+  EXPECT_EQ(r.status, 404);
+  EXPECT_EQ(Message(r), "clusterroles.rbac.authorization.k8s.io \"missing\" not found");
+  EXPECT_EQ(Body(r)["reason"], "NotFound");
+  r = As("alice", "POST", bindings, binding("b2", "Role", "missing"));
+  EXPECT_EQ(r.status, 404);
+  EXPECT_EQ(Message(r), "roles.rbac.authorization.k8s.io \"missing\" not found");
+  EXPECT_EQ(As("alice", "POST", bindings, binding("b3", "ClusterRole", "later")).status, 201);  // bind on it
+  EXPECT_EQ(As("admin", "POST", bindings, binding("b4", "ClusterRole", "missing")).status, 201);
+  EXPECT_EQ(As("admin", "POST", "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
+               json{{"metadata", {{"name", "crb"}}},
+                    {"roleRef", {{"apiGroup", "rbac.authorization.k8s.io"}, {"kind", "ClusterRole"}, {"name", "nope"}}},
+                    {"subjects", {{{"apiGroup", "rbac.authorization.k8s.io"}, {"kind", "User"}, {"name", "bob"}}}}}
+                   .dump())
+                .status,
+            201);
+}
+
+// buildImpersonationRequests' order: the user, the groups, the extras, the uid; the first
+// refused one is named. Without a user, 400 lists the requests as Go prints them.
+TEST_F(AuthorizationConformanceTest, ImpersonationIsCheckedUserFirstThenGroupsExtrasAndUid) {
+  ASSERT_EQ(As("admin", "POST", "/apis/rbac.authorization.k8s.io/v1/clusterroles",
+               R"({"metadata": {"name": "impersonate-groups"},
+                   "rules": [{"apiGroups": [""], "resources": ["groups"], "verbs": ["impersonate"]}]})")
+                .status,
+            201);
+  ASSERT_EQ(As("admin", "POST", "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
+               R"({"metadata": {"name": "alice-impersonate-groups"},
+                   "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                               "name": "impersonate-groups"},
+                   "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "alice"}]})")
+                .status,
+            201);
+  // The uid and the group headers come first, yet the user is checked first.
+  HttpResponse r = As("alice", "GET", "/api/v1/namespaces/team-a/pods", "",
+                      {{"Impersonate-Uid", "u-9"}, {"Impersonate-Group", "g"}, {"Impersonate-User", "carol"}});
+  EXPECT_EQ(r.status, 403);
+  EXPECT_EQ(Message(r),
+            "users \"carol\" is forbidden: User \"alice\" cannot impersonate resource \"users\" in API "
+            "group \"\" at the cluster scope");
+  // Without a user: 400 naming every request, groups, then extras, then the uid.
+  r = As("alice", "GET", "/api/v1/namespaces/team-a/pods", "",
+         {{"Impersonate-Uid", "u-9"}, {"Impersonate-Extra-Scopes", "view"}, {"Impersonate-Group", "g"}});
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(Message(r),
+            "requested [{Group  g    } {UserExtra  view  authentication.k8s.io/v1  scopes} {UID  u-9  "
+            "authentication.k8s.io/v1  }] without impersonating a user");
+  // An empty Impersonate-User is no user.
+  r = As("alice", "GET", "/api/v1/namespaces/team-a/pods", "", {{"Impersonate-User", ""}, {"Impersonate-Group", "g"}});
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(Message(r), "requested [{Group  g    }] without impersonating a user");
+}
+
+// A stream that records what it is sent.
+class RecordingStream : public ResponseStreamBase {
+ public:
+  bool Write(std::string chunk) override {
+    std::lock_guard<std::mutex> l(mu());
+    if (done_locked()) return false;
+    chunks.push_back(std::move(chunk));
+    return true;
+  }
+  void Close() override {
+    End([] {});
+  }
+  std::vector<std::string> chunks;
+};
+
+// GetTimeoutForWatch: timeoutSeconds as given, negative included (the watch ends at
+// once); absent or 0: --min-request-timeout (1800 s) x [1, 2).
+TEST_F(AuthorizationConformanceTest, AWatchTimesOutAsUpstreamDecides) {
+  ASSERT_EQ(As("admin", "POST", "/api/v1/namespaces/team-a/configmaps", R"({"metadata": {"name": "c"}})").status, 201);
+  const std::string watch = "/api/v1/namespaces/team-a/configmaps?watch=true&resourceVersion=0";
+  HandlerResult r = Raw("admin", "GET", watch + "&timeoutSeconds=-1");
+  ASSERT_TRUE(std::holds_alternative<StreamingResponse>(r));
+  auto stream = std::make_shared<RecordingStream>();
+  std::get<StreamingResponse>(r).start(stream);
+  EXPECT_TRUE(stream->Done());
+  EXPECT_TRUE(stream->chunks.empty());
+  for (const std::string& q : {std::string(), std::string("&timeoutSeconds=0")}) {
+    r = Raw("admin", "GET", watch + q);
+    ASSERT_TRUE(std::holds_alternative<StreamingResponse>(r));
+    const auto timeout = std::get<StreamingResponse>(r).timeout;
+    EXPECT_GE(timeout, std::chrono::milliseconds(std::chrono::seconds(1800))) << q;
+    EXPECT_LT(timeout, std::chrono::milliseconds(std::chrono::seconds(3600))) << q;
+  }
+  r = Raw("admin", "GET", watch + "&timeoutSeconds=5");
+  ASSERT_TRUE(std::holds_alternative<StreamingResponse>(r));
+  EXPECT_EQ(std::get<StreamingResponse>(r).timeout, std::chrono::milliseconds(5000));
+}
+
 }  // namespace
 }  // namespace berth::apiserver
