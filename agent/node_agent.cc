@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "agent/container_env.h"
+#include "agent/pod_admission.h"
 #include "agent/pod_status.h"
 #include "agent/process_runner.h"
 #include "agent/shim/container_log.h"
@@ -663,6 +664,20 @@ void NodeAgent::SyncOnce() {
   }
   // A pass costs O(1) per steady pod: only pods with something to do are synced.
   std::vector<std::pair<PodWorker*, client::ObjectPtr>> due;
+  std::vector<std::pair<client::ObjectPtr, std::string>> admitting;  // pod, directory
+  auto start_worker = [&](const client::ObjectPtr& pod, const std::string& uid, const std::string& dir, bool has_runs) {
+    auto w = std::make_unique<PodWorker>(*pod);
+    w->uid = uid;
+    w->key = PodKey(*pod);
+    w->dir = dir;
+    w->seen_pass = pass;
+    std::error_code ec;
+    std::filesystem::create_directories(w->dir + "/work", ec);
+    if (has_runs) RestoreRuns(*w);
+    MarkLostRuns(*w);
+    due.emplace_back(w.get(), pod);
+    workers_.emplace(uid, std::move(w));
+  };
   for (const client::ObjectPtr& pod : pods) {
     const std::string& uid = api::Uid(*pod);
     auto it = workers_.find(uid);
@@ -697,17 +712,31 @@ void NodeAgent::SyncOnce() {
       DeleteNow(*pod);
       continue;
     }
-    auto w = std::make_unique<PodWorker>(*pod);
-    w->uid = uid;
-    w->key = PodKey(*pod);
-    w->dir = dir;
-    w->seen_pass = pass;
-    std::error_code ec;
-    std::filesystem::create_directories(w->dir + "/work", ec);
-    if (has_runs) RestoreRuns(*w);
-    MarkLostRuns(*w);
-    due.emplace_back(w.get(), pod);
-    workers_.emplace(uid, std::move(w));
+    if (!has_runs && api::NestedString(*pod, {"status", "phase"}) != "Running") {
+      admitting.emplace_back(pod, dir);  // not admitted yet: after this loop, oldest first
+      continue;
+    }
+    start_worker(pod, uid, dir, has_runs);
+  }
+  // The kubelet's admission (agent/pod_admission.h): oldest first, each against the
+  // pods admitted before it.
+  std::sort(admitting.begin(), admitting.end(), [](const auto& a, const auto& b) {
+    const std::string ta = api::NestedString(*a.first, {"metadata", "creationTimestamp"});
+    const std::string tb = api::NestedString(*b.first, {"metadata", "creationTimestamp"});
+    return ta != tb ? ta < tb : PodKey(*a.first) < PodKey(*b.first);
+  });
+  for (const auto& [pod, dir] : admitting) {
+    std::vector<const api::Object*> admitted;
+    for (const auto& [uid, w] : workers_) {
+      if (!IsTerminal(w->pod)) admitted.push_back(&w->pod);
+    }
+    const PodAdmitResult result = AdmitPodResources(*pod, admitted, options_.capacity);
+    const std::string& uid = api::Uid(*pod);
+    if (!result.admit) {
+      if (RejectPod(*pod, result)) finished_[uid] = pass;
+      continue;
+    }
+    start_worker(pod, uid, dir, false);
   }
   // In name order, so that what starts in one pass starts deterministically.
   std::sort(due.begin(), due.end(), [](const auto& a, const auto& b) { return a.first->key < b.first->key; });
@@ -1114,6 +1143,27 @@ void NodeAgent::StartContainer(PodWorker& w, const std::string& name) {
     Wake();
   });
   w.running[name] = std::move(proc);
+}
+
+bool NodeAgent::RejectPod(const api::Object& pod, const PodAdmitResult& result) {
+  // rejectPod (kubelet.go): phase Failed with the admit handler's reason and message;
+  // the status manager keeps the other conditions and sets startTime once.
+  api::Object obj = pod;
+  api::Object& status = obj["status"];
+  if (!status.is_object()) status = api::Object::object();
+  status["phase"] = "Failed";
+  status["reason"] = result.reason;
+  status["message"] = "Pod was rejected: " + result.message;
+  if (!status.contains("startTime")) status["startTime"] = FormatRfc3339(clock_.Now());
+  StatusOr<api::Object> written = client_.UpdateStatus(kPods.Namespace(api::Namespace(pod)), obj);
+  if (!written.ok()) {
+    if (written.status().code() != Code::kNotFound && written.status().code() != Code::kConflict) {
+      spdlog::warn("node {}: rejecting pod {}: {}", options_.node_name, PodKey(pod), written.status().ToString());
+    }
+    return false;  // admitted again on the next pass
+  }
+  spdlog::info("node {}: pod {} rejected: {}: {}", options_.node_name, PodKey(pod), result.reason, result.message);
+  return true;
 }
 
 void NodeAgent::WriteStatus(PodWorker& w) {

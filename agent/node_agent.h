@@ -175,6 +175,8 @@
 
 namespace berth::agent {
 
+struct PodAdmitResult;  // agent/pod_admission.h
+
 // Resource name → amount, as a Node's status.capacity.
 using ResourceList = std::map<std::string, Quantity, std::less<>>;
 
@@ -295,6 +297,9 @@ class NodeAgent final : public client::PodLogSource {
   StatusOr<client::PodLogChunk> ReadRunLog(const std::string& pod_dir, const std::string& uid,
                                            const std::string& container, int run, const client::PodLogOptions& options,
                                            const client::PodLogCursor* from, size_t max_bytes);
+  // Writes the kubelet's rejection of a pod that failed admission (phase Failed);
+  // false when the write failed (the pod is admitted again on the next pass).
+  bool RejectPod(const api::Object& pod, const PodAdmitResult& result);
   void WriteStatus(PodWorker& worker);
   HostLookup MakeHostLookup(const std::string& ns);
   void Wake();

@@ -753,6 +753,26 @@ TEST_F(NodeAgentTest, WritesStatusOnlyWhenItChanges) {
   EXPECT_EQ(client_.CallCount("updatestatus"), 1 + 2 + 2);
 }
 
+// A pod bound by spec.nodeName that does not fit beside what runs: the kubelet's
+// admission fails it (agent/pod_admission.h); the running pod is untouched.
+TEST_F(NodeAgentTest, APodThatDoesNotFitTheNodeIsRejectedOutOfcpu) {
+  api::Object big = ShellPod("big", "sleep 600");
+  big["spec"]["containers"][0]["resources"] = {{"requests", {{"cpu", "6"}}}};
+  Create(big);
+  ASSERT_TRUE(WaitFor([&] { return Phase("big") == "Running"; }));
+  api::Object more = ShellPod("more", "echo ran");
+  more["spec"]["containers"][0]["resources"] = {{"limits", {{"cpu", "4"}}}};  // request = limit
+  Create(more);
+  ASSERT_TRUE(WaitFor([&] { return Phase("more") == "Failed"; }));
+  api::Object status = (*GetPod("more"))["status"];
+  EXPECT_EQ(status["reason"], "OutOfcpu");
+  EXPECT_EQ(status["message"],
+            "Pod was rejected: Node didn't have enough resource: cpu, requested: 4000, used: 6000, capacity: 8000");
+  EXPECT_TRUE(status.contains("startTime"));
+  EXPECT_EQ(Phase("big"), "Running");
+  EXPECT_EQ(agent_->ActivePods(), std::vector<std::string>{"default/big"});
+}
+
 TEST_F(NodeAgentTest, DeletedTerminalPodIsRemovedAtOnce) {
   Create(ShellPod("done", "exit 0"));
   ASSERT_TRUE(WaitFor([&] { return Phase("done") == "Succeeded"; }));

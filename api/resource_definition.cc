@@ -315,6 +315,9 @@ StatusOr<ResourceDefinition> ParseResourceDefinition(const Object& crd, std::str
   if (auto b = annotations.find(kBuiltinAnnotation); b != annotations.end()) {
     def.builtin = b->is_string() && b->get<std::string>() == "true";
   }
+  if (auto b = annotations.find(kAllowCreateOnUpdateAnnotation); b != annotations.end()) {
+    def.allow_create_on_update = b->is_string() && b->get<std::string>() == "true";
+  }
 
   FieldPath sp("spec");
   const Object& spec = Map(crd, "spec", root, &errs);

@@ -6,6 +6,11 @@
 //   metadata.annotations["berth.io/builtin"] == "true"  → a built-in kind, served under
 //                                    /api/v1 or /apis/<group>/<version> like a cluster's
 //                                    own types (not listed as a CRD)
+//   metadata.annotations["berth.io/allow-create-on-update"] == "true"  → a PUT of an absent
+//                                    object creates it (201), as the upstream strategy's
+//                                    AllowCreateOnUpdate() true does (Role, ClusterRole,
+//                                    RoleBinding, ClusterRoleBinding, Lease, Event, Service;
+//                                    custom resources never)
 //   spec.group, spec.scope (Namespaced|Cluster)
 //   spec.names {plural, singular, kind, listKind, shortNames, categories}
 //   spec.versions[] {name, served, storage, deprecated, deprecationWarning,
@@ -42,6 +47,7 @@
 namespace berth::api {
 
 inline constexpr std::string_view kBuiltinAnnotation = "berth.io/builtin";
+inline constexpr std::string_view kAllowCreateOnUpdateAnnotation = "berth.io/allow-create-on-update";
 
 enum class ResourceScope { kNamespaced, kCluster };
 
@@ -87,6 +93,7 @@ struct ResourceDefinition {
   ResourceNames names;
   ResourceScope scope = ResourceScope::kNamespaced;
   bool builtin = false;
+  bool allow_create_on_update = false;  // kAllowCreateOnUpdateAnnotation
   std::vector<DefinitionVersion> versions;  // as written
 
   bool namespaced() const { return scope == ResourceScope::kNamespaced; }

@@ -36,8 +36,15 @@ namespace berth::apiserver {
 bool IsAccessReview(const RequestInfo& info);
 
 // Answers a review request (IsAccessReview). `body` is the decoded JSON
-// object. Errors are Status responses (400 for a malformed body, 405 for a
-// verb other than create).
+// object. Errors are Status responses: 400 for a field of the wrong JSON type,
+// as the typed decoder words it (`SelfSubjectAccessReview in version "v1" cannot
+// be handled as a SelfSubjectAccessReview: json: cannot unmarshal number into Go
+// struct field ResourceAttributes.spec.resourceAttributes.verb of type string`)
+// or a body namespace other than the URL's; 422 with every error of
+// pkg/apis/authorization/validation (both or neither of resourceAttributes and
+// nonResourceAttributes; no user nor group; for a LocalSubjectAccessReview a
+// resourceAttributes.namespace other than the URL's, or nonResourceAttributes);
+// 405 for a verb other than create.
 HttpResponse ServeAccessReview(const RequestInfo& info, api::Object body, const authn::UserInfo& requester,
                                const rbac::Authorizer* authorizer);
 

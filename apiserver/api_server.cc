@@ -284,6 +284,9 @@ class ApiServer::Impl {
   // 201 with the object, or the error (about the object's name).
   HttpResponse CreateObject(const ResourceRequest& r, const WriteOptions& wopts, json object);
   HttpResponse Update(const ResourceRequest& r);
+  // PUT of an absent object of a kind that allows it (ResourceDefinition::
+  // allow_create_on_update): created as POST creates it, 201.
+  HttpResponse CreateOnUpdate(const ResourceRequest& r, const WriteOptions& wopts, json object);
   HttpResponse Patch(const ResourceRequest& r);
   HttpResponse Delete(const ResourceRequest& r);
   HttpResponse DeleteCollection(const ResourceRequest& r);
@@ -562,7 +565,10 @@ HandlerResult ApiServer::Impl::HandleNonResource(const HttpRequest& req, const R
     r.body = std::string(kVersionBody);
     return r;
   }
-  if ((p.size() == 1 || p.size() == 2) && (p[0] == "healthz" || p[0] == "livez" || p[0] == "readyz")) {
+  // The healthz mux registers exact paths (healthz.go InstallPathHandler): "/healthz/"
+  // is none of them.
+  if ((p.size() == 1 || p.size() == 2) && (p[0] == "healthz" || p[0] == "livez" || p[0] == "readyz") &&
+      !info.path.ends_with('/')) {
     return HealthResponse(p[0], p.size() == 2 ? p[1] : std::string(), info.query);
   }
   const bool aggregated = Discovery::WantsAggregated(req.Header("Accept"));
@@ -942,9 +948,8 @@ HandlerResult ApiServer::Impl::Watch(const ResourceRequest& r) {
   store::Predicate predicate = std::move(listing->predicate);
   StreamingResponse sr;
   sr.content_type = "application/json";
-  if (opts->timeout_seconds && *opts->timeout_seconds > 0) {
-    sr.timeout = std::chrono::milliseconds(*opts->timeout_seconds * 1000);
-  }
+  const std::chrono::milliseconds timeout = WatchTimeout(opts->timeout_seconds);
+  if (timeout.count() > 0) sr.timeout = timeout;
   // Open the watch now, so a too-old resourceVersion is answered as upstream
   // does it: 200 with a single ERROR event.
   auto relay = std::make_shared<NotifyRelay>();
@@ -961,6 +966,11 @@ HandlerResult ApiServer::Impl::Watch(const ResourceRequest& r) {
       stream->Write(error_line);
       stream->Close();
     };
+    return sr;
+  }
+  if (timeout.count() < 0) {
+    // A negative timeoutSeconds: the watch's timer has fired before it serves anything.
+    sr.start = [](std::shared_ptr<ResponseStream> stream) { stream->Close(); };
     return sr;
   }
   auto shared_watcher = std::make_shared<std::unique_ptr<store::Watcher>>(std::move(watcher).value());
@@ -1020,6 +1030,9 @@ HttpResponse ApiServer::Impl::Update(const ResourceRequest& r) {
   if (!body.ok()) return StatusResponse(body.status());
   const store::ObjectKey key{r.gr, r.info.namespace_, r.info.name};
   auto old = store_.GetShared(key);
+  if (!old.ok() && old.status().code() == Code::kNotFound && r.def->allow_create_on_update && !r.status_subresource) {
+    return CreateOnUpdate(r, *wopts, std::move(body).value());
+  }
   if (!old.ok()) return Error(r, old.status());
   api::WriteRequest wr;
   wr.operation = r.status_subresource ? api::Operation::kUpdateStatus : api::Operation::kUpdate;
@@ -1042,6 +1055,21 @@ HttpResponse ApiServer::Impl::Update(const ResourceRequest& r) {
   auto stored = store_.UpdateShared(r.gr, std::move(admitted->object));
   if (!stored.ok()) return Error(r, stored.status());
   return ObjectResponse(r, 200, **stored, admitted->warnings);
+}
+
+HttpResponse ApiServer::Impl::CreateOnUpdate(const ResourceRequest& r, const WriteOptions& wopts, json object) {
+  // The PUT was authorized as "update"; creating needs "create" too
+  // (handlers/update.go withAuthorization), refused as NewForbidden words it.
+  rbac::RequestAttributes create = RequestAttributesFor(r.user, *r.http, r.info);
+  create.verb = "create";
+  if (const rbac::Decision d = Authorize(authorizer_.get(), create); !d.allowed) {
+    return Error(r, ForbiddenError(r.gr.String() + " " + api::GoQuote(r.info.name) + " is forbidden: " + d.reason),
+                 r.info.name);
+  }
+  // The generic store creates with the object as sent, whatever resourceVersion it
+  // carries (store.go Update: the precondition applies to an existing object only).
+  object["metadata"].erase("resourceVersion");
+  return CreateObject(r, wopts, std::move(object));
 }
 
 HttpResponse ApiServer::Impl::Patch(const ResourceRequest& r) {

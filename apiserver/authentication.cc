@@ -1,9 +1,13 @@
 #include "apiserver/authentication.h"
 
 #include <algorithm>
+#include <optional>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "apiserver/authorization.h"
+#include "apiserver/request_info.h"
 
 namespace berth::apiserver {
 namespace {
@@ -101,8 +105,46 @@ bool HasImpersonationHeaders(const HttpRequest& request) {
 
 StatusOr<authn::UserInfo> Impersonate(const HttpRequest& request, const authn::UserInfo& requester,
                                       const AuthorizeFn& authorize) {
+  // buildImpersonationRequests (impersonation.go): the user (the first
+  // Impersonate-User value; an empty one is none), every group, every extra value,
+  // then the uid (the first Impersonate-Uid); each is authorized in that order
+  // and the first refusal is the answer.
+  constexpr std::string_view kExtraPrefix = "Impersonate-Extra-";
+  std::optional<std::string> user, uid;
+  std::vector<std::string> groups;
+  std::vector<std::pair<std::string, std::string>> extras;  // key, value
+  for (const auto& [name, value] : request.headers) {
+    if (EqualsIgnoringCase(name, "Impersonate-User")) {
+      if (!user) user = value;
+    } else if (EqualsIgnoringCase(name, "Impersonate-Group")) {
+      groups.push_back(value);
+    } else if (EqualsIgnoringCase(name, "Impersonate-Uid")) {
+      if (!uid) uid = value;
+    } else if (StartsWithIgnoreCase(name, kExtraPrefix)) {
+      // The key is the rest of the header name, lower-cased and %-unescaped
+      // (unescapeExtraKey).
+      std::string key(name.substr(kExtraPrefix.size()));
+      std::transform(key.begin(), key.end(), key.begin(), [](unsigned char c) { return std::tolower(c); });
+      extras.emplace_back(UrlDecode(key, false), value);
+    }
+  }
+  if (user && user->empty()) user.reset();
+  if (uid && uid->empty()) uid.reset();
+  if (!user) {
+    // The requests, as Go's %v prints a []v1.ObjectReference {Kind Namespace Name UID
+    // APIVersion ResourceVersion FieldPath}.
+    std::string refs;
+    auto ref = [&](std::string_view kind, std::string_view name, std::string_view api_version,
+                   std::string_view field_path) {
+      refs += (refs.empty() ? "{" : " {") + std::string(kind) + "  " + std::string(name) + "  " +
+              std::string(api_version) + "  " + std::string(field_path) + "}";
+    };
+    for (const std::string& g : groups) ref("Group", g, "", "");
+    for (const auto& [key, value] : extras) ref("UserExtra", value, "authentication.k8s.io/v1", key);
+    if (uid) ref("UID", *uid, "authentication.k8s.io/v1", "");
+    return BadRequestError("requested [" + refs + "] without impersonating a user");
+  }
   authn::UserInfo as;
-  bool user_given = false;
   std::vector<rbac::RequestAttributes> steps;
   auto step = [&](std::string group, std::string resource, std::string subresource, std::string ns, std::string name) {
     rbac::RequestAttributes a;
@@ -115,38 +157,29 @@ StatusOr<authn::UserInfo> Impersonate(const HttpRequest& request, const authn::U
     a.name = std::move(name);
     steps.push_back(std::move(a));
   };
-  constexpr std::string_view kExtraPrefix = "Impersonate-Extra-";
-  for (const auto& [name, value] : request.headers) {
-    if (EqualsIgnoringCase(name, "Impersonate-User")) {
-      user_given = true;
-      as.name = value;
-      std::string_view sa = value;
-      if (sa.starts_with(authn::kServiceAccountUserPrefix)) {
-        sa.remove_prefix(std::string_view(authn::kServiceAccountUserPrefix).size());
-        const std::size_t colon = sa.find(':');
-        if (colon != std::string_view::npos) {
-          step("", "serviceaccounts", "", std::string(sa.substr(0, colon)), std::string(sa.substr(colon + 1)));
-          continue;
-        }
-      }
-      step("", "users", "", "", value);
-    } else if (EqualsIgnoringCase(name, "Impersonate-Group")) {
-      as.groups.push_back(value);
-      step("", "groups", "", "", value);
-    } else if (EqualsIgnoringCase(name, "Impersonate-Uid")) {
-      as.uid = value;
-      step("authentication.k8s.io", "uids", "", "", value);
-    } else if (StartsWithIgnoreCase(name, kExtraPrefix)) {
-      // The key is the rest of the header name, lower-cased and unescaped as
-      // upstream (unescapeExtraKey); berth lower-cases it.
-      std::string key(name.substr(kExtraPrefix.size()));
-      std::transform(key.begin(), key.end(), key.begin(), [](unsigned char c) { return std::tolower(c); });
-      as.extra[key].push_back(value);
-      step("authentication.k8s.io", "userextras", key, "", value);
-    }
+  as.name = *user;
+  std::string_view sa = *user;
+  std::size_t colon = std::string_view::npos;
+  if (sa.starts_with(authn::kServiceAccountUserPrefix)) {
+    sa.remove_prefix(std::string_view(authn::kServiceAccountUserPrefix).size());
+    colon = sa.find(':');
   }
-  if (!user_given) {
-    return BadRequestError("requested impersonation of groups, a uid or extra without impersonating a user");
+  if (colon != std::string_view::npos) {
+    step("", "serviceaccounts", "", std::string(sa.substr(0, colon)), std::string(sa.substr(colon + 1)));
+  } else {
+    step("", "users", "", "", *user);
+  }
+  for (const std::string& g : groups) {
+    as.groups.push_back(g);
+    step("", "groups", "", "", g);
+  }
+  for (const auto& [key, value] : extras) {
+    as.extra[key].push_back(value);
+    step("authentication.k8s.io", "userextras", key, "", value);
+  }
+  if (uid) {
+    as.uid = *uid;
+    step("authentication.k8s.io", "uids", "", "", *uid);
   }
   for (const rbac::RequestAttributes& a : steps) {
     rbac::Decision d = authorize(a);

@@ -34,9 +34,12 @@
 // Impersonate-Group (repeated), Impersonate-Uid and Impersonate-Extra-<key>
 // make the request act as that user, when the requester may `impersonate`
 // each of them: users, groups and serviceaccounts in the core group ("" ),
-// uids and userextras/<key> in authentication.k8s.io. Groups and extra need a
-// user; the impersonated user gets system:authenticated unless it is
-// system:anonymous (then system:unauthenticated); a ServiceAccount user
+// uids and userextras/<key> in authentication.k8s.io, checked in upstream's
+// order: the user (the first Impersonate-User), each group, each extra value,
+// the uid (the first Impersonate-Uid); the first refusal is the answer. Groups,
+// extra and a uid need a user (400 `requested [{Group  team-a    }] without
+// impersonating a user`, the requests as Go prints []v1.ObjectReference); the impersonated user gets
+// system:authenticated unless it is system:anonymous (then system:unauthenticated); a ServiceAccount user
 // ("system:serviceaccount:ns:name") gets system:serviceaccounts and
 // system:serviceaccounts:ns.
 //
@@ -63,8 +66,9 @@ struct AuthenticationOptions {
   // Static bearer tokens (--token-auth-file); null = none.
   std::shared_ptr<const authn::TokenFile> token_file;
   // Where a request without credentials is the anonymous user; a path matches
-  // exactly (kube's conditions list exact paths).
-  std::vector<std::string> anonymous_paths = {"/healthz", "/livez", "/readyz", "/version"};
+  // exactly (kube's conditions list exact paths). The paths system:public-info-viewer
+  // grants: "/version/" is the version route too (go-restful matches it).
+  std::vector<std::string> anonymous_paths = {"/healthz", "/livez", "/readyz", "/version", "/version/"};
 };
 
 // The requester, or kUnauthorized "Unauthorized".
@@ -80,7 +84,7 @@ bool HasImpersonationHeaders(const HttpRequest& request);
 // do one impersonation step (verb "impersonate"). Errors: kForbidden with
 // upstream's message (`users "bob" is forbidden: User "alice" cannot
 // impersonate resource "users" in API group "" at the cluster scope`), or
-// kBadRequest for groups/extra without a user.
+// kBadRequest for groups, extra or a uid without a user.
 using AuthorizeFn = std::function<rbac::Decision(const rbac::RequestAttributes&)>;
 StatusOr<authn::UserInfo> Impersonate(const HttpRequest& request, const authn::UserInfo& requester,
                                       const AuthorizeFn& authorize);

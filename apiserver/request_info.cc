@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <nlohmann/json.hpp>
+#include <random>
 
 #include "api/yaml_codec.h"
 
@@ -166,6 +167,16 @@ StatusOr<RequestInfo> ParseRequestInfo(std::string_view method, std::string_view
     info.verb = "";
   }
   return info;
+}
+
+std::chrono::milliseconds WatchTimeout(const std::optional<int64_t>& timeout_seconds) {
+  const int64_t t = timeout_seconds.value_or(0);
+  if (t > (int64_t{1} << 31)) return std::chrono::milliseconds(0);
+  if (t != 0) return std::chrono::seconds(t);
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  const double factor = 1.0 + std::uniform_real_distribution<double>(0.0, 1.0)(rng);
+  return std::chrono::milliseconds(
+      static_cast<int64_t>(static_cast<double>(std::chrono::milliseconds(kMinRequestTimeout).count()) * factor));
 }
 
 StatusOr<ListOptions> ParseListOptions(const QueryParams& q) {

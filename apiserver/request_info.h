@@ -106,6 +106,19 @@ struct ListOptions {
 // timeoutSeconds, or a resourceVersionMatch value other than NotOlderThan/Exact.
 StatusOr<ListOptions> ParseListOptions(const QueryParams& q);
 
+// kube-apiserver's --min-request-timeout default, 1800 s
+// (staging/src/k8s.io/apiserver/pkg/server/options/server_run_options.go): a watch
+// without timeoutSeconds runs between this and twice this.
+inline constexpr std::chrono::seconds kMinRequestTimeout{1800};
+
+// How long a watch runs, as GetTimeoutForWatch
+// (staging/src/k8s.io/apiserver/pkg/endpoints/request) decides it: timeoutSeconds as
+// given, a negative one included (the watch ends at once: the result is negative);
+// absent or 0: kMinRequestTimeout x a random factor in [1, 2). A timeout beyond 2^31 s
+// (where Go's Duration arithmetic stops meaning anything) is 0: no deadline.
+// Thread-safe (a thread-local generator).
+std::chrono::milliseconds WatchTimeout(const std::optional<int64_t>& timeout_seconds);
+
 // CreateOptions / UpdateOptions / PatchOptions as query parameters.
 struct WriteOptions {
   bool dry_run = false;  // dryRun=All

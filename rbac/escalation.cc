@@ -179,7 +179,17 @@ Status CheckRbacWrite(const Authorizer& authorizer, const authn::UserInfo& user,
   const api::Object& role_ref = api::Field(obj, "roleRef");
   if (BindingAuthorized(authorizer, user, role_ref, ns)) return Status::Ok();
   auto rules = authorizer.RoleReferenceRules(role_ref, ns);
-  if (!rules.ok()) return BadRequestError(rules.status().message());
+  if (!rules.ok()) {
+    // The policy-based storage reads the role through the role's own REST storage
+    // (role.AuthorizerAdapter over the registry), so a missing one is that
+    // storage's 404.
+    const std::string ref_kind = api::StringAt(role_ref, "kind");
+    if (ref_kind == "Role" || ref_kind == "ClusterRole") {
+      return NotFoundError(std::string(ref_kind == "Role" ? "roles" : "clusterroles") + ".rbac.authorization.k8s.io " +
+                           api::GoQuote(api::StringAt(role_ref, "name")) + " not found");
+    }
+    return BadRequestError(rules.status().message());
+  }
   Status s = ConfirmNoEscalation(authorizer, user, ns, *rules);
   if (!s.ok()) return Forbidden(obj, resource, s.message());
   return Status::Ok();

@@ -14,8 +14,10 @@
 //   3. an update that changes nothing but metadata.ownerReferences/finalizers passes
 //      (IsOnlyMutatingGCFields);
 //   4. otherwise ConfirmNoEscalation of the role's rules, or of the referenced role's
-//      rules (a missing role: 400 BadRequest with the resolution error), in the object's
-//      namespace; a ClusterRole with an aggregationRule also needs cluster-admin's rules
+//      rules (a missing role: 404 `clusterroles.rbac.authorization.k8s.io "x" not found`,
+//      the role storage's answer, which the policy-based storage returns unchanged; a
+//      roleRef kind other than Role/ClusterRole: 400), in the object's namespace; a ClusterRole with an aggregationRule
+//      also needs cluster-admin's rules
 //      ("must have cluster-admin privileges to use the aggregationRule").
 // Refusals are 403 Forbidden `<resource>.rbac.authorization.k8s.io "<name>" is forbidden: <why>`.
 //

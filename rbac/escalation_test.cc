@@ -189,11 +189,11 @@ TEST_F(EscalationTest, CheckRbacWriteBindings) {
   // A ClusterRoleBinding is checked against cluster-wide rules only.
   api::Object crb = BindingOf("ClusterRoleBinding", "", "carol-jobs", "ClusterRole", "job-runner", "carol");
   EXPECT_EQ(CheckRbacWrite(authorizer_, kBob, crb, nullptr).code(), Code::kForbidden);
-  // A missing role is a bad request.
+  // A missing role is the role storage's 404 (rolebinding/policybased/storage.go returns it).
   api::Object missing = BindingOf("RoleBinding", "team-a", "x", "Role", "nope", "carol");
   Status m = CheckRbacWrite(authorizer_, kBob, missing, nullptr);
-  EXPECT_EQ(m.code(), Code::kBadRequest);
-  EXPECT_EQ(m.message(), "role.rbac.authorization.k8s.io \"nope\" not found");
+  EXPECT_EQ(m.code(), Code::kNotFound);
+  EXPECT_EQ(m.message(), "roles.rbac.authorization.k8s.io \"nope\" not found");
   // Other kinds pass.
   EXPECT_TRUE(CheckRbacWrite(authorizer_, kBob, {{"kind", "Pod"}}, nullptr).ok());
 }

@@ -1,0 +1,48 @@
+// The kubelet's resource admission of a pod bound to its node: the
+// GeneralPredicates admit handler (pkg/kubelet/lifecycle/predicate.go
+// predicateAdmitHandler.Admit → generalFilter → the scheduler's
+// AdmissionCheck → noderesources.Fits), which every pod passes before it
+// runs, whether kube-scheduler bound it or its spec.nodeName was written by
+// hand. Pods are admitted one at a time, oldest first (HandlePodAdditions
+// sorts by creationTimestamp); what was admitted and is not terminal counts
+// as used.
+//
+// Checks, in Fits' order; the first failure is the answer:
+//   pods               admitted + 1 > allocatable pods
+//   cpu                request (milli-cores) > allocatable − used
+//   memory, ephemeral-storage   (bytes)
+//   other scalar resources (hugepages-*, names with a '/'), by name (upstream
+//                      walks a map); an extended resource the node does not
+//                      advertise at all is ignored (removeMissingExtendedResources:
+//                      the device manager answers for it)
+// A pod's request is scheduling::PodRequests (requests, limits as requests,
+// init containers and sidecars, overhead). Refusal:
+//   reason  "OutOf<resource>" ("OutOfcpu", "OutOfnvidia.com/gpu")
+//   message "Node didn't have enough resource: cpu, requested: 2000, used: 1500,
+//            capacity: 2000" (InsufficientResourceError; amounts in milli-cores
+//            for cpu, whole units otherwise; capacity is the allocatable)
+// which the kubelet writes as phase Failed, that reason and the message
+// prefixed "Pod was rejected: " (kubelet.go rejectPod).
+//
+// Thread-safety: pure functions.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "agent/node_agent.h"
+#include "api/object.h"
+
+namespace berth::agent {
+
+struct PodAdmitResult {
+  bool admit = true;
+  std::string reason;   // "OutOfcpu"
+  std::string message;  // "Node didn't have enough resource: ..."
+};
+
+// `pod` against the node's `allocatable` with `admitted` already running there.
+PodAdmitResult AdmitPodResources(const api::Object& pod, const std::vector<const api::Object*>& admitted,
+                                 const ResourceList& allocatable);
+
+}  // namespace berth::agent
