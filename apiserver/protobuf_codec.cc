@@ -398,6 +398,21 @@ constexpr Field kSelfSubjectReviewFields[] = {{1, "metadata", kMessage, kKeep, &
                                               {2, "status", kMessage, kOmitZero, &kSelfSubjectReviewStatus}};
 constexpr Message kSelfSubjectReview{"SelfSubjectReview", kSelfSubjectReviewFields};
 
+// authentication/v1 TokenRequest: `kubectl create token` (service_account_token.h).
+constexpr Field kBoundObjectReferenceFields[] = {
+    {1, "kind", kString}, {2, "apiVersion", kString}, {3, "name", kString}, {4, "uid", kString}};
+constexpr Message kBoundObjectReference{"BoundObjectReference", kBoundObjectReferenceFields};
+constexpr Field kTokenRequestSpecFields[] = {{1, "audiences", kString, kRepeated},
+                                             {4, "expirationSeconds", kInt64, kKeep},
+                                             {3, "boundObjectRef", kMessage, kKeep, &kBoundObjectReference}};
+constexpr Message kTokenRequestSpec{"TokenRequestSpec", kTokenRequestSpecFields};
+constexpr Field kTokenRequestStatusFields[] = {{1, "token", kString}, {2, "expirationTimestamp", kTime}};
+constexpr Message kTokenRequestStatus{"TokenRequestStatus", kTokenRequestStatusFields};
+constexpr Field kTokenRequestFields[] = {{1, "metadata", kMessage, kKeep, &kObjectMeta},
+                                         {2, "spec", kMessage, kKeep, &kTokenRequestSpec},
+                                         {3, "status", kMessage, kOmitZero, &kTokenRequestStatus}};
+constexpr Message kTokenRequest{"TokenRequest", kTokenRequestFields};
+
 // runtime/generated.proto: the envelope.
 constexpr Field kTypeMetaFields[] = {{1, "apiVersion", kString}, {2, "kind", kString}};
 constexpr Message kTypeMeta{"TypeMeta", kTypeMetaFields};
@@ -426,6 +441,7 @@ constexpr RootKind kRootKinds[] = {
     {"authorization.k8s.io", "LocalSubjectAccessReview", &kSubjectAccessReview},
     {"authorization.k8s.io", "SelfSubjectRulesReview", &kSelfSubjectRulesReview},
     {"authentication.k8s.io", "SelfSubjectReview", &kSelfSubjectReview},
+    {"authentication.k8s.io", "TokenRequest", &kTokenRequest},
     // DeleteOptions is registered in every group version (and meta.k8s.io).
     {"*", "DeleteOptions", &kDeleteOptions},
 };

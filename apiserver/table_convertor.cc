@@ -501,6 +501,21 @@ std::vector<json> ConfigMapCells(const json& cm, Time now) {
           AgeOf(api::NestedField(cm, {"metadata", "creationTimestamp"}), now)};
 }
 
+// printers.go printSecret: type, len(data).
+std::vector<json> SecretCells(const json& secret, Time now) {
+  const json& data = api::NestedField(secret, {"data"});
+  return {api::Name(secret), api::AsString(api::NestedField(secret, {"type"})),
+          data.is_object() ? static_cast<int64_t>(data.size()) : int64_t{0},
+          AgeOf(api::NestedField(secret, {"metadata", "creationTimestamp"}), now)};
+}
+
+// printers.go printServiceAccount: len(secrets).
+std::vector<json> ServiceAccountCells(const json& sa, Time now) {
+  const json& secrets = api::NestedField(sa, {"secrets"});
+  return {api::Name(sa), secrets.is_array() ? static_cast<int64_t>(secrets.size()) : int64_t{0},
+          AgeOf(api::NestedField(sa, {"metadata", "creationTimestamp"}), now)};
+}
+
 std::string EventSource(const json& ev) {
   std::string component = api::AsString(api::NestedField(ev, {"source", "component"}));
   std::string host = api::AsString(api::NestedField(ev, {"source", "host"}));
@@ -766,6 +781,19 @@ json ConfigMapColumns() {
           Column("Age", "string", "", kAgeDescription)};
 }
 
+json SecretColumns() {
+  return {Column("Name", "string", "name", kNameDescription),
+          Column("Type", "string", "", "The type of the secret"),
+          Column("Data", "string", "", "The number of entries in the secret data"),
+          Column("Age", "string", "", kAgeDescription)};
+}
+
+json ServiceAccountColumns() {
+  return {Column("Name", "string", "name", kNameDescription),
+          Column("Secrets", "string", "", "Secrets is a list of the secret objects in this service account"),
+          Column("Age", "string", "", kAgeDescription)};
+}
+
 json PodColumns() {
   return {Column("Name", "string", "name", kNameDescription),
           Column("Ready", "string", "", "The aggregate readiness state of this pod for accepting traffic."),
@@ -863,6 +891,8 @@ constexpr BuiltinPrinter kBuiltinPrinters[] = {
     {"", "Namespace", NamespaceColumns, NamespaceCells},
     {"", "Node", NodeColumns, NodeCells},
     {"", "Pod", PodColumns, PodCells},
+    {"", "Secret", SecretColumns, SecretCells},
+    {"", "ServiceAccount", ServiceAccountColumns, ServiceAccountCells},
     {"", "Service", ServiceColumns, ServiceCells},
     {"batch", "Job", JobColumns, JobCells},
     {"scheduling.k8s.io", "PriorityClass", PriorityClassColumns, PriorityClassCells},
