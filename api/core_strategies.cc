@@ -9,6 +9,7 @@
 #include "api/limits.h"
 #include "api/pod_validation.h"
 #include "api/priority_admission.h"
+#include "api/service_account_admission.h"
 #include "api/unstructured.h"
 #include "core/base64.h"
 
@@ -51,7 +52,10 @@ class NamespaceStrategy : public Strategy {
 class PodStrategy : public Strategy {
  public:
   void PrepareForCreate(Object* obj) const override { (*obj)["status"] = Object{{"phase", "Pending"}}; }
-  Status Admit(const AdmissionAttributes& attrs, Object* obj) const override { return AdmitPodPriority(attrs, obj); }
+  Status Admit(const AdmissionAttributes& attrs, Object* obj) const override {
+    BERTH_RETURN_IF_ERROR(AdmitPodServiceAccount(attrs, obj));
+    return AdmitPodPriority(attrs, obj);
+  }
   // ValidatePod's ValidatePodSpec (api/pod_validation.h); on update, ValidatePodUpdate's
   // rule that only a few spec fields may change (ValidatePodSpecUpdate).
   FieldErrorList ValidateCreate(const Object& obj) const override {

@@ -8,8 +8,10 @@
 //   name: DNS-1123 label.
 // Pod
 //   create: status reset to {phase: Pending} (a client cannot create a running pod).
-//   admission: the Priority plugin (api/priority_admission.h): spec.priority and
-//     spec.preemptionPolicy from the PriorityClass named, or the globalDefault one.
+//   admission: the ServiceAccount plugin (api/service_account_admission.h:
+//     spec.serviceAccountName defaulted and checked), then the Priority plugin
+//     (api/priority_admission.h): spec.priority and spec.preemptionPolicy from the
+//     PriorityClass named, or the globalDefault one.
 //
 //   validation (create and update): the pod spec as ValidatePodSpec checks it
 //     (api/pod_validation.h: container, init container, volume and env names, resources).
