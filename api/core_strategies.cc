@@ -157,7 +157,8 @@ std::optional<size_t> Base64ErrorOffset(std::string_view s) {
       if (pad_at == std::string_view::npos) pad_at = i;
       continue;
     }
-    const bool alnum = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' || c == '/';
+    const bool alnum =
+        (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' || c == '/';
     if (!alnum || pad_at != std::string_view::npos) return pad_at != std::string_view::npos ? pad_at : i;
   }
   if (pad_at != std::string_view::npos) return pad_at;
@@ -203,7 +204,8 @@ FieldErrorList ValidateSecret(const Object& secret) {
     }
   } else if (type == "kubernetes.io/ssh-auth") {
     const Object& key = Field(data, "ssh-privatekey");
-    if (!key.is_string() || key.get_ref<const std::string&>().empty()) errs.push_back(Required(data_path.Key("ssh-privatekey")));
+    if (!key.is_string() || key.get_ref<const std::string&>().empty())
+      errs.push_back(Required(data_path.Key("ssh-privatekey")));
   } else if (type == "kubernetes.io/tls") {
     require("tls.crt");
     require("tls.key");

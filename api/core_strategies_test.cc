@@ -168,13 +168,15 @@ TEST(CoreStrategiesTest, SecretTypeIsImmutableAndImmutableSecretsKeepTheirData) 
   retyped["type"] = "example.com/x";
   auto r = Update(retyped, old);
   ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.status().message(), "Secret \"s\" is invalid: type: Invalid value: \"example.com/x\": field is immutable");
+  EXPECT_EQ(r.status().message(),
+            "Secret \"s\" is invalid: type: Invalid value: \"example.com/x\": field is immutable");
   old["immutable"] = true;
   json changed = old;
   changed["stringData"] = {{"a", "b"}};
   auto i = Update(changed, old);
   ASSERT_FALSE(i.ok());
-  EXPECT_EQ(i.status().message(), "Secret \"s\" is invalid: data: Forbidden: field is immutable when `immutable` is set");
+  EXPECT_EQ(i.status().message(),
+            "Secret \"s\" is invalid: data: Forbidden: field is immutable when `immutable` is set");
   json labelled = old;
   labelled["metadata"]["labels"] = {{"x", "y"}};
   EXPECT_TRUE(Update(labelled, old).ok());

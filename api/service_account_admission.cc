@@ -30,9 +30,9 @@ Status AdmitPodServiceAccount(const AdmissionAttributes& attrs, Object* pod) {
   }
   if (found == nullptr) {
     if (name == kDefaultServiceAccountName) return Status::Ok();
-    return AdmissionForbidden(kPodsResource, Name(*pod),
-                              "error looking up service account " + ns + "/" + name + ": serviceaccount \"" + name +
-                                  "\" not found");
+    return AdmissionForbidden(
+        kPodsResource, Name(*pod),
+        "error looking up service account " + ns + "/" + name + ": serviceaccount \"" + name + "\" not found");
   }
   const Object& pull = Field(spec, "imagePullSecrets");
   const Object& sa_pull = Field(*found, "imagePullSecrets");

@@ -10,7 +10,8 @@ Status ServiceAccountsController::Reconcile(const std::string& ns) {
   if (api::NestedString(*namespace_obj, {"status", "phase"}) == "Terminating") return Status::Ok();
   for (const std::string& name : names_) {
     if (service_accounts_.GetIndexer().Get(ns, name) != nullptr) continue;
-    api::Object sa = {{"apiVersion", "v1"}, {"kind", "ServiceAccount"}, {"metadata", {{"name", name}, {"namespace", ns}}}};
+    api::Object sa = {
+        {"apiVersion", "v1"}, {"kind", "ServiceAccount"}, {"metadata", {{"name", name}, {"namespace", ns}}}};
     auto created = client_.Create(kServiceAccounts.Namespace(ns), sa);
     // AlreadyExists: the cache was behind. Forbidden in a namespace being deleted:
     // upstream's controller ignores it too (the namespace is going away).

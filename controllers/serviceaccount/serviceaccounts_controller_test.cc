@@ -58,8 +58,9 @@ TEST_F(ServiceAccountsControllerTest, EveryActiveNamespaceGetsDefaultAgainAfterA
 
   Sync();
   ASSERT_TRUE(ctl_.Reconcile("team-a").ok());  // present: nothing to do
-  EXPECT_EQ(api::NestedString(client_.Get(kServiceAccounts.Namespace("team-a"), "default").value(), {"metadata", "uid"}),
-            first_uid);
+  EXPECT_EQ(
+      api::NestedString(client_.Get(kServiceAccounts.Namespace("team-a"), "default").value(), {"metadata", "uid"}),
+      first_uid);
 
   ASSERT_TRUE(client_.Delete(kServiceAccounts.Namespace("team-a"), "default").ok());
   Sync();
