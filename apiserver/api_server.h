@@ -71,6 +71,8 @@
 //
 //   GET    pods/{name}/log         from the node agent's PodLogSource of the
 //                                  pod's node (pod_log.h), follow included
+//   POST   serviceaccounts/{name}/token  a TokenRequest: a signed, bound
+//                                  token (service_account_token.h)
 // Not served yet: server-side apply field ownership (managedFields),
 // Events written by the server itself.
 //
@@ -87,6 +89,7 @@
 #include "api/registry.h"
 #include "apiserver/authentication.h"
 #include "apiserver/http_server.h"
+#include "apiserver/service_account_token.h"
 #include "client/log_source.h"
 #include "core/clock.h"
 #include "store/store.h"
@@ -125,6 +128,9 @@ struct ApiServerOptions {
   // Authorize requests with RBAC over the stored Roles and bindings
   // (authorization.h); false = every authenticated request is allowed.
   bool rbac_authorization = false;
+  // ServiceAccount tokens (service_account_token.h): the token subresource of
+  // serviceaccounts and the JWT authenticator; off without a signing key.
+  ServiceAccountTokenOptions service_account_tokens;
 };
 
 class ApiServer {
