@@ -1030,7 +1030,8 @@ void NodeAgent::StartContainer(PodWorker& w, const std::string& name) {
   // The kubelet's service environment comes first; the container's own variables win.
   std::vector<EnvVar> env;
   for (EnvVar& e : KubernetesServiceEnv(options_.api_server)) {
-    const bool own = std::any_of(rewrite.env.begin(), rewrite.env.end(), [&](const EnvVar& c) { return c.name == e.name; });
+    const bool own =
+        std::any_of(rewrite.env.begin(), rewrite.env.end(), [&](const EnvVar& c) { return c.name == e.name; });
     if (!own) env.push_back(std::move(e));
   }
   for (EnvVar& e : rewrite.env) env.push_back(std::move(e));

@@ -62,7 +62,11 @@ Status PodTokenManager::Ensure(const api::Object& pod, const std::string& pod_di
       {"spec",
        {{"expirationSeconds", kPodTokenExpirationSeconds},
         {"boundObjectRef", {{"apiVersion", "v1"}, {"kind", "Pod"}, {"name", api::Name(pod)}, {"uid", uid}}}}}};
-  StatusOr<api::Object> issued = client_.CreateSubresource(kServiceAccounts.Namespace(ns), sa_name, "token", request);
+  // POST .../serviceaccounts/<name>/token (client-go's CreateToken): client::Client has no
+  // subresource create, so the subresource path is given as the resource of the ref.
+  client::GroupVersionResource token_resource = kServiceAccounts;
+  token_resource.resource += "/" + sa_name + "/token";
+  StatusOr<api::Object> issued = client_.Create(token_resource.Namespace(ns), request);
   if (!issued.ok()) return issued.status();
   const std::string token = api::NestedString(*issued, {"status", "token"});
   if (token.empty()) return Status(Code::kInternal, "the TokenRequest answer carries no token");

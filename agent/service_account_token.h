@@ -77,7 +77,7 @@ class PodTokenManager {
 
  private:
   struct State {
-    Time refresh_at;     // 80 % of the lifetime of the token on disk
+    Time refresh_at;  // 80 % of the lifetime of the token on disk
     bool automount = true;
   };
   client::Client& client_;

@@ -3,12 +3,11 @@
 // that answers TokenRequests like the API server's token subresource.
 #include "agent/service_account_token.h"
 
-#include <gtest/gtest.h>
-#include <sys/stat.h>
-
 #include <filesystem>
 #include <fstream>
+#include <gtest/gtest.h>
 #include <sstream>
+#include <sys/stat.h>
 
 #include "api/unstructured.h"
 #include "client/testing/fake_client.h"
@@ -18,7 +17,8 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// FakeClient plus the token subresource: each TokenRequest is recorded and answered
+// FakeClient plus the token subresource (a Create whose resource is
+// serviceaccounts/<name>/token): each TokenRequest is recorded and answered
 // with "token-<n>" for the expirationSeconds asked.
 class TokenClient final : public client::Client {
  public:
@@ -31,7 +31,11 @@ class TokenClient final : public client::Client {
   }
   StatusOr<api::Object> Create(const client::ResourceRef& r, const api::Object& obj,
                                const client::CreateOptions& o) override {
-    return fake_.Create(r, obj, o);
+    if (!r.gvr.resource.ends_with("/token")) return fake_.Create(r, obj, o);
+    requests.push_back({r.ns + "/" + r.gvr.resource, obj});
+    api::Object out = obj;
+    out["status"] = {{"token", "token-" + std::to_string(requests.size())}};
+    return out;
   }
   StatusOr<api::Object> Update(const client::ResourceRef& r, const api::Object& obj,
                                const client::UpdateOptions& o) override {
@@ -52,13 +56,6 @@ class TokenClient final : public client::Client {
                                                        const client::WatchOptions& o) override {
     return fake_.Watch(r, o);
   }
-  StatusOr<api::Object> CreateSubresource(const client::ResourceRef& r, const std::string& name,
-                                          const std::string& sub, const api::Object& body) override {
-    requests.push_back({r.ns + "/" + name + "/" + sub, body});
-    api::Object out = body;
-    out["status"] = {{"token", "token-" + std::to_string(requests.size())}};
-    return out;
-  }
 
   client::testing::FakeClient fake_;
   std::vector<std::pair<std::string, api::Object>> requests;
@@ -78,13 +75,14 @@ class PodTokenTest : public ::testing::Test {
                                                      ::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_);
-    ASSERT_TRUE(client_.Create(client::GroupVersionResource{"", "v1", "serviceaccounts"}.Namespace("team-a"),
-                               Sa("default"), {})
-                    .ok());
+    ASSERT_TRUE(
+        client_.Create(client::GroupVersionResource{"", "v1", "serviceaccounts"}.Namespace("team-a"), Sa("default"), {})
+            .ok());
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
   static api::Object Sa(const std::string& name, std::optional<bool> automount = std::nullopt) {
-    api::Object sa = {{"apiVersion", "v1"}, {"kind", "ServiceAccount"}, {"metadata", {{"name", name}, {"namespace", "team-a"}}}};
+    api::Object sa = {
+        {"apiVersion", "v1"}, {"kind", "ServiceAccount"}, {"metadata", {{"name", name}, {"namespace", "team-a"}}}};
     if (automount) sa["automountServiceAccountToken"] = *automount;
     return sa;
   }
@@ -108,7 +106,7 @@ TEST_F(PodTokenTest, WritesABoundTokenAndRefreshesItAtEightyPercent) {
   const api::Object pod = Pod("default");
   ASSERT_TRUE(tokens_.Ensure(pod, dir_.string()).ok());
   ASSERT_EQ(client_.requests.size(), 1u);
-  EXPECT_EQ(client_.requests[0].first, "team-a/default/token");
+  EXPECT_EQ(client_.requests[0].first, "team-a/serviceaccounts/default/token");
   EXPECT_EQ(client_.requests[0].second["spec"], nlohmann::json::parse(R"({"expirationSeconds":3607,
     "boundObjectRef":{"apiVersion":"v1","kind":"Pod","name":"p","uid":"uid-1"}})"));
   EXPECT_EQ(Slurp(File("token")), "token-1");
@@ -129,7 +127,8 @@ TEST_F(PodTokenTest, WritesABoundTokenAndRefreshesItAtEightyPercent) {
 
 TEST_F(PodTokenTest, AutomountFollowsThePodThenItsServiceAccount) {
   ASSERT_TRUE(
-      client_.Create(client::GroupVersionResource{"", "v1", "serviceaccounts"}.Namespace("team-a"), Sa("quiet", false), {})
+      client_
+          .Create(client::GroupVersionResource{"", "v1", "serviceaccounts"}.Namespace("team-a"), Sa("quiet", false), {})
           .ok());
   ASSERT_TRUE(tokens_.Ensure(Pod("quiet"), dir_.string()).ok());
   ASSERT_TRUE(tokens_.Ensure(Pod("default", false), dir_.string()).ok());

@@ -29,6 +29,7 @@
 #include "apiserver/protobuf_codec.h"
 #include "apiserver/request_info.h"
 #include "apiserver/request_metrics.h"
+#include "apiserver/service_account_token.h"
 #include "apiserver/status_response.h"
 #include "apiserver/store_object_lookup.h"
 #include "apiserver/table_convertor.h"
@@ -37,7 +38,6 @@
 #include "core/ids.h"
 #include "core/logging.h"
 #include "rbac/bootstrap_policy.h"
-#include "apiserver/service_account_token.h"
 #include "rbac/escalation.h"
 
 namespace berth::apiserver {
@@ -361,8 +361,7 @@ HandlerResult ApiServer::Impl::Handle(const HttpRequest& req) {
   HandlerResult result = Route(req, &info);
   const int code = std::visit([](const auto& r) { return r.status; }, result);
   const RequestInfo* parsed = info ? &*info : nullptr;
-  request_metrics_->Observe(LabelsForRequest(req, parsed, MatchedRoute(req, parsed, code)), code,
-                            clock_.Now() - start);
+  request_metrics_->Observe(LabelsForRequest(req, parsed, MatchedRoute(req, parsed, code)), code, clock_.Now() - start);
   return result;
 }
 
@@ -928,10 +927,8 @@ HandlerResult ApiServer::Impl::Watch(const ResourceRequest& r) {
   } else {
     // Every watch of this API version sends the same line for the same event:
     // encoded once (WatchEventCache).
-    encoders.event = [this, encode_event = std::move(encode_event),
-                      version = r.api_version](const store::WatchEvent& ev) {
-      return *event_lines_.Line(ev, version, encode_event);
-    };
+    encoders.event = [this, encode_event = std::move(encode_event), version = r.api_version](
+                         const store::WatchEvent& ev) { return *event_lines_.Line(ev, version, encode_event); };
   }
   encoders.error = [line](const Status& s) { return line("ERROR", StatusToJson(s)); };
   if (opts->allow_watch_bookmarks) {

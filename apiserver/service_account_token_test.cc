@@ -21,7 +21,9 @@ ApiServerOptions Secured() {
   o.authentication.enabled = true;
   auto tokens = authn::TokenFile::Parse(
       "admin-token,admin,u-0,system:masters\n"
-      "alice-token,alice,u-1,team-a\n");
+      "alice-token,alice,u-1,team-a\n"
+      "node0-token,system:node:node-0,u-2,system:nodes\n"
+      "node1-token,system:node:node-1,u-3,system:nodes\n");
   EXPECT_TRUE(tokens.ok());
   o.authentication.token_file = std::make_shared<const authn::TokenFile>(std::move(tokens).value());
   o.rbac_authorization = true;
@@ -36,7 +38,8 @@ class ServiceAccountTokenApiTest : public ::testing::Test {
  protected:
   void SetUp() override {
     for (const char* ns : {"team-a", "team-b"}) {
-      ASSERT_EQ(Admin("POST", "/api/v1/namespaces", json{{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", ns}}}})
+      ASSERT_EQ(Admin("POST", "/api/v1/namespaces",
+                      json{{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", ns}}}})
                     .status,
                 201);
       ASSERT_EQ(Admin("POST", std::string("/api/v1/namespaces/") + ns + "/serviceaccounts",
@@ -198,6 +201,66 @@ TEST_F(ServiceAccountTokenApiTest, ATokenStopsWorkingWithItsPodServiceAccountOrL
   EXPECT_EQ(whoami(third), 401);
   // Garbage that is no token of this issuer.
   EXPECT_EQ(whoami("a.b.c"), 401);
+}
+
+// The node authorizer's graph for Secrets, ConfigMaps, ServiceAccounts and tokens
+// (plugin/pkg/auth/authorizer/node) and NodeRestriction's TokenRequest rules.
+TEST_F(ServiceAccountTokenApiTest, ANodeGetsWhatItsPodsReferenceAndTokensOnlyBoundToThem) {
+  for (const char* name : {"s1", "s2"}) {
+    ASSERT_EQ(Admin("POST", "/api/v1/namespaces/team-a/secrets",
+                    json{{"apiVersion", "v1"}, {"kind", "Secret"}, {"metadata", {{"name", name}}}})
+                  .status,
+              201);
+  }
+  ASSERT_EQ(Admin("POST", "/api/v1/namespaces/team-a/configmaps",
+                  json{{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", "c1"}}}})
+                .status,
+            201);
+  ASSERT_EQ(Admin("POST", "/api/v1/namespaces/team-a/serviceaccounts",
+                  json{{"apiVersion", "v1"}, {"kind", "ServiceAccount"}, {"metadata", {{"name", "robot"}}}})
+                .status,
+            201);
+  auto pod = [&](const std::string& name, const std::string& node) {
+    HttpResponse r = Admin("POST", "/api/v1/namespaces/team-a/pods", json::parse(R"({"apiVersion":"v1","kind":"Pod",
+      "metadata":{"name":")" + name + R"("},"spec":{"nodeName":")" + node + R"(","serviceAccountName":"robot",
+      "containers":[{"name":"c","image":"busybox","env":[{"name":"P","valueFrom":{"secretKeyRef":{"name":"s1","key":"k"}}}],
+      "envFrom":[{"configMapRef":{"name":"c1"}}]}]}})"));
+    EXPECT_EQ(r.status, 201) << r.body;
+    return json::parse(r.body)["metadata"]["uid"].get<std::string>();
+  };
+  const std::string uid0 = pod("np", "node-0");
+  const std::string uid1 = pod("other", "node-1");
+  EXPECT_EQ(Send("node0-token", "GET", "/api/v1/namespaces/team-a/secrets/s1").status, 200);
+  EXPECT_EQ(Send("node0-token", "GET", "/api/v1/namespaces/team-a/secrets/s2").status, 403);
+  EXPECT_EQ(Send("node0-token", "GET", "/api/v1/namespaces/team-a/configmaps/c1").status, 200);
+  EXPECT_EQ(Send("node0-token", "GET", "/api/v1/namespaces/team-a/serviceaccounts/robot").status, 200);
+  EXPECT_EQ(Send("node0-token", "GET", "/api/v1/namespaces/team-a/serviceaccounts/default").status, 403);
+  EXPECT_EQ(Send("node0-token", "GET", "/api/v1/namespaces/team-a/secrets").status, 403);
+  EXPECT_EQ(Send("node0-token", "GET", "/api/v1/namespaces/team-b/secrets/s1").status, 403);
+
+  auto token = [&](const std::string& node, json ref) {
+    json spec = json::object();
+    if (!ref.is_null()) spec["boundObjectRef"] = std::move(ref);
+    return Send(node + "-token", "POST", "/api/v1/namespaces/team-a/serviceaccounts/robot/token",
+                TokenRequest(std::move(spec)));
+  };
+  const json bound0 = {{"kind", "Pod"}, {"apiVersion", "v1"}, {"name", "np"}, {"uid", uid0}};
+  EXPECT_EQ(token("node0", bound0).status, 201);
+  HttpResponse unbound = token("node0", nullptr);
+  EXPECT_EQ(unbound.status, 403);
+  EXPECT_EQ(Message(unbound), "serviceaccounts " robot " is forbidden: node requested token not bound to a pod");
+  HttpResponse no_uid = token("node0", {{"kind", "Pod"}, {"apiVersion", "v1"}, {"name", "np"}});
+  EXPECT_EQ(Message(no_uid),
+            "serviceaccounts " robot " is forbidden: node requested token with a pod binding without a uid");
+  HttpResponse elsewhere = token("node0", {{"kind", "Pod"}, {"apiVersion", "v1"}, {"name", "other"}, {"uid", uid1}});
+  EXPECT_EQ(elsewhere.status, 403);
+  EXPECT_EQ(Message(elsewhere), "serviceaccounts " robot
+                                " is forbidden: node requested token bound to a pod scheduled on a different node");
+  // team-a's default ServiceAccount is no pod's of node-0: the authorizer refuses.
+  HttpResponse not_its = Send(
+      "node0-token", "POST", "/api/v1/namespaces/team-a/serviceaccounts/default/token",
+      TokenRequest({{"boundObjectRef", {{"kind", "Pod"}, {"apiVersion", "v1"}, {"name", "p"}, {"uid", pod_uid_}}}}));
+  EXPECT_EQ(not_its.status, 403);
 }
 
 }  // namespace

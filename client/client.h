@@ -248,16 +248,6 @@ class Client {
   virtual Status Delete(const ResourceRef& ref, const std::string& name,
                         const DeleteOptions& options = {}) = 0;
 
-  // POSTs `body` to a subresource of `name` and returns the answer object
-  // (e.g. serviceaccounts/<name>/token with a TokenRequest, which returns the
-  // TokenRequest with its status; client-go's CreateToken). The default, for
-  // clients that do not reach an API server, is kNotFound as from a server that
-  // does not serve the subresource.
-  virtual StatusOr<api::Object> CreateSubresource(const ResourceRef& ref, const std::string& name,
-                                                  const std::string& subresource, const api::Object& body) {
-    return NotFoundError("the server could not find the requested resource");
-  }
-
   // Starts a watch. Returns an error only when the request itself fails (bad
   // selector, transport); a resourceVersion that is too old is reported as
   // kube-apiserver does, by an ERROR event carrying a 410 Expired Status.

@@ -297,12 +297,6 @@ StatusOr<api::Object> RestClient::Create(const ResourceRef& ref, const api::Obje
   return JsonCall({"POST", WithQuery(ResourcePath(ref), std::move(q)), {}, obj.dump()}, ref, api::Name(obj));
 }
 
-StatusOr<api::Object> RestClient::CreateSubresource(const ResourceRef& ref, const std::string& name,
-                                                    const std::string& subresource, const api::Object& body) {
-  if (name.empty()) return BadRequestError("resource name may not be empty");
-  return JsonCall({"POST", ResourcePath(ref, name, subresource), {}, body.dump()}, ref, name);
-}
-
 StatusOr<api::Object> RestClient::Update(const ResourceRef& ref, const api::Object& obj, const UpdateOptions& options) {
   Query q;
   AddWriteOptions(options, &q);

@@ -132,8 +132,6 @@ class RestClient : public Client {
   StatusOr<ObjectList> List(const ResourceRef& ref, const ListOptions& options = {}) override;
   StatusOr<api::Object> Create(const ResourceRef& ref, const api::Object& obj,
                                const CreateOptions& options = {}) override;
-  StatusOr<api::Object> CreateSubresource(const ResourceRef& ref, const std::string& name,
-                                          const std::string& subresource, const api::Object& body) override;
   StatusOr<api::Object> Update(const ResourceRef& ref, const api::Object& obj,
                                const UpdateOptions& options = {}) override;
   StatusOr<api::Object> UpdateStatus(const ResourceRef& ref, const api::Object& obj,

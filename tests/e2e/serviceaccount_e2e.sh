@@ -85,7 +85,8 @@ echo "ok: a pod's process: 401 without its token, 403 on team-b with it, 200 on 
 
 # ---- kubectl create token ------------------------------------------------------------------------
 # A kubeconfig-less kubectl with only the token (the admin's client certificate would win).
-with_token() { KUBECONFIG=/dev/null "$KUBECTL" --server "$SERVER" --certificate-authority "$WORK/ca.crt" --token "$@"; }
+printf "apiVersion: v1\nkind: Config\n" >"$WORK/empty.kubeconfig"
+with_token() { KUBECONFIG="$WORK/empty.kubeconfig" "$KUBECTL" --server "$SERVER" --certificate-authority "$WORK/ca.crt" --token "$@"; }
 TOKEN=$("$KUBECTL" create token default -n team-a) || fail "kubectl create token"
 with_token "$TOKEN" get pods -n team-a >/dev/null || fail "the token of team-a:default cannot list team-a's pods"
 OUT=$(with_token "$TOKEN" get pods -n team-b 2>&1) && fail "the token lists team-b's pods"
