@@ -164,6 +164,7 @@
 #include "agent/host_resolver.h"
 #include "agent/memory_cgroup.h"
 #include "agent/process_runner.h"
+#include "agent/service_account_token.h"
 #include "agent/shim/container_log.h"
 #include "client/client.h"
 #include "client/informer.h"

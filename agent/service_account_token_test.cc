@@ -6,8 +6,10 @@
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
+#include <optional>
 #include <sstream>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "api/unstructured.h"
 #include "client/testing/fake_client.h"
