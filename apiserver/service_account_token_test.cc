@@ -248,14 +248,15 @@ TEST_F(ServiceAccountTokenApiTest, ANodeGetsWhatItsPodsReferenceAndTokensOnlyBou
   EXPECT_EQ(token("node0", bound0).status, 201);
   HttpResponse unbound = token("node0", nullptr);
   EXPECT_EQ(unbound.status, 403);
-  EXPECT_EQ(Message(unbound), "serviceaccounts " robot " is forbidden: node requested token not bound to a pod");
+  EXPECT_EQ(Message(unbound), "serviceaccounts \"robot\" is forbidden: node requested token not bound to a pod");
   HttpResponse no_uid = token("node0", {{"kind", "Pod"}, {"apiVersion", "v1"}, {"name", "np"}});
   EXPECT_EQ(Message(no_uid),
-            "serviceaccounts " robot " is forbidden: node requested token with a pod binding without a uid");
+            "serviceaccounts \"robot\" is forbidden: node requested token with a pod binding without a uid");
   HttpResponse elsewhere = token("node0", {{"kind", "Pod"}, {"apiVersion", "v1"}, {"name", "other"}, {"uid", uid1}});
   EXPECT_EQ(elsewhere.status, 403);
-  EXPECT_EQ(Message(elsewhere), "serviceaccounts " robot
-                                " is forbidden: node requested token bound to a pod scheduled on a different node");
+  EXPECT_EQ(Message(elsewhere),
+            "serviceaccounts \"robot\""
+            " is forbidden: node requested token bound to a pod scheduled on a different node");
   // team-a's default ServiceAccount is no pod's of node-0: the authorizer refuses.
   HttpResponse not_its = Send(
       "node0-token", "POST", "/api/v1/namespaces/team-a/serviceaccounts/default/token",
