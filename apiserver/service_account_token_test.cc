@@ -36,7 +36,9 @@ ApiServerOptions Secured() {
 
 class ServiceAccountTokenApiTest : public ::testing::Test {
  protected:
+  // Start creates the default RBAC policy (system:basic-user's selfsubjectreviews).
   void SetUp() override {
+    ASSERT_TRUE(api_.server.Start().ok());
     for (const char* ns : {"team-a", "team-b"}) {
       ASSERT_EQ(Admin("POST", "/api/v1/namespaces",
                       json{{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", ns}}}})
@@ -49,6 +51,7 @@ class ServiceAccountTokenApiTest : public ::testing::Test {
     }
     pod_uid_ = CreatePod("p");
   }
+  void TearDown() override { api_.server.Stop(); }
 
   HttpResponse Send(const std::string& bearer, const std::string& method, const std::string& target,
                     const json& body = nullptr) {
@@ -154,10 +157,11 @@ TEST_F(ServiceAccountTokenApiTest, ABoundTokenIsItsServiceAccountWithNoRightsByD
   EXPECT_EQ(info["extra"]["authentication.kubernetes.io/pod-uid"], json::array({pod_uid_}));
   EXPECT_THAT(info["extra"]["authentication.kubernetes.io/credential-id"][0].get<std::string>(),
               ::testing::StartsWith("JTI="));
-  // A RoleBinding of view in team-a opens team-a's pods, not team-b's.
+  // A RoleBinding in team-a of view's rules (system:aggregate-to-view: no aggregation
+  // controller runs here) opens team-a's pods, not team-b's, nor Secrets.
   ASSERT_EQ(Admin("POST", "/apis/rbac.authorization.k8s.io/v1/namespaces/team-a/rolebindings", json::parse(R"({
       "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": {"name": "sa-view"},
-      "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "view"},
+      "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "system:aggregate-to-view"},
       "subjects": [{"kind": "ServiceAccount", "name": "default", "namespace": "team-a"}]})"))
                 .status,
             201);
