@@ -327,7 +327,8 @@ NodeAgent::NodeAgent(client::Client& client, Clock& clock, NodeAgentOptions opti
       options_(std::move(options)),
       cgroups_(options_.cgroups ? *options_.cgroups : MemoryCgroups::Detect()),
       ports_(options_.host_ports ? options_.host_ports : std::make_shared<HostPorts>()),
-      devices_(0) {
+      devices_(0),
+      tokens_(client, clock, options_.api_server) {
   if (options_.capacity.empty()) options_.capacity = DetectMachineCapacity();
   if (!options_.capacity.contains("pods")) options_.capacity["pods"] = Quantity::FromUnits(kDefaultMaxPods);
   devices_ = DeviceAllocator(DeviceCount(options_.capacity));
@@ -752,6 +753,7 @@ void NodeAgent::SyncOnce() {
       for (auto& [name, proc] : w.running) proc->Kill();
       pod_dirs_due_ = true;
       devices_.ReleasePrefix(w.uid + "/");
+      tokens_.Forget(w.uid);
       it = workers_.erase(it);  // the handles detach; their supervisors end the runs
       continue;
     }
@@ -759,12 +761,14 @@ void NodeAgent::SyncOnce() {
       // The informer may still hold the pod until its DELETE arrives: it must
       // not be taken for a new one (and its runs replayed).
       finished_[it->first] = pass;
+      tokens_.Forget(w.uid);
       it = workers_.erase(it);
       continue;
     }
     if (IsTerminal(w.pod) && w.running.empty() && w.released) {
       // Done here: a terminal pod costs a set entry, not a worker, until it is deleted.
       finished_[it->first] = pass;
+      tokens_.Forget(w.uid);
       it = workers_.erase(it);
       continue;
     }
@@ -946,6 +950,8 @@ void NodeAgent::SyncPod(PodWorker& w, const api::Object* cached, std::optional<T
   } else {
     w.pod = *w.written;
   }
+  // The running pod's token, refreshed when due.
+  if (!w.running.empty() && !HasDeletionTimestamp(w.pod) && !IsTerminal(w.pod)) EnsureToken(w);
   // 1. Exits seen by the monitors.
   for (auto it = w.running.begin(); it != w.running.end();) {
     std::optional<ContainerExit> exit = it->second->exit();
@@ -1052,6 +1058,13 @@ HostLookup NodeAgent::MakeHostLookup(const std::string& ns) {
   };
 }
 
+void NodeAgent::EnsureToken(PodWorker& w) {
+  Status s = tokens_.Ensure(w.pod, w.dir);
+  if (!s.ok()) {
+    spdlog::debug("node {}: pod {}: service account token: {}", options_.node_name, w.key, s.ToString());
+  }
+}
+
 void NodeAgent::StartContainer(PodWorker& w, const std::string& name) {
   const api::Object* container = FindContainer(w.pod, name);
   if (container == nullptr) return;
@@ -1078,7 +1091,15 @@ void NodeAgent::StartContainer(PodWorker& w, const std::string& name) {
     rewrite = RewriteEnvForHostNetwork(cmd->env, ns, lookup, ports_->allocator);
   }
   if (!rewrite.pending.empty()) return;  // a named pod is not placed yet: stay ContainerCreating
-  std::vector<EnvVar> env = std::move(rewrite.env);
+  EnsureToken(w);
+  // The kubelet's service environment comes first; the container's own variables win.
+  std::vector<EnvVar> env;
+  for (EnvVar& e : KubernetesServiceEnv(options_.api_server)) {
+    const bool own =
+        std::any_of(rewrite.env.begin(), rewrite.env.end(), [&](const EnvVar& c) { return c.name == e.name; });
+    if (!own) env.push_back(std::move(e));
+  }
+  for (EnvVar& e : rewrite.env) env.push_back(std::move(e));
   std::vector<shim::PortAllocation> ports;
   for (const auto& p : rewrite.ports) ports.push_back({p.host, p.key, p.port});
   // Devices.

@@ -146,6 +146,14 @@
 //   after; berth writes both together, as for a node shutdown). A pass syncs a running pod
 //   when its deadline comes.
 //
+// ServiceAccount tokens (agent/service_account_token.h): before a pod's
+//   containers start, and again at 80 % of its lifetime while they run, the
+//   pod's token, the CA and its namespace are written under
+//   <pod dir>/var/run/secrets/kubernetes.io/serviceaccount/ (unless
+//   automountServiceAccountToken is false), and every container gets the
+//   kubelet's KUBERNETES_SERVICE_* / KUBERNETES_PORT* variables for
+//   options.api_server (a variable the container sets itself wins).
+//
 // Not done: rendezvous port release, periodic Node status heartbeats (only
 //   the Lease is renewed).
 #pragma once
@@ -165,6 +173,7 @@
 #include "agent/host_resolver.h"
 #include "agent/memory_cgroup.h"
 #include "agent/process_runner.h"
+#include "agent/service_account_token.h"
 #include "agent/shim/container_log.h"
 #include "client/client.h"
 #include "client/informer.h"
@@ -228,6 +237,10 @@ struct NodeAgentOptions {
   // --container-log-max-files 5; agent/shim/container_log.h). Recorded in the
   // run's launch record, so a run keeps its rotation across agent restarts.
   shim::LogRotation container_log;
+  // The API server as pods reach it: KUBERNETES_SERVICE_HOST/PORT and the CA of each
+  // pod's ServiceAccount token directory (agent/service_account_token.h). An empty
+  // host gives pods neither.
+  ApiServerEndpoint api_server;
 };
 
 enum class StopMode { kKillContainers, kLeaveRunning };
@@ -294,6 +307,8 @@ class NodeAgent final : public client::PodLogSource {
   // all gone (see "Pod directories").
   void RemoveOrphanedPodDirs(const std::set<std::string>& in_api);
   void StartContainer(PodWorker& worker, const std::string& name);
+  // Writes or refreshes the pod's ServiceAccount token files (failures retried later).
+  void EnsureToken(PodWorker& worker);
   StatusOr<client::PodLogChunk> ReadRunLog(const std::string& pod_dir, const std::string& uid,
                                            const std::string& container, int run, const client::PodLogOptions& options,
                                            const client::PodLogCursor* from, size_t max_bytes);
@@ -337,6 +352,7 @@ class NodeAgent final : public client::PodLogSource {
   std::optional<Time> shutdown_deadline_;
   int lock_fd_ = -1;  // <data dir>/agent.lock, flocked while started
   DeviceAllocator devices_;
+  PodTokenManager tokens_;
   std::optional<api::Object> lease_;
   std::optional<Time> next_lease_renewal_;
   std::string node_uid_;

@@ -9,7 +9,9 @@
 #include "api/limits.h"
 #include "api/pod_validation.h"
 #include "api/priority_admission.h"
+#include "api/service_account_admission.h"
 #include "api/unstructured.h"
+#include "core/base64.h"
 
 namespace berth::api {
 
@@ -50,7 +52,10 @@ class NamespaceStrategy : public Strategy {
 class PodStrategy : public Strategy {
  public:
   void PrepareForCreate(Object* obj) const override { (*obj)["status"] = Object{{"phase", "Pending"}}; }
-  Status Admit(const AdmissionAttributes& attrs, Object* obj) const override { return AdmitPodPriority(attrs, obj); }
+  Status Admit(const AdmissionAttributes& attrs, Object* obj) const override {
+    BERTH_RETURN_IF_ERROR(AdmitPodServiceAccount(attrs, obj));
+    return AdmitPodPriority(attrs, obj);
+  }
   // ValidatePod's ValidatePodSpec (api/pod_validation.h); on update, ValidatePodUpdate's
   // rule that only a few spec fields may change (ValidatePodSpecUpdate).
   FieldErrorList ValidateCreate(const Object& obj) const override {
@@ -140,12 +145,114 @@ class ConfigMapStrategy : public Strategy {
   }
 };
 
+// The offset Go's base64.StdEncoding reports for text that is not base64 (CorruptInputError):
+// the first byte outside the alphabet or padding out of place, else the start of the last,
+// incomplete quantum. nullopt when the text decodes.
+std::optional<size_t> Base64ErrorOffset(std::string_view s) {
+  if (Base64Decode(s).has_value()) return std::nullopt;
+  size_t pad_at = std::string_view::npos;
+  for (size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (c == '=') {
+      if (pad_at == std::string_view::npos) pad_at = i;
+      continue;
+    }
+    const bool alnum =
+        (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' || c == '/';
+    if (!alnum || pad_at != std::string_view::npos) return pad_at != std::string_view::npos ? pad_at : i;
+  }
+  if (pad_at != std::string_view::npos) return pad_at;
+  return s.size() - s.size() % 4;
+}
+
+constexpr char kSecretRedacted[] = "<secret contents redacted>";
+
+// ValidateSecret (pkg/apis/core/validation/validation.go) over the stored (base64) form.
+FieldErrorList ValidateSecret(const Object& secret) {
+  FieldErrorList errs;
+  const FieldPath data_path("data");
+  const Object& data = ObjectAt(secret, "data");
+  size_t total = 0;
+  for (const auto& [key, value] : data.items()) {
+    for (std::string& msg : IsConfigMapKey(key)) errs.push_back(Invalid(data_path.Key(key), key, std::move(msg)));
+    if (!value.is_string()) continue;
+    const std::string& text = value.get_ref<const std::string&>();
+    if (auto offset = Base64ErrorOffset(text)) {
+      errs.push_back(
+          Invalid(data_path.Key(key), kSecretRedacted, "illegal base64 data at input byte " + std::to_string(*offset)));
+    } else {
+      total += DecodedBase64Size(text);
+    }
+  }
+  if (total > kMaxSecretDataBytes) errs.push_back(TooLong(data_path, kMaxSecretDataBytes));
+  const std::string type = StringAt(secret, "type");
+  auto require = [&](std::string_view key) {
+    if (!data.contains(std::string(key))) errs.push_back(Required(data_path.Key(key)));
+  };
+  if (type == "kubernetes.io/service-account-token") {
+    if (NestedString(secret, {"metadata", "annotations", "kubernetes.io/service-account.name"}).empty()) {
+      errs.push_back(Required(FieldPath("metadata").Child("annotations").Key("kubernetes.io/service-account.name")));
+    }
+  } else if (type == "kubernetes.io/dockercfg") {
+    require(".dockercfg");
+  } else if (type == "kubernetes.io/dockerconfigjson") {
+    require(".dockerconfigjson");
+  } else if (type == "kubernetes.io/basic-auth") {
+    if (!data.contains("username") && !data.contains("password")) {
+      require("username");
+      require("password");
+    }
+  } else if (type == "kubernetes.io/ssh-auth") {
+    const Object& key = Field(data, "ssh-privatekey");
+    if (!key.is_string() || key.get_ref<const std::string&>().empty())
+      errs.push_back(Required(data_path.Key("ssh-privatekey")));
+  } else if (type == "kubernetes.io/tls") {
+    require("tls.crt");
+    require("tls.key");
+  }
+  return errs;
+}
+
+class SecretStrategy : public Strategy {
+ public:
+  // SetDefaults_Secret, and the v1 conversion of stringData into data.
+  void Default(Object* obj) const override {
+    const Object& type = Field(*obj, "type");
+    if (!type.is_string() || type.get_ref<const std::string&>().empty()) (*obj)["type"] = "Opaque";
+    auto string_data = obj->find("stringData");
+    if (string_data == obj->end()) return;
+    if (string_data->is_object() && !string_data->empty()) {
+      Object& data = (*obj)["data"];
+      if (!data.is_object()) data = Object::object();
+      for (const auto& [key, value] : string_data->items()) {
+        if (value.is_string()) data[key] = Base64Encode(value.get_ref<const std::string&>());
+      }
+    }
+    obj->erase("stringData");
+  }
+  FieldErrorList ValidateCreate(const Object& obj) const override { return ValidateSecret(obj); }
+  FieldErrorList ValidateUpdate(const Object& obj, const Object& old) const override {
+    FieldErrorList errs;
+    if (Field(obj, "type") != Field(old, "type")) {
+      errs.push_back(Invalid(FieldPath("type"), Field(obj, "type"), "field is immutable"));
+    }
+    if (BoolAt(old, "immutable", false)) {
+      constexpr std::string_view kDetail = "field is immutable when `immutable` is set";
+      if (!BoolAt(obj, "immutable", false)) errs.push_back(Forbidden(FieldPath("immutable"), std::string(kDetail)));
+      if (Field(obj, "data") != Field(old, "data")) errs.push_back(Forbidden(FieldPath("data"), std::string(kDetail)));
+    }
+    for (FieldError& e : ValidateSecret(obj)) errs.push_back(std::move(e));
+    return errs;
+  }
+};
+
 }  // namespace
 
 void RegisterCoreStrategies(StrategyRegistry* registry) {
   registry->Register("", "Namespace", std::make_unique<NamespaceStrategy>());
   registry->Register("", "Pod", std::make_unique<PodStrategy>());
   registry->Register("", "ConfigMap", std::make_unique<ConfigMapStrategy>());
+  registry->Register("", "Secret", std::make_unique<SecretStrategy>());
 }
 
 }  // namespace berth::api

@@ -8,8 +8,10 @@
 //   name: DNS-1123 label.
 // Pod
 //   create: status reset to {phase: Pending} (a client cannot create a running pod).
-//   admission: the Priority plugin (api/priority_admission.h): spec.priority and
-//     spec.preemptionPolicy from the PriorityClass named, or the globalDefault one.
+//   admission: the ServiceAccount plugin (api/service_account_admission.h:
+//     spec.serviceAccountName defaulted and checked), then the Priority plugin
+//     (api/priority_admission.h): spec.priority and spec.preemptionPolicy from the
+//     PriorityClass named, or the globalDefault one.
 //
 //   validation (create and update): the pod spec as ValidatePodSpec checks it
 //     (api/pod_validation.h: container, init container, volume and env names, resources).
@@ -20,6 +22,21 @@
 //     `ConfigMap "x" is invalid: : Too long: may not be more than 1048576 bytes`;
 //   update (ValidateConfigMapUpdate): once `immutable: true`, immutable, data and
 //     binaryData are Forbidden "field is immutable when `immutable` is set".
+// Secret (pkg/registry/core/secret/strategy.go, ValidateSecret and ValidateSecretUpdate in
+//   pkg/apis/core/validation/validation.go)
+//   defaulting (create and update): `type` Opaque when empty (SetDefaults_Secret);
+//     `stringData` merged into `data` (base64-encoded; a stringData key wins over the same data
+//     key, as the v1 conversion does) and removed, so it is never stored.
+//   validation: data keys as ConfigMap keys; each data value base64 text (upstream decodes
+//     []byte and answers 400 `illegal base64 data at input byte N`; berth answers the field
+//     error `data[k]: Invalid value: "<secret contents redacted>": illegal base64 data at input
+//     byte N`, never the value); decoded values at most 1 MiB together (kMaxSecretDataBytes,
+//     `data: Too long: ...`); the required keys of the typed Secrets
+//     (kubernetes.io/basic-auth, ssh-auth, tls, dockercfg, dockerconfigjson,
+//     service-account-token's annotation) as Required errors.
+//   update: `type` immutable (`type: Invalid value: "x": field is immutable`); once
+//     `immutable: true`, immutable and data are Forbidden "field is immutable when `immutable`
+//     is set". No error message carries a data value.
 //
 // Other rules of these kinds (Pod spec immutability, QoS class) are not here yet.
 //

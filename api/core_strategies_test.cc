@@ -4,6 +4,7 @@
 
 #include "api/admission_pipeline.h"
 #include "api/registry.h"
+#include "core/base64.h"
 
 namespace berth::api {
 namespace {
@@ -101,6 +102,81 @@ TEST(CoreStrategiesTest, ImmutableConfigMapKeepsItsData) {
   EXPECT_EQ(r.status().message(),
             "ConfigMap \"cm\" is invalid: [immutable: Forbidden: field is immutable when `immutable` is set, "
             "data: Forbidden: field is immutable when `immutable` is set]");
+  json labelled = old;
+  labelled["metadata"]["labels"] = {{"x", "y"}};
+  EXPECT_TRUE(Update(labelled, old).ok());
+}
+
+json Secret(json data, json string_data = nullptr) {
+  json s = {{"apiVersion", "v1"}, {"kind", "Secret"}, {"metadata", {{"name", "s"}, {"namespace", "default"}}}};
+  if (!data.is_null()) s["data"] = std::move(data);
+  if (!string_data.is_null()) s["stringData"] = std::move(string_data);
+  return s;
+}
+
+// SetDefaults_Secret and the v1 conversion: type Opaque, stringData base64-encoded into
+// data (winning over a data key of the same name) and never stored.
+TEST(CoreStrategiesTest, SecretStringDataIsMergedIntoDataAndTypeDefaultsToOpaque) {
+  auto r = Create(Secret({{"a", "YQ=="}, {"b", "Yg=="}}, {{"b", "two"}, {"c", "three"}}));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->object["type"], "Opaque");
+  EXPECT_FALSE(r->object.contains("stringData"));
+  EXPECT_EQ(r->object["data"], json::parse(R"({"a":"YQ==","b":"dHdv","c":"dGhyZWU="})"));
+  json old = r->object;
+  json upd = old;
+  upd["stringData"] = {{"a", "x"}};
+  upd.erase("type");
+  auto u = Update(upd, old);
+  ASSERT_TRUE(u.ok()) << u.status().ToString();
+  EXPECT_EQ(u->object["data"]["a"], "eA==");
+  EXPECT_EQ(u->object["type"], "Opaque");
+  EXPECT_FALSE(u->object.contains("stringData"));
+}
+
+// Data values must be base64; the error never carries the value (upstream's decoder
+// answers `illegal base64 data at input byte N`).
+TEST(CoreStrategiesTest, SecretDataMustBeBase64AndErrorsDoNotEchoValues) {
+  auto bad = Create(Secret({{"pw", "hunter2!"}, {"short", "YQ="}, {"a b", "YQ=="}}));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), Code::kInvalid);
+  const std::string msg = bad.status().message();
+  EXPECT_EQ(msg,
+            "Secret \"s\" is invalid: ["
+            "data[a b]: Invalid value: \"a b\": a valid config key must consist of alphanumeric characters, '-', '_' "
+            "or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is "
+            "'[-._a-zA-Z0-9]+'), "
+            "data[pw]: Invalid value: \"<secret contents redacted>\": illegal base64 data at input byte 7, "
+            "data[short]: Invalid value: \"<secret contents redacted>\": illegal base64 data at input byte 2]");
+  EXPECT_EQ(msg.find("hunter2"), std::string::npos);
+  // 1 MiB decoded at most.
+  const std::string mib = Base64Encode(std::string(1024 * 1024, 'x'));
+  EXPECT_TRUE(Create(Secret({{"a", mib}})).ok());
+  auto over = Create(Secret({{"a", mib}, {"b", "YQ=="}}));
+  ASSERT_FALSE(over.ok());
+  EXPECT_EQ(over.status().message(), "Secret \"s\" is invalid: data: Too long: may not be more than 1048576 bytes");
+  json tls = Secret({{"tls.crt", "YQ=="}});
+  tls["type"] = "kubernetes.io/tls";
+  auto t = Create(tls);
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.status().message(), "Secret \"s\" is invalid: data[tls.key]: Required value");
+}
+
+TEST(CoreStrategiesTest, SecretTypeIsImmutableAndImmutableSecretsKeepTheirData) {
+  json old = Secret({{"a", "YQ=="}});
+  old["type"] = "Opaque";
+  json retyped = old;
+  retyped["type"] = "example.com/x";
+  auto r = Update(retyped, old);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(),
+            "Secret \"s\" is invalid: type: Invalid value: \"example.com/x\": field is immutable");
+  old["immutable"] = true;
+  json changed = old;
+  changed["stringData"] = {{"a", "b"}};
+  auto i = Update(changed, old);
+  ASSERT_FALSE(i.ok());
+  EXPECT_EQ(i.status().message(),
+            "Secret \"s\" is invalid: data: Forbidden: field is immutable when `immutable` is set");
   json labelled = old;
   labelled["metadata"]["labels"] = {{"x", "y"}};
   EXPECT_TRUE(Update(labelled, old).ok());

@@ -59,6 +59,11 @@ inline constexpr std::size_t kMaxStoredObjectBytes = 1536 * 1024;
 // (pkg/apis/core/validation/validation.go).
 inline constexpr std::size_t kMaxConfigMapDataBytes = 1024 * 1024;
 
+// A Secret's data values (decoded, stringData merged in) may hold at most this many bytes:
+// 422 `Secret "x" is invalid: data: Too long: may not be more than 1048576 bytes`. Upstream:
+// core.MaxSecretSize, 1 MiB (pkg/apis/core/types.go), checked by ValidateSecret.
+inline constexpr std::size_t kMaxSecretDataBytes = 1024 * 1024;
+
 // A JSON patch (RFC 6902) with more operations than this is refused with 413 "The
 // allowed maximum operations in a JSON patch is 10000, got N". Upstream:
 // maxJSONPatchOperations (staging/src/k8s.io/apiserver/pkg/endpoints/handlers/patch.go).

@@ -29,6 +29,7 @@
 #include "apiserver/protobuf_codec.h"
 #include "apiserver/request_info.h"
 #include "apiserver/request_metrics.h"
+#include "apiserver/service_account_token.h"
 #include "apiserver/status_response.h"
 #include "apiserver/store_object_lookup.h"
 #include "apiserver/table_convertor.h"
@@ -189,7 +190,13 @@ class ApiServer::Impl {
         lookup_(store),
         policy_(store),
         authorizer_(options_.rbac_authorization ? std::make_unique<rbac::Authorizer>(&policy_) : nullptr),
-        logs_(store, clock) {
+        logs_(store, clock),
+        sa_tokens_(options_.service_account_tokens, store, clock) {
+    if (sa_tokens_.enabled()) {
+      options_.authentication.service_account_tokens = [this](std::string_view token) {
+        return sa_tokens_.Authenticate(token);
+      };
+    }
     for (const auto& gv : discovery_.GroupVersions()) {
       for (const auto* def : gv.definitions) {
         const api::DefinitionVersion* v = def->FindVersion(gv.version);
@@ -344,6 +351,7 @@ class ApiServer::Impl {
   StorePolicySource policy_;
   std::unique_ptr<const rbac::Authorizer> authorizer_;  // null: every request allowed
   PodLogServer logs_;
+  ServiceAccountTokens sa_tokens_;
   std::mutex housekeeping_mu_;
   std::condition_variable housekeeping_cv_;
   bool housekeeping_stop_ = false;
@@ -364,8 +372,7 @@ HandlerResult ApiServer::Impl::Handle(const HttpRequest& req) {
   HandlerResult result = Route(req, &info);
   const int code = std::visit([](const auto& r) { return r.status; }, result);
   const RequestInfo* parsed = info ? &*info : nullptr;
-  request_metrics_->Observe(LabelsForRequest(req, parsed, MatchedRoute(req, parsed, code)), code,
-                            clock_.Now() - start);
+  request_metrics_->Observe(LabelsForRequest(req, parsed, MatchedRoute(req, parsed, code)), code, clock_.Now() - start);
   return result;
 }
 
@@ -416,7 +423,9 @@ RouteMatch ApiServer::Impl::MatchedRoute(const HttpRequest& req, const RequestIn
       const api::DefinitionVersion* v = def->FindVersion(info->api_version);
       m.subresource = info->subresource.empty() ||
                       (info->subresource == "status" && v != nullptr && v->status_subresource) ||
-                      (info->subresource == "log" && def->group.empty() && def->names.plural == "pods");
+                      (info->subresource == "log" && def->group.empty() && def->names.plural == "pods") ||
+                      (info->subresource == "token" && def->group.empty() && def->names.plural == "serviceaccounts" &&
+                       sa_tokens_.enabled());
     }
     return m;
   }
@@ -656,6 +665,23 @@ HandlerResult ApiServer::Impl::HandleResourceOf(const HttpRequest& req, RequestI
       return StatusResponse(MethodNotAllowedError("the server does not allow this method on the requested resource"));
     }
     return logs_.Serve(info.namespace_, info.name, info.query);
+  }
+  if (def->group.empty() && def->names.plural == "serviceaccounts" && info.subresource == "token" &&
+      !info.name.empty() && !info.namespace_.empty() && sa_tokens_.enabled()) {
+    if (info.verb != "create") {
+      return StatusResponse(MethodNotAllowedError("the server does not allow this method on the requested resource"));
+    }
+    auto body = DecodeRequestBody(req);
+    if (!body.ok()) return StatusResponse(body.status());
+    if (const std::optional<std::string> node = NodeNameOf(r.user)) {
+      Status admitted = AdmitNodeTokenRequest(*node, info.namespace_, info.name, *body, store_);
+      if (!admitted.ok()) return StatusResponse(admitted, DetailsFor(admitted, r.gr, "ServiceAccount", info.name));
+    }
+    auto issued = sa_tokens_.CreateToken(info.namespace_, info.name, *body);
+    if (!issued.ok()) {
+      return StatusResponse(issued.status(), DetailsFor(issued.status(), r.gr, "TokenRequest", info.name));
+    }
+    return JsonResponse(201, *issued);
   }
   if (!info.subresource.empty()) {
     const api::DefinitionVersion* v = def->FindVersion(r.version);
@@ -929,10 +955,8 @@ HandlerResult ApiServer::Impl::Watch(const ResourceRequest& r) {
   } else {
     // Every watch of this API version sends the same line for the same event:
     // encoded once (WatchEventCache).
-    encoders.event = [this, encode_event = std::move(encode_event),
-                      version = r.api_version](const store::WatchEvent& ev) {
-      return *event_lines_.Line(ev, version, encode_event);
-    };
+    encoders.event = [this, encode_event = std::move(encode_event), version = r.api_version](
+                         const store::WatchEvent& ev) { return *event_lines_.Line(ev, version, encode_event); };
   }
   encoders.error = [line](const Status& s) { return line("ERROR", StatusToJson(s)); };
   if (opts->allow_watch_bookmarks) {

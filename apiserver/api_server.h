@@ -74,6 +74,8 @@
 //   any    /apis/{g}/{v}/...       of a group in options.api_services: by its
 //                                  handler, after authentication and
 //                                  authorization as a resource request
+//   POST   serviceaccounts/{name}/token  a TokenRequest: a signed, bound
+//                                  token (service_account_token.h)
 // Not served yet: server-side apply field ownership (managedFields),
 // Events written by the server itself.
 //
@@ -92,6 +94,7 @@
 #include "apiserver/authentication.h"
 #include "apiserver/http_server.h"
 #include "apiserver/request_info.h"
+#include "apiserver/service_account_token.h"
 #include "client/log_source.h"
 #include "core/clock.h"
 #include "store/store.h"
@@ -142,6 +145,9 @@ struct ApiServerOptions {
   // Groups served by delegates, listed in discovery after every group of the
   // Registry.
   std::vector<ApiService> api_services;
+  // ServiceAccount tokens (service_account_token.h): the token subresource of
+  // serviceaccounts and the JWT authenticator; off without a signing key.
+  ServiceAccountTokenOptions service_account_tokens;
 };
 
 class ApiServer {

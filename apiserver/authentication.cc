@@ -84,6 +84,12 @@ StatusOr<authn::UserInfo> AuthenticateRequest(const HttpRequest& request, const 
         return *std::move(user);
       }
     }
+    if (options.service_account_tokens) {
+      if (auto sa = options.service_account_tokens(token); sa.has_value() && sa->ok()) {
+        AddGroup(&sa->value(), authn::kAllAuthenticated);
+        return *std::move(*sa);
+      }
+    }
   }
   if (had_credential) return Unauthorized();
   const std::string_view path = RequestPath(request);

@@ -11,8 +11,9 @@
 //      certificate that did not verify is an error, and the next
 //      authenticator is tried.
 //   2. bearer token (`Authorization: Bearer <token>`, scheme case-insensitive,
-//      request/bearertoken/bearertoken.go): the token file (authn/token_file.h).
-//      A token nobody knows is an error ("invalid bearer token").
+//      request/bearertoken/bearertoken.go): the token file (authn/token_file.h),
+//      then ServiceAccount JWTs (service_account_token.h), which come with their
+//      own groups. A token nobody knows is an error ("invalid bearer token").
 // The first success wins and gets the group system:authenticated added
 // (group.AuthenticatedGroupAdder). When every authenticator that had a
 // credential failed, the answer is 401 Unauthorized. A request with no
@@ -47,7 +48,9 @@
 #pragma once
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "apiserver/http_server.h"
@@ -65,6 +68,8 @@ struct AuthenticationOptions {
   bool enabled = false;
   // Static bearer tokens (--token-auth-file); null = none.
   std::shared_ptr<const authn::TokenFile> token_file;
+  // ServiceAccount JWTs: nullopt for a token that is not one; empty = none.
+  std::function<std::optional<StatusOr<authn::UserInfo>>(std::string_view token)> service_account_tokens;
   // Where a request without credentials is the anonymous user; a path matches
   // exactly (kube's conditions list exact paths). The paths system:public-info-viewer
   // grants: "/version/" is the version route too (go-restful matches it).

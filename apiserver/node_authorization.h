@@ -6,8 +6,14 @@
 //
 // A node may:
 //   - read nodes, pods, services, endpoints, namespaces, events and the
-//     Leases of kube-node-lease (berth serves pods no Secrets or ConfigMaps
-//     yet, so there is nothing node-scoped to hide among reads);
+//     Leases of kube-node-lease;
+//   - get a Secret, ConfigMap or ServiceAccount that a pod bound to it
+//     references (volumes, projected sources, env valueFrom, envFrom,
+//     imagePullSecrets, spec.serviceAccountName), and create a token
+//     (serviceaccounts/token) of such a ServiceAccount: the node authorizer's
+//     graph (graph.go, graph_populator.go), found here by scanning the pods of
+//     the request's namespace (O(pods in that namespace) per such request);
+//     lists and watches of them are not allowed;
 //   - create its own Node, and update, patch or delete it and its status;
 //   - create, get, update and patch its own Lease in kube-node-lease;
 //   - update or patch the status of a pod bound to it (spec.nodeName), and
@@ -19,7 +25,11 @@
 // with spec.nodeName set to itself`, `node "n" can only delete pods with
 // spec.nodeName set to itself`, `can only access node lease with the same name
 // as the requesting node`, `node "n" can only create mirror pods`), as 403
-// Forbidden. A second agent cannot take over a node name: its credential names
+// Forbidden. A token request by a node must be bound to a pod on that node
+// (NodeRestriction's admitServiceAccount: `serviceaccounts "default" is
+// forbidden: node requested token not bound to a pod`, `... with a pod binding
+// without a uid`, `... bound to a pod scheduled on a different node`, and the
+// uid mismatch). A second agent cannot take over a node name: its credential names
 // another node.
 //
 // Thread-safety: pure given the store, which is thread-safe.
@@ -41,6 +51,12 @@ std::optional<std::string> NodeNameOf(const authn::UserInfo& user);
 // RBAC decides). Pod status writes and deletions are checked against the
 // stored pod's spec.nodeName; a pod that does not exist is not this node's.
 rbac::Decision AuthorizeNode(const std::string& node, const rbac::RequestAttributes& request, store::Store& store);
+
+// NodeRestriction's check of a TokenRequest (`request`) by node `node` for
+// ServiceAccount ns/service_account (see above); kNotFound when the bound pod
+// does not exist.
+Status AdmitNodeTokenRequest(const std::string& node, const std::string& ns, const std::string& service_account,
+                             const api::Object& request, store::Store& store);
 
 // NodeRestriction's check of an admitted create (old == nullptr) or update by
 // node `node` of `object` (resource `resource`); other writers never call it.

@@ -21,7 +21,7 @@ namespace {
 
 enum class FieldType : uint8_t {
   kString,
-  kBytes,        // base64 in JSON
+  kBytes,  // base64 in JSON
   kBool,
   kInt32,
   kInt64,
@@ -33,11 +33,11 @@ enum class FieldType : uint8_t {
 using enum FieldType;
 
 // Field flags.
-constexpr uint8_t kOmitZero = 0;   // non-pointer Go field: omitted from the JSON when zero
-constexpr uint8_t kKeep = 1;       // pointer, or no omitempty: kept even when zero
-constexpr uint8_t kRepeated = 2;   // repeated field: a JSON array (omitted when empty)
-constexpr uint8_t kMap = 4;        // map<string, type>: repeated {1: key, 2: value} entries
-constexpr uint8_t kInline = 8;     // embedded Go struct: its fields go into the parent object
+constexpr uint8_t kOmitZero = 0;  // non-pointer Go field: omitted from the JSON when zero
+constexpr uint8_t kKeep = 1;      // pointer, or no omitempty: kept even when zero
+constexpr uint8_t kRepeated = 2;  // repeated field: a JSON array (omitted when empty)
+constexpr uint8_t kMap = 4;       // map<string, type>: repeated {1: key, 2: value} entries
+constexpr uint8_t kInline = 8;    // embedded Go struct: its fields go into the parent object
 
 struct Message;
 struct Field {
@@ -61,7 +61,7 @@ struct Message {
 
 // Field numbers from k8s.io/apimachinery pkg/apis/meta/v1/generated.proto.
 constexpr Field kOwnerReferenceFields[] = {
-    {5, "apiVersion", kString, kKeep}, {1, "kind", kString, kKeep}, {3, "name", kString, kKeep},
+    {5, "apiVersion", kString, kKeep}, {1, "kind", kString, kKeep},     {3, "name", kString, kKeep},
     {4, "uid", kString, kKeep},        {6, "controller", kBool, kKeep}, {7, "blockOwnerDeletion", kBool, kKeep},
 };
 constexpr Message kOwnerReference{"OwnerReference", kOwnerReferenceFields};
@@ -87,20 +87,16 @@ constexpr Message kObjectMeta{"ObjectMeta", kObjectMetaFields};
 constexpr Field kLabelSelectorRequirementFields[] = {
     {1, "key", kString, kKeep}, {2, "operator", kString, kKeep}, {3, "values", kString, kRepeated}};
 constexpr Message kLabelSelectorRequirement{"LabelSelectorRequirement", kLabelSelectorRequirementFields};
-constexpr Field kLabelSelectorFields[] = {
-    {1, "matchLabels", kString, kMap},
-    {2, "matchExpressions", kMessage, kRepeated, &kLabelSelectorRequirement}};
+constexpr Field kLabelSelectorFields[] = {{1, "matchLabels", kString, kMap},
+                                          {2, "matchExpressions", kMessage, kRepeated, &kLabelSelectorRequirement}};
 constexpr Message kLabelSelector{"LabelSelector", kLabelSelectorFields};
 
 constexpr Field kPreconditionsFields[] = {{1, "uid", kString, kKeep}, {2, "resourceVersion", kString, kKeep}};
 constexpr Message kPreconditions{"Preconditions", kPreconditionsFields};
 constexpr Field kDeleteOptionsFields[] = {
-    {1, "gracePeriodSeconds", kInt64, kKeep},
-    {2, "preconditions", kMessage, kKeep, &kPreconditions},
-    {3, "orphanDependents", kBool, kKeep},
-    {4, "propagationPolicy", kString, kKeep},
-    {5, "dryRun", kString, kRepeated},
-    {6, "ignoreStoreReadErrorWithClusterBreakingPotential", kBool, kKeep},
+    {1, "gracePeriodSeconds", kInt64, kKeep}, {2, "preconditions", kMessage, kKeep, &kPreconditions},
+    {3, "orphanDependents", kBool, kKeep},    {4, "propagationPolicy", kString, kKeep},
+    {5, "dryRun", kString, kRepeated},        {6, "ignoreStoreReadErrorWithClusterBreakingPotential", kBool, kKeep},
 };
 constexpr Message kDeleteOptions{"DeleteOptions", kDeleteOptionsFields};
 
@@ -108,7 +104,7 @@ constexpr Message kDeleteOptions{"DeleteOptions", kDeleteOptionsFields};
 constexpr Field kLocalObjectReferenceFields[] = {{1, "name", kString}};
 constexpr Message kLocalObjectReference{"LocalObjectReference", kLocalObjectReferenceFields};
 constexpr Field kObjectReferenceFields[] = {
-    {1, "kind", kString},       {2, "namespace", kString},       {3, "name", kString},     {4, "uid", kString},
+    {1, "kind", kString},       {2, "namespace", kString},       {3, "name", kString},      {4, "uid", kString},
     {5, "apiVersion", kString}, {6, "resourceVersion", kString}, {7, "fieldPath", kString},
 };
 constexpr Message kObjectReference{"ObjectReference", kObjectReferenceFields};
@@ -129,16 +125,17 @@ constexpr Field kConfigMapFields[] = {{1, "metadata", kMessage, kKeep, &kObjectM
                                       {4, "immutable", kBool, kKeep}};
 constexpr Message kConfigMap{"ConfigMap", kConfigMapFields};
 
-constexpr Field kSecretFields[] = {{1, "metadata", kMessage, kKeep, &kObjectMeta}, {2, "data", kBytes, kMap},
-                                   {3, "type", kString},                          {4, "stringData", kString, kMap},
+constexpr Field kSecretFields[] = {{1, "metadata", kMessage, kKeep, &kObjectMeta},
+                                   {2, "data", kBytes, kMap},
+                                   {3, "type", kString},
+                                   {4, "stringData", kString, kMap},
                                    {5, "immutable", kBool, kKeep}};
 constexpr Message kSecret{"Secret", kSecretFields};
 
-constexpr Field kServiceAccountFields[] = {
-    {1, "metadata", kMessage, kKeep, &kObjectMeta},
-    {2, "secrets", kMessage, kRepeated, &kObjectReference},
-    {3, "imagePullSecrets", kMessage, kRepeated, &kLocalObjectReference},
-    {4, "automountServiceAccountToken", kBool, kKeep}};
+constexpr Field kServiceAccountFields[] = {{1, "metadata", kMessage, kKeep, &kObjectMeta},
+                                           {2, "secrets", kMessage, kRepeated, &kObjectReference},
+                                           {3, "imagePullSecrets", kMessage, kRepeated, &kLocalObjectReference},
+                                           {4, "automountServiceAccountToken", kBool, kKeep}};
 constexpr Message kServiceAccount{"ServiceAccount", kServiceAccountFields};
 
 // Container and what kubectl's commands put in it.
@@ -176,9 +173,12 @@ constexpr Field kEnvFromSourceFields[] = {{1, "prefix", kString},
 constexpr Message kEnvFromSource{"EnvFromSource", kEnvFromSourceFields};
 constexpr Field kResourceRequirementsFields[] = {{1, "limits", kQuantity, kMap}, {2, "requests", kQuantity, kMap}};
 constexpr Message kResourceRequirements{"ResourceRequirements", kResourceRequirementsFields};
-constexpr Field kVolumeMountFields[] = {{1, "name", kString, kKeep},      {2, "readOnly", kBool},
-                                        {3, "mountPath", kString, kKeep}, {4, "subPath", kString},
-                                        {5, "mountPropagation", kString, kKeep}, {6, "subPathExpr", kString},
+constexpr Field kVolumeMountFields[] = {{1, "name", kString, kKeep},
+                                        {2, "readOnly", kBool},
+                                        {3, "mountPath", kString, kKeep},
+                                        {4, "subPath", kString},
+                                        {5, "mountPropagation", kString, kKeep},
+                                        {6, "subPathExpr", kString},
                                         {7, "recursiveReadOnly", kString, kKeep}};
 constexpr Message kVolumeMount{"VolumeMount", kVolumeMountFields};
 constexpr Field kContainerFields[] = {
@@ -202,8 +202,10 @@ constexpr Field kContainerFields[] = {
 };
 constexpr Message kContainer{"Container", kContainerFields};
 
-constexpr Field kTolerationFields[] = {{1, "key", kString},    {2, "operator", kString},
-                                       {3, "value", kString},  {4, "effect", kString},
+constexpr Field kTolerationFields[] = {{1, "key", kString},
+                                       {2, "operator", kString},
+                                       {3, "value", kString},
+                                       {4, "effect", kString},
                                        {5, "tolerationSeconds", kInt64, kKeep}};
 constexpr Message kToleration{"Toleration", kTolerationFields};
 constexpr Field kPodSchedulingGateFields[] = {{1, "name", kString, kKeep}};
@@ -249,9 +251,9 @@ constexpr Field kPodFields[] = {{1, "metadata", kMessage, kKeep, &kObjectMeta},
                                 {2, "spec", kMessage, kOmitZero, &kPodSpec}};
 constexpr Message kPod{"Pod", kPodFields};
 
-constexpr Field kServicePortFields[] = {{1, "name", kString},         {2, "protocol", kString},
-                                        {3, "port", kInt32, kKeep},   {4, "targetPort", kIntOrString},
-                                        {5, "nodePort", kInt32},      {6, "appProtocol", kString, kKeep}};
+constexpr Field kServicePortFields[] = {{1, "name", kString},       {2, "protocol", kString},
+                                        {3, "port", kInt32, kKeep}, {4, "targetPort", kIntOrString},
+                                        {5, "nodePort", kInt32},    {6, "appProtocol", kString, kKeep}};
 constexpr Message kServicePort{"ServicePort", kServicePortFields};
 constexpr Field kServiceSpecFields[] = {
     {1, "ports", kMessage, kRepeated, &kServicePort},
@@ -398,6 +400,21 @@ constexpr Field kSelfSubjectReviewFields[] = {{1, "metadata", kMessage, kKeep, &
                                               {2, "status", kMessage, kOmitZero, &kSelfSubjectReviewStatus}};
 constexpr Message kSelfSubjectReview{"SelfSubjectReview", kSelfSubjectReviewFields};
 
+// authentication/v1 TokenRequest: `kubectl create token` (service_account_token.h).
+constexpr Field kBoundObjectReferenceFields[] = {
+    {1, "kind", kString}, {2, "apiVersion", kString}, {3, "name", kString}, {4, "uid", kString}};
+constexpr Message kBoundObjectReference{"BoundObjectReference", kBoundObjectReferenceFields};
+constexpr Field kTokenRequestSpecFields[] = {{1, "audiences", kString, kRepeated},
+                                             {4, "expirationSeconds", kInt64, kKeep},
+                                             {3, "boundObjectRef", kMessage, kKeep, &kBoundObjectReference}};
+constexpr Message kTokenRequestSpec{"TokenRequestSpec", kTokenRequestSpecFields};
+constexpr Field kTokenRequestStatusFields[] = {{1, "token", kString}, {2, "expirationTimestamp", kTime}};
+constexpr Message kTokenRequestStatus{"TokenRequestStatus", kTokenRequestStatusFields};
+constexpr Field kTokenRequestFields[] = {{1, "metadata", kMessage, kKeep, &kObjectMeta},
+                                         {2, "spec", kMessage, kKeep, &kTokenRequestSpec},
+                                         {3, "status", kMessage, kOmitZero, &kTokenRequestStatus}};
+constexpr Message kTokenRequest{"TokenRequest", kTokenRequestFields};
+
 // runtime/generated.proto: the envelope.
 constexpr Field kTypeMetaFields[] = {{1, "apiVersion", kString}, {2, "kind", kString}};
 constexpr Message kTypeMeta{"TypeMeta", kTypeMetaFields};
@@ -426,6 +443,7 @@ constexpr RootKind kRootKinds[] = {
     {"authorization.k8s.io", "LocalSubjectAccessReview", &kSubjectAccessReview},
     {"authorization.k8s.io", "SelfSubjectRulesReview", &kSelfSubjectRulesReview},
     {"authentication.k8s.io", "SelfSubjectReview", &kSelfSubjectReview},
+    {"authentication.k8s.io", "TokenRequest", &kTokenRequest},
     // DeleteOptions is registered in every group version (and meta.k8s.io).
     {"*", "DeleteOptions", &kDeleteOptions},
 };
@@ -564,7 +582,6 @@ bool ValidUtf8(std::string_view s) {
   return true;
 }
 
-
 // The scalar fields of a small message (metav1.Time, resource.Quantity,
 // intstr.IntOrString): per field number the last varint and the last
 // length-delimited value (a field absent from a map reads as zero or empty);
@@ -593,14 +610,20 @@ StatusOr<ScalarFields> ReadScalarFields(std::string_view message) {
 
 bool IsZero(const json& v) {
   switch (v.type()) {
-    case json::value_t::null: return true;
-    case json::value_t::string: return v.get_ref<const std::string&>().empty();
-    case json::value_t::boolean: return !v.get<bool>();
+    case json::value_t::null:
+      return true;
+    case json::value_t::string:
+      return v.get_ref<const std::string&>().empty();
+    case json::value_t::boolean:
+      return !v.get<bool>();
     case json::value_t::number_integer:
-    case json::value_t::number_unsigned: return v.get<int64_t>() == 0;
+    case json::value_t::number_unsigned:
+      return v.get<int64_t>() == 0;
     case json::value_t::object:
-    case json::value_t::array: return v.empty();
-    default: return false;
+    case json::value_t::array:
+      return v.empty();
+    default:
+      return false;
   }
 }
 
@@ -740,7 +763,7 @@ StatusOr<json> Decoder::DecodeMessage(const Message& m, std::string_view data, c
       out.erase(f->json_name);  // a later zero value replaces an earlier one
       continue;
     }
-    if (value.is_null()) continue;  // a zero Time behind a pointer reads as unset
+    if (value.is_null()) continue;         // a zero Time behind a pointer reads as unset
     out[f->json_name] = std::move(value);  // last one wins, as in protobuf
   }
   return out;

@@ -2,7 +2,8 @@
 // application/vnd.kubernetes.protobuf), what kubectl's typed commands send:
 // `kubectl create namespace|configmap|secret|serviceaccount|priorityclass|job|
 // service`, `kubectl run` (a Pod), the DeleteOptions of `kubectl drain`, and
-// the reviews of `kubectl auth can-i` and `kubectl auth whoami`, and the
+// the reviews of `kubectl auth can-i` and `kubectl auth whoami`, the
+// TokenRequest of `kubectl create token`, and the
 // RBAC kinds of `kubectl create role|clusterrole|rolebinding|clusterrolebinding`.
 // The result is the JSON object the JSON serializer would have sent for the
 // same Go object, so the body then goes through the normal pipeline.

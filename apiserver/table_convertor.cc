@@ -55,8 +55,7 @@ bool JsonEqualLoose(const json& a, const json& b) {
 }
 
 // Evaluates a bracket expression against every node.
-bool ApplyBracket(std::string_view expr, const std::vector<const json*>& in,
-                  std::vector<const json*>* out) {
+bool ApplyBracket(std::string_view expr, const std::vector<const json*>& in, std::vector<const json*>* out) {
   expr = Trim(expr);
   if (expr == "*") {
     for (const json* n : in) {
@@ -239,8 +238,7 @@ constexpr const char* kAgeDescription =
     "UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: "
     "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata";
 
-json Column(std::string name, std::string type, std::string format, std::string description,
-            int priority = 0) {
+json Column(std::string name, std::string type, std::string format, std::string description, int priority = 0) {
   return json{{"name", std::move(name)},
               {"type", std::move(type)},
               {"format", std::move(format)},
@@ -250,9 +248,7 @@ json Column(std::string name, std::string type, std::string format, std::string 
 
 int64_t Int(const json& v) { return v.is_number() ? v.get<int64_t>() : 0; }
 
-std::string OrNone(std::string s, const char* none = "<none>") {
-  return s.empty() ? std::string(none) : s;
-}
+std::string OrNone(std::string s, const char* none = "<none>") { return s.empty() ? std::string(none) : s; }
 
 // Text of a JSONPath result for a string column (kubectl's jsonpath printing).
 std::string ValueText(const json& v) {
@@ -304,18 +300,21 @@ std::vector<json> PodCells(const json& pod, Time now) {
   int64_t restarts = 0, restartable_restarts = 0, ready = 0;
   Time last_restart{}, last_restartable_restart{};
   std::string reason = api::AsString(api::NestedField(status, {"phase"}));
-  if (!api::AsString(api::NestedField(status, {"reason"})).empty()) reason = api::AsString(api::NestedField(status, {"reason"}));
+  if (!api::AsString(api::NestedField(status, {"reason"})).empty())
+    reason = api::AsString(api::NestedField(status, {"reason"}));
   const json& conditions = api::NestedField(status, {"conditions"});
   if (conditions.is_array()) {
     for (const auto& c : conditions) {
-      if (api::AsString(api::NestedField(c, {"type"})) == "PodScheduled" && api::AsString(api::NestedField(c, {"reason"})) == "SchedulingGated") {
+      if (api::AsString(api::NestedField(c, {"type"})) == "PodScheduled" &&
+          api::AsString(api::NestedField(c, {"reason"})) == "SchedulingGated") {
         reason = "SchedulingGated";
       }
     }
   }
   bool initializing = false;
   const json& init_statuses = api::NestedField(status, {"initContainerStatuses"});
-  const int64_t n_init = api::NestedField(spec, {"initContainers"}).is_array() ? api::NestedField(spec, {"initContainers"}).size() : 0;
+  const int64_t n_init =
+      api::NestedField(spec, {"initContainers"}).is_array() ? api::NestedField(spec, {"initContainers"}).size() : 0;
   if (init_statuses.is_array()) {
     for (size_t i = 0; i < init_statuses.size(); ++i) {
       const json& c = init_statuses[i];
@@ -359,8 +358,12 @@ std::vector<json> PodCells(const json& pod, Time now) {
   bool ready_condition = false;
   if (conditions.is_array()) {
     for (const auto& c : conditions) {
-      if (api::AsString(api::NestedField(c, {"type"})) == "Initialized" && api::AsString(api::NestedField(c, {"status"})) == "True") initialized_true = true;
-      if (api::AsString(api::NestedField(c, {"type"})) == "Ready" && api::AsString(api::NestedField(c, {"status"})) == "True") ready_condition = true;
+      if (api::AsString(api::NestedField(c, {"type"})) == "Initialized" &&
+          api::AsString(api::NestedField(c, {"status"})) == "True")
+        initialized_true = true;
+      if (api::AsString(api::NestedField(c, {"type"})) == "Ready" &&
+          api::AsString(api::NestedField(c, {"status"})) == "True")
+        ready_condition = true;
     }
   }
   if (!initializing || initialized_true) {
@@ -415,7 +418,9 @@ std::vector<json> PodCells(const json& pod, Time now) {
       std::string type = api::AsString(api::NestedField(g, {"conditionType"}));
       if (conditions.is_array()) {
         for (const auto& c : conditions) {
-          if (api::AsString(api::NestedField(c, {"type"})) == type && api::AsString(api::NestedField(c, {"status"})) == "True") ++trues;
+          if (api::AsString(api::NestedField(c, {"type"})) == type &&
+              api::AsString(api::NestedField(c, {"status"})) == "True")
+            ++trues;
         }
       }
     }
@@ -463,7 +468,8 @@ std::vector<json> NodeCells(const json& node, Time now) {
     const json& addrs = api::NestedField(node, {"status", "addresses"});
     if (addrs.is_array()) {
       for (const auto& a : addrs) {
-        if (api::AsString(api::NestedField(a, {"type"})) == type) return api::AsString(api::NestedField(a, {"address"}));
+        if (api::AsString(api::NestedField(a, {"type"})) == type)
+          return api::AsString(api::NestedField(a, {"address"}));
       }
     }
     return std::string();
@@ -491,7 +497,8 @@ std::vector<json> PriorityClassCells(const json& pc, Time now) {
   json value = api::NestedField(pc, {"value"});
   json global = api::NestedField(pc, {"globalDefault"});
   return {api::Name(pc), value.is_number() ? value : json(0), global.is_boolean() ? global : json(false),
-          AgeOf(api::NestedField(pc, {"metadata", "creationTimestamp"}), now), api::AsString(api::NestedField(pc, {"preemptionPolicy"}))};
+          AgeOf(api::NestedField(pc, {"metadata", "creationTimestamp"}), now),
+          api::AsString(api::NestedField(pc, {"preemptionPolicy"}))};
 }
 
 // printers.go printConfigMap: len(data) + len(binaryData).
@@ -499,6 +506,21 @@ std::vector<json> ConfigMapCells(const json& cm, Time now) {
   auto count = [](const json& m) { return m.is_object() ? static_cast<int64_t>(m.size()) : int64_t{0}; };
   return {api::Name(cm), count(api::NestedField(cm, {"data"})) + count(api::NestedField(cm, {"binaryData"})),
           AgeOf(api::NestedField(cm, {"metadata", "creationTimestamp"}), now)};
+}
+
+// printers.go printSecret: type, len(data).
+std::vector<json> SecretCells(const json& secret, Time now) {
+  const json& data = api::NestedField(secret, {"data"});
+  return {api::Name(secret), api::AsString(api::NestedField(secret, {"type"})),
+          data.is_object() ? static_cast<int64_t>(data.size()) : int64_t{0},
+          AgeOf(api::NestedField(secret, {"metadata", "creationTimestamp"}), now)};
+}
+
+// printers.go printServiceAccount: len(secrets).
+std::vector<json> ServiceAccountCells(const json& sa, Time now) {
+  const json& secrets = api::NestedField(sa, {"secrets"});
+  return {api::Name(sa), secrets.is_array() ? static_cast<int64_t>(secrets.size()) : int64_t{0},
+          AgeOf(api::NestedField(sa, {"metadata", "creationTimestamp"}), now)};
 }
 
 std::string EventSource(const json& ev) {
@@ -515,7 +537,8 @@ std::string EventSource(const json& ev) {
 std::vector<json> EventCells(const json& ev, Time now) {
   std::string first = AgeOf(api::NestedField(ev, {"firstTimestamp"}), now);
   if (!api::NestedField(ev, {"firstTimestamp"}).is_string()) first = AgeOf(api::NestedField(ev, {"eventTime"}), now);
-  std::string last = api::NestedField(ev, {"lastTimestamp"}).is_string() ? AgeOf(api::NestedField(ev, {"lastTimestamp"}), now) : first;
+  std::string last =
+      api::NestedField(ev, {"lastTimestamp"}).is_string() ? AgeOf(api::NestedField(ev, {"lastTimestamp"}), now) : first;
   int64_t count = Int(api::NestedField(ev, {"count"}));
   if (api::NestedField(ev, {"series"}).is_object()) {
     last = AgeOf(api::NestedField(ev, {"series", "lastObservedTime"}), now);
@@ -582,7 +605,8 @@ std::string FormatLabels(const json& labels) {
 bool HasJobCondition(const json& conditions, std::string_view type) {
   if (!conditions.is_array()) return false;
   for (const auto& c : conditions) {
-    if (api::AsString(api::NestedField(c, {"type"})) == type) return api::AsString(api::NestedField(c, {"status"})) == "True";
+    if (api::AsString(api::NestedField(c, {"type"})) == type)
+      return api::AsString(api::NestedField(c, {"status"})) == "True";
   }
   return false;
 }
@@ -694,7 +718,8 @@ std::vector<json> ServiceCells(const json& svc, Time now) {
   if (api::NestedField(spec, {"ports"}).is_array()) {
     for (const auto& p : api::NestedField(spec, {"ports"})) {
       std::string piece = std::to_string(Int(api::NestedField(p, {"port"})));
-      if (Int(api::NestedField(p, {"nodePort"})) > 0) piece += ":" + std::to_string(Int(api::NestedField(p, {"nodePort"})));
+      if (Int(api::NestedField(p, {"nodePort"})) > 0)
+        piece += ":" + std::to_string(Int(api::NestedField(p, {"nodePort"})));
       ports.push_back(piece + "/" + api::AsString(api::NestedField(p, {"protocol"})));
     }
   }
@@ -711,9 +736,7 @@ std::vector<json> ServiceCells(const json& svc, Time now) {
 
 json PartialObjectMetadata(const api::Object& obj) {
   json meta = obj.contains("metadata") ? obj["metadata"] : json::object();
-  return json{{"kind", "PartialObjectMetadata"},
-              {"apiVersion", "meta.k8s.io/v1"},
-              {"metadata", std::move(meta)}};
+  return json{{"kind", "PartialObjectMetadata"}, {"apiVersion", "meta.k8s.io/v1"}, {"metadata", std::move(meta)}};
 }
 
 TableConvertor TableConvertor::FromColumns(const std::vector<PrinterColumn>& columns, bool name_included) {
@@ -755,9 +778,12 @@ struct BuiltinPrinter {
 json PriorityClassColumns() {
   return {Column("Name", "string", "name", kNameDescription),
           Column("Value", "integer", "", "value is the integer value of this priority class."),
-          Column("Global-Default", "boolean", "", "globalDefault specifies whether this PriorityClass should be considered as the default priority for pods that do not have any priority class."),
+          Column("Global-Default", "boolean", "",
+                 "globalDefault specifies whether this PriorityClass should be considered as the default priority for "
+                 "pods that do not have any priority class."),
           Column("Age", "string", "", kAgeDescription),
-          Column("PreemptionPolicy", "string", "", "preemptionPolicy is the Policy for preempting pods with lower priority.")};
+          Column("PreemptionPolicy", "string", "",
+                 "preemptionPolicy is the Policy for preempting pods with lower priority.")};
 }
 
 json ConfigMapColumns() {
@@ -766,46 +792,70 @@ json ConfigMapColumns() {
           Column("Age", "string", "", kAgeDescription)};
 }
 
-json PodColumns() {
+json SecretColumns() {
+  return {Column("Name", "string", "name", kNameDescription), Column("Type", "string", "", "The type of the secret"),
+          Column("Data", "string", "", "The number of entries in the secret data"),
+          Column("Age", "string", "", kAgeDescription)};
+}
+
+json ServiceAccountColumns() {
   return {Column("Name", "string", "name", kNameDescription),
-          Column("Ready", "string", "", "The aggregate readiness state of this pod for accepting traffic."),
-          Column("Status", "string", "", "The aggregate status of the containers in this pod."),
-          Column("Restarts", "string", "",
-                 "The number of times the containers in this pod have been restarted and when the "
-                 "last container in this pod has restarted."),
-          Column("Age", "string", "", kAgeDescription),
-          Column("IP", "string", "", "IP address allocated to the pod. Routable at least within the cluster. Empty if not yet allocated.", 1),
-          Column("Node", "string", "", "NodeName is a request to schedule this pod onto a specific node.", 1),
-          Column("Nominated Node", "string", "", "nominatedNodeName is set only when this pod preempts other pods on the node.", 1),
-          Column("Readiness Gates", "string", "", "If specified, all readiness gates will be evaluated for pod readiness.", 1)};
+          Column("Secrets", "string", "", "Secrets is a list of the secret objects in this service account"),
+          Column("Age", "string", "", kAgeDescription)};
+}
+
+json PodColumns() {
+  return {
+      Column("Name", "string", "name", kNameDescription),
+      Column("Ready", "string", "", "The aggregate readiness state of this pod for accepting traffic."),
+      Column("Status", "string", "", "The aggregate status of the containers in this pod."),
+      Column("Restarts", "string", "",
+             "The number of times the containers in this pod have been restarted and when the "
+             "last container in this pod has restarted."),
+      Column("Age", "string", "", kAgeDescription),
+      Column("IP", "string", "",
+             "IP address allocated to the pod. Routable at least within the cluster. Empty if not yet allocated.", 1),
+      Column("Node", "string", "", "NodeName is a request to schedule this pod onto a specific node.", 1),
+      Column("Nominated Node", "string", "",
+             "nominatedNodeName is set only when this pod preempts other pods on the node.", 1),
+      Column("Readiness Gates", "string", "", "If specified, all readiness gates will be evaluated for pod readiness.",
+             1)};
 }
 
 json NodeColumns() {
-  return {Column("Name", "string", "name", kNameDescription),
-          Column("Status", "string", "", "The status of the node"),
-          Column("Roles", "string", "", "The roles of the node"),
-          Column("Age", "string", "", kAgeDescription),
-          Column("Version", "string", "", "Kubelet Version reported by the node."),
-          Column("Internal-IP", "string", "", "List of addresses reachable to the node. Queried from cloud provider, if available.", 1),
-          Column("External-IP", "string", "", "List of addresses reachable to the node. Queried from cloud provider, if available.", 1),
-          Column("OS-Image", "string", "", "OS Image reported by the node from /etc/os-release (e.g. Debian GNU/Linux 7 (wheezy)).", 1),
-          Column("Kernel-Version", "string", "", "Kernel Version reported by the node from 'uname -r' (e.g. 3.16.0-0.bpo.4-amd64).", 1),
-          Column("Container-Runtime", "string", "", "ContainerRuntime Version reported by the node through runtime remote API (e.g. containerd://1.4.2).", 1)};
+  return {
+      Column("Name", "string", "name", kNameDescription),
+      Column("Status", "string", "", "The status of the node"),
+      Column("Roles", "string", "", "The roles of the node"),
+      Column("Age", "string", "", kAgeDescription),
+      Column("Version", "string", "", "Kubelet Version reported by the node."),
+      Column("Internal-IP", "string", "",
+             "List of addresses reachable to the node. Queried from cloud provider, if available.", 1),
+      Column("External-IP", "string", "",
+             "List of addresses reachable to the node. Queried from cloud provider, if available.", 1),
+      Column("OS-Image", "string", "",
+             "OS Image reported by the node from /etc/os-release (e.g. Debian GNU/Linux 7 (wheezy)).", 1),
+      Column("Kernel-Version", "string", "",
+             "Kernel Version reported by the node from 'uname -r' (e.g. 3.16.0-0.bpo.4-amd64).", 1),
+      Column("Container-Runtime", "string", "",
+             "ContainerRuntime Version reported by the node through runtime remote API (e.g. containerd://1.4.2).", 1)};
 }
 
 json NamespaceColumns() {
   return {Column("Name", "string", "name", kNameDescription),
-          Column("Status", "string", "", "The status of the namespace"),
-          Column("Age", "string", "", kAgeDescription)};
+          Column("Status", "string", "", "The status of the namespace"), Column("Age", "string", "", kAgeDescription)};
 }
 
 json EventColumns() {
   return {Column("Last Seen", "string", "", "The last time the event was seen"),
           Column("Type", "string", "", "Type of this event (Normal, Warning), new types could be added in the future."),
-          Column("Reason", "string", "", "This should be a short, machine understandable string that gives the reason for the transition into the object's current status."),
+          Column("Reason", "string", "",
+                 "This should be a short, machine understandable string that gives the reason for the transition into "
+                 "the object's current status."),
           Column("Object", "string", "", "The object this Event is about."),
           Column("Subobject", "string", "", "The sub-object (e.g. a container) this event is about.", 1),
-          Column("Source", "string", "", "The component reporting this event. Should be a short machine understandable string.", 1),
+          Column("Source", "string", "",
+                 "The component reporting this event. Should be a short machine understandable string.", 1),
           Column("Message", "string", "", "A human-readable description of the status of this operation."),
           Column("First Seen", "string", "", "The first time the event was seen", 1),
           Column("Count", "string", "", "The number of times this event has occurred.", 1),
@@ -828,18 +878,24 @@ json JobColumns() {
 json ServiceColumns() {
   return {Column("Name", "string", "name", kNameDescription),
           Column("Type", "string", "", "type determines how the Service is exposed."),
-          Column("Cluster-IP", "string", "", "clusterIP is the IP address of the service and is usually assigned randomly."),
-          Column("External-IP", "string", "", "externalIPs is a list of IP addresses for which nodes in the cluster will also accept traffic for this service."),
+          Column("Cluster-IP", "string", "",
+                 "clusterIP is the IP address of the service and is usually assigned randomly."),
+          Column("External-IP", "string", "",
+                 "externalIPs is a list of IP addresses for which nodes in the cluster will also accept traffic for "
+                 "this service."),
           Column("Port(s)", "string", "", "The list of ports that are exposed by this service."),
           Column("Age", "string", "", kAgeDescription),
-          Column("Selector", "string", "", "Route service traffic to pods with label keys and values matching this selector.", 1)};
+          Column("Selector", "string", "",
+                 "Route service traffic to pods with label keys and values matching this selector.", 1)};
 }
 
 // printRoleBinding / printClusterRoleBinding (pkg/printers/internalversion/printers.go):
 // the role as <kind>/<name>, and in -o wide the subjects by kind, comma-separated.
 json RoleBindingColumns() {
   return {Column("Name", "string", "name", kNameDescription),
-          Column("Role", "string", "", "RoleRef can reference a Role in the current namespace or a ClusterRole in the global namespace. If the RoleRef cannot be resolved, the Authorizer must return an error."),
+          Column("Role", "string", "",
+                 "RoleRef can reference a Role in the current namespace or a ClusterRole in the global namespace. If "
+                 "the RoleRef cannot be resolved, the Authorizer must return an error."),
           Column("Age", "string", "", kAgeDescription),
           Column("Users", "string", "", "Users in the roleBinding", 1),
           Column("Groups", "string", "", "Groups in the roleBinding", 1),
@@ -863,6 +919,8 @@ constexpr BuiltinPrinter kBuiltinPrinters[] = {
     {"", "Namespace", NamespaceColumns, NamespaceCells},
     {"", "Node", NodeColumns, NodeCells},
     {"", "Pod", PodColumns, PodCells},
+    {"", "Secret", SecretColumns, SecretCells},
+    {"", "ServiceAccount", ServiceAccountColumns, ServiceAccountCells},
     {"", "Service", ServiceColumns, ServiceCells},
     {"batch", "Job", JobColumns, JobCells},
     {"scheduling.k8s.io", "PriorityClass", PriorityClassColumns, PriorityClassCells},
@@ -891,9 +949,9 @@ json TableConvertor::Row(const api::Object& obj, Time now, IncludeObject include
   return row;
 }
 
-json TableConvertor::Table(const std::vector<const api::Object*>& items, Time now,
-                           IncludeObject include, const std::string& resource_version,
-                           const std::string& continue_token, bool with_columns) const {
+json TableConvertor::Table(const std::vector<const api::Object*>& items, Time now, IncludeObject include,
+                           const std::string& resource_version, const std::string& continue_token,
+                           bool with_columns) const {
   json meta = json::object();
   if (!resource_version.empty()) meta["resourceVersion"] = resource_version;
   if (!continue_token.empty()) meta["continue"] = continue_token;

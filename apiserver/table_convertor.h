@@ -23,7 +23,8 @@
 //     JSON value; date -> the age string (HumanDuration).
 //   - Built-in printers for Kubernetes kinds with upstream's column sets and
 //     cell rules (pkg/printers/internalversion/printers.go, Kubernetes 1.32):
-//     Pod, Node, Namespace, Event, ConfigMap, Service, batch/v1 Job and
+//     Pod, Node, Namespace, Event, ConfigMap, Secret (Name, Type, Data, Age),
+//     ServiceAccount (Name, Secrets, Age), Service, batch/v1 Job and
 //     scheduling.k8s.io PriorityClass. The server renders them as
 //     kube-apiserver does, with every wide (priority 1) cell filled. Kinds
 //     without either get Name + Age.

@@ -265,6 +265,25 @@ Status WritePair(const std::string& cert_path, const std::string& key_path, cons
 
 }  // namespace
 
+StatusOr<std::string> PublicKeyPem(std::string_view private_key_pem) {
+  BERTH_ASSIGN_OR_RETURN(Pkey key, ReadKey(private_key_pem));
+  Bio out(BIO_new(BIO_s_mem()));
+  if (PEM_write_bio_PUBKEY(out.get(), key.get()) != 1) return InternalError("pki: encoding PEM: " + SslReason());
+  return BioText(out.get());
+}
+
+StatusOr<SigningKey> CreateSigningKey() {
+  BERTH_ASSIGN_OR_RETURN(Pkey key, NewKey());
+  Bio k(BIO_new(BIO_s_mem()));
+  if (PEM_write_bio_PrivateKey(k.get(), key.get(), nullptr, nullptr, 0, nullptr, nullptr) != 1) {
+    return InternalError("pki: encoding PEM: " + SslReason());
+  }
+  SigningKey out;
+  out.private_key_pem = BioText(k.get());
+  BERTH_ASSIGN_OR_RETURN(out.public_key_pem, PublicKeyPem(out.private_key_pem));
+  return out;
+}
+
 StatusOr<CertificateAndKey> CreateCertificateAuthority(std::string_view common_name, TimePoint now,
                                                        std::chrono::hours validity) {
   BERTH_ASSIGN_OR_RETURN(Pkey key, NewKey());
@@ -391,6 +410,19 @@ StatusOr<ServerPki> LoadOrCreateServerPki(const std::string& dir, std::vector<st
     Status s = WritePair(srv_crt, srv_key, pki.serving);
     if (!s.ok()) return s;
   }
+
+  const std::string sa_key = dir + "/sa.key", sa_pub = dir + "/sa.pub";
+  BERTH_ASSIGN_OR_RETURN(std::optional<std::string> sa_key_text, ReadOptional(sa_key));
+  if (!sa_key_text) {
+    BERTH_ASSIGN_OR_RETURN(pki.service_account, CreateSigningKey());
+    BERTH_RETURN_IF_ERROR(WriteFileAtomically(sa_key, pki.service_account.private_key_pem, 0600));
+  } else {
+    pki.service_account.private_key_pem = std::move(*sa_key_text);
+    StatusOr<std::string> pub = PublicKeyPem(pki.service_account.private_key_pem);
+    if (!pub.ok()) return pub.status().WithContext(sa_key);
+    pki.service_account.public_key_pem = std::move(*pub);
+  }
+  BERTH_RETURN_IF_ERROR(WriteFileAtomically(sa_pub, pki.service_account.public_key_pem, 0644));
   return pki;
 }
 

@@ -104,14 +104,31 @@ StatusOr<CertificateInfo> ParseCertificateDer(std::string_view der);
 // OpenSSL's text.
 std::string VerifyErrorText(long openssl_verify_error);
 
+// A service-account signing key: an ECDSA P-256 key (tokens are ES256; kubeadm's sa.key
+// is RSA 2048 and its tokens RS256, which kube-apiserver also accepts) as a PKCS#8
+// "PRIVATE KEY" PEM, and its public half as a "PUBLIC KEY" PEM.
+struct SigningKey {
+  std::string private_key_pem;
+  std::string public_key_pem;
+};
+
+// A new signing key. Errors: kInternal.
+StatusOr<SigningKey> CreateSigningKey();
+// The public half of a private key PEM. Errors: kInvalid.
+StatusOr<std::string> PublicKeyPem(std::string_view private_key_pem);
+
 // The API server's PKI directory (kubeadm's /etc/kubernetes/pki layout):
 //   DIR/ca.crt, DIR/ca.key               the cluster CA ("berth-ca")
 //   DIR/apiserver.crt, DIR/apiserver.key the serving certificate (CN "berth-apiserver")
+//   DIR/sa.key, DIR/sa.pub               the ServiceAccount token signing key (kubeadm's
+//                                        names), created when sa.key is absent; sa.pub is
+//                                        rewritten from sa.key
 // Keys are written with mode 0600, certificates 0644, each atomically
 // (core/file.h); DIR is created (0700) when missing.
 struct ServerPki {
   CertificateAndKey ca;
   CertificateAndKey serving;
+  SigningKey service_account;
   std::string dir;
 };
 

@@ -223,6 +223,13 @@ TEST(PkiTest, LoadOrCreateServerPkiIsIdempotent) {
   EXPECT_EQ(second->ca.private_key_pem, first->ca.private_key_pem);
   EXPECT_EQ(second->serving.certificate_pem, first->serving.certificate_pem);
   EXPECT_EQ(second->serving.private_key_pem, first->serving.private_key_pem);
+  // The ServiceAccount signing key (kubeadm's sa.key, sa.pub) is kept too.
+  EXPECT_EQ(Slurp(dir + "/sa.key"), first->service_account.private_key_pem);
+  EXPECT_EQ(Slurp(dir + "/sa.pub"), first->service_account.public_key_pem);
+  EXPECT_EQ(Mode(dir + "/sa.key"), 0600u);
+  EXPECT_THAT(first->service_account.public_key_pem, HasSubstr("BEGIN PUBLIC KEY"));
+  EXPECT_EQ(second->service_account.private_key_pem, first->service_account.private_key_pem);
+  EXPECT_EQ(second->service_account.public_key_pem, first->service_account.public_key_pem);
   // A subset of the names is covered too.
   auto subset = LoadOrCreateServerPki(dir, {}, {"127.0.0.1"}, kNow);
   EXPECT_EQ(subset->serving.certificate_pem, first->serving.certificate_pem);

@@ -97,6 +97,7 @@
 #include "apiserver/in_process_client.h"
 #include "apiserver/request_metrics.h"
 #include "apiserver/status_response.h"
+#include "authn/service_account_token.h"
 #include "authn/token_file.h"
 #include "authn/user_info.h"
 #include "cli/commands.h"
@@ -164,6 +165,8 @@ struct ServerFlags {
   std::string token_auth_file;              // kube-apiserver's --token-auth-file; "" = none
   std::string authorization_mode = "RBAC";  // RBAC | AlwaysAllow
   bool insecure_http = false;               // plain HTTP, no authentication (loopback only)
+  std::string service_account_issuer = berth::authn::kDefaultServiceAccountIssuer;
+  std::vector<std::string> api_audiences;   // "" = the issuer
 };
 
 struct AgentFlags {
@@ -509,6 +512,10 @@ int RunServer(const ServerFlags& flags) {
       options.authentication.token_file = std::make_shared<const berth::authn::TokenFile>(std::move(tokens).value());
     }
     options.rbac_authorization = flags.authorization_mode == "RBAC";
+    options.service_account_tokens.issuer = flags.service_account_issuer;
+    options.service_account_tokens.api_audiences = flags.api_audiences;
+    options.service_account_tokens.signing_key_pem = credentials->pki.service_account.private_key_pem;
+    options.service_account_tokens.public_key_pem = credentials->pki.service_account.public_key_pem;
   }
   // One Prometheus registry for the API server, Kueue and the scheduler,
   // served as GET /metrics (docs/metrics.md).
@@ -579,6 +586,14 @@ int RunServer(const ServerFlags& flags) {
     options.data_dir = (std::filesystem::path(flags.data_dir) / "nodes" / options.node_name).string();
     options.host_ports = host_ports;
     options.container_log = *container_log;
+    // Pods reach the API server where this server listens (an unspecified
+    // address through loopback), with the CA of its serving certificate.
+    if (credentials) {
+      options.api_server.host =
+          flags.address == "0.0.0.0" || flags.address == "::" ? "127.0.0.1" : flags.address;
+      options.api_server.port = server.port();
+      options.api_server.ca_pem = credentials->pki.ca.certificate_pem;
+    }
     auto agent = std::make_unique<berth::agent::NodeAgent>(client, clock, std::move(options));
     berth::Status s = agent->Start();
     if (!s.ok()) {
@@ -645,6 +660,12 @@ int RunAgent(const AgentFlags& flags) {
   options.data_dir = flags.data_dir;
   options.address = flags.address;
   options.container_log = *container_log;
+  // Pods reach the API server as this agent does.
+  if (rest->url.scheme == "https") {
+    options.api_server.host = rest->url.host;
+    options.api_server.port = rest->url.port;
+    options.api_server.ca_pem = rest->certificate_authority_pem;
+  }
   berth::agent::NodeAgent agent(client, berth::RealClock::Get(), std::move(options));
   berth::Status s = agent.Start();
   if (!s.ok()) {
@@ -719,6 +740,14 @@ int main(int argc, char** argv) {
                    "RBAC (Roles and bindings decide; system:masters may do anything) or AlwaysAllow")
       ->check(CLI::IsMember({"RBAC", "AlwaysAllow"}))
       ->capture_default_str();
+  server->add_option("--service-account-issuer", server_flags.service_account_issuer,
+                     "the iss claim of ServiceAccount tokens, and the only issuer accepted (kube-apiserver's "
+                     "--service-account-issuer)")
+      ->capture_default_str();
+  server->add_option("--api-audiences", server_flags.api_audiences,
+                     "audiences a ServiceAccount token must name one of, and the default audiences of a "
+                     "TokenRequest (kube-apiserver's --api-audiences; default: the issuer)")
+      ->delimiter(',');
   AddContainerLogFlags(server, server_flags.container_log);
   server->callback([&] {
     if (!berth::SetLogLevel(log_level)) throw CLI::ValidationError("--log-level", "unknown level " + log_level);

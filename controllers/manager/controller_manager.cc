@@ -109,6 +109,15 @@ ControllerManager::ControllerManager(client::Client& client, Clock& clock, Contr
     loops_.back()->Watch(cluster_roles,
                          [this](const api::Object&) { return role_aggregation_->AggregatedRoleNames(); });
   }
+  if (options_.run_service_accounts) {
+    client::Informer& namespaces = factory_.ForResource(serviceaccount::kNamespaces);
+    client::Informer& sas = factory_.ForResource(serviceaccount::kServiceAccounts);
+    service_accounts_ = std::make_unique<serviceaccount::ServiceAccountsController>(client_, namespaces, sas);
+    loops_.push_back(std::make_unique<ReconcileLoop>(
+        "serviceaccount", clock_, [this](const std::string& ns) { return service_accounts_->Reconcile(ns); }));
+    loops_.back()->Watch(namespaces, ObjectKey());
+    loops_.back()->Watch(sas, [](const api::Object& sa) { return std::vector<std::string>{api::Namespace(sa)}; });
+  }
   if (options_.run_job_controllers) {
     const ReconcileLoopOptions loop_options{options_.resync_period};
     auto add_loop = [&](std::string name, ReconcileFunc reconcile) -> ReconcileLoop& {

@@ -26,7 +26,9 @@
 //     pods bound to a node that no longer exists are collected;
 //   - ClusterRoleAggregationController (controllers/rbac): aggregated
 //     ClusterRoles (admin, edit, view, ...) get the rules of the roles their
-//     selectors match.
+//     selectors match;
+//   - ServiceAccountsController (controllers/serviceaccount): a `default`
+//     ServiceAccount in every namespace, re-created when deleted.
 // Everything goes through client::Client, so the manager runs unchanged
 // against the in-process API server or a remote one over HTTP.
 //
@@ -44,6 +46,7 @@
 #include "controllers/kueue/configuration.h"
 #include "controllers/nodelifecycle/node_lifecycle_controller.h"
 #include "controllers/rbac/cluster_role_aggregation.h"
+#include "controllers/serviceaccount/serviceaccounts_controller.h"
 #include "core/clock.h"
 
 namespace prometheus {
@@ -80,6 +83,7 @@ struct ControllerManagerOptions {
   bool run_scheduler = true;
   bool run_node_lifecycle = true;
   bool run_rbac_aggregation = true;
+  bool run_service_accounts = true;
   nodelifecycle::NodeLifecycleOptions node_lifecycle;
   client::InformerOptions informer;
   // Kueue's Configuration (`berth server --config`): waitForPodsReady,
@@ -124,6 +128,7 @@ class ControllerManager {
   std::unique_ptr<jobs::pytorchjob::PyTorchJobController> pytorchjobs_;
   std::unique_ptr<nodelifecycle::NodeLifecycleController> node_lifecycle_;
   std::unique_ptr<rbac::ClusterRoleAggregationController> role_aggregation_;
+  std::unique_ptr<serviceaccount::ServiceAccountsController> service_accounts_;
   ReconcileLoop* node_loop_ = nullptr;
   ReconcileLoop* ttl_loop_ = nullptr;
   std::vector<std::unique_ptr<ReconcileLoop>> loops_;
