@@ -1237,6 +1237,7 @@ StatusOr<std::unique_ptr<client::ExecProcess>> NodeAgent::StartExec(const std::s
   if (std::filesystem::exists(run_dir + "/" + shim::kExitFile)) return InternalError(not_found);
   StatusOr<shim::LaunchRecord> launch = shim::ReadLaunchRecord(run_dir);
   if (!launch.ok()) return InternalError(not_found);
+  if (options.validate_only) return std::unique_ptr<client::ExecProcess>();
   return StartExecProcess(ExecLaunchFor(*launch, options.command, options.stdin, options.tty));
 }
 

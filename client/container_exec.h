@@ -48,6 +48,10 @@ struct ExecOptions {
   std::vector<std::string> command;
   bool stdin = false;
   bool tty = false;
+  // Check everything (pod, container, running) but start nothing: StartExec
+  // returns nullptr on success. The API server answers a request it will not
+  // upgrade with the errors a real one would get.
+  bool validate_only = false;
 };
 
 // One exec'd process. Destruction kills its process group (SIGKILL) and
