@@ -9,6 +9,9 @@
 //     Transfer-Encoding: chunked, one chunk per ResponseStream::Write, flushed
 //     at once. This is how watches (newline-delimited JSON events) and
 //     followed logs are served, as kube-apiserver serves them.
+//   - a WebSocket (WebSocketUpgrade, RFC 6455 through Beast): "101 Switching
+//     Protocols" with the subprotocol the handler chose, then binary messages
+//     both ways until either side closes; how `kubectl exec` is served.
 //
 // Transport: plain TCP, or TLS when HttpServerOptions::tls is set (OpenSSL
 // through Boost.Asio's ssl; one code path, the connection is a template over
