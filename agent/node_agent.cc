@@ -18,6 +18,7 @@
 
 #include "agent/container_env.h"
 #include "agent/pod_admission.h"
+#include "agent/exec.h"
 #include "agent/pod_status.h"
 #include "agent/process_runner.h"
 #include "agent/shim/container_log.h"
@@ -112,6 +113,28 @@ std::string InternalIp(const api::Object& node) {
 }
 
 // The highest run number N with <pod dir>/logs/<container>/N.log, or -1.
+// The container `requested` names in `pod` ("" = its only regular
+// container), as kube-apiserver's streamLocation resolves it for logs, exec
+// and attach (pkg/registry/core/pod/strategy.go).
+StatusOr<std::string> ContainerOf(const api::Object& pod, const std::string& name, const std::string& requested) {
+  std::vector<std::string> regular = ContainerNames(pod, "containers");
+  std::vector<std::string> init = ContainerNames(pod, "initContainers");
+  std::string container = requested;
+  if (container.empty()) {
+    if (regular.size() != 1) {
+      std::string list;
+      for (const auto& c : regular) list += (list.empty() ? "" : " ") + c;
+      return BadRequestError("a container name must be specified for pod " + name + ", choose one of: [" + list + "]");
+    }
+    container = regular[0];
+  }
+  if (std::find(regular.begin(), regular.end(), container) == regular.end() &&
+      std::find(init.begin(), init.end(), container) == init.end()) {
+    return BadRequestError("container " + container + " is not valid for pod " + name);
+  }
+  return container;
+}
+
 int LatestRun(const std::string& pod_dir, const std::string& container) {
   int latest = -1;
   std::error_code ec;
@@ -1296,21 +1319,7 @@ StatusOr<client::PodLogChunk> NodeAgent::ReadPodLogChunk(const std::string& ns, 
     return ReadRunLog(dir, options.uid, options.container, run, options, nullptr, max_bytes);
   }
   if (!pod) return NotFoundError("pods \"" + name + "\" not found");
-  std::vector<std::string> regular = ContainerNames(*pod, "containers");
-  std::vector<std::string> init = ContainerNames(*pod, "initContainers");
-  std::string container = options.container;
-  if (container.empty()) {
-    if (regular.size() != 1) {
-      std::string list;
-      for (const auto& c : regular) list += (list.empty() ? "" : " ") + c;
-      return BadRequestError("a container name must be specified for pod " + name + ", choose one of: [" + list + "]");
-    }
-    container = regular[0];
-  }
-  if (std::find(regular.begin(), regular.end(), container) == regular.end() &&
-      std::find(init.begin(), init.end(), container) == init.end()) {
-    return BadRequestError("container " + container + " is not valid for pod " + name);
-  }
+  BERTH_ASSIGN_OR_RETURN(const std::string container, ContainerOf(*pod, name, options.container));
   std::string dir = options_.data_dir + "/pods/" + ns + "_" + name + "_" + api::Uid(*pod);
   int run = LatestRun(dir, container);
   if (options.previous) {
@@ -1323,6 +1332,24 @@ StatusOr<client::PodLogChunk> NodeAgent::ReadPodLogChunk(const std::string& ns, 
                            "\" is waiting to start: ContainerCreating");
   }
   return ReadRunLog(dir, api::Uid(*pod), container, run, options, nullptr, max_bytes);
+}
+
+StatusOr<std::unique_ptr<client::ExecProcess>> NodeAgent::StartExec(const std::string& ns, const std::string& name,
+                                                                    const client::ExecOptions& options) {
+  client::ObjectPtr pod = informer_ ? informer_->GetIndexer().Get(ns, name) : nullptr;
+  if (!pod) return NotFoundError("pods \"" + name + "\" not found");
+  BERTH_ASSIGN_OR_RETURN(const std::string container, ContainerOf(*pod, name, options.container));
+  // The kubelet's findContainer: only a running container can be exec'd into.
+  const std::string not_found = "container not found (\"" + container + "\")";
+  const std::string dir = options_.data_dir + "/pods/" + ns + "_" + name + "_" + api::Uid(*pod);
+  const int run = LatestRun(dir, container);
+  if (run < 0) return InternalError(not_found);
+  const std::string run_dir = shim::RunDir(dir, container, run);
+  if (std::filesystem::exists(run_dir + "/" + shim::kExitFile)) return InternalError(not_found);
+  StatusOr<shim::LaunchRecord> launch = shim::ReadLaunchRecord(run_dir);
+  if (!launch.ok()) return InternalError(not_found);
+  if (options.validate_only) return std::unique_ptr<client::ExecProcess>();
+  return StartExecProcess(ExecLaunchFor(*launch, options.command, options.stdin, options.tty));
 }
 
 }  // namespace berth::agent

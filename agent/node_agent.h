@@ -176,6 +176,7 @@
 #include "agent/service_account_token.h"
 #include "agent/shim/container_log.h"
 #include "client/client.h"
+#include "client/container_exec.h"
 #include "client/informer.h"
 #include "client/log_source.h"
 #include "core/clock.h"
@@ -252,7 +253,7 @@ inline constexpr char kNodeShutdownMessage[] = "Pod was terminated in response t
 inline constexpr char kDeadlineExceededReason[] = "DeadlineExceeded";
 inline constexpr char kDeadlineExceededMessage[] = "Pod was active on the node longer than the specified deadline";
 
-class NodeAgent final : public client::PodLogSource {
+class NodeAgent final : public client::PodLogSource, public client::ContainerExecutor {
  public:
   NodeAgent(client::Client& client, Clock& clock, NodeAgentOptions options);
   ~NodeAgent() override;  // Stop()
@@ -281,6 +282,12 @@ class NodeAgent final : public client::PodLogSource {
   StatusOr<client::PodLogChunk> ReadPodLogChunk(const std::string& ns, const std::string& name,
                                                 const client::PodLogOptions& options, const client::PodLogCursor* from,
                                                 size_t max_bytes) override;
+
+  // `kubectl exec`: the command in the environment of the container's
+  // current run (agent/exec.h), when that run is running: launched and not
+  // ended (no exit.json). Errors as client/container_exec.h lists.
+  StatusOr<std::unique_ptr<client::ExecProcess>> StartExec(const std::string& ns, const std::string& name,
+                                                           const client::ExecOptions& options) override;
 
  private:
   struct PodWorker;

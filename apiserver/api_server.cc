@@ -25,6 +25,7 @@
 #include "apiserver/node_authorization.h"
 #include "apiserver/object_ops.h"
 #include "apiserver/openapi.h"
+#include "apiserver/pod_exec.h"
 #include "apiserver/pod_log.h"
 #include "apiserver/protobuf_codec.h"
 #include "apiserver/request_info.h"
@@ -234,6 +235,7 @@ class ApiServer::Impl {
   const ApiServerOptions& options() const { return options_; }
   GarbageCollector& gc() { return gc_; }
   PodLogServer& logs() { return logs_; }
+  PodExecServer& exec() { return exec_; }
 
   // The housekeeping thread: every store::kExpirySweepInterval it removes
   // expired objects (Store::RemoveExpired, when options.remove_expired_objects),
@@ -352,6 +354,7 @@ class ApiServer::Impl {
   std::unique_ptr<const rbac::Authorizer> authorizer_;  // null: every request allowed
   PodLogServer logs_;
   ServiceAccountTokens sa_tokens_;
+  PodExecServer exec_{store_};
   std::mutex housekeeping_mu_;
   std::condition_variable housekeeping_cv_;
   bool housekeeping_stop_ = false;
@@ -395,6 +398,13 @@ const ApiService* ApiServer::Impl::ServiceFor(const RequestInfo& info) const {
   }
   return nullptr;
 }
+namespace {
+// The pod subresources served beside status: log, and the connect ones
+// (exec; attach and portforward answer that they are not served yet).
+bool IsPodConnectSubresource(const std::string& subresource) {
+  return subresource == "log" || subresource == "exec" || subresource == "attach" || subresource == "portforward";
+}
+}  // namespace
 
 const api::ResourceDefinition* ApiServer::Impl::ServedDefinition(const RequestInfo& info) const {
   const ServedGroupVersion* gv = discovery_.Find(info.api_group, info.api_version);
@@ -423,7 +433,7 @@ RouteMatch ApiServer::Impl::MatchedRoute(const HttpRequest& req, const RequestIn
       const api::DefinitionVersion* v = def->FindVersion(info->api_version);
       m.subresource = info->subresource.empty() ||
                       (info->subresource == "status" && v != nullptr && v->status_subresource) ||
-                      (info->subresource == "log" && def->group.empty() && def->names.plural == "pods") ||
+                      (def->group.empty() && def->names.plural == "pods" && IsPodConnectSubresource(info->subresource)) ||
                       (info->subresource == "token" && def->group.empty() && def->names.plural == "serviceaccounts" &&
                        sa_tokens_.enabled());
     }
@@ -454,6 +464,17 @@ HandlerResult ApiServer::Impl::Route(const HttpRequest& req, std::optional<Reque
   if (const std::optional<std::string> node = NodeNameOf(*user)) decision = AuthorizeNode(*node, attributes, store_);
   if (!decision.allowed) decision = Authorize(authorizer_.get(), attributes);
   if (!decision.allowed) return ForbiddenResponse(attributes, decision.reason);
+  if (attributes.verb == "get" && attributes.resource == "pods" && attributes.api_group.empty() &&
+      (attributes.subresource == "exec" || attributes.subresource == "attach" ||
+       attributes.subresource == "portforward")) {
+    // The WebSocket upgrade (a GET) also needs `create`, as kube-apiserver
+    // 1.35 requires with AuthorizePodWebsocketUpgradeCreatePermission
+    // (kubernetes/kubernetes#134577): `get` alone must not run commands.
+    rbac::RequestAttributes create = attributes;
+    create.verb = "create";
+    decision = Authorize(authorizer_.get(), create);
+    if (!decision.allowed) return ForbiddenResponse(create, decision.reason);
+  }
   if (extra != nullptr) return extra->second(req);
   if (IsAccessReview(info)) return AccessReview(req, info, *user);
   if (!info.is_resource_request) return HandleNonResource(req, info);
@@ -682,6 +703,18 @@ HandlerResult ApiServer::Impl::HandleResourceOf(const HttpRequest& req, RequestI
       return StatusResponse(issued.status(), DetailsFor(issued.status(), r.gr, "TokenRequest", info.name));
     }
     return JsonResponse(201, *issued);
+  }
+  if (def->group.empty() && def->names.plural == "pods" && info.subresource == "exec" && !info.name.empty()) {
+    if (info.verb != "get" && info.verb != "create") {
+      return StatusResponse(MethodNotAllowedError("the server does not allow this method on the requested resource"));
+    }
+    return exec_.Serve(req, info.namespace_, info.name, info.query);
+  }
+  if (def->group.empty() && def->names.plural == "pods" && !info.name.empty() &&
+      (info.subresource == "attach" || info.subresource == "portforward")) {
+    return StatusResponse(
+        BadRequestError("berth does not serve pods/" + info.subresource +
+                        " yet: use kubectl logs -f for a container's output and kubectl exec to run a command in it"));
   }
   if (!info.subresource.empty()) {
     const api::DefinitionVersion* v = def->FindVersion(r.version);
@@ -1332,7 +1365,8 @@ HttpServerStats ApiServer::TransportStats() const { return impl_->http_->Stats()
 void ApiServer::Stop() {
   impl_->logs().Stop();
   impl_->pump().Stop();
-  impl_->http_->Stop();
+  impl_->http_->Stop();  // ends every WebSocket: the exec sessions end with their clients
+  impl_->exec().Stop();
   impl_->gc().Stop();
   impl_->StopHousekeeping();
 }
@@ -1344,6 +1378,14 @@ void ApiServer::RegisterPodLogSource(const std::string& node_name, client::PodLo
 }
 
 void ApiServer::UnregisterPodLogSource(const std::string& node_name) { impl_->logs().UnregisterSource(node_name); }
+
+void ApiServer::RegisterContainerExecutor(const std::string& node_name, client::ContainerExecutor* executor) {
+  impl_->exec().RegisterExecutor(node_name, executor);
+}
+
+void ApiServer::UnregisterContainerExecutor(const std::string& node_name) {
+  impl_->exec().UnregisterExecutor(node_name);
+}
 
 void ApiServer::RegisterNonResourceHandler(std::string path_prefix, NonResourceHandler handler) {
   while (path_prefix.size() > 1 && path_prefix.back() == '/') path_prefix.pop_back();

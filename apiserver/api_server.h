@@ -69,6 +69,8 @@
 // send; protobuf_codec.h). Responses are always JSON, which kubectl accepts
 // when it asked for protobuf.
 //
+//   GET|POST pods/{name}/exec      a command in the pod's container over
+//                                  WebSocket (pod_exec.h)
 //   GET    pods/{name}/log         from the node agent's PodLogSource of the
 //                                  pod's node (pod_log.h), follow included
 //   any    /apis/{g}/{v}/...       of a group in options.api_services: by its
@@ -95,6 +97,7 @@
 #include "apiserver/http_server.h"
 #include "apiserver/request_info.h"
 #include "apiserver/service_account_token.h"
+#include "client/container_exec.h"
 #include "client/log_source.h"
 #include "core/clock.h"
 #include "store/store.h"
@@ -177,6 +180,10 @@ class ApiServer {
   // (apiserver/pod_log.h); the source must stay alive until unregistered.
   void RegisterPodLogSource(const std::string& node_name, client::PodLogSource* source);
   void UnregisterPodLogSource(const std::string& node_name);
+  // Serves pods/{name}/exec of pods bound to `node_name` with `executor`
+  // (apiserver/pod_exec.h); it must stay alive until unregistered.
+  void RegisterContainerExecutor(const std::string& node_name, client::ContainerExecutor* executor);
+  void UnregisterContainerExecutor(const std::string& node_name);
 
   // Serves every request whose path is `path_prefix` or lies under it
   // (whole segments: "/metrics" matches "/metrics" and "/metrics/x", not

@@ -369,5 +369,33 @@ TEST(ApiServiceTest, AuthorizedAsResourcesThenServedByTheHandlerAndListedLast) {
   EXPECT_EQ(as("admin", "/apis/example.io/v2/namespaces/team-a/widgets/w/sub").status, 404);
 }
 
+// pods/exec: the WebSocket GET needs `get` and `create` (kube-apiserver 1.35's
+// AuthorizePodWebsocketUpgradeCreatePermission), the SPDY POST `create`.
+TEST_F(AuthorizationTest, ExecOverTheWebSocketGetAlsoNeedsCreate) {
+  ASSERT_EQ(As("admin", "POST", "/apis/rbac.authorization.k8s.io/v1/namespaces/team-a/roles", R"({
+    "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": "exec-get"},
+    "rules": [{"apiGroups": [""], "resources": ["pods/exec"], "verbs": ["get"]}]})")
+                .status,
+            201);
+  ASSERT_EQ(As("admin", "POST", "/apis/rbac.authorization.k8s.io/v1/namespaces/team-a/rolebindings", R"({
+    "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": {"name": "exec-get"},
+    "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "exec-get"},
+    "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "team-a"}]})")
+                .status,
+            201);
+  const std::string exec = "/api/v1/namespaces/team-a/pods/p/exec?command=true&stdout=true";
+  HttpResponse get = As("alice", "GET", exec, "", {{"Upgrade", "websocket"}, {"Connection", "Upgrade"}});
+  EXPECT_EQ(get.status, 403);
+  EXPECT_EQ(Body(get)["message"],
+            "pods \"p\" is forbidden: User \"alice\" cannot create resource \"pods/exec\" in API group \"\" in the "
+            "namespace \"team-a\"");
+  // The admin gets past authorization: the pod does not exist.
+  HttpResponse admin = As("admin", "GET", exec, "", {{"Upgrade", "websocket"}, {"Connection", "Upgrade"}});
+  EXPECT_EQ(admin.status, 404);
+  EXPECT_EQ(Body(admin)["message"], "pods \"p\" not found");
+  EXPECT_EQ(As("admin", "POST", "/api/v1/namespaces/team-a/pods/p/attach?stdout=true").status, 400);
+  EXPECT_EQ(As("admin", "GET", "/api/v1/namespaces/team-a/pods/p/exec?stdout=true").status, 400);  // no command
+}
+
 }  // namespace
 }  // namespace berth::apiserver

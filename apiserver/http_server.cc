@@ -1,8 +1,7 @@
 #include "apiserver/http_server.h"
 
-#include <sys/socket.h>
-
 #include <cerrno>
+#include <sys/socket.h>
 
 // GCC 12 + Boost 1.74: awaitable.hpp uses std::exchange without including <utility>.
 // clang-format off
@@ -22,9 +21,12 @@
 #include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
+#include <boost/beast/core/buffers_to_string.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
+#include <boost/beast/websocket.hpp>
+#include <boost/beast/websocket/ssl.hpp>
 #include <condition_variable>
 #include <deque>
 #include <map>
@@ -60,7 +62,23 @@ std::string_view HttpRequest::Header(std::string_view name) const {
   return {};
 }
 
+bool IsWebSocketUpgrade(const HttpRequest& req) {
+  if (!EqualsIgnoringCase(req.Header("Upgrade"), "websocket")) return false;
+  std::string_view connection = req.Header("Connection");
+  while (!connection.empty()) {
+    const size_t comma = connection.find(',');
+    std::string_view token = connection.substr(0, comma);
+    connection = comma == std::string_view::npos ? std::string_view() : connection.substr(comma + 1);
+    while (!token.empty() && (token.front() == ' ' || token.front() == '\t')) token.remove_prefix(1);
+    while (!token.empty() && (token.back() == ' ' || token.back() == '\t')) token.remove_suffix(1);
+    if (EqualsIgnoringCase(token, "upgrade")) return true;
+  }
+  return false;
+}
+
 namespace {
+
+namespace websocket = beast::websocket;
 
 auto Redirect(ErrorCode& ec) { return net::redirect_error(net::use_awaitable, ec); }
 
@@ -216,6 +234,71 @@ class StreamState final : public ResponseStreamBase, public std::enable_shared_f
   bool aborted_ = false;           // guarded by mu()
 };
 
+// The shared state of one WebSocket session: messages queued from any thread
+// and written by the connection's writer coroutine on its strand, and the
+// reader's pause.
+class WebSocketState final : public WebSocketSession, public std::enable_shared_from_this<WebSocketState> {
+ public:
+  explicit WebSocketState(Strand strand) : strand_(strand), signal_(strand), resume_(strand) {
+    signal_.expires_at(net::steady_timer::time_point::max());
+    resume_.expires_at(net::steady_timer::time_point::max());
+  }
+
+  bool Write(std::string message) override {
+    {
+      std::lock_guard<std::mutex> lock(mu());
+      if (done_locked()) return false;
+      queued_bytes_ += message.size();
+      queue_.push_back(std::move(message));
+    }
+    Wake();
+    return true;
+  }
+  void Close() override { Finish(); }
+  std::size_t queued_bytes() const override {
+    std::lock_guard<std::mutex> lock(mu());
+    return queued_bytes_;
+  }
+  void ResumeReading() override {
+    net::post(strand_, [self = shared_from_this()] {
+      self->paused_ = false;
+      self->resume_.cancel();
+    });
+  }
+
+  // Ends the session: the writer sends what is queued and the close frame.
+  void Finish() {
+    End([this] {
+      Wake();
+      net::post(strand_, [self = shared_from_this()] { self->resume_.cancel(); });
+    });
+  }
+  std::deque<std::string> Drain(bool* done) {
+    std::lock_guard<std::mutex> lock(mu());
+    *done = done_locked();
+    return std::exchange(queue_, {});
+  }
+  void Written(size_t n) {
+    std::lock_guard<std::mutex> lock(mu());
+    queued_bytes_ -= std::min(queued_bytes_, n);
+  }
+  net::steady_timer& signal() { return signal_; }
+  // On the strand: the reader waits here while paused.
+  net::steady_timer& resume() { return resume_; }
+  bool paused_ = false;  // on the strand
+
+ private:
+  void Wake() {
+    net::post(strand_, [self = shared_from_this()] { self->signal_.cancel(); });
+  }
+
+  Strand strand_;
+  net::steady_timer signal_;
+  net::steady_timer resume_;
+  std::deque<std::string> queue_;  // guarded by mu()
+  size_t queued_bytes_ = 0;        // guarded by mu()
+};
+
 // The head of a 503 for a connection over the cap: written without waiting,
 // before the socket is closed.
 std::string RefusalResponse(size_t max_connections) {
@@ -344,7 +427,9 @@ class HttpServer::Impl::Connection final : public ConnectionBase,
 
   void BeginStop() override {
     stopping_ = true;
-    if (stream_) {
+    if (websocket_) {
+      websocket_->Finish();
+    } else if (stream_) {
       stream_->Finish();
     } else if (!busy_) {
       ErrorCode ec;
@@ -355,6 +440,7 @@ class HttpServer::Impl::Connection final : public ConnectionBase,
     ErrorCode ec;
     sock().close(ec);
     if (stream_) stream_->Finish();
+    if (websocket_) websocket_->Finish();
   }
   // Runs on the strand: closes the socket, failing whatever waits on it.
   void CloseSocket() {
@@ -389,6 +475,8 @@ class HttpServer::Impl::Connection final : public ConnectionBase,
   net::awaitable<bool> Handshake(std::optional<ClientCertificate>* client_certificate);
   net::awaitable<bool> WriteResponse(HttpResponse response, unsigned version, bool keep_alive);
   net::awaitable<void> WriteStream(StreamingResponse response, unsigned version);
+  net::awaitable<void> ServeWebSocket(const http::request<http::string_body>& request, WebSocketUpgrade upgrade);
+  net::awaitable<void> WriteWebSocket(websocket::stream<Stream&>& ws, std::shared_ptr<WebSocketState> state);
   net::awaitable<void> Linger();
   // Closes the socket (counted as a timeout) unless Disarm() is called
   // within `timeout`. One deadline at a time; on the strand.
@@ -431,6 +519,7 @@ class HttpServer::Impl::Connection final : public ConnectionBase,
   bool stopping_ = false;
   bool busy_ = false;
   std::shared_ptr<StreamState> stream_;
+  std::shared_ptr<WebSocketState> websocket_;
 };
 
 template <typename Stream>
@@ -567,6 +656,10 @@ net::awaitable<void> HttpServer::Impl::Connection<Stream>::Run() {
       bool ok = co_await WriteResponse(std::move(*response), version, keep_alive && !stopping_);
       busy_ = false;
       if (!ok || !keep_alive) break;
+    } else if (auto* upgrade = std::get_if<WebSocketUpgrade>(&result)) {
+      co_await ServeWebSocket(msg, std::move(*upgrade));
+      busy_ = false;
+      break;  // the connection was the WebSocket's
     } else {
       co_await WriteStream(std::move(std::get<StreamingResponse>(result)), version);
       busy_ = false;
@@ -677,6 +770,90 @@ net::awaitable<void> HttpServer::Impl::Connection<Stream>::WriteStream(Streaming
     Disarm();
   }
   stream_.reset();
+}
+
+template <typename Stream>
+net::awaitable<void> HttpServer::Impl::Connection<Stream>::ServeWebSocket(
+    const http::request<http::string_body>& request, WebSocketUpgrade upgrade) {
+  websocket::stream<Stream&> ws(transport_);
+  ws.set_option(websocket::stream_base::decorator([&upgrade](websocket::response_type& res) {
+    res.set(http::field::cache_control, "no-cache, private");
+    if (!upgrade.protocol.empty()) res.set(http::field::sec_websocket_protocol, upgrade.protocol);
+    for (const auto& [k, v] : upgrade.headers) res.insert(k, v);
+  }));
+  // The opening and closing handshakes are bounded by write_timeout; an idle
+  // session is the handler's to end (the client's pings keep it alive).
+  websocket::stream_base::timeout timeouts{};
+  timeouts.handshake_timeout = server_->options_.write_timeout;
+  timeouts.idle_timeout = websocket::stream_base::none();
+  timeouts.keep_alive_pings = false;
+  ws.set_option(timeouts);
+  ws.read_message_max(upgrade.max_message_bytes);
+  ws.binary(true);
+  ErrorCode ec;
+  co_await ws.async_accept(request, Redirect(ec));
+  if (ec) co_return;
+
+  auto state = std::make_shared<WebSocketState>(strand_);
+  websocket_ = state;
+  if (stopping_) state->Finish();
+  WebSocketReceiver receiver = upgrade.start ? upgrade.start(state) : WebSocketReceiver();
+  // The writer runs beside the reader; `writer_done` wakes this coroutine
+  // when it has ended, so `ws` outlives it.
+  bool writer_running = true;
+  net::steady_timer writer_done(strand_);
+  writer_done.expires_at(net::steady_timer::time_point::max());
+  net::co_spawn(strand_, WriteWebSocket(ws, state), [&writer_running, &writer_done](std::exception_ptr) {
+    writer_running = false;
+    writer_done.cancel();
+  });
+  beast::flat_buffer buffer;
+  for (;;) {
+    co_await ws.async_read(buffer, Redirect(ec));
+    if (ec) break;
+    std::string message = beast::buffers_to_string(buffer.data());
+    buffer.consume(buffer.size());
+    if (receiver && !receiver(std::move(message))) {
+      state->paused_ = true;
+      while (state->paused_ && !state->Done()) {
+        state->resume().expires_at(net::steady_timer::time_point::max());
+        co_await state->resume().async_wait(Redirect(ec));
+      }
+      ec = {};
+    }
+  }
+  state->Finish();
+  while (writer_running) {
+    ErrorCode ignored;
+    co_await writer_done.async_wait(Redirect(ignored));
+  }
+  websocket_.reset();
+}
+
+template <typename Stream>
+net::awaitable<void> HttpServer::Impl::Connection<Stream>::WriteWebSocket(websocket::stream<Stream&>& ws,
+                                                                          std::shared_ptr<WebSocketState> state) {
+  ErrorCode ec;
+  for (;;) {
+    bool done = false;
+    auto messages = state->Drain(&done);
+    for (std::string& m : messages) {
+      Arm(server_->options_.write_timeout);
+      co_await ws.async_write(net::buffer(m), Redirect(ec));
+      Disarm();
+      state->Written(m.size());
+      if (ec) {
+        state->Finish();
+        co_return;
+      }
+    }
+    if (messages.empty()) {
+      if (done) break;
+      state->signal().expires_at(net::steady_timer::time_point::max());
+      co_await state->signal().async_wait(Redirect(ec));
+    }
+  }
+  if (ws.is_open()) co_await ws.async_close(websocket::close_code::normal, Redirect(ec));
 }
 
 Status HttpServer::Impl::SetUpTls() {

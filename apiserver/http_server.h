@@ -9,6 +9,9 @@
 //     Transfer-Encoding: chunked, one chunk per ResponseStream::Write, flushed
 //     at once. This is how watches (newline-delimited JSON events) and
 //     followed logs are served, as kube-apiserver serves them.
+//   - a WebSocket (WebSocketUpgrade, RFC 6455 through Beast): "101 Switching
+//     Protocols" with the subprotocol the handler chose, then binary messages
+//     both ways until either side closes; how `kubectl exec` is served.
 //
 // Transport: plain TCP, or TLS when HttpServerOptions::tls is set (OpenSSL
 // through Boost.Asio's ssl; one code path, the connection is a template over
@@ -225,7 +228,55 @@ struct StreamingResponse {
   std::function<void(std::shared_ptr<ResponseStream>)> start;
 };
 
-using HandlerResult = std::variant<HttpResponse, StreamingResponse>;
+// The server's end of a WebSocket connection (RFC 6455) after an upgrade:
+// binary messages both ways. Write(message) queues one binary message (false
+// once the session has ended); Close() sends what is queued, then a normal
+// close frame, and ends the session; Done/OnDone as for a stream (the client
+// closed or broke the connection, the server is stopping, a write timed out).
+// Messages are received by the WebSocketReceiver the upgrade's start returned.
+class WebSocketSession : public ResponseStreamBase {
+ public:
+  // Bytes queued by Write and not yet written to the client (a producer with
+  // more to send waits while this is above its bound).
+  virtual std::size_t queued_bytes() const = 0;
+  // Resumes reading after the receiver returned false.
+  virtual void ResumeReading() = 0;
+};
+
+// Called on an I/O thread with each message the client sends (binary or
+// text), in order; it must not block. Returning false pauses reading
+// (backpressure: the connection reads nothing more, control frames
+// included) until WebSocketSession::ResumeReading.
+using WebSocketReceiver = std::function<bool(std::string message)>;
+
+// Bytes one received WebSocket message may hold; a larger one ends the
+// connection (close code 1009, message too big). Upstream: kube-apiserver's
+// and the kubelet's WebSocket servers (golang.org/x/net/websocket in
+// wsstream/conn.go) set no limit; client-go writes stdin in messages of its
+// 32 KiB copy buffer and resize events of a few bytes. berth's bound, 1 MiB,
+// is 32 times that.
+inline constexpr std::size_t kMaxWebSocketMessageBytes = 1 << 20;
+
+// Answer the request by upgrading the connection to a WebSocket:
+// "101 Switching Protocols" with Sec-WebSocket-Protocol: `protocol` (when
+// not empty), then `start`. The handler must have checked that the request
+// is a WebSocket upgrade (IsWebSocketUpgrade) and decided everything else:
+// errors are ordinary HttpResponses. After the upgrade the connection serves
+// nothing else.
+struct WebSocketUpgrade {
+  int status = 101;
+  std::string protocol;
+  HttpHeaders headers;  // extra headers of the 101 response
+  std::size_t max_message_bytes = kMaxWebSocketMessageBytes;
+  // Called once after the handshake; must not block. Returns the receiver.
+  std::function<WebSocketReceiver(std::shared_ptr<WebSocketSession>)> start;
+};
+
+// Whether `req` asks for a WebSocket upgrade: "Upgrade: websocket" and a
+// Connection header naming "upgrade" (case-insensitive, RFC 6455 4.2.1).
+bool IsWebSocketUpgrade(const HttpRequest& req);
+
+using HandlerResult = std::variant<HttpResponse, StreamingResponse, WebSocketUpgrade>;
 using HttpHandler = std::function<HandlerResult(const HttpRequest&)>;
 
 // A new connection beyond this many open ones is answered 503 ServiceUnavailable

@@ -135,9 +135,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   HandlerResult result = fixture->server->Handle(req);
   if (auto* r = std::get_if<HttpResponse>(&result)) {
     Check(req, *r);
-  } else {
-    auto& sr = std::get<StreamingResponse>(result);
-    if (sr.start) sr.start(std::make_shared<ClosedStream>());
+  } else if (auto* sr = std::get_if<StreamingResponse>(&result)) {
+    if (sr->start) sr->start(std::make_shared<ClosedStream>());
   }
   return 0;
 }

@@ -52,49 +52,6 @@ bool IsExecutableFile(const std::string& path) {
   return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(path.c_str(), X_OK) == 0;
 }
 
-// Resolves argv[0] as runc does (a name without "/" through the container's
-// PATH, else relative to the working directory); on failure returns the
-// start-error message.
-std::string ResolveBinary(const LaunchRecord& launch, std::string* path) {
-  const std::string& arg0 = launch.argv[0];
-  const std::string prefix = "unable to start container process: exec: \"" + arg0 + "\": ";
-  if (arg0.find('/') != std::string::npos) {
-    *path = arg0[0] == '/' ? arg0 : launch.working_dir + "/" + arg0;
-    struct stat st;
-    if (stat(path->c_str(), &st) != 0) return prefix + "stat " + arg0 + ": " + GoErrno(errno);
-    if (!S_ISREG(st.st_mode) || access(path->c_str(), X_OK) != 0) return prefix + "permission denied";
-    return "";
-  }
-  std::string search = EnvValue(launch.env, "PATH");
-  if (search.empty()) search = std::string(kDefaultPath);
-  std::istringstream dirs(search);
-  std::string dir;
-  while (std::getline(dirs, dir, ':')) {
-    if (dir.empty()) dir = ".";
-    std::string candidate = (dir[0] == '/' ? dir : launch.working_dir + "/" + dir) + "/" + arg0;
-    if (IsExecutableFile(candidate)) {
-      *path = candidate;
-      return "";
-    }
-  }
-  return prefix + "executable file not found in $PATH";
-}
-
-// What the supervisor checks before forking; "" when the run can start.
-std::string CheckLaunch(const LaunchRecord& launch, std::string* binary) {
-  if (launch.argv.empty()) {
-    return "container \"" + launch.container +
-           "\" has no command: berth runs processes, not images, so command is required";
-  }
-  struct stat st;
-  int cwd_errno = stat(launch.working_dir.c_str(), &st) != 0 ? errno : !S_ISDIR(st.st_mode) ? ENOTDIR : 0;
-  if (cwd_errno != 0) {
-    return "unable to start container process: chdir to cwd (\"" + launch.working_dir +
-           "\") set in config.json failed: " + GoErrno(cwd_errno);
-  }
-  return ResolveBinary(launch, binary);
-}
-
 void SignalReady(int& ready_fd) {
   if (ready_fd < 0) return;
   (void)!write(ready_fd, "R", 1);
@@ -404,6 +361,49 @@ int Supervisor::Run(int ready_fd) {
 }
 
 }  // namespace
+
+// Resolves argv[0] as runc does (a name without "/" through the container's
+// PATH, else relative to the working directory); on failure returns the
+// start-error message.
+static std::string ResolveBinary(const LaunchRecord& launch, std::string* path) {
+  const std::string& arg0 = launch.argv[0];
+  const std::string prefix = "unable to start container process: exec: \"" + arg0 + "\": ";
+  if (arg0.find('/') != std::string::npos) {
+    *path = arg0[0] == '/' ? arg0 : launch.working_dir + "/" + arg0;
+    struct stat st;
+    if (stat(path->c_str(), &st) != 0) return prefix + "stat " + arg0 + ": " + GoErrno(errno);
+    if (!S_ISREG(st.st_mode) || access(path->c_str(), X_OK) != 0) return prefix + "permission denied";
+    return "";
+  }
+  std::string search = EnvValue(launch.env, "PATH");
+  if (search.empty()) search = std::string(kDefaultPath);
+  std::istringstream dirs(search);
+  std::string dir;
+  while (std::getline(dirs, dir, ':')) {
+    if (dir.empty()) dir = ".";
+    std::string candidate = (dir[0] == '/' ? dir : launch.working_dir + "/" + dir) + "/" + arg0;
+    if (IsExecutableFile(candidate)) {
+      *path = candidate;
+      return "";
+    }
+  }
+  return prefix + "executable file not found in $PATH";
+}
+
+// What the supervisor checks before forking; "" when the run can start.
+std::string CheckLaunch(const LaunchRecord& launch, std::string* binary) {
+  if (launch.argv.empty()) {
+    return "container \"" + launch.container +
+           "\" has no command: berth runs processes, not images, so command is required";
+  }
+  struct stat st;
+  int cwd_errno = stat(launch.working_dir.c_str(), &st) != 0 ? errno : !S_ISDIR(st.st_mode) ? ENOTDIR : 0;
+  if (cwd_errno != 0) {
+    return "unable to start container process: chdir to cwd (\"" + launch.working_dir +
+           "\") set in config.json failed: " + GoErrno(cwd_errno);
+  }
+  return ResolveBinary(launch, binary);
+}
 
 int RunShim(const std::string& run_dir, int ready_fd) {
   for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGPIPE}) signal(sig, SIG_IGN);

@@ -44,6 +44,8 @@
 #include <string>
 #include <string_view>
 
+#include "agent/shim/run_record.h"
+
 namespace berth::agent::shim {
 
 // Runs the supervisor for the run in `run_dir` (launch.json must exist).
@@ -55,6 +57,15 @@ int RunShim(const std::string& run_dir, int ready_fd);
 // The PATH a container gets when its env sets none, and where the supervisor
 // looks up a command name when the container's PATH is empty (runc's default).
 inline constexpr std::string_view kDefaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+// What is checked before a container's (or an exec'd) command is started:
+// a command, a working directory that is a directory, argv[0] resolved as runc
+// does (a name without "/" through the PATH of launch.env, kDefaultPath when
+// that is empty; else relative to the working directory) into *binary.
+// Returns "" when it can start, else runc's start-error text, e.g.
+// `unable to start container process: exec: "x": executable file not found in
+// $PATH`.
+std::string CheckLaunch(const LaunchRecord& launch, std::string* binary);
 
 // The file descriptor the spawner passes the readiness pipe on.
 inline constexpr int kReadyFd = 3;

@@ -601,6 +601,7 @@ int RunServer(const ServerFlags& flags) {
       return 1;
     }
     server.RegisterPodLogSource(agent->node_name(), agent.get());
+    server.RegisterContainerExecutor(agent->node_name(), agent.get());
     agents.push_back(std::move(agent));
   }
   log->info("{} controllers, {} embedded node(s)", flags.controllers ? "running" : "not running", agents.size());
@@ -619,7 +620,10 @@ int RunServer(const ServerFlags& flags) {
   std::vector<berth::agent::NodeAgent*> to_stop;
   for (auto& agent : agents) to_stop.push_back(agent.get());
   StopAgents(to_stop, flags.shutdown_grace_period);
-  for (auto& agent : agents) server.UnregisterPodLogSource(agent->node_name());
+  for (auto& agent : agents) {
+    server.UnregisterPodLogSource(agent->node_name());
+    server.UnregisterContainerExecutor(agent->node_name());
+  }
   agents.clear();
   server.Stop();
   store.reset();  // closes the database

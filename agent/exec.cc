@@ -1,0 +1,269 @@
+#include "agent/exec.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <linux/close_range.h>
+#include <mutex>
+#include <optional>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "agent/shim/shim.h"
+
+namespace berth::agent {
+namespace {
+
+void CloseFd(int& fd) {
+  if (fd >= 0) close(fd);
+  fd = -1;
+}
+
+void SetNonBlocking(int fd) {
+  if (fd >= 0) fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+}
+
+int ExitCodeOf(int status) {
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return 255;
+}
+
+class LocalExecProcess final : public client::ExecProcess {
+ public:
+  LocalExecProcess(pid_t pid, bool tty, int in, int out, int err)
+      : pid_(pid), tty_(tty), in_(in), out_(out), err_(err) {}
+  ~LocalExecProcess() override {
+    Kill();
+    Wait();
+    CloseFd(in_);
+    CloseFd(out_);
+    CloseFd(err_);
+  }
+
+  int stdin_fd() const override { return tty_ ? out_ : in_; }
+  int stdout_fd() const override { return out_; }
+  int stderr_fd() const override { return err_; }
+
+  void CloseStdin() override {
+    if (tty_) {
+      // The terminal's end-of-file character (^D unless the process changed it).
+      struct termios t;
+      char eof = 4;
+      if (tcgetattr(out_, &t) == 0 && t.c_cc[VEOF] != _POSIX_VDISABLE) eof = static_cast<char>(t.c_cc[VEOF]);
+      (void)!write(out_, &eof, 1);
+    } else {
+      CloseFd(in_);
+    }
+  }
+
+  void Resize(uint16_t width, uint16_t height) override {
+    if (!tty_) return;
+    struct winsize ws {};
+    ws.ws_col = width;
+    ws.ws_row = height;
+    ioctl(out_, TIOCSWINSZ, &ws);
+  }
+
+  int Wait() override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (exit_) return *exit_;
+    }
+    siginfo_t info{};
+    while (waitid(P_PID, pid_, &info, WEXITED | WNOWAIT) != 0 && errno == EINTR) {
+    }
+    return Reap(0).value_or(255);
+  }
+
+  std::optional<int> TryWait() override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (exit_) return exit_;
+    }
+    siginfo_t info{};
+    info.si_pid = 0;
+    if (waitid(P_PID, pid_, &info, WEXITED | WNOWAIT | WNOHANG) != 0 || info.si_pid == 0) return std::nullopt;
+    return Reap(0);
+  }
+
+  void Kill() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    // Until the leader is reaped its pid (the group's id) cannot be reused.
+    if (!exit_) kill(-pid_, SIGKILL);
+  }
+
+ private:
+  // The leader has exited (not reaped yet): the rest of its group is killed
+  // while the group id is still held, then the leader is reaped.
+  std::optional<int> Reap(int flags) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (exit_) return exit_;
+    kill(-pid_, SIGKILL);
+    int status = 0;
+    pid_t r;
+    while ((r = waitpid(pid_, &status, flags)) < 0 && errno == EINTR) {
+    }
+    if (r != pid_) return std::nullopt;
+    exit_ = ExitCodeOf(status);
+    return exit_;
+  }
+
+  const pid_t pid_;
+  const bool tty_;
+  int in_, out_, err_;
+  std::mutex mu_;
+  std::optional<int> exit_;  // guarded by mu_
+};
+
+std::string Errno(const std::string& what, int err) { return what + ": " + std::strerror(err); }
+
+}  // namespace
+
+ExecLaunch ExecLaunchFor(const shim::LaunchRecord& launch, std::vector<std::string> command, bool stdin, bool tty) {
+  ExecLaunch l;
+  l.argv = std::move(command);
+  l.env = launch.env;
+  l.working_dir = launch.working_dir;
+  l.cgroup_dir = launch.cgroup_dir;
+  l.stdin = stdin;
+  l.tty = tty;
+  return l;
+}
+
+StatusOr<std::unique_ptr<client::ExecProcess>> StartExecProcess(const ExecLaunch& launch) {
+  shim::LaunchRecord record;
+  record.container = "exec";
+  record.argv = launch.argv;
+  record.env = launch.env;
+  record.working_dir = launch.working_dir;
+  std::string binary;
+  if (launch.argv.empty()) return BadRequestError("you must specify at least 1 command");
+  if (std::string err = shim::CheckLaunch(record, &binary); !err.empty()) return InternalError(err);
+
+  // Everything the child needs is built before fork: it may only make
+  // async-signal-safe calls.
+  std::vector<char*> argv, envp;
+  for (const std::string& a : launch.argv) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  for (const std::string& e : launch.env) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
+  const char* cwd = launch.working_dir.c_str();
+
+  // Parent ends (returned) and child ends (closed after fork).
+  int master = -1, slave = -1;
+  int in[2] = {-1, -1}, out[2] = {-1, -1}, errp[2] = {-1, -1}, report[2] = {-1, -1};
+  auto close_all = [&] {
+    for (int* fd : {&master, &slave, &in[0], &in[1], &out[0], &out[1], &errp[0], &errp[1], &report[0], &report[1]}) {
+      CloseFd(*fd);
+    }
+  };
+  if (launch.tty) {
+    master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+    char name[128];
+    if (master < 0 || grantpt(master) != 0 || unlockpt(master) != 0 || ptsname_r(master, name, sizeof name) != 0) {
+      const int e = errno;
+      close_all();
+      return InternalError(Errno("allocating a pseudo-terminal", e));
+    }
+    slave = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
+    if (slave < 0) {
+      const int e = errno;
+      close_all();
+      return InternalError(Errno("opening the pseudo-terminal", e));
+    }
+  } else if ((launch.stdin && pipe2(in, O_CLOEXEC) != 0) || pipe2(out, O_CLOEXEC) != 0 || pipe2(errp, O_CLOEXEC) != 0) {
+    const int e = errno;
+    close_all();
+    return InternalError(Errno("pipe", e));
+  }
+  if (pipe2(report, O_CLOEXEC) != 0) {
+    const int e = errno;
+    close_all();
+    return InternalError(Errno("pipe", e));
+  }
+  int cgroup_procs = -1;
+  if (!launch.cgroup_dir.empty()) {
+    cgroup_procs = open((launch.cgroup_dir + "/cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC);
+  }
+  const int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+  const pid_t pid = fork();
+  if (pid == 0) {
+    setsid();  // a new session and process group: Kill reaches all of it
+    if (launch.tty) {
+      ioctl(slave, TIOCSCTTY, 0);
+      dup2(slave, 0);
+      dup2(slave, 1);
+      dup2(slave, 2);
+    } else {
+      dup2(launch.stdin ? in[0] : devnull, 0);
+      dup2(out[1], 1);
+      dup2(errp[1], 2);
+    }
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    for (int sig = 1; sig < NSIG; ++sig) {
+      if (sig != SIGKILL && sig != SIGSTOP) signal(sig, SIG_DFL);
+    }
+    if (cgroup_procs >= 0) (void)!write(cgroup_procs, "0", 1);
+    if (syscall(SYS_close_range, 3u, ~0u, CLOSE_RANGE_CLOEXEC) != 0) {
+      for (int fd = 3; fd < 65536; ++fd) fcntl(fd, F_SETFD, FD_CLOEXEC);
+    }
+    int stage = 0;
+    if (chdir(cwd) == 0) {
+      stage = 1;
+      execve(binary.c_str(), argv.data(), envp.data());
+    }
+    int failure[2] = {stage, errno};
+    (void)!write(report[1], failure, sizeof failure);
+    _exit(127);
+  }
+  const int fork_errno = errno;
+  if (cgroup_procs >= 0) close(cgroup_procs);
+  if (devnull >= 0) close(devnull);
+  CloseFd(slave);
+  CloseFd(in[0]);
+  CloseFd(out[1]);
+  CloseFd(errp[1]);
+  CloseFd(report[1]);
+  if (pid < 0) {
+    close_all();
+    return InternalError(Errno("fork", fork_errno));
+  }
+  int failure[2] = {0, 0};
+  ssize_t n;
+  while ((n = read(report[0], failure, sizeof failure)) < 0 && errno == EINTR) {
+  }
+  CloseFd(report[0]);
+  if (n == static_cast<ssize_t>(sizeof failure)) {
+    int status;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    close_all();
+    const std::string prefix = "unable to start container process: ";
+    if (failure[0] == 0) {
+      return InternalError(prefix + "chdir to cwd (\"" + launch.working_dir +
+                           "\") failed: " + std::strerror(failure[1]));
+    }
+    return InternalError(prefix + "exec: \"" + launch.argv[0] + "\": " + std::strerror(failure[1]));
+  }
+  if (launch.tty) {
+    SetNonBlocking(master);
+    const int fd = master;
+    master = -1;
+    return std::unique_ptr<client::ExecProcess>(new LocalExecProcess(pid, true, -1, fd, -1));
+  }
+  SetNonBlocking(in[1]);
+  SetNonBlocking(out[0]);
+  SetNonBlocking(errp[0]);
+  return std::unique_ptr<client::ExecProcess>(new LocalExecProcess(pid, false, in[1], out[0], errp[0]));
+}
+
+}  // namespace berth::agent
