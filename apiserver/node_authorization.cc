@@ -46,7 +46,7 @@ rbac::Decision AuthorizeNode(const std::string& node, const rbac::RequestAttribu
       if (pod.ok() && api::NestedString(**pod, {"spec", "nodeName"}) == node) return Allowed("a pod bound to it");
       return {};
     }
-    if (a.resource == "events" && OneOf(a.verb, {"create", "patch"})) return Allowed("events");
+    if (a.resource == "events" && OneOf(a.verb, {"create", "update", "patch"})) return Allowed("events");
     return {};
   }
   if (a.api_group == "coordination.k8s.io" && a.resource == "leases" && a.ns == kLeaseNamespace) {
@@ -56,7 +56,7 @@ rbac::Decision AuthorizeNode(const std::string& node, const rbac::RequestAttribu
     return {};
   }
   if (a.api_group == "events.k8s.io" && a.resource == "events" &&
-      OneOf(a.verb, {"create", "patch", "get", "list", "watch"})) {
+      OneOf(a.verb, {"create", "update", "patch", "get", "list", "watch"})) {
     return Allowed("events");
   }
   return {};
