@@ -280,7 +280,8 @@ TEST_F(NodeAgentTest, ACrashLoopRecordsAggregatedContainerEvents) {
   const client::GroupVersionResource events{"", "v1", "events"};
   auto counts = [&] {
     std::map<std::string, int64_t> out;
-    for (const api::Object& e : client_.List(events.Namespace("default"))->items) {
+    const std::vector<api::Object> items = client_.List(events.Namespace("default"))->items;
+    for (const api::Object& e : items) {
       EXPECT_EQ(e["involvedObject"]["name"], "crash");
       EXPECT_EQ(e["involvedObject"]["fieldPath"], "spec.containers{main}");
       EXPECT_EQ(e["source"], (api::Object{{"component", "kubelet"}, {"host", "node-a"}}));
@@ -313,7 +314,8 @@ TEST_F(NodeAgentTest, DeletionRecordsKillingAndAMissingBinaryFailed) {
   const client::GroupVersionResource events{"", "v1", "events"};
   auto reasons = [&](const std::string& pod_name) {
     std::vector<std::string> out;
-    for (const api::Object& e : client_.List(events.Namespace("default"))->items) {
+    const std::vector<api::Object> items = client_.List(events.Namespace("default"))->items;
+    for (const api::Object& e : items) {
       if (e["involvedObject"]["name"] != pod_name) continue;
       out.push_back(e["type"].get<std::string>() + " " + e["reason"].get<std::string>() + " " +
                     e["message"].get<std::string>());

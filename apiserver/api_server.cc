@@ -286,7 +286,15 @@ class ApiServer::Impl {
 
   // Error response with details for the object the request is about.
   HttpResponse Error(const ResourceRequest& r, const Status& s, std::string_view name = {}) const {
-    return StatusResponse(s, DetailsFor(s, r.gr, r.def->names.kind, name.empty() ? r.info.name : name));
+    const StatusDetails details = DetailsFor(s, r.gr, r.def->names.kind, name.empty() ? r.info.name : name);
+    // The store names the resource it keeps the object under; a view (berth.io/stored-as)
+    // answers in its own name, as `events.events.k8s.io "e" not found` upstream.
+    const std::string stored = r.stored.String() + " \"";
+    const size_t at = r.stored == r.gr ? std::string::npos : s.message().find(stored);
+    if (at == std::string::npos) return StatusResponse(s, details);
+    std::string message = s.message();
+    message.replace(at, stored.size(), r.gr.String() + " \"");
+    return StatusResponse(Status(s.code(), std::move(message), s.causes()), details);
   }
   // The stored (storage-version) object as the URL's version.
   StatusOr<json> ToRequestVersion(const ResourceRequest& r, const json& stored) const {
