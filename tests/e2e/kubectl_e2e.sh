@@ -561,11 +561,11 @@ run describe-job-events 0 "$KUBECTL" describe job done-job -n team-a
 expect describe-job-events '^  Normal +SuccessfulCreate +[0-9a-z<>]+ +job-controller +Created pod: done-job-[a-z0-9]{5}$'
 expect describe-job-events '^  Normal +Completed +[0-9a-z<>]+ +job-controller +Job completed$'
 DONE_POD=$("$KUBECTL" get pods -n team-a -l batch.kubernetes.io/job-name=done-job -o 'jsonpath={.items[0].metadata.name}')
-run describe-pod-events 0 "$KUBECTL" describe pod "$DONE_POD" -n team-a
-expect describe-pod-events "^  Normal +Scheduled +[0-9a-z<>]+ +default-scheduler +Successfully assigned team-a/$DONE_POD to node-0\$"
-expect describe-pod-events '^  Normal +Pulled +[0-9a-z<>]+ +kubelet, node-0 +Container image "busybox" already present on machine$'
-expect describe-pod-events '^  Normal +Created +[0-9a-z<>]+ +kubelet, node-0 +Created container done-job$'
-expect describe-pod-events '^  Normal +Started +[0-9a-z<>]+ +kubelet, node-0 +Started container done-job$'
+run describe-done-pod-events 0 "$KUBECTL" describe pod "$DONE_POD" -n team-a
+expect describe-done-pod-events "^  Normal +Scheduled +[0-9a-z<>]+ +default-scheduler +Successfully assigned team-a/$DONE_POD to node-0\$"
+expect describe-done-pod-events '^  Normal +Pulled +[0-9a-z<>]+ +kubelet, node-0 +Container image "busybox" already present on machine$'
+expect describe-done-pod-events '^  Normal +Created +[0-9a-z<>]+ +kubelet, node-0 +Created container done-job$'
+expect describe-done-pod-events '^  Normal +Started +[0-9a-z<>]+ +kubelet, node-0 +Started container done-job$'
 run get-events-v1 0 "$KUBECTL" get events.v1.events.k8s.io -n team-a --field-selector regarding.name=done-job,reason=Completed
 expect get-events-v1 '^LAST SEEN +TYPE +REASON +OBJECT +MESSAGE$'
 expect get-events-v1 '^[0-9a-z<>]+ +Normal +Completed +job/done-job +Job completed$'
