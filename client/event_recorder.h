@@ -13,9 +13,9 @@
 //                      "fieldPath" (when given, e.g. "spec.containers{main}")},
 //    "reason":"QuotaReserved","message":"...","type":"Normal"|"Warning",
 //    "source":{"component":<component>, "host":<host> (when given)},
-//    "reportingComponent":<component>,"reportingInstance":<host> (when given; client-go
-//    sets reportingController/Instance from source, so kubectl describe's From column
-//    reads "kubelet, node-0" and "job-controller"),
+//    "reportingComponent":<component>,"reportingInstance":<host> (when given: client-go
+//    sets reportingController/Instance from source, so the wide SOURCE column of
+//    `kubectl get events` reads "kubelet, node-0" and "job-controller"),
 //    "firstTimestamp":..., "lastTimestamp":..., "count":1}
 //
 // The correlator, in upstream's order (EventCorrelator.EventCorrelate):

@@ -555,6 +555,7 @@ run done-job-create 0 "$KUBECTL" create job done-job -n team-a --image=busybox -
 run done-job-complete 0 "$KUBECTL" wait -n team-a job/done-job --for=condition=complete --timeout=60s
 run get-jobs 0 "$KUBECTL" get jobs -n team-a
 expect get-jobs '^done-job +Complete +1/1 +[0-9][0-9a-z]* +[0-9][0-9a-z]*$'
+expect get-jobs '^queued-job +Running +0/2 +'
 # Events (issue 17): kubectl describe shows the Job controller's, the scheduler's and the
 # kubelet's; events.k8s.io/v1 serves the same objects with its field names and selectors.
 run describe-job-events 0 "$KUBECTL" describe job done-job -n team-a
@@ -563,9 +564,9 @@ expect describe-job-events '^  Normal +Completed +[0-9a-z<>]+ +job-controller +J
 DONE_POD=$("$KUBECTL" get pods -n team-a -l batch.kubernetes.io/job-name=done-job -o 'jsonpath={.items[0].metadata.name}')
 run describe-done-pod-events 0 "$KUBECTL" describe pod "$DONE_POD" -n team-a
 expect describe-done-pod-events "^  Normal +Scheduled +[0-9a-z<>]+ +default-scheduler +Successfully assigned team-a/$DONE_POD to node-0\$"
-expect describe-done-pod-events '^  Normal +Pulled +[0-9a-z<>]+ +kubelet, node-0 +Container image "busybox" already present on machine$'
-expect describe-done-pod-events '^  Normal +Created +[0-9a-z<>]+ +kubelet, node-0 +Created container done-job$'
-expect describe-done-pod-events '^  Normal +Started +[0-9a-z<>]+ +kubelet, node-0 +Started container done-job$'
+expect describe-done-pod-events '^  Normal +Pulled +[0-9a-z<>]+ +kubelet +Container image "busybox" already present on machine$'
+expect describe-done-pod-events '^  Normal +Created +[0-9a-z<>]+ +kubelet +Created container done-job$'
+expect describe-done-pod-events '^  Normal +Started +[0-9a-z<>]+ +kubelet +Started container done-job$'
 run get-events-v1 0 "$KUBECTL" get events.v1.events.k8s.io -n team-a --field-selector regarding.name=done-job,reason=Completed
 expect get-events-v1 '^LAST SEEN +TYPE +REASON +OBJECT +MESSAGE$'
 expect get-events-v1 '^[0-9a-z<>]+ +Normal +Completed +job/done-job +Job completed$'
@@ -592,7 +593,6 @@ expect create-event-v1 '^event\.events\.k8s\.io/by-events-api created$'
 run get-event-core 0 "$KUBECTL" get events -n team-a --field-selector involvedObject.name=done-job,reason=Checked \
   -o 'jsonpath={.items[0].message}/{.items[0].involvedObject.kind}/{.items[0].reportingComponent}'
 expect get-event-core '^written through events\.k8s\.io/Job/example\.com/tester$'
-expect get-jobs '^queued-job +Running +0/2 +'
 run delete-job 0 "$KUBECTL" delete job queued-job -n team-a --cascade=foreground --wait --timeout=60s
 expect delete-job '^job\.batch "queued-job" deleted$'
 run job-gone 1 "$KUBECTL" get job queued-job -n team-a
