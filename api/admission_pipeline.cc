@@ -115,7 +115,7 @@ StatusOr<AdmittedWrite> AdmissionPipeline::Admit(WriteRequest request) const {
   }
 
   AdmittedWrite out;
-  out.definition = def;
+  out.definition = &storage_def;
 
   // 2. Unknown fields, in the request's version.
   std::vector<std::string> unknown = request_version.compiled.Prune(&obj);
