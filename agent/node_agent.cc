@@ -348,6 +348,7 @@ NodeAgent::NodeAgent(client::Client& client, Clock& clock, NodeAgentOptions opti
     : client_(client),
       clock_(clock),
       options_(std::move(options)),
+      recorder_(client_, clock_, kKubeletComponent, options_.node_name),
       cgroups_(options_.cgroups ? *options_.cgroups : MemoryCgroups::Detect()),
       ports_(options_.host_ports ? options_.host_ports : std::make_shared<HostPorts>()),
       devices_(0),
@@ -983,6 +984,7 @@ void NodeAgent::SyncPod(PodWorker& w, const api::Object* cached, std::optional<T
       continue;
     }
     w.lifecycle.Exited(it->first, *exit);
+    RecordBackOff(w, it->first);
     it = w.running.erase(it);
   }
   // 2. Deletion or node shutdown: SIGTERM now, SIGKILL at the deadline.
@@ -1007,6 +1009,11 @@ void NodeAgent::SyncPod(PodWorker& w, const api::Object* cached, std::optional<T
   if (termination_grace) {
     int64_t grace = *termination_grace;
     if (!w.terminating || grace < w.grace_seconds) {
+      if (!w.terminating) {
+        for (const auto& [name, proc] : w.running) {
+          ContainerEvent(w, name, client::kEventTypeNormal, kKillingReason, "Stopping container " + name);
+        }
+      }
       w.terminating = true;
       w.grace_seconds = grace;
       w.lifecycle.BeginTermination();
@@ -1103,6 +1110,7 @@ void NodeAgent::StartContainer(PodWorker& w, const std::string& name) {
   for (const auto& [r, q] : options_.capacity) facts.allocatable[r] = q;
   StatusOr<ContainerCommand> cmd = ResolveCommand(w.pod, name, facts);
   if (!cmd.ok()) {
+    ContainerEvent(w, name, client::kEventTypeWarning, kFailedReason, "Error: " + cmd.status().message());
     w.lifecycle.ConfigError(name, cmd.status().message());
     return;
   }
@@ -1176,11 +1184,17 @@ void NodeAgent::StartContainer(PodWorker& w, const std::string& name) {
   launch.ports = std::move(ports);
   std::unique_ptr<ContainerProcess> proc =
       ContainerProcess::Start(launch, clock_, cgroups_.available() ? &cgroups_ : nullptr, options_.supervisor);
+  ContainerEvent(w, name, client::kEventTypeNormal, kPulledReason,
+                 "Container image \"" + container->value("image", "") + "\" already present on machine");
+  ContainerEvent(w, name, client::kEventTypeNormal, kCreatedReason, "Created container " + name);
   std::optional<ContainerExit> exit = proc->exit();
   if (exit && !exit->start_error.empty()) {
+    ContainerEvent(w, name, client::kEventTypeWarning, kFailedReason, "Error: " + exit->start_error);
     w.lifecycle.Exited(name, *exit);
+    RecordBackOff(w, name);
     return;
   }
+  ContainerEvent(w, name, client::kEventTypeNormal, kStartedReason, "Started container " + name);
   w.lifecycle.Started(name, proc->started_at());
   proc->SetOnExit([flag = w.exited, this] {
     flag->store(true);
@@ -1208,6 +1222,32 @@ bool NodeAgent::RejectPod(const api::Object& pod, const PodAdmitResult& result) 
   }
   spdlog::info("node {}: pod {} rejected: {}: {}", options_.node_name, PodKey(pod), result.reason, result.message);
   return true;
+}
+
+void NodeAgent::ContainerEvent(const PodWorker& w, const std::string& name, const char* type, const std::string& reason,
+                               const std::string& message) {
+  // The kubelet's container reference: the pod, and the container as a field path.
+  const api::Object pod = {{"apiVersion", "v1"},
+                           {"kind", "Pod"},
+                           {"metadata",
+                            {{"name", api::Name(w.pod)},
+                             {"namespace", api::Namespace(w.pod)},
+                             {"uid", api::Uid(w.pod)},
+                             {"resourceVersion", api::ResourceVersion(w.pod)}}}};
+  const auto& init = w.lifecycle.init_containers();
+  const bool is_init = std::any_of(init.begin(), init.end(), [&](const ContainerRecord& c) { return c.name == name; });
+  recorder_.Event(pod, (is_init ? "spec.initContainers{" : "spec.containers{") + name + "}", type, reason, message);
+}
+
+void NodeAgent::RecordBackOff(const PodWorker& w, const std::string& name) {
+  for (const auto* records : {&w.lifecycle.init_containers(), &w.lifecycle.containers()}) {
+    for (const ContainerRecord& c : *records) {
+      if (c.name != name || !c.restart_at || *c.restart_at <= clock_.Now()) continue;
+      ContainerEvent(w, name, client::kEventTypeWarning, kBackOffReason,
+                     "Back-off restarting failed container " + name + " in pod " + api::Name(w.pod) + "_" +
+                         api::Namespace(w.pod) + "(" + api::Uid(w.pod) + ")");
+    }
+  }
 }
 
 void NodeAgent::WriteStatus(PodWorker& w) {

@@ -80,6 +80,23 @@
 //   time, as the kubelet's housekeeping (pkg/kubelet/kubelet.go,
 //   housekeepingPeriod = 2 s).
 //
+// Events (the kubelet's recorder, source {component "kubelet", host <node name>}, through
+//   client/event_recorder.h with its spam filter and aggregation), on the pod with the
+//   container's fieldPath spec.containers{<name>} / spec.initContainers{<name>}
+//   (pkg/kubelet/container/ref.go GenerateContainerRef), reasons from
+//   pkg/kubelet/events/event.go and messages from kuberuntime_container.go (1.32):
+//   on every start Normal Pulled `Container image "<image>" already present on machine`
+//   (berth pulls nothing: the command runs on the host, which is the image), Normal
+//   Created "Created container <name>", then Normal Started "Started container <name>" or,
+//   when the process cannot be started (exec not found), Warning Failed "Error: <start
+//   error>"; Warning Failed "Error: <message>" for a CreateContainerConfigError; Normal
+//   Killing "Stopping container <name>" for each running container when the pod begins
+//   terminating; Warning BackOff "Back-off restarting failed container <name> in pod
+//   <name>_<namespace>(<uid>)" (kuberuntime_manager.go doBackOff) each time a container
+//   exits into a restart back-off (the kubelet records it on each sync that finds the
+//   container backing off; berth once per back-off wait, so the count is the number of
+//   waits). The scheduler records Scheduled.
+//
 // Threads: Start() starts the informer, the lease thread and one loop thread; the loop wakes on
 //   informer events, on process exits it polls every options.poll_interval of
 //   real time, and re-reads the Clock on each pass, so FakeClock advances are
@@ -177,6 +194,7 @@
 #include "agent/shim/container_log.h"
 #include "client/client.h"
 #include "client/container_exec.h"
+#include "client/event_recorder.h"
 #include "client/informer.h"
 #include "client/log_source.h"
 #include "core/clock.h"
@@ -245,6 +263,15 @@ struct NodeAgentOptions {
 };
 
 enum class StopMode { kKillContainers, kLeaveRunning };
+
+// The kubelet's Event source and reasons (pkg/kubelet/events/event.go).
+inline constexpr char kKubeletComponent[] = "kubelet";
+inline constexpr char kPulledReason[] = "Pulled";
+inline constexpr char kCreatedReason[] = "Created";
+inline constexpr char kStartedReason[] = "Started";
+inline constexpr char kFailedReason[] = "Failed";
+inline constexpr char kKillingReason[] = "Killing";
+inline constexpr char kBackOffReason[] = "BackOff";
 
 // The kubelet's node shutdown status (pkg/kubelet/nodeshutdown).
 inline constexpr char kNodeShutdownReason[] = "Terminated";
@@ -316,6 +343,11 @@ class NodeAgent final : public client::PodLogSource, public client::ContainerExe
   void StartContainer(PodWorker& worker, const std::string& name);
   // Writes or refreshes the pod's ServiceAccount token files (failures retried later).
   void EnsureToken(PodWorker& worker);
+  // An Event about one container of the worker's pod (see Events above).
+  void ContainerEvent(const PodWorker& worker, const std::string& name, const char* type, const std::string& reason,
+                      const std::string& message);
+  // Warning BackOff when the container's last exit put it in a restart back-off.
+  void RecordBackOff(const PodWorker& worker, const std::string& name);
   StatusOr<client::PodLogChunk> ReadRunLog(const std::string& pod_dir, const std::string& uid,
                                            const std::string& container, int run, const client::PodLogOptions& options,
                                            const client::PodLogCursor* from, size_t max_bytes);
@@ -333,6 +365,7 @@ class NodeAgent final : public client::PodLogSource, public client::ContainerExe
   client::Client& client_;
   Clock& clock_;
   NodeAgentOptions options_;
+  client::EventRecorder recorder_;
   MemoryCgroups cgroups_;
   std::shared_ptr<HostPorts> ports_;
   std::unique_ptr<client::Informer> informer_;

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <functional>
 #include <gtest/gtest.h>
+#include <map>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -268,6 +269,67 @@ TEST_F(NodeAgentTest, MissingBinaryUnderOnFailureRestartsWithCrashLoopBackOff) {
   EXPECT_TRUE(waiting(1, "10s")) << status();
   clock_.Advance(1s);
   ASSERT_TRUE(WaitFor([&] { return waiting(2, "20s"); })) << status();
+}
+
+// The kubelet's Events (node_agent.h "Events"): a container exiting 1 under OnFailure is
+// started again and again; each start repeats Pulled/Created/Started and each back-off
+// wait records BackOff, all aggregated into one Event object per reason whose count
+// grows, so a crash loop adds no objects.
+TEST_F(NodeAgentTest, ACrashLoopRecordsAggregatedContainerEvents) {
+  const std::string uid = api::Uid(Create(ShellPod("crash", "exit 1", "OnFailure")));
+  const client::GroupVersionResource events{"", "v1", "events"};
+  auto counts = [&] {
+    std::map<std::string, int64_t> out;
+    const std::vector<api::Object> items = client_.List(events.Namespace("default"))->items;
+    for (const api::Object& e : items) {
+      EXPECT_EQ(e["involvedObject"]["name"], "crash");
+      EXPECT_EQ(e["involvedObject"]["fieldPath"], "spec.containers{main}");
+      EXPECT_EQ(e["source"], (api::Object{{"component", "kubelet"}, {"host", "node-a"}}));
+      out[e["reason"].get<std::string>() + ": " + e["message"].get<std::string>()] += e["count"].get<int64_t>();
+    }
+    return out;
+  };
+  const std::string backoff = "BackOff: Back-off restarting failed container main in pod crash_default(" + uid + ")";
+  ASSERT_TRUE(WaitFor([&] { return counts()[backoff] == 1; }));  // run 2 ended: waits 10 s
+  clock_.Advance(10s);
+  ASSERT_TRUE(WaitFor([&] { return counts()[backoff] == 2; }));  // run 3 ended: waits 20 s
+  clock_.Advance(20s);
+  ASSERT_TRUE(WaitFor([&] { return counts()[backoff] == 3; }));
+  EXPECT_EQ(counts(), (std::map<std::string, int64_t>{
+                          {"Pulled: Container image \"busybox\" already present on machine", 4},
+                          {"Created: Created container main", 4},
+                          {"Started: Started container main", 4},
+                          {backoff, 3},
+                      }));
+  EXPECT_EQ(client_.List(events.Namespace("default"))->items.size(), 4u);
+}
+
+TEST_F(NodeAgentTest, DeletionRecordsKillingAndAMissingBinaryFailed) {
+  api::Object pod = ShellPod("nobin", "");
+  pod["spec"]["containers"][0]["command"] = {"no-such-program-berth"};
+  Create(pod);
+  Create(ShellPod("sleeper", "while true; do sleep 0.05; done"));
+  ASSERT_TRUE(WaitFor([&] { return Phase("sleeper") == "Running" && Phase("nobin") == "Failed"; }));
+  ASSERT_TRUE(DeleteWithGrace("sleeper", 30).ok());
+  const client::GroupVersionResource events{"", "v1", "events"};
+  auto reasons = [&](const std::string& pod_name) {
+    std::vector<std::string> out;
+    const std::vector<api::Object> items = client_.List(events.Namespace("default"))->items;
+    for (const api::Object& e : items) {
+      if (e["involvedObject"]["name"] != pod_name) continue;
+      out.push_back(e["type"].get<std::string>() + " " + e["reason"].get<std::string>() + " " +
+                    e["message"].get<std::string>());
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  ASSERT_TRUE(WaitFor([&] { return reasons("sleeper").size() == 4; })) << ::testing::PrintToString(reasons("sleeper"));
+  EXPECT_EQ(reasons("sleeper")[1], "Normal Killing Stopping container main");
+  std::vector<std::string> nobin = reasons("nobin");
+  ASSERT_EQ(nobin.size(), 3u) << ::testing::PrintToString(nobin);
+  EXPECT_EQ(nobin[0], "Normal Created Created container main");
+  EXPECT_EQ(nobin[1], "Normal Pulled Container image \"busybox\" already present on machine");
+  EXPECT_TRUE(nobin[2].starts_with("Warning Failed Error: ")) << nobin[2];
 }
 
 TEST_F(NodeAgentTest, DeletionSendsSigtermAndRemovesPodAfterProcessExit) {

@@ -100,8 +100,12 @@ StatusOr<AdmittedWrite> AdmissionPipeline::Admit(WriteRequest request) const {
   std::string group, version;
   SplitApiVersion(api_version, &group, &version);
   const DefinitionVersion& request_version = *def->FindVersion(version);
-  const DefinitionVersion& storage_version = def->StorageVersion();
-  const Strategy* strategy = strategies_.Find(def->group, def->names.kind);
+  // A kind served as a view of another's storage (berth.io/stored-as) is converted to,
+  // admitted and validated as that kind, as kube-apiserver handles events.k8s.io/v1 Event
+  // as the internal core Event.
+  const ResourceDefinition& storage_def = registry_.StorageDefinition(*def);
+  const DefinitionVersion& storage_version = storage_def.StorageVersion();
+  const Strategy* strategy = strategies_.Find(storage_def.group, storage_def.names.kind);
   const bool updating = request.operation != Operation::kCreate;
   if (updating && request.old == nullptr) {
     return InternalError("an update of " + def->QualifiedKind() + " needs the stored object");
@@ -111,7 +115,7 @@ StatusOr<AdmittedWrite> AdmissionPipeline::Admit(WriteRequest request) const {
   }
 
   AdmittedWrite out;
-  out.definition = def;
+  out.definition = &storage_def;
 
   // 2. Unknown fields, in the request's version.
   std::vector<std::string> unknown = request_version.compiled.Prune(&obj);
@@ -129,8 +133,8 @@ StatusOr<AdmittedWrite> AdmissionPipeline::Admit(WriteRequest request) const {
   request_version.compiled.Default(&obj);
 
   // 4. Conversion to the storage version.
-  const std::string storage_api_version = def->Gvk(storage_version.name).ApiVersion();
-  if (version != storage_version.name) {
+  const std::string storage_api_version = storage_def.Gvk(storage_version.name).ApiVersion();
+  if (api_version != storage_api_version) {
     BERTH_ASSIGN_OR_RETURN(obj, convert_(registry_, obj, storage_api_version));
     storage_version.compiled.Prune(&obj);
     storage_version.compiled.Default(&obj);

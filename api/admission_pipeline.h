@@ -79,6 +79,8 @@ struct WriteRequest {
 
 struct AdmittedWrite {
   Object object;                          // in the storage version, ready to store
+  // The definition whose storage holds the object: the request's kind, or the kind a view
+  // is stored as (berth.io/stored-as; an events.k8s.io/v1 Event admits as a core Event).
   const ResourceDefinition* definition = nullptr;
   std::vector<std::string> warnings;      // for the Warning: 299 header
 };

@@ -387,5 +387,27 @@ TEST(FieldValidationTest, ParsesTheQueryParameter) {
                             "\"Ignore\", \"Strict\", \"Warn\""));
 }
 
+// A view (berth.io/stored-as) is converted to, admitted and stored as the kind it is stored
+// as: events.k8s.io/v1 Event becomes the core/v1 Event.
+TEST(AdmissionPipelineViewTest, AnEventsV1EventIsAdmittedAsTheCoreEvent) {
+  StrategyRegistry strategies;
+  AdmissionPipeline pipeline(Registry::Default(), strategies);
+  WriteRequest req;
+  req.object = nlohmann::json::parse(R"({"apiVersion":"events.k8s.io/v1","kind":"Event",
+      "metadata":{"name":"e","namespace":"default"},"reason":"Started","note":"Started container c",
+      "type":"Normal","reportingController":"kubelet","deprecatedCount":2,
+      "regarding":{"apiVersion":"v1","kind":"Pod","name":"p","namespace":"default"}})");
+  req.field_validation = FieldValidation::kStrict;
+  auto w = pipeline.Admit(std::move(req));
+  ASSERT_TRUE(w.ok()) << w.status();
+  EXPECT_EQ(w->definition, Registry::Default().Find(GroupResource{"", "events"}));
+  EXPECT_EQ(w->object["apiVersion"], "v1");
+  EXPECT_EQ(w->object["message"], "Started container c");
+  EXPECT_EQ(w->object["involvedObject"]["name"], "p");
+  EXPECT_EQ(w->object["reportingComponent"], "kubelet");
+  EXPECT_EQ(w->object["count"], 2);
+  EXPECT_FALSE(w->object.contains("note"));
+}
+
 }  // namespace
 }  // namespace berth::api

@@ -347,6 +347,44 @@ const Converter* FindConverter(std::string_view group, std::string_view kind, st
   return matches(kAdmissionCheckConverter) ? &kAdmissionCheckConverter : nullptr;
 }
 
+// ---------------------------------------------------------------------------------------
+// Event: core/v1 <-> events.k8s.io/v1, one stored object viewed in two groups.
+
+// (core/v1 name, events.k8s.io/v1 name) of the fields whose names differ.
+constexpr std::array<std::pair<std::string_view, std::string_view>, 6> kEventFieldNames = {{
+    {"involvedObject", "regarding"},
+    {"message", "note"},
+    {"source", "deprecatedSource"},
+    {"firstTimestamp", "deprecatedFirstTimestamp"},
+    {"lastTimestamp", "deprecatedLastTimestamp"},
+    {"count", "deprecatedCount"},
+}};
+constexpr std::string_view kCoreReportingComponent = "reportingComponent";
+constexpr std::string_view kEventsReportingController = "reportingController";
+
+void CoreEventToEventsV1(Object* obj) {
+  for (const auto& [core, events] : kEventFieldNames) Rename(obj, core, events);
+  Rename(obj, kCoreReportingComponent, kEventsReportingController);
+}
+
+void EventsV1ToCoreEvent(Object* obj) {
+  for (const auto& [core, events] : kEventFieldNames) Rename(obj, events, core);
+  Rename(obj, kEventsReportingController, kCoreReportingComponent);
+}
+
+// A kind served in two groups: the conversion between the two apiVersions.
+struct CrossGroupConverter {
+  std::string_view kind;
+  std::string_view from;  // apiVersion
+  std::string_view to;
+  void (*convert)(Object*);
+};
+
+constexpr std::array<CrossGroupConverter, 2> kCrossGroupConverters = {{
+    {"Event", "v1", "events.k8s.io/v1", CoreEventToEventsV1},
+    {"Event", "events.k8s.io/v1", "v1", EventsV1ToCoreEvent},
+}};
+
 }  // namespace
 
 StatusOr<Object> ConvertObject(const Object& obj, std::string_view target_api_version) {
@@ -368,6 +406,14 @@ StatusOr<Object> ConvertObject(const Object& obj, std::string_view target_api_ve
   SplitApiVersion(target_api_version, &to_group, &to_version);
   const std::string& kind_name = kind->get_ref<const std::string&>();
   if (from_group != to_group) {
+    for (const CrossGroupConverter& c : kCrossGroupConverters) {
+      if (c.kind == kind_name && c.from == from_api_version && c.to == target_api_version) {
+        Object out = obj;
+        c.convert(&out);
+        out["apiVersion"] = std::string(target_api_version);
+        return out;
+      }
+    }
     return BadRequestError("cannot convert " + kind_name + " from " + from_api_version + " to " +
                            std::string(target_api_version) + ": different API groups");
   }

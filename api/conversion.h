@@ -10,7 +10,15 @@
 //   - Same apiVersion: identity (the object is returned unchanged).
 //   - A kind with a registered converter (below) between the two versions: the converter.
 //   - Anything else in the same group: CRD strategy None — only apiVersion is rewritten.
-//   - A different group: kBadRequest.
+//   - A different group: kBadRequest, except for a kind served in two groups from one
+//     storage (berth.io/stored-as, api/resource_definition.h):
+//     core/v1 Event <-> events.k8s.io/v1 Event (kubernetes pkg/apis/events/v1/conversion.go
+//     over the one internal core.Event): involvedObject <-> regarding, message <-> note,
+//     source <-> deprecatedSource, firstTimestamp <-> deprecatedFirstTimestamp,
+//     lastTimestamp <-> deprecatedLastTimestamp, count <-> deprecatedCount,
+//     reportingComponent <-> reportingController; action, reason, type, related,
+//     reportingInstance, eventTime, series and metadata keep their names. Lossless both
+//     ways.
 //
 // kueue.x-k8s.io v1beta1 <-> v1beta2 (kueue apis/kueue/v1beta1/*_conversion.go and the
 // generated conversions; upstream converts typed structs, so fields that exist in only one

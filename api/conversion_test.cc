@@ -270,5 +270,50 @@ TEST(ConvertObjectTest, MalformedValuesAreCarriedForValidation) {
   EXPECT_EQ(v2["spec"], json::parse(R"({"cohortName":5,"flavorFungibility":"bad"})"));
 }
 
+// kubernetes pkg/apis/events/v1/conversion.go: one stored Event, two views.
+constexpr char kCoreEvent[] = R"({"apiVersion":"v1","kind":"Event",
+    "metadata":{"name":"p.1","namespace":"team"},
+    "involvedObject":{"apiVersion":"v1","kind":"Pod","name":"p","namespace":"team","uid":"u",
+                      "fieldPath":"spec.containers{main}"},
+    "reason":"BackOff","message":"Back-off restarting failed container main","type":"Warning",
+    "source":{"component":"kubelet","host":"node-0"},"reportingComponent":"kubelet",
+    "reportingInstance":"node-0","firstTimestamp":"2026-01-01T00:00:00Z",
+    "lastTimestamp":"2026-01-01T00:01:00Z","count":4,"action":"Restart",
+    "related":{"kind":"Node","name":"node-0"},"eventTime":null,
+    "series":{"count":2,"lastObservedTime":"2026-01-01T00:01:00.000000Z"}})";
+
+TEST(ConvertObjectTest, CoreEventToEventsV1RenamesTheFieldsUpstreamRenames) {
+  Object ev = MustConvert(json::parse(kCoreEvent), "events.k8s.io/v1");
+  EXPECT_EQ(ev["apiVersion"], "events.k8s.io/v1");
+  EXPECT_EQ(ev["regarding"]["fieldPath"], "spec.containers{main}");
+  EXPECT_EQ(ev["note"], "Back-off restarting failed container main");
+  EXPECT_EQ(ev["deprecatedSource"], (json{{"component", "kubelet"}, {"host", "node-0"}}));
+  EXPECT_EQ(ev["deprecatedFirstTimestamp"], "2026-01-01T00:00:00Z");
+  EXPECT_EQ(ev["deprecatedLastTimestamp"], "2026-01-01T00:01:00Z");
+  EXPECT_EQ(ev["deprecatedCount"], 4);
+  EXPECT_EQ(ev["reportingController"], "kubelet");
+  // Same names in both versions.
+  EXPECT_EQ(ev["reportingInstance"], "node-0");
+  EXPECT_EQ(ev["action"], "Restart");
+  EXPECT_EQ(ev["related"]["name"], "node-0");
+  EXPECT_EQ(ev["series"]["count"], 2);
+  EXPECT_EQ(ev["reason"], "BackOff");
+  EXPECT_EQ(ev["type"], "Warning");
+  for (const char* gone :
+       {"involvedObject", "message", "source", "firstTimestamp", "lastTimestamp", "count", "reportingComponent"}) {
+    EXPECT_FALSE(ev.contains(gone)) << gone;
+  }
+}
+
+TEST(ConvertObjectTest, EventsRoundTripBetweenTheGroupsLosslessly) {
+  const Object core = json::parse(kCoreEvent);
+  const Object events = MustConvert(core, "events.k8s.io/v1");
+  EXPECT_EQ(MustConvert(events, "v1"), core);
+  EXPECT_EQ(MustConvert(MustConvert(events, "v1"), "events.k8s.io/v1"), events);
+  // Other kinds still cannot change groups.
+  EXPECT_EQ(ConvertObject(json{{"apiVersion", "v1"}, {"kind", "Pod"}}, "events.k8s.io/v1").status().code(),
+            Code::kBadRequest);
+}
+
 }  // namespace
 }  // namespace berth::api

@@ -64,6 +64,15 @@ StatusOr<Registry> Registry::Build(std::vector<ResourceDefinition> definitions,
     r.definitions_.push_back(std::make_unique<ResourceDefinition>(std::move(def)));
   }
   for (const auto& d : r.definitions_) r.ordered_.push_back(d.get());
+  for (const auto& d : r.definitions_) {
+    if (d->stored_as.resource.empty()) continue;
+    const ResourceDefinition* target = r.Find(d->stored_as);
+    if (target == nullptr || target == d.get() || !target->stored_as.resource.empty() ||
+        target->names.kind != d->names.kind || target->scope != d->scope) {
+      return InvalidError(d->source + ": " + std::string(kStoredAsAnnotation) + " \"" + d->stored_as.String() +
+                          "\" must name another stored definition of kind " + d->names.kind + " with the same scope");
+    }
+  }
   std::sort(r.ordered_.begin(), r.ordered_.end(),
             [](const ResourceDefinition* a, const ResourceDefinition* b) {
               return OrderKey(*a) < OrderKey(*b);
@@ -119,6 +128,11 @@ const ResourceDefinition* Registry::Find(const GroupResource& resource) const {
     if (d->group == resource.group && d->names.plural == resource.resource) return d;
   }
   return nullptr;
+}
+
+const ResourceDefinition& Registry::StorageDefinition(const ResourceDefinition& def) const {
+  if (def.stored_as.resource.empty()) return def;
+  return *Find(def.stored_as);  // checked by Build
 }
 
 const ResourceDefinition* Registry::FindByGroupKind(std::string_view group, std::string_view kind) const {

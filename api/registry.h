@@ -82,6 +82,9 @@ class Registry {
 
   // nullptr when absent.
   const ResourceDefinition* Find(const GroupResource& resource) const;
+  // The definition whose storage holds `def`'s objects (berth.io/stored-as,
+  // api/resource_definition.h): `def` itself unless it is a view of another.
+  const ResourceDefinition& StorageDefinition(const ResourceDefinition& def) const;
   const ResourceDefinition* FindByGroupKind(std::string_view group, std::string_view kind) const;
   // Every definition whose kind equals `kind` case-insensitively, in registry order.
   std::vector<const ResourceDefinition*> FindByKind(std::string_view kind) const;

@@ -2,7 +2,6 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-
 #include <string>
 #include <vector>
 
@@ -361,6 +360,41 @@ TEST(RegistryTest, BuildRejectsDuplicatesAndBrokenSchemas) {
     ASSERT_FALSE(r.ok());
     EXPECT_THAT(r.status().message(), HasSubstr("resources/core/bad.yaml"));
   }
+}
+
+TEST(RegistryTest, AViewIsStoredAsTheDefinitionItNames) {
+  const Registry& r = Registry::Default();
+  const ResourceDefinition* view = r.Find(GroupResource{"events.k8s.io", "events"});
+  ASSERT_NE(view, nullptr);
+  EXPECT_EQ(view->StorageResource(), (GroupResource{"", "events"}));
+  EXPECT_EQ(&r.StorageDefinition(*view), r.Find(GroupResource{"", "events"}));
+  const ResourceDefinition* core = r.Find(GroupResource{"", "events"});
+  EXPECT_EQ(&r.StorageDefinition(*core), core);
+  // kubectl's "ev" is the core group's (listed first), as against a cluster.
+  auto ev = r.Resolve("ev");
+  ASSERT_TRUE(ev.ok());
+  EXPECT_EQ(ev->definition, core);
+  auto qualified = r.Resolve("events.v1.events.k8s.io");
+  ASSERT_TRUE(qualified.ok());
+  EXPECT_EQ(qualified->definition, view);
+}
+
+TEST(RegistryTest, BuildRejectsAViewOfNothing) {
+  std::string view = kPods;
+  view.replace(view.find("name: pods"), 10, "name: pods.example.com");
+  view.replace(view.find("group: \"\""), 9, "group: example.com");
+  view.replace(view.find("annotations: {berth.io/builtin: \"true\"}"),
+               std::string_view("annotations: {berth.io/builtin: \"true\"}").size(),
+               "annotations: {berth.io/builtin: \"true\", berth.io/stored-as: widgets}");
+  std::vector<EmbeddedFile> files = {{"resources/definitions/core-v1.yaml", kDefinitions},
+                                     {"resources/example.com/pods.yaml", view}};
+  StatusOr<Registry> r = Registry::FromFiles(files);
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("resources/example.com/pods.yaml: berth.io/stored-as \"widgets\""));
+  files.push_back({"resources/core/pods.yaml", kPods});
+  view.replace(view.find("stored-as: widgets"), 18, "stored-as: pods");
+  files[1].contents = view;
+  EXPECT_TRUE(Registry::FromFiles(files).ok());
 }
 
 TEST(RegistryTest, DefaultRegistryLoadsTheEmbeddedResources) {

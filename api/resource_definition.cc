@@ -318,6 +318,15 @@ StatusOr<ResourceDefinition> ParseResourceDefinition(const Object& crd, std::str
   if (auto b = annotations.find(kAllowCreateOnUpdateAnnotation); b != annotations.end()) {
     def.allow_create_on_update = b->is_string() && b->get<std::string>() == "true";
   }
+  if (auto a = annotations.find(kStoredAsAnnotation); a != annotations.end()) {
+    const std::string value = a->is_string() ? a->get<std::string>() : "";
+    const auto dot = value.find('.');
+    def.stored_as = {dot == std::string::npos ? "" : value.substr(dot + 1), value.substr(0, dot)};
+    if (value.empty() || !def.builtin) {
+      errs.push_back(Invalid(mp.Child("annotations").Key(std::string(kStoredAsAnnotation)), value,
+                             "must name another built-in resource as <plural>[.<group>] on a built-in kind"));
+    }
+  }
 
   FieldPath sp("spec");
   const Object& spec = Map(crd, "spec", root, &errs);

@@ -11,6 +11,13 @@
 //                                    AllowCreateOnUpdate() true does (Role, ClusterRole,
 //                                    RoleBinding, ClusterRoleBinding, Lease, Event, Service;
 //                                    custom resources never)
+//   metadata.annotations["berth.io/stored-as"] = "<plural>[.<group>]"  → a built-in kind
+//                                    whose objects are another definition's, stored once
+//                                    and served here as a view in this group (converted by
+//                                    api/conversion.h), as kube-apiserver serves
+//                                    events.k8s.io/v1 Event from the core Event storage
+//                                    (pkg/registry/core/event/storage, one internal type);
+//                                    the Registry checks the target exists with the same kind
 //   spec.group, spec.scope (Namespaced|Cluster)
 //   spec.names {plural, singular, kind, listKind, shortNames, categories}
 //   spec.versions[] {name, served, storage, deprecated, deprecationWarning,
@@ -48,6 +55,7 @@ namespace berth::api {
 
 inline constexpr std::string_view kBuiltinAnnotation = "berth.io/builtin";
 inline constexpr std::string_view kAllowCreateOnUpdateAnnotation = "berth.io/allow-create-on-update";
+inline constexpr std::string_view kStoredAsAnnotation = "berth.io/stored-as";
 
 enum class ResourceScope { kNamespaced, kCluster };
 
@@ -94,10 +102,14 @@ struct ResourceDefinition {
   ResourceScope scope = ResourceScope::kNamespaced;
   bool builtin = false;
   bool allow_create_on_update = false;  // kAllowCreateOnUpdateAnnotation
+  // The definition whose objects these are (berth.io/stored-as); empty resource: its own.
+  GroupResource stored_as;
   std::vector<DefinitionVersion> versions;  // as written
 
   bool namespaced() const { return scope == ResourceScope::kNamespaced; }
   GroupResource Resource() const { return {group, names.plural}; }
+  // Where its objects are kept: stored_as, else Resource().
+  GroupResource StorageResource() const { return stored_as.resource.empty() ? Resource() : stored_as; }
   GroupVersionKind Gvk(std::string_view version) const {
     return {group, std::string(version), names.kind};
   }

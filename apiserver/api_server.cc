@@ -168,6 +168,9 @@ struct ResourceRequest {
   std::string version;      // the URL's version
   std::string api_version;  // "group/version" of the URL
   api::GroupResource gr;
+  // Where the objects are kept: gr, or the resource a view of another's storage reads
+  // (berth.io/stored-as: events.k8s.io Events are the core Events).
+  api::GroupResource stored;
   bool status_subresource = false;
   bool table = false;
   IncludeObject include = IncludeObject::kMetadata;
@@ -303,7 +306,15 @@ class ApiServer::Impl {
 
   // Error response with details for the object the request is about.
   HttpResponse Error(const ResourceRequest& r, const Status& s, std::string_view name = {}) const {
-    return StatusResponse(s, DetailsFor(s, r.gr, r.def->names.kind, name.empty() ? r.info.name : name));
+    const StatusDetails details = DetailsFor(s, r.gr, r.def->names.kind, name.empty() ? r.info.name : name);
+    // The store names the resource it keeps the object under; a view (berth.io/stored-as)
+    // answers in its own name, as `events.events.k8s.io "e" not found` upstream.
+    const std::string stored = r.stored.String() + " \"";
+    const size_t at = r.stored == r.gr ? std::string::npos : s.message().find(stored);
+    if (at == std::string::npos) return StatusResponse(s, details);
+    std::string message = s.message();
+    message.replace(at, stored.size(), r.gr.String() + " \"");
+    return StatusResponse(Status(s.code(), std::move(message), s.causes()), details);
   }
   // The stored (storage-version) object as the URL's version.
   StatusOr<json> ToRequestVersion(const ResourceRequest& r, const json& stored) const {
@@ -681,6 +692,7 @@ HandlerResult ApiServer::Impl::HandleResourceOf(const HttpRequest& req, RequestI
   r.version = info.api_version;
   r.api_version = info.GroupVersion();
   r.gr = def->Resource();
+  r.stored = def->StorageResource();
   if (def->group.empty() && def->names.plural == "pods" && info.subresource == "log" && !info.name.empty()) {
     if (info.verb != "get") {
       return StatusResponse(MethodNotAllowedError("the server does not allow this method on the requested resource"));
@@ -867,7 +879,7 @@ StatusOr<store::ListOptions> ApiServer::Impl::StoreListOptions(const ResourceReq
 // Reads
 
 HttpResponse ApiServer::Impl::Get(const ResourceRequest& r) {
-  auto obj = store_.GetShared(store::ObjectKey{r.gr, r.info.namespace_, r.info.name});
+  auto obj = store_.GetShared(store::ObjectKey{r.stored, r.info.namespace_, r.info.name});
   if (!obj.ok()) return Error(r, obj.status());
   return ObjectResponse(r, 200, **obj);
 }
@@ -890,7 +902,7 @@ HttpResponse ApiServer::Impl::List(const ResourceRequest& r) {
     auto rv = ParseResourceVersion(opts->resource_version);
     if (!rv.ok()) return StatusResponse(rv.status());
   }
-  auto result = store_.List(r.gr, lo);
+  auto result = store_.List(r.stored, lo);
   if (!result.ok()) return StatusResponse(result.status());
   // The stored objects themselves (shared, immutable) unless they need a
   // conversion to the URL's version; nothing is copied for a list served in
@@ -968,7 +980,7 @@ HandlerResult ApiServer::Impl::Watch(const ResourceRequest& r) {
     return out;
   };
   if (from_now) {
-    auto list = store_.List(r.gr, *listing);
+    auto list = store_.List(r.stored, *listing);
     if (!list.ok()) return StatusResponse(list.status());
     from = list->revision;
     for (const auto& item : list->items) {
@@ -1000,7 +1012,7 @@ HandlerResult ApiServer::Impl::Watch(const ResourceRequest& r) {
                                    {"metadata", {{"resourceVersion", std::to_string(revision)}}}});
     };
   }
-  const api::GroupResource gr = r.gr;
+  const api::GroupResource gr = r.stored;
   const std::string ns = r.info.namespace_;
   store::Predicate predicate = std::move(listing->predicate);
   StreamingResponse sr;
@@ -1073,7 +1085,7 @@ HttpResponse ApiServer::Impl::CreateObject(const ResourceRequest& r, const Write
     auto admitted = Admit(r, std::move(wr));
     if (!admitted.ok()) return Error(r, admitted.status(), name);
     if (wopts.dry_run) return ObjectResponse(r, 201, admitted->object, admitted->warnings);
-    auto stored = store_.CreateShared(r.gr, std::move(admitted->object));
+    auto stored = store_.CreateShared(r.stored, std::move(admitted->object));
     if (stored.ok()) return ObjectResponse(r, 201, **stored, admitted->warnings);
     if (generate && stored.status().code() == Code::kAlreadyExists && attempt < kGenerateAttempts) continue;
     return Error(r, stored.status(), name);
@@ -1085,7 +1097,7 @@ HttpResponse ApiServer::Impl::Update(const ResourceRequest& r) {
   if (!wopts.ok()) return StatusResponse(wopts.status());
   auto body = DecodeBody(r, true);
   if (!body.ok()) return StatusResponse(body.status());
-  const store::ObjectKey key{r.gr, r.info.namespace_, r.info.name};
+  const store::ObjectKey key{r.stored, r.info.namespace_, r.info.name};
   auto old = store_.GetShared(key);
   if (!old.ok() && old.status().code() == Code::kNotFound && r.def->allow_create_on_update && !r.status_subresource) {
     return CreateOnUpdate(r, *wopts, std::move(body).value());
@@ -1109,7 +1121,7 @@ HttpResponse ApiServer::Impl::Update(const ResourceRequest& r) {
     }
     return ObjectResponse(r, 200, admitted->object, admitted->warnings);
   }
-  auto stored = store_.UpdateShared(r.gr, std::move(admitted->object));
+  auto stored = store_.UpdateShared(r.stored, std::move(admitted->object));
   if (!stored.ok()) return Error(r, stored.status());
   return ObjectResponse(r, 200, **stored, admitted->warnings);
 }
@@ -1134,7 +1146,7 @@ HttpResponse ApiServer::Impl::Patch(const ResourceRequest& r) {
   if (!wopts.ok()) return StatusResponse(wopts.status());
   auto type = ParsePatchType(r.http->Header("Content-Type"));
   if (!type.ok()) return StatusResponse(type.status());
-  const store::ObjectKey key{r.gr, r.info.namespace_, r.info.name};
+  const store::ObjectKey key{r.stored, r.info.namespace_, r.info.name};
   const std::string& body = r.http->body;
 
   if (*type == PatchType::kApply) {
@@ -1246,7 +1258,7 @@ HttpResponse ApiServer::Impl::DeleteResponse(const ResourceRequest& r, const sto
 HttpResponse ApiServer::Impl::Delete(const ResourceRequest& r) {
   auto request = DeleteRequestOf(*r.http, r.info.query);
   if (!request.ok()) return StatusResponse(request.status());
-  const store::ObjectKey key{r.gr, r.info.namespace_, r.info.name};
+  const store::ObjectKey key{r.stored, r.info.namespace_, r.info.name};
   // The PriorityClass REST storage's Delete (pkg/registry/scheduling/priorityclass/storage):
   // the system classes the server re-creates at start may not be deleted one by one (a
   // collection delete goes through the generic store, upstream as here).
@@ -1258,7 +1270,7 @@ HttpResponse ApiServer::Impl::Delete(const ResourceRequest& r) {
       }
     }
   }
-  auto result = deleter_.Delete(*r.def, key, *request);
+  auto result = deleter_.Delete(registry_.StorageDefinition(*r.def), key, *request);
   if (!result.ok()) return Error(r, result.status());
   return DeleteResponse(r, *result);
 }
@@ -1270,12 +1282,12 @@ HttpResponse ApiServer::Impl::DeleteCollection(const ResourceRequest& r) {
   if (!request.ok()) return StatusResponse(request.status());
   auto listing = StoreListOptions(r, *opts);
   if (!listing.ok()) return StatusResponse(listing.status());
-  auto list = store_.List(r.gr, *listing);
+  auto list = store_.List(r.stored, *listing);
   if (!list.ok()) return StatusResponse(list.status());
   json items = json::array();
   for (const auto& item : list->items) {
-    const store::ObjectKey key = store::KeyOf(r.gr, *item);
-    auto result = deleter_.Delete(*r.def, key, *request);
+    const store::ObjectKey key = store::KeyOf(r.stored, *item);
+    auto result = deleter_.Delete(registry_.StorageDefinition(*r.def), key, *request);
     if (!result.ok()) {
       if (result.status().code() == Code::kNotFound) continue;  // deleted concurrently
       return Error(r, result.status(), key.name);

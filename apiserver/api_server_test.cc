@@ -386,6 +386,79 @@ TEST_F(ApiServerTest, NonResourceHandlersServeTheirPrefixByWholeSegments) {
   EXPECT_EQ(Do("GET", "/api/v1/namespaces/default").status, 200);
 }
 
+// events.k8s.io/v1 Event is a view of the core Events (resources/events.k8s.io/events.yaml):
+// one stored object, created, read, listed by field selector, patched, tabled and watched
+// in either group with that group's field names.
+TEST_F(ApiServerTest, EventsAreOneStoredObjectServedInBothGroups) {
+  const char* kEventsV1 = R"({"apiVersion":"events.k8s.io/v1","kind":"Event","metadata":{"name":"e1"},
+    "eventTime":"2026-01-01T00:00:00.000000Z","reportingController":"example.com/c","reportingInstance":"i1",
+    "action":"Check","reason":"Checked","note":"via events api","type":"Normal",
+    "regarding":{"apiVersion":"batch/v1","kind":"Job","name":"j","namespace":"default","uid":"u1"}})";
+  auto core_watch = Watch("/api/v1/namespaces/default/events?watch=true&resourceVersion=1");
+  auto v1_watch = Watch("/apis/events.k8s.io/v1/namespaces/default/events?watch=true&resourceVersion=1");
+  HttpResponse created = Do("POST", "/apis/events.k8s.io/v1/namespaces/default/events", kEventsV1);
+  ASSERT_EQ(created.status, 201) << created.body;
+  EXPECT_EQ(Body(created)["note"], "via events api");
+  EXPECT_EQ(Body(created)["apiVersion"], "events.k8s.io/v1");
+
+  json core = Body(Do("GET", "/api/v1/namespaces/default/events/e1"));
+  EXPECT_EQ(core["apiVersion"], "v1");
+  EXPECT_EQ(core["message"], "via events api");
+  EXPECT_EQ(core["involvedObject"]["name"], "j");
+  EXPECT_EQ(core["reportingComponent"], "example.com/c");
+  EXPECT_FALSE(core.contains("note"));
+
+  const char* kCore = R"({"apiVersion":"v1","kind":"Event","metadata":{"name":"e2"},
+    "involvedObject":{"apiVersion":"v1","kind":"Pod","name":"p","namespace":"default"},
+    "reason":"Started","message":"Started container c","type":"Normal","count":3,
+    "source":{"component":"kubelet","host":"node-0"},"firstTimestamp":"2026-01-01T00:00:00Z",
+    "lastTimestamp":"2026-01-01T00:00:00Z"})";
+  ASSERT_EQ(Do("POST", "/api/v1/namespaces/default/events", kCore).status, 201);
+  json listed = Body(Do("GET", "/apis/events.k8s.io/v1/namespaces/default/events?fieldSelector=regarding.kind%3DPod"));
+  ASSERT_EQ(listed["items"].size(), 1u) << listed;
+  EXPECT_EQ(listed["kind"], "EventList");
+  EXPECT_EQ(listed["items"][0]["deprecatedCount"], 3);
+  EXPECT_EQ(listed["items"][0]["deprecatedSource"]["host"], "node-0");
+  EXPECT_EQ(listed["items"][0]["regarding"]["name"], "p");
+  EXPECT_EQ(
+      Body(Do("GET", "/api/v1/namespaces/default/events?fieldSelector=involvedObject.kind%3DJob"))["items"].size(), 1u);
+  EXPECT_EQ(
+      Do("GET", "/apis/events.k8s.io/v1/namespaces/default/events?fieldSelector=involvedObject.kind%3DJob").status,
+      400);
+
+  // A patch in the view's names lands on the one object.
+  HttpResponse patched = Do("PATCH", "/apis/events.k8s.io/v1/namespaces/default/events/e2", R"({"deprecatedCount":4})",
+                            "application/merge-patch+json");
+  ASSERT_EQ(patched.status, 200) << patched.body;
+  EXPECT_EQ(Body(Do("GET", "/api/v1/namespaces/default/events/e2"))["count"], 4);
+
+  // The table is kubectl's Event table in both groups.
+  HttpResponse table = WithAccept(api_.server, "GET", "/apis/events.k8s.io/v1/namespaces/default/events/e2",
+                                  "application/json;as=Table;v=v1;g=meta.k8s.io");
+  json cells = Body(table)["rows"][0]["cells"];
+  EXPECT_EQ(cells[1], "Normal");
+  EXPECT_EQ(cells[2], "Started");
+  EXPECT_EQ(cells[3], "pod/p");
+  EXPECT_EQ(cells[5], "kubelet, node-0");
+  EXPECT_EQ(cells[6], "Started container c");
+  EXPECT_EQ(cells[8], 4);
+
+  std::vector<json> core_events = core_watch->Wait(3);
+  std::vector<json> v1_events = v1_watch->Wait(3);
+  ASSERT_EQ(core_events.size(), 3u);
+  ASSERT_EQ(v1_events.size(), 3u);
+  EXPECT_EQ(core_events[0]["object"]["message"], "via events api");
+  EXPECT_EQ(v1_events[0]["object"]["note"], "via events api");
+  EXPECT_EQ(v1_events[2]["type"], "MODIFIED");
+  EXPECT_EQ(v1_events[2]["object"]["deprecatedCount"], 4);
+
+  // Deleted through the view, gone from both.
+  EXPECT_EQ(Do("DELETE", "/apis/events.k8s.io/v1/namespaces/default/events/e1").status, 200);
+  EXPECT_EQ(Do("GET", "/api/v1/namespaces/default/events/e1").status, 404);
+  HttpResponse missing = Do("GET", "/apis/events.k8s.io/v1/namespaces/default/events/e1");
+  EXPECT_EQ(Body(missing)["message"], "events.events.k8s.io \"e1\" not found");
+}
+
 }  // namespace
 }  // namespace berth::apiserver
 

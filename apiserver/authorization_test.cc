@@ -293,6 +293,31 @@ TEST_F(AuthorizationTest, ANodeWritesOnlyItsOwnNodeLeaseAndPods) {
   EXPECT_EQ(As("node0", "GET", "/api/v1/namespaces/team-b/pods").status, 200);
 }
 
+// The node agent records Events (the kubelet's recorder): a node may create, patch and
+// update Events in both groups, as system:node's eventsRule allows.
+TEST_F(AuthorizationTest, ANodeRecordsEventsInBothGroups) {
+  const json ev = {{"apiVersion", "v1"},
+                   {"kind", "Event"},
+                   {"metadata", {{"name", "e1"}}},
+                   {"involvedObject", {{"kind", "Pod"}, {"name", "p"}, {"namespace", "team-b"}}},
+                   {"reason", "Started"},
+                   {"message", "Started container c"},
+                   {"count", 1}};
+  ASSERT_EQ(As("node0", "POST", "/api/v1/namespaces/team-b/events", ev.dump()).status, 201);
+  EXPECT_EQ(
+      As("node0", "PATCH", "/api/v1/namespaces/team-b/events/e1", R"({"count": 2})", {}, "application/merge-patch+json")
+          .status,
+      200);
+  json current = Body(As("node0", "GET", "/api/v1/namespaces/team-b/events/e1"));
+  current["count"] = 3;
+  EXPECT_EQ(As("node0", "PUT", "/api/v1/namespaces/team-b/events/e1", current.dump()).status, 200);
+  json v1 = Body(As("node0", "GET", "/apis/events.k8s.io/v1/namespaces/team-b/events/e1"));
+  EXPECT_EQ(v1["deprecatedCount"], 3);
+  v1["deprecatedCount"] = 4;
+  EXPECT_EQ(As("node0", "PUT", "/apis/events.k8s.io/v1/namespaces/team-b/events/e1", v1.dump()).status, 200);
+  EXPECT_EQ(As("node0", "DELETE", "/api/v1/namespaces/team-b/events/e1").status, 403);
+}
+
 }  // namespace
 }  // namespace berth::apiserver
 

@@ -32,6 +32,7 @@ GarbageCollector::~GarbageCollector() { Stop(); }
 Status GarbageCollector::Open() {
   if (opened_) return Status::Ok();
   for (const api::ResourceDefinition* def : registry_.Definitions()) {
+    if (!def->stored_as.resource.empty()) continue;  // a view: its objects are another's
     auto rw = std::make_unique<ResourceWatch>();
     rw->def = def;
     rw->resource = def->Resource();
@@ -265,7 +266,7 @@ bool GarbageCollector::Process(const WorkItem& item) {
 StatusOr<std::optional<api::Object>> GarbageCollector::GetOwner(const std::string& dependent_ns,
                                                                 const Owner& owner) {
   BERTH_ASSIGN_OR_RETURN(const api::ResourceDefinition* def, registry_.ForKind(owner.api_version, owner.kind));
-  store::ObjectKey key{def->Resource(), def->namespaced() ? dependent_ns : "", owner.name};
+  store::ObjectKey key{def->StorageResource(), def->namespaced() ? dependent_ns : "", owner.name};
   auto obj = store_.Get(key);
   if (!obj.ok()) {
     if (obj.status().code() == Code::kNotFound) return std::optional<api::Object>();
@@ -410,7 +411,7 @@ StatusOr<bool> GarbageCollector::ProcessNamespace(const api::Object& ns) {
   bool acted = false;
   int remaining = 0;
   for (const api::ResourceDefinition* def : registry_.Definitions()) {
-    if (!def->namespaced()) continue;
+    if (!def->namespaced() || !def->stored_as.resource.empty()) continue;
     store::ListOptions lo;
     lo.ns = name;
     BERTH_ASSIGN_OR_RETURN(store::ListResult list, store_.List(def->Resource(), lo));

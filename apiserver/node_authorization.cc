@@ -102,7 +102,7 @@ rbac::Decision AuthorizeNode(const std::string& node, const rbac::RequestAttribu
       if (pod.ok() && api::NestedString(**pod, {"spec", "nodeName"}) == node) return Allowed("a pod bound to it");
       return {};
     }
-    if (a.resource == "events" && OneOf(a.verb, {"create", "patch"})) return Allowed("events");
+    if (a.resource == "events" && OneOf(a.verb, {"create", "update", "patch"})) return Allowed("events");
     // Secrets, ConfigMaps and ServiceAccounts its pods use (get only), and tokens of
     // those ServiceAccounts (which pod: AdmitNodeTokenRequest).
     if (a.verb == "get" && a.subresource.empty() && OneOf(a.resource, {"secrets", "configmaps", "serviceaccounts"}) &&
@@ -122,7 +122,7 @@ rbac::Decision AuthorizeNode(const std::string& node, const rbac::RequestAttribu
     return {};
   }
   if (a.api_group == "events.k8s.io" && a.resource == "events" &&
-      OneOf(a.verb, {"create", "patch", "get", "list", "watch"})) {
+      OneOf(a.verb, {"create", "update", "patch", "get", "list", "watch"})) {
     return Allowed("events");
   }
   return {};

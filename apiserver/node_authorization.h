@@ -18,7 +18,10 @@
 //   - create, get, update and patch its own Lease in kube-node-lease;
 //   - update or patch the status of a pod bound to it (spec.nodeName), and
 //     delete such a pod;
-//   - create and patch Events.
+//   - create, update and patch Events in both groups (core and events.k8s.io, one
+//     stored object), as the system:node ClusterRole's eventsRule grants upstream
+//     (plugin/pkg/auth/authorizer/rbac/bootstrappolicy/policy.go); the Node authorizer
+//     does not restrict Events to the node's pods, nor does berth.
 // Anything else is left to RBAC, which grants nodes nothing by default. The
 // object checks are NodeRestriction's, with its messages (`node "n" is not
 // allowed to modify node "m"`, `node "n" can only update pod status for pods

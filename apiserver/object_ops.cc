@@ -102,6 +102,19 @@ constexpr FieldLabel kFieldLabels[] = {
     {"", "Pod", "status.nominatedNodeName", "status.nominatedNodeName"},
     {"", "Pod", "status.phase", "status.phase"},
     {"", "Pod", "status.podIP", "status.podIP"},
+    // events.k8s.io/v1 Events are core Events (resources/events.k8s.io/events.yaml): their
+    // labels read the core fields (pkg/apis/events/v1/conversion.go).
+    {"events.k8s.io", "Event", "reason", "reason"},
+    {"events.k8s.io", "Event", "regarding.apiVersion", "involvedObject.apiVersion"},
+    {"events.k8s.io", "Event", "regarding.fieldPath", "involvedObject.fieldPath"},
+    {"events.k8s.io", "Event", "regarding.kind", "involvedObject.kind"},
+    {"events.k8s.io", "Event", "regarding.name", "involvedObject.name"},
+    {"events.k8s.io", "Event", "regarding.namespace", "involvedObject.namespace"},
+    {"events.k8s.io", "Event", "regarding.resourceVersion", "involvedObject.resourceVersion"},
+    {"events.k8s.io", "Event", "regarding.uid", "involvedObject.uid"},
+    {"events.k8s.io", "Event", "reportingController", "reportingComponent"},
+    {"events.k8s.io", "Event", "source", "source.component"},
+    {"events.k8s.io", "Event", "type", "type"},
     {"kueue.x-k8s.io", "Workload", "status.admission.clusterQueue", "status.admission.clusterQueue"},
 };
 

@@ -6,6 +6,7 @@
 #include <map>
 #include <utility>
 
+#include "api/conversion.h"
 #include "api/selectors.h"
 #include "api/unstructured.h"
 #include "rbac/policy_rule.h"
@@ -913,6 +914,13 @@ std::vector<json> RoleBindingCells(const json& binding, Time now) {
           joined(subjects.service_accounts)};
 }
 
+// events.k8s.io/v1 Event: kube-apiserver prints it with the same printEvent (one
+// internal type), so the cells are the core Event's of its core/v1 form.
+std::vector<json> EventsV1Cells(const json& ev, Time now) {
+  auto core = api::ConvertObject(ev, "v1");
+  return EventCells(core.ok() ? *core : ev, now);
+}
+
 constexpr BuiltinPrinter kBuiltinPrinters[] = {
     {"", "ConfigMap", ConfigMapColumns, ConfigMapCells},
     {"", "Event", EventColumns, EventCells},
@@ -923,6 +931,7 @@ constexpr BuiltinPrinter kBuiltinPrinters[] = {
     {"", "ServiceAccount", ServiceAccountColumns, ServiceAccountCells},
     {"", "Service", ServiceColumns, ServiceCells},
     {"batch", "Job", JobColumns, JobCells},
+    {"events.k8s.io", "Event", EventColumns, EventsV1Cells},
     {"scheduling.k8s.io", "PriorityClass", PriorityClassColumns, PriorityClassCells},
     {"rbac.authorization.k8s.io", "RoleBinding", RoleBindingColumns, RoleBindingCells},
     {"rbac.authorization.k8s.io", "ClusterRoleBinding", RoleBindingColumns, RoleBindingCells},

@@ -556,6 +556,43 @@ run done-job-complete 0 "$KUBECTL" wait -n team-a job/done-job --for=condition=c
 run get-jobs 0 "$KUBECTL" get jobs -n team-a
 expect get-jobs '^done-job +Complete +1/1 +[0-9][0-9a-z]* +[0-9][0-9a-z]*$'
 expect get-jobs '^queued-job +Running +0/2 +'
+# Events (issue 17): kubectl describe shows the Job controller's, the scheduler's and the
+# kubelet's; events.k8s.io/v1 serves the same objects with its field names and selectors.
+run describe-job-events 0 "$KUBECTL" describe job done-job -n team-a
+expect describe-job-events '^  Normal +SuccessfulCreate +[0-9a-z<>]+ +job-controller +Created pod: done-job-[a-z0-9]{5}$'
+expect describe-job-events '^  Normal +Completed +[0-9a-z<>]+ +job-controller +Job completed$'
+DONE_POD=$("$KUBECTL" get pods -n team-a -l batch.kubernetes.io/job-name=done-job -o 'jsonpath={.items[0].metadata.name}')
+run describe-done-pod-events 0 "$KUBECTL" describe pod "$DONE_POD" -n team-a
+expect describe-done-pod-events "^  Normal +Scheduled +[0-9a-z<>]+ +default-scheduler +Successfully assigned team-a/$DONE_POD to node-0\$"
+expect describe-done-pod-events '^  Normal +Pulled +[0-9a-z<>]+ +kubelet +Container image "busybox" already present on machine$'
+expect describe-done-pod-events '^  Normal +Created +[0-9a-z<>]+ +kubelet +Created container done-job$'
+expect describe-done-pod-events '^  Normal +Started +[0-9a-z<>]+ +kubelet +Started container done-job$'
+run get-events-v1 0 "$KUBECTL" get events.v1.events.k8s.io -n team-a --field-selector regarding.name=done-job,reason=Completed
+expect get-events-v1 '^LAST SEEN +TYPE +REASON +OBJECT +MESSAGE$'
+expect get-events-v1 '^[0-9a-z<>]+ +Normal +Completed +job/done-job +Job completed$'
+run get-events-v1-note 0 "$KUBECTL" get events.v1.events.k8s.io -n team-a --field-selector regarding.name=done-job,reason=Completed \
+  -o 'jsonpath={.items[0].note}/{.items[0].regarding.kind}/{.items[0].reportingController}/{.items[0].deprecatedCount}'
+expect get-events-v1-note '^Job completed/Job/job-controller/1$'
+cat >"$WORK/event-v1.yaml" <<'YAML'
+apiVersion: events.k8s.io/v1
+kind: Event
+metadata:
+  name: by-events-api
+  namespace: team-a
+eventTime: "2026-01-01T00:00:00.000000Z"
+reportingController: example.com/tester
+reportingInstance: tester-1
+action: Check
+reason: Checked
+note: written through events.k8s.io
+type: Normal
+regarding: {apiVersion: batch/v1, kind: Job, name: done-job, namespace: team-a}
+YAML
+run create-event-v1 0 "$KUBECTL" create -f "$WORK/event-v1.yaml"
+expect create-event-v1 '^event\.events\.k8s\.io/by-events-api created$'
+run get-event-core 0 "$KUBECTL" get events -n team-a --field-selector involvedObject.name=done-job,reason=Checked \
+  -o 'jsonpath={.items[0].message}/{.items[0].involvedObject.kind}/{.items[0].reportingComponent}'
+expect get-event-core '^written through events\.k8s\.io/Job/example\.com/tester$'
 run delete-job 0 "$KUBECTL" delete job queued-job -n team-a --cascade=foreground --wait --timeout=60s
 expect delete-job '^job\.batch "queued-job" deleted$'
 run job-gone 1 "$KUBECTL" get job queued-job -n team-a

@@ -35,16 +35,29 @@ Status JobController::Sync(const std::string& key, const Object& original) {
       if (!marked.ok() && marked.status().code() == Code::kNotFound) continue;
       BERTH_RETURN_IF_ERROR(marked.status());
     }
-    BERTH_RETURN_IF_ERROR(jobs::DeleteIfPresent(client_, kPodsResource, ns, pod));
+    Status st = jobs::DeleteIfPresent(client_, kPodsResource, ns, pod);
+    if (!st.ok()) {
+      recorder_.Event(original, client::kEventTypeWarning, kFailedDeleteReason, "Error deleting: " + st.message());
+      return st;
+    }
+    recorder_.Event(original, client::kEventTypeNormal, kSuccessfulDeleteReason, "Deleted pod: " + pod);
   }
+  auto create = [&](const Object& pod) -> Status {
+    Status st = jobs::CreateIfAbsent(client_, kPodsResource, pod);
+    if (!st.ok()) {
+      recorder_.Event(original, client::kEventTypeWarning, kFailedCreateReason, "Error creating: " + st.message());
+      return st;
+    }
+    recorder_.Event(original, client::kEventTypeNormal, kSuccessfulCreateReason, "Created pod: " + api::Name(pod));
+    return Status::Ok();
+  };
   for (size_t i = 0; i < plan.create_indexes.size(); ++i) {
     std::optional<IndexFailureCounts> counts;
     if (i < plan.create_failure_counts.size()) counts = plan.create_failure_counts[i];
-    BERTH_RETURN_IF_ERROR(
-        jobs::CreateIfAbsent(client_, kPodsResource, NewPod(job, plan.create_indexes[i], RandomNameSuffix(), counts)));
+    BERTH_RETURN_IF_ERROR(create(NewPod(job, plan.create_indexes[i], RandomNameSuffix(), counts)));
   }
   for (int32_t i = 0; i < plan.create_count; ++i) {
-    BERTH_RETURN_IF_ERROR(jobs::CreateIfAbsent(client_, kPodsResource, NewPod(job, std::nullopt, RandomNameSuffix())));
+    BERTH_RETURN_IF_ERROR(create(NewPod(job, std::nullopt, RandomNameSuffix())));
   }
 
   Object updated = original;
@@ -70,11 +83,29 @@ Status JobController::Sync(const std::string& key, const Object& original) {
     }
   }
   BERTH_RETURN_IF_ERROR(jobs::WriteStatusIfChanged(client_, kJobsResource, original, updated));
+  RecordTransitions(original, plan);
   // Requeued for the earlier of the active deadline and the end of a pod-failure backoff.
   std::optional<Time> wake = plan.active_deadline;
   if (plan.backoff_until && (!wake || *plan.backoff_until < *wake)) wake = plan.backoff_until;
   if (wake && requeue_after_) requeue_after_(key, *wake - now);
   return Status::Ok();
+}
+
+void JobController::RecordTransitions(const Object& original, const JobPlan& plan) {
+  for (const Condition& c : plan.conditions) {
+    if (c.status != "True" && c.type != "Suspended") continue;
+    const Object* before = FindCondition(original, c.type);
+    if (before != nullptr && before->value("status", "") == c.status) continue;  // no transition
+    if (c.type == "Complete") {
+      recorder_.Event(original, client::kEventTypeNormal, kCompletedReason, kCompletedMessage);
+    } else if (c.type == "Failed") {
+      recorder_.Event(original, client::kEventTypeWarning, c.reason, c.message);
+    } else if (c.type == "Suspended" && c.status == "True") {
+      recorder_.Event(original, client::kEventTypeNormal, kSuspendedReason, kSuspendedMessage);
+    } else if (c.type == "Suspended" && before != nullptr) {
+      recorder_.Event(original, client::kEventTypeNormal, kResumedReason, kResumedMessage);
+    }
+  }
 }
 
 }  // namespace berth::controllers::jobs::batchjob
