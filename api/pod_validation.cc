@@ -140,6 +140,38 @@ void ValidateVolumeMountPaths(const Object& mounts, const FieldPath& path, Field
   }
 }
 
+// validateKeyToPath / validateDownwardAPIVolumeFile of the secret, configMap,
+// downwardAPI and projected sources of one volume: each items[].path is required, a
+// relative path without '..' elements, and not starting with ".." (validateLocalNonReservedPath:
+// the kubelet's atomic writer keeps "..data" and its timestamped directories there).
+void ValidateVolumeItemPaths(const Object& volume, const FieldPath& path, FieldErrorList* errs) {
+  auto items = [&](const Object& source, const FieldPath& source_path) {
+    const Object& list = ArrayAt(source, "items");
+    for (size_t j = 0; j < list.size(); ++j) {
+      const FieldPath p = source_path.Child("items").Index(j).Child("path");
+      const Object& value = Field(list[j], "path");
+      const std::string text = value.is_string() ? value.get<std::string>() : "";
+      if (text.empty()) {
+        errs->push_back(Required(p));
+        continue;
+      }
+      ValidateLocalDescendingPath(text, p, errs);
+      if (text.starts_with("..")) errs->push_back(Invalid(p, text, "must not start with '..'"));
+    }
+  };
+  for (const char* kind : {"secret", "configMap", "downwardAPI"}) {
+    if (const Object& source = Field(volume, kind); source.is_object()) items(source, path.Child(kind));
+  }
+  const Object& sources = ArrayAt(Field(volume, "projected"), "sources");
+  for (size_t k = 0; k < sources.size(); ++k) {
+    for (const char* kind : {"secret", "configMap", "downwardAPI"}) {
+      if (const Object& source = Field(sources[k], kind); source.is_object()) {
+        items(source, path.Child("projected").Child("sources").Index(k).Child(kind));
+      }
+    }
+  }
+}
+
 // validateContainerCommon (the parts above); with `others`, the name must not be one of
 // them.
 void ValidateContainer(const Object& c, const FieldPath& path, const std::set<std::string>* others,
@@ -296,6 +328,7 @@ FieldErrorList ValidatePodSpec(const Object& spec, const FieldPath& path) {
     } else if (name.is_string()) {
       ValidateDNS1123LabelField(name.get<std::string>(), name_path, &errs);
     }
+    ValidateVolumeItemPaths(volumes[i], path.Child("volumes").Index(i), &errs);
   }
 
   // validateContainers: at least one (an absent list is the schema's Required).

@@ -107,6 +107,25 @@ TEST(PodValidationTest, SubPathsAreRelativeWithoutDotDot) {
             }));
 }
 
+// Secret, ConfigMap, downwardAPI and projected items land at items[].path under the
+// mount: relative, no '..' element, not starting with '..', required (validateKeyToPath).
+TEST(PodValidationTest, VolumeItemPathsStayInsideTheVolume) {
+  const json spec = json::parse(R"e({
+    "volumes":[
+      {"name":"s","secret":{"secretName":"x","items":[{"key":"a","path":"ok/a"},
+                                                      {"key":"b","path":"a/../../../../tmp/pwned"}]}},
+      {"name":"c","configMap":{"name":"x","items":[{"key":"a","path":"/etc/passwd"},{"key":"b"}]}},
+      {"name":"p","projected":{"sources":[{"downwardAPI":{"items":[{"path":"..data"}]}}]}}],
+    "containers":[{"name":"c","image":"x"}]})e");
+  EXPECT_EQ(Errors(spec),
+            (std::vector<std::string>{
+                R"e(spec.volumes[0].secret.items[1].path: Invalid value: "a/../../../../tmp/pwned": must not contain '..')e",
+                R"e(spec.volumes[1].configMap.items[0].path: Invalid value: "/etc/passwd": must be a relative path)e",
+                R"e(spec.volumes[1].configMap.items[1].path: Required value)e",
+                R"e(spec.volumes[2].projected.sources[0].downwardAPI.items[0].path: Invalid value: "..data": must not start with '..')e",
+            }));
+}
+
 TEST(PodValidationTest, ResourcesAsValidateResourceRequirements) {
   auto resources = [](const char* r) {
     return Errors(json::parse(std::string(R"({"containers":[{"name":"c","image":"x","resources":)") + r + "}]}"));

@@ -16,16 +16,10 @@ using json = nlohmann::json;
 using ::testing::HasSubstr;
 
 ApiServerOptions Secured() {
-  ApiServerOptions o = testing::WithoutGarbageCollector();
-  o.authentication.enabled = true;
-  auto tokens = authn::TokenFile::Parse(
+  return testing::SecuredWithTokens(
       "admin-token,admin,u-0,system:masters\n"
       "alice-token,alice,u-1,team-a\n"
       "bob-token,bob,u-2\n");
-  EXPECT_TRUE(tokens.ok());
-  o.authentication.token_file = std::make_shared<const authn::TokenFile>(std::move(tokens).value());
-  o.rbac_authorization = true;
-  return o;
 }
 
 class AuthorizationConformanceTest : public ::testing::Test {

@@ -18,16 +18,10 @@ using ::testing::ElementsAre;
 using json = nlohmann::json;
 
 ApiServerOptions Secured() {
-  ApiServerOptions o = testing::WithoutGarbageCollector();
-  o.authentication.enabled = true;
-  auto tokens = authn::TokenFile::Parse(
+  return testing::SecuredWithTokens(
       "admin-token,admin,u-0,system:masters\n"
       "alice-token,alice,u-1,team-a\n"
       "node0-token,system:node:node-0,u-2,system:nodes\n");
-  EXPECT_TRUE(tokens.ok());
-  o.authentication.token_file = std::make_shared<const authn::TokenFile>(std::move(tokens).value());
-  o.rbac_authorization = true;
-  return o;
 }
 
 class AuthorizationTest : public ::testing::Test {

@@ -40,7 +40,18 @@ std::vector<std::string> ServiceAccountTokenOptions::Audiences() const {
 StatusOr<json> ServiceAccountTokens::CreateToken(const std::string& ns, const std::string& name,
                                                  const json& request) const {
   if (!enabled()) return NotFoundError("the server could not find the requested resource");
+  // The body decodes as a TokenRequest (a JSON object whose spec is an object
+  // or null) and names no other namespace (rest.EnsureObjectNamespaceMatchesRequestNamespace).
   const json& spec = api::Field(request, "spec");
+  if (!request.is_object() || !(spec.is_object() || spec.is_null())) {
+    return BadRequestError(std::string("TokenRequest in version \"v1\" cannot be handled as a TokenRequest: json: ") +
+                           "cannot unmarshal " + (request.is_object() ? "spec" : "body") +
+                           " into Go value of type v1.TokenRequest");
+  }
+  if (const std::string body_ns = api::NestedString(request, {"metadata", "namespace"});
+      !body_ns.empty() && body_ns != ns) {
+    return BadRequestError("the namespace of the provided object does not match the namespace sent on the request");
+  }
   int64_t seconds = kDefaultTokenExpirationSeconds;
   if (const json& e = api::Field(spec, "expirationSeconds"); e.is_number_integer()) seconds = e.get<int64_t>();
   api::FieldErrorList errs;

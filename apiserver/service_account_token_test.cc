@@ -17,16 +17,11 @@ using json = nlohmann::json;
 using namespace std::chrono_literals;
 
 ApiServerOptions Secured() {
-  ApiServerOptions o = testing::WithoutGarbageCollector();
-  o.authentication.enabled = true;
-  auto tokens = authn::TokenFile::Parse(
+  ApiServerOptions o = testing::SecuredWithTokens(
       "admin-token,admin,u-0,system:masters\n"
       "alice-token,alice,u-1,team-a\n"
       "node0-token,system:node:node-0,u-2,system:nodes\n"
       "node1-token,system:node:node-1,u-3,system:nodes\n");
-  EXPECT_TRUE(tokens.ok());
-  o.authentication.token_file = std::make_shared<const authn::TokenFile>(std::move(tokens).value());
-  o.rbac_authorization = true;
   auto key = pki::CreateSigningKey();
   EXPECT_TRUE(key.ok());
   o.service_account_tokens.signing_key_pem = key->private_key_pem;
@@ -137,6 +132,23 @@ TEST_F(ServiceAccountTokenApiTest, TokenRequestAnswersAsUpstream) {
   EXPECT_EQ(Message(alice),
             "serviceaccounts \"default\" is forbidden: User \"alice\" cannot create resource \"serviceaccounts/token\" "
             "in API group \"\" in the namespace \"team-a\"");
+}
+
+// A body that is not a TokenRequest, or names another namespace, is 400 and
+// issues nothing (a null spec is an empty one, as Go decodes it).
+TEST_F(ServiceAccountTokenApiTest, ABodyThatIsNotATokenRequestForThisNamespaceIs400) {
+  const std::string url = "/api/v1/namespaces/team-a/serviceaccounts/default/token";
+  for (const json& body : {json::array({1, 2, 3}), json("x"), json{{"spec", json::array()}}, json{{"spec", 5}}}) {
+    HttpResponse r = Admin("POST", url, body);
+    EXPECT_EQ(r.status, 400) << body.dump();
+    EXPECT_FALSE(json::parse(r.body).contains("status") && json::parse(r.body)["status"].contains("token"));
+  }
+  json other = TokenRequest(json::object());
+  other["metadata"]["namespace"] = "team-b";
+  HttpResponse r = Admin("POST", url, other);
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(Message(r), "the namespace of the provided object does not match the namespace sent on the request");
+  EXPECT_EQ(Admin("POST", url, json{{"spec", nullptr}}).status, 201);
 }
 
 TEST_F(ServiceAccountTokenApiTest, ABoundTokenIsItsServiceAccountWithNoRightsByDefault) {

@@ -10,6 +10,8 @@
 #pragma once
 
 #include <gtest/gtest.h>
+
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -20,6 +22,7 @@
 #include "api/registry.h"
 #include "api/strategy.h"
 #include "apiserver/api_server.h"
+#include "authn/token_file.h"
 #include "core/clock.h"
 #include "store/memory_store.h"
 
@@ -29,6 +32,18 @@ namespace berth::apiserver::testing {
 inline ApiServerOptions WithoutGarbageCollector() {
   ApiServerOptions o;
   o.garbage_collector = false;
+  return o;
+}
+
+// WithoutGarbageCollector with authentication by the bearer tokens of
+// `token_file` (kube-apiserver's --token-auth-file CSV) and RBAC on.
+inline ApiServerOptions SecuredWithTokens(std::string_view token_file) {
+  ApiServerOptions o = WithoutGarbageCollector();
+  o.authentication.enabled = true;
+  auto tokens = authn::TokenFile::Parse(token_file);
+  EXPECT_TRUE(tokens.ok()) << tokens.status().ToString();
+  if (tokens.ok()) o.authentication.token_file = std::make_shared<const authn::TokenFile>(std::move(tokens).value());
+  o.rbac_authorization = true;
   return o;
 }
 
