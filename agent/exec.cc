@@ -3,13 +3,11 @@
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
-#include <linux/close_range.h>
 #include <mutex>
 #include <optional>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/ioctl.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
@@ -206,24 +204,7 @@ StatusOr<std::unique_ptr<client::ExecProcess>> StartExecProcess(const ExecLaunch
       dup2(out[1], 1);
       dup2(errp[1], 2);
     }
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, nullptr);
-    for (int sig = 1; sig < NSIG; ++sig) {
-      if (sig != SIGKILL && sig != SIGSTOP) signal(sig, SIG_DFL);
-    }
-    if (cgroup_procs >= 0) (void)!write(cgroup_procs, "0", 1);
-    if (syscall(SYS_close_range, 3u, ~0u, CLOSE_RANGE_CLOEXEC) != 0) {
-      for (int fd = 3; fd < 65536; ++fd) fcntl(fd, F_SETFD, FD_CLOEXEC);
-    }
-    int stage = 0;
-    if (chdir(cwd) == 0) {
-      stage = 1;
-      execve(binary.c_str(), argv.data(), envp.data());
-    }
-    int failure[2] = {stage, errno};
-    (void)!write(report[1], failure, sizeof failure);
-    _exit(127);
+    shim::ExecInChild(cgroup_procs, cwd, binary.c_str(), argv.data(), envp.data(), report[1]);
   }
   const int fork_errno = errno;
   if (cgroup_procs >= 0) close(cgroup_procs);
@@ -237,22 +218,14 @@ StatusOr<std::unique_ptr<client::ExecProcess>> StartExecProcess(const ExecLaunch
     close_all();
     return InternalError(Errno("fork", fork_errno));
   }
-  int failure[2] = {0, 0};
-  ssize_t n;
-  while ((n = read(report[0], failure, sizeof failure)) < 0 && errno == EINTR) {
-  }
-  CloseFd(report[0]);
-  if (n == static_cast<ssize_t>(sizeof failure)) {
+  std::string failed = shim::ReadExecReport(report[0], record);
+  report[0] = -1;  // closed by ReadExecReport
+  if (!failed.empty()) {
     int status;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
     close_all();
-    const std::string prefix = "unable to start container process: ";
-    if (failure[0] == 0) {
-      return InternalError(prefix + "chdir to cwd (\"" + launch.working_dir +
-                           "\") failed: " + std::strerror(failure[1]));
-    }
-    return InternalError(prefix + "exec: \"" + launch.argv[0] + "\": " + std::strerror(failure[1]));
+    return InternalError(failed);
   }
   if (launch.tty) {
     SetNonBlocking(master);

@@ -121,6 +121,47 @@ bool Supervisor::Listen() {
   return true;
 }
 
+}  // namespace
+
+void ExecInChild(int cgroup_procs, const char* cwd, const char* binary, char* const argv[], char* const envp[],
+                 int report_fd) {
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
+  for (int sig = 1; sig < NSIG; ++sig) {
+    if (sig != SIGKILL && sig != SIGSTOP) signal(sig, SIG_DFL);
+  }
+  if (cgroup_procs >= 0) (void)!write(cgroup_procs, "0", 1);
+  if (syscall(SYS_close_range, 3u, ~0u, CLOSE_RANGE_CLOEXEC) != 0) {
+    for (int fd = 3; fd < 65536; ++fd) fcntl(fd, F_SETFD, FD_CLOEXEC);
+  }
+  int stage = 0;
+  if (chdir(cwd) == 0) {
+    stage = 1;
+    execve(binary, argv, envp);
+  }
+  int report[2] = {stage, errno};
+  (void)!write(report_fd, report, sizeof report);
+  _exit(127);
+}
+
+std::string ReadExecReport(int report_fd, const LaunchRecord& launch) {
+  int report[2];
+  ssize_t n;
+  do {
+    n = read(report_fd, report, sizeof report);
+  } while (n < 0 && errno == EINTR);
+  close(report_fd);
+  if (n != sizeof report) return "";
+  const std::string prefix = "unable to start container process: ";
+  if (report[0] == 0) {
+    return prefix + "chdir to cwd (\"" + launch.working_dir + "\") set in config.json failed: " + GoErrno(report[1]);
+  }
+  return prefix + "exec: \"" + (launch.argv.empty() ? std::string() : launch.argv[0]) + "\": " + GoErrno(report[1]);
+}
+
+namespace {
+
 std::string Supervisor::StartContainer(const std::string& binary) {
   int cgroup_procs = -1;
   if (!launch_.cgroup_dir.empty()) {
@@ -145,31 +186,14 @@ std::string Supervisor::StartContainer(const std::string& binary) {
   pid_t pid = fork();
   if (pid == 0) {
     setpgid(0, 0);
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, nullptr);
-    for (int sig = 1; sig < NSIG; ++sig) {
-      if (sig != SIGKILL && sig != SIGSTOP) signal(sig, SIG_DFL);
-    }
-    if (cgroup_procs >= 0) (void)!write(cgroup_procs, "0", 1);
+    // The container dies with its supervisor (never with the agent).
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(127);
     int devnull = open("/dev/null", O_RDONLY);
     if (devnull >= 0) dup2(devnull, 0);
     dup2(out[1], 1);
     dup2(out[1], 2);
-    if (syscall(SYS_close_range, 3u, ~0u, CLOSE_RANGE_CLOEXEC) != 0) {
-      for (int fd = 3; fd < 65536; ++fd) fcntl(fd, F_SETFD, FD_CLOEXEC);
-    }
-    // The container dies with its supervisor (never with the agent).
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent) _exit(127);
-    int stage = 0;
-    if (chdir(cwd) == 0) {
-      stage = 1;
-      execve(binary.c_str(), argv.data(), envp.data());
-    }
-    int report[2] = {stage, errno};
-    (void)!write(err_pipe[1], report, sizeof report);
-    _exit(127);
+    ExecInChild(cgroup_procs, cwd, binary.c_str(), argv.data(), envp.data(), err_pipe[1]);
   }
   int fork_errno = errno;
   close(out[1]);
@@ -181,20 +205,10 @@ std::string Supervisor::StartContainer(const std::string& binary) {
     return std::string("fork: ") + std::strerror(fork_errno);
   }
   setpgid(pid, pid);
-  int report[2];
-  ssize_t n;
-  do {
-    n = read(err_pipe[0], report, sizeof report);
-  } while (n < 0 && errno == EINTR);
-  close(err_pipe[0]);
-  if (n == sizeof report) {
+  if (std::string failed = ReadExecReport(err_pipe[0], launch_); !failed.empty()) {
     waitpid(pid, nullptr, 0);
     close(out[0]);
-    const std::string prefix = "unable to start container process: ";
-    if (report[0] == 0) {
-      return prefix + "chdir to cwd (\"" + launch_.working_dir + "\") set in config.json failed: " + GoErrno(report[1]);
-    }
-    return prefix + "exec: \"" + launch_.argv[0] + "\": " + GoErrno(report[1]);
+    return failed;
   }
   pid_ = pid;
   out_fd_ = out[0];

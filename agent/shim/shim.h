@@ -67,6 +67,23 @@ inline constexpr std::string_view kDefaultPath = "/usr/local/sbin:/usr/local/bin
 // $PATH`.
 std::string CheckLaunch(const LaunchRecord& launch, std::string* binary);
 
+// The child half of starting a container's (or an exec'd) process, called
+// right after fork once its standard streams are in place; async-signal-safe
+// calls only. Empties the signal mask and resets every disposition, moves the
+// process into the cgroup whose cgroup.procs is open as `cgroup_procs` (-1:
+// none), marks every descriptor above 2 close-on-exec, then chdir(cwd) and
+// execve. On failure it writes {stage (0: chdir, 1: execve), errno} to
+// `report_fd` (a close-on-exec pipe) and exits 127.
+[[noreturn]] void ExecInChild(int cgroup_procs, const char* cwd, const char* binary, char* const argv[],
+                              char* const envp[], int report_fd);
+
+// The parent half: reads the child's report from the pipe's read end (EOF:
+// the exec succeeded) and closes it. Returns "" when the process runs, else
+// runc's start-error text, e.g. `unable to start container process: chdir to
+// cwd ("/x") set in config.json failed: no such file or directory`. The caller
+// still reaps the child when it failed.
+std::string ReadExecReport(int report_fd, const LaunchRecord& launch);
+
 // The file descriptor the spawner passes the readiness pipe on.
 inline constexpr int kReadyFd = 3;
 
