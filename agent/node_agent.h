@@ -235,6 +235,28 @@ struct HostPorts {
   RendezvousPortAllocator allocator;
 };
 
+// How the node isolates pods (agent/shim/sandbox.h; docs/security.md, "Pod
+// isolation"). The `berth server` and `berth agent` commands turn the sandbox on
+// when they run as root (a node daemon's usual case) and print what is not
+// enforced otherwise; the library default is off.
+struct SandboxOptions {
+  bool enabled = false;
+  // Pods that set no runAsUser run as an unprivileged uid the node allocates per
+  // namespace from [first_pod_uid, first_pod_uid + pod_uid_count) (gid = uid),
+  // persisted in <data_dir>/pod-users.json, so every pod of a team shares its
+  // files and no two teams share a uid on this node.
+  int64_t first_pod_uid = 200000;
+  int64_t pod_uid_count = 65536;
+  // Whether a pod may run as uid 0 (runAsUser: 0). Off: such a container fails
+  // with CreateContainerConfigError.
+  bool allow_root = false;
+  // Host directories a hostPath volume may name (itself or below); empty = none.
+  std::vector<std::string> host_path_prefixes;
+  // pids.max of each pod's cgroup (kubelet --pod-max-pids; the kubelet's own
+  // default is unlimited, berth bounds it so a fork bomb cannot take the node).
+  int64_t pod_pids_limit = 4096;
+};
+
 struct NodeAgentOptions {
   std::string node_name;
   // Declared (virtual) capacity; empty = DetectMachineCapacity().
@@ -260,6 +282,8 @@ struct NodeAgentOptions {
   // pod's ServiceAccount token directory (agent/service_account_token.h). An empty
   // host gives pods neither.
   ApiServerEndpoint api_server;
+  // Pod isolation (see SandboxOptions).
+  SandboxOptions sandbox;
 };
 
 enum class StopMode { kKillContainers, kLeaveRunning };
