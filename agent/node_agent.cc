@@ -26,6 +26,7 @@
 #include "agent/shim/shim_client.h"
 #include "api/metadata_validation.h"
 #include "api/unstructured.h"
+#include "scheduling/host_images.h"
 #include "core/file.h"
 
 namespace berth::agent {
@@ -535,12 +536,30 @@ Status NodeAgent::RegisterNode() {
         {"architecture", arch}}},
   };
   node["status"] = status;
+  const std::string images_key(scheduling::kHostImagesAnnotation);
+  std::optional<std::string> images;
+  if (options_.host_images) {
+    images = "";
+    for (const std::string& p : *options_.host_images) *images += (images->empty() ? "" : ",") + p;
+    node["metadata"]["annotations"] = {{images_key, *images}};
+  }
   StatusOr<api::Object> created = client_.Create(kNodes, node);
   api::Object stored;
   if (created.ok()) {
     stored = *created;
   } else if (created.status().code() == Code::kAlreadyExists) {
     BERTH_ASSIGN_OR_RETURN(stored, client_.Get(kNodes, options_.node_name));
+    // The declaration is the agent's: a restart with other --host-images rewrites it.
+    const api::Object& current = api::NestedField(stored, {"metadata", "annotations", images_key});
+    if (images ? current != *images : !current.is_null()) {
+      if (!stored["metadata"]["annotations"].is_object()) stored["metadata"]["annotations"] = api::Object::object();
+      if (images) {
+        stored["metadata"]["annotations"][images_key] = *images;
+      } else {
+        stored["metadata"]["annotations"].erase(images_key);
+      }
+      BERTH_ASSIGN_OR_RETURN(stored, client_.Update(kNodes, stored));
+    }
   } else {
     return created.status();
   }
@@ -755,7 +774,8 @@ void NodeAgent::SyncOnce() {
     for (const auto& [uid, w] : workers_) {
       if (!IsTerminal(w->pod)) admitted.push_back(&w->pod);
     }
-    const PodAdmitResult result = AdmitPodResources(*pod, admitted, options_.capacity);
+    PodAdmitResult result = AdmitPodImages(*pod, options_.node_name, options_.host_images);
+    if (result.admit) result = AdmitPodResources(*pod, admitted, options_.capacity);
     const std::string& uid = api::Uid(*pod);
     if (!result.admit) {
       if (RejectPod(*pod, result)) finished_[uid] = pass;

@@ -284,6 +284,10 @@ struct NodeAgentOptions {
   ApiServerEndpoint api_server;
   // Pod isolation (see SandboxOptions).
   SandboxOptions sandbox;
+  // The images this node runs on its host (scheduling/host_images.h), published
+  // as the Node's berth.dev/host-images annotation and enforced at admission;
+  // nullopt = any image.
+  std::optional<std::vector<std::string>> host_images;
 };
 
 enum class StopMode { kKillContainers, kLeaveRunning };

@@ -5,6 +5,7 @@
 
 #include "api/unstructured.h"
 #include "placement/model.h"
+#include "scheduling/host_images.h"
 #include "scheduling/pod_requests.h"
 
 namespace berth::agent {
@@ -95,6 +96,24 @@ PodAdmitResult AdmitPodResources(const api::Object& pod, const std::vector<const
     if (requested > capacity - in_use) return Insufficient(name, requested, in_use, capacity);
   }
   return {};
+}
+
+PodAdmitResult AdmitPodImages(const api::Object& pod, const std::string& node_name,
+                              const std::optional<std::vector<std::string>>& host_images) {
+  if (!host_images) return {};
+  std::vector<std::string> images;
+  for (const char* list : {"initContainers", "containers"}) {
+    const api::Object& cs = api::NestedField(pod, {"spec", list});
+    if (!cs.is_array()) continue;
+    for (const api::Object& c : cs) images.push_back(api::NestedString(c, {"image"}));
+  }
+  std::optional<std::string> image = scheduling::FirstUnsupportedImage(host_images, images);
+  if (!image) return {};
+  std::string declared;
+  for (const std::string& p : *host_images) declared += (declared.empty() ? "" : ",") + p;
+  return {false, std::string(scheduling::kHostImageRejectReason),
+          "image \"" + *image + "\" is not one the node " + node_name + " runs on its host (" +
+              std::string(scheduling::kHostImagesAnnotation) + ": " + declared + ")"};
 }
 
 }  // namespace berth::agent

@@ -27,6 +27,7 @@
 // Thread-safety: pure functions.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,5 +45,15 @@ struct PodAdmitResult {
 // `pod` against the node's `allocatable` with `admitted` already running there.
 PodAdmitResult AdmitPodResources(const api::Object& pod, const std::vector<const api::Object*>& admitted,
                                  const ResourceList& allocatable);
+
+// The node's image declaration (scheduling/host_images.h), checked before
+// resources: a container image the node does not run on its host refuses the
+// pod with reason "UnsupportedImage" and the message
+// `image "nginx" is not one the node n runs on its host (berth.dev/host-images: busybox,pytorch/*)`.
+// The scheduler's HostImages filter keeps such pods off the node; this
+// catches pods bound by hand (spec.nodeName). Admits everything when
+// `host_images` is nullopt.
+PodAdmitResult AdmitPodImages(const api::Object& pod, const std::string& node_name,
+                              const std::optional<std::vector<std::string>>& host_images);
 
 }  // namespace berth::agent

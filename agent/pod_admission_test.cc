@@ -57,5 +57,20 @@ TEST(PodAdmissionTest, InitContainersAndOverheadCountAsThePodsRequest) {
   EXPECT_EQ(r.message, "Node didn't have enough resource: cpu, requested: 2100, used: 0, capacity: 2000");
 }
 
+TEST(PodAdmissionTest, ImagesTheNodeDoesNotRunOnItsHostAreRefusedInitContainersFirst) {
+  const api::Object pod = {{"spec",
+                            {{"initContainers", {{{"name", "init"}, {"image", "alpine"}}}},
+                             {"containers", {{{"name", "main"}, {"image", "pytorch/pytorch:2.7"}}}}}}};
+  EXPECT_TRUE(AdmitPodImages(pod, "n", std::nullopt).admit);  // nothing declared: any image
+  EXPECT_TRUE(AdmitPodImages(pod, "n", std::vector<std::string>{"alpine", "pytorch/*"}).admit);
+  PodAdmitResult r = AdmitPodImages(pod, "n", std::vector<std::string>{"busybox", "pytorch/*"});
+  EXPECT_FALSE(r.admit);
+  EXPECT_EQ(r.reason, "UnsupportedImage");
+  EXPECT_EQ(r.message,
+            "image \"alpine\" is not one the node n runs on its host (berth.dev/host-images: busybox,pytorch/*)");
+  r = AdmitPodImages(pod, "n", std::vector<std::string>{"alpine"});
+  EXPECT_EQ(r.message, "image \"pytorch/pytorch:2.7\" is not one the node n runs on its host (berth.dev/host-images: alpine)");
+}
+
 }  // namespace
 }  // namespace berth::agent

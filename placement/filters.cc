@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "scheduling/host_images.h"
 #include "scheduling/node_selector.h"
 #include "scheduling/toleration.h"
 
@@ -55,6 +56,12 @@ NodeStatus NodeAffinityFilter(const Pod& pod, const NodeInfo& node) {
   return {};
 }
 
+NodeStatus HostImagesFilter(const Pod& pod, const NodeInfo& node) {
+  std::optional<std::string> image = scheduling::FirstUnsupportedImage(node.node().host_images, pod.images);
+  if (!image) return {};
+  return NodeStatus::Unresolvable(scheduling::UnsupportedImageReason(*image));
+}
+
 NodeStatus NodeResourcesFitFilter(const PodUsage& pod, const NodeInfo& node,
                                   const NodeUsage& usage, const ResourceNames& names) {
   NodeStatus st;
@@ -95,6 +102,10 @@ NodeStatus RunFilters(const Pod& pod, const PodUsage& pod_usage, const NodeInfo&
   }
   if (!pod.node_selector.empty() || pod.required_node_affinity.has_value()) {
     NodeStatus st = NodeAffinityFilter(pod, node);
+    if (!st.ok()) return st;
+  }
+  if (node.node().host_images.has_value()) {
+    NodeStatus st = HostImagesFilter(pod, node);
     if (!st.ok()) return st;
   }
   return NodeResourcesFitFilter(pod_usage, node, usage, names);

@@ -13,6 +13,9 @@
 //   4. NodeAffinity — spec.nodeSelector (every pair must equal a node label)
 //      and the required node affinity terms (model.h)
 //      -> UnschedulableAndUnresolvable "node(s) didn't match Pod's node affinity/selector".
+//   4b. HostImages (berth's own, scheduling/host_images.h) — a container image
+//      the node does not run on its host
+//      -> UnschedulableAndUnresolvable "node(s) cannot run image \"<image>\" on the host".
 //   5. NodeResourcesFit — "Too many pods" when the bound pods + 1 exceed
 //      allocatable pods; then, for every requested resource with a non-zero
 //      request, "Insufficient <resource>" when request > allocatable −
@@ -79,6 +82,7 @@ NodeStatus NodeUnschedulableFilter(const Pod& pod, const NodeInfo& node);
 NodeStatus NodeNameFilter(const Pod& pod, const NodeInfo& node);
 NodeStatus TaintTolerationFilter(const Pod& pod, const NodeInfo& node);
 NodeStatus NodeAffinityFilter(const Pod& pod, const NodeInfo& node);
+NodeStatus HostImagesFilter(const Pod& pod, const NodeInfo& node);
 // `usage` is what the node's pods hold (possibly with nominated pods added
 // or victims removed); `names` resolves scalar resource ids for reasons.
 NodeStatus NodeResourcesFitFilter(const PodUsage& pod, const NodeInfo& node,

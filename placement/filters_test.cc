@@ -179,6 +179,27 @@ TEST(FiltersTest, FirstFailingPluginWins) {
             (std::vector<std::string>{"node(s) didn't match Pod's node affinity/selector"}));
 }
 
+TEST(FiltersTest, HostImagesAfterNodeAffinityAndBeforeFit) {
+  const std::string nginx = "node(s) cannot run image \"nginx\" on the host";
+  Node any = NodeBuilder("any").Cpu("1").Build();
+  Node declared = NodeBuilder("d").Cpu("1").HostImages({"busybox", "pytorch/*"}).Build();
+  RunTable({
+      {"undeclared node runs any image", any, PodBuilder("p").Image("nginx").Build(), kOk, {}},
+      {"declared image", declared, PodBuilder("p").Image("busybox").Image("pytorch/pytorch:2").Build(), kOk, {}},
+      {"first undeclared image named", declared,
+       PodBuilder("p").Image("busybox").Image("nginx").Image("redis").Build(), kUnresolvable, {nginx}},
+      {"an empty declaration runs nothing", NodeBuilder("e").Cpu("1").HostImages({}).Build(),
+       PodBuilder("p").Image("busybox").Build(), kUnresolvable,
+       {"node(s) cannot run image \"busybox\" on the host"}},
+  });
+  // NodeAffinity is reported before HostImages, HostImages before fit.
+  Node labelled = NodeBuilder("l").Cpu("1").HostImages({"busybox"}).Build();
+  EXPECT_EQ(Filter(labelled, PodBuilder("p").Image("nginx").NodeSelector("a", "b").Cpu("2").Build()).reasons,
+            (std::vector<std::string>{"node(s) didn't match Pod's node affinity/selector"}));
+  EXPECT_EQ(Filter(labelled, PodBuilder("p").Image("nginx").Cpu("2").Build()).reasons,
+            (std::vector<std::string>{nginx}));
+}
+
 TEST(FiltersTest, NominatedPodsReserveForLowerOrEqualPriorityOnly) {
   Snapshot s;
   s.UpsertNode(NodeBuilder("n").Cpu("4").Build());

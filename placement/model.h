@@ -95,6 +95,9 @@ struct Node {
   // lifecycle controller would, so it is filtered (and reported) exactly as a
   // cluster reports it.
   bool ready = true;
+  // The images the node runs on its host (scheduling/host_images.h, the Node's
+  // berth.dev/host-images annotation); nullopt = any image.
+  std::optional<std::vector<std::string>> host_images;
 };
 
 // ---------------------------------------------------------------------------
@@ -122,6 +125,8 @@ struct Pod {
   // .nodeSelectorTerms; nullopt when absent (no constraint).
   std::optional<std::vector<scheduling::NodeSelectorTerm>> required_node_affinity;
   std::vector<scheduling::Toleration> tolerations;
+  // The images of its init containers and containers, in that order.
+  std::vector<std::string> images;
 
   // status.nominatedNodeName ("" = none).
   std::string nominated_node_name;

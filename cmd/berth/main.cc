@@ -115,6 +115,7 @@
 #include "core/logging.h"
 #include "core/rlimit.h"
 #include "pki/certificates.h"
+#include "scheduling/host_images.h"
 #include "store/memory_store.h"
 #include "store/sqlite_store.h"
 
@@ -148,6 +149,25 @@ std::optional<berth::agent::shim::LogRotation> ContainerLogRotation(const Contai
   return berth::agent::shim::LogRotation{size->Value(), flags.max_files};
 }
 
+// --host-images, for the embedded agents and `berth agent` (scheduling/host_images.h).
+void AddHostImagesFlag(CLI::App* app, std::optional<std::string>& flag) {
+  app->add_option("--host-images", flag,
+                  "images whose commands this node runs on its host, comma-separated; an entry ending in '*' "
+                  "matches names starting with the rest (e.g. busybox,pytorch/pytorch:*). Pods naming another "
+                  "image are not scheduled here (FailedScheduling). Default: any image");
+}
+
+// The declared images; nullopt in the result = any image; false (and the reason on stderr) when invalid.
+bool HostImages(const std::optional<std::string>& flag, std::optional<std::vector<std::string>>* images) {
+  if (!flag) return true;
+  if (std::string error = berth::scheduling::ValidateHostImages(*flag); !error.empty()) {
+    std::cerr << "error: invalid --host-images: " << error << "\n";
+    return false;
+  }
+  *images = berth::scheduling::ParseHostImages(*flag);
+  return true;
+}
+
 struct ServerFlags {
   int port = 6443;
   std::string address = "127.0.0.1";
@@ -162,6 +182,7 @@ struct ServerFlags {
   int shutdown_grace_period = 0;  // seconds; 0 = pods keep running after the server stops
   std::string event_ttl = "1h";   // Go duration; Events are removed this long after their last write
   ContainerLogFlags container_log;
+  std::optional<std::string> host_images;
   std::string token_auth_file;              // kube-apiserver's --token-auth-file; "" = none
   std::string authorization_mode = "RBAC";  // RBAC | AlwaysAllow
   bool insecure_http = false;               // plain HTTP, no authentication (loopback only)
@@ -178,6 +199,7 @@ struct AgentFlags {
   std::string address = "127.0.0.1";
   int shutdown_grace_period = 0;  // seconds; 0 = pods keep running after the agent stops
   ContainerLogFlags container_log;
+  std::optional<std::string> host_images;
 };
 
 // Stops node agents as the stop signal asks: with a shutdown grace period, a
@@ -418,6 +440,8 @@ int RunServer(const ServerFlags& flags) {
   }
   auto container_log = ContainerLogRotation(flags.container_log);
   if (!container_log) return 1;
+  std::optional<std::vector<std::string>> host_images;
+  if (!HostImages(flags.host_images, &host_images)) return 1;
 
   berth::controllers::kueue::KueueConfiguration kueue_config;
   if (!flags.config.empty()) {
@@ -586,6 +610,7 @@ int RunServer(const ServerFlags& flags) {
     options.data_dir = (std::filesystem::path(flags.data_dir) / "nodes" / options.node_name).string();
     options.host_ports = host_ports;
     options.container_log = *container_log;
+    options.host_images = host_images;
     // Pods reach the API server where this server listens (an unspecified
     // address through loopback), with the CA of its serving certificate.
     if (credentials) {
@@ -639,6 +664,8 @@ int RunAgent(const AgentFlags& flags) {
   if (!capacity) return 1;
   auto container_log = ContainerLogRotation(flags.container_log);
   if (!container_log) return 1;
+  std::optional<std::vector<std::string>> host_images;
+  if (!HostImages(flags.host_images, &host_images)) return 1;
   berth::StatusOr<berth::client::RestConfig> rest = berth::client::RestConfig{};
   if (flags.server.empty()) {
     rest = berth::client::LoadKubeconfig({.path = flags.kubeconfig});
@@ -664,6 +691,7 @@ int RunAgent(const AgentFlags& flags) {
   options.data_dir = flags.data_dir;
   options.address = flags.address;
   options.container_log = *container_log;
+  options.host_images = host_images;
   // Pods reach the API server as this agent does.
   if (rest->url.scheme == "https") {
     options.api_server.host = rest->url.host;
@@ -753,6 +781,7 @@ int main(int argc, char** argv) {
                      "TokenRequest (kube-apiserver's --api-audiences; default: the issuer)")
       ->delimiter(',');
   AddContainerLogFlags(server, server_flags.container_log);
+  AddHostImagesFlag(server, server_flags.host_images);
   server->callback([&] {
     if (!berth::SetLogLevel(log_level)) throw CLI::ValidationError("--log-level", "unknown level " + log_level);
     server_rc = RunServer(server_flags);
@@ -776,6 +805,7 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0, 86400))
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   AddContainerLogFlags(agent, agent_flags.container_log);
+  AddHostImagesFlag(agent, agent_flags.host_images);
   agent->callback([&] {
     if (!berth::SetLogLevel(log_level)) throw CLI::ValidationError("--log-level", "unknown level " + log_level);
     server_rc = RunAgent(agent_flags);

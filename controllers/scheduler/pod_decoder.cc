@@ -9,6 +9,7 @@
 #include "controllers/common/scheduling_decoder.h"
 #include "core/quantity.h"
 #include "placement/messages.h"
+#include "scheduling/host_images.h"
 #include "scheduling/node_selector.h"
 #include "scheduling/pod_requests.h"
 #include "scheduling/taint.h"
@@ -63,6 +64,8 @@ placement::Node DecodeNode(const api::Object& obj) {
   const api::Object& unschedulable = NestedField(obj, {"spec", "unschedulable"});
   n.unschedulable = unschedulable.is_boolean() && unschedulable.get<bool>();
   n.ready = api::IsConditionTrue(obj, "Ready");
+  const api::Object& images = NestedField(obj, {"metadata", "annotations", scheduling::kHostImagesAnnotation});
+  if (images.is_string()) n.host_images = scheduling::ParseHostImages(images.get<std::string>());
   return n;
 }
 
@@ -81,7 +84,10 @@ placement::Pod DecodePod(const api::Object& obj) {
     const api::Object& cs = NestedField(spec, {list});
     if (!cs.is_array()) continue;
     auto& out = std::string_view(list) == "containers" ? p.resources.containers : p.resources.init_containers;
-    for (const api::Object& c : cs) out.push_back(DecodeContainer(c));
+    for (const api::Object& c : cs) {
+      out.push_back(DecodeContainer(c));
+      p.images.push_back(NestedString(c, {"image"}));
+    }
   }
   p.resources.overhead = DecodeResourceList(NestedField(spec, {"overhead"}));
   p.node_name = NestedString(spec, {"nodeName"});

@@ -41,6 +41,19 @@ TEST(PodDecoderTest, NodeWithoutReadyConditionIsNotReady) {
   EXPECT_FALSE(node.ready);
 }
 
+TEST(PodDecoderTest, HostImagesFromTheNodeAnnotationAndImagesOfEveryContainer) {
+  EXPECT_EQ(DecodeNode(api::Object{{"metadata", {{"name", "n"}}}}).host_images, std::nullopt);
+  api::Object node = {{"metadata", {{"name", "n"}, {"annotations", {{"berth.dev/host-images", "busybox, pytorch/*"}}}}}};
+  EXPECT_EQ(DecodeNode(node).host_images, (std::vector<std::string>{"busybox", "pytorch/*"}));
+  node["metadata"]["annotations"]["berth.dev/host-images"] = "";
+  EXPECT_EQ(DecodeNode(node).host_images, std::vector<std::string>{});  // declared, and nothing runs
+  const api::Object pod = {{"metadata", {{"name", "p"}}},
+                           {"spec",
+                            {{"initContainers", {{{"name", "i"}, {"image", "alpine"}}}},
+                             {"containers", {{{"name", "a"}, {"image", "busybox"}}, {{"name", "b"}}}}}}};
+  EXPECT_EQ(DecodePod(pod).images, (std::vector<std::string>{"alpine", "busybox", ""}));
+}
+
 TEST(PodDecoderTest, PodFieldsAndEffectiveRequests) {
   api::Object p = api::Object::parse(R"({"apiVersion": "v1", "kind": "Pod",
     "metadata": {"name": "w0", "namespace": "team-a", "uid": "u1", "deletionTimestamp": "2026-01-01T00:00:10Z"},

@@ -58,6 +58,10 @@ class NodeBuilder {
     node_.ready = false;
     return *this;
   }
+  NodeBuilder& HostImages(std::vector<std::string> patterns) {
+    node_.host_images = std::move(patterns);
+    return *this;
+  }
   Node Build() const { return node_; }
 
  private:
@@ -97,6 +101,10 @@ class PodBuilder {
   }
   PodBuilder& RequiredAffinity(std::vector<scheduling::NodeSelectorTerm> terms) {
     pod_.required_node_affinity = std::move(terms);
+    return *this;
+  }
+  PodBuilder& Image(std::string image) {
+    pod_.images.push_back(std::move(image));
     return *this;
   }
   PodBuilder& Tolerate(scheduling::Toleration t) {
