@@ -168,6 +168,30 @@ bool HostImages(const std::optional<std::string>& flag, std::optional<std::vecto
   return true;
 }
 
+// --allowed-host-paths, for the embedded agents and `berth agent` (NodeAgentOptions::sandbox).
+void AddAllowedHostPathsFlag(CLI::App* app, std::vector<std::string>& flag) {
+  app->add_option("--allowed-host-paths", flag,
+                  "host directories a pod's hostPath volume may name (the directory itself or below), "
+                  "comma-separated absolute paths; default: none (PodSecurity's allowedHostPaths)")
+      ->delimiter(',');
+}
+
+// The prefixes in lexical normal form; false (and the reason on stderr) for a relative path or one with "..".
+bool AllowedHostPaths(const std::vector<std::string>& flag, std::vector<std::string>* prefixes) {
+  for (const std::string& p : flag) {
+    const std::filesystem::path path(p);
+    const bool dotdot = std::any_of(path.begin(), path.end(), [](const auto& c) { return c == ".."; });
+    if (!path.is_absolute() || dotdot) {
+      std::cerr << "error: invalid --allowed-host-paths \"" << p << "\": must be an absolute path without \"..\"\n";
+      return false;
+    }
+    std::string normal = path.lexically_normal().string();
+    while (normal.size() > 1 && normal.back() == '/') normal.pop_back();
+    prefixes->push_back(normal);
+  }
+  return true;
+}
+
 struct ServerFlags {
   int port = 6443;
   std::string address = "127.0.0.1";
@@ -183,6 +207,7 @@ struct ServerFlags {
   std::string event_ttl = "1h";   // Go duration; Events are removed this long after their last write
   ContainerLogFlags container_log;
   std::optional<std::string> host_images;
+  std::vector<std::string> allowed_host_paths;
   std::string token_auth_file;              // kube-apiserver's --token-auth-file; "" = none
   std::string authorization_mode = "RBAC";  // RBAC | AlwaysAllow
   bool insecure_http = false;               // plain HTTP, no authentication (loopback only)
@@ -200,6 +225,7 @@ struct AgentFlags {
   int shutdown_grace_period = 0;  // seconds; 0 = pods keep running after the agent stops
   ContainerLogFlags container_log;
   std::optional<std::string> host_images;
+  std::vector<std::string> allowed_host_paths;
 };
 
 // Stops node agents as the stop signal asks: with a shutdown grace period, a
@@ -442,6 +468,8 @@ int RunServer(const ServerFlags& flags) {
   if (!container_log) return 1;
   std::optional<std::vector<std::string>> host_images;
   if (!HostImages(flags.host_images, &host_images)) return 1;
+  std::vector<std::string> allowed_host_paths;
+  if (!AllowedHostPaths(flags.allowed_host_paths, &allowed_host_paths)) return 1;
 
   berth::controllers::kueue::KueueConfiguration kueue_config;
   if (!flags.config.empty()) {
@@ -611,6 +639,7 @@ int RunServer(const ServerFlags& flags) {
     options.host_ports = host_ports;
     options.container_log = *container_log;
     options.host_images = host_images;
+    options.sandbox.host_path_prefixes = allowed_host_paths;
     // Pods reach the API server where this server listens (an unspecified
     // address through loopback), with the CA of its serving certificate.
     if (credentials) {
@@ -666,6 +695,8 @@ int RunAgent(const AgentFlags& flags) {
   if (!container_log) return 1;
   std::optional<std::vector<std::string>> host_images;
   if (!HostImages(flags.host_images, &host_images)) return 1;
+  std::vector<std::string> allowed_host_paths;
+  if (!AllowedHostPaths(flags.allowed_host_paths, &allowed_host_paths)) return 1;
   berth::StatusOr<berth::client::RestConfig> rest = berth::client::RestConfig{};
   if (flags.server.empty()) {
     rest = berth::client::LoadKubeconfig({.path = flags.kubeconfig});
@@ -692,6 +723,7 @@ int RunAgent(const AgentFlags& flags) {
   options.address = flags.address;
   options.container_log = *container_log;
   options.host_images = host_images;
+  options.sandbox.host_path_prefixes = allowed_host_paths;
   // Pods reach the API server as this agent does.
   if (rest->url.scheme == "https") {
     options.api_server.host = rest->url.host;
@@ -782,6 +814,7 @@ int main(int argc, char** argv) {
       ->delimiter(',');
   AddContainerLogFlags(server, server_flags.container_log);
   AddHostImagesFlag(server, server_flags.host_images);
+  AddAllowedHostPathsFlag(server, server_flags.allowed_host_paths);
   server->callback([&] {
     if (!berth::SetLogLevel(log_level)) throw CLI::ValidationError("--log-level", "unknown level " + log_level);
     server_rc = RunServer(server_flags);
@@ -806,6 +839,7 @@ int main(int argc, char** argv) {
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   AddContainerLogFlags(agent, agent_flags.container_log);
   AddHostImagesFlag(agent, agent_flags.host_images);
+  AddAllowedHostPathsFlag(agent, agent_flags.allowed_host_paths);
   agent->callback([&] {
     if (!berth::SetLogLevel(log_level)) throw CLI::ValidationError("--log-level", "unknown level " + log_level);
     server_rc = RunAgent(agent_flags);

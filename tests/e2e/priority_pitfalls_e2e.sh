@@ -23,8 +23,8 @@
 #   again and resumes from the checkpoint. Everything is deleted and no pod is left.
 #
 # The manifests are applied as copies that differ from the example only in (sed, checked):
-#   /tmp/berth-demo/train.py        -> $WORK/train.py (examples/train/train.py installed there)
-#   /tmp/berth-demo/checkpoints/... -> $WORK/checkpoints/... (never shared with scripts/demo or
+#   /tmp/berth-demo/...             -> $WORK/demo/... (examples/train/train.py installed there;
+#                                      a hostPath the server allows: --allowed-host-paths; never shared with scripts/demo or
 #                                      another run of this test)
 #   --step-seconds 0.5              -> $PITFALLS_STEP_SECONDS (default 0.25), to keep it short.
 #
@@ -57,7 +57,7 @@ fail() {
   FAILURES=$((FAILURES + 1))
 }
 # Processes of this run: anything whose command line names this run's train.py.
-own_trainers() { pgrep -f "$WORK/train.py" || true; }
+own_trainers() { pgrep -f "$DEMO/train.py" || true; }
 
 cleanup() {
   local pid
@@ -108,8 +108,7 @@ kc() { "$KUBECTL" -n "$NS" "$@"; }
 # the paths this test rewrites.
 localize() {
   local src=$1 dst=$2
-  sed -e "s#/tmp/berth-demo/train.py#$WORK/train.py#g" \
-      -e "s#/tmp/berth-demo/checkpoints/#$WORK/checkpoints/#g" \
+  sed -e "s#/tmp/berth-demo#$DEMO#g" \
       -e "s#\"--step-seconds\", \"0.5\"#\"--step-seconds\", \"$STEP_SECONDS\"#g" "$src" >"$dst"
   if grep -q /tmp/berth-demo "$dst"; then fail "$src: a /tmp/berth-demo path is left after localizing"; exit 1; fi
   if grep -q '"/usr/bin/python3"' "$src" && ! grep -q "\"--step-seconds\", \"$STEP_SECONDS\"" "$dst"; then
@@ -117,7 +116,8 @@ localize() {
     exit 1
   fi
 }
-install -m 0755 "$ROOT/examples/train/train.py" "$WORK/train.py"
+DEMO=$WORK/demo   # the examples' /tmp/berth-demo: a hostPath the node allows, outside the server's data
+install -D -m 0755 "$ROOT/examples/train/train.py" "$DEMO/train.py"
 M=$WORK/manifests  # setup/: the example's top-level files; jobs-*.yaml, pitfall-*.yaml
 for f in "$EXAMPLE"/0*.yaml; do localize "$f" "$M/setup/$(basename "$f")"; done
 for f in "$EXAMPLE"/jobs/*.yaml "$EXAMPLE"/pitfall/*.yaml; do
@@ -178,7 +178,7 @@ has_workload() { [ -n "$(workload_of "$1")" ]; }
 
 # ---------------------------------------------------------------------------------------
 log "start berth server (2 nodes: cpu=8, memory=32Gi, nvidia.com/gpu=8)"
-"$BERTH" server --port 0 --data-dir "$WORK/data" --nodes 2 --shutdown-grace-period 30 \
+"$BERTH" server --port 0 --data-dir "$WORK/data" --nodes 2 --shutdown-grace-period 30 --allowed-host-paths "$DEMO" \
   --node-capacity cpu=8,memory=32Gi,nvidia.com/gpu=8 >"$WORK/server.log" 2>&1 &
 SERVER_PID=$!
 wait_for "the server's kubeconfig" 30 test -s "$KUBECONFIG"
@@ -240,7 +240,7 @@ exiting with code 143 \\(checkpoint at step $STOP\\)"
 check exp-master-saved "$(grep -cE "^checkpoint saved at step $STOP \\(|^exiting with code 143 \\(checkpoint at step $STOP\\)$" "$WORK/logs/exp-master-1.log")" 2
 # The re-admitted experiment continued from there, to the end.
 check exp-resumed "$(grep -E '^(resumed from|no checkpoint)' "$WORK/logs/exp-master-2.log")" \
-  "resumed from step $STOP \\(checkpoint $WORK/checkpoints/$NS/experiment-training/checkpoint.pt\\)"
+  "resumed from step $STOP \\(checkpoint $DEMO/checkpoints/$NS/experiment-training/checkpoint.pt\\)"
 check exp-complete "$(grep -c '^training complete at step 120 ' "$WORK/logs/exp-master-2.log")" 1
 check exp-finished "$(condition "workload/$EXP_WL" Finished reason)" 'Succeeded'
 # The Workload's life, as its conditions changed (True ones, consecutive repeats dropped):
@@ -332,7 +332,7 @@ HIGH_DONE=$(kc get pod high-priority-train-master-0 -o 'jsonpath={.status.contai
 wait_for "low-priority-train's 4 pods Running again" 120 pods_in_phase low-priority-train Running 4
 resumed_from() { kc logs low-priority-train-master-0 2>/dev/null | grep -E '^(resumed from|no checkpoint)'; }
 wait_for "low-priority-train resumed" 120 logs_have low-priority-train-master-0 '^(resumed from|no checkpoint)' 
-check low-resumed "$(resumed_from)" "resumed from step $STOP \\(checkpoint $WORK/checkpoints/$NS/low-priority-train/checkpoint\\.pt\\)"
+check low-resumed "$(resumed_from)" "resumed from step $STOP \\(checkpoint $DEMO/checkpoints/$NS/low-priority-train/checkpoint\\.pt\\)"
 
 # What happened meanwhile, from the watch of every pod change (race-free: no timing).
 pods_summary | tail -n "+$((PART2_FROM + 1))" >"$WORK/part2.pods"

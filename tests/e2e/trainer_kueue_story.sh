@@ -42,8 +42,12 @@ if ! flock -n 9; then
   echo "another berth demo is running on this machine; waiting for it to finish..."
   flock -w 1200 9 || { echo "error: gave up waiting for $demo/story.lock" >&2; exit 1; }
 fi
-find "$demo" -maxdepth 1 -name 'run.*' -exec rm -rf {} +   # earlier runs (the last one is kept)
-run=$(mktemp -d "$demo/run.XXXXXX")   # this run's server data and records
+# The server's data and this run's records live outside $demo: pods see $demo (a hostPath
+# volume of the runtime), and a pod must never see berth's data directory.
+runs=/tmp/berth-demo-runs
+mkdir -p "$runs"
+find "$demo" "$runs" -maxdepth 1 -name 'run.*' -exec rm -rf {} +   # earlier runs (the last one is kept)
+run=$(mktemp -d "$runs/run.XXXXXX")   # this run's server data and records
 data=$run/server
 rm -rf "$demo/checkpoints/team-a"
 mkdir -p "$run/record"
@@ -80,7 +84,8 @@ wait_for() {
 
 say "start berth server (two embedded nodes of 1 CPU, 2Gi; SQLite store in $data)"
 "$berth" server --port "${BERTH_DEMO_PORT:-0}" --data-dir "$data" \
-  --nodes 2 --node-capacity cpu=1,memory=2Gi --shutdown-grace-period 30 >"$run/server.log" 2>&1 9>&- &
+  --nodes 2 --node-capacity cpu=1,memory=2Gi --shutdown-grace-period 30 --allowed-host-paths "$demo" \
+  >"$run/server.log" 2>&1 9>&- &
 server_pid=$!
 export KUBECONFIG=$data/kubeconfig
 wait_for "the server's kubeconfig" 30 test -s "$KUBECONFIG"
