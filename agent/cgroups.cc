@@ -443,6 +443,12 @@ StatusOr<std::vector<std::string>> Cgroups::MakeDirs(const std::string& relative
   std::vector<std::string> out;
   for (const Hierarchy& h : hierarchies_) {
     const std::string dir = h.parent + "/" + relative;
+    if (mkdir(dir.c_str(), 0755) != 0 && errno == ENOENT && fs::path(relative).has_parent_path() == false) {
+      // The (empty) parent was removed since Detect, e.g. by an administrator: made again.
+      std::error_code ec;
+      fs::create_directories(h.parent, ec);
+      BERTH_RETURN_IF_ERROR(EnableForChildren(h.parent));
+    }
     if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
       return InternalError("creating cgroup " + dir + ": " + std::strerror(errno));
     }

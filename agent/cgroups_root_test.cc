@@ -36,8 +36,7 @@ class RealCgroupsTest : public ::testing::Test {
     if (!cgroups_) return;
     for (const auto& [n, run] : shim::ListRuns(dir_.string(), "c")) shim::KillSupervisor(run);
     shim::testing::RemoveWhenSupervisorsAreGone(dir_);
-    cgroups_->RemovePod(uid_);
-    for (const std::string& parent : cgroups_->parent_dirs()) rmdir(parent.c_str());  // when no agent uses it
+    cgroups_->RemovePod(uid_);  // the berth parent stays, as for an agent (others may use it)
   }
 
   ContainerLaunch Shell(const std::string& script, CgroupLimits limits) {
@@ -130,8 +129,8 @@ TEST_F(RealCgroupsTest, ARunOverItsMemoryLimitIsOomKilled) {
   CgroupLimits limits;
   limits.memory_limit_bytes = 32 << 20;
   // tail keeps the whole (newline-free) line in memory.
-  auto p = ContainerProcess::Start(Shell("head -c 268435456 /dev/zero | tail -n 1 >/dev/null", limits), clock_,
-                                   &*cgroups_);
+  auto p =
+      ContainerProcess::Start(Shell("head -c 268435456 /dev/zero | tail -n 1 >/dev/null", limits), clock_, &*cgroups_);
   const std::vector<std::string> dirs = p->cgroup_dirs();
   ASSERT_FALSE(dirs.empty());
   auto e = p->WaitForExit(kRealTimeout);
@@ -140,8 +139,8 @@ TEST_F(RealCgroupsTest, ARunOverItsMemoryLimitIsOomKilled) {
   EXPECT_NE(e->exit_code, 0);
   EXPECT_TRUE(AllGone(dirs));
   // A run within its limit is not.
-  auto ok = ContainerProcess::Start(Shell("head -c 1048576 /dev/zero | tail -n 1 >/dev/null", limits), clock_,
-                                    &*cgroups_);
+  auto ok =
+      ContainerProcess::Start(Shell("head -c 1048576 /dev/zero | tail -n 1 >/dev/null", limits), clock_, &*cgroups_);
   auto e2 = ok->WaitForExit(kRealTimeout);
   ASSERT_TRUE(e2.has_value());
   EXPECT_FALSE(e2->oom_killed);

@@ -199,6 +199,11 @@ TEST_F(CgroupsTest, V1UsesEveryHierarchyAndWritesTheV1Files) {
   EXPECT_EQ(cg.CpuUsageMicros(*run), 2500000);
   Write(V1("pids", "podu1/pids.current"), "17\n");
   EXPECT_EQ(cg.PidsCurrent(*pod), 17);
+
+  // A berth parent removed since detection is made again.
+  fs::remove_all(V1("pids", ""));
+  ASSERT_TRUE(cg.CreatePod("u9", {std::nullopt, 0, std::nullopt, 8}).ok());
+  EXPECT_EQ(ReadFile(V1("pids", "podu9/pids.max")), "8");
 }
 
 TEST_F(CgroupsTest, V1CpuLimitsAtTheBoundaries) {

@@ -148,6 +148,13 @@ std::optional<berth::agent::shim::LogRotation> ContainerLogRotation(const Contai
   return berth::agent::shim::LogRotation{size->Value(), flags.max_files};
 }
 
+// The kubelet's --pod-max-pids, for the embedded agents and `berth agent`.
+void AddPodMaxPidsFlag(CLI::App* app, int64_t& pod_max_pids) {
+  app->add_option("--pod-max-pids", pod_max_pids,
+                  "pids.max of each pod's cgroup (kubelet --pod-max-pids; default 4096; -1 = unlimited)")
+      ->check(CLI::Range(int64_t{-1}, int64_t{1} << 22));
+}
+
 struct ServerFlags {
   int port = 6443;
   std::string address = "127.0.0.1";
@@ -162,6 +169,7 @@ struct ServerFlags {
   int shutdown_grace_period = 0;  // seconds; 0 = pods keep running after the server stops
   std::string event_ttl = "1h";   // Go duration; Events are removed this long after their last write
   ContainerLogFlags container_log;
+  int64_t pod_max_pids = berth::agent::SandboxOptions{}.pod_pids_limit;  // --pod-max-pids
   std::string token_auth_file;              // kube-apiserver's --token-auth-file; "" = none
   std::string authorization_mode = "RBAC";  // RBAC | AlwaysAllow
   bool insecure_http = false;               // plain HTTP, no authentication (loopback only)
@@ -178,6 +186,7 @@ struct AgentFlags {
   std::string address = "127.0.0.1";
   int shutdown_grace_period = 0;  // seconds; 0 = pods keep running after the agent stops
   ContainerLogFlags container_log;
+  int64_t pod_max_pids = berth::agent::SandboxOptions{}.pod_pids_limit;  // --pod-max-pids
 };
 
 // Stops node agents as the stop signal asks: with a shutdown grace period, a
@@ -586,6 +595,7 @@ int RunServer(const ServerFlags& flags) {
     options.data_dir = (std::filesystem::path(flags.data_dir) / "nodes" / options.node_name).string();
     options.host_ports = host_ports;
     options.container_log = *container_log;
+    options.sandbox.pod_pids_limit = flags.pod_max_pids;
     // Pods reach the API server where this server listens (an unspecified
     // address through loopback), with the CA of its serving certificate.
     if (credentials) {
@@ -664,6 +674,7 @@ int RunAgent(const AgentFlags& flags) {
   options.data_dir = flags.data_dir;
   options.address = flags.address;
   options.container_log = *container_log;
+  options.sandbox.pod_pids_limit = flags.pod_max_pids;
   // Pods reach the API server as this agent does.
   if (rest->url.scheme == "https") {
     options.api_server.host = rest->url.host;
@@ -753,6 +764,7 @@ int main(int argc, char** argv) {
                      "TokenRequest (kube-apiserver's --api-audiences; default: the issuer)")
       ->delimiter(',');
   AddContainerLogFlags(server, server_flags.container_log);
+  AddPodMaxPidsFlag(server, server_flags.pod_max_pids);
   server->callback([&] {
     if (!berth::SetLogLevel(log_level)) throw CLI::ValidationError("--log-level", "unknown level " + log_level);
     server_rc = RunServer(server_flags);
@@ -776,6 +788,7 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0, 86400))
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   AddContainerLogFlags(agent, agent_flags.container_log);
+  AddPodMaxPidsFlag(agent, agent_flags.pod_max_pids);
   agent->callback([&] {
     if (!berth::SetLogLevel(log_level)) throw CLI::ValidationError("--log-level", "unknown level " + log_level);
     server_rc = RunAgent(agent_flags);
