@@ -170,7 +170,8 @@ std::string ReadExecReport(int report_fd, const LaunchRecord& launch) {
 
 Status OpenCgroupProcs(const std::vector<std::string>& dirs, std::vector<int>* fds) {
   for (const std::string& dir : dirs) {
-    int fd = open((dir + "/cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC);
+    // O_CREAT only matters in a plain directory (tests' fake trees): cgroupfs creates no files.
+    int fd = open((dir + "/cgroup.procs").c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0) {
       const int err = errno;
       CloseAll(*fds);
