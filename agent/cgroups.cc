@@ -460,6 +460,16 @@ StatusOr<std::vector<std::string>> Cgroups::MakeDirs(const std::string& relative
   return out;
 }
 
+Status Cgroups::SetNodeCpu(int64_t milli_cpu) const {
+  const Hierarchy* h = HierarchyOf("cpu");
+  if (h == nullptr) return Status::Ok();
+  const int64_t shares = MilliCpuToShares(milli_cpu);
+  if (version_ == CgroupVersion::kV2) {
+    return WriteFile(h->parent + "/cpu.weight", std::to_string(CpuSharesToCpuWeight(shares)));
+  }
+  return WriteFile(h->parent + "/cpu.shares", std::to_string(shares));
+}
+
 StatusOr<std::vector<std::string>> Cgroups::CreatePod(const std::string& pod_uid, const CgroupLimits& limits) const {
   if (!available()) return UnavailableError("cgroups unavailable: " + reason());
   if (!SafeName(pod_uid)) return InvalidError("invalid pod uid for a cgroup name: \"" + pod_uid + "\"");

@@ -152,6 +152,13 @@ class Cgroups {
   // The berth parent of each hierarchy used.
   std::vector<std::string> parent_dirs() const;
 
+  // Weights the berth parent as the node's pods together: cpu shares (v2
+  // weight) of a request of `milli_cpu`, the node's cpu capacity, as the
+  // kubelet's node allocatable cgroup (kubepods; node_container_manager_linux.go
+  // getCgroupConfig with MilliCPUToShares). Without it the parent has the
+  // default 1024 shares, one busy process's worth, against every other
+  // process of the host. Errors: kInternal when the file cannot be written.
+  Status SetNodeCpu(int64_t milli_cpu) const;
   // Creates (or updates) the pod's cgroup with `limits`; returns its
   // directories. Errors: kUnavailable when nothing is available, kInvalid
   // for a uid that is not [A-Za-z0-9-], kInternal when a file cannot be written.

@@ -108,6 +108,8 @@ TEST_F(CgroupsTest, V2DetectsTheDelegatedTreeAndWritesPodAndContainerFiles) {
   const fs::path berth = root_ / "mnt/agent.slice/berth";
   EXPECT_EQ(cg.parent_dirs(), std::vector<std::string>{berth.string()});
   EXPECT_EQ(ReadFile(berth / "cgroup.subtree_control"), "+cpu +memory +pids");
+  ASSERT_TRUE(cg.SetNodeCpu(8000).ok());
+  EXPECT_EQ(ReadFile(berth / "cpu.weight"), "313");  // 8192 shares
 
   auto pod = cg.CreatePod("u1", {2500, 1500, int64_t{1} << 30, 64});
   ASSERT_TRUE(pod.ok()) << pod.status();
@@ -168,6 +170,8 @@ TEST_F(CgroupsTest, V1UsesEveryHierarchyAndWritesTheV1Files) {
   EXPECT_EQ(cg.parent_dirs(),
             (std::vector<std::string>{V1("cpu", "").parent_path().string(), V1("cpuacct", "").parent_path().string(),
                                       V1("memory", "").parent_path().string(), V1("pids", "").parent_path().string()}));
+  ASSERT_TRUE(cg.SetNodeCpu(2000).ok());
+  EXPECT_EQ(ReadFile(V1("cpu", "cpu.shares")), "2048");
   auto pod = cg.CreatePod("u1", {1500, 1500, 256 << 20, 64});
   ASSERT_TRUE(pod.ok()) << pod.status();
   EXPECT_EQ(pod->size(), 4u);

@@ -371,6 +371,11 @@ Status NodeAgent::Start() {
   for (const std::string& missing : cgroups_.unenforced()) {
     spdlog::warn("node {}: not enforced: {}", options_.node_name, missing);
   }
+  if (auto cpu = options_.capacity.find("cpu"); cpu != options_.capacity.end() && cgroups_.available()) {
+    if (Status s = cgroups_.SetNodeCpu(cpu->second.milli()); !s.ok()) {
+      spdlog::warn("node {}: weighting the pods' cgroup: {}", options_.node_name, s.ToString());
+    }
+  }
   // One agent per data directory: two would both adopt, restart and kill the
   // same containers. flock is released by the kernel when this process dies.
   const std::string lock_path = options_.data_dir + "/agent.lock";

@@ -41,8 +41,9 @@
 //   options.sandbox.pod_pids_limit) and the run's below it
 //   (ContainerCgroupLimits), when cgroups are available (agent/cgroups.h). The
 //   pod's cgroup is removed once none of its runs lives (and with its
-//   directory). What the node cannot enforce is logged once at Start and
-//   listed by UnenforcedCgroups(). After every change the status is rebuilt
+//   directory). At Start the berth parent is weighted by the node's cpu
+//   capacity (Cgroups::SetNodeCpu); what the node cannot enforce is logged
+//   once there and listed by UnenforcedCgroups(). After every change the status is rebuilt
 //   (BuildPodStatus, podIP = hostIP = options.address) and written with
 //   UpdateStatus when it differs from the last one written.
 //   Pods already Succeeded/Failed when first seen are not run (their
