@@ -53,16 +53,6 @@ spec:
 ---
 apiVersion: v1
 kind: Pod
-metadata: {name: bomb, namespace: default}
-spec:
-  restartPolicy: Never
-  terminationGracePeriodSeconds: 1
-  containers:
-  - name: main
-    command: [sh, -c, 'setsid sleep 3599 & f() { f | f & }; f; sleep 3598']
----
-apiVersion: v1
-kind: Pod
 metadata: {name: hog, namespace: default}
 spec:
   restartPolicy: Never
@@ -79,17 +69,36 @@ busy_dir=$(pod_cgroup "$busy_uid" "$(cpu_controller)")
 if [ -z "$busy_dir" ]; then
   fail "no cgroup for pod busy ($busy_uid)"
 else
+  # The quota bounds every window; one below 0.35 can only be a machine busy with other
+  # work, so up to three windows of 3 s are measured.
   sleep 0.5
-  u0=$(cpu_usage "$busy_dir"); t0=$(date +%s%N)
-  sleep 3
-  u1=$(cpu_usage "$busy_dir"); t1=$(date +%s%N)
-  cpus=$(awk -v du=$((u1 - u0)) -v dt=$((t1 - t0)) 'BEGIN {printf "%.3f", du * 1000 / dt}')
-  echo "busy loop at limits.cpu 500m: $cpus CPU"
-  awk -v c="$cpus" 'BEGIN {exit !(c >= 0.35 && c <= 0.65)}' || fail "busy loop used $cpus CPU, not about 0.5"
+  best=0
+  for _ in 1 2 3; do
+    u0=$(cpu_usage "$busy_dir"); t0=$(date +%s%N)
+    sleep 3
+    u1=$(cpu_usage "$busy_dir"); t1=$(date +%s%N)
+    cpus=$(awk -v du=$((u1 - u0)) -v dt=$((t1 - t0)) 'BEGIN {printf "%.3f", du * 1000 / dt}')
+    echo "busy loop at limits.cpu 500m: $cpus CPU"
+    awk -v c="$cpus" 'BEGIN {exit !(c <= 0.65)}' || fail "busy loop used $cpus CPU, over its limit of 0.5"
+    best=$(awk -v a="$best" -v b="$cpus" 'BEGIN {print (b > a ? b : a)}')
+    awk -v c="$best" 'BEGIN {exit !(c >= 0.35)}' && break
+  done
+  awk -v c="$best" 'BEGIN {exit !(c >= 0.35)}' || fail "busy loop used at most $best CPU, not about 0.5"
 fi
 "$KUBECTL" delete pod busy --wait=true --timeout=30s >/dev/null || fail "deleting busy"
 
 # 2. The fork bomb.
+"$KUBECTL" apply -f - >/dev/null <<'EOF' || fail "creating the bomb"
+apiVersion: v1
+kind: Pod
+metadata: {name: bomb, namespace: default}
+spec:
+  restartPolicy: Never
+  terminationGracePeriodSeconds: 1
+  containers:
+  - name: main
+    command: [sh, -c, 'setsid sleep 3599 & f() { f | f & }; f; sleep 3598']
+EOF
 wait_until 30 running bomb || fail "pod bomb not Running"
 bomb_uid=$(pod_uid bomb)
 bomb_dir=$(pod_cgroup "$bomb_uid" "$(pids_controller)")
