@@ -372,7 +372,12 @@ Status NodeAgent::Start() {
     spdlog::warn("node {}: not enforced: {}", options_.node_name, missing);
   }
   if (auto cpu = options_.capacity.find("cpu"); cpu != options_.capacity.end() && cgroups_.available()) {
-    if (Status s = cgroups_.SetNodeCpu(cpu->second.milli()); !s.ok()) {
+    // A declared (virtual) capacity above the machine's weighs as the machine: the
+    // pods never outweigh the rest of the host, berth included, by more than that.
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    const int64_t machine = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
+    if (Status s = cgroups_.SetNodeCpu(std::min(cpu->second.milli(), machine * 1000)); !s.ok()) {
       spdlog::warn("node {}: weighting the pods' cgroup: {}", options_.node_name, s.ToString());
     }
   }

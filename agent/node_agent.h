@@ -42,7 +42,7 @@
 //   (ContainerCgroupLimits), when cgroups are available (agent/cgroups.h). The
 //   pod's cgroup is removed once none of its runs lives (and with its
 //   directory). At Start the berth parent is weighted by the node's cpu
-//   capacity (Cgroups::SetNodeCpu); what the node cannot enforce is logged
+//   capacity, at most the machine's CPUs (Cgroups::SetNodeCpu); what the node cannot enforce is logged
 //   once there and listed by UnenforcedCgroups(). After every change the status is rebuilt
 //   (BuildPodStatus, podIP = hostIP = options.address) and written with
 //   UpdateStatus when it differs from the last one written.
