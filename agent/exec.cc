@@ -128,7 +128,7 @@ ExecLaunch ExecLaunchFor(const shim::LaunchRecord& launch, std::vector<std::stri
   l.argv = std::move(command);
   l.env = launch.env;
   l.working_dir = launch.working_dir;
-  l.cgroup_dir = launch.cgroup_dir;
+  l.cgroup_dirs = launch.cgroup_dirs;
   l.stdin = stdin;
   l.tty = tty;
   return l;
@@ -185,9 +185,10 @@ StatusOr<std::unique_ptr<client::ExecProcess>> StartExecProcess(const ExecLaunch
     close_all();
     return InternalError(Errno("pipe", e));
   }
-  int cgroup_procs = -1;
-  if (!launch.cgroup_dir.empty()) {
-    cgroup_procs = open((launch.cgroup_dir + "/cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC);
+  std::vector<int> cgroup_procs;
+  if (Status s = shim::OpenCgroupProcs(launch.cgroup_dirs, &cgroup_procs); !s.ok()) {
+    close_all();
+    return InternalError("unable to start container process: cannot join the container's cgroup " + s.message());
   }
   const int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
 
@@ -207,7 +208,7 @@ StatusOr<std::unique_ptr<client::ExecProcess>> StartExecProcess(const ExecLaunch
     shim::ExecInChild(cgroup_procs, cwd, binary.c_str(), argv.data(), envp.data(), report[1]);
   }
   const int fork_errno = errno;
-  if (cgroup_procs >= 0) close(cgroup_procs);
+  shim::CloseAll(cgroup_procs);
   if (devnull >= 0) close(devnull);
   CloseFd(slave);
   CloseFd(in[0]);

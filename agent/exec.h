@@ -7,8 +7,8 @@
 // issue 20), so "inside the container" means: the container's complete
 // environment and working directory (the run's launch record,
 // agent/shim/run_record.h), the same user as the container (the agent's),
-// its memory cgroup when it has one (the pid is written to cgroup.procs
-// before the command runs), argv[0] resolved through the container's PATH
+// its cgroups (the pid is written to each one's cgroup.procs before the
+// command runs; one it cannot join is a start error), argv[0] resolved through the container's PATH
 // (shim::CheckLaunch, runc's wording on failure). The process is the leader
 // of a new session and process group, so Kill() reaches everything it starts
 // that stays in the group; descriptors other than 0, 1, 2 are closed on exec.
@@ -39,7 +39,7 @@ struct ExecLaunch {
   std::vector<std::string> argv;
   std::vector<std::string> env;  // "NAME=value", the complete environment
   std::string working_dir;
-  std::string cgroup_dir;  // "" = none; else the pid joins <dir>/cgroup.procs
+  std::vector<std::string> cgroup_dirs;  // the pid joins <dir>/cgroup.procs of each
   bool stdin = false;
   bool tty = false;
 };

@@ -350,7 +350,7 @@ NodeAgent::NodeAgent(client::Client& client, Clock& clock, NodeAgentOptions opti
       clock_(clock),
       options_(std::move(options)),
       recorder_(client_, clock_, kKubeletComponent, options_.node_name),
-      cgroups_(options_.cgroups ? *options_.cgroups : MemoryCgroups::Detect()),
+      cgroups_(options_.cgroups ? *options_.cgroups : Cgroups::Detect()),
       ports_(options_.host_ports ? options_.host_ports : std::make_shared<HostPorts>()),
       devices_(0),
       tokens_(client, clock, options_.api_server) {
@@ -369,8 +369,18 @@ Status NodeAgent::Start() {
   std::error_code ec;
   std::filesystem::create_directories(options_.data_dir + "/pods", ec);
   if (ec) return InternalError("cannot create " + options_.data_dir + "/pods: " + ec.message());
-  if (!cgroups_.available()) {
-    spdlog::info("node {}: memory limits are not enforced: {}", options_.node_name, cgroups_.reason());
+  for (const std::string& missing : cgroups_.unenforced()) {
+    spdlog::warn("node {}: not enforced: {}", options_.node_name, missing);
+  }
+  if (auto cpu = options_.capacity.find("cpu"); cpu != options_.capacity.end() && cgroups_.available()) {
+    // A declared (virtual) capacity above the machine's weighs as the machine: the
+    // pods never outweigh the rest of the host, berth included, by more than that.
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    const int64_t machine = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
+    if (Status s = cgroups_.SetNodeCpu(std::min(cpu->second.milli(), machine * 1000)); !s.ok()) {
+      spdlog::warn("node {}: weighting the pods' cgroup: {}", options_.node_name, s.ToString());
+    }
   }
   // One agent per data directory: two would both adopt, restart and kill the
   // same containers. flock is released by the kernel when this process dies.
@@ -854,6 +864,7 @@ void NodeAgent::RemoveOrphanedPodDirs(const std::set<std::string>& in_api) {
       if (now - since >= kPodDirRemovalDelay) pod_dirs_retry_ = now + kPodDirRemovalDelay;  // supervisor alive
       continue;
     }
+    if (cgroups_.available()) cgroups_.RemovePod(uid);  // whatever of it is left
     // remove_all removes a symbolic link inside the tree, never what it points to.
     std::error_code remove_ec;
     std::filesystem::remove_all(entry.path(), remove_ec);
@@ -895,7 +906,7 @@ void NodeAgent::SweepOrphanRuns(const std::set<std::string>& runnable_uids) {
 }
 
 void NodeAgent::RestoreRuns(PodWorker& w) {
-  const MemoryCgroups* cgroups = cgroups_.available() ? &cgroups_ : nullptr;
+  const Cgroups* cgroups = cgroups_.available() ? &cgroups_ : nullptr;
   int adopted = 0;
   // Container by container, in run order, through the same state machine as
   // when the runs happened, so restartCount, lastState and backoff come out
@@ -1051,6 +1062,7 @@ void NodeAgent::SyncPod(PodWorker& w, const api::Object* cached, std::optional<T
   if (w.running.empty() && w.lifecycle.Finished()) {
     if (!w.released) {
       devices_.ReleasePrefix(w.uid + "/");
+      if (cgroups_.available()) cgroups_.RemovePod(w.uid);
       w.released = true;
     }
     if (HasDeletionTimestamp(w.pod) && !w.deleted && w.last_status) {
@@ -1187,19 +1199,16 @@ void NodeAgent::StartContainer(PodWorker& w, const std::string& name) {
   } else {
     launch.working_dir = cmd->working_dir;
   }
-  if (container->contains("resources") && (*container)["resources"].contains("limits") &&
-      (*container)["resources"]["limits"].contains("memory")) {
-    const api::Object& m = (*container)["resources"]["limits"]["memory"];
-    StatusOr<Quantity> q = Quantity::Parse(m.is_string() ? m.get<std::string>() : m.dump());
-    if (q.ok()) launch.memory_limit_bytes = q->Value();
-  }
+  launch.limits = ContainerCgroupLimits(*container);
+  EnsurePodCgroup(w);
   int run = w.runs[name]++;
   launch.run = run;
   launch.run_dir = shim::RunDir(w.dir, name, run);
   launch.log_path = shim::ContainerLogPath(w.dir, name, run);
   launch.log_rotation = options_.container_log;
   RemoveLogsBefore(w.dir, name, run - 1);
-  launch.cgroup_name = w.uid + "-" + name + "-" + std::to_string(run);
+  launch.pod_uid = w.uid;
+  launch.cgroup_name = name + "-" + std::to_string(run);
   launch.devices = devices_.Held(w.uid + "/" + name);
   launch.ports = std::move(ports);
   std::unique_ptr<ContainerProcess> proc =
@@ -1221,6 +1230,14 @@ void NodeAgent::StartContainer(PodWorker& w, const std::string& name) {
     Wake();
   });
   w.running[name] = std::move(proc);
+}
+
+void NodeAgent::EnsurePodCgroup(const PodWorker& w) {
+  // pod_container_manager_linux.go EnsureExists: pids.max when --pod-max-pids > 0.
+  if (!cgroups_.available()) return;
+  const int64_t pids = options_.sandbox.pod_pids_limit;
+  auto dirs = cgroups_.CreatePod(w.uid, PodCgroupLimits(w.pod, pids > 0 ? std::optional<int64_t>(pids) : std::nullopt));
+  if (!dirs.ok()) spdlog::warn("node {}: cgroup of pod {}: {}", options_.node_name, w.key, dirs.status().ToString());
 }
 
 bool NodeAgent::RejectPod(const api::Object& pod, const PodAdmitResult& result) {
@@ -1409,6 +1426,8 @@ StatusOr<std::unique_ptr<client::ExecProcess>> NodeAgent::StartExec(const std::s
   StatusOr<shim::LaunchRecord> launch = shim::ReadLaunchRecord(run_dir);
   if (!launch.ok()) return InternalError(not_found);
   if (options.validate_only) return std::unique_ptr<client::ExecProcess>();
+  // The record's cgroups are joined only when they are this node's (the container could rewrite it).
+  if (!cgroups_.Owns(launch->cgroup_dirs)) launch->cgroup_dirs.clear();
   return StartExecProcess(ExecLaunchFor(*launch, options.command, options.stdin, options.tty));
 }
 

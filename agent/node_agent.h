@@ -36,8 +36,14 @@
 //   from ResolveCommand (error → CreateContainerConfigError), pod host names
 //   and rendezvous ports rewritten (RewriteEnvForHostNetwork; the container
 //   waits in ContainerCreating while a named pod is not placed), device
-//   indices for nvidia.com/gpu (DeviceEnv), the memory limit through cgroups
-//   when available. After every change the status is rebuilt
+//   indices for nvidia.com/gpu (DeviceEnv), the pod's cgroup (created or
+//   updated before each start: PodCgroupLimits, pids.max =
+//   options.sandbox.pod_pids_limit) and the run's below it
+//   (ContainerCgroupLimits), when cgroups are available (agent/cgroups.h). The
+//   pod's cgroup is removed once none of its runs lives (and with its
+//   directory). At Start the berth parent is weighted by the node's cpu
+//   capacity, at most the machine's CPUs (Cgroups::SetNodeCpu); what the node cannot enforce is logged
+//   once there and listed by UnenforcedCgroups(). After every change the status is rebuilt
 //   (BuildPodStatus, podIP = hostIP = options.address) and written with
 //   UpdateStatus when it differs from the last one written.
 //   Pods already Succeeded/Failed when first seen are not run (their
@@ -186,9 +192,9 @@
 #include <thread>
 #include <vector>
 
+#include "agent/cgroups.h"
 #include "agent/device_allocator.h"
 #include "agent/host_resolver.h"
-#include "agent/memory_cgroup.h"
 #include "agent/process_runner.h"
 #include "agent/service_account_token.h"
 #include "agent/shim/container_log.h"
@@ -265,8 +271,8 @@ struct NodeAgentOptions {
   std::string data_dir;
   // The node's InternalIP, also every pod's podIP and hostIP.
   std::string address = "127.0.0.1";
-  // The cgroup v2 memory controller; nullopt = MemoryCgroups::Detect().
-  std::optional<MemoryCgroups> cgroups;
+  // The pod and container cgroups (agent/cgroups.h); nullopt = Cgroups::Detect().
+  std::optional<Cgroups> cgroups;
   // The rendezvous port authority of this host; agents sharing one host
   // (virtual nodes) should share one. nullptr = a private one.
   std::shared_ptr<HostPorts> host_ports;
@@ -331,6 +337,9 @@ class NodeAgent final : public client::PodLogSource, public client::ContainerExe
   const ResourceList& capacity() const { return options_.capacity; }
   // Pods with a worker (running or holding resources), "ns/name", sorted.
   std::vector<std::string> ActivePods() const;
+  // One entry per cgroup controller the node does not enforce, "<controller>:
+  // <why>" (Cgroups::unenforced); empty when cpu, memory and pids limits all are.
+  const std::vector<std::string>& UnenforcedCgroups() const { return cgroups_.unenforced(); }
   // How many times the Lease was written (created or renewed).
   int64_t lease_renewals() const { return lease_renewals_.load(); }
 
@@ -369,6 +378,8 @@ class NodeAgent final : public client::PodLogSource, public client::ContainerExe
   // all gone (see "Pod directories").
   void RemoveOrphanedPodDirs(const std::set<std::string>& in_api);
   void StartContainer(PodWorker& worker, const std::string& name);
+  // Creates or updates the pod's cgroup (see "Pods"); a failure is logged, the run's own cgroup still limits it.
+  void EnsurePodCgroup(const PodWorker& worker);
   // Writes or refreshes the pod's ServiceAccount token files (failures retried later).
   void EnsureToken(PodWorker& worker);
   // An Event about one container of the worker's pod (see Events above).
@@ -394,7 +405,7 @@ class NodeAgent final : public client::PodLogSource, public client::ContainerExe
   Clock& clock_;
   NodeAgentOptions options_;
   client::EventRecorder recorder_;
-  MemoryCgroups cgroups_;
+  Cgroups cgroups_;
   std::shared_ptr<HostPorts> ports_;
   std::unique_ptr<client::Informer> informer_;
 

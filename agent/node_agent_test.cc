@@ -55,7 +55,7 @@ class NodeAgentTest : public ::testing::Test {
     o.capacity = *ParseResourceList("cpu=8,memory=32Gi,nvidia.com/gpu=2");
     o.data_dir = dir_;
     o.address = "10.0.0.5";
-    o.cgroups = MemoryCgroups::Detect("/nonexistent-cgroup-mount");
+    o.cgroups = Cgroups::Unavailable("cgroups are not used in these tests");
     o.poll_interval = 5ms;
     options_ = o;
     agent_ = std::make_unique<NodeAgent>(client_, clock_, o);
@@ -219,6 +219,40 @@ TEST_F(NodeAgentTest, SucceededPodHasExitCodeZeroAndLog) {
   // 100,000 pods does not pass over them.
   EXPECT_TRUE(WaitFor([&] { return agent_->ActivePods().empty(); }));
   EXPECT_EQ(Phase("hello"), "Succeeded");
+}
+
+// The pod's cgroup gets pids.max and the summed limits, each run's cgroup its
+// container's limits (a fake cgroup v2 tree: the files written are the check).
+TEST_F(NodeAgentTest, PodAndContainerCgroupsGetTheLimitsOfTheSpec) {
+  agent_.reset();
+  const std::string parent = dir_ + "/cgroup";
+  std::filesystem::create_directories(parent);
+  std::ofstream(parent + "/cgroup.controllers") << "cpu memory pids\n";
+  NodeAgentOptions o = options_;
+  o.cgroups = Cgroups::AtDirectoryV2(parent);
+  o.sandbox.pod_pids_limit = 100;
+  agent_ = std::make_unique<NodeAgent>(client_, clock_, o);
+  ASSERT_TRUE(agent_->Start().ok());
+  EXPECT_TRUE(agent_->UnenforcedCgroups().empty());
+  api::Object pod = ShellPod("limited", "sleep 30");
+  pod["spec"]["containers"][0]["resources"] = {{"requests", {{"cpu", "250m"}}},
+                                               {"limits", {{"cpu", "500m"}, {"memory", "64Mi"}}}};
+  const std::string uid = api::Uid(Create(pod));
+  ASSERT_TRUE(WaitFor([&] { return Phase("limited") == "Running"; })) << (*GetPod("limited")).dump();
+  const std::string pod_dir = parent + "/pod" + uid;
+  EXPECT_EQ(testing_ReadFile(pod_dir + "/pids.max"), "100");
+  EXPECT_EQ(testing_ReadFile(pod_dir + "/cpu.max"), "50000 100000");
+  EXPECT_EQ(testing_ReadFile(pod_dir + "/cpu.weight"), "10");  // 256 shares
+  EXPECT_EQ(testing_ReadFile(pod_dir + "/memory.max"), "67108864");
+  EXPECT_EQ(testing_ReadFile(pod_dir + "/main-0/cpu.max"), "50000 100000");
+  EXPECT_EQ(testing_ReadFile(pod_dir + "/main-0/memory.max"), "67108864");
+  EXPECT_EQ(testing_ReadFile(pod_dir + "/main-0/cgroup.procs"), "0");  // the process joined it
+  StatusOr<shim::LaunchRecord> record =
+      shim::ReadLaunchRecord(shim::RunDir(dir_ + "/pods/default_limited_" + uid, "main", 0));
+  ASSERT_TRUE(record.ok()) << record.status();
+  EXPECT_EQ(record->cgroup_dirs, std::vector<std::string>{pod_dir + "/main-0"});
+  ASSERT_TRUE(DeleteWithGrace("limited", 0).ok());
+  EXPECT_TRUE(WaitFor([&] { return !GetPod("limited").has_value(); }));
 }
 
 TEST_F(NodeAgentTest, FailingPodIsFailedWithItsExitCode) {

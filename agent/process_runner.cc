@@ -22,8 +22,7 @@ constexpr int kLostExitCode = 137;
 bool ProcessGroupExists(pid_t pgid) { return pgid > 0 && (kill(-pgid, 0) == 0 || errno == EPERM); }
 
 std::unique_ptr<ContainerProcess> ContainerProcess::Start(const ContainerLaunch& launch, Clock& clock,
-                                                          const MemoryCgroups* cgroups,
-                                                          const SupervisorOptions& supervisor) {
+                                                          const Cgroups* cgroups, const SupervisorOptions& supervisor) {
   std::unique_ptr<ContainerProcess> p(new ContainerProcess(clock, cgroups));
   p->started_at_ = clock.Now();
   p->run_dir_ = launch.run_dir;
@@ -43,7 +42,7 @@ std::unique_ptr<ContainerProcess> ContainerProcess::Start(const ContainerLaunch&
     record.started_at = e.started_at;
     record.finished_at = e.finished_at;
     (void)shim::WriteExitRecord(launch.run_dir, record);
-    if (!p->cgroup_dir_.empty()) cgroups->Remove(p->cgroup_dir_);
+    if (!p->cgroup_dirs_.empty()) cgroups->Remove(p->cgroup_dirs_);
     p->exit_ = std::move(e);
     return std::move(p);
   };
@@ -60,10 +59,10 @@ std::unique_ptr<ContainerProcess> ContainerProcess::Start(const ContainerLaunch&
   record.devices = launch.devices;
   record.ports = launch.ports;
   record.log_rotation = launch.log_rotation;
-  if (launch.memory_limit_bytes && cgroups != nullptr && cgroups->available()) {
-    auto dir = cgroups->Create(launch.cgroup_name, *launch.memory_limit_bytes);
-    if (!dir.ok()) return fail("unable to apply the memory limit: " + dir.status().message());
-    p->cgroup_dir_ = record.cgroup_dir = *dir;
+  if (cgroups != nullptr && cgroups->available()) {
+    auto dirs = cgroups->CreateContainer(launch.pod_uid, launch.cgroup_name, launch.limits);
+    if (!dirs.ok()) return fail("unable to create the container's cgroup: " + dirs.status().message());
+    p->cgroup_dirs_ = record.cgroup_dirs = *dirs;
   }
   if (Status s = shim::WriteLaunchRecord(launch.run_dir, record); !s.ok()) {
     return fail("unable to start container process: " + s.message());
@@ -74,7 +73,7 @@ std::unique_ptr<ContainerProcess> ContainerProcess::Start(const ContainerLaunch&
 }
 
 std::unique_ptr<ContainerProcess> ContainerProcess::Adopt(const std::string& run_dir, Clock& clock,
-                                                          const MemoryCgroups* cgroups) {
+                                                          const Cgroups* cgroups) {
   std::unique_ptr<ContainerProcess> p(new ContainerProcess(clock, cgroups));
   p->run_dir_ = run_dir;
   StatusOr<shim::LaunchRecord> record = shim::ReadLaunchRecord(run_dir);
@@ -89,7 +88,7 @@ std::unique_ptr<ContainerProcess> ContainerProcess::Adopt(const std::string& run
   p->started_at_ = record->started_at;
   p->devices_ = record->devices;
   p->ports_ = record->ports;
-  p->cgroup_dir_ = record->cgroup_dir;
+  p->cgroup_dirs_ = record->cgroup_dirs;
   p->Attach(/*observed=*/false, Status::Ok());
   return p;
 }
@@ -160,13 +159,11 @@ ContainerExit ContainerProcess::ExitFromRecord(bool observed) {
     Time now = clock_.Now();
     e.finished_at = observed ? now : std::clamp(record->finished_at, started_at_, std::max(now, started_at_));
   }
-  // The cgroup directory comes from a record the container could have
-  // written: only a directory directly under the agent's cgroup parent is used.
-  if (!cgroup_dir_.empty() && cgroups_ != nullptr && cgroups_->available() &&
-      std::filesystem::path(cgroup_dir_).parent_path() == std::filesystem::path(cgroups_->parent_dir()) &&
-      cgroup_dir_.find("/..") == std::string::npos) {
-    e.oom_killed = !e.lost && cgroups_->OomKilled(cgroup_dir_);
-    cgroups_->Remove(cgroup_dir_);
+  // The cgroup directories come from a record the container could have
+  // written: only directories of the agent's layout are used.
+  if (!cgroup_dirs_.empty() && cgroups_ != nullptr && cgroups_->Owns(cgroup_dirs_)) {
+    e.oom_killed = !e.lost && cgroups_->OomKilled(cgroup_dirs_, e.signal == SIGKILL);
+    cgroups_->Remove(cgroup_dirs_);
   }
   return e;
 }

@@ -4,8 +4,8 @@
 // agent/shim/shim.h) that outlives the agent; this handle starts it, or
 // re-attaches to it after an agent restart, and reports how the run ended.
 //
-// Start(launch): creates the run's memory cgroup when a limit is set and
-//   cgroups are available, writes the launch record to launch.run_dir
+// Start(launch): creates the run's cgroups (agent/cgroups.h: under the pod's,
+//   with launch.limits) when cgroups are available, writes the launch record to launch.run_dir
 //   (agent/shim/run_record.h) with started_at = clock.Now(), spawns the
 //   supervisor (options.command + run dir; waits for it to be ready) and
 //   connects to its control socket. The supervisor checks and executes the
@@ -30,8 +30,9 @@
 // Exit: the run is over when its supervisor has gone (its connection closed
 //   and it is no longer alive, or exit.json exists); exit.json says how:
 //   exit_code (128 + signal when a signal ended it), the signal, start_error;
-//   oom_killed from the run's cgroup (only a directory directly under the
-//   agent's cgroup parent), which is then removed. No exit.json, or a corrupt
+//   oom_killed from the run's cgroups (only directories of the agent's cgroup
+//   layout, Cgroups::Owns), which are then emptied (whatever the container
+//   left running there is SIGKILLed: nothing of a run outlives it) and removed. No exit.json, or a corrupt
 //   one, is a lost run (lost = true, exit code 137, lost_detail saying why),
 //   and that verdict is written to exit.json so every later replay agrees. Times: started_at is the launch record's;
 //   finished_at is clock.Now() when this handle saw the end as it happened,
@@ -62,8 +63,8 @@
 #include <thread>
 #include <vector>
 
+#include "agent/cgroups.h"
 #include "agent/container_env.h"
-#include "agent/memory_cgroup.h"
 #include "agent/shim/run_record.h"
 #include "core/clock.h"
 
@@ -71,15 +72,16 @@ namespace berth::agent {
 
 // Everything needed to start one run of a container.
 struct ContainerLaunch {
-  std::string name;               // container name (for messages and the cgroup name)
-  std::vector<std::string> argv;  // command + args; empty = no command (start error)
-  std::vector<EnvVar> env;        // the complete environment
-  std::string working_dir;        // absolute; must exist
-  std::string run_dir;            // shim::RunDir(pod dir, name, run); created
-  int run = 0;                    // the run number (restartCount at start)
-  std::string log_path;           // shim::ContainerLogPath(pod dir, name, run)
-  std::optional<int64_t> memory_limit_bytes;
-  std::string cgroup_name;                  // unique per run, e.g. "<pod uid>-<container>-<n>"
+  std::string name;                         // container name (for messages and the cgroup name)
+  std::vector<std::string> argv;            // command + args; empty = no command (start error)
+  std::vector<EnvVar> env;                  // the complete environment
+  std::string working_dir;                  // absolute; must exist
+  std::string run_dir;                      // shim::RunDir(pod dir, name, run); created
+  int run = 0;                              // the run number (restartCount at start)
+  std::string log_path;                     // shim::ContainerLogPath(pod dir, name, run)
+  std::string pod_uid;                      // the pod cgroup the run's cgroup is made in ([A-Za-z0-9-])
+  std::string cgroup_name;                  // unique in the pod, "<container>-<run>"
+  CgroupLimits limits;                      // the container's cpu and memory (agent/cgroups.h)
   std::vector<int> devices;                 // device indices held (recorded for re-adoption)
   std::vector<shim::PortAllocation> ports;  // rendezvous ports mapped (likewise)
   shim::LogRotation log_rotation;           // how the supervisor rotates log_path
@@ -119,14 +121,12 @@ class ContainerProcess {
  public:
   // Starts the run. Never fails: a start failure is a run that has already
   // exited with start_error set. `cgroups` may be nullptr.
-  static std::unique_ptr<ContainerProcess> Start(const ContainerLaunch& launch, Clock& clock,
-                                                 const MemoryCgroups* cgroups,
+  static std::unique_ptr<ContainerProcess> Start(const ContainerLaunch& launch, Clock& clock, const Cgroups* cgroups,
                                                  const SupervisorOptions& supervisor = {});
   // Re-attaches to the run recorded in `run_dir` (see the file comment).
   // nullptr when the directory holds no run: no readable launch record (the
   // agent writes it before anything starts) and no live supervisor.
-  static std::unique_ptr<ContainerProcess> Adopt(const std::string& run_dir, Clock& clock,
-                                                 const MemoryCgroups* cgroups);
+  static std::unique_ptr<ContainerProcess> Adopt(const std::string& run_dir, Clock& clock, const Cgroups* cgroups);
   ~ContainerProcess();  // detaches (see above)
   ContainerProcess(const ContainerProcess&) = delete;
   ContainerProcess& operator=(const ContainerProcess&) = delete;
@@ -135,6 +135,8 @@ class ContainerProcess {
   const std::string& run_dir() const { return run_dir_; }
   // The device indices the run holds (from its launch record).
   const std::vector<int>& devices() const { return devices_; }
+  // The run's cgroup directories (from its launch record; empty: none).
+  const std::vector<std::string>& cgroup_dirs() const { return cgroup_dirs_; }
   // The rendezvous ports the run holds (from its launch record).
   const std::vector<shim::PortAllocation>& ports() const { return ports_; }
 
@@ -162,7 +164,7 @@ class ContainerProcess {
   void Kill();
 
  private:
-  ContainerProcess(Clock& clock, const MemoryCgroups* cgroups) : clock_(clock), cgroups_(cgroups) {}
+  ContainerProcess(Clock& clock, const Cgroups* cgroups) : clock_(clock), cgroups_(cgroups) {}
   // Connects to the run's supervisor, or reads how the run ended. `observed`:
   // this handle started the run, so an end found now happened just now.
   void Attach(bool observed, const Status& spawned);
@@ -175,9 +177,9 @@ class ContainerProcess {
   void SignalGroup(int sig);
 
   Clock& clock_;
-  const MemoryCgroups* cgroups_;
+  const Cgroups* cgroups_;
   std::string run_dir_;
-  std::string cgroup_dir_;
+  std::vector<std::string> cgroup_dirs_;
   std::vector<int> devices_;
   std::vector<shim::PortAllocation> ports_;
   Time started_at_{};

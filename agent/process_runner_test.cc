@@ -314,23 +314,34 @@ TEST_F(ProcessRunnerTest, ASupervisorWithEveryConnectionTakenIsStillRunning) {
 }
 
 // A cgroup directory in a launch record (which the container could rewrite)
-// is used only when it is directly under the agent's cgroup parent.
+// is used only when it has the agent's layout: <parent>/pod<uid>/<name>.
 TEST_F(ProcessRunnerTest, ACgroupDirectoryOutsideTheAgentsParentIsNeverTouched) {
   const fs::path parent = dir_ / "cgroup-parent";
   fs::create_directories(parent);
   std::ofstream(parent / "cgroup.controllers") << "memory\n";
-  MemoryCgroups cgroups = MemoryCgroups::AtDirectory(parent.string());
+  Cgroups cgroups = Cgroups::AtDirectoryV2(parent.string());
+  ASSERT_TRUE(cgroups.available());
   auto l = Shell("exit 0");
   { auto p = ContainerProcess::Start(l, clock_, nullptr)->WaitForExit(kRealTimeout); }
-  const fs::path victim = dir_ / "victim";
-  fs::create_directories(victim);
+  for (const fs::path& victim : {dir_ / "victim", parent / "victim", parent / "podu1", parent / "podu1/../x"}) {
+    fs::create_directories(victim);
+    StatusOr<shim::LaunchRecord> record = shim::ReadLaunchRecord(l.run_dir);
+    ASSERT_TRUE(record.ok());
+    record->cgroup_dirs = {victim.string()};
+    ASSERT_TRUE(shim::WriteLaunchRecord(l.run_dir, *record).ok());
+    auto adopted = ContainerProcess::Adopt(l.run_dir, clock_, &cgroups);
+    ASSERT_TRUE(adopted->exit().has_value());
+    EXPECT_TRUE(fs::exists(victim)) << victim;
+  }
+  // The agent's own layout is removed once the run is over.
+  const fs::path own = parent / "podu1/c-0";
+  fs::create_directories(own);
   StatusOr<shim::LaunchRecord> record = shim::ReadLaunchRecord(l.run_dir);
-  ASSERT_TRUE(record.ok());
-  record->cgroup_dir = victim.string();
+  record->cgroup_dirs = {own.string()};
   ASSERT_TRUE(shim::WriteLaunchRecord(l.run_dir, *record).ok());
   auto adopted = ContainerProcess::Adopt(l.run_dir, clock_, &cgroups);
   ASSERT_TRUE(adopted->exit().has_value());
-  EXPECT_TRUE(fs::exists(victim));
+  EXPECT_FALSE(fs::exists(own));
 }
 
 // Whatever is left of a run whose supervisor is gone, the run is reported

@@ -13,8 +13,8 @@
 //
 // StartExec runs `command` in the environment of the running container:
 // its complete environment and working directory (from the run's launch
-// record), as the same user, in the container's memory cgroup when it has
-// one, as the leader of a new session and process group. With tty the
+// record), as the same user, in the container's cgroups when it has them,
+// as the leader of a new session and process group. With tty the
 // process's stdin, stdout and stderr are the slave side of a new
 // pseudo-terminal (its controlling terminal) and stdout_fd() is the master;
 // without tty they are pipes (stdin only when asked for; otherwise

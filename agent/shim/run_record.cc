@@ -149,7 +149,7 @@ Status WriteLaunchRecord(const std::string& run_dir, const LaunchRecord& r) {
             {"env", r.env},
             {"workingDir", r.working_dir},
             {"logPath", r.log_path},
-            {"cgroupDir", r.cgroup_dir},
+            {"cgroupDirs", r.cgroup_dirs},
             {"startedAt", Nanos(r.started_at)},
             {"devices", r.devices}};
   Json ports = Json::array();
@@ -171,8 +171,15 @@ StatusOr<LaunchRecord> ReadLaunchRecord(const std::string& run_dir) {
   Fields f(*j, path);
   if (!f.String("container", &r.container) || !f.IntIn("run", 0, 1 << 30, &r.run) || !f.Strings("argv", &r.argv) ||
       !f.Strings("env", &r.env) || !f.String("workingDir", &r.working_dir) || !f.String("logPath", &r.log_path) ||
-      !f.String("cgroupDir", &r.cgroup_dir) || !f.Time("startedAt", &r.started_at) || !f.Ints("devices", &r.devices)) {
+      !f.Time("startedAt", &r.started_at) || !f.Ints("devices", &r.devices)) {
     return f.error();
+  }
+  if (f.Has("cgroupDirs")) {
+    if (!f.Strings("cgroupDirs", &r.cgroup_dirs)) return f.error();
+  } else {
+    std::string dir;  // a record from before cgroupDirs
+    if (!f.String("cgroupDir", &dir)) return f.error();
+    if (!dir.empty()) r.cgroup_dirs.push_back(std::move(dir));
   }
   const bool ports_ok = !f.Has("ports") || f.Objects("ports", [&](Fields& port) {
     PortAllocation p;

@@ -18,8 +18,9 @@
 //     shim.log      the supervisor's own diagnostics
 //
 // launch.json: {"version":1,"container","run","argv":[...],"env":["N=v",...],
-//   "workingDir","logPath","cgroupDir"
-//   ("" = none),"startedAt" (ns since the epoch, the agent's Clock),
+//   "workingDir","logPath","cgroupDirs":[...] (the run's cgroup directories, one
+//   per cgroup v1 hierarchy or one on v2, agent/cgroups.h; records written
+//   before read "cgroupDir": "" = none, else one directory),"startedAt" (ns since the epoch, the agent's Clock),
 //   "devices":[indices],"ports":[{"host","key","port"}],
 //   "logMaxBytes","logMaxFiles"} ("ports" and the log rotation may be absent:
 //   no ports, the kubelet's default rotation).
@@ -76,7 +77,7 @@ struct LaunchRecord {
   std::vector<std::string> env;  // "NAME=value", the complete environment
   std::string working_dir;
   std::string log_path;
-  std::string cgroup_dir;  // "" = no memory cgroup
+  std::vector<std::string> cgroup_dirs;  // the cgroups the run's processes join; empty = none
   Time started_at{};
   std::vector<int> devices;
   std::vector<PortAllocation> ports;

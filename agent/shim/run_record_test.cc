@@ -30,6 +30,7 @@ TEST_F(RunRecordTest, LaunchAndExitRecordsRoundTrip) {
   launch.devices = {0, 3};
   launch.ports = {{"10.0.0.5", "team-a/job-node-0-0.job:29500", 23456}};
   launch.log_rotation = {4096, 3};
+  launch.cgroup_dirs = {"/sys/fs/cgroup/cpu/berth/podu1/trainer-2", "/sys/fs/cgroup/memory/berth/podu1/trainer-2"};
   const std::string run = RunDir(dir_, "trainer", 2);
   EXPECT_EQ(run, dir_ + "/runs/trainer/2");
   ASSERT_TRUE(WriteLaunchRecord(run, launch).ok());
@@ -61,6 +62,25 @@ TEST_F(RunRecordTest, ALaunchRecordsPortsAreCheckedOneByOne) {
   StatusOr<LaunchRecord> read = ReadLaunchRecord(run);
   ASSERT_FALSE(read.ok());
   EXPECT_EQ(read.status().message(), run + "/launch.json: ports[1]: field \"port\" must be an integer in [1, 65535]");
+}
+
+// Records written before cgroupDirs name one directory, "" for none.
+TEST_F(RunRecordTest, ALaunchRecordWithTheOldCgroupDirIsRead) {
+  const std::string run = RunDir(dir_, "c", 0);
+  fs::create_directories(run);
+  const std::string base =
+      R"({"version":1,"container":"c","run":0,"argv":["sh"],"env":[],"workingDir":"/w","logPath":"/w/0.log",)"
+      R"("startedAt":1,"devices":[],)";
+  std::ofstream(run + "/launch.json") << base << R"("cgroupDir":"/sys/fs/cgroup/berth-u1-c-0"})";
+  StatusOr<LaunchRecord> read = ReadLaunchRecord(run);
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_EQ(read->cgroup_dirs, std::vector<std::string>{"/sys/fs/cgroup/berth-u1-c-0"});
+  std::ofstream(run + "/launch.json") << base << R"("cgroupDir":""})";
+  read = ReadLaunchRecord(run);
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_TRUE(read->cgroup_dirs.empty());
+  std::ofstream(run + "/launch.json") << base << R"("cgroupDirs":"/x"})";
+  EXPECT_EQ(ReadLaunchRecord(run).status().code(), Code::kInvalid);
 }
 
 TEST_F(RunRecordTest, MissingRecordsAreNotFound) {

@@ -123,19 +123,26 @@ bool Supervisor::Listen() {
 
 }  // namespace
 
-void ExecInChild(int cgroup_procs, const char* cwd, const char* binary, char* const argv[], char* const envp[],
-                 int report_fd) {
+void ExecInChild(std::span<const int> cgroup_procs, const char* cwd, const char* binary, char* const argv[],
+                 char* const envp[], int report_fd) {
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, nullptr);
   for (int sig = 1; sig < NSIG; ++sig) {
     if (sig != SIGKILL && sig != SIGSTOP) signal(sig, SIG_DFL);
   }
-  if (cgroup_procs >= 0) (void)!write(cgroup_procs, "0", 1);
+  int stage = 2;
+  for (int fd : cgroup_procs) {
+    if (write(fd, "0", 1) != 1) {
+      int report[2] = {stage, errno};
+      (void)!write(report_fd, report, sizeof report);
+      _exit(127);
+    }
+  }
   if (syscall(SYS_close_range, 3u, ~0u, CLOSE_RANGE_CLOEXEC) != 0) {
     for (int fd = 3; fd < 65536; ++fd) fcntl(fd, F_SETFD, FD_CLOEXEC);
   }
-  int stage = 0;
+  stage = 0;
   if (chdir(cwd) == 0) {
     stage = 1;
     execve(binary, argv, envp);
@@ -154,23 +161,46 @@ std::string ReadExecReport(int report_fd, const LaunchRecord& launch) {
   close(report_fd);
   if (n != sizeof report) return "";
   const std::string prefix = "unable to start container process: ";
+  if (report[0] == 2) return prefix + "joining the container's cgroup: " + GoErrno(report[1]);
   if (report[0] == 0) {
     return prefix + "chdir to cwd (\"" + launch.working_dir + "\") set in config.json failed: " + GoErrno(report[1]);
   }
   return prefix + "exec: \"" + (launch.argv.empty() ? std::string() : launch.argv[0]) + "\": " + GoErrno(report[1]);
 }
 
+Status OpenCgroupProcs(const std::vector<std::string>& dirs, std::vector<int>* fds) {
+  for (const std::string& dir : dirs) {
+    // O_CREAT only matters in a plain directory (tests' fake trees): cgroupfs creates no files.
+    int fd = open((dir + "/cgroup.procs").c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) {
+      const int err = errno;
+      CloseAll(*fds);
+      return InternalError(dir + ": " + GoErrno(err));
+    }
+    fds->push_back(fd);
+  }
+  return Status::Ok();
+}
+
+void CloseAll(std::vector<int>& fds) {
+  for (int fd : fds) close(fd);
+  fds.clear();
+}
+
 namespace {
 
 std::string Supervisor::StartContainer(const std::string& binary) {
-  int cgroup_procs = -1;
-  if (!launch_.cgroup_dir.empty()) {
-    cgroup_procs = open((launch_.cgroup_dir + "/cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC);
-    if (cgroup_procs < 0) return "unable to apply the memory limit: " + launch_.cgroup_dir + ": " + GoErrno(errno);
+  std::vector<int> cgroup_procs;
+  if (Status s = OpenCgroupProcs(launch_.cgroup_dirs, &cgroup_procs); !s.ok()) {
+    return "unable to start container process: cannot join the container's cgroup " + s.message();
   }
   int out[2], err_pipe[2];
-  if (pipe2(out, O_CLOEXEC) != 0) return std::string("pipe: ") + std::strerror(errno);
+  if (pipe2(out, O_CLOEXEC) != 0) {
+    CloseAll(cgroup_procs);
+    return std::string("pipe: ") + std::strerror(errno);
+  }
   if (pipe2(err_pipe, O_CLOEXEC) != 0) {
+    CloseAll(cgroup_procs);
     close(out[0]);
     close(out[1]);
     return std::string("pipe: ") + std::strerror(errno);
@@ -198,7 +228,7 @@ std::string Supervisor::StartContainer(const std::string& binary) {
   int fork_errno = errno;
   close(out[1]);
   close(err_pipe[1]);
-  if (cgroup_procs >= 0) close(cgroup_procs);
+  CloseAll(cgroup_procs);
   if (pid < 0) {
     close(out[0]);
     close(err_pipe[0]);

@@ -9,7 +9,7 @@
 //   - the container's process group: it forks the container's main process
 //     (pgid = pid, stdin /dev/null, stdout+stderr into one pipe, the exact
 //     environment of the launch record, default signal dispositions, the
-//     memory cgroup when the record names one, PR_SET_PDEATHSIG SIGKILL tied
+//     cgroups the record names (agent/cgroups.h), PR_SET_PDEATHSIG SIGKILL tied
 //     to the supervisor) and is the child subreaper of everything the
 //     container forks, so it reaps them all;
 //   - the log: it copies the pipe to the run's log file
@@ -41,8 +41,10 @@
 // Thread-safety: RunShim is a process's main; it is single-threaded.
 #pragma once
 
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "agent/shim/run_record.h"
 
@@ -70,12 +72,17 @@ std::string CheckLaunch(const LaunchRecord& launch, std::string* binary);
 // The child half of starting a container's (or an exec'd) process, called
 // right after fork once its standard streams are in place; async-signal-safe
 // calls only. Empties the signal mask and resets every disposition, moves the
-// process into the cgroup whose cgroup.procs is open as `cgroup_procs` (-1:
-// none), marks every descriptor above 2 close-on-exec, then chdir(cwd) and
-// execve. On failure it writes {stage (0: chdir, 1: execve), errno} to
-// `report_fd` (a close-on-exec pipe) and exits 127.
-[[noreturn]] void ExecInChild(int cgroup_procs, const char* cwd, const char* binary, char* const argv[],
-                              char* const envp[], int report_fd);
+// process into each cgroup whose cgroup.procs is open in `cgroup_procs` (one
+// per cgroup v1 hierarchy, or one on v2; empty: none), marks every descriptor
+// above 2 close-on-exec, then chdir(cwd) and execve. On failure it writes
+// {stage (0: chdir, 1: execve, 2: joining a cgroup), errno} to `report_fd` (a
+// close-on-exec pipe) and exits 127.
+[[noreturn]] void ExecInChild(std::span<const int> cgroup_procs, const char* cwd, const char* binary,
+                              char* const argv[], char* const envp[], int report_fd);
+// Opens <dir>/cgroup.procs of each of `dirs` for ExecInChild (close-on-exec),
+// into *fds. Errors: kInternal naming the directory; nothing stays open then.
+Status OpenCgroupProcs(const std::vector<std::string>& dirs, std::vector<int>* fds);
+void CloseAll(std::vector<int>& fds);
 
 // The parent half: reads the child's report from the pipe's read end (EOF:
 // the exec succeeded) and closes it. Returns "" when the process runs, else

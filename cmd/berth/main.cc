@@ -192,6 +192,13 @@ bool AllowedHostPaths(const std::vector<std::string>& flag, std::vector<std::str
   return true;
 }
 
+// The kubelet's --pod-max-pids, for the embedded agents and `berth agent`.
+void AddPodMaxPidsFlag(CLI::App* app, int64_t& pod_max_pids) {
+  app->add_option("--pod-max-pids", pod_max_pids,
+                  "pids.max of each pod's cgroup (kubelet --pod-max-pids; default 4096; -1 = unlimited)")
+      ->check(CLI::Range(int64_t{-1}, int64_t{1} << 22));
+}
+
 struct ServerFlags {
   int port = 6443;
   std::string address = "127.0.0.1";
@@ -208,6 +215,7 @@ struct ServerFlags {
   ContainerLogFlags container_log;
   std::optional<std::string> host_images;
   std::vector<std::string> allowed_host_paths;
+  int64_t pod_max_pids = berth::agent::SandboxOptions{}.pod_pids_limit;  // --pod-max-pids
   std::string token_auth_file;              // kube-apiserver's --token-auth-file; "" = none
   std::string authorization_mode = "RBAC";  // RBAC | AlwaysAllow
   bool insecure_http = false;               // plain HTTP, no authentication (loopback only)
@@ -226,6 +234,7 @@ struct AgentFlags {
   ContainerLogFlags container_log;
   std::optional<std::string> host_images;
   std::vector<std::string> allowed_host_paths;
+  int64_t pod_max_pids = berth::agent::SandboxOptions{}.pod_pids_limit;  // --pod-max-pids
 };
 
 // Stops node agents as the stop signal asks: with a shutdown grace period, a
@@ -640,6 +649,7 @@ int RunServer(const ServerFlags& flags) {
     options.container_log = *container_log;
     options.host_images = host_images;
     options.sandbox.host_path_prefixes = allowed_host_paths;
+    options.sandbox.pod_pids_limit = flags.pod_max_pids;
     // Pods reach the API server where this server listens (an unspecified
     // address through loopback), with the CA of its serving certificate.
     if (credentials) {
@@ -724,6 +734,7 @@ int RunAgent(const AgentFlags& flags) {
   options.container_log = *container_log;
   options.host_images = host_images;
   options.sandbox.host_path_prefixes = allowed_host_paths;
+  options.sandbox.pod_pids_limit = flags.pod_max_pids;
   // Pods reach the API server as this agent does.
   if (rest->url.scheme == "https") {
     options.api_server.host = rest->url.host;
@@ -815,6 +826,7 @@ int main(int argc, char** argv) {
   AddContainerLogFlags(server, server_flags.container_log);
   AddHostImagesFlag(server, server_flags.host_images);
   AddAllowedHostPathsFlag(server, server_flags.allowed_host_paths);
+  AddPodMaxPidsFlag(server, server_flags.pod_max_pids);
   server->callback([&] {
     if (!berth::SetLogLevel(log_level)) throw CLI::ValidationError("--log-level", "unknown level " + log_level);
     server_rc = RunServer(server_flags);
@@ -840,6 +852,7 @@ int main(int argc, char** argv) {
   AddContainerLogFlags(agent, agent_flags.container_log);
   AddHostImagesFlag(agent, agent_flags.host_images);
   AddAllowedHostPathsFlag(agent, agent_flags.allowed_host_paths);
+  AddPodMaxPidsFlag(agent, agent_flags.pod_max_pids);
   agent->callback([&] {
     if (!berth::SetLogLevel(log_level)) throw CLI::ValidationError("--log-level", "unknown level " + log_level);
     server_rc = RunAgent(agent_flags);
