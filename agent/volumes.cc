@@ -1,15 +1,14 @@
 #include "agent/volumes.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <ctime>
+#include <fcntl.h>
 #include <filesystem>
 #include <set>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "agent/service_account_token.h"
 #include "api/field_errors.h"
@@ -39,13 +38,36 @@ constexpr mode_t kEmptyDirMode = 0777;
 constexpr size_t kMaxCompareBytes = 1 << 20;
 
 // Every volume source field of core/v1 VolumeSource, in validateVolumeSource's order.
-constexpr const char* kAllSources[] = {
-    "emptyDir",      "hostPath",   "gitRepo",       "gcePersistentDisk",    "awsElasticBlockStore",
-    "secret",        "nfs",        "iscsi",         "glusterfs",            "flocker",
-    "persistentVolumeClaim", "rbd", "cinder",       "cephfs",               "quobyte",
-    "downwardAPI",   "fc",         "flexVolume",    "configMap",            "azureFile",
-    "vsphereVolume", "photonPersistentDisk", "portworxVolume", "azureDisk", "storageos",
-    "projected",     "scaleIO",    "csi",           "ephemeral",            "image"};
+constexpr const char* kAllSources[] = {"emptyDir",
+                                       "hostPath",
+                                       "gitRepo",
+                                       "gcePersistentDisk",
+                                       "awsElasticBlockStore",
+                                       "secret",
+                                       "nfs",
+                                       "iscsi",
+                                       "glusterfs",
+                                       "flocker",
+                                       "persistentVolumeClaim",
+                                       "rbd",
+                                       "cinder",
+                                       "cephfs",
+                                       "quobyte",
+                                       "downwardAPI",
+                                       "fc",
+                                       "flexVolume",
+                                       "configMap",
+                                       "azureFile",
+                                       "vsphereVolume",
+                                       "photonPersistentDisk",
+                                       "portworxVolume",
+                                       "azureDisk",
+                                       "storageos",
+                                       "projected",
+                                       "scaleIO",
+                                       "csi",
+                                       "ephemeral",
+                                       "image"};
 
 std::string Errno(const std::string& what, const std::string& path) {
   return what + " " + path + ": " + std::strerror(errno);
@@ -135,7 +157,7 @@ fs::path ResolveExisting(const fs::path& path) {
   fs::path rest;
   while (!existing.empty() && existing != existing.root_path()) {
     if (fs::exists(fs::symlink_status(existing, ec))) break;
-    rest = existing.filename() / rest;
+    rest = rest.empty() ? existing.filename() : existing.filename() / rest;
     existing = existing.parent_path();
   }
   fs::path real = fs::canonical(existing, ec);
@@ -303,7 +325,7 @@ std::vector<std::string> PodVolumes::Sync(const api::Object& pod) {
     }
     state.mount_error = "MountVolume.SetUp failed for volume \"" + name + "\" : " + failed;
     state.backoff = state.backoff == Duration::zero() ? kVolumeRetryInitial
-                                                       : std::min<Duration>(state.backoff * 2, kVolumeRetryMax);
+                                                      : std::min<Duration>(state.backoff * 2, kVolumeRetryMax);
     state.next_attempt = now + state.backoff;
     failures.push_back(state.mount_error);
   }
@@ -350,8 +372,8 @@ std::string CollectKeys(client::Client& client, const std::string& ns, const api
   const bool optional = api::Field(source, "optional").is_boolean() && api::Field(source, "optional").get<bool>();
   bool missing = false;
   std::string error;
-  std::optional<api::Object> obj = GetSource(client, secret ? kSecrets : kConfigMaps, secret ? "secret" : "configmap",
-                                             ns, name, &missing, &error);
+  std::optional<api::Object> obj =
+      GetSource(client, secret ? kSecrets : kConfigMaps, secret ? "secret" : "configmap", ns, name, &missing, &error);
   if (!obj) return missing && optional ? "" : error;
   std::map<std::string, std::string> keys;
   for (const char* field : {"data", "binaryData"}) {
@@ -378,7 +400,8 @@ std::string CollectKeys(client::Client& client, const std::string& ns, const api
     auto it = keys.find(key);
     if (it == keys.end()) {
       if (optional) continue;
-      return secret ? "references non-existent secret key: " + key : "configmap references non-existent config key: " + key;
+      return secret ? "references non-existent secret key: " + key
+                    : "configmap references non-existent config key: " + key;
     }
     (*out)[api::StringAt(item, "path")] = {it->second, ModeOf(api::Field(item, "mode"), default_mode)};
   }
@@ -423,9 +446,8 @@ std::string PodVolumes::CollectToken(const std::string& volume, const api::Objec
     std::vector<std::string> audiences;
     if (std::string a = api::StringAt(source, "audience"); !a.empty()) audiences.push_back(a);
     const api::Object& e = api::Field(source, "expirationSeconds");
-    StatusOr<PodToken> issued = RequestPodToken(client_, pod_, audiences,
-                                                e.is_number_integer() ? e.get<int64_t>()
-                                                                      : kProjectedTokenDefaultExpirationSeconds);
+    StatusOr<PodToken> issued = RequestPodToken(
+        client_, pod_, audiences, e.is_number_integer() ? e.get<int64_t>() : kProjectedTokenDefaultExpirationSeconds);
     if (!issued.ok()) return "failed to fetch token: " + issued.status().message();
     t.token = issued->token;
     t.refresh_at = now + std::chrono::seconds(issued->expiration_seconds * 8 / 10);
@@ -586,8 +608,8 @@ StatusOr<std::string> PodVolumes::ResolveHostPath(const std::string& name, const
   if (!under_prefix(resolved)) return not_allowed();
   std::error_code ec;
   const bool exists = fs::exists(resolved, ec);
-  static const std::set<std::string> kTypes = {"",     "DirectoryOrCreate", "Directory",  "FileOrCreate",
-                                               "File", "Socket",            "CharDevice", "BlockDevice"};
+  static const std::set<std::string> kTypes = {"",       "DirectoryOrCreate", "Directory",  "FileOrCreate", "File",
+                                               "Socket", "CharDevice",        "BlockDevice"};
   if (kTypes.count(type) == 0) return refuse("hostPath volume \"" + name + "\": unknown type \"" + type + "\"");
   if (!exists) {
     if (type.empty() || type == "DirectoryOrCreate") {
@@ -638,13 +660,16 @@ StatusOr<std::vector<shim::SandboxMount>> PodVolumes::MountsFor(const api::Objec
     if (!api::StringAt(m, "subPathExpr").empty()) {
       return InvalidError("volume mount \"" + name + "\" at " + target + ": subPathExpr is not implemented by berth");
     }
-    if (fs::path(target).lexically_normal() == fs::path(kServiceAccountMountPath)) has_token_mount = true;
+    std::string clean = fs::path(target).lexically_normal().string();
+    while (clean.size() > 1 && clean.back() == '/') clean.pop_back();
+    if (clean == kServiceAccountMountPath) has_token_mount = true;
     shim::SandboxMount mount;
     mount.target = target;
     mount.read_only = v.read_only || (api::Field(m, "readOnly").is_boolean() && api::Field(m, "readOnly").get<bool>());
     if (v.tmpfs) {
       if (!sub.empty()) {
-        return InvalidError("volume mount \"" + name + "\": subPath of an emptyDir with medium Memory is not "
+        return InvalidError("volume mount \"" + name +
+                            "\": subPath of an emptyDir with medium Memory is not "
                             "supported by berth");
       }
       mount.kind = shim::SandboxMount::Kind::kTmpfs;
@@ -655,7 +680,8 @@ StatusOr<std::vector<shim::SandboxMount>> PodVolumes::MountsFor(const api::Objec
     mount.source = v.source;
     if (!sub.empty()) {
       if (!SafeRelativePath(sub)) {
-        return InvalidError("volume mount \"" + name + "\": subPath \"" + sub + "\" must be a relative path without '..'");
+        return InvalidError("volume mount \"" + name + "\": subPath \"" + sub +
+                            "\" must be a relative path without '..'");
       }
       std::error_code ec;
       const fs::path base = fs::canonical(v.source, ec);
