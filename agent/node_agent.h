@@ -192,6 +192,7 @@
 #include "agent/process_runner.h"
 #include "agent/service_account_token.h"
 #include "agent/shim/container_log.h"
+#include "agent/shim/sandbox.h"
 #include "client/client.h"
 #include "client/container_exec.h"
 #include "client/event_recorder.h"
@@ -303,6 +304,9 @@ inline constexpr char kNodeShutdownMessage[] = "Pod was terminated in response t
 // The kubelet's status for a pod past its activeDeadlineSeconds (pkg/kubelet/active_deadline.go).
 inline constexpr char kDeadlineExceededReason[] = "DeadlineExceeded";
 inline constexpr char kDeadlineExceededMessage[] = "Pod was active on the node longer than the specified deadline";
+// The CreateContainerConfigError of a container that mounts a volume on a node whose
+// sandbox is off (only hostPath mounts at their own path need no mount namespace).
+inline constexpr char kVolumesNeedSandboxMessage[] = "volume mounts need the pod sandbox, which is off on this node";
 
 class NodeAgent final : public client::PodLogSource, public client::ContainerExecutor {
  public:
@@ -365,6 +369,14 @@ class NodeAgent final : public client::PodLogSource, public client::ContainerExe
   // all gone (see "Pod directories").
   void RemoveOrphanedPodDirs(const std::set<std::string>& in_api);
   void StartContainer(PodWorker& worker, const std::string& name);
+  // Volumes (agent/volumes.h): sets up or resyncs the worker's volumes when due and
+  // records FailedMount events.
+  void SyncVolumes(PodWorker& worker);
+  // The mounts of one container: kUnavailable while a volume is not set up (the container
+  // waits), kInvalid for a CreateContainerConfigError.
+  StatusOr<std::vector<shim::SandboxMount>> ContainerMounts(PodWorker& worker, const api::Object& container);
+  // Who owns the pod's volume files (the sandbox's user of the pod; nullopt without it).
+  std::optional<shim::SandboxUser> PodVolumeUser(const PodWorker& worker) const;
   // Writes or refreshes the pod's ServiceAccount token files (failures retried later).
   void EnsureToken(PodWorker& worker);
   // An Event about one container of the worker's pod (see Events above).
