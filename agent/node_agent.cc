@@ -1127,6 +1127,7 @@ void NodeAgent::StartContainer(PodWorker& w, const std::string& name) {
     w.lifecycle.ConfigError(name, mounts.status().message());
     return;
   }
+  // *mounts becomes the run's shim::SandboxSpec::mounts when the sandbox is on.
   const std::string& ns = api::Namespace(w.pod);
   EnvRewrite rewrite;
   {
