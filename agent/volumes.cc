@@ -14,6 +14,7 @@
 #include "api/field_errors.h"
 #include "api/limits.h"
 #include "api/metadata_validation.h"
+#include "api/pod_validation.h"
 #include "api/unstructured.h"
 #include "core/base64.h"
 #include "core/file.h"
@@ -36,38 +37,6 @@ constexpr mode_t kEmptyDirMode = 0777;
 // The largest file a volume compares when deciding whether its payload changed (the
 // API's object limit).
 constexpr size_t kMaxCompareBytes = 1 << 20;
-
-// Every volume source field of core/v1 VolumeSource, in validateVolumeSource's order.
-constexpr const char* kAllSources[] = {"emptyDir",
-                                       "hostPath",
-                                       "gitRepo",
-                                       "gcePersistentDisk",
-                                       "awsElasticBlockStore",
-                                       "secret",
-                                       "nfs",
-                                       "iscsi",
-                                       "glusterfs",
-                                       "flocker",
-                                       "persistentVolumeClaim",
-                                       "rbd",
-                                       "cinder",
-                                       "cephfs",
-                                       "quobyte",
-                                       "downwardAPI",
-                                       "fc",
-                                       "flexVolume",
-                                       "configMap",
-                                       "azureFile",
-                                       "vsphereVolume",
-                                       "photonPersistentDisk",
-                                       "portworxVolume",
-                                       "azureDisk",
-                                       "storageos",
-                                       "projected",
-                                       "scaleIO",
-                                       "csi",
-                                       "ephemeral",
-                                       "image"};
 
 std::string Errno(const std::string& what, const std::string& path) {
   return what + " " + path + ": " + std::strerror(errno);
@@ -468,7 +437,7 @@ std::string PodVolumes::SetUp(const api::Object& pod, const api::Object& volume,
     return "";
   }
   std::vector<std::string> kinds;
-  for (const char* k : kAllSources) {
+  for (const char* k : api::kVolumeSourceFields) {
     if (api::Field(volume, k).is_object()) kinds.push_back(k);
   }
   if (kinds.size() != 1) {
