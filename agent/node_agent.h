@@ -171,6 +171,13 @@
 //   kubelet's KUBERNETES_SERVICE_* / KUBERNETES_PORT* variables for
 //   options.api_server (a variable the container sets itself wins).
 //
+// Volumes (agent/volumes.h): before a pod's containers start, its volumes are set up
+//   under <pod dir>/volumes/ (a container waits in ContainerCreating while one fails, with
+//   a Warning FailedMount event on the pod, retried with back-off) and resynced every
+//   kVolumeResyncInterval while it runs; each container's mounts come from its
+//   volumeMounts. Without the sandbox only hostPath mounts at their own path are possible:
+//   any other mount is a CreateContainerConfigError (kVolumesNeedSandboxMessage).
+//
 // Not done: rendezvous port release, periodic Node status heartbeats (only
 //   the Lease is renewed).
 #pragma once
