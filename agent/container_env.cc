@@ -23,6 +23,8 @@ bool SplitSubscript(std::string_view path, std::string_view* base, std::optional
   return true;
 }
 
+}  // namespace
+
 StatusOr<std::string> FieldRefValue(const api::Object& pod, std::string_view field_path, const NodeFacts& node) {
   std::string_view base;
   std::optional<std::string> key;
@@ -112,7 +114,6 @@ StatusOr<std::string> ResourceFieldRefValue(const api::Object& pod, const api::O
   return std::to_string(q);
 }
 
-}  // namespace
 
 const api::Object* FindContainer(const api::Object& pod, std::string_view name) {
   auto spec = pod.find("spec");

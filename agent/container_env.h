@@ -95,6 +95,13 @@ StatusOr<std::vector<EnvVar>> ResolveEnv(const api::Object& pod, std::string_vie
 StatusOr<ContainerCommand> ResolveCommand(const api::Object& pod, std::string_view container_name,
                                           const NodeFacts& node);
 
+// One downward API field (the fieldRef paths listed above) of `pod`. Errors: kInvalid
+// "unsupported fieldPath: <path>".
+StatusOr<std::string> FieldRefValue(const api::Object& pod, std::string_view field_path, const NodeFacts& node);
+// One resourceFieldRef of `own_container` (or of ref.containerName), as listed above.
+// Errors: kInvalid for an unknown container, resource or divisor.
+StatusOr<std::string> ResourceFieldRefValue(const api::Object& pod, const api::Object& own_container,
+                                            const api::Object& ref, const NodeFacts& node);
 // The container JSON (from spec.containers or spec.initContainers), or nullptr.
 const api::Object* FindContainer(const api::Object& pod, std::string_view name);
 

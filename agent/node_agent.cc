@@ -17,13 +17,14 @@
 #include <unistd.h>
 
 #include "agent/container_env.h"
-#include "agent/pod_admission.h"
 #include "agent/exec.h"
+#include "agent/pod_admission.h"
 #include "agent/pod_status.h"
 #include "agent/process_runner.h"
 #include "agent/shim/container_log.h"
 #include "agent/shim/run_record.h"
 #include "agent/shim/shim_client.h"
+#include "agent/volumes.h"
 #include "api/metadata_validation.h"
 #include "api/unstructured.h"
 #include "scheduling/host_images.h"
@@ -334,6 +335,9 @@ struct NodeAgent::PodWorker {
   // did (the pod is stopped, then Failed DeadlineExceeded).
   std::optional<Time> active_deadline;
   bool deadline_exceeded = false;
+  // The pod's volumes (agent/volumes.h), made on the first sync; when they are due again.
+  std::unique_ptr<PodVolumes> volumes;
+  std::optional<Time> volumes_due;
   // Steady-state skipping: a pass syncs the pod only when its cached object
   // changed, one of its runs ended (set by the run's watcher), or it has
   // time-driven work (needs_poll, computed after each sync).
@@ -739,7 +743,7 @@ void NodeAgent::SyncOnce() {
       PodWorker& w = *it->second;
       w.seen_pass = pass;
       if (shutdown || w.needs_poll || w.object != pod || w.exited->load() ||
-          (w.active_deadline && now >= *w.active_deadline)) {
+          (w.active_deadline && now >= *w.active_deadline) || (w.volumes_due && now >= *w.volumes_due)) {
         due.emplace_back(&w, pod);
       }
       continue;
@@ -1052,7 +1056,8 @@ void NodeAgent::SyncPod(PodWorker& w, const api::Object* cached, std::optional<T
     }
     for (auto& [name, proc] : w.running) proc->Tick();
   }
-  // 3. Starts.
+  // 3. Volumes, then starts.
+  if (!w.terminating && !w.lifecycle.Finished()) SyncVolumes(w);
   if (!w.terminating) {
     for (const std::string& name : w.lifecycle.ContainersToStart(clock_.Now())) StartContainer(w, name);
   }
@@ -1146,6 +1151,15 @@ void NodeAgent::StartContainer(PodWorker& w, const std::string& name) {
     w.lifecycle.ConfigError(name, cmd.status().message());
     return;
   }
+  // Volumes (agent/volumes.h): the container waits in ContainerCreating until they are set up.
+  StatusOr<std::vector<shim::SandboxMount>> mounts = ContainerMounts(w, *container);
+  if (!mounts.ok()) {
+    if (mounts.status().code() != Code::kInvalid) return;
+    ContainerEvent(w, name, client::kEventTypeWarning, kFailedReason, "Error: " + mounts.status().message());
+    w.lifecycle.ConfigError(name, mounts.status().message());
+    return;
+  }
+  // *mounts becomes the run's shim::SandboxSpec::mounts when the sandbox is on.
   const std::string& ns = api::Namespace(w.pod);
   EnvRewrite rewrite;
   {
@@ -1261,16 +1275,65 @@ bool NodeAgent::RejectPod(const api::Object& pod, const PodAdmitResult& result) 
   return true;
 }
 
+namespace {
+// The object reference of the kubelet's pod events.
+api::Object PodReference(const api::Object& pod) {
+  return {{"apiVersion", "v1"},
+          {"kind", "Pod"},
+          {"metadata",
+           {{"name", api::Name(pod)},
+            {"namespace", api::Namespace(pod)},
+            {"uid", api::Uid(pod)},
+            {"resourceVersion", api::ResourceVersion(pod)}}}};
+}
+}  // namespace
+
+void NodeAgent::SyncVolumes(PodWorker& w) {
+  if (!w.volumes) {
+    PodVolumes::Options o;
+    o.pod_dir = w.dir;
+    // Without the sandbox a container sees the whole host anyway: no prefix rule.
+    o.host_path_prefixes =
+        options_.sandbox.enabled ? options_.sandbox.host_path_prefixes : std::vector<std::string>{"/"};
+    o.node.pod_ip = o.node.host_ip = options_.address;
+    for (const auto& [r, q] : options_.capacity) o.node.allocatable[r] = q;
+    o.service_account_tokens = !options_.api_server.host.empty();
+    o.owner = PodVolumeUser(w);
+    w.volumes = std::make_unique<PodVolumes>(client_, clock_, std::move(o));
+  }
+  for (const std::string& failed : w.volumes->Sync(w.pod)) {
+    recorder_.Event(PodReference(w.pod), client::kEventTypeWarning, kFailedMountReason, failed);
+  }
+  w.volumes_due = w.volumes->NextSync();
+}
+
+std::optional<shim::SandboxUser> NodeAgent::PodVolumeUser(const PodWorker&) const {
+  // The pod's identity in the sandbox (SandboxSpec::user), once the sandbox computes it;
+  // without the sandbox the files stay the agent's.
+  return std::nullopt;
+}
+
+StatusOr<std::vector<shim::SandboxMount>> NodeAgent::ContainerMounts(PodWorker& w, const api::Object& container) {
+  if (!w.volumes) SyncVolumes(w);
+  if (!w.volumes->Ready()) return Status(Code::kUnavailable, "the pod's volumes are not set up yet");
+  StatusOr<std::vector<shim::SandboxMount>> mounts = w.volumes->MountsFor(container);
+  if (!mounts.ok() || options_.sandbox.enabled) return mounts;
+  // No sandbox: the token stays where the container finds it today (its pod directory),
+  // and only hostPath mounts at their own path need no mount namespace.
+  const std::string token_dir = w.dir + "/" + kServiceAccountDir;
+  std::erase_if(*mounts, [&](const shim::SandboxMount& m) { return m.source == token_dir; });
+  for (const shim::SandboxMount& m : *mounts) {
+    if (m.kind != shim::SandboxMount::Kind::kBind || m.source != m.target) {
+      return InvalidError(kVolumesNeedSandboxMessage);
+    }
+  }
+  return mounts;
+}
+
 void NodeAgent::ContainerEvent(const PodWorker& w, const std::string& name, const char* type, const std::string& reason,
                                const std::string& message) {
   // The kubelet's container reference: the pod, and the container as a field path.
-  const api::Object pod = {{"apiVersion", "v1"},
-                           {"kind", "Pod"},
-                           {"metadata",
-                            {{"name", api::Name(w.pod)},
-                             {"namespace", api::Namespace(w.pod)},
-                             {"uid", api::Uid(w.pod)},
-                             {"resourceVersion", api::ResourceVersion(w.pod)}}}};
+  const api::Object pod = PodReference(w.pod);
   const auto& init = w.lifecycle.init_containers();
   const bool is_init = std::any_of(init.begin(), init.end(), [&](const ContainerRecord& c) { return c.name == name; });
   recorder_.Event(pod, (is_init ? "spec.initContainers{" : "spec.containers{") + name + "}", type, reason, message);

@@ -177,6 +177,13 @@
 //   kubelet's KUBERNETES_SERVICE_* / KUBERNETES_PORT* variables for
 //   options.api_server (a variable the container sets itself wins).
 //
+// Volumes (agent/volumes.h): before a pod's containers start, its volumes are set up
+//   under <pod dir>/volumes/ (a container waits in ContainerCreating while one fails, with
+//   a Warning FailedMount event on the pod, retried with back-off) and resynced every
+//   kVolumeResyncInterval while it runs; each container's mounts come from its
+//   volumeMounts. Without the sandbox only hostPath mounts at their own path are possible:
+//   any other mount is a CreateContainerConfigError (kVolumesNeedSandboxMessage).
+//
 // Not done: rendezvous port release, periodic Node status heartbeats (only
 //   the Lease is renewed).
 #pragma once
@@ -198,6 +205,7 @@
 #include "agent/process_runner.h"
 #include "agent/service_account_token.h"
 #include "agent/shim/container_log.h"
+#include "agent/shim/sandbox.h"
 #include "client/client.h"
 #include "client/container_exec.h"
 #include "client/event_recorder.h"
@@ -313,6 +321,9 @@ inline constexpr char kNodeShutdownMessage[] = "Pod was terminated in response t
 // The kubelet's status for a pod past its activeDeadlineSeconds (pkg/kubelet/active_deadline.go).
 inline constexpr char kDeadlineExceededReason[] = "DeadlineExceeded";
 inline constexpr char kDeadlineExceededMessage[] = "Pod was active on the node longer than the specified deadline";
+// The CreateContainerConfigError of a container that mounts a volume on a node whose
+// sandbox is off (only hostPath mounts at their own path need no mount namespace).
+inline constexpr char kVolumesNeedSandboxMessage[] = "volume mounts need the pod sandbox, which is off on this node";
 
 class NodeAgent final : public client::PodLogSource, public client::ContainerExecutor {
  public:
@@ -380,6 +391,14 @@ class NodeAgent final : public client::PodLogSource, public client::ContainerExe
   void StartContainer(PodWorker& worker, const std::string& name);
   // Creates or updates the pod's cgroup (see "Pods"); a failure is logged, the run's own cgroup still limits it.
   void EnsurePodCgroup(const PodWorker& worker);
+  // Volumes (agent/volumes.h): sets up or resyncs the worker's volumes when due and
+  // records FailedMount events.
+  void SyncVolumes(PodWorker& worker);
+  // The mounts of one container: kUnavailable while a volume is not set up (the container
+  // waits), kInvalid for a CreateContainerConfigError.
+  StatusOr<std::vector<shim::SandboxMount>> ContainerMounts(PodWorker& worker, const api::Object& container);
+  // Who owns the pod's volume files (the sandbox's user of the pod; nullopt without it).
+  std::optional<shim::SandboxUser> PodVolumeUser(const PodWorker& worker) const;
   // Writes or refreshes the pod's ServiceAccount token files (failures retried later).
   void EnsureToken(PodWorker& worker);
   // An Event about one container of the worker's pod (see Events above).

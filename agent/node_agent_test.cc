@@ -338,6 +338,49 @@ TEST_F(NodeAgentTest, ACrashLoopRecordsAggregatedContainerEvents) {
   EXPECT_EQ(client_.List(events.Namespace("default"))->items.size(), 4u);
 }
 
+// Volumes (agent/volumes.h): a pod whose ConfigMap is missing stays ContainerCreating
+// with the kubelet's FailedMount event; once the ConfigMap exists its files are on the
+// node, and without the sandbox the mount is a CreateContainerConfigError. A hostPath
+// mounted at its own path needs no sandbox.
+TEST_F(NodeAgentTest, VolumesWaitForTheirConfigMapAndNeedTheSandboxToBeMounted) {
+  api::Object pod = ShellPod("vol", "exit 0");
+  pod["spec"]["volumes"] = api::Object::array({{{"name", "config"}, {"configMap", {{"name", "cm"}}}}});
+  pod["spec"]["containers"][0]["volumeMounts"] = api::Object::array({{{"name", "config"}, {"mountPath", "/etc/cfg"}}});
+  const std::string uid = api::Uid(Create(pod));
+  const client::GroupVersionResource events{"", "v1", "events"};
+  auto has_event = [&](const std::string& reason, const std::string& message) {
+    const std::vector<api::Object> items = client_.List(events.Namespace("default"))->items;
+    for (const api::Object& e : items) {
+      if (e["reason"] == reason && e["message"] == message) return true;
+    }
+    return false;
+  };
+  ASSERT_TRUE(WaitFor([&] {
+    return has_event("FailedMount", "MountVolume.SetUp failed for volume \"config\" : configmap \"cm\" not found");
+  }));
+  auto waiting = [&] {
+    std::optional<api::Object> p = GetPod("vol");
+    if (!p) return api::Object();
+    return api::NestedField(*p, {"status", "containerStatuses"}).is_array()
+               ? (*p)["status"]["containerStatuses"][0]["state"].value("waiting", api::Object())
+               : api::Object();
+  };
+  ASSERT_TRUE(WaitFor([&] { return waiting().value("reason", "") == "ContainerCreating"; })) << waiting();
+  api::Object cm = {{"metadata", {{"name", "cm"}, {"namespace", "default"}}}, {"data", {{"k", "v"}}}};
+  ASSERT_TRUE(client_.Create(client::GroupVersionResource{"", "v1", "configmaps"}.Namespace("default"), cm).ok());
+  clock_.Advance(1s);  // past the first retry's back-off
+  ASSERT_TRUE(WaitFor([&] { return waiting().value("reason", "") == "CreateContainerConfigError"; })) << waiting();
+  EXPECT_EQ(waiting()["message"], kVolumesNeedSandboxMessage);
+  EXPECT_EQ(testing_ReadFile(dir_ + "/pods/default_vol_" + uid + "/volumes/kubernetes.io~configmap/config/k"), "v");
+
+  api::Object host = ShellPod("host", "test -d /tmp");
+  host["spec"]["volumes"] =
+      api::Object::array({{{"name", "tmp"}, {"hostPath", {{"path", "/tmp"}, {"type", "Directory"}}}}});
+  host["spec"]["containers"][0]["volumeMounts"] = api::Object::array({{{"name", "tmp"}, {"mountPath", "/tmp"}}});
+  Create(host);
+  ASSERT_TRUE(WaitFor([&] { return Phase("host") == "Succeeded"; })) << Phase("host");
+}
+
 TEST_F(NodeAgentTest, DeletionRecordsKillingAndAMissingBinaryFailed) {
   api::Object pod = ShellPod("nobin", "");
   pod["spec"]["containers"][0]["command"] = {"no-such-program-berth"};

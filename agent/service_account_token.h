@@ -7,9 +7,10 @@
 // Files, under <pod dir>/var/run/secrets/kubernetes.io/serviceaccount/ (the mount path
 // upstream, below the pod directory since berth's pods have no mount namespace yet):
 //   token      a TokenRequest for the pod's ServiceAccount bound to the pod, with
-//              expirationSeconds kPodTokenExpirationSeconds, mode 0600 (the
-//              container runs as berth's user, so it can read it); rewritten
-//              atomically, containers are never restarted for it
+//              expirationSeconds kPodTokenExpirationSeconds, mode 0600, owned by the
+//              owner of the directory (agent/volumes.h gives the directory to the
+//              pod's user when the sandbox is on); rewritten atomically, containers
+//              are never restarted for it
 //   ca.crt     the CA that signs the API server's certificate
 //   namespace  the pod's namespace
 // The token is refreshed once 80 % of its lifetime has passed, as the kubelet's token
@@ -63,6 +64,17 @@ std::vector<EnvVar> KubernetesServiceEnv(const ApiServerEndpoint& endpoint);
 
 // shouldAutomount: the pod's field, else the ServiceAccount's (nullptr: unknown), else true.
 bool ShouldAutomountToken(const api::Object& pod, const api::Object* service_account);
+
+// A token issued for a pod (TokenRequest status.token, spec.expirationSeconds granted).
+struct PodToken {
+  std::string token;
+  int64_t expiration_seconds = 0;
+};
+// POST serviceaccounts/<the pod's ServiceAccount, "default" when unset>/token in the pod's
+// namespace, bound to the pod, for `audiences` (empty: the API server's) and
+// `expiration_seconds`. Errors: the client's; kInternal when the answer carries no token.
+StatusOr<PodToken> RequestPodToken(client::Client& client, const api::Object& pod,
+                                   const std::vector<std::string>& audiences, int64_t expiration_seconds);
 
 class PodTokenManager {
  public:

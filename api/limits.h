@@ -69,4 +69,11 @@ inline constexpr std::size_t kMaxSecretDataBytes = 1024 * 1024;
 // maxJSONPatchOperations (staging/src/k8s.io/apiserver/pkg/endpoints/handlers/patch.go).
 inline constexpr std::size_t kMaxJsonPatchOperations = 10000;
 
+// A pod (or pod template) may have at most this many volumes: 422 `spec.volumes: Too many:
+// N: must have at most 256 items` (api/pod_validation.h). Upstream has no limit (the
+// request size bounds it); berth bounds it because the node agent materializes every
+// volume on disk and lists each in every container's mount table (agent/volumes.h), and
+// Kueue, Trainer and JobSet pods use a handful.
+inline constexpr std::size_t kMaxPodVolumes = 256;
+
 }  // namespace berth::api

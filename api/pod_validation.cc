@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "api/limits.h"
 #include "api/metadata_validation.h"
 #include "api/unstructured.h"
 #include "core/quantity.h"
@@ -140,42 +141,194 @@ void ValidateVolumeMountPaths(const Object& mounts, const FieldPath& path, Field
   }
 }
 
-// validateKeyToPath / validateDownwardAPIVolumeFile of the secret, configMap,
-// downwardAPI and projected sources of one volume: each items[].path is required, a
-// relative path without '..' elements, and not starting with ".." (validateLocalNonReservedPath:
-// the kubelet's atomic writer keeps "..data" and its timestamped directories there).
-void ValidateVolumeItemPaths(const Object& volume, const FieldPath& path, FieldErrorList* errs) {
-  auto items = [&](const Object& source, const FieldPath& source_path) {
-    const Object& list = ArrayAt(source, "items");
-    for (size_t j = 0; j < list.size(); ++j) {
-      const FieldPath p = source_path.Child("items").Index(j).Child("path");
-      const Object& value = Field(list[j], "path");
-      const std::string text = value.is_string() ? value.get<std::string>() : "";
-      if (text.empty()) {
-        errs->push_back(Required(p));
-        continue;
-      }
-      ValidateLocalDescendingPath(text, p, errs);
-      if (text.starts_with("..")) errs->push_back(Invalid(p, text, "must not start with '..'"));
-    }
-  };
-  for (const char* kind : {"secret", "configMap", "downwardAPI"}) {
-    if (const Object& source = Field(volume, kind); source.is_object()) items(source, path.Child(kind));
+constexpr const char* kFileModeErrorMsg = "must be a number between 0 and 0777 (octal), both inclusive";
+
+// ValidateLocalNonReservedPath: validateLocalDescendingPath, and not starting with ".."
+// (the kubelet's atomic writer keeps "..data" and its timestamped directories there)
+// unless "../" already said it.
+void ValidateLocalNonReservedPath(std::string_view target, const FieldPath& path, FieldErrorList* errs) {
+  ValidateLocalDescendingPath(target, path, errs);
+  if (target.starts_with("..") && !target.starts_with("../")) {
+    errs->push_back(Invalid(path, std::string(target), "must not start with '..'"));
   }
-  const Object& sources = ArrayAt(Field(volume, "projected"), "sources");
-  for (size_t k = 0; k < sources.size(); ++k) {
-    for (const char* kind : {"secret", "configMap", "downwardAPI"}) {
-      if (const Object& source = Field(sources[k], kind); source.is_object()) {
-        items(source, path.Child("projected").Child("sources").Index(k).Child(kind));
+}
+
+// A file mode (defaultMode, items[].mode): 0 to 0777.
+void ValidateFileMode(const Object& mode, const FieldPath& path, FieldErrorList* errs) {
+  if (mode.is_number_integer() && (mode.get<int64_t>() > 0777 || mode.get<int64_t>() < 0)) {
+    errs->push_back(Invalid(path, mode, kFileModeErrorMsg));
+  }
+}
+
+// A string field that is present and empty, or absent when the schema does not require it.
+bool EmptyString(const Object& v) { return v.is_null() || (v.is_string() && v.get_ref<const std::string&>().empty()); }
+
+// validateKeyToPath.
+void ValidateKeyToPath(const Object& item, const FieldPath& path, FieldErrorList* errs) {
+  if (EmptyString(Field(item, "key"))) errs->push_back(Required(path.Child("key")));
+  const std::string target = StringAt(item, "path");
+  if (target.empty()) errs->push_back(Required(path.Child("path")));
+  ValidateLocalNonReservedPath(target, path.Child("path"), errs);
+  ValidateFileMode(Field(item, "mode"), path.Child("mode"), errs);
+}
+
+// validateDownwardAPIVolumeFile; upstream reports an item at the source's path, without
+// the item's index.
+void ValidateDownwardApiFile(const Object& file, const FieldPath& path, FieldErrorList* errs) {
+  const std::string target = StringAt(file, "path");
+  if (target.empty()) errs->push_back(Required(path.Child("path")));
+  ValidateLocalNonReservedPath(target, path.Child("path"), errs);
+  const bool field_ref = Field(file, "fieldRef").is_object();
+  if (field_ref && Field(file, "resourceFieldRef").is_object()) {
+    errs->push_back(Invalid(path, "resource", "fieldRef and resourceFieldRef can not be specified simultaneously"));
+  } else if (!field_ref && !Field(file, "resourceFieldRef").is_object()) {
+    errs->push_back(Required(path, "one of fieldRef and resourceFieldRef is required"));
+  }
+  ValidateFileMode(Field(file, "mode"), path.Child("mode"), errs);
+}
+
+// validateProjectionSources.
+void ValidateProjection(const Object& projected, const FieldPath& path, FieldErrorList* errs) {
+  ValidateFileMode(Field(projected, "defaultMode"), path.Child("defaultMode"), errs);
+  std::set<std::string> all_paths;
+  const Object& sources = ArrayAt(projected, "sources");
+  for (size_t i = 0; i < sources.size(); ++i) {
+    const FieldPath src_path = path.Child("sources").Index(i);
+    int count = 0;
+    for (const char* kind : {"secret", "configMap"}) {
+      const Object& source = Field(sources[i], kind);
+      if (!source.is_object()) continue;
+      ++count;
+      const FieldPath proj_path = src_path.Child(kind);
+      if (EmptyString(Field(source, "name"))) errs->push_back(Required(proj_path.Child("name")));
+      const Object& items = ArrayAt(source, "items");
+      for (size_t j = 0; j < items.size(); ++j) {
+        ValidateKeyToPath(items[j], proj_path.Child("items").Index(j), errs);
+        const std::string target = StringAt(items[j], "path");
+        if (!target.empty() && !all_paths.insert(target).second) {
+          errs->push_back(Invalid(path, StringAt(source, "name"), "conflicting duplicate paths"));
+        }
       }
     }
+    if (const Object& source = Field(sources[i], "downwardAPI"); source.is_object()) {
+      ++count;
+      for (const Object& file : ArrayAt(source, "items")) {
+        ValidateDownwardApiFile(file, src_path.Child("downwardAPI"), errs);
+        const std::string target = StringAt(file, "path");
+        if (!target.empty() && !all_paths.insert(target).second) {
+          errs->push_back(Invalid(path, target, "conflicting duplicate paths"));
+        }
+      }
+    }
+    if (const Object& source = Field(sources[i], "serviceAccountToken"); source.is_object()) {
+      ++count;
+      const FieldPath proj_path = src_path.Child("serviceAccountToken");
+      const Object& seconds = Field(source, "expirationSeconds");
+      // Absent: the API's default, 3600.
+      if (seconds.is_number_integer() && seconds.get<int64_t>() < 10 * 60) {
+        errs->push_back(
+            Invalid(proj_path.Child("expirationSeconds"), seconds, "may not specify a duration less than 10 minutes"));
+      }
+      if (seconds.is_number_integer() && seconds.get<int64_t>() > (int64_t{1} << 32)) {
+        errs->push_back(Invalid(proj_path.Child("expirationSeconds"), seconds,
+                                "may not specify a duration larger than 2^32 seconds"));
+      }
+      const std::string target = StringAt(source, "path");
+      if (target.empty()) {
+        errs->push_back(Required(path.Child("path")));  // upstream's path, not the source's
+      } else {
+        ValidateLocalNonReservedPath(target, path.Child("path"), errs);
+      }
+    }
+    if (Field(sources[i], "clusterTrustBundle").is_object()) ++count;
+    if (count > 1) errs->push_back(Forbidden(src_path, "may not specify more than 1 volume type"));
   }
+}
+
+// validateHostPathVolumeSource.
+void ValidateHostPath(const Object& host_path, const FieldPath& path, FieldErrorList* errs) {
+  const std::string target = StringAt(host_path, "path");
+  if (target.empty()) {
+    errs->push_back(Required(path.Child("path")));
+    return;
+  }
+  // validatePathNoBacksteps.
+  size_t start = 0;
+  while (start <= target.size()) {
+    size_t end = target.find('/', start);
+    if (end == std::string::npos) end = target.size();
+    if (std::string_view(target).substr(start, end - start) == "..") {
+      errs->push_back(Invalid(path.Child("path"), target, "must not contain '..'"));
+      break;
+    }
+    start = end + 1;
+  }
+  const Object& type = Field(host_path, "type");
+  static const std::vector<std::string> kTypes = {
+      "", "BlockDevice", "CharDevice", "Directory", "DirectoryOrCreate", "File", "FileOrCreate", "Socket"};
+  if (type.is_string() && std::find(kTypes.begin(), kTypes.end(), type.get<std::string>()) == kTypes.end()) {
+    errs->push_back(NotSupported(path.Child("type"), type, kTypes));
+  }
+}
+
+// validateVolumeSource for one volume at `path`: exactly one source; the rules of the
+// sources the node agent implements.
+void ValidateVolumeSource(const Object& volume, const FieldPath& path, FieldErrorList* errs) {
+  int count = 0;
+  for (const char* kind : kVolumeSourceFields) {
+    const Object& source = Field(volume, kind);
+    if (source.is_null()) continue;
+    if (count++ > 0) {
+      // Upstream's field names in this message (cephFS, and downwardAPI misspelled).
+      const std::string_view name = std::string_view(kind) == "cephfs"        ? "cephFS"
+                                    : std::string_view(kind) == "downwardAPI" ? "downwarAPI"
+                                                                              : kind;
+      errs->push_back(Forbidden(path.Child(name), "may not specify more than 1 volume type"));
+      continue;
+    }
+    const FieldPath source_path = path.Child(kind);
+    const std::string_view k = kind;
+    if (k == "hostPath") {
+      ValidateHostPath(source, source_path, errs);
+    } else if (k == "secret" || k == "configMap") {
+      const char* name_field = k == "secret" ? "secretName" : "name";
+      if (EmptyString(Field(source, name_field))) errs->push_back(Required(source_path.Child(name_field)));
+      ValidateFileMode(Field(source, "defaultMode"), source_path.Child("defaultMode"), errs);
+      const Object& items = ArrayAt(source, "items");
+      for (size_t j = 0; j < items.size(); ++j) ValidateKeyToPath(items[j], source_path.Child("items").Index(j), errs);
+    } else if (k == "downwardAPI") {
+      ValidateFileMode(Field(source, "defaultMode"), source_path.Child("defaultMode"), errs);
+      for (const Object& file : ArrayAt(source, "items")) ValidateDownwardApiFile(file, source_path, errs);
+    } else if (k == "projected") {
+      ValidateProjection(source, source_path, errs);
+    }
+  }
+  if (count == 0) errs->push_back(Required(path, "must specify a volume type"));
+}
+
+// ValidateVolumeMounts: name Required and naming a volume (one that validated), mountPath
+// Required and unique in the container; subPath and subPathExpr as above.
+void ValidateVolumeMounts(const Object& mounts, const std::set<std::string>& volumes, const FieldPath& path,
+                          FieldErrorList* errs) {
+  std::set<std::string> mount_points;
+  for (size_t i = 0; i < mounts.size(); ++i) {
+    const FieldPath idx = path.Index(i);
+    const std::string name = StringAt(mounts[i], "name");
+    if (name.empty()) errs->push_back(Required(idx.Child("name")));
+    if (volumes.count(name) == 0) errs->push_back(NotFound(idx.Child("name"), name));
+    const std::string mount_path = StringAt(mounts[i], "mountPath");
+    if (mount_path.empty()) errs->push_back(Required(idx.Child("mountPath")));
+    if (!mount_points.insert(mount_path).second) {
+      errs->push_back(Invalid(idx.Child("mountPath"), mount_path, "must be unique"));
+    }
+  }
+  ValidateVolumeMountPaths(mounts, path, errs);
 }
 
 // validateContainerCommon (the parts above); with `others`, the name must not be one of
 // them.
-void ValidateContainer(const Object& c, const FieldPath& path, const std::set<std::string>* others,
-                       FieldErrorList* errs) {
+void ValidateContainer(const Object& c, const FieldPath& path, const std::set<std::string>& volumes,
+                       const std::set<std::string>* others, FieldErrorList* errs) {
   const FieldPath name_path = path.Child("name");
   const Object& name = Field(c, "name");
   const std::string value = AsString(name);
@@ -185,7 +338,7 @@ void ValidateContainer(const Object& c, const FieldPath& path, const std::set<st
     ValidateDNS1123LabelField(value, name_path, errs);
   }
   ValidateEnv(ArrayAt(c, "env"), path.Child("env"), errs);
-  ValidateVolumeMountPaths(ArrayAt(c, "volumeMounts"), path.Child("volumeMounts"), errs);
+  ValidateVolumeMounts(ArrayAt(c, "volumeMounts"), volumes, path.Child("volumeMounts"), errs);
   ValidateResources(ObjectAt(c, "resources"), path.Child("resources"), errs);
   if (others != nullptr && others->count(value) != 0) errs->push_back(Duplicate(name_path, value));
 }
@@ -320,15 +473,23 @@ FieldErrorList ValidatePodSpec(const Object& spec, const FieldPath& path) {
   // the schema's Duplicate errors (their lists are x-kubernetes-list-type map keyed by
   // name), so only the duplicates no list-map sees are reported here.
   const Object& volumes = ArrayAt(spec, "volumes");
+  if (volumes.size() > kMaxPodVolumes) {
+    errs.push_back(
+        TooMany(path.Child("volumes"), static_cast<long long>(volumes.size()), static_cast<long long>(kMaxPodVolumes)));
+  }
+  std::set<std::string> volume_names;  // the volumes that validated, which mounts may name
   for (size_t i = 0; i < volumes.size(); ++i) {
     const FieldPath name_path = path.Child("volumes").Index(i).Child("name");
+    FieldErrorList el;
+    ValidateVolumeSource(volumes[i], path.Child("volumes").Index(i), &el);
     const Object& name = Field(volumes[i], "name");
     if (name.is_null() || (name.is_string() && name.get_ref<const std::string&>().empty())) {
-      errs.push_back(Required(name_path));
+      el.push_back(Required(name_path));
     } else if (name.is_string()) {
-      ValidateDNS1123LabelField(name.get<std::string>(), name_path, &errs);
+      ValidateDNS1123LabelField(name.get<std::string>(), name_path, &el);
     }
-    ValidateVolumeItemPaths(volumes[i], path.Child("volumes").Index(i), &errs);
+    if (el.empty()) volume_names.insert(AsString(name));
+    errs.insert(errs.end(), el.begin(), el.end());
   }
 
   // validateContainers: at least one (an absent list is the schema's Required).
@@ -337,14 +498,14 @@ FieldErrorList ValidatePodSpec(const Object& spec, const FieldPath& path) {
     errs.push_back(Required(path.Child("containers")));
   }
   for (size_t i = 0; i < containers.size(); ++i) {
-    ValidateContainer(containers[i], path.Child("containers").Index(i), nullptr, &errs);
+    ValidateContainer(containers[i], path.Child("containers").Index(i), volume_names, nullptr, &errs);
   }
   // validateInitContainers: an init container may not take a regular container's name.
   std::set<std::string> regular;
   for (const Object& c : containers) regular.insert(AsString(Field(c, "name")));
   const Object& init = ArrayAt(spec, "initContainers");
   for (size_t i = 0; i < init.size(); ++i) {
-    ValidateContainer(init[i], path.Child("initContainers").Index(i), &regular, &errs);
+    ValidateContainer(init[i], path.Child("initContainers").Index(i), volume_names, &regular, &errs);
   }
   return errs;
 }

@@ -3,7 +3,35 @@
 // keep a pod runnable and its node agent inside its pod directory, with
 // upstream's paths and messages (field errors, api/field_errors.h):
 //
+//   volumes                   at most kMaxPodVolumes (api/limits.h; upstream has no limit):
+//                             "spec.volumes: Too many: 300: must have at most 256 items"
 //   volumes[i].name           Required; IsDNS1123Label                   (ValidateVolumes)
+//   volumes[i]                validateVolumeSource: no source "Required value: must specify a
+//                             volume type"; each source after the first (kVolumeSourceFields
+//                             order) "volumes[i].<source>: Forbidden: may not specify more than
+//                             1 volume type"; of the first one:
+//     hostPath                path Required, no ".." element (validatePathNoBacksteps; not
+//                             required absolute, as upstream), type NotSupported unless one of
+//                             "", BlockDevice, CharDevice, Directory, DirectoryOrCreate, File,
+//                             FileOrCreate, Socket
+//     secret, configMap       secretName / name Required; defaultMode and items[j].mode 0..0777
+//                             ("must be a number between 0 and 0777 (octal), both inclusive");
+//                             items (validateKeyToPath): key Required, path Required, relative,
+//                             no ".." element, not starting with ".." (the kubelet's atomic
+//                             writer keeps "..data" and its timestamped directories there)
+//     downwardAPI             defaultMode; items (validateDownwardAPIVolumeFile, reported at
+//                             the source's path without the item's index, as upstream): path as
+//                             above, exactly one of fieldRef and resourceFieldRef, mode
+//     projected               defaultMode; each source at most one kind ("sources[k]:
+//                             Forbidden: may not specify more than 1 volume type"); secret and
+//                             configMap name Required and items as above, downwardAPI items as
+//                             above, an items path used twice "projected: Invalid value:
+//                             <name>: conflicting duplicate paths"; serviceAccountToken
+//                             expirationSeconds 600..2^32 (absent = the default 3600) and path
+//                             Required (at "projected.path", upstream's path) and as above
+//   ...volumeMounts[j]        ValidateVolumeMounts: name Required; NotFound unless it names a
+//                             volume that validated; mountPath Required; "mountPath: Invalid
+//                             value: \"/d\": must be unique" within the container
 //   containers                Required when empty (absent: the schema's) (validateContainers)
 //   containers[i].name,       Required; IsDNS1123Label                   (validateContainerCommon)
 //   initContainers[i].name    an init container's name Duplicate when a regular container
@@ -47,8 +75,9 @@
 // and Pods made from them are created; berth refuses them at admission, where the user
 // sees the error.
 //
-// Not checked here: the rest of ValidatePodSpec (volume sources, the other mount rules, probes, security
-// contexts, ports, resource names, ...); the schema checks types and enums. A
+// Not checked here: the rest of ValidatePodSpec (the sources the node agent does not
+// implement, mount propagation and recursiveReadOnly, probes, security contexts, ports,
+// resource names, ...); the schema checks types and enums. A
 // "must be an integer" error shows the quantity as a string ("500m"); upstream prints Go's
 // %#v of resource.Quantity there.
 //
@@ -63,6 +92,39 @@ namespace berth::api {
 // The errors of a PodSpec at `path` ("spec", "spec.template.spec", ...). A value that is
 // not an object, or fields of the wrong type, are left to schema validation.
 FieldErrorList ValidatePodSpec(const Object& spec, const FieldPath& path);
+
+// The volume source fields of core/v1 VolumeSource, in the order validateVolumeSource
+// checks them (the first one set is the volume's source; each further one is Forbidden).
+inline constexpr const char* kVolumeSourceFields[] = {"emptyDir",
+                                                      "hostPath",
+                                                      "gitRepo",
+                                                      "gcePersistentDisk",
+                                                      "awsElasticBlockStore",
+                                                      "secret",
+                                                      "nfs",
+                                                      "iscsi",
+                                                      "glusterfs",
+                                                      "flocker",
+                                                      "persistentVolumeClaim",
+                                                      "rbd",
+                                                      "cinder",
+                                                      "cephfs",
+                                                      "quobyte",
+                                                      "downwardAPI",
+                                                      "fc",
+                                                      "flexVolume",
+                                                      "configMap",
+                                                      "azureFile",
+                                                      "vsphereVolume",
+                                                      "photonPersistentDisk",
+                                                      "portworxVolume",
+                                                      "azureDisk",
+                                                      "storageos",
+                                                      "projected",
+                                                      "scaleIO",
+                                                      "csi",
+                                                      "ephemeral",
+                                                      "image"};
 
 // ValidatePodUpdate's spec rule (kubernetes/kubernetes pkg/apis/core/validation/
 // validation.go): a pod's spec may change only in

@@ -1,11 +1,12 @@
 #include "api/pod_validation.h"
 
-#include <gtest/gtest.h>
 #include <functional>
+#include <gtest/gtest.h>
 #include <string>
 #include <vector>
 
 #include "api/admission_pipeline.h"
+#include "api/limits.h"
 #include "api/registry.h"
 #include "api/strategy.h"
 
@@ -60,7 +61,7 @@ TEST(PodValidationTest, ContainerAndVolumeNamesAreDns1123Labels) {
             std::vector<std::string>{"spec.containers[0].name: Invalid value: \"" + std::string(64, 'a') +
                                      "\": must be no more than 63 characters"});
   EXPECT_EQ(
-      Errors(json::parse(R"({"containers":[{"name":"","image":"x"}],"volumes":[{"name":""}]})")),
+      Errors(json::parse(R"({"containers":[{"name":"","image":"x"}],"volumes":[{"name":"","emptyDir":{}}]})")),
       (std::vector<std::string>{"spec.volumes[0].name: Required value", "spec.containers[0].name: Required value"}));
   EXPECT_EQ(Errors(json::parse(R"({"containers":[]})")), std::vector<std::string>{"spec.containers: Required value"});
 }
@@ -115,15 +116,94 @@ TEST(PodValidationTest, VolumeItemPathsStayInsideTheVolume) {
       {"name":"s","secret":{"secretName":"x","items":[{"key":"a","path":"ok/a"},
                                                       {"key":"b","path":"a/../../../../tmp/pwned"}]}},
       {"name":"c","configMap":{"name":"x","items":[{"key":"a","path":"/etc/passwd"},{"key":"b"}]}},
-      {"name":"p","projected":{"sources":[{"downwardAPI":{"items":[{"path":"..data"}]}}]}}],
+      {"name":"p","projected":{"sources":[{"downwardAPI":{"items":[{"path":"..data",
+                                                                     "fieldRef":{"fieldPath":"metadata.name"}}]}}]}}],
     "containers":[{"name":"c","image":"x"}]})e");
+  EXPECT_EQ(
+      Errors(spec),
+      (std::vector<std::string>{
+          R"e(spec.volumes[0].secret.items[1].path: Invalid value: "a/../../../../tmp/pwned": must not contain '..')e",
+          R"e(spec.volumes[1].configMap.items[0].path: Invalid value: "/etc/passwd": must be a relative path)e",
+          R"e(spec.volumes[1].configMap.items[1].path: Required value)e",
+          // validateDownwardAPIVolumeFile reports at the source, without the item's index.
+          R"e(spec.volumes[2].projected.sources[0].downwardAPI.path: Invalid value: "..data": must not start with '..')e",
+      }));
+}
+
+// ValidateVolumes / validateVolumeSource: one source per volume, the rules of the sources the
+// node agent implements, and a bounded number of volumes.
+TEST(PodValidationTest, VolumeSourcesAsValidateVolumeSource) {
+  const json spec = json::parse(R"e({
+    "volumes":[
+      {"name":"none"},
+      {"name":"two","emptyDir":{},"hostPath":{"path":"/data"},"configMap":{"name":"c"}},
+      {"name":"h1","hostPath":{"path":""}},
+      {"name":"h2","hostPath":{"path":"/data/../etc","type":"Dir"}},
+      {"name":"s","secret":{"secretName":"","defaultMode":4095,"items":[{"key":"","path":"k","mode":-1}]}},
+      {"name":"c","configMap":{"name":"","defaultMode":511}},
+      {"name":"d","downwardAPI":{"items":[{"path":"p","fieldRef":{"fieldPath":"metadata.name"},
+                                           "resourceFieldRef":{"resource":"limits.cpu"}},{"path":"q"}]}},
+      {"name":"p","projected":{"defaultMode":1000,"sources":[
+        {"serviceAccountToken":{"path":"token","expirationSeconds":60}},
+        {"serviceAccountToken":{"path":"","expirationSeconds":8589934593}},
+        {"configMap":{"name":"a","items":[{"key":"k","path":"x"},{"key":"j","path":"x"}]},"secret":{"name":""}}]}}],
+    "containers":[{"name":"c","image":"x"}]})e");
+  const std::string modes = "must be a number between 0 and 0777 (octal), both inclusive";
   EXPECT_EQ(Errors(spec),
             (std::vector<std::string>{
-                R"e(spec.volumes[0].secret.items[1].path: Invalid value: "a/../../../../tmp/pwned": must not contain '..')e",
-                R"e(spec.volumes[1].configMap.items[0].path: Invalid value: "/etc/passwd": must be a relative path)e",
-                R"e(spec.volumes[1].configMap.items[1].path: Required value)e",
-                R"e(spec.volumes[2].projected.sources[0].downwardAPI.items[0].path: Invalid value: "..data": must not start with '..')e",
+                "spec.volumes[0]: Required value: must specify a volume type",
+                "spec.volumes[1].hostPath: Forbidden: may not specify more than 1 volume type",
+                "spec.volumes[1].configMap: Forbidden: may not specify more than 1 volume type",
+                "spec.volumes[2].hostPath.path: Required value",
+                R"e(spec.volumes[3].hostPath.path: Invalid value: "/data/../etc": must not contain '..')e",
+                R"e(spec.volumes[3].hostPath.type: Unsupported value: "Dir": supported values: "", "BlockDevice", )e"
+                R"e("CharDevice", "Directory", "DirectoryOrCreate", "File", "FileOrCreate", "Socket")e",
+                "spec.volumes[4].secret.secretName: Required value",
+                "spec.volumes[4].secret.defaultMode: Invalid value: 4095: " + modes,
+                "spec.volumes[4].secret.items[0].key: Required value",
+                "spec.volumes[4].secret.items[0].mode: Invalid value: -1: " + modes,
+                "spec.volumes[5].configMap.name: Required value",
+                R"e(spec.volumes[6].downwardAPI: Invalid value: "resource": fieldRef and resourceFieldRef can not be )e"
+                R"e(specified simultaneously)e",
+                "spec.volumes[6].downwardAPI: Required value: one of fieldRef and resourceFieldRef is required",
+                "spec.volumes[7].projected.defaultMode: Invalid value: 1000: " + modes,
+                "spec.volumes[7].projected.sources[0].serviceAccountToken.expirationSeconds: Invalid value: 60: may "
+                "not specify a duration less than 10 minutes",
+                "spec.volumes[7].projected.sources[1].serviceAccountToken.expirationSeconds: Invalid value: "
+                "8589934593: may not specify a duration larger than 2^32 seconds",
+                "spec.volumes[7].projected.path: Required value",
+                "spec.volumes[7].projected.sources[2].secret.name: Required value",
+                R"e(spec.volumes[7].projected: Invalid value: "a": conflicting duplicate paths)e",
+                "spec.volumes[7].projected.sources[2]: Forbidden: may not specify more than 1 volume type",
             }));
+  json many = json::parse(R"({"containers":[{"name":"c","image":"x"}],"volumes":[]})");
+  for (size_t i = 0; i <= kMaxPodVolumes; ++i) {
+    many["volumes"].push_back({{"name", "v" + std::to_string(i)}, {"emptyDir", json::object()}});
+  }
+  EXPECT_EQ(Errors(many), std::vector<std::string>{"spec.volumes: Too many: 257: must have at most 256 items"});
+}
+
+// ValidateVolumeMounts: a mount names a volume that validated, has a mountPath, and no two
+// mounts of a container share one.
+TEST(PodValidationTest, VolumeMountsNameAVolumeAndAUniqueMountPath) {
+  const json spec = json::parse(R"e({
+    "volumes":[{"name":"data","emptyDir":{}},{"name":"bad"}],
+    "containers":[{"name":"c","image":"x","volumeMounts":[
+      {"name":"data","mountPath":"/data"},
+      {"name":"data","mountPath":"/data"},
+      {"name":"","mountPath":"/x"},
+      {"name":"bad","mountPath":""},
+      {"name":"other","mountPath":"/y"}]}]})e");
+  const std::string at = "spec.containers[0].volumeMounts";
+  EXPECT_EQ(Errors(spec), (std::vector<std::string>{
+                              "spec.volumes[1]: Required value: must specify a volume type",
+                              at + R"e([1].mountPath: Invalid value: "/data": must be unique)e",
+                              at + "[2].name: Required value",
+                              at + R"e([2].name: Not found: "")e",
+                              at + R"e([3].name: Not found: "bad")e",
+                              at + "[3].mountPath: Required value",
+                              at + R"e([4].name: Not found: "other")e",
+                          }));
 }
 
 TEST(PodValidationTest, ResourcesAsValidateResourceRequirements) {
