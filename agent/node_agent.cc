@@ -1389,7 +1389,7 @@ StatusOr<std::unique_ptr<client::ExecProcess>> NodeAgent::StartExec(const std::s
   StatusOr<shim::LaunchRecord> launch = shim::ReadLaunchRecord(run_dir);
   if (!launch.ok()) return InternalError(not_found);
   if (options.validate_only) return std::unique_ptr<client::ExecProcess>();
-  return StartExecProcess(ExecLaunchFor(*launch, options.command, options.stdin, options.tty));
+  return StartExecProcess(ExecLaunchFor(*launch, options.command, options.stdin, options.tty, run_dir));
 }
 
 }  // namespace berth::agent

@@ -60,6 +60,7 @@ std::unique_ptr<ContainerProcess> ContainerProcess::Start(const ContainerLaunch&
   record.devices = launch.devices;
   record.ports = launch.ports;
   record.log_rotation = launch.log_rotation;
+  record.sandbox = launch.sandbox;
   if (launch.memory_limit_bytes && cgroups != nullptr && cgroups->available()) {
     auto dir = cgroups->Create(launch.cgroup_name, *launch.memory_limit_bytes);
     if (!dir.ok()) return fail("unable to apply the memory limit: " + dir.status().message());

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
+#include <filesystem>
 #include <grp.h>
 #include <linux/capability.h>
 #include <linux/openat2.h>
@@ -350,6 +351,48 @@ Status ValidateSandboxSpec(const SandboxSpec& spec) {
     return InvalidError("uid, gid and groups must be in [0, " + std::to_string(kMaxSandboxId) + "]");
   }
   return Status::Ok();
+}
+
+Status ProbeSandbox(const std::string& scratch_dir) {
+  if (geteuid() != 0) return UnavailableError("not running as root (uid " + std::to_string(geteuid()) + ")");
+  std::string dir = scratch_dir + "/.sandbox-probe-XXXXXX";
+  if (mkdtemp(dir.data()) == nullptr) return UnavailableError("cannot create " + dir + ": " + GoErrno(errno));
+  const std::string upper = dir + "/upper", work = dir + "/work", merged = dir + "/merged";
+  const std::string data = "lowerdir=/,upperdir=" + upper + ",workdir=" + work;
+  for (const std::string& d : {upper, work, merged}) mkdir(d.c_str(), 0700);
+  int report[2];
+  if (pipe2(report, O_CLOEXEC) != 0) return UnavailableError("pipe: " + GoErrno(errno));
+  const pid_t pid = fork();
+  if (pid == 0) {
+    int result[2] = {0, 0};
+    if (unshare(CLONE_NEWNS | CLONE_NEWPID) != 0) {
+      result[1] = errno;
+    } else if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
+      result[0] = 1;
+      result[1] = errno;
+    } else if (mount("overlay", merged.c_str(), "overlay", 0, data.c_str()) != 0) {
+      result[0] = 2;
+      result[1] = errno;
+    }
+    (void)!write(report[1], result, sizeof result);
+    _exit(0);
+  }
+  close(report[1]);
+  int result[2] = {0, 0};
+  const ssize_t n = pid > 0 ? read(report[0], result, sizeof result) : -1;
+  close(report[0]);
+  if (pid > 0) {
+    while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+    }
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+  if (n != sizeof result) return UnavailableError("the probe child failed");
+  if (result[1] == 0) return Status::Ok();
+  const std::string step = result[0] == 0   ? "unshare(CLONE_NEWNS|CLONE_NEWPID)"
+                           : result[0] == 1 ? "making / private"
+                                            : "overlay of / under " + scratch_dir;
+  return UnavailableError(step + ": " + GoErrno(result[1]));
 }
 
 int EnterSandboxPidNamespace() { return unshare(CLONE_NEWPID) == 0 ? 0 : errno; }

@@ -121,6 +121,15 @@ Status ValidateSandboxSpec(const SandboxSpec& spec);
 // terminal send).
 inline constexpr int kSandboxForwardedSignals[] = {1, 2, 3, 10, 12, 14, 15, 18, 20, 21, 22, 28};
 
+// Whether this process can set up sandboxes: it is root, and a throwaway
+// child can unshare the mount and PID namespaces and mount an overlay of `/`
+// with its upper and work directories in a temporary directory under
+// `scratch_dir` (removed again). kUnavailable saying what failed otherwise
+// ("not running as root (uid 1000)", "overlay of / under /x: invalid
+// argument", ...). Forks: call it before threads hold locks a child needs
+// (it uses no allocation after fork).
+Status ProbeSandbox(const std::string& scratch_dir);
+
 // --- The supervisor's side ---
 
 // unshare(CLONE_NEWPID): the caller's next child is pid 1 of a new PID

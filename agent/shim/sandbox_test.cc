@@ -105,13 +105,15 @@ TEST(SandboxSpecTest, DockerDefaultCapabilitiesAreTheFourteenOfMoby) {
 }
 
 // Whether this process may set up sandboxes (root, namespaces and overlayfs available).
-bool CanSandbox() {
-  if (geteuid() != 0) return false;
-  pid_t pid = fork();
-  if (pid == 0) _exit(unshare(CLONE_NEWNS | CLONE_NEWPID) == 0 ? 0 : 1);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+bool CanSandbox() { return ProbeSandbox(fs::temp_directory_path().string()).ok(); }
+
+TEST(SandboxProbeTest, SaysWhyWhenItCannot) {
+  Status s = ProbeSandbox("/nonexistent-berth-dir");
+  EXPECT_EQ(s.code(), Code::kUnavailable);
+  EXPECT_NE(
+      s.message().find(geteuid() == 0 ? "cannot create /nonexistent-berth-dir/.sandbox-probe-" : "not running as root"),
+      std::string::npos)
+      << s.message();
 }
 
 // Real sandboxed runs through the supervisor (root only).
@@ -178,7 +180,7 @@ class SandboxRunTest : public ::testing::Test {
 TEST_F(SandboxRunTest, TheMainProcessIsPid2UnderAnInitAndItsOrphansDieWithIt) {
   std::string log;
   StatusOr<ExitRecord> e =
-      Run("echo self=$$; cat /proc/1/comm; setsid sleep 1000 & echo \"$!\" > work-pid; "
+      Run("echo self=$$; cat /proc/1/comm; setsid sleep 1093 & echo \"$!\" > work-pid; "
           "readlink /proc/$!/ns/pid >/dev/null; exit 7",
           Spec(), &log);
   ASSERT_TRUE(e.ok()) << e.status().ToString();
@@ -187,7 +189,7 @@ TEST_F(SandboxRunTest, TheMainProcessIsPid2UnderAnInitAndItsOrphansDieWithIt) {
   EXPECT_NE(log.find("self=2\n"), std::string::npos) << log;
   EXPECT_NE(log.find("berth-init\n"), std::string::npos) << log;
   // No `sleep 1000` is left anywhere on the host.
-  EXPECT_EQ(testing::FindProcess("sleep 1000"), 0);
+  EXPECT_EQ(testing::FindProcess("sleep 1093"), 0);
 }
 
 TEST_F(SandboxRunTest, ASignalledMainProcessEndsTheRunWithThatSignal) {
