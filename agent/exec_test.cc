@@ -159,9 +159,9 @@ TEST_F(ExecTest, ASandboxedRunsExecEntersItsNamespacesAsItsUser) {
   }
   StatusOr<shim::LaunchRecord> record = shim::ReadLaunchRecord(c.run_dir);
   ASSERT_TRUE(record.ok());
-  auto p = StartExecProcess(ExecLaunchFor(
-      *record, {"sh", "-c", "cat /proc/1/comm; cat /tmp/marker; id -u; pwd; echo $$ > /dev/null; exit 4"}, false, false,
-      c.run_dir));
+  auto p = StartExecProcess(
+      ExecLaunchFor(*record, {"sh", "-c", "cat /proc/1/comm; cat /tmp/marker; id -u; pwd; echo $$ > /dev/null; exit 4"},
+                    false, false, c.run_dir));
   ASSERT_TRUE(p.ok()) << p.status().ToString();
   EXPECT_EQ(ReadAll((*p)->stdout_fd()), "berth-init\nin-sandbox\n200321\n" + c.working_dir + "\n");
   EXPECT_EQ((*p)->Wait(), 4);
