@@ -18,6 +18,7 @@
 
 #include "agent/container_env.h"
 #include "agent/pod_admission.h"
+#include "agent/pod_sandbox.h"
 #include "agent/exec.h"
 #include "agent/pod_status.h"
 #include "agent/process_runner.h"
@@ -360,6 +361,28 @@ NodeAgent::NodeAgent(client::Client& client, Clock& clock, NodeAgentOptions opti
 
 NodeAgent::~NodeAgent() { Stop(); }
 
+// Pod isolation at start: the data directory closed to pods, the uid table
+// opened, and what is not enforced said.
+void NodeAgent::StartSandbox() {
+  if (!options_.sandbox.enabled) {
+    if (!options_.sandbox.degraded_reason.empty()) {
+      spdlog::warn("node {}: pods are not isolated ({}): they run as berth's user on the host, can read and signal "
+                   "each other and berth, and see every device",
+                   options_.node_name, options_.sandbox.degraded_reason);
+    }
+    return;
+  }
+  chmod(options_.data_dir.c_str(), 0700);
+  StatusOr<std::unique_ptr<PodUsers>> users =
+      PodUsers::Open(options_.data_dir, options_.sandbox.first_pod_uid, options_.sandbox.pod_uid_count);
+  if (users.ok()) {
+    pod_users_ = std::move(users).value();
+  } else {
+    pod_users_error_ = users.status();
+    spdlog::error("node {}: {}: pods without runAsUser cannot start", options_.node_name, users.status().ToString());
+  }
+}
+
 Status NodeAgent::Start() {
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -371,6 +394,7 @@ Status NodeAgent::Start() {
   if (!cgroups_.available()) {
     spdlog::info("node {}: memory limits are not enforced: {}", options_.node_name, cgroups_.reason());
   }
+  StartSandbox();
   // One agent per data directory: two would both adopt, restart and kill the
   // same containers. flock is released by the kernel when this process dies.
   const std::string lock_path = options_.data_dir + "/agent.lock";
@@ -534,6 +558,13 @@ Status NodeAgent::RegisterNode() {
         {"operatingSystem", "linux"},
         {"architecture", arch}}},
   };
+  if (options_.sandbox.enabled) {
+    status["conditions"].push_back(condition(kPodIsolationCondition, "False", kPodIsolationEnforcedReason,
+                                             "pods run in their own PID and mount namespaces as unprivileged users"));
+  } else if (!options_.sandbox.degraded_reason.empty()) {
+    status["conditions"].push_back(condition(kPodIsolationCondition, "True", kPodIsolationDegradedReason,
+                                             options_.sandbox.degraded_reason.c_str()));
+  }
   node["status"] = status;
   StatusOr<api::Object> created = client_.Create(kNodes, node);
   api::Object stored;
@@ -1182,6 +1213,16 @@ void NodeAgent::StartContainer(PodWorker& w, const std::string& name) {
   launch.cgroup_name = w.uid + "-" + name + "-" + std::to_string(run);
   launch.devices = devices_.Held(w.uid + "/" + name);
   launch.ports = std::move(ports);
+  if (options_.sandbox.enabled) {
+    RemoveRootfsBefore(w.dir, name, run);
+    StatusOr<shim::SandboxSpec> sandbox = SandboxFor(w, *container, launch.run_dir, launch.devices);
+    if (!sandbox.ok()) {
+      ContainerEvent(w, name, client::kEventTypeWarning, kFailedReason, "Error: " + sandbox.status().message());
+      w.lifecycle.ConfigError(name, sandbox.status().message());
+      return;
+    }
+    launch.sandbox = std::move(sandbox).value();
+  }
   std::unique_ptr<ContainerProcess> proc =
       ContainerProcess::Start(launch, clock_, cgroups_.available() ? &cgroups_ : nullptr, options_.supervisor);
   ContainerEvent(w, name, client::kEventTypeNormal, kPulledReason,
@@ -1202,6 +1243,34 @@ void NodeAgent::StartContainer(PodWorker& w, const std::string& name) {
   });
   w.running[name] = std::move(proc);
 }
+
+StatusOr<shim::SandboxSpec> NodeAgent::SandboxFor(PodWorker& w, const api::Object& container,
+                                                  const std::string& run_dir, const std::vector<int>& devices) {
+  const std::string ns = api::Namespace(w.pod);
+  auto ns_uid = [&]() -> StatusOr<int64_t> {
+    if (!pod_users_) return pod_users_error_;
+    return pod_users_->UidFor(ns);
+  };
+  shim::SandboxSpec spec;
+  spec.enabled = true;
+  BERTH_ASSIGN_OR_RETURN(spec.user, ContainerIdentity(w.pod, container, options_.sandbox.allow_root, ns_uid));
+  BERTH_ASSIGN_OR_RETURN(WorkDirOwner owner, PodWorkDirOwner(w.pod, ns_uid));
+  const std::string work = w.dir + "/work";
+  BERTH_RETURN_IF_ERROR(ApplyWorkDirOwner(work, owner));
+  std::error_code ec;
+  const std::filesystem::path data = std::filesystem::canonical(options_.data_dir, ec);
+  spec.rootfs_dir = run_dir + "/" + shim::kRootfsDir;
+  spec.hidden_paths = {ec ? options_.data_dir : data.string()};
+  spec.mounts.push_back({shim::SandboxMount::Kind::kBind, work, work, false, 0});
+  // The volumes' mounts (emptyDir, hostPath, configMap, secret, projected, downwardAPI).
+  std::vector<shim::SandboxMount> volumes = VolumeMounts(w, container);
+  spec.mounts.insert(spec.mounts.end(), volumes.begin(), volumes.end());
+  spec.devices = GpuDeviceNodes(options_.sandbox.device_dir, devices);
+  BERTH_RETURN_IF_ERROR(shim::ValidateSandboxSpec(spec));
+  return spec;
+}
+
+std::vector<shim::SandboxMount> NodeAgent::VolumeMounts(PodWorker&, const api::Object&) { return {}; }
 
 bool NodeAgent::RejectPod(const api::Object& pod, const PodAdmitResult& result) {
   // rejectPod (kubelet.go): phase Failed with the admit handler's reason and message;

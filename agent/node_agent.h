@@ -189,6 +189,7 @@
 #include "agent/device_allocator.h"
 #include "agent/host_resolver.h"
 #include "agent/memory_cgroup.h"
+#include "agent/pod_sandbox.h"
 #include "agent/process_runner.h"
 #include "agent/service_account_token.h"
 #include "agent/shim/container_log.h"
@@ -255,7 +256,22 @@ struct SandboxOptions {
   // pids.max of each pod's cgroup (kubelet --pod-max-pids; the kubelet's own
   // default is unlimited, berth bounds it so a fork bomb cannot take the node).
   int64_t pod_pids_limit = 4096;
+  // Where the GPUs' device nodes are (<device_dir>/nvidia<i>, nvidiactl,
+  // nvidia-uvm, nvidia-uvm-tools); a test points it at stand-in nodes.
+  std::string device_dir = "/dev";
+  // Why pods are not sandboxed on this node (enabled = false), e.g. "berth
+  // runs as uid 1000, not root". Non-empty: the Node gets condition
+  // kPodIsolationCondition True with this message; enabled: False; neither
+  // (the library default): no condition.
+  std::string degraded_reason;
 };
+
+// The Node condition saying whether pods are isolated (not part of Ready):
+// True = degraded (reason kPodIsolationDegradedReason, message
+// SandboxOptions::degraded_reason), False = enforced.
+inline constexpr char kPodIsolationCondition[] = "berth.dev/PodIsolationDegraded";
+inline constexpr char kPodIsolationDegradedReason[] = "SandboxUnavailable";
+inline constexpr char kPodIsolationEnforcedReason[] = "SandboxEnforced";
 
 struct NodeAgentOptions {
   std::string node_name;
@@ -365,6 +381,14 @@ class NodeAgent final : public client::PodLogSource, public client::ContainerExe
   // all gone (see "Pod directories").
   void RemoveOrphanedPodDirs(const std::set<std::string>& in_api);
   void StartContainer(PodWorker& worker, const std::string& name);
+  void StartSandbox();
+  // The sandbox of a run of `container` (options_.sandbox.enabled), with the
+  // pod's work directory given to the pod's user; an error is the
+  // container's CreateContainerConfigError message.
+  StatusOr<shim::SandboxSpec> SandboxFor(PodWorker& worker, const api::Object& container, const std::string& run_dir,
+                                         const std::vector<int>& devices);
+  // Hook for the volumes of `container` (mounts inside its sandbox).
+  std::vector<shim::SandboxMount> VolumeMounts(PodWorker& worker, const api::Object& container);
   // Writes or refreshes the pod's ServiceAccount token files (failures retried later).
   void EnsureToken(PodWorker& worker);
   // An Event about one container of the worker's pod (see Events above).
@@ -416,6 +440,10 @@ class NodeAgent final : public client::PodLogSource, public client::ContainerExe
   std::optional<Time> shutdown_deadline_;
   int lock_fd_ = -1;  // <data dir>/agent.lock, flocked while started
   DeviceAllocator devices_;
+  // The per-namespace pod uids (options_.sandbox.enabled), opened by Start();
+  // null with pod_users_error_ saying why when it could not be.
+  std::unique_ptr<PodUsers> pod_users_;
+  Status pod_users_error_;
   PodTokenManager tokens_;
   std::optional<api::Object> lease_;
   std::optional<Time> next_lease_renewal_;
