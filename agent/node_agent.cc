@@ -366,9 +366,10 @@ NodeAgent::~NodeAgent() { Stop(); }
 void NodeAgent::StartSandbox() {
   if (!options_.sandbox.enabled) {
     if (!options_.sandbox.degraded_reason.empty()) {
-      spdlog::warn("node {}: pods are not isolated ({}): they run as berth's user on the host, can read and signal "
-                   "each other and berth, and see every device",
-                   options_.node_name, options_.sandbox.degraded_reason);
+      spdlog::warn(
+          "node {}: pods are not isolated ({}): they run as berth's user on the host, can read and signal "
+          "each other and berth, and see every device",
+          options_.node_name, options_.sandbox.degraded_reason);
     }
     return;
   }
