@@ -1262,6 +1262,11 @@ StatusOr<shim::SandboxSpec> NodeAgent::SandboxFor(PodWorker& w, const api::Objec
   const std::filesystem::path data = std::filesystem::canonical(options_.data_dir, ec);
   spec.rootfs_dir = run_dir + "/" + shim::kRootfsDir;
   spec.hidden_paths = {ec ? options_.data_dir : data.string()};
+  for (const std::string& h : options_.sandbox.hidden_paths) {
+    if (std::find(spec.hidden_paths.begin(), spec.hidden_paths.end(), h) == spec.hidden_paths.end()) {
+      spec.hidden_paths.push_back(h);
+    }
+  }
   spec.mounts.push_back({shim::SandboxMount::Kind::kBind, work, work, false, 0});
   // The volumes' mounts (emptyDir, hostPath, configMap, secret, projected, downwardAPI).
   std::vector<shim::SandboxMount> volumes = VolumeMounts(w, container);

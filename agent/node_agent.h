@@ -259,6 +259,9 @@ struct SandboxOptions {
   // Where the GPUs' device nodes are (<device_dir>/nvidia<i>, nvidiactl,
   // nvidia-uvm, nvidia-uvm-tools); a test points it at stand-in nodes.
   std::string device_dir = "/dev";
+  // More host directories pods see as empty, besides data_dir (the server's
+  // data directory with berth.db and pki/, which holds the nodes' ones).
+  std::vector<std::string> hidden_paths;
   // Why pods are not sandboxed on this node (enabled = false), e.g. "berth
   // runs as uid 1000, not root". Non-empty: the Node gets condition
   // kPodIsolationCondition True with this message; enabled: False; neither
