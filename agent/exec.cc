@@ -5,14 +5,18 @@
 #include <fcntl.h>
 #include <mutex>
 #include <optional>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/ioctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
 
+#include "agent/shim/sandbox.h"
 #include "agent/shim/shim.h"
+#include "agent/shim/shim_client.h"
 
 namespace berth::agent {
 namespace {
@@ -121,10 +125,63 @@ class LocalExecProcess final : public client::ExecProcess {
 
 std::string Errno(const std::string& what, int err) { return what + ": " + std::strerror(err); }
 
+// The child's half of a sandboxed exec, after its streams are in place:
+// enter the init's namespaces, fork the command into them, relay its status.
+// Runs in a child of a multi-threaded process: system calls, and the
+// allocations of CheckLaunch after the second fork (glibc's fork leaves
+// malloc usable in the child).
+[[noreturn]] void EnterSandboxAndExec(int init_pidfd, int cgroup_procs, const shim::LaunchRecord& record,
+                                      const shim::SandboxUser& user, char* const argv[], char* const envp[],
+                                      int report_fd) {
+  if (cgroup_procs >= 0) (void)!write(cgroup_procs, "0", 1);
+  if (setns(init_pidfd, CLONE_NEWNS | CLONE_NEWPID) != 0) {
+    shim::ReportStartError(report_fd, "unable to start container process: setns: " + std::string(strerror(errno)));
+    _exit(127);
+  }
+  sigset_t all;
+  sigfillset(&all);
+  sigprocmask(SIG_BLOCK, &all, nullptr);
+  const pid_t child = static_cast<pid_t>(syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0));
+  if (child < 0) {
+    shim::ReportStartError(report_fd, "unable to start container process: fork: " + std::string(strerror(errno)));
+    _exit(127);
+  }
+  if (child == 0) {
+    const char* what = "";
+    if (int err = shim::EnterSandboxIdentity(user, &what); err != 0) {
+      shim::ReportStartError(report_fd,
+                             std::string("unable to start container process: ") + what + ": " + strerror(err));
+      _exit(127);
+    }
+    std::string binary;
+    if (std::string err = shim::CheckLaunch(record, &binary); !err.empty()) {
+      shim::ReportStartError(report_fd, err);
+      _exit(127);
+    }
+    shim::ExecInChild(-1, record.working_dir.c_str(), binary.c_str(), argv, envp, report_fd);
+  }
+  close(report_fd);
+  int status = 0;
+  while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFSIGNALED(status)) {
+    signal(WTERMSIG(status), SIG_DFL);
+    sigset_t one;
+    sigemptyset(&one);
+    sigaddset(&one, WTERMSIG(status));
+    sigprocmask(SIG_UNBLOCK, &one, nullptr);
+    raise(WTERMSIG(status));
+  }
+  _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 255);
+}
+
 }  // namespace
 
-ExecLaunch ExecLaunchFor(const shim::LaunchRecord& launch, std::vector<std::string> command, bool stdin, bool tty) {
+ExecLaunch ExecLaunchFor(const shim::LaunchRecord& launch, std::vector<std::string> command, bool stdin, bool tty,
+                         const std::string& run_dir) {
   ExecLaunch l;
+  l.sandbox = launch.sandbox;
+  l.run_dir = run_dir;
   l.argv = std::move(command);
   l.env = launch.env;
   l.working_dir = launch.working_dir;
@@ -142,7 +199,16 @@ StatusOr<std::unique_ptr<client::ExecProcess>> StartExecProcess(const ExecLaunch
   record.working_dir = launch.working_dir;
   std::string binary;
   if (launch.argv.empty()) return BadRequestError("you must specify at least 1 command");
-  if (std::string err = shim::CheckLaunch(record, &binary); !err.empty()) return InternalError(err);
+  // A sandboxed run's init, pinned by a pidfd once verified (then checked again).
+  int init_pidfd = -1;
+  if (launch.sandbox.enabled) {
+    const pid_t init = shim::SandboxInitAlive(launch.run_dir);
+    if (init != 0) init_pidfd = static_cast<int>(syscall(SYS_pidfd_open, init, 0));
+    if (init_pidfd >= 0 && shim::SandboxInitAlive(launch.run_dir) != init) CloseFd(init_pidfd);
+    if (init_pidfd < 0) return InternalError("container not found: its sandbox is not running");
+  } else if (std::string err = shim::CheckLaunch(record, &binary); !err.empty()) {
+    return InternalError(err);
+  }
 
   // Everything the child needs is built before fork: it may only make
   // async-signal-safe calls.
@@ -157,7 +223,8 @@ StatusOr<std::unique_ptr<client::ExecProcess>> StartExecProcess(const ExecLaunch
   int master = -1, slave = -1;
   int in[2] = {-1, -1}, out[2] = {-1, -1}, errp[2] = {-1, -1}, report[2] = {-1, -1};
   auto close_all = [&] {
-    for (int* fd : {&master, &slave, &in[0], &in[1], &out[0], &out[1], &errp[0], &errp[1], &report[0], &report[1]}) {
+    for (int* fd :
+         {&master, &slave, &in[0], &in[1], &out[0], &out[1], &errp[0], &errp[1], &report[0], &report[1], &init_pidfd}) {
       CloseFd(*fd);
     }
   };
@@ -205,8 +272,12 @@ StatusOr<std::unique_ptr<client::ExecProcess>> StartExecProcess(const ExecLaunch
       dup2(out[1], 1);
       dup2(errp[1], 2);
     }
+    if (init_pidfd >= 0) {
+      EnterSandboxAndExec(init_pidfd, cgroup_procs, record, launch.sandbox.user, argv.data(), envp.data(), report[1]);
+    }
     shim::ExecInChild(cgroup_procs, cwd, binary.c_str(), argv.data(), envp.data(), report[1]);
   }
+  CloseFd(init_pidfd);
   const int fork_errno = errno;
   shim::CloseAll(cgroup_procs);
   if (devnull >= 0) close(devnull);

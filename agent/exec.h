@@ -3,15 +3,25 @@
 // (pkg/kubelet/cri/streaming/remotecommand/exec.go ServeExec -> the CRI's
 // ExecSync/Exec -> runc exec).
 //
-// berth's containers are process groups on the host (no namespaces yet,
-// issue 20), so "inside the container" means: the container's complete
-// environment and working directory (the run's launch record,
-// agent/shim/run_record.h), the same user as the container (the agent's),
-// its cgroups (the pid is written to each one's cgroup.procs before the
-// command runs; one it cannot join is a start error), argv[0] resolved through the container's PATH
+// "Inside the container" means: the container's complete environment and
+// working directory (the run's launch record, agent/shim/run_record.h), its
+// cgroups (the pid is written to each one's cgroup.procs before the command
+// runs; one it cannot join is a start error), argv[0] resolved through the container's PATH
 // (shim::CheckLaunch, runc's wording on failure). The process is the leader
 // of a new session and process group, so Kill() reaches everything it starts
 // that stays in the group; descriptors other than 0, 1, 2 are closed on exec.
+//
+// An unsandboxed run's exec runs as the agent's user on the host. A sandboxed
+// run's (ExecLaunch::sandbox enabled) joins the run's namespaces as `runc exec`
+// and `nsenter --fork` do: the forked child enters the mount and PID
+// namespaces of the run's init (setns on a pidfd of the pid recorded in
+// <run dir>/init.pid, verified by its start time), then forks the command,
+// which is in the PID namespace and takes the container's identity
+// (shim::EnterSandboxIdentity: user, groups, no capabilities unless uid 0,
+// no_new_privs) before argv[0] is resolved inside the sandbox's root. The
+// intermediate process blocks every signal, waits for the command and exits
+// as it did (the same signal re-raised), so Wait() reports the command's
+// status; a signal sent to the process group reaches the command directly.
 //
 // With tty: a new pseudo-terminal (posix_openpt); the slave is the process's
 // controlling terminal and its stdin, stdout and stderr; the master is
@@ -20,7 +30,8 @@
 // Every descriptor handed out is non-blocking and close-on-exec.
 //
 // Errors: kInternal with runc's start error (executable not found, bad
-// working directory), or the failing system call.
+// working directory), or the failing system call; a sandboxed run whose init
+// is gone is kInternal "container not found".
 //
 // Thread-safety: see client::ExecProcess (Kill from any thread).
 #pragma once
@@ -40,12 +51,15 @@ struct ExecLaunch {
   std::vector<std::string> env;  // "NAME=value", the complete environment
   std::string working_dir;
   std::vector<std::string> cgroup_dirs;  // the pid joins <dir>/cgroup.procs of each
+  shim::SandboxSpec sandbox;              // enabled: enter the sandbox of the run in run_dir
+  std::string run_dir;                    // the run's directory (its init.pid); sandboxed runs only
   bool stdin = false;
   bool tty = false;
 };
 
-// The ExecLaunch that runs `command` in the run recorded by `launch`.
-ExecLaunch ExecLaunchFor(const shim::LaunchRecord& launch, std::vector<std::string> command, bool stdin, bool tty);
+// The ExecLaunch that runs `command` in the run recorded by `launch` in `run_dir`.
+ExecLaunch ExecLaunchFor(const shim::LaunchRecord& launch, std::vector<std::string> command, bool stdin, bool tty,
+                         const std::string& run_dir = "");
 
 StatusOr<std::unique_ptr<client::ExecProcess>> StartExecProcess(const ExecLaunch& launch);
 

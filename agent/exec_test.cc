@@ -10,7 +10,11 @@
 #include <thread>
 #include <unistd.h>
 
+#include "agent/process_runner.h"
+#include "agent/shim/run_record.h"
+#include "agent/shim/sandbox.h"
 #include "agent/shim/shim.h"
+#include "agent/shim/shim_client.h"
 #include "agent/shim/testing/test_files.h"
 
 namespace berth::agent {
@@ -128,6 +132,54 @@ TEST_F(ExecTest, AnUnknownCommandIsRuncsStartError) {
   EXPECT_EQ(p.status().code(), Code::kInternal);
   EXPECT_EQ(p.status().message(),
             "unable to start container process: exec: \"no-such-command-xyz\": executable file not found in $PATH");
+}
+
+// kubectl exec into a sandboxed run (root only): the same PID and mount
+// namespaces (it sees the run's init as pid 1, and the run's private /tmp),
+// the run's user, and the exit status relayed.
+TEST_F(ExecTest, ASandboxedRunsExecEntersItsNamespacesAsItsUser) {
+  if (!shim::ProbeSandbox(fs::temp_directory_path().string()).ok()) GTEST_SKIP() << "needs root and namespaces";
+  fs::create_directories(dir_ / "work");
+  fs::permissions(dir_ / "work", fs::perms::all);
+  ContainerLaunch c;
+  c.name = "c";
+  c.argv = {"/bin/sh", "-c", "echo in-sandbox > /tmp/marker; echo ready; exec sleep 1000"};
+  c.env = {{"PATH", std::string(shim::kDefaultPath)}};
+  c.working_dir = (dir_ / "work").string();
+  c.run_dir = shim::RunDir(dir_.string(), "c", 0);
+  c.log_path = shim::ContainerLogPath(dir_.string(), "c", 0);
+  c.sandbox.enabled = true;
+  c.sandbox.rootfs_dir = c.run_dir + "/rootfs";
+  c.sandbox.user = {200321, 200321, {}};
+  c.sandbox.mounts = {{shim::SandboxMount::Kind::kBind, c.working_dir, c.working_dir, false, 0}};
+  FakeClock clock;
+  auto run = ContainerProcess::Start(c, clock, nullptr);
+  for (int i = 0; i < 2000 && shim::testing::ReadFile(c.log_path).find("ready") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  StatusOr<shim::LaunchRecord> record = shim::ReadLaunchRecord(c.run_dir);
+  ASSERT_TRUE(record.ok());
+  auto p = StartExecProcess(
+      ExecLaunchFor(*record, {"sh", "-c", "cat /proc/1/comm; cat /tmp/marker; id -u; pwd; echo $$ > /dev/null; exit 4"},
+                    false, false, c.run_dir));
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(ReadAll((*p)->stdout_fd()), "berth-init\nin-sandbox\n200321\n" + c.working_dir + "\n");
+  EXPECT_EQ((*p)->Wait(), 4);
+
+  // argv[0] is looked up inside the sandbox, and a signal ends the exec as it ended the command.
+  auto missing = StartExecProcess(ExecLaunchFor(*record, {"berth-no-such-tool"}, false, false, c.run_dir));
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().message(),
+            "unable to start container process: exec: \"berth-no-such-tool\": executable file not found in $PATH");
+  auto killed = StartExecProcess(ExecLaunchFor(*record, {"sh", "-c", "kill -TERM $$"}, false, false, c.run_dir));
+  ASSERT_TRUE(killed.ok());
+  EXPECT_EQ((*killed)->Wait(), 128 + SIGTERM);
+
+  run->Kill();
+  ASSERT_TRUE(run->WaitForExit(std::chrono::milliseconds(20000)).has_value());
+  auto gone = StartExecProcess(ExecLaunchFor(*record, {"true"}, false, false, c.run_dir));
+  EXPECT_EQ(gone.status().code(), Code::kInternal);
+  shim::testing::RemoveWhenSupervisorsAreGone(dir_);
 }
 
 }  // namespace

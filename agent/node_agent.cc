@@ -19,6 +19,7 @@
 #include "agent/container_env.h"
 #include "agent/exec.h"
 #include "agent/pod_admission.h"
+#include "agent/pod_sandbox.h"
 #include "agent/pod_status.h"
 #include "agent/process_runner.h"
 #include "agent/shim/container_log.h"
@@ -365,6 +366,29 @@ NodeAgent::NodeAgent(client::Client& client, Clock& clock, NodeAgentOptions opti
 
 NodeAgent::~NodeAgent() { Stop(); }
 
+// Pod isolation at start: the data directory closed to pods, the uid table
+// opened, and what is not enforced said.
+void NodeAgent::StartSandbox() {
+  if (!options_.sandbox.enabled) {
+    if (!options_.sandbox.degraded_reason.empty()) {
+      spdlog::warn(
+          "node {}: pods are not isolated ({}): they run as berth's user on the host, can read and signal "
+          "each other and berth, and see every device",
+          options_.node_name, options_.sandbox.degraded_reason);
+    }
+    return;
+  }
+  chmod(options_.data_dir.c_str(), 0700);
+  StatusOr<std::unique_ptr<PodUsers>> users =
+      PodUsers::Open(options_.data_dir, options_.sandbox.first_pod_uid, options_.sandbox.pod_uid_count);
+  if (users.ok()) {
+    pod_users_ = std::move(users).value();
+  } else {
+    pod_users_error_ = users.status();
+    spdlog::error("node {}: {}: pods without runAsUser cannot start", options_.node_name, users.status().ToString());
+  }
+}
+
 Status NodeAgent::Start() {
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -386,6 +410,7 @@ Status NodeAgent::Start() {
       spdlog::warn("node {}: weighting the pods' cgroup: {}", options_.node_name, s.ToString());
     }
   }
+  StartSandbox();
   // One agent per data directory: two would both adopt, restart and kill the
   // same containers. flock is released by the kernel when this process dies.
   const std::string lock_path = options_.data_dir + "/agent.lock";
@@ -549,6 +574,13 @@ Status NodeAgent::RegisterNode() {
         {"operatingSystem", "linux"},
         {"architecture", arch}}},
   };
+  if (options_.sandbox.enabled) {
+    status["conditions"].push_back(condition(kPodIsolationCondition, "False", kPodIsolationEnforcedReason,
+                                             "pods run in their own PID and mount namespaces as unprivileged users"));
+  } else if (!options_.sandbox.degraded_reason.empty()) {
+    status["conditions"].push_back(condition(kPodIsolationCondition, "True", kPodIsolationDegradedReason,
+                                             options_.sandbox.degraded_reason.c_str()));
+  }
   node["status"] = status;
   const std::string images_key(scheduling::kHostImagesAnnotation);
   std::optional<std::string> images;
@@ -1159,7 +1191,7 @@ void NodeAgent::StartContainer(PodWorker& w, const std::string& name) {
     w.lifecycle.ConfigError(name, mounts.status().message());
     return;
   }
-  // *mounts becomes the run's shim::SandboxSpec::mounts when the sandbox is on.
+  // *mounts become the run's shim::SandboxSpec::mounts when the sandbox is on (SandboxFor).
   const std::string& ns = api::Namespace(w.pod);
   EnvRewrite rewrite;
   {
@@ -1225,6 +1257,16 @@ void NodeAgent::StartContainer(PodWorker& w, const std::string& name) {
   launch.cgroup_name = name + "-" + std::to_string(run);
   launch.devices = devices_.Held(w.uid + "/" + name);
   launch.ports = std::move(ports);
+  if (options_.sandbox.enabled) {
+    RemoveRootfsBefore(w.dir, name, run);
+    StatusOr<shim::SandboxSpec> sandbox = SandboxFor(w, *container, launch.run_dir, launch.devices, *mounts);
+    if (!sandbox.ok()) {
+      ContainerEvent(w, name, client::kEventTypeWarning, kFailedReason, "Error: " + sandbox.status().message());
+      w.lifecycle.ConfigError(name, sandbox.status().message());
+      return;
+    }
+    launch.sandbox = std::move(sandbox).value();
+  }
   std::unique_ptr<ContainerProcess> proc =
       ContainerProcess::Start(launch, clock_, cgroups_.available() ? &cgroups_ : nullptr, options_.supervisor);
   ContainerEvent(w, name, client::kEventTypeNormal, kPulledReason,
@@ -1252,6 +1294,34 @@ void NodeAgent::EnsurePodCgroup(const PodWorker& w) {
   const int64_t pids = options_.sandbox.pod_pids_limit;
   auto dirs = cgroups_.CreatePod(w.uid, PodCgroupLimits(w.pod, pids > 0 ? std::optional<int64_t>(pids) : std::nullopt));
   if (!dirs.ok()) spdlog::warn("node {}: cgroup of pod {}: {}", options_.node_name, w.key, dirs.status().ToString());
+}
+
+StatusOr<shim::SandboxSpec> NodeAgent::SandboxFor(PodWorker& w, const api::Object& container,
+                                                  const std::string& run_dir, const std::vector<int>& devices,
+                                                  const std::vector<shim::SandboxMount>& volume_mounts) {
+  const std::string ns = api::Namespace(w.pod);
+  auto ns_uid = [&] { return NamespaceUid(ns); };
+  shim::SandboxSpec spec;
+  spec.enabled = true;
+  BERTH_ASSIGN_OR_RETURN(spec.user, ContainerIdentity(w.pod, container, options_.sandbox.allow_root, ns_uid));
+  BERTH_ASSIGN_OR_RETURN(WorkDirOwner owner, PodWorkDirOwner(w.pod, ns_uid));
+  const std::string work = w.dir + "/work";
+  BERTH_RETURN_IF_ERROR(ApplyWorkDirOwner(work, owner));
+  std::error_code ec;
+  const std::filesystem::path data = std::filesystem::canonical(options_.data_dir, ec);
+  spec.rootfs_dir = run_dir + "/" + shim::kRootfsDir;
+  spec.hidden_paths = {ec ? options_.data_dir : data.string()};
+  for (const std::string& h : options_.sandbox.hidden_paths) {
+    if (std::find(spec.hidden_paths.begin(), spec.hidden_paths.end(), h) == spec.hidden_paths.end()) {
+      spec.hidden_paths.push_back(h);
+    }
+  }
+  spec.mounts.push_back({shim::SandboxMount::Kind::kBind, work, work, false, 0});
+  // The volumes' mounts (emptyDir, hostPath, configMap, secret, projected, downwardAPI).
+  spec.mounts.insert(spec.mounts.end(), volume_mounts.begin(), volume_mounts.end());
+  spec.devices = GpuDeviceNodes(options_.sandbox.device_dir, devices);
+  BERTH_RETURN_IF_ERROR(shim::ValidateSandboxSpec(spec));
+  return spec;
 }
 
 bool NodeAgent::RejectPod(const api::Object& pod, const PodAdmitResult& result) {
@@ -1307,10 +1377,21 @@ void NodeAgent::SyncVolumes(PodWorker& w) {
   w.volumes_due = w.volumes->NextSync();
 }
 
-std::optional<shim::SandboxUser> NodeAgent::PodVolumeUser(const PodWorker&) const {
-  // The pod's identity in the sandbox (SandboxSpec::user), once the sandbox computes it;
-  // without the sandbox the files stay the agent's.
-  return std::nullopt;
+StatusOr<int64_t> NodeAgent::NamespaceUid(const std::string& ns) const {
+  if (!pod_users_) return pod_users_error_;
+  return pod_users_->UidFor(ns);
+}
+
+std::optional<shim::SandboxUser> NodeAgent::PodVolumeUser(const PodWorker& w) const {
+  // The pod's owner in the sandbox (pod_sandbox.h PodWorkDirOwner: runAsUser/runAsGroup or
+  // the namespace's uid; fsGroup is applied by PodVolumes itself); without the sandbox the
+  // files stay the agent's.
+  if (!options_.sandbox.enabled) return std::nullopt;
+  const std::string ns = api::Namespace(w.pod);
+  auto ns_uid = [&] { return NamespaceUid(ns); };
+  StatusOr<WorkDirOwner> owner = PodWorkDirOwner(w.pod, ns_uid);
+  if (!owner.ok()) return std::nullopt;
+  return shim::SandboxUser{owner->uid, owner->gid, {}};
 }
 
 StatusOr<std::vector<shim::SandboxMount>> NodeAgent::ContainerMounts(PodWorker& w, const api::Object& container) {
@@ -1491,7 +1572,7 @@ StatusOr<std::unique_ptr<client::ExecProcess>> NodeAgent::StartExec(const std::s
   if (options.validate_only) return std::unique_ptr<client::ExecProcess>();
   // The record's cgroups are joined only when they are this node's (the container could rewrite it).
   if (!cgroups_.Owns(launch->cgroup_dirs)) launch->cgroup_dirs.clear();
-  return StartExecProcess(ExecLaunchFor(*launch, options.command, options.stdin, options.tty));
+  return StartExecProcess(ExecLaunchFor(*launch, options.command, options.stdin, options.tty, run_dir));
 }
 
 }  // namespace berth::agent

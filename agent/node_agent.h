@@ -202,6 +202,7 @@
 #include "agent/cgroups.h"
 #include "agent/device_allocator.h"
 #include "agent/host_resolver.h"
+#include "agent/pod_sandbox.h"
 #include "agent/process_runner.h"
 #include "agent/service_account_token.h"
 #include "agent/shim/container_log.h"
@@ -269,7 +270,25 @@ struct SandboxOptions {
   // pids.max of each pod's cgroup (kubelet --pod-max-pids; the kubelet's own
   // default is unlimited, berth bounds it so a fork bomb cannot take the node).
   int64_t pod_pids_limit = 4096;
+  // Where the GPUs' device nodes are (<device_dir>/nvidia<i>, nvidiactl,
+  // nvidia-uvm, nvidia-uvm-tools); a test points it at stand-in nodes.
+  std::string device_dir = "/dev";
+  // More host directories pods see as empty, besides data_dir (the server's
+  // data directory with berth.db and pki/, which holds the nodes' ones).
+  std::vector<std::string> hidden_paths;
+  // Why pods are not sandboxed on this node (enabled = false), e.g. "berth
+  // runs as uid 1000, not root". Non-empty: the Node gets condition
+  // kPodIsolationCondition True with this message; enabled: False; neither
+  // (the library default): no condition.
+  std::string degraded_reason;
 };
+
+// The Node condition saying whether pods are isolated (not part of Ready):
+// True = degraded (reason kPodIsolationDegradedReason, message
+// SandboxOptions::degraded_reason), False = enforced.
+inline constexpr char kPodIsolationCondition[] = "berth.dev/PodIsolationDegraded";
+inline constexpr char kPodIsolationDegradedReason[] = "SandboxUnavailable";
+inline constexpr char kPodIsolationEnforcedReason[] = "SandboxEnforced";
 
 struct NodeAgentOptions {
   std::string node_name;
@@ -397,8 +416,18 @@ class NodeAgent final : public client::PodLogSource, public client::ContainerExe
   // The mounts of one container: kUnavailable while a volume is not set up (the container
   // waits), kInvalid for a CreateContainerConfigError.
   StatusOr<std::vector<shim::SandboxMount>> ContainerMounts(PodWorker& worker, const api::Object& container);
+  // The uid of a namespace whose pods set no runAsUser (SandboxOptions, pod-users.json).
+  StatusOr<int64_t> NamespaceUid(const std::string& ns) const;
   // Who owns the pod's volume files (the sandbox's user of the pod; nullopt without it).
   std::optional<shim::SandboxUser> PodVolumeUser(const PodWorker& worker) const;
+  void StartSandbox();
+  // The sandbox of a run of `container` (options_.sandbox.enabled), with the
+  // pod's work directory given to the pod's user; an error is the
+  // container's CreateContainerConfigError message.
+  // `volume_mounts` (ContainerMounts) follow the work directory's own mount.
+  StatusOr<shim::SandboxSpec> SandboxFor(PodWorker& worker, const api::Object& container, const std::string& run_dir,
+                                         const std::vector<int>& devices,
+                                         const std::vector<shim::SandboxMount>& volume_mounts);
   // Writes or refreshes the pod's ServiceAccount token files (failures retried later).
   void EnsureToken(PodWorker& worker);
   // An Event about one container of the worker's pod (see Events above).
@@ -450,6 +479,10 @@ class NodeAgent final : public client::PodLogSource, public client::ContainerExe
   std::optional<Time> shutdown_deadline_;
   int lock_fd_ = -1;  // <data dir>/agent.lock, flocked while started
   DeviceAllocator devices_;
+  // The per-namespace pod uids (options_.sandbox.enabled), opened by Start();
+  // null with pod_users_error_ saying why when it could not be.
+  std::unique_ptr<PodUsers> pod_users_;
+  Status pod_users_error_;
   PodTokenManager tokens_;
   std::optional<api::Object> lease_;
   std::optional<Time> next_lease_renewal_;

@@ -59,6 +59,7 @@ std::unique_ptr<ContainerProcess> ContainerProcess::Start(const ContainerLaunch&
   record.devices = launch.devices;
   record.ports = launch.ports;
   record.log_rotation = launch.log_rotation;
+  record.sandbox = launch.sandbox;
   if (cgroups != nullptr && cgroups->available()) {
     auto dirs = cgroups->CreateContainer(launch.pod_uid, launch.cgroup_name, launch.limits);
     if (!dirs.ok()) return fail("unable to create the container's cgroup: " + dirs.status().message());

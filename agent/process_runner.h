@@ -85,6 +85,7 @@ struct ContainerLaunch {
   std::vector<int> devices;                 // device indices held (recorded for re-adoption)
   std::vector<shim::PortAllocation> ports;  // rendezvous ports mapped (likewise)
   shim::LogRotation log_rotation;           // how the supervisor rotates log_path
+  shim::SandboxSpec sandbox;                // enabled: the run is sandboxed (agent/shim/sandbox.h)
 };
 
 // How the agent starts supervisors.

@@ -262,6 +262,33 @@ TEST_F(ProcessRunnerTest, DestructionDetachesAndAdoptReattachesToTheLiveRun) {
   EXPECT_TRUE(WaitForLog(l, "term"));
 }
 
+// A sandboxed run (agent/shim/sandbox.h; root only): SIGTERM reaches the main
+// process through its init, a detached handle re-adopts it, and the process
+// started with setsid is gone with it.
+TEST_F(ProcessRunnerTest, ASandboxedRunIsSignalledThroughItsInitAndAdopted) {
+  if (!shim::ProbeSandbox(fs::temp_directory_path().string()).ok()) GTEST_SKIP() << "needs root and namespaces";
+  fs::create_directories(dir_ / "work");
+  auto l = Shell("trap 'echo term; exit 9' TERM; setsid sleep 1077 & echo ready $$; while :; do sleep 0.05; done");
+  l.working_dir = (dir_ / "work").string();
+  l.sandbox.enabled = true;
+  l.sandbox.rootfs_dir = l.run_dir + "/" + shim::kRootfsDir;
+  l.sandbox.mounts = {{shim::SandboxMount::Kind::kBind, dir_.string(), dir_.string(), false, 0}};
+  {
+    auto p = ContainerProcess::Start(l, clock_, nullptr);
+    ASSERT_TRUE(WaitForLog(l, "ready 2"));
+  }
+  EXPECT_NE(shim::SandboxInitAlive(l.run_dir), 0);
+  auto adopted = ContainerProcess::Adopt(l.run_dir, clock_, nullptr);
+  EXPECT_TRUE(adopted->running());
+  adopted->Terminate(seconds(30));
+  auto e = adopted->WaitForExit(kRealTimeout);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->exit_code, 9);
+  EXPECT_TRUE(WaitForLog(l, "term"));
+  EXPECT_EQ(shim::testing::FindProcess("sleep 1077"), 0);
+  EXPECT_EQ(shim::SandboxInitAlive(l.run_dir), 0);
+}
+
 TEST_F(ProcessRunnerTest, ARunThatEndedWhileNobodyWatchedKeepsItsRecordedExit) {
   auto l = Shell("read x; exit 4");  // waits for nothing: stdin is /dev/null, so it exits at once
   { auto p = ContainerProcess::Start(l, clock_, nullptr); }

@@ -86,6 +86,25 @@ class Fields {
     }
     return true;
   }
+  bool Int64s(const char* key, std::vector<int64_t>* out) {
+    auto it = j_.find(key);
+    if (it == j_.end() || !it->is_array()) return Fail(key, "an array of integers");
+    for (const Json& v : *it) {
+      if (!v.is_number_integer()) return Fail(key, "an array of integers");
+      out->push_back(v.get<int64_t>());
+    }
+    return true;
+  }
+  // The object `key` read by `each(Fields&)` (false on an error).
+  template <typename Each>
+  bool Object(const char* key, Each each) {
+    auto it = j_.find(key);
+    if (it == j_.end() || !it->is_object()) return Fail(key, "an object");
+    Fields inner(*it, path_ + ": " + key);
+    if (each(inner)) return true;
+    error_ = inner.error_;
+    return false;
+  }
   bool Bool(const char* key, bool* out) {
     auto it = j_.find(key);
     if (it == j_.end() || !it->is_boolean()) return Fail(key, "a boolean");
@@ -109,6 +128,7 @@ class Fields {
     return true;
   }
   Status error() const { return InvalidError(error_); }
+  bool Invalid(const char* key, const std::string& want) { return Fail(key, want); }
 
  private:
   bool Fail(const char* key, const std::string& want) {
@@ -119,6 +139,50 @@ class Fields {
   std::string path_;
   std::string error_;
 };
+
+Json SandboxToJson(const SandboxSpec& s) {
+  Json mounts = Json::array();
+  for (const SandboxMount& m : s.mounts) {
+    mounts.push_back({{"kind", m.kind == SandboxMount::Kind::kTmpfs ? "tmpfs" : "bind"},
+                      {"source", m.source},
+                      {"target", m.target},
+                      {"readOnly", m.read_only},
+                      {"sizeBytes", m.size_bytes}});
+  }
+  return {{"rootfsDir", s.rootfs_dir},
+          {"hiddenPaths", s.hidden_paths},
+          {"user", {{"uid", s.user.uid}, {"gid", s.user.gid}, {"groups", s.user.groups}}},
+          {"mounts", std::move(mounts)},
+          {"devices", s.devices}};
+}
+
+bool SandboxFromJson(Fields& f, SandboxSpec* s) {
+  s->enabled = true;
+  return f.String("rootfsDir", &s->rootfs_dir) && f.Strings("hiddenPaths", &s->hidden_paths) &&
+         f.Object("user",
+                  [&](Fields& u) {
+                    return u.Int("uid", &s->user.uid) && u.Int("gid", &s->user.gid) &&
+                           u.Int64s("groups", &s->user.groups);
+                  }) &&
+         f.Objects("mounts",
+                   [&](Fields& mf) {
+                     SandboxMount m;
+                     std::string kind;
+                     if (!mf.String("kind", &kind) || !mf.String("source", &m.source) ||
+                         !mf.String("target", &m.target) || !mf.Bool("readOnly", &m.read_only) ||
+                         !mf.Int("sizeBytes", &m.size_bytes)) {
+                       return false;
+                     }
+                     if (kind == "tmpfs") {
+                       m.kind = SandboxMount::Kind::kTmpfs;
+                     } else if (kind != "bind") {
+                       return mf.Invalid("kind", "\"bind\" or \"tmpfs\"");
+                     }
+                     s->mounts.push_back(std::move(m));
+                     return true;
+                   }) &&
+         f.Strings("devices", &s->devices);
+}
 
 }  // namespace
 
@@ -157,6 +221,7 @@ Status WriteLaunchRecord(const std::string& run_dir, const LaunchRecord& r) {
   j["ports"] = std::move(ports);
   j["logMaxBytes"] = r.log_rotation.max_bytes;
   j["logMaxFiles"] = r.log_rotation.max_files;
+  if (r.sandbox.enabled) j["sandbox"] = SandboxToJson(r.sandbox);
   std::error_code ec;
   std::filesystem::create_directories(run_dir, ec);
   if (ec) return InternalError("cannot create " + run_dir + ": " + ec.message());
@@ -193,6 +258,10 @@ StatusOr<LaunchRecord> ReadLaunchRecord(const std::string& run_dir) {
   if (f.Has("logMaxBytes") && !f.Int("logMaxBytes", &r.log_rotation.max_bytes)) return f.error();
   if (f.Has("logMaxFiles") && !f.IntIn("logMaxFiles", kMinContainerLogMaxFiles, 1 << 20, &r.log_rotation.max_files)) {
     return f.error();
+  }
+  if (f.Has("sandbox")) {
+    if (!f.Object("sandbox", [&](Fields& sf) { return SandboxFromJson(sf, &r.sandbox); })) return f.error();
+    if (Status s = ValidateSandboxSpec(r.sandbox); !s.ok()) return InvalidError(path + ": sandbox: " + s.message());
   }
   return r;
 }

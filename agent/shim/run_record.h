@@ -16,14 +16,21 @@
 //                   while it runs
 //     shim.pid      "<pid> <start time>" of the live supervisor (shim_client.h)
 //     shim.log      the supervisor's own diagnostics
+//     init.pid      "<pid> <start time>" (host pid) of a sandboxed run's init,
+//                   written by the supervisor once the container started
+//     rootfs/       a sandboxed run's writable layer (sandbox.h)
 //
 // launch.json: {"version":1,"container","run","argv":[...],"env":["N=v",...],
 //   "workingDir","logPath","cgroupDirs":[...] (the run's cgroup directories, one
 //   per cgroup v1 hierarchy or one on v2, agent/cgroups.h; records written
 //   before read "cgroupDir": "" = none, else one directory),"startedAt" (ns since the epoch, the agent's Clock),
 //   "devices":[indices],"ports":[{"host","key","port"}],
-//   "logMaxBytes","logMaxFiles"} ("ports" and the log rotation may be absent:
-//   no ports, the kubelet's default rotation).
+//   "logMaxBytes","logMaxFiles","sandbox"} ("ports" and the log rotation may
+//   be absent: no ports, the kubelet's default rotation; "sandbox" absent: the
+//   run is not sandboxed).
+// "sandbox": {"rootfsDir","hiddenPaths":[...],"user":{"uid","gid","groups":[...]},
+//   "mounts":[{"kind":"bind"|"tmpfs","source","target","readOnly","sizeBytes"}],
+//   "devices":[...]}, checked with ValidateSandboxSpec on read.
 // exit.json: {"version":1,"exitCode","signal","startError","startedAt",
 //   "finishedAt"} (ns since the epoch; the supervisor's real time), and
 //   "lost": true with "lostDetail" when the agent found the run lost (its
@@ -42,6 +49,7 @@
 #include <vector>
 
 #include "agent/shim/container_log.h"
+#include "agent/shim/sandbox.h"
 #include "core/clock.h"
 #include "core/status.h"
 
@@ -52,6 +60,8 @@ inline constexpr char kExitFile[] = "exit.json";
 inline constexpr char kSocketFile[] = "shim.sock";
 inline constexpr char kShimLogFile[] = "shim.log";
 inline constexpr char kSupervisorFile[] = "shim.pid";
+inline constexpr char kInitFile[] = "init.pid";
+inline constexpr char kRootfsDir[] = "rootfs";
 // A launch record holds argv and env; Kubernetes bounds a Pod object at 1.5 MiB.
 inline constexpr size_t kMaxRecordBytes = 4 << 20;
 
@@ -82,6 +92,7 @@ struct LaunchRecord {
   std::vector<int> devices;
   std::vector<PortAllocation> ports;
   LogRotation log_rotation;  // how the supervisor rotates log_path
+  SandboxSpec sandbox;       // enabled = false: not sandboxed
   bool operator==(const LaunchRecord&) const = default;
 };
 

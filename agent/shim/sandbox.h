@@ -25,14 +25,45 @@
 //     no capabilities unless the uid is 0 (then Docker's default capability set);
 //   - the host's network (pods use the host network in berth, as today).
 //
-// Thread-safety: data only.
+// How it is set up (upstream: runc libcontainer/rootfs_linux.go
+// prepareRoot/mountToRootfs/pivotRoot, standard_init_linux.go finalizeNamespace;
+// tini/docker-init for the init):
+//   the supervisor calls EnterSandboxPidNamespace() before it forks, so its
+//   child is pid 1 of a new PID namespace; that child (SandboxInitMain) makes
+//   a new mount namespace, marks `/` rprivate, mounts the overlay at
+//   <rootfs_dir>/merged (upper, work beside it), rbinds every other host mount
+//   read-only (mount_setattr AT_RECURSIVE; a remount per mount on kernels
+//   without it), mounts proc, a read-only rbind of /sys, the minimal /dev,
+//   tmpfs /tmp (1777) and /run, a tmpfs (0755) over each hidden path, then
+//   each `mounts` entry and each device, every target opened with openat2
+//   RESOLVE_IN_ROOT below the new root (mkdir -p inside it, a symlink resolves
+//   inside it), pivot_root's into it and detaches the old root. It then forks
+//   the main process (pid 2, its own process group) and stays as its init:
+//   forwards kSandboxForwardedSignals to the main process group, reaps every
+//   process re-parented to it, and when the main process ends writes its wait
+//   status to the status pipe and exits (128 + signal when it was signalled:
+//   pid 1 cannot re-raise a signal on itself), which makes the kernel kill
+//   what remains in the namespace. The main process takes `user`
+//   (EnterSandboxIdentity), resolves argv[0] inside the new root
+//   (CheckLaunch) and executes (ExecInChild).
+//
+// Start errors (written to the report pipe as ReportStartError, read by
+// ReadExecReport): runc's words, e.g. `error mounting "/src" to rootfs at
+// "/dst": mount /src:/dst (via /proc/self/fd/7), flags: 0x5000: no such file or
+// directory` for a mount, and CheckLaunch's for the program.
+//
+// Thread-safety: data, and functions meant for a single-threaded child after fork.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "core/status.h"
+
 namespace berth::agent::shim {
+
+struct LaunchRecord;  // run_record.h
 
 // One mount made inside the container's mount namespace, after the base layout.
 struct SandboxMount {
@@ -71,5 +102,68 @@ struct SandboxSpec {
   std::vector<std::string> devices;
   bool operator==(const SandboxSpec&) const = default;
 };
+
+// Bounds of a spec read from a launch record: a uid or gid is a 32-bit value
+// other than (uid_t)-1 (the kernel's "no change"); at most kMaxSandboxEntries
+// mounts, devices, hidden paths and groups (the kernel's NGROUPS_MAX is 65536;
+// a pod has at most a few hundred volumes).
+inline constexpr int64_t kMaxSandboxId = 4294967294;
+inline constexpr size_t kMaxSandboxEntries = 1024;
+
+// Checks a spec (from the agent, or read back from launch.json): absolute
+// paths without "." or ".." components (targets, sources, rootfs_dir,
+// hidden paths, devices), ids within [0, kMaxSandboxId], counts within
+// kMaxSandboxEntries, a tmpfs size >= 0. kInvalid naming the field.
+Status ValidateSandboxSpec(const SandboxSpec& spec);
+
+// Signals the init forwards to the main process group (docker-init/tini
+// forward every catchable signal; these are the ones the supervisor and a
+// terminal send).
+inline constexpr int kSandboxForwardedSignals[] = {1, 2, 3, 10, 12, 14, 15, 18, 20, 21, 22, 28};
+
+// Whether this process can set up sandboxes: it is root, and a throwaway
+// child can unshare the mount and PID namespaces and mount an overlay of `/`
+// with its upper and work directories in a temporary directory under
+// `scratch_dir` (removed again). kUnavailable saying what failed otherwise
+// ("not running as root (uid 1000)", "overlay of / under /x: invalid
+// argument", ...). Forks: call it before threads hold locks a child needs
+// (it uses no allocation after fork).
+Status ProbeSandbox(const std::string& scratch_dir);
+
+// --- The supervisor's side ---
+
+// unshare(CLONE_NEWPID): the caller's next child is pid 1 of a new PID
+// namespace. Returns 0 or the errno.
+int EnterSandboxPidNamespace();
+
+// The sandbox's pid 1: the forked child, stdin/stdout/stderr in place, the
+// cgroup already joined. Sets up the mounts (above), forks the main process
+// (which runs `binary` resolved inside the new root) and runs the init loop.
+// On a start error it writes ReportStartError to `report_fd` and exits 127;
+// `status_fd` receives the main process's raw wait status (an int) before the
+// init exits. Both are close-on-exec pipes' write ends.
+// `launch.sandbox` is the spec.
+[[noreturn]] void SandboxInitMain(const LaunchRecord& launch, int report_fd, int status_fd);
+
+// --- Shared with kubectl exec (agent/exec.h) ---
+
+// Takes the identity in a child about to exec: the capability bounding set
+// reduced (to nothing for uid != 0, to DockerDefaultCapabilities() for uid 0),
+// setgroups(groups), setgid, setuid (which clears the permitted and
+// effective capabilities of a non-zero uid), the capabilities of uid 0
+// limited to the same default set, PR_SET_NO_NEW_PRIVS. Returns 0 or the
+// errno of the call that failed, `*what` naming it.
+int EnterSandboxIdentity(const SandboxUser& user, const char** what);
+
+// Docker's default capabilities (moby oci/caps/defaults.go DefaultCapabilities):
+// CHOWN, DAC_OVERRIDE, FSETID, FOWNER, MKNOD, NET_RAW, SETGID, SETUID, SETFCAP,
+// SETPCAP, NET_BIND_SERVICE, SYS_CHROOT, KILL, AUDIT_WRITE.
+uint64_t DockerDefaultCapabilities();
+
+// Writes a start error as text to a report pipe (the child's half of
+// ReadExecReport, shim.h): {2, length} then the bytes (at most
+// kMaxStartErrorBytes).
+void ReportStartError(int report_fd, const std::string& message);
+inline constexpr size_t kMaxStartErrorBytes = 4096;
 
 }  // namespace berth::agent::shim

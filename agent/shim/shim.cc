@@ -22,6 +22,7 @@
 
 #include "agent/shim/container_log.h"
 #include "agent/shim/run_record.h"
+#include "agent/shim/sandbox.h"
 #include "agent/shim/shim_client.h"
 
 namespace berth::agent::shim {
@@ -88,6 +89,7 @@ class Supervisor {
   pid_t pid_ = 0;
   int pidfd_ = -1;
   int out_fd_ = -1;
+  int status_fd_ = -1;  // sandboxed: the init reports the main process's wait status here
   bool main_reaped_ = false;
 };
 
@@ -158,6 +160,19 @@ std::string ReadExecReport(int report_fd, const LaunchRecord& launch) {
   do {
     n = read(report_fd, report, sizeof report);
   } while (n < 0 && errno == EINTR);
+  if (n == sizeof report && report[0] == 2) {  // ReportStartError (sandbox.h): the text follows
+    std::string text(static_cast<size_t>(std::clamp(report[1], 0, static_cast<int>(kMaxStartErrorBytes))), '\0');
+    size_t got = 0;
+    while (got < text.size()) {
+      ssize_t r = read(report_fd, text.data() + got, text.size() - got);
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) break;
+      got += static_cast<size_t>(r);
+    }
+    close(report_fd);
+    text.resize(got);
+    return text;
+  }
   close(report_fd);
   if (n != sizeof report) return "";
   const std::string prefix = "unable to start container process: ";
@@ -212,19 +227,35 @@ std::string Supervisor::StartContainer(const std::string& binary) {
   for (auto& v : launch_.env) envp.push_back(v.data());
   envp.push_back(nullptr);
   const char* cwd = launch_.working_dir.c_str();
+  const bool sandboxed = launch_.sandbox.enabled;
+  int status_pipe[2] = {-1, -1};
+  if (sandboxed) {
+    // The child is the init of a new PID namespace (sandbox.h).
+    if (int err = EnterSandboxPidNamespace(); err != 0 || pipe2(status_pipe, O_CLOEXEC) != 0) {
+      for (int fd : {out[0], out[1], err_pipe[0], err_pipe[1]}) close(fd);
+      return "unable to start container process: unshare(CLONE_NEWPID): " + GoErrno(err != 0 ? err : errno);
+    }
+  }
   const pid_t parent = getpid();
   pid_t pid = fork();
   if (pid == 0) {
     setpgid(0, 0);
     // The container dies with its supervisor (never with the agent).
     prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent) _exit(127);
+    // A sandbox's init sees no parent (it is outside its PID namespace).
+    if (getppid() != (sandboxed ? 0 : parent)) _exit(127);
     int devnull = open("/dev/null", O_RDONLY);
     if (devnull >= 0) dup2(devnull, 0);
     dup2(out[1], 1);
     dup2(out[1], 2);
+    if (sandboxed) {
+      if (cgroup_procs >= 0) (void)!write(cgroup_procs, "0", 1);
+      SandboxInitMain(launch_, err_pipe[1], status_pipe[1]);
+    }
     ExecInChild(cgroup_procs, cwd, binary.c_str(), argv.data(), envp.data(), err_pipe[1]);
   }
+  if (status_pipe[1] >= 0) close(status_pipe[1]);
+  status_fd_ = status_pipe[0];
   int fork_errno = errno;
   close(out[1]);
   close(err_pipe[1]);
@@ -319,6 +350,14 @@ void Supervisor::Finish() {
     if (kill(-pid_, SIGKILL) != 0 && errno == ESRCH) break;
     usleep(1000);
   }
+  // A sandbox's init exits with 128 + signal for a signalled main process;
+  // the main process's own wait status is what it reported.
+  if (status_fd_ >= 0) {
+    int reported = 0;
+    if (read(status_fd_, &reported, sizeof reported) == sizeof reported) status = reported;
+    close(status_fd_);
+    status_fd_ = -1;
+  }
   // Drain what the group wrote before it died.
   char buf[65536];
   fcntl(out_fd_, F_SETFL, fcntl(out_fd_, F_GETFL) | O_NONBLOCK);
@@ -343,6 +382,7 @@ void Supervisor::Finish() {
   Status s = WriteExitRecord(run_dir_, e);
   if (!s.ok()) std::cerr << "berth shim: " << s.ToString() << "\n";
   unlink(kSocketFile);
+  unlink(kInitFile);
   unlink(kSupervisorFile);
 }
 
@@ -351,12 +391,20 @@ int Supervisor::Run(int ready_fd) {
     std::string err = std::string("cannot listen on ") + run_dir_ + "/" + kSocketFile + ": " + std::strerror(errno);
     return RecordStartError("unable to start container process: supervisor: " + err, ready_fd);
   }
+  // A sandboxed run's program is looked up inside its root, by its main process.
   std::string binary;
-  if (std::string err = CheckLaunch(launch_, &binary); !err.empty()) return RecordStartError(err, ready_fd);
+  if (!launch_.sandbox.enabled) {
+    if (std::string err = CheckLaunch(launch_, &binary); !err.empty()) return RecordStartError(err, ready_fd);
+  }
   auto log = ContainerLogWriter::Open(launch_.log_path, RealClock::Get(), launch_.log_rotation);
   if (!log.ok()) return RecordStartError("unable to create the container log: " + log.status().message(), ready_fd);
   log_ = std::move(log).value();
   if (std::string err = StartContainer(binary); !err.empty()) return RecordStartError(err, ready_fd);
+  if (launch_.sandbox.enabled) {
+    if (Status s = WriteProcessRecord(run_dir_ + "/" + kInitFile, pid_); !s.ok()) {
+      std::cerr << "berth shim: " << s.ToString() << "\n";
+    }
+  }
   if (Status s = WriteSupervisorRecord(run_dir_); !s.ok()) std::cerr << "berth shim: " << s.ToString() << "\n";
   SignalReady(ready_fd);
 

@@ -198,10 +198,25 @@ pid_t VerifiedSupervisor(const std::string& run_dir) {
 
 }  // namespace
 
+Status WriteProcessRecord(const std::string& path, pid_t pid) {
+  return WriteFileAtomically(path, std::to_string(pid) + " " + ProcessStartTime(pid) + "\n", 0600);
+}
+
 Status WriteSupervisorRecord(const std::string& run_dir) {
-  const pid_t self = getpid();
-  return WriteFileAtomically(run_dir + "/" + kSupervisorFile,
-                             std::to_string(self) + " " + ProcessStartTime(self) + "\n", 0600);
+  return WriteProcessRecord(run_dir + "/" + kSupervisorFile, getpid());
+}
+
+int SandboxInitAlive(const std::string& run_dir) {
+  StatusOr<std::string> record = ReadFileBounded(run_dir + "/" + kInitFile, 64, /*follow_symlinks=*/false);
+  if (!record.ok()) return 0;
+  long long pid = 0;
+  char start[32] = {0};
+  if (std::sscanf(record->c_str(), "%lld %31s", &pid, start) != 2 || pid <= 1 || pid > 1 << 22) return 0;
+  if (ProcessStartTime(static_cast<pid_t>(pid)) != start) return 0;
+  std::string state = ReadFileBounded("/proc/" + std::to_string(pid) + "/stat", 4096).value_or("");
+  size_t close = state.rfind(')');
+  if (close == std::string::npos || close + 2 >= state.size() || state[close + 2] == 'Z') return 0;
+  return static_cast<int>(pid);
 }
 
 int SupervisorAlive(const std::string& run_dir) { return VerifiedSupervisor(run_dir); }

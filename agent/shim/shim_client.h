@@ -46,6 +46,7 @@
 #pragma once
 
 #include <string>
+#include <sys/types.h>
 #include <vector>
 
 #include "core/clock.h"
@@ -63,6 +64,11 @@ int SupervisorAlive(const std::string& run_dir);
 bool KillSupervisor(const std::string& run_dir);
 // Written by the supervisor: "<pid> <start time>\n" of the calling process.
 Status WriteSupervisorRecord(const std::string& run_dir);
+// "<pid> <start time>\n" of `pid`, written atomically to `path` (mode 0600).
+Status WriteProcessRecord(const std::string& path, pid_t pid);
+// The host pid of a sandboxed run's init (<run dir>/init.pid, written by its
+// supervisor) when that process is alive with the recorded start time, else 0.
+int SandboxInitAlive(const std::string& run_dir);
 
 // Sends "signal <sig>\n" on a connection; false when the supervisor is gone.
 bool SendSignal(int connection, int sig);

@@ -60,6 +60,13 @@
 //     system:nodes: the node authorizer limits it to its own Node, Lease and
 //     pods), and the join command.
 //
+//   Pod isolation (both commands): --sandbox=auto|on|off (auto: on when berth
+//     runs as root and a probe can unshare namespaces and mount an overlay),
+//     --allow-root-pods, --pod-uid-range FIRST:COUNT, --device-dir DIR
+//     (agent/node_agent.h SandboxOptions; docs/security.md "Pod isolation").
+//     What is not enforced is logged at start and shown on each Node as
+//     condition berth.dev/PodIsolationDegraded.
+//
 //   berth shim RUN_DIR
 //     The per-container supervisor the agents start (not for users).
 #include <CLI/CLI.hpp>
@@ -86,6 +93,7 @@
 #include <unistd.h>
 
 #include "agent/node_agent.h"
+#include "agent/shim/sandbox.h"
 #include "agent/shim/shim.h"
 #include "api/admission_pipeline.h"
 #include "api/conversion.h"
@@ -199,6 +207,66 @@ void AddPodMaxPidsFlag(CLI::App* app, int64_t& pod_max_pids) {
       ->check(CLI::Range(int64_t{-1}, int64_t{1} << 22));
 }
 
+// Pod isolation flags (agent/node_agent.h SandboxOptions), for the embedded agents and `berth agent`.
+struct SandboxFlags {
+  std::string mode = "auto";        // --sandbox: auto | on | off
+  bool allow_root = false;          // --allow-root-pods
+  std::string uid_range;            // --pod-uid-range FIRST:COUNT; "" = SandboxOptions' default
+  std::string device_dir = "/dev";  // --device-dir
+};
+
+void AddSandboxFlags(CLI::App* app, SandboxFlags& flags) {
+  app->add_option("--sandbox", flags.mode,
+                  "pod isolation (own PID and mount namespaces, unprivileged users, only assigned GPUs): auto "
+                  "(default: on when berth runs as root and the host can), on (refuse to start without it), off")
+      ->check(CLI::IsMember({"auto", "on", "off"}));
+  app->add_flag("--allow-root-pods", flags.allow_root, "let pods run as uid 0 (runAsUser: 0) in their sandbox");
+  app->add_option("--pod-uid-range", flags.uid_range,
+                  "FIRST:COUNT, the uids given to namespaces whose pods set no runAsUser (default 200000:65536)");
+  app->add_option("--device-dir", flags.device_dir, "directory of the GPUs' device nodes (nvidia<i>; default /dev)");
+}
+
+// The sandbox settings the flags ask for, probing the host once in `data_dir`
+// (created); nullopt with the reason on stderr when a flag is malformed or
+// --sandbox=on cannot be honoured.
+std::optional<berth::agent::SandboxOptions> SandboxSettings(const SandboxFlags& flags, const std::string& data_dir,
+                                                            spdlog::logger& log) {
+  berth::agent::SandboxOptions options;
+  options.allow_root = flags.allow_root;
+  options.device_dir = flags.device_dir;
+  if (!flags.uid_range.empty()) {
+    long long first = 0, count = 0;
+    char extra = 0;
+    if (std::sscanf(flags.uid_range.c_str(), "%lld:%lld%c", &first, &count, &extra) != 2 || first < 1 || count < 1 ||
+        first + count - 1 > berth::agent::shim::kMaxSandboxId) {
+      std::cerr << "error: --pod-uid-range \"" << flags.uid_range
+                << "\": want FIRST:COUNT with 1 <= FIRST and FIRST+COUNT-1 <= 4294967294\n";
+      return std::nullopt;
+    }
+    options.first_pod_uid = first;
+    options.pod_uid_count = count;
+  }
+  if (flags.mode == "off") {
+    options.degraded_reason = "--sandbox=off";
+    return options;
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(data_dir, ec);
+  berth::Status probe = berth::agent::shim::ProbeSandbox(data_dir);
+  if (probe.ok()) {
+    options.enabled = true;
+    log.info("pods are sandboxed: own PID and mount namespaces, uids {}..{}{}", options.first_pod_uid,
+             options.first_pod_uid + options.pod_uid_count - 1, options.allow_root ? ", uid 0 allowed" : "");
+    return options;
+  }
+  if (flags.mode == "on") {
+    std::cerr << "error: --sandbox=on, but pods cannot be sandboxed here: " << probe.message() << "\n";
+    return std::nullopt;
+  }
+  options.degraded_reason = probe.message();
+  return options;
+}
+
 struct ServerFlags {
   int port = 6443;
   std::string address = "127.0.0.1";
@@ -221,6 +289,7 @@ struct ServerFlags {
   bool insecure_http = false;               // plain HTTP, no authentication (loopback only)
   std::string service_account_issuer = berth::authn::kDefaultServiceAccountIssuer;
   std::vector<std::string> api_audiences;   // "" = the issuer
+  SandboxFlags sandbox;
 };
 
 struct AgentFlags {
@@ -235,6 +304,7 @@ struct AgentFlags {
   std::optional<std::string> host_images;
   std::vector<std::string> allowed_host_paths;
   int64_t pod_max_pids = berth::agent::SandboxOptions{}.pod_pids_limit;  // --pod-max-pids
+  SandboxFlags sandbox;
 };
 
 // Stops node agents as the stop signal asks: with a shutdown grace period, a
@@ -513,6 +583,13 @@ int RunServer(const ServerFlags& flags) {
     std::cerr << "error: cannot create data directory " << flags.data_dir << ": " << ec.message() << "\n";
     return 1;
   }
+  // Pods see the whole data directory (berth.db, pki/, every node's pods) as empty.
+  auto sandbox = SandboxSettings(flags.sandbox, (std::filesystem::path(flags.data_dir) / "nodes").string(), *log);
+  if (!sandbox) return 1;
+  if (sandbox->enabled) {
+    std::filesystem::permissions(flags.data_dir, std::filesystem::perms::owner_all, ec);
+    sandbox->hidden_paths.push_back(std::filesystem::canonical(flags.data_dir, ec).string());
+  }
   // One server per data directory: a second one would corrupt the first one's
   // view of the store. The lock is released when the process exits.
   const std::string lock_path = (std::filesystem::path(flags.data_dir) / "berth.lock").string();
@@ -648,6 +725,7 @@ int RunServer(const ServerFlags& flags) {
     options.host_ports = host_ports;
     options.container_log = *container_log;
     options.host_images = host_images;
+    options.sandbox = *sandbox;
     options.sandbox.host_path_prefixes = allowed_host_paths;
     options.sandbox.pod_pids_limit = flags.pod_max_pids;
     // Pods reach the API server where this server listens (an unspecified
@@ -726,10 +804,13 @@ int RunAgent(const AgentFlags& flags) {
     return 1;
   }
   berth::client::HttpClient client(rest.value());
+  auto sandbox = SandboxSettings(flags.sandbox, flags.data_dir, *log);
+  if (!sandbox) return 1;
   berth::agent::NodeAgentOptions options;
   options.node_name = flags.name;
   options.capacity = capacity.value();
   options.data_dir = flags.data_dir;
+  options.sandbox = *sandbox;
   options.address = flags.address;
   options.container_log = *container_log;
   options.host_images = host_images;
@@ -827,6 +908,7 @@ int main(int argc, char** argv) {
   AddHostImagesFlag(server, server_flags.host_images);
   AddAllowedHostPathsFlag(server, server_flags.allowed_host_paths);
   AddPodMaxPidsFlag(server, server_flags.pod_max_pids);
+  AddSandboxFlags(server, server_flags.sandbox);
   server->callback([&] {
     if (!berth::SetLogLevel(log_level)) throw CLI::ValidationError("--log-level", "unknown level " + log_level);
     server_rc = RunServer(server_flags);
@@ -853,6 +935,7 @@ int main(int argc, char** argv) {
   AddHostImagesFlag(agent, agent_flags.host_images);
   AddAllowedHostPathsFlag(agent, agent_flags.allowed_host_paths);
   AddPodMaxPidsFlag(agent, agent_flags.pod_max_pids);
+  AddSandboxFlags(agent, agent_flags.sandbox);
   agent->callback([&] {
     if (!berth::SetLogLevel(log_level)) throw CLI::ValidationError("--log-level", "unknown level " + log_level);
     server_rc = RunAgent(agent_flags);
