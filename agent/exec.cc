@@ -130,10 +130,17 @@ std::string Errno(const std::string& what, int err) { return what + ": " + std::
 // Runs in a child of a multi-threaded process: system calls, and the
 // allocations of CheckLaunch after the second fork (glibc's fork leaves
 // malloc usable in the child).
-[[noreturn]] void EnterSandboxAndExec(int init_pidfd, int cgroup_procs, const shim::LaunchRecord& record,
-                                      const shim::SandboxUser& user, char* const argv[], char* const envp[],
-                                      int report_fd) {
-  if (cgroup_procs >= 0) (void)!write(cgroup_procs, "0", 1);
+[[noreturn]] void EnterSandboxAndExec(int init_pidfd, std::span<const int> cgroup_procs,
+                                      const shim::LaunchRecord& record, const shim::SandboxUser& user,
+                                      char* const argv[], char* const envp[], int report_fd) {
+  // The cgroups are joined before the namespaces, so the command (forked below) inherits them.
+  for (int fd : cgroup_procs) {
+    if (write(fd, "0", 1) != 1) {
+      shim::ReportStartError(report_fd, "unable to start container process: cannot join the container's cgroup: " +
+                                            std::string(strerror(errno)));
+      _exit(127);
+    }
+  }
   if (setns(init_pidfd, CLONE_NEWNS | CLONE_NEWPID) != 0) {
     shim::ReportStartError(report_fd, "unable to start container process: setns: " + std::string(strerror(errno)));
     _exit(127);
@@ -158,7 +165,7 @@ std::string Errno(const std::string& what, int err) { return what + ": " + std::
       shim::ReportStartError(report_fd, err);
       _exit(127);
     }
-    shim::ExecInChild(-1, record.working_dir.c_str(), binary.c_str(), argv, envp, report_fd);
+    shim::ExecInChild({}, record.working_dir.c_str(), binary.c_str(), argv, envp, report_fd);
   }
   close(report_fd);
   int status = 0;

@@ -1365,6 +1365,8 @@ void NodeAgent::SyncVolumes(PodWorker& w) {
     // Without the sandbox a container sees the whole host anyway: no prefix rule.
     o.host_path_prefixes =
         options_.sandbox.enabled ? options_.sandbox.host_path_prefixes : std::vector<std::string>{"/"};
+    o.protected_paths = options_.sandbox.hidden_paths;
+    o.protected_paths.push_back(options_.data_dir);
     o.node.pod_ip = o.node.host_ip = options_.address;
     for (const auto& [r, q] : options_.capacity) o.node.allocatable[r] = q;
     o.service_account_tokens = !options_.api_server.host.empty();

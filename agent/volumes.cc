@@ -573,8 +573,23 @@ StatusOr<std::string> PodVolumes::ResolveHostPath(const std::string& name, const
                   (allowed.empty() ? std::string("(this node allows no hostPath volumes)")
                                    : "(allowed prefixes: " + allowed + ")"));
   };
+  // berth's own data is never a pod's volume, whatever the prefixes allow.
+  auto touches_protected = [&](const fs::path& p) -> std::optional<std::string> {
+    for (const std::string& d : options_.protected_paths) {
+      std::error_code ec;
+      const fs::path real = fs::canonical(d, ec);
+      const std::string dir = ec ? d : real.string();
+      if (PathIsUnder(p.string(), dir) || PathIsUnder(dir, p.string())) return dir;
+    }
+    return std::nullopt;
+  };
+  auto protected_refusal = [&](const std::string& dir) {
+    return refuse("hostPath volume \"" + name + "\" path \"" + path +
+                  "\" is not allowed on this node (it holds berth's data directory " + dir + ")");
+  };
   fs::path resolved = ResolveExisting(path);
   if (!under_prefix(resolved)) return not_allowed();
+  if (auto dir = touches_protected(resolved)) return protected_refusal(*dir);
   std::error_code ec;
   const bool exists = fs::exists(resolved, ec);
   static const std::set<std::string> kTypes = {"",       "DirectoryOrCreate", "Directory",  "FileOrCreate", "File",
@@ -593,6 +608,7 @@ StatusOr<std::string> PodVolumes::ResolveHostPath(const std::string& name, const
     // Created through no symlink (the missing part had none), but look again.
     resolved = ResolveExisting(path);
     if (!under_prefix(resolved)) return not_allowed();
+    if (auto dir = touches_protected(resolved)) return protected_refusal(*dir);
   }
   struct stat st {};
   const bool found = ::stat(resolved.c_str(), &st) == 0;

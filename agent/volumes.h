@@ -42,7 +42,11 @@
 // /data2 is not below /data. Anything else is a configuration error of the containers
 // that mount it:
 //   hostPath volume "v" path "/etc" is not allowed on this node (allowed prefixes: /data, /scratch)
-// ("... (this node allows no hostPath volumes)" without prefixes). The type checks of
+// ("... (this node allows no hostPath volumes)" without prefixes). A path that is, lies
+// in or contains one of Options::protected_paths (berth's own data: the store, the CA and
+// signing keys, every pod's directory) is refused even under an allowed prefix:
+//   hostPath volume "v" path "/srv" is not allowed on this node (it holds berth's data directory /srv/berth)
+// The type checks of
 // hostpath.go checkType: "" (created as a directory when missing, as containerd's CRI
 // does), DirectoryOrCreate (mkdir -p, 0755), Directory, FileOrCreate (an empty file 0644;
 // the parent must exist), File, Socket, CharDevice, BlockDevice; a failed check is a
@@ -147,6 +151,9 @@ class PodVolumes {
   struct Options {
     std::string pod_dir;                          // <data dir>/pods/<ns>_<name>_<uid>
     std::vector<std::string> host_path_prefixes;  // SandboxOptions::host_path_prefixes
+    // Host directories no hostPath may be, lie in or contain (berth's data directories,
+    // SandboxOptions::hidden_paths and the node's own); checked after resolving symlinks.
+    std::vector<std::string> protected_paths;
     NodeFacts node;                               // for resourceFieldRef (unset limits)
     // The node writes each pod's token directory (NodeAgentOptions::api_server has a host).
     bool service_account_tokens = false;

@@ -324,6 +324,34 @@ TEST_F(VolumesTest, HostPathMustBeAtOrBelowAnAllowedPrefixAfterSymlinks) {
                 "volumes)");
 }
 
+TEST_F(VolumesTest, HostPathNeverIsInOrAboveBerthsDataEvenUnderAnAllowedPrefix) {
+  // The allowed prefix holds the server's data directory (as a test's $WORK does).
+  const std::string data = (root_ / "data").string();
+  const std::string berth = data + "/berth";
+  fs::create_directories(berth + "/pki");
+  fs::create_directories(data + "/models");
+  fs::create_symlink(berth + "/pki", root_ / "data" / "keys");
+  auto mounts = [&](const std::string& path) {
+    const api::Object pod =
+        Pod({{{"name", "h"}, {"hostPath", {{"path", path}}}}}, {{{"name", "h"}, {"mountPath", "/mnt"}}});
+    PodVolumes::Options o;
+    o.protected_paths = {berth};
+    PodVolumes v = Make(o);
+    EXPECT_TRUE(v.Sync(pod).empty());
+    return v.MountsFor(Container(pod));
+  };
+  const std::string holds = "\" is not allowed on this node (it holds berth's data directory " +
+                            fs::canonical(berth).string() + ")";
+  EXPECT_TRUE(mounts(data + "/models").ok());
+  EXPECT_TRUE(mounts(data + "/berth2").ok());  // a sibling with the same string prefix
+  EXPECT_EQ(mounts(data).status().message(), "hostPath volume \"h\" path \"" + data + holds);  // contains it
+  EXPECT_EQ(mounts(berth).status().message(), "hostPath volume \"h\" path \"" + berth + holds);
+  EXPECT_EQ(mounts(berth + "/pki").status().message(), "hostPath volume \"h\" path \"" + berth + "/pki" + holds);
+  EXPECT_EQ(mounts(data + "/keys").status().message(), "hostPath volume \"h\" path \"" + data + "/keys" + holds);
+  EXPECT_EQ(mounts(berth + "/new").status().message(), "hostPath volume \"h\" path \"" + berth + "/new" + holds);
+  EXPECT_FALSE(fs::exists(berth + "/new"));
+}
+
 TEST_F(VolumesTest, HostPathTypesAreCheckedAndCreatedAsUpstream) {
   const std::string data = (root_ / "data").string();
   std::ofstream(data + "/file") << "x";

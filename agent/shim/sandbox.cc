@@ -450,7 +450,7 @@ int EnterSandboxIdentity(const SandboxUser& user, const char** what) {
 
 void ReportStartError(int report_fd, const std::string& message) {
   const size_t len = std::min(message.size(), kMaxStartErrorBytes);
-  int header[2] = {2, static_cast<int>(len)};
+  int header[2] = {kReportTextStage, static_cast<int>(len)};
   (void)!write(report_fd, header, sizeof header);
   (void)!write(report_fd, message.data(), len);
 }
@@ -482,7 +482,7 @@ void SandboxInitMain(const LaunchRecord& launch, int report_fd, int status_fd) {
     }
     std::string binary;
     if (std::string err = CheckLaunch(launch, &binary); !err.empty()) Fail(report_fd, err);
-    ExecInChild(-1, launch.working_dir.c_str(), binary.c_str(), argv.data(), envp.data(), report_fd);
+    ExecInChild({}, launch.working_dir.c_str(), binary.c_str(), argv.data(), envp.data(), report_fd);
   }
   setpgid(main_pid, main_pid);
   close(report_fd);

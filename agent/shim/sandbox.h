@@ -161,7 +161,7 @@ int EnterSandboxIdentity(const SandboxUser& user, const char** what);
 uint64_t DockerDefaultCapabilities();
 
 // Writes a start error as text to a report pipe (the child's half of
-// ReadExecReport, shim.h): {2, length} then the bytes (at most
+// ReadExecReport, shim.h): {kReportTextStage, length} then the bytes (at most
 // kMaxStartErrorBytes).
 void ReportStartError(int report_fd, const std::string& message);
 inline constexpr size_t kMaxStartErrorBytes = 4096;

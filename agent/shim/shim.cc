@@ -133,7 +133,7 @@ void ExecInChild(std::span<const int> cgroup_procs, const char* cwd, const char*
   for (int sig = 1; sig < NSIG; ++sig) {
     if (sig != SIGKILL && sig != SIGSTOP) signal(sig, SIG_DFL);
   }
-  int stage = 2;
+  int stage = kReportCgroupStage;
   for (int fd : cgroup_procs) {
     if (write(fd, "0", 1) != 1) {
       int report[2] = {stage, errno};
@@ -144,9 +144,9 @@ void ExecInChild(std::span<const int> cgroup_procs, const char* cwd, const char*
   if (syscall(SYS_close_range, 3u, ~0u, CLOSE_RANGE_CLOEXEC) != 0) {
     for (int fd = 3; fd < 65536; ++fd) fcntl(fd, F_SETFD, FD_CLOEXEC);
   }
-  stage = 0;
+  stage = kReportChdirStage;
   if (chdir(cwd) == 0) {
-    stage = 1;
+    stage = kReportExecStage;
     execve(binary, argv, envp);
   }
   int report[2] = {stage, errno};
@@ -160,7 +160,7 @@ std::string ReadExecReport(int report_fd, const LaunchRecord& launch) {
   do {
     n = read(report_fd, report, sizeof report);
   } while (n < 0 && errno == EINTR);
-  if (n == sizeof report && report[0] == 2) {  // ReportStartError (sandbox.h): the text follows
+  if (n == sizeof report && report[0] == kReportTextStage) {  // ReportStartError (sandbox.h): the text follows
     std::string text(static_cast<size_t>(std::clamp(report[1], 0, static_cast<int>(kMaxStartErrorBytes))), '\0');
     size_t got = 0;
     while (got < text.size()) {
@@ -176,8 +176,8 @@ std::string ReadExecReport(int report_fd, const LaunchRecord& launch) {
   close(report_fd);
   if (n != sizeof report) return "";
   const std::string prefix = "unable to start container process: ";
-  if (report[0] == 2) return prefix + "joining the container's cgroup: " + GoErrno(report[1]);
-  if (report[0] == 0) {
+  if (report[0] == kReportCgroupStage) return prefix + "joining the container's cgroup: " + GoErrno(report[1]);
+  if (report[0] == kReportChdirStage) {
     return prefix + "chdir to cwd (\"" + launch.working_dir + "\") set in config.json failed: " + GoErrno(report[1]);
   }
   return prefix + "exec: \"" + (launch.argv.empty() ? std::string() : launch.argv[0]) + "\": " + GoErrno(report[1]);
@@ -249,7 +249,14 @@ std::string Supervisor::StartContainer(const std::string& binary) {
     dup2(out[1], 1);
     dup2(out[1], 2);
     if (sandboxed) {
-      if (cgroup_procs >= 0) (void)!write(cgroup_procs, "0", 1);
+      // The init joins the run's cgroups, so everything in the sandbox is in them.
+      for (int fd : cgroup_procs) {
+        if (write(fd, "0", 1) != 1) {
+          int report[2] = {kReportCgroupStage, errno};
+          (void)!write(err_pipe[1], report, sizeof report);
+          _exit(127);
+        }
+      }
       SandboxInitMain(launch_, err_pipe[1], status_pipe[1]);
     }
     ExecInChild(cgroup_procs, cwd, binary.c_str(), argv.data(), envp.data(), err_pipe[1]);

@@ -75,8 +75,16 @@ std::string CheckLaunch(const LaunchRecord& launch, std::string* binary);
 // process into each cgroup whose cgroup.procs is open in `cgroup_procs` (one
 // per cgroup v1 hierarchy, or one on v2; empty: none), marks every descriptor
 // above 2 close-on-exec, then chdir(cwd) and execve. On failure it writes
-// {stage (0: chdir, 1: execve, 2: joining a cgroup), errno} to `report_fd` (a
-// close-on-exec pipe) and exits 127.
+// {stage (kReportChdirStage, kReportExecStage, kReportCgroupStage), errno} to
+// `report_fd` (a close-on-exec pipe) and exits 127.
+// The first int of a start report (ReadExecReport): which step failed, with errno
+// second; kReportTextStage: the second int is the length of a text that follows
+// (sandbox.h ReportStartError).
+inline constexpr int kReportChdirStage = 0;
+inline constexpr int kReportExecStage = 1;
+inline constexpr int kReportTextStage = 2;
+inline constexpr int kReportCgroupStage = 3;
+
 [[noreturn]] void ExecInChild(std::span<const int> cgroup_procs, const char* cwd, const char* binary,
                               char* const argv[], char* const envp[], int report_fd);
 // Opens <dir>/cgroup.procs of each of `dirs` for ExecInChild (close-on-exec),
