@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
+#include <linux/close_range.h>
 #include <mutex>
 #include <optional>
 #include <sched.h>
@@ -160,7 +161,12 @@ std::string Errno(const std::string& what, int err) { return what + ": " + std::
     }
     shim::ExecInChild(-1, record.working_dir.c_str(), binary.c_str(), argv, envp, report_fd);
   }
-  close(report_fd);
+  // Holds nothing of the session but its standard streams: a descriptor it kept
+  // (the write end of the stdin pipe, inherited from the agent) would keep the
+  // command from ever seeing end-of-file.
+  if (syscall(SYS_close_range, 3u, ~0u, 0) != 0) {
+    for (int fd = 3; fd < 65536; ++fd) close(fd);
+  }
   int status = 0;
   while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
   }

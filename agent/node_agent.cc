@@ -1268,6 +1268,17 @@ StatusOr<shim::SandboxSpec> NodeAgent::SandboxFor(PodWorker& w, const api::Objec
     }
   }
   spec.mounts.push_back({shim::SandboxMount::Kind::kBind, work, work, false, 0});
+  // The ServiceAccount token directory at its host path (the containers reach it as
+  // ../var/run/secrets/... from their working directory), its token readable by
+  // the pod's user only (as the kubelet's projected token for a single runAsUser).
+  // The volumes' hook below supersedes this once it mounts the token volume.
+  const std::string sa = w.dir + "/" + kServiceAccountDir;
+  if (std::filesystem::is_directory(sa, ec)) {
+    if (chown((sa + "/token").c_str(), static_cast<uid_t>(owner.uid), static_cast<gid_t>(owner.gid)) != 0) {
+      spdlog::warn("node {}: {}: chown {}/token: {}", options_.node_name, w.key, sa, std::strerror(errno));
+    }
+    spec.mounts.push_back({shim::SandboxMount::Kind::kBind, sa, sa, true, 0});
+  }
   // The volumes' mounts (emptyDir, hostPath, configMap, secret, projected, downwardAPI).
   std::vector<shim::SandboxMount> volumes = VolumeMounts(w, container);
   spec.mounts.insert(spec.mounts.end(), volumes.begin(), volumes.end());
