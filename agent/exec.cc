@@ -3,12 +3,14 @@
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
+#include <linux/close_range.h>
 #include <mutex>
 #include <optional>
 #include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <termios.h>
@@ -131,7 +133,7 @@ std::string Errno(const std::string& what, int err) { return what + ": " + std::
 // allocations of CheckLaunch after the second fork (glibc's fork leaves
 // malloc usable in the child).
 [[noreturn]] void EnterSandboxAndExec(int init_pidfd, std::span<const int> cgroup_procs,
-                                      const shim::LaunchRecord& record, const shim::SandboxUser& user,
+                                      const shim::LaunchRecord& record, const shim::SandboxUser& user, bool tty,
                                       char* const argv[], char* const envp[], int report_fd) {
   // The cgroups are joined before the namespaces, so the command (forked below) inherits them.
   for (int fd : cgroup_procs) {
@@ -154,6 +156,14 @@ std::string Errno(const std::string& what, int err) { return what + ": " + std::
     _exit(127);
   }
   if (child == 0) {
+    if (tty) {
+      // The terminal's foreground group must be one the command can see: a
+      // session of its own inside the PID namespace (a shell restores the
+      // group it started with when it exits). Killing the intermediate kills it.
+      setsid();
+      ioctl(0, TIOCSCTTY, 0);
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+    }
     const char* what = "";
     if (int err = shim::EnterSandboxIdentity(user, &what); err != 0) {
       shim::ReportStartError(report_fd,
@@ -167,7 +177,12 @@ std::string Errno(const std::string& what, int err) { return what + ": " + std::
     }
     shim::ExecInChild({}, record.working_dir.c_str(), binary.c_str(), argv, envp, report_fd);
   }
-  close(report_fd);
+  // Holds nothing of the session but its standard streams: a descriptor it kept
+  // (the write end of the stdin pipe, inherited from the agent) would keep the
+  // command from ever seeing end-of-file.
+  if (syscall(SYS_close_range, 3u, ~0u, 0) != 0) {
+    for (int fd = 3; fd < 65536; ++fd) close(fd);
+  }
   int status = 0;
   while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
   }
@@ -270,7 +285,8 @@ StatusOr<std::unique_ptr<client::ExecProcess>> StartExecProcess(const ExecLaunch
   if (pid == 0) {
     setsid();  // a new session and process group: Kill reaches all of it
     if (launch.tty) {
-      ioctl(slave, TIOCSCTTY, 0);
+      if (init_pidfd < 0) ioctl(slave, TIOCSCTTY, 0);  // a sandboxed command takes it itself
+
       dup2(slave, 0);
       dup2(slave, 1);
       dup2(slave, 2);
@@ -280,7 +296,8 @@ StatusOr<std::unique_ptr<client::ExecProcess>> StartExecProcess(const ExecLaunch
       dup2(errp[1], 2);
     }
     if (init_pidfd >= 0) {
-      EnterSandboxAndExec(init_pidfd, cgroup_procs, record, launch.sandbox.user, argv.data(), envp.data(), report[1]);
+      EnterSandboxAndExec(init_pidfd, cgroup_procs, record, launch.sandbox.user, launch.tty, argv.data(), envp.data(),
+                          report[1]);
     }
     shim::ExecInChild(cgroup_procs, cwd, binary.c_str(), argv.data(), envp.data(), report[1]);
   }

@@ -22,6 +22,10 @@
 // intermediate process blocks every signal, waits for the command and exits
 // as it did (the same signal re-raised), so Wait() reports the command's
 // status; a signal sent to the process group reaches the command directly.
+// With tty the command leads a session of its own in the PID namespace (the
+// terminal's foreground group must be visible there: a shell restores it on
+// exit) and dies with the intermediate (PR_SET_PDEATHSIG), so Kill() still
+// ends it.
 //
 // With tty: a new pseudo-terminal (posix_openpt); the slave is the process's
 // controlling terminal and its stdin, stdout and stderr; the master is

@@ -166,6 +166,15 @@ TEST_F(ExecTest, ASandboxedRunsExecEntersItsNamespacesAsItsUser) {
   EXPECT_EQ(ReadAll((*p)->stdout_fd()), "berth-init\nin-sandbox\n200321\n" + c.working_dir + "\n");
   EXPECT_EQ((*p)->Wait(), 4);
 
+  // stdin reaches the command, and its end too.
+  ExecLaunch with_stdin = ExecLaunchFor(*record, {"cat"}, true, false, c.run_dir);
+  auto cat = StartExecProcess(with_stdin);
+  ASSERT_TRUE(cat.ok()) << cat.status().ToString();
+  ASSERT_EQ(write((*cat)->stdin_fd(), "hi\n", 3), 3);
+  (*cat)->CloseStdin();
+  EXPECT_EQ(ReadAll((*cat)->stdout_fd()), "hi\n");
+  EXPECT_EQ((*cat)->Wait(), 0);
+
   // argv[0] is looked up inside the sandbox, and a signal ends the exec as it ended the command.
   auto missing = StartExecProcess(ExecLaunchFor(*record, {"berth-no-such-tool"}, false, false, c.run_dir));
   ASSERT_FALSE(missing.ok());

@@ -5,7 +5,8 @@
 #    columns; `kubectl create secret generic --from-literal` stores base64 data, and the value
 #    appears nowhere in the server's log;
 #  - a pod in team-a finds its token, CA and namespace under
-#    <pod dir>/var/run/secrets/kubernetes.io/serviceaccount and the API server in
+#    /var/run/secrets/kubernetes.io/serviceaccount (sandboxed; <pod dir>/var/run/... without
+#    the sandbox) and the API server in
 #    KUBERNETES_SERVICE_HOST/PORT: with no token its curl gets 401, with its token 403 on
 #    team-b's pods with kube-apiserver's message naming system:serviceaccount:team-a:default,
 #    and 200 on team-a's pods once the admin binds `view` to that ServiceAccount;
@@ -55,7 +56,8 @@ spec:
     - /bin/sh
     - -c
     - |
-      D=../var/run/secrets/kubernetes.io/serviceaccount
+      D=/var/run/secrets/kubernetes.io/serviceaccount   # the sandbox mounts it there
+      [ -d $D ] || D=../var/run/secrets/kubernetes.io/serviceaccount   # no sandbox: in the pod directory
       U=https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT
       for i in $(seq 1 100); do [ -s $D/token ] && break; sleep 0.1; done
       echo "namespace=$(cat $D/namespace)"
