@@ -379,6 +379,10 @@ void NodeAgent::StartSandbox() {
     return;
   }
   chmod(options_.data_dir.c_str(), 0700);
+  if (options_.sandbox.pod_users) {
+    pod_users_ = options_.sandbox.pod_users;
+    return;
+  }
   StatusOr<std::unique_ptr<PodUsers>> users =
       PodUsers::Open(options_.data_dir, options_.sandbox.first_pod_uid, options_.sandbox.pod_uid_count);
   if (users.ok()) {
@@ -1365,8 +1369,10 @@ void NodeAgent::SyncVolumes(PodWorker& w) {
     // Without the sandbox a container sees the whole host anyway: no prefix rule.
     o.host_path_prefixes =
         options_.sandbox.enabled ? options_.sandbox.host_path_prefixes : std::vector<std::string>{"/"};
-    o.protected_paths = options_.sandbox.hidden_paths;
-    o.protected_paths.push_back(options_.data_dir);
+    if (options_.sandbox.enabled) {  // without it the container sees berth's data anyway
+      o.protected_paths = options_.sandbox.hidden_paths;
+      o.protected_paths.push_back(options_.data_dir);
+    }
     o.node.pod_ip = o.node.host_ip = options_.address;
     for (const auto& [r, q] : options_.capacity) o.node.allocatable[r] = q;
     o.service_account_tokens = !options_.api_server.host.empty();

@@ -258,10 +258,16 @@ struct SandboxOptions {
   bool enabled = false;
   // Pods that set no runAsUser run as an unprivileged uid the node allocates per
   // namespace from [first_pod_uid, first_pod_uid + pod_uid_count) (gid = uid),
-  // persisted in <data_dir>/pod-users.json, so every pod of a team shares its
-  // files and no two teams share a uid on this node.
+  // persisted in <data_dir>/pod-users.json (or `pod_users`), so every pod of a
+  // team shares its files and no two teams share a uid on this node.
   int64_t first_pod_uid = 200000;
   int64_t pod_uid_count = 65536;
+  // The table of those uids when several agents share one host (the embedded
+  // agents of `berth server` share the server's <data>/pod-users.json, so a team
+  // has one uid on every node of the host and its pods share their files);
+  // nullptr = the agent's own in its data_dir. Agents on other hosts keep their
+  // own tables: pods that share files across hosts set runAsUser/fsGroup.
+  std::shared_ptr<PodUsers> pod_users;
   // Whether a pod may run as uid 0 (runAsUser: 0). Off: such a container fails
   // with CreateContainerConfigError.
   bool allow_root = false;
@@ -481,7 +487,7 @@ class NodeAgent final : public client::PodLogSource, public client::ContainerExe
   DeviceAllocator devices_;
   // The per-namespace pod uids (options_.sandbox.enabled), opened by Start();
   // null with pod_users_error_ saying why when it could not be.
-  std::unique_ptr<PodUsers> pod_users_;
+  std::shared_ptr<PodUsers> pod_users_;
   Status pod_users_error_;
   PodTokenManager tokens_;
   std::optional<api::Object> lease_;

@@ -589,6 +589,13 @@ int RunServer(const ServerFlags& flags) {
   if (sandbox->enabled) {
     std::filesystem::permissions(flags.data_dir, std::filesystem::perms::owner_all, ec);
     sandbox->hidden_paths.push_back(std::filesystem::canonical(flags.data_dir, ec).string());
+    // One uid per team on every embedded node (they share this host's files).
+    auto users = berth::agent::PodUsers::Open(flags.data_dir, sandbox->first_pod_uid, sandbox->pod_uid_count);
+    if (!users.ok()) {
+      std::cerr << "error: " << users.status().message() << "\n";
+      return 1;
+    }
+    sandbox->pod_users = std::move(users).value();
   }
   // One server per data directory: a second one would corrupt the first one's
   // view of the store. The lock is released when the process exits.

@@ -26,8 +26,12 @@ e2e_init adoption
 mkdir -p "$WORK/bin"
 cp "$BUILT" "$WORK/bin/berth"
 BERTH=$WORK/bin/berth
-cp "$ROOT/examples/train/train.py" "$WORK/train.py"
-NODES_ARGS=(--nodes 2 --node-capacity cpu=1,memory=4Gi --shutdown-grace-period 0)
+# train.py and the checkpoints: a host directory the pods mount (hostPath; the nodes allow
+# it), outside the server's data, writable by the team's uid (sticky, as /tmp).
+DEMO=$WORK/demo
+install -D -m 0755 "$ROOT/examples/train/train.py" "$DEMO/train.py"
+install -d -m 1777 "$DEMO/checkpoints"
+NODES_ARGS=(--nodes 2 --node-capacity cpu=1,memory=4Gi --shutdown-grace-period 0 --allowed-host-paths "$DEMO")
 
 # ---- helpers ---------------------------------------------------------------------------
 pods_of() { "$KUBECTL" get pods -n team-a -l "jobset.sigs.k8s.io/jobset-name=$1" "${@:2}"; }
@@ -35,7 +39,7 @@ pods_of() { "$KUBECTL" get pods -n team-a -l "jobset.sigs.k8s.io/jobset-name=$1"
 uids_of() { pods_of "$1" -o jsonpath='{range .items[*]}{.metadata.uid} {end}'; }
 pids_of() {
   local p
-  for p in $(pgrep -f "$WORK/train.py"); do
+  for p in $(pgrep -f "$DEMO/train.py"); do
     tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "JOB_NAME=$1" && echo "$p"
   done | sort -n | tr '\n' ' '
 }
@@ -53,7 +57,8 @@ step_at_least() { [ "$(last_step "$1" "$2")" -ge "$3" ]; }
 complete() { "$KUBECTL" get trainjob -n team-a "$1" -o jsonpath='{.status.conditions[?(@.type=="Complete")].status}' | grep -qx True; }
 both_running() { [ "$(pods_of "$1" -o jsonpath='{.items[*].status.phase}')" = "Running Running" ]; }
 
-# One 2-rank TrainJob: 40 steps of 0.3 s (12 s of training after the rendezvous).
+# One 2-rank TrainJob: 100 steps of 0.3 s (30 s of training after the rendezvous: longer than a
+# restart takes on a loaded 2-core machine, so the job is still running when the server is back).
 trainjob_yaml() {
   cat <<EOF
 apiVersion: trainer.kubeflow.org/v1alpha1
@@ -66,7 +71,7 @@ spec:
   runtimeRef: {apiGroup: trainer.kubeflow.org, kind: ClusterTrainingRuntime, name: torch-adopt}
   trainer:
     numNodes: 2
-    args: ["--steps", "40", "--step-seconds", "0.3", "--checkpoint-every", "0"]
+    args: ["--steps", "100", "--step-seconds", "0.3", "--checkpoint-every", "0"]
     resourcesPerNode: {requests: {cpu: "1", memory: 1Gi}}
 EOF
 }
@@ -93,15 +98,17 @@ spec:
             template:
               spec:
                 terminationGracePeriodSeconds: 30
+                volumes: [{name: demo, hostPath: {path: $DEMO, type: Directory}}]
                 containers:
                 - name: node
                   image: pytorch/pytorch
-                  command: [/usr/bin/python3, -m, torch.distributed.run, --redirects=2, --tee=2, $WORK/train.py]
+                  volumeMounts: [{name: demo, mountPath: $DEMO}]
+                  command: [/usr/bin/python3, -m, torch.distributed.run, --redirects=2, --tee=2, $DEMO/train.py]
                   env:
                   - name: JOB_NAME
                     valueFrom: {fieldRef: {fieldPath: "metadata.labels['jobset.sigs.k8s.io/jobset-name']"}}
                   - name: CHECKPOINT_DIR
-                    value: $WORK/checkpoints/\$(JOB_NAME)
+                    value: $DEMO/checkpoints/\$(JOB_NAME)
 EOF
 }
 
@@ -146,7 +153,7 @@ play() {
   for s in $(seq $((down_step + 1)) "$up_step"); do
     grep -q "^step $s loss" <<<"$logs" || { fail "$what: kubectl logs $rank0 lacks step $s (logged while the server was down)"; break; }
   done
-  grep -q "training complete at step 40" <<<"$logs" || fail "$what: $rank0 did not complete: $(tail -3 <<<"$logs")"
+  grep -q "training complete at step 100" <<<"$logs" || fail "$what: $rank0 did not complete: $(tail -3 <<<"$logs")"
   [ "$FAILURES" -eq 0 ] && echo "ok: $what: $job trained through steps $((down_step + 1))..$up_step with the control plane down and completed in one attempt"
 }
 
@@ -182,13 +189,15 @@ start_again() { e2e_start_server "${NODES_ARGS[@]}"; e2e_wait_node_ready node-0 
 play sigterm term_server start_again "$WORK/data" "(b) SIGTERM of the server"
 
 # ---- (c): a container that exits 0 while the server is down ----------------------------
-e2e_yaml_job team-a finisher 500m "command=while [ ! -f $WORK/go ]; do sleep 0.1; done; echo finished-while-away" |
+e2e_yaml_job team-a finisher 500m "command=while [ ! -f go ]; do sleep 0.1; done; echo finished-while-away" |
   "$KUBECTL" apply -f - >/dev/null || fail "(c): apply Job"
 finisher_running() { "$KUBECTL" get pods -n team-a -l job-name=finisher -o jsonpath='{.items[0].status.phase}' | grep -qx Running; }
 wait_until 60 finisher_running || fail "(c): the Job's pod is not running"
 FINISHER_UID=$("$KUBECTL" get pods -n team-a -l job-name=finisher -o jsonpath='{.items[0].metadata.uid}')
 term_server
-touch "$WORK/go"
+# The pod waits for a file in its working directory (its pod directory's work/, which a
+# sandboxed pod sees at the same path; the host's /tmp is not the pod's).
+touch "$(find "$WORK/data" -path "*_${FINISHER_UID}/work" | head -1)/go"
 exit_recorded() { find "$WORK/data" -path "*_${FINISHER_UID}/runs/main/0/exit.json" | grep -q .; }
 wait_until 20 exit_recorded || fail "(c): the supervisor recorded no exit while the server was down"
 start_again
@@ -213,7 +222,7 @@ setup_yaml | "$KUBECTL" apply -f - >/dev/null || fail "(d): apply the setup"
 AGENT_PID=
 start_agent() {
   "$BERTH" agent --kubeconfig "$KUBECONFIG" --name remote-0 --data-dir "$WORK/remote-0" \
-    --capacity cpu=2,memory=8Gi >>"$WORK/agent.log" 2>&1 &
+    --capacity cpu=2,memory=8Gi --allowed-host-paths "$DEMO" >>"$WORK/agent.log" 2>&1 &
   AGENT_PID=$!
   e2e_wait_node_ready remote-0 20 "(agent)"
 }

@@ -118,6 +118,7 @@ localize() {
 }
 DEMO=$WORK/demo   # the examples' /tmp/berth-demo: a hostPath the node allows, outside the server's data
 install -D -m 0755 "$ROOT/examples/train/train.py" "$DEMO/train.py"
+install -d -m 1777 "$DEMO/checkpoints"   # the pods (the team's uid) write their checkpoints here
 M=$WORK/manifests  # setup/: the example's top-level files; jobs-*.yaml, pitfall-*.yaml
 for f in "$EXAMPLE"/0*.yaml; do localize "$f" "$M/setup/$(basename "$f")"; done
 for f in "$EXAMPLE"/jobs/*.yaml "$EXAMPLE"/pitfall/*.yaml; do

@@ -52,6 +52,7 @@ data=$run/server
 rm -rf "$demo/checkpoints/team-a"
 mkdir -p "$run/record"
 install -m 0755 examples/train/train.py "$demo/train.py"
+install -d -m 1777 "$demo/checkpoints"   # the pods (the team's uid) write their checkpoints here
 
 server_pid=""
 watch_pid=""

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "agent/node_agent.h"
+#include "agent/shim/sandbox.h"
 #include "api/admission_pipeline.h"
 #include "api/conversion.h"
 #include "api/registry.h"
@@ -135,13 +136,30 @@ class ControlPlaneTest : public ::testing::Test {
     client_ = std::make_unique<client::HttpClient>(rest);
     manager_ = std::make_unique<controllers::ControllerManager>(*client_, clock_);
     manager_->Start();
+    StartAgent();
+  }
+
+  void StartAgent() {
     agent::NodeAgentOptions o;
     o.node_name = "node-0";
     o.capacity = *agent::ParseResourceList(node_capacity_);
     o.data_dir = dir_ + "/node-0";
+    o.sandbox.enabled = sandbox_;
     agent_ = std::make_unique<agent::NodeAgent>(*client_, clock_, o);
     ASSERT_TRUE(agent_->Start().ok());
     server_->RegisterPodLogSource("node-0", agent_.get());
+  }
+
+  // Replaces node-0's agent (no pod may run yet) with one that sandboxes its pods
+  // (agent/shim/sandbox.h), as `berth server` does as root: needed by pods that mount
+  // volumes. Returns "" when done, else why this host cannot (not root, no namespaces).
+  std::string SandboxNode() {
+    if (Status probe = agent::shim::ProbeSandbox(dir_); !probe.ok()) return probe.message();
+    server_->UnregisterPodLogSource("node-0");
+    agent_.reset();
+    sandbox_ = true;
+    StartAgent();
+    return "";
   }
 
   // Stops the agent (its processes are killed; pods stay as they are in the
@@ -238,6 +256,7 @@ class ControlPlaneTest : public ::testing::Test {
   std::string dir_;
   bool sqlite_ = false;
   std::string node_capacity_ = "cpu=2,memory=4Gi";
+  bool sandbox_ = false;
 };
 
 }  // namespace berth::integration
