@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "agent/token_client_testing.h"
+#include "agent/testing/token_client.h"
 #include "api/unstructured.h"
 
 namespace berth::agent {

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "agent/service_account_token.h"
-#include "agent/token_client_testing.h"
+#include "agent/testing/token_client.h"
 #include "api/limits.h"
 #include "core/base64.h"
 
