@@ -143,7 +143,7 @@ std::string Errno(const std::string& what, int err) { return what + ": " + std::
       _exit(127);
     }
   }
-  if (setns(init_pidfd, CLONE_NEWNS | CLONE_NEWPID) != 0) {
+  if (setns(init_pidfd, CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC) != 0) {
     shim::ReportStartError(report_fd, "unable to start container process: setns: " + std::string(strerror(errno)));
     _exit(127);
   }

@@ -401,6 +401,11 @@ Status NodeAgent::Start() {
   std::error_code ec;
   std::filesystem::create_directories(options_.data_dir + "/pods", ec);
   if (ec) return InternalError("cannot create " + options_.data_dir + "/pods: " + ec.message());
+  // Resolved once: pod directories are then paths without symlinks, which the
+  // sandbox requires of every mount source (agent/shim/sandbox.h).
+  if (std::filesystem::path real = std::filesystem::canonical(options_.data_dir, ec); !ec) {
+    options_.data_dir = real.string();
+  }
   for (const std::string& missing : cgroups_.unenforced()) {
     spdlog::warn("node {}: not enforced: {}", options_.node_name, missing);
   }

@@ -168,13 +168,15 @@ Status ApplyWorkDirOwner(const std::string& dir, const WorkDirOwner& owner) {
 
 std::vector<std::string> GpuDeviceNodes(const std::string& device_dir, const std::vector<int>& indices) {
   std::vector<std::string> out;
-  for (int i : indices) out.push_back(device_dir + "/nvidia" + std::to_string(i));
   if (indices.empty()) return out;
-  for (const char* control : {"nvidiactl", "nvidia-uvm", "nvidia-uvm-tools"}) {
-    const std::string p = device_dir + "/" + control;
+  auto add_if_present = [&](const std::string& p) {
     struct stat st;
     if (stat(p.c_str(), &st) == 0) out.push_back(p);
-  }
+  };
+  // A declared (virtual) GPU has no device node: it is assigned by CUDA_VISIBLE_DEVICES only.
+  for (int i : indices) add_if_present(device_dir + "/nvidia" + std::to_string(i));
+  for (const char* control : {"nvidiactl", "nvidia-uvm", "nvidia-uvm-tools"})
+    add_if_present(device_dir + "/" + control);
   return out;
 }
 

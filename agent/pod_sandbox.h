@@ -84,8 +84,8 @@ StatusOr<WorkDirOwner> PodWorkDirOwner(const api::Object& pod, const std::functi
 Status ApplyWorkDirOwner(const std::string& dir, const WorkDirOwner& owner);
 
 // The host device nodes of the GPUs `indices` under `device_dir`
-// (<dir>/nvidia<i>), then <dir>/nvidiactl, nvidia-uvm and nvidia-uvm-tools
-// when they exist (what the NVIDIA container toolkit mounts for a GPU).
+// (<dir>/nvidia<i>), then <dir>/nvidiactl, nvidia-uvm and nvidia-uvm-tools,
+// each only when it exists (a GPU of a declared capacity has no node) (what the NVIDIA container toolkit mounts for a GPU).
 std::vector<std::string> GpuDeviceNodes(const std::string& device_dir, const std::vector<int>& indices);
 
 // Removes the writable layers (<run dir>/rootfs) of the runs of `container`

@@ -114,11 +114,16 @@ TEST_F(PodUsersTest, ACorruptTableIsRefusedNotReset) {
 }
 
 TEST_F(PodUsersTest, GpuNodesAreTheHeldOnesAndTheControlNodesThatExist) {
+  std::ofstream(dir_ + "/nvidia1");
+  std::ofstream(dir_ + "/nvidia3");
   std::ofstream(dir_ + "/nvidiactl");
   std::ofstream(dir_ + "/nvidia-uvm");
   EXPECT_EQ(GpuDeviceNodes(dir_, {1, 3}), (std::vector<std::string>{dir_ + "/nvidia1", dir_ + "/nvidia3",
                                                                     dir_ + "/nvidiactl", dir_ + "/nvidia-uvm"}));
   EXPECT_TRUE(GpuDeviceNodes(dir_, {}).empty());
+  // Declared (virtual) GPUs have no device node: GPU 5 is assigned by CUDA_VISIBLE_DEVICES only.
+  EXPECT_EQ(GpuDeviceNodes(dir_, {1, 5}),
+            (std::vector<std::string>{dir_ + "/nvidia1", dir_ + "/nvidiactl", dir_ + "/nvidia-uvm"}));
 }
 
 TEST_F(PodUsersTest, TheWorkDirectoryBelongsToThePodsUser) {

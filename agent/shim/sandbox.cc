@@ -249,9 +249,19 @@ class RootBuilder {
         const std::string size = m.size_bytes > 0 ? "size=" + std::to_string(m.size_bytes) : "";
         Mount("tmpfs", m.target, "tmpfs", MS_NOSUID | MS_NODEV | (m.read_only ? MS_RDONLY : 0), size.c_str());
       } else {
+        // The source is opened once, refusing a symlink in any component (the agent
+        // records resolved paths), and that very file is bound through its descriptor:
+        // a path a pod swaps for a symlink between the agent's check and this mount
+        // (a hostPath under an allowed prefix it can write) cannot lead the mount elsewhere.
+        open_how how{};
+        how.flags = O_PATH | O_CLOEXEC;
+        how.resolve = RESOLVE_NO_SYMLINKS;
+        const int src = static_cast<int>(syscall(SYS_openat2, AT_FDCWD, m.source.c_str(), &how, sizeof how));
+        if (src < 0) Fail(report_fd_, MountError(m.source, m.target, MS_BIND | MS_REC, errno));
         struct stat st;
-        const bool dir = stat(m.source.c_str(), &st) != 0 || S_ISDIR(st.st_mode);
-        Bind(m.source, m.target, dir, m.read_only);
+        const bool dir = fstat(src, &st) != 0 || S_ISDIR(st.st_mode);
+        Bind(FdPath(src), m.target, dir, m.read_only, m.source);
+        close(src);
       }
     }
     for (const std::string& d : spec_.devices) Bind(d, d, false, false);
@@ -271,11 +281,14 @@ class RootBuilder {
     if (rc != 0) Fail(report_fd_, MountError(source, target, flags, err));
   }
 
-  // Binds host `source` at `target` (recursively), read-only when asked.
-  void Bind(const std::string& source, const std::string& target, bool dir, bool read_only) {
+  // Binds host `source` at `target` (recursively), read-only when asked; errors
+  // name `shown` (the host path when `source` is a descriptor's /proc path).
+  void Bind(const std::string& source, const std::string& target, bool dir, bool read_only,
+            std::string shown = "") {
+    if (shown.empty()) shown = source;
     const unsigned long flags = MS_BIND | MS_REC;
     int fd = OpenInRoot(root_fd_, target, dir);
-    if (fd < 0) Fail(report_fd_, MountError(source, target, flags, errno));
+    if (fd < 0) Fail(report_fd_, MountError(shown, target, flags, errno));
     const std::string at = FdPath(fd);
     int err = mount(source.c_str(), at.c_str(), nullptr, flags, nullptr) == 0 ? 0 : errno;
     close(fd);
@@ -285,7 +298,7 @@ class RootBuilder {
       err = fd < 0 ? errno : MakeReadOnly(FdPath(fd));
       if (fd >= 0) close(fd);
     }
-    if (err != 0) Fail(report_fd_, MountError(source, target, flags | (read_only ? MS_RDONLY : 0), err));
+    if (err != 0) Fail(report_fd_, MountError(shown, target, flags | (read_only ? MS_RDONLY : 0), err));
   }
 
   // runc's default readonlyPaths and maskedPaths of /proc (spec's defaults).
@@ -457,7 +470,11 @@ void ReportStartError(int report_fd, const std::string& message) {
 
 void SandboxInitMain(const LaunchRecord& launch, int report_fd, int status_fd) {
   const SandboxSpec& spec = launch.sandbox;
-  if (unshare(CLONE_NEWNS) != 0) Fail(report_fd, "unable to start container process: unshare: " + GoErrno(errno));
+  // Its own mount namespace, and its own IPC namespace (System V IPC and POSIX message
+  // queues private to the run and gone with it, as runc gives each pod).
+  if (unshare(CLONE_NEWNS | CLONE_NEWIPC) != 0) {
+    Fail(report_fd, "unable to start container process: unshare: " + GoErrno(errno));
+  }
   RootBuilder(spec, report_fd).Build();
   prctl(PR_SET_NAME, "berth-init");
 

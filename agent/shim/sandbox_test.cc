@@ -321,5 +321,34 @@ TEST_F(SandboxRunTest, AMountTargetSymlinkResolvesInsideTheNewRoot) {
   EXPECT_TRUE(fs::is_empty(dir_ + "/outside"));
 }
 
+TEST_F(SandboxRunTest, AMountSourceWithASymlinkIsRefusedNotFollowed) {
+  // The agent records resolved sources; a symlink found at mount time was swapped in
+  // after its check (a pod writing below an allowed hostPath prefix): never followed.
+  fs::create_directories(dir_ + "/secret");
+  std::ofstream(dir_ + "/secret/key") << "berth's\n";
+  fs::create_directories(dir_ + "/shared");
+  fs::create_symlink(dir_ + "/secret", dir_ + "/shared/swapped");
+  SandboxSpec s = Spec();
+  s.mounts.push_back({SandboxMount::Kind::kBind, dir_ + "/shared/swapped", "/mnt/x", true, 0});
+  std::string log;
+  StatusOr<ExitRecord> e = Run("cat /mnt/x/key", s, &log);
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  EXPECT_EQ(e->exit_code, 128);
+  EXPECT_EQ(e->start_error.rfind("error mounting \"" + dir_ + "/shared/swapped\" to rootfs at \"/mnt/x\": ", 0), 0u)
+      << e->start_error;
+  EXPECT_EQ(log.find("berth's"), std::string::npos) << log;
+}
+
+TEST_F(SandboxRunTest, ARunHasItsOwnIpcNamespace) {
+  std::string log;
+  StatusOr<ExitRecord> e = Run("readlink /proc/self/ns/ipc", Spec(), &log);
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  EXPECT_EQ(e->start_error, "");
+  char host[64] = {};
+  ASSERT_GT(readlink("/proc/self/ns/ipc", host, sizeof host - 1), 0);
+  EXPECT_TRUE(log.rfind("ipc:[", 0) == 0) << log;
+  EXPECT_NE(log, std::string(host) + "\n");
+}
+
 }  // namespace
 }  // namespace berth::agent::shim

@@ -57,6 +57,7 @@ e2e_require_kubectl() {
 e2e_init() {
   e2e_require_kubectl
   WORK=$(mktemp -d "/tmp/berth-$1.XXXXXX")
+  chmod 0755 "$WORK"  # sandboxed pods (an unprivileged uid) may mount directories below it
   export HOME=$WORK/home
   mkdir -p "$HOME"
   export KUBECONFIG=$WORK/data/kubeconfig

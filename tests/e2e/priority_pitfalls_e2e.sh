@@ -44,6 +44,7 @@ NS=training
 "$PYTHON" -c 'import torch' 2>/dev/null || { echo "SKIP: $PYTHON cannot import torch (install python3-torch)"; exit 77; }
 
 WORK=$(mktemp -d /tmp/berth-pitfalls-e2e.XXXXXX)
+chmod 0755 "$WORK"   # sandboxed pods (an unprivileged uid) reach $WORK/demo, their hostPath
 export HOME=$WORK/home
 export KUBECONFIG=$WORK/data/kubeconfig
 mkdir -p "$HOME" "$WORK/manifests/setup" "$WORK/logs"
