@@ -853,6 +853,7 @@ void NodeAgent::SyncOnce() {
       pod_dirs_due_ = true;
       devices_.ReleasePrefix(w.uid + "/");
       tokens_.Forget(w.uid);
+      if (cgroups_.available()) cgroups_.RemovePod(w.uid);  // kills what the runs left
       it = workers_.erase(it);  // the handles detach; their supervisors end the runs
       continue;
     }
@@ -861,6 +862,7 @@ void NodeAgent::SyncOnce() {
       // not be taken for a new one (and its runs replayed).
       finished_[it->first] = pass;
       tokens_.Forget(w.uid);
+      if (cgroups_.available() && w.running.empty()) cgroups_.RemovePod(w.uid);
       it = workers_.erase(it);
       continue;
     }
@@ -947,6 +949,7 @@ void NodeAgent::SweepOrphanRuns(const std::set<std::string>& runnable_uids) {
       spdlog::warn("node {}: killed {} container(s) of {}: the pod is gone from the API or finished",
                    options_.node_name, killed, dir_name);
     }
+    if (cgroups_.available()) cgroups_.RemovePod(uid);  // and whatever its runs left there
   }
 }
 

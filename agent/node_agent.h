@@ -40,8 +40,9 @@
 //   updated before each start: PodCgroupLimits, pids.max =
 //   options.sandbox.pod_pids_limit) and the run's below it
 //   (ContainerCgroupLimits), when cgroups are available (agent/cgroups.h). The
-//   pod's cgroup is removed once none of its runs lives (and with its
-//   directory). At Start the berth parent is weighted by the node's cpu
+//   pod's cgroup is removed once none of its runs lives, when its worker is
+//   dropped (deleted, force-deleted: what its runs left is killed), when the
+//   first pass sweeps a pod gone or terminal, and with its directory. At Start the berth parent is weighted by the node's cpu
 //   capacity, at most the machine's CPUs (Cgroups::SetNodeCpu); what the node cannot enforce is logged
 //   once there and listed by UnenforcedCgroups(). After every change the status is rebuilt
 //   (BuildPodStatus, podIP = hostIP = options.address) and written with
