@@ -81,8 +81,8 @@ Status Own(const std::string& path, const VolumeOwner* owner, bool dir) {
     struct stat st {};
     if (::lstat(path.c_str(), &st) != 0) return Status(Code::kInternal, Errno("stat", path));
     if (S_ISLNK(st.st_mode)) return Status::Ok();
-    mode_t mode = st.st_mode & 07777;
-    mode |= dir ? (S_ISGID | 0550) : 0440;  // SetVolumeOwnership's roMask and execMask
+    if (!dir) return Status::Ok();                        // the file's mode already includes 0440 (WriteAtomicPayload)
+    mode_t mode = (st.st_mode & 07777) | S_ISGID | 0550;  // SetVolumeOwnership's execMask
     if (::chmod(path.c_str(), mode) != 0) return Status(Code::kInternal, Errno("chmod", path));
   }
   return Status::Ok();
@@ -146,7 +146,15 @@ bool PathIsUnder(const std::string& path, const std::string& prefix) {
 
 Status WriteAtomicPayload(const std::string& dir, const std::map<std::string, ProjectedFile>& files, Time now,
                           const VolumeOwner* owner) {
-  for (const auto& [path, file] : files) {
+  // With an fsGroup every file is group-readable (SetVolumeOwnership's roMask), so the
+  // comparison below sees the modes as they are on disk.
+  std::map<std::string, ProjectedFile> owned;
+  if (owner != nullptr && owner->fs_group) {
+    owned = files;
+    for (auto& [path, file] : owned) file.mode |= 0440;
+  }
+  const std::map<std::string, ProjectedFile>& payload = owned.empty() ? files : owned;
+  for (const auto& [path, file] : payload) {
     if (!SafeRelativePath(path)) return Status(Code::kInvalid, "invalid path \"" + path + "\": it would leave " + dir);
   }
   std::error_code ec;
@@ -161,7 +169,7 @@ Status WriteAtomicPayload(const std::string& dir, const std::map<std::string, Pr
     if (n > 0) old_ts.assign(buf, static_cast<size_t>(n));
   }
   if (!old_ts.empty() && old_ts.starts_with("..") && old_ts.find('/') == std::string::npos &&
-      SamePayload(dir + "/" + old_ts, files)) {
+      SamePayload(dir + "/" + old_ts, payload)) {
     return Status::Ok();
   }
   // 1. A fresh timestamped directory with the payload.
@@ -171,7 +179,7 @@ Status WriteAtomicPayload(const std::string& dir, const std::map<std::string, Pr
   const std::string ts_name = fs::path(ts_dir).filename().string();
   if (::chmod(ts_dir.c_str(), 0755) != 0) return Status(Code::kInternal, Errno("chmod", ts_dir));
   BERTH_RETURN_IF_ERROR(Own(ts_dir, owner, true));
-  for (const auto& [path, file] : files) {
+  for (const auto& [path, file] : payload) {
     const fs::path full = fs::path(ts_dir) / path;
     // Parent directories inside the timestamped directory, 0755 (writePayloadToDir).
     fs::path parent = full.parent_path();
@@ -207,7 +215,7 @@ Status WriteAtomicPayload(const std::string& dir, const std::map<std::string, Pr
   if (::rename(tmp_link.c_str(), data_link.c_str()) != 0) return Status(Code::kInternal, Errno("rename", tmp_link));
   // 3. User-visible links for the top-level paths.
   std::set<std::string> top;
-  for (const auto& [path, file] : files) top.insert(TopElement(path));
+  for (const auto& [path, file] : payload) top.insert(TopElement(path));
   for (const std::string& t : top) {
     const std::string visible = dir + "/" + t;
     struct stat st {};
@@ -286,6 +294,8 @@ std::vector<std::string> PodVolumes::Sync(const api::Object& pod) {
     VolumeState& state = volumes_[name];
     const bool retry = !state.mount_error.empty() && now >= state.next_attempt;
     if (!resync && !retry) continue;
+    // An emptyDir is made once: its contents and modes are the pod's from then on.
+    if (!retry && state.mount_error.empty() && state.kind == "emptyDir") continue;
     std::string failed = SetUp(pod, v, state);
     if (failed.empty()) {
       state.mount_error.clear();
@@ -303,6 +313,7 @@ std::vector<std::string> PodVolumes::Sync(const api::Object& pod) {
 }
 
 bool PodVolumes::Ready() const {
+  if (!pod_config_error_.empty()) return true;  // MountsFor reports it
   return resync_at_.has_value() &&
          std::none_of(volumes_.begin(), volumes_.end(), [](const auto& kv) { return !kv.second.mount_error.empty(); });
 }

@@ -48,17 +48,19 @@
 //   hostPath volume "v" path "/srv" is not allowed on this node (it holds berth's data directory /srv/berth)
 // The type checks of
 // hostpath.go checkType: "" (created as a directory when missing, as containerd's CRI
-// does), DirectoryOrCreate (mkdir -p, 0755), Directory, FileOrCreate (an empty file 0644;
-// the parent must exist), File, Socket, CharDevice, BlockDevice; a failed check is a
+// does), DirectoryOrCreate (mkdir -p, 0755), Directory, FileOrCreate (an empty file 0644,
+// its missing parent directories 0755), File, Socket, CharDevice, BlockDevice; a failed check is a
 // FailedMount "hostPath type check failed: <path> is not a directory" (a file, a socket
 // file, a character device, a block device), retried. The mount source is the resolved
 // path.
 //
 // Ownership (volume.SetVolumeOwnership, pkg/volume/volume_linux.go), when an owner is
 // given (the agent gives the sandbox's user when the sandbox is on): with the pod's
-// securityContext.fsGroup, the volume directories and files are group-owned by it,
-// directories setgid and group rwx, files group r (read-only volumes) or rw (emptyDir);
-// otherwise they are owned by the owner's uid and gid. hostPath is never changed.
+// securityContext.fsGroup, the volume directories and files are group-owned by it, the
+// directories setgid and group r-x (an emptyDir 02777), the files of the atomic-writer
+// kinds group-readable (mode | 0440, the kubelet's read-only mask); otherwise they are
+// owned by the owner's uid and gid with the modes asked. An emptyDir is made once (its
+// contents and modes are the pod's afterwards); hostPath contents are never changed.
 //
 // Errors of Sync (kubelet FailedMount, the pod stays ContainerCreating and the volume is
 // retried with the volume manager's back-off: kVolumeRetryInitial doubling up to

@@ -466,6 +466,7 @@ TEST_F(VolumesTest, ConfigurationErrorsOfMounts) {
   }
   PodVolumes too_many = Make();
   too_many.Sync(many);
+  EXPECT_TRUE(too_many.Ready());  // the containers get the error below instead of waiting
   EXPECT_EQ(too_many.MountsFor(Container(many)).status().message(),
             "the pod has 257 volumes, more than the 256 a node sets up");
   EXPECT_FALSE(fs::exists(Vol(kEmptyDirPlugin, "v0")));
@@ -507,6 +508,9 @@ TEST_F(VolumesTest, VolumesBelongToThePodUserOrItsFsGroup) {
   ASSERT_EQ(::stat(Vol(kEmptyDirPlugin, "scratch").c_str(), &st), 0);
   EXPECT_EQ(st.st_gid, 3000u);
   EXPECT_EQ(st.st_mode & 07777, 02777u);
+  clock_.Advance(kVolumeResyncInterval);  // unchanged: not rewritten
+  ASSERT_TRUE(grouped.Sync(pod).empty());
+  EXPECT_EQ(Vol(kConfigMapPlugin, "config") / fs::read_symlink(Vol(kConfigMapPlugin, "config") / "..data"), ts);
 }
 
 }  // namespace
