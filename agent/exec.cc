@@ -136,13 +136,7 @@ std::string Errno(const std::string& what, int err) { return what + ": " + std::
                                       const shim::LaunchRecord& record, const shim::SandboxUser& user, bool tty,
                                       char* const argv[], char* const envp[], int report_fd) {
   // The cgroups are joined before the namespaces, so the command (forked below) inherits them.
-  for (int fd : cgroup_procs) {
-    if (write(fd, "0", 1) != 1) {
-      shim::ReportStartError(report_fd, "unable to start container process: cannot join the container's cgroup: " +
-                                            std::string(strerror(errno)));
-      _exit(127);
-    }
-  }
+  shim::JoinCgroupsOrExit(cgroup_procs, report_fd);
   if (setns(init_pidfd, CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC) != 0) {
     shim::ReportStartError(report_fd, "unable to start container process: setns: " + std::string(strerror(errno)));
     _exit(127);

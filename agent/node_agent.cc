@@ -594,8 +594,7 @@ Status NodeAgent::RegisterNode() {
   const std::string images_key(scheduling::kHostImagesAnnotation);
   std::optional<std::string> images;
   if (options_.host_images) {
-    images = "";
-    for (const std::string& p : *options_.host_images) *images += (images->empty() ? "" : ",") + p;
+    images = scheduling::FormatHostImages(*options_.host_images);
     node["metadata"]["annotations"] = {{images_key, *images}};
   }
   StatusOr<api::Object> created = client_.Create(kNodes, node);
@@ -1319,10 +1318,8 @@ StatusOr<shim::SandboxSpec> NodeAgent::SandboxFor(PodWorker& w, const api::Objec
   BERTH_ASSIGN_OR_RETURN(WorkDirOwner owner, PodWorkDirOwner(w.pod, ns_uid));
   const std::string work = w.dir + "/work";
   BERTH_RETURN_IF_ERROR(ApplyWorkDirOwner(work, owner));
-  std::error_code ec;
-  const std::filesystem::path data = std::filesystem::canonical(options_.data_dir, ec);
   spec.rootfs_dir = run_dir + "/" + shim::kRootfsDir;
-  spec.hidden_paths = {ec ? options_.data_dir : data.string()};
+  spec.hidden_paths = {options_.data_dir};  // resolved at Start
   for (const std::string& h : options_.sandbox.hidden_paths) {
     if (std::find(spec.hidden_paths.begin(), spec.hidden_paths.end(), h) == spec.hidden_paths.end()) {
       spec.hidden_paths.push_back(h);

@@ -109,11 +109,9 @@ PodAdmitResult AdmitPodImages(const api::Object& pod, const std::string& node_na
   }
   std::optional<std::string> image = scheduling::FirstUnsupportedImage(host_images, images);
   if (!image) return {};
-  std::string declared;
-  for (const std::string& p : *host_images) declared += (declared.empty() ? "" : ",") + p;
   return {false, std::string(scheduling::kHostImageRejectReason),
           "image \"" + *image + "\" is not one the node " + node_name + " runs on its host (" +
-              std::string(scheduling::kHostImagesAnnotation) + ": " + declared + ")"};
+              std::string(scheduling::kHostImagesAnnotation) + ": " + scheduling::FormatHostImages(*host_images) + ")"};
 }
 
 }  // namespace berth::agent

@@ -67,6 +67,12 @@ std::optional<std::string> FirstUnsupportedImage(const std::optional<std::vector
   return std::nullopt;
 }
 
+std::string FormatHostImages(const std::vector<std::string>& patterns) {
+  std::string out;
+  for (const std::string& p : patterns) out += (out.empty() ? "" : ",") + p;
+  return out;
+}
+
 std::string UnsupportedImageReason(std::string_view image) {
   return "node(s) cannot run image \"" + std::string(image) + "\" on the host";
 }

@@ -53,6 +53,8 @@ bool HostImageAllowed(const std::vector<std::string>& patterns, std::string_view
 // (the node declared nothing) or every image matches.
 std::optional<std::string> FirstUnsupportedImage(const std::optional<std::vector<std::string>>& patterns,
                                                  const std::vector<std::string>& images);
+// The declaration as the annotation carries it: the patterns joined by ','.
+std::string FormatHostImages(const std::vector<std::string>& patterns);
 // `node(s) cannot run image "<image>" on the host`.
 std::string UnsupportedImageReason(std::string_view image);
 

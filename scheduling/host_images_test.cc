@@ -37,6 +37,13 @@ TEST(HostImagesTest, FirstUnsupportedImageIsNulloptWhenTheNodeDeclaredNothing) {
   EXPECT_EQ(UnsupportedImageReason("nginx"), "node(s) cannot run image \"nginx\" on the host");
 }
 
+TEST(HostImagesTest, FormattingJoinsWithCommasAndParsesBack) {
+  const std::vector<std::string> p = {"busybox", "pytorch/*"};
+  EXPECT_EQ(FormatHostImages(p), "busybox,pytorch/*");
+  EXPECT_EQ(ParseHostImages(FormatHostImages(p)), p);
+  EXPECT_EQ(FormatHostImages({}), "");
+}
+
 TEST(HostImagesTest, ValidationNamesTheBadEntry) {
   EXPECT_EQ(ValidateHostImages("busybox, pytorch/*"), "");
   EXPECT_EQ(ValidateHostImages("py*torch"), "image \"py*torch\": '*' is only allowed at the end");

@@ -125,6 +125,16 @@ bool Supervisor::Listen() {
 
 }  // namespace
 
+void JoinCgroupsOrExit(std::span<const int> cgroup_procs, int report_fd) {
+  for (int fd : cgroup_procs) {
+    if (write(fd, "0", 1) != 1) {
+      int report[2] = {kReportCgroupStage, errno};
+      (void)!write(report_fd, report, sizeof report);
+      _exit(127);
+    }
+  }
+}
+
 void ExecInChild(std::span<const int> cgroup_procs, const char* cwd, const char* binary, char* const argv[],
                  char* const envp[], int report_fd) {
   sigset_t none;
@@ -133,18 +143,11 @@ void ExecInChild(std::span<const int> cgroup_procs, const char* cwd, const char*
   for (int sig = 1; sig < NSIG; ++sig) {
     if (sig != SIGKILL && sig != SIGSTOP) signal(sig, SIG_DFL);
   }
-  int stage = kReportCgroupStage;
-  for (int fd : cgroup_procs) {
-    if (write(fd, "0", 1) != 1) {
-      int report[2] = {stage, errno};
-      (void)!write(report_fd, report, sizeof report);
-      _exit(127);
-    }
-  }
+  JoinCgroupsOrExit(cgroup_procs, report_fd);
   if (syscall(SYS_close_range, 3u, ~0u, CLOSE_RANGE_CLOEXEC) != 0) {
     for (int fd = 3; fd < 65536; ++fd) fcntl(fd, F_SETFD, FD_CLOEXEC);
   }
-  stage = kReportChdirStage;
+  int stage = kReportChdirStage;
   if (chdir(cwd) == 0) {
     stage = kReportExecStage;
     execve(binary, argv, envp);
@@ -250,13 +253,7 @@ std::string Supervisor::StartContainer(const std::string& binary) {
     dup2(out[1], 2);
     if (sandboxed) {
       // The init joins the run's cgroups, so everything in the sandbox is in them.
-      for (int fd : cgroup_procs) {
-        if (write(fd, "0", 1) != 1) {
-          int report[2] = {kReportCgroupStage, errno};
-          (void)!write(err_pipe[1], report, sizeof report);
-          _exit(127);
-        }
-      }
+      JoinCgroupsOrExit(cgroup_procs, err_pipe[1]);
       SandboxInitMain(launch_, err_pipe[1], status_pipe[1]);
     }
     ExecInChild(cgroup_procs, cwd, binary.c_str(), argv.data(), envp.data(), err_pipe[1]);

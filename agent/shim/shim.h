@@ -87,6 +87,12 @@ inline constexpr int kReportCgroupStage = 3;
 
 [[noreturn]] void ExecInChild(std::span<const int> cgroup_procs, const char* cwd, const char* binary,
                               char* const argv[], char* const envp[], int report_fd);
+// The cgroup step of ExecInChild, for a child that joins before it does more (a
+// sandbox's init, an exec into a sandbox): writes its pid to each of
+// `cgroup_procs`; on failure writes {kReportCgroupStage, errno} to `report_fd`
+// and exits 127. Async-signal-safe.
+void JoinCgroupsOrExit(std::span<const int> cgroup_procs, int report_fd);
+
 // Opens <dir>/cgroup.procs of each of `dirs` for ExecInChild (close-on-exec),
 // into *fds. Errors: kInternal naming the directory; nothing stays open then.
 Status OpenCgroupProcs(const std::vector<std::string>& dirs, std::vector<int>* fds);

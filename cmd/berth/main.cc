@@ -226,12 +226,11 @@ void AddSandboxFlags(CLI::App* app, SandboxFlags& flags) {
   app->add_option("--device-dir", flags.device_dir, "directory of the GPUs' device nodes (nvidia<i>; default /dev)");
 }
 
-// The sandbox settings the flags ask for, probing the host once in `data_dir`
-// (created); nullopt with the reason on stderr when a flag is malformed or
-// --sandbox=on cannot be honoured.
-std::optional<berth::agent::SandboxOptions> SandboxSettings(const SandboxFlags& flags, const std::string& data_dir,
-                                                            spdlog::logger& log) {
-  berth::agent::SandboxOptions options;
+// The sandbox settings the flags ask for, into `options`, probing the host once
+// in `data_dir` (created); false with the reason on stderr when a flag is
+// malformed or --sandbox=on cannot be honoured.
+bool SandboxSettings(const SandboxFlags& flags, const std::string& data_dir, spdlog::logger& log,
+                     berth::agent::SandboxOptions& options) {
   options.allow_root = flags.allow_root;
   options.device_dir = flags.device_dir;
   if (!flags.uid_range.empty()) {
@@ -241,14 +240,14 @@ std::optional<berth::agent::SandboxOptions> SandboxSettings(const SandboxFlags& 
         first + count - 1 > berth::agent::shim::kMaxSandboxId) {
       std::cerr << "error: --pod-uid-range \"" << flags.uid_range
                 << "\": want FIRST:COUNT with 1 <= FIRST and FIRST+COUNT-1 <= 4294967294\n";
-      return std::nullopt;
+      return false;
     }
     options.first_pod_uid = first;
     options.pod_uid_count = count;
   }
   if (flags.mode == "off") {
     options.degraded_reason = "--sandbox=off";
-    return options;
+    return true;
   }
   std::error_code ec;
   std::filesystem::create_directories(data_dir, ec);
@@ -257,13 +256,44 @@ std::optional<berth::agent::SandboxOptions> SandboxSettings(const SandboxFlags& 
     options.enabled = true;
     log.info("pods are sandboxed: own PID and mount namespaces, uids {}..{}{}", options.first_pod_uid,
              options.first_pod_uid + options.pod_uid_count - 1, options.allow_root ? ", uid 0 allowed" : "");
-    return options;
+    return true;
   }
   if (flags.mode == "on") {
     std::cerr << "error: --sandbox=on, but pods cannot be sandboxed here: " << probe.message() << "\n";
-    return std::nullopt;
+    return false;
   }
   options.degraded_reason = probe.message();
+  return true;
+}
+
+// The node agent's own flags, the same for the embedded agents of `berth server`
+// and for `berth agent`.
+struct NodeFlags {
+  ContainerLogFlags container_log;
+  std::optional<std::string> host_images;
+  std::vector<std::string> allowed_host_paths;
+  int64_t pod_max_pids = berth::agent::SandboxOptions{}.pod_pids_limit;  // --pod-max-pids
+  SandboxFlags sandbox;
+};
+
+void AddNodeFlags(CLI::App* app, NodeFlags& flags) {
+  AddContainerLogFlags(app, flags.container_log);
+  AddHostImagesFlag(app, flags.host_images);
+  AddAllowedHostPathsFlag(app, flags.allowed_host_paths);
+  AddPodMaxPidsFlag(app, flags.pod_max_pids);
+  AddSandboxFlags(app, flags.sandbox);
+}
+
+// The options every agent of the node flags gets (the sandbox not probed yet:
+// SandboxSettings); nullopt with the reason on stderr when a flag is invalid.
+std::optional<berth::agent::NodeAgentOptions> NodeOptions(const NodeFlags& flags) {
+  berth::agent::NodeAgentOptions options;
+  auto container_log = ContainerLogRotation(flags.container_log);
+  if (!container_log) return std::nullopt;
+  options.container_log = *container_log;
+  if (!HostImages(flags.host_images, &options.host_images)) return std::nullopt;
+  if (!AllowedHostPaths(flags.allowed_host_paths, &options.sandbox.host_path_prefixes)) return std::nullopt;
+  options.sandbox.pod_pids_limit = flags.pod_max_pids;
   return options;
 }
 
@@ -280,16 +310,12 @@ struct ServerFlags {
   std::string config;         // Kueue Configuration file; "" = none
   int shutdown_grace_period = 0;  // seconds; 0 = pods keep running after the server stops
   std::string event_ttl = "1h";   // Go duration; Events are removed this long after their last write
-  ContainerLogFlags container_log;
-  std::optional<std::string> host_images;
-  std::vector<std::string> allowed_host_paths;
-  int64_t pod_max_pids = berth::agent::SandboxOptions{}.pod_pids_limit;  // --pod-max-pids
+  NodeFlags node;
   std::string token_auth_file;              // kube-apiserver's --token-auth-file; "" = none
   std::string authorization_mode = "RBAC";  // RBAC | AlwaysAllow
   bool insecure_http = false;               // plain HTTP, no authentication (loopback only)
   std::string service_account_issuer = berth::authn::kDefaultServiceAccountIssuer;
   std::vector<std::string> api_audiences;   // "" = the issuer
-  SandboxFlags sandbox;
 };
 
 struct AgentFlags {
@@ -300,11 +326,7 @@ struct AgentFlags {
   std::string capacity;  // "" = this machine's
   std::string address = "127.0.0.1";
   int shutdown_grace_period = 0;  // seconds; 0 = pods keep running after the agent stops
-  ContainerLogFlags container_log;
-  std::optional<std::string> host_images;
-  std::vector<std::string> allowed_host_paths;
-  int64_t pod_max_pids = berth::agent::SandboxOptions{}.pod_pids_limit;  // --pod-max-pids
-  SandboxFlags sandbox;
+  NodeFlags node;
 };
 
 // Stops node agents as the stop signal asks: with a shutdown grace period, a
@@ -543,12 +565,8 @@ int RunServer(const ServerFlags& flags) {
               << (event_ttl.ok() ? "must be positive, e.g. 1h or 30m" : event_ttl.status().message()) << "\n";
     return 1;
   }
-  auto container_log = ContainerLogRotation(flags.container_log);
-  if (!container_log) return 1;
-  std::optional<std::vector<std::string>> host_images;
-  if (!HostImages(flags.host_images, &host_images)) return 1;
-  std::vector<std::string> allowed_host_paths;
-  if (!AllowedHostPaths(flags.allowed_host_paths, &allowed_host_paths)) return 1;
+  std::optional<berth::agent::NodeAgentOptions> node = NodeOptions(flags.node);
+  if (!node) return 1;
 
   berth::controllers::kueue::KueueConfiguration kueue_config;
   if (!flags.config.empty()) {
@@ -584,18 +602,20 @@ int RunServer(const ServerFlags& flags) {
     return 1;
   }
   // Pods see the whole data directory (berth.db, pki/, every node's pods) as empty.
-  auto sandbox = SandboxSettings(flags.sandbox, (std::filesystem::path(flags.data_dir) / "nodes").string(), *log);
-  if (!sandbox) return 1;
-  if (sandbox->enabled) {
+  berth::agent::SandboxOptions& sandbox = node->sandbox;
+  if (!SandboxSettings(flags.node.sandbox, (std::filesystem::path(flags.data_dir) / "nodes").string(), *log, sandbox)) {
+    return 1;
+  }
+  if (sandbox.enabled) {
     std::filesystem::permissions(flags.data_dir, std::filesystem::perms::owner_all, ec);
-    sandbox->hidden_paths.push_back(std::filesystem::canonical(flags.data_dir, ec).string());
+    sandbox.hidden_paths.push_back(std::filesystem::canonical(flags.data_dir, ec).string());
     // One uid per team on every embedded node (they share this host's files).
-    auto users = berth::agent::PodUsers::Open(flags.data_dir, sandbox->first_pod_uid, sandbox->pod_uid_count);
+    auto users = berth::agent::PodUsers::Open(flags.data_dir, sandbox.first_pod_uid, sandbox.pod_uid_count);
     if (!users.ok()) {
       std::cerr << "error: " << users.status().message() << "\n";
       return 1;
     }
-    sandbox->pod_users = std::move(users).value();
+    sandbox.pod_users = std::move(users).value();
   }
   // One server per data directory: a second one would corrupt the first one's
   // view of the store. The lock is released when the process exits.
@@ -725,16 +745,11 @@ int RunServer(const ServerFlags& flags) {
   auto host_ports = std::make_shared<berth::agent::HostPorts>();
   std::vector<std::unique_ptr<berth::agent::NodeAgent>> agents;
   for (int i = 0; i < flags.nodes; ++i) {
-    berth::agent::NodeAgentOptions options;
+    berth::agent::NodeAgentOptions options = *node;
     options.node_name = "node-" + std::to_string(i);
     options.capacity = capacity.value();
     options.data_dir = (std::filesystem::path(flags.data_dir) / "nodes" / options.node_name).string();
     options.host_ports = host_ports;
-    options.container_log = *container_log;
-    options.host_images = host_images;
-    options.sandbox = *sandbox;
-    options.sandbox.host_path_prefixes = allowed_host_paths;
-    options.sandbox.pod_pids_limit = flags.pod_max_pids;
     // Pods reach the API server where this server listens (an unspecified
     // address through loopback), with the CA of its serving certificate.
     if (credentials) {
@@ -786,12 +801,8 @@ int RunAgent(const AgentFlags& flags) {
   sigset_t stop_signals = BlockStopSignals();
   auto capacity = Capacity("--capacity", flags.capacity);
   if (!capacity) return 1;
-  auto container_log = ContainerLogRotation(flags.container_log);
-  if (!container_log) return 1;
-  std::optional<std::vector<std::string>> host_images;
-  if (!HostImages(flags.host_images, &host_images)) return 1;
-  std::vector<std::string> allowed_host_paths;
-  if (!AllowedHostPaths(flags.allowed_host_paths, &allowed_host_paths)) return 1;
+  std::optional<berth::agent::NodeAgentOptions> node = NodeOptions(flags.node);
+  if (!node) return 1;
   berth::StatusOr<berth::client::RestConfig> rest = berth::client::RestConfig{};
   if (flags.server.empty()) {
     rest = berth::client::LoadKubeconfig({.path = flags.kubeconfig});
@@ -811,18 +822,12 @@ int RunAgent(const AgentFlags& flags) {
     return 1;
   }
   berth::client::HttpClient client(rest.value());
-  auto sandbox = SandboxSettings(flags.sandbox, flags.data_dir, *log);
-  if (!sandbox) return 1;
-  berth::agent::NodeAgentOptions options;
+  if (!SandboxSettings(flags.node.sandbox, flags.data_dir, *log, node->sandbox)) return 1;
+  berth::agent::NodeAgentOptions options = *node;
   options.node_name = flags.name;
   options.capacity = capacity.value();
   options.data_dir = flags.data_dir;
-  options.sandbox = *sandbox;
   options.address = flags.address;
-  options.container_log = *container_log;
-  options.host_images = host_images;
-  options.sandbox.host_path_prefixes = allowed_host_paths;
-  options.sandbox.pod_pids_limit = flags.pod_max_pids;
   // Pods reach the API server as this agent does.
   if (rest->url.scheme == "https") {
     options.api_server.host = rest->url.host;
@@ -911,11 +916,7 @@ int main(int argc, char** argv) {
                      "audiences a ServiceAccount token must name one of, and the default audiences of a "
                      "TokenRequest (kube-apiserver's --api-audiences; default: the issuer)")
       ->delimiter(',');
-  AddContainerLogFlags(server, server_flags.container_log);
-  AddHostImagesFlag(server, server_flags.host_images);
-  AddAllowedHostPathsFlag(server, server_flags.allowed_host_paths);
-  AddPodMaxPidsFlag(server, server_flags.pod_max_pids);
-  AddSandboxFlags(server, server_flags.sandbox);
+  AddNodeFlags(server, server_flags.node);
   server->callback([&] {
     if (!berth::SetLogLevel(log_level)) throw CLI::ValidationError("--log-level", "unknown level " + log_level);
     server_rc = RunServer(server_flags);
@@ -938,11 +939,7 @@ int main(int argc, char** argv) {
                     "pods running for the next start to adopt")
       ->check(CLI::Range(0, 86400))
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  AddContainerLogFlags(agent, agent_flags.container_log);
-  AddHostImagesFlag(agent, agent_flags.host_images);
-  AddAllowedHostPathsFlag(agent, agent_flags.allowed_host_paths);
-  AddPodMaxPidsFlag(agent, agent_flags.pod_max_pids);
-  AddSandboxFlags(agent, agent_flags.sandbox);
+  AddNodeFlags(agent, agent_flags.node);
   agent->callback([&] {
     if (!berth::SetLogLevel(log_level)) throw CLI::ValidationError("--log-level", "unknown level " + log_level);
     server_rc = RunAgent(agent_flags);
