@@ -568,7 +568,8 @@ int RunServer(const ServerFlags& flags) {
   std::optional<berth::agent::NodeAgentOptions> node = NodeOptions(flags.node);
   if (!node) return 1;
 
-  berth::controllers::kueue::KueueConfiguration kueue_config;
+  // Without --config: Kueue v0.19's defaults, every implemented framework managed.
+  auto kueue_config = berth::controllers::kueue::KueueConfiguration::ServerDefault();
   if (!flags.config.empty()) {
     std::ifstream in(flags.config);
     std::stringstream text;
@@ -584,14 +585,16 @@ int RunServer(const ServerFlags& flags) {
     }
     kueue_config = std::move(parsed).value();
     for (const std::string& note : kueue_config.ignored) log->warn("{}: ignored: {}", flags.config, note);
-    const auto& w = kueue_config.wait_for_pods_ready;
-    log->info("{}: {} waitForPodsReady {} (timeout {}s, blockAdmission {}), frameworks [{}]", flags.config,
-              kueue_config.api_version, w.enabled ? "on" : "off",
-              std::chrono::duration_cast<std::chrono::seconds>(w.timeout).count(), w.block_admission,
-              fmt::join(kueue_config.frameworks, ", "));
     if (const std::string warning = kueue_config.UnmanagedFrameworksWarning(); !warning.empty()) {
       log->warn("{}: {}", flags.config, warning);
     }
+  }
+  {
+    const auto& w = kueue_config.wait_for_pods_ready;
+    log->info("{}: waitForPodsReady {} (timeout {}s, blockAdmission {}), frameworks [{}]",
+              flags.config.empty() ? "Kueue defaults (no --config)" : flags.config + " " + kueue_config.api_version,
+              w.enabled ? "on" : "off", std::chrono::duration_cast<std::chrono::seconds>(w.timeout).count(),
+              w.block_admission, fmt::join(kueue_config.frameworks, ", "));
   }
 
   std::error_code ec;

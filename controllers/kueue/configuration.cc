@@ -170,6 +170,15 @@ Duration WaitForPodsReadyConfig::Backoff(int32_t n) const {
 
 std::vector<std::string> KueueConfiguration::DefaultFrameworks() { return kImplemented; }
 
+KueueConfiguration KueueConfiguration::ServerDefault() {
+  StatusOr<KueueConfiguration> cfg =
+      ParseKueueConfiguration(std::string("{\"apiVersion\":\"") + kV1beta2 + "\",\"kind\":\"Configuration\"}");
+  KueueConfiguration out = cfg.ok() ? std::move(cfg).value() : KueueConfiguration();
+  out.api_version.clear();  // no file
+  out.frameworks = DefaultFrameworks();
+  return out;
+}
+
 std::vector<std::string> KueueConfiguration::UnmanagedFrameworks() const {
   std::vector<std::string> out;
   for (const std::string& f : kImplemented) {

@@ -49,9 +49,15 @@
 //     `enable: false` section is accepted.
 //   admissionFairSharing: present → rejected likewise.
 //
-// Without --config, berth runs as before: waitForPodsReady disabled, every
-// implemented framework managed, manageJobsWithoutQueueName false
-// (KueueConfiguration{} with DefaultFrameworks()).
+// Without --config, `berth server` runs ServerDefault(): Kueue v0.19's
+// defaults for a v1beta2 Configuration without a file's sections
+// (waitForPodsReady on: timeout 30m, recoveryTimeout 30m, blockAdmission
+// false, requeuing backoff 60 s doubling to 3600 s, no backoffLimitCount;
+// manageJobsWithoutQueueName false), except that every implemented framework
+// is managed (DefaultFrameworks(); Kueue's default is batch/job only), so the
+// seeds' TrainJobs, PyTorchJobs and JobSets queue without a file.
+// KueueConfiguration{} (waitForPodsReady off) is the engine's plain state
+// that unit tests build on.
 //
 // Thread-safety: plain values; the parser is a pure function.
 #pragma once
@@ -124,6 +130,8 @@ struct KueueConfiguration {
   std::string UnmanagedFrameworksWarning() const;
   // What the API server's Kueue job webhook needs (api/kueue_job_webhook.h).
   api::KueueJobWebhookOptions JobWebhookOptions() const;
+  // What `berth server` runs without --config (see the file comment).
+  static KueueConfiguration ServerDefault();
 };
 
 // Parses, defaults and validates a Configuration document (see the file

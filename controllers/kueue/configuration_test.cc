@@ -1,7 +1,6 @@
 #include "controllers/kueue/configuration.h"
 
 #include <gtest/gtest.h>
-
 #include <set>
 
 namespace berth::controllers::kueue {
@@ -38,9 +37,9 @@ TEST(KueueConfiguration, V1beta2Defaults) {
   EXPECT_EQ(cfg.value().frameworks, std::vector<std::string>{"batch/job"});
   EXPECT_FALSE(cfg.value().manage_jobs_without_queue_name);
   // Kueue's default, unlike berth without --config: said, not silent.
-  EXPECT_EQ(cfg.value().UnmanagedFrameworks(),
-            (std::vector<std::string>{"jobset.x-k8s.io/jobset", "kubeflow.org/pytorchjob",
-                                      "trainer.kubeflow.org/trainjob"}));
+  EXPECT_EQ(
+      cfg.value().UnmanagedFrameworks(),
+      (std::vector<std::string>{"jobset.x-k8s.io/jobset", "kubeflow.org/pytorchjob", "trainer.kubeflow.org/trainjob"}));
   EXPECT_EQ(cfg.value().UnmanagedFrameworksWarning(),
             "integrations.frameworks is [batch/job] (without an integrations section Kueue manages batch/job "
             "only): jobset.x-k8s.io/jobset, kubeflow.org/pytorchjob, trainer.kubeflow.org/trainjob are NOT managed "
@@ -49,10 +48,29 @@ TEST(KueueConfiguration, V1beta2Defaults) {
   const api::KueueJobWebhookOptions webhook = cfg.value().JobWebhookOptions();
   EXPECT_EQ(webhook.frameworks, (std::set<std::string, std::less<>>{"batch/job"}));
   EXPECT_FALSE(webhook.manage_jobs_without_queue_name);
-  // Without --config every implemented kind is managed: nothing to warn about.
-  EXPECT_TRUE(KueueConfiguration().UnmanagedFrameworks().empty());
-  EXPECT_EQ(KueueConfiguration().UnmanagedFrameworksWarning(), "");
-  EXPECT_EQ(KueueConfiguration().JobWebhookOptions().frameworks, api::KueueJobWebhookOptions().frameworks);
+}
+
+// `berth server` without --config: Kueue v0.19's defaults (waitForPodsReady on),
+// with every implemented kind managed, so there is nothing to warn about.
+TEST(KueueConfiguration, TheServerWithoutAFileRunsKueueDefaultsAndManagesEveryKind) {
+  const KueueConfiguration cfg = KueueConfiguration::ServerDefault();
+  const WaitForPodsReadyConfig& w = cfg.wait_for_pods_ready;
+  EXPECT_TRUE(w.enabled);
+  EXPECT_EQ(w.timeout, minutes(30));
+  EXPECT_EQ(w.recovery_timeout, std::optional<Duration>(minutes(30)));
+  EXPECT_FALSE(w.block_admission);
+  EXPECT_EQ(w.timestamp, RequeuingTimestamp::kEviction);
+  EXPECT_EQ(w.backoff_limit_count, std::nullopt);
+  EXPECT_EQ(w.backoff_base_seconds, 60);
+  EXPECT_EQ(w.backoff_max_seconds, 3600);
+  EXPECT_EQ(cfg.api_version, "");
+  EXPECT_FALSE(cfg.manage_jobs_without_queue_name);
+  EXPECT_EQ(cfg.frameworks, KueueConfiguration::DefaultFrameworks());
+  EXPECT_TRUE(cfg.UnmanagedFrameworks().empty());
+  EXPECT_EQ(cfg.UnmanagedFrameworksWarning(), "");
+  EXPECT_EQ(cfg.JobWebhookOptions().frameworks, api::KueueJobWebhookOptions().frameworks);
+  // The engine's plain state stays off: unit tests opt in.
+  EXPECT_FALSE(KueueConfiguration().wait_for_pods_ready.enabled);
 }
 
 TEST(KueueConfiguration, V1beta1EnableAndDefaults) {
@@ -107,9 +125,9 @@ integrations:
   EXPECT_EQ(c.JobWebhookOptions().frameworks,
             (std::set<std::string, std::less<>>{"batch/job", "trainer.kubeflow.org/trainjob"}));
   EXPECT_TRUE(c.JobWebhookOptions().manage_jobs_without_queue_name);
-  EXPECT_EQ(c.ignored, (std::vector<std::string>{
-                           "integrations.frameworks: \"kubeflow.org/mpijob\" (berth has no such job kind)",
-                           "health (not applied by berth)", "namespace (not applied by berth)"}));
+  EXPECT_EQ(c.ignored,
+            (std::vector<std::string>{"integrations.frameworks: \"kubeflow.org/mpijob\" (berth has no such job kind)",
+                                      "health (not applied by berth)", "namespace (not applied by berth)"}));
   // Backoff: base·2^(n−1), capped.
   EXPECT_EQ(c.wait_for_pods_ready.Backoff(1), seconds(10));
   EXPECT_EQ(c.wait_for_pods_ready.Backoff(3), seconds(40));
@@ -187,9 +205,9 @@ TEST(KueueConfiguration, FairSharingEnabledIsRejected) {
 TEST(KueueConfiguration, WrongKind) {
   auto cfg = ParseKueueConfiguration("apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\n");
   ASSERT_FALSE(cfg.ok());
-  EXPECT_EQ(cfg.status().message().rfind("no kind \"ClusterQueue\" is registered for version \"kueue.x-k8s.io/v1beta2\"",
-                                         0),
-            0u)
+  EXPECT_EQ(
+      cfg.status().message().rfind("no kind \"ClusterQueue\" is registered for version \"kueue.x-k8s.io/v1beta2\"", 0),
+      0u)
       << cfg.status().message();
 }
 

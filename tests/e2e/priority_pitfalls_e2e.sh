@@ -246,12 +246,13 @@ check exp-resumed "$(grep -E '^(resumed from|no checkpoint)' "$WORK/logs/exp-mas
 check exp-complete "$(grep -c '^training complete at step 120 ' "$WORK/logs/exp-master-2.log")" 1
 check exp-finished "$(condition "workload/$EXP_WL" Finished reason)" 'Succeeded'
 # The Workload's life, as its conditions changed (True ones, consecutive repeats dropped):
-# admitted, evicted by preemption while holding its quota, quota released and requeued,
-# admitted again, finished.
+# admitted, its pods Ready (waitForPodsReady is on by default, as in Kueue v0.19), evicted by
+# preemption while holding its quota, quota released and requeued, admitted again, Ready,
+# finished.
 "$PYTHON" "$WORK/watch_summary.py" "$WORK/workloads.watch" conditions | awk -v w="$EXP_WL" '$2 == w {print $3}' |
   uniq >"$WORK/exp-workload.states"
 check exp-workload-life "$(tr '\n' ' ' <"$WORK/exp-workload.states")" \
-  '(- )?(QuotaReserved )?Admitted,QuotaReserved (Admitted,Evicted,Preempted,QuotaReserved )+(Evicted,Preempted,Requeued )+Admitted,QuotaReserved (Admitted,Finished,QuotaReserved )+'
+  '(- )?(QuotaReserved )?Admitted,QuotaReserved Admitted,PodsReady,QuotaReserved (Admitted,Evicted,(PodsReady,)?Preempted,QuotaReserved )+(Evicted,Preempted,Requeued )+Admitted,QuotaReserved Admitted,PodsReady,QuotaReserved (Admitted,Finished,(PodsReady,)?QuotaReserved )+'
 
 pods_summary >"$WORK/part1.pods"
 # Whole-job eviction: both first-generation pods were deleted (never placed elsewhere), and
