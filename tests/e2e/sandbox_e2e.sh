@@ -151,7 +151,7 @@ pod team-a inside 'id -u; id -g; id -G | tr " " "\n" | sort -n | tr "\n" " "' \
 wait_until 30 sh -c "'$KUBECTL' get pod -n team-a inside -o jsonpath='{.status.phase}' | grep -qx Succeeded" ||
   fail "pod inside did not succeed: $("$KUBECTL" get pod -n team-a inside -o jsonpath='{.status.containerStatuses}')"
 out=$("$KUBECTL" logs -n team-a inside | tr '\n' '|')
-[ "$out" = "$((A_BASE + 5))|$((A_BASE + 6))|$((A_BASE + 6)) $((A_BASE + 7)) $((A_BASE + 8)) |" ] ||
+[ "$out" = "$((A_BASE + 5))|$((A_BASE + 6))|$((A_BASE + 6)) $((A_BASE + 7)) $((A_BASE + 8)) " ] ||
   fail "pod inside's ids: [$out]"
 
 # GPUs: the first pod takes GPU 0, the second gets GPU 1 and only its node.
