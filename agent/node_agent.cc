@@ -36,6 +36,10 @@ namespace {
 
 const client::GroupVersionResource kPods{"", "v1", "pods"};
 const client::GroupVersionResource kNodes{"", "v1", "nodes"};
+const client::GroupVersionResource kNamespaces{"", "v1", "namespaces"};
+// How soon a container whose namespace has no id block yet is tried again (the
+// kubelet retries a CreateContainerConfigError at its next pod sync, seconds).
+constexpr Duration kNamespaceIdsRetry = std::chrono::seconds(2);
 const client::GroupVersionResource kServices{"", "v1", "services"};
 const client::GroupVersionResource kLeases{"coordination.k8s.io", "v1", "leases"};
 constexpr std::string_view kBerthVersion = "v1.32.0-berth";
@@ -379,18 +383,6 @@ void NodeAgent::StartSandbox() {
     return;
   }
   chmod(options_.data_dir.c_str(), 0700);
-  if (options_.sandbox.pod_users) {
-    pod_users_ = options_.sandbox.pod_users;
-    return;
-  }
-  StatusOr<std::unique_ptr<PodUsers>> users =
-      PodUsers::Open(options_.data_dir, options_.sandbox.first_pod_uid, options_.sandbox.pod_uid_count);
-  if (users.ok()) {
-    pod_users_ = std::move(users).value();
-  } else {
-    pod_users_error_ = users.status();
-    spdlog::error("node {}: {}: pods without runAsUser cannot start", options_.node_name, users.status().ToString());
-  }
 }
 
 Status NodeAgent::Start() {
@@ -1273,7 +1265,10 @@ void NodeAgent::StartContainer(PodWorker& w, const std::string& name) {
     StatusOr<shim::SandboxSpec> sandbox = SandboxFor(w, *container, launch.run_dir, launch.devices, *mounts);
     if (!sandbox.ok()) {
       ContainerEvent(w, name, client::kEventTypeWarning, kFailedReason, "Error: " + sandbox.status().message());
-      w.lifecycle.ConfigError(name, sandbox.status().message());
+      // kUnavailable: the namespace has no id block yet (or could not be read): retried.
+      std::optional<Time> retry;
+      if (sandbox.status().code() == Code::kUnavailable) retry = clock_.Now() + kNamespaceIdsRetry;
+      w.lifecycle.ConfigError(name, sandbox.status().message(), retry);
       return;
     }
     launch.sandbox = std::move(sandbox).value();
@@ -1311,11 +1306,15 @@ StatusOr<shim::SandboxSpec> NodeAgent::SandboxFor(PodWorker& w, const api::Objec
                                                   const std::string& run_dir, const std::vector<int>& devices,
                                                   const std::vector<shim::SandboxMount>& volume_mounts) {
   const std::string ns = api::Namespace(w.pod);
-  auto ns_uid = [&] { return NamespaceUid(ns); };
+  std::optional<StatusOr<NamespaceIds>> ids;  // read once for both
+  auto ns_ids = [&]() -> StatusOr<NamespaceIds> {
+    if (!ids) ids = NamespaceIdsFor(ns);
+    return *ids;
+  };
   shim::SandboxSpec spec;
   spec.enabled = true;
-  BERTH_ASSIGN_OR_RETURN(spec.user, ContainerIdentity(w.pod, container, options_.sandbox.allow_root, ns_uid));
-  BERTH_ASSIGN_OR_RETURN(WorkDirOwner owner, PodWorkDirOwner(w.pod, ns_uid));
+  BERTH_ASSIGN_OR_RETURN(spec.user, ContainerIdentity(w.pod, container, PodIdentityRules(), ns_ids));
+  BERTH_ASSIGN_OR_RETURN(WorkDirOwner owner, PodWorkDirOwner(w.pod, PodIdentityRules(), ns_ids));
   const std::string work = w.dir + "/work";
   BERTH_RETURN_IF_ERROR(ApplyWorkDirOwner(work, owner));
   spec.rootfs_dir = run_dir + "/" + shim::kRootfsDir;
@@ -1381,7 +1380,12 @@ void NodeAgent::SyncVolumes(PodWorker& w) {
     o.node.pod_ip = o.node.host_ip = options_.address;
     for (const auto& [r, q] : options_.capacity) o.node.allocatable[r] = q;
     o.service_account_tokens = !options_.api_server.host.empty();
-    o.owner = PodVolumeUser(w);
+    StatusOr<std::optional<shim::SandboxUser>> owner = PodVolumeUser(w);
+    if (!owner.ok()) {  // the namespace has no id block yet: no files with the wrong owner
+      w.volumes_due = clock_.Now() + kNamespaceIdsRetry;
+      return;
+    }
+    o.owner = *owner;
     w.volumes = std::make_unique<PodVolumes>(client_, clock_, std::move(o));
   }
   for (const std::string& failed : w.volumes->Sync(w.pod)) {
@@ -1390,25 +1394,31 @@ void NodeAgent::SyncVolumes(PodWorker& w) {
   w.volumes_due = w.volumes->NextSync();
 }
 
-StatusOr<int64_t> NodeAgent::NamespaceUid(const std::string& ns) const {
-  if (!pod_users_) return pod_users_error_;
-  return pod_users_->UidFor(ns);
+StatusOr<NamespaceIds> NodeAgent::NamespaceIdsFor(const std::string& ns) const {
+  StatusOr<api::Object> got = client_.Get(kNamespaces, ns);
+  if (!got.ok()) return UnavailableError("cannot read namespace \"" + ns + "\": " + got.status().message());
+  return NamespaceIdsOf(*got);
 }
 
-std::optional<shim::SandboxUser> NodeAgent::PodVolumeUser(const PodWorker& w) const {
+IdentityRules NodeAgent::PodIdentityRules() const {
+  return IdentityRules{options_.sandbox.allow_root, options_.sandbox.id_policy};
+}
+
+StatusOr<std::optional<shim::SandboxUser>> NodeAgent::PodVolumeUser(const PodWorker& w) const {
   // The pod's owner in the sandbox (pod_sandbox.h PodWorkDirOwner: runAsUser/runAsGroup or
-  // the namespace's uid; fsGroup is applied by PodVolumes itself); without the sandbox the
-  // files stay the agent's.
-  if (!options_.sandbox.enabled) return std::nullopt;
+  // the namespace block's base; fsGroup is applied by PodVolumes itself); without the sandbox the
+  // files stay the agent's, and so they do for a pod whose ids are refused (its containers fail).
+  if (!options_.sandbox.enabled) return std::optional<shim::SandboxUser>();
   const std::string ns = api::Namespace(w.pod);
-  auto ns_uid = [&] { return NamespaceUid(ns); };
-  StatusOr<WorkDirOwner> owner = PodWorkDirOwner(w.pod, ns_uid);
-  if (!owner.ok()) return std::nullopt;
-  return shim::SandboxUser{owner->uid, owner->gid, {}};
+  StatusOr<WorkDirOwner> owner = PodWorkDirOwner(w.pod, PodIdentityRules(), [&] { return NamespaceIdsFor(ns); });
+  if (owner.status().code() == Code::kUnavailable) return owner.status();
+  if (!owner.ok()) return std::optional<shim::SandboxUser>();
+  return std::optional<shim::SandboxUser>(shim::SandboxUser{owner->uid, owner->gid, {}});
 }
 
 StatusOr<std::vector<shim::SandboxMount>> NodeAgent::ContainerMounts(PodWorker& w, const api::Object& container) {
   if (!w.volumes) SyncVolumes(w);
+  if (!w.volumes) return Status(Code::kUnavailable, "the pod's namespace has no id block yet");
   if (!w.volumes->Ready()) return Status(Code::kUnavailable, "the pod's volumes are not set up yet");
   StatusOr<std::vector<shim::SandboxMount>> mounts = w.volumes->MountsFor(container);
   if (!mounts.ok() || options_.sandbox.enabled) return mounts;

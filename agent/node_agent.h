@@ -257,18 +257,12 @@ struct HostPorts {
 // enforced otherwise; the library default is off.
 struct SandboxOptions {
   bool enabled = false;
-  // Pods that set no runAsUser run as an unprivileged uid the node allocates per
-  // namespace from [first_pod_uid, first_pod_uid + pod_uid_count) (gid = uid),
-  // persisted in <data_dir>/pod-users.json (or `pod_users`), so every pod of a
-  // team shares its files and no two teams share a uid on this node.
-  int64_t first_pod_uid = 200000;
-  int64_t pod_uid_count = 65536;
-  // The table of those uids when several agents share one host (the embedded
-  // agents of `berth server` share the server's <data>/pod-users.json, so a team
-  // has one uid on every node of the host and its pods share their files);
-  // nullptr = the agent's own in its data_dir. Agents on other hosts keep their
-  // own tables: pods that share files across hosts set runAsUser/fsGroup.
-  std::shared_ptr<PodUsers> pod_users;
+  // Which ids a pod may name (pod_sandbox.h): kMustRunAsRange, only those of
+  // its namespace's block (the Namespace's openshift.io/sa.scc.uid-range,
+  // allocated by the control plane, so the same on every node); kRunAsAny, any
+  // (single-tenant hosts). Either way a pod without runAsUser runs as its
+  // block's base uid.
+  PodIdPolicy id_policy = PodIdPolicy::kMustRunAsRange;
   // Whether a pod may run as uid 0 (runAsUser: 0). Off: such a container fails
   // with CreateContainerConfigError.
   bool allow_root = false;
@@ -423,10 +417,13 @@ class NodeAgent final : public client::PodLogSource, public client::ContainerExe
   // The mounts of one container: kUnavailable while a volume is not set up (the container
   // waits), kInvalid for a CreateContainerConfigError.
   StatusOr<std::vector<shim::SandboxMount>> ContainerMounts(PodWorker& worker, const api::Object& container);
-  // The uid of a namespace whose pods set no runAsUser (SandboxOptions, pod-users.json).
-  StatusOr<int64_t> NamespaceUid(const std::string& ns) const;
-  // Who owns the pod's volume files (the sandbox's user of the pod; nullopt without it).
-  std::optional<shim::SandboxUser> PodVolumeUser(const PodWorker& worker) const;
+  // The id blocks of namespace `ns`, read from its Namespace (pod_sandbox.h
+  // NamespaceIdsOf); an error is the container's CreateContainerConfigError.
+  StatusOr<NamespaceIds> NamespaceIdsFor(const std::string& ns) const;
+  IdentityRules PodIdentityRules() const;
+  // Who owns the pod's volume files (the sandbox's user of the pod; nullopt without it);
+  // kUnavailable while the pod's namespace has no id block.
+  StatusOr<std::optional<shim::SandboxUser>> PodVolumeUser(const PodWorker& worker) const;
   void StartSandbox();
   // The sandbox of a run of `container` (options_.sandbox.enabled), with the
   // pod's work directory given to the pod's user; an error is the
@@ -486,10 +483,6 @@ class NodeAgent final : public client::PodLogSource, public client::ContainerExe
   std::optional<Time> shutdown_deadline_;
   int lock_fd_ = -1;  // <data dir>/agent.lock, flocked while started
   DeviceAllocator devices_;
-  // The per-namespace pod uids (options_.sandbox.enabled), opened by Start();
-  // null with pod_users_error_ saying why when it could not be.
-  std::shared_ptr<PodUsers> pod_users_;
-  Status pod_users_error_;
   PodTokenManager tokens_;
   std::optional<api::Object> lease_;
   std::optional<Time> next_lease_renewal_;

@@ -5,129 +5,115 @@
 #include <cstring>
 #include <fcntl.h>
 #include <filesystem>
-#include <nlohmann/json.hpp>
-#include <pwd.h>
-#include <set>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "agent/shim/run_record.h"
 #include "api/unstructured.h"
-#include "core/file.h"
 
 namespace berth::agent {
 namespace {
 
-constexpr int kPodUsersVersion = 1;
-constexpr size_t kMaxPodUsersBytes = 4 << 20;
+// An id the pod names, with the path of its field in the pod.
+struct IdValue {
+  int64_t id = 0;
+  std::string path;  // "spec.containers[0].securityContext.runAsUser"
+};
 
 // The securityContext field `key` as an id: absent → nullopt; not an integer in range → error.
-StatusOr<std::optional<int64_t>> IdField(const api::Object& sc, const char* key, const std::string& where) {
+StatusOr<std::optional<IdValue>> IdField(const api::Object& sc, const char* key, const std::string& sc_path) {
   const api::Object& v = api::Field(sc, key);
-  if (v.is_null()) return std::optional<int64_t>();
+  const std::string path = sc_path + "." + key;
+  if (v.is_null()) return std::optional<IdValue>();
   if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > shim::kMaxSandboxId) {
-    return InvalidError(where + "securityContext." + key + " must be an integer in [0, " +
-                        std::to_string(shim::kMaxSandboxId) + "]");
+    return InvalidError(path + " must be an integer in [0, " + std::to_string(shim::kMaxSandboxId) + "]");
   }
-  return std::optional<int64_t>(v.get<int64_t>());
+  return std::optional<IdValue>(IdValue{v.get<int64_t>(), path});
 }
 
-// The primary group of `uid` in the host's passwd database, 0 when it has none.
-int64_t PrimaryGroup(int64_t uid) {
-  struct passwd pw;
-  struct passwd* found = nullptr;
-  char buf[4096];
-  if (getpwuid_r(static_cast<uid_t>(uid), &pw, buf, sizeof buf, &found) == 0 && found != nullptr) {
-    return found->pw_gid;
-  }
-  return 0;
-}
-
-}  // namespace
-
-StatusOr<std::unique_ptr<PodUsers>> PodUsers::Open(const std::string& data_dir, int64_t first_uid, int64_t count) {
-  const std::string path = data_dir + "/" + kPodUsersFile;
-  std::unique_ptr<PodUsers> users(new PodUsers(path, first_uid, count));
-  StatusOr<std::string> text = ReadFileBounded(path, kMaxPodUsersBytes, /*follow_symlinks=*/false);
-  if (!text.ok()) {
-    if (text.status().code() == Code::kNotFound) return users;
-    return InvalidError(text.status().message());
-  }
-  nlohmann::json j = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
-  const bool ok = j.is_object() && j.value("version", 0) == kPodUsersVersion && j.contains("namespaces") &&
-                  j["namespaces"].is_object();
-  if (!ok) return InvalidError(path + " is not a pod-users record (version " + std::to_string(kPodUsersVersion) + ")");
-  for (const auto& [ns, uid] : j["namespaces"].items()) {
-    if (!uid.is_number_integer() || uid.get<int64_t>() <= 0 || uid.get<int64_t>() > shim::kMaxSandboxId) {
-      return InvalidError(path + ": the uid of namespace \"" + ns + "\" is not a valid uid");
+// The path of `container`'s securityContext in the pod: spec.containers[i] or spec.initContainers[i].
+std::string ContainerScPath(const api::Object& pod, const std::string& name) {
+  for (const char* list : {"containers", "initContainers"}) {
+    const api::Object& cs = api::NestedField(pod, {"spec", list});
+    if (!cs.is_array()) continue;
+    for (size_t i = 0; i < cs.size(); ++i) {
+      if (api::StringAt(cs[i], "name") == name) {
+        return std::string("spec.") + list + "[" + std::to_string(i) + "].securityContext";
+      }
     }
-    users->uids_[ns] = uid.get<int64_t>();
   }
-  return users;
+  return "container " + name + ": securityContext";
 }
 
-StatusOr<int64_t> PodUsers::UidFor(const std::string& ns) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (auto it = uids_.find(ns); it != uids_.end()) return it->second;
-  std::set<int64_t> used;
-  for (const auto& [n, uid] : uids_) used.insert(uid);
-  for (int64_t uid = first_; uid < first_ + count_; ++uid) {
-    if (used.count(uid) != 0) continue;
-    uids_[ns] = uid;
-    nlohmann::json j = {{"version", kPodUsersVersion}, {"namespaces", uids_}};
-    if (Status s = WriteFileAtomically(path_, j.dump(), 0600); !s.ok()) {
-      uids_.erase(ns);
-      return s;
-    }
-    return uid;
-  }
-  return UnavailableError("no free pod uid left in [" + std::to_string(first_) + ", " +
-                          std::to_string(first_ + count_) + ") for namespace \"" + ns + "\"");
+// The ids of a pod (container == nullptr: its pod-level settings only), resolved and
+// checked as pod_sandbox.h says.
+struct ResolvedIds {
+  int64_t uid = 0, gid = 0;
+  std::optional<int64_t> fs_group;
+  std::vector<int64_t> groups;  // fsGroup then supplementalGroups, without repeats
+};
+
+// `value` within `block`, else OpenShift's MustRunAsRange detail.
+Status CheckInBlock(const IdValue& value, const api::IdBlock& block, const NamespaceIds& ns, const char* annotation) {
+  if (block.Contains(value.id)) return Status::Ok();
+  return InvalidError(value.path + ": Invalid value: " + std::to_string(value.id) + ": must be in the ranges: [" +
+                      std::to_string(block.base) + ", " + std::to_string(block.end() - 1) + "] (namespace \"" + ns.ns +
+                      "\": " + annotation + " \"" + api::FormatIdBlock(block) + "\")");
 }
 
-StatusOr<shim::SandboxUser> ContainerIdentity(const api::Object& pod, const api::Object& container, bool allow_root,
-                                              const std::function<StatusOr<int64_t>()>& ns_uid) {
+StatusOr<ResolvedIds> ResolveIds(const api::Object& pod, const api::Object* container, const IdentityRules& rules,
+                                 const NamespaceIdsFunc& ns_ids) {
   const api::Object& pod_sc = api::NestedField(pod, {"spec", "securityContext"});
-  const api::Object& sc = api::Field(container, "securityContext");
-  const std::string name = api::StringAt(container, "name");
-  const std::string where = "container " + name + ": ";
-  BERTH_ASSIGN_OR_RETURN(std::optional<int64_t> pod_user, IdField(pod_sc, "runAsUser", "pod: spec."));
-  BERTH_ASSIGN_OR_RETURN(std::optional<int64_t> pod_group, IdField(pod_sc, "runAsGroup", "pod: spec."));
-  BERTH_ASSIGN_OR_RETURN(std::optional<int64_t> user, IdField(sc, "runAsUser", where));
-  BERTH_ASSIGN_OR_RETURN(std::optional<int64_t> group, IdField(sc, "runAsGroup", where));
-  BERTH_ASSIGN_OR_RETURN(std::optional<int64_t> fs_group, IdField(pod_sc, "fsGroup", "pod: spec."));
-  if (!user) user = pod_user;
-  if (!group) group = pod_group;
-  bool non_root = api::BoolAt(pod_sc, "runAsNonRoot", false);
-  if (api::Field(sc, "runAsNonRoot").is_boolean()) non_root = api::Field(sc, "runAsNonRoot").get<bool>();
-
-  shim::SandboxUser out;
-  if (user) {
-    if (*user == 0 && non_root) {
-      return InvalidError("container's runAsUser breaks non-root policy (pod: \"" + api::Name(pod) + "_" +
-                          api::Namespace(pod) + "(" + api::Uid(pod) + ")\", container: " + name + ")");
-    }
-    if (*user == 0 && !allow_root) {
-      return InvalidError("container's runAsUser 0 is refused by this node (berth --allow-root-pods is off)");
-    }
-    out.uid = *user;
-    out.gid = group ? *group : PrimaryGroup(*user);
-  } else {
-    BERTH_ASSIGN_OR_RETURN(out.uid, ns_uid());
-    out.gid = group ? *group : out.uid;
+  const std::string pod_path = "spec.securityContext";
+  BERTH_ASSIGN_OR_RETURN(std::optional<IdValue> user, IdField(pod_sc, "runAsUser", pod_path));
+  BERTH_ASSIGN_OR_RETURN(std::optional<IdValue> group, IdField(pod_sc, "runAsGroup", pod_path));
+  BERTH_ASSIGN_OR_RETURN(std::optional<IdValue> fs_group, IdField(pod_sc, "fsGroup", pod_path));
+  if (container != nullptr) {
+    const api::Object& sc = api::Field(*container, "securityContext");
+    const std::string path = ContainerScPath(pod, api::StringAt(*container, "name"));
+    BERTH_ASSIGN_OR_RETURN(std::optional<IdValue> c_user, IdField(sc, "runAsUser", path));
+    BERTH_ASSIGN_OR_RETURN(std::optional<IdValue> c_group, IdField(sc, "runAsGroup", path));
+    if (c_user) user = c_user;
+    if (c_group) group = c_group;
   }
-  if (fs_group) out.groups.push_back(*fs_group);
-  const api::Object& supplemental = api::Field(pod_sc, "supplementalGroups");
-  if (supplemental.is_array()) {
-    for (const api::Object& g : supplemental) {
+  std::vector<IdValue> supplemental;
+  const api::Object& list = api::Field(pod_sc, "supplementalGroups");
+  if (list.is_array()) {
+    for (size_t i = 0; i < list.size(); ++i) {
+      const api::Object& g = list[i];
+      const std::string path = pod_path + ".supplementalGroups[" + std::to_string(i) + "]";
       if (!g.is_number_integer() || g.get<int64_t>() < 0 || g.get<int64_t>() > shim::kMaxSandboxId) {
-        return InvalidError("pod: spec.securityContext.supplementalGroups must be integers in [0, " +
-                            std::to_string(shim::kMaxSandboxId) + "]");
+        return InvalidError(path + " must be an integer in [0, " + std::to_string(shim::kMaxSandboxId) + "]");
       }
-      if (std::find(out.groups.begin(), out.groups.end(), g.get<int64_t>()) == out.groups.end()) {
-        out.groups.push_back(g.get<int64_t>());
-      }
+      supplemental.push_back({g.get<int64_t>(), path});
     }
+  }
+  const bool must_run_as_range = rules.policy == PodIdPolicy::kMustRunAsRange;
+  std::optional<NamespaceIds> ns;
+  if (must_run_as_range || !user || !group) {
+    BERTH_ASSIGN_OR_RETURN(NamespaceIds got, ns_ids());
+    ns = std::move(got);
+  }
+  ResolvedIds out;
+  out.uid = user ? user->id : ns->uids.base;
+  out.gid = group ? group->id : ns->groups.base;
+  if (fs_group) out.fs_group = fs_group->id;
+  if (must_run_as_range) {
+    // uid 0 is --allow-root-pods' to allow (ContainerIdentity); a root container holds
+    // every group already.
+    const bool root = rules.allow_root && out.uid == 0;
+    if (user && !root) BERTH_RETURN_IF_ERROR(CheckInBlock(*user, ns->uids, *ns, api::kUidRangeAnnotation));
+    std::vector<IdValue> groups = supplemental;
+    if (fs_group) groups.insert(groups.begin(), *fs_group);
+    if (group) groups.insert(groups.begin(), *group);
+    for (const IdValue& g : groups) {
+      if (root && g.id == 0) continue;
+      BERTH_RETURN_IF_ERROR(CheckInBlock(g, ns->groups, *ns, api::kSupplementalGroupsAnnotation));
+    }
+  }
+  if (fs_group) out.groups.push_back(fs_group->id);
+  for (const IdValue& g : supplemental) {
+    if (std::find(out.groups.begin(), out.groups.end(), g.id) == out.groups.end()) out.groups.push_back(g.id);
   }
   if (out.groups.size() > shim::kMaxSandboxEntries) {
     return InvalidError("pod: more than " + std::to_string(shim::kMaxSandboxEntries) + " supplementalGroups");
@@ -135,21 +121,57 @@ StatusOr<shim::SandboxUser> ContainerIdentity(const api::Object& pod, const api:
   return out;
 }
 
-StatusOr<WorkDirOwner> PodWorkDirOwner(const api::Object& pod, const std::function<StatusOr<int64_t>()>& ns_uid) {
-  const api::Object& pod_sc = api::NestedField(pod, {"spec", "securityContext"});
-  BERTH_ASSIGN_OR_RETURN(std::optional<int64_t> user, IdField(pod_sc, "runAsUser", "pod: spec."));
-  BERTH_ASSIGN_OR_RETURN(std::optional<int64_t> group, IdField(pod_sc, "runAsGroup", "pod: spec."));
-  BERTH_ASSIGN_OR_RETURN(std::optional<int64_t> fs_group, IdField(pod_sc, "fsGroup", "pod: spec."));
-  WorkDirOwner owner;
-  if (user) {
-    owner.uid = *user;
-    owner.gid = group ? *group : PrimaryGroup(*user);
-  } else {
-    BERTH_ASSIGN_OR_RETURN(owner.uid, ns_uid());
-    owner.gid = group ? *group : owner.uid;
+}  // namespace
+
+StatusOr<NamespaceIds> NamespaceIdsOf(const api::Object& ns) {
+  NamespaceIds out;
+  out.ns = api::Name(ns);
+  StatusOr<api::IdBlock> uids = api::NamespaceIdBlock(ns, api::kUidRangeAnnotation);
+  if (uids.status().code() == Code::kNotFound) {
+    return UnavailableError("namespace \"" + out.ns + "\" has no " + api::kUidRangeAnnotation +
+                            " yet: its pods start once the control plane has allocated its ids");
   }
-  if (fs_group) {
-    owner.gid = *fs_group;
+  BERTH_RETURN_IF_ERROR(uids.status());
+  out.uids = *uids;
+  StatusOr<api::IdBlock> groups = api::NamespaceIdBlock(ns, api::kSupplementalGroupsAnnotation);
+  if (groups.status().code() == Code::kNotFound) {
+    out.groups = out.uids;
+  } else {
+    BERTH_RETURN_IF_ERROR(groups.status());
+    out.groups = *groups;
+  }
+  return out;
+}
+
+StatusOr<shim::SandboxUser> ContainerIdentity(const api::Object& pod, const api::Object& container,
+                                              const IdentityRules& rules, const NamespaceIdsFunc& ns_ids) {
+  const api::Object& pod_sc = api::NestedField(pod, {"spec", "securityContext"});
+  const api::Object& sc = api::Field(container, "securityContext");
+  const std::string name = api::StringAt(container, "name");
+  bool non_root = api::BoolAt(pod_sc, "runAsNonRoot", false);
+  if (api::Field(sc, "runAsNonRoot").is_boolean()) non_root = api::Field(sc, "runAsNonRoot").get<bool>();
+  // The root rules first: they hold whatever the namespace's range.
+  const api::Object& user =
+      api::Field(sc, "runAsUser").is_null() ? api::Field(pod_sc, "runAsUser") : api::Field(sc, "runAsUser");
+  if (user.is_number_integer() && user.get<int64_t>() == 0) {
+    if (non_root) {
+      return InvalidError("container's runAsUser breaks non-root policy (pod: \"" + api::Name(pod) + "_" +
+                          api::Namespace(pod) + "(" + api::Uid(pod) + ")\", container: " + name + ")");
+    }
+    if (!rules.allow_root) {
+      return InvalidError("container's runAsUser 0 is refused by this node (berth --allow-root-pods is off)");
+    }
+  }
+  BERTH_ASSIGN_OR_RETURN(ResolvedIds ids, ResolveIds(pod, &container, rules, ns_ids));
+  return shim::SandboxUser{ids.uid, ids.gid, std::move(ids.groups)};
+}
+
+StatusOr<WorkDirOwner> PodWorkDirOwner(const api::Object& pod, const IdentityRules& rules,
+                                       const NamespaceIdsFunc& ns_ids) {
+  BERTH_ASSIGN_OR_RETURN(ResolvedIds ids, ResolveIds(pod, nullptr, rules, ns_ids));
+  WorkDirOwner owner{ids.uid, ids.gid, false};
+  if (ids.fs_group) {
+    owner.gid = *ids.fs_group;
     owner.fs_group = true;
   }
   return owner;

@@ -252,14 +252,14 @@ void PodLifecycle::Lost(const std::string& name, Time started_at, Time now, cons
   Exited(name, exit);
 }
 
-void PodLifecycle::ConfigError(const std::string& name, const std::string& message) {
+void PodLifecycle::ConfigError(const std::string& name, const std::string& message, std::optional<Time> retry_at) {
   bool is_init;
   ContainerRecord* r = Find(name, &is_init);
   BERTH_CHECK_MSG(r != nullptr, "unknown container " + name);
   r->state = ContainerRecord::State::kWaiting;
   r->waiting_reason = "CreateContainerConfigError";
   r->waiting_message = message;
-  r->restart_at.reset();
+  r->restart_at = retry_at;
 }
 
 bool PodLifecycle::AnyRunning() const {

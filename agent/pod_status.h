@@ -120,8 +120,10 @@ class PodLifecycle {
   // ContainerStatusUnknown, `detail` as ContainerExit::lost_detail), so
   // restartPolicy decides what follows as after any failure.
   void Lost(const std::string& name, Time started_at, Time now, const std::string& detail = "");
-  // The container could not be configured (env resolution failed).
-  void ConfigError(const std::string& name, const std::string& message);
+  // The container could not be configured (env resolution failed): it waits
+  // (CreateContainerConfigError) until `retry_at` (nullopt: for good, the
+  // configuration must change).
+  void ConfigError(const std::string& name, const std::string& message, std::optional<Time> retry_at = std::nullopt);
   void BeginTermination() { terminating_ = true; }
   bool terminating() const { return terminating_; }
 

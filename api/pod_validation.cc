@@ -325,6 +325,25 @@ void ValidateVolumeMounts(const Object& mounts, const std::set<std::string>& vol
   ValidateVolumeMountPaths(mounts, path, errs);
 }
 
+// IsValidUserID / IsValidGroupID (k8s.io/apimachinery/pkg/util/validation): an id in
+// [0, kMaxPodId]; a value of another type is the schema's error.
+void ValidateId(const Object& id, const FieldPath& path, FieldErrorList* errs) {
+  if (id.is_number_integer() && (id.get<int64_t>() < 0 || id.get<int64_t>() > kMaxPodId)) {
+    errs->push_back(Invalid(path, id, kIdRangeErrorMsg));
+  }
+}
+
+// ValidateSecurityContext (container) and ValidatePodSecurityContext (pod): the ids.
+void ValidateSecurityContextIds(const Object& sc, bool pod_level, const FieldPath& path, FieldErrorList* errs) {
+  if (!sc.is_object()) return;
+  ValidateId(Field(sc, "runAsUser"), path.Child("runAsUser"), errs);
+  ValidateId(Field(sc, "runAsGroup"), path.Child("runAsGroup"), errs);
+  if (!pod_level) return;
+  ValidateId(Field(sc, "fsGroup"), path.Child("fsGroup"), errs);
+  const Object& groups = ArrayAt(sc, "supplementalGroups");
+  for (size_t i = 0; i < groups.size(); ++i) ValidateId(groups[i], path.Child("supplementalGroups").Index(i), errs);
+}
+
 // validateContainerCommon (the parts above); with `others`, the name must not be one of
 // them.
 void ValidateContainer(const Object& c, const FieldPath& path, const std::set<std::string>& volumes,
@@ -340,6 +359,7 @@ void ValidateContainer(const Object& c, const FieldPath& path, const std::set<st
   ValidateEnv(ArrayAt(c, "env"), path.Child("env"), errs);
   ValidateVolumeMounts(ArrayAt(c, "volumeMounts"), volumes, path.Child("volumeMounts"), errs);
   ValidateResources(ObjectAt(c, "resources"), path.Child("resources"), errs);
+  ValidateSecurityContextIds(Field(c, "securityContext"), false, path.Child("securityContext"), errs);
   if (others != nullptr && others->count(value) != 0) errs->push_back(Duplicate(name_path, value));
 }
 
@@ -507,6 +527,7 @@ FieldErrorList ValidatePodSpec(const Object& spec, const FieldPath& path) {
   for (size_t i = 0; i < init.size(); ++i) {
     ValidateContainer(init[i], path.Child("initContainers").Index(i), volume_names, &regular, &errs);
   }
+  ValidateSecurityContextIds(Field(spec, "securityContext"), true, path.Child("securityContext"), &errs);
   return errs;
 }
 

@@ -62,6 +62,11 @@
 //                             for non overcommitable resources"); any other request at
 //                             most its limit ("must be less than or equal to <name> limit
 //                             of <limit>")
+//   securityContext.runAsUser, runAsGroup, fsGroup, supplementalGroups[k] (pod) and
+//   ...containers[i].securityContext.runAsUser, runAsGroup: IsValidUserID / IsValidGroupID
+//                             (ValidatePodSecurityContext, ValidateSecurityContext): in
+//                             [0, kMaxPodId], "spec.securityContext.runAsUser: Invalid
+//                             value: -1: must be between 0 and 2147483647, inclusive"
 //
 // so that, for example, a container named "../x" is refused with
 //   spec.containers[0].name: Invalid value: "../x": a lowercase RFC 1123 label must
@@ -76,7 +81,7 @@
 // sees the error.
 //
 // Not checked here: the rest of ValidatePodSpec (the sources the node agent does not
-// implement, mount propagation and recursiveReadOnly, probes, security contexts, ports,
+// implement, mount propagation and recursiveReadOnly, probes, the rest of the security contexts, ports,
 // resource names, ...); the schema checks types and enums. A
 // "must be an integer" error shows the quantity as a string ("500m"); upstream prints Go's
 // %#v of resource.Quantity there.
@@ -84,10 +89,17 @@
 // Thread-safety: pure functions.
 #pragma once
 
+#include <cstdint>
+
 #include "api/field_errors.h"
 #include "api/object.h"
 
 namespace berth::api {
+
+// The largest uid or gid a pod may name (k8s.io/apimachinery validation maxUserID and
+// maxGroupID, math.MaxInt32), and upstream's message for one outside [0, kMaxPodId].
+inline constexpr int64_t kMaxPodId = 2147483647;
+inline constexpr char kIdRangeErrorMsg[] = "must be between 0 and 2147483647, inclusive";
 
 // The errors of a PodSpec at `path` ("spec", "spec.template.spec", ...). A value that is
 // not an object, or fields of the wrong type, are left to schema validation.

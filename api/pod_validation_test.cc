@@ -395,5 +395,37 @@ TEST(PodValidationTest, JobSetMessagePatternsMustCompile) {
             "error parsing regexp: invalid or unsupported Perl syntax: `(?<`]");
 }
 
+// ValidatePodSecurityContext / ValidateSecurityContext: every id in [0, 2147483647], pod
+// and container level, at its field path.
+TEST(PodValidationTest, SecurityContextIdsAreBetweenZeroAndMaxInt32) {
+  EXPECT_EQ(Errors(json::parse(R"({"securityContext":{"runAsUser":-1,"runAsGroup":2147483648,"fsGroup":-5,
+                                     "supplementalGroups":[0,2147483647,4294967295]},
+                                   "containers":[{"name":"c","image":"x",
+                                     "securityContext":{"runAsUser":2147483648,"runAsGroup":-1}}]})")),
+            (std::vector<std::string>{
+                "spec.containers[0].securityContext.runAsUser: Invalid value: 2147483648: must be between 0 and "
+                "2147483647, inclusive",
+                "spec.containers[0].securityContext.runAsGroup: Invalid value: -1: must be between 0 and 2147483647, "
+                "inclusive",
+                "spec.securityContext.runAsUser: Invalid value: -1: must be between 0 and 2147483647, inclusive",
+                "spec.securityContext.runAsGroup: Invalid value: 2147483648: must be between 0 and 2147483647, "
+                "inclusive",
+                "spec.securityContext.fsGroup: Invalid value: -5: must be between 0 and 2147483647, inclusive",
+                "spec.securityContext.supplementalGroups[2]: Invalid value: 4294967295: must be between 0 and "
+                "2147483647, inclusive"}));
+  EXPECT_TRUE(Errors(json::parse(R"({"securityContext":{"runAsUser":0,"runAsGroup":2147483647,"fsGroup":1,
+                                       "supplementalGroups":[42]},
+                                     "initContainers":[{"name":"i","image":"x","securityContext":{"runAsUser":7}}],
+                                     "containers":[{"name":"c","image":"x"}]})"))
+                  .empty());
+  auto admitted = Create(json::parse(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"default"},
+      "spec":{"containers":[{"name":"c","image":"x","securityContext":{"runAsUser":-1}}]}})"));
+  ASSERT_FALSE(admitted.ok());
+  EXPECT_EQ(admitted.status().code(), Code::kInvalid);
+  EXPECT_EQ(admitted.status().message(),
+            "Pod \"p\" is invalid: spec.containers[0].securityContext.runAsUser: Invalid value: -1: must be between 0 "
+            "and 2147483647, inclusive");
+}
+
 }  // namespace
 }  // namespace berth::api

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "api/conversion.h"
+#include "api/namespace_security.h"
 #include "api/priority_admission.h"
 #include "api/selectors.h"
 #include "api/unstructured.h"
@@ -508,6 +509,10 @@ StatusOr<api::AdmittedWrite> ApiServer::Impl::Admit(const ResourceRequest& r, ap
     BERTH_RETURN_IF_ERROR(AdmitNodeWrite(*node, r.gr, admitted->object, old));
   }
   if (authorizer_ != nullptr) BERTH_RETURN_IF_ERROR(rbac::CheckRbacWrite(*authorizer_, r.user, admitted->object, old));
+  // A namespace's uid/gid block is the control plane's alone: the server's own in-process
+  // client (the controllers), not a user named like it nor one impersonating it.
+  const bool control_plane = r.http != nullptr && r.http->in_process && !HasImpersonationHeaders(*r.http);
+  BERTH_RETURN_IF_ERROR(api::CheckNamespaceSecurityWrite(control_plane, r.gr, admitted->object, old));
   return admitted;
 }
 

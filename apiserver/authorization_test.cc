@@ -5,7 +5,6 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-
 #include <mutex>
 #include <tuple>
 
@@ -150,6 +149,44 @@ TEST_F(AuthorizationTest, ImpersonationNeedsTheRightAndActsAsTheUser) {
   ASSERT_EQ(who.status, 201);
   EXPECT_EQ(Body(who)["status"]["userInfo"],
             json::parse(R"({"username": "alice", "groups": ["team-a", "system:authenticated"]})"));
+}
+
+// A namespace's uid/gid block (api/namespace_security.h) is written by the control plane
+// (the in-process client) only: not by cluster-admin, nor by one impersonating the
+// loopback user, nor through a new namespace.
+TEST_F(AuthorizationTest, OnlyTheControlPlaneSetsANamespacesIdBlock) {
+  const std::string set = R"({"metadata":{"annotations":{"openshift.io/sa.scc.uid-range":"1000010000/10000"}}})";
+  HttpRequest own = testing::Request("PATCH", "/api/v1/namespaces/team-a", set, "application/merge-patch+json");
+  own.in_process = true;
+  HandlerResult r = api_.server.Handle(own);
+  ASSERT_TRUE(std::holds_alternative<HttpResponse>(r));
+  ASSERT_EQ(std::get<HttpResponse>(r).status, 200) << std::get<HttpResponse>(r).body;
+
+  const std::string forbidden =
+      "namespaces \"team-a\" is forbidden: the annotation openshift.io/sa.scc.uid-range is set by the control plane "
+      "and cannot be changed";
+  const std::string steal = R"({"metadata":{"annotations":{"openshift.io/sa.scc.uid-range":"1000000000/10000"}}})";
+  HttpResponse changed = As("admin", "PATCH", "/api/v1/namespaces/team-a", steal, {}, "application/merge-patch+json");
+  EXPECT_EQ(changed.status, 403);
+  EXPECT_EQ(Body(changed)["message"], forbidden);
+  HttpResponse removed =
+      As("admin", "PATCH", "/api/v1/namespaces/team-a",
+         R"({"metadata":{"annotations":{"openshift.io/sa.scc.uid-range":null}}})", {}, "application/merge-patch+json");
+  EXPECT_EQ(removed.status, 403);
+  HttpResponse impersonated = As("admin", "PATCH", "/api/v1/namespaces/team-a", steal,
+                                 {{"Impersonate-User", "system:apiserver"}, {"Impersonate-Group", "system:masters"}},
+                                 "application/merge-patch+json");
+  EXPECT_EQ(impersonated.status, 403);
+  HttpResponse created = As("admin", "POST", "/api/v1/namespaces",
+                            R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":"team-c",
+                                "annotations":{"openshift.io/sa.scc.supplemental-groups":"0/1"}}})");
+  EXPECT_EQ(created.status, 403);
+  // Other edits of the namespace keep working, and the block is unchanged.
+  HttpResponse labeled =
+      As("admin", "PATCH", "/api/v1/namespaces/team-a",
+         R"({"metadata":{"labels":{"team":"a"},"annotations":{"note":"x"}}})", {}, "application/merge-patch+json");
+  ASSERT_EQ(labeled.status, 200) << labeled.body;
+  EXPECT_EQ(Body(labeled)["metadata"]["annotations"]["openshift.io/sa.scc.uid-range"], "1000010000/10000");
 }
 
 TEST_F(AuthorizationTest, ReviewsAnswerForTheRequesterOrTheNamedSubject) {
@@ -326,10 +363,8 @@ TEST(ApiServiceTest, AuthorizedAsResourcesThenServedByTheHandlerAndListedLast) {
   ApiServerOptions options = Secured();
   std::vector<std::pair<RequestInfo, std::string>> calls;
   std::mutex mu;
-  api::ApiServiceDescription description{"example.io",
-                                         {"v1"},
-                                         {{"widgets", "widget", "Widget", true, {}},
-                                          {"widgets/sub", "", "Summary", true, {"get"}}}};
+  api::ApiServiceDescription description{
+      "example.io", {"v1"}, {{"widgets", "widget", "Widget", true, {}}, {"widgets/sub", "", "Summary", true, {"get"}}}};
   options.api_services.push_back(
       {description, [&](const HttpRequest&, const RequestInfo& info, const authn::UserInfo& user) -> HandlerResult {
          std::lock_guard<std::mutex> l(mu);
@@ -382,8 +417,7 @@ TEST(ApiServiceTest, AuthorizedAsResourcesThenServedByTheHandlerAndListedLast) {
   const json& widgets = last["versions"][0]["resources"][0];
   EXPECT_EQ(widgets["resource"], "widgets");
   EXPECT_EQ(widgets["scope"], "Namespaced");
-  EXPECT_EQ(widgets["subresources"],
-            json::parse(R"([{"subresource":"sub","verbs":["get"],
+  EXPECT_EQ(widgets["subresources"], json::parse(R"([{"subresource":"sub","verbs":["get"],
               "responseKind":{"group":"example.io","version":"v1","kind":"Summary"}}])"));
   EXPECT_EQ(as("admin", "/apis/example.io/v2/namespaces/team-a/widgets/w/sub").status, 404);
 }

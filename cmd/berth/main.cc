@@ -62,8 +62,10 @@
 //
 //   Pod isolation (both commands): --sandbox=auto|on|off (auto: on when berth
 //     runs as root and a probe can unshare namespaces and mount an overlay),
-//     --allow-root-pods, --pod-uid-range FIRST:COUNT, --device-dir DIR
-//     (agent/node_agent.h SandboxOptions; docs/security.md "Pod isolation").
+//     --allow-root-pods, --pod-id-policy MustRunAsRange|RunAsAny, --device-dir DIR
+//     (agent/node_agent.h SandboxOptions; docs/security.md "Pod isolation");
+//     `berth server --pod-uid-range FIRST:COUNT`: the ids the control plane
+//     gives namespaces, in blocks (controllers/namespacesecurity).
 //     What is not enforced is logged at start and shown on each Node as
 //     condition berth.dev/PodIsolationDegraded.
 //
@@ -98,6 +100,7 @@
 #include "api/admission_pipeline.h"
 #include "api/conversion.h"
 #include "api/metadata_validation.h"
+#include "api/pod_validation.h"
 #include "api/registry.h"
 #include "api/strategy.h"
 #include "api/yaml_codec.h"
@@ -211,7 +214,7 @@ void AddPodMaxPidsFlag(CLI::App* app, int64_t& pod_max_pids) {
 struct SandboxFlags {
   std::string mode = "auto";        // --sandbox: auto | on | off
   bool allow_root = false;          // --allow-root-pods
-  std::string uid_range;            // --pod-uid-range FIRST:COUNT; "" = SandboxOptions' default
+  std::string id_policy = "MustRunAsRange";  // --pod-id-policy: MustRunAsRange | RunAsAny
   std::string device_dir = "/dev";  // --device-dir
 };
 
@@ -221,8 +224,10 @@ void AddSandboxFlags(CLI::App* app, SandboxFlags& flags) {
                   "(default: on when berth runs as root and the host can), on (refuse to start without it), off")
       ->check(CLI::IsMember({"auto", "on", "off"}));
   app->add_flag("--allow-root-pods", flags.allow_root, "let pods run as uid 0 (runAsUser: 0) in their sandbox");
-  app->add_option("--pod-uid-range", flags.uid_range,
-                  "FIRST:COUNT, the uids given to namespaces whose pods set no runAsUser (default 200000:65536)");
+  app->add_option("--pod-id-policy", flags.id_policy,
+                  "which uids/gids pods may name: MustRunAsRange (default: their namespace's block, the "
+                  "openshift.io/sa.scc.uid-range annotation) or RunAsAny (any; single-tenant hosts)")
+      ->check(CLI::IsMember({"MustRunAsRange", "RunAsAny"}));
   app->add_option("--device-dir", flags.device_dir, "directory of the GPUs' device nodes (nvidia<i>; default /dev)");
 }
 
@@ -233,18 +238,8 @@ bool SandboxSettings(const SandboxFlags& flags, const std::string& data_dir, spd
                      berth::agent::SandboxOptions& options) {
   options.allow_root = flags.allow_root;
   options.device_dir = flags.device_dir;
-  if (!flags.uid_range.empty()) {
-    long long first = 0, count = 0;
-    char extra = 0;
-    if (std::sscanf(flags.uid_range.c_str(), "%lld:%lld%c", &first, &count, &extra) != 2 || first < 1 || count < 1 ||
-        first + count - 1 > berth::agent::shim::kMaxSandboxId) {
-      std::cerr << "error: --pod-uid-range \"" << flags.uid_range
-                << "\": want FIRST:COUNT with 1 <= FIRST and FIRST+COUNT-1 <= 4294967294\n";
-      return false;
-    }
-    options.first_pod_uid = first;
-    options.pod_uid_count = count;
-  }
+  options.id_policy =
+      flags.id_policy == "RunAsAny" ? berth::agent::PodIdPolicy::kRunAsAny : berth::agent::PodIdPolicy::kMustRunAsRange;
   if (flags.mode == "off") {
     options.degraded_reason = "--sandbox=off";
     return true;
@@ -254,8 +249,8 @@ bool SandboxSettings(const SandboxFlags& flags, const std::string& data_dir, spd
   berth::Status probe = berth::agent::shim::ProbeSandbox(data_dir);
   if (probe.ok()) {
     options.enabled = true;
-    log.info("pods are sandboxed: own PID and mount namespaces, uids {}..{}{}", options.first_pod_uid,
-             options.first_pod_uid + options.pod_uid_count - 1, options.allow_root ? ", uid 0 allowed" : "");
+    log.info("pods are sandboxed: own PID and mount namespaces, ids {}{}", flags.id_policy,
+             options.allow_root ? ", uid 0 allowed" : "");
     return true;
   }
   if (flags.mode == "on") {
@@ -316,7 +311,26 @@ struct ServerFlags {
   bool insecure_http = false;               // plain HTTP, no authentication (loopback only)
   std::string service_account_issuer = berth::authn::kDefaultServiceAccountIssuer;
   std::vector<std::string> api_audiences;   // "" = the issuer
+  std::string pod_uid_range;                // --pod-uid-range FIRST:COUNT; "" = the controller's default
 };
+
+// `berth server --pod-uid-range FIRST:COUNT` into `options`; false with the reason on
+// stderr when malformed (the range must hold one block and stay within the API's ids).
+bool PodUidRange(const std::string& text, berth::controllers::namespacesecurity::NamespaceSecurityOptions& options) {
+  if (text.empty()) return true;
+  long long first = 0, count = 0;
+  char extra = 0;
+  if (std::sscanf(text.c_str(), "%lld:%lld%c", &first, &count, &extra) != 2 || first < 1 ||
+      count < options.block_size || first + count - 1 > berth::api::kMaxPodId) {
+    std::cerr << "error: --pod-uid-range \"" << text
+              << "\": want FIRST:COUNT with 1 <= FIRST, COUNT >= " << options.block_size
+              << " and FIRST+COUNT-1 <= " << berth::api::kMaxPodId << "\n";
+    return false;
+  }
+  options.first = first;
+  options.count = count;
+  return true;
+}
 
 struct AgentFlags {
   std::string kubeconfig;
@@ -327,6 +341,7 @@ struct AgentFlags {
   std::string address = "127.0.0.1";
   int shutdown_grace_period = 0;  // seconds; 0 = pods keep running after the agent stops
   NodeFlags node;
+  std::string ignored_uid_range;  // --pod-uid-range, accepted from before the server allocated ids
 };
 
 // Stops node agents as the stop signal asks: with a shutdown grace period, a
@@ -612,13 +627,19 @@ int RunServer(const ServerFlags& flags) {
   if (sandbox.enabled) {
     std::filesystem::permissions(flags.data_dir, std::filesystem::perms::owner_all, ec);
     sandbox.hidden_paths.push_back(std::filesystem::canonical(flags.data_dir, ec).string());
-    // One uid per team on every embedded node (they share this host's files).
-    auto users = berth::agent::PodUsers::Open(flags.data_dir, sandbox.first_pod_uid, sandbox.pod_uid_count);
-    if (!users.ok()) {
-      std::cerr << "error: " << users.status().message() << "\n";
+  }
+  // The namespaces' id blocks (controllers/namespacesecurity), seeded once from the
+  // former per-server table so its namespaces keep their uid and files.
+  berth::controllers::namespacesecurity::NamespaceSecurityOptions namespace_security;
+  if (!PodUidRange(flags.pod_uid_range, namespace_security)) return 1;
+  {
+    auto legacy = berth::controllers::namespacesecurity::ReadLegacyPodUsers(
+        (std::filesystem::path(flags.data_dir) / berth::controllers::namespacesecurity::kLegacyPodUsersFile).string());
+    if (!legacy.ok()) {
+      std::cerr << "error: " << legacy.status().message() << "\n";
       return 1;
     }
-    sandbox.pod_users = std::move(users).value();
+    namespace_security.legacy_uids = std::move(legacy).value();
   }
   // One server per data directory: a second one would corrupt the first one's
   // view of the store. The lock is released when the process exits.
@@ -741,6 +762,7 @@ int RunServer(const ServerFlags& flags) {
     manager_options.metrics_registry = metrics;
     manager_options.kueue_config = kueue_config;
     manager_options.node_lifecycle.grace_period = std::chrono::seconds(flags.node_monitor_grace_period);
+    manager_options.namespace_security = namespace_security;
     manager = std::make_unique<berth::controllers::ControllerManager>(client, clock, std::move(manager_options));
     manager->Start();
     visibility_source->store(manager->kueue());
@@ -800,6 +822,11 @@ int RunServer(const ServerFlags& flags) {
 
 int RunAgent(const AgentFlags& flags) {
   auto log = berth::Logger("agent");
+  if (!flags.ignored_uid_range.empty()) {
+    log->warn(
+        "--pod-uid-range is ignored: namespaces get their ids from the server; this agent's "
+        "pod-users.json is no longer read");
+  }
   RaiseFileDescriptorLimit(*log);
   sigset_t stop_signals = BlockStopSignals();
   auto capacity = Capacity("--capacity", flags.capacity);
@@ -919,6 +946,9 @@ int main(int argc, char** argv) {
                      "audiences a ServiceAccount token must name one of, and the default audiences of a "
                      "TokenRequest (kube-apiserver's --api-audiences; default: the issuer)")
       ->delimiter(',');
+  server->add_option("--pod-uid-range", server_flags.pod_uid_range,
+                     "FIRST:COUNT, the uids/gids the control plane gives namespaces in blocks of 10000 "
+                     "(openshift.io/sa.scc.uid-range; default 1000000000:1000000000)");
   AddNodeFlags(server, server_flags.node);
   server->callback([&] {
     if (!berth::SetLogLevel(log_level)) throw CLI::ValidationError("--log-level", "unknown level " + log_level);
@@ -943,6 +973,8 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0, 86400))
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   AddNodeFlags(agent, agent_flags.node);
+  agent->add_option("--pod-uid-range", agent_flags.ignored_uid_range,
+                    "ignored: namespaces get their ids from the server (berth server --pod-uid-range)");
   agent->callback([&] {
     if (!berth::SetLogLevel(log_level)) throw CLI::ValidationError("--log-level", "unknown level " + log_level);
     server_rc = RunAgent(agent_flags);

@@ -118,6 +118,15 @@ ControllerManager::ControllerManager(client::Client& client, Clock& clock, Contr
     loops_.back()->Watch(namespaces, ObjectKey());
     loops_.back()->Watch(sas, [](const api::Object& sa) { return std::vector<std::string>{api::Namespace(sa)}; });
   }
+  if (options_.run_namespace_security) {
+    client::Informer& namespaces = factory_.ForResource(namespacesecurity::kNamespaces);
+    namespace_security_ = std::make_unique<namespacesecurity::NamespaceSecurityController>(
+        client_, namespaces, options_.namespace_security);
+    loops_.push_back(std::make_unique<ReconcileLoop>(
+        "namespace-security-allocation", clock_,
+        [this](const std::string& ns) { return namespace_security_->Reconcile(ns); }));
+    loops_.back()->Watch(namespaces, ObjectKey());
+  }
   if (options_.run_job_controllers) {
     const ReconcileLoopOptions loop_options{options_.resync_period};
     auto add_loop = [&](std::string name, ReconcileFunc reconcile) -> ReconcileLoop& {

@@ -28,7 +28,9 @@
 //     ClusterRoles (admin, edit, view, ...) get the rules of the roles their
 //     selectors match;
 //   - ServiceAccountsController (controllers/serviceaccount): a `default`
-//     ServiceAccount in every namespace, re-created when deleted.
+//     ServiceAccount in every namespace, re-created when deleted;
+//   - NamespaceSecurityController (controllers/namespacesecurity): a block of
+//     uids/gids per namespace (options.namespace_security).
 // Everything goes through client::Client, so the manager runs unchanged
 // against the in-process API server or a remote one over HTTP.
 //
@@ -46,6 +48,7 @@
 #include "controllers/kueue/configuration.h"
 #include "controllers/nodelifecycle/node_lifecycle_controller.h"
 #include "controllers/rbac/cluster_role_aggregation.h"
+#include "controllers/namespacesecurity/namespace_security_controller.h"
 #include "controllers/serviceaccount/serviceaccounts_controller.h"
 #include "core/clock.h"
 
@@ -84,6 +87,10 @@ struct ControllerManagerOptions {
   bool run_node_lifecycle = true;
   bool run_rbac_aggregation = true;
   bool run_service_accounts = true;
+  bool run_namespace_security = true;
+  // The range and block size of the namespaces' ids, and the former
+  // pod-users.json table to seed (`berth server --pod-uid-range`).
+  namespacesecurity::NamespaceSecurityOptions namespace_security;
   nodelifecycle::NodeLifecycleOptions node_lifecycle;
   client::InformerOptions informer;
   // Kueue's Configuration (`berth server --config`): waitForPodsReady,
@@ -129,6 +136,7 @@ class ControllerManager {
   std::unique_ptr<nodelifecycle::NodeLifecycleController> node_lifecycle_;
   std::unique_ptr<rbac::ClusterRoleAggregationController> role_aggregation_;
   std::unique_ptr<serviceaccount::ServiceAccountsController> service_accounts_;
+  std::unique_ptr<namespacesecurity::NamespaceSecurityController> namespace_security_;
   ReconcileLoop* node_loop_ = nullptr;
   ReconcileLoop* ttl_loop_ = nullptr;
   std::vector<std::unique_ptr<ReconcileLoop>> loops_;

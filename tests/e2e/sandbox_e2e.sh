@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Pod isolation (issue 20; docs/security.md "Pod isolation") with a real `berth server
 # --sandbox=on` and kubectl, as root:
-#  - a team-a pod and a team-b pod run as different node-chosen uids; team-a's process cannot
+#  - every namespace gets its own block of ids from the control plane (the annotation
+#    openshift.io/sa.scc.uid-range, which a cluster-admin cannot change); a team-a pod and a
+#    team-b pod run as their blocks' base uids; team-a's process cannot
 #    read or write team-b's work directory (hidden in its mount namespace; on the host it is
 #    team-b's, mode 0700: team-a's uid gets EACCES there too), cannot read berth's data
 #    directory (berth.db, pki/), and cannot signal team-b's processes, berth's, or its own
@@ -9,6 +11,9 @@
 #  - writes outside the pod's own directories stay in the pod (the host's /etc is untouched);
 #  - a pod whose script starts a `setsid` child leaves no such process once it is deleted;
 #  - runAsUser: 0 is refused (CreateContainerConfigError) without --allow-root-pods;
+#  - a team-a pod naming team-b's uid, gid 0, the shadow group (42) or an fsGroup outside its
+#    block is refused (CreateContainerConfigError naming the field); one with ids inside its
+#    block runs with exactly those ids;
 #  - with 2 stand-in GPUs (mknod, --device-dir), a pod given GPU 1 can open its device
 #    node and not GPU 0's;
 #  - the Node says pods are isolated (berth.dev/PodIsolationDegraded False).
@@ -59,7 +64,21 @@ B_UID=$("$KUBECTL" get pod -n team-b pb -o jsonpath='{.metadata.uid}')
 B_WORK=$PODS/team-b_pb_$B_UID/work
 A_ID=$(in_a 'id -u')
 B_ID=$("$KUBECTL" exec -n team-b pb -- id -u)
-[ "$A_ID" = 200000 ] && [ "$B_ID" = 200001 ] || fail "uids: team-a $A_ID, team-b $B_ID (want 200000, 200001)"
+block() { "$KUBECTL" get ns "$1" -o jsonpath='{.metadata.annotations.openshift\.io/sa\.scc\.uid-range}'; }
+A_BLOCK=$(block team-a)
+B_BLOCK=$(block team-b)
+A_BASE=${A_BLOCK%/*}
+B_BASE=${B_BLOCK%/*}
+[ "${A_BLOCK#*/}" = 10000 ] && [ "${B_BLOCK#*/}" = 10000 ] && [ "$A_BASE" -ge 1000000000 ] &&
+  [ $((A_BASE > B_BASE ? A_BASE - B_BASE : B_BASE - A_BASE)) -ge 10000 ] ||
+  fail "namespace blocks: team-a '$A_BLOCK', team-b '$B_BLOCK' (want two disjoint n/10000 above 1000000000)"
+[ "$A_ID" = "$A_BASE" ] && [ "$B_ID" = "$B_BASE" ] || fail "uids: team-a $A_ID, team-b $B_ID (want $A_BASE, $B_BASE)"
+[ "$(in_a 'id -g')" = "$A_BASE" ] || fail "team-a's gid: $(in_a 'id -g') (want $A_BASE)"
+# Not even cluster-admin can move a namespace's block.
+out=$("$KUBECTL" annotate ns team-a --overwrite "openshift.io/sa.scc.uid-range=$B_BLOCK" 2>&1)
+[[ $out == *"forbidden"*"openshift.io/sa.scc.uid-range is set by the control plane"* ]] ||
+  fail "cluster-admin changed team-a's block: [$out]"
+[ "$(block team-a)" = "$A_BLOCK" ] || fail "team-a's block changed to $(block team-a)"
 [ "$(in_a 'cat a.ckpt')" = a-secret ] || fail "team-a cannot read its own work directory"
 
 # team-b's work directory: absent in team-a's mount namespace, and closed to team-a's uid on the host.
@@ -68,7 +87,7 @@ out=$(in_a "cat '$B_WORK/b.ckpt'")
 out=$(in_a "echo x > '$B_WORK/evil'")
 [[ $out == *"Directory nonexistent"* ]] || fail "team-a wrote into team-b: [$out]"
 [ ! -e "$B_WORK/evil" ] || fail "team-b's directory got team-a's file"
-[ "$(stat -c '%u %a' "$B_WORK")" = "200001 700" ] || fail "team-b's work dir: $(stat -c '%u %a' "$B_WORK")"
+[ "$(stat -c '%u %a' "$B_WORK")" = "$B_ID 700" ] || fail "team-b's work dir: $(stat -c '%u %a' "$B_WORK")"
 out=$(setpriv --reuid="$A_ID" --regid="$A_ID" --clear-groups cat "$B_WORK/b.ckpt" 2>&1)
 [[ $out == *"Permission denied"* ]] || fail "team-a's uid read team-b's checkpoint on the host: [$out]"
 
@@ -112,6 +131,29 @@ pod team-a root 'id -u' '    securityContext: {runAsUser: 0}' | "$KUBECTL" apply
 wait_until 30 sh -c "'$KUBECTL' get pod -n team-a root -o jsonpath='{.status.containerStatuses[0].state.waiting.reason}' | grep -qx CreateContainerConfigError" ||
   fail "a runAsUser 0 pod was not refused: $("$KUBECTL" get pod -n team-a root -o jsonpath='{.status.containerStatuses}')"
 
+# Ids outside team-a's block: each a CreateContainerConfigError naming its field.
+refused() {  # refused NAME FIELD-PATH POD-YAML-EXTRA
+  pod team-a "$1" 'id' "$3" | "$KUBECTL" apply -f - >/dev/null || fail "creating pod $1"
+  wait_until 30 sh -c "'$KUBECTL' get pod -n team-a $1 -o jsonpath='{.status.containerStatuses[0].state.waiting.reason}' | grep -qx CreateContainerConfigError" ||
+    fail "pod $1 was not refused: $("$KUBECTL" get pod -n team-a "$1" -o jsonpath='{.status.containerStatuses}')"
+  msg=$("$KUBECTL" get pod -n team-a "$1" -o jsonpath='{.status.containerStatuses[0].state.waiting.message}')
+  [[ $msg == "$2: Invalid value: "*"must be in the ranges: [$A_BASE, $((A_BASE + 9999))]"* ]] ||
+    fail "pod $1's message: [$msg] (want $2 ... [$A_BASE, $((A_BASE + 9999))])"
+}
+refused as-team-b spec.containers[0].securityContext.runAsUser "    securityContext: {runAsUser: $B_BASE}"
+refused gid-0 spec.containers[0].securityContext.runAsGroup '    securityContext: {runAsGroup: 0}'
+refused shadow 'spec.securityContext.supplementalGroups[0]' '  securityContext: {supplementalGroups: [42]}'
+refused fsgroup spec.securityContext.fsGroup "  securityContext: {fsGroup: $B_BASE}"
+# Ids inside the block: exactly those.
+pod team-a inside 'id -u; id -g; id -G | tr " " "\n" | sort -n | tr "\n" " "' \
+  "    securityContext: {runAsUser: $((A_BASE + 5)), runAsGroup: $((A_BASE + 6))}
+  securityContext: {fsGroup: $((A_BASE + 8)), supplementalGroups: [$((A_BASE + 7))]}" | "$KUBECTL" apply -f - >/dev/null
+wait_until 30 sh -c "'$KUBECTL' get pod -n team-a inside -o jsonpath='{.status.phase}' | grep -qx Succeeded" ||
+  fail "pod inside did not succeed: $("$KUBECTL" get pod -n team-a inside -o jsonpath='{.status.containerStatuses}')"
+out=$("$KUBECTL" logs -n team-a inside | tr '\n' '|')
+[ "$out" = "$((A_BASE + 5))|$((A_BASE + 6))|$((A_BASE + 6)) $((A_BASE + 7)) $((A_BASE + 8)) " ] ||
+  fail "pod inside's ids: [$out]"
+
 # GPUs: the first pod takes GPU 0, the second gets GPU 1 and only its node.
 gpu_limits='    resources: {limits: {nvidia.com/gpu: 1}}'
 pod team-a gpu0 'exec sleep 3600' "$gpu_limits" | "$KUBECTL" apply -f - >/dev/null
@@ -125,7 +167,7 @@ own-opened
 other-absent
 nvidia1" ] || fail "gpu1's view of the devices: [$out]"
 
-"$KUBECTL" delete pod -n team-a pa gpu0 root --wait=false >/dev/null
+"$KUBECTL" delete pod -n team-a pa gpu0 root as-team-b gid-0 shadow fsgroup inside --wait=false >/dev/null
 "$KUBECTL" delete pod -n team-b pb gpu1 --wait=false >/dev/null
 e2e_stop_server
 [ "$FAILURES" -eq 0 ] && echo PASS
