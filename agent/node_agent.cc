@@ -1184,6 +1184,13 @@ void NodeAgent::StartContainer(PodWorker& w, const std::string& name) {
     w.lifecycle.ConfigError(name, "invalid container name \"" + name + "\": " + errors.front());
     return;
   }
+  // The node's image declaration, at every start: the image may have changed since admission.
+  if (std::string refusal = HostImageRefusal(container->value("image", ""), options_.node_name, options_.host_images);
+      !refusal.empty()) {
+    ContainerEvent(w, name, client::kEventTypeWarning, kFailedReason, "Error: " + refusal);
+    w.lifecycle.ConfigError(name, refusal, std::string(scheduling::kHostImageRejectReason));
+    return;
+  }
   NodeFacts facts;
   facts.pod_ip = options_.address;
   facts.host_ip = options_.address;

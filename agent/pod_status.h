@@ -97,6 +97,9 @@ struct ContainerRecord {
   std::optional<Time> restart_at;  // waiting to restart at this time
   Duration backoff{};              // 0 = no entry
   Time backoff_updated{};
+  // Waiting because the agent refused the container's configuration
+  // (ConfigError): not started again until the pod changes.
+  bool config_error = false;
 };
 
 class PodLifecycle {
@@ -120,8 +123,11 @@ class PodLifecycle {
   // ContainerStatusUnknown, `detail` as ContainerExit::lost_detail), so
   // restartPolicy decides what follows as after any failure.
   void Lost(const std::string& name, Time started_at, Time now, const std::string& detail = "");
-  // The container could not be configured (env resolution failed).
-  void ConfigError(const std::string& name, const std::string& message);
+  // The container could not be configured (env resolution failed; `reason` is
+  // the waiting reason: CreateContainerConfigError, or UnsupportedImage for an
+  // image the node does not run, pod_admission.h HostImageRefusal).
+  void ConfigError(const std::string& name, const std::string& message,
+                   const std::string& reason = "CreateContainerConfigError");
   void BeginTermination() { terminating_ = true; }
   bool terminating() const { return terminating_; }
 
