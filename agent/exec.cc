@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "agent/shim/sandbox.h"
+#include "agent/shim/seccomp.h"
 #include "agent/shim/shim.h"
 #include "agent/shim/shim_client.h"
 
@@ -133,8 +134,9 @@ std::string Errno(const std::string& what, int err) { return what + ": " + std::
 // allocations of CheckLaunch after the second fork (glibc's fork leaves
 // malloc usable in the child).
 [[noreturn]] void EnterSandboxAndExec(int init_pidfd, std::span<const int> cgroup_procs,
-                                      const shim::LaunchRecord& record, const shim::SandboxUser& user, bool tty,
-                                      char* const argv[], char* const envp[], int report_fd) {
+                                      const shim::LaunchRecord& record, const shim::SandboxUser& user,
+                                      const shim::SeccompProgram& filter, bool tty, char* const argv[],
+                                      char* const envp[], int report_fd) {
   // The cgroups are joined before the namespaces, so the command (forked below) inherits them.
   shim::JoinCgroupsOrExit(cgroup_procs, report_fd);
   if (setns(init_pidfd, CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC) != 0) {
@@ -162,6 +164,10 @@ std::string Errno(const std::string& what, int err) { return what + ": " + std::
     if (int err = shim::EnterSandboxIdentity(user, &what); err != 0) {
       shim::ReportStartError(report_fd,
                              std::string("unable to start container process: ") + what + ": " + strerror(err));
+      _exit(127);
+    }
+    if (int err = shim::ApplySeccomp(filter); err != 0) {
+      shim::ReportStartError(report_fd, std::string("unable to start container process: seccomp: ") + strerror(err));
       _exit(127);
     }
     std::string binary;
@@ -215,13 +221,21 @@ StatusOr<std::unique_ptr<client::ExecProcess>> StartExecProcess(const ExecLaunch
   record.working_dir = launch.working_dir;
   std::string binary;
   if (launch.argv.empty()) return BadRequestError("you must specify at least 1 command");
-  // A sandboxed run's init, pinned by a pidfd once verified (then checked again).
+  // A sandboxed run's init, pinned by a pidfd once verified (then checked again),
+  // and the system call filter the command gets (as the container's processes).
   int init_pidfd = -1;
+  shim::SeccompProgram filter;
   if (launch.sandbox.enabled) {
     const pid_t init = shim::SandboxInitAlive(launch.run_dir);
     if (init != 0) init_pidfd = static_cast<int>(syscall(SYS_pidfd_open, init, 0));
     if (init_pidfd >= 0 && shim::SandboxInitAlive(launch.run_dir) != init) CloseFd(init_pidfd);
     if (init_pidfd < 0) return InternalError("container not found: its sandbox is not running");
+    StatusOr<shim::SeccompProgram> built = shim::BuildRuntimeDefaultSeccomp();
+    if (!built.ok()) {
+      CloseFd(init_pidfd);
+      return InternalError("unable to start container process: " + built.status().message());
+    }
+    filter = *std::move(built);
   } else if (std::string err = shim::CheckLaunch(record, &binary); !err.empty()) {
     return InternalError(err);
   }
@@ -290,8 +304,8 @@ StatusOr<std::unique_ptr<client::ExecProcess>> StartExecProcess(const ExecLaunch
       dup2(errp[1], 2);
     }
     if (init_pidfd >= 0) {
-      EnterSandboxAndExec(init_pidfd, cgroup_procs, record, launch.sandbox.user, launch.tty, argv.data(), envp.data(),
-                          report[1]);
+      EnterSandboxAndExec(init_pidfd, cgroup_procs, record, launch.sandbox.user, filter, launch.tty, argv.data(),
+                          envp.data(), report[1]);
     }
     shim::ExecInChild(cgroup_procs, cwd, binary.c_str(), argv.data(), envp.data(), report[1]);
   }

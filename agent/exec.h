@@ -18,7 +18,8 @@
 // <run dir>/init.pid, verified by its start time), then forks the command,
 // which is in the PID namespace and takes the container's identity
 // (shim::EnterSandboxIdentity: user, groups, no capabilities unless uid 0,
-// no_new_privs) before argv[0] is resolved inside the sandbox's root. The
+// no_new_privs) and the container's system call filter (shim/seccomp.h, built
+// before fork) before argv[0] is resolved inside the sandbox's root. The
 // intermediate process blocks every signal, waits for the command and exits
 // as it did (the same signal re-raised), so Wait() reports the command's
 // status; a signal sent to the process group reaches the command directly.

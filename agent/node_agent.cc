@@ -1176,6 +1176,13 @@ void NodeAgent::StartContainer(PodWorker& w, const std::string& name) {
     w.lifecycle.ConfigError(name, "invalid container name \"" + name + "\": " + errors.front());
     return;
   }
+  // The node's image declaration, at every start: the image may have changed since admission.
+  if (std::string refusal = HostImageRefusal(container->value("image", ""), options_.node_name, options_.host_images);
+      !refusal.empty()) {
+    ContainerEvent(w, name, client::kEventTypeWarning, kFailedReason, "Error: " + refusal);
+    w.lifecycle.ConfigError(name, refusal, std::string(scheduling::kHostImageRejectReason));
+    return;
+  }
   NodeFacts facts;
   facts.pod_ip = options_.address;
   facts.host_ip = options_.address;
@@ -1268,7 +1275,7 @@ void NodeAgent::StartContainer(PodWorker& w, const std::string& name) {
       // kUnavailable: the namespace has no id block yet (or could not be read): retried.
       std::optional<Time> retry;
       if (sandbox.status().code() == Code::kUnavailable) retry = clock_.Now() + kNamespaceIdsRetry;
-      w.lifecycle.ConfigError(name, sandbox.status().message(), retry);
+      w.lifecycle.ConfigError(name, sandbox.status().message(), "CreateContainerConfigError", retry);
       return;
     }
     launch.sandbox = std::move(sandbox).value();

@@ -912,6 +912,39 @@ TEST_F(NodeAgentTest, APodThatDoesNotFitTheNodeIsRejectedOutOfcpu) {
   EXPECT_EQ(agent_->ActivePods(), std::vector<std::string>{"default/big"});
 }
 
+// `kubectl set image` on a running pod: the node's image declaration is checked again
+// when the container restarts, and an image the node does not run is not started.
+TEST_F(NodeAgentTest, AnImageChangedToOneTheNodeDoesNotRunIsRefusedAtTheRestart) {
+  agent_.reset();
+  NodeAgentOptions o = options_;
+  o.host_images = std::vector<std::string>{"busybox"};
+  agent_ = std::make_unique<NodeAgent>(client_, clock_, o);
+  ASSERT_TRUE(agent_->Start().ok());
+  Create(ShellPod("img", "echo ran; exit 1", "OnFailure"));
+  auto cs = [&] {
+    std::optional<api::Object> p = GetPod("img");
+    return p && (*p)["status"].contains("containerStatuses") ? (*p)["status"]["containerStatuses"][0] : api::Object();
+  };
+  ASSERT_TRUE(WaitFor([&] {
+    return cs().is_object() && cs()["state"].contains("waiting") && cs()["restartCount"] == 1 &&
+           cs()["state"]["waiting"].value("reason", "") == "CrashLoopBackOff";
+  })) << cs();
+  api::Object pod = *GetPod("img");
+  pod["spec"]["containers"][0]["image"] = "nginx";
+  ASSERT_TRUE(client_.Update(kPods.Namespace("default"), pod).ok());
+  std::this_thread::sleep_for(50ms);  // the agent sees the update before the back-off ends
+  clock_.Advance(10s);
+  ASSERT_TRUE(WaitFor([&] { return cs()["state"]["waiting"].value("reason", "") == "UnsupportedImage"; })) << cs();
+  EXPECT_EQ(cs()["state"]["waiting"]["message"],
+            "image \"nginx\" is not one the node node-a runs on its host (berth.dev/host-images: busybox)");
+  EXPECT_EQ(cs()["restartCount"], 1);
+  EXPECT_EQ(Log("img"), "ran\n");
+  clock_.Advance(5min);
+  std::this_thread::sleep_for(50ms);
+  EXPECT_EQ(cs()["state"]["waiting"]["reason"], "UnsupportedImage");
+  EXPECT_EQ(Log("img"), "ran\n");
+}
+
 TEST_F(NodeAgentTest, DeletedTerminalPodIsRemovedAtOnce) {
   Create(ShellPod("done", "exit 0"));
   ASSERT_TRUE(WaitFor([&] { return Phase("done") == "Succeeded"; }));

@@ -109,9 +109,14 @@ PodAdmitResult AdmitPodImages(const api::Object& pod, const std::string& node_na
   }
   std::optional<std::string> image = scheduling::FirstUnsupportedImage(host_images, images);
   if (!image) return {};
-  return {false, std::string(scheduling::kHostImageRejectReason),
-          "image \"" + *image + "\" is not one the node " + node_name + " runs on its host (" +
-              std::string(scheduling::kHostImagesAnnotation) + ": " + scheduling::FormatHostImages(*host_images) + ")"};
+  return {false, std::string(scheduling::kHostImageRejectReason), HostImageRefusal(*image, node_name, host_images)};
+}
+
+std::string HostImageRefusal(const std::string& image, const std::string& node_name,
+                             const std::optional<std::vector<std::string>>& host_images) {
+  if (!host_images || scheduling::HostImageAllowed(*host_images, image)) return "";
+  return "image \"" + image + "\" is not one the node " + node_name + " runs on its host (" +
+         std::string(scheduling::kHostImagesAnnotation) + ": " + scheduling::FormatHostImages(*host_images) + ")";
 }
 
 }  // namespace berth::agent

@@ -56,4 +56,12 @@ PodAdmitResult AdmitPodResources(const api::Object& pod, const std::vector<const
 PodAdmitResult AdmitPodImages(const api::Object& pod, const std::string& node_name,
                               const std::optional<std::vector<std::string>>& host_images);
 
+// The same check for one container's current image, made by the agent at every
+// start and restart of a container (`kubectl set image` changes the image of a
+// running pod): "" when the node runs `image` (or declares nothing), else the
+// message above. The agent leaves the container waiting with reason
+// "UnsupportedImage" and that message, and a Warning Failed event "Error: <message>".
+std::string HostImageRefusal(const std::string& image, const std::string& node_name,
+                             const std::optional<std::vector<std::string>>& host_images);
+
 }  // namespace berth::agent

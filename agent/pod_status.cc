@@ -130,7 +130,7 @@ std::vector<std::string> PodLifecycle::ContainersToStart(Time now) const {
   auto due = [&](const ContainerRecord& r) {
     if (r.state == ContainerRecord::State::kRunning) return false;
     if (r.state == ContainerRecord::State::kTerminated) return r.restart_at && *r.restart_at <= now;
-    if (r.waiting_reason == "CreateContainerConfigError" && !r.restart_at) return false;
+    if (r.config_error && !r.restart_at) return false;
     return !r.restart_at || *r.restart_at <= now;
   };
   size_t done = init_done();
@@ -188,6 +188,7 @@ void PodLifecycle::Started(const std::string& name, Time at) {
   }
   r->ever_started = true;
   r->state = ContainerRecord::State::kRunning;
+  r->config_error = false;
   r->started_at = at;
   r->restart_at.reset();
   r->waiting_reason.clear();
@@ -252,12 +253,14 @@ void PodLifecycle::Lost(const std::string& name, Time started_at, Time now, cons
   Exited(name, exit);
 }
 
-void PodLifecycle::ConfigError(const std::string& name, const std::string& message, std::optional<Time> retry_at) {
+void PodLifecycle::ConfigError(const std::string& name, const std::string& message, const std::string& reason,
+                               std::optional<Time> retry_at) {
   bool is_init;
   ContainerRecord* r = Find(name, &is_init);
   BERTH_CHECK_MSG(r != nullptr, "unknown container " + name);
   r->state = ContainerRecord::State::kWaiting;
-  r->waiting_reason = "CreateContainerConfigError";
+  r->config_error = true;
+  r->waiting_reason = reason;
   r->waiting_message = message;
   r->restart_at = retry_at;
 }

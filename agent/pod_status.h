@@ -97,6 +97,9 @@ struct ContainerRecord {
   std::optional<Time> restart_at;  // waiting to restart at this time
   Duration backoff{};              // 0 = no entry
   Time backoff_updated{};
+  // Waiting because the agent refused the container's configuration
+  // (ConfigError): not started again until the pod changes.
+  bool config_error = false;
 };
 
 class PodLifecycle {
@@ -120,10 +123,14 @@ class PodLifecycle {
   // ContainerStatusUnknown, `detail` as ContainerExit::lost_detail), so
   // restartPolicy decides what follows as after any failure.
   void Lost(const std::string& name, Time started_at, Time now, const std::string& detail = "");
-  // The container could not be configured (env resolution failed): it waits
-  // (CreateContainerConfigError) until `retry_at` (nullopt: for good, the
-  // configuration must change).
-  void ConfigError(const std::string& name, const std::string& message, std::optional<Time> retry_at = std::nullopt);
+  // The container could not be configured (env resolution failed, its
+  // namespace has no id block yet; `reason` is the waiting reason:
+  // CreateContainerConfigError, or UnsupportedImage for an image the node does
+  // not run, pod_admission.h HostImageRefusal): it waits until `retry_at`
+  // (nullopt: for good, the configuration must change).
+  void ConfigError(const std::string& name, const std::string& message,
+                   const std::string& reason = "CreateContainerConfigError",
+                   std::optional<Time> retry_at = std::nullopt);
   void BeginTermination() { terminating_ = true; }
   bool terminating() const { return terminating_; }
 

@@ -6,8 +6,10 @@
 #include <ctime>
 #include <fcntl.h>
 #include <filesystem>
+#include <linux/openat2.h>
 #include <set>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "agent/service_account_token.h"
@@ -132,6 +134,63 @@ fs::path ResolveExisting(const fs::path& path) {
   fs::path real = fs::canonical(existing, ec);
   if (ec) return {};
   return rest.empty() ? real : (real / rest).lexically_normal();
+}
+
+// openat2 of one name below `dir`: never through a symlink (the name's own
+// included), never outside `dir`.
+int OpenBeneath(int dir, const char* name, uint64_t flags, mode_t mode = 0) {
+  open_how how{};
+  how.flags = flags | O_NOFOLLOW | O_CLOEXEC;
+  how.mode = (flags & O_CREAT) != 0 ? mode : 0;
+  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+  return static_cast<int>(::syscall(SYS_openat2, dir, name, &how, sizeof how));
+}
+
+// Creates what is missing of `rel` below the directory `base` (a path without
+// symlinks, opened with RESOLVE_NO_SYMLINKS): a walk of descriptors, each
+// component opened from its parent's, made with mkdirat (0755) when missing, and
+// the last one created as a file (0644) when `file`, as the kubelet's
+// DirectoryOrCreate (os.MkdirAll 0755) and FileOrCreate (open O_CREATE 0644) do
+// (pkg/volume/hostpath/host_path.go). A component that is a symlink (swapped in
+// meanwhile) fails the walk with ELOOP: nothing is created outside `base`.
+Status CreateBeneath(const std::string& base, const fs::path& rel, bool file) {
+  open_how how{};
+  how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
+  how.resolve = RESOLVE_NO_SYMLINKS;
+  int dir = static_cast<int>(::syscall(SYS_openat2, AT_FDCWD, base.c_str(), &how, sizeof how));
+  if (dir < 0) return Status(Code::kInternal, Errno("open", base));
+  std::vector<std::string> names;
+  for (const fs::path& part : rel) {
+    if (!part.empty() && part != "." && part != "/") names.push_back(part.string());
+  }
+  std::string at = base;
+  for (size_t i = 0; i < names.size(); ++i) {
+    const char* name = names[i].c_str();
+    at += "/" + names[i];
+    if (i + 1 == names.size() && file) {
+      const int fd = OpenBeneath(dir, name, O_RDONLY | O_CREAT | O_NONBLOCK, 0644);
+      const int err = errno;
+      ::close(dir);
+      if (fd < 0) return Status(Code::kInternal, "create " + at + ": " + std::strerror(err));
+      ::close(fd);
+      return Status::Ok();
+    }
+    int next = OpenBeneath(dir, name, O_PATH | O_DIRECTORY);
+    if (next < 0 && errno == ENOENT) {
+      if (::mkdirat(dir, name, 0755) != 0 && errno != EEXIST) {
+        const int err = errno;
+        ::close(dir);
+        return Status(Code::kInternal, "mkdir " + at + ": " + std::strerror(err));
+      }
+      next = OpenBeneath(dir, name, O_PATH | O_DIRECTORY);
+    }
+    const int err = errno;
+    ::close(dir);
+    if (next < 0) return Status(Code::kInternal, "mkdir " + at + ": " + std::strerror(err));
+    dir = next;
+  }
+  ::close(dir);
+  return Status::Ok();
 }
 
 }  // namespace
@@ -570,15 +629,17 @@ StatusOr<std::string> PodVolumes::ResolveHostPath(const std::string& name, const
   }
   std::string allowed;
   for (const std::string& p : options_.host_path_prefixes) allowed += (allowed.empty() ? "" : ", ") + p;
-  auto under_prefix = [&](const fs::path& resolved) {
-    if (resolved.empty()) return false;
+  // The allowed prefix (resolved) `resolved` is at or below, "" when none.
+  auto prefix_of = [&](const fs::path& resolved) -> std::string {
+    if (resolved.empty()) return "";
     for (const std::string& p : options_.host_path_prefixes) {
       std::error_code ec;
       const fs::path real = fs::canonical(p, ec);
-      if (!ec && PathIsUnder(resolved.string(), real.string())) return true;
+      if (!ec && PathIsUnder(resolved.string(), real.string())) return real.string();
     }
-    return false;
+    return "";
   };
+  auto under_prefix = [&](const fs::path& resolved) { return !prefix_of(resolved).empty(); };
   auto not_allowed = [&] {
     return refuse("hostPath volume \"" + name + "\" path \"" + path + "\" is not allowed on this node " +
                   (allowed.empty() ? std::string("(this node allows no hostPath volumes)")
@@ -606,17 +667,12 @@ StatusOr<std::string> PodVolumes::ResolveHostPath(const std::string& name, const
   static const std::set<std::string> kTypes = {"",       "DirectoryOrCreate", "Directory",  "FileOrCreate", "File",
                                                "Socket", "CharDevice",        "BlockDevice"};
   if (kTypes.count(type) == 0) return refuse("hostPath volume \"" + name + "\": unknown type \"" + type + "\"");
-  if (!exists) {
-    if (type.empty() || type == "DirectoryOrCreate") {
-      fs::create_directories(resolved, ec);
-      if (ec) return Status(Code::kInternal, "mkdir " + resolved.string() + ": " + ec.message());
-    } else if (type == "FileOrCreate") {
-      fs::create_directories(resolved.parent_path(), ec);
-      const int fd = ::open(resolved.c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
-      if (fd < 0) return Status(Code::kInternal, Errno("create", resolved.string()));
-      ::close(fd);
-    }
-    // Created through no symlink (the missing part had none), but look again.
+  if (!exists && (type.empty() || type == "DirectoryOrCreate" || type == "FileOrCreate")) {
+    // Made from the prefix's descriptor down: a component a pod swaps for a
+    // symlink meanwhile fails the creation instead of leading it elsewhere.
+    const std::string prefix = prefix_of(resolved);
+    BERTH_RETURN_IF_ERROR(CreateBeneath(prefix, resolved.lexically_relative(prefix), /*file=*/type == "FileOrCreate"));
+    // Look again: the path the supervisor binds is opened with RESOLVE_NO_SYMLINKS.
     resolved = ResolveExisting(path);
     if (!under_prefix(resolved)) return not_allowed();
     if (auto dir = touches_protected(resolved)) return protected_refusal(*dir);
@@ -688,7 +744,10 @@ StatusOr<std::vector<shim::SandboxMount>> PodVolumes::MountsFor(const api::Objec
         if (!PathIsUnder(ResolveExisting(candidate).string(), base.string())) {
           return InvalidError("volume mount \"" + name + "\": subPath \"" + sub + "\" leads outside the volume");
         }
-        fs::create_directories(candidate, ec);
+        // Made as DirectoryOrCreate is: a walk of descriptors that follows no symlink.
+        if (Status made = CreateBeneath(base.string(), fs::path(sub), /*file=*/false); !made.ok()) {
+          return InvalidError("volume mount \"" + name + "\": subPath \"" + sub + "\": " + made.message());
+        }
       }
       const fs::path real = fs::canonical(candidate, ec);
       if (ec) return InvalidError("volume mount \"" + name + "\": subPath \"" + sub + "\": " + ec.message());

@@ -3,13 +3,17 @@
 // subPath containment, the ServiceAccount token mount, and each container's mounts.
 #include "agent/volumes.h"
 
+#include <atomic>
+#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
 #include <sstream>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
+#include <thread>
 #include <unistd.h>
 
 #include "agent/service_account_token.h"
@@ -340,8 +344,8 @@ TEST_F(VolumesTest, HostPathNeverIsInOrAboveBerthsDataEvenUnderAnAllowedPrefix) 
     EXPECT_TRUE(v.Sync(pod).empty());
     return v.MountsFor(Container(pod));
   };
-  const std::string holds = "\" is not allowed on this node (it holds berth's data directory " +
-                            fs::canonical(berth).string() + ")";
+  const std::string holds =
+      "\" is not allowed on this node (it holds berth's data directory " + fs::canonical(berth).string() + ")";
   EXPECT_TRUE(mounts(data + "/models").ok());
   EXPECT_TRUE(mounts(data + "/berth2").ok());  // a sibling with the same string prefix
   EXPECT_EQ(mounts(data).status().message(), "hostPath volume \"h\" path \"" + data + holds);  // contains it
@@ -359,10 +363,19 @@ TEST_F(VolumesTest, HostPathTypesAreCheckedAndCreatedAsUpstream) {
     PodVolumes v = Make();
     return v.Sync(Pod({{{"name", "h"}, {"hostPath", {{"path", path}, {"type", type}}}}}));
   };
+  const mode_t old_umask = umask(022);
   EXPECT_TRUE(sync(data + "/made/dir", "DirectoryOrCreate").empty());
   EXPECT_TRUE(fs::is_directory(data + "/made/dir"));
   EXPECT_EQ(sync(data + "/new.txt", "FileOrCreate"), std::vector<std::string>{});
+  umask(old_umask);
   EXPECT_TRUE(fs::is_regular_file(data + "/new.txt"));
+  // root:0755 directories and a root:0644 file, as the kubelet makes them (umask 022).
+  struct stat st {};
+  ASSERT_EQ(stat((data + "/made").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0755u);
+  EXPECT_EQ(st.st_uid, getuid());
+  ASSERT_EQ(stat((data + "/new.txt").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0644u);
   EXPECT_TRUE(sync(data + "/untyped", "").empty());
   EXPECT_TRUE(fs::is_directory(data + "/untyped"));
   EXPECT_TRUE(sync(data + "/file", "File").empty());
@@ -379,6 +392,42 @@ TEST_F(VolumesTest, HostPathTypesAreCheckedAndCreatedAsUpstream) {
             "hostPath type check failed: " + data + "/file is not a character device");
   EXPECT_EQ(sync(data + "/file", "BlockDevice").at(0).substr(42),
             "hostPath type check failed: " + data + "/file is not a block device");
+}
+
+// A pod that can write under the allowed prefix swaps a directory of the path for a
+// symlink to a directory outside while the agent creates the missing rest: nothing
+// is ever created outside the prefix (the creation walks descriptors, never a symlink).
+TEST_F(VolumesTest, CreatingAMissingHostPathNeverFollowsASymlinkSwappedInByARacingPod) {
+  const fs::path data = root_ / "data", outside = root_ / "outside";
+  fs::create_directories(data / "team" / "victim");
+  fs::create_directories(outside);
+  fs::create_symlink(outside, data / "team" / "swap");
+  std::atomic<bool> stop{false};
+  std::thread swapper([&] {
+    const std::string a = (data / "team" / "victim").string(), b = (data / "team" / "swap").string();
+    while (!stop.load()) syscall(SYS_renameat2, AT_FDCWD, a.c_str(), AT_FDCWD, b.c_str(), RENAME_EXCHANGE);
+  });
+  int created = 0;
+  for (int i = 0; i < 2000 && !HasFailure(); ++i) {
+    for (const char* type : {"DirectoryOrCreate", "FileOrCreate"}) {
+      const std::string leaf = std::string(type) == "FileOrCreate" ? "f" : "d/e";
+      PodVolumes v = Make();
+      if (v.Sync(Pod({{{"name", "h"},
+                       {"hostPath", {{"path", (data / "team" / "victim" / leaf).string()}, {"type", type}}}}}))
+              .empty()) {
+        ++created;
+      }
+      ASSERT_TRUE(fs::is_empty(outside)) << "created outside the prefix at iteration " << i;
+      std::error_code ec;
+      for (const char* d : {"victim", "swap"}) {
+        fs::remove_all(data / "team" / d / "d", ec);
+        fs::remove(data / "team" / d / "f", ec);
+      }
+    }
+  }
+  stop = true;
+  swapper.join();
+  EXPECT_GT(created, 0);  // the race was not won by the swapper every time
 }
 
 TEST_F(VolumesTest, SubPathStaysInsideItsVolume) {

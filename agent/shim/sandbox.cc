@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "agent/shim/run_record.h"
+#include "agent/shim/seccomp.h"
 #include "agent/shim/shim.h"
 
 namespace berth::agent::shim {
@@ -178,6 +179,13 @@ bool Under(const std::string& path, const std::string& dir) {
   return path == dir || (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 && path[dir.size()] == '/');
 }
 
+// tmpfs mount data: "mode=<octal>,size=<bytes>".
+std::string TmpfsData(unsigned mode, int64_t size_bytes) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "mode=%o,size=%lld", mode, static_cast<long long>(size_bytes));
+  return buf;
+}
+
 // The directories that get fresh mounts instead of the host's.
 constexpr const char* kFreshDirs[] = {"/proc", "/sys", "/dev", "/tmp", "/run"};
 
@@ -225,13 +233,13 @@ class RootBuilder {
     Mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr);
     ProtectProc();
     Bind("/sys", "/sys", true, true);
-    Mount("tmpfs", "/dev", "tmpfs", MS_NOSUID | MS_STRICTATIME, "mode=755,size=65536k");
+    Mount("tmpfs", "/dev", "tmpfs", MS_NOSUID | MS_STRICTATIME, TmpfsData(0755, kSandboxDevTmpfsBytes).c_str());
     for (const char* d : {"null", "zero", "full", "random", "urandom", "tty"}) {
       const std::string p = std::string("/dev/") + d;
       Bind(p, p, false, false);
     }
     Mount("devpts", "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620,gid=5");
-    Mount("shm", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=1777,size=65536k");
+    Mount("shm", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, TmpfsData(01777, kSandboxShmBytes).c_str());
     const std::string dev = merged_ + "/dev/";
     for (const auto& [link, to] :
          std::initializer_list<std::pair<const char*, const char*>>{{"ptmx", "pts/ptmx"},
@@ -241,9 +249,16 @@ class RootBuilder {
                                                                     {"stderr", "/proc/self/fd/2"}}) {
       (void)!symlink(to, (dev + link).c_str());
     }
-    Mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777");
-    Mount("tmpfs", "/run", "tmpfs", MS_NOSUID | MS_NODEV, "mode=755");
-    for (const std::string& h : spec_.hidden_paths) Mount("tmpfs", h, "tmpfs", MS_NOSUID | MS_NODEV, "mode=755");
+    // /tmp is a directory of the writable layer's directory (on disk, counted with the run
+    // as a container's /tmp is part of its writable layer), fresh for every run.
+    const std::string tmp = spec_.rootfs_dir + "/" + kSandboxTmpDir;
+    if (mkdir(tmp.c_str(), 0700) != 0 && errno != EEXIST) Fail(report_fd_, MountError(tmp, "/tmp", MS_BIND, errno));
+    if (chmod(tmp.c_str(), 01777) != 0) Fail(report_fd_, MountError(tmp, "/tmp", MS_BIND, errno));
+    Bind(tmp, "/tmp", true, false);
+    Mount("tmpfs", "/run", "tmpfs", MS_NOSUID | MS_NODEV, TmpfsData(0755, kSandboxRunTmpfsBytes).c_str());
+    for (const std::string& h : spec_.hidden_paths) {
+      Mount("tmpfs", h, "tmpfs", MS_NOSUID | MS_NODEV, TmpfsData(0755, kSandboxHiddenTmpfsBytes).c_str());
+    }
     for (const SandboxMount& m : spec_.mounts) {
       if (m.kind == SandboxMount::Kind::kTmpfs) {
         const std::string size = m.size_bytes > 0 ? "size=" + std::to_string(m.size_bytes) : "";
@@ -489,6 +504,9 @@ void SandboxInitMain(const LaunchRecord& launch, int report_fd, int status_fd) {
   for (auto& e : env_store) envp.push_back(e.data());
   envp.push_back(nullptr);
 
+  StatusOr<SeccompProgram> filter = BuildRuntimeDefaultSeccomp();
+  if (!filter.ok()) Fail(report_fd, "unable to start container process: " + filter.status().message());
+
   const pid_t main_pid = fork();
   if (main_pid < 0) Fail(report_fd, "unable to start container process: fork: " + GoErrno(errno));
   if (main_pid == 0) {
@@ -496,6 +514,9 @@ void SandboxInitMain(const LaunchRecord& launch, int report_fd, int status_fd) {
     const char* what = "";
     if (int err = EnterSandboxIdentity(spec.user, &what); err != 0) {
       Fail(report_fd, std::string("unable to start container process: ") + what + ": " + GoErrno(err));
+    }
+    if (int err = ApplySeccomp(*filter); err != 0) {
+      Fail(report_fd, "unable to start container process: seccomp: " + GoErrno(err));
     }
     std::string binary;
     if (std::string err = CheckLaunch(launch, &binary); !err.empty()) Fail(report_fd, err);

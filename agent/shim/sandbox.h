@@ -17,8 +17,9 @@
 //     an overlay whose upper layer is `rootfs_dir` (the run's writable layer,
 //     as a container's), every other host mount bound read-only, fresh /proc,
 //     a read-only /sys, a minimal /dev (null, zero, full, random, urandom, tty,
-//     a private devpts and /dev/shm) plus only the `devices` named here, a
-//     private tmpfs on /tmp and /run; each of `hidden_paths` replaced by an
+//     a private devpts and /dev/shm) plus only the `devices` named here, /tmp
+//     a directory on disk beside the writable layer (`rootfs_dir`/tmp, 1777),
+//     a private sized tmpfs on /run; each of `hidden_paths` replaced by an
 //     empty directory; then `mounts` in order, each target resolved inside the
 //     new root (a symlink cannot lead a mount outside it);
 //   - an identity: `user` (uid, gid, supplementary groups), no_new_privs, and
@@ -34,7 +35,8 @@
 //   <rootfs_dir>/merged (upper, work beside it), rbinds every other host mount
 //   read-only (mount_setattr AT_RECURSIVE; a remount per mount on kernels
 //   without it), mounts proc, a read-only rbind of /sys, the minimal /dev,
-//   tmpfs /tmp (1777) and /run, a tmpfs (0755) over each hidden path, then
+//   binds <rootfs_dir>/tmp (1777) at /tmp, mounts a tmpfs at /run, a tmpfs (0755)
+//   over each hidden path, then
 //   each `mounts` entry and each device, every target opened with openat2
 //   RESOLVE_IN_ROOT below the new root (mkdir -p inside it, a symlink resolves
 //   inside it), pivot_root's into it and detaches the old root. It then forks
@@ -102,6 +104,26 @@ struct SandboxSpec {
   std::vector<std::string> devices;
   bool operator==(const SandboxSpec&) const = default;
 };
+
+// The sandbox's own tmpfs mounts are sized (an unsized tmpfs may take half of
+// the host's RAM, and tmpfs pages are not always charged to a pod that has no
+// memory limit). Upstream: runc's default spec mounts /dev as tmpfs
+// "mode=755,size=65536k" (libcontainer/specconv/example.go); Docker's /dev/shm
+// is 64 MiB (moby daemon/config DefaultShmSize = 64 MiB, docker run --shm-size).
+// /run: runc, containerd and Docker mount nothing there (it is part of the
+// image's writable layer); podman's --systemd mode mounts a tmpfs at /run
+// without a size (libpod container_internal_linux.go setupSystemd). berth
+// mounts a tmpfs so host sockets under /run are not visible, sized as /dev.
+inline constexpr int64_t kSandboxDevTmpfsBytes = 64 << 20;
+inline constexpr int64_t kSandboxShmBytes = 64 << 20;
+inline constexpr int64_t kSandboxRunTmpfsBytes = 64 << 20;
+// The empty directory over each hidden path: a tmpfs that holds only the mount
+// points created under it.
+inline constexpr int64_t kSandboxHiddenTmpfsBytes = 1 << 20;
+// The container's /tmp: this directory of `rootfs_dir`, on disk, bound at /tmp
+// (a container's /tmp is part of its writable layer; it counts toward the pod's
+// ephemeral storage with the run's directory).
+inline constexpr const char* kSandboxTmpDir = "tmp";
 
 // Bounds of a spec read from a launch record: a uid or gid is a 32-bit value
 // other than (uid_t)-1 (the kernel's "no change"); at most kMaxSandboxEntries

@@ -350,5 +350,38 @@ TEST_F(SandboxRunTest, ARunHasItsOwnIpcNamespace) {
   EXPECT_NE(log, std::string(host) + "\n");
 }
 
+TEST_F(SandboxRunTest, TmpIsOnDiskBesideTheWritableLayerAndTheTmpfsMountsAreSized) {
+  std::string log;
+  // stat -f: total blocks and the fundamental block size of each mount.
+  StatusOr<ExitRecord> e =
+      Run("echo on-disk > /tmp/x; stat -c %a /tmp; "
+          "for m in /run /dev /dev/shm " +
+              dir_ + "/data; do echo $(( $(stat -f -c '%b * %S' $m) )); done",
+          Spec(), &log);
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  EXPECT_EQ(e->exit_code, 0) << log;
+  EXPECT_EQ(log, "1777\n" + std::to_string(kSandboxRunTmpfsBytes) + "\n" + std::to_string(kSandboxDevTmpfsBytes) +
+                     "\n" + std::to_string(kSandboxShmBytes) + "\n" + std::to_string(kSandboxHiddenTmpfsBytes) + "\n");
+  EXPECT_EQ(ReadFile(dir_ + "/runs/c/0/rootfs/" + kSandboxTmpDir + "/x"), "on-disk\n");
+  EXPECT_EQ(kSandboxRunTmpfsBytes, 64 << 20);
+}
+
+TEST_F(SandboxRunTest, UserNamespacesKeysAndMountsAreRefusedOrdinaryProgramsRun) {
+  std::string log;
+  StatusOr<ExitRecord> e = Run(
+      "unshare -U true 2>&1 | grep -c 'Operation not permitted'; "
+      "unshare -Ur true 2>&1 | grep -c 'Operation not permitted'; "
+      "python3 -c 'import ctypes, os\n"
+      "libc = ctypes.CDLL(None, use_errno=True)\n"
+      "print(libc.syscall(250, 0, -3, 0), ctypes.get_errno())' ; "
+      "python3 -c 'import threading, subprocess; t = threading.Thread(target=print, args=(\"thread\",)); t.start(); "
+      "t.join(); print(subprocess.run([\"echo\", \"child\"], capture_output=True, text=True).stdout, end=\"\")'",
+      Spec(200300), &log);
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  EXPECT_EQ(e->start_error, "");
+  // keyctl is system call 250 on x86_64.
+  EXPECT_EQ(log, "1\n1\n-1 1\nthread\nchild\n");
+}
+
 }  // namespace
 }  // namespace berth::agent::shim

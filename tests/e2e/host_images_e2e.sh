@@ -7,7 +7,10 @@
 #      the image ("0/2 nodes are available: 2 node(s) cannot run image "nginx" on the host.");
 #  (d) a pod bound by hand (spec.nodeName) with another image is refused by the node:
 #      phase Failed, reason UnsupportedImage, the message naming the image and the declaration;
-#  (e) an invalid declaration stops the server with the reason.
+#  (e) an invalid declaration stops the server with the reason;
+#  (f) `kubectl set image` on a running pod to an image the node does not run: at the
+#      container's restart the node refuses it (waiting UnsupportedImage naming the image
+#      and the declaration, a Warning Failed event), it does not run.
 # Usage: host_images_e2e.sh <berth binary>     Exit: 0 pass, 1 fail, 77 skip (no kubectl).
 set -uo pipefail
 BERTH=${1:?berth binary}
@@ -52,6 +55,21 @@ wait_until 20 phase_is bound Failed || fail "(d) bound: $(phase bound)"
 got=$("$KUBECTL" get pod bound -o jsonpath='{.status.reason}|{.status.message}')
 [ "$got" = 'UnsupportedImage|Pod was rejected: image "redis" is not one the node node-1 runs on its host (berth.dev/host-images: busybox,pytorch/pytorch:*)' ] ||
   fail "(d) status: $got"
+
+printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: changed, namespace: default}\nspec:\n  restartPolicy: OnFailure\n  containers:\n  - {name: main, image: busybox, command: [sh, -c, "echo ran; sleep 2; exit 1"]}\n' |
+  "$KUBECTL" apply -f - >/dev/null
+wait_until 30 phase_is changed Running || fail "(f) changed: $(phase changed)"
+"$KUBECTL" set image pod/changed main=nginx >/dev/null || fail "(f) kubectl set image"
+waiting() { "$KUBECTL" get pod changed -o jsonpath='{.status.containerStatuses[0].state.waiting.reason}|{.status.containerStatuses[0].state.waiting.message}'; }
+refused() { [ "$(waiting)" = 'UnsupportedImage|image "nginx" is not one the node '"$("$KUBECTL" get pod changed -o jsonpath='{.spec.nodeName}')"' runs on its host (berth.dev/host-images: busybox,pytorch/pytorch:*)' ]; }
+wait_until 40 refused || fail "(f) waiting: $(waiting)"
+runs=$("$KUBECTL" logs changed | grep -c ran)
+[ "$runs" = 1 ] || fail "(f) the refused image ran: $runs runs"
+failed=$("$KUBECTL" get events --field-selector involvedObject.name=changed,reason=Failed -o jsonpath='{.items[0].message}')
+case "$failed" in
+  'Error: image "nginx" is not one the node '*) ;;
+  *) fail "(f) Failed event: $failed" ;;
+esac
 
 e2e_stop_server
 
