@@ -191,14 +191,21 @@ uint64_t ResourceVersionOf(const api::Object& obj) {
   return std::stoull(rv);
 }
 
-// The kubelet's node shutdown manager's status for a pod it killed
-// (pkg/kubelet/nodeshutdown/nodeshutdown_manager_linux.go killPods): phase
-// Failed, reason Terminated, the shutdown message, and DisruptionTarget True
-// with reason TerminationByKubelet (kept once set).
-void MarkShutDown(api::Object* status, Time now) {
+// spec.priority (set by the Priority admission plugin; 0 when absent).
+int64_t PodPriority(const api::Object& pod) {
+  const api::Object& p = api::NestedField(pod, {"spec", "priority"});
+  return p.is_number_integer() ? p.get<int64_t>() : 0;
+}
+
+// A pod the kubelet itself stopped: phase Failed with `reason` and `message`, and, when
+// `disruption`, condition DisruptionTarget True with reason TerminationByKubelet and the same
+// message (kept once set).
+void MarkTerminatedByKubelet(api::Object* status, const std::string& reason, const std::string& message,
+                             bool disruption, Time now) {
   (*status)["phase"] = "Failed";
-  (*status)["reason"] = kNodeShutdownReason;
-  (*status)["message"] = kNodeShutdownMessage;
+  (*status)["reason"] = reason;
+  (*status)["message"] = message;
+  if (!disruption) return;
   api::Object& conditions = (*status)["conditions"];
   if (!conditions.is_array()) conditions = api::Object::array();
   for (const auto& c : conditions) {
@@ -212,9 +219,16 @@ void MarkShutDown(api::Object* status, Time now) {
   conditions.push_back({{"type", "DisruptionTarget"},
                         {"status", "True"},
                         {"reason", "TerminationByKubelet"},
-                        {"message", kNodeShutdownMessage},
+                        {"message", message},
                         {"lastProbeTime", nullptr},
                         {"lastTransitionTime", FormatRfc3339(now)}});
+}
+
+// The kubelet's node shutdown manager's status for a pod it killed
+// (pkg/kubelet/nodeshutdown/nodeshutdown_manager_linux.go killPods): reason Terminated,
+// the shutdown message, and DisruptionTarget.
+void MarkShutDown(api::Object* status, Time now) {
+  MarkTerminatedByKubelet(status, kNodeShutdownReason, kNodeShutdownMessage, true, now);
 }
 
 // When the pod's spec.activeDeadlineSeconds runs out, counted from status.startTime (kubelet
@@ -227,14 +241,6 @@ std::optional<Time> ActiveDeadline(const api::Object& pod, const std::optional<a
   Time start;
   if (!ParseRfc3339(api::StringAt(status, "startTime"), &start)) return std::nullopt;
   return start + std::chrono::seconds(std::clamp<int64_t>(seconds.get<int64_t>(), 0, INT32_MAX));
-}
-
-// The kubelet's status for a pod past its activeDeadlineSeconds (active_deadline.go
-// ShouldEvict, applied by generateAPIPodStatus): phase Failed with its reason and message.
-void MarkDeadlineExceeded(api::Object* status) {
-  (*status)["phase"] = "Failed";
-  (*status)["reason"] = kDeadlineExceededReason;
-  (*status)["message"] = kDeadlineExceededMessage;
 }
 
 // Asks every live supervisor of the pod directory's runs to SIGKILL its
@@ -336,10 +342,21 @@ struct NodeAgent::PodWorker {
   bool shut_down = false;          // terminated by a graceful node shutdown
   bool shutdown_reported = false;  // ... and its final status is written
 
-  // spec.activeDeadlineSeconds: when it runs out (a pass syncs the pod then), and whether it
-  // did (the pod is stopped, then Failed DeadlineExceeded).
+  // spec.activeDeadlineSeconds: when it runs out (a pass syncs the pod then).
   std::optional<Time> active_deadline;
-  bool deadline_exceeded = false;
+  // Why the kubelet stops the pod itself: past its active deadline (active_deadline.go
+  // ShouldEvict: DeadlineExceeded) or evicted (agent/local_storage.h). Nothing restarts, its
+  // containers get `grace_seconds`, and once none runs its status is Failed with this reason
+  // and message (with DisruptionTarget when `disruption`).
+  struct KubeletStop {
+    std::string reason;
+    std::string message;
+    bool disruption = false;
+    int64_t grace_seconds = 0;
+  };
+  std::optional<KubeletStop> stop;
+  // When the pod's local storage is measured next (it has limits and runs).
+  std::optional<Time> storage_due;
   // The pod's volumes (agent/volumes.h), made on the first sync; when they are due again.
   std::unique_ptr<PodVolumes> volumes;
   std::optional<Time> volumes_due;
@@ -397,6 +414,12 @@ Status NodeAgent::Start() {
   // sandbox requires of every mount source (agent/shim/sandbox.h).
   if (std::filesystem::path real = std::filesystem::canonical(options_.data_dir, ec); !ec) {
     options_.data_dir = real.string();
+  }
+  // The kubelet's ephemeral-storage capacity: its root directory's filesystem (cadvisor RootFsInfo).
+  if (!options_.capacity.contains("ephemeral-storage")) {
+    if (StatusOr<FilesystemStats> fs = StatFilesystem(options_.data_dir); fs.ok()) {
+      options_.capacity["ephemeral-storage"] = Quantity::FromUnits(fs->capacity, Quantity::Format::kBinarySI);
+    }
   }
   for (const std::string& missing : cgroups_.unenforced()) {
     spdlog::warn("node {}: not enforced: {}", options_.node_name, missing);
@@ -556,7 +579,8 @@ Status NodeAgent::RegisterNode() {
       {"allocatable", ResourceListJson(options_.capacity)},
       {"conditions",
        {condition("MemoryPressure", "False", "KubeletHasSufficientMemory", "kubelet has sufficient memory available"),
-        condition("DiskPressure", "False", "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
+        disk_pressure_.load() ? condition(kDiskPressureCondition, "True", kHasDiskPressureReason, kHasDiskPressureMessage)
+                              : condition(kDiskPressureCondition, "False", kNoDiskPressureReason, kNoDiskPressureMessage),
         condition("PIDPressure", "False", "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
         condition("Ready", "True", "KubeletReady", "kubelet is posting ready status")}},
       {"addresses",
@@ -752,6 +776,7 @@ void NodeAgent::SyncOnce() {
     swept_ = true;
     pod_dirs_due_ = true;  // pods deleted while no agent ran
   }
+  MonitorDiskPressure(now);
   // A pass costs O(1) per steady pod: only pods with something to do are synced.
   std::vector<std::pair<PodWorker*, client::ObjectPtr>> due;
   std::vector<std::pair<client::ObjectPtr, std::string>> admitting;  // pod, directory
@@ -775,7 +800,8 @@ void NodeAgent::SyncOnce() {
       PodWorker& w = *it->second;
       w.seen_pass = pass;
       if (shutdown || w.needs_poll || w.object != pod || w.exited->load() ||
-          (w.active_deadline && now >= *w.active_deadline) || (w.volumes_due && now >= *w.volumes_due)) {
+          (w.active_deadline && now >= *w.active_deadline) || (w.volumes_due && now >= *w.volumes_due) ||
+          (w.storage_due && now >= *w.storage_due)) {
         due.emplace_back(&w, pod);
       }
       continue;
@@ -820,7 +846,14 @@ void NodeAgent::SyncOnce() {
     for (const auto& [uid, w] : workers_) {
       if (!IsTerminal(w->pod)) admitted.push_back(&w->pod);
     }
-    PodAdmitResult result = AdmitPodImages(*pod, options_.node_name, options_.host_images);
+    // The eviction manager's admit handler comes first (kubelet.go registers it before the
+    // predicates): under disk pressure only pods tolerating its taint, or critical ones.
+    PodAdmitResult result;
+    if (disk_pressure_.load() && !ToleratesDiskPressure(*pod) &&
+        PodPriority(*pod) < kSystemCriticalPriority) {
+      result = {false, kEvictedReason, kDiskPressureAdmitMessage};
+    }
+    if (result.admit) result = AdmitPodImages(*pod, options_.node_name, options_.host_images);
     if (result.admit) result = AdmitPodResources(*pod, admitted, options_.capacity);
     const std::string& uid = api::Uid(*pod);
     if (!result.admit) {
@@ -1063,13 +1096,13 @@ void NodeAgent::SyncPod(PodWorker& w, const api::Object* cached, std::optional<T
   // its Lease): the kubelet stops what still runs, as for a deletion.
   if (HasDeletionTimestamp(w.pod) || IsTerminal(w.pod)) termination_grace = GracePeriodSeconds(w.pod);
   // spec.activeDeadlineSeconds (may be lowered while the pod runs): stopped as for a deletion.
-  w.active_deadline =
-      w.deadline_exceeded || w.lifecycle.Finished() ? std::nullopt : ActiveDeadline(w.pod, w.last_status);
+  w.active_deadline = w.stop || w.lifecycle.Finished() ? std::nullopt : ActiveDeadline(w.pod, w.last_status);
   if (w.active_deadline && clock_.Now() >= *w.active_deadline) {
-    w.deadline_exceeded = true;
+    w.stop = PodWorker::KubeletStop{kDeadlineExceededReason, kDeadlineExceededMessage, false, GracePeriodSeconds(w.pod)};
     w.active_deadline.reset();
   }
-  if (w.deadline_exceeded && !termination_grace) termination_grace = GracePeriodSeconds(w.pod);
+  CheckLocalStorageLimits(w);
+  if (w.stop) termination_grace = std::min(termination_grace.value_or(w.stop->grace_seconds), w.stop->grace_seconds);
   if (shutdown) {
     if (!w.terminating && !w.lifecycle.Finished()) w.shut_down = true;
     const auto left = std::chrono::ceil<std::chrono::seconds>(*shutdown - clock_.Now()).count();
@@ -1360,6 +1393,90 @@ bool NodeAgent::RejectPod(const api::Object& pod, const PodAdmitResult& result) 
   return true;
 }
 
+void NodeAgent::CheckLocalStorageLimits(PodWorker& w) {
+  if (w.stop || w.terminating || w.lifecycle.Finished() || !HasLocalStorageLimits(w.pod)) {
+    w.storage_due.reset();
+    return;
+  }
+  const Time now = clock_.Now();
+  if (w.storage_due && now < *w.storage_due && now + kEvictionMonitoringPeriod >= *w.storage_due) return;
+  w.storage_due = now + kEvictionMonitoringPeriod;
+  if (w.running.empty()) return;  // nothing runs yet (or between restarts): measured at the next period
+  if (std::optional<std::string> message = LocalStorageLimitViolation(w.pod, MeasurePodStorage(w.dir, w.pod))) {
+    Evict(w, *message, false);
+  }
+}
+
+void NodeAgent::MonitorDiskPressure(Time now) {
+  if (!disk_condition_written_) disk_condition_written_ = WriteDiskPressureCondition();
+  if (disk_checked_ && now >= *disk_checked_ && now - *disk_checked_ < kEvictionMonitoringPeriod) return;
+  disk_checked_ = now;
+  if (!options_.eviction_hard.enabled()) return;
+  StatusOr<FilesystemStats> fs = StatFilesystem(options_.data_dir);
+  if (!fs.ok()) {
+    spdlog::warn("node {}: disk pressure: {}", options_.node_name, fs.status().ToString());
+    return;
+  }
+  const bool met = options_.eviction_hard.Met(*fs);
+  if (met) disk_pressure_seen_ = now;
+  const bool pressure = disk_pressure_seen_ && now - *disk_pressure_seen_ < kPressureTransitionPeriod;
+  if (pressure != disk_pressure_.load()) {
+    disk_pressure_ = pressure;
+    spdlog::warn("node {}: DiskPressure {} ({} bytes available of {}, threshold {})", options_.node_name,
+                 pressure ? "True" : "False", fs->available, fs->capacity,
+                 options_.eviction_hard.Bytes(fs->capacity));
+    disk_condition_written_ = WriteDiskPressureCondition();
+  }
+  if (!met) return;
+  // One pod per period, ranked among those with something running (the kubelet's active pods).
+  std::vector<DiskPressureCandidate> candidates;
+  std::map<std::string, PodStorageUsage> usage;
+  for (auto& [uid, w] : workers_) {
+    if (w->running.empty() || w->stop || w->terminating) continue;
+    PodStorageUsage u = MeasurePodStorage(w->dir, w->pod);
+    candidates.push_back({uid, static_cast<int32_t>(std::clamp<int64_t>(PodPriority(w->pod), INT32_MIN, INT32_MAX)),
+                          u.total, PodEphemeralStorageRequest(w->pod)});
+    usage.emplace(uid, std::move(u));
+  }
+  RankForDiskPressure(&candidates);
+  if (candidates.empty()) {
+    spdlog::warn("node {}: disk pressure, but no pod that may be evicted runs here", options_.node_name);
+    return;
+  }
+  PodWorker& w = *workers_.at(candidates.front().uid);
+  Evict(w, DiskPressureEvictionMessage(options_.eviction_hard, *fs, w.pod, usage.at(w.uid)), true);
+}
+
+bool NodeAgent::WriteDiskPressureCondition() {
+  StatusOr<api::Object> node = client_.Get(kNodes, options_.node_name);
+  if (!node.ok()) return false;
+  api::Object obj = std::move(node).value();
+  const bool pressure = disk_pressure_.load();
+  const std::string now = FormatRfc3339(clock_.Now());
+  api::Object condition = {{"type", kDiskPressureCondition},
+                           {"status", pressure ? "True" : "False"},
+                           {"lastHeartbeatTime", now},
+                           {"lastTransitionTime", now},
+                           {"reason", pressure ? kHasDiskPressureReason : kNoDiskPressureReason},
+                           {"message", pressure ? kHasDiskPressureMessage : kNoDiskPressureMessage}};
+  api::Object& conditions = obj["status"]["conditions"];
+  if (!conditions.is_array()) conditions = api::Object::array();
+  bool found = false;
+  for (api::Object& c : conditions) {
+    if (!c.is_object() || c.value("type", "") != kDiskPressureCondition) continue;
+    if (c.value("status", "") == condition["status"]) condition["lastTransitionTime"] = c.value("lastTransitionTime", now);
+    c = condition;
+    found = true;
+  }
+  if (!found) conditions.push_back(std::move(condition));
+  StatusOr<api::Object> written = client_.UpdateStatus(kNodes, obj);
+  if (!written.ok()) {
+    spdlog::warn("node {}: DiskPressure condition: {}", options_.node_name, written.status().ToString());
+    return false;
+  }
+  return true;
+}
+
 namespace {
 // The object reference of the kubelet's pod events.
 api::Object PodReference(const api::Object& pod) {
@@ -1372,6 +1489,15 @@ api::Object PodReference(const api::Object& pod) {
             {"resourceVersion", api::ResourceVersion(pod)}}}};
 }
 }  // namespace
+
+void NodeAgent::Evict(PodWorker& w, const std::string& message, bool node_pressure) {
+  // eviction_manager.go evictPod: the event, then the pod killed with the immediate grace.
+  spdlog::warn("node {}: evicting pod {}: {}", options_.node_name, w.key, message);
+  recorder_.Event(PodReference(w.pod), client::kEventTypeWarning, kEvictedReason, message);
+  w.stop = PodWorker::KubeletStop{kEvictedReason, message, node_pressure, kEvictionGraceSeconds};
+  w.storage_due.reset();
+  w.needs_poll = true;
+}
 
 void NodeAgent::SyncVolumes(PodWorker& w) {
   if (!w.volumes) {
@@ -1478,8 +1604,8 @@ void NodeAgent::WriteStatus(PodWorker& w) {
   const bool shutdown_final = w.shut_down && w.running.empty();
   if (shutdown_final) {
     MarkShutDown(&status, clock_.Now());
-  } else if (w.deadline_exceeded && w.running.empty()) {
-    MarkDeadlineExceeded(&status);
+  } else if (w.stop && w.running.empty()) {
+    MarkTerminatedByKubelet(&status, w.stop->reason, w.stop->message, w.stop->disruption, clock_.Now());
   }
   // Nothing written yet (a pod first seen, e.g. adopted after a restart): the API's status is
   // the one to compare with, so an unchanged pod costs no write at all.

@@ -185,6 +185,19 @@
 //   volumeMounts. Without the sandbox only hostPath mounts at their own path are possible:
 //   any other mount is a CreateContainerConfigError (kVolumesNeedSandboxMessage).
 //
+// Local ephemeral storage (agent/local_storage.h, the kubelet's eviction manager):
+//   Node capacity ephemeral-storage is the size of the data directory's filesystem
+//   unless declared. A running pod with an emptyDir sizeLimit or a
+//   limits.ephemeral-storage is measured every kEvictionMonitoringPeriod (its first
+//   sync included) and evicted when over (Evict). Every kEvictionMonitoringPeriod the
+//   loop compares nodefs.available with options.eviction_hard: while met, the Node's
+//   DiskPressure condition is True (until kPressureTransitionPeriod after it last
+//   was), pods not tolerating node.kubernetes.io/disk-pressure are rejected at
+//   admission (reason Evicted), and one running pod is evicted per period
+//   (RankForDiskPressure). An evicted pod ends as an active deadline does (nothing
+//   restarts, its containers are killed, then its status is written), with reason
+//   Evicted; a restarted agent measures again and evicts again.
+//
 // Not done: rendezvous port release, periodic Node status heartbeats (only
 //   the Lease is renewed).
 #pragma once
@@ -203,6 +216,7 @@
 #include "agent/cgroups.h"
 #include "agent/device_allocator.h"
 #include "agent/host_resolver.h"
+#include "agent/local_storage.h"
 #include "agent/pod_sandbox.h"
 #include "agent/process_runner.h"
 #include "agent/service_account_token.h"
@@ -322,6 +336,9 @@ struct NodeAgentOptions {
   // as the Node's berth.dev/host-images annotation and enforced at admission;
   // nullopt = any image.
   std::optional<std::vector<std::string>> host_images;
+  // The hard eviction threshold of nodefs.available (kubelet --eviction-hard,
+  // agent/local_storage.h); default 10 % of the data directory's filesystem.
+  EvictionThreshold eviction_hard = {.percent = 10.0};
 };
 
 enum class StopMode { kKillContainers, kLeaveRunning };
@@ -445,6 +462,18 @@ class NodeAgent final : public client::PodLogSource, public client::ContainerExe
   // Writes the kubelet's rejection of a pod that failed admission (phase Failed);
   // false when the write failed (the pod is admitted again on the next pass).
   bool RejectPod(const api::Object& pod, const PodAdmitResult& result);
+  // Local ephemeral storage (agent/local_storage.h). Measures a running pod with
+  // limits when due and evicts it when one is exceeded.
+  void CheckLocalStorageLimits(PodWorker& worker);
+  // The eviction manager's stop: a Warning Evicted event, then the pod's containers are
+  // killed after kEvictionGraceSeconds and it ends Failed, reason Evicted, `message`
+  // (with condition DisruptionTarget for a node-pressure eviction).
+  void Evict(PodWorker& worker, const std::string& message, bool node_pressure);
+  // Every kEvictionMonitoringPeriod: nodefs.available against options_.eviction_hard, the
+  // Node's DiskPressure condition, and under pressure one pod evicted.
+  void MonitorDiskPressure(Time now);
+  // Writes the DiskPressure condition (disk_pressure_) to the Node; false on failure.
+  bool WriteDiskPressureCondition();
   void WriteStatus(PodWorker& worker);
   HostLookup MakeHostLookup(const std::string& ns);
   void Wake();
@@ -487,6 +516,13 @@ class NodeAgent final : public client::PodLogSource, public client::ContainerExe
   std::optional<api::Object> lease_;
   std::optional<Time> next_lease_renewal_;
   std::string node_uid_;
+  // Disk pressure (MonitorDiskPressure, loop thread): when the filesystem was last
+  // looked at and last found under the threshold, and the condition as reported
+  // (read by RegisterNode in the lease thread, hence atomic).
+  std::optional<Time> disk_checked_;
+  std::optional<Time> disk_pressure_seen_;
+  std::atomic<bool> disk_pressure_{false};
+  bool disk_condition_written_ = true;  // RegisterNode writes the condition it reads
   std::atomic<int64_t> lease_renewals_{0};
   std::thread loop_;
   std::thread lease_loop_;  // owns lease_ and next_lease_renewal_ once started

@@ -129,6 +129,10 @@ TEST_F(NodeAgentTest, RegistersNodeWithCapacityConditionsAndAddresses) {
   EXPECT_EQ(status["capacity"]["memory"], "32Gi");
   EXPECT_EQ(status["capacity"]["nvidia.com/gpu"], "2");
   EXPECT_EQ(status["capacity"]["pods"], "110");
+  // Undeclared: the size of the data directory's filesystem, as the kubelet's root filesystem.
+  StatusOr<FilesystemStats> fs = StatFilesystem(dir_);
+  ASSERT_TRUE(fs.ok());
+  EXPECT_EQ(status["capacity"]["ephemeral-storage"], Quantity::FromUnits(fs->capacity, Quantity::Format::kBinarySI).String());
   EXPECT_EQ(status["allocatable"], status["capacity"]);
   api::Object ready;
   for (const auto& c : status["conditions"]) {
@@ -880,6 +884,141 @@ TEST_F(NodeAgentTest, PodPastItsActiveDeadlineIsStoppedAndFailed) {
   EXPECT_EQ(status["containerStatuses"][0]["state"]["terminated"]["exitCode"], 0);
   EXPECT_TRUE(LogContains("deadline", "term"));
   EXPECT_TRUE(GetPod("deadline").has_value()) << "the pod is not deleted";
+}
+
+// Local ephemeral storage (agent/local_storage.h): a running pod with limits is measured every
+// 10 s of Clock time; over a limit it is evicted as the kubelet's eviction manager does.
+TEST_F(NodeAgentTest, APodOverItsEphemeralStorageLimitsIsEvictedAtTheNextMeasurement) {
+  // 3 MB of log (the container's usage) against a 1Mi container limit; the pod's limit (1Mi +
+  // 10Mi of an idle sidecar) is not reached, so the container's message is the answer.
+  api::Object logger = ShellPod("logger", "head -c 3000000 /dev/zero | tr '\\0' x; echo; echo done >&2; sleep 600");
+  logger["spec"]["containers"][0]["resources"] = {{"limits", {{"ephemeral-storage", "1Mi"}}}};
+  logger["spec"]["containers"].push_back({{"name", "idle"},
+                                          {"image", "busybox"},
+                                          {"command", {"/bin/sh", "-c", "sleep 600"}},
+                                          {"resources", {{"limits", {{"ephemeral-storage", "10Mi"}}}}}});
+  // 3 MB in the pod's working directory (the pod's total) against 2Mi.
+  api::Object writer = ShellPod("writer", "head -c 3000000 /dev/zero > big; echo written; sleep 600");
+  writer["spec"]["containers"][0]["resources"] = {{"limits", {{"ephemeral-storage", "2Mi"}}}};
+  // Within its limit: untouched.
+  api::Object modest = ShellPod("modest", "head -c 100000 /dev/zero > small; echo written; sleep 600");
+  modest["spec"]["containers"][0]["resources"] = {{"limits", {{"ephemeral-storage", "1Mi"}}}};
+  for (const api::Object& p : {logger, writer, modest}) Create(p);
+  ASSERT_TRUE(WaitFor([&] {
+    client::PodLogOptions main;
+    main.container = "main";
+    return Log("logger", main).find("done") != std::string::npos && LogContains("writer", "written") &&
+           LogContains("modest", "written") &&
+           Phase("logger") == "Running" && Phase("writer") == "Running" && Phase("modest") == "Running";
+  }));
+  // Measured at the first period after their start, not before.
+  clock_.Advance(5s);
+  Create(ShellPod("marker", "exit 0"));
+  ASSERT_TRUE(WaitFor([&] { return Phase("marker") == "Succeeded"; }));
+  EXPECT_EQ(Phase("logger"), "Running");
+  EXPECT_EQ(Phase("writer"), "Running");
+
+  clock_.Advance(kEvictionMonitoringPeriod);
+  ASSERT_TRUE(WaitFor([&] { return Phase("logger") == "Failed" && Phase("writer") == "Failed"; }))
+      << GetPod("logger")->dump() << GetPod("writer")->dump();
+  const api::Object logger_status = (*GetPod("logger"))["status"];
+  EXPECT_EQ(logger_status["reason"], "Evicted");
+  EXPECT_EQ(logger_status["message"], "Container main exceeded its local ephemeral storage limit \"1Mi\". ");
+  ASSERT_EQ(logger_status["containerStatuses"].size(), 2u) << logger_status.dump();
+  for (const api::Object& cs : logger_status["containerStatuses"]) {
+    EXPECT_TRUE(cs["state"].contains("terminated")) << "every container is stopped: " << cs.dump();
+  }
+  for (const api::Object& c : logger_status["conditions"]) {
+    EXPECT_NE(c["type"], "DisruptionTarget") << "limit evictions add no DisruptionTarget (1.32)";
+  }
+  const api::Object writer_status = (*GetPod("writer"))["status"];
+  EXPECT_EQ(writer_status["reason"], "Evicted");
+  EXPECT_EQ(writer_status["message"], "Pod ephemeral local storage usage exceeds the total limit of containers 2Mi. ");
+  EXPECT_EQ(Phase("modest"), "Running");
+
+  const client::GroupVersionResource events{"", "v1", "events"};
+  std::vector<std::string> evicted;
+  const std::vector<api::Object> items = client_.List(events.Namespace("default"))->items;
+  for (const api::Object& e : items) {
+    if (e["reason"] == "Evicted") evicted.push_back(e["involvedObject"]["name"].get<std::string>() + " " +
+                                                    e["type"].get<std::string>() + " " + e["message"].get<std::string>());
+  }
+  std::sort(evicted.begin(), evicted.end());
+  EXPECT_EQ(evicted, (std::vector<std::string>{
+                         "logger Warning Container main exceeded its local ephemeral storage limit \"1Mi\". ",
+                         "writer Warning Pod ephemeral local storage usage exceeds the total limit of containers 2Mi. "}));
+  // An evicted pod is not restarted, whatever its restartPolicy.
+  clock_.Advance(kEvictionMonitoringPeriod);
+  Create(ShellPod("marker2", "exit 0"));
+  ASSERT_TRUE(WaitFor([&] { return Phase("marker2") == "Succeeded"; }));
+  EXPECT_EQ(Phase("modest"), "Running");
+  EXPECT_EQ(Phase("logger"), "Failed");
+}
+
+// Under disk pressure (a threshold above what the filesystem has free): the Node says
+// DiskPressure, one pod per period is evicted (the one furthest over its request first) with
+// DisruptionTarget, and a new pod is rejected unless it tolerates the taint.
+TEST_F(NodeAgentTest, UnderDiskPressureOnePodPerPeriodIsEvictedAndNewPodsAreRejected) {
+  agent_.reset();
+  NodeAgentOptions o = options_;
+  o.eviction_hard = *ParseEvictionHard("nodefs.available<1Pi");
+  agent_ = std::make_unique<NodeAgent>(client_, clock_, o);
+  ASSERT_TRUE(agent_->Start().ok());
+  auto condition = [&](const std::string& type) {
+    const api::Object node = *client_.Get(kNodes, "node-a");
+    for (const api::Object& c : node["status"]["conditions"]) {
+      if (c["type"] == type) return c;
+    }
+    return api::Object();
+  };
+  ASSERT_TRUE(WaitFor([&] { return condition("DiskPressure")["status"] == "True"; })) << condition("DiskPressure");
+  EXPECT_EQ(condition("DiskPressure")["reason"], "KubeletHasDiskPressure");
+  EXPECT_EQ(condition("DiskPressure")["message"], "kubelet has disk pressure");
+
+  Create(ShellPod("plain", "sleep 600"));
+  ASSERT_TRUE(WaitFor([&] { return Phase("plain") == "Failed"; }));
+  EXPECT_EQ((*GetPod("plain"))["status"]["reason"], "Evicted");
+  EXPECT_EQ((*GetPod("plain"))["status"]["message"], "Pod was rejected: The node had condition: [DiskPressure]. ");
+
+  api::Object big = ShellPod("big", "head -c 2000000 /dev/zero > big; echo written; sleep 600");
+  api::Object small = ShellPod("small", "echo started; sleep 600");
+  for (api::Object* p : {&big, &small}) {
+    (*p)["spec"]["tolerations"] = {{{"key", "node.kubernetes.io/disk-pressure"}, {"operator", "Exists"},
+                                    {"effect", "NoSchedule"}}};
+    Create(*p);
+  }
+  ASSERT_TRUE(WaitFor([&] {
+    return LogContains("big", "written") && LogContains("small", "started") && Phase("big") == "Running" &&
+           Phase("small") == "Running";
+  }));
+  clock_.Advance(kEvictionMonitoringPeriod);
+  ASSERT_TRUE(WaitFor([&] { return Phase("big") == "Failed"; })) << GetPod("big")->dump();
+  EXPECT_EQ(Phase("small"), "Running") << "one pod per period";
+  const api::Object status = (*GetPod("big"))["status"];
+  EXPECT_EQ(status["reason"], "Evicted");
+  const std::string message = status["message"];
+  EXPECT_TRUE(message.starts_with("The node was low on resource: ephemeral-storage. Threshold quantity: 1Pi, available: "))
+      << message;
+  EXPECT_NE(message.find(". Container main was using "), std::string::npos) << message;
+  EXPECT_TRUE(message.ends_with(", request is 0, has larger consumption of ephemeral-storage. ")) << message;
+  api::Object disruption;
+  for (const api::Object& c : status["conditions"]) {
+    if (c["type"] == "DisruptionTarget") disruption = c;
+  }
+  EXPECT_EQ(disruption["status"], "True") << status.dump();
+  EXPECT_EQ(disruption["reason"], "TerminationByKubelet");
+  EXPECT_EQ(disruption["message"], message);
+
+  clock_.Advance(kEvictionMonitoringPeriod);
+  ASSERT_TRUE(WaitFor([&] { return Phase("small") == "Failed"; }));
+
+  // The pressure clears: the condition stays until the transition period has passed.
+  agent_.reset();
+  o.eviction_hard = *ParseEvictionHard("none");
+  agent_ = std::make_unique<NodeAgent>(client_, clock_, o);
+  ASSERT_TRUE(agent_->Start().ok());
+  ASSERT_TRUE(WaitFor([&] { return condition("DiskPressure")["status"] == "False"; }));
+  EXPECT_EQ(condition("DiskPressure")["reason"], "KubeletHasNoDiskPressure");
 }
 
 TEST_F(NodeAgentTest, WritesStatusOnlyWhenItChanges) {

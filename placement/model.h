@@ -78,6 +78,7 @@ class ResourceList {
 inline constexpr std::string_view kTaintNodeNotReady = "node.kubernetes.io/not-ready";
 inline constexpr std::string_view kTaintNodeUnreachable = "node.kubernetes.io/unreachable";
 inline constexpr std::string_view kTaintNodeUnschedulable = "node.kubernetes.io/unschedulable";
+inline constexpr std::string_view kTaintNodeDiskPressure = "node.kubernetes.io/disk-pressure";
 
 // ---------------------------------------------------------------------------
 // Node
@@ -95,6 +96,10 @@ struct Node {
   // lifecycle controller would, so it is filtered (and reported) exactly as a
   // cluster reports it.
   bool ready = true;
+  // The DiskPressure condition is True: the Snapshot adds the taint
+  // node.kubernetes.io/disk-pressure:NoSchedule unless the node has it, as the
+  // node lifecycle controller does (TaintNodesByCondition).
+  bool disk_pressure = false;
   // The images the node runs on its host (scheduling/host_images.h, the Node's
   // berth.dev/host-images annotation); nullopt = any image.
   std::optional<std::vector<std::string>> host_images;

@@ -171,6 +171,11 @@ void Snapshot::Recompile(NodeInfo& info) {
   info.cpu_milli_ = node.allocatable.Get(kCpu).milli();
   info.memory_bytes_ = node.allocatable.Get(kMemory).Value();
   info.taints_ = node.taints;
+  if (node.disk_pressure &&
+      std::none_of(node.taints.begin(), node.taints.end(),
+                   [](const scheduling::Taint& t) { return t.key == kTaintNodeDiskPressure; })) {
+    info.taints_.push_back({std::string(kTaintNodeDiskPressure), "", scheduling::TaintEffect::kNoSchedule});
+  }
   if (!node.ready) {
     bool has_condition_taint =
         std::any_of(node.taints.begin(), node.taints.end(), [](const scheduling::Taint& t) {

@@ -29,6 +29,8 @@
 //     taint unless it already has the not-ready or unreachable taint (what the
 //     node lifecycle controller does), so it is reported as a cluster reports
 //     it: "node(s) had untolerated taint {node.kubernetes.io/not-ready: }".
+//   - A node with DiskPressure gets node.kubernetes.io/disk-pressure:NoSchedule
+//     the same way (TaintNodesByCondition).
 //
 // Ordering: nodes are kept sorted by name; every iteration is in that order.
 //

@@ -210,6 +210,13 @@ void AddPodMaxPidsFlag(CLI::App* app, int64_t& pod_max_pids) {
       ->check(CLI::Range(int64_t{-1}, int64_t{1} << 22));
 }
 
+void AddEvictionHardFlag(CLI::App* app, std::string& eviction_hard) {
+  app->add_option("--eviction-hard", eviction_hard,
+                  "hard eviction threshold of the data directory's filesystem (kubelet --eviction-hard; "
+                  "nodefs.available<PERCENT% or nodefs.available<QUANTITY; \"none\" disables it)")
+      ->capture_default_str();
+}
+
 // Pod isolation flags (agent/node_agent.h SandboxOptions), for the embedded agents and `berth agent`.
 struct SandboxFlags {
   std::string mode = "auto";        // --sandbox: auto | on | off
@@ -269,6 +276,7 @@ struct NodeFlags {
   std::vector<std::string> allowed_host_paths;
   int64_t pod_max_pids = berth::agent::SandboxOptions{}.pod_pids_limit;  // --pod-max-pids
   SandboxFlags sandbox;
+  std::string eviction_hard = berth::agent::kDefaultEvictionHard;  // --eviction-hard
 };
 
 void AddNodeFlags(CLI::App* app, NodeFlags& flags) {
@@ -277,6 +285,7 @@ void AddNodeFlags(CLI::App* app, NodeFlags& flags) {
   AddAllowedHostPathsFlag(app, flags.allowed_host_paths);
   AddPodMaxPidsFlag(app, flags.pod_max_pids);
   AddSandboxFlags(app, flags.sandbox);
+  AddEvictionHardFlag(app, flags.eviction_hard);
 }
 
 // The options every agent of the node flags gets (the sandbox not probed yet:
@@ -289,6 +298,12 @@ std::optional<berth::agent::NodeAgentOptions> NodeOptions(const NodeFlags& flags
   if (!HostImages(flags.host_images, &options.host_images)) return std::nullopt;
   if (!AllowedHostPaths(flags.allowed_host_paths, &options.sandbox.host_path_prefixes)) return std::nullopt;
   options.sandbox.pod_pids_limit = flags.pod_max_pids;
+  auto eviction_hard = berth::agent::ParseEvictionHard(flags.eviction_hard);
+  if (!eviction_hard.ok()) {
+    std::cerr << "error: " << eviction_hard.status().message() << "\n";
+    return std::nullopt;
+  }
+  options.eviction_hard = *eviction_hard;
   return options;
 }
 

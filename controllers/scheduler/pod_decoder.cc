@@ -64,6 +64,7 @@ placement::Node DecodeNode(const api::Object& obj) {
   const api::Object& unschedulable = NestedField(obj, {"spec", "unschedulable"});
   n.unschedulable = unschedulable.is_boolean() && unschedulable.get<bool>();
   n.ready = api::IsConditionTrue(obj, "Ready");
+  n.disk_pressure = api::IsConditionTrue(obj, "DiskPressure");
   const api::Object& images = NestedField(obj, {"metadata", "annotations", scheduling::kHostImagesAnnotation});
   if (images.is_string()) n.host_images = scheduling::ParseHostImages(images.get<std::string>());
   return n;

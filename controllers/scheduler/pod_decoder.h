@@ -6,7 +6,7 @@
 //   Node: metadata.name/labels; spec.taints (effect NoSchedule,
 //     PreferNoSchedule, NoExecute; an unknown effect is dropped);
 //     spec.unschedulable; status.allocatable; ready = condition Ready is
-//     "True". A node with no Ready condition is not ready: upstream's node
+//     "True"; disk_pressure = condition DiskPressure is "True". A node with no Ready condition is not ready: upstream's node
 //     lifecycle controller taints a new node not-ready until its kubelet
 //     reports Ready, and the snapshot reproduces that taint.
 //   Pod: metadata namespace/name/uid, deletionTimestamp (terminating);

@@ -58,6 +58,10 @@ class NodeBuilder {
     node_.ready = false;
     return *this;
   }
+  NodeBuilder& DiskPressure() {
+    node_.disk_pressure = true;
+    return *this;
+  }
   NodeBuilder& HostImages(std::vector<std::string> patterns) {
     node_.host_images = std::move(patterns);
     return *this;

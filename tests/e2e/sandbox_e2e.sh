@@ -16,7 +16,9 @@
 #    block runs with exactly those ids;
 #  - with 2 stand-in GPUs (mknod, --device-dir), a pod given GPU 1 can open its device
 #    node and not GPU 0's;
-#  - the Node says pods are isolated (berth.dev/PodIsolationDegraded False).
+#  - the Node says pods are isolated (berth.dev/PodIsolationDegraded False);
+#  - an emptyDir over its sizeLimit, and a container whose /tmp passes its
+#    limits.ephemeral-storage, are evicted with the kubelet's messages and Evicted events.
 # Usage: sandbox_e2e.sh <berth binary>   Exit: 0 pass, 1 fail, 77 skip.
 set -uo pipefail
 BERTH=${1:?berth binary}
@@ -167,7 +169,26 @@ own-opened
 other-absent
 nvidia1" ] || fail "gpu1's view of the devices: [$out]"
 
-"$KUBECTL" delete pod -n team-a pa gpu0 root as-team-b gid-0 shadow fsgroup inside --wait=false >/dev/null
+# Local ephemeral storage: an emptyDir over its sizeLimit and a container whose /tmp (on disk)
+# goes over its limits.ephemeral-storage are evicted within the kubelet's 10 s period.
+pod team-a filler 'head -c 4194304 /dev/zero > /scratch/f; echo filled; exec sleep 3600' \
+  "    volumeMounts: [{name: scratch, mountPath: /scratch}]
+  volumes: [{name: scratch, emptyDir: {sizeLimit: 1Mi}}]" | "$KUBECTL" apply -f - >/dev/null || fail "creating filler"
+pod team-a tmpfill 'head -c 3145728 /dev/zero > /tmp/f; echo filled; exec sleep 3600' \
+  "    resources: {limits: {ephemeral-storage: 1Mi}}" | "$KUBECTL" apply -f - >/dev/null || fail "creating tmpfill"
+evicted() {  # evicted NAME MESSAGE
+  wait_until 40 sh -c "'$KUBECTL' get pod -n team-a $1 -o jsonpath='{.status.reason}' | grep -qx Evicted" ||
+    fail "pod $1 was not evicted: $("$KUBECTL" get pod -n team-a "$1" -o jsonpath='{.status}')"
+  [ "$("$KUBECTL" get pod -n team-a "$1" -o jsonpath='{.status.phase}|{.status.message}')" = "Failed|$2" ] ||
+    fail "pod $1's status: $("$KUBECTL" get pod -n team-a "$1" -o jsonpath='{.status.phase}|{.status.message}')"
+  "$KUBECTL" get events -n team-a --field-selector "involvedObject.name=$1,reason=Evicted" -o jsonpath='{.items[*].message}' |
+    grep -qF "$2" || fail "no Evicted event for $1"
+}
+evicted filler 'Usage of EmptyDir volume "scratch" exceeds the limit "1Mi". '
+evicted tmpfill 'Container main exceeded its local ephemeral storage limit "1Mi". '
+[ "$("$KUBECTL" logs -n team-a filler)" = filled ] || fail "filler did not write its file before the eviction"
+
+"$KUBECTL" delete pod -n team-a pa gpu0 root as-team-b gid-0 shadow fsgroup inside filler tmpfill --wait=false >/dev/null
 "$KUBECTL" delete pod -n team-b pb gpu1 --wait=false >/dev/null
 e2e_stop_server
 [ "$FAILURES" -eq 0 ] && echo PASS
