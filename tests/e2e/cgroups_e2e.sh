@@ -3,7 +3,8 @@
 # whichever cgroup version the host has (agent/cgroups.h):
 #  - a container with limits.cpu 500m running a busy loop uses about half a CPU, measured
 #    from its cgroup (cgroup v2 cpu.stat usage_usec, v1 cpuacct.usage) over 3 s;
-#  - a fork bomb in a pod (pids.max 64 from --pod-max-pids) leaves the node responsive:
+#  - a fork bomb in a pod (every process forks forever; pids.max 64 from --pod-max-pids)
+#    leaves the node responsive:
 #    kubectl get works and a second pod runs to Succeeded; the bomb's pod cgroup stays at or
 #    under 64 pids, and deleting the pod removes its cgroups with nothing left running;
 #  - a container over limits.memory ends OOMKilled (state.terminated.reason).
@@ -97,7 +98,7 @@ spec:
   terminationGracePeriodSeconds: 1
   containers:
   - name: main
-    command: [sh, -c, 'setsid sleep 3599 & f() { f | f & }; f; sleep 3598']
+    command: [bash, -c, 'setsid sleep 3599 & f() { while :; do f & done; }; f 2>/dev/null']
 EOF
 wait_until 30 running bomb || fail "pod bomb not Running"
 bomb_uid=$(pod_uid bomb)

@@ -185,7 +185,7 @@ evicted() {  # evicted NAME MESSAGE
     grep -qF "$2" || fail "no Evicted event for $1"
 }
 evicted filler 'Usage of EmptyDir volume "scratch" exceeds the limit "1Mi". '
-evicted tmpfill 'Container main exceeded its local ephemeral storage limit "1Mi". '
+evicted tmpfill 'Pod ephemeral local storage usage exceeds the total limit of containers 1Mi. '
 [ "$("$KUBECTL" logs -n team-a filler)" = filled ] || fail "filler did not write its file before the eviction"
 
 "$KUBECTL" delete pod -n team-a pa gpu0 root as-team-b gid-0 shadow fsgroup inside filler tmpfill --wait=false >/dev/null

@@ -31,6 +31,7 @@
 #include "api/strategy.h"
 #include "api/yaml_codec.h"
 #include "apiserver/api_server.h"
+#include "apiserver/in_process_client.h"
 #include "client/http_client.h"
 #include "controllers/manager/controller_manager.h"
 #include "core/clock.h"
@@ -134,7 +135,10 @@ class ControlPlaneTest : public ::testing::Test {
     rest.server = "http://127.0.0.1:" + std::to_string(server_->port());
     rest.url = client::ParseServerUrl(rest.server).value();
     client_ = std::make_unique<client::HttpClient>(rest);
-    manager_ = std::make_unique<controllers::ControllerManager>(*client_, clock_);
+    // As `berth server`: the controllers use the in-process client (the control plane's own
+    // identity, which alone may write a namespace's id block).
+    controller_client_ = apiserver::NewInProcessClient(*server_);
+    manager_ = std::make_unique<controllers::ControllerManager>(*controller_client_, clock_);
     manager_->Start();
     StartAgent();
   }
@@ -169,6 +173,7 @@ class ControlPlaneTest : public ::testing::Test {
     server_->UnregisterPodLogSource("node-0");
     agent_.reset();
     manager_.reset();
+    controller_client_.reset();
     server_->Stop();
     client_.reset();
     server_.reset();
@@ -251,6 +256,7 @@ class ControlPlaneTest : public ::testing::Test {
   api::AdmissionPipeline pipeline_;
   std::unique_ptr<apiserver::ApiServer> server_;
   std::unique_ptr<client::HttpClient> client_;
+  std::unique_ptr<client::Client> controller_client_;  // the controllers' in-process client
   std::unique_ptr<controllers::ControllerManager> manager_;
   std::unique_ptr<agent::NodeAgent> agent_;
   std::string dir_;
