@@ -357,6 +357,21 @@ struct NodeAgent::PodWorker {
   std::optional<KubeletStop> stop;
   // When the pod's local storage is measured next (it has limits and runs).
   std::optional<Time> storage_due;
+  // The probes of each running regular container's current run (agent/prober.h).
+  struct ContainerProbes {
+    int run = -1;                    // w.runs[name] when they were made
+    std::vector<ProbeState> probes;  // startup, readiness, liveness (those it has)
+    std::set<ProbeType> in_flight;   // handed to the runner, no outcome yet
+    bool killing = false;            // a liveness or startup failure is stopping the run
+  };
+  std::map<std::string, ContainerProbes> probes;
+  std::optional<Time> probe_due;
+  // Outcomes the runner's threads deliver: (container, run, type, outcome).
+  struct ProbeInbox {
+    std::mutex mu;
+    std::vector<std::tuple<std::string, int, ProbeType, ProbeOutcome>> outcomes;
+  };
+  std::shared_ptr<ProbeInbox> inbox = std::make_shared<ProbeInbox>();
   // The pod's volumes (agent/volumes.h), made on the first sync; when they are due again.
   std::unique_ptr<PodVolumes> volumes;
   std::optional<Time> volumes_due;
@@ -481,6 +496,7 @@ void NodeAgent::Stop(StopMode mode) {
   cv_.notify_all();
   if (loop_.joinable()) loop_.join();
   if (lease_loop_.joinable()) lease_loop_.join();
+  probes_.Stop();  // nothing submits any more; running probes end within their timeouts
   if (informer_) informer_->Stop();
   {
     std::lock_guard<std::mutex> lock(workers_mu_);
@@ -801,7 +817,7 @@ void NodeAgent::SyncOnce() {
       w.seen_pass = pass;
       if (shutdown || w.needs_poll || w.object != pod || w.exited->load() ||
           (w.active_deadline && now >= *w.active_deadline) || (w.volumes_due && now >= *w.volumes_due) ||
-          (w.storage_due && now >= *w.storage_due)) {
+          (w.storage_due && now >= *w.storage_due) || (w.probe_due && now >= *w.probe_due)) {
         due.emplace_back(&w, pod);
       }
       continue;
@@ -1124,11 +1140,12 @@ void NodeAgent::SyncPod(PodWorker& w, const api::Object* cached, std::optional<T
     }
     for (auto& [name, proc] : w.running) proc->Tick();
   }
-  // 3. Volumes, then starts.
+  // 3. Volumes, then starts, then probes.
   if (!w.terminating && !w.lifecycle.Finished()) SyncVolumes(w);
   if (!w.terminating) {
     for (const std::string& name : w.lifecycle.ContainersToStart(clock_.Now())) StartContainer(w, name);
   }
+  SyncProbes(w);
   // 4. Status.
   WriteStatus(w);
   // 5. Done: release resources; a deleted pod is removed from the API.
@@ -1153,6 +1170,7 @@ void NodeAgent::SyncPod(PodWorker& w, const api::Object* cached, std::optional<T
   // 6. What makes the next pass sync this pod although nothing told it to.
   const Time now = clock_.Now();
   w.needs_poll = (w.terminating && !w.running.empty()) || !w.status_current ||
+                 std::any_of(w.probes.begin(), w.probes.end(), [](const auto& p) { return p.second.killing; }) ||
                  !w.lifecycle.ContainersToStart(now).empty() || w.lifecycle.NextRestartTime().has_value() ||
                  (HasDeletionTimestamp(w.pod) && !w.deleted) ||
                  (w.running.empty() && w.lifecycle.Finished() && !w.released);
@@ -1490,6 +1508,117 @@ api::Object PodReference(const api::Object& pod) {
 }
 }  // namespace
 
+void NodeAgent::SyncProbes(PodWorker& w) {
+  const Time now = clock_.Now();
+  std::vector<std::tuple<std::string, int, ProbeType, ProbeOutcome>> outcomes;
+  {
+    std::lock_guard<std::mutex> lock(w.inbox->mu);
+    outcomes.swap(w.inbox->outcomes);
+  }
+  // Probes belong to a run: a container that stopped, or a pod being stopped, has none.
+  std::erase_if(w.probes, [&](const auto& p) { return w.terminating || !w.running.contains(p.first); });
+  for (const ContainerRecord& c : w.lifecycle.containers()) {
+    if (w.terminating || c.state != ContainerRecord::State::kRunning || !w.running.contains(c.name)) continue;
+    PodWorker::ContainerProbes& cp = w.probes[c.name];
+    const int run = w.runs[c.name];
+    if (cp.run == run) continue;
+    cp = PodWorker::ContainerProbes{run, {}, {}, false};
+    const api::Object* container = FindContainer(w.pod, c.name);
+    if (container == nullptr) continue;
+    for (ProbeType type : {ProbeType::kStartup, ProbeType::kReadiness, ProbeType::kLiveness}) {
+      StatusOr<std::optional<ProbeSpec>> spec = ContainerProbe(*container, type);
+      if (!spec.ok()) {
+        ContainerEvent(w, c.name, client::kEventTypeWarning, kFailedReason, "Error: " + spec.status().message());
+        continue;
+      }
+      if (*spec) cp.probes.emplace_back(type, std::move(**spec), c.started_at);
+    }
+  }
+  for (auto& [name, run, type, outcome] : outcomes) {
+    auto it = w.probes.find(name);
+    if (it == w.probes.end() || it->second.run != run) continue;
+    PodWorker::ContainerProbes& cp = it->second;
+    cp.in_flight.erase(type);
+    auto probe = std::find_if(cp.probes.begin(), cp.probes.end(), [&](const ProbeState& p) { return p.type() == type; });
+    if (probe == cp.probes.end() || cp.killing) continue;
+    if (outcome.result != ProbeResult::kSuccess) {
+      ContainerEvent(w, name, client::kEventTypeWarning, kUnhealthyReason,
+                     std::string(ProbeTypeName(type)) +
+                         (outcome.result == ProbeResult::kFailure ? " probe failed: " : " probe errored: ") + outcome.output);
+    }
+    if (probe->Record(outcome) && probe->result() == ProbeResult::kFailure && type != ProbeType::kReadiness) {
+      // The kubelet kills the container (computePodActions) and restartPolicy decides what follows.
+      std::string kind = ProbeTypeName(type);
+      kind[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(kind[0])));
+      ContainerEvent(w, name, client::kEventTypeNormal, kKillingReason,
+                     "Container " + name + " failed " + kind + " probe, will be restarted");
+      cp.killing = true;
+      const int64_t grace = probe->spec().termination_grace_period_seconds.value_or(GracePeriodSeconds(w.pod));
+      if (auto proc = w.running.find(name); proc != w.running.end()) proc->second->Terminate(std::chrono::seconds(grace));
+    }
+  }
+  std::optional<Time> next;
+  for (auto& [name, cp] : w.probes) {
+    const ProbeState* startup = nullptr;
+    const ProbeState* readiness = nullptr;
+    for (const ProbeState& p : cp.probes) {
+      if (p.type() == ProbeType::kStartup) startup = &p;
+      if (p.type() == ProbeType::kReadiness) readiness = &p;
+    }
+    const bool started = startup == nullptr || startup->done();
+    w.lifecycle.SetProbeResults(name, startup ? std::optional<bool>(started) : std::nullopt,
+                                readiness ? std::optional<bool>(started && readiness->result() == ProbeResult::kSuccess)
+                                          : std::nullopt);
+    if (cp.killing) {
+      if (auto proc = w.running.find(name); proc != w.running.end()) proc->second->Tick();
+      continue;
+    }
+    for (ProbeState& p : cp.probes) {
+      if (p.done() || (p.type() != ProbeType::kStartup && !started) || cp.in_flight.contains(p.type())) continue;
+      if (now >= p.due()) {
+        SubmitProbe(w, name, cp.run, p);
+        p.Dispatched();
+        cp.in_flight.insert(p.type());
+        continue;  // the next run is scheduled when this one's outcome is in
+      }
+      next = next ? std::min(*next, p.due()) : p.due();
+    }
+  }
+  w.probe_due = next;
+}
+
+void NodeAgent::SubmitProbe(PodWorker& w, const std::string& container, int run, const ProbeState& probe) {
+  // The runner's thread reports to the worker's inbox and wakes the loop (as an exit does).
+  std::function<void(ProbeOutcome)> deliver = [this, inbox = w.inbox, exited = w.exited, container, run,
+                                               type = probe.type()](ProbeOutcome outcome) {
+    {
+      std::lock_guard<std::mutex> lock(inbox->mu);
+      inbox->outcomes.emplace_back(container, run, type, std::move(outcome));
+    }
+    exited->store(true);
+    Wake();
+  };
+  const ProbeSpec spec = probe.spec();
+  const std::string dir = w.dir;
+  const std::string address = options_.address;
+  probes_.Submit([this, spec, dir, address, container, deliver] {
+    switch (spec.handler) {
+      case ProbeSpec::Handler::kHttpGet:
+        return deliver(RunHttpProbe(spec, address));
+      case ProbeSpec::Handler::kTcpSocket:
+        return deliver(RunTcpProbe(spec, address));
+      case ProbeSpec::Handler::kExec: {
+        client::ExecOptions o;
+        o.container = container;
+        o.command = spec.command;
+        StatusOr<std::unique_ptr<client::ExecProcess>> process = ExecInContainer(dir, container, o);
+        if (!process.ok()) return deliver({ProbeResult::kUnknown, process.status().message()});
+        return deliver(RunExecProbe(**process, spec.command, std::chrono::seconds(spec.timeout_seconds)));
+      }
+    }
+  });
+}
+
 void NodeAgent::Evict(PodWorker& w, const std::string& message, bool node_pressure) {
   // eviction_manager.go evictPod: the event, then the pod killed with the immediate grace.
   spdlog::warn("node {}: evicting pod {}: {}", options_.node_name, w.key, message);
@@ -1717,8 +1846,13 @@ StatusOr<std::unique_ptr<client::ExecProcess>> NodeAgent::StartExec(const std::s
   if (!pod) return NotFoundError("pods \"" + name + "\" not found");
   BERTH_ASSIGN_OR_RETURN(const std::string container, ContainerOf(*pod, name, options.container));
   // The kubelet's findContainer: only a running container can be exec'd into.
+  return ExecInContainer(options_.data_dir + "/pods/" + ns + "_" + name + "_" + api::Uid(*pod), container, options);
+}
+
+StatusOr<std::unique_ptr<client::ExecProcess>> NodeAgent::ExecInContainer(const std::string& dir,
+                                                                          const std::string& container,
+                                                                          const client::ExecOptions& options) {
   const std::string not_found = "container not found (\"" + container + "\")";
-  const std::string dir = options_.data_dir + "/pods/" + ns + "_" + name + "_" + api::Uid(*pod);
   const int run = LatestRun(dir, container);
   if (run < 0) return InternalError(not_found);
   const std::string run_dir = shim::RunDir(dir, container, run);

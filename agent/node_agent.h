@@ -185,6 +185,14 @@
 //   volumeMounts. Without the sandbox only hostPath mounts at their own path are possible:
 //   any other mount is a CreateContainerConfigError (kVolumesNeedSandboxMessage).
 //
+// Probes (agent/prober.h, the kubelet's prober manager): each running regular container's
+//   startup, readiness and liveness probes are made when its run starts and run on the
+//   ProbeRunner's threads when due (Clock time); their outcomes come back to the pod's
+//   worker (waking the loop as an exit does) and are applied at its next sync: Warning
+//   Unhealthy events, the container's `started`/`ready` (agent/pod_status.h), and a liveness
+//   or startup failure stops that container (SIGTERM, SIGKILL after the probe's or the pod's
+//   grace period) so restartPolicy restarts it. A pass syncs a pod when a probe is due.
+//
 // Local ephemeral storage (agent/local_storage.h, the kubelet's eviction manager):
 //   Node capacity ephemeral-storage is the size of the data directory's filesystem
 //   unless declared. A running pod with an emptyDir sizeLimit or a
@@ -217,6 +225,7 @@
 #include "agent/device_allocator.h"
 #include "agent/host_resolver.h"
 #include "agent/local_storage.h"
+#include "agent/prober.h"
 #include "agent/pod_sandbox.h"
 #include "agent/process_runner.h"
 #include "agent/service_account_token.h"
@@ -351,6 +360,7 @@ inline constexpr char kStartedReason[] = "Started";
 inline constexpr char kFailedReason[] = "Failed";
 inline constexpr char kKillingReason[] = "Killing";
 inline constexpr char kBackOffReason[] = "BackOff";
+inline constexpr char kUnhealthyReason[] = "Unhealthy";
 
 // The kubelet's node shutdown status (pkg/kubelet/nodeshutdown).
 inline constexpr char kNodeShutdownReason[] = "Terminated";
@@ -465,6 +475,16 @@ class NodeAgent final : public client::PodLogSource, public client::ContainerExe
   // Local ephemeral storage (agent/local_storage.h). Measures a running pod with
   // limits when due and evicts it when one is exceeded.
   void CheckLocalStorageLimits(PodWorker& worker);
+  // Probes (agent/prober.h): applies the outcomes the runner delivered, kills a
+  // container whose liveness or startup probe failed, sets the containers'
+  // started/ready results, and hands the due probes to the runner.
+  void SyncProbes(PodWorker& worker);
+  void SubmitProbe(PodWorker& worker, const std::string& container, int run, const ProbeState& probe);
+  // Starts `options.command` in the current run of `container` of the pod in `pod_dir`
+  // (StartExec's errors).
+  StatusOr<std::unique_ptr<client::ExecProcess>> ExecInContainer(const std::string& pod_dir,
+                                                                 const std::string& container,
+                                                                 const client::ExecOptions& options);
   // The eviction manager's stop: a Warning Evicted event, then the pod's containers are
   // killed after kEvictionGraceSeconds and it ends Failed, reason Evicted, `message`
   // (with condition DisruptionTarget for a node-pressure eviction).
@@ -526,6 +546,8 @@ class NodeAgent final : public client::PodLogSource, public client::ContainerExe
   std::atomic<int64_t> lease_renewals_{0};
   std::thread loop_;
   std::thread lease_loop_;  // owns lease_ and next_lease_renewal_ once started
+  // Runs probes; declared last so it stops (and its tasks, which use this agent) first.
+  ProbeRunner probes_;
 };
 
 }  // namespace berth::agent

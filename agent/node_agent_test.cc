@@ -6,6 +6,7 @@
 #include <functional>
 #include <gtest/gtest.h>
 #include <map>
+#include <set>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -34,8 +35,8 @@ std::string testing_ReadFile(const std::string& path) {
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
-bool WaitFor(const std::function<bool()>& pred) {
-  for (int i = 0; i < 2000; ++i) {
+bool WaitFor(const std::function<bool()>& pred, int tries = 2000) {
+  for (int i = 0; i < tries; ++i) {
     if (pred()) return true;
     std::this_thread::sleep_for(5ms);
   }
@@ -1019,6 +1020,80 @@ TEST_F(NodeAgentTest, UnderDiskPressureOnePodPerPeriodIsEvictedAndNewPodsAreReje
   ASSERT_TRUE(agent_->Start().ok());
   ASSERT_TRUE(WaitFor([&] { return condition("DiskPressure")["status"] == "False"; }));
   EXPECT_EQ(condition("DiskPressure")["reason"], "KubeletHasNoDiskPressure");
+}
+
+// Probes (agent/prober.h) on the Clock: readiness follows its exec probe with the thresholds,
+// readiness waits for the startup probe, a failing liveness probe restarts the container.
+TEST_F(NodeAgentTest, ReadinessFollowsItsProbeAfterTheStartupProbeAndLivenessRestartsTheContainer) {
+  api::Object pod = ShellPod("probed", "echo up; while :; do sleep 0.05; done", "Always");
+  pod["spec"]["containers"][0]["startupProbe"] = {{"exec", {{"command", {"test", "-f", "started"}}}},
+                                                  {"periodSeconds", 1}, {"failureThreshold", 100}};
+  pod["spec"]["containers"][0]["readinessProbe"] = {{"exec", {{"command", {"test", "-f", "ready"}}}},
+                                                    {"periodSeconds", 1}, {"failureThreshold", 2}};
+  pod["spec"]["containers"][0]["livenessProbe"] = {{"exec", {{"command", {"test", "!", "-f", "dead"}}}},
+                                                   {"periodSeconds", 1}, {"failureThreshold", 2}};
+  const api::Object created = Create(pod);
+  ASSERT_TRUE(WaitFor([&] { return Phase("probed") == "Running" && LogContains("probed", "up"); }));
+  const std::string work = dir_ + "/pods/default_probed_" + api::Uid(created) + "/work/";
+  auto status = [&] { return (*GetPod("probed"))["status"]; };
+  auto ready = [&] { return status()["containerStatuses"][0]["ready"] == true; };
+  auto started = [&] { return status()["containerStatuses"][0]["started"] == true; };
+  auto condition = [&](const std::string& type) {
+    const api::Object st = status();
+    for (const api::Object& c : st["conditions"]) {
+      if (c["type"] == type) return c["status"].get<std::string>();
+    }
+    return std::string();
+  };
+  // Advances the Clock a second at a time until `pred` holds (each advance lets due probes run).
+  auto advance_until = [&](const std::function<bool()>& pred) {
+    for (int i = 0; i < 20; ++i) {
+      if (WaitFor([&] { return pred(); }, 100)) return true;
+      clock_.Advance(1s);
+    }
+    return pred();
+  };
+  std::ofstream(work + "ready").put('x');
+  clock_.Advance(3s);
+  Create(ShellPod("marker", "exit 0"));
+  ASSERT_TRUE(WaitFor([&] { return Phase("marker") == "Succeeded"; }));
+  EXPECT_FALSE(started()) << "the startup probe has not passed";
+  EXPECT_FALSE(ready()) << "readiness is not probed before the startup probe passes";
+  EXPECT_EQ(condition("Ready"), "False");
+
+  std::ofstream(work + "started").put('x');
+  ASSERT_TRUE(advance_until([&] { return started() && ready(); })) << status().dump();
+  EXPECT_EQ(condition("Ready"), "True");
+  EXPECT_EQ(condition("ContainersReady"), "True");
+
+  std::filesystem::remove(work + "ready");
+  ASSERT_TRUE(advance_until([&] { return !ready(); })) << status().dump();
+  EXPECT_EQ(condition("Ready"), "False");
+  EXPECT_TRUE(started());
+  EXPECT_EQ(status()["containerStatuses"][0]["restartCount"], 0);
+
+  std::ofstream(work + "dead").put('x');
+  ASSERT_TRUE(advance_until([&] { return status()["containerStatuses"][0]["restartCount"] == 1; })) << status().dump();
+  std::filesystem::remove(work + "dead");
+  const client::GroupVersionResource events{"", "v1", "events"};
+  std::set<std::string> seen;
+  const std::vector<api::Object> items = client_.List(events.Namespace("default"))->items;
+  for (const api::Object& e : items) {
+    if (e["involvedObject"]["name"] != "probed") continue;
+    const std::string m = e["message"];
+    seen.insert(e["type"].get<std::string>() + " " + e["reason"].get<std::string>() + " " +
+                m.substr(0, m.find(':') == std::string::npos ? m.size() : m.find(':') + 1));
+  }
+  EXPECT_TRUE(seen.contains("Warning Unhealthy Startup probe failed:")) << ::testing::PrintToString(seen);
+  EXPECT_TRUE(seen.contains("Warning Unhealthy Readiness probe failed:")) << ::testing::PrintToString(seen);
+  EXPECT_TRUE(seen.contains("Warning Unhealthy Liveness probe failed:")) << ::testing::PrintToString(seen);
+  EXPECT_TRUE(seen.contains("Normal Killing Container main failed liveness probe, will be restarted"))
+      << ::testing::PrintToString(seen);
+  // The new run starts over: started once its startup probe passes again (the file is still
+  // there), ready once its readiness probe does.
+  EXPECT_FALSE(ready());
+  std::ofstream(work + "ready").put('x');
+  ASSERT_TRUE(advance_until([&] { return started() && ready(); })) << status().dump();
 }
 
 TEST_F(NodeAgentTest, WritesStatusOnlyWhenItChanges) {

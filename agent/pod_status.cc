@@ -65,9 +65,9 @@ api::Object ContainerStatus(const ContainerRecord& r) {
   }
   api::Object last = api::Object::object();
   if (r.last) last["terminated"] = TerminatedState(*r.last);
-  bool running = r.state == ContainerRecord::State::kRunning;
-  return {{"name", r.name},    {"image", r.image}, {"imageID", ""},      {"state", state},
-          {"lastState", last}, {"ready", running}, {"started", running}, {"restartCount", r.restart_count}};
+  return {{"name", r.name},         {"image", r.image},           {"imageID", ""},
+          {"state", state},         {"lastState", last},          {"ready", r.Ready()},
+          {"started", r.Started()}, {"restartCount", r.restart_count}};
 }
 
 std::string NameList(const std::vector<std::string>& names) {
@@ -172,6 +172,14 @@ ContainerRecord* PodLifecycle::Find(const std::string& name, bool* is_init) {
   return nullptr;
 }
 
+void PodLifecycle::SetProbeResults(const std::string& name, std::optional<bool> started, std::optional<bool> ready) {
+  bool is_init;
+  ContainerRecord* r = Find(name, &is_init);
+  if (r == nullptr || r->state != ContainerRecord::State::kRunning) return;
+  r->probe_started = started;
+  r->probe_ready = ready;
+}
+
 void PodLifecycle::Started(const std::string& name, Time at) {
   bool is_init;
   ContainerRecord* r = Find(name, &is_init);
@@ -188,6 +196,8 @@ void PodLifecycle::Started(const std::string& name, Time at) {
   }
   r->ever_started = true;
   r->state = ContainerRecord::State::kRunning;
+  r->probe_ready.reset();
+  r->probe_started.reset();
   r->config_error = false;
   r->started_at = at;
   r->restart_at.reset();
@@ -345,7 +355,7 @@ api::Object BuildPodStatus(const PodLifecycle& lc, const api::Object& previous, 
   }
   std::vector<std::string> unready;
   for (const auto& r : lc.containers()) {
-    if (r.state != ContainerRecord::State::kRunning) unready.push_back(r.name);
+    if (!r.Ready()) unready.push_back(r.name);
   }
   api::Object conditions = api::Object::array();
   if (incomplete.empty()) {

@@ -42,10 +42,12 @@
 //     ContainerStatusUnknown (a run whose supervisor ended without an exit
 //     status: message = the kubelet's text + ": " + what was found), message
 //     (start errors, lost runs), startedAt, finishedAt}, lastState (the previous
-//     run's terminated state), ready (= running: berth has no probes),
-//     started, restartCount, image.
+//     run's terminated state), ready (running, its startup probe passed and
+//     its readiness probe passing; without probes: running), started (running
+//     and its startup probe passed, or it has none), restartCount, image.
 //   conditions (kubelet order): Initialized, Ready, ContainersReady,
-//     PodScheduled; False ones with the kubelet's reasons/messages
+//     PodScheduled (Ready and ContainersReady: every container ready as above);
+//     False ones with the kubelet's reasons/messages
 //     (ContainersNotInitialized "containers with incomplete status: [a b]",
 //     ContainersNotReady "containers with unready status: [a b]", PodCompleted
 //     once the pod is terminal). lastTransitionTime is kept from the previous
@@ -100,6 +102,15 @@ struct ContainerRecord {
   // Waiting because the agent refused the container's configuration
   // (ConfigError): not started again until the pod changes.
   bool config_error = false;
+  // Probe results of the current run (agent/prober.h), reset at each start:
+  // nullopt when the container has no such probe. `ready` is the readiness
+  // probe's result, `started` whether the startup probe has succeeded.
+  std::optional<bool> probe_ready;
+  std::optional<bool> probe_started;
+  // Running, and its probes say so: started (startup probe passed, or none) and
+  // ready (readiness probe passing, or none).
+  bool Started() const { return state == State::kRunning && probe_started.value_or(true); }
+  bool Ready() const { return Started() && probe_ready.value_or(true); }
 };
 
 class PodLifecycle {
@@ -131,6 +142,10 @@ class PodLifecycle {
   void ConfigError(const std::string& name, const std::string& message,
                    const std::string& reason = "CreateContainerConfigError",
                    std::optional<Time> retry_at = std::nullopt);
+  // Probe results of the container's current run (agent/prober.h): nullopt
+  // when it has no such probe, else the probe's current result. Ignored unless
+  // the container runs; reset by Started.
+  void SetProbeResults(const std::string& name, std::optional<bool> started, std::optional<bool> ready);
   void BeginTermination() { terminating_ = true; }
   bool terminating() const { return terminating_; }
 
