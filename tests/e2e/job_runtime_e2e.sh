@@ -17,7 +17,9 @@
 #     succeeded, the other indexes' pods deleted;
 #   - a pod's own activeDeadlineSeconds 2: Failed DeadlineExceeded (the kubelet's message);
 #   - a Job suspended and resumed 7 times (default backoffLimit 6) whose container exits 1 on
-#     SIGTERM, as torchrun does when Kueue preempts it: never Failed, status.failed stays 0.
+#     SIGTERM, as torchrun does when Kueue preempts it: never Failed, status.failed stays 0;
+#   - a JobSet with startupPolicy InOrder whose driver has a readinessProbe that passes 3 s
+#     after it starts: the workers' Job is created only after the driver is Ready.
 #
 # Usage: job_runtime_e2e.sh <berth binary>
 # Exit: 0 pass, 1 fail, 77 skip (no kubectl).
@@ -238,6 +240,55 @@ done
 wait_until 10 pod_running || fail "preempted: no running pod after the last resume"
 got=$("$KUBECTL" get job preempted -o jsonpath='{.status.failed}|{.status.conditions[?(@.type=="Failed")].status}')
 [ "$got" = "|" ] || [ "$got" = "0|" ] || fail "preempted: failed|Failed after 7 suspensions: '$got'"
+
+# JobSet startupPolicy InOrder with a readiness probe (JobSet's startup-policy example): the
+# driver becomes Ready only when its probe passes (it makes its file after 3 s), and the
+# workers' Job is created only after that.
+"$KUBECTL" apply -f - >/dev/null <<'YAML' || fail "apply inorder"
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {name: inorder}
+spec:
+  startupPolicy: {startupPolicyOrder: InOrder}
+  replicatedJobs:
+  - name: driver
+    template:
+      spec:
+        template:
+          spec:
+            restartPolicy: Never
+            terminationGracePeriodSeconds: 1
+            containers:
+            - name: main
+              image: busybox
+              command: [/bin/sh, -c, "sleep 3; touch up; exec sleep 600"]
+              readinessProbe: {exec: {command: [test, -f, up]}, periodSeconds: 1}
+  - name: workers
+    template:
+      spec:
+        parallelism: 2
+        completions: 2
+        template:
+          spec:
+            restartPolicy: Never
+            terminationGracePeriodSeconds: 1
+            containers:
+            - {name: main, image: busybox, command: [/bin/sh, -c, "exec sleep 600"]}
+YAML
+driver_ready() {
+  [ "$("$KUBECTL" get pods -l jobset.sigs.k8s.io/replicatedjob-name=driver -o jsonpath='{.items[0].status.conditions[?(@.type=="Ready")].status}')" = True ]
+}
+workers_job() { "$KUBECTL" get job inorder-workers-0 -o jsonpath='{.metadata.creationTimestamp}' 2>/dev/null; }
+wait_until 20 driver_ready || fail "inorder: the driver never became Ready"
+wait_until 20 sh -c "'$KUBECTL' get job inorder-workers-0 >/dev/null 2>&1" || fail "inorder: no workers Job"
+ready_at=$("$KUBECTL" get pods -l jobset.sigs.k8s.io/replicatedjob-name=driver -o jsonpath='{.items[0].status.conditions[?(@.type=="Ready")].lastTransitionTime}')
+started_at=$("$KUBECTL" get pods -l jobset.sigs.k8s.io/replicatedjob-name=driver -o jsonpath='{.items[0].status.containerStatuses[0].state.running.startedAt}')
+created=$(workers_job)
+[ -n "$ready_at" ] && [ -n "$created" ] && [[ ! "$created" < "$ready_at" ]] ||
+  fail "inorder: workers Job created at $created, before the driver was Ready at $ready_at"
+[ "$(( $(date -d "$ready_at" +%s) - $(date -d "$started_at" +%s) ))" -ge 3 ] ||
+  fail "inorder: the driver was Ready at $ready_at, less than 3 s after it started at $started_at (the probe was not waited for)"
+"$KUBECTL" delete jobset inorder --wait=false >/dev/null 2>&1
 
 "$KUBECTL" delete pod nocmd --wait=false >/dev/null 2>&1
 e2e_stop_server
