@@ -99,8 +99,10 @@ TEST_F(RealCgroupsTest, ABusyLoopLimitedTo500mUsesHalfACpu) {
 TEST_F(RealCgroupsTest, AForkBombIsContainedByThePodsPidsLimitAndEndsWithTheRun) {
   ASSERT_TRUE(cgroups_->CreatePod(uid_, {std::nullopt, 0, std::nullopt, 64}).ok());
   const std::vector<std::string> pod = cgroups_->PodDirs(uid_);
-  // The classic bomb, and background processes that leave the process group.
-  auto p = ContainerProcess::Start(Shell("setsid sleep 600 & f() { f | f & }; f; sleep 600", {}), clock_, &*cgroups_);
+  // A bomb whose processes fork forever (dash's `f | f &` bomb dies out at the limit before it
+  // is sampled), and a background process that leaves the process group.
+  auto p = ContainerProcess::Start(
+      Shell("setsid sleep 600 & exec bash -c 'f() { while :; do f & done; }; f' 2>/dev/null", {}), clock_, &*cgroups_);
   ASSERT_TRUE(p->running());
   const std::vector<std::string> dirs = p->cgroup_dirs();
   int64_t peak = 0;

@@ -27,17 +27,24 @@ constexpr char kUserAgent[] = "kube-probe/1.32";
 // The kubelet reads at most this much of an HTTP probe's body (maxRespBodyLength).
 constexpr size_t kMaxHttpBody = 10 * 1024;
 
-const char* FieldOf(ProbeType type) {
+// Each probe type's spec field and event name.
+struct ProbeTypeNames {
+  const char* field;
+  const char* name;
+};
+ProbeTypeNames NamesOf(ProbeType type) {
   switch (type) {
     case ProbeType::kStartup:
-      return "startupProbe";
+      return {"startupProbe", "Startup"};
     case ProbeType::kReadiness:
-      return "readinessProbe";
+      return {"readinessProbe", "Readiness"};
     case ProbeType::kLiveness:
-      return "livenessProbe";
+      return {"livenessProbe", "Liveness"};
   }
-  return "";
+  return {"", ""};
 }
+
+const char* FieldOf(ProbeType type) { return NamesOf(type).field; }
 
 int64_t IntOr(const api::Object& probe, const char* field, int64_t fallback) {
   const api::Object& v = api::Field(probe, field);
@@ -82,17 +89,7 @@ std::string DialError(const std::string& address, const boost::system::error_cod
 
 }  // namespace
 
-const char* ProbeTypeName(ProbeType type) {
-  switch (type) {
-    case ProbeType::kStartup:
-      return "Startup";
-    case ProbeType::kReadiness:
-      return "Readiness";
-    case ProbeType::kLiveness:
-      return "Liveness";
-  }
-  return "";
-}
+const char* ProbeTypeName(ProbeType type) { return NamesOf(type).name; }
 
 StatusOr<std::optional<ProbeSpec>> ContainerProbe(const api::Object& container, ProbeType type) {
   const api::Object& probe = api::Field(container, FieldOf(type));
