@@ -225,6 +225,9 @@ StatusOr<AdmittedWrite> AdmissionPipeline::Admit(WriteRequest request) const {
       case Operation::kUpdate: more = strategy->ValidateUpdate(obj, *request.old); break;
       case Operation::kUpdateStatus: more = strategy->ValidateStatusUpdate(obj, *request.old); break;
     }
+    if (request.operation != Operation::kUpdateStatus) {
+      for (auto& e : strategy->ValidateRequestVersion(obj, request.old, api_version)) more.push_back(std::move(e));
+    }
     for (auto& e : more) errs.push_back(std::move(e));
   }
   if (!errs.empty()) return InvalidStatus(def->QualifiedKind(), Name(obj), errs);

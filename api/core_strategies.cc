@@ -248,7 +248,109 @@ class SecretStrategy : public Strategy {
 
 }  // namespace
 
+// Event (core/v1, also written through events.k8s.io/v1; kubernetes 1.32
+// pkg/apis/core/validation/events.go): legacyValidateEvent on every create and update,
+// and on create through events.k8s.io/v1 the strict rules (eventTime required, type
+// Normal or Warning, the deprecated core fields unset, series count >= 2 with a
+// lastObservedTime); an update through events.k8s.io/v1 keeps every field but the series
+// and metadata. Errors name the core fields, as upstream validates the internal Event.
+class EventStrategy : public Strategy {
+ public:
+  static constexpr size_t kReportingInstanceLengthLimit = 128;
+  static constexpr size_t kActionLengthLimit = 128;
+  static constexpr size_t kReasonLengthLimit = 128;
+  static constexpr size_t kNoteLengthLimit = 1024;
+  static constexpr std::string_view kEventsV1 = "events.k8s.io/v1";
+
+  FieldErrorList ValidateCreate(const Object& obj) const override { return LegacyValidate(obj); }
+  FieldErrorList ValidateUpdate(const Object& obj, const Object&) const override { return LegacyValidate(obj); }
+
+  FieldErrorList ValidateRequestVersion(const Object& obj, const Object* old,
+                                        std::string_view request_api_version) const override {
+    FieldErrorList errs;
+    if (request_api_version != kEventsV1) return errs;
+    if (old == nullptr || Field(obj, "series") != Field(*old, "series")) ValidateSeries(obj, &errs);
+    if (old != nullptr) {
+      for (std::string_view f : {"involvedObject", "reason", "message", "source", "firstTimestamp", "lastTimestamp",
+                                 "count", "type", "eventTime", "action", "related", "reportingComponent",
+                                 "reportingInstance"}) {
+        if (Field(obj, f) != Field(*old, f)) {
+          errs.push_back(Invalid(FieldPath(f == "reportingComponent" ? "reportingController" : f), Field(obj, f),
+                                 "field is immutable"));
+        }
+      }
+      return errs;
+    }
+    if (!Set(obj, "eventTime")) errs.push_back(Required(FieldPath("eventTime")));
+    const std::string type = StringAt(obj, "type");
+    if (type != "Normal" && type != "Warning") errs.push_back(Invalid(FieldPath("type"), "", "has invalid value: " + type));
+    if (Set(obj, "firstTimestamp")) errs.push_back(Invalid(FieldPath("firstTimestamp"), "", "needs to be unset"));
+    if (Set(obj, "lastTimestamp")) errs.push_back(Invalid(FieldPath("lastTimestamp"), "", "needs to be unset"));
+    if (Field(obj, "count").is_number() && Field(obj, "count").get<double>() != 0) {
+      errs.push_back(Invalid(FieldPath("count"), "", "needs to be unset"));
+    }
+    const Object& source = Field(obj, "source");
+    if (!StringAt(source, "component").empty() || !StringAt(source, "host").empty()) {
+      errs.push_back(Invalid(FieldPath("source"), "", "needs to be unset"));
+    }
+    return errs;
+  }
+
+ private:
+  // A timestamp field that is set (a non-empty string; the zero time counts as unset).
+  static bool Set(const Object& obj, std::string_view field) {
+    const Object& v = Field(obj, field);
+    return v.is_string() && !v.get_ref<const std::string&>().empty() &&
+           v.get_ref<const std::string&>().rfind("0001-01-01T00:00:00", 0) != 0;
+  }
+
+  static void ValidateSeries(const Object& obj, FieldErrorList* errs) {
+    const Object& series = Field(obj, "series");
+    if (!series.is_object()) return;
+    const Object& count = Field(series, "count");
+    if (!count.is_number_integer() || count.get<int64_t>() < 2) {
+      errs->push_back(Invalid(FieldPath("series.count"), "", "should be at least 2"));
+    }
+    if (!Set(series, "lastObservedTime")) errs->push_back(Required(FieldPath("series.lastObservedTime")));
+  }
+
+  static FieldErrorList LegacyValidate(const Object& obj) {
+    FieldErrorList errs;
+    const std::string ns = Namespace(obj);
+    const std::string involved_ns = NestedString(obj, {"involvedObject", "namespace"});
+    const FieldPath involved_path = FieldPath("involvedObject").Child("namespace");
+    if (!Set(obj, "eventTime")) {
+      // An "old" Event: its namespace and the involved object's agree.
+      if (involved_ns.empty() ? (!ns.empty() && ns != "default") : ns != involved_ns) {
+        errs.push_back(Invalid(involved_path, involved_ns, "does not match event.namespace"));
+      }
+      return errs;
+    }
+    if (involved_ns.empty() && ns != "default" && ns != "kube-system") {
+      errs.push_back(Invalid(involved_path, involved_ns, "does not match event.namespace"));
+    }
+    const std::string controller = StringAt(obj, "reportingComponent");
+    if (controller.empty()) errs.push_back(Required(FieldPath("reportingController")));
+    for (const std::string& msg : IsQualifiedName(controller)) {
+      errs.push_back(Invalid(FieldPath("reportingController"), controller, msg));
+    }
+    auto bounded = [&](std::string_view field, std::string_view path, size_t limit, bool required) {
+      const std::string v = StringAt(obj, std::string(field));
+      if (required && v.empty()) errs.push_back(Required(FieldPath(path)));
+      if (v.size() > limit) {
+        errs.push_back(Invalid(FieldPath(path), "", "can have at most " + std::to_string(limit) + " characters"));
+      }
+    };
+    bounded("reportingInstance", "reportingInstance", kReportingInstanceLengthLimit, true);
+    bounded("action", "action", kActionLengthLimit, true);
+    bounded("reason", "reason", kReasonLengthLimit, true);
+    bounded("message", "message", kNoteLengthLimit, false);
+    return errs;
+  }
+};
+
 void RegisterCoreStrategies(StrategyRegistry* registry) {
+  registry->Register("", "Event", std::make_unique<EventStrategy>());
   registry->Register("", "Namespace", std::make_unique<NamespaceStrategy>());
   registry->Register("", "Pod", std::make_unique<PodStrategy>());
   registry->Register("", "ConfigMap", std::make_unique<ConfigMapStrategy>());

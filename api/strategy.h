@@ -80,6 +80,13 @@ class Strategy {
 
   virtual FieldErrorList ValidateCreate(const Object& obj) const { return {}; }
   virtual FieldErrorList ValidateUpdate(const Object& obj, const Object& old) const { return {}; }
+  // The rules that depend on the version the client wrote in (`request_api_version`, e.g.
+  // "events.k8s.io/v1" for an Event stored as core/v1), on create and update after the
+  // others; `old` is nullptr on create. The object is in the storage version.
+  virtual FieldErrorList ValidateRequestVersion(const Object& obj, const Object* old,
+                                                std::string_view request_api_version) const {
+    return {};
+  }
   virtual FieldErrorList ValidateStatusUpdate(const Object& obj, const Object& old) const {
     return {};
   }
