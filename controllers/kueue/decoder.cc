@@ -124,6 +124,13 @@ admission::StopPolicy DecodeStopPolicy(const api::Object& spec) {
   return admission::StopPolicy::kNone;
 }
 
+double DecodeFairWeight(const api::Object& spec) {
+  const api::Object& w = NestedField(spec, {"fairSharing", "weight"});
+  if (w.is_null()) return 1.0;
+  std::optional<Quantity> q = DecodeQuantity(w);
+  return q ? static_cast<double>(q->milli()) / 1000.0 : 1.0;
+}
+
 admission::ClusterQueue DecodeClusterQueue(const api::Object& cq, ResourceNames& names) {
   admission::ClusterQueue out;
   out.name = api::Name(cq);
@@ -156,6 +163,7 @@ admission::ClusterQueue DecodeClusterQueue(const api::Object& cq, ResourceNames&
     out.preemption.borrow_within_cohort.max_priority_threshold = t.get<int32_t>();
   }
   out.stop_policy = DecodeStopPolicy(spec);
+  out.fair_weight = DecodeFairWeight(spec);
   if (IsDeleting(cq)) {
     out.inactive_reason = "Terminating";
     out.inactive_message = "Can't admit new workloads; clusterQueue is terminating";
@@ -168,6 +176,7 @@ admission::Cohort DecodeCohort(const api::Object& cohort, ResourceNames& names) 
   out.name = api::Name(cohort);
   out.parent = NestedString(cohort, {"spec", "parentName"});
   out.resource_groups = DecodeResourceGroups(NestedField(cohort, {"spec", "resourceGroups"}), names);
+  out.fair_weight = DecodeFairWeight(NestedField(cohort, {"spec"}));
   return out;
 }
 
