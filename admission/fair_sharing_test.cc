@@ -743,6 +743,97 @@ TEST_F(FairScheduleTest, TwoQueuesWithWeightZeroScheduleWorkloadWhichBorrowsLess
   EXPECT_EQ(AdmittedAfterCycle(), (std::set<std::string>{"eng-alpha/c1"}));
 }
 
+TEST_F(FairScheduleTest, TwoQueuesWithHighWeightScheduleWorkloadWhichBorrowsLess) {
+  h.cohorts = {CohortBuilder(h.names, "A").Group({FQ("on-demand").Resource("cpu", "8")}).Obj()};
+  h.cluster_queues = {Queue("b", "A", "0", 123456789), Queue("c", "A", "0", 123456789)};
+  h.Build({WorkloadBuilder(h.names, "b0", "eng-alpha").Request("cpu", "4").Admitted("b", "on-demand").Obj()});
+  h.Submit(Pending("b1", "b", "4", 9001));
+  h.Submit(Pending("c1", "c", "4"));
+  EXPECT_EQ(AdmittedAfterCycle(), (std::set<std::string>{"eng-alpha/c1"}));
+}
+
+// A (200) → B {d (d0: 10), e (e0: 20)}, C {f, g (g0: 100)}. In B, d1 (d at
+// 80) beats e1 (e at 81); in C, f1 (1) beats g1 (g at 101); at A, B with d1
+// (100) beats C with f1 (101). d1 fills A; the others no longer fit.
+TEST_F(FairScheduleTest, HierarchicalScheduleWorkloadWhichWinsTournament) {
+  h.cohorts = {CohortBuilder(h.names, "A").Group({FQ("on-demand").Resource("cpu", "200")}).Obj(),
+               CohortBuilder(h.names, "B").Parent("A").Obj(), CohortBuilder(h.names, "C").Parent("A").Obj()};
+  h.cluster_queues = {Queue("d", "B", "0"), Queue("e", "B", "0"), Queue("f", "C", "0"), Queue("g", "C", "0")};
+  h.Build({WorkloadBuilder(h.names, "d0", "eng-alpha").Request("cpu", "10").Admitted("d", "on-demand").Obj(),
+           WorkloadBuilder(h.names, "e0", "eng-alpha").Request("cpu", "20").Admitted("e", "on-demand").Obj(),
+           WorkloadBuilder(h.names, "g0", "eng-alpha").Request("cpu", "100").Admitted("g", "on-demand").Obj()});
+  h.Submit(Pending("d1", "d", "70"));
+  h.Submit(Pending("e1", "e", "61"));
+  h.Submit(Pending("f1", "f", "1"));
+  h.Submit(Pending("g1", "g", "1"));
+  EXPECT_EQ(AdmittedAfterCycle(), (std::set<std::string>{"eng-alpha/d1"}));
+}
+
+// a's capacity comes from its Cohort, b's from itself in a Cohort of its
+// own, c has no Cohort: all three are admitted.
+TEST_F(FairScheduleTest, SingletonClusterQueuesAndClusterQueueWithoutCohort) {
+  h.cohorts = {CohortBuilder(h.names, "A").Group({FQ("on-demand").Resource("cpu", "10")}).Obj()};
+  h.cluster_queues = {Queue("a", "A", "0"), Queue("b", "B", "10"), Queue("c", "", "10")};
+  h.Build();
+  h.Submit(Pending("a1", "a", "10"));
+  h.Submit(Pending("b1", "b", "10"));
+  h.Submit(Pending("c1", "c", "10"));
+  EXPECT_EQ(AdmittedAfterCycle(), (std::set<std::string>{"eng-alpha/a1", "eng-alpha/b1", "eng-alpha/c1"}));
+}
+
+// "with fair sharing: preempt workload from CQ with the highest share"
+// (TestScheduleForFairSharing's eng cohort): eng-beta's 30 cpu stay within
+// its nominal quota, so it reclaims (InCohortReclamation) from the borrowing
+// queues, the highest share first: alpha1 from eng-alpha (share 120), then
+// gamma1 from eng-gamma (80 against eng-alpha's 40 by then).
+TEST_F(FairScheduleTest, PreemptWorkloadFromClusterQueueWithTheHighestShare) {
+  h.flavors = {FlavorBuilder("on-demand").Obj(), FlavorBuilder("spot").Obj(), FlavorBuilder("model-a").Obj()};
+  h.cluster_queues = {ClusterQueueBuilder(h.names, "eng-alpha")
+                          .Cohort("eng")
+                          .Group({FQ("on-demand").Resource("cpu", "50", "50"), FQ("spot").Resource("cpu", "100", "0")})
+                          .Obj(),
+                      ClusterQueueBuilder(h.names, "eng-beta")
+                          .Cohort("eng")
+                          .ReclaimWithinCohort(Policy::kAny)
+                          .WithinClusterQueue(Policy::kLowerPriority)
+                          .Group({FQ("on-demand").Resource("cpu", "50", "10"), FQ("spot").Resource("cpu", "0", "100")})
+                          .Group({FQ("model-a").Resource("example.com/gpu", "20", "0")})
+                          .Obj(),
+                      ClusterQueueBuilder(h.names, "eng-gamma")
+                          .Cohort("eng")
+                          .Group({FQ("on-demand").Resource("cpu", "50", "0")})
+                          .Obj()};
+  auto adm = [&](const std::string& name, const std::string& cq, const std::string& cpu, const std::string& flavor) {
+    return WorkloadBuilder(h.names, name, cq).Request("cpu", cpu).Admitted(cq, flavor).Obj();
+  };
+  h.Build({adm("all_spot", "eng-alpha", "100", "spot"), adm("alpha1", "eng-alpha", "20", "on-demand"),
+           adm("alpha2", "eng-alpha", "20", "on-demand"), adm("alpha3", "eng-alpha", "20", "on-demand"),
+           adm("alpha4", "eng-alpha", "20", "on-demand"), adm("gamma1", "eng-gamma", "10", "on-demand"),
+           adm("gamma2", "eng-gamma", "20", "on-demand"), adm("gamma3", "eng-gamma", "20", "on-demand"),
+           adm("gamma4", "eng-gamma", "20", "on-demand")});
+  h.Submit(WorkloadBuilder(h.names, "preemptor", "eng-beta")
+               .Uid("wl-preemptor")
+               .Queue("eng-beta")
+               .Request("cpu", "30")
+               .Obj());
+  CycleResult r = h.Cycle();
+  const EntryResult* e = r.Find("wl-preemptor");
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->outcome, EntryOutcome::kPreempting);
+  EXPECT_EQ(e->message,
+            "couldn't assign flavors to pod set main: insufficient unused quota for cpu in flavor on-demand, 30 more "
+            "needed, insufficient unused quota for cpu in flavor spot, 30 more needed. Pending the preemption of 2 "
+            "workload(s)");
+  std::map<std::string, std::pair<std::string, std::string>> got;
+  for (const auto& v : e->preempted) got[v.key] = {v.reason, v.message};
+  const std::string msg =
+      "Preempted to accommodate a workload (UID: wl-preemptor, JobUID: UNKNOWN) due to reclamation within the cohort; "
+      "preemptor path: /eng/eng-beta; preemptee path: ";
+  EXPECT_EQ(got, (std::map<std::string, std::pair<std::string, std::string>>{
+                     {"eng-alpha/alpha1", {kReclaim, msg + "/eng/eng-alpha"}},
+                     {"eng-gamma/gamma1", {kReclaim, msg + "/eng/eng-gamma"}}}));
+}
+
 // ROOT → Cohort-A (10) → cq-a (0); ROOT → Cohort-B → {cq-b (5), cq-c (0,
 // holding 10)}. With wl-a Cohort-A is 5/10 (not borrowing); with wl-b
 // Cohort-B is 15/5 (borrowing): wl-a goes first and wl-b no longer fits.
