@@ -1,5 +1,7 @@
 #include "controllers/kueue/decoder.h"
 
+#include <cstdlib>
+
 #include "api/conditions.h"
 #include "api/unstructured.h"
 #include "controllers/common/scheduling_decoder.h"
@@ -127,6 +129,18 @@ admission::StopPolicy DecodeStopPolicy(const api::Object& spec) {
 double DecodeFairWeight(const api::Object& spec) {
   const api::Object& w = NestedField(spec, {"fairSharing", "weight"});
   if (w.is_null()) return 1.0;
+  if (w.is_number()) return w.get<double>();
+  // A plain decimal or exponent ("0.5", "1e-6") keeps its full precision, as
+  // Kueue's Quantity.AsFloat64Slow; a suffixed one ("500m") goes through the
+  // Quantity, whose unit is the milli.
+  if (w.is_string()) {
+    const std::string text = w.get<std::string>();
+    char* end = nullptr;
+    const double v = std::strtod(text.c_str(), &end);
+    if (!text.empty() && end == text.c_str() + text.size() && text.find_first_of("xXnNiI") == std::string::npos) {
+      return v;
+    }
+  }
   std::optional<Quantity> q = DecodeQuantity(w);
   return q ? static_cast<double>(q->milli()) / 1000.0 : 1.0;
 }

@@ -69,7 +69,8 @@ admission::ClusterQueue DecodeClusterQueue(const api::Object& cq, admission::Res
 admission::Cohort DecodeCohort(const api::Object& cohort, admission::ResourceNames& names);
 admission::StopPolicy DecodeStopPolicy(const api::Object& spec);
 // spec.fairSharing.weight of a ClusterQueue or Cohort spec as a real number
-// (the Quantity's milli-units / 1000; 1 when absent).
+// (Kueue's AsFloat64Slow: a plain number at full precision, a suffixed
+// Quantity such as "500m" via its milli-units; 1 when absent).
 double DecodeFairWeight(const api::Object& spec);
 
 // One podSet from a pod template (metadata + spec) and a count.

@@ -58,6 +58,13 @@ TEST(DecoderTest, FairSharingWeightOfClusterQueuesAndCohorts) {
                    names)
           .fair_weight,
       0.5);
+  // Below the Quantity's milli unit the weight is not rounded to 0 (which
+  // would mean "borrows last").
+  EXPECT_EQ(
+      DecodeClusterQueue(
+          api::Object::parse(R"({"metadata": {"name": "a"}, "spec": {"fairSharing": {"weight": "1e-6"}}})"), names)
+          .fair_weight,
+      1e-6);
   EXPECT_EQ(DecodeCohort(api::Object::parse(R"({"metadata": {"name": "c"}, "spec": {"parentName": "root"}})"), names)
                 .fair_weight,
             1.0);
