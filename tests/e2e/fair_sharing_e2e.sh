@@ -20,10 +20,7 @@ apiVersion: config.kueue.x-k8s.io/v1beta2
 kind: Configuration
 fairSharing: {}
 EOF
-out=$("$BERTH" server --port 0 --data-dir "$WORK/bad-data" --config "$WORK/bad.yaml" 2>&1)
-[ $? -ne 0 ] || fail "a fairSharing section without strategies must stop the server"
-[ "$out" = "error: $WORK/bad.yaml: fairSharing.preemptionStrategies: Required value: must be specified" ] ||
-  fail "bad config message: $out"
+e2e_expect_bad_config "$WORK/bad.yaml" "fairSharing.preemptionStrategies: Required value: must be specified"
 
 # ---- (b) team-a fills the cohort -------------------------------------------------------
 cat >"$WORK/kueue.yaml" <<'EOF'
