@@ -298,7 +298,9 @@ class Assigner {
     *reason = "insufficient unused quota for " + rname + " in flavor " + fname + ", " +
               FormatAmount(rname, SubAmount(val, available)) + " more needed";
     const auto& bwc = spec_.preemption.borrow_within_cohort;
-    bool can_preempt_while_borrowing = bwc.policy != BorrowWithinCohort::Policy::kNever;
+    bool can_preempt_while_borrowing = bwc.policy != BorrowWithinCohort::Policy::kNever ||
+                                       (oracle_ != nullptr && oracle_->FairSharingEnabled() &&
+                                        spec_.preemption.reclaim_within_cohort != PreemptionPolicy::kNever);
     if (snap_.Nominal(cq_, fr) >= val || may_reclaim || can_preempt_while_borrowing) {
       if (oracle_ == nullptr) return {PMode::kNoCandidates, borrow};
       auto [possibility, borrow_after] = oracle_->SimulatePreemption(snap_, cq_, wl_, fr, val);

@@ -27,8 +27,9 @@
 //      a borrowing level (height of the lowest cohort subtree that has room;
 //      0 = within nominal); otherwise "insufficient unused quota for R in
 //      flavor F, N more needed" and, if val ≤ nominal, or the usage could be
-//      reclaimed inside the hierarchy, or borrowWithinCohort ≠ Never, the
-//      preemption oracle decides Preempt / Reclaim / NoCandidates; else NoFit
+//      reclaimed inside the hierarchy, or borrowWithinCohort ≠ Never, or Fair
+//      Sharing is enabled (the oracle says so) and reclaimWithinCohort ≠
+//      Never, the preemption oracle decides Preempt / Reclaim / NoCandidates; else NoFit
 //      (WaitingForQuota).
 //   5. A flavor's mode is its worst resource mode. Scanning stops at a flavor
 //      unless it is NoFit/NoCandidates, or needs preemption and whenCanPreempt
@@ -113,6 +114,9 @@ class PreemptionOracle {
   // unchanged.
   virtual std::pair<PreemptionPossibility, int> SimulatePreemption(Snapshot& snap, int cq, const Workload& wl,
                                                                    int fr, Amount quantity) = 0;
+  // Fair Sharing is enabled: a ClusterQueue whose reclaimWithinCohort ≠
+  // Never may then preempt while borrowing (canPreemptWhileBorrowing).
+  virtual bool FairSharingEnabled() const { return false; }
 };
 
 // Runs steps 1–6 for `wl` in ClusterQueue `cq`. `oracle` may be null (no

@@ -173,6 +173,10 @@ struct ClusterQueue {
   FlavorFungibility flavor_fungibility;
   ClusterQueuePreemption preemption;
   StopPolicy stop_policy = StopPolicy::kNone;
+  // spec.fairSharing.weight (a Quantity read as a real number; nil: 1). 0
+  // means the queue borrows last: while it borrows its share is infinite
+  // (admission/fair_sharing.h).
+  double fair_weight = 1.0;
   // Reasons the caller knows the queue is inactive that the engine cannot
   // see (e.g. "Terminating", missing AdmissionChecks). Empty: none. The
   // Snapshot adds Stopped, FlavorNotFound and cohort cycles itself.
@@ -186,6 +190,9 @@ struct Cohort {
   std::string name;
   std::string parent;  // spec.parentName; empty: a root
   std::vector<ResourceGroup> resource_groups;
+  // spec.fairSharing.weight, as ClusterQueue::fair_weight. Implicit cohorts
+  // weigh 1.
+  double fair_weight = 1.0;
 };
 
 // ---------------------------------------------------------------------------

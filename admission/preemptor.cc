@@ -1,6 +1,10 @@
 #include "admission/preemptor.h"
 
 #include <algorithm>
+#include <cmath>
+#include <deque>
+#include <map>
+#include <set>
 
 namespace berth::admission {
 
@@ -38,6 +42,18 @@ bool SatisfiesPolicy(const Workload& preemptor, const Workload& candidate, Preem
   return false;
 }
 
+// CandidatesOrdering (common/ordering.go): other ClusterQueues first, then
+// lower priority, then most recently admitted, then uid.
+bool CandidateBefore(const WorkloadInfo& a, const WorkloadInfo& b, int preemptor_cq) {
+  const Workload& x = a.workload;
+  const Workload& y = b.workload;
+  bool xs = a.cq == preemptor_cq, ys = b.cq == preemptor_cq;
+  if (xs != ys) return !xs;
+  if (x.priority != y.priority) return x.priority < y.priority;
+  if (x.quota_reserved_time != y.quota_reserved_time) return x.quota_reserved_time > y.quota_reserved_time;
+  return x.uid < y.uid;
+}
+
 bool UsesResources(const WorkloadInfo& w, const std::vector<int>& frs) {
   for (const auto& [fr, v] : w.usage) {
     if (std::binary_search(frs.begin(), frs.end(), fr)) return true;
@@ -67,15 +83,7 @@ class CandidateSearch {
         previous = node;
       }
     }
-    auto order = [&](const Candidate& a, const Candidate& b) {
-      const Workload& x = a.info->workload;
-      const Workload& y = b.info->workload;
-      bool xs = a.info->cq == cq_, ys = b.info->cq == cq_;
-      if (xs != ys) return !xs;
-      if (x.priority != y.priority) return x.priority < y.priority;
-      if (x.quota_reserved_time != y.quota_reserved_time) return x.quota_reserved_time > y.quota_reserved_time;
-      return x.uid < y.uid;
-    };
+    auto order = [&](const Candidate& a, const Candidate& b) { return CandidateBefore(*a.info, *b.info, cq_); };
     std::sort(same.begin(), same.end(), order);
     std::sort(hier.begin(), hier.end(), order);
     std::sort(prio.begin(), prio.end(), order);
@@ -152,10 +160,34 @@ bool WorkloadFits(const Snapshot& snap, int cq, const FrUsage& usage, bool allow
   return true;
 }
 
+// fillBackWorkloads: walks all but the last target backwards; a target whose
+// usage can be put back while the preemptor still fits is dropped. Restores
+// the snapshot (every removal undone) and returns the kept targets.
+std::vector<PreemptionTarget> FillBack(Snapshot& snap, int cq, const FrUsage& usage, bool borrow,
+                                       const std::vector<PreemptionTarget>& targets, std::vector<UndoGuard>& removals) {
+  std::vector<bool> keep(targets.size(), true);
+  for (int i = static_cast<int>(targets.size()) - 2; i >= 0; --i) {
+    UndoGuard& g = removals[static_cast<size_t>(i)];
+    g.Undo();
+    if (WorkloadFits(snap, cq, usage, borrow)) {
+      keep[static_cast<size_t>(i)] = false;
+    } else {
+      g = snap.SimulateWorkloadRemoval({targets[static_cast<size_t>(i)].workload});
+    }
+  }
+  std::vector<PreemptionTarget> out;
+  for (size_t i = 0; i < targets.size(); ++i) {
+    if (keep[i]) out.push_back(targets[i]);
+  }
+  while (!removals.empty()) removals.pop_back();  // restore in reverse order
+  return out;
+}
+
 std::string_view HumanReason(std::string_view reason) {
   if (reason == kPreemptedInClusterQueue) return "prioritization in the ClusterQueue";
   if (reason == kPreemptedInCohortReclamation) return "reclamation within the cohort";
   if (reason == kPreemptedInCohortReclaimWhileBorrowing) return "reclamation within the cohort while borrowing";
+  if (reason == kPreemptedInCohortFairSharing) return "Fair Sharing within the cohort";
   return "UNKNOWN";
 }
 
@@ -171,7 +203,12 @@ std::string PreemptionMessage(const Snapshot& snap, const Workload& preemptor, i
 
 std::vector<PreemptionTarget> Preemptor::GetTargets(Snapshot& snap, int cq, const Workload& wl,
                                                     const Assignment& assignment) {
-  return Classical(snap, cq, wl, assignment.FrsNeedingPreemption(snap), assignment.usage);
+  return Targets(snap, cq, wl, assignment.FrsNeedingPreemption(snap), assignment.usage);
+}
+
+std::vector<PreemptionTarget> Preemptor::Targets(Snapshot& snap, int cq, const Workload& wl,
+                                                 const std::vector<int>& frs, const FrUsage& usage) {
+  return fair_sharing_.enable ? Fair(snap, cq, wl, frs, usage) : Classical(snap, cq, wl, frs, usage);
 }
 
 std::vector<PreemptionTarget> Preemptor::Classical(Snapshot& snap, int cq, const Workload& wl,
@@ -207,35 +244,224 @@ std::vector<PreemptionTarget> Preemptor::Classical(Snapshot& snap, int cq, const
       }
     }
     if (fit) {
-      // Fill back: walk all but the last target backwards; a target whose
-      // usage can be put back while the preemptor still fits is dropped.
-      std::vector<bool> keep(targets.size(), true);
-      for (int i = static_cast<int>(targets.size()) - 2; i >= 0; --i) {
-        UndoGuard& g = removals[static_cast<size_t>(i)];
-        // Put the workload back (undo its removal), check, and remove again
-        // if it is still needed.
-        g.Undo();
-        if (WorkloadFits(snap, cq, usage, borrow)) {
-          keep[static_cast<size_t>(i)] = false;
-        } else {
-          g = snap.SimulateWorkloadRemoval({targets[static_cast<size_t>(i)].workload});
-        }
-      }
-      std::vector<PreemptionTarget> out;
-      for (size_t i = 0; i < targets.size(); ++i) {
-        if (keep[i]) out.push_back(targets[i]);
-      }
-      while (!removals.empty()) removals.pop_back();  // restore in reverse order
-      return out;
+      return FillBack(snap, cq, usage, borrow, targets, removals);
     }
     while (!removals.empty()) removals.pop_back();
   }
   return {};
 }
 
+namespace {
+
+// TargetClusterQueueOrdering (fairsharing/ordering.go) with the almost-least-
+// common-ancestors of least_common_ancestor.go. Node indices of pruned
+// ClusterQueues and Cohorts share one set.
+class TargetOrdering {
+ public:
+  TargetOrdering(const Snapshot& snap, int preemptor_cq, const std::vector<const WorkloadInfo*>& candidates)
+      : snap_(snap), cq_(preemptor_cq) {
+    for (int n = snap.Parent(cq_); n >= 0; n = snap.Parent(n)) path_.insert(n);
+    for (const WorkloadInfo* c : candidates) queues_[c->cq].push_back(c);
+  }
+
+  // The next target ClusterQueue, or -1 when none is left. Between two calls
+  // the caller pops a workload of the returned queue or drops the queue.
+  int Next() {
+    if (!snap_.HasParent(cq_)) return !pruned_.count(cq_) && HasWorkload(cq_) ? cq_ : -1;
+    const int root = snap_.Root(cq_);
+    while (!pruned_.count(root)) {
+      int t = NextTarget(root);
+      if (t >= 0) return t;
+    }
+    return -1;
+  }
+  bool HasWorkload(int q) const {
+    auto it = queues_.find(q);
+    return it != queues_.end() && !it->second.empty();
+  }
+  const WorkloadInfo* Pop(int q) {
+    auto& d = queues_[q];
+    const WorkloadInfo* w = d.front();
+    d.pop_front();
+    return w;
+  }
+  void Drop(int q) { pruned_.insert(q); }
+
+  // (preemptor's, target's) almostLCA: the nodes just below the lowest
+  // cohort holding both ClusterQueues.
+  std::pair<int, int> AlmostLCAs(int target) const {
+    int lca = -1;
+    for (int n = snap_.Parent(target); n >= 0 && lca < 0; n = snap_.Parent(n)) {
+      if (path_.count(n)) lca = n;
+    }
+    return {AlmostLCA(cq_, lca), AlmostLCA(target, lca)};
+  }
+
+ private:
+  int AlmostLCA(int q, int lca) const {
+    int below = q;
+    for (int n = snap_.Parent(q); n >= 0 && n != lca; n = snap_.Parent(n)) below = n;
+    return below;
+  }
+
+  // nextTarget: the child with the highest share, recursing into Cohorts;
+  // -1 when this call only pruned.
+  int NextTarget(int cohort) {
+    int best_cq = -1;
+    DominantResourceShare best_cq_drs = DominantResourceShare::Negative();
+    for (int q : snap_.ChildClusterQueues(cohort)) {
+      if (pruned_.count(q)) continue;
+      DominantResourceShare drs = ComputeDRS(snap_, q);
+      int cmp = CompareDRS(drs, best_cq_drs);
+      if ((!drs.borrowing && q != cq_) || !HasWorkload(q)) {
+        pruned_.insert(q);
+      } else if (cmp == 0) {
+        if (CandidateBefore(*queues_[q].front(), *queues_[best_cq].front(), cq_)) best_cq = q;
+      } else if (cmp > 0) {
+        best_cq_drs = drs;
+        best_cq = q;
+      }
+    }
+    int best_cohort = -1;
+    DominantResourceShare best_cohort_drs = DominantResourceShare::Negative();
+    for (int c : snap_.ChildCohorts(cohort)) {
+      if (pruned_.count(c)) continue;
+      DominantResourceShare drs = ComputeDRS(snap_, c);
+      if (!drs.borrowing && !path_.count(c)) {
+        pruned_.insert(c);
+      } else if (CompareDRS(drs, best_cohort_drs) >= 0) {
+        best_cohort_drs = drs;
+        best_cohort = c;
+      }
+    }
+    if (best_cq < 0 && best_cohort < 0) {
+      pruned_.insert(cohort);
+      return -1;
+    }
+    // A Cohort wins ties: the most unfair node inside it can then be chosen.
+    if (CompareDRS(best_cohort_drs, best_cq_drs) >= 0) return NextTarget(best_cohort);
+    return best_cq;
+  }
+
+  const Snapshot& snap_;
+  int cq_;
+  std::set<int> path_;  // the preemptor's ancestor cohorts
+  std::map<int, std::deque<const WorkloadInfo*>> queues_;
+  std::set<int> pruned_;
+};
+
+}  // namespace
+
+std::vector<PreemptionTarget> Preemptor::Fair(Snapshot& snap, int cq, const Workload& wl, const std::vector<int>& frs,
+                                              const FrUsage& usage) {
+  // Step 1: candidates.
+  const ClusterQueue& spec = snap.Spec(cq);
+  std::vector<const WorkloadInfo*> candidates;
+  auto add_from = [&](int q, PreemptionPolicy policy) {
+    for (const auto& [uid, info] : snap.Workloads(q)) {
+      if (info->removed || info->workload.state == AdmissionState::kEvicting) continue;
+      if (SatisfiesPolicy(wl, info->workload, policy) && UsesResources(*info, frs)) candidates.push_back(info);
+    }
+  };
+  if (spec.preemption.within_cluster_queue != PreemptionPolicy::kNever) {
+    add_from(cq, spec.preemption.within_cluster_queue);
+  }
+  if (snap.HasParent(cq) && spec.preemption.reclaim_within_cohort != PreemptionPolicy::kNever) {
+    std::vector<int> queues;
+    snap.SubtreeClusterQueues(snap.Root(cq), &queues);
+    for (int q : queues) {
+      bool borrowing = false;
+      for (int fr : frs) borrowing = borrowing || snap.Borrowing(q, fr);
+      if (q != cq && borrowing) add_from(q, spec.preemption.reclaim_within_cohort);
+    }
+  }
+  if (candidates.empty()) return {};
+  std::sort(candidates.begin(), candidates.end(),
+            [&](const WorkloadInfo* a, const WorkloadInfo* b) { return CandidateBefore(*a, *b, cq); });
+
+  std::vector<FairSharingStrategy> strategies = fair_sharing_.preemption_strategies;
+  if (strategies.empty()) strategies = FairSharingConfig().preemption_strategies;
+
+  std::vector<PreemptionTarget> targets;
+  std::vector<UndoGuard> removals;
+  auto remove = [&](const WorkloadInfo* w, std::string_view reason) {
+    removals.push_back(snap.SimulateWorkloadRemoval({w}));
+    targets.push_back({w, std::string(reason)});
+  };
+  // Step 2: shares include the incoming workload; fit checks do not.
+  UndoGuard incoming = snap.SimulateUsageAddition(cq, usage);
+  auto fits = [&] {
+    UndoGuard without = snap.SimulateUsageRemoval(cq, usage);
+    return WorkloadFits(snap, cq, usage, /*allow_borrowing=*/true);
+  };
+  bool within_nominal = fair_sharing_.preempt_within_nominal;
+  for (int fr : frs) within_nominal = within_nominal && !snap.Borrowing(cq, fr);
+
+  // Step 4: the first strategy.
+  bool fit = false;
+  std::vector<const WorkloadInfo*> retry;
+  {
+    TargetOrdering ordering(snap, cq, candidates);
+    for (int t = ordering.Next(); t >= 0; t = ordering.Next()) {
+      if (t == cq || within_nominal) {
+        remove(ordering.Pop(t), t == cq ? kPreemptedInClusterQueue : kPreemptedInCohortReclamation);
+        if ((fit = fits())) break;
+        continue;
+      }
+      auto [preemptor_lca, target_lca] = ordering.AlmostLCAs(t);
+      const DominantResourceShare preemptor_new = ComputeDRS(snap, preemptor_lca);
+      const DominantResourceShare target_old = ComputeDRS(snap, target_lca);
+      if (std::isinf(preemptor_new.PreciseWeightedShare()) && !std::isinf(target_old.PreciseWeightedShare())) {
+        while (ordering.HasWorkload(t)) retry.push_back(ordering.Pop(t));
+        continue;
+      }
+      while (ordering.HasWorkload(t)) {
+        const WorkloadInfo* w = ordering.Pop(t);
+        bool passed;
+        if (strategies[0] == FairSharingStrategy::kLessThanOrEqualToFinalShare) {
+          UndoGuard gone = snap.SimulateUsageRemoval(t, w->usage);
+          passed = CompareDRS(preemptor_new, ComputeDRS(snap, target_lca)) <= 0;
+        } else {
+          passed = CompareDRS(preemptor_new, target_old) < 0;
+        }
+        if (!passed) {
+          retry.push_back(w);
+          continue;
+        }
+        remove(w, kPreemptedInCohortFairSharing);
+        fit = fits();
+        break;  // shares changed: choose the target again
+      }
+      if (fit) break;
+    }
+  }
+  // Step 5: S2-b over what the first strategy kept.
+  if (!fit && strategies.size() > 1) {
+    TargetOrdering ordering(snap, cq, retry);
+    for (int t = ordering.Next(); t >= 0; t = ordering.Next()) {
+      auto [preemptor_lca, target_lca] = ordering.AlmostLCAs(t);
+      bool passed = CompareDRS(ComputeDRS(snap, preemptor_lca), ComputeDRS(snap, target_lca)) < 0;
+      const WorkloadInfo* w = ordering.Pop(t);
+      if (passed) {
+        remove(w, kPreemptedInCohortFairSharing);
+        if ((fit = fits())) break;
+      }
+      ordering.Drop(t);
+    }
+  }
+  // Usage arithmetic is order-independent, so the incoming usage may go
+  // before the removals are undone.
+  incoming.Undo();
+  if (!fit) {
+    while (!removals.empty()) removals.pop_back();
+    return {};
+  }
+  return FillBack(snap, cq, usage, /*borrow=*/true, targets, removals);
+}
+
 std::pair<PreemptionPossibility, int> Preemptor::SimulatePreemption(Snapshot& snap, int cq, const Workload& wl,
                                                                     int fr, Amount quantity) {
-  std::vector<PreemptionTarget> targets = Classical(snap, cq, wl, {fr}, FrUsage{{fr, quantity}});
+  std::vector<PreemptionTarget> targets = Targets(snap, cq, wl, {fr}, FrUsage{{fr, quantity}});
   if (targets.empty()) return {PreemptionPossibility::kNoCandidates, snap.BorrowingLevel(cq, fr, quantity).first};
   std::vector<const WorkloadInfo*> victims;
   bool same_queue = false;

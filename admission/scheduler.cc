@@ -1,6 +1,9 @@
 #include "admission/scheduler.h"
 
 #include <algorithm>
+#include <functional>
+#include <map>
+#include <optional>
 #include <set>
 
 namespace berth::admission {
@@ -113,10 +116,68 @@ std::vector<FlavorResourceAmount> ToAmounts(const Snapshot& snap, const FrUsage&
   return out;
 }
 
+// fairSharingIterator's tournament (Kueue's pkg/scheduler/
+// fair_sharing_iterator.go) over the entries not yet processed in the tree
+// of `root`: each entry's share is computed with its usage added, for its
+// ClusterQueue and every ancestor below the root; at each cohort the child
+// whose nominee has the lower share at that level wins. Returns the index of
+// the winning entry.
+size_t Tournament(Snapshot& snap, const std::vector<Entry>& entries, const std::vector<bool>& done, int root,
+                  const CycleOptions& options) {
+  std::map<int, size_t> by_cq;                                  // ClusterQueue -> entry
+  std::map<std::pair<int, size_t>, DominantResourceShare> drs;  // (cohort, entry) -> share of its child
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const Entry& e = entries[i];
+    if (done[i] || snap.Root(e.cq) != root) continue;
+    by_cq[e.cq] = i;
+    UndoGuard added = snap.SimulateUsageAddition(e.cq, e.assignment.usage);
+    DominantResourceShare share = ComputeDRS(snap, e.cq);
+    for (int n = snap.Parent(e.cq); n >= 0; n = snap.Parent(n)) {
+      drs[{n, i}] = share;
+      share = ComputeDRS(snap, n);
+    }
+  }
+  auto less = [&](size_t a, size_t b, int cohort) {
+    const Entry& x = entries[a];
+    const Entry& y = entries[b];
+    const DominantResourceShare& dx = drs[{cohort, a}];
+    const DominantResourceShare& dy = drs[{cohort, b}];
+    if (options.fair_sharing.prioritize_non_borrowing) {
+      bool bx = dx.IsBorrowingOn(x.assignment.usage), by = dy.IsBorrowingOn(y.assignment.usage);
+      if (bx != by) return !bx;
+    }
+    if (int c = CompareDRS(dx, dy); c != 0) return c < 0;
+    if (options.priority_sorting_within_cohort && x.wl->priority != y.wl->priority) {
+      return x.wl->priority > y.wl->priority;
+    }
+    if (x.wl->queue_order_timestamp != y.wl->queue_order_timestamp) {
+      return x.wl->queue_order_timestamp < y.wl->queue_order_timestamp;
+    }
+    return x.wl->uid < y.wl->uid;
+  };
+  std::function<std::optional<size_t>(int)> run = [&](int cohort) -> std::optional<size_t> {
+    std::vector<size_t> nominees;
+    for (int c : snap.ChildCohorts(cohort)) {
+      if (auto n = run(c)) nominees.push_back(*n);
+    }
+    for (int q : snap.ChildClusterQueues(cohort)) {
+      auto it = by_cq.find(q);
+      if (it != by_cq.end()) nominees.push_back(it->second);
+    }
+    if (nominees.empty()) return std::nullopt;
+    size_t best = nominees[0];
+    for (size_t k = 1; k < nominees.size(); ++k) {
+      if (less(nominees[k], best, cohort)) best = nominees[k];
+    }
+    return best;
+  };
+  return *run(root);
+}
+
 }  // namespace
 
 CycleResult Schedule(Snapshot& snap, const std::vector<Workload>& heads, Time now, const CycleOptions& options) {
-  Preemptor preemptor;
+  Preemptor preemptor(options.fair_sharing);
   CycleResult out;
   std::vector<Entry> entries;
   std::vector<EntryResult> inadmissible;
@@ -167,7 +228,7 @@ CycleResult Schedule(Snapshot& snap, const std::vector<Workload>& heads, Time no
   std::set<const WorkloadInfo*> cycle_victims;
   std::vector<UndoGuard> reservations;  // cycle-only usage, undone at the end
   std::vector<std::pair<std::string, std::string>> evictions;  // victim uid, preemptor uid
-  for (Entry& e : entries) {
+  auto process = [&](Entry& e) {
     EntryResult& r = e.result;
     r.borrowing = e.assignment.borrowing;
     const FlavorAssignmentMode mode = e.assignment.RepresentativeMode();
@@ -175,7 +236,7 @@ CycleResult Schedule(Snapshot& snap, const std::vector<Workload>& heads, Time no
       r.reason = e.assignment.no_fit_reason;
       r.message = e.message;
       r.requeue_reason = RequeueReason::kNoFit;
-      continue;
+      return;
     }
     if (mode == FlavorAssignmentMode::kPreempt && e.targets.empty()) {
       r.reason = std::string(kReasonWaitingForQuota);
@@ -184,7 +245,7 @@ CycleResult Schedule(Snapshot& snap, const std::vector<Workload>& heads, Time no
       if (snap.Spec(e.cq).preemption.reclaim_within_cohort != PreemptionPolicy::kAny) {
         reservations.push_back(snap.SimulateUsageAddition(e.cq, ReservationForUnreclaimable(snap, e)));
       }
-      continue;
+      return;
     }
     if (mode == FlavorAssignmentMode::kDeferredFit) {
       reservations.push_back(snap.SimulateUsageAddition(e.cq, ReservationBeyondVictims(snap, e)));
@@ -193,7 +254,7 @@ CycleResult Schedule(Snapshot& snap, const std::vector<Workload>& heads, Time no
       r.message = PendingPreemptionMessage(e.message, e.victims.size());
       r.pending_preemptions = static_cast<int>(e.victims.size());
       r.requeue_reason = RequeueReason::kPendingPreemption;
-      continue;
+      return;
     }
     bool overlap = false;
     for (const auto& t : e.targets) overlap = overlap || cycle_victims.count(t.workload) > 0;
@@ -202,7 +263,7 @@ CycleResult Schedule(Snapshot& snap, const std::vector<Workload>& heads, Time no
       r.message = "Workload has overlapping preemption targets with another workload";
       r.requeue_reason = RequeueReason::kFailedAfterNomination;
       ++out.preemption_skips[e.wl->cluster_queue];
-      continue;
+      return;
     }
     bool fits;
     {
@@ -217,7 +278,7 @@ CycleResult Schedule(Snapshot& snap, const std::vector<Workload>& heads, Time no
       r.message = "Workload no longer fits after processing another workload";
       r.requeue_reason = RequeueReason::kFailedAfterNomination;
       if (mode == FlavorAssignmentMode::kPreempt) ++out.preemption_skips[e.wl->cluster_queue];
-      continue;
+      return;
     }
     if (mode == FlavorAssignmentMode::kPreempt) {
       reservations.push_back(snap.SimulateUsageAddition(e.cq, e.assignment.usage));
@@ -233,7 +294,7 @@ CycleResult Schedule(Snapshot& snap, const std::vector<Workload>& heads, Time no
       r.pending_preemptions = static_cast<int>(e.targets.size() + e.victims.size());
       r.message = PendingPreemptionMessage(e.message, static_cast<size_t>(r.pending_preemptions));
       r.requeue_reason = RequeueReason::kPendingPreemption;
-      continue;
+      return;
     }
     // Fit: assume.
     Workload assumed = *e.wl;
@@ -247,11 +308,29 @@ CycleResult Schedule(Snapshot& snap, const std::vector<Workload>& heads, Time no
     r.message = "Quota reserved in ClusterQueue " + e.wl->cluster_queue;
     r.admission = assumed.admission;
     r.usage = ToAmounts(snap, e.assignment.usage);
+  };
+  std::vector<size_t> order;  // processing order
+  if (!options.fair_sharing.enable) {
+    for (size_t i = 0; i < entries.size(); ++i) order.push_back(i);
+    for (size_t i : order) process(entries[i]);
+  } else {
+    // The first entry left in classical order names the tree; a tournament
+    // over that tree's entries picks the one processed next.
+    std::vector<bool> done(entries.size(), false);
+    for (size_t first = 0; first < entries.size();) {
+      size_t pick = first;
+      if (snap.HasParent(entries[first].cq))
+        pick = Tournament(snap, entries, done, snap.Root(entries[first].cq), options);
+      done[pick] = true;
+      order.push_back(pick);
+      process(entries[pick]);
+      while (first < entries.size() && done[first]) ++first;
+    }
   }
   while (!reservations.empty()) reservations.pop_back();
   for (const auto& [victim, preemptor_uid] : evictions) snap.SetEvicting(victim, preemptor_uid);
 
-  for (Entry& e : entries) out.entries.push_back(std::move(e.result));
+  for (size_t i : order) out.entries.push_back(std::move(entries[i].result));
   for (EntryResult& r : inadmissible) out.entries.push_back(std::move(r));
   for (size_t i = 0; i < out.entries.size(); ++i) out.by_uid.emplace(out.entries[i].uid, i);
   return out;

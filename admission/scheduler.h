@@ -20,6 +20,19 @@
 //   3. Order the entries: fewer borrowing levels first, then (priority
 //      sorting within cohort, on by default) higher priority, then earlier
 //      queue-order timestamp, then uid.
+//      With Fair Sharing (pkg/scheduler/fair_sharing_iterator.go) the order
+//      is decided entry by entry against the snapshot as processing left it:
+//      the first unprocessed entry in the order above is taken if its
+//      ClusterQueue has no cohort; otherwise a tournament over the
+//      unprocessed entries of its cohort tree picks the next one. Each
+//      entry's share is computed with its assignment's usage added, for its
+//      ClusterQueue and each ancestor cohort below the root; at every cohort
+//      the children's nominees compare: (FairSharingPrioritizeNonBorrowing)
+//      not borrowing on a requested fr at that level first, then the lower
+//      share (CompareDRS), then higher priority (priority sorting), then
+//      earlier queue-order timestamp, then uid (berth's deterministic tie,
+//      where Kueue keeps the first nominee met). Borrowing levels play no
+//      part. Preemption follows preemptor.h's Fair Sharing rules.
 //   4. Process the entries in order against the snapshot:
 //      * NoFit → pending with the assigner's reason and message.
 //      * Preempt with no targets → pending, WaitingForQuota; unless the
@@ -48,7 +61,7 @@
 // reservation. A caller that fails to apply a decision reverts it with
 // Snapshot::RemoveWorkload (Kueue's ForgetWorkload).
 //
-// Not followed: Fair Sharing, TAS, partial admission, admission checks,
+// Not followed: TAS, partial admission, admission checks,
 // waitForPodsReady blocking, preemption gates, recomputing an assignment when
 // targets overlap.
 //
@@ -56,10 +69,11 @@
 #pragma once
 
 #include <map>
-#include <unordered_map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
+#include "admission/fair_sharing.h"
 #include "admission/flavor_assigner.h"
 #include "admission/model.h"
 #include "admission/preemptor.h"
@@ -71,6 +85,8 @@ namespace berth::admission {
 struct CycleOptions {
   // PrioritySortingWithinCohort (beta, on by default in Kueue).
   bool priority_sorting_within_cohort = true;
+  // The Kueue Configuration's fairSharing (off by default).
+  FairSharingConfig fair_sharing;
 };
 
 enum class EntryOutcome {

@@ -16,7 +16,10 @@ struct Snapshot::Node {
   std::vector<Amount> lending_limit;    // kUnlimited: nil
   std::vector<Amount> subtree;
   std::vector<Amount> usage;
+  std::vector<char> own_fr;                // the node's resource groups name the fr
+  std::vector<char> subtree_fr;            // own_fr of the node or of a descendant
   std::vector<ResourceGroup> spec_groups;  // cohorts' own quota
+  double fair_weight = 1.0;                // spec.fairSharing.weight
 
   void Resize(size_t n) {
     nominal.resize(n, 0);
@@ -24,6 +27,8 @@ struct Snapshot::Node {
     lending_limit.resize(n, kUnlimited);
     subtree.resize(n, 0);
     usage.resize(n, 0);
+    own_fr.resize(n, 0);
+    subtree_fr.resize(n, 0);
   }
 };
 
@@ -129,6 +134,7 @@ void Snapshot::ApplyQuotas(Node& n, const std::vector<ResourceGroup>& groups) {
         n.nominal[static_cast<size_t>(fr)] = q.nominal;
         n.borrowing_limit[static_cast<size_t>(fr)] = q.borrowing_limit.value_or(kUnlimited);
         n.lending_limit[static_cast<size_t>(fr)] = q.lending_limit.value_or(kUnlimited);
+        n.own_fr[static_cast<size_t>(fr)] = 1;
       }
     }
   }
@@ -154,6 +160,7 @@ void Snapshot::BuildTree(std::vector<ClusterQueue> cqs, std::vector<Cohort> coho
   for (auto& c : cohorts) {
     int idx = ensure_cohort(c.name);
     nodes_[static_cast<size_t>(idx)].spec_groups = std::move(c.resource_groups);
+    nodes_[static_cast<size_t>(idx)].fair_weight = c.fair_weight;
     if (!c.parent.empty()) cohort_parent[c.name] = c.parent;
   }
   for (const auto& [name, parent] : cohort_parent) ensure_cohort(parent);
@@ -191,6 +198,7 @@ void Snapshot::BuildTree(std::vector<ClusterQueue> cqs, std::vector<Cohort> coho
     nodes_.emplace_back();
     nodes_.back().name = cq.name;
     nodes_.back().is_cq = true;
+    nodes_.back().fair_weight = cq.fair_weight;
     cq_nodes_.push_back(idx);
     cq_index_.emplace(cq.name, idx);
     CqData data;
@@ -279,10 +287,12 @@ void Snapshot::BuildTree(std::vector<ClusterQueue> cqs, std::vector<Cohort> coho
 void Snapshot::RecomputeSubtree(int node) {
   Node& n = nodes_[static_cast<size_t>(node)];
   n.subtree = n.nominal;
+  n.subtree_fr = n.own_fr;
   auto accumulate = [&](int child) {
     RecomputeSubtree(child);
     const Node& c = nodes_[static_cast<size_t>(child)];
     for (size_t fr = 0; fr < fr_keys_.size(); ++fr) {
+      n.subtree_fr[fr] = static_cast<char>(n.subtree_fr[fr] | c.subtree_fr[fr]);
       Amount delta = SubAmount(c.subtree[fr], LocalQuota(child, static_cast<int>(fr)));
       n.subtree[fr] = AddAmount(n.subtree[fr], delta);
     }
@@ -417,6 +427,16 @@ const std::vector<int>& Snapshot::ChildCohorts(int cohort) const {
 const std::vector<int>& Snapshot::ChildClusterQueues(int cohort) const {
   return nodes_[static_cast<size_t>(cohort)].is_cq ? kNoChildren : nodes_[static_cast<size_t>(cohort)].child_cqs;
 }
+double Snapshot::FairWeight(int node) const { return nodes_[static_cast<size_t>(node)].fair_weight; }
+void Snapshot::SubtreeClusterQueues(int node, std::vector<int>* out) const {
+  const Node& n = nodes_[static_cast<size_t>(node)];
+  if (n.is_cq) {
+    out->push_back(node);
+    return;
+  }
+  for (int c : n.child_cohorts) SubtreeClusterQueues(c, out);
+  for (int q : n.child_cqs) out->push_back(q);
+}
 int Snapshot::Height(int cohort) const {
   const Node& n = nodes_[static_cast<size_t>(cohort)];
   int h = (n.child_cqs.size() + n.child_cohorts.size()) > 0 ? 1 : 0;
@@ -432,6 +452,9 @@ Amount Snapshot::BorrowingLimit(int node, int fr) const {
   return nodes_[static_cast<size_t>(node)].borrowing_limit[static_cast<size_t>(fr)];
 }
 Amount Snapshot::SubtreeQuota(int node, int fr) const { return nodes_[static_cast<size_t>(node)].subtree[static_cast<size_t>(fr)]; }
+bool Snapshot::HasSubtreeQuota(int node, int fr) const {
+  return nodes_[static_cast<size_t>(node)].subtree_fr[static_cast<size_t>(fr)] != 0;
+}
 Amount Snapshot::Usage(int node, int fr) const { return nodes_[static_cast<size_t>(node)].usage[static_cast<size_t>(fr)]; }
 
 Amount Snapshot::LocalQuota(int node, int fr) const {

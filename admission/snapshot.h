@@ -167,6 +167,12 @@ class Snapshot {
   bool IsClusterQueue(int node) const;
   const std::vector<int>& ChildCohorts(int cohort) const;
   const std::vector<int>& ChildClusterQueues(int cohort) const;
+  // spec.fairSharing.weight of a ClusterQueue or Cohort (1 when unset).
+  double FairWeight(int node) const;
+  // Appends the ClusterQueues of the subtree rooted at `node` (the node
+  // itself when it is a ClusterQueue): child cohorts' first, depth first,
+  // then the node's own ClusterQueues, each list in name order.
+  void SubtreeClusterQueues(int node, std::vector<int>* out) const;
   // Kueue getNodeHeight: 1 for a cohort with only ClusterQueue children,
   // 1 + the highest child cohort otherwise (0 when empty).
   int Height(int cohort) const;
@@ -178,6 +184,8 @@ class Snapshot {
   const ResourceFlavor* Flavor(int flavor) const;
   // Interned fr index, or -1.
   int FindFr(int flavor, ResourceId r) const;
+  // Number of interned frs; fr indices are 0..fr_count()-1.
+  int fr_count() const { return static_cast<int>(fr_keys_.size()); }
   int FrFlavor(int fr) const { return fr_keys_[static_cast<size_t>(fr)].first; }
   ResourceId FrResource(int fr) const { return fr_keys_[static_cast<size_t>(fr)].second; }
 
@@ -185,6 +193,9 @@ class Snapshot {
   Amount Nominal(int node, int fr) const;
   Amount BorrowingLimit(int node, int fr) const;  // kUnlimited when nil
   Amount SubtreeQuota(int node, int fr) const;
+  // The fr is a key of Kueue's SubtreeQuota map for the node: named by the
+  // resource groups of the node or of a node below it (even with quota 0).
+  bool HasSubtreeQuota(int node, int fr) const;
   Amount Usage(int node, int fr) const;
   Amount LocalQuota(int node, int fr) const;
   Amount LocalAvailable(int node, int fr) const;

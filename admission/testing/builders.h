@@ -122,6 +122,10 @@ class ClusterQueueBuilder {
     cq_.stop_policy = p;
     return *this;
   }
+  ClusterQueueBuilder& FairWeight(double w) {
+    cq_.fair_weight = w;
+    return *this;
+  }
   ClusterQueue Obj() const { return cq_; }
 
  private:
@@ -138,6 +142,10 @@ class CohortBuilder {
   }
   CohortBuilder& Group(std::vector<FlavorQuotasBuilder> flavors) {
     c_.resource_groups.push_back(MakeGroup(names_, std::move(flavors)));
+    return *this;
+  }
+  CohortBuilder& FairWeight(double w) {
+    c_.fair_weight = w;
     return *this;
   }
   Cohort Obj() const { return c_; }

@@ -621,10 +621,17 @@ int RunServer(const ServerFlags& flags) {
   }
   {
     const auto& w = kueue_config.wait_for_pods_ready;
-    log->info("{}: waitForPodsReady {} (timeout {}s, blockAdmission {}), frameworks [{}]",
+    std::vector<std::string> strategies;
+    for (auto st : kueue_config.fair_sharing.preemption_strategies) {
+      strategies.push_back(st == berth::admission::FairSharingStrategy::kLessThanInitialShare
+                               ? "LessThanInitialShare"
+                               : "LessThanOrEqualToFinalShare");
+    }
+    log->info("{}: waitForPodsReady {} (timeout {}s, blockAdmission {}), frameworks [{}], fairSharing {}",
               flags.config.empty() ? "Kueue defaults (no --config)" : flags.config + " " + kueue_config.api_version,
               w.enabled ? "on" : "off", std::chrono::duration_cast<std::chrono::seconds>(w.timeout).count(),
-              w.block_admission, fmt::join(kueue_config.frameworks, ", "));
+              w.block_admission, fmt::join(kueue_config.frameworks, ", "),
+              kueue_config.fair_sharing.enable ? fmt::format("on [{}]", fmt::join(strategies, ", ")) : "off");
   }
 
   std::error_code ec;

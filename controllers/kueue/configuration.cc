@@ -373,14 +373,37 @@ StatusOr<KueueConfiguration> ParseKueueConfiguration(std::string_view text, std:
     if (std::find(kImplemented.begin(), kImplemented.end(), f) != kImplemented.end()) cfg.frameworks.push_back(f);
   }
 
-  // Fair Sharing: not implemented, so never silently on.
-  if (obj.contains("fairSharing") && !obj["fairSharing"].is_null()) {
-    const bool enabled = !v1beta1 || (api::Field(obj["fairSharing"], "enable").is_boolean() &&
-                                      api::Field(obj["fairSharing"], "enable").get<bool>());
+  // Fair Sharing (see the header): v1beta1 `enable: true` with the default
+  // strategies when none are listed; v1beta2 the section present, its
+  // strategies required. Either way the list must be one of Kueue's sets.
+  if (const api::Object& fs = api::Field(obj, "fairSharing"); fs.is_object()) {
+    const bool enabled = !v1beta1 || (api::Field(fs, "enable").is_boolean() && api::Field(fs, "enable").get<bool>());
     if (enabled) {
-      errs.push_back(api::Forbidden(api::FieldPath("fairSharing"),
-                                    "Fair Sharing is not supported by berth (classical preemption only); remove the "
-                                    "fairSharing section"));
+      cfg.fair_sharing.enable = true;
+      std::vector<std::string> listed;
+      if (const api::Object& l = api::Field(fs, "preemptionStrategies"); l.is_array()) {
+        for (const api::Object& v : l) listed.push_back(v.get<std::string>());
+      }
+      if (listed.empty() && v1beta1) listed = {"LessThanOrEqualToFinalShare", "LessThanInitialShare"};
+      const api::FieldPath spath = api::FieldPath("fairSharing").Child("preemptionStrategies");
+      static const std::vector<std::vector<std::string>> kSets = {
+          {"LessThanOrEqualToFinalShare"},
+          {"LessThanInitialShare"},
+          {"LessThanOrEqualToFinalShare", "LessThanInitialShare"}};
+      if (listed.empty()) {
+        errs.push_back(api::Required(spath, "must be specified"));
+      } else if (std::find(kSets.begin(), kSets.end(), listed) == kSets.end()) {
+        std::vector<std::string> supported;
+        for (const auto& set : kSets) supported.push_back(fmt::format("{}", fmt::join(set, ",")));
+        errs.push_back(api::NotSupported(spath, api::Object(listed), supported));
+      } else {
+        cfg.fair_sharing.preemption_strategies.clear();
+        for (const auto& name : listed) {
+          cfg.fair_sharing.preemption_strategies.push_back(
+              name == "LessThanInitialShare" ? admission::FairSharingStrategy::kLessThanInitialShare
+                                             : admission::FairSharingStrategy::kLessThanOrEqualToFinalShare);
+        }
+      }
     }
   }
   if (obj.contains("admissionFairSharing") && !obj["admissionFairSharing"].is_null()) {

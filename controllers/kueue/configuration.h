@@ -42,11 +42,18 @@
 //     Without an `integrations` section only batch/job is managed (Kueue's
 //     API default), unlike berth without --config: `berth server` logs a
 //     warning naming the kinds left unmanaged (UnmanagedFrameworks).
-//   fairSharing: berth implements classical preemption only. Enabled (v1beta1
-//     `enable: true`; v1beta2 the section present) is REJECTED:
-//     `fairSharing: Forbidden: Fair Sharing is not supported by berth
-//     (classical preemption only); remove the fairSharing section`. A v1beta1
-//     `enable: false` section is accepted.
+//   fairSharing: Kueue's Fair Sharing (admission/fair_sharing.h: shares,
+//     the admission tournament, fair preemption). Enabled by v1beta1
+//     `enable: true` (preemptionStrategies default
+//     [LessThanOrEqualToFinalShare, LessThanInitialShare]: Kueue's v1beta1
+//     defaults/conversion) or, in v1beta2, by the section being present
+//     (preemptionStrategies then required: `fairSharing.preemptionStrategies:
+//     Required value: must be specified`). The list must be one of
+//     [LessThanOrEqualToFinalShare], [LessThanInitialShare],
+//     [LessThanOrEqualToFinalShare, LessThanInitialShare] (Kueue's
+//     pkg/config/validation.go; otherwise `Unsupported value`). The feature
+//     gates FairSharingPreemptWithinNominal and
+//     FairSharingPrioritizeNonBorrowing stay at Kueue's default (on).
 //   admissionFairSharing: present → rejected likewise.
 //
 // Without --config, `berth server` runs ServerDefault(): Kueue v0.19's
@@ -67,6 +74,7 @@
 #include <string_view>
 #include <vector>
 
+#include "admission/fair_sharing.h"
 #include "api/kueue_job_webhook.h"
 #include "core/clock.h"
 #include "core/status.h"
@@ -113,6 +121,8 @@ struct KueueConfiguration {
   // Framework names to manage, in the file's order, only those berth
   // implements.
   std::vector<std::string> frameworks = DefaultFrameworks();
+  // fairSharing (enable false: classical ordering and preemption).
+  admission::FairSharingConfig fair_sharing;
   // Human-readable notes on what was read but is not applied: frameworks
   // berth does not implement (in the file's order), then top-level sections
   // ("namespace", "internalCertManagement", ...) in name order.

@@ -186,20 +186,47 @@ integrations:
   EXPECT_NE(m.find("integrations.frameworks[2]: Unsupported value: \"example.com/thing\""), std::string::npos) << m;
 }
 
-TEST(KueueConfiguration, FairSharingEnabledIsRejected) {
+TEST(KueueConfiguration, FairSharing) {
+  using admission::FairSharingStrategy;
+  // v1beta2: the section enables it; the strategies as listed.
   auto v2 = ParseKueueConfiguration(
       "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nfairSharing:\n  preemptionStrategies: "
-      "[LessThanOrEqualToFinalShare]\n");
-  ASSERT_FALSE(v2.ok());
-  EXPECT_EQ(v2.status().message(),
-            "fairSharing: Forbidden: Fair Sharing is not supported by berth (classical preemption only); remove the "
-            "fairSharing section");
+      "[LessThanInitialShare]\n");
+  ASSERT_TRUE(v2.ok()) << v2.status().message();
+  EXPECT_TRUE(v2.value().fair_sharing.enable);
+  EXPECT_EQ(v2.value().fair_sharing.preemption_strategies,
+            std::vector<FairSharingStrategy>{FairSharingStrategy::kLessThanInitialShare});
+  // v1beta2 without strategies: required (Kueue's validation, no default).
+  auto v2_empty =
+      ParseKueueConfiguration("apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nfairSharing: {}\n");
+  ASSERT_FALSE(v2_empty.ok());
+  EXPECT_EQ(v2_empty.status().message(), "fairSharing.preemptionStrategies: Required value: must be specified");
+  // Only Kueue's three lists.
+  auto v2_bad = ParseKueueConfiguration(
+      "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nfairSharing:\n  preemptionStrategies: "
+      "[LessThanInitialShare, LessThanOrEqualToFinalShare]\n");
+  ASSERT_FALSE(v2_bad.ok());
+  EXPECT_NE(v2_bad.status().message().find("fairSharing.preemptionStrategies: Unsupported value: "), std::string::npos)
+      << v2_bad.status().message();
+  EXPECT_NE(
+      v2_bad.status().message().find("supported values: \"LessThanOrEqualToFinalShare\", \"LessThanInitialShare\", "
+                                     "\"LessThanOrEqualToFinalShare,LessThanInitialShare\""),
+      std::string::npos)
+      << v2_bad.status().message();
+  // v1beta1: enable false is off; enable true defaults both strategies.
   auto v1_off = ParseKueueConfiguration(
       "apiVersion: config.kueue.x-k8s.io/v1beta1\nkind: Configuration\nfairSharing:\n  enable: false\n");
-  EXPECT_TRUE(v1_off.ok()) << v1_off.status().message();
+  ASSERT_TRUE(v1_off.ok()) << v1_off.status().message();
+  EXPECT_FALSE(v1_off.value().fair_sharing.enable);
   auto v1_on = ParseKueueConfiguration(
       "apiVersion: config.kueue.x-k8s.io/v1beta1\nkind: Configuration\nfairSharing:\n  enable: true\n");
-  EXPECT_FALSE(v1_on.ok());
+  ASSERT_TRUE(v1_on.ok()) << v1_on.status().message();
+  EXPECT_TRUE(v1_on.value().fair_sharing.enable);
+  EXPECT_EQ(v1_on.value().fair_sharing.preemption_strategies,
+            (std::vector<FairSharingStrategy>{FairSharingStrategy::kLessThanOrEqualToFinalShare,
+                                              FairSharingStrategy::kLessThanInitialShare}));
+  // Without the section (and without --config): off.
+  EXPECT_FALSE(KueueConfiguration::ServerDefault().fair_sharing.enable);
 }
 
 TEST(KueueConfiguration, WrongKind) {

@@ -1,5 +1,7 @@
 #include "controllers/kueue/decoder.h"
 
+#include <cstdlib>
+
 #include "api/conditions.h"
 #include "api/unstructured.h"
 #include "controllers/common/scheduling_decoder.h"
@@ -124,6 +126,25 @@ admission::StopPolicy DecodeStopPolicy(const api::Object& spec) {
   return admission::StopPolicy::kNone;
 }
 
+double DecodeFairWeight(const api::Object& spec) {
+  const api::Object& w = NestedField(spec, {"fairSharing", "weight"});
+  if (w.is_null()) return 1.0;
+  if (w.is_number()) return w.get<double>();
+  // A plain decimal or exponent ("0.5", "1e-6") keeps its full precision, as
+  // Kueue's Quantity.AsFloat64Slow; a suffixed one ("500m") goes through the
+  // Quantity, whose unit is the milli.
+  if (w.is_string()) {
+    const std::string text = w.get<std::string>();
+    char* end = nullptr;
+    const double v = std::strtod(text.c_str(), &end);
+    if (!text.empty() && end == text.c_str() + text.size() && text.find_first_of("xXnNiI") == std::string::npos) {
+      return v;
+    }
+  }
+  std::optional<Quantity> q = DecodeQuantity(w);
+  return q ? static_cast<double>(q->milli()) / 1000.0 : 1.0;
+}
+
 admission::ClusterQueue DecodeClusterQueue(const api::Object& cq, ResourceNames& names) {
   admission::ClusterQueue out;
   out.name = api::Name(cq);
@@ -156,6 +177,7 @@ admission::ClusterQueue DecodeClusterQueue(const api::Object& cq, ResourceNames&
     out.preemption.borrow_within_cohort.max_priority_threshold = t.get<int32_t>();
   }
   out.stop_policy = DecodeStopPolicy(spec);
+  out.fair_weight = DecodeFairWeight(spec);
   if (IsDeleting(cq)) {
     out.inactive_reason = "Terminating";
     out.inactive_message = "Can't admit new workloads; clusterQueue is terminating";
@@ -168,6 +190,7 @@ admission::Cohort DecodeCohort(const api::Object& cohort, ResourceNames& names) 
   out.name = api::Name(cohort);
   out.parent = NestedString(cohort, {"spec", "parentName"});
   out.resource_groups = DecodeResourceGroups(NestedField(cohort, {"spec", "resourceGroups"}), names);
+  out.fair_weight = DecodeFairWeight(NestedField(cohort, {"spec"}));
   return out;
 }
 

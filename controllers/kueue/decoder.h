@@ -68,6 +68,10 @@ admission::ResourceFlavor DecodeResourceFlavor(const api::Object& rf);
 admission::ClusterQueue DecodeClusterQueue(const api::Object& cq, admission::ResourceNames& names);
 admission::Cohort DecodeCohort(const api::Object& cohort, admission::ResourceNames& names);
 admission::StopPolicy DecodeStopPolicy(const api::Object& spec);
+// spec.fairSharing.weight of a ClusterQueue or Cohort spec as a real number
+// (Kueue's AsFloat64Slow: a plain number at full precision, a suffixed
+// Quantity such as "500m" via its milli-units; 1 when absent).
+double DecodeFairWeight(const api::Object& spec);
 
 // One podSet from a pod template (metadata + spec) and a count.
 admission::PodSet DecodePodSet(const std::string& name, int32_t count, const api::Object& pod_template,

@@ -40,6 +40,36 @@ TEST(DecoderTest, ClusterQueueQuotasAndPolicies) {
   EXPECT_EQ(g.flavors[0].resources[1].lending_limit, 1024 * 1000);
 }
 
+// spec.fairSharing.weight: a Quantity (default 1; "0" borrows last).
+TEST(DecoderTest, FairSharingWeightOfClusterQueuesAndCohorts) {
+  ResourceNames names;
+  EXPECT_EQ(DecodeClusterQueue(api::Object::parse(R"({"metadata": {"name": "a"}, "spec": {}})"), names).fair_weight,
+            1.0);
+  EXPECT_EQ(DecodeClusterQueue(
+                api::Object::parse(R"({"metadata": {"name": "a"}, "spec": {"fairSharing": {"weight": "2"}}})"), names)
+                .fair_weight,
+            2.0);
+  EXPECT_EQ(DecodeClusterQueue(
+                api::Object::parse(R"({"metadata": {"name": "a"}, "spec": {"fairSharing": {"weight": "0"}}})"), names)
+                .fair_weight,
+            0.0);
+  EXPECT_EQ(
+      DecodeCohort(api::Object::parse(R"({"metadata": {"name": "c"}, "spec": {"fairSharing": {"weight": "500m"}}})"),
+                   names)
+          .fair_weight,
+      0.5);
+  // Below the Quantity's milli unit the weight is not rounded to 0 (which
+  // would mean "borrows last").
+  EXPECT_EQ(
+      DecodeClusterQueue(
+          api::Object::parse(R"({"metadata": {"name": "a"}, "spec": {"fairSharing": {"weight": "1e-6"}}})"), names)
+          .fair_weight,
+      1e-6);
+  EXPECT_EQ(DecodeCohort(api::Object::parse(R"({"metadata": {"name": "c"}, "spec": {"parentName": "root"}})"), names)
+                .fair_weight,
+            1.0);
+}
+
 TEST(DecoderTest, PodSetCountsRequestsNotLimitsWithInitAndSidecar) {
   ResourceNames names;
   // Sidecar 100m, then an init container 200m, then an app container 100m

@@ -4,6 +4,7 @@
 
 #include <set>
 
+#include "admission/fair_sharing.h"
 #include "admission/scheduler.h"
 #include "api/conditions.h"
 #include "controllers/kueue/decoder.h"
@@ -57,6 +58,7 @@ KueueController::KueueController(client::Client& client, client::SharedInformerF
   lq_queue_ = &AddQueue("localqueue", [this](const std::string& k) { return ReconcileLocalQueue(k); });
   rf_queue_ = &AddQueue("resourceflavor", [this](const std::string& k) { return ReconcileResourceFlavor(k); });
   verdict_queue_ = &AddQueue("pendingverdict", [this](const std::string& k) { return WritePendingVerdict(k); });
+  cohort_queue_ = &AddQueue("cohort", [this](const std::string& k) { return ReconcileCohort(k); });
   RegisterHandlers();
 }
 
@@ -229,7 +231,10 @@ void KueueController::RegisterHandlers() {
                          [fn](const client::ObjectPtr& o, bool) { fn(o); }});
   };
   wire_spec_changes(cache_.cluster_queues(), on_cq);
-  wire(cache_.cohorts(), all_cqs);
+  wire(cache_.cohorts(), [this, all_cqs](const client::ObjectPtr& o) {
+    cohort_queue_->Add(api::Name(*o));
+    all_cqs(o);
+  });
   wire(cache_.flavors(), on_rf);
   wire_spec_changes(cache_.local_queues(), on_lq);
   wire(cache_.namespaces(), on_ns);
@@ -240,6 +245,7 @@ void KueueController::EnqueueAll() {
   for (const auto& o : cache_.cluster_queues().GetIndexer().List()) cq_queue_->Add(api::Name(*o));
   for (const auto& o : cache_.local_queues().GetIndexer().List()) lq_queue_->Add(client::MetaNamespaceKey(*o));
   for (const auto& o : cache_.flavors().GetIndexer().List()) rf_queue_->Add(api::Name(*o));
+  for (const auto& o : cache_.cohorts().GetIndexer().List()) cohort_queue_->Add(api::Name(*o));
   // The job loops watch their job informers: EnqueueAll re-adds every job.
   for (auto& q : work_) q->EnqueueAll();
 }
@@ -459,10 +465,23 @@ Status KueueController::ReconcileClusterQueue(const std::string& name) {
     std::vector<QueuedWorkload> wls = ToQueued(cache_.WorkloadsByIndex(kQuotaHolderIndex, name), cache_);
     for (const auto& w : wls) reserving += w.holds_quota ? 1 : 0;
     status = ClusterQueueStatus(*obj, snap, idx, pending, wls, cache_.names(), now);
+    // Fair Sharing: status.fairSharing.weightedShare from the usage snapshot;
+    // the ancestor Cohorts' shares move with it.
+    std::optional<double> share;
+    if (options_.config.fair_sharing.enable && idx >= 0) {
+      const admission::Snapshot usage = cache_.BuildSnapshot();
+      const admission::DominantResourceShare drs = admission::ComputeDRS(usage, usage.ClusterQueueIndex(name));
+      share = drs.PreciseWeightedShare();
+      status["fairSharing"] = {{"weightedShare", drs.RoundedWeightedShare()}};
+      for (int n = snap.Parent(idx); n >= 0; n = snap.Parent(n)) cohort_queue_->Add(snap.NodeName(n));
+    } else {
+      status.erase("fairSharing");
+    }
     if (options_.metrics) {
       const int finished = static_cast<int>(cache_.CountByIndex(kFinishedIndex, name));
       ClusterQueueMetrics m = ClusterQueueMetricsFromStatus(name, spec, status, IsDeleting(*obj), finished, cache_.names());
       m.root_cohort = root;
+      m.weighted_share = share;
       options_.metrics->ReportClusterQueue(m);
       ReportPendingWorkloads(name);
     }
@@ -481,6 +500,44 @@ Status KueueController::ReconcileClusterQueue(const std::string& name) {
     api::Object updated = *obj;
     updated["status"] = status;
     return client_.UpdateStatus(kClusterQueues, updated).status();
+  }
+  return Status::Ok();
+}
+
+Status KueueController::ReconcileCohort(const std::string& name) {
+  client::ObjectPtr obj = cache_.cohorts().GetIndexer().Get(name);
+  if (!obj) {
+    if (options_.metrics) options_.metrics->ReportCohortWeightedShare(name, std::nullopt);
+    return Status::Ok();
+  }
+  api::Object status = obj->value("status", api::Object::object());
+  if (options_.config.fair_sharing.enable) {
+    std::optional<admission::DominantResourceShare> drs;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      const admission::Snapshot snap = cache_.BuildSnapshot();
+      // The cohort's node: an ancestor of one of its ClusterQueues (a Cohort
+      // with none has no node and shares 0, as an empty subtree borrows
+      // nothing).
+      for (int i = 0; i < snap.cluster_queue_count() && !drs; ++i) {
+        for (int n = snap.Parent(snap.ClusterQueueNode(i)); n >= 0; n = snap.Parent(n)) {
+          if (snap.NodeName(n) == name) {
+            drs = admission::ComputeDRS(snap, n);
+            break;
+          }
+        }
+      }
+    }
+    const admission::DominantResourceShare share = drs.value_or(admission::DominantResourceShare());
+    status["fairSharing"] = {{"weightedShare", share.RoundedWeightedShare()}};
+    if (options_.metrics) options_.metrics->ReportCohortWeightedShare(name, share.PreciseWeightedShare());
+  } else {
+    status.erase("fairSharing");
+  }
+  if (obj->value("status", api::Object::object()) != status) {
+    api::Object updated = *obj;
+    updated["status"] = status;
+    return client_.UpdateStatus(kCohorts, updated).status();
   }
   return Status::Ok();
 }
@@ -550,7 +607,9 @@ CycleSummary KueueController::ScheduleOnce() {
     summary.heads = static_cast<int>(heads.size());
     if (heads.empty()) return summary;
     admission::Snapshot snap = cache_.BuildSnapshot();
-    admission::CycleResult result = admission::Schedule(snap, heads, now);
+    admission::CycleOptions cycle_options;
+    cycle_options.fair_sharing = options_.config.fair_sharing;
+    admission::CycleResult result = admission::Schedule(snap, heads, now, cycle_options);
     std::map<std::string, const admission::Workload*> by_uid;
     for (const auto& h : heads) by_uid[h.uid] = &h;
     for (const admission::EntryResult& e : result.entries) {

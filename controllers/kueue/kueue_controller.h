@@ -21,7 +21,10 @@
 //                 deactivation, requeue backoff, PodsReady timeout, each
 //                 rechecked on the Clock when it is due.
 //   ClusterQueue  (name)     Active condition, counts, flavorsReservation /
-//                 flavorsUsage (queue_status.h); removes the
+//                 flavorsUsage (queue_status.h), with Fair Sharing on
+//                 fairSharing.weightedShare (admission/fair_sharing.h, from
+//                 a snapshot with usage) and a reconcile of its ancestor
+//                 Cohorts; removes the
 //                 kueue.x-k8s.io/resource-in-use finalizer of a deleted
 //                 ClusterQueue once no workload holds quota in it.
 //   LocalQueue    (ns/name)  status (queue_status.h).
@@ -33,8 +36,9 @@
 //   ResourceFlavor (name)    removes the resource-in-use finalizer of a
 //                 deleted flavor once no ClusterQueue references it.
 //   Jobs          one JobReconciler per registered JobIntegration.
-//   Cohort status: only fairSharing exists in v1beta2 and Fair Sharing is off,
-//                 so nothing is written.
+//   Cohort        (name)     status.fairSharing.weightedShare while Fair
+//                 Sharing is on (removed when off; Kueue's cohort
+//                 reconciler), kueue_cohort_weighted_share.
 // Scheduler: one cycle = snapshot from the informer caches (with assumed
 // writes, kueue_cache.h) → QueueManager::Heads → admission::Schedule →
 // apply, in this order: admitted → status.admission + QuotaReserved/Admitted
@@ -98,7 +102,8 @@ struct KueueControllerOptions {
   // recorded after their write succeeded; the ClusterQueue gauges whenever
   // its status is computed, the pending gauges also after each cycle.
   std::shared_ptr<KueueMetrics> metrics;
-  // Kueue's Configuration (configuration.h): waitForPodsReady (PodsReady
+  // Kueue's Configuration (configuration.h): fairSharing (the cycle's
+  // CycleOptions, weighted-share statuses and gauges), waitForPodsReady (PodsReady
   // condition, timeout eviction, requeue backoff, deactivation after
   // backoffLimitCount, blockAdmission: workload_lifecycle.h) and
   // manageJobsWithoutQueueName. integrations.frameworks is applied by whoever
@@ -163,6 +168,9 @@ class KueueController {
   Status ReconcileClusterQueue(const std::string& name);
   Status ReconcileLocalQueue(const std::string& key);
   Status ReconcileResourceFlavor(const std::string& name);
+  // Cohort status: status.fairSharing.weightedShare while Fair Sharing is on
+  // (removed otherwise), and kueue_cohort_weighted_share.
+  Status ReconcileCohort(const std::string& name);
   // Writes the latest pending verdict of a workload (see the header comment).
   Status WritePendingVerdict(const std::string& key);
   void PublishPendingVerdict(const api::Object& workload, const std::string& reason, const std::string& message);
@@ -196,6 +204,7 @@ class KueueController {
   ReconcileLoop* lq_queue_ = nullptr;
   ReconcileLoop* rf_queue_ = nullptr;
   ReconcileLoop* verdict_queue_ = nullptr;
+  ReconcileLoop* cohort_queue_ = nullptr;
   struct PendingVerdict {
     std::string uid, reason, message;
     // QuotaReserved's lastTransitionTime when the cycle decided ("" without

@@ -1,5 +1,7 @@
 #include "controllers/kueue/metrics.h"
 
+#include <cmath>
+
 #include "api/conditions.h"
 #include "controllers/kueue/decoder.h"
 
@@ -196,7 +198,19 @@ KueueMetrics::KueueMetrics(prometheus::Registry& r)
       borrowing_limit_(Gauge(r, "kueue_cluster_queue_borrowing_limit",
                              "Reports the cluster_queue's resource borrowing limit within all the flavors")),
       lending_limit_(Gauge(r, "kueue_cluster_queue_lending_limit",
-                           "Reports the cluster_queue's resource lending limit within all the flavors")) {}
+                           "Reports the cluster_queue's resource lending limit within all the flavors")),
+      cluster_queue_weighted_share_(
+          Gauge(r, "kueue_cluster_queue_weighted_share",
+                "Reports a value that representing the maximum of the ratios of usage above nominal\nquota to the "
+                "lendable resources in the cohort, among all the resources provided by\nthe ClusterQueue, and divided "
+                "by the weight.\nIf zero, it means that the usage of the ClusterQueue is below the nominal quota.\nIf "
+                "the ClusterQueue has a weight of zero and is borrowing, this will return NaN.")),
+      cohort_weighted_share_(
+          Gauge(r, "kueue_cohort_weighted_share",
+                "Reports a value that representing the maximum of the ratios of usage above nominal\nquota to the "
+                "lendable resources in the Cohort, among all the resources provided by\nthe Cohort, and divided by "
+                "the weight.\nIf zero, it means that the usage of the Cohort is below the nominal quota.\nIf the "
+                "Cohort has a weight of zero and is borrowing, this will return NaN.")) {}
 
 double KueueMetrics::Seconds(Duration d) { return std::chrono::duration<double>(d).count(); }
 
@@ -294,13 +308,26 @@ void KueueMetrics::ReportClusterQueue(const ClusterQueueMetrics& cq) {
   SetOwnedGauges(nominal_quota_, cq.name, nominal);
   SetOwnedGauges(borrowing_limit_, cq.name, borrowing);
   SetOwnedGauges(lending_limit_, cq.name, lending);
+  std::vector<std::pair<Labels, double>> share;
+  if (cq.weighted_share) {
+    const double v = std::isinf(*cq.weighted_share) ? std::nan("") : *cq.weighted_share;
+    share.push_back({{{"cluster_queue", cq.name}, {"cohort", cq.cohort}}, v});
+  }
+  SetOwnedGauges(cluster_queue_weighted_share_, cq.name, share);
+}
+
+void KueueMetrics::ReportCohortWeightedShare(const std::string& cohort, std::optional<double> weighted_share) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::pair<Labels, double>> share;
+  if (weighted_share) share.push_back({{{"cohort", cohort}}, *weighted_share});
+  SetOwnedGauges(cohort_weighted_share_, cohort, share);
 }
 
 void KueueMetrics::ForgetClusterQueue(const std::string& cluster_queue) {
   std::lock_guard<std::mutex> lock(mu_);
   for (auto* family : {&pending_workloads_, &reserving_active_workloads_, &admitted_active_workloads_,
                        &finished_workloads_, &cluster_queue_info_, &cluster_queue_status_, &resource_reservation_, &resource_usage_,
-                       &nominal_quota_, &borrowing_limit_, &lending_limit_}) {
+                       &nominal_quota_, &borrowing_limit_, &lending_limit_, &cluster_queue_weighted_share_}) {
     SetOwnedGauges(*family, cluster_queue, {});
     owned_.erase({family, cluster_queue});
   }

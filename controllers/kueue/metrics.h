@@ -69,6 +69,9 @@ struct ClusterQueueMetrics {
   int admitted_workloads = 0;   // status.admittedWorkloads
   int finished_workloads = 0;   // Finished=True workloads admitted by it that still exist
   std::vector<ClusterQueueResourceMetrics> resources;  // spec order
+  // Fair Sharing on: the ClusterQueue's weighted share (DRS
+  // PreciseWeightedShare; +inf for a zero-weight borrower). nullopt: off.
+  std::optional<double> weighted_share;
 };
 
 // The metrics view of a ClusterQueue whose status was just computed
@@ -146,6 +149,13 @@ class KueueMetrics {
   // status, 0 for the other two), kueue_cluster_queue_resource_reservation,
   // _resource_usage, _nominal_quota, _borrowing_limit, _lending_limit.
   void ReportClusterQueue(const ClusterQueueMetrics& cq);
+  // (kueue_cluster_queue_weighted_share{cluster_queue, cohort}: set from
+  // cq.weighted_share, NaN for +inf as Kueue reports it; removed when
+  // nullopt.)
+  // kueue_cohort_weighted_share{cohort} (Fair Sharing on): the Cohort's
+  // weighted share, +inf as is (Kueue's cohort reconciler does not map it);
+  // nullopt removes the series.
+  void ReportCohortWeightedShare(const std::string& cohort, std::optional<double> weighted_share);
   // Removes every series labelled with this ClusterQueue (pending,
   // state and resource gauges; counters and histograms are kept, as Kueue
   // keeps them until restart).
@@ -187,6 +197,8 @@ class KueueMetrics {
   prometheus::Family<prometheus::Gauge>& nominal_quota_;
   prometheus::Family<prometheus::Gauge>& borrowing_limit_;
   prometheus::Family<prometheus::Gauge>& lending_limit_;
+  prometheus::Family<prometheus::Gauge>& cluster_queue_weighted_share_;
+  prometheus::Family<prometheus::Gauge>& cohort_weighted_share_;
 
   std::mutex mu_;
   // (family, cluster queue) -> label sets of the series it owns there.

@@ -3,7 +3,9 @@
 // the reported state (series removed when no longer reported).
 #include "controllers/kueue/metrics.h"
 
+#include <cmath>
 #include <gtest/gtest.h>
+#include <limits>
 
 #include "controllers/kueue/decoder.h"
 #include "tests/testing/prometheus_values.h"
@@ -151,6 +153,30 @@ TEST_F(KueueMetricsTest, ClusterQueueGaugesFollowTheReportedStateAndDropWhatIsGo
     EXPECT_FALSE(MetricValue(registry_, name, cq)) << name;
   }
   EXPECT_EQ(MetricValue(registry_, "kueue_admitted_workloads_total", cq), 1);
+}
+
+// Fair Sharing: the weighted-share gauges (NaN for a zero-weight borrower of
+// a ClusterQueue, as Kueue's clusterqueue reconciler maps +Inf), gone when
+// Fair Sharing reports nothing or the ClusterQueue is forgotten.
+TEST_F(KueueMetricsTest, WeightedShareGauges) {
+  ClusterQueueMetrics m = State(ClusterQueueMetricStatus::kActive, {});
+  m.weighted_share = 333.5;
+  metrics_.ReportClusterQueue(m);
+  EXPECT_EQ(MetricValue(registry_, "kueue_cluster_queue_weighted_share", {{"cluster_queue", "cq"}, {"cohort", "all"}}),
+            333.5);
+  m.weighted_share = std::numeric_limits<double>::infinity();
+  metrics_.ReportClusterQueue(m);
+  auto v = MetricValue(registry_, "kueue_cluster_queue_weighted_share", {{"cluster_queue", "cq"}});
+  ASSERT_TRUE(v);
+  EXPECT_TRUE(std::isnan(*v));
+  m.weighted_share.reset();
+  metrics_.ReportClusterQueue(m);
+  EXPECT_FALSE(MetricValue(registry_, "kueue_cluster_queue_weighted_share", {{"cluster_queue", "cq"}}));
+
+  metrics_.ReportCohortWeightedShare("all", 50);
+  EXPECT_EQ(MetricValue(registry_, "kueue_cohort_weighted_share", {{"cohort", "all"}}), 50);
+  metrics_.ReportCohortWeightedShare("all", std::nullopt);
+  EXPECT_FALSE(MetricValue(registry_, "kueue_cohort_weighted_share", {{"cohort", "all"}}));
 }
 
 TEST(ClusterQueueMetricsFromStatusTest, ReadsCountsAndTotalsInSpecOrder) {

@@ -117,6 +117,16 @@ e2e_stop_server() {
 
 fail() { echo "FAIL: $*"; FAILURES=$((FAILURES + 1)); }
 
+# e2e_expect_bad_config FILE MESSAGE: `berth server --config FILE` stops with
+# "error: FILE: MESSAGE".
+e2e_expect_bad_config() {
+  local out rc
+  out=$("$BERTH" server --port 0 --data-dir "$WORK/bad-data" --config "$1" 2>&1)
+  rc=$?
+  [ $rc -ne 0 ] || fail "--config $1 must stop the server"
+  [ "$out" = "error: $1: $2" ] || fail "bad config message: $out"
+}
+
 wait_until() {
   local t=$1; shift
   for _ in $(seq 1 $((t * 5))); do "$@" >/dev/null 2>&1 && return 0; sleep 0.2; done

@@ -30,11 +30,7 @@ kind: Configuration
 waitForPodsReady:
   timout: 3s
 EOF
-out=$("$BERTH" server --port 0 --data-dir "$WORK/bad-data" --config "$WORK/bad.yaml" 2>&1)
-rc=$?
-[ $rc -ne 0 ] || fail "a bad --config must stop the server"
-[ "$out" = "error: $WORK/bad.yaml: strict decoding error: unknown field \"waitForPodsReady.timout\"" ] ||
-  fail "bad config message: $out"
+e2e_expect_bad_config "$WORK/bad.yaml" 'strict decoding error: unknown field "waitForPodsReady.timout"'
 
 # ---- (b) never ready: evicted, requeued after backoff, then deactivated -----------------
 cat >"$WORK/kueue.yaml" <<'EOF'

@@ -756,5 +756,92 @@ TEST_F(KueueControllerTest, RelabellingAPendingJobMovesItsWorkloadToTheOtherQueu
   EXPECT_EQ(after["status"]["admission"]["clusterQueue"], "big");
 }
 
+// Fair Sharing through the controllers (issue 21's story): teams a and b
+// (fairSharing.weight 1 and 2, no nominal quota) share the 6 cpu of Cohort
+// "shared". Team a fills it; team b's jobs then preempt a's (reason
+// InCohortFairSharing) until the shares are 1:2 — a 2 cpu, b 4 cpu, both
+// weighted shares 333.3 (status 334). b's fifth job would give b 416.7
+// against a's 166.7 after the removal and 333.3 before it: no strategy
+// passes, so it waits.
+class FairSharingTest : public KueueControllerTest {
+ protected:
+  FairSharingTest() : KueueControllerTest(Config()) {}
+  static KueueConfiguration Config() {
+    KueueConfiguration c;
+    c.fair_sharing.enable = true;
+    return c;
+  }
+  void CreateTeam(const std::string& team, const std::string& weight) {
+    Create(kClusterQueues, "",
+           api::Object::parse(R"({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue",
+             "metadata": {"name": ")" +
+                              team + R"("},
+             "spec": {"namespaceSelector": {}, "cohortName": "shared", "fairSharing": {"weight": ")" +
+                              weight + R"("},
+               "preemption": {"reclaimWithinCohort": "Any"},
+               "resourceGroups": [{"coveredResources": ["cpu"], "flavors": [{"name": "default-flavor",
+                 "resources": [{"name": "cpu", "nominalQuota": "0"}]}]}]}})"));
+    Create(kLocalQueues, "team-a",
+           {{"apiVersion", kKueueApiVersion},
+            {"kind", "LocalQueue"},
+            {"metadata", {{"name", "lq-" + team}, {"namespace", "team-a"}}},
+            {"spec", {{"clusterQueue", team}}}});
+  }
+  static api::Object TeamJob(const std::string& name, const std::string& team) {
+    api::Object j = Job(name, "1");
+    j["metadata"]["labels"][kQueueNameLabel] = "lq-" + team;
+    return j;
+  }
+  int Admitted(const std::string& prefix, int n) {
+    int admitted = 0;
+    for (int i = 0; i < n; ++i)
+      admitted += IsConditionTrue(WorkloadOf("team-a", prefix + std::to_string(i)), "Admitted");
+    return admitted;
+  }
+};
+
+TEST_F(FairSharingTest, TwoTeamsConvergeToWeightedShares) {
+  Create(kResourceFlavors, "",
+         {{"apiVersion", kKueueApiVersion}, {"kind", "ResourceFlavor"}, {"metadata", {{"name", "default-flavor"}}}});
+  Create(
+      kCohorts, "",
+      api::Object::parse(R"({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Cohort", "metadata": {"name": "shared"},
+           "spec": {"resourceGroups": [{"coveredResources": ["cpu"], "flavors": [{"name": "default-flavor",
+             "resources": [{"name": "cpu", "nominalQuota": "6"}]}]}]}})"));
+  CreateTeam("team-a", "1");
+  CreateTeam("team-b", "2");
+  for (int i = 0; i < 6; ++i) {
+    Create(kJobs, "team-a", TeamJob("a-" + std::to_string(i), "team-a"));
+    Settle();
+  }
+  EXPECT_EQ(Admitted("a-", 6), 6);
+  EXPECT_EQ(Get(kClusterQueues, "", "team-a")["status"]["fairSharing"]["weightedShare"], 1000);  // 6/6 borrowed
+
+  for (int i = 0; i < 6; ++i) {
+    Create(kJobs, "team-a", TeamJob("b-" + std::to_string(i), "team-b"));
+    Settle();
+  }
+  KueueTestEnv::Settle(60);
+  EXPECT_EQ(Admitted("a-", 6), 2);
+  EXPECT_EQ(Admitted("b-", 6), 4);
+  int preempted = 0;
+  for (int i = 0; i < 6; ++i) {
+    const api::Object wl = WorkloadOf("team-a", "a-" + std::to_string(i));
+    if (const api::Object* p = FindCondition(wl, "Preempted"); p != nullptr) {
+      EXPECT_EQ((*p)["reason"], "InCohortFairSharing");
+      ++preempted;
+    }
+  }
+  EXPECT_EQ(preempted, 4);
+  EXPECT_EQ(Get(kClusterQueues, "", "team-a")["status"]["fairSharing"]["weightedShare"], 334);  // ⌈2/6·1000⌉
+  EXPECT_EQ(Get(kClusterQueues, "", "team-b")["status"]["fairSharing"]["weightedShare"], 334);  // ⌈4/6·1000/2⌉
+  EXPECT_EQ(Get(kCohorts, "", "shared")["status"]["fairSharing"]["weightedShare"], 0);  // a root borrows nothing
+  auto share = berth::testing::MetricValue(registry_, "kueue_cluster_queue_weighted_share",
+                                           {{"cluster_queue", "team-b"}, {"cohort", "shared"}});
+  ASSERT_TRUE(share);
+  EXPECT_NEAR(*share, 1000.0 / 3, 1e-9);
+  EXPECT_EQ(berth::testing::MetricValue(registry_, "kueue_cohort_weighted_share", {{"cohort", "shared"}}), 0);
+}
+
 }  // namespace
 }  // namespace berth::controllers::jobs::batchjob
