@@ -291,7 +291,6 @@ StatusOr<EvictionThreshold> ParseEvictionHard(std::string_view text) {
 }
 
 void RankForDiskPressure(std::vector<DiskPressureCandidate>* pods) {
-  std::erase_if(*pods, [](const DiskPressureCandidate& c) { return c.critical(); });
   std::stable_sort(pods->begin(), pods->end(), [](const DiskPressureCandidate& a, const DiskPressureCandidate& b) {
     const bool a_exceeds = a.usage > a.request;
     const bool b_exceeds = b.usage > b.request;

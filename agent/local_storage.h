@@ -58,8 +58,10 @@
 // not tolerate it (reason Evicted, "The node had condition: [DiskPressure]. ").
 // Once per kEvictionMonitoringPeriod under pressure, one running pod is
 // evicted, chosen by RankForDiskPressure: pods using more than they request
-// first, then lower priority, then the larger usage above the request;
-// critical pods (priority >= 2000000000) never. Its message:
+// first, then lower priority, then the larger usage above the request.
+// Any pod may be evicted: upstream spares only critical static pods
+// (evictPod: IsCriticalPod && IsStaticPod), and berth runs no static pods, so
+// a tenant's system-node-critical pod is no shield. Its message:
 //   The node was low on resource: ephemeral-storage. Threshold quantity: <q>, available: <a>.
 // followed, for each container using more than its request, by
 //   Container <c> was using <u>, request is <r>, has larger consumption of ephemeral-storage.
@@ -107,8 +109,8 @@ inline constexpr char kNoDiskPressureReason[] = "KubeletHasNoDiskPressure";
 inline constexpr char kNoDiskPressureMessage[] = "kubelet has no disk pressure";
 inline constexpr char kDiskPressureTaint[] = "node.kubernetes.io/disk-pressure";
 inline constexpr char kDiskPressureAdmitMessage[] = "The node had condition: [DiskPressure]. ";
-// Pods at or above this priority are never evicted (kubelettypes.IsCriticalPod:
-// scheduling.SystemCriticalPriority).
+// Pods at or above this priority are critical (kubelettypes.IsCriticalPod:
+// scheduling.SystemCriticalPriority): admitted under disk pressure.
 inline constexpr int32_t kSystemCriticalPriority = 2'000'000'000;
 
 struct DiskUsage {
@@ -167,13 +169,12 @@ struct DiskPressureCandidate {
   int32_t priority = 0;
   int64_t usage = 0;    // PodStorageUsage::total
   int64_t request = 0;  // the pod's requests.ephemeral-storage (scheduling::PodRequests)
-  bool critical() const { return priority >= kSystemCriticalPriority; }
 };
 // kubelet podRequest(pod, ephemeral-storage) in bytes: the containers' requests
 // (a limit alone counts as its request) summed, or the largest init container's.
 int64_t PodEphemeralStorageRequest(const api::Object& pod);
 
-// Sorted into eviction order (first = evicted first); critical pods removed.
+// Sorted into eviction order (first = evicted first).
 void RankForDiskPressure(std::vector<DiskPressureCandidate>* pods);
 
 // The node-pressure eviction message for `pod` (see the file comment).

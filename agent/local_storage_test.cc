@@ -214,8 +214,10 @@ TEST_F(LocalStorageTest, DiskPressureEvictsPodsOverTheirRequestThenLowerPriority
   RankForDiskPressure(&pods);
   std::vector<std::string> order;
   for (const auto& p : pods) order.push_back(p.uid);
+  // A critical priority (a tenant may give its pod system-node-critical) only ranks it last
+  // among those over their request: upstream spares critical static pods only.
   EXPECT_EQ(order, (std::vector<std::string>{"over-low-priority-big", "over-low-priority-small",
-                                             "over-high-priority-big", "within-request-low-priority"}));
+                                             "over-high-priority-big", "critical", "within-request-low-priority"}));
 }
 
 TEST_F(LocalStorageTest, NodePressureMessageNamesThresholdAvailableAndContainersOverTheirRequest) {

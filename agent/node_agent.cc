@@ -357,6 +357,8 @@ struct NodeAgent::PodWorker {
   std::optional<KubeletStop> stop;
   // When the pod's local storage is measured next (it has limits and runs).
   std::optional<Time> storage_due;
+  // A sync that threw: when to try again.
+  std::optional<Time> retry_at;
   // The probes of each running regular container's current run (agent/prober.h).
   struct ContainerProbes {
     int run = -1;                    // w.runs[name] when they were made
@@ -724,6 +726,14 @@ void NodeAgent::RenewLease() {
 // ---------------------------------------------------------------------------
 // The loop.
 
+std::string NodeAgent::PodDir(const std::string& ns, const std::string& name, const std::string& uid) const {
+  // One directory entry holds at most NAME_MAX (255) bytes; a pod name may have 253.
+  constexpr size_t kNameMax = 255;
+  const size_t fixed = ns.size() + uid.size() + 2;
+  const size_t keep = fixed >= kNameMax ? 0 : std::min(name.size(), kNameMax - fixed);
+  return options_.data_dir + "/pods/" + ns + "_" + name.substr(0, keep) + "_" + uid;
+}
+
 void NodeAgent::Loop() {
   while (true) {
     {
@@ -731,7 +741,14 @@ void NodeAgent::Loop() {
       if (stop_) return;
       wake_ = false;
     }
-    SyncOnce();
+    try {
+      SyncOnce();
+    } catch (const std::exception& e) {
+      // A pass that throws (a file system error on one pod's directory, say) must not take the
+      // node, and the server it is embedded in, down with every container: it is logged and
+      // the next pass tries again.
+      spdlog::error("node {}: pass failed: {}", options_.node_name, e.what());
+    }
     std::unique_lock<std::mutex> lock(mu_);
     if (stop_) return;
     if (!wake_) cv_.wait_for(lock, options_.poll_interval, [this] { return stop_ || wake_; });
@@ -817,7 +834,8 @@ void NodeAgent::SyncOnce() {
       w.seen_pass = pass;
       if (shutdown || w.needs_poll || w.object != pod || w.exited->load() ||
           (w.active_deadline && now >= *w.active_deadline) || (w.volumes_due && now >= *w.volumes_due) ||
-          (w.storage_due && now >= *w.storage_due) || (w.probe_due && now >= *w.probe_due)) {
+          (w.storage_due && now >= *w.storage_due) || (w.probe_due && now >= *w.probe_due) ||
+          (w.retry_at && now >= *w.retry_at)) {
         due.emplace_back(&w, pod);
       }
       continue;
@@ -829,7 +847,7 @@ void NodeAgent::SyncOnce() {
       if (HasDeletionTimestamp(*pod) && IsTerminal(*pod)) DeleteNow(*pod);
       continue;
     }
-    const std::string dir = options_.data_dir + "/pods/" + api::Namespace(*pod) + "_" + api::Name(*pod) + "_" + uid;
+    const std::string dir = PodDir(api::Namespace(*pod), api::Name(*pod), uid);
     const bool has_runs = std::filesystem::exists(dir + "/runs");
     if (IsTerminal(*pod)) {
       // Finished (here, or before this agent saw it, or failed while the node
@@ -882,7 +900,14 @@ void NodeAgent::SyncOnce() {
   std::sort(due.begin(), due.end(), [](const auto& a, const auto& b) { return a.first->key < b.first->key; });
   for (auto& [w, pod] : due) {
     w->exited->store(false);  // an exit after this is seen by the next pass
-    SyncPod(*w, pod.get(), shutdown);
+    try {
+      SyncPod(*w, pod.get(), shutdown);
+    } catch (const std::exception& e) {
+      // One pod's failure (its directory, its files) stays that pod's: logged, synced again.
+      spdlog::error("node {}: pod {}: {} (retried in {}s)", options_.node_name, w->key, e.what(),
+                    std::chrono::duration_cast<std::chrono::seconds>(kHousekeepingInterval).count());
+      w->retry_at = now + kHousekeepingInterval;
+    }
     w->object = pod;
   }
   for (auto it = workers_.begin(); it != workers_.end();) {
@@ -952,11 +977,9 @@ void NodeAgent::RemoveOrphanedPodDirs(const std::set<std::string>& in_api) {
       continue;
     }
     if (cgroups_.available()) cgroups_.RemovePod(uid);  // whatever of it is left
-    // remove_all removes a symbolic link inside the tree, never what it points to.
-    std::error_code remove_ec;
-    std::filesystem::remove_all(entry.path(), remove_ec);
-    if (remove_ec) {
-      spdlog::warn("node {}: removing {}: {}", options_.node_name, entry.path().string(), remove_ec.message());
+    // Never follows a link in the tree; any depth with two descriptors (core/file.h).
+    if (Status removed = RemoveTree(entry.path().string()); !removed.ok()) {
+      spdlog::warn("node {}: removing {}: {}", options_.node_name, entry.path().string(), removed.message());
       orphans[dir_name] = since;
       pod_dirs_retry_ = now + kPodDirRemovalDelay;
     } else {
@@ -1085,6 +1108,7 @@ void NodeAgent::MarkLostRuns(PodWorker& w) {
 }
 
 void NodeAgent::SyncPod(PodWorker& w, const api::Object* cached, std::optional<Time> shutdown) {
+  w.retry_at.reset();
   // The informer's copy, unless this agent's own last write is newer (its
   // event has not arrived yet): writing from the older copy would only conflict.
   if (!w.written || ResourceVersionOf(*cached) >= ResourceVersionOf(*w.written)) {
@@ -1154,6 +1178,7 @@ void NodeAgent::SyncPod(PodWorker& w, const api::Object* cached, std::optional<T
       devices_.ReleasePrefix(w.uid + "/");
       if (cgroups_.available()) cgroups_.RemovePod(w.uid);
       w.released = true;
+      if (w.stop && w.stop->reason == kEvictedReason) RemoveEvictedPodContent(w);
     }
     if (HasDeletionTimestamp(w.pod) && !w.deleted && w.last_status) {
       client::DeleteOptions d;
@@ -1619,6 +1644,25 @@ void NodeAgent::SubmitProbe(PodWorker& w, const std::string& container, int run,
   });
 }
 
+void NodeAgent::RemoveEvictedPodContent(const PodWorker& w) {
+  // pod_workers.go ShouldPodContentBeRemoved: an evicted pod's content goes once it has
+  // stopped, so the space an eviction was for is given back now, not at the pod's deletion.
+  // The logs and the runs' records stay for `kubectl logs` and the status.
+  std::vector<std::string> content = {w.dir + "/work", w.dir + "/volumes"};
+  std::error_code ec;
+  for (const auto& container : std::filesystem::directory_iterator(w.dir + "/runs", ec)) {
+    std::error_code run_ec;
+    for (const auto& run : std::filesystem::directory_iterator(container.path(), run_ec)) {
+      content.push_back(run.path().string() + "/" + shim::kRootfsDir);
+    }
+  }
+  for (const std::string& path : content) {
+    if (Status removed = RemoveTree(path); !removed.ok()) {
+      spdlog::warn("node {}: evicted pod {}: {}", options_.node_name, w.key, removed.message());
+    }
+  }
+}
+
 void NodeAgent::Evict(PodWorker& w, const std::string& message, bool node_pressure) {
   // eviction_manager.go evictPod: the event, then the pod killed with the immediate grace.
   spdlog::warn("node {}: evicting pod {}: {}", options_.node_name, w.key, message);
@@ -1813,20 +1857,20 @@ StatusOr<client::PodLogChunk> NodeAgent::ReadPodLogChunk(const std::string& ns, 
     if (from->uid.empty() || from->container.empty() || from->run < 0) {
       return BadRequestError("invalid log cursor for pod " + name);
     }
-    const std::string dir = options_.data_dir + "/pods/" + ns + "_" + name + "_" + from->uid;
+    const std::string dir = PodDir(ns, name, from->uid);
     return ReadRunLog(dir, from->uid, from->container, from->run, options, from, max_bytes);
   }
   client::ObjectPtr pod = informer_ ? informer_->GetIndexer().Get(ns, name) : nullptr;
   if ((!pod || api::Uid(*pod) != options.uid) && !options.uid.empty() && !options.container.empty()) {
     // A pod object that is gone (or replaced): its files are still here.
-    const std::string dir = options_.data_dir + "/pods/" + ns + "_" + name + "_" + options.uid;
+    const std::string dir = PodDir(ns, name, options.uid);
     const int run = LatestRun(dir, options.container);
     if (run < 0) return NotFoundError("pods \"" + name + "\" not found");
     return ReadRunLog(dir, options.uid, options.container, run, options, nullptr, max_bytes);
   }
   if (!pod) return NotFoundError("pods \"" + name + "\" not found");
   BERTH_ASSIGN_OR_RETURN(const std::string container, ContainerOf(*pod, name, options.container));
-  std::string dir = options_.data_dir + "/pods/" + ns + "_" + name + "_" + api::Uid(*pod);
+  std::string dir = PodDir(ns, name, api::Uid(*pod));
   int run = LatestRun(dir, container);
   if (options.previous) {
     if (run < 1) {
@@ -1846,7 +1890,7 @@ StatusOr<std::unique_ptr<client::ExecProcess>> NodeAgent::StartExec(const std::s
   if (!pod) return NotFoundError("pods \"" + name + "\" not found");
   BERTH_ASSIGN_OR_RETURN(const std::string container, ContainerOf(*pod, name, options.container));
   // The kubelet's findContainer: only a running container can be exec'd into.
-  return ExecInContainer(options_.data_dir + "/pods/" + ns + "_" + name + "_" + api::Uid(*pod), container, options);
+  return ExecInContainer(PodDir(ns, name, api::Uid(*pod)), container, options);
 }
 
 StatusOr<std::unique_ptr<client::ExecProcess>> NodeAgent::ExecInContainer(const std::string& dir,

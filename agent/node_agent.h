@@ -30,7 +30,8 @@
 //
 // Pods: an informer on pods with fieldSelector spec.nodeName=<node name>.
 //   Each pod not yet terminal gets a worker: a per-pod directory
-//   <data dir>/pods/<ns>_<name>_<uid>/ (work/ is the default working
+//   <data dir>/pods/<ns>_<name>_<uid>/ (the name cut to fit the 255-byte
+//   limit of a directory entry; work/ is the default working
 //   directory, logs/ the container logs), a PodLifecycle, and one
 //   ContainerProcess per running container. Per container start: env and argv
 //   from ResolveCommand (error → CreateContainerConfigError), pod host names
@@ -204,7 +205,8 @@
 //   admission (reason Evicted), and one running pod is evicted per period
 //   (RankForDiskPressure). An evicted pod ends as an active deadline does (nothing
 //   restarts, its containers are killed, then its status is written), with reason
-//   Evicted; a restarted agent measures again and evicts again.
+//   Evicted, and what it wrote (work/, volumes/, each run's /tmp) is removed at once
+//   (RemoveEvictedPodContent); a restarted agent measures again and evicts again.
 //
 // Not done: rendezvous port release, periodic Node status heartbeats (only
 //   the Lease is renewed).
@@ -421,6 +423,9 @@ class NodeAgent final : public client::PodLogSource, public client::ContainerExe
   void LeaseLoop();
   // One pass: lease, then every pod of the cache and every worker.
   void SyncOnce();
+  // <data dir>/pods/<ns>_<name>_<uid>, the name cut so the entry fits NAME_MAX (the uid,
+  // which alone identifies the pod, stays whole and last).
+  std::string PodDir(const std::string& ns, const std::string& name, const std::string& uid) const;
   // `shutdown`: the graceful node shutdown's deadline, when one is in progress.
   void SyncPod(PodWorker& worker, const api::Object* cached, std::optional<Time> shutdown);
   // Replays the runs recorded on disk for a pod first seen (see "Restart").
@@ -489,6 +494,9 @@ class NodeAgent final : public client::PodLogSource, public client::ContainerExe
   // killed after kEvictionGraceSeconds and it ends Failed, reason Evicted, `message`
   // (with condition DisruptionTarget for a node-pressure eviction).
   void Evict(PodWorker& worker, const std::string& message, bool node_pressure);
+  // Removes what an evicted pod wrote (its work directory, volumes, each run's /tmp) once its
+  // containers are gone; its logs and run records stay until the pod is deleted.
+  void RemoveEvictedPodContent(const PodWorker& worker);
   // Every kEvictionMonitoringPeriod: nodefs.available against options_.eviction_hard, the
   // Node's DiskPressure condition, and under pressure one pod evicted.
   void MonitorDiskPressure(Time now);

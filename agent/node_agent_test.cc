@@ -1009,6 +1009,10 @@ TEST_F(NodeAgentTest, UnderDiskPressureOnePodPerPeriodIsEvictedAndNewPodsAreReje
   EXPECT_EQ(disruption["status"], "True") << status.dump();
   EXPECT_EQ(disruption["reason"], "TerminationByKubelet");
   EXPECT_EQ(disruption["message"], message);
+  // What it wrote is gone once it stopped (pod_workers.go ShouldPodContentBeRemoved); its log stays.
+  const std::string big_dir = dir_ + "/pods/default_big_" + api::Uid(*GetPod("big"));
+  EXPECT_TRUE(WaitFor([&] { return !std::filesystem::exists(big_dir + "/work/big"); }));
+  EXPECT_TRUE(LogContains("big", "written"));
 
   clock_.Advance(kEvictionMonitoringPeriod);
   ASSERT_TRUE(WaitFor([&] { return Phase("small") == "Failed"; }));
@@ -1094,6 +1098,33 @@ TEST_F(NodeAgentTest, ReadinessFollowsItsProbeAfterTheStartupProbeAndLivenessRes
   EXPECT_FALSE(ready());
   std::ofstream(work + "ready").put('x');
   ASSERT_TRUE(advance_until([&] { return started() && ready(); })) << status().dump();
+}
+
+// Object fields become path elements: a pod name of 253 characters (the API's limit) in a
+// namespace of 63 must still give a directory entry within NAME_MAX, and the pod must run.
+TEST_F(NodeAgentTest, APodWithTheLongestNameRunsInADirectoryThatFits) {
+  const std::string ns(63, 'n');
+  api::Object pod = ShellPod(std::string(253, 'p'), "echo long");
+  pod["metadata"]["namespace"] = ns;
+  StatusOr<api::Object> created = client_.Create(kPods.Namespace(ns), pod);
+  ASSERT_TRUE(created.ok()) << created.status();
+  auto phase = [&] {
+    StatusOr<api::Object> p = client_.Get(kPods.Namespace(ns), std::string(253, 'p'));
+    return p.ok() ? api::NestedString(*p, {"status", "phase"}) : std::string();
+  };
+  ASSERT_TRUE(WaitFor([&] { return phase() == "Succeeded"; })) << phase();
+  int entries = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir_ + "/pods")) {
+    const std::string name = e.path().filename().string();
+    if (!name.ends_with(api::Uid(*created))) continue;
+    ++entries;
+    EXPECT_LE(name.size(), 255u);
+    EXPECT_TRUE(name.starts_with(ns + "_ppp")) << name;
+  }
+  EXPECT_EQ(entries, 1);
+  StatusOr<std::string> log = agent_->ReadPodLog(ns, std::string(253, 'p'), {});
+  ASSERT_TRUE(log.ok()) << log.status();
+  EXPECT_EQ(*log, "long\n");
 }
 
 TEST_F(NodeAgentTest, WritesStatusOnlyWhenItChanges) {

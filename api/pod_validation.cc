@@ -290,6 +290,15 @@ void ValidateVolumeSource(const Object& volume, const FieldPath& path, FieldErro
     const std::string_view k = kind;
     if (k == "hostPath") {
       ValidateHostPath(source, source_path, errs);
+    } else if (k == "emptyDir") {
+      // validateEmptyDirVolumeSource: a negative sizeLimit is refused.
+      const Object& size = Field(source, "sizeLimit");
+      if (!size.is_null()) {
+        StatusOr<Quantity> q = Quantity::Parse(size.is_string() ? size.get<std::string>() : size.dump());
+        if (q.ok() && q->milli() < 0) {
+          errs->push_back(Forbidden(source_path.Child("sizeLimit"), "SizeLimit field must be a valid resource quantity"));
+        }
+      }
     } else if (k == "secret" || k == "configMap") {
       const char* name_field = k == "secret" ? "secretName" : "name";
       if (EmptyString(Field(source, name_field))) errs->push_back(Required(source_path.Child(name_field)));

@@ -130,6 +130,22 @@ TEST(PodValidationTest, VolumeItemPathsStayInsideTheVolume) {
       }));
 }
 
+// validateEmptyDirVolumeSource: a negative sizeLimit, disk or memory, is refused; zero and
+// positive ones are not.
+TEST(PodValidationTest, AnEmptyDirSizeLimitIsNotNegative) {
+  const json spec = json::parse(R"e({
+    "volumes":[{"name":"a","emptyDir":{"sizeLimit":"-1"}},
+               {"name":"b","emptyDir":{"medium":"Memory","sizeLimit":"-1Gi"}},
+               {"name":"c","emptyDir":{"sizeLimit":"0"}},
+               {"name":"d","emptyDir":{"sizeLimit":"1Gi"}}],
+    "containers":[{"name":"c","image":"x"}]})e");
+  EXPECT_EQ(Errors(spec),
+            (std::vector<std::string>{
+                "spec.volumes[0].emptyDir.sizeLimit: Forbidden: SizeLimit field must be a valid resource quantity",
+                "spec.volumes[1].emptyDir.sizeLimit: Forbidden: SizeLimit field must be a valid resource quantity",
+            }));
+}
+
 // ValidateVolumes / validateVolumeSource: one source per volume, the rules of the sources the
 // node agent implements, and a bounded number of volumes.
 TEST(PodValidationTest, VolumeSourcesAsValidateVolumeSource) {

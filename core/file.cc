@@ -2,9 +2,12 @@
 
 #include <cerrno>
 #include <cstring>
+#include <dirent.h>
 #include <fcntl.h>
+#include <string>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <vector>
 
 namespace berth {
 namespace {
@@ -89,6 +92,114 @@ StatusOr<std::string> ReadFileBounded(const std::string& path, size_t max_bytes,
   }
   close(fd);
   return out;
+}
+
+namespace {
+
+// The names in the directory `fd` (without . and ..); the stream is on a dup of `fd`.
+Status ListNames(int fd, const std::string& path, std::vector<std::string>* names) {
+  names->clear();
+  int dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+  if (dup_fd < 0) return Errno("cannot read", path);
+  DIR* dir = fdopendir(dup_fd);
+  if (dir == nullptr) {
+    close(dup_fd);
+    return Errno("cannot read", path);
+  }
+  rewinddir(dir);
+  while (const dirent* e = readdir(dir)) {
+    const std::string_view n = e->d_name;
+    if (n != "." && n != "..") names->emplace_back(n);
+  }
+  closedir(dir);
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status RemoveTree(const std::string& path) {
+  int top = open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (top < 0) {
+    if (errno == ENOENT) return Status::Ok();
+    if (errno == ENOTDIR || errno == ELOOP) {
+      if (unlink(path.c_str()) != 0 && errno != ENOENT) return Errno("cannot remove", path);
+      return Status::Ok();
+    }
+    return Errno("cannot open", path);
+  }
+  struct stat top_st {};
+  if (fstat(top, &top_st) != 0) {
+    Status s = Errno("cannot stat", path);
+    close(top);
+    return s;
+  }
+  uint64_t moved = 0;
+  std::vector<std::string> names;
+  std::vector<std::string> inner;
+  Status result = Status::Ok();
+  // Each round: every non-directory at the top is unlinked; every directory's entries move up
+  // to the top under fresh names, then the emptied directory is removed. Rounds end when the
+  // top holds nothing.
+  while (result.ok()) {
+    if (Status s = ListNames(top, path, &names); !s.ok()) {
+      result = s;
+      break;
+    }
+    if (names.empty()) break;
+    bool progress = false;  // a round that changes nothing would repeat forever
+    for (const std::string& name : names) {
+      struct stat st {};
+      if (fstatat(top, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;  // gone meanwhile
+      if (!S_ISDIR(st.st_mode)) {
+        if (unlinkat(top, name.c_str(), 0) == 0 || errno == ENOENT) {
+          progress = true;
+        } else {
+          result = Errno("cannot remove", path + "/" + name);
+        }
+        continue;
+      }
+      if (st.st_dev != top_st.st_dev) {
+        errno = EBUSY;
+        result = Errno("cannot remove (a mount point)", path + "/" + name);
+        continue;
+      }
+      if (unlinkat(top, name.c_str(), AT_REMOVEDIR) == 0 || errno == ENOENT) {  // was empty
+        progress = true;
+        continue;
+      }
+      int sub = openat(top, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (sub < 0) continue;  // replaced meanwhile: the next round sees what is there
+      struct stat sub_st {};
+      if (fstat(sub, &sub_st) == 0 && sub_st.st_ino == st.st_ino && sub_st.st_dev == st.st_dev &&
+          ListNames(sub, path + "/" + name, &inner).ok()) {
+        for (const std::string& child : inner) {
+          // ".." never starts a name readdir gives, so the moved names cannot clash with "..".
+          std::string to;
+          do {
+            to = ".berth-rm-" + std::to_string(++moved);
+          } while (faccessat(top, to.c_str(), F_OK, AT_SYMLINK_NOFOLLOW) == 0);
+          if (renameat(sub, child.c_str(), top, to.c_str()) == 0) {
+            progress = true;
+          } else if (errno != ENOENT) {
+            result = Errno("cannot move up", path + "/" + name + "/" + child);
+            break;
+          }
+        }
+      }
+      close(sub);
+      if (result.ok() && unlinkat(top, name.c_str(), AT_REMOVEDIR) != 0 && errno != ENOENT && errno != ENOTEMPTY) {
+        result = Errno("cannot remove", path + "/" + name);
+      }
+    }
+    if (result.ok() && !progress) {
+      errno = EACCES;
+      result = Errno("cannot empty", path);
+    }
+  }
+  close(top);
+  if (!result.ok()) return result;
+  if (rmdir(path.c_str()) != 0 && errno != ENOENT) return Errno("cannot remove", path);
+  return Status::Ok();
 }
 
 }  // namespace berth

@@ -13,6 +13,16 @@
 //   kNotFound when it does not exist, kTooLarge when it holds more than
 //   `max_bytes`, kInvalid when it is not a regular file (or is a refused
 //   link), kInternal for other read errors (each naming the path).
+// RemoveTree(path): removes `path` and everything below it, never following a
+//   symbolic link (a link is removed, not its target) and never entering
+//   another filesystem mounted inside (EBUSY there is an error). Whatever the
+//   depth, it holds two directories open at a time: it works from the top,
+//   moving the entries of each subdirectory up into `path` (renameat, so a
+//   chain of 100,000 directories costs 100,000 renames, not 100,000 open
+//   descriptors or stack frames) and removing the emptied subdirectory. A
+//   missing `path` is success; a `path` that is not a directory is unlinked.
+//   Errors: kInternal naming the path and errno's text (what was removed
+//   stays removed).
 //
 // Thread-safety: plain functions; concurrent writers of one path race as
 // rename(2) does (the last rename wins, each file whole).
@@ -29,5 +39,6 @@ namespace berth {
 
 Status WriteFileAtomically(const std::string& path, std::string_view contents, mode_t mode = 0644);
 StatusOr<std::string> ReadFileBounded(const std::string& path, size_t max_bytes, bool follow_symlinks = true);
+Status RemoveTree(const std::string& path);
 
 }  // namespace berth

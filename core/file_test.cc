@@ -1,5 +1,7 @@
 #include "core/file.h"
 
+#include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -72,6 +74,52 @@ TEST_F(FileTest, ReadRefusesAnythingButARegularFileWithoutBlocking) {
   StatusOr<std::string> link = ReadFileBounded(dir_ + "/link", 100, /*follow_symlinks=*/false);
   ASSERT_FALSE(link.ok());
   EXPECT_EQ(link.status().message(), dir_ + "/link is a symbolic link");
+}
+
+// A tree 20,000 directories deep (deeper than the fds a process may hold here, and than
+// std::filesystem::remove_all can remove), with files, hard links and symlinks: all of it goes
+// with at most a few descriptors open, and what the links point to stays.
+TEST_F(FileTest, RemoveTreeRemovesAnyDepthAndNeverFollowsALink) {
+  const std::string outside = dir_ + "/outside";
+  ASSERT_TRUE(std::filesystem::create_directory(outside));
+  std::ofstream(outside + "/keep").put('k');
+  const std::string tree = dir_ + "/tree";
+  ASSERT_EQ(mkdir(tree.c_str(), 0755), 0);
+  int fd = open(tree.c_str(), O_RDONLY | O_DIRECTORY);
+  ASSERT_GE(fd, 0);
+  for (int i = 0; i < 20000; ++i) {
+    ASSERT_EQ(mkdirat(fd, "d", 0755), 0);
+    if (i % 1000 == 0) {
+      ASSERT_EQ(symlinkat(outside.c_str(), fd, "link"), 0);
+      int f = openat(fd, "file", O_CREAT | O_WRONLY, 0644);
+      ASSERT_GE(f, 0);
+      close(f);
+      ASSERT_EQ(linkat(fd, "file", fd, "hard", 0), 0);
+    }
+    int next = openat(fd, "d", O_RDONLY | O_DIRECTORY);
+    close(fd);
+    fd = next;
+    ASSERT_GE(fd, 0);
+  }
+  close(fd);
+  // Few descriptors: a walk that holds one per level fails.
+  struct rlimit old_limit {};
+  getrlimit(RLIMIT_NOFILE, &old_limit);
+  struct rlimit low = old_limit;
+  low.rlim_cur = 256;
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &low), 0);
+  Status removed = RemoveTree(tree);
+  setrlimit(RLIMIT_NOFILE, &old_limit);
+  ASSERT_TRUE(removed.ok()) << removed.ToString();
+  EXPECT_FALSE(std::filesystem::exists(tree));
+  EXPECT_TRUE(std::filesystem::exists(outside + "/keep"));
+  EXPECT_TRUE(RemoveTree(tree).ok()) << "a missing tree is removed already";
+  std::ofstream(dir_ + "/plain").put('x');
+  EXPECT_TRUE(RemoveTree(dir_ + "/plain").ok());
+  EXPECT_FALSE(std::filesystem::exists(dir_ + "/plain"));
+  ASSERT_EQ(symlink(outside.c_str(), (dir_ + "/alink").c_str()), 0);
+  EXPECT_TRUE(RemoveTree(dir_ + "/alink").ok());
+  EXPECT_TRUE(std::filesystem::exists(outside + "/keep")) << "a link given as the tree is removed, not followed";
 }
 
 }  // namespace
