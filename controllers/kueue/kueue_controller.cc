@@ -372,6 +372,7 @@ Status KueueController::ReconcileWorkload(const std::string& key) {
       pending_reason = "Suspended";
       pending_message = fmt::format("LocalQueue {} is inactive", queue);
     } else {
+      // false while the ClusterQueue's queue is not made yet: its reconcile re-adds this one.
       queues_.AddOrUpdateWorkload(w, now);
       if (!ClusterQueueActive(*cq)) {
         pending_reason = "Suspended";
@@ -459,7 +460,12 @@ Status KueueController::ReconcileClusterQueue(const std::string& name) {
     const bool active = idx >= 0 && snap.Active(idx);
     const std::string root = idx >= 0 && snap.HasParent(idx) ? snap.NodeName(snap.Root(idx)) : "";
     const admission::ClusterQueue spec = DecodeClusterQueue(*obj, cache_.names());
+    // A queue new to the QueueManager takes the pending workloads that came before it (Kueue's
+    // Manager.AddClusterQueue adds them from the cache): a workload reconciled while its
+    // ClusterQueue had no queue yet was not queued.
+    const bool new_queue = !queues_.HasClusterQueue(name);
     queues_.AddOrUpdateClusterQueue(name, spec.queueing_strategy, root, active);
+    if (new_queue) EnqueuePendingWorkloads();
     if (active && cq_spec_changed_.erase(name) > 0) queues_.QueueInadmissibleWorkloads({name}, now);
     const int pending = static_cast<int>(queues_.ActiveCount(name) + queues_.InadmissibleCount(name));
     std::vector<QueuedWorkload> wls = ToQueued(cache_.WorkloadsByIndex(kQuotaHolderIndex, name), cache_);

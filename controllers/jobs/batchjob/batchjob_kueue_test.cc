@@ -90,6 +90,45 @@ class KueueControllerTest : public kueue::testing::KueueTestEnv {
 
 };
 
+// A Workload reconciled before its ClusterQueue has a queue (here a ClusterQueue created after
+// the job) is taken into the queue once the ClusterQueue's is made, as Kueue's
+// Manager.AddClusterQueue does. (Here the ClusterQueue's first Active flip also re-enqueues it;
+// after a restart, with Active already True, only the queue's creation does: the attack
+// scenario of 10 Jobs and a kill -9 left 6 pending for ever before, none after.)
+TEST_F(KueueControllerTest, AWorkloadPendingBeforeItsClusterQueueIsAdmittedWhenTheQueueComes) {
+  Create(kResourceFlavors, "", {{"apiVersion", kKueueApiVersion}, {"kind", "ResourceFlavor"},
+                                {"metadata", {{"name", "default-flavor"}}}});
+  Create(kLocalQueues, "team-a",
+         {{"apiVersion", kKueueApiVersion}, {"kind", "LocalQueue"},
+          {"metadata", {{"name", "lq-team-a"}, {"namespace", "team-a"}}},
+          {"spec", {{"clusterQueue", "cluster-queue"}}}});
+  Create(kJobs, "team-a", Job("early", "1"));
+  Settle();
+  const api::Object early = WorkloadOf("team-a", "early");
+  const api::Object* misconfigured = FindCondition(early, "QuotaReserved");
+  ASSERT_NE(misconfigured, nullptr);
+  EXPECT_EQ((*misconfigured)["message"], "ClusterQueue cluster-queue doesn't exist");
+  // The ClusterQueue comes: its event reconciles the workload before the queue exists.
+  Create(kClusterQueues, "",
+         api::Object::parse(R"({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue",
+           "metadata": {"name": "cluster-queue"},
+           "spec": {"namespaceSelector": {},
+             "resourceGroups": [{"coveredResources": ["cpu", "memory"], "flavors": [{"name": "default-flavor",
+               "resources": [{"name": "cpu", "nominalQuota": "5"}, {"name": "memory", "nominalQuota": "36Gi"}]}]}]}})"));
+  // Only what the events enqueue (Settle's EnqueueAll would hide a workload nobody re-adds):
+  // the workload's reconcile runs before the ClusterQueue's in each round.
+  for (int round = 0; round < 10; ++round) {
+    WaitCaches();
+    kueue_.ProcessQueued();
+    WaitCaches();
+    kueue_.ScheduleOnce();
+    kueue_.ProcessQueued();
+  }
+  WaitCaches();
+  EXPECT_TRUE(IsConditionTrue(WorkloadOf("team-a", "early"), "QuotaReserved")) << WorkloadOf("team-a", "early").dump(2);
+  EXPECT_EQ(Get(kJobs, "team-a", "early")["spec"]["suspend"], false);
+}
+
 // Seed: three 4-cpu Jobs against a 5-cpu quota. One is admitted with
 // status.admission; the other two wait suspended with the quota message; the
 // next one is admitted when the first finishes.
