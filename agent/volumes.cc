@@ -588,8 +588,8 @@ std::string PodVolumes::SetUp(const api::Object& pod, const api::Object& volume,
 }
 
 int64_t PodVolumes::EmptyDirMemoryBytes(const api::Object& pod, const api::Object& source) const {
-  // calculateEmptyDirMemorySize: the pod's memory limit (when every container has one),
-  // lowered to sizeLimit.
+  // calculateEmptyDirMemorySize: the pod's memory limit (when every container has one), else
+  // the node's allocatable memory, lowered to sizeLimit.
   std::optional<int64_t> size;
   int64_t sum = 0;
   bool all = true;
@@ -605,6 +605,12 @@ int64_t PodVolumes::EmptyDirMemoryBytes(const api::Object& pod, const api::Objec
     sum += q->Value();
   }
   if (all && sum > 0) size = sum;
+  if (!size) {
+    if (auto node = options_.node.allocatable.find("memory");
+        node != options_.node.allocatable.end() && node->second.Value() > 0) {
+      size = node->second.Value();
+    }
+  }
   const api::Object& limit = api::Field(source, "sizeLimit");
   StatusOr<Quantity> q = limit.is_string()           ? Quantity::Parse(limit.get<std::string>())
                          : limit.is_number_integer() ? Quantity::Parse(limit.dump())

@@ -9,8 +9,9 @@
 //   emptyDir      kubernetes.io~empty-dir   a directory, mode 0777 (emptydir.go's perm);
 //                 `medium: Memory` makes it a tmpfs mounted inside the container
 //                 (shim::SandboxMount::Kind::kTmpfs, size = min(sizeLimit, the sum of the
-//                 containers' memory limits when every container has one), 0 = the
-//                 kernel's default) — the directory stays empty and each container gets
+//                 containers' memory limits when every container has one, else the node's
+//                 allocatable memory), 0 = the kernel's default when neither is known)
+//                 — the directory stays empty and each container gets
 //                 a tmpfs of its own (berth makes no host mounts), so a memory emptyDir is
 //                 not shared between the containers of a pod
 //   configMap     kubernetes.io~configmap   `data` and `binaryData` (base64) keys, or only

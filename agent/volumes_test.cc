@@ -126,6 +126,23 @@ TEST_F(VolumesTest, MemoryEmptyDirIsATmpfsOfTheSmallerOfSizeLimitAndThePodMemory
   EXPECT_EQ(big.MountsFor(Container(pod))->at(0).size_bytes, 256 << 20);
 }
 
+// Without a memory limit on every container the node's allocatable memory bounds it, whatever
+// sizeLimit says (calculateEmptyDirMemorySize): an unbounded tmpfs would take the host's RAM.
+TEST_F(VolumesTest, AMemoryEmptyDirOfAPodWithoutMemoryLimitsIsBoundedByTheNode) {
+  PodVolumes::Options o;
+  o.node.allocatable["memory"] = Quantity::MustParse("8Gi");
+  PodVolumes v = Make(o);
+  api::Object pod = Pod({{{"name", "shm"}, {"emptyDir", {{"medium", "Memory"}, {"sizeLimit", "1E"}}}}},
+                        {{{"name", "shm"}, {"mountPath", "/dev/shm"}}});
+  pod["spec"]["containers"][0].erase("resources");
+  v.Sync(pod);
+  EXPECT_EQ(v.MountsFor(Container(pod))->at(0).size_bytes, int64_t{8} << 30);
+  PodVolumes unsized = Make(o);
+  pod["spec"]["volumes"][0]["emptyDir"].erase("sizeLimit");
+  unsized.Sync(pod);
+  EXPECT_EQ(unsized.MountsFor(Container(pod))->at(0).size_bytes, int64_t{8} << 30);
+}
+
 TEST_F(VolumesTest, ConfigMapIsWrittenWithTheAtomicWriterLayout) {
   Create(kConfigMaps, {{"metadata", {{"name", "cfg"}}},
                        {"data", {{"train.yaml", "lr: 1"}, {"hostfile", "a slots=1"}}},
