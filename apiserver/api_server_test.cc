@@ -426,11 +426,21 @@ TEST_F(ApiServerTest, EventsAreOneStoredObjectServedInBothGroups) {
       Do("GET", "/apis/events.k8s.io/v1/namespaces/default/events?fieldSelector=involvedObject.kind%3DJob").status,
       400);
 
-  // A patch in the view's names lands on the one object.
-  HttpResponse patched = Do("PATCH", "/apis/events.k8s.io/v1/namespaces/default/events/e2", R"({"deprecatedCount":4})",
+  // A patch through the view lands on the one object; through events.k8s.io/v1 only the series
+  // and metadata may change (ValidateEventUpdate), so a deprecated field is refused by its core
+  // name, and through core/v1 it may change.
+  HttpResponse refused = Do("PATCH", "/apis/events.k8s.io/v1/namespaces/default/events/e2", R"({"deprecatedCount":4})",
                             "application/merge-patch+json");
+  EXPECT_EQ(refused.status, 422) << refused.body;
+  EXPECT_EQ(Body(refused)["details"]["causes"][0]["field"], "count");
+  HttpResponse labelled = Do("PATCH", "/apis/events.k8s.io/v1/namespaces/default/events/e2",
+                             R"({"metadata":{"labels":{"team":"a"}}})", "application/merge-patch+json");
+  ASSERT_EQ(labelled.status, 200) << labelled.body;
+  EXPECT_EQ(Body(Do("GET", "/api/v1/namespaces/default/events/e2"))["metadata"]["labels"]["team"], "a");
+  HttpResponse patched =
+      Do("PATCH", "/api/v1/namespaces/default/events/e2", R"({"count":4})", "application/merge-patch+json");
   ASSERT_EQ(patched.status, 200) << patched.body;
-  EXPECT_EQ(Body(Do("GET", "/api/v1/namespaces/default/events/e2"))["count"], 4);
+  EXPECT_EQ(Body(Do("GET", "/apis/events.k8s.io/v1/namespaces/default/events/e2"))["deprecatedCount"], 4);
 
   // The table is kubectl's Event table in both groups.
   HttpResponse table = WithAccept(api_.server, "GET", "/apis/events.k8s.io/v1/namespaces/default/events/e2",
@@ -443,14 +453,15 @@ TEST_F(ApiServerTest, EventsAreOneStoredObjectServedInBothGroups) {
   EXPECT_EQ(cells[6], "Started container c");
   EXPECT_EQ(cells[8], 4);
 
-  std::vector<json> core_events = core_watch->Wait(3);
-  std::vector<json> v1_events = v1_watch->Wait(3);
-  ASSERT_EQ(core_events.size(), 3u);
-  ASSERT_EQ(v1_events.size(), 3u);
+  // Two creates, the label and the count: the refused patch wrote nothing.
+  std::vector<json> core_events = core_watch->Wait(4);
+  std::vector<json> v1_events = v1_watch->Wait(4);
+  ASSERT_EQ(core_events.size(), 4u);
+  ASSERT_EQ(v1_events.size(), 4u);
   EXPECT_EQ(core_events[0]["object"]["message"], "via events api");
   EXPECT_EQ(v1_events[0]["object"]["note"], "via events api");
-  EXPECT_EQ(v1_events[2]["type"], "MODIFIED");
-  EXPECT_EQ(v1_events[2]["object"]["deprecatedCount"], 4);
+  EXPECT_EQ(v1_events[3]["type"], "MODIFIED");
+  EXPECT_EQ(v1_events[3]["object"]["deprecatedCount"], 4);
 
   // Deleted through the view, gone from both.
   EXPECT_EQ(Do("DELETE", "/apis/events.k8s.io/v1/namespaces/default/events/e1").status, 200);
