@@ -153,6 +153,9 @@ class PodExecServer::Session : public std::enable_shared_from_this<Session> {
   }
 
   void Run() {
+    // Output waits for the client to have made its streams (kExecClientSetupDelay); it stays in
+    // the pipes meanwhile, and input is forwarded as soon as it comes.
+    std::this_thread::sleep_for(kExecClientSetupDelay);
     const int out = process_->stdout_fd(), err = process_->stderr_fd(), in = process_->stdin_fd();
     bool out_open = out >= 0, err_open = err >= 0, disconnected = false, idle = false;
     last_output_ = std::chrono::steady_clock::now();

@@ -75,6 +75,12 @@ inline constexpr std::size_t kMaxExecSessionsPerPod = 16;
 // Upstream: the kubelet's --streaming-connection-idle-timeout, default 4h
 // (pkg/kubelet/apis/config/v1beta1/defaults.go); kube-apiserver has none.
 inline constexpr std::chrono::milliseconds kExecIdleTimeout = std::chrono::hours(4);
+// How long a session waits after the upgrade before it forwards the command's first output.
+// client-go's WebSocket executor starts reading frames before it has made its streams and
+// drops a frame of a stream it has not made yet ("Unknown stream id 1, discarding message",
+// tools/remotecommand/websocket.go readDemuxLoop); a runtime's exec startup hides that race
+// from the kubelet, berth's process starts at once, so a fast command's output was lost.
+inline constexpr std::chrono::milliseconds kExecClientSetupDelay = std::chrono::milliseconds(250);
 // Stdin bytes received and not yet taken by the process before the
 // connection stops reading. Upstream: client-go's 32 KiB copy buffer and the
 // pipes' buffers.
