@@ -412,7 +412,7 @@ const ApiService* ApiServer::Impl::ServiceFor(const RequestInfo& info) const {
 }
 namespace {
 // The pod subresources served beside status: log, and the connect ones
-// (exec; attach and portforward answer that they are not served yet).
+// (exec, attach; portforward answers that it is not served yet).
 bool IsPodConnectSubresource(const std::string& subresource) {
   return subresource == "log" || subresource == "exec" || subresource == "attach" || subresource == "portforward";
 }
@@ -727,11 +727,14 @@ HandlerResult ApiServer::Impl::HandleResourceOf(const HttpRequest& req, RequestI
     }
     return exec_.Serve(req, info.namespace_, info.name, info.query);
   }
-  if (def->group.empty() && def->names.plural == "pods" && !info.name.empty() &&
-      (info.subresource == "attach" || info.subresource == "portforward")) {
-    return StatusResponse(
-        BadRequestError("berth does not serve pods/" + info.subresource +
-                        " yet: use kubectl logs -f for a container's output and kubectl exec to run a command in it"));
+  if (def->group.empty() && def->names.plural == "pods" && info.subresource == "attach" && !info.name.empty()) {
+    if (info.verb != "get" && info.verb != "create") {
+      return StatusResponse(MethodNotAllowedError("the server does not allow this method on the requested resource"));
+    }
+    return logs_.ServeAttach(req, info.namespace_, info.name, info.query);
+  }
+  if (def->group.empty() && def->names.plural == "pods" && !info.name.empty() && info.subresource == "portforward") {
+    return StatusResponse(BadRequestError("berth does not serve pods/" + info.subresource + " yet"));
   }
   if (!info.subresource.empty()) {
     const api::DefinitionVersion* v = def->FindVersion(r.version);

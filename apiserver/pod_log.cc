@@ -5,6 +5,8 @@
 #include <utility>
 
 #include "api/unstructured.h"
+#include "apiserver/pod_exec.h"
+#include "apiserver/remote_command.h"
 #include "apiserver/status_response.h"
 #include "core/logging.h"
 
@@ -41,6 +43,22 @@ struct PodLogServer::Follow {
   client::PodLogCursor cursor;       // after what was sent
   std::optional<int64_t> remaining;  // limitBytes left
   std::shared_ptr<ResponseStream> stream;
+  // Attach: the text goes out as frames of this remote-command stream (none: not sent, when only
+  // stdin was asked for), and the end is a Success status on the error stream, as the kubelet
+  // ends an attach whose container exited.
+  bool attach = false;
+  std::optional<uint8_t> attach_stream;
+  // Nothing is read before this (an attach waits kExecClientSetupDelay for the client's streams).
+  std::chrono::steady_clock::time_point not_before;
+
+  void Send(std::string text) {
+    if (text.empty() || (attach && !attach_stream)) return;
+    stream->Write(attach ? EncodeFrame(*attach_stream, text) : std::move(text));
+  }
+  void End() {
+    if (attach) stream->Write(EncodeFrame(kErrorStream, ExitStatusJson(0, {})));
+    stream->Close();
+  }
 };
 
 PodLogServer::PodLogServer(store::Store& store, Clock& clock, std::chrono::milliseconds poll_interval)
@@ -129,16 +147,89 @@ HandlerResult PodLogServer::Serve(const std::string& ns, const std::string& name
       return;
     }
     f->stream = std::move(stream);
-    std::lock_guard<std::mutex> lock(mu_);
-    if (stopping_) {
-      f->stream->Close();
-      return;
-    }
-    follows_.push_back(f);
-    if (!follower_.joinable()) follower_ = std::thread([this] { FollowLoop(); });
-    cv_.notify_all();
+    AddFollow(f);
   };
   return resp;
+}
+
+void PodLogServer::AddFollow(const std::shared_ptr<Follow>& f) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (stopping_) {
+    f->stream->Close();
+    return;
+  }
+  follows_.push_back(f);
+  if (!follower_.joinable()) follower_ = std::thread([this] { FollowLoop(); });
+  cv_.notify_all();
+}
+
+HandlerResult PodLogServer::ServeAttach(const HttpRequest& req, const std::string& ns, const std::string& name,
+                                        const QueryParams& query) {
+  const bool stdout = query.GetBool("stdout");
+  // With a terminal, stderr is the terminal (the kubelet drops the stream).
+  const bool stderr = query.GetBool("stderr") && !query.GetBool("tty");
+  if (!query.GetBool("stdin") && !stdout && !query.GetBool("stderr")) {
+    return StatusResponse(BadRequestError("you must specify at least 1 of stdin, stdout, stderr"));
+  }
+  auto pod = store_.GetShared({kPods, ns, name});
+  if (!pod.ok()) return StatusResponse(pod.status(), StatusDetails{name, "", "pods", ""});
+  const api::Object& p = *pod.value();
+  const std::string node = api::NestedString(p, {"spec", "nodeName"});
+  if (node.empty()) return StatusResponse(BadRequestError("pod " + name + " does not have a host assigned"));
+  client::PodLogSource* source = Source(node);
+  if (source == nullptr) {
+    return StatusResponse(UnavailableError("no attach source for node \"" + node +
+                                           "\": attach to pods on remote agents is not proxied yet"));
+  }
+  // Where the container's output ends now: the attach sends what it writes from here on.
+  client::PodLogOptions options;
+  options.container = query.Get("container");
+  options.tail_lines = 0;
+  auto first = source->ReadPodLogChunk(ns, name, options, nullptr, 0);
+  if (!first.ok()) return StatusResponse(first.status());
+  const std::string container = first->next.container;
+  bool running = false;
+  for (const api::Object& cs : api::ArrayAt(api::ObjectAt(p, "status"), "containerStatuses")) {
+    if (api::StringAt(cs, "name") == container) running = api::ObjectAt(cs, "state").contains("running");
+  }
+  // The kubelet attaches to running containers only (pkg/kubelet/kubelet_pods.go GetAttach
+  // looks among the runtime's running pods).
+  if (!running || first->run_ended) return StatusResponse(InternalError("container not found (\"" + container + "\")"));
+  const std::string protocol =
+      IsWebSocketUpgrade(req) ? NegotiateStreamProtocol(req.Header("Sec-WebSocket-Protocol")) : std::string();
+  if (protocol.empty()) {
+    if (IsWebSocketUpgrade(req)) {
+      return StatusResponse(BadRequestError("requested protocol(s) are not supported: [" +
+                                            std::string(req.Header("Sec-WebSocket-Protocol")) + "]; supports [" +
+                                            kStreamProtocolV5 + " " + kStreamProtocolV4 + "]"));
+    }
+    return StatusResponse(BadRequestError("berth serves attach over WebSocket only (" +
+                                          std::string(kStreamProtocolV5) + ", " + kStreamProtocolV4 +
+                                          "), not SPDY; upgrade request required"));
+  }
+
+  auto f = std::make_shared<Follow>();
+  f->ns = ns;
+  f->name = name;
+  f->uid = api::Uid(p);
+  f->node = node;
+  f->container = container;
+  f->options.container = container;
+  f->cursor = std::move(first->next);
+  // The log holds both streams in order; they go out on stdout, or on stderr when only it was asked for.
+  f->attach = true;
+  if (stdout || stderr) f->attach_stream = stdout ? kStdoutStream : kStderrStream;
+  WebSocketUpgrade upgrade;
+  upgrade.protocol = protocol;
+  upgrade.start = [this, f](std::shared_ptr<WebSocketSession> ws) {
+    f->stream = ws;
+    f->not_before = std::chrono::steady_clock::now() + kExecClientSetupDelay;
+    AddFollow(f);
+    // Input frames are read and dropped: berth connects no container stdin (as a runtime attaching to a
+    // container created without `stdin: true`).
+    return WebSocketReceiver([](std::string) { return true; });
+  };
+  return upgrade;
 }
 
 bool PodLogServer::Finished(const Follow& f) {
@@ -172,6 +263,7 @@ void PodLogServer::FollowLoop() {
         ended.push_back(f);
         continue;
       }
+      if (std::chrono::steady_clock::now() < f->not_before) continue;
       // Decide "finished" before reading, so output written just before the
       // container ended is still sent.
       const bool finished = Finished(*f);
@@ -191,7 +283,7 @@ void PodLogServer::FollowLoop() {
           } else if (f->remaining) {
             *f->remaining -= static_cast<int64_t>(delta.size());
           }
-          if (!delta.empty()) f->stream->Write(std::move(delta));
+          f->Send(std::move(delta));
         }
       }
       if (!drained) more = true;
@@ -199,7 +291,7 @@ void PodLogServer::FollowLoop() {
       // run: `kubectl logs -f` ends with its container, as the kubelet's
       // follow does), or the pod can write no more and all was sent.
       if (run_ended || (finished && drained) || source == nullptr || (f->remaining && *f->remaining <= 0)) {
-        f->stream->Close();
+        f->End();
         ended.push_back(f);
       }
     }

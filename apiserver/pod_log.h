@@ -28,6 +28,27 @@
 // the kubelet's follow does), the pod is gone or terminal, limitBytes is
 // reached, the client disconnects or the server stops.
 //
+// ServeAttach: POST|GET /api/v1/namespaces/{ns}/pods/{name}/attach, what
+// `kubectl attach POD [-c C]` asks for (corev1.PodAttachOptions: container,
+// stdin, stdout, stderr, tty), over the WebSocket remote-command protocol of
+// exec (remote_command.h, v5/v4; kubectl 1.32's default). The kubelet
+// connects the runtime's attach to the container's live output
+// (pkg/kubelet/cri/streaming/server.go serveAttach); berth follows the
+// container's log from where it ends at the upgrade, as `logs -f` does, and
+// sends what the container writes as frames of stdout (of stderr when only
+// stderr was asked for: the log keeps both streams in one order), from
+// kExecClientSetupDelay after the upgrade. When the container's run ends the
+// error stream carries Success and the connection closes: kubectl attach
+// exits 0 whatever the container's exit code, as against a kubelet. Input
+// frames are read and dropped: berth connects no container stdin (a
+// container's `stdin: true` and `tty: true` are not implemented).
+// Answers before the upgrade: 400 none of stdin/stdout/stderr, no host
+// assigned, the source's container errors (name required, not valid,
+// waiting to start), no WebSocket upgrade (SPDY is not served) or no v5/v4
+// subprotocol; 404 no such pod; 500 container not found ("c") when the
+// container is not running (the kubelet attaches to running containers
+// only); 503 no source for the pod's node (a remote agent).
+//
 // Thread-safety: every method may be called from any thread; sources must
 // outlive their registration (Unregister before destroying them).
 #pragma once
@@ -63,12 +84,16 @@ class PodLogServer {
 
   // Serves one pods/{name}/log request.
   HandlerResult Serve(const std::string& ns, const std::string& name, const QueryParams& query);
+  // Serves one pods/{name}/attach request (already authorized).
+  HandlerResult ServeAttach(const HttpRequest& req, const std::string& ns, const std::string& name,
+                            const QueryParams& query);
 
   // Ends every follow stream and joins the follower thread. Idempotent.
   void Stop();
 
  private:
   struct Follow;
+  void AddFollow(const std::shared_ptr<Follow>& f);
   void FollowLoop();
   client::PodLogSource* Source(const std::string& node);
   // True when the followed container can write no more (pod gone, terminated).

@@ -9,7 +9,9 @@
 #  - `kubectl cp` copies a file out of the pod's directory and a file back in (tar over exec);
 #  - a client that goes away kills the command: no process is left;
 #  - a user bound to `view` cannot exec (403 naming pods/exec); an unknown container and a
-#    command that does not exist get upstream's errors.
+#    command that does not exist get upstream's errors;
+#  - `kubectl attach` streams a running container's output from the moment it attaches until
+#    the container exits, and exits 0 then; `view` cannot attach.
 # Usage: exec_e2e.sh <berth binary>   Exit: 0 pass, 1 fail, 77 skip.
 set -uo pipefail
 BERTH=${1:?berth binary}
@@ -104,8 +106,41 @@ case $out in *"container nope is not valid for pod shell"*) ;; *) fail "unknown 
 out=$("$KUBECTL" exec shell -- no-such-binary 2>&1) && fail "exec of a missing binary succeeded"
 case $out in *'exec: "no-such-binary": executable file not found in $PATH'*) ;;
   *) fail "missing binary: [$out]" ;; esac
-out=$("$KUBECTL" attach shell 2>&1) && fail "attach succeeded"
-case $out in *"does not serve pods/attach"*) ;; *) fail "attach: [$out]" ;; esac
+
+# kubectl attach: the container's output from the moment of attaching (nothing written before
+# it), both streams, until the container exits; then kubectl exits 0 whatever the container's
+# exit code (the kubelet's attach ends with Success).
+"$KUBECTL" apply -f - >/dev/null <<'EOF2' || fail "creating the ticker pod"
+apiVersion: v1
+kind: Pod
+metadata: {name: ticker, namespace: default}
+spec:
+  restartPolicy: Never
+  containers:
+  - name: main
+    command: [sh, -c, 'i=0; while [ ! -f stop ]; do echo tick-$i; echo warn-$i >&2; i=$((i+1)); sleep 0.2; done; echo bye; exit 5']
+EOF2
+wait_until 30 sh -c "'$KUBECTL' logs ticker 2>/dev/null | grep -qx tick-3" || fail "ticker never ticked"
+"$KUBECTL" attach ticker >"$WORK/attach.out" 2>"$WORK/attach.err" &
+attach=$!
+wait_until 20 grep -q warn- "$WORK/attach.out" || fail "attach: no output: [$(cat "$WORK/attach.out" "$WORK/attach.err")]"
+"$KUBECTL" exec ticker -- touch stop || fail "touch stop"
+wait_until 20 sh -c "! kill -0 $attach 2>/dev/null" || fail "attach did not end with its container"
+wait "$attach"
+rc=$?
+[ "$rc" = 0 ] || fail "attach exit code: $rc, want 0: [$(cat "$WORK/attach.err")]"
+grep -qx bye "$WORK/attach.out" || fail "attach missed the last line: [$(cat "$WORK/attach.out")]"
+grep -qx tick-0 "$WORK/attach.out" && fail "attach replayed output written before it: [$(head -3 "$WORK/attach.out")]"
+grep -q "If you don't see a command prompt" "$WORK/attach.err" || fail "attach stderr: [$(cat "$WORK/attach.err")]"
+out=$("$KUBECTL" attach shell -c nope 2>&1) && fail "attach to container nope succeeded"
+case $out in *"container nope not found"*|*"container nope is not valid"*) ;; *) fail "attach -c nope: [$out]" ;; esac
+out=$("$KUBECTL" --kubeconfig "$WORK/vera.kubeconfig" attach shell 2>&1) && fail "vera could attach"
+case $out in *'resource "pods/attach"'*) ;; *) fail "vera's attach: [$out]" ;; esac
+wait_until 20 sh -c "'$KUBECTL' get pod ticker -o jsonpath='{.status.phase}' | grep -qx Failed" ||
+  fail "ticker did not end Failed"
+out=$("$KUBECTL" attach ticker 2>&1) && fail "attach to a finished pod succeeded"
+case $out in *"cannot attach a container in a completed pod; current phase is Failed"*) ;;
+  *) fail "attach to a finished pod: [$out]" ;; esac
 
 e2e_stop_server
 if [ "$FAILURES" -gt 0 ]; then echo "$FAILURES failure(s)"; exit 1; fi
