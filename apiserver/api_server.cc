@@ -35,7 +35,7 @@
 #include "apiserver/status_response.h"
 #include "apiserver/store_object_lookup.h"
 #include "apiserver/table_convertor.h"
-#include "apiserver/watch_event_cache.h"
+#include "apiserver/encoding_cache.h"
 #include "apiserver/watch_pump.h"
 #include "core/ids.h"
 #include "core/logging.h"
@@ -291,6 +291,8 @@ class ApiServer::Impl {
 
   HttpResponse Get(const ResourceRequest& r);
   HttpResponse List(const ResourceRequest& r);
+  // The JSON of `object` in the request's version, from object_texts_ or encoded (and kept).
+  StatusOr<std::shared_ptr<const std::string>> ObjectText(const ResourceRequest& r, const store::ObjectPtr& object);
   HandlerResult Watch(const ResourceRequest& r);
   HttpResponse Create(const ResourceRequest& r);
   // Admits the decoded `object` as a create and, without dryRun, stores it:
@@ -356,7 +358,10 @@ class ApiServer::Impl {
   ApiServerOptions options_;
   Discovery discovery_;
   OpenApi openapi_;
-  WatchEventCache event_lines_;  // before pump_: the pump's encoders use it until the pump stops
+  EncodingCache event_lines_;  // before pump_: the pump's encoders use it until the pump stops
+  // The objects GET and LIST answer with, serialized once per stored object and version. A full
+  // list of 10,000 objects of a few hundred bytes fits; a larger list re-encodes what left.
+  EncodingCache object_texts_{16384, size_t{64} << 20};
   WatchPump pump_;
   Deleter deleter_;
   GarbageCollector gc_;
@@ -886,10 +891,29 @@ StatusOr<store::ListOptions> ApiServer::Impl::StoreListOptions(const ResourceReq
 // ---------------------------------------------------------------------------
 // Reads
 
+StatusOr<std::shared_ptr<const std::string>> ApiServer::Impl::ObjectText(const ResourceRequest& r,
+                                                                          const store::ObjectPtr& object) {
+  // The form: the version the object is converted to (the store holds one version per resource).
+  const std::string form = r.def->group + "/" + r.api_version;
+  if (auto text = object_texts_.Find(object.get(), form)) return text;
+  json holder;
+  auto view = ViewInRequestVersion(r, *object, &holder);
+  if (!view.ok()) return view.status();
+  std::string text;
+  AppendJson(**view, &text);
+  return object_texts_.Insert(object, form, std::move(text));
+}
+
 HttpResponse ApiServer::Impl::Get(const ResourceRequest& r) {
   auto obj = store_.GetShared(store::ObjectKey{r.stored, r.info.namespace_, r.info.name});
   if (!obj.ok()) return Error(r, obj.status());
-  return ObjectResponse(r, 200, **obj);
+  if (r.table) return ObjectResponse(r, 200, **obj);
+  auto text = ObjectText(r, *obj);
+  if (!text.ok()) return Error(r, text.status());
+  HttpResponse resp;
+  resp.content_type = "application/json";
+  resp.body = **text;
+  return resp;
 }
 
 HttpResponse ApiServer::Impl::List(const ResourceRequest& r) {
@@ -912,25 +936,24 @@ HttpResponse ApiServer::Impl::List(const ResourceRequest& r) {
   }
   auto result = store_.List(r.stored, lo);
   if (!result.ok()) return StatusResponse(result.status());
-  // The stored objects themselves (shared, immutable) unless they need a
-  // conversion to the URL's version; nothing is copied for a list served in
-  // the storage version.
-  std::deque<json> converted_items;
-  std::vector<const api::Object*> items;
-  items.reserve(result->items.size());
-  for (const auto& item : result->items) {
-    json holder;
-    auto view = ViewInRequestVersion(r, *item, &holder);
-    if (!view.ok()) return StatusResponse(view.status());
-    if (*view == &holder) {
-      converted_items.push_back(std::move(holder));
-      items.push_back(&converted_items.back());
-    } else {
-      items.push_back(*view);
-    }
-  }
   const std::string rv = std::to_string(result->revision);
   if (r.table) {
+    // The stored objects themselves (shared, immutable) unless they need a conversion to the URL's
+    // version.
+    std::deque<json> converted_items;
+    std::vector<const api::Object*> items;
+    items.reserve(result->items.size());
+    for (const auto& item : result->items) {
+      json holder;
+      auto view = ViewInRequestVersion(r, *item, &holder);
+      if (!view.ok()) return StatusResponse(view.status());
+      if (*view == &holder) {
+        converted_items.push_back(std::move(holder));
+        items.push_back(&converted_items.back());
+      } else {
+        items.push_back(*view);
+      }
+    }
     return JsonResponse(200, TableFor(r).Table(items, clock_.Now(), r.include, rv, result->continue_token));
   }
   json meta = {{"resourceVersion", rv}};
@@ -939,16 +962,18 @@ HttpResponse ApiServer::Impl::List(const ResourceRequest& r) {
     meta["remainingItemCount"] = *result->remaining_item_count;
   }
   // The List object {"apiVersion","items","kind","metadata"} written with its
-  // keys in the order json's sorted object would print them, each item
-  // serialized in place.
+  // keys in the order json's sorted object would print them, each item's
+  // text from the encoding cache (serialized once per stored object and version).
   HttpResponse resp;
   std::string& body = resp.body;
   body = "{\"apiVersion\":";
   AppendJson(json(r.api_version), &body);
   body += ",\"items\":[";
-  for (size_t i = 0; i < items.size(); ++i) {
+  for (size_t i = 0; i < result->items.size(); ++i) {
+    auto text = ObjectText(r, result->items[i]);
+    if (!text.ok()) return StatusResponse(text.status());
     if (i > 0) body.push_back(',');
-    AppendJson(*items[i], &body);
+    body += **text;
   }
   body += "],\"kind\":";
   AppendJson(json(r.def->names.list_kind), &body);
@@ -1007,7 +1032,7 @@ HandlerResult ApiServer::Impl::Watch(const ResourceRequest& r) {
     encoders.event = std::move(encode_event);
   } else {
     // Every watch of this API version sends the same line for the same event:
-    // encoded once (WatchEventCache).
+    // encoded once (EncodingCache).
     encoders.event = [this, encode_event = std::move(encode_event), version = r.api_version](
                          const store::WatchEvent& ev) { return *event_lines_.Line(ev, version, encode_event); };
   }

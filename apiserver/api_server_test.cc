@@ -312,7 +312,7 @@ TEST_F(ApiServerTest, WatchResumesFromAResourceVersion) {
 }
 
 // Watches share one encoding per event, API version and event type
-// (WatchEventCache): each watch still gets its own version, and a write that
+// (EncodingCache): each watch still gets its own version, and a write that
 // enters one watch's selection is ADDED there and MODIFIED in another.
 TEST_F(ApiServerTest, WatchesOfOneEventGetTheirOwnVersionAndType) {
   const std::string v1beta1 = "/apis/kueue.x-k8s.io/v1beta1/namespaces/default/localqueues?watch=true";

@@ -446,7 +446,9 @@ TEST_F(AuthorizationTest, ExecOverTheWebSocketGetAlsoNeedsCreate) {
   HttpResponse admin = As("admin", "GET", exec, "", {{"Upgrade", "websocket"}, {"Connection", "Upgrade"}});
   EXPECT_EQ(admin.status, 404);
   EXPECT_EQ(Body(admin)["message"], "pods \"p\" not found");
-  EXPECT_EQ(As("admin", "POST", "/api/v1/namespaces/team-a/pods/p/attach?stdout=true").status, 400);
+  HttpResponse attach = As("admin", "POST", "/api/v1/namespaces/team-a/pods/p/attach?stdout=true");
+  EXPECT_EQ(attach.status, 404);
+  EXPECT_EQ(Body(attach)["message"], "pods \"p\" not found");
   EXPECT_EQ(As("admin", "GET", "/api/v1/namespaces/team-a/pods/p/exec?stdout=true").status, 400);  // no command
 }
 

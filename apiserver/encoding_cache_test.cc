@@ -1,4 +1,4 @@
-#include "apiserver/watch_event_cache.h"
+#include "apiserver/encoding_cache.h"
 
 #include <gtest/gtest.h>
 #include <vector>
@@ -29,8 +29,8 @@ struct CountingEncoder {
   }
 };
 
-TEST(WatchEventCacheTest, OneEncodingPerObjectTypeAndEncoding) {
-  WatchEventCache cache;
+TEST(EncodingCacheTest, OneEncodingPerObjectTypeAndEncoding) {
+  EncodingCache cache;
   CountingEncoder enc;
   auto a = Obj("a");
   const auto added = Event(store::EventType::kAdded, a);
@@ -46,8 +46,8 @@ TEST(WatchEventCacheTest, OneEncodingPerObjectTypeAndEncoding) {
   EXPECT_EQ(cache.stats().entries, 4u);
 }
 
-TEST(WatchEventCacheTest, OldestEntriesGoPastTheEntryBound) {
-  WatchEventCache cache(/*max_entries=*/2, /*max_bytes=*/1 << 20);
+TEST(EncodingCacheTest, OldestEntriesGoPastTheEntryBound) {
+  EncodingCache cache(/*max_entries=*/2, /*max_bytes=*/1 << 20);
   CountingEncoder enc;
   std::vector<store::WatchEvent> events;
   for (const char* name : {"a", "b", "c"}) events.push_back(Event(store::EventType::kAdded, Obj(name)));
@@ -58,8 +58,8 @@ TEST(WatchEventCacheTest, OldestEntriesGoPastTheEntryBound) {
   EXPECT_EQ(*cache.Line(events[0], "v1", enc.fn()), "a ADDED 4");  // evicted: encoded again
 }
 
-TEST(WatchEventCacheTest, BytesAreBoundedAndALineOverTheBoundIsNotKept) {
-  WatchEventCache cache(/*max_entries=*/100, /*max_bytes=*/20);
+TEST(EncodingCacheTest, BytesAreBoundedAndALineOverTheBoundIsNotKept) {
+  EncodingCache cache(/*max_entries=*/100, /*max_bytes=*/20);
   CountingEncoder enc;
   auto a = Event(store::EventType::kAdded, Obj("a"));  // "a ADDED n": 9 bytes
   auto b = Event(store::EventType::kAdded, Obj("b"));
@@ -79,13 +79,32 @@ TEST(WatchEventCacheTest, BytesAreBoundedAndALineOverTheBoundIsNotKept) {
 
 // The entry keeps its object alive, so a new object can never take the address of
 // one whose line is cached.
-TEST(WatchEventCacheTest, AnEntryPinsItsObject) {
-  WatchEventCache cache;
+TEST(EncodingCacheTest, AnEntryPinsItsObject) {
+  EncodingCache cache;
   CountingEncoder enc;
   auto a = Obj("a");
   std::weak_ptr<const api::Object> weak = a;
   cache.Line(Event(store::EventType::kAdded, std::move(a)), "v1", enc.fn());
   EXPECT_FALSE(weak.expired());
+}
+
+// Objects answered by GET and LIST: one text per object and form; the first insert
+// of a key wins, so two readers that both missed answer with the same text.
+TEST(EncodingCacheTest, ObjectTextsAreFoundByObjectAndForm) {
+  EncodingCache cache;
+  auto a = Obj("a");
+  EXPECT_EQ(cache.Find(a.get(), "v1"), nullptr);
+  EXPECT_EQ(*cache.Insert(a, "v1", "a in v1"), "a in v1");
+  EXPECT_EQ(*cache.Insert(a, "v1", "a in v1, again"), "a in v1");
+  ASSERT_NE(cache.Find(a.get(), "v1"), nullptr);
+  EXPECT_EQ(*cache.Find(a.get(), "v1"), "a in v1");
+  EXPECT_EQ(cache.Find(a.get(), "v2"), nullptr);
+  // Another revision of the same object is another stored object: not found.
+  EXPECT_EQ(cache.Find(Obj("a").get(), "v1"), nullptr);
+  // A watch line of the object is another form.
+  CountingEncoder enc;
+  EXPECT_EQ(*cache.Line(Event(store::EventType::kAdded, a), "v1", enc.fn()), "a ADDED 1");
+  EXPECT_EQ(cache.stats().entries, 2u);
 }
 
 }  // namespace
