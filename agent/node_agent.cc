@@ -333,6 +333,12 @@ struct NodeAgent::PodWorker {
   std::string dir;
   PodLifecycle lifecycle;
   std::map<std::string, std::unique_ptr<ContainerProcess>> running;
+  // Whether the pod counts against the node's capacity when another pod is admitted (the
+  // kubelet's filterOutInactivePods): while a container of it runs, or may start again; not
+  // once this agent knows it finished, even before the API (and so `pod`) shows the terminal
+  // status it wrote. A pod bound as the previous one succeeds (a Kueue-managed Job's next pod,
+  // once the finished one freed the quota) fits then.
+  bool HoldsResources() const { return !running.empty() || !(IsTerminal(pod) || lifecycle.Finished()); }
   std::map<std::string, int> runs;  // container → runs started (next log index)
   std::optional<api::Object> last_status;
   bool terminating = false;
@@ -878,7 +884,7 @@ void NodeAgent::SyncOnce() {
   for (const auto& [pod, dir] : admitting) {
     std::vector<const api::Object*> admitted;
     for (const auto& [uid, w] : workers_) {
-      if (!IsTerminal(w->pod)) admitted.push_back(&w->pod);
+      if (w->HoldsResources()) admitted.push_back(&w->pod);
     }
     // The eviction manager's admit handler comes first (kubelet.go registers it before the
     // predicates): under disk pressure only pods tolerating its taint, or critical ones.

@@ -204,10 +204,22 @@ StatusOr<api::Object> FakeClient::UpdateStatus(const ResourceRef& ref, const api
   BERTH_ASSIGN_OR_RETURN(api::Object placed, InNamespace(ref, obj));
   store::ObjectKey key{ref.gvr.GroupResource(), ref.ns, api::Name(placed)};
   const std::string wanted_rv = api::ResourceVersion(placed);
-  return store_.GuaranteedUpdate(key, [&](const api::Object& current) -> StatusOr<api::Object> {
+  StatusOr<api::Object> stored = store_.GuaranteedUpdate(key, [&](const api::Object& current) -> StatusOr<api::Object> {
     if (!wanted_rv.empty() && wanted_rv != api::ResourceVersion(current)) return store::ConflictModified(key);
     return WithStatusOf(current, placed);
   });
+  std::function<void(const api::Object&)> hook;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    hook = after_update_status_;
+  }
+  if (stored.ok() && hook) hook(*stored);
+  return stored;
+}
+
+void FakeClient::AfterUpdateStatus(std::function<void(const api::Object& stored)> fn) {
+  std::lock_guard<std::mutex> l(mu_);
+  after_update_status_ = std::move(fn);
 }
 
 StatusOr<api::Object> FakeClient::Patch(const ResourceRef& ref, const std::string& name, PatchType type,

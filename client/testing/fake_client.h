@@ -25,11 +25,14 @@
 // timeoutSeconds; ActiveWatches() counts the watch streams opened since the
 // last CloseWatches() that are still alive; InjectError(verb, status) makes the next call of that verb
 // fail once; CallCount(verb) counts calls ("get", "list", "create", "update",
-// "updatestatus", "patch", "delete", "watch").
+// "updatestatus", "patch", "delete", "watch"); AfterUpdateStatus(fn) calls fn with each
+// object an UpdateStatus stored, on the caller's thread, before the call returns (no lock
+// held: fn may call the client), so a test can act at the exact moment a write lands.
 //
 // Thread-safety: every method may be called from any thread.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -67,6 +70,7 @@ class FakeClient final : public Client {
   int ActiveWatches() const;
   void InjectError(const std::string& verb, Status status);
   int CallCount(const std::string& verb) const;
+  void AfterUpdateStatus(std::function<void(const api::Object& stored)> fn);
   store::Store& store() { return store_; }
 
  private:
@@ -78,6 +82,7 @@ class FakeClient final : public Client {
   std::map<std::string, int> calls_;
   std::map<std::string, std::vector<Status>> injected_;
   std::vector<std::weak_ptr<store::Watcher>> watchers_;
+  std::function<void(const api::Object&)> after_update_status_;
 };
 
 }  // namespace berth::client::testing
