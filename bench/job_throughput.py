@@ -16,6 +16,12 @@ ideal makespan (N x the command's seconds / the node's CPUs; 0 for `true`), the 
 seconds per job, its RSS at the end, and the load average at start and end (the machine is
 shared: compare runs of one sitting, and read CPU per job rather than wall time).
 
+--stages also watches the Workloads and pods and prints, for each step of a Job's life, the
+median and p90 time from the step before (created -> Workload created -> QuotaReserved ->
+unsuspended -> pod created -> bound -> Running -> Succeeded -> Job Complete -> Workload
+Finished), and how long the next admission took after a Workload finished: where a slot's
+turnover time goes.
+
 Plain mode is bounded by the scheduler's backoff, as in Kubernetes: pods that found no room
 wait 1 s doubling to 10 s per failed attempt (kube-scheduler's podInitialBackoff /
 podMaxBackoff), so N pods submitted at once onto 2 CPUs drain at a few jobs/s whatever the
@@ -129,13 +135,108 @@ def watch_completions(port, names, done_at, finished):
     finished.set()
 
 
+STAGES = ["job created", "workload created", "quota reserved", "job unsuspended", "pod created", "pod bound",
+          "pod running", "pod succeeded", "job complete", "workload finished"]
+
+
+def watch_stages(port, path, note):
+    """Feeds every object of a watch on `path` to `note(obj)` until the connection ends."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=3600)
+    conn.request("GET", path + "?watch=true&allowWatchBookmarks=false")
+    resp = conn.getresponse()
+    buf = b""
+    while True:
+        data = resp.read1(65536)
+        if not data:
+            return
+        buf += data
+        *lines, buf = buf.split(b"\n")
+        for line in lines:
+            if line.strip():
+                note(json.loads(line)["object"])
+
+
+def start_stage_watches(port, seen):
+    """seen[(job name, stage)] = monotonic time the stage was first observed."""
+    lock = threading.Lock()
+
+    def mark(job_name, stage):
+        with lock:
+            seen.setdefault((job_name, stage), time.monotonic())
+
+    def true_conditions(o):
+        return {c.get("type") for c in o.get("status", {}).get("conditions", []) if c.get("status") == "True"}
+
+    def on_job(o):
+        name = o["metadata"]["name"]
+        mark(name, "job created")
+        if o["spec"].get("suspend") is False:
+            mark(name, "job unsuspended")
+        if "Complete" in true_conditions(o):
+            mark(name, "job complete")
+
+    def on_workload(o):
+        owners = o["metadata"].get("ownerReferences", [])
+        if not owners:
+            return
+        name, conds = owners[0]["name"], true_conditions(o)
+        mark(name, "workload created")
+        if "QuotaReserved" in conds:
+            mark(name, "quota reserved")
+        if "Finished" in conds:
+            mark(name, "workload finished")
+
+    def on_pod(o):
+        name = o["metadata"].get("labels", {}).get("batch.kubernetes.io/job-name")
+        if not name:
+            return
+        mark(name, "pod created")
+        if o["spec"].get("nodeName"):
+            mark(name, "pod bound")
+        phase = o.get("status", {}).get("phase")
+        if phase in ("Running", "Succeeded"):
+            mark(name, "pod running")  # a pod may be seen Succeeded without a Running write
+        if phase == "Succeeded":
+            mark(name, "pod succeeded")
+
+    for path, fn in [(f"/apis/batch/v1/namespaces/{NS}/jobs", on_job),
+                     (f"/apis/kueue.x-k8s.io/v1beta2/namespaces/{NS}/workloads", on_workload),
+                     (f"/api/v1/namespaces/{NS}/pods", on_pod)]:
+        threading.Thread(target=watch_stages, args=(port, path, fn), daemon=True).start()
+
+
+def print_stages(names, seen):
+    def quantiles(values):
+        values = sorted(values)
+        return (f"median {values[len(values) // 2]:7.1f} ms  p90 {values[int(0.9 * len(values))]:7.1f} ms"
+                f"  n={len(values)}")
+
+    steady = names[len(names) // 10:]  # past the first tenth: the queue is full
+    for before, after in zip(STAGES, STAGES[1:]):
+        d = [1000 * (seen[(j, after)] - seen[(j, before)]) for j in steady if (j, before) in seen and (j, after) in seen]
+        if d:
+            print(f"    {before:18} -> {after:18} {quantiles(d)}")
+    # A slot's turnover: the first admission after each Workload finished.
+    finished = sorted(seen[(j, "workload finished")] for j in steady if (j, "workload finished") in seen)
+    reserved = sorted(seen[(j, "quota reserved")] for j in steady if (j, "quota reserved") in seen)
+    d, k = [], 0
+    for f in finished:
+        while k < len(reserved) and reserved[k] < f:
+            k += 1
+        if k < len(reserved):
+            d.append(1000 * (reserved[k] - f))
+            k += 1
+    if d:
+        print(f"    {'workload finished':18} -> {'next admission':18} {quantiles(d)}")
+
+
 def run(args, mode, n):
     work = tempfile.mkdtemp(prefix="berth-jobs-")
     kubeconfig = os.path.join(work, "data", "kubeconfig")
     log = open(os.path.join(work, "server.log"), "ab")
     server = subprocess.Popen([args.berth, "server", "--port", "0", "--data-dir", os.path.join(work, "data"),
                                "--nodes", "1", "--node-capacity", args.node_capacity,
-                               "--shutdown-grace-period", "0", "--insecure-http"], stdout=log, stderr=subprocess.STDOUT)
+                               "--shutdown-grace-period", "0", "--insecure-http"] + args.server_args.split(), stdout=log, stderr=subprocess.STDOUT)
     try:
         wait_for(lambda: os.path.exists(kubeconfig) and server_port(kubeconfig), 30, "the kubeconfig")
         port = server_port(kubeconfig)
@@ -155,6 +256,9 @@ def run(args, mode, n):
         done_at, finished = {}, threading.Event()
         watcher = threading.Thread(target=watch_completions, args=(port, set(names), done_at, finished), daemon=True)
         watcher.start()
+        seen = {}
+        if args.stages:
+            start_stage_watches(port, seen)
         time.sleep(0.5)
         load_start = open("/proc/loadavg").read().split()[:3]
         cpu0 = proc_stat_cpu(server.pid)
@@ -176,6 +280,8 @@ def run(args, mode, n):
               f"  server CPU {1000 * cpu / n:7.1f} ms/job  RSS {rss / 1024:6.0f} MiB"
               f"  load {' '.join(load_start)} -> {' '.join(load_end)}"
               + (f"  (prefill took {prefill_s:.0f} s)" if args.prefill else ""), flush=True)
+        if args.stages:
+            print_stages(names, seen)
     finally:
         server.terminate()
         try:
@@ -197,6 +303,8 @@ def main():
     ap.add_argument("--prefill", type=int, default=0, help="finished Jobs (and pods) stored before the run")
     ap.add_argument("--node-capacity", default="cpu=2,memory=23Gi")
     ap.add_argument("--timeout", type=float, default=3600)
+    ap.add_argument("--server-args", default="", help='more `berth server` flags, e.g. "--sandbox=off"')
+    ap.add_argument("--stages", action="store_true", help="print where each Job's time goes (see above)")
     ap.add_argument("--keep", action="store_true", help="keep each run's work directory")
     args = ap.parse_args()
     for n in [int(x) for x in args.jobs.split(",")]:

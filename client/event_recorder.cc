@@ -87,9 +87,54 @@ EventRecorder::EventRecorder(Client& client, Clock& clock, std::string component
       clock_(clock),
       component_(std::move(component)),
       host_(std::move(host)),
-      cache_(std::make_unique<Cache>()) {}
+      cache_(std::make_unique<Cache>()),
+      sender_([this] { Send(); }) {}
 
-EventRecorder::~EventRecorder() = default;
+EventRecorder::~EventRecorder() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  sender_.join();
+}
+
+void EventRecorder::Flush() {
+  std::unique_lock<std::mutex> lock(mu_);
+  const uint64_t target = queued_;
+  cv_.wait(lock, [&] { return written_ >= target; });
+}
+
+void EventRecorder::Send() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (true) {
+    cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+    if (queue_.empty()) return;  // stopping, and everything is written
+    Write w = std::move(queue_.front());
+    queue_.pop_front();
+    lock.unlock();
+    Deliver(w);
+    lock.lock();
+    ++written_;
+    cv_.notify_all();
+  }
+}
+
+void EventRecorder::Deliver(Write& w) {
+  const std::string name = api::Name(w.event);
+  if (w.patch_count > 1) {
+    api::Object patch = {{"count", w.patch_count}, {"lastTimestamp", w.event["lastTimestamp"]}};
+    auto res = client_.Patch(kEvents.Namespace(w.ns), name, PatchType::kMerge, patch.dump());
+    if (res.ok()) return;
+    // The Event was deleted meanwhile (or expired): create a fresh one below.
+  }
+  auto res = client_.Create(kEvents.Namespace(w.ns), w.event);
+  if (!res.ok()) {
+    Logger("events")->warn("event {} {} on {}/{} not recorded: {}", w.event.value("type", ""),
+                           w.event.value("reason", ""), w.ns, w.event["involvedObject"].value("name", ""),
+                           res.status().ToString());
+  }
+}
 
 void EventRecorder::Event(const api::Object& object, const std::string& type, const std::string& reason,
                           const std::string& message) {
@@ -150,13 +195,6 @@ void EventRecorder::Event(const api::Object& object, std::string_view field_path
     }
   }
   const std::string ts = FormatRfc3339(now);
-  if (count > 1) {
-    api::Object patch = {{"count", count}, {"lastTimestamp", ts}};
-    auto res = client_.Patch(kEvents.Namespace(ns), event_name, PatchType::kMerge, patch.dump());
-    if (res.ok()) return;
-    // The Event was deleted meanwhile (or expired): create a fresh one below.
-    count = 1;
-  }
   api::Object involved = {{"apiVersion", api_version},
                           {"kind", kind},
                           {"name", name},
@@ -177,12 +215,19 @@ void EventRecorder::Event(const api::Object& object, std::string_view field_path
                     {"reportingComponent", component_},
                     {"firstTimestamp", ts},
                     {"lastTimestamp", ts},
-                    {"count", count}};
+                    {"count", 1}};
   if (!host_.empty()) ev["reportingInstance"] = host_;
-  auto res = client_.Create(kEvents.Namespace(ns), ev);
-  if (!res.ok()) {
-    Logger("events")->warn("event {} {} on {}/{} not recorded: {}", type, reason, ns, name, res.status().ToString());
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (queue_.size() >= kEventQueueLimit) {
+      Logger("events")->warn("event {} {} on {}/{} dropped: {} Events wait to be written", type, reason, ns, name,
+                             queue_.size());
+      return;
+    }
+    queue_.push_back(Write{ns, std::move(ev), count});
+    ++queued_;
   }
+  cv_.notify_all();
 }
 
 }  // namespace berth::client

@@ -36,17 +36,28 @@
 // With these, a crash-looping container adds at most one Event object per distinct
 // message, and its count grows by at most one per kEventSpamRefill after the burst.
 //
+// Writing is asynchronous, as client-go's broadcaster (event.go: StartRecordingToSink over
+// a watch.Broadcaster of maxQueuedEvents = 1000 with DropIfChannelFull): Event() runs the
+// correlator and queues the write; one sender thread per recorder writes the queue in order
+// (a repeat's patch after the create it patches). A caller never waits for the store: the
+// node agent's container start and the controllers' reconciles do not pay for their Events.
+// When kEventQueueLimit writes are queued, a further Event is dropped (logged). Flush()
+// waits until everything queued is written; the destructor writes what is queued and stops.
+//
 // Errors: recording is best effort (as upstream): failures are logged and otherwise
 // ignored.
 //
 // Thread-safety: every method may be called from any thread.
 #pragma once
 
+#include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <list>
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <unordered_map>
 
 #include "api/object.h"
@@ -66,13 +77,17 @@ inline constexpr int kEventAggregateMaxEvents = 10;
 inline constexpr Duration kEventAggregateInterval = std::chrono::minutes(10);
 // maxLruCacheEntries = 4096 (each of the correlator's caches).
 inline constexpr size_t kEventCacheEntries = 4096;
+// event.go maxQueuedEvents = 1000: Event writes waiting for the sender thread.
+inline constexpr size_t kEventQueueLimit = 1000;
 
 class EventRecorder {
  public:
   // `component` is source.component ("job-controller", "kubelet"); `host` is
   // source.host ("" for controllers, the node name for the kubelet).
   EventRecorder(Client& client, Clock& clock, std::string component, std::string host = "");
-  ~EventRecorder();
+  ~EventRecorder();  // writes what is queued, then stops the sender
+  EventRecorder(const EventRecorder&) = delete;
+  EventRecorder& operator=(const EventRecorder&) = delete;
 
   // `object` is the involved object (apiVersion, kind and metadata are read).
   void Event(const api::Object& object, const std::string& type, const std::string& reason, const std::string& message);
@@ -81,15 +96,34 @@ class EventRecorder {
   void Event(const api::Object& object, std::string_view field_path, const std::string& type, const std::string& reason,
              const std::string& message);
 
+  // Blocks until every Event recorded before the call has been written (or failed).
+  void Flush();
+
  private:
   struct Cache;  // the correlator's three bounded caches
+  // One queued write: a repeat (`patch_count` > 1) patches count and lastTimestamp of the
+  // Event it repeats, and creates `event` afresh (count 1) when that one is gone.
+  struct Write {
+    std::string ns;
+    api::Object event;
+    int64_t patch_count = 0;
+  };
+  void Send();  // the sender thread
+  void Deliver(Write& w);
+
   Client& client_;
   Clock& clock_;
   const std::string component_;
   const std::string host_;
-  std::mutex mu_;
+  std::mutex mu_;  // guards the correlator's state and the queue
   uint64_t seq_ = 0;
   std::unique_ptr<Cache> cache_;
+  std::condition_variable cv_;
+  std::deque<Write> queue_;
+  uint64_t queued_ = 0;   // writes ever queued
+  uint64_t written_ = 0;  // writes done (ok or not)
+  bool stopping_ = false;
+  std::thread sender_;
 };
 
 }  // namespace berth::client

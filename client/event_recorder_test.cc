@@ -2,6 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <thread>
+
 #include "client/testing/fake_client.h"
 
 namespace berth::client {
@@ -17,7 +22,9 @@ api::Object Pod(const std::string& name) {
 
 class EventRecorderTest : public ::testing::Test {
  protected:
-  std::vector<api::Object> Events() {
+  // The Events written once everything `recorder` queued is written.
+  std::vector<api::Object> Events(EventRecorder& recorder) {
+    recorder.Flush();
     auto list = client_.List(kEvents.Namespace("team"));
     EXPECT_TRUE(list.ok()) << list.status().ToString();
     return list.ok() ? list->items : std::vector<api::Object>{};
@@ -29,7 +36,7 @@ class EventRecorderTest : public ::testing::Test {
 TEST_F(EventRecorderTest, KubeletEventNamesTheContainerAndTheNode) {
   EventRecorder recorder(client_, clock_, "kubelet", "node-1");
   recorder.Event(Pod("p"), "spec.containers{main}", kEventTypeNormal, "Started", "Started container main");
-  auto events = Events();
+  auto events = Events(recorder);
   ASSERT_EQ(events.size(), 1u);
   const api::Object& ev = events[0];
   EXPECT_EQ(ev["involvedObject"]["fieldPath"], "spec.containers{main}");
@@ -49,7 +56,7 @@ TEST_F(EventRecorderTest, ARepeatPatchesTheCountAndADifferentContainerIsAnotherE
     clock_.Advance(std::chrono::seconds(10));
   }
   recorder.Event(Pod("p"), "spec.containers{b}", kEventTypeWarning, "BackOff", "Back-off a");
-  auto events = Events();
+  auto events = Events(recorder);
   ASSERT_EQ(events.size(), 2u);
   int64_t counts = 0;
   for (const auto& ev : events) {
@@ -69,18 +76,18 @@ TEST_F(EventRecorderTest, TheSpamFilterBoundsACrashLoop) {
     recorder.Event(Pod("p"), "spec.containers{a}", kEventTypeWarning, "BackOff", "Back-off restarting");
     clock_.Advance(std::chrono::seconds(1));
   }
-  auto events = Events();
+  auto events = Events(recorder);
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0]["count"], kEventSpamBurst);
   // 100 s later the bucket has refilled by 100/300 of a token: still dropped.
   recorder.Event(Pod("p"), "spec.containers{a}", kEventTypeWarning, "BackOff", "Back-off restarting");
-  EXPECT_EQ(Events()[0]["count"], kEventSpamBurst);
+  EXPECT_EQ(Events(recorder)[0]["count"], kEventSpamBurst);
   clock_.Advance(kEventSpamRefill);
   recorder.Event(Pod("p"), "spec.containers{a}", kEventTypeWarning, "BackOff", "Back-off restarting");
-  EXPECT_EQ(Events()[0]["count"], kEventSpamBurst + 1);
+  EXPECT_EQ(Events(recorder)[0]["count"], kEventSpamBurst + 1);
   // Another object has its own bucket.
   recorder.Event(Pod("q"), kEventTypeNormal, "Killing", "Stopping container a");
-  EXPECT_EQ(Events().size(), 2u);
+  EXPECT_EQ(Events(recorder).size(), 2u);
 }
 
 // events_cache.go EventAggregator: the 10th distinct message of one reason about one
@@ -90,7 +97,7 @@ TEST_F(EventRecorderTest, SimilarEventsAreCombined) {
   for (int i = 0; i < kEventAggregateMaxEvents + 2; ++i) {
     recorder.Event(Pod("p"), kEventTypeNormal, "SuccessfulCreate", "Created pod: p-" + std::to_string(i));
   }
-  auto events = Events();
+  auto events = Events(recorder);
   ASSERT_EQ(events.size(), static_cast<size_t>(kEventAggregateMaxEvents));
   int combined = 0;
   for (const auto& ev : events) {
@@ -106,11 +113,59 @@ TEST_F(EventRecorderTest, ClusterScopedObjectsGoToTheDefaultNamespace) {
   EventRecorder recorder(client_, clock_, "node-controller");
   recorder.Event({{"apiVersion", "v1"}, {"kind", "Node"}, {"metadata", {{"name", "n1"}, {"uid", "u"}}}},
                  kEventTypeNormal, "RegisteredNode", "Node n1 event: Registered Node n1");
+  recorder.Flush();
   auto list = client_.List(kEvents.Namespace("default"));
   ASSERT_TRUE(list.ok());
   ASSERT_EQ(list->items.size(), 1u);
   EXPECT_FALSE(list->items[0]["involvedObject"].contains("namespace"));
   EXPECT_FALSE(list->items[0].contains("reportingInstance"));
+}
+
+// A caller never waits for the store (client-go's broadcaster): Event() returns while the
+// write it queued is held up, and the write lands once the store answers.
+TEST_F(EventRecorderTest, RecordingDoesNotWaitForTheWrite) {
+  EventRecorder recorder(client_, clock_, "job-controller");
+  std::mutex gate;
+  std::unique_lock<std::mutex> held(gate);
+  std::atomic<int> writes{0};
+  // The first Event's create blocks inside the client until the gate opens.
+  client_.BeforeWrite([&] {
+    ++writes;
+    std::lock_guard<std::mutex> wait(gate);
+  });
+  const auto start = std::chrono::steady_clock::now();
+  recorder.Event(Pod("p"), kEventTypeNormal, "SuccessfulCreate", "Created pod: p-0");
+  recorder.Event(Pod("p"), kEventTypeNormal, "Completed", "Job completed");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  held.unlock();
+  auto events = Events(recorder);
+  client_.BeforeWrite(nullptr);
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(writes.load(), 2);
+}
+
+// The queue is bounded as client-go's (maxQueuedEvents): while the store does not answer,
+// Events beyond kEventQueueLimit are dropped, not kept in memory; the rest are written.
+TEST_F(EventRecorderTest, EventsBeyondTheQueueLimitAreDropped) {
+  EventRecorder recorder(client_, clock_, "job-controller");
+  std::mutex gate;
+  std::unique_lock<std::mutex> held(gate);
+  std::atomic<bool> in_write{false};
+  client_.BeforeWrite([&] {
+    in_write = true;
+    std::lock_guard<std::mutex> wait(gate);
+  });
+  // Distinct objects, so the spam filter and the aggregation keep out of the way.
+  recorder.Event(Pod("p-first"), kEventTypeNormal, "Started", "first");
+  for (int i = 0; i < 200 && !in_write; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_TRUE(in_write.load());  // the sender holds the first write: the queue is empty
+  for (size_t i = 0; i < kEventQueueLimit + 50; ++i) {
+    recorder.Event(Pod("p-" + std::to_string(i)), kEventTypeNormal, "Started", "more");
+  }
+  held.unlock();
+  auto events = Events(recorder);
+  client_.BeforeWrite(nullptr);
+  EXPECT_EQ(events.size(), 1 + kEventQueueLimit);
 }
 
 }  // namespace

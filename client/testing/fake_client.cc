@@ -119,6 +119,12 @@ FakeClient::FakeClient(Clock& clock, const store::StoreOptions& options) : store
 FakeClient::~FakeClient() { CloseWatches(); }
 
 Status FakeClient::Enter(const std::string& verb) {
+  std::function<void()> before;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (verb != "get" && verb != "list" && verb != "watch") before = before_write_;
+  }
+  if (before) before();
   std::lock_guard<std::mutex> l(mu_);
   calls_[verb]++;
   auto it = injected_.find(verb);
@@ -126,6 +132,11 @@ Status FakeClient::Enter(const std::string& verb) {
   Status s = std::move(it->second.front());
   it->second.erase(it->second.begin());
   return s;
+}
+
+void FakeClient::BeforeWrite(std::function<void()> fn) {
+  std::lock_guard<std::mutex> l(mu_);
+  before_write_ = std::move(fn);
 }
 
 void FakeClient::InjectError(const std::string& verb, Status status) {

@@ -27,7 +27,9 @@
 // fail once; CallCount(verb) counts calls ("get", "list", "create", "update",
 // "updatestatus", "patch", "delete", "watch"); AfterUpdateStatus(fn) calls fn with each
 // object an UpdateStatus stored, on the caller's thread, before the call returns (no lock
-// held: fn may call the client), so a test can act at the exact moment a write lands.
+// held: fn may call the client), so a test can act at the exact moment a write lands;
+// BeforeWrite(fn) calls fn at the start of every create, update, updatestatus, patch and
+// delete (no lock held: fn may block to hold the caller up).
 //
 // Thread-safety: every method may be called from any thread.
 #pragma once
@@ -71,6 +73,7 @@ class FakeClient final : public Client {
   void InjectError(const std::string& verb, Status status);
   int CallCount(const std::string& verb) const;
   void AfterUpdateStatus(std::function<void(const api::Object& stored)> fn);
+  void BeforeWrite(std::function<void()> fn);
   store::Store& store() { return store_; }
 
  private:
@@ -83,6 +86,7 @@ class FakeClient final : public Client {
   std::map<std::string, std::vector<Status>> injected_;
   std::vector<std::weak_ptr<store::Watcher>> watchers_;
   std::function<void(const api::Object&)> after_update_status_;
+  std::function<void()> before_write_;
 };
 
 }  // namespace berth::client::testing
