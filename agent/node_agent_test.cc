@@ -320,6 +320,7 @@ TEST_F(NodeAgentTest, ACrashLoopRecordsAggregatedContainerEvents) {
   const client::GroupVersionResource events{"", "v1", "events"};
   auto counts = [&] {
     std::map<std::string, int64_t> out;
+    berth::client::EventRecorder::FlushAll();
     const std::vector<api::Object> items = client_.List(events.Namespace("default"))->items;
     for (const api::Object& e : items) {
       EXPECT_EQ(e["involvedObject"]["name"], "crash");
@@ -341,6 +342,7 @@ TEST_F(NodeAgentTest, ACrashLoopRecordsAggregatedContainerEvents) {
                           {"Started: Started container main", 4},
                           {backoff, 3},
                       }));
+  berth::client::EventRecorder::FlushAll();
   EXPECT_EQ(client_.List(events.Namespace("default"))->items.size(), 4u);
 }
 
@@ -355,6 +357,7 @@ TEST_F(NodeAgentTest, VolumesWaitForTheirConfigMapAndNeedTheSandboxToBeMounted) 
   const std::string uid = api::Uid(Create(pod));
   const client::GroupVersionResource events{"", "v1", "events"};
   auto has_event = [&](const std::string& reason, const std::string& message) {
+    berth::client::EventRecorder::FlushAll();
     const std::vector<api::Object> items = client_.List(events.Namespace("default"))->items;
     for (const api::Object& e : items) {
       if (e["reason"] == reason && e["message"] == message) return true;
@@ -397,6 +400,7 @@ TEST_F(NodeAgentTest, DeletionRecordsKillingAndAMissingBinaryFailed) {
   const client::GroupVersionResource events{"", "v1", "events"};
   auto reasons = [&](const std::string& pod_name) {
     std::vector<std::string> out;
+    berth::client::EventRecorder::FlushAll();
     const std::vector<api::Object> items = client_.List(events.Namespace("default"))->items;
     for (const api::Object& e : items) {
       if (e["involvedObject"]["name"] != pod_name) continue;
@@ -940,6 +944,7 @@ TEST_F(NodeAgentTest, APodOverItsEphemeralStorageLimitsIsEvictedAtTheNextMeasure
 
   const client::GroupVersionResource events{"", "v1", "events"};
   std::vector<std::string> evicted;
+  berth::client::EventRecorder::FlushAll();
   const std::vector<api::Object> items = client_.List(events.Namespace("default"))->items;
   for (const api::Object& e : items) {
     if (e["reason"] == "Evicted") evicted.push_back(e["involvedObject"]["name"].get<std::string>() + " " +
@@ -1082,6 +1087,7 @@ TEST_F(NodeAgentTest, ReadinessFollowsItsProbeAfterTheStartupProbeAndLivenessRes
   std::filesystem::remove(work + "dead");
   const client::GroupVersionResource events{"", "v1", "events"};
   std::set<std::string> seen;
+  berth::client::EventRecorder::FlushAll();
   const std::vector<api::Object> items = client_.List(events.Namespace("default"))->items;
   for (const api::Object& e : items) {
     if (e["involvedObject"]["name"] != "probed") continue;

@@ -13,6 +13,16 @@ namespace {
 
 const GroupVersionResource kEvents{"", "v1", "events"};
 
+// The recorders alive in this process, for FlushAll().
+struct Registry {
+  std::mutex mu;
+  std::set<EventRecorder*> set;
+};
+Registry& LiveRecorders() {
+  static Registry* registry = new Registry;  // never destroyed: recorders may outlive statics
+  return *registry;
+}
+
 // A map that keeps at most `capacity` keys, dropping the least recently used
 // (client-go's lru.Cache).
 template <typename V>
@@ -88,9 +98,16 @@ EventRecorder::EventRecorder(Client& client, Clock& clock, std::string component
       component_(std::move(component)),
       host_(std::move(host)),
       cache_(std::make_unique<Cache>()),
-      sender_([this] { Send(); }) {}
+      sender_([this] { Send(); }) {
+  std::lock_guard<std::mutex> lock(LiveRecorders().mu);
+  LiveRecorders().set.insert(this);
+}
 
 EventRecorder::~EventRecorder() {
+  {
+    std::lock_guard<std::mutex> lock(LiveRecorders().mu);
+    LiveRecorders().set.erase(this);
+  }
   {
     std::lock_guard<std::mutex> lock(mu_);
     stopping_ = true;
@@ -103,6 +120,11 @@ void EventRecorder::Flush() {
   std::unique_lock<std::mutex> lock(mu_);
   const uint64_t target = queued_;
   cv_.wait(lock, [&] { return written_ >= target; });
+}
+
+void EventRecorder::FlushAll() {
+  std::lock_guard<std::mutex> lock(LiveRecorders().mu);  // a recorder is not destroyed meanwhile
+  for (EventRecorder* r : LiveRecorders().set) r->Flush();
 }
 
 void EventRecorder::Send() {

@@ -98,6 +98,10 @@ class EventRecorder {
 
   // Blocks until every Event recorded before the call has been written (or failed).
   void Flush();
+  // Flush() on every recorder alive in this process: for tests, which read Events
+  // through the client right after the action that recorded them, wherever the
+  // recorder lives (a controller's, the node agent's).
+  static void FlushAll();
 
  private:
   struct Cache;  // the correlator's three bounded caches

@@ -15,6 +15,7 @@
 #include "api/unstructured.h"
 #include "controllers/kueue/decoder.h"
 #include "controllers/kueue/testing/kueue_test_env.h"
+#include "client/event_recorder.h"
 
 namespace berth::controllers::kueue {
 namespace {
@@ -116,6 +117,7 @@ class JobReconcilerTest : public testing::KueueTestEnv {
   }
   std::vector<std::string> EventMessages(const std::string& reason) {
     std::vector<std::string> out;
+    berth::client::EventRecorder::FlushAll();
     auto list = client_.List(kEvents.Namespace("ns"));
     for (const api::Object& e : list.value().items) {
       if (e.value("reason", "") == reason) out.push_back(e.value("message", ""));

@@ -21,6 +21,7 @@
 #include "controllers/kueue/decoder.h"
 #include "controllers/kueue/kueue_controller.h"
 #include "controllers/kueue/testing/kueue_test_env.h"
+#include "client/event_recorder.h"
 
 namespace berth::controllers {
 
@@ -266,6 +267,7 @@ TEST_F(JobControllersTest, MissingRuntimeIsAConditionAndEventUntilItAppears) {
   EXPECT_EQ((*created)["reason"], "RuntimeNotFound");
   EXPECT_EQ((*created)["message"], msg);
   int events = 0;
+  berth::client::EventRecorder::FlushAll();
   for (const api::Object& e : List(kEvents, "team-a")) {
     if (e["reason"] == "TrainJobResourcesCreationFailed" && e["involvedObject"]["name"] == "lora-sft") {
       EXPECT_EQ(e["message"], msg);

@@ -14,6 +14,7 @@
 #include "api/priority_admission.h"
 #include "controllers/scheduler/pod_decoder.h"
 #include "tests/testing/prometheus_values.h"
+#include "client/event_recorder.h"
 
 namespace berth::controllers::scheduler {
 
@@ -88,6 +89,7 @@ class SchedulerControllerTest : public ::testing::Test {
   bool PodExists(const std::string& name) { return client_.Get(kPods.Namespace("default"), name).ok(); }
   std::vector<api::Object> Events(const std::string& name, const std::string& reason) {
     std::vector<api::Object> out;
+    berth::client::EventRecorder::FlushAll();
     auto list = client_.List(kEvents.Namespace("default"));
     EXPECT_TRUE(list.ok());
     for (const auto& e : list.value().items) {

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "tests/integration/control_plane_fixture.h"
+#include "client/event_recorder.h"
 
 namespace berth::integration {
 namespace {
@@ -71,6 +72,7 @@ TEST_F(ControlPlaneTest, HigherPriorityJobPreemptsTheWholeLowerPriorityJobWhichI
   ASSERT_TRUE(WaitFor([&] { return HasCondition(Get(kJobs, "team-a", "high"), "Complete"); }))
       << WorkloadsOf("team-a", "high")[0].dump(2);
   bool preempted_event = false;
+  berth::client::EventRecorder::FlushAll();
   for (const api::Object& e : List(kEvents, "team-a")) {
     if (e.value("reason", "") == "Preempted" && e["involvedObject"].value("kind", "") == "Workload") {
       preempted_event = true;

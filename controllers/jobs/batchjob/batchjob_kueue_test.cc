@@ -14,6 +14,7 @@
 #include "controllers/kueue/testing/kueue_test_env.h"
 #include "controllers/kueue/visibility.h"
 #include "tests/testing/prometheus_values.h"
+#include "client/event_recorder.h"
 
 namespace berth::controllers::jobs::batchjob {
 
@@ -38,6 +39,7 @@ class KueueControllerTest : public kueue::testing::KueueTestEnv {
   api::Object WorkloadOf(const std::string& ns, const std::string& job) { return KueueTestEnv::WorkloadOf(kJobs, ns, job); }
   std::vector<api::Object> EventsFor(const std::string& ns, const std::string& name, const std::string& reason) {
     std::vector<api::Object> out;
+    berth::client::EventRecorder::FlushAll();
     auto list = client_.List(kEvents.Namespace(ns));
     EXPECT_TRUE(list.ok());
     for (const auto& e : list.value().items) {

@@ -7,6 +7,7 @@
 #include "client/testing/fake_client.h"
 #include "controllers/jobs/batchjob/job_controller.h"
 #include "controllers/jobs/batchjob/job_pods.h"
+#include "client/event_recorder.h"
 
 namespace berth::controllers::jobs::batchjob {
 namespace {
@@ -30,6 +31,7 @@ class JobEventsTest : public ::testing::Test {
   std::vector<json> Pods() { return client_.List(kPodsResource.Namespace("default"))->items; }
   // (type, reason, message, count) of every Event, in creation order.
   std::vector<std::tuple<std::string, std::string, std::string, int>> Events() {
+    berth::client::EventRecorder::FlushAll();
     std::vector<json> items = client_.List(kEvents.Namespace("default"))->items;
     std::sort(items.begin(), items.end(), [](const json& a, const json& b) {
       return std::stoll(api::ResourceVersion(a)) < std::stoll(api::ResourceVersion(b));
