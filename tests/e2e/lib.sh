@@ -69,7 +69,13 @@ e2e_init() {
 e2e_cleanup() {
   if [ -n "$SERVER_PID" ]; then kill -TERM "$SERVER_PID" 2>/dev/null; wait "$SERVER_PID" 2>/dev/null; fi
   e2e_kill_containers
-  if [ "$FAILURES" -eq 0 ]; then rm -rf "$WORK"; else echo "kept $WORK for inspection"; fi
+  if [ "$FAILURES" -eq 0 ]; then rm -rf "$WORK"; return; fi
+  # A CI log is all that is left of a clean clone's run: show the server's last words.
+  if [ -f "$WORK/server.log" ]; then
+    echo "--- last 25 lines of $WORK/server.log"
+    tail -25 "$WORK/server.log"
+  fi
+  echo "kept $WORK for inspection"
 }
 
 e2e_kill_containers() {
