@@ -145,7 +145,7 @@ void KueueController::RegisterHandlers() {
       if (!AdmittedClusterQueue(*obj).empty() && admitted != nullptr &&
           ParseRfc3339(admitted->value("lastTransitionTime", ""), &from) &&
           ParseRfc3339(finished->value("lastTransitionTime", ""), &to)) {
-        options_.metrics->WorkloadFinished(AdmittedClusterQueue(*obj), PriorityClassName(*obj), to - from);
+        options_.metrics->WorkloadFinished(AdmittedClusterQueue(*obj), LocalQueueOf(*obj), PriorityClassName(*obj), to - from);
       }
     }
     if (options_.metrics && !deleted && IsConditionTrue(*obj, "PodsReady") &&
@@ -154,7 +154,7 @@ void KueueController::RegisterHandlers() {
       Time ready{}, admitted{};
       if (ParseRfc3339(FindCondition(*obj, "PodsReady")->value("lastTransitionTime", ""), &ready) &&
           ParseRfc3339(FindCondition(*obj, "Admitted")->value("lastTransitionTime", ""), &admitted)) {
-        options_.metrics->WorkloadReady(AdmittedClusterQueue(*obj), PriorityClassName(*obj),
+        options_.metrics->WorkloadReady(AdmittedClusterQueue(*obj), LocalQueueOf(*obj), PriorityClassName(*obj),
                                         QueuedWaitTime(*obj, ready), ready - admitted);
       }
     }
@@ -305,7 +305,7 @@ Status KueueController::ReconcileWorkload(const std::string& key) {
     if (options_.metrics) {
       for (const EvictionIncrease& e : NewEvictions(wl, step.workload)) {
         for (int i = 0; i < e.count; ++i) {
-          options_.metrics->WorkloadEvicted(AdmittedClusterQueue(step.workload), e.reason, e.underlying_cause,
+          options_.metrics->WorkloadEvicted(AdmittedClusterQueue(step.workload), LocalQueueOf(step.workload), e.reason, e.underlying_cause,
                                             PriorityClassName(step.workload));
         }
       }
@@ -385,7 +385,7 @@ Status KueueController::ReconcileWorkload(const std::string& key) {
     if (SetEvicted(&wl, evict_reason, evict_message, "", now)) {
       BERTH_RETURN_IF_ERROR(WriteWorkloadStatus(wl));
       if (options_.metrics) {
-        options_.metrics->WorkloadEvicted(AdmittedClusterQueue(wl), evict_reason, "", PriorityClassName(wl));
+        options_.metrics->WorkloadEvicted(AdmittedClusterQueue(wl), LocalQueueOf(wl), evict_reason, "", PriorityClassName(wl));
       }
       recorder_.Event(wl, kEventTypeNormal, "Evicted", evict_message);
     }
@@ -551,17 +551,35 @@ Status KueueController::ReconcileCohort(const std::string& name) {
 Status KueueController::ReconcileLocalQueue(const std::string& key) {
   auto [ns, name] = client::SplitMetaNamespaceKey(key);
   client::ObjectPtr obj = cache_.local_queues().GetIndexer().Get(ns, name);
-  if (!obj) return Status::Ok();
+  if (!obj) {
+    if (options_.metrics) options_.metrics->ForgetLocalQueue({ns, name});
+    return Status::Ok();
+  }
   const Time now = clock_.Now();
   const std::string cq_name = Spec(*obj, "clusterQueue");
   client::ObjectPtr cq = cache_.cluster_queues().GetIndexer().Get(cq_name);
   api::Object status;
+  int pending_active = 0, pending_inadmissible = 0;
   {
     std::lock_guard<std::mutex> lock(mu_);
     std::vector<QueuedWorkload> queued = ToQueued(cache_.WorkloadsByIndex(kQueueQuotaHolderIndex, key), cache_);
     const int pending = static_cast<int>(cache_.CountByIndex(kQueuePendingIndex, key));
     // Only workloads holding quota in this LocalQueue's ClusterQueue count as reserving.
     status = LocalQueueStatus(*obj, cq.get(), cq && ClusterQueueActive(*cq), pending, queued, cache_.names(), now);
+    if (options_.metrics) {
+      for (const client::ObjectPtr& wl : cache_.WorkloadsByIndex(kQueuePendingIndex, key)) {
+        const std::string uid = api::Uid(*wl);
+        if (queues_.IsInadmissible(uid)) {
+          ++pending_inadmissible;
+        } else if (queues_.Contains(uid)) {
+          ++pending_active;
+        }
+      }
+    }
+  }
+  if (options_.metrics) {
+    options_.metrics->ReportLocalQueue(LocalQueueMetricsFromStatus({ns, name}, status, pending_active,
+                                                                   pending_inadmissible));
   }
   if (obj->value("status", api::Object()) != status) {
     api::Object updated = *obj;
@@ -700,7 +718,8 @@ CycleSummary KueueController::ScheduleOnce() {
     // Event and the metrics report the same wait.
     const Duration waited = QueuedWaitTime(*a.obj, now);
     if (options_.metrics) {
-      options_.metrics->WorkloadAdmitted(a.admission.cluster_queue, PriorityClassName(*a.obj), waited);
+      options_.metrics->WorkloadAdmitted(a.admission.cluster_queue, LocalQueueOf(*a.obj), PriorityClassName(*a.obj),
+                                         waited);
     }
     recorder_.Event(wl, kEventTypeNormal, "QuotaReserved",
                     fmt::format("Quota reserved in ClusterQueue {}, wait time since queued was {:.0f}s",
@@ -719,7 +738,7 @@ CycleSummary KueueController::ScheduleOnce() {
     }
     ++summary.preempted;
     if (options_.metrics) {
-      options_.metrics->WorkloadEvicted(AdmittedClusterQueue(wl), "Preempted", "", PriorityClassName(wl));
+      options_.metrics->WorkloadEvicted(AdmittedClusterQueue(wl), LocalQueueOf(wl), "Preempted", "", PriorityClassName(wl));
       options_.metrics->WorkloadPreempted(e.preempting_cluster_queue, e.victim.reason);
     }
     recorder_.Event(wl, kEventTypeNormal, "Preempted", e.victim.message);

@@ -53,7 +53,61 @@ constexpr char kEvictionReasonsHelp[] =
     "LocalQueueStopped, Deactivated); 'underlying_cause' is empty when the reason is the root cause, else "
     "WaitForStart, WaitForRecovery or RequeuingLimitExceeded.";
 
+std::map<std::string, std::string> LocalQueueLabels(const LocalQueueKey& lq) {
+  return {{"name", lq.name}, {"namespace", lq.ns}};
+}
+std::map<std::string, std::string> LocalQueueLabels(const LocalQueueKey& lq, const std::string& priority_class) {
+  return {{"name", lq.name}, {"namespace", lq.ns}, {"priority_class", priority_class}};
+}
+std::string OwnerOf(const LocalQueueKey& lq) { return lq.ns + "/" + lq.name; }
+
 }  // namespace
+
+LocalQueueKey LocalQueueOf(const api::Object& workload) {
+  LocalQueueKey k;
+  auto meta = workload.find("metadata");
+  if (meta != workload.end() && meta->is_object()) k.ns = meta->value("namespace", "");
+  auto spec = workload.find("spec");
+  if (spec != workload.end() && spec->is_object()) k.name = spec->value("queueName", "");
+  return k;
+}
+
+LocalQueueMetrics LocalQueueMetricsFromStatus(const LocalQueueKey& queue, const api::Object& status,
+                                              int pending_active, int pending_inadmissible) {
+  LocalQueueMetrics m;
+  m.queue = queue;
+  const api::Object with_status{{"status", status}};  // FindCondition reads obj.status.conditions
+  if (const api::Object* c = FindCondition(with_status, "Active")) {
+    m.active = c->value("status", "Unknown");
+  }
+  m.pending_active = pending_active;
+  m.pending_inadmissible = pending_inadmissible;
+  m.reserving_workloads = status.value("reservingWorkloads", 0);
+  m.admitted_workloads = status.value("admittedWorkloads", 0);
+  // flavorsReservation and flavorsUsage: [{name, resources: [{name, total}]}], the same flavors.
+  const api::Object reservation = status.value("flavorsReservation", api::Object::array());
+  const api::Object usage = status.value("flavorsUsage", api::Object::array());
+  auto total = [](const api::Object& entries, const std::string& flavor, const std::string& resource) {
+    for (const api::Object& f : entries) {
+      if (f.value("name", "") != flavor) continue;
+      for (const api::Object& r : f.value("resources", api::Object::array())) {
+        if (r.value("name", "") == resource) return DecodeAmount(r.value("total", api::Object("0")));
+      }
+    }
+    return admission::Amount{0};
+  };
+  for (const api::Object& f : reservation) {
+    for (const api::Object& r : f.value("resources", api::Object::array())) {
+      LocalQueueResourceMetrics rm;
+      rm.flavor = f.value("name", "");
+      rm.resource = r.value("name", "");
+      rm.reservation = DecodeAmount(r.value("total", api::Object("0")));
+      rm.usage = total(usage, rm.flavor, rm.resource);
+      m.resources.push_back(std::move(rm));
+    }
+  }
+  return m;
+}
 
 ClusterQueueMetrics ClusterQueueMetricsFromStatus(const std::string& name, const admission::ClusterQueue& spec,
                                                   const api::Object& status, bool deleting, int finished_workloads,
@@ -210,7 +264,46 @@ KueueMetrics::KueueMetrics(prometheus::Registry& r)
                 "Reports a value that representing the maximum of the ratios of usage above nominal\nquota to the "
                 "lendable resources in the Cohort, among all the resources provided by\nthe Cohort, and divided by "
                 "the weight.\nIf zero, it means that the usage of the Cohort is below the nominal quota.\nIf the "
-                "Cohort has a weight of zero and is borrowing, this will return NaN.")) {}
+                "Cohort has a weight of zero and is borrowing, this will return NaN.")),
+      lq_quota_reserved_workloads_(Counter(r, "kueue_local_queue_quota_reserved_workloads_total",
+                                           "The total number of quota reserved workloads per 'local_queue'")),
+      lq_quota_reserved_wait_time_(Hist(r, "kueue_local_queue_quota_reserved_wait_time_seconds",
+                                        "The time between a workload was created or requeued until it got quota "
+                                        "reservation, per 'local_queue'")),
+      lq_admitted_workloads_(Counter(r, "kueue_local_queue_admitted_workloads_total",
+                                     "The total number of admitted workloads per 'local_queue'")),
+      lq_admission_wait_time_(Hist(r, "kueue_local_queue_admission_wait_time_seconds",
+                                   "The time between a workload was created or requeued until admission, per "
+                                   "'local_queue'")),
+      lq_admission_checks_wait_time_(Hist(r, "kueue_local_queue_admission_checks_wait_time_seconds",
+                                          "The time from when a workload got the quota reservation until admission, "
+                                          "per 'local_queue'")),
+      lq_evicted_workloads_(Counter(r, "kueue_local_queue_evicted_workloads_total",
+                                    std::string("The number of evicted workloads per 'local_queue'. ") +
+                                        kEvictionReasonsHelp)),
+      lq_finished_workloads_total_(Counter(r, "kueue_local_queue_finished_workloads_total",
+                                           "The total number of finished workloads per 'local_queue'")),
+      lq_execution_time_(Hist(r, "kueue_local_queue_execution_time_seconds",
+                              "The time between a workload was admitted until it finished, per 'local_queue'")),
+      lq_ready_wait_time_(Hist(r, "kueue_local_queue_ready_wait_time_seconds",
+                               "The time between a workload was created or requeued until ready, per 'local_queue'")),
+      lq_admitted_until_ready_wait_time_(Hist(r, "kueue_local_queue_admitted_until_ready_wait_time_seconds",
+                                              "The time between a workload was admitted until ready, per "
+                                              "'local_queue'")),
+      lq_pending_workloads_(Gauge(r, "kueue_local_queue_pending_workloads",
+                                  "The number of pending workloads, per 'local_queue' and 'status' (active: in the "
+                                  "admission queue; inadmissible: set aside after a failed admission attempt)")),
+      lq_reserving_active_workloads_(Gauge(r, "kueue_local_queue_reserving_active_workloads",
+                                           "The number of Workloads that are reserving quota, per 'localQueue'")),
+      lq_admitted_active_workloads_(Gauge(r, "kueue_local_queue_admitted_active_workloads",
+                                          "The number of admitted Workloads that are active, per 'localQueue'")),
+      lq_status_(Gauge(r, "kueue_local_queue_status",
+                       "Reports 'localQueue' with its 'active' status (with possible values 'True', 'False', or "
+                       "'Unknown'). For a LocalQueue, the metric only reports a value of 1 for one of the statuses.")),
+      lq_resource_reservation_(Gauge(r, "kueue_local_queue_resource_reservation",
+                                     "Reports the localQueue's total resource reservation within all the flavors")),
+      lq_resource_usage_(Gauge(r, "kueue_local_queue_resource_usage",
+                               "Reports the localQueue's total resource usage within all the flavors")) {}
 
 double KueueMetrics::Seconds(Duration d) { return std::chrono::duration<double>(d).count(); }
 
@@ -222,45 +315,63 @@ void KueueMetrics::AdmissionAttempt(bool admitted_any, Duration duration) {
   admission_attempt_duration_.Add(l, kDefaultBuckets).Observe(Seconds(duration));
 }
 
-void KueueMetrics::WorkloadAdmitted(const std::string& cluster_queue, const std::string& priority_class,
-                                    Duration wait) {
+void KueueMetrics::WorkloadAdmitted(const std::string& cluster_queue, const LocalQueueKey& local_queue,
+                                    const std::string& priority_class, Duration wait) {
   const Labels l = {{"cluster_queue", cluster_queue}, {"priority_class", priority_class}};
-  quota_reserved_workloads_.Add(l).Increment();
-  admitted_workloads_.Add(l).Increment();
-  quota_reserved_wait_time_.Add(l, KueueBuckets(14)).Observe(Seconds(wait));
-  admission_wait_time_.Add(l, KueueBuckets(16)).Observe(Seconds(wait));
-  admission_checks_wait_time_.Add(l, KueueBuckets(14)).Observe(0);
+  const Labels lq = LocalQueueLabels(local_queue, priority_class);
+  for (const auto& [labels, reserved, admitted, reserved_wait, admission_wait, checks_wait] :
+       {std::tuple{&l, &quota_reserved_workloads_, &admitted_workloads_, &quota_reserved_wait_time_,
+                   &admission_wait_time_, &admission_checks_wait_time_},
+        std::tuple{&lq, &lq_quota_reserved_workloads_, &lq_admitted_workloads_, &lq_quota_reserved_wait_time_,
+                   &lq_admission_wait_time_, &lq_admission_checks_wait_time_}}) {
+    reserved->Add(*labels).Increment();
+    admitted->Add(*labels).Increment();
+    reserved_wait->Add(*labels, KueueBuckets(14)).Observe(Seconds(wait));
+    admission_wait->Add(*labels, KueueBuckets(16)).Observe(Seconds(wait));
+    checks_wait->Add(*labels, KueueBuckets(14)).Observe(0);
+  }
 }
 
-void KueueMetrics::WorkloadEvicted(const std::string& cluster_queue, const std::string& reason,
-                                   const std::string& underlying_cause, const std::string& priority_class) {
+void KueueMetrics::WorkloadEvicted(const std::string& cluster_queue, const LocalQueueKey& local_queue,
+                                   const std::string& reason, const std::string& underlying_cause,
+                                   const std::string& priority_class) {
   evicted_workloads_
       .Add({{"cluster_queue", cluster_queue}, {"reason", reason}, {"underlying_cause", underlying_cause},
             {"priority_class", priority_class}})
       .Increment();
+  Labels lq = LocalQueueLabels(local_queue, priority_class);
+  lq["reason"] = reason;
+  lq["underlying_cause"] = underlying_cause;
+  lq_evicted_workloads_.Add(lq).Increment();
 }
 
 void KueueMetrics::WorkloadPreempted(const std::string& preempting_cluster_queue, const std::string& reason) {
   preempted_workloads_.Add({{"preempting_cluster_queue", preempting_cluster_queue}, {"reason", reason}}).Increment();
 }
 
-void KueueMetrics::WorkloadFinished(const std::string& cluster_queue, const std::string& priority_class,
-                                    Duration execution_time) {
+void KueueMetrics::WorkloadFinished(const std::string& cluster_queue, const LocalQueueKey& local_queue,
+                                    const std::string& priority_class, Duration execution_time) {
   const Labels l = {{"cluster_queue", cluster_queue}, {"priority_class", priority_class}};
   finished_workloads_total_.Add(l).Increment();
   execution_time_.Add(l, KueueBuckets(14)).Observe(Seconds(execution_time));
+  const Labels lq = LocalQueueLabels(local_queue, priority_class);
+  lq_finished_workloads_total_.Add(lq).Increment();
+  lq_execution_time_.Add(lq, KueueBuckets(14)).Observe(Seconds(execution_time));
 }
 
-void KueueMetrics::WorkloadReady(const std::string& cluster_queue, const std::string& priority_class,
-                                 Duration since_queued, Duration since_admitted) {
+void KueueMetrics::WorkloadReady(const std::string& cluster_queue, const LocalQueueKey& local_queue,
+                                 const std::string& priority_class, Duration since_queued, Duration since_admitted) {
   const Labels l = {{"cluster_queue", cluster_queue}, {"priority_class", priority_class}};
   ready_wait_time_.Add(l, KueueBuckets(14)).Observe(Seconds(since_queued));
   admitted_until_ready_wait_time_.Add(l, KueueBuckets(14)).Observe(Seconds(since_admitted));
+  const Labels lq = LocalQueueLabels(local_queue, priority_class);
+  lq_ready_wait_time_.Add(lq, KueueBuckets(14)).Observe(Seconds(since_queued));
+  lq_admitted_until_ready_wait_time_.Add(lq, KueueBuckets(14)).Observe(Seconds(since_admitted));
 }
 
-void KueueMetrics::SetOwnedGauges(prometheus::Family<prometheus::Gauge>& family, const std::string& cluster_queue,
+void KueueMetrics::SetOwnedGauges(prometheus::Family<prometheus::Gauge>& family, const std::string& owner,
                                   const std::vector<std::pair<Labels, double>>& values) {
-  std::set<Labels>& owned = owned_[{&family, cluster_queue}];
+  std::set<Labels>& owned = owned_[{&family, owner}];
   std::set<Labels> now;
   for (const auto& [labels, value] : values) {
     family.Add(labels).Set(value);
@@ -330,6 +441,48 @@ void KueueMetrics::ForgetClusterQueue(const std::string& cluster_queue) {
                        &nominal_quota_, &borrowing_limit_, &lending_limit_, &cluster_queue_weighted_share_}) {
     SetOwnedGauges(*family, cluster_queue, {});
     owned_.erase({family, cluster_queue});
+  }
+}
+
+void KueueMetrics::ReportLocalQueue(const LocalQueueMetrics& lq) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const std::string owner = OwnerOf(lq.queue);
+  const Labels l = LocalQueueLabels(lq.queue);
+  auto with = [&](const char* key, const std::string& value) {
+    Labels out = l;
+    out[key] = value;
+    return out;
+  };
+  SetOwnedGauges(lq_pending_workloads_, owner,
+                 {{with("status", "active"), static_cast<double>(lq.pending_active)},
+                  {with("status", "inadmissible"), static_cast<double>(lq.pending_inadmissible)}});
+  SetOwnedGauges(lq_reserving_active_workloads_, owner, {{l, static_cast<double>(lq.reserving_workloads)}});
+  SetOwnedGauges(lq_admitted_active_workloads_, owner, {{l, static_cast<double>(lq.admitted_workloads)}});
+  std::vector<std::pair<Labels, double>> status;
+  for (const char* s : {"True", "False", "Unknown"}) status.push_back({with("active", s), lq.active == s ? 1.0 : 0.0});
+  SetOwnedGauges(lq_status_, owner, status);
+  std::vector<std::pair<Labels, double>> reservation, usage;
+  for (const LocalQueueResourceMetrics& r : lq.resources) {
+    Labels rl = with("flavor", r.flavor);
+    rl["resource"] = r.resource;
+    reservation.push_back({rl, BaseUnits(r.reservation)});
+    usage.push_back({rl, BaseUnits(r.usage)});
+  }
+  SetOwnedGauges(lq_resource_reservation_, owner, reservation);
+  SetOwnedGauges(lq_resource_usage_, owner, usage);
+}
+
+std::vector<prometheus::Family<prometheus::Gauge>*> KueueMetrics::LocalQueueGauges() {
+  return {&lq_pending_workloads_, &lq_reserving_active_workloads_, &lq_admitted_active_workloads_, &lq_status_,
+          &lq_resource_reservation_, &lq_resource_usage_};
+}
+
+void KueueMetrics::ForgetLocalQueue(const LocalQueueKey& local_queue) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const std::string owner = OwnerOf(local_queue);
+  for (auto* family : LocalQueueGauges()) {
+    SetOwnedGauges(*family, owner, {});
+    owned_.erase({family, owner});
   }
 }
 

@@ -17,6 +17,12 @@
 //     from its spec, a borrowingLimit unset) are removed; ForgetClusterQueue
 //     removes all of them when the ClusterQueue is gone.
 //
+// Every ClusterQueue metric has its LocalQueue counterpart (Kueue's
+// local_queue_* metrics, labelled name and namespace instead of
+// cluster_queue), which Kueue serves behind its LocalQueueMetrics gate and
+// berth always serves: the event methods take the workload's LocalQueue, and
+// ReportLocalQueue sets its state whenever its status is computed.
+//
 // Every metric carries replica_role="standalone" (Kueue's label; berth has no
 // leader election). Units: durations in seconds; resource amounts in the
 // resource's base unit as Kueue reports them (cpu in cores, memory in bytes,
@@ -43,6 +49,37 @@
 #include "core/clock.h"
 
 namespace berth::controllers::kueue {
+
+// A LocalQueue: the `namespace` and `name` labels of the local_queue_* metrics.
+struct LocalQueueKey {
+  std::string ns;
+  std::string name;
+  bool operator==(const LocalQueueKey&) const = default;
+};
+// The LocalQueue a workload was submitted to: metadata.namespace, spec.queueName.
+LocalQueueKey LocalQueueOf(const api::Object& workload);
+
+// The state of one LocalQueue, as its status was just computed.
+struct LocalQueueResourceMetrics {
+  std::string flavor;
+  std::string resource;
+  admission::Amount reservation = 0;  // status.flavorsReservation
+  admission::Amount usage = 0;        // status.flavorsUsage
+};
+struct LocalQueueMetrics {
+  LocalQueueKey queue;
+  std::string active = "Unknown";  // its Active condition's status: True, False or Unknown
+  int pending_active = 0;          // pending workloads in their ClusterQueue's heap
+  int pending_inadmissible = 0;    // ... set aside as inadmissible
+  int reserving_workloads = 0;     // status.reservingWorkloads
+  int admitted_workloads = 0;      // status.admittedWorkloads
+  std::vector<LocalQueueResourceMetrics> resources;
+};
+// The metrics view of a LocalQueue whose status (queue_status.h
+// LocalQueueStatus) was just computed; the pending split comes from the
+// queue manager.
+LocalQueueMetrics LocalQueueMetricsFromStatus(const LocalQueueKey& queue, const api::Object& status,
+                                              int pending_active, int pending_inadmissible);
 
 // kueue_cluster_queue_status{status}: Kueue's three ClusterQueue states.
 enum class ClusterQueueMetricStatus { kPending, kActive, kTerminating };
@@ -120,10 +157,13 @@ class KueueMetrics {
   // kueue_quota_reserved_wait_time_seconds and kueue_admission_wait_time_seconds
   // observe `wait` (since created or requeued, Kueue's QueuedWaitTime), and
   // kueue_admission_checks_wait_time_seconds observes 0.
-  void WorkloadAdmitted(const std::string& cluster_queue, const std::string& priority_class, Duration wait);
+  // (Also the local_queue_ counters and histograms of `local_queue`, here and
+  // in the other event methods.)
+  void WorkloadAdmitted(const std::string& cluster_queue, const LocalQueueKey& local_queue,
+                        const std::string& priority_class, Duration wait);
   // kueue_evicted_workloads_total{reason, underlying_cause} ("" when the
   // reason is the root cause; see NewEvictions for the waitForPodsReady ones).
-  void WorkloadEvicted(const std::string& cluster_queue, const std::string& reason,
+  void WorkloadEvicted(const std::string& cluster_queue, const LocalQueueKey& local_queue, const std::string& reason,
                        const std::string& underlying_cause, const std::string& priority_class);
   // kueue_preempted_workloads_total{preempting_cluster_queue, reason}, reason
   // the preemption reason (InClusterQueue, InCohortReclamation,
@@ -131,14 +171,14 @@ class KueueMetrics {
   void WorkloadPreempted(const std::string& preempting_cluster_queue, const std::string& reason);
   // kueue_finished_workloads_total and kueue_execution_time_seconds (since the
   // workload was admitted).
-  void WorkloadFinished(const std::string& cluster_queue, const std::string& priority_class,
-                        Duration execution_time);
+  void WorkloadFinished(const std::string& cluster_queue, const LocalQueueKey& local_queue,
+                        const std::string& priority_class, Duration execution_time);
   // PodsReady became True for the first time (waitForPodsReady):
   // kueue_ready_wait_time_seconds observes `since_queued` (created or
   // requeued until ready), kueue_admitted_until_ready_wait_time_seconds
   // `since_admitted`.
-  void WorkloadReady(const std::string& cluster_queue, const std::string& priority_class, Duration since_queued,
-                     Duration since_admitted);
+  void WorkloadReady(const std::string& cluster_queue, const LocalQueueKey& local_queue,
+                     const std::string& priority_class, Duration since_queued, Duration since_admitted);
 
   // --- State ----------------------------------------------------------
   // kueue_pending_workloads{status="active"|"inadmissible"}.
@@ -161,6 +201,15 @@ class KueueMetrics {
   // keeps them until restart).
   void ForgetClusterQueue(const std::string& cluster_queue);
 
+  // kueue_local_queue_pending_workloads{status}, _reserving_active_workloads,
+  // _admitted_active_workloads, _status{active} (1 for the current value, 0
+  // for the other two), _resource_reservation and _resource_usage{flavor,
+  // resource}.
+  void ReportLocalQueue(const LocalQueueMetrics& lq);
+  // Removes every gauge series of this LocalQueue (counters and histograms
+  // are kept).
+  void ForgetLocalQueue(const LocalQueueKey& local_queue);
+
   // Seconds as Prometheus wants them.
   static double Seconds(Duration d);
   // A milli-unit amount in the resource's base unit.
@@ -168,10 +217,13 @@ class KueueMetrics {
 
  private:
   using Labels = std::map<std::string, std::string>;
-  // Sets `values` as the series a ClusterQueue owns in `family`, removing
-  // those it owned before and no longer reports. Caller holds mu_.
-  void SetOwnedGauges(prometheus::Family<prometheus::Gauge>& family, const std::string& cluster_queue,
+  // Sets `values` as the series `owner` (a ClusterQueue, Cohort or
+  // "namespace/name" of a LocalQueue) owns in `family`, removing those it
+  // owned before and no longer reports. Caller holds mu_.
+  void SetOwnedGauges(prometheus::Family<prometheus::Gauge>& family, const std::string& owner,
                       const std::vector<std::pair<Labels, double>>& values);
+  // The gauge families of a LocalQueue.
+  std::vector<prometheus::Family<prometheus::Gauge>*> LocalQueueGauges();
 
   prometheus::Family<prometheus::Counter>& admission_attempts_;
   prometheus::Family<prometheus::Histogram>& admission_attempt_duration_;
@@ -199,6 +251,23 @@ class KueueMetrics {
   prometheus::Family<prometheus::Gauge>& lending_limit_;
   prometheus::Family<prometheus::Gauge>& cluster_queue_weighted_share_;
   prometheus::Family<prometheus::Gauge>& cohort_weighted_share_;
+  // local_queue_*
+  prometheus::Family<prometheus::Counter>& lq_quota_reserved_workloads_;
+  prometheus::Family<prometheus::Histogram>& lq_quota_reserved_wait_time_;
+  prometheus::Family<prometheus::Counter>& lq_admitted_workloads_;
+  prometheus::Family<prometheus::Histogram>& lq_admission_wait_time_;
+  prometheus::Family<prometheus::Histogram>& lq_admission_checks_wait_time_;
+  prometheus::Family<prometheus::Counter>& lq_evicted_workloads_;
+  prometheus::Family<prometheus::Counter>& lq_finished_workloads_total_;
+  prometheus::Family<prometheus::Histogram>& lq_execution_time_;
+  prometheus::Family<prometheus::Histogram>& lq_ready_wait_time_;
+  prometheus::Family<prometheus::Histogram>& lq_admitted_until_ready_wait_time_;
+  prometheus::Family<prometheus::Gauge>& lq_pending_workloads_;
+  prometheus::Family<prometheus::Gauge>& lq_reserving_active_workloads_;
+  prometheus::Family<prometheus::Gauge>& lq_admitted_active_workloads_;
+  prometheus::Family<prometheus::Gauge>& lq_status_;
+  prometheus::Family<prometheus::Gauge>& lq_resource_reservation_;
+  prometheus::Family<prometheus::Gauge>& lq_resource_usage_;
 
   std::mutex mu_;
   // (family, cluster queue) -> label sets of the series it owns there.

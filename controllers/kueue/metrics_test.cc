@@ -19,6 +19,10 @@ using berth::testing::HistogramSum;
 using berth::testing::MetricValue;
 using std::chrono::seconds;
 
+const LocalQueueKey kTeamA{"team-a", "user-queue"};
+const LocalQueueKey kTeamB{"team-b", "user-queue"};
+const std::map<std::string, std::string> kTeamALabels = {{"namespace", "team-a"}, {"name", "user-queue"}};
+
 class KueueMetricsTest : public ::testing::Test {
  protected:
   prometheus::Registry registry_;
@@ -26,9 +30,9 @@ class KueueMetricsTest : public ::testing::Test {
 };
 
 TEST_F(KueueMetricsTest, AdmissionCountsBothCountersAndWaitHistogramsWithKueueBuckets) {
-  metrics_.WorkloadAdmitted("cq", "low", seconds(3));
-  metrics_.WorkloadAdmitted("cq", "low", seconds(40));
-  metrics_.WorkloadAdmitted("cq", "high", seconds(0));
+  metrics_.WorkloadAdmitted("cq", kTeamA, "low", seconds(3));
+  metrics_.WorkloadAdmitted("cq", kTeamA, "low", seconds(40));
+  metrics_.WorkloadAdmitted("cq", kTeamB, "high", seconds(0));
   const std::map<std::string, std::string> low = {{"cluster_queue", "cq"}, {"priority_class", "low"}};
   EXPECT_EQ(MetricValue(registry_, "kueue_quota_reserved_workloads_total", low), 2);
   EXPECT_EQ(MetricValue(registry_, "kueue_admitted_workloads_total", low), 2);
@@ -54,6 +58,23 @@ TEST_F(KueueMetricsTest, AdmissionCountsBothCountersAndWaitHistogramsWithKueueBu
   auto admission = FindSeries(registry_, "kueue_admission_wait_time_seconds", low);
   ASSERT_TRUE(admission);
   EXPECT_EQ(admission->histogram.bucket.size(), 17u);
+
+  // The LocalQueue counterparts, labelled by the workload's LocalQueue.
+  std::map<std::string, std::string> team_a_low = kTeamALabels;
+  team_a_low["priority_class"] = "low";
+  EXPECT_EQ(MetricValue(registry_, "kueue_local_queue_quota_reserved_workloads_total", team_a_low), 2);
+  EXPECT_EQ(MetricValue(registry_, "kueue_local_queue_admitted_workloads_total", team_a_low), 2);
+  EXPECT_EQ(MetricValue(registry_, "kueue_local_queue_admitted_workloads_total",
+                        {{"namespace", "team-b"}, {"name", "user-queue"}, {"priority_class", "high"}}),
+            1);
+  EXPECT_EQ(HistogramSum(registry_, "kueue_local_queue_quota_reserved_wait_time_seconds", team_a_low), 43);
+  EXPECT_EQ(HistogramSum(registry_, "kueue_local_queue_admission_wait_time_seconds", team_a_low), 43);
+  EXPECT_EQ(HistogramCount(registry_, "kueue_local_queue_admission_checks_wait_time_seconds", team_a_low), 2u);
+  auto lq_admission = FindSeries(registry_, "kueue_local_queue_admission_wait_time_seconds", team_a_low);
+  ASSERT_TRUE(lq_admission);
+  EXPECT_EQ(lq_admission->histogram.bucket.size(), 17u);
+  EXPECT_FALSE(MetricValue(registry_, "kueue_local_queue_admitted_workloads_total", {{"cluster_queue", "cq"}}))
+      << "LocalQueue series carry no cluster_queue label";
 }
 
 TEST_F(KueueMetricsTest, AdmissionAttemptResultIsSuccessWhenAnythingWasAdmitted) {
@@ -66,9 +87,9 @@ TEST_F(KueueMetricsTest, AdmissionAttemptResultIsSuccessWhenAnythingWasAdmitted)
 }
 
 TEST_F(KueueMetricsTest, EvictionAndPreemptionLabels) {
-  metrics_.WorkloadEvicted("cq", "Preempted", "", "low");
+  metrics_.WorkloadEvicted("cq", kTeamA, "Preempted", "", "low");
   metrics_.WorkloadPreempted("cq-other", "InCohortReclamation");
-  metrics_.WorkloadEvicted("cq", "ClusterQueueStopped", "", "");
+  metrics_.WorkloadEvicted("cq", kTeamB, "ClusterQueueStopped", "", "");
   EXPECT_EQ(MetricValue(registry_, "kueue_evicted_workloads_total",
                         {{"cluster_queue", "cq"}, {"reason", "Preempted"}, {"underlying_cause", ""},
                          {"priority_class", "low"}}),
@@ -78,18 +99,96 @@ TEST_F(KueueMetricsTest, EvictionAndPreemptionLabels) {
                         {{"preempting_cluster_queue", "cq-other"}, {"reason", "InCohortReclamation"}}),
             1);
   EXPECT_FALSE(MetricValue(registry_, "kueue_preempted_workloads_total", {{"reason", "InClusterQueue"}}));
+  std::map<std::string, std::string> evicted = kTeamALabels;
+  evicted.insert({{"reason", "Preempted"}, {"underlying_cause", ""}, {"priority_class", "low"}});
+  EXPECT_EQ(MetricValue(registry_, "kueue_local_queue_evicted_workloads_total", evicted), 1);
+  EXPECT_EQ(MetricValue(registry_, "kueue_local_queue_evicted_workloads_total",
+                        {{"namespace", "team-b"}, {"reason", "ClusterQueueStopped"}}),
+            1);
 }
 
 TEST_F(KueueMetricsTest, FinishedWorkloadsAndExecutionTime) {
-  metrics_.WorkloadFinished("cq", "", seconds(90));
+  metrics_.WorkloadFinished("cq", kTeamA, "", seconds(90));
   EXPECT_EQ(MetricValue(registry_, "kueue_finished_workloads_total", {{"cluster_queue", "cq"}}), 1);
   EXPECT_EQ(HistogramSum(registry_, "kueue_execution_time_seconds", {{"cluster_queue", "cq"}}), 90);
+  EXPECT_EQ(MetricValue(registry_, "kueue_local_queue_finished_workloads_total", kTeamALabels), 1);
+  EXPECT_EQ(HistogramSum(registry_, "kueue_local_queue_execution_time_seconds", kTeamALabels), 90);
 }
 
 TEST_F(KueueMetricsTest, ReadyWaitTimesSinceQueuedAndSinceAdmitted) {
-  metrics_.WorkloadReady("cq", "high", seconds(70), seconds(12));
+  metrics_.WorkloadReady("cq", kTeamA, "high", seconds(70), seconds(12));
   EXPECT_EQ(HistogramSum(registry_, "kueue_ready_wait_time_seconds", {{"priority_class", "high"}}), 70);
   EXPECT_EQ(HistogramSum(registry_, "kueue_admitted_until_ready_wait_time_seconds", {{"priority_class", "high"}}), 12);
+  EXPECT_EQ(HistogramSum(registry_, "kueue_local_queue_ready_wait_time_seconds", kTeamALabels), 70);
+  EXPECT_EQ(HistogramSum(registry_, "kueue_local_queue_admitted_until_ready_wait_time_seconds", kTeamALabels), 12);
+}
+
+// A LocalQueue's gauges, read from its status as LocalQueueStatus writes it, follow
+// each report (a flavor no longer in its status loses its series) and all go when
+// the LocalQueue is forgotten; another LocalQueue's series are untouched.
+TEST_F(KueueMetricsTest, LocalQueueGaugesFollowTheReportedStatusAndDropWhatIsGone) {
+  const api::Object status = api::Object::parse(R"({
+      "conditions": [{"type": "Active", "status": "True", "reason": "Ready"}],
+      "pendingWorkloads": 3, "reservingWorkloads": 2, "admittedWorkloads": 1,
+      "flavorsReservation": [
+        {"name": "on-demand", "resources": [{"name": "cpu", "total": "3500m"}, {"name": "memory", "total": "1Gi"}]},
+        {"name": "spot", "resources": [{"name": "cpu", "total": "2"}]}],
+      "flavorsUsage": [
+        {"name": "on-demand", "resources": [{"name": "cpu", "total": "1"}, {"name": "memory", "total": "0"}]},
+        {"name": "spot", "resources": [{"name": "cpu", "total": "0"}]}]})");
+  metrics_.ReportLocalQueue(LocalQueueMetricsFromStatus(kTeamA, status, 2, 1));
+  metrics_.ReportLocalQueue(LocalQueueMetricsFromStatus(kTeamB, api::Object::object(), 0, 0));
+
+  auto with = [](std::map<std::string, std::string> extra) {
+    extra.insert(kTeamALabels.begin(), kTeamALabels.end());
+    return extra;
+  };
+  EXPECT_EQ(MetricValue(registry_, "kueue_local_queue_pending_workloads", with({{"status", "active"}})), 2);
+  EXPECT_EQ(MetricValue(registry_, "kueue_local_queue_pending_workloads", with({{"status", "inadmissible"}})), 1);
+  EXPECT_EQ(MetricValue(registry_, "kueue_local_queue_reserving_active_workloads", kTeamALabels), 2);
+  EXPECT_EQ(MetricValue(registry_, "kueue_local_queue_admitted_active_workloads", kTeamALabels), 1);
+  EXPECT_EQ(MetricValue(registry_, "kueue_local_queue_status", with({{"active", "True"}})), 1);
+  EXPECT_EQ(MetricValue(registry_, "kueue_local_queue_status", with({{"active", "False"}})), 0);
+  EXPECT_EQ(MetricValue(registry_, "kueue_local_queue_status", with({{"active", "Unknown"}})), 0);
+  EXPECT_EQ(MetricValue(registry_, "kueue_local_queue_resource_reservation",
+                        with({{"flavor", "on-demand"}, {"resource", "cpu"}})),
+            3.5);
+  EXPECT_EQ(MetricValue(registry_, "kueue_local_queue_resource_reservation",
+                        with({{"flavor", "on-demand"}, {"resource", "memory"}})),
+            1073741824.0)
+      << "memory in bytes";
+  EXPECT_EQ(MetricValue(registry_, "kueue_local_queue_resource_usage",
+                        with({{"flavor", "on-demand"}, {"resource", "cpu"}})),
+            1);
+  EXPECT_EQ(MetricValue(registry_, "kueue_local_queue_resource_reservation", with({{"flavor", "spot"}})), 2);
+  EXPECT_EQ(MetricValue(registry_, "kueue_local_queue_status", {{"namespace", "team-b"}, {"active", "Unknown"}}), 1)
+      << "no Active condition yet";
+
+  // The spot flavor leaves the status: its series go.
+  api::Object fewer = status;
+  fewer["flavorsReservation"].erase(1);
+  fewer["flavorsUsage"].erase(1);
+  fewer["conditions"][0]["status"] = "False";
+  metrics_.ReportLocalQueue(LocalQueueMetricsFromStatus(kTeamA, fewer, 0, 3));
+  EXPECT_FALSE(MetricValue(registry_, "kueue_local_queue_resource_reservation", with({{"flavor", "spot"}})));
+  EXPECT_FALSE(MetricValue(registry_, "kueue_local_queue_resource_usage", with({{"flavor", "spot"}})));
+  EXPECT_EQ(MetricValue(registry_, "kueue_local_queue_status", with({{"active", "False"}})), 1);
+  EXPECT_EQ(MetricValue(registry_, "kueue_local_queue_pending_workloads", with({{"status", "inadmissible"}})), 3);
+
+  // team-a's LocalQueue is deleted: its gauges go, team-b's stay.
+  metrics_.ForgetLocalQueue(kTeamA);
+  for (const char* name : {"kueue_local_queue_pending_workloads", "kueue_local_queue_reserving_active_workloads",
+                           "kueue_local_queue_admitted_active_workloads", "kueue_local_queue_status",
+                           "kueue_local_queue_resource_reservation", "kueue_local_queue_resource_usage"}) {
+    EXPECT_FALSE(MetricValue(registry_, name, kTeamALabels)) << name;
+  }
+  EXPECT_EQ(MetricValue(registry_, "kueue_local_queue_status", {{"namespace", "team-b"}, {"active", "Unknown"}}), 1);
+}
+
+TEST(LocalQueueOfTest, IsTheNamespaceAndSpecQueueName) {
+  EXPECT_EQ(LocalQueueOf(api::Object::parse(R"({"metadata": {"namespace": "ns"}, "spec": {"queueName": "q"}})")),
+            (LocalQueueKey{"ns", "q"}));
+  EXPECT_EQ(LocalQueueOf(api::Object::parse(R"({"spec": 3})")), (LocalQueueKey{"", ""}));
 }
 
 ClusterQueueMetrics State(ClusterQueueMetricStatus status, std::vector<ClusterQueueResourceMetrics> resources) {
@@ -145,7 +244,7 @@ TEST_F(KueueMetricsTest, ClusterQueueGaugesFollowTheReportedStateAndDropWhatIsGo
   EXPECT_EQ(MetricValue(registry_, "kueue_cluster_queue_status", {{"status", "pending"}}), 0);
 
   // The ClusterQueue is deleted: every gauge series goes, counters stay.
-  metrics_.WorkloadAdmitted("cq", "", seconds(1));
+  metrics_.WorkloadAdmitted("cq", kTeamA, "", seconds(1));
   metrics_.ForgetClusterQueue("cq");
   for (const char* name : {"kueue_reserving_active_workloads", "kueue_pending_workloads", "kueue_cluster_queue_status",
                            "kueue_cluster_queue_info",

@@ -84,6 +84,9 @@ wait_until 30 requeued_inadmissible || fail "the preempted Workload is not pendi
 cq_gauges_settled() { scrape && [ "$(metric kueue_reserving_active_workloads cluster_queue=cluster-queue)" = 3 ] &&
   [ "$(metric kueue_admitted_active_workloads cluster_queue=cluster-queue)" = 3 ]; }
 wait_until 30 cq_gauges_settled || fail "the ClusterQueue gauges do not show the three admitted Workloads"
+lq_gauges_settled() { scrape && [ "$(metric kueue_local_queue_reserving_active_workloads name=user-queue namespace=team-a)" = 3 ] &&
+  [ "$(metric kueue_local_queue_pending_workloads name=user-queue namespace=team-a status=inadmissible)" = 1 ]; }
+wait_until 30 lq_gauges_settled || fail "the LocalQueue gauges do not show three admitted Workloads and one inadmissible"
 
 scrape || fail "kubectl get --raw /metrics"
 "$PROMTOOL" check metrics <"$WORK/metrics.txt" || fail "promtool check metrics rejects the scrape after the scenario"
@@ -105,6 +108,18 @@ expect 3 kueue_cluster_queue_resource_usage $CQ flavor=default-flavor resource=c
 expect 3 kueue_cluster_queue_resource_reservation $CQ flavor=default-flavor resource=cpu
 expect 3221225472 kueue_cluster_queue_nominal_quota $CQ flavor=default-flavor resource=memory
 expect 3 kueue_quota_reserved_wait_time_seconds_count $CQ priority_class=low
+# The same through the LocalQueue (Kueue's LocalQueueMetrics, on in berth).
+LQ="name=user-queue namespace=team-a"
+expect 3 kueue_local_queue_admitted_workloads_total $LQ priority_class=low replica_role=standalone
+expect 1 kueue_local_queue_admitted_workloads_total $LQ priority_class=high
+expect 1 kueue_local_queue_evicted_workloads_total $LQ reason=Preempted underlying_cause= priority_class=low
+expect 3 kueue_local_queue_quota_reserved_wait_time_seconds_count $LQ priority_class=low
+expect 1 kueue_local_queue_pending_workloads $LQ status=inadmissible
+expect 0 kueue_local_queue_pending_workloads $LQ status=active
+expect 3 kueue_local_queue_reserving_active_workloads $LQ
+expect 3 kueue_local_queue_admitted_active_workloads $LQ
+expect 1 kueue_local_queue_status $LQ active=True
+expect 3 kueue_local_queue_resource_usage $LQ flavor=default-flavor resource=cpu
 expect 4 scheduler_schedule_attempts_total result=scheduled profile=default-scheduler
 expect 4 scheduler_pod_scheduling_attempts_count
 expect 0 scheduler_preemption_attempts_total
