@@ -145,7 +145,8 @@ void KueueController::RegisterHandlers() {
       if (!AdmittedClusterQueue(*obj).empty() && admitted != nullptr &&
           ParseRfc3339(admitted->value("lastTransitionTime", ""), &from) &&
           ParseRfc3339(finished->value("lastTransitionTime", ""), &to)) {
-        options_.metrics->WorkloadFinished(AdmittedClusterQueue(*obj), LocalQueueOf(*obj), PriorityClassName(*obj), to - from);
+        options_.metrics->WorkloadFinished(AdmittedClusterQueue(*obj), LocalQueueOf(*obj), PriorityClassName(*obj),
+                                           to - from);
       }
     }
     if (options_.metrics && !deleted && IsConditionTrue(*obj, "PodsReady") &&
@@ -305,8 +306,8 @@ Status KueueController::ReconcileWorkload(const std::string& key) {
     if (options_.metrics) {
       for (const EvictionIncrease& e : NewEvictions(wl, step.workload)) {
         for (int i = 0; i < e.count; ++i) {
-          options_.metrics->WorkloadEvicted(AdmittedClusterQueue(step.workload), LocalQueueOf(step.workload), e.reason, e.underlying_cause,
-                                            PriorityClassName(step.workload));
+          options_.metrics->WorkloadEvicted(AdmittedClusterQueue(step.workload), LocalQueueOf(step.workload), e.reason,
+                                            e.underlying_cause, PriorityClassName(step.workload));
         }
       }
     }
@@ -385,7 +386,8 @@ Status KueueController::ReconcileWorkload(const std::string& key) {
     if (SetEvicted(&wl, evict_reason, evict_message, "", now)) {
       BERTH_RETURN_IF_ERROR(WriteWorkloadStatus(wl));
       if (options_.metrics) {
-        options_.metrics->WorkloadEvicted(AdmittedClusterQueue(wl), LocalQueueOf(wl), evict_reason, "", PriorityClassName(wl));
+        options_.metrics->WorkloadEvicted(AdmittedClusterQueue(wl), LocalQueueOf(wl), evict_reason, "",
+                                          PriorityClassName(wl));
       }
       recorder_.Event(wl, kEventTypeNormal, "Evicted", evict_message);
     }
@@ -578,8 +580,8 @@ Status KueueController::ReconcileLocalQueue(const std::string& key) {
     }
   }
   if (options_.metrics) {
-    options_.metrics->ReportLocalQueue(LocalQueueMetricsFromStatus({ns, name}, status, pending_active,
-                                                                   pending_inadmissible));
+    options_.metrics->ReportLocalQueue(
+        LocalQueueMetricsFromStatus({ns, name}, status, pending_active, pending_inadmissible));
   }
   if (obj->value("status", api::Object()) != status) {
     api::Object updated = *obj;
@@ -738,7 +740,8 @@ CycleSummary KueueController::ScheduleOnce() {
     }
     ++summary.preempted;
     if (options_.metrics) {
-      options_.metrics->WorkloadEvicted(AdmittedClusterQueue(wl), LocalQueueOf(wl), "Preempted", "", PriorityClassName(wl));
+      options_.metrics->WorkloadEvicted(AdmittedClusterQueue(wl), LocalQueueOf(wl), "Preempted", "",
+                                        PriorityClassName(wl));
       options_.metrics->WorkloadPreempted(e.preempting_cluster_queue, e.victim.reason);
     }
     recorder_.Event(wl, kEventTypeNormal, "Preempted", e.victim.message);

@@ -318,18 +318,17 @@ void KueueMetrics::AdmissionAttempt(bool admitted_any, Duration duration) {
 void KueueMetrics::WorkloadAdmitted(const std::string& cluster_queue, const LocalQueueKey& local_queue,
                                     const std::string& priority_class, Duration wait) {
   const Labels l = {{"cluster_queue", cluster_queue}, {"priority_class", priority_class}};
+  quota_reserved_workloads_.Add(l).Increment();
+  admitted_workloads_.Add(l).Increment();
+  quota_reserved_wait_time_.Add(l, KueueBuckets(14)).Observe(Seconds(wait));
+  admission_wait_time_.Add(l, KueueBuckets(16)).Observe(Seconds(wait));
+  admission_checks_wait_time_.Add(l, KueueBuckets(14)).Observe(0);
   const Labels lq = LocalQueueLabels(local_queue, priority_class);
-  for (const auto& [labels, reserved, admitted, reserved_wait, admission_wait, checks_wait] :
-       {std::tuple{&l, &quota_reserved_workloads_, &admitted_workloads_, &quota_reserved_wait_time_,
-                   &admission_wait_time_, &admission_checks_wait_time_},
-        std::tuple{&lq, &lq_quota_reserved_workloads_, &lq_admitted_workloads_, &lq_quota_reserved_wait_time_,
-                   &lq_admission_wait_time_, &lq_admission_checks_wait_time_}}) {
-    reserved->Add(*labels).Increment();
-    admitted->Add(*labels).Increment();
-    reserved_wait->Add(*labels, KueueBuckets(14)).Observe(Seconds(wait));
-    admission_wait->Add(*labels, KueueBuckets(16)).Observe(Seconds(wait));
-    checks_wait->Add(*labels, KueueBuckets(14)).Observe(0);
-  }
+  lq_quota_reserved_workloads_.Add(lq).Increment();
+  lq_admitted_workloads_.Add(lq).Increment();
+  lq_quota_reserved_wait_time_.Add(lq, KueueBuckets(14)).Observe(Seconds(wait));
+  lq_admission_wait_time_.Add(lq, KueueBuckets(16)).Observe(Seconds(wait));
+  lq_admission_checks_wait_time_.Add(lq, KueueBuckets(14)).Observe(0);
 }
 
 void KueueMetrics::WorkloadEvicted(const std::string& cluster_queue, const LocalQueueKey& local_queue,
@@ -472,15 +471,11 @@ void KueueMetrics::ReportLocalQueue(const LocalQueueMetrics& lq) {
   SetOwnedGauges(lq_resource_usage_, owner, usage);
 }
 
-std::vector<prometheus::Family<prometheus::Gauge>*> KueueMetrics::LocalQueueGauges() {
-  return {&lq_pending_workloads_, &lq_reserving_active_workloads_, &lq_admitted_active_workloads_, &lq_status_,
-          &lq_resource_reservation_, &lq_resource_usage_};
-}
-
 void KueueMetrics::ForgetLocalQueue(const LocalQueueKey& local_queue) {
   std::lock_guard<std::mutex> lock(mu_);
   const std::string owner = OwnerOf(local_queue);
-  for (auto* family : LocalQueueGauges()) {
+  for (auto* family : {&lq_pending_workloads_, &lq_reserving_active_workloads_, &lq_admitted_active_workloads_,
+                       &lq_status_, &lq_resource_reservation_, &lq_resource_usage_}) {
     SetOwnedGauges(*family, owner, {});
     owned_.erase({family, owner});
   }

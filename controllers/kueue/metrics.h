@@ -222,8 +222,6 @@ class KueueMetrics {
   // owned before and no longer reports. Caller holds mu_.
   void SetOwnedGauges(prometheus::Family<prometheus::Gauge>& family, const std::string& owner,
                       const std::vector<std::pair<Labels, double>>& values);
-  // The gauge families of a LocalQueue.
-  std::vector<prometheus::Family<prometheus::Gauge>*> LocalQueueGauges();
 
   prometheus::Family<prometheus::Counter>& admission_attempts_;
   prometheus::Family<prometheus::Histogram>& admission_attempt_duration_;
