@@ -251,6 +251,7 @@ struct Workload {
   std::string namespace_name;
   std::string name;
   std::string cluster_queue;  // resolved from spec.queueName by the caller
+  std::string queue_name;     // spec.queueName: the LocalQueue in namespace_name
   std::vector<PodSet> pod_sets;
   int32_t priority = 0;  // effective priority
   // workload.Ordering.GetQueueOrderTimestamp: creationTimestamp, or the

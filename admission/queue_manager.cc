@@ -1,10 +1,12 @@
 #include "admission/queue_manager.h"
 
 #include <algorithm>
+#include <functional>
 
 namespace berth::admission {
 
 bool QueueManager::KeyOrder::operator()(const Key& a, const Key& b) const {
+  if (a.lq_usage != b.lq_usage) return a.lq_usage < b.lq_usage;
   if (a.priority != b.priority) return a.priority > b.priority;
   if (a.timestamp != b.timestamp) return a.timestamp < b.timestamp;
   return a.uid < b.uid;
@@ -35,15 +37,69 @@ std::string QueueManager::Shape(const Workload& wl) {
   return s;
 }
 
-QueueManager::Key QueueManager::KeyOf(const Workload& wl) {
-  return {wl.priority, wl.queue_order_timestamp, wl.uid, std::hash<std::string>()(Shape(wl)),
+QueueManager::Key QueueManager::KeyOf(const Queue& q, const Workload& wl) const {
+  double usage = 0;
+  if (q.admission_fair_sharing) {
+    auto u = lq_usage_.find(wl.namespace_name + "/" + wl.queue_name);
+    if (u != lq_usage_.end()) usage = u->second;
+  }
+  return {usage, wl.priority, wl.queue_order_timestamp, wl.uid, std::hash<std::string>()(Shape(wl)),
           wl.requeue_at.value_or(Time{})};
+}
+
+void QueueManager::Rekey(const std::vector<Queue*>& queues, const std::string& local_queue,
+                         const std::function<void()>& change) {
+  struct Moved {
+    Queue* q;
+    std::string uid;
+    bool inadmissible;
+  };
+  std::vector<Moved> moved;
+  for (Queue* q : queues) {
+    for (const auto& [uid, wl] : q->workloads) {
+      if (!local_queue.empty() && wl.namespace_name + "/" + wl.queue_name != local_queue) continue;
+      const Key k = KeyOf(*q, wl);
+      if (q->heap.erase(k) > 0) {
+        moved.push_back({q, uid, false});
+      } else if (q->inadmissible.erase(k) > 0) {
+        moved.push_back({q, uid, true});
+      }
+    }
+  }
+  change();
+  for (const Moved& m : moved) {
+    (m.inadmissible ? m.q->inadmissible : m.q->heap).insert(KeyOf(*m.q, m.q->workloads.at(m.uid)));
+  }
+}
+
+std::vector<QueueManager::Queue*> QueueManager::FairSharingQueues() {
+  std::vector<Queue*> out;
+  for (auto& [name, q] : queues_) {
+    if (q.admission_fair_sharing) out.push_back(&q);
+  }
+  return out;
+}
+
+void QueueManager::SetAdmissionFairSharing(const std::string& cluster_queue, bool enabled) {
+  auto q = queues_.find(cluster_queue);
+  if (q == queues_.end() || q->second.admission_fair_sharing == enabled) return;
+  Rekey({&q->second}, "", [&] { q->second.admission_fair_sharing = enabled; });
+}
+
+void QueueManager::SetLocalQueueUsage(const std::string& local_queue, double usage) {
+  if (auto old = lq_usage_.find(local_queue); old != lq_usage_.end() && old->second == usage) return;
+  Rekey(FairSharingQueues(), local_queue, [&] { lq_usage_[local_queue] = usage; });
+}
+
+void QueueManager::ForgetLocalQueueUsage(const std::string& local_queue) {
+  if (lq_usage_.count(local_queue) == 0) return;
+  Rekey(FairSharingQueues(), local_queue, [&] { lq_usage_.erase(local_queue); });
 }
 
 void QueueManager::Insert(Queue& q, const Workload& wl, bool inadmissible) {
   q.workloads[wl.uid] = wl;
   where_[wl.uid] = wl.cluster_queue;
-  (inadmissible ? q.inadmissible : q.heap).insert(KeyOf(wl));
+  (inadmissible ? q.inadmissible : q.heap).insert(KeyOf(q, wl));
 }
 
 void QueueManager::AddOrUpdateClusterQueue(const std::string& name, QueueingStrategy strategy,
@@ -64,7 +120,7 @@ void QueueManager::DeleteClusterQueue(const std::string& name) {
 void QueueManager::Remove(Queue& q, const std::string& uid) {
   auto it = q.workloads.find(uid);
   if (it == q.workloads.end()) return;
-  Key k = KeyOf(it->second);
+  Key k = KeyOf(q, it->second);
   q.heap.erase(k);
   q.inadmissible.erase(k);
   q.workloads.erase(it);
@@ -79,7 +135,7 @@ bool QueueManager::AddOrUpdateWorkload(const Workload& wl, Time now) {
     Queue& old = queues_.at(w->second);
     // A workload moved to another ClusterQueue is tried there (Kueue's
     // Manager.UpdateWorkload re-adds it as new).
-    was_inadmissible = w->second == wl.cluster_queue && old.inadmissible.count(KeyOf(old.workloads.at(wl.uid))) > 0;
+    was_inadmissible = w->second == wl.cluster_queue && old.inadmissible.count(KeyOf(old, old.workloads.at(wl.uid))) > 0;
     Remove(old, wl.uid);
   }
   auto q = queues_.find(wl.cluster_queue);
@@ -103,7 +159,7 @@ std::vector<Workload> QueueManager::Heads() {
     auto it = q.heap.begin();
     if (!q.sticky.empty()) {
       auto s = q.workloads.find(q.sticky);
-      if (s != q.workloads.end() && q.heap.count(KeyOf(s->second))) it = q.heap.find(KeyOf(s->second));
+      if (s != q.workloads.end() && q.heap.count(KeyOf(q, s->second))) it = q.heap.find(KeyOf(q, s->second));
     }
     std::string uid = it->uid;
     q.heap.erase(it);
@@ -133,7 +189,7 @@ bool QueueManager::RequeueWorkload(const Workload& wl, RequeueReason reason, Tim
   }
   bool backoff_expired = !wl.requeue_at.has_value() || *wl.requeue_at <= now;
   if (backoff_expired && (immediate || queue.queue_inadmissible_cycle >= queue.pop_cycle)) {
-    queue.heap.insert(KeyOf(wl));
+    queue.heap.insert(KeyOf(queue, wl));
     queue.workloads[wl.uid] = wl;
     where_[wl.uid] = wl.cluster_queue;
     return true;
@@ -141,7 +197,7 @@ bool QueueManager::RequeueWorkload(const Workload& wl, RequeueReason reason, Tim
   Insert(queue, wl, /*inadmissible=*/true);
   if (queue.strategy == QueueingStrategy::kBestEffortFIFO &&
       (reason == RequeueReason::kNoFit || reason == RequeueReason::kPreemptionNoCandidates)) {
-    const uint64_t shape = KeyOf(wl).shape;
+    const uint64_t shape = KeyOf(queue, wl).shape;
     for (auto it = queue.heap.begin(); it != queue.heap.end();) {
       if (it->shape == shape) {
         if (set_aside != nullptr) set_aside->push_back(&queue.workloads.at(it->uid));
@@ -223,7 +279,7 @@ bool QueueManager::IsInadmissible(const std::string& uid) const {
   auto w = where_.find(uid);
   if (w == where_.end()) return false;
   const Queue& q = queues_.at(w->second);
-  return q.inadmissible.count(KeyOf(q.workloads.at(uid))) > 0;
+  return q.inadmissible.count(KeyOf(q, q.workloads.at(uid))) > 0;
 }
 
 }  // namespace berth::admission

@@ -28,7 +28,11 @@
 //      set aside with it until the next inadmissible-requeue event. A new
 //      arrival of that shape still goes to the heap (Kueue's PushOrUpdate), so
 //      it is tried once and gets its own verdict (QuotaReserved=False).
-//   7. Finished, inactive (spec.active=false) and quota-holding workloads are
+//   7. Admission Fair Sharing (admission_fair_sharing.h; Kueue's
+//      queueOrderingFunc): in a ClusterQueue set with SetAdmissionFairSharing,
+//      the heap orders first by the usage of the workload's LocalQueue
+//      (SetLocalQueueUsage; 0 until set), lower first, then as in step 1.
+//   8. Finished, inactive (spec.active=false) and quota-holding workloads are
 //      never (re)inserted, on every path (kubernetes-sigs/kueue#1654, #6711).
 // Time is passed in by the caller.
 //
@@ -36,6 +40,7 @@
 // the lock.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -64,6 +69,16 @@ class QueueManager {
                                bool active);
   // Drops the queue and its pending workloads.
   void DeleteClusterQueue(const std::string& name);
+
+  // Step 7: whether the ClusterQueue (already added) orders by LocalQueue
+  // usage first (spec.admissionScope.admissionMode
+  // UsageBasedAdmissionFairSharing with the Configuration's
+  // admissionFairSharing). Off for a new ClusterQueue.
+  void SetAdmissionFairSharing(const std::string& cluster_queue, bool enabled);
+  // Step 7: the usage (LocalQueueUsage) of LocalQueue `local_queue`
+  // ("namespace/name"); its pending workloads are reordered.
+  void SetLocalQueueUsage(const std::string& local_queue, double usage);
+  void ForgetLocalQueueUsage(const std::string& local_queue);
 
   // Adds a pending workload or updates it in place (priority, timestamp...);
   // an inadmissible one stays inadmissible unless it moved to another
@@ -102,9 +117,11 @@ class QueueManager {
   bool IsInadmissible(const std::string& uid) const;
 
  private:
-  // Heap/inadmissible entry. Ordered by (priority, timestamp, uid) only;
-  // shape and requeue_at ride along so scans need no lookups.
+  // Heap/inadmissible entry. Ordered by (lq_usage, priority, timestamp, uid)
+  // only; shape and requeue_at ride along so scans need no lookups. lq_usage
+  // is 0 unless the ClusterQueue uses Admission Fair Sharing.
   struct Key {
+    double lq_usage;
     int32_t priority;
     Time timestamp;
     std::string uid;
@@ -124,9 +141,14 @@ class QueueManager {
     std::string sticky;                         // sticky preemptor uid
     int64_t pop_cycle = 0;
     int64_t queue_inadmissible_cycle = -1;
+    bool admission_fair_sharing = false;  // step 7
   };
 
-  static Key KeyOf(const Workload& wl);
+  Key KeyOf(const Queue& q, const Workload& wl) const;
+  // Re-sorts the workloads of `local_queue` ("" = all) in `queues` around
+  // `change`, which alters what KeyOf returns for them.
+  void Rekey(const std::vector<Queue*>& queues, const std::string& local_queue, const std::function<void()>& change);
+  std::vector<Queue*> FairSharingQueues();
   static bool Queueable(const Workload& wl);
   // Scheduling-equivalence key of a workload (step 6).
   static std::string Shape(const Workload& wl);
@@ -136,6 +158,7 @@ class QueueManager {
 
   std::map<std::string, Queue> queues_;
   std::map<std::string, std::string> where_;  // uid -> ClusterQueue
+  std::map<std::string, double> lq_usage_;    // LocalQueue "ns/name" -> AFS usage
 };
 
 }  // namespace berth::admission
