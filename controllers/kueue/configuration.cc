@@ -89,6 +89,10 @@ const FieldSpec& ConfigurationSpec() {
                             {"podOptions", Shape::kObject, {}, kV1beta1}}};
     FieldSpec fair{"fairSharing", Shape::kObject,
                    {{"enable", Shape::kBool, {}, kV1beta1}, {"preemptionStrategies", Shape::kStringList}}};
+    FieldSpec afs{"admissionFairSharing", Shape::kObject,
+                  {{"usageHalfLifeTime", Shape::kDuration},
+                   {"usageSamplingInterval", Shape::kDuration},
+                   {"resourceWeights", Shape::kMap}}};
     return FieldSpec{"",
                      Shape::kObject,
                      {{"apiVersion", Shape::kString},
@@ -102,7 +106,7 @@ const FieldSpec& ConfigurationSpec() {
                       integrations,
                       {"multiKueue", Shape::kObject},
                       fair,
-                      {"admissionFairSharing", Shape::kObject},
+                      afs,
                       {"resources", Shape::kObject},
                       {"featureGates", Shape::kMap},
                       {"objectRetentionPolicies", Shape::kObject},
@@ -406,10 +410,50 @@ StatusOr<KueueConfiguration> ParseKueueConfiguration(std::string_view text, std:
       }
     }
   }
-  if (obj.contains("admissionFairSharing") && !obj["admissionFairSharing"].is_null()) {
-    errs.push_back(api::Forbidden(api::FieldPath("admissionFairSharing"),
-                                  "Admission Fair Sharing is not supported by berth; remove the admissionFairSharing "
-                                  "section"));
+  // admissionFairSharing: Kueue's defaults.go (usageSamplingInterval 5m when
+  // 0) and validation.go validateAdmissionFairSharing.
+  if (const api::Object& a = api::Field(obj, "admissionFairSharing"); a.is_object()) {
+    admission::AdmissionFairSharingConfig& ac = cfg.admission_fair_sharing;
+    ac.enabled = true;
+    const api::FieldPath apath("admissionFairSharing");
+    auto read = [&](const char* field) -> std::optional<Duration> {
+      const api::Object& v = api::Field(a, field);
+      if (!v.is_string()) return Duration::zero();
+      auto d = ParseGoDuration(v.get<std::string>());
+      if (!d.ok()) {
+        errs.push_back(api::Invalid(apath.Child(field), v, d.status().message()));
+        return std::nullopt;
+      }
+      return d.value();
+    };
+    if (auto h = read("usageHalfLifeTime")) {
+      if (*h < Duration::zero()) {
+        errs.push_back(api::Invalid(apath.Child("usageHalfLifeTime"), api::Field(a, "usageHalfLifeTime"),
+                                    "must be greater than or equal to 0"));
+      }
+      ac.usage_half_life_time = *h;
+    }
+    if (auto i = read("usageSamplingInterval")) {
+      if (*i == Duration::zero()) *i = std::chrono::minutes(5);
+      if (*i < Duration::zero()) {
+        errs.push_back(api::Invalid(apath.Child("usageSamplingInterval"), api::Field(a, "usageSamplingInterval"),
+                                    "must be greater than 0"));
+      }
+      ac.usage_sampling_interval = *i;
+    }
+    const api::Object& weights = api::Field(a, "resourceWeights");
+    if (weights.is_object()) {
+      for (auto it = weights.begin(); it != weights.end(); ++it) {
+        const api::FieldPath wpath = apath.Child("resourceWeights").Key(it.key());
+        if (!it.value().is_number()) {
+          errs.push_back(api::Invalid(wpath, it.value(), "must be a number"));
+        } else if (it.value().get<double>() < 0) {
+          errs.push_back(api::Invalid(wpath, it.value(), "must be greater than or equal to 0"));
+        } else {
+          ac.resource_weights[it.key()] = it.value().get<double>();
+        }
+      }
+    }
   }
 
   if (!errs.empty()) {
@@ -419,8 +463,9 @@ StatusOr<KueueConfiguration> ParseKueueConfiguration(std::string_view text, std:
   }
 
   // What was read but is not applied.
-  static const std::vector<std::string> kApplied = {"apiVersion",       "kind",         "manageJobsWithoutQueueName",
-                                                    "waitForPodsReady", "integrations", "fairSharing"};
+  static const std::vector<std::string> kApplied = {
+      "apiVersion",   "kind",        "manageJobsWithoutQueueName", "waitForPodsReady",
+      "integrations", "fairSharing", "admissionFairSharing"};
   for (auto it = obj.begin(); it != obj.end(); ++it) {
     if (std::find(kApplied.begin(), kApplied.end(), it.key()) == kApplied.end()) {
       cfg.ignored.push_back(it.key() + " (not applied by berth)");

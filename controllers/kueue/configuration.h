@@ -54,7 +54,16 @@
 //     pkg/config/validation.go; otherwise `Unsupported value`). The feature
 //     gates FairSharingPreemptWithinNominal and
 //     FairSharingPrioritizeNonBorrowing stay at Kueue's default (on).
-//   admissionFairSharing: present → rejected likewise.
+//   admissionFairSharing: Kueue's Admission Fair Sharing
+//     (admission/admission_fair_sharing.h; the AdmissionFairSharing feature
+//     gate is beta and on in Kueue v0.19), on when the section is present:
+//     usageHalfLifeTime (default 0: usage resets at every sample; negative:
+//     `admissionFairSharing.usageHalfLifeTime: Invalid value: "-1s": must be
+//     greater than or equal to 0`), usageSamplingInterval (0 or absent: 5m;
+//     negative: `... must be greater than 0`), resourceWeights (a number ≥ 0
+//     per resource name, `admissionFairSharing.resourceWeights[cpu]: Invalid
+//     value: -1: ...`). It applies to ClusterQueues with
+//     spec.admissionScope.admissionMode UsageBasedAdmissionFairSharing.
 //
 // Without --config, `berth server` runs ServerDefault(): Kueue v0.19's
 // defaults for a v1beta2 Configuration without a file's sections
@@ -74,6 +83,7 @@
 #include <string_view>
 #include <vector>
 
+#include "admission/admission_fair_sharing.h"
 #include "admission/fair_sharing.h"
 #include "api/kueue_job_webhook.h"
 #include "core/clock.h"
@@ -123,6 +133,8 @@ struct KueueConfiguration {
   std::vector<std::string> frameworks = DefaultFrameworks();
   // fairSharing (enable false: classical ordering and preemption).
   admission::FairSharingConfig fair_sharing;
+  // admissionFairSharing (enabled false: no LocalQueue usage, usual order).
+  admission::AdmissionFairSharingConfig admission_fair_sharing;
   // Human-readable notes on what was read but is not applied: frameworks
   // berth does not implement (in the file's order), then top-level sections
   // ("namespace", "internalCertManagement", ...) in name order.

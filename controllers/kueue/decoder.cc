@@ -257,6 +257,7 @@ admission::Workload DecodeWorkload(const api::Object& wl, ResourceNames& names) 
   out.namespace_name = api::Namespace(wl);
   out.name = api::Name(wl);
   const api::Object& spec = NestedField(wl, {"spec"});
+  out.queue_name = NestedString(spec, {"queueName"});
   std::map<std::string, int32_t> reclaimable;
   for (const api::Object& r : NestedField(wl, {"status", "reclaimablePods"})) {
     const api::Object& c = NestedField(r, {"count"});

@@ -1,5 +1,7 @@
 #include "controllers/kueue/kueue_controller.h"
 
+#include "api/unstructured.h"
+
 #include <fmt/format.h>
 
 #include <set>
@@ -443,6 +445,12 @@ std::vector<QueuedWorkload> ToQueued(const std::vector<client::ObjectPtr>& wls, 
 
 }  // namespace
 
+bool KueueController::UsesAdmissionFairSharing(const api::Object& cluster_queue) const {
+  return options_.config.admission_fair_sharing.enabled &&
+         api::NestedField(cluster_queue, {"spec", "admissionScope", "admissionMode"}) ==
+             "UsageBasedAdmissionFairSharing";
+}
+
 Status KueueController::ReconcileClusterQueue(const std::string& name) {
   client::ObjectPtr obj = cache_.cluster_queues().GetIndexer().Get(name);
   const Time now = clock_.Now();
@@ -467,6 +475,7 @@ Status KueueController::ReconcileClusterQueue(const std::string& name) {
     // ClusterQueue had no queue yet was not queued.
     const bool new_queue = !queues_.HasClusterQueue(name);
     queues_.AddOrUpdateClusterQueue(name, spec.queueing_strategy, root, active);
+    queues_.SetAdmissionFairSharing(name, UsesAdmissionFairSharing(*obj));
     if (new_queue) EnqueuePendingWorkloads();
     if (active && cq_spec_changed_.erase(name) > 0) queues_.QueueInadmissibleWorkloads({name}, now);
     const int pending = static_cast<int>(queues_.ActiveCount(name) + queues_.InadmissibleCount(name));
@@ -555,6 +564,9 @@ Status KueueController::ReconcileLocalQueue(const std::string& key) {
   client::ObjectPtr obj = cache_.local_queues().GetIndexer().Get(ns, name);
   if (!obj) {
     if (options_.metrics) options_.metrics->ForgetLocalQueue({ns, name});
+    std::lock_guard<std::mutex> lock(mu_);
+    afs_ledger_.Forget(key);
+    queues_.ForgetLocalQueueUsage(key);
     return Status::Ok();
   }
   const Time now = clock_.Now();
@@ -562,12 +574,33 @@ Status KueueController::ReconcileLocalQueue(const std::string& key) {
   client::ObjectPtr cq = cache_.cluster_queues().GetIndexer().Get(cq_name);
   api::Object status;
   int pending_active = 0, pending_inadmissible = 0;
+  std::optional<Duration> afs_next_sample;
   {
     std::lock_guard<std::mutex> lock(mu_);
     std::vector<QueuedWorkload> queued = ToQueued(cache_.WorkloadsByIndex(kQueueQuotaHolderIndex, key), cache_);
     const int pending = static_cast<int>(cache_.CountByIndex(kQueuePendingIndex, key));
     // Only workloads holding quota in this LocalQueue's ClusterQueue count as reserving.
     status = LocalQueueStatus(*obj, cq.get(), cq && ClusterQueueActive(*cq), pending, queued, cache_.names(), now);
+    // Admission Fair Sharing (Kueue's LocalQueue reconciler): for an active
+    // LocalQueue of an active ClusterQueue, a sample every
+    // usageSamplingInterval, written to status.
+    const admission::AdmissionFairSharingConfig& afs = options_.config.admission_fair_sharing;
+    const bool stopped = DecodeStopPolicy(api::NestedField(*obj, {"spec"})) != admission::StopPolicy::kNone;
+    if (afs.enabled && !stopped && cq && ClusterQueueActive(*cq)) {
+      const bool existed = afs_ledger_.Seed(key, PersistedConsumedResources(*obj), now);
+      const admission::AfsUsageLedger::Entry* entry = afs_ledger_.Get(key);
+      const Duration since = now - entry->last_update;
+      if (existed && since < afs.usage_sampling_interval) {
+        afs_next_sample = afs.usage_sampling_interval - since;
+      } else {
+        entry = &afs_ledger_.Sample(key, AdmittedUsage(queued, cache_.names()), now, afs);
+        SetAdmissionFairSharingStatus(&status, entry->consumed, now);
+        afs_next_sample = afs.usage_sampling_interval;
+      }
+      queues_.SetLocalQueueUsage(key, admission::LocalQueueUsage(entry->consumed,
+                                                                 DecodeFairWeight(api::NestedField(*obj, {"spec"})),
+                                                                 afs.resource_weights));
+    }
     if (options_.metrics) {
       for (const client::ObjectPtr& wl : cache_.WorkloadsByIndex(kQueuePendingIndex, key)) {
         const std::string uid = api::Uid(*wl);
@@ -583,6 +616,7 @@ Status KueueController::ReconcileLocalQueue(const std::string& key) {
     options_.metrics->ReportLocalQueue(
         LocalQueueMetricsFromStatus({ns, name}, status, pending_active, pending_inadmissible));
   }
+  if (afs_next_sample) lq_queue_->queue().AddAfter(key, *afs_next_sample);
   if (obj->value("status", api::Object()) != status) {
     api::Object updated = *obj;
     updated["status"] = status;
@@ -715,6 +749,7 @@ CycleSummary KueueController::ScheduleOnce() {
       continue;
     }
     ++summary.admitted;
+    SettleEntryPenalty(*a.obj, a.admission, now);
     // Kueue's QueuedWaitTime (since creation or the last Requeued
     // transition), read before this reservation touched the conditions; the
     // Event and the metrics report the same wait.
@@ -752,6 +787,28 @@ CycleSummary KueueController::ScheduleOnce() {
   }
   if (options_.metrics) options_.metrics->AdmissionAttempt(summary.admitted > 0, clock_.Now() - now);
   return summary;
+}
+
+void KueueController::SettleEntryPenalty(const api::Object& wl, const admission::Admission& admission, Time now) {
+  const admission::AdmissionFairSharingConfig& afs = options_.config.admission_fair_sharing;
+  client::ObjectPtr cq = cache_.cluster_queues().GetIndexer().Get(admission.cluster_queue);
+  if (!cq || !UsesAdmissionFairSharing(*cq)) return;
+  const std::string ns = api::Namespace(wl);
+  const std::string key = ns + "/" + Spec(wl, "queueName");
+  std::lock_guard<std::mutex> lock(mu_);
+  admission::UsageAmounts requests;
+  for (const auto& u : admission::AdmissionUsage(admission)) {
+    requests[cache_.names().Name(u.resource)] += static_cast<double>(u.amount);
+  }
+  client::ObjectPtr lq = cache_.local_queues().GetIndexer().Get(ns, Spec(wl, "queueName"));
+  if (lq) afs_ledger_.Seed(key, PersistedConsumedResources(*lq), now);
+  // The cache holds this admission already (assumed with the write).
+  const admission::UsageAmounts admitted =
+      AdmittedUsage(ToQueued(cache_.WorkloadsByIndex(kQueueQuotaHolderIndex, key), cache_), cache_.names());
+  const admission::AfsUsageLedger::Entry& entry =
+      afs_ledger_.Settle(key, admitted, admission::EntryPenalty(requests, afs), now, afs);
+  const double weight = lq ? DecodeFairWeight(api::NestedField(*lq, {"spec"})) : 1.0;
+  queues_.SetLocalQueueUsage(key, admission::LocalQueueUsage(entry.consumed, weight, afs.resource_weights));
 }
 
 void KueueController::PublishPendingVerdict(const api::Object& workload, const std::string& reason,

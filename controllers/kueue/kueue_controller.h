@@ -27,7 +27,16 @@
 //                 Cohorts; removes the
 //                 kueue.x-k8s.io/resource-in-use finalizer of a deleted
 //                 ClusterQueue once no workload holds quota in it.
-//   LocalQueue    (ns/name)  status (queue_status.h).
+//   LocalQueue    (ns/name)  status (queue_status.h). With the Configuration's
+//                 admissionFairSharing, every usageSamplingInterval (a
+//                 delayed re-add on the Clock) the LocalQueue's consumed
+//                 history is decayed towards its admitted usage and written to
+//                 status.fairSharing.admissionFairSharingStatus, and its
+//                 usage / spec.fairSharing.weight is handed to the
+//                 QueueManager, which orders the workloads of a
+//                 UsageBasedAdmissionFairSharing ClusterQueue by it; each
+//                 admission there adds its entry penalty at once
+//                 (admission/admission_fair_sharing.h).
 //                 A Workload event reconciles its ClusterQueue and LocalQueue
 //                 after kUpdatesBatchPeriod (Kueue's AddAfter with
 //                 constants.UpdatesBatchPeriod), so a burst of workload
@@ -76,6 +85,7 @@
 #include <thread>
 #include <vector>
 
+#include "admission/admission_fair_sharing.h"
 #include "admission/queue_manager.h"
 #include "client/client.h"
 #include "client/informer.h"
@@ -176,6 +186,14 @@ class KueueController {
   void PublishPendingVerdict(const api::Object& workload, const std::string& reason, const std::string& message);
 
   Status WriteWorkloadStatus(const api::Object& wl);
+  // Admission Fair Sharing: whether the ClusterQueue object orders by
+  // LocalQueue usage (the Configuration's section and
+  // spec.admissionScope.admissionMode UsageBasedAdmissionFairSharing).
+  bool UsesAdmissionFairSharing(const api::Object& cluster_queue) const;
+  // After `wl` was admitted: its LocalQueue's usage decayed to `now` plus the
+  // entry penalty of the admission (admission/admission_fair_sharing.h), when
+  // its ClusterQueue uses Admission Fair Sharing. Takes mu_.
+  void SettleEntryPenalty(const api::Object& wl, const admission::Admission& admission, Time now);
   // Writes a lifecycle step (workload_lifecycle.h) and records its Event.
   Status ApplyLifecycleStep(const LifecycleStep& step);
   // kueue_pending_workloads of a ClusterQueue from the queues. Caller holds mu_.
@@ -191,6 +209,7 @@ class KueueController {
 
   std::mutex mu_;  // engine state below
   admission::QueueManager queues_;
+  admission::AfsUsageLedger afs_ledger_;  // LocalQueue "ns/name" -> consumed history
   std::map<std::string, std::string> uid_by_key_;  // workload key -> uid in queues_
   // ClusterQueues whose spec, deletion, Active condition, flavors or cohorts
   // changed since their last reconcile: only then are their inadmissible

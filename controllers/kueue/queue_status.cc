@@ -1,9 +1,12 @@
 #include "controllers/kueue/queue_status.h"
 
+#include <cmath>
 #include <map>
 
 #include "api/conditions.h"
+#include "api/unstructured.h"
 #include "controllers/kueue/decoder.h"
+#include "core/quantity.h"
 
 namespace berth::controllers::kueue {
 
@@ -100,6 +103,41 @@ api::Object LocalQueueStatus(const api::Object& local_queue, const api::Object* 
     status["flavorsUsage"] = FlavorsStatus(*cluster_queue, workloads, true, false, names);
   }
   return status;
+}
+
+void SetAdmissionFairSharingStatus(api::Object* status, const admission::UsageAmounts& consumed, Time last_update) {
+  api::Object resources = api::Object::object();
+  for (const auto& [name, milli] : consumed) {
+    resources[name] = admission::FormatAmount(name, static_cast<Amount>(std::floor(milli)));
+  }
+  api::Object& fs = (*status)["fairSharing"];
+  if (!fs.is_object()) fs = api::Object::object();
+  if (!fs.contains("weightedShare")) fs["weightedShare"] = 0;
+  fs["admissionFairSharingStatus"] = {{"consumedResources", std::move(resources)},
+                                      {"lastUpdate", FormatRfc3339(last_update)}};
+}
+
+admission::UsageAmounts PersistedConsumedResources(const api::Object& local_queue) {
+  admission::UsageAmounts out;
+  const api::Object& consumed =
+      api::NestedField(local_queue, {"status", "fairSharing", "admissionFairSharingStatus", "consumedResources"});
+  if (!consumed.is_object()) return out;
+  for (auto it = consumed.begin(); it != consumed.end(); ++it) {
+    const api::Object& v = it.value();
+    auto q = Quantity::Parse(v.is_string() ? v.get<std::string>() : v.dump());
+    if (q.ok()) out[it.key()] = static_cast<double>(q.value().milli());
+  }
+  return out;
+}
+
+admission::UsageAmounts AdmittedUsage(const std::vector<QueuedWorkload>& workloads,
+                                      const admission::ResourceNames& names) {
+  admission::UsageAmounts out;
+  for (const QueuedWorkload& w : workloads) {
+    if (!w.holds_quota || !w.admitted) continue;
+    for (const auto& u : w.usage) out[names.Name(u.resource)] += static_cast<double>(u.amount);
+  }
+  return out;
 }
 
 }  // namespace berth::controllers::kueue

@@ -23,6 +23,11 @@
 //   flavorsUsage {name, resources[{name, total}]} for the flavors of its
 //   ClusterQueue.
 // The condition list of the existing status is kept (SetCondition semantics).
+// With Admission Fair Sharing, the LocalQueue reconciler also writes
+// status.fairSharing {weightedShare: 0 unless set, admissionFairSharingStatus
+// {consumedResources, lastUpdate}} at each sampling tick
+// (SetAdmissionFairSharingStatus; Kueue's localqueue_controller.go
+// updateAdmissionFsStatus).
 //
 // Thread-safety: pure functions; run under the controller lock (names).
 #pragma once
@@ -30,6 +35,7 @@
 #include <string>
 #include <vector>
 
+#include "admission/admission_fair_sharing.h"
 #include "admission/snapshot.h"
 #include "api/object.h"
 #include "core/clock.h"
@@ -57,5 +63,17 @@ api::Object ClusterQueueStatus(const api::Object& cluster_queue, const admission
 api::Object LocalQueueStatus(const api::Object& local_queue, const api::Object* cluster_queue, bool cq_active,
                              int pending, const std::vector<QueuedWorkload>& workloads,
                              admission::ResourceNames& names, Time now);
+
+// status.fairSharing.admissionFairSharingStatus: consumedResources (each
+// amount rounded down to a milli-unit, in Kueue's canonical text) and
+// lastUpdate (RFC 3339).
+void SetAdmissionFairSharingStatus(api::Object* status, const admission::UsageAmounts& consumed, Time last_update);
+// The persisted consumedResources of a LocalQueue (empty when absent;
+// unparsable quantities are skipped).
+admission::UsageAmounts PersistedConsumedResources(const api::Object& local_queue);
+// Σ per resource name (over flavors) of the usage of the admitted workloads
+// (Kueue's LocalQueue admitted usage).
+admission::UsageAmounts AdmittedUsage(const std::vector<QueuedWorkload>& workloads,
+                                      const admission::ResourceNames& names);
 
 }  // namespace berth::controllers::kueue
