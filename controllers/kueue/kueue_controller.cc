@@ -451,6 +451,12 @@ Status KueueController::ReconcileClusterQueue(const std::string& name) {
   bool drain = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    // The Cohorts above the ClusterQueue before and now: their subtree
+    // totals move with it (Kueue's clusterqueue_controller records the old
+    // and the new cohort's metrics).
+    std::vector<std::string> old_ancestors = std::move(cq_ancestors_[name]);
+    cq_ancestors_.erase(name);
+    for (const std::string& c : old_ancestors) cohort_queue_->Add(c);
     if (!obj) {
       queues_.DeleteClusterQueue(name);
       if (options_.metrics) options_.metrics->ForgetClusterQueue(name);
@@ -459,6 +465,13 @@ Status KueueController::ReconcileClusterQueue(const std::string& name) {
     // Status needs the queue tree (activity, cohort root), not the usage.
     admission::Snapshot snap = cache_.BuildQueueSnapshot();
     const int idx = snap.ClusterQueueIndex(name);
+    if (idx >= 0) {
+      std::vector<std::string>& ancestors = cq_ancestors_[name];
+      for (int n = snap.Parent(idx); n >= 0; n = snap.Parent(n)) {
+        ancestors.push_back(snap.NodeName(n));
+        cohort_queue_->Add(ancestors.back());
+      }
+    }
     const bool active = idx >= 0 && snap.Active(idx);
     const std::string root = idx >= 0 && snap.HasParent(idx) ? snap.NodeName(snap.Root(idx)) : "";
     const admission::ClusterQueue spec = DecodeClusterQueue(*obj, cache_.names());
@@ -481,7 +494,6 @@ Status KueueController::ReconcileClusterQueue(const std::string& name) {
       const admission::DominantResourceShare drs = admission::ComputeDRS(usage, usage.ClusterQueueIndex(name));
       share = drs.PreciseWeightedShare();
       status["fairSharing"] = {{"weightedShare", drs.RoundedWeightedShare()}};
-      for (int n = snap.Parent(idx); n >= 0; n = snap.Parent(n)) cohort_queue_->Add(snap.NodeName(n));
     } else {
       status.erase("fairSharing");
     }
@@ -514,28 +526,35 @@ Status KueueController::ReconcileClusterQueue(const std::string& name) {
 
 Status KueueController::ReconcileCohort(const std::string& name) {
   client::ObjectPtr obj = cache_.cohorts().GetIndexer().Get(name);
+  // The Cohort's node in the tree: a Cohort object, or one only named by
+  // ClusterQueues or as a parent (Kueue's implicit cohorts, which have
+  // metrics but no object to write).
+  std::optional<admission::DominantResourceShare> drs;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    const admission::Snapshot snap = cache_.BuildSnapshot();
+    const int node = snap.CohortIndex(name);
+    if (node >= 0 && options_.config.fair_sharing.enable) drs = admission::ComputeDRS(snap, node);
+    if (options_.metrics && node >= 0) {
+      std::vector<int> cqs;
+      snap.SubtreeClusterQueues(node, &cqs);
+      int admitted = 0;
+      for (int cq : cqs) {
+        for (const QueuedWorkload& w : ToQueued(cache_.WorkloadsByIndex(kQuotaHolderIndex, snap.NodeName(cq)), cache_)) {
+          admitted += w.admitted ? 1 : 0;
+        }
+      }
+      options_.metrics->ReportCohort(CohortMetricsFromSnapshot(snap, node, admitted));
+    } else if (options_.metrics) {
+      options_.metrics->ForgetCohort(name);
+    }
+  }
   if (!obj) {
     if (options_.metrics) options_.metrics->ReportCohortWeightedShare(name, std::nullopt);
     return Status::Ok();
   }
   api::Object status = obj->value("status", api::Object::object());
   if (options_.config.fair_sharing.enable) {
-    std::optional<admission::DominantResourceShare> drs;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      const admission::Snapshot snap = cache_.BuildSnapshot();
-      // The cohort's node: an ancestor of one of its ClusterQueues (a Cohort
-      // with none has no node and shares 0, as an empty subtree borrows
-      // nothing).
-      for (int i = 0; i < snap.cluster_queue_count() && !drs; ++i) {
-        for (int n = snap.Parent(snap.ClusterQueueNode(i)); n >= 0; n = snap.Parent(n)) {
-          if (snap.NodeName(n) == name) {
-            drs = admission::ComputeDRS(snap, n);
-            break;
-          }
-        }
-      }
-    }
     const admission::DominantResourceShare share = drs.value_or(admission::DominantResourceShare());
     status["fairSharing"] = {{"weightedShare", share.RoundedWeightedShare()}};
     if (options_.metrics) options_.metrics->ReportCohortWeightedShare(name, share.PreciseWeightedShare());
@@ -720,8 +739,14 @@ CycleSummary KueueController::ScheduleOnce() {
     // Event and the metrics report the same wait.
     const Duration waited = QueuedWaitTime(*a.obj, now);
     if (options_.metrics) {
-      options_.metrics->WorkloadAdmitted(a.admission.cluster_queue, LocalQueueOf(*a.obj), PriorityClassName(*a.obj),
-                                         waited);
+      std::vector<std::string> cohorts;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        auto it = cq_ancestors_.find(a.admission.cluster_queue);
+        if (it != cq_ancestors_.end()) cohorts = it->second;
+      }
+      options_.metrics->WorkloadAdmitted(a.admission.cluster_queue, cohorts, LocalQueueOf(*a.obj),
+                                         PriorityClassName(*a.obj), waited);
     }
     recorder_.Event(wl, kEventTypeNormal, "QuotaReserved",
                     fmt::format("Quota reserved in ClusterQueue {}, wait time since queued was {:.0f}s",

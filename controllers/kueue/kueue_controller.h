@@ -197,6 +197,8 @@ class KueueController {
   // workloads retried by the reconcile (as Kueue's clusterQueue handlers); a
   // status reconcile caused by a workload event changes nothing they wait on.
   std::set<std::string> cq_spec_changed_;
+  // ClusterQueue -> its ancestor Cohorts, nearest first, as last reconciled.
+  std::map<std::string, std::vector<std::string>> cq_ancestors_;
 
   std::vector<std::unique_ptr<ReconcileLoop>> work_;
   ReconcileLoop* wl_queue_ = nullptr;
