@@ -104,6 +104,10 @@ class GenericJob {
   virtual bool PodsReady() const = 0;
   virtual bool IsActive() const = 0;
   virtual bool ResetStartTime() { return false; }
+  // The job's own run-time bound (batch/v1 Job spec.activeDeadlineSeconds,
+  // PyTorchJob spec.runPolicy.activeDeadlineSeconds), counted from its start;
+  // nullopt when it has none. Estimated start times read it.
+  virtual std::optional<Duration> ActiveDeadline() const { return std::nullopt; }
 };
 
 // A job kind (Kueue's integration framework registration): what it is called and where

@@ -59,6 +59,7 @@ KueueController::KueueController(client::Client& client, client::SharedInformerF
   rf_queue_ = &AddQueue("resourceflavor", [this](const std::string& k) { return ReconcileResourceFlavor(k); });
   verdict_queue_ = &AddQueue("pendingverdict", [this](const std::string& k) { return WritePendingVerdict(k); });
   cohort_queue_ = &AddQueue("cohort", [this](const std::string& k) { return ReconcileCohort(k); });
+  estimate_queue_ = &AddQueue("estimates", [this](const std::string&) { return RecomputeEstimates(); });
   RegisterHandlers();
 }
 
@@ -113,6 +114,7 @@ void KueueController::RegisterHandlers() {
   // release (quota given back → inadmissible workloads may fit).
   auto on_workload = [this](const client::ObjectPtr& old_obj, const client::ObjectPtr& obj, bool deleted) {
     wl_queue_->Add(client::MetaNamespaceKey(*obj));
+    RequestEstimates();
     // Queue status is batched (kUpdatesBatchPeriod).
     for (const std::string& cq : {AdmittedClusterQueue(*obj), old_obj ? AdmittedClusterQueue(*old_obj) : ""}) {
       if (!cq.empty()) cq_queue_->queue().AddAfter(cq, kUpdatesBatchPeriod);
@@ -136,17 +138,29 @@ void KueueController::RegisterHandlers() {
         }
       }
     }
-    if (options_.metrics && !deleted && IsConditionTrue(*obj, "Finished") &&
-        !(old_obj && IsConditionTrue(*old_obj, "Finished"))) {
-      // Finished once: kueue_finished_workloads_total and the time since admission.
+    if (!deleted && IsConditionTrue(*obj, "Finished") && !(old_obj && IsConditionTrue(*old_obj, "Finished"))) {
+      // Finished once (or first seen finished, at start): the time since
+      // admission feeds kueue_finished_workloads_total and, for a success,
+      // the run-time history of its LocalQueue and shape.
       const api::Object* admitted = FindCondition(*obj, "Admitted");
       const api::Object* finished = FindCondition(*obj, "Finished");
       Time from{}, to{};
       if (!AdmittedClusterQueue(*obj).empty() && admitted != nullptr &&
           ParseRfc3339(admitted->value("lastTransitionTime", ""), &from) &&
           ParseRfc3339(finished->value("lastTransitionTime", ""), &to)) {
-        options_.metrics->WorkloadFinished(AdmittedClusterQueue(*obj), LocalQueueOf(*obj), PriorityClassName(*obj),
-                                           to - from);
+        if (options_.metrics) {
+          options_.metrics->WorkloadFinished(AdmittedClusterQueue(*obj), LocalQueueOf(*obj), PriorityClassName(*obj),
+                                             to - from);
+        }
+        if (finished->value("reason", "") == "Succeeded" && to > from) {
+          const LocalQueueKey lq = LocalQueueOf(*obj);
+          uint64_t shape = 0;
+          {
+            std::lock_guard<std::mutex> lock(mu_);  // names()
+            shape = RunShape(DecodeWorkload(*obj, cache_.names()));
+          }
+          history_.Record(lq.ns + "/" + lq.name, shape, to - from);
+        }
       }
     }
     if (options_.metrics && !deleted && IsConditionTrue(*obj, "PodsReady") &&
@@ -776,7 +790,152 @@ CycleSummary KueueController::ScheduleOnce() {
     ++summary.pending;
   }
   if (options_.metrics) options_.metrics->AdmissionAttempt(summary.admitted > 0, clock_.Now() - now);
+  if (summary.heads > 0) RequestEstimates();
   return summary;
+}
+
+// ---------------------------------------------------------------------------
+// Estimated start times
+
+void KueueController::RequestEstimates() {
+  if (options_.estimate_period > Duration::zero()) estimate_queue_->queue().AddAfter("all", options_.estimate_period);
+}
+
+std::shared_ptr<const KueueController::Estimates> KueueController::LatestEstimates() const {
+  std::lock_guard<std::mutex> lock(estimates_mu_);
+  return estimates_;
+}
+
+std::optional<Duration> KueueController::JobDeadline(const api::Object& workload) {
+  const api::Object* owner = ControllerOwnerReference(workload);
+  if (owner == nullptr) return std::nullopt;
+  for (auto& j : jobs_) {
+    const api::GroupVersionKind k = j->integration().Kind();
+    if (owner->value("kind", "") != k.kind || owner->value("apiVersion", "") != k.ApiVersion()) continue;
+    client::ObjectPtr job = j->jobs().GetIndexer().Get(api::Namespace(workload), owner->value("name", ""));
+    if (!job) return std::nullopt;
+    return j->integration().Wrap(*job)->ActiveDeadline();
+  }
+  return std::nullopt;
+}
+
+Status KueueController::RecomputeEstimates() {
+  const Time now = clock_.Now();
+  std::optional<admission::Snapshot> snap;
+  admission::QueueManager queues;
+  std::unordered_map<std::string, admission::RunTime> run_times;  // by uid
+  std::unordered_map<std::string, std::string> pending_keys;     // uid -> key
+  std::unordered_map<std::string, std::string> pending_cqs;      // uid -> ClusterQueue
+  {
+    // Copies under the engine lock; the replay runs without it.
+    std::lock_guard<std::mutex> lock(mu_);
+    snap.emplace(cache_.BuildSnapshot());
+    queues = queues_;
+    auto add = [&](const admission::Workload& w) {
+      if (client::ObjectPtr obj = cache_.GetWorkload(w.Key())) {
+        run_times[w.uid] = RunTimeOf(*obj, w, JobDeadline(*obj), history_);
+      }
+    };
+    for (int i = 0; i < snap->cluster_queue_count(); ++i) {
+      const int node = snap->ClusterQueueNode(i);
+      for (const auto& [uid, info] : snap->Workloads(node)) add(info->workload);
+      for (const admission::Workload* w : queues_.Pending(snap->NodeName(node))) {
+        add(*w);
+        pending_keys[w->uid] = w->Key();
+        pending_cqs[w->uid] = w->cluster_queue;
+      }
+    }
+  }
+  admission::EstimateOptions opts;
+  opts.cycle.fair_sharing = options_.config.fair_sharing;
+  auto published = std::make_shared<Estimates>();
+  published->at = now;
+  published->result = admission::EstimateStartTimes(
+      std::move(*snap), std::move(queues),
+      [&run_times](const admission::Workload& w) {
+        auto it = run_times.find(w.uid);
+        return it == run_times.end() ? admission::RunTime{} : it->second;
+      },
+      now, opts);
+  {
+    std::lock_guard<std::mutex> lock(estimates_mu_);
+    estimates_ = published;
+  }
+  const admission::EstimateResult& r = published->result;
+  if (options_.metrics) {
+    std::map<std::string, std::vector<double>> waits;  // cluster queue -> expected waits
+    for (const auto& [uid, e] : r.by_uid) {
+      if (auto cq = pending_cqs.find(uid); cq != pending_cqs.end()) {
+        waits[cq->second].push_back(KueueMetrics::Seconds(e.start - now));
+      }
+    }
+    options_.metrics->ReportExpectedWaits(waits);
+  }
+
+  // The conditions: changed ones first in no particular order, at most
+  // estimate_writes_per_pass; what is left is written by the next pass.
+  Status first_error = Status::Ok();
+  size_t writes = 0;
+  bool more = false;
+  for (const auto& [uid, key] : pending_keys) {
+    const admission::StartEstimate* e = nullptr;
+    if (auto it = r.by_uid.find(uid); it != r.by_uid.end()) e = &it->second;
+    // Fits now: the next cycle admits it; nothing worth writing.
+    if (e != nullptr && e->start <= now) continue;
+    static const std::vector<std::string> kNone;
+    auto u = r.unknown.find(uid);
+    const api::Condition c = EstimatedStartCondition(e, u == r.unknown.end() ? kNone : u->second, r.hit_limit, now);
+    std::optional<Time> start;
+    if (e != nullptr) start = e->start;
+    const std::string after = e != nullptr ? e->after : "";
+    auto w = written_estimates_.find(uid);
+    if (w != written_estimates_.end() && w->second.condition.reason == c.reason &&
+        w->second.condition.status == c.status && w->second.after == after) {
+      bool same = w->second.condition.message == c.message;
+      if (start && w->second.start) {
+        const Duration moved = *start > *w->second.start ? *start - *w->second.start : *w->second.start - *start;
+        same = moved <= std::max<Duration>(kEstimateRewriteMin, (*start - now) / 10);
+      }
+      if (same) continue;
+    }
+    if (writes >= options_.estimate_writes_per_pass) {
+      more = true;
+      break;
+    }
+    client::ObjectPtr obj = cache_.GetWorkload(key);
+    if (!obj || api::Uid(*obj) != uid || IsConditionTrue(*obj, "QuotaReserved")) continue;
+    api::Object wl = *obj;
+    if (api::SetCondition(&wl, c, now)) {
+      ++writes;
+      Status s = WriteWorkloadStatus(wl);
+      if (!s.ok()) {
+        if (first_error.ok()) first_error = s;
+        continue;
+      }
+    }
+    written_estimates_[uid] = {key, c, start, after};
+  }
+  // Workloads no longer pending (admitted, finished, deleted) lose theirs.
+  for (auto it = written_estimates_.begin(); it != written_estimates_.end();) {
+    if (pending_keys.count(it->first)) {
+      ++it;
+      continue;
+    }
+    client::ObjectPtr obj = cache_.GetWorkload(it->second.key);
+    if (obj && api::Uid(*obj) == it->first && FindCondition(*obj, kEstimatedStartCondition) != nullptr) {
+      api::Object wl = *obj;
+      api::RemoveCondition(&wl, kEstimatedStartCondition);
+      Status s = WriteWorkloadStatus(wl);
+      if (!s.ok()) {
+        if (first_error.ok()) first_error = s;
+        ++it;
+        continue;
+      }
+    }
+    it = written_estimates_.erase(it);
+  }
+  if (more) RequestEstimates();
+  return first_error;
 }
 
 void KueueController::PublishPendingVerdict(const api::Object& workload, const std::string& reason,

@@ -297,6 +297,9 @@ KueueMetrics::KueueMetrics(prometheus::Registry& r)
                                             "The number of admitted Workloads that are active, per cohort's subtree")),
       cohort_subtree_admitted_total_(Counter(r, "kueue_cohort_subtree_admitted_workloads_total",
                                              "The total number of admitted workloads per cohort's subtree")),
+      expected_wait_(Hist(r, "berth_pending_workload_expected_wait_seconds",
+                          "The expected wait of the pending workloads with an estimated start time, per "
+                          "'cluster_queue', as of the last estimate")),
       lq_quota_reserved_workloads_(Counter(r, "kueue_local_queue_quota_reserved_workloads_total",
                                            "The total number of quota reserved workloads per 'local_queue'")),
       lq_quota_reserved_wait_time_(Hist(r, "kueue_local_queue_quota_reserved_wait_time_seconds",
@@ -492,6 +495,19 @@ void KueueMetrics::ForgetCohort(const std::string& cohort) {
                        &cohort_subtree_reservations_, &cohort_weighted_share_}) {
     SetOwnedGauges(*family, cohort, {});
     owned_.erase({family, cohort});
+  }
+}
+
+void KueueMetrics::ReportExpectedWaits(const std::map<std::string, std::vector<double>>& waits) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const std::string& cq : expected_wait_queues_) {
+    expected_wait_.Remove(&expected_wait_.Add({{"cluster_queue", cq}}, KueueBuckets(16)));
+  }
+  expected_wait_queues_.clear();
+  for (const auto& [cq, values] : waits) {
+    prometheus::Histogram& h = expected_wait_.Add({{"cluster_queue", cq}}, KueueBuckets(16));
+    for (double v : values) h.Observe(v);
+    expected_wait_queues_.insert(cq);
   }
 }
 

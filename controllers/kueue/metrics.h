@@ -243,6 +243,14 @@ class KueueMetrics {
   // are kept).
   void ForgetLocalQueue(const LocalQueueKey& local_queue);
 
+  // berth_pending_workload_expected_wait_seconds{cluster_queue}: the
+  // expected waits (seconds from now to the estimated start,
+  // start_time_estimates.h) of the pending workloads of each ClusterQueue
+  // that have an estimate, as a histogram rebuilt at every estimate pass (a
+  // distribution of the queue as it is now, not a count over time; Kueue's
+  // admission_wait_time buckets). A ClusterQueue absent from `waits` loses its series.
+  void ReportExpectedWaits(const std::map<std::string, std::vector<double>>& waits);
+
   // Seconds as Prometheus wants them.
   static double Seconds(Duration d);
   // A milli-unit amount in the resource's base unit.
@@ -287,6 +295,8 @@ class KueueMetrics {
   prometheus::Family<prometheus::Gauge>& cohort_subtree_reservations_;
   prometheus::Family<prometheus::Gauge>& cohort_subtree_admitted_active_;
   prometheus::Family<prometheus::Counter>& cohort_subtree_admitted_total_;
+  prometheus::Family<prometheus::Histogram>& expected_wait_;
+  std::set<std::string> expected_wait_queues_;  // ClusterQueues with a series
   // local_queue_*
   prometheus::Family<prometheus::Counter>& lq_quota_reserved_workloads_;
   prometheus::Family<prometheus::Histogram>& lq_quota_reserved_wait_time_;

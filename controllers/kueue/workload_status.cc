@@ -2,10 +2,12 @@
 
 #include "api/conditions.h"
 #include "controllers/kueue/decoder.h"
+#include "controllers/kueue/start_time_estimates.h"
 
 namespace berth::controllers::kueue {
 
 using api::FindCondition;
+using api::RemoveCondition;
 using api::SetCondition;
 
 namespace {
@@ -43,6 +45,8 @@ bool SetQuotaReservation(api::Object* wl, const admission::Admission& admission,
   changed |= ResetIfTrue(wl, "Evicted", now);
   changed |= ResetIfTrue(wl, "Preempted", now);
   changed |= FalseIfPresent(wl, "Requeued", "QuotaReserved", msg, now);
+  // A pending workload's estimate (start_time_estimates.h) ends with its wait.
+  changed |= RemoveCondition(wl, kEstimatedStartCondition);
   return changed;
 }
 

@@ -6,7 +6,7 @@
 //   SetQuotaReservation: status.admission = the engine's admission;
 //     QuotaReserved=True "QuotaReserved" "Quota reserved in ClusterQueue <cq>";
 //     Admitted=True "Admitted" "The workload is admitted" (berth has no
-//     admission checks); a True Evicted or Preempted becomes False, reason
+//     admission checks); the EstimatedStart condition is removed; a True Evicted or Preempted becomes False, reason
 //     QuotaReserved, message "Previously: <its eviction/preemption message>"
 //     (Kueue keeps what happened last time); Requeued, when present, becomes
 //     False (reason QuotaReserved, message the reservation message: a berth

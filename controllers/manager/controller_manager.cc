@@ -53,6 +53,7 @@ ControllerManager::ControllerManager(client::Client& client, Clock& clock, Contr
     if (options_.metrics_registry)
       kueue_options.metrics = std::make_shared<kueue::KueueMetrics>(*options_.metrics_registry);
     kueue_options.config = options_.kueue_config;
+    kueue_options.estimate_period = options_.estimate_period;
     kueue_ = std::make_unique<kueue::KueueController>(client_, factory_, clock_, std::move(kueue_options));
     // integrations.frameworks: a kind not listed is left alone by the queue.
     std::vector<std::unique_ptr<kueue::JobIntegration>> integrations;

@@ -97,6 +97,8 @@ struct ControllerManagerOptions {
   // manageJobsWithoutQueueName, and integrations.frameworks — only the listed
   // job kinds get a Kueue job reconciler (the default: all four).
   kueue::KueueConfiguration kueue_config;
+  // KueueControllerOptions::estimate_period (estimated start times; zero: off).
+  Duration estimate_period{};
   // When set, Kueue's metrics (kueue/metrics.h) and kube-scheduler's
   // (scheduler/scheduler_metrics.h) are registered and recorded there.
   std::shared_ptr<prometheus::Registry> metrics_registry;

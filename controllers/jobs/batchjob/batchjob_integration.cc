@@ -59,6 +59,12 @@ class BatchJob final : public kueue::GenericJob {
     return IntAt(status, "active", 0) > 0 || IntAt(status, "terminating", 0) > 0;
   }
 
+  std::optional<Duration> ActiveDeadline() const override {
+    const int64_t s = IntAt(ObjectAt(job_, "spec"), "activeDeadlineSeconds", 0);
+    if (s <= 0) return std::nullopt;
+    return std::chrono::seconds(s);
+  }
+
   bool ResetStartTime() override {
     auto status = job_.find("status");
     return status != job_.end() && status->is_object() && status->erase("startTime") > 0;

@@ -886,3 +886,89 @@ TEST_F(FairSharingTest, TwoTeamsConvergeToWeightedShares) {
 
 }  // namespace
 }  // namespace berth::controllers::jobs::batchjob
+
+namespace berth::controllers::jobs::batchjob {
+namespace {
+
+// Estimated start times through the controller: a bound from the running
+// Job's activeDeadlineSeconds, none behind a Job of unknown run time, then a
+// run time learned from the finished Job; the EstimatedStart condition, its
+// removal at admission, and the visibility API's estimatedStart.
+TEST_F(KueueControllerTest, PendingWorkloadsGetEstimatedStartTimes) {
+  CreateQueues();
+  api::Object first = Job("first", "5");
+  first["spec"]["activeDeadlineSeconds"] = 600;
+  Create(kJobs, "team-a", first);
+  Settle();
+  const api::Object first_wl = WorkloadOf("team-a", "first");
+  ASSERT_TRUE(IsConditionTrue(first_wl, "Admitted"));
+  const Time first_admitted = *ConditionTransitionTime(first_wl, "Admitted");
+  clock_.Advance(std::chrono::seconds(60));
+  Create(kJobs, "team-a", Job("second", "5"));
+  Create(kJobs, "team-a", Job("third", "5"));
+  Settle();
+
+  ASSERT_TRUE(kueue_.RecomputeEstimates().ok());
+  WaitCaches();
+  api::Object second = WorkloadOf("team-a", "second");
+  const api::Object* c = FindCondition(second, kEstimatedStartCondition);
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ((*c)["status"], "True");
+  EXPECT_EQ((*c)["reason"], "ActiveDeadline");
+  const std::string first_key = "team-a/" + Name(first_wl);
+  EXPECT_EQ((*c)["message"], "Expected to start by " + FormatRfc3339(first_admitted + std::chrono::seconds(600)) +
+                                 " (in at most " + HumanDuration(first_admitted + std::chrono::seconds(600) - clock_.Now()) +
+                                 "), after " + first_key + " ends; run times from activeDeadlineSeconds");
+  auto est = kueue_.LatestEstimates();
+  ASSERT_TRUE(est);
+  ASSERT_TRUE(est->result.by_uid.count(Uid(second)));
+  EXPECT_EQ(est->result.by_uid.at(Uid(second)).start, first_admitted + std::chrono::seconds(600));
+  // third waits behind second, whose run time nothing tells.
+  api::Object third = WorkloadOf("team-a", "third");
+  c = FindCondition(third, kEstimatedStartCondition);
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ((*c)["status"], "False");
+  EXPECT_EQ((*c)["reason"], "UnknownRunTime");
+  EXPECT_NE((*c)["message"].get<std::string>().find("team-a/" + Name(second)), std::string::npos) << (*c)["message"];
+
+  // A pass with nothing changed writes nothing.
+  const int64_t rev = client_.store().CurrentRevision();
+  ASSERT_TRUE(kueue_.RecomputeEstimates().ok());
+  EXPECT_EQ(client_.store().CurrentRevision(), rev);
+
+  // first completes after 120 s: second is admitted (its estimate goes) and
+  // first's run time is learned for third, same LocalQueue and shape.
+  clock_.Advance(std::chrono::seconds(60));
+  SetJobStatus("team-a", "first", {{"conditions", api::Object::array({{{"type", "Complete"}, {"status", "True"}}})}});
+  Settle();
+  second = WorkloadOf("team-a", "second");
+  ASSERT_TRUE(IsConditionTrue(second, "Admitted"));
+  EXPECT_EQ(FindCondition(second, kEstimatedStartCondition), nullptr);
+  const api::Object done = WorkloadOf("team-a", "first");
+  const Duration learned = *ConditionTransitionTime(done, "Finished") - first_admitted;
+  ASSERT_TRUE(kueue_.RecomputeEstimates().ok());
+  WaitCaches();
+  third = WorkloadOf("team-a", "third");
+  c = FindCondition(third, kEstimatedStartCondition);
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ((*c)["reason"], "RunTimeHistory");
+  est = kueue_.LatestEstimates();
+  EXPECT_EQ(est->result.by_uid.at(Uid(third)).start, *ConditionTransitionTime(second, "Admitted") + learned);
+  EXPECT_EQ(est->result.by_uid.at(Uid(third)).after, "team-a/" + Name(second));
+
+  auto summary = ServeVisibility(kueue_, {"get", "v1beta2", "", "clusterqueues", "cluster-queue", "pendingworkloads",
+                                          std::nullopt, std::nullopt});
+  ASSERT_TRUE(summary.ok());
+  ASSERT_EQ((*summary)["items"].size(), 1u);
+  const api::Object& e = (*summary)["items"][0]["estimatedStart"];
+  EXPECT_EQ(e["source"], "RunTimeHistory");
+  EXPECT_EQ(e["after"], "team-a/" + Name(second));
+  EXPECT_EQ(e["upperBound"], false);
+  EXPECT_EQ(e["time"], FormatRfc3339(*ConditionTransitionTime(second, "Admitted") + learned));
+  EXPECT_EQ(berth::testing::HistogramCount(registry_, "berth_pending_workload_expected_wait_seconds",
+                                           {{"cluster_queue", "cluster-queue"}}),
+            1u);
+}
+
+}  // namespace
+}  // namespace berth::controllers::jobs::batchjob

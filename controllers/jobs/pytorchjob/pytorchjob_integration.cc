@@ -48,6 +48,12 @@ class PyTorchJob final : public kueue::GenericJob {
 
   bool IsActive() const override { return pods_alive_; }
 
+  std::optional<Duration> ActiveDeadline() const override {
+    const int64_t s = IntAt(ObjectAt(ObjectAt(job_, "spec"), "runPolicy"), "activeDeadlineSeconds", 0);
+    if (s <= 0) return std::nullopt;
+    return std::chrono::seconds(s);
+  }
+
  private:
   // spec.pytorchReplicaSpecs[types[i]].template.spec
   kueue::PodSpecAt PodSpecs(std::vector<std::string> types) {

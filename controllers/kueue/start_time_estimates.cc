@@ -1,0 +1,184 @@
+#include "controllers/kueue/start_time_estimates.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <functional>
+
+#include "api/unstructured.h"
+
+namespace berth::controllers::kueue {
+
+uint64_t RunShape(const admission::Workload& workload) {
+  uint64_t h = 1469598103934665603ull;
+  auto mix = [&h](uint64_t v) {
+    h ^= v;
+    h *= 1099511628211ull;
+  };
+  for (const admission::PodSet& ps : workload.pod_sets) {
+    mix(std::hash<std::string>()(ps.name));
+    mix(static_cast<uint64_t>(ps.count));
+    for (const auto& [r, v] : ps.requests.items()) {
+      mix(static_cast<uint64_t>(r));
+      mix(static_cast<uint64_t>(v));
+    }
+  }
+  return h;
+}
+
+void RunTimeHistory::Record(const std::string& local_queue, uint64_t shape, Duration run_time) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const auto key = std::make_pair(local_queue, shape);
+  auto it = samples_.find(key);
+  if (it == samples_.end()) {
+    if (samples_.size() >= kRunTimeShapes) {
+      samples_.erase(lru_.back());
+      lru_.pop_back();
+    }
+    lru_.push_front(key);
+    it = samples_.emplace(key, Samples{}).first;
+    it->second.lru = lru_.begin();
+  } else {
+    lru_.splice(lru_.begin(), lru_, it->second.lru);
+  }
+  Samples& s = it->second;
+  const double secs = std::chrono::duration<double>(run_time).count();
+  if (s.seconds.size() < kRunTimeSamples) {
+    s.seconds.push_back(secs);
+  } else {
+    s.seconds[s.next] = secs;
+  }
+  s.next = (s.next + 1) % kRunTimeSamples;
+}
+
+std::optional<admission::RunTime> RunTimeHistory::Lookup(const std::string& local_queue, uint64_t shape) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = samples_.find({local_queue, shape});
+  if (it == samples_.end() || it->second.seconds.empty()) return std::nullopt;
+  const std::vector<double>& v = it->second.seconds;
+  double mean = 0;
+  for (double x : v) mean += x;
+  mean /= static_cast<double>(v.size());
+  double spread = mean / 2;
+  if (v.size() > 1) {
+    double var = 0;
+    for (double x : v) var += (x - mean) * (x - mean);
+    spread = std::sqrt(var / static_cast<double>(v.size() - 1));
+  }
+  auto dur = [](double s) { return std::chrono::duration_cast<Duration>(std::chrono::duration<double>(s)); };
+  return admission::RunTime{dur(mean), dur(spread), admission::RunTimeSource::kHistory};
+}
+
+size_t RunTimeHistory::size() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return samples_.size();
+}
+
+admission::RunTime RunTimeOf(const api::Object& workload, const admission::Workload& decoded,
+                             std::optional<Duration> job_deadline, const RunTimeHistory& history) {
+  const api::Object& spec = api::NestedField(workload, {"spec"});
+  const api::Object& max = api::NestedField(spec, {"maximumExecutionTimeSeconds"});
+  if (max.is_number_integer() && max.get<int64_t>() > 0) {
+    return {std::chrono::seconds(max.get<int64_t>()), {}, admission::RunTimeSource::kMaxExecutionTime};
+  }
+  if (job_deadline && *job_deadline > Duration::zero()) {
+    return {*job_deadline, {}, admission::RunTimeSource::kActiveDeadline};
+  }
+  // Every podSet's pods bounded: the Workload ends by the largest bound.
+  const api::Object& pod_sets = api::NestedField(spec, {"podSets"});
+  int64_t pod_deadline = 0;
+  bool all = pod_sets.is_array() && !pod_sets.empty();
+  if (all) {
+    for (const api::Object& ps : pod_sets) {
+      const api::Object& d = api::NestedField(ps, {"template", "spec", "activeDeadlineSeconds"});
+      if (!d.is_number_integer() || d.get<int64_t>() <= 0) {
+        all = false;
+        break;
+      }
+      pod_deadline = std::max(pod_deadline, d.get<int64_t>());
+    }
+  }
+  if (all) return {std::chrono::seconds(pod_deadline), {}, admission::RunTimeSource::kActiveDeadline};
+  const std::string lq = decoded.namespace_name + "/" + api::NestedString(spec, {"queueName"});
+  if (auto h = history.Lookup(lq, RunShape(decoded))) return *h;
+  return {};
+}
+
+std::string HumanDuration(Duration d) {
+  int64_t s = std::max<int64_t>(0, std::chrono::duration_cast<std::chrono::seconds>(d).count());
+  if (s < 60) return fmt::format("{}s", s);
+  const int64_t m = (s + 30) / 60;
+  if (m < 60) return fmt::format("{}m", m);
+  const int64_t h = m / 60;
+  if (h < 48) return m % 60 ? fmt::format("{}h{}m", h, m % 60) : fmt::format("{}h", h);
+  return fmt::format("{}d{}h", h / 24, h % 24);
+}
+
+namespace {
+
+std::string SourceWords(admission::RunTimeSource s) {
+  switch (s) {
+    case admission::RunTimeSource::kMaxExecutionTime:
+      return "run times from kueue.x-k8s.io/max-exec-time-seconds";
+    case admission::RunTimeSource::kActiveDeadline:
+      return "run times from activeDeadlineSeconds";
+    case admission::RunTimeSource::kHistory:
+      return "run times learned from finished workloads of the same LocalQueue and shape";
+    case admission::RunTimeSource::kUnknown:
+      break;
+  }
+  return "run times unknown";
+}
+
+std::string Blockers(const std::vector<std::string>& keys) {
+  std::string out;
+  const size_t shown = std::min<size_t>(keys.size(), 5);
+  for (size_t i = 0; i < shown; ++i) out += (i ? ", " : "") + keys[i];
+  if (keys.size() > shown) out += fmt::format(" and {} more", keys.size() - shown);
+  return out;
+}
+
+}  // namespace
+
+api::Condition EstimatedStartCondition(const admission::StartEstimate* e, const std::vector<std::string>& blockers,
+                                       bool hit_limit, Time now) {
+  if (e == nullptr) {
+    if (hit_limit || blockers.empty()) {
+      return {kEstimatedStartCondition, "False", "BeyondHorizon",
+              "No estimate: the replay of the queue stopped before reaching this workload"};
+    }
+    return {kEstimatedStartCondition, "False", "UnknownRunTime",
+            "No estimate: it waits for workloads whose run time is unknown: " + Blockers(blockers) +
+                " (set kueue.x-k8s.io/max-exec-time-seconds on their jobs)"};
+  }
+  const std::string in = HumanDuration(e->start - now);
+  if (!e->source) {
+    return {kEstimatedStartCondition, "True", "RequeueBackoff",
+            fmt::format("Expected to start at {} (in {}), when its requeue backoff ends", FormatRfc3339(e->start), in)};
+  }
+  std::string when = e->upper_bound ? fmt::format("Expected to start by {} (in at most {})", FormatRfc3339(e->start), in)
+                                    : fmt::format("Expected to start at {} (in {}{})", FormatRfc3339(e->start), in,
+                                                  e->uncertainty > std::chrono::seconds(0)
+                                                      ? " ± " + HumanDuration(e->uncertainty)
+                                                      : "");
+  return {kEstimatedStartCondition, "True", std::string(admission::RunTimeSourceName(*e->source)),
+          fmt::format("{}, after {} ends; {}", when, e->after, SourceWords(*e->source))};
+}
+
+api::Object EstimateJson(const admission::StartEstimate* e, const std::vector<std::string>& blockers, Time now) {
+  if (e == nullptr) {
+    api::Object waits = api::Object::array();
+    for (const std::string& b : blockers) waits.push_back(b);
+    return {{"source", "Unknown"}, {"waitsFor", std::move(waits)}};
+  }
+  auto secs = [](Duration d) { return std::chrono::duration_cast<std::chrono::seconds>(d).count(); };
+  api::Object out = {{"time", FormatRfc3339(e->start)},
+                     {"waitSeconds", std::max<int64_t>(0, secs(e->start - now))},
+                     {"uncertaintySeconds", secs(e->uncertainty)},
+                     {"source", e->source ? std::string(admission::RunTimeSourceName(*e->source)) : "RequeueBackoff"},
+                     {"upperBound", e->upper_bound}};
+  if (!e->after.empty()) out["after"] = e->after;
+  return out;
+}
+
+}  // namespace berth::controllers::kueue
