@@ -880,8 +880,9 @@ Status KueueController::RecomputeEstimates() {
   for (const auto& [uid, key] : pending_keys) {
     const admission::StartEstimate* e = nullptr;
     if (auto it = r.by_uid.find(uid); it != r.by_uid.end()) e = &it->second;
-    // Fits now: the next cycle admits it; nothing worth writing.
-    if (e != nullptr && e->start <= now) continue;
+    // A wait shorter than kEstimateRewriteMin is not worth a write (the next
+    // cycles admit it); one already written is kept until it moves enough.
+    if (e != nullptr && e->start - now < kEstimateRewriteMin && !written_estimates_.count(uid)) continue;
     static const std::vector<std::string> kNone;
     auto u = r.unknown.find(uid);
     const api::Condition c = EstimatedStartCondition(e, u == r.unknown.end() ? kNone : u->second, r.hit_limit, now);

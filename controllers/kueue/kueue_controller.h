@@ -114,7 +114,8 @@ struct KueueControllerOptions {
   // Estimated start times (start_time_estimates.h): every pending Workload's
   // is recomputed at most once per `estimate_period` after a change (a
   // cycle, a Workload event), off the scheduling path, and written as its
-  // EstimatedStart condition when it moved by more than
+  // EstimatedStart condition when the wait is kEstimateRewriteMin or more
+  // (or unknown), then rewritten when it moved by more than
   // max(kEstimateRewriteMin, 10 % of the wait) or its reason or the workload
   // it waits for changed, at most `estimate_writes_per_pass` writes per pass
   // (the rest follow at the next). Zero period: off.

@@ -38,6 +38,11 @@ wait_until 60 finished quick || fail "quick did not finish"
 e2e_yaml_job team-a bounded 1 memory=100Mi deadline=300 | "$KUBECTL" apply -f - >/dev/null || fail "apply bounded"
 wait_until 30 admitted bounded || fail "bounded is not admitted"
 e2e_yaml_job team-a next 1 memory=100Mi | "$KUBECTL" apply -f - >/dev/null || fail "apply next"
+# last's Workload is created at least a second after next's: the queue orders by
+# creationTimestamp (whole seconds), then by uid.
+has_workload() { [ -n "$(wl_of "$1")" ]; }
+wait_until 30 has_workload next || fail "next has no Workload"
+sleep 1.1
 e2e_yaml_job team-a last 1 memory=100Mi | "$KUBECTL" apply -f - >/dev/null || fail "apply last"
 has_reason() { [ "$(cond "$1" reason)" = "$2" ]; }
 wait_until 30 has_reason next ActiveDeadline || fail "next: EstimatedStart reason '$(cond next reason)', want ActiveDeadline"

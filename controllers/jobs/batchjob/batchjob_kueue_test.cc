@@ -904,7 +904,11 @@ TEST_F(KueueControllerTest, PendingWorkloadsGetEstimatedStartTimes) {
   ASSERT_TRUE(IsConditionTrue(first_wl, "Admitted"));
   const Time first_admitted = *ConditionTransitionTime(first_wl, "Admitted");
   clock_.Advance(std::chrono::seconds(60));
+  // second's Workload is created a second before third's: the queue orders
+  // by creation time (then by uid, which would make the order random).
   Create(kJobs, "team-a", Job("second", "5"));
+  Settle();
+  clock_.Advance(std::chrono::seconds(1));
   Create(kJobs, "team-a", Job("third", "5"));
   Settle();
 
