@@ -114,16 +114,20 @@ void KueueController::RegisterHandlers() {
   // release (quota given back → inadmissible workloads may fit).
   auto on_workload = [this](const client::ObjectPtr& old_obj, const client::ObjectPtr& obj, bool deleted) {
     wl_queue_->Add(client::MetaNamespaceKey(*obj));
-    RequestEstimates();
+    // The estimates of its trees are stale only when something the replay
+    // reads changed (not a pending message or the estimate written itself).
+    const bool estimate_input = deleted || !old_obj || EstimateInputsChanged(*old_obj, *obj);
     // Queue status is batched (kUpdatesBatchPeriod).
     for (const std::string& cq : {AdmittedClusterQueue(*obj), old_obj ? AdmittedClusterQueue(*old_obj) : ""}) {
       if (!cq.empty()) cq_queue_->queue().AddAfter(cq, kUpdatesBatchPeriod);
+      if (!cq.empty() && estimate_input) RequestEstimates(cq);
     }
     const std::string queue = Spec(*obj, "queueName");
     if (!queue.empty()) {
       lq_queue_->queue().AddAfter(api::Namespace(*obj) + "/" + queue, kUpdatesBatchPeriod);
       if (client::ObjectPtr lq = cache_.local_queues().GetIndexer().Get(api::Namespace(*obj), queue)) {
         cq_queue_->queue().AddAfter(Spec(*lq, "clusterQueue"), kUpdatesBatchPeriod);
+        if (estimate_input) RequestEstimates(Spec(*lq, "clusterQueue"));
       }
     }
     if (const api::Object* owner = ControllerOwnerReference(*obj)) {
@@ -196,6 +200,7 @@ void KueueController::RegisterHandlers() {
     for (const auto& lq : cache_.local_queues().GetIndexer().List()) lq_queue_->Add(client::MetaNamespaceKey(*lq));
     EnqueuePendingWorkloads();
     RequestSchedule();
+    RequestEstimates("");
   };
   auto all_cqs = [this](const client::ObjectPtr& o) {
     if (o && o->contains("spec") && api::Name(*o) != "" && o->value("kind", "") == "ResourceFlavor") {
@@ -209,11 +214,13 @@ void KueueController::RegisterHandlers() {
       cq_queue_->Add(api::Name(*cq));
     }
     RequestSchedule();
+    RequestEstimates("");
   };
   auto on_lq = [this](const client::ObjectPtr& o) {
     lq_queue_->Add(client::MetaNamespaceKey(*o));
     EnqueuePendingWorkloads();
     RequestSchedule();
+    RequestEstimates("");
   };
   auto on_ns = [this](const client::ObjectPtr&) {
     EnqueuePendingWorkloads();
@@ -790,14 +797,21 @@ CycleSummary KueueController::ScheduleOnce() {
     ++summary.pending;
   }
   if (options_.metrics) options_.metrics->AdmissionAttempt(summary.admitted > 0, clock_.Now() - now);
-  if (summary.heads > 0) RequestEstimates();
   return summary;
 }
 
 // ---------------------------------------------------------------------------
 // Estimated start times
 
-void KueueController::RequestEstimates() {
+void KueueController::RequestEstimates(const std::string& cluster_queue) {
+  {
+    std::lock_guard<std::mutex> lock(estimates_mu_);
+    if (cluster_queue.empty()) {
+      estimate_dirty_all_ = true;
+    } else {
+      estimate_dirty_.insert(cluster_queue);
+    }
+  }
   if (options_.estimate_period > Duration::zero()) estimate_queue_->queue().AddAfter("all", options_.estimate_period);
 }
 
@@ -821,8 +835,22 @@ std::optional<Duration> KueueController::JobDeadline(const api::Object& workload
 
 Status KueueController::RecomputeEstimates() {
   const Time now = clock_.Now();
+  // What changed since the last pass: the cohort trees of these ClusterQueues
+  // (trees share no quota, so the others' estimates still hold), or all.
+  std::set<std::string> dirty;
+  bool all = false;
+  std::shared_ptr<const Estimates> previous;
+  {
+    std::lock_guard<std::mutex> lock(estimates_mu_);
+    dirty.swap(estimate_dirty_);
+    all = estimate_dirty_all_ || !estimates_;
+    estimate_dirty_all_ = false;
+    previous = estimates_;
+  }
   std::optional<admission::Snapshot> snap;
   admission::QueueManager queues;
+  std::set<std::string> kept_queues;  // ClusterQueues of unchanged trees: previous estimates carried
+  std::set<std::string> replayed;     // ... and the others
   std::unordered_map<std::string, admission::RunTime> run_times;  // by uid
   std::unordered_map<std::string, std::string> pending_keys;     // uid -> key
   std::unordered_map<std::string, std::string> pending_cqs;      // uid -> ClusterQueue
@@ -831,6 +859,16 @@ Status KueueController::RecomputeEstimates() {
     std::lock_guard<std::mutex> lock(mu_);
     snap.emplace(cache_.BuildSnapshot());
     queues = queues_;
+    if (!all) {
+      std::set<int> dirty_roots;
+      for (const std::string& cq : dirty) {
+        if (const int idx = snap->ClusterQueueIndex(cq); idx >= 0) dirty_roots.insert(snap->Root(idx));
+      }
+      for (int i = 0; i < snap->cluster_queue_count(); ++i) {
+        const int node = snap->ClusterQueueNode(i);
+        if (!dirty_roots.count(snap->Root(node))) kept_queues.insert(snap->NodeName(node));
+      }
+    }
     auto add = [&](const admission::Workload& w) {
       if (client::ObjectPtr obj = cache_.GetWorkload(w.Key())) {
         run_times[w.uid] = RunTimeOf(*obj, w, JobDeadline(*obj), history_);
@@ -838,18 +876,29 @@ Status KueueController::RecomputeEstimates() {
     };
     for (int i = 0; i < snap->cluster_queue_count(); ++i) {
       const int node = snap->ClusterQueueNode(i);
-      for (const auto& [uid, info] : snap->Workloads(node)) add(info->workload);
-      for (const admission::Workload* w : queues_.Pending(snap->NodeName(node))) {
-        add(*w);
+      const std::string& name = snap->NodeName(node);
+      if (!kept_queues.count(name)) replayed.insert(name);
+      for (const admission::Workload* w : queues_.Pending(name)) {
         pending_keys[w->uid] = w->Key();
         pending_cqs[w->uid] = w->cluster_queue;
+        if (!kept_queues.count(name)) add(*w);
       }
+      if (kept_queues.count(name)) continue;
+      for (const auto& [uid, info] : snap->Workloads(node)) add(info->workload);
+    }
+    // The unchanged trees are left out of the replay.
+    for (const std::string& name : kept_queues) {
+      queues.DeleteClusterQueue(name);
+      std::vector<std::string> holders;
+      for (const auto& [uid, info] : snap->Workloads(snap->ClusterQueueIndex(name))) holders.push_back(uid);
+      for (const std::string& uid : holders) snap->RemoveWorkload(uid);
     }
   }
   admission::EstimateOptions opts;
   opts.cycle.fair_sharing = options_.config.fair_sharing;
   auto published = std::make_shared<Estimates>();
   published->at = now;
+  published->replayed = std::move(replayed);
   published->result = admission::EstimateStartTimes(
       std::move(*snap), std::move(queues),
       [&run_times](const admission::Workload& w) {
@@ -857,6 +906,17 @@ Status KueueController::RecomputeEstimates() {
         return it == run_times.end() ? admission::RunTime{} : it->second;
       },
       now, opts);
+  // Pending workloads of unchanged trees keep their previous estimates.
+  if (previous) {
+    for (const auto& [uid, cq] : pending_cqs) {
+      if (!kept_queues.count(cq)) continue;
+      if (auto it = previous->result.by_uid.find(uid); it != previous->result.by_uid.end()) {
+        published->result.by_uid.emplace(uid, it->second);
+      } else if (auto u = previous->result.unknown.find(uid); u != previous->result.unknown.end()) {
+        published->result.unknown.emplace(uid, u->second);
+      }
+    }
+  }
   {
     std::lock_guard<std::mutex> lock(estimates_mu_);
     estimates_ = published;
@@ -935,7 +995,7 @@ Status KueueController::RecomputeEstimates() {
     }
     it = written_estimates_.erase(it);
   }
-  if (more) RequestEstimates();
+  if (more) RequestEstimates("");
   return first_error;
 }
 

@@ -174,11 +174,14 @@ class KueueController {
   struct Estimates {
     Time at{};
     admission::EstimateResult result;
+    std::set<std::string> replayed;  // the ClusterQueues this pass replayed (the rest were carried)
   };
   std::shared_ptr<const Estimates> LatestEstimates() const;
-  // One estimate pass now (what the "estimates" work queue runs): replays the
-  // queues from copies taken under the engine lock, then publishes and
-  // writes. Returns the first write error (the rest are retried next pass).
+  // One estimate pass now (what the "estimates" work queue runs): replays,
+  // from copies taken under the engine lock, the cohort trees that changed
+  // since the last pass (every tree at the first pass; other trees keep
+  // their estimates: trees share no quota), then publishes and writes.
+  // Returns the first write error (the rest are retried next pass).
   Status RecomputeEstimates();
 
  private:
@@ -245,13 +248,17 @@ class KueueController {
 
   // Estimated start times.
   ReconcileLoop* estimate_queue_ = nullptr;
-  void RequestEstimates();
+  // Marks the ClusterQueue's cohort tree ("" = every tree) for the next
+  // estimate pass, which runs estimate_period later.
+  void RequestEstimates(const std::string& cluster_queue);
   // The owning job's ActiveDeadline() (GenericJob), found through its
   // integration's informer.
   std::optional<Duration> JobDeadline(const api::Object& workload);
   RunTimeHistory history_;
   mutable std::mutex estimates_mu_;
   std::shared_ptr<const Estimates> estimates_;
+  std::set<std::string> estimate_dirty_;  // ClusterQueues whose trees changed
+  bool estimate_dirty_all_ = false;
   // uid -> the EstimatedStart condition last written (and the start it said).
   struct WrittenEstimate {
     std::string key;

@@ -104,6 +104,17 @@ admission::RunTime RunTimeOf(const api::Object& workload, const admission::Workl
   return {};
 }
 
+bool EstimateInputsChanged(const api::Object& old_workload, const api::Object& workload) {
+  if (api::NestedField(old_workload, {"spec"}) != api::NestedField(workload, {"spec"})) return true;
+  for (const char* field : {"admission", "requeueState", "reclaimablePods"}) {
+    if (api::NestedField(old_workload, {"status", field}) != api::NestedField(workload, {"status", field})) return true;
+  }
+  for (const char* type : {"QuotaReserved", "Admitted", "Evicted", "Finished", "PodsReady"}) {
+    if (api::ConditionField(old_workload, type, "status") != api::ConditionField(workload, type, "status")) return true;
+  }
+  return false;
+}
+
 std::string HumanDuration(Duration d) {
   int64_t s = std::max<int64_t>(0, std::chrono::duration_cast<std::chrono::seconds>(d).count());
   if (s < 60) return fmt::format("{}s", s);

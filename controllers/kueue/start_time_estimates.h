@@ -107,6 +107,12 @@ api::Condition EstimatedStartCondition(const admission::StartEstimate* estimate,
 api::Object EstimateJson(const admission::StartEstimate* estimate, const std::vector<std::string>& unknown_blockers,
                          Time now);
 
+// Whether an update of a Workload changed what a replay reads of it: spec,
+// status.admission, requeueState, reclaimablePods, or the status of its
+// QuotaReserved, Admitted, Evicted, Finished or PodsReady condition (not
+// their messages, nor other conditions such as EstimatedStart itself).
+bool EstimateInputsChanged(const api::Object& old_workload, const api::Object& workload);
+
 // "40m", "2h5m", "35s": a wait as a person reads it.
 std::string HumanDuration(Duration d);
 

@@ -121,6 +121,24 @@ TEST(EstimatedStartConditionTest, WordsForEachCase) {
   EXPECT_EQ(EstimateJson(nullptr, {"ns/a"}, now), (api::Object{{"source", "Unknown"}, {"waitsFor", {"ns/a"}}}));
 }
 
+TEST(EstimateInputsChangedTest, OnlyWhatTheReplayReads) {
+  api::Object before = WorkloadJson();
+  api::SetCondition(&before, {"QuotaReserved", "False", "Pending", "couldn't assign flavors"}, Time());
+  api::Object after = before;
+  api::SetCondition(&after, {"QuotaReserved", "False", "Pending", "another message"}, Time());
+  api::SetCondition(&after, {"EstimatedStart", "True", "RunTimeHistory", "Expected to start ..."}, Time());
+  EXPECT_FALSE(EstimateInputsChanged(before, after)) << "messages and the estimate itself";
+  api::Object admitted = after;
+  api::SetCondition(&admitted, {"QuotaReserved", "True", "QuotaReserved", "Quota reserved"}, Time());
+  EXPECT_TRUE(EstimateInputsChanged(after, admitted));
+  api::Object priority = before;
+  priority["spec"]["priority"] = 7;
+  EXPECT_TRUE(EstimateInputsChanged(before, priority));
+  api::Object backoff = before;
+  backoff["status"]["requeueState"] = {{"count", 1}};
+  EXPECT_TRUE(EstimateInputsChanged(before, backoff));
+}
+
 TEST(HumanDurationTest, AsAPersonReadsIt) {
   EXPECT_EQ(HumanDuration(seconds(35)), "35s");
   EXPECT_EQ(HumanDuration(seconds(90)), "2m");

@@ -974,5 +974,56 @@ TEST_F(KueueControllerTest, PendingWorkloadsGetEstimatedStartTimes) {
             1u);
 }
 
+// A pass replays only the cohort trees that changed since the last one; the
+// other trees' pending workloads keep their estimates.
+TEST_F(KueueControllerTest, AnEstimatePassReplaysOnlyTheTreesThatChanged) {
+  CreateQueues();
+  Create(kClusterQueues, "",
+         api::Object::parse(R"({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue",
+           "metadata": {"name": "other-queue"},
+           "spec": {"namespaceSelector": {}, "resourceGroups": [{"coveredResources": ["cpu", "memory"],
+             "flavors": [{"name": "default-flavor", "resources": [{"name": "cpu", "nominalQuota": "5"},
+                                                                  {"name": "memory", "nominalQuota": "36Gi"}]}]}]}})"));
+  Create(kLocalQueues, "team-a",
+         {{"apiVersion", kKueueApiVersion}, {"kind", "LocalQueue"},
+          {"metadata", {{"name", "lq-other"}, {"namespace", "team-a"}}},
+          {"spec", {{"clusterQueue", "other-queue"}}}});
+  auto job = [](const std::string& name, const std::string& lq, int deadline) {
+    api::Object j = Job(name, "5");
+    j["metadata"]["labels"][kQueueNameLabel] = lq;
+    if (deadline > 0) j["spec"]["activeDeadlineSeconds"] = deadline;
+    return j;
+  };
+  Create(kJobs, "team-a", job("a-run", "lq-team-a", 600));
+  Create(kJobs, "team-a", job("b-run", "lq-other", 900));
+  Settle();
+  Create(kJobs, "team-a", job("a-wait", "lq-team-a", 0));
+  Create(kJobs, "team-a", job("b-wait", "lq-other", 0));
+  Settle();
+  ASSERT_TRUE(kueue_.RecomputeEstimates().ok());
+  auto first = kueue_.LatestEstimates();
+  EXPECT_EQ(first->replayed, (std::set<std::string>{"cluster-queue", "other-queue"})) << "the first pass replays all";
+  const std::string b_wait = Uid(WorkloadOf("team-a", "b-wait"));
+  ASSERT_TRUE(first->result.by_uid.count(b_wait));
+
+  // A change in cluster-queue's tree only.
+  clock_.Advance(std::chrono::seconds(10));
+  Create(kJobs, "team-a", job("a-wait-2", "lq-team-a", 0));
+  Settle();
+  ASSERT_TRUE(kueue_.RecomputeEstimates().ok());
+  auto second = kueue_.LatestEstimates();
+  EXPECT_EQ(second->replayed, std::set<std::string>{"cluster-queue"});
+  ASSERT_TRUE(second->result.by_uid.count(b_wait)) << "other-queue's estimate is carried";
+  EXPECT_EQ(second->result.by_uid.at(b_wait).start, first->result.by_uid.at(b_wait).start);
+  EXPECT_EQ(second->result.by_uid.at(b_wait).after, first->result.by_uid.at(b_wait).after);
+  EXPECT_TRUE(second->result.by_uid.count(Uid(WorkloadOf("team-a", "a-wait-2"))) ||
+              second->result.unknown.count(Uid(WorkloadOf("team-a", "a-wait-2"))));
+
+  // Nothing changed: nothing replayed, everything carried.
+  ASSERT_TRUE(kueue_.RecomputeEstimates().ok());
+  EXPECT_TRUE(kueue_.LatestEstimates()->replayed.empty());
+  EXPECT_EQ(kueue_.LatestEstimates()->result.by_uid.size() + kueue_.LatestEstimates()->result.unknown.size(), 3u);
+}
+
 }  // namespace
 }  // namespace berth::controllers::jobs::batchjob
