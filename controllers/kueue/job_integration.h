@@ -104,10 +104,6 @@ class GenericJob {
   virtual bool PodsReady() const = 0;
   virtual bool IsActive() const = 0;
   virtual bool ResetStartTime() { return false; }
-  // The job's own run-time bound (batch/v1 Job spec.activeDeadlineSeconds,
-  // PyTorchJob spec.runPolicy.activeDeadlineSeconds), counted from its start;
-  // nullopt when it has none. Estimated start times read it.
-  virtual std::optional<Duration> ActiveDeadline() const { return std::nullopt; }
 };
 
 // A job kind (Kueue's integration framework registration): what it is called and where
@@ -136,6 +132,11 @@ class JobIntegration {
   const std::string& PodJobNameLabel() const { return pod_job_name_label_; }
 
   virtual std::unique_ptr<GenericJob> Wrap(api::Object job) const = 0;
+  // The job's own run-time bound (batch/v1 Job spec.activeDeadlineSeconds,
+  // PyTorchJob spec.runPolicy.activeDeadlineSeconds), counted from its
+  // start; nullopt when it has none. A pure read of the object (no I/O,
+  // unlike Wrap): estimated start times call it for every workload.
+  virtual std::optional<Duration> ActiveDeadline(const api::Object& /*job*/) const { return std::nullopt; }
 
  private:
   const std::string name_;

@@ -828,7 +828,7 @@ std::optional<Duration> KueueController::JobDeadline(const api::Object& workload
     if (owner->value("kind", "") != k.kind || owner->value("apiVersion", "") != k.ApiVersion()) continue;
     client::ObjectPtr job = j->jobs().GetIndexer().Get(api::Namespace(workload), owner->value("name", ""));
     if (!job) return std::nullopt;
-    return j->integration().Wrap(*job)->ActiveDeadline();
+    return j->integration().ActiveDeadline(*job);
   }
   return std::nullopt;
 }

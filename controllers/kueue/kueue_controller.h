@@ -251,8 +251,8 @@ class KueueController {
   // Marks the ClusterQueue's cohort tree ("" = every tree) for the next
   // estimate pass, which runs estimate_period later.
   void RequestEstimates(const std::string& cluster_queue);
-  // The owning job's ActiveDeadline() (GenericJob), found through its
-  // integration's informer.
+  // The owning job's JobIntegration::ActiveDeadline, the job read from its
+  // integration's informer (no I/O).
   std::optional<Duration> JobDeadline(const api::Object& workload);
   RunTimeHistory history_;
   mutable std::mutex estimates_mu_;

@@ -59,12 +59,6 @@ class BatchJob final : public kueue::GenericJob {
     return IntAt(status, "active", 0) > 0 || IntAt(status, "terminating", 0) > 0;
   }
 
-  std::optional<Duration> ActiveDeadline() const override {
-    const int64_t s = IntAt(ObjectAt(job_, "spec"), "activeDeadlineSeconds", 0);
-    if (s <= 0) return std::nullopt;
-    return std::chrono::seconds(s);
-  }
-
   bool ResetStartTime() override {
     auto status = job_.find("status");
     return status != job_.end() && status->is_object() && status->erase("startTime") > 0;
@@ -85,6 +79,12 @@ BatchJobIntegration::BatchJobIntegration() : JobIntegration("batch/job", kJobsRe
 
 std::unique_ptr<kueue::GenericJob> BatchJobIntegration::Wrap(api::Object job) const {
   return std::make_unique<BatchJob>(std::move(job));
+}
+
+std::optional<Duration> BatchJobIntegration::ActiveDeadline(const api::Object& job) const {
+  const int64_t s = IntAt(ObjectAt(job, "spec"), "activeDeadlineSeconds", 0);
+  if (s <= 0) return std::nullopt;
+  return std::chrono::seconds(s);
 }
 
 }  // namespace berth::controllers::jobs::batchjob

@@ -48,12 +48,6 @@ class PyTorchJob final : public kueue::GenericJob {
 
   bool IsActive() const override { return pods_alive_; }
 
-  std::optional<Duration> ActiveDeadline() const override {
-    const int64_t s = IntAt(ObjectAt(ObjectAt(job_, "spec"), "runPolicy"), "activeDeadlineSeconds", 0);
-    if (s <= 0) return std::nullopt;
-    return std::chrono::seconds(s);
-  }
-
  private:
   // spec.pytorchReplicaSpecs[types[i]].template.spec
   kueue::PodSpecAt PodSpecs(std::vector<std::string> types) {
@@ -73,6 +67,12 @@ PyTorchJobIntegration::PyTorchJobIntegration(client::Client& client)
     : JobIntegration("kubeflow.org/pytorchjob", kPyTorchJobsResource, {"kubeflow.org", "v1", "PyTorchJob"},
                      std::string(kJobNameLabel)),
       client_(client) {}
+
+std::optional<Duration> PyTorchJobIntegration::ActiveDeadline(const api::Object& job) const {
+  const int64_t s = IntAt(ObjectAt(ObjectAt(job, "spec"), "runPolicy"), "activeDeadlineSeconds", 0);
+  if (s <= 0) return std::nullopt;
+  return std::chrono::seconds(s);
+}
 
 std::unique_ptr<kueue::GenericJob> PyTorchJobIntegration::Wrap(api::Object job) const {
   pytorchjob::ApplyDefaults(&job);  // replica-type keys as the operator's webhook writes them
