@@ -151,7 +151,8 @@ FieldErrorList KueueJobWebhook::ValidateCreate(const Object& job, std::string_vi
     case ParseError::kRange:
       return {Invalid(LabelPath(kMaxExecTimeSecondsLabel), *value,
                       "strconv.Atoi: parsing " + GoQuote(*value) + ": value out of range")};
-    case ParseError::kNone: break;
+    case ParseError::kNone:
+      break;
   }
   if (v <= 0) return {Invalid(LabelPath(kMaxExecTimeSecondsLabel), v, "should be greater than 0")};
   return {};

@@ -195,8 +195,8 @@ TEST(KueueJobWebhookTest, MaxExecTimeLabelMustBeAPositiveInteger) {
       auto bad = CreateWithLabels(kind, q + "kueue.x-k8s.io/max-exec-time-seconds: abc");
       ASSERT_FALSE(bad.ok()) << kind.name;
       EXPECT_EQ(bad.status().code(), Code::kInvalid) << kind.name;
-      EXPECT_EQ(Causes(bad),
-                Strings{std::string(kMaxLabel) + ": Invalid value: \"abc\": strconv.Atoi: parsing \"abc\": invalid syntax"})
+      EXPECT_EQ(Causes(bad), Strings{std::string(kMaxLabel) +
+                                     ": Invalid value: \"abc\": strconv.Atoi: parsing \"abc\": invalid syntax"})
           << kind.name;
       EXPECT_NE(bad.status().message().find(kMaxLabel), std::string::npos) << bad.status().message();
       EXPECT_EQ(Causes(CreateWithLabels(kind, q + "kueue.x-k8s.io/max-exec-time-seconds: \"0\"")),
@@ -211,11 +211,11 @@ TEST(KueueJobWebhookTest, MaxExecTimeLabelMustBeAPositiveInteger) {
           << kind.name;
       EXPECT_TRUE(CreateWithLabels(kind, q + "kueue.x-k8s.io/max-exec-time-seconds: \"30\"").ok()) << kind.name;
       // A Go int beyond int32 is valid here; the Workload then has no maximum (below).
-      EXPECT_TRUE(CreateWithLabels(kind, q + "kueue.x-k8s.io/max-exec-time-seconds: \"9999999999\"").ok())
-          << kind.name;
+      EXPECT_TRUE(CreateWithLabels(kind, q + "kueue.x-k8s.io/max-exec-time-seconds: \"9999999999\"").ok()) << kind.name;
     }
     // A framework that is not enabled has no Kueue webhook.
-    EXPECT_TRUE(CreateWithLabels(kind, "kueue.x-k8s.io/max-exec-time-seconds: abc", Strategies({.frameworks = {}})).ok())
+    EXPECT_TRUE(
+        CreateWithLabels(kind, "kueue.x-k8s.io/max-exec-time-seconds: abc", Strategies({.frameworks = {}})).ok())
         << kind.name;
   }
 }

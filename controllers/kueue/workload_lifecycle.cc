@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 
 #include "api/unstructured.h"
-
 #include "controllers/kueue/decoder.h"
 
 namespace berth::controllers::kueue {
@@ -114,15 +113,15 @@ LifecycleStep MaxExecutionTimeStep(const api::Object& wl, Time now) {
   const int64_t max_seconds = max.get<int64_t>();
   const api::Object& past = NestedField(wl, {"status", "accumulatedPastExecutionTimeSeconds"});
   const int64_t past_seconds = past.is_number_integer() ? past.get<int64_t>() : 0;
-  const Duration remaining = std::chrono::seconds(max_seconds - past_seconds) -
-                             (now - ConditionTransitionTime(wl, "Admitted").value_or(now));
+  const Duration remaining =
+      std::chrono::seconds(max_seconds - past_seconds) - (now - ConditionTransitionTime(wl, "Admitted").value_or(now));
   if (remaining > Duration::zero()) {
     none.recheck_after = remaining;
     return none;
   }
   api::Object out = wl;
-  SetCondition(&out, {"DeactivationTarget", "True", kMaximumExecutionTimeExceeded, "exceeding the maximum execution time"},
-               now);
+  SetCondition(
+      &out, {"DeactivationTarget", "True", kMaximumExecutionTimeExceeded, "exceeding the maximum execution time"}, now);
   Status(&out).erase("accumulatedPastExecutionTimeSeconds");
   LifecycleStep s = StatusStep(std::move(out), kMaximumExecutionTimeExceeded,
                                fmt::format("The maximum execution time ({}s) exceeded", max_seconds));
