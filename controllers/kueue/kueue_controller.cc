@@ -320,7 +320,7 @@ Status KueueController::ReconcileWorkload(const std::string& key) {
   }
   api::Object wl = *obj;
   // Kueue's time-driven steps first: deactivation, requeue backoff, PodsReady
-  // timeout (workload_lifecycle.h); one write per reconcile.
+  // timeout, maximum execution time (workload_lifecycle.h); one write per reconcile.
   if (LifecycleStep step = NextLifecycleStep(wl, options_.config.wait_for_pods_ready, now);
       step.kind != LifecycleStep::Kind::kNone) {
     BERTH_RETURN_IF_ERROR(ApplyLifecycleStep(step));
@@ -435,7 +435,7 @@ Status KueueController::ApplyLifecycleStep(const LifecycleStep& step) {
     std::lock_guard<std::mutex> lock(mu_);
     queues_.QueueAllInadmissibleWorkloads(clock_.Now());
   }
-  if (!step.event_reason.empty()) recorder_.Event(wl, kEventTypeNormal, step.event_reason, step.event_message);
+  if (!step.event_reason.empty()) recorder_.Event(wl, step.event_type, step.event_reason, step.event_message);
   RequestSchedule();
   return Status::Ok();
 }

@@ -24,6 +24,7 @@ namespace {
 
 const client::GroupVersionResource kJobs{"batch", "v1", "jobs"};
 const client::GroupVersionResource kEvents{"", "v1", "events"};
+constexpr char kMaxExecLabel[] = "kueue.x-k8s.io/max-exec-time-seconds";
 
 class KueueControllerTest : public kueue::testing::KueueTestEnv {
  protected:
@@ -795,6 +796,77 @@ TEST_F(KueueControllerTest, RelabellingAPendingJobMovesItsWorkloadToTheOtherQueu
   EXPECT_EQ(after["spec"]["queueName"], "lq-big");
   EXPECT_TRUE(IsConditionTrue(after, "QuotaReserved")) << after.dump(2);
   EXPECT_EQ(after["status"]["admission"]["clusterQueue"], "big");
+}
+
+// Kueue's maximum execution time: the label becomes the Workload's
+// spec.maximumExecutionTimeSeconds; once admitted that long the Workload gets a
+// DeactivationTarget (Warning Event), is deactivated and evicted, its Job is suspended, and
+// the released admission's seconds are accumulated.
+TEST_F(KueueControllerTest, MaxExecTimeLabelDeactivatesTheWorkloadWhenExceeded) {
+  CreateQueues();
+  api::Object j = Job("sleeper", "1");
+  j["metadata"]["labels"][kMaxExecLabel] = "3";
+  Create(kJobs, "team-a", j);
+  Settle();
+  api::Object wl = WorkloadOf("team-a", "sleeper");
+  EXPECT_EQ(wl["spec"]["maximumExecutionTimeSeconds"], 3);
+  ASSERT_TRUE(IsConditionTrue(wl, "Admitted"));
+  ASSERT_EQ(Get(kJobs, "team-a", "sleeper")["spec"]["suspend"], false);
+
+  clock_.Advance(std::chrono::seconds(2));
+  Settle();
+  wl = WorkloadOf("team-a", "sleeper");
+  EXPECT_EQ(FindCondition(wl, "DeactivationTarget"), nullptr);
+  EXPECT_EQ(wl["spec"]["active"], true);
+  EXPECT_EQ(Get(kJobs, "team-a", "sleeper")["spec"]["suspend"], false);
+
+  clock_.Advance(std::chrono::seconds(1));
+  Settle();
+  wl = WorkloadOf("team-a", "sleeper");
+  EXPECT_EQ(wl["spec"]["active"], false);
+  ASSERT_TRUE(IsConditionTrue(wl, "Evicted")) << wl.dump(2);
+  EXPECT_EQ((*FindCondition(wl, "Evicted"))["reason"], "Deactivated");
+  EXPECT_EQ((*FindCondition(wl, "Evicted"))["message"],
+            "The workload is deactivated due to exceeding the maximum execution time");
+  EXPECT_EQ(FindCondition(wl, "DeactivationTarget"), nullptr);
+  EXPECT_EQ(Get(kJobs, "team-a", "sleeper")["spec"]["suspend"], true);
+  // No pod was running: the quota is released at once, with the 3 s admission accumulated.
+  EXPECT_FALSE(IsConditionTrue(wl, "QuotaReserved"));
+  EXPECT_EQ(wl["status"]["accumulatedPastExecutionTimeSeconds"], 3);
+  const std::vector<api::Object> exceeded = EventsFor("team-a", api::Name(wl), "MaximumExecutionTimeExceeded");
+  ASSERT_EQ(exceeded.size(), 1u);
+  EXPECT_EQ(exceeded[0]["type"], "Warning");
+  EXPECT_EQ(exceeded[0]["message"], "The maximum execution time (3s) exceeded");
+  EXPECT_EQ(EventsFor("team-a", api::Name(wl), "EvictedDueToDeactivated").size(), 1u);
+
+  // It stays inactive and suspended.
+  clock_.Advance(std::chrono::seconds(60));
+  Settle();
+  EXPECT_EQ(WorkloadOf("team-a", "sleeper")["spec"]["active"], false);
+  EXPECT_EQ(Get(kJobs, "team-a", "sleeper")["spec"]["suspend"], true);
+}
+
+// A label that is not a positive int32 leaves the Workload without a maximum; a label
+// changed while the Job is suspended (pending) makes a new Workload (Kueue's
+// EquivalentToWorkload compares the maximum; nothing updates it in place).
+TEST_F(KueueControllerTest, MaxExecTimeLabelChangedWhilePendingMakesANewWorkload) {
+  CreateQueues();
+  api::Object j = Job("big", "8");  // more than the 5 cpu quota: stays pending
+  j["metadata"]["labels"][kMaxExecLabel] = "9999999999";
+  Create(kJobs, "team-a", j);
+  Settle();
+  const api::Object before = WorkloadOf("team-a", "big");
+  EXPECT_FALSE(before["spec"].contains("maximumExecutionTimeSeconds"));
+  ASSERT_FALSE(IsConditionTrue(before, "QuotaReserved"));
+
+  api::Object job = Get(kJobs, "team-a", "big");
+  job["metadata"]["labels"][kMaxExecLabel] = "20";
+  ASSERT_TRUE(client_.Update(kJobs.Namespace("team-a"), job).ok());
+  Settle();
+  const api::Object after = WorkloadOf("team-a", "big");
+  EXPECT_NE(api::Uid(after), api::Uid(before));
+  EXPECT_EQ(after["spec"]["maximumExecutionTimeSeconds"], 20);
+  EXPECT_EQ(EventsFor("team-a", "big", "DeletedWorkload").size(), 1u);
 }
 
 // Fair Sharing through the controllers (issue 21's story): teams a and b
