@@ -79,7 +79,11 @@ admission::RunTime RunTimeOf(const api::Object& workload, const admission::Workl
   const api::Object& spec = api::NestedField(workload, {"spec"});
   const api::Object& max = api::NestedField(spec, {"maximumExecutionTimeSeconds"});
   if (max.is_number_integer() && max.get<int64_t>() > 0) {
-    return {std::chrono::seconds(max.get<int64_t>()), {}, admission::RunTimeSource::kMaxExecutionTime};
+    // Kueue deactivates it once max - accumulatedPastExecutionTimeSeconds
+    // has passed since this admission.
+    const api::Object& past = api::NestedField(workload, {"status", "accumulatedPastExecutionTimeSeconds"});
+    const int64_t left = max.get<int64_t>() - (past.is_number_integer() ? past.get<int64_t>() : 0);
+    return {std::chrono::seconds(std::max<int64_t>(left, 0)), {}, admission::RunTimeSource::kMaxExecutionTime};
   }
   if (job_deadline && *job_deadline > Duration::zero()) {
     return {*job_deadline, {}, admission::RunTimeSource::kActiveDeadline};

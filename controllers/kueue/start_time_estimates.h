@@ -11,9 +11,10 @@
 // forward against the running jobs' expected ends.
 //
 // Run time, in this order (the first that is known):
-//   1. spec.maximumExecutionTimeSeconds (Kueue sets it from the job label
-//      kueue.x-k8s.io/max-exec-time-seconds and deactivates the Workload when
-//      it is exceeded): a bound.
+//   1. spec.maximumExecutionTimeSeconds minus
+//      status.accumulatedPastExecutionTimeSeconds (Kueue sets the first from
+//      the job label kueue.x-k8s.io/max-exec-time-seconds and deactivates the
+//      Workload when it is exceeded: workload_lifecycle.h): a bound.
 //   2. The job's activeDeadlineSeconds (batch/v1 Job spec, PyTorchJob
 //      runPolicy), or every podSet's pod-level activeDeadlineSeconds (the
 //      largest): a bound.

@@ -71,6 +71,9 @@ TEST(RunTimeOfTest, MaxExecutionTimeThenJobDeadlineThenPodDeadlinesThenHistory) 
   const admission::RunTime max = RunTimeOf(WorkloadJson({{"maximumExecutionTimeSeconds", 3600}}), d, minutes(5), h);
   EXPECT_EQ(max.source, RunTimeSource::kMaxExecutionTime);
   EXPECT_EQ(max.duration, seconds(3600));
+  api::Object resumed = WorkloadJson({{"maximumExecutionTimeSeconds", 3600}});
+  resumed["status"]["accumulatedPastExecutionTimeSeconds"] = 600;
+  EXPECT_EQ(RunTimeOf(resumed, d, std::nullopt, h).duration, seconds(3000)) << "what an earlier admission used is gone";
   const admission::RunTime job = RunTimeOf(WorkloadJson(), d, minutes(5), h);
   EXPECT_EQ(job.source, RunTimeSource::kActiveDeadline);
   EXPECT_EQ(job.duration, minutes(5));
