@@ -10,6 +10,7 @@
 
 #include "api/conditions.h"
 #include "controllers/jobs/batchjob/batchjob_integration.h"
+#include "controllers/jobs/batchjob/job_pods.h"
 #include "controllers/kueue/decoder.h"
 #include "controllers/kueue/testing/kueue_test_env.h"
 #include "controllers/kueue/visibility.h"
