@@ -10,6 +10,7 @@
 
 #include "api/conditions.h"
 #include "controllers/jobs/batchjob/batchjob_integration.h"
+#include "controllers/jobs/batchjob/job_pods.h"
 #include "controllers/kueue/decoder.h"
 #include "controllers/kueue/testing/kueue_test_env.h"
 #include "controllers/kueue/visibility.h"
@@ -190,6 +191,67 @@ TEST_F(KueueControllerTest, ThreeFourCpuJobsAgainstFiveCpuQuota) {
   EXPECT_FALSE(IsConditionTrue(WorkloadOf("team-a", "job-3"), "QuotaReserved"));
   EXPECT_EQ(Get(kJobs, "team-a", "job-2")["spec"]["suspend"], false);
   EXPECT_EQ(Get(kJobs, "team-a", "job-3")["spec"]["suspend"], true);
+}
+
+// Partial admission (Kueue's job-min-parallelism): a Job of 4 × 2 cpu with min-parallelism 2
+// on 5 cpu gets a Workload podSet with minCount 2, is admitted with count 2 and runs with
+// parallelism 2; as a partially admitted Job it is not a quota bypass. Deactivating its
+// Workload stops it and puts parallelism back to 4; reactivated, it is admitted with 2 again.
+TEST_F(KueueControllerTest, JobWithMinParallelismIsAdmittedWithTheCountThatFits) {
+  CreateQueues();
+  api::Object job = Job("partial", "2");
+  job["spec"]["parallelism"] = 4;
+  job["spec"]["completions"] = 4;
+  job["metadata"]["annotations"][kJobMinParallelismAnnotation] = "2";
+  Create(kJobs, "team-a", job);
+  Settle();
+  api::Object wl = WorkloadOf("team-a", "partial");
+  const std::string uid = api::Uid(wl);
+  EXPECT_EQ(wl["spec"]["podSets"][0]["count"], 4);
+  EXPECT_EQ(wl["spec"]["podSets"][0]["minCount"], 2);
+  ASSERT_TRUE(IsConditionTrue(wl, "Admitted")) << wl.dump(2);
+  const api::Object& psa = wl["status"]["admission"]["podSetAssignments"][0];
+  EXPECT_EQ(psa["count"], 2);
+  EXPECT_EQ(psa["resourceUsage"]["cpu"], "4");
+  api::Object running = Get(kJobs, "team-a", "partial");
+  EXPECT_EQ(running["spec"]["suspend"], false);
+  EXPECT_EQ(running["spec"]["parallelism"], 2);
+  EXPECT_EQ(running["spec"]["completions"], 4);
+  EXPECT_EQ(Get(kClusterQueues, "", "cluster-queue")["status"]["flavorsReservation"][0]["resources"][0]["total"], "4");
+
+  wl["spec"]["active"] = false;
+  ASSERT_TRUE(client_.Update(kWorkloads.Namespace("team-a"), wl).ok());
+  Settle();
+  api::Object stopped = Get(kJobs, "team-a", "partial");
+  EXPECT_EQ(stopped["spec"]["suspend"], true);
+  EXPECT_EQ(stopped["spec"]["parallelism"], 4);
+  wl = WorkloadOf("team-a", "partial");
+  EXPECT_EQ(api::Uid(wl), uid);  // the same Workload: no quota bypass was seen
+  EXPECT_FALSE(IsConditionTrue(wl, "QuotaReserved")) << wl.dump(2);
+
+  wl["spec"]["active"] = true;
+  ASSERT_TRUE(client_.Update(kWorkloads.Namespace("team-a"), wl).ok());
+  Settle();
+  wl = WorkloadOf("team-a", "partial");
+  EXPECT_EQ(api::Uid(wl), uid);
+  ASSERT_TRUE(IsConditionTrue(wl, "Admitted")) << wl.dump(2);
+  EXPECT_EQ(wl["status"]["admission"]["podSetAssignments"][0]["count"], 2);
+  EXPECT_EQ(Get(kJobs, "team-a", "partial")["spec"]["parallelism"], 2);
+}
+
+// A Job without the annotation that does not fit whole stays pending.
+TEST_F(KueueControllerTest, JobWithoutMinParallelismWaitsForItsWholeCount) {
+  CreateQueues();
+  api::Object job = Job("whole", "2");
+  job["spec"]["parallelism"] = 4;
+  job["spec"]["completions"] = 4;
+  Create(kJobs, "team-a", job);
+  Settle();
+  api::Object wl = WorkloadOf("team-a", "whole");
+  EXPECT_FALSE(wl["spec"]["podSets"][0].contains("minCount"));
+  EXPECT_FALSE(IsConditionTrue(wl, "QuotaReserved"));
+  EXPECT_EQ(Get(kJobs, "team-a", "whole")["spec"]["suspend"], true);
+  EXPECT_EQ(Get(kJobs, "team-a", "whole")["spec"]["parallelism"], 4);
 }
 
 // A cycle's pending verdict is written by the pendingverdict queue after the
