@@ -21,10 +21,11 @@ namespace berth::controllers::kueue {
 struct PodSet {
   std::string name;
   int32_t count = 0;
+  api::Object template_spec = api::Object::object();  // PodTemplateSpec {metadata, spec}
   // The fewest pods the podSet may be admitted with (partial admission; Kueue derives it
   // for batch/v1 Jobs only, from kueue.x-k8s.io/job-min-parallelism). nullopt: none.
+  // Last, so PodSet{name, count, template} keeps meaning what it says.
   std::optional<int32_t> min_count;
-  api::Object template_spec = api::Object::object();  // PodTemplateSpec {metadata, spec}
 
   // The Workload spec.podSets[] element: {name, count, [minCount], template}.
   api::Object ToWorkloadPodSet() const {

@@ -13,6 +13,9 @@ e2e_init partial-admission
 e2e_start_node_server cpu=8,memory=16Gi
 
 job_yaml() {  # job_yaml NAME [MIN_PARALLELISM]
+  local ann=""
+  # Quoted in a variable: quotes inside ${x:+word} in a here-document are not kept.
+  [ -z "${2:-}" ] || ann="kueue.x-k8s.io/job-min-parallelism: \"$2\""
   cat <<EOF
 ---
 apiVersion: batch/v1
@@ -21,7 +24,7 @@ metadata:
   name: $1
   namespace: team-a
   labels: {kueue.x-k8s.io/queue-name: user-queue}
-  annotations: {${2:+kueue.x-k8s.io/job-min-parallelism: "$2"}}
+  annotations: {$ann}
 spec:
   parallelism: 4
   completions: 4
