@@ -158,12 +158,7 @@ void KueueController::RegisterHandlers() {
         }
         if (finished->value("reason", "") == "Succeeded" && to > from) {
           const LocalQueueKey lq = LocalQueueOf(*obj);
-          uint64_t shape = 0;
-          {
-            std::lock_guard<std::mutex> lock(mu_);  // names()
-            shape = RunShape(DecodeWorkload(*obj, cache_.names()));
-          }
-          history_.Record(lq.ns + "/" + lq.name, shape, to - from);
+          history_.Record(lq.ns + "/" + lq.name, RunShape(*obj), to - from);
         }
       }
     }
@@ -871,7 +866,7 @@ Status KueueController::RecomputeEstimates() {
     }
     auto add = [&](const admission::Workload& w) {
       if (client::ObjectPtr obj = cache_.GetWorkload(w.Key())) {
-        run_times[w.uid] = RunTimeOf(*obj, w, JobDeadline(*obj), history_);
+        run_times[w.uid] = RunTimeOf(*obj, JobDeadline(*obj), history_);
       }
     };
     for (int i = 0; i < snap->cluster_queue_count(); ++i) {

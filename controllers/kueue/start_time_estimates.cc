@@ -9,21 +9,20 @@
 
 namespace berth::controllers::kueue {
 
-uint64_t RunShape(const admission::Workload& workload) {
-  uint64_t h = 1469598103934665603ull;
-  auto mix = [&h](uint64_t v) {
-    h ^= v;
-    h *= 1099511628211ull;
-  };
-  for (const admission::PodSet& ps : workload.pod_sets) {
-    mix(std::hash<std::string>()(ps.name));
-    mix(static_cast<uint64_t>(ps.count));
-    for (const auto& [r, v] : ps.requests.items()) {
-      mix(static_cast<uint64_t>(r));
-      mix(static_cast<uint64_t>(v));
+uint64_t RunShape(const api::Object& workload) {
+  std::string key;
+  const api::Object& pod_sets = api::NestedField(workload, {"spec", "podSets"});
+  if (!pod_sets.is_array()) return std::hash<std::string>()(key);
+  for (const api::Object& ps : pod_sets) {
+    key += api::NestedString(ps, {"name"}) + "\x1f" + api::NestedField(ps, {"count"}).dump() + "\x1f";
+    for (const char* list : {"initContainers", "containers"}) {
+      const api::Object& containers = api::NestedField(ps, {"template", "spec", list});
+      if (!containers.is_array()) continue;
+      for (const api::Object& c : containers) key += api::NestedField(c, {"resources", "requests"}).dump() + "\x1f";
     }
+    key += "\x1e";
   }
-  return h;
+  return std::hash<std::string>()(key);
 }
 
 void RunTimeHistory::Record(const std::string& local_queue, uint64_t shape, Duration run_time) {
@@ -74,8 +73,8 @@ size_t RunTimeHistory::size() const {
   return samples_.size();
 }
 
-admission::RunTime RunTimeOf(const api::Object& workload, const admission::Workload& decoded,
-                             std::optional<Duration> job_deadline, const RunTimeHistory& history) {
+admission::RunTime RunTimeOf(const api::Object& workload, std::optional<Duration> job_deadline,
+                             const RunTimeHistory& history) {
   const api::Object& spec = api::NestedField(workload, {"spec"});
   const api::Object& max = api::NestedField(spec, {"maximumExecutionTimeSeconds"});
   if (max.is_number_integer() && max.get<int64_t>() > 0) {
@@ -103,8 +102,9 @@ admission::RunTime RunTimeOf(const api::Object& workload, const admission::Workl
     }
   }
   if (all) return {std::chrono::seconds(pod_deadline), {}, admission::RunTimeSource::kActiveDeadline};
-  const std::string lq = decoded.namespace_name + "/" + api::NestedString(spec, {"queueName"});
-  if (auto h = history.Lookup(lq, RunShape(decoded))) return *h;
+  const std::string lq = api::NestedString(workload, {"metadata", "namespace"}) + "/" +
+                         api::NestedString(spec, {"queueName"});
+  if (auto h = history.Lookup(lq, RunShape(workload))) return *h;
   return {};
 }
 

@@ -67,8 +67,10 @@ inline constexpr Duration kEstimateRewriteMin = std::chrono::seconds(60);
 inline constexpr size_t kRunTimeSamples = 32;
 inline constexpr size_t kRunTimeShapes = 4096;
 
-// The shape run times are grouped by: podSet names, counts and requests.
-uint64_t RunShape(const admission::Workload& workload);
+// The shape run times are grouped by: podSet names, counts and their
+// containers' and init containers' requests, read from the Workload's JSON
+// (no decode, no lock: it runs for every finished Workload at start).
+uint64_t RunShape(const api::Object& workload);
 
 class RunTimeHistory {
  public:
@@ -91,8 +93,8 @@ class RunTimeHistory {
 
 // The run time of a Workload (see the header comment); `job_deadline` is
 // the owning job's activeDeadlineSeconds when it has one.
-admission::RunTime RunTimeOf(const api::Object& workload, const admission::Workload& decoded,
-                             std::optional<Duration> job_deadline, const RunTimeHistory& history);
+admission::RunTime RunTimeOf(const api::Object& workload, std::optional<Duration> job_deadline,
+                             const RunTimeHistory& history);
 
 // The EstimatedStart condition of a pending Workload: from its estimate, or,
 // without one, from the keys of the quota holders of unknown run time it

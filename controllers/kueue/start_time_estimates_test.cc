@@ -4,7 +4,6 @@
 
 #include <gtest/gtest.h>
 
-#include "admission/testing/builders.h"
 
 namespace berth::controllers::kueue {
 namespace {
@@ -13,10 +12,6 @@ using admission::RunTimeSource;
 using std::chrono::minutes;
 using std::chrono::seconds;
 
-admission::Workload Decoded(admission::ResourceNames& names, const std::string& cpu = "1") {
-  return admission::testing::WorkloadBuilder(names, "w", "team-a").Request("cpu", cpu).Obj();
-}
-
 api::Object WorkloadJson(api::Object spec_extra = api::Object::object()) {
   api::Object spec = {{"queueName", "lq"}, {"podSets", api::Object::array({{{"name", "main"}, {"count", 1},
                                                                             {"template", {{"spec", api::Object::object()}}}}})}};
@@ -24,10 +19,17 @@ api::Object WorkloadJson(api::Object spec_extra = api::Object::object()) {
   return {{"metadata", {{"name", "w"}, {"namespace", "team-a"}}}, {"spec", spec}};
 }
 
+// A Workload whose one container requests `cpu`.
+api::Object Shaped(const std::string& cpu = "1") {
+  api::Object w = WorkloadJson();
+  w["spec"]["podSets"][0]["template"]["spec"]["containers"] =
+      api::Object::array({{{"name", "c"}, {"resources", {{"requests", {{"cpu", cpu}}}}}}});
+  return w;
+}
+
 TEST(RunTimeHistoryTest, MeanAndSpreadOfTheLastSamplesPerQueueAndShape) {
-  admission::ResourceNames names;
   RunTimeHistory h;
-  const uint64_t shape = RunShape(Decoded(names));
+  const uint64_t shape = RunShape(Shaped());
   EXPECT_FALSE(h.Lookup("team-a/lq", shape));
   h.Record("team-a/lq", shape, minutes(10));
   auto one = h.Lookup("team-a/lq", shape);
@@ -41,8 +43,8 @@ TEST(RunTimeHistoryTest, MeanAndSpreadOfTheLastSamplesPerQueueAndShape) {
   EXPECT_NEAR(std::chrono::duration<double>(two->spread).count(), 424.26, 0.01) << "sample standard deviation";
   // Another queue, another shape: nothing learned there.
   EXPECT_FALSE(h.Lookup("team-b/lq", shape));
-  EXPECT_FALSE(h.Lookup("team-a/lq", RunShape(Decoded(names, "2"))));
-  EXPECT_NE(RunShape(Decoded(names, "2")), shape);
+  EXPECT_FALSE(h.Lookup("team-a/lq", RunShape(Shaped("2"))));
+  EXPECT_NE(RunShape(Shaped("2")), shape);
   // Only the last kRunTimeSamples count.
   for (size_t i = 0; i < kRunTimeSamples; ++i) h.Record("team-a/lq", shape, minutes(1));
   EXPECT_EQ(h.Lookup("team-a/lq", shape)->duration, minutes(1));
@@ -64,27 +66,26 @@ TEST(RunTimeHistoryTest, AtMostKRunTimeShapesTheLeastRecentlyRecordedGoFirst) {
 }
 
 TEST(RunTimeOfTest, MaxExecutionTimeThenJobDeadlineThenPodDeadlinesThenHistory) {
-  admission::ResourceNames names;
-  const admission::Workload d = Decoded(names);
   RunTimeHistory h;
-  h.Record("team-a/lq", RunShape(d), minutes(7));
-  const admission::RunTime max = RunTimeOf(WorkloadJson({{"maximumExecutionTimeSeconds", 3600}}), d, minutes(5), h);
+  h.Record("team-a/lq", RunShape(WorkloadJson()), minutes(7));
+  const admission::RunTime max = RunTimeOf(WorkloadJson({{"maximumExecutionTimeSeconds", 3600}}), minutes(5), h);
   EXPECT_EQ(max.source, RunTimeSource::kMaxExecutionTime);
   EXPECT_EQ(max.duration, seconds(3600));
   api::Object resumed = WorkloadJson({{"maximumExecutionTimeSeconds", 3600}});
   resumed["status"]["accumulatedPastExecutionTimeSeconds"] = 600;
-  EXPECT_EQ(RunTimeOf(resumed, d, std::nullopt, h).duration, seconds(3000)) << "what an earlier admission used is gone";
-  const admission::RunTime job = RunTimeOf(WorkloadJson(), d, minutes(5), h);
+  EXPECT_EQ(RunTimeOf(resumed, std::nullopt, h).duration, seconds(3000)) << "what an earlier admission used is gone";
+  const admission::RunTime job = RunTimeOf(WorkloadJson(), minutes(5), h);
   EXPECT_EQ(job.source, RunTimeSource::kActiveDeadline);
   EXPECT_EQ(job.duration, minutes(5));
   api::Object pods = WorkloadJson();
   pods["spec"]["podSets"][0]["template"]["spec"]["activeDeadlineSeconds"] = 90;
-  EXPECT_EQ(RunTimeOf(pods, d, std::nullopt, h).duration, seconds(90));
+  EXPECT_EQ(RunTimeOf(pods, std::nullopt, h).duration, seconds(90));
   // A podSet without a deadline: its pods are unbounded.
   pods["spec"]["podSets"].push_back({{"name", "workers"}, {"count", 2}, {"template", {{"spec", api::Object::object()}}}});
-  EXPECT_EQ(RunTimeOf(pods, d, std::nullopt, h).source, RunTimeSource::kHistory);
-  EXPECT_EQ(RunTimeOf(WorkloadJson(), d, std::nullopt, h).duration, minutes(7));
-  EXPECT_EQ(RunTimeOf(WorkloadJson({{"maximumExecutionTimeSeconds", 0}}), d, std::nullopt, RunTimeHistory()).source,
+  h.Record("team-a/lq", RunShape(pods), minutes(7));
+  EXPECT_EQ(RunTimeOf(pods, std::nullopt, h).source, RunTimeSource::kHistory);
+  EXPECT_EQ(RunTimeOf(WorkloadJson(), std::nullopt, h).duration, minutes(7));
+  EXPECT_EQ(RunTimeOf(WorkloadJson({{"maximumExecutionTimeSeconds", 0}}), std::nullopt, RunTimeHistory()).source,
             RunTimeSource::kUnknown);
 }
 
