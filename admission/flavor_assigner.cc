@@ -138,8 +138,8 @@ struct Attempt {
 
 class Assigner {
  public:
-  Assigner(Snapshot& snap, int cq, const Workload& wl, PreemptionOracle* oracle)
-      : snap_(snap), cq_(cq), wl_(wl), oracle_(oracle), spec_(snap.Spec(cq)) {}
+  Assigner(Snapshot& snap, int cq, const Workload& wl, PreemptionOracle* oracle, const std::vector<int32_t>* counts)
+      : snap_(snap), cq_(cq), wl_(wl), oracle_(oracle), counts_(counts), spec_(snap.Spec(cq)) {}
 
   Assignment Run() {
     Assignment a;
@@ -148,11 +148,18 @@ class Assigner {
     const bool counts_pods = pods >= 0 && snap_.GroupForResource(cq_, pods) >= 0;
     std::string overall_reason;
 
-    for (const auto& ps : wl_.pod_sets) {
+    for (size_t i = 0; i < wl_.pod_sets.size(); ++i) {
+      const PodSet& ps = wl_.pod_sets[i];
       PodSetAssignmentResult psa;
       psa.name = ps.name;
-      psa.count = std::max<int32_t>(0, ps.count - ps.reclaimable);
-      psa.requests = PodSetTotal(ps, ps.count);
+      if (counts_ != nullptr && i < counts_->size()) {
+        // A reduced count (PodSetResources.ScaledTo): per-pod requests × the count.
+        psa.count = std::max<int32_t>(0, (*counts_)[i]);
+        psa.requests = ps.requests.Scaled(psa.count);
+      } else {
+        psa.count = std::max<int32_t>(0, ps.count - ps.reclaimable);
+        psa.requests = PodSetTotal(ps, ps.count);
+      }
       if (counts_pods) psa.requests.Set(pods, static_cast<Amount>(psa.count) * 1000);
 
       std::vector<ResourceId> resources;
@@ -381,13 +388,15 @@ class Assigner {
   int cq_;
   const Workload& wl_;
   PreemptionOracle* oracle_;
+  const std::vector<int32_t>* counts_;
   const ClusterQueue& spec_;
 };
 
 }  // namespace
 
-Assignment AssignFlavors(Snapshot& snap, int cq, const Workload& wl, PreemptionOracle* oracle) {
-  return Assigner(snap, cq, wl, oracle).Run();
+Assignment AssignFlavors(Snapshot& snap, int cq, const Workload& wl, PreemptionOracle* oracle,
+                         const std::vector<int32_t>* counts) {
+  return Assigner(snap, cq, wl, oracle, counts).Run();
 }
 
 }  // namespace berth::admission

@@ -42,8 +42,11 @@
 //      most severe per-podSet reason (NoMatchingFlavor > ExceedsMaxQuota >
 //      WaitingForQuota), where a resource group's reason is its least severe
 //      NoFit flavor attempt.
+// With `counts` (Kueue's Assign(ctx, counts), used by partial admission),
+// podSet i is assigned for counts[i] pods: per-pod requests × counts[i], its
+// reclaimable pods not subtracted (PodSetResources.ScaledTo).
 // Not followed: the scan-progress memory across cycles
-// (FlavorFungibilityPreserveScanProgress), partial admission, TAS.
+// (FlavorFungibilityPreserveScanProgress), TAS.
 //
 // Thread-safety: none; the snapshot is used as scratch and left unchanged.
 #pragma once
@@ -79,7 +82,7 @@ struct ResourceAssignmentResult {
 
 struct PodSetAssignmentResult {
   std::string name;
-  int32_t count = 0;       // count − reclaimable
+  int32_t count = 0;       // count − reclaimable, or the reduced count
   ResourceList requests;   // total for `count` pods (incl. `pods`)
   std::vector<ResourceAssignmentResult> flavors;  // sorted by resource id
   std::vector<std::string> reasons;               // empty: fits
@@ -120,7 +123,9 @@ class PreemptionOracle {
 };
 
 // Runs steps 1–6 for `wl` in ClusterQueue `cq`. `oracle` may be null (no
-// preemption is then possible: NoCandidates).
-Assignment AssignFlavors(Snapshot& snap, int cq, const Workload& wl, PreemptionOracle* oracle);
+// preemption is then possible: NoCandidates). `counts`, when given, holds one
+// pod count per podSet of `wl` (the podSets' own counts otherwise).
+Assignment AssignFlavors(Snapshot& snap, int cq, const Workload& wl, PreemptionOracle* oracle,
+                         const std::vector<int32_t>* counts = nullptr);
 
 }  // namespace berth::admission

@@ -110,6 +110,13 @@ std::vector<FlavorResourceAmount> AdmissionUsage(const Admission& admission) {
   return out;
 }
 
+bool Workload::CanBePartiallyAdmitted() const {
+  for (const PodSet& ps : pod_sets) {
+    if (ps.min_count && *ps.min_count < ps.count) return true;
+  }
+  return false;
+}
+
 ResourceList PodSetTotal(const PodSet& ps, int32_t count) {
   int64_t n = std::max<int64_t>(0, static_cast<int64_t>(count) - ps.reclaimable);
   return ps.requests.Scaled(n);

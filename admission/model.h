@@ -201,6 +201,10 @@ struct Cohort {
 struct PodSet {
   std::string name = "main";
   int32_t count = 1;
+  // spec.podSets[i].minCount: the fewest pods the podSet may be admitted
+  // with (partial admission, admission/podset_reducer.h). nullopt: exactly
+  // `count`.
+  std::optional<int32_t> min_count;
   // Effective requests of ONE pod (scheduling/pod_requests.h: how they are
   // derived from containers; requests, never limits).
   ResourceList requests;
@@ -279,6 +283,9 @@ struct Workload {
   std::string pending_reason, pending_message;
 
   std::string Key() const { return namespace_name + "/" + name; }
+  // Some podSet may run with fewer pods than its count (Kueue's
+  // workload.CanBePartiallyAdmitted): min_count < count.
+  bool CanBePartiallyAdmitted() const;
 };
 
 // One (flavor, resource) amount of a workload's usage.

@@ -131,17 +131,23 @@ void QueueManager::Remove(Queue& q, const std::string& uid) {
 bool QueueManager::AddOrUpdateWorkload(const Workload& wl, Time now) {
   auto w = where_.find(wl.uid);
   bool was_inadmissible = false;
+  bool was_sticky = false;
   if (w != where_.end()) {
     Queue& old = queues_.at(w->second);
     // A workload moved to another ClusterQueue is tried there (Kueue's
     // Manager.UpdateWorkload re-adds it as new).
-    was_inadmissible = w->second == wl.cluster_queue && old.inadmissible.count(KeyOf(old, old.workloads.at(wl.uid))) > 0;
+    const bool same_queue = w->second == wl.cluster_queue;
+    was_inadmissible = same_queue && old.inadmissible.count(KeyOf(old, old.workloads.at(wl.uid))) > 0;
+    was_sticky = same_queue && old.sticky == wl.uid;
     Remove(old, wl.uid);
   }
   auto q = queues_.find(wl.cluster_queue);
   if (!Queueable(wl) || q == queues_.end()) return false;
   bool backoff = wl.requeue_at.has_value() && *wl.requeue_at > now;
   Insert(q->second, wl, was_inadmissible || backoff);
+  // An update in place keeps a waiting preemptor the sticky head (Kueue's
+  // ClusterQueue.PushOrUpdate leaves preemptorWorkload set; only a delete clears it).
+  if (was_sticky) q->second.sticky = wl.uid;
   return true;
 }
 

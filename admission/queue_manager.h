@@ -15,7 +15,12 @@
 //      preemption; otherwise into the inadmissible set so the next workload
 //      becomes head — unless an inadmissible-requeue event arrived since the
 //      pop, in which case it goes back to the heap. A pending preemption makes
-//      the workload the sticky head of a BestEffortFIFO queue.
+//      the workload the sticky head of a BestEffortFIFO queue until it leaves
+//      the queue (admitted, finished, inactive, deleted, moved to another
+//      ClusterQueue) or another pending preemption replaces it; an update in
+//      place (AddOrUpdateWorkload) keeps it, so no other workload of the
+//      queue preempts while its victims terminate (Kueue's preemptorWorkload,
+//      cleared only by ClusterQueue.delete).
 //   4. QueueInadmissibleWorkloads() moves inadmissible workloads back to the
 //      heap after something may have freed capacity; for a ClusterQueue in a
 //      cohort, every ClusterQueue under the same root cohort is requeued.
@@ -82,7 +87,8 @@ class QueueManager {
 
   // Adds a pending workload or updates it in place (priority, timestamp...);
   // an inadmissible one stays inadmissible unless it moved to another
-  // ClusterQueue, where it goes to the heap.
+  // ClusterQueue, where it goes to the heap. A sticky preemptor updated in
+  // its ClusterQueue stays sticky.
   // Returns false, and forgets the workload, when it must not be queued:
   // finished, inactive, holding quota, or its ClusterQueue is unknown.
   bool AddOrUpdateWorkload(const Workload& wl, Time now);

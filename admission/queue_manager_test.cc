@@ -114,6 +114,42 @@ TEST_F(QueueManagerTest, PendingPreemptionIsImmediateAndSticky) {
   EXPECT_EQ(q.Heads()[0].name, "preemptor");
 }
 
+// The preemptor's own status write (its pending verdict) or any other update
+// re-adds it: it stays the sticky head, as Kueue's PushOrUpdate keeps
+// preemptorWorkload. Admission (not queueable) or a move ends it.
+TEST_F(QueueManagerTest, AnUpdateKeepsThePreemptorSticky) {
+  q.AddOrUpdateClusterQueue("a", QueueingStrategy::kBestEffortFIFO, "", true);
+  q.AddOrUpdateClusterQueue("b", QueueingStrategy::kBestEffortFIFO, "", true);
+  Workload preemptor = W("preemptor", "a", 1);
+  q.AddOrUpdateWorkload(preemptor, T());
+  auto heads = q.Heads();
+  q.RequeueWorkload(heads[0], RequeueReason::kPendingPreemption, T());
+  q.AddOrUpdateWorkload(W("higher", "a", 5), T());
+  preemptor.pending_message = "Pending the preemption of 1 workload(s)";
+  q.AddOrUpdateWorkload(preemptor, T());
+  EXPECT_EQ(Order("a"), (std::vector<std::string>{"preemptor", "higher"}));
+  EXPECT_EQ(q.Heads()[0].name, "preemptor");
+  q.RequeueWorkload(preemptor, RequeueReason::kPendingPreemption, T());
+
+  // Admitted: it leaves the queue and the next one is head.
+  Workload admitted = preemptor;
+  admitted.state = AdmissionState::kAdmitted;
+  EXPECT_FALSE(q.AddOrUpdateWorkload(admitted, T()));
+  q.AddOrUpdateWorkload(preemptor, T());  // requeued later (evicted): no longer sticky
+  EXPECT_EQ(Order("a"), (std::vector<std::string>{"higher", "preemptor"}));
+
+  // Moved to another ClusterQueue: not sticky there, nor in its old queue.
+  heads = q.Heads();
+  ASSERT_EQ(heads[0].name, "higher");
+  q.RequeueWorkload(heads[0], RequeueReason::kPendingPreemption, T());
+  Workload moved = heads[0];
+  moved.cluster_queue = "b";
+  q.AddOrUpdateWorkload(moved, T());
+  q.AddOrUpdateWorkload(W("first", "b", 9), T());
+  EXPECT_EQ(Order("b"), (std::vector<std::string>{"first", "higher"}));
+  EXPECT_EQ(Order("a"), (std::vector<std::string>{"preemptor"}));
+}
+
 TEST_F(QueueManagerTest, BackoffKeepsWorkloadInadmissibleUntilRequeueAt) {
   q.AddOrUpdateClusterQueue("a", QueueingStrategy::kBestEffortFIFO, "", true);
   Workload w = WorkloadBuilder(names, "w").Queue("a").RequeueAt(T(60)).Request("cpu", "1").Obj();

@@ -1,5 +1,7 @@
 #include "admission/scheduler.h"
 
+#include "admission/podset_reducer.h"
+
 #include <algorithm>
 #include <functional>
 #include <map>
@@ -46,6 +48,32 @@ std::string PendingPreemptionMessage(const std::string& base, size_t n) {
   return base + ". Pending the preemption of " + std::to_string(n) + " workload(s)";
 }
 
+// Partial admission (step 2): when neither the full assignment fits nor
+// preemption makes it fit, the largest reduced counts (podset_reducer.h)
+// whose assignment fits or has preemption targets replace it.
+void TryPartialAdmission(Snapshot& snap, Preemptor& preemptor, Entry& e) {
+  if (!e.wl->CanBePartiallyAdmitted()) return;
+  struct Reduced {
+    Assignment assignment;
+    std::vector<PreemptionTarget> targets;
+  };
+  std::optional<Reduced> found = ReducePodSets(e.wl->pod_sets, [&](const std::vector<int32_t>& counts) {
+    std::optional<Reduced> out;
+    Assignment a = AssignFlavors(snap, e.cq, *e.wl, &preemptor, &counts);
+    if (a.RepresentativeMode() == FlavorAssignmentMode::kFit) {
+      out = Reduced{std::move(a), {}};
+    } else if (a.RepresentativeMode() == FlavorAssignmentMode::kPreempt) {
+      std::vector<PreemptionTarget> targets = preemptor.GetTargets(snap, e.cq, *e.wl, a);
+      if (!targets.empty()) out = Reduced{std::move(a), std::move(targets)};
+    }
+    return out;
+  });
+  if (!found) return;
+  e.assignment = std::move(found->assignment);
+  e.targets = std::move(found->targets);
+  e.message = e.assignment.Message();
+}
+
 // Nomination (step 2) for a head whose ClusterQueue is usable.
 void Nominate(Snapshot& snap, Preemptor& preemptor, Entry& e) {
   e.assignment = AssignFlavors(snap, e.cq, *e.wl, &preemptor);
@@ -56,6 +84,7 @@ void Nominate(Snapshot& snap, Preemptor& preemptor, Entry& e) {
     if (e.assignment.RepresentativeMode() == FlavorAssignmentMode::kPreempt) {
       e.targets = preemptor.GetTargets(snap, e.cq, *e.wl, e.assignment);
     }
+    if (e.targets.empty()) TryPartialAdmission(snap, preemptor, e);
     return;
   }
   // berth: re-evaluate with the victims still evicting for it counted as gone.
@@ -63,13 +92,17 @@ void Nominate(Snapshot& snap, Preemptor& preemptor, Entry& e) {
   Assignment again = AssignFlavors(snap, e.cq, *e.wl, &preemptor);
   if (again.RepresentativeMode() == FlavorAssignmentMode::kFit) {
     again.deferred = true;
-  } else {
-    e.message = again.Message();
-    if (again.RepresentativeMode() == FlavorAssignmentMode::kPreempt) {
-      e.targets = preemptor.GetTargets(snap, e.cq, *e.wl, again);
-    }
+    e.assignment = std::move(again);
+    return;
+  }
+  e.message = again.Message();
+  if (again.RepresentativeMode() == FlavorAssignmentMode::kPreempt) {
+    e.targets = preemptor.GetTargets(snap, e.cq, *e.wl, again);
   }
   e.assignment = std::move(again);
+  if (!e.targets.empty()) return;
+  TryPartialAdmission(snap, preemptor, e);
+  if (e.assignment.RepresentativeMode() == FlavorAssignmentMode::kFit) e.assignment.deferred = true;
 }
 
 // quotaResourcesToReserve for a preemptor without candidates.

@@ -11,7 +11,12 @@
 //      namespace not selected ("workload namespace doesn't match ClusterQueue
 //      selector", Misconfigured). Otherwise run the flavor assigner
 //      (flavor_assigner.h) and, for mode Preempt, choose preemption targets
-//      (preemptor.h).
+//      (preemptor.h). Partial admission (Kueue's getInitialAssignments): when
+//      the full assignment neither fits nor has preemption targets and some
+//      podSet has minCount < count, the largest reduced counts whose
+//      assignment fits, or needs preemption and has targets, are searched
+//      (podset_reducer.h) and replace it; the admission then carries the
+//      reduced podSetAssignments[].count. Otherwise the full assignment stays.
 //      berth: a preemptor whose earlier victims are still evicting is
 //      re-evaluated with those victims' usage removed. If it then fits it
 //      waits for them ("... Pending the preemption of N workload(s)",
@@ -61,7 +66,7 @@
 // reservation. A caller that fails to apply a decision reverts it with
 // Snapshot::RemoveWorkload (Kueue's ForgetWorkload).
 //
-// Not followed: TAS, partial admission, admission checks,
+// Not followed: TAS, admission checks,
 // waitForPodsReady blocking, preemption gates, recomputing an assignment when
 // targets overlap.
 //

@@ -428,6 +428,12 @@ const std::vector<int>& Snapshot::ChildClusterQueues(int cohort) const {
   return nodes_[static_cast<size_t>(cohort)].is_cq ? kNoChildren : nodes_[static_cast<size_t>(cohort)].child_cqs;
 }
 double Snapshot::FairWeight(int node) const { return nodes_[static_cast<size_t>(node)].fair_weight; }
+int Snapshot::CohortIndex(std::string_view name) const {
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    if (!nodes_[i].is_cq && nodes_[i].name == name) return static_cast<int>(i);
+  }
+  return -1;
+}
 void Snapshot::SubtreeClusterQueues(int node, std::vector<int>* out) const {
   const Node& n = nodes_[static_cast<size_t>(node)];
   if (n.is_cq) {

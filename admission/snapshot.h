@@ -167,6 +167,9 @@ class Snapshot {
   bool IsClusterQueue(int node) const;
   const std::vector<int>& ChildCohorts(int cohort) const;
   const std::vector<int>& ChildClusterQueues(int cohort) const;
+  // Node index of the Cohort `name` (a Cohort object, or one only named by a
+  // ClusterQueue or as a parent), -1 when unknown. Linear in the node count.
+  int CohortIndex(std::string_view name) const;
   // spec.fairSharing.weight of a ClusterQueue or Cohort (1 when unset).
   double FairWeight(int node) const;
   // Appends the ClusterQueues of the subtree rooted at `node` (the node

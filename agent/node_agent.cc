@@ -1,6 +1,12 @@
 #include "agent/node_agent.h"
 
 #include <algorithm>
+#include <arpa/inet.h>
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <cstdio>
 #include <dirent.h>
 #include <fcntl.h>
@@ -1913,6 +1919,27 @@ StatusOr<std::unique_ptr<client::ExecProcess>> NodeAgent::ExecInContainer(const 
   // The record's cgroups are joined only when they are this node's (the container could rewrite it).
   if (!cgroups_.Owns(launch->cgroup_dirs)) launch->cgroup_dirs.clear();
   return StartExecProcess(ExecLaunchFor(*launch, options.command, options.stdin, options.tty, run_dir));
+}
+
+StatusOr<int> NodeAgent::ConnectPort(const std::string& ns, const std::string& name, uint16_t port) {
+  client::ObjectPtr pod = informer_ ? informer_->GetIndexer().Get(ns, name) : nullptr;
+  if (!pod) return NotFoundError("pods \"" + name + "\" not found");
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return UnavailableError(std::string("socket: ") + std::strerror(errno));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  // A loopback connect completes or is refused at once.
+  if (connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
+    const int err = errno;
+    close(fd);
+    // Go's net.OpError text, as the runtime's dial error reads.
+    std::string text = std::strerror(err);
+    for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return UnavailableError("dial tcp4 127.0.0.1:" + std::to_string(port) + ": connect: " + text);
+  }
+  return fd;
 }
 
 }  // namespace berth::agent

@@ -412,6 +412,9 @@ class NodeAgent final : public client::PodLogSource, public client::ContainerExe
   // ended (no exit.json). Errors as client/container_exec.h lists.
   StatusOr<std::unique_ptr<client::ExecProcess>> StartExec(const std::string& ns, const std::string& name,
                                                            const client::ExecOptions& options) override;
+  // `kubectl port-forward`: 127.0.0.1:port, for a pod of this node (pods share the
+  // node's network: agent/pod_sandbox.h). Errors as client/container_exec.h lists.
+  StatusOr<int> ConnectPort(const std::string& ns, const std::string& name, uint16_t port) override;
 
  private:
   struct PodWorker;

@@ -240,7 +240,11 @@ class JobStrategy final : public Strategy {
     SetJobDefaults(obj);
     SuspendOnPodCountChange(obj, old);
   }
-  FieldErrorList ValidateCreate(const Object& obj) const override { return ValidateJob(obj, true); }
+  FieldErrorList ValidateCreate(const Object& obj) const override {
+    FieldErrorList errs = ValidateJob(obj, true);
+    for (FieldError& e : webhook_.ValidateCreate(obj, kBatchJobFramework)) errs.push_back(std::move(e));
+    return errs;
+  }
   FieldErrorList ValidateUpdate(const Object& obj, const Object& old) const override {
     FieldErrorList errs = ValidateJob(obj, false);
     for (FieldError& e : ValidateJobSpecUpdate(obj, old)) errs.push_back(std::move(e));

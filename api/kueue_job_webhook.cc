@@ -1,6 +1,7 @@
 #include "api/kueue_job_webhook.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,15 +23,54 @@ bool HasControllerOwner(const Object& obj) {
   return false;
 }
 
-// The queue-name label's value, "" when absent.
-std::string QueueName(const Object& obj) {
+// A label's value; nullopt when absent (or not a string).
+std::optional<std::string> LabelValue(const Object& obj, std::string_view key) {
   auto meta = obj.find("metadata");
-  if (meta == obj.end() || !meta->is_object()) return "";
+  if (meta == obj.end() || !meta->is_object()) return std::nullopt;
   auto labels = meta->find("labels");
-  if (labels == meta->end() || !labels->is_object()) return "";
-  auto queue = labels->find(std::string(kQueueNameLabel));
-  return queue != labels->end() && queue->is_string() ? queue->get<std::string>() : "";
+  if (labels == meta->end() || !labels->is_object()) return std::nullopt;
+  auto value = labels->find(std::string(key));
+  if (value == labels->end() || !value->is_string()) return std::nullopt;
+  return value->get<std::string>();
 }
+
+// The queue-name label's value, "" when absent.
+std::string QueueName(const Object& obj) { return LabelValue(obj, kQueueNameLabel).value_or(""); }
+
+enum class ParseError { kNone, kSyntax, kRange };
+
+// Go's strconv.ParseInt(s, 10, bits): an optional sign, then at least one decimal digit;
+// a non-digit is a syntax error, a value outside the signed `bits`-bit range a range error.
+ParseError ParseGoInt(std::string_view s, int bits, int64_t* out) {
+  bool negative = false;
+  if (!s.empty() && (s[0] == '+' || s[0] == '-')) {
+    negative = s[0] == '-';
+    s.remove_prefix(1);
+  }
+  if (s.empty()) return ParseError::kSyntax;
+  const uint64_t cutoff = uint64_t{1} << (bits - 1);
+  uint64_t n = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return ParseError::kSyntax;
+    if (n > cutoff / 10) return ParseError::kRange;  // n * 10 > cutoff (and no uint64 overflow)
+    n = n * 10 + static_cast<uint64_t>(c - '0');
+    if (n > cutoff) return ParseError::kRange;
+  }
+  if (!negative && n == cutoff) return ParseError::kRange;
+  *out = negative ? static_cast<int64_t>(0 - n) : static_cast<int64_t>(n);  // modular (C++20)
+  return ParseError::kNone;
+}
+
+bool IsSuspended(const Object& job, const std::vector<std::string>& suspend_path) {
+  const Object* at = &job;
+  for (const std::string& key : suspend_path) {
+    if (!at->is_object() || !at->contains(key)) return false;
+    at = &(*at)[key];
+  }
+  return at->is_boolean() && at->get<bool>();
+}
+
+FieldPath LabelPath(std::string_view key) { return FieldPath("metadata").Child("labels").Key(key); }
 
 bool Queued(const Object& obj) { return !QueueName(obj).empty(); }
 
@@ -69,7 +109,11 @@ class KueueJobStrategy final : public Strategy {
   void Default(Object* obj) const override {
     if (defaults_ != nullptr) defaults_(obj);
   }
-  FieldErrorList ValidateCreate(const Object& obj) const override { return validate_(obj); }
+  FieldErrorList ValidateCreate(const Object& obj) const override {
+    FieldErrorList errs = validate_(obj);
+    for (FieldError& e : webhook_.ValidateCreate(obj, framework_)) errs.push_back(std::move(e));
+    return errs;
+  }
   FieldErrorList ValidateUpdate(const Object& obj, const Object& old) const override {
     FieldErrorList errs = validate_(obj);
     for (FieldError& e : webhook_.ValidateUpdate(obj, old, framework_, path_)) errs.push_back(std::move(e));
@@ -87,6 +131,32 @@ class KueueJobStrategy final : public Strategy {
 }  // namespace
 
 bool KueueManagesNamespace(std::string_view ns) { return ns != "kube-system" && ns != "kueue-system"; }
+
+std::optional<int32_t> MaxExecTimeSecondsFromLabel(const Object& job) {
+  const std::optional<std::string> value = LabelValue(job, kMaxExecTimeSecondsLabel);
+  int64_t v = 0;
+  if (!value || ParseGoInt(*value, 32, &v) != ParseError::kNone || v <= 0) return std::nullopt;
+  return static_cast<int32_t>(v);
+}
+
+FieldErrorList KueueJobWebhook::ValidateCreate(const Object& job, std::string_view framework) const {
+  if (options_.frameworks.count(framework) == 0) return {};
+  const std::optional<std::string> value = LabelValue(job, kMaxExecTimeSecondsLabel);
+  if (!value) return {};
+  int64_t v = 0;
+  switch (ParseGoInt(*value, 64, &v)) {  // strconv.Atoi: a Go int, 64 bits
+    case ParseError::kSyntax:
+      return {Invalid(LabelPath(kMaxExecTimeSecondsLabel), *value,
+                      "strconv.Atoi: parsing " + GoQuote(*value) + ": invalid syntax")};
+    case ParseError::kRange:
+      return {Invalid(LabelPath(kMaxExecTimeSecondsLabel), *value,
+                      "strconv.Atoi: parsing " + GoQuote(*value) + ": value out of range")};
+    case ParseError::kNone:
+      break;
+  }
+  if (v <= 0) return {Invalid(LabelPath(kMaxExecTimeSecondsLabel), v, "should be greater than 0")};
+  return {};
+}
 
 bool KueueJobWebhook::Default(Object* job, std::string_view framework,
                               const std::vector<std::string>& suspend_path) const {
@@ -109,18 +179,18 @@ bool KueueJobWebhook::Default(Object* job, std::string_view framework,
 FieldErrorList KueueJobWebhook::ValidateUpdate(const Object& job, const Object& old, std::string_view framework,
                                                const std::vector<std::string>& suspend_path) const {
   if (options_.frameworks.count(framework) == 0) return {};
-  const Object* suspend = &job;
-  for (const std::string& key : suspend_path) {
-    if (!suspend->is_object() || !suspend->contains(key)) {
-      suspend = nullptr;
-      break;
-    }
-    suspend = &(*suspend)[key];
+  FieldErrorList errs;
+  const bool suspended = IsSuspended(job, suspend_path);
+  if (const std::string now = QueueName(job); !suspended && now != QueueName(old)) {
+    errs.push_back(Invalid(LabelPath(kQueueNameLabel), now, "field is immutable"));
   }
-  if (suspend != nullptr && suspend->is_boolean() && suspend->get<bool>()) return {};
-  const std::string now = QueueName(job);
-  if (now == QueueName(old)) return {};
-  return {Invalid(FieldPath("metadata").Child("labels").Key(kQueueNameLabel), now, "field is immutable")};
+  const std::string max_now = LabelValue(job, kMaxExecTimeSecondsLabel).value_or("");
+  if ((!suspended || !IsSuspended(old, suspend_path)) &&
+      max_now != LabelValue(old, kMaxExecTimeSecondsLabel).value_or("")) {
+    errs.push_back(Invalid(LabelPath(kMaxExecTimeSecondsLabel), max_now, "field is immutable"));
+  }
+  for (FieldError& e : ValidateCreate(job, framework)) errs.push_back(std::move(e));
+  return errs;
 }
 
 bool KueueJobWebhook::Manages(const Object& job, std::string_view framework) const {

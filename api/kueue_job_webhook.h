@@ -49,7 +49,9 @@
 // stateless.
 #pragma once
 
+#include <cstdint>
 #include <functional>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -61,6 +63,15 @@
 namespace berth::api {
 
 inline constexpr std::string_view kQueueNameLabel = "kueue.x-k8s.io/queue-name";
+// Kueue's MaxExecTimeSecondsLabel: the job's Workload gets
+// spec.maximumExecutionTimeSeconds from it.
+inline constexpr std::string_view kMaxExecTimeSecondsLabel = "kueue.x-k8s.io/max-exec-time-seconds";
+
+// Kueue's MaximumExecutionTimeSecondsForObject (pkg/controller/jobframework/utils.go): the
+// max-exec-time-seconds label read as a base-10 int32 (strconv.ParseInt(v, 10, 32): an
+// optional sign, then digits) when it is > 0; nullopt when the label is absent, not such an
+// integer, or <= 0 (the Workload then has no maximum).
+std::optional<int32_t> MaxExecTimeSecondsFromLabel(const Object& job);
 
 // Kueue's framework names (Configuration integrations.frameworks) of the job
 // kinds berth implements.
@@ -95,12 +106,29 @@ class KueueJobWebhook {
   // manageJobsWithoutQueueName covers its namespace).
   bool Manages(const Object& job, std::string_view framework) const;
 
-  // Kueue's ValidateUpdateForQueueName (pkg/controller/jobframework/validation.go):
-  // while the updated job is not suspended, its queue-name label may not change
-  // (added, removed or set to another queue): 422
-  // `metadata.labels[kueue.x-k8s.io/queue-name]: Invalid value: "": field is immutable`.
-  // Without it, removing the label of an admitted job took it out of Kueue's hands
-  // with its pods running, and a parallelism change then ran unaccounted pods.
+  // The Kueue label checks of Kueue's ValidateJobOnCreate (pkg/controller/jobframework/
+  // validation.go validateCreateForMaxExecTime), for every job of an enabled framework
+  // (managed or not, as Kueue's validating webhooks): the max-exec-time-seconds label, when
+  // present, is a Go int (strconv.Atoi) greater than 0, else 422
+  //   metadata.labels[kueue.x-k8s.io/max-exec-time-seconds]: Invalid value: "abc":
+  //     strconv.Atoi: parsing "abc": invalid syntax   (or "value out of range")
+  //   metadata.labels[kueue.x-k8s.io/max-exec-time-seconds]: Invalid value: 0: should be
+  //     greater than 0
+  // Nothing when `framework` is not enabled (Kueue's webhook does not run).
+  FieldErrorList ValidateCreate(const Object& job, std::string_view framework) const;
+
+  // Kueue's ValidateJobOnUpdate (pkg/controller/jobframework/validation.go) plus, as every
+  // Kueue job webhook's update does, ValidateCreate on the updated job:
+  //   - ValidateUpdateForQueueName: while the updated job is not suspended, its queue-name
+  //     label may not change (added, removed or set to another queue): 422
+  //     `metadata.labels[kueue.x-k8s.io/queue-name]: Invalid value: "": field is immutable`.
+  //     Without it, removing the label of an admitted job took it out of Kueue's hands
+  //     with its pods running, and a parallelism change then ran unaccounted pods.
+  //   - validateUpdateForMaxExecTime: unless the job is suspended both before and after
+  //     the update, the max-exec-time-seconds label may not change (added, removed or
+  //     another value): `metadata.labels[kueue.x-k8s.io/max-exec-time-seconds]: Invalid
+  //     value: "<new value, \"\" when removed>": field is immutable`.
+  // A job is suspended when the boolean at `suspend_path` is true.
   // Nothing when `framework` is not enabled (Kueue's webhook does not run).
   FieldErrorList ValidateUpdate(const Object& job, const Object& old, std::string_view framework,
                                 const std::vector<std::string>& suspend_path) const;

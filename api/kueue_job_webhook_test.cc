@@ -166,5 +166,108 @@ TEST(KueueJobWebhookTest, DefaultReportsWhetherItChangedTheObject) {
   EXPECT_EQ(unset["spec"]["suspend"], false);
 }
 
+// Kueue's validateCreateForMaxExecTime through the admission pipeline, for every kind and
+// whether or not the job is queued: a Go int > 0, else 422 naming the label.
+StatusOr<AdmittedWrite> CreateWithLabels(const Kind& kind, const std::string& labels,
+                                         const StrategyRegistry& strategies = StrategyRegistry::Default()) {
+  auto obj = ParseYaml(Replace(Replace(kind.manifest, "LABELS", labels), ", ownerReferences: [OWNER]", ""));
+  EXPECT_TRUE(obj.ok()) << obj.status().ToString();
+  AdmissionPipeline pipeline(Registry::Default(), strategies);
+  WriteRequest req;
+  req.object = obj.value();
+  return pipeline.Admit(std::move(req));
+}
+
+std::vector<std::string> Causes(const StatusOr<AdmittedWrite>& w) {
+  std::vector<std::string> out;
+  if (w.ok()) return out;
+  for (const StatusCause& c : w.status().causes()) out.push_back(c.field + ": " + c.message);
+  return out;
+}
+
+using Strings = std::vector<std::string>;
+constexpr char kMaxLabel[] = "metadata.labels[kueue.x-k8s.io/max-exec-time-seconds]";
+
+TEST(KueueJobWebhookTest, MaxExecTimeLabelMustBeAPositiveInteger) {
+  for (const Kind& kind : kKinds) {
+    for (const char* queue : {"kueue.x-k8s.io/queue-name: lq, ", ""}) {
+      const std::string q = queue;
+      auto bad = CreateWithLabels(kind, q + "kueue.x-k8s.io/max-exec-time-seconds: abc");
+      ASSERT_FALSE(bad.ok()) << kind.name;
+      EXPECT_EQ(bad.status().code(), Code::kInvalid) << kind.name;
+      EXPECT_EQ(Causes(bad), Strings{std::string(kMaxLabel) +
+                                     ": Invalid value: \"abc\": strconv.Atoi: parsing \"abc\": invalid syntax"})
+          << kind.name;
+      EXPECT_NE(bad.status().message().find(kMaxLabel), std::string::npos) << bad.status().message();
+      EXPECT_EQ(Causes(CreateWithLabels(kind, q + "kueue.x-k8s.io/max-exec-time-seconds: \"0\"")),
+                Strings{std::string(kMaxLabel) + ": Invalid value: 0: should be greater than 0"})
+          << kind.name;
+      EXPECT_EQ(Causes(CreateWithLabels(kind, q + "kueue.x-k8s.io/max-exec-time-seconds: \"007\"")), Strings{})
+          << kind.name;  // Atoi reads 7
+      EXPECT_EQ(Causes(CreateWithLabels(kind, q + "kueue.x-k8s.io/max-exec-time-seconds: \"99999999999999999999\"")),
+                Strings{std::string(kMaxLabel) +
+                        ": Invalid value: \"99999999999999999999\": strconv.Atoi: parsing \"99999999999999999999\": "
+                        "value out of range"})
+          << kind.name;
+      EXPECT_TRUE(CreateWithLabels(kind, q + "kueue.x-k8s.io/max-exec-time-seconds: \"30\"").ok()) << kind.name;
+      // A Go int beyond int32 is valid here; the Workload then has no maximum (below).
+      EXPECT_TRUE(CreateWithLabels(kind, q + "kueue.x-k8s.io/max-exec-time-seconds: \"9999999999\"").ok()) << kind.name;
+    }
+    // A framework that is not enabled has no Kueue webhook.
+    EXPECT_TRUE(
+        CreateWithLabels(kind, "kueue.x-k8s.io/max-exec-time-seconds: abc", Strategies({.frameworks = {}})).ok())
+        << kind.name;
+  }
+}
+
+Object JobWithLabels(Object labels, bool suspended) {
+  return {{"metadata", {{"labels", std::move(labels)}}}, {"spec", {{"suspend", suspended}}}};
+}
+
+// validateUpdateForMaxExecTime: the label changes only while the job is suspended before
+// and after; ValidateCreate's check runs on the updated job too.
+TEST(KueueJobWebhookTest, MaxExecTimeLabelIsImmutableUnlessSuspendedBeforeAndAfter) {
+  const KueueJobWebhook webhook;
+  const std::vector<std::string> path = {"spec", "suspend"};
+  const Object v10 = {{"kueue.x-k8s.io/queue-name", "lq"}, {"kueue.x-k8s.io/max-exec-time-seconds", "10"}};
+  const Object v20 = {{"kueue.x-k8s.io/queue-name", "lq"}, {"kueue.x-k8s.io/max-exec-time-seconds", "20"}};
+  const Object none = {{"kueue.x-k8s.io/queue-name", "lq"}};
+  auto errors = [&](const Object& now, bool now_suspended, const Object& old, bool old_suspended) {
+    Strings out;
+    for (const FieldError& e : webhook.ValidateUpdate(JobWithLabels(now, now_suspended),
+                                                      JobWithLabels(old, old_suspended), kBatchJobFramework, path)) {
+      out.push_back(e.Error());
+    }
+    return out;
+  };
+  EXPECT_EQ(errors(v20, true, v10, true), Strings{});
+  EXPECT_EQ(errors(none, true, v10, true), Strings{});
+  EXPECT_EQ(errors(v10, false, v10, true), Strings{});  // unsuspended, label unchanged
+  const std::string immutable = std::string(kMaxLabel) + ": Invalid value: \"20\": field is immutable";
+  EXPECT_EQ(errors(v20, false, v10, false), Strings{immutable});
+  EXPECT_EQ(errors(v20, false, v10, true), Strings{immutable});  // unsuspended in the same update
+  EXPECT_EQ(errors(v20, true, v10, false), Strings{immutable});  // suspended in the same update
+  EXPECT_EQ(errors(none, false, v10, false),
+            Strings{std::string(kMaxLabel) + ": Invalid value: \"\": field is immutable"});
+  const Object bad = {{"kueue.x-k8s.io/queue-name", "lq"}, {"kueue.x-k8s.io/max-exec-time-seconds", "x"}};
+  EXPECT_EQ(errors(bad, true, v10, true),
+            Strings{std::string(kMaxLabel) + ": Invalid value: \"x\": strconv.Atoi: parsing \"x\": invalid syntax"});
+}
+
+TEST(KueueJobWebhookTest, MaxExecTimeSecondsFromLabelIsAPositiveInt32) {
+  auto from = [](const char* v) {
+    return MaxExecTimeSecondsFromLabel({{"metadata", {{"labels", {{"kueue.x-k8s.io/max-exec-time-seconds", v}}}}}});
+  };
+  EXPECT_EQ(from("3"), 3);
+  EXPECT_EQ(from("+7"), 7);
+  EXPECT_EQ(from("2147483647"), 2147483647);
+  EXPECT_EQ(from("2147483648"), std::nullopt);  // beyond int32
+  EXPECT_EQ(from("0"), std::nullopt);
+  EXPECT_EQ(from("-3"), std::nullopt);
+  EXPECT_EQ(from("abc"), std::nullopt);
+  EXPECT_EQ(from(""), std::nullopt);
+  EXPECT_EQ(MaxExecTimeSecondsFromLabel({{"metadata", Object::object()}}), std::nullopt);
+}
+
 }  // namespace
 }  // namespace berth::api

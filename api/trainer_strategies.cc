@@ -68,7 +68,11 @@ class TrainJobStrategy : public Strategy {
   explicit TrainJobStrategy(KueueJobWebhook kueue) : kueue_(std::move(kueue)) {}
   // Kueue's job webhook: a TrainJob Kueue manages is created suspended (kueue_job_webhook.h).
   void PrepareForCreate(Object* obj) const override { kueue_.Default(obj, kTrainJobFramework, {"spec", "suspend"}); }
-  FieldErrorList ValidateCreate(const Object& obj) const override { return ValidateTrainJob(obj); }
+  FieldErrorList ValidateCreate(const Object& obj) const override {
+    FieldErrorList errs = ValidateTrainJob(obj);
+    for (FieldError& e : kueue_.ValidateCreate(obj, kTrainJobFramework)) errs.push_back(std::move(e));
+    return errs;
+  }
   FieldErrorList ValidateUpdate(const Object& obj, const Object& old) const override {
     FieldErrorList errs = ValidateTrainJob(obj);
     for (FieldError& e : kueue_.ValidateUpdate(obj, old, kTrainJobFramework, {"spec", "suspend"})) {

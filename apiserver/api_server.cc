@@ -27,6 +27,7 @@
 #include "apiserver/object_ops.h"
 #include "apiserver/openapi.h"
 #include "apiserver/pod_exec.h"
+#include "apiserver/pod_portforward.h"
 #include "apiserver/pod_log.h"
 #include "apiserver/protobuf_codec.h"
 #include "apiserver/request_info.h"
@@ -240,6 +241,7 @@ class ApiServer::Impl {
   GarbageCollector& gc() { return gc_; }
   PodLogServer& logs() { return logs_; }
   PodExecServer& exec() { return exec_; }
+  PodPortForwardServer& portforward() { return portforward_; }
 
   // The housekeeping thread: every store::kExpirySweepInterval it removes
   // expired objects (Store::RemoveExpired, when options.remove_expired_objects),
@@ -372,6 +374,7 @@ class ApiServer::Impl {
   PodLogServer logs_;
   ServiceAccountTokens sa_tokens_;
   PodExecServer exec_{store_};
+  PodPortForwardServer portforward_{store_, [this](const std::string& node) { return exec_.ExecutorFor(node); }};
   std::mutex housekeeping_mu_;
   std::condition_variable housekeeping_cv_;
   bool housekeeping_stop_ = false;
@@ -417,7 +420,7 @@ const ApiService* ApiServer::Impl::ServiceFor(const RequestInfo& info) const {
 }
 namespace {
 // The pod subresources served beside status: log, and the connect ones
-// (exec, attach; portforward answers that it is not served yet).
+// (exec, attach, portforward).
 bool IsPodConnectSubresource(const std::string& subresource) {
   return subresource == "log" || subresource == "exec" || subresource == "attach" || subresource == "portforward";
 }
@@ -739,7 +742,10 @@ HandlerResult ApiServer::Impl::HandleResourceOf(const HttpRequest& req, RequestI
     return logs_.ServeAttach(req, info.namespace_, info.name, info.query);
   }
   if (def->group.empty() && def->names.plural == "pods" && !info.name.empty() && info.subresource == "portforward") {
-    return StatusResponse(BadRequestError("berth does not serve pods/" + info.subresource + " yet"));
+    if (info.verb != "get" && info.verb != "create") {
+      return StatusResponse(MethodNotAllowedError("the server does not allow this method on the requested resource"));
+    }
+    return portforward_.Serve(req, info.namespace_, info.name, info.query);
   }
   if (!info.subresource.empty()) {
     const api::DefinitionVersion* v = def->FindVersion(r.version);
@@ -1412,6 +1418,7 @@ void ApiServer::Stop() {
   impl_->pump().Stop();
   impl_->http_->Stop();  // ends every WebSocket: the exec sessions end with their clients
   impl_->exec().Stop();
+  impl_->portforward().Stop();
   impl_->gc().Stop();
   impl_->StopHousekeeping();
 }

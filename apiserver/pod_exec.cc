@@ -248,6 +248,12 @@ void PodExecServer::UnregisterExecutor(const std::string& node_name) {
   executors_.erase(node_name);
 }
 
+client::ContainerExecutor* PodExecServer::ExecutorFor(const std::string& node_name) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = executors_.find(node_name);
+  return it == executors_.end() ? nullptr : it->second;
+}
+
 std::size_t PodExecServer::open_sessions() const {
   std::lock_guard<std::mutex> lock(mu_);
   return open_;
@@ -295,12 +301,7 @@ HandlerResult PodExecServer::Serve(const HttpRequest& req, const std::string& ns
   if (!pod.ok()) return StatusResponse(pod.status(), StatusDetails{name, "", "pods", ""});
   const std::string node = api::NestedString(*pod.value(), {"spec", "nodeName"});
   if (node.empty()) return StatusResponse(BadRequestError("pod " + name + " does not have a host assigned"));
-  client::ContainerExecutor* executor = nullptr;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = executors_.find(node);
-    if (it != executors_.end()) executor = it->second;
-  }
+  client::ContainerExecutor* executor = ExecutorFor(node);
   if (executor == nullptr) {
     return StatusResponse(UnavailableError("no exec source for node \"" + node +
                                            "\": exec into pods on remote agents is not proxied yet"));

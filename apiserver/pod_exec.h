@@ -99,6 +99,8 @@ class PodExecServer {
 
   void RegisterExecutor(const std::string& node_name, client::ContainerExecutor* executor);
   void UnregisterExecutor(const std::string& node_name);
+  // The executor registered for `node_name`, nullptr when none (pods/portforward shares it).
+  client::ContainerExecutor* ExecutorFor(const std::string& node_name) const;
 
   // Serves one pods/{name}/exec request (already authorized).
   HandlerResult Serve(const HttpRequest& req, const std::string& ns, const std::string& name, const QueryParams& query);

@@ -47,7 +47,7 @@ void BM_Scrape(benchmark::State& state) {
     kueue.ReportClusterQueue(m);
     kueue.ReportPendingWorkloads(cq, 3, 1);
     const controllers::kueue::LocalQueueKey lq{"team-" + std::to_string(q), "user-queue"};
-    for (const char* pc : {"", "low", "mid", "high"}) kueue.WorkloadAdmitted(cq, lq, pc, std::chrono::seconds(q % 30));
+    for (const char* pc : {"", "low", "mid", "high"}) kueue.WorkloadAdmitted(cq, {}, lq, pc, std::chrono::seconds(q % 30));
     kueue.WorkloadEvicted(cq, lq, "Preempted", "", "low");
   }
   for (const char* resource : {"pods", "jobs", "workloads", "clusterqueues", "events", "nodes", "leases", "jobsets",

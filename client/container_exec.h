@@ -88,6 +88,18 @@ class ContainerExecutor {
   virtual ~ContainerExecutor() = default;
   virtual StatusOr<std::unique_ptr<ExecProcess>> StartExec(const std::string& ns, const std::string& name,
                                                            const ExecOptions& options) = 0;
+  // pods/portforward (`kubectl port-forward`): a TCP connection to `port` of the pod's
+  // network. The CRI runtime dials localhost:port inside the pod sandbox's network namespace
+  // (containerd's PortForward); berth's pods share the node's network, so the node agent
+  // dials 127.0.0.1:port. Returns a connected socket the caller owns (and closes).
+  // Errors: kNotFound  pods "p" not found (not on this node);
+  //         kUnavailable  the dial failed, with Go's wording
+  //                       ("dial tcp4 127.0.0.1:9999: connect: connection refused");
+  //         kUnavailable  also: this executor does not forward ports (the default).
+  virtual StatusOr<int> ConnectPort(const std::string& ns, const std::string& name, uint16_t port) {
+    (void)ns, (void)name, (void)port;
+    return UnavailableError("port forwarding is not served for this node");
+  }
 };
 
 }  // namespace berth::client

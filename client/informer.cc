@@ -365,6 +365,15 @@ bool SharedInformerFactory::WaitForCacheSync(Duration timeout) {
   return true;
 }
 
+std::vector<std::string> SharedInformerFactory::Unsynced() {
+  std::lock_guard<std::mutex> l(mu_);
+  std::vector<std::string> out;
+  for (auto& [ref, informer] : informers_) {
+    if (!informer->HasSynced()) out.push_back(informer->resource().gvr.String());
+  }
+  return out;
+}
+
 void SharedInformerFactory::Shutdown() {
   std::lock_guard<std::mutex> l(mu_);
   for (auto& [ref, informer] : informers_) informer->Stop();

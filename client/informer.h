@@ -194,6 +194,8 @@ class SharedInformerFactory {
   void Start();
   // Waits (real time) until every started informer has synced.
   bool WaitForCacheSync(Duration timeout);
+  // The started informers not synced yet, as "group/version/resource" (for logs).
+  std::vector<std::string> Unsynced();
   void Shutdown();
 
  private:

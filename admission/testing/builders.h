@@ -201,6 +201,10 @@ class WorkloadBuilder {
     w_.pod_sets.back().requests.Set(names_.Intern(resource), Q(amount));
     return *this;
   }
+  WorkloadBuilder& MinCount(int32_t n) {
+    w_.pod_sets.back().min_count = n;
+    return *this;
+  }
   WorkloadBuilder& Reclaimable(int32_t n) {
     w_.pod_sets.back().reclaimable = n;
     return *this;

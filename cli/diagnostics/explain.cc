@@ -17,6 +17,7 @@
 #include "api/selectors.h"
 #include "api/unstructured.h"
 #include "controllers/kueue/decoder.h"
+#include "controllers/kueue/start_time_estimates.h"
 #include "controllers/kueue/workload_lifecycle.h"
 #include "controllers/scheduler/pod_decoder.h"
 #include "placement/scheduler.h"
@@ -188,6 +189,7 @@ class Builder {
   void PodsFitNoNode(const api::Object& wl, const api::Object& cq);
   bool QueueObjects(const api::Object& wl, const api::Object** cq);
   void QueuePosition(const api::Object& wl, const api::Object& cq);
+  void EstimatedStart(const api::Object& wl);
   void Quota(const api::Object& wl, const api::Object& cq);
   // Step 2.
   void PodsPending(const api::Object& wl);
@@ -331,7 +333,19 @@ void Builder::NotAdmitted(const api::Object& wl) {
   }
   PodsFitNoNode(wl, *cq);
   QueuePosition(wl, *cq);
+  EstimatedStart(wl);
   Quota(wl, *cq);
+}
+
+// berth's estimate of when it starts (controllers/kueue/start_time_estimates.h),
+// as the controller last wrote it.
+void Builder::EstimatedStart(const api::Object& wl) {
+  const api::Object* c = api::FindCondition(wl, kq::kEstimatedStartCondition);
+  if (c == nullptr || api::NestedString(*c, {"message"}).empty()) return;
+  const std::string message = api::NestedString(*c, {"message"});
+  Add("When it starts (berth's estimate, from the queue replayed forward; " + api::NestedString(*c, {"reason"}) +
+          "): " + message,
+      {{Ref("Workload", wl), ConditionField(kq::kEstimatedStartCondition, "message"), message}});
 }
 
 void Builder::Deactivated(const api::Object& wl) {

@@ -317,6 +317,7 @@ struct ServerFlags {
   int nodes = 1;
   std::string node_capacity;  // "" = this machine's
   int node_monitor_grace_period = 40;  // seconds without a Lease renewal before a node is NotReady
+  int start_estimate_period = 5;        // seconds between estimated start time passes; 0 = off
   std::string config;         // Kueue Configuration file; "" = none
   int shutdown_grace_period = 0;  // seconds; 0 = pods keep running after the server stops
   std::string event_ttl = "1h";   // Go duration; Events are removed this long after their last write
@@ -784,6 +785,7 @@ int RunServer(const ServerFlags& flags) {
     manager_options.metrics_registry = metrics;
     manager_options.kueue_config = kueue_config;
     manager_options.node_lifecycle.grace_period = std::chrono::seconds(flags.node_monitor_grace_period);
+    manager_options.estimate_period = std::chrono::seconds(flags.start_estimate_period);
     manager_options.namespace_security = namespace_security;
     manager = std::make_unique<berth::controllers::ControllerManager>(client, clock, std::move(manager_options));
     manager->Start();
@@ -934,6 +936,10 @@ int main(int argc, char** argv) {
   server->add_option("--node-capacity", server_flags.node_capacity,
                      "capacity of each embedded node, e.g. cpu=8,memory=32Gi,nvidia.com/gpu=8 "
                      "(default: this machine's CPUs, memory and GPUs)");
+  server->add_option("--start-estimate-period", server_flags.start_estimate_period,
+                     "seconds between recomputations of pending workloads' estimated start times "
+                     "(EstimatedStart condition, visibility API); 0 = off")
+      ->check(CLI::Range(0, 3600));
   server->add_option("--node-monitor-grace-period", server_flags.node_monitor_grace_period,
                      "seconds without a node Lease renewal before the node is NotReady and its pods "
                      "are failed (kube-controller-manager's flag; keep it above the agents' 10 s renewal)")

@@ -271,6 +271,7 @@ admission::Workload DecodeWorkload(const api::Object& wl, ResourceNames& names) 
       if (name.empty()) name = "main";
       admission::PodSet ps = DecodePodSet(name, c.is_number_integer() ? c.get<int32_t>() : 1, NestedField(p, {"template"}), names);
       ps.reclaimable = reclaimable.count(name) ? reclaimable[name] : 0;
+      if (const api::Object& m = NestedField(p, {"minCount"}); m.is_number_integer()) ps.min_count = m.get<int32_t>();
       out.pod_sets.push_back(std::move(ps));
     }
   }

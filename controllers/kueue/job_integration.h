@@ -132,6 +132,11 @@ class JobIntegration {
   const std::string& PodJobNameLabel() const { return pod_job_name_label_; }
 
   virtual std::unique_ptr<GenericJob> Wrap(api::Object job) const = 0;
+  // The job's own run-time bound (batch/v1 Job spec.activeDeadlineSeconds,
+  // PyTorchJob spec.runPolicy.activeDeadlineSeconds), counted from its
+  // start; nullopt when it has none. A pure read of the object (no I/O,
+  // unlike Wrap): estimated start times call it for every workload.
+  virtual std::optional<Duration> ActiveDeadline(const api::Object& /*job*/) const { return std::nullopt; }
 
  private:
   const std::string name_;

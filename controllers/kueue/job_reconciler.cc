@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <fmt/format.h>
+#include <optional>
 #include <set>
 
 #include "api/conditions.h"
@@ -95,6 +96,10 @@ api::Object PodSetsAsStored(api::Object pod_sets) {
 }  // namespace
 
 bool EquivalentToWorkload(const GenericJob& job, const api::Object& wl) {
+  const api::Object& max = NestedField(wl, {"spec", "maximumExecutionTimeSeconds"});
+  const std::optional<int32_t> wl_max =
+      max.is_number_integer() ? std::optional<int32_t>(max.get<int32_t>()) : std::nullopt;
+  if (wl_max != api::MaxExecTimeSecondsFromLabel(job.object())) return false;
   std::vector<PodSet> job_sets = job.PodSets();
   api::Object derived = api::Object::array();
   for (const PodSet& ps : job_sets) derived.push_back(ps.ToWorkloadPodSet());
@@ -216,6 +221,7 @@ StatusOr<api::Object> JobReconciler::NewWorkload(const GenericJob& job) {
                       {"priority", priority.first},
                       {"active", true}};
   if (!priority.second.is_null()) spec["priorityClassRef"] = priority.second;
+  if (auto max = api::MaxExecTimeSecondsFromLabel(obj)) spec["maximumExecutionTimeSeconds"] = *max;
   api::Object owner = {{"apiVersion", kind.ApiVersion()},
                        {"kind", kind.kind},
                        {"name", api::Name(obj)},

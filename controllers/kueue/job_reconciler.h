@@ -14,11 +14,15 @@
 //      (WorkloadPriorityClass value, priorityClassRef kind
 //      WorkloadPriorityClass), else the pod templates' priorityClassName
 //      (PriorityClass value), else the globalDefault PriorityClass, else 0;
-//      label kueue.x-k8s.io/job-uid; a controller owner reference to the job.
+//      spec.maximumExecutionTimeSeconds from the kueue.x-k8s.io/max-exec-time-seconds
+//      label (api::MaxExecTimeSecondsFromLabel: a positive int32, else unset; Kueue's
+//      ConstructWorkload); label kueue.x-k8s.io/job-uid; a controller owner reference to
+//      the job.
 //      A missing class is a Warning Event and a retry, as Kueue's error.
 //   3. Finished job → Workload Finished=True (Succeeded/Failed).
 //   3a. The Workload no longer matches the job (EquivalentToWorkload: a parallelism,
-//      request or container change; Kueue's ensureOneWorkload) → stop the job
+//      request or container change, or a max-exec-time-seconds label changed while the job
+//      was suspended; Kueue's ensureOneWorkload) → stop the job
 //      (StopJob; Event "Stopped" "No matching Workload; restoring pod templates
 //      according to existent Workload"); once the job reports no active pod, delete the
 //      Workload (uid precondition; Event "DeletedWorkload" "Deleted not matching
@@ -83,8 +87,11 @@ struct JobReconcilerOptions {
   bool manage_jobs_without_queue_name = false;
 };
 
-// Kueue's equivalentToWorkload: the job's podSets match the Workload's, both pruned and
-// defaulted by the Workload schema first (api::Registry::Default(), as the API server
+// Kueue's EquivalentToWorkload: the Workload's spec.maximumExecutionTimeSeconds is the
+// job's max-exec-time-seconds label as api::MaxExecTimeSecondsFromLabel reads it (both
+// unset counts as equal; Kueue updates no Workload in place for it, the mismatch makes a
+// new one), and the job's podSets match the Workload's, both pruned and defaulted by the
+// Workload schema first (api::Registry::Default(), as the API server
 // stores a Workload; Kueue compares defaulted Go structs) — same number, and
 // for each (by position) the count, initContainers and containers; tolerations too while
 // the Workload holds no quota (once admitted they carry the flavors' tolerations). When the

@@ -61,6 +61,7 @@ KueueController::KueueController(client::Client& client, client::SharedInformerF
   rf_queue_ = &AddQueue("resourceflavor", [this](const std::string& k) { return ReconcileResourceFlavor(k); });
   verdict_queue_ = &AddQueue("pendingverdict", [this](const std::string& k) { return WritePendingVerdict(k); });
   cohort_queue_ = &AddQueue("cohort", [this](const std::string& k) { return ReconcileCohort(k); });
+  estimate_queue_ = &AddQueue("estimates", [this](const std::string&) { return RecomputeEstimates(); });
   RegisterHandlers();
 }
 
@@ -115,15 +116,20 @@ void KueueController::RegisterHandlers() {
   // release (quota given back → inadmissible workloads may fit).
   auto on_workload = [this](const client::ObjectPtr& old_obj, const client::ObjectPtr& obj, bool deleted) {
     wl_queue_->Add(client::MetaNamespaceKey(*obj));
+    // The estimates of its trees are stale only when something the replay
+    // reads changed (not a pending message or the estimate written itself).
+    const bool estimate_input = deleted || !old_obj || EstimateInputsChanged(*old_obj, *obj);
     // Queue status is batched (kUpdatesBatchPeriod).
     for (const std::string& cq : {AdmittedClusterQueue(*obj), old_obj ? AdmittedClusterQueue(*old_obj) : ""}) {
       if (!cq.empty()) cq_queue_->queue().AddAfter(cq, kUpdatesBatchPeriod);
+      if (!cq.empty() && estimate_input) RequestEstimates(cq);
     }
     const std::string queue = Spec(*obj, "queueName");
     if (!queue.empty()) {
       lq_queue_->queue().AddAfter(api::Namespace(*obj) + "/" + queue, kUpdatesBatchPeriod);
       if (client::ObjectPtr lq = cache_.local_queues().GetIndexer().Get(api::Namespace(*obj), queue)) {
         cq_queue_->queue().AddAfter(Spec(*lq, "clusterQueue"), kUpdatesBatchPeriod);
+        if (estimate_input) RequestEstimates(Spec(*lq, "clusterQueue"));
       }
     }
     if (const api::Object* owner = ControllerOwnerReference(*obj)) {
@@ -138,17 +144,24 @@ void KueueController::RegisterHandlers() {
         }
       }
     }
-    if (options_.metrics && !deleted && IsConditionTrue(*obj, "Finished") &&
-        !(old_obj && IsConditionTrue(*old_obj, "Finished"))) {
-      // Finished once: kueue_finished_workloads_total and the time since admission.
+    if (!deleted && IsConditionTrue(*obj, "Finished") && !(old_obj && IsConditionTrue(*old_obj, "Finished"))) {
+      // Finished once (or first seen finished, at start): the time since
+      // admission feeds kueue_finished_workloads_total and, for a success,
+      // the run-time history of its LocalQueue and shape.
       const api::Object* admitted = FindCondition(*obj, "Admitted");
       const api::Object* finished = FindCondition(*obj, "Finished");
       Time from{}, to{};
       if (!AdmittedClusterQueue(*obj).empty() && admitted != nullptr &&
           ParseRfc3339(admitted->value("lastTransitionTime", ""), &from) &&
           ParseRfc3339(finished->value("lastTransitionTime", ""), &to)) {
-        options_.metrics->WorkloadFinished(AdmittedClusterQueue(*obj), LocalQueueOf(*obj), PriorityClassName(*obj),
-                                           to - from);
+        if (options_.metrics) {
+          options_.metrics->WorkloadFinished(AdmittedClusterQueue(*obj), LocalQueueOf(*obj), PriorityClassName(*obj),
+                                             to - from);
+        }
+        if (finished->value("reason", "") == "Succeeded" && to > from) {
+          const LocalQueueKey lq = LocalQueueOf(*obj);
+          history_.Record(lq.ns + "/" + lq.name, RunShape(*obj), to - from);
+        }
       }
     }
     if (options_.metrics && !deleted && IsConditionTrue(*obj, "PodsReady") &&
@@ -184,6 +197,7 @@ void KueueController::RegisterHandlers() {
     for (const auto& lq : cache_.local_queues().GetIndexer().List()) lq_queue_->Add(client::MetaNamespaceKey(*lq));
     EnqueuePendingWorkloads();
     RequestSchedule();
+    RequestEstimates("");
   };
   auto all_cqs = [this](const client::ObjectPtr& o) {
     if (o && o->contains("spec") && api::Name(*o) != "" && o->value("kind", "") == "ResourceFlavor") {
@@ -197,11 +211,13 @@ void KueueController::RegisterHandlers() {
       cq_queue_->Add(api::Name(*cq));
     }
     RequestSchedule();
+    RequestEstimates("");
   };
   auto on_lq = [this](const client::ObjectPtr& o) {
     lq_queue_->Add(client::MetaNamespaceKey(*o));
     EnqueuePendingWorkloads();
     RequestSchedule();
+    RequestEstimates("");
   };
   auto on_ns = [this](const client::ObjectPtr&) {
     EnqueuePendingWorkloads();
@@ -301,7 +317,7 @@ Status KueueController::ReconcileWorkload(const std::string& key) {
   }
   api::Object wl = *obj;
   // Kueue's time-driven steps first: deactivation, requeue backoff, PodsReady
-  // timeout (workload_lifecycle.h); one write per reconcile.
+  // timeout, maximum execution time (workload_lifecycle.h); one write per reconcile.
   if (LifecycleStep step = NextLifecycleStep(wl, options_.config.wait_for_pods_ready, now);
       step.kind != LifecycleStep::Kind::kNone) {
     BERTH_RETURN_IF_ERROR(ApplyLifecycleStep(step));
@@ -416,7 +432,7 @@ Status KueueController::ApplyLifecycleStep(const LifecycleStep& step) {
     std::lock_guard<std::mutex> lock(mu_);
     queues_.QueueAllInadmissibleWorkloads(clock_.Now());
   }
-  if (!step.event_reason.empty()) recorder_.Event(wl, kEventTypeNormal, step.event_reason, step.event_message);
+  if (!step.event_reason.empty()) recorder_.Event(wl, step.event_type, step.event_reason, step.event_message);
   RequestSchedule();
   return Status::Ok();
 }
@@ -459,6 +475,12 @@ Status KueueController::ReconcileClusterQueue(const std::string& name) {
   bool drain = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    // The Cohorts above the ClusterQueue before and now: their subtree
+    // totals move with it (Kueue's clusterqueue_controller records the old
+    // and the new cohort's metrics).
+    std::vector<std::string> old_ancestors = std::move(cq_ancestors_[name]);
+    cq_ancestors_.erase(name);
+    for (const std::string& c : old_ancestors) cohort_queue_->Add(c);
     if (!obj) {
       queues_.DeleteClusterQueue(name);
       if (options_.metrics) options_.metrics->ForgetClusterQueue(name);
@@ -467,6 +489,13 @@ Status KueueController::ReconcileClusterQueue(const std::string& name) {
     // Status needs the queue tree (activity, cohort root), not the usage.
     admission::Snapshot snap = cache_.BuildQueueSnapshot();
     const int idx = snap.ClusterQueueIndex(name);
+    if (idx >= 0) {
+      std::vector<std::string>& ancestors = cq_ancestors_[name];
+      for (int n = snap.Parent(idx); n >= 0; n = snap.Parent(n)) {
+        ancestors.push_back(snap.NodeName(n));
+        cohort_queue_->Add(ancestors.back());
+      }
+    }
     const bool active = idx >= 0 && snap.Active(idx);
     const std::string root = idx >= 0 && snap.HasParent(idx) ? snap.NodeName(snap.Root(idx)) : "";
     const admission::ClusterQueue spec = DecodeClusterQueue(*obj, cache_.names());
@@ -490,7 +519,6 @@ Status KueueController::ReconcileClusterQueue(const std::string& name) {
       const admission::DominantResourceShare drs = admission::ComputeDRS(usage, usage.ClusterQueueIndex(name));
       share = drs.PreciseWeightedShare();
       status["fairSharing"] = {{"weightedShare", drs.RoundedWeightedShare()}};
-      for (int n = snap.Parent(idx); n >= 0; n = snap.Parent(n)) cohort_queue_->Add(snap.NodeName(n));
     } else {
       status.erase("fairSharing");
     }
@@ -523,28 +551,35 @@ Status KueueController::ReconcileClusterQueue(const std::string& name) {
 
 Status KueueController::ReconcileCohort(const std::string& name) {
   client::ObjectPtr obj = cache_.cohorts().GetIndexer().Get(name);
+  // The Cohort's node in the tree: a Cohort object, or one only named by
+  // ClusterQueues or as a parent (Kueue's implicit cohorts, which have
+  // metrics but no object to write).
+  std::optional<admission::DominantResourceShare> drs;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    const admission::Snapshot snap = cache_.BuildSnapshot();
+    const int node = snap.CohortIndex(name);
+    if (node >= 0 && options_.config.fair_sharing.enable) drs = admission::ComputeDRS(snap, node);
+    if (options_.metrics && node >= 0) {
+      std::vector<int> cqs;
+      snap.SubtreeClusterQueues(node, &cqs);
+      int admitted = 0;
+      for (int cq : cqs) {
+        for (const QueuedWorkload& w : ToQueued(cache_.WorkloadsByIndex(kQuotaHolderIndex, snap.NodeName(cq)), cache_)) {
+          admitted += w.admitted ? 1 : 0;
+        }
+      }
+      options_.metrics->ReportCohort(CohortMetricsFromSnapshot(snap, node, admitted));
+    } else if (options_.metrics) {
+      options_.metrics->ForgetCohort(name);
+    }
+  }
   if (!obj) {
     if (options_.metrics) options_.metrics->ReportCohortWeightedShare(name, std::nullopt);
     return Status::Ok();
   }
   api::Object status = obj->value("status", api::Object::object());
   if (options_.config.fair_sharing.enable) {
-    std::optional<admission::DominantResourceShare> drs;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      const admission::Snapshot snap = cache_.BuildSnapshot();
-      // The cohort's node: an ancestor of one of its ClusterQueues (a Cohort
-      // with none has no node and shares 0, as an empty subtree borrows
-      // nothing).
-      for (int i = 0; i < snap.cluster_queue_count() && !drs; ++i) {
-        for (int n = snap.Parent(snap.ClusterQueueNode(i)); n >= 0; n = snap.Parent(n)) {
-          if (snap.NodeName(n) == name) {
-            drs = admission::ComputeDRS(snap, n);
-            break;
-          }
-        }
-      }
-    }
     const admission::DominantResourceShare share = drs.value_or(admission::DominantResourceShare());
     status["fairSharing"] = {{"weightedShare", share.RoundedWeightedShare()}};
     if (options_.metrics) options_.metrics->ReportCohortWeightedShare(name, share.PreciseWeightedShare());
@@ -755,8 +790,14 @@ CycleSummary KueueController::ScheduleOnce() {
     // Event and the metrics report the same wait.
     const Duration waited = QueuedWaitTime(*a.obj, now);
     if (options_.metrics) {
-      options_.metrics->WorkloadAdmitted(a.admission.cluster_queue, LocalQueueOf(*a.obj), PriorityClassName(*a.obj),
-                                         waited);
+      std::vector<std::string> cohorts;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        auto it = cq_ancestors_.find(a.admission.cluster_queue);
+        if (it != cq_ancestors_.end()) cohorts = it->second;
+      }
+      options_.metrics->WorkloadAdmitted(a.admission.cluster_queue, cohorts, LocalQueueOf(*a.obj),
+                                         PriorityClassName(*a.obj), waited);
     }
     recorder_.Event(wl, kEventTypeNormal, "QuotaReserved",
                     fmt::format("Quota reserved in ClusterQueue {}, wait time since queued was {:.0f}s",
@@ -809,6 +850,205 @@ void KueueController::SettleEntryPenalty(const api::Object& wl, const admission:
       afs_ledger_.Settle(key, admitted, admission::EntryPenalty(requests, afs), now, afs);
   const double weight = lq ? DecodeFairWeight(api::NestedField(*lq, {"spec"})) : 1.0;
   queues_.SetLocalQueueUsage(key, admission::LocalQueueUsage(entry.consumed, weight, afs.resource_weights));
+}
+
+// ---------------------------------------------------------------------------
+// Estimated start times
+
+void KueueController::RequestEstimates(const std::string& cluster_queue) {
+  {
+    std::lock_guard<std::mutex> lock(estimates_mu_);
+    if (cluster_queue.empty()) {
+      estimate_dirty_all_ = true;
+    } else {
+      estimate_dirty_.insert(cluster_queue);
+    }
+  }
+  if (options_.estimate_period > Duration::zero()) estimate_queue_->queue().AddAfter("all", options_.estimate_period);
+}
+
+std::shared_ptr<const KueueController::Estimates> KueueController::LatestEstimates() const {
+  std::lock_guard<std::mutex> lock(estimates_mu_);
+  return estimates_;
+}
+
+std::optional<Duration> KueueController::JobDeadline(const api::Object& workload) {
+  const api::Object* owner = ControllerOwnerReference(workload);
+  if (owner == nullptr) return std::nullopt;
+  for (auto& j : jobs_) {
+    const api::GroupVersionKind k = j->integration().Kind();
+    if (owner->value("kind", "") != k.kind || owner->value("apiVersion", "") != k.ApiVersion()) continue;
+    client::ObjectPtr job = j->jobs().GetIndexer().Get(api::Namespace(workload), owner->value("name", ""));
+    if (!job) return std::nullopt;
+    return j->integration().ActiveDeadline(*job);
+  }
+  return std::nullopt;
+}
+
+Status KueueController::RecomputeEstimates() {
+  const Time now = clock_.Now();
+  // What changed since the last pass: the cohort trees of these ClusterQueues
+  // (trees share no quota, so the others' estimates still hold), or all.
+  std::set<std::string> dirty;
+  bool all = false;
+  std::shared_ptr<const Estimates> previous;
+  {
+    std::lock_guard<std::mutex> lock(estimates_mu_);
+    dirty.swap(estimate_dirty_);
+    all = estimate_dirty_all_ || !estimates_;
+    estimate_dirty_all_ = false;
+    previous = estimates_;
+  }
+  std::optional<admission::Snapshot> snap;
+  admission::QueueManager queues;
+  std::set<std::string> kept_queues;  // ClusterQueues of unchanged trees: previous estimates carried
+  std::set<std::string> replayed;     // ... and the others
+  std::unordered_map<std::string, admission::RunTime> run_times;  // by uid
+  std::unordered_map<std::string, std::string> pending_keys;     // uid -> key
+  std::unordered_map<std::string, std::string> pending_cqs;      // uid -> ClusterQueue
+  {
+    // Copies under the engine lock; the replay runs without it.
+    std::lock_guard<std::mutex> lock(mu_);
+    snap.emplace(cache_.BuildSnapshot());
+    queues = queues_;
+    if (!all) {
+      std::set<int> dirty_roots;
+      for (const std::string& cq : dirty) {
+        if (const int idx = snap->ClusterQueueIndex(cq); idx >= 0) dirty_roots.insert(snap->Root(idx));
+      }
+      for (int i = 0; i < snap->cluster_queue_count(); ++i) {
+        const int node = snap->ClusterQueueNode(i);
+        if (!dirty_roots.count(snap->Root(node))) kept_queues.insert(snap->NodeName(node));
+      }
+    }
+    auto add = [&](const admission::Workload& w) {
+      if (client::ObjectPtr obj = cache_.GetWorkload(w.Key())) {
+        run_times[w.uid] = RunTimeOf(*obj, JobDeadline(*obj), history_);
+      }
+    };
+    for (int i = 0; i < snap->cluster_queue_count(); ++i) {
+      const int node = snap->ClusterQueueNode(i);
+      const std::string& name = snap->NodeName(node);
+      if (!kept_queues.count(name)) replayed.insert(name);
+      for (const admission::Workload* w : queues_.Pending(name)) {
+        pending_keys[w->uid] = w->Key();
+        pending_cqs[w->uid] = w->cluster_queue;
+        if (!kept_queues.count(name)) add(*w);
+      }
+      if (kept_queues.count(name)) continue;
+      for (const auto& [uid, info] : snap->Workloads(node)) add(info->workload);
+    }
+    // The unchanged trees are left out of the replay.
+    for (const std::string& name : kept_queues) {
+      queues.DeleteClusterQueue(name);
+      std::vector<std::string> holders;
+      for (const auto& [uid, info] : snap->Workloads(snap->ClusterQueueIndex(name))) holders.push_back(uid);
+      for (const std::string& uid : holders) snap->RemoveWorkload(uid);
+    }
+  }
+  admission::EstimateOptions opts;
+  opts.cycle.fair_sharing = options_.config.fair_sharing;
+  auto published = std::make_shared<Estimates>();
+  published->at = now;
+  published->replayed = std::move(replayed);
+  published->result = admission::EstimateStartTimes(
+      std::move(*snap), std::move(queues),
+      [&run_times](const admission::Workload& w) {
+        auto it = run_times.find(w.uid);
+        return it == run_times.end() ? admission::RunTime{} : it->second;
+      },
+      now, opts);
+  // Pending workloads of unchanged trees keep their previous estimates.
+  if (previous) {
+    for (const auto& [uid, cq] : pending_cqs) {
+      if (!kept_queues.count(cq)) continue;
+      if (auto it = previous->result.by_uid.find(uid); it != previous->result.by_uid.end()) {
+        published->result.by_uid.emplace(uid, it->second);
+      } else if (auto u = previous->result.unknown.find(uid); u != previous->result.unknown.end()) {
+        published->result.unknown.emplace(uid, u->second);
+      }
+    }
+  }
+  {
+    std::lock_guard<std::mutex> lock(estimates_mu_);
+    estimates_ = published;
+  }
+  const admission::EstimateResult& r = published->result;
+  if (options_.metrics) {
+    std::map<std::string, std::vector<double>> waits;  // cluster queue -> expected waits
+    for (const auto& [uid, e] : r.by_uid) {
+      if (auto cq = pending_cqs.find(uid); cq != pending_cqs.end()) {
+        waits[cq->second].push_back(KueueMetrics::Seconds(e.start - now));
+      }
+    }
+    options_.metrics->ReportExpectedWaits(waits);
+  }
+
+  // The conditions: changed ones first in no particular order, at most
+  // estimate_writes_per_pass; what is left is written by the next pass.
+  Status first_error = Status::Ok();
+  size_t writes = 0;
+  bool more = false;
+  for (const auto& [uid, key] : pending_keys) {
+    const admission::StartEstimate* e = nullptr;
+    if (auto it = r.by_uid.find(uid); it != r.by_uid.end()) e = &it->second;
+    // A wait shorter than kEstimateRewriteMin is not worth a write (the next
+    // cycles admit it); one already written is kept until it moves enough.
+    if (e != nullptr && e->start - now < kEstimateRewriteMin && !written_estimates_.count(uid)) continue;
+    static const std::vector<std::string> kNone;
+    auto u = r.unknown.find(uid);
+    const api::Condition c = EstimatedStartCondition(e, u == r.unknown.end() ? kNone : u->second, r.hit_limit, now);
+    std::optional<Time> start;
+    if (e != nullptr) start = e->start;
+    const std::string after = e != nullptr ? e->after : "";
+    auto w = written_estimates_.find(uid);
+    if (w != written_estimates_.end() && w->second.condition.reason == c.reason &&
+        w->second.condition.status == c.status && w->second.after == after) {
+      bool same = w->second.condition.message == c.message;
+      if (start && w->second.start) {
+        const Duration moved = *start > *w->second.start ? *start - *w->second.start : *w->second.start - *start;
+        same = moved <= std::max<Duration>(kEstimateRewriteMin, (*start - now) / 10);
+      }
+      if (same) continue;
+    }
+    if (writes >= options_.estimate_writes_per_pass) {
+      more = true;
+      break;
+    }
+    client::ObjectPtr obj = cache_.GetWorkload(key);
+    if (!obj || api::Uid(*obj) != uid || IsConditionTrue(*obj, "QuotaReserved")) continue;
+    api::Object wl = *obj;
+    if (api::SetCondition(&wl, c, now)) {
+      ++writes;
+      Status s = WriteWorkloadStatus(wl);
+      if (!s.ok()) {
+        if (first_error.ok()) first_error = s;
+        continue;
+      }
+    }
+    written_estimates_[uid] = {key, c, start, after};
+  }
+  // Workloads no longer pending (admitted, finished, deleted) lose theirs.
+  for (auto it = written_estimates_.begin(); it != written_estimates_.end();) {
+    if (pending_keys.count(it->first)) {
+      ++it;
+      continue;
+    }
+    client::ObjectPtr obj = cache_.GetWorkload(it->second.key);
+    if (obj && api::Uid(*obj) == it->first && FindCondition(*obj, kEstimatedStartCondition) != nullptr) {
+      api::Object wl = *obj;
+      api::RemoveCondition(&wl, kEstimatedStartCondition);
+      Status s = WriteWorkloadStatus(wl);
+      if (!s.ok()) {
+        if (first_error.ok()) first_error = s;
+        ++it;
+        continue;
+      }
+    }
+    it = written_estimates_.erase(it);
+  }
+  if (more) RequestEstimates("");
+  return first_error;
 }
 
 void KueueController::PublishPendingVerdict(const api::Object& workload, const std::string& reason,

@@ -83,6 +83,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "admission/admission_fair_sharing.h"
@@ -98,6 +99,7 @@
 #include "controllers/kueue/kueue_cache.h"
 #include "controllers/kueue/workload_lifecycle.h"
 #include "controllers/kueue/metrics.h"
+#include "controllers/kueue/start_time_estimates.h"
 #include "core/clock.h"
 
 namespace berth::controllers::kueue {
@@ -119,6 +121,16 @@ struct KueueControllerOptions {
   // manageJobsWithoutQueueName. integrations.frameworks is applied by whoever
   // registers the job integrations (ControllerManager).
   KueueConfiguration config;
+  // Estimated start times (start_time_estimates.h): every pending Workload's
+  // is recomputed at most once per `estimate_period` after a change (a
+  // cycle, a Workload event), off the scheduling path, and written as its
+  // EstimatedStart condition when the wait is kEstimateRewriteMin or more
+  // (or unknown), then rewritten when it moved by more than
+  // max(kEstimateRewriteMin, 10 % of the wait) or its reason or the workload
+  // it waits for changed, at most `estimate_writes_per_pass` writes per pass
+  // (the rest follow at the next). Zero period: off.
+  Duration estimate_period{};
+  size_t estimate_writes_per_pass = 200;
 };
 
 // What a scheduling cycle did (for callers that loop and for tests).
@@ -166,6 +178,21 @@ class KueueController {
   // the ClusterQueue has no queue. A head taken by a running scheduling cycle
   // is missing until the cycle requeues it, as in Kueue. Any thread.
   std::optional<std::vector<PendingWorkloadEntry>> PendingWorkloads(const std::string& cluster_queue);
+
+  // The last estimates (start_time_estimates.h), computed at `at`; null
+  // before the first pass. Any thread.
+  struct Estimates {
+    Time at{};
+    admission::EstimateResult result;
+    std::set<std::string> replayed;  // the ClusterQueues this pass replayed (the rest were carried)
+  };
+  std::shared_ptr<const Estimates> LatestEstimates() const;
+  // One estimate pass now (what the "estimates" work queue runs): replays,
+  // from copies taken under the engine lock, the cohort trees that changed
+  // since the last pass (every tree at the first pass; other trees keep
+  // their estimates: trees share no quota), then publishes and writes.
+  // Returns the first write error (the rest are retried next pass).
+  Status RecomputeEstimates();
 
  private:
 
@@ -216,6 +243,8 @@ class KueueController {
   // workloads retried by the reconcile (as Kueue's clusterQueue handlers); a
   // status reconcile caused by a workload event changes nothing they wait on.
   std::set<std::string> cq_spec_changed_;
+  // ClusterQueue -> its ancestor Cohorts, nearest first, as last reconciled.
+  std::map<std::string, std::vector<std::string>> cq_ancestors_;
 
   std::vector<std::unique_ptr<ReconcileLoop>> work_;
   ReconcileLoop* wl_queue_ = nullptr;
@@ -235,6 +264,28 @@ class KueueController {
   std::mutex verdict_mu_;
   std::map<std::string, PendingVerdict> verdicts_;  // workload key -> latest verdict not yet written
   std::vector<std::unique_ptr<JobReconciler>> jobs_;
+
+  // Estimated start times.
+  ReconcileLoop* estimate_queue_ = nullptr;
+  // Marks the ClusterQueue's cohort tree ("" = every tree) for the next
+  // estimate pass, which runs estimate_period later.
+  void RequestEstimates(const std::string& cluster_queue);
+  // The owning job's JobIntegration::ActiveDeadline, the job read from its
+  // integration's informer (no I/O).
+  std::optional<Duration> JobDeadline(const api::Object& workload);
+  RunTimeHistory history_;
+  mutable std::mutex estimates_mu_;
+  std::shared_ptr<const Estimates> estimates_;
+  std::set<std::string> estimate_dirty_;  // ClusterQueues whose trees changed
+  bool estimate_dirty_all_ = false;
+  // uid -> the EstimatedStart condition last written (and the start it said).
+  struct WrittenEstimate {
+    std::string key;
+    api::Condition condition;
+    std::optional<Time> start;
+    std::string after;
+  };
+  std::unordered_map<std::string, WrittenEstimate> written_estimates_;  // estimate queue only
 
   std::mutex sched_mu_;
   std::condition_variable sched_cv_;

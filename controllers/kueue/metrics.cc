@@ -151,6 +151,26 @@ ClusterQueueMetrics ClusterQueueMetricsFromStatus(const std::string& name, const
   return m;
 }
 
+CohortMetrics CohortMetricsFromSnapshot(const admission::Snapshot& snapshot, int node, int admitted_workloads) {
+  CohortMetrics m;
+  m.name = snapshot.NodeName(node);
+  m.parent_cohort = snapshot.HasParent(node) ? snapshot.NodeName(snapshot.Parent(node)) : "";
+  m.root_cohort = snapshot.NodeName(snapshot.Root(node));
+  m.admitted_workloads = admitted_workloads;
+  std::vector<int> cqs;
+  snapshot.SubtreeClusterQueues(node, &cqs);
+  for (int fr = 0; fr < snapshot.fr_count(); ++fr) {
+    CohortResourceMetrics r;
+    r.subtree_quota = snapshot.SubtreeQuota(node, fr);
+    for (int cq : cqs) r.subtree_reservation += snapshot.Usage(cq, fr);
+    if (r.subtree_quota <= 0 && r.subtree_reservation <= 0) continue;
+    r.flavor = snapshot.FlavorName(snapshot.FrFlavor(fr));
+    r.resource = snapshot.names().Name(snapshot.FrResource(fr));
+    m.resources.push_back(std::move(r));
+  }
+  return m;
+}
+
 Duration QueuedWaitTime(const api::Object& workload, Time now) {
   Time queued = CreationTime(workload);
   if (const api::Object* c = FindCondition(workload, "Requeued")) {
@@ -265,6 +285,21 @@ KueueMetrics::KueueMetrics(prometheus::Registry& r)
                 "lendable resources in the Cohort, among all the resources provided by\nthe Cohort, and divided by "
                 "the weight.\nIf zero, it means that the usage of the Cohort is below the nominal quota.\nIf the "
                 "Cohort has a weight of zero and is borrowing, this will return NaN.")),
+      cohort_info_(Gauge(r, "kueue_cohort_info",
+                         "Reports Cohort hierarchy information. The metric has value 1 and can be joined using labels.")),
+      cohort_subtree_quota_(Gauge(r, "kueue_cohort_subtree_quota",
+                                  "Reports the cohort's nominal quota aggregated within the cohort's subtree. The "
+                                  "values are reported per resource and flavor")),
+      cohort_subtree_reservations_(Gauge(r, "kueue_cohort_subtree_resource_reservations",
+                                         "Reports the cohort's resource reservations aggregated within the cohort's "
+                                         "subtree. The values are reported per resource and flavor")),
+      cohort_subtree_admitted_active_(Gauge(r, "kueue_cohort_subtree_admitted_active_workloads",
+                                            "The number of admitted Workloads that are active, per cohort's subtree")),
+      cohort_subtree_admitted_total_(Counter(r, "kueue_cohort_subtree_admitted_workloads_total",
+                                             "The total number of admitted workloads per cohort's subtree")),
+      expected_wait_(Hist(r, "berth_pending_workload_expected_wait_seconds",
+                          "The expected wait of the pending workloads with an estimated start time, per "
+                          "'cluster_queue', as of the last estimate")),
       lq_quota_reserved_workloads_(Counter(r, "kueue_local_queue_quota_reserved_workloads_total",
                                            "The total number of quota reserved workloads per 'local_queue'")),
       lq_quota_reserved_wait_time_(Hist(r, "kueue_local_queue_quota_reserved_wait_time_seconds",
@@ -315,9 +350,13 @@ void KueueMetrics::AdmissionAttempt(bool admitted_any, Duration duration) {
   admission_attempt_duration_.Add(l, kDefaultBuckets).Observe(Seconds(duration));
 }
 
-void KueueMetrics::WorkloadAdmitted(const std::string& cluster_queue, const LocalQueueKey& local_queue,
-                                    const std::string& priority_class, Duration wait) {
+void KueueMetrics::WorkloadAdmitted(const std::string& cluster_queue, const std::vector<std::string>& cohorts,
+                                    const LocalQueueKey& local_queue, const std::string& priority_class,
+                                    Duration wait) {
   const Labels l = {{"cluster_queue", cluster_queue}, {"priority_class", priority_class}};
+  for (const std::string& c : cohorts) {
+    cohort_subtree_admitted_total_.Add({{"cohort", c}, {"priority_class", priority_class}}).Increment();
+  }
   quota_reserved_workloads_.Add(l).Increment();
   admitted_workloads_.Add(l).Increment();
   quota_reserved_wait_time_.Add(l, KueueBuckets(14)).Observe(Seconds(wait));
@@ -431,6 +470,45 @@ void KueueMetrics::ReportCohortWeightedShare(const std::string& cohort, std::opt
   std::vector<std::pair<Labels, double>> share;
   if (weighted_share) share.push_back({{{"cohort", cohort}}, *weighted_share});
   SetOwnedGauges(cohort_weighted_share_, cohort, share);
+}
+
+void KueueMetrics::ReportCohort(const CohortMetrics& cohort) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const Labels l = {{"cohort", cohort.name}};
+  SetOwnedGauges(cohort_info_, cohort.name,
+                 {{{{"cohort", cohort.name}, {"parent_cohort", cohort.parent_cohort}, {"root_cohort", cohort.root_cohort}},
+                   1.0}});
+  SetOwnedGauges(cohort_subtree_admitted_active_, cohort.name, {{l, static_cast<double>(cohort.admitted_workloads)}});
+  std::vector<std::pair<Labels, double>> quota, reservations;
+  for (const CohortResourceMetrics& r : cohort.resources) {
+    const Labels rl = {{"cohort", cohort.name}, {"flavor", r.flavor}, {"resource", r.resource}};
+    if (r.subtree_quota > 0) quota.push_back({rl, BaseUnits(r.subtree_quota)});
+    if (r.subtree_reservation > 0) reservations.push_back({rl, BaseUnits(r.subtree_reservation)});
+  }
+  SetOwnedGauges(cohort_subtree_quota_, cohort.name, quota);
+  SetOwnedGauges(cohort_subtree_reservations_, cohort.name, reservations);
+}
+
+void KueueMetrics::ForgetCohort(const std::string& cohort) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto* family : {&cohort_info_, &cohort_subtree_admitted_active_, &cohort_subtree_quota_,
+                       &cohort_subtree_reservations_, &cohort_weighted_share_}) {
+    SetOwnedGauges(*family, cohort, {});
+    owned_.erase({family, cohort});
+  }
+}
+
+void KueueMetrics::ReportExpectedWaits(const std::map<std::string, std::vector<double>>& waits) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const std::string& cq : expected_wait_queues_) {
+    expected_wait_.Remove(&expected_wait_.Add({{"cluster_queue", cq}}, KueueBuckets(16)));
+  }
+  expected_wait_queues_.clear();
+  for (const auto& [cq, values] : waits) {
+    prometheus::Histogram& h = expected_wait_.Add({{"cluster_queue", cq}}, KueueBuckets(16));
+    for (double v : values) h.Observe(v);
+    expected_wait_queues_.insert(cq);
+  }
 }
 
 void KueueMetrics::ForgetClusterQueue(const std::string& cluster_queue) {

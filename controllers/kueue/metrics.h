@@ -45,6 +45,7 @@
 #include <vector>
 
 #include "admission/model.h"
+#include "admission/snapshot.h"
 #include "api/object.h"
 #include "core/clock.h"
 
@@ -119,6 +120,29 @@ ClusterQueueMetrics ClusterQueueMetricsFromStatus(const std::string& name, const
                                                   const api::Object& status, bool deleting, int finished_workloads,
                                                   const admission::ResourceNames& names);
 
+// One Cohort of the tree (a Cohort object or one only named by ClusterQueues),
+// with its totals over its subtree, as Kueue's cache reports them
+// (pkg/cache/scheduler/cohort_metrics.go, clusterqueue.go reportActiveWorkloads).
+struct CohortResourceMetrics {
+  std::string flavor;
+  std::string resource;
+  admission::Amount subtree_quota = 0;        // nominal quota of the subtree (SubtreeQuota)
+  admission::Amount subtree_reservation = 0;  // held by the subtree's ClusterQueues
+};
+struct CohortMetrics {
+  std::string name;
+  std::string parent_cohort;  // "" for a root
+  std::string root_cohort;    // itself for a root
+  int admitted_workloads = 0;  // admitted workloads of every ClusterQueue in the subtree
+  // Every (flavor, resource) with a positive quota or reservation (Kueue clears
+  // the series that are zero), in flavor-resource order.
+  std::vector<CohortResourceMetrics> resources;
+};
+// The metrics view of the Cohort at `node` of a snapshot with usage;
+// `admitted_workloads` is counted by the caller (the snapshot does not tell
+// admitted from reserving).
+CohortMetrics CohortMetricsFromSnapshot(const admission::Snapshot& snapshot, int node, int admitted_workloads);
+
 // Kueue's workload.QueuedWaitTime: `now` minus the Requeued condition's
 // lastTransitionTime when the workload has that condition, else minus its
 // creationTimestamp.
@@ -159,8 +183,10 @@ class KueueMetrics {
   // kueue_admission_checks_wait_time_seconds observes 0.
   // (Also the local_queue_ counters and histograms of `local_queue`, here and
   // in the other event methods.)
-  void WorkloadAdmitted(const std::string& cluster_queue, const LocalQueueKey& local_queue,
-                        const std::string& priority_class, Duration wait);
+  // kueue_cohort_subtree_admitted_workloads_total counts it once for each
+  // of `cohorts`, the ClusterQueue's ancestor Cohorts.
+  void WorkloadAdmitted(const std::string& cluster_queue, const std::vector<std::string>& cohorts,
+                        const LocalQueueKey& local_queue, const std::string& priority_class, Duration wait);
   // kueue_evicted_workloads_total{reason, underlying_cause} ("" when the
   // reason is the root cause; see NewEvictions for the waitForPodsReady ones).
   void WorkloadEvicted(const std::string& cluster_queue, const LocalQueueKey& local_queue, const std::string& reason,
@@ -196,6 +222,13 @@ class KueueMetrics {
   // weighted share, +inf as is (Kueue's cohort reconciler does not map it);
   // nullopt removes the series.
   void ReportCohortWeightedShare(const std::string& cohort, std::optional<double> weighted_share);
+  // kueue_cohort_info{parent_cohort, root_cohort} (always 1),
+  // kueue_cohort_subtree_quota and _subtree_resource_reservations{flavor,
+  // resource}, kueue_cohort_subtree_admitted_active_workloads.
+  void ReportCohort(const CohortMetrics& cohort);
+  // Removes the Cohort's gauge series, weighted share included (the
+  // admitted counter is kept).
+  void ForgetCohort(const std::string& cohort);
   // Removes every series labelled with this ClusterQueue (pending,
   // state and resource gauges; counters and histograms are kept, as Kueue
   // keeps them until restart).
@@ -209,6 +242,14 @@ class KueueMetrics {
   // Removes every gauge series of this LocalQueue (counters and histograms
   // are kept).
   void ForgetLocalQueue(const LocalQueueKey& local_queue);
+
+  // berth_pending_workload_expected_wait_seconds{cluster_queue}: the
+  // expected waits (seconds from now to the estimated start,
+  // start_time_estimates.h) of the pending workloads of each ClusterQueue
+  // that have an estimate, as a histogram rebuilt at every estimate pass (a
+  // distribution of the queue as it is now, not a count over time; Kueue's
+  // admission_wait_time buckets). A ClusterQueue absent from `waits` loses its series.
+  void ReportExpectedWaits(const std::map<std::string, std::vector<double>>& waits);
 
   // Seconds as Prometheus wants them.
   static double Seconds(Duration d);
@@ -249,6 +290,13 @@ class KueueMetrics {
   prometheus::Family<prometheus::Gauge>& lending_limit_;
   prometheus::Family<prometheus::Gauge>& cluster_queue_weighted_share_;
   prometheus::Family<prometheus::Gauge>& cohort_weighted_share_;
+  prometheus::Family<prometheus::Gauge>& cohort_info_;
+  prometheus::Family<prometheus::Gauge>& cohort_subtree_quota_;
+  prometheus::Family<prometheus::Gauge>& cohort_subtree_reservations_;
+  prometheus::Family<prometheus::Gauge>& cohort_subtree_admitted_active_;
+  prometheus::Family<prometheus::Counter>& cohort_subtree_admitted_total_;
+  prometheus::Family<prometheus::Histogram>& expected_wait_;
+  std::set<std::string> expected_wait_queues_;  // ClusterQueues with a series
   // local_queue_*
   prometheus::Family<prometheus::Counter>& lq_quota_reserved_workloads_;
   prometheus::Family<prometheus::Histogram>& lq_quota_reserved_wait_time_;

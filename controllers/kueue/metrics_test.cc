@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <limits>
 
+#include "admission/testing/builders.h"
 #include "controllers/kueue/decoder.h"
 #include "tests/testing/prometheus_values.h"
 
@@ -30,9 +31,9 @@ class KueueMetricsTest : public ::testing::Test {
 };
 
 TEST_F(KueueMetricsTest, AdmissionCountsBothCountersAndWaitHistogramsWithKueueBuckets) {
-  metrics_.WorkloadAdmitted("cq", kTeamA, "low", seconds(3));
-  metrics_.WorkloadAdmitted("cq", kTeamA, "low", seconds(40));
-  metrics_.WorkloadAdmitted("cq", kTeamB, "high", seconds(0));
+  metrics_.WorkloadAdmitted("cq", {"team", "org"}, kTeamA, "low", seconds(3));
+  metrics_.WorkloadAdmitted("cq", {"team", "org"}, kTeamA, "low", seconds(40));
+  metrics_.WorkloadAdmitted("cq", {"team", "org"}, kTeamB, "high", seconds(0));
   const std::map<std::string, std::string> low = {{"cluster_queue", "cq"}, {"priority_class", "low"}};
   EXPECT_EQ(MetricValue(registry_, "kueue_quota_reserved_workloads_total", low), 2);
   EXPECT_EQ(MetricValue(registry_, "kueue_admitted_workloads_total", low), 2);
@@ -75,6 +76,82 @@ TEST_F(KueueMetricsTest, AdmissionCountsBothCountersAndWaitHistogramsWithKueueBu
   EXPECT_EQ(lq_admission->histogram.bucket.size(), 17u);
   EXPECT_FALSE(MetricValue(registry_, "kueue_local_queue_admitted_workloads_total", {{"cluster_queue", "cq"}}))
       << "LocalQueue series carry no cluster_queue label";
+
+  // Each ancestor Cohort counts the admission in its subtree.
+  EXPECT_EQ(MetricValue(registry_, "kueue_cohort_subtree_admitted_workloads_total",
+                        {{"cohort", "team"}, {"priority_class", "low"}}),
+            2);
+  EXPECT_EQ(MetricValue(registry_, "kueue_cohort_subtree_admitted_workloads_total",
+                        {{"cohort", "org"}, {"priority_class", "high"}}),
+            1);
+}
+
+// The subtree totals of each Cohort from a snapshot: quota summed over the
+// subtree (the Cohort's own quota included), reservations of every
+// ClusterQueue below it; zero pairs are not reported (Kueue clears them).
+TEST_F(KueueMetricsTest, CohortSubtreeGaugesFromTheSnapshot) {
+  using namespace admission::testing;
+  admission::ResourceNames names;
+  admission::Snapshot snap(
+      names, {FlavorBuilder("f").Obj(), FlavorBuilder("spot").Obj()},
+      {ClusterQueueBuilder(names, "a").Cohort("team").Group({FlavorQuotasBuilder("f").Resource("cpu", "4")}).Obj(),
+       ClusterQueueBuilder(names, "b").Cohort("team").Group({FlavorQuotasBuilder("f").Resource("cpu", "2")}).Obj(),
+       ClusterQueueBuilder(names, "c").Cohort("org").Group({FlavorQuotasBuilder("spot").Resource("cpu", "0")}).Obj()},
+      {CohortBuilder(names, "org").Group({FlavorQuotasBuilder("f").Resource("cpu", "10")}).Obj(),
+       CohortBuilder(names, "team").Parent("org").Obj(), CohortBuilder(names, "empty").Obj()});
+  ASSERT_TRUE(snap.AddWorkload(WorkloadBuilder(names, "x").Request("cpu", "3").Admitted("a", "f").Obj()).ok());
+  ASSERT_TRUE(snap.AddWorkload(WorkloadBuilder(names, "y").Request("cpu", "1500m").Admitted("b", "f").Obj()).ok());
+
+  const CohortMetrics team = CohortMetricsFromSnapshot(snap, snap.CohortIndex("team"), 2);
+  EXPECT_EQ(team.parent_cohort, "org");
+  EXPECT_EQ(team.root_cohort, "org");
+  ASSERT_EQ(team.resources.size(), 1u);
+  EXPECT_EQ(team.resources[0].flavor, "f");
+  EXPECT_EQ(team.resources[0].resource, "cpu");
+  EXPECT_EQ(team.resources[0].subtree_quota, 6000);
+  EXPECT_EQ(team.resources[0].subtree_reservation, 4500);
+  const CohortMetrics org = CohortMetricsFromSnapshot(snap, snap.CohortIndex("org"), 2);
+  EXPECT_EQ(org.parent_cohort, "");
+  EXPECT_EQ(org.root_cohort, "org");
+  ASSERT_EQ(org.resources.size(), 1u) << "spot has neither quota nor reservations";
+  EXPECT_EQ(org.resources[0].subtree_quota, 16000);
+  EXPECT_EQ(org.resources[0].subtree_reservation, 4500);
+  EXPECT_EQ(snap.CohortIndex("a"), -1) << "a ClusterQueue is no Cohort";
+  EXPECT_EQ(snap.CohortIndex("nowhere"), -1);
+  EXPECT_TRUE(CohortMetricsFromSnapshot(snap, snap.CohortIndex("empty"), 0).resources.empty());
+
+  metrics_.ReportCohort(team);
+  metrics_.ReportCohort(org);
+  EXPECT_EQ(MetricValue(registry_, "kueue_cohort_info", {{"cohort", "team"}, {"parent_cohort", "org"}, {"root_cohort", "org"}}),
+            1);
+  EXPECT_EQ(MetricValue(registry_, "kueue_cohort_subtree_quota", {{"cohort", "org"}, {"flavor", "f"}, {"resource", "cpu"}}),
+            16);
+  EXPECT_EQ(MetricValue(registry_, "kueue_cohort_subtree_resource_reservations",
+                        {{"cohort", "team"}, {"flavor", "f"}, {"resource", "cpu"}}),
+            4.5);
+  EXPECT_EQ(MetricValue(registry_, "kueue_cohort_subtree_admitted_active_workloads", {{"cohort", "team"}}), 2);
+
+  // The reservations leave: the series goes, the quota stays; team moves to
+  // the root: its info follows.
+  CohortMetrics idle = team;
+  idle.resources[0].subtree_reservation = 0;
+  idle.parent_cohort = "";
+  idle.root_cohort = "team";
+  idle.admitted_workloads = 0;
+  metrics_.ReportCohort(idle);
+  EXPECT_FALSE(MetricValue(registry_, "kueue_cohort_subtree_resource_reservations", {{"cohort", "team"}}));
+  EXPECT_EQ(MetricValue(registry_, "kueue_cohort_subtree_quota", {{"cohort", "team"}}), 6);
+  EXPECT_FALSE(MetricValue(registry_, "kueue_cohort_info", {{"cohort", "team"}, {"parent_cohort", "org"}}));
+  EXPECT_EQ(MetricValue(registry_, "kueue_cohort_info", {{"cohort", "team"}, {"root_cohort", "team"}}), 1);
+  EXPECT_EQ(MetricValue(registry_, "kueue_cohort_subtree_admitted_active_workloads", {{"cohort", "team"}}), 0);
+
+  metrics_.ReportCohortWeightedShare("team", 0.5);
+  metrics_.ForgetCohort("team");
+  for (const char* name : {"kueue_cohort_info", "kueue_cohort_subtree_quota", "kueue_cohort_subtree_admitted_active_workloads",
+                           "kueue_cohort_weighted_share"}) {
+    EXPECT_FALSE(MetricValue(registry_, name, {{"cohort", "team"}})) << name;
+  }
+  EXPECT_EQ(MetricValue(registry_, "kueue_cohort_subtree_quota", {{"cohort", "org"}}), 16) << "another Cohort's series stay";
 }
 
 TEST_F(KueueMetricsTest, AdmissionAttemptResultIsSuccessWhenAnythingWasAdmitted) {
@@ -244,7 +321,7 @@ TEST_F(KueueMetricsTest, ClusterQueueGaugesFollowTheReportedStateAndDropWhatIsGo
   EXPECT_EQ(MetricValue(registry_, "kueue_cluster_queue_status", {{"status", "pending"}}), 0);
 
   // The ClusterQueue is deleted: every gauge series goes, counters stay.
-  metrics_.WorkloadAdmitted("cq", kTeamA, "", seconds(1));
+  metrics_.WorkloadAdmitted("cq", {}, kTeamA, "", seconds(1));
   metrics_.ForgetClusterQueue("cq");
   for (const char* name : {"kueue_reserving_active_workloads", "kueue_pending_workloads", "kueue_cluster_queue_status",
                            "kueue_cluster_queue_info",

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "api/object.h"
@@ -21,10 +22,16 @@ struct PodSet {
   std::string name;
   int32_t count = 0;
   api::Object template_spec = api::Object::object();  // PodTemplateSpec {metadata, spec}
+  // The fewest pods the podSet may be admitted with (partial admission; Kueue derives it
+  // for batch/v1 Jobs only, from kueue.x-k8s.io/job-min-parallelism). nullopt: none.
+  // Last, so PodSet{name, count, template} keeps meaning what it says.
+  std::optional<int32_t> min_count;
 
-  // The Workload spec.podSets[] element: {name, count, template}.
+  // The Workload spec.podSets[] element: {name, count, [minCount], template}.
   api::Object ToWorkloadPodSet() const {
-    return api::Object{{"name", name}, {"count", count}, {"template", template_spec}};
+    api::Object out{{"name", name}, {"count", count}, {"template", template_spec}};
+    if (min_count) out["minCount"] = *min_count;
+    return out;
   }
   bool operator==(const PodSet&) const = default;
 };

@@ -43,7 +43,10 @@ StatusOr<std::pair<int64_t, int64_t>> LimitOffset(const VisibilityRequest& r) {
 
 // newPendingWorkload (utils.go): the workload's name, namespace, creation
 // time and owner references (apiVersion, kind, name, uid only).
-Object PendingWorkload(const PendingWorkloadEntry& e, int64_t position_in_lq, int64_t position_in_cq) {
+// berth adds `estimatedStart` (start_time_estimates.h EstimateJson) from the
+// controller's last estimate pass, when it has one for the workload.
+Object PendingWorkload(const PendingWorkloadEntry& e, int64_t position_in_lq, int64_t position_in_cq,
+                       const KueueController::Estimates* estimates) {
   const Object& wl = *e.workload;
   Object meta = {{"name", api::NestedString(wl, {"metadata", "name"})},
                  {"namespace", api::NestedString(wl, {"metadata", "namespace"})},
@@ -58,11 +61,20 @@ Object PendingWorkload(const PendingWorkloadEntry& e, int64_t position_in_lq, in
     }
     meta["ownerReferences"] = std::move(refs);
   }
-  return {{"metadata", std::move(meta)},
-          {"priority", e.priority},
-          {"localQueueName", api::NestedString(wl, {"spec", "queueName"})},
-          {"positionInClusterQueue", position_in_cq},
-          {"positionInLocalQueue", position_in_lq}};
+  Object out = {{"metadata", std::move(meta)},
+                {"priority", e.priority},
+                {"localQueueName", api::NestedString(wl, {"spec", "queueName"})},
+                {"positionInClusterQueue", position_in_cq},
+                {"positionInLocalQueue", position_in_lq}};
+  if (estimates != nullptr) {
+    const std::string uid = api::NestedString(wl, {"metadata", "uid"});
+    if (auto it = estimates->result.by_uid.find(uid); it != estimates->result.by_uid.end()) {
+      out["estimatedStart"] = EstimateJson(&it->second, {}, estimates->at);
+    } else if (auto u = estimates->result.unknown.find(uid); u != estimates->result.unknown.end()) {
+      out["estimatedStart"] = EstimateJson(nullptr, u->second, estimates->at);
+    }
+  }
+  return out;
 }
 
 Object Summary(const std::string& version, Object items) {
@@ -103,6 +115,7 @@ StatusOr<Object> ServeVisibility(KueueController& controller, const VisibilityRe
   BERTH_ASSIGN_OR_RETURN(auto limit_offset, LimitOffset(r));
   const auto [limit, offset] = limit_offset;
   Object items = Object::array();
+  const std::shared_ptr<const KueueController::Estimates> estimates = controller.LatestEstimates();
 
   if (cluster_queue) {
     auto pending = controller.PendingWorkloads(r.name);
@@ -113,7 +126,7 @@ StatusOr<Object> ServeVisibility(KueueController& controller, const VisibilityRe
       const PendingWorkloadEntry& e = (*pending)[i];
       int64_t& lq = lq_positions[{api::NestedString(*e.workload, {"metadata", "namespace"}),
                                   api::NestedString(*e.workload, {"spec", "queueName"})}];
-      if (i >= offset) items.push_back(PendingWorkload(e, lq, i));
+      if (i >= offset) items.push_back(PendingWorkload(e, lq, i, estimates.get()));
       ++lq;
     }
     return Summary(r.version, std::move(items));
@@ -133,7 +146,8 @@ StatusOr<Object> ServeVisibility(KueueController& controller, const VisibilityRe
     if (skipped < offset) {
       ++skipped;
     } else {
-      items.push_back(PendingWorkload(e, static_cast<int64_t>(items.size()) + offset, static_cast<int64_t>(i)));
+      items.push_back(PendingWorkload(e, static_cast<int64_t>(items.size()) + offset, static_cast<int64_t>(i),
+                                      estimates.get()));
     }
   }
   return Summary(r.version, std::move(items));

@@ -13,7 +13,11 @@
 //   {"kind":"PendingWorkloadsSummary","apiVersion":"visibility.kueue.x-k8s.io/<v>",
 //    "metadata":{},"items":[{"metadata":{"name","namespace","creationTimestamp",
 //    "ownerReferences":[{apiVersion,kind,name,uid}]},"priority":P,
-//    "localQueueName":LQ,"positionInClusterQueue":I,"positionInLocalQueue":J}]}
+//    "localQueueName":LQ,"positionInClusterQueue":I,"positionInLocalQueue":J,
+//    "estimatedStart":{...}}]}
+// estimatedStart is berth's (start_time_estimates.h EstimateJson, from the
+// controller's last estimate pass; absent before one or when the workload
+// fits now). Kueue's clients ignore the field.
 // Positions count from 0 over the whole queue in queue order
 // (KueueController::PendingWorkloads): a ClusterQueue's items are positions
 // offset..offset+limit-1; a LocalQueue's are its own workloads from its

@@ -1,7 +1,9 @@
 #include "controllers/kueue/workload_lifecycle.h"
 
+#include <algorithm>
 #include <fmt/format.h>
 
+#include "api/unstructured.h"
 #include "controllers/kueue/decoder.h"
 
 namespace berth::controllers::kueue {
@@ -59,6 +61,71 @@ LifecycleStep StatusStep(api::Object wl, std::string event_reason = "", std::str
   s.workload = std::move(wl);
   s.event_reason = std::move(event_reason);
   s.event_message = std::move(event_message);
+  return s;
+}
+
+// Step 4 (see the header): the PodsReady timeout of an admitted, active workload.
+LifecycleStep PodsReadyTimeoutStep(const api::Object& wl, const WaitForPodsReadyConfig& config, Time now) {
+  LifecycleStep none;
+  if (!config.enabled || !HoldsQuota(wl) || IsConditionTrue(wl, "Evicted") || !IsConditionTrue(wl, "Admitted") ||
+      IsConditionTrue(wl, "PodsReady")) {
+    return none;
+  }
+  const api::Object* ready = FindCondition(wl, "PodsReady");
+  const std::string reason = ready ? ready->value("reason", "") : "";
+  std::string cause;
+  Time deadline{};
+  if (ready == nullptr || reason == "WaitForStart" || reason == "PodsReady") {
+    cause = "WaitForStart";
+    deadline = ConditionTransitionTime(wl, "Admitted").value_or(now) + config.timeout;
+  } else if (reason == "WaitForRecovery" && config.recovery_timeout) {
+    cause = "WaitForRecovery";
+    deadline = ConditionTransitionTime(wl, "PodsReady").value_or(now) + *config.recovery_timeout;
+  } else {
+    return none;
+  }
+  if (deadline > now) {
+    none.recheck_after = deadline - now;
+    return none;
+  }
+  const int32_t count = RequeueCount(wl) + 1;
+  api::Object out = wl;
+  if (config.backoff_limit_count && count > *config.backoff_limit_count) {
+    SetCondition(
+        &out,
+        {"DeactivationTarget", "True", "RequeuingLimitExceeded", "exceeding the maximum number of re-queuing retries"},
+        now);
+    return StatusStep(std::move(out));
+  }
+  const std::string message = fmt::format("Exceeded the PodsReady timeout {}/{}", api::Namespace(wl), api::Name(wl));
+  SetCondition(&out, {"Evicted", "True", "PodsReadyTimeout", message}, now);
+  IncrementEvictionStats(&out, "PodsReadyTimeout", cause);
+  Status(&out)["requeueState"] = {{"count", count}, {"requeueAt", FormatRfc3339(now + config.Backoff(count))}};
+  return StatusStep(std::move(out), "EvictedDueToPodsReadyTimeout", message);
+}
+
+// Step 5 (see the header): Kueue's reconcileMaxExecutionTime, for an active workload that
+// holds quota with Admitted=True and no DeactivationTarget=True (step 1 acts on that).
+LifecycleStep MaxExecutionTimeStep(const api::Object& wl, Time now) {
+  LifecycleStep none;
+  const api::Object& max = NestedField(wl, {"spec", "maximumExecutionTimeSeconds"});
+  if (!HoldsQuota(wl) || !IsConditionTrue(wl, "Admitted") || !max.is_number_integer()) return none;
+  const int64_t max_seconds = max.get<int64_t>();
+  const api::Object& past = NestedField(wl, {"status", "accumulatedPastExecutionTimeSeconds"});
+  const int64_t past_seconds = past.is_number_integer() ? past.get<int64_t>() : 0;
+  const Duration remaining =
+      std::chrono::seconds(max_seconds - past_seconds) - (now - ConditionTransitionTime(wl, "Admitted").value_or(now));
+  if (remaining > Duration::zero()) {
+    none.recheck_after = remaining;
+    return none;
+  }
+  api::Object out = wl;
+  SetCondition(
+      &out, {"DeactivationTarget", "True", kMaximumExecutionTimeExceeded, "exceeding the maximum execution time"}, now);
+  Status(&out).erase("accumulatedPastExecutionTimeSeconds");
+  LifecycleStep s = StatusStep(std::move(out), kMaximumExecutionTimeExceeded,
+                               fmt::format("The maximum execution time ({}s) exceeded", max_seconds));
+  s.event_type = "Warning";
   return s;
 }
 
@@ -127,41 +194,15 @@ LifecycleStep NextLifecycleStep(const api::Object& wl, const WaitForPodsReadyCon
     return s;
   }
   // 4. PodsReady timeout of an admitted workload.
-  if (!config.enabled || !HoldsQuota(wl) || evicted || !IsConditionTrue(wl, "Admitted") ||
-      IsConditionTrue(wl, "PodsReady")) {
-    return none;
-  }
-  const api::Object* ready = FindCondition(wl, "PodsReady");
-  const std::string reason = ready ? ready->value("reason", "") : "";
-  std::string cause;
-  Time deadline{};
-  if (ready == nullptr || reason == "WaitForStart" || reason == "PodsReady") {
-    cause = "WaitForStart";
-    deadline = ConditionTransitionTime(wl, "Admitted").value_or(now) + config.timeout;
-  } else if (reason == "WaitForRecovery" && config.recovery_timeout) {
-    cause = "WaitForRecovery";
-    deadline = ConditionTransitionTime(wl, "PodsReady").value_or(now) + *config.recovery_timeout;
-  } else {
-    return none;
-  }
-  if (deadline > now) {
-    none.recheck_after = deadline - now;
-    return none;
-  }
-  const int32_t count = RequeueCount(wl) + 1;
-  api::Object out = wl;
-  if (config.backoff_limit_count && count > *config.backoff_limit_count) {
-    SetCondition(
-        &out,
-        {"DeactivationTarget", "True", "RequeuingLimitExceeded", "exceeding the maximum number of re-queuing retries"},
-        now);
-    return StatusStep(std::move(out));
-  }
-  const std::string message = fmt::format("Exceeded the PodsReady timeout {}/{}", api::Namespace(wl), api::Name(wl));
-  SetCondition(&out, {"Evicted", "True", "PodsReadyTimeout", message}, now);
-  IncrementEvictionStats(&out, "PodsReadyTimeout", cause);
-  Status(&out)["requeueState"] = {{"count", count}, {"requeueAt", FormatRfc3339(now + config.Backoff(count))}};
-  return StatusStep(std::move(out), "EvictedDueToPodsReadyTimeout", message);
+  LifecycleStep ready_step = PodsReadyTimeoutStep(wl, config, now);
+  if (ready_step.kind != LifecycleStep::Kind::kNone) return ready_step;
+  // 5. Maximum execution time.
+  LifecycleStep max_step = MaxExecutionTimeStep(wl, now);
+  if (max_step.kind != LifecycleStep::Kind::kNone) return max_step;
+  // The earlier of the two rechecks (Kueue: the minimum non-zero RequeueAfter).
+  const Duration a = ready_step.recheck_after, b = max_step.recheck_after;
+  none.recheck_after = a > Duration::zero() && b > Duration::zero() ? std::min(a, b) : std::max(a, b);
+  return none;
 }
 
 Condition PodsReadyCondition(const api::Object& wl, bool pods_ready) {

@@ -1,6 +1,6 @@
 // The time-driven part of Kueue's Workload controller (pkg/controller/core/
 // workload_controller.go Reconcile, reconcileNotReadyTimeout,
-// triggerDeactivation; pkg/workload UpdateRequeueState) and
+// reconcileMaxExecutionTime, triggerDeactivation; pkg/workload UpdateRequeueState) and
 // the job reconciler's PodsReady condition (jobframework
 // generatePodsReadyCondition), as pure functions over Workload JSON so the
 // controllers only apply the result.
@@ -33,6 +33,16 @@
 //          now + Backoff(count+1)}, schedulingStats.evictions {reason
 //          PodsReadyTimeout, underlyingCause WaitForStart|WaitForRecovery}
 //          count+1; Event Normal "EvictedDueToPodsReadyTimeout".
+//     5. Maximum execution time (Kueue's reconcileMaxExecutionTime), while holding
+//        quota with Admitted=True and spec.maximumExecutionTimeSeconds set: remaining =
+//        max - status.accumulatedPastExecutionTimeSeconds (0 when unset) - (now - the
+//        Admitted condition's lastTransitionTime). remaining > 0 → recheck then (with
+//        step 4's recheck, the earlier of the two); else DeactivationTarget=True reason
+//        MaximumExecutionTimeExceeded "exceeding the maximum execution time",
+//        accumulatedPastExecutionTimeSeconds removed, Event Warning
+//        "MaximumExecutionTimeExceeded" "The maximum execution time (<max>s) exceeded"
+//        (step 1 then deactivates, and the inactive branch evicts with "The workload is
+//        deactivated due to exceeding the maximum execution time").
 //   inactive (spec.active=false), holding quota and not evicted:
 //     Evicted=True reason Deactivated, message "The workload is deactivated"
 //     (+ " due to <DeactivationTarget message>"), schedulingStats eviction
@@ -40,6 +50,9 @@
 //     requeueState removed; Event "EvictedDueToDeactivated".
 //   inactive, not holding quota, with a DeactivationTarget or requeueState →
 //     both removed.
+// Past execution time: ReleaseQuota (workload_status.h) adds the seconds the workload was
+// Admitted to status.accumulatedPastExecutionTimeSeconds, as Kueue's SyncAdmittedCondition
+// does when Admitted turns False, so a requeued workload's maximum counts every admission.
 // The quota of an evicted workload is released by the job reconciler (or,
 // for a workload without a job, by the Workload reconciler) only once its
 // pods are gone (docs/architecture.md, departure 4); ReleaseQuota then writes
@@ -78,6 +91,8 @@ using api::Condition;
 // QuotaReserved=False reason and message while blockAdmission holds a head.
 inline constexpr char kWaitingForPodsReadyReason[] = "WaitingForPodsReady";
 inline constexpr char kWaitingForPodsReadyMessage[] = "waiting for all admitted workloads to be in PodsReady condition";
+// DeactivationTarget reason, Event reason and eviction underlyingCause of step 5.
+inline constexpr char kMaximumExecutionTimeExceeded[] = "MaximumExecutionTimeExceeded";
 
 struct LifecycleStep {
   enum class Kind {
@@ -87,7 +102,8 @@ struct LifecycleStep {
   };
   Kind kind = Kind::kNone;
   api::Object workload;
-  // An Event on the Workload after a successful write ("" = none).
+  // An Event on the Workload after a successful write ("" = none), of this type.
+  std::string event_type = "Normal";
   std::string event_reason;
   std::string event_message;
   // > 0: reconcile the workload again after this much Clock time.

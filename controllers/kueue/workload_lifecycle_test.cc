@@ -1,9 +1,12 @@
 // Kueue's workload lifecycle steps (workload_lifecycle.h) on hand-written
 // Workload JSON at fixed times: PodsReady timeout, recovery timeout, requeue
-// backoff, deactivation after backoffLimitCount, reactivation.
+// backoff, deactivation after backoffLimitCount, reactivation, maximum execution time
+// and the past execution time ReleaseQuota accumulates.
 #include "controllers/kueue/workload_lifecycle.h"
 
 #include <gtest/gtest.h>
+
+#include "controllers/kueue/workload_status.h"
 
 namespace berth::controllers::kueue {
 
@@ -185,6 +188,98 @@ TEST(WorkloadLifecycle, QueueOrderTimestampFollowsTheStrategy) {
   cfg.timestamp = RequeuingTimestamp::kCreation;
   EXPECT_EQ(QueueOrderTimestamp(wl, cfg), kT0);
   EXPECT_TRUE(BlocksAdmission(AdmittedWorkload(kT0)));
+}
+
+// Kueue's reconcileMaxExecutionTime: the remainder is max - accumulated past time - the time
+// since the Admitted transition; before it the workload is rechecked then, at it the
+// DeactivationTarget is set, and the deactivation steps follow.
+TEST(WorkloadLifecycle, MaxExecutionTimeRechecksThenDeactivates) {
+  WaitForPodsReadyConfig off = Config();
+  off.enabled = false;
+  api::Object wl = AdmittedWorkload(kT0);
+  wl["spec"]["maximumExecutionTimeSeconds"] = 10;
+
+  LifecycleStep early = NextLifecycleStep(wl, off, kT0 + seconds(4));
+  EXPECT_EQ(early.kind, LifecycleStep::Kind::kNone);
+  EXPECT_EQ(early.recheck_after, seconds(6));
+  wl["status"]["accumulatedPastExecutionTimeSeconds"] = 3;  // an earlier admission ran 3 s
+  EXPECT_EQ(NextLifecycleStep(wl, off, kT0 + seconds(4)).recheck_after, seconds(3));
+  EXPECT_EQ(NextLifecycleStep(wl, off, kT0 + seconds(6) + std::chrono::milliseconds(500)).recheck_after,
+            std::chrono::milliseconds(500));
+
+  LifecycleStep exceeded = NextLifecycleStep(wl, off, kT0 + seconds(7));
+  ASSERT_EQ(exceeded.kind, LifecycleStep::Kind::kUpdateStatus);
+  EXPECT_EQ(Cond(exceeded.workload, "DeactivationTarget", "status"), "True");
+  EXPECT_EQ(Cond(exceeded.workload, "DeactivationTarget", "reason"), "MaximumExecutionTimeExceeded");
+  EXPECT_EQ(Cond(exceeded.workload, "DeactivationTarget", "message"), "exceeding the maximum execution time");
+  EXPECT_FALSE(exceeded.workload["status"].contains("accumulatedPastExecutionTimeSeconds"));
+  EXPECT_EQ(Cond(exceeded.workload, "Evicted", "status"), "<none>");
+  EXPECT_EQ(exceeded.event_type, "Warning");
+  EXPECT_EQ(exceeded.event_reason, "MaximumExecutionTimeExceeded");
+  EXPECT_EQ(exceeded.event_message, "The maximum execution time (10s) exceeded");
+
+  LifecycleStep deactivate = NextLifecycleStep(exceeded.workload, off, kT0 + seconds(7));
+  ASSERT_EQ(deactivate.kind, LifecycleStep::Kind::kUpdateSpec);
+  EXPECT_EQ(deactivate.workload["spec"]["active"], false);
+
+  LifecycleStep evict = NextLifecycleStep(deactivate.workload, off, kT0 + seconds(7));
+  ASSERT_EQ(evict.kind, LifecycleStep::Kind::kUpdateStatus);
+  EXPECT_EQ(Cond(evict.workload, "Evicted", "reason"), "Deactivated");
+  EXPECT_EQ(Cond(evict.workload, "Evicted", "message"),
+            "The workload is deactivated due to exceeding the maximum execution time");
+  EXPECT_EQ(evict.event_type, "Normal");
+  EXPECT_EQ(evict.event_reason, "EvictedDueToDeactivated");
+  EXPECT_EQ(Cond(evict.workload, "DeactivationTarget", "status"), "<none>");
+  EXPECT_EQ(evict.workload["status"]["schedulingStats"]["evictions"],
+            api::Object::parse(
+                R"([{"reason": "Deactivated", "underlyingCause": "MaximumExecutionTimeExceeded", "count": 1}])"));
+  // Inactive and evicted: nothing more (the job reconciler releases the quota).
+  EXPECT_EQ(NextLifecycleStep(evict.workload, off, kT0 + seconds(60)).kind, LifecycleStep::Kind::kNone);
+}
+
+TEST(WorkloadLifecycle, MaxExecutionTimeOnlyCountsAdmittedWorkloads) {
+  api::Object wl = AdmittedWorkload(kT0);
+  WaitForPodsReadyConfig off = Config();
+  off.enabled = false;
+  // No maximum: nothing to recheck.
+  EXPECT_EQ(NextLifecycleStep(wl, off, kT0 + minutes(60)).recheck_after, Duration::zero());
+  wl["spec"]["maximumExecutionTimeSeconds"] = 10;
+  api::Object pending = wl;
+  pending["status"].erase("admission");
+  SetCondition(&pending, {"QuotaReserved", "False", "Pending", "x"}, kT0);
+  SetCondition(&pending, {"Admitted", "False", "NoReservation", "x"}, kT0);
+  LifecycleStep step = NextLifecycleStep(pending, off, kT0 + minutes(60));
+  EXPECT_EQ(step.kind, LifecycleStep::Kind::kNone);
+  EXPECT_EQ(step.recheck_after, Duration::zero());
+}
+
+// With waitForPodsReady the earlier of the two deadlines is rechecked.
+TEST(WorkloadLifecycle, MaxExecutionTimeAndPodsReadyRecheckTheEarlierDeadline) {
+  api::Object wl = AdmittedWorkload(kT0);  // PodsReady timeout at kT0 + 5 min
+  wl["spec"]["maximumExecutionTimeSeconds"] = 60;
+  EXPECT_EQ(NextLifecycleStep(wl, Config(), kT0 + seconds(10)).recheck_after, seconds(50));
+  wl["spec"]["maximumExecutionTimeSeconds"] = 600;
+  EXPECT_EQ(NextLifecycleStep(wl, Config(), kT0 + seconds(10)).recheck_after, seconds(290));
+  // Ready: only the maximum is left.
+  SetCondition(&wl, PodsReadyCondition(wl, true), kT0 + seconds(5));
+  EXPECT_EQ(NextLifecycleStep(wl, Config(), kT0 + seconds(10)).recheck_after, seconds(590));
+}
+
+// Kueue's SyncAdmittedCondition: the admission that ends adds its whole seconds.
+TEST(WorkloadLifecycle, ReleaseQuotaAccumulatesPastExecutionTime) {
+  api::Object wl = AdmittedWorkload(kT0);
+  SetCondition(&wl, {"Evicted", "True", "Preempted", "x"}, kT0 + seconds(5));
+  ASSERT_TRUE(ReleaseQuota(&wl, kT0 + seconds(7) + std::chrono::milliseconds(900)));
+  EXPECT_EQ(wl["status"]["accumulatedPastExecutionTimeSeconds"], 7);
+  EXPECT_EQ(Cond(wl, "Admitted", "status"), "False");
+  // Admitted again at +20 s, released at +24 s: 7 + 4.
+  SetCondition(&wl, {"QuotaReserved", "True", "QuotaReserved", "x"}, kT0 + seconds(20));
+  SetCondition(&wl, {"Admitted", "True", "Admitted", "The workload is admitted"}, kT0 + seconds(20));
+  ASSERT_TRUE(ReleaseQuota(&wl, kT0 + seconds(24)));
+  EXPECT_EQ(wl["status"]["accumulatedPastExecutionTimeSeconds"], 11);
+  // Not admitted: nothing added.
+  ReleaseQuota(&wl, kT0 + seconds(60));
+  EXPECT_EQ(wl["status"]["accumulatedPastExecutionTimeSeconds"], 11);
 }
 
 // ConditionHolds says exactly when SetCondition would change nothing.

@@ -1,11 +1,15 @@
 #include "controllers/kueue/workload_status.h"
 
+#include <chrono>
+
 #include "api/conditions.h"
 #include "controllers/kueue/decoder.h"
+#include "controllers/kueue/start_time_estimates.h"
 
 namespace berth::controllers::kueue {
 
 using api::FindCondition;
+using api::RemoveCondition;
 using api::SetCondition;
 
 namespace {
@@ -43,6 +47,8 @@ bool SetQuotaReservation(api::Object* wl, const admission::Admission& admission,
   changed |= ResetIfTrue(wl, "Evicted", now);
   changed |= ResetIfTrue(wl, "Preempted", now);
   changed |= FalseIfPresent(wl, "Requeued", "QuotaReserved", msg, now);
+  // A pending workload's estimate (start_time_estimates.h) ends with its wait.
+  changed |= RemoveCondition(wl, kEstimatedStartCondition);
   return changed;
 }
 
@@ -67,6 +73,16 @@ bool ReleaseQuota(api::Object* wl, Time now) {
     changed = true;
   }
   changed |= SetCondition(wl, {"QuotaReserved", "False", "PendingEvaluation", message}, now);
+  // Kueue's SyncAdmittedCondition: the seconds (truncated) of the admission that ends here
+  // are added to status.accumulatedPastExecutionTimeSeconds.
+  if (api::IsConditionTrue(*wl, "Admitted")) {
+    if (auto since = api::ConditionTransitionTime(*wl, "Admitted")) {
+      const auto seconds = static_cast<int32_t>(std::chrono::duration_cast<std::chrono::seconds>(now - *since).count());
+      api::Object& past = (*wl)["status"]["accumulatedPastExecutionTimeSeconds"];
+      past = (past.is_number_integer() ? past.get<int32_t>() : 0) + seconds;
+      changed = true;
+    }
+  }
   changed |= SetCondition(wl, {"Admitted", "False", "NoReservation", "The workload has no reservation"}, now);
   const bool requeue = reason == "Preempted" || reason == "NodeFailures";
   changed |= SetCondition(wl, {"Requeued", requeue ? "True" : "False", reason, message}, now);

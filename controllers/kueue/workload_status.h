@@ -6,7 +6,7 @@
 //   SetQuotaReservation: status.admission = the engine's admission;
 //     QuotaReserved=True "QuotaReserved" "Quota reserved in ClusterQueue <cq>";
 //     Admitted=True "Admitted" "The workload is admitted" (berth has no
-//     admission checks); a True Evicted or Preempted becomes False, reason
+//     admission checks); the EstimatedStart condition is removed; a True Evicted or Preempted becomes False, reason
 //     QuotaReserved, message "Previously: <its eviction/preemption message>"
 //     (Kueue keeps what happened last time); Requeued, when present, becomes
 //     False (reason QuotaReserved, message the reservation message: a berth
@@ -18,7 +18,10 @@
 //   ReleaseQuota (berth: called only once every pod of the evicted workload
 //     has terminated): status.admission removed; QuotaReserved=False
 //     "PendingEvaluation" with the eviction message; Admitted=False
-//     "NoReservation" "The workload has no reservation"; Requeued=True with the
+//     "NoReservation" "The workload has no reservation", and when Admitted was True
+//     the whole seconds since its lastTransitionTime are added to
+//     status.accumulatedPastExecutionTimeSeconds (Kueue's SyncAdmittedCondition; berth
+//     counts up to the release, after the pods are gone); Requeued=True with the
 //     eviction reason for Preempted (and NodeFailures), False otherwise.
 //   SetFinished: Finished=True "Succeeded"/"Failed" with the job's message.
 //

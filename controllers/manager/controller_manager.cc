@@ -2,7 +2,10 @@
 
 #include <utility>
 
+#include <fmt/ranges.h>
+
 #include "client/indexer.h"
+#include "core/logging.h"
 #include "controllers/jobs/batchjob/batchjob_integration.h"
 #include "controllers/jobs/batchjob/job_controller.h"
 #include "controllers/jobs/batchjob/ttl_after_finished.h"
@@ -53,6 +56,7 @@ ControllerManager::ControllerManager(client::Client& client, Clock& clock, Contr
     if (options_.metrics_registry)
       kueue_options.metrics = std::make_shared<kueue::KueueMetrics>(*options_.metrics_registry);
     kueue_options.config = options_.kueue_config;
+    kueue_options.estimate_period = options_.estimate_period;
     kueue_ = std::make_unique<kueue::KueueController>(client_, factory_, clock_, std::move(kueue_options));
     // integrations.frameworks: a kind not listed is left alone by the queue.
     std::vector<std::unique_ptr<kueue::JobIntegration>> integrations;
@@ -188,9 +192,25 @@ void ControllerManager::Start() {
   if (started_ || stopped_) return;
   started_ = true;
   factory_.Start();
-  if (kueue_) kueue_->Start();
-  if (scheduler_) scheduler_->Start();
-  for (auto& loop : loops_) loop->Start(options_.workers);
+  starter_ = std::thread([this] {
+    const auto began = std::chrono::steady_clock::now();
+    auto logged = began;
+    while (!factory_.WaitForCacheSync(std::chrono::milliseconds(100))) {
+      if (stopping_) return;
+      factory_.Start();  // an informer a controller asked for after Start
+      const auto now = std::chrono::steady_clock::now();
+      if (now - logged >= std::chrono::seconds(10)) {
+        logged = now;
+        Logger("controllers")->warn("waiting {}s for the first LIST of: {}",
+                  std::chrono::duration_cast<std::chrono::seconds>(now - began).count(),
+                  fmt::join(factory_.Unsynced(), ", "));
+      }
+    }
+    if (stopping_) return;
+    if (kueue_) kueue_->Start();
+    if (scheduler_) scheduler_->Start();
+    for (auto& loop : loops_) loop->Start(options_.workers);
+  });
 }
 
 bool ControllerManager::WaitForCacheSync(Duration timeout) { return factory_.WaitForCacheSync(timeout); }
@@ -198,6 +218,8 @@ bool ControllerManager::WaitForCacheSync(Duration timeout) { return factory_.Wai
 void ControllerManager::Stop() {
   if (stopped_) return;
   stopped_ = true;
+  stopping_ = true;
+  if (starter_.joinable()) starter_.join();
   for (auto& loop : loops_) loop->Stop();
   if (scheduler_) scheduler_->Stop();
   if (kueue_) kueue_->Stop();

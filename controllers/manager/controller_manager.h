@@ -38,7 +38,9 @@
 // thread.
 #pragma once
 
+#include <atomic>
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include "client/client.h"
@@ -97,6 +99,8 @@ struct ControllerManagerOptions {
   // manageJobsWithoutQueueName, and integrations.frameworks — only the listed
   // job kinds get a Kueue job reconciler (the default: all four).
   kueue::KueueConfiguration kueue_config;
+  // KueueControllerOptions::estimate_period (estimated start times; zero: off).
+  Duration estimate_period{};
   // When set, Kueue's metrics (kueue/metrics.h) and kube-scheduler's
   // (scheduler/scheduler_metrics.h) are registered and recorded there.
   std::shared_ptr<prometheus::Registry> metrics_registry;
@@ -109,11 +113,18 @@ class ControllerManager {
   ControllerManager(const ControllerManager&) = delete;
   ControllerManager& operator=(const ControllerManager&) = delete;
 
-  // Starts the informers, then every controller.
+  // Starts the informers and returns. Every controller starts once every informer has
+  // synced (its first LIST is in the cache and delivered), as controller-runtime's
+  // manager waits for its caches before it starts a controller: a controller that
+  // acted on a partial cache would take a running job whose Workload is not listed yet
+  // for one without a Workload and suspend it, or a pod whose Node is not listed yet
+  // for an orphan and collect it. Events that arrive meanwhile are queued, not lost.
+  // An informer whose LIST keeps failing holds every controller back; the wait is
+  // logged every 10 s with the resources still unsynced.
   void Start();
   // Waits (real time) until every informer has synced.
   bool WaitForCacheSync(Duration timeout);
-  // Stops the controllers, then the informers. Idempotent.
+  // Stops the controllers (or the wait for the caches), then the informers. Idempotent.
   void Stop();
 
   // The Kueue controller (what Kueue's visibility API reads); nullptr when
@@ -142,6 +153,9 @@ class ControllerManager {
   std::vector<std::unique_ptr<ReconcileLoop>> loops_;
   bool started_ = false;
   bool stopped_ = false;
+  // Waits for the caches, then starts the controllers (Start); ends early on Stop.
+  std::thread starter_;
+  std::atomic<bool> stopping_{false};
 };
 
 }  // namespace berth::controllers

@@ -204,7 +204,7 @@ e2e_yaml_queues() {
 }
 
 e2e_yaml_job() {
-  local ns=$1 name=$2 cpu=$3 a queue_in=labels priority="" memory="" grace=1 command="sleep 600"
+  local ns=$1 name=$2 cpu=$3 a queue_in=labels priority="" memory="" grace=1 command="sleep 600" deadline=""
   shift 3
   for a in "$@"; do
     case $a in
@@ -213,6 +213,7 @@ e2e_yaml_job() {
       memory=*) memory=", memory: ${a#*=}" ;;
       grace=*) grace=${a#*=} ;;
       command=*) command=${a#*=} ;;
+      deadline=*) deadline=$'\n'"  activeDeadlineSeconds: ${a#*=}" ;;
       *) echo "e2e_yaml_job: unknown option $a" >&2; return 1 ;;
     esac
   done
@@ -225,7 +226,7 @@ metadata:
   name: $name
   namespace: $ns
   $queue_in: {kueue.x-k8s.io/queue-name: user-queue$priority}
-spec:
+spec:$deadline
   template:
     spec:
       restartPolicy: Never$grace

@@ -128,6 +128,38 @@ expect 4 apiserver_request_total verb=POST group=batch version=v1 resource=jobs 
 expect 4 apiserver_request_duration_seconds_count verb=POST group=batch resource=jobs
 [ "$(metric apiserver_request_total verb=GET subresource=/metrics code=200)" != absent ] || fail "the scrapes are not counted"
 
+# ---- 3. the cohort tree ------------------------------------------------------------------
+# The ClusterQueue joins Cohort "team" under "org" (implicit: named only as a
+# parent); each Cohort reports its subtree's quota, reservations and admitted
+# workloads (Kueue's cohort metrics, on by default).
+"$KUBECTL" apply -f - >/dev/null <<'YAML' || fail "apply the Cohort"
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: Cohort
+metadata: {name: team}
+spec: {parentName: org}
+YAML
+"$KUBECTL" patch clusterqueue cluster-queue --type merge -p '{"spec":{"cohortName":"team"}}' >/dev/null ||
+  fail "patch the ClusterQueue's cohortName"
+cohort_gauges_settled() { scrape && [ "$(metric kueue_cohort_subtree_resource_reservations cohort=org flavor=default-flavor resource=cpu)" = 3 ]; }
+wait_until 30 cohort_gauges_settled || fail "the root Cohort does not report the subtree's reservations"
+expect 1 kueue_cohort_info cohort=team parent_cohort=org root_cohort=org
+expect 1 kueue_cohort_info cohort=org parent_cohort= root_cohort=org
+expect 1 kueue_cluster_queue_info $CQ parent_cohort=team root_cohort=org
+expect 3 kueue_cohort_subtree_quota cohort=team flavor=default-flavor resource=cpu
+expect 3221225472 kueue_cohort_subtree_quota cohort=org flavor=default-flavor resource=memory
+expect 3 kueue_cohort_subtree_resource_reservations cohort=team flavor=default-flavor resource=cpu
+expect 3 kueue_cohort_subtree_admitted_active_workloads cohort=team
+expect 3 kueue_cohort_subtree_admitted_active_workloads cohort=org
+# The ClusterQueue leaves the tree: both Cohorts' subtrees are empty again.
+"$KUBECTL" patch clusterqueue cluster-queue --type merge -p '{"spec":{"cohortName":null}}' >/dev/null ||
+  fail "unset the ClusterQueue's cohortName"
+cohort_emptied() { scrape && [ "$(metric kueue_cohort_subtree_admitted_active_workloads cohort=team)" = 0 ]; }
+wait_until 30 cohort_emptied || fail "Cohort team still counts the ClusterQueue's workloads after it left"
+expect absent kueue_cohort_subtree_resource_reservations cohort=org
+expect absent kueue_cohort_subtree_quota cohort=team
+expect 1 kueue_cohort_info cohort=org parent_cohort= root_cohort=org
+expect 1 kueue_cohort_info cohort=team parent_cohort=org root_cohort=org
+
 e2e_stop_server
 if [ "$FAILURES" -eq 0 ]; then echo "PASS: metrics e2e"; exit 0; fi
 echo "$FAILURES check(s) failed"; exit 1

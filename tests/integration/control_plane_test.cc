@@ -7,7 +7,11 @@
 // trip of every other job kind is in job_lifecycle_test.cc.
 #include <gtest/gtest.h>
 
+#include <condition_variable>
+#include <fstream>
+#include <mutex>
 #include <set>
+#include <thread>
 #include <string>
 
 #include "tests/integration/control_plane_fixture.h"
@@ -91,6 +95,108 @@ TEST_F(ControlPlaneTest, HigherPriorityJobPreemptsTheWholeLowerPriorityJobWhichI
     }
     return running == 2;
   }));
+}
+
+// Forwards to another client; the LIST of workloads waits until Release(), as a
+// store holding 100,000 Workloads keeps it waiting while the other informers sync.
+class WorkloadListGate final : public client::Client {
+ public:
+  explicit WorkloadListGate(client::Client& inner) : inner_(inner) {}
+  void Release() {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      open_ = true;
+    }
+    cv_.notify_all();
+  }
+  StatusOr<api::Object> Get(const client::ResourceRef& r, const std::string& n,
+                            const client::GetOptions& o = {}) override {
+    return inner_.Get(r, n, o);
+  }
+  StatusOr<client::ObjectList> List(const client::ResourceRef& r, const client::ListOptions& o = {}) override {
+    if (r.gvr.resource == "workloads") {
+      std::unique_lock<std::mutex> l(mu_);
+      cv_.wait(l, [&] { return open_; });
+    }
+    return inner_.List(r, o);
+  }
+  StatusOr<api::Object> Create(const client::ResourceRef& r, const api::Object& obj,
+                               const client::CreateOptions& o = {}) override {
+    return inner_.Create(r, obj, o);
+  }
+  StatusOr<api::Object> Update(const client::ResourceRef& r, const api::Object& obj,
+                               const client::UpdateOptions& o = {}) override {
+    return inner_.Update(r, obj, o);
+  }
+  StatusOr<api::Object> UpdateStatus(const client::ResourceRef& r, const api::Object& obj,
+                                     const client::UpdateOptions& o = {}) override {
+    return inner_.UpdateStatus(r, obj, o);
+  }
+  StatusOr<api::Object> Patch(const client::ResourceRef& r, const std::string& n, client::PatchType t,
+                              std::string_view patch, const client::PatchOptions& o = {}) override {
+    return inner_.Patch(r, n, t, patch, o);
+  }
+  Status Delete(const client::ResourceRef& r, const std::string& n, const client::DeleteOptions& o = {}) override {
+    return inner_.Delete(r, n, o);
+  }
+  StatusOr<std::unique_ptr<client::WatchStream>> Watch(const client::ResourceRef& r,
+                                                       const client::WatchOptions& o = {}) override {
+    return inner_.Watch(r, o);
+  }
+
+ private:
+  client::Client& inner_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool open_ = false;
+};
+
+// A restarted control plane whose Workloads are listed last (a big store) must not take a
+// running Kueue-managed Job for one without a Workload: no controller acts before every
+// informer has synced, so the Job keeps running, its pod is never deleted, and it finishes
+// under the Workload it was admitted with.
+TEST_F(ControlPlaneTest, RestartedControllersWaitForEveryCacheSoARunningJobKeepsRunning) {
+  Apply(kQueues);
+  const std::string go = dir_ + "/go";
+  Apply(QueuedJob("steady", "low", 1, "500m", "while [ ! -f " + go + " ]; do sleep 0.1; done; echo done"));
+  auto running = [&] {
+    const std::vector<api::Object> pods = List(kPods, "team-a", "job-name=steady");
+    return pods.size() == 1 && pods[0]["status"].value("phase", "") == "Running";
+  };
+  ASSERT_TRUE(WaitFor(running));
+  const std::string pod_uid = api::Uid(List(kPods, "team-a", "job-name=steady")[0]);
+  const std::string wl_uid = api::Uid(WorkloadsOf("team-a", "steady")[0]);
+
+  // The controllers restart (the server and the agent stay); their workload LIST waits.
+  manager_.reset();
+  WorkloadListGate gate(*controller_client_);
+  manager_ = std::make_unique<controllers::ControllerManager>(gate, clock_);
+  manager_->Start();
+  // Long enough for the other informers to sync and a reconcile acting on them to land.
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  EXPECT_FALSE(Get(kJobs, "team-a", "steady")["spec"].value("suspend", false)) << "suspended before the sync";
+  EXPECT_TRUE(running()) << "the pod was stopped before the sync";
+  gate.Release();
+  ASSERT_TRUE(manager_->WaitForCacheSync(std::chrono::seconds(30)));
+  std::this_thread::sleep_for(std::chrono::seconds(1));  // the controllers' first passes
+
+  std::ofstream(go).put('\n');
+  ASSERT_TRUE(WaitFor([&] { return HasCondition(Get(kJobs, "team-a", "steady"), "Complete"); }))
+      << Get(kJobs, "team-a", "steady").dump(2);
+  const std::vector<api::Object> pods = List(kPods, "team-a", "job-name=steady");
+  ASSERT_EQ(pods.size(), 1u);
+  EXPECT_EQ(api::Uid(pods[0]), pod_uid) << "the running pod was replaced";
+  EXPECT_EQ(pods[0]["status"].value("phase", ""), "Succeeded");
+  const std::vector<api::Object> wls = WorkloadsOf("team-a", "steady");
+  ASSERT_EQ(wls.size(), 1u);
+  EXPECT_EQ(api::Uid(wls[0]), wl_uid) << "the Workload was replaced";
+  // The restart left no trace of a stop on the job.
+  berth::client::EventRecorder::FlushAll();
+  for (const api::Object& e : List(kEvents, "team-a")) {
+    EXPECT_NE(e.value("reason", ""), "Stopped") << e.dump();
+    EXPECT_NE(e.value("reason", ""), "SuccessfulDelete") << e.dump();
+  }
+  manager_.reset();  // before the gate it uses
 }
 
 }  // namespace

@@ -29,12 +29,20 @@ class BatchJob final : public kueue::GenericJob {
 
   Status RunWithPodSetsInfo(const std::vector<kueue::PodSetInfo>& infos) override {
     BERTH_RETURN_IF_ERROR(kueue::InjectPodSetsInfo(infos, 1, PodSpec()));
+    // Partial admission: the Job runs with the admitted count.
+    if (MinParallelism(job_)) job_["spec"]["parallelism"] = infos[0].count;
     job_["spec"]["suspend"] = false;
     return Status::Ok();
   }
 
   bool RestorePodSetsInfo(const std::vector<kueue::PodSetInfo>& infos) override {
-    return kueue::RestorePodSetsInfo(infos, 1, PodSpec());
+    bool changed = false;
+    // Partial admission: back to the Workload's count (the Job's own parallelism).
+    if (!infos.empty() && MinParallelism(job_) && IntAt(ObjectAt(job_, "spec"), "parallelism", 0) != infos[0].count) {
+      job_["spec"]["parallelism"] = infos[0].count;
+      changed = true;
+    }
+    return kueue::RestorePodSetsInfo(infos, 1, PodSpec()) || changed;
   }
 
   std::optional<kueue::JobFinishedState> Finished() const override {
@@ -79,6 +87,12 @@ BatchJobIntegration::BatchJobIntegration() : JobIntegration("batch/job", kJobsRe
 
 std::unique_ptr<kueue::GenericJob> BatchJobIntegration::Wrap(api::Object job) const {
   return std::make_unique<BatchJob>(std::move(job));
+}
+
+std::optional<Duration> BatchJobIntegration::ActiveDeadline(const api::Object& job) const {
+  const int64_t s = IntAt(ObjectAt(job, "spec"), "activeDeadlineSeconds", 0);
+  if (s <= 0) return std::nullopt;
+  return std::chrono::seconds(s);
 }
 
 }  // namespace berth::controllers::jobs::batchjob

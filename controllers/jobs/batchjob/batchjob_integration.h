@@ -19,6 +19,7 @@ class BatchJobIntegration final : public kueue::JobIntegration {
  public:
   BatchJobIntegration();
   std::unique_ptr<kueue::GenericJob> Wrap(api::Object job) const override;
+  std::optional<Duration> ActiveDeadline(const api::Object& job) const override;
 };
 
 }  // namespace berth::controllers::jobs::batchjob

@@ -1,5 +1,7 @@
 #include "controllers/jobs/batchjob/job_pods.h"
 
+#include <charconv>
+
 #include <algorithm>
 #include <map>
 #include <set>
@@ -571,6 +573,17 @@ void WriteStatusCounts(const JobPlan& plan, Object* job) {
   if (plan.failed_indexes) status["failedIndexes"] = *plan.failed_indexes;
 }
 
+std::optional<int32_t> MinParallelism(const Object& job) {
+  const Object& annotations = ObjectAt(ObjectAt(job, "metadata"), "annotations");
+  auto it = annotations.find(kJobMinParallelismAnnotation);
+  if (it == annotations.end() || !it->is_string()) return std::nullopt;
+  const std::string& text = it->get_ref<const std::string&>();
+  int32_t value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
 std::vector<PodSet> PodSets(const Object& job) {
   const JobSpec spec = JobSpec::FromObject(job);
   int32_t count = spec.parallelism;
@@ -578,6 +591,9 @@ std::vector<PodSet> PodSets(const Object& job) {
   PodSet ps;
   ps.name = "main";
   ps.count = count;
+  // Kueue's webhook refuses a value outside [1, count − 1]; berth does not validate the
+  // annotation on the Job, so such a value is ignored and the Job is admitted whole.
+  if (auto min = MinParallelism(job); min && *min > 0 && *min < count) ps.min_count = min;
   ps.template_spec = ObjectAt(ObjectAt(job, "spec"), "template");
   return {ps};
 }

@@ -264,8 +264,17 @@ std::string FormatIndexIntervals(const std::vector<int32_t>& sorted_indexes);
 // unparsable interval is skipped, a run is cut at completions − 1), ascending.
 std::vector<int32_t> ParseIndexIntervals(std::string_view text, int32_t completions);
 
+// Kueue's partial admission annotation of a batch/v1 Job (pkg/controller/jobs/job/
+// job_controller.go JobMinParallelismAnnotation).
+inline constexpr std::string_view kJobMinParallelismAnnotation = "kueue.x-k8s.io/job-min-parallelism";
+
+// The annotation's value parsed as a decimal int32 (Kueue's minPodsCount: strconv.Atoi);
+// nullopt when absent or not a number.
+std::optional<int32_t> MinParallelism(const Object& job);
+
 // Kueue's podSets for a batch/v1 Job: one "main" with count = parallelism, reduced to
-// completions when completions < parallelism; template = spec.template.
+// completions when completions < parallelism; minCount = MinParallelism when it lies in
+// [1, count − 1] (ignored otherwise); template = spec.template.
 std::vector<PodSet> PodSets(const Object& job);
 
 }  // namespace berth::controllers::jobs::batchjob

@@ -68,6 +68,12 @@ PyTorchJobIntegration::PyTorchJobIntegration(client::Client& client)
                      std::string(kJobNameLabel)),
       client_(client) {}
 
+std::optional<Duration> PyTorchJobIntegration::ActiveDeadline(const api::Object& job) const {
+  const int64_t s = IntAt(ObjectAt(ObjectAt(job, "spec"), "runPolicy"), "activeDeadlineSeconds", 0);
+  if (s <= 0) return std::nullopt;
+  return std::chrono::seconds(s);
+}
+
 std::unique_ptr<kueue::GenericJob> PyTorchJobIntegration::Wrap(api::Object job) const {
   pytorchjob::ApplyDefaults(&job);  // replica-type keys as the operator's webhook writes them
   const bool alive = jobs::AnyPodAlive(client_, api::Namespace(job),

@@ -24,6 +24,7 @@ class PyTorchJobIntegration final : public kueue::JobIntegration {
  public:
   explicit PyTorchJobIntegration(client::Client& client);
   std::unique_ptr<kueue::GenericJob> Wrap(api::Object job) const override;
+  std::optional<Duration> ActiveDeadline(const api::Object& job) const override;
 
  private:
   client::Client& client_;

@@ -1,0 +1,120 @@
+// Estimated start times of pending workloads: the admission engine replayed
+// forward on virtual time from the live state.
+//
+// Kueue gives none (kubernetes-sigs/kueue#13159: "Users see Pending with no
+// way to know if admission is minutes or hours away"); Slurm's
+// `squeue --start` reports the backfill scheduler's expected start, computed
+// the same way: the queue played forward against the expected end times of
+// the running jobs. berth's engine is pure, so the replay is the real
+// admission logic (Schedule, QueueManager), not a model of it.
+//
+// The replay, from `now`:
+//   1. Every inadmissible workload is retried (QueueAllInadmissibleWorkloads).
+//   2. Cycles run (QueueManager::Heads → Schedule → RequeueWorkload) until
+//      one makes no progress: nothing admitted, nothing preempted, nothing set
+//      aside. A workload admitted at virtual time t gets t as its estimated
+//      start and runs for its estimated run time from then. A preemption
+//      victim leaves at once and is queued again with its whole run time (a
+//      preempted job starts over); its estimate, if it had one, is dropped.
+//   3. Virtual time jumps to the next event: the estimated end of a workload
+//      holding quota (its quota is released and every ClusterQueue's
+//      inadmissible workloads are retried) or a requeue backoff's expiry
+//      (status.requeueState.requeueAt). Then step 2 again.
+// It stops when every pending workload has a start, when no event is left
+// (the rest wait behind workloads whose run time is unknown: those never end
+// in the replay), or at `max_cycles` cycles or `horizon` of virtual time.
+//
+// Run times come from the caller (RunTime), each with its source and spread.
+// A quota holder's remaining time is its run time minus the time it has held
+// quota (quota_reserved_time), at least its spread and at least one second: a
+// run that overran its estimate is still running. An evicting workload's
+// remaining time is the caller's too (its pods' termination).
+// An estimate's uncertainty is the spread accumulated along the chain of
+// ends it waits on: the end of the workload it is admitted after, which
+// itself started after another, and so on (sums of spreads). Its source is
+// the weakest along that chain (a bound, then history, in that order).
+// `upper_bound` is true when every run time along the chain is a bound
+// (max-exec-time, activeDeadlineSeconds): the workload starts no later,
+// unless later arrivals overtake it.
+//
+// Not modelled: workloads that arrive later (an estimate holds for the
+// queue as it is), waitForPodsReady, admission checks, backoff of an
+// eviction in the replay.
+//
+// Cost: one replay gives the estimates of every pending workload; it is
+// O(events × cycle cost). The caller runs it on copies, off the scheduling
+// path (controllers/kueue).
+//
+// Pure: no clock, no I/O. Thread-safety: none needed (value inputs).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "admission/model.h"
+#include "admission/queue_manager.h"
+#include "admission/scheduler.h"
+#include "admission/snapshot.h"
+
+namespace berth::admission {
+
+// Where a run time comes from, strongest first.
+enum class RunTimeSource {
+  kMaxExecutionTime,  // spec.maximumExecutionTimeSeconds (kueue.x-k8s.io/max-exec-time-seconds): a bound
+  kActiveDeadline,    // the job's activeDeadlineSeconds: a bound
+  kHistory,           // finished workloads of the same LocalQueue and shape
+  kUnknown,           // nothing known: the workload never ends in the replay
+};
+// "MaxExecutionTime", "ActiveDeadline", "RunTimeHistory", "Unknown".
+std::string_view RunTimeSourceName(RunTimeSource s);
+// The bounds are the two first sources.
+inline bool IsBound(RunTimeSource s) {
+  return s == RunTimeSource::kMaxExecutionTime || s == RunTimeSource::kActiveDeadline;
+}
+
+struct RunTime {
+  std::optional<Duration> duration;  // nullopt: unknown
+  Duration spread{};                 // ± (history: a standard deviation; bounds: 0)
+  RunTimeSource source = RunTimeSource::kUnknown;
+};
+
+struct StartEstimate {
+  Time start{};             // virtual time of its admission
+  Duration uncertainty{};   // ±, accumulated along its chain
+  // The weakest run-time source along its chain; nullopt when it waits on no
+  // run time (it fits now, or once its requeue backoff expires).
+  std::optional<RunTimeSource> source;
+  bool upper_bound = false;  // every run time along its chain is a bound
+  std::string after;  // key (namespace/name) of the workload whose end let it in; "" when none
+};
+
+struct EstimateOptions {
+  CycleOptions cycle;
+  int64_t max_cycles = 200000;
+  Duration horizon = std::chrono::hours(24 * 30);
+};
+
+struct EstimateResult {
+  // Pending workloads (by uid) with an estimate.
+  std::unordered_map<std::string, StartEstimate> by_uid;
+  // Pending workloads (by uid) without one, with the keys of the quota
+  // holders of unknown run time still holding quota when the replay ended
+  // ("" when it stopped at a limit).
+  std::unordered_map<std::string, std::vector<std::string>> unknown;
+  int64_t cycles = 0;
+  int64_t events = 0;
+  bool hit_limit = false;  // stopped at max_cycles or horizon
+};
+
+// `run_time` is asked once per workload (quota holders and pending ones) and
+// must not throw. `snapshot` (with the quota holders' usage) and `queues`
+// (the pending workloads) are taken by value: the replay changes them.
+EstimateResult EstimateStartTimes(Snapshot snapshot, QueueManager queues,
+                                  const std::function<RunTime(const Workload&)>& run_time, Time now,
+                                  const EstimateOptions& options = {});
+
+}  // namespace berth::admission

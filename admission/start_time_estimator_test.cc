@@ -1,0 +1,206 @@
+// EstimateStartTimes: the engine replayed forward gives each pending workload
+// the virtual time it is admitted at, the end it waited for, and the source
+// and uncertainty of the run times along its chain.
+#include "admission/start_time_estimator.h"
+
+#include <gtest/gtest.h>
+
+#include "admission/testing/builders.h"
+
+namespace berth::admission {
+namespace {
+
+using namespace testing;
+using std::chrono::minutes;
+using std::chrono::seconds;
+
+class StartTimeEstimatorTest : public ::testing::Test {
+ protected:
+  // One ClusterQueue "cq" with `cpu` cores of flavor "f", or two ("a", "b")
+  // in cohort "c" when `cohort`.
+  void Setup(const std::string& cpu = "4", PreemptionPolicy within = PreemptionPolicy::kNever) {
+    cqs_ = {ClusterQueueBuilder(names_, "cq").Group({FlavorQuotasBuilder("f").Resource("cpu", cpu)}).WithinClusterQueue(within).Obj()};
+    snap_.emplace(names_, std::vector<ResourceFlavor>{FlavorBuilder("f").Obj()}, cqs_, std::vector<Cohort>{});
+    queues_.AddOrUpdateClusterQueue("cq", QueueingStrategy::kBestEffortFIFO, "", true);
+  }
+  void Running(const std::string& name, const std::string& cpu, Time reserved_at, int32_t priority = 0) {
+    ASSERT_TRUE(snap_->AddWorkload(
+                         WorkloadBuilder(names_, name).Request("cpu", cpu).Priority(priority).Admitted("cq", "f", reserved_at).Obj())
+                    .ok());
+  }
+  void Pending(const std::string& name, const std::string& cpu, Time created, int32_t priority = 0,
+               std::optional<Time> requeue_at = std::nullopt) {
+    WorkloadBuilder b(names_, name);
+    b.Request("cpu", cpu).Queue("cq").Priority(priority).Created(created);
+    if (requeue_at) b.RequeueAt(*requeue_at);
+    ASSERT_TRUE(queues_.AddOrUpdateWorkload(b.Obj(), created));
+  }
+  EstimateResult Estimate(Time now) {
+    return EstimateStartTimes(*snap_, queues_, [this](const Workload& w) {
+      auto it = run_times_.find(w.name);
+      return it == run_times_.end() ? RunTime{} : it->second;
+    }, now);
+  }
+  static RunTime Bound(Duration d) { return {d, {}, RunTimeSource::kMaxExecutionTime}; }
+  static RunTime History(Duration d, Duration spread) { return {d, spread, RunTimeSource::kHistory}; }
+
+  ResourceNames names_;
+  std::vector<ClusterQueue> cqs_;
+  std::optional<Snapshot> snap_;
+  QueueManager queues_;
+  std::map<std::string, RunTime> run_times_;
+};
+
+TEST_F(StartTimeEstimatorTest, APendingWorkloadStartsWhenTheRunningOneEnds) {
+  Setup();
+  Running("train", "4", T(0));
+  Pending("next", "4", T(60));
+  run_times_["train"] = Bound(minutes(10));
+  const EstimateResult r = Estimate(T(240));
+  ASSERT_TRUE(r.by_uid.count("default/next"));
+  const StartEstimate& e = r.by_uid.at("default/next");
+  EXPECT_EQ(e.start, T(600)) << "10 min after train's reservation at 0, not 10 min after now";
+  EXPECT_EQ(e.after, "default/train");
+  EXPECT_EQ(e.source, RunTimeSource::kMaxExecutionTime);
+  EXPECT_TRUE(e.upper_bound);
+  EXPECT_EQ(e.uncertainty, Duration::zero());
+}
+
+TEST_F(StartTimeEstimatorTest, EstimatesChainThroughPendingRunsAndAccumulateTheirSpread) {
+  Setup();
+  Running("train", "4", T(0));
+  Pending("second", "4", T(10));
+  Pending("third", "4", T(20));
+  run_times_["train"] = Bound(minutes(10));
+  run_times_["second"] = History(minutes(30), minutes(3));
+  const EstimateResult r = Estimate(T(0));
+  const StartEstimate& second = r.by_uid.at("default/second");
+  const StartEstimate& third = r.by_uid.at("default/third");
+  EXPECT_EQ(second.start, T(600));
+  EXPECT_EQ(third.start, T(600 + 1800));
+  EXPECT_EQ(third.after, "default/second");
+  EXPECT_EQ(third.source, RunTimeSource::kHistory) << "the weakest source along the chain";
+  EXPECT_FALSE(third.upper_bound);
+  EXPECT_EQ(third.uncertainty, minutes(3));
+}
+
+TEST_F(StartTimeEstimatorTest, WhatFitsNowStartsNowWithoutASource) {
+  Setup("8");
+  Running("train", "4", T(0));
+  Pending("small", "4", T(5));
+  run_times_["train"] = Bound(minutes(10));
+  const EstimateResult r = Estimate(T(30));
+  const StartEstimate& e = r.by_uid.at("default/small");
+  EXPECT_EQ(e.start, T(30));
+  EXPECT_EQ(e.after, "");
+  EXPECT_FALSE(e.source.has_value());
+}
+
+TEST_F(StartTimeEstimatorTest, HigherPriorityGoesFirstAsTheEngineOrdersIt) {
+  Setup();
+  Running("train", "4", T(0));
+  Pending("low", "4", T(1), 0);
+  Pending("high", "4", T(100), 10);
+  run_times_["train"] = Bound(minutes(10));
+  run_times_["high"] = Bound(minutes(5));
+  run_times_["low"] = Bound(minutes(5));
+  const EstimateResult r = Estimate(T(200));
+  EXPECT_EQ(r.by_uid.at("default/high").start, T(600));
+  EXPECT_EQ(r.by_uid.at("default/low").start, T(900));
+  EXPECT_EQ(r.by_uid.at("default/low").after, "default/high");
+}
+
+TEST_F(StartTimeEstimatorTest, ARunningWorkloadOfUnknownRunTimeLeavesNoEstimateAndIsNamed) {
+  Setup();
+  Running("mystery", "4", T(0));
+  Pending("next", "4", T(1));
+  const EstimateResult r = Estimate(T(10));
+  EXPECT_FALSE(r.by_uid.count("default/next"));
+  ASSERT_TRUE(r.unknown.count("default/next"));
+  EXPECT_EQ(r.unknown.at("default/next"), std::vector<std::string>{"default/mystery"});
+  EXPECT_FALSE(r.hit_limit);
+}
+
+TEST_F(StartTimeEstimatorTest, AnOverrunningRunIsStillRunning) {
+  Setup();
+  Running("slow", "4", T(0));
+  Pending("next", "4", T(1));
+  run_times_["slow"] = History(minutes(10), minutes(2));
+  // At 15 min the run is 5 min past its estimate: it ends no earlier than
+  // its spread from now.
+  EXPECT_EQ(Estimate(T(900)).by_uid.at("default/next").start, T(900 + 120));
+}
+
+TEST_F(StartTimeEstimatorTest, APreemptorStartsNowAndItsVictimRunsAgainLater) {
+  Setup("4", PreemptionPolicy::kLowerPriority);
+  Running("low", "4", T(0), 0);
+  Pending("high", "4", T(50), 10);
+  Pending("low-2", "4", T(40), 0);
+  run_times_["low"] = Bound(minutes(10));
+  run_times_["high"] = Bound(minutes(5));
+  run_times_["low-2"] = Bound(minutes(5));
+  const EstimateResult r = Estimate(T(60));
+  EXPECT_EQ(r.by_uid.at("default/high").start, T(60));
+  // low-2 (created at 40) is ahead of the requeued victim (queued again at 60).
+  EXPECT_EQ(r.by_uid.at("default/low-2").start, T(60 + 300));
+  EXPECT_FALSE(r.by_uid.count("default/low")) << "only pending workloads get estimates";
+}
+
+TEST_F(StartTimeEstimatorTest, ABackoffDelaysTheStartUntilItExpires) {
+  Setup();
+  Pending("backing-off", "4", T(0), 0, T(90));
+  const EstimateResult r = Estimate(T(30));
+  const StartEstimate& e = r.by_uid.at("default/backing-off");
+  EXPECT_EQ(e.start, T(90));
+  EXPECT_FALSE(e.source.has_value());
+}
+
+TEST_F(StartTimeEstimatorTest, CohortBorrowingIsPartOfTheReplay) {
+  cqs_ = {ClusterQueueBuilder(names_, "a").Cohort("c").Group({FlavorQuotasBuilder("f").Resource("cpu", "4")}).Obj(),
+          ClusterQueueBuilder(names_, "b").Cohort("c").Group({FlavorQuotasBuilder("f").Resource("cpu", "4")}).Obj()};
+  snap_.emplace(names_, std::vector<ResourceFlavor>{FlavorBuilder("f").Obj()}, cqs_, std::vector<Cohort>{});
+  queues_.AddOrUpdateClusterQueue("a", QueueingStrategy::kBestEffortFIFO, "c", true);
+  queues_.AddOrUpdateClusterQueue("b", QueueingStrategy::kBestEffortFIFO, "c", true);
+  // a borrows b's 4 cores until 10 min; b's pending workload reclaims
+  // nothing (reclaimWithinCohort Never) and waits for the borrower to end.
+  ASSERT_TRUE(snap_->AddWorkload(WorkloadBuilder(names_, "borrower").Request("cpu", "8").Admitted("a", "f", T(0)).Obj()).ok());
+  ASSERT_TRUE(queues_.AddOrUpdateWorkload(WorkloadBuilder(names_, "own").Request("cpu", "4").Queue("b").Created(T(1)).Obj(), T(1)));
+  run_times_["borrower"] = Bound(minutes(10));
+  const EstimateResult r = Estimate(T(60));
+  const StartEstimate& e = r.by_uid.at("default/own");
+  EXPECT_EQ(e.start, T(600));
+  EXPECT_EQ(e.after, "default/borrower");
+}
+
+TEST_F(StartTimeEstimatorTest, TheLiveStateIsNotTouched) {
+  Setup();
+  Running("train", "4", T(0));
+  Pending("next", "4", T(1));
+  run_times_["train"] = Bound(minutes(10));
+  (void)Estimate(T(10));
+  EXPECT_TRUE(snap_->FindWorkload("default/train"));
+  EXPECT_TRUE(queues_.Contains("default/next"));
+  EXPECT_FALSE(snap_->FindWorkload("default/next"));
+}
+
+TEST_F(StartTimeEstimatorTest, TheCycleLimitStopsTheReplay) {
+  Setup("1");
+  for (int i = 0; i < 20; ++i) {
+    Pending("w-" + std::to_string(i), "1", T(i));
+    run_times_["w-" + std::to_string(i)] = Bound(minutes(1));
+  }
+  EstimateOptions opts;
+  opts.max_cycles = 5;
+  const EstimateResult r = EstimateStartTimes(*snap_, queues_, [this](const Workload& w) { return run_times_.at(w.name); },
+                                              T(0), opts);
+  EXPECT_TRUE(r.hit_limit);
+  EXPECT_LE(r.cycles, 5);
+  EXPECT_LT(r.by_uid.size(), 20u);
+  // Without the limit all twenty are estimated, one a minute.
+  const EstimateResult all = Estimate(T(0));
+  ASSERT_EQ(all.by_uid.size(), 20u);
+  EXPECT_EQ(all.by_uid.at("default/w-19").start, T(19 * 60));
+}
+
+}  // namespace
+}  // namespace berth::admission
