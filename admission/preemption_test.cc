@@ -70,6 +70,34 @@ TEST_F(PreemptionTest, EvictingWorkloadsAreNeverCandidates) {
   EXPECT_EQ(snap->PendingVictims("someone").size(), 1u);
 }
 
+// Kueue's CandidatesOrdering "workloads with higher LQ usage first": with Admission Fair
+// Sharing the busier LocalQueue's workload goes before the more recently admitted one of
+// the quieter LocalQueue; without usage (or in one LocalQueue) the usual order holds.
+TEST_F(PreemptionTest, AdmissionFairSharingTakesTheBusierLocalQueueFirst) {
+  auto build = [&] {
+    Build({ClusterQueueBuilder(names, "q").WithinClusterQueue(Policy::kLowerPriority).Group({FQ("f").Resource("cpu", "2")}).Obj()},
+          {WorkloadBuilder(names, "busy-old").LocalQueue("ns", "busy").Request("cpu", "1").Admitted("q", "f", T(1)).Obj(),
+           WorkloadBuilder(names, "quiet-recent").LocalQueue("ns", "quiet").Request("cpu", "1").Admitted("q", "f", T(9)).Obj()});
+  };
+  const Workload w = WorkloadBuilder(names, "w").Queue("q").Priority(5).Request("cpu", "1").Obj();
+  build();
+  EXPECT_EQ(Targets(w), (Targets_{{"quiet-recent", "InClusterQueue"}}));
+  snap->SetLocalQueueUsage([](const std::string& cq, const Workload& x) -> std::optional<double> {
+    EXPECT_EQ(cq, "q");
+    return x.queue_name == "busy" ? 8.0 : 1.0;
+  });
+  EXPECT_EQ(Targets(w), (Targets_{{"busy-old", "InClusterQueue"}}));
+  // Equal usage: the usual order.
+  snap->SetLocalQueueUsage([](const std::string&, const Workload&) -> std::optional<double> { return 3.0; });
+  EXPECT_EQ(Targets(w), (Targets_{{"quiet-recent", "InClusterQueue"}}));
+  // A ClusterQueue without AFS (nullopt): the usual order.
+  snap->SetLocalQueueUsage([](const std::string&, const Workload& x) -> std::optional<double> {
+    if (x.queue_name == "busy") return 8.0;
+    return std::nullopt;
+  });
+  EXPECT_EQ(Targets(w), (Targets_{{"quiet-recent", "InClusterQueue"}}));
+}
+
 TEST_F(PreemptionTest, BorrowWithinCohortReclaimsWhileBorrowingBelowThreshold) {
   auto cqs = [&](std::optional<int32_t> threshold) {
     return std::vector<ClusterQueue>{

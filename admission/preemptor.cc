@@ -42,13 +42,19 @@ bool SatisfiesPolicy(const Workload& preemptor, const Workload& candidate, Preem
   return false;
 }
 
-// CandidatesOrdering (common/ordering.go): other ClusterQueues first, then
-// lower priority, then most recently admitted, then uid.
+// CandidatesOrdering (common/ordering.go): other ClusterQueues first, then (Admission
+// Fair Sharing, two LocalQueues of one ClusterQueue) the LocalQueue with more usage, then
+// lower priority, then most recently admitted, then uid. Kueue puts workloads already
+// evicted first; berth never takes them as candidates (a preemptor waits for its own).
 bool CandidateBefore(const WorkloadInfo& a, const WorkloadInfo& b, int preemptor_cq) {
   const Workload& x = a.workload;
   const Workload& y = b.workload;
   bool xs = a.cq == preemptor_cq, ys = b.cq == preemptor_cq;
   if (xs != ys) return !xs;
+  if (a.cq == b.cq && x.queue_name != y.queue_name && a.local_queue_usage && b.local_queue_usage &&
+      *a.local_queue_usage != *b.local_queue_usage) {
+    return *a.local_queue_usage > *b.local_queue_usage;
+  }
   if (x.priority != y.priority) return x.priority < y.priority;
   if (x.quota_reserved_time != y.quota_reserved_time) return x.quota_reserved_time > y.quota_reserved_time;
   return x.uid < y.uid;

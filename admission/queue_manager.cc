@@ -37,6 +37,13 @@ std::string QueueManager::Shape(const Workload& wl) {
   return s;
 }
 
+std::optional<double> QueueManager::LocalQueueUsage(const std::string& cluster_queue, const Workload& wl) const {
+  auto q = queues_.find(cluster_queue);
+  if (q == queues_.end() || !q->second.admission_fair_sharing) return std::nullopt;
+  auto u = lq_usage_.find(wl.namespace_name + "/" + wl.queue_name);
+  return u == lq_usage_.end() ? 0.0 : u->second;
+}
+
 QueueManager::Key QueueManager::KeyOf(const Queue& q, const Workload& wl) const {
   double usage = 0;
   if (q.admission_fair_sharing) {

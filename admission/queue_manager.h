@@ -47,6 +47,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -84,6 +85,9 @@ class QueueManager {
   // ("namespace/name"); its pending workloads are reordered.
   void SetLocalQueueUsage(const std::string& local_queue, double usage);
   void ForgetLocalQueueUsage(const std::string& local_queue);
+  // Step 7: the usage a workload of `cluster_queue` is ordered by (0 for a LocalQueue not
+  // set yet); nullopt when the ClusterQueue does not use Admission Fair Sharing.
+  std::optional<double> LocalQueueUsage(const std::string& cluster_queue, const Workload& wl) const;
 
   // Adds a pending workload or updates it in place (priority, timestamp...);
   // an inadmissible one stays inadmissible unless it moved to another

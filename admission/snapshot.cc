@@ -408,6 +408,11 @@ const std::map<std::string, WorkloadInfo*>& Snapshot::Workloads(int cq) const {
   return cqs_[static_cast<size_t>(cq)].workloads;
 }
 
+void Snapshot::SetLocalQueueUsage(
+    const std::function<std::optional<double>(const std::string& cluster_queue, const Workload&)>& usage) {
+  for (auto& [uid, info] : workloads_) info->local_queue_usage = usage(NodeName(info->cq), info->workload);
+}
+
 std::string Snapshot::Path(int cq) const {
   std::string path;
   for (int n = cq; n >= 0; n = Parent(n)) path = "/" + NodeName(n) + path;

@@ -104,6 +104,9 @@ struct WorkloadInfo {
   int cq = -1;        // node index of its ClusterQueue
   FrUsage usage;
   bool removed = false;  // temporarily removed by a simulation
+  // Admission Fair Sharing: the usage of its LocalQueue (admission_fair_sharing.h), set by
+  // SetLocalQueueUsage in a ClusterQueue that orders by it; unset elsewhere.
+  std::optional<double> local_queue_usage;
 };
 
 // A resolved resource group of a ClusterQueue: flavor and fr indices.
@@ -156,6 +159,11 @@ class Snapshot {
   const std::string& ActiveMessage(int cq) const;
   // Workloads holding quota in the ClusterQueue, by uid.
   const std::map<std::string, WorkloadInfo*>& Workloads(int cq) const;
+  // Admission Fair Sharing (Kueue's snapshot LocalQueueFSUsage): each quota holder's
+  // local_queue_usage becomes usage(its ClusterQueue's name, it); nullopt leaves it unset.
+  // Preemption takes candidates of the LocalQueue with more usage first (preemptor.h).
+  void SetLocalQueueUsage(
+      const std::function<std::optional<double>(const std::string& cluster_queue, const Workload&)>& usage);
   // "/<root cohort>/.../<cq>" as in Kueue's preemption messages.
   std::string Path(int cq) const;
 

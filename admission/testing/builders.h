@@ -170,6 +170,12 @@ class WorkloadBuilder {
     w_.cluster_queue = std::move(cq);
     return *this;
   }
+  // spec.queueName (and the namespace it is in).
+  WorkloadBuilder& LocalQueue(std::string ns, std::string lq) {
+    w_.namespace_name = std::move(ns);
+    w_.queue_name = std::move(lq);
+    return *this;
+  }
   WorkloadBuilder& Priority(int32_t p) {
     w_.priority = p;
     return *this;

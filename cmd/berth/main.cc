@@ -628,11 +628,17 @@ int RunServer(const ServerFlags& flags) {
                                ? "LessThanInitialShare"
                                : "LessThanOrEqualToFinalShare");
     }
-    log->info("{}: waitForPodsReady {} (timeout {}s, blockAdmission {}), frameworks [{}], fairSharing {}",
-              flags.config.empty() ? "Kueue defaults (no --config)" : flags.config + " " + kueue_config.api_version,
-              w.enabled ? "on" : "off", std::chrono::duration_cast<std::chrono::seconds>(w.timeout).count(),
-              w.block_admission, fmt::join(kueue_config.frameworks, ", "),
-              kueue_config.fair_sharing.enable ? fmt::format("on [{}]", fmt::join(strategies, ", ")) : "off");
+    const auto& afs = kueue_config.admission_fair_sharing;
+    auto seconds = [](berth::Duration d) { return std::chrono::duration_cast<std::chrono::seconds>(d).count(); };
+    log->info(
+        "{}: waitForPodsReady {} (timeout {}s, blockAdmission {}), frameworks [{}], fairSharing {}, "
+        "admissionFairSharing {}",
+        flags.config.empty() ? "Kueue defaults (no --config)" : flags.config + " " + kueue_config.api_version,
+        w.enabled ? "on" : "off", seconds(w.timeout), w.block_admission, fmt::join(kueue_config.frameworks, ", "),
+        kueue_config.fair_sharing.enable ? fmt::format("on [{}]", fmt::join(strategies, ", ")) : "off",
+        afs.enabled ? fmt::format("on (usageHalfLifeTime {}s, usageSamplingInterval {}s)",
+                                  seconds(afs.usage_half_life_time), seconds(afs.usage_sampling_interval))
+                    : "off");
   }
 
   std::error_code ec;

@@ -438,6 +438,11 @@ StatusOr<KueueConfiguration> ParseKueueConfiguration(std::string_view text, std:
       if (*i < Duration::zero()) {
         errs.push_back(api::Invalid(apath.Child("usageSamplingInterval"), api::Field(a, "usageSamplingInterval"),
                                     "must be greater than 0"));
+      } else if (*i < kMinUsageSamplingInterval) {
+        // Each LocalQueue of a usage-based ClusterQueue is reconciled once per interval.
+        errs.push_back(api::Invalid(apath.Child("usageSamplingInterval"), api::Field(a, "usageSamplingInterval"),
+                                    "must be at least 1s (berth's limit: every LocalQueue is sampled once per "
+                                    "interval)"));
       }
       ac.usage_sampling_interval = *i;
     }

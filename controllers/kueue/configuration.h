@@ -60,7 +60,8 @@
 //     usageHalfLifeTime (default 0: usage resets at every sample; negative:
 //     `admissionFairSharing.usageHalfLifeTime: Invalid value: "-1s": must be
 //     greater than or equal to 0`), usageSamplingInterval (0 or absent: 5m;
-//     negative: `... must be greater than 0`), resourceWeights (a number ≥ 0
+//     negative: `... must be greater than 0`; below kMinUsageSamplingInterval,
+//     1s, refused: berth's limit, Kueue has none), resourceWeights (a number ≥ 0
 //     per resource name, `admissionFairSharing.resourceWeights[cpu]: Invalid
 //     value: -1: ...`). It applies to ClusterQueues with
 //     spec.admissionScope.admissionMode UsageBasedAdmissionFairSharing.
@@ -90,6 +91,9 @@
 #include "core/status.h"
 
 namespace berth::controllers::kueue {
+
+// The shortest admissionFairSharing.usageSamplingInterval accepted (see above).
+inline constexpr Duration kMinUsageSamplingInterval = std::chrono::seconds(1);
 
 // requeuingStrategy.timestamp: which time orders a workload evicted by
 // PodsReadyTimeout when it is queued again.

@@ -229,6 +229,44 @@ TEST(KueueConfiguration, FairSharing) {
   EXPECT_FALSE(KueueConfiguration::ServerDefault().fair_sharing.enable);
 }
 
+// Kueue's defaults.go (usageSamplingInterval 5m) and validation.go
+// validateAdmissionFairSharing, plus berth's 1s floor on the sampling interval.
+TEST(KueueConfiguration, AdmissionFairSharing) {
+  const std::string head = "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n";
+  EXPECT_FALSE(KueueConfiguration::ServerDefault().admission_fair_sharing.enabled);
+  auto empty = ParseKueueConfiguration(head + "admissionFairSharing: {}\n");
+  ASSERT_TRUE(empty.ok()) << empty.status().message();
+  EXPECT_TRUE(empty.value().admission_fair_sharing.enabled);
+  EXPECT_EQ(empty.value().admission_fair_sharing.usage_half_life_time, Duration::zero());
+  EXPECT_EQ(empty.value().admission_fair_sharing.usage_sampling_interval, std::chrono::minutes(5));
+  auto full = ParseKueueConfiguration(head +
+                                      "admissionFairSharing:\n  usageHalfLifeTime: 168h\n  usageSamplingInterval: 30s\n"
+                                      "  resourceWeights: {cpu: 2.0, memory: 1}\n");
+  ASSERT_TRUE(full.ok()) << full.status().message();
+  EXPECT_EQ(full.value().admission_fair_sharing.usage_half_life_time, std::chrono::hours(168));
+  EXPECT_EQ(full.value().admission_fair_sharing.usage_sampling_interval, std::chrono::seconds(30));
+  EXPECT_EQ(full.value().admission_fair_sharing.resource_weights,
+            (std::map<std::string, double>{{"cpu", 2.0}, {"memory", 1.0}}));
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"usageHalfLifeTime: -1s",
+       "admissionFairSharing.usageHalfLifeTime: Invalid value: \"-1s\": must be greater than or equal to 0"},
+      {"usageSamplingInterval: -5m",
+       "admissionFairSharing.usageSamplingInterval: Invalid value: \"-5m\": must be greater than 0"},
+      {"usageSamplingInterval: 1ms",
+       "admissionFairSharing.usageSamplingInterval: Invalid value: \"1ms\": must be at least 1s (berth's limit: "
+       "every LocalQueue is sampled once per interval)"},
+      {"usageSamplingInterval: soon", "admissionFairSharing.usageSamplingInterval: Invalid value: \"soon\""},
+      {"resourceWeights: {cpu: -1}",
+       "admissionFairSharing.resourceWeights[cpu]: Invalid value: -1: must be greater than or equal to 0"},
+      {"resourceWeights: {cpu: lots}", "admissionFairSharing.resourceWeights[cpu]: Invalid value: \"lots\": must be a number"},
+  };
+  for (const auto& [field, want] : bad) {
+    auto cfg = ParseKueueConfiguration(head + "admissionFairSharing:\n  " + field + "\n");
+    ASSERT_FALSE(cfg.ok()) << field;
+    EXPECT_EQ(cfg.status().message().rfind(want, 0), 0u) << field << ": " << cfg.status().message();
+  }
+}
+
 TEST(KueueConfiguration, WrongKind) {
   auto cfg = ParseKueueConfiguration("apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\n");
   ASSERT_FALSE(cfg.ok());

@@ -610,6 +610,7 @@ Status KueueController::ReconcileLocalQueue(const std::string& key) {
   api::Object status;
   int pending_active = 0, pending_inadmissible = 0;
   std::optional<Duration> afs_next_sample;
+  std::optional<double> afs_usage;
   {
     std::lock_guard<std::mutex> lock(mu_);
     std::vector<QueuedWorkload> queued = ToQueued(cache_.WorkloadsByIndex(kQueueQuotaHolderIndex, key), cache_);
@@ -632,9 +633,9 @@ Status KueueController::ReconcileLocalQueue(const std::string& key) {
         SetAdmissionFairSharingStatus(&status, entry->consumed, now);
         afs_next_sample = afs.usage_sampling_interval;
       }
-      queues_.SetLocalQueueUsage(key, admission::LocalQueueUsage(entry->consumed,
-                                                                 DecodeFairWeight(api::NestedField(*obj, {"spec"})),
-                                                                 afs.resource_weights));
+      afs_usage = admission::LocalQueueUsage(entry->consumed, DecodeFairWeight(api::NestedField(*obj, {"spec"})),
+                                             afs.resource_weights);
+      queues_.SetLocalQueueUsage(key, *afs_usage);
     }
     if (options_.metrics) {
       for (const client::ObjectPtr& wl : cache_.WorkloadsByIndex(kQueuePendingIndex, key)) {
@@ -648,8 +649,10 @@ Status KueueController::ReconcileLocalQueue(const std::string& key) {
     }
   }
   if (options_.metrics) {
-    options_.metrics->ReportLocalQueue(
-        LocalQueueMetricsFromStatus({ns, name}, status, pending_active, pending_inadmissible));
+    LocalQueueMetrics m = LocalQueueMetricsFromStatus({ns, name}, status, pending_active, pending_inadmissible);
+    m.admission_fair_sharing_usage = afs_usage;
+    m.cluster_queue = cq_name;
+    options_.metrics->ReportLocalQueue(m);
   }
   if (afs_next_sample) lq_queue_->queue().AddAfter(key, *afs_next_sample);
   if (obj->value("status", api::Object()) != status) {
@@ -701,7 +704,7 @@ CycleSummary KueueController::ScheduleOnce() {
     std::vector<admission::Workload> heads = queues_.Heads();
     summary.heads = static_cast<int>(heads.size());
     if (heads.empty()) return summary;
-    admission::Snapshot snap = cache_.BuildSnapshot();
+    admission::Snapshot snap = SchedulingSnapshot();
     admission::CycleOptions cycle_options;
     cycle_options.fair_sharing = options_.config.fair_sharing;
     admission::CycleResult result = admission::Schedule(snap, heads, now, cycle_options);
@@ -830,6 +833,14 @@ CycleSummary KueueController::ScheduleOnce() {
   return summary;
 }
 
+admission::Snapshot KueueController::SchedulingSnapshot() {
+  admission::Snapshot snap = cache_.BuildSnapshot();
+  snap.SetLocalQueueUsage([this](const std::string& cluster_queue, const admission::Workload& w) {
+    return queues_.LocalQueueUsage(cluster_queue, w);
+  });
+  return snap;
+}
+
 void KueueController::SettleEntryPenalty(const api::Object& wl, const admission::Admission& admission, Time now) {
   const admission::AdmissionFairSharingConfig& afs = options_.config.admission_fair_sharing;
   client::ObjectPtr cq = cache_.cluster_queues().GetIndexer().Get(admission.cluster_queue);
@@ -909,7 +920,7 @@ Status KueueController::RecomputeEstimates() {
   {
     // Copies under the engine lock; the replay runs without it.
     std::lock_guard<std::mutex> lock(mu_);
-    snap.emplace(cache_.BuildSnapshot());
+    snap.emplace(SchedulingSnapshot());
     queues = queues_;
     if (!all) {
       std::set<int> dirty_roots;

@@ -220,6 +220,9 @@ class KueueController {
   // After `wl` was admitted: its LocalQueue's usage decayed to `now` plus the
   // entry penalty of the admission (admission/admission_fair_sharing.h), when
   // its ClusterQueue uses Admission Fair Sharing. Takes mu_.
+  // The cache's snapshot with Admission Fair Sharing's LocalQueue usage on each quota
+  // holder (preemption's candidate order). Requires mu_.
+  admission::Snapshot SchedulingSnapshot();
   void SettleEntryPenalty(const api::Object& wl, const admission::Admission& admission, Time now);
   // Writes a lifecycle step (workload_lifecycle.h) and records its Event.
   Status ApplyLifecycleStep(const LifecycleStep& step);

@@ -338,7 +338,11 @@ KueueMetrics::KueueMetrics(prometheus::Registry& r)
       lq_resource_reservation_(Gauge(r, "kueue_local_queue_resource_reservation",
                                      "Reports the localQueue's total resource reservation within all the flavors")),
       lq_resource_usage_(Gauge(r, "kueue_local_queue_resource_usage",
-                               "Reports the localQueue's total resource usage within all the flavors")) {}
+                               "Reports the localQueue's total resource usage within all the flavors")),
+      lq_afs_usage_(Gauge(r, "kueue_local_queue_admission_fair_sharing_usage",
+                          "Reports a value representing the LocalQueue's Admission Fair Sharing usage, calculated "
+                          "from the resource-weighted sum of consumed resources and pending admission penalties, "
+                          "divided by the LocalQueue's fair sharing weight")) {}
 
 double KueueMetrics::Seconds(Duration d) { return std::chrono::duration<double>(d).count(); }
 
@@ -547,13 +551,16 @@ void KueueMetrics::ReportLocalQueue(const LocalQueueMetrics& lq) {
   }
   SetOwnedGauges(lq_resource_reservation_, owner, reservation);
   SetOwnedGauges(lq_resource_usage_, owner, usage);
+  std::vector<std::pair<Labels, double>> afs;
+  if (lq.admission_fair_sharing_usage) afs.push_back({with("cluster_queue", lq.cluster_queue), *lq.admission_fair_sharing_usage});
+  SetOwnedGauges(lq_afs_usage_, owner, afs);
 }
 
 void KueueMetrics::ForgetLocalQueue(const LocalQueueKey& local_queue) {
   std::lock_guard<std::mutex> lock(mu_);
   const std::string owner = OwnerOf(local_queue);
   for (auto* family : {&lq_pending_workloads_, &lq_reserving_active_workloads_, &lq_admitted_active_workloads_,
-                       &lq_status_, &lq_resource_reservation_, &lq_resource_usage_}) {
+                       &lq_status_, &lq_resource_reservation_, &lq_resource_usage_, &lq_afs_usage_}) {
     SetOwnedGauges(*family, owner, {});
     owned_.erase({family, owner});
   }

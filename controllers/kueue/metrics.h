@@ -75,6 +75,11 @@ struct LocalQueueMetrics {
   int reserving_workloads = 0;     // status.reservingWorkloads
   int admitted_workloads = 0;      // status.admittedWorkloads
   std::vector<LocalQueueResourceMetrics> resources;
+  // Admission Fair Sharing: the usage its workloads are ordered by (LocalQueueUsage:
+  // weighted consumed resources, penalties included, over the LocalQueue's weight) and its
+  // ClusterQueue; unset when that ClusterQueue does not use it.
+  std::optional<double> admission_fair_sharing_usage;
+  std::string cluster_queue;
 };
 // The metrics view of a LocalQueue whose status (queue_status.h
 // LocalQueueStatus) was just computed; the pending split comes from the
@@ -237,7 +242,8 @@ class KueueMetrics {
   // kueue_local_queue_pending_workloads{status}, _reserving_active_workloads,
   // _admitted_active_workloads, _status{active} (1 for the current value, 0
   // for the other two), _resource_reservation and _resource_usage{flavor,
-  // resource}.
+  // resource}, and kueue_local_queue_admission_fair_sharing_usage{cluster_queue} while
+  // lq.admission_fair_sharing_usage is set (Kueue's localqueue_controller.go).
   void ReportLocalQueue(const LocalQueueMetrics& lq);
   // Removes every gauge series of this LocalQueue (counters and histograms
   // are kept).
@@ -314,6 +320,7 @@ class KueueMetrics {
   prometheus::Family<prometheus::Gauge>& lq_status_;
   prometheus::Family<prometheus::Gauge>& lq_resource_reservation_;
   prometheus::Family<prometheus::Gauge>& lq_resource_usage_;
+  prometheus::Family<prometheus::Gauge>& lq_afs_usage_;
 
   std::mutex mu_;
   // (family, cluster queue) -> label sets of the series it owns there.
