@@ -7,7 +7,7 @@
 #      later. When team-a's running two finish, team-b's two are admitted ahead of team-a's
 #      older two: every admission of team-a added its entry penalty to its LocalQueue's usage;
 #  (c) each LocalQueue shows status.fairSharing.admissionFairSharingStatus (consumedResources,
-#      lastUpdate), team-a's the larger;
+#      lastUpdate);
 #  (d) kueue_local_queue_admission_fair_sharing_usage in /metrics;
 #  (e) the same story on a ClusterQueue without admissionScope admits in FIFO order (its
 #      LocalQueues are sampled all the same, as Kueue samples every LocalQueue).
@@ -95,17 +95,19 @@ story afs yes "b-1 b-2 "
 # ---- (c) the LocalQueues' status ------------------------------------------------------------
 consumed() { "$KUBECTL" get lq -n "$1" user-queue -o jsonpath='{.status.fairSharing.admissionFairSharingStatus.consumedResources.cpu}'; }
 milli() { local q=$1; case $q in *m) echo "${q%m}" ;; '') echo 0 ;; *) echo $((q * 1000)) ;; esac; }
-both_sampled() { [ -n "$(consumed afs-a)" ] && [ -n "$(consumed afs-b)" ]; }
-wait_until 10 both_sampled || fail "admissionFairSharingStatus missing: team-a '$(consumed afs-a)', team-b '$(consumed afs-b)'"
-a=$(milli "$(consumed afs-a)") b=$(milli "$(consumed afs-b)")
-[ "$a" -gt "$b" ] && [ "$b" -gt 0 ] || fail "consumed cpu: team-a ${a}m, team-b ${b}m (want team-a > team-b > 0)"
+# With usageSamplingInterval 2s and usageHalfLifeTime 1h the amounts are small (an entry
+# penalty is α(2s) = 0.04 % of a cpu; 2 running cpus add 0.77m per sample): which team has
+# more depends on how long each ran, so only that both consumed something is asserted here
+# (the controller tests assert the amounts on a fake clock).
+both_consumed() { [ "$(milli "$(consumed afs-a)")" -gt 0 ] && [ "$(milli "$(consumed afs-b)")" -gt 0 ]; }
+wait_until 20 both_consumed || fail "consumedResources cpu: team-a '$(consumed afs-a)', team-b '$(consumed afs-b)' (want both > 0)"
 last=$("$KUBECTL" get lq -n afs-a user-queue -o jsonpath='{.status.fairSharing.admissionFairSharingStatus.lastUpdate}')
 [[ $last =~ ^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}Z$ ]] || fail "lastUpdate '$last'"
 "$KUBECTL" get lq -n afs-a user-queue -o yaml | grep -q 'consumedResources:' || fail "kubectl get lq -o yaml lacks consumedResources"
 
 # ---- (d) the gauge ----------------------------------------------------------------------------
 metrics=$("$KUBECTL" get --raw /metrics)
-grep -q '^kueue_local_queue_admission_fair_sharing_usage{.*cluster_queue="afs".*name="user-queue".*namespace="afs-a".*} 0\.[0-9]' <<<"$metrics" ||
+grep -Eq '^kueue_local_queue_admission_fair_sharing_usage\{.*cluster_queue="afs".*name="user-queue".*namespace="afs-a".*\} [0-9.e-]+$' <<<"$metrics" ||
   fail "kueue_local_queue_admission_fair_sharing_usage of afs-a: $(grep '^kueue_local_queue_admission_fair_sharing_usage' <<<"$metrics")"
 
 # ---- (e) without admissionScope: FIFO ----------------------------------------------------------

@@ -675,118 +675,6 @@ TEST_F(WaitForPodsReadyTest, NeverReadyIsEvictedRequeuedAfterBackoffThenDeactiva
   EXPECT_EQ(EventsFor("team-a", api::Name(wl), "EvictedDueToDeactivated").size(), 1u);
 }
 
-// Admission Fair Sharing (Kueue's scheduler_afs_test.go "admits workload from less active
-// localqueue"): team A floods a 2-cpu ClusterQueue first; team B, who arrived later, goes
-// ahead of A's older workloads each time a cpu frees, because every admission of A adds
-// its entry penalty to A's usage. A ClusterQueue without admissionScope keeps FIFO.
-class AdmissionFairSharingTest : public KueueControllerTest {
- protected:
-  AdmissionFairSharingTest() : KueueControllerTest(Config()) {}
-  static KueueConfiguration Config() {
-    KueueConfiguration c;
-    c.admission_fair_sharing.enabled = true;
-    c.admission_fair_sharing.usage_half_life_time = std::chrono::hours(1);
-    c.admission_fair_sharing.usage_sampling_interval = std::chrono::minutes(5);
-    return c;
-  }
-  void CreateQueues(bool usage_based) {
-    Create(kResourceFlavors, "",
-           {{"apiVersion", kKueueApiVersion}, {"kind", "ResourceFlavor"}, {"metadata", {{"name", "default-flavor"}}}});
-    api::Object cq = api::Object::parse(R"({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue",
-        "metadata": {"name": "cluster-queue"},
-        "spec": {"namespaceSelector": {},
-          "resourceGroups": [{"coveredResources": ["cpu"], "flavors": [{"name": "default-flavor",
-            "resources": [{"name": "cpu", "nominalQuota": "2"}]}]}]}})");
-    if (usage_based) cq["spec"]["admissionScope"]["admissionMode"] = "UsageBasedAdmissionFairSharing";
-    Create(kClusterQueues, "", cq);
-    for (const std::string team : {"a", "b"}) {
-      Create(kLocalQueues, "team-a",
-             {{"apiVersion", kKueueApiVersion},
-              {"kind", "LocalQueue"},
-              {"metadata", {{"name", "lq-" + team}, {"namespace", "team-a"}}},
-              {"spec", {{"clusterQueue", "cluster-queue"}}}});
-    }
-  }
-  void Submit(const std::string& name, const std::string& lq) {
-    api::Object j = Job(name, "1");
-    j["metadata"]["labels"][kQueueNameLabel] = lq;
-    Create(kJobs, "team-a", j);
-  }
-  void Complete(const std::string& name) {
-    SetJobStatus("team-a", name, {{"conditions", api::Object::array({{{"type", "Complete"}, {"status", "True"}}})}});
-    Settle();
-  }
-  std::vector<std::string> AdmittedNow(const std::vector<std::string>& names) {
-    std::vector<std::string> out;
-    for (const std::string& n : names) {
-      const api::Object wl = WorkloadOf("team-a", n);
-      if (IsConditionTrue(wl, "Admitted") && !IsConditionTrue(wl, "Finished")) out.push_back(n);
-    }
-    return out;
-  }
-  // The story; returns the workloads admitted after each completion.
-  std::vector<std::vector<std::string>> Story() {
-    for (const std::string n : {"a-0", "a-1", "a-2", "a-3"}) Submit(n, "lq-a");
-    Settle();
-    for (const std::string n : {"b-0", "b-1"}) Submit(n, "lq-b");
-    Settle();
-    const std::vector<std::string> all = {"a-0", "a-1", "a-2", "a-3", "b-0", "b-1"};
-    std::vector<std::vector<std::string>> out = {AdmittedNow(all)};
-    Complete("a-0");
-    out.push_back(AdmittedNow(all));
-    Complete("a-1");
-    out.push_back(AdmittedNow(all));
-    return out;
-  }
-  double ConsumedCpu(const std::string& lq) {
-    const api::Object s = Get(kLocalQueues, "team-a", lq)["status"]["fairSharing"]["admissionFairSharingStatus"];
-    auto q = Quantity::Parse(s["consumedResources"].value("cpu", "0"));
-    EXPECT_TRUE(q.ok()) << s.dump();
-    return q.ok() ? static_cast<double>(q.value().milli()) : -1;
-  }
-};
-
-TEST_F(AdmissionFairSharingTest, ALaterTeamGoesAheadOfTheTeamThatFloodedTheQueue) {
-  CreateQueues(true);
-  using V = std::vector<std::string>;
-  EXPECT_EQ(Story(), (std::vector<V>{{"a-0", "a-1"}, {"a-1", "b-0"}, {"b-0", "b-1"}}));
-}
-
-TEST_F(AdmissionFairSharingTest, AClusterQueueWithoutAdmissionScopeKeepsFifo) {
-  CreateQueues(false);
-  using V = std::vector<std::string>;
-  EXPECT_EQ(Story(), (std::vector<V>{{"a-0", "a-1"}, {"a-1", "a-2"}, {"a-2", "a-3"}}));
-}
-
-// status.fairSharing.admissionFairSharingStatus: each sample (usageSamplingInterval) decays
-// the consumed usage towards the admitted usage: consumed' = consumed·(1−α) + admitted·α,
-// α = 1 − 0.5^(Δt / usageHalfLifeTime) (Kueue's CalculateDecayedConsumed).
-TEST_F(AdmissionFairSharingTest, TheLocalQueueStatusShowsTheDecayedUsage) {
-  CreateQueues(true);
-  Submit("a-0", "lq-a");
-  Submit("a-1", "lq-a");
-  Settle();
-  ASSERT_EQ(AdmittedNow({"a-0", "a-1"}).size(), 2u);
-  // The first sample, 5 minutes on: the two entry penalties, α(5m)·1 cpu each
-  // (CalculateEntryPenalty), decayed once towards the 2 cpus admitted.
-  clock_.Advance(std::chrono::minutes(5));
-  Settle();
-  const double alpha = 1 - std::pow(0.5, 5.0 / 60.0);  // 0.056126
-  const double first = ConsumedCpu("lq-a");
-  EXPECT_NEAR(first, 2 * alpha * 1000 * (1 - alpha) + 2000 * alpha, 3.0);  // 218.2m
-  // Two more hours, sampled every 5 minutes with 2 cpus admitted the whole time: the usage
-  // moves towards 2 cpus by 1 − 0.5^2.
-  for (int i = 0; i < 24; ++i) {
-    clock_.Advance(std::chrono::minutes(5));
-    Settle();
-  }
-  EXPECT_NEAR(ConsumedCpu("lq-a"), first * 0.25 + 2000 * 0.75, 2.0) << "first " << first;
-  EXPECT_EQ(ConsumedCpu("lq-b"), 0);
-  const std::string last = Get(kLocalQueues, "team-a", "lq-a")["status"]["fairSharing"]["admissionFairSharingStatus"]
-                               .value("lastUpdate", "");
-  EXPECT_EQ(last, FormatRfc3339(clock_.Now()));
-}
-
 }  // namespace
 }  // namespace berth::controllers::jobs::batchjob
 
@@ -909,118 +797,6 @@ TEST_F(VisibilityTest, ErrorsAsKueueAnswers) {
   VisibilityRequest plain = ClusterQueueRequest();
   plain.subresource = "";
   EXPECT_EQ(code_and_message(plain).first, Code::kNotFound);
-}
-
-// Admission Fair Sharing (Kueue's scheduler_afs_test.go "admits workload from less active
-// localqueue"): team A floods a 2-cpu ClusterQueue first; team B, who arrived later, goes
-// ahead of A's older workloads each time a cpu frees, because every admission of A adds
-// its entry penalty to A's usage. A ClusterQueue without admissionScope keeps FIFO.
-class AdmissionFairSharingTest : public KueueControllerTest {
- protected:
-  AdmissionFairSharingTest() : KueueControllerTest(Config()) {}
-  static KueueConfiguration Config() {
-    KueueConfiguration c;
-    c.admission_fair_sharing.enabled = true;
-    c.admission_fair_sharing.usage_half_life_time = std::chrono::hours(1);
-    c.admission_fair_sharing.usage_sampling_interval = std::chrono::minutes(5);
-    return c;
-  }
-  void CreateQueues(bool usage_based) {
-    Create(kResourceFlavors, "",
-           {{"apiVersion", kKueueApiVersion}, {"kind", "ResourceFlavor"}, {"metadata", {{"name", "default-flavor"}}}});
-    api::Object cq = api::Object::parse(R"({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue",
-        "metadata": {"name": "cluster-queue"},
-        "spec": {"namespaceSelector": {},
-          "resourceGroups": [{"coveredResources": ["cpu"], "flavors": [{"name": "default-flavor",
-            "resources": [{"name": "cpu", "nominalQuota": "2"}]}]}]}})");
-    if (usage_based) cq["spec"]["admissionScope"]["admissionMode"] = "UsageBasedAdmissionFairSharing";
-    Create(kClusterQueues, "", cq);
-    for (const std::string team : {"a", "b"}) {
-      Create(kLocalQueues, "team-a",
-             {{"apiVersion", kKueueApiVersion},
-              {"kind", "LocalQueue"},
-              {"metadata", {{"name", "lq-" + team}, {"namespace", "team-a"}}},
-              {"spec", {{"clusterQueue", "cluster-queue"}}}});
-    }
-  }
-  void Submit(const std::string& name, const std::string& lq) {
-    api::Object j = Job(name, "1");
-    j["metadata"]["labels"][kQueueNameLabel] = lq;
-    Create(kJobs, "team-a", j);
-  }
-  void Complete(const std::string& name) {
-    SetJobStatus("team-a", name, {{"conditions", api::Object::array({{{"type", "Complete"}, {"status", "True"}}})}});
-    Settle();
-  }
-  std::vector<std::string> AdmittedNow(const std::vector<std::string>& names) {
-    std::vector<std::string> out;
-    for (const std::string& n : names) {
-      const api::Object wl = WorkloadOf("team-a", n);
-      if (IsConditionTrue(wl, "Admitted") && !IsConditionTrue(wl, "Finished")) out.push_back(n);
-    }
-    return out;
-  }
-  // The story; returns the workloads admitted after each completion.
-  std::vector<std::vector<std::string>> Story() {
-    for (const std::string n : {"a-0", "a-1", "a-2", "a-3"}) Submit(n, "lq-a");
-    Settle();
-    for (const std::string n : {"b-0", "b-1"}) Submit(n, "lq-b");
-    Settle();
-    const std::vector<std::string> all = {"a-0", "a-1", "a-2", "a-3", "b-0", "b-1"};
-    std::vector<std::vector<std::string>> out = {AdmittedNow(all)};
-    Complete("a-0");
-    out.push_back(AdmittedNow(all));
-    Complete("a-1");
-    out.push_back(AdmittedNow(all));
-    return out;
-  }
-  double ConsumedCpu(const std::string& lq) {
-    const api::Object s = Get(kLocalQueues, "team-a", lq)["status"]["fairSharing"]["admissionFairSharingStatus"];
-    auto q = Quantity::Parse(s["consumedResources"].value("cpu", "0"));
-    EXPECT_TRUE(q.ok()) << s.dump();
-    return q.ok() ? static_cast<double>(q.value().milli()) : -1;
-  }
-};
-
-TEST_F(AdmissionFairSharingTest, ALaterTeamGoesAheadOfTheTeamThatFloodedTheQueue) {
-  CreateQueues(true);
-  using V = std::vector<std::string>;
-  EXPECT_EQ(Story(), (std::vector<V>{{"a-0", "a-1"}, {"a-1", "b-0"}, {"b-0", "b-1"}}));
-}
-
-TEST_F(AdmissionFairSharingTest, AClusterQueueWithoutAdmissionScopeKeepsFifo) {
-  CreateQueues(false);
-  using V = std::vector<std::string>;
-  EXPECT_EQ(Story(), (std::vector<V>{{"a-0", "a-1"}, {"a-1", "a-2"}, {"a-2", "a-3"}}));
-}
-
-// status.fairSharing.admissionFairSharingStatus: each sample (usageSamplingInterval) decays
-// the consumed usage towards the admitted usage: consumed' = consumed·(1−α) + admitted·α,
-// α = 1 − 0.5^(Δt / usageHalfLifeTime) (Kueue's CalculateDecayedConsumed).
-TEST_F(AdmissionFairSharingTest, TheLocalQueueStatusShowsTheDecayedUsage) {
-  CreateQueues(true);
-  Submit("a-0", "lq-a");
-  Submit("a-1", "lq-a");
-  Settle();
-  ASSERT_EQ(AdmittedNow({"a-0", "a-1"}).size(), 2u);
-  // The first sample, 5 minutes on: the two entry penalties, α(5m)·1 cpu each
-  // (CalculateEntryPenalty), decayed once towards the 2 cpus admitted.
-  clock_.Advance(std::chrono::minutes(5));
-  Settle();
-  const double alpha = 1 - std::pow(0.5, 5.0 / 60.0);  // 0.056126
-  const double first = ConsumedCpu("lq-a");
-  EXPECT_NEAR(first, 2 * alpha * 1000 * (1 - alpha) + 2000 * alpha, 3.0);  // 218.2m
-  // Two more hours, sampled every 5 minutes with 2 cpus admitted the whole time: the usage
-  // moves towards 2 cpus by 1 − 0.5^2.
-  for (int i = 0; i < 24; ++i) {
-    clock_.Advance(std::chrono::minutes(5));
-    Settle();
-  }
-  EXPECT_NEAR(ConsumedCpu("lq-a"), first * 0.25 + 2000 * 0.75, 2.0) << "first " << first;
-  EXPECT_EQ(ConsumedCpu("lq-b"), 0);
-  const std::string last = Get(kLocalQueues, "team-a", "lq-a")["status"]["fairSharing"]["admissionFairSharingStatus"]
-                               .value("lastUpdate", "");
-  EXPECT_EQ(last, FormatRfc3339(clock_.Now()));
 }
 
 }  // namespace
@@ -1332,118 +1108,6 @@ TEST_F(FairSharingTest, AWaitingPreemptorKeepsTheHeadSoNoExtraVictimIsTaken) {
   }
 }
 
-// Admission Fair Sharing (Kueue's scheduler_afs_test.go "admits workload from less active
-// localqueue"): team A floods a 2-cpu ClusterQueue first; team B, who arrived later, goes
-// ahead of A's older workloads each time a cpu frees, because every admission of A adds
-// its entry penalty to A's usage. A ClusterQueue without admissionScope keeps FIFO.
-class AdmissionFairSharingTest : public KueueControllerTest {
- protected:
-  AdmissionFairSharingTest() : KueueControllerTest(Config()) {}
-  static KueueConfiguration Config() {
-    KueueConfiguration c;
-    c.admission_fair_sharing.enabled = true;
-    c.admission_fair_sharing.usage_half_life_time = std::chrono::hours(1);
-    c.admission_fair_sharing.usage_sampling_interval = std::chrono::minutes(5);
-    return c;
-  }
-  void CreateQueues(bool usage_based) {
-    Create(kResourceFlavors, "",
-           {{"apiVersion", kKueueApiVersion}, {"kind", "ResourceFlavor"}, {"metadata", {{"name", "default-flavor"}}}});
-    api::Object cq = api::Object::parse(R"({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue",
-        "metadata": {"name": "cluster-queue"},
-        "spec": {"namespaceSelector": {},
-          "resourceGroups": [{"coveredResources": ["cpu"], "flavors": [{"name": "default-flavor",
-            "resources": [{"name": "cpu", "nominalQuota": "2"}]}]}]}})");
-    if (usage_based) cq["spec"]["admissionScope"]["admissionMode"] = "UsageBasedAdmissionFairSharing";
-    Create(kClusterQueues, "", cq);
-    for (const std::string team : {"a", "b"}) {
-      Create(kLocalQueues, "team-a",
-             {{"apiVersion", kKueueApiVersion},
-              {"kind", "LocalQueue"},
-              {"metadata", {{"name", "lq-" + team}, {"namespace", "team-a"}}},
-              {"spec", {{"clusterQueue", "cluster-queue"}}}});
-    }
-  }
-  void Submit(const std::string& name, const std::string& lq) {
-    api::Object j = Job(name, "1");
-    j["metadata"]["labels"][kQueueNameLabel] = lq;
-    Create(kJobs, "team-a", j);
-  }
-  void Complete(const std::string& name) {
-    SetJobStatus("team-a", name, {{"conditions", api::Object::array({{{"type", "Complete"}, {"status", "True"}}})}});
-    Settle();
-  }
-  std::vector<std::string> AdmittedNow(const std::vector<std::string>& names) {
-    std::vector<std::string> out;
-    for (const std::string& n : names) {
-      const api::Object wl = WorkloadOf("team-a", n);
-      if (IsConditionTrue(wl, "Admitted") && !IsConditionTrue(wl, "Finished")) out.push_back(n);
-    }
-    return out;
-  }
-  // The story; returns the workloads admitted after each completion.
-  std::vector<std::vector<std::string>> Story() {
-    for (const std::string n : {"a-0", "a-1", "a-2", "a-3"}) Submit(n, "lq-a");
-    Settle();
-    for (const std::string n : {"b-0", "b-1"}) Submit(n, "lq-b");
-    Settle();
-    const std::vector<std::string> all = {"a-0", "a-1", "a-2", "a-3", "b-0", "b-1"};
-    std::vector<std::vector<std::string>> out = {AdmittedNow(all)};
-    Complete("a-0");
-    out.push_back(AdmittedNow(all));
-    Complete("a-1");
-    out.push_back(AdmittedNow(all));
-    return out;
-  }
-  double ConsumedCpu(const std::string& lq) {
-    const api::Object s = Get(kLocalQueues, "team-a", lq)["status"]["fairSharing"]["admissionFairSharingStatus"];
-    auto q = Quantity::Parse(s["consumedResources"].value("cpu", "0"));
-    EXPECT_TRUE(q.ok()) << s.dump();
-    return q.ok() ? static_cast<double>(q.value().milli()) : -1;
-  }
-};
-
-TEST_F(AdmissionFairSharingTest, ALaterTeamGoesAheadOfTheTeamThatFloodedTheQueue) {
-  CreateQueues(true);
-  using V = std::vector<std::string>;
-  EXPECT_EQ(Story(), (std::vector<V>{{"a-0", "a-1"}, {"a-1", "b-0"}, {"b-0", "b-1"}}));
-}
-
-TEST_F(AdmissionFairSharingTest, AClusterQueueWithoutAdmissionScopeKeepsFifo) {
-  CreateQueues(false);
-  using V = std::vector<std::string>;
-  EXPECT_EQ(Story(), (std::vector<V>{{"a-0", "a-1"}, {"a-1", "a-2"}, {"a-2", "a-3"}}));
-}
-
-// status.fairSharing.admissionFairSharingStatus: each sample (usageSamplingInterval) decays
-// the consumed usage towards the admitted usage: consumed' = consumed·(1−α) + admitted·α,
-// α = 1 − 0.5^(Δt / usageHalfLifeTime) (Kueue's CalculateDecayedConsumed).
-TEST_F(AdmissionFairSharingTest, TheLocalQueueStatusShowsTheDecayedUsage) {
-  CreateQueues(true);
-  Submit("a-0", "lq-a");
-  Submit("a-1", "lq-a");
-  Settle();
-  ASSERT_EQ(AdmittedNow({"a-0", "a-1"}).size(), 2u);
-  // The first sample, 5 minutes on: the two entry penalties, α(5m)·1 cpu each
-  // (CalculateEntryPenalty), decayed once towards the 2 cpus admitted.
-  clock_.Advance(std::chrono::minutes(5));
-  Settle();
-  const double alpha = 1 - std::pow(0.5, 5.0 / 60.0);  // 0.056126
-  const double first = ConsumedCpu("lq-a");
-  EXPECT_NEAR(first, 2 * alpha * 1000 * (1 - alpha) + 2000 * alpha, 3.0);  // 218.2m
-  // Two more hours, sampled every 5 minutes with 2 cpus admitted the whole time: the usage
-  // moves towards 2 cpus by 1 − 0.5^2.
-  for (int i = 0; i < 24; ++i) {
-    clock_.Advance(std::chrono::minutes(5));
-    Settle();
-  }
-  EXPECT_NEAR(ConsumedCpu("lq-a"), first * 0.25 + 2000 * 0.75, 2.0) << "first " << first;
-  EXPECT_EQ(ConsumedCpu("lq-b"), 0);
-  const std::string last = Get(kLocalQueues, "team-a", "lq-a")["status"]["fairSharing"]["admissionFairSharingStatus"]
-                               .value("lastUpdate", "");
-  EXPECT_EQ(last, FormatRfc3339(clock_.Now()));
-}
-
 }  // namespace
 }  // namespace berth::controllers::jobs::batchjob
 
@@ -1636,10 +1300,15 @@ class AdmissionFairSharingTest : public KueueControllerTest {
   }
   // The story; returns the workloads admitted after each completion.
   std::vector<std::vector<std::string>> Story() {
-    for (const std::string n : {"a-0", "a-1", "a-2", "a-3"}) Submit(n, "lq-a");
-    Settle();
-    for (const std::string n : {"b-0", "b-1"}) Submit(n, "lq-b");
-    Settle();
+    // One at a time: each Workload gets its own creationTimestamp (equal ones order by uid).
+    for (const std::string n : {"a-0", "a-1", "a-2", "a-3"}) {
+      Submit(n, "lq-a");
+      Settle();
+    }
+    for (const std::string n : {"b-0", "b-1"}) {
+      Submit(n, "lq-b");
+      Settle();
+    }
     const std::vector<std::string> all = {"a-0", "a-1", "a-2", "a-3", "b-0", "b-1"};
     std::vector<std::vector<std::string>> out = {AdmittedNow(all)};
     Complete("a-0");
@@ -1674,6 +1343,7 @@ TEST_F(AdmissionFairSharingTest, AClusterQueueWithoutAdmissionScopeKeepsFifo) {
 TEST_F(AdmissionFairSharingTest, TheLocalQueueStatusShowsTheDecayedUsage) {
   CreateQueues(true);
   Submit("a-0", "lq-a");
+  Settle();
   Submit("a-1", "lq-a");
   Settle();
   ASSERT_EQ(AdmittedNow({"a-0", "a-1"}).size(), 2u);
