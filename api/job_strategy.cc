@@ -243,6 +243,7 @@ class JobStrategy final : public Strategy {
   FieldErrorList ValidateCreate(const Object& obj) const override {
     FieldErrorList errs = ValidateJob(obj, true);
     for (FieldError& e : webhook_.ValidateCreate(obj, kBatchJobFramework)) errs.push_back(std::move(e));
+    for (FieldError& e : webhook_.ValidateBatchJob(obj, nullptr)) errs.push_back(std::move(e));
     return errs;
   }
   FieldErrorList ValidateUpdate(const Object& obj, const Object& old) const override {
@@ -251,6 +252,7 @@ class JobStrategy final : public Strategy {
     for (FieldError& e : webhook_.ValidateUpdate(obj, old, kBatchJobFramework, {"spec", "suspend"})) {
       errs.push_back(std::move(e));
     }
+    for (FieldError& e : webhook_.ValidateBatchJob(obj, &old)) errs.push_back(std::move(e));
     return errs;
   }
 

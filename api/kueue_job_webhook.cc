@@ -1,5 +1,6 @@
 #include "api/kueue_job_webhook.h"
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <string>
@@ -7,6 +8,7 @@
 #include <vector>
 
 #include "api/job_kinds_validation.h"
+#include "api/unstructured.h"
 #include "api/jobset_webhook.h"
 
 namespace berth::api {
@@ -71,6 +73,37 @@ bool IsSuspended(const Object& job, const std::vector<std::string>& suspend_path
 }
 
 FieldPath LabelPath(std::string_view key) { return FieldPath("metadata").Child("labels").Key(key); }
+FieldPath AnnotationPath(std::string_view key) { return FieldPath("metadata").Child("annotations").Key(key); }
+
+// An annotation's value; nullopt when absent (or not a string).
+std::optional<std::string> AnnotationValue(const Object& obj, std::string_view key) {
+  auto meta = obj.find("metadata");
+  if (meta == obj.end() || !meta->is_object()) return std::nullopt;
+  auto annotations = meta->find("annotations");
+  if (annotations == meta->end() || !annotations->is_object()) return std::nullopt;
+  auto value = annotations->find(std::string(key));
+  if (value == annotations->end() || !value->is_string()) return std::nullopt;
+  return value->get<std::string>();
+}
+
+// Go's strconv.ParseBool.
+std::optional<bool> ParseGoBool(std::string_view s) {
+  for (std::string_view t : {"1", "t", "T", "TRUE", "true", "True"}) {
+    if (s == t) return true;
+  }
+  for (std::string_view f : {"0", "f", "F", "FALSE", "false", "False"}) {
+    if (s == f) return false;
+  }
+  return std::nullopt;
+}
+
+// A batch/v1 Job spec's integer field, `fallback` when unset.
+int64_t SpecInt(const Object& job, const char* field, int64_t fallback) {
+  auto spec = job.find("spec");
+  if (spec == job.end() || !spec->is_object()) return fallback;
+  auto v = spec->find(field);
+  return v != spec->end() && v->is_number_integer() ? v->get<int64_t>() : fallback;
+}
 
 bool Queued(const Object& obj) { return !QueueName(obj).empty(); }
 
@@ -137,6 +170,68 @@ std::optional<int32_t> MaxExecTimeSecondsFromLabel(const Object& job) {
   int64_t v = 0;
   if (!value || ParseGoInt(*value, 32, &v) != ParseError::kNone || v <= 0) return std::nullopt;
   return static_cast<int32_t>(v);
+}
+
+bool CompletionsEqualParallelism(const Object& job) {
+  const std::optional<std::string> value = AnnotationValue(job, kJobCompletionsEqualParallelismAnnotation);
+  return value && ParseGoBool(*value).value_or(false);
+}
+
+FieldErrorList KueueJobWebhook::ValidateBatchJob(const Object& job, const Object* old) const {
+  if (options_.frameworks.count(kBatchJobFramework) == 0) return {};
+  FieldErrorList errs;
+  const std::optional<std::string> min = AnnotationValue(job, kJobMinParallelismAnnotation);
+  if (min && (old == nullptr || min != AnnotationValue(*old, kJobMinParallelismAnnotation))) {
+    const FieldPath path = AnnotationPath(kJobMinParallelismAnnotation);
+    int64_t v = 0;
+    switch (ParseGoInt(*min, 64, &v)) {  // strconv.Atoi
+      case ParseError::kSyntax:
+        errs.push_back(Invalid(path, *min, "strconv.Atoi: parsing " + GoQuote(*min) + ": invalid syntax"));
+        break;
+      case ParseError::kRange:
+        errs.push_back(Invalid(path, *min, "strconv.Atoi: parsing " + GoQuote(*min) + ": value out of range"));
+        break;
+      case ParseError::kNone: {
+        const int64_t parallelism = SpecInt(job, "parallelism", 1);
+        const int64_t pods = std::min(parallelism, SpecInt(job, "completions", parallelism));
+        if (v <= 0 || v >= pods) {
+          errs.push_back(Invalid(path, v, "should be between 0 and " + std::to_string(pods - 1)));
+        }
+        break;
+      }
+    }
+  }
+  if (const std::optional<std::string> sync = AnnotationValue(job, kJobCompletionsEqualParallelismAnnotation)) {
+    const FieldPath path = AnnotationPath(kJobCompletionsEqualParallelismAnnotation);
+    const std::optional<bool> enabled = ParseGoBool(*sync);
+    if (!enabled) {
+      errs.push_back(Invalid(path, *sync, "strconv.ParseBool: parsing " + GoQuote(*sync) + ": invalid syntax"));
+    } else if (*enabled) {
+      const Object& spec = Field(job, "spec");
+      if (Field(spec, "completionMode") != "Indexed") {
+        errs.push_back(Invalid(path, *sync, "should not be enabled for NonIndexed jobs"));
+      }
+      if (SpecInt(job, "parallelism", 1) != SpecInt(job, "completions", 1)) {
+        errs.push_back(Invalid(FieldPath("spec").Child("completions"), Field(spec, "completions"),
+                               "should be equal to parallelism when " +
+                                   std::string(kJobCompletionsEqualParallelismAnnotation) + " annotation is true"));
+      }
+    }
+  }
+  if (old != nullptr) {
+    const std::vector<std::string> suspend = {"spec", "suspend"};
+    if (AnnotationValue(*old, kJobMinParallelismAnnotation) && !IsSuspended(*old, suspend) &&
+        SpecInt(*old, "parallelism", 1) != SpecInt(job, "parallelism", 1)) {
+      errs.push_back(Forbidden(FieldPath("spec").Child("parallelism"),
+                               "cannot change when partial admission is enabled and the job is not suspended"));
+    }
+    if (IsSuspended(*old, suspend) == IsSuspended(job, suspend) && !IsSuspended(job, suspend) &&
+        CompletionsEqualParallelism(*old) != CompletionsEqualParallelism(job)) {
+      errs.push_back(Forbidden(AnnotationPath(kJobCompletionsEqualParallelismAnnotation),
+                               "field is immutable while the job is not suspended"));
+    }
+  }
+  return errs;
 }
 
 FieldErrorList KueueJobWebhook::ValidateCreate(const Object& job, std::string_view framework) const {

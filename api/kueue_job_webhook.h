@@ -73,6 +73,19 @@ inline constexpr std::string_view kMaxExecTimeSecondsLabel = "kueue.x-k8s.io/max
 // integer, or <= 0 (the Workload then has no maximum).
 std::optional<int32_t> MaxExecTimeSecondsFromLabel(const Object& job);
 
+// Kueue's partial admission of a batch/v1 Job (pkg/controller/jobs/job/job_controller.go
+// JobMinParallelismAnnotation): the least parallelism it may run with.
+inline constexpr std::string_view kJobMinParallelismAnnotation = "kueue.x-k8s.io/job-min-parallelism";
+// JobCompletionsEqualParallelismAnnotation: an Indexed Job partially admitted runs with
+// completions = the admitted parallelism too.
+inline constexpr std::string_view kJobCompletionsEqualParallelismAnnotation =
+    "kueue.x-k8s.io/job-completions-equal-parallelism";
+
+// Kueue's syncCompletionWithParallelism: the completions-equal-parallelism annotation read
+// as a Go bool (strconv.ParseBool: 1 t T TRUE true True, 0 f F FALSE false False); false
+// when absent or not a bool.
+bool CompletionsEqualParallelism(const Object& job);
+
 // Kueue's framework names (Configuration integrations.frameworks) of the job
 // kinds berth implements.
 inline constexpr std::string_view kBatchJobFramework = "batch/job";
@@ -132,6 +145,25 @@ class KueueJobWebhook {
   // Nothing when `framework` is not enabled (Kueue's webhook does not run).
   FieldErrorList ValidateUpdate(const Object& job, const Object& old, std::string_view framework,
                                 const std::vector<std::string>& suspend_path) const;
+
+  // Kueue's batch/v1 Job webhook (pkg/controller/jobs/job/job_webhook.go), for every Job
+  // while batch/job is enabled (managed or not); `old` is null on create:
+  //   - job-min-parallelism, on create and when its value changes: a Go int
+  //     (strconv.Atoi) in 1..podsCount−1, podsCount being parallelism (1 when unset), at
+  //     most completions: `metadata.annotations[kueue.x-k8s.io/job-min-parallelism]: Invalid
+  //     value: 4: should be between 0 and 3` (Kueue's wording), or the strconv.Atoi error;
+  //   - job-completions-equal-parallelism, on create and every update: a Go bool, else
+  //     `...: Invalid value: "yes": strconv.ParseBool: parsing "yes": invalid syntax`; when
+  //     true, the Job is Indexed (`...: should not be enabled for NonIndexed jobs`) and its
+  //     completions equal its parallelism (`spec.completions: Invalid value: 4: should be
+  //     equal to parallelism when kueue.x-k8s.io/job-completions-equal-parallelism
+  //     annotation is true`);
+  //   - on update, with job-min-parallelism on the old Job, spec.parallelism changes only
+  //     while the old Job is suspended (`spec.parallelism: Forbidden: cannot change when
+  //     partial admission is enabled and the job is not suspended`), and the
+  //     completions-equal-parallelism setting does not change while the Job stays running
+  //     (`...: Forbidden: field is immutable while the job is not suspended`).
+  FieldErrorList ValidateBatchJob(const Object& job, const Object* old) const;
 
   const KueueJobWebhookOptions& options() const { return options_; }
 

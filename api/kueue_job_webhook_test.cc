@@ -1,6 +1,7 @@
 // Kueue's create-time job webhook through the real admission pipeline: every
 // integrated kind with the queue-name label is stored suspended.
 #include "api/kueue_job_webhook.h"
+#include "api/unstructured.h"
 
 #include <gtest/gtest.h>
 
@@ -267,6 +268,100 @@ TEST(KueueJobWebhookTest, MaxExecTimeSecondsFromLabelIsAPositiveInt32) {
   EXPECT_EQ(from("abc"), std::nullopt);
   EXPECT_EQ(from(""), std::nullopt);
   EXPECT_EQ(MaxExecTimeSecondsFromLabel({{"metadata", Object::object()}}), std::nullopt);
+}
+
+// Kueue's job_webhook.go for batch/v1 Jobs, through the admission pipeline (create: the
+// stored Job as the API server keeps it, defaults applied; update: against that Job).
+StatusOr<AdmittedWrite> AdmitJob(const std::string& annotations, const std::string& spec, const Object* old = nullptr) {
+  auto obj = ParseYaml("apiVersion: batch/v1\nkind: Job\nmetadata: {name: j, namespace: ns, annotations: {" +
+                       annotations + "}}\nspec: {" + spec +
+                       "template: {spec: {restartPolicy: Never, containers: [{name: c, image: busybox}]}}}\n");
+  EXPECT_TRUE(obj.ok()) << obj.status().ToString();
+  AdmissionPipeline pipeline(Registry::Default(), StrategyRegistry::Default());
+  WriteRequest req;
+  req.object = obj.value();
+  if (old != nullptr) {
+    req.operation = Operation::kUpdate;
+    req.object["metadata"]["resourceVersion"] = Field(Field(*old, "metadata"), "resourceVersion");
+    req.object["metadata"]["uid"] = Field(Field(*old, "metadata"), "uid");
+    req.object["spec"]["selector"] = (*old)["spec"]["selector"];
+    req.object["spec"]["template"]["metadata"] = (*old)["spec"]["template"]["metadata"];
+    req.old = old;
+  }
+  return pipeline.Admit(std::move(req));
+}
+
+constexpr char kMinAnn[] = "metadata.annotations[kueue.x-k8s.io/job-min-parallelism]";
+constexpr char kSyncAnn[] = "metadata.annotations[kueue.x-k8s.io/job-completions-equal-parallelism]";
+
+TEST(KueueJobWebhookTest, JobMinParallelismIsBetweenOneAndThePodCountLessOne) {
+  const std::string min = "kueue.x-k8s.io/job-min-parallelism: ";
+  EXPECT_EQ(Causes(AdmitJob(min + "\"2\"", "parallelism: 4, completions: 4, ")), Strings{});
+  EXPECT_EQ(Causes(AdmitJob(min + "\"3\"", "parallelism: 4, ")), Strings{});  // completions unset: parallelism
+  EXPECT_EQ(Causes(AdmitJob(min + "\"4\"", "parallelism: 4, completions: 4, ")),
+            Strings{std::string(kMinAnn) + ": Invalid value: 4: should be between 0 and 3"});
+  // The pod count is parallelism capped by completions.
+  EXPECT_EQ(Causes(AdmitJob(min + "\"2\"", "parallelism: 4, completions: 2, ")),
+            Strings{std::string(kMinAnn) + ": Invalid value: 2: should be between 0 and 1"});
+  EXPECT_EQ(Causes(AdmitJob(min + "\"0\"", "parallelism: 4, ")),
+            Strings{std::string(kMinAnn) + ": Invalid value: 0: should be between 0 and 3"});
+  EXPECT_EQ(Causes(AdmitJob(min + "\"-1\"", "parallelism: 4, ")),
+            Strings{std::string(kMinAnn) + ": Invalid value: -1: should be between 0 and 3"});
+  EXPECT_EQ(Causes(AdmitJob(min + "two", "parallelism: 4, ")),
+            Strings{std::string(kMinAnn) + ": Invalid value: \"two\": strconv.Atoi: parsing \"two\": invalid syntax"});
+  EXPECT_EQ(Causes(AdmitJob(min + "\"99999999999999999999\"", "parallelism: 4, ")),
+            Strings{std::string(kMinAnn) +
+                    ": Invalid value: \"99999999999999999999\": strconv.Atoi: parsing \"99999999999999999999\": "
+                    "value out of range"});
+  // A single-pod Job cannot be partially admitted at all.
+  EXPECT_EQ(Causes(AdmitJob(min + "\"1\"", "")),
+            Strings{std::string(kMinAnn) + ": Invalid value: 1: should be between 0 and 0"});
+}
+
+TEST(KueueJobWebhookTest, CompletionsEqualParallelismNeedsAnIndexedJobWithEqualCounts) {
+  const std::string sync = "kueue.x-k8s.io/job-completions-equal-parallelism: ";
+  const std::string indexed = "completionMode: Indexed, ";
+  EXPECT_EQ(Causes(AdmitJob(sync + "\"true\"", indexed + "parallelism: 4, completions: 4, ")), Strings{});
+  EXPECT_EQ(Causes(AdmitJob(sync + "\"T\"", indexed + "parallelism: 4, completions: 4, ")), Strings{});
+  EXPECT_EQ(Causes(AdmitJob(sync + "\"false\"", "parallelism: 4, completions: 2, ")), Strings{});
+  EXPECT_EQ(Causes(AdmitJob(sync + "\"true\"", "parallelism: 4, completions: 4, ")),
+            Strings{std::string(kSyncAnn) + ": Invalid value: \"true\": should not be enabled for NonIndexed jobs"});
+  EXPECT_EQ(Causes(AdmitJob(sync + "\"1\"", indexed + "parallelism: 4, completions: 6, ")),
+            Strings{"spec.completions: Invalid value: 6: should be equal to parallelism when "
+                    "kueue.x-k8s.io/job-completions-equal-parallelism annotation is true"});
+  EXPECT_EQ(Causes(AdmitJob(sync + "\"yes\"", indexed + "parallelism: 4, completions: 4, ")),
+            Strings{std::string(kSyncAnn) +
+                    ": Invalid value: \"yes\": strconv.ParseBool: parsing \"yes\": invalid syntax"});
+}
+
+// validatePartialAdmissionUpdate: a running partially-admittable Job keeps its parallelism;
+// the completions-equal-parallelism setting changes only around a suspension.
+TEST(KueueJobWebhookTest, PartialAdmissionSettingsHoldWhileTheJobRuns) {
+  const std::string both =
+      "kueue.x-k8s.io/job-min-parallelism: \"2\", kueue.x-k8s.io/job-completions-equal-parallelism: \"true\"";
+  const std::string indexed = "completionMode: Indexed, ";
+  auto stored = [&](bool suspend) {
+    auto created = AdmitJob(both, indexed + "parallelism: 4, completions: 4, suspend: " + (suspend ? "true" : "false") + ", ");
+    EXPECT_TRUE(created.ok()) << created.status().ToString();
+    Object obj = created.value().object;
+    obj["metadata"]["resourceVersion"] = "1";
+    obj["metadata"]["uid"] = "u";
+    return obj;
+  };
+  const Object running = stored(false);
+  EXPECT_EQ(Causes(AdmitJob(both, indexed + "parallelism: 2, completions: 2, suspend: false, ", &running)),
+            Strings{"spec.parallelism: Forbidden: cannot change when partial admission is enabled and the job is "
+                    "not suspended"});
+  EXPECT_EQ(Causes(AdmitJob("kueue.x-k8s.io/job-min-parallelism: \"2\"",
+                            indexed + "parallelism: 4, completions: 4, suspend: false, ", &running)),
+            Strings{std::string(kSyncAnn) + ": Forbidden: field is immutable while the job is not suspended"});
+  // Suspended before: Kueue's own start at the admitted count (suspend false, parallelism 2).
+  const Object suspended = stored(true);
+  EXPECT_EQ(Causes(AdmitJob(both, indexed + "parallelism: 2, completions: 2, suspend: false, ", &suspended)),
+            Strings{});
+  EXPECT_EQ(Causes(AdmitJob("kueue.x-k8s.io/job-min-parallelism: \"2\"",
+                            indexed + "parallelism: 4, completions: 4, suspend: true, ", &suspended)),
+            Strings{});
 }
 
 }  // namespace

@@ -4,7 +4,9 @@
 # a Job of parallelism 4, completions 4 and kueue.x-k8s.io/job-min-parallelism "2" on a
 # ClusterQueue with room for 2 one-cpu pods is admitted with podSetAssignments[0].count 2,
 # runs with spec.parallelism 2 (completions stay 4) and completes; a Job without the
-# annotation that does not fit stays suspended with its parallelism.
+# annotation that does not fit stays suspended with its parallelism; a bad annotation is
+# refused (422 naming it, Kueue's job_webhook.go); an Indexed Job with
+# kueue.x-k8s.io/job-completions-equal-parallelism runs with completions 2 as well.
 # Usage: partial_admission_e2e.sh <berth binary>     Exit: 0 pass, 1 fail, 77 skip (no kubectl).
 set -uo pipefail
 BERTH=${1:?berth binary}
@@ -12,10 +14,12 @@ source "$(dirname "$0")/lib.sh"
 e2e_init partial-admission
 e2e_start_node_server cpu=8,memory=16Gi
 
-job_yaml() {  # job_yaml NAME [MIN_PARALLELISM]
+job_yaml() {  # job_yaml NAME [MIN_PARALLELISM [EXTRA_ANNOTATIONS [EXTRA_SPEC]]]
   local ann=""
   # Quoted in a variable: quotes inside ${x:+word} in a here-document are not kept.
   [ -z "${2:-}" ] || ann="kueue.x-k8s.io/job-min-parallelism: \"$2\""
+  [ -z "${3:-}" ] || ann="$ann, $3"
+  local extra=${4:-}
   cat <<EOF
 ---
 apiVersion: batch/v1
@@ -27,7 +31,7 @@ metadata:
   annotations: {$ann}
 spec:
   parallelism: 4
-  completions: 4
+  completions: 4$extra
   template:
     spec:
       restartPolicy: Never
@@ -61,6 +65,24 @@ wait_until 30 pending || fail "the whole Job's Workload: '$(wl_of whole '.status
 OUT=$("$KUBECTL" get job whole -n team-a -o jsonpath='{.spec.suspend} {.spec.parallelism}')
 [ "$OUT" = "true 4" ] || fail "the whole Job: '$OUT', want 'true 4'"
 [ "$(wl_of whole '.spec.podSets[0].minCount')" = "" ] || fail "a Job without the annotation has a minCount"
+
+# A bad annotation is refused with the field named, and nothing is stored.
+OUT=$(job_yaml bad 4 | "$KUBECTL" apply -f - 2>&1)
+grep -q 'metadata.annotations\[kueue.x-k8s.io/job-min-parallelism\]: Invalid value: 4: should be between 0 and 3' <<<"$OUT" ||
+  fail "min-parallelism 4 of 4: $OUT"
+"$KUBECTL" get job bad -n team-a >/dev/null 2>&1 && fail "the refused Job was stored"
+OUT=$(job_yaml bad2 2 'kueue.x-k8s.io/job-completions-equal-parallelism: "true"' | "$KUBECTL" apply -f - 2>&1)
+grep -q 'should not be enabled for NonIndexed jobs' <<<"$OUT" || fail "completions-equal-parallelism on a NonIndexed Job: $OUT"
+
+# Indexed with job-completions-equal-parallelism: runs 2 of 4 with completions 2 (the quota
+# of the finished partial Job is back; 'whole' still waits for 4).
+"$KUBECTL" delete job whole -n team-a --wait=false >/dev/null
+job_yaml synced 2 'kueue.x-k8s.io/job-completions-equal-parallelism: "true"' $'\n  completionMode: Indexed' |
+  "$KUBECTL" apply -f - >/dev/null || fail "apply synced"
+synced_complete() { "$KUBECTL" get job synced -n team-a -o jsonpath='{.status.conditions[?(@.type=="Complete")].status}' | grep -qx True; }
+wait_until 90 synced_complete || fail "the synced Job did not complete: $("$KUBECTL" get job synced -n team-a -o jsonpath='{.spec} {.status}')"
+OUT=$("$KUBECTL" get job synced -n team-a -o jsonpath='{.spec.parallelism} {.spec.completions} {.status.succeeded} {.status.completedIndexes}')
+[ "$OUT" = "2 2 2 0,1" ] || fail "the synced Job: '$OUT', want '2 2 2 0,1'"
 
 e2e_stop_server
 [ "$FAILURES" -eq 0 ] && echo PASS || { echo "$FAILURES check(s) failed; server log: $WORK/server.log"; exit 1; }

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "api/conditions.h"
+#include "api/kueue_job_webhook.h"
 #include "api/unstructured.h"
 #include "controllers/jobs/batchjob/job_pods.h"
 #include "controllers/jobs/common/resources.h"
@@ -29,8 +30,9 @@ class BatchJob final : public kueue::GenericJob {
 
   Status RunWithPodSetsInfo(const std::vector<kueue::PodSetInfo>& infos) override {
     BERTH_RETURN_IF_ERROR(kueue::InjectPodSetsInfo(infos, 1, PodSpec()));
-    // Partial admission: the Job runs with the admitted count.
-    if (MinParallelism(job_)) job_["spec"]["parallelism"] = infos[0].count;
+    // Partial admission: the Job runs with the admitted count (and as many completions
+    // with job-completions-equal-parallelism).
+    if (MinParallelism(job_)) SetParallelism(infos[0].count);
     job_["spec"]["suspend"] = false;
     return Status::Ok();
   }
@@ -39,7 +41,7 @@ class BatchJob final : public kueue::GenericJob {
     bool changed = false;
     // Partial admission: back to the Workload's count (the Job's own parallelism).
     if (!infos.empty() && MinParallelism(job_) && IntAt(ObjectAt(job_, "spec"), "parallelism", 0) != infos[0].count) {
-      job_["spec"]["parallelism"] = infos[0].count;
+      SetParallelism(infos[0].count);
       changed = true;
     }
     return kueue::RestorePodSetsInfo(infos, 1, PodSpec()) || changed;
@@ -76,6 +78,13 @@ class BatchJob final : public kueue::GenericJob {
   // spec.template.spec, the one podSet's.
   kueue::PodSpecAt PodSpec() {
     return [this](size_t) { return &job_["spec"]["template"]["spec"]; };
+  }
+
+  // Kueue's Job.RunWithPodSetsInfo / RestorePodSetsInfo: parallelism, and completions with
+  // job-completions-equal-parallelism.
+  void SetParallelism(int32_t count) {
+    job_["spec"]["parallelism"] = count;
+    if (api::CompletionsEqualParallelism(job_)) job_["spec"]["completions"] = count;
   }
 
   api::Object job_;

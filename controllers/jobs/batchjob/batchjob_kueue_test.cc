@@ -241,6 +241,34 @@ TEST_F(KueueControllerTest, JobWithMinParallelismIsAdmittedWithTheCountThatFits)
   EXPECT_EQ(Get(kJobs, "team-a", "partial")["spec"]["parallelism"], 2);
 }
 
+// kueue.x-k8s.io/job-completions-equal-parallelism: an Indexed Job partially admitted with
+// 2 of 4 runs with completions 2 as well (Kueue's RunWithPodSetsInfo), and both go back to
+// 4 when it is stopped.
+TEST_F(KueueControllerTest, CompletionsFollowTheAdmittedParallelismWhenAnnotated) {
+  CreateQueues();
+  api::Object job = Job("synced", "2");
+  job["spec"]["parallelism"] = 4;
+  job["spec"]["completions"] = 4;
+  job["spec"]["completionMode"] = "Indexed";
+  job["metadata"]["annotations"][kJobMinParallelismAnnotation] = "2";
+  job["metadata"]["annotations"][api::kJobCompletionsEqualParallelismAnnotation] = "true";
+  Create(kJobs, "team-a", job);
+  Settle();
+  api::Object running = Get(kJobs, "team-a", "synced");
+  EXPECT_EQ(running["spec"]["suspend"], false);
+  EXPECT_EQ(running["spec"]["parallelism"], 2);
+  EXPECT_EQ(running["spec"]["completions"], 2);
+  api::Object wl = WorkloadOf("team-a", "synced");
+  EXPECT_EQ(wl["spec"]["podSets"][0]["count"], 4);
+  wl["spec"]["active"] = false;
+  ASSERT_TRUE(client_.Update(kWorkloads.Namespace("team-a"), wl).ok());
+  Settle();
+  api::Object stopped = Get(kJobs, "team-a", "synced");
+  EXPECT_EQ(stopped["spec"]["suspend"], true);
+  EXPECT_EQ(stopped["spec"]["parallelism"], 4);
+  EXPECT_EQ(stopped["spec"]["completions"], 4);
+}
+
 // A Job without the annotation that does not fit whole stays pending.
 TEST_F(KueueControllerTest, JobWithoutMinParallelismWaitsForItsWholeCount) {
   CreateQueues();

@@ -113,6 +113,7 @@
 
 #include "api/conditions.h"
 #include "api/job_strategy.h"
+#include "api/kueue_job_webhook.h"
 #include "api/object.h"
 #include "api/unstructured.h"
 #include "controllers/jobs/batchjob/job_policies.h"
@@ -264,9 +265,7 @@ std::string FormatIndexIntervals(const std::vector<int32_t>& sorted_indexes);
 // unparsable interval is skipped, a run is cut at completions − 1), ascending.
 std::vector<int32_t> ParseIndexIntervals(std::string_view text, int32_t completions);
 
-// Kueue's partial admission annotation of a batch/v1 Job (pkg/controller/jobs/job/
-// job_controller.go JobMinParallelismAnnotation).
-inline constexpr std::string_view kJobMinParallelismAnnotation = "kueue.x-k8s.io/job-min-parallelism";
+using api::kJobMinParallelismAnnotation;  // Kueue's partial admission (api/kueue_job_webhook.h)
 
 // The annotation's value parsed as a decimal int32 (Kueue's minPodsCount: strconv.Atoi);
 // nullopt when absent or not a number.
