@@ -3,7 +3,6 @@
 #include <cerrno>
 #include <optional>
 #include <poll.h>
-#include <sys/eventfd.h>
 #include <thread>
 #include <unistd.h>
 #include <vector>
@@ -17,71 +16,28 @@ namespace {
 
 const api::GroupResource kPods{"", "pods"};
 
-HttpResponse TooManyRequests(const std::string& message) {
-  HttpResponse r = StatusResponse(UnavailableError(message));
-  nlohmann::json body = nlohmann::json::parse(r.body);
-  body["reason"] = "TooManyRequests";
-  body["code"] = 429;
-  r.status = 429;
-  r.body = body.dump();
-  r.headers.emplace_back("Retry-After", "1");
-  return r;
-}
-
 }  // namespace
 
 // One exec session: the bridge between the command's descriptors and the
 // WebSocket, on its own thread (Run). Receive runs on the connection's I/O
 // thread and hands input over under mu_, waking the thread through an
 // eventfd.
-class PodExecServer::Session : public std::enable_shared_from_this<Session> {
+class PodExecServer::Session : public StreamSession {
  public:
   Session(PodExecServer* server, std::string key, std::unique_ptr<client::ExecProcess> process,
           client::ExecOptions options, bool stdout, bool stderr, bool v5)
-      : server_(server),
-        key_(std::move(key)),
+      : StreamSession(server->sessions_, std::move(key)),
         process_(std::move(process)),
         options_(std::move(options)),
         stdout_(stdout),
         stderr_(stderr),
-        v5_(v5),
-        wake_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
-  ~Session() {
+        v5_(v5) {}
+  ~Session() override {
     process_.reset();  // kills the group if it still runs
-    if (wake_ >= 0) close(wake_);
-    server_->Release(key_);
-  }
-
-  // Called once the connection is upgraded: starts the thread.
-  WebSocketReceiver Start(std::shared_ptr<WebSocketSession> ws) {
-    ws_ = ws;
-    {
-      std::lock_guard<std::mutex> lock(server_->mu_);
-      if (server_->stopping_) {
-        ws->Close();
-        return {};
-      }
-      ++server_->threads_;
-      server_->running_.insert(shared_from_this());
-    }
-    std::weak_ptr<Session> weak = shared_from_this();
-    ws->OnDone([weak] {
-      if (auto self = weak.lock()) self->Wake();
-    });
-    std::thread([self = shared_from_this()] { self->Run(); }).detach();
-    return [weak](std::string message) {
-      auto self = weak.lock();
-      return self ? self->Receive(std::move(message)) : true;
-    };
-  }
-
-  void Wake() {
-    const uint64_t one = 1;
-    (void)!write(wake_, &one, sizeof one);
   }
 
  private:
-  bool Receive(std::string message) {
+  bool Receive(std::string message) override {
     StatusOr<Frame> frame = DecodeFrame(message);
     if (!frame.ok()) return true;
     std::lock_guard<std::mutex> lock(mu_);
@@ -152,7 +108,7 @@ class PodExecServer::Session : public std::enable_shared_from_this<Session> {
     return false;  // EOF; EIO on a pty master whose slave side is closed
   }
 
-  void Run() {
+  void Run() override {
     // Output waits for the client to have made its streams (kExecClientSetupDelay); it stays in
     // the pipes meanwhile, and input is forwarded as soon as it comes.
     std::this_thread::sleep_for(kExecClientSetupDelay);
@@ -164,23 +120,22 @@ class PodExecServer::Session : public std::enable_shared_from_this<Session> {
       last_input_ = last_output_;
     }
     while (out_open || err_open) {
-      if (ws_->Done() || server_->Stopping()) {
+      if (ws_->Done() || Stopping()) {
         disconnected = true;
         break;
       }
       const bool room = ws_->queued_bytes() < kMaxExecOutputQueueBytes;
-      std::vector<pollfd> fds = {{wake_, POLLIN, 0}};
+      std::vector<pollfd> fds = {{wake_fd(), POLLIN, 0}};
       if (out_open && room) fds.push_back({out, POLLIN, 0});
       if (err_open && room) fds.push_back({err, POLLIN, 0});
       if (in >= 0 && in != out && PendingInput()) fds.push_back({in, POLLOUT, 0});
       // Without room the queue is looked at again shortly; otherwise the idle
       // deadline is checked once a second.
       poll(fds.data(), fds.size(), room ? 1000 : 20);
-      uint64_t drained;
-      (void)!read(wake_, &drained, sizeof drained);
+      DrainWake();
       FeedInput(in);
       for (const pollfd& p : fds) {
-        if (p.fd == wake_ || !(p.revents & (POLLIN | POLLHUP | POLLERR))) continue;
+        if (p.fd == wake_fd() || !(p.revents & (POLLIN | POLLHUP | POLLERR))) continue;
         if (p.fd == out) out_open = Pump(out, kStdoutStream, stdout_);
         if (p.fd == err) err_open = Pump(err, kStderrStream, stderr_);
       }
@@ -209,20 +164,11 @@ class PodExecServer::Session : public std::enable_shared_from_this<Session> {
       ws_->Close();
     }
     process_.reset();
-    std::shared_ptr<Session> self = shared_from_this();
-    std::lock_guard<std::mutex> lock(server_->mu_);
-    server_->running_.erase(self);
-    --server_->threads_;
-    server_->cv_.notify_all();
   }
 
-  PodExecServer* const server_;
-  const std::string key_;
   std::unique_ptr<client::ExecProcess> process_;
   const client::ExecOptions options_;
   const bool stdout_, stderr_, v5_;
-  const int wake_;
-  std::shared_ptr<WebSocketSession> ws_;
   std::chrono::steady_clock::time_point last_output_;  // the session thread's
 
   std::mutex mu_;
@@ -254,33 +200,9 @@ client::ContainerExecutor* PodExecServer::ExecutorFor(const std::string& node_na
   return it == executors_.end() ? nullptr : it->second;
 }
 
-std::size_t PodExecServer::open_sessions() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return open_;
-}
+std::size_t PodExecServer::open_sessions() const { return sessions_.open(); }
 
-bool PodExecServer::Acquire(const std::string& key) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (stopping_ || open_ >= kMaxExecSessions || per_pod_[key] >= kMaxExecSessionsPerPod) return false;
-  ++open_;
-  ++per_pod_[key];
-  return true;
-}
-
-void PodExecServer::Release(const std::string& key) {
-  std::lock_guard<std::mutex> lock(mu_);
-  --open_;
-  if (--per_pod_[key] == 0) per_pod_.erase(key);
-}
-
-void PodExecServer::Stop() {
-  std::unique_lock<std::mutex> lock(mu_);
-  stopping_ = true;
-  // Each session sees stopping_ on its next pass, kills its command and
-  // closes its WebSocket.
-  for (const auto& session : running_) session->Wake();
-  cv_.wait_for(lock, std::chrono::seconds(5), [this] { return threads_ == 0; });
-}
+void PodExecServer::Stop() { sessions_.Stop(); }
 
 HandlerResult PodExecServer::Serve(const HttpRequest& req, const std::string& ns, const std::string& name,
                                    const QueryParams& query) {
@@ -329,13 +251,10 @@ HandlerResult PodExecServer::Serve(const HttpRequest& req, const std::string& ns
   }
 
   const std::string key = ns + "/" + name;
-  if (!Acquire(key)) {
-    return TooManyRequests("too many exec sessions: limit is " + std::to_string(kMaxExecSessions) + " per server, " +
-                           std::to_string(kMaxExecSessionsPerPod) + " per pod");
-  }
+  if (!sessions_.Acquire(key)) return sessions_.TooMany("exec");
   auto process = executor->StartExec(ns, name, options);
   if (!process.ok() || *process == nullptr) {
-    Release(key);
+    sessions_.Release(key);
     // The command could not start (executable not found): as the kubelet,
     // the session opens and the error stream says why.
     const std::string status = ErrorStatusJson(process.ok() ? InternalError("no process") : process.status());

@@ -59,6 +59,7 @@
 #include <string>
 
 #include "apiserver/http_server.h"
+#include "apiserver/stream_sessions.h"
 #include "apiserver/request_info.h"
 #include "client/container_exec.h"
 #include "store/store.h"
@@ -114,23 +115,11 @@ class PodExecServer {
  private:
   class Session;
   friend class Session;
-  // Takes a session slot for pod `key`; false when a bound is reached.
-  bool Acquire(const std::string& key);
-  void Release(const std::string& key);
-  bool Stopping() const {
-    std::lock_guard<std::mutex> lock(mu_);
-    return stopping_;
-  }
 
   store::Store& store_;
   mutable std::mutex mu_;
-  std::condition_variable cv_;
   std::map<std::string, client::ContainerExecutor*> executors_;
-  std::map<std::string, std::size_t> per_pod_;
-  std::size_t open_ = 0;     // slots taken
-  std::size_t threads_ = 0;  // session threads running
-  std::set<std::shared_ptr<Session>> running_;
-  bool stopping_ = false;
+  StreamSessions sessions_{kMaxExecSessions, kMaxExecSessionsPerPod};
 };
 
 }  // namespace berth::apiserver

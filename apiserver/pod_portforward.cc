@@ -5,7 +5,6 @@
 #include <cstring>
 #include <fcntl.h>
 #include <poll.h>
-#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <thread>
 #include <unistd.h>
@@ -43,68 +42,27 @@ bool Offers(std::string_view list, std::string_view protocol) {
   return false;
 }
 
-HttpResponse TooManyRequests(const std::string& message) {
-  HttpResponse r = StatusResponse(UnavailableError(message));
-  nlohmann::json body = nlohmann::json::parse(r.body);
-  body["reason"] = "TooManyRequests";
-  body["code"] = 429;
-  r.status = 429;
-  r.body = body.dump();
-  r.headers.emplace_back("Retry-After", "1");
-  return r;
-}
-
 }  // namespace
 
 // One port-forward session: the SPDY session and the pod connections, on
 // its own thread (Run). Receive runs on the connection's I/O thread and
 // hands the bytes over under mu_, waking the thread through an eventfd;
 // everything else is the session thread's.
-class PodPortForwardServer::Session : public std::enable_shared_from_this<Session> {
+class PodPortForwardServer::Session : public StreamSession {
  public:
   Session(PodPortForwardServer* server, std::string key, std::string ns, std::string name, std::string uid,
           client::ContainerExecutor* executor)
-      : server_(server),
-        key_(std::move(key)),
+      : StreamSession(server->sessions_, std::move(key)),
+        server_(server),
         ns_(std::move(ns)),
         name_(std::move(name)),
         uid_(std::move(uid)),
         executor_(executor),
-        spdy_({.max_streams = kMaxPortForwardStreams}),
-        wake_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
-  ~Session() {
+        spdy_({.max_streams = kMaxPortForwardStreams}) {}
+  ~Session() override {
     for (auto& [id, pair] : pairs_) {
       if (pair.fd >= 0) close(pair.fd);
     }
-    if (wake_ >= 0) close(wake_);
-    server_->Release(key_);
-  }
-
-  WebSocketReceiver Start(std::shared_ptr<WebSocketSession> ws) {
-    ws_ = ws;
-    {
-      std::lock_guard<std::mutex> lock(server_->mu_);
-      if (server_->stopping_) {
-        ws->Close();
-        return {};
-      }
-      ++server_->threads_;
-      server_->running_.insert(shared_from_this());
-    }
-    std::weak_ptr<Session> weak = shared_from_this();
-    ws->OnDone([weak] {
-      if (auto self = weak.lock()) self->Wake();
-    });
-    std::thread([self = shared_from_this()] { self->Run(); }).detach();
-    return [weak](std::string message) {
-      auto self = weak.lock();
-      return self ? self->Receive(std::move(message)) : true;
-    };
-  }
-
-  void Wake() {
-    const uint64_t one = 1;
-    (void)!write(wake_, &one, sizeof one);
   }
 
  private:
@@ -122,7 +80,7 @@ class PodPortForwardServer::Session : public std::enable_shared_from_this<Sessio
     Clock::time_point opened;
   };
 
-  bool Receive(std::string message) {
+  bool Receive(std::string message) override {
     std::lock_guard<std::mutex> lock(mu_);
     last_input_ = Clock::now();
     inbound_ += message;
@@ -282,7 +240,7 @@ class PodPortForwardServer::Session : public std::enable_shared_from_this<Sessio
     return !pod.ok() || api::Uid(*pod.value()) != uid_;
   }
 
-  void Run() {
+  void Run() override {
     last_output_ = Clock::now();
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -291,7 +249,7 @@ class PodPortForwardServer::Session : public std::enable_shared_from_this<Sessio
     Clock::time_point next_pod_check = Clock::now() + kPortForwardPodCheckPeriod;
     bool disconnected = false;
     while (true) {
-      if (ws_->Done() || server_->Stopping()) {
+      if (ws_->Done() || Stopping()) {
         disconnected = ws_->Done();
         break;
       }
@@ -341,7 +299,7 @@ class PodPortForwardServer::Session : public std::enable_shared_from_this<Sessio
       if (now - std::max(last_input, last_output_) > kPortForwardIdleTimeout) break;
 
       const bool room = ws_->queued_bytes() < kMaxPortForwardOutputQueueBytes;
-      std::vector<pollfd> fds = {{wake_, POLLIN, 0}};
+      std::vector<pollfd> fds = {{wake_fd(), POLLIN, 0}};
       for (auto& [id, pair] : pairs_) {
         if (pair.fd < 0) continue;
         short events = room ? POLLIN : 0;
@@ -349,10 +307,9 @@ class PodPortForwardServer::Session : public std::enable_shared_from_this<Sessio
         if (events != 0) fds.push_back({pair.fd, events, 0});
       }
       poll(fds.data(), fds.size(), room ? 250 : 20);
-      uint64_t drained;
-      (void)!read(wake_, &drained, sizeof drained);
+      DrainWake();
       for (const pollfd& p : fds) {
-        if (p.fd == wake_ || !(p.revents & (POLLIN | POLLHUP | POLLERR))) continue;
+        if (p.fd == wake_fd() || !(p.revents & (POLLIN | POLLHUP | POLLERR))) continue;
         for (auto& [id, pair] : pairs_) {
           if (pair.fd == p.fd) {
             Pump(pair);
@@ -371,11 +328,6 @@ class PodPortForwardServer::Session : public std::enable_shared_from_this<Sessio
       if (pair.fd >= 0) close(pair.fd);
       pair.fd = -1;
     }
-    std::shared_ptr<Session> self = shared_from_this();
-    std::lock_guard<std::mutex> lock(server_->mu_);
-    server_->running_.erase(self);
-    --server_->threads_;
-    server_->cv_.notify_all();
   }
 
   PodPortForwardServer* const server_;
@@ -383,8 +335,6 @@ class PodPortForwardServer::Session : public std::enable_shared_from_this<Sessio
   client::ContainerExecutor* const executor_;
   spdy::ServerSession spdy_;                 // the session thread's
   std::map<std::string, Pair> pairs_;        // by requestid; the session thread's
-  const int wake_;
-  std::shared_ptr<WebSocketSession> ws_;
   Clock::time_point last_output_;  // the session thread's
 
   std::mutex mu_;
@@ -399,31 +349,9 @@ PodPortForwardServer::PodPortForwardServer(
 
 PodPortForwardServer::~PodPortForwardServer() { Stop(); }
 
-std::size_t PodPortForwardServer::open_sessions() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return open_;
-}
+std::size_t PodPortForwardServer::open_sessions() const { return sessions_.open(); }
 
-bool PodPortForwardServer::Acquire(const std::string& key) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (stopping_ || open_ >= kMaxPortForwardSessions || per_pod_[key] >= kMaxPortForwardSessionsPerPod) return false;
-  ++open_;
-  ++per_pod_[key];
-  return true;
-}
-
-void PodPortForwardServer::Release(const std::string& key) {
-  std::lock_guard<std::mutex> lock(mu_);
-  --open_;
-  if (--per_pod_[key] == 0) per_pod_.erase(key);
-}
-
-void PodPortForwardServer::Stop() {
-  std::unique_lock<std::mutex> lock(mu_);
-  stopping_ = true;
-  for (const auto& session : running_) session->Wake();
-  cv_.wait_for(lock, std::chrono::seconds(5), [this] { return threads_ == 0; });
-}
+void PodPortForwardServer::Stop() { sessions_.Stop(); }
 
 HandlerResult PodPortForwardServer::Serve(const HttpRequest& req, const std::string& ns, const std::string& name,
                                           const QueryParams& query) {
@@ -455,10 +383,7 @@ HandlerResult PodPortForwardServer::Serve(const HttpRequest& req, const std::str
     return StatusResponse(BadRequestError("unable to upgrade: no tunneling spdy protocols provided"));
   }
   const std::string key = ns + "/" + name;
-  if (!Acquire(key)) {
-    return TooManyRequests("too many port-forward sessions: limit is " + std::to_string(kMaxPortForwardSessions) +
-                           " per server, " + std::to_string(kMaxPortForwardSessionsPerPod) + " per pod");
-  }
+  if (!sessions_.Acquire(key)) return sessions_.TooMany("port-forward");
   auto session = std::make_shared<Session>(this, key, ns, name, api::Uid(*pod.value()), executor);
   WebSocketUpgrade upgrade;
   upgrade.protocol = kPortForwardTunnelProtocol;

@@ -60,6 +60,7 @@
 #include <string>
 
 #include "apiserver/http_server.h"
+#include "apiserver/stream_sessions.h"
 #include "apiserver/request_info.h"
 #include "client/container_exec.h"
 #include "store/store.h"
@@ -110,22 +111,10 @@ class PodPortForwardServer {
  private:
   class Session;
   friend class Session;
-  bool Acquire(const std::string& key);
-  void Release(const std::string& key);
-  bool Stopping() const {
-    std::lock_guard<std::mutex> lock(mu_);
-    return stopping_;
-  }
 
   store::Store& store_;
   const std::function<client::ContainerExecutor*(const std::string&)> executor_for_;
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::map<std::string, std::size_t> per_pod_;
-  std::size_t open_ = 0;
-  std::size_t threads_ = 0;
-  std::set<std::shared_ptr<Session>> running_;
-  bool stopping_ = false;
+  StreamSessions sessions_{kMaxPortForwardSessions, kMaxPortForwardSessionsPerPod};
 };
 
 }  // namespace berth::apiserver

@@ -1,0 +1,102 @@
+// StreamSessions: the long-lived streaming sessions of one pod subresource
+// (pods/exec and pods/attach in pod_exec.h, pods/portforward in pod_portforward.h),
+// each a WebSocket served by a thread of its own.
+//
+//   - Slots: Acquire(pod key) takes one before the upgrade; it fails while
+//     stopping or when `max_sessions` are open, or `max_per_pod` for that pod
+//     (the limits are the caller's, documented in docs/security.md). The
+//     session gives its slot back when it is destroyed.
+//   - Threads: StreamSession::Start (the upgrade's start) registers the
+//     session and runs its Run() on a new thread; Receive() gets the client's
+//     messages on the connection's I/O thread. The thread sleeps in poll() on
+//     wake_fd() among its own descriptors; Wake() makes that poll return.
+//   - Stop(): no new slot or session; every session is woken (it sees
+//     Stopping() and ends) and the threads are waited for, at most `wait`.
+//
+// Thread-safety: every method of StreamSessions may be called from any
+// thread; a StreamSession's Wake() too. The sessions are shared_ptr-owned by
+// their thread and their connection's callbacks.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+
+#include "apiserver/http_server.h"
+
+namespace berth::apiserver {
+
+class StreamSessions;
+
+class StreamSession : public std::enable_shared_from_this<StreamSession> {
+ public:
+  // Holds the slot `sessions.Acquire(key)` took.
+  StreamSession(StreamSessions& sessions, std::string key);
+  virtual ~StreamSession();  // gives the slot back
+  StreamSession(const StreamSession&) = delete;
+  StreamSession& operator=(const StreamSession&) = delete;
+
+  // The upgrade's start: registers the session and starts its thread; while
+  // stopping, closes the connection and returns an empty receiver.
+  WebSocketReceiver Start(std::shared_ptr<WebSocketSession> ws);
+  // Makes the session thread's poll on wake_fd() return.
+  void Wake();
+
+ protected:
+  // The session, on its own thread; it ends the session (closes ws_) before it returns.
+  virtual void Run() = 0;
+  // A client message, on the connection's I/O thread; false pauses reading.
+  virtual bool Receive(std::string message) = 0;
+  // Stop() was called: Run() returns soon.
+  bool Stopping() const;
+  int wake_fd() const { return wake_; }
+  // Consumes the wake-ups (after poll()).
+  void DrainWake();
+
+  std::shared_ptr<WebSocketSession> ws_;  // set by Start, before Run
+
+ private:
+  StreamSessions& sessions_;
+  const std::string key_;
+  const int wake_;  // eventfd
+};
+
+class StreamSessions {
+ public:
+  StreamSessions(std::size_t max_sessions, std::size_t max_per_pod)
+      : max_sessions_(max_sessions), max_per_pod_(max_per_pod) {}
+  ~StreamSessions() { Stop(); }
+
+  // A slot for pod `key` ("namespace/name"); false while stopping or at a bound.
+  bool Acquire(const std::string& key);
+  // Gives back a slot no session took (a StreamSession gives its own back).
+  void Release(const std::string& key);
+  // The answer when Acquire fails: 429 TooManyRequests, Retry-After 1, "too many <kind>
+  // sessions: limit is N per server, M per pod".
+  HttpResponse TooMany(const std::string& kind) const;
+  // Ends every session and waits (real time, at most `wait`) for their threads.
+  void Stop(std::chrono::milliseconds wait = std::chrono::seconds(5));
+  bool Stopping() const;
+  // Slots taken now.
+  std::size_t open() const;
+
+ private:
+  friend class StreamSession;
+  bool Register(const std::shared_ptr<StreamSession>& session);
+  void Unregister(const std::shared_ptr<StreamSession>& session);
+
+  const std::size_t max_sessions_, max_per_pod_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::map<std::string, std::size_t> per_pod_;
+  std::size_t open_ = 0;
+  std::set<std::shared_ptr<StreamSession>> running_;  // threads running
+  bool stopping_ = false;
+};
+
+}  // namespace berth::apiserver
