@@ -88,6 +88,18 @@ class TlsServerTest : public ::testing::Test {
         s.start = [](std::shared_ptr<ResponseStream> stream) { stream->Write("first\n"); };
         return s;
       }
+      if (req.target == "/late") {
+        // A watch whose first event comes a while after the response head.
+        StreamingResponse s;
+        s.start = [](std::shared_ptr<ResponseStream> stream) {
+          std::thread([stream] {
+            std::this_thread::sleep_for(std::chrono::milliseconds(150));
+            stream->Write("late\n");
+            stream->Close();
+          }).detach();
+        };
+        return s;
+      }
       if (req.target == "/healthz") return HttpResponse{200, "text/plain", {}, "ok"};
       return HttpResponse{404, "text/plain", {}, "not found"};
     });
@@ -234,6 +246,25 @@ TEST_F(TlsServerTest, AChunkedStreamWorksOverTls) {
   ASSERT_TRUE(res.ok()) << res.status();
   EXPECT_EQ(res->status, 200);
   EXPECT_EQ(body, "{\"n\":1}\n{\"n\":2}\n{\"n\":3}\n");
+}
+
+// A stream stays open until the client closes it: the reactor's readiness left from the
+// request (its TLS records already read) is not the client's close. Taken for it, fresh
+// watches ended at once with no event (kubectl get -w exited silently).
+TEST_F(TlsServerTest, AStreamIsNotEndedByTheReadinessLeftFromItsRequest) {
+  StartServer();
+  for (int i = 0; i < 20; ++i) {
+    client::HttpClient c(Config(ca_.certificate_pem));
+    client::RawRequest r;
+    r.target = "/late";
+    std::string body;
+    auto res = c.DoStream(r, [&](std::string_view piece) {
+      body += piece;
+      return true;
+    });
+    ASSERT_TRUE(res.ok()) << res.status();
+    ASSERT_EQ(body, "late\n") << "attempt " << i;
+  }
 }
 
 TEST_F(TlsServerTest, StopEndsAnOpenStream) {
