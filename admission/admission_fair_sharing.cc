@@ -44,7 +44,10 @@ double LocalQueueUsage(const UsageAmounts& consumed, double local_queue_weight,
     auto w = resource_weights.find(name);
     usage += (w == resource_weights.end() ? 1.0 : w->second) * milli / 1000.0;
   }
-  return usage / local_queue_weight;
+  const double result = usage / local_queue_weight;
+  // Never NaN (∞/∞ with an infinite weight and an infinite resource weight): a NaN
+  // breaks the queue's ordering, so such a LocalQueue goes last.
+  return std::isnan(result) ? std::numeric_limits<double>::infinity() : result;
 }
 
 const AfsUsageLedger::Entry* AfsUsageLedger::Get(const std::string& local_queue) const {

@@ -12,7 +12,8 @@
 //     usage         = Σ_r resourceWeights[r] (default 1) × (consumed + penalty)[r]
 //                     in the resource's units, divided by the LocalQueue's
 //                     spec.fairSharing.weight (default 1); +∞ for a weight ≤ 0
-//                     (CalculateUsage), so such a LocalQueue goes last.
+//                     (CalculateUsage), so such a LocalQueue goes last; +∞ too
+//                     where the division is undefined (∞/∞): never NaN.
 //   pkg/cache/queue/afs/usage_ledger.go, pkg/controller/core/localqueue_controller.go
 //   (reconcileConsumedUsage) and workload_controller.go (updateAfsConsumedUsage):
 //     a ledger entry per LocalQueue holds the decayed consumed resources and

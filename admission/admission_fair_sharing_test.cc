@@ -69,6 +69,16 @@ TEST(AdmissionFairSharingTest, LocalQueueUsageWeighsResourcesAndDividesByWeight)
   EXPECT_EQ(LocalQueueUsage(consumed, 0, {}), std::numeric_limits<double>::infinity());
 }
 
+// Never NaN, whatever the weights: ∞/∞ (an infinite LocalQueue weight over an infinite
+// resource weight) orders last, as a weight ≤ 0 does, and so does a NaN handed to the queue.
+TEST(AdmissionFairSharingTest, UsageIsNeverNaN) {
+  const double inf = std::numeric_limits<double>::infinity();
+  EXPECT_EQ(LocalQueueUsage({{"memory", 1000}}, inf, {{"memory", inf}}), inf);
+  EXPECT_EQ(LocalQueueUsage({{"cpu", 1000}}, inf, {}), 0);
+  EXPECT_EQ(LocalQueueUsage({{"cpu", 1000}}, 0, {}), inf);
+  EXPECT_EQ(LocalQueueUsage({{"cpu", 1000}}, -1, {}), inf);
+}
+
 TEST(AdmissionFairSharingTest, LedgerSamplesSeedsAndSettles) {
   const AdmissionFairSharingConfig cfg = Config(minutes(5), minutes(5));
   AfsUsageLedger ledger;
@@ -140,6 +150,15 @@ TEST_F(AdmissionFairSharingOrderTest, UsageComesBeforePriority) {
   q.SetAdmissionFairSharing("cq", true);
   q.SetLocalQueueUsage("ns/team-a", 2.0);
   EXPECT_EQ(Order(), (std::vector<std::string>{"b1", "a-high", "a1", "a2"}));
+}
+
+TEST_F(AdmissionFairSharingOrderTest, ANaNUsageGoesLastAndKeepsEveryWorkloadQueued) {
+  Flood();
+  q.SetAdmissionFairSharing("cq", true);
+  q.SetLocalQueueUsage("ns/team-a", std::nan(""));
+  q.SetLocalQueueUsage("ns/team-b", 1.0);
+  EXPECT_EQ(Order(), (std::vector<std::string>{"b1", "a1", "a2"}));
+  EXPECT_EQ(q.ActiveCount("cq"), 3u);
 }
 
 TEST_F(AdmissionFairSharingOrderTest, WeightTwoHalvesTheUsage) {

@@ -90,6 +90,15 @@ TEST_F(PreemptionTest, AdmissionFairSharingTakesTheBusierLocalQueueFirst) {
   // Equal usage: the usual order.
   snap->SetLocalQueueUsage([](const std::string&, const Workload&) -> std::optional<double> { return 3.0; });
   EXPECT_EQ(Targets(w), (Targets_{{"quiet-recent", "InClusterQueue"}}));
+  // LocalQueues of the same name in two namespaces are two LocalQueues.
+  Build({ClusterQueueBuilder(names, "q").WithinClusterQueue(Policy::kLowerPriority).Group({FQ("f").Resource("cpu", "2")}).Obj()},
+        {WorkloadBuilder(names, "busy-old").LocalQueue("team-a", "user-queue").Request("cpu", "1").Admitted("q", "f", T(1)).Obj(),
+         WorkloadBuilder(names, "quiet-recent").LocalQueue("team-b", "user-queue").Request("cpu", "1").Admitted("q", "f", T(9)).Obj()});
+  snap->SetLocalQueueUsage([](const std::string&, const Workload& x) -> std::optional<double> {
+    return x.namespace_name == "team-a" ? 8.0 : 1.0;
+  });
+  EXPECT_EQ(Targets(w), (Targets_{{"busy-old", "InClusterQueue"}}));
+  build();
   // A ClusterQueue without AFS (nullopt): the usual order.
   snap->SetLocalQueueUsage([](const std::string&, const Workload& x) -> std::optional<double> {
     if (x.queue_name == "busy") return 8.0;

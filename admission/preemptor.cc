@@ -43,7 +43,9 @@ bool SatisfiesPolicy(const Workload& preemptor, const Workload& candidate, Preem
 }
 
 // CandidatesOrdering (common/ordering.go): other ClusterQueues first, then (Admission
-// Fair Sharing, two LocalQueues of one ClusterQueue) the LocalQueue with more usage, then
+// Fair Sharing, two LocalQueues of one ClusterQueue) the LocalQueue with more usage (a
+// LocalQueue is its namespace and name; Kueue compares the names only, so teams whose
+// LocalQueues share a name, each `user-queue` in its namespace, were never told apart), then
 // lower priority, then most recently admitted, then uid. Kueue puts workloads already
 // evicted first; berth never takes them as candidates (a preemptor waits for its own).
 bool CandidateBefore(const WorkloadInfo& a, const WorkloadInfo& b, int preemptor_cq) {
@@ -51,7 +53,8 @@ bool CandidateBefore(const WorkloadInfo& a, const WorkloadInfo& b, int preemptor
   const Workload& y = b.workload;
   bool xs = a.cq == preemptor_cq, ys = b.cq == preemptor_cq;
   if (xs != ys) return !xs;
-  if (a.cq == b.cq && x.queue_name != y.queue_name && a.local_queue_usage && b.local_queue_usage &&
+  const bool other_local_queue = x.namespace_name != y.namespace_name || x.queue_name != y.queue_name;
+  if (a.cq == b.cq && other_local_queue && a.local_queue_usage && b.local_queue_usage &&
       *a.local_queue_usage != *b.local_queue_usage) {
     return *a.local_queue_usage > *b.local_queue_usage;
   }

@@ -1,5 +1,8 @@
 #include "admission/queue_manager.h"
 
+#include <cmath>
+#include <limits>
+
 #include <algorithm>
 #include <functional>
 
@@ -94,6 +97,7 @@ void QueueManager::SetAdmissionFairSharing(const std::string& cluster_queue, boo
 }
 
 void QueueManager::SetLocalQueueUsage(const std::string& local_queue, double usage) {
+  if (std::isnan(usage)) usage = std::numeric_limits<double>::infinity();  // a NaN key breaks the heap's order
   if (auto old = lq_usage_.find(local_queue); old != lq_usage_.end() && old->second == usage) return;
   Rekey(FairSharingQueues(), local_queue, [&] { lq_usage_[local_queue] = usage; });
 }

@@ -234,7 +234,7 @@ StatusOr<Duration> ParseGoDuration(std::string_view text) {
       while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i, digits = true;
     }
     if (!digits) return invalid();
-    const double number = std::stod(std::string(s.substr(0, i)));
+    const double number = std::strtod(std::string(s.substr(0, i)).c_str(), nullptr);  // HUGE_VAL: caught below
     s.remove_prefix(i);
     size_t u = 0;
     while (u < s.size() && !std::isdigit(static_cast<unsigned char>(s[u])) && s[u] != '.') ++u;
@@ -247,6 +247,8 @@ StatusOr<Duration> ParseGoDuration(std::string_view text) {
     total += number * found->second;
     s.remove_prefix(u);
   }
+  // Go's time.ParseDuration: beyond an int64 of nanoseconds (~292 years) it overflows.
+  if (!(total < 9.223372036854775e9)) return invalid();
   const auto d = std::chrono::duration_cast<Duration>(std::chrono::duration<double>(total));
   return negative ? -d : d;
 }
@@ -452,6 +454,9 @@ StatusOr<KueueConfiguration> ParseKueueConfiguration(std::string_view text, std:
         const api::FieldPath wpath = apath.Child("resourceWeights").Key(it.key());
         if (!it.value().is_number()) {
           errs.push_back(api::Invalid(wpath, it.value(), "must be a number"));
+        } else if (!std::isfinite(it.value().get<double>())) {
+          // YAML's .nan and .inf (and 1e400) have no JSON form: Kueue's loader refuses them.
+          errs.push_back(api::Invalid(wpath, it.value(), "must be a finite number"));
         } else if (it.value().get<double>() < 0) {
           errs.push_back(api::Invalid(wpath, it.value(), "must be greater than or equal to 0"));
         } else {

@@ -259,6 +259,14 @@ TEST(KueueConfiguration, AdmissionFairSharing) {
       {"resourceWeights: {cpu: -1}",
        "admissionFairSharing.resourceWeights[cpu]: Invalid value: -1: must be greater than or equal to 0"},
       {"resourceWeights: {cpu: lots}", "admissionFairSharing.resourceWeights[cpu]: Invalid value: \"lots\": must be a number"},
+      {"resourceWeights: {cpu: .nan}", "admissionFairSharing.resourceWeights[cpu]: Invalid value: NaN: must be a finite number"},
+      {"resourceWeights: {cpu: .inf}", "admissionFairSharing.resourceWeights[cpu]: Invalid value: +Inf: must be a finite number"},
+      {"resourceWeights: {memory: 1e400}",
+       "admissionFairSharing.resourceWeights[memory]: Invalid value: +Inf: must be a finite number"},
+      // Beyond an int64 of nanoseconds: Go's overflow error, not a sign error.
+      {"usageHalfLifeTime: 99999999999h",
+       "admissionFairSharing.usageHalfLifeTime: Invalid value: \"99999999999h\": time: invalid duration \"99999999999h\""},
+      {"usageSamplingInterval: 1e999999999s", "admissionFairSharing.usageSamplingInterval: Invalid value: \"1e999999999s\""},
   };
   for (const auto& [field, want] : bad) {
     auto cfg = ParseKueueConfiguration(head + "admissionFairSharing:\n  " + field + "\n");

@@ -1,6 +1,8 @@
 #include "controllers/kueue/queue_status.h"
 
+#include <charconv>
 #include <cmath>
+#include <optional>
 #include <map>
 
 #include "api/conditions.h"
@@ -107,14 +109,35 @@ api::Object LocalQueueStatus(const api::Object& local_queue, const api::Object* 
 
 void SetAdmissionFairSharingStatus(api::Object* status, const admission::UsageAmounts& consumed, Time last_update) {
   api::Object resources = api::Object::object();
-  for (const auto& [name, milli] : consumed) {
-    resources[name] = admission::FormatAmount(name, static_cast<Amount>(std::floor(milli)));
-  }
+  for (const auto& [name, milli] : consumed) resources[name] = FormatConsumedAmount(name, milli);
   api::Object& fs = (*status)["fairSharing"];
   if (!fs.is_object()) fs = api::Object::object();
   if (!fs.contains("weightedShare")) fs["weightedShare"] = 0;
   fs["admissionFairSharingStatus"] = {{"consumedResources", std::move(resources)},
                                       {"lastUpdate", FormatRfc3339(last_update)}};
+}
+
+std::string FormatConsumedAmount(const std::string& resource, double milli) {
+  if (!std::isfinite(milli) || milli < 0) milli = 0;
+  const double nano = std::round(milli * 1e6);
+  // Below 10^6 units the nanos fit an int64 with room to spare; above, a milli-unit is
+  // far below what changes an order.
+  if (milli < 1e9 && std::fmod(nano, 1e6) != 0) return std::to_string(static_cast<int64_t>(nano)) + "n";
+  return admission::FormatAmount(resource, static_cast<Amount>(std::floor(milli)));
+}
+
+std::optional<double> ParseConsumedAmount(const std::string& text) {
+  // The nano and micro forms exactly (Quantity keeps milli-units); the rest as a Quantity.
+  for (const auto& [suffix, milli_per] : {std::pair<char, double>{'n', 1e-6}, {'u', 1e-3}}) {
+    if (text.size() < 2 || text.back() != suffix) continue;
+    int64_t v = 0;
+    const char* end = text.data() + text.size() - 1;
+    auto [p, ec] = std::from_chars(text.data(), end, v);
+    if (ec == std::errc() && p == end && v >= 0) return static_cast<double>(v) * milli_per;
+  }
+  auto q = Quantity::Parse(text);
+  if (!q.ok() || q.value().milli() < 0) return std::nullopt;
+  return static_cast<double>(q.value().milli());
 }
 
 admission::UsageAmounts PersistedConsumedResources(const api::Object& local_queue) {
@@ -124,8 +147,7 @@ admission::UsageAmounts PersistedConsumedResources(const api::Object& local_queu
   if (!consumed.is_object()) return out;
   for (auto it = consumed.begin(); it != consumed.end(); ++it) {
     const api::Object& v = it.value();
-    auto q = Quantity::Parse(v.is_string() ? v.get<std::string>() : v.dump());
-    if (q.ok()) out[it.key()] = static_cast<double>(q.value().milli());
+    if (auto milli = ParseConsumedAmount(v.is_string() ? v.get<std::string>() : v.dump())) out[it.key()] = *milli;
   }
   return out;
 }

@@ -32,6 +32,7 @@
 // Thread-safety: pure functions; run under the controller lock (names).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -63,6 +64,15 @@ api::Object ClusterQueueStatus(const api::Object& cluster_queue, const admission
 api::Object LocalQueueStatus(const api::Object& local_queue, const api::Object* cluster_queue, bool cq_active,
                              int pending, const std::vector<QueuedWorkload>& workloads,
                              admission::ResourceNames& names, Time now);
+
+// A consumed amount (milli-units, real) as status.fairSharing.admissionFairSharingStatus
+// writes it: in nano-units ("382000n") where milli-units would round it (Kueue keeps
+// nine decimal digits; an entry penalty is often below 1m), else the resource's usual
+// form ("2", "31999m", "12Gi"). Negative or non-finite: "0".
+std::string FormatConsumedAmount(const std::string& resource, double milli);
+// Reads one back (nano, micro or any Quantity) in milli-units; nullopt when it is not a
+// non-negative quantity.
+std::optional<double> ParseConsumedAmount(const std::string& text);
 
 // status.fairSharing.admissionFairSharingStatus: consumedResources (each
 // amount rounded down to a milli-unit, in Kueue's canonical text) and

@@ -94,12 +94,13 @@ story afs yes "b-1 b-2 "
 
 # ---- (c) the LocalQueues' status ------------------------------------------------------------
 consumed() { "$KUBECTL" get lq -n "$1" user-queue -o jsonpath='{.status.fairSharing.admissionFairSharingStatus.consumedResources.cpu}'; }
-milli() { local q=$1; case $q in *m) echo "${q%m}" ;; '') echo 0 ;; *) echo $((q * 1000)) ;; esac; }
+# In nano-units: consumedResources keeps amounts below 1m as "382000n".
+nano() { local q=$1; case $q in *n) echo "${q%n}" ;; *u) echo $((${q%u} * 1000)) ;; *m) echo $((${q%m} * 1000000)) ;; '') echo 0 ;; *) echo $((q * 1000000000)) ;; esac; }
 # With usageSamplingInterval 2s and usageHalfLifeTime 1h the amounts are small (an entry
 # penalty is α(2s) = 0.04 % of a cpu; 2 running cpus add 0.77m per sample): which team has
 # more depends on how long each ran, so only that both consumed something is asserted here
 # (the controller tests assert the amounts on a fake clock).
-both_consumed() { [ "$(milli "$(consumed afs-a)")" -gt 0 ] && [ "$(milli "$(consumed afs-b)")" -gt 0 ]; }
+both_consumed() { [ "$(nano "$(consumed afs-a)")" -gt 0 ] && [ "$(nano "$(consumed afs-b)")" -gt 0 ]; }
 wait_until 20 both_consumed || fail "consumedResources cpu: team-a '$(consumed afs-a)', team-b '$(consumed afs-b)' (want both > 0)"
 last=$("$KUBECTL" get lq -n afs-a user-queue -o jsonpath='{.status.fairSharing.admissionFairSharingStatus.lastUpdate}')
 [[ $last =~ ^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}Z$ ]] || fail "lastUpdate '$last'"

@@ -13,6 +13,7 @@
 #include "controllers/jobs/batchjob/batchjob_integration.h"
 #include "controllers/jobs/batchjob/job_pods.h"
 #include "controllers/kueue/decoder.h"
+#include "controllers/kueue/queue_status.h"
 #include "controllers/kueue/testing/kueue_test_env.h"
 #include "controllers/kueue/visibility.h"
 #include "core/quantity.h"
@@ -1347,9 +1348,9 @@ class AdmissionFairSharingTest : public KueueControllerTest {
   }
   double ConsumedCpu(const std::string& lq) {
     const api::Object s = Get(kLocalQueues, "team-a", lq)["status"]["fairSharing"]["admissionFairSharingStatus"];
-    auto q = Quantity::Parse(s["consumedResources"].value("cpu", "0"));
-    EXPECT_TRUE(q.ok()) << s.dump();
-    return q.ok() ? static_cast<double>(q.value().milli()) : -1;
+    const std::optional<double> milli = ParseConsumedAmount(s["consumedResources"].value("cpu", "0"));
+    EXPECT_TRUE(milli) << s.dump();
+    return milli.value_or(-1);
   }
 };
 
