@@ -1121,8 +1121,13 @@ void KueueController::Start() {
         schedule_requested_ = false;
       }
       if (stopping_) break;
-      CycleSummary s = ScheduleOnce();
-      if (s.admitted > 0 || s.preempted > 0) RequestSchedule();
+      try {
+        CycleSummary s = ScheduleOnce();
+        if (s.admitted > 0 || s.preempted > 0) RequestSchedule();
+      } catch (const std::exception& e) {
+        // Kept alive (see ReconcileLoop::ProcessOne); the next event schedules again.
+        Logger("kueue")->error("scheduling cycle threw: {}", e.what());
+      }
     }
   });
 }

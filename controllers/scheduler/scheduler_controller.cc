@@ -399,7 +399,12 @@ void SchedulerController::Start() {
         wake_ = false;
       }
       if (stopping_) break;
-      ScheduleOnce();
+      try {
+        ScheduleOnce();
+      } catch (const std::exception& e) {
+        // Kept alive (see ReconcileLoop::ProcessOne); the pod is tried again on its backoff.
+        Logger("scheduler")->error("scheduling pass threw: {}", e.what());
+      }
     }
   });
 }

@@ -1,6 +1,7 @@
 #include "controllers/jobs/pytorchjob/pytorchjob_pods.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cctype>
 
 namespace berth::controllers::jobs::pytorchjob {
@@ -79,9 +80,17 @@ std::vector<Object> Pods(const Object& input) {
   int64_t total = 0;
   for (auto it = replicas.begin(); it != replicas.end(); ++it) total += IntAt(it.value(), "replicas", 1);
   const Object& nproc = Field(ObjectAt(job, "spec"), "nprocPerNode");
-  const std::string nproc_text = nproc.is_string() ? nproc.get<std::string>() : std::to_string(nproc.get<int64_t>());
+  const std::string nproc_text = nproc.is_string()           ? nproc.get<std::string>()
+                                 : nproc.is_number_integer() ? std::to_string(nproc.get<int64_t>())
+                                                             : "";
+  // An integer string within int32 (torchrun's --nproc-per-node); anything else counts 1.
   int64_t nproc_int = 1;
-  if (!nproc_text.empty() && std::all_of(nproc_text.begin(), nproc_text.end(), ::isdigit)) nproc_int = std::stoll(nproc_text);
+  int32_t parsed = 0;
+  const char* text_end = nproc_text.data() + nproc_text.size();
+  if (auto [p, ec] = std::from_chars(nproc_text.data(), text_end, parsed);
+      !nproc_text.empty() && ec == std::errc() && p == text_end && parsed > 0) {
+    nproc_int = parsed;
+  }
   const std::string master_addr = name + "-master-0";
   const std::string master_port = std::to_string(MasterPort(job));
 

@@ -87,6 +87,20 @@ TEST(PyTorchJobTest, IntegerNprocAndCustomPortAndCaseFolding) {
   EXPECT_EQ(Env(pods[4], "MASTER_PORT"), "3389");
 }
 
+// nprocPerNode is any string the schema lets through: one that is no int32 (too many
+// digits, a sign, a fraction) counts 1 process per node for WORLD_SIZE and is passed on to
+// torchrun as written. Before, 20 digits threw in the controller and took the server down.
+TEST(PyTorchJobTest, AnNprocThatIsNoInt32CountsOne) {
+  for (const char* text : {"99999999999999999999", "-4", "2.5", "0", "auto", ""}) {
+    json job = SeedJob();
+    job["spec"]["nprocPerNode"] = text;
+    std::vector<json> pods;
+    ASSERT_NO_THROW(pods = Pods(job)) << text;
+    ASSERT_EQ(pods.size(), 9u) << text;
+    EXPECT_EQ(Env(pods[0], "WORLD_SIZE"), "9") << text;
+  }
+}
+
 TEST(PyTorchJobTest, ServicesPerPod) {
   std::vector<json> svcs = Services(SeedJob());
   ASSERT_EQ(svcs.size(), 9u);
