@@ -46,14 +46,15 @@ WL=$(wl_of capped)
 [ "$("$KUBECTL" get workload -n team-a "$WL" -o jsonpath='{.spec.maximumExecutionTimeSeconds}')" = 3 ] ||
   fail "spec.maximumExecutionTimeSeconds: $("$KUBECTL" get workload -n team-a "$WL" -o jsonpath='{.spec}')"
 wait_until 20 cond_is "$WL" Admitted status True || fail "capped not admitted"
-admitted_at=$(date +%s%N)
+admitted_at=$(date -d "$(cond "$WL" Admitted lastTransitionTime)" +%s)
 wait_until 20 "$KUBECTL" wait -n team-a pod -l job-name=capped --for=jsonpath='{.status.phase}'=Running --timeout=1s ||
   fail "capped's pod does not run"
 wait_until 20 cond_is "$WL" Evicted reason Deactivated || fail "not evicted: $("$KUBECTL" get workload -n team-a "$WL" -o yaml)"
-elapsed_ms=$((($(date +%s%N) - admitted_at) / 1000000))
-# 3 s after the Admitted condition's lastTransitionTime, which has whole seconds (up to 1 s
-# before the admission was seen here); the 0.2 s polls add a little.
-[ "$elapsed_ms" -ge 1500 ] && [ "$elapsed_ms" -le 12000 ] || fail "evicted ${elapsed_ms} ms after the admission, not ~3 s"
+evicted_at=$(date -d "$(cond "$WL" Evicted lastTransitionTime)" +%s)
+# From the conditions' own times (whole seconds), not from when this script saw them: a
+# loaded machine delays what kubectl sees, not what the controller did.
+elapsed=$((evicted_at - admitted_at))
+[ "$elapsed" -ge 2 ] && [ "$elapsed" -le 12 ] || fail "evicted ${elapsed} s after the admission, not ~3 s"
 [ "$("$KUBECTL" get workload -n team-a "$WL" -o jsonpath='{.spec.active}')" = false ] || fail "spec.active is not false"
 [ "$(cond "$WL" Evicted message)" = "The workload is deactivated due to exceeding the maximum execution time" ] ||
   fail "Evicted message: $(cond "$WL" Evicted message)"
