@@ -253,9 +253,19 @@ void Informer::RunReflector() {
 }
 
 void Informer::Deliver(const Notification& n, const std::vector<HandlerEntry>& handlers) {
+  // A handler that throws on one object (an odd field of a stored object) is logged and
+  // the others still get it: the dispatch thread must not die, which ends the process.
+  auto guarded = [this](const ObjectPtr& obj, const std::function<void()>& call) {
+    try {
+      call();
+    } catch (const std::exception& e) {
+      Logger("client")->error("informer {}: a handler threw on {}: {}", ref_.gvr.String(),
+                              obj ? MetaNamespaceKey(*obj) : std::string("?"), e.what());
+    }
+  };
   if (n.kind == Notification::kReplay) {
     if (n.target->on_add) {
-      for (const auto& obj : n.replay) n.target->on_add(obj, true);
+      for (const auto& obj : n.replay) guarded(obj, [&] { n.target->on_add(obj, true); });
     }
     return;
   }
@@ -264,13 +274,13 @@ void Informer::Deliver(const Notification& n, const std::vector<HandlerEntry>& h
     const ResourceEventHandler& h = *entry.handler;
     switch (n.kind) {
       case Notification::kAdd:
-        if (h.on_add) h.on_add(n.new_obj, n.flag);
+        if (h.on_add) guarded(n.new_obj, [&] { h.on_add(n.new_obj, n.flag); });
         break;
       case Notification::kUpdate:
-        if (h.on_update) h.on_update(n.old_obj, n.new_obj);
+        if (h.on_update) guarded(n.new_obj, [&] { h.on_update(n.old_obj, n.new_obj); });
         break;
       case Notification::kDelete:
-        if (h.on_delete) h.on_delete(n.new_obj, n.flag);
+        if (h.on_delete) guarded(n.new_obj, [&] { h.on_delete(n.new_obj, n.flag); });
         break;
       default:
         break;

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <stdexcept>
+
 #include <condition_variable>
 #include <mutex>
 #include <thread>
@@ -125,6 +127,28 @@ TEST(InformerTest, InitialListThenWatchEventsInOrder) {
   EXPECT_EQ(informer.LastSyncResourceVersion(), std::to_string(rv_after_delete));
   EXPECT_EQ(Rv(w4), std::to_string(std::stoll(Rv(w1)) - 1));
   EXPECT_EQ(informer.ListCount(), 1);
+}
+
+// A handler that throws on an object (e.g. a key function reading an odd field) is
+// logged; the other handlers get the object and later events still flow.
+TEST(InformerTest, AHandlerThatThrowsDoesNotStopTheDispatch) {
+  FakeClock clock;
+  FakeClient fake(clock);
+  const ResourceRef ref = kWorkloads.Namespace("team-a");
+  ASSERT_TRUE(fake.Create(ref, Workload("odd")).ok());
+  Informer informer(fake, ref, clock, FastOptions());
+  ResourceEventHandler thrower;
+  thrower.on_add = [](const ObjectPtr& o, bool) {
+    if (api::Name(*o) == "odd") throw std::runtime_error("type_error");
+  };
+  informer.AddEventHandler(thrower);
+  Recorder rec;
+  informer.AddEventHandler(rec.Handler());
+  informer.Start();
+  ASSERT_TRUE(informer.WaitForCacheSync(kWait));
+  EXPECT_EQ(rec.Take(1), (std::vector<std::string>{"add team-a/odd initial"}));
+  ASSERT_TRUE(fake.Create(ref, Workload("next")).ok());
+  EXPECT_EQ(rec.Take(1), (std::vector<std::string>{"add team-a/next"}));
 }
 
 TEST(InformerTest, ReconnectsAfterAClosedWatchWithoutRelisting) {
