@@ -109,7 +109,11 @@ const FieldSpec& ConfigurationSpec() {
                       afs,
                       {"resources", Shape::kObject},
                       {"featureGates", Shape::kMap},
-                      {"objectRetentionPolicies", Shape::kObject},
+                      {"objectRetentionPolicies",
+                       Shape::kObject,
+                       {{"workloads",
+                         Shape::kObject,
+                         {{"afterFinished", Shape::kDuration}, {"afterDeactivatedByKueue", Shape::kDuration}}}}},
                       {"webhook", Shape::kObject},
                       {"leaderElection", Shape::kObject},
                       {"metrics", Shape::kObject},
@@ -466,6 +470,24 @@ StatusOr<KueueConfiguration> ParseKueueConfiguration(std::string_view text, std:
     }
   }
 
+  // objectRetentionPolicies.workloads (Kueue's defaults: nil, nothing deleted).
+  if (const api::Object& w = api::NestedField(obj, {"objectRetentionPolicies", "workloads"}); w.is_object()) {
+    const api::FieldPath wpath = api::FieldPath("objectRetentionPolicies").Child("workloads");
+    if (const api::Object& v = api::Field(w, "afterFinished"); v.is_string()) {
+      auto d = ParseGoDuration(v.get<std::string>());
+      if (!d.ok()) {
+        errs.push_back(api::Invalid(wpath.Child("afterFinished"), v, d.status().message()));
+      } else if (*d < Duration::zero()) {
+        errs.push_back(api::Invalid(wpath.Child("afterFinished"), v, "must be greater than or equal to 0"));
+      } else {
+        cfg.workload_retention_after_finished = *d;
+      }
+    }
+    if (w.contains("afterDeactivatedByKueue")) {
+      cfg.ignored.push_back("objectRetentionPolicies.workloads.afterDeactivatedByKueue (not applied by berth)");
+    }
+  }
+
   if (!errs.empty()) {
     std::string joined;
     for (const auto& e : errs) joined += (joined.empty() ? "" : ", ") + e.Error();
@@ -475,7 +497,7 @@ StatusOr<KueueConfiguration> ParseKueueConfiguration(std::string_view text, std:
   // What was read but is not applied.
   static const std::vector<std::string> kApplied = {
       "apiVersion",   "kind",        "manageJobsWithoutQueueName", "waitForPodsReady",
-      "integrations", "fairSharing", "admissionFairSharing"};
+      "integrations", "fairSharing", "admissionFairSharing",       "objectRetentionPolicies"};
   for (auto it = obj.begin(); it != obj.end(); ++it) {
     if (std::find(kApplied.begin(), kApplied.end(), it.key()) == kApplied.end()) {
       cfg.ignored.push_back(it.key() + " (not applied by berth)");

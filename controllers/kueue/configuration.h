@@ -65,6 +65,10 @@
 //     per resource name, `admissionFairSharing.resourceWeights[cpu]: Invalid
 //     value: -1: ...`). It applies to ClusterQueues with
 //     spec.admissionScope.admissionMode UsageBasedAdmissionFairSharing.
+//   objectRetentionPolicies.workloads.afterFinished: a Go duration ≥ 0 (negative:
+//     `objectRetentionPolicies.workloads.afterFinished: Invalid value: "-1s": must be
+//     greater than or equal to 0`); afterDeactivatedByKueue is read and not applied
+//     (listed in `ignored`).
 //
 // Without --config, `berth server` runs ServerDefault(): Kueue v0.19's
 // defaults for a v1beta2 Configuration without a file's sections
@@ -139,6 +143,9 @@ struct KueueConfiguration {
   admission::FairSharingConfig fair_sharing;
   // admissionFairSharing (enabled false: no LocalQueue usage, usual order).
   admission::AdmissionFairSharingConfig admission_fair_sharing;
+  // objectRetentionPolicies.workloads.afterFinished: a Workload Finished this long is
+  // deleted (Kueue's workload_controller.go; 0: at once); nullopt: kept (Kueue's default).
+  std::optional<Duration> workload_retention_after_finished;
   // Human-readable notes on what was read but is not applied: frameworks
   // berth does not implement (in the file's order), then top-level sections
   // ("namespace", "internalCertManagement", ...) in name order.

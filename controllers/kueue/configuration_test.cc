@@ -275,6 +275,28 @@ TEST(KueueConfiguration, AdmissionFairSharing) {
   }
 }
 
+// Kueue's objectRetentionPolicies.workloads (configuration_types.go): afterFinished applied,
+// afterDeactivatedByKueue read and listed as not applied; nothing deleted by default.
+TEST(KueueConfiguration, WorkloadRetention) {
+  const std::string head = "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n";
+  EXPECT_FALSE(KueueConfiguration::ServerDefault().workload_retention_after_finished);
+  auto cfg = ParseKueueConfiguration(head + "objectRetentionPolicies:\n  workloads: {afterFinished: 1h30m, "
+                                            "afterDeactivatedByKueue: 10m}\n");
+  ASSERT_TRUE(cfg.ok()) << cfg.status().message();
+  EXPECT_EQ(cfg.value().workload_retention_after_finished, std::chrono::minutes(90));
+  EXPECT_EQ(cfg.value().ignored,
+            std::vector<std::string>{"objectRetentionPolicies.workloads.afterDeactivatedByKueue (not applied by berth)"});
+  auto zero = ParseKueueConfiguration(head + "objectRetentionPolicies: {workloads: {afterFinished: 0s}}\n");
+  ASSERT_TRUE(zero.ok());
+  EXPECT_EQ(zero.value().workload_retention_after_finished, Duration::zero());
+  auto negative = ParseKueueConfiguration(head + "objectRetentionPolicies: {workloads: {afterFinished: -1s}}\n");
+  ASSERT_FALSE(negative.ok());
+  EXPECT_EQ(negative.status().message(),
+            "objectRetentionPolicies.workloads.afterFinished: Invalid value: \"-1s\": must be greater than or equal to 0");
+  auto unknown = ParseKueueConfiguration(head + "objectRetentionPolicies: {workloads: {afterFinishd: 1h}}\n");
+  EXPECT_FALSE(unknown.ok());
+}
+
 TEST(KueueConfiguration, WrongKind) {
   auto cfg = ParseKueueConfiguration("apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\n");
   ASSERT_FALSE(cfg.ok());

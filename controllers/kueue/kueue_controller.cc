@@ -316,6 +316,23 @@ Status KueueController::ReconcileWorkload(const std::string& key) {
     return Status::Ok();
   }
   api::Object wl = *obj;
+  // objectRetentionPolicies.workloads.afterFinished (Kueue's workload_controller.go): a
+  // Workload Finished that long is deleted (its job stays; a finished job gets no new
+  // Workload), so finished Workloads do not pile up for months.
+  if (const std::optional<Duration> keep = options_.config.workload_retention_after_finished) {
+    if (const api::Object* fin = FindCondition(wl, "Finished"); fin != nullptr && fin->value("status", "") == "True") {
+      Time since{};
+      if (ParseRfc3339(fin->value("lastTransitionTime", ""), &since) && now < since + *keep) {
+        wl_queue_->queue().AddAfter(key, since + *keep - now);
+      } else {
+        client::DeleteOptions options;
+        options.preconditions.uid = api::Uid(wl);
+        Status deleted = client_.Delete(kWorkloads.Namespace(api::Namespace(wl)), api::Name(wl), options);
+        if (!deleted.ok() && deleted.code() != Code::kNotFound) return deleted;
+        return Status::Ok();
+      }
+    }
+  }
   // Kueue's time-driven steps first: deactivation, requeue backoff, PodsReady
   // timeout, maximum execution time (workload_lifecycle.h); one write per reconcile.
   if (LifecycleStep step = NextLifecycleStep(wl, options_.config.wait_for_pods_ready, now);

@@ -270,6 +270,38 @@ TEST_F(KueueControllerTest, CompletionsFollowTheAdmittedParallelismWhenAnnotated
   EXPECT_EQ(stopped["spec"]["completions"], 4);
 }
 
+// objectRetentionPolicies.workloads.afterFinished (Kueue's workload_controller.go): a
+// Workload Finished for the retention period is deleted; its Job stays and gets no new one.
+class WorkloadRetentionTest : public KueueControllerTest {
+ protected:
+  WorkloadRetentionTest() : KueueControllerTest(Config()) {}
+  static KueueConfiguration Config() {
+    KueueConfiguration c;
+    c.workload_retention_after_finished = std::chrono::hours(1);
+    return c;
+  }
+};
+
+TEST_F(WorkloadRetentionTest, AFinishedWorkloadIsDeletedAfterTheRetentionPeriod) {
+  CreateQueues();
+  Create(kJobs, "team-a", Job("done", "1"));
+  Settle();
+  const std::string wl_name = api::Name(WorkloadOf("team-a", "done"));
+  SetJobStatus("team-a", "done", {{"conditions", api::Object::array({{{"type", "Complete"}, {"status", "True"}}})}});
+  Settle();
+  ASSERT_TRUE(IsConditionTrue(Get(kWorkloads, "team-a", wl_name), "Finished"));
+  clock_.Advance(std::chrono::minutes(59));
+  Settle();
+  EXPECT_TRUE(client_.Get(kWorkloads.Namespace("team-a"), wl_name).ok()) << "deleted before the hour";
+  clock_.Advance(std::chrono::minutes(2));
+  Settle();
+  EXPECT_EQ(client_.Get(kWorkloads.Namespace("team-a"), wl_name).status().code(), Code::kNotFound);
+  EXPECT_TRUE(client_.Get(kJobs.Namespace("team-a"), "done").ok());
+  auto left = client_.List(kWorkloads.Namespace("team-a"));
+  ASSERT_TRUE(left.ok());
+  EXPECT_TRUE(left.value().items.empty()) << "a finished Job got a new Workload";
+}
+
 // A Job without the annotation that does not fit whole stays pending.
 TEST_F(KueueControllerTest, JobWithoutMinParallelismWaitsForItsWholeCount) {
   CreateQueues();
