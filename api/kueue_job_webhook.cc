@@ -25,15 +25,19 @@ bool HasControllerOwner(const Object& obj) {
   return false;
 }
 
-// A label's value; nullopt when absent (or not a string).
-std::optional<std::string> LabelValue(const Object& obj, std::string_view key) {
+// A label's or an annotation's value (`map`: "labels" or "annotations"); nullopt when
+// absent (or not a string).
+std::optional<std::string> MetadataValue(const Object& obj, const char* map, std::string_view key) {
   auto meta = obj.find("metadata");
   if (meta == obj.end() || !meta->is_object()) return std::nullopt;
-  auto labels = meta->find("labels");
-  if (labels == meta->end() || !labels->is_object()) return std::nullopt;
-  auto value = labels->find(std::string(key));
-  if (value == labels->end() || !value->is_string()) return std::nullopt;
+  auto values = meta->find(map);
+  if (values == meta->end() || !values->is_object()) return std::nullopt;
+  auto value = values->find(std::string(key));
+  if (value == values->end() || !value->is_string()) return std::nullopt;
   return value->get<std::string>();
+}
+std::optional<std::string> LabelValue(const Object& obj, std::string_view key) {
+  return MetadataValue(obj, "labels", key);
 }
 
 // The queue-name label's value, "" when absent.
@@ -75,15 +79,8 @@ bool IsSuspended(const Object& job, const std::vector<std::string>& suspend_path
 FieldPath LabelPath(std::string_view key) { return FieldPath("metadata").Child("labels").Key(key); }
 FieldPath AnnotationPath(std::string_view key) { return FieldPath("metadata").Child("annotations").Key(key); }
 
-// An annotation's value; nullopt when absent (or not a string).
 std::optional<std::string> AnnotationValue(const Object& obj, std::string_view key) {
-  auto meta = obj.find("metadata");
-  if (meta == obj.end() || !meta->is_object()) return std::nullopt;
-  auto annotations = meta->find("annotations");
-  if (annotations == meta->end() || !annotations->is_object()) return std::nullopt;
-  auto value = annotations->find(std::string(key));
-  if (value == annotations->end() || !value->is_string()) return std::nullopt;
-  return value->get<std::string>();
+  return MetadataValue(obj, "annotations", key);
 }
 
 // Go's strconv.ParseBool.
