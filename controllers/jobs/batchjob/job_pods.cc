@@ -493,7 +493,9 @@ JobPlan PlanJob(const Object& job, const std::vector<ObservedPod>& pods_in, Time
     }
     plan.active = static_cast<int32_t>(kept.size() - k);
     std::vector<int32_t> pending;  // upstream firstPendingIndexes
-    for (int32_t i = 0; i < *spec.completions && live_count < spec.parallelism; ++i) {
+    for (int32_t i = 0; i < *spec.completions && live_count < spec.parallelism &&
+                        pending.size() < static_cast<size_t>(kMaxPodCreatesPerSync);
+         ++i) {
       if (succeeded_indexes.count(i) > 0 || live_indexes.count(i) > 0 || failed_indexes.count(i) > 0) continue;
       pending.push_back(i);
       ++live_count;
@@ -552,7 +554,7 @@ JobPlan PlanJob(const Object& job, const std::vector<ObservedPod>& pods_in, Time
       --live_count;
     }
     plan.active = static_cast<int32_t>(active.size()) - (live - live_count);
-    plan.create_count = std::max(0, want - live_count);
+    plan.create_count = std::min(std::max(0, want - live_count), kMaxPodCreatesPerSync);
     if (job_backoff_until && plan.create_count > 0) {
       plan.create_count = 0;
       plan.backoff_until = job_backoff_until;

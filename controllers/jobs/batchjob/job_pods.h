@@ -218,11 +218,16 @@ struct ObservedPod {
   bool uncounted() const { return removed_by_controller && terminating; }
 };
 
+// The most pods one sync creates (kube's MaxPodCreateDeletePerSync, pkg/controller/job/
+// job_controller.go): a Job of parallelism 2^31−1 gets its pods 500 at a time, each batch's
+// pod events bringing the next sync, and a deleted Job stops getting them at once.
+inline constexpr int32_t kMaxPodCreatesPerSync = 500;
+
 struct JobPlan {
-  std::vector<int32_t> create_indexes;  // Indexed: indexes to create, ascending
+  std::vector<int32_t> create_indexes;  // Indexed: indexes to create, ascending (≤ kMaxPodCreatesPerSync)
   // backoffLimitPerIndex: the counts for the pod of each create_indexes entry (same order).
   std::vector<IndexFailureCounts> create_failure_counts;
-  int32_t create_count = 0;              // NonIndexed: pods to create
+  int32_t create_count = 0;              // NonIndexed: pods to create (≤ kMaxPodCreatesPerSync)
   std::vector<std::string> delete_pods;  // by name, ascending
   // The deletions are the Job's suspension or scale-down (upstream deleteJobPods): each pod
   // gets kRemovedByJobControllerAnnotation before its delete, so its end is not counted.

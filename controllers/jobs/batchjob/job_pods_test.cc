@@ -76,6 +76,22 @@ TEST(JobPodsTest, NonIndexedPodAndLongNames) {
   EXPECT_EQ(PodGenerateName("short", 3), "short-3-");
 }
 
+// kube's MaxPodCreateDeletePerSync: a Job of parallelism 2^31−1 (the schema allows it)
+// gets 500 pods per sync, Indexed or not; before, one sync created pods without end, ~1,000/s,
+// and went on after the Job was deleted.
+TEST(JobPodsTest, OneSyncCreatesAtMost500Pods) {
+  JobPlan indexed = PlanJob(IndexedJob(INT32_MAX, INT32_MAX), {Pod("pi-0-a", "Running", 0)}, kNow);
+  ASSERT_EQ(indexed.create_indexes.size(), 500u);
+  EXPECT_EQ(indexed.create_indexes.front(), 1);
+  EXPECT_EQ(indexed.create_indexes.back(), 500);
+  json plain = PolicyJob("Never", 6);
+  plain["spec"]["parallelism"] = INT32_MAX;
+  plain["spec"].erase("completions");
+  EXPECT_EQ(PlanJob(plain, {}, kNow).create_count, kMaxPodCreatesPerSync);
+  plain["spec"]["completions"] = 700;
+  EXPECT_EQ(PlanJob(plain, {Pod("pi-a", "Running", std::nullopt)}, kNow).create_count, 500);
+}
+
 TEST(JobPodsTest, IndexedCreatesLowestMissingIndexesUpToParallelism) {
   JobPlan plan = PlanJob(IndexedJob(2, 4), {Pod("pi-0-a", "Succeeded", 0), Pod("pi-1-b", "Running", 1)}, kNow);
   EXPECT_EQ(plan.create_indexes, (std::vector<int32_t>{2}));
