@@ -77,6 +77,25 @@ TEST(JobSetWebhookTest, DefaultsAreWrittenOnTheStoredObject) {
   EXPECT_EQ(workers["template"]["spec"]["template"]["spec"]["restartPolicy"], "Never");
 }
 
+// dependsOn names a previous replicatedJob; a dangling or forward one is refused.
+TEST(JobSetWebhookTest, DependsOnNamesAPreviousReplicatedJob) {
+  Object js = ParseYaml(kRestartAction).value();
+  js["spec"]["replicatedJobs"][1]["dependsOn"] = Object::parse(R"([{"name":"leader","status":"Ready"}])");
+  EXPECT_TRUE(Create(js).ok()) << Create(js).status().ToString();
+  for (const char* name : {"nobody", "workers"}) {
+    js["spec"]["replicatedJobs"][1]["dependsOn"][0]["name"] = name;
+    auto w = Create(js);
+    ASSERT_FALSE(w.ok()) << name;
+    ASSERT_EQ(w.status().causes().size(), 1u) << w.status().ToString();
+    EXPECT_EQ(w.status().causes()[0].field + ": " + w.status().causes()[0].message,
+              std::string("spec.replicatedJobs[1].dependsOn[0].name: Invalid value: \"") + name +
+                  "\": must be the name of a previous replicatedJob");
+  }
+  js["spec"]["replicatedJobs"][1].erase("dependsOn");
+  js["spec"]["replicatedJobs"][0]["dependsOn"] = Object::parse(R"([{"name":"workers","status":"Ready"}])");
+  EXPECT_FALSE(Create(js).ok());  // the first replicatedJob has no previous one
+}
+
 TEST(JobSetWebhookTest, RuleNamesFollowUpstreamsPatternLengthAndUniqueness) {
   Object js = ParseYaml(kRestartAction).value();
   Object& rules = js["spec"]["failurePolicy"]["rules"];

@@ -208,7 +208,10 @@ std::vector<PodSet> PodSets(const Object& jobset) {
     ps.name = StringAt(rjob, "name");
     std::transform(ps.name.begin(), ps.name.end(), ps.name.begin(),
                    [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    ps.count = Replicas(rjob) * PodsPerJob(job_spec);
+    // In 64 bits, saturated at int32: 4 replicas × 1073741825 pods wrapped to 4 and was
+    // admitted on 4 cpus. A count beyond int32 cannot fit any quota and stays pending.
+    ps.count = static_cast<int32_t>(
+        std::min<int64_t>(int64_t{Replicas(rjob)} * int64_t{PodsPerJob(job_spec)}, INT32_MAX));
     ps.template_spec = ObjectAt(job_spec, "template");
     out.push_back(std::move(ps));
   }
@@ -424,23 +427,31 @@ JobSetPlan PlanJobSet(const Object& jobset, const std::vector<Object>& child_job
     bool may_create = !in_order || previous_ready;
     for (const Object& dep : ArrayAt(rjob, "dependsOn")) {
       const std::string dep_name = StringAt(dep, "name");
+      auto ds = rjob_status.find(dep_name);
+      if (ds == rjob_status.end() || !ds->second.is_object()) {
+        may_create = false;  // no such replicatedJob (refused on create): never satisfied
+        continue;
+      }
       int32_t dep_replicas = 0;
       for (const Object& r : rjobs)
         if (StringAt(r, "name") == dep_name) dep_replicas = Replicas(r);
-      const Object& ds = rjob_status[dep_name];
-      int have = StringAt(dep, "status") == "Complete" ? ds["succeeded"].get<int>()
-                                                      : ds["ready"].get<int>() + ds["succeeded"].get<int>();
+      const Object& dst = ds->second;
+      const int64_t have = StringAt(dep, "status") == "Complete" ? IntAt(dst, "succeeded", 0)
+                                                                 : IntAt(dst, "ready", 0) + IntAt(dst, "succeeded", 0);
       if (have < dep_replicas) may_create = false;
     }
     if (may_create) {
-      for (int32_t j = 0; j < Replicas(rjob); ++j) {
+      // At most kMaxChildJobsPerSync new Jobs per reconcile: their events bring the next.
+      for (int32_t j = 0; j < Replicas(rjob) && plan.create_jobs.size() < kMaxChildJobsPerSync; ++j) {
         if (existing.count(ChildJobName(api::Name(jobset), name, j)) == 0) {
           plan.create_jobs.push_back(ChildJob(jobset, i, j));
         }
       }
     }
-    const Object& s = rjob_status[name];
-    previous_ready = may_create && s["ready"].get<int>() + s["succeeded"].get<int>() >= Replicas(rjob);
+    auto st = rjob_status.find(name);
+    const int64_t up =
+        st == rjob_status.end() ? 0 : IntAt(st->second, "ready", 0) + IntAt(st->second, "succeeded", 0);
+    previous_ready = may_create && up >= Replicas(rjob);
   }
   std::sort(plan.delete_jobs.begin(), plan.delete_jobs.end());
   return plan;

@@ -120,6 +120,10 @@ struct Event {
   std::string message;
 };
 
+// The most child Jobs one reconcile creates (as kube's Job controller bounds its pods per
+// sync): a JobSet of 2^31−1 replicas built every child in memory first (8 GB in 40 s).
+inline constexpr size_t kMaxChildJobsPerSync = 500;
+
 struct JobSetPlan {
   Object replicated_jobs_status = Object::array();  // status.replicatedJobsStatus
   int32_t restarts = 0;                              // status.restarts

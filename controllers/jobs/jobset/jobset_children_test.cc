@@ -83,6 +83,31 @@ TEST(JobSetChildrenTest, CreatesMissingJobsAndRespectsDependsOn) {
       "active":1,"suspended":0})"));
 }
 
+// Hostile sizes (schema-valid): a podSet count that would overflow int32 saturates (it wrapped
+// to the number of replicas and was admitted on that much quota), and one reconcile creates
+// at most kMaxChildJobsPerSync Jobs (2^31−1 replicas were all built in memory first).
+TEST(JobSetChildrenTest, HugeSizesSaturateAndAreCreatedInBatches) {
+  json js = Sample();
+  js["spec"]["replicatedJobs"][1]["replicas"] = 4;
+  js["spec"]["replicatedJobs"][1]["template"]["spec"]["parallelism"] = 1073741825;
+  js["spec"]["replicatedJobs"][1]["template"]["spec"].erase("completions");
+  EXPECT_EQ(PodSets(js)[1].count, INT32_MAX);
+  js["spec"]["replicatedJobs"][1]["replicas"] = INT32_MAX;
+  const JobSetPlan plan = PlanJobSet(js, {});
+  EXPECT_EQ(plan.create_jobs.size(), kMaxChildJobsPerSync);
+}
+
+// A dependsOn naming no replicatedJob (refused on create; here as stored before that check)
+// holds back only the replicatedJob that names it; before, reconcile threw a json type_error.
+TEST(JobSetChildrenTest, ADependencyOnAMissingReplicatedJobIsNeverSatisfied) {
+  json js = Sample();
+  js["spec"]["replicatedJobs"][1]["dependsOn"] = json::parse(R"([{"name":"nobody","status":"Complete"}])");
+  JobSetPlan plan;
+  ASSERT_NO_THROW(plan = PlanJobSet(js, {}));
+  ASSERT_EQ(plan.create_jobs.size(), 1u);
+  EXPECT_EQ(plan.create_jobs[0]["metadata"]["name"], "js-driver-0");
+}
+
 TEST(JobSetChildrenTest, NoFailurePolicyFailsOnFirstFailedJob) {
   json js = Sample();
   std::vector<json> jobs = ChildJobs(js);
