@@ -205,6 +205,15 @@ admission::PodSet DecodePodSet(const std::string& name, int32_t count, const api
   for (const api::Object& c : NestedField(spec, {"initContainers"})) pod.init_containers.push_back(DecodeContainer(c, names));
   pod.overhead = DecodeResourceList(NestedField(spec, {"overhead"}), names);
   ps.requests = scheduling::PodRequests(pod);
+  // Kueue's resources.ResourceValue: cpu in milli-units, every other resource in whole
+  // units rounded up, per pod, before the count multiplies it. Summing the milli-units
+  // instead made `memory: 1500m` x 2 pods a usage of "3" bytes, which the Workload's
+  // admission check (a multiple of the count) refused at every cycle, and the refused head
+  // held its whole ClusterQueue back.
+  for (const auto& [id, amount] : std::vector<std::pair<admission::ResourceId, Amount>>(ps.requests.items())) {
+    if (names.Name(id) == "cpu" || amount % 1000 == 0) continue;
+    ps.requests.Set(id, (amount / 1000 + (amount > 0 ? 1 : 0)) * 1000);
+  }
   ps.node_selector = DecodeLabels(NestedField(spec, {"nodeSelector"}));
   ps.required_affinity_terms = DecodeRequiredAffinity(spec);
   ps.tolerations = DecodeTolerations(NestedField(spec, {"tolerations"}));

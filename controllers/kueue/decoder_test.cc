@@ -90,6 +90,20 @@ TEST(DecoderTest, PodSetCountsRequestsNotLimitsWithInitAndSidecar) {
   EXPECT_EQ(ps.tolerations[0].op, scheduling::Toleration::Operator::kExists);
 }
 
+// Kueue's resources.ResourceValue: per pod, cpu keeps its milli-units and every other
+// resource is rounded up to whole units (so count x request is what the Workload's
+// admission check accepts: "1500m" bytes x 2 pods is 4 bytes, not 3).
+TEST(DecoderTest, PodSetRequestsRoundNonCpuResourcesUpToWholeUnitsPerPod) {
+  ResourceNames names;
+  api::Object tmpl = api::Object::parse(R"({"spec": {"containers": [{"name": "app", "resources": {"requests":
+    {"cpu": "1500m", "memory": "1500m", "example.com/dev": "2", "ephemeral-storage": "1m"}}}]}})");
+  admission::PodSet ps = DecodePodSet("main", 2, tmpl, names);
+  EXPECT_EQ(ps.requests.Get(names.Find("cpu")), 1500);
+  EXPECT_EQ(ps.requests.Get(names.Find("memory")), 2000);
+  EXPECT_EQ(ps.requests.Get(names.Find("example.com/dev")), 2000);
+  EXPECT_EQ(ps.requests.Get(names.Find("ephemeral-storage")), 1000);
+}
+
 TEST(DecoderTest, AdmissionRoundTripAndWorkloadState) {
   ResourceNames names;
   admission::Admission adm;

@@ -302,6 +302,24 @@ TEST_F(WorkloadRetentionTest, AFinishedWorkloadIsDeletedAfterTheRetentionPeriod)
   EXPECT_TRUE(left.value().items.empty()) << "a finished Job got a new Workload";
 }
 
+// A fractional memory request ("1500m" bytes) is admitted with Kueue's per-pod rounding
+// (2 bytes x 2 pods = "4"); before, the usage "3" was refused at every cycle and held the
+// ClusterQueue back from the next tenant's Job.
+TEST_F(KueueControllerTest, AFractionalMemoryRequestIsAdmittedAndBlocksNoOne) {
+  CreateQueues();
+  api::Object odd = Job("odd", "1");
+  odd["spec"]["parallelism"] = 2;
+  odd["spec"]["completions"] = 2;
+  odd["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"]["memory"] = "1500m";
+  Create(kJobs, "team-a", odd);
+  Create(kJobs, "team-a", Job("next", "1"));
+  Settle();
+  const api::Object wl = WorkloadOf("team-a", "odd");
+  ASSERT_TRUE(IsConditionTrue(wl, "Admitted")) << wl.dump(2);
+  EXPECT_EQ(wl["status"]["admission"]["podSetAssignments"][0]["resourceUsage"]["memory"], "4");
+  EXPECT_TRUE(IsConditionTrue(WorkloadOf("team-a", "next"), "Admitted"));
+}
+
 // A Job without the annotation that does not fit whole stays pending.
 TEST_F(KueueControllerTest, JobWithoutMinParallelismWaitsForItsWholeCount) {
   CreateQueues();
