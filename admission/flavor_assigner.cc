@@ -125,7 +125,9 @@ int ReasonSeverity(std::string_view r) {
   if (r == kReasonWaitingForQuota) return 2;
   return 0;
 }
-const std::string& MostSevere(const std::string& a, const std::string& b) {
+// By value: callers pass temporaries (a reference to one dangled, and the NoFit reason of a
+// resource the ClusterQueue does not cover came out empty).
+std::string MostSevere(const std::string& a, const std::string& b) {
   return ReasonSeverity(a) >= ReasonSeverity(b) ? a : b;
 }
 
@@ -241,7 +243,10 @@ class Assigner {
     }
     std::string out;
     for (const auto& [g, r] : group_min) out = MostSevere(out, r);
-    return out;
+    // No flavor was tried and refused (a resource the ClusterQueue does not cover, after
+    // others fitted): no matching flavor. A NoFit podSet always has a reason, which the
+    // QuotaReserved condition requires (an empty one was refused at every cycle).
+    return out.empty() ? std::string(kReasonNoMatchingFlavor) : out;
   }
 
   // Checks nodeLabels/taints of the flavor against the podSet (step 3).

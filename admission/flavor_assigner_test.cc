@@ -201,6 +201,7 @@ TEST_F(FlavorAssignerTest, F9TaintsSelectorsAffinityAndUndeclaredResources) {
   a = Assign(WorkloadBuilder(names, "w").Queue("cq").Request("cpu", "1").Request("example.com/gpu", "1").Obj(), nullptr);
   EXPECT_EQ(a.RepresentativeMode(), FlavorAssignmentMode::kNoFit);
   EXPECT_EQ(a.Message(), "couldn't assign flavors to pod set main: resource example.com/gpu unavailable in ClusterQueue");
+  EXPECT_EQ(a.no_fit_reason, "NoMatchingFlavor");
   Build({cq});
   a = Assign(WorkloadBuilder(names, "w").Queue("cq").Request("cpu", "1").Request("example.com/gpu", "0").Obj(), nullptr);
   EXPECT_EQ(a.RepresentativeMode(), FlavorAssignmentMode::kFit);

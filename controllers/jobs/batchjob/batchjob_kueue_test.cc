@@ -320,6 +320,22 @@ TEST_F(KueueControllerTest, AFractionalMemoryRequestIsAdmittedAndBlocksNoOne) {
   EXPECT_TRUE(IsConditionTrue(WorkloadOf("team-a", "next"), "Admitted"));
 }
 
+// A resource the ClusterQueue does not cover gets a verdict the user can read (Kueue's
+// flavorassigner: "resource ... unavailable in ClusterQueue").
+TEST_F(KueueControllerTest, AnUncoveredResourceIsExplained) {
+  CreateQueues();
+  api::Object gpu = Job("gpu", "1");
+  gpu["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"]["nvidia.com/gpu"] = "1";
+  Create(kJobs, "team-a", gpu);
+  Settle();
+  const api::Object wl = WorkloadOf("team-a", "gpu");
+  const api::Object* c = FindCondition(wl, "QuotaReserved");
+  ASSERT_NE(c, nullptr) << wl.dump(2);
+  EXPECT_EQ((*c)["status"], "False");
+  EXPECT_EQ((*c)["reason"], "NoMatchingFlavor") << c->dump();
+  EXPECT_EQ((*c)["message"], "couldn't assign flavors to pod set main: resource nvidia.com/gpu unavailable in ClusterQueue");
+}
+
 // A Job without the annotation that does not fit whole stays pending.
 TEST_F(KueueControllerTest, JobWithoutMinParallelismWaitsForItsWholeCount) {
   CreateQueues();
