@@ -421,6 +421,27 @@ TEST_F(JobControllersTest, SeedPyTorchJobIsQueuedThenRunsNineRanks) {
   EXPECT_EQ(List(jobs::kServicesResource, "team-a").size(), 9u);
 }
 
+// A worker-only PyTorchJob (no Master) succeeds when every Worker has (the Training
+// Operator's UpdateJobStatus); its Workload then finishes and gives the quota back.
+TEST_F(JobControllersTest, AWorkerOnlyPyTorchJobSucceedsWhenItsWorkersDo) {
+  CreateQueues(/*local_queue=*/true);
+  api::Object job = SeedPyTorchJob();
+  job["spec"]["pytorchReplicaSpecs"].erase("Master");
+  job["spec"]["pytorchReplicaSpecs"]["Worker"]["replicas"] = 2;
+  Create(jobs::pytorchjob::kPyTorchJobsResource, "team-a", job);
+  Settle();
+  std::vector<api::Object> pods = List(kPods, "team-a");
+  ASSERT_EQ(pods.size(), 2u);
+  for (size_t i = 0; i < pods.size(); ++i) {
+    pods[i]["status"]["phase"] = "Succeeded";
+    ASSERT_TRUE(client_.UpdateStatus(kPods.Namespace("team-a"), pods[i]).ok());
+    Settle();
+    const bool done = IsConditionTrue(Get(jobs::pytorchjob::kPyTorchJobsResource, "team-a", "ddp"), "Succeeded");
+    EXPECT_EQ(done, i == 1) << "after " << i + 1 << " of 2 workers";
+  }
+  EXPECT_TRUE(IsConditionTrue(WorkloadOf(jobs::pytorchjob::kPyTorchJobsResource, "team-a", "ddp"), "Finished"));
+}
+
 // A pod of the running job fails because its node was lost (NodeLost, restartPolicy
 // OnFailure): the job does not fail; the pod is deleted and, once gone, created again.
 TEST_F(JobControllersTest, PyTorchJobRestartsAPodLostWithItsNode) {

@@ -92,6 +92,18 @@ Status PyTorchJobController::Sync(const std::string& key, const Object& original
     if (phase == "Failed" && !RestartableFailure(p)) any_failed = true;
   }
   MutableObject(&updated, "status")["replicaStatuses"] = statuses;
+  // Without a Master the Workers decide: succeeded when every Worker has (the Training
+  // Operator's UpdateJobStatus, pkg/controller.v1/pytorch/pytorchjob_controller.go: the
+  // Master, else the Worker replica type, finishes the job when expected == 0). Before, a
+  // worker-only job stayed Created for ever and, queued, held its quota.
+  const Object& specs = ObjectAt(ObjectAt(job, "spec"), "pytorchReplicaSpecs");
+  bool has_master = false;
+  for (const std::string& t : ReplicaTypes(job)) has_master = has_master || t == "Master";
+  if (!has_master && statuses.contains("Worker")) {
+    auto w = specs.find("Worker");
+    const int64_t want = w != specs.end() ? IntAt(*w, "replicas", 1) : 1;
+    if (want > 0 && statuses["Worker"]["succeeded"].get<int>() >= want) master_succeeded = true;
+  }
   if (!suspended && total > 0 && running == total) {
     SetCondition(&updated, {"Running", "True", "PyTorchJobRunning", "PyTorchJob " + name + " is running."}, now);
   }
