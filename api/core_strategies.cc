@@ -59,7 +59,14 @@ class PodStrategy : public Strategy {
   // ValidatePod's ValidatePodSpec (api/pod_validation.h); on update, ValidatePodUpdate's
   // rule that only a few spec fields may change (ValidatePodSpecUpdate).
   FieldErrorList ValidateCreate(const Object& obj) const override {
-    return ValidatePodSpec(Field(obj, "spec"), FieldPath("spec"));
+    FieldErrorList errs = ValidatePodSpec(Field(obj, "spec"), FieldPath("spec"));
+    // ValidatePodCreate: a pod bound at creation cannot wait for gates.
+    const Object& spec = Field(obj, "spec");
+    if (!AsString(Field(spec, "nodeName")).empty() && !ArrayAt(spec, "schedulingGates").empty()) {
+      errs.push_back(
+          Forbidden(FieldPath("spec").Child("nodeName"), "cannot be set until all schedulingGates have been cleared"));
+    }
+    return errs;
   }
   FieldErrorList ValidateUpdate(const Object& obj, const Object& old) const override {
     FieldErrorList errs = ValidatePodSpec(Field(obj, "spec"), FieldPath("spec"));

@@ -43,6 +43,25 @@ TEST(PodValidationTest, ValidSpecHasNoErrors) {
                   .empty());
 }
 
+// ValidatePodCreate: nodeName and schedulingGates together are refused (a bound pod cannot
+// wait for its gates); either alone is fine.
+TEST(PodValidationTest, ABoundPodCannotHaveSchedulingGates) {
+  auto pod = [](bool node, bool gates) {
+    json p = json::parse(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"default"},
+                             "spec":{"containers":[{"name":"c","image":"x"}]}})");
+    if (node) p["spec"]["nodeName"] = "node-0";
+    if (gates) p["spec"]["schedulingGates"] = json::parse(R"([{"name":"example.com/wait"}])");
+    return p;
+  };
+  auto both = Create(pod(true, true));
+  ASSERT_FALSE(both.ok());
+  ASSERT_EQ(both.status().causes().size(), 1u) << both.status().ToString();
+  EXPECT_EQ(both.status().causes()[0].field + ": " + both.status().causes()[0].message,
+            "spec.nodeName: Forbidden: cannot be set until all schedulingGates have been cleared");
+  EXPECT_TRUE(Create(pod(true, false)).ok());
+  EXPECT_TRUE(Create(pod(false, true)).ok());
+}
+
 // The container name that let the node agent write outside the pod directory, and every
 // other name a path could be built from.
 TEST(PodValidationTest, ContainerAndVolumeNamesAreDns1123Labels) {
