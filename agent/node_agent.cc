@@ -1644,6 +1644,8 @@ void NodeAgent::SubmitProbe(PodWorker& w, const std::string& container, int run,
         return deliver(RunHttpProbe(spec, address));
       case ProbeSpec::Handler::kTcpSocket:
         return deliver(RunTcpProbe(spec, address));
+      case ProbeSpec::Handler::kInvalid:
+        return deliver({ProbeResult::kUnknown, spec.error});
       case ProbeSpec::Handler::kExec: {
         client::ExecOptions o;
         o.container = container;

@@ -1107,6 +1107,36 @@ TEST_F(NodeAgentTest, ReadinessFollowsItsProbeAfterTheStartupProbeAndLivenessRes
   ASSERT_TRUE(advance_until([&] { return started() && ready(); })) << status().dump();
 }
 
+// A readiness probe that cannot run (a named port the container does not have) errors at
+// every period and the container never becomes Ready (it was taken for no probe: Ready at
+// once); a liveness probe that cannot run never restarts it.
+TEST_F(NodeAgentTest, AProbeThatCannotRunKeepsTheContainerNotReadyAndAlive) {
+  api::Object pod = ShellPod("badprobe", "echo up; while :; do sleep 0.05; done", "Always");
+  pod["spec"]["containers"][0]["readinessProbe"] =
+      api::Object::parse(R"({"tcpSocket": {"port": "metrics"}, "periodSeconds": 1})");
+  pod["spec"]["containers"][0]["livenessProbe"] =
+      api::Object::parse(R"({"httpGet": {"port": "metrics"}, "periodSeconds": 1, "failureThreshold": 1})");
+  Create(pod);
+  ASSERT_TRUE(WaitFor([&] { return Phase("badprobe") == "Running" && LogContains("badprobe", "up"); }));
+  for (int i = 0; i < 5; ++i) {
+    clock_.Advance(1s);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  const api::Object st = (*GetPod("badprobe"))["status"];
+  EXPECT_EQ(st["containerStatuses"][0]["ready"], false) << st.dump();
+  EXPECT_EQ(st["containerStatuses"][0]["restartCount"], 0) << st.dump();
+  const client::GroupVersionResource events{"", "v1", "events"};
+  berth::client::EventRecorder::FlushAll();
+  bool errored = false;
+  const std::vector<api::Object> items = client_.List(events.Namespace("default"))->items;
+  for (const api::Object& e : items) {
+    errored = errored || (e["involvedObject"]["name"] == "badprobe" && e["reason"] == "Unhealthy" &&
+                          e["message"] == "Readiness probe errored: readinessProbe.tcpSocket.port: no container port "
+                                          "named \"metrics\"");
+  }
+  EXPECT_TRUE(errored);
+}
+
 // Object fields become path elements: a pod name of 253 characters (the API's limit) in a
 // namespace of 63 must still give a directory entry within NAME_MAX, and the pod must run.
 TEST_F(NodeAgentTest, APodWithTheLongestNameRunsInADirectoryThatFits) {

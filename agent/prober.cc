@@ -96,33 +96,44 @@ StatusOr<std::optional<ProbeSpec>> ContainerProbe(const api::Object& container, 
   if (!probe.is_object()) return std::optional<ProbeSpec>();
   const std::string where = FieldOf(type);
   ProbeSpec spec;
-  if (const api::Object& exec = api::Field(probe, "exec"); exec.is_object()) {
-    spec.handler = ProbeSpec::Handler::kExec;
-    for (const api::Object& arg : api::ArrayAt(exec, "command")) {
-      if (arg.is_string()) spec.command.push_back(arg.get<std::string>());
+  auto handler = [&]() -> Status {
+    if (const api::Object& exec = api::Field(probe, "exec"); exec.is_object()) {
+      spec.handler = ProbeSpec::Handler::kExec;
+      for (const api::Object& arg : api::ArrayAt(exec, "command")) {
+        if (arg.is_string()) spec.command.push_back(arg.get<std::string>());
+      }
+      if (spec.command.empty()) return InvalidError(where + ".exec.command: Required value");
+    } else if (const api::Object& get = api::Field(probe, "httpGet"); get.is_object()) {
+      spec.handler = ProbeSpec::Handler::kHttpGet;
+      spec.scheme = api::StringAt(get, "scheme").empty() ? "HTTP" : api::StringAt(get, "scheme");
+      if (spec.scheme != "HTTP" && spec.scheme != "HTTPS") {
+        return InvalidError(where + ".httpGet.scheme: Unsupported value: \"" + spec.scheme + "\"");
+      }
+      spec.host = api::StringAt(get, "host");
+      if (!api::StringAt(get, "path").empty()) spec.path = api::StringAt(get, "path");
+      if (spec.path.front() != '/') spec.path = "/" + spec.path;
+      BERTH_ASSIGN_OR_RETURN(spec.port, ResolvePort(container, api::Field(get, "port"), where + ".httpGet"));
+      for (const api::Object& h : api::ArrayAt(get, "httpHeaders")) {
+        spec.headers.emplace_back(api::StringAt(h, "name"), api::StringAt(h, "value"));
+      }
+    } else if (const api::Object& sock = api::Field(probe, "tcpSocket"); sock.is_object()) {
+      spec.handler = ProbeSpec::Handler::kTcpSocket;
+      spec.host = api::StringAt(sock, "host");
+      BERTH_ASSIGN_OR_RETURN(spec.port, ResolvePort(container, api::Field(sock, "port"), where + ".tcpSocket"));
+    } else if (api::Field(probe, "grpc").is_object()) {
+      return InvalidError(where + ".grpc: grpc probes are not supported by berth");
+    } else {
+      return InvalidError(where + ": must specify a handler type");
     }
-    if (spec.command.empty()) return InvalidError(where + ".exec.command: Required value");
-  } else if (const api::Object& get = api::Field(probe, "httpGet"); get.is_object()) {
-    spec.handler = ProbeSpec::Handler::kHttpGet;
-    spec.scheme = api::StringAt(get, "scheme").empty() ? "HTTP" : api::StringAt(get, "scheme");
-    if (spec.scheme != "HTTP" && spec.scheme != "HTTPS") {
-      return InvalidError(where + ".httpGet.scheme: Unsupported value: \"" + spec.scheme + "\"");
-    }
-    spec.host = api::StringAt(get, "host");
-    if (!api::StringAt(get, "path").empty()) spec.path = api::StringAt(get, "path");
-    if (spec.path.front() != '/') spec.path = "/" + spec.path;
-    BERTH_ASSIGN_OR_RETURN(spec.port, ResolvePort(container, api::Field(get, "port"), where + ".httpGet"));
-    for (const api::Object& h : api::ArrayAt(get, "httpHeaders")) {
-      spec.headers.emplace_back(api::StringAt(h, "name"), api::StringAt(h, "value"));
-    }
-  } else if (const api::Object& sock = api::Field(probe, "tcpSocket"); sock.is_object()) {
-    spec.handler = ProbeSpec::Handler::kTcpSocket;
-    spec.host = api::StringAt(sock, "host");
-    BERTH_ASSIGN_OR_RETURN(spec.port, ResolvePort(container, api::Field(sock, "port"), where + ".tcpSocket"));
-  } else if (api::Field(probe, "grpc").is_object()) {
-    return InvalidError(where + ".grpc: grpc probes are not supported by berth");
-  } else {
-    return InvalidError(where + ": must specify a handler type");
+    return Status::Ok();
+  };
+  // A probe that cannot run (a port out of range, a named port the container does not
+  // have, no handler) errors at every period, as the kubelet's prober does: its results
+  // are thrown away, so a readiness probe keeps the container not Ready (it was taken for
+  // no probe, and the pod went Ready) and liveness never kills it.
+  if (Status s = handler(); !s.ok()) {
+    spec.handler = ProbeSpec::Handler::kInvalid;
+    spec.error = s.message();
   }
   spec.initial_delay_seconds = std::max<int64_t>(0, IntOr(probe, "initialDelaySeconds", 0));
   spec.timeout_seconds = std::max<int64_t>(1, IntOr(probe, "timeoutSeconds", 1));

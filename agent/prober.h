@@ -9,9 +9,12 @@
 // else the pod's) as the API defaults them. httpGet: scheme HTTP or HTTPS,
 // host (default the pod's IP, which is the node's address in berth), path
 // (default "/"), port (a number, or the name of one of the container's
-// `ports`), httpHeaders. tcpSocket: host, port. An unknown port name is
-// kInvalid. grpc probes are kInvalid ("grpc probes are not supported by
-// berth"): the agent reports that as the container's configuration error.
+// `ports`), httpHeaders. tcpSocket: host, port. A probe that cannot run (an
+// unknown port name, a port out of range, no handler, a grpc probe: "grpc
+// probes are not supported by berth") is a spec of Handler::kInvalid whose
+// every run errors with that text, as the kubelet's prober errors: the
+// results are thrown away, so the container never becomes Ready by it and is
+// never killed by it.
 //
 // Results (RunHttpProbe, RunTcpProbe, RunExecProbe, each bounded by
 // timeoutSeconds of real time):
@@ -78,8 +81,10 @@ enum class ProbeType { kStartup, kReadiness, kLiveness };
 const char* ProbeTypeName(ProbeType type);
 
 struct ProbeSpec {
-  enum class Handler { kExec, kHttpGet, kTcpSocket };
+  // kInvalid: the probe cannot run (`error` says why); it errors at every period.
+  enum class Handler { kExec, kHttpGet, kTcpSocket, kInvalid };
   Handler handler = Handler::kExec;
+  std::string error;                                         // kInvalid
   std::vector<std::string> command;                          // exec
   std::string scheme = "HTTP";                               // httpGet: HTTP or HTTPS
   std::string host;                                          // httpGet, tcpSocket; "" = the pod's IP
