@@ -11,19 +11,41 @@
 
 namespace berth::apiserver {
 
+// The registry's state, shared by the sessions (see the header).
+struct StreamSession::State {
+  State(std::size_t max_sessions, std::size_t max_per_pod) : max_sessions(max_sessions), max_per_pod(max_per_pod) {}
+  const std::size_t max_sessions, max_per_pod;
+  std::mutex mu;
+  std::condition_variable cv;
+  std::map<std::string, std::size_t> per_pod;
+  std::size_t open = 0;
+  std::set<std::shared_ptr<StreamSession>> running;  // threads running
+  bool stopping = false;
+
+  void Release(const std::string& key) {
+    std::lock_guard<std::mutex> lock(mu);
+    --open;
+    if (--per_pod[key] == 0) per_pod.erase(key);
+  }
+};
+
 StreamSession::StreamSession(StreamSessions& sessions, std::string key)
-    : sessions_(sessions), key_(std::move(key)), wake_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
+    : state_(sessions.state_), key_(std::move(key)), wake_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
 
 StreamSession::~StreamSession() {
   if (wake_ >= 0) close(wake_);
-  sessions_.Release(key_);
+  state_->Release(key_);
 }
 
 WebSocketReceiver StreamSession::Start(std::shared_ptr<WebSocketSession> ws) {
   ws_ = ws;
-  if (!sessions_.Register(shared_from_this())) {
-    ws->Close();
-    return {};
+  {
+    std::lock_guard<std::mutex> lock(state_->mu);
+    if (state_->stopping) {
+      ws->Close();
+      return {};
+    }
+    state_->running.insert(shared_from_this());
   }
   std::weak_ptr<StreamSession> weak = shared_from_this();
   ws->OnDone([weak] {
@@ -31,7 +53,9 @@ WebSocketReceiver StreamSession::Start(std::shared_ptr<WebSocketSession> ws) {
   });
   std::thread([self = shared_from_this()] {
     self->Run();
-    self->sessions_.Unregister(self);
+    std::lock_guard<std::mutex> lock(self->state_->mu);
+    self->state_->running.erase(self);
+    self->state_->cv.notify_all();
   }).detach();
   return [weak](std::string message) {
     auto self = weak.lock();
@@ -49,20 +73,30 @@ void StreamSession::DrainWake() {
   (void)!read(wake_, &drained, sizeof drained);
 }
 
-bool StreamSession::Stopping() const { return sessions_.Stopping(); }
+bool StreamSession::Stopping() const {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  return state_->stopping;
+}
+
+StreamSessions::StreamSessions(std::size_t max_sessions, std::size_t max_per_pod)
+    : state_(std::make_shared<StreamSession::State>(max_sessions, max_per_pod)) {}
 
 bool StreamSessions::Acquire(const std::string& key) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (stopping_ || open_ >= max_sessions_ || per_pod_[key] >= max_per_pod_) return false;
-  ++open_;
-  ++per_pod_[key];
+  std::lock_guard<std::mutex> lock(state_->mu);
+  if (state_->stopping || state_->open >= state_->max_sessions || state_->per_pod[key] >= state_->max_per_pod) {
+    return false;
+  }
+  ++state_->open;
+  ++state_->per_pod[key];
   return true;
 }
 
+void StreamSessions::Release(const std::string& key) { state_->Release(key); }
+
 HttpResponse StreamSessions::TooMany(const std::string& kind) const {
   HttpResponse r = StatusResponse(UnavailableError("too many " + kind + " sessions: limit is " +
-                                                   std::to_string(max_sessions_) + " per server, " +
-                                                   std::to_string(max_per_pod_) + " per pod"));
+                                                   std::to_string(state_->max_sessions) + " per server, " +
+                                                   std::to_string(state_->max_per_pod) + " per pod"));
   nlohmann::json body = nlohmann::json::parse(r.body);
   body["reason"] = "TooManyRequests";
   body["code"] = 429;
@@ -72,40 +106,21 @@ HttpResponse StreamSessions::TooMany(const std::string& kind) const {
   return r;
 }
 
-void StreamSessions::Release(const std::string& key) {
-  std::lock_guard<std::mutex> lock(mu_);
-  --open_;
-  if (--per_pod_[key] == 0) per_pod_.erase(key);
-}
-
-bool StreamSessions::Register(const std::shared_ptr<StreamSession>& session) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (stopping_) return false;
-  running_.insert(session);
-  return true;
-}
-
-void StreamSessions::Unregister(const std::shared_ptr<StreamSession>& session) {
-  std::lock_guard<std::mutex> lock(mu_);
-  running_.erase(session);
-  cv_.notify_all();
-}
-
 void StreamSessions::Stop(std::chrono::milliseconds wait) {
-  std::unique_lock<std::mutex> lock(mu_);
-  stopping_ = true;
-  for (const auto& session : running_) session->Wake();
-  cv_.wait_for(lock, wait, [this] { return running_.empty(); });
+  std::unique_lock<std::mutex> lock(state_->mu);
+  state_->stopping = true;
+  for (const auto& session : state_->running) session->Wake();
+  state_->cv.wait_for(lock, wait, [this] { return state_->running.empty(); });
 }
 
 bool StreamSessions::Stopping() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return stopping_;
+  std::lock_guard<std::mutex> lock(state_->mu);
+  return state_->stopping;
 }
 
 std::size_t StreamSessions::open() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return open_;
+  std::lock_guard<std::mutex> lock(state_->mu);
+  return state_->open;
 }
 
 }  // namespace berth::apiserver

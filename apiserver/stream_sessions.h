@@ -15,7 +15,9 @@
 //
 // Thread-safety: every method of StreamSessions may be called from any
 // thread; a StreamSession's Wake() too. The sessions are shared_ptr-owned by
-// their thread and their connection's callbacks.
+// their thread and their connection's callbacks, and share the registry's state,
+// so a session that outlives its StreamSessions (a connection that ends after
+// the server object) still gives its slot back safely.
 #pragma once
 
 #include <chrono>
@@ -61,15 +63,16 @@ class StreamSession : public std::enable_shared_from_this<StreamSession> {
   std::shared_ptr<WebSocketSession> ws_;  // set by Start, before Run
 
  private:
-  StreamSessions& sessions_;
+  struct State;
+  friend class StreamSessions;
+  const std::shared_ptr<State> state_;  // the registry's
   const std::string key_;
   const int wake_;  // eventfd
 };
 
 class StreamSessions {
  public:
-  StreamSessions(std::size_t max_sessions, std::size_t max_per_pod)
-      : max_sessions_(max_sessions), max_per_pod_(max_per_pod) {}
+  StreamSessions(std::size_t max_sessions, std::size_t max_per_pod);
   ~StreamSessions() { Stop(); }
 
   // A slot for pod `key` ("namespace/name"); false while stopping or at a bound.
@@ -87,16 +90,7 @@ class StreamSessions {
 
  private:
   friend class StreamSession;
-  bool Register(const std::shared_ptr<StreamSession>& session);
-  void Unregister(const std::shared_ptr<StreamSession>& session);
-
-  const std::size_t max_sessions_, max_per_pod_;
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::map<std::string, std::size_t> per_pod_;
-  std::size_t open_ = 0;
-  std::set<std::shared_ptr<StreamSession>> running_;  // threads running
-  bool stopping_ = false;
+  const std::shared_ptr<StreamSession::State> state_;
 };
 
 }  // namespace berth::apiserver
