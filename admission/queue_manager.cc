@@ -1,10 +1,9 @@
 #include "admission/queue_manager.h"
 
-#include <cmath>
-#include <limits>
-
 #include <algorithm>
+#include <cmath>
 #include <functional>
+#include <limits>
 
 namespace berth::admission {
 
@@ -40,20 +39,19 @@ std::string QueueManager::Shape(const Workload& wl) {
   return s;
 }
 
-std::optional<double> QueueManager::LocalQueueUsage(const std::string& cluster_queue, const Workload& wl) const {
-  auto q = queues_.find(cluster_queue);
-  if (q == queues_.end() || !q->second.admission_fair_sharing) return std::nullopt;
+double QueueManager::UsageOf(const Workload& wl) const {
   auto u = lq_usage_.find(wl.namespace_name + "/" + wl.queue_name);
   return u == lq_usage_.end() ? 0.0 : u->second;
 }
 
+std::optional<double> QueueManager::LocalQueueUsage(const std::string& cluster_queue, const Workload& wl) const {
+  auto q = queues_.find(cluster_queue);
+  if (q == queues_.end() || !q->second.admission_fair_sharing) return std::nullopt;
+  return UsageOf(wl);
+}
+
 QueueManager::Key QueueManager::KeyOf(const Queue& q, const Workload& wl) const {
-  double usage = 0;
-  if (q.admission_fair_sharing) {
-    auto u = lq_usage_.find(wl.namespace_name + "/" + wl.queue_name);
-    if (u != lq_usage_.end()) usage = u->second;
-  }
-  return {usage, wl.priority, wl.queue_order_timestamp, wl.uid, std::hash<std::string>()(Shape(wl)),
+  return {q.admission_fair_sharing ? UsageOf(wl) : 0.0, wl.priority, wl.queue_order_timestamp, wl.uid, std::hash<std::string>()(Shape(wl)),
           wl.requeue_at.value_or(Time{})};
 }
 

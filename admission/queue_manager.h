@@ -155,6 +155,8 @@ class QueueManager {
   };
 
   Key KeyOf(const Queue& q, const Workload& wl) const;
+  // Step 7: the usage set for the workload's LocalQueue, 0 when none was.
+  double UsageOf(const Workload& wl) const;
   // Re-sorts the workloads of `local_queue` ("" = all) in `queues` around
   // `change`, which alters what KeyOf returns for them.
   void Rekey(const std::vector<Queue*>& queues, const std::string& local_queue, const std::function<void()>& change);

@@ -219,14 +219,6 @@ void ImmutableScalar(const Object& now, const Object& before, const FieldPath& p
   if (now != before) errs->push_back(Invalid(path, now, std::string(kFieldIsImmutable)));
 }
 
-// Kueue's podsCount: parallelism (1 when unset), at most completions.
-int64_t PodsCount(const Object& spec) {
-  int64_t count = IntAt(spec, "parallelism", 1);
-  const Object& completions = Field(spec, "completions");
-  if (completions.is_number_integer()) count = std::min(count, completions.get<int64_t>());
-  return count;
-}
-
 class JobStrategy final : public Strategy {
  public:
   explicit JobStrategy(KueueJobWebhook webhook) : webhook_(std::move(webhook)) {}
@@ -262,7 +254,7 @@ class JobStrategy final : public Strategy {
     const Object& spec = Field(*job, "spec");
     const Object& old_spec = Field(old, "spec");
     if (!spec.is_object() || BoolAt(spec, "suspend", false) || BoolAt(old_spec, "suspend", false)) return;
-    if (PodsCount(spec) == PodsCount(old_spec) || !webhook_.Manages(*job, kBatchJobFramework)) return;
+    if (KueueJobPodsCount(spec) == KueueJobPodsCount(old_spec) || !webhook_.Manages(*job, kBatchJobFramework)) return;
     (*job)["spec"]["suspend"] = true;
   }
 

@@ -67,6 +67,19 @@ ParseError ParseGoInt(std::string_view s, int bits, int64_t* out) {
   return ParseError::kNone;
 }
 
+// strconv.Atoi's error for `text` (a Go int, 64 bits); nullopt, with *out set, when it parses.
+std::optional<std::string> AtoiError(const std::string& text, int64_t* out) {
+  switch (ParseGoInt(text, 64, out)) {
+    case ParseError::kSyntax:
+      return "strconv.Atoi: parsing " + GoQuote(text) + ": invalid syntax";
+    case ParseError::kRange:
+      return "strconv.Atoi: parsing " + GoQuote(text) + ": value out of range";
+    case ParseError::kNone:
+      break;
+  }
+  return std::nullopt;
+}
+
 bool IsSuspended(const Object& job, const std::vector<std::string>& suspend_path) {
   const Object* at = &job;
   for (const std::string& key : suspend_path) {
@@ -92,14 +105,6 @@ std::optional<bool> ParseGoBool(std::string_view s) {
     if (s == f) return false;
   }
   return std::nullopt;
-}
-
-// A batch/v1 Job spec's integer field, `fallback` when unset.
-int64_t SpecInt(const Object& job, const char* field, int64_t fallback) {
-  auto spec = job.find("spec");
-  if (spec == job.end() || !spec->is_object()) return fallback;
-  auto v = spec->find(field);
-  return v != spec->end() && v->is_number_integer() ? v->get<int64_t>() : fallback;
 }
 
 bool Queued(const Object& obj) { return !QueueName(obj).empty(); }
@@ -169,6 +174,13 @@ std::optional<int32_t> MaxExecTimeSecondsFromLabel(const Object& job) {
   return static_cast<int32_t>(v);
 }
 
+int64_t KueueJobPodsCount(const Object& spec) {
+  int64_t count = IntAt(spec, "parallelism", 1);
+  const Object& completions = Field(spec, "completions");
+  if (completions.is_number_integer()) count = std::min(count, completions.get<int64_t>());
+  return count;
+}
+
 bool CompletionsEqualParallelism(const Object& job) {
   const std::optional<std::string> value = AnnotationValue(job, kJobCompletionsEqualParallelismAnnotation);
   return value && ParseGoBool(*value).value_or(false);
@@ -181,21 +193,10 @@ FieldErrorList KueueJobWebhook::ValidateBatchJob(const Object& job, const Object
   if (min && (old == nullptr || min != AnnotationValue(*old, kJobMinParallelismAnnotation))) {
     const FieldPath path = AnnotationPath(kJobMinParallelismAnnotation);
     int64_t v = 0;
-    switch (ParseGoInt(*min, 64, &v)) {  // strconv.Atoi
-      case ParseError::kSyntax:
-        errs.push_back(Invalid(path, *min, "strconv.Atoi: parsing " + GoQuote(*min) + ": invalid syntax"));
-        break;
-      case ParseError::kRange:
-        errs.push_back(Invalid(path, *min, "strconv.Atoi: parsing " + GoQuote(*min) + ": value out of range"));
-        break;
-      case ParseError::kNone: {
-        const int64_t parallelism = SpecInt(job, "parallelism", 1);
-        const int64_t pods = std::min(parallelism, SpecInt(job, "completions", parallelism));
-        if (v <= 0 || v >= pods) {
-          errs.push_back(Invalid(path, v, "should be between 0 and " + std::to_string(pods - 1)));
-        }
-        break;
-      }
+    if (auto error = AtoiError(*min, &v)) {
+      errs.push_back(Invalid(path, *min, *error));
+    } else if (const int64_t pods = KueueJobPodsCount(Field(job, "spec")); v <= 0 || v >= pods) {
+      errs.push_back(Invalid(path, v, "should be between 0 and " + std::to_string(pods - 1)));
     }
   }
   if (const std::optional<std::string> sync = AnnotationValue(job, kJobCompletionsEqualParallelismAnnotation)) {
@@ -208,7 +209,7 @@ FieldErrorList KueueJobWebhook::ValidateBatchJob(const Object& job, const Object
       if (Field(spec, "completionMode") != "Indexed") {
         errs.push_back(Invalid(path, *sync, "should not be enabled for NonIndexed jobs"));
       }
-      if (SpecInt(job, "parallelism", 1) != SpecInt(job, "completions", 1)) {
+      if (IntAt(Field(job, "spec"), "parallelism", 1) != IntAt(Field(job, "spec"), "completions", 1)) {
         errs.push_back(Invalid(FieldPath("spec").Child("completions"), Field(spec, "completions"),
                                "should be equal to parallelism when " +
                                    std::string(kJobCompletionsEqualParallelismAnnotation) + " annotation is true"));
@@ -218,7 +219,7 @@ FieldErrorList KueueJobWebhook::ValidateBatchJob(const Object& job, const Object
   if (old != nullptr) {
     const std::vector<std::string> suspend = {"spec", "suspend"};
     if (AnnotationValue(*old, kJobMinParallelismAnnotation) && !IsSuspended(*old, suspend) &&
-        SpecInt(*old, "parallelism", 1) != SpecInt(job, "parallelism", 1)) {
+        IntAt(Field(*old, "spec"), "parallelism", 1) != IntAt(Field(job, "spec"), "parallelism", 1)) {
       errs.push_back(Forbidden(FieldPath("spec").Child("parallelism"),
                                "cannot change when partial admission is enabled and the job is not suspended"));
     }
@@ -236,16 +237,7 @@ FieldErrorList KueueJobWebhook::ValidateCreate(const Object& job, std::string_vi
   const std::optional<std::string> value = LabelValue(job, kMaxExecTimeSecondsLabel);
   if (!value) return {};
   int64_t v = 0;
-  switch (ParseGoInt(*value, 64, &v)) {  // strconv.Atoi: a Go int, 64 bits
-    case ParseError::kSyntax:
-      return {Invalid(LabelPath(kMaxExecTimeSecondsLabel), *value,
-                      "strconv.Atoi: parsing " + GoQuote(*value) + ": invalid syntax")};
-    case ParseError::kRange:
-      return {Invalid(LabelPath(kMaxExecTimeSecondsLabel), *value,
-                      "strconv.Atoi: parsing " + GoQuote(*value) + ": value out of range")};
-    case ParseError::kNone:
-      break;
-  }
+  if (auto error = AtoiError(*value, &v)) return {Invalid(LabelPath(kMaxExecTimeSecondsLabel), *value, *error)};
   if (v <= 0) return {Invalid(LabelPath(kMaxExecTimeSecondsLabel), v, "should be greater than 0")};
   return {};
 }

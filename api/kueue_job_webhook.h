@@ -81,6 +81,9 @@ inline constexpr std::string_view kJobMinParallelismAnnotation = "kueue.x-k8s.io
 inline constexpr std::string_view kJobCompletionsEqualParallelismAnnotation =
     "kueue.x-k8s.io/job-completions-equal-parallelism";
 
+// Kueue's podsCount of a batch/v1 Job spec: parallelism (1 when unset), at most completions.
+int64_t KueueJobPodsCount(const Object& spec);
+
 // Kueue's syncCompletionWithParallelism: the completions-equal-parallelism annotation read
 // as a Go bool (strconv.ParseBool: 1 t T TRUE true True, 0 f F FALSE false False); false
 // when absent or not a bool.

@@ -458,16 +458,19 @@ class HttpServer::Impl::Connection final : public ConnectionBase,
     std::weak_ptr<Connection> weak = this->shared_from_this();
     sock().async_wait(tcp::socket::wait_read, [weak, state](ErrorCode ec) {
       auto self = weak.lock();
-      if (self && !ec) {
-        char byte;
-        const ssize_t n = ::recv(self->sock().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
-          self->EndOnPeerClose(state);
-          return;
-        }
+      if (self && !ec && self->NothingToRead()) {
+        self->EndOnPeerClose(state);
+        return;
       }
       state->Finish();
     });
+  }
+  // After a readiness wake-up: true when there is nothing to read after all (the
+  // reactor's stale readiness), as opposed to bytes, an end of file or an error.
+  bool NothingToRead() {
+    char byte;
+    const ssize_t n = ::recv(sock().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR);
   }
   const Strand& strand() const override { return strand_; }
 
@@ -604,10 +607,7 @@ net::awaitable<void> HttpServer::Impl::Connection<Stream>::Run() {
         // within the same deadline, until a byte or the peer's close is there.
         while (true) {
           co_await sock().async_wait(tcp::socket::wait_read, Redirect(ec));
-          if (ec || stopping_) break;
-          char byte;
-          const ssize_t n = ::recv(sock().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
-          if (n >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) break;
+          if (ec || stopping_ || !NothingToRead()) break;
         }
         if (ec || stopping_) break;
       }

@@ -72,22 +72,25 @@ void ReconcileLoop::EnqueueAll() {
 
 Status ReconcileLoop::ProcessOne(const std::string& key) {
   Status s;
+  bool threw = false;
   try {
     s = reconcile_(key);
   } catch (const std::exception& e) {
     // controller-runtime's RecoverPanic: one object that trips its reconciler (hostile
     // input, a bug) is retried with backoff and logged; it must not take the control
     // plane down, nor, stored, again at every start.
-    Logger(name_)->error("{}: reconcile threw: {} (retrying with backoff)", key, e.what());
     s = InternalError(std::string("reconcile threw: ") + e.what());
+    threw = true;
   }
   if (s.ok()) {
     queue_->Forget(key);
   } else {
     // Conflicts are the normal cost of optimistic concurrency: retry quietly.
-    if (s.code() == Code::kConflict) {
+    if (threw) {
+      Logger(name_)->error("{}: {} (retrying with backoff)", key, s.message());
+    } else if (s.code() == Code::kConflict) {
       Logger(name_)->debug("{}: {}", key, s.ToString());
-    } else if (s.message().rfind("reconcile threw: ", 0) != 0) {
+    } else {
       Logger(name_)->info("{}: {} (retrying)", key, s.ToString());
     }
     queue_->AddRateLimited(key);

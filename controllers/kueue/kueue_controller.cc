@@ -1,7 +1,5 @@
 #include "controllers/kueue/kueue_controller.h"
 
-#include "api/unstructured.h"
-
 #include <fmt/format.h>
 
 #include <set>
@@ -9,6 +7,7 @@
 #include "admission/fair_sharing.h"
 #include "admission/scheduler.h"
 #include "api/conditions.h"
+#include "api/unstructured.h"
 #include "controllers/kueue/decoder.h"
 #include "controllers/kueue/queue_status.h"
 #include "controllers/kueue/workload_lifecycle.h"
@@ -650,9 +649,7 @@ Status KueueController::ReconcileLocalQueue(const std::string& key) {
         SetAdmissionFairSharingStatus(&status, entry->consumed, now);
         afs_next_sample = afs.usage_sampling_interval;
       }
-      afs_usage = admission::LocalQueueUsage(entry->consumed, DecodeFairWeight(api::NestedField(*obj, {"spec"})),
-                                             afs.resource_weights);
-      queues_.SetLocalQueueUsage(key, *afs_usage);
+      afs_usage = PublishLocalQueueUsage(key, obj.get(), entry->consumed);
     }
     if (options_.metrics) {
       for (const client::ObjectPtr& wl : cache_.WorkloadsByIndex(kQueuePendingIndex, key)) {
@@ -876,8 +873,16 @@ void KueueController::SettleEntryPenalty(const api::Object& wl, const admission:
       AdmittedUsage(ToQueued(cache_.WorkloadsByIndex(kQueueQuotaHolderIndex, key), cache_), cache_.names());
   const admission::AfsUsageLedger::Entry& entry =
       afs_ledger_.Settle(key, admitted, admission::EntryPenalty(requests, afs), now, afs);
-  const double weight = lq ? DecodeFairWeight(api::NestedField(*lq, {"spec"})) : 1.0;
-  queues_.SetLocalQueueUsage(key, admission::LocalQueueUsage(entry.consumed, weight, afs.resource_weights));
+  PublishLocalQueueUsage(key, lq.get(), entry.consumed);
+}
+
+double KueueController::PublishLocalQueueUsage(const std::string& key, const api::Object* local_queue,
+                                               const admission::UsageAmounts& consumed) {
+  const double weight = local_queue ? DecodeFairWeight(api::NestedField(*local_queue, {"spec"})) : 1.0;
+  const double usage =
+      admission::LocalQueueUsage(consumed, weight, options_.config.admission_fair_sharing.resource_weights);
+  queues_.SetLocalQueueUsage(key, usage);
+  return usage;
 }
 
 // ---------------------------------------------------------------------------

@@ -224,6 +224,10 @@ class KueueController {
   // holder (preemption's candidate order). Requires mu_.
   admission::Snapshot SchedulingSnapshot();
   void SettleEntryPenalty(const api::Object& wl, const admission::Admission& admission, Time now);
+  // The usage LocalQueue `key` orders by (its consumed resources by resourceWeights, over
+  // its weight; local_queue null: weight 1), handed to the QueueManager. Requires mu_.
+  double PublishLocalQueueUsage(const std::string& key, const api::Object* local_queue,
+                                const admission::UsageAmounts& consumed);
   // Writes a lifecycle step (workload_lifecycle.h) and records its Event.
   Status ApplyLifecycleStep(const LifecycleStep& step);
   // kueue_pending_workloads of a ClusterQueue from the queues. Caller holds mu_.
