@@ -114,6 +114,11 @@ class StreamState final : public ResponseStreamBase, public std::enable_shared_f
   }
   ~StreamState() override { counters_->stream_queued_bytes -= queued_bytes_; }
 
+  std::size_t queued_bytes() const override {
+    std::lock_guard<std::mutex> lock(mu());
+    return queued_bytes_;
+  }
+
   bool WriteInitial(std::string chunk) override {
     {
       std::lock_guard<std::mutex> lock(mu());

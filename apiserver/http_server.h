@@ -160,6 +160,10 @@ class ResponseStream {
   // True once the stream ended: Close(), the client went away, the deadline
   // passed or the server is stopping.
   virtual bool Done() const = 0;
+  // Bytes written and not yet sent to the client (a producer that relays
+  // another stream waits while this is above its bound, instead of ending the
+  // stream by overfilling it). Default: 0 (nothing is queued).
+  virtual std::size_t queued_bytes() const { return 0; }
   // Registers `fn` to run exactly once when the stream ends, on some thread
   // (at once, on this thread, if it has already ended). Producers use it to
   // cancel their subscription.
@@ -236,9 +240,6 @@ struct StreamingResponse {
 // Messages are received by the WebSocketReceiver the upgrade's start returned.
 class WebSocketSession : public ResponseStreamBase {
  public:
-  // Bytes queued by Write and not yet written to the client (a producer with
-  // more to send waits while this is above its bound).
-  virtual std::size_t queued_bytes() const = 0;
   // Resumes reading after the receiver returned false.
   virtual void ResumeReading() = 0;
 };

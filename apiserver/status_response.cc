@@ -54,6 +54,19 @@ void AppendJson(const nlohmann::json& j, std::string* out) {
   s.dump(j, false, false, 0);
 }
 
+HttpResponse TooManyRequestsResponse(const std::string& message) {
+  nlohmann::json body = StatusToJson(UnavailableError(message));
+  body["reason"] = "TooManyRequests";
+  body["code"] = 429;
+  body["details"] = {{"retryAfterSeconds", 1}};
+  HttpResponse r;
+  r.status = 429;
+  r.content_type = "application/json";
+  r.body = DumpJson(body);
+  r.headers.emplace_back("Retry-After", "1");
+  return r;
+}
+
 HttpResponse StatusResponse(const Status& status, const StatusDetails& details) {
   HttpResponse r;
   r.status = CodeHttpStatus(status.code());

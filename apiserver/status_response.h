@@ -65,6 +65,11 @@ bool UpstreamAttachesDetails(Code code);
 nlohmann::json StatusToJson(const Status& status, const StatusDetails& details = {});
 // A whole HTTP response: code from CodeHttpStatus, body from StatusToJson.
 HttpResponse StatusResponse(const Status& status, const StatusDetails& details = {});
+// 429 TooManyRequests with `message` and Retry-After: 1, as kube-apiserver's
+// max-in-flight filter answers (staging/src/k8s.io/apiserver/pkg/endpoints/
+// handlers/responsewriters/errors.go TooManyRequests: reason TooManyRequests,
+// details.retryAfterSeconds 1).
+HttpResponse TooManyRequestsResponse(const std::string& message);
 // {"kind":"Status","apiVersion":"v1","metadata":{},"status":"Success","details":...}
 nlohmann::json SuccessStatusJson(const StatusDetails& details);
 

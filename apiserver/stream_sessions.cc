@@ -94,16 +94,8 @@ bool StreamSessions::Acquire(const std::string& key) {
 void StreamSessions::Release(const std::string& key) { state_->Release(key); }
 
 HttpResponse StreamSessions::TooMany(const std::string& kind) const {
-  HttpResponse r = StatusResponse(UnavailableError("too many " + kind + " sessions: limit is " +
-                                                   std::to_string(state_->max_sessions) + " per server, " +
-                                                   std::to_string(state_->max_per_pod) + " per pod"));
-  nlohmann::json body = nlohmann::json::parse(r.body);
-  body["reason"] = "TooManyRequests";
-  body["code"] = 429;
-  r.status = 429;
-  r.body = body.dump();
-  r.headers.emplace_back("Retry-After", "1");
-  return r;
+  return TooManyRequestsResponse("too many " + kind + " sessions: limit is " + std::to_string(state_->max_sessions) +
+                                 " per server, " + std::to_string(state_->max_per_pod) + " per pod");
 }
 
 void StreamSessions::Stop(std::chrono::milliseconds wait) {

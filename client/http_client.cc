@@ -19,7 +19,7 @@
 #include <thread>
 #include <utility>
 
-#include "pki/certificates.h"
+#include "client/tls_client.h"
 
 namespace berth::client {
 
@@ -96,15 +96,6 @@ struct Connection {
 bool IsEof(const beast::error_code& ec) {
   return ec == http::error::end_of_stream || ec == asio::error::eof || ec == ssl::error::stream_truncated ||
          ec == asio::error::connection_reset || ec == asio::error::broken_pipe;
-}
-
-// Go's crypto/x509 wording for the verification error of a failed handshake
-// (net/http reports "tls: failed to verify certificate: x509: ...").
-std::string VerifyErrorText(long error, const std::string& host) {
-  if (error == X509_V_ERR_HOSTNAME_MISMATCH || error == X509_V_ERR_IP_ADDRESS_MISMATCH) {
-    return "x509: certificate is not valid for " + host;
-  }
-  return pki::VerifyErrorText(error);
 }
 
 // Where a request goes, for transport error messages.
@@ -305,44 +296,10 @@ class HttpTransport final : public Transport {
     idle_.push_back(std::move(c));
   }
 
-  // The TLS client context: TLS 1.2 at least (Go's crypto/tls client
-  // default), the server verified against the config's CA (else the system's
-  // roots) unless insecure_skip_tls_verify, the client certificate if any.
+  // The TLS client context (client/tls_client.h).
   Status SetUpTls() {
     tls_.emplace(ssl::context::tls_client);
-    SSL_CTX* ctx = tls_->native_handle();
-    SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
-    beast::error_code ec;
-    if (!cfg_.certificate_authority_pem.empty()) {
-      X509_STORE* store = SSL_CTX_get_cert_store(ctx);
-      BIO* bio = BIO_new_mem_buf(cfg_.certificate_authority_pem.data(),
-                                 static_cast<int>(cfg_.certificate_authority_pem.size()));
-      int count = 0;
-      while (X509* cert = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr)) {
-        X509_STORE_add_cert(store, cert);
-        X509_free(cert);
-        ++count;
-      }
-      BIO_free(bio);
-      ERR_clear_error();
-      if (count == 0) {
-        return BadRequestError("unable to load root certificates: unable to parse bytes as PEM block (server " +
-                               cfg_.server + ")");
-      }
-    } else {
-      tls_->set_default_verify_paths(ec);
-    }
-    if (!cfg_.client_certificate_pem.empty()) {
-      tls_->use_certificate_chain(asio::buffer(cfg_.client_certificate_pem), ec);
-      if (!ec) tls_->use_private_key(asio::buffer(cfg_.client_key_pem), ssl::context::pem, ec);
-      if (ec || SSL_CTX_check_private_key(ctx) != 1) {
-        ERR_clear_error();
-        return BadRequestError("tls: failed to load the client certificate and key of user \"" + cfg_.user +
-                               "\": " + (ec ? ec.message() : std::string("private key does not match public key")));
-      }
-    }
-    tls_->set_verify_mode(cfg_.insecure_skip_tls_verify ? ssl::verify_none : ssl::verify_peer);
-    return Status::Ok();
+    return SetUpTlsClientContext(*tls_, cfg_);
   }
 
   // The handshake on a connected `c`: SNI (unless the name is an IP address,
@@ -352,17 +309,7 @@ class HttpTransport final : public Transport {
     const std::string name = cfg_.tls_server_name.empty() ? cfg_.url.host : cfg_.tls_server_name;
     SSL* ssl = c->tls->native_handle();
     beast::error_code ec;
-    const bool is_ip = (asio::ip::make_address(name, ec), !ec);
-    if (!is_ip) SSL_set_tlsext_host_name(ssl, name.c_str());
-    if (!cfg_.insecure_skip_tls_verify) {
-      X509_VERIFY_PARAM* param = SSL_get0_param(ssl);
-      X509_VERIFY_PARAM_set_hostflags(param, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
-      if (is_ip) {
-        X509_VERIFY_PARAM_set1_ip_asc(param, name.c_str());
-      } else {
-        X509_VERIFY_PARAM_set1_host(param, name.c_str(), name.size());
-      }
-    }
+    SetTlsServerName(ssl, name, !cfg_.insecure_skip_tls_verify);
     ec = c->Run(deadline, [&](auto& stream, auto handler) {
       if constexpr (std::is_same_v<std::decay_t<decltype(stream)>, TlsStream>) {
         stream.async_handshake(ssl::stream_base::client, std::move(handler));
@@ -373,7 +320,7 @@ class HttpTransport final : public Transport {
     ERR_clear_error();
     if (ec != beast::error::timeout && verify != X509_V_OK) {
       return UnavailableError(GoMethod(r.method) + " \"" + endpoint_.Url(target) +
-                              "\": tls: failed to verify certificate: " + VerifyErrorText(verify, name));
+                              "\": tls: failed to verify certificate: " + TlsVerifyErrorText(verify, name));
     }
     return endpoint_.Error(r.method, target, ec, false);
   }

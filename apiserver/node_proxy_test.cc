@@ -1,0 +1,342 @@
+// NodeProxy: the API server's relay to a remote node's streaming server, with
+// a TLS HttpServer standing in for the node and a plain one for the API
+// server, driven by Boost.Beast's WebSocket and HTTP clients.
+#include "apiserver/node_proxy.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+// GCC 12 + Boost 1.74: awaitable.hpp uses std::exchange without including <utility>.
+// clang-format off
+#include <utility>
+// clang-format on
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/websocket.hpp>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "apiserver/status_response.h"
+#include "pki/certificates.h"
+
+namespace berth::apiserver {
+namespace {
+
+namespace net = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace websocket = beast::websocket;
+using tcp = net::ip::tcp;
+using ::testing::HasSubstr;
+
+pki::TimePoint Now() { return std::chrono::system_clock::now(); }
+
+pki::CertificateAndKey Issue(const pki::CertificateAndKey& ca, pki::CertificateRequest req) {
+  auto issued = pki::IssueCertificate(ca, req, Now());
+  EXPECT_TRUE(issued.ok()) << issued.status();
+  return *issued;
+}
+
+// A node's streaming server: TLS with a serving certificate for node-1 from the
+// node's own CA, asking for client certificates of the cluster CA. Its
+// WebSocket answers each message with "echo:" in front and ends with "last
+// words" on "bye"; /log streams two lines; anything else is a 404 Status.
+class FakeNode {
+ public:
+  FakeNode(const pki::CertificateAndKey& cluster_ca, const pki::CertificateAndKey& node_ca) {
+    pki::CertificateRequest serving;
+    serving.common_name = "system:node:node-1";
+    serving.dns_names = {"node-1"};
+    serving.ip_addresses = {"127.0.0.1"};
+    serving.server_auth = true;
+    const pki::CertificateAndKey cert = Issue(node_ca, serving);
+    HttpServerOptions options;
+    options.threads = 2;
+    options.tls = HttpTlsOptions{cert.certificate_pem, cert.private_key_pem, cluster_ca.certificate_pem};
+    server_ = std::make_unique<HttpServer>(options, [this](const HttpRequest& req) { return Handle(req); });
+    EXPECT_TRUE(server_->Start().ok());
+  }
+  ~FakeNode() { server_->Stop(); }
+  uint16_t port() const { return server_->port(); }
+
+  std::string last_client() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return last_client_;
+  }
+  std::string last_target() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return last_target_;
+  }
+  bool WaitSessionEnded() {
+    std::unique_lock<std::mutex> lock(mu_);
+    return cv_.wait_for(lock, std::chrono::seconds(20), [this] { return ended_ > 0; });  // a bound on hangs only
+  }
+
+ private:
+  HandlerResult Handle(const HttpRequest& req) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      last_client_ = req.client_certificate && req.client_certificate->verified ? req.client_certificate->common_name
+                                                                                 : "(none)";
+      last_target_ = req.target;
+    }
+    if (req.target.rfind("/api/v1/namespaces/ns/pods/p/log", 0) == 0) {
+      StreamingResponse s;
+      s.content_type = "text/plain";
+      s.start = [](std::shared_ptr<ResponseStream> stream) {
+        stream->Write("line 1\n");
+        stream->Write("line 2\n");
+        stream->Close();
+      };
+      return s;
+    }
+    if (!IsWebSocketUpgrade(req) || req.target.find("/pods/gone/") != std::string::npos) {
+      return StatusResponse(NotFoundError("pods \"gone\" not found"));
+    }
+    WebSocketUpgrade up;
+    up.protocol = "v5.channel.k8s.io";
+    up.start = [this](std::shared_ptr<WebSocketSession> ws) {
+      ws->OnDone([this] {
+        std::lock_guard<std::mutex> lock(mu_);
+        ++ended_;
+        cv_.notify_all();
+      });
+      return [ws](std::string m) {
+        if (m == "bye") {
+          ws->Write("last words");
+          ws->Close();
+          return true;
+        }
+        ws->Write("echo:" + m);
+        return true;
+      };
+    };
+    return up;
+  }
+
+  std::unique_ptr<HttpServer> server_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::string last_client_;
+  std::string last_target_;
+  int ended_ = 0;
+};
+
+api::Object NodeObject(const std::string& name, uint16_t port, const std::string& ca_pem) {
+  api::Object node = api::Object::parse(R"({"apiVersion":"v1","kind":"Node","metadata":{"name":"","annotations":{}},
+      "status":{"addresses":[{"type":"InternalIP","address":"127.0.0.1"},{"type":"Hostname","address":"x"}],
+                "daemonEndpoints":{"kubeletEndpoint":{"Port":0}}}})");
+  node["metadata"]["name"] = name;
+  node["metadata"]["annotations"][kKubeletServingCaAnnotation] = ca_pem;
+  node["status"]["daemonEndpoints"]["kubeletEndpoint"]["Port"] = port;
+  return node;
+}
+
+class NodeProxyTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    cluster_ca_ = *pki::CreateCertificateAuthority("berth-ca", Now());
+    node_ca_ = *pki::CreateCertificateAuthority("node-1-ca", Now());
+    pki::CertificateRequest client;
+    client.common_name = "kube-apiserver-kubelet-client";
+    client.client_auth = true;
+    const pki::CertificateAndKey cert = Issue(cluster_ca_, client);
+    proxy_ = std::make_unique<NodeProxy>(NodeProxyOptions{cert.certificate_pem, cert.private_key_pem});
+    node_ = std::make_unique<FakeNode>(cluster_ca_, node_ca_);
+    node_object_ = NodeObject("node-1", node_->port(), node_ca_.certificate_pem);
+    HttpServerOptions options;
+    options.threads = 2;
+    front_ = std::make_unique<HttpServer>(options, [this](const HttpRequest& req) {
+      std::lock_guard<std::mutex> lock(mu_);
+      return proxy_->Forward(req, node_object_);
+    });
+    ASSERT_TRUE(front_->Start().ok());
+  }
+  void TearDown() override {
+    front_->Stop();
+    proxy_->Stop();
+  }
+
+  // A GET, or with `upgrade` a WebSocket upgrade request whose answer is read
+  // as HTTP (Beast's synchronous WebSocket client keeps no refused answer).
+  http::response<http::string_body> Get(const std::string& target, bool upgrade = false) {
+    net::io_context io;
+    tcp::socket socket(io);
+    tcp::resolver resolver(io);
+    net::connect(socket, resolver.resolve("127.0.0.1", std::to_string(front_->port())));
+    http::request<http::empty_body> req{http::verb::get, target, 11};
+    req.set(http::field::host, "127.0.0.1");
+    if (upgrade) {
+      req.set(http::field::connection, "Upgrade");
+      req.set(http::field::upgrade, "websocket");
+      req.set(http::field::sec_websocket_version, "13");
+      req.set(http::field::sec_websocket_key, "dGhlIHNhbXBsZSBub25jZQ==");
+      req.set(http::field::sec_websocket_protocol, "v5.channel.k8s.io");
+    }
+    http::write(socket, req);
+    beast::flat_buffer buffer;
+    http::response<http::string_body> res;
+    http::read(socket, buffer, res);
+    return res;
+  }
+
+  std::mutex mu_;
+  pki::CertificateAndKey cluster_ca_, node_ca_;
+  std::unique_ptr<NodeProxy> proxy_;
+  std::unique_ptr<FakeNode> node_;
+  api::Object node_object_;
+  std::unique_ptr<HttpServer> front_;
+};
+
+struct WsClient {
+  WsClient(uint16_t port, const std::string& target, const std::string& protocols) : ws(io) {
+    tcp::resolver resolver(io);
+    net::connect(ws.next_layer(), resolver.resolve("127.0.0.1", std::to_string(port)));
+    ws.set_option(websocket::stream_base::decorator(
+        [protocols](websocket::request_type& req) { req.set(http::field::sec_websocket_protocol, protocols); }));
+    ws.handshake(response, "127.0.0.1", target, ec);
+    ws.binary(true);
+  }
+  std::string Read() {
+    beast::flat_buffer buffer;
+    ws.read(buffer);
+    return beast::buffers_to_string(buffer.data());
+  }
+  net::io_context io;
+  websocket::stream<tcp::socket> ws;
+  websocket::response_type response;
+  beast::error_code ec;
+};
+
+const char kExec[] = "/api/v1/namespaces/ns/pods/p/exec?command=sh&stdin=true&stdout=true";
+
+TEST_F(NodeProxyTest, RelaysAWebSocketWithTheNodesSubprotocolAsTheKubeletClient) {
+  WsClient c(front_->port(), kExec, "v5.channel.k8s.io, v4.channel.k8s.io");
+  ASSERT_FALSE(c.ec) << c.ec.message();
+  EXPECT_EQ(c.response.result_int(), 101);
+  EXPECT_EQ(c.response[http::field::sec_websocket_protocol], "v5.channel.k8s.io");
+  EXPECT_EQ(node_->last_client(), "kube-apiserver-kubelet-client");
+  EXPECT_EQ(node_->last_target(), kExec);
+  c.ws.write(net::buffer(std::string("\x00hi", 3)));
+  EXPECT_EQ(c.Read(), std::string("echo:\x00hi", 8));
+  EXPECT_TRUE(c.ws.got_binary());
+  EXPECT_EQ(proxy_->open_sessions(), 1u);
+
+  // The node ends the session: what it sent arrives, then a normal close.
+  c.ws.write(net::buffer(std::string("bye")));
+  EXPECT_EQ(c.Read(), "last words");
+  beast::flat_buffer buffer;
+  beast::error_code ec;
+  c.ws.read(buffer, ec);
+  EXPECT_EQ(ec, websocket::error::closed);
+  for (int i = 0; i < 500 && proxy_->open_sessions() != 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_EQ(proxy_->open_sessions(), 0u);
+}
+
+TEST_F(NodeProxyTest, AClientThatGoesAwayEndsTheNodesSession) {
+  {
+    WsClient c(front_->port(), kExec, "v5.channel.k8s.io");
+    ASSERT_FALSE(c.ec) << c.ec.message();
+    c.ws.write(net::buffer(std::string("x")));
+    EXPECT_EQ(c.Read(), "echo:x");
+    beast::get_lowest_layer(c.ws).close();
+  }
+  EXPECT_TRUE(node_->WaitSessionEnded());
+}
+
+TEST_F(NodeProxyTest, ManyMessagesArriveInOrder) {
+  WsClient c(front_->port(), kExec, "v5.channel.k8s.io");
+  ASSERT_FALSE(c.ec) << c.ec.message();
+  const std::string big(200 * 1024, 'z');
+  std::thread writer([&] {
+    for (int i = 0; i < 30; ++i) c.ws.write(net::buffer(std::to_string(i) + big));
+  });
+  for (int i = 0; i < 30; ++i) ASSERT_EQ(c.Read(), "echo:" + std::to_string(i) + big);
+  writer.join();
+}
+
+TEST_F(NodeProxyTest, StreamsALog) {
+  auto res = Get("/api/v1/namespaces/ns/pods/p/log?follow=true");
+  EXPECT_EQ(res.result_int(), 200);
+  EXPECT_EQ(res.body(), "line 1\nline 2\n");
+  EXPECT_EQ(res[http::field::content_type], "text/plain");
+  EXPECT_EQ(node_->last_target(), "/api/v1/namespaces/ns/pods/p/log?follow=true");
+  for (int i = 0; i < 500 && proxy_->open_sessions() != 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_EQ(proxy_->open_sessions(), 0u);
+}
+
+TEST_F(NodeProxyTest, PassesTheNodesErrorsThrough) {
+  auto res = Get("/api/v1/namespaces/ns/pods/gone/log");
+  EXPECT_EQ(res.result_int(), 404);
+  EXPECT_THAT(res.body(), HasSubstr(R"("message":"pods \"gone\" not found")"));
+  // A refused upgrade is the node's answer too.
+  res = Get("/api/v1/namespaces/ns/pods/gone/exec?command=sh", true);
+  EXPECT_EQ(res.result_int(), 404);
+  EXPECT_THAT(res.body(), HasSubstr(R"("message":"pods \"gone\" not found")"));
+  EXPECT_EQ(proxy_->open_sessions(), 0u);
+}
+
+TEST_F(NodeProxyTest, TrustsOnlyTheCaTheNodePublishesForItsOwnName) {
+  const pki::CertificateAndKey other = *pki::CreateCertificateAuthority("other", Now());
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    node_object_ = NodeObject("node-1", node_->port(), other.certificate_pem);
+  }
+  auto res = Get("/api/v1/namespaces/ns/pods/p/log");
+  EXPECT_EQ(res.result_int(), 500);
+  EXPECT_THAT(res.body(), HasSubstr("error dialing backend: "));
+  EXPECT_THAT(res.body(), HasSubstr("x509: certificate signed by unknown authority"));
+  res = Get(kExec, true);
+  EXPECT_EQ(res.result_int(), 500);
+  EXPECT_THAT(res.body(),
+              HasSubstr("error dialing backend: tls: failed to verify certificate: x509: certificate signed by unknown "
+                        "authority"));
+
+  // Another node's name on the same address: the certificate is node-1's.
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    node_object_ = NodeObject("node-2", node_->port(), node_ca_.certificate_pem);
+  }
+  res = Get(kExec, true);
+  EXPECT_EQ(res.result_int(), 500);
+  EXPECT_THAT(res.body(), HasSubstr("x509: certificate is not valid for node-2"));
+  EXPECT_EQ(proxy_->open_sessions(), 0u);
+}
+
+TEST_F(NodeProxyTest, ANodeWithoutAnEndpointIsUnavailable) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    node_object_ = NodeObject("node-1", 0, node_ca_.certificate_pem);
+  }
+  auto res = Get("/api/v1/namespaces/ns/pods/p/log");
+  EXPECT_EQ(res.result_int(), 503);
+  EXPECT_THAT(res.body(), HasSubstr("node \\\"node-1\\\" has no streaming endpoint"));
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    node_object_ = NodeObject("node-1", node_->port(), "");
+  }
+  res = Get("/api/v1/namespaces/ns/pods/p/log");
+  EXPECT_EQ(res.result_int(), 503);
+  EXPECT_THAT(res.body(), HasSubstr("has no berth.dev/kubelet-serving-ca annotation"));
+}
+
+TEST_F(NodeProxyTest, ANodeThatRefusesConnectionsIsADialError) {
+  const uint16_t port = node_->port();
+  node_.reset();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    node_object_ = NodeObject("node-1", port, node_ca_.certificate_pem);
+  }
+  auto res = Get(kExec, true);
+  EXPECT_EQ(res.result_int(), 500);
+  EXPECT_THAT(res.body(), HasSubstr("error dialing backend: dial tcp 127.0.0.1:" + std::to_string(port) +
+                                           ": connect: Connection refused"));
+  EXPECT_EQ(proxy_->open_sessions(), 0u);
+}
+
+}  // namespace
+}  // namespace berth::apiserver
