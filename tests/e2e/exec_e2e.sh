@@ -10,20 +10,24 @@
 #  - a client that goes away kills the command: no process is left;
 #  - a user bound to `view` cannot exec (403 naming pods/exec); an unknown container and a
 #    command that does not exist get upstream's errors;
+#  - `kubectl logs -f` streams the whole log until the container exits;
 #  - `kubectl attach` streams a running container's output from the moment it attaches until
 #    the container exits, and exits 0 then; `view` cannot attach.
-# Usage: exec_e2e.sh <berth binary>   Exit: 0 pass, 1 fail, 77 skip.
+# Usage: exec_e2e.sh <berth binary> [remote]   Exit: 0 pass, 1 fail, 77 skip.
+# With `remote` the pods run on a `berth agent` that joined over the network, so every check
+# goes through the API server's proxy to the agent's streaming server (apiserver/node_proxy.h).
 set -uo pipefail
 BERTH=${1:?berth binary}
+E2E_NODE=${2:-}
 source "$(dirname "$0")/lib.sh"
-e2e_init exec
+e2e_init exec${E2E_NODE:+-$E2E_NODE}
 command -v script >/dev/null || { echo "SKIP: script(1) not found"; exit 77; }
 
 cat >"$WORK/tokens.csv" <<'EOF2'
 vera-token,vera,u-vera,
 EOF2
 mkdir -p "$WORK/data"
-e2e_start_node_server "cpu=4,memory=8Gi" --token-auth-file "$WORK/tokens.csv"
+e2e_start_cluster "cpu=4,memory=8Gi" --token-auth-file "$WORK/tokens.csv"
 SERVER=$(awk '/server:/ {print $2; exit}' "$KUBECONFIG")
 CA_DATA=$(awk '/certificate-authority-data:/ {print $2; exit}' "$KUBECONFIG")
 cat >"$WORK/vera.kubeconfig" <<EOF2
@@ -123,6 +127,8 @@ EOF2
 wait_until 30 sh -c "'$KUBECTL' logs ticker 2>/dev/null | grep -qx tick-3" || fail "ticker never ticked"
 "$KUBECTL" attach ticker >"$WORK/attach.out" 2>"$WORK/attach.err" &
 attach=$!
+"$KUBECTL" logs -f ticker >"$WORK/follow.out" 2>"$WORK/follow.err" &
+follow=$!
 wait_until 20 grep -q warn- "$WORK/attach.out" || fail "attach: no output: [$(cat "$WORK/attach.out" "$WORK/attach.err")]"
 "$KUBECTL" exec ticker -- touch stop || fail "touch stop"
 wait_until 20 sh -c "! kill -0 $attach 2>/dev/null" || fail "attach did not end with its container"
@@ -132,6 +138,11 @@ rc=$?
 grep -qx bye "$WORK/attach.out" || fail "attach missed the last line: [$(cat "$WORK/attach.out")]"
 grep -qx tick-0 "$WORK/attach.out" && fail "attach replayed output written before it: [$(head -3 "$WORK/attach.out")]"
 grep -q "If you don't see a command prompt" "$WORK/attach.err" || fail "attach stderr: [$(cat "$WORK/attach.err")]"
+# `kubectl logs -f`: everything from the start, until the container exits.
+wait_until 20 sh -c "! kill -0 $follow 2>/dev/null" || fail "logs -f did not end with its container"
+wait "$follow" || fail "logs -f exit code $?: [$(cat "$WORK/follow.err")]"
+grep -qx tick-0 "$WORK/follow.out" && grep -qx bye "$WORK/follow.out" ||
+  fail "logs -f: [$(head -3 "$WORK/follow.out") ... $(tail -2 "$WORK/follow.out")]"
 out=$("$KUBECTL" attach shell -c nope 2>&1) && fail "attach to container nope succeeded"
 case $out in *"container nope not found"*|*"container nope is not valid"*) ;; *) fail "attach -c nope: [$out]" ;; esac
 out=$("$KUBECTL" --kubeconfig "$WORK/vera.kubeconfig" attach shell 2>&1) && fail "vera could attach"

@@ -15,7 +15,14 @@
 #   e2e_start_node_server CAPACITY [ARGS]
 #                           e2e_start_server --nodes 1 --node-capacity CAPACITY ARGS, then
 #                           node-0 must be Ready within 20 s (a failure otherwise).
-#   e2e_stop_server         SIGTERM and wait; a non-zero exit counts as a failure.
+#   e2e_start_cluster CAPACITY [ARGS]
+#                           E2E_NODE=remote: e2e_start_server --nodes 0 ARGS, then a `berth
+#                           agent` joins over the network as node remote-0 (the admin's
+#                           kubeconfig, its streaming server on an ephemeral --port; log
+#                           $WORK/agent.log, AGENT_PID), Ready within 20 s. Otherwise
+#                           e2e_start_node_server. Sets NODE to the node's name.
+#   e2e_stop_server         SIGTERM and wait (the remote agent first); a non-zero exit counts
+#                           as a failure.
 #   e2e_kill_containers     SIGKILL, through its supervisor's socket, to every container still
 #                           supervised under $WORK (done on exit too: nothing a test started
 #                           outlives it), then waits up to 10 s for the supervisors to exit.
@@ -47,7 +54,7 @@
 #                           kueue.x-k8s.io/priority-class label), memory=QUANTITY (a memory
 #                           request too), grace=SECONDS (terminationGracePeriodSeconds, 1; ""
 #                           writes none), command=SCRIPT ('sleep 600').
-# Expects BERTH (the berth binary). Sets KUBECTL, WORK, SERVER_PID, FAILURES.
+# Expects BERTH (the berth binary). Sets KUBECTL, WORK, SERVER_PID, AGENT_PID, FAILURES.
 
 e2e_require_kubectl() {
   KUBECTL=${KUBECTL:-/usr/bin/kubectl}
@@ -62,11 +69,13 @@ e2e_init() {
   mkdir -p "$HOME"
   export KUBECONFIG=$WORK/data/kubeconfig
   SERVER_PID=
+  AGENT_PID=
   FAILURES=0
   trap e2e_cleanup EXIT
 }
 
 e2e_cleanup() {
+  if [ -n "${AGENT_PID:-}" ]; then kill -TERM "$AGENT_PID" 2>/dev/null; wait "$AGENT_PID" 2>/dev/null; fi
   if [ -n "$SERVER_PID" ]; then kill -TERM "$SERVER_PID" 2>/dev/null; wait "$SERVER_PID" 2>/dev/null; fi
   e2e_kill_containers
   if [ "$FAILURES" -eq 0 ]; then rm -rf "$WORK"; return; fi
@@ -74,6 +83,10 @@ e2e_cleanup() {
   if [ -f "$WORK/server.log" ]; then
     echo "--- last 25 lines of $WORK/server.log"
     tail -25 "$WORK/server.log"
+  fi
+  if [ -f "$WORK/agent.log" ]; then
+    echo "--- last 25 lines of $WORK/agent.log"
+    tail -25 "$WORK/agent.log"
   fi
   echo "kept $WORK for inspection"
 }
@@ -115,7 +128,27 @@ e2e_start_node_server() {
   e2e_wait_node_ready node-0 20
 }
 
+e2e_start_cluster() {
+  local capacity=$1; shift
+  if [ "${E2E_NODE:-}" != remote ]; then
+    NODE=node-0
+    e2e_start_node_server "$capacity" "$@"
+    return
+  fi
+  NODE=remote-0
+  e2e_start_server --nodes 0 "$@"
+  "$BERTH" agent --kubeconfig "$KUBECONFIG" --name "$NODE" --data-dir "$WORK/$NODE" --port 0 \
+    --capacity "$capacity" >>"$WORK/agent.log" 2>&1 &
+  AGENT_PID=$!
+  e2e_wait_node_ready "$NODE" 20 "(berth agent)"
+}
+
 e2e_stop_server() {
+  if [ -n "${AGENT_PID:-}" ]; then
+    kill -TERM "$AGENT_PID"
+    if ! wait "$AGENT_PID"; then echo "FAIL: agent exited non-zero on SIGTERM"; FAILURES=$((FAILURES + 1)); fi
+    AGENT_PID=
+  fi
   kill -TERM "$SERVER_PID"
   if ! wait "$SERVER_PID"; then echo "FAIL: server exited non-zero on SIGTERM"; FAILURES=$((FAILURES + 1)); fi
   SERVER_PID=

@@ -8,11 +8,14 @@
 #    stream and ends ("lost connection to pod");
 #  - deleting the pod ends a running port-forward;
 #  - a user bound to `view` cannot port-forward (403 naming pods/portforward).
-# Usage: portforward_e2e.sh <berth binary>   Exit: 0 pass, 1 fail, 77 skip.
+# Usage: portforward_e2e.sh <berth binary> [remote]   Exit: 0 pass, 1 fail, 77 skip.
+# With `remote` the pods run on a `berth agent` that joined over the network, so every check
+# goes through the API server's proxy to the agent's streaming server (apiserver/node_proxy.h).
 set -uo pipefail
 BERTH=${1:?berth binary}
+E2E_NODE=${2:-}
 source "$(dirname "$0")/lib.sh"
-e2e_init portforward
+e2e_init portforward${E2E_NODE:+-$E2E_NODE}
 [ -x /usr/bin/python3 ] || { echo "SKIP: /usr/bin/python3 not found"; exit 77; }
 command -v curl >/dev/null || { echo "SKIP: curl not found"; exit 77; }
 
@@ -25,7 +28,7 @@ cat >"$WORK/tokens.csv" <<'EOF2'
 vera-token,vera,u-vera,
 EOF2
 mkdir -p "$WORK/data"
-e2e_start_node_server "cpu=4,memory=8Gi" --token-auth-file "$WORK/tokens.csv"
+e2e_start_cluster "cpu=4,memory=8Gi" --token-auth-file "$WORK/tokens.csv"
 SERVER=$(awk '/server:/ {print $2; exit}' "$KUBECONFIG")
 CA_DATA=$(awk '/certificate-authority-data:/ {print $2; exit}' "$KUBECONFIG")
 cat >"$WORK/vera.kubeconfig" <<EOF2
