@@ -59,10 +59,10 @@
 #include <string>
 
 #include "apiserver/http_server.h"
+#include "apiserver/pod_lookup.h"
 #include "apiserver/stream_sessions.h"
 #include "apiserver/request_info.h"
 #include "client/container_exec.h"
-#include "store/store.h"
 
 namespace berth::apiserver {
 
@@ -95,7 +95,7 @@ inline constexpr std::size_t kExecReadChunkBytes = 32 * 1024;
 
 class PodExecServer {
  public:
-  explicit PodExecServer(store::Store& store);
+  explicit PodExecServer(PodLookup pods);
   ~PodExecServer();  // Stop()
 
   void RegisterExecutor(const std::string& node_name, client::ContainerExecutor* executor);
@@ -116,7 +116,7 @@ class PodExecServer {
   class Session;
   friend class Session;
 
-  store::Store& store_;
+  const PodLookup pods_;
   mutable std::mutex mu_;
   std::map<std::string, client::ContainerExecutor*> executors_;
   StreamSessions sessions_{kMaxExecSessions, kMaxExecSessionsPerPod};

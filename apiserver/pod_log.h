@@ -63,10 +63,10 @@
 #include <vector>
 
 #include "apiserver/http_server.h"
+#include "apiserver/pod_lookup.h"
 #include "apiserver/request_info.h"
 #include "client/log_source.h"
 #include "core/clock.h"
-#include "store/store.h"
 
 namespace berth::apiserver {
 
@@ -75,7 +75,7 @@ inline constexpr size_t kFollowChunkBytes = 1 << 20;
 
 class PodLogServer {
  public:
-  PodLogServer(store::Store& store, Clock& clock,
+  PodLogServer(PodLookup pods, Clock& clock,
                std::chrono::milliseconds poll_interval = std::chrono::milliseconds(200));
   ~PodLogServer();  // Stop()
 
@@ -99,7 +99,7 @@ class PodLogServer {
   // True when the followed container can write no more (pod gone, terminated).
   bool Finished(const Follow& f);
 
-  store::Store& store_;
+  const PodLookup pods_;
   Clock& clock_;
   const std::chrono::milliseconds poll_interval_;
   std::mutex mu_;
