@@ -7,7 +7,8 @@
 // proxies the upgraded connection to the kubelet, which runs the command
 // through the runtime (pkg/kubelet/server/server.go getExec). In berth the
 // node agents register a client::ContainerExecutor per node name; the
-// process it starts is bridged to the WebSocket here.
+// process it starts is bridged to the WebSocket here. Pods are found through
+// the PodLookup given at construction (pod_lookup.h).
 //
 // Query parameters (corev1.PodExecOptions): command (repeated, required),
 // container ("" = the pod's only container), stdin, stdout, stderr, tty

@@ -4,7 +4,9 @@
 // In Kubernetes the API server finds the pod's node and proxies the request
 // to that node's kubelet. In berth the node agents register a
 // client::PodLogSource per node name (RegisterSource); the request goes to the
-// source of the pod's spec.nodeName.
+// source of the pod's spec.nodeName. Pods are found through the PodLookup given
+// at construction (pod_lookup.h): the API server's store, or a node agent's
+// informer cache (node_streaming_server.h).
 //
 // Query parameters (corev1.PodLogOptions): container, previous, timestamps,
 // tailLines, limitBytes, sinceSeconds, sinceTime (RFC 3339), follow.

@@ -95,9 +95,9 @@ inline constexpr std::chrono::milliseconds kPortForwardPodCheckPeriod = std::chr
 
 class PodPortForwardServer {
  public:
-  // `executor_for` returns the node's executor (nullptr: none), e.g.
-  // PodExecServer::ExecutorFor: exec and port-forward share the node agents'
-  // registration.
+  // `pods` finds the pods (pod_lookup.h); `executor_for` returns the node's
+  // executor (nullptr: none), e.g. PodExecServer::ExecutorFor: exec and
+  // port-forward share the node agents' registration.
   PodPortForwardServer(PodLookup pods, std::function<client::ContainerExecutor*(const std::string& node)> executor_for);
   ~PodPortForwardServer();  // Stop()
 
