@@ -24,6 +24,7 @@
 #include <map>
 #include <unistd.h>
 
+#include "apiserver/node_proxy.h"
 #include "client/http_client.h"
 #include "pki/certificates.h"
 
@@ -283,6 +284,43 @@ TEST_F(NodeStreamingServerTest, ExecUpgradesToAWebSocketForTheApiServer) {
   ASSERT_EQ(messages.size(), 2u);
   EXPECT_EQ(messages[0], std::string("\x01") + "default/p/c ran: echo hi\n");
   EXPECT_EQ(messages[1], std::string("\x03") + R"({"metadata":{},"status":"Success"})");
+}
+
+// The contract with the API server's half (node_proxy.h): a NodeProxy with the kubelet
+// client certificate, given the Node as the agent publishes it (address, port, CA), reaches
+// this server, verifying its certificate for the node's name, and relays its answers.
+TEST_F(NodeStreamingServerTest, TheApiServersNodeProxyReachesIt) {
+  const pki::CertificateAndKey apiserver = ClientCert(cluster_ca_, pki::kKubeletClientCommonName);
+  NodeProxyOptions proxy_options;
+  proxy_options.client_certificate_pem = apiserver.certificate_pem;
+  proxy_options.client_key_pem = apiserver.private_key_pem;
+  NodeProxy proxy(proxy_options);
+  const api::Object node = {
+      {"metadata", {{"name", "node-a"}, {"annotations", {{kKubeletServingCaAnnotation, node_ca_.certificate_pem}}}}},
+      {"status",
+       {{"addresses", {{{"type", "InternalIP"}, {"address", "127.0.0.1"}}}},
+        {"daemonEndpoints", {{"kubeletEndpoint", {{"Port", server_->port()}}}}}}}};
+  HttpServer front(HttpServerOptions{}, [&](const HttpRequest& req) { return proxy.Forward(req, node); });
+  ASSERT_TRUE(front.Start().ok());
+  client::RestConfig cfg;
+  cfg.server = "http://127.0.0.1:" + std::to_string(front.port());
+  cfg.url = *client::ParseServerUrl(cfg.server);
+  client::HttpClient c(cfg);
+  auto get = [&c](const std::string& target) {
+    client::RawRequest r;
+    r.target = target;
+    auto resp = c.Do(r);
+    EXPECT_TRUE(resp.ok()) << resp.status();
+    return resp.ok() ? *resp : client::RawResponse{};
+  };
+  client::RawResponse log = get(kLog);
+  EXPECT_EQ(log.status, 200);
+  EXPECT_EQ(log.body, "log of default/p/c\n");
+  client::RawResponse elsewhere = get("/api/v1/namespaces/default/pods/elsewhere/log");
+  EXPECT_EQ(elsewhere.status, 404);
+  EXPECT_EQ(Json(elsewhere)["message"], "pods \"elsewhere\" not found");
+  proxy.Stop();
+  front.Stop();
 }
 
 }  // namespace
