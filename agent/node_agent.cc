@@ -34,6 +34,7 @@
 #include "agent/volumes.h"
 #include "api/metadata_validation.h"
 #include "api/unstructured.h"
+#include "pki/certificates.h"
 #include "scheduling/host_images.h"
 #include "core/file.h"
 
@@ -616,7 +617,7 @@ Status NodeAgent::RegisterNode() {
       {"addresses",
        {{{"type", "InternalIP"}, {"address", options_.address}},
         {{"type", "Hostname"}, {"address", options_.node_name}}}},
-      {"daemonEndpoints", {{"kubeletEndpoint", {{"Port", 0}}}}},
+      {"daemonEndpoints", {{"kubeletEndpoint", {{"Port", options_.kubelet_port}}}}},
       {"nodeInfo",
        {{"machineID", ReadFirstLine("/etc/machine-id")},
         {"systemUUID", ReadFirstLine("/etc/machine-id")},
@@ -637,11 +638,15 @@ Status NodeAgent::RegisterNode() {
                                              options_.sandbox.degraded_reason.c_str()));
   }
   node["status"] = status;
-  const std::string images_key(scheduling::kHostImagesAnnotation);
-  std::optional<std::string> images;
-  if (options_.host_images) {
-    images = scheduling::FormatHostImages(*options_.host_images);
-    node["metadata"]["annotations"] = {{images_key, *images}};
+  // The annotations the agent declares (nullopt: absent).
+  std::map<std::string, std::optional<std::string>> declared;
+  declared[std::string(scheduling::kHostImagesAnnotation)] =
+      options_.host_images ? std::optional(scheduling::FormatHostImages(*options_.host_images)) : std::nullopt;
+  declared[pki::kKubeletServingCaAnnotation] = options_.kubelet_serving_ca_pem.empty()
+                                                   ? std::nullopt
+                                                   : std::optional(options_.kubelet_serving_ca_pem);
+  for (const auto& [key, value] : declared) {
+    if (value) node["metadata"]["annotations"][key] = *value;
   }
   StatusOr<api::Object> created = client_.Create(kNodes, node);
   api::Object stored;
@@ -649,15 +654,20 @@ Status NodeAgent::RegisterNode() {
     stored = *created;
   } else if (created.status().code() == Code::kAlreadyExists) {
     BERTH_ASSIGN_OR_RETURN(stored, client_.Get(kNodes, options_.node_name));
-    // The declaration is the agent's: a restart with other --host-images rewrites it.
-    const api::Object& current = api::NestedField(stored, {"metadata", "annotations", images_key});
-    if (images ? current != *images : !current.is_null()) {
+    // The declarations are the agent's: a restart with other flags rewrites them.
+    bool changed = false;
+    for (const auto& [key, value] : declared) {
+      const api::Object& current = api::NestedField(stored, {"metadata", "annotations", key});
+      if (value ? current == *value : current.is_null()) continue;
       if (!stored["metadata"]["annotations"].is_object()) stored["metadata"]["annotations"] = api::Object::object();
-      if (images) {
-        stored["metadata"]["annotations"][images_key] = *images;
+      if (value) {
+        stored["metadata"]["annotations"][key] = *value;
       } else {
-        stored["metadata"]["annotations"].erase(images_key);
+        stored["metadata"]["annotations"].erase(key);
       }
+      changed = true;
+    }
+    if (changed) {
       BERTH_ASSIGN_OR_RETURN(stored, client_.Update(kNodes, stored));
     }
   } else {
@@ -1898,10 +1908,15 @@ StatusOr<client::PodLogChunk> NodeAgent::ReadPodLogChunk(const std::string& ns, 
   return ReadRunLog(dir, api::Uid(*pod), container, run, options, nullptr, max_bytes);
 }
 
-StatusOr<std::unique_ptr<client::ExecProcess>> NodeAgent::StartExec(const std::string& ns, const std::string& name,
-                                                                    const client::ExecOptions& options) {
+StatusOr<client::ObjectPtr> NodeAgent::CachedPod(const std::string& ns, const std::string& name) const {
   client::ObjectPtr pod = informer_ ? informer_->GetIndexer().Get(ns, name) : nullptr;
   if (!pod) return NotFoundError("pods \"" + name + "\" not found");
+  return pod;
+}
+
+StatusOr<std::unique_ptr<client::ExecProcess>> NodeAgent::StartExec(const std::string& ns, const std::string& name,
+                                                                    const client::ExecOptions& options) {
+  BERTH_ASSIGN_OR_RETURN(const client::ObjectPtr pod, CachedPod(ns, name));
   BERTH_ASSIGN_OR_RETURN(const std::string container, ContainerOf(*pod, name, options.container));
   // The kubelet's findContainer: only a running container can be exec'd into.
   return ExecInContainer(PodDir(ns, name, api::Uid(*pod)), container, options);
@@ -1924,8 +1939,7 @@ StatusOr<std::unique_ptr<client::ExecProcess>> NodeAgent::ExecInContainer(const 
 }
 
 StatusOr<int> NodeAgent::ConnectPort(const std::string& ns, const std::string& name, uint16_t port) {
-  client::ObjectPtr pod = informer_ ? informer_->GetIndexer().Get(ns, name) : nullptr;
-  if (!pod) return NotFoundError("pods \"" + name + "\" not found");
+  BERTH_RETURN_IF_ERROR(CachedPod(ns, name).status());
   const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return UnavailableError(std::string("socket: ") + std::strerror(errno));
   sockaddr_in addr{};

@@ -13,9 +13,15 @@
 //       KubeletHasSufficientPID "kubelet has sufficient PID available") and
 //       Ready True (KubeletReady "kubelet is posting ready status");
 //     addresses InternalIP = options.address, Hostname = the node name;
+//     daemonEndpoints.kubeletEndpoint.Port = options.kubelet_port;
 //     nodeInfo (machineID, bootID, kernelVersion, osImage, operatingSystem,
 //       architecture, containerRuntimeVersion "berth://<v>", kubeletVersion).
 //   Labels kubernetes.io/hostname, kubernetes.io/os, kubernetes.io/arch.
+//   Annotations the agent declares, written at every registration (a restart
+//   with other flags rewrites them, one no longer declared is removed):
+//   berth.dev/host-images (options.host_images) and berth.dev/kubelet-serving-ca
+//   (options.kubelet_serving_ca_pem). Later writes (the DiskPressure condition)
+//   read the Node first, so they keep both and the port.
 //
 // Heartbeat (kubelet nodelease controller): Lease kube-node-lease/<node name>
 //   (coordination.k8s.io/v1) with spec.holderIdentity = node name,
@@ -350,6 +356,14 @@ struct NodeAgentOptions {
   // The hard eviction threshold of nodefs.available (kubelet --eviction-hard,
   // agent/local_storage.h); default 10 % of the data directory's filesystem.
   EvictionThreshold eviction_hard = {.percent = 10.0};
+  // The node's streaming server (apiserver/node_streaming_server.h), published on
+  // the Node at every registration: its bound port as
+  // status.daemonEndpoints.kubeletEndpoint.Port (0: the node serves no streams,
+  // as before a kubelet listens), and the PEM of the CA that signed its serving
+  // certificate as annotation pki::kKubeletServingCaAnnotation ("": the
+  // annotation is removed).
+  uint16_t kubelet_port = 0;
+  std::string kubelet_serving_ca_pem;
 };
 
 enum class StopMode { kKillContainers, kLeaveRunning };
@@ -402,6 +416,10 @@ class NodeAgent final : public client::PodLogSource, public client::ContainerExe
   const std::vector<std::string>& UnenforcedCgroups() const { return cgroups_.unenforced(); }
   // How many times the Lease was written (created or renewed).
   int64_t lease_renewals() const { return lease_renewals_.load(); }
+  // Pod ns/name from the pod informer's cache, which holds the pods bound to
+  // this node; kNotFound `pods "name" not found` otherwise, and before Start.
+  // Call after Start returned (the cache is made there).
+  StatusOr<client::ObjectPtr> CachedPod(const std::string& ns, const std::string& name) const;
 
   StatusOr<client::PodLogChunk> ReadPodLogChunk(const std::string& ns, const std::string& name,
                                                 const client::PodLogOptions& options, const client::PodLogCursor* from,

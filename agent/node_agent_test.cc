@@ -149,6 +149,50 @@ TEST_F(NodeAgentTest, RegistersNodeWithCapacityConditionsAndAddresses) {
   EXPECT_EQ((*node)["metadata"]["labels"]["kubernetes.io/hostname"], "node-a");
 }
 
+// The streaming server's port and CA are on the Node (status.daemonEndpoints and the
+// berth.dev/kubelet-serving-ca annotation), also when the Node is registered again; a
+// restart without a streaming server publishes port 0 and removes the annotation.
+TEST_F(NodeAgentTest, PublishesTheStreamingServersPortAndCaOnItsNode) {
+  EXPECT_EQ(client_.Get(kNodes, "node-a").value()["status"]["daemonEndpoints"]["kubeletEndpoint"]["Port"], 0);
+  agent_.reset();
+  NodeAgentOptions o = options_;
+  o.kubelet_port = 10250;
+  o.kubelet_serving_ca_pem = "-----BEGIN CERTIFICATE-----\nnode-a-ca\n-----END CERTIFICATE-----\n";
+  agent_ = std::make_unique<NodeAgent>(client_, clock_, o);
+  ASSERT_TRUE(agent_->Start().ok());
+  api::Object node = client_.Get(kNodes, "node-a").value();
+  EXPECT_EQ(node["metadata"]["annotations"]["berth.dev/kubelet-serving-ca"], o.kubelet_serving_ca_pem);
+  EXPECT_EQ(node["status"]["daemonEndpoints"]["kubeletEndpoint"]["Port"], 10250);
+
+  ASSERT_TRUE(client_.Delete(kNodes, "node-a", {}).ok());
+  const int64_t renewals = agent_->lease_renewals();
+  clock_.Advance(kNodeLeaseRenewInterval);
+  ASSERT_TRUE(WaitFor([&] { return agent_->lease_renewals() > renewals; }));
+  node = client_.Get(kNodes, "node-a").value();
+  EXPECT_EQ(node["metadata"]["annotations"]["berth.dev/kubelet-serving-ca"], o.kubelet_serving_ca_pem);
+  EXPECT_EQ(node["status"]["daemonEndpoints"]["kubeletEndpoint"]["Port"], 10250);
+
+  agent_.reset();
+  agent_ = std::make_unique<NodeAgent>(client_, clock_, options_);
+  ASSERT_TRUE(agent_->Start().ok());
+  node = client_.Get(kNodes, "node-a").value();
+  EXPECT_FALSE(node["metadata"]["annotations"].contains("berth.dev/kubelet-serving-ca")) << node["metadata"];
+  EXPECT_EQ(node["status"]["daemonEndpoints"]["kubeletEndpoint"]["Port"], 0);
+}
+
+// The informer's cache: the pods bound to this node only.
+TEST_F(NodeAgentTest, CachedPodFindsOnlyThisNodesPods) {
+  Create(ShellPod("mine", "sleep 600"));
+  api::Object other = ShellPod("theirs", "exit 0");
+  other["spec"]["nodeName"] = "node-b";
+  Create(other);
+  ASSERT_TRUE(WaitFor([&] { return agent_->CachedPod("default", "mine").ok(); }));
+  EXPECT_EQ(api::Name(*agent_->CachedPod("default", "mine").value()), "mine");
+  StatusOr<client::ObjectPtr> theirs = agent_->CachedPod("default", "theirs");
+  EXPECT_EQ(theirs.status().code(), Code::kNotFound);
+  EXPECT_EQ(theirs.status().message(), "pods \"theirs\" not found");
+}
+
 TEST_F(NodeAgentTest, RenewsLeaseEveryTenSecondsOfClockTime) {
   client::ResourceRef leases = kLeases.Namespace("kube-node-lease");
   StatusOr<api::Object> lease = client_.Get(leases, "node-a");

@@ -26,9 +26,7 @@
 #include "apiserver/node_authorization.h"
 #include "apiserver/object_ops.h"
 #include "apiserver/openapi.h"
-#include "apiserver/pod_exec.h"
-#include "apiserver/pod_portforward.h"
-#include "apiserver/pod_log.h"
+#include "apiserver/pod_streams.h"
 #include "apiserver/protobuf_codec.h"
 #include "apiserver/request_info.h"
 #include "apiserver/request_metrics.h"
@@ -196,7 +194,7 @@ class ApiServer::Impl {
         lookup_(store),
         policy_(store),
         authorizer_(options_.rbac_authorization ? std::make_unique<rbac::Authorizer>(&policy_) : nullptr),
-        logs_(store, clock),
+        streams_(StorePodLookup(store), clock),
         sa_tokens_(options_.service_account_tokens, store, clock) {
     if (sa_tokens_.enabled()) {
       options_.authentication.service_account_tokens = [this](std::string_view token) {
@@ -239,9 +237,7 @@ class ApiServer::Impl {
   WatchPump& pump() { return pump_; }
   const ApiServerOptions& options() const { return options_; }
   GarbageCollector& gc() { return gc_; }
-  PodLogServer& logs() { return logs_; }
-  PodExecServer& exec() { return exec_; }
-  PodPortForwardServer& portforward() { return portforward_; }
+  PodStreams& streams() { return streams_; }
 
   // The housekeeping thread: every store::kExpirySweepInterval it removes
   // expired objects (Store::RemoveExpired, when options.remove_expired_objects),
@@ -371,10 +367,9 @@ class ApiServer::Impl {
   StoreObjectLookup lookup_;
   StorePolicySource policy_;
   std::unique_ptr<const rbac::Authorizer> authorizer_;  // null: every request allowed
-  PodLogServer logs_;
+  // pods/{name}/log, exec, attach and portforward of the embedded nodes' pods.
+  PodStreams streams_;
   ServiceAccountTokens sa_tokens_;
-  PodExecServer exec_{store_};
-  PodPortForwardServer portforward_{store_, [this](const std::string& node) { return exec_.ExecutorFor(node); }};
   std::mutex housekeeping_mu_;
   std::condition_variable housekeeping_cv_;
   bool housekeeping_stop_ = false;
@@ -706,11 +701,9 @@ HandlerResult ApiServer::Impl::HandleResourceOf(const HttpRequest& req, RequestI
   r.api_version = info.GroupVersion();
   r.gr = def->Resource();
   r.stored = def->StorageResource();
-  if (def->group.empty() && def->names.plural == "pods" && info.subresource == "log" && !info.name.empty()) {
-    if (info.verb != "get") {
-      return StatusResponse(MethodNotAllowedError("the server does not allow this method on the requested resource"));
-    }
-    return logs_.Serve(info.namespace_, info.name, info.query);
+  if (def->group.empty() && def->names.plural == "pods" && !info.name.empty() &&
+      PodStreams::IsPodStreamSubresource(info.subresource)) {
+    return streams_.Serve(req, info);
   }
   if (def->group.empty() && def->names.plural == "serviceaccounts" && info.subresource == "token" &&
       !info.name.empty() && !info.namespace_.empty() && sa_tokens_.enabled()) {
@@ -728,24 +721,6 @@ HandlerResult ApiServer::Impl::HandleResourceOf(const HttpRequest& req, RequestI
       return StatusResponse(issued.status(), DetailsFor(issued.status(), r.gr, "TokenRequest", info.name));
     }
     return JsonResponse(201, *issued);
-  }
-  if (def->group.empty() && def->names.plural == "pods" && info.subresource == "exec" && !info.name.empty()) {
-    if (info.verb != "get" && info.verb != "create") {
-      return StatusResponse(MethodNotAllowedError("the server does not allow this method on the requested resource"));
-    }
-    return exec_.Serve(req, info.namespace_, info.name, info.query);
-  }
-  if (def->group.empty() && def->names.plural == "pods" && info.subresource == "attach" && !info.name.empty()) {
-    if (info.verb != "get" && info.verb != "create") {
-      return StatusResponse(MethodNotAllowedError("the server does not allow this method on the requested resource"));
-    }
-    return logs_.ServeAttach(req, info.namespace_, info.name, info.query);
-  }
-  if (def->group.empty() && def->names.plural == "pods" && !info.name.empty() && info.subresource == "portforward") {
-    if (info.verb != "get" && info.verb != "create") {
-      return StatusResponse(MethodNotAllowedError("the server does not allow this method on the requested resource"));
-    }
-    return portforward_.Serve(req, info.namespace_, info.name, info.query);
   }
   if (!info.subresource.empty()) {
     const api::DefinitionVersion* v = def->FindVersion(r.version);
@@ -1414,11 +1389,9 @@ uint16_t ApiServer::port() const { return impl_->http_->port(); }
 HttpServerStats ApiServer::TransportStats() const { return impl_->http_->Stats(); }
 
 void ApiServer::Stop() {
-  impl_->logs().Stop();
   impl_->pump().Stop();
-  impl_->http_->Stop();  // ends every WebSocket: the exec sessions end with their clients
-  impl_->exec().Stop();
-  impl_->portforward().Stop();
+  impl_->http_->Stop();  // ends every stream and WebSocket: follows and sessions end with their clients
+  impl_->streams().Stop();
   impl_->gc().Stop();
   impl_->StopHousekeeping();
 }
@@ -1426,17 +1399,19 @@ void ApiServer::Stop() {
 HandlerResult ApiServer::Handle(const HttpRequest& request) { return impl_->Handle(request); }
 
 void ApiServer::RegisterPodLogSource(const std::string& node_name, client::PodLogSource* source) {
-  impl_->logs().RegisterSource(node_name, source);
+  impl_->streams().RegisterLogSource(node_name, source);
 }
 
-void ApiServer::UnregisterPodLogSource(const std::string& node_name) { impl_->logs().UnregisterSource(node_name); }
+void ApiServer::UnregisterPodLogSource(const std::string& node_name) {
+  impl_->streams().UnregisterLogSource(node_name);
+}
 
 void ApiServer::RegisterContainerExecutor(const std::string& node_name, client::ContainerExecutor* executor) {
-  impl_->exec().RegisterExecutor(node_name, executor);
+  impl_->streams().RegisterExecutor(node_name, executor);
 }
 
 void ApiServer::UnregisterContainerExecutor(const std::string& node_name) {
-  impl_->exec().UnregisterExecutor(node_name);
+  impl_->streams().UnregisterExecutor(node_name);
 }
 
 void ApiServer::RegisterNonResourceHandler(std::string path_prefix, NonResourceHandler handler) {

@@ -59,12 +59,14 @@
 #include "api/object.h"
 #include "apiserver/http_server.h"
 #include "core/status.h"
+#include "pki/certificates.h"
 
 namespace berth::apiserver {
 
 // The Node annotation that holds the PEM CA certificate the node's streaming
-// server's certificate chains to (written by the node's agent).
-inline constexpr char kKubeletServingCaAnnotation[] = "berth.dev/kubelet-serving-ca";
+// server's certificate chains to (written by the node's agent; defined in
+// pki/certificates.h, which the agent shares).
+using pki::kKubeletServingCaAnnotation;
 // Connecting to a node, and its TLS and WebSocket handshakes, must be done
 // within this. Upstream: kube-apiserver's --kubelet-timeout, default 5 s
 // (pkg/kubeapiserver/options/kubelet_client.go... KubeletConfig.HTTPTimeout).

@@ -12,12 +12,6 @@
 #include "apiserver/status_response.h"
 
 namespace berth::apiserver {
-namespace {
-
-const api::GroupResource kPods{"", "pods"};
-
-}  // namespace
-
 // One exec session: the bridge between the command's descriptors and the
 // WebSocket, on its own thread (Run). Receive runs on the connection's I/O
 // thread and hands input over under mu_, waking the thread through an
@@ -180,7 +174,7 @@ class PodExecServer::Session : public StreamSession {
   std::chrono::steady_clock::time_point last_input_;  // guarded by mu_
 };
 
-PodExecServer::PodExecServer(store::Store& store) : store_(store) {}
+PodExecServer::PodExecServer(PodLookup pods) : pods_(std::move(pods)) {}
 
 PodExecServer::~PodExecServer() { Stop(); }
 
@@ -219,7 +213,7 @@ HandlerResult PodExecServer::Serve(const HttpRequest& req, const std::string& ns
   }
   if (options.command.empty()) return StatusResponse(BadRequestError("you must specify at least 1 command"));
 
-  auto pod = store_.GetShared({kPods, ns, name});
+  auto pod = pods_(ns, name);
   if (!pod.ok()) return StatusResponse(pod.status(), StatusDetails{name, "", "pods", ""});
   const std::string node = api::NestedString(*pod.value(), {"spec", "nodeName"});
   if (node.empty()) return StatusResponse(BadRequestError("pod " + name + " does not have a host assigned"));

@@ -7,7 +7,8 @@
 // proxies the upgraded connection to the kubelet, which runs the command
 // through the runtime (pkg/kubelet/server/server.go getExec). In berth the
 // node agents register a client::ContainerExecutor per node name; the
-// process it starts is bridged to the WebSocket here.
+// process it starts is bridged to the WebSocket here. Pods are found through
+// the PodLookup given at construction (pod_lookup.h).
 //
 // Query parameters (corev1.PodExecOptions): command (repeated, required),
 // container ("" = the pod's only container), stdin, stdout, stderr, tty
@@ -59,10 +60,10 @@
 #include <string>
 
 #include "apiserver/http_server.h"
+#include "apiserver/pod_lookup.h"
 #include "apiserver/stream_sessions.h"
 #include "apiserver/request_info.h"
 #include "client/container_exec.h"
-#include "store/store.h"
 
 namespace berth::apiserver {
 
@@ -95,7 +96,7 @@ inline constexpr std::size_t kExecReadChunkBytes = 32 * 1024;
 
 class PodExecServer {
  public:
-  explicit PodExecServer(store::Store& store);
+  explicit PodExecServer(PodLookup pods);
   ~PodExecServer();  // Stop()
 
   void RegisterExecutor(const std::string& node_name, client::ContainerExecutor* executor);
@@ -116,7 +117,7 @@ class PodExecServer {
   class Session;
   friend class Session;
 
-  store::Store& store_;
+  const PodLookup pods_;
   mutable std::mutex mu_;
   std::map<std::string, client::ContainerExecutor*> executors_;
   StreamSessions sessions_{kMaxExecSessions, kMaxExecSessionsPerPod};

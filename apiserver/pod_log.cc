@@ -13,8 +13,6 @@
 namespace berth::apiserver {
 namespace {
 
-const api::GroupResource kPods{"", "pods"};
-
 // A non-negative integer query parameter; nullopt when absent.
 StatusOr<std::optional<int64_t>> IntParam(const QueryParams& q, std::string_view name, int64_t min) {
   if (!q.Has(name)) return std::optional<int64_t>();
@@ -61,8 +59,8 @@ struct PodLogServer::Follow {
   }
 };
 
-PodLogServer::PodLogServer(store::Store& store, Clock& clock, std::chrono::milliseconds poll_interval)
-    : store_(store), clock_(clock), poll_interval_(poll_interval) {}
+PodLogServer::PodLogServer(PodLookup pods, Clock& clock, std::chrono::milliseconds poll_interval)
+    : pods_(std::move(pods)), clock_(clock), poll_interval_(poll_interval) {}
 
 PodLogServer::~PodLogServer() { Stop(); }
 
@@ -104,7 +102,7 @@ HandlerResult PodLogServer::Serve(const std::string& ns, const std::string& name
     options.since_time = clock_.Now() - std::chrono::seconds(*since_seconds.value());
   }
 
-  auto pod = store_.GetShared({kPods, ns, name});
+  auto pod = pods_(ns, name);
   if (!pod.ok()) return StatusResponse(pod.status(), StatusDetails{name, "", "pods", ""});
   const api::Object& p = *pod.value();
   const std::string node = api::NestedString(p, {"spec", "nodeName"});
@@ -171,7 +169,7 @@ HandlerResult PodLogServer::ServeAttach(const HttpRequest& req, const std::strin
   if (!query.GetBool("stdin") && !stdout && !query.GetBool("stderr")) {
     return StatusResponse(BadRequestError("you must specify at least 1 of stdin, stdout, stderr"));
   }
-  auto pod = store_.GetShared({kPods, ns, name});
+  auto pod = pods_(ns, name);
   if (!pod.ok()) return StatusResponse(pod.status(), StatusDetails{name, "", "pods", ""});
   const api::Object& p = *pod.value();
   const std::string node = api::NestedString(p, {"spec", "nodeName"});
@@ -233,7 +231,7 @@ HandlerResult PodLogServer::ServeAttach(const HttpRequest& req, const std::strin
 }
 
 bool PodLogServer::Finished(const Follow& f) {
-  auto pod = store_.GetShared({kPods, f.ns, f.name});
+  auto pod = pods_(f.ns, f.name);
   if (!pod.ok()) return true;
   const api::Object& p = *pod.value();
   if (api::Uid(p) != f.uid) return true;

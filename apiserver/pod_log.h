@@ -4,7 +4,9 @@
 // In Kubernetes the API server finds the pod's node and proxies the request
 // to that node's kubelet. In berth the node agents register a
 // client::PodLogSource per node name (RegisterSource); the request goes to the
-// source of the pod's spec.nodeName.
+// source of the pod's spec.nodeName. Pods are found through the PodLookup given
+// at construction (pod_lookup.h): the API server's store, or a node agent's
+// informer cache (node_streaming_server.h).
 //
 // Query parameters (corev1.PodLogOptions): container, previous, timestamps,
 // tailLines, limitBytes, sinceSeconds, sinceTime (RFC 3339), follow.
@@ -63,10 +65,10 @@
 #include <vector>
 
 #include "apiserver/http_server.h"
+#include "apiserver/pod_lookup.h"
 #include "apiserver/request_info.h"
 #include "client/log_source.h"
 #include "core/clock.h"
-#include "store/store.h"
 
 namespace berth::apiserver {
 
@@ -75,7 +77,7 @@ inline constexpr size_t kFollowChunkBytes = 1 << 20;
 
 class PodLogServer {
  public:
-  PodLogServer(store::Store& store, Clock& clock,
+  PodLogServer(PodLookup pods, Clock& clock,
                std::chrono::milliseconds poll_interval = std::chrono::milliseconds(200));
   ~PodLogServer();  // Stop()
 
@@ -99,7 +101,7 @@ class PodLogServer {
   // True when the followed container can write no more (pod gone, terminated).
   bool Finished(const Follow& f);
 
-  store::Store& store_;
+  const PodLookup pods_;
   Clock& clock_;
   const std::chrono::milliseconds poll_interval_;
   std::mutex mu_;

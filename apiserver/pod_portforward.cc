@@ -17,7 +17,6 @@
 namespace berth::apiserver {
 namespace {
 
-const api::GroupResource kPods{"", "pods"};
 using Clock = std::chrono::steady_clock;
 
 // A port in 1..65535, or 0.
@@ -236,7 +235,7 @@ class PodPortForwardServer::Session : public StreamSession {
   }
 
   bool PodGone() {
-    auto pod = server_->store_.GetShared({kPods, ns_, name_});
+    auto pod = server_->pods_(ns_, name_);
     return !pod.ok() || api::Uid(*pod.value()) != uid_;
   }
 
@@ -344,8 +343,8 @@ class PodPortForwardServer::Session : public StreamSession {
 };
 
 PodPortForwardServer::PodPortForwardServer(
-    store::Store& store, std::function<client::ContainerExecutor*(const std::string& node)> executor_for)
-    : store_(store), executor_for_(std::move(executor_for)) {}
+    PodLookup pods, std::function<client::ContainerExecutor*(const std::string& node)> executor_for)
+    : pods_(std::move(pods)), executor_for_(std::move(executor_for)) {}
 
 PodPortForwardServer::~PodPortForwardServer() { Stop(); }
 
@@ -364,7 +363,7 @@ HandlerResult PodPortForwardServer::Serve(const HttpRequest& req, const std::str
                                             "\": must be an integer between 1 and 65535, inclusive"));
     }
   }
-  auto pod = store_.GetShared({kPods, ns, name});
+  auto pod = pods_(ns, name);
   if (!pod.ok()) return StatusResponse(pod.status(), StatusDetails{name, "", "pods", ""});
   const std::string node = api::NestedString(*pod.value(), {"spec", "nodeName"});
   if (node.empty()) return StatusResponse(BadRequestError("pod " + name + " does not have a host assigned"));

@@ -60,10 +60,10 @@
 #include <string>
 
 #include "apiserver/http_server.h"
+#include "apiserver/pod_lookup.h"
 #include "apiserver/stream_sessions.h"
 #include "apiserver/request_info.h"
 #include "client/container_exec.h"
-#include "store/store.h"
 
 namespace berth::apiserver {
 
@@ -95,10 +95,10 @@ inline constexpr std::chrono::milliseconds kPortForwardPodCheckPeriod = std::chr
 
 class PodPortForwardServer {
  public:
-  // `executor_for` returns the node's executor (nullptr: none), e.g.
-  // PodExecServer::ExecutorFor: exec and port-forward share the node agents'
-  // registration.
-  PodPortForwardServer(store::Store& store, std::function<client::ContainerExecutor*(const std::string& node)> executor_for);
+  // `pods` finds the pods (pod_lookup.h); `executor_for` returns the node's
+  // executor (nullptr: none), e.g. PodExecServer::ExecutorFor: exec and
+  // port-forward share the node agents' registration.
+  PodPortForwardServer(PodLookup pods, std::function<client::ContainerExecutor*(const std::string& node)> executor_for);
   ~PodPortForwardServer();  // Stop()
 
   // Serves one pods/{name}/portforward request (already authorized).
@@ -112,7 +112,7 @@ class PodPortForwardServer {
   class Session;
   friend class Session;
 
-  store::Store& store_;
+  const PodLookup pods_;
   const std::function<client::ContainerExecutor*(const std::string&)> executor_for_;
   StreamSessions sessions_{kMaxPortForwardSessions, kMaxPortForwardSessionsPerPod};
 };

@@ -144,7 +144,7 @@ class PodPortForwardTest : public ::testing::Test {
   FakeClock clock_;
   store::MemoryStore store_{clock_};
   LoopbackExecutor executor_;
-  PodPortForwardServer server_{store_, [this](const std::string& node) -> client::ContainerExecutor* {
+  PodPortForwardServer server_{StorePodLookup(store_), [this](const std::string& node) -> client::ContainerExecutor* {
                                  return node == "n1" ? &executor_ : nullptr;
                                }};
   std::unique_ptr<HttpServer> http_;

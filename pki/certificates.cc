@@ -363,22 +363,23 @@ StatusOr<CertificateInfo> ParseCertificateDer(std::string_view der) {
   return Describe(cert.get());
 }
 
-StatusOr<ServerPki> LoadOrCreateServerPki(const std::string& dir, std::vector<std::string> dns_names,
-                                          std::vector<std::string> ip_addresses, TimePoint now) {
+StatusOr<ServingPki> LoadOrCreateServingPki(const std::string& dir, const ServingPkiFiles& files,
+                                            std::vector<std::string> dns_names, std::vector<std::string> ip_addresses,
+                                            TimePoint now) {
   if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
     return InternalError("mkdir " + dir + ": " + std::strerror(errno));
   }
-  ServerPki pki;
-  pki.dir = dir;
-  const std::string ca_crt = dir + "/ca.crt", ca_key = dir + "/ca.key";
-  const std::string srv_crt = dir + "/apiserver.crt", srv_key = dir + "/apiserver.key";
+  ServingPki pki;
+  const std::string ca_crt = dir + "/" + files.ca_stem + ".crt", ca_key = dir + "/" + files.ca_stem + ".key";
+  const std::string srv_crt = dir + "/" + files.serving_stem + ".crt";
+  const std::string srv_key = dir + "/" + files.serving_stem + ".key";
 
   BERTH_ASSIGN_OR_RETURN(std::optional<std::string> ca_cert_text, ReadOptional(ca_crt));
   BERTH_ASSIGN_OR_RETURN(std::optional<std::string> ca_key_text, ReadOptional(ca_key));
   if (!ca_cert_text) {
     // No CA certificate: nobody can trust a CA yet, so a key left alone by an
     // interrupted first start is replaced.
-    BERTH_ASSIGN_OR_RETURN(pki.ca, CreateCertificateAuthority(kCaCommonName, now));
+    BERTH_ASSIGN_OR_RETURN(pki.ca, CreateCertificateAuthority(files.ca_common_name, now));
     Status s = WritePair(ca_crt, ca_key, pki.ca);
     if (!s.ok()) return s;
   } else {
@@ -402,7 +403,7 @@ StatusOr<ServerPki> LoadOrCreateServerPki(const std::string& dir, std::vector<st
   if (srv_cert_text && srv_key_text) pki.serving = {std::move(*srv_cert_text), std::move(*srv_key_text)};
   if (!ServingUsable(pki.serving, ca_cert.get(), dns_names, ip_addresses, now)) {
     CertificateRequest request;
-    request.common_name = kApiserverCommonName;
+    request.common_name = files.serving_common_name;
     request.dns_names = std::move(dns_names);
     request.ip_addresses = std::move(ip_addresses);
     request.server_auth = true;
@@ -410,7 +411,18 @@ StatusOr<ServerPki> LoadOrCreateServerPki(const std::string& dir, std::vector<st
     Status s = WritePair(srv_crt, srv_key, pki.serving);
     if (!s.ok()) return s;
   }
+  return pki;
+}
 
+StatusOr<ServerPki> LoadOrCreateServerPki(const std::string& dir, std::vector<std::string> dns_names,
+                                          std::vector<std::string> ip_addresses, TimePoint now) {
+  BERTH_ASSIGN_OR_RETURN(ServingPki serving,
+                         LoadOrCreateServingPki(dir, {"ca", kCaCommonName, "apiserver", kApiserverCommonName},
+                                                std::move(dns_names), std::move(ip_addresses), now));
+  ServerPki pki;
+  pki.dir = dir;
+  pki.ca = std::move(serving.ca);
+  pki.serving = std::move(serving.serving);
   const std::string sa_key = dir + "/sa.key", sa_pub = dir + "/sa.pub";
   BERTH_ASSIGN_OR_RETURN(std::optional<std::string> sa_key_text, ReadOptional(sa_key));
   if (!sa_key_text) {
@@ -424,6 +436,12 @@ StatusOr<ServerPki> LoadOrCreateServerPki(const std::string& dir, std::vector<st
   }
   BERTH_RETURN_IF_ERROR(WriteFileAtomically(sa_pub, pki.service_account.public_key_pem, 0644));
   return pki;
+}
+
+StatusOr<ServingPki> LoadOrCreateKubeletServingPki(const std::string& dir, const std::string& node_name,
+                                                   std::vector<std::string> ip_addresses, TimePoint now) {
+  return LoadOrCreateServingPki(dir, {"kubelet-ca", node_name + "-ca", "kubelet", "system:node:" + node_name},
+                                {node_name}, std::move(ip_addresses), now);
 }
 
 }  // namespace berth::pki

@@ -1,6 +1,7 @@
 // Certificates for berth's TLS: a certificate authority, the certificates it
 // issues (the API server's serving certificate, users' and nodes' client
-// certificates), and the server's PKI directory, as kubeadm lays it out.
+// certificates), the server's PKI directory, as kubeadm lays it out, and a
+// node agent's streaming server PKI.
 //
 // Keys are ECDSA P-256 (kubeadm's EncryptionAlgorithmECDSAP256; client-go's
 // keyutil.MakeEllipticPrivateKeyPEM writes the same curve). Certificates and
@@ -17,8 +18,8 @@
 //
 // Errors: kInvalid for input that is not a certificate or key ("pki: no
 // certificate in PEM input", with OpenSSL's reason), kInternal when OpenSSL
-// fails to build one, and from LoadOrCreateServerPki the file errors of
-// core/file.h, each naming the file.
+// fails to build one, and from the LoadOrCreate* functions the file errors
+// of core/file.h, each naming the file.
 //
 // Thread-safety: plain functions; OpenSSL 3 is thread-safe for them.
 #pragma once
@@ -117,6 +118,34 @@ StatusOr<SigningKey> CreateSigningKey();
 // The public half of a private key PEM. Errors: kInvalid.
 StatusOr<std::string> PublicKeyPem(std::string_view private_key_pem);
 
+// A PKI directory's CA and the serving certificate it signs, kept across
+// starts (kubeadm's /etc/kubernetes/pki; the kubelet's self-signed serving
+// pair in /var/lib/kubelet/pki, which client-go's
+// cert.GenerateSelfSignedCertKey also makes as a CA and a certificate it signs).
+struct ServingPkiFiles {
+  std::string ca_stem;                // DIR/<ca_stem>.crt and .key
+  std::string ca_common_name;         // subject CN of a CA created here
+  std::string serving_stem;           // DIR/<serving_stem>.crt and .key
+  std::string serving_common_name;    // subject CN of a serving certificate issued here
+};
+struct ServingPki {
+  CertificateAndKey ca;
+  CertificateAndKey serving;
+};
+
+// Loads the CA and serving certificate `files` names in `dir`, creating what
+// is missing: a CA when its .crt and .key are both absent (one without the
+// other is an error: an existing CA is never replaced), a serving certificate
+// (server_auth) for `dns_names` and `ip_addresses` when its files are absent,
+// were not issued by the CA, do not cover every requested name, or expire
+// within kServingRenewBefore of `now`. A second call with the same names
+// returns the same bytes. Keys are written with mode 0600, certificates 0644,
+// each atomically (core/file.h); DIR is created (0700) when missing. Errors
+// name the file.
+StatusOr<ServingPki> LoadOrCreateServingPki(const std::string& dir, const ServingPkiFiles& files,
+                                            std::vector<std::string> dns_names, std::vector<std::string> ip_addresses,
+                                            TimePoint now);
+
 // The API server's PKI directory (kubeadm's /etc/kubernetes/pki layout):
 //   DIR/ca.crt, DIR/ca.key               the cluster CA ("berth-ca")
 //   DIR/apiserver.crt, DIR/apiserver.key the serving certificate (CN "berth-apiserver")
@@ -134,15 +163,35 @@ struct ServerPki {
 
 inline constexpr char kCaCommonName[] = "berth-ca";
 inline constexpr char kApiserverCommonName[] = "berth-apiserver";
+// The user name (client certificate CN) of the API server when it calls a
+// node's streaming server (apiserver/node_streaming_server.h): kubeadm's
+// apiserver-kubelet-client certificate, CN "kube-apiserver-kubelet-client"
+// (cmd/kubeadm/app/constants/constants.go APIServerKubeletClientCertCommonName),
+// which kube-apiserver presents with --kubelet-client-certificate. A node's
+// streaming server serves this CN only, signed by the cluster CA.
+inline constexpr char kKubeletClientCommonName[] = "kube-apiserver-kubelet-client";
+// The annotation on a Node carrying the PEM of the CA that signed that node's
+// streaming server certificate; the API server trusts that CA, for that node
+// only, when it dials the node (the certificate's DNS name is the node name).
+// Only the node itself (the node authorizer, apiserver/node_authorization.h)
+// or an admin may write its Node, which makes the annotation a sound trust anchor.
+// Upstream: the kubelet's serving certificate is signed by the cluster CA
+// (serverTLSBootstrap) or self-signed and then not verified by kube-apiserver
+// (--kubelet-certificate-authority unset); berth pins each node's own CA.
+inline constexpr char kKubeletServingCaAnnotation[] = "berth.dev/kubelet-serving-ca";
 
-// Loads the PKI in `dir`, creating what is missing: a CA when ca.crt and
-// ca.key are both absent (one without the other is an error: an existing CA
-// is never replaced), a serving certificate (server_auth) for `dns_names` and
-// `ip_addresses` when apiserver.crt/.key are absent, were not issued by the
-// CA, do not cover every requested name, or expire within
-// kServingRenewBefore of `now`. A second call with the same names returns the
-// same bytes. Errors name the file.
+// The API server's PKI in `dir`: LoadOrCreateServingPki with ca.crt/ca.key
+// (kCaCommonName) and apiserver.crt/apiserver.key (kApiserverCommonName), and
+// the service-account signing key sa.key/sa.pub (created when sa.key is absent).
 StatusOr<ServerPki> LoadOrCreateServerPki(const std::string& dir, std::vector<std::string> dns_names,
                                           std::vector<std::string> ip_addresses, TimePoint now);
+
+// A node agent's streaming server PKI in `dir` (<data dir>/pki):
+// kubelet-ca.crt/.key, a CA of the node's own (CN "<node>-ca"), and
+// kubelet.crt/.key, the serving certificate it signs (CN "system:node:<node>",
+// as the kubelet's serving certificate; SANs DNS = `node_name` and IP =
+// `ip_addresses`). LoadOrCreateServingPki's rules and errors.
+StatusOr<ServingPki> LoadOrCreateKubeletServingPki(const std::string& dir, const std::string& node_name,
+                                                   std::vector<std::string> ip_addresses, TimePoint now);
 
 }  // namespace berth::pki

@@ -299,5 +299,46 @@ TEST(PkiTest, LoadOrCreateServerPkiReplacesAGarbledServingCertificate) {
   EXPECT_EQ(Verify(third->serving.certificate_pem, first->ca.certificate_pem, kNow), X509_V_OK);
 }
 
+// A node agent's PKI: its own CA and a serving certificate for the node name and
+// its address, kept across starts; re-issued (the CA kept) when the address changes.
+TEST(PkiTest, LoadOrCreateKubeletServingPkiKeepsItsCaAndFollowsTheAddress) {
+  const std::string dir = TempDir() + "/pki";
+  auto first = LoadOrCreateKubeletServingPki(dir, "worker-1", {"10.0.0.7"}, kNow);
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_EQ(Slurp(dir + "/kubelet-ca.crt"), first->ca.certificate_pem);
+  EXPECT_EQ(Slurp(dir + "/kubelet-ca.key"), first->ca.private_key_pem);
+  EXPECT_EQ(Slurp(dir + "/kubelet.crt"), first->serving.certificate_pem);
+  EXPECT_EQ(Slurp(dir + "/kubelet.key"), first->serving.private_key_pem);
+  EXPECT_EQ(Mode(dir + "/kubelet-ca.key"), 0600u);
+  EXPECT_EQ(Mode(dir + "/kubelet.key"), 0600u);
+  EXPECT_EQ(Mode(dir + "/kubelet.crt"), 0644u);
+  EXPECT_FALSE(std::filesystem::exists(dir + "/ca.crt"));  // never the cluster CA's file names
+  auto ca = ParseCertificate(first->ca.certificate_pem);
+  EXPECT_EQ(ca->common_name, "worker-1-ca");
+  EXPECT_TRUE(ca->is_ca);
+  auto serving = ParseCertificate(first->serving.certificate_pem);
+  EXPECT_EQ(serving->common_name, "system:node:worker-1");
+  EXPECT_THAT(serving->dns_names, ElementsAre("worker-1"));
+  EXPECT_THAT(serving->ip_addresses, ElementsAre("10.0.0.7"));
+  EXPECT_TRUE(serving->server_auth);
+  EXPECT_EQ(Verify(first->serving.certificate_pem, first->ca.certificate_pem, kNow, X509_PURPOSE_SSL_SERVER),
+            X509_V_OK);
+
+  auto again = LoadOrCreateKubeletServingPki(dir, "worker-1", {"10.0.0.7"}, kNow + std::chrono::hours(1));
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->ca.certificate_pem, first->ca.certificate_pem);
+  EXPECT_EQ(again->ca.private_key_pem, first->ca.private_key_pem);
+  EXPECT_EQ(again->serving.certificate_pem, first->serving.certificate_pem);
+  EXPECT_EQ(again->serving.private_key_pem, first->serving.private_key_pem);
+
+  auto moved = LoadOrCreateKubeletServingPki(dir, "worker-1", {"10.0.0.8"}, kNow);
+  ASSERT_TRUE(moved.ok()) << moved.status();
+  EXPECT_EQ(moved->ca.certificate_pem, first->ca.certificate_pem);
+  EXPECT_NE(moved->serving.certificate_pem, first->serving.certificate_pem);
+  EXPECT_THAT(ParseCertificate(moved->serving.certificate_pem)->ip_addresses, ElementsAre("10.0.0.8"));
+  EXPECT_EQ(Slurp(dir + "/kubelet.crt"), moved->serving.certificate_pem);
+  EXPECT_EQ(Verify(moved->serving.certificate_pem, first->ca.certificate_pem, kNow), X509_V_OK);
+}
+
 }  // namespace
 }  // namespace berth::pki

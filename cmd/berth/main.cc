@@ -45,11 +45,20 @@
 //     "Expiry"); watchers see DELETED.
 //
 //   berth agent (--server URL | --kubeconfig F) --name NODE --data-dir DIR [--capacity ...] [--address A]
-//               [--shutdown-grace-period S]
+//               [--port P] [--shutdown-grace-period S]
 //     A node agent joining a remote server; stops as the server's agents do. Its
-//     kubeconfig carries the server's CA and a credential (today the admin's:
-//     node credentials are not built); --server alone suits only a
-//     --insecure-http server.
+//     kubeconfig carries the server's CA and a credential (`berth node add`);
+//     --server alone suits only a --insecure-http server.
+//     It serves its pods' logs, exec, attach and port-forward to the API server
+//     over TLS on A:P (the kubelet's --port; 10250 by default, 0 = an ephemeral
+//     port; apiserver/node_streaming_server.h): the API server's client
+//     certificate only (CN kube-apiserver-kubelet-client, signed by the cluster
+//     CA of the kubeconfig). Its serving certificate (DNS = NODE, IP = A when A
+//     is an IP) is signed by a CA of the node's own, both in DIR/pki and kept
+//     across starts; the Node carries that CA (annotation
+//     berth.dev/kubelet-serving-ca) and the port (status.daemonEndpoints.
+//     kubeletEndpoint.Port). Without a CA in the kubeconfig (--server alone)
+//     no streaming server runs (a warning says so).
 //
 //   berth user add NAME [--group G]... --data-dir DIR [-o FILE]
 //     A kubeconfig for user NAME in groups G (a client certificate signed by
@@ -106,6 +115,7 @@
 #include "api/yaml_codec.h"
 #include "apiserver/api_server.h"
 #include "apiserver/in_process_client.h"
+#include "apiserver/node_streaming_server.h"
 #include "apiserver/request_metrics.h"
 #include "apiserver/status_response.h"
 #include "authn/service_account_token.h"
@@ -355,6 +365,7 @@ struct AgentFlags {
   std::string data_dir;
   std::string capacity;  // "" = this machine's
   std::string address = "127.0.0.1";
+  int port = berth::apiserver::kKubeletPort;  // the streaming server's; 0 = an ephemeral port
   int shutdown_grace_period = 0;  // seconds; 0 = pods keep running after the agent stops
   NodeFlags node;
   std::string ignored_uid_range;  // --pod-uid-range, accepted from before the server allocated ids
@@ -850,6 +861,42 @@ int RunServer(const ServerFlags& flags) {
   return 0;
 }
 
+// A started node streaming server and the PEM of the CA its serving certificate chains to.
+struct NodeStreams {
+  std::unique_ptr<berth::apiserver::NodeStreamingServer> server;
+  std::string serving_ca_pem;
+};
+
+// `berth agent`'s streaming server (apiserver/node_streaming_server.h) on
+// --address:--port: its CA and serving certificate in DATA/pki (kept across
+// starts; the certificate names the node, and --address when it is an IP), and
+// the cluster CA `cluster_ca_pem` as the judge of the API server's client
+// certificate.
+berth::StatusOr<NodeStreams> StartNodeStreamingServer(const AgentFlags& flags, const std::string& cluster_ca_pem) {
+  std::error_code ec;
+  std::filesystem::create_directories(flags.data_dir, ec);
+  if (ec) return berth::InternalError("cannot create " + flags.data_dir + ": " + ec.message());
+  std::vector<std::string> ips;
+  in6_addr parsed{};
+  if (inet_pton(AF_INET, flags.address.c_str(), &parsed) == 1 || inet_pton(AF_INET6, flags.address.c_str(), &parsed) == 1) {
+    ips.push_back(flags.address);
+  }
+  BERTH_ASSIGN_OR_RETURN(berth::pki::ServingPki pki,
+                         berth::pki::LoadOrCreateKubeletServingPki(
+                             (std::filesystem::path(flags.data_dir) / "pki").string(), flags.name, std::move(ips),
+                             berth::RealClock::Get().Now()));
+  berth::apiserver::NodeStreamingServerOptions options;
+  options.node_name = flags.name;
+  options.address = flags.address;
+  options.port = static_cast<uint16_t>(flags.port);
+  options.tls = {pki.serving.certificate_pem, pki.serving.private_key_pem, cluster_ca_pem};
+  NodeStreams streams{std::make_unique<berth::apiserver::NodeStreamingServer>(options, berth::RealClock::Get()),
+                      std::move(pki.ca.certificate_pem)};
+  berth::Status started = streams.server->Start();
+  if (!started.ok()) return started.WithContext("--port " + std::to_string(flags.port));
+  return streams;
+}
+
 int RunAgent(const AgentFlags& flags) {
   auto log = berth::Logger("agent");
   if (!flags.ignored_uid_range.empty()) {
@@ -894,16 +941,40 @@ int RunAgent(const AgentFlags& flags) {
     options.api_server.port = rest->url.port;
     options.api_server.ca_pem = rest->certificate_authority_pem;
   }
+  // The node's streaming server listens before the agent registers its Node, which
+  // publishes its port and CA; it serves the agent's pods once the agent has started.
+  std::unique_ptr<berth::apiserver::NodeStreamingServer> streams;
+  if (rest->certificate_authority_pem.empty()) {
+    log->warn(
+        "the kubeconfig has no certificate-authority-data (joined with --server alone): no streaming server is "
+        "started, so kubectl logs, exec, attach, port-forward and cp cannot reach the pods of node {}",
+        flags.name);
+  } else {
+    auto started = StartNodeStreamingServer(flags, rest->certificate_authority_pem);
+    if (!started.ok()) {
+      std::cerr << "error: " << started.status().ToString() << "\n";
+      return 1;
+    }
+    streams = std::move(started->server);
+    options.kubelet_port = streams->port();
+    options.kubelet_serving_ca_pem = std::move(started->serving_ca_pem);
+    log->info("node {} serves pod streams on {}:{}", flags.name, flags.address, streams->port());
+  }
   berth::agent::NodeAgent agent(client, berth::RealClock::Get(), std::move(options));
   berth::Status s = agent.Start();
   if (!s.ok()) {
     std::cerr << "error: " << s.ToString() << "\n";
     return 1;
   }
+  if (streams) {
+    streams->Attach([&agent](const std::string& ns, const std::string& name) { return agent.CachedPod(ns, name); },
+                    &agent, &agent);
+  }
   log->info("node {} joined {}", flags.name, rest.value().server);
   int sig = 0;
   sigwait(&stop_signals, &sig);
   log->info("received signal {}, stopping node {}", sig, flags.name);
+  if (streams) streams->Stop();
   StopAgents({&agent}, flags.shutdown_grace_period);
   return 0;
 }
@@ -1001,6 +1072,11 @@ int main(int argc, char** argv) {
   agent->add_option("--capacity", agent_flags.capacity,
                     "declared capacity, e.g. cpu=8,memory=32Gi,nvidia.com/gpu=8 (default: this machine's)");
   agent->add_option("--address", agent_flags.address, "this node's address, reachable by the other nodes");
+  agent->add_option("--port", agent_flags.port,
+                    "port of the node's streaming server on --address, which the API server dials for logs, exec, "
+                    "attach and port-forward (the kubelet's --port; 0 = an ephemeral port)")
+      ->check(CLI::Range(0, 65535))
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   agent->add_option("--shutdown-grace-period", agent_flags.shutdown_grace_period,
                     "on SIGTERM/SIGINT, seconds pods get to stop (graceful node shutdown); 0 (default) = leave "
                     "pods running for the next start to adopt")

@@ -209,7 +209,7 @@ TERMINATED=$("$KUBECTL" get pods -n team-a -l job-name=finisher -o jsonpath='{.i
 [ "$FAILURES" -eq 0 ] && echo "ok: (c) a container that exited 0 while the server was down is Succeeded and its Job Complete"
 
 # A second agent on a data directory in use is refused.
-out=$("$BERTH" agent --kubeconfig "$KUBECONFIG" --name node-0 --data-dir "$WORK/data/nodes/node-0" 2>&1)
+out=$("$BERTH" agent --kubeconfig "$KUBECONFIG" --name node-0 --data-dir "$WORK/data/nodes/node-0" --port 0 2>&1)
 rc=$?
 [ $rc -ne 0 ] && grep -q "data directory $WORK/data/nodes/node-0 is in use by another berth agent (pid $SERVER_PID)" <<<"$out" ||
   fail "a second agent on node-0's data directory: rc $rc: $out"
@@ -221,7 +221,7 @@ e2e_start_server --nodes 0 --shutdown-grace-period 0
 setup_yaml | "$KUBECTL" apply -f - >/dev/null || fail "(d): apply the setup"
 AGENT_PID=
 start_agent() {
-  "$BERTH" agent --kubeconfig "$KUBECONFIG" --name remote-0 --data-dir "$WORK/remote-0" \
+  "$BERTH" agent --kubeconfig "$KUBECONFIG" --name remote-0 --data-dir "$WORK/remote-0" --port 0 \
     --capacity cpu=2,memory=8Gi --allowed-host-paths "$DEMO" >>"$WORK/agent.log" 2>&1 &
   AGENT_PID=$!
   e2e_wait_node_ready remote-0 20 "(agent)"

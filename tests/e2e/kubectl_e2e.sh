@@ -624,18 +624,31 @@ expect restart-wpc '^high '
 expect_not restart-wpc '^low '
 
 # A node agent with the URL alone (no CA, no credential) is refused and registers no Node;
-# with the server's kubeconfig it joins and its Node turns Ready; --server and --kubeconfig
-# together are refused.
+# with the server's kubeconfig it joins and its Node turns Ready, publishing its streaming
+# server's port and CA (the CA of the certificate it serves there); --server and
+# --kubeconfig together are refused.
 SERVER_URL=$(sed -n 's/^ *server: *//p' "$KUBECONFIG" | head -1)
 run agent-by-url 1 timeout 20 "$BERTH" agent --server "$SERVER_URL" --name rogue-node --data-dir "$WORK/rogue-node" \
   --capacity cpu=1,memory=1Gi
 expect agent-by-url 'certificate signed by unknown authority'
 run rogue-node 1 "$KUBECTL" get node rogue-node
-"$BERTH" agent --kubeconfig "$KUBECONFIG" --name url-node --data-dir "$WORK/url-node" \
+"$BERTH" agent --kubeconfig "$KUBECONFIG" --name url-node --data-dir "$WORK/url-node" --port 0 \
   --capacity cpu=1,memory=1Gi >"$WORK/url-agent.log" 2>&1 &
 AGENT_PID=$!
 run agent-by-kubeconfig 0 "$KUBECTL" wait node/url-node --for=condition=Ready --timeout=30s
 expect agent-by-kubeconfig 'node/url-node condition met'
+run agent-kubelet-port 0 "$KUBECTL" get node url-node -o 'jsonpath={.status.daemonEndpoints.kubeletEndpoint.Port}'
+expect agent-kubelet-port '^[1-9][0-9]*$'
+KUBELET_PORT=$OUT
+"$KUBECTL" get node url-node -o 'jsonpath={.metadata.annotations.berth\.dev/kubelet-serving-ca}' \
+  >"$WORK/url-node-ca.crt"
+OUT=$(cmp "$WORK/url-node-ca.crt" "$WORK/url-node/pki/kubelet-ca.crt" && echo same)
+expect agent-serving-ca '^same$'
+# The port serves TLS with a certificate for the node's name, signed by that CA; without
+# the API server's client certificate: 401.
+OUT=$(curl -s --cacert "$WORK/url-node-ca.crt" --resolve "url-node:$KUBELET_PORT:127.0.0.1" \
+  "https://url-node:$KUBELET_PORT/api/v1/namespaces/default/pods/p/log" 2>&1)
+expect agent-streams-unauthorized '"code":401'
 kill -TERM "$AGENT_PID"; wait "$AGENT_PID" || true
 run agent-url-and-kubeconfig 108 "$BERTH" agent --server "$SERVER_URL" --kubeconfig "$KUBECONFIG" \
   --name x --data-dir "$WORK/x"

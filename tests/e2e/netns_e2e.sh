@@ -94,7 +94,7 @@ OUT=$("$KUBECTL" get nodes -o jsonpath='{range .items[*]}{.metadata.name}={.stat
 [ "$OUT" = "n1=$NET.11 n2=$NET.12 n3=$NET.13 " ] || fail "node addresses: $OUT"
 # n1's credential cannot act as another node: a second agent claiming n2 is refused.
 OUT=$(timeout 20 ip netns exec "${NS[0]}" "$BERTH" agent --kubeconfig "$WORK/n1.kubeconfig" --name n2 \
-  --data-dir "$WORK/impostor" --capacity cpu=1,memory=1Gi 2>&1)
+  --data-dir "$WORK/impostor" --port 0 --capacity cpu=1,memory=1Gi 2>&1)
 grep -qi 'forbidden' <<<"$OUT" ||
   fail "an agent with n1's credential claiming n2: $OUT"
 
