@@ -195,6 +195,9 @@ class ApiServer::Impl {
         policy_(store),
         authorizer_(options_.rbac_authorization ? std::make_unique<rbac::Authorizer>(&policy_) : nullptr),
         streams_(StorePodLookup(store), clock),
+        node_proxy_(options_.node_proxy.client_certificate_pem.empty()
+                        ? nullptr
+                        : std::make_unique<NodeProxy>(options_.node_proxy)),
         sa_tokens_(options_.service_account_tokens, store, clock) {
     if (sa_tokens_.enabled()) {
       options_.authentication.service_account_tokens = [this](std::string_view token) {
@@ -238,6 +241,7 @@ class ApiServer::Impl {
   const ApiServerOptions& options() const { return options_; }
   GarbageCollector& gc() { return gc_; }
   PodStreams& streams() { return streams_; }
+  NodeProxy* node_proxy() { return node_proxy_.get(); }
 
   // The housekeeping thread: every store::kExpirySweepInterval it removes
   // expired objects (Store::RemoveExpired, when options.remove_expired_objects),
@@ -283,6 +287,12 @@ class ApiServer::Impl {
   // The admission pipeline, then NodeRestriction for a node and the RBAC
   // escalation check for the user.
   StatusOr<api::AdmittedWrite> Admit(const ResourceRequest& r, api::WriteRequest wr) const;
+  // pods/{name}/log, exec, attach and portforward (already authorized): from
+  // an embedded node's agent (streams_), or relayed to the streaming server of
+  // the pod's node when that node is another process's (node_proxy_), with
+  // the request's path rebuilt from `info` (the node parses exactly what was
+  // authorized) and its query unchanged.
+  HandlerResult ServePodStream(const HttpRequest& req, const RequestInfo& info);
   // HandleResource once the definition is known.
   HandlerResult HandleResourceOf(const HttpRequest& req, RequestInfo info, const api::ResourceDefinition* def,
                                  authn::UserInfo user);
@@ -367,8 +377,10 @@ class ApiServer::Impl {
   StoreObjectLookup lookup_;
   StorePolicySource policy_;
   std::unique_ptr<const rbac::Authorizer> authorizer_;  // null: every request allowed
-  // pods/{name}/log, exec, attach and portforward of the embedded nodes' pods.
+  // pods/{name}/log, exec, attach and portforward of the embedded nodes' pods;
+  // the relay to remote nodes for the others (null without a client certificate).
   PodStreams streams_;
+  std::unique_ptr<NodeProxy> node_proxy_;
   ServiceAccountTokens sa_tokens_;
   std::mutex housekeeping_mu_;
   std::condition_variable housekeeping_cv_;
@@ -691,6 +703,23 @@ HandlerResult ApiServer::Impl::HandleResource(const HttpRequest& req, RequestInf
   return result;
 }
 
+HandlerResult ApiServer::Impl::ServePodStream(const HttpRequest& req, const RequestInfo& info) {
+  if (node_proxy_ && PodStreams::AllowsVerb(info)) {
+    auto pod = store_.GetShared(store::ObjectKey{{"", "pods"}, info.namespace_, info.name});
+    const std::string node = pod.ok() ? api::NestedString(**pod, {"spec", "nodeName"}) : "";
+    if (!node.empty() && !streams_.ServesNode(node)) {
+      if (auto n = store_.GetShared(store::ObjectKey{{"", "nodes"}, "", node}); n.ok()) {
+        HttpRequest forwarded = req;
+        const std::size_t query = req.target.find('?');
+        forwarded.target = "/api/v1/namespaces/" + info.namespace_ + "/pods/" + info.name + "/" + info.subresource +
+                           (query == std::string::npos ? "" : req.target.substr(query));
+        return node_proxy_->Forward(forwarded, **n);
+      }
+    }
+  }
+  return streams_.Serve(req, info);
+}
+
 HandlerResult ApiServer::Impl::HandleResourceOf(const HttpRequest& req, RequestInfo info,
                                                 const api::ResourceDefinition* def, authn::UserInfo user) {
   ResourceRequest r;
@@ -703,7 +732,7 @@ HandlerResult ApiServer::Impl::HandleResourceOf(const HttpRequest& req, RequestI
   r.stored = def->StorageResource();
   if (def->group.empty() && def->names.plural == "pods" && !info.name.empty() &&
       PodStreams::IsPodStreamSubresource(info.subresource)) {
-    return streams_.Serve(req, info);
+    return ServePodStream(req, info);
   }
   if (def->group.empty() && def->names.plural == "serviceaccounts" && info.subresource == "token" &&
       !info.name.empty() && !info.namespace_.empty() && sa_tokens_.enabled()) {
@@ -1392,6 +1421,7 @@ void ApiServer::Stop() {
   impl_->pump().Stop();
   impl_->http_->Stop();  // ends every stream and WebSocket: follows and sessions end with their clients
   impl_->streams().Stop();
+  if (impl_->node_proxy()) impl_->node_proxy()->Stop();
   impl_->gc().Stop();
   impl_->StopHousekeeping();
 }

@@ -95,6 +95,7 @@
 #include "api/registry.h"
 #include "apiserver/authentication.h"
 #include "apiserver/http_server.h"
+#include "apiserver/node_proxy.h"
 #include "apiserver/request_info.h"
 #include "apiserver/service_account_token.h"
 #include "client/container_exec.h"
@@ -151,6 +152,11 @@ struct ApiServerOptions {
   // ServiceAccount tokens (service_account_token.h): the token subresource of
   // serviceaccounts and the JWT authenticator; off without a signing key.
   ServiceAccountTokenOptions service_account_tokens;
+  // The API server's client certificate towards node agents' streaming
+  // servers (node_proxy.h): pods/log, exec, attach and portforward of pods on
+  // nodes of other processes (`berth agent`) are relayed to them. Without a
+  // certificate those answer 503 ("no executor for node ...").
+  NodeProxyOptions node_proxy;
 };
 
 class ApiServer {

@@ -219,8 +219,7 @@ HandlerResult PodExecServer::Serve(const HttpRequest& req, const std::string& ns
   if (node.empty()) return StatusResponse(BadRequestError("pod " + name + " does not have a host assigned"));
   client::ContainerExecutor* executor = ExecutorFor(node);
   if (executor == nullptr) {
-    return StatusResponse(UnavailableError("no exec source for node \"" + node +
-                                           "\": exec into pods on remote agents is not proxied yet"));
+    return StatusResponse(NodeNotServedError("exec", node));
   }
 
   std::string protocol;

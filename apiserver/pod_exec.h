@@ -29,8 +29,9 @@
 //   429 TooManyRequests  kMaxExecSessions or kMaxExecSessionsPerPod are open
 //   500 InternalError  container not found ("c") (not running); the
 //                   command could not start (executable not found)
-//   503 ServiceUnavailable  no executor for the pod's node (a remote agent:
-//                   exec is not proxied to remote agents)
+//   503 ServiceUnavailable  no executor for the pod's node here (a remote
+//                   agent the API server could not relay to: pod_lookup.h
+//                   NodeNotServedError; the relay itself is node_proxy.h)
 // Authorization is the caller's (api_server.cc): `create` on pods/exec, and
 // for the WebSocket GET `get` as well (kube-apiserver authorizes the GET as
 // `get`; 1.35's AuthorizePodWebsocketUpgradeCreatePermission adds the

@@ -109,8 +109,7 @@ HandlerResult PodLogServer::Serve(const std::string& ns, const std::string& name
   if (node.empty()) return StatusResponse(BadRequestError("pod " + name + " does not have a host assigned"));
   client::PodLogSource* source = Source(node);
   if (source == nullptr) {
-    return StatusResponse(
-        UnavailableError("no log source for node \"" + node + "\": logs of pods on remote agents are not proxied yet"));
+    return StatusResponse(NodeNotServedError("log", node));
   }
   // The source applies tail and limit, reading the files from their end; the
   // cursor is where the log ended, where a follower continues.
@@ -176,8 +175,7 @@ HandlerResult PodLogServer::ServeAttach(const HttpRequest& req, const std::strin
   if (node.empty()) return StatusResponse(BadRequestError("pod " + name + " does not have a host assigned"));
   client::PodLogSource* source = Source(node);
   if (source == nullptr) {
-    return StatusResponse(UnavailableError("no attach source for node \"" + node +
-                                           "\": attach to pods on remote agents is not proxied yet"));
+    return StatusResponse(NodeNotServedError("attach", node));
   }
   // Where the container's output ends now: the attach sends what it writes from here on.
   client::PodLogOptions options;

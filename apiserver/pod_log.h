@@ -18,7 +18,8 @@
 //                           unknown, container waiting to start, no previous run)
 //   400 BadRequest          a malformed tailLines/limitBytes/sinceSeconds/sinceTime
 //   503 ServiceUnavailable  no log source registered for the pod's node (a
-//                           remote agent: proxying to remote agents is not done yet)
+//                           remote agent the API server could not relay to:
+//                           pod_lookup.h NodeNotServedError; node_proxy.h)
 // The source applies tailLines reading from the end of the log (the cost is
 // the tail's, not the log's). follow=true streams: the current text first
 // (tail/limit applied), then what was written after it, read from the
@@ -49,7 +50,7 @@
 // waiting to start), no WebSocket upgrade (SPDY is not served) or no v5/v4
 // subprotocol; 404 no such pod; 500 container not found ("c") when the
 // container is not running (the kubelet attaches to running containers
-// only); 503 no source for the pod's node (a remote agent).
+// only); 503 no source for the pod's node (NodeNotServedError).
 //
 // Thread-safety: every method may be called from any thread; sources must
 // outlive their registration (Unregister before destroying them).

@@ -34,4 +34,15 @@ inline PodLookup StorePodLookup(store::Store& store) {
   };
 }
 
+// The 503 the servers answer for a pod whose node has no executor or log
+// source here: its agent runs in another process, and the API server could not
+// relay the request to it (node_proxy.h: the Node object is gone, or the server
+// runs without a client certificate for nodes, --insecure-http). `what` names
+// the request: "exec", "log", "attach", "port-forward".
+inline Status NodeNotServedError(const std::string& what, const std::string& node) {
+  return UnavailableError("no " + what + " source for node \"" + node +
+                          "\": its agent runs in another process and cannot be reached from here (its Node is "
+                          "gone, or the API server has no client certificate for nodes: --insecure-http)");
+}
+
 }  // namespace berth::apiserver

@@ -369,8 +369,7 @@ HandlerResult PodPortForwardServer::Serve(const HttpRequest& req, const std::str
   if (node.empty()) return StatusResponse(BadRequestError("pod " + name + " does not have a host assigned"));
   client::ContainerExecutor* executor = executor_for_ ? executor_for_(node) : nullptr;
   if (executor == nullptr) {
-    return StatusResponse(UnavailableError("no port-forward source for node \"" + node +
-                                           "\": port-forward to pods on remote agents is not proxied yet"));
+    return StatusResponse(NodeNotServedError("port-forward", node));
   }
   if (!IsWebSocketUpgrade(req)) {
     return StatusResponse(BadRequestError("berth serves port-forward over WebSocket only (" +

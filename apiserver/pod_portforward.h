@@ -31,8 +31,7 @@
 //                   not a WebSocket upgrade (plain SPDY is not served)
 //   404 NotFound    pods "p" not found
 //   429 TooManyRequests  kMaxPortForwardSessions or ..PerPod are open
-//   503 ServiceUnavailable  no executor for the pod's node (remote agents:
-//                   not proxied), as exec
+//   503 ServiceUnavailable  no executor for the pod's node here, as exec
 // On the error stream: an invalid or missing port header ("port" named), a
 // dial failure (the kubelet's "error forwarding port P to pod NS/NAME,
 // uid U: dial tcp4 127.0.0.1:P: connect: connection refused"), a pair not

@@ -15,9 +15,14 @@ bool PodStreams::IsPodStreamSubresource(std::string_view subresource) {
   return subresource == "log" || subresource == "exec" || subresource == "attach" || subresource == "portforward";
 }
 
+bool PodStreams::AllowsVerb(const RequestInfo& info) {
+  return info.verb == "get" || (info.verb == "create" && info.subresource != "log");
+}
+
+bool PodStreams::ServesNode(const std::string& node_name) const { return exec_.ExecutorFor(node_name) != nullptr; }
+
 HandlerResult PodStreams::Serve(const HttpRequest& req, const RequestInfo& info) {
-  const bool read_only = info.subresource == "log";
-  if (info.verb != "get" && (read_only || info.verb != "create")) {
+  if (!AllowsVerb(info)) {
     return StatusResponse(MethodNotAllowedError("the server does not allow this method on the requested resource"));
   }
   if (info.subresource == "log") return logs_.Serve(info.namespace_, info.name, info.query);

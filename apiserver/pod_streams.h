@@ -56,6 +56,13 @@ class PodStreams {
   // Whether pods/{name}/`subresource` is one of the four above.
   static bool IsPodStreamSubresource(std::string_view subresource);
 
+  // Whether `info.verb` is one the subresource takes (Serve answers 405 otherwise).
+  static bool AllowsVerb(const RequestInfo& info);
+
+  // Whether an executor is registered for `node_name` (a node of this process:
+  // its pods are served here; others' are a remote node's, node_proxy.h).
+  bool ServesNode(const std::string& node_name) const;
+
   // Serves one request for `info`: a core-group pods request with a
   // namespace, a name and IsPodStreamSubresource(info.subresource).
   HandlerResult Serve(const HttpRequest& req, const RequestInfo& info);

@@ -517,11 +517,16 @@ void ServerNames(const std::string& address, std::vector<std::string>* dns, std:
 }
 
 // The server's PKI (DATA/pki: the CA and the serving certificate, kept across
-// starts) and a new admin client certificate (CN kubernetes-admin, O
-// system:masters, as kubeadm's admin.conf; a year, as kubeadm's).
+// starts), a new admin client certificate (CN kubernetes-admin, O
+// system:masters, as kubeadm's admin.conf; a year, as kubeadm's) and a new
+// client certificate towards node agents (CN kube-apiserver-kubelet-client,
+// kubeadm's apiserver-kubelet-client, without its groups: it authorizes
+// nothing at the API, and node streaming servers accept only it), kept in
+// memory only.
 struct ServerCredentials {
   berth::pki::ServerPki pki;
   berth::pki::CertificateAndKey admin;
+  berth::pki::CertificateAndKey kubelet_client;
 };
 
 berth::StatusOr<ServerCredentials> LoadServerCredentials(const std::string& data_dir, const std::string& address,
@@ -536,6 +541,10 @@ berth::StatusOr<ServerCredentials> LoadServerCredentials(const std::string& data
   admin.organizations = {berth::authn::kSystemPrivilegedGroup};
   admin.client_auth = true;
   BERTH_ASSIGN_OR_RETURN(c.admin, berth::pki::IssueCertificate(c.pki.ca, admin, now));
+  berth::pki::CertificateRequest kubelet_client;
+  kubelet_client.common_name = berth::pki::kKubeletClientCommonName;
+  kubelet_client.client_auth = true;
+  BERTH_ASSIGN_OR_RETURN(c.kubelet_client, berth::pki::IssueCertificate(c.pki.ca, kubelet_client, now));
   return c;
 }
 
@@ -563,6 +572,10 @@ int RunUserAdd(const UserFlags& flags, bool node) {
   };
   if (flags.name.empty() || flags.name.rfind("system:", 0) == 0) {
     return fail("the name must be set and must not start with \"system:\" (reserved for Kubernetes' own users)");
+  }
+  if (flags.name == berth::pki::kKubeletClientCommonName) {
+    return fail(std::string("the name ") + berth::pki::kKubeletClientCommonName +
+                " is the API server's identity towards node agents, which serve it any pod's exec and logs");
   }
   if (node) {
     for (const std::string& msg : berth::api::IsDNS1123Subdomain(flags.name)) return fail("node name: " + msg);
@@ -745,6 +758,8 @@ int RunServer(const ServerFlags& flags) {
     options.service_account_tokens.api_audiences = flags.api_audiences;
     options.service_account_tokens.signing_key_pem = credentials->pki.service_account.private_key_pem;
     options.service_account_tokens.public_key_pem = credentials->pki.service_account.public_key_pem;
+    options.node_proxy.client_certificate_pem = credentials->kubelet_client.certificate_pem;
+    options.node_proxy.client_key_pem = credentials->kubelet_client.private_key_pem;
   }
   // One Prometheus registry for the API server, Kueue and the scheduler,
   // served as GET /metrics (docs/metrics.md).

@@ -58,6 +58,8 @@ subjects: [{kind: User, name: vera, apiGroup: rbac.authorization.k8s.io}]
 EOF2
 wait_until 30 sh -c "'$KUBECTL' get pod shell -o jsonpath='{.status.phase}' | grep -qx Running" ||
   fail "pod shell not Running"
+on=$("$KUBECTL" get pod shell -o jsonpath='{.spec.nodeName}')
+[ "$on" = "$NODE" ] || fail "pod shell runs on [$on], want $NODE"
 
 # Output streams, env, working directory, exit code.
 out=$("$KUBECTL" exec shell -- sh -c 'echo "out $RUN_ID"; echo err >&2; cat model.ckpt' 2>"$WORK/err")

@@ -57,6 +57,8 @@ roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: view}
 subjects: [{kind: User, name: vera, apiGroup: rbac.authorization.k8s.io}]
 EOF2
 wait_until 30 sh -c "'$KUBECTL' get pod web -o jsonpath='{.status.phase}' | grep -qx Running" || fail "pod web not Running"
+on=$("$KUBECTL" get pod web -o jsonpath='{.spec.nodeName}')
+[ "$on" = "$NODE" ] || fail "pod web runs on [$on], want $NODE"
 wait_until 30 sh -c "'$KUBECTL' exec web -- /usr/bin/python3 -c 'import urllib.request; urllib.request.urlopen(\"http://127.0.0.1:$POD_PORT/\")' 2>/dev/null" ||
   fail "the pod's server never answered"
 
