@@ -21,6 +21,7 @@
 #include <thread>
 
 #include "apiserver/status_response.h"
+#include "apiserver/testing/websocket_client.h"
 #include "pki/certificates.h"
 
 namespace berth::apiserver {
@@ -192,25 +193,7 @@ class NodeProxyTest : public ::testing::Test {
   std::unique_ptr<HttpServer> front_;
 };
 
-struct WsClient {
-  WsClient(uint16_t port, const std::string& target, const std::string& protocols) : ws(io) {
-    tcp::resolver resolver(io);
-    net::connect(ws.next_layer(), resolver.resolve("127.0.0.1", std::to_string(port)));
-    ws.set_option(websocket::stream_base::decorator(
-        [protocols](websocket::request_type& req) { req.set(http::field::sec_websocket_protocol, protocols); }));
-    ws.handshake(response, "127.0.0.1", target, ec);
-    ws.binary(true);
-  }
-  std::string Read() {
-    beast::flat_buffer buffer;
-    ws.read(buffer);
-    return beast::buffers_to_string(buffer.data());
-  }
-  net::io_context io;
-  websocket::stream<tcp::socket> ws;
-  websocket::response_type response;
-  beast::error_code ec;
-};
+using WsClient = testing::WebSocketClient;
 
 const char kExec[] = "/api/v1/namespaces/ns/pods/p/exec?command=sh&stdin=true&stdout=true";
 

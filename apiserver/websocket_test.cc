@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "apiserver/http_server.h"
+#include "apiserver/testing/websocket_client.h"
 
 namespace berth::apiserver {
 namespace {
@@ -75,23 +76,10 @@ struct EchoServer {
   bool ended = false;
 };
 
-struct Client {
-  explicit Client(uint16_t port, const std::string& protocols = "v5.channel.k8s.io, v4.channel.k8s.io") : ws(io) {
-    tcp::resolver resolver(io);
-    net::connect(ws.next_layer(), resolver.resolve("127.0.0.1", std::to_string(port)));
-    ws.set_option(websocket::stream_base::decorator(
-        [protocols](websocket::request_type& req) { req.set(beast::http::field::sec_websocket_protocol, protocols); }));
-    ws.handshake(response, "127.0.0.1", "/api/v1/namespaces/default/pods/p/exec?command=true&stdout=true");
-    ws.binary(true);
-  }
-  std::string Read() {
-    beast::flat_buffer buffer;
-    ws.read(buffer);
-    return beast::buffers_to_string(buffer.data());
-  }
-  net::io_context io;
-  websocket::stream<tcp::socket> ws;
-  websocket::response_type response;
+// The exec request kubectl sends, offering `protocols`.
+struct Client : testing::WebSocketClient {
+  explicit Client(uint16_t port, const std::string& protocols = "v5.channel.k8s.io, v4.channel.k8s.io")
+      : WebSocketClient(port, "/api/v1/namespaces/default/pods/p/exec?command=true&stdout=true", protocols) {}
 };
 
 TEST(WebSocketTest, UpgradesWithTheChosenSubprotocolAndExchangesBinaryMessages) {
