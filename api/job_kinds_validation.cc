@@ -16,8 +16,8 @@ void Append(FieldErrorList* to, FieldErrorList from) {
 
 }  // namespace
 
-FieldErrorList ValidateJobSetTemplatesAndPatterns(const Object& jobset) {
-  FieldErrorList errs;
+FieldErrorList ValidateJobSetTemplatesAndPatterns(const Object& jobset, const Object* old) {
+  FieldErrorList errs = old == nullptr ? ValidateJobSet(jobset) : ValidateJobSetUpdate(jobset, *old);
   const Object& spec = ObjectAt(jobset, "spec");
   const FieldPath rjobs_path = FieldPath("spec").Child("replicatedJobs");
   const Object& rjobs = ArrayAt(spec, "replicatedJobs");
@@ -40,7 +40,6 @@ FieldErrorList ValidateJobSetTemplatesAndPatterns(const Object& jobset) {
       }
     }
   }
-  Append(&errs, ValidateJobSetFailurePolicyRules(jobset));
   const FieldPath rules_path = FieldPath("spec").Child("failurePolicy").Child("rules");
   const Object& rules = ArrayAt(ObjectAt(spec, "failurePolicy"), "rules");
   for (size_t i = 0; i < rules.size(); ++i) {
@@ -57,7 +56,7 @@ FieldErrorList ValidateJobSetTemplatesAndPatterns(const Object& jobset) {
   return errs;
 }
 
-FieldErrorList ValidatePyTorchJobTemplates(const Object& pytorchjob) {
+FieldErrorList ValidatePyTorchJobTemplates(const Object& pytorchjob, const Object* /*old*/) {
   FieldErrorList errs;
   const FieldPath specs_path = FieldPath("spec").Child("pytorchReplicaSpecs");
   for (const auto& [type, replica_spec] : ObjectAt(ObjectAt(pytorchjob, "spec"), "pytorchReplicaSpecs").items()) {

@@ -1,9 +1,12 @@
 #include "api/jobset_webhook.h"
 
+#include <algorithm>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "api/metadata_validation.h"
 #include "api/regexp.h"
 #include "api/unstructured.h"
 
@@ -69,43 +72,217 @@ void DefaultJobSet(Object* jobset) {
   }
 }
 
-FieldErrorList ValidateJobSetFailurePolicyRules(const Object& jobset) {
-  FieldErrorList errs;
+namespace {
+
+// Job failure reasons a rule may name (upstream validOnJobFailureReasons: batch/v1's
+// JobReason* constants).
+constexpr std::string_view kJobFailureReasons[] = {"BackoffLimitExceeded", "DeadlineExceeded", "FailedIndexes",
+                                                   "MaxFailedIndexesExceeded", "PodFailurePolicy"};
+
+// IsDNS1035Label's messages with its length message replaced by `too_long` (upstream
+// swaps the message containing "must be no more than 63 characters").
+void AddDNS1035Errors(FieldErrorList* errs, const FieldPath& path, const std::string& checked,
+                      const Object& value, std::string_view too_long) {
+  for (std::string& msg : IsDNS1035Label(checked)) {
+    if (msg.find(MaxLenError(kLabelValueMaxLength)) != std::string::npos) msg = std::string(too_long);
+    errs->push_back(Invalid(path, value, std::move(msg)));
+  }
+}
+
+bool Contains(const std::set<std::string, std::less<>>& names, const Object& name) {
+  return name.is_string() && names.count(name.get_ref<const std::string&>()) > 0;
+}
+
+// The failure policy's checks (upstream validateFailurePolicy), at spec.failurePolicy.
+void ValidateFailurePolicy(const Object& spec, const std::set<std::string, std::less<>>& rjob_names,
+                           FieldErrorList* errs) {
   const FieldPath rules_path = FieldPath("spec").Child("failurePolicy").Child("rules");
-  const Object& rules = ArrayAt(ObjectAt(ObjectAt(jobset, "spec"), "failurePolicy"), "rules");
+  const Object& rules = ArrayAt(ObjectAt(spec, "failurePolicy"), "rules");
+  // RestartJob and RestartJobAndIgnoreMaxRestarts need the RestartJob feature gate (alpha,
+  // off); upstream reports this alone and checks nothing else of the policy.
+  for (size_t i = 0; i < rules.size(); ++i) {
+    const Object& action = Field(rules[i], "action");
+    if (action == "RestartJob" || action == "RestartJobAndIgnoreMaxRestarts") {
+      errs->push_back(Invalid(rules_path.Index(i).Child("action"), action, kRestartJobGateMessage));
+      return;
+    }
+  }
   std::map<std::string, std::vector<size_t>> by_name;
   std::vector<std::string> order;
   for (size_t i = 0; i < rules.size(); ++i) {
+    const FieldPath rule_path = rules_path.Index(i);
     const Object& name_field = Field(rules[i], "name");
-    if (!name_field.is_null() && !name_field.is_string()) continue;  // the schema reports it
-    const std::string name = AsString(name_field);
-    const FieldPath path = rules_path.Index(i).Child("name");
-    if (name.size() < kMinJobSetRuleNameLength || name.size() > kMaxJobSetRuleNameLength) {
-      errs.push_back(Invalid(path, name,
-                             "invalid failure policy rule name of length " + std::to_string(name.size()) +
-                                 ", the rule name must be at least " + std::to_string(kMinJobSetRuleNameLength) +
-                                 " characters long and at most " + std::to_string(kMaxJobSetRuleNameLength) +
-                                 " characters long"));
+    if (name_field.is_null() || name_field.is_string()) {  // another type: the schema reports it
+      const std::string name = AsString(name_field);
+      const FieldPath path = rule_path.Child("name");
+      if (name.size() < kMinJobSetRuleNameLength || name.size() > kMaxJobSetRuleNameLength) {
+        errs->push_back(Invalid(path, name,
+                                "invalid failure policy rule name of length " + std::to_string(name.size()) +
+                                    ", the rule name must be at least " + std::to_string(kMinJobSetRuleNameLength) +
+                                    " characters long and at most " + std::to_string(kMaxJobSetRuleNameLength) +
+                                    " characters long"));
+      }
+      if (!RuleNamePattern().Search(name)) {
+        errs->push_back(Invalid(path, name,
+                                "invalid failure policy rule name '" + name +
+                                    "', a failure policy rule name must start with an alphabetic character, "
+                                    "optionally followed by a string of alphanumeric characters or '_,:', and must "
+                                    "end with an alphanumeric character or '_'"));
+      }
+      if (by_name[name].empty()) order.push_back(name);
+      by_name[name].push_back(i);
     }
-    if (!RuleNamePattern().Search(name)) {
-      errs.push_back(Invalid(path, name,
-                             "invalid failure policy rule name '" + name +
-                                 "', a failure policy rule name must start with an alphabetic character, "
-                                 "optionally followed by a string of alphanumeric characters or '_,:', and must "
-                                 "end with an alphanumeric character or '_'"));
+    const Object& targets = ArrayAt(rules[i], "targetReplicatedJobs");
+    for (size_t j = 0; j < targets.size(); ++j) {
+      if (!targets[j].is_string() || Contains(rjob_names, targets[j])) continue;
+      errs->push_back(Invalid(rule_path.Child("targetReplicatedJobs").Index(j), targets[j],
+                              "invalid replicatedJob name '" + targets[j].get<std::string>() +
+                                  "' in failure policy does not appear in .spec.ReplicatedJobs"));
     }
-    if (by_name[name].empty()) order.push_back(name);
-    by_name[name].push_back(i);
+    const Object& reasons = ArrayAt(rules[i], "onJobFailureReasons");
+    for (size_t j = 0; j < reasons.size(); ++j) {
+      if (!reasons[j].is_string()) continue;  // the schema reports it
+      const std::string& reason = reasons[j].get_ref<const std::string&>();
+      if (std::find(std::begin(kJobFailureReasons), std::end(kJobFailureReasons), reason) !=
+          std::end(kJobFailureReasons)) {
+        continue;
+      }
+      errs->push_back(Invalid(rule_path.Child("onJobFailureReasons").Index(j), reason,
+                              "invalid job failure reason '" + reason +
+                                  "' in failure policy is not a recognized job failure reason"));
+    }
   }
   for (const std::string& name : order) {
     const std::vector<size_t>& indices = by_name[name];
     if (indices.size() < 2) continue;
     std::string list;
     for (size_t i : indices) list += (list.empty() ? "" : " ") + std::to_string(i);
-    errs.push_back(
+    errs->push_back(
         Invalid(rules_path.Index(indices[0]).Child("name"), name,
                 "rule names are not unique, rules with indices [" + list + "] all have the same name '" + name + "'"));
   }
+}
+
+// The coordinator's checks (upstream validateCoordinator, which stops at its first error,
+// and validateCoordinatorLabelValue).
+void ValidateCoordinator(const Object& jobset, FieldErrorList* errs) {
+  const Object& spec = ObjectAt(jobset, "spec");
+  const Object& coordinator = ObjectAt(spec, "coordinator");
+  const FieldPath path = FieldPath("spec").Child("coordinator");
+  const std::string rjob_name = StringAt(coordinator, "replicatedJob");
+  const int64_t job_index = IntAt(coordinator, "jobIndex", 0);
+  const int64_t pod_index = IntAt(coordinator, "podIndex", 0);
+  const Object* rjob = FindNamed(ArrayAt(spec, "replicatedJobs"), rjob_name);
+  if (rjob == nullptr) {
+    errs->push_back(Invalid(path.Child("replicatedJob"), rjob_name,
+                            "coordinator replicatedJob " + rjob_name + " does not exist"));
+  } else if (job_index < 0 || job_index >= IntAt(*rjob, "replicas", 1)) {
+    errs->push_back(Invalid(path.Child("jobIndex"), job_index,
+                            "coordinator job index " + std::to_string(job_index) + " is invalid for replicatedJob " +
+                                rjob_name));
+  } else {
+    const Object& job_spec = NestedField(*rjob, {"template", "spec"});
+    const Object& completions = Field(job_spec, "completions");
+    if (Field(job_spec, "completionMode") != "Indexed" || !completions.is_number_integer()) {
+      errs->push_back(Invalid(path.Child("replicatedJob"), rjob_name,
+                              "job for coordinator pod must be indexed completion mode, and completions number must "
+                              "be set"));
+    } else if (pod_index < 0 || pod_index >= completions.get<int64_t>()) {
+      errs->push_back(Invalid(path.Child("podIndex"), pod_index,
+                              "coordinator pod index " + std::to_string(pod_index) + " is invalid for replicatedJob " +
+                                  rjob_name + " job index " + std::to_string(job_index)));
+    }
+  }
+  const std::string endpoint = JobSetCoordinatorEndpoint(jobset);
+  std::string label_errors;
+  for (const std::string& msg : IsValidLabelValue(endpoint)) label_errors += (label_errors.empty() ? "" : ", ") + msg;
+  if (!label_errors.empty()) {
+    errs->push_back(Invalid(path, endpoint,
+                            "spec will lead to invalid label value " + GoQuote(endpoint) + " for coordinator label " +
+                                GoQuote(kJobSetCoordinatorKey) +
+                                " (long JobSet / ReplicatedJob / SubDomain name?): " + label_errors));
+  }
+}
+
+}  // namespace
+
+std::string JobSetCoordinatorEndpoint(const Object& jobset) {
+  const Object& spec = ObjectAt(jobset, "spec");
+  const Object& coordinator = ObjectAt(spec, "coordinator");
+  std::string subdomain = StringAt(ObjectAt(spec, "network"), "subdomain");
+  if (subdomain.empty()) subdomain = Name(jobset);
+  return Name(jobset) + "-" + StringAt(coordinator, "replicatedJob") + "-" +
+         std::to_string(IntAt(coordinator, "jobIndex", 0)) + "-" + std::to_string(IntAt(coordinator, "podIndex", 0)) +
+         "." + subdomain;
+}
+
+FieldErrorList ValidateJobSet(const Object& jobset) {
+  FieldErrorList errs;
+  const Object& spec = ObjectAt(jobset, "spec");
+  const FieldPath spec_path("spec");
+  const std::string& js_name = Name(jobset);
+
+  const Object& restart_strategy = Field(ObjectAt(spec, "failurePolicy"), "restartStrategy");
+  if (restart_strategy == "InPlaceRestart") {
+    errs.push_back(Invalid(spec_path.Child("failurePolicy").Child("restartStrategy"), restart_strategy,
+                           kInPlaceRestartGateMessage));
+  }
+
+  const Object& subdomain = Field(ObjectAt(spec, "network"), "subdomain");
+  if (subdomain.is_string() && !subdomain.get_ref<const std::string&>().empty()) {
+    const FieldPath path = spec_path.Child("network").Child("subdomain");
+    const std::string& value = subdomain.get_ref<const std::string&>();
+    for (std::string& msg : IsDNS1123Subdomain(value)) errs.push_back(Invalid(path, subdomain, std::move(msg)));
+    // The subdomain also names the headless Service: an RFC 1035 label.
+    AddDNS1035Errors(&errs, path, value, subdomain, kJobSetSubdomainTooLongMessage);
+  }
+
+  std::set<std::string, std::less<>> rjob_names;
+  const Object& rjobs = ArrayAt(spec, "replicatedJobs");
+  const FieldPath rjobs_path = spec_path.Child("replicatedJobs");
+  for (size_t i = 0; i < rjobs.size(); ++i) {
+    const Object& rjob = rjobs[i];
+    const FieldPath path = rjobs_path.Index(i);
+    const std::string rjob_name = StringAt(rjob, "name");
+    rjob_names.insert(rjob_name);
+    const int64_t replicas = IntAt(rjob, "replicas", 1);
+    const Object& job_spec = NestedField(rjob, {"template", "spec"});
+    const int64_t parallelism = IntAt(job_spec, "parallelism", 1);
+    if (parallelism * replicas > kMaxInt32) {  // both int32 in the schema: no overflow
+      errs.push_back(Invalid(path.Child("replicas"), replicas,
+                             "the product of replicas and parallelism must not exceed " + std::to_string(kMaxInt32) +
+                                 " for replicatedJob '" + rjob_name + "'"));
+    }
+    const std::string group = StringAt(rjob, "groupName");
+    AddDNS1035Errors(&errs, path.Child("groupName"), group, group, kJobSetGroupNameTooLongMessage);
+    // The longest Job name is the last replica's, the longest pod name its last index's
+    // plus the 5 characters of a generated suffix.
+    const std::string longest_job = js_name + "-" + rjob_name + "-" + std::to_string(replicas - 1);
+    AddDNS1035Errors(&errs, path.Child("name"), longest_job, longest_job, kJobSetJobNameTooLongMessage);
+    const Object& completions = Field(job_spec, "completions");
+    if (Field(job_spec, "completionMode") == "Indexed" && completions.is_number_integer()) {
+      const std::string longest_pod = longest_job + "-" + std::to_string(completions.get<int64_t>() - 1) + "-abcde";
+      AddDNS1035Errors(&errs, path.Child("name"), longest_pod, longest_job, kJobSetPodNameTooLongMessage);
+    }
+  }
+
+  const Object& success_targets = ArrayAt(ObjectAt(spec, "successPolicy"), "targetReplicatedJobs");
+  for (size_t j = 0; j < success_targets.size(); ++j) {
+    if (!success_targets[j].is_string() || Contains(rjob_names, success_targets[j])) continue;
+    errs.push_back(Invalid(spec_path.Child("successPolicy").Child("targetReplicatedJobs").Index(j), success_targets[j],
+                           "invalid replicatedJob name '" + success_targets[j].get<std::string>() +
+                               "' does not appear in .spec.ReplicatedJobs"));
+  }
+
+  ValidateFailurePolicy(spec, rjob_names, &errs);
+  if (Field(spec, "coordinator").is_object()) ValidateCoordinator(jobset, &errs);
+  return errs;
+}
+
+FieldErrorList ValidateJobSetUpdate(const Object& jobset, const Object& old) {
+  FieldErrorList errs = ValidateJobSet(jobset);
+  const FieldErrorList old_errs = ValidateJobSet(old);
+  std::erase_if(errs, [&](const FieldError& e) { return std::find(old_errs.begin(), old_errs.end(), e) != old_errs.end(); });
   return errs;
 }
 
