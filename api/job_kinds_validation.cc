@@ -17,7 +17,9 @@ void Append(FieldErrorList* to, FieldErrorList from) {
 }  // namespace
 
 FieldErrorList ValidateJobSetTemplatesAndPatterns(const Object& jobset, const Object* old) {
-  FieldErrorList errs = old == nullptr ? ValidateJobSet(jobset) : ValidateJobSetUpdate(jobset, *old);
+  // The CRD's CEL rules fail a request before the validating webhook is called.
+  FieldErrorList errs = JobSetCelErrors(jobset, old);
+  if (errs.empty()) errs = old == nullptr ? ValidateJobSet(jobset) : ValidateJobSetUpdate(jobset, *old);
   const Object& spec = ObjectAt(jobset, "spec");
   const FieldPath rjobs_path = FieldPath("spec").Child("replicatedJobs");
   const Object& rjobs = ArrayAt(spec, "replicatedJobs");

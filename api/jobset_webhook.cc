@@ -204,6 +204,38 @@ void ValidateCoordinator(const Object& jobset, FieldErrorList* errs) {
   }
 }
 
+// Erases what Kueue sets on a replicatedJob's pod template (its labels, annotations,
+// nodeSelector, tolerations and schedulingGates), creating nothing.
+void ForgetKueuePodTemplateFields(Object* rjob) {
+  Object* pod_template = rjob;
+  for (const char* key : {"template", "spec", "template"}) {
+    if (!pod_template->is_object() || !pod_template->contains(key)) return;
+    pod_template = &(*pod_template)[key];
+  }
+  if (!pod_template->is_object()) return;
+  auto erase = [pod_template](const char* part, std::initializer_list<const char*> keys) {
+    auto it = pod_template->find(part);
+    if (it == pod_template->end() || !it->is_object()) return;
+    for (const char* key : keys) it->erase(key);
+  };
+  erase("metadata", {"labels", "annotations"});
+  erase("spec", {"nodeSelector", "tolerations", "schedulingGates"});
+}
+
+// Removes nulls and empty objects and lists, recursively: upstream compares typed structs
+// (apiequality.Semantic.DeepEqual), where an absent field and an empty one are alike.
+void PruneEmpty(Object* value) {
+  if (value->is_object()) {
+    for (auto it = value->begin(); it != value->end();) {
+      PruneEmpty(&it.value());
+      const bool empty = it->is_null() || ((it->is_object() || it->is_array()) && it->empty());
+      it = empty ? value->erase(it) : std::next(it);
+    }
+  } else if (value->is_array()) {
+    for (Object& item : *value) PruneEmpty(&item);
+  }
+}
+
 }  // namespace
 
 std::string JobSetCoordinatorEndpoint(const Object& jobset) {
@@ -279,10 +311,75 @@ FieldErrorList ValidateJobSet(const Object& jobset) {
   return errs;
 }
 
+FieldErrorList JobSetCelErrors(const Object& jobset, const Object* old) {
+  FieldErrorList errs;
+  auto cel_error = [](const FieldPath& path, std::string_view type, std::string message) {
+    return Invalid(path, std::string(type), std::move(message));
+  };
+  auto exclusive_violated = [](const Object& js) {
+    const Object& spec = ObjectAt(js, "spec");
+    if (StringAt(ObjectAt(spec, "startupPolicy"), "startupPolicyOrder") != "InOrder") return false;
+    const Object& rjobs = ArrayAt(spec, "replicatedJobs");
+    return std::any_of(rjobs.begin(), rjobs.end(), [](const Object& r) { return HasField(r, "dependsOn"); });
+  };
+  if (exclusive_violated(jobset) && (old == nullptr || !exclusive_violated(*old))) {
+    errs.push_back(cel_error(FieldPath("spec"), "object", "StartupPolicy and DependsOn APIs are mutually exclusive"));
+  }
+  if (old == nullptr) return errs;
+  // Transition rules compare only where the old object has the field too.
+  Object old_defaulted = *old;
+  DefaultJobSet(&old_defaulted);
+  const Object& spec = ObjectAt(jobset, "spec");
+  const Object& old_spec = ObjectAt(old_defaulted, "spec");
+  const FieldPath spec_path("spec");
+  for (const char* f : {"network", "successPolicy", "failurePolicy", "startupPolicy", "volumeClaimPolicies"}) {
+    if (!HasField(spec, f) || !HasField(old_spec, f) || Field(spec, f) == Field(old_spec, f)) continue;
+    errs.push_back(cel_error(spec_path.Child(f), Field(spec, f).is_array() ? "array" : "object", "Value is immutable"));
+  }
+  const Object& rjobs = ArrayAt(spec, "replicatedJobs");
+  for (size_t i = 0; i < rjobs.size(); ++i) {
+    const Object* before = FindNamed(ArrayAt(old_spec, "replicatedJobs"), StringAt(rjobs[i], "name"));
+    if (before == nullptr || !HasField(rjobs[i], "dependsOn") || !HasField(*before, "dependsOn")) continue;
+    if (Field(rjobs[i], "dependsOn") == Field(*before, "dependsOn")) continue;
+    errs.push_back(cel_error(spec_path.Child("replicatedJobs").Index(i).Child("dependsOn"), "array",
+                             "Value is immutable"));
+  }
+  return errs;
+}
+
 FieldErrorList ValidateJobSetUpdate(const Object& jobset, const Object& old) {
-  FieldErrorList errs = ValidateJobSet(jobset);
-  const FieldErrorList old_errs = ValidateJobSet(old);
-  std::erase_if(errs, [&](const FieldError& e) { return std::find(old_errs.begin(), old_errs.end(), e) != old_errs.end(); });
+  FieldErrorList errs;
+  Object old_defaulted = old;
+  DefaultJobSet(&old_defaulted);
+  const Object& spec = ObjectAt(jobset, "spec");
+  const Object& old_spec = ObjectAt(old_defaulted, "spec");
+  // replicatedJobs, except what Kueue sets on the pod templates of a JobSet that is or
+  // was suspended: their labels, annotations, nodeSelector, tolerations and
+  // schedulingGates.
+  Object rjobs = Field(spec, "replicatedJobs");
+  Object old_rjobs = Field(old_spec, "replicatedJobs");
+  if (BoolAt(spec, "suspend", false) || BoolAt(old_spec, "suspend", false)) {
+    for (Object* list : {&rjobs, &old_rjobs}) {
+      if (list->is_array()) {
+        for (Object& rjob : *list) ForgetKueuePodTemplateFields(&rjob);
+      }
+    }
+  }
+  PruneEmpty(&rjobs);
+  PruneEmpty(&old_rjobs);
+  if (rjobs != old_rjobs) {
+    FieldError e = Invalid(FieldPath("spec").Child("replicatedJobs"), nullptr, "field is immutable");
+    e.value_omitted = true;
+    errs.push_back(std::move(e));
+  }
+  if (Field(spec, "managedBy") != Field(old_spec, "managedBy")) {
+    errs.push_back(Invalid(FieldPath("spec").Child("managedBy"), Field(spec, "managedBy"), "field is immutable"));
+  }
+  // ValidateJobSet's errors that the stored object does not have as well.
+  const FieldErrorList old_errs = ValidateJobSet(old_defaulted);
+  for (FieldError& e : ValidateJobSet(jobset)) {
+    if (std::find(old_errs.begin(), old_errs.end(), e) == old_errs.end()) errs.push_back(std::move(e));
+  }
   return errs;
 }
 

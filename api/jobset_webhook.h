@@ -78,11 +78,28 @@
 // api/job_kinds_validation.cc. Upstream's volumeClaimPolicies and managedBy checks are not
 // made here.
 //
-// ValidateJobSetUpdate: ValidateJobSet's errors of the new object that the old object does
-// not have as well (ratcheting), so a JobSet stored before a check existed can still have
-// its metadata, suspend and status updated while an update cannot introduce an error.
-// Upstream's ValidateUpdate runs none of these checks (its CRD makes network,
-// successPolicy, failurePolicy and, mostly, replicatedJobs immutable instead).
+// ValidateJobSetUpdate: upstream's ValidateUpdate (with ElasticJobSet off), then
+// ValidateJobSet's errors of the new object that the old object does not have as well
+// (ratcheting: a JobSet stored before a check existed can still have its metadata,
+// suspend and status updated; upstream's ValidateUpdate runs none of them):
+//   spec.replicatedJobs: Invalid value: field is immutable   (any change, except, while
+//       the old or the new JobSet is suspended, to the pod templates' labels, annotations,
+//       nodeSelector, tolerations and schedulingGates, which Kueue sets; the value, the
+//       whole list, is not printed)
+//   spec.managedBy: Invalid value: "x": field is immutable
+// The old object is compared with DefaultJobSet's defaults applied, as the new one has them.
+//
+// JobSetCelErrors: the CEL rules of upstream's CRD (config/components/crd/bases/
+// jobset.x-k8s.io_jobsets.yaml, from api/jobset/v1alpha2/jobset_types.go), which the API
+// server checks before calling the webhook (the caller then skips the webhook's checks):
+//   spec: Invalid value: "object": StartupPolicy and DependsOn APIs are mutually exclusive
+//       (startupPolicyOrder InOrder with a replicatedJob's dependsOn; on update only when
+//       the old object does not break it too)
+//   on update, where old and new both have the field (a transition rule):
+//   spec.network | spec.successPolicy | spec.failurePolicy | spec.startupPolicy:
+//       Invalid value: "object": Value is immutable
+//   spec.volumeClaimPolicies, spec.replicatedJobs[i].dependsOn (matched by name):
+//       Invalid value: "array": Value is immutable
 //
 // Thread-safety: pure functions.
 #pragma once
@@ -131,9 +148,11 @@ inline constexpr std::string_view kJobSetCoordinatorKey = "jobset.sigs.k8s.io/co
 // CoordinatorEndpoint and GetSubdomain, pkg/controllers/jobset_controller.go).
 std::string JobSetCoordinatorEndpoint(const Object& jobset);
 
+// The CEL errors above; `old` is nullptr on create.
+FieldErrorList JobSetCelErrors(const Object& jobset, const Object* old);
 // The checks above, on a created JobSet.
 FieldErrorList ValidateJobSet(const Object& jobset);
-// The errors of ValidateJobSet(jobset) not in ValidateJobSet(old).
+// The update checks above.
 FieldErrorList ValidateJobSetUpdate(const Object& jobset, const Object& old);
 
 }  // namespace berth::api

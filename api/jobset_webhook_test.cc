@@ -323,18 +323,68 @@ TEST(JobSetWebhookTest, CoordinatorNamesAnExistingPod) {
 // On update, only errors the stored object does not already have are reported: a JobSet
 // stored before a check existed can still be suspended, relabelled or finalized.
 TEST(JobSetWebhookTest, UpdatesAreRatchetedAgainstTheStoredObject) {
-  Object stored = ParseYaml(kRestartAction).value();
-  stored["spec"]["successPolicy"] = Object::parse(R"({"operator":"All","targetReplicatedJobs":["nobody"]})");
+  Object stored = Create(ParseYaml(kRestartAction).value()).value().object;
+  // Stored before the check: admission now refuses it.
+  stored["spec"]["successPolicy"]["targetReplicatedJobs"] = Object::parse(R"(["nobody"])");
   EXPECT_EQ(Errors(Create(stored)).size(), 1u);
-  DefaultJobSet(&stored);
   Object updated = stored;
   updated["spec"]["suspend"] = true;
   updated["metadata"]["labels"]["team"] = "a";
   EXPECT_EQ(Errors(Update(updated, stored)), Strings{"admitted"});
-  updated["spec"]["failurePolicy"]["rules"][0]["targetReplicatedJobs"][0] = "ghost";
+  // The coordinator is mutable: a new one is checked.
+  updated["spec"]["coordinator"] = Object::parse(R"({"replicatedJob":"leader","jobIndex":1})");
   EXPECT_EQ(Errors(Update(updated, stored)),
-            Strings{"spec.failurePolicy.rules[0].targetReplicatedJobs[0]: Invalid value: \"ghost\": invalid "
-                    "replicatedJob name 'ghost' in failure policy does not appear in .spec.ReplicatedJobs"});
+            Strings{"spec.coordinator.jobIndex: Invalid value: 1: coordinator job index 1 is invalid for "
+                    "replicatedJob leader"});
+}
+
+// Upstream's ValidateUpdate and its CRD's transition rules: the policies, the network and
+// the replicatedJobs do not change, except the pod template fields Kueue sets while the
+// JobSet is or was suspended; the CEL errors come alone, as the API server checks them
+// before calling the webhook.
+TEST(JobSetWebhookTest, UpdatesKeepTheSpecExceptKueuesPodTemplateFields) {
+  Object stored = Create(ParseYaml(kRestartAction).value()).value().object;
+  stored["spec"]["suspend"] = true;
+  Object updated = stored;
+  Object& pod = updated["spec"]["replicatedJobs"][1]["template"]["spec"]["template"];
+  pod["metadata"]["labels"]["kueue.x-k8s.io/podset"] = "workers";
+  pod["spec"]["nodeSelector"] = Object::parse(R"({"pool":"a"})");
+  pod["spec"]["tolerations"] = Object::parse(R"([{"key":"gpu","operator":"Exists"}])");
+  updated["spec"]["suspend"] = false;  // admitted: resumed with Kueue's fields in one update
+  EXPECT_EQ(Errors(Update(updated, stored)), Strings{"admitted"});
+  Object running = updated;
+  pod["spec"]["nodeSelector"]["pool"] = "b";
+  EXPECT_EQ(Errors(Update(updated, running)), Strings{"spec.replicatedJobs: Invalid value: field is immutable"});
+
+  updated = stored;
+  updated["spec"]["replicatedJobs"][1]["replicas"] = 3;
+  updated["spec"]["managedBy"] = "kueue.x-k8s.io/multikueue";
+  EXPECT_EQ(Errors(Update(updated, stored)),
+            (Strings{"spec.replicatedJobs: Invalid value: field is immutable",
+                     "spec.managedBy: Invalid value: \"kueue.x-k8s.io/multikueue\": field is immutable"}));
+
+  updated = stored;
+  updated["spec"]["failurePolicy"]["maxRestarts"] = 5;
+  updated["spec"]["network"]["subdomain"] = "other";
+  updated["spec"]["successPolicy"]["operator"] = "Any";
+  updated["spec"]["replicatedJobs"][1]["replicas"] = 3;
+  EXPECT_EQ(Errors(Update(updated, stored)),
+            (Strings{"spec.network: Invalid value: \"object\": Value is immutable",
+                     "spec.successPolicy: Invalid value: \"object\": Value is immutable",
+                     "spec.failurePolicy: Invalid value: \"object\": Value is immutable"}));
+}
+
+// The CRD's rule: startupPolicy InOrder and dependsOn do not go together.
+TEST(JobSetWebhookTest, InOrderStartupAndDependsOnAreMutuallyExclusive) {
+  Object js = ParseYaml(kRestartAction).value();
+  js["spec"]["startupPolicy"] = Object::parse(R"({"startupPolicyOrder":"InOrder"})");
+  js["spec"]["replicatedJobs"][1]["dependsOn"] = Object::parse(R"([{"name":"leader","status":"Ready"}])");
+  js["spec"]["successPolicy"] = Object::parse(R"({"operator":"All","targetReplicatedJobs":["nobody"]})");
+  EXPECT_EQ(Errors(Create(js)),
+            Strings{"spec: Invalid value: \"object\": StartupPolicy and DependsOn APIs are mutually exclusive"});
+  js["spec"]["startupPolicy"]["startupPolicyOrder"] = "AnyOrder";
+  js["spec"]["successPolicy"]["targetReplicatedJobs"][0] = "leader";
+  EXPECT_EQ(Errors(Create(js)), Strings{"admitted"});
 }
 
 }  // namespace
