@@ -506,6 +506,20 @@ refused "$long" "spec\\.replicatedJobs\\[0\\]\\.name: Invalid value: \"$long-lea
 jobset coordinated '  coordinator: {replicatedJob: leader, podIndex: 1}\n  suspend: true'
 run jobset-coordinated 0 "$KUBECTL" create -f "$WORK/coordinated.yaml"
 expect jobset-coordinated '^jobset\.jobset\.x-k8s\.io/coordinated created$'
+# Updates: the policies and replicatedJobs are immutable, except the pod template fields
+# Kueue sets while the JobSet is suspended.
+run jobset-policy-immutable 1 "$KUBECTL" patch jobset coordinated -n team-a --type=merge \
+  -p '{"spec":{"successPolicy":{"operator":"Any"}}}'
+expect jobset-policy-immutable 'The JobSet "coordinated" is invalid: spec\.successPolicy: Invalid value: "object": Value is immutable$'
+run jobset-replicas-immutable 1 "$KUBECTL" patch jobset coordinated -n team-a --type=json \
+  -p '[{"op":"replace","path":"/spec/replicatedJobs/1/replicas","value":3}]'
+expect jobset-replicas-immutable 'The JobSet "coordinated" is invalid: spec\.replicatedJobs: Invalid value: field is immutable$'
+run jobset-node-selector 0 "$KUBECTL" patch jobset coordinated -n team-a --type=json \
+  -p '[{"op":"add","path":"/spec/replicatedJobs/1/template/spec/template/spec/nodeSelector","value":{"pool":"a"}}]'
+expect jobset-node-selector '^jobset\.jobset\.x-k8s\.io/coordinated patched$'
+run jobset-after-patches 0 "$KUBECTL" get jobset coordinated -n team-a \
+  -o 'jsonpath={.spec.successPolicy.operator} {.spec.replicatedJobs[1].replicas} {.spec.replicatedJobs[1].template.spec.template.spec.nodeSelector.pool}'
+expect jobset-after-patches '^All 1 a$'
 "$KUBECTL" delete jobset coordinated -n team-a --wait=false >/dev/null 2>&1
 # kubectl debug: a missing pod is kubectl's NotFound; berth serves no ephemeral containers,
 # and kubectl reads the 404's details to say so (a Status without details crashed it).
