@@ -269,6 +269,14 @@ FieldErrorList ValidateJobSet(const Object& jobset) {
     AddDNS1035Errors(&errs, path, value, subdomain, kJobSetSubdomainTooLongMessage);
   }
 
+  const Object& managed_by = Field(spec, "managedBy");
+  if (managed_by.is_string()) {
+    const std::string& manager = managed_by.get_ref<const std::string&>();
+    const FieldPath path = spec_path.Child("managedBy");
+    for (FieldError& e : IsDomainPrefixedPath(path, manager)) errs.push_back(std::move(e));
+    if (manager.size() > kMaxJobSetManagedByLength) errs.push_back(TooLong(path, kMaxJobSetManagedByLength));
+  }
+
   std::set<std::string, std::less<>> rjob_names;
   const Object& rjobs = ArrayAt(spec, "replicatedJobs");
   const FieldPath rjobs_path = spec_path.Child("replicatedJobs");

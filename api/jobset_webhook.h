@@ -74,9 +74,11 @@
 //       "<endpoint>" for coordinator label "jobset.sigs.k8s.io/coordinator" (long JobSet /
 //       ReplicatedJob / SubDomain name?): <IsValidLabelValue's messages joined by ", ">
 //       (validateCoordinatorLabelValue; the endpoint is JobSetCoordinatorEndpoint)
+//   spec.managedBy: IsDomainPrefixedPath's errors (api/metadata_validation.h), and
+//       "Too long: may not be more than 63 bytes" past kMaxJobSetManagedByLength
 // dependsOn (spec.replicatedJobs[i].dependsOn[j].name) is checked in
-// api/job_kinds_validation.cc. Upstream's volumeClaimPolicies and managedBy checks are not
-// made here.
+// api/job_kinds_validation.cc. Upstream's volumeClaimPolicies checks are not made (berth's
+// JobSet controller does not create their claims).
 //
 // ValidateJobSetUpdate: upstream's ValidateUpdate (with ElasticJobSet off), then
 // ValidateJobSet's errors of the new object that the old object does not have as well
@@ -138,6 +140,8 @@ inline constexpr char kRestartJobGateMessage[] =
 inline constexpr char kInPlaceRestartGateMessage[] =
     "InPlaceRestart restart strategy cannot be set when InPlaceRestart feature gate is disabled";
 inline constexpr int64_t kMaxInt32 = 2147483647;
+// Upstream maxManagedByLength.
+inline constexpr size_t kMaxJobSetManagedByLength = 63;
 
 // The label (and annotation) the JobSet controller puts on every Job and pod of a JobSet
 // with a coordinator: its endpoint.

@@ -320,6 +320,25 @@ TEST(JobSetWebhookTest, CoordinatorNamesAnExistingPod) {
                                "ReplicatedJob / SubDomain name?): must be no more than 63 characters"});
 }
 
+// managedBy is a domain-prefixed path of at most 63 characters (apimachinery's
+// IsDomainPrefixedPath and upstream's maxManagedByLength).
+TEST(JobSetWebhookTest, ManagedByIsADomainPrefixedPath) {
+  Object js = ParseYaml(kRestartAction).value();
+  auto with = [&](const std::string& manager) {
+    js["spec"]["managedBy"] = manager;
+    return Errors(Create(js));
+  };
+  EXPECT_EQ(with("kueue.x-k8s.io/multikueue"), Strings{"admitted"});
+  EXPECT_EQ(with("controller"), Strings{"spec.managedBy: Invalid value: \"controller\": must be a domain-prefixed "
+                                        "path (such as \"acme.io/foo\")"});
+  EXPECT_EQ(with("Acme.io/foo"), Strings{std::string("spec.managedBy: Invalid value: \"Acme.io\": ") +
+                                         kDNS1123SubdomainFormat});
+  EXPECT_EQ(with("acme.io/a b"), Strings{"spec.managedBy: Invalid value: \"a b\": Invalid path (regex used for "
+                                         "validation is '[A-Za-z0-9/\\-._~%!$&'()*+,;=:]+')"});
+  const std::string long_manager = "acme.io/" + std::string(56, 'x');  // 64
+  EXPECT_EQ(with(long_manager), Strings{"spec.managedBy: Too long: may not be more than 63 bytes"});
+}
+
 // On update, only errors the stored object does not already have are reported: a JobSet
 // stored before a check existed can still be suspended, relabelled or finalized.
 TEST(JobSetWebhookTest, UpdatesAreRatchetedAgainstTheStoredObject) {
