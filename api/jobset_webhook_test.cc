@@ -7,29 +7,14 @@
 #include <vector>
 
 #include "api/admission_pipeline.h"
-#include "api/registry.h"
-#include "api/strategy.h"
+#include "api/testing/admission.h"
 #include "api/yaml_codec.h"
 
 namespace berth::api {
 namespace {
 
-StatusOr<AdmittedWrite> Create(const Object& obj) {
-  AdmissionPipeline pipeline(Registry::Default(), StrategyRegistry::Default());
-  WriteRequest req;
-  req.operation = Operation::kCreate;
-  req.object = obj;
-  return pipeline.Admit(std::move(req));
-}
-
-StatusOr<AdmittedWrite> Update(const Object& obj, const Object& old) {
-  AdmissionPipeline pipeline(Registry::Default(), StrategyRegistry::Default());
-  WriteRequest req;
-  req.operation = Operation::kUpdate;
-  req.object = obj;
-  req.old = &old;
-  return pipeline.Admit(std::move(req));
-}
+StatusOr<AdmittedWrite> Create(const Object& obj) { return testing::AdmitCreate(obj); }
+StatusOr<AdmittedWrite> Update(const Object& obj, const Object& old) { return testing::AdmitUpdate(old, obj); }
 
 using Strings = std::vector<std::string>;
 
@@ -37,9 +22,7 @@ using Strings = std::vector<std::string>;
 Strings Errors(const StatusOr<AdmittedWrite>& w) {
   if (w.ok()) return {"admitted"};
   EXPECT_EQ(w.status().code(), Code::kInvalid) << w.status().ToString();
-  Strings out;
-  for (const StatusCause& c : w.status().causes()) out.push_back(c.field + ": " + c.message);
-  return out;
+  return testing::CauseStrings(w);
 }
 
 // The shape of JobSet's examples/failure-policy/restartjobset-action.yaml: a rule without
