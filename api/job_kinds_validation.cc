@@ -27,21 +27,6 @@ FieldErrorList ValidateJobSetTemplatesAndPatterns(const Object& jobset, const Ob
     Append(&errs, ValidatePodSpec(NestedField(rjobs[i], {"template", "spec", "template", "spec"}),
                                   rjobs_path.Index(i).Child("template").Child("spec").Child("template").Child("spec")));
   }
-  // dependsOn names a previous replicatedJob (JobSet's API: "the preceding ReplicatedJobs";
-  // the first cannot use it). A dangling one left its replicatedJob waiting for ever.
-  for (size_t i = 0; i < rjobs.size(); ++i) {
-    const Object& deps = ArrayAt(rjobs[i], "dependsOn");
-    for (size_t j = 0; j < deps.size(); ++j) {
-      const Object& name = Field(deps[j], "name");
-      if (!name.is_string()) continue;  // the schema reports it
-      bool previous = false;
-      for (size_t k = 0; k < i && !previous; ++k) previous = Field(rjobs[k], "name") == name;
-      if (!previous) {
-        errs.push_back(Invalid(rjobs_path.Index(i).Child("dependsOn").Index(j).Child("name"), name,
-                               "must be the name of a previous replicatedJob"));
-      }
-    }
-  }
   const FieldPath rules_path = FieldPath("spec").Child("failurePolicy").Child("rules");
   const Object& rules = ArrayAt(ObjectAt(spec, "failurePolicy"), "rules");
   for (size_t i = 0; i < rules.size(); ++i) {

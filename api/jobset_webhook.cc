@@ -260,6 +260,12 @@ FieldErrorList ValidateJobSet(const Object& jobset) {
                            kInPlaceRestartGateMessage));
   }
 
+  const Object& rjobs = ArrayAt(spec, "replicatedJobs");
+  const FieldPath rjobs_path = spec_path.Child("replicatedJobs");
+  if (!rjobs.empty() && HasField(rjobs[0], "dependsOn")) {
+    errs.push_back(Forbidden(rjobs_path.Index(0).Child("dependsOn"), "DependsOn can't be set for the first ReplicatedJob"));
+  }
+
   const Object& subdomain = Field(ObjectAt(spec, "network"), "subdomain");
   if (subdomain.is_string() && !subdomain.get_ref<const std::string&>().empty()) {
     const FieldPath path = spec_path.Child("network").Child("subdomain");
@@ -278,8 +284,6 @@ FieldErrorList ValidateJobSet(const Object& jobset) {
   }
 
   std::set<std::string, std::less<>> rjob_names;
-  const Object& rjobs = ArrayAt(spec, "replicatedJobs");
-  const FieldPath rjobs_path = spec_path.Child("replicatedJobs");
   for (size_t i = 0; i < rjobs.size(); ++i) {
     const Object& rjob = rjobs[i];
     const FieldPath path = rjobs_path.Index(i);
@@ -303,6 +307,16 @@ FieldErrorList ValidateJobSet(const Object& jobset) {
     if (Field(job_spec, "completionMode") == "Indexed" && completions.is_number_integer()) {
       const std::string longest_pod = longest_job + "-" + std::to_string(completions.get<int64_t>() - 1) + "-abcde";
       AddDNS1035Errors(&errs, path.Child("name"), longest_pod, longest_job, kJobSetPodNameTooLongMessage);
+    }
+    // A dependency is a previous replicatedJob (upstream also lets one name itself, which
+    // then waits for itself for ever; berth refuses that too).
+    const Object& deps = ArrayAt(rjob, "dependsOn");
+    for (size_t j = 0; j < deps.size(); ++j) {
+      const Object& dep = Field(deps[j], "name");
+      if (!dep.is_string() || (Contains(rjob_names, dep) && dep != rjob_name)) continue;
+      errs.push_back(Invalid(path.Child("dependsOn").Index(j).Child("name"), dep,
+                             "replicatedJob: " + rjob_name + " cannot depend on replicatedJob: " +
+                                 dep.get<std::string>()));
     }
   }
 

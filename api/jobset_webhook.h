@@ -27,6 +27,8 @@
 // kubectl prints it after `The JobSet "<name>" is invalid: `:
 //   spec.failurePolicy.restartStrategy: Invalid value: "InPlaceRestart": InPlaceRestart
 //       restart strategy cannot be set when InPlaceRestart feature gate is disabled
+//   spec.replicatedJobs[0].dependsOn: Forbidden: DependsOn can't be set for the first
+//       ReplicatedJob
 //   spec.network.subdomain: Invalid value: "<s>": <IsDNS1123Subdomain's messages>, then
 //       <IsDNS1035Label's> (the subdomain names the headless Service), its length message
 //       replaced by ".spec.network.subdomain is too long, must be less than 63 characters"
@@ -40,6 +42,9 @@
 //       completions, the same for the longest pod name "<js>-<rjob>-<replicas-1>-
 //       <completions-1>-abcde" (length: "JobSet name is too long, pod names generated for
 //       this JobSet will exceed 63 characters"), the value still the longest Job name
+//   spec.replicatedJobs[i].dependsOn[j].name: Invalid value: "x": replicatedJob: <rjob>
+//       cannot depend on replicatedJob: x   (x is not a previous replicatedJob; upstream
+//       also accepts the replicatedJob itself, which would wait for itself for ever)
 //   spec.successPolicy.targetReplicatedJobs[j]: Invalid value: "x": invalid replicatedJob
 //       name 'x' does not appear in .spec.ReplicatedJobs
 //   spec.failurePolicy.rules[i].action: Invalid value: "RestartJob": RestartJob and
@@ -76,8 +81,7 @@
 //       (validateCoordinatorLabelValue; the endpoint is JobSetCoordinatorEndpoint)
 //   spec.managedBy: IsDomainPrefixedPath's errors (api/metadata_validation.h), and
 //       "Too long: may not be more than 63 bytes" past kMaxJobSetManagedByLength
-// dependsOn (spec.replicatedJobs[i].dependsOn[j].name) is checked in
-// api/job_kinds_validation.cc. Upstream's volumeClaimPolicies checks are not made (berth's
+// Upstream's volumeClaimPolicies checks are not made (berth's
 // JobSet controller does not create their claims).
 //
 // ValidateJobSetUpdate: upstream's ValidateUpdate (with ElasticJobSet off), then

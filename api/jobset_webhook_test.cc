@@ -81,23 +81,23 @@ TEST(JobSetWebhookTest, DefaultsAreWrittenOnTheStoredObject) {
   EXPECT_EQ(workers["template"]["spec"]["template"]["spec"]["restartPolicy"], "Never");
 }
 
-// dependsOn names a previous replicatedJob; a dangling or forward one is refused.
+// dependsOn names a previous replicatedJob; a dangling, forward or own one is refused, and
+// the first replicatedJob has none.
 TEST(JobSetWebhookTest, DependsOnNamesAPreviousReplicatedJob) {
   Object js = ParseYaml(kRestartAction).value();
   js["spec"]["replicatedJobs"][1]["dependsOn"] = Object::parse(R"([{"name":"leader","status":"Ready"}])");
-  EXPECT_TRUE(Create(js).ok()) << Create(js).status().ToString();
+  EXPECT_EQ(Errors(Create(js)), Strings{"admitted"});
   for (const char* name : {"nobody", "workers"}) {
     js["spec"]["replicatedJobs"][1]["dependsOn"][0]["name"] = name;
-    auto w = Create(js);
-    ASSERT_FALSE(w.ok()) << name;
-    ASSERT_EQ(w.status().causes().size(), 1u) << w.status().ToString();
-    EXPECT_EQ(w.status().causes()[0].field + ": " + w.status().causes()[0].message,
-              std::string("spec.replicatedJobs[1].dependsOn[0].name: Invalid value: \"") + name +
-                  "\": must be the name of a previous replicatedJob");
+    EXPECT_EQ(Errors(Create(js)), Strings{std::string("spec.replicatedJobs[1].dependsOn[0].name: Invalid value: \"") +
+                                          name + "\": replicatedJob: workers cannot depend on replicatedJob: " + name});
   }
   js["spec"]["replicatedJobs"][1].erase("dependsOn");
   js["spec"]["replicatedJobs"][0]["dependsOn"] = Object::parse(R"([{"name":"workers","status":"Ready"}])");
-  EXPECT_FALSE(Create(js).ok());  // the first replicatedJob has no previous one
+  EXPECT_EQ(Errors(Create(js)),
+            (Strings{"spec.replicatedJobs[0].dependsOn: Forbidden: DependsOn can't be set for the first ReplicatedJob",
+                     "spec.replicatedJobs[0].dependsOn[0].name: Invalid value: \"workers\": replicatedJob: leader "
+                     "cannot depend on replicatedJob: workers"}));
 }
 
 TEST(JobSetWebhookTest, RuleNamesFollowUpstreamsPatternLengthAndUniqueness) {
