@@ -292,21 +292,27 @@ FieldErrorList ValidateJobSet(const Object& jobset) {
     const int64_t replicas = IntAt(rjob, "replicas", 1);
     const Object& job_spec = NestedField(rjob, {"template", "spec"});
     const int64_t parallelism = IntAt(job_spec, "parallelism", 1);
-    if (parallelism * replicas > kMaxInt32) {  // both int32 in the schema: no overflow
-      errs.push_back(Invalid(path.Child("replicas"), replicas,
-                             "the product of replicas and parallelism must not exceed " + std::to_string(kMaxInt32) +
-                                 " for replicatedJob '" + rjob_name + "'"));
-    }
     const std::string group = StringAt(rjob, "groupName");
     AddDNS1035Errors(&errs, path.Child("groupName"), group, group, kJobSetGroupNameTooLongMessage);
-    // The longest Job name is the last replica's, the longest pod name its last index's
-    // plus the 5 characters of a generated suffix.
-    const std::string longest_job = js_name + "-" + rjob_name + "-" + std::to_string(replicas - 1);
-    AddDNS1035Errors(&errs, path.Child("name"), longest_job, longest_job, kJobSetJobNameTooLongMessage);
-    const Object& completions = Field(job_spec, "completions");
-    if (Field(job_spec, "completionMode") == "Indexed" && completions.is_number_integer()) {
-      const std::string longest_pod = longest_job + "-" + std::to_string(completions.get<int64_t>() - 1) + "-abcde";
-      AddDNS1035Errors(&errs, path.Child("name"), longest_pod, longest_job, kJobSetPodNameTooLongMessage);
+    // Counts outside int32 are the schema's errors (reported alongside): skipped here.
+    auto int32 = [](int64_t v) { return v >= -kMaxInt32 - 1 && v <= kMaxInt32; };
+    if (int32(replicas) && int32(parallelism)) {
+      if (parallelism * replicas > kMaxInt32) {
+        errs.push_back(Invalid(path.Child("replicas"), replicas,
+                               "the product of replicas and parallelism must not exceed " + std::to_string(kMaxInt32) +
+                                   " for replicatedJob '" + rjob_name + "'"));
+      }
+      // The longest Job name is the last replica's, the longest pod name its last index's
+      // plus the 5 characters of a generated suffix.
+      const std::string longest_job = js_name + "-" + rjob_name + "-" + std::to_string(replicas - 1);
+      AddDNS1035Errors(&errs, path.Child("name"), longest_job, longest_job, kJobSetJobNameTooLongMessage);
+      const Object& completions = Field(job_spec, "completions");
+      if (Field(job_spec, "completionMode") == "Indexed" && completions.is_number_integer() &&
+          int32(completions.get<int64_t>())) {
+        const std::string longest_pod =
+            longest_job + "-" + std::to_string(completions.get<int64_t>() - 1) + "-abcde";
+        AddDNS1035Errors(&errs, path.Child("name"), longest_pod, longest_job, kJobSetPodNameTooLongMessage);
+      }
     }
     // A dependency is a previous replicatedJob (upstream also lets one name itself, which
     // then waits for itself for ever; berth refuses that too).

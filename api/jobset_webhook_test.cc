@@ -221,6 +221,12 @@ TEST(JobSetWebhookTest, ReplicasTimesParallelismFitsAnInt32) {
                                          "and parallelism must not exceed 2147483647 for replicatedJob 'workers'"}));
   js["spec"]["replicatedJobs"][1]["template"]["spec"]["parallelism"] = 1073741823;
   EXPECT_EQ(Errors(Create(js)), Strings{"admitted"});
+  // Past int32 the schema's error alone (no overflowing product).
+  js["spec"]["replicatedJobs"][1]["replicas"] = int64_t{1} << 62;
+  const Strings errors = Errors(Create(js));
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].rfind("spec.replicatedJobs[1].replicas: ", 0), 0u) << errors[0];
+  EXPECT_EQ(errors[0].find("product"), std::string::npos) << errors[0];
 }
 
 // successPolicy and failurePolicy rules target existing replicatedJobs; a rule's failure
