@@ -23,7 +23,8 @@
 // feature gates: InPlaceRestart, RestartJob and ElasticJobSet off), after defaulting. Where
 // upstream builds a field error berth reports the same field, value and message; where
 // upstream returns a plain error (its 422 then lists it as "<nil>: Internal error: ...")
-// berth reports upstream's message as Invalid at the field it concerns. Each error, as
+// berth reports upstream's message as Invalid (Forbidden where no value is at fault) at the
+// field it concerns. Each error, as
 // kubectl prints it after `The JobSet "<name>" is invalid: `:
 //   spec.failurePolicy.restartStrategy: Invalid value: "InPlaceRestart": InPlaceRestart
 //       restart strategy cannot be set when InPlaceRestart feature gate is disabled
