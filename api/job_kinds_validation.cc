@@ -16,8 +16,10 @@ void Append(FieldErrorList* to, FieldErrorList from) {
 
 }  // namespace
 
-FieldErrorList ValidateJobSetTemplatesAndPatterns(const Object& jobset) {
-  FieldErrorList errs;
+FieldErrorList ValidateJobSetTemplatesAndPatterns(const Object& jobset, const Object* old) {
+  // The CRD's CEL rules fail a request before the validating webhook is called.
+  FieldErrorList errs = JobSetCelErrors(jobset, old);
+  if (errs.empty()) errs = old == nullptr ? ValidateJobSet(jobset) : ValidateJobSetUpdate(jobset, *old);
   const Object& spec = ObjectAt(jobset, "spec");
   const FieldPath rjobs_path = FieldPath("spec").Child("replicatedJobs");
   const Object& rjobs = ArrayAt(spec, "replicatedJobs");
@@ -25,22 +27,6 @@ FieldErrorList ValidateJobSetTemplatesAndPatterns(const Object& jobset) {
     Append(&errs, ValidatePodSpec(NestedField(rjobs[i], {"template", "spec", "template", "spec"}),
                                   rjobs_path.Index(i).Child("template").Child("spec").Child("template").Child("spec")));
   }
-  // dependsOn names a previous replicatedJob (JobSet's API: "the preceding ReplicatedJobs";
-  // the first cannot use it). A dangling one left its replicatedJob waiting for ever.
-  for (size_t i = 0; i < rjobs.size(); ++i) {
-    const Object& deps = ArrayAt(rjobs[i], "dependsOn");
-    for (size_t j = 0; j < deps.size(); ++j) {
-      const Object& name = Field(deps[j], "name");
-      if (!name.is_string()) continue;  // the schema reports it
-      bool previous = false;
-      for (size_t k = 0; k < i && !previous; ++k) previous = Field(rjobs[k], "name") == name;
-      if (!previous) {
-        errs.push_back(Invalid(rjobs_path.Index(i).Child("dependsOn").Index(j).Child("name"), name,
-                               "must be the name of a previous replicatedJob"));
-      }
-    }
-  }
-  Append(&errs, ValidateJobSetFailurePolicyRules(jobset));
   const FieldPath rules_path = FieldPath("spec").Child("failurePolicy").Child("rules");
   const Object& rules = ArrayAt(ObjectAt(spec, "failurePolicy"), "rules");
   for (size_t i = 0; i < rules.size(); ++i) {
@@ -57,7 +43,7 @@ FieldErrorList ValidateJobSetTemplatesAndPatterns(const Object& jobset) {
   return errs;
 }
 
-FieldErrorList ValidatePyTorchJobTemplates(const Object& pytorchjob) {
+FieldErrorList ValidatePyTorchJobTemplates(const Object& pytorchjob, const Object* /*old*/) {
   FieldErrorList errs;
   const FieldPath specs_path = FieldPath("spec").Child("pytorchReplicaSpecs");
   for (const auto& [type, replica_spec] : ObjectAt(ObjectAt(pytorchjob, "spec"), "pytorchReplicaSpecs").items()) {

@@ -4,7 +4,7 @@
 // error, instead of a controller failing on every reconcile.
 //
 //   JobSet
-//     spec.failurePolicy.rules[i].name                     api/jobset_webhook.h (upstream's
+//     ValidateJobSet / ValidateJobSetUpdate                api/jobset_webhook.h (upstream's
 //                                                          webhook checks these at admission too)
 //     spec.replicatedJobs[i].template.spec.template.spec   api/pod_validation.h
 //     spec.failurePolicy.rules[i].onJobFailureMessagePatterns[j]: Invalid value: "(":
@@ -27,7 +27,8 @@
 
 namespace berth::api {
 
-FieldErrorList ValidateJobSetTemplatesAndPatterns(const Object& jobset);
-FieldErrorList ValidatePyTorchJobTemplates(const Object& pytorchjob);
+// `old` is the stored object on update, nullptr on create.
+FieldErrorList ValidateJobSetTemplatesAndPatterns(const Object& jobset, const Object* old);
+FieldErrorList ValidatePyTorchJobTemplates(const Object& pytorchjob, const Object* old);
 
 }  // namespace berth::api

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "api/admission_pipeline.h"
+#include "api/testing/admission.h"
 #include "api/registry.h"
 #include "api/yaml_codec.h"
 
@@ -28,13 +29,7 @@ spec:
       containers: [{name: c, image: busybox}]
 )";
 
-StatusOr<AdmittedWrite> CreateObject(Object obj) {
-  AdmissionPipeline pipeline(Registry::Default(), StrategyRegistry::Default());
-  WriteRequest req;
-  req.operation = Operation::kCreate;
-  req.object = std::move(obj);
-  return pipeline.Admit(std::move(req));
-}
+StatusOr<AdmittedWrite> CreateObject(Object obj) { return testing::AdmitCreate(std::move(obj)); }
 
 StatusOr<AdmittedWrite> Create(const std::string& yaml) {
   auto obj = ParseYaml(yaml);
@@ -287,22 +282,10 @@ Object Stored(const std::string& yaml, bool suspend, bool started) {
   return job;
 }
 
-StatusOr<AdmittedWrite> Update(const Object& stored, const Object& body) {
-  AdmissionPipeline pipeline(Registry::Default(), StrategyRegistry::Default());
-  WriteRequest req;
-  req.operation = Operation::kUpdate;
-  req.object = body;
-  req.old = &stored;
-  return pipeline.Admit(std::move(req));
-}
+StatusOr<AdmittedWrite> Update(const Object& stored, const Object& body) { return testing::AdmitUpdate(stored, body); }
 
 // The causes of a refused update, as "field: message".
-std::vector<std::string> Causes(const StatusOr<AdmittedWrite>& w) {
-  std::vector<std::string> out;
-  if (w.ok()) return out;
-  for (const StatusCause& c : w.status().causes()) out.push_back(c.field + ": " + c.message);
-  return out;
-}
+std::vector<std::string> Causes(const StatusOr<AdmittedWrite>& w) { return testing::CauseStrings(w); }
 
 using Strings = std::vector<std::string>;
 

@@ -132,7 +132,7 @@ Object* SuspendField(Object* job, const std::vector<std::string>& path) {
 class KueueJobStrategy final : public Strategy {
  public:
   using Defaults = void (*)(Object*);
-  using Validate = FieldErrorList (*)(const Object&);
+  using Validate = FieldErrorList (*)(const Object&, const Object* old);
   KueueJobStrategy(KueueJobWebhook webhook, std::string_view framework, std::vector<std::string> path,
                    Defaults defaults, Validate validate)
       : webhook_(std::move(webhook)),
@@ -145,12 +145,12 @@ class KueueJobStrategy final : public Strategy {
     if (defaults_ != nullptr) defaults_(obj);
   }
   FieldErrorList ValidateCreate(const Object& obj) const override {
-    FieldErrorList errs = validate_(obj);
+    FieldErrorList errs = validate_(obj, nullptr);
     for (FieldError& e : webhook_.ValidateCreate(obj, framework_)) errs.push_back(std::move(e));
     return errs;
   }
   FieldErrorList ValidateUpdate(const Object& obj, const Object& old) const override {
-    FieldErrorList errs = validate_(obj);
+    FieldErrorList errs = validate_(obj, &old);
     for (FieldError& e : webhook_.ValidateUpdate(obj, old, framework_, path_)) errs.push_back(std::move(e));
     return errs;
   }

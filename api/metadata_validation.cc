@@ -1,6 +1,7 @@
 #include "api/metadata_validation.h"
 
 #include <algorithm>
+#include <cctype>
 #include <string>
 
 namespace berth::api {
@@ -121,6 +122,27 @@ std::vector<std::string> IsDNS1035Label(std::string_view value) {
   if (value.size() > kDNS1035LabelMaxLength) errs.push_back(MaxLenError(kDNS1035LabelMaxLength));
   if (!MatchesDNS1035Label(value)) {
     errs.push_back(RegexError(kDNS1035LabelErrMsg, kDNS1035LabelFmt, {"my-name", "abc-123"}));
+  }
+  return errs;
+}
+
+FieldErrorList IsDomainPrefixedPath(const FieldPath& path, std::string_view value) {
+  if (value.empty()) return {Required(path)};
+  const size_t slash = value.find('/');
+  if (slash == std::string_view::npos || slash == 0 || slash + 1 == value.size()) {
+    return {Invalid(path, std::string(value), "must be a domain-prefixed path (such as \"acme.io/foo\")")};
+  }
+  FieldErrorList errs;
+  const std::string host(value.substr(0, slash));
+  for (std::string& msg : IsDNS1123Subdomain(host)) errs.push_back(Invalid(path, host, std::move(msg)));
+  const std::string_view http_path = value.substr(slash + 1);
+  constexpr std::string_view kHttpPathPunctuation = "/-._~%!$&'()*+,;=:";
+  const bool valid = std::all_of(http_path.begin(), http_path.end(), [&](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || kHttpPathPunctuation.find(c) != std::string_view::npos;
+  });
+  if (!valid) {
+    errs.push_back(Invalid(path, std::string(http_path),
+                           RegexError("Invalid path", "[A-Za-z0-9/\\-._~%!$&'()*+,;=:]+", {})));
   }
   return errs;
 }

@@ -62,6 +62,13 @@ std::vector<std::string> IsDNS1035Label(std::string_view value);
 std::vector<std::string> IsQualifiedName(std::string_view value);
 // Label values: empty or ≤63 of the qualified-name pattern.
 std::vector<std::string> IsValidLabelValue(std::string_view value);
+// IsDomainPrefixedPath: "<host>/<path>", the host a DNS-1123 subdomain, the path of HTTP
+// path characters (RFC 3986: [A-Za-z0-9/\-._~%!$&'()*+,;=:]+). Errors at `path`:
+//   Required value                    (empty)
+//   Invalid value: "<value>": must be a domain-prefixed path (such as "acme.io/foo")
+//   Invalid value: "<host>": <IsDNS1123Subdomain's messages>
+//   Invalid value: "<path>": Invalid path (regex used for validation is '<that class>')
+FieldErrorList IsDomainPrefixedPath(const FieldPath& path, std::string_view value);
 
 // ValidateNameFunc: validates a name, or (prefix == true) a generateName prefix, which may
 // end in '-' (apimachinery masks a trailing dash before checking).

@@ -467,6 +467,32 @@ TEST_F(JobControllersTest, PyTorchJobRestartsAPodLostWithItsNode) {
   EXPECT_FALSE(IsConditionTrue(Get(jobs::pytorchjob::kPyTorchJobsResource, "team-a", "ddp"), "Failed"));
 }
 
+// A JobSet stored before admission checked its targets and coordinator (the fake client
+// admits anything): the JobSet controller creates its Jobs, reports no error and the
+// cluster settles (no reconcile writes on and on); the JobSet waits for its Jobs.
+TEST_F(JobControllersTest, StoredJobSetNamingMissingTargetsSettles) {
+  Create(kJobSets, "team-a", api::Object::parse(R"({
+    "apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
+    "metadata": {"name": "js", "namespace": "team-a"},
+    "spec": {
+      "successPolicy": {"operator": "All", "targetReplicatedJobs": ["nobody"]},
+      "failurePolicy": {"rules": [{"name": "r", "action": "FailJobSet", "targetReplicatedJobs": ["ghost"]}]},
+      "coordinator": {"replicatedJob": "ghost", "jobIndex": 3},
+      "replicatedJobs": [{"name": "workers", "replicas": 2,
+        "template": {"spec": {"parallelism": 1, "completions": 1,
+          "template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "w", "image": "python"}]}}}}}]}})"));
+  Settle();
+  std::vector<api::Object> jobs = List(kJobs, "team-a");
+  ASSERT_EQ(jobs.size(), 2u);
+  EXPECT_EQ(jobs[0]["metadata"]["labels"]["jobset.sigs.k8s.io/coordinator"], "js-ghost-3-0.js");
+  const api::Object js = Get(kJobSets, "team-a", "js");
+  EXPECT_FALSE(IsConditionTrue(js, "Completed")) << js.dump();
+  EXPECT_FALSE(IsConditionTrue(js, "Failed")) << js.dump();
+  const int64_t rev = client_.store().CurrentRevision();
+  EXPECT_TRUE(jobsets_.ReconcileAll().ok());
+  EXPECT_EQ(client_.store().CurrentRevision(), rev);  // a further reconcile writes nothing
+}
+
 // Departure 3 for one job kind: once running, the Workload is deactivated (evicted). The job is
 // suspended and its pod deleted, but while the pod terminates the Workload keeps its quota
 // and no replacement exists; once the pod is gone the quota is released, and on

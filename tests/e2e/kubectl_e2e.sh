@@ -476,6 +476,51 @@ printf 'apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: no-restart-policy\n 
   >"$WORK/no-restart-policy.yaml"
 run job-restart-policy 1 "$KUBECTL" apply -f "$WORK/no-restart-policy.yaml"
 expect job-restart-policy '"no-restart-policy" is invalid: spec\.template\.spec\.restartPolicy: Required value: valid values: "OnFailure", "Never"$'
+# JobSet's webhook checks (api/jobset_webhook.h, upstream pkg/webhooks/jobset_webhook.go):
+# a JobSet naming a missing target, an impossible coordinator or names that cannot be DNS
+# names is refused with 422 naming the field, and nothing is stored.
+# jobset NAME SPEC_LINES: a JobSet in team-a with replicatedJobs leader (1 Job of 2 indexed
+# pods) and workers, SPEC_LINES added to its spec.
+jobset() {
+  printf 'apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata: {name: %s, namespace: team-a}\nspec:\n%b\n  replicatedJobs:\n  - name: leader\n    template:\n      spec:\n        completions: 2\n        parallelism: 2\n        template:\n          spec:\n            containers: [{name: main, image: busybox}]\n  - name: workers\n    template:\n      spec:\n        template:\n          spec:\n            containers: [{name: main, image: busybox}]\n' \
+    "$1" "$2" >"$WORK/$1.yaml"
+}
+# refused NAME REGEX: creating $WORK/NAME.yaml fails with REGEX and stores no JobSet NAME.
+refused() {
+  run "jobset-$1" 1 "$KUBECTL" create -f "$WORK/$1.yaml"
+  expect "jobset-$1" "The JobSet \"$1\" is invalid: $2\$"
+  run "jobset-$1-absent" 1 "$KUBECTL" get jobset "$1" -n team-a
+  expect "jobset-$1-absent" "^Error from server \\(NotFound\\): jobsets\\.jobset\\.x-k8s\\.io \"$1\" not found\$"
+}
+jobset bad-success '  successPolicy: {operator: All, targetReplicatedJobs: [leader, nobody]}'
+refused bad-success 'spec\.successPolicy\.targetReplicatedJobs\[1\]: Invalid value: "nobody": invalid replicatedJob name '\''nobody'\'' does not appear in \.spec\.ReplicatedJobs'
+jobset bad-rule '  failurePolicy: {rules: [{action: FailJobSet, targetReplicatedJobs: [ghost]}]}'
+refused bad-rule 'spec\.failurePolicy\.rules\[0\]\.targetReplicatedJobs\[0\]: Invalid value: "ghost": invalid replicatedJob name '\''ghost'\'' in failure policy does not appear in \.spec\.ReplicatedJobs'
+jobset bad-coordinator '  coordinator: {replicatedJob: leader, podIndex: 2}'
+refused bad-coordinator 'spec\.coordinator\.podIndex: Invalid value: 2: coordinator pod index 2 is invalid for replicatedJob leader job index 0'
+jobset bad-subdomain '  network: {subdomain: a.b}'
+refused bad-subdomain 'spec\.network\.subdomain: Invalid value: "a\.b": a DNS-1035 label must consist of lower case alphanumeric characters or '\''-'\'', start with an alphabetic character, and end with an alphanumeric character .*'
+long=js-$(printf 'x%.0s' $(seq 1 47))  # 50 characters: leader's Job "<long>-leader-0" has 59, its pods' names 67
+jobset "$long" '  network: {subdomain: svc}'
+refused "$long" "spec\\.replicatedJobs\\[0\\]\\.name: Invalid value: \"$long-leader-0\": JobSet name is too long, pod names generated for this JobSet will exceed 63 characters"
+jobset coordinated '  coordinator: {replicatedJob: leader, podIndex: 1}\n  suspend: true'
+run jobset-coordinated 0 "$KUBECTL" create -f "$WORK/coordinated.yaml"
+expect jobset-coordinated '^jobset\.jobset\.x-k8s\.io/coordinated created$'
+# Updates: the policies and replicatedJobs are immutable, except the pod template fields
+# Kueue sets while the JobSet is suspended.
+run jobset-policy-immutable 1 "$KUBECTL" patch jobset coordinated -n team-a --type=merge \
+  -p '{"spec":{"successPolicy":{"operator":"Any"}}}'
+expect jobset-policy-immutable 'The JobSet "coordinated" is invalid: spec\.successPolicy: Invalid value: "object": Value is immutable$'
+run jobset-replicas-immutable 1 "$KUBECTL" patch jobset coordinated -n team-a --type=json \
+  -p '[{"op":"replace","path":"/spec/replicatedJobs/1/replicas","value":3}]'
+expect jobset-replicas-immutable 'The JobSet "coordinated" is invalid: spec\.replicatedJobs: Invalid value: field is immutable$'
+run jobset-node-selector 0 "$KUBECTL" patch jobset coordinated -n team-a --type=json \
+  -p '[{"op":"add","path":"/spec/replicatedJobs/1/template/spec/template/spec/nodeSelector","value":{"pool":"a"}}]'
+expect jobset-node-selector '^jobset\.jobset\.x-k8s\.io/coordinated patched$'
+run jobset-after-patches 0 "$KUBECTL" get jobset coordinated -n team-a \
+  -o 'jsonpath={.spec.successPolicy.operator} {.spec.replicatedJobs[1].replicas} {.spec.replicatedJobs[1].template.spec.template.spec.nodeSelector.pool}'
+expect jobset-after-patches '^All 1 a$'
+"$KUBECTL" delete jobset coordinated -n team-a --wait=false >/dev/null 2>&1
 # kubectl debug: a missing pod is kubectl's NotFound; berth serves no ephemeral containers,
 # and kubectl reads the 404's details to say so (a Status without details crashed it).
 run debug-missing 1 "$KUBECTL" debug missing-pod -n team-a --image=busybox

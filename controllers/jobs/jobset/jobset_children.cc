@@ -150,9 +150,7 @@ Object ChildJob(const Object& jobset, size_t rjob_index, int32_t job_index) {
   };
   const Object& coordinator = ObjectAt(ObjectAt(jobset, "spec"), "coordinator");
   if (!coordinator.empty()) {
-    kv[std::string(kCoordinatorKey)] =
-        ChildJobName(js_name, StringAt(coordinator, "replicatedJob"), static_cast<int32_t>(IntAt(coordinator, "jobIndex", 0))) +
-        "-" + std::to_string(IntAt(coordinator, "podIndex", 0)) + "." + Subdomain(jobset);
+    kv[std::string(kCoordinatorKey)] = api::JobSetCoordinatorEndpoint(jobset);
   }
 
   Object job = Object::object();
@@ -356,8 +354,15 @@ JobSetPlan PlanJobSet(const Object& jobset, const std::vector<Object>& child_job
     return plan;
   }
 
-  // Success policy.
-  {
+  // Success policy, once a Job of this attempt has succeeded (upstream's reconcile runs
+  // executeSuccessPolicy only then): with operator All and targets naming no replicatedJob
+  // (a JobSet stored before admission checked them), no Job is expected and the first
+  // success completes the JobSet, as upstream's numJobsExpectedToSucceed is 0.
+  const bool any_succeeded = std::any_of(current.begin(), current.end(), [](const Object* j) {
+    std::string_view finished;
+    return JobFinished(*j, &finished) && finished == "Complete";
+  });
+  if (any_succeeded) {
     const Object& sp = ObjectAt(spec, "successPolicy");
     const bool any = StringAt(sp, "operator", "All") == "Any";
     const Object& targets = ArrayAt(sp, "targetReplicatedJobs");

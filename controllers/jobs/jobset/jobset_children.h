@@ -29,17 +29,21 @@
 //      > 0, ready = status.ready + status.succeeded ≥ min(parallelism, completions).
 //   4. a failed Job: no failurePolicy → Failed "FailedJobs"; else the first rule (in order)
 //      that some failed Job matches (onJobFailureReasons against the Job's Failed reason,
-//      onJobFailureMessagePatterns as ECMAScript regex against its message — RE2 upstream —,
+//      onJobFailureMessagePatterns in Go's regexp syntax, api/regexp.h, against its message,
 //      targetReplicatedJobs) decides, no match → RestartJobSet:
 //        FailJobSet                        Failed "FailJobSetFailurePolicyAction"
 //        RestartJobSet                     restarts+1 and restartsCountTowardsMax+1, or
 //                                          Failed "ReachedMaxRestarts" at maxRestarts
 //        RestartJobSetAndIgnoreMaxRestarts restarts+1 only
 //      Failed messages end in " (first failed job: <name>)", the Job whose Failed condition
-//      is oldest (name breaks ties). RestartJob* (feature gate upstream) restart the
-//      JobSet here.
-//   5. else the success policy (operator All|Any over targetReplicatedJobs, default all):
-//      Completed "AllJobsCompleted" / "jobset completed successfully".
+//      is oldest (name breaks ties). A rule's targets naming no replicatedJob match no
+//      Job. RestartJob* (behind upstream's RestartJob feature gate, off; admission refuses
+//      them) restart the JobSet here.
+//   5. else, once a Job of this attempt has succeeded, the success policy (operator
+//      All|Any over targetReplicatedJobs, default all): Completed "AllJobsCompleted" /
+//      "jobset completed successfully". Targets naming no replicatedJob (refused by
+//      admission, api/jobset_webhook.h; possible in a JobSet stored before) count no Job:
+//      with All the first success completes the JobSet, as upstream.
 //   6. suspend: Jobs get spec.suspend true, Suspended True "SuspendedJobs"/"jobset is
 //      suspended"; resume: Jobs get spec.suspend false and the JobSet pod template's
 //      labels, annotations, nodeSelector, tolerations and schedulingGates (what Kueue
@@ -51,8 +55,9 @@
 // once every Job of the previous attempt is gone, whatever restartStrategy says
 // (BlockingRecreate semantics, kubernetes-sigs/jobset#684, for Recreate too): job names and
 // pod hostnames repeat across attempts.
-// Not done: TTL after finished, volumeClaimPolicies, coordinator validation, in-place
-// restart, per-Job restart counters, the StartupPolicy* conditions.
+// A coordinator naming a missing replicatedJob or index still gets its label (admission
+// refuses it, api/jobset_webhook.h). Not done: TTL after finished, volumeClaimPolicies,
+// in-place restart, per-Job restart counters, the StartupPolicy* conditions.
 //
 // Thread-safety: pure functions.
 #pragma once
@@ -63,6 +68,7 @@
 #include <string_view>
 #include <vector>
 
+#include "api/jobset_webhook.h"
 #include "api/object.h"
 #include "api/conditions.h"
 #include "api/unstructured.h"
@@ -88,7 +94,7 @@ inline constexpr std::string_view kRestartsKey = "jobset.sigs.k8s.io/restart-att
 inline constexpr std::string_view kGroupNameKey = "jobset.sigs.k8s.io/group-name";
 inline constexpr std::string_view kGroupReplicasKey = "jobset.sigs.k8s.io/group-replicas";
 inline constexpr std::string_view kJobGroupIndexKey = "jobset.sigs.k8s.io/job-group-index";
-inline constexpr std::string_view kCoordinatorKey = "jobset.sigs.k8s.io/coordinator";
+inline constexpr std::string_view kCoordinatorKey = api::kJobSetCoordinatorKey;
 
 // The JobSet webhook's defaults (api/jobset_webhook.h DefaultJobSet, which admission
 // writes on the stored object) and the CRD schema's (replicas 1, groupName "default",

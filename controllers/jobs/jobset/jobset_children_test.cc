@@ -189,6 +189,42 @@ TEST(JobSetChildrenTest, SuccessPolicy) {
   EXPECT_EQ(plan.delete_jobs, (std::vector<std::string>{"js-workers-0", "js-workers-1"}));
 }
 
+// A JobSet stored before admission checked its targets (api/jobset_webhook.h): nothing
+// throws, its Jobs are created and it completes or fails as upstream's controller would.
+TEST(JobSetChildrenTest, StoredJobSetNamingMissingTargets) {
+  json js = Sample();
+  js["spec"]["successPolicy"] = json::parse(R"({"operator":"All","targetReplicatedJobs":["nobody"]})");
+  js["spec"]["failurePolicy"] = json::parse(R"({"maxRestarts": 1, "rules": [
+      {"name": "ghostFails", "action": "FailJobSet", "targetReplicatedJobs": ["ghost"]}]})");
+  js["spec"]["coordinator"] = json::parse(R"({"replicatedJob":"ghost","jobIndex":7,"podIndex":3})");
+  JobSetPlan plan = PlanJobSet(js, {});
+  EXPECT_EQ(plan.terminal_state, "");  // no Job has succeeded yet
+  ASSERT_EQ(plan.create_jobs.size(), 3u);
+  // The coordinator label names the pod it was given, which no Job has.
+  EXPECT_EQ(plan.create_jobs[0]["metadata"]["labels"]["jobset.sigs.k8s.io/coordinator"], "js-ghost-7-3.js");
+
+  std::vector<json> jobs = ChildJobs(js);
+  plan = PlanJobSet(js, jobs);
+  EXPECT_EQ(plan.terminal_state, "");
+  EXPECT_TRUE(plan.create_jobs.empty());
+  EXPECT_TRUE(plan.delete_jobs.empty());
+
+  // The rule targeting "ghost" matches no failed Job: the default RestartJobSet.
+  std::vector<json> failed = jobs;
+  failed[1] = ChildStatus(failed[1], "Failed", "BackoffLimitExceeded");
+  plan = PlanJobSet(js, failed);
+  EXPECT_EQ(plan.terminal_state, "");
+  EXPECT_EQ(plan.restarts, 1);
+  EXPECT_EQ(plan.conditions[0].reason, "DefaultFailurePolicy");
+
+  // All over no replicatedJob expects no Job: the first success completes the JobSet
+  // (upstream numJobsExpectedToSucceed is 0), and the others are finished.
+  jobs[1] = ChildStatus(jobs[1], "Complete");
+  plan = PlanJobSet(js, jobs);
+  EXPECT_EQ(plan.terminal_state, "Completed");
+  EXPECT_EQ(plan.delete_jobs, (std::vector<std::string>{"js-driver-0", "js-workers-1"}));
+}
+
 TEST(JobSetChildrenTest, SuspendAndResume) {
   json js = Sample();
   std::vector<json> jobs = ChildJobs(js);
