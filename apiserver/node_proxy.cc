@@ -270,15 +270,19 @@ class NodeProxy::Impl::WebSocketRelay : public std::enable_shared_from_this<WebS
 namespace {
 
 struct DialResult {
+  std::shared_ptr<ssl::context> tls;  // outlives ws
   std::unique_ptr<NodeWebSocket> ws;
   websocket::response_type response;
   std::string error;  // a failure before the node answered the upgrade
 };
 
 // Connects, verifies the node's certificate and offers the upgrade.
-asio::awaitable<DialResult> DialWebSocket(ssl::context& tls, NodeStreamingEndpoint e, std::string target,
-                                      std::string protocols, std::chrono::milliseconds timeout) {
+// `tls` is held for as long as the dial runs: its caller may stop waiting.
+asio::awaitable<DialResult> DialWebSocket(std::shared_ptr<ssl::context> tls, NodeStreamingEndpoint e,
+                                          std::string target, std::string protocols,
+                                          std::chrono::milliseconds timeout) {
   DialResult d;
+  d.tls = tls;
   auto executor = co_await asio::this_coro::executor;
   beast::error_code ec;
   const std::string host_port = HostPort(e);
@@ -289,7 +293,7 @@ asio::awaitable<DialResult> DialWebSocket(ssl::context& tls, NodeStreamingEndpoi
     d.error = "dial tcp " + host_port + ": lookup " + e.host + ": " + ec.message();
     co_return d;
   }
-  d.ws = std::make_unique<NodeWebSocket>(executor, tls);
+  d.ws = std::make_unique<NodeWebSocket>(executor, *tls);
   auto& tcp_stream = beast::get_lowest_layer(*d.ws);
   tcp_stream.expires_after(timeout);
   co_await tcp_stream.async_connect(endpoints, asio::redirect_error(asio::use_awaitable, ec));
@@ -339,7 +343,7 @@ HandlerResult NodeProxy::Impl::ForwardWebSocket(const HttpRequest& req, const No
   }
   std::future<DialResult> pending =
       asio::co_spawn(ioc,
-                     DialWebSocket(*tls, e, req.target, std::string(req.Header("Sec-WebSocket-Protocol")),
+                     DialWebSocket(tls, e, req.target, std::string(req.Header("Sec-WebSocket-Protocol")),
                                    options.dial_timeout),
                      asio::use_future);
   std::optional<DialResult> dialed;
@@ -348,7 +352,7 @@ HandlerResult NodeProxy::Impl::ForwardWebSocket(const HttpRequest& req, const No
     try {
       dialed = pending.get();
     } catch (const std::exception& ex) {
-      dialed = DialResult{nullptr, {}, ex.what()};
+      dialed = DialResult{tls, nullptr, {}, ex.what()};
     }
   }
   DialDone();
