@@ -400,9 +400,31 @@ HandlerResult ApiServer::Impl::Handle(const HttpRequest& req) {
   const Time start = clock_.Now();
   std::optional<RequestInfo> info;
   HandlerResult result = Route(req, &info);
-  const int code = std::visit([](const auto& r) { return r.status; }, result);
-  const RequestInfo* parsed = info ? &*info : nullptr;
-  request_metrics_->Observe(LabelsForRequest(req, parsed, MatchedRoute(req, parsed, code)), code, clock_.Now() - start);
+  // Observed once the answer is known: now, or when a deferred one replies.
+  auto observe = [this, start](const HttpRequest& req, const std::optional<RequestInfo>& info, int code) {
+    const RequestInfo* parsed = info ? &*info : nullptr;
+    request_metrics_->Observe(LabelsForRequest(req, parsed, MatchedRoute(req, parsed, code)), code,
+                              clock_.Now() - start);
+  };
+  if (auto* deferred = std::get_if<DeferredResponse>(&result)) {
+    deferred->start = [inner = std::move(deferred->start), observe, req, info](
+                          std::function<void(ImmediateResult)> reply) {
+      inner([observe, req, info, reply = std::move(reply)](ImmediateResult answer) {
+        observe(req, info, std::visit([](const auto& r) { return r.status; }, answer));
+        reply(std::move(answer));
+      });
+    };
+    return result;
+  }
+  observe(req, info, std::visit(
+      [](const auto& r) {
+        if constexpr (std::is_same_v<std::decay_t<decltype(r)>, DeferredResponse>) {
+          return 0;  // handled above
+        } else {
+          return r.status;
+        }
+      },
+      result));
   return result;
 }
 
@@ -695,7 +717,14 @@ HandlerResult ApiServer::Impl::HandleResource(const HttpRequest& req, RequestInf
   HandlerResult result = HandleResourceOf(req, std::move(info), def, std::move(user));
   if (w != deprecation_warnings_.end()) {
     const std::string header = WarningHeader(w->second);
-    std::visit([&header](auto& resp) { resp.headers.emplace_back("Warning", header); }, result);
+    std::visit(
+        [&header](auto& resp) {
+          // A deferred answer (a relay to a node: pods, never deprecated) carries none.
+          if constexpr (!std::is_same_v<std::decay_t<decltype(resp)>, DeferredResponse>) {
+            resp.headers.emplace_back("Warning", header);
+          }
+        },
+        result);
   }
   if (media == ResponseMediaType::kYaml) {
     if (auto* resp = std::get_if<HttpResponse>(&result)) EncodeResponseAsYaml(resp);

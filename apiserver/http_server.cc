@@ -29,6 +29,7 @@
 #include <boost/beast/websocket/ssl.hpp>
 #include <condition_variable>
 #include <deque>
+#include <future>
 #include <map>
 #include <mutex>
 #include <openssl/bio.h>
@@ -60,6 +61,28 @@ std::string_view HttpRequest::Header(std::string_view name) const {
     if (EqualsIgnoringCase(k, name)) return v;
   }
   return {};
+}
+
+HandlerResult FromImmediate(ImmediateResult result) {
+  return std::visit([](auto&& r) -> HandlerResult { return std::move(r); }, std::move(result));
+}
+
+ImmediateResult AwaitResult(HandlerResult result) {
+  if (auto* deferred = std::get_if<DeferredResponse>(&result)) {
+    auto promise = std::make_shared<std::promise<ImmediateResult>>();
+    std::future<ImmediateResult> answer = promise->get_future();
+    deferred->start([promise](ImmediateResult r) { promise->set_value(std::move(r)); });
+    return answer.get();
+  }
+  return std::visit(
+      [](auto&& r) -> ImmediateResult {
+        if constexpr (std::is_same_v<std::decay_t<decltype(r)>, DeferredResponse>) {
+          return HttpResponse{};  // handled above
+        } else {
+          return std::move(r);
+        }
+      },
+      std::move(result));
 }
 
 bool IsWebSocketUpgrade(const HttpRequest& req) {
@@ -678,6 +701,35 @@ net::awaitable<void> HttpServer::Impl::Connection<Stream>::Run() {
       // server keeps serving.
       Logger("apiserver")->error("handler threw on {} {}: {}", req.method, req.target, e.what());
       result = StatusResponse(InternalError(std::string("internal error: ") + e.what()));
+    }
+    if (auto* deferred = std::get_if<DeferredResponse>(&result)) {
+      // Wait on this connection's strand for the reply, holding no thread.
+      struct Reply {
+        explicit Reply(Strand strand) : timer(strand) { timer.expires_at(net::steady_timer::time_point::max()); }
+        net::steady_timer timer;
+        std::mutex mu;
+        std::optional<ImmediateResult> result;  // guarded by mu
+      };
+      auto reply = std::make_shared<Reply>(strand_);
+      Strand strand = strand_;
+      deferred->start([reply, strand](ImmediateResult r) {
+        {
+          std::lock_guard<std::mutex> lock(reply->mu);
+          reply->result = std::move(r);
+        }
+        net::post(strand, [reply] { reply->timer.cancel(); });
+      });
+      for (;;) {
+        {
+          std::lock_guard<std::mutex> lock(reply->mu);
+          if (reply->result) {
+            result = FromImmediate(std::move(*reply->result));
+            break;
+          }
+        }
+        ErrorCode ignored;
+        co_await reply->timer.async_wait(Redirect(ignored));
+      }
     }
     if (auto* response = std::get_if<HttpResponse>(&result)) {
       bool ok = co_await WriteResponse(std::move(*response), version, keep_alive && !stopping_);

@@ -33,7 +33,8 @@
 // connection is one coroutine on its own strand; a pool of `threads` I/O
 // threads runs them. The Handler is called synchronously on an I/O thread for
 // each request, so it must not block for long (a store write is fine; waiting
-// for watch events is not: start a stream instead).
+// for watch events is not: start a stream instead; waiting for another server
+// is not either: answer with a DeferredResponse).
 //
 // Bounds (each a named constant below, with the upstream value it follows;
 // docs/security.md lists them):
@@ -277,8 +278,27 @@ struct WebSocketUpgrade {
 // Connection header naming "upgrade" (case-insensitive, RFC 6455 4.2.1).
 bool IsWebSocketUpgrade(const HttpRequest& req);
 
-using HandlerResult = std::variant<HttpResponse, StreamingResponse, WebSocketUpgrade>;
+// An answer that is known now.
+using ImmediateResult = std::variant<HttpResponse, StreamingResponse, WebSocketUpgrade>;
+
+// An answer that takes a while to know (the API server's relay to a node
+// first connects to it, node_proxy.h): `start` is called once, on the I/O
+// thread (it must not block), with `reply`, which the handler calls exactly
+// once, from any thread, with the answer. Meanwhile the connection waits
+// without holding an I/O thread. A handler must reply within a bound of its
+// own (Stop waits for the reply).
+struct DeferredResponse {
+  std::function<void(std::function<void(ImmediateResult)> reply)> start;
+};
+
+using HandlerResult = std::variant<HttpResponse, StreamingResponse, WebSocketUpgrade, DeferredResponse>;
 using HttpHandler = std::function<HandlerResult(const HttpRequest&)>;
+
+// `result` as an HandlerResult.
+HandlerResult FromImmediate(ImmediateResult result);
+// The answer of `result`, waiting for a deferred one on the calling thread
+// (for callers without a connection: the in-process transport, tests).
+ImmediateResult AwaitResult(HandlerResult result);
 
 // A new connection beyond this many open ones is answered 503 ServiceUnavailable
 // ("too many open connections") and closed. Upstream: Go's net/http and

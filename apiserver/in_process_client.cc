@@ -194,7 +194,7 @@ HttpRequest InProcessTransport::ToHttp(const client::RawRequest& request) const 
 }
 
 StatusOr<client::RawResponse> InProcessTransport::Do(const client::RawRequest& request) {
-  HandlerResult result = server_.Handle(ToHttp(request));
+  ImmediateResult result = AwaitResult(server_.Handle(ToHttp(request)));
   client::RawResponse out;
   if (auto* whole = std::get_if<HttpResponse>(&result)) {
     out.status = whole->status;
@@ -213,7 +213,7 @@ StatusOr<client::RawResponse> InProcessTransport::Do(const client::RawRequest& r
 
 StatusOr<client::StreamStart> InProcessTransport::Stream(const client::RawRequest& request,
                                                          std::shared_ptr<client::BodySink> sink) {
-  HandlerResult result = server_.Handle(ToHttp(request));
+  ImmediateResult result = AwaitResult(server_.Handle(ToHttp(request)));
   client::StreamStart out;
   if (auto* whole = std::get_if<HttpResponse>(&result)) {
     out.response.status = whole->status;

@@ -31,6 +31,7 @@
 
 #include "api/object.h"
 #include "api/unstructured.h"
+#include "apiserver/remote_command.h"
 #include "apiserver/status_response.h"
 #include "client/http_client.h"
 #include "client/tls_client.h"
@@ -49,13 +50,17 @@ StatusOr<NodeStreamingEndpoint> NodeStreamingEndpointOf(const api::Object& node)
   e.server_name = api::Name(node);
   const std::string quoted = "node \"" + e.server_name + "\"";
   const api::Object& port = api::NestedField(node, {"status", "daemonEndpoints", "kubeletEndpoint", "Port"});
-  const int64_t p = port.is_number_integer() ? port.get<int64_t>() : 0;
-  if (p <= 0 || p > 65535) {
+  const int64_t p = port.is_null() ? 0 : port.is_number_integer() ? port.get<int64_t>() : -1;
+  if (p == 0) {
     return UnavailableError(quoted +
-                            " has no streaming endpoint (status.daemonEndpoints.kubeletEndpoint.Port is " +
-                            std::to_string(p) +
-                            "): its agent runs without the cluster's CA in its kubeconfig, so it serves no "
-                            "logs, exec, attach or port-forward");
+                            " has no streaming endpoint (status.daemonEndpoints.kubeletEndpoint.Port is 0): its "
+                            "agent runs without the cluster's CA in its kubeconfig, so it serves no logs, exec, "
+                            "attach or port-forward");
+  }
+  if (p < 0 || p > 65535) {
+    return UnavailableError(quoted + " has no streaming endpoint: status.daemonEndpoints.kubeletEndpoint.Port " +
+                            port.dump() +
+                            " is not a port (1-65535)");
   }
   e.port = static_cast<uint16_t>(p);
   std::string hostname;
@@ -96,6 +101,15 @@ client::RestConfig ConfigFor(const NodeStreamingEndpoint& e, const NodeProxyOpti
   return c;
 }
 
+// A dial's outcome: the node's connection after its answer to the upgrade.
+struct DialResult {
+  std::string node;                   // its name
+  std::shared_ptr<ssl::context> tls;  // outlives ws
+  std::unique_ptr<NodeWebSocket> ws;
+  websocket::response_type response;
+  std::string error;  // a failure before the node answered the upgrade
+};
+
 HttpResponse DialError(const std::string& why) {
   return StatusResponse(InternalError("error dialing backend: " + why));
 }
@@ -118,25 +132,19 @@ struct NodeProxy::Impl : std::enable_shared_from_this<Impl> {
 
   mutable std::mutex mu;
   bool stopped = false;                                // guarded by mu
-  std::size_t dials = 0;                               // guarded by mu
   std::size_t sessions = 0;                            // guarded by mu
   std::set<std::shared_ptr<WebSocketRelay>> sockets;   // guarded by mu
 
-  // Takes a session slot and a dial slot, or says why not.
+  // Takes a session slot, or says why not.
   std::optional<HttpResponse> Admit() {
     std::lock_guard<std::mutex> lock(mu);
     if (stopped) return StatusResponse(UnavailableError("the API server is shutting down"));
     if (sessions >= kMaxNodeProxySessions) {
-      return TooManyRequestsResponse("too many sessions to node agents are open (" + std::to_string(kMaxNodeProxySessions) + ")");
+      return TooManyRequestsResponse("too many sessions to node agents are open (" +
+                                     std::to_string(kMaxNodeProxySessions) + ")");
     }
-    if (dials >= kMaxNodeProxyDials) return TooManyRequestsResponse("too many connections to node agents are being opened");
     ++sessions;
-    ++dials;
     return std::nullopt;
-  }
-  void DialDone() {
-    std::lock_guard<std::mutex> lock(mu);
-    --dials;
   }
   void SessionEnded() {
     std::lock_guard<std::mutex> lock(mu);
@@ -144,6 +152,8 @@ struct NodeProxy::Impl : std::enable_shared_from_this<Impl> {
   }
 
   HandlerResult ForwardWebSocket(const HttpRequest& req, const NodeStreamingEndpoint& e);
+  // The client's answer once the node answered the upgrade (or could not be reached).
+  ImmediateResult Upgraded(DialResult dialed);
   HandlerResult ForwardHttp(const HttpRequest& req, const NodeStreamingEndpoint& e);
 };
 
@@ -152,8 +162,14 @@ struct NodeProxy::Impl : std::enable_shared_from_this<Impl> {
 // runs).
 class NodeProxy::Impl::WebSocketRelay : public std::enable_shared_from_this<WebSocketRelay> {
  public:
-  WebSocketRelay(std::weak_ptr<Impl> impl, std::shared_ptr<ssl::context> tls, std::unique_ptr<NodeWebSocket> ws)
-      : impl_(std::move(impl)), tls_(std::move(tls)), ws_(std::move(ws)) {}
+  // `protocol`: the subprotocol the node chose; `node`: its name, for messages.
+  WebSocketRelay(std::weak_ptr<Impl> impl, std::shared_ptr<ssl::context> tls, std::unique_ptr<NodeWebSocket> ws,
+                 std::string protocol, std::string node)
+      : impl_(std::move(impl)),
+        tls_(std::move(tls)),
+        ws_(std::move(ws)),
+        protocol_(std::move(protocol)),
+        node_(std::move(node)) {}
 
   // HttpServer's start: begins both directions; returns the client's receiver.
   WebSocketReceiver Start(std::shared_ptr<WebSocketSession> session) {
@@ -224,9 +240,9 @@ class NodeProxy::Impl::WebSocketRelay : public std::enable_shared_from_this<WebS
   asio::awaitable<void> ReadFromNode() {
     auto self = shared_from_this();
     asio::steady_timer wait(ws_->get_executor());
+    beast::error_code ec;
     while (!closed_) {
       beast::flat_buffer buffer;
-      beast::error_code ec;
       co_await ws_->async_read(buffer, asio::redirect_error(asio::use_awaitable, ec));
       if (ec) break;
       while (session_->queued_bytes() > kNodeProxyQueueBytes && !session_->Done()) {
@@ -236,7 +252,17 @@ class NodeProxy::Impl::WebSocketRelay : public std::enable_shared_from_this<WebS
       if (!session_->Write(beast::buffers_to_string(buffer.data()))) break;
     }
     // The node ended the session (its close frame: the command exited) or
-    // the connection: the client's session ends after what is queued.
+    // the connection: the client's session ends after what is queued. A
+    // connection lost without the node's close frame (the agent died, the
+    // network broke) is an error the client must see: for the remote-command
+    // protocols a Failure on the error stream, so `kubectl exec` exits non-zero
+    // instead of taking the lost command for a success.
+    if (ec && ec != websocket::error::closed && !closed_ &&
+        (protocol_ == kStreamProtocolV5 || protocol_ == kStreamProtocolV4)) {
+      session_->Write(EncodeFrame(
+          kErrorStream, ErrorStatusJson(UnavailableError("error proxying to node \"" + node_ +
+                                                         "\": the connection to its agent was lost: " + ec.message()))));
+    }
     session_->Close();
     CloseNode();
     if (auto impl = impl_.lock()) {
@@ -259,6 +285,8 @@ class NodeProxy::Impl::WebSocketRelay : public std::enable_shared_from_this<WebS
   const std::weak_ptr<Impl> impl_;
   const std::shared_ptr<ssl::context> tls_;  // outlives ws_
   std::unique_ptr<NodeWebSocket> ws_;
+  const std::string protocol_;
+  const std::string node_;
   std::shared_ptr<WebSocketSession> session_;  // set by Start, before any use on the I/O thread
   std::atomic<std::size_t> queued_{0};         // client bytes not yet written to the node
   std::atomic<bool> paused_{false};            // the client's reading is paused
@@ -269,12 +297,6 @@ class NodeProxy::Impl::WebSocketRelay : public std::enable_shared_from_this<WebS
 
 namespace {
 
-struct DialResult {
-  std::shared_ptr<ssl::context> tls;  // outlives ws
-  std::unique_ptr<NodeWebSocket> ws;
-  websocket::response_type response;
-  std::string error;  // a failure before the node answered the upgrade
-};
 
 // Connects, verifies the node's certificate and offers the upgrade.
 // `tls` is held for as long as the dial runs: its caller may stop waiting.
@@ -282,6 +304,7 @@ asio::awaitable<DialResult> DialWebSocket(std::shared_ptr<ssl::context> tls, Nod
                                           std::string target, std::string protocols,
                                           std::chrono::milliseconds timeout) {
   DialResult d;
+  d.node = e.server_name;
   d.tls = tls;
   auto executor = co_await asio::this_coro::executor;
   beast::error_code ec;
@@ -335,47 +358,46 @@ asio::awaitable<DialResult> DialWebSocket(std::shared_ptr<ssl::context> tls, Nod
 
 HandlerResult NodeProxy::Impl::ForwardWebSocket(const HttpRequest& req, const NodeStreamingEndpoint& e) {
   auto tls = std::make_shared<ssl::context>(ssl::context::tls_client);
-  client::RestConfig config = ConfigFor(e, options);
-  if (Status s = client::SetUpTlsClientContext(*tls, config); !s.ok()) {
+  if (Status s = client::SetUpTlsClientContext(*tls, ConfigFor(e, options)); !s.ok()) {
     SessionEnded();
-    DialDone();
     return DialError(s.message());
   }
-  std::future<DialResult> pending =
-      asio::co_spawn(ioc,
-                     DialWebSocket(tls, e, req.target, std::string(req.Header("Sec-WebSocket-Protocol")),
-                                   options.dial_timeout),
-                     asio::use_future);
-  std::optional<DialResult> dialed;
-  // The dial's own deadlines end it; this wait only guards against a stopped I/O thread.
-  if (pending.wait_for(options.dial_timeout * 2 + std::chrono::seconds(1)) == std::future_status::ready) {
-    try {
-      dialed = pending.get();
-    } catch (const std::exception& ex) {
-      dialed = DialResult{tls, nullptr, {}, ex.what()};
-    }
-  }
-  DialDone();
-  if (!dialed) {
+  DeferredResponse deferred;
+  deferred.start = [self = shared_from_this(), tls, e, target = req.target,
+                    protocols = std::string(req.Header("Sec-WebSocket-Protocol"))](
+                       std::function<void(ImmediateResult)> reply) {
+    asio::co_spawn(self->ioc, DialWebSocket(tls, e, target, protocols, self->options.dial_timeout),
+                   [self, reply = std::move(reply)](std::exception_ptr error, DialResult dialed) {
+                     if (error) {
+                       try {
+                         std::rethrow_exception(error);
+                       } catch (const std::exception& ex) {
+                         dialed.error = ex.what();
+                       }
+                     }
+                     reply(self->Upgraded(std::move(dialed)));
+                   });
+  };
+  return deferred;
+}
+
+ImmediateResult NodeProxy::Impl::Upgraded(DialResult dialed) {
+  if (!dialed.error.empty()) {
     SessionEnded();
-    return DialError("dial tcp " + HostPort(e) + ": i/o timeout");
+    return DialError(dialed.error);
   }
-  if (!dialed->error.empty()) {
-    SessionEnded();
-    if (dialed->ws) asio::post(ioc, [ws = std::shared_ptr<NodeWebSocket>(std::move(dialed->ws)), tls] {});
-    return DialError(dialed->error);
-  }
-  if (dialed->response.result_int() != 101) {
+  if (dialed.response.result_int() != 101) {
     // The node's answer (a Status: 400, 404, 429, 500...), passed through.
     SessionEnded();
-    asio::post(ioc, [ws = std::shared_ptr<NodeWebSocket>(std::move(dialed->ws)), tls] {});
     HttpResponse r;
-    r.status = dialed->response.result_int();
-    r.content_type = std::string(dialed->response[beast::http::field::content_type]);
-    r.body = std::move(dialed->response.body());
+    r.status = dialed.response.result_int();
+    r.content_type = std::string(dialed.response[beast::http::field::content_type]);
+    r.body = std::move(dialed.response.body());
     return r;
   }
-  auto relay = std::make_shared<WebSocketRelay>(weak_from_this(), tls, std::move(dialed->ws));
+  const std::string protocol(dialed.response[beast::http::field::sec_websocket_protocol]);
+  auto relay =
+      std::make_shared<WebSocketRelay>(weak_from_this(), dialed.tls, std::move(dialed.ws), protocol, dialed.node);
   {
     std::lock_guard<std::mutex> lock(mu);
     sockets.insert(relay);
@@ -402,7 +424,7 @@ HandlerResult NodeProxy::Impl::ForwardWebSocket(const HttpRequest& req, const No
   guard->relay = relay;
   guard->impl = weak_from_this();
   WebSocketUpgrade up;
-  up.protocol = std::string(dialed->response[beast::http::field::sec_websocket_protocol]);
+  up.protocol = protocol;
   up.start = [guard](std::shared_ptr<WebSocketSession> session) {
     guard->started = true;
     return guard->relay->Start(std::move(session));
@@ -491,35 +513,42 @@ HandlerResult NodeProxy::Impl::ForwardHttp(const HttpRequest& req, const NodeStr
   r.target = req.target;
   r.body = req.body;
   r.headers = {{"Accept", "*/*"}};
-  auto started = held->transport->Stream(r, held->sink);
-  DialDone();
-  if (!started.ok()) return DialError(started.status().message());  // ~Held ends the session
-  if (started->response.status < 200 || started->response.status > 299) {
-    HttpResponse resp;
-    resp.status = started->response.status;
-    resp.content_type = started->response.content_type;
-    resp.body = std::move(started->response.body);
-    return resp;
-  }
-  held->body = std::move(started->stream);
-  StreamingResponse s;
-  s.content_type = started->response.content_type.empty() ? "text/plain" : started->response.content_type;
-  std::weak_ptr<Impl> weak = weak_from_this();
-  s.start = [held, weak](std::shared_ptr<ResponseStream> stream) mutable {
-    held->sink->Attach(stream);
-    // The holder's end joins the reader thread, which may be the thread that
-    // ends the stream: it is released on another thread.
-    stream->OnDone([held = std::move(held), weak]() mutable {
-      if (held->body) held->body->Cancel();
-      auto impl = weak.lock();
-      if (impl) {
-        asio::post(impl->ioc, [h = std::move(held)] {});
-      } else {
-        std::thread([h = std::move(held)] {}).detach();
+  DeferredResponse deferred;
+  // The transport blocks until the node's answer head: a thread of its own,
+  // bounded by the dial timeout, waits for it.
+  deferred.start = [held, r = std::move(r), weak = weak_from_this()](std::function<void(ImmediateResult)> reply) {
+    std::thread([held, r, weak, reply = std::move(reply)]() mutable {
+      auto started = held->transport->Stream(r, held->sink);
+      if (!started.ok()) return reply(DialError(started.status().message()));  // ~Held ends the session
+      if (started->response.status < 200 || started->response.status > 299) {
+        HttpResponse resp;
+        resp.status = started->response.status;
+        resp.content_type = started->response.content_type;
+        resp.body = std::move(started->response.body);
+        return reply(std::move(resp));
       }
-    });
+      held->body = std::move(started->stream);
+      StreamingResponse s;
+      s.content_type = started->response.content_type.empty() ? "text/plain" : started->response.content_type;
+      s.start = [held, weak](std::shared_ptr<ResponseStream> stream) mutable {
+        held->sink->Attach(stream);
+        // The holder's end joins the reader thread, which may be the thread
+        // that ends the stream: it is released on another thread.
+        stream->OnDone([held = std::move(held), weak]() mutable {
+          if (held->body) held->body->Cancel();
+          auto impl = weak.lock();
+          if (impl) {
+            asio::post(impl->ioc, [h = std::move(held)] {});
+          } else {
+            std::thread([h = std::move(held)] {}).detach();
+          }
+        });
+      };
+      held.reset();  // the stream's start holds it now
+      reply(std::move(s));
+    }).detach();
   };
-  return s;
+  return deferred;
 }
 
 NodeProxy::NodeProxy(NodeProxyOptions options) : impl_(std::make_shared<Impl>(std::move(options))) {}

@@ -32,8 +32,8 @@
 //   500 InternalError       error dialing backend: <why> (connect refused or
 //                           timed out after kNodeDialTimeout, TLS verification
 //                           failed: "tls: failed to verify certificate: x509: ...")
-//   429 TooManyRequests     kMaxNodeProxySessions relayed sessions are open, or
-//                           kMaxNodeProxyDials dials are being waited for
+//   429 TooManyRequests     kMaxNodeProxySessions relayed sessions (and dials)
+//                           are open
 // pods/log is relayed as a stream (Transfer-Encoding: chunked) whether or
 // not it follows, so the server never holds a whole log; it reads from the
 // node only while the client's queue holds less than kNodeProxyQueueBytes.
@@ -45,9 +45,13 @@
 //
 // Authorization is the caller's (api_server.cc), as for embedded nodes.
 //
-// Thread-safety: Forward may be called from many threads at once (it blocks
-// its caller for the dial, at most kNodeDialTimeout); Stop from one. The
-// relays run on the proxy's own I/O thread.
+// The answer is deferred (http_server.h DeferredResponse): no I/O thread of
+// the API server waits for a node, so a node that does not answer costs its
+// own requests kNodeDialTimeout and nobody else anything.
+//
+// Thread-safety: Forward may be called from many threads at once; Stop from
+// one. The WebSocket relays run on the proxy's own I/O thread; a log relay's
+// dial and its reading run on threads of their own.
 #pragma once
 
 #include <chrono>
@@ -75,10 +79,6 @@ inline constexpr std::chrono::milliseconds kNodeDialTimeout{5000};
 // goroutine pair per session); berth bounds them as it bounds exec sessions
 // (apiserver/pod_exec.h kMaxExecSessions) and followed logs.
 inline constexpr std::size_t kMaxNodeProxySessions = 256;
-// Requests waiting for their node to answer the dial at once. Each holds one
-// of the API server's I/O threads for up to kNodeDialTimeout, so an
-// unreachable node may hold at most this many of them. Upstream: none.
-inline constexpr std::size_t kMaxNodeProxyDials = 2;
 // Bytes one relay lets wait for the slower side before it stops reading the
 // faster one.
 inline constexpr std::size_t kNodeProxyQueueBytes = 1 << 20;

@@ -16,8 +16,11 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/websocket.hpp>
+#include <atomic>
+#include <boost/asio/write.hpp>
 #include <condition_variable>
 #include <mutex>
+#include <sys/socket.h>
 #include <thread>
 
 #include "apiserver/status_response.h"
@@ -127,6 +130,66 @@ class FakeNode {
   int ended_ = 0;
 };
 
+// A TCP listener on 127.0.0.1 that forwards each connection to `to` (0: never
+// answers: it accepts and holds the connection) until Cut() drops every
+// connection without a word, as a dying host does.
+class TcpForwarder {
+ public:
+  explicit TcpForwarder(uint16_t to) : to_(to), acceptor_(io_, tcp::endpoint(net::ip::make_address("127.0.0.1"), 0)) {
+    thread_ = std::thread([this] {
+      for (;;) {
+        auto client = std::make_shared<tcp::socket>(io_);
+        beast::error_code ec;
+        acceptor_.accept(*client, ec);
+        if (ec) return;
+        std::lock_guard<std::mutex> lock(mu_);
+        sockets_.push_back(client);
+        if (to_ == 0) continue;
+        auto node = std::make_shared<tcp::socket>(io_);
+        node->connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), to_), ec);
+        if (ec) continue;
+        sockets_.push_back(node);
+        pumps_.emplace_back([client, node] { Pump(*client, *node); });
+        pumps_.emplace_back([client, node] { Pump(*node, *client); });
+      }
+    });
+  }
+  ~TcpForwarder() {
+    Cut();
+    ::shutdown(acceptor_.native_handle(), SHUT_RDWR);  // wakes the blocked accept (close does not)
+    thread_.join();
+    for (auto& t : pumps_) t.join();
+  }
+  uint16_t port() const { return acceptor_.local_endpoint().port(); }
+  void Cut() {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& s : sockets_) {
+      beast::error_code ec;
+      s->shutdown(tcp::socket::shutdown_both, ec);
+    }
+  }
+
+ private:
+  static void Pump(tcp::socket& from, tcp::socket& to) {
+    char buf[16384];
+    beast::error_code ec;
+    for (;;) {
+      const std::size_t n = from.read_some(net::buffer(buf), ec);
+      if (ec) break;
+      net::write(to, net::buffer(buf, n), ec);
+      if (ec) break;
+    }
+    to.shutdown(tcp::socket::shutdown_both, ec);
+  }
+  const uint16_t to_;
+  net::io_context io_;
+  tcp::acceptor acceptor_;
+  std::thread thread_;
+  std::mutex mu_;
+  std::vector<std::shared_ptr<tcp::socket>> sockets_;
+  std::vector<std::thread> pumps_;  // guarded by mu_
+};
+
 api::Object NodeObject(const std::string& name, uint16_t port, const std::string& ca_pem) {
   api::Object node = api::Object::parse(R"({"apiVersion":"v1","kind":"Node","metadata":{"name":"","annotations":{}},
       "status":{"addresses":[{"type":"InternalIP","address":"127.0.0.1"},{"type":"Hostname","address":"x"}],
@@ -149,9 +212,11 @@ class NodeProxyTest : public ::testing::Test {
     proxy_ = std::make_unique<NodeProxy>(NodeProxyOptions{cert.certificate_pem, cert.private_key_pem});
     node_ = std::make_unique<FakeNode>(cluster_ca_, node_ca_);
     node_object_ = NodeObject("node-1", node_->port(), node_ca_.certificate_pem);
+    // One I/O thread: nothing the proxy does may hold it.
     HttpServerOptions options;
-    options.threads = 2;
-    front_ = std::make_unique<HttpServer>(options, [this](const HttpRequest& req) {
+    options.threads = 1;
+    front_ = std::make_unique<HttpServer>(options, [this](const HttpRequest& req) -> HandlerResult {
+      if (req.target == "/healthz") return HttpResponse{200, "text/plain", {}, "ok"};
       std::lock_guard<std::mutex> lock(mu_);
       return proxy_->Forward(req, node_object_);
     });
@@ -290,6 +355,78 @@ TEST_F(NodeProxyTest, TrustsOnlyTheCaTheNodePublishesForItsOwnName) {
   EXPECT_EQ(proxy_->open_sessions(), 0u);
 }
 
+TEST_F(NodeProxyTest, ManySessionsAtOnceAllUpgrade) {
+  std::vector<std::thread> clients;
+  std::atomic<int> echoed{0};
+  for (int i = 0; i < 12; ++i) {
+    clients.emplace_back([this, i, &echoed] {
+      WsClient c(front_->port(), kExec, "v5.channel.k8s.io");
+      if (c.ec) return;
+      c.ws.write(net::buffer(std::to_string(i)));
+      if (c.Read() == "echo:" + std::to_string(i)) ++echoed;
+    });
+  }
+  for (auto& t : clients) t.join();
+  EXPECT_EQ(echoed.load(), 12);
+}
+
+TEST_F(NodeProxyTest, ANodeThatNeverAnswersHoldsNoThreadOfTheApiServer) {
+  // The proxy of this test gives up on a node after 2 s.
+  proxy_->Stop();
+  pki::CertificateRequest client;
+  client.common_name = "kube-apiserver-kubelet-client";
+  client.client_auth = true;
+  const pki::CertificateAndKey cert = Issue(cluster_ca_, client);
+  TcpForwarder silent(0);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    proxy_ = std::make_unique<NodeProxy>(
+        NodeProxyOptions{cert.certificate_pem, cert.private_key_pem, std::chrono::milliseconds(2000)});
+    node_object_ = NodeObject("node-1", silent.port(), node_ca_.certificate_pem);
+  }
+  std::atomic<int> answered{0};
+  std::vector<std::string> bodies(3);
+  std::vector<std::thread> waiting;
+  for (int i = 0; i < 3; ++i) {
+    waiting.emplace_back([this, i, &answered, &bodies] {
+      bodies[i] = Get(i == 0 ? "/api/v1/namespaces/ns/pods/p/log" : kExec, i != 0).body();
+      ++answered;
+    });
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the three are dialing
+  // The server's only I/O thread answers others meanwhile.
+  EXPECT_EQ(Get("/healthz").body(), "ok");
+  EXPECT_EQ(answered.load(), 0);
+  for (auto& t : waiting) t.join();
+  for (const std::string& body : bodies) {
+    EXPECT_THAT(body, HasSubstr("error dialing backend"));
+    EXPECT_THAT(body, ::testing::AnyOf(HasSubstr("i/o timeout"), HasSubstr("Client.Timeout exceeded")));
+  }
+  EXPECT_EQ(proxy_->open_sessions(), 0u);
+}
+
+TEST_F(NodeProxyTest, ALostNodeIsAFailureOnTheErrorStream) {
+  TcpForwarder link(node_->port());
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    node_object_ = NodeObject("node-1", link.port(), node_ca_.certificate_pem);
+  }
+  WsClient c(front_->port(), kExec, "v5.channel.k8s.io");
+  ASSERT_FALSE(c.ec) << c.ec.message();
+  c.ws.write(net::buffer(std::string("x")));
+  EXPECT_EQ(c.Read(), "echo:x");
+  link.Cut();  // the node's host goes away: no close frame
+  const std::string frame = c.Read();
+  ASSERT_FALSE(frame.empty());
+  EXPECT_EQ(frame[0], '\x03');
+  EXPECT_THAT(frame, HasSubstr(R"("status":"Failure")"));
+  EXPECT_THAT(frame, HasSubstr(R"(error proxying to node \"node-1\": the connection to its agent was lost)"));
+  beast::flat_buffer buffer;
+  beast::error_code ec;
+  c.ws.read(buffer, ec);
+  EXPECT_EQ(ec, websocket::error::closed);
+}
+
 TEST_F(NodeProxyTest, ANodeWithoutAnEndpointIsUnavailable) {
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -305,6 +442,16 @@ TEST_F(NodeProxyTest, ANodeWithoutAnEndpointIsUnavailable) {
   res = Get("/api/v1/namespaces/ns/pods/p/log");
   EXPECT_EQ(res.result_int(), 503);
   EXPECT_THAT(res.body(), HasSubstr("has no berth.dev/kubelet-serving-ca annotation"));
+  for (const char* bad : {"65536", "-1", "\"10250\"", "99999999999999999999"}) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      node_object_ = NodeObject("node-1", 1, node_ca_.certificate_pem);
+      node_object_["status"]["daemonEndpoints"]["kubeletEndpoint"]["Port"] = api::Object::parse(bad);
+    }
+    res = Get("/api/v1/namespaces/ns/pods/p/log");
+    EXPECT_EQ(res.result_int(), 503) << bad;
+    EXPECT_THAT(res.body(), HasSubstr("is not a port (1-65535)")) << bad;
+  }
 }
 
 TEST_F(NodeProxyTest, ANodeThatRefusesConnectionsIsADialError) {
