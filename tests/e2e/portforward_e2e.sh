@@ -20,8 +20,10 @@ e2e_init portforward${E2E_NODE:+-$E2E_NODE}
 command -v curl >/dev/null || { echo "SKIP: curl not found"; exit 77; }
 
 # Ports unique to this run: the pod listens on the node's network (berth's pods share it).
+# Below the kernel's ephemeral range (32768-60999 by default), where an outgoing connection's
+# local port could take one of them at any moment.
 POD_PORT=$(( 20000 + $$ % 10000 ))
-LOCAL_PORT=$(( 30000 + $$ % 10000 ))
+LOCAL_PORT=$(( 10000 + $$ % 10000 ))
 DEAD_PORT=$(( POD_PORT + 1 ))
 
 cat >"$WORK/tokens.csv" <<'EOF2'
