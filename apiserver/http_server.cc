@@ -189,6 +189,18 @@ class StreamState final : public ResponseStreamBase, public std::enable_shared_f
   }
 
   void Close() override { Finish(); }
+  void Fail() override {
+    {
+      std::lock_guard<std::mutex> lock(mu());
+      if (done_locked()) return;
+      failed_ = true;
+    }
+    Finish();
+  }
+  bool failed() const {
+    std::lock_guard<std::mutex> lock(mu());
+    return failed_;
+  }
 
   // Ends the stream without its final chunk: drops what is queued and closes
   // the connection (on_abort).
@@ -260,6 +272,7 @@ class StreamState final : public ResponseStreamBase, public std::enable_shared_f
   size_t queued_bytes_ = 0;        // queued or drained, not yet written; guarded by mu()
   size_t initial_bytes_ = 0;       // of which WriteInitial chunks; guarded by mu()
   bool aborted_ = false;           // guarded by mu()
+  bool failed_ = false;            // Fail(): no final chunk; guarded by mu()
 };
 
 // The shared state of one WebSocket session: messages queued from any thread
@@ -843,7 +856,7 @@ net::awaitable<void> HttpServer::Impl::Connection<Stream>::WriteStream(Streaming
       co_await state->signal().async_wait(Redirect(ec));
     }
   }
-  if (!state->aborted()) {
+  if (!state->aborted() && !state->failed()) {
     Arm(write_timeout);
     co_await net::async_write(transport_, http::make_chunk_last(), Redirect(ec));
     Disarm();

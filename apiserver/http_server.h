@@ -158,6 +158,10 @@ class ResponseStream {
   virtual bool WriteInitial(std::string chunk) { return Write(std::move(chunk)); }
   // Ends the response with the final chunk. Idempotent.
   virtual void Close() = 0;
+  // Ends the response after what is queued, without the final chunk, so the
+  // client sees its body cut short (Go: "unexpected EOF"): how a relay shows
+  // that its source failed. Default: Close.
+  virtual void Fail() { Close(); }
   // True once the stream ended: Close(), the client went away, the deadline
   // passed or the server is stopping.
   virtual bool Done() const = 0;

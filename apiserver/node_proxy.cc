@@ -440,8 +440,9 @@ class NodeProxy::Impl::LogRelay : public client::BodySink {
   void Attach(std::shared_ptr<ResponseStream> stream) {
     std::unique_lock<std::mutex> lock(mu_);
     if (ended_) {
+      const bool failed = failed_;
       lock.unlock();
-      stream->Close();
+      failed ? stream->Fail() : stream->Close();
       return;
     }
     stream_ = std::move(stream);
@@ -467,14 +468,17 @@ class NodeProxy::Impl::LogRelay : public client::BodySink {
     }
     return stream->Write(std::string(bytes));
   }
-  void OnEnd(Status) override {
+  // A node that went away mid-body fails the client's stream too (no final
+  // chunk), so `kubectl logs -f` reports the error instead of a normal end.
+  void OnEnd(Status status) override {
     std::shared_ptr<ResponseStream> stream;
     {
       std::lock_guard<std::mutex> lock(mu_);
       ended_ = true;
+      failed_ = !status.ok();
       stream = stream_;
     }
-    if (stream) stream->Close();
+    if (stream) status.ok() ? stream->Close() : stream->Fail();
   }
 
  private:
@@ -482,6 +486,7 @@ class NodeProxy::Impl::LogRelay : public client::BodySink {
   std::condition_variable cv_;
   std::shared_ptr<ResponseStream> stream_;  // guarded by mu_
   bool ended_ = false;                      // guarded by mu_
+  bool failed_ = false;                     // the node's body was cut short; guarded by mu_
   bool abandoned_ = false;                  // guarded by mu_
 };
 

@@ -88,6 +88,12 @@ class FakeNode {
                                                                                  : "(none)";
       last_target_ = req.target;
     }
+    if (req.target.rfind("/api/v1/namespaces/ns/pods/endless/log", 0) == 0) {
+      StreamingResponse s;
+      s.content_type = "text/plain";
+      s.start = [](std::shared_ptr<ResponseStream> stream) { stream->Write("line 1\n"); };
+      return s;
+    }
     if (req.target.rfind("/api/v1/namespaces/ns/pods/p/log", 0) == 0) {
       StreamingResponse s;
       s.content_type = "text/plain";
@@ -425,6 +431,33 @@ TEST_F(NodeProxyTest, ALostNodeIsAFailureOnTheErrorStream) {
   beast::error_code ec;
   c.ws.read(buffer, ec);
   EXPECT_EQ(ec, websocket::error::closed);
+}
+
+TEST_F(NodeProxyTest, ALostNodeCutsAFollowedLogShort) {
+  TcpForwarder link(node_->port());
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    node_object_ = NodeObject("node-1", link.port(), node_ca_.certificate_pem);
+  }
+  net::io_context io;
+  tcp::socket socket(io);
+  tcp::resolver resolver(io);
+  net::connect(socket, resolver.resolve("127.0.0.1", std::to_string(front_->port())));
+  http::request<http::empty_body> req{http::verb::get, "/api/v1/namespaces/ns/pods/endless/log?follow=true", 11};
+  req.set(http::field::host, "127.0.0.1");
+  http::write(socket, req);
+  beast::flat_buffer buffer;
+  http::response_parser<http::string_body> parser;
+  http::read_header(socket, buffer, parser);
+  EXPECT_EQ(parser.get().result_int(), 200);
+  while (parser.get().body().find("line 1\n") == std::string::npos) http::read_some(socket, buffer, parser);
+  link.Cut();  // the node's host goes away mid-body
+  beast::error_code ec;
+  http::read(socket, buffer, parser, ec);
+  // No final chunk: the client's body ends short, as Go reports "unexpected EOF".
+  EXPECT_EQ(ec, http::error::partial_message) << ec.message();
+  EXPECT_FALSE(parser.is_done());
+  EXPECT_EQ(parser.get().body(), "line 1\n");
 }
 
 TEST_F(NodeProxyTest, ANodeWithoutAnEndpointIsUnavailable) {

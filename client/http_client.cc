@@ -170,7 +170,11 @@ class HttpBodyStream final : public BodyStream {
           std::lock_guard<std::mutex> l(mu_);
           cancelled = cancelled_;
         }
-        if (cancelled || IsEof(ec) || ec == asio::error::operation_aborted) return Status::Ok();
+        if (cancelled || ec == asio::error::operation_aborted) return Status::Ok();
+        // The body is not done (a done one returned above): the server went
+        // away mid-body, without the final chunk. Go's net/http reports
+        // io.ErrUnexpectedEOF.
+        if (IsEof(ec) || ec == http::error::partial_message) return UnavailableError("unexpected EOF");
         return to_status(ec);
       }
     }

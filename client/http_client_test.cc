@@ -41,6 +41,7 @@ struct Reply {
   bool close = false;                   // Connection: close
   std::vector<std::string> stream;      // chunked lines (a watch), then the end
   std::function<void()> before_end;     // runs after the stream lines, before the last chunk
+  bool cut = false;                     // the stream ends without its last chunk (the server went away)
 };
 
 class TestServer {
@@ -119,7 +120,7 @@ class TestServer {
           asio::write(s, http::make_chunk(asio::buffer(data)), ec);
         }
         if (reply.before_end) reply.before_end();
-        asio::write(s, http::make_chunk_last(), ec);
+        if (!reply.cut) asio::write(s, http::make_chunk_last(), ec);
         return;  // a watch connection is not reused
       }
       http::response<http::string_body> res{static_cast<http::status>(reply.status), 11};
@@ -349,6 +350,24 @@ TEST(HttpClientTest, TransportErrors) {
     release = true;
   }
   cv.notify_all();
+}
+
+TEST(HttpClientTest, AStreamCutShortEndsWithUnexpectedEof) {
+  TestServer server([](const SeenRequest&) {
+    Reply r;
+    r.stream = {R"({"type":"ADDED","object":{"kind":"Pod","metadata":{"name":"a","resourceVersion":"6"}}})"};
+    r.cut = true;
+    return r;
+  });
+  HttpClient client(server.Config());
+  auto watch = client.Watch(kPods.Namespace("default"), WatchOptions{});
+  ASSERT_TRUE(watch.ok()) << watch.status();
+  auto first = (*watch)->Next(seconds(20));
+  ASSERT_TRUE(first.ok()) << first.status();
+  auto end = (*watch)->Next(seconds(20));
+  ASSERT_FALSE(end.ok());
+  EXPECT_EQ(end.status().code(), Code::kUnavailable);
+  EXPECT_EQ(end.status().message(), "unexpected EOF");
 }
 
 TEST(HttpClientTest, WatchStreamsEventsThenEnds) {

@@ -82,7 +82,9 @@ class BodySink {
   virtual bool OnBytes(std::string_view bytes) = 0;
   // OK: the body ended normally (the server ended it, it was cancelled, or
   // OnBytes asked to stop). Otherwise the transport failure, e.g. kUnavailable
-  // `Get "http://127.0.0.1:6443/api/v1/pods?watch=true": Connection reset by peer`.
+  // `Get "http://127.0.0.1:6443/api/v1/pods?watch=true": Connection reset by peer`,
+  // or kUnavailable "unexpected EOF" when the connection ended mid-body
+  // (a chunked body without its final chunk).
   virtual void OnEnd(Status status) = 0;
 };
 
