@@ -14,14 +14,12 @@
 #include <boost/asio/ssl.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <boost/asio/use_future.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
 #include <boost/beast/websocket.hpp>
 #include <boost/beast/websocket/ssl.hpp>
 #include <condition_variable>
 #include <deque>
-#include <future>
 #include <mutex>
 #include <openssl/err.h>
 #include <openssl/x509.h>
@@ -296,7 +294,6 @@ class NodeProxy::Impl::WebSocketRelay : public std::enable_shared_from_this<WebS
 };
 
 namespace {
-
 
 // Connects, verifies the node's certificate and offers the upgrade.
 // `tls` is held for as long as the dial runs: its caller may stop waiting.
