@@ -112,7 +112,7 @@ class NodeAgentTest : public ::testing::Test {
       StatusOr<std::optional<client::WatchEvent>> e = watch.Next(5s);
       if (!e.ok() || !e->has_value()) return last;
       if ((*e)->type == client::WatchEventType::kDeleted) return last;
-      last = (*e)->object.value("status", api::Object());
+      last = (*e)->object->value("status", api::Object());
     }
   }
 

@@ -340,8 +340,11 @@ class ApiServer::Impl {
     return holder;
   }
   static bool InRequestVersion(const ResourceRequest& r, const json& stored) {
+    return InApiVersion(stored, r.api_version);
+  }
+  static bool InApiVersion(const json& stored, const std::string& api_version) {
     auto v = stored.find("apiVersion");
-    return v != stored.end() && v->is_string() && v->get_ref<const std::string&>() == r.api_version;
+    return v != stored.end() && v->is_string() && v->get_ref<const std::string&>() == api_version;
   }
   // Object (or one-row Table) response.
   HttpResponse ObjectResponse(const ResourceRequest& r, int code, const json& stored,
@@ -1004,6 +1007,13 @@ HttpResponse ApiServer::Impl::List(const ResourceRequest& r) {
   // keys in the order json's sorted object would print them, each item's
   // text from the encoding cache (serialized once per stored object and version).
   HttpResponse resp;
+  // An in-process caller that takes objects gets the stored ones themselves,
+  // when none needs a conversion.
+  if (r.http->take_objects && std::all_of(result->items.begin(), result->items.end(), [&](const store::ObjectPtr& o) {
+        return InRequestVersion(r, *o);
+      })) {
+    resp.objects.swap(result->items);  // the body's items are left empty
+  }
   std::string& body = resp.body;
   body = "{\"apiVersion\":";
   AppendJson(json(r.api_version), &body);
@@ -1074,6 +1084,9 @@ HandlerResult ApiServer::Impl::Watch(const ResourceRequest& r) {
     // encoded once (EncodingCache).
     encoders.event = [this, encode_event = std::move(encode_event), version = r.api_version](
                          const store::WatchEvent& ev) { return *event_lines_.Line(ev, version, encode_event); };
+    encoders.share = [version = r.api_version](const store::WatchEvent& ev) {
+      return InApiVersion(*ev.object, version) ? ev.object : nullptr;
+    };
   }
   encoders.error = [line](const Status& s) { return line("ERROR", StatusToJson(s)); };
   if (opts->allow_watch_bookmarks) {

@@ -85,6 +85,7 @@
 #include <vector>
 
 #include "api/limits.h"
+#include "api/object.h"
 #include "core/status.h"
 
 namespace berth::apiserver {
@@ -131,6 +132,9 @@ struct HttpRequest {
   // sets it. Such a request is the loopback user system:apiserver
   // (authentication.h), as kube-apiserver's own loopback client is.
   bool in_process = false;
+  // In-process only: the caller takes a List's items as HttpResponse::objects
+  // (the stored objects themselves) instead of their JSON in the body.
+  bool take_objects = false;
 
   // Value of the first header with this name (case-insensitive), "" if absent.
   std::string_view Header(std::string_view name) const;
@@ -141,6 +145,10 @@ struct HttpResponse {
   std::string content_type = "application/json";
   HttpHeaders headers;  // extra headers, e.g. {"Warning", "299 - \"...\""}
   std::string body;
+  // A List's items handed over as they are stored (HttpRequest::take_objects,
+  // when every item is in the request's API version and not a Table); the
+  // body's `items` is then empty. Never set for a request from the network.
+  std::vector<std::shared_ptr<const api::Object>> objects;
 };
 
 // The writing end of a chunked response. Obtained by the StreamingResponse's
@@ -156,6 +164,18 @@ class ResponseStream {
   // transport's byte bound, which covers the chunks written after it; the
   // write deadline still applies. Default: Write.
   virtual bool WriteInitial(std::string chunk) { return Write(std::move(chunk)); }
+  // Whether the reader takes a watch's events as the objects themselves
+  // (WriteWatchEvent) instead of their JSON lines: the in-process client's
+  // streams do, so its informers share the store's decoded objects instead of
+  // each parsing a copy. Default: no (HTTP).
+  virtual bool TakesWatchEvents() const { return false; }
+  // One watch event: its type's wire name ("ADDED", "MODIFIED", "DELETED")
+  // and the object as it would be encoded (never null), in order with the
+  // chunks written. Returns false once the stream has ended. Only called when
+  // TakesWatchEvents().
+  virtual bool WriteWatchEvent(std::string_view /*type*/, std::shared_ptr<const api::Object> /*object*/) {
+    return false;
+  }
   // Ends the response with the final chunk. Idempotent.
   virtual void Close() = 0;
   // Ends the response after what is queued, without the final chunk, so the

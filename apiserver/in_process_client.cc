@@ -31,19 +31,15 @@ class InProcessStream final : public ResponseStreamBase, public std::enable_shar
   }
 
   bool Write(std::string chunk) override {
-    bool more;
-    {
-      // One delivery at a time, never after the end was delivered.
-      std::lock_guard<std::mutex> deliver(deliver_mu_);
-      if (Done()) return false;
-      if (chunk.empty()) return true;  // as HTTP: an empty chunk carries nothing
-      more = sink_->OnBytes(chunk);
-    }
-    if (!more) {
-      Finish();
-      return false;
-    }
-    return true;
+    if (chunk.empty()) return !Done();  // as HTTP: an empty chunk carries nothing
+    return Deliver([&] { return sink_->OnBytes(chunk); });
+  }
+
+  bool TakesWatchEvents() const override { return sink_->TakesWatchEvents(); }
+  bool WriteWatchEvent(std::string_view type, std::shared_ptr<const api::Object> object) override {
+    std::optional<client::WatchEventType> parsed = client::ParseWatchEventType(type);
+    if (!parsed) return false;  // not a watch event type: the pump writes only those
+    return Deliver([&] { return sink_->OnWatchEvent(*parsed, std::move(object)); });
   }
 
   void Close() override { Finish(); }
@@ -58,6 +54,23 @@ class InProcessStream final : public ResponseStreamBase, public std::enable_shar
   }
 
  private:
+  // Runs one delivery to the sink (one at a time, never after the end was
+  // delivered); a sink that refuses it ends the stream.
+  template <typename Fn>
+  bool Deliver(Fn&& deliver) {
+    bool more;
+    {
+      std::lock_guard<std::mutex> lock(deliver_mu_);
+      if (Done()) return false;
+      more = deliver();
+    }
+    if (!more) {
+      Finish();
+      return false;
+    }
+    return true;
+  }
+
   const std::shared_ptr<client::BodySink> sink_;
   const std::shared_ptr<std::atomic<size_t>> counter_;
   std::mutex deliver_mu_;
@@ -190,6 +203,7 @@ HttpRequest InProcessTransport::ToHttp(const client::RawRequest& request) const 
   out.body = request.body;
   out.remote = options_.remote;
   out.in_process = true;
+  out.take_objects = request.take_objects;
   return out;
 }
 
@@ -200,6 +214,7 @@ StatusOr<client::RawResponse> InProcessTransport::Do(const client::RawRequest& r
     out.status = whole->status;
     out.content_type = std::move(whole->content_type);
     out.body = std::move(whole->body);
+    out.objects = std::move(whole->objects);
     return out;
   }
   auto& streamed = std::get<StreamingResponse>(result);

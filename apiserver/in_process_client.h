@@ -5,6 +5,16 @@
 // RestClient builds the request and decodes the answer either way); only the
 // socket, the HTTP framing and the server's connection threads are skipped.
 //
+// One exception, for what informers keep: the objects of watch events and of
+// ListShared pages are handed over as the server stores them (the store's
+// immutable, shared ObjectPtr: BodySink::OnWatchEvent, RawResponse::objects)
+// instead of being encoded and parsed again, whenever the request's API
+// version is the stored one (otherwise they are converted and encoded as over
+// HTTP). The same object then serves the store, its watch history and every
+// informer's cache: one decoded copy per revision, and no parse per watcher.
+// What the caller sees is the same document either way (tested over both
+// transports in in_process_client_test).
+//
 //   auto client = apiserver::NewInProcessClient(server);
 //   client->Create(kPods.Namespace("default"), pod);
 //

@@ -50,6 +50,17 @@ json LocalQueue(const std::string& name) {
           {"spec", {{"clusterQueue", "cq"}}}};
 }
 
+// A core Event about pod p (served also as events.k8s.io/v1, with `note`).
+json CoreEvent(const std::string& name) {
+  return {{"apiVersion", "v1"},
+          {"kind", "Event"},
+          {"metadata", {{"name", name}}},
+          {"involvedObject", {{"apiVersion", "v1"}, {"kind", "Pod"}, {"name", "p"}, {"namespace", "default"}}},
+          {"reason", "Started"},
+          {"message", "Started container c"},
+          {"type", "Normal"}};
+}
+
 std::vector<std::string> Names(const std::vector<api::Object>& items) {
   std::vector<std::string> out;
   for (const auto& o : items) out.push_back(api::Name(o));
@@ -68,8 +79,8 @@ WatchEvent NextEvent(client::WatchStream& w) {
 }
 
 std::string Describe(const WatchEvent& e) {
-  return std::string(client::WatchEventTypeName(e.type)) + " " + api::Name(e.object) + " " +
-         api::ResourceVersion(e.object);
+  return std::string(client::WatchEventTypeName(e.type)) + " " + api::Name(*e.object) + " " +
+         api::ResourceVersion(*e.object);
 }
 
 enum class Transport { kHttp, kInProcess };
@@ -163,6 +174,22 @@ TEST_P(ClientContractTest, CreateGetAndListWithSelectorsAndPages) {
 
   Status bad = client_->List(ref, {.label_selector = "app in ("}).status();
   EXPECT_EQ(bad.code(), Code::kBadRequest);
+}
+
+TEST_P(ClientContractTest, ListSharedHasTheItemsAndPagesOfList) {
+  const auto ref = kConfigMaps.Namespace("default");
+  for (const char* name : {"a", "b", "c"}) ASSERT_TRUE(client_->Create(ref, ConfigMap(name)).ok());
+  ASSERT_TRUE(client_->Create(kLocalQueues.Namespace("default"), LocalQueue("q")).ok());
+  for (const auto& [r, limit] : {std::pair{ref, 2}, std::pair{ref, 0}, std::pair{kLocalQueues.Namespace(""), 0}}) {
+    auto copies = client_->List(r, {.limit = limit});
+    auto shared = client_->ListShared(r, {.limit = limit});
+    ASSERT_TRUE(copies.ok() && shared.ok());
+    ASSERT_EQ(shared->items.size(), copies->items.size());
+    for (size_t i = 0; i < copies->items.size(); ++i) EXPECT_EQ(*shared->items[i], copies->items[i]);
+    EXPECT_EQ(shared->continue_token.empty(), copies->continue_token.empty());
+    EXPECT_EQ(shared->resource_version, copies->resource_version);
+  }
+  EXPECT_EQ(client_->ListShared(ref, {.label_selector = "app in ("}).status().code(), Code::kBadRequest);
 }
 
 TEST_P(ClientContractTest, UpdateIsRefusedOnAStaleResourceVersion) {
@@ -303,8 +330,8 @@ TEST_P(ClientContractTest, WatchFromAResourceVersionThenFollows) {
   ASSERT_TRUE(client_->Delete(ref, "w").ok());
   WatchEvent deleted = NextEvent(**watch);
   EXPECT_EQ(deleted.type, WatchEventType::kDeleted);
-  EXPECT_EQ(api::Name(deleted.object), "w");
-  EXPECT_EQ(deleted.object["metadata"]["labels"]["x"], "1");
+  EXPECT_EQ(api::Name(*deleted.object), "w");
+  EXPECT_EQ((*deleted.object)["metadata"]["labels"]["x"], "1");
 
   // From "": the current objects as ADDED first, filtered by the selector.
   ASSERT_TRUE(client_->Create(ref, ConfigMap("x", "other")).ok());
@@ -429,6 +456,96 @@ TEST(InProcessClientTest, ServesWithoutAListeningServer) {
   auto late = client->Watch(ref, {});
   ASSERT_TRUE(late.ok()) << late.status();
   EXPECT_EQ((*late)->Next(kWait).status().message(), "watch closed");
+}
+
+// A watch event's object over the in-process client is the stored object
+// itself (one decoded copy for the store, its watch history and every
+// informer), whenever the watch's API version is the one stored; a view in
+// another version (events.k8s.io/v1 over the core Events) is converted, as
+// over HTTP.
+TEST(InProcessClientTest, AWatchHandsOverTheStoredObjectItself) {
+  testing::TestApiServer test_server;
+  ASSERT_TRUE(test_server.server.EnsureSystemNamespaces().ok());
+  auto client = NewInProcessClient(test_server.server);
+  const GroupVersionResource kCoreEvents{"", "v1", "events"};
+  const GroupVersionResource kEventsV1{"events.k8s.io", "v1", "events"};
+  auto cm_watch = client->Watch(kConfigMaps.Namespace("default"), {.resource_version = "1"});
+  auto core_watch = client->Watch(kCoreEvents.Namespace("default"), {.resource_version = "1"});
+  auto v1_watch = client->Watch(kEventsV1.Namespace("default"), {.resource_version = "1"});
+  ASSERT_TRUE(cm_watch.ok() && core_watch.ok() && v1_watch.ok());
+
+  auto created = client->Create(kConfigMaps.Namespace("default"), ConfigMap("a"));
+  ASSERT_TRUE(created.ok()) << created.status();
+  auto stored = test_server.store.GetShared({{"", "configmaps"}, "default", "a"});
+  ASSERT_TRUE(stored.ok());
+  WatchEvent added = NextEvent(**cm_watch);
+  EXPECT_EQ(added.type, WatchEventType::kAdded);
+  EXPECT_EQ(added.object.get(), stored->get()) << "the stored object itself, not a copy";
+  EXPECT_EQ(*added.object, *created);
+
+  ASSERT_TRUE(client->Delete(kConfigMaps.Namespace("default"), "a").ok());
+  WatchEvent deleted = NextEvent(**cm_watch);
+  EXPECT_EQ(deleted.type, WatchEventType::kDeleted);
+  EXPECT_EQ(api::Name(*deleted.object), "a");
+  EXPECT_NE(api::ResourceVersion(*deleted.object), api::ResourceVersion(*created));
+
+  ASSERT_TRUE(client->Create(kCoreEvents.Namespace("default"), CoreEvent("e1")).ok());
+  auto stored_event = test_server.store.GetShared({{"", "events"}, "default", "e1"});
+  ASSERT_TRUE(stored_event.ok());
+  EXPECT_EQ(NextEvent(**core_watch).object.get(), stored_event->get());
+  WatchEvent viewed = NextEvent(**v1_watch);
+  EXPECT_NE(viewed.object.get(), stored_event->get());
+  EXPECT_EQ((*viewed.object)["apiVersion"], "events.k8s.io/v1");
+  EXPECT_EQ((*viewed.object)["note"], "Started container c");
+  EXPECT_EQ((**stored_event)["apiVersion"], "v1") << "the stored object is unchanged by the view";
+}
+
+// ListShared, and so an informer's cache, hands over the stored objects as
+// watches do; List gives copies; a list in another version is converted, with
+// the same items as List.
+TEST(InProcessClientTest, ListSharedHandsOverTheStoredObjects) {
+  testing::TestApiServer test_server;
+  ASSERT_TRUE(test_server.server.EnsureSystemNamespaces().ok());
+  auto client = NewInProcessClient(test_server.server);
+  const auto ref = kConfigMaps.Namespace("default");
+  for (const char* name : {"a", "b", "c"}) ASSERT_TRUE(client->Create(ref, ConfigMap(name)).ok());
+  auto stored = [&](const std::string& name) {
+    return test_server.store.GetShared({{"", "configmaps"}, "default", name}).value();
+  };
+
+  auto shared = client->ListShared(ref, {.label_selector = "app=demo", .limit = 2});
+  ASSERT_TRUE(shared.ok()) << shared.status();
+  ASSERT_EQ(shared->items.size(), 2u);
+  EXPECT_EQ(shared->items[0].get(), stored("a").get());
+  EXPECT_EQ(shared->items[1].get(), stored("b").get());
+  EXPECT_FALSE(shared->continue_token.empty());
+  auto rest = client->ListShared(ref, {.label_selector = "app=demo", .continue_token = shared->continue_token});
+  ASSERT_TRUE(rest.ok()) << rest.status();
+  ASSERT_EQ(rest->items.size(), 1u);
+  EXPECT_EQ(rest->items[0].get(), stored("c").get());
+  EXPECT_EQ(rest->resource_version, shared->resource_version);
+
+  auto copies = client->List(ref, {.label_selector = "app=demo"});
+  ASSERT_TRUE(copies.ok());
+  ASSERT_EQ(copies->items.size(), 3u);
+  EXPECT_EQ(copies->items[0], *stored("a"));
+
+  client::Informer informer(*client, ref, test_server.clock);
+  informer.Start();
+  ASSERT_TRUE(informer.WaitForCacheSync(kWait));
+  EXPECT_EQ(informer.GetIndexer().Get("default", "b").get(), stored("b").get()) << "the informer caches no copy";
+
+  // Core Events listed through events.k8s.io/v1 are converted copies.
+  const GroupVersionResource kEventsV1{"events.k8s.io", "v1", "events"};
+  ASSERT_TRUE(client->Create(GroupVersionResource{"", "v1", "events"}.Namespace("default"), CoreEvent("e1")).ok());
+  auto viewed = client->ListShared(kEventsV1.Namespace("default"));
+  ASSERT_TRUE(viewed.ok()) << viewed.status();
+  ASSERT_EQ(viewed->items.size(), 1u);
+  EXPECT_EQ((*viewed->items[0])["apiVersion"], "events.k8s.io/v1");
+  EXPECT_EQ((*viewed->items[0])["note"], "Started container c");
+  auto listed = client->List(kEventsV1.Namespace("default"));
+  ASSERT_TRUE(listed.ok());
+  EXPECT_EQ(*viewed->items[0], listed->items.at(0));
 }
 
 }  // namespace

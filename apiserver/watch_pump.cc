@@ -121,7 +121,12 @@ void WatchPump::Drain(const std::shared_ptr<Session>& s) {
       return;
     }
     if (!next->has_value()) return;
-    if (!s->stream->Write(s->encoders.event(**next))) {
+    const store::WatchEvent& event = **next;
+    store::ObjectPtr shared =
+        s->encoders.share && s->stream->TakesWatchEvents() ? s->encoders.share(event) : nullptr;
+    const bool written = shared ? s->stream->WriteWatchEvent(store::EventTypeName(event.type), std::move(shared))
+                                : s->stream->Write(s->encoders.event(event));
+    if (!written) {
       s->finished = true;
       s->watcher->Stop();
       return;

@@ -40,6 +40,11 @@ namespace berth::apiserver {
 struct WatchEncoders {
   // One event -> one chunk (a JSON line).
   std::function<std::string(const store::WatchEvent&)> event;
+  // The object to hand over as it is to a stream that takes watch events
+  // (ResponseStream::TakesWatchEvents), when `event` would encode exactly
+  // that object (the watch's API version is the stored one, and not a Table);
+  // null: write the encoded line. Empty = always encode.
+  std::function<store::ObjectPtr(const store::WatchEvent&)> share;
   // The ERROR event for a closing status.
   std::function<std::string(const Status&)> error;
   // A BOOKMARK at a revision; empty = no bookmarks.

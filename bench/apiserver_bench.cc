@@ -144,7 +144,7 @@ void BM_WatchDelivery(benchmark::State& state) {
         auto ev = streams[i]->Next(std::chrono::milliseconds(200));
         if (!ev.ok()) return;
         if (!ev->has_value() || (*ev)->type != client::WatchEventType::kModified) continue;
-        const json& obj = (*ev)->object;
+        const json& obj = *(*ev)->object;
         auto a = obj["metadata"]["annotations"].find("sent");
         if (a == obj["metadata"]["annotations"].end()) continue;
         const int64_t sent = std::stoll(a->get<std::string>());

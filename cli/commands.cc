@@ -511,8 +511,8 @@ StatusOr<bool> WaitFor(Session& s, const ApiResource& r, const std::string& ns, 
         if (cond.for_delete) return true;
         continue;
       }
-      if (cond.for_delete && uid_seen && api::Uid(e.object) != *uid_seen) return true;
-      if (cond.MetBy(e.object)) return true;
+      if (cond.for_delete && uid_seen && api::Uid(*e.object) != *uid_seen) return true;
+      if (cond.MetBy(*e.object)) return true;
     }
   }
 }

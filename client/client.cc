@@ -59,4 +59,15 @@ std::optional<WatchEventType> ParseWatchEventType(std::string_view name) {
   return std::nullopt;
 }
 
+StatusOr<SharedObjectList> Client::ListShared(const ResourceRef& ref, const ListOptions& options) {
+  BERTH_ASSIGN_OR_RETURN(ObjectList list, List(ref, options));
+  SharedObjectList out;
+  out.items.reserve(list.items.size());
+  for (api::Object& item : list.items) out.items.push_back(std::make_shared<const api::Object>(std::move(item)));
+  out.resource_version = std::move(list.resource_version);
+  out.continue_token = std::move(list.continue_token);
+  out.remaining_item_count = list.remaining_item_count;
+  return out;
+}
+
 }  // namespace berth::client

@@ -53,6 +53,10 @@ namespace berth::client {
 
 struct ResourceRef;
 
+// An object as readers share it: immutable, never copied on the way (the
+// in-process client hands over the API server's stored object itself).
+using ObjectPtr = std::shared_ptr<const api::Object>;
+
 // A resource type, e.g. {"kueue.x-k8s.io", "v1beta2", "clusterqueues"} or
 // {"", "v1", "pods"} (core group). `resource` is the lower-case plural.
 struct GroupVersionResource {
@@ -105,12 +109,17 @@ struct ListOptions {
   std::string resource_version;  // "" = latest; "0" = any cached state; "N" = as of N
 };
 
-struct ObjectList {
-  std::vector<api::Object> items;  // in the server's order ((namespace, name) for berth)
-  std::string resource_version;    // the list's metadata.resourceVersion
-  std::string continue_token;      // metadata.continue; "" on the last page
+template <typename Item>
+struct BasicObjectList {
+  std::vector<Item> items;        // in the server's order ((namespace, name) for berth)
+  std::string resource_version;  // the list's metadata.resourceVersion
+  std::string continue_token;    // metadata.continue; "" on the last page
   std::optional<int64_t> remaining_item_count;
 };
+// List's answer: items the caller owns (copies).
+using ObjectList = BasicObjectList<api::Object>;
+// ListShared's answer: items shared and immutable, never null (see WatchEvent).
+using SharedObjectList = BasicObjectList<ObjectPtr>;
 
 // Common write options.
 struct WriteOptions {
@@ -191,9 +200,14 @@ std::optional<WatchEventType> ParseWatchEventType(std::string_view name);
 //                   decoded Status, e.g. kGone "too old resource version: 5 (120)"
 //                   when the requested resourceVersion has been compacted. The
 //                   stream normally ends after an ERROR event.
+// `object` is never null in an event a WatchStream returns. It is shared and
+// immutable: over the in-process client it is the API server's stored object
+// itself (the same pointer its store, watch history and other watchers hold),
+// so an informer caching it costs no second decoded copy; over HTTP it is the
+// decoded line. A consumer that needs to change it copies it.
 struct WatchEvent {
   WatchEventType type = WatchEventType::kAdded;
-  api::Object object;
+  ObjectPtr object;
   Status error;  // OK unless type == kError
 };
 
@@ -224,6 +238,13 @@ class Client {
                                     const GetOptions& options = {}) = 0;
 
   virtual StatusOr<ObjectList> List(const ResourceRef& ref, const ListOptions& options = {}) = 0;
+
+  // List with the items shared instead of copied: over the in-process client
+  // the API server's stored objects themselves (as WatchEvent::object), so an
+  // informer's cache holds no second decoded copy of what the server holds.
+  // Same request, errors and paging as List. Default: List, each item moved
+  // into an ObjectPtr of its own.
+  virtual StatusOr<SharedObjectList> ListShared(const ResourceRef& ref, const ListOptions& options = {});
 
   // Creates obj in ref.ns (obj's metadata.namespace may be empty; when set it
   // must equal ref.ns). Returns the object as stored.

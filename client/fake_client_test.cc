@@ -147,9 +147,9 @@ TEST(FakeClientTest, WatchFromNowFromRevisionAndFromCompactedRevision) {
   auto e2 = w->Next(std::chrono::seconds(10));
   ASSERT_TRUE(e1.ok() && e1->has_value() && e2.ok() && e2->has_value());
   EXPECT_EQ((*e1)->type, WatchEventType::kAdded);
-  EXPECT_EQ(api::Name((*e1)->object), "a");
-  EXPECT_EQ(api::Name((*e2)->object), "b");
-  EXPECT_EQ(api::ResourceVersion((*e2)->object), "2");
+  EXPECT_EQ(api::Name(*(*e1)->object), "a");
+  EXPECT_EQ(api::Name(*(*e2)->object), "b");
+  EXPECT_EQ(api::ResourceVersion(*(*e2)->object), "2");
   EXPECT_EQ(w->Next(Duration::zero()).value(), std::nullopt);
 
   // From an explicit revision.
@@ -160,7 +160,7 @@ TEST(FakeClientTest, WatchFromNowFromRevisionAndFromCompactedRevision) {
   auto del = w2->Next(std::chrono::seconds(10));
   ASSERT_TRUE(del.ok() && del->has_value());
   EXPECT_EQ((*del)->type, WatchEventType::kDeleted);
-  EXPECT_EQ(api::Name((*del)->object), "a");
+  EXPECT_EQ(api::Name(*(*del)->object), "a");
 
   // CloseWatches ends open watches as a server would.
   fake.CloseWatches();
@@ -174,8 +174,8 @@ TEST(FakeClientTest, WatchFromNowFromRevisionAndFromCompactedRevision) {
   ASSERT_TRUE(err.ok() && err->has_value());
   EXPECT_EQ((*err)->type, WatchEventType::kError);
   EXPECT_EQ((*err)->error.code(), Code::kGone);
-  EXPECT_EQ((*err)->object["reason"], "Expired");
-  EXPECT_EQ((*err)->object["code"], 410);
+  EXPECT_EQ((*(*err)->object)["reason"], "Expired");
+  EXPECT_EQ((*(*err)->object)["code"], 410);
   EXPECT_EQ(w3->Next(Duration::zero()).status().code(), Code::kUnavailable);
 }
 

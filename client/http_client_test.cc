@@ -394,7 +394,7 @@ TEST(HttpClientTest, WatchStreamsEventsThenEnds) {
       break;
     }
     ASSERT_TRUE(next->has_value());
-    seen.push_back(std::string(WatchEventTypeName((*next)->type)) + " " + api::ResourceVersion((*next)->object));
+    seen.push_back(std::string(WatchEventTypeName((*next)->type)) + " " + api::ResourceVersion(*(*next)->object));
   }
   EXPECT_EQ(seen, (std::vector<std::string>{"ADDED 6", "MODIFIED 7", "BOOKMARK 9"}));
   EXPECT_EQ(server.requests()[0].target,

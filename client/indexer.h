@@ -34,11 +34,10 @@
 #include <vector>
 
 #include "api/object.h"
+#include "client/client.h"
 #include "core/status.h"
 
 namespace berth::client {
-
-using ObjectPtr = std::shared_ptr<const api::Object>;
 
 // The values an object is indexed under.
 using IndexFunc = std::function<std::vector<std::string>(const api::Object&)>;

@@ -7,12 +7,6 @@
 
 namespace berth::client {
 
-namespace {
-
-ObjectPtr Share(api::Object obj) { return std::make_shared<const api::Object>(std::move(obj)); }
-
-}  // namespace
-
 Informer::Informer(Client& client, ResourceRef ref, Clock& clock, InformerOptions options)
     : client_(client), ref_(std::move(ref)), clock_(clock), options_(std::move(options)) {}
 
@@ -85,7 +79,7 @@ Status Informer::ListAndReplace() {
   std::vector<ObjectPtr> items;
   std::string rv;
   for (;;) {
-    StatusOr<ObjectList> page = client_.List(ref_, lo);
+    StatusOr<SharedObjectList> page = client_.ListShared(ref_, lo);
     if (!page.ok()) {
       if (page.status().code() == Code::kGone && !lo.continue_token.empty()) {
         // The first page's revision was compacted: read everything at once.
@@ -98,7 +92,7 @@ Status Informer::ListAndReplace() {
       return page.status();
     }
     if (rv.empty()) rv = page->resource_version;
-    for (auto& item : page->items) items.push_back(Share(std::move(item)));
+    for (auto& item : page->items) items.push_back(std::move(item));
     if (page->continue_token.empty()) break;
     lo.continue_token = page->continue_token;
   }
@@ -144,7 +138,7 @@ Status Informer::ListAndReplace() {
 }
 
 void Informer::ApplyEventLocked(const WatchEvent& event) {
-  const std::string& rv = api::ResourceVersion(event.object);
+  const std::string& rv = api::ResourceVersion(*event.object);
   if (!rv.empty()) last_rv_ = rv;
   Notification n;
   switch (event.type) {
@@ -153,18 +147,17 @@ void Informer::ApplyEventLocked(const WatchEvent& event) {
       return;
     case WatchEventType::kAdded:
     case WatchEventType::kModified: {
-      ObjectPtr obj = Share(event.object);
+      const ObjectPtr& obj = event.object;
       ObjectPtr old = indexer_.Upsert(obj);
       n.kind = old ? Notification::kUpdate : Notification::kAdd;
       n.old_obj = std::move(old);
-      n.new_obj = std::move(obj);
+      n.new_obj = obj;
       break;
     }
     case WatchEventType::kDeleted: {
-      ObjectPtr obj = Share(event.object);
-      indexer_.Remove(MetaNamespaceKey(*obj));
+      indexer_.Remove(MetaNamespaceKey(*event.object));
       n.kind = Notification::kDelete;
-      n.new_obj = std::move(obj);
+      n.new_obj = event.object;
       break;
     }
   }

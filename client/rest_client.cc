@@ -90,6 +90,15 @@ class WatchDecoder final : public BodySink {
     return true;
   }
 
+  bool TakesWatchEvents() const override { return true; }
+  bool OnWatchEvent(WatchEventType type, ObjectPtr object) override {
+    std::lock_guard<std::mutex> l(mu_);
+    if (end_) return false;
+    events_.push_back(WatchEvent{type, std::move(object), Status::Ok()});
+    cv_.notify_all();
+    return true;
+  }
+
   void OnEnd(Status status) override {
     End(status.ok() ? UnavailableError("watch closed") : std::move(status));
   }
@@ -123,9 +132,9 @@ class WatchDecoder final : public BodySink {
     if (!type || !j.contains("object")) return std::nullopt;
     WatchEvent e;
     e.type = *type;
-    e.object = std::move(j["object"]);
+    e.object = std::make_shared<const api::Object>(std::move(j["object"]));
     if (e.type == WatchEventType::kError) {
-      e.error = StatusFromObject(e.object, 500);
+      e.error = StatusFromObject(*e.object, 500);
       if (e.error.ok()) e.error = InternalError("watch ERROR event with a Success status");
     }
     return e;
@@ -241,11 +250,13 @@ StatusOr<RawResponse> RestClient::DoStream(const RawRequest& request,
   return std::move(start.response);
 }
 
-StatusOr<api::Object> RestClient::JsonCall(const RawRequest& r, const ResourceRef& ref, std::string_view name) {
+StatusOr<api::Object> RestClient::JsonCall(const RawRequest& r, const ResourceRef& ref, std::string_view name,
+                                           std::vector<ObjectPtr>* objects) {
   BERTH_ASSIGN_OR_RETURN(RawResponse res, transport_->Do(r));
   if (res.status < 200 || res.status >= 300) {
     return StatusFromResponse(res.status, res.body, Lower(r.method), ref.gvr.GroupResource().String(), name);
   }
+  if (objects != nullptr) *objects = std::move(res.objects);
   api::Object obj = api::Object::parse(res.body, nullptr, /*allow_exceptions=*/false);
   if (obj.is_discarded() || !obj.is_object()) {
     return InternalError("unable to decode the response of " + r.method + " " + r.target + " as JSON");
@@ -259,20 +270,23 @@ StatusOr<api::Object> RestClient::Get(const ResourceRef& ref, const std::string&
   return JsonCall({"GET", WithQuery(ResourcePath(ref, name), std::move(q)), {}, ""}, ref, name);
 }
 
-StatusOr<ObjectList> RestClient::List(const ResourceRef& ref, const ListOptions& options) {
+Status RestClient::ListCall(const ResourceRef& ref, const ListOptions& options, bool take_objects,
+                            SharedObjectList* metadata_out, std::vector<ObjectPtr>* handed,
+                            const std::function<void(api::Object&&)>& add) {
   Query q;
   if (!options.label_selector.empty()) q.emplace_back("labelSelector", options.label_selector);
   if (!options.field_selector.empty()) q.emplace_back("fieldSelector", options.field_selector);
   if (options.limit > 0) q.emplace_back("limit", std::to_string(options.limit));
   if (!options.continue_token.empty()) q.emplace_back("continue", options.continue_token);
   if (!options.resource_version.empty()) q.emplace_back("resourceVersion", options.resource_version);
-  BERTH_ASSIGN_OR_RETURN(api::Object list, JsonCall({"GET", WithQuery(ResourcePath(ref), std::move(q)), {}, ""}, ref, ""));
-  ObjectList out;
+  RawRequest request{"GET", WithQuery(ResourcePath(ref), std::move(q)), {}, ""};
+  request.take_objects = take_objects;
+  BERTH_ASSIGN_OR_RETURN(api::Object list, JsonCall(request, ref, "", handed));
   if (auto m = list.find("metadata"); m != list.end() && m->is_object()) {
-    out.resource_version = m->value("resourceVersion", "");
-    out.continue_token = m->value("continue", "");
+    metadata_out->resource_version = m->value("resourceVersion", "");
+    metadata_out->continue_token = m->value("continue", "");
     if (auto r = m->find("remainingItemCount"); r != m->end() && r->is_number_integer()) {
-      out.remaining_item_count = r->get<int64_t>();
+      metadata_out->remaining_item_count = r->get<int64_t>();
     }
   }
   // Built-in kinds' list items carry no apiVersion/kind on the wire.
@@ -280,14 +294,35 @@ StatusOr<ObjectList> RestClient::List(const ResourceRef& ref, const ListOptions&
   std::string kind = list.value("kind", "");
   if (kind.size() > 4 && kind.compare(kind.size() - 4, 4, "List") == 0) kind.resize(kind.size() - 4);
   if (auto items = list.find("items"); items != list.end() && items->is_array()) {
-    out.items.reserve(items->size());
     for (auto& item : *items) {
       if (!item.is_object()) continue;
       if (!item.contains("apiVersion") && !api_version.empty()) item["apiVersion"] = api_version;
       if (!item.contains("kind") && !kind.empty()) item["kind"] = kind;
-      out.items.push_back(std::move(item));
+      add(std::move(item));
     }
   }
+  return Status::Ok();
+}
+
+StatusOr<ObjectList> RestClient::List(const ResourceRef& ref, const ListOptions& options) {
+  SharedObjectList metadata;
+  ObjectList out;
+  BERTH_RETURN_IF_ERROR(ListCall(ref, options, /*take_objects=*/false, &metadata, nullptr,
+                                 [&](api::Object&& item) { out.items.push_back(std::move(item)); }));
+  out.resource_version = std::move(metadata.resource_version);
+  out.continue_token = std::move(metadata.continue_token);
+  out.remaining_item_count = metadata.remaining_item_count;
+  return out;
+}
+
+StatusOr<SharedObjectList> RestClient::ListShared(const ResourceRef& ref, const ListOptions& options) {
+  SharedObjectList out;
+  std::vector<ObjectPtr> handed;
+  BERTH_RETURN_IF_ERROR(ListCall(ref, options, /*take_objects=*/true, &out, &handed, [&](api::Object&& item) {
+    out.items.push_back(std::make_shared<const api::Object>(std::move(item)));
+  }));
+  // A transport hands the items over all or none (their body is then empty).
+  if (!handed.empty()) out.items = std::move(handed);
   return out;
 }
 

@@ -49,11 +49,17 @@ struct RawRequest {
   std::string target;          // path + query, e.g. "/version"
   HeaderList headers;          // extra headers (Accept/Content-Type override the defaults)
   std::string body;
+  // The caller takes a List's items as RawResponse::objects from a transport
+  // that holds them decoded (the in-process one); others ignore it.
+  bool take_objects = false;
 };
 struct RawResponse {
   int status = 0;
   std::string content_type;
   std::string body;
+  // With RawRequest::take_objects, a List's items handed over as they are
+  // (shared, immutable); the body's `items` is then empty. Otherwise empty.
+  std::vector<ObjectPtr> objects;
 };
 
 // The path of a resource (and object, and subresource), e.g.
@@ -74,12 +80,24 @@ HeaderList RequestHeaders(const RawRequest& request);
 // framing), then OnEnd exactly once. Calls come from the transport's threads
 // (a reader thread per stream for HTTP, the API server's watch pump in
 // process), never two at once for one sink.
+//
+// A watch's sink may also take events as objects: a transport that holds the
+// watched objects decoded already (the in-process one: the API server's
+// stored objects) then calls OnWatchEvent for the events whose object it can
+// hand over unchanged, instead of OnBytes with their JSON lines, so nothing
+// is encoded, parsed or copied on the way. Both kinds of call arrive in the
+// stream's order.
 class BodySink {
  public:
   virtual ~BodySink() = default;
   // Returns false to stop: the transport then ends the stream (closing the
   // connection / ending the server-side response) and calls OnEnd.
   virtual bool OnBytes(std::string_view bytes) = 0;
+  // Whether OnWatchEvent may be called. Default: no.
+  virtual bool TakesWatchEvents() const { return false; }
+  // One watch event: `type` and the object itself (never null). Returns false
+  // to stop, as OnBytes. Called only when TakesWatchEvents().
+  virtual bool OnWatchEvent(WatchEventType /*type*/, ObjectPtr /*object*/) { return false; }
   // OK: the body ended normally (the server ended it, it was cancelled, or
   // OnBytes asked to stop). Otherwise the transport failure, e.g. kUnavailable
   // `Get "http://127.0.0.1:6443/api/v1/pods?watch=true": Connection reset by peer`,
@@ -132,6 +150,7 @@ class RestClient : public Client {
   StatusOr<api::Object> Get(const ResourceRef& ref, const std::string& name,
                             const GetOptions& options = {}) override;
   StatusOr<ObjectList> List(const ResourceRef& ref, const ListOptions& options = {}) override;
+  StatusOr<SharedObjectList> ListShared(const ResourceRef& ref, const ListOptions& options = {}) override;
   StatusOr<api::Object> Create(const ResourceRef& ref, const api::Object& obj,
                                const CreateOptions& options = {}) override;
   StatusOr<api::Object> Update(const ResourceRef& ref, const api::Object& obj,
@@ -163,8 +182,17 @@ class RestClient : public Client {
   Transport& transport() { return *transport_; }
 
  private:
-  // A request whose success answer is one JSON object.
-  StatusOr<api::Object> JsonCall(const RawRequest& request, const ResourceRef& ref, std::string_view name);
+  // A request whose success answer is one JSON object; `objects` receives
+  // RawResponse::objects when given.
+  StatusOr<api::Object> JsonCall(const RawRequest& request, const ResourceRef& ref, std::string_view name,
+                                 std::vector<ObjectPtr>* objects = nullptr);
+  // One LIST request: its metadata into *out, and each item the body carries
+  // (with the list's apiVersion and kind filled in, as built-in lists leave
+  // them out) passed to `add`. `take_objects`: RawRequest::take_objects, the
+  // items handed over then land in *handed.
+  Status ListCall(const ResourceRef& ref, const ListOptions& options, bool take_objects,
+                  SharedObjectList* metadata_out, std::vector<ObjectPtr>* handed,
+                  const std::function<void(api::Object&&)>& add);
 
   std::unique_ptr<Transport> transport_;
 };

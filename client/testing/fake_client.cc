@@ -15,7 +15,7 @@ namespace {
 WatchEvent ErrorEvent(const Status& s) {
   WatchEvent e;
   e.type = WatchEventType::kError;
-  e.object = FailureStatusObject(s);
+  e.object = std::make_shared<const api::Object>(FailureStatusObject(s));
   e.error = s;
   return e;
 }
@@ -98,7 +98,7 @@ class FakeWatchStream final : public WatchStream {
     e.type = se.type == store::EventType::kAdded      ? WatchEventType::kAdded
              : se.type == store::EventType::kModified ? WatchEventType::kModified
                                                       : WatchEventType::kDeleted;
-    e.object = *se.object;
+    e.object = se.object;  // shared, as the in-process client shares the server's
     return std::optional<WatchEvent>(std::move(e));
   }
 
@@ -274,7 +274,7 @@ StatusOr<std::unique_ptr<WatchStream>> FakeClient::Watch(const ResourceRef& ref,
     lo.ns = ref.ns;
     lo.predicate = predicate;
     BERTH_ASSIGN_OR_RETURN(store::ListResult r, store_.List(ref.gvr.GroupResource(), lo));
-    for (const auto& item : r.items) initial.push_back({WatchEventType::kAdded, *item, Status::Ok()});
+    for (const auto& item : r.items) initial.push_back({WatchEventType::kAdded, item, Status::Ok()});
     from = r.revision;
   } else {
     BERTH_ASSIGN_OR_RETURN(from, ParseRevision(options.resource_version));

@@ -102,9 +102,9 @@ class PodEventLog {
       if (!next.value()) continue;
       const client::WatchEvent& e = *next.value();
       if (e.type == client::WatchEventType::kBookmark || e.type == client::WatchEventType::kError) continue;
-      last_rv = e.object.value("metadata", api::Object::object()).value("resourceVersion", last_rv);
+      last_rv = e.object->value("metadata", api::Object::object()).value("resourceVersion", last_rv);
       std::lock_guard<std::mutex> lock(mu_);
-      entries_.push_back({e.type, e.object});
+      entries_.push_back({e.type, *e.object});
     }
     if (stream_) stream_->Stop();
   }
