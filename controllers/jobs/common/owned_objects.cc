@@ -19,10 +19,11 @@ StatusOr<std::vector<api::Object>> ListOwned(client::Client& client, const clien
                                              const api::Object& owner, const std::string& label_selector) {
   client::ListOptions opts;
   opts.label_selector = label_selector;
-  BERTH_ASSIGN_OR_RETURN(client::ObjectList list, client.List(gvr.Namespace(api::Namespace(owner)), opts));
+  // Shared items: in process, the stored objects themselves; only the owner's are copied.
+  BERTH_ASSIGN_OR_RETURN(client::SharedObjectList list, client.ListShared(gvr.Namespace(api::Namespace(owner)), opts));
   std::vector<api::Object> out;
-  for (api::Object& o : list.items) {
-    if (IsControlledBy(o, api::Uid(owner))) out.push_back(std::move(o));
+  for (const client::ObjectPtr& o : list.items) {
+    if (IsControlledBy(*o, api::Uid(owner))) out.push_back(*o);
   }
   std::sort(out.begin(), out.end(),
             [](const api::Object& a, const api::Object& b) { return api::Name(a) < api::Name(b); });
