@@ -1,36 +1,22 @@
 // Replays Kueue's scheduler performance tests (test/performance/scheduler)
-// on virtual time through the admission engine alone: queues +
-// snapshot + Schedule, no store, no API.
+// on virtual time through the admission engine alone: queues + snapshot +
+// Schedule, no store, no API. The replay (setup, events, what latency models)
+// is bench/kueue_replay.h, shared with the real-time harness
+// kueue_realtime.cc, which prints its figures next to the zero-latency ones.
 //
-// Setup as Kueue's runner generator (scenarios in kueue_scenarios.h, shared
-// with the real-time harness kueue_realtime.cc): cohorts × ClusterQueues, each
-// CQ with one flavor "rf" and one resource cpu (nominalQuota 20,
-// borrowingLimit 100, reclaimWithinCohort Any, withinClusterQueue
-// LowerPriority); per CQ three workload classes created sequentially every
-// `interval` ms (all sets run concurrently), each running `runtime` ms once
-// admitted. As the runner's
-// controller does, an evicted workload's reservation is cleared at once and it
-// is requeued; a finished one releases its quota.
+// BM_Baseline, BM_LargeScale: the zero-latency replay. Reported counters:
+// cycles, cycle wall-time p50/p99 (µs, engine only), average time to
+// admission per class (virtual ms, admission − creation, last admission), CQ
+// usage % (Σ cpu in use × ms / (nominal × elapsed)), evictions, wall_s (the
+// virtual time from the first creation to the last event). CPU time of the
+// whole replay is Google Benchmark's CPU column. Targets: baseline < 2 s
+// CPU, large-scale < 20 s CPU.
 //
-// At every virtual instant with events, cycles run until one makes no
-// progress (nothing admitted, nothing preempted, nothing moved aside).
-// Reported counters: cycles, cycle wall-time p50/p99 (µs, engine only),
-// average time to admission per class (virtual ms, admission − creation, last
-// admission), CQ usage % (Σ cpu in use × ms / (nominal × elapsed)), evictions.
-// CPU time of the whole replay is Google Benchmark's CPU column. Targets:
-// baseline < 2 s CPU, large-scale < 20 s CPU.
-//
-// BM_BaselineLatency/L models a control plane whose every step takes L ms
-// (the real-time harness's round trips), to read the real-time figures
-// against: an admission is seen by the runner L ms after the cycle (its time
-// to admission and its runtime start then), its Finished reaches the
-// scheduler L ms after the runner wrote it (quota held runtime + 2L), and a
-// preempted workload keeps its quota, as evicting, until the runner's release
-// reaches the scheduler 2L ms after the eviction. wall_s is the virtual time
-// from the first creation to the last event.
+// BM_BaselineLatency/L: the baseline with a control plane whose every step
+// takes L ms (kueue_replay.h), to read the real-time figures against.
 //
 // BM_BaselineEstimates/{0,1}: the accuracy of estimated start times
-// (EstimateProbe below). Figures (2026-12-04, 2-core VM, load 0.7; one
+// (bench::EstimateProbe). Figures (2026-12-04, 2-core VM, load 0.7; one
 // estimate pass per 50 arrivals, 300 sampled workloads):
 //   run times known (0): not overtaken (25): |error| p50 0 s (0 %), p90 0.1 s;
 //     overtaken by a later, higher-priority arrival (275): p50 47.7 s (86 %),
@@ -47,268 +33,24 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <map>
-#include <queue>
 #include <string>
 #include <vector>
 
-#include "admission/queue_manager.h"
-#include "admission/scheduler.h"
-#include "admission/snapshot.h"
-#include "admission/start_time_estimator.h"
+#include "bench/kueue_replay.h"
 #include "bench/kueue_scenarios.h"
 
 namespace berth::admission {
 namespace {
 
+using bench::EstimateProbe;
 using bench::kBaseline;
 using bench::kLargeScale;
-using bench::Scenario;
+using bench::Replay;
+using bench::ReplayStats;
 
-Time At(int64_t ms) { return Time(std::chrono::milliseconds(ms)); }
-
-struct Stats {
-  int64_t cycles = 0;
-  int64_t evictions = 0;
-  std::vector<double> cycle_us;
-  std::map<std::string, std::pair<double, int64_t>> admission_ms;  // class -> (sum, n)
-  double usage_pct = 0;
-  double wall_s = 0;
-  int64_t admitted = 0;
-  int64_t total = 0;
-  // With an EstimateProbe: per workload, its first admission and creation
-  // (virtual ms) and its cohort.
-  std::vector<int64_t> first_admitted_at;
-  std::vector<int64_t> created_ms;
-  std::vector<std::string> cohort_of;
-};
-
-// Estimate accuracy (BM_BaselineEstimates): at every `sample_every`-th
-// arrival, one estimate pass (admission/start_time_estimator.h) from the
-// replay's state at that instant, as the controller would make it when the
-// workload is submitted; afterwards each sampled workload's estimated wait is
-// compared with its actual wait to its first admission. Run times are
-// `known` (every workload's own, as max-exec-time-seconds would give them) or
-// learned (the mean run time of the finished workloads of its ClusterQueue
-// and class so far; none before the first ends).
-struct EstimateProbe {
-  int sample_every = 100;
-  bool known = true;
-  // Outputs, per sampled workload (index into the replay's workloads).
-  std::map<int, int64_t> estimated_wait_ms;  // absent: no estimate
-  std::vector<int> sampled;
-  std::vector<double> pass_ms;  // wall time of each estimate pass
-  std::vector<int64_t> pass_pending;  // pending workloads replayed by each pass
-};
-
-Stats Replay(const Scenario& sc, int64_t latency_ms = 0, EstimateProbe* probe = nullptr) {
-  ResourceNames names;
-  ResourceId cpu = names.Intern("cpu");
-  std::vector<ClusterQueue> cqs;
-  for (int c = 0; c < sc.cohorts; ++c) {
-    for (int q = 0; q < sc.queues_per_cohort; ++q) {
-      ClusterQueue cq;
-      cq.name = "cq-" + std::to_string(c) + "-" + std::to_string(q);
-      cq.cohort = "cohort-" + std::to_string(c);
-      cq.preemption.reclaim_within_cohort = PreemptionPolicy::kAny;
-      cq.preemption.within_cluster_queue = PreemptionPolicy::kLowerPriority;
-      ResourceGroup g;
-      g.covered_resources = {cpu};
-      g.flavors = {{"rf", {{1000 * sc.nominal_cpu, 1000 * sc.borrowing_limit_cpu, std::nullopt}}}};
-      cq.resource_groups = {g};
-      cqs.push_back(std::move(cq));
-    }
-  }
-  Snapshot snap(names, {ResourceFlavor{"rf", {}, {}, {}}}, cqs, {});
-  QueueManager queues;
-  for (const auto& cq : cqs) queues.AddOrUpdateClusterQueue(cq.name, cq.queueing_strategy, cq.cohort, true);
-  const int fr = snap.FindFr(snap.FlavorIndex("rf"), cpu);
-
-  // Workloads and events.
-  std::vector<Workload> wls;
-  std::vector<int> wl_class;
-  struct Event {
-    int64_t t;
-    int64_t seq;
-    int kind;  // 0 arrival, 1 finish, 2 release of an evicted workload
-    int wl;
-    int64_t admission_seq;  // finish events of an earlier admission are stale
-    bool operator>(const Event& o) const { return t != o.t ? t > o.t : seq > o.seq; }
-  };
-  std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events;
-  int64_t seq = 0;
-  for (const auto& cq : cqs) {
-    for (size_t k = 0; k < sc.classes.size(); ++k) {
-      const auto& cls = sc.classes[k];
-      for (int i = 0; i < cls.count; ++i) {
-        Workload w;
-        w.name = cq.name + "-" + cls.name + "-" + std::to_string(i);
-        w.namespace_name = cq.name;
-        w.uid = w.namespace_name + "/" + w.name;
-        w.cluster_queue = cq.name;
-        w.priority = cls.priority;
-        int64_t created = (i + 1) * cls.interval_ms;
-        w.queue_order_timestamp = At(created);
-        PodSet ps;
-        ps.requests.Set(cpu, cls.cpu * 1000);
-        w.pod_sets = {ps};
-        events.push({created, seq++, 0, static_cast<int>(wls.size()), 0});
-        wls.push_back(std::move(w));
-        wl_class.push_back(static_cast<int>(k));
-      }
-    }
-  }
-  std::map<std::string, int> index;
-  for (size_t i = 0; i < wls.size(); ++i) index[wls[i].uid] = static_cast<int>(i);
-  std::vector<int64_t> admitted_at(wls.size(), -1);
-  std::vector<int64_t> admission_seq(wls.size(), 0);
-
-  std::vector<int64_t> first_admitted_at(wls.size(), -1);
-  // (cluster queue, class) -> (sum of finished run times, count), for the learned probe.
-  std::map<std::pair<std::string, int>, std::pair<int64_t, int64_t>> learned;
-  int arrivals = 0;
-
-  Stats st;
-  st.total = static_cast<int64_t>(wls.size());
-  double usage_integral = 0;
-  int64_t in_use = 0;
-  int64_t first_t = -1, last_t = 0;
-  const double nominal_total = static_cast<double>(sc.nominal_cpu) * 1000 * static_cast<double>(cqs.size());
-
-  while (!events.empty()) {
-    int64_t now_ms = events.top().t;
-    if (first_t < 0) first_t = now_ms;
-    usage_integral += static_cast<double>(in_use) * static_cast<double>(now_ms - last_t);
-    last_t = now_ms;
-    std::vector<std::string> freed;
-    std::vector<int> sampled_now;
-    while (!events.empty() && events.top().t == now_ms) {
-      Event e = events.top();
-      events.pop();
-      Workload& w = wls[static_cast<size_t>(e.wl)];
-      if (e.kind == 0) {
-        queues.AddOrUpdateWorkload(w, At(now_ms));
-        if (probe != nullptr && arrivals++ % probe->sample_every == 0) sampled_now.push_back(e.wl);
-      } else if (e.kind == 2) {
-        const WorkloadInfo* v = snap.FindWorkload(w.uid);
-        if (v != nullptr) in_use -= v->usage.empty() ? 0 : v->usage[0].second;
-        snap.RemoveWorkload(w.uid);
-        queues.AddOrUpdateWorkload(w, At(now_ms));
-        freed.push_back(w.cluster_queue);
-      } else if (e.admission_seq == admission_seq[static_cast<size_t>(e.wl)] && snap.RemoveWorkload(w.uid)) {
-        in_use -= w.pod_sets[0].requests.Get(cpu);
-        freed.push_back(w.cluster_queue);
-        const auto& cls = sc.classes[static_cast<size_t>(wl_class[static_cast<size_t>(e.wl)])];
-        auto& l = learned[{w.cluster_queue, wl_class[static_cast<size_t>(e.wl)]}];
-        l.first += cls.runtime_ms;
-        ++l.second;
-      }
-    }
-    if (!freed.empty()) queues.QueueInadmissibleWorkloads(freed, At(now_ms));
-    if (!sampled_now.empty()) {
-      auto run_time = [&](const Workload& w) {
-        const int i = index.at(w.uid);
-        const int k = wl_class[static_cast<size_t>(i)];
-        if (probe->known) {
-          return RunTime{std::chrono::milliseconds(sc.classes[static_cast<size_t>(k)].runtime_ms), {},
-                         RunTimeSource::kMaxExecutionTime};
-        }
-        auto it = learned.find({w.cluster_queue, k});
-        if (it == learned.end()) return RunTime{};
-        return RunTime{std::chrono::milliseconds(it->second.first / it->second.second), {}, RunTimeSource::kHistory};
-      };
-      auto t0 = std::chrono::steady_clock::now();
-      EstimateResult r = EstimateStartTimes(snap, queues, run_time, At(now_ms));
-      auto t1 = std::chrono::steady_clock::now();
-      probe->pass_ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
-      probe->pass_pending.push_back(static_cast<int64_t>(r.by_uid.size() + r.unknown.size()));
-      for (int i : sampled_now) {
-        probe->sampled.push_back(i);
-        auto it = r.by_uid.find(wls[static_cast<size_t>(i)].uid);
-        if (it == r.by_uid.end()) continue;
-        probe->estimated_wait_ms[i] =
-            std::chrono::duration_cast<std::chrono::milliseconds>(it->second.start - At(now_ms)).count();
-      }
-    }
-
-    for (int guard = 0; guard < 100000; ++guard) {
-      std::vector<Workload> heads = queues.Heads();
-      if (heads.empty()) break;
-      auto t0 = std::chrono::steady_clock::now();
-      CycleResult r = Schedule(snap, heads, At(now_ms));
-      auto t1 = std::chrono::steady_clock::now();
-      st.cycle_us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
-      ++st.cycles;
-      bool progress = false;
-      std::vector<std::string> evicted_cqs;
-      for (const auto& h : heads) {
-        const EntryResult* er = r.Find(h.uid);
-        int i = index[h.uid];
-        if (er->outcome == EntryOutcome::kAdmitted) {
-          progress = true;
-          in_use += h.pod_sets[0].requests.Get(cpu);
-          admitted_at[static_cast<size_t>(i)] = now_ms + latency_ms;
-          if (first_admitted_at[static_cast<size_t>(i)] < 0) first_admitted_at[static_cast<size_t>(i)] = now_ms;
-          int64_t s = ++admission_seq[static_cast<size_t>(i)];
-          const auto& cls = sc.classes[static_cast<size_t>(wl_class[static_cast<size_t>(i)])];
-          events.push({now_ms + cls.runtime_ms + 2 * latency_ms, seq++, 1, i, s});
-          continue;
-        }
-        if (er->outcome == EntryOutcome::kDropped) continue;
-        // The runner's controller clears an evicted workload's reservation at
-        // once: its pods are gone, it is requeued.
-        for (const auto& p : er->preempted) {
-          progress = true;
-          ++st.evictions;
-          int vi = index[p.uid];
-          ++admission_seq[static_cast<size_t>(vi)];
-          admitted_at[static_cast<size_t>(vi)] = -1;
-          if (latency_ms > 0) {
-            // Held, as evicting, until the runner's release arrives.
-            snap.SetEvicting(p.uid, h.uid);
-            events.push({now_ms + 2 * latency_ms, seq++, 2, vi, 0});
-            continue;
-          }
-          const WorkloadInfo* v = snap.FindWorkload(p.uid);
-          in_use -= v->usage.empty() ? 0 : v->usage[0].second;
-          snap.RemoveWorkload(p.uid);
-          queues.AddOrUpdateWorkload(wls[static_cast<size_t>(vi)], At(now_ms));
-          evicted_cqs.push_back(p.cluster_queue);
-        }
-        queues.RequeueWorkload(h, er->requeue_reason, At(now_ms));
-        if (queues.IsInadmissible(h.uid)) progress = true;
-      }
-      if (!evicted_cqs.empty()) queues.QueueInadmissibleWorkloads(evicted_cqs, At(now_ms));
-      if (!progress) break;
-    }
-  }
-  (void)fr;
-  if (probe != nullptr) {
-    st.first_admitted_at = std::move(first_admitted_at);
-    for (const Workload& w : wls) {
-      st.created_ms.push_back(
-          std::chrono::duration_cast<std::chrono::milliseconds>(w.queue_order_timestamp.time_since_epoch()).count());
-      // cq-<cohort>-<queue>: the cohort is what precedes the last dash.
-      st.cohort_of.push_back(w.cluster_queue.substr(0, w.cluster_queue.rfind('-')));
-    }
-  }
-  for (size_t i = 0; i < wls.size(); ++i) {
-    if (admitted_at[i] < 0) continue;
-    ++st.admitted;
-    auto& slot = st.admission_ms[sc.classes[static_cast<size_t>(wl_class[i])].name];
-    int64_t created = std::chrono::duration_cast<std::chrono::milliseconds>(wls[i].queue_order_timestamp.time_since_epoch()).count();
-    slot.first += static_cast<double>(admitted_at[i] - created);
-    ++slot.second;
-  }
-  double elapsed = static_cast<double>(last_t - first_t);
-  st.wall_s = elapsed / 1000;
-  st.usage_pct = elapsed > 0 ? usage_integral / (nominal_total * elapsed) * 100 : 0;
-  return st;
-}
-
-void Report(benchmark::State& state, Stats& st) {
+void Report(benchmark::State& state, ReplayStats& st) {
   std::sort(st.cycle_us.begin(), st.cycle_us.end());
   auto pct = [&](double p) {
     if (st.cycle_us.empty()) return 0.0;
@@ -328,17 +70,17 @@ void Report(benchmark::State& state, Stats& st) {
 }
 
 void BM_Baseline(benchmark::State& state) {
-  Stats st;
+  ReplayStats st;
   for (auto _ : state) st = Replay(kBaseline);
   Report(state, st);
 }
 void BM_LargeScale(benchmark::State& state) {
-  Stats st;
+  ReplayStats st;
   for (auto _ : state) st = Replay(kLargeScale);
   Report(state, st);
 }
 void BM_BaselineLatency(benchmark::State& state) {
-  Stats st;
+  ReplayStats st;
   for (auto _ : state) st = Replay(kBaseline, state.range(0));
   Report(state, st);
 }
@@ -353,7 +95,7 @@ void BM_BaselineEstimates(benchmark::State& state) {
   EstimateProbe probe;
   probe.known = state.range(0) == 0;
   probe.sample_every = 50;
-  Stats st;
+  ReplayStats st;
   for (auto _ : state) st = Replay(kBaseline, 0, &probe);
   // Overtaken: some workload of its cohort created later was first admitted earlier.
   const size_t n = st.first_admitted_at.size();

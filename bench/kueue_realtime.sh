@@ -2,7 +2,8 @@
 # Kueue's scheduler performance test in real time (bench/kueue_realtime.cc):
 # starts `berth server` on a free port with its own data directory, no
 # embedded nodes (--nodes 0: standalone Workloads have no pods) and the given
-# store, runs the scenario against it, prints the figures next to Kueue's, and
+# store, runs the scenario against it, prints the figures next to the same
+# scenario's zero-latency replay (bench/kueue_replay.h) and Kueue's, and
 # stops the server.
 #
 # Usage: bench/kueue_realtime.sh [BUILD_DIR] [memory|sqlite] [baseline|large-scale]
