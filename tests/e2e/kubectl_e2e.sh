@@ -680,6 +680,8 @@ run rogue-node 1 "$KUBECTL" get node rogue-node
 "$BERTH" agent --kubeconfig "$KUBECONFIG" --name url-node --data-dir "$WORK/url-node" --port 0 \
   --capacity cpu=1,memory=1Gi >"$WORK/url-agent.log" 2>&1 &
 AGENT_PID=$!
+# kubectl wait answers NotFound at once for a Node not registered yet: wait for it to exist.
+for _ in $(seq 300); do "$KUBECTL" get node url-node >/dev/null 2>&1 && break; sleep 0.1; done
 run agent-by-kubeconfig 0 "$KUBECTL" wait node/url-node --for=condition=Ready --timeout=30s
 expect agent-by-kubeconfig 'node/url-node condition met'
 run agent-kubelet-port 0 "$KUBECTL" get node url-node -o 'jsonpath={.status.daemonEndpoints.kubeletEndpoint.Port}'
