@@ -62,6 +62,11 @@
 // replay admits every large workload at its creation); usage 74 % (Kueue's
 // recorder 74.6 %) against the replay's 98.7 %; 3,809 evictions against the
 // replay's 5,910; the server used 104 s of CPU (user+sys) in the 97.5 s run.
+// Same day, machine otherwise idle (load 0.6 → 3.3 during the run): wall
+// 91.1 s against 76.8 s (1.19, MISSED); small 62.4 s against 54.2 s (1.15,
+// MISSED), medium 42.1 s against 41.0 s (1.03, met), large 144 ms; usage
+// 80.3 % (Kueue's recorder) / 80.0 % (runner) against 98.7 %; 5,200
+// evictions seen; 100 s of server CPU in the 91 s run (CPU-bound on 2 cores).
 // Large-scale (same day, load 5-6): not done within the 600 s timeout
 // (18,678 of 50,000 finished, usage 0.7 %, no eviction seen) against the
 // replay's 4.7 s; time to admission small 442 s, medium 332 s, large 178 s
