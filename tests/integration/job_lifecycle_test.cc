@@ -71,6 +71,28 @@ class PodEventLog {
     stop_ = true;
     if (thread_.joinable()) thread_.join();
   }
+  // Stops once the log holds every pod of the namespace as a List shows it
+  // now (each pod's uid at its current resourceVersion): the watch trails the
+  // store by a moment, so a test that saw a state through List must not stop
+  // the log before the log has it too. Stops anyway after 20 s.
+  void StopWhenCaughtUp() {
+    auto pods = client_.List(kPods.Namespace(ns_));
+    EXPECT_TRUE(pods.ok()) << pods.status().ToString();
+    std::set<std::pair<std::string, std::string>> missing;
+    if (pods.ok()) {
+      for (const api::Object& p : pods->items) missing.emplace(api::Uid(p), api::ResourceVersion(p));
+    }
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (!missing.empty() && std::chrono::steady_clock::now() < deadline) {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        for (const Entry& e : entries_) missing.erase({api::Uid(e.pod), api::ResourceVersion(e.pod)});
+      }
+      if (!missing.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    EXPECT_TRUE(missing.empty()) << missing.size() << " pod state(s) never reached the watch";
+    Stop();
+  }
   size_t size() {
     std::lock_guard<std::mutex> lock(mu_);
     return entries_.size();
@@ -380,7 +402,7 @@ TEST_P(JobKindLifecycleTest, PreemptedGangIsReplacedOnlyAfterItsPodsAreGone) {
     }
     return true;
   }));
-  log_->Stop();
+  log_->StopWhenCaughtUp();
 
   const auto log = log_->entries();
   ExpectNoReplacementOverlap(log, k.pod_job_label, 2);
@@ -427,7 +449,7 @@ TEST_P(JobKindLifecycleTest, TwoGangsThatFitOnlyOneAtATimeRunWholeOneAfterTheOth
     const std::vector<api::Object> pods = List(kPods, kNamespace);
     return std::all_of(pods.begin(), pods.end(), Terminal);
   }));
-  log_->Stop();
+  log_->StopWhenCaughtUp();
 
   const auto log = log_->entries();
   ExpectNoReplacementOverlap(log, k.pod_job_label, 2);
@@ -495,7 +517,7 @@ TEST_P(RestartTest, FailurePolicyRestartCreatesTheNewAttemptOnlyAfterTheOldOneIs
     return running.size() == 2 && Label(running[0], "jobset.sigs.k8s.io/restart-attempt") == "1" &&
            Label(running[1], "jobset.sigs.k8s.io/restart-attempt") == "1";
   })) << Get(kJobSets, kNamespace, "restarts").dump(2);
-  log_->Stop();
+  log_->StopWhenCaughtUp();
   api::Object js = Get(kJobSets, kNamespace, "restarts");
   EXPECT_EQ(js["status"]["restarts"], 1);
   EXPECT_FALSE(HasCondition(js, "Failed"));
@@ -549,7 +571,7 @@ TEST_P(BackoffTest, FailedPodIsReplacedOnlyAfterItFailed) {
                  "if mkdir " + once + " 2>/dev/null; then exit 1; fi; sleep 1"));
   ASSERT_TRUE(WaitFor([&] { return HasCondition(Get(kJobs, kNamespace, "retry"), "Complete"); }))
       << Get(kJobs, kNamespace, "retry").dump(2);
-  log_->Stop();
+  log_->StopWhenCaughtUp();
   api::Object job = Get(kJobs, kNamespace, "retry");
   EXPECT_EQ(job["status"]["failed"], 1);
   EXPECT_EQ(job["status"]["succeeded"], 2);
@@ -741,7 +763,7 @@ TEST_F(JobLifecycleTest, MpiTrainJobHasLauncherNodesAndHostfileAndStartsAfterAdm
   ASSERT_TRUE(WaitFor([&] { return RunningPods(label, "mpi").size() == 3; }))
       << WorkloadsOf(kNamespace, "mpi")[0].dump(2);
   EXPECT_TRUE(HasCondition(WorkloadsOf(kNamespace, "mpi")[0], "Admitted"));
-  log_->Stop();
+  log_->StopWhenCaughtUp();
   std::map<std::string, size_t> added;  // replicatedjob-name → last ADDED of its pods
   for (const auto& [uid, h] : Histories(log_->entries(), label)) {
     const std::string rjob = Label(h.first, "jobset.sigs.k8s.io/replicatedjob-name");
