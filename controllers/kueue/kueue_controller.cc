@@ -61,6 +61,7 @@ KueueController::KueueController(client::Client& client, client::SharedInformerF
   verdict_queue_ = &AddQueue("pendingverdict", [this](const std::string& k) { return WritePendingVerdict(k); });
   cohort_queue_ = &AddQueue("cohort", [this](const std::string& k) { return ReconcileCohort(k); });
   estimate_queue_ = &AddQueue("estimates", [this](const std::string&) { return RecomputeEstimates(); });
+  pending_queue_ = &AddQueue("pendingworkloads", [this](const std::string&) { return ScanPendingWorkloads(); });
   RegisterHandlers();
 }
 
@@ -104,10 +105,13 @@ void KueueController::RequestSchedule() {
   sched_cv_.notify_all();
 }
 
-void KueueController::EnqueuePendingWorkloads() {
+void KueueController::EnqueuePendingWorkloads() { pending_queue_->Add("all"); }
+
+Status KueueController::ScanPendingWorkloads() {
   for (const auto& wl : cache_.workloads().GetIndexer().List()) {
     if (!IsConditionTrue(*wl, "QuotaReserved")) wl_queue_->Add(client::MetaNamespaceKey(*wl));
   }
+  return Status::Ok();
 }
 
 void KueueController::RegisterHandlers() {

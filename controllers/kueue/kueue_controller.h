@@ -199,7 +199,13 @@ class KueueController {
   void RegisterHandlers();
   ReconcileLoop& AddQueue(const std::string& name, ReconcileFunc reconcile);
   void RequestSchedule();
+  // Every Workload without a quota reservation is reconciled again (a queue
+  // or namespace it may depend on appeared or changed). Coalesced through the
+  // "pendingworkloads" loop: a burst of such changes (a thousand
+  // ClusterQueues, LocalQueues and Namespaces created while 50,000 Workloads
+  // wait) costs a scan or two of the cache, not one per change.
   void EnqueuePendingWorkloads();
+  Status ScanPendingWorkloads();
 
   Status ReconcileWorkload(const std::string& key);
   Status ReconcileClusterQueue(const std::string& name);
@@ -274,6 +280,7 @@ class KueueController {
 
   // Estimated start times.
   ReconcileLoop* estimate_queue_ = nullptr;
+  ReconcileLoop* pending_queue_ = nullptr;  // EnqueuePendingWorkloads
   // Marks the ClusterQueue's cohort tree ("" = every tree) for the next
   // estimate pass, which runs estimate_period later.
   void RequestEstimates(const std::string& cluster_queue);
