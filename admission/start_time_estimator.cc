@@ -201,16 +201,33 @@ EstimateResult EstimateStartTimes(Snapshot snapshot, QueueManager queues,
     queues.QueueAllInadmissibleWorkloads(t);
   }
 
-  for (const auto& [uid, w] : pending) {
-    if (out.by_uid.count(uid)) continue;
-    std::vector<std::string>& blockers = out.unknown[uid];
-    if (out.hit_limit) continue;
-    for (const auto& [holder, run] : runs) {
-      if (run.source == RunTimeSource::kUnknown && snapshot.FindWorkload(holder)) {
-        blockers.push_back(run.key);
+  // Blockers per cohort tree (root node): one list each, however many
+  // workloads of the tree are pending.
+  std::unordered_map<int, std::shared_ptr<UnknownBlockers>> by_root;
+  const auto none = std::make_shared<const UnknownBlockers>();
+  if (!out.hit_limit) {
+    for (int i = 0; i < snapshot.cluster_queue_count(); ++i) {
+      const int node = snapshot.ClusterQueueNode(i);
+      for (const auto& [holder, info] : snapshot.Workloads(node)) {
+        auto run = runs.find(holder);
+        if (run == runs.end() || run->second.source != RunTimeSource::kUnknown) continue;
+        auto& b = by_root[snapshot.Root(node)];
+        if (!b) b = std::make_shared<UnknownBlockers>();
+        b->keys.push_back(run->second.key);
+        ++b->total;
       }
     }
-    std::sort(blockers.begin(), blockers.end());
+    for (auto& [root, b] : by_root) {
+      const size_t shown = std::min(b->keys.size(), UnknownBlockers::kMaxKeys);
+      std::partial_sort(b->keys.begin(), b->keys.begin() + static_cast<std::ptrdiff_t>(shown), b->keys.end());
+      b->keys.resize(shown);
+    }
+  }
+  for (const auto& [uid, w] : pending) {
+    if (out.by_uid.count(uid)) continue;
+    const int node = snapshot.ClusterQueueIndex(w.cluster_queue);
+    auto b = node >= 0 ? by_root.find(snapshot.Root(node)) : by_root.end();
+    out.unknown.emplace(uid, b == by_root.end() ? none : std::shared_ptr<const UnknownBlockers>(b->second));
   }
   return out;
 }

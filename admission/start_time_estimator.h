@@ -50,10 +50,12 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "admission/model.h"
 #include "admission/queue_manager.h"
@@ -98,13 +100,22 @@ struct EstimateOptions {
   Duration horizon = std::chrono::hours(24 * 30);
 };
 
+// The quota holders of unknown run time a pending workload without an
+// estimate waits behind: those of its cohort tree still holding quota when
+// the replay ended (trees share no quota, so no other holder's end can let it
+// in). One list per tree, shared by its pending workloads.
+struct UnknownBlockers {
+  static constexpr size_t kMaxKeys = 10;  // keys listed; `total` counts all
+  std::vector<std::string> keys;          // namespace/name, sorted, the first kMaxKeys
+  size_t total = 0;
+};
+
 struct EstimateResult {
   // Pending workloads (by uid) with an estimate.
   std::unordered_map<std::string, StartEstimate> by_uid;
-  // Pending workloads (by uid) without one, with the keys of the quota
-  // holders of unknown run time still holding quota when the replay ended
-  // ("" when it stopped at a limit).
-  std::unordered_map<std::string, std::vector<std::string>> unknown;
+  // Pending workloads (by uid) without one, with the blockers of their tree
+  // (none listed when the replay stopped at a limit). Never null.
+  std::unordered_map<std::string, std::shared_ptr<const UnknownBlockers>> unknown;
   int64_t cycles = 0;
   int64_t events = 0;
   bool hit_limit = false;  // stopped at max_cycles or horizon

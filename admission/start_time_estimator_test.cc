@@ -117,8 +117,45 @@ TEST_F(StartTimeEstimatorTest, ARunningWorkloadOfUnknownRunTimeLeavesNoEstimateA
   const EstimateResult r = Estimate(T(10));
   EXPECT_FALSE(r.by_uid.count("default/next"));
   ASSERT_TRUE(r.unknown.count("default/next"));
-  EXPECT_EQ(r.unknown.at("default/next"), std::vector<std::string>{"default/mystery"});
+  EXPECT_EQ(r.unknown.at("default/next")->keys, std::vector<std::string>{"default/mystery"});
+  EXPECT_EQ(r.unknown.at("default/next")->total, 1u);
   EXPECT_FALSE(r.hit_limit);
+}
+
+// A pending workload waits only on its own cohort tree's holders: trees share
+// no quota. Every pending workload of a tree shares one list, at most
+// UnknownBlockers::kMaxKeys keys long whatever the number of holders, so the
+// result grows with pending + holders, not their product.
+TEST_F(StartTimeEstimatorTest, UnknownBlockersAreThoseOfTheTreeListedOnce) {
+  cqs_ = {ClusterQueueBuilder(names_, "a").Group({FlavorQuotasBuilder("f").Resource("cpu", "20")}).Cohort("c").Obj(),
+          ClusterQueueBuilder(names_, "a2").Group({FlavorQuotasBuilder("f").Resource("cpu", "0")}).Cohort("c").Obj(),
+          ClusterQueueBuilder(names_, "b").Group({FlavorQuotasBuilder("f").Resource("cpu", "1")}).Obj()};
+  snap_.emplace(names_, std::vector<ResourceFlavor>{FlavorBuilder("f").Obj()}, cqs_, std::vector<Cohort>{});
+  for (const char* cq : {"a", "a2", "b"}) queues_.AddOrUpdateClusterQueue(cq, QueueingStrategy::kBestEffortFIFO, "", true);
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_TRUE(snap_->AddWorkload(WorkloadBuilder(names_, "run-a-" + std::to_string(100 + i))
+                                       .Request("cpu", "1")
+                                       .Admitted("a", "f", T(0))
+                                       .Obj())
+                    .ok());
+  }
+  ASSERT_TRUE(snap_->AddWorkload(WorkloadBuilder(names_, "run-b").Request("cpu", "1").Admitted("b", "f", T(0)).Obj()).ok());
+  for (int i = 0; i < 50; ++i) {
+    ASSERT_TRUE(queues_.AddOrUpdateWorkload(
+        WorkloadBuilder(names_, "wait-a2-" + std::to_string(i)).Request("cpu", "1").Queue("a2").Created(T(i)).Obj(), T(i)));
+  }
+  ASSERT_TRUE(queues_.AddOrUpdateWorkload(WorkloadBuilder(names_, "wait-b").Request("cpu", "1").Queue("b").Created(T(1)).Obj(), T(1)));
+  const EstimateResult r = Estimate(T(10));
+  EXPECT_TRUE(r.by_uid.empty());
+  ASSERT_EQ(r.unknown.size(), 51u);
+  const auto& tree = r.unknown.at("default/wait-a2-0");
+  EXPECT_EQ(tree->total, 20u);
+  ASSERT_EQ(tree->keys.size(), UnknownBlockers::kMaxKeys);
+  EXPECT_EQ(tree->keys.front(), "default/run-a-100");
+  EXPECT_EQ(tree->keys.back(), "default/run-a-109");
+  for (int i = 0; i < 50; ++i) EXPECT_EQ(r.unknown.at("default/wait-a2-" + std::to_string(i)), tree);
+  EXPECT_EQ(r.unknown.at("default/wait-b")->keys, std::vector<std::string>{"default/run-b"});
+  EXPECT_EQ(r.unknown.at("default/wait-b")->total, 1u);
 }
 
 TEST_F(StartTimeEstimatorTest, AnOverrunningRunIsStillRunning) {

@@ -1032,9 +1032,9 @@ Status KueueController::RecomputeEstimates() {
     // A wait shorter than kEstimateRewriteMin is not worth a write (the next
     // cycles admit it); one already written is kept until it moves enough.
     if (e != nullptr && e->start - now < kEstimateRewriteMin && !written_estimates_.count(uid)) continue;
-    static const std::vector<std::string> kNone;
+    static const admission::UnknownBlockers kNone;
     auto u = r.unknown.find(uid);
-    const api::Condition c = EstimatedStartCondition(e, u == r.unknown.end() ? kNone : u->second, r.hit_limit, now);
+    const api::Condition c = EstimatedStartCondition(e, u == r.unknown.end() ? kNone : *u->second, r.hit_limit, now);
     std::optional<Time> start;
     if (e != nullptr) start = e->start;
     const std::string after = e != nullptr ? e->after : "";

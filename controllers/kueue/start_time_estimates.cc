@@ -145,20 +145,21 @@ std::string SourceWords(admission::RunTimeSource s) {
   return "run times unknown";
 }
 
-std::string Blockers(const std::vector<std::string>& keys) {
+std::string Blockers(const admission::UnknownBlockers& b) {
   std::string out;
-  const size_t shown = std::min<size_t>(keys.size(), 5);
-  for (size_t i = 0; i < shown; ++i) out += (i ? ", " : "") + keys[i];
-  if (keys.size() > shown) out += fmt::format(" and {} more", keys.size() - shown);
+  const size_t shown = std::min<size_t>(b.keys.size(), 5);
+  for (size_t i = 0; i < shown; ++i) out += (i ? ", " : "") + b.keys[i];
+  const size_t total = std::max(b.total, b.keys.size());
+  if (total > shown) out += fmt::format(" and {} more", total - shown);
   return out;
 }
 
 }  // namespace
 
-api::Condition EstimatedStartCondition(const admission::StartEstimate* e, const std::vector<std::string>& blockers,
+api::Condition EstimatedStartCondition(const admission::StartEstimate* e, const admission::UnknownBlockers& blockers,
                                        bool hit_limit, Time now) {
   if (e == nullptr) {
-    if (hit_limit || blockers.empty()) {
+    if (hit_limit || blockers.keys.empty()) {
       return {kEstimatedStartCondition, "False", "BeyondHorizon",
               "No estimate: the replay of the queue stopped before reaching this workload"};
     }
@@ -180,11 +181,13 @@ api::Condition EstimatedStartCondition(const admission::StartEstimate* e, const 
           fmt::format("{}, after {} ends; {}", when, e->after, SourceWords(*e->source))};
 }
 
-api::Object EstimateJson(const admission::StartEstimate* e, const std::vector<std::string>& blockers, Time now) {
+api::Object EstimateJson(const admission::StartEstimate* e, const admission::UnknownBlockers& blockers, Time now) {
   if (e == nullptr) {
     api::Object waits = api::Object::array();
-    for (const std::string& b : blockers) waits.push_back(b);
-    return {{"source", "Unknown"}, {"waitsFor", std::move(waits)}};
+    for (const std::string& b : blockers.keys) waits.push_back(b);
+    api::Object out = {{"source", "Unknown"}, {"waitsFor", std::move(waits)}};
+    if (blockers.total > blockers.keys.size()) out["waitsForTotal"] = blockers.total;
+    return out;
   }
   auto secs = [](Duration d) { return std::chrono::duration_cast<std::chrono::seconds>(d).count(); };
   api::Object out = {{"time", FormatRfc3339(e->start)},

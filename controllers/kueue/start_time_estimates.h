@@ -97,17 +97,18 @@ admission::RunTime RunTimeOf(const api::Object& workload, std::optional<Duration
                              const RunTimeHistory& history);
 
 // The EstimatedStart condition of a pending Workload: from its estimate, or,
-// without one, from the keys of the quota holders of unknown run time it
-// waits for (`hit_limit`: the replay stopped before reaching it). `now` is
-// what "in 40m" counts from.
+// without one, from the quota holders of unknown run time it waits for (the
+// message names the first 5 and counts the rest; `hit_limit`: the replay
+// stopped before reaching it). `now` is what "in 40m" counts from.
 api::Condition EstimatedStartCondition(const admission::StartEstimate* estimate,
-                                       const std::vector<std::string>& unknown_blockers, bool hit_limit, Time now);
+                                       const admission::UnknownBlockers& unknown_blockers, bool hit_limit, Time now);
 
 // The visibility API's `estimatedStart` of a pending workload:
 // {"time": RFC 3339, "waitSeconds", "uncertaintySeconds", "source",
 //  "upperBound", "after"} with an estimate, else {"source": "Unknown",
-//  "waitsFor": [...]}.
-api::Object EstimateJson(const admission::StartEstimate* estimate, const std::vector<std::string>& unknown_blockers,
+//  "waitsFor": [at most UnknownBlockers::kMaxKeys keys], "waitsForTotal"
+//  (only when more wait than are listed)}.
+api::Object EstimateJson(const admission::StartEstimate* estimate, const admission::UnknownBlockers& unknown_blockers,
                          Time now);
 
 // Whether an update of a Workload changed what a replay reads of it: spec,

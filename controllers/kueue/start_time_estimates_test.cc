@@ -107,7 +107,7 @@ TEST(EstimatedStartConditionTest, WordsForEachCase) {
             "finished workloads of the same LocalQueue and shape");
   admission::StartEstimate backoff{now + seconds(30), {}, std::nullopt, false, ""};
   EXPECT_EQ(EstimatedStartCondition(&backoff, {}, false, now).reason, "RequeueBackoff");
-  c = EstimatedStartCondition(nullptr, {"ns/a", "ns/b"}, false, now);
+  c = EstimatedStartCondition(nullptr, {{"ns/a", "ns/b"}, 2}, false, now);
   EXPECT_EQ(c.status, "False");
   EXPECT_EQ(c.reason, "UnknownRunTime");
   EXPECT_EQ(c.message,
@@ -122,7 +122,13 @@ TEST(EstimatedStartConditionTest, WordsForEachCase) {
   EXPECT_EQ(j["source"], "RunTimeHistory");
   EXPECT_EQ(j["upperBound"], false);
   EXPECT_EQ(j["after"], "team-a/x");
-  EXPECT_EQ(EstimateJson(nullptr, {"ns/a"}, now), (api::Object{{"source", "Unknown"}, {"waitsFor", {"ns/a"}}}));
+  EXPECT_EQ(EstimateJson(nullptr, {{"ns/a"}, 1}, now), (api::Object{{"source", "Unknown"}, {"waitsFor", {"ns/a"}}}));
+  // Past the listed keys, the message and the JSON count the rest.
+  const admission::UnknownBlockers many{{"ns/a", "ns/b", "ns/c", "ns/d", "ns/e", "ns/f"}, 40};
+  EXPECT_EQ(EstimatedStartCondition(nullptr, many, false, now).message,
+            "No estimate: it waits for workloads whose run time is unknown: ns/a, ns/b, ns/c, ns/d, ns/e and 35 more "
+            "(set kueue.x-k8s.io/max-exec-time-seconds on their jobs)");
+  EXPECT_EQ(EstimateJson(nullptr, many, now)["waitsForTotal"], 40);
 }
 
 TEST(EstimateInputsChangedTest, OnlyWhatTheReplayReads) {

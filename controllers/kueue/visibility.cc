@@ -69,9 +69,9 @@ Object PendingWorkload(const PendingWorkloadEntry& e, int64_t position_in_lq, in
   if (estimates != nullptr) {
     const std::string uid = api::NestedString(wl, {"metadata", "uid"});
     if (auto it = estimates->result.by_uid.find(uid); it != estimates->result.by_uid.end()) {
-      out["estimatedStart"] = EstimateJson(&it->second, {}, estimates->at);
+      out["estimatedStart"] = EstimateJson(&it->second, admission::UnknownBlockers{}, estimates->at);
     } else if (auto u = estimates->result.unknown.find(uid); u != estimates->result.unknown.end()) {
-      out["estimatedStart"] = EstimateJson(nullptr, u->second, estimates->at);
+      out["estimatedStart"] = EstimateJson(nullptr, *u->second, estimates->at);
     }
   }
   return out;
