@@ -4,6 +4,7 @@
 
 #include "api/selectors.h"
 #include "api/conditions.h"
+#include "api/unstructured.h"
 #include "controllers/kueue/decoder.h"
 
 namespace berth::controllers::kueue {
@@ -96,6 +97,20 @@ KueueCache::KueueCache(client::SharedInformerFactory& factory) {
     return {q.local_queue};
   });
   (void)workloads_->AddIndexer(kOwnerIndex, client::OwnerUidIndexFunc());
+  // What the decoders of the tree read: spec and deletionTimestamp (a
+  // resync's OnUpdate(obj, obj) and status writes change neither).
+  client::ResourceEventHandler tree_changes;
+  tree_changes.on_add = [this](const client::ObjectPtr&, bool) { ++tree_version_; };
+  tree_changes.on_update = [this](const client::ObjectPtr& old_obj, const client::ObjectPtr& new_obj) {
+    if (old_obj == new_obj) return;
+    if (api::Field(*old_obj, "spec") != api::Field(*new_obj, "spec") ||
+        api::NestedField(*old_obj, {"metadata", "deletionTimestamp"}) !=
+            api::NestedField(*new_obj, {"metadata", "deletionTimestamp"})) {
+      ++tree_version_;
+    }
+  };
+  tree_changes.on_delete = [this](const client::ObjectPtr&, bool) { ++tree_version_; };
+  for (client::Informer* i : {flavors_, cqs_, cohorts_}) i->AddEventHandler(tree_changes);
 }
 
 std::vector<client::Informer*> KueueCache::informers() {
@@ -178,7 +193,11 @@ bool KueueCache::NamespaceSelected(const api::Object& cluster_queue, const std::
   return sel.value().Matches(labels);
 }
 
-admission::Snapshot KueueCache::BuildQueueSnapshot() {
+std::shared_ptr<const admission::Snapshot> KueueCache::QueueSnapshot() {
+  // Read before the informers: a change that lands during the build bumps
+  // the version again, and the next call rebuilds.
+  const uint64_t version = tree_version_.load();
+  if (queue_snapshot_ && queue_snapshot_version_ == version) return queue_snapshot_;
   std::vector<admission::ResourceFlavor> flavors;
   for (const auto& rf : flavors_->GetIndexer().List()) {
     flavors.push_back(*decoded_flavors_.Get(rf, [](const api::Object& o) { return DecodeResourceFlavor(o); }));
@@ -195,11 +214,14 @@ admission::Snapshot KueueCache::BuildQueueSnapshot() {
   decoded_flavors_.Sweep();
   decoded_cluster_queues_.Sweep();
   decoded_cohorts_.Sweep();
-  return admission::Snapshot(names_, std::move(flavors), std::move(cqs), std::move(cohorts));
+  queue_snapshot_ =
+      std::make_shared<const admission::Snapshot>(names_, std::move(flavors), std::move(cqs), std::move(cohorts));
+  queue_snapshot_version_ = version;
+  return queue_snapshot_;
 }
 
 admission::Snapshot KueueCache::BuildSnapshot() {
-  admission::Snapshot snap = BuildQueueSnapshot();
+  admission::Snapshot snap = *QueueSnapshot();
   // Only quota holders count: the quotaHolder index of every ClusterQueue
   // plus the assumed writes the informer has not shown yet, in key order, so
   // a snapshot costs O(workloads holding quota), not O(all workloads).

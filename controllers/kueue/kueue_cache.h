@@ -35,6 +35,8 @@
 // every decode with names() must run under the owning controller's lock.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -88,7 +90,14 @@ class KueueCache {
   // included. Caller holds its lock (names()).
   admission::Snapshot BuildSnapshot();
   // The same without workloads: the queue tree, activity and quotas only.
-  admission::Snapshot BuildQueueSnapshot();
+  // Built once per change of the tree: a flavor, ClusterQueue or Cohort
+  // added, deleted, or changed in what the decoder reads (spec,
+  // deletionTimestamp); their status writes reuse it, so a ClusterQueue's
+  // status reconcile costs O(1) in the number of queues, not O(queues).
+  // The change is seen by an event handler the cache registers at
+  // construction, before its owner's: a reconcile queued by the owner's
+  // handler for the same event reads the new tree. Caller holds its lock.
+  std::shared_ptr<const admission::Snapshot> QueueSnapshot();
   // Decodes a workload, resolving its ClusterQueue from its LocalQueue when it
   // holds no quota, and the namespaceSelector verdict. Caller holds its lock.
   admission::Workload Decode(const api::Object& workload);
@@ -151,6 +160,10 @@ class KueueCache {
   DecodedCache<admission::ClusterQueue> decoded_cluster_queues_;
   DecodedCache<admission::Cohort> decoded_cohorts_;
   DecodedCache<admission::Workload> decoded_workloads_;
+  // QueueSnapshot: bumped by the flavor, ClusterQueue and Cohort handlers.
+  std::atomic<uint64_t> tree_version_{1};
+  uint64_t queue_snapshot_version_ = 0;  // under the owner's lock, as below
+  std::shared_ptr<const admission::Snapshot> queue_snapshot_;
 };
 
 }  // namespace berth::controllers::kueue

@@ -507,7 +507,8 @@ Status KueueController::ReconcileClusterQueue(const std::string& name) {
       return Status::Ok();
     }
     // Status needs the queue tree (activity, cohort root), not the usage.
-    admission::Snapshot snap = cache_.BuildQueueSnapshot();
+    const std::shared_ptr<const admission::Snapshot> tree = cache_.QueueSnapshot();
+    const admission::Snapshot& snap = *tree;
     const int idx = snap.ClusterQueueIndex(name);
     if (idx >= 0) {
       std::vector<std::string>& ancestors = cq_ancestors_[name];
@@ -893,6 +894,7 @@ double KueueController::PublishLocalQueueUsage(const std::string& key, const api
 // Estimated start times
 
 void KueueController::RequestEstimates(const std::string& cluster_queue) {
+  Duration delay = options_.estimate_period;
   {
     std::lock_guard<std::mutex> lock(estimates_mu_);
     if (cluster_queue.empty()) {
@@ -900,8 +902,9 @@ void KueueController::RequestEstimates(const std::string& cluster_queue) {
     } else {
       estimate_dirty_.insert(cluster_queue);
     }
+    delay = EstimateDelay(delay, estimate_pass_duration_);
   }
-  if (options_.estimate_period > Duration::zero()) estimate_queue_->queue().AddAfter("all", options_.estimate_period);
+  if (options_.estimate_period > Duration::zero()) estimate_queue_->queue().AddAfter("all", delay);
 }
 
 std::shared_ptr<const KueueController::Estimates> KueueController::LatestEstimates() const {
@@ -1083,6 +1086,10 @@ Status KueueController::RecomputeEstimates() {
       }
     }
     it = written_estimates_.erase(it);
+  }
+  {
+    std::lock_guard<std::mutex> lock(estimates_mu_);
+    estimate_pass_duration_ = clock_.Now() - now;
   }
   if (more) RequestEstimates("");
   return first_error;

@@ -128,7 +128,10 @@ struct KueueControllerOptions {
   // (or unknown), then rewritten when it moved by more than
   // max(kEstimateRewriteMin, 10 % of the wait) or its reason or the workload
   // it waits for changed, at most `estimate_writes_per_pass` writes per pass
-  // (the rest follow at the next). Zero period: off.
+  // (the rest follow at the next). Zero period: off. A pass also waits at
+  // least kEstimateDutyFactor times the previous pass's duration, so the
+  // replay takes at most about 1/kEstimateDutyFactor of a core however long
+  // the queues grow (a 50,000-Workload backlog makes a pass take seconds).
   Duration estimate_period{};
   size_t estimate_writes_per_pass = 200;
 };
@@ -292,6 +295,7 @@ class KueueController {
   std::shared_ptr<const Estimates> estimates_;
   std::set<std::string> estimate_dirty_;  // ClusterQueues whose trees changed
   bool estimate_dirty_all_ = false;
+  Duration estimate_pass_duration_{};  // the last pass's, by the Clock
   // uid -> the EstimatedStart condition last written (and the start it said).
   struct WrittenEstimate {
     std::string key;

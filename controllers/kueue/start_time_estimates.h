@@ -39,6 +39,7 @@
 // are pure.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <list>
 #include <map>
@@ -61,6 +62,16 @@ inline constexpr char kEstimatedStartCondition[] = "EstimatedStart";
 // by 10 % of the wait, whichever is larger (or when its reason or the
 // workload it waits for changed).
 inline constexpr Duration kEstimateRewriteMin = std::chrono::seconds(60);
+// The next estimate pass waits at least this many times the previous pass's
+// duration: the replay's share of a core stays at most about 1/10 (Slurm's
+// backfill scheduler bounds itself the same way, bf_interval and
+// bf_max_time).
+inline constexpr int kEstimateDutyFactor = 10;
+// How long after a request the next pass runs: `period`, or
+// kEstimateDutyFactor × `last_pass` when that is longer.
+inline Duration EstimateDelay(Duration period, Duration last_pass) {
+  return std::max(period, last_pass * kEstimateDutyFactor);
+}
 // Samples kept per (LocalQueue, shape), and (LocalQueue, shape) pairs kept
 // (the least recently recorded is forgotten first): at most 4,096 × 32
 // durations.

@@ -131,6 +131,12 @@ TEST(EstimatedStartConditionTest, WordsForEachCase) {
   EXPECT_EQ(EstimateJson(nullptr, many, now)["waitsForTotal"], 40);
 }
 
+TEST(EstimateDelayTest, APassWaitsTenTimesThePreviousPassWhenThatIsLongerThanThePeriod) {
+  EXPECT_EQ(EstimateDelay(seconds(5), Duration::zero()), seconds(5));
+  EXPECT_EQ(EstimateDelay(seconds(5), std::chrono::milliseconds(400)), seconds(5));
+  EXPECT_EQ(EstimateDelay(seconds(5), seconds(2)), seconds(20));
+}
+
 TEST(EstimateInputsChangedTest, OnlyWhatTheReplayReads) {
   api::Object before = WorkloadJson();
   api::SetCondition(&before, {"QuotaReserved", "False", "Pending", "couldn't assign flavors"}, Time());
