@@ -1,5 +1,6 @@
 #include "controllers/kueue/kueue_cache.h"
 
+#include <algorithm>
 #include <set>
 
 #include "api/selectors.h"
@@ -220,15 +221,20 @@ std::shared_ptr<const admission::Snapshot> KueueCache::QueueSnapshot() {
   return queue_snapshot_;
 }
 
-admission::Snapshot KueueCache::BuildSnapshot() {
+admission::Snapshot KueueCache::BuildSnapshot(const std::vector<std::string>* cluster_queues) {
   admission::Snapshot snap = *QueueSnapshot();
   // Only quota holders count: the quotaHolder index of every ClusterQueue
   // plus the assumed writes the informer has not shown yet, in key order, so
   // a snapshot costs O(workloads holding quota), not O(all workloads).
   std::set<std::string> keys;
-  for (const auto& cq : cqs_->GetIndexer().List()) {
-    auto held = workloads_->GetIndexer().IndexKeys(kQuotaHolderIndex, api::Name(*cq));
+  auto add_held = [&](const std::string& cq) {
+    auto held = workloads_->GetIndexer().IndexKeys(kQuotaHolderIndex, cq);
     if (held.ok()) keys.insert(held.value().begin(), held.value().end());
+  };
+  if (cluster_queues != nullptr) {
+    for (const std::string& cq : *cluster_queues) add_held(cq);
+  } else {
+    for (const auto& cq : cqs_->GetIndexer().List()) add_held(api::Name(*cq));
   }
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -242,10 +248,16 @@ admission::Snapshot KueueCache::BuildSnapshot() {
     std::shared_ptr<const admission::Workload> w =
         decoded_workloads_.Get(key, wl, [this](const api::Object& o) { return DecodeWorkload(o, names_); });
     if (w->finished || w->state == admission::AdmissionState::kPending) continue;
+    if (cluster_queues != nullptr && w->admission &&
+        std::find(cluster_queues->begin(), cluster_queues->end(), w->admission->cluster_queue) ==
+            cluster_queues->end()) {
+      continue;  // an assumed write to another ClusterQueue
+    }
     // A workload admitted to a since-deleted ClusterQueue holds nothing here.
     (void)snap.AddWorkload(*w);
   }
-  decoded_workloads_.Sweep();
+  // A partial build looked up only some: sweeping would drop the others'.
+  if (cluster_queues == nullptr) decoded_workloads_.Sweep();
   return snap;
 }
 

@@ -88,7 +88,11 @@ class KueueCache {
   // The engine's snapshot: every flavor, ClusterQueue and Cohort, and every
   // unfinished workload holding quota (QuotaReserved=True), evicting ones
   // included. Caller holds its lock (names()).
-  admission::Snapshot BuildSnapshot();
+  // With `cluster_queues`, only their quota holders are added: the usage of
+  // every other ClusterQueue reads zero, so such a snapshot answers only for
+  // nodes whose subtree is within the list (a Cohort's or a ClusterQueue's own
+  // usage, share and metrics), at O(their holders) instead of O(all holders).
+  admission::Snapshot BuildSnapshot(const std::vector<std::string>* cluster_queues = nullptr);
   // The same without workloads: the queue tree, activity and quotas only.
   // Built once per change of the tree: a flavor, ClusterQueue or Cohort
   // added, deleted, or changed in what the decoder reads (spec,

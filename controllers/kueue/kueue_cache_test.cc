@@ -94,5 +94,63 @@ TEST_F(QueueSnapshotTest, StatusWritesReuseTheTreeAndSpecChangesRebuildIt) {
   EXPECT_TRUE(second->Active(second->ClusterQueueIndex("a")));
 }
 
+// A Workload holding `cpu` of flavor "default" in ClusterQueue `cq`.
+api::Object Holder(const std::string& name, const std::string& cq, const std::string& cpu) {
+  api::Object wl = api::Object::parse(R"({
+    "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
+    "metadata": {"namespace": "ns"},
+    "spec": {"podSets": [{"name": "main", "count": 1, "template": {"spec": {"containers": []}}}]},
+    "status": {
+      "admission": {"podSetAssignments": [{"name": "main", "count": 1, "flavors": {"cpu": "default"}}]},
+      "conditions": [{"type": "QuotaReserved", "status": "True", "reason": "QuotaReserved",
+                      "lastTransitionTime": "2026-01-01T00:00:00Z"}]}})");
+  wl["metadata"]["name"] = name;
+  wl["metadata"]["uid"] = "uid-" + name;
+  wl["status"]["admission"]["clusterQueue"] = cq;
+  wl["status"]["admission"]["podSetAssignments"][0]["resourceUsage"] = {{"cpu", cpu}};
+  return wl;
+}
+
+// BuildSnapshot(&cluster_queues) adds the listed ClusterQueues' holders only
+// (informer and assumed), so their usage and their Cohort's read as in a full
+// build when the Cohort's subtree is the list.
+TEST_F(QueueSnapshotTest, APartialSnapshotHoldsTheListedQueuesHolders) {
+  ASSERT_TRUE(client_.Create(kClusterQueues, ClusterQueue("b", "4", "team")).ok());
+  ASSERT_TRUE(client_.Create(kClusterQueues, ClusterQueue("c", "4", "team")).ok());
+  for (auto [name, cq] : {std::pair{"wa", "a"}, {"wb", "b"}, {"wc", "c"}}) {
+    ASSERT_TRUE(client_.Create(kWorkloads.Namespace("ns"), Holder(name, cq, "1")).ok());
+  }
+  // A pending Workload whose admission to "a" the informer has not shown yet.
+  api::Object pending = Holder("wa2", "a", "2");
+  pending.erase("status");
+  auto created = client_.Create(kWorkloads.Namespace("ns"), pending);
+  ASSERT_TRUE(created.ok());
+  Wait();
+  api::Object assumed = Holder("wa2", "a", "2");
+  assumed["metadata"] = created.value()["metadata"];
+  assumed["metadata"]["resourceVersion"] = "999999";
+  cache_.Assume(assumed);
+
+  auto usage = [](const admission::Snapshot& s, const std::string& node_name) {
+    int node = s.ClusterQueueIndex(node_name);
+    if (node < 0) node = s.CohortIndex(node_name);
+    return s.Usage(node, s.FindFr(s.FlavorIndex("default"), s.names().Find("cpu")));
+  };
+  const admission::Snapshot full = cache_.BuildSnapshot();
+  EXPECT_EQ(usage(full, "a"), 3000);
+  EXPECT_EQ(usage(full, "b"), 1000);
+  EXPECT_EQ(usage(full, "team"), 2000);
+
+  const std::vector<std::string> team = {"b", "c"};
+  const admission::Snapshot partial = cache_.BuildSnapshot(&team);
+  EXPECT_EQ(usage(partial, "team"), usage(full, "team"));
+  EXPECT_EQ(usage(partial, "b"), 1000);
+  EXPECT_EQ(usage(partial, "a"), 0);
+
+  const std::vector<std::string> only_a = {"a"};
+  EXPECT_EQ(usage(cache_.BuildSnapshot(&only_a), "a"), 3000);  // the assumed one included
+  EXPECT_EQ(usage(cache_.BuildSnapshot(&only_a), "team"), 0);
+}
+
 }  // namespace
 }  // namespace berth::controllers::kueue

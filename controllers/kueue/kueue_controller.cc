@@ -536,7 +536,8 @@ Status KueueController::ReconcileClusterQueue(const std::string& name) {
     // the ancestor Cohorts' shares move with it.
     std::optional<double> share;
     if (options_.config.fair_sharing.enable && idx >= 0) {
-      const admission::Snapshot usage = cache_.BuildSnapshot();
+      const std::vector<std::string> own = {name};
+      const admission::Snapshot usage = cache_.BuildSnapshot(&own);
       const admission::DominantResourceShare drs = admission::ComputeDRS(usage, usage.ClusterQueueIndex(name));
       share = drs.PreciseWeightedShare();
       status["fairSharing"] = {{"weightedShare", drs.RoundedWeightedShare()}};
@@ -578,7 +579,15 @@ Status KueueController::ReconcileCohort(const std::string& name) {
   std::optional<admission::DominantResourceShare> drs;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    const admission::Snapshot snap = cache_.BuildSnapshot();
+    // Only the subtree's quota holders: its usage, share and metrics read no other.
+    std::vector<std::string> subtree;
+    const std::shared_ptr<const admission::Snapshot> tree = cache_.QueueSnapshot();
+    if (const int n = tree->CohortIndex(name); n >= 0) {
+      std::vector<int> cqs;
+      tree->SubtreeClusterQueues(n, &cqs);
+      for (int cq : cqs) subtree.push_back(tree->NodeName(cq));
+    }
+    const admission::Snapshot snap = cache_.BuildSnapshot(&subtree);
     const int node = snap.CohortIndex(name);
     if (node >= 0 && options_.config.fair_sharing.enable) drs = admission::ComputeDRS(snap, node);
     if (options_.metrics && node >= 0) {
