@@ -349,6 +349,11 @@ class ApiServer::Impl {
   // Object (or one-row Table) response.
   HttpResponse ObjectResponse(const ResourceRequest& r, int code, const json& stored,
                               const std::vector<std::string>& warnings = {}) const;
+  // The same for a stored object; an in-process caller that takes objects
+  // (HttpRequest::take_objects) gets the stored one itself, with an empty
+  // body, when it needs no conversion and no Table.
+  HttpResponse StoredObjectResponse(const ResourceRequest& r, int code, const store::ObjectPtr& stored,
+                                    const std::vector<std::string>& warnings = {}) const;
   const TableConvertor& TableFor(const ResourceRequest& r) const {
     return tables_.at(std::make_pair(r.def, r.version));
   }
@@ -825,6 +830,18 @@ HandlerResult ApiServer::Impl::HandleResourceOf(const HttpRequest& req, RequestI
 // ---------------------------------------------------------------------------
 // Helpers
 
+HttpResponse ApiServer::Impl::StoredObjectResponse(const ResourceRequest& r, int code, const store::ObjectPtr& stored,
+                                                   const std::vector<std::string>& warnings) const {
+  if (r.http == nullptr || !r.http->take_objects || r.table || !InRequestVersion(r, *stored)) {
+    return ObjectResponse(r, code, *stored, warnings);
+  }
+  HttpResponse resp;
+  resp.status = code;
+  resp.objects.push_back(stored);
+  AddWarnings(&resp, warnings);
+  return resp;
+}
+
 HttpResponse ApiServer::Impl::ObjectResponse(const ResourceRequest& r, int code, const json& stored,
                                              const std::vector<std::string>& warnings) const {
   json holder;
@@ -949,7 +966,9 @@ StatusOr<std::shared_ptr<const std::string>> ApiServer::Impl::ObjectText(const R
 HttpResponse ApiServer::Impl::Get(const ResourceRequest& r) {
   auto obj = store_.GetShared(store::ObjectKey{r.stored, r.info.namespace_, r.info.name});
   if (!obj.ok()) return Error(r, obj.status());
-  if (r.table) return ObjectResponse(r, 200, **obj);
+  if (r.table || (r.http != nullptr && r.http->take_objects && InRequestVersion(r, **obj))) {
+    return StoredObjectResponse(r, 200, *obj);
+  }
   auto text = ObjectText(r, *obj);
   if (!text.ok()) return Error(r, text.status());
   HttpResponse resp;
@@ -1171,7 +1190,7 @@ HttpResponse ApiServer::Impl::CreateObject(const ResourceRequest& r, const Write
     if (!admitted.ok()) return Error(r, admitted.status(), name);
     if (wopts.dry_run) return ObjectResponse(r, 201, admitted->object, admitted->warnings);
     auto stored = store_.CreateShared(r.stored, std::move(admitted->object));
-    if (stored.ok()) return ObjectResponse(r, 201, **stored, admitted->warnings);
+    if (stored.ok()) return StoredObjectResponse(r, 201, *stored, admitted->warnings);
     if (generate && stored.status().code() == Code::kAlreadyExists && attempt < kGenerateAttempts) continue;
     return Error(r, stored.status(), name);
   }
@@ -1208,7 +1227,7 @@ HttpResponse ApiServer::Impl::Update(const ResourceRequest& r) {
   }
   auto stored = store_.UpdateShared(r.stored, std::move(admitted->object));
   if (!stored.ok()) return Error(r, stored.status());
-  return ObjectResponse(r, 200, **stored, admitted->warnings);
+  return StoredObjectResponse(r, 200, *stored, admitted->warnings);
 }
 
 HttpResponse ApiServer::Impl::CreateOnUpdate(const ResourceRequest& r, const WriteOptions& wopts, json object) {
@@ -1293,7 +1312,7 @@ HttpResponse ApiServer::Impl::Patch(const ResourceRequest& r) {
   }
   auto stored = store_.GuaranteedUpdateShared(key, mutate);
   if (!stored.ok()) return Error(r, stored.status());
-  return ObjectResponse(r, 200, **stored, warnings);
+  return StoredObjectResponse(r, 200, *stored, warnings);
 }
 
 namespace {

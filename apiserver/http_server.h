@@ -145,9 +145,11 @@ struct HttpResponse {
   std::string content_type = "application/json";
   HttpHeaders headers;  // extra headers, e.g. {"Warning", "299 - \"...\""}
   std::string body;
-  // A List's items handed over as they are stored (HttpRequest::take_objects,
-  // when every item is in the request's API version and not a Table); the
-  // body's `items` is then empty. Never set for a request from the network.
+  // Objects handed over as they are stored (HttpRequest::take_objects, when
+  // every one is in the request's API version and not a Table): a List's
+  // items (the body's `items` is then empty), or the one object a get,
+  // create, update or patch answers (the body is then empty). Never set for
+  // a request from the network.
   std::vector<std::shared_ptr<const api::Object>> objects;
 };
 

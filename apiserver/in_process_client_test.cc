@@ -548,5 +548,75 @@ TEST(InProcessClientTest, ListSharedHandsOverTheStoredObjects) {
   EXPECT_EQ(*viewed->items[0], listed->items.at(0));
 }
 
+// A get, create, update or patch over the in-process client answers with the
+// stored object handed over (no response body to encode and parse) when the
+// request's version is the stored one; in another version, or without
+// take_objects (the network's requests), the body carries it as over HTTP.
+// The client's answer is the same object either way.
+TEST(InProcessClientTest, AWriteOrGetHandsOverTheStoredObject) {
+  testing::TestApiServer test_server;
+  ASSERT_TRUE(test_server.server.EnsureSystemNamespaces().ok());
+  InProcessTransport transport(test_server.server);
+  auto client = NewInProcessClient(test_server.server);
+  const auto ref = kConfigMaps.Namespace("default");
+  auto stored = [&](const std::string& name) {
+    return test_server.store.GetShared({{"", "configmaps"}, "default", name}).value();
+  };
+  const std::string path = client::ResourcePath(ref);
+
+  client::RawRequest create{"POST", path, {}, ConfigMap("a").dump(), /*take_objects=*/true};
+  auto created = transport.Do(create);
+  ASSERT_TRUE(created.ok()) << created.status();
+  EXPECT_EQ(created->status, 201);
+  EXPECT_TRUE(created->body.empty());
+  ASSERT_EQ(created->objects.size(), 1u);
+  EXPECT_EQ(created->objects[0].get(), stored("a").get());
+
+  for (const char* method : {"GET", "PUT"}) {
+    client::RawRequest r{method, client::ResourcePath(ref, "a"), {}, "", /*take_objects=*/true};
+    if (std::string(method) == "PUT") r.body = stored("a")->dump();
+    auto answered = transport.Do(r);
+    ASSERT_TRUE(answered.ok()) << answered.status();
+    EXPECT_EQ(answered->status, 200) << method << " " << answered->body;
+    ASSERT_EQ(answered->objects.size(), 1u) << method;
+    EXPECT_EQ(answered->objects[0].get(), stored("a").get()) << method;
+  }
+  client::RawRequest patch{"PATCH", client::ResourcePath(ref, "a"), {{"Content-Type", "application/merge-patch+json"}},
+                           R"({"data":{"k":"patched"}})", /*take_objects=*/true};
+  auto patched = transport.Do(patch);
+  ASSERT_TRUE(patched.ok()) << patched.status();
+  ASSERT_EQ(patched->objects.size(), 1u);
+  EXPECT_EQ(patched->objects[0].get(), stored("a").get());
+  EXPECT_EQ((*stored("a"))["data"]["k"], "patched");
+
+  // Without take_objects: the body, equal to the stored object.
+  auto plain = transport.Do({"GET", client::ResourcePath(ref, "a"), {}, ""});
+  ASSERT_TRUE(plain.ok());
+  EXPECT_TRUE(plain->objects.empty());
+  EXPECT_EQ(api::Object::parse(plain->body), *stored("a"));
+  // A refused write hands nothing over.
+  auto conflict = transport.Do(create);
+  ASSERT_TRUE(conflict.ok());
+  EXPECT_EQ(conflict->status, 409);
+  EXPECT_TRUE(conflict->objects.empty());
+  EXPECT_FALSE(conflict->body.empty());
+
+  // Another version: a converted copy in the body.
+  const GroupVersionResource kEventsV1{"events.k8s.io", "v1", "events"};
+  ASSERT_TRUE(client->Create(GroupVersionResource{"", "v1", "events"}.Namespace("default"), CoreEvent("e1")).ok());
+  auto viewed = transport.Do({"GET", client::ResourcePath(kEventsV1.Namespace("default"), "e1"), {}, "", true});
+  ASSERT_TRUE(viewed.ok());
+  EXPECT_TRUE(viewed->objects.empty());
+  EXPECT_EQ(api::Object::parse(viewed->body)["apiVersion"], "events.k8s.io/v1");
+
+  // Through the client: the same answers as the body would give.
+  auto got = client->Get(ref, "a");
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(*got, *stored("a"));
+  auto viewed_by_client = client->Get(kEventsV1.Namespace("default"), "e1");
+  ASSERT_TRUE(viewed_by_client.ok());
+  EXPECT_EQ((*viewed_by_client)["note"], "Started container c");
+}
+
 }  // namespace
 }  // namespace berth::apiserver

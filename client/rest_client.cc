@@ -256,7 +256,11 @@ StatusOr<api::Object> RestClient::JsonCall(const RawRequest& r, const ResourceRe
   if (res.status < 200 || res.status >= 300) {
     return StatusFromResponse(res.status, res.body, Lower(r.method), ref.gvr.GroupResource().String(), name);
   }
-  if (objects != nullptr) *objects = std::move(res.objects);
+  if (objects != nullptr) {
+    *objects = std::move(res.objects);
+  } else if (res.body.empty() && res.objects.size() == 1) {
+    return *res.objects.front();  // the stored object, handed over: a copy, no parse
+  }
   api::Object obj = api::Object::parse(res.body, nullptr, /*allow_exceptions=*/false);
   if (obj.is_discarded() || !obj.is_object()) {
     return InternalError("unable to decode the response of " + r.method + " " + r.target + " as JSON");
@@ -267,7 +271,7 @@ StatusOr<api::Object> RestClient::JsonCall(const RawRequest& r, const ResourceRe
 StatusOr<api::Object> RestClient::Get(const ResourceRef& ref, const std::string& name, const GetOptions& options) {
   Query q;
   if (!options.resource_version.empty()) q.emplace_back("resourceVersion", options.resource_version);
-  return JsonCall({"GET", WithQuery(ResourcePath(ref, name), std::move(q)), {}, ""}, ref, name);
+  return JsonCall({"GET", WithQuery(ResourcePath(ref, name), std::move(q)), {}, "", /*take_objects=*/true}, ref, name);
 }
 
 Status RestClient::ListCall(const ResourceRef& ref, const ListOptions& options, bool take_objects,
@@ -329,7 +333,8 @@ StatusOr<SharedObjectList> RestClient::ListShared(const ResourceRef& ref, const 
 StatusOr<api::Object> RestClient::Create(const ResourceRef& ref, const api::Object& obj, const CreateOptions& options) {
   Query q;
   AddWriteOptions(options, &q);
-  return JsonCall({"POST", WithQuery(ResourcePath(ref), std::move(q)), {}, obj.dump()}, ref, api::Name(obj));
+  return JsonCall({"POST", WithQuery(ResourcePath(ref), std::move(q)), {}, obj.dump(), /*take_objects=*/true}, ref,
+                  api::Name(obj));
 }
 
 StatusOr<api::Object> RestClient::Update(const ResourceRef& ref, const api::Object& obj, const UpdateOptions& options) {
@@ -337,7 +342,8 @@ StatusOr<api::Object> RestClient::Update(const ResourceRef& ref, const api::Obje
   AddWriteOptions(options, &q);
   const std::string& name = api::Name(obj);
   if (name.empty()) return BadRequestError("resource name may not be empty");
-  return JsonCall({"PUT", WithQuery(ResourcePath(ref, name), std::move(q)), {}, obj.dump()}, ref, name);
+  return JsonCall({"PUT", WithQuery(ResourcePath(ref, name), std::move(q)), {}, obj.dump(), /*take_objects=*/true}, ref,
+                  name);
 }
 
 StatusOr<api::Object> RestClient::UpdateStatus(const ResourceRef& ref, const api::Object& obj,
@@ -346,7 +352,9 @@ StatusOr<api::Object> RestClient::UpdateStatus(const ResourceRef& ref, const api
   AddWriteOptions(options, &q);
   const std::string& name = api::Name(obj);
   if (name.empty()) return BadRequestError("resource name may not be empty");
-  return JsonCall({"PUT", WithQuery(ResourcePath(ref, name, "status"), std::move(q)), {}, obj.dump()}, ref, name);
+  return JsonCall(
+      {"PUT", WithQuery(ResourcePath(ref, name, "status"), std::move(q)), {}, obj.dump(), /*take_objects=*/true}, ref,
+      name);
 }
 
 StatusOr<api::Object> RestClient::Patch(const ResourceRef& ref, const std::string& name, PatchType type,
@@ -355,7 +363,7 @@ StatusOr<api::Object> RestClient::Patch(const ResourceRef& ref, const std::strin
   AddWriteOptions(options, &q);
   if (options.force) q.emplace_back("force", *options.force ? "true" : "false");
   RawRequest r{"PATCH", WithQuery(ResourcePath(ref, name, options.subresource), std::move(q)),
-               {{"Content-Type", std::string(PatchContentType(type))}}, std::string(patch)};
+               {{"Content-Type", std::string(PatchContentType(type))}}, std::string(patch), /*take_objects=*/true};
   return JsonCall(r, ref, name);
 }
 

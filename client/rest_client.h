@@ -49,16 +49,18 @@ struct RawRequest {
   std::string target;          // path + query, e.g. "/version"
   HeaderList headers;          // extra headers (Accept/Content-Type override the defaults)
   std::string body;
-  // The caller takes a List's items as RawResponse::objects from a transport
-  // that holds them decoded (the in-process one); others ignore it.
+  // The caller takes a List's items, or the one object answered, as
+  // RawResponse::objects from a transport that holds them decoded (the
+  // in-process one); others ignore it.
   bool take_objects = false;
 };
 struct RawResponse {
   int status = 0;
   std::string content_type;
   std::string body;
-  // With RawRequest::take_objects, a List's items handed over as they are
-  // (shared, immutable); the body's `items` is then empty. Otherwise empty.
+  // With RawRequest::take_objects, a List's items (the body's `items` is
+  // then empty) or the one object answered (the body is then empty), handed
+  // over as they are stored (shared, immutable). Otherwise empty.
   std::vector<ObjectPtr> objects;
 };
 
