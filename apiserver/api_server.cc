@@ -832,7 +832,9 @@ HandlerResult ApiServer::Impl::HandleResourceOf(const HttpRequest& req, RequestI
 
 HttpResponse ApiServer::Impl::StoredObjectResponse(const ResourceRequest& r, int code, const store::ObjectPtr& stored,
                                                    const std::vector<std::string>& warnings) const {
-  if (r.http == nullptr || !r.http->take_objects || r.table || !InRequestVersion(r, *stored)) {
+  // Handed over only as JSON would be: a YAML answer is encoded from the body.
+  if (r.http == nullptr || !r.http->take_objects || r.table || !InRequestVersion(r, *stored) ||
+      NegotiateResponseMediaType(r.http->Header("Accept"), r.def->builtin) != ResponseMediaType::kJson) {
     return ObjectResponse(r, code, *stored, warnings);
   }
   HttpResponse resp;
@@ -966,7 +968,8 @@ StatusOr<std::shared_ptr<const std::string>> ApiServer::Impl::ObjectText(const R
 HttpResponse ApiServer::Impl::Get(const ResourceRequest& r) {
   auto obj = store_.GetShared(store::ObjectKey{r.stored, r.info.namespace_, r.info.name});
   if (!obj.ok()) return Error(r, obj.status());
-  if (r.table || (r.http != nullptr && r.http->take_objects && InRequestVersion(r, **obj))) {
+  if (r.table || (r.http != nullptr && r.http->take_objects && InRequestVersion(r, **obj) &&
+                   NegotiateResponseMediaType(r.http->Header("Accept"), r.def->builtin) == ResponseMediaType::kJson)) {
     return StoredObjectResponse(r, 200, *obj);
   }
   auto text = ObjectText(r, *obj);

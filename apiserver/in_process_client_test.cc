@@ -589,6 +589,13 @@ TEST(InProcessClientTest, AWriteOrGetHandsOverTheStoredObject) {
   EXPECT_EQ(patched->objects[0].get(), stored("a").get());
   EXPECT_EQ((*stored("a"))["data"]["k"], "patched");
 
+  // Asked for YAML: the body, in YAML, as over HTTP.
+  auto yaml = transport.Do({"GET", client::ResourcePath(ref, "a"), {{"Accept", "application/yaml"}}, "", true});
+  ASSERT_TRUE(yaml.ok());
+  EXPECT_TRUE(yaml->objects.empty());
+  EXPECT_EQ(yaml->content_type, "application/yaml");
+  EXPECT_NE(yaml->body.find("name: a"), std::string::npos) << yaml->body;
+
   // Without take_objects: the body, equal to the stored object.
   auto plain = transport.Do({"GET", client::ResourcePath(ref, "a"), {}, ""});
   ASSERT_TRUE(plain.ok());

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <set>
+#include <string_view>
+#include <unordered_set>
 
 #include "api/selectors.h"
 #include "api/conditions.h"
@@ -221,25 +223,35 @@ std::shared_ptr<const admission::Snapshot> KueueCache::QueueSnapshot() {
   return queue_snapshot_;
 }
 
-admission::Snapshot KueueCache::BuildSnapshot(const std::vector<std::string>* cluster_queues) {
-  admission::Snapshot snap = *QueueSnapshot();
+admission::Snapshot KueueCache::BuildSnapshot(const std::vector<std::string>* cluster_queues,
+                                              std::shared_ptr<const admission::Snapshot> tree) {
+  admission::Snapshot snap = tree ? *tree : *QueueSnapshot();
   // Only quota holders count: the quotaHolder index of every ClusterQueue
-  // plus the assumed writes the informer has not shown yet, in key order, so
-  // a snapshot costs O(workloads holding quota), not O(all workloads).
+  // (or of the listed ones) plus the assumed writes the informer has not
+  // shown yet, in key order, so a snapshot costs O(workloads holding quota),
+  // not O(all workloads).
   std::set<std::string> keys;
   auto add_held = [&](const std::string& cq) {
     auto held = workloads_->GetIndexer().IndexKeys(kQuotaHolderIndex, cq);
     if (held.ok()) keys.insert(held.value().begin(), held.value().end());
   };
+  std::unordered_set<std::string_view> listed;
   if (cluster_queues != nullptr) {
-    for (const std::string& cq : *cluster_queues) add_held(cq);
+    for (const std::string& cq : *cluster_queues) {
+      add_held(cq);
+      listed.insert(cq);
+    }
   } else {
     for (const auto& cq : cqs_->GetIndexer().List()) add_held(api::Name(*cq));
   }
+  std::set<std::string> assumed_keys;  // checked against the list once decoded
   {
     std::lock_guard<std::mutex> lock(mu_);
-    for (const auto& [key, wl] : assumed_) keys.insert(key);
+    for (const auto& [key, wl] : assumed_) {
+      if (!keys.count(key)) assumed_keys.insert(key);
+    }
   }
+  keys.insert(assumed_keys.begin(), assumed_keys.end());
   for (const std::string& key : keys) {
     client::ObjectPtr wl = GetWorkload(key);
     if (!wl) continue;
@@ -248,9 +260,8 @@ admission::Snapshot KueueCache::BuildSnapshot(const std::vector<std::string>* cl
     std::shared_ptr<const admission::Workload> w =
         decoded_workloads_.Get(key, wl, [this](const api::Object& o) { return DecodeWorkload(o, names_); });
     if (w->finished || w->state == admission::AdmissionState::kPending) continue;
-    if (cluster_queues != nullptr && w->admission &&
-        std::find(cluster_queues->begin(), cluster_queues->end(), w->admission->cluster_queue) ==
-            cluster_queues->end()) {
+    if (cluster_queues != nullptr && assumed_keys.count(key) && w->admission &&
+        !listed.count(w->admission->cluster_queue)) {
       continue;  // an assumed write to another ClusterQueue
     }
     // A workload admitted to a since-deleted ClusterQueue holds nothing here.

@@ -91,16 +91,23 @@ class KueueCache {
   // With `cluster_queues`, only their quota holders are added: the usage of
   // every other ClusterQueue reads zero, so such a snapshot answers only for
   // nodes whose subtree is within the list (a Cohort's or a ClusterQueue's own
-  // usage, share and metrics), at O(their holders) instead of O(all holders).
-  admission::Snapshot BuildSnapshot(const std::vector<std::string>* cluster_queues = nullptr);
+  // usage, share and metrics), at O(their holders) instead of O(all holders)
+  // (plus a copy of the tree). `tree`: the QueueSnapshot() the caller already
+  // read (so both see the same queues); null: the current one.
+  admission::Snapshot BuildSnapshot(const std::vector<std::string>* cluster_queues = nullptr,
+                                    std::shared_ptr<const admission::Snapshot> tree = nullptr);
   // The same without workloads: the queue tree, activity and quotas only.
   // Built once per change of the tree: a flavor, ClusterQueue or Cohort
   // added, deleted, or changed in what the decoder reads (spec,
-  // deletionTimestamp); their status writes reuse it, so a ClusterQueue's
-  // status reconcile costs O(1) in the number of queues, not O(queues).
+  // deletionTimestamp); their status writes reuse it, so reading the tree
+  // costs O(1) in the number of queues, not O(queues).
   // The change is seen by an event handler the cache registers at
   // construction, before its owner's: a reconcile queued by the owner's
-  // handler for the same event reads the new tree. Caller holds its lock.
+  // handler for the same event reads the new tree. Like Kueue's cache, which
+  // its event handlers update, the tree trails the informer's cache by the
+  // notifications not yet delivered: a reconcile queued from another
+  // resource's event may read the tree before a change whose own event then
+  // queues it again. Caller holds its lock.
   std::shared_ptr<const admission::Snapshot> QueueSnapshot();
   // Decodes a workload, resolving its ClusterQueue from its LocalQueue when it
   // holds no quota, and the namespaceSelector verdict. Caller holds its lock.

@@ -94,6 +94,39 @@ TEST_F(QueueSnapshotTest, StatusWritesReuseTheTreeAndSpecChangesRebuildIt) {
   EXPECT_TRUE(second->Active(second->ClusterQueueIndex("a")));
 }
 
+// A Cohort's spec (its parent) is read by the tree; its status is not.
+TEST_F(QueueSnapshotTest, ACohortsParentRebuildsTheTreeAndItsStatusDoesNot) {
+  ASSERT_TRUE(client_.Create(kClusterQueues, ClusterQueue("b", "2", "team")).ok());
+  ASSERT_TRUE(client_
+                  .Create(kCohorts, {{"apiVersion", "kueue.x-k8s.io/v1beta2"},
+                                     {"kind", "Cohort"},
+                                     {"metadata", {{"name", "team"}}},
+                                     {"spec", api::Object::object()}})
+                  .ok());
+  Wait();
+  const auto before = cache_.QueueSnapshot();
+  EXPECT_FALSE(before->HasParent(before->CohortIndex("team")));
+
+  api::Object cohort = client_.Get(kCohorts, "team").value();
+  cohort["status"] = {{"fairSharing", {{"weightedShare", 0}}}};
+  ASSERT_TRUE(client_.UpdateStatus(kCohorts, cohort).ok());
+  api::Object flavor = client_.Get(kResourceFlavors, "default").value();
+  flavor["metadata"]["labels"] = {{"seen", "yes"}};  // metadata the decoder does not read
+  ASSERT_TRUE(client_.Update(kResourceFlavors, flavor).ok());
+  Wait();
+  EXPECT_EQ(cache_.QueueSnapshot(), before);
+
+  cohort = client_.Get(kCohorts, "team").value();
+  cohort["spec"]["parentName"] = "org";
+  ASSERT_TRUE(client_.Update(kCohorts, cohort).ok());
+  Wait();
+  const auto after = cache_.QueueSnapshot();
+  ASSERT_NE(after, before);
+  const int team = after->CohortIndex("team");
+  ASSERT_TRUE(after->HasParent(team));
+  EXPECT_EQ(after->NodeName(after->Parent(team)), "org");
+}
+
 // A Workload holding `cpu` of flavor "default" in ClusterQueue `cq`.
 api::Object Holder(const std::string& name, const std::string& cq, const std::string& cpu) {
   api::Object wl = api::Object::parse(R"({

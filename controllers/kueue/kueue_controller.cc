@@ -537,8 +537,8 @@ Status KueueController::ReconcileClusterQueue(const std::string& name) {
     std::optional<double> share;
     if (options_.config.fair_sharing.enable && idx >= 0) {
       const std::vector<std::string> own = {name};
-      const admission::Snapshot usage = cache_.BuildSnapshot(&own);
-      const admission::DominantResourceShare drs = admission::ComputeDRS(usage, usage.ClusterQueueIndex(name));
+      const admission::Snapshot usage = cache_.BuildSnapshot(&own, tree);  // the same tree as idx
+      const admission::DominantResourceShare drs = admission::ComputeDRS(usage, idx);
       share = drs.PreciseWeightedShare();
       status["fairSharing"] = {{"weightedShare", drs.RoundedWeightedShare()}};
     } else {
@@ -587,7 +587,7 @@ Status KueueController::ReconcileCohort(const std::string& name) {
       tree->SubtreeClusterQueues(n, &cqs);
       for (int cq : cqs) subtree.push_back(tree->NodeName(cq));
     }
-    const admission::Snapshot snap = cache_.BuildSnapshot(&subtree);
+    const admission::Snapshot snap = cache_.BuildSnapshot(&subtree, tree);  // the subtree's tree
     const int node = snap.CohortIndex(name);
     if (node >= 0 && options_.config.fair_sharing.enable) drs = admission::ComputeDRS(snap, node);
     if (options_.metrics && node >= 0) {
