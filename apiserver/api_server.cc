@@ -1150,9 +1150,10 @@ HandlerResult ApiServer::Impl::Watch(const ResourceRequest& r) {
     return sr;
   }
   auto shared_watcher = std::make_shared<std::unique_ptr<store::Watcher>>(std::move(watcher).value());
-  sr.start = [this, shared_watcher, relay, initial = std::move(initial),
-              encoders = std::move(encoders)](std::shared_ptr<ResponseStream> stream) mutable {
-    Status s = pump_.Add(std::move(*shared_watcher), relay, std::move(initial), std::move(encoders), stream);
+  sr.start = [this, shared_watcher, relay, initial = std::move(initial), encoders = std::move(encoders),
+              timeout](std::shared_ptr<ResponseStream> stream) mutable {
+    Status s =
+        pump_.Add(std::move(*shared_watcher), relay, std::move(initial), std::move(encoders), stream, timeout);
     if (!s.ok()) stream->Close();
   };
   return sr;

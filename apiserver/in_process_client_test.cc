@@ -6,9 +6,11 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "apiserver/testing/test_api_server.h"
@@ -623,6 +625,54 @@ TEST(InProcessClientTest, AWriteOrGetHandsOverTheStoredObject) {
   auto viewed_by_client = client->Get(kEventsV1.Namespace("default"), "e1");
   ASSERT_TRUE(viewed_by_client.ok());
   EXPECT_EQ((*viewed_by_client)["note"], "Started container c");
+}
+
+// A watch that asked for bookmarks gets one shortly before its timeout ends
+// it (kube-apiserver's cacher sends it 2 s before), at the store's current
+// revision, even when the bookmark interval (60 s of a clock that does not
+// move here) has not passed and other watches keep the pump busy: the client
+// rewatches from a revision still in the history instead of relisting.
+TEST(InProcessClientTest, AQuietWatchGetsABookmarkBeforeItsTimeoutWhileOthersAreBusy) {
+  testing::TestApiServer test_server;
+  ASSERT_TRUE(test_server.server.EnsureSystemNamespaces().ok());
+  auto client = NewInProcessClient(test_server.server);
+  const auto configmaps = kConfigMaps.Namespace("default");
+  const GroupVersionResource kSecrets{"", "v1", "secrets"};
+  ASSERT_TRUE(client->Create(configmaps, ConfigMap("first")).ok());
+
+  // A busy watch: configmaps written without pause while the quiet one runs.
+  auto busy = client->Watch(configmaps, {.resource_version = "1"});
+  ASSERT_TRUE(busy.ok());
+  std::atomic<bool> stop{false};
+  std::atomic<int> written{0};
+  std::thread writer([&] {
+    for (int i = 0; !stop; ++i) {
+      if (client->Create(configmaps, ConfigMap("busy-" + std::to_string(i))).ok()) ++written;
+    }
+  });
+  std::thread reader([&] {
+    while (!stop) (void)(*busy)->Next(std::chrono::milliseconds(100));
+  });
+
+  auto quiet = client->Watch(kSecrets.Namespace("default"),
+                             {.resource_version = api::ResourceVersion(*client->Get(configmaps, "first")),
+                              .timeout_seconds = 4,
+                              .allow_watch_bookmarks = true});
+  ASSERT_TRUE(quiet.ok());
+  std::vector<std::string> bookmarks;
+  for (;;) {
+    auto next = (*quiet)->Next(kWait);
+    if (!next.ok() || !next->has_value()) break;  // the timeout ended it
+    if ((*next)->type == WatchEventType::kBookmark) bookmarks.push_back(api::ResourceVersion(*(*next)->object));
+  }
+  stop = true;
+  writer.join();
+  reader.join();
+  (*busy)->Stop();
+  EXPECT_GT(written.load(), 0);
+  ASSERT_EQ(bookmarks.size(), 1u) << "one bookmark, before the timeout";
+  // It carries a revision past the busy writes made before it.
+  EXPECT_GT(std::stoll(bookmarks[0]), std::stoll(api::ResourceVersion(*client->Get(configmaps, "first"))));
 }
 
 }  // namespace

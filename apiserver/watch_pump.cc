@@ -15,6 +15,9 @@ struct WatchPump::Session {
   std::atomic<bool> finished{false};
   std::mutex drain_mu;  // one drainer at a time keeps events in order
   Time last_bookmark{};
+  // The bookmark before the timeout (real time, as the stream's timer); the
+  // epoch when none is due.
+  std::chrono::steady_clock::time_point pre_timeout_bookmark{};
 };
 
 WatchPump::WatchPump(Clock& clock, Duration bookmark_interval, int threads)
@@ -56,11 +59,14 @@ void NotifyRelay::Set(std::function<void()> fn) {
 
 Status WatchPump::Add(std::unique_ptr<store::Watcher> watcher, std::shared_ptr<NotifyRelay> relay,
                       std::vector<std::string> initial, WatchEncoders encoders,
-                      std::shared_ptr<ResponseStream> stream) {
+                      std::shared_ptr<ResponseStream> stream, std::chrono::milliseconds timeout) {
   auto s = std::make_shared<Session>();
   s->encoders = std::move(encoders);
   s->stream = stream;
   s->last_bookmark = clock_.Now();
+  if (timeout > std::chrono::milliseconds::zero() && s->encoders.bookmark) {
+    s->pre_timeout_bookmark = std::chrono::steady_clock::now() + timeout - std::chrono::seconds(2);
+  }
   s->watcher = std::move(watcher);
   s->relay = relay;  // keeps the relay alive as long as the watcher
   std::weak_ptr<Session> weak = s;
@@ -142,33 +148,39 @@ void WatchPump::Loop() {
       cv_.wait_for(lock, std::chrono::seconds(1));
     }
     if (stopping_) break;
+    // Bookmarks, looked for at most once per second whether or not other
+    // watches are ready: a busy pump must not starve the quiet watches'.
+    const auto now_steady = std::chrono::steady_clock::now();
+    if (now_steady - last_tick >= std::chrono::seconds(1)) {
+      last_tick = now_steady;
+      std::vector<std::shared_ptr<Session>> due;
+      const Time now = clock_.Now();
+      for (auto& [id, s] : sessions_) {
+        if (!s->encoders.bookmark) continue;
+        const bool pre_timeout = s->pre_timeout_bookmark != std::chrono::steady_clock::time_point{} &&
+                                 now_steady >= s->pre_timeout_bookmark;
+        if (pre_timeout || now - s->last_bookmark >= bookmark_interval_) {
+          s->last_bookmark = now;
+          if (pre_timeout) s->pre_timeout_bookmark = {};
+          due.push_back(s);
+        }
+      }
+      lock.unlock();
+      for (auto& s : due) {
+        Drain(s);  // events first, so the bookmark revision covers what was sent
+        std::lock_guard<std::mutex> drain(s->drain_mu);
+        if (!s->finished) s->stream->Write(s->encoders.bookmark(s->watcher->ProgressRevision()));
+      }
+      lock.lock();
+      continue;
+    }
     if (!ready_.empty()) {
       auto s = std::move(ready_.front());
       ready_.pop_front();
       lock.unlock();
       Drain(s);
       lock.lock();
-      continue;
     }
-    // Idle: bookmarks, at most once per second.
-    auto now_steady = std::chrono::steady_clock::now();
-    if (now_steady - last_tick < std::chrono::seconds(1)) continue;
-    last_tick = now_steady;
-    std::vector<std::shared_ptr<Session>> due;
-    const Time now = clock_.Now();
-    for (auto& [id, s] : sessions_) {
-      if (s->encoders.bookmark && now - s->last_bookmark >= bookmark_interval_) {
-        s->last_bookmark = now;
-        due.push_back(s);
-      }
-    }
-    lock.unlock();
-    for (auto& s : due) {
-      Drain(s);  // events first, so the bookmark revision covers what was sent
-      std::lock_guard<std::mutex> drain(s->drain_mu);
-      if (!s->finished) s->stream->Write(s->encoders.bookmark(s->watcher->ProgressRevision()));
-    }
-    lock.lock();
   }
 }
 

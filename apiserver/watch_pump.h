@@ -15,12 +15,18 @@
 // relists, as kube-apiserver does.
 //
 // Bookmarks: a watch with `bookmark` set gets a BOOKMARK event carrying the
-// watcher's ProgressRevision every `bookmark_interval` of Clock time (checked
-// once per second of real time).
+// watcher's ProgressRevision every `bookmark_interval` of Clock time, and one
+// about 2 s before its timeout ends it (kube-apiserver's cacher,
+// staging/src/k8s.io/apiserver/pkg/storage/cacher/cache_watcher.go
+// nextBookmarkTime), so a client rewatching after the timeout starts from a
+// revision still in the history even when its resource had no event for
+// minutes while others had thousands. Due bookmarks are looked for once per
+// second of real time, also while other watches keep the pump busy.
 //
 // Thread-safety: all methods may be called from any thread.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -75,10 +81,12 @@ class WatchPump {
   // into `stream`. `initial` chunks are written first, with WriteInitial (the
   // synthetic ADDED events of a watch from resourceVersion 0 or unset: as
   // large as a list, so outside the stream's byte bound for what follows).
-  // kUnavailable when stopping.
+  // kUnavailable when stopping. `timeout`: when the stream's timer (real
+  // time) ends the watch, for the bookmark before it; zero = none.
   Status Add(std::unique_ptr<store::Watcher> watcher, std::shared_ptr<NotifyRelay> relay,
              std::vector<std::string> initial, WatchEncoders encoders,
-             std::shared_ptr<ResponseStream> stream);
+             std::shared_ptr<ResponseStream> stream,
+             std::chrono::milliseconds timeout = std::chrono::milliseconds::zero());
 
   // Ends every watch and joins the threads. Idempotent.
   void Stop();
