@@ -175,6 +175,7 @@ struct ResourceRequest {
   bool table = false;
   IncludeObject include = IncludeObject::kMetadata;
   authn::UserInfo user;  // who the request acts as
+  ResponseMediaType media = ResponseMediaType::kJson;  // the answer's, as negotiated
 };
 
 class ApiServer::Impl {
@@ -295,7 +296,7 @@ class ApiServer::Impl {
   HandlerResult ServePodStream(const HttpRequest& req, const RequestInfo& info);
   // HandleResource once the definition is known.
   HandlerResult HandleResourceOf(const HttpRequest& req, RequestInfo info, const api::ResourceDefinition* def,
-                                 authn::UserInfo user);
+                                 authn::UserInfo user, ResponseMediaType media);
 
   HttpResponse Get(const ResourceRequest& r);
   HttpResponse List(const ResourceRequest& r);
@@ -354,6 +355,13 @@ class ApiServer::Impl {
   // body, when it needs no conversion and no Table.
   HttpResponse StoredObjectResponse(const ResourceRequest& r, int code, const store::ObjectPtr& stored,
                                     const std::vector<std::string>& warnings = {}) const;
+  // Whether `stored` is handed over to the caller as it is (HttpResponse::objects):
+  // an in-process request that takes objects, answered in JSON, not as a
+  // Table, in the stored version (no conversion).
+  static bool HandsOver(const ResourceRequest& r, const json& stored) {
+    return r.http != nullptr && r.http->take_objects && !r.table && r.media == ResponseMediaType::kJson &&
+           InRequestVersion(r, stored);
+  }
   const TableConvertor& TableFor(const ResourceRequest& r) const {
     return tables_.at(std::make_pair(r.def, r.version));
   }
@@ -722,7 +730,7 @@ HandlerResult ApiServer::Impl::HandleResource(const HttpRequest& req, RequestInf
   // Every answer from a deprecated version carries its warning, errors
   // included, as the CRD handler adds it before serving.
   auto w = deprecation_warnings_.find(std::make_pair(def, info.api_version));
-  HandlerResult result = HandleResourceOf(req, std::move(info), def, std::move(user));
+  HandlerResult result = HandleResourceOf(req, std::move(info), def, std::move(user), media);
   if (w != deprecation_warnings_.end()) {
     const std::string header = WarningHeader(w->second);
     std::visit(
@@ -758,9 +766,11 @@ HandlerResult ApiServer::Impl::ServePodStream(const HttpRequest& req, const Requ
 }
 
 HandlerResult ApiServer::Impl::HandleResourceOf(const HttpRequest& req, RequestInfo info,
-                                                const api::ResourceDefinition* def, authn::UserInfo user) {
+                                                const api::ResourceDefinition* def, authn::UserInfo user,
+                                                ResponseMediaType media) {
   ResourceRequest r;
   r.http = &req;
+  r.media = media;
   r.user = std::move(user);
   r.def = def;
   r.version = info.api_version;
@@ -832,11 +842,7 @@ HandlerResult ApiServer::Impl::HandleResourceOf(const HttpRequest& req, RequestI
 
 HttpResponse ApiServer::Impl::StoredObjectResponse(const ResourceRequest& r, int code, const store::ObjectPtr& stored,
                                                    const std::vector<std::string>& warnings) const {
-  // Handed over only as JSON would be: a YAML answer is encoded from the body.
-  if (r.http == nullptr || !r.http->take_objects || r.table || !InRequestVersion(r, *stored) ||
-      NegotiateResponseMediaType(r.http->Header("Accept"), r.def->builtin) != ResponseMediaType::kJson) {
-    return ObjectResponse(r, code, *stored, warnings);
-  }
+  if (!HandsOver(r, *stored)) return ObjectResponse(r, code, *stored, warnings);
   HttpResponse resp;
   resp.status = code;
   resp.objects.push_back(stored);
@@ -968,10 +974,7 @@ StatusOr<std::shared_ptr<const std::string>> ApiServer::Impl::ObjectText(const R
 HttpResponse ApiServer::Impl::Get(const ResourceRequest& r) {
   auto obj = store_.GetShared(store::ObjectKey{r.stored, r.info.namespace_, r.info.name});
   if (!obj.ok()) return Error(r, obj.status());
-  if (r.table || (r.http != nullptr && r.http->take_objects && InRequestVersion(r, **obj) &&
-                   NegotiateResponseMediaType(r.http->Header("Accept"), r.def->builtin) == ResponseMediaType::kJson)) {
-    return StoredObjectResponse(r, 200, *obj);
-  }
+  if (r.table || HandsOver(r, **obj)) return StoredObjectResponse(r, 200, *obj);
   auto text = ObjectText(r, *obj);
   if (!text.ok()) return Error(r, text.status());
   HttpResponse resp;
@@ -1031,9 +1034,8 @@ HttpResponse ApiServer::Impl::List(const ResourceRequest& r) {
   HttpResponse resp;
   // An in-process caller that takes objects gets the stored ones themselves,
   // when none needs a conversion.
-  if (r.http->take_objects && std::all_of(result->items.begin(), result->items.end(), [&](const store::ObjectPtr& o) {
-        return InRequestVersion(r, *o);
-      })) {
+  if (std::all_of(result->items.begin(), result->items.end(),
+                  [&](const store::ObjectPtr& o) { return HandsOver(r, *o); })) {
     resp.objects.swap(result->items);  // the body's items are left empty
   }
   std::string& body = resp.body;

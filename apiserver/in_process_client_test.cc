@@ -597,6 +597,10 @@ TEST(InProcessClientTest, AWriteOrGetHandsOverTheStoredObject) {
   EXPECT_TRUE(yaml->objects.empty());
   EXPECT_EQ(yaml->content_type, "application/yaml");
   EXPECT_NE(yaml->body.find("name: a"), std::string::npos) << yaml->body;
+  auto yaml_list = transport.Do({"GET", path, {{"Accept", "application/yaml"}}, "", true});
+  ASSERT_TRUE(yaml_list.ok());
+  EXPECT_TRUE(yaml_list->objects.empty()) << "a List asked for in YAML is encoded too";
+  EXPECT_NE(yaml_list->body.find("name: a"), std::string::npos) << yaml_list->body;
 
   // Without take_objects: the body, equal to the stored object.
   auto plain = transport.Do({"GET", client::ResourcePath(ref, "a"), {}, ""});
