@@ -33,30 +33,38 @@ std::optional<Time> ConditionTransitionTime(const Object& obj, std::string_view 
   return t;
 }
 
-bool ConditionHolds(const Object& obj, const Condition& c) {
+namespace {
+
+// metadata.generation when the condition kind records it and the object has one.
+std::optional<int64_t> ObservedGeneration(const Object& obj, ConditionKind kind) {
+  if (kind != ConditionKind::kMetaV1) return std::nullopt;
+  if (auto m = obj.find("metadata"); m != obj.end() && m->is_object()) {
+    if (auto g = m->find("generation"); g != m->end() && g->is_number_integer()) return g->get<int64_t>();
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+bool ConditionHolds(const Object& obj, const Condition& c, ConditionKind kind) {
   const Object* existing = FindCondition(obj, c.type);
   if (existing == nullptr || existing->value("status", "") != c.status || existing->value("reason", "") != c.reason ||
       existing->value("message", "") != c.message) {
     return false;
   }
-  if (auto m = obj.find("metadata"); m != obj.end() && m->is_object()) {
-    if (auto g = m->find("generation"); g != m->end() && g->is_number_integer()) {
-      auto og = existing->find("observedGeneration");
-      return og != existing->end() && *og == *g;
-    }
+  if (std::optional<int64_t> generation = ObservedGeneration(obj, kind)) {
+    auto og = existing->find("observedGeneration");
+    return og != existing->end() && og->is_number_integer() && og->get<int64_t>() == *generation;
   }
   return true;
 }
 
-bool SetCondition(Object* obj, const Condition& c, Time now) {
+bool SetCondition(Object* obj, const Condition& c, Time now, ConditionKind kind) {
+  const std::optional<int64_t> generation = ObservedGeneration(*obj, kind);
   Object& status = (*obj)["status"];
   if (!status.is_object()) status = Object::object();
   Object& conds = status["conditions"];
   if (!conds.is_array()) conds = Object::array();
-  std::optional<int64_t> generation;
-  if (auto m = obj->find("metadata"); m != obj->end() && m->is_object()) {
-    if (auto g = m->find("generation"); g != m->end() && g->is_number_integer()) generation = g->get<int64_t>();
-  }
   for (Object& existing : conds) {
     if (!existing.is_object() || StringAt(existing, "type") != c.type) continue;
     Object updated = existing;

@@ -12,6 +12,13 @@
 // reason, message and observedGeneration are overwritten. The return value says
 // whether anything changed, so callers write status only when it did.
 //
+// observedGeneration exists only in metav1.Condition (Workload, ClusterQueue,
+// JobSet, TrainJob ...). The older per-API condition types (batch/v1
+// JobCondition, core/v1 PodCondition, Kubeflow's JobCondition) have no such
+// field: the API server prunes it, so a controller that set it would see its
+// status differ from the stored one on every pass and write it again.
+// ConditionKind::kNoObservedGeneration leaves it out for those.
+//
 // Thread-safety: pure functions over the JSON they are given.
 #pragma once
 
@@ -23,6 +30,11 @@
 #include "core/clock.h"
 
 namespace berth::api {
+
+enum class ConditionKind {
+  kMetaV1,                // metav1.Condition: observedGeneration from metadata.generation
+  kNoObservedGeneration,  // batch/v1 JobCondition, core/v1 PodCondition, Kubeflow JobCondition
+};
 
 struct Condition {
   std::string type;
@@ -42,14 +54,14 @@ std::string ConditionField(const Object& obj, std::string_view type, std::string
 std::optional<Time> ConditionTransitionTime(const Object& obj, std::string_view type);
 
 // Sets the condition in obj.status.conditions (see the file comment). `now`
-// stamps lastTransitionTime on a status change; observedGeneration is taken
-// from metadata.generation when present. Returns true when obj changed.
-bool SetCondition(Object* obj, const Condition& c, Time now);
+// stamps lastTransitionTime on a status change; for kMetaV1, observedGeneration
+// is taken from metadata.generation when present. Returns true when obj changed.
+bool SetCondition(Object* obj, const Condition& c, Time now, ConditionKind kind = ConditionKind::kMetaV1);
 // Whether SetCondition(obj, c, ...) would change nothing: the condition is
 // there with c's status, reason and message (and observedGeneration equal to
 // metadata.generation when that is set). Reads only, so a caller can skip
 // copying an object it would not write.
-bool ConditionHolds(const Object& obj, const Condition& c);
+bool ConditionHolds(const Object& obj, const Condition& c, ConditionKind kind = ConditionKind::kMetaV1);
 // Removes the condition; true when it was present.
 bool RemoveCondition(Object* obj, std::string_view type);
 

@@ -34,6 +34,24 @@ TEST(ConditionsTest, SetAppendsThenChangesTransitionTimeOnlyOnAStatusChange) {
   EXPECT_FALSE(ConditionHolds(wl, {"QuotaReserved", "True", "QuotaReserved", "admitted"}));
 }
 
+// batch/v1 JobCondition and core/v1 PodCondition have no observedGeneration: the API
+// server prunes it, so setting it would make every pass see a change and write again.
+TEST(ConditionsTest, ConditionsWithoutObservedGenerationDoNotRecordIt) {
+  Object job = {{"metadata", {{"name", "j"}, {"generation", 2}}}};
+  const Condition complete{"Complete", "True", "CompletionsReached", "Reached expected number of succeeded pods"};
+  EXPECT_TRUE(SetCondition(&job, complete, At(0), ConditionKind::kNoObservedGeneration));
+  const Object* c = FindCondition(job, "Complete");
+  ASSERT_NE(c, nullptr);
+  EXPECT_FALSE(c->contains("observedGeneration")) << c->dump();
+  // What the API server stores is what was set: setting it again changes nothing.
+  const Object stored = job;
+  EXPECT_FALSE(SetCondition(&job, complete, At(9), ConditionKind::kNoObservedGeneration));
+  EXPECT_EQ(job, stored);
+  EXPECT_TRUE(ConditionHolds(stored, complete, ConditionKind::kNoObservedGeneration));
+  // A metav1.Condition reader of the same object wants the generation recorded.
+  EXPECT_FALSE(ConditionHolds(stored, complete));
+}
+
 TEST(ConditionsTest, AbsentAndMalformedConditionsReadAsAbsent) {
   const Object none = {{"status", {{"conditions", "not a list"}}}};
   EXPECT_EQ(FindCondition(none, "Ready"), nullptr);

@@ -104,6 +104,12 @@ size_t WorkQueue::Len() {
   return queue_.size();
 }
 
+bool WorkQueue::Idle() {
+  std::lock_guard<std::mutex> l(mu_);
+  PromoteReadyLocked();
+  return queue_.empty() && processing_.empty();
+}
+
 size_t WorkQueue::WaitingLen() {
   std::lock_guard<std::mutex> l(mu_);
   PromoteReadyLocked();

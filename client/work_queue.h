@@ -81,6 +81,8 @@ class WorkQueue {
   size_t Len();
   // Keys waiting for their AddAfter time.
   size_t WaitingLen();
+  // No key ready and none handed out and not yet Done (waiting keys aside).
+  bool Idle();
 
   void ShutDown();
   void ShutDownWithDrain();

@@ -83,6 +83,8 @@ class ReconcileLoop {
   void Add(const std::string& key) { queue_->Add(key); }
   // Enqueues the keys of every object cached by the watched informers.
   void EnqueueAll();
+  // No key ready or being reconciled (keys delayed by AddAfter aside).
+  bool Idle() { return queue_->Idle(); }
 
   // Reconciles one key and requeues it on error; returns the reconcile's
   // status.

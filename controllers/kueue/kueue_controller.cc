@@ -1,5 +1,7 @@
 #include "controllers/kueue/kueue_controller.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include <set>
@@ -270,6 +272,10 @@ void KueueController::EnqueueAll() {
   for (const auto& o : cache_.cohorts().GetIndexer().List()) cohort_queue_->Add(api::Name(*o));
   // The job loops watch their job informers: EnqueueAll re-adds every job.
   for (auto& q : work_) q->EnqueueAll();
+}
+
+bool KueueController::Idle() const {
+  return std::all_of(work_.begin(), work_.end(), [](const auto& q) { return q->Idle(); });
 }
 
 int KueueController::ProcessQueued() {

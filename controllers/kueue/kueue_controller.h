@@ -168,6 +168,8 @@ class KueueController {
   // --- Synchronous driving (tests, benchmarks) ---------------------------
   // Enqueues every known object in every work queue (a resync).
   void EnqueueAll();
+  // Every work queue idle (ReconcileLoop::Idle); the scheduling cycle aside.
+  bool Idle() const;
   // Drains every work queue on the calling thread; returns keys processed.
   int ProcessQueued();
   // Runs one scheduling cycle on the calling thread.

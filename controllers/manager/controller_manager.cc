@@ -1,5 +1,8 @@
 #include "controllers/manager/controller_manager.h"
 
+#include <algorithm>
+#include <chrono>
+#include <thread>
 #include <utility>
 
 #include <fmt/ranges.h>
@@ -187,6 +190,19 @@ ControllerManager::ControllerManager(client::Client& client, Clock& clock, Contr
 }
 
 ControllerManager::~ControllerManager() { Stop(); }
+
+bool ControllerManager::ResyncAndWaitIdle(std::chrono::milliseconds timeout) {
+  for (auto& loop : loops_) loop->EnqueueAll();
+  if (kueue_) kueue_->EnqueueAll();
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    const bool idle = std::all_of(loops_.begin(), loops_.end(), [](const auto& l) { return l->Idle(); }) &&
+                      (!kueue_ || kueue_->Idle());
+    if (idle) return true;
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
 
 void ControllerManager::Start() {
   if (started_ || stopped_) return;

@@ -82,7 +82,13 @@ class PyTorchJobController;
 
 struct ControllerManagerOptions {
   int workers = 2;  // per job-kind reconciler
-  Duration resync_period = std::chrono::seconds(30);
+  // Every job-kind reconciler's resync (ReconcileLoop): every Job, JobSet,
+  // TrainJob and PyTorchJob the informers hold, finished ones included, is
+  // reconciled again each period. 10 h as controller-runtime's SyncPeriod
+  // (the JobSet, Trainer and Kueue managers; kube-controller-manager's
+  // --min-resync-period is 12 h): the watches deliver every change, and a
+  // short period costs CPU in proportion to every job ever kept.
+  Duration resync_period = std::chrono::hours(10);
   bool run_kueue = true;
   bool run_job_controllers = true;
   bool run_scheduler = true;
@@ -126,6 +132,12 @@ class ControllerManager {
   bool WaitForCacheSync(Duration timeout);
   // Stops the controllers (or the wait for the caches), then the informers. Idempotent.
   void Stop();
+
+  // Tests: what the periodic resync does, now — every controller's work
+  // queue gets the key of every object its informers hold — and then waits
+  // (real time, up to `timeout`) until no key is queued or being reconciled.
+  // False on timeout. The scheduler's cycle is not part of it.
+  bool ResyncAndWaitIdle(std::chrono::milliseconds timeout);
 
   // The Kueue controller (what Kueue's visibility API reads); nullptr when
   // options.run_kueue is false. Lives as long as the ControllerManager.

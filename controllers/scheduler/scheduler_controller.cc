@@ -51,14 +51,9 @@ Time CreationTime(const api::Object& pod) {
   return t;
 }
 
-// Sets a PodCondition (core/v1 PodCondition has no observedGeneration in
-// v1.32, so the metav1.Condition helper's field is dropped again).
+// Sets a PodCondition (core/v1 PodCondition has no observedGeneration in v1.32).
 bool SetPodCondition(api::Object* pod, const Condition& c, Time now) {
-  const bool changed = SetCondition(pod, c, now);
-  for (api::Object& cond : (*pod)["status"]["conditions"]) {
-    if (cond.value("type", "") == c.type) cond.erase("observedGeneration");
-  }
-  return changed;
+  return SetCondition(pod, c, now, api::ConditionKind::kNoObservedGeneration);
 }
 
 // Sets (non-empty) or removes status.nominatedNodeName; true when changed.

@@ -18,10 +18,13 @@
 #include <filesystem>
 #include <functional>
 #include <gtest/gtest.h>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <prometheus/registry.h>
 
 #include "agent/node_agent.h"
 #include "agent/shim/sandbox.h"
@@ -129,7 +132,10 @@ class ControlPlaneTest : public ::testing::Test {
     } else if (store_ == nullptr) {
       store_ = std::make_unique<store::MemoryStore>(clock_);
     }
-    server_ = std::make_unique<apiserver::ApiServer>(api::Registry::Default(), pipeline_, *store_, clock_);
+    apiserver::ApiServerOptions server_options;
+    server_options.metrics_registry = metrics_;  // apiserver_request_total: what every component wrote
+    server_ = std::make_unique<apiserver::ApiServer>(api::Registry::Default(), pipeline_, *store_, clock_,
+                                                     server_options);
     ASSERT_TRUE(server_->Start().ok());
     client::RestConfig rest;
     rest.server = "http://127.0.0.1:" + std::to_string(server_->port());
@@ -246,6 +252,25 @@ class ControlPlaneTest : public ::testing::Test {
     return out;
   }
 
+  // Accepted writes (POST, PUT, PATCH, DELETE answered 2xx) the API server has
+  // counted so far, by "VERB resource[/subresource]" (apiserver_request_total).
+  std::map<std::string, double> AcceptedWrites() {
+    std::map<std::string, double> out;
+    for (const prometheus::MetricFamily& f : metrics_->Collect()) {
+      if (f.name != "apiserver_request_total") continue;
+      for (const prometheus::ClientMetric& m : f.metric) {
+        std::map<std::string, std::string> l;
+        for (const prometheus::ClientMetric::Label& label : m.label) l[label.name] = label.value;
+        const std::string& verb = l["verb"];
+        if (verb != "POST" && verb != "PUT" && verb != "PATCH" && verb != "DELETE") continue;
+        if (l["code"].empty() || l["code"][0] != '2') continue;
+        const std::string key = verb + " " + l["resource"] + (l["subresource"].empty() ? "" : "/" + l["subresource"]);
+        out[key] += m.counter.value;
+      }
+    }
+    return out;
+  }
+
   std::string PodLog(const std::string& ns, const std::string& pod) {
     auto res = client_->Do({"GET", "/api/v1/namespaces/" + ns + "/pods/" + pod + "/log", {}, ""});
     return res.ok() && res.value().status == 200 ? res.value().body : "";
@@ -254,6 +279,7 @@ class ControlPlaneTest : public ::testing::Test {
   RealClock& clock_ = RealClock::Get();
   std::unique_ptr<store::Store> store_;
   api::AdmissionPipeline pipeline_;
+  std::shared_ptr<prometheus::Registry> metrics_ = std::make_shared<prometheus::Registry>();
   std::unique_ptr<apiserver::ApiServer> server_;
   std::unique_ptr<client::HttpClient> client_;
   std::unique_ptr<client::Client> controller_client_;  // the controllers' in-process client

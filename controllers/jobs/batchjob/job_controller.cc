@@ -77,7 +77,7 @@ Status JobController::Sync(const std::string& key, const Object& original) {
     status["startTime"] = FormatRfc3339(now);
   }
   for (const Condition& c : plan.conditions) {
-    SetCondition(&updated, c, now);
+    SetCondition(&updated, c, now, api::ConditionKind::kNoObservedGeneration);  // batch/v1 JobCondition
     if (c.type == "Complete" && c.status == "True" && !HasField(status, "completionTime")) {
       MutableObject(&updated, "status")["completionTime"] = FormatRfc3339(now);
     }

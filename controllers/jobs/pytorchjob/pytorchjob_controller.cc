@@ -13,6 +13,11 @@ using namespace api;  // NOLINT(build/namespaces): objects, accessors and condit
 
 namespace {
 
+// Kubeflow's JobCondition (kubeflow/common apis/common/v1) has no observedGeneration.
+bool SetJobCondition(Object* job, const Condition& c, Time now) {
+  return SetCondition(job, c, now, ConditionKind::kNoObservedGeneration);
+}
+
 // A Failed pod whose restartPolicy restarts its containers (OnFailure, Always) did not
 // fail by itself — its node was lost (NodeLost) or it was evicted: the Training Operator
 // restarts such a pod (deleted, then created again) instead of failing the job.
@@ -41,7 +46,7 @@ Status PyTorchJobController::Sync(const std::string& key, const Object& original
       if (!jobs::BeingDeleted(p)) BERTH_RETURN_IF_ERROR(jobs::DeleteIfPresent(client_, kPodsResource, ns, api::Name(p)));
     }
     for (const Object& s : services) BERTH_RETURN_IF_ERROR(jobs::DeleteIfPresent(client_, kServicesResource, ns, api::Name(s)));
-    SetCondition(&updated, {"Suspended", "True", "JobSuspended", "PyTorchJob " + name + " is suspended."}, now);
+    SetJobCondition(&updated, {"Suspended", "True", "JobSuspended", "PyTorchJob " + name + " is suspended."}, now);
   } else {
     std::map<std::string, const Object*> by_name;
     for (const Object& s : services) by_name[api::Name(s)] = &s;
@@ -59,9 +64,9 @@ Status PyTorchJobController::Sync(const std::string& key, const Object& original
       if (by_name.count(api::Name(p)) == 0) BERTH_RETURN_IF_ERROR(jobs::CreateIfAbsent(client_, kPodsResource, p));
     }
     if (api::IsConditionTrue(original, "Suspended")) {
-      SetCondition(&updated, {"Suspended", "False", "JobResumed", "PyTorchJob " + name + " is resumed."}, now);
+      SetJobCondition(&updated, {"Suspended", "False", "JobResumed", "PyTorchJob " + name + " is resumed."}, now);
     }
-    SetCondition(&updated, {"Created", "True", "PyTorchJobCreated", "PyTorchJob " + name + " is created."}, now);
+    SetJobCondition(&updated, {"Created", "True", "PyTorchJobCreated", "PyTorchJob " + name + " is created."}, now);
   }
 
   // replicaStatuses and the Running / Succeeded / Failed conditions from the pods.
@@ -105,12 +110,14 @@ Status PyTorchJobController::Sync(const std::string& key, const Object& original
     if (want > 0 && statuses["Worker"]["succeeded"].get<int>() >= want) master_succeeded = true;
   }
   if (!suspended && total > 0 && running == total) {
-    SetCondition(&updated, {"Running", "True", "PyTorchJobRunning", "PyTorchJob " + name + " is running."}, now);
+    SetJobCondition(&updated, {"Running", "True", "PyTorchJobRunning", "PyTorchJob " + name + " is running."}, now);
   }
   if (master_succeeded) {
-    SetCondition(&updated, {"Succeeded", "True", "PyTorchJobSucceeded", "PyTorchJob " + name + " is successfully completed."}, now);
+    SetJobCondition(&updated,
+                    {"Succeeded", "True", "PyTorchJobSucceeded", "PyTorchJob " + name + " is successfully completed."},
+                    now);
   } else if (any_failed) {
-    SetCondition(&updated, {"Failed", "True", "PyTorchJobFailed", "PyTorchJob " + name + " is failed."}, now);
+    SetJobCondition(&updated, {"Failed", "True", "PyTorchJobFailed", "PyTorchJob " + name + " is failed."}, now);
   }
   return jobs::WriteStatusIfChanged(client_, kPyTorchJobsResource, original, updated);
 }
