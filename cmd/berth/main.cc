@@ -40,6 +40,10 @@
 //     NotReady and its pods are failed (controllers/nodelifecycle); tests of
 //     lost nodes shorten it (keep it above the agents' 10 s renewal).
 //
+//     --terminated-pod-gc-threshold N (12500 by default, as kube-controller-manager):
+//     beyond N terminal pods (Succeeded or Failed), the oldest are deleted
+//     every 20 s (controllers/podgc); 0 = never.
+//
 //     --event-ttl D (Go duration, 1h by default, as kube-apiserver's
 //     --event-ttl): Events are removed D after their last write (store/store.h,
 //     "Expiry"); watchers see DELETED.
@@ -327,6 +331,7 @@ struct ServerFlags {
   int nodes = 1;
   std::string node_capacity;  // "" = this machine's
   int node_monitor_grace_period = 40;  // seconds without a Lease renewal before a node is NotReady
+  int64_t terminated_pod_gc_threshold = berth::controllers::podgc::kDefaultTerminatedPodThreshold;
   int start_estimate_period = 5;        // seconds between estimated start time passes; 0 = off
   std::string config;         // Kueue Configuration file; "" = none
   int shutdown_grace_period = 0;  // seconds; 0 = pods keep running after the server stops
@@ -817,6 +822,7 @@ int RunServer(const ServerFlags& flags) {
     manager_options.metrics_registry = metrics;
     manager_options.kueue_config = kueue_config;
     manager_options.node_lifecycle.grace_period = std::chrono::seconds(flags.node_monitor_grace_period);
+    manager_options.terminated_pod_gc_threshold = flags.terminated_pod_gc_threshold;
     manager_options.estimate_period = std::chrono::seconds(flags.start_estimate_period);
     manager_options.namespace_security = namespace_security;
     manager = std::make_unique<berth::controllers::ControllerManager>(client, clock, std::move(manager_options));
@@ -1036,6 +1042,10 @@ int main(int argc, char** argv) {
                      "seconds without a node Lease renewal before the node is NotReady and its pods "
                      "are failed (kube-controller-manager's flag; keep it above the agents' 10 s renewal)")
       ->check(CLI::Range(1, 3600));
+  server->add_option("--terminated-pod-gc-threshold", server_flags.terminated_pod_gc_threshold,
+                     "terminal pods kept before the oldest are deleted (kube-controller-manager's flag, "
+                     "12500 by default); 0 = never")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
   server->add_option("--shutdown-grace-period", server_flags.shutdown_grace_period,
                      "on SIGTERM/SIGINT, seconds the embedded nodes give their pods to stop (graceful node "
                      "shutdown, the kubelet's shutdownGracePeriod); 0 (default) = leave pods running for the "

@@ -134,6 +134,20 @@ ControllerManager::ControllerManager(client::Client& client, Clock& clock, Contr
         [this](const std::string& ns) { return namespace_security_->Reconcile(ns); }));
     loops_.back()->Watch(namespaces, ObjectKey());
   }
+  if (options_.terminated_pod_gc_threshold > 0) {
+    client::Informer& pods = factory_.ForResource(client::GroupVersionResource{"", "v1", "pods"});
+    terminated_pod_gc_ =
+        std::make_unique<podgc::TerminatedPodGC>(client_, pods, options_.terminated_pod_gc_threshold);
+    // One key, looked at every kCheckPeriod of Clock time (upstream's gcCheckPeriod).
+    static constexpr char kKey[] = "terminated";
+    loops_.push_back(std::make_unique<ReconcileLoop>("pod-garbage-collector", clock_, [this](const std::string& key) {
+      StatusOr<int64_t> deleted = terminated_pod_gc_->Collect();
+      pod_gc_loop_->queue().AddAfter(key, podgc::kCheckPeriod);
+      return deleted.status();
+    }));
+    pod_gc_loop_ = loops_.back().get();
+    pod_gc_loop_->Add(kKey);
+  }
   if (options_.run_job_controllers) {
     const ReconcileLoopOptions loop_options{options_.resync_period};
     auto add_loop = [&](std::string name, ReconcileFunc reconcile) -> ReconcileLoop& {

@@ -24,6 +24,8 @@
 //   - NodeLifecycleController (controllers/nodelifecycle): nodes whose agent
 //     stopped renewing its Lease become unreachable and their pods fail;
 //     pods bound to a node that no longer exists are collected;
+//   - TerminatedPodGC (controllers/podgc): every 20 s, the oldest terminal
+//     pods beyond options.terminated_pod_gc_threshold are deleted;
 //   - ClusterRoleAggregationController (controllers/rbac): aggregated
 //     ClusterRoles (admin, edit, view, ...) get the rules of the roles their
 //     selectors match;
@@ -49,6 +51,7 @@
 #include "controllers/common/reconcile_loop.h"
 #include "controllers/kueue/configuration.h"
 #include "controllers/nodelifecycle/node_lifecycle_controller.h"
+#include "controllers/podgc/terminated_pod_gc.h"
 #include "controllers/rbac/cluster_role_aggregation.h"
 #include "controllers/namespacesecurity/namespace_security_controller.h"
 #include "controllers/serviceaccount/serviceaccounts_controller.h"
@@ -93,6 +96,8 @@ struct ControllerManagerOptions {
   bool run_job_controllers = true;
   bool run_scheduler = true;
   bool run_node_lifecycle = true;
+  // kube-controller-manager --terminated-pod-gc-threshold (podgc.h); <= 0: off.
+  int64_t terminated_pod_gc_threshold = podgc::kDefaultTerminatedPodThreshold;
   bool run_rbac_aggregation = true;
   bool run_service_accounts = true;
   bool run_namespace_security = true;
@@ -157,11 +162,13 @@ class ControllerManager {
   std::unique_ptr<jobs::trainjob::TrainJobController> trainjobs_;
   std::unique_ptr<jobs::pytorchjob::PyTorchJobController> pytorchjobs_;
   std::unique_ptr<nodelifecycle::NodeLifecycleController> node_lifecycle_;
+  std::unique_ptr<podgc::TerminatedPodGC> terminated_pod_gc_;
   std::unique_ptr<rbac::ClusterRoleAggregationController> role_aggregation_;
   std::unique_ptr<serviceaccount::ServiceAccountsController> service_accounts_;
   std::unique_ptr<namespacesecurity::NamespaceSecurityController> namespace_security_;
   ReconcileLoop* node_loop_ = nullptr;
   ReconcileLoop* ttl_loop_ = nullptr;
+  ReconcileLoop* pod_gc_loop_ = nullptr;
   std::vector<std::unique_ptr<ReconcileLoop>> loops_;
   bool started_ = false;
   bool stopped_ = false;
