@@ -69,6 +69,11 @@ Figures (2-core VM shared with other engineers' builds; RelWithDebInfo; Kueue mo
     controller 14 %, Kueue's job reconciler 10 %, start-time estimates 7 %.
   Tuned Slurm 22.05 on the same machine (issue 18): 14.2 jobs/s at N=1000.
 
+--stages ends with a slot's turnover split: how long the quota is held (quota reserved ->
+Workload finished), of which the container runtime's part (pod bound -> pod succeeded) and the
+control plane's (the rest), then the next admission: the control plane's share is what berth's
+own speed decides; the runtime's is bounded by the host (bench/cgroup_attach.py).
+
 --writes prints the API writes the server accepted per Job, by verb and resource
 (apiserver_request_total); --progress S prints, every S seconds, the Jobs completed in that
 window and the server CPU per Job then (a cost that grows with what is stored shows within one
@@ -283,6 +288,21 @@ def print_stages(names, seen):
             k += 1
     if d:
         print(f"    {'workload finished':18} -> {'next admission':18} {quantiles(d)}")
+    # A slot's turnover split between the container runtime (bound -> succeeded: the supervisor,
+    # the sandbox, the process itself) and the control plane (the rest of the time the quota is held).
+    held, runtime, control = [], [], []
+    for j in steady:
+        keys = [(j, s) for s in ("quota reserved", "pod bound", "pod succeeded", "workload finished")]
+        if all(k in seen for k in keys):
+            reserved_at, bound, succeeded, finished_at = (seen[k] for k in keys)
+            held.append(1000 * (finished_at - reserved_at))
+            runtime.append(1000 * (succeeded - bound))
+            control.append(held[-1] - runtime[-1])
+    if held:
+        print(f"    slot held (quota reserved -> workload finished) {quantiles(held)}")
+        print(f"      of it the container runtime (pod bound -> succeeded) {quantiles(runtime)}")
+        print(f"      of it the control plane (the rest)                  {quantiles(control)}"
+              + (f"; then the next admission, median {sorted(d)[len(d) // 2]:.1f} ms" if d else ""))
 
 
 def report_progress(every, pid, done_at, finished, n, timeout):
