@@ -244,6 +244,7 @@ TEST_F(NodeAgentTest, LeaseIsRenewedWhileAPassStartsSlowContainers) {
   NodeAgentOptions slow = options_;
   const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
   slow.supervisor.command = {"/bin/sh", "-c", "sleep 0.5; exec \"$0\" shim \"$1\"", self};
+  slow.supervisor.launcher = false;  // every start is this slow exec
   agent_ = std::make_unique<NodeAgent>(client_, clock_, slow);
   ASSERT_TRUE(agent_->Start().ok());
   for (int i = 0; i < 6; ++i) Create(ShellPod("slow-" + std::to_string(i), "sleep 600"));

@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "agent/shim/launcher.h"
 #include "agent/shim/run_record.h"
 #include "agent/shim/shim_client.h"
 #include "core/logging.h"
@@ -68,7 +69,8 @@ std::unique_ptr<ContainerProcess> ContainerProcess::Start(const ContainerLaunch&
   if (Status s = shim::WriteLaunchRecord(launch.run_dir, record); !s.ok()) {
     return fail("unable to start container process: " + s.message());
   }
-  Status spawned = shim::SpawnShim(supervisor.command, launch.run_dir, supervisor.ready_timeout);
+  Status spawned = supervisor.launcher ? shim::LaunchShim(supervisor.command, launch.run_dir, supervisor.ready_timeout)
+                                       : shim::SpawnShim(supervisor.command, launch.run_dir, supervisor.ready_timeout);
   p->Attach(/*observed=*/true, spawned);
   return p;
 }

@@ -6,8 +6,9 @@
 //
 // Start(launch): creates the run's cgroups (agent/cgroups.h: under the pod's,
 //   with launch.limits) when cgroups are available, writes the launch record to launch.run_dir
-//   (agent/shim/run_record.h) with started_at = clock.Now(), spawns the
-//   supervisor (options.command + run dir; waits for it to be ready) and
+//   (agent/shim/run_record.h) with started_at = clock.Now(), starts the
+//   supervisor (forked by the launcher of options.command, or
+//   options.command + run dir exec'd; waits for it to be ready) and
 //   connects to its control socket. The supervisor checks and executes the
 //   command (argv[0] through the container's PATH, default kDefaultPath);
 //   failures before the program runs are exits with start_error set, exit
@@ -93,6 +94,13 @@ struct SupervisorOptions {
   // The supervisor's command; the run directory is appended. The default is
   // this very binary (`berth shim`; test binaries' main dispatches it too).
   std::vector<std::string> command = {"/proc/self/exe", "shim"};
+  // Whether supervisors are forked by a launcher of `command` (agent/shim/
+  // launcher.h: `command --launcher <padding>`, started once per process and
+  // command, shared by every agent of the process) instead of exec'ing
+  // `command` for each run. Only for commands whose main dispatches `shim`
+  // to shim::ShimMain (berth, and the test binaries' main); set false for
+  // any other. A launcher that cannot be started falls back to the exec.
+  bool launcher = true;
   // Real time to wait for a supervisor to be ready.
   std::chrono::milliseconds ready_timeout{10000};
 };

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "agent/shim/container_log.h"
+#include "agent/shim/launcher.h"
 #include "agent/shim/run_record.h"
 #include "agent/shim/shim_client.h"
 #include "agent/shim/testing/test_files.h"
@@ -103,6 +104,33 @@ TEST_F(ProcessRunnerTest, TheContainerInheritsNoDescriptorOfTheAgent) {
   ASSERT_TRUE(e.has_value());
   EXPECT_EQ(e->exit_code, 0);
   EXPECT_EQ(ReadFile(l.log_path), "0\n1\n2\n3\n");
+}
+
+// Supervisors are forked by the process's launcher (agent/shim/launcher.h),
+// and do not depend on it: its death ends no run, and the next start gets a
+// new one.
+TEST_F(ProcessRunnerTest, RunsForkedByTheLauncherOutliveIt) {
+  auto l = Shell("trap 'exit 9' TERM; while :; do sleep 0.05; done");
+  auto p = ContainerProcess::Start(l, clock_, nullptr);
+  ASSERT_TRUE(p->running());
+  const pid_t launcher = shim::ShimLauncherPid(SupervisorOptions{}.command);
+  ASSERT_NE(launcher, 0);
+  ASSERT_EQ(kill(launcher, SIGKILL), 0);
+  std::this_thread::sleep_for(milliseconds(200));
+  EXPECT_TRUE(p->running());
+  EXPECT_TRUE(ProcessGroupExists(Pgid()));
+  p->Terminate(seconds(30));
+  auto e = p->WaitForExit(kRealTimeout);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->exit_code, 9);
+  EXPECT_FALSE(e->lost);
+  auto next = ContainerProcess::Start(Shell("exit 0"), clock_, nullptr);
+  e = next->WaitForExit(kRealTimeout);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->exit_code, 0);
+  EXPECT_EQ(e->start_error, "");
+  EXPECT_NE(shim::ShimLauncherPid(SupervisorOptions{}.command), 0);
+  EXPECT_NE(shim::ShimLauncherPid(SupervisorOptions{}.command), launcher);
 }
 
 TEST_F(ProcessRunnerTest, EnvironmentIsExactlyTheGivenOne) {

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "agent/shim/container_log.h"
+#include "agent/shim/launcher.h"
 #include "agent/shim/run_record.h"
 #include "agent/shim/sandbox.h"
 #include "agent/shim/shim_client.h"
@@ -523,6 +524,9 @@ int RunShim(const std::string& run_dir, int ready_fd) {
 }
 
 int ShimMain(int argc, char** argv) {
+  if (argc >= 3 && std::string(argv[1]) == "shim" && std::string(argv[2]) == "--launcher") {
+    return ShimLauncherMain(argc, argv);
+  }
   if (argc != 3 || std::string(argv[1]) != "shim") {
     std::cerr << "usage: " << (argc > 0 ? argv[0] : "berth") << " shim <run directory>\n";
     return 2;

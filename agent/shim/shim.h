@@ -24,7 +24,8 @@
 //     N" sends N to the container's process group while its main process is
 //     unreaped, so a recycled pid is never signalled.
 // It is detached from whoever started it (its own session, daemonized by a
-// fork in ShimMain, no death signal tied to the agent), holds no API credentials and makes no
+// fork in ShimMain or by the launcher that forked it (launcher.h), no death
+// signal tied to the agent), holds no API credentials and makes no
 // API calls. It ignores SIGTERM, SIGINT, SIGHUP and SIGQUIT (a `pkill berth`
 // meant for the server leaves the containers running); SIGKILL of the
 // supervisor kills the container's main process through PDEATHSIG, and with no
@@ -109,8 +110,12 @@ std::string ReadExecReport(int report_fd, const LaunchRecord& launch);
 inline constexpr int kReadyFd = 3;
 
 // The argv entry point: `<argv0> shim <run dir>` → forks (the first process
-// exits at once) and runs RunShim(run dir, kReadyFd) in the child.
-// Returns 2 with a usage message on stderr for other arguments.
+// exits at once) and runs RunShim(run dir, kReadyFd) in the child;
+// `<argv0> shim --launcher <padding>` → the supervisors' launcher
+// (launcher.h ShimLauncherMain), whose forked supervisors return here too.
+// Returns 2 with a usage message on stderr for other arguments. Every binary
+// that the agent starts as a supervisor (SupervisorOptions::command) must
+// dispatch `shim` here first thing in main.
 int ShimMain(int argc, char** argv);
 
 }  // namespace berth::agent::shim

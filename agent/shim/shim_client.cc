@@ -74,14 +74,7 @@ Status SpawnShim(const std::vector<std::string>& supervisor, const std::string& 
     errno = rc;
     return ErrnoError("cannot start the container supervisor " + supervisor[0]);
   }
-  pollfd p{ready[0], POLLIN, 0};
-  int r;
-  do {
-    r = poll(&p, 1, static_cast<int>(timeout.count()));
-  } while (r < 0 && errno == EINTR);
-  char byte = 0;
-  ssize_t n = r > 0 ? read(ready[0], &byte, 1) : -1;
-  close(ready[0]);
+  const int ready_result = AwaitReadiness(ready[0], timeout);
   // Reap the first process (it exits as soon as it has forked). One that is
   // still there after the wait is not a supervisor: it is our unreaped child,
   // so killing it by pid cannot reach anyone else.
@@ -90,12 +83,30 @@ Status SpawnShim(const std::vector<std::string>& supervisor, const std::string& 
     while (waitpid(first, nullptr, 0) < 0 && errno == EINTR) {
     }
   }
-  if (r == 0) {
+  return ReadinessError(ready_result, timeout, run_dir);
+}
+
+int AwaitReadiness(int ready_fd, std::chrono::milliseconds timeout) {
+  pollfd p{ready_fd, POLLIN, 0};
+  int r;
+  do {
+    r = poll(&p, 1, static_cast<int>(timeout.count()));
+  } while (r < 0 && errno == EINTR);
+  char byte = 0;
+  ssize_t n = r > 0 ? read(ready_fd, &byte, 1) : -1;
+  close(ready_fd);
+  if (r == 0) return 0;
+  return n == 1 ? 1 : -1;
+}
+
+Status ReadinessError(int result, std::chrono::milliseconds timeout, const std::string& run_dir) {
+  if (result == 1) return Status::Ok();
+  const std::string log_path = run_dir + "/" + kShimLogFile;
+  if (result == 0) {
     return InternalError("the container supervisor was not ready within " + std::to_string(timeout.count() / 1000) +
                          "s (see " + log_path + ")");
   }
-  if (n != 1) return InternalError("the container supervisor exited before it was ready (see " + log_path + ")");
-  return Status::Ok();
+  return InternalError("the container supervisor exited before it was ready (see " + log_path + ")");
 }
 
 StatusOr<int> ConnectShim(const std::string& run_dir) {

@@ -11,6 +11,14 @@
 //   process (killing it if it has not exited: it is no supervisor). Errors:
 //   kInternal "the container supervisor exited before it was ready (see <run
 //   dir>/shim.log)" or "...was not ready within Ns", or spawn/pipe failures.
+//   Each call execs the whole binary (~420 page faults, ~12 ms of CPU for
+//   berth on a 2-core VM): the agent starts supervisors with LaunchShim
+//   (launcher.h), which forks them from a long-lived launcher with the same
+//   guarantees, and falls back to SpawnShim.
+// AwaitReadiness(ready_fd, timeout) / ReadinessError(result, timeout, run_dir):
+//   the readiness wait both share: 1 (the byte came), 0 (timed out) or -1
+//   (every write end closed without it), the read end closed; and the error
+//   above for a result other than 1.
 //
 // ConnectShim(run_dir): a connected control socket (a file descriptor the
 //   caller closes) to the supervisor of that run, its hello read and checked
@@ -35,7 +43,9 @@
 //   verifiably alive: <run dir>/shim.pid ("<pid> <start time>", written by
 //   the supervisor before it reported ready) names a live process with that
 //   start time (/proc/<pid>/stat, so a reused pid does not match) whose
-//   command line ends with "shim <run dir>"; else 0. Reads /proc only.
+//   command line ends with "shim\0<run dir>\0" (an exec'd supervisor's
+//   argv; a launcher-forked one rewrites its argv area to end so, launcher.h);
+//   else 0. Reads /proc only.
 // KillSupervisor(run_dir): SIGKILL to that verified supervisor through a
 //   pidfd opened before the check is repeated (so it cannot reach a process
 //   that replaced it); its container's main process dies with it
@@ -56,6 +66,8 @@ namespace berth::agent::shim {
 
 Status SpawnShim(const std::vector<std::string>& supervisor, const std::string& run_dir,
                  std::chrono::milliseconds timeout);
+int AwaitReadiness(int ready_fd, std::chrono::milliseconds timeout);
+Status ReadinessError(int result, std::chrono::milliseconds timeout, const std::string& run_dir);
 
 StatusOr<int> ConnectShim(const std::string& run_dir);
 

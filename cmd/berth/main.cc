@@ -84,6 +84,9 @@
 //
 //   berth shim RUN_DIR
 //     The per-container supervisor the agents start (not for users).
+//   berth shim --launcher PADDING
+//     The launcher that forks those supervisors (agent/shim/launcher.h; not
+//     for users).
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <arpa/inet.h>
