@@ -319,36 +319,14 @@ StatusOr<ShimLauncherConnection> StartShimLauncher(const std::vector<std::string
   std::vector<std::string> args = supervisor;
   args.push_back("--launcher");
   args.push_back(std::string(kLauncherPadding, '-'));
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  std::string path_env = "PATH=" + std::string(kDefaultPath);
-  char* envp[] = {path_env.data(), nullptr};
   // As SpawnShim starts a supervisor, but with the socket at kLauncherFd and
   // the agent's stderr for the launcher's own complaints.
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, sv[1], kLauncherFd);
-  posix_spawn_file_actions_addclosefrom_np(&actions, kLauncherFd + 1);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t none, all;
-  sigemptyset(&none);
-  sigfillset(&all);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setsigdefault(&attr, &all);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  pid_t first = 0;
-  int rc = posix_spawn(&first, argv[0], &actions, &attr, argv.data(), envp);
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
+  static_assert(kLauncherFd == 3, "SpawnDetached passes one descriptor, at 3");
+  StatusOr<pid_t> first = SpawnDetached(args, /*out_fd=*/-1, /*err_fd=*/-1, sv[1], "the shim launcher");
   close(sv[1]);
-  if (rc != 0) {
+  if (!first.ok()) {
     close(sv[0]);
-    errno = rc;
-    return ErrnoError("cannot start the shim launcher " + supervisor[0]);
+    return first.status();
   }
   pollfd p{sv[0], POLLIN, 0};
   int r;
@@ -357,12 +335,7 @@ StatusOr<ShimLauncherConnection> StartShimLauncher(const std::vector<std::string
   } while (r < 0 && errno == EINTR);
   char hello[128];
   ssize_t n = r > 0 ? recv(sv[0], hello, sizeof hello - 1, MSG_DONTWAIT) : -1;
-  // Reap the first process, as SpawnShim does: one still there is no launcher.
-  if (waitpid(first, nullptr, WNOHANG) == 0) {
-    kill(first, SIGKILL);
-    while (waitpid(first, nullptr, 0) < 0 && errno == EINTR) {
-    }
-  }
+  ReapFirstProcess(*first);  // one still there is no launcher
   auto fail = [&](const std::string& message) {
     close(sv[0]);
     return InternalError(message);

@@ -38,23 +38,43 @@ Status SpawnShim(const std::vector<std::string>& supervisor, const std::string& 
   }
   std::vector<std::string> args = supervisor;
   args.push_back(run_dir);
+  // The supervisor daemonizes itself (ShimMain forks and its first process
+  // exits), so it ends up nobody's child.
+  static_assert(kReadyFd == 3, "SpawnDetached passes one descriptor, at 3");
+  StatusOr<pid_t> first = SpawnDetached(args, log_fd, log_fd, ready[1], "the container supervisor");
+  close(ready[1]);
+  close(log_fd);
+  if (!first.ok()) {
+    close(ready[0]);
+    return first.status();
+  }
+  const int ready_result = AwaitReadiness(ready[0], timeout);
+  ReapFirstProcess(*first);
+  return ReadinessError(ready_result, timeout, run_dir);
+}
+
+StatusOr<pid_t> SpawnDetached(const std::vector<std::string>& args, int out_fd, int err_fd, int fd3,
+                              const std::string& what) {
+  if (args.empty()) return InternalError("no command for " + what);
+  std::vector<std::string> words = args;
   std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
+  for (auto& a : words) argv.push_back(a.data());
   argv.push_back(nullptr);
   std::string path_env = "PATH=" + std::string(kDefaultPath);
   char* envp[] = {path_env.data(), nullptr};
-
-  // posix_spawn (vfork-like: no copy of the agent's page tables, which for a
+  // posix_spawn (vfork-like: no copy of the caller's page tables, which for a
   // server holding many objects costs more than the supervisor's whole start).
-  // The supervisor daemonizes itself (ShimMain forks and its first process
-  // exits), so it ends up nobody's child.
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, log_fd, 1);
-  posix_spawn_file_actions_adddup2(&actions, log_fd, 2);
-  posix_spawn_file_actions_adddup2(&actions, ready[1], kReadyFd);
-  posix_spawn_file_actions_addclosefrom_np(&actions, kReadyFd + 1);
+  if (out_fd >= 0) {
+    posix_spawn_file_actions_adddup2(&actions, out_fd, 1);
+  } else {
+    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+  }
+  if (err_fd >= 0) posix_spawn_file_actions_adddup2(&actions, err_fd, 2);
+  posix_spawn_file_actions_adddup2(&actions, fd3, 3);
+  posix_spawn_file_actions_addclosefrom_np(&actions, 4);
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
   sigset_t none, all;
@@ -67,23 +87,21 @@ Status SpawnShim(const std::vector<std::string>& supervisor, const std::string& 
   int rc = posix_spawn(&first, argv[0], &actions, &attr, argv.data(), envp);
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
-  close(ready[1]);
-  close(log_fd);
   if (rc != 0) {
-    close(ready[0]);
     errno = rc;
-    return ErrnoError("cannot start the container supervisor " + supervisor[0]);
+    return ErrnoError("cannot start " + what + " " + args[0]);
   }
-  const int ready_result = AwaitReadiness(ready[0], timeout);
-  // Reap the first process (it exits as soon as it has forked). One that is
-  // still there after the wait is not a supervisor: it is our unreaped child,
-  // so killing it by pid cannot reach anyone else.
+  return first;
+}
+
+void ReapFirstProcess(pid_t first) {
+  // One that is still there is not the daemon: it is our unreaped child, so
+  // killing it by pid cannot reach anyone else.
   if (waitpid(first, nullptr, WNOHANG) == 0) {
     kill(first, SIGKILL);
     while (waitpid(first, nullptr, 0) < 0 && errno == EINTR) {
     }
   }
-  return ReadinessError(ready_result, timeout, run_dir);
 }
 
 int AwaitReadiness(int ready_fd, std::chrono::milliseconds timeout) {

@@ -82,6 +82,19 @@ Status WriteProcessRecord(const std::string& path, pid_t pid);
 // supervisor) when that process is alive with the recorded start time, else 0.
 int SandboxInitAlive(const std::string& run_dir);
 
+// Starts `args` detached, as a supervisor (and the shim launcher, launcher.h)
+// is started: posix_spawn (no copy of the caller's page tables), its own
+// session, stdin /dev/null, stdout `out_fd` (-1: /dev/null), stderr `err_fd`
+// (-1: the caller's), `fd3` at descriptor 3 and no other descriptor of the
+// caller, an environment of PATH only, default signal handling and an empty
+// mask. Returns the pid of its first process, which daemonizes (reap it with
+// ReapFirstProcess), or kInternal "cannot start <what> <args[0]>: <errno>".
+StatusOr<pid_t> SpawnDetached(const std::vector<std::string>& args, int out_fd, int err_fd, int fd3,
+                              const std::string& what);
+// Reaps the first process of a SpawnDetached daemon (it exits as soon as it
+// has forked); one still there is no daemon and is killed.
+void ReapFirstProcess(pid_t first);
+
 // Sends "signal <sig>\n" on a connection; false when the supervisor is gone.
 bool SendSignal(int connection, int sig);
 
