@@ -412,12 +412,15 @@ TEST_F(NodeAgentTest, VolumesWaitForTheirConfigMapAndNeedTheSandboxToBeMounted) 
   ASSERT_TRUE(WaitFor([&] {
     return has_event("FailedMount", "MountVolume.SetUp failed for volume \"config\" : configmap \"cm\" not found");
   }));
+  // The container's state.waiting, {} while there is none (no status yet, or a state
+  // without waiting): always an object, so the polls below can read it.
   auto waiting = [&] {
     std::optional<api::Object> p = GetPod("vol");
-    if (!p) return api::Object();
-    return api::NestedField(*p, {"status", "containerStatuses"}).is_array()
-               ? (*p)["status"]["containerStatuses"][0]["state"].value("waiting", api::Object())
-               : api::Object();
+    if (!p) return api::Object::object();
+    const api::Object& statuses = api::NestedField(*p, {"status", "containerStatuses"});
+    if (!statuses.is_array() || statuses.empty()) return api::Object::object();
+    const api::Object& waiting = api::NestedField(statuses[0], {"state", "waiting"});
+    return waiting.is_object() ? waiting : api::Object::object();
   };
   ASSERT_TRUE(WaitFor([&] { return waiting().value("reason", "") == "ContainerCreating"; })) << waiting();
   api::Object cm = {{"metadata", {{"name", "cm"}, {"namespace", "default"}}}, {"data", {{"k", "v"}}}};
