@@ -274,21 +274,13 @@ int Serve(int argc, char** argv) {
 Status LaunchShim(const std::vector<std::string>& supervisor, const std::string& run_dir,
                   std::chrono::milliseconds timeout) {
   if (supervisor.empty()) return InternalError("no container supervisor configured");
-  const std::string log_path = run_dir + "/" + kShimLogFile;
-  int log_fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-  if (log_fd < 0) return ErrnoError("cannot open " + log_path);
+  int log_fd = -1;
   int ready[2];
-  if (pipe2(ready, O_CLOEXEC) != 0) {
-    close(log_fd);
-    return ErrnoError("pipe");
-  }
+  BERTH_RETURN_IF_ERROR(OpenSupervisorIo(run_dir, &log_fd, ready));
   const uint64_t generation = SendToLauncher(supervisor, run_dir, log_fd, ready[1], timeout);
+  if (generation == 0) return SpawnShimWith(supervisor, run_dir, log_fd, ready, timeout);  // same descriptors
   close(ready[1]);
   close(log_fd);
-  if (generation == 0) {
-    close(ready[0]);
-    return SpawnShim(supervisor, run_dir, timeout);
-  }
   const int result = AwaitReadiness(ready[0], timeout);
   // Every write end closed without the byte while the launcher died: it died
   // holding the request, before it forked (a forked supervisor holds the pipe

@@ -25,17 +25,29 @@ Status ErrnoError(const std::string& what) { return InternalError(what + ": " + 
 
 }  // namespace
 
+Status OpenSupervisorIo(const std::string& run_dir, int* log_fd, int ready[2]) {
+  const std::string log_path = run_dir + "/" + kShimLogFile;
+  *log_fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  if (*log_fd < 0) return ErrnoError("cannot open " + log_path);
+  if (pipe2(ready, O_CLOEXEC) != 0) {
+    Status error = ErrnoError("pipe");
+    close(*log_fd);
+    return error;
+  }
+  return Status::Ok();
+}
+
 Status SpawnShim(const std::vector<std::string>& supervisor, const std::string& run_dir,
                  std::chrono::milliseconds timeout) {
   if (supervisor.empty()) return InternalError("no container supervisor configured");
-  const std::string log_path = run_dir + "/" + kShimLogFile;
-  int log_fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-  if (log_fd < 0) return ErrnoError("cannot open " + log_path);
+  int log_fd = -1;
   int ready[2];
-  if (pipe2(ready, O_CLOEXEC) != 0) {
-    close(log_fd);
-    return ErrnoError("pipe");
-  }
+  BERTH_RETURN_IF_ERROR(OpenSupervisorIo(run_dir, &log_fd, ready));
+  return SpawnShimWith(supervisor, run_dir, log_fd, ready, timeout);
+}
+
+Status SpawnShimWith(const std::vector<std::string>& supervisor, const std::string& run_dir, int log_fd,
+                     const int ready[2], std::chrono::milliseconds timeout) {
   std::vector<std::string> args = supervisor;
   args.push_back(run_dir);
   // The supervisor daemonizes itself (ShimMain forks and its first process

@@ -66,6 +66,13 @@ namespace berth::agent::shim {
 
 Status SpawnShim(const std::vector<std::string>& supervisor, const std::string& run_dir,
                  std::chrono::milliseconds timeout);
+// What a supervisor starts with, both close-on-exec: *log_fd, <run dir>/shim.log
+// opened for appending, and the readiness pipe (ready[0] read, ready[1] write).
+// Errors: kInternal "cannot open <path>: ..." or "pipe: ...", nothing left open.
+Status OpenSupervisorIo(const std::string& run_dir, int* log_fd, int ready[2]);
+// SpawnShim with descriptors from OpenSupervisorIo, which it closes.
+Status SpawnShimWith(const std::vector<std::string>& supervisor, const std::string& run_dir, int log_fd,
+                     const int ready[2], std::chrono::milliseconds timeout);
 int AwaitReadiness(int ready_fd, std::chrono::milliseconds timeout);
 Status ReadinessError(int result, std::chrono::milliseconds timeout, const std::string& run_dir);
 

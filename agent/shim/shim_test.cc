@@ -21,27 +21,13 @@ namespace {
 
 namespace fs = std::filesystem;
 using std::chrono::milliseconds;
+using testing::Alive;
 using testing::ReadFile;
+using testing::StatField;
+using testing::WaitForExit;
 
 const std::vector<std::string> kSupervisor = {"/proc/self/exe", "shim"};  // this binary's main dispatches it
 constexpr milliseconds kReady{10000};
-
-// Field `n` (1-based) of /proc/<pid>/stat, or "" when the process is gone.
-std::string StatField(pid_t pid, int n) {
-  std::string stat = ReadFile("/proc/" + std::to_string(pid) + "/stat");
-  size_t close = stat.rfind(')');
-  if (close == std::string::npos) return "";
-  std::istringstream rest(stat.substr(close + 2));
-  std::string field;
-  for (int i = 3; i <= n && (rest >> field); ++i) {
-  }
-  return field;
-}
-
-bool Alive(pid_t pid) {
-  std::string state = StatField(pid, 3);
-  return !state.empty() && state != "Z";
-}
 
 class ShimTest : public ::testing::Test {
  protected:
@@ -62,28 +48,7 @@ class ShimTest : public ::testing::Test {
 
   // Writes the launch record of run `run` of container "c" running `script`.
   std::string Launch(const std::string& script, int run = 0, const std::string& base = "", LogRotation rotation = {}) {
-    LaunchRecord l;
-    l.container = "c";
-    l.run = run;
-    l.argv = {"/bin/sh", "-c", script};
-    l.env = {"PATH=/usr/bin:/bin", "DIR=" + dir_};
-    l.working_dir = dir_ + "/work";
-    const std::string pod = base.empty() ? dir_ : base;
-    l.log_path = ContainerLogPath(pod, "c", run);
-    l.started_at = RealClock::Get().Now();
-    l.log_rotation = rotation;
-    const std::string run_dir = RunDir(pod, "c", run);
-    EXPECT_TRUE(WriteLaunchRecord(run_dir, l).ok());
-    return run_dir;
-  }
-
-  // Waits (real time, bounded) until exit.json exists.
-  static StatusOr<ExitRecord> WaitForExit(const std::string& run_dir) {
-    for (int i = 0; i < 2000; ++i) {
-      if (fs::exists(run_dir + "/exit.json")) return ReadExitRecord(run_dir);
-      std::this_thread::sleep_for(milliseconds(10));
-    }
-    return InternalError("no exit.json");
+    return testing::WriteShellLaunch(dir_, script, run, base, rotation);
   }
   bool WaitForFile(const std::string& path) {
     for (int i = 0; i < 2000; ++i) {

@@ -1,15 +1,23 @@
-// Files for the agent's tests, which run real processes and write real
-// cgroup-like trees: a scratch directory per test and whole-file reads.
+// Files and processes for the agent's tests, which run real processes and
+// write real cgroup-like trees: a scratch directory per test, whole-file
+// reads, /proc fields, and the launch record of a shell-script run and its
+// exit record.
 // Header-only; test code only (it asks GoogleTest for the running test).
 #pragma once
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <unistd.h>
+
+#include "agent/shim/container_log.h"
+#include "agent/shim/run_record.h"
+#include "core/clock.h"
 
 namespace berth::agent::shim::testing {
 
@@ -57,6 +65,53 @@ inline void RemoveWhenSupervisorsAreGone(const std::filesystem::path& dir) {
   }
   std::error_code ec;
   std::filesystem::remove_all(dir, ec);
+}
+
+// Field `n` (1-based) of /proc/<pid>/stat, or "" when the process is gone.
+inline std::string StatField(pid_t pid, int n) {
+  std::string stat = ReadFile("/proc/" + std::to_string(pid) + "/stat");
+  size_t close = stat.rfind(')');
+  if (close == std::string::npos) return "";
+  std::istringstream rest(stat.substr(close + 2));
+  std::string field;
+  for (int i = 3; i <= n && (rest >> field); ++i) {
+  }
+  return field;
+}
+
+// Whether `pid` is a live process (not gone, not a zombie).
+inline bool Alive(pid_t pid) {
+  std::string state = StatField(pid, 3);
+  return !state.empty() && state != "Z";
+}
+
+// Writes the launch record of run `run` of container "c" running `/bin/sh -c
+// script` (env PATH and DIR=`dir`, working directory `dir`/work) under the pod
+// directory `base` (default: `dir`); returns the run directory.
+inline std::string WriteShellLaunch(const std::string& dir, const std::string& script, int run = 0,
+                                    const std::string& base = "", LogRotation rotation = {}) {
+  LaunchRecord l;
+  l.container = "c";
+  l.run = run;
+  l.argv = {"/bin/sh", "-c", script};
+  l.env = {"PATH=/usr/bin:/bin", "DIR=" + dir};
+  l.working_dir = dir + "/work";
+  const std::string pod = base.empty() ? dir : base;
+  l.log_path = ContainerLogPath(pod, "c", run);
+  l.started_at = RealClock::Get().Now();
+  l.log_rotation = rotation;
+  const std::string run_dir = RunDir(pod, "c", run);
+  EXPECT_TRUE(WriteLaunchRecord(run_dir, l).ok());
+  return run_dir;
+}
+
+// Waits (real time, up to 20 s) until the run's exit.json exists, and reads it.
+inline StatusOr<ExitRecord> WaitForExit(const std::string& run_dir) {
+  for (int i = 0; i < 2000; ++i) {
+    if (std::filesystem::exists(run_dir + "/exit.json")) return ReadExitRecord(run_dir);
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return InternalError("no exit.json");
 }
 
 }  // namespace berth::agent::shim::testing
