@@ -22,6 +22,8 @@ Arguments (each also readable from the environment variable in brackets):
   --batch-size N         samples per rank per step (default 64)
   --lr X                 SGD learning rate (default 0.05)
   --timeout-seconds S    collective/rendezvous timeout (default 300)
+  --teardown-seconds S   longest wait for the process group's teardown before exiting
+                         anyway (default 30; see Exit below)
 
 Data: the batch of step s on rank r is drawn from a generator seeded with
 (seed, s, r), so a run resumed from step N sees exactly the batches an uninterrupted
@@ -67,6 +69,17 @@ Exit codes:
        0 as a completed index, which would keep that rank from ever re-running.
   1    a peer was lost or a collective failed (e.g. another rank was killed)
   2    bad arguments
+
+Exit: once the last barrier is passed (training complete, or the stop checkpoint saved)
+the outcome is decided, and the exit does not wait on the peers any more.
+dist.destroy_process_group() can hang when a peer exits first (gloo and NCCL both;
+pytorch/pytorch#75097, open), and so can the interpreter's own teardown, which joins the
+backend's threads. A rank hanging there would keep its pod Running, holding its quota and
+devices, with its work done. So the teardown runs under a watchdog: after
+--teardown-seconds the rank logs
+  process group teardown did not finish in S s; exiting anyway
+and exits with the code it had decided; and the process ends with os._exit (stdout is
+flushed line by line, the checkpoint is fsynced), skipping the interpreter's teardown.
 """
 
 import argparse
@@ -74,6 +87,7 @@ import datetime
 import os
 import signal
 import sys
+import threading
 import time
 
 import torch
@@ -105,6 +119,7 @@ def parse_args(argv):
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--lr", type=float, default=0.05)
     p.add_argument("--timeout-seconds", type=float, default=300.0)
+    p.add_argument("--teardown-seconds", type=float, default=30.0)
     args = p.parse_args(argv)
     if args.steps < 0:
         p.error("--steps must be >= 0")
@@ -114,6 +129,8 @@ def parse_args(argv):
         p.error("--step-seconds must be >= 0")
     if args.batch_size <= 0:
         p.error("--batch-size must be > 0")
+    if args.teardown_seconds <= 0:
+        p.error("--teardown-seconds must be > 0")
     return args
 
 
@@ -209,6 +226,26 @@ def init_process_group(timeout):
     return dist.get_rank(), dist.get_world_size()
 
 
+def tear_down(seconds, code, message):
+    """destroy_process_group(), then log message; never waits more than seconds.
+
+    A watchdog thread logs and exits with code if the teardown hangs (module docstring).
+    """
+    destroyed = threading.Event()
+
+    def watchdog():
+        if not destroyed.wait(seconds):
+            log(f"process group teardown did not finish in {seconds:g} s; exiting anyway")
+            log(message)
+            os._exit(code)
+
+    threading.Thread(target=watchdog, name="teardown-watchdog", daemon=True).start()
+    dist.destroy_process_group()
+    destroyed.set()
+    log(message)
+    return code
+
+
 def main(argv):
     args = parse_args(argv)
     stop = StopFlag()
@@ -270,20 +307,20 @@ def main(argv):
             signum = stop.signum or signal.SIGTERM  # a peer's signal: stop as if signalled
             log(f"{signal.Signals(signum).name} received: stopping at step {step}")
             checkpoint()
-            dist.destroy_process_group()
-            log(f"exiting with code {128 + int(signum)} (checkpoint at step {step})")
-            return 128 + int(signum)
+            code = 128 + int(signum)
+            return tear_down(args.teardown_seconds, code, f"exiting with code {code} (checkpoint at step {step})")
         if step == args.steps or (args.checkpoint_every and step % args.checkpoint_every == 0):
             checkpoint()
 
-    log(f"training complete at step {step} loss {last_loss:.6f}")
-    dist.destroy_process_group()
-    return 0
+    return tear_down(args.teardown_seconds, 0, f"training complete at step {step} loss {last_loss:.6f}")
 
 
 if __name__ == "__main__":
     try:
-        sys.exit(main(sys.argv[1:]))
+        exit_code = main(sys.argv[1:])
     except RuntimeError as e:  # gloo: a peer closed its connection or timed out
         log(f"error: {e}")
-        sys.exit(1)
+        exit_code = 1
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(exit_code)  # not the interpreter's teardown, which can hang (docstring: Exit)

@@ -20,7 +20,15 @@ Checks:
   3. an uninterrupted run 3 logs exactly the same losses for steps N + 1 .. --steps as
      run 2: the checkpoint restores model, optimizer and data position.
 
-Usage: train_resume_test.py <train.py> torchrun|env
+Mode `teardown` checks instead that a rank whose process-group teardown hangs
+(pytorch/pytorch#75097; simulated by replacing dist.destroy_process_group with a sleep)
+still exits, with the code it had decided, after --teardown-seconds: 0 when training is
+complete, 143 when stopped by SIGTERM; and that it logs why.
+
+A rank that does not exit in time gets SIGABRT first (PYTHONFAULTHANDLER=1 prints every
+Python thread's stack into its log), then SIGKILL; a failure prints every rank's log.
+
+Usage: train_resume_test.py <train.py> torchrun|env|teardown
 Exit: 0 pass, 1 fail, 77 skip (python3-torch is not installed).
 """
 
@@ -70,11 +78,24 @@ class Pod:
         try:
             return self.proc.wait(timeout=max(1, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
+            os.killpg(self.proc.pid, signal.SIGABRT)  # the stacks, into the log
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                pass
             os.killpg(self.proc.pid, signal.SIGKILL)
             self.proc.wait()
             return None
         finally:
             self.log.close()
+
+
+def clean_env():
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("PET_") and k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK",
+                                                     "MASTER_ADDR", "MASTER_PORT")}
+    env["PYTHONFAULTHANDLER"] = "1"
+    return env
 
 
 def start_pods(script, mode, checkpoint_dir, work, tag, step_seconds):
@@ -83,9 +104,7 @@ def start_pods(script, mode, checkpoint_dir, work, tag, step_seconds):
             "--step-seconds", str(step_seconds), "--timeout-seconds", "120"]
     pods = []
     for rank in range(2):
-        env = {k: v for k, v in os.environ.items()
-               if not k.startswith("PET_") and k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK",
-                                                         "MASTER_ADDR", "MASTER_PORT")}
+        env = clean_env()
         if mode == "torchrun":
             env.update(PET_NNODES="2", PET_NPROC_PER_NODE="1", PET_NODE_RANK=str(rank),
                        PET_MASTER_ADDR="127.0.0.1", PET_MASTER_PORT=str(port))
@@ -100,7 +119,7 @@ def start_pods(script, mode, checkpoint_dir, work, tag, step_seconds):
 def step_lines(text):
     """{step: loss text} of the `step N loss X rank R world_size W` lines."""
     return {int(m.group(1)): m.group(2)
-            for m in re.finditer(r"^step (\d+) loss (\S+) rank \d+ world_size 2$", text, re.M)}
+            for m in re.finditer(r"^step (\d+) loss (\S+) rank \d+ world_size \d+$", text, re.M)}
 
 
 class Checker:
@@ -115,11 +134,51 @@ class Checker:
                 print("    " + detail.replace("\n", "\n    "))
 
 
+# Runs train.py with dist.destroy_process_group replaced by an hour's sleep.
+HANGING_TEARDOWN = ("import runpy, sys, time, torch.distributed as d; "
+                    "d.destroy_process_group = lambda *a, **k: time.sleep(3600); "
+                    "sys.argv = sys.argv[1:]; runpy.run_path(sys.argv[0], run_name='__main__')")
+TEARDOWN_SECONDS = 2
+
+
+def check_hanging_teardown(script):
+    """Mode teardown: a single rank (no MASTER_ADDR) whose teardown never returns."""
+    work = tempfile.mkdtemp(prefix="berth-train-teardown-")
+    c = Checker()
+    for case, want_code, want_last in (("complete", 0, "training complete at step 3 loss "),
+                                       ("sigterm", 143, "exiting with code 143 (checkpoint at step ")):
+        argv = [PYTHON, "-c", HANGING_TEARDOWN, script, "--steps", "3" if case == "complete" else "1000",
+                "--checkpoint-dir", os.path.join(work, case), "--checkpoint-every", "0",
+                "--step-seconds", "0.05", "--teardown-seconds", str(TEARDOWN_SECONDS)]
+        pod = Pod(argv, clean_env(), os.path.join(work, f"{case}.log"))
+        deadline = time.monotonic() + DEADLINE_SECONDS
+        if case == "sigterm":
+            while time.monotonic() < deadline and 2 not in step_lines(pod.text()) and pod.proc.poll() is None:
+                time.sleep(0.05)
+            if pod.proc.poll() is None:
+                pod.sigterm()
+        code = pod.wait(deadline)
+        text = pod.text()
+        c.expect(code == want_code, f"{case}: exit code {code}, want {want_code}", text)
+        lines = text.splitlines()
+        c.expect(len(lines) >= 2 and lines[-2] == f"process group teardown did not finish in {TEARDOWN_SECONDS} s; "
+                 "exiting anyway" and lines[-1].startswith(want_last),
+                 f"{case}: the last lines name the hung teardown, then '{want_last}...'", text)
+    if c.failures:
+        print(f"{c.failures} failure(s); logs kept in {work}")
+        return 1
+    subprocess.run(["rm", "-rf", work])
+    print("PASS (teardown): a hung process-group teardown ends with the decided exit code")
+    return 0
+
+
 def main():
     script, mode = sys.argv[1], sys.argv[2]
-    if mode not in ("torchrun", "env"):
+    if mode not in ("torchrun", "env", "teardown"):
         sys.exit(f"unknown mode {mode}")
     skip_without_torch()
+    if mode == "teardown":
+        return check_hanging_teardown(script)
     import torch  # noqa: E402 (only after the skip check)
 
     work = tempfile.mkdtemp(prefix=f"berth-train-{mode}-")
@@ -187,7 +246,7 @@ def main():
     deadline = time.monotonic() + DEADLINE_SECONDS
     codes = [p.wait(deadline) for p in pods]
     fresh = step_lines(pods[0].text())
-    c.expect(codes == [0, 0], f"run 3: exit codes {codes}, want [0, 0]", pods[0].text())
+    c.expect(codes == [0, 0], f"run 3: exit codes {codes}, want [0, 0]", "\n---\n".join(p.text() for p in pods))
     want = {s: fresh.get(s) for s in range(stop + 1, STEPS + 1)}
     c.expect(resumed.get(0) == want, "run 2 losses equal an uninterrupted run's from the resumed step on",
              f"resumed: {resumed.get(0)}\nuninterrupted: {want}")
