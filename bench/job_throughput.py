@@ -19,8 +19,9 @@ shared: compare runs of one sitting, and read CPU per job rather than wall time)
 --stages also watches the Workloads and pods and prints, for each step of a Job's life, the
 median and p90 time from the step before (created -> Workload created -> QuotaReserved ->
 unsuspended -> pod created -> bound -> Running -> Succeeded -> Job Complete -> Workload
-Finished), and how long the next admission took after a Workload finished: where a slot's
-turnover time goes.
+Finished), and how long the next admission took after a pod succeeded (its quota is given back
+then): where a slot's turnover time goes. With a `sleep S` command the run line also prints the
+time each slot turnover adds to the ideal: (makespan - ideal) x CPUs / N.
 
 Plain mode is bounded by the scheduler's backoff, as in Kubernetes: pods that found no room
 wait 1 s doubling to 10 s per failed attempt (kube-scheduler's podInitialBackoff /
@@ -276,18 +277,22 @@ def print_stages(names, seen):
         d = [1000 * (seen[(j, after)] - seen[(j, before)]) for j in steady if (j, before) in seen and (j, after) in seen]
         if d:
             print(f"    {before:18} -> {after:18} {quantiles(d)}")
-    # A slot's turnover: the first admission after each Workload finished.
-    finished = sorted(seen[(j, "workload finished")] for j in steady if (j, "workload finished") in seen)
-    reserved = sorted(seen[(j, "quota reserved")] for j in steady if (j, "quota reserved") in seen)
+    # A slot's turnover: the first admission after each pod succeeded. The quota comes back when
+    # the Job's pod succeeds (Kueue's reclaimablePods, then the Job's finish), which can be before
+    # the Workload's Finished condition is seen. Every Job counts here, not only the steady ones:
+    # Jobs created in the same second are admitted in uid order (the heap's tie-break), not in
+    # creation order, so leaving some out would pair a free with another slot's admission.
+    freed = sorted(seen[(j, "pod succeeded")] for j in names if (j, "pod succeeded") in seen)
+    reserved = sorted(t for t in (seen.get((j, "quota reserved")) for j in names) if t and freed and t > freed[0])
     d, k = [], 0
-    for f in finished:
+    for f in freed:
         while k < len(reserved) and reserved[k] < f:
             k += 1
         if k < len(reserved):
             d.append(1000 * (reserved[k] - f))
             k += 1
     if d:
-        print(f"    {'workload finished':18} -> {'next admission':18} {quantiles(d)}")
+        print(f"    {'pod succeeded':18} -> {'next admission':18} {quantiles(d)}")
     # A slot's turnover split between the container runtime (bound -> succeeded: the supervisor,
     # the sandbox, the process itself) and the control plane (the rest of the time the quota is held).
     held, runtime, control = [], [], []
@@ -398,7 +403,9 @@ def run(args, mode, n):
         seconds = float(args.command.split()[1]) if args.command.startswith("sleep ") else 0.0
         ideal = n * seconds / int(caps["cpu"])
         print(f"{mode:6} N={n:<6} prefill={args.prefill:<6} makespan {makespan:8.1f} s  {n / makespan:7.1f} jobs/s"
-              f"  ideal {ideal:6.1f} s ({makespan / ideal if ideal else 0:.3f}x)  submit {submitted:6.1f} s"
+              f"  ideal {ideal:6.1f} s ({makespan / ideal if ideal else 0:.3f}x"
+              + (f", {1000 * (makespan - ideal) * int(caps['cpu']) / n:.0f} ms per slot turnover" if ideal else "")
+              + f")  submit {submitted:6.1f} s"
               f"  server CPU {1000 * cpu / n:7.1f} ms/job  RSS {rss / 1024:6.0f} MiB"
               f"  load {' '.join(load_start)} -> {' '.join(load_end)}"
               + (f"  (prefill took {prefill_s:.0f} s)" if args.prefill else ""), flush=True)
