@@ -294,6 +294,7 @@ struct NodeFlags {
   int64_t pod_max_pids = berth::agent::SandboxOptions{}.pod_pids_limit;  // --pod-max-pids
   SandboxFlags sandbox;
   std::string eviction_hard = berth::agent::kDefaultEvictionHard;  // --eviction-hard
+  bool shim_launcher = berth::agent::SupervisorOptions{}.launcher;   // --shim-launcher
 };
 
 void AddNodeFlags(CLI::App* app, NodeFlags& flags) {
@@ -303,6 +304,9 @@ void AddNodeFlags(CLI::App* app, NodeFlags& flags) {
   AddPodMaxPidsFlag(app, flags.pod_max_pids);
   AddSandboxFlags(app, flags.sandbox);
   AddEvictionHardFlag(app, flags.eviction_hard);
+  app->add_option("--shim-launcher", flags.shim_launcher,
+                  "fork each container's supervisor from one long-lived launcher (true, the default: "
+                  "agent/shim/launcher.h) or exec `berth shim` for every container start (false)");
 }
 
 // The options every agent of the node flags gets (the sandbox not probed yet:
@@ -321,6 +325,7 @@ std::optional<berth::agent::NodeAgentOptions> NodeOptions(const NodeFlags& flags
     return std::nullopt;
   }
   options.eviction_hard = *eviction_hard;
+  options.supervisor.launcher = flags.shim_launcher;
   return options;
 }
 
