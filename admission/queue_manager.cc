@@ -50,9 +50,52 @@ std::optional<double> QueueManager::LocalQueueUsage(const std::string& cluster_q
   return UsageOf(wl);
 }
 
+QueueManager::Queue::Queue(const Queue& other)
+    : strategy(other.strategy),
+      root_cohort(other.root_cohort),
+      active(other.active),
+      workloads(other.workloads),
+      sticky(other.sticky),
+      pop_cycle(other.pop_cycle),
+      queue_inadmissible_cycle(other.queue_inadmissible_cycle),
+      admission_fair_sharing(other.admission_fair_sharing) {
+  auto rebuild = [this](const std::set<Key, KeyOrder>& from, std::set<Key, KeyOrder>& to) {
+    for (Key k : from) {
+      k.workload = &workloads.at(k.uid);
+      to.insert(to.end(), std::move(k));  // already in order: amortised O(1) each
+    }
+  };
+  rebuild(other.heap, heap);
+  rebuild(other.inadmissible, inadmissible);
+}
+
+QueueManager::Queue& QueueManager::Queue::operator=(const Queue& other) {
+  if (this != &other) *this = Queue(other);
+  return *this;
+}
+
 QueueManager::Key QueueManager::KeyOf(const Queue& q, const Workload& wl) const {
   return {q.admission_fair_sharing ? UsageOf(wl) : 0.0, wl.priority, wl.queue_order_timestamp, wl.uid, std::hash<std::string>()(Shape(wl)),
-          wl.requeue_at.value_or(Time{})};
+          wl.requeue_at.value_or(Time{}), LocalQueueId(wl), &wl};
+}
+
+uint32_t QueueManager::LocalQueueId(const Workload& wl) const {
+  auto [it, added] = lq_ids_.try_emplace(wl.namespace_name + "/" + wl.queue_name, static_cast<uint32_t>(lq_pending_.size()));
+  if (added) lq_pending_.emplace_back();
+  return it->second;
+}
+
+void QueueManager::Moved(const Key& k, Where from, Where to) {
+  PendingCounts& c = lq_pending_.at(k.local_queue);
+  if (from == Where::kHeap) --c.active;
+  if (from == Where::kInadmissible) --c.inadmissible;
+  if (to == Where::kHeap) ++c.active;
+  if (to == Where::kInadmissible) ++c.inadmissible;
+}
+
+QueueManager::PendingCounts QueueManager::LocalQueuePending(const std::string& local_queue) const {
+  auto it = lq_ids_.find(local_queue);
+  return it == lq_ids_.end() ? PendingCounts{} : lq_pending_[it->second];
 }
 
 void QueueManager::Rekey(const std::vector<Queue*>& queues, const std::string& local_queue,
@@ -106,9 +149,12 @@ void QueueManager::ForgetLocalQueueUsage(const std::string& local_queue) {
 }
 
 void QueueManager::Insert(Queue& q, const Workload& wl, bool inadmissible) {
-  q.workloads[wl.uid] = wl;
+  auto [stored, added] = q.workloads.insert_or_assign(wl.uid, wl);
   where_[wl.uid] = wl.cluster_queue;
-  (inadmissible ? q.inadmissible : q.heap).insert(KeyOf(q, wl));
+  const Key k = KeyOf(q, stored->second);
+  if ((inadmissible ? q.inadmissible : q.heap).insert(k).second) {
+    Moved(k, Where::kNone, inadmissible ? Where::kInadmissible : Where::kHeap);
+  }
 }
 
 void QueueManager::AddOrUpdateClusterQueue(const std::string& name, QueueingStrategy strategy,
@@ -123,6 +169,8 @@ void QueueManager::DeleteClusterQueue(const std::string& name) {
   auto it = queues_.find(name);
   if (it == queues_.end()) return;
   for (const auto& [uid, wl] : it->second.workloads) where_.erase(uid);
+  for (const Key& k : it->second.heap) Moved(k, Where::kHeap, Where::kNone);
+  for (const Key& k : it->second.inadmissible) Moved(k, Where::kInadmissible, Where::kNone);
   queues_.erase(it);
 }
 
@@ -130,8 +178,8 @@ void QueueManager::Remove(Queue& q, const std::string& uid) {
   auto it = q.workloads.find(uid);
   if (it == q.workloads.end()) return;
   Key k = KeyOf(q, it->second);
-  q.heap.erase(k);
-  q.inadmissible.erase(k);
+  if (q.heap.erase(k) > 0) Moved(k, Where::kHeap, Where::kNone);
+  if (q.inadmissible.erase(k) > 0) Moved(k, Where::kInadmissible, Where::kNone);
   q.workloads.erase(it);
   if (q.sticky == uid) q.sticky.clear();
   where_.erase(uid);
@@ -177,6 +225,7 @@ std::vector<Workload> QueueManager::Heads() {
       if (s != q.workloads.end() && q.heap.count(KeyOf(q, s->second))) it = q.heap.find(KeyOf(q, s->second));
     }
     std::string uid = it->uid;
+    Moved(*it, Where::kHeap, Where::kNone);
     q.heap.erase(it);
     auto node = q.workloads.extract(uid);
     where_.erase(uid);
@@ -204,8 +253,9 @@ bool QueueManager::RequeueWorkload(const Workload& wl, RequeueReason reason, Tim
   }
   bool backoff_expired = !wl.requeue_at.has_value() || *wl.requeue_at <= now;
   if (backoff_expired && (immediate || queue.queue_inadmissible_cycle >= queue.pop_cycle)) {
-    queue.heap.insert(KeyOf(queue, wl));
-    queue.workloads[wl.uid] = wl;
+    auto [stored, added] = queue.workloads.insert_or_assign(wl.uid, wl);
+    const Key k = KeyOf(queue, stored->second);
+    if (queue.heap.insert(k).second) Moved(k, Where::kNone, Where::kHeap);
     where_[wl.uid] = wl.cluster_queue;
     return true;
   }
@@ -215,7 +265,8 @@ bool QueueManager::RequeueWorkload(const Workload& wl, RequeueReason reason, Tim
     const uint64_t shape = KeyOf(queue, wl).shape;
     for (auto it = queue.heap.begin(); it != queue.heap.end();) {
       if (it->shape == shape) {
-        if (set_aside != nullptr) set_aside->push_back(&queue.workloads.at(it->uid));
+        if (set_aside != nullptr) set_aside->push_back(it->workload);
+        Moved(*it, Where::kHeap, Where::kInadmissible);
         queue.inadmissible.insert(*it);
         it = queue.heap.erase(it);
       } else {
@@ -233,6 +284,7 @@ void QueueManager::MoveInadmissible(Queue& q, Time now) {
       ++it;
       continue;
     }
+    Moved(*it, Where::kInadmissible, Where::kHeap);
     q.heap.insert(*it);
     it = q.inadmissible.erase(it);
   }
@@ -267,7 +319,7 @@ std::vector<const Workload*> QueueManager::Pending(const std::string& cluster_qu
   if (!sticky.empty()) {
     std::stable_partition(keys.begin(), keys.end(), [&](const Key& k) { return k.uid == sticky; });
   }
-  for (const auto& k : keys) out.push_back(&q->second.workloads.at(k.uid));
+  for (const auto& k : keys) out.push_back(k.workload);
   return out;
 }
 
@@ -276,7 +328,7 @@ std::vector<const Workload*> QueueManager::Inadmissible(const std::string& clust
   auto q = queues_.find(cluster_queue);
   if (q == queues_.end()) return out;
   out.reserve(q->second.inadmissible.size());
-  for (const Key& k : q->second.inadmissible) out.push_back(&q->second.workloads.at(k.uid));
+  for (const Key& k : q->second.inadmissible) out.push_back(k.workload);
   return out;
 }
 

@@ -50,6 +50,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "admission/model.h"
@@ -125,6 +126,16 @@ class QueueManager {
   size_t InadmissibleCount(const std::string& cluster_queue) const;
   bool Contains(const std::string& uid) const { return where_.count(uid) > 0; }
   bool IsInadmissible(const std::string& uid) const;
+  // The queued workloads of LocalQueue `local_queue` ("namespace/name"): in the heaps
+  // (active) and in the inadmissible sets, as Kueue's kueue_local_queue_pending_workloads
+  // reports them. Heads popped and not yet requeued are in neither. O(1): kept up to date
+  // by every move, so a LocalQueue's status and metrics cost nothing per pending workload.
+  struct PendingCounts {
+    size_t active = 0;
+    size_t inadmissible = 0;
+    bool operator==(const PendingCounts&) const = default;
+  };
+  PendingCounts LocalQueuePending(const std::string& local_queue) const;
 
  private:
   // Heap/inadmissible entry. Ordered by (lq_usage, priority, timestamp, uid)
@@ -137,11 +148,23 @@ class QueueManager {
     std::string uid;
     uint64_t shape = 0;  // hash of Shape()
     Time requeue_at{};   // Time{} when no backoff
+    uint32_t local_queue = 0;  // index into lq_pending_ (LocalQueueId)
+    // The queued workload itself (an element of Queue::workloads, whose nodes stay put) in
+    // the keys of the sets, so that scans need no lookup by uid; lookups by key ignore it.
+    const Workload* workload = nullptr;
   };
   struct KeyOrder {
     bool operator()(const Key& a, const Key& b) const;
   };
   struct Queue {
+    Queue() = default;
+    // A copy's keys point at the copy's own workloads (Key::workload); moves keep the
+    // map nodes, so they keep them valid as they are.
+    Queue(const Queue& other);
+    Queue& operator=(const Queue& other);
+    Queue(Queue&&) = default;
+    Queue& operator=(Queue&&) = default;
+
     QueueingStrategy strategy = QueueingStrategy::kBestEffortFIFO;
     std::string root_cohort;
     bool active = true;
@@ -154,6 +177,8 @@ class QueueManager {
     bool admission_fair_sharing = false;  // step 7
   };
 
+  // The key of `wl`; a key inserted into a set must be made from the element of
+  // Queue::workloads (Key::workload points at it).
   Key KeyOf(const Queue& q, const Workload& wl) const;
   // Step 7: the usage set for the workload's LocalQueue, 0 when none was.
   double UsageOf(const Workload& wl) const;
@@ -166,11 +191,19 @@ class QueueManager {
   static std::string Shape(const Workload& wl);
   void Insert(Queue& q, const Workload& wl, bool inadmissible);
   void Remove(Queue& q, const std::string& uid);
+  // The index of the workload's LocalQueue in lq_pending_, assigned on first sight (ids
+  // are never reused; one per LocalQueue a queued workload ever named).
+  uint32_t LocalQueueId(const Workload& wl) const;
+  // Moves of one key between "nowhere", the heap and the inadmissible set, for lq_pending_.
+  enum class Where { kNone, kHeap, kInadmissible };
+  void Moved(const Key& k, Where from, Where to);
   void MoveInadmissible(Queue& q, Time now);
 
   std::map<std::string, Queue> queues_;
   std::map<std::string, std::string> where_;  // uid -> ClusterQueue
   std::map<std::string, double> lq_usage_;    // LocalQueue "ns/name" -> AFS usage
+  mutable std::unordered_map<std::string, uint32_t> lq_ids_;  // LocalQueue "ns/name" -> index
+  mutable std::vector<PendingCounts> lq_pending_;             // by LocalQueueId
 };
 
 }  // namespace berth::admission

@@ -4,6 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <memory>
+#include <random>
+
 #include "admission/testing/builders.h"
 
 namespace berth::admission {
@@ -234,6 +238,121 @@ TEST_F(QueueManagerTest, PriorityUpdateReordersQueue) {
   EXPECT_TRUE(q.IsInadmissible("default/job-1"));
   EXPECT_TRUE(q.DeleteWorkload("default/job-1"));
   EXPECT_FALSE(q.Contains("default/job-1"));
+}
+
+// LocalQueuePending is kept by every move, so it must equal a recount of the queues
+// (Pending minus Inadmissible, by LocalQueue) after any sequence of operations: adds,
+// updates (also to another ClusterQueue, with a backoff, with another priority), deletes,
+// heads requeued for every reason (set-aside included), inadmissible requeues, Admission
+// Fair Sharing rekeys and a ClusterQueue deleted and re-added.
+TEST_F(QueueManagerTest, LocalQueuePendingCountsEqualARecountAfterAnyOperations) {
+  const std::vector<std::string> cqs = {"a", "b", "strict"};
+  const std::vector<std::pair<std::string, std::string>> lqs = {{"ns1", "q1"}, {"ns1", "q2"}, {"ns2", "q1"}};
+  const std::vector<RequeueReason> reasons = {
+      RequeueReason::kGeneric,        RequeueReason::kFailedAfterNomination, RequeueReason::kNamespaceMismatch,
+      RequeueReason::kPendingPreemption, RequeueReason::kPreemptionFailed,  RequeueReason::kNoFit,
+      RequeueReason::kPreemptionNoCandidates};
+  auto add_queues = [&] {
+    q.AddOrUpdateClusterQueue("a", QueueingStrategy::kBestEffortFIFO, "root", true);
+    q.AddOrUpdateClusterQueue("b", QueueingStrategy::kBestEffortFIFO, "root", true);
+    q.AddOrUpdateClusterQueue("strict", QueueingStrategy::kStrictFIFO, "", true);
+  };
+  add_queues();
+  std::mt19937 rng(18);
+  auto pick = [&](size_t n) { return static_cast<size_t>(rng() % n); };
+  auto workload = [&](int i) {
+    const auto& [ns, lq] = lqs[pick(lqs.size())];
+    WorkloadBuilder b(names, "w" + std::to_string(i), ns);
+    b.LocalQueue(ns, lq).Queue(cqs[pick(cqs.size())]).Priority(static_cast<int32_t>(pick(3))).Created(T(pick(5)));
+    b.Request("cpu", pick(2) ? "1" : "2");  // two shapes, for set-aside
+    if (pick(8) == 0) b.RequeueAt(T(pick(20)));
+    return b.Obj();
+  };
+  auto recount = [&](const std::string& local_queue) {
+    QueueManager::PendingCounts c;
+    for (const std::string& cq : cqs) {
+      for (const Workload* w : q.Pending(cq)) {
+        if (w->namespace_name + "/" + w->queue_name == local_queue) ++c.active;
+      }
+      for (const Workload* w : q.Inadmissible(cq)) {
+        if (w->namespace_name + "/" + w->queue_name == local_queue) {
+          --c.active;
+          ++c.inadmissible;
+        }
+      }
+    }
+    return c;
+  };
+  size_t checked_nonzero = 0;
+  for (int step = 0; step < 3000; ++step) {
+    const Time now = T(step / 100.0);
+    switch (pick(10)) {
+      case 0:
+      case 1:
+      case 2:
+        q.AddOrUpdateWorkload(workload(static_cast<int>(pick(60))), now);
+        break;
+      case 3: {
+        const auto& [ns, lq] = lqs[pick(lqs.size())];
+        q.DeleteWorkload(ns + "/w" + std::to_string(pick(60)));
+        break;
+      }
+      case 4:
+      case 5: {
+        for (const Workload& head : q.Heads()) {
+          if (pick(4) == 0) continue;  // admitted: gone from the queues
+          std::vector<const Workload*> set_aside;
+          q.RequeueWorkload(head, reasons[pick(reasons.size())], now, &set_aside);
+        }
+        break;
+      }
+      case 6:
+        if (pick(2)) {
+          q.QueueAllInadmissibleWorkloads(now);
+        } else {
+          q.QueueInadmissibleWorkloads({cqs[pick(cqs.size())]}, now);
+        }
+        break;
+      case 7: {
+        q.SetAdmissionFairSharing(cqs[pick(2)], pick(2) == 0);
+        const auto& [ns, lq] = lqs[pick(lqs.size())];
+        q.SetLocalQueueUsage(ns + "/" + lq, static_cast<double>(pick(4)));
+        break;
+      }
+      case 8:
+        if (pick(10) == 0) {
+          q.DeleteClusterQueue(cqs[pick(cqs.size())]);
+          add_queues();
+        }
+        break;
+      case 9: {
+        // A copy (what the start-time estimator replays on) stands on its own: the
+        // original and the copy it was made from are gone before the queues are read.
+        auto copy = std::make_unique<QueueManager>(q);
+        q = QueueManager();
+        QueueManager second = *copy;
+        copy.reset();
+        q = second;
+        break;
+      }
+    }
+    for (const auto& [ns, lq] : lqs) {
+      const QueueManager::PendingCounts want = recount(ns + "/" + lq);
+      const QueueManager::PendingCounts got = q.LocalQueuePending(ns + "/" + lq);
+      ASSERT_EQ(got.active, want.active) << "step " << step << " " << ns << "/" << lq;
+      ASSERT_EQ(got.inadmissible, want.inadmissible) << "step " << step << " " << ns << "/" << lq;
+      if (want.active > 0 && want.inadmissible > 0) ++checked_nonzero;
+    }
+  }
+  EXPECT_GT(checked_nonzero, 100u);
+  // A copy's set-aside workloads are the copy's own, not the original's.
+  QueueManager copy = q;
+  for (const std::string& cq : cqs) {
+    for (const Workload* w : copy.Pending(cq)) {
+      for (const Workload* o : q.Pending(cq)) EXPECT_NE(w, o);
+    }
+  }  // the sequence reached states with both kinds pending
+  EXPECT_EQ(q.LocalQueuePending("ns9/none"), QueueManager::PendingCounts{});
 }
 
 }  // namespace

@@ -672,14 +672,9 @@ Status KueueController::ReconcileLocalQueue(const std::string& key) {
       afs_usage = PublishLocalQueueUsage(key, obj.get(), entry->consumed);
     }
     if (options_.metrics) {
-      for (const client::ObjectPtr& wl : cache_.WorkloadsByIndex(kQueuePendingIndex, key)) {
-        const std::string uid = api::Uid(*wl);
-        if (queues_.IsInadmissible(uid)) {
-          ++pending_inadmissible;
-        } else if (queues_.Contains(uid)) {
-          ++pending_active;
-        }
-      }
+      const admission::QueueManager::PendingCounts counts = queues_.LocalQueuePending(key);
+      pending_active = static_cast<int>(counts.active);
+      pending_inadmissible = static_cast<int>(counts.inadmissible);
     }
   }
   if (options_.metrics) {
