@@ -50,33 +50,22 @@ std::optional<double> QueueManager::LocalQueueUsage(const std::string& cluster_q
   return UsageOf(wl);
 }
 
-QueueManager::Queue::Queue(const Queue& other)
-    : strategy(other.strategy),
-      root_cohort(other.root_cohort),
-      active(other.active),
-      workloads(other.workloads),
-      sticky(other.sticky),
-      pop_cycle(other.pop_cycle),
-      queue_inadmissible_cycle(other.queue_inadmissible_cycle),
-      admission_fair_sharing(other.admission_fair_sharing) {
-  auto rebuild = [this](const std::set<Key, KeyOrder>& from, std::set<Key, KeyOrder>& to) {
-    for (Key k : from) {
-      k.workload = &workloads.at(k.uid);
-      to.insert(to.end(), std::move(k));  // already in order: amortised O(1) each
-    }
-  };
-  rebuild(other.heap, heap);
-  rebuild(other.inadmissible, inadmissible);
-}
-
-QueueManager::Queue& QueueManager::Queue::operator=(const Queue& other) {
-  if (this != &other) *this = Queue(other);
-  return *this;
+void QueueManager::Queue::Repoint() {
+  for (const auto* set : {&heap, &inadmissible}) {
+    for (const Key& k : *set) k.workload = &workloads.at(k.uid);
+  }
 }
 
 QueueManager::Key QueueManager::KeyOf(const Queue& q, const Workload& wl) const {
   return {q.admission_fair_sharing ? UsageOf(wl) : 0.0, wl.priority, wl.queue_order_timestamp, wl.uid, std::hash<std::string>()(Shape(wl)),
-          wl.requeue_at.value_or(Time{}), LocalQueueId(wl), &wl};
+          wl.requeue_at.value_or(Time{})};
+}
+
+QueueManager::Key QueueManager::StoredKey(const Queue& q, const Workload& stored) const {
+  Key k = KeyOf(q, stored);
+  k.local_queue = LocalQueueId(stored);
+  k.workload = &stored;
+  return k;
 }
 
 uint32_t QueueManager::LocalQueueId(const Workload& wl) const {
@@ -119,7 +108,7 @@ void QueueManager::Rekey(const std::vector<Queue*>& queues, const std::string& l
   }
   change();
   for (const Moved& m : moved) {
-    (m.inadmissible ? m.q->inadmissible : m.q->heap).insert(KeyOf(*m.q, m.q->workloads.at(m.uid)));
+    (m.inadmissible ? m.q->inadmissible : m.q->heap).insert(StoredKey(*m.q, m.q->workloads.at(m.uid)));
   }
 }
 
@@ -151,7 +140,7 @@ void QueueManager::ForgetLocalQueueUsage(const std::string& local_queue) {
 void QueueManager::Insert(Queue& q, const Workload& wl, bool inadmissible) {
   auto [stored, added] = q.workloads.insert_or_assign(wl.uid, wl);
   where_[wl.uid] = wl.cluster_queue;
-  const Key k = KeyOf(q, stored->second);
+  const Key k = StoredKey(q, stored->second);
   if ((inadmissible ? q.inadmissible : q.heap).insert(k).second) {
     Moved(k, Where::kNone, inadmissible ? Where::kInadmissible : Where::kHeap);
   }
@@ -177,7 +166,7 @@ void QueueManager::DeleteClusterQueue(const std::string& name) {
 void QueueManager::Remove(Queue& q, const std::string& uid) {
   auto it = q.workloads.find(uid);
   if (it == q.workloads.end()) return;
-  Key k = KeyOf(q, it->second);
+  const Key k = StoredKey(q, it->second);
   if (q.heap.erase(k) > 0) Moved(k, Where::kHeap, Where::kNone);
   if (q.inadmissible.erase(k) > 0) Moved(k, Where::kInadmissible, Where::kNone);
   q.workloads.erase(it);
@@ -254,7 +243,7 @@ bool QueueManager::RequeueWorkload(const Workload& wl, RequeueReason reason, Tim
   bool backoff_expired = !wl.requeue_at.has_value() || *wl.requeue_at <= now;
   if (backoff_expired && (immediate || queue.queue_inadmissible_cycle >= queue.pop_cycle)) {
     auto [stored, added] = queue.workloads.insert_or_assign(wl.uid, wl);
-    const Key k = KeyOf(queue, stored->second);
+    const Key k = StoredKey(queue, stored->second);
     if (queue.heap.insert(k).second) Moved(k, Where::kNone, Where::kHeap);
     where_[wl.uid] = wl.cluster_queue;
     return true;

@@ -148,23 +148,17 @@ class QueueManager {
     std::string uid;
     uint64_t shape = 0;  // hash of Shape()
     Time requeue_at{};   // Time{} when no backoff
+    // Set in the keys the sets hold (StoredKey), not in keys made for a lookup (KeyOf);
+    // neither takes part in the order.
     uint32_t local_queue = 0;  // index into lq_pending_ (LocalQueueId)
-    // The queued workload itself (an element of Queue::workloads, whose nodes stay put) in
-    // the keys of the sets, so that scans need no lookup by uid; lookups by key ignore it.
-    const Workload* workload = nullptr;
+    // The queued workload itself, an element of Queue::workloads (whose nodes stay put),
+    // so that scans need no lookup by uid. Mutable: a copied Queue re-points it.
+    mutable const Workload* workload = nullptr;
   };
   struct KeyOrder {
     bool operator()(const Key& a, const Key& b) const;
   };
-  struct Queue {
-    Queue() = default;
-    // A copy's keys point at the copy's own workloads (Key::workload); moves keep the
-    // map nodes, so they keep them valid as they are.
-    Queue(const Queue& other);
-    Queue& operator=(const Queue& other);
-    Queue(Queue&&) = default;
-    Queue& operator=(Queue&&) = default;
-
+  struct QueueState {
     QueueingStrategy strategy = QueueingStrategy::kBestEffortFIFO;
     std::string root_cohort;
     bool active = true;
@@ -176,10 +170,25 @@ class QueueManager {
     int64_t queue_inadmissible_cycle = -1;
     bool admission_fair_sharing = false;  // step 7
   };
+  // A copy's keys point at the copy's own workloads (Key::workload); a move keeps the
+  // map nodes, and with them the pointers.
+  struct Queue : QueueState {
+    Queue() = default;
+    Queue(const Queue& other) : QueueState(other) { Repoint(); }
+    Queue& operator=(const Queue& other) {
+      QueueState::operator=(other);
+      Repoint();
+      return *this;
+    }
+    Queue(Queue&&) = default;
+    Queue& operator=(Queue&&) = default;
+    void Repoint();
+  };
 
-  // The key of `wl`; a key inserted into a set must be made from the element of
-  // Queue::workloads (Key::workload points at it).
+  // The key of `wl` for a lookup in a set (by the order's fields only).
   Key KeyOf(const Queue& q, const Workload& wl) const;
+  // The key a set holds for `stored`, which must be the element of q.workloads.
+  Key StoredKey(const Queue& q, const Workload& stored) const;
   // Step 7: the usage set for the workload's LocalQueue, 0 when none was.
   double UsageOf(const Workload& wl) const;
   // Re-sorts the workloads of `local_queue` ("" = all) in `queues` around
