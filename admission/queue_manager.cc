@@ -51,9 +51,130 @@ std::optional<double> QueueManager::LocalQueueUsage(const std::string& cluster_q
 }
 
 void QueueManager::Queue::Repoint() {
-  for (const auto* set : {&heap, &inadmissible}) {
-    for (const Key& k : *set) k.workload = &workloads.at(k.uid);
+  auto repoint = [this](const std::set<Key, KeyOrder>& set) {
+    for (const Key& k : set) k.workload = &workloads.at(k.uid);
+  };
+  repoint(inadmissible);
+  heap.clear();
+  for (const auto& [shape, c] : classes) {
+    repoint(c.active);
+    repoint(c.aside);
+    if (!c.active.empty()) heap.insert(&*c.active.begin());
   }
+}
+
+void QueueManager::DropTop(Queue& q, uint64_t shape) {
+  auto c = q.classes.find(shape);
+  if (c != q.classes.end() && !c->second.active.empty()) q.heap.erase(&*c->second.active.begin());
+}
+
+void QueueManager::AddTop(Queue& q, uint64_t shape) {
+  auto c = q.classes.find(shape);
+  if (c != q.classes.end() && !c->second.active.empty()) q.heap.insert(&*c->second.active.begin());
+}
+
+void QueueManager::EraseIfEmpty(Queue& q, uint64_t shape) {
+  auto c = q.classes.find(shape);
+  if (c != q.classes.end() && c->second.active.empty() && c->second.aside.empty()) q.classes.erase(c);
+}
+
+void QueueManager::Put(Queue& q, const Key& k, Place place) {
+  if (place == Place::kInadmissible) {
+    if (q.inadmissible.insert(k).second) Moved(k, Where::kNone, Where::kInadmissible);
+    return;
+  }
+  ShapeClass& c = q.classes[k.shape];
+  if (place == Place::kAside) {
+    if (!c.aside.insert(k).second) return;
+    ++c.aside_lq[k.local_queue];
+    ++q.aside_count;
+    q.aside_shapes.insert(k.shape);
+    Moved(k, Where::kNone, Where::kInadmissible);
+    return;
+  }
+  DropTop(q, k.shape);
+  if (c.active.insert(k).second) {
+    ++c.active_lq[k.local_queue];
+    ++q.active_count;
+    Moved(k, Where::kNone, Where::kHeap);
+  }
+  AddTop(q, k.shape);
+}
+
+namespace {
+void Uncount(std::map<uint32_t, size_t>& counts, uint32_t local_queue) {
+  auto it = counts.find(local_queue);
+  if (it != counts.end() && --it->second == 0) counts.erase(it);
+}
+}  // namespace
+
+std::optional<QueueManager::Place> QueueManager::Take(Queue& q, const Key& k) {
+  if (auto it = q.inadmissible.find(k); it != q.inadmissible.end()) {
+    Moved(*it, Where::kInadmissible, Where::kNone);
+    q.inadmissible.erase(it);
+    return Place::kInadmissible;
+  }
+  auto c = q.classes.find(k.shape);
+  if (c == q.classes.end()) return std::nullopt;
+  if (auto it = c->second.aside.find(k); it != c->second.aside.end()) {
+    Moved(*it, Where::kInadmissible, Where::kNone);
+    Uncount(c->second.aside_lq, it->local_queue);
+    --q.aside_count;
+    c->second.aside.erase(it);
+    if (c->second.aside.empty()) q.aside_shapes.erase(k.shape);
+    EraseIfEmpty(q, k.shape);
+    return Place::kAside;
+  }
+  auto it = c->second.active.find(k);
+  if (it == c->second.active.end()) return std::nullopt;
+  DropTop(q, k.shape);
+  Moved(*it, Where::kHeap, Where::kNone);
+  Uncount(c->second.active_lq, it->local_queue);
+  --q.active_count;
+  c->second.active.erase(it);
+  AddTop(q, k.shape);
+  EraseIfEmpty(q, k.shape);
+  return Place::kActive;
+}
+
+bool QueueManager::InadmissibleIn(const Queue& q, const Key& k) {
+  if (q.inadmissible.count(k) > 0) return true;
+  auto c = q.classes.find(k.shape);
+  return c != q.classes.end() && c->second.aside.count(k) > 0;
+}
+
+// Moves every key of `from` into `to` (and the LocalQueue counts with them): the smaller
+// set's nodes go into the larger, so a class moves in O(smaller × log).
+namespace {
+template <typename Set>
+void MergeInto(Set& from, std::map<uint32_t, size_t>& from_lq, Set& to, std::map<uint32_t, size_t>& to_lq) {
+  if (from.size() > to.size()) {
+    from.swap(to);
+    from_lq.swap(to_lq);
+  }
+  for (const auto& [lq, n] : from_lq) to_lq[lq] += n;
+  from_lq.clear();
+  to.merge(from);
+}
+}  // namespace
+
+void QueueManager::SetAside(Queue& q, uint64_t shape, std::vector<const Workload*>* set_aside) {
+  auto it = q.classes.find(shape);
+  if (it == q.classes.end() || it->second.active.empty()) return;
+  ShapeClass& c = it->second;
+  if (set_aside != nullptr) {
+    for (const Key& k : c.active) set_aside->push_back(k.workload);
+  }
+  for (const auto& [lq, n] : c.active_lq) {
+    PendingCounts& counts = lq_pending_.at(lq);
+    counts.active -= n;
+    counts.inadmissible += n;
+  }
+  DropTop(q, shape);
+  q.active_count -= c.active.size();
+  q.aside_count += c.active.size();
+  MergeInto(c.active, c.active_lq, c.aside, c.aside_lq);
+  q.aside_shapes.insert(shape);
 }
 
 QueueManager::Key QueueManager::KeyOf(const Queue& q, const Workload& wl) const {
@@ -92,24 +213,17 @@ void QueueManager::Rekey(const std::vector<Queue*>& queues, const std::string& l
   struct Moved {
     Queue* q;
     std::string uid;
-    bool inadmissible;
+    Place place;
   };
   std::vector<Moved> moved;
   for (Queue* q : queues) {
     for (const auto& [uid, wl] : q->workloads) {
       if (!local_queue.empty() && wl.namespace_name + "/" + wl.queue_name != local_queue) continue;
-      const Key k = KeyOf(*q, wl);
-      if (q->heap.erase(k) > 0) {
-        moved.push_back({q, uid, false});
-      } else if (q->inadmissible.erase(k) > 0) {
-        moved.push_back({q, uid, true});
-      }
+      if (std::optional<Place> place = Take(*q, KeyOf(*q, wl))) moved.push_back({q, uid, *place});
     }
   }
   change();
-  for (const Moved& m : moved) {
-    (m.inadmissible ? m.q->inadmissible : m.q->heap).insert(StoredKey(*m.q, m.q->workloads.at(m.uid)));
-  }
+  for (const Moved& m : moved) Put(*m.q, StoredKey(*m.q, m.q->workloads.at(m.uid)), m.place);
 }
 
 std::vector<QueueManager::Queue*> QueueManager::FairSharingQueues() {
@@ -140,10 +254,7 @@ void QueueManager::ForgetLocalQueueUsage(const std::string& local_queue) {
 void QueueManager::Insert(Queue& q, const Workload& wl, bool inadmissible) {
   auto [stored, added] = q.workloads.insert_or_assign(wl.uid, wl);
   where_[wl.uid] = wl.cluster_queue;
-  const Key k = StoredKey(q, stored->second);
-  if ((inadmissible ? q.inadmissible : q.heap).insert(k).second) {
-    Moved(k, Where::kNone, inadmissible ? Where::kInadmissible : Where::kHeap);
-  }
+  Put(q, StoredKey(q, stored->second), inadmissible ? Place::kInadmissible : Place::kActive);
 }
 
 void QueueManager::AddOrUpdateClusterQueue(const std::string& name, QueueingStrategy strategy,
@@ -158,7 +269,10 @@ void QueueManager::DeleteClusterQueue(const std::string& name) {
   auto it = queues_.find(name);
   if (it == queues_.end()) return;
   for (const auto& [uid, wl] : it->second.workloads) where_.erase(uid);
-  for (const Key& k : it->second.heap) Moved(k, Where::kHeap, Where::kNone);
+  for (const auto& [shape, c] : it->second.classes) {
+    for (const Key& k : c.active) Moved(k, Where::kHeap, Where::kNone);
+    for (const Key& k : c.aside) Moved(k, Where::kInadmissible, Where::kNone);
+  }
   for (const Key& k : it->second.inadmissible) Moved(k, Where::kInadmissible, Where::kNone);
   queues_.erase(it);
 }
@@ -166,9 +280,7 @@ void QueueManager::DeleteClusterQueue(const std::string& name) {
 void QueueManager::Remove(Queue& q, const std::string& uid) {
   auto it = q.workloads.find(uid);
   if (it == q.workloads.end()) return;
-  const Key k = StoredKey(q, it->second);
-  if (q.heap.erase(k) > 0) Moved(k, Where::kHeap, Where::kNone);
-  if (q.inadmissible.erase(k) > 0) Moved(k, Where::kInadmissible, Where::kNone);
+  Take(q, KeyOf(q, it->second));
   q.workloads.erase(it);
   if (q.sticky == uid) q.sticky.clear();
   where_.erase(uid);
@@ -183,7 +295,7 @@ bool QueueManager::AddOrUpdateWorkload(const Workload& wl, Time now) {
     // A workload moved to another ClusterQueue is tried there (Kueue's
     // Manager.UpdateWorkload re-adds it as new).
     const bool same_queue = w->second == wl.cluster_queue;
-    was_inadmissible = same_queue && old.inadmissible.count(KeyOf(old, old.workloads.at(wl.uid))) > 0;
+    was_inadmissible = same_queue && InadmissibleIn(old, KeyOf(old, old.workloads.at(wl.uid)));
     was_sticky = same_queue && old.sticky == wl.uid;
     Remove(old, wl.uid);
   }
@@ -208,14 +320,17 @@ std::vector<Workload> QueueManager::Heads() {
   std::vector<Workload> heads;
   for (auto& [name, q] : queues_) {
     if (!q.active || q.heap.empty()) continue;
-    auto it = q.heap.begin();
+    Key head = **q.heap.begin();
     if (!q.sticky.empty()) {
       auto s = q.workloads.find(q.sticky);
-      if (s != q.workloads.end() && q.heap.count(KeyOf(q, s->second))) it = q.heap.find(KeyOf(q, s->second));
+      if (s != q.workloads.end()) {
+        const Key k = KeyOf(q, s->second);
+        auto c = q.classes.find(k.shape);
+        if (c != q.classes.end() && c->second.active.count(k) > 0) head = k;
+      }
     }
-    std::string uid = it->uid;
-    Moved(*it, Where::kHeap, Where::kNone);
-    q.heap.erase(it);
+    const std::string uid = head.uid;
+    Take(q, head);
     auto node = q.workloads.extract(uid);
     where_.erase(uid);
     ++q.pop_cycle;
@@ -242,40 +357,44 @@ bool QueueManager::RequeueWorkload(const Workload& wl, RequeueReason reason, Tim
   }
   bool backoff_expired = !wl.requeue_at.has_value() || *wl.requeue_at <= now;
   if (backoff_expired && (immediate || queue.queue_inadmissible_cycle >= queue.pop_cycle)) {
-    auto [stored, added] = queue.workloads.insert_or_assign(wl.uid, wl);
-    const Key k = StoredKey(queue, stored->second);
-    if (queue.heap.insert(k).second) Moved(k, Where::kNone, Where::kHeap);
-    where_[wl.uid] = wl.cluster_queue;
+    Insert(queue, wl, /*inadmissible=*/false);
     return true;
   }
   Insert(queue, wl, /*inadmissible=*/true);
   if (queue.strategy == QueueingStrategy::kBestEffortFIFO &&
       (reason == RequeueReason::kNoFit || reason == RequeueReason::kPreemptionNoCandidates)) {
-    const uint64_t shape = KeyOf(queue, wl).shape;
-    for (auto it = queue.heap.begin(); it != queue.heap.end();) {
-      if (it->shape == shape) {
-        if (set_aside != nullptr) set_aside->push_back(it->workload);
-        Moved(*it, Where::kHeap, Where::kInadmissible);
-        queue.inadmissible.insert(*it);
-        it = queue.heap.erase(it);
-      } else {
-        ++it;
-      }
-    }
+    SetAside(queue, KeyOf(queue, wl).shape, set_aside);
   }
   return true;
 }
 
 void QueueManager::MoveInadmissible(Queue& q, Time now) {
   q.queue_inadmissible_cycle = q.pop_cycle;
+  // Whole classes first: their keys are in the heap's order already (no backoff: they were
+  // active when set aside).
+  for (uint64_t shape : q.aside_shapes) {
+    ShapeClass& c = q.classes.at(shape);
+    for (const auto& [lq, n] : c.aside_lq) {
+      PendingCounts& counts = lq_pending_.at(lq);
+      counts.inadmissible -= n;
+      counts.active += n;
+    }
+    q.aside_count -= c.aside.size();
+    q.active_count += c.aside.size();
+    DropTop(q, shape);
+    MergeInto(c.aside, c.aside_lq, c.active, c.active_lq);
+    AddTop(q, shape);
+  }
+  q.aside_shapes.clear();
   for (auto it = q.inadmissible.begin(); it != q.inadmissible.end();) {
     if (it->requeue_at > now) {
       ++it;
       continue;
     }
-    Moved(*it, Where::kInadmissible, Where::kHeap);
-    q.heap.insert(*it);
+    const Key k = *it;
+    Moved(k, Where::kInadmissible, Where::kNone);
     it = q.inadmissible.erase(it);
+    Put(q, k, Place::kActive);
   }
 }
 
@@ -301,8 +420,11 @@ std::vector<const Workload*> QueueManager::Pending(const std::string& cluster_qu
   std::vector<const Workload*> out;
   auto q = queues_.find(cluster_queue);
   if (q == queues_.end()) return out;
-  std::vector<Key> keys(q->second.heap.begin(), q->second.heap.end());
-  keys.insert(keys.end(), q->second.inadmissible.begin(), q->second.inadmissible.end());
+  std::vector<Key> keys(q->second.inadmissible.begin(), q->second.inadmissible.end());
+  for (const auto& [shape, c] : q->second.classes) {
+    keys.insert(keys.end(), c.active.begin(), c.active.end());
+    keys.insert(keys.end(), c.aside.begin(), c.aside.end());
+  }
   std::stable_sort(keys.begin(), keys.end(), KeyOrder());
   const std::string& sticky = q->second.sticky;
   if (!sticky.empty()) {
@@ -316,26 +438,33 @@ std::vector<const Workload*> QueueManager::Inadmissible(const std::string& clust
   std::vector<const Workload*> out;
   auto q = queues_.find(cluster_queue);
   if (q == queues_.end()) return out;
-  out.reserve(q->second.inadmissible.size());
-  for (const Key& k : q->second.inadmissible) out.push_back(k.workload);
+  std::vector<const Key*> keys;
+  keys.reserve(q->second.inadmissible.size() + q->second.aside_count);
+  for (const Key& k : q->second.inadmissible) keys.push_back(&k);
+  for (uint64_t shape : q->second.aside_shapes) {
+    for (const Key& k : q->second.classes.at(shape).aside) keys.push_back(&k);
+  }
+  std::sort(keys.begin(), keys.end(), TopOrder());
+  out.reserve(keys.size());
+  for (const Key* k : keys) out.push_back(k->workload);
   return out;
 }
 
 size_t QueueManager::ActiveCount(const std::string& cluster_queue) const {
   auto q = queues_.find(cluster_queue);
-  return q == queues_.end() ? 0 : q->second.heap.size();
+  return q == queues_.end() ? 0 : q->second.active_count;
 }
 
 size_t QueueManager::InadmissibleCount(const std::string& cluster_queue) const {
   auto q = queues_.find(cluster_queue);
-  return q == queues_.end() ? 0 : q->second.inadmissible.size();
+  return q == queues_.end() ? 0 : q->second.inadmissible.size() + q->second.aside_count;
 }
 
 bool QueueManager::IsInadmissible(const std::string& uid) const {
   auto w = where_.find(uid);
   if (w == where_.end()) return false;
   const Queue& q = queues_.at(w->second);
-  return q.inadmissible.count(KeyOf(q, q.workloads.at(uid))) > 0;
+  return InadmissibleIn(q, KeyOf(q, q.workloads.at(uid)));
 }
 
 }  // namespace berth::admission

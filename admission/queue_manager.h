@@ -33,6 +33,11 @@
 //      set aside with it until the next inadmissible-requeue event. A new
 //      arrival of that shape still goes to the heap (Kueue's PushOrUpdate), so
 //      it is tried once and gets its own verdict (QuotaReserved=False).
+//      Kueue scans its heap for the shape and moves each match; here the pending
+//      workloads of a shape are kept together (ShapeClass), so setting a shape aside
+//      and step 4 move whole classes: a finished workload in a ClusterQueue with
+//      thousands of equal workloads pending costs no scan of them (issue 18). The
+//      caller still gets the set-aside workloads listed (`set_aside`), one pointer each.
 //   7. Admission Fair Sharing (admission_fair_sharing.h; Kueue's
 //      queueOrderingFunc): in a ClusterQueue set with SetAdmissionFairSharing,
 //      the heap orders first by the usage of the workload's LocalQueue
@@ -158,20 +163,43 @@ class QueueManager {
   struct KeyOrder {
     bool operator()(const Key& a, const Key& b) const;
   };
+  // The pending workloads of one scheduling-equivalence shape (step 6) in a ClusterQueue:
+  // `active` are in the heap, `aside` were set aside with a head of this shape and count as
+  // inadmissible. A set-aside or a requeue moves a whole class at once: the smaller set's
+  // nodes into the larger (the sets swap first when needed), so neither costs the queue's
+  // length. The per-LocalQueue counts of each set move the LocalQueue counts in bulk.
+  struct ShapeClass {
+    std::set<Key, KeyOrder> active;
+    std::set<Key, KeyOrder> aside;
+    std::map<uint32_t, size_t> active_lq;  // LocalQueueId -> members in `active`
+    std::map<uint32_t, size_t> aside_lq;   // LocalQueueId -> members in `aside`
+  };
+  // Orders the heap by each class's best active key (pointers into ShapeClass::active).
+  struct TopOrder {
+    bool operator()(const Key* a, const Key* b) const { return KeyOrder()(*a, *b); }
+  };
   struct QueueState {
     QueueingStrategy strategy = QueueingStrategy::kBestEffortFIFO;
     std::string root_cohort;
     bool active = true;
-    std::set<Key, KeyOrder> heap;
+    // The heap: the best active key of every class that has one, so the head is
+    // heap.begin() (O(log shapes) to keep when a class's best changes).
+    std::set<const Key*, TopOrder> heap;
+    std::map<uint64_t, ShapeClass> classes;  // by shape; a class empty in both sets is erased
+    std::set<uint64_t> aside_shapes;         // the classes whose `aside` is not empty
+    // Inadmissible one by one: heads requeued as inadmissible, workloads in backoff,
+    // and inadmissible workloads updated in place.
     std::set<Key, KeyOrder> inadmissible;
-    std::map<std::string, Workload> workloads;  // both sets, by uid
+    size_t active_count = 0;  // keys in the classes' `active` sets
+    size_t aside_count = 0;   // keys in the classes' `aside` sets
+    std::map<std::string, Workload> workloads;  // every queued workload, by uid
     std::string sticky;                         // sticky preemptor uid
     int64_t pop_cycle = 0;
     int64_t queue_inadmissible_cycle = -1;
     bool admission_fair_sharing = false;  // step 7
   };
-  // A copy's keys point at the copy's own workloads (Key::workload); a move keeps the
-  // map nodes, and with them the pointers.
+  // A copy's keys point at the copy's own workloads (Key::workload) and its heap at the
+  // copy's own keys; a move keeps the set and map nodes, and with them the pointers.
   struct Queue : QueueState {
     Queue() = default;
     Queue(const Queue& other) : QueueState(other) { Repoint(); }
@@ -206,6 +234,22 @@ class QueueManager {
   // Moves of one key between "nowhere", the heap and the inadmissible set, for lq_pending_.
   enum class Where { kNone, kHeap, kInadmissible };
   void Moved(const Key& k, Where from, Where to);
+  // Where a stored key is: in its class's `active` (the heap) or `aside`, or in the
+  // one-by-one inadmissible set.
+  enum class Place { kActive, kAside, kInadmissible };
+  // Inserts the stored key `k` at `place` (counts, LocalQueue counts and heap kept).
+  void Put(Queue& q, const Key& k, Place place);
+  // Removes the key equal to `k` from wherever it is; returns where it was, or nullopt.
+  std::optional<Place> Take(Queue& q, const Key& k);
+  // Whether the key equal to `k` is queued and counts as inadmissible.
+  static bool InadmissibleIn(const Queue& q, const Key& k);
+  // The heap entry of `shape`'s class is dropped / re-added around a change of its
+  // `active` set.
+  static void DropTop(Queue& q, uint64_t shape);
+  static void AddTop(Queue& q, uint64_t shape);
+  static void EraseIfEmpty(Queue& q, uint64_t shape);
+  // Step 6: every active workload of `shape` is set aside (appended to *set_aside when given).
+  void SetAside(Queue& q, uint64_t shape, std::vector<const Workload*>* set_aside);
   void MoveInadmissible(Queue& q, Time now);
 
   std::map<std::string, Queue> queues_;

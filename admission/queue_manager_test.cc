@@ -7,6 +7,8 @@
 #include <map>
 #include <memory>
 #include <random>
+#include <set>
+#include <algorithm>
 
 #include "admission/testing/builders.h"
 
@@ -353,6 +355,280 @@ TEST_F(QueueManagerTest, LocalQueuePendingCountsEqualARecountAfterAnyOperations)
     }
   }  // the sequence reached states with both kinds pending
   EXPECT_EQ(q.LocalQueuePending("ns9/none"), QueueManager::PendingCounts{});
+}
+
+// The rules of queue_manager.h, written as plainly as possible: every pending workload of a
+// ClusterQueue is an entry marked active or inadmissible, and every operation scans them
+// all. QueueManager keeps the same state in sets and shape classes; after any sequence of
+// operations both must give the same heads, set-aside workloads, answers and orders.
+class RulesModel {
+ public:
+  struct Entry {
+    Workload wl;
+    bool inadmissible;
+  };
+  struct CQ {
+    QueueingStrategy strategy;
+    std::string root;
+    bool active;
+    bool afs = false;
+    std::map<std::string, Entry> entries;  // by uid
+    std::string sticky;
+    int64_t pop_cycle = 0;
+    int64_t queue_inadmissible_cycle = -1;
+  };
+  std::map<std::string, CQ> cqs;
+  std::map<std::string, double> usage;  // LocalQueue "ns/name" -> AFS usage
+
+  static std::string ShapeOf(const Workload& w) {
+    std::string s = std::to_string(w.priority);
+    for (const PodSet& ps : w.pod_sets) {
+      s += "|" + ps.name + "#" + std::to_string(ps.count);
+      for (const auto& [r, a] : ps.requests.items()) s += "," + std::to_string(r) + "=" + std::to_string(a);
+    }
+    return s;
+  }
+  bool Before(const CQ& q, const Workload& a, const Workload& b) const {
+    auto u = [&](const Workload& w) {
+      auto it = usage.find(w.namespace_name + "/" + w.queue_name);
+      return q.afs && it != usage.end() ? it->second : 0.0;
+    };
+    if (u(a) != u(b)) return u(a) < u(b);
+    if (a.priority != b.priority) return a.priority > b.priority;
+    if (a.queue_order_timestamp != b.queue_order_timestamp) return a.queue_order_timestamp < b.queue_order_timestamp;
+    return a.uid < b.uid;
+  }
+  CQ* Holder(const std::string& uid) {
+    for (auto& [name, q] : cqs) {
+      if (q.entries.count(uid)) return &q;
+    }
+    return nullptr;
+  }
+  void AddQueue(const std::string& name, QueueingStrategy s, const std::string& root, bool active) {
+    CQ& q = cqs[name];
+    q.strategy = s;
+    q.root = root;
+    q.active = active;
+  }
+  bool AddOrUpdate(const Workload& wl, Time now) {
+    bool was_inadmissible = false, was_sticky = false;
+    if (CQ* old = Holder(wl.uid)) {
+      auto target = cqs.find(wl.cluster_queue);
+      const bool same = target != cqs.end() && old == &target->second;
+      was_inadmissible = same && old->entries.at(wl.uid).inadmissible;
+      was_sticky = same && old->sticky == wl.uid;
+      old->entries.erase(wl.uid);
+      if (old->sticky == wl.uid) old->sticky.clear();
+    }
+    auto q = cqs.find(wl.cluster_queue);
+    if (q == cqs.end()) return false;
+    const bool backoff = wl.requeue_at && *wl.requeue_at > now;
+    q->second.entries[wl.uid] = {wl, was_inadmissible || backoff};
+    if (was_sticky) q->second.sticky = wl.uid;
+    return true;
+  }
+  bool Delete(const std::string& uid) {
+    CQ* q = Holder(uid);
+    if (!q) return false;
+    q->entries.erase(uid);
+    if (q->sticky == uid) q->sticky.clear();
+    return true;
+  }
+  std::vector<std::string> Heads() {
+    std::vector<std::string> out;
+    for (auto& [name, q] : cqs) {
+      const Entry* best = nullptr;
+      for (const auto& [uid, e] : q.entries) {
+        if (!e.inadmissible && (!best || Before(q, e.wl, best->wl))) best = &e;
+      }
+      if (!q.active || !best) continue;
+      if (auto s = q.entries.find(q.sticky); s != q.entries.end() && !s->second.inadmissible) best = &s->second;
+      out.push_back(best->wl.uid);
+      q.entries.erase(best->wl.uid);
+      ++q.pop_cycle;
+    }
+    return out;
+  }
+  bool Requeue(const Workload& wl, RequeueReason reason, Time now, std::set<std::string>* set_aside) {
+    auto it = cqs.find(wl.cluster_queue);
+    if (it == cqs.end() || Holder(wl.uid)) return false;
+    CQ& q = it->second;
+    const bool strict = q.strategy == QueueingStrategy::kStrictFIFO;
+    const bool immediate = strict ? reason != RequeueReason::kNamespaceMismatch
+                                  : reason == RequeueReason::kFailedAfterNomination ||
+                                        reason == RequeueReason::kPendingPreemption ||
+                                        reason == RequeueReason::kPreemptionFailed;
+    if (reason == RequeueReason::kPendingPreemption && !strict) q.sticky = wl.uid;
+    const bool expired = !wl.requeue_at || *wl.requeue_at <= now;
+    if (expired && (immediate || q.queue_inadmissible_cycle >= q.pop_cycle)) {
+      q.entries[wl.uid] = {wl, false};
+      return true;
+    }
+    q.entries[wl.uid] = {wl, true};
+    if (!strict && (reason == RequeueReason::kNoFit || reason == RequeueReason::kPreemptionNoCandidates)) {
+      for (auto& [uid, e] : q.entries) {
+        if (!e.inadmissible && ShapeOf(e.wl) == ShapeOf(wl)) {
+          e.inadmissible = true;
+          set_aside->insert(uid);
+        }
+      }
+    }
+    return true;
+  }
+  void Move(CQ& q, Time now) {
+    q.queue_inadmissible_cycle = q.pop_cycle;
+    for (auto& [uid, e] : q.entries) {
+      if (!e.wl.requeue_at || *e.wl.requeue_at <= now) e.inadmissible = false;
+    }
+  }
+  void QueueInadmissible(const std::vector<std::string>& names, Time now) {
+    std::set<std::string> roots, known;
+    for (const auto& n : names) {
+      if (!cqs.count(n)) continue;
+      known.insert(n);
+      if (!cqs[n].root.empty()) roots.insert(cqs[n].root);
+    }
+    for (auto& [name, q] : cqs) {
+      if (known.count(name) || (!q.root.empty() && roots.count(q.root))) Move(q, now);
+    }
+  }
+  // Pending (all, or only the inadmissible ones) in queue order; the sticky one first.
+  std::vector<std::string> Order(const std::string& cq, bool inadmissible_only) const {
+    auto it = cqs.find(cq);
+    if (it == cqs.end()) return {};
+    const CQ& q = it->second;
+    std::vector<const Workload*> ws;
+    for (const auto& [uid, e] : q.entries) {
+      if (!inadmissible_only || e.inadmissible) ws.push_back(&e.wl);
+    }
+    std::sort(ws.begin(), ws.end(), [&](const Workload* a, const Workload* b) { return Before(q, *a, *b); });
+    if (!inadmissible_only) {
+      std::stable_partition(ws.begin(), ws.end(), [&](const Workload* w) { return w->uid == q.sticky; });
+    }
+    std::vector<std::string> out;
+    for (const Workload* w : ws) out.push_back(w->uid);
+    return out;
+  }
+};
+
+std::vector<std::string> Uids(const std::vector<const Workload*>& ws) {
+  std::vector<std::string> out;
+  for (const Workload* w : ws) out.push_back(w->uid);
+  return out;
+}
+
+TEST_F(QueueManagerTest, AgreesWithTheRulesWrittenAsScansAfterAnyOperations) {
+  const std::vector<std::string> cqs = {"a", "b", "c", "strict"};
+  const std::vector<std::pair<std::string, std::string>> lqs = {{"ns1", "q1"}, {"ns1", "q2"}, {"ns2", "q1"}};
+  const std::vector<RequeueReason> reasons = {
+      RequeueReason::kGeneric,           RequeueReason::kFailedAfterNomination, RequeueReason::kNamespaceMismatch,
+      RequeueReason::kPendingPreemption, RequeueReason::kPreemptionFailed,      RequeueReason::kNoFit,
+      RequeueReason::kNoFit,             RequeueReason::kPreemptionNoCandidates};
+  RulesModel model;
+  auto add_queue = [&](const std::string& name) {
+    const QueueingStrategy s = name == "strict" ? QueueingStrategy::kStrictFIFO : QueueingStrategy::kBestEffortFIFO;
+    const std::string root = name == "c" ? "" : name == "strict" ? "" : "root";
+    q.AddOrUpdateClusterQueue(name, s, root, true);
+    model.AddQueue(name, s, root, true);
+  };
+  for (const auto& cq : cqs) add_queue(cq);
+  std::mt19937 rng(1804);
+  auto pick = [&](size_t n) { return static_cast<size_t>(rng() % n); };
+  auto workload = [&](int i, Time now) {
+    const auto& [ns, lq] = lqs[i % lqs.size()];
+    WorkloadBuilder b(names, "w" + std::to_string(i), ns);
+    // Few priorities, timestamps and requests: many ties and few shapes, so classes are large.
+    b.LocalQueue(ns, lq).Queue(cqs[pick(cqs.size())]).Priority(static_cast<int32_t>(pick(2))).Created(T(pick(3)));
+    b.Request("cpu", pick(3) ? "1" : "2");
+    if (pick(6) == 0) b.RequeueAt(now + std::chrono::milliseconds(static_cast<int64_t>(pick(3000))));
+    return b.Obj();
+  };
+  std::map<std::string, Workload> known;  // every workload ever made, by uid
+  size_t set_aside_seen = 0, heads_seen = 0;
+  for (int step = 0; step < 4000; ++step) {
+    const Time now = T(step / 100.0);
+    const size_t op = pick(12);
+    if (op <= 2) {
+      Workload w = workload(static_cast<int>(pick(90)), now);
+      known[w.uid] = w;
+      ASSERT_EQ(q.AddOrUpdateWorkload(w, now), model.AddOrUpdate(w, now)) << "step " << step;
+    } else if (op == 3) {
+      const std::string uid = lqs[pick(lqs.size())].first + "/w" + std::to_string(pick(90));
+      ASSERT_EQ(q.DeleteWorkload(uid), model.Delete(uid)) << "step " << step;
+    } else if (op <= 6) {
+      std::vector<Workload> heads = q.Heads();
+      std::vector<std::string> got;
+      for (const Workload& h : heads) got.push_back(h.uid);
+      ASSERT_EQ(got, model.Heads()) << "step " << step;
+      heads_seen += heads.size();
+      for (const Workload& head : heads) {
+        if (pick(5) == 0) continue;  // admitted: gone from the queues
+        const RequeueReason reason = reasons[pick(reasons.size())];
+        std::vector<const Workload*> aside;
+        const bool got_requeued = q.RequeueWorkload(head, reason, now, &aside);
+        std::set<std::string> want_aside;
+        ASSERT_EQ(got_requeued, model.Requeue(head, reason, now, &want_aside)) << "step " << step;
+        std::set<std::string> got_aside;
+        for (const Workload* w : aside) got_aside.insert(w->uid);
+        ASSERT_EQ(got_aside, want_aside) << "step " << step;
+        set_aside_seen += got_aside.size();
+      }
+    } else if (op <= 8) {
+      if (pick(2)) {
+        q.QueueAllInadmissibleWorkloads(now);
+        model.QueueInadmissible(cqs, now);
+      } else {
+        const std::string cq = cqs[pick(cqs.size())];
+        q.QueueInadmissibleWorkloads({cq}, now);
+        model.QueueInadmissible({cq}, now);
+      }
+    } else if (op == 9) {
+      const std::string cq = cqs[pick(2)];
+      const bool afs = pick(2) == 0;
+      q.SetAdmissionFairSharing(cq, afs);
+      model.cqs[cq].afs = afs;
+      const auto& [ns, lq] = lqs[pick(lqs.size())];
+      const double usage = static_cast<double>(pick(3));
+      q.SetLocalQueueUsage(ns + "/" + lq, usage);
+      model.usage[ns + "/" + lq] = usage;
+    } else if (op == 10) {
+      if (pick(15) == 0) {
+        const std::string cq = cqs[pick(cqs.size())];
+        q.DeleteClusterQueue(cq);
+        model.cqs.erase(cq);
+        add_queue(cq);
+      }
+    } else {
+      auto copy = std::make_unique<QueueManager>(q);
+      q = QueueManager();
+      q = *copy;
+      copy.reset();
+    }
+    for (const auto& cq : cqs) {
+      ASSERT_EQ(Uids(q.Pending(cq)), model.Order(cq, false)) << "step " << step << " " << cq;
+      ASSERT_EQ(Uids(q.Inadmissible(cq)), model.Order(cq, true)) << "step " << step << " " << cq;
+      const size_t inadmissible = model.Order(cq, true).size();
+      ASSERT_EQ(q.InadmissibleCount(cq), inadmissible) << "step " << step << " " << cq;
+      ASSERT_EQ(q.ActiveCount(cq), model.Order(cq, false).size() - inadmissible) << "step " << step << " " << cq;
+    }
+    for (const auto& [ns, lq] : lqs) {
+      QueueManager::PendingCounts want;
+      for (const auto& [name, mq] : model.cqs) {
+        for (const auto& [uid, e] : mq.entries) {
+          if (e.wl.namespace_name == ns && e.wl.queue_name == lq) ++(e.inadmissible ? want.inadmissible : want.active);
+        }
+      }
+      ASSERT_EQ(q.LocalQueuePending(ns + "/" + lq), want) << "step " << step << " " << ns << "/" << lq;
+    }
+    for (const auto& [uid, w] : known) {
+      RulesModel::CQ* holder = model.Holder(uid);
+      ASSERT_EQ(q.Contains(uid), holder != nullptr) << "step " << step << " " << uid;
+      ASSERT_EQ(q.IsInadmissible(uid), holder && holder->entries.at(uid).inadmissible) << "step " << step << " " << uid;
+    }
+  }
+  // The sequence exercised what it is for.
+  EXPECT_GT(heads_seen, 1000u);
+  EXPECT_GT(set_aside_seen, 200u);
 }
 
 }  // namespace

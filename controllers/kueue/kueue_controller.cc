@@ -183,8 +183,17 @@ void KueueController::RegisterHandlers() {
                              !IsConditionTrue(*old_obj, "Finished");
     const bool holds_now = !deleted && IsConditionTrue(*obj, "QuotaReserved") && !IsConditionTrue(*obj, "Finished");
     if (held_before && !holds_now) {
+      // Quota given back: the inadmissible workloads of its ClusterQueue and of every
+      // ClusterQueue in the same cohort tree may fit now (Kueue's
+      // Manager.QueueAssociatedInadmissibleWorkloadsAfter, pkg/cache/queue/manager.go).
+      // Other trees are unaffected, so a finish costs nothing per unrelated queue.
+      const std::string released = AdmittedClusterQueue(*old_obj);
       std::lock_guard<std::mutex> lock(mu_);
-      queues_.QueueAllInadmissibleWorkloads(clock_.Now());
+      if (released.empty()) {
+        queues_.QueueAllInadmissibleWorkloads(clock_.Now());
+      } else {
+        queues_.QueueInadmissibleWorkloads({released}, clock_.Now());
+      }
     }
     RequestSchedule();
   };
