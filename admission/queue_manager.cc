@@ -57,25 +57,39 @@ void QueueManager::Queue::Repoint() {
   repoint(inadmissible);
   heap.clear();
   for (const auto& [shape, c] : classes) {
-    repoint(c.active);
-    repoint(c.aside);
-    if (!c.active.empty()) heap.insert(&*c.active.begin());
+    repoint(c.active.keys);
+    repoint(c.aside.keys);
+    if (!c.active.keys.empty()) heap.insert(&*c.active.keys.begin());
   }
+}
+
+std::string QueueManager::VerdictOf(const std::string& reason, const std::string& message) {
+  return reason + '\n' + message;
+}
+
+void QueueManager::Count(Members& m, const Key& k, int delta) {
+  auto bump = [delta](auto& counts, const auto& key) {
+    auto [it, added] = counts.try_emplace(key, 0);
+    it->second += delta;
+    if (it->second == 0) counts.erase(it);
+  };
+  bump(m.by_local_queue, k.local_queue);
+  bump(m.by_verdict, VerdictOf(k.workload->pending_reason, k.workload->pending_message));
 }
 
 void QueueManager::DropTop(Queue& q, uint64_t shape) {
   auto c = q.classes.find(shape);
-  if (c != q.classes.end() && !c->second.active.empty()) q.heap.erase(&*c->second.active.begin());
+  if (c != q.classes.end() && !c->second.active.keys.empty()) q.heap.erase(&*c->second.active.keys.begin());
 }
 
 void QueueManager::AddTop(Queue& q, uint64_t shape) {
   auto c = q.classes.find(shape);
-  if (c != q.classes.end() && !c->second.active.empty()) q.heap.insert(&*c->second.active.begin());
+  if (c != q.classes.end() && !c->second.active.keys.empty()) q.heap.insert(&*c->second.active.keys.begin());
 }
 
 void QueueManager::EraseIfEmpty(Queue& q, uint64_t shape) {
   auto c = q.classes.find(shape);
-  if (c != q.classes.end() && c->second.active.empty() && c->second.aside.empty()) q.classes.erase(c);
+  if (c != q.classes.end() && c->second.active.keys.empty() && c->second.aside.keys.empty()) q.classes.erase(c);
 }
 
 void QueueManager::Put(Queue& q, const Key& k, Place place) {
@@ -85,28 +99,21 @@ void QueueManager::Put(Queue& q, const Key& k, Place place) {
   }
   ShapeClass& c = q.classes[k.shape];
   if (place == Place::kAside) {
-    if (!c.aside.insert(k).second) return;
-    ++c.aside_lq[k.local_queue];
+    if (!c.aside.keys.insert(k).second) return;
+    Count(c.aside, k, 1);
     ++q.aside_count;
     q.aside_shapes.insert(k.shape);
     Moved(k, Where::kNone, Where::kInadmissible);
     return;
   }
   DropTop(q, k.shape);
-  if (c.active.insert(k).second) {
-    ++c.active_lq[k.local_queue];
+  if (c.active.keys.insert(k).second) {
+    Count(c.active, k, 1);
     ++q.active_count;
     Moved(k, Where::kNone, Where::kHeap);
   }
   AddTop(q, k.shape);
 }
-
-namespace {
-void Uncount(std::map<uint32_t, size_t>& counts, uint32_t local_queue) {
-  auto it = counts.find(local_queue);
-  if (it != counts.end() && --it->second == 0) counts.erase(it);
-}
-}  // namespace
 
 std::optional<QueueManager::Place> QueueManager::Take(Queue& q, const Key& k) {
   if (auto it = q.inadmissible.find(k); it != q.inadmissible.end()) {
@@ -116,22 +123,22 @@ std::optional<QueueManager::Place> QueueManager::Take(Queue& q, const Key& k) {
   }
   auto c = q.classes.find(k.shape);
   if (c == q.classes.end()) return std::nullopt;
-  if (auto it = c->second.aside.find(k); it != c->second.aside.end()) {
+  if (auto it = c->second.aside.keys.find(k); it != c->second.aside.keys.end()) {
     Moved(*it, Where::kInadmissible, Where::kNone);
-    Uncount(c->second.aside_lq, it->local_queue);
+    Count(c->second.aside, *it, -1);
     --q.aside_count;
-    c->second.aside.erase(it);
-    if (c->second.aside.empty()) q.aside_shapes.erase(k.shape);
+    c->second.aside.keys.erase(it);
+    if (c->second.aside.keys.empty()) q.aside_shapes.erase(k.shape);
     EraseIfEmpty(q, k.shape);
     return Place::kAside;
   }
-  auto it = c->second.active.find(k);
-  if (it == c->second.active.end()) return std::nullopt;
+  auto it = c->second.active.keys.find(k);
+  if (it == c->second.active.keys.end()) return std::nullopt;
   DropTop(q, k.shape);
   Moved(*it, Where::kHeap, Where::kNone);
-  Uncount(c->second.active_lq, it->local_queue);
+  Count(c->second.active, *it, -1);
   --q.active_count;
-  c->second.active.erase(it);
+  c->second.active.keys.erase(it);
   AddTop(q, k.shape);
   EraseIfEmpty(q, k.shape);
   return Place::kActive;
@@ -140,40 +147,50 @@ std::optional<QueueManager::Place> QueueManager::Take(Queue& q, const Key& k) {
 bool QueueManager::InadmissibleIn(const Queue& q, const Key& k) {
   if (q.inadmissible.count(k) > 0) return true;
   auto c = q.classes.find(k.shape);
-  return c != q.classes.end() && c->second.aside.count(k) > 0;
+  return c != q.classes.end() && c->second.aside.keys.count(k) > 0;
 }
 
-// Moves every key of `from` into `to` (and the LocalQueue counts with them): the smaller
-// set's nodes go into the larger, so a class moves in O(smaller × log).
+// Moves every key of `from` into `to`, counts included: the smaller set's nodes go into
+// the larger, so a class moves in O(smaller × log).
 namespace {
-template <typename Set>
-void MergeInto(Set& from, std::map<uint32_t, size_t>& from_lq, Set& to, std::map<uint32_t, size_t>& to_lq) {
-  if (from.size() > to.size()) {
-    from.swap(to);
-    from_lq.swap(to_lq);
-  }
-  for (const auto& [lq, n] : from_lq) to_lq[lq] += n;
-  from_lq.clear();
-  to.merge(from);
+template <typename Members>
+void MergeInto(Members& from, Members& to) {
+  if (from.keys.size() > to.keys.size()) std::swap(from, to);
+  for (const auto& [lq, n] : from.by_local_queue) to.by_local_queue[lq] += n;
+  for (const auto& [verdict, n] : from.by_verdict) to.by_verdict[verdict] += n;
+  from.by_local_queue.clear();
+  from.by_verdict.clear();
+  to.keys.merge(from.keys);
 }
 }  // namespace
 
-void QueueManager::SetAside(Queue& q, uint64_t shape, std::vector<const Workload*>* set_aside) {
+void QueueManager::SetAside(Queue& q, uint64_t shape, std::vector<const Workload*>* set_aside,
+                            const Verdict* verdict) {
   auto it = q.classes.find(shape);
-  if (it == q.classes.end() || it->second.active.empty()) return;
+  if (it == q.classes.end() || it->second.active.keys.empty()) return;
   ShapeClass& c = it->second;
   if (set_aside != nullptr) {
-    for (const Key& k : c.active) set_aside->push_back(k.workload);
+    // The members already showing the verdict are counted, so when all do none is visited.
+    const std::string shown = verdict ? VerdictOf(verdict->reason, verdict->message) : std::string();
+    auto same = verdict ? c.active.by_verdict.find(shown) : c.active.by_verdict.end();
+    if (same == c.active.by_verdict.end() || same->second < c.active.keys.size()) {
+      for (const Key& k : c.active.keys) {
+        if (!verdict || k.workload->pending_reason != verdict->reason ||
+            k.workload->pending_message != verdict->message) {
+          set_aside->push_back(k.workload);
+        }
+      }
+    }
   }
-  for (const auto& [lq, n] : c.active_lq) {
+  for (const auto& [lq, n] : c.active.by_local_queue) {
     PendingCounts& counts = lq_pending_.at(lq);
     counts.active -= n;
     counts.inadmissible += n;
   }
   DropTop(q, shape);
-  q.active_count -= c.active.size();
-  q.aside_count += c.active.size();
-  MergeInto(c.active, c.active_lq, c.aside, c.aside_lq);
+  q.active_count -= c.active.keys.size();
+  q.aside_count += c.active.keys.size();
+  MergeInto(c.active, c.aside);
   q.aside_shapes.insert(shape);
 }
 
@@ -270,8 +287,8 @@ void QueueManager::DeleteClusterQueue(const std::string& name) {
   if (it == queues_.end()) return;
   for (const auto& [uid, wl] : it->second.workloads) where_.erase(uid);
   for (const auto& [shape, c] : it->second.classes) {
-    for (const Key& k : c.active) Moved(k, Where::kHeap, Where::kNone);
-    for (const Key& k : c.aside) Moved(k, Where::kInadmissible, Where::kNone);
+    for (const Key& k : c.active.keys) Moved(k, Where::kHeap, Where::kNone);
+    for (const Key& k : c.aside.keys) Moved(k, Where::kInadmissible, Where::kNone);
   }
   for (const Key& k : it->second.inadmissible) Moved(k, Where::kInadmissible, Where::kNone);
   queues_.erase(it);
@@ -326,7 +343,7 @@ std::vector<Workload> QueueManager::Heads() {
       if (s != q.workloads.end()) {
         const Key k = KeyOf(q, s->second);
         auto c = q.classes.find(k.shape);
-        if (c != q.classes.end() && c->second.active.count(k) > 0) head = k;
+        if (c != q.classes.end() && c->second.active.keys.count(k) > 0) head = k;
       }
     }
     const std::string uid = head.uid;
@@ -340,7 +357,7 @@ std::vector<Workload> QueueManager::Heads() {
 }
 
 bool QueueManager::RequeueWorkload(const Workload& wl, RequeueReason reason, Time now,
-                                   std::vector<const Workload*>* set_aside) {
+                                   std::vector<const Workload*>* set_aside, const Verdict* verdict) {
   auto q = queues_.find(wl.cluster_queue);
   if (q == queues_.end() || !Queueable(wl)) return false;
   Queue& queue = q->second;
@@ -363,7 +380,7 @@ bool QueueManager::RequeueWorkload(const Workload& wl, RequeueReason reason, Tim
   Insert(queue, wl, /*inadmissible=*/true);
   if (queue.strategy == QueueingStrategy::kBestEffortFIFO &&
       (reason == RequeueReason::kNoFit || reason == RequeueReason::kPreemptionNoCandidates)) {
-    SetAside(queue, KeyOf(queue, wl).shape, set_aside);
+    SetAside(queue, KeyOf(queue, wl).shape, set_aside, verdict);
   }
   return true;
 }
@@ -374,15 +391,15 @@ void QueueManager::MoveInadmissible(Queue& q, Time now) {
   // active when set aside).
   for (uint64_t shape : q.aside_shapes) {
     ShapeClass& c = q.classes.at(shape);
-    for (const auto& [lq, n] : c.aside_lq) {
+    for (const auto& [lq, n] : c.aside.by_local_queue) {
       PendingCounts& counts = lq_pending_.at(lq);
       counts.inadmissible -= n;
       counts.active += n;
     }
-    q.aside_count -= c.aside.size();
-    q.active_count += c.aside.size();
+    q.aside_count -= c.aside.keys.size();
+    q.active_count += c.aside.keys.size();
     DropTop(q, shape);
-    MergeInto(c.aside, c.aside_lq, c.active, c.active_lq);
+    MergeInto(c.aside, c.active);
     AddTop(q, shape);
   }
   q.aside_shapes.clear();
@@ -422,8 +439,8 @@ std::vector<const Workload*> QueueManager::Pending(const std::string& cluster_qu
   if (q == queues_.end()) return out;
   std::vector<Key> keys(q->second.inadmissible.begin(), q->second.inadmissible.end());
   for (const auto& [shape, c] : q->second.classes) {
-    keys.insert(keys.end(), c.active.begin(), c.active.end());
-    keys.insert(keys.end(), c.aside.begin(), c.aside.end());
+    keys.insert(keys.end(), c.active.keys.begin(), c.active.keys.end());
+    keys.insert(keys.end(), c.aside.keys.begin(), c.aside.keys.end());
   }
   std::stable_sort(keys.begin(), keys.end(), KeyOrder());
   const std::string& sticky = q->second.sticky;
@@ -442,7 +459,7 @@ std::vector<const Workload*> QueueManager::Inadmissible(const std::string& clust
   keys.reserve(q->second.inadmissible.size() + q->second.aside_count);
   for (const Key& k : q->second.inadmissible) keys.push_back(&k);
   for (uint64_t shape : q->second.aside_shapes) {
-    for (const Key& k : q->second.classes.at(shape).aside) keys.push_back(&k);
+    for (const Key& k : q->second.classes.at(shape).aside.keys) keys.push_back(&k);
   }
   std::sort(keys.begin(), keys.end(), TopOrder());
   out.reserve(keys.size());

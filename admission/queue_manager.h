@@ -108,12 +108,19 @@ class QueueManager {
   // queues until requeued.
   std::vector<Workload> Heads();
 
+  // The verdict a head was given (its QuotaReserved=False reason and message).
+  struct Verdict {
+    std::string reason;
+    std::string message;
+  };
   // Step 3. Returns true when the workload was (re)inserted. `set_aside`
   // (optional) receives the pending workloads of the same shape moved to the
   // inadmissible set with it (step 6): pointers into the queue, valid until
-  // the next call that changes the QueueManager.
+  // the next call that changes the QueueManager. With `verdict`, only those
+  // whose pending_reason/pending_message differ from it are listed (the ones
+  // whose status needs writing); when every one shows it, none is visited.
   bool RequeueWorkload(const Workload& wl, RequeueReason reason, Time now,
-                       std::vector<const Workload*>* set_aside = nullptr);
+                       std::vector<const Workload*>* set_aside = nullptr, const Verdict* verdict = nullptr);
 
   // Step 4 for the given ClusterQueues.
   void QueueInadmissibleWorkloads(const std::vector<std::string>& cluster_queues, Time now);
@@ -168,11 +175,14 @@ class QueueManager {
   // inadmissible. A set-aside or a requeue moves a whole class at once: the smaller set's
   // nodes into the larger (the sets swap first when needed), so neither costs the queue's
   // length. The per-LocalQueue counts of each set move the LocalQueue counts in bulk.
+  struct Members {
+    std::set<Key, KeyOrder> keys;
+    std::map<uint32_t, size_t> by_local_queue;  // LocalQueueId -> keys
+    std::map<std::string, size_t> by_verdict;   // VerdictOf(workload) -> keys
+  };
   struct ShapeClass {
-    std::set<Key, KeyOrder> active;
-    std::set<Key, KeyOrder> aside;
-    std::map<uint32_t, size_t> active_lq;  // LocalQueueId -> members in `active`
-    std::map<uint32_t, size_t> aside_lq;   // LocalQueueId -> members in `aside`
+    Members active;
+    Members aside;
   };
   // Orders the heap by each class's best active key (pointers into ShapeClass::active).
   struct TopOrder {
@@ -248,8 +258,11 @@ class QueueManager {
   static void DropTop(Queue& q, uint64_t shape);
   static void AddTop(Queue& q, uint64_t shape);
   static void EraseIfEmpty(Queue& q, uint64_t shape);
-  // Step 6: every active workload of `shape` is set aside (appended to *set_aside when given).
-  void SetAside(Queue& q, uint64_t shape, std::vector<const Workload*>* set_aside);
+  // Step 6: every active workload of `shape` is set aside; those not showing `verdict`
+  // (all without one) are appended to *set_aside when given.
+  void SetAside(Queue& q, uint64_t shape, std::vector<const Workload*>* set_aside, const Verdict* verdict);
+  static std::string VerdictOf(const std::string& reason, const std::string& message);
+  static void Count(Members& m, const Key& k, int delta);
   void MoveInadmissible(Queue& q, Time now);
 
   std::map<std::string, Queue> queues_;

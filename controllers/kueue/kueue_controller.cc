@@ -760,14 +760,14 @@ CycleSummary KueueController::ScheduleOnce() {
           // Workloads of the same shape set aside with this head (scheduling
           // equivalence) are not heads this time: they get its verdict.
           // Most already show it (they were set aside the same way after the
-          // previous requeue): only the others are looked up and written.
+          // previous requeue): only the others are listed, looked up and written.
           std::vector<const admission::Workload*> set_aside;
-          if (head) queues_.RequeueWorkload(*head, e.requeue_reason, now, &set_aside);
+          const admission::QueueManager::Verdict verdict{e.reason, e.message};
+          if (head) queues_.RequeueWorkload(*head, e.requeue_reason, now, &set_aside, &verdict);
           if (obj && !(head && head->pending_reason == e.reason && head->pending_message == e.message)) {
             pendings.push_back({obj, e.reason, e.message});
           }
           for (const admission::Workload* other : set_aside) {
-            if (other->pending_reason == e.reason && other->pending_message == e.message) continue;
             if (client::ObjectPtr oo = cache_.GetWorkload(other->Key())) pendings.push_back({oo, e.reason, e.message});
           }
           for (const auto& v : e.preempted) {
