@@ -227,6 +227,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "agent/cgroups.h"
@@ -553,8 +554,10 @@ class NodeAgent final : public client::PodLogSource, public client::ContainerExe
   std::optional<Time> pod_dirs_retry_;                         // a directory was kept: look again then
   std::map<std::string, Time> orphaned_since_;                 // pod directory name -> when first seen orphaned
   // Pods terminal in the API with nothing running here (no worker): uid → the
-  // last pass that saw them in the informer's cache.
-  std::map<std::string, uint64_t> finished_;
+  // last pass that saw them in the informer's cache. Hashed: the housekeeping pass
+  // looks up every cached pod, and finished ones are most of them (up to the
+  // terminated-pod GC's threshold).
+  std::unordered_map<std::string, uint64_t> finished_;
   uint64_t pass_ = 0;
   Time last_full_pass_{};  // Clock time of the last full pass
   // Graceful node shutdown in progress: the deadline (Clock time).
