@@ -268,10 +268,10 @@ void QueueManager::ForgetLocalQueueUsage(const std::string& local_queue) {
   Rekey(FairSharingQueues(), local_queue, [&] { lq_usage_.erase(local_queue); });
 }
 
-void QueueManager::Insert(Queue& q, const Workload& wl, bool inadmissible) {
+void QueueManager::Insert(Queue& q, const Workload& wl, Place place) {
   auto [stored, added] = q.workloads.insert_or_assign(wl.uid, wl);
   where_[wl.uid] = wl.cluster_queue;
-  Put(q, StoredKey(q, stored->second), inadmissible ? Place::kInadmissible : Place::kActive);
+  Put(q, StoredKey(q, stored->second), place);
 }
 
 void QueueManager::AddOrUpdateClusterQueue(const std::string& name, QueueingStrategy strategy,
@@ -306,20 +306,31 @@ void QueueManager::Remove(Queue& q, const std::string& uid) {
 bool QueueManager::AddOrUpdateWorkload(const Workload& wl, Time now) {
   auto w = where_.find(wl.uid);
   bool was_inadmissible = false;
+  bool was_aside = false;
   bool was_sticky = false;
   if (w != where_.end()) {
     Queue& old = queues_.at(w->second);
     // A workload moved to another ClusterQueue is tried there (Kueue's
     // Manager.UpdateWorkload re-adds it as new).
     const bool same_queue = w->second == wl.cluster_queue;
-    was_inadmissible = same_queue && InadmissibleIn(old, KeyOf(old, old.workloads.at(wl.uid)));
+    const Key old_key = KeyOf(old, old.workloads.at(wl.uid));
+    was_inadmissible = same_queue && InadmissibleIn(old, old_key);
+    auto c = old.classes.find(old_key.shape);
+    was_aside = same_queue && c != old.classes.end() && c->second.aside.keys.count(old_key) > 0;
     was_sticky = same_queue && old.sticky == wl.uid;
     Remove(old, wl.uid);
   }
   auto q = queues_.find(wl.cluster_queue);
   if (!Queueable(wl) || q == queues_.end()) return false;
   bool backoff = wl.requeue_at.has_value() && *wl.requeue_at > now;
-  Insert(q->second, wl, was_inadmissible || backoff);
+  // A set-aside workload updated in place (its status written with the verdict, a
+  // resync) stays with its shape's set-aside class, so the class still moves as one;
+  // a backoff keeps it in the one-by-one set, which MoveInadmissible checks.
+  Insert(q->second, wl,
+         backoff               ? Place::kInadmissible
+         : was_aside           ? Place::kAside
+         : was_inadmissible    ? Place::kInadmissible
+                               : Place::kActive);
   // An update in place keeps a waiting preemptor the sticky head (Kueue's
   // ClusterQueue.PushOrUpdate leaves preemptorWorkload set; only a delete clears it).
   if (was_sticky) q->second.sticky = wl.uid;
@@ -374,10 +385,10 @@ bool QueueManager::RequeueWorkload(const Workload& wl, RequeueReason reason, Tim
   }
   bool backoff_expired = !wl.requeue_at.has_value() || *wl.requeue_at <= now;
   if (backoff_expired && (immediate || queue.queue_inadmissible_cycle >= queue.pop_cycle)) {
-    Insert(queue, wl, /*inadmissible=*/false);
+    Insert(queue, wl, Place::kActive);
     return true;
   }
-  Insert(queue, wl, /*inadmissible=*/true);
+  Insert(queue, wl, Place::kInadmissible);
   if (queue.strategy == QueueingStrategy::kBestEffortFIFO &&
       (reason == RequeueReason::kNoFit || reason == RequeueReason::kPreemptionNoCandidates)) {
     SetAside(queue, KeyOf(queue, wl).shape, set_aside, verdict);

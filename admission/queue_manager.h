@@ -236,7 +236,10 @@ class QueueManager {
   static bool Queueable(const Workload& wl);
   // Scheduling-equivalence key of a workload (step 6).
   static std::string Shape(const Workload& wl);
-  void Insert(Queue& q, const Workload& wl, bool inadmissible);
+  // Where a stored key is: in its class's `active` (the heap) or `aside`, or in the
+  // one-by-one inadmissible set.
+  enum class Place { kActive, kAside, kInadmissible };
+  void Insert(Queue& q, const Workload& wl, Place place);
   void Remove(Queue& q, const std::string& uid);
   // The index of the workload's LocalQueue in lq_pending_, assigned on first sight (ids
   // are never reused; one per LocalQueue a queued workload ever named).
@@ -244,9 +247,6 @@ class QueueManager {
   // Moves of one key between "nowhere", the heap and the inadmissible set, for lq_pending_.
   enum class Where { kNone, kHeap, kInadmissible };
   void Moved(const Key& k, Where from, Where to);
-  // Where a stored key is: in its class's `active` (the heap) or `aside`, or in the
-  // one-by-one inadmissible set.
-  enum class Place { kActive, kAside, kInadmissible };
   // Inserts the stored key `k` at `place` (counts, LocalQueue counts and heap kept).
   void Put(Queue& q, const Key& k, Place place);
   // Removes the key equal to `k` from wherever it is; returns where it was, or nullopt.

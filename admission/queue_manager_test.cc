@@ -421,7 +421,7 @@ class RulesModel {
       if (old->sticky == wl.uid) old->sticky.clear();
     }
     auto q = cqs.find(wl.cluster_queue);
-    if (q == cqs.end()) return false;
+    if (q == cqs.end() || wl.finished) return false;
     const bool backoff = wl.requeue_at && *wl.requeue_at > now;
     q->second.entries[wl.uid] = {wl, was_inadmissible || backoff};
     if (was_sticky) q->second.sticky = wl.uid;
@@ -538,13 +538,16 @@ TEST_F(QueueManagerTest, AgreesWithTheRulesWrittenAsScansAfterAnyOperations) {
   std::mt19937 rng(1804);
   auto pick = [&](size_t n) { return static_cast<size_t>(rng() % n); };
   auto workload = [&](int i, Time now) {
-    const auto& [ns, lq] = lqs[i % lqs.size()];
+    // The namespace is the workload's own; its LocalQueue may change between updates.
+    const std::string ns = i % 2 ? "ns1" : "ns2";
+    const std::string lq = ns == "ns1" && pick(2) ? "q2" : "q1";
     WorkloadBuilder b(names, "w" + std::to_string(i), ns);
     // Few priorities, timestamps and requests: many ties and few shapes, so classes are large.
     b.LocalQueue(ns, lq).Queue(cqs[pick(cqs.size())]).Priority(static_cast<int32_t>(pick(2))).Created(T(pick(3)));
     b.Request("cpu", pick(3) ? "1" : "2");
     if (pick(6) == 0) b.RequeueAt(now + std::chrono::milliseconds(static_cast<int64_t>(pick(3000))));
     Workload w = b.Obj();
+    if (pick(25) == 0) w.finished = true;  // no longer queued, on every path
     // The verdict it shows: mostly the one heads are given, so most set-asides need no write.
     if (pick(4) != 0) {
       w.pending_reason = "Pending";
@@ -561,7 +564,9 @@ TEST_F(QueueManagerTest, AgreesWithTheRulesWrittenAsScansAfterAnyOperations) {
     if (op <= 2) {
       Workload w = workload(static_cast<int>(pick(90)), now);
       known[w.uid] = w;
-      ASSERT_EQ(q.AddOrUpdateWorkload(w, now), model.AddOrUpdate(w, now)) << "step " << step;
+      ASSERT_EQ(q.AddOrUpdateWorkload(w, now), model.AddOrUpdate(w, now))
+          << "step " << step << " " << w.uid << " to " << w.cluster_queue << " known "
+          << q.HasClusterQueue(w.cluster_queue) << " finished " << w.finished;
     } else if (op == 3) {
       const std::string uid = lqs[pick(lqs.size())].first + "/w" + std::to_string(pick(90));
       ASSERT_EQ(q.DeleteWorkload(uid), model.Delete(uid)) << "step " << step;
@@ -573,6 +578,16 @@ TEST_F(QueueManagerTest, AgreesWithTheRulesWrittenAsScansAfterAnyOperations) {
       heads_seen += heads.size();
       for (const Workload& head : heads) {
         if (pick(5) == 0) continue;  // admitted: gone from the queues
+        if (pick(8) == 0) {
+          // Updated or deleted while in flight: the requeue that follows must not add it twice.
+          if (pick(2)) {
+            Workload w = head;
+            w.priority = static_cast<int32_t>(pick(2));
+            ASSERT_EQ(q.AddOrUpdateWorkload(w, now), model.AddOrUpdate(w, now)) << "step " << step;
+          } else {
+            ASSERT_EQ(q.DeleteWorkload(head.uid), model.Delete(head.uid)) << "step " << step;
+          }
+        }
         const RequeueReason reason = reasons[pick(reasons.size())];
         std::vector<const Workload*> aside;
         const size_t v = pick(4);  // the usual verdict, the other, or none (all listed)
@@ -598,17 +613,29 @@ TEST_F(QueueManagerTest, AgreesWithTheRulesWrittenAsScansAfterAnyOperations) {
       const std::string cq = cqs[pick(2)];
       const bool afs = pick(2) == 0;
       q.SetAdmissionFairSharing(cq, afs);
-      model.cqs[cq].afs = afs;
+      if (auto m = model.cqs.find(cq); m != model.cqs.end()) m->second.afs = afs;  // unknown: nothing
       const auto& [ns, lq] = lqs[pick(lqs.size())];
       const double usage = static_cast<double>(pick(3));
       q.SetLocalQueueUsage(ns + "/" + lq, usage);
       model.usage[ns + "/" + lq] = usage;
     } else if (op == 10) {
-      if (pick(15) == 0) {
-        const std::string cq = cqs[pick(cqs.size())];
+      const std::string cq = cqs[pick(cqs.size())];
+      const size_t change = pick(20);
+      if (change == 0) {
         q.DeleteClusterQueue(cq);
         model.cqs.erase(cq);
-        add_queue(cq);
+        if (pick(2)) add_queue(cq);  // or left unknown until a later change re-adds it
+      } else if (change <= 3) {
+        // Strategy, cohort and activity change in place; the pending workloads stay.
+        const QueueingStrategy s = pick(2) ? QueueingStrategy::kStrictFIFO : QueueingStrategy::kBestEffortFIFO;
+        const std::string root = pick(2) ? "root" : "";
+        const bool active = pick(4) != 0;
+        q.AddOrUpdateClusterQueue(cq, s, root, active);
+        model.AddQueue(cq, s, root, active);
+      } else if (change == 4) {
+        const auto& [ns, lq] = lqs[pick(lqs.size())];
+        q.ForgetLocalQueueUsage(ns + "/" + lq);
+        model.usage.erase(ns + "/" + lq);
       }
     } else {
       auto copy = std::make_unique<QueueManager>(q);

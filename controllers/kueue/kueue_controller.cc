@@ -189,7 +189,8 @@ void KueueController::RegisterHandlers() {
       // Other trees are unaffected, so a finish costs nothing per unrelated queue.
       const std::string released = AdmittedClusterQueue(*old_obj);
       std::lock_guard<std::mutex> lock(mu_);
-      if (released.empty()) {
+      // A ClusterQueue not (or no longer) known here has no cohort to go by: all.
+      if (released.empty() || !queues_.HasClusterQueue(released)) {
         queues_.QueueAllInadmissibleWorkloads(clock_.Now());
       } else {
         queues_.QueueInadmissibleWorkloads({released}, clock_.Now());
