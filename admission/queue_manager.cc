@@ -144,10 +144,13 @@ std::optional<QueueManager::Place> QueueManager::Take(Queue& q, const Key& k) {
   return Place::kActive;
 }
 
-bool QueueManager::InadmissibleIn(const Queue& q, const Key& k) {
-  if (q.inadmissible.count(k) > 0) return true;
+std::optional<QueueManager::Place> QueueManager::PlaceOf(const Queue& q, const Key& k) {
+  if (q.inadmissible.count(k) > 0) return Place::kInadmissible;
   auto c = q.classes.find(k.shape);
-  return c != q.classes.end() && c->second.aside.keys.count(k) > 0;
+  if (c == q.classes.end()) return std::nullopt;
+  if (c->second.aside.keys.count(k) > 0) return Place::kAside;
+  if (c->second.active.keys.count(k) > 0) return Place::kActive;
+  return std::nullopt;
 }
 
 // Moves every key of `from` into `to`, counts included: the smaller set's nodes go into
@@ -163,6 +166,23 @@ void MergeInto(Members& from, Members& to) {
   to.keys.merge(from.keys);
 }
 }  // namespace
+
+void QueueManager::MoveClass(Queue& q, uint64_t shape, bool to_aside) {
+  ShapeClass& c = q.classes.at(shape);
+  Members& from = to_aside ? c.active : c.aside;
+  Members& to = to_aside ? c.aside : c.active;
+  for (const auto& [lq, n] : from.by_local_queue) {
+    PendingCounts& counts = lq_pending_.at(lq);
+    (to_aside ? counts.active : counts.inadmissible) -= n;
+    (to_aside ? counts.inadmissible : counts.active) += n;
+  }
+  const size_t n = from.keys.size();
+  (to_aside ? q.active_count : q.aside_count) -= n;
+  (to_aside ? q.aside_count : q.active_count) += n;
+  DropTop(q, shape);
+  MergeInto(from, to);
+  AddTop(q, shape);
+}
 
 void QueueManager::SetAside(Queue& q, uint64_t shape, std::vector<const Workload*>* set_aside,
                             const Verdict* verdict) {
@@ -182,15 +202,7 @@ void QueueManager::SetAside(Queue& q, uint64_t shape, std::vector<const Workload
       }
     }
   }
-  for (const auto& [lq, n] : c.active.by_local_queue) {
-    PendingCounts& counts = lq_pending_.at(lq);
-    counts.active -= n;
-    counts.inadmissible += n;
-  }
-  DropTop(q, shape);
-  q.active_count -= c.active.keys.size();
-  q.aside_count += c.active.keys.size();
-  MergeInto(c.active, c.aside);
+  MoveClass(q, shape, /*to_aside=*/true);
   q.aside_shapes.insert(shape);
 }
 
@@ -305,32 +317,25 @@ void QueueManager::Remove(Queue& q, const std::string& uid) {
 
 bool QueueManager::AddOrUpdateWorkload(const Workload& wl, Time now) {
   auto w = where_.find(wl.uid);
-  bool was_inadmissible = false;
-  bool was_aside = false;
+  std::optional<Place> was;  // where it was in the same ClusterQueue
   bool was_sticky = false;
   if (w != where_.end()) {
     Queue& old = queues_.at(w->second);
     // A workload moved to another ClusterQueue is tried there (Kueue's
     // Manager.UpdateWorkload re-adds it as new).
     const bool same_queue = w->second == wl.cluster_queue;
-    const Key old_key = KeyOf(old, old.workloads.at(wl.uid));
-    was_inadmissible = same_queue && InadmissibleIn(old, old_key);
-    auto c = old.classes.find(old_key.shape);
-    was_aside = same_queue && c != old.classes.end() && c->second.aside.keys.count(old_key) > 0;
+    if (same_queue) was = PlaceOf(old, KeyOf(old, old.workloads.at(wl.uid)));
     was_sticky = same_queue && old.sticky == wl.uid;
     Remove(old, wl.uid);
   }
   auto q = queues_.find(wl.cluster_queue);
   if (!Queueable(wl) || q == queues_.end()) return false;
   bool backoff = wl.requeue_at.has_value() && *wl.requeue_at > now;
-  // A set-aside workload updated in place (its status written with the verdict, a
-  // resync) stays with its shape's set-aside class, so the class still moves as one;
-  // a backoff keeps it in the one-by-one set, which MoveInadmissible checks.
-  Insert(q->second, wl,
-         backoff               ? Place::kInadmissible
-         : was_aside           ? Place::kAside
-         : was_inadmissible    ? Place::kInadmissible
-                               : Place::kActive);
+  // An inadmissible workload updated in place stays where it was: a set-aside one
+  // (its status written with the verdict, a resync) with its shape's set-aside class,
+  // so the class still moves as one. A backoff puts it in the one-by-one set, which
+  // MoveInadmissible checks.
+  Insert(q->second, wl, backoff ? Place::kInadmissible : was.value_or(Place::kActive));
   // An update in place keeps a waiting preemptor the sticky head (Kueue's
   // ClusterQueue.PushOrUpdate leaves preemptorWorkload set; only a delete clears it).
   if (was_sticky) q->second.sticky = wl.uid;
@@ -353,8 +358,7 @@ std::vector<Workload> QueueManager::Heads() {
       auto s = q.workloads.find(q.sticky);
       if (s != q.workloads.end()) {
         const Key k = KeyOf(q, s->second);
-        auto c = q.classes.find(k.shape);
-        if (c != q.classes.end() && c->second.active.keys.count(k) > 0) head = k;
+        if (PlaceOf(q, k) == Place::kActive) head = k;
       }
     }
     const std::string uid = head.uid;
@@ -400,19 +404,7 @@ void QueueManager::MoveInadmissible(Queue& q, Time now) {
   q.queue_inadmissible_cycle = q.pop_cycle;
   // Whole classes first: their keys are in the heap's order already (no backoff: they were
   // active when set aside).
-  for (uint64_t shape : q.aside_shapes) {
-    ShapeClass& c = q.classes.at(shape);
-    for (const auto& [lq, n] : c.aside.by_local_queue) {
-      PendingCounts& counts = lq_pending_.at(lq);
-      counts.inadmissible -= n;
-      counts.active += n;
-    }
-    q.aside_count -= c.aside.keys.size();
-    q.active_count += c.aside.keys.size();
-    DropTop(q, shape);
-    MergeInto(c.aside, c.active);
-    AddTop(q, shape);
-  }
+  for (uint64_t shape : q.aside_shapes) MoveClass(q, shape, /*to_aside=*/false);
   q.aside_shapes.clear();
   for (auto it = q.inadmissible.begin(); it != q.inadmissible.end();) {
     if (it->requeue_at > now) {
@@ -492,7 +484,8 @@ bool QueueManager::IsInadmissible(const std::string& uid) const {
   auto w = where_.find(uid);
   if (w == where_.end()) return false;
   const Queue& q = queues_.at(w->second);
-  return InadmissibleIn(q, KeyOf(q, q.workloads.at(uid)));
+  const std::optional<Place> place = PlaceOf(q, KeyOf(q, q.workloads.at(uid)));
+  return place.has_value() && *place != Place::kActive;
 }
 
 }  // namespace berth::admission

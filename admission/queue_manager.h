@@ -251,8 +251,8 @@ class QueueManager {
   void Put(Queue& q, const Key& k, Place place);
   // Removes the key equal to `k` from wherever it is; returns where it was, or nullopt.
   std::optional<Place> Take(Queue& q, const Key& k);
-  // Whether the key equal to `k` is queued and counts as inadmissible.
-  static bool InadmissibleIn(const Queue& q, const Key& k);
+  // Where the key equal to `k` is, or nullopt when it is not queued.
+  static std::optional<Place> PlaceOf(const Queue& q, const Key& k);
   // The heap entry of `shape`'s class is dropped / re-added around a change of its
   // `active` set.
   static void DropTop(Queue& q, uint64_t shape);
@@ -261,6 +261,9 @@ class QueueManager {
   // Step 6: every active workload of `shape` is set aside; those not showing `verdict`
   // (all without one) are appended to *set_aside when given.
   void SetAside(Queue& q, uint64_t shape, std::vector<const Workload*>* set_aside, const Verdict* verdict);
+  // Moves a class's whole `active` set into its `aside` set (to_aside) or back, with the
+  // counts, the LocalQueue counts and the heap (not aside_shapes: the callers keep it).
+  void MoveClass(Queue& q, uint64_t shape, bool to_aside);
   static std::string VerdictOf(const std::string& reason, const std::string& message);
   static void Count(Members& m, const Key& k, int delta);
   void MoveInadmissible(Queue& q, Time now);
