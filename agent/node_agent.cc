@@ -849,6 +849,12 @@ void NodeAgent::SyncOnce() {
     workers_.emplace(uid, std::move(w));
   };
   for (const client::ObjectPtr& pod : pods) {
+    if (FinishedPods::Entry* f = finished_.FindObject(pod.get())) {
+      // The revision it was found finished in: nothing to read. (A finished pod has no worker.)
+      f->seen_pass = pass;
+      if (f->deleting) DeleteNow(*pod);
+      continue;
+    }
     const std::string& uid = api::Uid(*pod);
     auto it = workers_.find(uid);
     if (it != workers_.end()) {
@@ -862,11 +868,10 @@ void NodeAgent::SyncOnce() {
       }
       continue;
     }
-    if (auto f = finished_.find(uid); f != finished_.end()) {
-      // Nothing runs here for it. A terminal pod marked for deletion is deleted (once per pass
-      // until the API has it gone, as the kubelet retries).
-      f->second = pass;
-      if (HasDeletionTimestamp(*pod) && IsTerminal(*pod)) DeleteNow(*pod);
+    if (finished_.Contains(uid)) {
+      // A new revision of a finished pod: nothing runs here for it. A terminal pod marked for
+      // deletion is deleted (once per pass until the API has it gone, as the kubelet retries).
+      if (MarkFinished(uid, pod, pass).deleting) DeleteNow(*pod);
       continue;
     }
     const std::string dir = PodDir(api::Namespace(*pod), api::Name(*pod), uid);
@@ -874,9 +879,8 @@ void NodeAgent::SyncOnce() {
     if (IsTerminal(*pod)) {
       // Finished (here, or before this agent saw it, or failed while the node
       // was lost): nothing may run for it any more.
-      if (finished_.emplace(uid, pass).second && has_runs) KillLiveRuns(dir);
-      finished_[uid] = pass;
-      if (HasDeletionTimestamp(*pod)) DeleteNow(*pod);
+      if (has_runs) KillLiveRuns(dir);
+      if (MarkFinished(uid, pod, pass).deleting) DeleteNow(*pod);
       continue;
     }
     if (HasDeletionTimestamp(*pod) && !has_runs) {
@@ -913,7 +917,7 @@ void NodeAgent::SyncOnce() {
     if (result.admit) result = AdmitPodResources(*pod, admitted, options_.capacity);
     const std::string& uid = api::Uid(*pod);
     if (!result.admit) {
-      if (RejectPod(*pod, result)) finished_[uid] = pass;
+      if (RejectPod(*pod, result)) MarkFinished(uid, pod, pass);
       continue;
     }
     start_worker(pod, uid, dir, false);
@@ -947,7 +951,7 @@ void NodeAgent::SyncOnce() {
     if (w.deleted) {
       // The informer may still hold the pod until its DELETE arrives: it must
       // not be taken for a new one (and its runs replayed).
-      finished_[it->first] = pass;
+      MarkFinished(it->first, w.object, pass);
       tokens_.Forget(w.uid);
       if (cgroups_.available() && w.running.empty()) cgroups_.RemovePod(w.uid);
       it = workers_.erase(it);
@@ -955,7 +959,7 @@ void NodeAgent::SyncOnce() {
     }
     if (IsTerminal(w.pod) && w.running.empty() && w.released) {
       // Done here: a terminal pod costs a set entry, not a worker, until it is deleted.
-      finished_[it->first] = pass;
+      MarkFinished(it->first, w.object, pass);
       tokens_.Forget(w.uid);
       it = workers_.erase(it);
       continue;
@@ -963,10 +967,13 @@ void NodeAgent::SyncOnce() {
     ++it;
   }
   if (!full) return;
-  if (std::erase_if(finished_, [&](const auto& entry) { return entry.second != pass; }) > 0) pod_dirs_due_ = true;
+  if (finished_.ForgetUnseen(pass) > 0) pod_dirs_due_ = true;
   if (pod_dirs_due_ || (pod_dirs_retry_ && clock_.Now() >= *pod_dirs_retry_)) {
     std::set<std::string> in_api;
-    for (const client::ObjectPtr& pod : pods) in_api.insert(api::Uid(*pod));
+    for (const client::ObjectPtr& pod : pods) {
+      const FinishedPods::Entry* f = finished_.FindObject(pod.get());
+      in_api.insert(f != nullptr ? f->uid : api::Uid(*pod));
+    }
     RemoveOrphanedPodDirs(in_api);
   }
 }
@@ -1009,6 +1016,10 @@ void NodeAgent::RemoveOrphanedPodDirs(const std::set<std::string>& in_api) {
     }
   }
   orphaned_since_ = std::move(orphans);
+}
+
+FinishedPods::Entry& NodeAgent::MarkFinished(const std::string& uid, const client::ObjectPtr& pod, uint64_t pass) {
+  return finished_.Mark(uid, pod, pass, pod != nullptr && HasDeletionTimestamp(*pod) && IsTerminal(*pod));
 }
 
 void NodeAgent::DeleteNow(const api::Object& pod) {

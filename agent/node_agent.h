@@ -232,6 +232,7 @@
 
 #include "agent/cgroups.h"
 #include "agent/device_allocator.h"
+#include "agent/finished_pods.h"
 #include "agent/host_resolver.h"
 #include "agent/local_storage.h"
 #include "agent/prober.h"
@@ -456,6 +457,8 @@ class NodeAgent final : public client::PodLogSource, public client::ContainerExe
   void MarkLostRuns(PodWorker& worker);
   // DELETE with grace 0 and a uid precondition (the pod runs nothing here).
   void DeleteNow(const api::Object& pod);
+  // finished_.Mark, reading whether `pod` is terminal and marked for deletion.
+  FinishedPods::Entry& MarkFinished(const std::string& uid, const client::ObjectPtr& pod, uint64_t pass);
   // Kills the live runs of every pod directory whose pod is not among
   // `runnable_uids` (gone from the API, or terminal there).
   void SweepOrphanRuns(const std::set<std::string>& runnable_uids);
@@ -553,11 +556,12 @@ class NodeAgent final : public client::PodLogSource, public client::ContainerExe
   bool pod_dirs_due_ = false;                                  // a pod left the API: RemoveOrphanedPodDirs on this pass
   std::optional<Time> pod_dirs_retry_;                         // a directory was kept: look again then
   std::map<std::string, Time> orphaned_since_;                 // pod directory name -> when first seen orphaned
-  // Pods terminal in the API with nothing running here (no worker): uid → the
-  // last pass that saw them in the informer's cache. Hashed: the housekeeping pass
-  // looks up every cached pod, and finished ones are most of them (up to the
-  // terminated-pod GC's threshold).
-  std::unordered_map<std::string, uint64_t> finished_;
+  // Pods terminal in the API with nothing running here (no worker), with the
+  // revision last seen and the last pass that saw them cached. The housekeeping
+  // pass visits every cached pod and finished ones are most of them (until the
+  // Job's TTL or the terminated-pod GC): an unchanged one is known by its
+  // object's address, without reading it.
+  FinishedPods finished_;
   uint64_t pass_ = 0;
   Time last_full_pass_{};  // Clock time of the last full pass
   // Graceful node shutdown in progress: the deadline (Clock time).

@@ -1301,6 +1301,57 @@ TEST_F(NodeAgentTest, AnImageChangedToOneTheNodeDoesNotRunIsRefusedAtTheRestart)
   EXPECT_EQ(Log("img"), "ran\n");
 }
 
+// The housekeeping pass knows an unchanged finished pod by its cached revision's address
+// (agent/finished_pods.h). Whatever happens to a finished pod afterwards (full passes that find
+// it unchanged, new revisions: a label, a deletionTimestamp held by a finalizer) it never runs
+// again; marked for deletion, it is deleted again on every pass until it is gone; and a new pod
+// under its name (a new uid) runs.
+TEST_F(NodeAgentTest, AFinishedPodNeverRunsAgainIsDeletedUntilGoneAndItsSuccessorRuns) {
+  const std::string runs = dir_ + "/runs-of-p";
+  api::Object p = ShellPod("p", "echo run >> " + runs);
+  p["metadata"]["finalizers"] = {"example.com/hold"};
+  Create(p);
+  ASSERT_TRUE(WaitFor([&] { return Phase("p") == "Succeeded"; }));
+  EXPECT_EQ(testing_ReadFile(runs), "run\n");
+  // A full pass is due every 2 s of Clock time; a pod handled after the advance proves one ran.
+  int barriers = 0;
+  auto full_pass = [&] {
+    clock_.Advance(2s);
+    const std::string name = "barrier-" + std::to_string(++barriers);
+    Create(ShellPod(name, "exit 0"));
+    ASSERT_TRUE(WaitFor([&] { return Phase(name) == "Succeeded"; }));
+  };
+  for (int i = 0; i < 3; ++i) full_pass();
+  EXPECT_EQ(testing_ReadFile(runs), "run\n");
+
+  api::Object labelled = *GetPod("p");
+  labelled["metadata"]["labels"]["changed"] = "yes";
+  ASSERT_TRUE(client_.Update(kPods.Namespace("default"), labelled).ok());
+  for (int i = 0; i < 2; ++i) full_pass();
+  EXPECT_EQ(testing_ReadFile(runs), "run\n");
+  EXPECT_EQ(Phase("p"), "Succeeded");
+
+  // Marked for deletion, held by its finalizer: deleted again on each pass.
+  const int deletes_before = client_.CallCount("delete");
+  ASSERT_TRUE(DeleteWithGrace("p", 30).ok());
+  for (int i = 0; i < 3; ++i) full_pass();
+  EXPECT_GE(client_.CallCount("delete") - deletes_before, 1 + 3);
+  ASSERT_TRUE(GetPod("p").has_value());
+  EXPECT_EQ(testing_ReadFile(runs), "run\n");
+
+  api::Object released = *GetPod("p");
+  released["metadata"]["finalizers"] = api::Object::array();
+  ASSERT_TRUE(client_.Update(kPods.Namespace("default"), released).ok());
+  ASSERT_TRUE(WaitFor([&] { return !GetPod("p").has_value(); }));
+  full_pass();
+
+  Create(ShellPod("p", "echo run >> " + runs));
+  ASSERT_TRUE(WaitFor([&] { return Phase("p") == "Succeeded"; }));
+  EXPECT_EQ(testing_ReadFile(runs), "run\nrun\n");
+  for (int i = 0; i < 2; ++i) full_pass();
+  EXPECT_EQ(testing_ReadFile(runs), "run\nrun\n");
+}
+
 TEST_F(NodeAgentTest, DeletedTerminalPodIsRemovedAtOnce) {
   Create(ShellPod("done", "exit 0"));
   ASSERT_TRUE(WaitFor([&] { return Phase("done") == "Succeeded"; }));

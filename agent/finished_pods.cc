@@ -1,0 +1,48 @@
+#include "agent/finished_pods.h"
+
+#include <utility>
+
+namespace berth::agent {
+
+FinishedPods::Entry* FinishedPods::FindObject(const api::Object* object) {
+  auto it = by_object_.find(object);
+  return it == by_object_.end() ? nullptr : it->second;
+}
+
+FinishedPods::Entry* FinishedPods::Find(const std::string& uid) {
+  auto it = by_uid_.find(uid);
+  return it == by_uid_.end() ? nullptr : &it->second;
+}
+
+FinishedPods::Entry& FinishedPods::Mark(const std::string& uid, client::ObjectPtr object, uint64_t pass,
+                                        bool deleting) {
+  auto [it, inserted] = by_uid_.try_emplace(uid);
+  Entry& entry = it->second;
+  if (inserted) entry.uid = uid;
+  entry.seen_pass = pass;
+  if (object == nullptr || object == entry.object) {
+    if (object != nullptr) entry.deleting = deleting;
+    return entry;
+  }
+  if (entry.object != nullptr) by_object_.erase(entry.object.get());
+  entry.object = std::move(object);
+  entry.deleting = deleting;
+  by_object_[entry.object.get()] = &entry;
+  return entry;
+}
+
+size_t FinishedPods::ForgetUnseen(uint64_t pass) {
+  size_t forgotten = 0;
+  for (auto it = by_uid_.begin(); it != by_uid_.end();) {
+    if (it->second.seen_pass == pass) {
+      ++it;
+      continue;
+    }
+    if (it->second.object != nullptr) by_object_.erase(it->second.object.get());
+    it = by_uid_.erase(it);
+    ++forgotten;
+  }
+  return forgotten;
+}
+
+}  // namespace berth::agent

@@ -1,0 +1,67 @@
+// FinishedPods: the node agent's record of the pods that are terminal in the API
+// and have nothing left running on this node (no worker), kept so that the
+// housekeeping pass neither restarts them nor reads them again.
+//
+// A node keeps its finished pods until the Job's TTL or the terminated-pod GC
+// deletes them, so they are most of what the agent's informer caches; the
+// housekeeping pass (every 2 s, as the kubelet's housekeepingPeriod) visits
+// every cached pod. Each entry holds the cached object (client::ObjectPtr, an
+// immutable revision) it was last seen as, so the pass recognises an unchanged
+// finished pod by the object's address alone, without reading its JSON: while
+// the entry holds the object, no other object can take that address, so a new
+// pod (or a new revision of this one) never matches. A changed revision is
+// looked up by uid and re-pointed (Mark).
+//
+// An entry remembers whether its pod was terminal and marked for deletion when
+// last seen (`deleting`): the agent deletes such a pod on every pass until the
+// API has it gone, as the kubelet retries its final status and delete.
+//
+// Costs: Find/FindObject/Mark O(1) expected; ForgetUnseen O(entries), reading
+// only the entries. Memory: one entry (uid, a shared pointer, two words) per
+// finished pod, and the object revision it holds.
+//
+// Thread-safety: none; the agent's loop owns it (under its workers_mu_).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+
+#include "api/object.h"
+#include "client/client.h"
+
+namespace berth::agent {
+
+class FinishedPods {
+ public:
+  struct Entry {
+    std::string uid;
+    client::ObjectPtr object;  // the revision last seen; may be null (none seen)
+    uint64_t seen_pass = 0;    // the last agent pass that saw the pod cached
+    bool deleting = false;     // `object` is terminal and has a deletionTimestamp
+  };
+
+  // The entry whose last seen revision is `object` itself (by address), or null.
+  // Reads nothing of the object.
+  Entry* FindObject(const api::Object* object);
+  // The entry of `uid`, or null.
+  Entry* Find(const std::string& uid);
+  bool Contains(const std::string& uid) const { return by_uid_.contains(uid); }
+  // Records `uid` as finished, last seen in `pass` as `object`, which is
+  // `deleting` (terminal with a deletionTimestamp; the caller reads it). A null
+  // `object` keeps the revision and `deleting` the entry holds, if any.
+  Entry& Mark(const std::string& uid, client::ObjectPtr object, uint64_t pass, bool deleting);
+  // Forgets the entries no pass since `pass` saw (seen_pass != pass): their pods
+  // left the API. Returns how many were forgotten.
+  size_t ForgetUnseen(uint64_t pass);
+
+  size_t size() const { return by_uid_.size(); }
+
+ private:
+  std::unordered_map<std::string, Entry> by_uid_;
+  // Address of each entry's held revision -> the entry (node-based map: stable).
+  std::unordered_map<const api::Object*, Entry*> by_object_;
+};
+
+}  // namespace berth::agent

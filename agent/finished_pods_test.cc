@@ -1,0 +1,86 @@
+#include "agent/finished_pods.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+namespace berth::agent {
+namespace {
+
+client::ObjectPtr Pod(const std::string& uid, int revision) {
+  return std::make_shared<const api::Object>(
+      api::Object{{"metadata", {{"uid", uid}, {"resourceVersion", std::to_string(revision)}}}});
+}
+
+TEST(FinishedPodsTest, KnowsARevisionByItsAddressAndANewRevisionOnlyByUid) {
+  FinishedPods finished;
+  client::ObjectPtr first = Pod("u1", 1);
+  finished.Mark("u1", first, 1, false);
+  ASSERT_NE(finished.FindObject(first.get()), nullptr);
+  EXPECT_EQ(finished.FindObject(first.get())->uid, "u1");
+
+  // An equal document at another address is another object: only its uid finds the entry.
+  client::ObjectPtr second = Pod("u1", 1);
+  EXPECT_EQ(finished.FindObject(second.get()), nullptr);
+  ASSERT_NE(finished.Find("u1"), nullptr);
+  EXPECT_EQ(finished.Find("u1")->object, first);
+
+  // Re-pointed: the old address no longer finds it, the new one does.
+  finished.Mark("u1", second, 2, true);
+  EXPECT_EQ(finished.FindObject(first.get()), nullptr);
+  ASSERT_EQ(finished.FindObject(second.get()), finished.Find("u1"));
+  EXPECT_EQ(finished.Find("u1")->seen_pass, 2u);
+  EXPECT_TRUE(finished.Find("u1")->deleting);
+  EXPECT_EQ(finished.size(), 1u);
+
+  // A null object keeps the revision and what it said.
+  finished.Mark("u1", nullptr, 3, false);
+  EXPECT_EQ(finished.FindObject(second.get()), finished.Find("u1"));
+  EXPECT_TRUE(finished.Find("u1")->deleting);
+  EXPECT_EQ(finished.Find("u1")->seen_pass, 3u);
+  EXPECT_FALSE(finished.Contains("u2"));
+  EXPECT_EQ(finished.Find("u2"), nullptr);
+}
+
+// The entry holds its revision: dropped by every other holder (the informer replaced or
+// removed it), the object stays alive, so its address cannot be given to a new pod.
+TEST(FinishedPodsTest, HoldsTheRevisionItKnowsSoItsAddressIsNotReused) {
+  FinishedPods finished;
+  client::ObjectPtr pod = Pod("u1", 1);
+  const api::Object* address = pod.get();
+  finished.Mark("u1", pod, 1, false);
+  std::weak_ptr<const api::Object> weak = pod;
+  pod.reset();
+  EXPECT_FALSE(weak.expired());
+  for (int i = 0; i < 1000; ++i) {
+    client::ObjectPtr other = Pod("u" + std::to_string(i + 2), 1);
+    EXPECT_NE(other.get(), address);
+    EXPECT_EQ(finished.FindObject(other.get()), nullptr);
+  }
+  EXPECT_EQ(finished.ForgetUnseen(2), 1u);
+  EXPECT_TRUE(weak.expired());
+}
+
+TEST(FinishedPodsTest, ForgetsWhatTheLastPassDidNotSeeWithItsAddress) {
+  FinishedPods finished;
+  client::ObjectPtr a = Pod("a", 1), b = Pod("b", 1), c = Pod("c", 1);
+  finished.Mark("a", a, 1, false);
+  finished.Mark("b", b, 1, false);
+  finished.Mark("c", c, 1, false);
+  finished.Mark("a", a, 2, false);
+  finished.FindObject(c.get())->seen_pass = 2;
+  EXPECT_EQ(finished.ForgetUnseen(2), 1u);
+  EXPECT_EQ(finished.size(), 2u);
+  EXPECT_FALSE(finished.Contains("b"));
+  EXPECT_EQ(finished.FindObject(b.get()), nullptr);
+  EXPECT_NE(finished.FindObject(a.get()), nullptr);
+  EXPECT_NE(finished.FindObject(c.get()), nullptr);
+  EXPECT_EQ(finished.ForgetUnseen(2), 0u);
+  EXPECT_EQ(finished.ForgetUnseen(3), 2u);
+  EXPECT_EQ(finished.size(), 0u);
+  EXPECT_EQ(finished.FindObject(a.get()), nullptr);
+}
+
+}  // namespace
+}  // namespace berth::agent
