@@ -19,7 +19,7 @@ FinishedPods::Entry& FinishedPods::Mark(const std::string& uid, client::ObjectPt
   auto [it, inserted] = by_uid_.try_emplace(uid);
   Entry& entry = it->second;
   if (inserted) entry.uid = uid;
-  entry.seen_pass = pass;
+  See(entry, pass);
   if (object == nullptr || object == entry.object) {
     if (object != nullptr) entry.deleting = deleting;
     return entry;
@@ -31,7 +31,18 @@ FinishedPods::Entry& FinishedPods::Mark(const std::string& uid, client::ObjectPt
   return entry;
 }
 
+void FinishedPods::See(Entry& entry, uint64_t pass) {
+  if (entry.seen_pass == pass) return;
+  entry.seen_pass = pass;
+  if (counted_pass_ != pass) {
+    counted_pass_ = pass;
+    seen_in_counted_pass_ = 0;
+  }
+  ++seen_in_counted_pass_;
+}
+
 size_t FinishedPods::ForgetUnseen(uint64_t pass) {
+  if (counted_pass_ == pass && seen_in_counted_pass_ == by_uid_.size()) return 0;
   size_t forgotten = 0;
   for (auto it = by_uid_.begin(); it != by_uid_.end();) {
     if (it->second.seen_pass == pass) {

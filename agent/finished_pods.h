@@ -16,8 +16,8 @@
 // last seen (`deleting`): the agent deletes such a pod on every pass until the
 // API has it gone, as the kubelet retries its final status and delete.
 //
-// Costs: Find/FindObject/Mark O(1) expected; ForgetUnseen O(entries), reading
-// only the entries. Memory: one entry (uid, a shared pointer, two words) per
+// Costs: Find/FindObject/See/Mark O(1) expected; ForgetUnseen O(1) when every
+// entry was seen, else O(entries), reading only the entries. Memory: one entry (uid, a shared pointer, two words) per
 // finished pod, and the object revision it holds.
 //
 // Thread-safety: none; the agent's loop owns it (under its workers_mu_).
@@ -38,7 +38,7 @@ class FinishedPods {
   struct Entry {
     std::string uid;
     client::ObjectPtr object;  // the revision last seen; may be null (none seen)
-    uint64_t seen_pass = 0;    // the last agent pass that saw the pod cached
+    uint64_t seen_pass = 0;    // the last agent pass that saw the pod cached (set by See, Mark)
     bool deleting = false;     // `object` is terminal and has a deletionTimestamp
   };
 
@@ -52,8 +52,11 @@ class FinishedPods {
   // `deleting` (terminal with a deletionTimestamp; the caller reads it). A null
   // `object` keeps the revision and `deleting` the entry holds, if any.
   Entry& Mark(const std::string& uid, client::ObjectPtr object, uint64_t pass, bool deleting);
-  // Forgets the entries no pass since `pass` saw (seen_pass != pass): their pods
-  // left the API. Returns how many were forgotten.
+  // Records that `pass` saw the entry's pod cached.
+  void See(Entry& entry, uint64_t pass);
+  // Forgets the entries `pass` did not see (seen_pass != pass): their pods left
+  // the API. Returns how many were forgotten. O(1) when `pass` saw them all
+  // (and saw no entry of an earlier pass afterwards: passes only grow).
   size_t ForgetUnseen(uint64_t pass);
 
   size_t size() const { return by_uid_.size(); }
@@ -62,6 +65,9 @@ class FinishedPods {
   std::unordered_map<std::string, Entry> by_uid_;
   // Address of each entry's held revision -> the entry (node-based map: stable).
   std::unordered_map<const api::Object*, Entry*> by_object_;
+  // How many entries pass `counted_pass_` has seen.
+  uint64_t counted_pass_ = 0;
+  size_t seen_in_counted_pass_ = 0;
 };
 
 }  // namespace berth::agent

@@ -69,7 +69,7 @@ TEST(FinishedPodsTest, ForgetsWhatTheLastPassDidNotSeeWithItsAddress) {
   finished.Mark("b", b, 1, false);
   finished.Mark("c", c, 1, false);
   finished.Mark("a", a, 2, false);
-  finished.FindObject(c.get())->seen_pass = 2;
+  finished.See(*finished.FindObject(c.get()), 2);
   EXPECT_EQ(finished.ForgetUnseen(2), 1u);
   EXPECT_EQ(finished.size(), 2u);
   EXPECT_FALSE(finished.Contains("b"));
@@ -80,6 +80,17 @@ TEST(FinishedPodsTest, ForgetsWhatTheLastPassDidNotSeeWithItsAddress) {
   EXPECT_EQ(finished.ForgetUnseen(3), 2u);
   EXPECT_EQ(finished.size(), 0u);
   EXPECT_EQ(finished.FindObject(a.get()), nullptr);
+
+  // A pass that saw every entry forgets none; the next, which saw one new pod only, forgets the rest.
+  finished.Mark("a", a, 4, false);
+  finished.Mark("b", b, 4, false);
+  finished.See(*finished.Find("a"), 4);  // twice in one pass counts once
+  finished.See(*finished.Find("b"), 4);
+  EXPECT_EQ(finished.ForgetUnseen(4), 0u);
+  finished.Mark("c", c, 5, false);
+  EXPECT_EQ(finished.ForgetUnseen(5), 2u);
+  EXPECT_TRUE(finished.Contains("c"));
+  EXPECT_EQ(finished.size(), 1u);
 }
 
 }  // namespace

@@ -851,7 +851,7 @@ void NodeAgent::SyncOnce() {
   for (const client::ObjectPtr& pod : pods) {
     if (FinishedPods::Entry* f = finished_.FindObject(pod.get())) {
       // The revision it was found finished in: nothing to read. (A finished pod has no worker.)
-      f->seen_pass = pass;
+      finished_.See(*f, pass);
       if (f->deleting) DeleteNow(*pod);
       continue;
     }

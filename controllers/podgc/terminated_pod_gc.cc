@@ -13,6 +13,8 @@ namespace berth::controllers::podgc {
 namespace {
 
 const client::GroupVersionResource kPods{"", "v1", "pods"};
+// Terminal pods not being deleted, under "true".
+constexpr char kCollectableIndex[] = "podgc-collectable";
 
 bool Terminal(const api::Object& pod) {
   const std::string phase = api::NestedString(pod, {"status", "phase"});
@@ -22,14 +24,24 @@ bool Terminal(const api::Object& pod) {
 }  // namespace
 
 TerminatedPodGC::TerminatedPodGC(client::Client& client, client::Informer& pods, int64_t threshold)
-    : client_(client), pods_(pods), threshold_(threshold) {}
+    : client_(client), pods_(pods), threshold_(threshold) {
+  // The pods Collect may delete, kept as they change: a check reads a count, not every pod.
+  (void)pods_.AddIndexer(kCollectableIndex, [](const api::Object& pod) -> std::vector<std::string> {
+    if (!Terminal(pod) || api::HasField(api::ObjectAt(pod, "metadata"), "deletionTimestamp")) return {};
+    return {"true"};
+  });
+}
 
 StatusOr<int64_t> TerminatedPodGC::Collect() {
   if (threshold_ <= 0) return int64_t{0};
+  const client::Indexer& cache = pods_.GetIndexer();
+  BERTH_ASSIGN_OR_RETURN(const size_t collectable, cache.IndexCount(kCollectableIndex, "true"));
+  if (static_cast<int64_t>(collectable) <= threshold_) return int64_t{0};
   // (creationTimestamp, namespace, name) of every terminal pod not already being deleted.
+  BERTH_ASSIGN_OR_RETURN(const std::vector<client::ObjectPtr> pods, cache.ByIndex(kCollectableIndex, "true"));
   std::vector<std::tuple<std::string, std::string, std::string>> terminal;
-  for (const client::ObjectPtr& pod : pods_.GetIndexer().List()) {
-    if (!Terminal(*pod) || api::HasField(api::ObjectAt(*pod, "metadata"), "deletionTimestamp")) continue;
+  terminal.reserve(pods.size());
+  for (const client::ObjectPtr& pod : pods) {
     terminal.emplace_back(api::NestedString(*pod, {"metadata", "creationTimestamp"}), api::Namespace(*pod),
                           api::Name(*pod));
   }

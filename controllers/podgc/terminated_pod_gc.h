@@ -16,6 +16,10 @@
 // is only marked for deletion (it goes when the finalizer does). Running and
 // pending pods are never touched.
 //
+// Cost: the constructor adds an index of the collectable pods to `pods`, so a
+// Collect under the threshold reads one count (O(1)); upstream lists and
+// filters every pod on each check.
+//
 // Shapes: `pods` is an informer of every namespace's pods. Errors: Collect
 // returns the first failed delete's status (NotFound is not an error: someone
 // else deleted it); the pods deleted before it stay deleted.

@@ -117,5 +117,36 @@ TEST_F(TerminatedPodGCTest, APodHeldByAFinalizerIsMarkedOnceAndNotCountedAfter) 
   EXPECT_EQ(Names(), (std::set<std::string>{"a/held-1", "a/done-2", "a/done-3"}));
 }
 
+// One collector for the server's life: the pods it counts are those terminal now, as they
+// change after it was made (a running pod that fails later counts; one being deleted does not).
+TEST_F(TerminatedPodGCTest, ACollectorMadeBeforeThePodsCountsThemAsTheyFinish) {
+  TerminatedPodGC gc(client_, pods_, 1);
+  Pod("a", "running-1", "Running");
+  Pod("a", "done-2", "Succeeded");
+  ASSERT_TRUE(client::testing::WaitForCachesToMatch(client_, {&pods_}));
+  EXPECT_EQ(gc.Collect().value(), 0);
+
+  api::Object failed = client_.Get(kPods.Namespace("a"), "running-1").value();
+  failed["status"]["phase"] = "Failed";
+  ASSERT_TRUE(client_.UpdateStatus(kPods.Namespace("a"), failed).ok());
+  ASSERT_TRUE(client::testing::WaitForCachesToMatch(client_, {&pods_}));
+  EXPECT_EQ(gc.Collect().value(), 1);  // the older of the two
+  EXPECT_EQ(Names(), (std::set<std::string>{"a/done-2"}));
+
+  Pod("a", "held-3", "Succeeded", /*finalizer=*/true);
+  ASSERT_TRUE(client::testing::WaitForCachesToMatch(client_, {&pods_}));
+  EXPECT_EQ(gc.Collect().value(), 1);  // done-2, the older
+  ASSERT_TRUE(client::testing::WaitForCachesToMatch(client_, {&pods_}));
+  EXPECT_EQ(gc.Collect().value(), 0);
+  EXPECT_EQ(Names(), (std::set<std::string>{"a/held-3"}));
+  Pod("a", "done-4", "Succeeded");
+  ASSERT_TRUE(client::testing::WaitForCachesToMatch(client_, {&pods_}));
+  EXPECT_EQ(gc.Collect().value(), 1);  // held-3 is older and terminal, and not yet marked
+  ASSERT_TRUE(client::testing::WaitForCachesToMatch(client_, {&pods_}));
+  EXPECT_TRUE(client_.Get(kPods.Namespace("a"), "held-3").value()["metadata"].contains("deletionTimestamp"));
+  EXPECT_EQ(gc.Collect().value(), 0);  // marked: out of the count
+  EXPECT_EQ(Names(), (std::set<std::string>{"a/held-3", "a/done-4"}));
+}
+
 }  // namespace
 }  // namespace berth::controllers::podgc
