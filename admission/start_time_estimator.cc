@@ -161,14 +161,8 @@ EstimateResult EstimateStartTimes(Snapshot snapshot, QueueManager queues,
       if (!progress) break;
     }
     if (out.hit_limit) break;
-    bool all = true;
-    for (const auto& [uid, w] : pending) {
-      if (!out.by_uid.count(uid)) {
-        all = false;
-        break;
-      }
-    }
-    if (all) break;
+    // by_uid holds pending workloads only (a victim's estimate is erased).
+    if (out.by_uid.size() == pending.size()) break;
 
     // Step 3: the next event.
     while (!ends.empty()) {

@@ -29,6 +29,11 @@
 //   the controller runs at most one pass per --start-estimate-period (5 s),
 //   off the scheduling thread: ≤ 6 % of one core with 13,000 pending.
 //
+// BM_EstimatePass/N: one estimate pass over a backlog of N pending 1-cpu
+// workloads behind 2 running ones on a 2-cpu ClusterQueue, every run time
+// known (1 s): the shape of bench/job_throughput.py's backlog. Its cost per
+// pending workload should not grow with N.
+//
 // Run: build-<x>/bench/admission_bench (add --benchmark_filter=Baseline).
 #include <benchmark/benchmark.h>
 
@@ -38,6 +43,8 @@
 #include <string>
 #include <vector>
 
+#include "admission/start_time_estimator.h"
+#include "admission/testing/builders.h"
 #include "bench/kueue_replay.h"
 #include "bench/kueue_scenarios.h"
 
@@ -159,10 +166,48 @@ void BM_BaselineEstimates(benchmark::State& state) {
   Report(state, st);
 }
 
+void BM_EstimatePass(benchmark::State& state) {
+  using testing::ClusterQueueBuilder;
+  using testing::FlavorBuilder;
+  using testing::FlavorQuotasBuilder;
+  using testing::T;
+  using testing::WorkloadBuilder;
+  const int64_t n = state.range(0);
+  ResourceNames names;
+  std::vector<ClusterQueue> cqs = {
+      ClusterQueueBuilder(names, "cq").Group({FlavorQuotasBuilder("f").Resource("cpu", "2")}).Obj()};
+  Snapshot snap(names, std::vector<ResourceFlavor>{FlavorBuilder("f").Obj()}, cqs, std::vector<Cohort>{});
+  QueueManager queues;
+  queues.AddOrUpdateClusterQueue("cq", QueueingStrategy::kBestEffortFIFO, "", true);
+  for (int i = 0; i < 2; ++i) {
+    if (!snap.AddWorkload(WorkloadBuilder(names, "run-" + std::to_string(i)).Request("cpu", "1").Admitted("cq", "f", T(0)).Obj())
+             .ok()) {
+      state.SkipWithError("AddWorkload");
+      return;
+    }
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    queues.AddOrUpdateWorkload(
+        WorkloadBuilder(names, "job-" + std::to_string(i)).Request("cpu", "1").Queue("cq").Created(T(static_cast<double>(i) / 1000)).Obj(),
+        T(0));
+  }
+  const RunTime one_second{std::chrono::seconds(1), {}, RunTimeSource::kHistory};
+  EstimateResult r;
+  for (auto _ : state) {
+    r = EstimateStartTimes(snap, queues, [&](const Workload&) { return one_second; }, T(0));
+  }
+  if (static_cast<int64_t>(r.by_uid.size()) != n) state.SkipWithError("not every pending workload has an estimate");
+  state.counters["cycles"] = static_cast<double>(r.cycles);
+  state.counters["events"] = static_cast<double>(r.events);
+  state.counters["time_per_pending"] = benchmark::Counter(static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate |
+                                                                                   benchmark::Counter::kInvert);
+}
+
 BENCHMARK(BM_Baseline)->Iterations(1)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_BaselineEstimates)->Arg(0)->Arg(1)->Iterations(1)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_BaselineLatency)->Arg(5)->Arg(10)->Arg(25)->Arg(50)->Iterations(1)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_LargeScale)->Iterations(1)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_EstimatePass)->Arg(100)->Arg(1000)->Arg(10000)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace berth::admission
