@@ -163,7 +163,10 @@ void KueueController::RegisterHandlers() {
           options_.metrics->WorkloadFinished(AdmittedClusterQueue(*obj), LocalQueueOf(*obj), PriorityClassName(*obj),
                                              to - from);
         }
-        if (finished->value("reason", "") == "Succeeded" && to > from) {
+        // Conditions carry whole seconds: a sub-second run measures 0 s or 1 s
+        // by where it falls between two ticks, so its 0 s samples are kept
+        // (the mean of both is the true run time; the 1 s ones alone are not).
+        if (finished->value("reason", "") == "Succeeded" && to >= from) {
           const LocalQueueKey lq = LocalQueueOf(*obj);
           history_.Record(lq.ns + "/" + lq.name, RunShape(*obj), to - from);
         }
@@ -1052,25 +1055,14 @@ Status KueueController::RecomputeEstimates() {
   for (const auto& [uid, key] : pending_keys) {
     const admission::StartEstimate* e = nullptr;
     if (auto it = r.by_uid.find(uid); it != r.by_uid.end()) e = &it->second;
-    // A wait shorter than kEstimateRewriteMin is not worth a write (the next
-    // cycles admit it); one already written is kept until it moves enough.
-    if (e != nullptr && e->start - now < kEstimateRewriteMin && !written_estimates_.count(uid)) continue;
     static const admission::UnknownBlockers kNone;
     auto u = r.unknown.find(uid);
     const api::Condition c = EstimatedStartCondition(e, u == r.unknown.end() ? kNone : *u->second, r.hit_limit, now);
     std::optional<Time> start;
     if (e != nullptr) start = e->start;
-    const std::string after = e != nullptr ? e->after : "";
     auto w = written_estimates_.find(uid);
-    if (w != written_estimates_.end() && w->second.condition.reason == c.reason &&
-        w->second.condition.status == c.status && w->second.after == after) {
-      bool same = w->second.condition.message == c.message;
-      if (start && w->second.start) {
-        const Duration moved = *start > *w->second.start ? *start - *w->second.start : *w->second.start - *start;
-        same = moved <= std::max<Duration>(kEstimateRewriteMin, (*start - now) / 10);
-      }
-      if (same) continue;
-    }
+    if (!EstimateWorthWriting(w == written_estimates_.end() ? nullptr : &w->second, c, start, now)) continue;
+    const std::string after = e != nullptr ? e->after : "";
     if (writes >= options_.estimate_writes_per_pass) {
       more = true;
       break;

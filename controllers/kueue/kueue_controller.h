@@ -126,8 +126,8 @@ struct KueueControllerOptions {
   // cycle, a Workload event), off the scheduling path, and written as its
   // EstimatedStart condition when the wait is kEstimateRewriteMin or more
   // (or unknown), then rewritten when it moved by more than
-  // max(kEstimateRewriteMin, 10 % of the wait) or its reason or the workload
-  // it waits for changed, at most `estimate_writes_per_pass` writes per pass
+  // max(kEstimateRewriteMin, 10 % of the wait) or its reason changed
+  // (EstimateWorthWriting), at most `estimate_writes_per_pass` writes per pass
   // (the rest follow at the next). Zero period: off. A pass also waits at
   // least kEstimateDutyFactor times the previous pass's duration, so the
   // replay takes at most about 1/kEstimateDutyFactor of a core however long
@@ -299,12 +299,6 @@ class KueueController {
   bool estimate_dirty_all_ = false;
   Duration estimate_pass_duration_{};  // the last pass's, by the Clock
   // uid -> the EstimatedStart condition last written (and the start it said).
-  struct WrittenEstimate {
-    std::string key;
-    api::Condition condition;
-    std::optional<Time> start;
-    std::string after;
-  };
   std::unordered_map<std::string, WrittenEstimate> written_estimates_;  // estimate queue only
 
   std::mutex sched_mu_;

@@ -108,6 +108,17 @@ admission::RunTime RunTimeOf(const api::Object& workload, std::optional<Duration
   return {};
 }
 
+bool EstimateWorthWriting(const WrittenEstimate* written, const api::Condition& c, std::optional<Time> start,
+                          Time now) {
+  if (written == nullptr) return !start || *start - now >= kEstimateRewriteMin;
+  if (written->condition.status != c.status || written->condition.reason != c.reason) return true;
+  if (start && written->start) {
+    const Duration moved = *start > *written->start ? *start - *written->start : *written->start - *start;
+    return moved > std::max<Duration>(kEstimateRewriteMin, (*start - now) / 10);
+  }
+  return written->condition.message != c.message;
+}
+
 bool EstimateInputsChanged(const api::Object& old_workload, const api::Object& workload) {
   if (api::NestedField(old_workload, {"spec"}) != api::NestedField(workload, {"spec"})) return true;
   for (const char* field : {"admission", "requeueState", "reclaimablePods"}) {

@@ -21,7 +21,10 @@
 //   3. The mean of the last kRunTimeSamples run times (Admitted → Finished)
 //      of finished Workloads of the same LocalQueue and shape (podSet names,
 //      counts and requests), with their standard deviation as the spread
-//      (half the run time with one sample).
+//      (half the run time with one sample). The conditions' times are whole
+//      seconds, so a run shorter than a second is a sample of 0 s or 1 s by
+//      where it falls between two ticks; both are kept, and their mean is
+//      the true run time.
 //   4. Unknown: the Workload never ends in the replay.
 //
 // The condition (type EstimatedStart) on a pending Workload:
@@ -121,6 +124,30 @@ api::Condition EstimatedStartCondition(const admission::StartEstimate* estimate,
 //  (only when more wait than are listed)}.
 api::Object EstimateJson(const admission::StartEstimate* estimate, const admission::UnknownBlockers& unknown_blockers,
                          Time now);
+
+// The EstimatedStart condition last written on a pending Workload.
+struct WrittenEstimate {
+  std::string key;  // namespace/name
+  api::Condition condition;
+  std::optional<Time> start;  // the estimate's start, when it had one
+  std::string after;          // the workload it waited on when written ("" none)
+};
+
+// Whether a pass's condition `c` (with its estimate's `start`, computed at
+// `now`) is worth a write over the one written (`written`; nullptr: none):
+//   - none written: unless its wait is shorter than kEstimateRewriteMin (the
+//     next cycles admit it);
+//   - its status or reason changed: yes;
+//   - both have a start: only when the start moved by more than
+//     max(kEstimateRewriteMin, 10 % of the wait). A change of the workload it
+//     waits on alone is not: in a busy queue the chain of ends shifts on every
+//     pass while the start holds, and a write per pending Workload per pass is
+//     the load Kueue moved queue positions out of status fields for
+//     (kubernetes-sigs/kueue keps/168-2-pending-workloads-visibility). The
+//     message names the workload waited on when written; the visibility API's
+//     estimatedStart is always the latest pass's;
+//   - otherwise (no start): when the message changed (the blockers named).
+bool EstimateWorthWriting(const WrittenEstimate* written, const api::Condition& c, std::optional<Time> start, Time now);
 
 // Whether an update of a Workload changed what a replay reads of it: spec,
 // status.admission, requeueState, reclaimablePods, or the status of its

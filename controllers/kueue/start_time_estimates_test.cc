@@ -137,6 +137,48 @@ TEST(EstimateDelayTest, APassWaitsTenTimesThePreviousPassWhenThatIsLongerThanThe
   EXPECT_EQ(EstimateDelay(seconds(5), seconds(2)), seconds(20));
 }
 
+// Each kind of change between a written estimate and a pass's: the first
+// write, the status and reason, the start's tolerance at short and long
+// waits, the workload waited on, and the message of one without a start.
+TEST(EstimateWorthWritingTest, TheStartTheReasonAndTheBlockersNotTheChainAlone) {
+  const Time now = Time() + std::chrono::hours(1000);
+  const api::Condition history{"EstimatedStart", "True", "RunTimeHistory", "Expected to start at X, after a/one ends"};
+  EXPECT_FALSE(EstimateWorthWriting(nullptr, history, now + seconds(59), now)) << "the next cycles admit it";
+  EXPECT_TRUE(EstimateWorthWriting(nullptr, history, now + seconds(60), now));
+  const api::Condition unknown{"EstimatedStart", "False", "UnknownRunTime", "No estimate: it waits for a/x"};
+  EXPECT_TRUE(EstimateWorthWriting(nullptr, unknown, std::nullopt, now)) << "no start: always worth a first write";
+
+  // Written 10 min ahead, after a/one.
+  const WrittenEstimate written{"a/w", history, now + minutes(10), "a/one"};
+  api::Condition chain_moved = history;
+  chain_moved.message = "Expected to start at X+30s, after a/two ends";
+  EXPECT_FALSE(EstimateWorthWriting(&written, chain_moved, now + minutes(10) + seconds(30), now))
+      << "another workload's end, the start within max(60 s, 10 %)";
+  // The tolerance is max(60 s, 10 % of the new wait): 66 s at 11 min.
+  EXPECT_FALSE(EstimateWorthWriting(&written, history, now + minutes(11) + seconds(6), now));
+  EXPECT_TRUE(EstimateWorthWriting(&written, history, now + minutes(11) + seconds(7), now));
+  EXPECT_TRUE(EstimateWorthWriting(&written, history, now + minutes(8) + seconds(59), now)) << "earlier by 61 s";
+  // Two minutes ahead, the floor of 60 s holds.
+  const WrittenEstimate near{"a/w", history, now + minutes(2), "a/one"};
+  EXPECT_FALSE(EstimateWorthWriting(&near, history, now + minutes(3), now));
+  EXPECT_TRUE(EstimateWorthWriting(&near, history, now + minutes(3) + seconds(1), now));
+  // Ten hours ahead, 10 % of the wait: 66 min at 11 h.
+  const WrittenEstimate far{"a/w", history, now + std::chrono::hours(10), "a/one"};
+  EXPECT_FALSE(EstimateWorthWriting(&far, history, now + std::chrono::hours(11), now));
+  EXPECT_TRUE(EstimateWorthWriting(&far, history, now + std::chrono::hours(11) + minutes(10), now));
+
+  api::Condition bound = history;
+  bound.reason = "ActiveDeadline";
+  EXPECT_TRUE(EstimateWorthWriting(&written, bound, now + minutes(10), now)) << "reason";
+  EXPECT_TRUE(EstimateWorthWriting(&written, unknown, std::nullopt, now)) << "status";
+
+  const WrittenEstimate blocked{"a/w", unknown, std::nullopt, ""};
+  EXPECT_FALSE(EstimateWorthWriting(&blocked, unknown, std::nullopt, now));
+  api::Condition other_blockers = unknown;
+  other_blockers.message = "No estimate: it waits for a/y";
+  EXPECT_TRUE(EstimateWorthWriting(&blocked, other_blockers, std::nullopt, now)) << "the blockers named changed";
+}
+
 TEST(EstimateInputsChangedTest, OnlyWhatTheReplayReads) {
   api::Object before = WorkloadJson();
   api::SetCondition(&before, {"QuotaReserved", "False", "Pending", "couldn't assign flavors"}, Time());

@@ -1293,6 +1293,47 @@ TEST_F(KueueControllerTest, PendingWorkloadsGetEstimatedStartTimes) {
             1u);
 }
 
+// Run times shorter than a second: conditions carry whole seconds, so a run
+// measures 0 s or 1 s depending on where it falls between two ticks. Every
+// finished run is a sample, those that measure 0 s included, so the mean is
+// the true one (a run of 0.25 s crosses a tick one time in four); dropping
+// the zeros would learn 1 s for every sub-second run.
+TEST_F(KueueControllerTest, SubSecondRunsAreLearnedFromTheirZeroSecondSamplesToo) {
+  CreateQueues();
+  const Duration past_tick = clock_.Now().time_since_epoch() % std::chrono::seconds(1);
+  if (past_tick != Duration::zero()) clock_.Advance(std::chrono::seconds(1) - past_tick);
+  auto run = [&](const std::string& name, Duration length) {
+    Create(kJobs, "team-a", Job(name, "5"));
+    Settle();
+    ASSERT_TRUE(IsConditionTrue(WorkloadOf("team-a", name), "Admitted")) << name;
+    clock_.Advance(length);
+    SetJobStatus("team-a", name, {{"conditions", api::Object::array({{{"type", "Complete"}, {"status", "True"}}})}});
+    Settle();
+    ASSERT_TRUE(IsConditionTrue(WorkloadOf("team-a", name), "Finished")) << name;
+  };
+  run("zero-1", Duration::zero());
+  run("zero-2", Duration::zero());
+  run("zero-3", Duration::zero());
+  run("one", std::chrono::seconds(1));
+  // Learned: (0 + 0 + 0 + 1) / 4 = 0.25 s. A holder's remaining time is at
+  // least a second, so two are queued behind it: the second starts one run
+  // time after the first.
+  Create(kJobs, "team-a", Job("running", "5"));
+  Settle();
+  Create(kJobs, "team-a", Job("next", "5"));
+  Settle();
+  clock_.Advance(std::chrono::seconds(1));
+  Create(kJobs, "team-a", Job("after-next", "5"));
+  Settle();
+  ASSERT_TRUE(kueue_.RecomputeEstimates().ok());
+  auto est = kueue_.LatestEstimates();
+  ASSERT_TRUE(est);
+  const std::string next = Uid(WorkloadOf("team-a", "next")), after_next = Uid(WorkloadOf("team-a", "after-next"));
+  ASSERT_TRUE(est->result.by_uid.count(next));
+  ASSERT_TRUE(est->result.by_uid.count(after_next));
+  EXPECT_EQ(est->result.by_uid.at(after_next).start - est->result.by_uid.at(next).start, std::chrono::milliseconds(250));
+}
+
 // A pass replays only the cohort trees that changed since the last one; the
 // other trees' pending workloads keep their estimates.
 TEST_F(KueueControllerTest, AnEstimatePassReplaysOnlyTheTreesThatChanged) {
