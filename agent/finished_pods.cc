@@ -24,11 +24,18 @@ FinishedPods::Entry& FinishedPods::Mark(const std::string& uid, client::ObjectPt
     if (object != nullptr) entry.deleting = deleting;
     return entry;
   }
-  if (entry.object != nullptr) by_object_.erase(entry.object.get());
+  Unindex(entry);
   entry.object = std::move(object);
   entry.deleting = deleting;
-  by_object_[entry.object.get()] = &entry;
+  // An object another entry holds keeps that entry's slot; this one is found by uid.
+  by_object_.try_emplace(entry.object.get(), &entry);
   return entry;
+}
+
+void FinishedPods::Unindex(const Entry& entry) {
+  if (entry.object == nullptr) return;
+  auto it = by_object_.find(entry.object.get());
+  if (it != by_object_.end() && it->second == &entry) by_object_.erase(it);
 }
 
 void FinishedPods::See(Entry& entry, uint64_t pass) {
@@ -49,7 +56,7 @@ size_t FinishedPods::ForgetUnseen(uint64_t pass) {
       ++it;
       continue;
     }
-    if (it->second.object != nullptr) by_object_.erase(it->second.object.get());
+    Unindex(it->second);
     it = by_uid_.erase(it);
     ++forgotten;
   }

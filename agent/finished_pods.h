@@ -17,8 +17,10 @@
 // API has it gone, as the kubelet retries its final status and delete.
 //
 // Costs: Find/FindObject/See/Mark O(1) expected; ForgetUnseen O(1) when every
-// entry was seen, else O(entries), reading only the entries. Memory: one entry (uid, a shared pointer, two words) per
-// finished pod, and the object revision it holds.
+// entry was seen, else O(entries), reading only the entries. Memory per
+// finished pod: one entry (uid, a shared pointer, a pass number, a flag), its
+// address-index node, and the revision it holds, which stays alive until a
+// pass sees the pod's next revision or forgets the pod.
 //
 // Thread-safety: none; the agent's loop owns it (under its workers_mu_).
 #pragma once
@@ -62,8 +64,12 @@ class FinishedPods {
   size_t size() const { return by_uid_.size(); }
 
  private:
+  // Removes the entry's address slot if it is the entry's.
+  void Unindex(const Entry& entry);
+
   std::unordered_map<std::string, Entry> by_uid_;
-  // Address of each entry's held revision -> the entry (node-based map: stable).
+  // Address of an entry's held revision -> that entry (node-based map: stable);
+  // a slot always names an entry holding that very object.
   std::unordered_map<const api::Object*, Entry*> by_object_;
   // How many entries pass `counted_pass_` has seen.
   uint64_t counted_pass_ = 0;

@@ -62,6 +62,35 @@ TEST(FinishedPodsTest, HoldsTheRevisionItKnowsSoItsAddressIsNotReused) {
   EXPECT_TRUE(weak.expired());
 }
 
+// An address slot always names an entry that holds that very object, whatever
+// the order of marks, re-points and forgets: one object under two uids (a
+// caller's mistake the agent does not make) keeps the first entry's slot.
+TEST(FinishedPodsTest, AnAddressSlotNamesOnlyAnEntryHoldingThatObject) {
+  FinishedPods finished;
+  client::ObjectPtr x = Pod("a", 1), y = Pod("b", 2);
+  finished.Mark("a", x, 1, false);
+  finished.Mark("b", x, 1, false);
+  ASSERT_NE(finished.FindObject(x.get()), nullptr);
+  EXPECT_EQ(finished.FindObject(x.get())->uid, "a");
+  finished.Mark("b", y, 2, false);  // re-pointing b leaves a's slot alone
+  ASSERT_NE(finished.FindObject(x.get()), nullptr);
+  EXPECT_EQ(finished.FindObject(x.get())->uid, "a");
+  ASSERT_NE(finished.FindObject(y.get()), nullptr);
+  EXPECT_EQ(finished.FindObject(y.get())->uid, "b");
+  finished.Mark("b", x, 3, false);  // b holds x again: a keeps the slot, b is found by uid
+  finished.See(*finished.Find("a"), 3);
+  EXPECT_EQ(finished.FindObject(y.get()), nullptr);
+  EXPECT_EQ(finished.FindObject(x.get())->uid, "a");
+  EXPECT_EQ(finished.Find("b")->object, x);
+  // Forgetting b (unseen in pass 4) leaves a's slot; forgetting a then clears it.
+  finished.See(*finished.Find("a"), 4);
+  EXPECT_EQ(finished.ForgetUnseen(4), 1u);
+  EXPECT_EQ(finished.FindObject(x.get())->uid, "a");
+  EXPECT_EQ(finished.ForgetUnseen(5), 1u);
+  EXPECT_EQ(finished.FindObject(x.get()), nullptr);
+  EXPECT_EQ(finished.size(), 0u);
+}
+
 TEST(FinishedPodsTest, ForgetsWhatTheLastPassDidNotSeeWithItsAddress) {
   FinishedPods finished;
   client::ObjectPtr a = Pod("a", 1), b = Pod("b", 1), c = Pod("c", 1);
