@@ -1062,7 +1062,6 @@ Status KueueController::RecomputeEstimates() {
     if (e != nullptr) start = e->start;
     auto w = written_estimates_.find(uid);
     if (!EstimateWorthWriting(w == written_estimates_.end() ? nullptr : &w->second, c, start, now)) continue;
-    const std::string after = e != nullptr ? e->after : "";
     if (writes >= options_.estimate_writes_per_pass) {
       more = true;
       break;
@@ -1078,7 +1077,7 @@ Status KueueController::RecomputeEstimates() {
         continue;
       }
     }
-    written_estimates_[uid] = {key, c, start, after};
+    written_estimates_[uid] = {key, c, start};
   }
   // Workloads no longer pending (admitted, finished, deleted) lose theirs.
   for (auto it = written_estimates_.begin(); it != written_estimates_.end();) {

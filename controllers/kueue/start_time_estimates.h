@@ -130,7 +130,6 @@ struct WrittenEstimate {
   std::string key;  // namespace/name
   api::Condition condition;
   std::optional<Time> start;  // the estimate's start, when it had one
-  std::string after;          // the workload it waited on when written ("" none)
 };
 
 // Whether a pass's condition `c` (with its estimate's `start`, computed at

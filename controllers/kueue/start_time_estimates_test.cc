@@ -148,8 +148,8 @@ TEST(EstimateWorthWritingTest, TheStartTheReasonAndTheBlockersNotTheChainAlone) 
   const api::Condition unknown{"EstimatedStart", "False", "UnknownRunTime", "No estimate: it waits for a/x"};
   EXPECT_TRUE(EstimateWorthWriting(nullptr, unknown, std::nullopt, now)) << "no start: always worth a first write";
 
-  // Written 10 min ahead, after a/one.
-  const WrittenEstimate written{"a/w", history, now + minutes(10), "a/one"};
+  // Written 10 min ahead, after a/one (its message).
+  const WrittenEstimate written{"a/w", history, now + minutes(10)};
   api::Condition chain_moved = history;
   chain_moved.message = "Expected to start at X+30s, after a/two ends";
   EXPECT_FALSE(EstimateWorthWriting(&written, chain_moved, now + minutes(10) + seconds(30), now))
@@ -159,11 +159,11 @@ TEST(EstimateWorthWritingTest, TheStartTheReasonAndTheBlockersNotTheChainAlone) 
   EXPECT_TRUE(EstimateWorthWriting(&written, history, now + minutes(11) + seconds(7), now));
   EXPECT_TRUE(EstimateWorthWriting(&written, history, now + minutes(8) + seconds(59), now)) << "earlier by 61 s";
   // Two minutes ahead, the floor of 60 s holds.
-  const WrittenEstimate near{"a/w", history, now + minutes(2), "a/one"};
+  const WrittenEstimate near{"a/w", history, now + minutes(2)};
   EXPECT_FALSE(EstimateWorthWriting(&near, history, now + minutes(3), now));
   EXPECT_TRUE(EstimateWorthWriting(&near, history, now + minutes(3) + seconds(1), now));
   // Ten hours ahead, 10 % of the wait: 66 min at 11 h.
-  const WrittenEstimate far{"a/w", history, now + std::chrono::hours(10), "a/one"};
+  const WrittenEstimate far{"a/w", history, now + std::chrono::hours(10)};
   EXPECT_FALSE(EstimateWorthWriting(&far, history, now + std::chrono::hours(11), now));
   EXPECT_TRUE(EstimateWorthWriting(&far, history, now + std::chrono::hours(11) + minutes(10), now));
 
@@ -172,7 +172,7 @@ TEST(EstimateWorthWritingTest, TheStartTheReasonAndTheBlockersNotTheChainAlone) 
   EXPECT_TRUE(EstimateWorthWriting(&written, bound, now + minutes(10), now)) << "reason";
   EXPECT_TRUE(EstimateWorthWriting(&written, unknown, std::nullopt, now)) << "status";
 
-  const WrittenEstimate blocked{"a/w", unknown, std::nullopt, ""};
+  const WrittenEstimate blocked{"a/w", unknown, std::nullopt};
   EXPECT_FALSE(EstimateWorthWriting(&blocked, unknown, std::nullopt, now));
   api::Condition other_blockers = unknown;
   other_blockers.message = "No estimate: it waits for a/y";
