@@ -71,6 +71,7 @@ TEST_F(RealCgroupsTest, ABusyLoopLimitedTo500mUsesHalfACpu) {
   limits.cpu_limit_milli = 500;
   limits.cpu_request_milli = 500;
   auto p = ContainerProcess::Start(Shell("while :; do :; done", limits), clock_, &*cgroups_);
+  ASSERT_TRUE(p->WaitReady(kRealTimeout));
   ASSERT_TRUE(p->running());
   const std::vector<std::string> dirs = p->cgroup_dirs();
   ASSERT_FALSE(dirs.empty());
@@ -103,6 +104,7 @@ TEST_F(RealCgroupsTest, AForkBombIsContainedByThePodsPidsLimitAndEndsWithTheRun)
   // is sampled), and a background process that leaves the process group.
   auto p = ContainerProcess::Start(
       Shell("setsid sleep 600 & exec bash -c 'f() { while :; do f & done; }; f' 2>/dev/null", {}), clock_, &*cgroups_);
+  ASSERT_TRUE(p->WaitReady(kRealTimeout));
   ASSERT_TRUE(p->running());
   const std::vector<std::string> dirs = p->cgroup_dirs();
   int64_t peak = 0;

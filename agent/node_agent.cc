@@ -4,20 +4,20 @@
 #include <arpa/inet.h>
 #include <cctype>
 #include <cerrno>
-#include <cstring>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <cstdio>
+#include <cstring>
 #include <dirent.h>
 #include <fcntl.h>
 #include <filesystem>
 #include <fstream>
+#include <netinet/in.h>
 #include <sched.h>
 #include <set>
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <sstream>
 #include <sys/file.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -34,9 +34,9 @@
 #include "agent/volumes.h"
 #include "api/metadata_validation.h"
 #include "api/unstructured.h"
+#include "core/file.h"
 #include "pki/certificates.h"
 #include "scheduling/host_images.h"
-#include "core/file.h"
 
 namespace berth::agent {
 namespace {
@@ -340,6 +340,11 @@ struct NodeAgent::PodWorker {
   std::string dir;
   PodLifecycle lifecycle;
   std::map<std::string, std::unique_ptr<ContainerProcess>> running;
+  // Containers of `running` whose supervisor has not answered yet (ContainerProcess::ready):
+  // neither started nor to start; ReportStarts settles them.
+  std::set<std::string> starting;
+  Time starting_since{};           // when `starting` last became non-empty
+  std::optional<Time> status_due;  // a status write waiting for a start (kStartingStatusDelay)
   // Whether the pod counts against the node's capacity when another pod is admitted (the
   // kubelet's filterOutInactivePods): while a container of it runs, or may start again; not
   // once this agent knows it finished, even before the API (and so `pod`) shows the terminal
@@ -391,11 +396,12 @@ struct NodeAgent::PodWorker {
   std::unique_ptr<PodVolumes> volumes;
   std::optional<Time> volumes_due;
   // Steady-state skipping: a pass syncs the pod only when its cached object
-  // changed, one of its runs ended (set by the run's watcher), or it has
+  // changed, one of its runs became ready or ended (set by the run's watcher)
+  // or a probe reported, or it has
   // time-driven work (needs_poll, computed after each sync).
   client::ObjectPtr object;            // the cached object last synced
   std::optional<api::Object> written;  // the pod as this agent's last status write returned it
-  std::shared_ptr<std::atomic<bool>> exited = std::make_shared<std::atomic<bool>>(false);
+  std::shared_ptr<std::atomic<bool>> run_changed = std::make_shared<std::atomic<bool>>(false);
   bool needs_poll = true;
   bool status_current = false;  // the last status computed is the API's
   uint64_t seen_pass = 0;
@@ -610,8 +616,9 @@ Status NodeAgent::RegisterNode() {
       {"allocatable", ResourceListJson(options_.capacity)},
       {"conditions",
        {condition("MemoryPressure", "False", "KubeletHasSufficientMemory", "kubelet has sufficient memory available"),
-        disk_pressure_.load() ? condition(kDiskPressureCondition, "True", kHasDiskPressureReason, kHasDiskPressureMessage)
-                              : condition(kDiskPressureCondition, "False", kNoDiskPressureReason, kNoDiskPressureMessage),
+        disk_pressure_.load()
+            ? condition(kDiskPressureCondition, "True", kHasDiskPressureReason, kHasDiskPressureMessage)
+            : condition(kDiskPressureCondition, "False", kNoDiskPressureReason, kNoDiskPressureMessage),
         condition("PIDPressure", "False", "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
         condition("Ready", "True", "KubeletReady", "kubelet is posting ready status")}},
       {"addresses",
@@ -642,9 +649,8 @@ Status NodeAgent::RegisterNode() {
   std::map<std::string, std::optional<std::string>> declared;
   declared[std::string(scheduling::kHostImagesAnnotation)] =
       options_.host_images ? std::optional(scheduling::FormatHostImages(*options_.host_images)) : std::nullopt;
-  declared[pki::kKubeletServingCaAnnotation] = options_.kubelet_serving_ca_pem.empty()
-                                                   ? std::nullopt
-                                                   : std::optional(options_.kubelet_serving_ca_pem);
+  declared[pki::kKubeletServingCaAnnotation] =
+      options_.kubelet_serving_ca_pem.empty() ? std::nullopt : std::optional(options_.kubelet_serving_ca_pem);
   for (const auto& [key, value] : declared) {
     if (value) node["metadata"]["annotations"][key] = *value;
   }
@@ -860,10 +866,10 @@ void NodeAgent::SyncOnce() {
     if (it != workers_.end()) {
       PodWorker& w = *it->second;
       w.seen_pass = pass;
-      if (shutdown || w.needs_poll || w.object != pod || w.exited->load() ||
+      if (shutdown || w.needs_poll || w.object != pod || w.run_changed->load() ||
           (w.active_deadline && now >= *w.active_deadline) || (w.volumes_due && now >= *w.volumes_due) ||
           (w.storage_due && now >= *w.storage_due) || (w.probe_due && now >= *w.probe_due) ||
-          (w.retry_at && now >= *w.retry_at)) {
+          (w.retry_at && now >= *w.retry_at) || (w.status_due && now >= *w.status_due)) {
         due.emplace_back(&w, pod);
       }
       continue;
@@ -909,8 +915,7 @@ void NodeAgent::SyncOnce() {
     // The eviction manager's admit handler comes first (kubelet.go registers it before the
     // predicates): under disk pressure only pods tolerating its taint, or critical ones.
     PodAdmitResult result;
-    if (disk_pressure_.load() && !ToleratesDiskPressure(*pod) &&
-        PodPriority(*pod) < kSystemCriticalPriority) {
+    if (disk_pressure_.load() && !ToleratesDiskPressure(*pod) && PodPriority(*pod) < kSystemCriticalPriority) {
       result = {false, kEvictedReason, kDiskPressureAdmitMessage};
     }
     if (result.admit) result = AdmitPodImages(*pod, options_.node_name, options_.host_images);
@@ -925,7 +930,7 @@ void NodeAgent::SyncOnce() {
   // In name order, so that what starts in one pass starts deterministically.
   std::sort(due.begin(), due.end(), [](const auto& a, const auto& b) { return a.first->key < b.first->key; });
   for (auto& [w, pod] : due) {
-    w->exited->store(false);  // an exit after this is seen by the next pass
+    w->run_changed->store(false);  // a start or exit after this is seen by the next pass
     try {
       SyncPod(*w, pod.get(), shutdown);
     } catch (const std::exception& e) {
@@ -941,11 +946,14 @@ void NodeAgent::SyncOnce() {
     if (w.seen_pass != pass) {
       // Removed from the API without our final delete (force deletion): stop at once.
       for (auto& [name, proc] : w.running) proc->Kill();
+      // The handles detach (their supervisors end the runs) before the devices and cgroups are
+      // given back: one still starting sends its kill once its supervisor answers.
+      w.running.clear();
       pod_dirs_due_ = true;
       devices_.ReleasePrefix(w.uid + "/");
       tokens_.Forget(w.uid);
       if (cgroups_.available()) cgroups_.RemovePod(w.uid);  // kills what the runs left
-      it = workers_.erase(it);  // the handles detach; their supervisors end the runs
+      it = workers_.erase(it);
       continue;
     }
     if (w.deleted) {
@@ -1092,7 +1100,7 @@ void NodeAgent::RestoreRuns(PodWorker& w) {
           Status s = devices_.Restore(w.uid + "/" + r.name, process->devices());
           if (!s.ok()) spdlog::warn("node {}: devices of {}/{}: {}", options_.node_name, w.key, r.name, s.ToString());
         }
-        process->SetOnExit([flag = w.exited, this] {
+        process->SetNotify([flag = w.run_changed, this] {
           flag->store(true);
           Wake();
         });
@@ -1152,8 +1160,13 @@ void NodeAgent::SyncPod(PodWorker& w, const api::Object* cached, std::optional<T
   }
   // The running pod's token, refreshed when due.
   if (!w.running.empty() && !HasDeletionTimestamp(w.pod) && !IsTerminal(w.pod)) EnsureToken(w);
-  // 1. Exits seen by the monitors.
+  // 1. Starts the supervisors answered, then exits seen by the monitors.
+  ReportStarts(w);
   for (auto it = w.running.begin(); it != w.running.end();) {
+    if (w.starting.contains(it->first)) {
+      ++it;
+      continue;
+    }
     std::optional<ContainerExit> exit = it->second->exit();
     if (!exit) {
       ++it;
@@ -1171,7 +1184,8 @@ void NodeAgent::SyncPod(PodWorker& w, const api::Object* cached, std::optional<T
   // spec.activeDeadlineSeconds (may be lowered while the pod runs): stopped as for a deletion.
   w.active_deadline = w.stop || w.lifecycle.Finished() ? std::nullopt : ActiveDeadline(w.pod, w.last_status);
   if (w.active_deadline && clock_.Now() >= *w.active_deadline) {
-    w.stop = PodWorker::KubeletStop{kDeadlineExceededReason, kDeadlineExceededMessage, false, GracePeriodSeconds(w.pod)};
+    w.stop =
+        PodWorker::KubeletStop{kDeadlineExceededReason, kDeadlineExceededMessage, false, GracePeriodSeconds(w.pod)};
     w.active_deadline.reset();
   }
   CheckLocalStorageLimits(w);
@@ -1200,11 +1214,22 @@ void NodeAgent::SyncPod(PodWorker& w, const api::Object* cached, std::optional<T
   // 3. Volumes, then starts, then probes.
   if (!w.terminating && !w.lifecycle.Finished()) SyncVolumes(w);
   if (!w.terminating) {
-    for (const std::string& name : w.lifecycle.ContainersToStart(clock_.Now())) StartContainer(w, name);
+    for (const std::string& name : ContainersToStart(w, clock_.Now())) StartContainer(w, name);
   }
   SyncProbes(w);
-  // 4. Status.
-  WriteStatus(w);
+  // 4. Status; while a supervisor is starting (~25 ms), only once kStartingStatusDelay passed:
+  // one write (Running, or the start error) instead of ContainerCreating and then that, as
+  // the kubelet's status manager writes the latest status it has, not each step.
+  // Nor is a terminal phase written while a run starts (a pod deleted as its container
+  // restarts: the lifecycle sees nothing running, but the run may yet start).
+  if (!w.starting.empty() && w.lifecycle.Finished()) {
+    w.status_due.reset();  // its readiness wakes the pod
+  } else if (!w.starting.empty() && clock_.Now() < w.starting_since + kStartingStatusDelay) {
+    w.status_due = w.starting_since + kStartingStatusDelay;
+  } else {
+    w.status_due.reset();
+    WriteStatus(w);
+  }
   // 5. Done: release resources; a deleted pod is removed from the API.
   if (w.running.empty() && w.lifecycle.Finished()) {
     if (!w.released) {
@@ -1229,7 +1254,7 @@ void NodeAgent::SyncPod(PodWorker& w, const api::Object* cached, std::optional<T
   const Time now = clock_.Now();
   w.needs_poll = (w.terminating && !w.running.empty()) || !w.status_current ||
                  std::any_of(w.probes.begin(), w.probes.end(), [](const auto& p) { return p.second.killing; }) ||
-                 !w.lifecycle.ContainersToStart(now).empty() || w.lifecycle.NextRestartTime().has_value() ||
+                 !ContainersToStart(w, now).empty() || w.lifecycle.NextRestartTime().has_value() ||
                  (HasDeletionTimestamp(w.pod) && !w.deleted) ||
                  (w.running.empty() && w.lifecycle.Finished() && !w.released);
 }
@@ -1394,20 +1419,42 @@ void NodeAgent::StartContainer(PodWorker& w, const std::string& name) {
   ContainerEvent(w, name, client::kEventTypeNormal, kPulledReason,
                  "Container image \"" + container->value("image", "") + "\" already present on machine");
   ContainerEvent(w, name, client::kEventTypeNormal, kCreatedReason, "Created container " + name);
-  std::optional<ContainerExit> exit = proc->exit();
-  if (exit && !exit->start_error.empty()) {
-    ContainerEvent(w, name, client::kEventTypeWarning, kFailedReason, "Error: " + exit->start_error);
-    w.lifecycle.Exited(name, *exit);
-    RecordBackOff(w, name);
-    return;
-  }
-  ContainerEvent(w, name, client::kEventTypeNormal, kStartedReason, "Started container " + name);
-  w.lifecycle.Started(name, proc->started_at());
-  proc->SetOnExit([flag = w.exited, this] {
+  // Started (or failed) once its supervisor answers: the pass after that reports it (ReportStarts).
+  proc->SetNotify([flag = w.run_changed, this] {
     flag->store(true);
     Wake();
   });
   w.running[name] = std::move(proc);
+  if (w.starting.empty()) w.starting_since = clock_.Now();
+  w.starting.insert(name);
+}
+
+void NodeAgent::ReportStarts(PodWorker& w) {
+  for (auto it = w.starting.begin(); it != w.starting.end();) {
+    const std::string& name = *it;
+    auto run = w.running.find(name);
+    if (run != w.running.end() && !run->second->ready()) {
+      ++it;
+      continue;
+    }
+    if (run != w.running.end()) {
+      std::optional<ContainerExit> exit = run->second->exit();
+      if (exit && !exit->start_error.empty()) {
+        // Never ran: the exit (with its start error) is taken as any other by the caller.
+        ContainerEvent(w, name, client::kEventTypeWarning, kFailedReason, "Error: " + exit->start_error);
+      } else {
+        ContainerEvent(w, name, client::kEventTypeNormal, kStartedReason, "Started container " + name);
+        w.lifecycle.Started(name, run->second->started_at());
+      }
+    }
+    it = w.starting.erase(it);
+  }
+}
+
+std::vector<std::string> NodeAgent::ContainersToStart(const PodWorker& w, Time now) const {
+  std::vector<std::string> names = w.lifecycle.ContainersToStart(now);
+  std::erase_if(names, [&](const std::string& name) { return w.starting.contains(name); });
+  return names;
 }
 
 void NodeAgent::EnsurePodCgroup(const PodWorker& w) {
@@ -1499,8 +1546,7 @@ void NodeAgent::MonitorDiskPressure(Time now) {
   if (pressure != disk_pressure_.load()) {
     disk_pressure_ = pressure;
     spdlog::warn("node {}: DiskPressure {} ({} bytes available of {}, threshold {})", options_.node_name,
-                 pressure ? "True" : "False", fs->available, fs->capacity,
-                 options_.eviction_hard.Bytes(fs->capacity));
+                 pressure ? "True" : "False", fs->available, fs->capacity, options_.eviction_hard.Bytes(fs->capacity));
     disk_condition_written_ = WriteDiskPressureCondition();
   }
   if (!met) return;
@@ -1540,7 +1586,8 @@ bool NodeAgent::WriteDiskPressureCondition() {
   bool found = false;
   for (api::Object& c : conditions) {
     if (!c.is_object() || c.value("type", "") != kDiskPressureCondition) continue;
-    if (c.value("status", "") == condition["status"]) condition["lastTransitionTime"] = c.value("lastTransitionTime", now);
+    if (c.value("status", "") == condition["status"])
+      condition["lastTransitionTime"] = c.value("lastTransitionTime", now);
     c = condition;
     found = true;
   }
@@ -1573,8 +1620,11 @@ void NodeAgent::SyncProbes(PodWorker& w) {
     std::lock_guard<std::mutex> lock(w.inbox->mu);
     outcomes.swap(w.inbox->outcomes);
   }
-  // Probes belong to a run: a container that stopped, or a pod being stopped, has none.
-  std::erase_if(w.probes, [&](const auto& p) { return w.terminating || !w.running.contains(p.first); });
+  // Probes belong to a run: a container that stopped, one whose next run is still starting,
+  // or a pod being stopped, has none.
+  std::erase_if(w.probes, [&](const auto& p) {
+    return w.terminating || !w.running.contains(p.first) || w.starting.contains(p.first);
+  });
   for (const ContainerRecord& c : w.lifecycle.containers()) {
     if (w.terminating || c.state != ContainerRecord::State::kRunning || !w.running.contains(c.name)) continue;
     PodWorker::ContainerProbes& cp = w.probes[c.name];
@@ -1597,12 +1647,14 @@ void NodeAgent::SyncProbes(PodWorker& w) {
     if (it == w.probes.end() || it->second.run != run) continue;
     PodWorker::ContainerProbes& cp = it->second;
     cp.in_flight.erase(type);
-    auto probe = std::find_if(cp.probes.begin(), cp.probes.end(), [&](const ProbeState& p) { return p.type() == type; });
+    auto probe =
+        std::find_if(cp.probes.begin(), cp.probes.end(), [&](const ProbeState& p) { return p.type() == type; });
     if (probe == cp.probes.end() || cp.killing) continue;
     if (outcome.result != ProbeResult::kSuccess) {
       ContainerEvent(w, name, client::kEventTypeWarning, kUnhealthyReason,
                      std::string(ProbeTypeName(type)) +
-                         (outcome.result == ProbeResult::kFailure ? " probe failed: " : " probe errored: ") + outcome.output);
+                         (outcome.result == ProbeResult::kFailure ? " probe failed: " : " probe errored: ") +
+                         outcome.output);
     }
     if (probe->Record(outcome) && probe->result() == ProbeResult::kFailure && type != ProbeType::kReadiness) {
       // The kubelet kills the container (computePodActions) and restartPolicy decides what follows.
@@ -1612,7 +1664,8 @@ void NodeAgent::SyncProbes(PodWorker& w) {
                      "Container " + name + " failed " + kind + " probe, will be restarted");
       cp.killing = true;
       const int64_t grace = probe->spec().termination_grace_period_seconds.value_or(GracePeriodSeconds(w.pod));
-      if (auto proc = w.running.find(name); proc != w.running.end()) proc->second->Terminate(std::chrono::seconds(grace));
+      if (auto proc = w.running.find(name); proc != w.running.end())
+        proc->second->Terminate(std::chrono::seconds(grace));
     }
   }
   std::optional<Time> next;
@@ -1624,9 +1677,9 @@ void NodeAgent::SyncProbes(PodWorker& w) {
       if (p.type() == ProbeType::kReadiness) readiness = &p;
     }
     const bool started = startup == nullptr || startup->done();
-    w.lifecycle.SetProbeResults(name, startup ? std::optional<bool>(started) : std::nullopt,
-                                readiness ? std::optional<bool>(started && readiness->result() == ProbeResult::kSuccess)
-                                          : std::nullopt);
+    w.lifecycle.SetProbeResults(
+        name, startup ? std::optional<bool>(started) : std::nullopt,
+        readiness ? std::optional<bool>(started && readiness->result() == ProbeResult::kSuccess) : std::nullopt);
     if (cp.killing) {
       if (auto proc = w.running.find(name); proc != w.running.end()) proc->second->Tick();
       continue;
@@ -1647,13 +1700,13 @@ void NodeAgent::SyncProbes(PodWorker& w) {
 
 void NodeAgent::SubmitProbe(PodWorker& w, const std::string& container, int run, const ProbeState& probe) {
   // The runner's thread reports to the worker's inbox and wakes the loop (as an exit does).
-  std::function<void(ProbeOutcome)> deliver = [this, inbox = w.inbox, exited = w.exited, container, run,
+  std::function<void(ProbeOutcome)> deliver = [this, inbox = w.inbox, changed = w.run_changed, container, run,
                                                type = probe.type()](ProbeOutcome outcome) {
     {
       std::lock_guard<std::mutex> lock(inbox->mu);
       inbox->outcomes.emplace_back(container, run, type, std::move(outcome));
     }
-    exited->store(true);
+    changed->store(true);
     Wake();
   };
   const ProbeSpec spec = probe.spec();

@@ -39,7 +39,9 @@
 //   <data dir>/pods/<ns>_<name>_<uid>/ (the name cut to fit the 255-byte
 //   limit of a directory entry; work/ is the default working
 //   directory, logs/ the container logs), a PodLifecycle, and one
-//   ContainerProcess per running container. Per container start: env and argv
+//   ContainerProcess per running container (started asynchronously: the
+//   container counts as started, with its Started event, in the pass after
+//   its supervisor answered; ReportStarts). Per container start: env and argv
 //   from ResolveCommand (error → CreateContainerConfigError), pod host names
 //   and rendezvous ports rewritten (RewriteEnvForHostNetwork; the container
 //   waits in ContainerCreating while a named pod is not placed), device
@@ -49,13 +51,11 @@
 //   (ContainerCgroupLimits), when cgroups are available (agent/cgroups.h). The
 //   pod's cgroup is removed once none of its runs lives, when its worker is
 //   dropped (deleted, force-deleted: what its runs left is killed), when the
-//   first pass sweeps a pod gone or terminal, and with its directory. At Start the berth parent is weighted by the node's cpu
-//   capacity, at most the machine's CPUs (Cgroups::SetNodeCpu); what the node cannot enforce is logged
-//   once there and listed by UnenforcedCgroups(). After every change the status is rebuilt
-//   (BuildPodStatus, podIP = hostIP = options.address) and written with
-//   UpdateStatus when it differs from the last one written.
-//   Pods already Succeeded/Failed when first seen are not run (their
-//   processes are gone; their status is kept).
+//   first pass sweeps a pod gone or terminal, and with its directory. At Start the berth parent is weighted by the
+//   node's cpu capacity, at most the machine's CPUs (Cgroups::SetNodeCpu); what the node cannot enforce is logged once
+//   there and listed by UnenforcedCgroups(). After every change the status is rebuilt (BuildPodStatus, podIP = hostIP =
+//   options.address) and written with UpdateStatus when it differs from the last one written. Pods already
+//   Succeeded/Failed when first seen are not run (their processes are gone; their status is kept).
 //
 // Terminal in the API (phase Succeeded/Failed written by someone else, e.g.
 //   NodeLost by the node lifecycle controller while this agent's Lease had
@@ -235,8 +235,8 @@
 #include "agent/finished_pods.h"
 #include "agent/host_resolver.h"
 #include "agent/local_storage.h"
-#include "agent/prober.h"
 #include "agent/pod_sandbox.h"
+#include "agent/prober.h"
 #include "agent/process_runner.h"
 #include "agent/service_account_token.h"
 #include "agent/shim/container_log.h"
@@ -266,6 +266,11 @@ inline constexpr std::string_view kNodeLeaseNamespace = "kube-node-lease";
 // one kept for a live supervisor is looked at again: the kubelet's
 // housekeeping period (2 s), which runs cleanupOrphanedPodDirs.
 inline constexpr Duration kPodDirRemovalDelay = std::chrono::seconds(2);
+// How long a pod's status write waits for a container whose supervisor is starting
+// (ContainerProcess::ready): a start that answers sooner is reported in one write, Running
+// or its start error; a slower one first shows ContainerCreating. berth's choice (a start
+// takes ~25 ms; the kubelet writes whatever status it has when its status manager syncs).
+inline constexpr Duration kStartingStatusDelay = std::chrono::seconds(1);
 
 // Parses a declared capacity "cpu=8,memory=32Gi,nvidia.com/gpu=8,pods=110".
 // Errors: kInvalid "invalid node capacity \"x\": ..." for a missing '=' or a
@@ -465,7 +470,15 @@ class NodeAgent final : public client::PodLogSource, public client::ContainerExe
   // Removes the pod directories of pods not in `in_api` whose supervisors are
   // all gone (see "Pod directories").
   void RemoveOrphanedPodDirs(const std::set<std::string>& in_api);
+  // Hands the container's run to a supervisor (ContainerProcess::Start); it is
+  // reported Started, or failed to start, by the pass after its supervisor
+  // answered (ReportStarts), so one pod's start never waits for another's.
   void StartContainer(PodWorker& worker, const std::string& name);
+  // The Started event and lifecycle start (or the Failed event of a start
+  // error) of each run in worker.starting that is ready.
+  void ReportStarts(PodWorker& worker);
+  // The lifecycle's containers to start, less those whose start is pending.
+  std::vector<std::string> ContainersToStart(const PodWorker& worker, Time now) const;
   // Creates or updates the pod's cgroup (see "Pods"); a failure is logged, the run's own cgroup still limits it.
   void EnsurePodCgroup(const PodWorker& worker);
   // Volumes (agent/volumes.h): sets up or resyncs the worker's volumes when due and

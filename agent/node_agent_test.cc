@@ -46,6 +46,19 @@ bool WaitFor(const std::function<bool()>& pred, int tries = 2000) {
 
 using shim::testing::FindProcess;
 
+// Supervisors that wait for `gate` (a file) before they start, for the runs whose directory
+// contains `held` ("" = every run); the others start at once.
+SupervisorOptions GatedSupervisor(const std::string& gate, const std::string& held) {
+  SupervisorOptions o;
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+  o.command = {"/bin/sh", "-c",
+               "case \"$1\" in *" + held + "*) while [ ! -e '" + gate +
+                   "' ]; do sleep 0.01; done;; esac; exec \"$0\" shim \"$1\"",
+               self};
+  o.launcher = false;  // every start is this exec
+  return o;
+}
+
 class NodeAgentTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -87,6 +100,21 @@ class NodeAgentTest : public ::testing::Test {
     StatusOr<api::Object> p = client_.Get(kPods.Namespace("default"), name);
     if (!p.ok()) return std::nullopt;
     return *p;
+  }
+  // Replaces the agent by one whose supervisors wait for `gate` (GatedSupervisor).
+  void RestartWithGatedSupervisors(const std::string& gate, const std::string& held) {
+    agent_.reset();
+    NodeAgentOptions gated = options_;
+    gated.supervisor = GatedSupervisor(gate, held);
+    agent_ = std::make_unique<NodeAgent>(client_, clock_, gated);
+    ASSERT_TRUE(agent_->Start().ok());
+  }
+  // Whether the agent handed run 0 of `name`'s container "main" to a supervisor (its launch record is written).
+  bool LaunchRecorded(const std::string& name) {
+    std::optional<api::Object> pod = GetPod(name);
+    return pod &&
+           std::filesystem::exists(shim::RunDir(dir_ + "/pods/default_" + name + "_" + api::Uid(*pod), "main", 0) +
+                                   "/" + shim::kLaunchFile);
   }
   std::string Phase(const std::string& name) {
     std::optional<api::Object> p = GetPod(name);
@@ -134,7 +162,8 @@ TEST_F(NodeAgentTest, RegistersNodeWithCapacityConditionsAndAddresses) {
   // Undeclared: the size of the data directory's filesystem, as the kubelet's root filesystem.
   StatusOr<FilesystemStats> fs = StatFilesystem(dir_);
   ASSERT_TRUE(fs.ok());
-  EXPECT_EQ(status["capacity"]["ephemeral-storage"], Quantity::FromUnits(fs->capacity, Quantity::Format::kBinarySI).String());
+  EXPECT_EQ(status["capacity"]["ephemeral-storage"],
+            Quantity::FromUnits(fs->capacity, Quantity::Format::kBinarySI).String());
   EXPECT_EQ(status["allocatable"], status["capacity"]);
   api::Object ready;
   for (const auto& c : status["conditions"]) {
@@ -236,24 +265,100 @@ TEST_F(NodeAgentTest, ADeletedNodeIsRegisteredAgainAtTheNextRenewal) {
   EXPECT_EQ(Phase("long"), "Running");
 }
 
-// The Lease does not wait for pod work: a pass that starts many slow containers
-// (here each supervisor takes 0.5 s to start) must not let it expire, or the
-// control plane fails every pod of the node (NodeLost).
-TEST_F(NodeAgentTest, LeaseIsRenewedWhileAPassStartsSlowContainers) {
-  agent_.reset();
-  NodeAgentOptions slow = options_;
-  const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
-  slow.supervisor.command = {"/bin/sh", "-c", "sleep 0.5; exec \"$0\" shim \"$1\"", self};
-  slow.supervisor.launcher = false;  // every start is this slow exec
-  agent_ = std::make_unique<NodeAgent>(client_, clock_, slow);
-  ASSERT_TRUE(agent_->Start().ok());
+// The Lease does not wait for pod work: while the supervisors of many pods are still
+// starting, it is renewed (else the control plane fails every pod of the node: NodeLost).
+TEST_F(NodeAgentTest, LeaseIsRenewedWhileContainersStart) {
+  const std::string gate = dir_ + "/gate";
+  ASSERT_NO_FATAL_FAILURE(RestartWithGatedSupervisors(gate, ""));
   for (int i = 0; i < 6; ++i) Create(ShellPod("slow-" + std::to_string(i), "sleep 600"));
-  ASSERT_TRUE(WaitFor([&] { return Phase("slow-0") == "Running"; }));
+  // Every start is handed to its supervisor (its launch record written) without waiting for the others.
+  ASSERT_TRUE(WaitFor([&] {
+    for (int i = 0; i < 6; ++i) {
+      if (!LaunchRecorded("slow-" + std::to_string(i))) return false;
+    }
+    return true;
+  }));
   const int64_t renewals = agent_->lease_renewals();
   clock_.Advance(kNodeLeaseRenewInterval);
   ASSERT_TRUE(WaitFor([&] { return agent_->lease_renewals() > renewals; }));
-  EXPECT_NE(Phase("slow-5"), "Running") << "renewed only after the pass ended";
-  EXPECT_TRUE(WaitFor([&] { return Phase("slow-5") == "Running"; }));
+  for (int i = 0; i < 6; ++i) EXPECT_NE(Phase("slow-" + std::to_string(i)), "Running") << i;
+  std::ofstream(gate) << "";
+  for (int i = 0; i < 6; ++i) {
+    EXPECT_TRUE(WaitFor([&] { return Phase("slow-" + std::to_string(i)) == "Running"; })) << i;
+  }
+}
+
+// One pod's container start does not wait for another's (the kubelet's pod workers): while
+// the supervisor of a-slow is held, b-fast (synced after it in the same pass) starts and
+// runs; a-slow shows ContainerCreating until its supervisor answers, then Running.
+TEST_F(NodeAgentTest, APodsStartDoesNotWaitForAnothersSupervisor) {
+  const std::string gate = dir_ + "/gate";
+  ASSERT_NO_FATAL_FAILURE(RestartWithGatedSupervisors(gate, "a-slow"));
+  Create(ShellPod("a-slow", "echo started; sleep 600"));
+  Create(ShellPod("b-fast", "echo started; sleep 600"));
+  ASSERT_TRUE(WaitFor([&] { return Phase("b-fast") == "Running" && LogContains("b-fast", "started"); }))
+      << Phase("b-fast");
+  // Its status waits kStartingStatusDelay for the start, then shows it creating.
+  ASSERT_TRUE(LaunchRecorded("a-slow"));
+  std::optional<api::Object> slow = GetPod("a-slow");
+  ASSERT_TRUE(slow.has_value());
+  EXPECT_FALSE(api::NestedField(*slow, {"status", "containerStatuses"}).is_array()) << slow->dump();
+  clock_.Advance(kStartingStatusDelay);
+  ASSERT_TRUE(WaitFor([&] {
+    slow = GetPod("a-slow");
+    return api::NestedField(*slow, {"status", "containerStatuses"}).is_array();
+  }));
+  EXPECT_EQ((*slow)["status"].value("phase", ""), "Pending");
+  const api::Object* statuses = api::NestedField(*slow, {"status", "containerStatuses"}).is_array()
+                                    ? &(*slow)["status"]["containerStatuses"]
+                                    : nullptr;
+  ASSERT_NE(statuses, nullptr);
+  EXPECT_EQ((*statuses)[0]["state"]["waiting"].value("reason", ""), "ContainerCreating");
+  std::ofstream(gate) << "";
+  EXPECT_TRUE(WaitFor([&] { return Phase("a-slow") == "Running" && LogContains("a-slow", "started"); }));
+  slow = GetPod("a-slow");
+  EXPECT_TRUE((*slow)["status"]["containerStatuses"][0]["state"].contains("running"));
+}
+
+// A pod deleted while its container's next run is starting: the lifecycle sees nothing
+// running and no restart to come, but the run may yet start, so no terminal phase is written
+// until its supervisor answered (then the run is stopped, and the pod finishes and goes).
+TEST_F(NodeAgentTest, NoTerminalPhaseIsWrittenWhileARunStarts) {
+  const std::string gate = dir_ + "/gate";
+  ASSERT_NO_FATAL_FAILURE(RestartWithGatedSupervisors(gate, "/runs/main/1"));
+  const std::string uid = api::Uid(Create(ShellPod("restarts", "exit 1", "OnFailure")));
+  // Run 0 exits 1; run 1 starts at once (the first restart has no back-off) and its supervisor is held.
+  const std::string run1 = shim::RunDir(dir_ + "/pods/default_restarts_" + uid, "main", 1);
+  ASSERT_TRUE(WaitFor([&] { return std::filesystem::exists(run1 + "/" + shim::kLaunchFile); }));
+  ASSERT_TRUE(DeleteWithGrace("restarts", 30).ok());
+  clock_.Advance(kStartingStatusDelay * 2);
+  std::this_thread::sleep_for(100ms);  // several passes
+  EXPECT_EQ(Phase("restarts"), "Running");
+  std::ofstream(gate) << "";
+  EXPECT_TRUE(WaitFor([&] { return !GetPod("restarts").has_value(); })) << Phase("restarts");
+}
+
+// A start error is known only once the supervisor answers: reported then, with its Failed
+// event and the exit runc's wording gives it, as before.
+TEST_F(NodeAgentTest, AStartErrorIsReportedOnceTheSupervisorAnswers) {
+  const std::string gate = dir_ + "/gate";
+  ASSERT_NO_FATAL_FAILURE(RestartWithGatedSupervisors(gate, "broken"));
+  api::Object pod = ShellPod("broken", "");
+  pod["spec"]["containers"][0]["command"] = {"/no/such/program"};
+  Create(pod);
+  ASSERT_TRUE(WaitFor([&] { return LaunchRecorded("broken"); }));
+  clock_.Advance(kStartingStatusDelay);
+  ASSERT_TRUE(WaitFor([&] {
+    std::optional<api::Object> p = GetPod("broken");
+    return p && api::NestedString(*p, {"status", "phase"}) == "Pending" &&
+           api::NestedField(*p, {"status", "containerStatuses"}).is_array();
+  })) << GetPod("broken")->dump();
+  std::ofstream(gate) << "";
+  ASSERT_TRUE(WaitFor([&] { return Phase("broken") == "Failed"; })) << Phase("broken");
+  const api::Object terminated = (*GetPod("broken"))["status"]["containerStatuses"][0]["state"]["terminated"];
+  EXPECT_EQ(terminated.value("reason", ""), "StartError");
+  EXPECT_EQ(terminated.value("exitCode", 0), 128);
+  EXPECT_NE(terminated.value("message", "").find("/no/such/program"), std::string::npos) << terminated.dump();
 }
 
 TEST_F(NodeAgentTest, SucceededPodHasExitCodeZeroAndLog) {
@@ -962,8 +1067,8 @@ TEST_F(NodeAgentTest, APodOverItsEphemeralStorageLimitsIsEvictedAtTheNextMeasure
     client::PodLogOptions main;
     main.container = "main";
     return Log("logger", main).find("done") != std::string::npos && LogContains("writer", "written") &&
-           LogContains("modest", "written") &&
-           Phase("logger") == "Running" && Phase("writer") == "Running" && Phase("modest") == "Running";
+           LogContains("modest", "written") && Phase("logger") == "Running" && Phase("writer") == "Running" &&
+           Phase("modest") == "Running";
   }));
   // Measured at the first period after their start, not before.
   clock_.Advance(5s);
@@ -995,13 +1100,15 @@ TEST_F(NodeAgentTest, APodOverItsEphemeralStorageLimitsIsEvictedAtTheNextMeasure
   berth::client::EventRecorder::FlushAll();
   const std::vector<api::Object> items = client_.List(events.Namespace("default"))->items;
   for (const api::Object& e : items) {
-    if (e["reason"] == "Evicted") evicted.push_back(e["involvedObject"]["name"].get<std::string>() + " " +
-                                                    e["type"].get<std::string>() + " " + e["message"].get<std::string>());
+    if (e["reason"] == "Evicted")
+      evicted.push_back(e["involvedObject"]["name"].get<std::string>() + " " + e["type"].get<std::string>() + " " +
+                        e["message"].get<std::string>());
   }
   std::sort(evicted.begin(), evicted.end());
-  EXPECT_EQ(evicted, (std::vector<std::string>{
-                         "logger Warning Container main exceeded its local ephemeral storage limit \"1Mi\". ",
-                         "writer Warning Pod ephemeral local storage usage exceeds the total limit of containers 2Mi. "}));
+  EXPECT_EQ(evicted,
+            (std::vector<std::string>{
+                "logger Warning Container main exceeded its local ephemeral storage limit \"1Mi\". ",
+                "writer Warning Pod ephemeral local storage usage exceeds the total limit of containers 2Mi. "}));
   // An evicted pod is not restarted, whatever its restartPolicy.
   clock_.Advance(kEvictionMonitoringPeriod);
   Create(ShellPod("marker2", "exit 0"));
@@ -1038,8 +1145,8 @@ TEST_F(NodeAgentTest, UnderDiskPressureOnePodPerPeriodIsEvictedAndNewPodsAreReje
   api::Object big = ShellPod("big", "head -c 2000000 /dev/zero > big; echo written; sleep 600");
   api::Object small = ShellPod("small", "echo started; sleep 600");
   for (api::Object* p : {&big, &small}) {
-    (*p)["spec"]["tolerations"] = {{{"key", "node.kubernetes.io/disk-pressure"}, {"operator", "Exists"},
-                                    {"effect", "NoSchedule"}}};
+    (*p)["spec"]["tolerations"] = {
+        {{"key", "node.kubernetes.io/disk-pressure"}, {"operator", "Exists"}, {"effect", "NoSchedule"}}};
     Create(*p);
   }
   ASSERT_TRUE(WaitFor([&] {
@@ -1052,7 +1159,8 @@ TEST_F(NodeAgentTest, UnderDiskPressureOnePodPerPeriodIsEvictedAndNewPodsAreReje
   const api::Object status = (*GetPod("big"))["status"];
   EXPECT_EQ(status["reason"], "Evicted");
   const std::string message = status["message"];
-  EXPECT_TRUE(message.starts_with("The node was low on resource: ephemeral-storage. Threshold quantity: 1Pi, available: "))
+  EXPECT_TRUE(
+      message.starts_with("The node was low on resource: ephemeral-storage. Threshold quantity: 1Pi, available: "))
       << message;
   EXPECT_NE(message.find(". Container main was using "), std::string::npos) << message;
   EXPECT_TRUE(message.ends_with(", request is 0, has larger consumption of ephemeral-storage. ")) << message;
@@ -1084,12 +1192,12 @@ TEST_F(NodeAgentTest, UnderDiskPressureOnePodPerPeriodIsEvictedAndNewPodsAreReje
 // readiness waits for the startup probe, a failing liveness probe restarts the container.
 TEST_F(NodeAgentTest, ReadinessFollowsItsProbeAfterTheStartupProbeAndLivenessRestartsTheContainer) {
   api::Object pod = ShellPod("probed", "echo up; while :; do sleep 0.05; done", "Always");
-  pod["spec"]["containers"][0]["startupProbe"] = {{"exec", {{"command", {"test", "-f", "started"}}}},
-                                                  {"periodSeconds", 1}, {"failureThreshold", 100}};
-  pod["spec"]["containers"][0]["readinessProbe"] = {{"exec", {{"command", {"test", "-f", "ready"}}}},
-                                                    {"periodSeconds", 1}, {"failureThreshold", 2}};
-  pod["spec"]["containers"][0]["livenessProbe"] = {{"exec", {{"command", {"test", "!", "-f", "dead"}}}},
-                                                   {"periodSeconds", 1}, {"failureThreshold", 2}};
+  pod["spec"]["containers"][0]["startupProbe"] = {
+      {"exec", {{"command", {"test", "-f", "started"}}}}, {"periodSeconds", 1}, {"failureThreshold", 100}};
+  pod["spec"]["containers"][0]["readinessProbe"] = {
+      {"exec", {{"command", {"test", "-f", "ready"}}}}, {"periodSeconds", 1}, {"failureThreshold", 2}};
+  pod["spec"]["containers"][0]["livenessProbe"] = {
+      {"exec", {{"command", {"test", "!", "-f", "dead"}}}}, {"periodSeconds", 1}, {"failureThreshold", 2}};
   const api::Object created = Create(pod);
   ASSERT_TRUE(WaitFor([&] { return Phase("probed") == "Running" && LogContains("probed", "up"); }));
   const std::string work = dir_ + "/pods/default_probed_" + api::Uid(created) + "/work/";
@@ -1179,8 +1287,9 @@ TEST_F(NodeAgentTest, AProbeThatCannotRunKeepsTheContainerNotReadyAndAlive) {
   const std::vector<api::Object> items = client_.List(events.Namespace("default"))->items;
   for (const api::Object& e : items) {
     errored = errored || (e["involvedObject"]["name"] == "badprobe" && e["reason"] == "Unhealthy" &&
-                          e["message"] == "Readiness probe errored: readinessProbe.tcpSocket.port: no container port "
-                                          "named \"metrics\"");
+                          e["message"] ==
+                              "Readiness probe errored: readinessProbe.tcpSocket.port: no container port "
+                              "named \"metrics\"");
   }
   EXPECT_TRUE(errored);
 }
@@ -1213,12 +1322,21 @@ TEST_F(NodeAgentTest, APodWithTheLongestNameRunsInADirectoryThatFits) {
 }
 
 TEST_F(NodeAgentTest, WritesStatusOnlyWhenItChanges) {
-  Create(ShellPod("once", "exit 0"));
+  // Each container runs until its file exists, so that Running is a status of its own.
+  auto held = [&](const std::string& name) {
+    return ShellPod(name, "while [ ! -e '" + dir_ + "/go-" + name + "' ]; do sleep 0.01; done");
+  };
+  Create(held("once"));
+  ASSERT_TRUE(WaitFor([&] { return Phase("once") == "Running"; }));
+  std::ofstream(dir_ + "/go-once") << "";
   ASSERT_TRUE(WaitFor([&] { return Phase("once") == "Succeeded"; }));
   clock_.Advance(1s);
-  Create(ShellPod("marker", "exit 0"));
+  Create(held("marker"));
+  ASSERT_TRUE(WaitFor([&] { return Phase("marker") == "Running"; }));
+  std::ofstream(dir_ + "/go-marker") << "";
   ASSERT_TRUE(WaitFor([&] { return Phase("marker") == "Succeeded"; }));
-  // Node status once; each pod Running (written in the pass that starts it) and Succeeded.
+  // Node status once; each pod Running (written once its supervisor answered; no
+  // ContainerCreating before, the start took less than kStartingStatusDelay) and Succeeded.
   EXPECT_EQ(client_.CallCount("updatestatus"), 1 + 2 + 2);
 }
 

@@ -45,6 +45,7 @@ std::unique_ptr<ContainerProcess> ContainerProcess::Start(const ContainerLaunch&
     (void)shim::WriteExitRecord(launch.run_dir, record);
     if (!p->cgroup_dirs_.empty()) cgroups->Remove(p->cgroup_dirs_);
     p->exit_ = std::move(e);
+    p->ready_ = true;
     return std::move(p);
   };
   std::error_code ec;
@@ -69,9 +70,13 @@ std::unique_ptr<ContainerProcess> ContainerProcess::Start(const ContainerLaunch&
   if (Status s = shim::WriteLaunchRecord(launch.run_dir, record); !s.ok()) {
     return fail("unable to start container process: " + s.message());
   }
-  Status spawned = supervisor.launcher ? shim::LaunchShim(supervisor.command, launch.run_dir, supervisor.ready_timeout)
-                                       : shim::SpawnShim(supervisor.command, launch.run_dir, supervisor.ready_timeout);
-  p->Attach(/*observed=*/true, spawned);
+  // The supervisor's start and readiness wait (~25 ms on the machines berth is
+  // measured on) are the watcher's: the caller goes on meanwhile.
+  p->watcher_ = std::thread([p = p.get(), supervisor] {
+    Status spawned = supervisor.launcher ? shim::LaunchShim(supervisor.command, p->run_dir_, supervisor.ready_timeout)
+                                         : shim::SpawnShim(supervisor.command, p->run_dir_, supervisor.ready_timeout);
+    if (p->Connect(/*observed=*/true, spawned)) p->Watch();
+  });
   return p;
 }
 
@@ -97,13 +102,33 @@ std::unique_ptr<ContainerProcess> ContainerProcess::Adopt(const std::string& run
 }
 
 void ContainerProcess::Attach(bool observed, const Status& spawned) {
+  if (Connect(observed, spawned)) watcher_ = std::thread([this] { Watch(); });
+}
+
+bool ContainerProcess::Connect(bool observed, const Status& spawned) {
   StatusOr<int> connection = shim::ConnectShim(run_dir_);
   if (connection.ok() || (!RunEnded() && shim::SupervisorAlive(run_dir_) != 0)) {
     // Connected; or alive but not reachable now (its socket file replaced, its
     // connection slots taken): the watcher keeps trying. Never a second copy.
-    connection_ = connection.ok() ? *connection : -1;
-    watcher_ = std::thread([this] { Watch(); });
-    return;
+    std::function<void()> notify;
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      connection_ = connection.ok() ? *connection : -1;
+      ready_ = true;
+      // What was asked while the supervisor started (also by a handle since
+      // destroyed: a Kill() before detaching), in the order it would have been sent.
+      if (term_pending_) SignalGroup(SIGTERM);
+      if (kill_pending_) SignalGroup(SIGKILL);
+      if (detaching_) {
+        if (connection_ >= 0) close(connection_);
+        connection_ = -1;
+        return false;
+      }
+      notify = notify_;
+    }
+    cv_.notify_all();
+    if (notify) notify();
+    return true;
   }
   // The run is over (or never started).
   ContainerExit e = ExitFromRecord(observed);
@@ -114,8 +139,8 @@ void ContainerProcess::Attach(bool observed, const Status& spawned) {
     e.started_at = started_at_;
     e.finished_at = clock_.Now();
   }
-  std::lock_guard<std::mutex> l(mu_);
-  exit_ = std::move(e);
+  Finish(std::move(e));
+  return false;
 }
 
 bool ContainerProcess::RunEnded() const { return shim::ReadExitRecord(run_dir_).status().code() != Code::kNotFound; }
@@ -213,25 +238,25 @@ void ContainerProcess::Watch() {
 }
 
 void ContainerProcess::Finish(ContainerExit exit) {
-  std::function<void()> on_exit;
+  std::function<void()> notify;
   {
     std::lock_guard<std::mutex> l(mu_);
+    if (detaching_ && !ready_) return;  // destroyed while its supervisor started: nobody asks any more
     exit_ = std::move(exit);
-    on_exit = std::move(on_exit_);
+    ready_ = true;
+    notify = notify_;
   }
   cv_.notify_all();
-  if (on_exit) on_exit();
+  if (notify) notify();
 }
 
-void ContainerProcess::SetOnExit(std::function<void()> on_exit) {
+void ContainerProcess::SetNotify(std::function<void()> notify) {
   {
     std::lock_guard<std::mutex> l(mu_);
-    if (!exit_) {
-      on_exit_ = std::move(on_exit);
-      return;
-    }
+    notify_ = notify;
+    if (!ready_) return;
   }
-  on_exit();
+  notify();
 }
 
 ContainerProcess::~ContainerProcess() {
@@ -250,6 +275,21 @@ std::optional<ContainerExit> ContainerProcess::exit() const {
   return exit_;
 }
 
+bool ContainerProcess::ready() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return ready_;
+}
+
+bool ContainerProcess::running() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return ready_ && !exit_;
+}
+
+bool ContainerProcess::WaitReady(std::chrono::milliseconds real_timeout) const {
+  std::unique_lock<std::mutex> l(mu_);
+  return cv_.wait_for(l, real_timeout, [&] { return ready_; });
+}
+
 std::optional<ContainerExit> ContainerProcess::WaitForExit(std::chrono::milliseconds real_timeout) const {
   std::unique_lock<std::mutex> l(mu_);
   cv_.wait_for(l, real_timeout, [&] { return exit_.has_value(); });
@@ -260,6 +300,11 @@ void ContainerProcess::SignalGroup(int sig) {
   // Caller holds mu_. The supervisor signals the group only while the
   // container's main process is unreaped, so a recycled id is never reached.
   if (exit_) return;
+  if (!ready_) {
+    // Its supervisor is starting (no socket, no verified process yet): sent once it answers.
+    (sig == SIGKILL ? kill_pending_ : term_pending_) = true;
+    return;
+  }
   if (connection_ >= 0 && shim::SendSignal(connection_, sig)) return;
   // Not reachable through its socket: a kill still ends the run, through the
   // verified supervisor (its container dies with it).

@@ -6,10 +6,17 @@
 //
 // Start(launch): creates the run's cgroups (agent/cgroups.h: under the pod's,
 //   with launch.limits) when cgroups are available, writes the launch record to launch.run_dir
-//   (agent/shim/run_record.h) with started_at = clock.Now(), starts the
-//   supervisor (forked by the launcher of options.command, or
-//   options.command + run dir exec'd; waits for it to be ready) and
-//   connects to its control socket. The supervisor checks and executes the
+//   (agent/shim/run_record.h) with started_at = clock.Now(), and returns; the
+//   watcher thread then starts the supervisor (forked by the launcher of
+//   options.command, or options.command + run dir exec'd), waits for it to be
+//   ready and connects to its control socket. Until then the run is not
+//   ready(): neither running nor exited, as a kubelet's container between the
+//   CRI's CreateContainer and the return of its StartContainer. The wait
+//   (~25 ms on a 2-core VM, up to options.ready_timeout) is thereby off the
+//   caller's thread: an agent starts the next pod's container meanwhile, as
+//   the kubelet's per-pod workers (pkg/kubelet/pod_workers.go) do. Signals
+//   asked for meanwhile (Terminate, Tick, Kill) are sent once the supervisor
+//   answers, SIGTERM before SIGKILL. The supervisor checks and executes the
 //   command (argv[0] through the container's PATH, default kDefaultPath);
 //   failures before the program runs are exits with start_error set, exit
 //   code 128 (containerd's) and runc's wording:
@@ -47,7 +54,8 @@
 //   Kill()), so with a FakeClock a test controls exactly when it happens. A
 //   grace of 0 kills at once.
 // Destruction detaches: the container keeps running under its supervisor
-//   (call Kill() first to end it).
+//   (call Kill() first to end it). A handle destroyed before its run is ready
+//   waits for the supervisor's readiness (at most options.ready_timeout).
 //
 // Thread-safety: all public methods may be called from any thread. One
 // watcher thread per live run blocks on the control socket.
@@ -149,14 +157,23 @@ class ContainerProcess {
   // The rendezvous ports the run holds (from its launch record).
   const std::vector<shim::PortAllocation>& ports() const { return ports_; }
 
+  // Whether the start is decided: the supervisor answered (the container's
+  // program was executed, or its start error recorded) or the run is over.
+  // Always true for an adopted run.
+  bool ready() const;
+  // Blocks up to `real_timeout` of real time for ready(); returns it.
+  bool WaitReady(std::chrono::milliseconds real_timeout) const;
   // The exit once the run is over (the supervisor reaped the whole group).
+  // A start error is an exit too, known once ready().
   std::optional<ContainerExit> exit() const;
-  bool running() const { return !exit().has_value(); }
+  // Ready and not over: the container's program runs.
+  bool running() const;
   // Blocks up to `real_timeout` of real time for the exit.
   std::optional<ContainerExit> WaitForExit(std::chrono::milliseconds real_timeout) const;
-  // `on_exit` runs once when the exit is known (on the watcher thread, or at
-  // once when it is already known); it must not call back into this handle.
-  void SetOnExit(std::function<void()> on_exit);
+  // `notify` runs when the run becomes ready() and when its exit is known (on
+  // the watcher thread), and once at once when it is ready() already; it must
+  // not call back into this handle.
+  void SetNotify(std::function<void()> notify);
 
   // SIGTERM to the group now; SIGKILL from Tick() at clock.Now() + grace.
   // A second call can only shorten the deadline (as a second DELETE with a
@@ -174,8 +191,12 @@ class ContainerProcess {
 
  private:
   ContainerProcess(Clock& clock, const Cgroups* cgroups) : clock_(clock), cgroups_(cgroups) {}
-  // Connects to the run's supervisor, or reads how the run ended. `observed`:
-  // this handle started the run, so an end found now happened just now.
+  // Connects to the run's supervisor (true: the watcher goes on with Watch()),
+  // or reads how the run ended (false, the exit set). Either makes the run
+  // ready(). `observed`: this handle started the run, so an end found now
+  // happened just now. `spawned`: how starting the supervisor went.
+  bool Connect(bool observed, const Status& spawned);
+  // Connect on the caller's thread, then the watcher thread for a live run.
   void Attach(bool observed, const Status& spawned);
   ContainerExit ExitFromRecord(bool observed);
   // Whether the run recorded its end (an exit.json, readable or not).
@@ -198,8 +219,11 @@ class ContainerProcess {
   mutable std::mutex mu_;
   mutable std::condition_variable cv_;
   std::optional<ContainerExit> exit_;
+  bool ready_ = false;
+  bool term_pending_ = false;  // SIGTERM asked for before ready_
+  bool kill_pending_ = false;  // SIGKILL likewise
   bool detaching_ = false;
-  std::function<void()> on_exit_;
+  std::function<void()> notify_;
   std::optional<Time> kill_deadline_;
   bool killed_at_deadline_ = false;
 };

@@ -1,5 +1,6 @@
 #include "agent/process_runner.h"
 
+#include <atomic>
 #include <fcntl.h>
 #include <filesystem>
 #include <fstream>
@@ -76,6 +77,83 @@ class ProcessRunnerTest : public ::testing::Test {
   int next_run_ = 0;
 };
 
+// A supervisor that starts only once `gate` (a file) exists.
+SupervisorOptions GatedSupervisor(const fs::path& gate) {
+  SupervisorOptions o;
+  const std::string self = fs::read_symlink("/proc/self/exe").string();
+  o.command = {"/bin/sh", "-c", "while [ ! -e '" + gate.string() + "' ]; do sleep 0.01; done; exec \"$0\" shim \"$1\"",
+               self};
+  o.launcher = false;
+  return o;
+}
+
+// Start hands the run over and returns: the supervisor's start and readiness are the
+// watcher's, and the run is neither running nor over until it answers.
+TEST_F(ProcessRunnerTest, StartReturnsBeforeTheSupervisorAnswers) {
+  auto l = Shell("echo started; while :; do sleep 0.05; done");
+  auto p = ContainerProcess::Start(l, clock_, nullptr, GatedSupervisor(dir_ / "gate"));
+  std::atomic<int> notified{0};
+  p->SetNotify([&] { ++notified; });
+  EXPECT_FALSE(p->ready());
+  EXPECT_FALSE(p->running());
+  EXPECT_FALSE(p->exit().has_value());
+  EXPECT_EQ(notified.load(), 0);
+  std::ofstream(dir_ / "gate") << "";
+  ASSERT_TRUE(p->WaitReady(kRealTimeout));
+  EXPECT_TRUE(p->running());
+  EXPECT_EQ(notified.load(), 1) << "once ready";
+  ASSERT_TRUE(WaitForLog(l, "started"));
+  p->Kill();
+  auto e = p->WaitForExit(kRealTimeout);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->signal, SIGKILL);
+  EXPECT_EQ(notified.load(), 2) << "and once over";
+}
+
+// Terminate, Tick and Kill before the supervisor answers are sent once it does, SIGTERM
+// first; a Kill is sent even when the handle was destroyed meanwhile.
+TEST_F(ProcessRunnerTest, SignalsAskedForWhileTheSupervisorStartsAreSentOnceItAnswers) {
+  {
+    auto l = Shell("trap 'echo term; exit 9' TERM; echo ready; while :; do sleep 0.05; done");
+    auto p = ContainerProcess::Start(l, clock_, nullptr, GatedSupervisor(dir_ / "gate1"));
+    p->Terminate(seconds(30));
+    EXPECT_FALSE(p->ready());
+    std::ofstream(dir_ / "gate1") << "";
+    auto e = p->WaitForExit(kRealTimeout);
+    ASSERT_TRUE(e.has_value());
+    // SIGTERM can arrive before the trap is set (the shell then dies of it) or after it.
+    EXPECT_TRUE(e->exit_code == 9 || e->signal == SIGTERM) << e->exit_code << " " << e->signal;
+  }
+  {
+    auto l = Shell("trap '' TERM; echo ready; while :; do sleep 0.05; done");
+    auto p = ContainerProcess::Start(l, clock_, nullptr, GatedSupervisor(dir_ / "gate2"));
+    p->Terminate(seconds(0));  // a grace of 0: SIGTERM and SIGKILL at once
+    std::ofstream(dir_ / "gate2") << "";
+    auto e = p->WaitForExit(kRealTimeout);
+    ASSERT_TRUE(e.has_value());
+    // SIGTERM can end it before its trap is set; else SIGKILL does.
+    EXPECT_TRUE(e->signal == SIGKILL || e->signal == SIGTERM) << e->signal;
+    EXPECT_TRUE(p->killed_at_deadline());
+  }
+  auto l = Shell("trap '' TERM; echo ready; while :; do sleep 0.05; done");
+  {
+    auto p = ContainerProcess::Start(l, clock_, nullptr, GatedSupervisor(dir_ / "gate3"));
+    p->Kill();
+    std::thread open([&] {
+      std::this_thread::sleep_for(milliseconds(50));
+      std::ofstream(dir_ / "gate3") << "";
+    });
+    p.reset();  // waits for the supervisor to answer, sends the kill, detaches
+    open.join();
+  }
+  auto adopted = ContainerProcess::Adopt(l.run_dir, clock_, nullptr);
+  ASSERT_NE(adopted, nullptr);
+  auto e = adopted->WaitForExit(kRealTimeout);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->signal, SIGKILL);
+  EXPECT_FALSE(e->lost);
+}
+
 TEST_F(ProcessRunnerTest, ExitCodeAndLogsAreCaptured) {
   auto l = Shell("echo out; echo err >&2; pwd; exit 3");
   auto p = ContainerProcess::Start(l, clock_, nullptr);
@@ -112,6 +190,7 @@ TEST_F(ProcessRunnerTest, TheContainerInheritsNoDescriptorOfTheAgent) {
 TEST_F(ProcessRunnerTest, RunsForkedByTheLauncherOutliveIt) {
   auto l = Shell("trap 'exit 9' TERM; while :; do sleep 0.05; done");
   auto p = ContainerProcess::Start(l, clock_, nullptr);
+  ASSERT_TRUE(p->WaitReady(kRealTimeout));
   ASSERT_TRUE(p->running());
   const pid_t launcher = shim::ShimLauncherPid(SupervisorOptions{}.command);
   ASSERT_NE(launcher, 0);
@@ -261,6 +340,7 @@ TEST_F(ProcessRunnerTest, StartErrorsNameTheCause) {
     l.argv = c.argv;
     if (!c.working_dir.empty()) l.working_dir = c.working_dir;
     auto p = ContainerProcess::Start(l, clock_, nullptr);
+    ASSERT_TRUE(p->WaitReady(kRealTimeout));
     auto e = p->exit();
     ASSERT_TRUE(e.has_value()) << c.message;
     EXPECT_EQ(e->exit_code, 128);
