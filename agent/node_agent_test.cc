@@ -338,6 +338,55 @@ TEST_F(NodeAgentTest, NoTerminalPhaseIsWrittenWhileARunStarts) {
   EXPECT_TRUE(WaitFor([&] { return !GetPod("restarts").has_value(); })) << Phase("restarts");
 }
 
+// Probes belong to a run: those of a run that exited are not run while the next run's
+// supervisor is still starting (they would probe, and a liveness failure would kill, the new
+// run before it ran). Run 0 exits, run 1 is held; the old run's liveness probe comes due
+// meanwhile and must not run; run 1's own probes start with it.
+TEST_F(NodeAgentTest, ProbesOfAnExitedRunDoNotRunWhileTheNextRunStarts) {
+  const std::string gate = dir_ + "/gate";
+  ASSERT_NO_FATAL_FAILURE(RestartWithGatedSupervisors(gate, "/runs/main/1"));
+  api::Object pod = ShellPod("probed", "echo up; while [ ! -f exit ]; do sleep 0.02; done; exit 1", "Always");
+  pod["spec"]["containers"][0]["livenessProbe"] =
+      api::Object::parse(R"({"exec": {"command": ["false"]}, "initialDelaySeconds": 5, "periodSeconds": 1})");
+  const std::string uid = api::Uid(Create(pod));
+  ASSERT_TRUE(WaitFor([&] { return Phase("probed") == "Running" && LogContains("probed", "up"); }));
+  const std::string pod_dir = dir_ + "/pods/default_probed_" + uid;
+  std::ofstream(pod_dir + "/work/exit").put('x');
+  const std::string run1 = shim::RunDir(pod_dir, "main", 1);
+  ASSERT_TRUE(WaitFor([&] { return std::filesystem::exists(run1 + "/" + shim::kLaunchFile); }));
+  auto probe_events = [&] {
+    berth::client::EventRecorder::FlushAll();
+    std::vector<std::string> seen;
+    const client::GroupVersionResource events{"", "v1", "events"};
+    const std::vector<api::Object> items = client_.List(events.Namespace("default"))->items;
+    for (const api::Object& e : items) {
+      if (api::NestedString(e, {"involvedObject", "name"}) != "probed") continue;
+      const std::string reason = api::NestedString(e, {"reason"});
+      if (reason == "Unhealthy" || reason == "Killing") seen.push_back(reason + ": " + api::NestedString(e, {"message"}));
+    }
+    return seen;
+  };
+  // Run 0's liveness probe is due 5 s after it started; the clock passes that by far.
+  for (int i = 0; i < 10; ++i) {
+    clock_.Advance(1s);
+    std::this_thread::sleep_for(20ms);
+  }
+  EXPECT_EQ(probe_events(), std::vector<std::string>());
+  std::filesystem::remove(pod_dir + "/work/exit");
+  std::ofstream(gate) << "";
+  ASSERT_TRUE(WaitFor([&] {
+    std::optional<api::Object> p = GetPod("probed");
+    return p && api::NestedField(*p, {"status", "containerStatuses"}).is_array() &&
+           (*p)["status"]["containerStatuses"][0].value("restartCount", 0) == 1 &&
+           (*p)["status"]["containerStatuses"][0]["state"].contains("running");
+  })) << GetPod("probed")->dump();
+  // Run 1's probe runs on its own schedule: failing after its initial delay, it restarts run 1.
+  for (int i = 0; i < 20 && !WaitFor([&] { return !probe_events().empty(); }, 20); ++i) clock_.Advance(1s);
+  const std::vector<std::string> seen = probe_events();
+  ASSERT_FALSE(seen.empty());
+  EXPECT_EQ(seen.front(), "Unhealthy: Liveness probe failed: ") << ::testing::PrintToString(seen);
+}
+
 // A start error is known only once the supervisor answers: reported then, with its Failed
 // event and the exit runc's wording gives it, as before.
 TEST_F(NodeAgentTest, AStartErrorIsReportedOnceTheSupervisorAnswers) {
