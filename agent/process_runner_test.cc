@@ -239,6 +239,7 @@ TEST_F(ProcessRunnerTest, EnvironmentIsExactlyTheGivenOne) {
     EXPECT_NE(names.find(want), std::string::npos) << want << " in " << names;
   }
   EXPECT_EQ(names.find("HOME "), std::string::npos) << names;
+  EXPECT_EQ(names.find("LD_BIND_NOW"), std::string::npos) << names;  // the supervisor's own
 }
 
 TEST_F(ProcessRunnerTest, SignalledProcessReportsSignalAndExitCode) {

@@ -13,8 +13,10 @@ then N Jobs (one pod: requests cpu 1, memory 100Mi; --command) created one at a 
 keep-alive connection, and a watch on Jobs that notes each Job's Complete condition.
 Prints per run: the makespan from the first create to the last Job Complete, jobs/s, the
 ideal makespan (N x the command's seconds / the node's CPUs; 0 for `true`), the server's CPU
-seconds per job, its RSS at the end, and the load average at start and end (the machine is
-shared: compare runs of one sitting, and read CPU per job rather than wall time).
+seconds per job, the host's busy CPU seconds per job (every process on the machine: the
+container runtime's launcher, supervisors and sandbox inits, the Jobs' own commands, this
+script, and anyone else's work), its RSS at the end, and the load average at start and end (the
+machine is shared: compare runs of one sitting, and read CPU per job rather than wall time).
 
 --stages also watches the Workloads and pods and prints, for each step of a Job's life, the
 median and p90 time from the step before (created -> Workload created -> QuotaReserved ->
@@ -162,7 +164,7 @@ Usage: bench/job_throughput.py [--berth build/cmd/berth/berth] [--jobs 100,1000]
 import argparse, http.client, json, os, re, shutil, subprocess, sys, tempfile, threading, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from soak import Client, proc_stat_cpu, rss_kib, server_port, wait_for  # noqa: E402
+from soak import Client, machine_busy, proc_stat_cpu, rss_kib, server_port, wait_for  # noqa: E402
 
 NS = "bench"
 QUEUE = "lq"
@@ -441,6 +443,7 @@ def run(args, mode, n):
         time.sleep(0.5)
         load_start = open("/proc/loadavg").read().split()[:3]
         cpu0 = proc_stat_cpu(server.pid)
+        busy0 = machine_busy()[0]
         writes0 = write_counts(c) if args.writes else None
         start = time.monotonic()
         for name in names:
@@ -453,6 +456,7 @@ def run(args, mode, n):
             raise SystemExit(f"{mode} N={n}: only {len(done_at)} of {n} Jobs Complete after {args.timeout} s")
         makespan = max(done_at.values()) - start
         cpu = proc_stat_cpu(server.pid) - cpu0
+        host = (machine_busy()[0] - busy0) / os.sysconf("SC_CLK_TCK")
         rss = rss_kib(server.pid)
         load_end = open("/proc/loadavg").read().split()[:3]
         seconds = float(args.command.split()[1]) if args.command.startswith("sleep ") else 0.0
@@ -461,7 +465,7 @@ def run(args, mode, n):
               f"  ideal {ideal:6.1f} s ({makespan / ideal if ideal else 0:.3f}x"
               + (f", {1000 * (makespan - ideal) * int(caps['cpu']) / n:.0f} ms per slot turnover" if ideal else "")
               + f")  submit {submitted:6.1f} s"
-              f"  server CPU {1000 * cpu / n:7.1f} ms/job  RSS {rss / 1024:6.0f} MiB"
+              f"  server CPU {1000 * cpu / n:7.1f} ms/job  host CPU {1000 * host / n:7.1f} ms/job  RSS {rss / 1024:6.0f} MiB"
               f"  load {' '.join(load_start)} -> {' '.join(load_end)}"
               + (f"  (prefill took {prefill_s:.0f} s)" if args.prefill else ""), flush=True)
         if args.stages:

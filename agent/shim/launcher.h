@@ -3,7 +3,12 @@
 // shim_client.h) loads the whole berth binary and its shared libraries for
 // every container start (~420 page faults, ~12 ms of CPU on a 2-core VM); the
 // launcher is one process that has done so once and forks a supervisor
-// (shim.h RunShim) per request (bench/shim_start.py measures both ways).
+// (shim.h RunShim) per request (bench/shim_start.py measures both ways). It is
+// exec'd with LD_BIND_NOW (kBindNowEnv): the binary is linked -z now, but
+// Debian's libstdc++, libre2, libfmt and libyaml-cpp are not, so without it
+// every forked supervisor resolved those libraries' symbols lazily again on
+// first call (do_lookup_x/_dl_fixup were ~8 % of the supervisors' CPU in a flood
+// of short Jobs); now the launcher binds them once and the forks inherit them.
 // As with any zygote, every supervisor shares the launcher's address-space
 // layout (ASLR is drawn per exec), and a supervisor inherits the launcher's
 // working directory, umask, limits and cgroup, which are the agent's when it
@@ -13,7 +18,7 @@
 //   as SpawnShim does, with the same guarantees (its own session, stdin
 //   /dev/null, stdout/stderr appended to <run dir>/shim.log, the readiness
 //   pipe at kReadyFd and no other descriptor, default signal dispositions and
-//   an empty mask, an environment of PATH only, daemonized: nobody's child but
+//   an empty mask, an environment of PATH and kBindNowEnv only, daemonized: nobody's child but
 //   init's or the nearest subreaper's) and the same readiness wait, timeouts
 //   and errors, but forked by the process-wide launcher of `supervisor`
 //   instead of exec'd. The launcher is started on the first call (for one
@@ -34,8 +39,8 @@
 // The launcher (`<supervisor...> --launcher <padding>`, e.g. `/proc/self/exe
 //   shim --launcher <4,200 bytes>`; ShimMain dispatches it to
 //   ShimLauncherMain) is started with posix_spawn as a supervisor is (own
-//   session, stdin and stdout /dev/null, stderr the agent's, PATH only,
-//   default signals) with one end of an AF_UNIX SOCK_SEQPACKET socketpair at
+//   session, stdin and stdout /dev/null, stderr the agent's, PATH and
+//   kBindNowEnv only, default signals) with one end of an AF_UNIX SOCK_SEQPACKET socketpair at
 //   kLauncherFd (the agent's end is close-on-exec), and daemonizes as
 //   ShimMain does. It is single-threaded (a fresh exec). Once ready it sends
 //   its hello, "berth-launcher 1 <pid> <max run dir bytes>". Each request is

@@ -136,7 +136,8 @@ TEST_F(LauncherTest, ARunStartedThroughTheLauncherIsReadyAndItsSupervisorIsVerif
                                 std::string("--launcher").size() + 1 + kLauncherPadding + 1);
   EXPECT_EQ(testing::FindProcess("shim " + run), shim);  // as pgrep -f sees it
   EXPECT_EQ(ReadFile("/proc/" + std::to_string(shim) + "/comm"), "berth-shim\n");
-  EXPECT_EQ(ReadFile("/proc/" + std::to_string(shim) + "/environ"), "PATH=" + std::string(kDefaultPath) + '\0');
+  EXPECT_EQ(ReadFile("/proc/" + std::to_string(shim) + "/environ"),
+            "PATH=" + std::string(kDefaultPath) + '\0' + std::string(kBindNowEnv) + '\0');
   // The launcher shows as what it is.
   std::string launcher_cmdline = ReadFile("/proc/" + std::to_string(launcher) + "/cmdline");
   launcher_cmdline.erase(launcher_cmdline.find_last_not_of('\0') + 1);
@@ -192,7 +193,8 @@ TEST_F(LauncherTest, AForkedSupervisorHasWhatAnExecdOneHas) {
   EXPECT_EQ(launcher_fds.count("0 -> /dev/null"), 1u);
   EXPECT_EQ(launcher_fds.count("1 -> /dev/null"), 1u);
   EXPECT_EQ(launcher_fds.count("3 -> socket:[]"), 1u);
-  EXPECT_EQ(ReadFile("/proc/" + std::to_string(launcher) + "/environ"), "PATH=" + std::string(kDefaultPath) + '\0');
+  EXPECT_EQ(ReadFile("/proc/" + std::to_string(launcher) + "/environ"),
+            "PATH=" + std::string(kDefaultPath) + '\0' + std::string(kBindNowEnv) + '\0');
 }
 
 TEST_F(LauncherTest, ASupervisorOutlivesItsKilledLauncherAndTheNextStartStartsANewOne) {

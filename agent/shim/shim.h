@@ -60,6 +60,10 @@ int RunShim(const std::string& run_dir, int ready_fd);
 // The PATH a container gets when its env sets none, and where the supervisor
 // looks up a command name when the container's PATH is empty (runc's default).
 inline constexpr std::string_view kDefaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+// The supervisors' and the launcher's environment besides PATH: the dynamic
+// linker binds every shared library's symbols at exec (ld.so's LD_BIND_NOW), so
+// that the supervisors a launcher forks find them bound (see launcher.h).
+inline constexpr std::string_view kBindNowEnv = "LD_BIND_NOW=1";
 
 // What is checked before a container's (or an exec'd) command is started:
 // a command, a working directory that is a directory, argv[0] resolved as runc

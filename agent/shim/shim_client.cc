@@ -73,7 +73,8 @@ StatusOr<pid_t> SpawnDetached(const std::vector<std::string>& args, int out_fd, 
   for (auto& a : words) argv.push_back(a.data());
   argv.push_back(nullptr);
   std::string path_env = "PATH=" + std::string(kDefaultPath);
-  char* envp[] = {path_env.data(), nullptr};
+  std::string bind_now = std::string(kBindNowEnv);
+  char* envp[] = {path_env.data(), bind_now.data(), nullptr};
   // posix_spawn (vfork-like: no copy of the caller's page tables, which for a
   // server holding many objects costs more than the supervisor's whole start).
   posix_spawn_file_actions_t actions;

@@ -4,8 +4,8 @@
 // SpawnShim(supervisor, run_dir, timeout): starts `supervisor... run_dir`
 //   (e.g. {"/proc/self/exe", "shim"}) with posix_spawn (no copy of the
 //   caller's address space) in its own session, stdin /dev/null,
-//   stdout/stderr appended to <run dir>/shim.log, an environment of PATH only,
-//   default signal handling and no other descriptor of the caller; the
+//   stdout/stderr appended to <run dir>/shim.log, an environment of PATH and
+//   kBindNowEnv (shim.h) only, default signal handling and no other descriptor of the caller; the
 //   supervisor daemonizes (ShimMain), so it is not the caller's child. Waits up
 //   to `timeout` of real time for its readiness byte, then reaps the first
 //   process (killing it if it has not exited: it is no supervisor). Errors:
@@ -93,8 +93,8 @@ int SandboxInitAlive(const std::string& run_dir);
 // is started: posix_spawn (no copy of the caller's page tables), its own
 // session, stdin /dev/null, stdout `out_fd` (-1: /dev/null), stderr `err_fd`
 // (-1: the caller's), `fd3` at descriptor 3 and no other descriptor of the
-// caller, an environment of PATH only, default signal handling and an empty
-// mask. Returns the pid of its first process, which daemonizes (reap it with
+// caller, an environment of PATH and kBindNowEnv only, default signal handling
+// and an empty mask. Returns the pid of its first process, which daemonizes (reap it with
 // ReapFirstProcess), or kInternal "cannot start <what> <args[0]>: <errno>".
 StatusOr<pid_t> SpawnDetached(const std::vector<std::string>& args, int out_fd, int err_fd, int fd3,
                               const std::string& what);
