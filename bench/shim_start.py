@@ -25,12 +25,21 @@ loading and relocating the binary and its 18 libraries. In bench/job_throughput.
 N=300, --stages, same sitting, load 0.8-2.5) "pod bound -> pod running" went from a median
 of 88-94 ms (p90 105-112) to 67-76 ms (p90 82-92), and jobs/s from 14.9-15.7 to 17.5-19.0.
 
-Usage: bench/shim_start.py [--berth build/cmd/berth/berth] [--rounds 50]
+The launcher and supervisors run with LD_BIND_NOW, as the agent starts them (kBindNowEnv):
+Debian's libstdc++, re2, fmt and yaml-cpp are not linked -z now, so without it each forked
+supervisor bound those libraries' symbols again on first call. 30 rounds, paired runs (load
+0.9-2.5): launcher mode with LD_BIND_NOW / --lazy-binding: page faults at readiness 85-86 /
+112-114, CPU of the start 4.5-4.6 / 5.4 ms, ready after 8.4-8.8 / 9.9-10.7 ms.
+
+Usage: bench/shim_start.py [--berth build/cmd/berth/berth] [--rounds 50] [--lazy-binding]
 """
 
 import argparse, json, os, select, shutil, socket, statistics, sys, tempfile, time
 
 PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+# The supervisors' environment as the agent gives it (agent/shim/shim.h kDefaultPath,
+# kBindNowEnv); --lazy-binding leaves LD_BIND_NOW out (how they were started before).
+ENV = {"PATH": PATH, "LD_BIND_NOW": "1"}
 
 
 def stat_fields(pid):
@@ -76,7 +85,7 @@ def start_exec(berth, run_dir):
     log = open_log(run_dir)
     r, w = os.pipe2(os.O_CLOEXEC)
     t0 = time.perf_counter()
-    pid = os.posix_spawn(berth, [berth, "shim", run_dir], {"PATH": PATH}, setsid=True,
+    pid = os.posix_spawn(berth, [berth, "shim", run_dir], ENV, setsid=True,
                          file_actions=[(os.POSIX_SPAWN_OPEN, 0, "/dev/null", os.O_RDONLY, 0),
                                        (os.POSIX_SPAWN_DUP2, log, 1), (os.POSIX_SPAWN_DUP2, log, 2),
                                        (os.POSIX_SPAWN_DUP2, w, 3)])
@@ -92,7 +101,7 @@ class Launcher:
     def __init__(self, berth):
         self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         fd = theirs.fileno()
-        pid = os.posix_spawn(berth, [berth, "shim", "--launcher", "-" * 4200], {"PATH": PATH}, setsid=True,
+        pid = os.posix_spawn(berth, [berth, "shim", "--launcher", "-" * 4200], ENV, setsid=True,
                              file_actions=[(os.POSIX_SPAWN_OPEN, 0, "/dev/null", os.O_RDONLY, 0),
                                            (os.POSIX_SPAWN_OPEN, 1, "/dev/null", os.O_WRONLY, 0),
                                            (os.POSIX_SPAWN_DUP2, fd, 3)])
@@ -124,7 +133,11 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--berth", default=os.path.join(os.path.dirname(__file__), "..", "build", "cmd", "berth", "berth"))
     ap.add_argument("--rounds", type=int, default=50)
+    ap.add_argument("--lazy-binding", action="store_true",
+                    help="start the launcher and supervisors without LD_BIND_NOW (symbols bound on first call)")
     args = ap.parse_args()
+    if args.lazy_binding:
+        del ENV["LD_BIND_NOW"]
     berth = os.path.abspath(args.berth)
     work = tempfile.mkdtemp(prefix="berth-shim-start-")
     try:
