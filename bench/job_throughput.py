@@ -79,6 +79,23 @@ Figures (2-core VM shared with other engineers' builds; RelWithDebInfo; Kueue mo
     median; the start itself (handed over -> ready seen) is then 41 ms, CPU-bound: in a
     system-wide profile (perf -a) the launcher, supervisors, sandbox inits and their shells
     take ~51 % of the machine's CPU against the server's ~32 %.
+  The launcher and supervisors started with LD_BIND_NOW (279f649; Debian's libstdc++, re2, fmt
+  and yaml-cpp are not -z now, so every forked supervisor bound their symbols again: ~8 % of
+  its CPU in the profile above), N=400, three pairs before / after (load 1.8-3.6): host CPU
+  71.9 / 62.3, 66.4 / 64.4, 67.6 / 62.5 ms/job; 24.4 / 27.6, 25.9 / 26.3, 25.5 / 27.4 jobs/s.
+  Same build, one sitting (load 3.3-5.0): N=100 27.7 jobs/s, 26.8 ms/job server, 59.8 host;
+    N=1000 27.0 jobs/s, 27.8 / 61.8 ms/job, RSS 230 MiB; N=1000 with 10,000 finished Jobs
+    stored first 25.9 jobs/s, 30.8 / 64.8 ms/job (1.11x), RSS 508 MiB; N=10000 (--progress 60,
+    a little earlier, load 2.5-5.4) 24.4 jobs/s, makespan 409.7 s, 35.8 / 68.9 ms/job, windows
+    after the submission 26.9, 31.7, 31.3, 28.3, 29.1 ms/job, RSS 1,324 MiB; 200 x `sleep 1`
+    104.9 s, 1.049x the ideal (49 ms per slot turnover).
+  Tried and dropped (same sitting, paired): jemalloc or tcmalloc as the allocator (LD_PRELOAD
+    into the server: 12-20 % less server CPU and 16 % less RSS at N=600-2000, but linked into
+    the binary every forked supervisor takes ~70 more page faults, 174 against 107, and ~2 ms
+    more CPU per start, so the host's CPU per Job went up); glibc malloc tunables (tcache
+    count, top pad, trim and mmap thresholds: within noise); a group-commit leader that waits
+    300 or 1,000 us for more writes before committing (no fewer commits, slower); MADV_COLLAPSE
+    of the launcher's text into huge pages (EINVAL on this kernel's file system).
   Tuned Slurm 22.05 on the same machine (issue 18): 14.2 jobs/s at N=1000.
 
 --stages ends with a slot's turnover split: how long the quota is held (quota reserved ->
