@@ -16,6 +16,11 @@
 // last seen (`deleting`): the agent deletes such a pod on every pass until the
 // API has it gone, as the kubelet retries its final status and delete.
 //
+// The agent owns a finished pod's status: when another client writes a
+// different phase over it (Running over Succeeded, say), the agent keeps the
+// terminal revision held (See, not Mark) and writes its status back
+// (node_agent.cc, as the kubelet status manager's needsReconcile).
+//
 // Costs: Find/FindObject/See/Mark O(1) expected; ForgetUnseen O(1) when every
 // entry was seen, else O(entries), reading only the entries. Memory per
 // finished pod: one entry (uid, a shared pointer, a pass number, a flag), its

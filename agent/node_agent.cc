@@ -83,12 +83,9 @@ api::Object ResourceListJson(const ResourceList& list) {
   return out;
 }
 
-bool IsTerminal(const api::Object& pod) {
-  const api::Object* status = pod.contains("status") ? &pod["status"] : nullptr;
-  if (status == nullptr || !status->is_object()) return false;
-  std::string phase = status->value("phase", "");
-  return phase == "Succeeded" || phase == "Failed";
-}
+bool IsTerminalPhase(std::string_view phase) { return phase == "Succeeded" || phase == "Failed"; }
+
+bool IsTerminal(const api::Object& pod) { return IsTerminalPhase(api::NestedString(pod, {"status", "phase"})); }
 
 bool HasDeletionTimestamp(const api::Object& pod) {
   return pod.contains("metadata") && pod["metadata"].contains("deletionTimestamp") &&
@@ -874,9 +871,22 @@ void NodeAgent::SyncOnce() {
       }
       continue;
     }
-    if (finished_.Contains(uid)) {
-      // A new revision of a finished pod: nothing runs here for it. A terminal pod marked for
-      // deletion is deleted (once per pass until the API has it gone, as the kubelet retries).
+    if (FinishedPods::Entry* f = finished_.Find(uid)) {
+      // A new revision of a finished pod: nothing runs here for it.
+      const std::string& finished_phase = f->object ? api::NestedString(*f->object, {"status", "phase"}) : "";
+      if (IsTerminalPhase(finished_phase) && api::NestedString(*pod, {"status", "phase"}) != finished_phase) {
+        // Another client wrote a different phase over the one it finished with. The agent
+        // owns pod status, as the kubelet's status manager does (status_manager.go
+        // needsReconcile writes the kubelet's own status over a differing one): it keeps the
+        // terminal revision and writes that status back, once per revision it is shown (a
+        // failed write is tried again by the next full pass). Else a pod set Running again
+        // and deleted gracefully stayed Terminating, waiting for a phase that never came.
+        finished_.See(*f, pass);
+        RestoreFinishedStatus(*pod, *f->object);
+        continue;
+      }
+      // A terminal pod marked for deletion is deleted (once per pass until the API has it
+      // gone, as the kubelet retries).
       if (MarkFinished(uid, pod, pass).deleting) DeleteNow(*pod);
       continue;
     }
@@ -1028,6 +1038,19 @@ void NodeAgent::RemoveOrphanedPodDirs(const std::set<std::string>& in_api) {
 
 FinishedPods::Entry& NodeAgent::MarkFinished(const std::string& uid, const client::ObjectPtr& pod, uint64_t pass) {
   return finished_.Mark(uid, pod, pass, pod != nullptr && HasDeletionTimestamp(*pod) && IsTerminal(*pod));
+}
+
+void NodeAgent::RestoreFinishedStatus(const api::Object& pod, const api::Object& finished) {
+  spdlog::warn("node {}: pod {}: phase {} was written over the {} it finished with; writing its status back",
+               options_.node_name, PodKey(pod), api::NestedString(pod, {"status", "phase"}),
+               api::NestedString(finished, {"status", "phase"}));
+  api::Object obj = pod;  // this revision's resourceVersion: a newer write wins, and is looked at next
+  obj["status"] = finished.at("status");
+  StatusOr<api::Object> written = client_.UpdateStatus(kPods.Namespace(api::Namespace(pod)), obj);
+  if (!written.ok() && written.status().code() != Code::kNotFound && written.status().code() != Code::kConflict) {
+    spdlog::warn("node {}: restoring the status of pod {}: {}", options_.node_name, PodKey(pod),
+                 written.status().ToString());
+  }
 }
 
 void NodeAgent::DeleteNow(const api::Object& pod) {

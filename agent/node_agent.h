@@ -462,6 +462,9 @@ class NodeAgent final : public client::PodLogSource, public client::ContainerExe
   void MarkLostRuns(PodWorker& worker);
   // DELETE with grace 0 and a uid precondition (the pod runs nothing here).
   void DeleteNow(const api::Object& pod);
+  // Writes `finished`'s status (the terminal one the pod finished with here) over `pod`,
+  // the API's revision, whose phase another client changed. Failures are logged.
+  void RestoreFinishedStatus(const api::Object& pod, const api::Object& finished);
   // finished_.Mark, reading whether `pod` is terminal and marked for deletion.
   FinishedPods::Entry& MarkFinished(const std::string& uid, const client::ObjectPtr& pod, uint64_t pass);
   // Kills the live runs of every pod directory whose pod is not among

@@ -362,7 +362,8 @@ TEST_F(NodeAgentTest, ProbesOfAnExitedRunDoNotRunWhileTheNextRunStarts) {
     for (const api::Object& e : items) {
       if (api::NestedString(e, {"involvedObject", "name"}) != "probed") continue;
       const std::string reason = api::NestedString(e, {"reason"});
-      if (reason == "Unhealthy" || reason == "Killing") seen.push_back(reason + ": " + api::NestedString(e, {"message"}));
+      if (reason == "Unhealthy" || reason == "Killing")
+        seen.push_back(reason + ": " + api::NestedString(e, {"message"}));
     }
     return seen;
   };
@@ -424,6 +425,36 @@ TEST_F(NodeAgentTest, SucceededPodHasExitCodeZeroAndLog) {
   // 100,000 pods does not pass over them.
   EXPECT_TRUE(WaitFor([&] { return agent_->ActivePods().empty(); }));
   EXPECT_EQ(Phase("hello"), "Succeeded");
+}
+
+// The agent owns a finished pod's status, as the kubelet's status manager does: another
+// client's write of a different phase over it (a finished pod set Running again, or Failed)
+// is written back, nothing runs again, and a pod set Running and then deleted gracefully is
+// deleted (it stayed Terminating: the agent waited for a terminal phase that never came).
+TEST_F(NodeAgentTest, AFinishedPodsStatusWrittenOverByAnotherClientIsWrittenBack) {
+  Create(ShellPod("done", "echo hi; exit 0"));
+  ASSERT_TRUE(WaitFor([&] { return Phase("done") == "Succeeded" && agent_->ActivePods().empty(); }));
+  const api::Object finished = (*GetPod("done"))["status"];
+  auto overwrite = [&](const std::string& phase) {
+    api::Object pod = *GetPod("done");
+    pod["status"]["phase"] = phase;
+    pod["status"]["containerStatuses"][0]["state"] = {{"running", {{"startedAt", "2026-01-01T00:00:00Z"}}}};
+    StatusOr<api::Object> written = client_.UpdateStatus(kPods.Namespace("default"), pod);
+    ASSERT_TRUE(written.ok()) << written.status();
+  };
+  for (const std::string phase : {"Running", "Failed", "Pending"}) {
+    ASSERT_NO_FATAL_FAILURE(overwrite(phase));
+    ASSERT_TRUE(WaitFor([&] { return Phase("done") == "Succeeded"; })) << phase;
+    const api::Object status = (*GetPod("done"))["status"];
+    EXPECT_EQ(status["containerStatuses"], finished["containerStatuses"]) << phase;
+    EXPECT_EQ(status["conditions"], finished["conditions"]) << phase;
+  }
+  EXPECT_EQ(Log("done"), "hi\n");  // it never ran again
+  EXPECT_TRUE(agent_->ActivePods().empty());
+  // Set Running again and deleted with a grace period: the status comes back and the pod goes.
+  ASSERT_NO_FATAL_FAILURE(overwrite("Running"));
+  ASSERT_TRUE(DeleteWithGrace("done", 30).ok());
+  EXPECT_TRUE(WaitFor([&] { return !GetPod("done").has_value(); })) << GetPod("done")->dump();
 }
 
 // The pod's cgroup gets pids.max and the summed limits, each run's cgroup its
