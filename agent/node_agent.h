@@ -93,6 +93,12 @@
 //   cache, when pod directories are due, and every kHousekeepingInterval of Clock
 //   time, as the kubelet's housekeeping (pkg/kubelet/kubelet.go,
 //   housekeepingPeriod = 2 s).
+// Finished pods (agent/finished_pods.h): a pod terminal in the API with nothing
+//   running here costs an entry, not a worker. Its status is the agent's: when
+//   another client writes a different phase over it, the agent writes the status
+//   it finished with back (the kubelet status manager's needsReconcile), on the
+//   pass that sees the change and, if that write fails, on the next full pass;
+//   nothing runs again.
 //
 // Events (the kubelet's recorder, source {component "kubelet", host <node name>}, through
 //   client/event_recorder.h with its spam filter and aggregation), on the pod with the
