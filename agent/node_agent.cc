@@ -883,6 +883,9 @@ void NodeAgent::SyncOnce() {
         // and deleted gracefully stayed Terminating, waiting for a phase that never came.
         finished_.See(*f, pass);
         RestoreFinishedStatus(*pod, *f->object);
+        // Marked for deletion meanwhile: nothing runs for it here, so it goes now (as the
+        // kubelet deletes on its own terminal status, canBeDeleted), whatever phase it shows.
+        if (HasDeletionTimestamp(*pod)) DeleteNow(*pod);
         continue;
       }
       // A terminal pod marked for deletion is deleted (once per pass until the API has it
@@ -932,7 +935,7 @@ void NodeAgent::SyncOnce() {
     if (result.admit) result = AdmitPodResources(*pod, admitted, options_.capacity);
     const std::string& uid = api::Uid(*pod);
     if (!result.admit) {
-      if (RejectPod(*pod, result)) MarkFinished(uid, pod, pass);
+      if (client::ObjectPtr rejected = RejectPod(*pod, result)) MarkFinished(uid, rejected, pass);
       continue;
     }
     start_worker(pod, uid, dir, false);
@@ -976,8 +979,12 @@ void NodeAgent::SyncOnce() {
       continue;
     }
     if (IsTerminal(w.pod) && w.running.empty() && w.released) {
-      // Done here: a terminal pod costs a set entry, not a worker, until it is deleted.
-      MarkFinished(it->first, w.object, pass);
+      // Done here: a terminal pod costs a set entry, not a worker, until it is deleted. The
+      // entry holds a terminal revision: the cached one, or the agent's own status write when
+      // the informer has not shown it yet (the status to write back, should another client
+      // change the phase before the cache catches up).
+      MarkFinished(it->first, w.object && IsTerminal(*w.object) ? w.object : std::make_shared<const api::Object>(w.pod),
+                   pass);
       tokens_.Forget(w.uid);
       it = workers_.erase(it);
       continue;
@@ -1045,7 +1052,10 @@ void NodeAgent::RestoreFinishedStatus(const api::Object& pod, const api::Object&
                options_.node_name, PodKey(pod), api::NestedString(pod, {"status", "phase"}),
                api::NestedString(finished, {"status", "phase"}));
   api::Object obj = pod;  // this revision's resourceVersion: a newer write wins, and is looked at next
-  obj["status"] = finished.at("status");
+  api::Object status = finished.at("status");
+  // Conditions the agent does not own (DisruptionTarget, PodScheduled) stay as the API has them.
+  MergeForeignConditions(&status, api::ObjectAt(pod, "status"));
+  obj["status"] = std::move(status);
   StatusOr<api::Object> written = client_.UpdateStatus(kPods.Namespace(api::Namespace(pod)), obj);
   if (!written.ok() && written.status().code() != Code::kNotFound && written.status().code() != Code::kConflict) {
     spdlog::warn("node {}: restoring the status of pod {}: {}", options_.node_name, PodKey(pod),
@@ -1518,7 +1528,7 @@ StatusOr<shim::SandboxSpec> NodeAgent::SandboxFor(PodWorker& w, const api::Objec
   return spec;
 }
 
-bool NodeAgent::RejectPod(const api::Object& pod, const PodAdmitResult& result) {
+client::ObjectPtr NodeAgent::RejectPod(const api::Object& pod, const PodAdmitResult& result) {
   // rejectPod (kubelet.go): phase Failed with the admit handler's reason and message;
   // the status manager keeps the other conditions and sets startTime once.
   api::Object obj = pod;
@@ -1533,10 +1543,10 @@ bool NodeAgent::RejectPod(const api::Object& pod, const PodAdmitResult& result) 
     if (written.status().code() != Code::kNotFound && written.status().code() != Code::kConflict) {
       spdlog::warn("node {}: rejecting pod {}: {}", options_.node_name, PodKey(pod), written.status().ToString());
     }
-    return false;  // admitted again on the next pass
+    return nullptr;  // admitted again on the next pass
   }
   spdlog::info("node {}: pod {} rejected: {}: {}", options_.node_name, PodKey(pod), result.reason, result.message);
-  return true;
+  return std::make_shared<const api::Object>(std::move(written).value());
 }
 
 void NodeAgent::CheckLocalStorageLimits(PodWorker& w) {

@@ -60,7 +60,8 @@
 // Terminal in the API (phase Succeeded/Failed written by someone else, e.g.
 //   NodeLost by the node lifecycle controller while this agent's Lease had
 //   expired): its containers are stopped as for a deletion, and the agent
-//   never writes its status again (a terminal phase is final).
+//   never moves it out of that phase (a terminal phase is final; see Finished
+//   pods for a later write that does).
 //
 // Deletion (kubelet killPod + status manager): when a pod gets
 //   metadata.deletionTimestamp, nothing more starts and every running
@@ -521,9 +522,10 @@ class NodeAgent final : public client::PodLogSource, public client::ContainerExe
   StatusOr<client::PodLogChunk> ReadRunLog(const std::string& pod_dir, const std::string& uid,
                                            const std::string& container, int run, const client::PodLogOptions& options,
                                            const client::PodLogCursor* from, size_t max_bytes);
-  // Writes the kubelet's rejection of a pod that failed admission (phase Failed);
-  // false when the write failed (the pod is admitted again on the next pass).
-  bool RejectPod(const api::Object& pod, const PodAdmitResult& result);
+  // Writes the kubelet's rejection of a pod that failed admission (phase Failed) and
+  // returns the pod as written; null when the write failed (the pod is admitted again on
+  // the next pass).
+  client::ObjectPtr RejectPod(const api::Object& pod, const PodAdmitResult& result);
   // Local ephemeral storage (agent/local_storage.h). Measures a running pod with
   // limits when due and evicts it when one is exceeded.
   void CheckLocalStorageLimits(PodWorker& worker);
