@@ -907,8 +907,11 @@ void NodeAgent::SyncOnce() {
       DeleteNow(*pod);
       continue;
     }
-    if (!has_runs && api::NestedString(*pod, {"status", "phase"}) != "Running") {
-      admitting.emplace_back(pod, dir);  // not admitted yet: after this loop, oldest first
+    if (!has_runs) {
+      // Nothing of it ran here: admitted first, whatever phase the API shows (a pod another
+      // client set Running, or one whose runs this node lost), after this loop, oldest first,
+      // as the kubelet admits every pod it is given (HandlePodAdditions, also at its restart).
+      admitting.emplace_back(pod, dir);
       continue;
     }
     start_worker(pod, uid, dir, has_runs);

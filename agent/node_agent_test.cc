@@ -1461,6 +1461,24 @@ TEST_F(NodeAgentTest, APodThatDoesNotFitTheNodeIsRejectedOutOfcpu) {
   EXPECT_EQ(agent_->ActivePods(), std::vector<std::string>{"default/big"});
 }
 
+// Admission does not go by the phase the API shows: a pod that never ran here, set Running by
+// another client while no agent ran (or one whose runs this node lost), is admitted like any
+// new pod; one that does not fit is rejected, not run.
+TEST_F(NodeAgentTest, APodShownRunningThatNeverRanHereIsAdmittedFirst) {
+  agent_.reset();
+  api::Object big = ShellPod("big", "echo ran; sleep 600");
+  big["spec"]["containers"][0]["resources"] = {{"requests", {{"cpu", "16"}}}};  // the node has 8
+  api::Object pod = Create(big);
+  pod["status"] = {{"phase", "Running"}};
+  ASSERT_TRUE(client_.UpdateStatus(kPods.Namespace("default"), pod).ok());
+  agent_ = std::make_unique<NodeAgent>(client_, clock_, options_);
+  ASSERT_TRUE(agent_->Start().ok());
+  ASSERT_TRUE(WaitFor([&] { return Phase("big") == "Failed"; })) << Phase("big");
+  EXPECT_EQ((*GetPod("big"))["status"]["reason"], "OutOfcpu");
+  EXPECT_FALSE(LogContains("big", "ran\n")) << Log("big");  // it never started
+  EXPECT_TRUE(agent_->ActivePods().empty());
+}
+
 // A pod bound the moment the previous one's Succeeded status lands (a Kueue-managed Job's next
 // pod, once the finished Job freed the quota) fits in the room the finished pod held: the
 // agent counts what it knows finished as free, as the kubelet's admission does with its status

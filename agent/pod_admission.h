@@ -5,7 +5,9 @@
 // runs, whether kube-scheduler bound it or its spec.nodeName was written by
 // hand. Pods are admitted one at a time, oldest first (HandlePodAdditions
 // sorts by creationTimestamp); what was admitted and is not terminal counts
-// as used.
+// as used. The node agent admits every non-terminal pod that has no run on
+// this node, whatever phase the API shows (one set Running by another
+// client, or whose runs the node lost, is admitted like a new one).
 //
 // Checks, in Fits' order; the first failure is the answer:
 //   pods               admitted + 1 > allocatable pods
