@@ -333,7 +333,11 @@ TEST_F(NodeAgentTest, NoTerminalPhaseIsWrittenWhileARunStarts) {
   ASSERT_TRUE(DeleteWithGrace("restarts", 30).ok());
   clock_.Advance(kStartingStatusDelay * 2);
   std::this_thread::sleep_for(100ms);  // several passes
-  EXPECT_EQ(Phase("restarts"), "Running");
+  // Still there, and not terminal: Running, or no status at all when run 0 started and exited
+  // within one pass (its status was still deferred when run 1 began to start).
+  ASSERT_TRUE(GetPod("restarts").has_value());
+  const std::string phase = Phase("restarts");
+  EXPECT_TRUE(phase == "Running" || phase.empty()) << GetPod("restarts")->dump();
   std::ofstream(gate) << "";
   EXPECT_TRUE(WaitFor([&] { return !GetPod("restarts").has_value(); })) << Phase("restarts");
 }
