@@ -232,6 +232,8 @@ wait_for "experiment-training re-admitted" 120 kc wait --for=condition=Admitted 
 wait_for "experiment-training's new pods Running" 90 pods_in_phase experiment-training Running 2
 follow_logs experiment-training-master-0 "$WORK/logs/exp-master-2.log"
 wait_for "experiment-training Succeeded" 300 kc wait --for=condition=Succeeded pytorchjob/experiment-training --timeout=1s
+# The follower (a separate kubectl) may still be writing the log's end when the job's condition lands.
+wait_for "experiment-training's log followed to its end" 30 file_has "$WORK/logs/exp-master-2.log" '^training complete at step'
 
 # Both ranks of the preempted experiment stopped at the same step and saved it.
 STOP=$(sed -n 's/^SIGTERM received: stopping at step \([0-9]*\)$/\1/p' "$WORK/logs/exp-master-1.log")
