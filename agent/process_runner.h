@@ -100,7 +100,8 @@ struct ContainerLaunch {
 // How the agent starts supervisors.
 struct SupervisorOptions {
   // The supervisor's command; the run directory is appended. The default is
-  // this very binary (`berth shim`; test binaries' main dispatches it too).
+  // this very binary (`berth shim`; test binaries' main dispatches it too);
+  // berth sets the supervisor program it embeds (shim/supervisor_image.h).
   std::vector<std::string> command = {"/proc/self/exe", "shim"};
   // Whether supervisors are forked by a launcher of `command` (agent/shim/
   // launcher.h: `command --launcher <padding>`, started once per process and

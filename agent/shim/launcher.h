@@ -9,6 +9,10 @@
 // every forked supervisor resolved those libraries' symbols lazily again on
 // first call (do_lookup_x/_dl_fixup were ~8 % of the supervisors' CPU in a flood
 // of short Jobs); now the launcher binds them once and the forks inherit them.
+// berth starts its launcher from the small static supervisor program it
+// embeds (supervisor_image.h), so a fork copies and maps in far less than one
+// of the whole binary; the launcher works the same from any binary whose main
+// dispatches `shim` (the test binaries, berth itself as the fallback).
 // As with any zygote, every supervisor shares the launcher's address-space
 // layout (ASLR is drawn per exec), and a supervisor inherits the launcher's
 // working directory, umask, limits and cgroup, which are the agent's when it
@@ -91,6 +95,10 @@ namespace berth::agent::shim {
 inline constexpr int kLauncherFd = 3;
 // The size of the padding argument a launcher is started with.
 inline constexpr size_t kLauncherPadding = 4200;
+// The start of a launcher's hello, which goes on "<pid> <max run dir bytes>".
+inline constexpr char kLauncherHelloPrefix[] = "berth-launcher 1 ";
+// The descriptors a request carries: the log, the readiness pipe's write end.
+inline constexpr size_t kLauncherRequestFds = 2;
 
 Status LaunchShim(const std::vector<std::string>& supervisor, const std::string& run_dir,
                   std::chrono::milliseconds timeout);
@@ -126,5 +134,9 @@ int ShimLauncherMain(int argc, char** argv);
 // argv strings, from argv[0] to the NUL ending the last one). Returns false,
 // changing nothing, when argv0, "shim" and run_dir do not fit.
 bool SetSupervisorCommandLine(std::span<char> area, const std::string& argv0, const std::string& run_dir);
+
+// Whether the other end of a SOCK_SEQPACKET socket has closed (POLLHUP,
+// POLLERR or POLLNVAL right now). Never blocks.
+bool SocketHungUp(int socket);
 
 }  // namespace berth::agent::shim

@@ -23,6 +23,7 @@
 #include "agent/shim/run_record.h"
 #include "agent/shim/shim.h"
 #include "agent/shim/shim_client.h"
+#include "agent/shim/testing/supervisor_command.h"
 #include "agent/shim/testing/test_files.h"
 
 namespace berth::agent::shim {
@@ -35,7 +36,6 @@ using testing::ReadFile;
 using testing::StatField;
 using testing::WaitForExit;
 
-const std::vector<std::string> kSupervisor = {"/proc/self/exe", "shim"};  // this binary's main dispatches it
 constexpr milliseconds kReady{10000};
 
 bool WaitUntil(const std::function<bool()>& done) {
@@ -113,8 +113,8 @@ class LauncherTest : public ::testing::Test {
 
 TEST_F(LauncherTest, ARunStartedThroughTheLauncherIsReadyAndItsSupervisorIsVerified) {
   std::string run = Launch("echo $PPID > \"$DIR/shim\"; exec sleep 1000");
-  ASSERT_TRUE(LaunchShim(kSupervisor, run, kReady).ok());
-  const pid_t launcher = ShimLauncherPid(kSupervisor);
+  ASSERT_TRUE(LaunchShim(testing::SupervisorCommand(), run, kReady).ok());
+  const pid_t launcher = ShimLauncherPid(testing::SupervisorCommand());
   ASSERT_NE(launcher, 0);
   const pid_t shim = SupervisorAlive(run);
   ASSERT_NE(shim, 0) << "cmdline: " << ReadFile("/proc/" + std::to_string(shim) + "/cmdline");
@@ -130,10 +130,11 @@ TEST_F(LauncherTest, ARunStartedThroughTheLauncherIsReadyAndItsSupervisorIsVerif
   // Its command line names the run as an exec'd supervisor's does.
   const std::string cmdline = ReadFile("/proc/" + std::to_string(shim) + "/cmdline");
   const std::string tail = std::string("shim") + '\0' + run + '\0';
-  EXPECT_TRUE(cmdline.starts_with(std::string("/proc/self/exe") + '\0')) << cmdline;
+  const std::string& argv0 = testing::SupervisorCommand()[0];
+  EXPECT_TRUE(cmdline.starts_with(argv0 + '\0')) << cmdline;
   EXPECT_TRUE(cmdline.ends_with(tail)) << cmdline;
-  EXPECT_EQ(cmdline.size(), std::string("/proc/self/exe").size() + 1 + std::string("shim").size() + 1 +
-                                std::string("--launcher").size() + 1 + kLauncherPadding + 1);
+  EXPECT_EQ(cmdline.size(), argv0.size() + 1 + std::string("shim").size() + 1 + std::string("--launcher").size() + 1 +
+                                kLauncherPadding + 1);
   EXPECT_EQ(testing::FindProcess("shim " + run), shim);  // as pgrep -f sees it
   EXPECT_EQ(ReadFile("/proc/" + std::to_string(shim) + "/comm"), "berth-shim\n");
   EXPECT_EQ(ReadFile("/proc/" + std::to_string(shim) + "/environ"),
@@ -141,7 +142,7 @@ TEST_F(LauncherTest, ARunStartedThroughTheLauncherIsReadyAndItsSupervisorIsVerif
   // The launcher shows as what it is.
   std::string launcher_cmdline = ReadFile("/proc/" + std::to_string(launcher) + "/cmdline");
   launcher_cmdline.erase(launcher_cmdline.find_last_not_of('\0') + 1);
-  EXPECT_EQ(launcher_cmdline, std::string("/proc/self/exe") + '\0' + "shim" + '\0' + "--launcher");
+  EXPECT_EQ(launcher_cmdline, argv0 + '\0' + "shim" + '\0' + "--launcher");
   EXPECT_EQ(ReadFile("/proc/" + std::to_string(launcher) + "/comm"), "berth-launcher\n");
   // The launcher reaped the process in between.
   EXPECT_TRUE(WaitUntil([&] { return Children(launcher).empty(); }));
@@ -152,8 +153,8 @@ TEST_F(LauncherTest, ARunStartedThroughTheLauncherIsReadyAndItsSupervisorIsVerif
   EXPECT_FALSE(fs::exists(run + "/exit.json"));
   // The next start goes to the same launcher.
   std::string next = Launch("exit 6", 1);
-  ASSERT_TRUE(LaunchShim(kSupervisor, next, kReady).ok());
-  EXPECT_EQ(ShimLauncherPid(kSupervisor), launcher);
+  ASSERT_TRUE(LaunchShim(testing::SupervisorCommand(), next, kReady).ok());
+  EXPECT_EQ(ShimLauncherPid(testing::SupervisorCommand()), launcher);
   StatusOr<ExitRecord> exit = WaitForExit(next);
   ASSERT_TRUE(exit.ok()) << exit.status();
   EXPECT_EQ(exit->exit_code, 6);
@@ -166,13 +167,13 @@ TEST_F(LauncherTest, AForkedSupervisorHasWhatAnExecdOneHas) {
   const std::string a = Launch("exec sleep 1000", 0, dir_ + "/a");
   const std::string b = Launch("exec sleep 1000", 0, dir_ + "/b");
   const int leaked = ::open("/dev/null", O_RDONLY);  // the agent's, not close-on-exec
-  ASSERT_TRUE(SpawnShim(kSupervisor, a, kReady).ok());
-  ASSERT_TRUE(LaunchShim(kSupervisor, b, kReady).ok());
+  ASSERT_TRUE(SpawnShim(testing::SupervisorCommand(), a, kReady).ok());
+  ASSERT_TRUE(LaunchShim(testing::SupervisorCommand(), b, kReady).ok());
   ::close(leaked);
   const pid_t execd = SupervisorAlive(a), forked = SupervisorAlive(b);
   ASSERT_NE(execd, 0);
   ASSERT_NE(forked, 0);
-  const pid_t launcher = ShimLauncherPid(kSupervisor);
+  const pid_t launcher = ShimLauncherPid(testing::SupervisorCommand());
   ASSERT_NE(launcher, 0);
   // (Each closes the readiness pipe just after writing to it.)
   WaitUntil([&] { return Descriptors(forked, dir_ + "/b") == Descriptors(execd, dir_ + "/a"); });
@@ -199,14 +200,14 @@ TEST_F(LauncherTest, AForkedSupervisorHasWhatAnExecdOneHas) {
 
 TEST_F(LauncherTest, ASupervisorOutlivesItsKilledLauncherAndTheNextStartStartsANewOne) {
   std::string run = Launch("while [ ! -e \"$DIR/go\" ]; do sleep 0.02; done; echo done; exit 4");
-  ASSERT_TRUE(LaunchShim(kSupervisor, run, kReady).ok());
-  const pid_t launcher = ShimLauncherPid(kSupervisor);
+  ASSERT_TRUE(LaunchShim(testing::SupervisorCommand(), run, kReady).ok());
+  const pid_t launcher = ShimLauncherPid(testing::SupervisorCommand());
   ASSERT_NE(launcher, 0);
   const pid_t shim = SupervisorAlive(run);
   ASSERT_NE(shim, 0);
   ASSERT_EQ(kill(launcher, SIGKILL), 0);
   ASSERT_TRUE(WaitUntil([&] { return !Alive(launcher); }));
-  EXPECT_EQ(ShimLauncherPid(kSupervisor), 0);
+  EXPECT_EQ(ShimLauncherPid(testing::SupervisorCommand()), 0);
   // The run goes on, and ends as it would have.
   std::this_thread::sleep_for(milliseconds(100));
   EXPECT_EQ(SupervisorAlive(run), shim);
@@ -219,15 +220,15 @@ TEST_F(LauncherTest, ASupervisorOutlivesItsKilledLauncherAndTheNextStartStartsAN
   EXPECT_EQ(ReadFile(ContainerLogPath(dir_, "c", 0)), "done\n");
   // The next start gets a new launcher.
   std::string next = Launch("exec sleep 1000", 1);
-  ASSERT_TRUE(LaunchShim(kSupervisor, next, kReady).ok());
-  const pid_t again = ShimLauncherPid(kSupervisor);
+  ASSERT_TRUE(LaunchShim(testing::SupervisorCommand(), next, kReady).ok());
+  const pid_t again = ShimLauncherPid(testing::SupervisorCommand());
   EXPECT_NE(again, 0);
   EXPECT_NE(again, launcher);
   EXPECT_NE(SupervisorAlive(next), 0);
 }
 
 TEST_F(LauncherTest, MalformedRequestsAreDroppedAndTheLauncherGoesOn) {
-  StatusOr<ShimLauncherConnection> c = StartShimLauncher(kSupervisor, kReady);
+  StatusOr<ShimLauncherConnection> c = StartShimLauncher(testing::SupervisorCommand(), kReady);
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->max_run_dir, static_cast<size_t>(PATH_MAX - 1));
   // Sends `dir` with `n` descriptors, each the write end of a pipe whose read
@@ -300,10 +301,10 @@ TEST_F(LauncherTest, ConcurrentStartsShareOneLauncher) {
   std::vector<Status> started(runs.size());
   std::vector<std::thread> threads;
   for (size_t i = 0; i < runs.size(); ++i) {
-    threads.emplace_back([&, i] { started[i] = LaunchShim(kSupervisor, runs[i], kReady); });
+    threads.emplace_back([&, i] { started[i] = LaunchShim(testing::SupervisorCommand(), runs[i], kReady); });
   }
   for (auto& t : threads) t.join();
-  const pid_t launcher = ShimLauncherPid(kSupervisor);
+  const pid_t launcher = ShimLauncherPid(testing::SupervisorCommand());
   EXPECT_NE(launcher, 0);
   for (size_t i = 0; i < runs.size(); ++i) {
     ASSERT_TRUE(started[i].ok()) << started[i];

@@ -15,6 +15,7 @@
 #include "agent/shim/run_record.h"
 #include "agent/shim/shim.h"
 #include "agent/shim/shim_client.h"
+#include "agent/shim/testing/supervisor_command.h"
 #include "agent/shim/testing/test_files.h"
 
 namespace berth::agent::shim {
@@ -161,7 +162,7 @@ class SandboxRunTest : public ::testing::Test {
     l.sandbox = spec;
     const std::string run_dir = RunDir(dir_, "c", run_++);
     EXPECT_TRUE(WriteLaunchRecord(run_dir, l).ok());
-    BERTH_RETURN_IF_ERROR(SpawnShim({"/proc/self/exe", "shim"}, run_dir, milliseconds(10000)));
+    BERTH_RETURN_IF_ERROR(SpawnShim(testing::SupervisorCommand(), run_dir, milliseconds(10000)));
     for (int i = 0; i < 2000; ++i) {
       if (fs::exists(run_dir + "/exit.json")) {
         StatusOr<LogChunk> chunk = ReadContainerLog(l.log_path, {});

@@ -527,6 +527,7 @@ int ShimMain(int argc, char** argv) {
   if (argc >= 3 && std::string(argv[1]) == "shim" && std::string(argv[2]) == "--launcher") {
     return ShimLauncherMain(argc, argv);
   }
+  if (argc == 3 && std::string(argv[1]) == "shim" && std::string(argv[2]) == kShimCheckArgument) return 0;
   if (argc != 3 || std::string(argv[1]) != "shim") {
     std::cerr << "usage: " << (argc > 0 ? argv[0] : "berth") << " shim <run directory>\n";
     return 2;

@@ -116,10 +116,13 @@ inline constexpr int kReadyFd = 3;
 // The argv entry point: `<argv0> shim <run dir>` → forks (the first process
 // exits at once) and runs RunShim(run dir, kReadyFd) in the child;
 // `<argv0> shim --launcher <padding>` → the supervisors' launcher
-// (launcher.h ShimLauncherMain), whose forked supervisors return here too.
+// (launcher.h ShimLauncherMain), whose forked supervisors return here too;
+// `<argv0> shim --check` → returns 0 at once (whether the program can be
+// executed here: supervisor_image.h).
 // Returns 2 with a usage message on stderr for other arguments. Every binary
 // that the agent starts as a supervisor (SupervisorOptions::command) must
 // dispatch `shim` here first thing in main.
 int ShimMain(int argc, char** argv);
+inline constexpr char kShimCheckArgument[] = "--check";
 
 }  // namespace berth::agent::shim

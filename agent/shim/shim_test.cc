@@ -14,6 +14,7 @@
 #include "agent/shim/container_log.h"
 #include "agent/shim/run_record.h"
 #include "agent/shim/shim_client.h"
+#include "agent/shim/testing/supervisor_command.h"
 #include "agent/shim/testing/test_files.h"
 
 namespace berth::agent::shim {
@@ -26,7 +27,6 @@ using testing::ReadFile;
 using testing::StatField;
 using testing::WaitForExit;
 
-const std::vector<std::string> kSupervisor = {"/proc/self/exe", "shim"};  // this binary's main dispatches it
 constexpr milliseconds kReady{10000};
 
 class ShimTest : public ::testing::Test {
@@ -63,7 +63,7 @@ class ShimTest : public ::testing::Test {
 
 TEST_F(ShimTest, RecordsTheExitAndTheLogOfItsContainerAndRemovesItsSocket) {
   std::string run = Launch("echo out; echo err >&2; exit 3");
-  ASSERT_TRUE(SpawnShim(kSupervisor, run, kReady).ok());
+  ASSERT_TRUE(SpawnShim(testing::SupervisorCommand(), run, kReady).ok());
   StatusOr<ExitRecord> exit = WaitForExit(run);
   ASSERT_TRUE(exit.ok()) << exit.status().ToString();
   EXPECT_EQ(exit->exit_code, 3);
@@ -79,7 +79,7 @@ TEST_F(ShimTest, RecordsTheExitAndTheLogOfItsContainerAndRemovesItsSocket) {
 // The supervisor rotates its container's log by itself: no agent, nor any handle, exists here.
 TEST_F(ShimTest, RotatesTheLogAsTheLaunchRecordSaysWithNoAgent) {
   std::string run = Launch("i=0; while [ $i -lt 2000 ]; do echo \"line $i\"; i=$((i+1)); done", 0, "", {2000, 3});
-  ASSERT_TRUE(SpawnShim(kSupervisor, run, kReady).ok());
+  ASSERT_TRUE(SpawnShim(testing::SupervisorCommand(), run, kReady).ok());
   StatusOr<ExitRecord> exit = WaitForExit(run);
   ASSERT_TRUE(exit.ok()) << exit.status().ToString();
   int files = 0;
@@ -99,7 +99,7 @@ TEST_F(ShimTest, RotatesTheLogAsTheLaunchRecordSaysWithNoAgent) {
 
 TEST_F(ShimTest, IsNotTheStartersChildAndHasItsOwnSession) {
   std::string run = Launch("echo $PPID > \"$DIR/shim\"; echo $$ > \"$DIR/pid\"; exec sleep 1000");
-  ASSERT_TRUE(SpawnShim(kSupervisor, run, kReady).ok());
+  ASSERT_TRUE(SpawnShim(testing::SupervisorCommand(), run, kReady).ok());
   ASSERT_TRUE(WaitForFile(dir_ + "/shim"));
   pid_t shim = std::stoi(ReadFile(dir_ + "/shim"));
   EXPECT_NE(StatField(shim, 4), std::to_string(getpid()));  // parent: init or a subreaper, not us
@@ -115,7 +115,7 @@ TEST_F(ShimTest, IsNotTheStartersChildAndHasItsOwnSession) {
 
 TEST_F(ShimTest, SignalsReachTheWholeGroupOnlyThroughTheSocket) {
   std::string run = Launch("trap 'echo term; exit 7' TERM; echo ready; while :; do sleep 0.05; done");
-  ASSERT_TRUE(SpawnShim(kSupervisor, run, kReady).ok());
+  ASSERT_TRUE(SpawnShim(testing::SupervisorCommand(), run, kReady).ok());
   ASSERT_TRUE(WaitForFile(ContainerLogPath(dir_, "c", 0)));
   StatusOr<int> c = ConnectShim(run);
   ASSERT_TRUE(c.ok()) << c.status().ToString();
@@ -136,7 +136,7 @@ TEST_F(ShimTest, SignalsReachTheWholeGroupOnlyThroughTheSocket) {
 
 TEST_F(ShimTest, KilledSupervisorTakesItsContainerAndLeavesNoExitRecord) {
   std::string run = Launch("echo $PPID > \"$DIR/shim\"; echo $$ > \"$DIR/pid\"; exec sleep 1000");
-  ASSERT_TRUE(SpawnShim(kSupervisor, run, kReady).ok());
+  ASSERT_TRUE(SpawnShim(testing::SupervisorCommand(), run, kReady).ok());
   ASSERT_TRUE(WaitForFile(dir_ + "/pid"));
   pid_t shim = std::stoi(ReadFile(dir_ + "/shim"));
   pid_t container = std::stoi(ReadFile(dir_ + "/pid"));
@@ -151,7 +151,7 @@ TEST_F(ShimTest, KilledSupervisorTakesItsContainerAndLeavesNoExitRecord) {
 
 TEST_F(ShimTest, ExitOfTheMainProcessEndsBackgroundChildrenAndOrphans) {
   std::string run = Launch("sleep 1000 & (sleep 1000 & echo $! > \"$DIR/orphan\") ; echo $! > \"$DIR/child\"; exit 5");
-  ASSERT_TRUE(SpawnShim(kSupervisor, run, kReady).ok());
+  ASSERT_TRUE(SpawnShim(testing::SupervisorCommand(), run, kReady).ok());
   StatusOr<ExitRecord> exit = WaitForExit(run);
   ASSERT_TRUE(exit.ok());
   EXPECT_EQ(exit->exit_code, 5);
@@ -180,7 +180,7 @@ TEST_F(ShimTest, StartErrorsAreExitRecordsInRuncsWording) {
     LaunchRecord l = *ReadLaunchRecord(run);
     l.argv = c.argv;
     ASSERT_TRUE(WriteLaunchRecord(run, l).ok());
-    ASSERT_TRUE(SpawnShim(kSupervisor, run, kReady).ok());
+    ASSERT_TRUE(SpawnShim(testing::SupervisorCommand(), run, kReady).ok());
     // The record is written before the supervisor reports ready.
     StatusOr<ExitRecord> exit = ReadExitRecord(run);
     ASSERT_TRUE(exit.ok()) << c.message;
@@ -194,7 +194,7 @@ TEST_F(ShimTest, AnUnreadableLaunchRecordIsAStartErrorNotACrash) {
   const std::string run = RunDir(dir_, "c", 0);
   fs::create_directories(run);
   std::ofstream(run + "/launch.json") << R"({"version":1,"container":"c","argv":"not a list"})";
-  ASSERT_TRUE(SpawnShim(kSupervisor, run, kReady).ok());
+  ASSERT_TRUE(SpawnShim(testing::SupervisorCommand(), run, kReady).ok());
   StatusOr<ExitRecord> exit = ReadExitRecord(run);
   ASSERT_TRUE(exit.ok());
   EXPECT_EQ(exit->exit_code, 128);
@@ -205,7 +205,7 @@ TEST_F(ShimTest, RunDirectoriesLongerThanASocketPathWork) {
   const std::string pod = dir_ + "/" + std::string(120, 'p');
   std::string run = Launch("echo ready; sleep 1000", 0, pod);
   ASSERT_GT(run.size() + 10, sizeof(sockaddr_un::sun_path));
-  ASSERT_TRUE(SpawnShim(kSupervisor, run, kReady).ok());
+  ASSERT_TRUE(SpawnShim(testing::SupervisorCommand(), run, kReady).ok());
   StatusOr<int> c = ConnectShim(run);
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_TRUE(SendSignal(*c, SIGKILL));
@@ -224,8 +224,8 @@ TEST_F(ShimTest, ASocketOfAnotherRunIsRefusedAndTheSupervisorIsVerifiedByItsProc
   // process; a child of a shell would outlive the test.
   std::string a = Launch("exec sleep 1000", 0);
   std::string b = Launch("exec sleep 1000", 1);
-  ASSERT_TRUE(SpawnShim(kSupervisor, a, kReady).ok());
-  ASSERT_TRUE(SpawnShim(kSupervisor, b, kReady).ok());
+  ASSERT_TRUE(SpawnShim(testing::SupervisorCommand(), a, kReady).ok());
+  ASSERT_TRUE(SpawnShim(testing::SupervisorCommand(), b, kReady).ok());
   fs::remove(a + "/shim.sock");
   fs::create_symlink(b + "/shim.sock", a + "/shim.sock");
   StatusOr<int> c = ConnectShim(a);

@@ -3,7 +3,9 @@
 #  - by default (true) a container's supervisor is forked by a launcher process, which the
 #    node's agent starts on its first container start and which ends with the server;
 #  - with --shim-launcher=false no launcher is started: the supervisor is an exec of
-#    `berth shim`; the pod runs to Succeeded and `kubectl logs` shows its output either way.
+#    `<program> shim`; the pod runs to Succeeded and `kubectl logs` shows its output either way;
+#  - either way the launcher and the supervisors run the supervisor program berth embeds
+#    (agent/shim/supervisor_image.h): their executable is the memfd it is installed in.
 # A launcher is told apart from other tests' by its working directory, which it inherits from
 # the server: each server here runs in a directory of its own.
 # Usage: shim_launcher_e2e.sh <berth binary>   Exit: 0 pass, 1 fail.
@@ -16,14 +18,20 @@ e2e_init shim-launcher
 launchers_in() {
   local p
   for p in /proc/[0-9]*; do
-    tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -q '^/proc/self/exe shim --launcher ' || continue
+    tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -q '^[^ ]* shim --launcher ' || continue
     [ "$(readlink "$p/cwd" 2>/dev/null)" = "$1" ] && echo "${p#/proc/}"
   done
 }
 
 run_pod() {  # NAME: a pod that prints its name; Succeeded within 30 s, and its log is the name
-  "$KUBECTL" run "$1" --image=x --restart=Never --command -- echo "hello from $1" >/dev/null ||
+  "$KUBECTL" run "$1" --image=x --restart=Never --command -- sh -c "echo hello from $1; sleep 1" >/dev/null ||
     { fail "$1: kubectl run"; return; }
+  # Its supervisor runs the embedded program.
+  local sup exe
+  wait_until 10 pgrep -f "shim $WORK/.*_$1_" >/dev/null || fail "$1: no supervisor found"
+  sup=$(pgrep -f "shim $WORK/.*_$1_" | head -1)
+  exe=$(readlink "/proc/$sup/exe")
+  [ "$exe" = "/memfd:berth-supervisor (deleted)" ] || fail "$1: its supervisor runs $exe"
   wait_until 30 sh -c "[ \"\$('$KUBECTL' get pod $1 -o jsonpath='{.status.phase}')\" = Succeeded ]" ||
     fail "$1: not Succeeded within 30 s (phase $("$KUBECTL" get pod "$1" -o jsonpath='{.status.phase}'))"
   local log
@@ -43,6 +51,10 @@ for mode in default false; do
   found=$(launchers_in "$dir")
   if [ "$mode" = default ]; then
     [ -n "$found" ] || fail "default: no launcher runs in $dir after a container start"
+    for l in $found; do
+      [ "$(readlink "/proc/$l/exe")" = "/memfd:berth-supervisor (deleted)" ] ||
+        fail "default: the launcher runs $(readlink "/proc/$l/exe")"
+    done
   else
     [ -z "$found" ] || fail "--shim-launcher=false: launcher(s) $found run in $dir"
   fi
