@@ -23,18 +23,6 @@
 namespace berth::agent::shim {
 namespace {
 
-// This process's argv strings, from argv[0] to the NUL ending the last one
-// (empty when they are not laid out one after the other, as exec does).
-std::span<char> ArgvArea(int argc, char** argv) {
-  if (argc <= 0) return {};
-  char* end = argv[0];
-  for (int i = 0; i < argc; ++i) {
-    if (argv[i] != end) return {};
-    end += std::strlen(argv[i]) + 1;
-  }
-  return {argv[0], static_cast<size_t>(end - argv[0])};
-}
-
 struct Request {
   std::string run_dir;
   int log_fd = -1;
@@ -150,9 +138,13 @@ int Serve(int argc, char** argv) {
   }
   fcntl(kLauncherFd, F_SETFD, FD_CLOEXEC);
   const std::span<char> area = ArgvArea(argc, argv);
-  const std::string argv0 = argv[0];
-  // Blank the padding: the launcher shows as `<argv0> shim --launcher`.
-  std::memset(argv[3], 0, std::strlen(argv[3]));
+  const std::string argv0 = kSupervisorDisplayName;
+  // The launcher shows as `berth-shim shim --launcher` (the padding blanked).
+  const std::string shown = argv0 + '\0' + "shim" + '\0' + "--launcher" + '\0';
+  if (area.size() >= shown.size()) {
+    std::memset(area.data(), 0, area.size());
+    std::memcpy(area.data(), shown.data(), shown.size());
+  }
   const size_t overhead = argv0.size() + 1 + std::strlen("shim") + 1 + 1;  // SetSupervisorCommandLine
   const size_t max_run_dir = area.size() > overhead ? std::min<size_t>(area.size() - overhead, PATH_MAX - 1) : 0;
   const std::string hello =
@@ -198,6 +190,16 @@ int ShimLauncherMain(int argc, char** argv) {
   }
   if (launcher > 0) _exit(0);
   return Serve(argc, argv);
+}
+
+std::span<char> ArgvArea(int argc, char** argv) {
+  if (argc <= 0) return {};
+  char* end = argv[0];
+  for (int i = 0; i < argc; ++i) {
+    if (argv[i] != end) return {};
+    end += std::strlen(argv[i]) + 1;
+  }
+  return {argv[0], static_cast<size_t>(end - argv[0])};
 }
 
 bool SetSupervisorCommandLine(std::span<char> area, const std::string& argv0, const std::string& run_dir) {

@@ -64,15 +64,18 @@
 //   process holding the agent's end (the agent) has gone. Supervisors never
 //   depend on it: killing it leaves them and their containers running.
 // Command line: the padding argument reserves the room. The supervisor zeroes
-//   the whole argv area and writes "<argv0>\0" at its start and
-//   "shim\0<run dir>\0" to end at its last byte (setproctitle style, keeping
-//   the final NUL, so the kernel reports the whole area and nothing past it):
-//   its /proc/<pid>/cmdline is "<argv0>\0\0...\0shim\0<run dir>\0", which ps
-//   and pgrep -f show as `<argv0>` + blanks + `shim <run dir>`. (prctl
+//   the whole argv area and writes "berth-shim\0" (kSupervisorDisplayName) at
+//   its start and "shim\0<run dir>\0" to end at its last byte (setproctitle
+//   style, keeping the final NUL, so the kernel reports the whole area and
+//   nothing past it): its /proc/<pid>/cmdline is
+//   "berth-shim\0\0...\0shim\0<run dir>\0", which ps and pgrep -f show as
+//   `berth-shim` + blanks + `shim <run dir>`, whatever path the program was
+//   executed from (a /proc/<pid>/fd/<n> path names a process that may be gone,
+//   and would show a sandboxed pod a host pid). (prctl
 //   PR_SET_MM_ARG_END could shrink the area to fit, but needs
 //   CAP_SYS_RESOURCE, which the machines this was written on do not grant even
-//   to root.) The launcher blanks its own padding, so it shows as `<argv0>
-//   shim --launcher`.
+//   to root.) The launcher rewrites its own area likewise, so it shows as
+//   `berth-shim shim --launcher`.
 //
 // Thread-safety: LaunchShim and ShimLauncherPid may be called from any thread;
 // one mutex guards the launchers (held while one is started and while a
@@ -93,6 +96,8 @@ namespace berth::agent::shim {
 
 // The descriptor the launcher's socket is passed on.
 inline constexpr int kLauncherFd = 3;
+// The program name supervisors and launchers show in their command lines.
+inline constexpr char kSupervisorDisplayName[] = "berth-shim";
 // The size of the padding argument a launcher is started with.
 inline constexpr size_t kLauncherPadding = 4200;
 // The start of a launcher's hello, which goes on "<pid> <max run dir bytes>".
@@ -134,6 +139,10 @@ int ShimLauncherMain(int argc, char** argv);
 // argv strings, from argv[0] to the NUL ending the last one). Returns false,
 // changing nothing, when argv0, "shim" and run_dir do not fit.
 bool SetSupervisorCommandLine(std::span<char> area, const std::string& argv0, const std::string& run_dir);
+
+// This process's argv strings, from argv[0] to the NUL ending the last one
+// (empty when they are not laid out one after the other, as exec does).
+std::span<char> ArgvArea(int argc, char** argv);
 
 // Whether the other end of a SOCK_SEQPACKET socket has closed (POLLHUP,
 // POLLERR or POLLNVAL right now). Never blocks.

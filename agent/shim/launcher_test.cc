@@ -130,11 +130,11 @@ TEST_F(LauncherTest, ARunStartedThroughTheLauncherIsReadyAndItsSupervisorIsVerif
   // Its command line names the run as an exec'd supervisor's does.
   const std::string cmdline = ReadFile("/proc/" + std::to_string(shim) + "/cmdline");
   const std::string tail = std::string("shim") + '\0' + run + '\0';
-  const std::string& argv0 = testing::SupervisorCommand()[0];
+  const std::string argv0 = kSupervisorDisplayName;  // whatever path it was executed from
   EXPECT_TRUE(cmdline.starts_with(argv0 + '\0')) << cmdline;
   EXPECT_TRUE(cmdline.ends_with(tail)) << cmdline;
-  EXPECT_EQ(cmdline.size(), argv0.size() + 1 + std::string("shim").size() + 1 + std::string("--launcher").size() + 1 +
-                                kLauncherPadding + 1);
+  EXPECT_EQ(cmdline.size(), testing::SupervisorCommand()[0].size() + 1 + std::string("shim").size() + 1 +
+                                std::string("--launcher").size() + 1 + kLauncherPadding + 1);
   EXPECT_EQ(testing::FindProcess("shim " + run), shim);  // as pgrep -f sees it
   EXPECT_EQ(ReadFile("/proc/" + std::to_string(shim) + "/comm"), "berth-shim\n");
   EXPECT_EQ(ReadFile("/proc/" + std::to_string(shim) + "/environ"),

@@ -541,7 +541,11 @@ int ShimMain(int argc, char** argv) {
     return 1;
   }
   if (supervisor > 0) _exit(0);
-  return RunShim(argv[2], kReadyFd);
+  // Shown as a launched supervisor is (launcher.h "Command line"), where the
+  // exec'd path is long enough to make room.
+  const std::string run_dir = argv[2];
+  (void)SetSupervisorCommandLine(ArgvArea(argc, argv), kSupervisorDisplayName, run_dir);
+  return RunShim(run_dir, kReadyFd);
 }
 
 }  // namespace berth::agent::shim

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <spawn.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -17,6 +18,9 @@
 
 #ifndef MFD_EXEC
 #define MFD_EXEC 0x0010U  // Linux 6.3: executable even under vm.memfd_noexec=1
+#endif
+#ifndef F_SEAL_EXEC
+#define F_SEAL_EXEC 0x0020  // Linux 6.3: the mode (its x bits) cannot change
 #endif
 
 namespace berth::agent::shim {
@@ -64,6 +68,9 @@ StatusOr<std::vector<std::string>> Install(std::span<const unsigned char> image)
   }
   int fd = memfd_create("berth-supervisor", MFD_CLOEXEC | MFD_ALLOW_SEALING | MFD_EXEC);
   if (fd < 0 && errno == EINVAL) fd = memfd_create("berth-supervisor", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (fd < 0 && (errno == EACCES || errno == EPERM)) {
+    return ErrnoError("memfd_create (executable memfds are forbidden here, vm.memfd_noexec)");
+  }
   if (fd < 0) return ErrnoError("memfd_create");
   auto fail = [fd](Status s) {
     close(fd);
@@ -75,10 +82,23 @@ StatusOr<std::vector<std::string>> Install(std::span<const unsigned char> image)
     if (n <= 0) return fail(ErrnoError("writing the supervisor program"));
     done += static_cast<size_t>(n);
   }
-  if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) != 0) {
+  constexpr int kSeals = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE;
+  if (fcntl(fd, F_ADD_SEALS, kSeals | F_SEAL_EXEC | F_SEAL_SEAL) != 0 &&
+      (errno != EINVAL || fcntl(fd, F_ADD_SEALS, kSeals | F_SEAL_SEAL) != 0)) {
     return fail(ErrnoError("sealing the supervisor program"));
   }
-  const std::string path = "/proc/" + std::to_string(getpid()) + "/fd/" + std::to_string(fd);
+  // This process as the mounted /proc numbers it (which need not be its own
+  // PID namespace's), and the descriptor checked to be the memfd through it.
+  char self[32] = {0};
+  const ssize_t self_len = readlink("/proc/self", self, sizeof self - 1);
+  if (self_len <= 0) return fail(ErrnoError("/proc/self (is /proc mounted for this PID namespace?)"));
+  const std::string path = "/proc/" + std::string(self, static_cast<size_t>(self_len)) + "/fd/" + std::to_string(fd);
+  struct stat by_path, by_fd;
+  if (stat(path.c_str(), &by_path) != 0) return fail(ErrnoError(path));
+  if (fstat(fd, &by_fd) != 0) return fail(ErrnoError("fstat of the supervisor program"));
+  if (by_path.st_dev != by_fd.st_dev || by_path.st_ino != by_fd.st_ino) {
+    return fail(InternalError(path + " is not the supervisor program's memfd (/proc is another PID namespace's)"));
+  }
   if (Status checked = CheckProgram(path); !checked.ok()) return fail(checked);
   return std::vector<std::string>{path, "shim"};
 }

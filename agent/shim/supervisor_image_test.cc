@@ -5,7 +5,10 @@
 #include <fcntl.h>
 #include <filesystem>
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
 
@@ -48,14 +51,13 @@ TEST(SupervisorImageTest, TheEmbeddedProgramIsStaticAndIsInstalledSealed) {
   Elf64_Ehdr ehdr;
   std::memcpy(&ehdr, image.data(), sizeof ehdr);
   ASSERT_EQ(std::memcmp(ehdr.e_ident, ELFMAG, SELFMAG), 0);
-  EXPECT_EQ(ehdr.e_type, ET_EXEC);
+  EXPECT_EQ(ehdr.e_type, ET_DYN);  // position-independent (-static-pie): its address is randomized
   ASSERT_LE(ehdr.e_phoff + ehdr.e_phnum * sizeof(Elf64_Phdr), image.size());
   int loads = 0;
   for (int i = 0; i < ehdr.e_phnum; ++i) {
     Elf64_Phdr ph;
     std::memcpy(&ph, image.data() + ehdr.e_phoff + i * sizeof ph, sizeof ph);
     EXPECT_NE(ph.p_type, PT_INTERP) << "the supervisor program is dynamically linked";
-    EXPECT_NE(ph.p_type, PT_DYNAMIC) << "the supervisor program is dynamically linked";
     loads += ph.p_type == PT_LOAD;
   }
   EXPECT_GT(loads, 0);
@@ -70,6 +72,11 @@ TEST(SupervisorImageTest, TheEmbeddedProgramIsStaticAndIsInstalledSealed) {
   const int fd = std::stoi((*command)[0].substr(prefix.size()));
   EXPECT_EQ(fcntl(fd, F_GETFD) & FD_CLOEXEC, FD_CLOEXEC);  // no container or child inherits it
   const int seals = fcntl(fd, F_GET_SEALS);
+  // Its mode cannot change where the kernel can seal it (6.3, F_SEAL_EXEC).
+  if ((seals & 0x0020) != 0) {
+    EXPECT_EQ(fchmod(fd, 0644), -1);
+    EXPECT_EQ(errno, EPERM);
+  }
   EXPECT_EQ(seals & (F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL),
             F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL);
   // Nothing can change it: writing its first byte (the same value) is refused.
@@ -113,6 +120,11 @@ TEST(SupervisorImageTest, SupervisorsAndTheLauncherRunFromTheInstalledProgram) {
     ASSERT_NE(supervisor, 0);
     EXPECT_EQ(Link("/proc/" + std::to_string(supervisor) + "/exe"), "/memfd:berth-supervisor (deleted)")
         << (launcher ? "launched" : "exec'd");
+    // It shows as berth-shim, not as the path it was executed from.
+    const std::string cmdline = testing::ReadFile("/proc/" + std::to_string(supervisor) + "/cmdline");
+    EXPECT_TRUE(cmdline.starts_with(std::string(kSupervisorDisplayName) + '\0')) << cmdline;
+    EXPECT_TRUE(cmdline.ends_with(std::string("shim") + '\0' + run + '\0')) << cmdline;
+    EXPECT_EQ(cmdline.find("/proc/"), std::string::npos) << cmdline;
     if (launcher) {
       const pid_t l = ShimLauncherPid(*command);
       ASSERT_NE(l, 0);
@@ -128,6 +140,45 @@ TEST(SupervisorImageTest, SupervisorsAndTheLauncherRunFromTheInstalledProgram) {
     EXPECT_EQ(log->text, "ran\n");
   }
   testing::RemoveWhenSupervisorsAreGone(dir);
+}
+
+// /proc need not be the PID namespace's of the process that installs: in a
+// new PID namespace getpid() is 1 while the mounted /proc still numbers the
+// process as the host does, and /proc/1/fd/<n> is another process's
+// descriptor. The path must name the installer as /proc sees it.
+TEST(SupervisorImageTest, ItIsInstalledInAPidNamespaceWhoseProcIsTheHosts) {
+  const std::span<const unsigned char> image = EmbeddedSupervisorImage();
+  if (image.empty()) GTEST_SKIP() << "this build embeds no supervisor program (sanitizers)";
+  if (geteuid() != 0) GTEST_SKIP() << "a PID namespace needs root";
+  const pid_t outer = fork();
+  ASSERT_GE(outer, 0);
+  if (outer == 0) {
+    if (unshare(CLONE_NEWPID) != 0) _exit(10);
+    const pid_t inner = fork();
+    if (inner < 0) _exit(11);
+    if (inner == 0) {
+      if (getpid() != 1) _exit(12);
+      // A copy at another address: installed afresh, not the parent's cached result.
+      std::vector<unsigned char> copy(image.begin(), image.end());
+      StatusOr<std::vector<std::string>> command = InstallSupervisorImage(copy);
+      if (!command.ok()) _exit(13);
+      char self[32] = {0};
+      if (readlink("/proc/self", self, sizeof self - 1) <= 0) _exit(14);
+      if (!(*command)[0].starts_with("/proc/" + std::string(self) + "/fd/")) _exit(15);
+      if (std::string(self) == "1") _exit(16);
+      if (Link((*command)[0]) != "/memfd:berth-supervisor (deleted)") _exit(17);
+      _exit(0);
+    }
+    int status = 0;
+    while (waitpid(inner, &status, 0) < 0 && errno == EINTR) {
+    }
+    _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 20);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(outer, &status, 0), outer);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "10 unshare, 11 fork, 12 not pid 1, 13 install failed, 14 /proc/self, "
+                                       "15 the path names another pid, 16 /proc is the namespace's, 17 not the memfd";
 }
 
 TEST(SupervisorImageTest, AnImageThatCannotServeIsRefusedAndLeavesNothingOpen) {
