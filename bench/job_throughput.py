@@ -96,6 +96,24 @@ Figures (2-core VM shared with other engineers' builds; RelWithDebInfo; Kueue mo
     count, top pad, trim and mmap thresholds: within noise); a group-commit leader that waits
     300 or 1,000 us for more writes before committing (no fewer commits, slower); MADV_COLLAPSE
     of the launcher's text into huge pages (EINVAL on this kernel's file system).
+  Supervisors, sandbox inits and the launcher run from the small static supervisor program
+    berth embeds (agent/shim/supervisor_image.h) instead of forks of the whole binary; before
+    is the LD_BIND_NOW build above. Paired, N=600, three pairs (load 2.3-4.1): host CPU
+    57.3 / 52.2, 58.8 / 52.3, 62.3 / 48.2 ms/job; 29.8 / 32.1, 29.1 / 31.5, 27.8 / 35.0 jobs/s.
+    N=1000, two pairs (load 0.9-4.7): 62.8 / 59.7, 69.3 / 53.2 ms/job host; 27.1 / 28.5,
+    24.4 / 31.3 jobs/s; server CPU within noise (27.4-31.2 either way). Whole-machine profile
+    (N=800): server 40 %, supervisors 16 % (23-25 before), sandbox inits 10 %, the Jobs' sh 7 %,
+    launcher 6.5 % (8-10), idle 15 %.
+    After (-static-pie): N=100 31.4 jobs/s, 27.3 / 53.4 ms/job; N=1000 30.9 jobs/s, 28.5 / 53.8,
+    and with 10,000 finished Jobs stored first 32.9 jobs/s, 26.7 / 50.2 (0.94x; one loaded
+    sitting earlier, load 5.7-7.2: 1.41x), RSS 536 MiB; N=10000 (--progress 60, load 1.0-6.1)
+    27.2 jobs/s, makespan 367.9 s, 34.0 / 60.7 ms/job, windows 30.6, 31.8, 31.7, 28.0, 28.4,
+    RSS 1,299 MiB; 200 x `sleep 1` 104.4-104.9 s, 1.044-1.049x (44-49 ms per slot turnover;
+    --stages medians: bound -> running 22.9 ms, running -> succeeded 1008.2, control plane
+    8.6 while the quota is held, pod succeeded -> next admission 4.9).
+    jemalloc preloaded into the server again, now that supervisors are not forks of it, three
+    pairs at N=600: server CPU 28.6 / 33.9, 26.0 / 27.8, 29.2 / 28.9 ms/job, RSS 151-153 /
+    167-169 MiB: 9 % less RSS, CPU within noise; not adopted.
   Tuned Slurm 22.05 on the same machine (issue 18): 14.2 jobs/s at N=1000.
 
 --stages ends with a slot's turnover split: how long the quota is held (quota reserved ->
