@@ -6,6 +6,10 @@ The table is the one in docs/architecture.md between the markers
 
     | `folder/` | `berth_library` or - | may use: folders below it, space-separated, or - |
 
+A folder whose code is built into more than one library (an object library shared with a
+static program, say) names them all, `berth_a` `berth_b`; the first is the one other
+folders link.
+
 A folder may use what it lists and, transitively, what those use. The check fails when
 
   1. a source file (.cc/.h) includes a repository header of a folder its own folder may
@@ -42,6 +46,10 @@ def tracked_files():
         return files
 
 
+# {folder: every library the table names for it}, filled by read_table.
+ALL_LIBS = {}
+
+
 def read_table():
     text = open(os.path.join(ROOT, "docs/architecture.md"), encoding="utf-8").read()
     m = re.search(r"<!-- layers:begin -->(.*?)<!-- layers:end -->", text, re.S)
@@ -49,13 +57,17 @@ def read_table():
         sys.exit("check_layers: docs/architecture.md has no <!-- layers:begin --> ... <!-- layers:end --> table")
     rows = {}
     for line in m.group(1).splitlines():
-        cells = [c.strip().strip("`") for c in line.strip().strip("|").split("|")]
+        raw = [c.strip() for c in line.strip().strip("|").split("|")]
+        cells = [c.strip("`") for c in raw]
         if len(cells) < 3 or not cells[0].endswith("/"):
             continue
         folder = cells[0].rstrip("/")
-        lib = None if cells[1] in ("-", "—", "") else cells[1]
+        # The folder's library, or several (`a` `b`, the first the one others link).
+        names = re.findall(r"`([^`]+)`", raw[1])
+        lib = names[0] if names else None
         uses = [u.strip("`").rstrip("/") for u in cells[2].split() if u not in ("-", "—")]
         rows[folder] = (lib, uses)
+        ALL_LIBS[folder] = names
     return rows
 
 
@@ -154,9 +166,9 @@ def main():
                           f"{f}:{n}: includes {m.group(1)} of {t}/, {why}: {o}/ may use nothing (docs/architecture.md)")
 
     libs, test_sources = parse_cmake(files)
-    lib_folder = {lib: folder for folder, (lib, _) in rows.items() if lib}
-    for folder, (lib, _) in rows.items():
-        if lib and lib not in libs:
+    lib_folder = {lib: folder for folder in rows for lib in ALL_LIBS.get(folder, [])}
+    for lib, folder in lib_folder.items():
+        if lib not in libs:
             errors.append(f"docs/architecture.md: {folder}/ names library {lib}, which no CMake file defines")
     for lib, (cmake_dir, srcs, linked) in sorted(libs.items()):
         if lib not in lib_folder:
