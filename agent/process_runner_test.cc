@@ -101,13 +101,22 @@ TEST_F(ProcessRunnerTest, StartReturnsBeforeTheSupervisorAnswers) {
   std::ofstream(dir_ / "gate") << "";
   ASSERT_TRUE(p->WaitReady(kRealTimeout));
   EXPECT_TRUE(p->running());
-  EXPECT_EQ(notified.load(), 1) << "once ready";
+  // The watcher thread notifies after it wakes the waiters, so a waiter can see
+  // the state before the call: wait (bounded) for it, then check it was one.
+  const auto notified_to = [&](int n) {
+    for (int i = 0; i < 1000 && notified.load() < n; ++i) std::this_thread::sleep_for(milliseconds(10));
+    return notified.load();
+  };
+  EXPECT_EQ(notified_to(1), 1) << "once ready";
   ASSERT_TRUE(WaitForLog(l, "started"));
+  EXPECT_EQ(notified.load(), 1) << "nothing more while it runs";
   p->Kill();
   auto e = p->WaitForExit(kRealTimeout);
   ASSERT_TRUE(e.has_value());
   EXPECT_EQ(e->signal, SIGKILL);
-  EXPECT_EQ(notified.load(), 2) << "and once over";
+  EXPECT_EQ(notified_to(2), 2) << "and once over";
+  std::this_thread::sleep_for(milliseconds(50));
+  EXPECT_EQ(notified.load(), 2) << "and never again";
 }
 
 // Terminate, Tick and Kill before the supervisor answers are sent once it does, SIGTERM
