@@ -152,7 +152,7 @@ namespace {
 
 // The kubelet's container log flags, for the embedded agents and `berth agent`.
 struct ContainerLogFlags {
-  std::string max_size = "10Mi";                                     // --container-log-max-size
+  std::string max_size = "10Mi";                                          // --container-log-max-size
   int max_files = berth::agent::shim::kDefaultContainerLogMaxFiles;  // --container-log-max-files
 };
 
@@ -237,10 +237,10 @@ void AddEvictionHardFlag(CLI::App* app, std::string& eviction_hard) {
 
 // Pod isolation flags (agent/node_agent.h SandboxOptions), for the embedded agents and `berth agent`.
 struct SandboxFlags {
-  std::string mode = "auto";                 // --sandbox: auto | on | off
-  bool allow_root = false;                   // --allow-root-pods
+  std::string mode = "auto";        // --sandbox: auto | on | off
+  bool allow_root = false;          // --allow-root-pods
   std::string id_policy = "MustRunAsRange";  // --pod-id-policy: MustRunAsRange | RunAsAny
-  std::string device_dir = "/dev";           // --device-dir
+  std::string device_dir = "/dev";  // --device-dir
 };
 
 void AddSandboxFlags(CLI::App* app, SandboxFlags& flags) {
@@ -307,8 +307,8 @@ struct NodeFlags {
   std::vector<std::string> allowed_host_paths;
   int64_t pod_max_pids = berth::agent::SandboxOptions{}.pod_pids_limit;  // --pod-max-pids
   SandboxFlags sandbox;
-  std::string eviction_hard = berth::agent::kDefaultEvictionHard;   // --eviction-hard
-  bool shim_launcher = berth::agent::SupervisorOptions{}.launcher;  // --shim-launcher
+  std::string eviction_hard = berth::agent::kDefaultEvictionHard;  // --eviction-hard
+  bool shim_launcher = berth::agent::SupervisorOptions{}.launcher;   // --shim-launcher
 };
 
 void AddNodeFlags(CLI::App* app, NodeFlags& flags) {
@@ -351,11 +351,11 @@ struct ServerFlags {
   int threads = 4;
   bool controllers = true;
   int nodes = 1;
-  std::string node_capacity;           // "" = this machine's
+  std::string node_capacity;  // "" = this machine's
   int node_monitor_grace_period = 40;  // seconds without a Lease renewal before a node is NotReady
   int64_t terminated_pod_gc_threshold = berth::controllers::podgc::kDefaultTerminatedPodThreshold;
-  int start_estimate_period = 5;  // seconds between estimated start time passes; 0 = off
-  std::string config;             // Kueue Configuration file; "" = none
+  int start_estimate_period = 5;        // seconds between estimated start time passes; 0 = off
+  std::string config;         // Kueue Configuration file; "" = none
   int shutdown_grace_period = 0;  // seconds; 0 = pods keep running after the server stops
   std::string event_ttl = "1h";   // Go duration; Events are removed this long after their last write
   NodeFlags node;
@@ -363,8 +363,8 @@ struct ServerFlags {
   std::string authorization_mode = "RBAC";  // RBAC | AlwaysAllow
   bool insecure_http = false;               // plain HTTP, no authentication (loopback only)
   std::string service_account_issuer = berth::authn::kDefaultServiceAccountIssuer;
-  std::vector<std::string> api_audiences;  // "" = the issuer
-  std::string pod_uid_range;               // --pod-uid-range FIRST:COUNT; "" = the controller's default
+  std::vector<std::string> api_audiences;   // "" = the issuer
+  std::string pod_uid_range;                // --pod-uid-range FIRST:COUNT; "" = the controller's default
 };
 
 // `berth server --pod-uid-range FIRST:COUNT` into `options`; false with the reason on
@@ -393,7 +393,7 @@ struct AgentFlags {
   std::string capacity;  // "" = this machine's
   std::string address = "127.0.0.1";
   int port = berth::apiserver::kKubeletPort;  // the streaming server's; 0 = an ephemeral port
-  int shutdown_grace_period = 0;              // seconds; 0 = pods keep running after the agent stops
+  int shutdown_grace_period = 0;  // seconds; 0 = pods keep running after the agent stops
   NodeFlags node;
   std::string ignored_uid_range;  // --pod-uid-range, accepted from before the server allocated ids
 };
@@ -408,8 +408,7 @@ void StopAgents(std::vector<berth::agent::NodeAgent*> agents, int shutdown_grace
   }
   std::vector<std::thread> threads;
   for (auto* agent : agents) {
-    threads.emplace_back(
-        [agent, shutdown_grace_period] { agent->Shutdown(std::chrono::seconds(shutdown_grace_period)); });
+    threads.emplace_back([agent, shutdown_grace_period] { agent->Shutdown(std::chrono::seconds(shutdown_grace_period)); });
   }
   for (auto& t : threads) t.join();
 }
@@ -462,8 +461,8 @@ berth::apiserver::ApiService KueueVisibilityService(
       return berth::apiserver::StatusResponse(
           berth::UnavailableError("the Kueue controller is not running: the visibility API is unavailable"));
     }
-    kueue::VisibilityRequest request{info.verb, info.api_version, info.namespace_, info.resource,
-                                     info.name, info.subresource, std::nullopt,    std::nullopt};
+    kueue::VisibilityRequest request{info.verb,     info.api_version, info.namespace_, info.resource,
+                                     info.name,     info.subresource, std::nullopt,    std::nullopt};
     if (info.query.Has("limit")) request.limit = info.query.Get("limit");
     if (info.query.Has("offset")) request.offset = info.query.Get("offset");
     auto summary = kueue::ServeVisibility(*controller, request);
@@ -728,8 +727,8 @@ int RunServer(const ServerFlags& flags) {
   const std::string lock_path = (std::filesystem::path(flags.data_dir) / "berth.lock").string();
   const int lock_fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (lock_fd < 0 || ::flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
-    std::cerr << "error: data directory " << flags.data_dir << " is in use by another berth server (lock " << lock_path
-              << ")\n";
+    std::cerr << "error: data directory " << flags.data_dir
+              << " is in use by another berth server (lock " << lock_path << ")\n";
     return 1;
   }
   // A server that fails to start leaves no half-made data directory behind.
@@ -747,8 +746,8 @@ int RunServer(const ServerFlags& flags) {
   } else if (flags.store == "sqlite") {
     berth::store::SqliteOptions sqlite_options;
     sqlite_options.store = store_options;
-    auto opened = berth::store::SqliteStore::Open((std::filesystem::path(flags.data_dir) / "berth.db").string(), clock,
-                                                  sqlite_options);
+    auto opened = berth::store::SqliteStore::Open(
+        (std::filesystem::path(flags.data_dir) / "berth.db").string(), clock, sqlite_options);
     if (!opened.ok()) return fail(opened.status().message());
     store = std::move(opened).value();
   } else {
@@ -864,7 +863,8 @@ int RunServer(const ServerFlags& flags) {
     // Pods reach the API server where this server listens (an unspecified
     // address through loopback), with the CA of its serving certificate.
     if (credentials) {
-      options.api_server.host = flags.address == "0.0.0.0" || flags.address == "::" ? "127.0.0.1" : flags.address;
+      options.api_server.host =
+          flags.address == "0.0.0.0" || flags.address == "::" ? "127.0.0.1" : flags.address;
       options.api_server.port = server.port();
       options.api_server.ca_pem = credentials->pki.ca.certificate_pem;
     }
@@ -922,13 +922,13 @@ berth::StatusOr<NodeStreams> StartNodeStreamingServer(const AgentFlags& flags, c
   if (ec) return berth::InternalError("cannot create " + flags.data_dir + ": " + ec.message());
   std::vector<std::string> ips;
   in6_addr parsed{};
-  if (inet_pton(AF_INET, flags.address.c_str(), &parsed) == 1 ||
-      inet_pton(AF_INET6, flags.address.c_str(), &parsed) == 1) {
+  if (inet_pton(AF_INET, flags.address.c_str(), &parsed) == 1 || inet_pton(AF_INET6, flags.address.c_str(), &parsed) == 1) {
     ips.push_back(flags.address);
   }
-  BERTH_ASSIGN_OR_RETURN(berth::pki::ServingPki pki, berth::pki::LoadOrCreateKubeletServingPki(
-                                                         (std::filesystem::path(flags.data_dir) / "pki").string(),
-                                                         flags.name, std::move(ips), berth::RealClock::Get().Now()));
+  BERTH_ASSIGN_OR_RETURN(berth::pki::ServingPki pki,
+                         berth::pki::LoadOrCreateKubeletServingPki(
+                             (std::filesystem::path(flags.data_dir) / "pki").string(), flags.name, std::move(ips),
+                             berth::RealClock::Get().Now()));
   berth::apiserver::NodeStreamingServerOptions options;
   options.node_name = flags.name;
   options.address = flags.address;
@@ -1044,8 +1044,10 @@ int main(int argc, char** argv) {
   server->add_option("--port", server_flags.port, "TCP port to listen on (0: any free port)")
       ->check(CLI::Range(0, 65535));
   server->add_option("--address", server_flags.address, "address to listen on");
-  server->add_option("--data-dir", server_flags.data_dir, "directory for the database and the kubeconfig")->required();
-  server->add_option("--store", server_flags.store, "object store backend")->check(CLI::IsMember({"sqlite", "memory"}));
+  server->add_option("--data-dir", server_flags.data_dir, "directory for the database and the kubeconfig")
+      ->required();
+  server->add_option("--store", server_flags.store, "object store backend")
+      ->check(CLI::IsMember({"sqlite", "memory"}));
   server->add_option("--threads", server_flags.threads, "HTTP I/O threads")->check(CLI::Range(1, 64));
   server->add_option("--controllers", server_flags.controllers,
                      "run the controllers (Kueue admission, job kinds, pod placement)");
@@ -1056,32 +1058,27 @@ int main(int argc, char** argv) {
   server->add_option("--node-capacity", server_flags.node_capacity,
                      "capacity of each embedded node, e.g. cpu=8,memory=32Gi,nvidia.com/gpu=8 "
                      "(default: this machine's CPUs, memory and GPUs)");
-  server
-      ->add_option("--start-estimate-period", server_flags.start_estimate_period,
-                   "seconds between recomputations of pending workloads' estimated start times "
-                   "(EstimatedStart condition, visibility API); 0 = off")
+  server->add_option("--start-estimate-period", server_flags.start_estimate_period,
+                     "seconds between recomputations of pending workloads' estimated start times "
+                     "(EstimatedStart condition, visibility API); 0 = off")
       ->check(CLI::Range(0, 3600));
-  server
-      ->add_option("--node-monitor-grace-period", server_flags.node_monitor_grace_period,
-                   "seconds without a node Lease renewal before the node is NotReady and its pods "
-                   "are failed (kube-controller-manager's flag; keep it above the agents' 10 s renewal)")
+  server->add_option("--node-monitor-grace-period", server_flags.node_monitor_grace_period,
+                     "seconds without a node Lease renewal before the node is NotReady and its pods "
+                     "are failed (kube-controller-manager's flag; keep it above the agents' 10 s renewal)")
       ->check(CLI::Range(1, 3600));
-  server
-      ->add_option("--terminated-pod-gc-threshold", server_flags.terminated_pod_gc_threshold,
-                   "terminal pods kept before the oldest are deleted (kube-controller-manager's flag, "
-                   "12500 by default); 0 = never")
+  server->add_option("--terminated-pod-gc-threshold", server_flags.terminated_pod_gc_threshold,
+                     "terminal pods kept before the oldest are deleted (kube-controller-manager's flag, "
+                     "12500 by default); 0 = never")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
-  server
-      ->add_option("--shutdown-grace-period", server_flags.shutdown_grace_period,
-                   "on SIGTERM/SIGINT, seconds the embedded nodes give their pods to stop (graceful node "
-                   "shutdown, the kubelet's shutdownGracePeriod); 0 (default) = leave pods running for the "
-                   "next start to adopt")
+  server->add_option("--shutdown-grace-period", server_flags.shutdown_grace_period,
+                     "on SIGTERM/SIGINT, seconds the embedded nodes give their pods to stop (graceful node "
+                     "shutdown, the kubelet's shutdownGracePeriod); 0 (default) = leave pods running for the "
+                     "next start to adopt")
       ->check(CLI::Range(0, 86400))
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  server
-      ->add_option("--event-ttl", server_flags.event_ttl,
-                   "how long Events are kept after their last write, as a Go duration (kube-apiserver's "
-                   "--event-ttl)")
+  server->add_option("--event-ttl", server_flags.event_ttl,
+                     "how long Events are kept after their last write, as a Go duration (kube-apiserver's "
+                     "--event-ttl)")
       ->capture_default_str();
   server->add_option("--token-auth-file", server_flags.token_auth_file,
                      "bearer tokens, one CSV record each: token,user,uid,\"group1,group2\" (kube-apiserver's "
@@ -1095,15 +1092,13 @@ int main(int argc, char** argv) {
                    "RBAC (Roles and bindings decide; system:masters may do anything) or AlwaysAllow")
       ->check(CLI::IsMember({"RBAC", "AlwaysAllow"}))
       ->capture_default_str();
-  server
-      ->add_option("--service-account-issuer", server_flags.service_account_issuer,
-                   "the iss claim of ServiceAccount tokens, and the only issuer accepted (kube-apiserver's "
-                   "--service-account-issuer)")
+  server->add_option("--service-account-issuer", server_flags.service_account_issuer,
+                     "the iss claim of ServiceAccount tokens, and the only issuer accepted (kube-apiserver's "
+                     "--service-account-issuer)")
       ->capture_default_str();
-  server
-      ->add_option("--api-audiences", server_flags.api_audiences,
-                   "audiences a ServiceAccount token must name one of, and the default audiences of a "
-                   "TokenRequest (kube-apiserver's --api-audiences; default: the issuer)")
+  server->add_option("--api-audiences", server_flags.api_audiences,
+                     "audiences a ServiceAccount token must name one of, and the default audiences of a "
+                     "TokenRequest (kube-apiserver's --api-audiences; default: the issuer)")
       ->delimiter(',');
   server->add_option("--pod-uid-range", server_flags.pod_uid_range,
                      "FIRST:COUNT, the uids/gids the control plane gives namespaces in blocks of 10000 "
@@ -1118,25 +1113,22 @@ int main(int argc, char** argv) {
   auto* agent = app.add_subcommand("agent", "Run a node agent that joins a berth server");
   auto* agent_kubeconfig =
       agent->add_option("--kubeconfig", agent_flags.kubeconfig, "kubeconfig of the server (default: $KUBECONFIG)");
-  agent
-      ->add_option("--server", agent_flags.server,
-                   "URL of the server, e.g. http://10.0.0.1:6443 (instead of a kubeconfig)")
+  agent->add_option("--server", agent_flags.server, "URL of the server, e.g. http://10.0.0.1:6443 (instead of a kubeconfig)")
       ->excludes(agent_kubeconfig);
   agent->add_option("--name", agent_flags.name, "node name")->required();
-  agent->add_option("--data-dir", agent_flags.data_dir, "directory for pod work directories and logs")->required();
+  agent->add_option("--data-dir", agent_flags.data_dir, "directory for pod work directories and logs")
+      ->required();
   agent->add_option("--capacity", agent_flags.capacity,
                     "declared capacity, e.g. cpu=8,memory=32Gi,nvidia.com/gpu=8 (default: this machine's)");
   agent->add_option("--address", agent_flags.address, "this node's address, reachable by the other nodes");
-  agent
-      ->add_option("--port", agent_flags.port,
-                   "port of the node's streaming server on --address, which the API server dials for logs, exec, "
-                   "attach and port-forward (the kubelet's --port; 0 = an ephemeral port)")
+  agent->add_option("--port", agent_flags.port,
+                    "port of the node's streaming server on --address, which the API server dials for logs, exec, "
+                    "attach and port-forward (the kubelet's --port; 0 = an ephemeral port)")
       ->check(CLI::Range(0, 65535))
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  agent
-      ->add_option("--shutdown-grace-period", agent_flags.shutdown_grace_period,
-                   "on SIGTERM/SIGINT, seconds pods get to stop (graceful node shutdown); 0 (default) = leave "
-                   "pods running for the next start to adopt")
+  agent->add_option("--shutdown-grace-period", agent_flags.shutdown_grace_period,
+                    "on SIGTERM/SIGINT, seconds pods get to stop (graceful node shutdown); 0 (default) = leave "
+                    "pods running for the next start to adopt")
       ->check(CLI::Range(0, 86400))
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   AddNodeFlags(agent, agent_flags.node);
@@ -1163,9 +1155,8 @@ int main(int argc, char** argv) {
   UserFlags node_flags;
   auto* node = app.add_subcommand("node", "Nodes of the server: their agents' credentials");
   auto* node_add = node->add_subcommand(
-      "add",
-      "Write the kubeconfig a node's agent joins with (a client certificate for system:node:NAME, which "
-      "may write only that Node, its Lease and its pods' status) and print the join command");
+      "add", "Write the kubeconfig a node's agent joins with (a client certificate for system:node:NAME, which "
+             "may write only that Node, its Lease and its pods' status) and print the join command");
   node_add->add_option("name", node_flags.name, "node name")->required();
   node_add->add_option("--data-dir", node_flags.data_dir, "the server's --data-dir")->required();
   node_add->add_option("-o,--output", node_flags.output, "write the kubeconfig there (mode 0600) instead of stdout");
