@@ -6,10 +6,13 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <memory>
 #include <optional>
 #include <sstream>
+#include <string>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 #include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/exceptions.h>
@@ -904,6 +907,108 @@ std::size_t ExcessiveNestingOffset(std::string_view text, int max_depth) {
     }
   }
   return std::string_view::npos;
+}
+
+namespace {
+
+// The length of the longest valid UTF-8 sequence at the start of `s`, or 0 when it
+// starts with an invalid one (RFC 3629, Table 3-7 of the Unicode standard).
+std::size_t Utf8SequenceLength(std::string_view s) {
+  const auto b = [&](std::size_t i) { return static_cast<unsigned char>(s[i]); };
+  const unsigned char c = b(0);
+  if (c < 0x80) return 1;
+  std::size_t n = 0;
+  unsigned char lo = 0x80;
+  unsigned char hi = 0xBF;
+  if (c >= 0xC2 && c <= 0xDF) {
+    n = 2;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    n = 3;
+    if (c == 0xE0) lo = 0xA0;  // no overlong forms
+    if (c == 0xED) hi = 0x9F;  // no surrogates
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    n = 4;
+    if (c == 0xF0) lo = 0x90;  // no overlong forms
+    if (c == 0xF4) hi = 0x8F;  // nothing past U+10FFFF
+  } else {
+    return 0;
+  }
+  if (s.size() < n) return 0;
+  if (b(1) < lo || b(1) > hi) return 0;
+  for (std::size_t i = 2; i < n; ++i) {
+    if (b(i) < 0x80 || b(i) > 0xBF) return 0;
+  }
+  return n;
+}
+
+}  // namespace
+
+bool ValidUtf8(std::string_view s) {
+  while (!s.empty()) {
+    const std::size_t n = Utf8SequenceLength(s);
+    if (n == 0) return false;
+    s.remove_prefix(n);
+  }
+  return true;
+}
+
+namespace {
+
+// nlohmann's serializer writing into a counter instead of a string.
+class CountingOutput final : public nlohmann::detail::output_adapter_protocol<char> {
+ public:
+  void write_character(char) override { ++size_; }
+  void write_characters(const char*, std::size_t length) override { size_ += length; }
+  std::size_t size() const { return size_; }
+
+ private:
+  std::size_t size_ = 0;
+};
+
+enum class ReadBack { kUnchanged, kChanged, kTooDeep };
+
+// How value.dump() reads back: unchanged when strings and keys are UTF-8, numbers finite and
+// the depth within kMaxJsonNestingDepth. Iterative, so any depth is answered.
+ReadBack HowItReadsBack(const Object& value) {
+  ReadBack answer = ReadBack::kUnchanged;
+  std::vector<std::pair<const Object*, int>> todo{{&value, 0}};  // a value, and its depth
+  while (!todo.empty()) {
+    const auto [v, depth] = todo.back();
+    todo.pop_back();
+    if (v->is_string()) {
+      if (!ValidUtf8(v->get_ref<const std::string&>())) answer = ReadBack::kChanged;
+    } else if (v->is_number_float()) {
+      if (!std::isfinite(v->get<double>())) answer = ReadBack::kChanged;
+    } else if (v->is_object() || v->is_array()) {
+      if (depth + 1 > kMaxJsonNestingDepth) return ReadBack::kTooDeep;
+      for (auto it = v->begin(); it != v->end(); ++it) {
+        if (v->is_object() && !ValidUtf8(it.key())) answer = ReadBack::kChanged;
+        todo.emplace_back(&*it, depth + 1);
+      }
+    }
+  }
+  return answer;
+}
+
+}  // namespace
+
+StatusOr<Object> ReadBackAsJsonText(const Object& value) {
+  switch (HowItReadsBack(value)) {
+    case ReadBack::kUnchanged:
+      return value;
+    case ReadBack::kTooDeep:  // refused before dump, which recurses, builds the text
+      return BadRequestError("json: exceeded max depth of " + std::to_string(kMaxJsonNestingDepth));
+    case ReadBack::kChanged:
+      break;
+  }
+  return ParseJson(value.dump(-1, ' ', false, Object::error_handler_t::replace));
+}
+
+std::size_t CompactJsonSize(const Object& value) {
+  auto counter = std::make_shared<CountingOutput>();
+  nlohmann::detail::serializer<Object> serializer(counter, ' ', Object::error_handler_t::replace);
+  serializer.dump(value, /*pretty_print=*/false, /*ensure_ascii=*/false, /*indent_step=*/0);
+  return counter->size();
 }
 
 std::string EmitYaml(const Object& value) { return YamlWriter().Document(value); }

@@ -76,6 +76,27 @@ StatusOr<Object> ParseJson(std::string_view text, std::string_view source_name =
 // an answer about its brackets.
 std::size_t ExcessiveNestingOffset(std::string_view text, int max_depth);
 
+// Whether `s` is UTF-8 by RFC 3629: no overlong forms, no surrogates, nothing past U+10FFFF
+// (what JSON text carries; nlohmann's parser and strict encoder refuse the rest).
+bool ValidUtf8(std::string_view s);
+
+// The document a client's JSON text of `value` reads back as: what the API server gets when
+// the in-process client hands it `value` decoded instead of sending its text
+// (apiserver/in_process_client.h), so that both transports store the same thing. The text is
+// value.dump() with each maximal invalid UTF-8 subsequence in strings and keys replaced by
+// U+FFFD (as client::HttpClient sends them; Go's encoding/json replaces byte by byte), NaN and
+// infinities written as null; it is read with ParseJson. A copy of `value` when that changes nothing (every
+// string and key UTF-8 by RFC 3629, every number finite, at most kMaxJsonNestingDepth levels
+// of arrays and objects: checked without recursion, at any depth), which is the common case;
+// otherwise the text is built and parsed. Errors: ParseJson's (BadRequest "exceeded max depth"
+// for a document nested deeper than the parser reads).
+StatusOr<Object> ReadBackAsJsonText(const Object& value);
+
+// The length in bytes of value.dump() (compact, invalid UTF-8 replaced by U+FFFD, as the
+// store measures objects against api/limits.h kMaxStoredObjectBytes), counted without
+// building the text.
+std::size_t CompactJsonSize(const Object& value);
+
 // One document as block YAML, ending in a newline ("{}\n" for an empty object).
 std::string EmitYaml(const Object& value);
 

@@ -5,6 +5,10 @@
 
 #include <cmath>
 #include <cstdint>
+#include <string>
+#include <vector>
+
+#include "api/limits.h"
 
 namespace berth::api {
 namespace {
@@ -455,6 +459,127 @@ TEST(ParseJsonOrYamlTest, AcceptsEither) {
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().code(), Code::kBadRequest);
   EXPECT_THAT(bad.status().message(), HasSubstr("error parsing x.json: json: line 3, column 3: "));
+}
+
+// What the HTTP transport sends for a document, read as the server reads a body.
+json ThroughText(const json& doc) {
+  auto parsed = ParseJson(doc.dump(-1, ' ', false, json::error_handler_t::replace));
+  EXPECT_TRUE(parsed.ok()) << parsed.status();
+  return parsed.ok() ? *parsed : json();
+}
+
+bool Encodable(const std::string& s) {
+  try {
+    (void)json(s).dump();
+    return true;
+  } catch (const json::type_error&) {
+    return false;
+  }
+}
+
+// Every 1- and 2-byte string, every 3-byte string over the bytes where UTF-8's ranges
+// turn, and 200,000 random 4-byte strings: ValidUtf8 agrees with the strict encoder;
+// in a value and in a key, the document read back is the one its text gives (invalid
+// UTF-8 as U+FFFD), and the very document when the text can carry it.
+TEST(ReadBackAsJsonTextTest, IsWhatTheTextGivesForEveryString) {
+  std::vector<std::string> strings;
+  for (int a = 0; a < 256; ++a) {
+    strings.push_back(std::string(1, static_cast<char>(a)));
+    for (int b = 0; b < 256; ++b) strings.push_back({static_cast<char>(a), static_cast<char>(b)});
+  }
+  const int edges[] = {0x00, 0x41, 0x7F, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0,
+                       0xC1, 0xC2, 0xDF, 0xE0, 0xED, 0xEF, 0xF0, 0xF4, 0xF5, 0xFF};
+  for (int a : edges) {
+    for (int b : edges) {
+      for (int c : edges) strings.push_back({static_cast<char>(a), static_cast<char>(b), static_cast<char>(c)});
+    }
+  }
+  uint64_t x = 0x9E3779B97F4A7C15ull;
+  for (int i = 0; i < 200000; ++i) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    std::string s(4, '\0');
+    for (int k = 0; k < 4; ++k) s[k] = static_cast<char>((x >> (8 * k)) & 0xFF);
+    if (i % 2 == 0) s[0] = static_cast<char>(0xE0 + (x >> 40) % 0x15);  // multi-byte leads, where the cases are
+    strings.push_back(s);
+  }
+  int encodable = 0;
+  for (const std::string& s : strings) {
+    ASSERT_EQ(ValidUtf8(s), Encodable(s)) << testing::PrintToString(s);
+    for (const json& doc : {json{{"spec", {{"a", s}}}}, json{{"spec", {{s, 1}}}}}) {
+      auto read = ReadBackAsJsonText(doc);
+      ASSERT_TRUE(read.ok()) << testing::PrintToString(s) << ": " << read.status();
+      ASSERT_EQ(*read, ThroughText(doc)) << testing::PrintToString(s);
+      if (Encodable(s)) {
+        ASSERT_EQ(*read, doc) << testing::PrintToString(s);
+      } else {
+        ASSERT_NE(read->dump().find("\xef\xbf\xbd"), std::string::npos) << "U+FFFD for " << testing::PrintToString(s);
+      }
+    }
+    encodable += Encodable(s);
+  }
+  EXPECT_GT(encodable, 10000);  // the set holds both kinds
+  EXPECT_LT(encodable, static_cast<int>(strings.size()) - 10000);
+}
+
+TEST(ReadBackAsJsonTextTest, NumbersTheTextCannotWriteAreNull) {
+  const json fine = {{"x", 1.5}, {"y", -3}, {"z", uint64_t{1} << 63}, {"w", 1e300}};
+  EXPECT_EQ(*ReadBackAsJsonText(fine), fine);
+  const json odd = {{"a", "ok"}, {"n", std::nan("")}, {"p", {1, HUGE_VAL}}, {"m", -HUGE_VAL}};
+  auto read = ReadBackAsJsonText(odd);
+  ASSERT_TRUE(read.ok());
+  EXPECT_EQ(*read, (json{{"a", "ok"}, {"n", nullptr}, {"p", {1, nullptr}}, {"m", nullptr}}));
+}
+
+// The parser's depth limit, checked without recursion: a document 100,000 levels deep
+// is refused (without overflowing the stack); one at the limit is read back; the text
+// parser draws the line at the same depth.
+TEST(ReadBackAsJsonTextTest, RefusesWhatIsNestedDeeperThanTheParserReads) {
+  auto nested = [](int levels, json leaf) {
+    json doc = json::array({std::move(leaf)});
+    for (int i = 1; i < levels; ++i) doc = json::array({std::move(doc)});
+    return doc;
+  };
+  for (const json& leaf : {json(1), json("bad \xff")}) {
+    auto at_limit = ReadBackAsJsonText(nested(kMaxJsonNestingDepth, leaf));
+    ASSERT_TRUE(at_limit.ok()) << at_limit.status();
+    EXPECT_EQ(*at_limit, ThroughText(nested(kMaxJsonNestingDepth, leaf)));
+    for (int levels : {kMaxJsonNestingDepth + 1, 100000}) {
+      auto deep = ReadBackAsJsonText(nested(levels, leaf));
+      ASSERT_FALSE(deep.ok());
+      EXPECT_EQ(deep.status().code(), Code::kBadRequest);
+      EXPECT_THAT(deep.status().message(), HasSubstr("exceeded max depth"));
+    }
+  }
+  EXPECT_TRUE(ParseJson(nested(kMaxJsonNestingDepth, 1).dump()).ok());
+  EXPECT_FALSE(ParseJson(nested(kMaxJsonNestingDepth + 1, 1).dump()).ok());
+}
+
+TEST(CompactJsonSizeTest, IsTheLengthOfTheCompactText) {
+  std::vector<json> docs = {
+      json(),
+      json(0),
+      json(-17),
+      json(uint64_t{18446744073709551615ull}),
+      json(0.1),
+      json(1e300),
+      json(-2.5e-8),
+      json(true),
+      json(""),
+      json("a\"b\\c\n\t\x01"),
+      json("\xe2\x82\xac \xf0\x9f\x98\x80"),
+      json("bad \xff\xfe utf-8 \xc0"),
+      json::array(),
+      json::object(),
+      json{{"apiVersion", "v1"},
+           {"kind", "Pod"},
+           {"metadata", {{"name", "p"}, {"labels", {{"a", "b"}}}}},
+           {"spec", {{"containers", json::array({{{"name", "c"}, {"args", {"x", "y\xff"}}}})}}}},
+      json{{"\xff", {1, 2.5, nullptr, false}}},
+  };
+  for (const json& doc : docs) {
+    EXPECT_EQ(CompactJsonSize(doc), doc.dump(-1, ' ', false, json::error_handler_t::replace).size())
+        << doc.dump(-1, ' ', false, json::error_handler_t::replace);
+  }
 }
 
 }  // namespace

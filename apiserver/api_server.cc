@@ -73,6 +73,11 @@ StatusOr<json> DecodeRequestBody(const HttpRequest& req) {
         "the body of the request was in an unknown format - accepted media types include: "
         "application/json, application/yaml, application/vnd.kubernetes.protobuf");
   }
+  if (req.object) {  // handed over decoded by the in-process client: read as its text would be
+    auto read = api::ReadBackAsJsonText(*req.object);
+    if (!read.ok()) return BadRequestError(read.status().message());
+    return read;
+  }
   auto parsed = protobuf ? DecodeProtobufObject(req.body) : api::ParseJsonOrYaml(req.body);
   if (!parsed.ok()) {
     if (parsed.status().code() == Code::kUnsupportedMedia) return parsed.status();

@@ -135,6 +135,10 @@ struct HttpRequest {
   // In-process only: the caller takes a List's items as HttpResponse::objects
   // (the stored objects themselves) instead of their JSON in the body.
   bool take_objects = false;
+  // In-process only: the body as a decoded document (client::RawRequest::object;
+  // `body` is then empty). The server reads it as the document its JSON text
+  // would give (api::ReadBackAsJsonText), in a copy.
+  std::shared_ptr<const api::Object> object;
 
   // Value of the first header with this name (case-insensitive), "" if absent.
   std::string_view Header(std::string_view name) const;

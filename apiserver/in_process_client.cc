@@ -201,6 +201,7 @@ HttpRequest InProcessTransport::ToHttp(const client::RawRequest& request) const 
     out.headers.emplace_back("User-Agent", options_.user_agent);
   }
   out.body = request.body;
+  out.object = request.object;
   out.remote = options_.remote;
   out.in_process = true;
   out.take_objects = request.take_objects;

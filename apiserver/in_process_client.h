@@ -15,6 +15,12 @@
 // What the caller sees is the same document either way (tested over both
 // transports in in_process_client_test).
 //
+// Likewise the other way: the object of a create, update or status update
+// (RawRequest::object) reaches the server decoded (HttpRequest::object), not as
+// JSON text to parse again. The server reads it as the document that text would
+// give (api::ReadBackAsJsonText: a copy, unless a string holds invalid UTF-8,
+// which becomes U+FFFD as over HTTP), so both transports store the same thing.
+//
 //   auto client = apiserver::NewInProcessClient(server);
 //   client->Create(kPods.Namespace("default"), pod);
 //

@@ -8,11 +8,13 @@
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "api/limits.h"
 #include "apiserver/testing/test_api_server.h"
 #include "client/http_client.h"
 #include "client/informer.h"
@@ -234,6 +236,43 @@ TEST_P(ClientContractTest, StatusSubresourceWritesOnlyStatus) {
   ASSERT_TRUE(after.ok()) << after.status();
   EXPECT_EQ((*after)["status"]["pendingWorkloads"], 3);
   EXPECT_EQ((*after)["metadata"]["labels"]["tier"], "gold");
+}
+
+// Bytes from outside that are not UTF-8 (a probe's output in an Event, a file's name)
+// never make a write fail or throw: over either transport each invalid sequence is
+// written as U+FFFD, as Go's encoding/json writes such strings and keys, and the same
+// document is stored.
+TEST_P(ClientContractTest, StringsThatAreNotUtf8AreWrittenAsReplacementCharacters) {
+  const auto ref = kConfigMaps.Namespace("default");
+  api::Object cm = ConfigMap("bytes");
+  cm["data"] = {{"k", "v\xff"}, {"overlong", "\xc0\xaf"}, {"ok", "\xe2\x82\xac"}};
+  auto created = client_->Create(ref, cm);
+  ASSERT_TRUE(created.ok()) << created.status();
+  const json want = {{"k", "v\xef\xbf\xbd"}, {"overlong", "\xef\xbf\xbd\xef\xbf\xbd"}, {"ok", "\xe2\x82\xac"}};
+  EXPECT_EQ((*created)["data"], want);
+  auto got = client_->Get(ref, "bytes");
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ((*got)["data"], want);
+  api::Object update = *got;
+  update["data"]["k"] = "again \xed\xa0\x80";  // a surrogate
+  auto updated = client_->Update(ref, update);
+  ASSERT_TRUE(updated.ok()) << updated.status();
+  EXPECT_EQ((*updated)["data"]["k"], "again \xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
+  // A key read as U+FFFD is then validated as any key: ConfigMap keys refuse it.
+  api::Object bad_key = ConfigMap("key");
+  bad_key["data"] = {{"\xfe\xfe", "x"}};
+  auto refused = client_->Create(ref, bad_key);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), Code::kInvalid);
+  EXPECT_NE(refused.status().message().find("data[\xef\xbf\xbd\xef\xbf\xbd]: Invalid value"), std::string::npos)
+      << refused.status();
+
+  const auto events = GroupVersionResource{"", "v1", "events"}.Namespace("default");
+  api::Object event = CoreEvent("probe");
+  event["message"] = "Liveness probe failed: bad \xff\xfe bytes";
+  auto recorded = client_->Create(events, event);
+  ASSERT_TRUE(recorded.ok()) << recorded.status();
+  EXPECT_EQ((*recorded)["message"], "Liveness probe failed: bad \xef\xbf\xbd\xef\xbf\xbd bytes");
 }
 
 TEST_P(ClientContractTest, PatchTypes) {
@@ -629,6 +668,58 @@ TEST(InProcessClientTest, AWriteOrGetHandsOverTheStoredObject) {
   auto viewed_by_client = client->Get(kEventsV1.Namespace("default"), "e1");
   ASSERT_TRUE(viewed_by_client.ok());
   EXPECT_EQ((*viewed_by_client)["note"], "Started container c");
+}
+
+// A create, update or status update hands the object to the server decoded
+// (RawRequest::object, no JSON text), and the server reads it as that text: the same
+// stored document as the text gives, the caller's object untouched, and a document
+// the text parser would refuse (too deep) refused with nothing written.
+TEST(InProcessClientTest, AWriteHandsItsObjectOverAndItIsReadAsItsText) {
+  testing::TestApiServer test_server;
+  ASSERT_TRUE(test_server.server.EnsureSystemNamespaces().ok());
+  InProcessTransport transport(test_server.server);
+  const auto ref = kConfigMaps.Namespace("default");
+  const std::string path = client::ResourcePath(ref);
+  auto stored = [&](const std::string& name) {
+    return test_server.store.GetShared({{"", "configmaps"}, "default", name});
+  };
+
+  for (const api::Object& data : {json{{"k", "v"}}, json{{"k", "v\xff"}, {"l", "\xfe\xe2\x82"}}}) {
+    api::Object by_object = ConfigMap("o");
+    by_object["data"] = data;
+    api::Object by_text = by_object;
+    by_text["metadata"]["name"] = "t";
+    client::RawRequest with_object{"POST", path, {}, "", /*take_objects=*/true};
+    with_object.object = std::make_shared<const api::Object>(by_object);
+    auto created = transport.Do(with_object);
+    ASSERT_TRUE(created.ok()) << created.status();
+    EXPECT_EQ(created->status, 201) << created->body;
+    auto texted = transport.Do(
+        {"POST", path, {}, by_text.dump(-1, ' ', false, json::error_handler_t::replace), /*take_objects=*/true});
+    ASSERT_TRUE(texted.ok());
+    EXPECT_EQ(texted->status, 201) << texted->body;
+    auto o = stored("o");
+    auto t = stored("t");
+    ASSERT_TRUE(o.ok() && t.ok());
+    EXPECT_EQ((**o)["data"], (**t)["data"]);
+    EXPECT_EQ((**o)["metadata"]["labels"], (**t)["metadata"]["labels"]);
+    EXPECT_EQ(*with_object.object, by_object) << "the caller's object is not changed";
+    ASSERT_TRUE(test_server.store.Delete({{"", "configmaps"}, "default", "o"}).ok());
+    ASSERT_TRUE(test_server.store.Delete({{"", "configmaps"}, "default", "t"}).ok());
+  }
+
+  const int64_t revision = test_server.store.CurrentRevision();
+  api::Object deep = ConfigMap("deep");
+  json nested = json::array();
+  for (int i = 0; i < api::kMaxJsonNestingDepth + 5; ++i) nested = json::array({std::move(nested)});
+  deep["extra"] = std::move(nested);
+  client::RawRequest too_deep{"POST", path, {}, "", /*take_objects=*/true};
+  too_deep.object = std::make_shared<const api::Object>(std::move(deep));
+  auto refused = transport.Do(too_deep);
+  ASSERT_TRUE(refused.ok());
+  EXPECT_EQ(refused->status, 400) << refused->body;
+  EXPECT_NE(refused->body.find("exceeded max depth"), std::string::npos) << refused->body;
+  EXPECT_EQ(test_server.store.CurrentRevision(), revision);
 }
 
 // A watch that asked for bookmarks gets one shortly before its timeout ends

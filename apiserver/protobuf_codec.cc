@@ -7,6 +7,7 @@
 #include <span>
 #include <string>
 
+#include "api/yaml_codec.h"
 #include "core/base64.h"
 #include "core/clock.h"
 
@@ -549,39 +550,6 @@ class WireReader {
 // ---------------------------------------------------------------------------
 // Values
 
-// Strict UTF-8 (no overlong forms, surrogates or code points past U+10FFFF),
-// what the JSON encoder downstream requires.
-bool ValidUtf8(std::string_view s) {
-  size_t i = 0;
-  while (i < s.size()) {
-    const auto c = static_cast<uint8_t>(s[i]);
-    size_t n = 0;
-    uint32_t cp = 0;
-    if (c < 0x80) {
-      ++i;
-      continue;
-    } else if ((c & 0xE0) == 0xC0) {
-      n = 1, cp = c & 0x1F;
-    } else if ((c & 0xF0) == 0xE0) {
-      n = 2, cp = c & 0x0F;
-    } else if ((c & 0xF8) == 0xF0) {
-      n = 3, cp = c & 0x07;
-    } else {
-      return false;
-    }
-    if (n > s.size() - i - 1) return false;
-    for (size_t k = 1; k <= n; ++k) {
-      const auto cc = static_cast<uint8_t>(s[i + k]);
-      if ((cc & 0xC0) != 0x80) return false;
-      cp = (cp << 6) | (cc & 0x3F);
-    }
-    static constexpr uint32_t kMin[] = {0, 0x80, 0x800, 0x10000};
-    if (cp < kMin[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
-    i += n + 1;
-  }
-  return true;
-}
-
 // The scalar fields of a small message (metav1.Time, resource.Quantity,
 // intstr.IntOrString): per field number the last varint and the last
 // length-delimited value (a field absent from a map reads as zero or empty);
@@ -649,7 +617,7 @@ Status WrongWireType(const Field& f, const std::string& path) {
 StatusOr<json> Decoder::DecodeLengthDelimitedValue(const Field& f, std::string_view bytes, const std::string& path) {
   switch (f.type) {
     case kString:
-      if (!ValidUtf8(bytes)) return Malformed(path + " is not valid UTF-8");
+      if (!api::ValidUtf8(bytes)) return Malformed(path + " is not valid UTF-8");
       return json(std::string(bytes));
     case kBytes:
       return json(Base64Encode(bytes));
@@ -663,14 +631,14 @@ StatusOr<json> Decoder::DecodeLengthDelimitedValue(const Field& f, std::string_v
     case kQuantity: {  // {1: string}
       BERTH_ASSIGN_OR_RETURN(ScalarFields quantity, ReadScalarFields(bytes));
       const std::string s(quantity.bytes[1]);
-      if (!ValidUtf8(s)) return Malformed(path + " is not valid UTF-8");
+      if (!api::ValidUtf8(s)) return Malformed(path + " is not valid UTF-8");
       return json(s.empty() ? "0" : s);
     }
     case kIntOrString: {  // {1: type (0 int, 1 string), 2: intVal, 3: strVal}
       BERTH_ASSIGN_OR_RETURN(ScalarFields value, ReadScalarFields(bytes));
       if (value.varints[1] == 1) {
         const std::string str_val(value.bytes[3]);
-        if (!ValidUtf8(str_val)) return Malformed(path + " is not valid UTF-8");
+        if (!api::ValidUtf8(str_val)) return Malformed(path + " is not valid UTF-8");
         return json(str_val);
       }
       return json(static_cast<int32_t>(value.varints[2]));
@@ -691,7 +659,7 @@ StatusOr<std::pair<std::string, json>> Decoder::DecodeMapEntry(const Field& f, s
     BERTH_RETURN_IF_ERROR(r.Tag(&n, &wt));
     if (n == 1 && wt == kLengthDelimited) {
       BERTH_ASSIGN_OR_RETURN(std::string_view k, r.LengthDelimited());
-      if (!ValidUtf8(k)) return Malformed(path + " has a key that is not valid UTF-8");
+      if (!api::ValidUtf8(k)) return Malformed(path + " has a key that is not valid UTF-8");
       key = std::string(k);
     } else if (n == 2) {
       BERTH_ASSIGN_OR_RETURN(value, DecodeValue(f, wt, r, path + "[" + key + "]"));

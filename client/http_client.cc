@@ -361,7 +361,7 @@ class HttpTransport final : public Transport {
     if (!cfg_.bearer_token.empty()) req.set(http::field::authorization, "Bearer " + cfg_.bearer_token);
     for (const auto& [k, v] : RequestHeaders(r)) req.set(k, v);
     req.keep_alive(true);
-    req.body() = r.body;
+    req.body() = r.object ? r.object->dump(-1, ' ', false, api::Object::error_handler_t::replace) : r.body;
     req.prepare_payload();
     return req;
   }

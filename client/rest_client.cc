@@ -196,6 +196,14 @@ class CallbackSink final : public BodySink {
   std::optional<Status> end_;
 };
 
+// A create or update of a whole object: the object goes as RawRequest::object
+// (a copy the transport may hand over decoded), the stored object comes back.
+RawRequest WholeObjectRequest(std::string method, std::string target, const api::Object& obj) {
+  RawRequest r{std::move(method), std::move(target), {}, "", /*take_objects=*/true};
+  r.object = std::make_shared<const api::Object>(obj);
+  return r;
+}
+
 }  // namespace
 
 std::string ResourcePath(const ResourceRef& ref, std::string_view name, std::string_view subresource) {
@@ -228,7 +236,9 @@ HeaderList RequestHeaders(const RawRequest& request) {
                        [&](const auto& h) { return EqualsIgnoreCase(h.first, name); });
   };
   if (!given("Accept")) out.emplace_back("Accept", "application/json");
-  if (!request.body.empty() && !given("Content-Type")) out.emplace_back("Content-Type", "application/json");
+  if ((!request.body.empty() || request.object) && !given("Content-Type")) {
+    out.emplace_back("Content-Type", "application/json");
+  }
   out.insert(out.end(), request.headers.begin(), request.headers.end());
   return out;
 }
@@ -333,8 +343,7 @@ StatusOr<SharedObjectList> RestClient::ListShared(const ResourceRef& ref, const 
 StatusOr<api::Object> RestClient::Create(const ResourceRef& ref, const api::Object& obj, const CreateOptions& options) {
   Query q;
   AddWriteOptions(options, &q);
-  return JsonCall({"POST", WithQuery(ResourcePath(ref), std::move(q)), {}, obj.dump(), /*take_objects=*/true}, ref,
-                  api::Name(obj));
+  return JsonCall(WholeObjectRequest("POST", WithQuery(ResourcePath(ref), std::move(q)), obj), ref, api::Name(obj));
 }
 
 StatusOr<api::Object> RestClient::Update(const ResourceRef& ref, const api::Object& obj, const UpdateOptions& options) {
@@ -342,8 +351,7 @@ StatusOr<api::Object> RestClient::Update(const ResourceRef& ref, const api::Obje
   AddWriteOptions(options, &q);
   const std::string& name = api::Name(obj);
   if (name.empty()) return BadRequestError("resource name may not be empty");
-  return JsonCall({"PUT", WithQuery(ResourcePath(ref, name), std::move(q)), {}, obj.dump(), /*take_objects=*/true}, ref,
-                  name);
+  return JsonCall(WholeObjectRequest("PUT", WithQuery(ResourcePath(ref, name), std::move(q)), obj), ref, name);
 }
 
 StatusOr<api::Object> RestClient::UpdateStatus(const ResourceRef& ref, const api::Object& obj,
@@ -352,9 +360,8 @@ StatusOr<api::Object> RestClient::UpdateStatus(const ResourceRef& ref, const api
   AddWriteOptions(options, &q);
   const std::string& name = api::Name(obj);
   if (name.empty()) return BadRequestError("resource name may not be empty");
-  return JsonCall(
-      {"PUT", WithQuery(ResourcePath(ref, name, "status"), std::move(q)), {}, obj.dump(), /*take_objects=*/true}, ref,
-      name);
+  return JsonCall(WholeObjectRequest("PUT", WithQuery(ResourcePath(ref, name, "status"), std::move(q)), obj), ref,
+                  name);
 }
 
 StatusOr<api::Object> RestClient::Patch(const ResourceRef& ref, const std::string& name, PatchType type,

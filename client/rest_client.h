@@ -53,6 +53,15 @@ struct RawRequest {
   // RawResponse::objects from a transport that holds them decoded (the
   // in-process one); others ignore it.
   bool take_objects = false;
+  // The body as a decoded JSON document instead of `body` text (the writes of
+  // whole objects: create, update, update status). HttpClient sends its JSON,
+  // with invalid UTF-8 in strings and keys written as U+FFFD (each maximal
+  // invalid subsequence, Unicode's recommended practice; Go's encoding/json
+  // replaces byte by byte), so bytes from outside, a probe's output in an
+  // Event, never make encoding fail; NaN and infinities as null. The
+  // in-process transport hands it over decoded, and the server reads it as that
+  // text (api::ReadBackAsJsonText). At most one of body and object is set.
+  std::shared_ptr<const api::Object> object;
 };
 struct RawResponse {
   int status = 0;

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "api/unstructured.h"
+#include "api/yaml_codec.h"
 #include "core/ids.h"
 #include "store/continue_token.h"
 #include "store/object_meta.h"
@@ -490,8 +491,7 @@ StatusOr<size_t> CachedStore::RemoveExpired() {
 // kube-apiserver returns as it is (a 500 without a reason).
 Status CachedStore::CheckObjectSize(const api::Object& obj) const {
   if (max_object_bytes_ == 0) return Status::Ok();
-  const std::string text = obj.dump(-1, ' ', false, api::Object::error_handler_t::replace);
-  if (text.size() > max_object_bytes_) return UnknownError("etcdserver: request is too large");
+  if (api::CompactJsonSize(obj) > max_object_bytes_) return UnknownError("etcdserver: request is too large");
   return Status::Ok();
 }
 
