@@ -1,6 +1,7 @@
 #include "client/event_recorder.h"
 
 #include <algorithm>
+#include <exception>
 #include <fmt/format.h>
 #include <optional>
 #include <set>
@@ -135,7 +136,12 @@ void EventRecorder::Send() {
     Write w = std::move(queue_.front());
     queue_.pop_front();
     lock.unlock();
-    Deliver(w);
+    try {
+      Deliver(w);
+    } catch (const std::exception& e) {  // best effort: this Event is lost, the sender goes on
+      Logger("events")->error("event {} {} not recorded: {}", w.event.value("type", ""), w.event.value("reason", ""),
+                              e.what());
+    }
     lock.lock();
     ++written_;
     cv_.notify_all();

@@ -45,7 +45,7 @@
 // waits until everything queued is written; the destructor writes what is queued and stops.
 //
 // Errors: recording is best effort (as upstream): failures are logged and otherwise
-// ignored.
+// ignored; a write that throws loses its Event only, and the sender goes on.
 //
 // Thread-safety: every method may be called from any thread.
 #pragma once

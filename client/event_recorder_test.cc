@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <mutex>
+#include <stdexcept>
 #include <thread>
 
 #include "client/testing/fake_client.h"
@@ -166,6 +167,23 @@ TEST_F(EventRecorderTest, EventsBeyondTheQueueLimitAreDropped) {
   auto events = Events(recorder);
   client_.BeforeWrite(nullptr);
   EXPECT_EQ(events.size(), 1 + kEventQueueLimit);
+}
+
+// A write that throws (the client's encoding once did, on a probe's output that was not
+// UTF-8) loses that Event only: the sender thread survives and writes the next ones.
+TEST_F(EventRecorderTest, AWriteThatThrowsLosesOnlyItsEvent) {
+  EventRecorder recorder(client_, clock_, "kubelet", "node-0");
+  std::atomic<int> writes{0};
+  client_.BeforeWrite([&] {
+    if (++writes == 1) throw std::runtime_error("encoding failed");
+  });
+  recorder.Event(Pod("p-1"), kEventTypeWarning, "Unhealthy", "first");
+  recorder.Event(Pod("p-2"), kEventTypeWarning, "Unhealthy", "second");
+  auto events = Events(recorder);
+  client_.BeforeWrite(nullptr);
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0]["message"], "second");
+  EXPECT_EQ(writes.load(), 2);
 }
 
 }  // namespace
