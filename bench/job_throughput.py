@@ -115,6 +115,17 @@ Figures (2-core VM shared with other engineers' builds; RelWithDebInfo; Kueue mo
     pairs at N=600: server CPU 28.6 / 33.9, 26.0 / 27.8, 29.2 / 28.9 ms/job, RSS 151-153 /
     167-169 MiB: 9 % less RSS, CPU within noise; not adopted.
   Tuned Slurm 22.05 on the same machine (issue 18): 14.2 jobs/s at N=1000.
+  A later, faster 2-core machine (2026-12-06), bench/slurm_reference.sh in the same sitting,
+    N=1000, two pairs: berth 52.7 / Slurm 43.6 jobs/s (load 0.7-3.4), 39.2 / 39.3 (load
+    2.9-3.8); server CPU 17.2 and 22.8 ms/job against Slurm's daemons' 9.0 and 10.0; host CPU
+    25.3, 34.2 ms/job. Without a (trivial) Epilog Slurm did 2.0 jobs/s: a freed CPU waited for
+    its once-a-second background pass. N=600 quiet (load 0.7-2.4) 51-67 jobs/s, 14-16 ms/job.
+    200 x `sleep 1`: 103.6 s, 1.036x (36 ms per slot turnover).
+    SQLite synchronous=NORMAL against FULL, two pairs at N=600: server CPU 13.3 / 14.3 and
+    16.4 / 16.3 ms/job: the fsync per commit costs no measurable server CPU.
+    In-process writes handing their object over decoded (no dump + parse), 8 pairs at N=400:
+    medians 17.05 / 16.75 ms/job (within noise; dump + parse of a 2.3 KB pod 40 us against
+    15 us for the two copies that replace it).
 
 --stages ends with a slot's turnover split: how long the quota is held (quota reserved ->
 Workload finished), of which the container runtime's part (pod bound -> pod succeeded) and the
