@@ -3,6 +3,7 @@
 #include <chrono>
 #include <filesystem>
 #include <gtest/gtest.h>
+#include <sstream>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -92,6 +93,37 @@ TEST_F(RealCgroupsTest, ABusyLoopLimitedTo500mUsesHalfACpu) {
     best = std::max(best, cpus);
   }
   EXPECT_GE(best, 0.35);
+  p->Kill();
+  ASSERT_TRUE(p->WaitForExit(kRealTimeout).has_value());
+  EXPECT_TRUE(AllGone(dirs));
+}
+
+// The container's process and what it forks are in the run's cgroup of every
+// hierarchy (on cgroup v1 it moved itself alone, through `tasks`: shim.h
+// OpenCgroupProcs), as /proc/<pid>/cgroup of a grandchild shows.
+TEST_F(RealCgroupsTest, TheRunsProcessesAreInItsCgroupInEveryHierarchy) {
+  ASSERT_TRUE(cgroups_->CreatePod(uid_, {}).ok());
+  const fs::path out = dir_ / "cgroup.txt";
+  auto p = ContainerProcess::Start(Shell("cat /proc/self/cgroup > " + out.string() + ".tmp && mv " + out.string() +
+                                             ".tmp " + out.string() + "; sleep 30",
+                                         {}),
+                                   clock_, &*cgroups_);
+  ASSERT_TRUE(p->WaitReady(kRealTimeout));
+  const std::vector<std::string> dirs = p->cgroup_dirs();
+  ASSERT_FALSE(dirs.empty());
+  for (int i = 0; i < 3000 && !fs::exists(out); ++i) std::this_thread::sleep_for(milliseconds(10));
+  const std::string text = shim::testing::ReadFile(out.string());
+  ASSERT_FALSE(text.empty());
+  // Each directory is <mount><path>; some line "<id>:<controllers>:<path>" names its path.
+  for (const std::string& dir : dirs) {
+    bool found = false;
+    std::istringstream lines(text);
+    for (std::string line; std::getline(lines, line);) {
+      const std::string path = line.substr(line.find(':', line.find(':') + 1) + 1);
+      if (path.size() > 1 && dir.size() > path.size() && dir.ends_with(path)) found = true;
+    }
+    EXPECT_TRUE(found) << dir << " is not in\n" << text;
+  }
   p->Kill();
   ASSERT_TRUE(p->WaitForExit(kRealTimeout).has_value());
   EXPECT_TRUE(AllGone(dirs));

@@ -189,8 +189,10 @@ std::string ReadExecReport(int report_fd, const LaunchRecord& launch) {
 
 Status OpenCgroupProcs(const std::vector<std::string>& dirs, std::vector<int>* fds) {
   for (const std::string& dir : dirs) {
-    // O_CREAT only matters in a plain directory (tests' fake trees): cgroupfs creates no files.
-    int fd = open((dir + "/cgroup.procs").c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    // cgroup v1: `tasks` (see shim.h). v2 has none: cgroup.procs. O_CREAT only matters in a
+    // plain directory (tests' fake trees): cgroupfs creates no files.
+    int fd = open((dir + "/" + kCgroupV1TasksFile).c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT) fd = open((dir + "/cgroup.procs").c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0) {
       const int err = errno;
       CloseAll(*fds);

@@ -77,8 +77,8 @@ std::string CheckLaunch(const LaunchRecord& launch, std::string* binary);
 // The child half of starting a container's (or an exec'd) process, called
 // right after fork once its standard streams are in place; async-signal-safe
 // calls only. Empties the signal mask and resets every disposition, moves the
-// process into each cgroup whose cgroup.procs is open in `cgroup_procs` (one
-// per cgroup v1 hierarchy, or one on v2; empty: none), marks every descriptor
+// process into each cgroup whose tasks or cgroup.procs is open in `cgroup_procs`
+// (OpenCgroupProcs; one per cgroup v1 hierarchy, or one on v2; empty: none), marks every descriptor
 // above 2 close-on-exec, then chdir(cwd) and execve. On failure it writes
 // {stage (kReportChdirStage, kReportExecStage, kReportCgroupStage), errno} to
 // `report_fd` (a close-on-exec pipe) and exits 127.
@@ -93,13 +93,26 @@ inline constexpr int kReportCgroupStage = 3;
 [[noreturn]] void ExecInChild(std::span<const int> cgroup_procs, const char* cwd, const char* binary,
                               char* const argv[], char* const envp[], int report_fd);
 // The cgroup step of ExecInChild, for a child that joins before it does more (a
-// sandbox's init, an exec into a sandbox): writes its pid to each of
+// sandbox's init, an exec into a sandbox): writes "0" (itself) to each of
 // `cgroup_procs`; on failure writes {kReportCgroupStage, errno} to `report_fd`
 // and exits 127. Async-signal-safe.
 void JoinCgroupsOrExit(std::span<const int> cgroup_procs, int report_fd);
 
-// Opens <dir>/cgroup.procs of each of `dirs` for ExecInChild (close-on-exec),
-// into *fds. Errors: kInternal naming the directory; nothing stays open then.
+// Opens, for ExecInChild (close-on-exec, into *fds), the file of each of `dirs`
+// through which a process moves itself in: <dir>/tasks when it exists (cgroup
+// v1), else <dir>/cgroup.procs (v2). Writing "0" to cgroup.procs moves the
+// whole thread group and takes the kernel's global cgroup_threadgroup_rwsem for
+// writing, which waits for an RCU grace period unless another migration took
+// it moments before: ~10 ms on a 2-core VM for a container start after an idle
+// gap, the largest part of a short Job's start (bench/cgroup_attach.py). The
+// child writing is single-threaded right after fork, so moving only its own
+// thread moves the whole process, and v1's `tasks` with "0" (the calling
+// thread) takes no global lock (Linux >= 6.0, kernel/cgroup/cgroup.c
+// cgroup_procs_write_start: "If we migrate a single thread, we don't care
+// about threadgroup stability"): 0.3 ms. v2 refuses thread moves out of a
+// threaded subtree, so it keeps cgroup.procs. Errors: kInternal naming the
+// directory; nothing stays open then.
+inline constexpr char kCgroupV1TasksFile[] = "tasks";
 Status OpenCgroupProcs(const std::vector<std::string>& dirs, std::vector<int>* fds);
 void CloseAll(std::vector<int>& fds);
 

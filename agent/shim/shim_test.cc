@@ -76,6 +76,30 @@ TEST_F(ShimTest, RecordsTheExitAndTheLogOfItsContainerAndRemovesItsSocket) {
   EXPECT_EQ(ConnectShim(run).status().code(), Code::kUnavailable);
 }
 
+// The container joins each cgroup the record names through the file that moves it
+// alone without the kernel's global lock: `tasks` where the directory has one
+// (cgroup v1), else cgroup.procs (v2); "0" is itself. Fake directories: the files
+// written are the check.
+TEST_F(ShimTest, TheContainerJoinsThroughTasksOnCgroupV1AndCgroupProcsOnV2) {
+  const std::string v1 = dir_ + "/cg-v1", v2 = dir_ + "/cg-v2";
+  fs::create_directories(v1);
+  fs::create_directories(v2);
+  std::ofstream(v1 + "/" + kCgroupV1TasksFile) << "";
+  std::string run = Launch("exit 0");
+  StatusOr<LaunchRecord> launch = ReadLaunchRecord(run);
+  ASSERT_TRUE(launch.ok()) << launch.status();
+  launch->cgroup_dirs = {v1, v2};
+  ASSERT_TRUE(WriteLaunchRecord(run, *launch).ok());
+  ASSERT_TRUE(SpawnShim(testing::SupervisorCommand(), run, kReady).ok());
+  StatusOr<ExitRecord> exit = WaitForExit(run);
+  ASSERT_TRUE(exit.ok()) << exit.status().ToString();
+  EXPECT_EQ(exit->start_error, "");
+  EXPECT_EQ(ReadFile(v1 + "/tasks"), "0");
+  EXPECT_FALSE(fs::exists(v1 + "/cgroup.procs"));
+  EXPECT_EQ(ReadFile(v2 + "/cgroup.procs"), "0");
+  EXPECT_FALSE(fs::exists(v2 + "/tasks"));
+}
+
 // The supervisor rotates its container's log by itself: no agent, nor any handle, exists here.
 TEST_F(ShimTest, RotatesTheLogAsTheLaunchRecordSaysWithNoAgent) {
   std::string run = Launch("i=0; while [ $i -lt 2000 ]; do echo \"line $i\"; i=$((i+1)); done", 0, "", {2000, 3});
