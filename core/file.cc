@@ -24,7 +24,7 @@ std::string DirectoryOf(const std::string& path) {
 
 }  // namespace
 
-Status WriteFileAtomically(const std::string& path, std::string_view contents, mode_t mode) {
+Status WriteFileAtomically(const std::string& path, std::string_view contents, mode_t mode, FileDurability durability) {
   const std::string tmp = path + ".tmp";
   int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
   if (fd < 0) return Errno("cannot create", tmp);
@@ -40,7 +40,7 @@ Status WriteFileAtomically(const std::string& path, std::string_view contents, m
     }
     done += static_cast<size_t>(n);
   }
-  if (fsync(fd) != 0) {
+  if (durability == FileDurability::kSynced && fsync(fd) != 0) {
     Status s = Errno("cannot sync", tmp);
     close(fd);
     unlink(tmp.c_str());
@@ -52,13 +52,33 @@ Status WriteFileAtomically(const std::string& path, std::string_view contents, m
     unlink(tmp.c_str());
     return s;
   }
-  const std::string dir = DirectoryOf(path);
-  int dfd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd >= 0) {
-    fsync(dfd);
-    close(dfd);
+  if (durability == FileDurability::kSynced) {
+    const std::string dir = DirectoryOf(path);
+    int dfd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) {
+      fsync(dfd);
+      close(dfd);
+    }
   }
   return Status::Ok();
+}
+
+Status SyncFileAndDirectory(const std::string& path) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) return Errno("cannot open", path);
+  if (fsync(fd) != 0) {
+    Status s = Errno("cannot sync", path);
+    close(fd);
+    return s;
+  }
+  close(fd);
+  const std::string dir = DirectoryOf(path);
+  int dfd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0) return Errno("cannot open", dir);
+  const bool synced = fsync(dfd) == 0;
+  Status s = synced ? Status::Ok() : Errno("cannot sync", dir);
+  close(dfd);
+  return s;
 }
 
 StatusOr<std::string> ReadFileBounded(const std::string& path, size_t max_bytes, bool follow_symlinks) {

@@ -1,11 +1,18 @@
 // Small files written so that a crash never leaves a half-written one, and
 // read with a size bound.
 //
-// WriteFileAtomically(path, contents, mode): writes `path + ".tmp"` (created
-//   with `mode`, truncated), fsyncs it, renames it over `path` and fsyncs the
-//   directory, so after a crash at any point `path` holds either its previous
-//   contents or all of `contents`, never a prefix. Errors: kInternal naming
-//   the path and errno's text.
+// WriteFileAtomically(path, contents, mode, durability): writes `path + ".tmp"`
+//   (created with `mode`, truncated), fsyncs it, renames it over `path` and
+//   fsyncs the directory, so after a crash at any point `path` holds either its
+//   previous contents or all of `contents`, never a prefix. With
+//   FileDurability::kDeferred both fsyncs are left to the caller: every process
+//   sees `path` whole or not at all (the rename), also after the writer is
+//   killed, but after a crash of the host it may hold its previous contents, be
+//   missing or be empty until SyncFileAndDirectory(path) returned. Errors:
+//   kInternal naming the path and errno's text.
+// SyncFileAndDirectory(path): fsyncs the file at `path` (not following a
+//   symbolic link) and then its directory: what a kDeferred write left to do.
+//   Errors: kInternal naming the file or directory and errno's text.
 // ReadFileBounded(path, max_bytes, follow_symlinks): the whole file, which
 //   must be a regular file: it is opened non-blocking (a FIFO put in its place
 //   can never block the reader) and checked with fstat; with follow_symlinks
@@ -37,7 +44,10 @@
 
 namespace berth {
 
-Status WriteFileAtomically(const std::string& path, std::string_view contents, mode_t mode = 0644);
+enum class FileDurability { kSynced, kDeferred };
+Status WriteFileAtomically(const std::string& path, std::string_view contents, mode_t mode = 0644,
+                           FileDurability durability = FileDurability::kSynced);
+Status SyncFileAndDirectory(const std::string& path);
 StatusOr<std::string> ReadFileBounded(const std::string& path, size_t max_bytes, bool follow_symlinks = true);
 Status RemoveTree(const std::string& path);
 

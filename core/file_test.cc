@@ -36,6 +36,28 @@ TEST_F(FileTest, WriteReplacesTheWholeFileWithTheModeAndLeavesNoTemporary) {
   EXPECT_FALSE(std::filesystem::exists(path + ".tmp"));
 }
 
+// A deferred write is as whole to every process as a synced one; the fsyncs it leaves are
+// SyncFileAndDirectory's, which refuses a link and names what it could not sync.
+TEST_F(FileTest, ADeferredWriteIsWholeAndItsSyncNamesWhatFailed) {
+  const std::string path = dir_ + "/f";
+  ASSERT_TRUE(WriteFileAtomically(path, "first", 0600, FileDurability::kDeferred).ok());
+  ASSERT_TRUE(WriteFileAtomically(path, "second\n", 0640, FileDurability::kDeferred).ok());
+  EXPECT_EQ(*ReadFileBounded(path, 100), "second\n");
+  struct stat st;
+  ASSERT_EQ(stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0640u);
+  EXPECT_FALSE(std::filesystem::exists(path + ".tmp"));
+  EXPECT_TRUE(SyncFileAndDirectory(path).ok());
+
+  Status missing = SyncFileAndDirectory(dir_ + "/absent");
+  EXPECT_EQ(missing.code(), Code::kInternal);
+  EXPECT_NE(missing.message().find(dir_ + "/absent"), std::string::npos) << missing.message();
+  std::filesystem::create_symlink(path, dir_ + "/link");
+  Status link = SyncFileAndDirectory(dir_ + "/link");
+  EXPECT_EQ(link.code(), Code::kInternal);
+  EXPECT_NE(link.message().find(dir_ + "/link"), std::string::npos) << link.message();
+}
+
 TEST_F(FileTest, WriteIntoAMissingDirectoryNamesThePath) {
   Status s = WriteFileAtomically(dir_ + "/missing/f", "x");
   EXPECT_EQ(s.code(), Code::kInternal);

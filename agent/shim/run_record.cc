@@ -225,8 +225,11 @@ Status WriteLaunchRecord(const std::string& run_dir, const LaunchRecord& r) {
   std::error_code ec;
   std::filesystem::create_directories(run_dir, ec);
   if (ec) return InternalError("cannot create " + run_dir + ": " + ec.message());
-  return WriteFileAtomically(run_dir + "/" + kLaunchFile, j.dump(-1, ' ', false, Json::error_handler_t::replace), 0600);
+  return WriteFileAtomically(run_dir + "/" + kLaunchFile, j.dump(-1, ' ', false, Json::error_handler_t::replace), 0600,
+                             FileDurability::kDeferred);
 }
+
+Status SyncLaunchRecord(const std::string& run_dir) { return SyncFileAndDirectory(run_dir + "/" + kLaunchFile); }
 
 StatusOr<LaunchRecord> ReadLaunchRecord(const std::string& run_dir) {
   const std::string path = run_dir + "/" + kLaunchFile;

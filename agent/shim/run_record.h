@@ -7,7 +7,8 @@
 // Layout, one directory per run (run = the container's restartCount when it
 // started, as its log file <pod dir>/logs/<container>/<run>.log):
 //   <pod dir>/runs/<container>/<run>/
-//     launch.json   written by the agent before the supervisor starts
+//     launch.json   written by the agent before the supervisor starts, made
+//                   durable by the supervisor before the container runs
 //                   (mode 0600: it holds the container's environment)
 //     exit.json     written by the supervisor when the container ended, or by
 //                   the agent when the run failed to start; atomic
@@ -107,7 +108,14 @@ struct ExitRecord {
   bool operator==(const ExitRecord&) const = default;
 };
 
+// WriteLaunchRecord creates run_dir and writes launch.json whole (a rename) but
+// not yet durable against a crash of the host (core/file.h kDeferred): the
+// supervisor makes it durable with SyncLaunchRecord while its container's
+// sandbox is set up, and lets the container's program run only after that
+// (shim.h), so the fsyncs are off a start's critical path yet no program runs
+// whose run a rebooted host could forget.
 Status WriteLaunchRecord(const std::string& run_dir, const LaunchRecord& record);
+Status SyncLaunchRecord(const std::string& run_dir);
 StatusOr<LaunchRecord> ReadLaunchRecord(const std::string& run_dir);
 Status WriteExitRecord(const std::string& run_dir, const ExitRecord& record);
 StatusOr<ExitRecord> ReadExitRecord(const std::string& run_dir);

@@ -483,7 +483,7 @@ void ReportStartError(int report_fd, const std::string& message) {
   (void)!write(report_fd, message.data(), len);
 }
 
-void SandboxInitMain(const LaunchRecord& launch, int report_fd, int status_fd) {
+void SandboxInitMain(const LaunchRecord& launch, int report_fd, int status_fd, int gate_fd) {
   const SandboxSpec& spec = launch.sandbox;
   // Its own mount namespace, and its own IPC namespace (System V IPC and POSIX message
   // queues private to the run and gone with it, as runc gives each pod).
@@ -507,6 +507,7 @@ void SandboxInitMain(const LaunchRecord& launch, int report_fd, int status_fd) {
   StatusOr<SeccompProgram> filter = BuildRuntimeDefaultSeccomp();
   if (!filter.ok()) Fail(report_fd, "unable to start container process: " + filter.status().message());
 
+  PassGateOrExit(gate_fd);
   const pid_t main_pid = fork();
   if (main_pid < 0) Fail(report_fd, "unable to start container process: fork: " + GoErrno(errno));
   if (main_pid == 0) {

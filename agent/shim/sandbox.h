@@ -163,9 +163,11 @@ int EnterSandboxPidNamespace();
 // (which runs `binary` resolved inside the new root) and runs the init loop.
 // On a start error it writes ReportStartError to `report_fd` and exits 127;
 // `status_fd` receives the main process's raw wait status (an int) before the
-// init exits. Both are close-on-exec pipes' write ends.
+// init exits. Both are close-on-exec pipes' write ends. It forks the main
+// process only once it passed the gate `gate_fd` (shim.h PassGateOrExit), after
+// the mounts: the supervisor makes the launch record durable meanwhile.
 // `launch.sandbox` is the spec.
-[[noreturn]] void SandboxInitMain(const LaunchRecord& launch, int report_fd, int status_fd);
+[[noreturn]] void SandboxInitMain(const LaunchRecord& launch, int report_fd, int status_fd, int gate_fd);
 
 // --- Shared with kubectl exec (agent/exec.h) ---
 

@@ -136,6 +136,16 @@ void JoinCgroupsOrExit(std::span<const int> cgroup_procs, int report_fd) {
   }
 }
 
+void PassGateOrExit(int gate_fd) {
+  char byte;
+  ssize_t n;
+  do {
+    n = read(gate_fd, &byte, 1);
+  } while (n < 0 && errno == EINTR);
+  close(gate_fd);
+  if (n != 1) _exit(127);
+}
+
 void ExecInChild(std::span<const int> cgroup_procs, const char* cwd, const char* binary, char* const argv[],
                  char* const envp[], int report_fd) {
   sigset_t none;
@@ -234,11 +244,18 @@ std::string Supervisor::StartContainer(const std::string& binary) {
   envp.push_back(nullptr);
   const char* cwd = launch_.working_dir.c_str();
   const bool sandboxed = launch_.sandbox.enabled;
+  int gate[2];
+  if (pipe2(gate, O_CLOEXEC) != 0) {
+    CloseAll(cgroup_procs);
+    for (int fd : {out[0], out[1], err_pipe[0], err_pipe[1]}) close(fd);
+    return std::string("pipe: ") + std::strerror(errno);
+  }
   int status_pipe[2] = {-1, -1};
   if (sandboxed) {
     // The child is the init of a new PID namespace (sandbox.h).
     if (int err = EnterSandboxPidNamespace(); err != 0 || pipe2(status_pipe, O_CLOEXEC) != 0) {
-      for (int fd : {out[0], out[1], err_pipe[0], err_pipe[1]}) close(fd);
+      CloseAll(cgroup_procs);
+      for (int fd : {out[0], out[1], err_pipe[0], err_pipe[1], gate[0], gate[1]}) close(fd);
       return "unable to start container process: unshare(CLONE_NEWPID): " + GoErrno(err != 0 ? err : errno);
     }
   }
@@ -254,11 +271,13 @@ std::string Supervisor::StartContainer(const std::string& binary) {
     if (devnull >= 0) dup2(devnull, 0);
     dup2(out[1], 1);
     dup2(out[1], 2);
+    close(gate[1]);
     if (sandboxed) {
       // The init joins the run's cgroups, so everything in the sandbox is in them.
       JoinCgroupsOrExit(cgroup_procs, err_pipe[1]);
-      SandboxInitMain(launch_, err_pipe[1], status_pipe[1]);
+      SandboxInitMain(launch_, err_pipe[1], status_pipe[1], gate[0]);
     }
+    PassGateOrExit(gate[0]);
     ExecInChild(cgroup_procs, cwd, binary.c_str(), argv.data(), envp.data(), err_pipe[1]);
   }
   if (status_pipe[1] >= 0) close(status_pipe[1]);
@@ -266,13 +285,29 @@ std::string Supervisor::StartContainer(const std::string& binary) {
   int fork_errno = errno;
   close(out[1]);
   close(err_pipe[1]);
+  close(gate[0]);
   CloseAll(cgroup_procs);
   if (pid < 0) {
     close(out[0]);
     close(err_pipe[0]);
+    close(gate[1]);
     return std::string("fork: ") + std::strerror(fork_errno);
   }
   setpgid(pid, pid);
+  // The child sets up meanwhile (a sandbox's mounts); its program runs only once the
+  // launch record is durable, so a host that crashes never forgets a run that ran.
+  Status durable = SyncLaunchRecord(run_dir_);
+  if (durable.ok()) (void)!write(gate[1], "G", 1);
+  close(gate[1]);
+  if (!durable.ok()) {
+    kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+    close(out[0]);
+    close(err_pipe[0]);
+    if (status_fd_ >= 0) close(status_fd_);
+    status_fd_ = -1;
+    return "unable to start container process: the launch record cannot be made durable: " + durable.message();
+  }
   if (std::string failed = ReadExecReport(err_pipe[0], launch_); !failed.empty()) {
     waitpid(pid, nullptr, 0);
     close(out[0]);

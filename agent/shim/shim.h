@@ -98,6 +98,14 @@ inline constexpr int kReportCgroupStage = 3;
 // and exits 127. Async-signal-safe.
 void JoinCgroupsOrExit(std::span<const int> cgroup_procs, int report_fd);
 
+// The gate a container's first process waits at before the container's program
+// runs: the supervisor releases it with one byte once the launch record is
+// durable (run_record.h SyncLaunchRecord), which it does while the child sets
+// up. Reads one byte from `gate_fd` and closes it; EOF or an error (the
+// supervisor closed it without a byte, or died) ends the process with exit 127.
+// Async-signal-safe.
+void PassGateOrExit(int gate_fd);
+
 // Opens, for ExecInChild (close-on-exec, into *fds), the file of each of `dirs`
 // through which a process moves itself in: <dir>/tasks when it exists (cgroup
 // v1), else <dir>/cgroup.procs (v2). Writing "0" to cgroup.procs moves the

@@ -1,5 +1,6 @@
 #include "agent/shim/shim.h"
 
+#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
@@ -183,6 +184,29 @@ TEST_F(ShimTest, ExitOfTheMainProcessEndsBackgroundChildrenAndOrphans) {
     pid_t pid = std::stoi(ReadFile(dir_ + "/" + f));
     EXPECT_FALSE(Alive(pid)) << f;
     EXPECT_EQ(StatField(pid, 3), "") << f << " left a zombie";
+  }
+}
+
+// A container's first process goes on past the gate only on the supervisor's byte; a gate
+// closed without one (the launch record could not be made durable) or a supervisor that
+// died ends it with 127 before the program runs.
+TEST_F(ShimTest, TheGateLetsTheChildGoOnlyOnItsByte) {
+  for (bool open_it : {true, false}) {
+    int gate[2];
+    ASSERT_EQ(pipe2(gate, O_CLOEXEC), 0);
+    const pid_t pid = fork();
+    if (pid == 0) {
+      close(gate[1]);
+      PassGateOrExit(gate[0]);
+      _exit(42);  // the program would run here
+    }
+    close(gate[0]);
+    if (open_it) ASSERT_EQ(write(gate[1], "G", 1), 1);
+    close(gate[1]);
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), open_it ? 42 : 127);
   }
 }
 
