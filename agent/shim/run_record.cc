@@ -231,6 +231,8 @@ Status WriteLaunchRecord(const std::string& run_dir, const LaunchRecord& r) {
 
 Status SyncLaunchRecord(const std::string& run_dir) { return SyncFileAndDirectory(run_dir + "/" + kLaunchFile); }
 
+Status SyncExitRecord(const std::string& run_dir) { return SyncFileAndDirectory(run_dir + "/" + kExitFile); }
+
 StatusOr<LaunchRecord> ReadLaunchRecord(const std::string& run_dir) {
   const std::string path = run_dir + "/" + kLaunchFile;
   StatusOr<Json> j = ReadRecord(path);
@@ -269,14 +271,15 @@ StatusOr<LaunchRecord> ReadLaunchRecord(const std::string& run_dir) {
   return r;
 }
 
-Status WriteExitRecord(const std::string& run_dir, const ExitRecord& r) {
+Status WriteExitRecord(const std::string& run_dir, const ExitRecord& r, FileDurability durability) {
   Json j = {{"version", kVersion},         {"exitCode", r.exit_code},          {"signal", r.signal},
             {"startError", r.start_error}, {"startedAt", Nanos(r.started_at)}, {"finishedAt", Nanos(r.finished_at)}};
   if (r.lost) {
     j["lost"] = true;
     j["lostDetail"] = r.lost_detail;
   }
-  return WriteFileAtomically(run_dir + "/" + kExitFile, j.dump(-1, ' ', false, Json::error_handler_t::replace), 0600);
+  return WriteFileAtomically(run_dir + "/" + kExitFile, j.dump(-1, ' ', false, Json::error_handler_t::replace), 0600,
+                             durability);
 }
 
 StatusOr<ExitRecord> ReadExitRecord(const std::string& run_dir) {

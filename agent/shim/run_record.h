@@ -52,6 +52,7 @@
 #include "agent/shim/container_log.h"
 #include "agent/shim/sandbox.h"
 #include "core/clock.h"
+#include "core/file.h"
 #include "core/status.h"
 
 namespace berth::agent::shim {
@@ -117,7 +118,12 @@ struct ExitRecord {
 Status WriteLaunchRecord(const std::string& run_dir, const LaunchRecord& record);
 Status SyncLaunchRecord(const std::string& run_dir);
 StatusOr<LaunchRecord> ReadLaunchRecord(const std::string& run_dir);
-Status WriteExitRecord(const std::string& run_dir, const ExitRecord& record);
+// WriteExitRecord is durable when it returns, unless `durability` is kDeferred:
+// the supervisor tells its watchers of the end first (they read the record at
+// once) and makes it durable with SyncExitRecord before it exits.
+Status WriteExitRecord(const std::string& run_dir, const ExitRecord& record,
+                       FileDurability durability = FileDurability::kSynced);
+Status SyncExitRecord(const std::string& run_dir);
 StatusOr<ExitRecord> ReadExitRecord(const std::string& run_dir);
 
 }  // namespace berth::agent::shim

@@ -421,7 +421,7 @@ void Supervisor::Finish() {
   } else {
     e.exit_code = WEXITSTATUS(status);
   }
-  Status s = WriteExitRecord(run_dir_, e);
+  Status s = WriteExitRecord(run_dir_, e, FileDurability::kDeferred);
   if (!s.ok()) std::cerr << "berth shim: " << s.ToString() << "\n";
   unlink(kSocketFile);
   unlink(kInitFile);
@@ -490,7 +490,11 @@ int Supervisor::Run(int ready_fd) {
     ReapOrphans();
   }
   Finish();
+  // The watchers learn of the end now (their connections close) and read exit.json; it is
+  // made durable meanwhile, before the supervisor exits. A host that crashes in between
+  // finds the run without an end, as one that crashed a moment before the exit: lost.
   for (int c : connections_) close(c);
+  if (Status s = SyncExitRecord(run_dir_); !s.ok()) std::cerr << "berth shim: " << s.ToString() << "\n";
   return 0;
 }
 

@@ -19,7 +19,8 @@
 //   - the exit status: when the main process exits, the rest of its group is
 //     SIGKILLed while the main process is still an unreaped zombie (so the
 //     group id cannot be reused), every member is reaped, the output drained,
-//     and exit.json written atomically (run_record.h); then it exits;
+//     and exit.json written atomically (run_record.h); its watchers' connections
+//     close (they read the record), the record is made durable, then it exits;
 //   - the signals: only through its control socket (shim_client.h) — "signal
 //     N" sends N to the container's process group while its main process is
 //     unreaped, so a recycled pid is never signalled.

@@ -241,7 +241,8 @@ pid_t VerifiedSupervisor(const std::string& run_dir) {
 }  // namespace
 
 Status WriteProcessRecord(const std::string& path, pid_t pid) {
-  return WriteFileAtomically(path, std::to_string(pid) + " " + ProcessStartTime(pid) + "\n", 0600);
+  return WriteFileAtomically(path, std::to_string(pid) + " " + ProcessStartTime(pid) + "\n", 0600,
+                             FileDurability::kDeferred);
 }
 
 Status WriteSupervisorRecord(const std::string& run_dir) {

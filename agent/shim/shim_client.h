@@ -83,7 +83,9 @@ int SupervisorAlive(const std::string& run_dir);
 bool KillSupervisor(const std::string& run_dir);
 // Written by the supervisor: "<pid> <start time>\n" of the calling process.
 Status WriteSupervisorRecord(const std::string& run_dir);
-// "<pid> <start time>\n" of `pid`, written atomically to `path` (mode 0600).
+// "<pid> <start time>\n" of `pid`, written atomically to `path` (mode 0600), not
+// synced (core/file.h kDeferred): it names a live process, which a crash of the
+// host ends anyway, and a record a crash left empty or missing reads as no process.
 Status WriteProcessRecord(const std::string& path, pid_t pid);
 // The host pid of a sandboxed run's init (<run dir>/init.pid, written by its
 // supervisor) when that process is alive with the recorded start time, else 0.
