@@ -15,6 +15,13 @@
 namespace berth::api {
 namespace {
 
+// SetDefaults_PodSpec's terminationGracePeriodSeconds, the bound of a sleep hook when the
+// spec has none.
+constexpr int64_t kDefaultGracePeriodSeconds = 30;
+// ValidatePodSpec's bound of activeDeadlineSeconds (math.MaxInt32) and its message.
+constexpr int64_t kMaxActiveDeadlineSeconds = 2147483647;
+constexpr char kActiveDeadlineErrorMsg[] = "must be between 1 and 2147483647, inclusive";
+
 // ValidateDNS1123Label: one Invalid per message of IsDNS1123Label.
 void ValidateDNS1123LabelField(const std::string& value, const FieldPath& path, FieldErrorList* errs) {
   for (std::string& msg : IsDNS1123Label(value)) errs->push_back(Invalid(path, value, std::move(msg)));
@@ -334,6 +341,168 @@ void ValidateVolumeMounts(const Object& mounts, const std::set<std::string>& vol
   ValidateVolumeMountPaths(mounts, path, errs);
 }
 
+// Container lifecycle hooks and probes, as kubernetes/kubernetes
+// pkg/apis/core/validation/validation.go (1.32) validates them: validateContainers,
+// validateInitContainers, validateLifecycle, validateHandler, validateProbe,
+// validateSleepAction, validateHTTPGetAction, ValidatePortNumOrName.
+
+// An integer field's value; nullopt when absent or of another type (the schema's error, or
+// for the preserve-unknown-fields Probe and lifecycle, upstream's decoder's). A value past
+// int64 reads as its largest value.
+std::optional<int64_t> IntValue(const Object& v) {
+  if (v.is_number_unsigned()) return static_cast<int64_t>(std::min<uint64_t>(v.get<uint64_t>(), INT64_MAX));
+  if (v.is_number_integer()) return v.get<int64_t>();
+  return std::nullopt;
+}
+
+// IsValidPortName (k8s.io/apimachinery/pkg/util/validation): an IANA_SVC_NAME.
+std::vector<std::string> IsValidPortName(std::string_view port) {
+  std::vector<std::string> errs;
+  if (port.size() > 15) errs.push_back(MaxLenError(15));
+  const bool charset = !port.empty() && std::all_of(port.begin(), port.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
+  });
+  if (!charset) errs.push_back("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)");
+  if (std::none_of(port.begin(), port.end(), [](char c) { return c >= 'a' && c <= 'z'; })) {
+    errs.push_back("must contain at least one letter (a-z)");
+  }
+  if (port.find("--") != std::string_view::npos) errs.push_back("must not contain consecutive hyphens");
+  if (!port.empty() && (port.front() == '-' || port.back() == '-')) {
+    errs.push_back("must not begin or end with a hyphen");
+  }
+  return errs;
+}
+
+// ValidatePortNumOrName: a number in 1..65535 (IsValidPortNum; absent reads as Go's zero
+// value, 0) or, when `names` allows it, a port name. Another type is the decoder's error.
+void ValidatePortNumOrName(const Object& port, bool names, const FieldPath& path, FieldErrorList* errs) {
+  if (port.is_string()) {
+    if (!names) return;
+    for (std::string& msg : IsValidPortName(port.get_ref<const std::string&>())) {
+      errs->push_back(Invalid(path, port, std::move(msg)));
+    }
+    return;
+  }
+  const std::optional<int64_t> n = port.is_null() ? 0 : IntValue(port);
+  if (n && (*n < 1 || *n > 65535)) errs->push_back(Invalid(path, *n, "must be between 1 and 65535, inclusive"));
+}
+
+// validateHTTPGetAction. path and scheme are defaulted upstream ("/" and HTTP) before
+// validation, so only a scheme that is set is checked.
+void ValidateHttpGet(const Object& http, const FieldPath& path, FieldErrorList* errs) {
+  ValidatePortNumOrName(Field(http, "port"), true, path.Child("port"), errs);
+  const std::string scheme = StringAt(http, "scheme");
+  if (!scheme.empty() && scheme != "HTTP" && scheme != "HTTPS") {
+    errs->push_back(NotSupported(path.Child("scheme"), scheme, {"HTTP", "HTTPS"}));
+  }
+  for (const Object& header : ArrayAt(http, "httpHeaders")) {
+    const std::string name = StringAt(header, "name");
+    const bool ok = !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+      return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-';
+    });
+    if (!ok) {  // IsHTTPHeaderName; reported without the header's index, as upstream
+      errs->push_back(Invalid(path.Child("httpHeaders"), name,
+                              RegexError("a valid HTTP header must consist of alphanumeric characters or '-'",
+                                         "[-A-Za-z0-9]+", {"X-Header-Name"})));
+    }
+  }
+}
+
+// validateSleepAction with the PodLifecycleSleepActionAllowZero gate off (alpha in 1.32),
+// reported at the sleep action's path, as upstream.
+void ValidateSleep(const Object& sleep, int64_t grace, const FieldPath& path, FieldErrorList* errs) {
+  const Object& value = Field(sleep, "seconds");
+  const std::optional<int64_t> seconds = value.is_null() ? 0 : IntValue(value);
+  if (seconds && (*seconds <= 0 || *seconds > grace)) {
+    errs->push_back(Invalid(path, *seconds,
+                            "must be greater than 0 and less than terminationGracePeriodSeconds (" +
+                                std::to_string(grace) +
+                                "). Enable AllowPodLifecycleSleepActionZeroValue feature gate for zero sleep."));
+  }
+}
+
+// Whose handler: a probe's (ProbeHandler: exec, httpGet, tcpSocket, grpc) or a lifecycle
+// hook's (LifecycleHandler: exec, httpGet, tcpSocket, sleep).
+enum class HandlerKind { kProbe, kLifecycle };
+
+// validateHandler: exactly one handler type ("must specify a handler type"; each one after
+// the first, in upstream's order, "may not specify more than 1 handler type"), and the rules
+// of that one. `grace` bounds a sleep.
+void ValidateHandler(const Object& handler, HandlerKind kind, int64_t grace, const FieldPath& path,
+                     FieldErrorList* errs) {
+  int count = 0;
+  for (std::string_view type : {"exec", "httpGet", "tcpSocket", "grpc", "sleep"}) {
+    if (type == (kind == HandlerKind::kProbe ? "sleep" : "grpc")) continue;
+    const Object& action = Field(handler, type);
+    if (action.is_null()) continue;
+    const FieldPath action_path = path.Child(type);
+    if (count++ > 0) {
+      errs->push_back(Forbidden(action_path, "may not specify more than 1 handler type"));
+    } else if (type == "exec") {
+      if (ArrayAt(action, "command").empty()) errs->push_back(Required(action_path.Child("command")));
+    } else if (type == "httpGet") {
+      ValidateHttpGet(action, action_path, errs);
+    } else if (type == "tcpSocket" || type == "grpc") {
+      ValidatePortNumOrName(Field(action, "port"), type == "tcpSocket", action_path.Child("port"), errs);
+    } else {
+      ValidateSleep(action, grace, action_path, errs);
+    }
+  }
+  if (count == 0) errs->push_back(Required(path, "must specify a handler type"));
+}
+
+enum class ProbeKind { kLiveness, kReadiness, kStartup };
+
+// validateProbe and validateLivenessProbe / validateReadinessProbe / validateStartupProbe.
+// Upstream defaults a probe's zero timeoutSeconds, periodSeconds, successThreshold and
+// failureThreshold before validation, so an absent or 0 successThreshold is 1.
+void ValidateProbe(const Object& probe, ProbeKind kind, const FieldPath& path, FieldErrorList* errs) {
+  if (probe.is_null()) return;
+  ValidateHandler(probe, HandlerKind::kProbe, 0, path, errs);
+  for (const char* name :
+       {"initialDelaySeconds", "timeoutSeconds", "periodSeconds", "successThreshold", "failureThreshold"}) {
+    const std::optional<int64_t> v = IntValue(Field(probe, name));
+    if (v && *v < 0) errs->push_back(Invalid(path.Child(name), *v, "must be greater than or equal to 0"));
+  }
+  const FieldPath grace_path = path.Child("terminationGracePeriodSeconds");
+  const Object& grace = Field(probe, "terminationGracePeriodSeconds");
+  if (const std::optional<int64_t> g = IntValue(grace); g && *g <= 0) {
+    errs->push_back(Invalid(grace_path, *g, "must be greater than 0"));
+  }
+  if (kind == ProbeKind::kReadiness) {
+    if (!grace.is_null()) errs->push_back(Invalid(grace_path, grace, "must not be set for readinessProbes"));
+    return;
+  }
+  const int64_t success = IntValue(Field(probe, "successThreshold")).value_or(0);
+  if (success != 0 && success != 1) errs->push_back(Invalid(path.Child("successThreshold"), success, "must be 1"));
+}
+
+// validateContainers' and validateInitContainers' lifecycle and probe rules: a container's
+// and a sidecar's (an init container with restartPolicy Always) are validated with the
+// pod's grace period; any other init container may have none of them.
+void ValidateHooksAndProbes(const Object& c, bool init, int64_t grace, const FieldPath& path, FieldErrorList* errs) {
+  static constexpr const char* kProbes[] = {"livenessProbe", "readinessProbe", "startupProbe"};
+  if (init && StringAt(c, "restartPolicy") != "Always") {
+    for (const char* field : {"lifecycle", kProbes[0], kProbes[1], kProbes[2]}) {
+      if (!Field(c, field).is_null()) {
+        errs->push_back(
+            Forbidden(path.Child(field), "may not be set for init containers without restartPolicy=Always"));
+      }
+    }
+    return;
+  }
+  // validateLifecycle: each hook that is set.
+  for (const char* hook : {"postStart", "preStop"}) {
+    const Object& handler = Field(Field(c, "lifecycle"), hook);
+    if (!handler.is_null()) {
+      ValidateHandler(handler, HandlerKind::kLifecycle, grace, path.Child("lifecycle").Child(hook), errs);
+    }
+  }
+  ValidateProbe(Field(c, kProbes[0]), ProbeKind::kLiveness, path.Child(kProbes[0]), errs);
+  ValidateProbe(Field(c, kProbes[1]), ProbeKind::kReadiness, path.Child(kProbes[1]), errs);
+  ValidateProbe(Field(c, kProbes[2]), ProbeKind::kStartup, path.Child(kProbes[2]), errs);
+}
+
 // IsValidUserID / IsValidGroupID (k8s.io/apimachinery/pkg/util/validation): an id in
 // [0, kMaxPodId]; a value of another type is the schema's error.
 void ValidateId(const Object& id, const FieldPath& path, FieldErrorList* errs) {
@@ -526,17 +695,28 @@ FieldErrorList ValidatePodSpec(const Object& spec, const FieldPath& path) {
   if (containers.empty() && Field(spec, "containers").is_array()) {
     errs.push_back(Required(path.Child("containers")));
   }
+  // The sleep hooks' bound: terminationGracePeriodSeconds, which upstream defaults to 30.
+  const int64_t grace = IntValue(Field(spec, "terminationGracePeriodSeconds")).value_or(kDefaultGracePeriodSeconds);
   for (size_t i = 0; i < containers.size(); ++i) {
-    ValidateContainer(containers[i], path.Child("containers").Index(i), volume_names, nullptr, &errs);
+    const FieldPath c_path = path.Child("containers").Index(i);
+    ValidateContainer(containers[i], c_path, volume_names, nullptr, &errs);
+    ValidateHooksAndProbes(containers[i], false, grace, c_path, &errs);
   }
   // validateInitContainers: an init container may not take a regular container's name.
   std::set<std::string> regular;
   for (const Object& c : containers) regular.insert(AsString(Field(c, "name")));
   const Object& init = ArrayAt(spec, "initContainers");
   for (size_t i = 0; i < init.size(); ++i) {
-    ValidateContainer(init[i], path.Child("initContainers").Index(i), volume_names, &regular, &errs);
+    const FieldPath c_path = path.Child("initContainers").Index(i);
+    ValidateContainer(init[i], c_path, volume_names, &regular, &errs);
+    ValidateHooksAndProbes(init[i], true, grace, c_path, &errs);
   }
   ValidateSecurityContextIds(Field(spec, "securityContext"), true, path.Child("securityContext"), &errs);
+  // activeDeadlineSeconds in [1, math.MaxInt32] (validation.InclusiveRangeError).
+  const std::optional<int64_t> deadline = IntValue(Field(spec, "activeDeadlineSeconds"));
+  if (deadline && (*deadline < 1 || *deadline > kMaxActiveDeadlineSeconds)) {
+    errs.push_back(Invalid(path.Child("activeDeadlineSeconds"), *deadline, kActiveDeadlineErrorMsg));
+  }
   return errs;
 }
 

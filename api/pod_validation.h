@@ -62,6 +62,36 @@
 //                             for non overcommitable resources"); any other request at
 //                             most its limit ("must be less than or equal to <name> limit
 //                             of <limit>")
+//   ...lifecycle.postStart,   validateLifecycle / validateHandler, for containers and sidecars
+//   ...lifecycle.preStop      (init containers with restartPolicy Always): exactly one of exec,
+//                             httpGet, tcpSocket, sleep ("...preStop: Required value: must
+//                             specify a handler type"; each one after the first, in that order,
+//                             "...preStop.httpGet: Forbidden: may not specify more than 1
+//                             handler type"); exec.command Required; httpGet.port and
+//                             tcpSocket.port a number in 1..65535 ("must be between 1 and 65535,
+//                             inclusive") or an IANA_SVC_NAME (IsValidPortName's messages);
+//                             httpGet.scheme HTTP or HTTPS when set, httpGet.httpHeaders names
+//                             IsHTTPHeaderName (at ...httpGet.httpHeaders, no index); sleep
+//                             (validateSleepAction, PodLifecycleSleepActionAllowZero off as in
+//                             1.32) 0 < seconds <= terminationGracePeriodSeconds (absent: 30),
+//                             at the action's path: "...preStop.sleep: Invalid value: 100: must
+//                             be greater than 0 and less than terminationGracePeriodSeconds
+//                             (30). Enable AllowPodLifecycleSleepActionZeroValue feature gate
+//                             for zero sleep." (upstream's text, gate name included)
+//   ...livenessProbe,         validateProbe: the handler as above among exec, httpGet,
+//   ...readinessProbe,        tcpSocket and grpc (grpc.port a number in 1..65535);
+//   ...startupProbe           initialDelaySeconds, timeoutSeconds, periodSeconds,
+//                             successThreshold, failureThreshold "must be greater than or equal
+//                             to 0"; terminationGracePeriodSeconds "must be greater than 0";
+//                             liveness and startup successThreshold "must be 1" (absent or 0 is
+//                             upstream's default, 1); readiness terminationGracePeriodSeconds
+//                             "must not be set for readinessProbes"
+//   initContainers[i]         without restartPolicy Always: lifecycle and each probe "Forbidden:
+//                             may not be set for init containers without restartPolicy=Always"
+//                             (validateInitContainers)
+//   activeDeadlineSeconds     in [1, 2147483647] (ValidatePodSpec): "spec.activeDeadlineSeconds:
+//                             Invalid value: 0: must be between 1 and 2147483647, inclusive"
+//                             (a Job's own spec.activeDeadlineSeconds is api/job_strategy.h's)
 //   securityContext.runAsUser, runAsGroup, fsGroup, supplementalGroups[k] (pod) and
 //   ...containers[i].securityContext.runAsUser, runAsGroup: IsValidUserID / IsValidGroupID
 //                             (ValidatePodSecurityContext, ValidateSecurityContext): in
@@ -80,9 +110,16 @@
 // and Pods made from them are created; berth refuses them at admission, where the user
 // sees the error.
 //
+// The probe and lifecycle rules are those of kubernetes/kubernetes
+// pkg/apis/core/validation/validation.go at 1.32 (validateContainers, validateInitContainers,
+// validateLifecycle, validateHandler, validateProbe, validateSleepAction, ...) and
+// k8s.io/apimachinery/pkg/util/validation (IsValidPortName, IsHTTPHeaderName). The Probe and
+// lifecycle schemas keep what they are given, so a field of the wrong type there is skipped
+// (upstream's decoder refuses it).
+//
 // Not checked here: the rest of ValidatePodSpec (the sources the node agent does not
-// implement, mount propagation and recursiveReadOnly, probes, the rest of the security contexts, ports,
-// resource names, ...); the schema checks types and enums. A
+// implement, mount propagation and recursiveReadOnly, ephemeral containers, the rest of the
+// security contexts, ports, resource names, ...); the schema checks types and enums. A
 // "must be an integer" error shows the quantity as a string ("500m"); upstream prints Go's
 // %#v of resource.Quantity there.
 //

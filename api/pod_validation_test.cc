@@ -462,5 +462,290 @@ TEST(PodValidationTest, SecurityContextIdsAreBetweenZeroAndMaxInt32) {
             "and 2147483647, inclusive");
 }
 
+// A spec whose container `c` (in `list`: "containers", or "initContainers" as a sidecar,
+// restartPolicy Always, beside a regular container) has `field` set to `value`.
+json WithContainerField(const std::string& list, const std::string& field, const json& value) {
+  json spec = json::parse(R"({"containers":[{"name":"main","image":"x"}]})");
+  json c = {{"name", "c"}, {"image", "x"}, {field, value}};
+  if (list == "initContainers") {
+    c["restartPolicy"] = "Always";
+    spec["initContainers"] = json::array({c});
+  } else {
+    spec["containers"][0] = c;
+  }
+  return spec;
+}
+
+// validateLifecycle / validateHandler: each hook names exactly one of exec, httpGet,
+// tcpSocket and sleep, in containers and sidecars, at upstream's paths.
+TEST(PodValidationTest, LifecycleHooksHaveExactlyOneHandler) {
+  for (const std::string list : {"containers", "initContainers"}) {
+    for (const std::string hook : {"postStart", "preStop"}) {
+      const std::string at = "spec." + list + "[0].lifecycle." + hook;
+      auto errors = [&](const char* handler) {
+        return Errors(WithContainerField(list, "lifecycle", {{hook, json::parse(handler)}}));
+      };
+      EXPECT_EQ(errors("{}"), std::vector<std::string>{at + ": Required value: must specify a handler type"});
+      EXPECT_TRUE(errors(R"({"exec":{"command":["true"]}})").empty()) << at;
+      EXPECT_TRUE(errors(R"({"httpGet":{"port":8080,"path":"/quit"}})").empty()) << at;
+      EXPECT_TRUE(errors(R"({"tcpSocket":{"port":"http-alt"}})").empty()) << at;
+      EXPECT_TRUE(errors(R"({"sleep":{"seconds":5}})").empty()) << at;
+      EXPECT_EQ(errors(R"({"sleep":{"seconds":5},"exec":{"command":["true"]}})"),
+                std::vector<std::string>{at + ".sleep: Forbidden: may not specify more than 1 handler type"});
+      EXPECT_EQ(errors(R"({"tcpSocket":{"port":80},"httpGet":{"port":80},"exec":{"command":["true"]}})"),
+                (std::vector<std::string>{at + ".httpGet: Forbidden: may not specify more than 1 handler type",
+                                          at + ".tcpSocket: Forbidden: may not specify more than 1 handler type"}));
+      // A probe's grpc is no lifecycle handler (LifecycleHandler has none).
+      EXPECT_EQ(errors(R"({"grpc":{"port":9000}})"),
+                std::vector<std::string>{at + ": Required value: must specify a handler type"});
+    }
+  }
+  // The first handler's own rules: exec.command, the port (number or IANA_SVC_NAME), the
+  // httpGet scheme and header names.
+  auto pre_stop = [](const char* handler) {
+    return Errors(WithContainerField("containers", "lifecycle", {{"preStop", json::parse(handler)}}));
+  };
+  const std::string at = "spec.containers[0].lifecycle.preStop";
+  EXPECT_EQ(pre_stop(R"({"exec":{}})"), std::vector<std::string>{at + ".exec.command: Required value"});
+  EXPECT_EQ(pre_stop(R"({"exec":{"command":[]}})"), std::vector<std::string>{at + ".exec.command: Required value"});
+  EXPECT_EQ(pre_stop(R"({"tcpSocket":{"port":0}})"),
+            std::vector<std::string>{at + ".tcpSocket.port: Invalid value: 0: must be between 1 and 65535, inclusive"});
+  EXPECT_EQ(pre_stop(R"({"tcpSocket":{}})"),
+            std::vector<std::string>{at + ".tcpSocket.port: Invalid value: 0: must be between 1 and 65535, inclusive"});
+  EXPECT_TRUE(pre_stop(R"({"tcpSocket":{"port":65535}})").empty());
+  EXPECT_EQ(
+      pre_stop(R"({"httpGet":{"port":65536}})"),
+      std::vector<std::string>{at + ".httpGet.port: Invalid value: 65536: must be between 1 and 65535, inclusive"});
+  EXPECT_EQ(
+      pre_stop(R"({"httpGet":{"port":"8080"}})"),
+      std::vector<std::string>{at + ".httpGet.port: Invalid value: \"8080\": must contain at least one letter (a-z)"});
+  EXPECT_EQ(pre_stop(R"({"tcpSocket":{"port":"-Web--server-port-"}})"),
+            (std::vector<std::string>{
+                at + ".tcpSocket.port: Invalid value: \"-Web--server-port-\": must be no more than 15 characters",
+                at + ".tcpSocket.port: Invalid value: \"-Web--server-port-\": must contain only alpha-numeric "
+                     "characters (a-z, 0-9), and hyphens (-)",
+                at + ".tcpSocket.port: Invalid value: \"-Web--server-port-\": must not contain consecutive hyphens",
+                at + ".tcpSocket.port: Invalid value: \"-Web--server-port-\": must not begin or end with a hyphen"}));
+  EXPECT_EQ(pre_stop(R"({"httpGet":{"port":80,"scheme":"FTP","httpHeaders":[{"name":"X-Ok","value":"1"},
+                                                                          {"name":"Bad Header","value":"2"}]}})"),
+            (std::vector<std::string>{
+                at + ".httpGet.scheme: Unsupported value: \"FTP\": supported values: \"HTTP\", \"HTTPS\"",
+                at + ".httpGet.httpHeaders: Invalid value: \"Bad Header\": a valid HTTP header must consist of "
+                     "alphanumeric characters or '-' (e.g. 'X-Header-Name', regex used for validation is "
+                     "'[-A-Za-z0-9]+')"}));
+  EXPECT_TRUE(pre_stop(R"({"httpGet":{"port":80,"scheme":"HTTPS","path":"/stop"}})").empty());
+  // An empty lifecycle, or a hook that is null, has nothing to check.
+  EXPECT_TRUE(Errors(WithContainerField("containers", "lifecycle", json::object())).empty());
+  EXPECT_TRUE(Errors(WithContainerField("containers", "lifecycle", {{"preStop", nullptr}})).empty());
+}
+
+// validateSleepAction (PodLifecycleSleepActionAllowZero off, as in 1.32): 0 < seconds <=
+// terminationGracePeriodSeconds, 30 when the spec has none, at the sleep action's path.
+TEST(PodValidationTest, SleepHooksLastAtMostTheGracePeriod) {
+  auto errors = [](const json& seconds, const json& grace) {
+    json spec = WithContainerField("containers", "lifecycle", {{"preStop", {{"sleep", {{"seconds", seconds}}}}}});
+    if (!grace.is_null()) spec["terminationGracePeriodSeconds"] = grace;
+    return Errors(spec);
+  };
+  auto refused = [](const std::string& seconds, const std::string& grace) {
+    return std::vector<std::string>{"spec.containers[0].lifecycle.preStop.sleep: Invalid value: " + seconds +
+                                    ": must be greater than 0 and less than terminationGracePeriodSeconds (" + grace +
+                                    "). Enable AllowPodLifecycleSleepActionZeroValue feature gate for zero sleep."};
+  };
+  // No terminationGracePeriodSeconds: upstream's default, 30.
+  EXPECT_EQ(errors(0, nullptr), refused("0", "30"));
+  EXPECT_TRUE(errors(1, nullptr).empty());
+  EXPECT_TRUE(errors(30, nullptr).empty());
+  EXPECT_EQ(errors(31, nullptr), refused("31", "30"));
+  EXPECT_EQ(errors(100, nullptr), refused("100", "30"));
+  EXPECT_EQ(errors(-1, nullptr), refused("-1", "30"));
+  // The pod's own grace period.
+  EXPECT_EQ(errors(0, 120), refused("0", "120"));
+  EXPECT_TRUE(errors(1, 120).empty());
+  EXPECT_TRUE(errors(120, 120).empty());
+  EXPECT_EQ(errors(121, 120), refused("121", "120"));
+  EXPECT_EQ(errors(1, 0), refused("1", "0"));
+  // No seconds at all is Go's zero value.
+  EXPECT_EQ(Errors(WithContainerField("containers", "lifecycle", {{"postStart", {{"sleep", json::object()}}}})),
+            std::vector<std::string>{"spec.containers[0].lifecycle.postStart.sleep: Invalid value: 0: must be greater "
+                                     "than 0 and less than terminationGracePeriodSeconds (30). Enable "
+                                     "AllowPodLifecycleSleepActionZeroValue feature gate for zero sleep."});
+  // A sidecar's sleep has the same bound.
+  json sidecar = WithContainerField("initContainers", "lifecycle", {{"preStop", {{"sleep", {{"seconds", 11}}}}}});
+  sidecar["terminationGracePeriodSeconds"] = 10;
+  EXPECT_EQ(Errors(sidecar),
+            std::vector<std::string>{"spec.initContainers[0].lifecycle.preStop.sleep: Invalid value: 11: must be "
+                                     "greater than 0 and less than terminationGracePeriodSeconds (10). Enable "
+                                     "AllowPodLifecycleSleepActionZeroValue feature gate for zero sleep."});
+}
+
+// validateProbe: one handler among exec, httpGet, tcpSocket and grpc, for each probe kind in
+// containers and sidecars.
+TEST(PodValidationTest, ProbesHaveExactlyOneHandler) {
+  for (const std::string list : {"containers", "initContainers"}) {
+    for (const std::string probe : {"livenessProbe", "readinessProbe", "startupProbe"}) {
+      const std::string at = "spec." + list + "[0]." + probe;
+      auto errors = [&](const char* p) { return Errors(WithContainerField(list, probe, json::parse(p))); };
+      EXPECT_EQ(errors(R"({"periodSeconds":5})"),
+                std::vector<std::string>{at + ": Required value: must specify a handler type"});
+      EXPECT_TRUE(errors(R"({"exec":{"command":["true"]},"periodSeconds":5})").empty()) << at;
+      EXPECT_TRUE(errors(R"({"httpGet":{"port":"http"}})").empty()) << at;
+      EXPECT_TRUE(errors(R"({"tcpSocket":{"port":8080}})").empty()) << at;
+      EXPECT_TRUE(errors(R"({"grpc":{"port":9000}})").empty()) << at;
+      EXPECT_EQ(errors(R"({"exec":{"command":["true"]},"grpc":{"port":9000}})"),
+                std::vector<std::string>{at + ".grpc: Forbidden: may not specify more than 1 handler type"});
+      EXPECT_EQ(errors(R"({"httpGet":{"port":80},"tcpSocket":{"port":80}})"),
+                std::vector<std::string>{at + ".tcpSocket: Forbidden: may not specify more than 1 handler type"});
+      // A lifecycle hook's sleep is no probe handler (ProbeHandler has none).
+      EXPECT_EQ(errors(R"({"sleep":{"seconds":1}})"),
+                std::vector<std::string>{at + ": Required value: must specify a handler type"});
+    }
+  }
+  auto liveness = [](const char* p) {
+    return Errors(WithContainerField("containers", "livenessProbe", json::parse(p)));
+  };
+  EXPECT_EQ(
+      liveness(R"({"grpc":{"port":0}})"),
+      std::vector<std::string>{
+          "spec.containers[0].livenessProbe.grpc.port: Invalid value: 0: must be between 1 and 65535, inclusive"});
+  EXPECT_EQ(liveness(R"({"exec":{"command":[]}})"),
+            std::vector<std::string>{"spec.containers[0].livenessProbe.exec.command: Required value"});
+}
+
+// validateProbe's bounds and the per-kind rules (validateLivenessProbe,
+// validateReadinessProbe, validateStartupProbe).
+TEST(PodValidationTest, ProbeTimingsAsValidateProbe) {
+  auto errors = [](const std::string& probe, const char* fields) {
+    json p = json::parse(fields);
+    p["tcpSocket"] = {{"port", 80}};
+    return Errors(WithContainerField("containers", probe, p));
+  };
+  for (const std::string probe : {"livenessProbe", "readinessProbe", "startupProbe"}) {
+    const std::string at = "spec.containers[0]." + probe;
+    EXPECT_EQ(
+        errors(probe, R"({"initialDelaySeconds":-1,"timeoutSeconds":-2,"periodSeconds":-3,
+                                "failureThreshold":-4})"),
+        (std::vector<std::string>{at + ".initialDelaySeconds: Invalid value: -1: must be greater than or equal to 0",
+                                  at + ".timeoutSeconds: Invalid value: -2: must be greater than or equal to 0",
+                                  at + ".periodSeconds: Invalid value: -3: must be greater than or equal to 0",
+                                  at + ".failureThreshold: Invalid value: -4: must be greater than or equal to 0"}));
+    // 0 is upstream's "unset": defaulted before validation.
+    EXPECT_TRUE(errors(probe, R"({"initialDelaySeconds":0,"timeoutSeconds":0,"periodSeconds":0,
+                                  "successThreshold":0,"failureThreshold":0})")
+                    .empty())
+        << at;
+    EXPECT_TRUE(errors(probe, R"({"initialDelaySeconds":10,"timeoutSeconds":1,"periodSeconds":10,
+                                  "successThreshold":1,"failureThreshold":3})")
+                    .empty())
+        << at;
+  }
+  // successThreshold: any non-negative value for readiness, only 1 for liveness and startup.
+  EXPECT_TRUE(errors("readinessProbe", R"({"successThreshold":3})").empty());
+  EXPECT_EQ(errors("readinessProbe", R"({"successThreshold":-1})"),
+            std::vector<std::string>{
+                "spec.containers[0].readinessProbe.successThreshold: Invalid value: -1: must be greater than or "
+                "equal to 0"});
+  for (const std::string probe : {"livenessProbe", "startupProbe"}) {
+    const std::string at = "spec.containers[0]." + probe + ".successThreshold: Invalid value: ";
+    EXPECT_EQ(errors(probe, R"({"successThreshold":2})"), std::vector<std::string>{at + "2: must be 1"});
+    EXPECT_EQ(errors(probe, R"({"successThreshold":-1})"),
+              (std::vector<std::string>{at + "-1: must be greater than or equal to 0", at + "-1: must be 1"}));
+  }
+  // A probe's own terminationGracePeriodSeconds: positive, and never on a readiness probe.
+  for (const std::string probe : {"livenessProbe", "startupProbe"}) {
+    const std::string at = "spec.containers[0]." + probe + ".terminationGracePeriodSeconds: Invalid value: ";
+    EXPECT_EQ(errors(probe, R"({"terminationGracePeriodSeconds":0})"),
+              std::vector<std::string>{at + "0: must be greater than 0"});
+    EXPECT_EQ(errors(probe, R"({"terminationGracePeriodSeconds":-5})"),
+              std::vector<std::string>{at + "-5: must be greater than 0"});
+    EXPECT_TRUE(errors(probe, R"({"terminationGracePeriodSeconds":1})").empty());
+  }
+  EXPECT_EQ(errors("readinessProbe", R"({"terminationGracePeriodSeconds":10})"),
+            std::vector<std::string>{"spec.containers[0].readinessProbe.terminationGracePeriodSeconds: Invalid value: "
+                                     "10: must not be set for readinessProbes"});
+  EXPECT_EQ(errors("readinessProbe", R"({"terminationGracePeriodSeconds":0})"),
+            (std::vector<std::string>{
+                "spec.containers[0].readinessProbe.terminationGracePeriodSeconds: Invalid value: 0: must be greater "
+                "than 0",
+                "spec.containers[0].readinessProbe.terminationGracePeriodSeconds: Invalid value: 0: must not be set "
+                "for readinessProbes"}));
+}
+
+// validateInitContainers: an init container that is not a sidecar (restartPolicy Always)
+// may have no lifecycle hooks or probes, valid or not.
+TEST(PodValidationTest, InitContainersWithoutRestartPolicyAlwaysHaveNoHooksOrProbes) {
+  json spec = json::parse(R"({"containers":[{"name":"main","image":"x"}],
+      "initContainers":[{"name":"i","image":"x",
+        "lifecycle":{"preStop":{"sleep":{"seconds":1}}},
+        "livenessProbe":{"exec":{"command":["true"]}},
+        "readinessProbe":{},
+        "startupProbe":{"tcpSocket":{"port":80}}}]})");
+  const std::string forbidden = ": Forbidden: may not be set for init containers without restartPolicy=Always";
+  const std::vector<std::string> want = {
+      "spec.initContainers[0].lifecycle" + forbidden, "spec.initContainers[0].livenessProbe" + forbidden,
+      "spec.initContainers[0].readinessProbe" + forbidden, "spec.initContainers[0].startupProbe" + forbidden};
+  EXPECT_EQ(Errors(spec), want);
+  spec["initContainers"][0]["restartPolicy"] = "Never";
+  EXPECT_EQ(Errors(spec), want);
+  // As a sidecar the same fields are validated: only the empty readiness probe is wrong.
+  spec["initContainers"][0]["restartPolicy"] = "Always";
+  EXPECT_EQ(Errors(spec), std::vector<std::string>{
+                              "spec.initContainers[0].readinessProbe: Required value: must specify a handler type"});
+  spec["initContainers"][0].erase("readinessProbe");
+  EXPECT_TRUE(Errors(spec).empty());
+  // Without hooks or probes an init container needs no restartPolicy.
+  EXPECT_TRUE(Errors(json::parse(R"({"containers":[{"name":"main","image":"x"}],
+                                     "initContainers":[{"name":"i","image":"x"}]})"))
+                  .empty());
+}
+
+// ValidatePodSpec: activeDeadlineSeconds in [1, math.MaxInt32], for a pod and a pod template
+// (a Job's own spec.activeDeadlineSeconds keeps its rule).
+TEST(PodValidationTest, ActiveDeadlineSecondsIsBetweenOneAndMaxInt32) {
+  auto errors = [](const json& deadline) {
+    json spec = json::parse(R"({"containers":[{"name":"c","image":"x"}]})");
+    spec["activeDeadlineSeconds"] = deadline;
+    return Errors(spec);
+  };
+  const std::string msg = ": must be between 1 and 2147483647, inclusive";
+  EXPECT_EQ(errors(0), std::vector<std::string>{"spec.activeDeadlineSeconds: Invalid value: 0" + msg});
+  EXPECT_EQ(errors(-7), std::vector<std::string>{"spec.activeDeadlineSeconds: Invalid value: -7" + msg});
+  EXPECT_TRUE(errors(1).empty());
+  EXPECT_TRUE(errors(2147483647).empty());
+  EXPECT_EQ(errors(2147483648LL),
+            std::vector<std::string>{"spec.activeDeadlineSeconds: Invalid value: 2147483648" + msg});
+  EXPECT_TRUE(errors(nullptr).empty());
+
+  auto pod = Create(json::parse(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"default"},
+      "spec":{"activeDeadlineSeconds":0,"containers":[{"name":"c","image":"x"}]}})"));
+  ASSERT_FALSE(pod.ok());
+  EXPECT_EQ(pod.status().code(), Code::kInvalid);
+  EXPECT_EQ(pod.status().message(), "Pod \"p\" is invalid: spec.activeDeadlineSeconds: Invalid value: 0" + msg);
+  auto job = [](int64_t job_deadline, int64_t pod_deadline) {
+    json j = json::parse(R"({"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"j","namespace":"default",
+        "uid":"u"},"spec":{"template":{"spec":{"restartPolicy":"Never","containers":[{"name":"c","image":"x"}]}}}})");
+    j["spec"]["activeDeadlineSeconds"] = job_deadline;
+    j["spec"]["template"]["spec"]["activeDeadlineSeconds"] = pod_deadline;
+    return Create(j);
+  };
+  auto bad_template = job(60, 2147483648LL);
+  ASSERT_FALSE(bad_template.ok());
+  EXPECT_EQ(bad_template.status().message(),
+            "Job.batch \"j\" is invalid: spec.template.spec.activeDeadlineSeconds: Invalid value: 2147483648" + msg);
+  EXPECT_TRUE(job(2147483648LL, 60).ok()) << job(2147483648LL, 60).status().ToString();
+}
+
+// Through admission: a sleep hook beyond the default grace period, as kubectl shows it.
+TEST(PodValidationTest, ASleepHookBeyondTheGracePeriodIsRefusedAtAdmission) {
+  auto admitted = Create(json::parse(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"default"},
+      "spec":{"containers":[{"name":"c","image":"x","lifecycle":{"preStop":{"sleep":{"seconds":100}}}}]}})"));
+  ASSERT_FALSE(admitted.ok());
+  EXPECT_EQ(admitted.status().code(), Code::kInvalid);
+  EXPECT_EQ(admitted.status().message(),
+            "Pod \"p\" is invalid: spec.containers[0].lifecycle.preStop.sleep: Invalid value: 100: must be greater "
+            "than 0 and less than terminationGracePeriodSeconds (30). Enable AllowPodLifecycleSleepActionZeroValue "
+            "feature gate for zero sleep.");
+}
+
 }  // namespace
 }  // namespace berth::api
