@@ -8,12 +8,15 @@
 #include <fcntl.h>
 #include <iostream>
 #include <linux/close_range.h>
+#include <linux/magic.h>
+#include <linux/sched.h>
 #include <poll.h>
 #include <signal.h>
 #include <sstream>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -213,6 +216,34 @@ Status OpenCgroupProcs(const std::vector<std::string>& dirs, std::vector<int>* f
   return Status::Ok();
 }
 
+int OpenCgroupV2Directory(const std::vector<std::string>& dirs) {
+  if (dirs.size() != 1) return -1;
+  int fd = open(dirs[0].c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  struct statfs fs;
+  if (fstatfs(fd, &fs) != 0 || fs.f_type != CGROUP2_SUPER_MAGIC) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+pid_t ForkIntoCgroup(int cgroup_dir_fd, bool* joined) {
+  *joined = false;
+  if (cgroup_dir_fd >= 0) {
+    clone_args args{};
+    args.flags = CLONE_INTO_CGROUP;
+    args.exit_signal = SIGCHLD;
+    args.cgroup = static_cast<uint64_t>(cgroup_dir_fd);
+    const long pid = syscall(SYS_clone3, &args, sizeof args);
+    if (pid >= 0) {
+      *joined = true;
+      return static_cast<pid_t>(pid);
+    }
+  }
+  return fork();
+}
+
 void CloseAll(std::vector<int>& fds) {
   for (int fd : fds) close(fd);
   fds.clear();
@@ -260,8 +291,11 @@ std::string Supervisor::StartContainer(const std::string& binary) {
     }
   }
   const pid_t parent = getpid();
-  pid_t pid = fork();
+  const int cgroup_dir = OpenCgroupV2Directory(launch_.cgroup_dirs);
+  bool joined = false;  // cloned straight into the run's cgroup
+  pid_t pid = ForkIntoCgroup(cgroup_dir, &joined);
   if (pid == 0) {
+    const std::span<const int> join = joined ? std::span<const int>() : std::span<const int>(cgroup_procs);
     setpgid(0, 0);
     // The container dies with its supervisor (never with the agent).
     prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -274,12 +308,13 @@ std::string Supervisor::StartContainer(const std::string& binary) {
     close(gate[1]);
     if (sandboxed) {
       // The init joins the run's cgroups, so everything in the sandbox is in them.
-      JoinCgroupsOrExit(cgroup_procs, err_pipe[1]);
+      JoinCgroupsOrExit(join, err_pipe[1]);
       SandboxInitMain(launch_, err_pipe[1], status_pipe[1], gate[0]);
     }
     PassGateOrExit(gate[0]);
-    ExecInChild(cgroup_procs, cwd, binary.c_str(), argv.data(), envp.data(), err_pipe[1]);
+    ExecInChild(join, cwd, binary.c_str(), argv.data(), envp.data(), err_pipe[1]);
   }
+  if (cgroup_dir >= 0) close(cgroup_dir);
   if (status_pipe[1] >= 0) close(status_pipe[1]);
   status_fd_ = status_pipe[0];
   int fork_errno = errno;

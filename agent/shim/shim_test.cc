@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sstream>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -99,6 +100,40 @@ TEST_F(ShimTest, TheContainerJoinsThroughTasksOnCgroupV1AndCgroupProcsOnV2) {
   EXPECT_FALSE(fs::exists(v1 + "/cgroup.procs"));
   EXPECT_EQ(ReadFile(v2 + "/cgroup.procs"), "0");
   EXPECT_FALSE(fs::exists(v2 + "/tasks"));
+}
+
+// On a real cgroup2 hierarchy (mounted here for the test: root only) the container's first
+// process is cloned straight into the run's cgroup, and it and what it forks are there;
+// a plain directory is no cgroup2 and gets no descriptor.
+TEST_F(ShimTest, OnCgroupV2TheContainerIsClonedIntoItsCgroup) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to mount cgroup2";
+  const std::string mnt = dir_ + "/cg2";
+  fs::create_directories(mnt);
+  if (mount("none", mnt.c_str(), "cgroup2", 0, nullptr) != 0) GTEST_SKIP() << "cannot mount cgroup2 here";
+  const std::string name = "berth-shim-test-" + std::to_string(getpid());
+  const std::string cg = mnt + "/" + name;
+  fs::create_directories(cg);
+  EXPECT_EQ(OpenCgroupV2Directory({dir_ + "/work"}), -1);
+  EXPECT_EQ(OpenCgroupV2Directory({cg, cg}), -1);
+  const int fd = OpenCgroupV2Directory({cg});
+  EXPECT_GE(fd, 0);
+  if (fd >= 0) close(fd);
+
+  std::string run = Launch("cat /proc/self/cgroup > $DIR/work/cgroup.txt");
+  StatusOr<LaunchRecord> launch = ReadLaunchRecord(run);
+  ASSERT_TRUE(launch.ok()) << launch.status();
+  launch->cgroup_dirs = {cg};
+  ASSERT_TRUE(WriteLaunchRecord(run, *launch).ok());
+  ASSERT_TRUE(SpawnShim(testing::SupervisorCommand(), run, kReady).ok());
+  StatusOr<ExitRecord> exit = WaitForExit(run);
+  ASSERT_TRUE(exit.ok()) << exit.status().ToString();
+  EXPECT_EQ(exit->start_error, "");
+  EXPECT_EQ(exit->exit_code, 0);
+  // The cgroup2 line of /proc/<cat>/cgroup: "0::/<name>" (the mount shows the hierarchy's root).
+  EXPECT_NE(ReadFile(dir_ + "/work/cgroup.txt").find("0::/" + name + "\n"), std::string::npos)
+      << ReadFile(dir_ + "/work/cgroup.txt");
+  for (int i = 0; i < 200 && rmdir(cg.c_str()) != 0; ++i) std::this_thread::sleep_for(milliseconds(10));
+  EXPECT_EQ(umount2(mnt.c_str(), MNT_DETACH), 0);
 }
 
 // The supervisor rotates its container's log by itself: no agent, nor any handle, exists here.
