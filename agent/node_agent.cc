@@ -1102,6 +1102,18 @@ void NodeAgent::RestoreRuns(PodWorker& w) {
   for (const auto* records : {&w.lifecycle.init_containers(), &w.lifecycle.containers()}) {
     for (const ContainerRecord& r : *records) {
       for (auto& [number, dir] : shim::ListRuns(w.dir, r.name)) {
+        // A run whose program never ran (the agent stopped before its supervisor released
+        // it) is started afresh under its number, not reported lost.
+        if (shim::ClaimUnreleasedRun(dir)) {
+          if (Status removed = RemoveTree(dir); removed.ok()) {
+            spdlog::warn("node {}: run {} of container {} of pod {} never ran its program: started again",
+                         options_.node_name, number, r.name, w.key);
+            continue;
+          } else {
+            spdlog::warn("node {}: run {} of container {} of pod {} never ran its program, but {}", options_.node_name,
+                         number, r.name, w.key, removed.ToString());
+          }
+        }
         std::unique_ptr<ContainerProcess> process = ContainerProcess::Adopt(dir, clock_, cgroups);
         if (process == nullptr) {
           spdlog::warn("node {}: {} holds no run of container {} of pod {} (no launch record): ignored",

@@ -972,6 +972,39 @@ TEST_F(NodeAgentRestartTest, ARunWhoseSupervisorWasKilledIsLost) {
   EXPECT_EQ(Log("again", previous), "run\n");
 }
 
+// A run whose agent stopped after writing its launch record but before the supervisor let
+// the program run (a server killed in the middle of a start) never ran: the restarted agent
+// starts it afresh under its number rather than reporting it lost, and it runs once. Run 0,
+// whose program ran and whose supervisor was killed, stays lost.
+TEST_F(NodeAgentRestartTest, ARunThatNeverReachedItsProgramIsStartedNotLost) {
+  const std::string runs = Marker("again-runs");
+  Create(ShellPod("again", "echo $$$$ > " + Marker("again") + "; echo run >> " + runs + "; sleep 600", "OnFailure"));
+  ASSERT_TRUE(WaitFor([&] { return Running("again", 0); }));
+  const pid_t container = PidIn("again");
+  const std::string pod_dir = PodDir("again");
+  const std::string run0 = shim::RunDir(pod_dir, "main", 0);
+  EXPECT_TRUE(std::filesystem::exists(run0 + "/" + shim::kReleasedFile));
+  StopLeavingPodsRunning();
+  const pid_t supervisor = FindProcess("shim " + run0);
+  ASSERT_GT(supervisor, 0);
+  ASSERT_EQ(kill(supervisor, SIGKILL), 0);
+  ASSERT_TRUE(WaitFor([&] { return !ProcessAlive(container); }));
+  // Run 1 as an agent leaves it when it stops right after writing the launch record.
+  StatusOr<shim::LaunchRecord> launch = shim::ReadLaunchRecord(run0);
+  ASSERT_TRUE(launch.ok()) << launch.status();
+  launch->run = 1;
+  launch->log_path = shim::ContainerLogPath(pod_dir, "main", 1);
+  ASSERT_TRUE(shim::WriteLaunchRecord(shim::RunDir(pod_dir, "main", 1), *launch).ok());
+
+  StartAgain();
+  ASSERT_TRUE(WaitFor([&] { return Running("again", 1); })) << (*GetPod("again"))["status"].dump();
+  ASSERT_TRUE(WaitFor([&] { return testing_ReadFile(runs) == "run\nrun\n"; })) << testing_ReadFile(runs);
+  EXPECT_EQ((*GetPod("again"))["status"]["containerStatuses"][0]["lastState"]["terminated"]["reason"],
+            "ContainerStatusUnknown");
+  EXPECT_TRUE(std::filesystem::exists(shim::RunDir(pod_dir, "main", 1) + "/" + shim::kReleasedFile));
+  EXPECT_FALSE(std::filesystem::exists(shim::RunDir(pod_dir, "main", 2)));
+}
+
 // Whatever was done to a pod's run records while no agent ran (by hand, or by
 // the pod's own container, which can reach ../runs), the restarted agent
 // neither hangs, nor starts a second copy of a run that is still alive, nor

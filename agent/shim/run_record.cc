@@ -1,9 +1,13 @@
 #include "agent/shim/run_record.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
 #include <filesystem>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <unistd.h>
 
 #include "core/file.h"
 
@@ -229,7 +233,28 @@ Status WriteLaunchRecord(const std::string& run_dir, const LaunchRecord& r) {
                              FileDurability::kDeferred);
 }
 
-Status SyncLaunchRecord(const std::string& run_dir) { return SyncFileAndDirectory(run_dir + "/" + kLaunchFile); }
+Status ReleaseRun(const std::string& run_dir) {
+  const std::string launch = run_dir + "/" + kLaunchFile;
+  int fd = open(launch.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) return InternalError("cannot open " + launch + ": " + std::strerror(errno));
+  const bool synced = fsync(fd) == 0;
+  const int sync_errno = errno;
+  close(fd);
+  if (!synced) return InternalError("cannot sync " + launch + ": " + std::strerror(sync_errno));
+  const std::string released = run_dir + "/" + kReleasedFile;
+  fd = open(released.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0 && errno == EEXIST) return AlreadyExistsError(released + " exists: the node agent took the run back");
+  if (fd < 0) return InternalError("cannot create " + released + ": " + std::strerror(errno));
+  close(fd);
+  // One fsync of the directory makes both names durable: launch.json's and released's.
+  fd = open(run_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return InternalError("cannot open " + run_dir + ": " + std::strerror(errno));
+  const bool dir_synced = fsync(fd) == 0;
+  const int dir_errno = errno;
+  close(fd);
+  if (!dir_synced) return InternalError("cannot sync " + run_dir + ": " + std::strerror(dir_errno));
+  return Status::Ok();
+}
 
 Status SyncExitRecord(const std::string& run_dir) { return SyncFileAndDirectory(run_dir + "/" + kExitFile); }
 

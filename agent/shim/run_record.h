@@ -10,6 +10,9 @@
 //     launch.json   written by the agent before the supervisor starts, made
 //                   durable by the supervisor before the container runs
 //                   (mode 0600: it holds the container's environment)
+//     released      created (empty, durable) by the supervisor right before the
+//                   container's program may run (ReleaseRun), or by a restarted
+//                   agent taking back a run that never got that far
 //     exit.json     written by the supervisor when the container ended, or by
 //                   the agent when the run failed to start; atomic
 //                   (core/file.h), so it is whole or absent
@@ -111,12 +114,20 @@ struct ExitRecord {
 
 // WriteLaunchRecord creates run_dir and writes launch.json whole (a rename) but
 // not yet durable against a crash of the host (core/file.h kDeferred): the
-// supervisor makes it durable with SyncLaunchRecord while its container's
-// sandbox is set up, and lets the container's program run only after that
-// (shim.h), so the fsyncs are off a start's critical path yet no program runs
-// whose run a rebooted host could forget.
+// supervisor makes it durable with ReleaseRun while its container's sandbox is
+// set up, and lets the container's program run only after that (shim.h), so
+// the fsyncs are off a start's critical path yet no program runs whose run a
+// rebooted host could forget.
 Status WriteLaunchRecord(const std::string& run_dir, const LaunchRecord& record);
-Status SyncLaunchRecord(const std::string& run_dir);
+// ReleaseRun(run_dir): what the supervisor does before the container's program
+//   may run: fsyncs launch.json, creates `released` (O_EXCL, empty) and fsyncs
+//   the run directory. After any crash, a run without `released` (and without
+//   shim.pid, which supervisors before it wrote once the program ran) never ran
+//   its program. Errors: kAlreadyExists when `released` exists (the agent took
+//   the run back, shim_client.h ClaimUnreleasedRun: the program must not run);
+//   kInternal naming the file for a failed open or fsync.
+inline constexpr char kReleasedFile[] = "released";
+Status ReleaseRun(const std::string& run_dir);
 StatusOr<LaunchRecord> ReadLaunchRecord(const std::string& run_dir);
 // WriteExitRecord is durable when it returns, unless `durability` is kDeferred:
 // the supervisor tells its watchers of the end first (they read the record at

@@ -331,7 +331,7 @@ std::string Supervisor::StartContainer(const std::string& binary) {
   setpgid(pid, pid);
   // The child sets up meanwhile (a sandbox's mounts); its program runs only once the
   // launch record is durable, so a host that crashes never forgets a run that ran.
-  Status durable = SyncLaunchRecord(run_dir_);
+  Status durable = ReleaseRun(run_dir_);
   if (durable.ok()) (void)!write(gate[1], "G", 1);
   close(gate[1]);
   if (!durable.ok()) {
@@ -341,6 +341,9 @@ std::string Supervisor::StartContainer(const std::string& binary) {
     close(err_pipe[0]);
     if (status_fd_ >= 0) close(status_fd_);
     status_fd_ = -1;
+    if (durable.code() == Code::kAlreadyExists) {
+      return "unable to start container process: the node agent took the run back before its program started";
+    }
     return "unable to start container process: the launch record cannot be made durable: " + durable.message();
   }
   if (std::string failed = ReadExecReport(err_pipe[0], launch_); !failed.empty()) {

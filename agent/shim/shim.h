@@ -102,7 +102,7 @@ void JoinCgroupsOrExit(std::span<const int> cgroup_procs, int report_fd);
 
 // The gate a container's first process waits at before the container's program
 // runs: the supervisor releases it with one byte once the launch record is
-// durable (run_record.h SyncLaunchRecord), which it does while the child sets
+// durable (run_record.h ReleaseRun), which it does while the child sets
 // up. Reads one byte from `gate_fd` and closes it; EOF or an error (the
 // supervisor closed it without a byte, or died) ends the process with exit 127.
 // Async-signal-safe.

@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -263,6 +264,19 @@ int SandboxInitAlive(const std::string& run_dir) {
 }
 
 int SupervisorAlive(const std::string& run_dir) { return VerifiedSupervisor(run_dir); }
+
+bool ClaimUnreleasedRun(const std::string& run_dir) {
+  struct stat st;
+  for (const char* file : {kExitFile, kSupervisorFile, kReleasedFile}) {
+    if (lstat((run_dir + "/" + file).c_str(), &st) == 0 || errno != ENOENT) return false;
+  }
+  if (lstat((run_dir + "/" + kLaunchFile).c_str(), &st) != 0 || VerifiedSupervisor(run_dir) != 0) return false;
+  const int fd =
+      open((run_dir + "/" + kReleasedFile).c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) return false;
+  close(fd);
+  return true;
+}
 
 bool KillSupervisor(const std::string& run_dir) {
   const pid_t pid = VerifiedSupervisor(run_dir);

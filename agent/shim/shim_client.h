@@ -80,6 +80,15 @@ StatusOr<int> ConnectShim(const std::string& run_dir);
 
 std::string HelloLine(const std::string& run_dir);
 int SupervisorAlive(const std::string& run_dir);
+// ClaimUnreleasedRun(run_dir): for a restarted agent, a run that never ran its
+// program (its agent stopped between writing launch.json and the supervisor's
+// ReleaseRun): no exit.json, no shim.pid, no `released`, no live supervisor.
+// Creates `released` itself (O_EXCL), so that a supervisor still starting can
+// no longer release the program (ReleaseRun fails), and returns true: the run
+// may be removed and started afresh under its number, as the kubelet creates a
+// container that the runtime never started. False when the program may have
+// run (then the run is adopted, or lost) or the claim failed.
+bool ClaimUnreleasedRun(const std::string& run_dir);
 bool KillSupervisor(const std::string& run_dir);
 // Written by the supervisor: "<pid> <start time>\n" of the calling process.
 Status WriteSupervisorRecord(const std::string& run_dir);

@@ -136,6 +136,27 @@ TEST_F(ShimTest, OnCgroupV2TheContainerIsClonedIntoItsCgroup) {
   EXPECT_EQ(umount2(mnt.c_str(), MNT_DETACH), 0);
 }
 
+// A run the agent took back (`released` created by ClaimUnreleasedRun before the supervisor
+// got there) never runs its program: the supervisor records a start error instead.
+TEST_F(ShimTest, ARunTakenBackByTheAgentNeverRunsItsProgram) {
+  std::string run = Launch("touch $DIR/work/ran");
+  EXPECT_TRUE(ClaimUnreleasedRun(run));
+  EXPECT_FALSE(ClaimUnreleasedRun(run));  // once taken, or once released, it is not unreleased
+  ASSERT_TRUE(SpawnShim(testing::SupervisorCommand(), run, kReady).ok());
+  StatusOr<ExitRecord> exit = WaitForExit(run);
+  ASSERT_TRUE(exit.ok()) << exit.status().ToString();
+  EXPECT_EQ(exit->start_error,
+            "unable to start container process: the node agent took the run back before its program started");
+  EXPECT_FALSE(fs::exists(dir_ + "/work/ran"));
+
+  // A run that started is released and cannot be taken back.
+  std::string started = Launch("exit 0", 1);
+  ASSERT_TRUE(SpawnShim(testing::SupervisorCommand(), started, kReady).ok());
+  ASSERT_TRUE(WaitForExit(started).ok());
+  EXPECT_TRUE(fs::exists(started + "/" + kReleasedFile));
+  EXPECT_FALSE(ClaimUnreleasedRun(started));
+}
+
 // The supervisor rotates its container's log by itself: no agent, nor any handle, exists here.
 TEST_F(ShimTest, RotatesTheLogAsTheLaunchRecordSaysWithNoAgent) {
   std::string run = Launch("i=0; while [ $i -lt 2000 ]; do echo \"line $i\"; i=$((i+1)); done", 0, "", {2000, 3});
