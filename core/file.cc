@@ -63,22 +63,17 @@ Status WriteFileAtomically(const std::string& path, std::string_view contents, m
   return Status::Ok();
 }
 
-Status SyncFileAndDirectory(const std::string& path) {
+Status SyncPath(const std::string& path) {
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0) return Errno("cannot open", path);
-  if (fsync(fd) != 0) {
-    Status s = Errno("cannot sync", path);
-    close(fd);
-    return s;
-  }
+  Status s = fsync(fd) == 0 ? Status::Ok() : Errno("cannot sync", path);
   close(fd);
-  const std::string dir = DirectoryOf(path);
-  int dfd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd < 0) return Errno("cannot open", dir);
-  const bool synced = fsync(dfd) == 0;
-  Status s = synced ? Status::Ok() : Errno("cannot sync", dir);
-  close(dfd);
   return s;
+}
+
+Status SyncFileAndDirectory(const std::string& path) {
+  if (Status s = SyncPath(path); !s.ok()) return s;
+  return SyncPath(DirectoryOf(path));
 }
 
 StatusOr<std::string> ReadFileBounded(const std::string& path, size_t max_bytes, bool follow_symlinks) {

@@ -10,9 +10,10 @@
 //   killed, but after a crash of the host it may hold its previous contents, be
 //   missing or be empty until SyncFileAndDirectory(path) returned. Errors:
 //   kInternal naming the path and errno's text.
-// SyncFileAndDirectory(path): fsyncs the file at `path` (not following a
-//   symbolic link) and then its directory: what a kDeferred write left to do.
-//   Errors: kInternal naming the file or directory and errno's text.
+// SyncPath(path): fsyncs the file or directory at `path` (not following a
+//   symbolic link). Errors: kInternal naming it and errno's text.
+// SyncFileAndDirectory(path): SyncPath of the file, then of its directory: what
+//   a kDeferred write left to do.
 // ReadFileBounded(path, max_bytes, follow_symlinks): the whole file, which
 //   must be a regular file: it is opened non-blocking (a FIFO put in its place
 //   can never block the reader) and checked with fstat; with follow_symlinks
@@ -47,6 +48,7 @@ namespace berth {
 enum class FileDurability { kSynced, kDeferred };
 Status WriteFileAtomically(const std::string& path, std::string_view contents, mode_t mode = 0644,
                            FileDurability durability = FileDurability::kSynced);
+Status SyncPath(const std::string& path);
 Status SyncFileAndDirectory(const std::string& path);
 StatusOr<std::string> ReadFileBounded(const std::string& path, size_t max_bytes, bool follow_symlinks = true);
 Status RemoveTree(const std::string& path);

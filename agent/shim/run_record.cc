@@ -233,27 +233,20 @@ Status WriteLaunchRecord(const std::string& run_dir, const LaunchRecord& r) {
                              FileDurability::kDeferred);
 }
 
-Status ReleaseRun(const std::string& run_dir) {
-  const std::string launch = run_dir + "/" + kLaunchFile;
-  int fd = open(launch.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-  if (fd < 0) return InternalError("cannot open " + launch + ": " + std::strerror(errno));
-  const bool synced = fsync(fd) == 0;
-  const int sync_errno = errno;
-  close(fd);
-  if (!synced) return InternalError("cannot sync " + launch + ": " + std::strerror(sync_errno));
+Status MarkReleased(const std::string& run_dir) {
   const std::string released = run_dir + "/" + kReleasedFile;
-  fd = open(released.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0 && errno == EEXIST) return AlreadyExistsError(released + " exists: the node agent took the run back");
+  const int fd = open(released.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0 && errno == EEXIST) return AlreadyExistsError(released + " exists");
   if (fd < 0) return InternalError("cannot create " + released + ": " + std::strerror(errno));
   close(fd);
-  // One fsync of the directory makes both names durable: launch.json's and released's.
-  fd = open(run_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return InternalError("cannot open " + run_dir + ": " + std::strerror(errno));
-  const bool dir_synced = fsync(fd) == 0;
-  const int dir_errno = errno;
-  close(fd);
-  if (!dir_synced) return InternalError("cannot sync " + run_dir + ": " + std::strerror(dir_errno));
   return Status::Ok();
+}
+
+Status ReleaseRun(const std::string& run_dir) {
+  if (Status s = SyncPath(run_dir + "/" + kLaunchFile); !s.ok()) return s;
+  if (Status s = MarkReleased(run_dir); !s.ok()) return s;
+  // One fsync of the directory makes both names durable: launch.json's and released's.
+  return SyncPath(run_dir);
 }
 
 Status SyncExitRecord(const std::string& run_dir) { return SyncFileAndDirectory(run_dir + "/" + kExitFile); }

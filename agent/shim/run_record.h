@@ -126,8 +126,12 @@ Status WriteLaunchRecord(const std::string& run_dir, const LaunchRecord& record)
 //   its program. Errors: kAlreadyExists when `released` exists (the agent took
 //   the run back, shim_client.h ClaimUnreleasedRun: the program must not run);
 //   kInternal naming the file for a failed open or fsync.
+// MarkReleased(run_dir) creates `released` alone (O_EXCL): the one step the
+//   supervisor's ReleaseRun and the agent's ClaimUnreleasedRun race on, so only
+//   one of them wins a run. kAlreadyExists when it exists.
 inline constexpr char kReleasedFile[] = "released";
 Status ReleaseRun(const std::string& run_dir);
+Status MarkReleased(const std::string& run_dir);
 StatusOr<LaunchRecord> ReadLaunchRecord(const std::string& run_dir);
 // WriteExitRecord is durable when it returns, unless `durability` is kDeferred:
 // the supervisor tells its watchers of the end first (they read the record at

@@ -80,8 +80,8 @@ std::string CheckLaunch(const LaunchRecord& launch, std::string* binary);
 // right after fork once its standard streams are in place; async-signal-safe
 // calls only. Empties the signal mask and resets every disposition, moves the
 // process into each cgroup whose tasks or cgroup.procs is open in `cgroup_procs`
-// (OpenCgroupProcs; one per cgroup v1 hierarchy, or one on v2; empty: none), marks every descriptor
-// above 2 close-on-exec, then chdir(cwd) and execve. On failure it writes
+// (OpenCgroupProcs; one per cgroup v1 hierarchy, or one on v2; empty: none),
+// marks every descriptor above 2 close-on-exec, then chdir(cwd) and execve. On failure it writes
 // {stage (kReportChdirStage, kReportExecStage, kReportCgroupStage), errno} to
 // `report_fd` (a close-on-exec pipe) and exits 127.
 // The first int of a start report (ReadExecReport): which step failed, with errno
@@ -123,6 +123,9 @@ void PassGateOrExit(int gate_fd);
 // threaded subtree, so it keeps cgroup.procs (used only when the child could not
 // be cloned into its cgroup, below). Errors: kInternal naming the directory;
 // nothing stays open then.
+inline constexpr char kCgroupV1TasksFile[] = "tasks";
+Status OpenCgroupProcs(const std::vector<std::string>& dirs, std::vector<int>* fds);
+
 // On cgroup v2 no file moves a process of a domain cgroup without that lock
 // (~11 ms a start here), so a run whose one cgroup directory is on cgroup2 gets
 // its first process cloned straight into it (ForkIntoCgroup: clone3
@@ -136,8 +139,7 @@ void PassGateOrExit(int gate_fd);
 // glibc's fork handlers) and its child may call only what a forked child may.
 int OpenCgroupV2Directory(const std::vector<std::string>& dirs);
 pid_t ForkIntoCgroup(int cgroup_dir_fd, bool* joined);
-inline constexpr char kCgroupV1TasksFile[] = "tasks";
-Status OpenCgroupProcs(const std::vector<std::string>& dirs, std::vector<int>* fds);
+
 void CloseAll(std::vector<int>& fds);
 
 // The parent half: reads the child's report from the pipe's read end (EOF:

@@ -271,11 +271,7 @@ bool ClaimUnreleasedRun(const std::string& run_dir) {
     if (lstat((run_dir + "/" + file).c_str(), &st) == 0 || errno != ENOENT) return false;
   }
   if (lstat((run_dir + "/" + kLaunchFile).c_str(), &st) != 0 || VerifiedSupervisor(run_dir) != 0) return false;
-  const int fd =
-      open((run_dir + "/" + kReleasedFile).c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0) return false;
-  close(fd);
-  return true;
+  return MarkReleased(run_dir).ok();
 }
 
 bool KillSupervisor(const std::string& run_dir) {
