@@ -1,5 +1,6 @@
 #include "api/admission_pipeline.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "api/field_errors.h"
@@ -216,7 +217,15 @@ StatusOr<AdmittedWrite> AdmissionPipeline::Admit(WriteRequest request) const {
   ValidateOptions options;
   options.map_keys = def->builtin ? MapKeyStyle::kBracket : MapKeyStyle::kDotted;
   options.go_integers = def->builtin;
-  for (auto& e : storage_version.compiled.Validate(obj, options)) errs.push_back(std::move(e));
+  FieldErrorList schema_errs = storage_version.compiled.Validate(obj, options);
+  if (updating && !schema_errs.empty()) {
+    // Ratcheting (KEP-4008, on by default since 1.30): an error the stored object has as
+    // well is not the update's, so an object stored before its schema tightened stays
+    // updatable (its status above all) and an update fixes or keeps it, never worsens it.
+    const FieldErrorList old_errs = storage_version.compiled.Validate(*request.old, options);
+    std::erase_if(schema_errs, [&](const FieldError& e) { return std::ranges::find(old_errs, e) != old_errs.end(); });
+  }
+  for (auto& e : schema_errs) errs.push_back(std::move(e));
   storage_version.compiled.NormalizeIntegers(&obj);  // the strategy reads integers
   if (strategy) {
     FieldErrorList more;

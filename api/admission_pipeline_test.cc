@@ -362,6 +362,53 @@ status: {pending: 5}
                                     "status.pending in body should be greater than or equal to 0");
 }
 
+// An object stored before its schema tightened (here spec.weight: "heavy" where the schema
+// now wants an integer) still takes status updates and updates that leave that value alone;
+// an update that adds a new error is refused, and so is a create with the old one.
+TEST_F(AdmissionPipelineTest, SchemaErrorsTheStoredObjectHadAreRatchetedOnUpdate) {
+  const Object old = Yaml(R"(
+apiVersion: example.com/v1
+kind: Queue
+metadata: {name: q1, uid: u-1, generation: 1, resourceVersion: "7"}
+spec: {owner: a, strategy: StrictFIFO, weight: heavy}
+status: {pending: 1}
+)");
+  StatusOr<AdmittedWrite> status = Update(old,
+                                          "{apiVersion: example.com/v1, kind: Queue, metadata: {name: q1}, "
+                                          "status: {pending: 3}}",
+                                          Operation::kUpdateStatus);
+  ASSERT_TRUE(status.ok()) << status.status();
+  EXPECT_EQ(status->object["status"]["pending"], 3);
+  EXPECT_EQ(status->object["spec"]["weight"], "heavy");
+
+  StatusOr<AdmittedWrite> relabel = Update(old, R"(
+apiVersion: example.com/v1
+kind: Queue
+metadata: {name: q1, labels: {x: y}}
+spec: {owner: a, strategy: StrictFIFO, weight: heavy}
+)");
+  EXPECT_TRUE(relabel.ok()) << relabel.status();
+
+  StatusOr<AdmittedWrite> worse = Update(old, R"(
+apiVersion: example.com/v1
+kind: Queue
+metadata: {name: q1}
+spec: {owner: a, strategy: StrictFIFO, weight: heavy, labels: {k: toolong}}
+)");
+  ASSERT_FALSE(worse.ok());
+  EXPECT_EQ(worse.status().message(),
+            "Queue.example.com \"q1\" is invalid: spec.labels.k: Too long: may not be more than 3 bytes");
+
+  StatusOr<AdmittedWrite> create = Create(R"(
+apiVersion: example.com/v1
+kind: Queue
+metadata: {name: q2}
+spec: {owner: a, weight: heavy}
+)");
+  ASSERT_FALSE(create.ok());
+  EXPECT_THAT(create.status().message(), ::testing::HasSubstr("spec.weight in body must be of type integer"));
+}
+
 TEST_F(AdmissionPipelineTest, BuiltinKindsWriteMapKeysInBrackets) {
   StatusOr<AdmittedWrite> w = Create(R"(
 apiVersion: v1

@@ -60,8 +60,12 @@ class PodStrategy : public Strategy {
   // rule that only a few spec fields may change (ValidatePodSpecUpdate).
   FieldErrorList ValidateCreate(const Object& obj) const override {
     FieldErrorList errs = ValidatePodSpec(Field(obj, "spec"), FieldPath("spec"));
-    // ValidatePodCreate: a pod bound at creation cannot wait for gates.
+    // ValidatePodCreate: ephemeral containers come only through the ephemeralcontainers
+    // subresource (which berth does not serve); a pod bound at creation cannot wait for gates.
     const Object& spec = Field(obj, "spec");
+    if (!ArrayAt(spec, "ephemeralContainers").empty()) {
+      errs.push_back(Forbidden(FieldPath("spec").Child("ephemeralContainers"), "cannot be set on create"));
+    }
     if (!AsString(Field(spec, "nodeName")).empty() && !ArrayAt(spec, "schedulingGates").empty()) {
       errs.push_back(
           Forbidden(FieldPath("spec").Child("nodeName"), "cannot be set until all schedulingGates have been cleared"));

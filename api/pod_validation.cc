@@ -346,9 +346,8 @@ void ValidateVolumeMounts(const Object& mounts, const std::set<std::string>& vol
 // validateInitContainers, validateLifecycle, validateHandler, validateProbe,
 // validateSleepAction, validateHTTPGetAction, ValidatePortNumOrName.
 
-// An integer field's value; nullopt when absent or of another type (the schema's error, or
-// for the preserve-unknown-fields Probe and lifecycle, upstream's decoder's). A value past
-// int64 reads as its largest value.
+// An integer field's value; nullopt when absent or of another type (the schema's error).
+// A value past int64 reads as its largest value.
 std::optional<int64_t> IntValue(const Object& v) {
   if (v.is_number_unsigned()) return static_cast<int64_t>(std::min<uint64_t>(v.get<uint64_t>(), INT64_MAX));
   if (v.is_number_integer()) return v.get<int64_t>();
@@ -701,6 +700,9 @@ FieldErrorList ValidatePodSpec(const Object& spec, const FieldPath& path) {
     const FieldPath c_path = path.Child("containers").Index(i);
     ValidateContainer(containers[i], c_path, volume_names, nullptr, &errs);
     ValidateHooksAndProbes(containers[i], false, grace, c_path, &errs);
+    if (!Field(containers[i], "restartPolicy").is_null()) {
+      errs.push_back(Forbidden(c_path.Child("restartPolicy"), "may not be set for non-init containers"));
+    }
   }
   // validateInitContainers: an init container may not take a regular container's name.
   std::set<std::string> regular;
@@ -709,6 +711,11 @@ FieldErrorList ValidatePodSpec(const Object& spec, const FieldPath& path) {
   for (size_t i = 0; i < init.size(); ++i) {
     const FieldPath c_path = path.Child("initContainers").Index(i);
     ValidateContainer(init[i], c_path, volume_names, &regular, &errs);
+    // validateInitContainerRestartPolicy: Always (a sidecar) is the only policy.
+    const Object& restart = Field(init[i], "restartPolicy");
+    if (restart.is_string() && restart.get_ref<const std::string&>() != "Always") {
+      errs.push_back(NotSupported(c_path.Child("restartPolicy"), restart, {"Always"}));
+    }
     ValidateHooksAndProbes(init[i], true, grace, c_path, &errs);
   }
   ValidateSecurityContextIds(Field(spec, "securityContext"), true, path.Child("securityContext"), &errs);
@@ -716,6 +723,14 @@ FieldErrorList ValidatePodSpec(const Object& spec, const FieldPath& path) {
   const std::optional<int64_t> deadline = IntValue(Field(spec, "activeDeadlineSeconds"));
   if (deadline && (*deadline < 1 || *deadline > kMaxActiveDeadlineSeconds)) {
     errs.push_back(Invalid(path.Child("activeDeadlineSeconds"), *deadline, kActiveDeadlineErrorMsg));
+  }
+  return errs;
+}
+
+FieldErrorList ValidatePodTemplateSpec(const Object& spec, const FieldPath& path) {
+  FieldErrorList errs = ValidatePodSpec(spec, path);
+  if (!ArrayAt(spec, "ephemeralContainers").empty()) {
+    errs.push_back(Forbidden(path.Child("ephemeralContainers"), "ephemeral containers not allowed in pod template"));
   }
   return errs;
 }

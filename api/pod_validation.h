@@ -89,6 +89,17 @@
 //   initContainers[i]         without restartPolicy Always: lifecycle and each probe "Forbidden:
 //                             may not be set for init containers without restartPolicy=Always"
 //                             (validateInitContainers)
+//   initContainers[i].restartPolicy  Always or absent (validateInitContainerRestartPolicy):
+//                             "...restartPolicy: Unsupported value: \"OnFailure\": supported
+//                             values: \"Always\""
+//   containers[i].restartPolicy  absent (validateContainers): "Forbidden: may not be set for
+//                             non-init containers"
+//   ephemeralContainers       none in a template (ValidatePodTemplateSpec): "...spec.
+//                             ephemeralContainers: Forbidden: ephemeral containers not allowed
+//                             in pod template"; a Pod's create refuses them too
+//                             (api/core_strategies.cc, ValidatePodCreate's "cannot be set on
+//                             create"), and berth serves no pods/ephemeralcontainers, so no pod
+//                             ever has one
 //   activeDeadlineSeconds     in [1, 2147483647] (ValidatePodSpec): "spec.activeDeadlineSeconds:
 //                             Invalid value: 0: must be between 1 and 2147483647, inclusive"
 //                             (a Job's own spec.activeDeadlineSeconds is api/job_strategy.h's)
@@ -114,11 +125,11 @@
 // pkg/apis/core/validation/validation.go at 1.32 (validateContainers, validateInitContainers,
 // validateLifecycle, validateHandler, validateProbe, validateSleepAction, ...) and
 // k8s.io/apimachinery/pkg/util/validation (IsValidPortName, IsHTTPHeaderName). The Probe and
-// lifecycle schemas keep what they are given, so a field of the wrong type there is skipped
-// (upstream's decoder refuses it).
+// lifecycle schemas (resources/definitions/core-v1-container.yaml) type every field, so
+// a field of the wrong type there is the schema's error, as upstream's decoder's.
 //
 // Not checked here: the rest of ValidatePodSpec (the sources the node agent does not
-// implement, mount propagation and recursiveReadOnly, ephemeral containers, the rest of the
+// implement, mount propagation and recursiveReadOnly, the rest of the
 // security contexts, ports, resource names, ...); the schema checks types and enums. A
 // "must be an integer" error shows the quantity as a string ("500m"); upstream prints Go's
 // %#v of resource.Quantity there.
@@ -141,6 +152,11 @@ inline constexpr char kIdRangeErrorMsg[] = "must be between 0 and 2147483647, in
 // The errors of a PodSpec at `path` ("spec", "spec.template.spec", ...). A value that is
 // not an object, or fields of the wrong type, are left to schema validation.
 FieldErrorList ValidatePodSpec(const Object& spec, const FieldPath& path);
+
+// ValidatePodTemplateSpec's rules for the pod spec of a template at `path`
+// ("spec.template.spec", ...): ValidatePodSpec, and no ephemeral containers. Every
+// workload kind's template goes through it (Job, JobSet, PyTorchJob, training runtimes).
+FieldErrorList ValidatePodTemplateSpec(const Object& spec, const FieldPath& path);
 
 // The volume source fields of core/v1 VolumeSource, in the order validateVolumeSource
 // checks them (the first one set is the volume's source; each further one is Forbidden).

@@ -685,8 +685,12 @@ TEST(PodValidationTest, InitContainersWithoutRestartPolicyAlwaysHaveNoHooksOrPro
       "spec.initContainers[0].lifecycle" + forbidden, "spec.initContainers[0].livenessProbe" + forbidden,
       "spec.initContainers[0].readinessProbe" + forbidden, "spec.initContainers[0].startupProbe" + forbidden};
   EXPECT_EQ(Errors(spec), want);
+  // Another policy is refused (validateInitContainerRestartPolicy) and is no sidecar.
   spec["initContainers"][0]["restartPolicy"] = "Never";
-  EXPECT_EQ(Errors(spec), want);
+  std::vector<std::string> with_policy = {
+      "spec.initContainers[0].restartPolicy: Unsupported value: \"Never\": supported values: \"Always\""};
+  with_policy.insert(with_policy.end(), want.begin(), want.end());
+  EXPECT_EQ(Errors(spec), with_policy);
   // As a sidecar the same fields are validated: only the empty readiness probe is wrong.
   spec["initContainers"][0]["restartPolicy"] = "Always";
   EXPECT_EQ(Errors(spec), std::vector<std::string>{

@@ -2,9 +2,11 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "api/pod_validation.h"
 #include "api/resource_definition.h"
 #include "api/yaml_codec.h"
 
@@ -395,6 +397,79 @@ TEST(RegistryTest, BuildRejectsAViewOfNothing) {
   view.replace(view.find("stored-as: widgets"), 18, "stored-as: pods");
   files[1].contents = view;
   EXPECT_TRUE(Registry::FromFiles(files).ok());
+}
+
+// The paths under `node` whose object keeps unknown fields (x-kubernetes-preserve-unknown-
+// fields), following $refs into `defs` (each definition once per path, as refs may recur).
+void CollectUntyped(const nlohmann::json& node, const std::string& path, const SchemaDefinitions& defs,
+                    std::set<std::string> seen, std::set<std::string>* out) {
+  if (!node.is_object()) return;
+  if (auto ref = node.find("$ref"); ref != node.end()) {
+    const std::string name = ref->get<std::string>().substr(ref->get<std::string>().rfind('/') + 1);
+    auto def = defs.find(name);
+    ASSERT_NE(def, defs.end()) << name;
+    if (!seen.insert(name).second) return;
+    CollectUntyped(def->second, path, defs, seen, out);
+    return;
+  }
+  if (node.value("x-kubernetes-preserve-unknown-fields", false)) out->insert(path);
+  if (auto props = node.find("properties"); props != node.end()) {
+    for (const auto& [key, child] : props->items()) CollectUntyped(child, path + "." + key, defs, seen, out);
+  }
+  if (auto items = node.find("items"); items != node.end()) CollectUntyped(*items, path + "[]", defs, seen, out);
+  if (auto extra = node.find("additionalProperties"); extra != node.end()) {
+    CollectUntyped(*extra, path + "{}", defs, seen, out);
+  }
+  for (const char* key : {"allOf", "anyOf", "oneOf"}) {
+    if (auto list = node.find(key); list != node.end() && list->is_array()) {
+      for (const auto& child : *list) CollectUntyped(child, path, defs, seen, out);
+    }
+  }
+}
+
+// Every field a user writes in a spec is typed, so a value of the wrong type or an unknown
+// key is refused as kube-apiserver's decoder refuses it (Go clients could not decode the
+// object otherwise, and the node agent would skip a probe it cannot read). The objects
+// kept as written are only those berth never reads, each listed here with its reason.
+TEST(RegistryTest, EverySpecFieldIsTypedExceptWhatBerthNeverReads) {
+  // Volume sources the node agent does not mount (a pod naming one never starts).
+  const std::set<std::string> mounted = {"emptyDir", "hostPath", "secret", "configMap", "downwardAPI", "projected"};
+  std::set<std::string> unmounted;
+  for (const char* source : kVolumeSourceFields) {
+    if (mounted.count(source) == 0) unmounted.insert(source);
+  }
+  const std::vector<std::string> allowed_suffixes = {
+      ".metadata.managedFields[]",           // written by the server's field manager
+      ".spec.ephemeralContainers[]",         // refused on create and in templates
+      ".spec.resourceClaims[]",              // dynamic resource allocation: not implemented
+      ".volumeClaimPolicies[].templates[]",  // JobSet PVC templates: not implemented
+      ".elasticPolicy.metrics[]",            // HPA metric specs: not implemented
+  };
+  const std::set<std::string> allowed_exact = {
+      "nodes .spec.configSource",             // deprecated dynamic kubelet config
+      "services .spec.sessionAffinityConfig"  // services are not load-balanced
+  };
+  const Registry& r = Registry::Default();
+  size_t walked = 0;
+  for (const ResourceDefinition* d : r.Definitions()) {
+    for (const DefinitionVersion& v : d->versions) {
+      const nlohmann::json* spec = &v.schema;
+      for (const char* key : {"properties", "spec"})
+        spec = spec->is_object() && spec->contains(key) ? &(*spec)[key] : nullptr;
+      if (spec == nullptr) continue;
+      ++walked;
+      std::set<std::string> untyped;
+      CollectUntyped(*spec, ".spec", r.schema_definitions(), {}, &untyped);
+      for (const std::string& path : untyped) {
+        bool ok = allowed_exact.count(d->names.plural + " " + path) != 0;
+        for (const std::string& suffix : allowed_suffixes) ok = ok || path.ends_with(suffix);
+        const size_t volume = path.rfind(".volumes[].");
+        ok = ok || (volume != std::string::npos && unmounted.count(path.substr(volume + 11)) != 0);
+        EXPECT_TRUE(ok) << d->names.plural << " " << v.name << ": " << path << " keeps unknown fields";
+      }
+    }
+  }
+  EXPECT_GT(walked, 20u);
 }
 
 TEST(RegistryTest, DefaultRegistryLoadsTheEmbeddedResources) {
