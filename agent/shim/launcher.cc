@@ -202,13 +202,26 @@ std::span<char> ArgvArea(int argc, char** argv) {
   return {argv[0], static_cast<size_t>(end - argv[0])};
 }
 
+namespace {
+// The argv area SetSupervisorCommandLine last wrote (this process's, and after a fork its
+// child's copy at the same address).
+std::span<char> supervisor_area;
+}  // namespace
+
 bool SetSupervisorCommandLine(std::span<char> area, const std::string& argv0, const std::string& run_dir) {
   const std::string tail = std::string("shim") + '\0' + run_dir + '\0';
   if (argv0.size() + 1 + tail.size() > area.size()) return false;
   std::memset(area.data(), 0, area.size());
   std::memcpy(area.data(), argv0.data(), argv0.size());
   std::memcpy(area.data() + area.size() - tail.size(), tail.data(), tail.size());
+  supervisor_area = area;
   return true;
+}
+
+void ReplaceSupervisorCommandLine(std::string_view shown) {
+  if (supervisor_area.size() <= shown.size()) return;
+  std::memset(supervisor_area.data(), 0, supervisor_area.size());
+  std::memcpy(supervisor_area.data(), shown.data(), shown.size());
 }
 
 bool SocketHungUp(int socket) {

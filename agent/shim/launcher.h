@@ -87,6 +87,7 @@
 #include <cstddef>
 #include <span>
 #include <string>
+#include <string_view>
 #include <sys/types.h>
 #include <vector>
 
@@ -139,6 +140,12 @@ int ShimLauncherMain(int argc, char** argv);
 // argv strings, from argv[0] to the NUL ending the last one). Returns false,
 // changing nothing, when argv0, "shim" and run_dir do not fit.
 bool SetSupervisorCommandLine(std::span<char> area, const std::string& argv0, const std::string& run_dir);
+
+// In a process forked from a supervisor (a sandbox's init), replaces the command line
+// SetSupervisorCommandLine wrote with `shown` alone, so that the run directory's host
+// path is not shown to the pod (/proc/1/cmdline is readable by every process in the
+// sandbox). Does nothing when SetSupervisorCommandLine has not run or `shown` does not fit.
+void ReplaceSupervisorCommandLine(std::string_view shown);
 
 // This process's argv strings, from argv[0] to the NUL ending the last one
 // (empty when they are not laid out one after the other, as exec does).

@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "agent/shim/launcher.h"
 #include "agent/shim/run_record.h"
 #include "agent/shim/seccomp.h"
 #include "agent/shim/shim.h"
@@ -492,6 +493,7 @@ void SandboxInitMain(const LaunchRecord& launch, int report_fd, int status_fd, i
   }
   RootBuilder(spec, report_fd).Build();
   prctl(PR_SET_NAME, "berth-init");
+  ReplaceSupervisorCommandLine("berth-init");
 
   sigset_t all;
   sigfillset(&all);

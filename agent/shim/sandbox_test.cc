@@ -181,7 +181,8 @@ class SandboxRunTest : public ::testing::Test {
 TEST_F(SandboxRunTest, TheMainProcessIsPid2UnderAnInitAndItsOrphansDieWithIt) {
   std::string log;
   StatusOr<ExitRecord> e =
-      Run("echo self=$$; cat /proc/1/comm; setsid sleep 1093 & echo \"$!\" > work-pid; "
+      Run("echo self=$$; cat /proc/1/comm; echo \"cmdline=$(tr -d '\\0' < /proc/1/cmdline)\"; "
+          "setsid sleep 1093 & echo \"$!\" > work-pid; "
           "readlink /proc/$!/ns/pid >/dev/null; exit 7",
           Spec(), &log);
   ASSERT_TRUE(e.ok()) << e.status().ToString();
@@ -189,6 +190,8 @@ TEST_F(SandboxRunTest, TheMainProcessIsPid2UnderAnInitAndItsOrphansDieWithIt) {
   EXPECT_EQ(e->start_error, "");
   EXPECT_NE(log.find("self=2\n"), std::string::npos) << log;
   EXPECT_NE(log.find("berth-init\n"), std::string::npos) << log;
+  // Its command line names no host path (the supervisor's names the run directory).
+  EXPECT_NE(log.find("cmdline=berth-init\n"), std::string::npos) << log;
   // No `sleep 1000` is left anywhere on the host.
   EXPECT_EQ(testing::FindProcess("sleep 1093"), 0);
 }
