@@ -1,6 +1,7 @@
 #include "agent/container_env.h"
 
 #include <algorithm>
+#include <map>
 
 #include "api/unstructured.h"
 
@@ -171,13 +172,14 @@ StatusOr<std::vector<EnvVar>> ResolveEnv(const api::Object& pod, std::string_vie
   }
   std::vector<EnvVar> out;
   VarMap defined;
+  std::map<std::string, size_t, std::less<>> position;  // name → its entry in out: a repeat replaces it
   auto set = [&](const std::string& name, std::string value) {
     defined[name] = value;
-    auto it = std::find_if(out.begin(), out.end(), [&](const EnvVar& v) { return v.name == name; });
-    if (it != out.end()) {
-      it->value = std::move(value);
-    } else {
+    auto [it, added] = position.try_emplace(name, out.size());
+    if (added) {
       out.push_back({name, std::move(value)});
+    } else {
+      out[it->second].value = std::move(value);
     }
   };
   if (container->contains("envFrom")) {

@@ -234,6 +234,15 @@ StatusOr<AdmittedWrite> AdmissionPipeline::Admit(WriteRequest request) const {
       case Operation::kUpdate: more = strategy->ValidateUpdate(obj, *request.old); break;
       case Operation::kUpdateStatus: more = strategy->ValidateStatusUpdate(obj, *request.old); break;
     }
+    if (updating && !more.empty()) {
+      // The same ratcheting for the kind's rules: the stored object validated against
+      // itself (no change, so no immutability error) has the errors it already had.
+      const Object& stored = *request.old;
+      const FieldErrorList had = request.operation == Operation::kUpdate
+                                     ? strategy->ValidateUpdate(stored, stored)
+                                     : strategy->ValidateStatusUpdate(stored, stored);
+      std::erase_if(more, [&](const FieldError& e) { return std::ranges::find(had, e) != had.end(); });
+    }
     if (request.operation != Operation::kUpdateStatus) {
       for (auto& e : strategy->ValidateRequestVersion(obj, request.old, api_version)) more.push_back(std::move(e));
     }

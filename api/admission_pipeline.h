@@ -24,11 +24,14 @@
 //   8. validation, every error collected: metadata (api/metadata_validation.h, with the
 //      strategy's name rule; on update name/namespace/uid must not change), schema
 //      (storage version; map keys as `[key]` for built-in kinds, `.key` for CRDs),
-//      strategy Validate*; on update a schema error the stored object has as well is
-//      dropped (ratcheting, as kube-apiserver's CRD validation ratcheting, KEP-4008: upstream
-//      drops the errors of values unchanged at their path; berth drops identical errors, so
-//      a value that stays invalid in the same way may also change), so that an object
-//      stored before a schema tightened keeps taking status updates;
+//      strategy Validate*; on update an error the stored object has as well (its schema
+//      errors, and the strategy's ValidateUpdate/ValidateStatusUpdate of it against
+//      itself) is dropped: ratcheting, as kube-apiserver's CRD validation ratcheting
+//      (KEP-4008) and its PodValidationOptions do for rules that tightened. Upstream drops
+//      the errors of values unchanged at their path; berth drops identical errors, so a
+//      value that stays invalid in the same way may also change. So an object stored
+//      before a rule tightened keeps taking updates (its status, a finalizer's removal,
+//      Kueue's unsuspend) and no update adds an error;
 //      any error → kInvalid with one cause per error and the message
 //      `<Kind>.<group> "<name>" is invalid: <err>` (several: `[<err1>, <err2>]`).
 //   9. with a lookup, create/update: the strategy's ValidateAdmission (validating

@@ -114,10 +114,15 @@ class QueueStrategy : public Strategy {
     return {};
   }
   FieldErrorList ValidateUpdate(const Object& obj, const Object& old) const override {
+    FieldErrorList errs;
     if (obj["spec"].value("owner", "") != old["spec"].value("owner", "")) {
-      return {Invalid(FieldPath("spec").Child("owner"), obj["spec"].value("owner", ""), "field is immutable")};
+      errs.push_back(Invalid(FieldPath("spec").Child("owner"), obj["spec"].value("owner", ""), "field is immutable"));
     }
-    return {};
+    // A rule that tightened after objects were stored (checked on every update).
+    if (obj["spec"].value("cohortName", "") == "legacy") {
+      errs.push_back(Invalid(FieldPath("spec").Child("cohortName"), "legacy", "is no longer supported"));
+    }
+    return errs;
   }
   FieldErrorList ValidateStatusUpdate(const Object& obj, const Object& old) const override {
     ++status_validations;
@@ -407,6 +412,51 @@ spec: {owner: a, weight: heavy}
 )");
   ASSERT_FALSE(create.ok());
   EXPECT_THAT(create.status().message(), ::testing::HasSubstr("spec.weight in body must be of type integer"));
+}
+
+// The same for the kind's own rules: a stored object that breaks a rule added later can be
+// relabelled, but an update may not introduce the broken value, and the immutability rules
+// still hold.
+TEST_F(AdmissionPipelineTest, StrategyErrorsTheStoredObjectHadAreRatchetedOnUpdate) {
+  const Object legacy = Yaml(R"(
+apiVersion: example.com/v1
+kind: Queue
+metadata: {name: q1, uid: u-1, generation: 1, resourceVersion: "7"}
+spec: {owner: a, strategy: StrictFIFO, cohortName: legacy}
+)");
+  StatusOr<AdmittedWrite> relabel = Update(legacy, R"(
+apiVersion: example.com/v1
+kind: Queue
+metadata: {name: q1, labels: {x: y}}
+spec: {owner: a, strategy: StrictFIFO, cohortName: legacy}
+)");
+  EXPECT_TRUE(relabel.ok()) << relabel.status();
+
+  StatusOr<AdmittedWrite> owner = Update(legacy, R"(
+apiVersion: example.com/v1
+kind: Queue
+metadata: {name: q1}
+spec: {owner: b, strategy: StrictFIFO, cohortName: legacy}
+)");
+  ASSERT_FALSE(owner.ok());
+  EXPECT_EQ(owner.status().message(),
+            "Queue.example.com \"q1\" is invalid: spec.owner: Invalid value: \"b\": field is immutable");
+
+  const Object current = Yaml(R"(
+apiVersion: example.com/v1
+kind: Queue
+metadata: {name: q1, uid: u-1, generation: 1, resourceVersion: "7"}
+spec: {owner: a, strategy: StrictFIFO, cohortName: c}
+)");
+  StatusOr<AdmittedWrite> introduce = Update(current, R"(
+apiVersion: example.com/v1
+kind: Queue
+metadata: {name: q1}
+spec: {owner: a, strategy: StrictFIFO, cohortName: legacy}
+)");
+  ASSERT_FALSE(introduce.ok());
+  EXPECT_EQ(introduce.status().message(),
+            "Queue.example.com \"q1\" is invalid: spec.cohortName: Invalid value: \"legacy\": is no longer supported");
 }
 
 TEST_F(AdmissionPipelineTest, BuiltinKindsWriteMapKeysInBrackets) {

@@ -66,6 +66,7 @@ class PodStrategy : public Strategy {
     if (!ArrayAt(spec, "ephemeralContainers").empty()) {
       errs.push_back(Forbidden(FieldPath("spec").Child("ephemeralContainers"), "cannot be set on create"));
     }
+    for (FieldError& e : RefuseWhatBerthCannotRun(spec, FieldPath("spec"))) errs.push_back(std::move(e));
     if (!AsString(Field(spec, "nodeName")).empty() && !ArrayAt(spec, "schedulingGates").empty()) {
       errs.push_back(
           Forbidden(FieldPath("spec").Child("nodeName"), "cannot be set until all schedulingGates have been cleared"));

@@ -727,8 +727,20 @@ FieldErrorList ValidatePodSpec(const Object& spec, const FieldPath& path) {
   return errs;
 }
 
+FieldErrorList RefuseWhatBerthCannotRun(const Object& spec, const FieldPath& path) {
+  FieldErrorList errs;
+  const Object& init = ArrayAt(spec, "initContainers");
+  for (size_t i = 0; i < init.size(); ++i) {
+    if (StringAt(init[i], "restartPolicy") == "Always") {
+      errs.push_back(Forbidden(path.Child("initContainers").Index(i).Child("restartPolicy"), kSidecarRefusal));
+    }
+  }
+  return errs;
+}
+
 FieldErrorList ValidatePodTemplateSpec(const Object& spec, const FieldPath& path) {
   FieldErrorList errs = ValidatePodSpec(spec, path);
+  for (FieldError& e : RefuseWhatBerthCannotRun(spec, path)) errs.push_back(std::move(e));
   if (!ArrayAt(spec, "ephemeralContainers").empty()) {
     errs.push_back(Forbidden(path.Child("ephemeralContainers"), "ephemeral containers not allowed in pod template"));
   }

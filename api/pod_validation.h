@@ -154,9 +154,19 @@ inline constexpr char kIdRangeErrorMsg[] = "must be between 0 and 2147483647, in
 FieldErrorList ValidatePodSpec(const Object& spec, const FieldPath& path);
 
 // ValidatePodTemplateSpec's rules for the pod spec of a template at `path`
-// ("spec.template.spec", ...): ValidatePodSpec, and no ephemeral containers. Every
-// workload kind's template goes through it (Job, JobSet, PyTorchJob, training runtimes).
+// ("spec.template.spec", ...): ValidatePodSpec, no ephemeral containers, and
+// RefuseWhatBerthCannotRun. Every workload kind's template goes through it (Job, JobSet,
+// PyTorchJob, training runtimes).
 FieldErrorList ValidatePodTemplateSpec(const Object& spec, const FieldPath& path);
+
+// What kube-apiserver accepts but berth's node agent cannot run, refused when the pod or
+// template is written rather than left to hang at its start (README, not implemented):
+// sidecar containers, an init container with restartPolicy Always (the agent would wait
+// for it to exit before starting the containers):
+//   spec.initContainers[0].restartPolicy: Forbidden: <kSidecarRefusal>
+FieldErrorList RefuseWhatBerthCannotRun(const Object& spec, const FieldPath& path);
+inline constexpr char kSidecarRefusal[] =
+    "sidecar containers (init containers with restartPolicy Always) are not supported by berth's node agent";
 
 // The volume source fields of core/v1 VolumeSource, in the order validateVolumeSource
 // checks them (the first one set is the volume's source; each further one is Forbidden).

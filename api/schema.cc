@@ -48,6 +48,8 @@ struct Node {
   std::string format;
 
   std::string list_type;  // "", "atomic", "set", "map"
+  bool builtin_duplicates = false;  // x-berth-builtin-allows-duplicates
+  bool empty_is_default = false;    // x-berth-empty-is-default
   std::vector<std::string> list_map_keys;
 
   std::vector<NodePtr> all_of, any_of, one_of;
@@ -110,6 +112,7 @@ bool TypeMatches(const Node& n, const Json& v, bool go_integers) {
   if (HasType(n, t)) return true;
   // isFloatInt, for CRDs only.
   if (t == "number" && !go_integers && IsWholeFloat(v) && HasType(n, "integer")) return true;
+  if (t == "number" && go_integers && n.quantity) return true;                  // resource.Quantity.UnmarshalJSON
   if (t == "integer" && HasType(n, "number")) return true;                      // isIntFloat
   return false;
 }
@@ -443,7 +446,7 @@ class Validator {
       for (size_t i = 0; i < v.size(); ++i) {
         if (!seen.insert(&v[i]).second) errors_.push_back(Duplicate(path.Index(i), v[i]));
       }
-    } else if (n.list_type == "map" && !n.list_map_keys.empty()) {
+    } else if (n.list_type == "map" && !n.list_map_keys.empty() && !(options_.go_integers && n.builtin_duplicates)) {
       std::map<Json, size_t> seen;
       for (size_t i = 0; i < v.size(); ++i) {
         if (!v[i].is_object()) continue;
@@ -474,6 +477,7 @@ class Validator {
   }
 
   void ValidateEnum(const Node& n, const Json& v, const FieldPath& path) {
+    if (n.empty_is_default && v.is_string() && v.get_ref<const std::string&>().empty()) return;
     for (const auto& e : *n.enum_values) {
       if (e == v) return;
     }
@@ -606,6 +610,8 @@ void NormalizeIntegerValues(Json* x, const Node* n) {
   if (x->is_number_float()) {
     if (n->types.size() == 1 && n->types[0] == "integer" && IsWholeFloat(*x)) {
       *x = static_cast<int64_t>(x->get<double>());
+    } else if (n->quantity) {
+      if (StatusOr<Quantity> q = Quantity::Parse(RenderFieldValue(*x)); q.ok()) *x = q->String();
     }
     return;
   }
@@ -959,6 +965,8 @@ StatusOr<NodePtr> SchemaCompiler::Impl::CompileNode(const Json& s, const std::st
     if (!f->is_string()) return CompileError(Sub(where, "format"), "must be a string");
     n->format = f->get<std::string>();
   }
+  BERTH_ASSIGN_OR_RETURN(n->builtin_duplicates, Bool(s, "x-berth-builtin-allows-duplicates", where));
+  BERTH_ASSIGN_OR_RETURN(n->empty_is_default, Bool(s, "x-berth-empty-is-default", where));
   if (auto l = s.find("x-kubernetes-list-type"); l != s.end()) {
     if (!l->is_string()) return CompileError(Sub(where, "x-kubernetes-list-type"), "must be a string");
     n->list_type = l->get<std::string>();

@@ -22,7 +22,11 @@
 //   maxProperties, anyOf/oneOf/allOf, x-kubernetes-int-or-string,
 //   x-kubernetes-preserve-unknown-fields, x-kubernetes-embedded-resource,
 //   x-kubernetes-list-type (atomic|set|map) with x-kubernetes-list-map-keys,
-//   x-kubernetes-map-type, and berth's x-berth-quantity (the value must parse as a
+//   x-kubernetes-map-type, berth's x-berth-builtin-allows-duplicates (see
+//   ValidateOptions::go_integers), berth's x-berth-empty-is-default (an enum that also
+//   takes "": upstream's Go defaulting replaces it before validation, as a pod's
+//   restartPolicy or a container's imagePullPolicy; or upstream accepts it, as a
+//   toleration's operator and effect), and berth's x-berth-quantity (the value must parse as a
 //   resource.Quantity, core/quantity.h) with optional x-berth-quantity-minimum ("0").
 //
 // Validation messages are kube-openapi's, converted to field errors as the
@@ -83,7 +87,12 @@ struct ValidateOptions {
   // (kube-apiserver answers a built-in kind's with a 400 decode error instead: `Job in
   // version "v1" cannot be handled as a Job: json: cannot unmarshal number 1.5 into Go
   // struct field JobSpec.spec.parallelism of type int32`; the JSON parser berth uses keeps
-  // no number literal to quote.)
+  // no number literal to quote.) A quantity field (x-berth-quantity) then also takes any
+  // JSON number (`cpu: 0.5`), as resource.Quantity's UnmarshalJSON does; a CRD's
+  // int-or-string quantity takes integers only, as kube-openapi validates it. And a
+  // list-type map marked x-berth-builtin-allows-duplicates (a container's env and ports, a
+  // pod's imagePullSecrets and hostAliases) takes two items of one key, as Go decoding
+  // does (kube-apiserver only warns, pkg/api/pod/warnings.go); a CRD's does not.
   bool go_integers = false;
 };
 
@@ -114,7 +123,10 @@ class Schema {
   // Replaces each whole float (1000.0, from 1e3) in a field whose only type is integer by
   // the integer, as the apiserver stores a CRD's float64 1000 (encoding/json writes it as
   // 1000), so readers of integer fields (api/unstructured.h IntAt) see it. Run after
-  // Validate; other values are left as they are.
+  // Validate; other values are left as they are. A float in a quantity field (x-berth-
+  // quantity; only built-in kinds accept one, see ValidateOptions::go_integers) becomes the
+  // quantity's canonical string (0.5 → "500m"), as resource.Quantity's JSON decoding and
+  // encoding store it.
   void NormalizeIntegers(nlohmann::json* value) const;
 
   // Structural pruning (apiextensions pruning.Prune): drops every field the schema does not

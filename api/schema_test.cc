@@ -273,6 +273,39 @@ TEST(SchemaTest, GoIntegersRefuseEveryFloatAndCrdWholeFloatsBecomeIntegers) {
   EXPECT_TRUE(normalized["spec"]["n"].is_number_integer());
 }
 
+// Three rules of built-in decoding (ValidateOptions::go_integers): a quantity takes any JSON
+// number and is stored as its canonical string; a list-type map marked
+// x-berth-builtin-allows-duplicates takes a repeated key; and, for every kind, an enum
+// marked x-berth-empty-is-default takes "". A CRD's quantity takes integers only and its
+// list-maps stay unique.
+TEST(SchemaTest, BuiltinDecodingTakesNumberQuantitiesRepeatedKeysAndEmptyEnums) {
+  Schema s = MustCompile(
+      Root({{"type", "object"},
+            {"properties",
+             {{"cpu", {{"x-kubernetes-int-or-string", true}, {"x-berth-quantity", true}}},
+              {"env",
+               {{"type", "array"},
+                {"x-kubernetes-list-type", "map"},
+                {"x-kubernetes-list-map-keys", {"name"}},
+                {"x-berth-builtin-allows-duplicates", true},
+                {"items", {{"type", "object"}, {"properties", {{"name", {{"type", "string"}}}}}}}}},
+              {"policy", {{"type", "string"}, {"enum", {"Always", "Never"}}, {"x-berth-empty-is-default", true}}},
+              {"strict", {{"type", "string"}, {"enum", {"Always", "Never"}}}}}}}));
+  const json obj = json::parse(R"({"spec":{"cpu":0.5,"env":[{"name":"A"},{"name":"A"}],"policy":"","strict":""}})");
+  ValidateOptions go;
+  go.go_integers = true;
+  const std::string strict = R"(spec.strict: Unsupported value: "": supported values: "Always", "Never")";
+  EXPECT_THAT(Errors(s, obj, go), ElementsAre(strict));
+  EXPECT_THAT(
+      Errors(s, obj),
+      ElementsAre(R"(spec.cpu: Invalid value: "number": spec.cpu in body must be of type integer,string: "number")",
+                  R"(spec.env[1]: Duplicate value: {"name":"A"})", strict));
+  json normalized = obj;
+  s.NormalizeIntegers(&normalized);
+  EXPECT_EQ(normalized["spec"]["cpu"], "500m");
+  EXPECT_THAT(Errors(s, json::parse(R"({"spec":{"cpu":"half"}})"), go), ElementsAre(::testing::HasSubstr("spec.cpu")));
+}
+
 TEST(SchemaTest, CausesCarryKubernetesReasons) {
   Schema s = MustCompile(Root({{"type", "object"},
                                {"required", {"clusterQueue"}},
