@@ -209,8 +209,9 @@ inline constexpr const char* kVolumeSourceFields[] = {"emptyDir",
 //   was negative), spec.schedulingGates (removals only), and spec.nodeSelector and
 //   spec.affinity while the old pod is still gated (upstream allows only additions to
 //   them; berth allows any change to a pod that cannot have been placed yet);
-// and, as berth binds pods by writing spec.nodeName (it serves no pods/binding),
-// spec.nodeName when it was empty. Anything else is
+// and spec.nodeName when it was empty: pods/binding (apiserver, as upstream's BindingREST)
+// is admitted as such an update, and a plain update may bind too (upstream refuses that,
+// binding only through pods/binding). Anything else is
 //   spec: Forbidden: pod updates may not change fields other than `spec.containers[*].image`,
 //   ... (upstream's list)
 // followed by the paths that differ (at most kMaxReportedSpecChanges; upstream appends a Go

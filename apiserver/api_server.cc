@@ -11,6 +11,7 @@
 #include <set>
 #include <thread>
 
+#include "api/conditions.h"
 #include "api/conversion.h"
 #include "api/namespace_security.h"
 #include "api/priority_admission.h"
@@ -21,6 +22,7 @@
 #include "apiserver/authorization.h"
 #include "apiserver/deletion.h"
 #include "apiserver/discovery.h"
+#include "apiserver/encoding_cache.h"
 #include "apiserver/garbage_collector.h"
 #include "apiserver/media_type.h"
 #include "apiserver/node_authorization.h"
@@ -34,7 +36,6 @@
 #include "apiserver/status_response.h"
 #include "apiserver/store_object_lookup.h"
 #include "apiserver/table_convertor.h"
-#include "apiserver/encoding_cache.h"
 #include "apiserver/watch_pump.h"
 #include "core/ids.h"
 #include "core/logging.h"
@@ -313,6 +314,7 @@ class ApiServer::Impl {
   // 201 with the object, or the error (about the object's name).
   HttpResponse CreateObject(const ResourceRequest& r, const WriteOptions& wopts, json object);
   HttpResponse Update(const ResourceRequest& r);
+  HttpResponse BindPod(const ResourceRequest& r);
   // PUT of an absent object of a kind that allows it (ResourceDefinition::
   // allow_create_on_update): created as POST creates it, 201.
   HttpResponse CreateOnUpdate(const ResourceRequest& r, const WriteOptions& wopts, json object);
@@ -503,7 +505,8 @@ RouteMatch ApiServer::Impl::MatchedRoute(const HttpRequest& req, const RequestIn
       const api::DefinitionVersion* v = def->FindVersion(info->api_version);
       m.subresource = info->subresource.empty() ||
                       (info->subresource == "status" && v != nullptr && v->status_subresource) ||
-                      (def->group.empty() && def->names.plural == "pods" && IsPodConnectSubresource(info->subresource)) ||
+                      (def->group.empty() && def->names.plural == "pods" &&
+                       (IsPodConnectSubresource(info->subresource) || info->subresource == "binding")) ||
                       (info->subresource == "token" && def->group.empty() && def->names.plural == "serviceaccounts" &&
                        sa_tokens_.enabled());
     }
@@ -802,6 +805,14 @@ HandlerResult ApiServer::Impl::HandleResourceOf(const HttpRequest& req, RequestI
       return StatusResponse(issued.status(), DetailsFor(issued.status(), r.gr, "TokenRequest", info.name));
     }
     return JsonResponse(201, *issued);
+  }
+  if (def->group.empty() && def->names.plural == "pods" && info.subresource == "binding" && !info.name.empty() &&
+      !info.namespace_.empty()) {
+    if (info.verb != "create") {
+      return StatusResponse(MethodNotAllowedError("the server does not allow this method on the requested resource"));
+    }
+    r.info = std::move(info);
+    return BindPod(r);
   }
   if (!info.subresource.empty()) {
     const api::DefinitionVersion* v = def->FindVersion(r.version);
@@ -1239,6 +1250,100 @@ HttpResponse ApiServer::Impl::Update(const ResourceRequest& r) {
   auto stored = store_.UpdateShared(r.stored, std::move(admitted->object));
   if (!stored.ok()) return Error(r, stored.status());
   return StoredObjectResponse(r, 200, *stored, admitted->warnings);
+}
+
+// POST pods/{name}/binding, as kube-apiserver's BindingREST (pkg/registry/core/pod/storage/
+// storage.go, 1.32): the Binding names the pod (metadata.name, equal to the URL's) and its
+// node (target.name; target.kind empty or "Node"); metadata.uid and resourceVersion, when set,
+// are preconditions on the pod. In one write the pod gets spec.nodeName, the Binding's
+// annotations and condition PodScheduled=True (setPodHostAndAnnotations); the write is
+// admitted as an update of the pod, so the pod's own rules and the node and RBAC checks hold.
+// A pod being deleted, already bound or still gated is a 409. Answers 201 with a Success
+// Status.
+HttpResponse ApiServer::Impl::BindPod(const ResourceRequest& r) {
+  auto wopts = ParseWriteOptions(r.info.query);
+  if (!wopts.ok()) return StatusResponse(wopts.status());
+  auto body = DecodeRequestBody(*r.http);
+  if (!body.ok()) return StatusResponse(body.status());
+  const json& binding = *body;
+  if (!binding.is_object() || !api::Field(binding, "metadata").is_object() ||
+      !api::Field(binding, "target").is_object()) {
+    return StatusResponse(
+        BadRequestError("Binding in version \"v1\" cannot be handled as a Binding: "
+                        "metadata and target must be objects"));
+  }
+  if (api::Name(binding) != r.info.name) {
+    return StatusResponse(BadRequestError("name in URL does not match name in Binding object"));
+  }
+  // ValidatePodBinding.
+  api::FieldErrorList errs;
+  const json& target = binding["target"];
+  const json& target_kind = api::Field(target, "kind");
+  if (!target_kind.is_null() && target_kind != "" && target_kind != "Node") {
+    errs.push_back(api::NotSupported(api::FieldPath("target").Child("kind"), target_kind, {"Node", "<empty>"}));
+  }
+  const json& node = api::Field(target, "name");
+  if (!node.is_string() || node.get_ref<const std::string&>().empty()) {
+    errs.push_back(api::Required(api::FieldPath("target").Child("name")));
+  }
+  const json& annotations = api::NestedField(binding, {"metadata", "annotations"});
+  if (!annotations.is_null() && !annotations.is_object()) {
+    errs.push_back(api::Invalid(api::FieldPath("metadata").Child("annotations"), annotations, "must be an object"));
+  }
+  if (!errs.empty()) return StatusResponse(api::InvalidStatus("Binding", r.info.name, errs));
+
+  const store::ObjectKey key{r.stored, r.info.namespace_, r.info.name};
+  const std::string want_uid = api::Uid(binding);
+  const std::string want_rv = api::ResourceVersion(binding);
+  const std::string node_name = node.get<std::string>();
+  auto conflict = [&](const std::string& why) {
+    return ConflictError("Operation cannot be fulfilled on pods/binding \"" + r.info.name + "\": " + why);
+  };
+  store::UpdateOptions uopts;
+  if (!want_uid.empty()) uopts.uid = want_uid;
+  auto bind = [&](const api::Object& pod) -> StatusOr<api::Object> {
+    if (!want_rv.empty() && want_rv != api::ResourceVersion(pod)) return store::ConflictModified(key);
+    if (!api::MetaString(pod, "deletionTimestamp").empty()) {
+      return conflict("pod " + r.info.name + " is being deleted, cannot be assigned to a host");
+    }
+    const std::string& bound = api::NestedString(pod, {"spec", "nodeName"});
+    if (!bound.empty()) return conflict("pod " + r.info.name + " is already assigned to node \"" + bound + "\"");
+    if (!api::ArrayAt(api::ObjectAt(pod, "spec"), "schedulingGates").empty()) {
+      return conflict("pod " + r.info.name + " has non-empty .spec.schedulingGates");
+    }
+    api::WriteRequest wr;
+    wr.operation = api::Operation::kUpdate;
+    wr.object = pod;
+    wr.object["spec"]["nodeName"] = node_name;
+    if (annotations.is_object()) {
+      for (const auto& [k, v] : annotations.items()) wr.object["metadata"]["annotations"][k] = v;
+    }
+    wr.old = &pod;
+    wr.field_validation = wopts->field_validation;
+    wr.lookup = &lookup_;
+    BERTH_ASSIGN_OR_RETURN(api::AdmittedWrite admitted, Admit(r, std::move(wr)));
+    // podutil.UpdatePodCondition: PodScheduled True (the status the update kept is the pod's).
+    api::SetCondition(&admitted.object, api::Condition{"PodScheduled", "True", "", ""}, clock_.Now(),
+                      api::ConditionKind::kNoObservedGeneration);
+    admitted.object["metadata"]["resourceVersion"] = api::ResourceVersion(pod);
+    return std::move(admitted.object);
+  };
+  if (wopts->dry_run) {
+    auto pod = store_.GetShared(key);
+    if (!pod.ok()) return Error(r, pod.status());
+    if (!want_uid.empty() && want_uid != api::Uid(**pod)) {
+      return Error(r, ConflictError("Precondition failed: UID in precondition: " + want_uid +
+                                    ", UID in object meta: " + api::Uid(**pod)));
+    }
+    auto checked = bind(**pod);
+    if (!checked.ok()) return Error(r, checked.status());
+  } else {
+    auto stored = store_.GuaranteedUpdateShared(key, bind, uopts);
+    if (!stored.ok()) return Error(r, stored.status());
+  }
+  return JsonResponse(
+      201,
+      {{"kind", "Status"}, {"apiVersion", "v1"}, {"metadata", json::object()}, {"status", "Success"}, {"code", 201}});
 }
 
 HttpResponse ApiServer::Impl::CreateOnUpdate(const ResourceRequest& r, const WriteOptions& wopts, json object) {

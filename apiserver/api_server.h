@@ -78,6 +78,10 @@
 //                                  authorization as a resource request
 //   POST   serviceaccounts/{name}/token  a TokenRequest: a signed, bound
 //                                  token (service_account_token.h)
+//   POST   pods/{name}/binding     a Binding (BindingREST): spec.nodeName and
+//                                  PodScheduled=True in one write, admitted as
+//                                  an update of the pod; 409 when the pod is
+//                                  bound, being deleted or gated
 // Not served yet: server-side apply field ownership (managedFields),
 // Events written by the server itself.
 //

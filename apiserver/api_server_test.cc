@@ -110,6 +110,54 @@ TEST_F(ApiServerTest, ListBodyIsTheListObjectInTheUrlVersion) {
   EXPECT_EQ(Body(empty)["items"], json::array());
 }
 
+// pods/binding (kube-apiserver's BindingREST): one write sets spec.nodeName and
+// PodScheduled=True and answers a Success Status; a bound pod, a name that differs from the
+// URL's, a missing target, a gated pod and a stale uid are refused, each changing nothing.
+TEST_F(ApiServerTest, BindingAPodSetsItsNodeAndPodScheduledInOneWrite) {
+  ASSERT_EQ(Do("POST", "/api/v1/namespaces/default/pods", kPod).status, 201);
+  const std::string rv = Body(Do("GET", "/api/v1/namespaces/default/pods/p1"))["metadata"]["resourceVersion"];
+  const std::string binding_url = "/api/v1/namespaces/default/pods/p1/binding";
+  auto binding = [](const std::string& name, const std::string& node) {
+    return json{{"apiVersion", "v1"},
+                {"kind", "Binding"},
+                {"metadata", {{"name", name}}},
+                {"target", {{"kind", "Node"}, {"name", node}}}}
+        .dump();
+  };
+  EXPECT_EQ(Do("POST", binding_url, binding("p2", "node-0")).status, 400);
+  HttpResponse no_target = Do("POST", binding_url, binding("p1", ""));
+  EXPECT_EQ(no_target.status, 422);
+  EXPECT_EQ(Body(no_target)["message"], "Binding \"p1\" is invalid: target.name: Required value");
+  EXPECT_EQ(Do("GET", binding_url).status, 405);
+  json stale = json::parse(binding("p1", "node-0"));
+  stale["metadata"]["uid"] = "not-the-pods";
+  EXPECT_EQ(Do("POST", binding_url, stale.dump()).status, 409);
+  EXPECT_EQ(Body(Do("GET", "/api/v1/namespaces/default/pods/p1"))["metadata"]["resourceVersion"], rv);
+
+  HttpResponse bound = Do("POST", binding_url, binding("p1", "node-0"));
+  ASSERT_EQ(bound.status, 201) << bound.body;
+  EXPECT_EQ(Body(bound)["status"], "Success");
+  const json pod = Body(Do("GET", "/api/v1/namespaces/default/pods/p1"));
+  EXPECT_EQ(pod["spec"]["nodeName"], "node-0");
+  EXPECT_EQ(std::stoll(pod["metadata"]["resourceVersion"].get<std::string>()), std::stoll(rv) + 1);  // one write
+  ASSERT_TRUE(pod["status"]["conditions"].is_array());
+  EXPECT_EQ(pod["status"]["conditions"][0]["type"], "PodScheduled");
+  EXPECT_EQ(pod["status"]["conditions"][0]["status"], "True");
+  EXPECT_TRUE(pod["status"]["conditions"][0]["lastTransitionTime"].is_string());
+
+  HttpResponse again = Do("POST", binding_url, binding("p1", "node-1"));
+  EXPECT_EQ(again.status, 409);
+  EXPECT_EQ(Body(again)["message"],
+            "Operation cannot be fulfilled on pods/binding \"p1\": pod p1 is already assigned to node \"node-0\"");
+
+  json gated = json::parse(kPod);
+  gated["metadata"]["name"] = "gated";
+  gated["spec"]["schedulingGates"] = json::array({{{"name", "example.com/wait"}}});
+  ASSERT_EQ(Do("POST", "/api/v1/namespaces/default/pods", gated.dump()).status, 201);
+  EXPECT_EQ(Do("POST", "/api/v1/namespaces/default/pods/gated/binding", binding("gated", "node-0")).status, 409);
+  EXPECT_EQ(Do("POST", "/api/v1/namespaces/default/pods/nope/binding", binding("nope", "node-0")).status, 404);
+}
+
 HttpResponse WithAccept(ApiServer& server, const std::string& method, const std::string& target,
                         const std::string& accept) {
   HttpRequest req = testing::Request(method, target);

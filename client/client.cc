@@ -59,6 +59,11 @@ std::optional<WatchEventType> ParseWatchEventType(std::string_view name) {
   return std::nullopt;
 }
 
+Status Client::Bind(const ResourceRef& pods, const std::string& pod, const std::string& node,
+                    const CreateOptions& options) {
+  return MethodNotAllowedError("pods/binding is not served by this client");
+}
+
 StatusOr<SharedObjectList> Client::ListShared(const ResourceRef& ref, const ListOptions& options) {
   BERTH_ASSIGN_OR_RETURN(ObjectList list, List(ref, options));
   SharedObjectList out;

@@ -265,6 +265,13 @@ class Client {
                                       PatchType type, std::string_view patch,
                                       const PatchOptions& options = {}) = 0;
 
+  // POST pods/{pod}/binding with a core/v1 Binding to `node` (kube-apiserver's BindingREST):
+  // in one write the pod gets spec.nodeName and condition PodScheduled=True. kConflict when
+  // the pod is already bound, being deleted or still gated. `pods` is the pods resource in
+  // the pod's namespace. The base implementation answers kUnimplemented.
+  virtual Status Bind(const ResourceRef& pods, const std::string& pod, const std::string& node,
+                      const CreateOptions& options = {});
+
   // Deletes (or, with finalizers or a grace period, marks for deletion) `name`.
   virtual Status Delete(const ResourceRef& ref, const std::string& name,
                         const DeleteOptions& options = {}) = 0;

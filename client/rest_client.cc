@@ -374,6 +374,19 @@ StatusOr<api::Object> RestClient::Patch(const ResourceRef& ref, const std::strin
   return JsonCall(r, ref, name);
 }
 
+Status RestClient::Bind(const ResourceRef& pods, const std::string& pod, const std::string& node,
+                        const CreateOptions& options) {
+  Query q;
+  AddWriteOptions(options, &q);
+  const api::Object binding = {{"apiVersion", "v1"},
+                               {"kind", "Binding"},
+                               {"metadata", {{"name", pod}, {"namespace", pods.ns}}},
+                               {"target", {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", node}}}};
+  return JsonCall(WholeObjectRequest("POST", WithQuery(ResourcePath(pods, pod, "binding"), std::move(q)), binding),
+                  pods, pod)
+      .status();
+}
+
 Status RestClient::Delete(const ResourceRef& ref, const std::string& name, const DeleteOptions& options) {
   RawRequest r{"DELETE", ResourcePath(ref, name), {}, DeleteOptionsToJson(options).dump()};
   return JsonCall(r, ref, name).status();

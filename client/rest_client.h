@@ -170,6 +170,8 @@ class RestClient : public Client {
                                      const UpdateOptions& options = {}) override;
   StatusOr<api::Object> Patch(const ResourceRef& ref, const std::string& name, PatchType type,
                               std::string_view patch, const PatchOptions& options = {}) override;
+  Status Bind(const ResourceRef& pods, const std::string& pod, const std::string& node,
+              const CreateOptions& options = {}) override;
   Status Delete(const ResourceRef& ref, const std::string& name,
                 const DeleteOptions& options = {}) override;
   StatusOr<std::unique_ptr<WatchStream>> Watch(const ResourceRef& ref,

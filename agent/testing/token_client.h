@@ -44,6 +44,10 @@ class TokenClient final : public client::Client {
                               std::string_view p, const client::PatchOptions& o) override {
     return fake_.Patch(r, n, t, p, o);
   }
+  Status Bind(const client::ResourceRef& r, const std::string& p, const std::string& n,
+              const client::CreateOptions& o) override {
+    return fake_.Bind(r, p, n, o);
+  }
   Status Delete(const client::ResourceRef& r, const std::string& n, const client::DeleteOptions& o) override {
     return fake_.Delete(r, n, o);
   }

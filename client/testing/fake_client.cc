@@ -3,8 +3,10 @@
 #include <charconv>
 #include <deque>
 
+#include "api/conditions.h"
 #include "api/patch.h"
 #include "api/selectors.h"
+#include "api/unstructured.h"
 #include "client/api_status.h"
 
 namespace berth::client::testing {
@@ -114,7 +116,7 @@ class FakeWatchStream final : public WatchStream {
 
 }  // namespace
 
-FakeClient::FakeClient(Clock& clock, const store::StoreOptions& options) : store_(clock, options) {}
+FakeClient::FakeClient(Clock& clock, const store::StoreOptions& options) : clock_(clock), store_(clock, options) {}
 
 FakeClient::~FakeClient() { CloseWatches(); }
 
@@ -251,6 +253,27 @@ StatusOr<api::Object> FakeClient::Patch(const ResourceRef& ref, const std::strin
     if (options.subresource == "status") return WithStatusOf(current, desired);
     return desired;
   });
+}
+
+Status FakeClient::Bind(const ResourceRef& pods, const std::string& pod, const std::string& node,
+                        const CreateOptions& options) {
+  BERTH_RETURN_IF_ERROR(Enter("bind"));
+  store::ObjectKey key{pods.gvr.GroupResource(), pods.ns, pod};
+  return store_
+      .GuaranteedUpdate(key,
+                        [&](const api::Object& current) -> StatusOr<api::Object> {
+                          const std::string& bound = api::NestedString(current, {"spec", "nodeName"});
+                          if (!bound.empty()) {
+                            return ConflictError("Operation cannot be fulfilled on pods/binding \"" + pod + "\": pod " +
+                                                 pod + " is already assigned to node \"" + bound + "\"");
+                          }
+                          api::Object next = current;
+                          next["spec"]["nodeName"] = node;
+                          api::SetCondition(&next, api::Condition{"PodScheduled", "True", "", ""}, clock_.Now(),
+                                            api::ConditionKind::kNoObservedGeneration);
+                          return next;
+                        })
+      .status();
 }
 
 Status FakeClient::Delete(const ResourceRef& ref, const std::string& name, const DeleteOptions& options) {

@@ -25,7 +25,7 @@
 // timeoutSeconds; ActiveWatches() counts the watch streams opened since the
 // last CloseWatches() that are still alive; InjectError(verb, status) makes the next call of that verb
 // fail once; CallCount(verb) counts calls ("get", "list", "create", "update",
-// "updatestatus", "patch", "delete", "watch"); AfterUpdateStatus(fn) calls fn with each
+// "updatestatus", "patch", "delete", "watch", "bind"); AfterUpdateStatus(fn) calls fn with each
 // object an UpdateStatus stored, on the caller's thread, before the call returns (no lock
 // held: fn may call the client), so a test can act at the exact moment a write lands;
 // BeforeWrite(fn) calls fn at the start of every create, update, updatestatus, patch and
@@ -62,6 +62,10 @@ class FakeClient final : public Client {
                                      const UpdateOptions& options = {}) override;
   StatusOr<api::Object> Patch(const ResourceRef& ref, const std::string& name, PatchType type,
                               std::string_view patch, const PatchOptions& options = {}) override;
+  // Sets spec.nodeName and PodScheduled=True (the FakeClient's clock) in one update;
+  // kConflict when already bound. Counted as "bind".
+  Status Bind(const ResourceRef& pods, const std::string& pod, const std::string& node,
+              const CreateOptions& options = {}) override;
   Status Delete(const ResourceRef& ref, const std::string& name,
                 const DeleteOptions& options = {}) override;
   StatusOr<std::unique_ptr<WatchStream>> Watch(const ResourceRef& ref,
@@ -80,6 +84,7 @@ class FakeClient final : public Client {
   // Counts the call and returns an injected error, if any.
   Status Enter(const std::string& verb);
 
+  Clock& clock_;
   store::MemoryStore store_;
   mutable std::mutex mu_;
   std::map<std::string, int> calls_;

@@ -267,22 +267,26 @@ CycleSummary SchedulerController::ScheduleOnce() {
     };
 
     if (d.bound()) {
-      api::Object bound = obj;
-      bound["spec"]["nodeName"] = d.node_name;
-      auto res = client_.Update(kPods.Namespace(p.pod.namespace_), bound);
-      if (!res.ok()) {
-        log->info("binding {} to {}: {}", key, d.node_name, res.status().ToString());
+      // pods/binding: spec.nodeName and PodScheduled=True in one write, as kube-scheduler binds.
+      Status bound = client_.Bind(kPods.Namespace(p.pod.namespace_), p.pod.name, d.node_name);
+      if (!bound.ok()) {
+        log->info("binding {} to {}: {}", key, d.node_name, bound.ToString());
         record(SchedulerMetrics::Result::kError);
         requeue(key);
         queue_[key].unschedulable = false;  // a write failure is retried after the backoff only
         continue;
       }
-      api::Object status_obj = res.value();
-      SetPodCondition(&status_obj, {kPodScheduled, "True", "", ""}, now);
-      SetNominatedNodeName(&status_obj, "");
-      Status s = client_.UpdateStatus(kPods.Namespace(p.pod.namespace_), status_obj).status();
-      if (!s.ok()) log->info("PodScheduled of {}: {}", key, s.ToString());
-      recorder_.Event(res.value(), kEventTypeNormal, "Scheduled",
+      if (!p.pod.nominated_node_name.empty()) {
+        // A nomination (from preemption) is cleared once the pod is bound.
+        auto current = client_.Get(kPods.Namespace(p.pod.namespace_), p.pod.name);
+        if (current.ok() && SetNominatedNodeName(&current.value(), "")) {
+          Status s = client_.UpdateStatus(kPods.Namespace(p.pod.namespace_), *current).status();
+          if (!s.ok()) log->info("clearing nominatedNodeName of {}: {}", key, s.ToString());
+        }
+      }
+      api::Object bound_pod = obj;
+      bound_pod["spec"]["nodeName"] = d.node_name;
+      recorder_.Event(bound_pod, kEventTypeNormal, "Scheduled",
                       placement::ScheduledMessage(p.pod.namespace_, p.pod.name, d.node_name));
       ++summary.bound;
       record(SchedulerMetrics::Result::kScheduled);

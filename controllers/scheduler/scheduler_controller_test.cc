@@ -201,6 +201,10 @@ TEST_F(SchedulerControllerTest, BindsToTheNodeThatFits) {
   CreateNode("large", "4");
   Create(kPods, "default", Pod("p", "2"));
   Settle();
+  // One pods/binding write: nodeName and PodScheduled together, no pod update of its own.
+  EXPECT_EQ(client_.CallCount("bind"), 1);
+  EXPECT_EQ(client_.CallCount("update"), 0);
+  EXPECT_EQ(client_.CallCount("updatestatus"), 0);
   api::Object pod = GetPod("p");
   EXPECT_EQ(pod["spec"].value("nodeName", ""), "large");
   const api::Object* c = FindCondition(pod, "PodScheduled");

@@ -136,6 +136,10 @@ class WorkloadListGate final : public client::Client {
                               std::string_view patch, const client::PatchOptions& o = {}) override {
     return inner_.Patch(r, n, t, patch, o);
   }
+  Status Bind(const client::ResourceRef& r, const std::string& p, const std::string& n,
+              const client::CreateOptions& o = {}) override {
+    return inner_.Bind(r, p, n, o);
+  }
   Status Delete(const client::ResourceRef& r, const std::string& n, const client::DeleteOptions& o = {}) override {
     return inner_.Delete(r, n, o);
   }
