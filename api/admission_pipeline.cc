@@ -32,6 +32,11 @@ AdmissionPipeline::AdmissionPipeline(const Registry& registry, const StrategyReg
 
 namespace {
 
+// Ratcheting: drops from `errs` each error the stored object has too (`had`).
+void DropErrorsItHad(const FieldErrorList& had, FieldErrorList* errs) {
+  std::erase_if(*errs, [&](const FieldError& e) { return std::ranges::find(had, e) != had.end(); });
+}
+
 // Sets obj.metadata[key] to old.metadata[key], or removes it when old has none.
 void CarryMeta(Object* obj, const Object& old, const char* key) {
   const Object& old_meta = Field(old, "metadata");
@@ -216,14 +221,13 @@ StatusOr<AdmittedWrite> AdmissionPipeline::Admit(WriteRequest request) const {
   if (updating) ValidateMetaUpdate(obj, *request.old, &errs);
   ValidateOptions options;
   options.map_keys = def->builtin ? MapKeyStyle::kBracket : MapKeyStyle::kDotted;
-  options.go_integers = def->builtin;
+  options.builtin_kind = def->builtin;
   FieldErrorList schema_errs = storage_version.compiled.Validate(obj, options);
   if (updating && !schema_errs.empty()) {
     // Ratcheting (KEP-4008, on by default since 1.30): an error the stored object has as
     // well is not the update's, so an object stored before its schema tightened stays
     // updatable (its status above all) and an update fixes or keeps it, never worsens it.
-    const FieldErrorList old_errs = storage_version.compiled.Validate(*request.old, options);
-    std::erase_if(schema_errs, [&](const FieldError& e) { return std::ranges::find(old_errs, e) != old_errs.end(); });
+    DropErrorsItHad(storage_version.compiled.Validate(*request.old, options), &schema_errs);
   }
   for (auto& e : schema_errs) errs.push_back(std::move(e));
   storage_version.compiled.NormalizeIntegers(&obj);  // the strategy reads integers
@@ -238,10 +242,9 @@ StatusOr<AdmittedWrite> AdmissionPipeline::Admit(WriteRequest request) const {
       // The same ratcheting for the kind's rules: the stored object validated against
       // itself (no change, so no immutability error) has the errors it already had.
       const Object& stored = *request.old;
-      const FieldErrorList had = request.operation == Operation::kUpdate
-                                     ? strategy->ValidateUpdate(stored, stored)
-                                     : strategy->ValidateStatusUpdate(stored, stored);
-      std::erase_if(more, [&](const FieldError& e) { return std::ranges::find(had, e) != had.end(); });
+      DropErrorsItHad(request.operation == Operation::kUpdate ? strategy->ValidateUpdate(stored, stored)
+                                                              : strategy->ValidateStatusUpdate(stored, stored),
+                      &more);
     }
     if (request.operation != Operation::kUpdateStatus) {
       for (auto& e : strategy->ValidateRequestVersion(obj, request.old, api_version)) more.push_back(std::move(e));

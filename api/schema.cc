@@ -106,13 +106,13 @@ bool HasType(const Node& n, std::string_view t) {
   return std::find(n.types.begin(), n.types.end(), t) != n.types.end();
 }
 
-bool TypeMatches(const Node& n, const Json& v, bool go_integers) {
+bool TypeMatches(const Node& n, const Json& v, bool builtin_kind) {
   if (n.types.empty()) return true;
   std::string_view t = JsonTypeName(v);
   if (HasType(n, t)) return true;
   // isFloatInt, for CRDs only.
-  if (t == "number" && !go_integers && IsWholeFloat(v) && HasType(n, "integer")) return true;
-  if (t == "number" && go_integers && n.quantity) return true;                  // resource.Quantity.UnmarshalJSON
+  if (t == "number" && !builtin_kind && IsWholeFloat(v) && HasType(n, "integer")) return true;
+  if (t == "number" && builtin_kind && n.quantity) return true;                 // resource.Quantity.UnmarshalJSON
   if (t == "integer" && HasType(n, "number")) return true;                      // isIntFloat
   return false;
 }
@@ -260,7 +260,7 @@ class Validator {
       }
       return;
     }
-    if (!TypeMatches(n, v, options_.go_integers)) {
+    if (!TypeMatches(n, v, options_.builtin_kind)) {
       std::string actual(JsonTypeName(v));
       errors_.push_back(TypeInvalid(path, actual, InBody(name) + " must be of type " +
                                                       JoinTypes(n) + ": " + GoQuote(actual)));
@@ -446,7 +446,7 @@ class Validator {
       for (size_t i = 0; i < v.size(); ++i) {
         if (!seen.insert(&v[i]).second) errors_.push_back(Duplicate(path.Index(i), v[i]));
       }
-    } else if (n.list_type == "map" && !n.list_map_keys.empty() && !(options_.go_integers && n.builtin_duplicates)) {
+    } else if (n.list_type == "map" && !n.list_map_keys.empty() && !(options_.builtin_kind && n.builtin_duplicates)) {
       std::map<Json, size_t> seen;
       for (size_t i = 0; i < v.size(); ++i) {
         if (!v[i].is_object()) continue;

@@ -23,7 +23,7 @@
 //   x-kubernetes-preserve-unknown-fields, x-kubernetes-embedded-resource,
 //   x-kubernetes-list-type (atomic|set|map) with x-kubernetes-list-map-keys,
 //   x-kubernetes-map-type, berth's x-berth-builtin-allows-duplicates (see
-//   ValidateOptions::go_integers), berth's x-berth-empty-is-default (an enum that also
+//   ValidateOptions::builtin_kind), berth's x-berth-empty-is-default (an enum that also
 //   takes "": upstream's Go defaulting replaces it before validation, as a pod's
 //   restartPolicy or a container's imagePullPolicy; or upstream accepts it, as a
 //   toleration's operator and effect), and berth's x-berth-quantity (the value must parse as a
@@ -78,8 +78,9 @@ enum class MapKeyStyle { kDotted, kBracket };
 
 struct ValidateOptions {
   MapKeyStyle map_keys = MapKeyStyle::kDotted;
-  // Integer fields decode as Go's encoding/json decodes them into an int32/int64 struct
-  // field (built-in kinds): a JSON number with a fraction or an exponent (1.5, 1e3, 2.0)
+  // The value is a built-in kind's, decoded as kube-apiserver decodes it into Go types
+  // rather than validated as a CRD's. Integer fields decode as Go's encoding/json decodes
+  // them into an int32/int64 struct field: a JSON number with a fraction or an exponent (1.5, 1e3, 2.0)
   // is refused. Without it, as kube-openapi validates a CRD (isFloatInt), a whole float
   // (1e3) passes an integer field and only a fraction (1.5) is refused. Either way the
   // error is the type mismatch at the field:
@@ -93,7 +94,7 @@ struct ValidateOptions {
   // list-type map marked x-berth-builtin-allows-duplicates (a container's env and ports, a
   // pod's imagePullSecrets and hostAliases) takes two items of one key, as Go decoding
   // does (kube-apiserver only warns, pkg/api/pod/warnings.go); a CRD's does not.
-  bool go_integers = false;
+  bool builtin_kind = false;
 };
 
 namespace schema_internal {
@@ -124,7 +125,7 @@ class Schema {
   // the integer, as the apiserver stores a CRD's float64 1000 (encoding/json writes it as
   // 1000), so readers of integer fields (api/unstructured.h IntAt) see it. Run after
   // Validate; other values are left as they are. A float in a quantity field (x-berth-
-  // quantity; only built-in kinds accept one, see ValidateOptions::go_integers) becomes the
+  // quantity; only built-in kinds accept one, see ValidateOptions::builtin_kind) becomes the
   // quantity's canonical string (0.5 → "500m"), as resource.Quantity's JSON decoding and
   // encoding store it.
   void NormalizeIntegers(nlohmann::json* value) const;

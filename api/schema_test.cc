@@ -259,7 +259,7 @@ TEST(SchemaTest, GoIntegersRefuseEveryFloatAndCrdWholeFloatsBecomeIntegers) {
                                  {"ratio", {{"type", "number"}}}}}}));
   const json obj = json::parse(R"({"spec":{"n":1e3,"list":[1,2.0],"port":1.5,"ratio":0.5}})");
   ValidateOptions go;
-  go.go_integers = true;
+  go.builtin_kind = true;
   const std::string number = R"(Invalid value: "number": )";
   EXPECT_THAT(Errors(s, obj, go),
               ElementsAre("spec.list[1]: " + number + R"(spec.list[1] in body must be of type integer: "number")",
@@ -273,7 +273,7 @@ TEST(SchemaTest, GoIntegersRefuseEveryFloatAndCrdWholeFloatsBecomeIntegers) {
   EXPECT_TRUE(normalized["spec"]["n"].is_number_integer());
 }
 
-// Three rules of built-in decoding (ValidateOptions::go_integers): a quantity takes any JSON
+// Three rules of built-in decoding (ValidateOptions::builtin_kind): a quantity takes any JSON
 // number and is stored as its canonical string; a list-type map marked
 // x-berth-builtin-allows-duplicates takes a repeated key; and, for every kind, an enum
 // marked x-berth-empty-is-default takes "". A CRD's quantity takes integers only and its
@@ -293,7 +293,7 @@ TEST(SchemaTest, BuiltinDecodingTakesNumberQuantitiesRepeatedKeysAndEmptyEnums) 
               {"strict", {{"type", "string"}, {"enum", {"Always", "Never"}}}}}}}));
   const json obj = json::parse(R"({"spec":{"cpu":0.5,"env":[{"name":"A"},{"name":"A"}],"policy":"","strict":""}})");
   ValidateOptions go;
-  go.go_integers = true;
+  go.builtin_kind = true;
   const std::string strict = R"(spec.strict: Unsupported value: "": supported values: "Always", "Never")";
   EXPECT_THAT(Errors(s, obj, go), ElementsAre(strict));
   EXPECT_THAT(

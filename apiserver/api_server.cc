@@ -1299,10 +1299,13 @@ HttpResponse ApiServer::Impl::BindPod(const ResourceRequest& r) {
   auto conflict = [&](const std::string& why) {
     return ConflictError("Operation cannot be fulfilled on pods/binding \"" + r.info.name + "\": " + why);
   };
-  store::UpdateOptions uopts;
-  if (!want_uid.empty()) uopts.uid = want_uid;
   auto bind = [&](const api::Object& pod) -> StatusOr<api::Object> {
-    if (!want_rv.empty() && want_rv != api::ResourceVersion(pod)) return store::ConflictModified(key);
+    if (!want_uid.empty() && want_uid != api::Uid(pod)) {
+      return store::ConflictPrecondition(key, "UID", want_uid, api::Uid(pod));
+    }
+    if (!want_rv.empty() && want_rv != api::ResourceVersion(pod)) {
+      return store::ConflictPrecondition(key, "ResourceVersion", want_rv, api::ResourceVersion(pod));
+    }
     if (!api::MetaString(pod, "deletionTimestamp").empty()) {
       return conflict("pod " + r.info.name + " is being deleted, cannot be assigned to a host");
     }
@@ -1331,15 +1334,9 @@ HttpResponse ApiServer::Impl::BindPod(const ResourceRequest& r) {
   if (wopts->dry_run) {
     auto pod = store_.GetShared(key);
     if (!pod.ok()) return Error(r, pod.status());
-    if (!want_uid.empty() && want_uid != api::Uid(**pod)) {
-      return Error(r, ConflictError("Precondition failed: UID in precondition: " + want_uid +
-                                    ", UID in object meta: " + api::Uid(**pod)));
-    }
-    auto checked = bind(**pod);
-    if (!checked.ok()) return Error(r, checked.status());
-  } else {
-    auto stored = store_.GuaranteedUpdateShared(key, bind, uopts);
-    if (!stored.ok()) return Error(r, stored.status());
+    if (auto checked = bind(**pod); !checked.ok()) return Error(r, checked.status());
+  } else if (auto stored = store_.GuaranteedUpdateShared(key, bind); !stored.ok()) {
+    return Error(r, stored.status());
   }
   return JsonResponse(
       201,

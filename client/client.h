@@ -268,7 +268,8 @@ class Client {
   // POST pods/{pod}/binding with a core/v1 Binding to `node` (kube-apiserver's BindingREST):
   // in one write the pod gets spec.nodeName and condition PodScheduled=True. kConflict when
   // the pod is already bound, being deleted or still gated. `pods` is the pods resource in
-  // the pod's namespace. The base implementation answers kUnimplemented.
+  // the pod's namespace. The base implementation answers kMethodNotAllowed (a client that
+  // cannot reach the subresource).
   virtual Status Bind(const ResourceRef& pods, const std::string& pod, const std::string& node,
                       const CreateOptions& options = {});
 
