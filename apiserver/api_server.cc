@@ -589,6 +589,7 @@ void ApiServer::Impl::HousekeepingLoop(Time next_system_objects_check) {
         Logger("apiserver")->debug("removed {} expired objects", *removed);
       }
     }
+    gc_.Recheck();
     if (clock_.Now() >= next_system_objects_check) {
       next_system_objects_check = clock_.Now() + options_.system_objects_interval;
       for (const Status& s : {EnsureSystemNamespaces(), EnsureSystemObjects()}) {

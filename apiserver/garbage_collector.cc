@@ -22,7 +22,14 @@ struct GarbageCollector::ResourceWatch {
   api::GroupResource resource;  // def->Resource(), built once (drains run on every write)
   std::unique_ptr<store::Watcher> watcher;
   std::set<std::string> uids;  // objects of this resource in the index
+  // Set by the watch's notify (events arrived after a drain found it empty) and when
+  // the watch is opened (its replay is buffered without a notify); cleared by the drain.
+  std::atomic<bool> signalled{true};
 };
+
+bool GarbageCollector::Ignored(const api::GroupResource& resource) {
+  return resource.group.empty() && resource.resource == "events";
+}
 
 GarbageCollector::GarbageCollector(const api::Registry& registry, store::Store& store)
     : registry_(registry), store_(store), deleter_(store) {}
@@ -33,6 +40,7 @@ Status GarbageCollector::Open() {
   if (opened_) return Status::Ok();
   for (const api::ResourceDefinition* def : registry_.Definitions()) {
     if (!def->stored_as.resource.empty()) continue;  // a view: its objects are another's
+    if (Ignored(def->Resource())) continue;
     auto rw = std::make_unique<ResourceWatch>();
     rw->def = def;
     rw->resource = def->Resource();
@@ -98,7 +106,11 @@ Status GarbageCollector::ListAndWatch(ResourceWatch* rw) {
   rw->uids = std::move(seen);
   store::WatchOptions wo;
   wo.from_revision = list.revision;
-  wo.notify = [this] { Notify(); };
+  wo.notify = [this, rw] {
+    rw->signalled.store(true);
+    Notify();
+  };
+  rw->signalled.store(true);
   BERTH_ASSIGN_OR_RETURN(rw->watcher, store_.Watch(gr, wo));
   return Status::Ok();
 }
@@ -106,6 +118,8 @@ Status GarbageCollector::ListAndWatch(ResourceWatch* rw) {
 bool GarbageCollector::DrainEvents() {
   bool any = false;
   for (auto& rw : watches_) {
+    // A watch whose notify has not fired since its last drain has nothing buffered.
+    if (!rw->signalled.exchange(false)) continue;
     const api::GroupResource& gr = rw->resource;
     while (rw->watcher) {
       auto next = rw->watcher->TryNext();
@@ -211,6 +225,11 @@ void GarbageCollector::Enqueue(WorkType type, const std::string& uid) {
 
 int GarbageCollector::Sync() {
   int actions = 0;
+  if (recheck_.exchange(false)) {
+    for (const std::string& uid : awaiting_unwatched_) Enqueue(WorkType::kProcessDeleting, uid);
+    awaiting_unwatched_.clear();
+    awaiting_any_.store(false);
+  }
   bool events = true;
   while (events || !queue_.empty()) {
     events = DrainEvents();
@@ -409,28 +428,48 @@ StatusOr<bool> GarbageCollector::ProcessNamespace(const api::Object& ns) {
   const std::string& uid = api::Uid(ns);
   terminating_namespaces_.insert(uid);
   bool acted = false;
-  int remaining = 0;
+  int remaining = 0;       // objects still in the namespace after this pass
+  bool unwatched = false;  // some of them are of an ignored resource (no watch tells when they go)
   for (const api::ResourceDefinition* def : registry_.Definitions()) {
     if (!def->namespaced() || !def->stored_as.resource.empty()) continue;
     store::ListOptions lo;
     lo.ns = name;
     BERTH_ASSIGN_OR_RETURN(store::ListResult list, store_.List(def->Resource(), lo));
     for (const auto& item : list.items) {
-      ++remaining;
-      if (BeingDeleted(*item)) continue;
-      DeleteRequest request;
-      request.precondition_uid = api::Uid(*item);
-      auto deleted = deleter_.Delete(*def, store::KeyOf(def->Resource(), *item), request);
-      if (!deleted.ok() && deleted.status().code() != Code::kNotFound &&
-          deleted.status().code() != Code::kConflict) {
-        return deleted.status();
+      bool stays = true;
+      if (!BeingDeleted(*item)) {
+        DeleteRequest request;
+        request.precondition_uid = api::Uid(*item);
+        auto deleted = deleter_.Delete(*def, store::KeyOf(def->Resource(), *item), request);
+        if (deleted.ok()) {
+          acted = true;
+          stays = !deleted->removed;  // marked: finalizers or a grace period to wait for
+        } else if (deleted.status().code() == Code::kNotFound) {
+          stays = false;
+        } else if (deleted.status().code() != Code::kConflict) {  // kConflict: replaced meanwhile
+          return deleted.status();
+        }
       }
-      acted = true;
+      if (!stays) continue;
+      ++remaining;
+      if (Ignored(def->Resource())) unwatched = true;
     }
   }
+  if (unwatched) {
+    awaiting_unwatched_.insert(uid);
+  } else {
+    awaiting_unwatched_.erase(uid);
+  }
+  awaiting_any_.store(!awaiting_unwatched_.empty());
   if (remaining > 0) return acted;
   terminating_namespaces_.erase(uid);
   return RemoveFinalizer(store::KeyOf(api::GroupResource{"", "namespaces"}, ns), uid, kFinalizerNamespace);
+}
+
+void GarbageCollector::Recheck() {
+  if (!awaiting_any_.load()) return;
+  recheck_.store(true);
+  Notify();
 }
 
 }  // namespace berth::apiserver

@@ -31,11 +31,16 @@
 //     has every object in it deleted (default policy; Pods with their grace
 //     period, so they wait for their node agent); the finalizer is removed
 //     once the namespace is empty.
+//   - Events (core/v1, and so events.k8s.io/v1, a view of them) are ignored, as
+//     upstream's DefaultIgnoredResources (pkg/controller/garbagecollector/
+//     garbagecollector.go): not watched, not in the graph, never collected through
+//     ownerReferences. A namespace's deletion still deletes them; one held by its
+//     finalizers is looked at again on Recheck().
 //
-// Model: one watch per resource of the registry (from the revision of an
-// initial list), a uid-keyed index of owners and dependents, and a queue of
-// work items (deduplicated). A worker thread drains watch events and work
-// items; tests call Sync() instead, which does the same on the caller's
+// Model: one watch per resource of the registry but Events (from the revision of
+// an initial list), a uid-keyed index of owners and dependents, and a queue of
+// work items (deduplicated). A worker thread drains the watches that signalled
+// events since their last drain, and work items; tests call Sync() instead, which does the same on the caller's
 // thread until nothing is left, so no test depends on timing. A watch the
 // store closes (fell behind) is re-listed and re-opened. A failed action is
 // retried (kRetries times, then logged and dropped until the object changes).
@@ -44,6 +49,7 @@
 // the worker thread runs.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <map>
@@ -77,6 +83,10 @@ class GarbageCollector {
   // Processes watch events and work items on this thread until there are
   // none (for tests). Returns the number of actions taken.
   int Sync();
+  // Has the namespaces whose deletion waits for objects of an ignored resource (an
+  // Event with finalizers) looked at again: no watch says when those go. The API
+  // server calls it on its housekeeping tick. Any thread.
+  void Recheck();
 
  private:
   struct Owner {
@@ -93,9 +103,11 @@ class GarbageCollector {
     auto operator<=>(const WorkItem&) const = default;
   };
   struct ResourceWatch;
+  // Resources the collector neither watches nor collects (upstream's ignoredResources).
+  static bool Ignored(const api::GroupResource& resource);
 
   Status ListAndWatch(ResourceWatch* rw);
-  // Drains every watch into the index; true if anything happened.
+  // Drains the watches that signalled into the index; true if anything happened.
   bool DrainEvents();
   void Observe(const api::GroupResource& resource, const api::Object& obj);
   void Forget(const api::Object& obj);
@@ -120,6 +132,7 @@ class GarbageCollector {
   std::map<std::string, Node> nodes_;                              // uid -> node
   std::map<std::string, std::set<std::string>> dependents_;       // owner uid -> dependent uids
   std::set<std::string> terminating_namespaces_;                  // uids
+  std::set<std::string> awaiting_unwatched_;                      // terminating namespace uids held by ignored objects
   std::deque<WorkItem> queue_;
   std::set<WorkItem> queued_;
   std::map<WorkItem, int> failures_;
@@ -129,6 +142,8 @@ class GarbageCollector {
   std::condition_variable cv_;
   bool wake_ = false;
   bool stopping_ = false;
+  std::atomic<bool> recheck_{false};       // Recheck() called since the last Sync
+  std::atomic<bool> awaiting_any_{false};  // !awaiting_unwatched_.empty(), for Recheck()
   std::thread thread_;
 };
 

@@ -17,6 +17,7 @@ const api::GroupResource kPods{"", "pods"};
 const api::GroupResource kConfigMaps{"", "configmaps"};
 const api::GroupResource kNamespaces{"", "namespaces"};
 const api::GroupResource kJobSets{"jobset.x-k8s.io", "jobsets"};
+const api::GroupResource kEvents{"", "events"};
 
 class GarbageCollectorTest : public ::testing::Test {
  protected:
@@ -51,6 +52,13 @@ class GarbageCollectorTest : public ::testing::Test {
     json obj = {{"apiVersion", "batch/v1"}, {"kind", "Job"}, {"metadata", {{"name", name}, {"namespace", "default"}}}};
     for (const json& o : owners) obj["metadata"]["ownerReferences"].push_back(OwnerRef(o));
     return Create(kJobs, obj);
+  }
+  static json Event(const std::string& ns, const std::string& name) {
+    return {{"apiVersion", "v1"},
+            {"kind", "Event"},
+            {"metadata", {{"name", name}, {"namespace", ns}}},
+            {"involvedObject", {{"kind", "Pod"}, {"name", "p"}, {"namespace", ns}}},
+            {"reason", "Started"}};
   }
   json Pod(const std::string& name, const std::vector<json>& owners = {}) {
     json obj = {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", {{"name", name}, {"namespace", "default"}}}};
@@ -198,6 +206,7 @@ TEST_F(GarbageCollectorTest, NamespaceDeletionRemovesContent) {
   Create(kJobSets, {{"apiVersion", "jobset.x-k8s.io/v1alpha2"},
                     {"kind", "JobSet"},
                     {"metadata", {{"name", "js"}, {"namespace", "team-a"}}}});
+  Create(kEvents, Event("team-a", "ev"));
   Pod("keep");  // in default
   ASSERT_TRUE(Delete(kNamespaces, "", "team-a", "").ok());
   json ns = Get(kNamespaces, "", "team-a");
@@ -207,8 +216,47 @@ TEST_F(GarbageCollectorTest, NamespaceDeletionRemovesContent) {
   gc_.Sync();
   EXPECT_FALSE(Exists(kConfigMaps, "team-a", "cm"));
   EXPECT_FALSE(Exists(kJobSets, "team-a", "js"));
+  EXPECT_FALSE(Exists(kEvents, "team-a", "ev"));
   EXPECT_FALSE(Exists(kNamespaces, "", "team-a"));
   EXPECT_TRUE(Exists(kPods, "default", "keep"));
+}
+
+// Events are outside the graph, as upstream's ignoredResources: an Event naming an owner
+// that is gone is not collected (the Event TTL removes it), and no write of one wakes the
+// collector. A namespace's deletion still deletes them; one held by a finalizer holds the
+// namespace until Recheck() finds it gone.
+TEST_F(GarbageCollectorTest, EventsAreIgnoredButGoWithTheirNamespace) {
+  json job = Job("owner");
+  json owned = Event("default", "owned");
+  owned["metadata"]["ownerReferences"] = json::array({OwnerRef(job)});
+  Create(kEvents, owned);
+  gc_.Sync();
+  ASSERT_TRUE(Delete(kJobs, "default", "owner", "Background").ok());
+  EXPECT_EQ(gc_.Sync(), 0);
+  EXPECT_TRUE(Exists(kEvents, "default", "owned"));
+
+  Create(kNamespaces, {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "team-b"}}}});
+  json held = Event("team-b", "held");
+  held["metadata"]["finalizers"] = json::array({"example.com/hold"});
+  Create(kEvents, held);
+  Create(kEvents, Event("team-b", "plain"));
+  ASSERT_TRUE(Delete(kNamespaces, "", "team-b", "").ok());
+  gc_.Sync();
+  EXPECT_FALSE(Exists(kEvents, "team-b", "plain"));
+  json marked = Get(kEvents, "team-b", "held");
+  ASSERT_FALSE(marked.is_null());
+  EXPECT_TRUE(marked["metadata"].contains("deletionTimestamp"));
+  EXPECT_TRUE(Exists(kNamespaces, "", "team-b"));
+
+  // The finalizer goes; nothing the collector watches changed, so only a recheck sees it.
+  marked["metadata"].erase("finalizers");
+  ASSERT_TRUE(store_.Update(kEvents, marked).ok());
+  EXPECT_FALSE(Exists(kEvents, "team-b", "held"));
+  gc_.Sync();
+  EXPECT_TRUE(Exists(kNamespaces, "", "team-b"));
+  gc_.Recheck();
+  gc_.Sync();
+  EXPECT_FALSE(Exists(kNamespaces, "", "team-b"));
 }
 
 }  // namespace
