@@ -219,6 +219,24 @@ the finished Jobs cost when nothing happens).
       N=10000 (load 3.2-4.1, busier than the last sitting): 15.7 jobs/s, 34.6 ms/job, windows
       34.9 (the submission), 28.3, 29.3, 33.5, 36.3, 29.6, 31.4, 28.1, 27.3, 28.7 ms/job, RSS
       1,333 MiB.
+  Thread hand-offs (2026-12-06, N=600 unless noted; context switches and fdatasyncs of the
+    server process from `perf stat -e context-switches,syscalls:sys_enter_fdatasync -p <pid>`,
+    which count the same on a busy or an idle machine, unlike CPU time): ~400 context switches
+    and ~19 fdatasyncs per Kueue-managed Job; per-thread counts (/proc/<pid>/task/*/status
+    with gdb stacks) put them in the Event senders' commit waits, the garbage collector's
+    wake per write, informers (reflector -> dispatch thread), work queues and the watch pump.
+    - Garbage collector without Events (upstream's ignoredResources) and draining only the
+      watches that signalled: 399-404 -> 386-391 switches per Job; CPU within the spread;
+      RSS 363 -> 346 MiB at N=2000 (the graph no longer holds a node per Event).
+    - Informers deliver a watch event on the reflector's thread when nothing is queued
+      before it: 385 -> 357-358 switches per Job; five interleaved pairs, before / after:
+      server CPU 17.0 / 15.4, 16.4 / 15.4, 16.4 / 15.9, 15.6 / 14.5, 15.2 / 15.0 ms/job
+      (median 16.4 -> 15.4), jobs/s 58.3 / 67.6, 64.0 / 66.8, 62.1 / 63.8, 67.8 / 72.2,
+      69.0 / 68.0 (load 2-4, the runs themselves).
+    - Tried: Event creates acknowledged before their commit (an experiment that let them ride
+      the next writer's commit): 19.2 -> 13.1 fdatasyncs and 399 -> 347 switches per Job,
+      server CPU 17.0 / 16.0, 15.3 / 15.1, 15.6 / 15.7 ms/job in three pairs: within the
+      spread, and it would need the store to acknowledge a write before it is durable.
 
 Usage: bench/job_throughput.py [--berth build/cmd/berth/berth] [--jobs 100,1000]
                                [--modes kueue,plain] [--command true|"sleep 1"] [--prefill 0]

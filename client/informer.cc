@@ -137,14 +137,14 @@ Status Informer::ListAndReplace() {
   return Status::Ok();
 }
 
-void Informer::ApplyEventLocked(const WatchEvent& event) {
+std::optional<Informer::Notification> Informer::ApplyEventLocked(const WatchEvent& event) {
   const std::string& rv = api::ResourceVersion(*event.object);
   if (!rv.empty()) last_rv_ = rv;
   Notification n;
   switch (event.type) {
     case WatchEventType::kBookmark:
     case WatchEventType::kError:
-      return;
+      return std::nullopt;
     case WatchEventType::kAdded:
     case WatchEventType::kModified: {
       const ObjectPtr& obj = event.object;
@@ -161,7 +161,24 @@ void Informer::ApplyEventLocked(const WatchEvent& event) {
       break;
     }
   }
-  EnqueueLocked(std::move(n));
+  return n;
+}
+
+void Informer::DeliverOrEnqueueLocked(std::unique_lock<std::mutex>& l, Notification n) {
+  if (!pending_.empty() || delivering_) {
+    EnqueueLocked(std::move(n));
+    return;
+  }
+  // Nothing is queued before it and no handler runs: deliver here, in order, without
+  // waking the dispatch thread.
+  n.seq = next_seq_++;
+  std::vector<HandlerEntry> handlers = handlers_;
+  delivering_ = true;
+  l.unlock();
+  Deliver(n, handlers);
+  l.lock();
+  delivering_ = false;
+  if (!pending_.empty()) cv_.notify_all();  // queued meanwhile (a late handler's replay)
 }
 
 Status Informer::WatchOnce(bool* made_progress) {
@@ -187,7 +204,7 @@ Status Informer::WatchOnce(bool* made_progress) {
     // Stop() stops the stream, so this wait ends promptly; the timeout only
     // bounds how long a stream that ignores Stop could hold us.
     StatusOr<std::optional<WatchEvent>> next = watch->Next(std::chrono::seconds(1));
-    std::lock_guard<std::mutex> l(mu_);
+    std::unique_lock<std::mutex> l(mu_);
     if (stopped_) break;
     if (!next.ok()) break;  // the watch ended: re-watch from last_rv_
     if (!next->has_value()) continue;
@@ -196,8 +213,9 @@ Status Informer::WatchOnce(bool* made_progress) {
       result = event.error.ok() ? InternalError("watch ERROR event without a Status") : event.error;
       break;
     }
-    ApplyEventLocked(event);
+    std::optional<Notification> n = ApplyEventLocked(event);
     *made_progress = true;
+    if (n) DeliverOrEnqueueLocked(l, std::move(*n));
   }
   std::lock_guard<std::mutex> l(mu_);
   active_watch_ = nullptr;
@@ -290,6 +308,10 @@ void Informer::RunDispatcher() {
   std::unique_lock<std::mutex> l(mu_);
   std::optional<Time> next_resync;
   while (!stopped_) {
+    if (delivering_) {  // the reflector delivers an event itself; wait for its notify
+      internal::WaitForClock(cv_, l, clock_, std::nullopt, options_.clock_poll_interval);
+      continue;
+    }
     if (!pending_.empty()) {
       Notification n = std::move(pending_.front());
       pending_.pop_front();
@@ -312,6 +334,7 @@ void Informer::RunDispatcher() {
       if (now >= *next_resync) {
         std::vector<HandlerEntry> handlers = handlers_;
         std::vector<ObjectPtr> objects = indexer_.List();
+        delivering_ = true;
         l.unlock();
         for (const auto& obj : objects) {
           for (const auto& entry : handlers) {
@@ -319,6 +342,7 @@ void Informer::RunDispatcher() {
           }
         }
         l.lock();
+        delivering_ = false;
         // Scheduled from the instant this resync fired, not from after its
         // handlers ran: a clock advanced while they ran must not push the
         // next resync a whole period further.

@@ -26,8 +26,12 @@
 //   time: this is transport pacing, like client-go's backoff manager), reset
 //   after a successful LIST or a watch that delivered events.
 //
-// Handlers: OnAdd / OnUpdate(old, new) / OnDelete are called on one dispatch
-// thread, one at a time, in the order the informer applied the changes. The
+// Handlers: OnAdd / OnUpdate(old, new) / OnDelete are called one at a time, in
+// the order the informer applied the changes: a watch event that finds nothing
+// queued and no handler running is delivered on the reflector's thread as it is
+// applied (no hand-off to another thread); the rest (the LIST's notifications,
+// a late handler's replay, resyncs and what queued behind them) on the dispatch
+// thread. The
 // cache is updated before the notification is queued, so a handler may see a
 // cache that is already ahead of the event it handles (as in client-go).
 // A handler added after Start first receives OnAdd(is_initial_list = true)
@@ -44,8 +48,8 @@
 //
 // Thread-safety: every method may be called from any thread. The Indexer
 // returned by GetIndexer() is itself thread-safe. Handlers must not block for
-// long: they delay every later notification (they normally only enqueue a
-// key in a WorkQueue).
+// long: they delay every later notification and the reading of the watch (they
+// normally only enqueue a key in a WorkQueue); nor may they Stop() their informer.
 #pragma once
 
 #include <atomic>
@@ -147,8 +151,12 @@ class Informer {
   // One WATCH until it ends: OK for a clean end, kGone when a relist is
   // needed, other errors for a backoff. *made_progress: an event arrived.
   Status WatchOnce(bool* made_progress);
-  void ApplyEventLocked(const WatchEvent& event);
+  // Applies a watch event to the cache; its notification (none for BOOKMARK/ERROR).
+  std::optional<Notification> ApplyEventLocked(const WatchEvent& event);
   void EnqueueLocked(Notification n);
+  // Delivers n on this thread when nothing is queued and no handler runs (releasing l
+  // meanwhile), else queues it for the dispatch thread.
+  void DeliverOrEnqueueLocked(std::unique_lock<std::mutex>& l, Notification n);
   void BackoffWait(Duration* backoff);
   void Deliver(const Notification& n, const std::vector<HandlerEntry>& handlers);
 
@@ -170,7 +178,7 @@ class Informer {
   bool stopped_ = false;
   bool synced_ = false;
   bool listed_once_ = false;
-  bool delivering_ = false;  // the dispatch thread is inside Deliver
+  bool delivering_ = false;              // a handler runs (dispatch thread, or the reflector inline)
   WatchStream* active_watch_ = nullptr;  // for Stop()
   std::atomic<int64_t> list_count_{0};
 

@@ -1,11 +1,11 @@
 #include "client/informer.h"
 
-#include <gtest/gtest.h>
-
-#include <stdexcept>
-
+#include <atomic>
 #include <condition_variable>
+#include <gtest/gtest.h>
+#include <map>
 #include <mutex>
+#include <stdexcept>
 #include <thread>
 
 #include "client/testing/fake_client.h"
@@ -356,6 +356,93 @@ TEST(InformerTest, LateHandlerGetsTheCacheFirstAndResyncFollowsTheFakeClock) {
                                                      "update ns/y " + rv_y + "->" + rv_y}));
   clock.Advance(std::chrono::minutes(10));
   EXPECT_EQ(late.Take(2).size(), 2u);
+}
+
+// Handlers run one at a time and see each object's revisions in order, whichever thread
+// delivers: watch events the reflector delivers itself (nothing queued before them), a
+// late handler's replay, and resyncs the dispatch thread runs while events stream in.
+// A watch event that finds nothing queued is delivered on the reflector's thread, not
+// handed to the dispatch thread that delivered the LIST.
+TEST(InformerTest, HandlersRunOneAtATimeInOrderWhicheverThreadDelivers) {
+  FakeClock clock;
+  FakeClient fake(clock);
+  const ResourceRef ref = kWorkloads.Namespace("ns");
+  ASSERT_TRUE(fake.Create(ref, Workload("w0")).ok());
+  InformerOptions options = FastOptions();
+  options.resync_period = std::chrono::seconds(1);
+  Informer informer(fake, ref, clock, options);
+
+  struct Seen {
+    std::mutex mu;
+    std::map<std::string, int64_t> last_rv;  // per handler and key
+    std::thread::id list_thread;
+    int64_t off_dispatch = 0;  // non-initial deliveries on another thread than the LIST's
+    int out_of_order = 0;
+    int64_t calls = 0;
+  };
+  Seen seen;
+  std::atomic<int> in_handler{0};
+  std::atomic<int> overlaps{0};
+  auto handler = [&](const std::string& who) {
+    auto on = [&, who](const ObjectPtr& obj, bool initial) {
+      if (in_handler.fetch_add(1) != 0) overlaps++;
+      std::this_thread::yield();
+      {
+        std::lock_guard<std::mutex> l(seen.mu);
+        const int64_t rv = std::stoll(api::ResourceVersion(*obj));
+        int64_t& last = seen.last_rv[who + "/" + api::Name(*obj)];
+        if (rv < last) seen.out_of_order++;  // a resync repeats the current revision
+        last = rv;
+        seen.calls++;
+        if (initial && who == "first") seen.list_thread = std::this_thread::get_id();
+        if (!initial && std::this_thread::get_id() != seen.list_thread) seen.off_dispatch++;
+      }
+      in_handler.fetch_sub(1);
+    };
+    ResourceEventHandler h;
+    h.on_add = on;
+    h.on_update = [on](const ObjectPtr&, const ObjectPtr& obj) { on(obj, false); };
+    h.on_delete = [on](const ObjectPtr& obj, bool) { on(obj, false); };
+    return h;
+  };
+  informer.AddEventHandler(handler("first"));
+  informer.Start();
+  ASSERT_TRUE(informer.WaitForCacheSync(kWait));
+  ASSERT_TRUE(WaitForActiveWatch(fake));
+
+  for (int i = 0; i < 300; ++i) {
+    const std::string name = "w" + std::to_string(i % 7);
+    auto got = fake.Get(ref, name);
+    if (got.ok()) {
+      api::Object obj = *got;
+      obj["spec"]["queueName"] = "q" + std::to_string(i);
+      ASSERT_TRUE(fake.Update(ref, obj).ok());
+    } else {
+      ASSERT_TRUE(fake.Create(ref, Workload(name)).ok());
+    }
+    if (i == 100) informer.AddEventHandler(handler("late"));
+    if (i % 50 == 0) clock.Advance(std::chrono::seconds(1));  // resyncs on the dispatch thread
+  }
+  const std::string last_rv = std::to_string(fake.store().CurrentRevision());
+  auto deadline = std::chrono::steady_clock::now() + kWait;
+  while (!(informer.LastSyncResourceVersion() == last_rv && informer.NotificationsDelivered()) &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(milliseconds(1));
+  }
+  ASSERT_TRUE(informer.NotificationsDelivered());
+  informer.Stop();
+
+  std::lock_guard<std::mutex> l(seen.mu);
+  EXPECT_EQ(overlaps.load(), 0);
+  EXPECT_EQ(seen.out_of_order, 0);
+  for (int i = 0; i < 7; ++i) {
+    const std::string name = "w" + std::to_string(i);
+    const int64_t rv = std::stoll(api::ResourceVersion(*fake.Get(ref, name)));
+    EXPECT_EQ(seen.last_rv["first/" + name], rv) << name;
+    EXPECT_EQ(seen.last_rv["late/" + name], rv) << name;
+  }
+  // Watch events were delivered on a thread other than the one that delivered the LIST.
+  EXPECT_GT(seen.off_dispatch, 0);
 }
 
 TEST(SharedInformerFactoryTest, OneInformerPerResource) {
