@@ -233,6 +233,9 @@ the finished Jobs cost when nothing happens).
       server CPU 17.0 / 15.4, 16.4 / 15.4, 16.4 / 15.9, 15.6 / 14.5, 15.2 / 15.0 ms/job
       (median 16.4 -> 15.4), jobs/s 58.3 / 67.6, 64.0 / 66.8, 62.1 / 63.8, 67.8 / 72.2,
       69.0 / 68.0 (load 2-4, the runs themselves).
+    - Tried: the garbage collector's passes at least 20 ms apart (one pass per window instead
+      of a wake per write): 359 -> 345 switches per Job, but five interleaved pairs gave the
+      same server CPU (medians 14.4 / 14.4 ms/job, jobs/s 72.3 / 70.1): not kept.
     - Tried: Event creates acknowledged before their commit (an experiment that let them ride
       the next writer's commit): 19.2 -> 13.1 fdatasyncs and 399 -> 347 switches per Job,
       server CPU 17.0 / 16.0, 15.3 / 15.1, 15.6 / 15.7 ms/job in three pairs: within the
