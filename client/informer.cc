@@ -178,7 +178,9 @@ void Informer::DeliverOrEnqueueLocked(std::unique_lock<std::mutex>& l, Notificat
   Deliver(n, handlers);
   l.lock();
   delivering_ = false;
-  if (!pending_.empty()) cv_.notify_all();  // queued meanwhile (a late handler's replay)
+  // The dispatch thread waits for this delivery (e.g. with a resync due), or something
+  // was queued meanwhile (a late handler's replay).
+  if (awaiting_delivery_ || !pending_.empty()) cv_.notify_all();
 }
 
 Status Informer::WatchOnce(bool* made_progress) {
@@ -308,8 +310,10 @@ void Informer::RunDispatcher() {
   std::unique_lock<std::mutex> l(mu_);
   std::optional<Time> next_resync;
   while (!stopped_) {
-    if (delivering_) {  // the reflector delivers an event itself; wait for its notify
-      internal::WaitForClock(cv_, l, clock_, std::nullopt, options_.clock_poll_interval);
+    if (delivering_) {  // the reflector delivers an event itself; it notifies when done
+      awaiting_delivery_ = true;
+      cv_.wait(l);
+      awaiting_delivery_ = false;
       continue;
     }
     if (!pending_.empty()) {

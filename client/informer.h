@@ -179,6 +179,7 @@ class Informer {
   bool synced_ = false;
   bool listed_once_ = false;
   bool delivering_ = false;              // a handler runs (dispatch thread, or the reflector inline)
+  bool awaiting_delivery_ = false;       // the dispatch thread waits for the reflector's delivery
   WatchStream* active_watch_ = nullptr;  // for Stop()
   std::atomic<int64_t> list_count_{0};
 

@@ -445,6 +445,53 @@ TEST(InformerTest, HandlersRunOneAtATimeInOrderWhicheverThreadDelivers) {
   EXPECT_GT(seen.off_dispatch, 0);
 }
 
+// A resync that falls due while the reflector delivers a watch event itself runs once
+// that delivery ends, though no further event comes to wake the dispatch thread.
+TEST(InformerTest, AResyncDueDuringTheReflectorsOwnDeliveryRunsWhenItEnds) {
+  FakeClock clock;
+  FakeClient fake(clock);
+  const ResourceRef ref = kWorkloads.Namespace("ns");
+  InformerOptions options = FastOptions();
+  options.resync_period = std::chrono::minutes(10);
+  Informer informer(fake, ref, clock, options);
+  std::mutex mu;
+  std::condition_variable cv;
+  bool entered = false, release = false;
+  int resyncs = 0;
+  ResourceEventHandler h;
+  h.on_add = [&](const ObjectPtr&, bool initial) {
+    if (initial) return;
+    std::unique_lock<std::mutex> l(mu);
+    entered = true;
+    cv.notify_all();
+    cv.wait_for(l, kWait, [&] { return release; });
+  };
+  h.on_update = [&](const ObjectPtr& old_obj, const ObjectPtr& new_obj) {
+    std::lock_guard<std::mutex> l(mu);
+    if (old_obj == new_obj) resyncs++;
+    cv.notify_all();
+  };
+  informer.AddEventHandler(h);
+  informer.Start();
+  ASSERT_TRUE(informer.WaitForCacheSync(kWait));
+  ASSERT_TRUE(WaitForActiveWatch(fake));
+
+  ASSERT_TRUE(fake.Create(ref, Workload("gate")).ok());
+  {
+    std::unique_lock<std::mutex> l(mu);
+    ASSERT_TRUE(cv.wait_for(l, kWait, [&] { return entered; }));
+  }
+  clock.Advance(std::chrono::minutes(10));
+  std::this_thread::sleep_for(milliseconds(50));  // the dispatch thread sees the resync due
+  {
+    std::lock_guard<std::mutex> l(mu);
+    release = true;
+    cv.notify_all();
+  }
+  std::unique_lock<std::mutex> l(mu);
+  EXPECT_TRUE(cv.wait_for(l, seconds(5), [&] { return resyncs >= 1; }));
+}
+
 TEST(SharedInformerFactoryTest, OneInformerPerResource) {
   FakeClock clock;
   FakeClient fake(clock);
