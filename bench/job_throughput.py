@@ -233,6 +233,12 @@ the finished Jobs cost when nothing happens).
       server CPU 17.0 / 15.4, 16.4 / 15.4, 16.4 / 15.9, 15.6 / 14.5, 15.2 / 15.0 ms/job
       (median 16.4 -> 15.4), jobs/s 58.3 / 67.6, 64.0 / 66.8, 62.1 / 63.8, 67.8 / 72.2,
       69.0 / 68.0 (load 2-4, the runs themselves).
+    - jemalloc linked into the berth binary (docs/architecture.md, "Memory allocator"), glibc /
+      jemalloc: N=6000 --progress 20: 17.4 / 15.1 ms/job, 64.9 / 71.6 jobs/s, RSS 770 / 657 MiB,
+      windows after the submission 13.9-14.4 / 12.0-12.1 ms/job (preloaded instead: jemalloc
+      15.1, tcmalloc 14.9 ms/job against glibc 16.9); N=1000, four interleaved pairs: 15.1 /
+      14.5, 15.3 / 14.2, 15.0 / 14.1, 15.3 / 14.2 ms/job, jobs/s level (68-73); N=100 14.6 /
+      12.6 ms/job (load 2.5-6, a review running beside).
     - Tried: the garbage collector's passes at least 20 ms apart (one pass per window instead
       of a wake per write): 359 -> 345 switches per Job, but five interleaved pairs gave the
       same server CPU (medians 14.4 / 14.4 ms/job, jobs/s 72.3 / 70.1): not kept.
