@@ -11,10 +11,11 @@ Prints the create call's median and the create -> Admitted-seen median, p90 and 
 
 Figures (2026-12-06, 2-core VM, load ~5 from a review running beside): memory store: create
 1.5 ms, create -> Admitted seen median 2.1, p90 2.5, min 1.3 ms; sqlite (an fsync per commit):
-create 2.5 ms, median 3.6, p90 4.3, min 2.5 ms. Kueue's baseline scenario in
-real time (bench/kueue_realtime.sh) runs 1.067-1.072 times its zero-latency replay, which the
-replay reproduces only with 25-50 ms per control-plane step (admission_bench
-BM_BaselineLatency/L): the gap is not the latency of an admission.
+create 2.5 ms, median 3.6, p90 4.3, min 2.5 ms. Kueue's baseline scenario in real time
+(bench/kueue_realtime.sh) ran 1.067-1.072 times its zero-latency replay with glibc's malloc,
+which the replay reproduces only with 25-50 ms per control-plane step (admission_bench
+BM_BaselineLatency/L): the gap was not an admission's latency, and it went with the server's CPU (with
+jemalloc, the same sitting: 1.033-1.035).
 """
 
 import argparse, http.client, json, os, re, shutil, subprocess, tempfile, threading, time
