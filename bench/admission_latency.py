@@ -14,8 +14,8 @@ Figures (2026-12-06, 2-core VM, load ~5 from a review running beside): memory st
 create 2.5 ms, median 3.6, p90 4.3, min 2.5 ms. Kueue's baseline scenario in real time
 (bench/kueue_realtime.sh) ran 1.067-1.072 times its zero-latency replay with glibc's malloc,
 which the replay reproduces only with 25-50 ms per control-plane step (admission_bench
-BM_BaselineLatency/L): the gap was not an admission's latency, and it went with the server's CPU (with
-jemalloc, the same sitting: 1.033-1.035).
+BM_BaselineLatency/L): the gap was not an admission's latency, and it went with the server's
+CPU (with jemalloc, the same sitting: 1.033-1.035).
 """
 
 import argparse, http.client, json, os, re, shutil, subprocess, tempfile, threading, time
