@@ -23,6 +23,10 @@ bool HasFinalizer(const api::Object& obj, std::string_view finalizer) {
 
 bool BeingDeleted(const api::Object& obj) { return !api::MetaString(obj, "deletionTimestamp").empty(); }
 
+bool GarbageCollectorIgnores(const api::GroupResource& resource) {
+  return resource.group.empty() && resource.resource == "events";
+}
+
 std::string_view Deleter::DefaultPropagationPolicy(const api::ResourceDefinition& def) {
   // batch/v1 Job kept OrphanDependents as its default (DefaultGarbageCollectionPolicy).
   if (def.group == "batch" && def.names.kind == "Job") return kPropagationOrphan;
@@ -53,8 +57,9 @@ StatusOr<store::DeleteResult> Deleter::Delete(const api::ResourceDefinition& def
   const std::string_view policy =
       request.propagation_policy.empty() ? DefaultPropagationPolicy(def) : request.propagation_policy;
   std::vector<std::string_view> finalizers;
-  if (policy == kPropagationOrphan) finalizers.push_back(kFinalizerOrphan);
-  if (policy == kPropagationForeground) finalizers.push_back(kFinalizerForeground);
+  const bool collected = !GarbageCollectorIgnores(key.resource);  // else nothing would remove them
+  if (collected && policy == kPropagationOrphan) finalizers.push_back(kFinalizerOrphan);
+  if (collected && policy == kPropagationForeground) finalizers.push_back(kFinalizerForeground);
   const bool is_namespace = def.group.empty() && def.names.kind == "Namespace";
   if (is_namespace) finalizers.push_back(kFinalizerNamespace);
 

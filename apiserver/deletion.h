@@ -20,6 +20,11 @@
 //                    until the garbage collector has deleted every dependent
 //        Background  no finalizer: the object goes now (or after its grace
 //                    period); the collector then deletes the dependents
+//      For a resource the garbage collector ignores (GarbageCollectorIgnores: Events)
+//      Orphan and Foreground act as Background: no finalizer is added, since the
+//      collector that would remove it never looks at the object, which has no
+//      dependents it tracks. (berth's departure: upstream adds the finalizer and
+//      the Event stays until its TTL.)
 //      A Namespace also gets the finalizer "kubernetes" and status.phase
 //      Terminating; the collector deletes its content, then the finalizer.
 //      (Upstream keeps a namespace through spec.finalizers and the /finalize
@@ -43,6 +48,11 @@
 #include "store/store.h"
 
 namespace berth::apiserver {
+
+// The resources the garbage collector neither watches nor collects, as upstream's
+// ignoredResources (pkg/controller/garbagecollector/garbagecollector.go): core/v1 Events
+// (events.k8s.io/v1 Events are stored as them). `resource` is the stored resource.
+bool GarbageCollectorIgnores(const api::GroupResource& resource);
 
 // metav1.DeletionPropagation values.
 inline constexpr std::string_view kPropagationOrphan = "Orphan";

@@ -27,10 +27,6 @@ struct GarbageCollector::ResourceWatch {
   std::atomic<bool> signalled{true};
 };
 
-bool GarbageCollector::Ignored(const api::GroupResource& resource) {
-  return resource.group.empty() && resource.resource == "events";
-}
-
 GarbageCollector::GarbageCollector(const api::Registry& registry, store::Store& store)
     : registry_(registry), store_(store), deleter_(store) {}
 
@@ -40,7 +36,7 @@ Status GarbageCollector::Open() {
   if (opened_) return Status::Ok();
   for (const api::ResourceDefinition* def : registry_.Definitions()) {
     if (!def->stored_as.resource.empty()) continue;  // a view: its objects are another's
-    if (Ignored(def->Resource())) continue;
+    if (GarbageCollectorIgnores(def->Resource())) continue;
     auto rw = std::make_unique<ResourceWatch>();
     rw->def = def;
     rw->resource = def->Resource();
@@ -226,9 +222,17 @@ void GarbageCollector::Enqueue(WorkType type, const std::string& uid) {
 int GarbageCollector::Sync() {
   int actions = 0;
   if (recheck_.exchange(false)) {
-    for (const std::string& uid : awaiting_unwatched_) Enqueue(WorkType::kProcessDeleting, uid);
-    awaiting_unwatched_.clear();
-    awaiting_any_.store(false);
+    // Each stays in the set until its namespace pass finds nothing unwatched left (or the
+    // namespace is gone), so a pass that fails is tried again on the next recheck.
+    for (auto it = awaiting_unwatched_.begin(); it != awaiting_unwatched_.end();) {
+      if (!nodes_.contains(*it)) {
+        it = awaiting_unwatched_.erase(it);
+        continue;
+      }
+      Enqueue(WorkType::kProcessDeleting, *it);
+      ++it;
+    }
+    awaiting_any_.store(!awaiting_unwatched_.empty());
   }
   bool events = true;
   while (events || !queue_.empty()) {
@@ -452,7 +456,7 @@ StatusOr<bool> GarbageCollector::ProcessNamespace(const api::Object& ns) {
       }
       if (!stays) continue;
       ++remaining;
-      if (Ignored(def->Resource())) unwatched = true;
+      if (GarbageCollectorIgnores(def->Resource())) unwatched = true;
     }
   }
   if (unwatched) {

@@ -31,7 +31,9 @@
 //     has every object in it deleted (default policy; Pods with their grace
 //     period, so they wait for their node agent); the finalizer is removed
 //     once the namespace is empty.
-//   - Events (core/v1, and so events.k8s.io/v1, a view of them) are ignored, as
+//   - Events (core/v1, and so events.k8s.io/v1, a view of them) are ignored
+//     (deletion.h GarbageCollectorIgnores, which also keeps the Deleter from giving
+//     them orphan/foreground finalizers nobody would remove), as
 //     upstream's DefaultIgnoredResources (pkg/controller/garbagecollector/
 //     garbagecollector.go): not watched, not in the graph, never collected through
 //     ownerReferences. A namespace's deletion still deletes them; one held by its
@@ -103,8 +105,6 @@ class GarbageCollector {
     auto operator<=>(const WorkItem&) const = default;
   };
   struct ResourceWatch;
-  // Resources the collector neither watches nor collects (upstream's ignoredResources).
-  static bool Ignored(const api::GroupResource& resource);
 
   Status ListAndWatch(ResourceWatch* rw);
   // Drains the watches that signalled into the index; true if anything happened.

@@ -248,6 +248,15 @@ TEST_F(GarbageCollectorTest, EventsAreIgnoredButGoWithTheirNamespace) {
   EXPECT_TRUE(marked["metadata"].contains("deletionTimestamp"));
   EXPECT_TRUE(Exists(kNamespaces, "", "team-b"));
 
+  // Orphan and Foreground act as Background on an Event: nothing would ever remove their
+  // finalizers, so an Event deleted so goes at once (and cannot hold its namespace).
+  Create(kEvents, Event("default", "fg"));
+  Create(kEvents, Event("default", "orphan"));
+  ASSERT_TRUE(Delete(kEvents, "default", "fg", "Foreground").ok());
+  ASSERT_TRUE(Delete(kEvents, "default", "orphan", "Orphan").ok());
+  EXPECT_FALSE(Exists(kEvents, "default", "fg"));
+  EXPECT_FALSE(Exists(kEvents, "default", "orphan"));
+
   // The finalizer goes; nothing the collector watches changed, so only a recheck sees it.
   marked["metadata"].erase("finalizers");
   ASSERT_TRUE(store_.Update(kEvents, marked).ok());
