@@ -164,6 +164,16 @@ std::optional<Informer::Notification> Informer::ApplyEventLocked(const WatchEven
   return n;
 }
 
+void Informer::RunHandlersUnlocked(std::unique_lock<std::mutex>& l,
+                                   const std::function<void(const std::vector<HandlerEntry>&)>& run) {
+  std::vector<HandlerEntry> handlers = handlers_;
+  delivering_ = true;
+  l.unlock();
+  run(handlers);
+  l.lock();
+  delivering_ = false;
+}
+
 void Informer::DeliverOrEnqueueLocked(std::unique_lock<std::mutex>& l, Notification n) {
   if (!pending_.empty() || delivering_) {
     EnqueueLocked(std::move(n));
@@ -172,12 +182,7 @@ void Informer::DeliverOrEnqueueLocked(std::unique_lock<std::mutex>& l, Notificat
   // Nothing is queued before it and no handler runs: deliver here, in order, without
   // waking the dispatch thread.
   n.seq = next_seq_++;
-  std::vector<HandlerEntry> handlers = handlers_;
-  delivering_ = true;
-  l.unlock();
-  Deliver(n, handlers);
-  l.lock();
-  delivering_ = false;
+  RunHandlersUnlocked(l, [&](const std::vector<HandlerEntry>& handlers) { Deliver(n, handlers); });
   // The dispatch thread waits for this delivery (e.g. with a resync due), or something
   // was queued meanwhile (a late handler's replay).
   if (awaiting_delivery_ || !pending_.empty()) cv_.notify_all();
@@ -324,29 +329,21 @@ void Informer::RunDispatcher() {
         cv_.notify_all();
         continue;
       }
-      std::vector<HandlerEntry> handlers = handlers_;
-      delivering_ = true;
-      l.unlock();
-      Deliver(n, handlers);
-      l.lock();
-      delivering_ = false;
+      RunHandlersUnlocked(l, [&](const std::vector<HandlerEntry>& handlers) { Deliver(n, handlers); });
       continue;
     }
     if (synced_ && options_.resync_period > Duration::zero()) {
       Time now = clock_.Now();
       if (!next_resync) next_resync = now + options_.resync_period;
       if (now >= *next_resync) {
-        std::vector<HandlerEntry> handlers = handlers_;
         std::vector<ObjectPtr> objects = indexer_.List();
-        delivering_ = true;
-        l.unlock();
-        for (const auto& obj : objects) {
-          for (const auto& entry : handlers) {
-            if (entry.handler->on_update) entry.handler->on_update(obj, obj);
+        RunHandlersUnlocked(l, [&](const std::vector<HandlerEntry>& handlers) {
+          for (const auto& obj : objects) {
+            for (const auto& entry : handlers) {
+              if (entry.handler->on_update) entry.handler->on_update(obj, obj);
+            }
           }
-        }
-        l.lock();
-        delivering_ = false;
+        });
         // Scheduled from the instant this resync fired, not from after its
         // handlers ran: a clock advanced while they ran must not push the
         // next resync a whole period further.

@@ -154,6 +154,10 @@ class Informer {
   // Applies a watch event to the cache; its notification (none for BOOKMARK/ERROR).
   std::optional<Notification> ApplyEventLocked(const WatchEvent& event);
   void EnqueueLocked(Notification n);
+  // Runs `run` with the handlers registered now, l released and delivering_ set (the one
+  // way handlers are called, so they never overlap).
+  void RunHandlersUnlocked(std::unique_lock<std::mutex>& l,
+                           const std::function<void(const std::vector<HandlerEntry>&)>& run);
   // Delivers n on this thread when nothing is queued and no handler runs (releasing l
   // meanwhile), else queues it for the dispatch thread.
   void DeliverOrEnqueueLocked(std::unique_lock<std::mutex>& l, Notification n);
