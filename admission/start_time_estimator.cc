@@ -91,16 +91,17 @@ EstimateResult EstimateStartTimes(Snapshot snapshot, QueueManager queues,
   while (true) {
     // Step 2: cycles at t until no progress.
     for (;;) {
-      if (out.cycles >= options.max_cycles) {
+      if (out.cycles >= options.max_cycles || out.heads >= options.max_heads) {
         out.hit_limit = true;
         break;
       }
       std::vector<Workload> heads = queues.Heads();
       if (heads.empty()) break;
       ++out.cycles;
+      out.heads += static_cast<int64_t>(heads.size());
       CycleResult r = Schedule(snapshot, heads, t, options.cycle);
       bool progress = false;
-      bool evicted = false;
+      std::vector<std::string> evicted_from;  // the victims' ClusterQueues
       for (const Workload& h : heads) {
         const EntryResult* er = r.Find(h.uid);
         if (er == nullptr || er->outcome == EntryOutcome::kDropped) continue;
@@ -137,7 +138,7 @@ EstimateResult EstimateStartTimes(Snapshot snapshot, QueueManager queues,
         }
         for (const PreemptedWorkload& v : er->preempted) {
           progress = true;
-          evicted = true;
+          evicted_from.push_back(v.cluster_queue);
           const WorkloadInfo* info = snapshot.FindWorkload(v.uid);
           if (info == nullptr) continue;
           Workload again = info->workload;
@@ -157,7 +158,7 @@ EstimateResult EstimateStartTimes(Snapshot snapshot, QueueManager queues,
         queues.RequeueWorkload(h, er->requeue_reason, t);
         if (queues.IsInadmissible(h.uid)) progress = true;
       }
-      if (evicted) queues.QueueAllInadmissibleWorkloads(t);
+      if (!evicted_from.empty()) queues.QueueInadmissibleWorkloads(evicted_from, t);
       if (!progress) break;
     }
     if (out.hit_limit) break;
@@ -183,16 +184,31 @@ EstimateResult EstimateStartTimes(Snapshot snapshot, QueueManager queues,
     t = next;
     ++out.events;
     last_end_uid.clear();
-    while (!wakeups.empty() && *wakeups.begin() <= t) wakeups.erase(wakeups.begin());
+    bool woke = false;
+    while (!wakeups.empty() && *wakeups.begin() <= t) {
+      wakeups.erase(wakeups.begin());
+      woke = true;
+    }
+    std::vector<std::string> released;  // ClusterQueues whose holders ended
     while (!ends.empty() && ends.top().at <= t) {
       const EndEvent e = ends.top();
       ends.pop();
       auto run = runs.find(e.uid);
       if (run == runs.end() || run->second.generation != e.generation) continue;
+      const WorkloadInfo* info = snapshot.FindWorkload(e.uid);
+      if (info == nullptr) continue;
+      released.push_back(snapshot.NodeName(info->cq));
       if (!snapshot.RemoveWorkload(e.uid)) continue;
       last_end_uid = e.uid;
     }
-    queues.QueueAllInadmissibleWorkloads(t);
+    // As Kueue on a workload's end: the inadmissible workloads of its cohort
+    // tree are retried (trees share no quota, so no other can be let in);
+    // a backoff's expiry retries every ClusterQueue.
+    if (woke) {
+      queues.QueueAllInadmissibleWorkloads(t);
+    } else {
+      queues.QueueInadmissibleWorkloads(released, t);
+    }
   }
 
   // Blockers per cohort tree (root node): one list each, however many

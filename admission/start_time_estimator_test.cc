@@ -42,6 +42,15 @@ class StartTimeEstimatorTest : public ::testing::Test {
     }, now);
   }
   static RunTime Bound(Duration d) { return {d, {}, RunTimeSource::kMaxExecutionTime}; }
+  // One 1-cpu ClusterQueue and twenty pending 1-cpu workloads of one minute
+  // each, "w-0" to "w-19", created a second apart.
+  void TwentyOneMinuteRuns() {
+    Setup("1");
+    for (int i = 0; i < 20; ++i) {
+      Pending("w-" + std::to_string(i), "1", T(i));
+      run_times_["w-" + std::to_string(i)] = Bound(minutes(1));
+    }
+  }
   static RunTime History(Duration d, Duration spread) { return {d, spread, RunTimeSource::kHistory}; }
 
   ResourceNames names_;
@@ -221,11 +230,7 @@ TEST_F(StartTimeEstimatorTest, TheLiveStateIsNotTouched) {
 }
 
 TEST_F(StartTimeEstimatorTest, TheCycleLimitStopsTheReplay) {
-  Setup("1");
-  for (int i = 0; i < 20; ++i) {
-    Pending("w-" + std::to_string(i), "1", T(i));
-    run_times_["w-" + std::to_string(i)] = Bound(minutes(1));
-  }
+  TwentyOneMinuteRuns();
   EstimateOptions opts;
   opts.max_cycles = 5;
   const EstimateResult r = EstimateStartTimes(*snap_, queues_, [this](const Workload& w) { return run_times_.at(w.name); },
@@ -237,6 +242,60 @@ TEST_F(StartTimeEstimatorTest, TheCycleLimitStopsTheReplay) {
   const EstimateResult all = Estimate(T(0));
   ASSERT_EQ(all.by_uid.size(), 20u);
   EXPECT_EQ(all.by_uid.at("default/w-19").start, T(19 * 60));
+}
+
+TEST_F(StartTimeEstimatorTest, TheHeadLimitStopsTheReplay) {
+  TwentyOneMinuteRuns();
+  EstimateOptions opts;
+  opts.max_heads = 5;
+  const EstimateResult r = EstimateStartTimes(
+      *snap_, queues_, [this](const Workload& w) { return run_times_.at(w.name); }, T(0), opts);
+  EXPECT_TRUE(r.hit_limit);
+  EXPECT_EQ(r.heads, 5);  // one ClusterQueue: one head per cycle
+  EXPECT_LT(r.by_uid.size(), 20u);
+  const EstimateResult all = Estimate(T(0));
+  EXPECT_FALSE(all.hit_limit);
+  EXPECT_EQ(all.by_uid.size(), 20u);
+  EXPECT_GE(all.heads, 20);
+}
+
+// An end retries the inadmissible workloads of its own cohort tree, which
+// includes the ClusterQueues that borrow what it frees; other trees' ends do
+// not let them in.
+TEST_F(StartTimeEstimatorTest, AnEndLetsInTheWorkloadsOfItsCohortTree) {
+  // Tree "c": "lender" (2 cpu) and "borrower" (none of its own); ClusterQueue
+  // "alone" (1 cpu) in no cohort.
+  cqs_ = {
+      ClusterQueueBuilder(names_, "lender").Cohort("c").Group({FlavorQuotasBuilder("f").Resource("cpu", "2")}).Obj(),
+      ClusterQueueBuilder(names_, "borrower").Cohort("c").Group({FlavorQuotasBuilder("f").Resource("cpu", "0")}).Obj(),
+      ClusterQueueBuilder(names_, "alone").Group({FlavorQuotasBuilder("f").Resource("cpu", "1")}).Obj()};
+  snap_.emplace(names_, std::vector<ResourceFlavor>{FlavorBuilder("f").Obj()}, cqs_, std::vector<Cohort>{});
+  queues_.AddOrUpdateClusterQueue("lender", QueueingStrategy::kBestEffortFIFO, "c", true);
+  queues_.AddOrUpdateClusterQueue("borrower", QueueingStrategy::kBestEffortFIFO, "c", true);
+  queues_.AddOrUpdateClusterQueue("alone", QueueingStrategy::kBestEffortFIFO, "", true);
+  ASSERT_TRUE(
+      snap_->AddWorkload(WorkloadBuilder(names_, "lent").Request("cpu", "2").Admitted("lender", "f", T(0)).Obj()).ok());
+  ASSERT_TRUE(
+      snap_->AddWorkload(WorkloadBuilder(names_, "solo").Request("cpu", "1").Admitted("alone", "f", T(0)).Obj()).ok());
+  auto pending = [&](const std::string& name, const std::string& cq, const std::string& cpu, Time created) {
+    ASSERT_TRUE(queues_.AddOrUpdateWorkload(
+        WorkloadBuilder(names_, name).Request("cpu", cpu).Queue(cq).Created(created).Obj(), created));
+  };
+  pending("borrow", "borrower", "2", T(1));
+  pending("after-solo", "alone", "1", T(2));
+  run_times_["lent"] = Bound(minutes(10));
+  run_times_["solo"] = Bound(minutes(3));
+  run_times_["borrow"] = Bound(minutes(1));
+  run_times_["after-solo"] = Bound(minutes(1));
+  const EstimateResult r = Estimate(T(0));
+  ASSERT_EQ(r.by_uid.size(), 2u);
+  // "solo" ends first (3 min): only "alone" is retried; "borrow" waits for
+  // "lent" (10 min), whose end lets it borrow the lender's 2 cpu.
+  EXPECT_EQ(r.by_uid.at("default/after-solo").start, T(3 * 60));
+  EXPECT_EQ(r.by_uid.at("default/after-solo").after, "default/solo");
+  EXPECT_EQ(r.by_uid.at("default/borrow").start, T(10 * 60));
+  EXPECT_EQ(r.by_uid.at("default/borrow").after, "default/lent");
+  EXPECT_EQ(r.events, 3);  // the ends of solo (3 min), after-solo (4 min) and lent (10 min)
 }
 
 }  // namespace

@@ -8,3 +8,6 @@ target_link_libraries(kueue_replay PUBLIC berth_admission)
 berth_bench(admission_bench
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/admission_bench.cc
   LIBS kueue_replay)
+berth_test(kueue_replay_test
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/kueue_replay_test.cc
+  LIBS kueue_replay)

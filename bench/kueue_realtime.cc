@@ -81,11 +81,11 @@
 // Time: real time (std::chrono::steady_clock); this is a wall-clock
 // measurement by design. The replay column is virtual time.
 #include <CLI/CLI.hpp>
-#include <fmt/format.h>
-
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <fmt/format.h>
 #include <functional>
 #include <iostream>
 #include <map>
@@ -96,9 +96,9 @@
 #include <thread>
 #include <vector>
 
+#include "api/conditions.h"
 #include "bench/kueue_replay.h"
 #include "bench/kueue_scenarios.h"
-#include "api/conditions.h"
 #include "client/http_client.h"
 #include "client/informer.h"
 #include "client/kubeconfig.h"
@@ -198,7 +198,10 @@ void SetCondition(api::Object* wl, const std::string& type, const std::string& s
 struct Tracked {
   int cls = 0;
   int64_t cpu_milli = 0;
-  SteadyTime created{};
+  int index = 0;              // in the replay's order (kueue_replay.h)
+  SteadyTime created{};       // the create call's start
+  SteadyTime acknowledged{};  // the create call's return
+  SteadyTime seen{};          // the first watch event (Kueue's recorder's FirstEventTime)
   SteadyTime admitted{};
   bool admitted_once = false;
   bool holding = false;  // counted in usage
@@ -273,12 +276,13 @@ class Runner {
       return false;
     }
     start_ = SteadyClock::now();
+    int index = 0;
     for (const std::string& cq : cqs_) {
       for (size_t k = 0; k < sc_.classes.size(); ++k) {
         const WorkloadClass& cls = sc_.classes[k];
-        for (int i = 0; i < cls.count; ++i) {
+        for (int i = 0; i < cls.count; ++i, ++index) {
           const SteadyTime due = start_ + std::chrono::milliseconds((i + 1) * cls.interval_ms);
-          pool_->At(due, [this, cq, k, i] { CreateWorkload(cq, k, i); });
+          pool_->At(due, [this, cq, k, i, index] { CreateWorkload(cq, k, i, index); });
         }
       }
     }
@@ -291,7 +295,9 @@ class Runner {
   // Prints the run's figures next to `replay` (the same scenario's
   // zero-latency replay, computed in `replay_seconds` of real time) and
   // Kueue's published ones.
-  void Report(const std::string& store, const ReplayStats& replay, double replay_seconds) {
+  // `observed` (optional): the replay on the instants this run's server made
+  // the workloads visible (ObservedArrivalsMs).
+  void Report(const std::string& store, const ReplayStats& replay, double replay_seconds, const ReplayStats* observed) {
     std::lock_guard<std::mutex> lock(mu_);
     const double wall_ms = std::chrono::duration<double, std::milli>(end_ - start_).count();
     const double usage = wall_ms > 0 ? usage_integral_ / (static_cast<double>(sc_.nominal_cpu) * 1000 *
@@ -301,12 +307,26 @@ class Runner {
     // The replay's usage over the same span as the runner's (from the run's
     // start, not from the first creation).
     const double replay_usage = replay.end_s > 0 ? replay.usage_pct * replay.wall_s / replay.end_s : 0;
+    auto ms = [](SteadyTime from, SteadyTime to) {
+      return std::chrono::duration<double, std::milli>(to - from).count();
+    };
     std::vector<std::pair<double, int64_t>> per_class(sc_.classes.size());
+    std::vector<double> per_class_seen(sc_.classes.size());  // Σ admitted − seen
+    double create_ms_sum = 0, create_ms_max = 0;
+    SteadyTime last_ack = start_;
     for (const auto& [key, t] : tracked_) {
+      if (t.acknowledged != SteadyTime{}) {
+        create_ms_sum += ms(t.created, t.acknowledged);
+        create_ms_max = std::max(create_ms_max, ms(t.created, t.acknowledged));
+        last_ack = std::max(last_ack, t.acknowledged);
+      }
       if (!t.admitted_once) continue;
-      per_class[static_cast<size_t>(t.cls)].first += std::chrono::duration<double, std::milli>(t.admitted - t.created).count();
+      per_class[static_cast<size_t>(t.cls)].first += ms(t.created, t.admitted);
+      per_class_seen[static_cast<size_t>(t.cls)] += ms(t.seen, t.admitted);
       ++per_class[static_cast<size_t>(t.cls)].second;
     }
+    int64_t last_due_ms = 0;
+    for (const WorkloadClass& c : sc_.classes) last_due_ms = std::max(last_due_ms, c.count * c.interval_ms);
     // "berth/replay" column: the ratio and whether it meets kReplayRatioTarget.
     auto ratio = [](double berth, double ideal) -> std::string {
       if (ideal <= 0) return berth <= 0 ? fmt::format("{:.3f} met", 1.0) : std::string("n/a (replay 0)");
@@ -341,6 +361,25 @@ class Runner {
                  "avg time to admission " + sc_.classes[i].name, avg, ideal, ratio(avg, ideal), kc ? kc->avg_ms : 0,
                  kc ? kc->max_ms : 0, kc ? kc->avg_ms / 5 : 0, kc && avg <= kc->avg_ms / 5 ? "met" : "MISSED");
     }
+    fmt::print(
+        "  {:<28} {:>8.1f} s  {:>10.1f} s  {:<15}  (the last create call returned; the replay's last creation; "
+        "create calls took {:.1f} ms on average, {:.0f} ms at most)\n",
+        "creates acknowledged", ms(start_, last_ack) / 1000, static_cast<double>(last_due_ms) / 1000, "",
+        tracked_.empty() ? 0.0 : create_ms_sum / static_cast<double>(tracked_.size()), create_ms_max);
+    if (observed != nullptr) {
+      fmt::print(
+          "  Against the replay on the observed arrivals (each workload created in the replay when this run "
+          "first saw it in its watch):\n");
+      fmt::print("  {:<28} {:>8.1f} s  {:>10.1f} s  {:<15}\n", "wall time", wall_ms / 1000, observed->end_s,
+                 ratio(wall_ms / 1000, observed->end_s));
+      for (size_t i = 0; i < sc_.classes.size(); ++i) {
+        const int64_t n = per_class[i].second;
+        const double avg = n ? per_class_seen[i] / static_cast<double>(n) : 0;
+        const double ideal = observed->AvgAdmissionMs(sc_.classes[i].name);
+        fmt::print("  {:<28} {:>8.0f} ms {:>10.0f} ms {:<15}  (from the first watch event, as Kueue's recorder)\n",
+                   "avg time to admission " + sc_.classes[i].name, avg, ideal, ratio(avg, ideal));
+      }
+    }
     fmt::print("  {:<28} {:>8}     (admitted {}, finished {}, evictions seen {}, failed writes {})\n", "workloads",
                sc_.Workloads(), admitted_total_, finished_, evictions_, failed_writes_.load());
     fmt::print("  {:<28} {:>8}     (the same scenario through the admission engine alone on virtual time, "
@@ -348,8 +387,24 @@ class Runner {
                "zero-latency replay", replay.total, replay.cycles, replay.evictions, replay_seconds);
   }
 
+  // Each workload's first watch event in ms from the run's start, in the
+  // replay's order (Replay's arrivals_ms); empty when one was never seen.
+  std::vector<int64_t> ObservedArrivalsMs() {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::vector<int64_t> out(static_cast<size_t>(sc_.Workloads()), -1);
+    for (const auto& [key, t] : tracked_) {
+      if (t.seen == SteadyTime{} || t.index < 0 || static_cast<size_t>(t.index) >= out.size()) return {};
+      out[static_cast<size_t>(t.index)] =
+          std::max<int64_t>(0, std::chrono::duration_cast<std::chrono::milliseconds>(t.seen - start_).count());
+    }
+    for (int64_t v : out) {
+      if (v < 0) return {};
+    }
+    return out;
+  }
+
  private:
-  void CreateWorkload(const std::string& cq, size_t k, int i) {
+  void CreateWorkload(const std::string& cq, size_t k, int i, int index) {
     const WorkloadClass& cls = sc_.classes[k];
     const std::string name = fmt::format("{}-{}", cls.name, i);
     api::Object wl = {
@@ -374,9 +429,14 @@ class Runner {
       Tracked& t = tracked_[cq + "/" + name];
       t.cls = static_cast<int>(k);
       t.cpu_milli = cls.cpu * 1000;
+      t.index = index;
       t.created = SteadyClock::now();
     }
     auto res = client_.Create(kWorkloads.Namespace(cq), wl);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      tracked_[cq + "/" + name].acknowledged = SteadyClock::now();
+    }
     if (!res.ok()) {
       ++failed_writes_;
       std::cerr << "create " << cq << "/" << name << ": " << res.status().ToString() << "\n";
@@ -437,6 +497,7 @@ class Runner {
     auto it = tracked_.find(key);
     if (it == tracked_.end()) return;  // not ours
     Tracked& t = it->second;
+    if (t.seen == SteadyTime{}) t.seen = now;
     if (finished && !t.finished) {
       Advance(now);
       t.finished = true;
@@ -575,7 +636,10 @@ int main(int argc, char** argv) {
   const berth::bench::ReplayStats replay = berth::bench::Replay(sc);
   const double replay_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - replay_start).count();
-  runner.Report(store, replay, replay_seconds);
+  const std::vector<int64_t> arrivals = runner.ObservedArrivalsMs();
+  const berth::bench::ReplayStats observed =
+      arrivals.empty() ? berth::bench::ReplayStats{} : berth::bench::Replay(sc, 0, nullptr, &arrivals);
+  runner.Report(store, replay, replay_seconds, arrivals.empty() ? nullptr : &observed);
   if (!done) std::cerr << "error: not every Workload finished within " << timeout_seconds << " s\n";
   return done ? 0 : 1;
 }

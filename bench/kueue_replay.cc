@@ -27,7 +27,9 @@ double ReplayStats::AvgAdmissionMs(const std::string& cls) const {
   return it == admission_ms.end() || it->second.second == 0 ? 0 : it->second.first / static_cast<double>(it->second.second);
 }
 
-ReplayStats Replay(const Scenario& sc, int64_t latency_ms, EstimateProbe* probe) {
+ReplayStats Replay(const Scenario& sc, int64_t latency_ms, EstimateProbe* probe,
+                   const std::vector<int64_t>* arrivals_ms) {
+  if (arrivals_ms != nullptr && static_cast<int64_t>(arrivals_ms->size()) != sc.Workloads()) arrivals_ms = nullptr;
   ResourceNames names;
   ResourceId cpu = names.Intern("cpu");
   std::vector<ClusterQueue> cqs;
@@ -72,7 +74,7 @@ ReplayStats Replay(const Scenario& sc, int64_t latency_ms, EstimateProbe* probe)
         w.uid = w.namespace_name + "/" + w.name;
         w.cluster_queue = cq.name;
         w.priority = cls.priority;
-        int64_t created = (i + 1) * cls.interval_ms;
+        int64_t created = arrivals_ms != nullptr ? (*arrivals_ms)[wls.size()] : (i + 1) * cls.interval_ms;
         w.queue_order_timestamp = At(created);
         PodSet ps;
         ps.requests.Set(cpu, cls.cpu * 1000);
@@ -147,6 +149,8 @@ ReplayStats Replay(const Scenario& sc, int64_t latency_ms, EstimateProbe* probe)
       auto t1 = std::chrono::steady_clock::now();
       probe->pass_ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
       probe->pass_pending.push_back(static_cast<int64_t>(r.by_uid.size() + r.unknown.size()));
+      probe->pass_heads.push_back(r.heads);
+      probe->passes_limited += r.hit_limit ? 1 : 0;
       for (int i : sampled_now) {
         probe->sampled.push_back(i);
         auto it = r.by_uid.find(wls[static_cast<size_t>(i)].uid);

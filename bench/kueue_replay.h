@@ -87,10 +87,19 @@ struct EstimateProbe {
   std::vector<int> sampled;
   std::vector<double> pass_ms;        // real wall time of each estimate pass
   std::vector<int64_t> pass_pending;  // pending workloads replayed by each pass
+  std::vector<int64_t> pass_heads;    // heads each pass scheduled (EstimateResult::heads)
+  int64_t passes_limited = 0;         // passes stopped at a limit (EstimateOptions)
 };
 
 // Replays `sc` until every workload has finished. `latency_ms` ≥ 0 (see
-// above); `probe` optional (its outputs are appended to).
-ReplayStats Replay(const Scenario& sc, int64_t latency_ms = 0, EstimateProbe* probe = nullptr);
+// above); `probe` optional (its outputs are appended to). `arrivals_ms`
+// optional: each workload's creation in virtual ms from the start, one per
+// workload in the replay's order (ClusterQueue cq-<c>-<q> by c then q, then
+// class, then i; Scenario::Workloads() entries), in place of the scenario's
+// i × interval: the real-time harness passes the instants its server made
+// the workloads visible, for the ideal given that server's ingestion.
+// Entries must be ≥ 0; a vector of another size is ignored.
+ReplayStats Replay(const Scenario& sc, int64_t latency_ms = 0, EstimateProbe* probe = nullptr,
+                   const std::vector<int64_t>* arrivals_ms = nullptr);
 
 }  // namespace berth::bench

@@ -519,7 +519,7 @@ Status KueueController::ReconcileClusterQueue(const std::string& name) {
     // and the new cohort's metrics).
     std::vector<std::string> old_ancestors = std::move(cq_ancestors_[name]);
     cq_ancestors_.erase(name);
-    for (const std::string& c : old_ancestors) cohort_queue_->Add(c);
+    for (const std::string& c : old_ancestors) cohort_queue_->queue().AddAfter(c, kUpdatesBatchPeriod);
     if (!obj) {
       queues_.DeleteClusterQueue(name);
       if (options_.metrics) options_.metrics->ForgetClusterQueue(name);
@@ -533,7 +533,7 @@ Status KueueController::ReconcileClusterQueue(const std::string& name) {
       std::vector<std::string>& ancestors = cq_ancestors_[name];
       for (int n = snap.Parent(idx); n >= 0; n = snap.Parent(n)) {
         ancestors.push_back(snap.NodeName(n));
-        cohort_queue_->Add(ancestors.back());
+        cohort_queue_->queue().AddAfter(ancestors.back(), kUpdatesBatchPeriod);
       }
     }
     const bool active = idx >= 0 && snap.Active(idx);

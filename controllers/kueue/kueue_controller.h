@@ -47,7 +47,14 @@
 //   Jobs          one JobReconciler per registered JobIntegration.
 //   Cohort        (name)     status.fairSharing.weightedShare while Fair
 //                 Sharing is on (removed when off; Kueue's cohort
-//                 reconciler), kueue_cohort_weighted_share.
+//                 reconciler), kueue_cohort_weighted_share and the cohort
+//                 subtree metrics. Its own events reconcile it at once; a
+//                 ClusterQueue reconcile reconciles the queue's old and new
+//                 ancestor Cohorts after kUpdatesBatchPeriod (each pass
+//                 snapshots the Cohort's tree: with 1,000 ClusterQueues under
+//                 churn, one pass per ClusterQueue status change took a
+//                 quarter of the server's CPU and held the controller's lock
+//                 the scheduler needs).
 // Scheduler: one cycle = snapshot from the informer caches (with assumed
 // writes, kueue_cache.h) → QueueManager::Heads → admission::Schedule →
 // apply, in this order: admitted → status.admission + QuotaReserved/Admitted
