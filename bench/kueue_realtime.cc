@@ -49,6 +49,17 @@
 //               the replay's over the same span.
 //   avg time to admission, per class, and berth's target ≤ a fifth of
 //               Kueue's average.
+//   creates acknowledged  when the last create call returned, against the
+//               replay's last creation, and the create calls' mean and
+//               maximum duration (what the server's ingestion allows).
+//   against the replay on the observed arrivals: the wall time, and per
+//               class the average time to admission from the runner's first
+//               watch event of the workload (Kueue's recorder's
+//               FirstEventTime: runner/recorder/recorder.go measures
+//               TimeToAdmitMs from there, not from the create call), both
+//               against the replay with each workload created when the runner
+//               first saw it (Replay's arrivals_ms): the ideal given how fast
+//               the server made the workloads visible.
 //   workloads   admitted, finished, evictions seen, failed writes; and the
 //               replay's cycles and evictions.
 // admission_bench BM_BaselineLatency/L shows what L ms per control-plane step
@@ -72,6 +83,17 @@
 // replay's 4.7 s; time to admission small 442 s, medium 332 s, large 178 s
 // of the admitted ones against 2.2 s, 1.7 s, 0 s. The replay, run while the
 // server still worked through the backlog, took 21.8 s (3.1 s alone).
+// Large-scale (2026-12-06, 2-core VM, load 0.6-2, memory store; main at
+// 56f4529): wall 71.1 s against the replay's 4.7 s (15.3, MISSED); the
+// creates were acknowledged over 10.3 s (the replay's last at 3.3 s; 1.5 ms
+// per create call), so the replay on the observed arrivals ends at 11.2 s:
+// berth 6.3 times that; time to admission from the first watch event small
+// 44.1 s, medium 17.3 s, large 9.6 s against that replay's 83 ms, 399 ms,
+// 2 ms; usage 14.9 % (Kueue's recorder) / 12.9 % (runner); 89 s of server
+// CPU. Same sitting before 56f4529: wall 82.8 s, 123 s of CPU, one Cohort
+// pass per ClusterQueue status change taking a quarter of it. Baseline, same
+// sitting: wall 79.6 s (1.036 met); against the observed arrivals 1.035,
+// small 1.031, medium 1.007 (met).
 //
 // Usage: kueue_realtime --kubeconfig F [--scenario baseline|large-scale]
 //                       [--workers N] [--timeout-seconds S]
