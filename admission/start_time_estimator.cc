@@ -84,6 +84,9 @@ EstimateResult EstimateStartTimes(Snapshot snapshot, QueueManager queues,
     }
   }
 
+  // Heads scheduled per cohort tree (root node), and the trees past max_heads.
+  std::unordered_map<int, int64_t> tree_heads;
+  std::set<int> limited_roots;
   Time t = now;
   // The end that moved the clock to `t` (its run), for the estimates made at t.
   std::string last_end_uid;
@@ -91,11 +94,26 @@ EstimateResult EstimateStartTimes(Snapshot snapshot, QueueManager queues,
   while (true) {
     // Step 2: cycles at t until no progress.
     for (;;) {
-      if (out.cycles >= options.max_cycles || out.heads >= options.max_heads) {
+      if (out.cycles >= options.max_cycles) {
         out.hit_limit = true;
         break;
       }
       std::vector<Workload> heads = queues.Heads();
+      // A cohort tree past its budget is not replayed further: its heads
+      // (popped above) and its other pending workloads leave the copy.
+      std::erase_if(heads, [&](const Workload& h) {
+        const int node = snapshot.ClusterQueueIndex(h.cluster_queue);
+        if (node < 0) return false;
+        const int root = snapshot.Root(node);
+        if (limited_roots.count(root)) return true;
+        if (++tree_heads[root] <= options.max_heads) return false;
+        limited_roots.insert(root);
+        for (const auto& [uid, w] : pending) {
+          const int n = snapshot.ClusterQueueIndex(w.cluster_queue);
+          if (n >= 0 && snapshot.Root(n) == root) queues.DeleteWorkload(uid);
+        }
+        return true;
+      });
       if (heads.empty()) break;
       ++out.cycles;
       out.heads += static_cast<int64_t>(heads.size());
@@ -233,12 +251,19 @@ EstimateResult EstimateStartTimes(Snapshot snapshot, QueueManager queues,
       b->keys.resize(shown);
     }
   }
+  const auto limited = std::make_shared<UnknownBlockers>();
+  limited->limited = true;
   for (const auto& [uid, w] : pending) {
     if (out.by_uid.count(uid)) continue;
     const int node = snapshot.ClusterQueueIndex(w.cluster_queue);
+    if (node >= 0 && limited_roots.count(snapshot.Root(node))) {
+      out.unknown.emplace(uid, limited);
+      continue;
+    }
     auto b = node >= 0 ? by_root.find(snapshot.Root(node)) : by_root.end();
     out.unknown.emplace(uid, b == by_root.end() ? none : std::shared_ptr<const UnknownBlockers>(b->second));
   }
+  out.limited_trees = static_cast<int64_t>(limited_roots.size());
   return out;
 }
 

@@ -244,19 +244,51 @@ TEST_F(StartTimeEstimatorTest, TheCycleLimitStopsTheReplay) {
   EXPECT_EQ(all.by_uid.at("default/w-19").start, T(19 * 60));
 }
 
-TEST_F(StartTimeEstimatorTest, TheHeadLimitStopsTheReplay) {
+TEST_F(StartTimeEstimatorTest, TheHeadLimitStopsTheReplayOfTheTree) {
   TwentyOneMinuteRuns();
   EstimateOptions opts;
   opts.max_heads = 5;
   const EstimateResult r = EstimateStartTimes(
       *snap_, queues_, [this](const Workload& w) { return run_times_.at(w.name); }, T(0), opts);
-  EXPECT_TRUE(r.hit_limit);
+  EXPECT_FALSE(r.hit_limit);  // the tree's limit, not the pass's
+  EXPECT_EQ(r.limited_trees, 1);
   EXPECT_EQ(r.heads, 5);  // one ClusterQueue: one head per cycle
+  // The ones reached are right (w-i at i minutes); the others are marked limited.
+  ASSERT_FALSE(r.by_uid.empty());
   EXPECT_LT(r.by_uid.size(), 20u);
+  for (const auto& [uid, e] : r.by_uid) EXPECT_EQ(e.start, T(60 * std::stoi(uid.substr(uid.find('-') + 1)))) << uid;
+  EXPECT_EQ(r.by_uid.size() + r.unknown.size(), 20u);
+  for (const auto& [uid, b] : r.unknown) EXPECT_TRUE(b->limited) << uid;
   const EstimateResult all = Estimate(T(0));
   EXPECT_FALSE(all.hit_limit);
+  EXPECT_EQ(all.limited_trees, 0);
   EXPECT_EQ(all.by_uid.size(), 20u);
   EXPECT_GE(all.heads, 20);
+}
+
+// A deep backlog in one cohort tree does not take the estimates of another
+// tree's workloads away.
+TEST_F(StartTimeEstimatorTest, TheHeadLimitStopsOnlyTheTreeThatReachesIt) {
+  TwentyOneMinuteRuns();  // ClusterQueue "cq"
+  cqs_.push_back(ClusterQueueBuilder(names_, "small").Group({FlavorQuotasBuilder("f").Resource("cpu", "1")}).Obj());
+  snap_.emplace(names_, std::vector<ResourceFlavor>{FlavorBuilder("f").Obj()}, cqs_, std::vector<Cohort>{});
+  queues_.AddOrUpdateClusterQueue("small", QueueingStrategy::kBestEffortFIFO, "", true);
+  ASSERT_TRUE(
+      snap_->AddWorkload(WorkloadBuilder(names_, "busy").Request("cpu", "1").Admitted("small", "f", T(0)).Obj()).ok());
+  ASSERT_TRUE(queues_.AddOrUpdateWorkload(
+      WorkloadBuilder(names_, "next").Request("cpu", "1").Queue("small").Created(T(0)).Obj(), T(0)));
+  run_times_["busy"] = Bound(minutes(30));
+  run_times_["next"] = Bound(minutes(1));
+  EstimateOptions opts;
+  opts.max_heads = 5;
+  const EstimateResult r = EstimateStartTimes(
+      *snap_, queues_, [this](const Workload& w) { return run_times_.at(w.name); }, T(0), opts);
+  EXPECT_EQ(r.limited_trees, 1);
+  ASSERT_TRUE(r.by_uid.count("default/next"));
+  EXPECT_EQ(r.by_uid.at("default/next").start, T(30 * 60));
+  EXPECT_EQ(r.by_uid.at("default/next").after, "default/busy");
+  ASSERT_TRUE(r.unknown.count("default/w-19"));
+  EXPECT_TRUE(r.unknown.at("default/w-19")->limited);
 }
 
 // An end retries the inadmissible workloads of its own cohort tree, which

@@ -170,6 +170,11 @@ std::string Blockers(const admission::UnknownBlockers& b) {
 api::Condition EstimatedStartCondition(const admission::StartEstimate* e, const admission::UnknownBlockers& blockers,
                                        bool hit_limit, Time now) {
   if (e == nullptr) {
+    if (blockers.limited) {
+      return {kEstimatedStartCondition, "False", "ReplayLimit",
+              "No estimate: its cohort tree's backlog is deeper than one replay looks (it stopped before reaching "
+              "this workload)"};
+    }
     if (hit_limit || blockers.keys.empty()) {
       return {kEstimatedStartCondition, "False", "BeyondHorizon",
               "No estimate: the replay of the queue stopped before reaching this workload"};
@@ -196,7 +201,7 @@ api::Object EstimateJson(const admission::StartEstimate* e, const admission::Unk
   if (e == nullptr) {
     api::Object waits = api::Object::array();
     for (const std::string& b : blockers.keys) waits.push_back(b);
-    api::Object out = {{"source", "Unknown"}, {"waitsFor", std::move(waits)}};
+    api::Object out = {{"source", blockers.limited ? "ReplayLimit" : "Unknown"}, {"waitsFor", std::move(waits)}};
     if (blockers.total > blockers.keys.size()) out["waitsForTotal"] = blockers.total;
     return out;
   }

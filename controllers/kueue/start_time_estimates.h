@@ -35,7 +35,9 @@
 //   team-b/pretrain-abc12 ends (run time from its history)";
 //   status False, reason UnknownRunTime: "No estimate: it waits for
 //   workloads whose run time is unknown: ns/a, ns/b"; reason
-//   BeyondHorizon when the replay stopped at its limit.
+//   BeyondHorizon when the replay stopped at its cycle or time limit, reason
+//   ReplayLimit when its cohort tree's replay stopped at max_heads
+//   (admission/start_time_estimator.h) before reaching it.
 // It is removed when the Workload is admitted.
 //
 // Thread-safety: RunTimeHistory may be used from any thread; the functions

@@ -114,6 +114,11 @@ TEST(EstimatedStartConditionTest, WordsForEachCase) {
             "No estimate: it waits for workloads whose run time is unknown: ns/a, ns/b (set "
             "kueue.x-k8s.io/max-exec-time-seconds on their jobs)");
   EXPECT_EQ(EstimatedStartCondition(nullptr, {}, true, now).reason, "BeyondHorizon");
+  admission::UnknownBlockers limited;
+  limited.limited = true;
+  EXPECT_EQ(EstimatedStartCondition(nullptr, limited, false, now).reason, "ReplayLimit");
+  EXPECT_EQ(EstimateJson(nullptr, limited, now)["source"], "ReplayLimit");
+  EXPECT_EQ(EstimateJson(nullptr, {}, now)["source"], "Unknown");
 
   const api::Object j = EstimateJson(&learned, {}, now);
   EXPECT_EQ(j["time"], "2026-01-01T02:05:00Z");
