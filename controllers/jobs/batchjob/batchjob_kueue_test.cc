@@ -1043,13 +1043,13 @@ class FairSharingTest : public KueueControllerTest {
     c.fair_sharing.enable = true;
     return c;
   }
-  void CreateTeam(const std::string& team, const std::string& weight) {
+  void CreateTeam(const std::string& team, const std::string& weight, const std::string& cohort = "shared") {
     Create(kClusterQueues, "",
            api::Object::parse(R"({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue",
              "metadata": {"name": ")" +
                               team + R"("},
-             "spec": {"namespaceSelector": {}, "cohortName": "shared", "fairSharing": {"weight": ")" +
-                              weight + R"("},
+             "spec": {"namespaceSelector": {}, "cohortName": ")" +
+                              cohort + R"(", "fairSharing": {"weight": ")" + weight + R"("},
                "preemption": {"reclaimWithinCohort": "Any"},
                "resourceGroups": [{"coveredResources": ["cpu"], "flavors": [{"name": "default-flavor",
                  "resources": [{"name": "cpu", "nominalQuota": "0"}]}]}]}})"));
@@ -1113,6 +1113,50 @@ TEST_F(FairSharingTest, TwoTeamsConvergeToWeightedShares) {
   ASSERT_TRUE(share);
   EXPECT_NEAR(*share, 1000.0 / 3, 1e-9);
   EXPECT_EQ(berth::testing::MetricValue(registry_, "kueue_cohort_weighted_share", {{"cohort", "shared"}}), 0);
+}
+
+// A ClusterQueue's reconcile reconciles its ancestor Cohorts
+// kUpdatesBatchPeriod (1 s) later (docs/architecture.md, departure 11): a
+// nested Cohort's share follows its ClusterQueue's usage once the clock has
+// passed that period after the ClusterQueue's own batched reconcile, not
+// before. Only what the events queue runs here (no EnqueueAll).
+TEST_F(FairSharingTest, ANestedCohortsShareFollowsItsClusterQueueAfterTheBatchPeriod) {
+  Create(kResourceFlavors, "",
+         {{"apiVersion", kKueueApiVersion}, {"kind", "ResourceFlavor"}, {"metadata", {{"name", "default-flavor"}}}});
+  Create(kCohorts, "",
+         api::Object::parse(R"({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Cohort", "metadata": {"name": "org"},
+           "spec": {"resourceGroups": [{"coveredResources": ["cpu"], "flavors": [{"name": "default-flavor",
+             "resources": [{"name": "cpu", "nominalQuota": "6"}]}]}]}})"));
+  Create(kCohorts, "",
+         api::Object::parse(R"({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Cohort", "metadata": {"name": "team"},
+           "spec": {"parentName": "org"}})"));
+  CreateTeam("team-a", "1", "team");
+  for (int i = 0; i < 3; ++i) {
+    Create(kJobs, "team-a", TeamJob("a-" + std::to_string(i), "team-a"));
+    Settle();
+  }
+  ASSERT_EQ(Admitted("a-", 3), 3);
+  auto share = [&] { return Get(kCohorts, "", "team")["status"]["fairSharing"]["weightedShare"]; };
+  auto step = [&](Duration d) {
+    clock_.Advance(d);
+    for (int i = 0; i < 3; ++i) {
+      WaitCaches();
+      kueue_.ProcessQueued();
+    }
+  };
+  // Let the batches the setup queued run out, so that nothing waits.
+  step(kUpdatesBatchPeriod);
+  step(kUpdatesBatchPeriod);
+  EXPECT_EQ(share(), 500);  // 3 of org's 6 cpu borrowed
+  SetJobStatus("team-a", "a-0", {{"conditions", api::Object::array({{{"type", "Complete"}, {"status", "True"}}})}});
+  step(Duration::zero());  // the Workload finishes; its ClusterQueue waits for the batch
+  ASSERT_TRUE(IsConditionTrue(WorkloadOf("team-a", "a-0"), "Finished"));
+  EXPECT_EQ(share(), 500);
+  step(kUpdatesBatchPeriod);  // the ClusterQueue's reconcile; the Cohorts wait in turn
+  EXPECT_EQ(Get(kClusterQueues, "", "team-a")["status"]["reservingWorkloads"], 2);
+  EXPECT_EQ(share(), 500);
+  step(kUpdatesBatchPeriod);
+  EXPECT_EQ(share(), 334);  // ⌈2/6·1000⌉
 }
 
 // A preemptor whose victim is still terminating stays its ClusterQueue's head
