@@ -87,6 +87,7 @@ EstimateResult EstimateStartTimes(Snapshot snapshot, QueueManager queues,
   // Heads scheduled per cohort tree (root node), and the trees past max_heads.
   std::unordered_map<int, int64_t> tree_heads;
   std::set<int> limited_roots;
+  size_t limited_pending = 0;  // pending workloads of those trees left without an estimate
   Time t = now;
   // The end that moved the clock to `t` (its run), for the estimates made at t.
   std::string last_end_uid;
@@ -110,7 +111,9 @@ EstimateResult EstimateStartTimes(Snapshot snapshot, QueueManager queues,
         limited_roots.insert(root);
         for (const auto& [uid, w] : pending) {
           const int n = snapshot.ClusterQueueIndex(w.cluster_queue);
-          if (n >= 0 && snapshot.Root(n) == root) queues.DeleteWorkload(uid);
+          if (n < 0 || snapshot.Root(n) != root) continue;
+          queues.DeleteWorkload(uid);
+          if (!out.by_uid.count(uid)) ++limited_pending;
         }
         return true;
       });
@@ -180,8 +183,9 @@ EstimateResult EstimateStartTimes(Snapshot snapshot, QueueManager queues,
       if (!progress) break;
     }
     if (out.hit_limit) break;
-    // by_uid holds pending workloads only (a victim's estimate is erased).
-    if (out.by_uid.size() == pending.size()) break;
+    // by_uid holds pending workloads only (a victim's estimate is erased);
+    // those of a stopped tree get none.
+    if (out.by_uid.size() + limited_pending == pending.size()) break;
 
     // Step 3: the next event.
     while (!ends.empty()) {

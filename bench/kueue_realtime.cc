@@ -337,9 +337,11 @@ class Runner {
     std::vector<std::pair<double, int64_t>> per_class(sc_.classes.size());
     std::vector<double> per_class_seen(sc_.classes.size());  // Σ admitted − seen
     double create_ms_sum = 0, create_ms_max = 0;
+    int64_t acknowledged = 0;
     SteadyTime last_ack = start_;
     for (const auto& [key, t] : tracked_) {
       if (t.acknowledged != SteadyTime{}) {
+        ++acknowledged;
         create_ms_sum += ms(t.created, t.acknowledged);
         create_ms_max = std::max(create_ms_max, ms(t.created, t.acknowledged));
         last_ack = std::max(last_ack, t.acknowledged);
@@ -389,7 +391,7 @@ class Runner {
         "  {:<28} {:>8.1f} s  {:>10.1f} s  {:<15}  (the last create call returned; the replay's last creation; "
         "create calls took {:.1f} ms on average, {:.0f} ms at most)\n",
         "creates acknowledged", ms(start_, last_ack) / 1000, static_cast<double>(last_due_ms) / 1000, "",
-        tracked_.empty() ? 0.0 : create_ms_sum / static_cast<double>(tracked_.size()), create_ms_max);
+        acknowledged == 0 ? 0.0 : create_ms_sum / static_cast<double>(acknowledged), create_ms_max);
     if (observed != nullptr) {
       fmt::print(
           "  Against the replay on the observed arrivals (each workload created in the replay when this run "

@@ -150,7 +150,7 @@ ReplayStats Replay(const Scenario& sc, int64_t latency_ms, EstimateProbe* probe,
       probe->pass_ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
       probe->pass_pending.push_back(static_cast<int64_t>(r.by_uid.size() + r.unknown.size()));
       probe->pass_heads.push_back(r.heads);
-      probe->passes_limited += r.hit_limit ? 1 : 0;
+      probe->passes_limited += r.hit_limit || r.limited_trees > 0 ? 1 : 0;
       for (int i : sampled_now) {
         probe->sampled.push_back(i);
         auto it = r.by_uid.find(wls[static_cast<size_t>(i)].uid);

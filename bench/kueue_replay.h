@@ -88,7 +88,7 @@ struct EstimateProbe {
   std::vector<double> pass_ms;        // real wall time of each estimate pass
   std::vector<int64_t> pass_pending;  // pending workloads replayed by each pass
   std::vector<int64_t> pass_heads;    // heads each pass scheduled (EstimateResult::heads)
-  int64_t passes_limited = 0;         // passes stopped at a limit (EstimateOptions)
+  int64_t passes_limited = 0;         // passes stopped, or with a tree stopped, at a limit (EstimateOptions)
 };
 
 // Replays `sc` until every workload has finished. `latency_ms` ≥ 0 (see
