@@ -237,9 +237,12 @@ struct WatchEvent {
 struct WatchOptions {
   std::string ns;       // "" = all namespaces
   Predicate predicate;  // empty = everything; see Predicate
-  // Deliver changes with revision > from_revision; 0 = from now (the current
-  // revision, see Watcher::StartRevision).
-  int64_t from_revision = 0;
+  // Deliver changes with revision > from_revision (0 included: every change
+  // since the store began, kGone once history no longer holds them); unset =
+  // from now (the current revision, see Watcher::StartRevision). A watch that
+  // follows a list passes the list's revision, even 0 (an empty new store):
+  // "from now" would lose the writes between the list and the watch.
+  std::optional<int64_t> from_revision;
   // For event loops: called when events (or the close) become available after
   // the consumer found the buffer empty, from the writer's thread and never
   // with store locks held. It should only schedule a drain (TryNext until
@@ -266,7 +269,7 @@ class Watcher {
   StatusOr<std::optional<WatchEvent>> TryNext() { return Next(Duration::zero()); }
 
   // The revision the watch started after (from_revision, or the current
-  // revision for from_revision = 0).
+  // revision when it is unset).
   virtual int64_t StartRevision() const = 0;
   // For bookmarks: every matching event with revision <= the returned value
   // has already been returned by Next.

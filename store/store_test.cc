@@ -850,10 +850,33 @@ TYPED_TEST(StoreTest, WatchFromNowAndFromRevision) {
   auto replay = *this->store_->Watch(kPods, From(1));
   EXPECT_THAT(Drain(*replay), ElementsAre("MODIFIED a@2", "DELETED a@4"));
   EXPECT_THAT(Drain(**this->store_->Watch(kPods, From(3))), ElementsAre("DELETED a@4"));
-  auto queues = *this->store_->Watch(kQueues, From(0));
-  EXPECT_TRUE(Drain(*queues).empty());
-  auto queues_all = *this->store_->Watch(kQueues, From(1));
-  EXPECT_THAT(Drain(*queues_all), ElementsAre("ADDED q@3"));
+  auto queues_now = *this->store_->Watch(kQueues, {});
+  EXPECT_TRUE(Drain(*queues_now).empty());
+  auto queues_all = *this->store_->Watch(kQueues, From(0));
+  EXPECT_THAT(Drain(*queues_all), ElementsAre("ADDED q@3")) << "revision 0 is a revision, not 'now'";
+  EXPECT_THAT(Drain(**this->store_->Watch(kQueues, From(2))), ElementsAre("ADDED q@3"));
+}
+
+// A list-then-watch (an informer, a watch without resourceVersion) misses
+// nothing written between the two calls, whatever the list's revision: 0 on a
+// new, empty store included (where "from now" would skip those writes).
+TYPED_TEST(StoreTest, AWatchFromAListsRevisionGetsTheWritesBetweenThem) {
+  for (int before : {0, 1, 3}) {
+    SCOPED_TRACE("objects before the list: " + std::to_string(before));
+    TypeParam backend;  // a new, empty store each time
+    std::unique_ptr<Store> store = backend.Open(this->clock_, {});
+    for (int i = 0; i < before; ++i) ASSERT_TRUE(store->Create(kPods, Pod("default", "old-" + std::to_string(i))).ok());
+    auto list = store->List(kPods, {});
+    ASSERT_TRUE(list.ok());
+    ASSERT_EQ(list->revision, before);
+    ASSERT_EQ(list->items.size(), static_cast<size_t>(before));
+    ASSERT_TRUE(store->Create(kQueues, Queue("between")).ok());
+    ASSERT_TRUE(store->Create(kPods, Pod("default", "between")).ok());
+    auto w = store->Watch(kPods, From(list->revision));
+    ASSERT_TRUE(w.ok());
+    EXPECT_EQ((*w)->StartRevision(), before);
+    EXPECT_THAT(Drain(**w), ElementsAre("ADDED between@" + std::to_string(before + 2)));
+  }
 }
 
 TYPED_TEST(StoreTest, WatchFromCompactedRevisionIsGone) {

@@ -117,7 +117,7 @@ WatchHub::Published WatchHub::Publish(std::vector<HistoryEvent> events, int64_t 
 StatusOr<std::unique_ptr<Watcher>> WatchHub::AddWatcher(const api::GroupResource& resource, const WatchOptions& options,
                                                         int64_t current_revision) {
   std::lock_guard lock(mu_);
-  int64_t from = options.from_revision > 0 ? options.from_revision : current_revision;
+  int64_t from = options.from_revision.value_or(current_revision);
   if (from < compacted_revision_) return TooOldResourceVersion(from, compacted_revision_);
   size_t limit = options.buffer_limit > 0 ? options.buffer_limit : watcher_buffer_limit_;
   auto w = std::make_shared<HubWatcher>(shared_from_this(), resource, options, limit, from);

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <chrono>
+#include <iostream>
 #include <map>
 #include <string>
 #include <thread>
@@ -25,6 +26,32 @@ inline InformerOptions FastInformerOptions() {
   o.clock_poll_interval = std::chrono::milliseconds(5);
   o.min_backoff = std::chrono::milliseconds(5);
   return o;
+}
+
+// Prints, to stderr, how `inf`'s cache differs from what `client` lists: the
+// keys only one side holds, the resourceVersions that differ, and whether its
+// notifications are delivered. The diagnosis of a failed WaitForCachesToMatch.
+inline void ReportMismatch(Client& client, Informer& inf) {
+  auto list = client.List(inf.resource());
+  std::map<std::string, std::string> want, have;
+  if (list.ok()) {
+    for (const auto& o : list.value().items) want[MetaNamespaceKey(o)] = api::ResourceVersion(o);
+  }
+  for (const auto& o : inf.GetIndexer().List()) have[MetaNamespaceKey(*o)] = api::ResourceVersion(*o);
+  std::cerr << "informer " << inf.resource().gvr.String() << ": cache does not match the list (list rv "
+            << (list.ok() ? list.value().resource_version : list.status().ToString()) << ", informer rv "
+            << inf.LastSyncResourceVersion() << ", delivered " << inf.NotificationsDelivered() << ")\n";
+  for (const auto& [key, rv] : want) {
+    auto it = have.find(key);
+    if (it == have.end()) {
+      std::cerr << "  missing from the cache: " << key << " rv " << rv << "\n";
+    } else if (it->second != rv) {
+      std::cerr << "  stale in the cache: " << key << " rv " << it->second << ", listed " << rv << "\n";
+    }
+  }
+  for (const auto& [key, rv] : have) {
+    if (!want.count(key)) std::cerr << "  only in the cache: " << key << " rv " << rv << "\n";
+  }
 }
 
 // True when each informer's cache holds exactly the objects, at the same
@@ -45,7 +72,10 @@ inline bool WaitForCachesToMatch(Client& client, const std::vector<Informer*>& i
       matched = want == have && inf->NotificationsDelivered();
       if (!matched) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
-    if (!matched) return false;
+    if (!matched) {
+      ReportMismatch(client, *inf);
+      return false;
+    }
   }
   return true;
 }
