@@ -41,16 +41,24 @@ class KueueTestEnv : public ::testing::Test {
     EXPECT_TRUE(factory_.WaitForCacheSync(std::chrono::seconds(10)));
   }
 
-  // Waits (bounded, real time) until every informer cache matches the server.
-  void WaitCaches() { EXPECT_TRUE(client::testing::WaitForCachesToMatch(client_, kueue_.informers())); }
+  // Waits (bounded, real time) until every informer cache matches the server;
+  // false (and a test failure) when one never does.
+  bool WaitCaches() {
+    const bool matched = client::testing::WaitForCachesToMatch(client_, kueue_.informers());
+    EXPECT_TRUE(matched) << "an informer cache never matched the server (its difference is printed above)";
+    return matched;
+  }
 
+  // Rounds of reconcile and scheduling until a round writes nothing. Gives up
+  // at the first cache that never matches: every later round would wait for it
+  // again (30 s per informer), holding the test for many minutes.
   void Settle(int max_rounds, const std::function<void()>& after_cycle = {}) {
     for (int round = 0; round < max_rounds; ++round) {
-      WaitCaches();
+      if (!WaitCaches()) return;
       const int64_t rev = client_.store().CurrentRevision();
       kueue_.EnqueueAll();
       kueue_.ProcessQueued();
-      WaitCaches();
+      if (!WaitCaches()) return;
       kueue_.ScheduleOnce();
       kueue_.ProcessQueued();  // the cycle's pending verdicts
       if (after_cycle) after_cycle();
