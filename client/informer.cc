@@ -4,6 +4,7 @@
 
 #include "client/clock_wait.h"
 #include "core/logging.h"
+#include "core/thread_name.h"
 
 namespace berth::client {
 
@@ -34,8 +35,16 @@ void Informer::Start() {
   std::lock_guard<std::mutex> l(mu_);
   if (started_ || stopped_) return;
   started_ = true;
-  reflector_ = std::thread([this] { RunReflector(); });
-  dispatcher_ = std::thread([this] { RunDispatcher(); });
+  // Named by resource ("r:" reflector, "d:" dispatcher), as ps -L and top -H show them.
+  const std::string resource = ref_.gvr.resource;
+  reflector_ = std::thread([this, resource] {
+    SetCurrentThreadName("r:" + resource);
+    RunReflector();
+  });
+  dispatcher_ = std::thread([this, resource] {
+    SetCurrentThreadName("d:" + resource);
+    RunDispatcher();
+  });
 }
 
 void Informer::Stop() {

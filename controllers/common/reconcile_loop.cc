@@ -4,6 +4,7 @@
 
 #include "client/indexer.h"
 #include "core/logging.h"
+#include "core/thread_name.h"
 
 namespace berth::controllers {
 
@@ -113,6 +114,7 @@ void ReconcileLoop::Start(int workers) {
   if (!threads_.empty() || stopping_) return;
   for (int i = 0; i < workers; ++i) {
     threads_.emplace_back([this] {
+      SetCurrentThreadName(name_);
       while (auto key = queue_->Get()) (void)ProcessOne(*key);
     });
   }
