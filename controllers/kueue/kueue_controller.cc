@@ -1,9 +1,7 @@
 #include "controllers/kueue/kueue_controller.h"
 
 #include <algorithm>
-
 #include <fmt/format.h>
-
 #include <set>
 
 #include "admission/fair_sharing.h"
@@ -15,6 +13,7 @@
 #include "controllers/kueue/workload_lifecycle.h"
 #include "controllers/kueue/workload_status.h"
 #include "core/logging.h"
+#include "core/thread_name.h"
 
 namespace berth::controllers::kueue {
 
@@ -62,7 +61,24 @@ KueueController::KueueController(client::Client& client, client::SharedInformerF
   rf_queue_ = &AddQueue("resourceflavor", [this](const std::string& k) { return ReconcileResourceFlavor(k); });
   verdict_queue_ = &AddQueue("pendingverdict", [this](const std::string& k) { return WritePendingVerdict(k); });
   cohort_queue_ = &AddQueue("cohort", [this](const std::string& k) { return ReconcileCohort(k); });
-  estimate_queue_ = &AddQueue("estimates", [this](const std::string&) { return RecomputeEstimates(); });
+  // A pass's failed writes are retried by the next pass, which it schedules at
+  // the pass's pace (ScheduleEstimatePass): never by the loop's rate limiter,
+  // which would start a full pass again within milliseconds.
+  // A request made while a pass ran was scheduled from the previous pass's
+  // duration: the duty factor is applied again here, from this pass's end.
+  estimate_queue_ = &AddQueue("estimates", [this](const std::string& key) {
+    Time not_before;
+    {
+      std::lock_guard<std::mutex> lock(estimates_mu_);
+      not_before = estimate_pass_end_ + estimate_pass_duration_ * kEstimateDutyFactor;
+    }
+    if (const Time now = clock_.Now(); now < not_before) {
+      estimate_queue_->queue().AddAfter(key, not_before - now);
+      return Status::Ok();
+    }
+    if (Status s = RecomputeEstimates(); !s.ok()) Logger("kueue")->debug("estimate pass: {}", s.ToString());
+    return Status::Ok();
+  });
   pending_queue_ = &AddQueue("pendingworkloads", [this](const std::string&) { return ScanPendingWorkloads(); });
   RegisterHandlers();
 }
@@ -917,7 +933,6 @@ double KueueController::PublishLocalQueueUsage(const std::string& key, const api
 // Estimated start times
 
 void KueueController::RequestEstimates(const std::string& cluster_queue) {
-  Duration delay = options_.estimate_period;
   {
     std::lock_guard<std::mutex> lock(estimates_mu_);
     if (cluster_queue.empty()) {
@@ -925,9 +940,18 @@ void KueueController::RequestEstimates(const std::string& cluster_queue) {
     } else {
       estimate_dirty_.insert(cluster_queue);
     }
-    delay = EstimateDelay(delay, estimate_pass_duration_);
   }
-  if (options_.estimate_period > Duration::zero()) estimate_queue_->queue().AddAfter("all", delay);
+  ScheduleEstimatePass();
+}
+
+void KueueController::ScheduleEstimatePass() {
+  if (options_.estimate_period <= Duration::zero()) return;
+  Duration delay;
+  {
+    std::lock_guard<std::mutex> lock(estimates_mu_);
+    delay = EstimateDelay(options_.estimate_period, estimate_pass_duration_);
+  }
+  estimate_queue_->queue().AddAfter("all", delay);
 }
 
 std::shared_ptr<const KueueController::Estimates> KueueController::LatestEstimates() const {
@@ -1100,9 +1124,13 @@ Status KueueController::RecomputeEstimates() {
   }
   {
     std::lock_guard<std::mutex> lock(estimates_mu_);
-    estimate_pass_duration_ = clock_.Now() - now;
+    estimate_pass_end_ = clock_.Now();
+    estimate_pass_duration_ = estimate_pass_end_ - now;
   }
-  if (more) RequestEstimates("");
+  // The writes left over (beyond the budget, or failed: a conflict with the
+  // scheduler's write is common) go with the next pass, at the pass's own
+  // pace. Nothing in the trees changed for them: that pass replays none.
+  if (more || !first_error.ok()) ScheduleEstimatePass();
   return first_error;
 }
 
@@ -1158,6 +1186,7 @@ void KueueController::Start() {
   factory_.Start();
   for (auto& q : work_) q->Start(1);
   threads_.emplace_back([this] {
+    SetCurrentThreadName("kueue-scheduler");
     while (!stopping_) {
       {
         std::unique_lock<std::mutex> lock(sched_mu_);

@@ -203,7 +203,9 @@ class KueueController {
   // from copies taken under the engine lock, the cohort trees that changed
   // since the last pass (every tree at the first pass; other trees keep
   // their estimates: trees share no quota), then publishes and writes.
-  // Returns the first write error (the rest are retried next pass).
+  // Returns the first write error; the failed writes, like those beyond
+  // estimate_writes_per_pass, are made by the next pass, which this one
+  // schedules.
   Status RecomputeEstimates();
 
  private:
@@ -294,8 +296,12 @@ class KueueController {
   ReconcileLoop* estimate_queue_ = nullptr;
   ReconcileLoop* pending_queue_ = nullptr;  // EnqueuePendingWorkloads
   // Marks the ClusterQueue's cohort tree ("" = every tree) for the next
-  // estimate pass, which runs estimate_period later.
+  // estimate pass, and schedules it (ScheduleEstimatePass).
   void RequestEstimates(const std::string& cluster_queue);
+  // Schedules the next estimate pass EstimateDelay later (estimate_period, or
+  // kEstimateDutyFactor times the last pass if longer), marking nothing: a
+  // pass with no tree marked replays none and writes what is left to write.
+  void ScheduleEstimatePass();
   // The owning job's JobIntegration::ActiveDeadline, the job read from its
   // integration's informer (no I/O).
   std::optional<Duration> JobDeadline(const api::Object& workload);
@@ -305,6 +311,7 @@ class KueueController {
   std::set<std::string> estimate_dirty_;  // ClusterQueues whose trees changed
   bool estimate_dirty_all_ = false;
   Duration estimate_pass_duration_{};  // the last pass's, by the Clock
+  Time estimate_pass_end_{};           // when it ended
   // uid -> the EstimatedStart condition last written (and the start it said).
   std::unordered_map<std::string, WrittenEstimate> written_estimates_;  // estimate queue only
 

@@ -32,7 +32,8 @@ constexpr char kMaxExecLabel[] = "kueue.x-k8s.io/max-exec-time-seconds";
 
 class KueueControllerTest : public kueue::testing::KueueTestEnv {
  protected:
-  explicit KueueControllerTest(KueueConfiguration config = {}) : KueueTestEnv(std::move(config)) {
+  explicit KueueControllerTest(KueueConfiguration config = {}, KueueControllerOptions options = {})
+      : KueueTestEnv(std::move(config), std::move(options)) {
     kueue_.AddJobIntegration(std::make_unique<BatchJobIntegration>());
     StartInformers();
   }
@@ -1427,6 +1428,118 @@ TEST_F(KueueControllerTest, AnEstimatePassReplaysOnlyTheTreesThatChanged) {
   ASSERT_TRUE(kueue_.RecomputeEstimates().ok());
   EXPECT_TRUE(kueue_.LatestEstimates()->replayed.empty());
   EXPECT_EQ(kueue_.LatestEstimates()->result.by_uid.size() + kueue_.LatestEstimates()->result.unknown.size(), 3u);
+}
+
+// Estimate passes driven by their work queue, one write per pass, every 10
+// minutes of the fake clock (nothing runs a pass unless the test advances it).
+class EstimatePassPaceTest : public KueueControllerTest {
+ protected:
+  static constexpr Duration kPeriod = std::chrono::minutes(10);
+  EstimatePassPaceTest() : KueueControllerTest({}, Options()) {}
+  static KueueControllerOptions Options() {
+    KueueControllerOptions o;
+    o.estimate_period = kPeriod;
+    o.estimate_writes_per_pass = 1;
+    return o;
+  }
+  // first runs (a 600 s deadline); second and third wait behind it, each owed
+  // an EstimatedStart condition.
+  void TwoPendingBehindOne() {
+    CreateQueues();
+    api::Object first = Job("first", "5");
+    first["spec"]["activeDeadlineSeconds"] = 600;
+    Create(kJobs, "team-a", first);
+    Settle();
+    Create(kJobs, "team-a", Job("second", "5"));
+    Create(kJobs, "team-a", Job("third", "5"));
+    Settle();
+  }
+  int WithEstimates() {
+    WaitCaches();
+    int n = 0;
+    for (const char* job : {"second", "third"})
+      n += FindCondition(WorkloadOf("team-a", job), kEstimatedStartCondition) != nullptr;
+    return n;
+  }
+};
+
+// The writes beyond a pass's budget are made by the next pass, which replays
+// no tree for them (nothing in the trees changed).
+TEST_F(EstimatePassPaceTest, TheWritesBeyondTheBudgetGoWithTheNextPassWhichReplaysNothing) {
+  TwoPendingBehindOne();
+  ASSERT_TRUE(kueue_.RecomputeEstimates().ok());
+  EXPECT_EQ(kueue_.LatestEstimates()->replayed, std::set<std::string>{"cluster-queue"});
+  EXPECT_EQ(WithEstimates(), 1);
+  ASSERT_TRUE(kueue_.RecomputeEstimates().ok());
+  EXPECT_TRUE(kueue_.LatestEstimates()->replayed.empty());
+  EXPECT_EQ(WithEstimates(), 2);
+}
+
+// A pass whose write fails (a conflict with the scheduler's write is common
+// under load) leaves it to the next pass at the passes' pace, not to the work
+// queue's millisecond backoff, which would run a full pass again at once.
+TEST_F(EstimatePassPaceTest, AFailedEstimateWriteWaitsForTheNextPassAtItsPace) {
+  TwoPendingBehindOne();
+  // Let every batched status write land first, so the injected error meets
+  // the pass's write.
+  clock_.Advance(std::chrono::minutes(1));
+  Settle();
+  ASSERT_EQ(WithEstimates(), 0);
+  ASSERT_EQ(kueue_.LatestEstimates(), nullptr);
+  client_.InjectError("updatestatus", ConflictError("the object has been modified"));
+  const int writes = client_.CallCount("updatestatus");
+  clock_.Advance(kPeriod);
+  kueue_.ProcessQueued();
+  ASSERT_NE(kueue_.LatestEstimates(), nullptr) << "the pass ran";
+  const Time first_pass = kueue_.LatestEstimates()->at;
+  EXPECT_EQ(client_.CallCount("updatestatus"), writes + 1);
+  EXPECT_EQ(WithEstimates(), 0) << "its one write failed";
+
+  clock_.Advance(std::chrono::seconds(30));
+  kueue_.ProcessQueued();
+  EXPECT_EQ(kueue_.LatestEstimates()->at, first_pass) << "no pass before the period";
+  EXPECT_EQ(client_.CallCount("updatestatus"), writes + 1);
+
+  clock_.Advance(kPeriod);
+  kueue_.ProcessQueued();
+  EXPECT_GT(kueue_.LatestEstimates()->at, first_pass);
+  EXPECT_EQ(WithEstimates(), 1) << "the next pass made the write";
+}
+
+// A pass that took D is followed by the next no sooner than 10 D after it
+// ended, even when the next was requested while it ran (from the previous
+// pass's duration): the passes take at most about a tenth of a core.
+TEST_F(EstimatePassPaceTest, TheNextPassWaitsTenTimesThisPassFromItsEndEvenIfRequestedDuringIt) {
+  TwoPendingBehindOne();
+  clock_.Advance(std::chrono::minutes(1));
+  Settle();
+  // The pass's write takes 2 minutes of the clock, and a ClusterQueue created
+  // meanwhile requests the next pass (delivered before the pass goes on).
+  bool once = false;
+  client_.AfterUpdateStatus([&](const api::Object& written) {
+    if (once || FindCondition(written, kEstimatedStartCondition) == nullptr) return;
+    once = true;
+    clock_.Advance(std::chrono::minutes(2));
+    Create(kClusterQueues, "",
+           {{"apiVersion", kKueueApiVersion},
+            {"kind", "ClusterQueue"},
+            {"metadata", {{"name", "meanwhile"}}},
+            {"spec", {{"namespaceSelector", api::Object::object()}}}});
+    WaitCaches();
+  });
+  clock_.Advance(kPeriod);
+  kueue_.ProcessQueued();
+  ASSERT_TRUE(once) << "the pass wrote";
+  client_.AfterUpdateStatus(nullptr);
+  const Time first_pass = kueue_.LatestEstimates()->at;
+  const Time first_end = first_pass + std::chrono::minutes(2) + std::chrono::seconds(1);  // Create advances 1 s
+
+  clock_.Advance(first_end + std::chrono::minutes(15) - clock_.Now());
+  kueue_.ProcessQueued();
+  EXPECT_EQ(kueue_.LatestEstimates()->at, first_pass) << "requested for 10 minutes after the request, held to 10 D";
+  clock_.Advance(std::chrono::minutes(6));
+  kueue_.ProcessQueued();
+  EXPECT_GT(kueue_.LatestEstimates()->at, first_pass);
 }
 
 // Admission Fair Sharing (Kueue's scheduler_afs_test.go "admits workload from less active

@@ -25,10 +25,11 @@ namespace berth::controllers::kueue::testing {
 
 class KueueTestEnv : public ::testing::Test {
  protected:
-  explicit KueueTestEnv(KueueConfiguration config = {})
+  // `options` other than metrics and config (estimate passes: off unless set).
+  explicit KueueTestEnv(KueueConfiguration config = {}, KueueControllerOptions options = {})
       : client_(clock_),
         factory_(client_, clock_, client::testing::FastInformerOptions()),
-        kueue_(client_, factory_, clock_, {.metrics = metrics_, .config = std::move(config)}) {}
+        kueue_(client_, factory_, clock_, WithMetricsAndConfig(std::move(options), std::move(config))) {}
   ~KueueTestEnv() override {
     kueue_.Stop();
     factory_.Shutdown();
@@ -87,6 +88,12 @@ class KueueTestEnv : public ::testing::Test {
     EXPECT_TRUE(list.ok());
     EXPECT_EQ(list.value().items.size(), 1u) << "workloads of " << job;
     return list.value().items.empty() ? api::Object() : list.value().items[0];
+  }
+
+  KueueControllerOptions WithMetricsAndConfig(KueueControllerOptions options, KueueConfiguration config) {
+    options.metrics = metrics_;
+    options.config = std::move(config);
+    return options;
   }
 
   FakeClock clock_;
