@@ -7,6 +7,7 @@
 #include <set>
 
 #include "core/logging.h"
+#include "core/this_thread.h"
 
 namespace berth::client {
 
@@ -129,6 +130,8 @@ void EventRecorder::FlushAll() {
 }
 
 void EventRecorder::Send() {
+  SetCurrentThreadName("events");
+  SetCurrentThreadNice(kReportingNice);  // Events only report
   std::unique_lock<std::mutex> lock(mu_);
   while (true) {
     cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });

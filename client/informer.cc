@@ -4,7 +4,7 @@
 
 #include "client/clock_wait.h"
 #include "core/logging.h"
-#include "core/thread_name.h"
+#include "core/this_thread.h"
 
 namespace berth::client {
 

@@ -4,7 +4,7 @@
 
 #include "client/indexer.h"
 #include "core/logging.h"
-#include "core/thread_name.h"
+#include "core/this_thread.h"
 
 namespace berth::controllers {
 
@@ -115,6 +115,7 @@ void ReconcileLoop::Start(int workers) {
   for (int i = 0; i < workers; ++i) {
     threads_.emplace_back([this] {
       SetCurrentThreadName(name_);
+      if (options_.nice != 0) SetCurrentThreadNice(options_.nice);
       while (auto key = queue_->Get()) (void)ProcessOne(*key);
     });
   }

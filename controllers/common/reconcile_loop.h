@@ -66,6 +66,9 @@ const api::Object* ControllerOwnerReference(const api::Object& obj);
 
 struct ReconcileLoopOptions {
   Duration resync_period = Duration::zero();  // zero: no resync
+  // The worker threads' nice (core/this_thread.h; 0: the process's): loops
+  // that only report run at kReportingNice.
+  int nice = 0;
 };
 
 class ReconcileLoop {

@@ -13,7 +13,7 @@
 #include "controllers/kueue/workload_lifecycle.h"
 #include "controllers/kueue/workload_status.h"
 #include "core/logging.h"
-#include "core/thread_name.h"
+#include "core/this_thread.h"
 
 namespace berth::controllers::kueue {
 
@@ -55,38 +55,49 @@ KueueController::KueueController(client::Client& client, client::SharedInformerF
       options_(std::move(options)),
       cache_(factory),
       recorder_(client, clock, options_.component) {
+  // The loops that only report (status, Pending messages, estimates) yield
+  // the CPU to those on the path to admission when it is saturated.
+  const ReconcileLoopOptions kReporting{.nice = kReportingNice};
   wl_queue_ = &AddQueue("workload", [this](const std::string& k) { return ReconcileWorkload(k); });
-  cq_queue_ = &AddQueue("clusterqueue", [this](const std::string& k) { return ReconcileClusterQueue(k); });
-  lq_queue_ = &AddQueue("localqueue", [this](const std::string& k) { return ReconcileLocalQueue(k); });
+  cq_queue_ = &AddQueue(
+      "clusterqueue", [this](const std::string& k) { return ReconcileClusterQueue(k); }, kReporting);
+  lq_queue_ = &AddQueue(
+      "localqueue", [this](const std::string& k) { return ReconcileLocalQueue(k); }, kReporting);
   rf_queue_ = &AddQueue("resourceflavor", [this](const std::string& k) { return ReconcileResourceFlavor(k); });
-  verdict_queue_ = &AddQueue("pendingverdict", [this](const std::string& k) { return WritePendingVerdict(k); });
-  cohort_queue_ = &AddQueue("cohort", [this](const std::string& k) { return ReconcileCohort(k); });
+  verdict_queue_ = &AddQueue(
+      "pendingverdict", [this](const std::string& k) { return WritePendingVerdict(k); }, kReporting);
+  cohort_queue_ = &AddQueue(
+      "cohort", [this](const std::string& k) { return ReconcileCohort(k); }, kReporting);
   // A pass's failed writes are retried by the next pass, which it schedules at
   // the pass's pace (ScheduleEstimatePass): never by the loop's rate limiter,
   // which would start a full pass again within milliseconds.
   // A request made while a pass ran was scheduled from the previous pass's
   // duration: the duty factor is applied again here, from this pass's end.
-  estimate_queue_ = &AddQueue("estimates", [this](const std::string& key) {
-    Time not_before;
-    {
-      std::lock_guard<std::mutex> lock(estimates_mu_);
-      not_before = estimate_pass_end_ + estimate_pass_duration_ * kEstimateDutyFactor;
-    }
-    if (const Time now = clock_.Now(); now < not_before) {
-      estimate_queue_->queue().AddAfter(key, not_before - now);
-      return Status::Ok();
-    }
-    if (Status s = RecomputeEstimates(); !s.ok()) Logger("kueue")->debug("estimate pass: {}", s.ToString());
-    return Status::Ok();
-  });
+  estimate_queue_ = &AddQueue(
+      "estimates",
+      [this](const std::string& key) {
+        Time not_before;
+        {
+          std::lock_guard<std::mutex> lock(estimates_mu_);
+          not_before = estimate_pass_end_ + estimate_pass_duration_ * kEstimateDutyFactor;
+        }
+        if (const Time now = clock_.Now(); now < not_before) {
+          estimate_queue_->queue().AddAfter(key, not_before - now);
+          return Status::Ok();
+        }
+        if (Status s = RecomputeEstimates(); !s.ok()) Logger("kueue")->debug("estimate pass: {}", s.ToString());
+        return Status::Ok();
+      },
+      kReporting);
   pending_queue_ = &AddQueue("pendingworkloads", [this](const std::string&) { return ScanPendingWorkloads(); });
   RegisterHandlers();
 }
 
 KueueController::~KueueController() { Stop(); }
 
-ReconcileLoop& KueueController::AddQueue(const std::string& name, ReconcileFunc reconcile) {
-  work_.push_back(std::make_unique<ReconcileLoop>(name, clock_, std::move(reconcile)));
+ReconcileLoop& KueueController::AddQueue(const std::string& name, ReconcileFunc reconcile,
+                                         ReconcileLoopOptions options) {
+  work_.push_back(std::make_unique<ReconcileLoop>(name, clock_, std::move(reconcile), options));
   return *work_.back();
 }
 

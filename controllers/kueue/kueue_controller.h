@@ -211,7 +211,7 @@ class KueueController {
  private:
 
   void RegisterHandlers();
-  ReconcileLoop& AddQueue(const std::string& name, ReconcileFunc reconcile);
+  ReconcileLoop& AddQueue(const std::string& name, ReconcileFunc reconcile, ReconcileLoopOptions options = {});
   void RequestSchedule();
   // Every Workload without a quota reservation is reconciled again (a queue
   // or namespace it may depend on appeared or changed). Coalesced through the

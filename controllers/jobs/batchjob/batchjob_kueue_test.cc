@@ -1,24 +1,27 @@
 // The seeds' scenarios through the Kueue controllers: FakeClient + FakeClock,
 // informers fed by the FakeClient's watches, reconcilers and scheduler driven
 // synchronously (Settle) until no write happens. Nothing here waits on time.
-#include "controllers/kueue/kueue_controller.h"
-
-#include <gtest/gtest.h>
-
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <thread>
 
 #include "api/conditions.h"
+#include "client/event_recorder.h"
 #include "controllers/jobs/batchjob/batchjob_integration.h"
 #include "controllers/jobs/batchjob/job_pods.h"
 #include "controllers/kueue/decoder.h"
+#include "controllers/kueue/kueue_controller.h"
 #include "controllers/kueue/queue_status.h"
 #include "controllers/kueue/testing/kueue_test_env.h"
 #include "controllers/kueue/visibility.h"
 #include "core/quantity.h"
+#include "core/this_thread.h"
 #include "tests/testing/prometheus_values.h"
-#include "client/event_recorder.h"
 
 namespace berth::controllers::jobs::batchjob {
 
@@ -1540,6 +1543,45 @@ TEST_F(EstimatePassPaceTest, TheNextPassWaitsTenTimesThisPassFromItsEndEvenIfReq
   clock_.Advance(std::chrono::minutes(6));
   kueue_.ProcessQueued();
   EXPECT_GT(kueue_.LatestEstimates()->at, first_pass);
+}
+
+// The threads of the loops that only report run at kReportingNice; those on
+// the path to admission at the process's.
+TEST_F(KueueControllerTest, TheReportingLoopsYieldTheCpuToThePathToAdmission) {
+  kueue_.Start();
+  const std::vector<std::string> reporting = {"clusterqueue", "localqueue", "cohort", "pendingverdict", "estimates"};
+  const std::vector<std::string> admitting = {"kueue-scheduler", "workload", "resourceflavor"};
+  std::map<std::string, int> nice;  // thread name -> nice
+  auto all_named = [&] {
+    for (const auto& names : {reporting, admitting}) {
+      for (const std::string& name : names) {
+        if (!nice.count(name)) return false;
+      }
+    }
+    return true;
+  };
+  // The threads name themselves as they start.
+  for (int tries = 0; tries < 5000 && !all_named(); ++tries) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    nice.clear();
+    for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+      std::ifstream comm(task.path() / "comm");
+      std::string name;
+      std::getline(comm, name);
+      errno = 0;
+      const int n = getpriority(PRIO_PROCESS, static_cast<id_t>(std::stoi(task.path().filename().string())));
+      if (errno == 0) nice[name] = n;
+    }
+  }
+  const int base = getpriority(PRIO_PROCESS, 0);
+  for (const std::string& name : reporting) {
+    ASSERT_TRUE(nice.count(name)) << name;
+    EXPECT_EQ(nice[name], base + kReportingNice) << name;
+  }
+  for (const std::string& name : admitting) {
+    ASSERT_TRUE(nice.count(name)) << name;
+    EXPECT_EQ(nice[name], base) << name;
+  }
 }
 
 // Admission Fair Sharing (Kueue's scheduler_afs_test.go "admits workload from less active

@@ -1,0 +1,32 @@
+// Attributes of the calling thread, as the kernel sees it (Linux: both are
+// per thread, not per process).
+//
+// SetCurrentThreadName: the name `top -H`, `ps -L`, gdb and perf show
+// (/proc/self/task/<tid>/comm): at most 15 bytes, a longer name is cut to its
+// first 15.
+//
+// SetCurrentThreadNice: the thread's nice value (0: the default, 19: the
+// lowest CPU priority; setpriority(2) on the thread id). Under CFS a thread's
+// CPU share when the CPUs are contended is proportional to its weight: nice 5
+// weighs about a third of nice 0. An unprivileged thread may raise its own
+// nice, not lower it. Idle CPUs are used whatever the nice.
+//
+// Both are best effort: a failure changes nothing and is not reported.
+// Thread-safety: each changes only the calling thread.
+#pragma once
+
+#include <string_view>
+
+namespace berth {
+
+// The nice of threads that only report (queue status, informational
+// conditions, Events). When the CPUs are saturated, the threads on the path
+// to admission (the scheduler, quota release, the API) get about three times
+// the share of each of them, and their batched writes absorb more changes
+// each; when a CPU is free it makes no difference.
+inline constexpr int kReportingNice = 5;
+
+void SetCurrentThreadName(std::string_view name);
+void SetCurrentThreadNice(int nice);
+
+}  // namespace berth
