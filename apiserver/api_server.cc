@@ -1078,13 +1078,15 @@ HandlerResult ApiServer::Impl::Watch(const ResourceRequest& r) {
   if (!opts.ok()) return StatusResponse(opts.status());
   auto listing = StoreListOptions(r, *opts);
   if (!listing.ok()) return StatusResponse(listing.status());
+  // No resourceVersion, or one that parses to 0 ("0", "00"): the current
+  // objects, then their changes (as upstream's storage parses it).
   int64_t from = 0;
-  const bool from_now = opts->resource_version.empty() || opts->resource_version == "0";
-  if (!from_now) {
+  if (!opts->resource_version.empty()) {
     auto rv = ParseResourceVersion(opts->resource_version);
     if (!rv.ok()) return StatusResponse(rv.status());
     from = *rv;
   }
+  const bool from_now = from == 0;
   // A watch without a resourceVersion starts with the current objects as ADDED.
   std::vector<std::string> initial;
   auto encode_object = [this, r](const json& stored) -> StatusOr<json> {
@@ -1102,15 +1104,14 @@ HandlerResult ApiServer::Impl::Watch(const ResourceRequest& r) {
     out += "\"}\n";
     return out;
   };
+  // Listed here, encoded once the watch is open: the watch must start from
+  // the list's revision before the store's history moves past it.
+  std::vector<store::ObjectPtr> listed;
   if (from_now) {
     auto list = store_.List(r.stored, *listing);
     if (!list.ok()) return StatusResponse(list.status());
     from = list->revision;
-    for (const auto& item : list->items) {
-      auto obj = encode_object(*item);
-      if (!obj.ok()) return StatusResponse(obj.status());
-      initial.push_back(line("ADDED", *obj));
-    }
+    listed = std::move(list->items);
   }
   WatchEncoders encoders;
   auto encode_event = [encode_object, line](const store::WatchEvent& ev) {
@@ -1163,6 +1164,12 @@ HandlerResult ApiServer::Impl::Watch(const ResourceRequest& r) {
     };
     return sr;
   }
+  for (const auto& item : listed) {
+    auto obj = encode_object(*item);
+    if (!obj.ok()) return StatusResponse(obj.status());
+    initial.push_back(line("ADDED", *obj));
+  }
+  listed.clear();
   if (timeout.count() < 0) {
     // A negative timeoutSeconds: the watch's timer has fired before it serves anything.
     sr.start = [](std::shared_ptr<ResponseStream> stream) { stream->Close(); };

@@ -359,6 +359,27 @@ TEST_F(ApiServerTest, WatchResumesFromAResourceVersion) {
   stream->Close();
 }
 
+// Every resourceVersion that parses to 0 ("0", "00") starts the watch with the
+// current objects, then their changes, as no resourceVersion does (upstream's
+// storage parses the value); a non-zero one replays from there.
+TEST_F(ApiServerTest, AWatchFromAResourceVersionThatParsesToZeroStartsWithTheCurrentObjects) {
+  ASSERT_EQ(Do("POST", "/apis/kueue.x-k8s.io/v1beta2/namespaces/default/localqueues", kLocalQueue).status, 201);
+  ASSERT_EQ(Do("PATCH", "/apis/kueue.x-k8s.io/v1beta2/namespaces/default/localqueues/lq",
+               R"({"metadata":{"labels":{"a":"b"}}})", "application/merge-patch+json")
+                .status,
+            200);
+  for (const std::string rv : {"", "&resourceVersion=0", "&resourceVersion=00", "&resourceVersion=000"}) {
+    SCOPED_TRACE(rv);
+    auto stream = Watch("/apis/kueue.x-k8s.io/v1beta2/namespaces/default/localqueues?watch=true" + rv);
+    std::vector<json> events = stream->Wait(1);
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0]["type"], "ADDED");
+    EXPECT_EQ(events[0]["object"]["metadata"]["name"], "lq");
+    EXPECT_EQ(events[0]["object"]["metadata"]["labels"]["a"], "b") << "the current object, not the history";
+    stream->Close();
+  }
+}
+
 // Watches share one encoding per event, API version and event type
 // (EncodingCache): each watch still gets its own version, and a write that
 // enters one watch's selection is ADDED there and MODIFIED in another.

@@ -131,7 +131,7 @@ void EventRecorder::FlushAll() {
 
 void EventRecorder::Send() {
   SetCurrentThreadName("events");
-  SetCurrentThreadNice(kReportingNice);  // Events only report
+  LowerCurrentThreadPriority(kReportingNice);  // Events only report
   std::unique_lock<std::mutex> lock(mu_);
   while (true) {
     cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });

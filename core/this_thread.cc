@@ -1,5 +1,7 @@
 #include "core/this_thread.h"
 
+#include <algorithm>
+#include <cerrno>
 #include <pthread.h>
 #include <string>
 #include <sys/resource.h>
@@ -12,10 +14,15 @@ void SetCurrentThreadName(std::string_view name) {
   pthread_setname_np(pthread_self(), cut.c_str());
 }
 
-void SetCurrentThreadNice(int nice) {
-  // PRIO_PROCESS with a thread id sets that thread's nice (Linux: a thread is
-  // a task; see setpriority(2), BUGS).
-  setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), nice);
+void LowerCurrentThreadPriority(int by) {
+  // PRIO_PROCESS with a thread id reads and sets that thread's nice (Linux:
+  // a thread is a task; see setpriority(2), BUGS). -1 is a valid nice:
+  // errno tells a failed read.
+  const id_t tid = static_cast<id_t>(gettid());
+  errno = 0;
+  const int current = getpriority(PRIO_PROCESS, tid);
+  if (errno != 0 || by <= 0) return;
+  setpriority(PRIO_PROCESS, tid, std::min(current + by, 19));
 }
 
 }  // namespace berth

@@ -1,5 +1,6 @@
 #include "core/this_thread.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <fstream>
 #include <gtest/gtest.h>
@@ -36,14 +37,17 @@ TEST(ThisThreadTest, TheThreadShowsItsNameCutTo15Bytes) {
   EXPECT_EQ(long_name, "kueue/clusterqu");
 }
 
-TEST(ThisThreadTest, NiceChangesTheCallingThreadOnly) {
+TEST(ThisThreadTest, LoweringAddsToTheThreadsNiceAndLeavesTheOthers) {
   const int before = NiceOf(gettid());
-  int inside = 0;
+  int first = 0, second = 0;
   std::thread([&] {
-    SetCurrentThreadNice(before + 5);
-    inside = NiceOf(gettid());
+    LowerCurrentThreadPriority(2);
+    first = NiceOf(gettid());
+    LowerCurrentThreadPriority(3);
+    second = NiceOf(gettid());
   }).join();
-  EXPECT_EQ(inside, before + 5);
+  EXPECT_EQ(first, std::min(before + 2, 19));
+  EXPECT_EQ(second, std::min(before + 5, 19)) << "relative to the thread's nice, not absolute";
   EXPECT_EQ(NiceOf(gettid()), before) << "the other threads keep theirs";
 }
 

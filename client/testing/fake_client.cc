@@ -290,17 +290,15 @@ StatusOr<std::unique_ptr<WatchStream>> FakeClient::Watch(const ResourceRef& ref,
   BERTH_ASSIGN_OR_RETURN(store::Predicate predicate,
                          BuildPredicate(options.label_selector, options.field_selector));
   std::deque<WatchEvent> initial;
-  int64_t from = 0;
-  if (options.resource_version.empty() || options.resource_version == "0") {
-    // No resourceVersion: synthetic ADDED events for the current objects, then changes.
+  // "" and any value that parses to 0: synthetic ADDED events for the current objects, then changes.
+  BERTH_ASSIGN_OR_RETURN(int64_t from, ParseRevision(options.resource_version));
+  if (from == 0) {
     store::ListOptions lo;
     lo.ns = ref.ns;
     lo.predicate = predicate;
     BERTH_ASSIGN_OR_RETURN(store::ListResult r, store_.List(ref.gvr.GroupResource(), lo));
     for (const auto& item : r.items) initial.push_back({WatchEventType::kAdded, item, Status::Ok()});
     from = r.revision;
-  } else {
-    BERTH_ASSIGN_OR_RETURN(from, ParseRevision(options.resource_version));
   }
   store::WatchOptions wo;
   wo.ns = ref.ns;

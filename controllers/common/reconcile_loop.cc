@@ -115,7 +115,7 @@ void ReconcileLoop::Start(int workers) {
   for (int i = 0; i < workers; ++i) {
     threads_.emplace_back([this] {
       SetCurrentThreadName(name_);
-      if (options_.nice != 0) SetCurrentThreadNice(options_.nice);
+      if (options_.lower_priority_by > 0) LowerCurrentThreadPriority(options_.lower_priority_by);
       while (auto key = queue_->Get()) (void)ProcessOne(*key);
     });
   }

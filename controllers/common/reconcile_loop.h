@@ -66,9 +66,10 @@ const api::Object* ControllerOwnerReference(const api::Object& obj);
 
 struct ReconcileLoopOptions {
   Duration resync_period = Duration::zero();  // zero: no resync
-  // The worker threads' nice (core/this_thread.h; 0: the process's): loops
-  // that only report run at kReportingNice.
-  int nice = 0;
+  // How many nice steps the worker threads run below the process
+  // (core/this_thread.h; 0: at its priority): loops that only report run
+  // kReportingNice below.
+  int lower_priority_by = 0;
 };
 
 class ReconcileLoop {

@@ -57,12 +57,20 @@ KueueController::KueueController(client::Client& client, client::SharedInformerF
       recorder_(client, clock, options_.component) {
   // The loops that only report (status, Pending messages, estimates) yield
   // the CPU to those on the path to admission when it is saturated.
-  const ReconcileLoopOptions kReporting{.nice = kReportingNice};
+  const ReconcileLoopOptions kReporting{.lower_priority_by = kReportingNice};
   wl_queue_ = &AddQueue("workload", [this](const std::string& k) { return ReconcileWorkload(k); });
-  cq_queue_ = &AddQueue(
-      "clusterqueue", [this](const std::string& k) { return ReconcileClusterQueue(k); }, kReporting);
-  lq_queue_ = &AddQueue(
-      "localqueue", [this](const std::string& k) { return ReconcileLocalQueue(k); }, kReporting);
+  // A queue's own changes (and resyncs) are reconciled at the process's
+  // priority: that reconcile also puts the queue in the QueueManager and
+  // requeues after a quota change, on the path to admission. The status
+  // batches that Workload events queue run the same reconcile on a reporting
+  // loop (both are idempotent; a write from a stale read fails its
+  // resourceVersion precondition and is retried).
+  cq_queue_ = &AddQueue("clusterqueue", [this](const std::string& k) { return ReconcileClusterQueue(k); });
+  lq_queue_ = &AddQueue("localqueue", [this](const std::string& k) { return ReconcileLocalQueue(k); });
+  cq_status_queue_ = &AddQueue(
+      "cq-status", [this](const std::string& k) { return ReconcileClusterQueue(k); }, kReporting);
+  lq_status_queue_ = &AddQueue(
+      "lq-status", [this](const std::string& k) { return ReconcileLocalQueue(k); }, kReporting);
   rf_queue_ = &AddQueue("resourceflavor", [this](const std::string& k) { return ReconcileResourceFlavor(k); });
   verdict_queue_ = &AddQueue(
       "pendingverdict", [this](const std::string& k) { return WritePendingVerdict(k); }, kReporting);
@@ -76,12 +84,14 @@ KueueController::KueueController(client::Client& client, client::SharedInformerF
   estimate_queue_ = &AddQueue(
       "estimates",
       [this](const std::string& key) {
-        Time not_before;
+        Time last_end, not_before;
         {
           std::lock_guard<std::mutex> lock(estimates_mu_);
-          not_before = estimate_pass_end_ + estimate_pass_duration_ * kEstimateDutyFactor;
+          last_end = estimate_pass_end_;
+          not_before = last_end + estimate_pass_duration_ * kEstimateDutyFactor;
         }
-        if (const Time now = clock_.Now(); now < not_before) {
+        // A clock stepped back before the last pass's end holds nothing.
+        if (const Time now = clock_.Now(); now < not_before && now >= last_end) {
           estimate_queue_->queue().AddAfter(key, not_before - now);
           return Status::Ok();
         }
@@ -151,16 +161,16 @@ void KueueController::RegisterHandlers() {
     // The estimates of its trees are stale only when something the replay
     // reads changed (not a pending message or the estimate written itself).
     const bool estimate_input = deleted || !old_obj || EstimateInputsChanged(*old_obj, *obj);
-    // Queue status is batched (kUpdatesBatchPeriod).
+    // Queue status is batched (kUpdatesBatchPeriod), on the reporting loops.
     for (const std::string& cq : {AdmittedClusterQueue(*obj), old_obj ? AdmittedClusterQueue(*old_obj) : ""}) {
-      if (!cq.empty()) cq_queue_->queue().AddAfter(cq, kUpdatesBatchPeriod);
+      if (!cq.empty()) cq_status_queue_->queue().AddAfter(cq, kUpdatesBatchPeriod);
       if (!cq.empty() && estimate_input) RequestEstimates(cq);
     }
     const std::string queue = Spec(*obj, "queueName");
     if (!queue.empty()) {
-      lq_queue_->queue().AddAfter(api::Namespace(*obj) + "/" + queue, kUpdatesBatchPeriod);
+      lq_status_queue_->queue().AddAfter(api::Namespace(*obj) + "/" + queue, kUpdatesBatchPeriod);
       if (client::ObjectPtr lq = cache_.local_queues().GetIndexer().Get(api::Namespace(*obj), queue)) {
-        cq_queue_->queue().AddAfter(Spec(*lq, "clusterQueue"), kUpdatesBatchPeriod);
+        cq_status_queue_->queue().AddAfter(Spec(*lq, "clusterQueue"), kUpdatesBatchPeriod);
         if (estimate_input) RequestEstimates(Spec(*lq, "clusterQueue"));
       }
     }

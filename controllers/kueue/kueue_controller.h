@@ -275,8 +275,10 @@ class KueueController {
 
   std::vector<std::unique_ptr<ReconcileLoop>> work_;
   ReconcileLoop* wl_queue_ = nullptr;
-  ReconcileLoop* cq_queue_ = nullptr;
-  ReconcileLoop* lq_queue_ = nullptr;
+  ReconcileLoop* cq_queue_ = nullptr;         // a ClusterQueue's own changes
+  ReconcileLoop* lq_queue_ = nullptr;         // a LocalQueue's own changes
+  ReconcileLoop* cq_status_queue_ = nullptr;  // batched status after Workload events
+  ReconcileLoop* lq_status_queue_ = nullptr;
   ReconcileLoop* rf_queue_ = nullptr;
   ReconcileLoop* verdict_queue_ = nullptr;
   ReconcileLoop* cohort_queue_ = nullptr;
