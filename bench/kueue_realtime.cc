@@ -97,7 +97,7 @@
 // With the per-tree estimate budget (df02ab2), load 3-4: wall 62.4 s, 5.6
 // times the observed-arrival replay's 11.1 s; 96 s of server CPU.
 // 2026-12-06 evening, a slower sitting (load 1-4.4), interleaved: the build
-// before the paced estimate passes and the reporting loops at nice 5: 86.5 s
+// before the paced estimate passes and the reporting loops 5 nice steps lower: 86.5 s
 // and 88.7 s, 131 s and 137 s of server CPU; with them: 70.7 s and 81.5 s,
 // 121 s and 128 s; ClusterQueue + LocalQueue status writes per Workload 1.9-2.0
 // to 0.9-1.0. Baseline, same sitting: 81.5 s (1.062) before, 80.8 s (1.052)

@@ -1456,6 +1456,33 @@ class EstimatePassPaceTest : public KueueControllerTest {
     Create(kJobs, "team-a", Job("second", "5"));
     Create(kJobs, "team-a", Job("third", "5"));
     Settle();
+    // Every batched status write lands first, so only the passes write next.
+    clock_.Advance(std::chrono::minutes(1));
+    Settle();
+  }
+  void CreateClusterQueue(const std::string& name) {
+    Create(kClusterQueues, "",
+           {{"apiVersion", kKueueApiVersion},
+            {"kind", "ClusterQueue"},
+            {"metadata", {{"name", name}}},
+            {"spec", {{"namespaceSelector", api::Object::object()}}}});
+  }
+  // Runs the due pass through its work queue, its first EstimatedStart write
+  // taking `takes` of the clock, then `during` (still inside the pass);
+  // returns the pass's start.
+  Time RunAPassThatTakes(Duration takes, const std::function<void()>& during = {}) {
+    bool once = false;
+    client_.AfterUpdateStatus([&](const api::Object& written) {
+      if (once || FindCondition(written, kEstimatedStartCondition) == nullptr) return;
+      once = true;
+      clock_.Advance(takes);
+      if (during) during();
+    });
+    clock_.Advance(kPeriod);
+    kueue_.ProcessQueued();
+    client_.AfterUpdateStatus(nullptr);
+    EXPECT_TRUE(once) << "the pass wrote";
+    return kueue_.LatestEstimates() ? kueue_.LatestEstimates()->at : Time{};
   }
   int WithEstimates() {
     WaitCaches();
@@ -1483,10 +1510,6 @@ TEST_F(EstimatePassPaceTest, TheWritesBeyondTheBudgetGoWithTheNextPassWhichRepla
 // queue's millisecond backoff, which would run a full pass again at once.
 TEST_F(EstimatePassPaceTest, AFailedEstimateWriteWaitsForTheNextPassAtItsPace) {
   TwoPendingBehindOne();
-  // Let every batched status write land first, so the injected error meets
-  // the pass's write.
-  clock_.Advance(std::chrono::minutes(1));
-  Settle();
   ASSERT_EQ(WithEstimates(), 0);
   ASSERT_EQ(kueue_.LatestEstimates(), nullptr);
   client_.InjectError("updatestatus", ConflictError("the object has been modified"));
@@ -1514,27 +1537,12 @@ TEST_F(EstimatePassPaceTest, AFailedEstimateWriteWaitsForTheNextPassAtItsPace) {
 // pass's duration): the passes take at most about a tenth of a core.
 TEST_F(EstimatePassPaceTest, TheNextPassWaitsTenTimesThisPassFromItsEndEvenIfRequestedDuringIt) {
   TwoPendingBehindOne();
-  clock_.Advance(std::chrono::minutes(1));
-  Settle();
-  // The pass's write takes 2 minutes of the clock, and a ClusterQueue created
-  // meanwhile requests the next pass (delivered before the pass goes on).
-  bool once = false;
-  client_.AfterUpdateStatus([&](const api::Object& written) {
-    if (once || FindCondition(written, kEstimatedStartCondition) == nullptr) return;
-    once = true;
-    clock_.Advance(std::chrono::minutes(2));
-    Create(kClusterQueues, "",
-           {{"apiVersion", kKueueApiVersion},
-            {"kind", "ClusterQueue"},
-            {"metadata", {{"name", "meanwhile"}}},
-            {"spec", {{"namespaceSelector", api::Object::object()}}}});
+  // The pass takes 2 minutes of the clock, and a ClusterQueue created meanwhile
+  // requests the next pass (delivered before the pass goes on).
+  const Time first_pass = RunAPassThatTakes(std::chrono::minutes(2), [&] {
+    CreateClusterQueue("meanwhile");
     WaitCaches();
   });
-  clock_.Advance(kPeriod);
-  kueue_.ProcessQueued();
-  ASSERT_TRUE(once) << "the pass wrote";
-  client_.AfterUpdateStatus(nullptr);
-  const Time first_pass = kueue_.LatestEstimates()->at;
   const Time first_end = first_pass + std::chrono::minutes(2) + std::chrono::seconds(1);  // Create advances 1 s
 
   clock_.Advance(first_end + std::chrono::minutes(15) - clock_.Now());
@@ -1549,26 +1557,10 @@ TEST_F(EstimatePassPaceTest, TheNextPassWaitsTenTimesThisPassFromItsEndEvenIfReq
 // pass for the whole step (the hold is measured from that end).
 TEST_F(EstimatePassPaceTest, AClockSteppedBackDoesNotHoldThePasses) {
   TwoPendingBehindOne();
-  clock_.Advance(std::chrono::minutes(1));
-  Settle();
-  bool once = false;
-  client_.AfterUpdateStatus([&](const api::Object& written) {
-    if (once || FindCondition(written, kEstimatedStartCondition) == nullptr) return;
-    once = true;
-    clock_.Advance(std::chrono::minutes(2));  // the pass takes 2 minutes: the next is held 20
-  });
-  clock_.Advance(kPeriod);
-  kueue_.ProcessQueued();
-  ASSERT_TRUE(once);
-  client_.AfterUpdateStatus(nullptr);
-  const Time first_pass = kueue_.LatestEstimates()->at;
+  const Time first_pass = RunAPassThatTakes(std::chrono::minutes(2));  // the next is held 20 minutes
   // Back to before the pass began, and a change asks for a pass.
   clock_.Set(first_pass - std::chrono::hours(1));
-  Create(kClusterQueues, "",
-         {{"apiVersion", kKueueApiVersion},
-          {"kind", "ClusterQueue"},
-          {"metadata", {{"name", "later"}}},
-          {"spec", {{"namespaceSelector", api::Object::object()}}}});
+  CreateClusterQueue("later");
   WaitCaches();
   clock_.Advance(std::chrono::minutes(21));  // requested 10 D = 20 minutes after the request
   kueue_.ProcessQueued();
