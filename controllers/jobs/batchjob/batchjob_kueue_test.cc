@@ -1567,6 +1567,77 @@ TEST_F(EstimatePassPaceTest, AClockSteppedBackDoesNotHoldThePasses) {
   EXPECT_NE(kueue_.LatestEstimates()->at, first_pass) << "the pass ran, not held until an hour later";
 }
 
+// A cycle is computed without the controller's lock: a head deleted while it
+// ran is neither requeued (a ghost in the queue) nor told it is pending, and a
+// namesake created meanwhile is not admitted with the old head's admission.
+class CycleWindowTest : public KueueControllerTest {
+ protected:
+  CycleWindowTest() : KueueControllerTest({}, Options(this)) {}
+  static KueueControllerOptions Options(CycleWindowTest* self) {
+    KueueControllerOptions o;
+    o.between_cycle_phases = [self] {
+      if (self->during_cycle_) std::exchange(self->during_cycle_, nullptr)();
+    };
+    return o;
+  }
+  std::function<void()> during_cycle_;
+};
+
+TEST_F(CycleWindowTest, AHeadDeletedWhileTheCycleRanIsNotRequeued) {
+  CreateQueues();
+  Create(kJobs, "team-a", Job("holder", "5"));
+  Settle();
+  ASSERT_TRUE(IsConditionTrue(WorkloadOf("team-a", "holder"), "Admitted"));
+  // waiter does not fit: its cycle requeues it, unless it was deleted meanwhile.
+  Create(kJobs, "team-a", Job("waiter", "5"));
+  bool ran = false;
+  during_cycle_ = [&] {
+    ran = true;
+    const api::Object wl = WorkloadOf("team-a", "waiter");
+    ASSERT_TRUE(client_.Delete(kWorkloads.Namespace("team-a"), Name(wl)).ok());
+    ASSERT_TRUE(client_.Delete(kJobs.Namespace("team-a"), "waiter").ok());
+    WaitCaches();
+    kueue_.ProcessQueued();  // the Workload's deletion reaches the queues
+  };
+  Settle();
+  ASSERT_TRUE(ran);
+  // The queues count what they hold (a ghost would count, though the
+  // visibility API, which reads the cache, would not list it).
+  EXPECT_EQ(Get(kClusterQueues, "", "cluster-queue")["status"].value("pendingWorkloads", -1), 0)
+      << "no ghost of the deleted head";
+}
+
+TEST_F(CycleWindowTest, ANamesakeCreatedWhileTheCycleRanIsNotAdmittedInItsPlace) {
+  CreateQueues();
+  Create(kJobs, "team-a", Job("first", "5"));
+  // The Job's Workload, queued; no cycle yet.
+  WaitCaches();
+  kueue_.EnqueueAll();
+  kueue_.ProcessQueued();
+  WaitCaches();
+  kueue_.ProcessQueued();
+  const api::Object wl = WorkloadOf("team-a", "first");
+  const std::string old_uid = Uid(wl);
+  bool ran = false;
+  during_cycle_ = [&] {
+    ran = true;
+    ASSERT_TRUE(client_.Delete(kWorkloads.Namespace("team-a"), Name(wl)).ok());
+    // A standalone Workload of the same name, asking for more than the quota.
+    api::Object namesake = wl;
+    namesake["metadata"] = {{"name", Name(wl)}, {"namespace", "team-a"}};
+    namesake.erase("status");
+    namesake["spec"]["podSets"][0]["template"]["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "50";
+    ASSERT_TRUE(client_.Create(kWorkloads.Namespace("team-a"), namesake).ok());
+    WaitCaches();
+  };
+  kueue_.ScheduleOnce();  // the first workload is a head; it fits
+  ASSERT_TRUE(ran);
+  WaitCaches();
+  const api::Object now = Get(kWorkloads, "team-a", Name(wl));
+  EXPECT_NE(Uid(now), old_uid);
+  EXPECT_FALSE(IsConditionTrue(now, "QuotaReserved")) << "the namesake (50 cpu) was not admitted";
+}
+
 // The threads of the loops that only report run at kReportingNice; those on
 // the path to admission at the process's.
 TEST_F(KueueControllerTest, TheReportingLoopsYieldTheCpuToThePathToAdmission) {
