@@ -778,33 +778,19 @@ CycleSummary KueueController::ScheduleOnce() {
   std::vector<Pending> pendings;
   std::vector<Evict> evicts;
   const Time now = clock_.Now();
-  std::vector<admission::Workload> heads;
-  std::optional<admission::Snapshot> snap;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    heads = queues_.Heads();
+    std::vector<admission::Workload> heads = queues_.Heads();
     summary.heads = static_cast<int>(heads.size());
     if (heads.empty()) return summary;
-    snap.emplace(SchedulingSnapshot());
-  }
-  admission::CycleOptions cycle_options;
-  cycle_options.fair_sharing = options_.config.fair_sharing;
-  // The cycle is computed on its snapshot and popped heads without the lock,
-  // as Kueue's scheduler computes on its snapshot outside its cache lock: the
-  // informers' handlers and the reconcilers go on meanwhile (holding the lock
-  // for the whole cycle starved them, and each cycle then admitted little).
-  admission::CycleResult result = admission::Schedule(*snap, heads, now, cycle_options);
-  if (options_.between_cycle_phases) options_.between_cycle_phases();
-  {
-    std::lock_guard<std::mutex> lock(mu_);
+    admission::Snapshot snap = SchedulingSnapshot();
+    admission::CycleOptions cycle_options;
+    cycle_options.fair_sharing = options_.config.fair_sharing;
+    admission::CycleResult result = admission::Schedule(snap, heads, now, cycle_options);
     std::map<std::string, const admission::Workload*> by_uid;
     for (const auto& h : heads) by_uid[h.uid] = &h;
     for (const admission::EntryResult& e : result.entries) {
       client::ObjectPtr obj = cache_.GetWorkload(e.key);
-      // Deleted (or replaced by a namesake) while the cycle ran: nothing to
-      // admit, requeue or tell (Kueue's RequeueWorkload reads the newest copy
-      // for the same reason).
-      if (!obj || api::Uid(*obj) != e.uid) continue;
       const admission::Workload* head = by_uid.count(e.uid) ? by_uid[e.uid] : nullptr;
       switch (e.outcome) {
         case admission::EntryOutcome::kAdmitted:
@@ -827,7 +813,7 @@ CycleSummary KueueController::ScheduleOnce() {
           }
           for (const auto& v : e.preempted) {
             client::ObjectPtr vo = cache_.GetWorkload(v.key);
-            if (!vo || api::Uid(*vo) != v.uid) continue;  // gone, or a namesake, since the snapshot
+            if (!vo) continue;
             admission::PreemptedWorkload victim = v;
             // The engine does not know job uids: fill Kueue's JobUID from the preemptor's label.
             const std::string job_uid = obj ? Label(*obj, kJobUidLabel) : "";

@@ -145,9 +145,6 @@ struct KueueControllerOptions {
   // the queues grow (a 50,000-Workload backlog makes a pass take seconds).
   Duration estimate_period{};
   size_t estimate_writes_per_pass = 200;
-  // Tests only: called by ScheduleOnce after the cycle is computed and before
-  // its results are applied (no lock held), to act in that window.
-  std::function<void()> between_cycle_phases;
 };
 
 // What a scheduling cycle did (for callers that loop and for tests).
