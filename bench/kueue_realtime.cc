@@ -101,11 +101,7 @@
 // and 88.7 s, 131 s and 137 s of server CPU; with them: 70.7 s and 81.5 s,
 // 121 s and 128 s; ClusterQueue + LocalQueue status writes per Workload 1.9-2.0
 // to 0.9-1.0. Baseline, same sitting: 81.5 s (1.062) before, 80.8 s (1.052)
-// after, 55 s of server CPU each. With the cycle computed outside the
-// controller's lock (3917f2e), same evening, load 0.9-1.4: 59.6 s and 61.1 s,
-// 92 s and 94 s of server CPU (67.7 s and 106 s just before); time to
-// admission from the first watch event small 36.5 s, medium 11.1 s, large
-// 5.0 s.
+// after, 55 s of server CPU each.
 //
 // Usage: kueue_realtime --kubeconfig F [--scenario baseline|large-scale]
 //                       [--workers N] [--timeout-seconds S]

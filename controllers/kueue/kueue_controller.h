@@ -56,12 +56,8 @@
 //                 quarter of the server's CPU and held the controller's lock
 //                 the scheduler needs).
 // Scheduler: one cycle = snapshot from the informer caches (with assumed
-// writes, kueue_cache.h) and QueueManager::Heads under the engine lock →
-// admission::Schedule without it (as Kueue computes on its snapshot outside
-// its cache lock; the handlers and reconcilers go on meanwhile, and the
-// QueueManager keeps a head updated meanwhile) → apply under the lock again,
-// skipping a head or victim deleted or replaced by a namesake meanwhile, in
-// this order: admitted → status.admission + QuotaReserved/Admitted
+// writes, kueue_cache.h) → QueueManager::Heads → admission::Schedule →
+// apply, in this order: admitted → status.admission + QuotaReserved/Admitted
 // True, Events QuotaReserved and Admitted; preemption → each victim
 // Evicted=True "Preempted" + Preempted=True with Kueue's message, Event
 // "Preempted"; pending → QuotaReserved=False with the engine's reason/message
