@@ -63,6 +63,7 @@ Snapshot::Snapshot(const Snapshot& o) { *this = o; }
 Snapshot& Snapshot::operator=(const Snapshot& o) {
   if (this == &o) return *this;
   names_ = o.names_;
+  owned_names_ = o.owned_names_;
   flavor_names_ = o.flavor_names_;
   flavor_index_ = o.flavor_index_;
   flavors_ = o.flavors_;
@@ -82,6 +83,11 @@ Snapshot& Snapshot::operator=(const Snapshot& o) {
 Snapshot::Snapshot(Snapshot&&) noexcept = default;
 Snapshot& Snapshot::operator=(Snapshot&&) noexcept = default;
 Snapshot::~Snapshot() = default;
+
+void Snapshot::OwnNames() {
+  owned_names_ = std::make_shared<const ResourceNames>(*names_);
+  names_ = owned_names_.get();
+}
 
 void Snapshot::RebuildWorkloadIndex() {
   for (auto& c : cqs_) c.workloads.clear();

@@ -131,6 +131,11 @@ class Snapshot {
   ~Snapshot();
 
   const ResourceNames& names() const { return *names_; }
+  // Makes the snapshot read a copy of its ResourceNames that it owns (shared
+  // with its copies), so it may be used where the names it was built with can
+  // change: a snapshot used outside the lock that guards them (their Intern
+  // may reallocate under a reader).
+  void OwnNames();
 
   // --- Workloads holding quota ------------------------------------------
   Status AddWorkload(const Workload& wl);
@@ -256,6 +261,7 @@ class Snapshot {
   void RebuildWorkloadIndex();
 
   const ResourceNames* names_;
+  std::shared_ptr<const ResourceNames> owned_names_;  // set by OwnNames; names_ points at it
   std::vector<std::string> flavor_names_;
   std::unordered_map<std::string, int> flavor_index_;
   std::vector<std::optional<ResourceFlavor>> flavors_;

@@ -24,6 +24,25 @@ class SnapshotTest : public ::testing::Test {
   }
 };
 
+// A snapshot that owns its names reads them from its own copy (shared with
+// its copies): names interned later in the table it was built with, which may
+// reallocate it under a reader on another thread, do not reach it.
+TEST_F(SnapshotTest, ASnapshotThatOwnsItsNamesNoLongerReadsTheTableItWasBuiltWith) {
+  Snapshot s(names, {FlavorBuilder("default").Obj()},
+             {ClusterQueueBuilder(names, "a").Group({FQ("default").Resource("cpu", "3")}).Obj()}, {});
+  EXPECT_EQ(&s.names(), &names);
+  s.OwnNames();
+  EXPECT_NE(&s.names(), &names);
+  const ResourceId cpu = names.Find("cpu");
+  ASSERT_GE(cpu, 0);
+  EXPECT_EQ(s.names().Name(cpu), "cpu");
+  for (int i = 0; i < 1000; ++i) names.Intern("example.com/r" + std::to_string(i));  // reallocates
+  EXPECT_EQ(s.names().Find("example.com/r0"), -1);
+  EXPECT_EQ(s.names().Name(cpu), "cpu");
+  const Snapshot copy = s;
+  EXPECT_EQ(&copy.names(), &s.names()) << "copies share the owned table";
+}
+
 TEST_F(SnapshotTest, LendingLimitsShapeSubtreeQuotaAndAvailable) {
   // lend-a: cpu 3 LL 2 (keeps 1), lend-b: cpu 2 LL 2 (keeps 0).
   Snapshot s(names, {FlavorBuilder("default").Obj()},

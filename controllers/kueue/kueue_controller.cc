@@ -777,6 +777,7 @@ CycleSummary KueueController::ScheduleOnce() {
   std::vector<Admit> admits;
   std::vector<Pending> pendings;
   std::vector<Evict> evicts;
+  std::shared_ptr<const admission::ResourceNames> names;
   const Time now = clock_.Now();
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -784,6 +785,7 @@ CycleSummary KueueController::ScheduleOnce() {
     summary.heads = static_cast<int>(heads.size());
     if (heads.empty()) return summary;
     admission::Snapshot snap = SchedulingSnapshot();
+    names = std::make_shared<const admission::ResourceNames>(snap.names());  // for the writes below, unlocked
     admission::CycleOptions cycle_options;
     cycle_options.fair_sharing = options_.config.fair_sharing;
     admission::CycleResult result = admission::Schedule(snap, heads, now, cycle_options);
@@ -856,7 +858,7 @@ CycleSummary KueueController::ScheduleOnce() {
   }
   for (Admit& a : admits) {
     api::Object wl = *a.obj;
-    SetQuotaReservation(&wl, a.admission, cache_.names(), now);
+    SetQuotaReservation(&wl, a.admission, *names, now);
     Status s = WriteWorkloadStatus(wl);
     if (!s.ok()) {
       Logger("kueue")->info("admitting {}: {}", client::MetaNamespaceKey(wl), s.ToString());
@@ -1018,6 +1020,7 @@ Status KueueController::RecomputeEstimates() {
     // Copies under the engine lock; the replay runs without it.
     std::lock_guard<std::mutex> lock(mu_);
     snap.emplace(SchedulingSnapshot());
+    snap->OwnNames();  // the replay runs without the lock, while reconciles may intern names
     queues = queues_;
     if (!all) {
       std::set<int> dirty_roots;
