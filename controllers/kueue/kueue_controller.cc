@@ -76,29 +76,8 @@ KueueController::KueueController(client::Client& client, client::SharedInformerF
       "pendingverdict", [this](const std::string& k) { return WritePendingVerdict(k); }, kReporting);
   cohort_queue_ = &AddQueue(
       "cohort", [this](const std::string& k) { return ReconcileCohort(k); }, kReporting);
-  // A pass's failed writes are retried by the next pass, which it schedules at
-  // the pass's pace (ScheduleEstimatePass): never by the loop's rate limiter,
-  // which would start a full pass again within milliseconds.
-  // A request made while a pass ran was scheduled from the previous pass's
-  // duration: the duty factor is applied again here, from this pass's end.
   estimate_queue_ = &AddQueue(
-      "estimates",
-      [this](const std::string& key) {
-        Time last_end, not_before;
-        {
-          std::lock_guard<std::mutex> lock(estimates_mu_);
-          last_end = estimate_pass_end_;
-          not_before = last_end + estimate_pass_duration_ * kEstimateDutyFactor;
-        }
-        // A clock stepped back before the last pass's end holds nothing.
-        if (const Time now = clock_.Now(); now < not_before && now >= last_end) {
-          estimate_queue_->queue().AddAfter(key, not_before - now);
-          return Status::Ok();
-        }
-        if (Status s = RecomputeEstimates(); !s.ok()) Logger("kueue")->debug("estimate pass: {}", s.ToString());
-        return Status::Ok();
-      },
-      kReporting);
+      "estimates", [this](const std::string& key) { return RunEstimatePass(key); }, kReporting);
   pending_queue_ = &AddQueue("pendingworkloads", [this](const std::string&) { return ScanPendingWorkloads(); });
   RegisterHandlers();
 }
@@ -975,6 +954,27 @@ void KueueController::ScheduleEstimatePass() {
     delay = EstimateDelay(options_.estimate_period, estimate_pass_duration_);
   }
   estimate_queue_->queue().AddAfter("all", delay);
+}
+
+Status KueueController::RunEstimatePass(const std::string& key) {
+  // A request made while a pass ran was scheduled from the previous pass's
+  // duration: the duty factor is applied again here, from this pass's end.
+  Time last_end, not_before;
+  {
+    std::lock_guard<std::mutex> lock(estimates_mu_);
+    last_end = estimate_pass_end_;
+    not_before = last_end + estimate_pass_duration_ * kEstimateDutyFactor;
+  }
+  // A clock stepped back before the last pass's end holds nothing.
+  if (const Time now = clock_.Now(); now < not_before && now >= last_end) {
+    estimate_queue_->queue().AddAfter(key, not_before - now);
+    return Status::Ok();
+  }
+  // Failed writes are retried by the next pass, which the pass schedules at
+  // its pace (ScheduleEstimatePass), never by the loop's rate limiter, which
+  // would start a full pass again within milliseconds.
+  if (Status s = RecomputeEstimates(); !s.ok()) Logger("kueue")->debug("estimate pass: {}", s.ToString());
+  return Status::Ok();
 }
 
 std::shared_ptr<const KueueController::Estimates> KueueController::LatestEstimates() const {

@@ -304,6 +304,10 @@ class KueueController {
   // kEstimateDutyFactor times the last pass if longer), marking nothing: a
   // pass with no tree marked replays none and writes what is left to write.
   void ScheduleEstimatePass();
+  // What the "estimates" work queue runs: holds the pass until
+  // kEstimateDutyFactor times the last pass after its end, then
+  // RecomputeEstimates; always Ok (its write errors wait for the next pass).
+  Status RunEstimatePass(const std::string& key);
   // The owning job's JobIntegration::ActiveDeadline, the job read from its
   // integration's informer (no I/O).
   std::optional<Duration> JobDeadline(const api::Object& workload);
