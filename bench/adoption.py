@@ -26,7 +26,8 @@ def kubectl(env, *args, input=None):
 
 def start_server(berth, work, n, log):
     return subprocess.Popen([berth, "server", "--port", "0", "--data-dir", os.path.join(work, "data"), "--nodes", "1",
-                             "--node-capacity", f"cpu={n},memory={n}Gi,pods={n + 10}", "--shutdown-grace-period", "0"],
+                             "--node-capacity", f"cpu={n},memory={n}Gi,pods={n + 10}", "--shutdown-grace-period", "0",
+                             "--eviction-hard", "nodefs.available<1Gi"],
                             stdout=log, stderr=subprocess.STDOUT)
 
 

@@ -508,7 +508,7 @@ def run(args, mode, n):
     log = open(os.path.join(work, "server.log"), "ab")
     server = subprocess.Popen([args.berth, "server", "--port", "0", "--data-dir", os.path.join(work, "data"),
                                "--nodes", "1", "--node-capacity", args.node_capacity,
-                               "--shutdown-grace-period", "0", "--insecure-http"] + args.server_args.split(), stdout=log, stderr=subprocess.STDOUT)
+                               "--shutdown-grace-period", "0", "--insecure-http", "--eviction-hard", "nodefs.available<1Gi"] + args.server_args.split(), stdout=log, stderr=subprocess.STDOUT)
     try:
         wait_for(lambda: os.path.exists(kubeconfig) and server_port(kubeconfig), 30, "the kubeconfig")
         port = server_port(kubeconfig)

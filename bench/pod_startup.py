@@ -44,7 +44,7 @@ def main():
     work = tempfile.mkdtemp(prefix="berth-startup-")
     env = dict(os.environ, KUBECONFIG=os.path.join(work, "data", "kubeconfig"), HOME=work)
     server = subprocess.Popen([a.berth, "server", "--port", "0", "--store=memory", "--data-dir", os.path.join(work, "data"),
-                               "--nodes", "4", "--node-capacity", "cpu=8,memory=32Gi"],
+                               "--nodes", "4", "--node-capacity", "cpu=8,memory=32Gi", "--eviction-hard", "nodefs.available<1Gi"],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     procs = []
     try:

@@ -231,8 +231,10 @@ void AddPodMaxPidsFlag(CLI::App* app, int64_t& pod_max_pids) {
 void AddEvictionHardFlag(CLI::App* app, std::string& eviction_hard) {
   app->add_option("--eviction-hard", eviction_hard,
                   "hard eviction threshold of the data directory's filesystem (kubelet --eviction-hard; "
-                  "nodefs.available<PERCENT% or nodefs.available<QUANTITY; \"none\" disables it)")
-      ->capture_default_str();
+                  "nodefs.available<PERCENT% or nodefs.available<QUANTITY; \"none\" disables it; the last "
+                  "one given wins)")
+      ->capture_default_str()
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
 }
 
 // Pod isolation flags (agent/node_agent.h SandboxOptions), for the embedded agents and `berth agent`.

@@ -7,9 +7,17 @@
 #                           WORK removed unless a check failed (FAILURES > 0), when it is kept
 #                           for inspection.
 #   e2e_start_server ARGS   `$BERTH server --port 0 --data-dir $WORK/data
-#                           --shutdown-grace-period 5 ARGS` in the background (log:
-#                           $WORK/server.log; a later --shutdown-grace-period in ARGS wins, 0
-#                           leaves pods running when the server stops); returns once the
+#                           --shutdown-grace-period 5 --eviction-hard 'nodefs.available<1Gi'
+#                           ARGS` in the background (log: $WORK/server.log; a later --shutdown-grace-period
+#                           or --eviction-hard in ARGS wins; 0 leaves pods running when the
+#                           server stops). The nodes' data directories are on a shared host's
+#                           disk, whose fill level these tests do not control: the default
+#                           threshold (10 % free) would taint the node when neighbours fill
+#                           the disk, so the tests keep an absolute 1 GiB floor instead. kind
+#                           turns its kubelets' threshold off for the same reason
+#                           (evictionHard nodefs.available "0%",
+#                           kubernetes-sigs/kind pkg/cluster/internal/kubeadm/config.go). Also
+#                           for the agent of e2e_start_cluster. Returns once the
 #                           kubeconfig is written, exits 1 with the log when the server does
 #                           not start.
 #   e2e_start_node_server CAPACITY [ARGS]
@@ -112,7 +120,8 @@ for path in sys.argv[1:]:
 
 e2e_start_server() {
   rm -f "$KUBECONFIG"
-  "$BERTH" server --port 0 --data-dir "$WORK/data" --shutdown-grace-period 5 "$@" >>"$WORK/server.log" 2>&1 &
+  "$BERTH" server --port 0 --data-dir "$WORK/data" --shutdown-grace-period 5 --eviction-hard 'nodefs.available<1Gi' "$@" \
+    >>"$WORK/server.log" 2>&1 &
   SERVER_PID=$!
   for _ in $(seq 1 200); do
     [ -s "$KUBECONFIG" ] && return 0
@@ -138,7 +147,7 @@ e2e_start_cluster() {
   NODE=remote-0
   e2e_start_server --nodes 0 "$@"
   "$BERTH" agent --kubeconfig "$KUBECONFIG" --name "$NODE" --data-dir "$WORK/$NODE" --port 0 \
-    --capacity "$capacity" >>"$WORK/agent.log" 2>&1 &
+    --eviction-hard 'nodefs.available<1Gi' --capacity "$capacity" >>"$WORK/agent.log" 2>&1 &
   AGENT_PID=$!
   e2e_wait_node_ready "$NODE" 20 "(berth agent)"
 }

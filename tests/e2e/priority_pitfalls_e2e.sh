@@ -181,6 +181,7 @@ has_workload() { [ -n "$(workload_of "$1")" ]; }
 # ---------------------------------------------------------------------------------------
 log "start berth server (2 nodes: cpu=8, memory=32Gi, nvidia.com/gpu=8)"
 "$BERTH" server --port 0 --data-dir "$WORK/data" --nodes 2 --shutdown-grace-period 30 --allowed-host-paths "$DEMO" \
+  --eviction-hard 'nodefs.available<1Gi' \
   --node-capacity cpu=8,memory=32Gi,nvidia.com/gpu=8 >"$WORK/server.log" 2>&1 &
 SERVER_PID=$!
 wait_for "the server's kubeconfig" 30 test -s "$KUBECONFIG"

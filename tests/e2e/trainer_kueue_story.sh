@@ -86,6 +86,7 @@ wait_for() {
 say "start berth server (two embedded nodes of 1 CPU, 2Gi; SQLite store in $data)"
 "$berth" server --port "${BERTH_DEMO_PORT:-0}" --data-dir "$data" \
   --nodes 2 --node-capacity cpu=1,memory=2Gi --shutdown-grace-period 30 --allowed-host-paths "$demo" \
+  --eviction-hard 'nodefs.available<1Gi' \
   >"$run/server.log" 2>&1 9>&- &
 server_pid=$!
 export KUBECONFIG=$data/kubeconfig
