@@ -72,6 +72,9 @@ class NodeAgentTest : public ::testing::Test {
     o.address = "10.0.0.5";
     o.cgroups = Cgroups::Unavailable("cgroups are not used in these tests");
     o.poll_interval = 5ms;
+    // An absolute floor, not the default 10 % free: the shared host disk's fill level is
+    // not this test's to control (tests/e2e/lib.sh says more).
+    o.eviction_hard = *ParseEvictionHard("nodefs.available<1Gi");
     options_ = o;
     agent_ = std::make_unique<NodeAgent>(client_, clock_, o);
     ASSERT_TRUE(agent_->Start().ok());

@@ -155,6 +155,9 @@ class ControlPlaneTest : public ::testing::Test {
     o.capacity = *agent::ParseResourceList(node_capacity_);
     o.data_dir = dir_ + "/node-0";
     o.sandbox.enabled = sandbox_;
+    // An absolute floor, not the default 10 % free: the shared host disk's fill level is
+    // not this test's to control (tests/e2e/lib.sh says more).
+    o.eviction_hard = *agent::ParseEvictionHard("nodefs.available<1Gi");
     agent_ = std::make_unique<agent::NodeAgent>(*client_, clock_, o);
     ASSERT_TRUE(agent_->Start().ok());
     server_->RegisterPodLogSource("node-0", agent_.get());
