@@ -214,6 +214,7 @@ struct PodSet {
   // status.reclaimablePods for this podSet: pods that finished and whose
   // quota is given back (ReclaimablePods, GA).
   int32_t reclaimable = 0;
+  bool operator==(const PodSet&) const = default;
 };
 
 // Flavor chosen for one resource of a podSet.

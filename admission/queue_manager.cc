@@ -297,6 +297,7 @@ void QueueManager::AddOrUpdateClusterQueue(const std::string& name, QueueingStra
 void QueueManager::DeleteClusterQueue(const std::string& name) {
   auto it = queues_.find(name);
   if (it == queues_.end()) return;
+  CountInFlight(it->second, -1);
   for (const auto& [uid, wl] : it->second.workloads) where_.erase(uid);
   for (const auto& [shape, c] : it->second.classes) {
     for (const Key& k : c.active.keys) Moved(k, Where::kHeap, Where::kNone);
@@ -306,9 +307,32 @@ void QueueManager::DeleteClusterQueue(const std::string& name) {
   queues_.erase(it);
 }
 
+void QueueManager::CountInFlight(const Queue& q, int delta) {
+  if (q.in_flight.empty()) return;
+  const Key k = StoredKey(q, q.workloads.at(q.in_flight));
+  if (delta > 0) {
+    Moved(k, Where::kNone, Where::kHeap);
+  } else {
+    Moved(k, Where::kHeap, Where::kNone);
+  }
+}
+
+void QueueManager::ForgetInFlight(Queue& q) {
+  if (q.in_flight.empty()) return;
+  CountInFlight(q, -1);
+  q.workloads.erase(q.in_flight);
+  where_.erase(q.in_flight);
+  if (q.sticky == q.in_flight) q.sticky.clear();
+  q.in_flight.clear();
+}
+
 void QueueManager::Remove(Queue& q, const std::string& uid) {
   auto it = q.workloads.find(uid);
   if (it == q.workloads.end()) return;
+  if (q.in_flight == uid) {
+    CountInFlight(q, -1);
+    q.in_flight.clear();
+  }
   Take(q, KeyOf(q, it->second));
   q.workloads.erase(it);
   if (q.sticky == uid) q.sticky.clear();
@@ -317,6 +341,16 @@ void QueueManager::Remove(Queue& q, const std::string& uid) {
 
 bool QueueManager::AddOrUpdateWorkload(const Workload& wl, Time now) {
   auto w = where_.find(wl.uid);
+  if (w != where_.end() && w->second == wl.cluster_queue && Queueable(wl)) {
+    Queue& q = queues_.at(w->second);
+    if (q.in_flight == wl.uid) {
+      // Step 2: the cycle that popped it places this copy (RequeueWorkload).
+      CountInFlight(q, -1);
+      q.workloads.at(wl.uid) = wl;
+      CountInFlight(q, 1);
+      return true;
+    }
+  }
   std::optional<Place> was;  // where it was in the same ClusterQueue
   bool was_sticky = false;
   if (w != where_.end()) {
@@ -352,6 +386,7 @@ bool QueueManager::DeleteWorkload(const std::string& uid) {
 std::vector<Workload> QueueManager::Heads() {
   std::vector<Workload> heads;
   for (auto& [name, q] : queues_) {
+    ForgetInFlight(q);  // not requeued: admitted
     if (!q.active || q.heap.empty()) continue;
     Key head = **q.heap.begin();
     if (!q.sticky.empty()) {
@@ -361,22 +396,44 @@ std::vector<Workload> QueueManager::Heads() {
         if (PlaceOf(q, k) == Place::kActive) head = k;
       }
     }
-    const std::string uid = head.uid;
     Take(q, head);
-    auto node = q.workloads.extract(uid);
-    where_.erase(uid);
+    q.in_flight = head.uid;
+    CountInFlight(q, 1);
     ++q.pop_cycle;
-    heads.push_back(std::move(node.mapped()));
+    heads.push_back(q.workloads.at(head.uid));
   }
   return heads;
 }
 
-bool QueueManager::RequeueWorkload(const Workload& wl, RequeueReason reason, Time now,
+const Workload* QueueManager::InFlight(const std::string& uid) const {
+  auto w = where_.find(uid);
+  if (w == where_.end()) return nullptr;
+  const Queue& q = queues_.at(w->second);
+  return q.in_flight == uid ? &q.workloads.at(uid) : nullptr;
+}
+
+void QueueManager::ReturnInFlightHeads() {
+  for (auto& [name, q] : queues_) {
+    if (q.in_flight.empty()) continue;
+    CountInFlight(q, -1);
+    const Workload& head = q.workloads.at(q.in_flight);
+    q.in_flight.clear();
+    Put(q, StoredKey(q, head), Place::kActive);
+  }
+}
+
+bool QueueManager::RequeueWorkload(const Workload& popped, RequeueReason reason, Time now,
                                    std::vector<const Workload*>* set_aside, const Verdict* verdict) {
-  auto q = queues_.find(wl.cluster_queue);
-  if (q == queues_.end() || !Queueable(wl)) return false;
-  Queue& queue = q->second;
-  if (where_.count(wl.uid)) return false;  // updated while in flight: already queued
+  auto w = where_.find(popped.uid);
+  if (w == where_.end()) return false;
+  Queue& queue = queues_.at(w->second);
+  if (queue.in_flight != popped.uid) return false;
+  // The flight ends; the sticky slot stays (Kueue clears its preemptor only on delete).
+  CountInFlight(queue, -1);
+  queue.in_flight.clear();
+  where_.erase(w);
+  const Workload wl = std::move(queue.workloads.extract(popped.uid).mapped());
+  if (!Queueable(wl)) return false;
   bool immediate;
   if (queue.strategy == QueueingStrategy::kStrictFIFO) {
     immediate = reason != RequeueReason::kNamespaceMismatch;
@@ -441,6 +498,9 @@ std::vector<const Workload*> QueueManager::Pending(const std::string& cluster_qu
   auto q = queues_.find(cluster_queue);
   if (q == queues_.end()) return out;
   std::vector<Key> keys(q->second.inadmissible.begin(), q->second.inadmissible.end());
+  if (const std::string& uid = q->second.in_flight; !uid.empty()) {
+    keys.push_back(StoredKey(q->second, q->second.workloads.at(uid)));
+  }
   for (const auto& [shape, c] : q->second.classes) {
     keys.insert(keys.end(), c.active.keys.begin(), c.active.keys.end());
     keys.insert(keys.end(), c.aside.keys.begin(), c.aside.keys.end());
@@ -472,7 +532,7 @@ std::vector<const Workload*> QueueManager::Inadmissible(const std::string& clust
 
 size_t QueueManager::ActiveCount(const std::string& cluster_queue) const {
   auto q = queues_.find(cluster_queue);
-  return q == queues_.end() ? 0 : q->second.active_count;
+  return q == queues_.end() ? 0 : q->second.active_count + (q->second.in_flight.empty() ? 0 : 1);
 }
 
 size_t QueueManager::InadmissibleCount(const std::string& cluster_queue) const {

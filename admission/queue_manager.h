@@ -7,7 +7,16 @@
 //      queue first, then higher priority, then earlier queue-order timestamp,
 //      then uid (unique tie-break).
 //   2. Heads() pops exactly one workload from every active ClusterQueue
-//      (inactive queues are skipped), in ClusterQueue name order.
+//      (inactive queues are skipped), in ClusterQueue name order. A popped
+//      head is in flight (Kueue's PendingWorkloads.inflight) until it is
+//      requeued, leaves the queue, or the next Heads() forgets it (it was
+//      admitted): it still counts as pending and active (ActiveCount,
+//      LocalQueuePending, Pending), so a cycle computed without the caller's
+//      lock hides no head from the queues' status. An update while in flight
+//      replaces the head's copy without queueing it (Kueue's PushOrUpdate
+//      skips the inflight workload); RequeueWorkload places that newest copy.
+//      An update that makes it unqueueable, a move to another ClusterQueue or
+//      a delete ends the flight: the head is not requeued.
 //   3. RequeueWorkload() puts a head that was not admitted back. StrictFIFO:
 //      immediately into the heap (so it keeps blocking newer workloads),
 //      except a namespace mismatch. BestEffortFIFO: immediately only after a
@@ -104,22 +113,35 @@ class QueueManager {
   bool AddOrUpdateWorkload(const Workload& wl, Time now);
   bool DeleteWorkload(const std::string& uid);
 
-  // One head per active ClusterQueue (step 2). Heads are removed from the
-  // queues until requeued.
+  // One head per active ClusterQueue (step 2): copies of the heads, which
+  // are in flight until requeued; the heads of the previous call that are
+  // still in flight are forgotten first.
   std::vector<Workload> Heads();
+  // The newest copy of the in-flight head `uid` (step 2): the popped one, or
+  // the last update; nullptr when `uid` is not in flight (never popped,
+  // requeued, or it left the queue while in flight). Valid until the next
+  // call that changes the QueueManager.
+  const Workload* InFlight(const std::string& uid) const;
+  // Puts every in-flight head back in its heap as if it had not been popped:
+  // for a copy that replays the queues (the start-time estimator) while the
+  // original's cycle runs.
+  void ReturnInFlightHeads();
 
   // The verdict a head was given (its QuotaReserved=False reason and message).
   struct Verdict {
     std::string reason;
     std::string message;
   };
-  // Step 3. Returns true when the workload was (re)inserted. `set_aside`
+  // Step 3, for a head popped by Heads(): its newest copy (InFlight) is
+  // placed. Returns true when the workload was (re)inserted; false when
+  // `popped.uid` is not in flight (it left the queue meanwhile, or was
+  // requeued already), changing nothing. `set_aside`
   // (optional) receives the pending workloads of the same shape moved to the
   // inadmissible set with it (step 6): pointers into the queue, valid until
   // the next call that changes the QueueManager. With `verdict`, only those
   // whose pending_reason/pending_message differ from it are listed (the ones
   // whose status needs writing); when every one shows it, none is visited.
-  bool RequeueWorkload(const Workload& wl, RequeueReason reason, Time now,
+  bool RequeueWorkload(const Workload& popped, RequeueReason reason, Time now,
                        std::vector<const Workload*>* set_aside = nullptr, const Verdict* verdict = nullptr);
 
   // Step 4 for the given ClusterQueues.
@@ -128,19 +150,21 @@ class QueueManager {
   void QueueAllInadmissibleWorkloads(Time now);
 
   // Introspection (visibility API): pending workloads of a ClusterQueue in
-  // queue order (heap, then inadmissible, by the same comparator).
+  // queue order (in flight, heap and inadmissible, by the same comparator;
+  // the sticky preemptor first).
   std::vector<const Workload*> Pending(const std::string& cluster_queue) const;
   // The inadmissible workloads of a ClusterQueue, in queue order (no copy of
   // the queue: what the controller scans for scheduling equivalence).
   std::vector<const Workload*> Inadmissible(const std::string& cluster_queue) const;
   bool HasClusterQueue(const std::string& cluster_queue) const { return queues_.count(cluster_queue) > 0; }
+  // The heap's workloads and the in-flight head (Kueue's pending active count).
   size_t ActiveCount(const std::string& cluster_queue) const;
   size_t InadmissibleCount(const std::string& cluster_queue) const;
   bool Contains(const std::string& uid) const { return where_.count(uid) > 0; }
   bool IsInadmissible(const std::string& uid) const;
-  // The queued workloads of LocalQueue `local_queue` ("namespace/name"): in the heaps
-  // (active) and in the inadmissible sets, as Kueue's kueue_local_queue_pending_workloads
-  // reports them. Heads popped and not yet requeued are in neither. O(1): kept up to date
+  // The queued workloads of LocalQueue `local_queue` ("namespace/name"): in the heaps and
+  // in flight (active) and in the inadmissible sets, as Kueue's
+  // kueue_local_queue_pending_workloads reports them. O(1): kept up to date
   // by every move, so a LocalQueue's status and metrics cost nothing per pending workload.
   struct PendingCounts {
     size_t active = 0;
@@ -202,8 +226,11 @@ class QueueManager {
     std::set<Key, KeyOrder> inadmissible;
     size_t active_count = 0;  // keys in the classes' `active` sets
     size_t aside_count = 0;   // keys in the classes' `aside` sets
-    std::map<std::string, Workload> workloads;  // every queued workload, by uid
-    std::string sticky;                         // sticky preemptor uid
+    std::map<std::string, Workload> workloads;  // every queued and in-flight workload, by uid
+    // The head popped by the last Heads() while it is in flight (step 2): in `workloads`
+    // and where_, in no set; counted as active in lq_pending_, not in active_count.
+    std::string in_flight;
+    std::string sticky;  // sticky preemptor uid
     int64_t pop_cycle = 0;
     int64_t queue_inadmissible_cycle = -1;
     bool admission_fair_sharing = false;  // step 7
@@ -241,6 +268,10 @@ class QueueManager {
   enum class Place { kActive, kAside, kInadmissible };
   void Insert(Queue& q, const Workload& wl, Place place);
   void Remove(Queue& q, const std::string& uid);
+  // Step 2: counts q's in-flight head in lq_pending_ (delta +1) or stops counting it (-1).
+  void CountInFlight(const Queue& q, int delta);
+  // Ends q's flight, if any: the head leaves `workloads` and where_ (sticky is kept).
+  void ForgetInFlight(Queue& q);
   // The index of the workload's LocalQueue in lq_pending_, assigned on first sight (ids
   // are never reused; one per LocalQueue a queued workload ever named).
   uint32_t LocalQueueId(const Workload& wl) const;

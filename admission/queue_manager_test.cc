@@ -203,6 +203,61 @@ TEST_F(QueueManagerTest, EqualShapeWorkloadsAreSetAsideTogether) {
   EXPECT_EQ(q.InadmissibleCount("a"), 0u);
 }
 
+// Step 2 (Kueue's PendingWorkloads.inflight): a popped head is still pending for every
+// count and listing until the cycle requeues it; an update meanwhile replaces the copy the
+// requeue places, and a delete or an unqueueable update means it is not requeued.
+TEST_F(QueueManagerTest, AHeadInFlightIsStillPendingAndTheRequeuePlacesItsNewestCopy) {
+  q.AddOrUpdateClusterQueue("a", QueueingStrategy::kBestEffortFIFO, "", true);
+  const std::string lq = "default/";  // the builder sets no spec.queueName
+  q.AddOrUpdateWorkload(W("head", "a", 5), T());
+  q.AddOrUpdateWorkload(W("next", "a", 1), T());
+  std::vector<Workload> heads = q.Heads();
+  ASSERT_EQ(heads.size(), 1u);
+  EXPECT_EQ(q.ActiveCount("a"), 2u);
+  EXPECT_EQ(q.LocalQueuePending(lq).active, 2u) << "the LocalQueue's count keeps the head";
+  EXPECT_EQ(Order("a"), (std::vector<std::string>{"head", "next"}));
+  ASSERT_NE(q.InFlight(heads[0].uid), nullptr);
+
+  // Updated in flight: not queued a second time; the requeue places the update.
+  Workload lowered = heads[0];
+  lowered.priority = 0;
+  EXPECT_TRUE(q.AddOrUpdateWorkload(lowered, T()));
+  EXPECT_EQ(q.ActiveCount("a"), 2u);
+  EXPECT_EQ(q.InFlight(heads[0].uid)->priority, 0);
+  EXPECT_TRUE(q.RequeueWorkload(heads[0], RequeueReason::kFailedAfterNomination, T()));
+  EXPECT_EQ(q.InFlight(heads[0].uid), nullptr);
+  EXPECT_EQ(Order("a"), (std::vector<std::string>{"next", "head"})) << "placed with priority 0, not 5";
+  EXPECT_FALSE(q.RequeueWorkload(heads[0], RequeueReason::kFailedAfterNomination, T())) << "requeued twice";
+  EXPECT_EQ(q.ActiveCount("a"), 2u);
+
+  // Deleted in flight: gone from every count, and its requeue adds no ghost.
+  heads = q.Heads();
+  ASSERT_EQ(heads[0].name, "next");
+  EXPECT_TRUE(q.DeleteWorkload(heads[0].uid));
+  EXPECT_EQ(q.ActiveCount("a"), 1u);
+  EXPECT_EQ(q.LocalQueuePending(lq).active, 1u);
+  EXPECT_FALSE(q.RequeueWorkload(heads[0], RequeueReason::kGeneric, T()));
+  EXPECT_EQ(Order("a"), (std::vector<std::string>{"head"}));
+
+  // Deactivated in flight: likewise.
+  heads = q.Heads();
+  Workload inactive = heads[0];
+  inactive.active = false;
+  EXPECT_FALSE(q.AddOrUpdateWorkload(inactive, T()));
+  EXPECT_FALSE(q.RequeueWorkload(heads[0], RequeueReason::kGeneric, T()));
+  EXPECT_EQ(q.ActiveCount("a"), 0u);
+  EXPECT_EQ(q.LocalQueuePending(lq).active, 0u);
+
+  // Not requeued (admitted): the next Heads() forgets it.
+  q.AddOrUpdateWorkload(W("admitted", "a"), T());
+  heads = q.Heads();
+  EXPECT_EQ(q.ActiveCount("a"), 1u);
+  EXPECT_TRUE(q.Heads().empty());
+  EXPECT_EQ(q.ActiveCount("a"), 0u);
+  EXPECT_FALSE(q.Contains(heads[0].uid));
+  EXPECT_EQ(q.LocalQueuePending(lq).active, 0u);
+}
+
 // kubernetes-sigs/kueue#1654, #6711: every insertion path skips finished, inactive and
 // quota-holding workloads.
 TEST_F(QueueManagerTest, NeverQueuesFinishedInactiveOrAdmittedWorkloads) {
@@ -366,6 +421,7 @@ class RulesModel {
   struct Entry {
     Workload wl;
     bool inadmissible;
+    bool in_flight = false;  // popped by the last Heads(), not requeued
   };
   struct CQ {
     QueueingStrategy strategy;
@@ -412,6 +468,11 @@ class RulesModel {
   }
   bool AddOrUpdate(const Workload& wl, Time now) {
     bool was_inadmissible = false, was_sticky = false;
+    if (CQ* old = Holder(wl.uid); old && old->entries.at(wl.uid).in_flight && !wl.finished &&
+                                  cqs.count(wl.cluster_queue) && old == &cqs.at(wl.cluster_queue)) {
+      old->entries.at(wl.uid).wl = wl;  // the cycle that popped it places this copy
+      return true;
+    }
     if (CQ* old = Holder(wl.uid)) {
       auto target = cqs.find(wl.cluster_queue);
       const bool same = target != cqs.end() && old == &target->second;
@@ -437,23 +498,30 @@ class RulesModel {
   std::vector<std::string> Heads() {
     std::vector<std::string> out;
     for (auto& [name, q] : cqs) {
-      const Entry* best = nullptr;
-      for (const auto& [uid, e] : q.entries) {
+      // The previous head still in flight was admitted: it leaves, and is sticky no more.
+      std::erase_if(q.entries, [&](const auto& kv) {
+        if (kv.second.in_flight && q.sticky == kv.first) q.sticky.clear();
+        return kv.second.in_flight;
+      });
+      Entry* best = nullptr;
+      for (auto& [uid, e] : q.entries) {
         if (!e.inadmissible && (!best || Before(q, e.wl, best->wl))) best = &e;
       }
       if (!q.active || !best) continue;
       if (auto s = q.entries.find(q.sticky); s != q.entries.end() && !s->second.inadmissible) best = &s->second;
       out.push_back(best->wl.uid);
-      q.entries.erase(best->wl.uid);
+      best->in_flight = true;
       ++q.pop_cycle;
     }
     return out;
   }
-  bool Requeue(const Workload& wl, RequeueReason reason, Time now, std::set<std::string>* set_aside,
+  bool Requeue(const Workload& popped, RequeueReason reason, Time now, std::set<std::string>* set_aside,
                const QueueManager::Verdict* verdict) {
-    auto it = cqs.find(wl.cluster_queue);
-    if (it == cqs.end() || Holder(wl.uid)) return false;
-    CQ& q = it->second;
+    CQ* holder = Holder(popped.uid);
+    if (!holder || !holder->entries.at(popped.uid).in_flight) return false;
+    CQ& q = *holder;
+    const Workload wl = q.entries.at(popped.uid).wl;  // the newest copy
+    q.entries.erase(popped.uid);
     const bool strict = q.strategy == QueueingStrategy::kStrictFIFO;
     const bool immediate = strict ? reason != RequeueReason::kNamespaceMismatch
                                   : reason == RequeueReason::kFailedAfterNomination ||
@@ -557,8 +625,8 @@ TEST_F(QueueManagerTest, AgreesWithTheRulesWrittenAsScansAfterAnyOperations) {
   };
   const std::vector<QueueManager::Verdict> verdicts = {{"Pending", "1 more needed"}, {"Pending", "2 more needed"}};
   std::map<std::string, Workload> known;  // every workload ever made, by uid
-  size_t set_aside_seen = 0, heads_seen = 0;
-  for (int step = 0; step < 4000; ++step) {
+  size_t set_aside_seen = 0, heads_seen = 0, changed_in_flight = 0, returned_in_flight = 0;
+  for (int step = 0; step < 5000; ++step) {
     const Time now = T(step / 100.0);
     const size_t op = pick(12);
     if (op <= 2) {
@@ -580,6 +648,7 @@ TEST_F(QueueManagerTest, AgreesWithTheRulesWrittenAsScansAfterAnyOperations) {
         if (pick(5) == 0) continue;  // admitted: gone from the queues
         if (pick(8) == 0) {
           // Updated or deleted while in flight: the requeue that follows must not add it twice.
+          ++changed_in_flight;
           if (pick(2)) {
             Workload w = head;
             w.priority = static_cast<int32_t>(pick(2));
@@ -642,6 +711,16 @@ TEST_F(QueueManagerTest, AgreesWithTheRulesWrittenAsScansAfterAnyOperations) {
       q = QueueManager();
       q = *copy;
       copy.reset();
+      if (pick(2)) {
+        // What the start-time estimator does to its copy: the heads in flight are pending again.
+        q.ReturnInFlightHeads();
+        for (auto& [name, mq] : model.cqs) {
+          for (auto& [uid, e] : mq.entries) {
+            returned_in_flight += e.in_flight ? 1 : 0;
+            e.in_flight = false;
+          }
+        }
+      }
     }
     for (const auto& cq : cqs) {
       ASSERT_EQ(Uids(q.Pending(cq)), model.Order(cq, false)) << "step " << step << " " << cq;
@@ -663,11 +742,18 @@ TEST_F(QueueManagerTest, AgreesWithTheRulesWrittenAsScansAfterAnyOperations) {
       RulesModel::CQ* holder = model.Holder(uid);
       ASSERT_EQ(q.Contains(uid), holder != nullptr) << "step " << step << " " << uid;
       ASSERT_EQ(q.IsInadmissible(uid), holder && holder->entries.at(uid).inadmissible) << "step " << step << " " << uid;
+      const bool in_flight = holder && holder->entries.at(uid).in_flight;
+      ASSERT_EQ(q.InFlight(uid) != nullptr, in_flight) << "step " << step << " " << uid;
+      if (in_flight) {
+        ASSERT_EQ(q.InFlight(uid)->priority, holder->entries.at(uid).wl.priority) << "step " << step << " " << uid;
+      }
     }
   }
   // The sequence exercised what it is for.
   EXPECT_GT(heads_seen, 1000u);
   EXPECT_GT(set_aside_seen, 200u);
+  EXPECT_GT(changed_in_flight, 50u);
+  EXPECT_GT(returned_in_flight, 20u);
 }
 
 }  // namespace

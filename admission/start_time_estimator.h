@@ -9,7 +9,9 @@
 // admission logic (Schedule, QueueManager), not a model of it.
 //
 // The replay, from `now`:
-//   1. Every inadmissible workload is retried (QueueAllInadmissibleWorkloads).
+//   1. The heads the live scheduling cycle has in flight go back to their
+//      heaps (QueueManager::ReturnInFlightHeads), and every inadmissible
+//      workload is retried (QueueAllInadmissibleWorkloads).
 //   2. Cycles run (QueueManager::Heads → Schedule → RequeueWorkload) until
 //      one makes no progress: nothing admitted, nothing preempted, nothing set
 //      aside. A workload admitted at virtual time t gets t as its estimated

@@ -229,6 +229,27 @@ TEST_F(StartTimeEstimatorTest, TheLiveStateIsNotTouched) {
   EXPECT_FALSE(snap_->FindWorkload("default/next"));
 }
 
+// The live scheduling cycle computes without the controller's lock, its heads in
+// flight (QueueManager step 2): a replay of the queues meanwhile estimates them too,
+// in their place, and leaves them in flight in the live queues.
+TEST_F(StartTimeEstimatorTest, TheHeadsOfTheLiveCycleInFlightAreEstimatedInTheirPlace) {
+  Setup();
+  Running("train", "4", T(0));
+  Pending("first", "4", T(1));
+  Pending("second", "4", T(2));
+  run_times_["train"] = Bound(minutes(10));
+  run_times_["first"] = Bound(minutes(10));
+  const std::vector<Workload> heads = queues_.Heads();
+  ASSERT_EQ(heads.size(), 1u);
+  ASSERT_EQ(heads[0].name, "first");
+  const EstimateResult r = Estimate(T(10));
+  ASSERT_TRUE(r.by_uid.count("default/first")) << "the head in flight is pending too";
+  EXPECT_EQ(r.by_uid.at("default/first").start, T(600));
+  ASSERT_TRUE(r.by_uid.count("default/second"));
+  EXPECT_EQ(r.by_uid.at("default/second").start, T(1200)) << "behind the head, not before it";
+  EXPECT_NE(queues_.InFlight("default/first"), nullptr) << "the live queues are not touched";
+}
+
 TEST_F(StartTimeEstimatorTest, TheCycleLimitStopsTheReplay) {
   TwentyOneMinuteRuns();
   EstimateOptions opts;

@@ -318,7 +318,10 @@ class Harness {
     CycleResult r = Schedule(*snapshot, heads, now, options);
     for (const auto& h : heads) {
       const EntryResult* e = r.Find(h.uid);
-      if (e == nullptr || e->outcome == EntryOutcome::kAdmitted || e->outcome == EntryOutcome::kDropped) continue;
+      if (e == nullptr || e->outcome == EntryOutcome::kAdmitted || e->outcome == EntryOutcome::kDropped) {
+        queues.DeleteWorkload(h.uid);  // holds quota now (or never could): its update ends the flight
+        continue;
+      }
       queues.RequeueWorkload(h, e->requeue_reason, now);
     }
     return r;

@@ -33,6 +33,15 @@ std::string AdmittedClusterQueue(const api::Object& wl) {
   return adm != st->end() && adm->is_object() ? adm->value("clusterQueue", "") : "";
 }
 
+// Whether an admission the cycle computed for `popped` still answers `now`, the
+// same head as the queues have it after the cycle: the same podSets (counts,
+// requests, selectors, tolerations), priority, namespace and ClusterQueue.
+// Status changes meanwhile (a verdict, an estimate) do not matter.
+bool SameAdmissionRequest(const admission::Workload& popped, const admission::Workload& now) {
+  return popped.pod_sets == now.pod_sets && popped.priority == now.priority &&
+         popped.namespace_matches == now.namespace_matches && popped.cluster_queue == now.cluster_queue;
+}
+
 // A ClusterQueue object's Active condition is not False (a new one without
 // status counts as active until its reconciler says otherwise).
 bool ClusterQueueActive(const api::Object& cq) {
@@ -756,26 +765,46 @@ CycleSummary KueueController::ScheduleOnce() {
   std::vector<Admit> admits;
   std::vector<Pending> pendings;
   std::vector<Evict> evicts;
-  std::shared_ptr<const admission::ResourceNames> names;
   const Time now = clock_.Now();
+  std::vector<admission::Workload> heads;
+  std::optional<admission::Snapshot> snap;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    std::vector<admission::Workload> heads = queues_.Heads();
+    heads = queues_.Heads();
     summary.heads = static_cast<int>(heads.size());
     if (heads.empty()) return summary;
-    admission::Snapshot snap = SchedulingSnapshot();
-    names = std::make_shared<const admission::ResourceNames>(snap.names());  // for the writes below, unlocked
-    admission::CycleOptions cycle_options;
-    cycle_options.fair_sharing = options_.config.fair_sharing;
-    admission::CycleResult result = admission::Schedule(snap, heads, now, cycle_options);
+    snap.emplace(SchedulingSnapshot());
+    snap->OwnNames();  // read without the lock below, while reconciles may intern names
+  }
+  // Computed without the lock (see the header): holding it for the whole cycle
+  // starved the informers' handlers and the reconcilers that feed the queues
+  // and release quota.
+  admission::CycleOptions cycle_options;
+  cycle_options.fair_sharing = options_.config.fair_sharing;
+  const admission::CycleResult result = admission::Schedule(*snap, heads, now, cycle_options);
+  if (options_.between_cycle_phases) options_.between_cycle_phases();
+  const admission::ResourceNames& names = snap->names();  // the snapshot's own copy
+  {
+    std::lock_guard<std::mutex> lock(mu_);
     std::map<std::string, const admission::Workload*> by_uid;
     for (const auto& h : heads) by_uid[h.uid] = &h;
     for (const admission::EntryResult& e : result.entries) {
-      client::ObjectPtr obj = cache_.GetWorkload(e.key);
       const admission::Workload* head = by_uid.count(e.uid) ? by_uid[e.uid] : nullptr;
+      // The head as the queues have it now; null when it left the flight while the
+      // cycle ran (deleted, replaced by a namesake, no longer queueable, moved).
+      const admission::Workload* now_queued = head ? queues_.InFlight(e.uid) : nullptr;
+      if (head && !now_queued) continue;
+      client::ObjectPtr obj = cache_.GetWorkload(e.key);
+      if (obj && api::Uid(*obj) != e.uid) obj = nullptr;
       switch (e.outcome) {
         case admission::EntryOutcome::kAdmitted:
-          if (obj && head) admits.push_back({obj, *head, *e.admission});
+          if (!obj || !head) break;
+          if (!SameAdmissionRequest(*head, *now_queued)) {
+            // Changed while the cycle ran: tried again as it is now.
+            queues_.RequeueWorkload(*head, admission::RequeueReason::kFailedAfterNomination, now);
+            break;
+          }
+          admits.push_back({obj, *head, *e.admission});
           break;
         case admission::EntryOutcome::kPreempting:
         case admission::EntryOutcome::kPending: {
@@ -794,7 +823,7 @@ CycleSummary KueueController::ScheduleOnce() {
           }
           for (const auto& v : e.preempted) {
             client::ObjectPtr vo = cache_.GetWorkload(v.key);
-            if (!vo) continue;
+            if (!vo || api::Uid(*vo) != v.uid) continue;  // gone, or a namesake, since the snapshot
             admission::PreemptedWorkload victim = v;
             // The engine does not know job uids: fill Kueue's JobUID from the preemptor's label.
             const std::string job_uid = obj ? Label(*obj, kJobUidLabel) : "";
@@ -837,13 +866,13 @@ CycleSummary KueueController::ScheduleOnce() {
   }
   for (Admit& a : admits) {
     api::Object wl = *a.obj;
-    SetQuotaReservation(&wl, a.admission, *names, now);
+    SetQuotaReservation(&wl, a.admission, names, now);
     Status s = WriteWorkloadStatus(wl);
     if (!s.ok()) {
       Logger("kueue")->info("admitting {}: {}", client::MetaNamespaceKey(wl), s.ToString());
       std::lock_guard<std::mutex> lock(mu_);
       cache_.Forget(client::MetaNamespaceKey(wl));
-      queues_.AddOrUpdateWorkload(a.head, now);
+      queues_.RequeueWorkload(a.head, admission::RequeueReason::kFailedAfterNomination, now);
       continue;
     }
     ++summary.admitted;

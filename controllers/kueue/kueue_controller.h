@@ -56,8 +56,16 @@
 //                 quarter of the server's CPU and held the controller's lock
 //                 the scheduler needs).
 // Scheduler: one cycle = snapshot from the informer caches (with assumed
-// writes, kueue_cache.h) → QueueManager::Heads → admission::Schedule →
-// apply, in this order: admitted → status.admission + QuotaReserved/Admitted
+// writes, kueue_cache.h) and QueueManager::Heads under the lock →
+// admission::Schedule without it (as Kueue's scheduler computes on its
+// snapshot outside its cache lock; the heads are in flight in the
+// QueueManager meanwhile, still pending for every count) → apply under the
+// lock again. A head that left the flight while the cycle ran (deleted,
+// replaced by a namesake, deactivated, moved) is neither admitted, requeued
+// nor told it is pending; one whose spec changed (podSets, priority) is
+// requeued to be tried again as it is now (Kueue's admission write, made
+// with the popped copy's resourceVersion, fails with a conflict then); a
+// victim replaced meanwhile is not evicted. Then, in this order: admitted → status.admission + QuotaReserved/Admitted
 // True, Events QuotaReserved and Admitted; preemption → each victim
 // Evicted=True "Preempted" + Preempted=True with Kueue's message, Event
 // "Preempted"; pending → QuotaReserved=False with the engine's reason/message
@@ -83,11 +91,12 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <map>
-#include <set>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -104,9 +113,9 @@
 #include "controllers/kueue/job_integration.h"
 #include "controllers/kueue/job_reconciler.h"
 #include "controllers/kueue/kueue_cache.h"
-#include "controllers/kueue/workload_lifecycle.h"
 #include "controllers/kueue/metrics.h"
 #include "controllers/kueue/start_time_estimates.h"
+#include "controllers/kueue/workload_lifecycle.h"
 #include "core/clock.h"
 
 namespace berth::controllers::kueue {
@@ -141,6 +150,9 @@ struct KueueControllerOptions {
   // the queues grow (a 50,000-Workload backlog makes a pass take seconds).
   Duration estimate_period{};
   size_t estimate_writes_per_pass = 200;
+  // Tests only: called by ScheduleOnce after the cycle is computed and before
+  // its results are applied (no lock held), to act in that window.
+  std::function<void()> between_cycle_phases;
 };
 
 // What a scheduling cycle did (for callers that loop and for tests).
@@ -187,8 +199,9 @@ class KueueController {
   // The pending workloads of a ClusterQueue in queue order: the active heap
   // and the inadmissible workloads sorted together, as Kueue's
   // Manager.PendingWorkloadsInfo (pkg/cache/queue/manager.go). nullopt when
-  // the ClusterQueue has no queue. A head taken by a running scheduling cycle
-  // is missing until the cycle requeues it, as in Kueue. Any thread.
+  // the ClusterQueue has no queue. A head a running scheduling cycle has in
+  // flight is listed, as Kueue's ClusterQueue.Snapshot lists its inflight
+  // workload. Any thread.
   std::optional<std::vector<PendingWorkloadEntry>> PendingWorkloads(const std::string& cluster_queue);
 
   // The last estimates (start_time_estimates.h), computed at `at`; null

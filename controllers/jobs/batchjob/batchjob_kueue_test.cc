@@ -1567,6 +1567,146 @@ TEST_F(EstimatePassPaceTest, AClockSteppedBackDoesNotHoldThePasses) {
   EXPECT_NE(kueue_.LatestEstimates()->at, first_pass) << "the pass ran, not held until an hour later";
 }
 
+// A cycle is computed without the controller's lock, its heads in flight in the
+// QueueManager. What happens to a head meanwhile decides what the cycle applies:
+// deleted, it is neither requeued (a ghost in the queue) nor told it is pending;
+// replaced by a namesake, the namesake is not admitted in its place; changed, it is
+// tried again as it is now; untouched, it is still pending for every count.
+class CycleWindowTest : public KueueControllerTest {
+ protected:
+  CycleWindowTest() : KueueControllerTest({}, Options(this)) {}
+  static KueueControllerOptions Options(CycleWindowTest* self) {
+    KueueControllerOptions o;
+    o.between_cycle_phases = [self] {
+      if (self->during_cycle_) std::exchange(self->during_cycle_, nullptr)();
+    };
+    return o;
+  }
+  // The Job's Workload, queued; no cycle yet.
+  api::Object QueuedWorkloadOf(const std::string& job, const std::string& cpu) {
+    Create(kJobs, "team-a", Job(job, cpu));
+    WaitCaches();
+    kueue_.EnqueueAll();
+    kueue_.ProcessQueued();
+    WaitCaches();
+    kueue_.ProcessQueued();
+    return WorkloadOf("team-a", job);
+  }
+  // A queued Workload no job owns (a job's reconciler replaces a Workload whose spec no
+  // longer matches the job); no cycle yet.
+  api::Object QueuedStandaloneWorkload(const std::string& name, const std::string& cpu) {
+    api::Object wl = api::Object::parse(R"({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
+        "spec": {"queueName": "lq-team-a", "podSets": [{"name": "main", "count": 1, "template": {"spec":
+          {"containers": [{"name": "c", "image": "busybox", "resources": {"requests": {}}}]}}}]}})");
+    wl["metadata"] = {{"name", name}, {"namespace", "team-a"}};
+    wl["spec"]["podSets"][0]["template"]["spec"]["containers"][0]["resources"]["requests"]["cpu"] = cpu;
+    Create(kWorkloads, "team-a", wl);
+    WaitCaches();
+    kueue_.EnqueueAll();
+    kueue_.ProcessQueued();
+    return Get(kWorkloads, "team-a", name);
+  }
+  std::function<void()> during_cycle_;
+};
+
+TEST_F(CycleWindowTest, AHeadDeletedWhileTheCycleRanIsNotRequeued) {
+  CreateQueues();
+  Create(kJobs, "team-a", Job("holder", "5"));
+  Settle();
+  ASSERT_TRUE(IsConditionTrue(WorkloadOf("team-a", "holder"), "Admitted"));
+  // waiter does not fit: its cycle requeues it, unless it was deleted meanwhile.
+  Create(kJobs, "team-a", Job("waiter", "5"));
+  bool ran = false;
+  during_cycle_ = [&] {
+    ran = true;
+    const api::Object wl = WorkloadOf("team-a", "waiter");
+    ASSERT_TRUE(client_.Delete(kWorkloads.Namespace("team-a"), Name(wl)).ok());
+    ASSERT_TRUE(client_.Delete(kJobs.Namespace("team-a"), "waiter").ok());
+    WaitCaches();
+    kueue_.ProcessQueued();  // the Workload's deletion reaches the queues
+  };
+  Settle();
+  ASSERT_TRUE(ran);
+  EXPECT_EQ(Get(kClusterQueues, "", "cluster-queue")["status"].value("pendingWorkloads", -1), 0)
+      << "no ghost of the deleted head";
+  EXPECT_EQ(kueue_.PendingWorkloads("cluster-queue")->size(), 0u);
+}
+
+TEST_F(CycleWindowTest, ANamesakeCreatedWhileTheCycleRanIsNotAdmittedInItsPlace) {
+  CreateQueues();
+  const api::Object wl = QueuedWorkloadOf("first", "5");
+  const std::string old_uid = Uid(wl);
+  bool ran = false;
+  during_cycle_ = [&] {
+    ran = true;
+    ASSERT_TRUE(client_.Delete(kWorkloads.Namespace("team-a"), Name(wl)).ok());
+    // A standalone Workload of the same name, asking for more than the quota.
+    api::Object namesake = wl;
+    namesake["metadata"] = {{"name", Name(wl)}, {"namespace", "team-a"}};
+    namesake.erase("status");
+    namesake["spec"]["podSets"][0]["template"]["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "50";
+    ASSERT_TRUE(client_.Create(kWorkloads.Namespace("team-a"), namesake).ok());
+    WaitCaches();
+  };
+  kueue_.ScheduleOnce();  // the first workload is a head; it fits
+  ASSERT_TRUE(ran);
+  WaitCaches();
+  const api::Object now = Get(kWorkloads, "team-a", Name(wl));
+  EXPECT_NE(Uid(now), old_uid);
+  EXPECT_FALSE(IsConditionTrue(now, "QuotaReserved")) << "the namesake (50 cpu) was not admitted";
+}
+
+TEST_F(CycleWindowTest, AHeadChangedWhileTheCycleRanIsTriedAgainAsItIsNow) {
+  CreateQueues();
+  const api::Object wl = QueuedStandaloneWorkload("solo", "5");
+  bool ran = false;
+  during_cycle_ = [&] {
+    ran = true;
+    // The same Workload now asks for more than the quota.
+    api::Object changed = Get(kWorkloads, "team-a", Name(wl));
+    changed["spec"]["podSets"][0]["template"]["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "50";
+    ASSERT_TRUE(client_.Update(kWorkloads.Namespace("team-a"), changed).ok());
+    WaitCaches();
+    kueue_.ProcessQueued();  // the update reaches the queues: the head's copy in flight
+  };
+  const CycleSummary first = kueue_.ScheduleOnce();  // computed for 5 cpu: it fits
+  ASSERT_TRUE(ran);
+  EXPECT_EQ(first.admitted, 0) << "not admitted on the answer computed for 5 cpu";
+  EXPECT_EQ(kueue_.PendingWorkloads("cluster-queue")->size(), 1u) << "requeued";
+  const CycleSummary second = kueue_.ScheduleOnce();  // tried as it is now: 50 cpu
+  EXPECT_EQ(second.heads, 1);
+  EXPECT_EQ(second.admitted, 0);
+  WaitCaches();
+  const api::Object now = Get(kWorkloads, "team-a", Name(wl));
+  EXPECT_EQ(Uid(now), Uid(wl));
+  EXPECT_FALSE(IsConditionTrue(now, "QuotaReserved")) << "50 cpu in a 5-cpu queue";
+}
+
+TEST_F(CycleWindowTest, TheHeadsOfARunningCycleAreStillPending) {
+  CreateQueues();
+  Create(kJobs, "team-a", Job("holder", "5"));
+  Settle();
+  const api::Object wl = QueuedWorkloadOf("waiter", "5");
+  bool ran = false;
+  during_cycle_ = [&] {
+    ran = true;
+    const std::optional<std::vector<PendingWorkloadEntry>> listed = kueue_.PendingWorkloads("cluster-queue");
+    ASSERT_TRUE(listed.has_value());
+    ASSERT_EQ(listed->size(), 1u) << "the visibility API lists the head in flight";
+    EXPECT_EQ(Name(*listed->front().workload), Name(wl));
+    // The queues' own statuses, reconciled now, count it.
+    kueue_.EnqueueAll();
+    kueue_.ProcessQueued();
+    WaitCaches();
+    EXPECT_EQ(Get(kClusterQueues, "", "cluster-queue")["status"].value("pendingWorkloads", -1), 1);
+    EXPECT_EQ(Get(kLocalQueues, "team-a", "lq-team-a")["status"].value("pendingWorkloads", -1), 1);
+  };
+  kueue_.ScheduleOnce();
+  ASSERT_TRUE(ran);
+  EXPECT_FALSE(IsConditionTrue(WorkloadOf("team-a", "waiter"), "QuotaReserved"));
+  EXPECT_EQ(kueue_.PendingWorkloads("cluster-queue")->size(), 1u);
+}
+
 // The threads of the loops that only report run at kReportingNice; those on
 // the path to admission at the process's.
 TEST_F(KueueControllerTest, TheReportingLoopsYieldTheCpuToThePathToAdmission) {
