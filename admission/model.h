@@ -214,7 +214,6 @@ struct PodSet {
   // status.reclaimablePods for this podSet: pods that finished and whose
   // quota is given back (ReclaimablePods, GA).
   int32_t reclaimable = 0;
-  bool operator==(const PodSet&) const = default;
 };
 
 // Flavor chosen for one resource of a podSet.
@@ -282,6 +281,9 @@ struct Workload {
   // has none). The engine ignores them; a caller compares its verdict with
   // them to skip rewriting a condition the workload already shows.
   std::string pending_reason, pending_message;
+  // metadata.generation of the object it was decoded from (0: unknown): it moves
+  // with every spec change, so a caller holding a copy can tell it is stale.
+  int64_t generation = 0;
 
   std::string Key() const { return namespace_name + "/" + name; }
   // Some podSet may run with fewer pods than its count (Kueue's

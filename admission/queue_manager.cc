@@ -412,13 +412,23 @@ const Workload* QueueManager::InFlight(const std::string& uid) const {
   return q.in_flight == uid ? &q.workloads.at(uid) : nullptr;
 }
 
-void QueueManager::ReturnInFlightHeads() {
+bool QueueManager::EndFlight(const std::string& uid) {
+  auto w = where_.find(uid);
+  if (w == where_.end()) return false;
+  Queue& q = queues_.at(w->second);
+  if (q.in_flight != uid) return false;
+  ForgetInFlight(q);
+  return true;
+}
+
+void QueueManager::ReturnInFlightHeads(Time now) {
   for (auto& [name, q] : queues_) {
     if (q.in_flight.empty()) continue;
     CountInFlight(q, -1);
     const Workload& head = q.workloads.at(q.in_flight);
     q.in_flight.clear();
-    Put(q, StoredKey(q, head), Place::kActive);
+    const bool backoff = head.requeue_at.has_value() && *head.requeue_at > now;
+    Put(q, StoredKey(q, head), backoff ? Place::kInadmissible : Place::kActive);
   }
 }
 

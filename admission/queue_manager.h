@@ -122,10 +122,14 @@ class QueueManager {
   // requeued, or it left the queue while in flight). Valid until the next
   // call that changes the QueueManager.
   const Workload* InFlight(const std::string& uid) const;
-  // Puts every in-flight head back in its heap as if it had not been popped:
-  // for a copy that replays the queues (the start-time estimator) while the
-  // original's cycle runs.
-  void ReturnInFlightHeads();
+  // Ends the flight of `uid` without requeueing it (it was admitted). Returns
+  // whether it was in flight.
+  bool EndFlight(const std::string& uid);
+  // Puts every in-flight head back as if it had not been popped, in its heap
+  // (in the inadmissible set while its requeueAt is after `now`): for a copy
+  // that replays the queues (the start-time estimator) while the original's
+  // cycle runs, and for a cycle that failed before it could requeue them.
+  void ReturnInFlightHeads(Time now);
 
   // The verdict a head was given (its QuotaReserved=False reason and message).
   struct Verdict {

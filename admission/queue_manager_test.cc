@@ -713,11 +713,13 @@ TEST_F(QueueManagerTest, AgreesWithTheRulesWrittenAsScansAfterAnyOperations) {
       copy.reset();
       if (pick(2)) {
         // What the start-time estimator does to its copy: the heads in flight are pending again.
-        q.ReturnInFlightHeads();
+        q.ReturnInFlightHeads(now);
         for (auto& [name, mq] : model.cqs) {
           for (auto& [uid, e] : mq.entries) {
-            returned_in_flight += e.in_flight ? 1 : 0;
+            if (!e.in_flight) continue;
+            ++returned_in_flight;
             e.in_flight = false;
+            e.inadmissible = e.wl.requeue_at && *e.wl.requeue_at > now;  // still in backoff
           }
         }
       }

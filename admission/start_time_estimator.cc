@@ -51,7 +51,7 @@ EstimateResult EstimateStartTimes(Snapshot snapshot, QueueManager queues,
                                   const std::function<RunTime(const Workload&)>& run_time, Time now,
                                   const EstimateOptions& options) {
   EstimateResult out;
-  queues.ReturnInFlightHeads();               // step 1: the live cycle's heads are pending like the rest
+  queues.ReturnInFlightHeads(now);            // step 1: the live cycle's heads are pending like the rest
   std::unordered_map<std::string, Run> runs;  // quota holders in the replay, by uid
   std::unordered_map<std::string, Workload> pending;  // not yet started in the replay, by uid
   std::priority_queue<EndEvent, std::vector<EndEvent>, std::greater<EndEvent>> ends;

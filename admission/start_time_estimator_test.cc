@@ -250,6 +250,20 @@ TEST_F(StartTimeEstimatorTest, TheHeadsOfTheLiveCycleInFlightAreEstimatedInTheir
   EXPECT_NE(queues_.InFlight("default/first"), nullptr) << "the live queues are not touched";
 }
 
+TEST_F(StartTimeEstimatorTest, AHeadInFlightWhoseBackoffRunsStartsNoEarlierThanItsEnd) {
+  Setup();
+  Pending("first", "4", T(1));
+  const std::vector<Workload> heads = queues_.Heads();
+  ASSERT_EQ(heads.size(), 1u);
+  // Backed off while the live cycle ran: its update reaches the head in flight.
+  Workload backed_off = heads[0];
+  backed_off.requeue_at = T(300);
+  ASSERT_TRUE(queues_.AddOrUpdateWorkload(backed_off, T(10)));
+  const EstimateResult r = Estimate(T(10));
+  ASSERT_TRUE(r.by_uid.count("default/first"));
+  EXPECT_EQ(r.by_uid.at("default/first").start, T(300)) << "not at once: its backoff runs until 300 s";
+}
+
 TEST_F(StartTimeEstimatorTest, TheCycleLimitStopsTheReplay) {
   TwentyOneMinuteRuns();
   EstimateOptions opts;

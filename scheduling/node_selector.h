@@ -40,14 +40,12 @@ struct NodeSelectorRequirement {
   std::string key;
   Operator op = Operator::kIn;
   std::vector<std::string> values;
-  bool operator==(const NodeSelectorRequirement&) const = default;
 };
 
 struct NodeSelectorTerm {
   std::vector<NodeSelectorRequirement> match_expressions;  // against node labels
   // Against node fields; upstream supports the key "metadata.name" only.
   std::vector<NodeSelectorRequirement> match_fields;
-  bool operator==(const NodeSelectorTerm&) const = default;
 };
 
 // True when the node with these labels and this name (metadata.name) satisfies

@@ -36,7 +36,6 @@ struct Toleration {
 
   // corev1 Toleration.ToleratesTaint (see file comment).
   bool Tolerates(const Taint& t) const;
-  bool operator==(const Toleration&) const = default;
 };
 
 // True when some toleration of the list tolerates t; false for an empty list.

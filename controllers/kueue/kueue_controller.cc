@@ -33,13 +33,9 @@ std::string AdmittedClusterQueue(const api::Object& wl) {
   return adm != st->end() && adm->is_object() ? adm->value("clusterQueue", "") : "";
 }
 
-// Whether an admission the cycle computed for `popped` still answers `now`, the
-// same head as the queues have it after the cycle: the same podSets (counts,
-// requests, selectors, tolerations), priority, namespace and ClusterQueue.
-// Status changes meanwhile (a verdict, an estimate) do not matter.
-bool SameAdmissionRequest(const admission::Workload& popped, const admission::Workload& now) {
-  return popped.pod_sets == now.pod_sets && popped.priority == now.priority &&
-         popped.namespace_matches == now.namespace_matches && popped.cluster_queue == now.cluster_queue;
+int64_t Generation(const api::Object& obj) {
+  const api::Object& g = NestedField(obj, {"metadata", "generation"});
+  return g.is_number_integer() ? g.get<int64_t>() : 0;
 }
 
 // A ClusterQueue object's Active condition is not False (a new one without
@@ -781,7 +777,14 @@ CycleSummary KueueController::ScheduleOnce() {
   // and release quota.
   admission::CycleOptions cycle_options;
   cycle_options.fair_sharing = options_.config.fair_sharing;
-  const admission::CycleResult result = admission::Schedule(*snap, heads, now, cycle_options);
+  admission::CycleResult result;
+  try {
+    result = admission::Schedule(*snap, heads, now, cycle_options);
+  } catch (...) {
+    std::lock_guard<std::mutex> lock(mu_);
+    queues_.ReturnInFlightHeads(now);  // not lost with the cycle: tried again by the next
+    throw;
+  }
   if (options_.between_cycle_phases) options_.between_cycle_phases();
   const admission::ResourceNames& names = snap->names();  // the snapshot's own copy
   {
@@ -796,15 +799,17 @@ CycleSummary KueueController::ScheduleOnce() {
       if (head && !now_queued) continue;
       client::ObjectPtr obj = cache_.GetWorkload(e.key);
       if (obj && api::Uid(*obj) != e.uid) obj = nullptr;
+      if (head && obj && Generation(*obj) != head->generation) {
+        // Its spec changed after the queues' copy was taken (perhaps in an update the
+        // Workload loop has not read yet): the verdict, the admission and the victims are
+        // for a workload that no longer exists. Tried again as it is now.
+        queues_.RequeueWorkload(*head, admission::RequeueReason::kFailedAfterNomination, now);
+        wl_queue_->Add(e.key);
+        continue;
+      }
       switch (e.outcome) {
         case admission::EntryOutcome::kAdmitted:
-          if (!obj || !head) break;
-          if (!SameAdmissionRequest(*head, *now_queued)) {
-            // Changed while the cycle ran: tried again as it is now.
-            queues_.RequeueWorkload(*head, admission::RequeueReason::kFailedAfterNomination, now);
-            break;
-          }
-          admits.push_back({obj, *head, *e.admission});
+          if (obj && head) admits.push_back({obj, *head, *e.admission});
           break;
         case admission::EntryOutcome::kPreempting:
         case admission::EntryOutcome::kPending: {
@@ -824,6 +829,11 @@ CycleSummary KueueController::ScheduleOnce() {
           for (const auto& v : e.preempted) {
             client::ObjectPtr vo = cache_.GetWorkload(v.key);
             if (!vo || api::Uid(*vo) != v.uid) continue;  // gone, or a namesake, since the snapshot
+            // Finished, evicted or released since the snapshot: nothing left to preempt.
+            if (!IsConditionTrue(*vo, "QuotaReserved") || IsConditionTrue(*vo, "Evicted") ||
+                IsConditionTrue(*vo, "Finished")) {
+              continue;
+            }
             admission::PreemptedWorkload victim = v;
             // The engine does not know job uids: fill Kueue's JobUID from the preemptor's label.
             const std::string job_uid = obj ? Label(*obj, kJobUidLabel) : "";
@@ -856,14 +866,8 @@ CycleSummary KueueController::ScheduleOnce() {
       }
       if (admits.size() > allowed) admits.erase(admits.begin() + static_cast<std::ptrdiff_t>(allowed), admits.end());
     }
-    if (options_.metrics) {
-      std::set<std::string> touched;
-      for (const admission::EntryResult& e : result.entries) {
-        if (!e.cluster_queue.empty()) touched.insert(e.cluster_queue);
-      }
-      for (const std::string& cq : touched) ReportPendingWorkloads(cq);
-    }
   }
+  std::vector<const Admit*> admitted;
   for (Admit& a : admits) {
     api::Object wl = *a.obj;
     SetQuotaReservation(&wl, a.admission, names, now);
@@ -876,6 +880,7 @@ CycleSummary KueueController::ScheduleOnce() {
       continue;
     }
     ++summary.admitted;
+    admitted.push_back(&a);
     SettleEntryPenalty(*a.obj, a.admission, now);
     // Kueue's QueuedWaitTime (since creation or the last Requeued
     // transition), read before this reservation touched the conditions; the
@@ -897,6 +902,21 @@ CycleSummary KueueController::ScheduleOnce() {
     recorder_.Event(wl, kEventTypeNormal, "Admitted",
                     fmt::format("Admitted by ClusterQueue {}, wait time since reservation was 0s",
                                 a.admission.cluster_queue));
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    // An admitted head's flight ends now rather than at the next Heads(), so the pending
+    // counts drop with the write; an update the flight absorbed meanwhile is read again.
+    for (const Admit* a : admitted) {
+      if (queues_.EndFlight(a->head.uid)) wl_queue_->Add(a->head.Key());
+    }
+    if (options_.metrics) {
+      std::set<std::string> touched;
+      for (const admission::EntryResult& e : result.entries) {
+        if (!e.cluster_queue.empty()) touched.insert(e.cluster_queue);
+      }
+      for (const std::string& cq : touched) ReportPendingWorkloads(cq);
+    }
   }
   for (Evict& e : evicts) {
     api::Object wl = *e.obj;

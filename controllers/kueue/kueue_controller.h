@@ -63,9 +63,10 @@
 // lock again. A head that left the flight while the cycle ran (deleted,
 // replaced by a namesake, deactivated, moved) is neither admitted, requeued
 // nor told it is pending; one whose spec changed (podSets, priority) is
-// requeued to be tried again as it is now (Kueue's admission write, made
-// with the popped copy's resourceVersion, fails with a conflict then); a
-// victim replaced meanwhile is not evicted. Then, in this order: admitted → status.admission + QuotaReserved/Admitted
+// requeued to be tried again as it is now (its metadata.generation moved;
+// the Workload loop may not have read the update yet); a victim replaced,
+// finished, evicted or released meanwhile is not evicted. An admitted head's
+// flight ends once its write succeeded. Then, in this order: admitted → status.admission + QuotaReserved/Admitted
 // True, Events QuotaReserved and Admitted; preemption → each victim
 // Evicted=True "Preempted" + Preempted=True with Kueue's message, Event
 // "Preempted"; pending → QuotaReserved=False with the engine's reason/message
@@ -191,7 +192,9 @@ class KueueController {
   bool Idle() const;
   // Drains every work queue on the calling thread; returns keys processed.
   int ProcessQueued();
-  // Runs one scheduling cycle on the calling thread.
+  // Runs one scheduling cycle on the calling thread. One caller at a time: the
+  // scheduler thread, or a test that did not Start() (a cycle's Heads() ends
+  // the flight of the previous cycle's heads).
   CycleSummary ScheduleOnce();
 
   KueueCache& cache() { return cache_; }

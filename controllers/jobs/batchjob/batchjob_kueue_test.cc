@@ -1666,13 +1666,13 @@ TEST_F(CycleWindowTest, AHeadChangedWhileTheCycleRanIsTriedAgainAsItIsNow) {
     api::Object changed = Get(kWorkloads, "team-a", Name(wl));
     changed["spec"]["podSets"][0]["template"]["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "50";
     ASSERT_TRUE(client_.Update(kWorkloads.Namespace("team-a"), changed).ok());
-    WaitCaches();
-    kueue_.ProcessQueued();  // the update reaches the queues: the head's copy in flight
+    WaitCaches();  // in the informer's cache; the Workload loop has not read it yet
   };
   const CycleSummary first = kueue_.ScheduleOnce();  // computed for 5 cpu: it fits
   ASSERT_TRUE(ran);
   EXPECT_EQ(first.admitted, 0) << "not admitted on the answer computed for 5 cpu";
   EXPECT_EQ(kueue_.PendingWorkloads("cluster-queue")->size(), 1u) << "requeued";
+  kueue_.ProcessQueued();                             // the Workload loop reads the update
   const CycleSummary second = kueue_.ScheduleOnce();  // tried as it is now: 50 cpu
   EXPECT_EQ(second.heads, 1);
   EXPECT_EQ(second.admitted, 0);
@@ -1680,6 +1680,55 @@ TEST_F(CycleWindowTest, AHeadChangedWhileTheCycleRanIsTriedAgainAsItIsNow) {
   const api::Object now = Get(kWorkloads, "team-a", Name(wl));
   EXPECT_EQ(Uid(now), Uid(wl));
   EXPECT_FALSE(IsConditionTrue(now, "QuotaReserved")) << "50 cpu in a 5-cpu queue";
+}
+
+TEST_F(CycleWindowTest, AVictimThatFinishedWhileTheCycleRanIsNotEvicted) {
+  Create(kWorkloadPriorityClasses, "",
+         {{"apiVersion", kKueueApiVersion},
+          {"kind", "WorkloadPriorityClass"},
+          {"metadata", {{"name", "low"}}},
+          {"value", 100}});
+  Create(kWorkloadPriorityClasses, "",
+         {{"apiVersion", kKueueApiVersion},
+          {"kind", "WorkloadPriorityClass"},
+          {"metadata", {{"name", "high"}}},
+          {"value", 1000}});
+  CreateQueues(R"({"withinClusterQueue": "LowerPriority"})");
+  Create(kJobs, "team-a", Job("low", "4", "low"));
+  Settle();
+  ASSERT_TRUE(IsConditionTrue(WorkloadOf("team-a", "low"), "Admitted"));
+  Create(kJobs, "team-a", Job("high", "4", "high"));
+  WaitCaches();
+  kueue_.EnqueueAll();
+  kueue_.ProcessQueued();
+  WaitCaches();
+  kueue_.ProcessQueued();
+  bool ran = false;
+  during_cycle_ = [&] {
+    ran = true;
+    // The cycle chose low as its victim; low finishes meanwhile.
+    api::Object low = WorkloadOf("team-a", "low");
+    low["status"]["conditions"].push_back({{"type", "Finished"},
+                                           {"status", "True"},
+                                           {"reason", "Succeeded"},
+                                           {"message", "done"},
+                                           {"lastTransitionTime", "2026-01-01T00:00:00Z"}});
+    ASSERT_TRUE(client_.UpdateStatus(kWorkloads.Namespace("team-a"), low).ok());
+    WaitCaches();
+  };
+  const CycleSummary s = kueue_.ScheduleOnce();
+  ASSERT_TRUE(ran);
+  EXPECT_EQ(s.preempted, 0);
+  WaitCaches();
+  EXPECT_FALSE(IsConditionTrue(WorkloadOf("team-a", "low"), "Evicted")) << "a finished workload is not preempted";
+}
+
+TEST_F(CycleWindowTest, AnAdmittedHeadIsNoLongerPendingOnceItsWriteSucceeded) {
+  CreateQueues();
+  QueuedWorkloadOf("first", "5");
+  ASSERT_EQ(kueue_.ScheduleOnce().admitted, 1);
+  // Before the Workload loop reads the admission: the queues count it no more.
+  EXPECT_EQ(kueue_.PendingWorkloads("cluster-queue")->size(), 0u);
 }
 
 TEST_F(CycleWindowTest, TheHeadsOfARunningCycleAreStillPending) {
