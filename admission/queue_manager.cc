@@ -348,6 +348,7 @@ bool QueueManager::AddOrUpdateWorkload(const Workload& wl, Time now) {
       CountInFlight(q, -1);
       q.workloads.at(wl.uid) = wl;
       CountInFlight(q, 1);
+      q.in_flight_updated = true;
       return true;
     }
   }
@@ -398,6 +399,7 @@ std::vector<Workload> QueueManager::Heads() {
     }
     Take(q, head);
     q.in_flight = head.uid;
+    q.in_flight_updated = false;
     CountInFlight(q, 1);
     ++q.pop_cycle;
     heads.push_back(q.workloads.at(head.uid));
@@ -417,8 +419,9 @@ bool QueueManager::EndFlight(const std::string& uid) {
   if (w == where_.end()) return false;
   Queue& q = queues_.at(w->second);
   if (q.in_flight != uid) return false;
+  const bool updated = q.in_flight_updated;
   ForgetInFlight(q);
-  return true;
+  return updated;
 }
 
 void QueueManager::ReturnInFlightHeads(Time now) {

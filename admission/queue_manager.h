@@ -122,8 +122,10 @@ class QueueManager {
   // requeued, or it left the queue while in flight). Valid until the next
   // call that changes the QueueManager.
   const Workload* InFlight(const std::string& uid) const;
-  // Ends the flight of `uid` without requeueing it (it was admitted). Returns
-  // whether it was in flight.
+  // Ends the flight of `uid`, if it is in flight, without requeueing it (it
+  // was admitted). Returns true when an update reached it while in flight
+  // (AddOrUpdateWorkload): the caller reads that workload again, since the
+  // update was absorbed by the flight.
   bool EndFlight(const std::string& uid);
   // Puts every in-flight head back as if it had not been popped, in its heap
   // (in the inadmissible set while its requeueAt is after `now`): for a copy
@@ -234,6 +236,7 @@ class QueueManager {
     // The head popped by the last Heads() while it is in flight (step 2): in `workloads`
     // and where_, in no set; counted as active in lq_pending_, not in active_count.
     std::string in_flight;
+    bool in_flight_updated = false;  // an update reached the in-flight head
     std::string sticky;  // sticky preemptor uid
     int64_t pop_cycle = 0;
     int64_t queue_inadmissible_cycle = -1;

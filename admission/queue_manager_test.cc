@@ -248,6 +248,18 @@ TEST_F(QueueManagerTest, AHeadInFlightIsStillPendingAndTheRequeuePlacesItsNewest
   EXPECT_EQ(q.ActiveCount("a"), 0u);
   EXPECT_EQ(q.LocalQueuePending(lq).active, 0u);
 
+  // Admitted: EndFlight ends the flight, and says whether an update was absorbed by it.
+  q.AddOrUpdateWorkload(W("quiet", "a"), T());
+  heads = q.Heads();
+  EXPECT_FALSE(q.EndFlight(heads[0].uid)) << "no update reached it";
+  EXPECT_FALSE(q.Contains(heads[0].uid));
+  q.AddOrUpdateWorkload(W("updated", "a"), T());
+  heads = q.Heads();
+  EXPECT_TRUE(q.AddOrUpdateWorkload(heads[0], T()));
+  EXPECT_TRUE(q.EndFlight(heads[0].uid)) << "the update it absorbed must be read again";
+  EXPECT_EQ(q.ActiveCount("a"), 0u);
+  EXPECT_FALSE(q.EndFlight(heads[0].uid)) << "no longer in flight";
+
   // Not requeued (admitted): the next Heads() forgets it.
   q.AddOrUpdateWorkload(W("admitted", "a"), T());
   heads = q.Heads();

@@ -906,7 +906,7 @@ CycleSummary KueueController::ScheduleOnce() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     // An admitted head's flight ends now rather than at the next Heads(), so the pending
-    // counts drop with the write; an update the flight absorbed meanwhile is read again.
+    // counts drop with the write; a Workload whose update the flight absorbed is read again.
     for (const Admit* a : admitted) {
       if (queues_.EndFlight(a->head.uid)) wl_queue_->Add(a->head.Key());
     }
