@@ -102,6 +102,12 @@
 // 121 s and 128 s; ClusterQueue + LocalQueue status writes per Workload 1.9-2.0
 // to 0.9-1.0. Baseline, same sitting: 81.5 s (1.062) before, 80.8 s (1.052)
 // after, 55 s of server CPU each.
+// 2026-12-07 (load 0.3-4.4), interleaved: the cycle computed outside the
+// controller's lock with its heads in flight (872740f) 52.1 s and 52.2 s,
+// 80-81 s of server CPU, 4.9 times the observed-arrival replay, time to
+// admission 32 / 11 / 5 s; the build before (a5c8c1d) 56.3 s and 56.5 s,
+// 85-86 s, 35-36 / 13-15 / 8-10 s. Baseline, same sitting: 82.5 s (1.074)
+// with both.
 //
 // Usage: kueue_realtime --kubeconfig F [--scenario baseline|large-scale]
 //                       [--workers N] [--timeout-seconds S]
