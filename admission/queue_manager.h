@@ -16,7 +16,10 @@
 //      replaces the head's copy without queueing it (Kueue's PushOrUpdate
 //      skips the inflight workload); RequeueWorkload places that newest copy.
 //      An update that makes it unqueueable, a move to another ClusterQueue or
-//      a delete ends the flight: the head is not requeued.
+//      a delete ends the flight: the head is not requeued. An admitted head's
+//      flight is ended by the caller (EndFlight, which says whether an update
+//      reached it meanwhile, to be read again) or by the next Heads(), which
+//      drops such an update with it, as Kueue's next Pop does.
 //   3. RequeueWorkload() puts a head that was not admitted back. StrictFIFO:
 //      immediately into the heap (so it keeps blocking newer workloads),
 //      except a namespace mismatch. BestEffortFIFO: immediately only after a
