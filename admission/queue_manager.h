@@ -280,7 +280,7 @@ class QueueManager {
   void Remove(Queue& q, const std::string& uid);
   // Step 2: counts q's in-flight head in lq_pending_ (delta +1) or stops counting it (-1).
   void CountInFlight(const Queue& q, int delta);
-  // Ends q's flight, if any: the head leaves `workloads` and where_ (sticky is kept).
+  // Ends q's flight, if any: the head leaves `workloads`, where_ and the sticky slot.
   void ForgetInFlight(Queue& q);
   // The index of the workload's LocalQueue in lq_pending_, assigned on first sight (ids
   // are never reused; one per LocalQueue a queued workload ever named).

@@ -50,11 +50,6 @@ void CarryMeta(Object* obj, const Object& old, const char* key) {
   }
 }
 
-int64_t Generation(const Object& obj) {
-  const Object& g = Field(Field(obj, "metadata"), "generation");
-  return g.is_number_integer() ? g.get<int64_t>() : 0;
-}
-
 // The object without the fields whose change does not bump metadata.generation.
 Object GenerationRelevant(const Object& obj, bool status_subresource) {
   Object copy = obj;

@@ -9,6 +9,8 @@
 // tests deterministic.
 #pragma once
 
+#include <cstdint>
+
 #include <nlohmann/json.hpp>
 
 #include <string>
@@ -70,5 +72,13 @@ inline const std::string& Name(const Object& obj) { return MetaString(obj, "name
 inline const std::string& Namespace(const Object& obj) { return MetaString(obj, "namespace"); }
 inline const std::string& ResourceVersion(const Object& obj) { return MetaString(obj, "resourceVersion"); }
 inline const std::string& Uid(const Object& obj) { return MetaString(obj, "uid"); }
+// metadata.generation; 0 when missing (the API server sets 1 on create and adds 1 with every
+// change outside metadata and the status subresource).
+inline int64_t Generation(const Object& obj) {
+  auto m = obj.find("metadata");
+  if (m == obj.end() || !m->is_object()) return 0;
+  auto g = m->find("generation");
+  return g != m->end() && g->is_number_integer() ? g->get<int64_t>() : 0;
+}
 
 }  // namespace berth::api

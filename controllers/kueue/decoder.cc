@@ -265,9 +265,7 @@ admission::Workload DecodeWorkload(const api::Object& wl, ResourceNames& names) 
   out.uid = api::Uid(wl);
   out.namespace_name = api::Namespace(wl);
   out.name = api::Name(wl);
-  if (const api::Object& g = NestedField(wl, {"metadata", "generation"}); g.is_number_integer()) {
-    out.generation = g.get<int64_t>();
-  }
+  out.generation = api::Generation(wl);
   const api::Object& spec = NestedField(wl, {"spec"});
   out.queue_name = NestedString(spec, {"queueName"});
   std::map<std::string, int32_t> reclaimable;

@@ -33,11 +33,6 @@ std::string AdmittedClusterQueue(const api::Object& wl) {
   return adm != st->end() && adm->is_object() ? adm->value("clusterQueue", "") : "";
 }
 
-int64_t Generation(const api::Object& obj) {
-  const api::Object& g = NestedField(obj, {"metadata", "generation"});
-  return g.is_number_integer() ? g.get<int64_t>() : 0;
-}
-
 // A ClusterQueue object's Active condition is not False (a new one without
 // status counts as active until its reconciler says otherwise).
 bool ClusterQueueActive(const api::Object& cq) {
@@ -799,7 +794,7 @@ CycleSummary KueueController::ScheduleOnce() {
       if (head && !now_queued) continue;
       client::ObjectPtr obj = cache_.GetWorkload(e.key);
       if (obj && api::Uid(*obj) != e.uid) obj = nullptr;
-      if (head && obj && Generation(*obj) != head->generation) {
+      if (head && obj && api::Generation(*obj) != head->generation) {
         // Its spec changed after the queues' copy was taken (perhaps in an update the
         // Workload loop has not read yet): the verdict, the admission and the victims are
         // for a workload that no longer exists. Tried again as it is now.
