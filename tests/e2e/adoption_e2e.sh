@@ -221,7 +221,7 @@ setup_yaml | "$KUBECTL" apply -f - >/dev/null || fail "(d): apply the setup"
 AGENT_PID=
 start_agent() {
   "$BERTH" agent --kubeconfig "$KUBECONFIG" --name remote-0 --data-dir "$WORK/remote-0" --port 0 \
-    --eviction-hard 'nodefs.available<1Gi' --capacity cpu=2,memory=8Gi --allowed-host-paths "$DEMO" >>"$WORK/agent.log" 2>&1 &
+    --eviction-hard "$E2E_EVICTION_HARD" --capacity cpu=2,memory=8Gi --allowed-host-paths "$DEMO" >>"$WORK/agent.log" 2>&1 &
   AGENT_PID=$!
   e2e_wait_node_ready remote-0 20 "(agent)"
 }

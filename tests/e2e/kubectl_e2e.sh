@@ -678,7 +678,7 @@ run agent-by-url 1 timeout 20 "$BERTH" agent --server "$SERVER_URL" --name rogue
 expect agent-by-url 'certificate signed by unknown authority'
 run rogue-node 1 "$KUBECTL" get node rogue-node
 "$BERTH" agent --kubeconfig "$KUBECONFIG" --name url-node --data-dir "$WORK/url-node" --port 0 \
-  --eviction-hard 'nodefs.available<1Gi' --capacity cpu=1,memory=1Gi >"$WORK/url-agent.log" 2>&1 &
+  --eviction-hard "$E2E_EVICTION_HARD" --capacity cpu=1,memory=1Gi >"$WORK/url-agent.log" 2>&1 &
 AGENT_PID=$!
 # kubectl wait answers NotFound at once for a Node not registered yet: wait for it to exist.
 for _ in $(seq 300); do "$KUBECTL" get node url-node >/dev/null 2>&1 && break; sleep 0.1; done

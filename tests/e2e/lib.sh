@@ -7,13 +7,14 @@
 #                           WORK removed unless a check failed (FAILURES > 0), when it is kept
 #                           for inspection.
 #   e2e_start_server ARGS   `$BERTH server --port 0 --data-dir $WORK/data
-#                           --shutdown-grace-period 5 --eviction-hard 'nodefs.available<1Gi'
+#                           --shutdown-grace-period 5 --eviction-hard "$E2E_EVICTION_HARD"
 #                           ARGS` in the background (log: $WORK/server.log; a later --shutdown-grace-period
 #                           or --eviction-hard in ARGS wins; 0 leaves pods running when the
 #                           server stops). The nodes' data directories are on a shared host's
 #                           disk, whose fill level these tests do not control: the default
 #                           threshold (10 % free) would taint the node when neighbours fill
-#                           the disk, so the tests keep an absolute 1 GiB floor instead. kind
+#                           the disk, so the tests keep an absolute floor instead (E2E_EVICTION_HARD,
+#                           1 GiB; every script that starts a node passes it). kind
 #                           turns its kubelets' threshold off for the same reason
 #                           (evictionHard nodefs.available "0%",
 #                           kubernetes-sigs/kind pkg/cluster/internal/kubeadm/config.go). Also
@@ -118,9 +119,11 @@ for path in sys.argv[1:]:
   for _ in $(seq 1 100); do pgrep -f "shim $WORK/" >/dev/null || return 0; sleep 0.1; done
 }
 
+E2E_EVICTION_HARD='nodefs.available<1Gi'
+
 e2e_start_server() {
   rm -f "$KUBECONFIG"
-  "$BERTH" server --port 0 --data-dir "$WORK/data" --shutdown-grace-period 5 --eviction-hard 'nodefs.available<1Gi' "$@" \
+  "$BERTH" server --port 0 --data-dir "$WORK/data" --shutdown-grace-period 5 --eviction-hard "$E2E_EVICTION_HARD" "$@" \
     >>"$WORK/server.log" 2>&1 &
   SERVER_PID=$!
   for _ in $(seq 1 200); do
@@ -147,7 +150,7 @@ e2e_start_cluster() {
   NODE=remote-0
   e2e_start_server --nodes 0 "$@"
   "$BERTH" agent --kubeconfig "$KUBECONFIG" --name "$NODE" --data-dir "$WORK/$NODE" --port 0 \
-    --eviction-hard 'nodefs.available<1Gi' --capacity "$capacity" >>"$WORK/agent.log" 2>&1 &
+    --eviction-hard "$E2E_EVICTION_HARD" --capacity "$capacity" >>"$WORK/agent.log" 2>&1 &
   AGENT_PID=$!
   e2e_wait_node_ready "$NODE" 20 "(berth agent)"
 }

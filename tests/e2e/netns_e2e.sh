@@ -80,7 +80,7 @@ CAPACITY=(cpu=2,memory=4Gi cpu=2,memory=4Gi cpu=1,memory=4Gi)
 start_agent() {
   local i=$1
   ip netns exec "${NS[$((i - 1))]}" "$BERTH" agent --kubeconfig "$WORK/n$i.kubeconfig" --name "n$i" \
-    --data-dir "$WORK/agent-n$i" --shutdown-grace-period 5 --eviction-hard 'nodefs.available<1Gi' --capacity "${CAPACITY[$((i - 1))]}" --address "$NET.1$i" >>"$WORK/agent-n$i.log" 2>&1 &
+    --data-dir "$WORK/agent-n$i" --shutdown-grace-period 5 --eviction-hard "$E2E_EVICTION_HARD" --capacity "${CAPACITY[$((i - 1))]}" --address "$NET.1$i" >>"$WORK/agent-n$i.log" 2>&1 &
   AGENT_PID[$((i - 1))]=$!
 }
 # Each agent joins over TLS with the credential the server issues for its node
