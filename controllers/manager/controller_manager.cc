@@ -175,7 +175,7 @@ ControllerManager::ControllerManager(client::Client& client, Clock& clock, Contr
       if (*again > Duration::zero()) ttl_loop_->queue().AddAfter(k, *again);  // when it expires
       return Status::Ok();
     });
-    ttl_loop_->Watch(batch_jobs, ObjectKey());
+    ttl_loop_->Watch(batch_jobs, jobs::batchjob::TtlAfterFinishedController::Keys());
 
     jobsets_ = std::make_unique<jobs::jobset::JobSetController>(client_, clock_, recorder_);
     ReconcileLoop& jobset_loop =

@@ -18,14 +18,18 @@
 //     re-created Job of the same name is never deleted.
 //
 // Time: the injected Clock. Driving: a ReconcileLoop keyed by Job, fed by the
-// Jobs informer (controllers/manager). Thread-safety: Reconcile may run
-// concurrently for different keys.
+// Jobs informer through Keys() (controllers/manager): only a Job that
+// NeedsCleanup is enqueued, as upstream's addJob/updateJob handlers do, so a
+// Job without a TTL costs the loop nothing however often its status changes.
+// Thread-safety: Reconcile may run concurrently for different keys; Keys and
+// NeedsCleanup are pure.
 #pragma once
 
 #include <string>
 
 #include "client/client.h"
 #include "client/informer.h"
+#include "controllers/common/reconcile_loop.h"
 #include "core/clock.h"
 #include "core/status.h"
 
@@ -38,6 +42,14 @@ class TtlAfterFinishedController {
 
   // Returns when to look at the Job again (zero: no need).
   StatusOr<Duration> Reconcile(const std::string& key);
+
+  // Upstream's needsCleanup plus its handlers' deletionTimestamp check: not
+  // being deleted, spec.ttlSecondsAfterFinished set, and a Complete or Failed
+  // condition True (with or without a usable lastTransitionTime: a Job
+  // without one is reconciled, and the reconcile reports it).
+  static bool NeedsCleanup(const api::Object& job);
+  // The loop's KeyFunc: the Job's own key when it NeedsCleanup, else none.
+  static KeyFunc Keys();
 
  private:
   client::Client& client_;

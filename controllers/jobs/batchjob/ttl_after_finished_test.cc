@@ -108,5 +108,49 @@ TEST_F(TtlAfterFinishedTest, AFinishedConditionWithoutATimeIsAnError) {
   EXPECT_TRUE(Exists("no-time"));
 }
 
+// The loop is fed only Jobs a reconcile can act on (upstream's needsCleanup in
+// its handlers): a Job without a TTL, or not finished, or being deleted, is
+// never enqueued, however many of its updates arrive.
+TEST(TtlAfterFinishedKeysTest, OnlyAFinishedJobWithATtlNotBeingDeletedIsEnqueued) {
+  const KeyFunc keys = TtlAfterFinishedController::Keys();
+  auto job = [](std::optional<int64_t> ttl, const std::string& condition, const std::string& status, bool deleting,
+                bool with_time = true) {
+    api::Object j = {{"metadata", {{"namespace", "team-a"}, {"name", "j"}}}, {"spec", api::Object::object()}};
+    if (ttl) j["spec"]["ttlSecondsAfterFinished"] = *ttl;
+    if (deleting) j["metadata"]["deletionTimestamp"] = "2026-12-07T00:00:00Z";
+    if (!condition.empty()) {
+      api::Object c = {{"type", condition}, {"status", status}};
+      if (with_time) c["lastTransitionTime"] = "2026-12-07T00:00:00Z";
+      j["status"]["conditions"] = api::Object::array({c});
+    }
+    return j;
+  };
+  const std::vector<std::string> none, own = {"team-a/j"};
+  struct Case {
+    const char* what;
+    api::Object job;
+    std::vector<std::string> want;
+  } cases[] = {
+      {"complete, ttl 100", job(100, "Complete", "True", false), own},
+      {"failed, ttl 0", job(0, "Failed", "True", false), own},
+      {"complete without a time (the reconcile reports it)", job(5, "Complete", "True", false, false), own},
+      {"complete, no ttl", job(std::nullopt, "Complete", "True", false), none},
+      {"running, ttl", job(100, "", "", false), none},
+      {"suspended, ttl", job(100, "Suspended", "True", false), none},
+      {"complete False, ttl", job(100, "Complete", "False", false), none},
+      {"complete, ttl, being deleted", job(100, "Complete", "True", true), none},
+      {"ttl not an integer", [&] {
+         api::Object j = job(100, "Complete", "True", false);
+         j["spec"]["ttlSecondsAfterFinished"] = "100";
+         return j;
+       }(), none},
+      {"not an object", api::Object::array(), none},
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(keys(c.job), c.want) << c.what;
+    EXPECT_EQ(TtlAfterFinishedController::NeedsCleanup(c.job), !c.want.empty()) << c.what;
+  }
+}
+
 }  // namespace
 }  // namespace berth::controllers::jobs::batchjob
