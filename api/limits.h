@@ -69,6 +69,15 @@ inline constexpr std::size_t kMaxSecretDataBytes = 1024 * 1024;
 // maxJSONPatchOperations (staging/src/k8s.io/apiserver/pkg/endpoints/handlers/patch.go).
 inline constexpr std::size_t kMaxJsonPatchOperations = 10000;
 
+// The "copy" operations of one JSON patch may add at most this many bytes to the object
+// (each copy counts its value's JSON size); past it the patch is refused with 422 "json
+// patch operation N (copy /path): the accumulated size increase of copy is S, exceeding
+// the limit 3145728", and nothing is applied. Without it 30 copies of a copy double the
+// object 30 times from a 1 KB body (CVE-2019-1002100). Upstream: JSONPatchMaxCopyBytes,
+// 3 MiB (staging/src/k8s.io/apiserver/pkg/server/config.go), enforced by json-patch's
+// AccumulatedCopySizeLimit.
+inline constexpr std::size_t kMaxJsonPatchCopyBytes = 3 * 1024 * 1024;
+
 // A pod (or pod template) may have at most this many volumes: 422 `spec.volumes: Too many:
 // N: must have at most 256 items` (api/pod_validation.h). Upstream has no limit (the
 // request size bounds it); berth bounds it because the node agent materializes every

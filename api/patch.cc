@@ -3,6 +3,8 @@
 #include <string>
 #include <utility>
 
+#include "api/limits.h"
+
 namespace berth::api {
 
 namespace {
@@ -43,6 +45,7 @@ StatusOr<Object> ApplyJsonPatch(const Object& target, const Object& patch) {
     return BadRequestError("json patch must be an array of operations, got " + std::string(patch.type_name()));
   }
   Object doc = target;
+  std::size_t copied = 0;  // bytes the copy operations added so far
   for (std::size_t i = 0; i < patch.size(); ++i) {
     const Object& op = patch[i];
     if (!op.is_object()) return BadRequestError(OpName(i) + ": operation must be an object");
@@ -105,8 +108,19 @@ StatusOr<Object> ApplyJsonPatch(const Object& target, const Object& patch) {
         }
       }
     }
+    if (name == "copy") {
+      const nlohmann::json::json_pointer source(from);
+      if (ContainsPointer(doc, source)) {
+        copied += doc.at(source).dump().size();
+        if (copied > kMaxJsonPatchCopyBytes) {
+          return InvalidError(label + ": the accumulated size increase of copy is " + std::to_string(copied) +
+                              ", exceeding the limit " + std::to_string(kMaxJsonPatchCopyBytes));
+        }
+      }
+    }
     try {
-      doc = doc.patch(Object::array({op}));
+      // In place: `doc` is this function's own copy, dropped when an operation fails.
+      doc.patch_inplace(Object::array({op}));
     } catch (const nlohmann::json::exception& e) {
       return InvalidError(label + ": " + ExceptionDetail(e));
     }

@@ -21,7 +21,9 @@
 //                child, a target whose parent is a string, number, bool or null). Message
 //                names the op and path and why:
 //                `json patch operation 1 (remove /spec/x): key 'x' not found`,
-//                `json patch operation 3 (test /spec/replicas): test failed: value is 2, not 3`.
+//                `json patch operation 3 (test /spec/replicas): test failed: value is 2, not 3`;
+//                and copies that together add more than kMaxJsonPatchCopyBytes (api/limits.h)
+//                of JSON to the object.
 //
 // Thread-safety: pure functions.
 #pragma once

@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "api/limits.h"
+
 namespace berth::api {
 namespace {
 
@@ -165,6 +167,55 @@ TEST(JsonPatchTest, ErrorsNameTheOperationAndPath) {
   ASSERT_FALSE(bad_pointer.ok());
   EXPECT_EQ(bad_pointer.status().code(), Code::kBadRequest);
   EXPECT_THAT(bad_pointer.status().message(), HasSubstr("json patch operation 1 (remove spec): "));
+}
+
+// Copies amplify: each copy of a copy doubles what it copies, so a 1 KB patch of 30
+// copies would ask for 2^30 times the object (CVE-2019-1002100). The copies of one patch
+// may add kMaxJsonPatchCopyBytes of JSON in all, counted by each copied value's JSON size
+// (json-patch's AccumulatedCopySizeLimit, which kube-apiserver sets to 3 MiB); past it
+// the patch is refused, whatever the shape of the doubling, and nothing is applied.
+TEST(JsonPatchTest, CopiesMayAddAtMostTheCopyLimitInAll) {
+  const json cm = {{"data", {{"a", "x"}}}};
+  auto doubling = [](const std::string& from, const std::string& into, int n) {
+    json ops = json::array();
+    for (int i = 0; i < n; ++i) {
+      ops.push_back({{"op", "copy"}, {"from", from}, {"path", into + std::to_string(i)}});
+    }
+    return ops;
+  };
+  // A copy of the container into itself doubles it each time: /data (nested), the whole
+  // metadata-like map, the document root into an array.
+  const json shapes[] = {doubling("/data", "/data/k", 40), doubling("", "/copy", 40)};
+  for (const json& ops : shapes) {
+    auto r = ApplyJsonPatch(cm, ops);
+    ASSERT_FALSE(r.ok()) << ops.dump();
+    EXPECT_EQ(r.status().code(), Code::kInvalid);
+    EXPECT_THAT(r.status().message(), HasSubstr("(copy "));
+    EXPECT_THAT(r.status().message(), HasSubstr(", exceeding the limit " + std::to_string(kMaxJsonPatchCopyBytes)));
+  }
+  // Copies of a 1 KiB value, counted with its quotes: 1026 bytes each.
+  const json big = {{"v", std::string(1024, 'a')}};
+  const size_t each = json(std::string(1024, 'a')).dump().size();
+  const size_t fits = kMaxJsonPatchCopyBytes / each;
+  auto copies = [](size_t n) {
+    json ops = json::array();
+    for (size_t i = 0; i < n; ++i) ops.push_back({{"op", "copy"}, {"from", "/v"}, {"path", "/c" + std::to_string(i)}});
+    return ops;
+  };
+  auto within = ApplyJsonPatch(big, copies(fits));
+  ASSERT_TRUE(within.ok()) << within.status().ToString();
+  EXPECT_EQ(within->size(), fits + 1);
+  auto over = ApplyJsonPatch(big, copies(fits + 1));
+  ASSERT_FALSE(over.ok());
+  EXPECT_EQ(over.status().message(), "json patch operation " + std::to_string(fits + 1) + " (copy /c" +
+                                         std::to_string(fits) + "): the accumulated size increase of copy is " +
+                                         std::to_string(each * (fits + 1)) + ", exceeding the limit " +
+                                         std::to_string(kMaxJsonPatchCopyBytes));
+  // Adds and moves carry their own value (bounded by the body) or none: not counted.
+  json adds = json::array();
+  for (int i = 0; i < 4000; ++i)
+    adds.push_back({{"op", "add"}, {"path", "/a" + std::to_string(i)}, {"value", big["v"]}});
+  EXPECT_TRUE(ApplyJsonPatch(big, adds).ok());
 }
 
 // Found by fuzz/patch_fuzzer (corpus: fuzz/corpus/patch/member-of-a-string.txt): an
