@@ -4,6 +4,7 @@
 #include <iterator>
 #include <vector>
 
+#include "api/unstructured.h"
 #include "apiserver/object_ops.h"
 
 namespace berth::apiserver {
@@ -20,6 +21,29 @@ bool HasFinalizer(const api::Object& obj, std::string_view finalizer) {
   }
   return false;
 }
+
+namespace {
+
+// metadata.finalizers' strings, in order.
+std::vector<std::string> Finalizers(const api::Object& obj) {
+  std::vector<std::string> out;
+  const json& list = api::NestedField(obj, {"metadata", "finalizers"});
+  if (!list.is_array()) return out;
+  for (const json& f : list) {
+    if (f.is_string()) out.push_back(f.get<std::string>());
+  }
+  return out;
+}
+
+bool SameSet(std::vector<std::string> a, std::vector<std::string> b) {
+  for (auto* v : {&a, &b}) {
+    std::sort(v->begin(), v->end());
+    v->erase(std::unique(v->begin(), v->end()), v->end());
+  }
+  return a == b;
+}
+
+}  // namespace
 
 bool BeingDeleted(const api::Object& obj) { return !api::MetaString(obj, "deletionTimestamp").empty(); }
 
@@ -54,22 +78,38 @@ StatusOr<store::DeleteResult> Deleter::Delete(const api::ResourceDefinition& def
   };
   BERTH_RETURN_IF_ERROR(check_preconditions(current));
 
-  const std::string_view policy =
-      request.propagation_policy.empty() ? DefaultPropagationPolicy(def) : request.propagation_policy;
-  std::vector<std::string_view> finalizers;
   const bool collected = !GarbageCollectorIgnores(key.resource);  // else nothing would remove them
-  if (collected && policy == kPropagationOrphan) finalizers.push_back(kFinalizerOrphan);
-  if (collected && policy == kPropagationForeground) finalizers.push_back(kFinalizerForeground);
   const bool is_namespace = def.group.empty() && def.names.kind == "Namespace";
-  if (is_namespace) finalizers.push_back(kFinalizerNamespace);
-
-  // An object already being deleted keeps the finalizers it has (upstream only
+  // The finalizers the object is marked with: upstream's
+  // deletionFinalizersForGarbageCollection. The propagation policy is the request's
+  // when it names one, else the one an orphan or foregroundDeletion finalizer already
+  // on the object asks for (orphan first), else the kind's default; the object's
+  // garbage-collector finalizers are replaced by the policy's, so a stale one (left by
+  // a client, or by a deletion cut off between its two writes) never overrides the
+  // policy the request asked for.
+  auto finalizers_for = [&](const api::Object& obj) {
+    std::string_view policy = request.propagation_policy;
+    if (policy.empty()) {
+      policy = HasFinalizer(obj, kFinalizerOrphan)       ? kPropagationOrphan
+               : HasFinalizer(obj, kFinalizerForeground) ? kPropagationForeground
+                                                         : DefaultPropagationPolicy(def);
+    }
+    std::vector<std::string> out = Finalizers(obj);
+    if (collected) {
+      std::erase_if(out, [](const std::string& f) { return f == kFinalizerOrphan || f == kFinalizerForeground; });
+    }
+    if (collected && policy == kPropagationOrphan) out.emplace_back(kFinalizerOrphan);
+    if (collected && policy == kPropagationForeground) out.emplace_back(kFinalizerForeground);
+    if (is_namespace && std::find(out.begin(), out.end(), kFinalizerNamespace) == out.end()) {
+      out.emplace_back(kFinalizerNamespace);
+    }
+    return out;
+  };
+  // An object already being deleted keeps the finalizers it has (upstream also
   // switches between orphan and foreground then; berth leaves them as they are).
   auto needs_update = [&](const api::Object& obj) {
     if (BeingDeleted(obj)) return false;
-    for (auto f : finalizers) {
-      if (!HasFinalizer(obj, f)) return true;
-    }
+    if (!SameSet(Finalizers(obj), finalizers_for(obj))) return true;
     if (!is_namespace) return false;
     auto st = obj.find("status");
     return st == obj.end() || !st->is_object() || st->value("phase", json()) != "Terminating";
@@ -83,11 +123,7 @@ StatusOr<store::DeleteResult> Deleter::Delete(const api::ResourceDefinition& def
     auto updated = store_.GuaranteedUpdate(key, [&](const api::Object& obj) -> StatusOr<api::Object> {
       BERTH_RETURN_IF_ERROR(check_preconditions(obj));
       api::Object next = obj;
-      json& meta = next["metadata"];
-      if (!meta.contains("finalizers") || !meta["finalizers"].is_array()) meta["finalizers"] = json::array();
-      for (auto f : finalizers) {
-        if (!HasFinalizer(next, f)) meta["finalizers"].push_back(std::string(f));
-      }
+      if (!BeingDeleted(obj)) next["metadata"]["finalizers"] = finalizers_for(obj);
       if (is_namespace) next["status"]["phase"] = "Terminating";
       return next;
     });

@@ -20,6 +20,13 @@
 //                    until the garbage collector has deleted every dependent
 //        Background  no finalizer: the object goes now (or after its grace
 //                    period); the collector then deletes the dependents
+//      The policy is the request's when it names one, else the one an orphan or
+//      foregroundDeletion finalizer already on the object asks for (orphan first),
+//      else the default; the object's orphan/foregroundDeletion finalizers are
+//      replaced by the policy's, so a stale one (set by a client, or left by a
+//      deletion cut off between its two writes, step 4) never overrides the
+//      request (upstream's deletionFinalizersForGarbageCollection,
+//      staging/src/k8s.io/apiserver/pkg/registry/generic/registry/store.go).
 //      For a resource the garbage collector ignores (GarbageCollectorIgnores: Events)
 //      Orphan and Foreground act as Background: no finalizer is added, since the
 //      collector that would remove it never looks at the object, which has no

@@ -184,6 +184,44 @@ TEST_F(GarbageCollectorTest, JobDefaultsToOrphan) {
   EXPECT_TRUE(Exists(kPods, "default", "p"));
 }
 
+// A finalizer orphan or foregroundDeletion already on the object (set by a client, or
+// left by a deletion cut off between its two writes) decides only when the request names
+// no policy; a policy the request names replaces it (upstream's
+// deletionFinalizersForGarbageCollection). Every stale finalizer against every policy.
+TEST_F(GarbageCollectorTest, ARequestedPolicyReplacesAFinalizerAlreadyOnTheObject) {
+  const std::string_view stales[] = {"", kFinalizerOrphan, kFinalizerForeground};
+  const std::string_view policies[] = {"", kPropagationBackground, kPropagationForeground, kPropagationOrphan};
+  int n = 0;
+  for (std::string_view stale : stales) {
+    for (std::string_view policy : policies) {
+      const std::string name = "j" + std::to_string(n++);
+      const std::string what = "stale '" + std::string(stale) + "', policy '" + std::string(policy) + "'";
+      json obj = {
+          {"apiVersion", "batch/v1"}, {"kind", "Job"}, {"metadata", {{"name", name}, {"namespace", "default"}}}};
+      if (!stale.empty()) obj["metadata"]["finalizers"] = json::array({std::string(stale)});
+      json job = Create(kJobs, obj);
+      Pod(name + "-pod", {job});
+      const std::string_view effective = !policy.empty()                 ? policy
+                                         : stale == kFinalizerOrphan     ? kPropagationOrphan
+                                         : stale == kFinalizerForeground ? kPropagationForeground
+                                                                         : kPropagationOrphan;  // Job's default
+      ASSERT_TRUE(Delete(kJobs, "default", name, policy).ok()) << what;
+      // Marked with the effective policy's finalizer only (Background: none, gone at once).
+      json marked = Get(kJobs, "default", name);
+      if (effective == kPropagationBackground) {
+        EXPECT_TRUE(marked.is_null()) << what;
+      } else {
+        ASSERT_FALSE(marked.is_null()) << what;
+        const std::string want(effective == kPropagationOrphan ? kFinalizerOrphan : kFinalizerForeground);
+        EXPECT_EQ(marked["metadata"]["finalizers"], json::array({want})) << what;
+      }
+      gc_.Sync();
+      EXPECT_FALSE(Exists(kJobs, "default", name)) << what;
+      EXPECT_EQ(Exists(kPods, "default", name + "-pod"), effective == kPropagationOrphan) << what;
+    }
+  }
+}
+
 // Dependents whose owner was deleted before the collector started are
 // collected when it starts.
 TEST_F(GarbageCollectorTest, DanglingAtStartIsCollected) {
