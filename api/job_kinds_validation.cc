@@ -24,9 +24,8 @@ FieldErrorList ValidateJobSetTemplatesAndPatterns(const Object& jobset, const Ob
   const FieldPath rjobs_path = FieldPath("spec").Child("replicatedJobs");
   const Object& rjobs = ArrayAt(spec, "replicatedJobs");
   for (size_t i = 0; i < rjobs.size(); ++i) {
-    Append(&errs, ValidatePodTemplateSpec(
-                      NestedField(rjobs[i], {"template", "spec", "template", "spec"}),
-                      rjobs_path.Index(i).Child("template").Child("spec").Child("template").Child("spec")));
+    Append(&errs, ValidatePodTemplateSpec(NestedField(rjobs[i], {"template", "spec", "template"}),
+                                          rjobs_path.Index(i).Child("template").Child("spec").Child("template")));
   }
   const FieldPath rules_path = FieldPath("spec").Child("failurePolicy").Child("rules");
   const Object& rules = ArrayAt(ObjectAt(spec, "failurePolicy"), "rules");
@@ -56,7 +55,7 @@ FieldErrorList ValidatePyTorchJobTemplates(const Object& pytorchjob, const Objec
       errs.push_back(Required(spec_path.Child("containers"), "must be specified"));
       continue;
     }
-    Append(&errs, ValidatePodTemplateSpec(pod_spec, spec_path));
+    Append(&errs, ValidatePodTemplateSpec(Field(replica_spec, "template"), specs_path.Key(type).Child("template")));
   }
   return errs;
 }

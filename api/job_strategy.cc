@@ -158,8 +158,8 @@ FieldErrorList ValidateJob(const Object& job, bool create) {
   FieldErrorList errs;
   ValidateJobCounts(Find(&job, "spec"), &errs);
   for (FieldError& e : ValidateJobSelector(job, create)) errs.push_back(std::move(e));
-  for (FieldError& e : ValidatePodTemplateSpec(NestedField(job, {"spec", "template", "spec"}),
-                                               FieldPath("spec").Child("template").Child("spec"))) {
+  for (FieldError& e :
+       ValidatePodTemplateSpec(NestedField(job, {"spec", "template"}), FieldPath("spec").Child("template"))) {
     errs.push_back(std::move(e));
   }
   if (create) ValidateJobRestartPolicy(job, &errs);

@@ -738,8 +738,15 @@ FieldErrorList RefuseWhatBerthCannotRun(const Object& spec, const FieldPath& pat
   return errs;
 }
 
-FieldErrorList ValidatePodTemplateSpec(const Object& spec, const FieldPath& path) {
-  FieldErrorList errs = ValidatePodSpec(spec, path);
+FieldErrorList ValidatePodTemplateSpec(const Object& pod_template, const FieldPath& template_path) {
+  const Object& meta = ObjectAt(pod_template, "metadata");
+  FieldErrorList errs = ValidateLabels(ObjectAt(meta, "labels"), template_path.Child("labels"));
+  for (FieldError& e : ValidateAnnotations(ObjectAt(meta, "annotations"), template_path.Child("annotations"))) {
+    errs.push_back(std::move(e));
+  }
+  const Object& spec = Field(pod_template, "spec");
+  const FieldPath path = template_path.Child("spec");
+  for (FieldError& e : ValidatePodSpec(spec, path)) errs.push_back(std::move(e));
   for (FieldError& e : RefuseWhatBerthCannotRun(spec, path)) errs.push_back(std::move(e));
   if (!ArrayAt(spec, "ephemeralContainers").empty()) {
     errs.push_back(Forbidden(path.Child("ephemeralContainers"), "ephemeral containers not allowed in pod template"));

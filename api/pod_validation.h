@@ -153,11 +153,16 @@ inline constexpr char kIdRangeErrorMsg[] = "must be between 0 and 2147483647, in
 // not an object, or fields of the wrong type, are left to schema validation.
 FieldErrorList ValidatePodSpec(const Object& spec, const FieldPath& path);
 
-// ValidatePodTemplateSpec's rules for the pod spec of a template at `path`
-// ("spec.template.spec", ...): ValidatePodSpec, no ephemeral containers, and
+// ValidatePodTemplateSpec's rules for a pod template ({metadata, spec}) at `path`
+// ("spec.template", ...): its labels and annotations (metadata_validation.h, reported at
+// path.labels and path.annotations as upstream's embedded ObjectMeta is), then its pod
+// spec at path.spec: ValidatePodSpec, no ephemeral containers, and
 // RefuseWhatBerthCannotRun. Every workload kind's template goes through it (Job, JobSet,
-// PyTorchJob, training runtimes).
-FieldErrorList ValidatePodTemplateSpec(const Object& spec, const FieldPath& path);
+// PyTorchJob, training runtimes), so a template whose pods could never be created (a
+// label value of 64 characters, such as a Job's generated job-name label for a
+// 64-character name) is refused when it is written, not retried forever by its
+// controller.
+FieldErrorList ValidatePodTemplateSpec(const Object& pod_template, const FieldPath& path);
 
 // What kube-apiserver accepts but berth's node agent cannot run, refused when the pod or
 // template is written rather than left to hang at its start (README, not implemented):

@@ -321,6 +321,72 @@ TEST(PodValidationTest, PodsAndEveryPodTemplateAreValidatedAtAdmission) {
   EXPECT_EQ(dup.status().message(), "Pod \"p\" is invalid: spec.containers[1]: Duplicate value: {\"name\":\"c\"}");
 }
 
+// Every pod template's labels and annotations are validated where it is written, as
+// upstream's ValidatePodTemplateSpec does (at <template>.labels): a template whose pods
+// could never be created (their labels are the template's) is refused at once rather than
+// retried forever by its controller. A Job's generated job-name labels carry its name, so
+// a Job named with 64 characters is refused too.
+TEST(PodValidationTest, EveryPodTemplatesLabelsAndAnnotationsAreValidatedAtAdmission) {
+  const std::string long_value(64, 'a');
+  const std::string labels = R"({"labels":{"team":")" + long_value + R"("}})";
+  const std::string too_long = ".labels: Invalid value: \"" + long_value + "\": must be no more than 63 characters";
+  struct Case {
+    std::string object;
+    std::string want;
+  };
+  const Case cases[] = {
+      {R"({"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"j","namespace":"default"},
+           "spec":{"template":{"metadata":)" +
+           labels + R"(,"spec":{"restartPolicy":"Never","containers":[{"name":"c","image":"x"}]}}}})",
+       // SetDefaults_Job gives the Job its template's labels: both are reported, as upstream.
+       "Job.batch \"j\" is invalid: [metadata" + too_long + ", spec.template" + too_long + "]"},
+      {R"({"apiVersion":"jobset.x-k8s.io/v1alpha2","kind":"JobSet","metadata":{"name":"js","namespace":"default"},
+           "spec":{"replicatedJobs":[{"name":"w","template":{"spec":{"template":{"metadata":)" +
+           labels + R"(,"spec":{"containers":[{"name":"c","image":"x"}]}}}}}]}})",
+       "JobSet.jobset.x-k8s.io \"js\" is invalid: spec.replicatedJobs[0].template.spec.template" + too_long},
+      {R"({"apiVersion":"kubeflow.org/v1","kind":"PyTorchJob","metadata":{"name":"pt","namespace":"default"},
+           "spec":{"pytorchReplicaSpecs":{"Master":{"replicas":1,"template":{"metadata":)" +
+           labels + R"(,"spec":{"containers":[{"name":"c","image":"x"}]}}}}}})",
+       "PyTorchJob.kubeflow.org \"pt\" is invalid: spec.pytorchReplicaSpecs[Master].template" + too_long},
+      {R"({"apiVersion":"trainer.kubeflow.org/v1alpha1","kind":"ClusterTrainingRuntime","metadata":{"name":"rt"},
+           "spec":{"template":{"spec":{"replicatedJobs":[{"name":"node","template":{"spec":{"template":{"metadata":)" +
+           labels + R"(,"spec":{"containers":[{"name":"c","image":"x"}]}}}}}]}}}})",
+       "ClusterTrainingRuntime.trainer.kubeflow.org \"rt\" is invalid: "
+       "spec.template.spec.replicatedJobs[0].template.spec.template" +
+           too_long},
+  };
+  for (const Case& c : cases) {
+    auto admitted = Create(json::parse(c.object));
+    ASSERT_FALSE(admitted.ok()) << c.want;
+    EXPECT_EQ(admitted.status().code(), Code::kInvalid);
+    EXPECT_EQ(admitted.status().message(), c.want);
+  }
+  // Annotations: the same path rule (a key that is not a qualified name).
+  auto annotated =
+      Create(json::parse(R"({"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"j","namespace":"default"},
+      "spec":{"template":{"metadata":{"annotations":{"bad key!":"v"}},
+      "spec":{"restartPolicy":"Never","containers":[{"name":"c","image":"x"}]}}}})"));
+  ASSERT_FALSE(annotated.ok());
+  ASSERT_FALSE(annotated.status().causes().empty());
+  EXPECT_EQ(annotated.status().causes().front().field, "spec.template.annotations");
+  // A Job named with 64 characters: both generated job-name labels are refused.
+  auto named = Create(json::parse(R"({"apiVersion":"batch/v1","kind":"Job","metadata":{"name":")" + long_value +
+                                  R"(","namespace":"default"},"spec":{"template":{"spec":{"restartPolicy":"Never",
+      "containers":[{"name":"c","image":"x"}]}}}})"));
+  ASSERT_FALSE(named.ok());
+  EXPECT_EQ(named.status().code(), Code::kInvalid);
+  ASSERT_EQ(named.status().causes().size(), 2u) << named.status().message();
+  for (const auto& cause : named.status().causes()) {
+    EXPECT_EQ(cause.field, "spec.template.labels");
+    EXPECT_EQ(cause.message, "Invalid value: \"" + long_value + "\": must be no more than 63 characters");
+  }
+  // 63 characters are fine.
+  EXPECT_TRUE(Create(json::parse(R"({"apiVersion":"batch/v1","kind":"Job","metadata":{"name":")" +
+                                 std::string(63, 'a') + R"(","namespace":"default"},"spec":{"template":{"spec":
+      {"restartPolicy":"Never","containers":[{"name":"c","image":"x"}]}}}})"))
+                  .ok());
+}
+
 // A pod or pod template without a spec has no containers: validateContainers' Required,
 // as for an empty list (found by the admission fuzzer: such a Job was admitted, and then
 // refused as an unchanged update).

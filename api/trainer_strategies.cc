@@ -104,9 +104,9 @@ class TrainingRuntimeStrategy : public Strategy {
     const FieldPath rjobs_path = FieldPath("spec").Child("template").Child("spec").Child("replicatedJobs");
     const Object& rjobs = ArrayAt(NestedField(obj, {"spec", "template", "spec"}), "replicatedJobs");
     for (size_t i = 0; i < rjobs.size(); ++i) {
-      for (FieldError& e : ValidatePodTemplateSpec(
-               NestedField(rjobs[i], {"template", "spec", "template", "spec"}),
-               rjobs_path.Index(i).Child("template").Child("spec").Child("template").Child("spec"))) {
+      for (FieldError& e :
+           ValidatePodTemplateSpec(NestedField(rjobs[i], {"template", "spec", "template"}),
+                                   rjobs_path.Index(i).Child("template").Child("spec").Child("template"))) {
         errs.push_back(std::move(e));
       }
     }
