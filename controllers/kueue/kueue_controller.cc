@@ -862,11 +862,20 @@ CycleSummary KueueController::ScheduleOnce() {
       if (admits.size() > allowed) admits.erase(admits.begin() + static_cast<std::ptrdiff_t>(allowed), admits.end());
     }
   }
+  // The admissions are written at once (writes_, concurrent_writes.h): a durable store
+  // commits them together.
+  std::vector<api::Object> reserved(admits.size());
+  std::vector<Status> written(admits.size());
+  writes_.ForEach(admits.size(), [&](size_t i) {
+    reserved[i] = *admits[i].obj;
+    SetQuotaReservation(&reserved[i], admits[i].admission, names, now);
+    written[i] = WriteWorkloadStatus(reserved[i]);
+  });
   std::vector<const Admit*> admitted;
-  for (Admit& a : admits) {
-    api::Object wl = *a.obj;
-    SetQuotaReservation(&wl, a.admission, names, now);
-    Status s = WriteWorkloadStatus(wl);
+  for (size_t i = 0; i < admits.size(); ++i) {
+    Admit& a = admits[i];
+    const api::Object& wl = reserved[i];
+    const Status& s = written[i];
     if (!s.ok()) {
       Logger("kueue")->info("admitting {}: {}", client::MetaNamespaceKey(wl), s.ToString());
       std::lock_guard<std::mutex> lock(mu_);
@@ -913,10 +922,19 @@ CycleSummary KueueController::ScheduleOnce() {
       for (const std::string& cq : touched) ReportPendingWorkloads(cq);
     }
   }
-  for (Evict& e : evicts) {
-    api::Object wl = *e.obj;
-    if (!SetEvicted(&wl, "Preempted", e.victim.message, e.victim.reason, now)) continue;
-    Status s = WriteWorkloadStatus(wl);
+  std::vector<api::Object> evicted(evicts.size());
+  std::vector<std::optional<Status>> evict_written(evicts.size());  // none: nothing to write
+  writes_.ForEach(evicts.size(), [&](size_t i) {
+    evicted[i] = *evicts[i].obj;
+    if (SetEvicted(&evicted[i], "Preempted", evicts[i].victim.message, evicts[i].victim.reason, now)) {
+      evict_written[i] = WriteWorkloadStatus(evicted[i]);
+    }
+  });
+  for (size_t i = 0; i < evicts.size(); ++i) {
+    Evict& e = evicts[i];
+    const api::Object& wl = evicted[i];
+    if (!evict_written[i]) continue;
+    const Status& s = *evict_written[i];
     if (!s.ok()) {
       Logger("kueue")->info("evicting {}: {}", e.victim.key, s.ToString());
       continue;
