@@ -1,5 +1,6 @@
 #include "api/patch.h"
 
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -98,16 +99,17 @@ StatusOr<Object> ApplyJsonPatch(const Object& target, const Object& patch) {
     // RFC 6902 §4: the target's parent must be an object or array. nlohmann's patch
     // assumes it (for a string or number parent it asserts on add and does nothing on
     // remove), so a member of a primitive is refused here.
-    if (nlohmann::json::json_pointer target(path); !target.empty()) {
+    auto target_parent_error = [&]() -> std::optional<Status> {
+      const nlohmann::json::json_pointer target(path);
+      if (target.empty()) return std::nullopt;
       const nlohmann::json::json_pointer parent = target.parent_pointer();
-      if (ContainsPointer(doc, parent)) {
-        const Object& container = doc.at(parent);
-        if (!container.is_object() && !container.is_array()) {
-          return InvalidError(label + ": the parent of the target is " + std::string(container.type_name()) +
-                              ", not an object or array");
-        }
-      }
-    }
+      if (!ContainsPointer(doc, parent)) return std::nullopt;
+      const Object& container = doc.at(parent);
+      if (container.is_object() || container.is_array()) return std::nullopt;
+      return InvalidError(label + ": the parent of the target is " + std::string(container.type_name()) +
+                          ", not an object or array");
+    };
+    if (std::optional<Status> error = target_parent_error()) return *error;
     if (name == "copy") {
       const nlohmann::json::json_pointer source(from);
       if (ContainsPointer(doc, source)) {
@@ -120,7 +122,16 @@ StatusOr<Object> ApplyJsonPatch(const Object& target, const Object& patch) {
     }
     try {
       // In place: `doc` is this function's own copy, dropped when an operation fails.
-      doc.patch_inplace(Object::array({op}));
+      if (name == "move") {
+        // RFC 6902 §4.4: a remove, then an add; the target's parent is checked again after
+        // the removal, which may have shifted an array's indices under the target.
+        Object value = doc.at(nlohmann::json::json_pointer(from));
+        doc.patch_inplace(Object::array({Object{{"op", "remove"}, {"path", from}}}));
+        if (std::optional<Status> error = target_parent_error()) return *error;
+        doc.patch_inplace(Object::array({Object{{"op", "add"}, {"path", path}, {"value", std::move(value)}}}));
+      } else {
+        doc.patch_inplace(Object::array({op}));
+      }
     } catch (const nlohmann::json::exception& e) {
       return InvalidError(label + ": " + ExceptionDetail(e));
     }

@@ -267,6 +267,21 @@ TEST(JsonPatchTest, TargetsInsideAPrimitiveAreRefused) {
           << text;
     }
   }
+  // A move removes first: when that shifts an array's indices, the target's parent is the
+  // element that moved up, here a string: refused, nothing lost (the review found "s0"
+  // dropped in a release build and an assertion in a debug one).
+  const json arr = {{"arr", {"s0", {{"o", 1}}, "s2"}}};
+  for (const char* move :
+       {R"({"op":"move","from":"/arr/0","path":"/arr/1/z"})", R"({"op":"move","from":"/arr/0","path":"/arr/1/0"})"}) {
+    auto moved = ApplyJsonPatch(arr, json::array({json::parse(move)}));
+    ASSERT_FALSE(moved.ok()) << move;
+    EXPECT_EQ(moved.status().code(), Code::kInvalid) << move;
+    EXPECT_THAT(moved.status().message(), HasSubstr("the parent of the target is string, not an object or array"))
+        << move;
+  }
+  auto into_object = ApplyJsonPatch(arr, json::parse(R"([{"op":"move","from":"/arr/2","path":"/arr/1/z"}])"));
+  ASSERT_TRUE(into_object.ok()) << into_object.status();
+  EXPECT_EQ(*into_object, json({{"arr", {"s0", {{"o", 1}, {"z", "s2"}}}}}));
   // Members of objects and arrays still work, and so does a target that is the primitive.
   auto ok = ApplyJsonPatch(obj, json::parse(R"([{"op":"replace","path":"/metadata/labels/app","value":"y"},
                                                   {"op":"add","path":"/metadata/labels/b","value":"c"}])"));

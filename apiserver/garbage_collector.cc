@@ -344,7 +344,19 @@ StatusOr<bool> GarbageCollector::AttemptToDelete(const Node& node) {
   if (waiting == 0 && dangling.empty()) return false;
   DeleteRequest request;
   request.precondition_uid = uid;
-  request.propagation_policy = std::string(waiting > 0 ? kPropagationForeground : kPropagationBackground);
+  // Upstream's attemptToDeleteItem: Foreground when an owner waits for its dependents and
+  // this one has dependents of its own; otherwise the object's own orphan or
+  // foregroundDeletion finalizer is honoured, else Background.
+  const auto has_dependents = dependents_.find(uid);
+  if (waiting > 0 && has_dependents != dependents_.end() && !has_dependents->second.empty()) {
+    request.propagation_policy = std::string(kPropagationForeground);
+  } else if (HasFinalizer(*current, kFinalizerOrphan)) {
+    request.propagation_policy = std::string(kPropagationOrphan);
+  } else if (HasFinalizer(*current, kFinalizerForeground)) {
+    request.propagation_policy = std::string(kPropagationForeground);
+  } else {
+    request.propagation_policy = std::string(kPropagationBackground);
+  }
   auto deleted = deleter_.Delete(*def, node.key, request);
   if (!deleted.ok() && deleted.status().code() != Code::kNotFound && deleted.status().code() != Code::kConflict) {
     return deleted.status();

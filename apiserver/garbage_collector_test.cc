@@ -222,6 +222,35 @@ TEST_F(GarbageCollectorTest, ARequestedPolicyReplacesAFinalizerAlreadyOnTheObjec
   }
 }
 
+// The collector's own deletes honour a dependent's orphan or foregroundDeletion
+// finalizer, as upstream's attemptToDeleteItem does: a Job of a deleted JobSet that
+// carries "orphan" orphans its pods; one that carries "foregroundDeletion" goes after its
+// pods; one with neither goes at once and its pods follow.
+TEST_F(GarbageCollectorTest, TheCollectorHonoursADependentsOwnFinalizer) {
+  const std::string_view finalizers[] = {"", kFinalizerOrphan, kFinalizerForeground};
+  int n = 0;
+  for (std::string_view finalizer : finalizers) {
+    const std::string name = "js" + std::to_string(n++);
+    json js = JobSet(name);
+    json obj = {
+        {"apiVersion", "batch/v1"}, {"kind", "Job"}, {"metadata", {{"name", name + "-job"}, {"namespace", "default"}}}};
+    obj["metadata"]["ownerReferences"].push_back(OwnerRef(js));
+    if (!finalizer.empty()) obj["metadata"]["finalizers"] = json::array({std::string(finalizer)});
+    json job = Create(kJobs, obj);
+    Pod(name + "-pod", {job});
+    ASSERT_TRUE(Delete(kJobSets, "default", name, kPropagationBackground).ok());
+    gc_.Sync();
+    EXPECT_FALSE(Exists(kJobs, "default", name + "-job")) << finalizer;
+    json pod = Get(kPods, "default", name + "-pod");
+    if (finalizer == kFinalizerOrphan) {
+      ASSERT_FALSE(pod.is_null()) << finalizer;
+      EXPECT_FALSE(pod["metadata"].contains("ownerReferences")) << finalizer;
+    } else {
+      EXPECT_TRUE(pod.is_null()) << finalizer;
+    }
+  }
+}
+
 // Dependents whose owner was deleted before the collector started are
 // collected when it starts.
 TEST_F(GarbageCollectorTest, DanglingAtStartIsCollected) {

@@ -866,10 +866,20 @@ CycleSummary KueueController::ScheduleOnce() {
   // commits them together.
   std::vector<api::Object> reserved(admits.size());
   std::vector<Status> written(admits.size());
+  // A write that throws fails alone: the others' results are still processed below.
+  auto guarded = [](const std::function<Status()>& write) -> Status {
+    try {
+      return write();
+    } catch (const std::exception& e) {
+      return InternalError(std::string("writing the Workload's status threw: ") + e.what());
+    }
+  };
   writes_.ForEach(admits.size(), [&](size_t i) {
-    reserved[i] = *admits[i].obj;
-    SetQuotaReservation(&reserved[i], admits[i].admission, names, now);
-    written[i] = WriteWorkloadStatus(reserved[i]);
+    written[i] = guarded([&] {
+      reserved[i] = *admits[i].obj;
+      SetQuotaReservation(&reserved[i], admits[i].admission, names, now);
+      return WriteWorkloadStatus(reserved[i]);
+    });
   });
   std::vector<const Admit*> admitted;
   for (size_t i = 0; i < admits.size(); ++i) {
@@ -927,7 +937,7 @@ CycleSummary KueueController::ScheduleOnce() {
   writes_.ForEach(evicts.size(), [&](size_t i) {
     evicted[i] = *evicts[i].obj;
     if (SetEvicted(&evicted[i], "Preempted", evicts[i].victim.message, evicts[i].victim.reason, now)) {
-      evict_written[i] = WriteWorkloadStatus(evicted[i]);
+      evict_written[i] = guarded([&] { return WriteWorkloadStatus(evicted[i]); });
     }
   });
   for (size_t i = 0; i < evicts.size(); ++i) {
