@@ -47,6 +47,12 @@ bool SameSet(std::vector<std::string> a, std::vector<std::string> b) {
 
 bool BeingDeleted(const api::Object& obj) { return !api::MetaString(obj, "deletionTimestamp").empty(); }
 
+std::string_view FinalizerPolicy(const api::Object& obj, std::string_view otherwise) {
+  if (HasFinalizer(obj, kFinalizerOrphan)) return kPropagationOrphan;
+  if (HasFinalizer(obj, kFinalizerForeground)) return kPropagationForeground;
+  return otherwise;
+}
+
 bool GarbageCollectorIgnores(const api::GroupResource& resource) {
   return resource.group.empty() && resource.resource == "events";
 }
@@ -88,12 +94,9 @@ StatusOr<store::DeleteResult> Deleter::Delete(const api::ResourceDefinition& def
   // a client, or by a deletion cut off between its two writes) never overrides the
   // policy the request asked for.
   auto finalizers_for = [&](const api::Object& obj) {
-    std::string_view policy = request.propagation_policy;
-    if (policy.empty()) {
-      policy = HasFinalizer(obj, kFinalizerOrphan)       ? kPropagationOrphan
-               : HasFinalizer(obj, kFinalizerForeground) ? kPropagationForeground
-                                                         : DefaultPropagationPolicy(def);
-    }
+    const std::string_view policy = request.propagation_policy.empty()
+                                        ? FinalizerPolicy(obj, DefaultPropagationPolicy(def))
+                                        : std::string_view(request.propagation_policy);
     std::vector<std::string> out = Finalizers(obj);
     if (collected) {
       std::erase_if(out, [](const std::string& f) { return f == kFinalizerOrphan || f == kFinalizerForeground; });

@@ -108,5 +108,10 @@ class Deleter {
 bool HasFinalizer(const api::Object& obj, std::string_view finalizer);
 // True when metadata.deletionTimestamp is set.
 bool BeingDeleted(const api::Object& obj);
+// The propagation policy an orphan or foregroundDeletion finalizer already on `obj` asks
+// for (orphan first), else `otherwise`: what a delete naming no policy uses, and what the
+// garbage collector's own deletes honour (upstream's shouldOrphanDependents and
+// attemptToDeleteItem).
+std::string_view FinalizerPolicy(const api::Object& obj, std::string_view otherwise);
 
 }  // namespace berth::apiserver

@@ -348,15 +348,9 @@ StatusOr<bool> GarbageCollector::AttemptToDelete(const Node& node) {
   // this one has dependents of its own; otherwise the object's own orphan or
   // foregroundDeletion finalizer is honoured, else Background.
   const auto has_dependents = dependents_.find(uid);
-  if (waiting > 0 && has_dependents != dependents_.end() && !has_dependents->second.empty()) {
-    request.propagation_policy = std::string(kPropagationForeground);
-  } else if (HasFinalizer(*current, kFinalizerOrphan)) {
-    request.propagation_policy = std::string(kPropagationOrphan);
-  } else if (HasFinalizer(*current, kFinalizerForeground)) {
-    request.propagation_policy = std::string(kPropagationForeground);
-  } else {
-    request.propagation_policy = std::string(kPropagationBackground);
-  }
+  const bool forced = waiting > 0 && has_dependents != dependents_.end() && !has_dependents->second.empty();
+  request.propagation_policy =
+      std::string(forced ? kPropagationForeground : FinalizerPolicy(*current, kPropagationBackground));
   auto deleted = deleter_.Delete(*def, node.key, request);
   if (!deleted.ok() && deleted.status().code() != Code::kNotFound && deleted.status().code() != Code::kConflict) {
     return deleted.status();

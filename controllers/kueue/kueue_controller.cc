@@ -936,9 +936,8 @@ CycleSummary KueueController::ScheduleOnce() {
   std::vector<std::optional<Status>> evict_written(evicts.size());  // none: nothing to write
   writes_.ForEach(evicts.size(), [&](size_t i) {
     evicted[i] = *evicts[i].obj;
-    if (SetEvicted(&evicted[i], "Preempted", evicts[i].victim.message, evicts[i].victim.reason, now)) {
-      evict_written[i] = guarded([&] { return WriteWorkloadStatus(evicted[i]); });
-    }
+    if (!SetEvicted(&evicted[i], "Preempted", evicts[i].victim.message, evicts[i].victim.reason, now)) return;
+    evict_written[i] = guarded([&] { return WriteWorkloadStatus(evicted[i]); });
   });
   for (size_t i = 0; i < evicts.size(); ++i) {
     Evict& e = evicts[i];

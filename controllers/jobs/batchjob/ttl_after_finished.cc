@@ -2,15 +2,13 @@
 
 #include <optional>
 
-#include "api/unstructured.h"
 #include "client/indexer.h"
+#include "controllers/jobs/common/owned_objects.h"
 #include "controllers/jobs/common/resources.h"
 #include "core/logging.h"
 
 namespace berth::controllers::jobs::batchjob {
 namespace {
-
-bool BeingDeleted(const api::Object& job) { return !api::NestedField(job, {"metadata", "deletionTimestamp"}).is_null(); }
 
 // The Job's TTL in seconds, when it has one.
 std::optional<int64_t> Ttl(const api::Object& job) {
@@ -45,7 +43,7 @@ StatusOr<std::optional<Time>> FinishTime(const api::Object& job) {
 
 // When the Job expires: nullopt when it does not need cleaning up.
 StatusOr<std::optional<Time>> ExpireTime(const api::Object& job) {
-  if (BeingDeleted(job)) return std::optional<Time>();
+  if (jobs::BeingDeleted(job)) return std::optional<Time>();
   std::optional<int64_t> ttl = Ttl(job);
   if (!ttl) return std::optional<Time>();
   BERTH_ASSIGN_OR_RETURN(std::optional<Time> finished, FinishTime(job));
@@ -56,7 +54,7 @@ StatusOr<std::optional<Time>> ExpireTime(const api::Object& job) {
 }  // namespace
 
 bool TtlAfterFinishedController::NeedsCleanup(const api::Object& job) {
-  if (!job.is_object() || BeingDeleted(job) || !Ttl(job)) return false;
+  if (!job.is_object() || jobs::BeingDeleted(job) || !Ttl(job)) return false;
   StatusOr<std::optional<Time>> finished = FinishTime(job);
   return !finished.ok() || finished->has_value();
 }
