@@ -611,7 +611,16 @@ void NormalizeIntegerValues(Json* x, const Node* n) {
     if (n->types.size() == 1 && n->types[0] == "integer" && IsWholeFloat(*x)) {
       *x = static_cast<int64_t>(x->get<double>());
     } else if (n->quantity) {
-      if (StatusOr<Quantity> q = Quantity::Parse(RenderFieldValue(*x)); q.ok()) *x = q->String();
+      // "1e+18" as "1e18"; a value beyond the int64 milli-units Quantity holds keeps
+      // this text rather than the saturated canonical form, so that the object stores
+      // the amount written (upstream's Quantity holds any magnitude).
+      std::string text = RenderFieldValue(*x);
+      if (const size_t plus = text.find("e+"); plus != std::string::npos) text.erase(plus + 1, 1);
+      if (StatusOr<Quantity> q = Quantity::Parse(text); q.ok()) {
+        const bool saturated =
+            q->milli() == std::numeric_limits<int64_t>::max() || q->milli() == std::numeric_limits<int64_t>::min();
+        *x = saturated ? text : q->String();
+      }
     }
     return;
   }

@@ -303,6 +303,14 @@ TEST(SchemaTest, BuiltinDecodingTakesNumberQuantitiesRepeatedKeysAndEmptyEnums) 
   json normalized = obj;
   s.NormalizeIntegers(&normalized);
   EXPECT_EQ(normalized["spec"]["cpu"], "500m");
+  // Every number keeps its amount: canonical within Quantity's range, as written beyond it
+  // (not the saturated 9223372036854775807e-3).
+  for (const auto& [number, stored] : std::vector<std::pair<double, std::string>>{
+           {1e15, "1e15"}, {2.5e3, "2500"}, {1e18, "1e18"}, {1e308, "1e308"}, {-1e300, "-1e300"}, {1.5e20, "1.5e20"}}) {
+    json big = {{"spec", {{"cpu", number}}}};
+    s.NormalizeIntegers(&big);
+    EXPECT_EQ(big["spec"]["cpu"], stored) << number;
+  }
   EXPECT_THAT(Errors(s, json::parse(R"({"spec":{"cpu":"half"}})"), go), ElementsAre(::testing::HasSubstr("spec.cpu")));
 }
 

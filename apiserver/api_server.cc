@@ -99,10 +99,6 @@ HttpResponse NotFoundResponse() {
   return StatusResponse(NotFoundError("the server could not find the requested resource"));
 }
 
-bool WantsTable(std::string_view accept) {
-  return accept.find("as=Table") != std::string_view::npos && accept.find("g=meta.k8s.io") != std::string_view::npos;
-}
-
 // `Warning: 299 - "text"` (RFC 7234 warn-text: quotes and backslashes escaped).
 std::string WarningHeader(std::string_view text) {
   std::string out = "299 - \"";
@@ -275,6 +271,9 @@ class ApiServer::Impl {
   // Handle without metrics; the parsed request is copied to *parsed_info
   // when it is not null and the path parsed.
   HandlerResult Route(const HttpRequest& req, std::optional<RequestInfo>* parsed_info);
+  // An authenticated and authorized request to the handler of its path.
+  HandlerResult Dispatch(const HttpRequest& req, const std::pair<std::string, NonResourceHandler>* extra,
+                         RequestInfo info, authn::UserInfo user);
   // The extra handler whose prefix matches the request's path, or null.
   const std::pair<std::string, NonResourceHandler>* ExtraHandlerFor(const HttpRequest& req) const;
   // The delegate serving a resource request's group-version; nullptr when none.
@@ -302,7 +301,7 @@ class ApiServer::Impl {
   HandlerResult ServePodStream(const HttpRequest& req, const RequestInfo& info);
   // HandleResource once the definition is known.
   HandlerResult HandleResourceOf(const HttpRequest& req, RequestInfo info, const api::ResourceDefinition* def,
-                                 authn::UserInfo user, ResponseMediaType media);
+                                 authn::UserInfo user, ResponseFormat format);
 
   HttpResponse Get(const ResourceRequest& r);
   HttpResponse List(const ResourceRequest& r);
@@ -375,6 +374,14 @@ class ApiServer::Impl {
   // Decodes a request body (JSON or YAML) into an object of the URL's kind:
   // fills apiVersion/kind when absent, checks them, the name and the namespace.
   StatusOr<json> DecodeBody(const ResourceRequest& r, bool require_name) const;
+  // The checks of an object's metadata against the URL, as kube-apiserver's
+  // EnsureObjectNamespaceMatchesRequestNamespace and checkName
+  // (staging/src/k8s.io/apiserver/pkg/endpoints/handlers/rest.go), for a body and for
+  // a patch's result alike: metadata is an object (null reads as {}), name and
+  // namespace are strings; an empty namespace becomes the URL's, another one is a 400;
+  // a cluster-scoped kind's namespace is cleared; the name must be the URL's (an empty
+  // one takes the URL's unless `require_name`). Errors: 400 BadRequest.
+  Status CheckMetadataAgainstUrl(const ResourceRequest& r, json& obj, bool require_name) const;
   // Namespace existence (NamespaceLifecycle admission).
   // `name` is the object's (the URL has none on create).
   Status CheckNamespace(const ResourceRequest& r, std::string_view name) const;
@@ -404,6 +411,7 @@ class ApiServer::Impl {
   // the relay to remote nodes for the others (null without a client certificate).
   PodStreams streams_;
   std::unique_ptr<NodeProxy> node_proxy_;
+  LongRunningRequests long_running_{options_.max_long_running_requests_per_user};
   ServiceAccountTokens sa_tokens_;
   std::mutex housekeeping_mu_;
   std::condition_variable housekeeping_cv_;
@@ -548,11 +556,19 @@ HandlerResult ApiServer::Impl::Route(const HttpRequest& req, std::optional<Reque
     decision = Authorize(authorizer_.get(), create);
     if (!decision.allowed) return ForbiddenResponse(create, decision.reason);
   }
+  // The server's own controllers hold no connection: their streams are not counted.
+  if (req.in_process) return Dispatch(req, extra, std::move(info), std::move(user).value());
+  const std::string name = user->name;
+  return long_running_.Limit(name, Dispatch(req, extra, std::move(info), std::move(user).value()));
+}
+
+HandlerResult ApiServer::Impl::Dispatch(const HttpRequest& req, const std::pair<std::string, NonResourceHandler>* extra,
+                                        RequestInfo info, authn::UserInfo user) {
   if (extra != nullptr) return extra->second(req);
-  if (IsAccessReview(info)) return AccessReview(req, info, *user);
+  if (IsAccessReview(info)) return AccessReview(req, info, user);
   if (!info.is_resource_request) return HandleNonResource(req, info);
-  if (const ApiService* service = ServiceFor(info)) return service->handler(req, info, *user);
-  return HandleResource(req, std::move(info), std::move(user).value());
+  if (const ApiService* service = ServiceFor(info)) return service->handler(req, info, user);
+  return HandleResource(req, std::move(info), std::move(user));
 }
 
 HttpResponse ApiServer::Impl::AccessReview(const HttpRequest& req, const RequestInfo& info,
@@ -734,12 +750,12 @@ HandlerResult ApiServer::Impl::HandleResource(const HttpRequest& req, RequestInf
   const api::ResourceDefinition* def = ServedDefinition(info);
   if (def == nullptr) return NotFoundResponse();
   // The response's media type (media_type.h); a watch's stream stays JSON.
-  const ResponseMediaType media = NegotiateResponseMediaType(req.Header("Accept"), def->builtin);
-  if (media == ResponseMediaType::kNotAcceptable) return NotAcceptableResponse(def->builtin);
+  const ResponseFormat format = NegotiateResponseFormat(req.Header("Accept"), def->builtin);
+  if (format.media == ResponseMediaType::kNotAcceptable) return NotAcceptableResponse(def->builtin);
   // Every answer from a deprecated version carries its warning, errors
   // included, as the CRD handler adds it before serving.
   auto w = deprecation_warnings_.find(std::make_pair(def, info.api_version));
-  HandlerResult result = HandleResourceOf(req, std::move(info), def, std::move(user), media);
+  HandlerResult result = HandleResourceOf(req, std::move(info), def, std::move(user), format);
   if (w != deprecation_warnings_.end()) {
     const std::string header = WarningHeader(w->second);
     std::visit(
@@ -751,7 +767,7 @@ HandlerResult ApiServer::Impl::HandleResource(const HttpRequest& req, RequestInf
         },
         result);
   }
-  if (media == ResponseMediaType::kYaml) {
+  if (format.media == ResponseMediaType::kYaml) {
     if (auto* resp = std::get_if<HttpResponse>(&result)) EncodeResponseAsYaml(resp);
   }
   return result;
@@ -776,10 +792,11 @@ HandlerResult ApiServer::Impl::ServePodStream(const HttpRequest& req, const Requ
 
 HandlerResult ApiServer::Impl::HandleResourceOf(const HttpRequest& req, RequestInfo info,
                                                 const api::ResourceDefinition* def, authn::UserInfo user,
-                                                ResponseMediaType media) {
+                                                ResponseFormat format) {
   ResourceRequest r;
   r.http = &req;
-  r.media = media;
+  r.media = format.media;
+  r.table = format.table;
   r.user = std::move(user);
   r.def = def;
   r.version = info.api_version;
@@ -827,8 +844,6 @@ HandlerResult ApiServer::Impl::HandleResourceOf(const HttpRequest& req, RequestI
   if (def->namespaced() && info.namespace_.empty() && info.verb != "list" && info.verb != "watch") {
     return StatusResponse(MethodNotAllowedError("the server does not allow this method on the requested resource"));
   }
-  const std::string_view accept = req.Header("Accept");
-  r.table = WantsTable(accept);
   const std::string& include = info.query.Get("includeObject");
   if (include == "None") r.include = IncludeObject::kNone;
   if (include == "Object") r.include = IncludeObject::kObject;
@@ -906,6 +921,12 @@ StatusOr<json> ApiServer::Impl::DecodeBody(const ResourceRequest& r, bool requir
     return BadRequestError("the API version in the data (" + obj["apiVersion"].get<std::string>() +
                            ") does not match the expected API version (" + r.api_version + ")");
   }
+  BERTH_RETURN_IF_ERROR(CheckMetadataAgainstUrl(r, obj, require_name));
+  return obj;
+}
+
+Status ApiServer::Impl::CheckMetadataAgainstUrl(const ResourceRequest& r, json& obj, bool require_name) const {
+  const std::string& kind = r.def->names.kind;
   if (!obj.contains("metadata") || obj["metadata"].is_null()) obj["metadata"] = json::object();
   if (!obj["metadata"].is_object()) {
     return BadRequestError(kind + " in version \"" + r.version + "\" cannot be handled as a " + kind +
@@ -945,7 +966,7 @@ StatusOr<json> ApiServer::Impl::DecodeBody(const ResourceRequest& r, bool requir
                              r.info.name + ")");
     }
   }
-  return obj;
+  return Status::Ok();
 }
 
 Status ApiServer::Impl::CheckNamespace(const ResourceRequest& r, std::string_view name) const {
@@ -1402,6 +1423,9 @@ HttpResponse ApiServer::Impl::Patch(const ResourceRequest& r) {
     if (!live.ok()) return live.status();
     BERTH_ASSIGN_OR_RETURN(json patched, ApplyPatch(*type, strategic_schema, **live, body));
     if (!patched.is_object()) return BadRequestError("the patch did not produce an object");
+    // A patch may not rename its object, move it or remove its metadata (upstream's
+    // patcher.applyPatch runs the same checks as a body's).
+    BERTH_RETURN_IF_ERROR(CheckMetadataAgainstUrl(r, patched, true));
     // Identity cannot be patched away; a resourceVersion in the patch is a
     // precondition.
     const std::string patched_rv = api::ResourceVersion(patched);
@@ -1410,8 +1434,6 @@ HttpResponse ApiServer::Impl::Patch(const ResourceRequest& r) {
     }
     patched["apiVersion"] = r.api_version;
     patched["kind"] = r.def->names.kind;
-    patched["metadata"]["name"] = r.info.name;
-    if (r.def->namespaced()) patched["metadata"]["namespace"] = r.info.namespace_;
     patched["metadata"]["resourceVersion"] = api::ResourceVersion(current);
     api::WriteRequest wr;
     wr.operation = r.status_subresource ? api::Operation::kUpdateStatus : api::Operation::kUpdate;

@@ -99,6 +99,7 @@
 #include "api/registry.h"
 #include "apiserver/authentication.h"
 #include "apiserver/http_server.h"
+#include "apiserver/long_running_requests.h"
 #include "apiserver/node_proxy.h"
 #include "apiserver/request_info.h"
 #include "apiserver/service_account_token.h"
@@ -161,6 +162,10 @@ struct ApiServerOptions {
   // nodes of other processes (`berth agent`) are relayed to them. Without a
   // certificate those answer 503 ("no executor for node ...").
   NodeProxyOptions node_proxy;
+  // Long-running requests (watches, followed logs, exec, attach, port-forward) one
+  // user may hold open at once; beyond it, 429 (long_running_requests.h). Requests of
+  // the in-process client are not counted.
+  std::size_t max_long_running_requests_per_user = kMaxLongRunningRequestsPerUser;
 };
 
 class ApiServer {

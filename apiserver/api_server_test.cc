@@ -258,6 +258,72 @@ TEST_F(ApiServerTest, JsonPatchThatCannotApplyIs422WithTheDetail) {
   EXPECT_NE(Body(r)["details"]["causes"][0]["message"].get<std::string>().find("/spec/nope"), std::string::npos);
 }
 
+// A patch's result meets the checks a PUT body meets (upstream's patcher.applyPatch:
+// EnsureObjectNamespaceMatchesRequestNamespace, then checkName): whatever the patch type,
+// a result that renames the object, moves it to another namespace or has lost its
+// metadata is a 400 that changes nothing; a cleared namespace is the URL's again, and a
+// cluster-scoped object's namespace is dropped.
+TEST_F(ApiServerTest, APatchMayNotRenameMoveOrEmptyItsObject) {
+  const std::string cm_url = "/api/v1/namespaces/default/configmaps/cm";
+  ASSERT_EQ(Do("POST", "/api/v1/namespaces/default/configmaps",
+               R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm","labels":{"team":"a"}},
+                   "data":{"k":"v"}})")
+                .status,
+            201);
+  ASSERT_EQ(Do("POST", "/api/v1/namespaces/default/pods", kPod).status, 201);
+  const json cm_before = Body(Do("GET", cm_url));
+  const json pod_before = Body(Do("GET", "/api/v1/namespaces/default/pods/p1"));
+  const std::string no_name = "the name of the object () does not match the name on the URL (cm)";
+  const std::string moved = "the namespace of the provided object does not match the namespace sent on the request";
+  struct Case {
+    std::string url, content_type, patch, message;
+  };
+  const std::string smp = "application/strategic-merge-patch+json";
+  const std::string merge = "application/merge-patch+json";
+  const std::string json_patch = "application/json-patch+json";
+  const std::vector<Case> refused = {
+      {cm_url, smp, R"({"$patch":"delete"})", no_name},
+      {cm_url, smp, R"({"$patch":"replace","data":{"k":"w"}})", no_name},
+      {cm_url, smp, R"({"metadata":{"name":"other"}})",
+       "the name of the object (other) does not match the name on the URL (cm)"},
+      {cm_url, merge, R"({"metadata":null})", no_name},
+      {cm_url, merge, R"({"metadata":{"name":null}})", no_name},
+      {cm_url, merge, R"({"metadata":{"name":"other"}})",
+       "the name of the object (other) does not match the name on the URL (cm)"},
+      {cm_url, merge, R"({"metadata":{"namespace":"kube-system"}})", moved},
+      {cm_url, merge, R"({"metadata":"x"})",
+       "ConfigMap in version \"v1\" cannot be handled as a ConfigMap: metadata must be an object"},
+      {cm_url, json_patch, R"([{"op":"remove","path":"/metadata"}])", no_name},
+      {cm_url, json_patch, R"([{"op":"replace","path":"/metadata/namespace","value":"kube-system"}])", moved},
+      {"/api/v1/namespaces/default/pods/p1/status", merge, R"({"metadata":{"name":"p2"}})",
+       "the name of the object (p2) does not match the name on the URL (p1)"},
+  };
+  for (const Case& c : refused) {
+    HttpResponse r = Do("PATCH", c.url, c.patch, c.content_type);
+    EXPECT_EQ(r.status, 400) << c.patch << " " << r.body;
+    EXPECT_EQ(Body(r)["reason"], "BadRequest") << c.patch;
+    EXPECT_EQ(Body(r)["message"], c.message) << c.patch;
+  }
+  EXPECT_EQ(Body(Do("GET", cm_url)), cm_before);
+  EXPECT_EQ(Body(Do("GET", "/api/v1/namespaces/default/pods/p1")), pod_before);
+
+  // A removed namespace is the URL's again: the patch applies.
+  HttpResponse cleared = Do("PATCH", cm_url, R"({"metadata":{"namespace":null},"data":{"k":"w"}})", merge);
+  ASSERT_EQ(cleared.status, 200) << cleared.body;
+  EXPECT_EQ(Body(cleared)["metadata"]["namespace"], "default");
+  EXPECT_EQ(Body(cleared)["data"]["k"], "w");
+  // A cluster-scoped object has no namespace to move to.
+  ASSERT_EQ(Do("POST", "/apis/kueue.x-k8s.io/v1beta2/resourceflavors",
+               R"({"apiVersion":"kueue.x-k8s.io/v1beta2","kind":"ResourceFlavor","metadata":{"name":"rf"}})")
+                .status,
+            201);
+  HttpResponse flavor = Do("PATCH", "/apis/kueue.x-k8s.io/v1beta2/resourceflavors/rf",
+                           R"({"metadata":{"namespace":"default","labels":{"a":"b"}}})", merge);
+  ASSERT_EQ(flavor.status, 200) << flavor.body;
+  EXPECT_FALSE(Body(flavor)["metadata"].contains("namespace"));
+  EXPECT_EQ(Body(flavor)["metadata"]["labels"]["a"], "b");
+}
+
 // Upstream returns the object for Pods and custom resources, a Success Status
 // for the other built-in kinds removed at once.
 TEST_F(ApiServerTest, DeleteResponses) {

@@ -113,6 +113,7 @@ struct Counters {
   std::atomic<uint64_t> streams_closed_unresponsive{0};
   std::atomic<uint64_t> streams_timed_out{0};
   std::atomic<uint64_t> connections_refused{0};
+  std::atomic<uint64_t> idle_connections_closed{0};
   std::atomic<uint64_t> connections_timed_out{0};
 };
 
@@ -407,6 +408,11 @@ class HttpServer::Impl : public std::enable_shared_from_this<HttpServer::Impl> {
     // On the strand: closes the socket at once.
     virtual void ForceClose() = 0;
     virtual const Strand& strand() const = 0;
+    // On the strand: closes the connection if it still waits for a next request.
+    virtual void CloseIfIdle() = 0;
+    // Set while the connection waits for its next keep-alive request (read by the
+    // acceptor, which closes the longest-open such connection to make room at the cap).
+    std::atomic<bool> idle_keep_alive{false};
   };
   // One connection over plain TCP (Stream = tcp::socket) or TLS (TlsStream).
   template <typename Stream>
@@ -429,6 +435,10 @@ class HttpServer::Impl : public std::enable_shared_from_this<HttpServer::Impl> {
   template <typename Stream>
   void SpawnLocked(tcp::socket socket, Strand strand);
   void Unregister(uint64_t id);
+  // At the connection cap: asks the longest-open connection that waits for its next
+  // keep-alive request to close, and returns true, so that the new connection may be
+  // served; false when none waits. The caller holds mu_.
+  bool CloseAnIdleConnectionLocked();
   Status SetUpTls();
   // The client certificate of a finished handshake, judged against client_cas_.
   std::optional<ClientCertificate> ClientCertificateOf(SSL* ssl) const;
@@ -476,6 +486,11 @@ class HttpServer::Impl::Connection final : public ConnectionBase,
       ErrorCode ec;
       sock().cancel(ec);
     }
+  }
+  void CloseIfIdle() override {
+    if (busy_ || stream_ || websocket_) return;
+    ErrorCode ec;
+    sock().cancel(ec);  // the keep-alive wait ends with an error: the connection closes
   }
   void ForceClose() override {
     ErrorCode ec;
@@ -643,6 +658,7 @@ net::awaitable<void> HttpServer::Impl::Connection<Stream>::Run() {
       // header is then due read_header_timeout after its first byte.
       if (buffer.size() == 0 && !TlsBuffered()) {
         Arm(options.idle_timeout);
+        idle_keep_alive = true;
         // A readiness wait may complete with nothing to read (the reactor's
         // edge-triggered readiness from the previous request): wait again,
         // within the same deadline, until a byte or the peer's close is there.
@@ -650,6 +666,7 @@ net::awaitable<void> HttpServer::Impl::Connection<Stream>::Run() {
           co_await sock().async_wait(tcp::socket::wait_read, Redirect(ec));
           if (ec || stopping_ || !NothingToRead()) break;
         }
+        idle_keep_alive = false;
         if (ec || stopping_) break;
       }
       Arm(options.read_header_timeout);
@@ -1050,7 +1067,7 @@ net::awaitable<void> HttpServer::Impl::AcceptLoop() {
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (stopping_) co_return;
-      if (connections_.size() >= options_.max_connections) {
+      if (connections_.size() >= options_.max_connections && !CloseAnIdleConnectionLocked()) {
         // Answer without waiting (the response fits an empty socket buffer)
         // and close: the client learns at once instead of queueing. On a TLS
         // port a plain-text answer would only garble the handshake: close.
@@ -1090,8 +1107,23 @@ HttpServerStats HttpServer::Impl::Stats() const {
   s.streams_closed_unresponsive = counters_->streams_closed_unresponsive;
   s.streams_timed_out = counters_->streams_timed_out;
   s.connections_refused = counters_->connections_refused;
+  s.idle_connections_closed = counters_->idle_connections_closed;
   s.connections_timed_out = counters_->connections_timed_out;
   return s;
+}
+
+bool HttpServer::Impl::CloseAnIdleConnectionLocked() {
+  // Connections asked to close but not yet gone still count; past this many beyond the
+  // cap (requests that arrived as their connection was chosen), the cap holds.
+  if (connections_.size() >= options_.max_connections + kMaxConnectionsClosing) return false;
+  for (auto& [id, weak] : connections_) {  // in id order: the longest-open first
+    auto c = weak.lock();
+    if (c == nullptr || !c->idle_keep_alive.exchange(false)) continue;
+    counters_->idle_connections_closed++;
+    net::post(c->strand(), [c] { c->CloseIfIdle(); });
+    return true;
+  }
+  return false;
 }
 
 void HttpServer::Impl::Unregister(uint64_t id) {

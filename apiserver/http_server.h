@@ -38,8 +38,12 @@
 //
 // Bounds (each a named constant below, with the upstream value it follows;
 // docs/security.md lists them):
-//   - a new connection beyond max_connections is answered 503 and closed at
-//     once, never queued;
+//   - at max_connections, a new connection makes room by closing the longest-open
+//     connection that waits for its next keep-alive request (as nginx reuses idle
+//     keep-alive connections when it runs out, ngx_drain_connections); when none
+//     waits, it is answered 503 and closed at once, never queued. So a client that
+//     holds connections open between requests cannot lock others out; one that holds
+//     streams is bounded per user by the API server (long_running_requests.h);
 //   - a request's header must arrive within read_header_timeout of its first
 //     byte (of the connection's start, for the first request), and its body
 //     within read_body_timeout after the header; a keep-alive connection that
@@ -337,6 +341,10 @@ ImmediateResult AwaitResult(HandlerResult result);
 // core/rlimit.h); berth caps connections below the usual hard limit (524288 on
 // systemd, 4096 in some containers: the cap cannot exceed what the kernel allows).
 inline constexpr std::size_t kMaxConnections = 4096;
+// Connections asked to make room at the cap that may still be open: a request that
+// arrived just as its connection was chosen keeps it open, so the open connections may
+// pass max_connections by at most this many.
+inline constexpr std::size_t kMaxConnectionsClosing = 64;
 // A keep-alive connection that starts no new request for this long is closed.
 // Upstream: kube-apiserver's http.Server IdleTimeout, 90 s ("matches
 // http.DefaultTransport keep-alive timeout",
@@ -426,8 +434,10 @@ struct HttpServerStats {
   // "closing a stream whose client does not read: 127.0.0.1:54321: ...".
   uint64_t streams_closed_unresponsive = 0;
   uint64_t streams_timed_out = 0;
-  // Connections answered 503 because max_connections were open.
+  // Connections answered 503 because max_connections were open, none of them idle.
   uint64_t connections_refused = 0;
+  // Idle keep-alive connections closed to make room at max_connections.
+  uint64_t idle_connections_closed = 0;
   // Connections closed by idle_timeout, read_header_timeout, read_body_timeout
   // or write_timeout.
   uint64_t connections_timed_out = 0;

@@ -231,32 +231,77 @@ TEST(HttpServerLimitsTest, AClientSendingHalfABodyIsCutOffAfterTheBodyTimeout) {
   ExpectCutOffWithoutAnAnswer(options, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n0123456789");
 }
 
-TEST(HttpServerLimitsTest, ConnectionsBeyondTheCapAreRefusedAtOnce) {
+// At the cap, connections that are in a request (here: not yet a whole header) are kept
+// and a new one is refused at once; once one closes, a new connection is served.
+TEST(HttpServerLimitsTest, ConnectionsBeyondTheCapAreRefusedAtOnceWhenNoneIsIdle) {
   HttpServerOptions options;
   options.max_connections = 2;
   OkServer s(options);
   bool closed = false;
   int a = Connect(s.server.port());
   int b = Connect(s.server.port());
-  for (int fd : {a, b}) {
-    SendAll(fd, kGet);
-    ASSERT_NE(Receive(fd, milliseconds(5000), &closed, "ok").find("200 OK"), std::string::npos);
-  }
+  for (int fd : {a, b}) SendAll(fd, "GET / HTTP/1.1\r\n");  // half a header
+  ASSERT_TRUE(Eventually([&] { return s.server.Stats().open_connections == 2; }));
   int c = Connect(s.server.port());
   std::string refused = Receive(c, milliseconds(5000), &closed);
   EXPECT_TRUE(closed);
   EXPECT_TRUE(refused.starts_with("HTTP/1.1 503 Service Unavailable\r\n")) << refused;
   EXPECT_NE(refused.find("too many open connections: limit is 2"), std::string::npos) << refused;
   EXPECT_EQ(s.server.Stats().connections_refused, 1u);
+  EXPECT_EQ(s.server.Stats().idle_connections_closed, 0u);
   close(c);
-  // Once one closes, a new connection is served again.
+  // The connections kept finish their requests.
+  for (int fd : {a, b}) {
+    SendAll(fd, "Host: x\r\n\r\n");
+    closed = false;
+    EXPECT_NE(Receive(fd, milliseconds(5000), &closed, "ok").find("200 OK"), std::string::npos);
+  }
+  // Once one closes, a new connection is served.
   close(a);
   ASSERT_TRUE(Eventually([&] { return s.server.Stats().open_connections == 1; }));
   int d = Connect(s.server.port());
   SendAll(d, kGet);
+  closed = false;
   EXPECT_NE(Receive(d, milliseconds(5000), &closed, "ok").find("200 OK"), std::string::npos);
   close(b);
   close(d);
+}
+
+// A client holding connections open between requests cannot lock others out: at the cap,
+// the longest-open connection waiting for its next keep-alive request is closed for the new
+// one, as many times as new connections come; the others keep serving.
+TEST(HttpServerLimitsTest, AtTheCapTheLongestIdleKeepAliveConnectionMakesRoom) {
+  HttpServerOptions options;
+  options.max_connections = 3;
+  OkServer s(options);
+  bool closed = false;
+  std::vector<int> idle;
+  for (int i = 0; i < 3; ++i) {
+    idle.push_back(Connect(s.server.port()));
+    SendAll(idle.back(), kGet);
+    ASSERT_NE(Receive(idle.back(), milliseconds(5000), &closed, "ok").find("200 OK"), std::string::npos);
+  }
+  for (int round = 0; round < 2; ++round) {
+    int fresh = Connect(s.server.port());
+    SendAll(fresh, kGet);
+    closed = false;
+    EXPECT_NE(Receive(fresh, milliseconds(5000), &closed, "ok").find("200 OK"), std::string::npos) << round;
+    // The longest-open idle connection was closed, without an answer.
+    closed = false;
+    EXPECT_EQ(Receive(idle[round], milliseconds(5000), &closed), "") << round;
+    EXPECT_TRUE(closed) << round;
+    close(idle[round]);
+    idle[round] = fresh;
+  }
+  EXPECT_EQ(s.server.Stats().idle_connections_closed, 2u);
+  EXPECT_EQ(s.server.Stats().connections_refused, 0u);
+  // The connections left all serve.
+  for (int fd : idle) {
+    SendAll(fd, kGet);
+    closed = false;
+    EXPECT_NE(Receive(fd, milliseconds(5000), &closed, "ok").find("200 OK"), std::string::npos);
+    close(fd);
+  }
 }
 
 TEST(HttpServerLimitsTest, AResponseTheClientDoesNotReadIsAbandonedAfterTheWriteTimeout) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,7 +33,15 @@ struct Clause {
   std::string type;     // "application"
   std::string subtype;  // "json", "*"
   double q = 1;
+  std::string as, group, version;  // the transform's parameters as, g and v
 };
+
+// Whether berth serves the clause's transform, and whether it is a Table.
+bool ServedTransform(const Clause& c, bool* table) {
+  *table = c.as == "Table";
+  if (c.as != "Table") return true;  // none, or PartialObjectMetadata answered as the object
+  return c.group == "meta.k8s.io" && (c.version == "v1" || c.version == "v1beta1");
+}
 
 // goautoneg.ParseAccept: "type/subtype;param=v;q=0.5, ..." sorted by q, stable.
 std::vector<Clause> ParseAccept(std::string_view header) {
@@ -55,9 +64,14 @@ std::vector<Clause> ParseAccept(std::string_view header) {
       const size_t next = params.find(';');
       std::string_view param = Trim(params.substr(0, next));
       params = next == std::string_view::npos ? std::string_view() : params.substr(next + 1);
-      if (param.size() > 2 && (param[0] == 'q' || param[0] == 'Q') && param[1] == '=') {
-        c.q = std::strtod(std::string(param.substr(2)).c_str(), nullptr);
-      }
+      const size_t eq = param.find('=');
+      if (eq == std::string_view::npos) continue;
+      const std::string key = Lower(Trim(param.substr(0, eq)));
+      const std::string_view value = Trim(param.substr(eq + 1));
+      if (key == "q") c.q = std::strtod(std::string(value).c_str(), nullptr);
+      if (key == "as") c.as = value;
+      if (key == "g") c.group = value;
+      if (key == "v") c.version = value;
     }
     if (c.q > 0) out.push_back(std::move(c));
   }
@@ -74,15 +88,18 @@ bool Matches(const Clause& c, std::string_view served) {
 
 }  // namespace
 
-ResponseMediaType NegotiateResponseMediaType(std::string_view accept, bool protobuf_served) {
-  if (Trim(accept).empty()) return ResponseMediaType::kJson;
-  bool protobuf_only = false;
+ResponseFormat NegotiateResponseFormat(std::string_view accept, bool protobuf_served) {
+  if (Trim(accept).empty()) return {};
+  std::optional<ResponseFormat> protobuf;  // the first protobuf clause, answered in JSON
   for (const Clause& c : ParseAccept(accept)) {
-    if (Matches(c, kJson)) return ResponseMediaType::kJson;
-    if (Matches(c, kYaml)) return ResponseMediaType::kYaml;
-    if (protobuf_served && Matches(c, kProtobuf)) protobuf_only = true;
+    bool table = false;
+    if (!ServedTransform(c, &table)) continue;
+    if (Matches(c, kJson)) return {ResponseMediaType::kJson, table};
+    if (Matches(c, kYaml)) return {ResponseMediaType::kYaml, table};
+    if (protobuf_served && !protobuf && Matches(c, kProtobuf))
+      protobuf = ResponseFormat{ResponseMediaType::kJson, table};
   }
-  return protobuf_only ? ResponseMediaType::kJson : ResponseMediaType::kNotAcceptable;
+  return protobuf.value_or(ResponseFormat{ResponseMediaType::kNotAcceptable, false});
 }
 
 HttpResponse NotAcceptableResponse(bool protobuf_served) {

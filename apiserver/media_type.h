@@ -7,8 +7,13 @@
 //   - no Accept header: JSON;
 //   - otherwise the clauses in order of q (highest first; equal q keep their order, and
 //     q=0 clauses are dropped), the first that names a served media type, its type with
-//     a "*" subtype, or "*/*" wins. Media type parameters (as=Table, g, v, pretty, ...)
-//     are not part of the match; the table request is read separately;
+//     a "*" subtype, or "*/*" and whose transform is served wins
+//     (negotiate.go acceptMediaTypeOptions). The transform is the `as`, `g` and `v`
+//     parameters: none (the object itself), or as=Table with g=meta.k8s.io and v=v1 or
+//     v1beta1 (the server-side printing kubectl asks for); a clause naming another Table
+//     group or version is skipped, as upstream's endpoint restrictions skip it. Other
+//     parameters (pretty, charset, ...) do not take part. as=PartialObjectMetadata(List)
+//     is not implemented: such a clause is answered with the object itself;
 //   - served: application/json and application/yaml for every resource, and
 //     application/vnd.kubernetes.protobuf for built-in kinds. Berth encodes no protobuf
 //     responses: a clause naming protobuf is skipped, and a header naming only protobuf is
@@ -36,9 +41,17 @@ namespace berth::apiserver {
 
 enum class ResponseMediaType { kJson, kYaml, kNotAcceptable };
 
-// The media type to answer a request with `accept` (the Accept header, "" when absent);
+// A negotiated answer: its media type and whether the clause chosen asked for a
+// meta.k8s.io Table.
+struct ResponseFormat {
+  ResponseMediaType media = ResponseMediaType::kJson;
+  bool table = false;
+  bool operator==(const ResponseFormat&) const = default;
+};
+
+// The format to answer a request with `accept` (the Accept header, "" when absent);
 // `protobuf_served`: the resource is a built-in kind (see above).
-ResponseMediaType NegotiateResponseMediaType(std::string_view accept, bool protobuf_served);
+ResponseFormat NegotiateResponseFormat(std::string_view accept, bool protobuf_served);
 
 // The 406 response listing the media types served.
 HttpResponse NotAcceptableResponse(bool protobuf_served);

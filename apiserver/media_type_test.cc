@@ -14,12 +14,12 @@ TEST(MediaTypeTest, NegotiatesTheFirstServedClauseByQuality) {
     const char* accept;
     bool builtin;
     M want;
+    bool table = false;
   };
   const Case cases[] = {
       {"", true, M::kJson},
       {"application/yaml", true, M::kYaml},
       {"Application/YAML; charset=utf-8", false, M::kYaml},
-      {"application/json;as=Table;v=v1;g=meta.k8s.io,application/json", true, M::kJson},
       {"application/yaml;q=0.5, application/json", true, M::kJson},
       {"application/json;q=0.5, application/yaml", true, M::kYaml},
       {"text/plain, application/*", true, M::kJson},
@@ -29,8 +29,25 @@ TEST(MediaTypeTest, NegotiatesTheFirstServedClauseByQuality) {
       {"application/vnd.kubernetes.protobuf", false, M::kNotAcceptable},
       {"text/plain", true, M::kNotAcceptable},
       {"application/json;q=0", true, M::kNotAcceptable},
+      // The Table transform is the chosen clause's: what kubectl get sends...
+      {"application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,"
+       "application/json",
+       true, M::kJson, true},
+      {"application/json;as=Table;v=v1beta1;g=meta.k8s.io", false, M::kJson, true},
+      {"application/yaml; as=Table; g=meta.k8s.io; v=v1", false, M::kYaml, true},
+      {"application/vnd.kubernetes.protobuf;as=Table;v=v1;g=meta.k8s.io", true, M::kJson, true},
+      // ...not a later clause's, nor one of a lower quality...
+      {"application/json, application/json;as=Table;v=v1;g=meta.k8s.io", true, M::kJson, false},
+      {"application/json;as=Table;v=v1;g=meta.k8s.io;q=0.5, application/yaml", true, M::kYaml, false},
+      // ...and a Table of a group or version not served is skipped: 406 when nothing is left.
+      {"application/json;as=Table;v=v99;g=meta.k8s.io", true, M::kNotAcceptable},
+      {"application/json;as=Table;v=v1;g=example.com", false, M::kNotAcceptable},
+      {"application/json;as=Table;v=v1", true, M::kNotAcceptable},
+      {"application/json;as=Table;v=v99;g=meta.k8s.io, application/yaml", true, M::kYaml, false},
   };
-  for (const Case& c : cases) EXPECT_EQ(NegotiateResponseMediaType(c.accept, c.builtin), c.want) << c.accept;
+  for (const Case& c : cases) {
+    EXPECT_EQ(NegotiateResponseFormat(c.accept, c.builtin), (ResponseFormat{c.want, c.table})) << c.accept;
+  }
 }
 
 TEST(MediaTypeTest, NotAcceptableListsTheServedTypes) {
