@@ -87,11 +87,6 @@ bool IsTerminalPhase(std::string_view phase) { return phase == "Succeeded" || ph
 
 bool IsTerminal(const api::Object& pod) { return IsTerminalPhase(api::NestedString(pod, {"status", "phase"})); }
 
-bool HasDeletionTimestamp(const api::Object& pod) {
-  return pod.contains("metadata") && pod["metadata"].contains("deletionTimestamp") &&
-         !pod["metadata"]["deletionTimestamp"].is_null();
-}
-
 // kubelet: deletionGracePeriodSeconds, else spec.terminationGracePeriodSeconds, else 30.
 int64_t GracePeriodSeconds(const api::Object& pod) {
   const api::Object& meta = pod["metadata"];
@@ -885,7 +880,7 @@ void NodeAgent::SyncOnce() {
         RestoreFinishedStatus(*pod, *f->object);
         // Marked for deletion meanwhile: nothing runs for it here, so it goes now (as the
         // kubelet deletes on its own terminal status, canBeDeleted), whatever phase it shows.
-        if (HasDeletionTimestamp(*pod)) DeleteNow(*pod);
+        if (api::BeingDeleted(*pod)) DeleteNow(*pod);
         continue;
       }
       // A terminal pod marked for deletion is deleted (once per pass until the API has it
@@ -902,7 +897,7 @@ void NodeAgent::SyncOnce() {
       if (MarkFinished(uid, pod, pass).deleting) DeleteNow(*pod);
       continue;
     }
-    if (HasDeletionTimestamp(*pod) && !has_runs) {
+    if (api::BeingDeleted(*pod) && !has_runs) {
       // Never started here: nothing to stop, so remove it at once (kubelet does the same).
       DeleteNow(*pod);
       continue;
@@ -1047,7 +1042,7 @@ void NodeAgent::RemoveOrphanedPodDirs(const std::set<std::string>& in_api) {
 }
 
 FinishedPods::Entry& NodeAgent::MarkFinished(const std::string& uid, const client::ObjectPtr& pod, uint64_t pass) {
-  return finished_.Mark(uid, pod, pass, pod != nullptr && HasDeletionTimestamp(*pod) && IsTerminal(*pod));
+  return finished_.Mark(uid, pod, pass, pod != nullptr && api::BeingDeleted(*pod) && IsTerminal(*pod));
 }
 
 void NodeAgent::RestoreFinishedStatus(const api::Object& pod, const api::Object& finished) {
@@ -1207,7 +1202,7 @@ void NodeAgent::SyncPod(PodWorker& w, const api::Object* cached, std::optional<T
     w.pod = *w.written;
   }
   // The running pod's token, refreshed when due.
-  if (!w.running.empty() && !HasDeletionTimestamp(w.pod) && !IsTerminal(w.pod)) EnsureToken(w);
+  if (!w.running.empty() && !api::BeingDeleted(w.pod) && !IsTerminal(w.pod)) EnsureToken(w);
   // 1. Starts the supervisors answered, then exits seen by the monitors.
   ReportStarts(w);
   for (auto it = w.running.begin(); it != w.running.end();) {
@@ -1228,7 +1223,7 @@ void NodeAgent::SyncPod(PodWorker& w, const api::Object* cached, std::optional<T
   std::optional<int64_t> termination_grace;
   // Terminal in the API (e.g. failed NodeLost while this agent could not renew
   // its Lease): the kubelet stops what still runs, as for a deletion.
-  if (HasDeletionTimestamp(w.pod) || IsTerminal(w.pod)) termination_grace = GracePeriodSeconds(w.pod);
+  if (api::BeingDeleted(w.pod) || IsTerminal(w.pod)) termination_grace = GracePeriodSeconds(w.pod);
   // spec.activeDeadlineSeconds (may be lowered while the pod runs): stopped as for a deletion.
   w.active_deadline = w.stop || w.lifecycle.Finished() ? std::nullopt : ActiveDeadline(w.pod, w.last_status);
   if (w.active_deadline && clock_.Now() >= *w.active_deadline) {
@@ -1286,7 +1281,7 @@ void NodeAgent::SyncPod(PodWorker& w, const api::Object* cached, std::optional<T
       w.released = true;
       if (w.stop && w.stop->reason == kEvictedReason) RemoveEvictedPodContent(w);
     }
-    if (HasDeletionTimestamp(w.pod) && !w.deleted && w.last_status) {
+    if (api::BeingDeleted(w.pod) && !w.deleted && w.last_status) {
       client::DeleteOptions d;
       d.grace_period_seconds = 0;
       d.preconditions.uid = w.uid;
@@ -1303,7 +1298,7 @@ void NodeAgent::SyncPod(PodWorker& w, const api::Object* cached, std::optional<T
   w.needs_poll = (w.terminating && !w.running.empty()) || !w.status_current ||
                  std::any_of(w.probes.begin(), w.probes.end(), [](const auto& p) { return p.second.killing; }) ||
                  !ContainersToStart(w, now).empty() || w.lifecycle.NextRestartTime().has_value() ||
-                 (HasDeletionTimestamp(w.pod) && !w.deleted) ||
+                 (api::BeingDeleted(w.pod) && !w.deleted) ||
                  (w.running.empty() && w.lifecycle.Finished() && !w.released);
 }
 

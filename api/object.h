@@ -72,6 +72,9 @@ inline const std::string& Name(const Object& obj) { return MetaString(obj, "name
 inline const std::string& Namespace(const Object& obj) { return MetaString(obj, "namespace"); }
 inline const std::string& ResourceVersion(const Object& obj) { return MetaString(obj, "resourceVersion"); }
 inline const std::string& Uid(const Object& obj) { return MetaString(obj, "uid"); }
+// metadata.deletionTimestamp is set: the object is being deleted (it stays while finalizers
+// remain, or for a pod's graceful termination).
+inline bool BeingDeleted(const Object& obj) { return !MetaString(obj, "deletionTimestamp").empty(); }
 // metadata.generation; 0 when missing (the API server sets 1 on create and adds 1 with every
 // change outside metadata and the status subresource).
 inline int64_t Generation(const Object& obj) {

@@ -45,8 +45,6 @@ bool SameSet(std::vector<std::string> a, std::vector<std::string> b) {
 
 }  // namespace
 
-bool BeingDeleted(const api::Object& obj) { return !api::MetaString(obj, "deletionTimestamp").empty(); }
-
 std::string_view FinalizerPolicy(const api::Object& obj, std::string_view otherwise) {
   if (HasFinalizer(obj, kFinalizerOrphan)) return kPropagationOrphan;
   if (HasFinalizer(obj, kFinalizerForeground)) return kPropagationForeground;
@@ -111,7 +109,7 @@ StatusOr<store::DeleteResult> Deleter::Delete(const api::ResourceDefinition& def
   // An object already being deleted keeps the finalizers it has (upstream also
   // switches between orphan and foreground then; berth leaves them as they are).
   auto needs_update = [&](const api::Object& obj) {
-    if (BeingDeleted(obj)) return false;
+    if (api::BeingDeleted(obj)) return false;
     if (!SameSet(Finalizers(obj), finalizers_for(obj))) return true;
     if (!is_namespace) return false;
     auto st = obj.find("status");
@@ -126,7 +124,7 @@ StatusOr<store::DeleteResult> Deleter::Delete(const api::ResourceDefinition& def
     auto updated = store_.GuaranteedUpdate(key, [&](const api::Object& obj) -> StatusOr<api::Object> {
       BERTH_RETURN_IF_ERROR(check_preconditions(obj));
       api::Object next = obj;
-      if (!BeingDeleted(obj)) next["metadata"]["finalizers"] = finalizers_for(obj);
+      if (!api::BeingDeleted(obj)) next["metadata"]["finalizers"] = finalizers_for(obj);
       if (is_namespace) next["status"]["phase"] = "Terminating";
       return next;
     });

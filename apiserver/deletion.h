@@ -106,8 +106,6 @@ class Deleter {
 
 // True when metadata.finalizers of `obj` contains `finalizer`.
 bool HasFinalizer(const api::Object& obj, std::string_view finalizer);
-// True when metadata.deletionTimestamp is set.
-bool BeingDeleted(const api::Object& obj);
 // The propagation policy an orphan or foregroundDeletion finalizer already on `obj` asks
 // for (orphan first), else `otherwise`: what a delete naming no policy uses, and what the
 // garbage collector's own deletes honour (upstream's shouldOrphanDependents and

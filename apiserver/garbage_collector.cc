@@ -177,8 +177,8 @@ void GarbageCollector::Observe(const api::GroupResource& resource, const api::Ob
   failures_.erase(WorkItem{WorkType::kAttemptToDelete, uid});
   failures_.erase(WorkItem{WorkType::kProcessDeleting, uid});
   const bool is_namespace = resource.group.empty() && resource.resource == "namespaces";
-  if (BeingDeleted(obj) && (HasFinalizer(obj, kFinalizerForeground) || HasFinalizer(obj, kFinalizerOrphan) ||
-                            (is_namespace && HasFinalizer(obj, kFinalizerNamespace)))) {
+  if (api::BeingDeleted(obj) && (HasFinalizer(obj, kFinalizerForeground) || HasFinalizer(obj, kFinalizerOrphan) ||
+                                 (is_namespace && HasFinalizer(obj, kFinalizerNamespace)))) {
     Enqueue(WorkType::kProcessDeleting, uid);
   }
   if (opened_) {
@@ -305,7 +305,7 @@ StatusOr<bool> GarbageCollector::AttemptToDelete(const Node& node) {
   auto current = store_.Get(node.key);
   if (!current.ok()) return current.status().code() == Code::kNotFound ? StatusOr<bool>(false) : current.status();
   const std::string uid = api::Uid(*current);
-  if (nodes_.find(uid) == nodes_.end() || BeingDeleted(*current)) return false;
+  if (nodes_.find(uid) == nodes_.end() || api::BeingDeleted(*current)) return false;
   std::vector<std::string> dangling;
   int solid = 0, waiting = 0;
   for (const Owner& o : node.owners) {
@@ -316,7 +316,7 @@ StatusOr<bool> GarbageCollector::AttemptToDelete(const Node& node) {
     }
     if (!owner->has_value()) {
       dangling.push_back(o.uid);
-    } else if (BeingDeleted(**owner) && HasFinalizer(**owner, kFinalizerForeground)) {
+    } else if (api::BeingDeleted(**owner) && HasFinalizer(**owner, kFinalizerForeground)) {
       ++waiting;
     } else {
       ++solid;
@@ -379,7 +379,7 @@ StatusOr<bool> GarbageCollector::ProcessDeleting(const Node& node) {
   auto current = store_.Get(node.key);
   if (!current.ok()) return current.status().code() == Code::kNotFound ? StatusOr<bool>(false) : current.status();
   const std::string uid = api::Uid(*current);
-  if (!BeingDeleted(*current) || !nodes_.contains(uid)) return false;
+  if (!api::BeingDeleted(*current) || !nodes_.contains(uid)) return false;
   if (node.key.resource.group.empty() && node.key.resource.resource == "namespaces" &&
       HasFinalizer(*current, kFinalizerNamespace)) {
     return ProcessNamespace(*current);
@@ -414,7 +414,7 @@ StatusOr<bool> GarbageCollector::ProcessDeleting(const Node& node) {
       if (dn == nodes_.end()) continue;
       ++remaining;
       auto dep = store_.Get(dn->second.key);
-      if (!dep.ok() || api::Uid(*dep) != dep_uid || BeingDeleted(*dep)) continue;
+      if (!dep.ok() || api::Uid(*dep) != dep_uid || api::BeingDeleted(*dep)) continue;
       const api::ResourceDefinition* def = registry_.Find(dn->second.key.resource);
       if (def == nullptr) continue;
       DeleteRequest request;
@@ -447,7 +447,7 @@ StatusOr<bool> GarbageCollector::ProcessNamespace(const api::Object& ns) {
     BERTH_ASSIGN_OR_RETURN(store::ListResult list, store_.List(def->Resource(), lo));
     for (const auto& item : list.items) {
       bool stays = true;
-      if (!BeingDeleted(*item)) {
+      if (!api::BeingDeleted(*item)) {
         DeleteRequest request;
         request.precondition_uid = api::Uid(*item);
         auto deleted = deleter_.Delete(*def, store::KeyOf(def->Resource(), *item), request);

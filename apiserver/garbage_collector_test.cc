@@ -126,7 +126,7 @@ TEST_F(GarbageCollectorTest, ForegroundWaitsForDependents) {
   ASSERT_TRUE(Delete(kJobSets, "default", "js", kPropagationForeground).ok());
   json marked = Get(kJobSets, "default", "js");
   ASSERT_FALSE(marked.is_null());
-  EXPECT_TRUE(BeingDeleted(marked));
+  EXPECT_TRUE(api::BeingDeleted(marked));
   EXPECT_TRUE(HasFinalizer(marked, kFinalizerForeground));
   gc_.Sync();
   EXPECT_FALSE(Exists(kPods, "default", "js-node-0-0"));
@@ -148,7 +148,7 @@ TEST_F(GarbageCollectorTest, ForegroundWaitsForGracefulPod) {
   gc_.Sync();
   json p = Get(kPods, "default", "p");
   ASSERT_FALSE(p.is_null());
-  EXPECT_TRUE(BeingDeleted(p));  // Terminating, waiting for its node agent
+  EXPECT_TRUE(api::BeingDeleted(p));  // Terminating, waiting for its node agent
   EXPECT_TRUE(Exists(kJobs, "default", "j"));
   // The node agent confirms: the Pod goes with grace 0, then the Job.
   store::DeleteOptions now;

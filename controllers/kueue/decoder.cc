@@ -178,7 +178,7 @@ admission::ClusterQueue DecodeClusterQueue(const api::Object& cq, ResourceNames&
   }
   out.stop_policy = DecodeStopPolicy(spec);
   out.fair_weight = DecodeFairWeight(spec);
-  if (IsDeleting(cq)) {
+  if (api::BeingDeleted(cq)) {
     out.inactive_reason = "Terminating";
     out.inactive_message = "Can't admit new workloads; clusterQueue is terminating";
   }
@@ -339,7 +339,5 @@ bool HasFinalizer(const api::Object& obj, const std::string& finalizer) {
   }
   return false;
 }
-
-bool IsDeleting(const api::Object& obj) { return !api::MetaString(obj, "deletionTimestamp").empty(); }
 
 }  // namespace berth::controllers::kueue

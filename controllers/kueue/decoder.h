@@ -93,6 +93,5 @@ std::string Label(const api::Object& obj, const std::string& key);
 // metadata.annotations[key]; nullopt when absent.
 std::optional<std::string> Annotation(const api::Object& obj, const std::string& key);
 bool HasFinalizer(const api::Object& obj, const std::string& finalizer);
-bool IsDeleting(const api::Object& obj);
 
 }  // namespace berth::controllers::kueue

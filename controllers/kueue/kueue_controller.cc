@@ -273,9 +273,8 @@ void KueueController::RegisterHandlers() {
   // status write would reconcile every pending workload.
   auto wire_spec_changes = [](client::Informer& inf, std::function<void(const client::ObjectPtr&)> fn) {
     auto changed = [](const client::ObjectPtr& a, const client::ObjectPtr& b) {
-      auto deleting = [](const client::ObjectPtr& o) { return (*o)["metadata"].contains("deletionTimestamp"); };
-      return a->value("spec", api::Object()) != b->value("spec", api::Object()) || deleting(a) != deleting(b) ||
-             ClusterQueueActive(*a) != ClusterQueueActive(*b);
+      return a->value("spec", api::Object()) != b->value("spec", api::Object()) ||
+             api::BeingDeleted(*a) != api::BeingDeleted(*b) || ClusterQueueActive(*a) != ClusterQueueActive(*b);
     };
     inf.AddEventHandler({[fn](const client::ObjectPtr& o, bool) { fn(o); },
                          [fn, changed](const client::ObjectPtr& old_obj, const client::ObjectPtr& o) {
@@ -581,7 +580,8 @@ Status KueueController::ReconcileClusterQueue(const std::string& name) {
     }
     if (options_.metrics) {
       const int finished = static_cast<int>(cache_.CountByIndex(kFinishedIndex, name));
-      ClusterQueueMetrics m = ClusterQueueMetricsFromStatus(name, spec, status, IsDeleting(*obj), finished, cache_.names());
+      ClusterQueueMetrics m =
+          ClusterQueueMetricsFromStatus(name, spec, status, api::BeingDeleted(*obj), finished, cache_.names());
       m.root_cohort = root;
       m.weighted_share = share;
       options_.metrics->ReportClusterQueue(m);
@@ -595,7 +595,7 @@ Status KueueController::ReconcileClusterQueue(const std::string& name) {
       wl_queue_->Add(client::MetaNamespaceKey(*wl));
     }
   }
-  if (IsDeleting(*obj) && reserving == 0 && HasFinalizer(*obj, kResourceInUseFinalizer)) {
+  if (api::BeingDeleted(*obj) && reserving == 0 && HasFinalizer(*obj, kResourceInUseFinalizer)) {
     return RemoveFinalizer(kClusterQueues, *obj);
   }
   if (obj->value("status", api::Object()) != status) {
@@ -723,7 +723,7 @@ Status KueueController::ReconcileLocalQueue(const std::string& key) {
 
 Status KueueController::ReconcileResourceFlavor(const std::string& name) {
   client::ObjectPtr obj = cache_.flavors().GetIndexer().Get(name);
-  if (!obj || !IsDeleting(*obj) || !HasFinalizer(*obj, kResourceInUseFinalizer)) return Status::Ok();
+  if (!obj || !api::BeingDeleted(*obj) || !HasFinalizer(*obj, kResourceInUseFinalizer)) return Status::Ok();
   for (const auto& cq : cache_.cluster_queues().GetIndexer().List()) {
     for (const api::Object& g : (*cq)["spec"].value("resourceGroups", api::Object::array())) {
       for (const api::Object& f : g.value("flavors", api::Object::array())) {

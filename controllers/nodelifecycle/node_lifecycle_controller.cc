@@ -140,7 +140,7 @@ StatusOr<NodeVerdict> NodeLifecycleController::CollectOrphans(const std::string&
 StatusOr<NodeVerdict> NodeLifecycleController::Reconcile(const std::string& node_name) {
   client::ObjectPtr node = nodes_.GetIndexer().Get("", node_name);
   if (!node) return CollectOrphans(node_name);
-  if ((*node)["metadata"].contains("deletionTimestamp")) return NodeVerdict{};
+  if (api::BeingDeleted(*node)) return NodeVerdict{};
   const Time now = clock_.Now();
   std::optional<Time> heartbeat;
   if (client::ObjectPtr lease = leases_.GetIndexer().Get(kLeaseNamespace, node_name)) {

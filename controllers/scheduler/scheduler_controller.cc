@@ -29,12 +29,6 @@ std::string NominatedNodeName(const api::Object& pod) {
   return s != pod.end() && s->is_object() ? s->value("nominatedNodeName", "") : "";
 }
 
-bool Terminating(const api::Object& pod) {
-  auto m = pod.find("metadata");
-  return m != pod.end() && m->is_object() && m->contains("deletionTimestamp") &&
-         !(*m)["deletionTimestamp"].is_null();
-}
-
 // What an unschedulable pod's verdict depends on in the pod itself: its
 // spec and labels (our own status writes do not count).
 size_t PodHash(const api::Object& pod) {
@@ -97,7 +91,7 @@ SchedulerController::~SchedulerController() { Stop(); }
 std::vector<client::Informer*> SchedulerController::informers() { return {&pods_, &nodes_}; }
 
 bool SchedulerController::Schedulable(const api::Object& pod) const {
-  return NodeName(pod).empty() && !Terminating(pod) && !IsPodTerminal(pod) &&
+  return NodeName(pod).empty() && !api::BeingDeleted(pod) && !IsPodTerminal(pod) &&
          SchedulerName(pod) == options_.scheduler_name;
 }
 

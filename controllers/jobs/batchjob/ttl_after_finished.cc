@@ -43,7 +43,7 @@ StatusOr<std::optional<Time>> FinishTime(const api::Object& job) {
 
 // When the Job expires: nullopt when it does not need cleaning up.
 StatusOr<std::optional<Time>> ExpireTime(const api::Object& job) {
-  if (jobs::BeingDeleted(job)) return std::optional<Time>();
+  if (api::BeingDeleted(job)) return std::optional<Time>();
   std::optional<int64_t> ttl = Ttl(job);
   if (!ttl) return std::optional<Time>();
   BERTH_ASSIGN_OR_RETURN(std::optional<Time> finished, FinishTime(job));
@@ -54,7 +54,7 @@ StatusOr<std::optional<Time>> ExpireTime(const api::Object& job) {
 }  // namespace
 
 bool TtlAfterFinishedController::NeedsCleanup(const api::Object& job) {
-  if (!job.is_object() || jobs::BeingDeleted(job) || !Ttl(job)) return false;
+  if (!job.is_object() || api::BeingDeleted(job) || !Ttl(job)) return false;
   StatusOr<std::optional<Time>> finished = FinishTime(job);
   return !finished.ok() || finished->has_value();
 }

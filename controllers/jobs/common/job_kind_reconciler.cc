@@ -9,7 +9,7 @@ Status JobKindReconciler::Reconcile(const std::string& key) {
   auto [ns, name] = client::SplitMetaNamespaceKey(key);
   auto got = client_.Get(resource_.Namespace(ns), name);
   if (!got.ok()) return got.status().code() == Code::kNotFound ? Status::Ok() : got.status();
-  if (BeingDeleted(got.value())) return Status::Ok();
+  if (api::BeingDeleted(got.value())) return Status::Ok();
   return Sync(key, got.value());
 }
 

@@ -63,11 +63,9 @@ bool AnyPodAlive(client::Client& client, const std::string& ns, const std::strin
   if (!pods.ok()) return true;
   for (const api::Object& p : pods.value().items) {
     const std::string phase = StringAt(ObjectAt(p, "status"), "phase");
-    if ((phase != "Succeeded" && phase != "Failed") || BeingDeleted(p)) return true;
+    if ((phase != "Succeeded" && phase != "Failed") || api::BeingDeleted(p)) return true;
   }
   return false;
 }
-
-bool BeingDeleted(const api::Object& obj) { return HasField(ObjectAt(obj, "metadata"), "deletionTimestamp"); }
 
 }  // namespace berth::controllers::jobs

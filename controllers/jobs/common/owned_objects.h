@@ -53,7 +53,4 @@ bool EffectivelySuspended(const api::Object& job, const api::Object& suspend);
 // true (unknown: keep treating the job as active and look again on the next reconcile).
 bool AnyPodAlive(client::Client& client, const std::string& ns, const std::string& label_selector);
 
-// metadata.deletionTimestamp is set.
-bool BeingDeleted(const api::Object& obj);
-
 }  // namespace berth::controllers::jobs

@@ -43,7 +43,7 @@ Status PyTorchJobController::Sync(const std::string& key, const Object& original
   const Time now = clock_.Now();
   if (suspended) {
     for (const Object& p : pods) {
-      if (!jobs::BeingDeleted(p)) BERTH_RETURN_IF_ERROR(jobs::DeleteIfPresent(client_, kPodsResource, ns, api::Name(p)));
+      if (!api::BeingDeleted(p)) BERTH_RETURN_IF_ERROR(jobs::DeleteIfPresent(client_, kPodsResource, ns, api::Name(p)));
     }
     for (const Object& s : services) BERTH_RETURN_IF_ERROR(jobs::DeleteIfPresent(client_, kServicesResource, ns, api::Name(s)));
     SetJobCondition(&updated, {"Suspended", "True", "JobSuspended", "PyTorchJob " + name + " is suspended."}, now);
@@ -55,7 +55,7 @@ Status PyTorchJobController::Sync(const std::string& key, const Object& original
     }
     for (const Object& s : services) by_name.erase(api::Name(s));
     for (const Object& p : pods) {
-      if (!jobs::BeingDeleted(p) && RestartableFailure(p)) {
+      if (!api::BeingDeleted(p) && RestartableFailure(p)) {
         BERTH_RETURN_IF_ERROR(jobs::DeleteIfPresent(client_, kPodsResource, ns, api::Name(p)));
       }
       by_name[api::Name(p)] = &p;  // its replacement waits until it is gone (departure 3)
@@ -75,7 +75,7 @@ Status PyTorchJobController::Sync(const std::string& key, const Object& original
   int running = 0, total = 0;
   bool master_succeeded = false, any_failed = false;
   for (const Object& p : pods) {
-    if (jobs::BeingDeleted(p)) continue;
+    if (api::BeingDeleted(p)) continue;
     const std::string rt = StringAt(ObjectAt(ObjectAt(p, "metadata"), "labels"), kReplicaTypeLabel);
     std::string type;
     for (const std::string& t : ReplicaTypes(job)) {
