@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace berth::api {
 
@@ -315,6 +317,98 @@ FieldErrorList ValidateObjectMeta(const Object& obj, bool namespaced,
     append(ValidateFinalizers(*it, path.Child("finalizers")));
   }
   return errs;
+}
+
+namespace {
+
+// Go's name for a JSON value in "cannot unmarshal <it> into ...": a non-integer number
+// bound for an integer carries its text.
+std::string GoJsonType(const Object& v, bool integer_wanted) {
+  if (v.is_number()) return integer_wanted && v.is_number_float() ? "number " + v.dump() : "number";
+  if (v.is_boolean()) return "bool";
+  return v.type_name();  // string, object, array
+}
+
+Status Unmarshal(const Object& v, std::string_view go_struct, std::string_view field, std::string_view go_type) {
+  return InvalidError("json: cannot unmarshal " + GoJsonType(v, go_type == "int64") + " into Go struct field " +
+                      std::string(go_struct) + ".metadata." + std::string(field) + " of type " + std::string(go_type));
+}
+
+enum class MetaType { kString, kInt64, kStringMap, kStringList, kOwnerReferences, kObjectList };
+
+}  // namespace
+
+Status CheckObjectMetaTypes(const Object& meta) {
+  static const std::vector<std::pair<std::string_view, MetaType>> kFields = {
+      {"name", MetaType::kString},
+      {"generateName", MetaType::kString},
+      {"namespace", MetaType::kString},
+      {"selfLink", MetaType::kString},
+      {"uid", MetaType::kString},
+      {"resourceVersion", MetaType::kString},
+      {"creationTimestamp", MetaType::kString},
+      {"deletionTimestamp", MetaType::kString},
+      {"generation", MetaType::kInt64},
+      {"deletionGracePeriodSeconds", MetaType::kInt64},
+      {"labels", MetaType::kStringMap},
+      {"annotations", MetaType::kStringMap},
+      {"finalizers", MetaType::kStringList},
+      {"ownerReferences", MetaType::kOwnerReferences},
+      {"managedFields", MetaType::kObjectList},
+  };
+  auto is_int = [](const Object& v) { return v.is_number_integer(); };
+  for (const auto& [field, type] : kFields) {
+    auto it = meta.find(std::string(field));
+    if (it == meta.end() || it->is_null()) continue;
+    const Object& v = *it;
+    switch (type) {
+      case MetaType::kString:
+        if (!v.is_string()) return Unmarshal(v, "ObjectMeta", field, "string");
+        break;
+      case MetaType::kInt64:
+        if (!is_int(v)) return Unmarshal(v, "ObjectMeta", field, "int64");
+        break;
+      case MetaType::kStringMap:
+        if (!v.is_object()) return Unmarshal(v, "ObjectMeta", field, "map[string]string");
+        for (const auto& [key, value] : v.items()) {
+          if (!value.is_string() && !value.is_null()) return Unmarshal(value, "ObjectMeta", field, "string");
+        }
+        break;
+      case MetaType::kStringList:
+        if (!v.is_array()) return Unmarshal(v, "ObjectMeta", field, "[]string");
+        for (const Object& item : v) {
+          if (!item.is_string() && !item.is_null()) return Unmarshal(item, "ObjectMeta", field, "string");
+        }
+        break;
+      case MetaType::kOwnerReferences:
+        if (!v.is_array()) return Unmarshal(v, "ObjectMeta", field, "[]v1.OwnerReference");
+        for (const Object& ref : v) {
+          if (ref.is_null()) continue;
+          if (!ref.is_object()) return Unmarshal(ref, "ObjectMeta", field, "v1.OwnerReference");
+          for (const auto& [key, value] : ref.items()) {
+            if (value.is_null()) continue;
+            const bool flag = key == "controller" || key == "blockOwnerDeletion";
+            const bool text = key == "apiVersion" || key == "kind" || key == "name" || key == "uid";
+            if (flag && !value.is_boolean()) {
+              return Unmarshal(value, "OwnerReference", std::string(field) + "." + key, "bool");
+            }
+            if (text && !value.is_string()) {
+              return Unmarshal(value, "OwnerReference", std::string(field) + "." + key, "string");
+            }
+          }
+        }
+        break;
+      case MetaType::kObjectList:
+        if (!v.is_array()) return Unmarshal(v, "ObjectMeta", field, "[]v1.ManagedFieldsEntry");
+        for (const Object& item : v) {
+          if (!item.is_object() && !item.is_null()) {
+            return Unmarshal(item, "ObjectMeta", field, "v1.ManagedFieldsEntry");
+          }
+        }
+        break;
+    }
+  }
+  return Status::Ok();
 }
 
 }  // namespace berth::api

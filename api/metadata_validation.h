@@ -101,4 +101,18 @@ FieldErrorList ValidateObjectMeta(const Object& obj, bool namespaced,
                                   const NameValidator& name_validator,
                                   const FieldPath& path = FieldPath("metadata"));
 
+// The JSON types Go's decoder demands of metadata (k8s.io/apimachinery/pkg/apis/meta/v1
+// ObjectMeta, OwnerReference, ManagedFieldsEntry), which kube-apiserver checks before any
+// validation: strings name, generateName, namespace, selfLink, uid, resourceVersion,
+// creationTimestamp, deletionTimestamp; integers generation, deletionGracePeriodSeconds;
+// string-to-string maps labels, annotations; a list of strings finalizers; a list of
+// objects ownerReferences (apiVersion, kind, name, uid strings; controller,
+// blockOwnerDeletion booleans) and managedFields. null is accepted anywhere (Go keeps the
+// zero value); other fields are not checked here. Returns kInvalid with Go's message for
+// the first mismatch, e.g.
+//   "json: cannot unmarshal string into Go struct field ObjectMeta.metadata.labels of type
+//    map[string]string"
+// (the caller prefixes "<Kind> in version \"v1\" cannot be handled as a <Kind>: ").
+Status CheckObjectMetaTypes(const Object& meta);
+
 }  // namespace berth::api

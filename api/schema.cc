@@ -502,6 +502,13 @@ class Validator {
       errors_.push_back(Invalid(path, v, q.status().message()));
       return;
     }
+    // Quantity holds int64 milli-units: a larger amount would saturate and compute as
+    // "unlimited" (a 100Pi nominalQuota admitting any Workload), so it is refused.
+    // Upstream's resource.Quantity holds any magnitude.
+    if (q->milli() == std::numeric_limits<int64_t>::max() || q->milli() == std::numeric_limits<int64_t>::min()) {
+      errors_.push_back(Invalid(path, v, std::string(kQuantityRangeMessage)));
+      return;
+    }
     if (n.quantity_minimum && *q < *n.quantity_minimum) {
       errors_.push_back(Invalid(path, v, "must be greater than or equal to " +
                                              n.quantity_minimum->String()));
@@ -611,16 +618,7 @@ void NormalizeIntegerValues(Json* x, const Node* n) {
     if (n->types.size() == 1 && n->types[0] == "integer" && IsWholeFloat(*x)) {
       *x = static_cast<int64_t>(x->get<double>());
     } else if (n->quantity) {
-      // "1e+18" as "1e18"; a value beyond the int64 milli-units Quantity holds keeps
-      // this text rather than the saturated canonical form, so that the object stores
-      // the amount written (upstream's Quantity holds any magnitude).
-      std::string text = RenderFieldValue(*x);
-      if (const size_t plus = text.find("e+"); plus != std::string::npos) text.erase(plus + 1, 1);
-      if (StatusOr<Quantity> q = Quantity::Parse(text); q.ok()) {
-        const bool saturated =
-            q->milli() == std::numeric_limits<int64_t>::max() || q->milli() == std::numeric_limits<int64_t>::min();
-        *x = saturated ? text : q->String();
-      }
+      if (StatusOr<Quantity> q = Quantity::Parse(RenderFieldValue(*x)); q.ok()) *x = q->String();
     }
     return;
   }

@@ -70,6 +70,11 @@
 
 namespace berth::api {
 
+// The error of a quantity field whose amount berth cannot hold (core/quantity.h: int64
+// milli-units, about 9.2e15 units: 8 PiB of memory).
+inline constexpr std::string_view kQuantityRangeMessage =
+    "must be between -9223372036854775807m and 9223372036854775807m (berth holds quantities as int64 milli-units)";
+
 // Definition name ("io.k8s.api.core.v1.PodTemplateSpec") -> OpenAPI v3 schema JSON.
 using SchemaDefinitions = std::map<std::string, nlohmann::json, std::less<>>;
 

@@ -13,6 +13,7 @@
 
 #include "api/conditions.h"
 #include "api/conversion.h"
+#include "api/metadata_validation.h"
 #include "api/namespace_security.h"
 #include "api/priority_admission.h"
 #include "api/selectors.h"
@@ -411,7 +412,7 @@ class ApiServer::Impl {
   // the relay to remote nodes for the others (null without a client certificate).
   PodStreams streams_;
   std::unique_ptr<NodeProxy> node_proxy_;
-  LongRunningRequests long_running_{options_.max_long_running_requests_per_user};
+  PerUserLimits per_user_{options_.max_long_running_requests_per_user, options_.max_response_bytes_per_user};
   ServiceAccountTokens sa_tokens_;
   std::mutex housekeeping_mu_;
   std::condition_variable housekeeping_cv_;
@@ -559,7 +560,7 @@ HandlerResult ApiServer::Impl::Route(const HttpRequest& req, std::optional<Reque
   // The server's own controllers hold no connection: their streams are not counted.
   if (req.in_process) return Dispatch(req, extra, std::move(info), std::move(user).value());
   const std::string name = user->name;
-  return long_running_.Limit(name, Dispatch(req, extra, std::move(info), std::move(user).value()));
+  return per_user_.Limit(name, Dispatch(req, extra, std::move(info), std::move(user).value()));
 }
 
 HandlerResult ApiServer::Impl::Dispatch(const HttpRequest& req, const std::pair<std::string, NonResourceHandler>* extra,
@@ -933,18 +934,13 @@ Status ApiServer::Impl::CheckMetadataAgainstUrl(const ResourceRequest& r, json& 
                            ": metadata must be an object");
   }
   json& meta = obj["metadata"];
-  // metadata.name and .namespace are strings (null reads as absent), as Go's
-  // decoder into ObjectMeta demands.
+  // name and namespace: null reads as absent.
   for (const char* field : {"name", "namespace"}) {
-    auto it = meta.find(field);
-    if (it == meta.end() || it->is_string()) continue;
-    if (it->is_null()) {
-      meta.erase(it);
-      continue;
-    }
-    return BadRequestError(kind + " in version \"" + r.version + "\" cannot be handled as a " + kind +
-                           ": json: cannot unmarshal " + std::string(it->is_number() ? "number" : it->type_name()) +
-                           " into Go struct field ObjectMeta.metadata." + field + " of type string");
+    if (auto it = meta.find(field); it != meta.end() && it->is_null()) meta.erase(it);
+  }
+  if (Status typed = api::CheckObjectMetaTypes(meta); !typed.ok()) {
+    return BadRequestError(kind + " in version \"" + r.version + "\" cannot be handled as a " + kind + ": " +
+                           typed.message());
   }
   const std::string& ns = r.info.namespace_;
   if (r.def->namespaced()) {
@@ -973,7 +969,7 @@ Status ApiServer::Impl::CheckNamespace(const ResourceRequest& r, std::string_vie
   if (!r.def->namespaced() || namespaces_ == nullptr) return Status::Ok();
   auto ns = store_.GetShared(store::ObjectKey{namespaces_->Resource(), "", r.info.namespace_});
   if (!ns.ok()) return ns.status();
-  if (auto meta = (*ns)->find("metadata"); meta != (*ns)->end() && meta->contains("deletionTimestamp")) {
+  if (api::BeingDeleted(**ns)) {
     return ForbiddenError(r.gr.String() + " \"" + std::string(name) +
                           "\" is forbidden: unable to create new content in namespace " + r.info.namespace_ +
                           " because it is being terminated");
@@ -1335,7 +1331,7 @@ HttpResponse ApiServer::Impl::BindPod(const ResourceRequest& r) {
     if (!want_rv.empty() && want_rv != api::ResourceVersion(pod)) {
       return store::ConflictPrecondition(key, "ResourceVersion", want_rv, api::ResourceVersion(pod));
     }
-    if (!api::MetaString(pod, "deletionTimestamp").empty()) {
+    if (api::BeingDeleted(pod)) {
       return conflict("pod " + r.info.name + " is being deleted, cannot be assigned to a host");
     }
     const std::string& bound = api::NestedString(pod, {"spec", "nodeName"});

@@ -99,8 +99,8 @@
 #include "api/registry.h"
 #include "apiserver/authentication.h"
 #include "apiserver/http_server.h"
-#include "apiserver/long_running_requests.h"
 #include "apiserver/node_proxy.h"
+#include "apiserver/per_user_limits.h"
 #include "apiserver/request_info.h"
 #include "apiserver/service_account_token.h"
 #include "client/container_exec.h"
@@ -163,9 +163,11 @@ struct ApiServerOptions {
   // certificate those answer 503 ("no executor for node ...").
   NodeProxyOptions node_proxy;
   // Long-running requests (watches, followed logs, exec, attach, port-forward) one
-  // user may hold open at once; beyond it, 429 (long_running_requests.h). Requests of
+  // user may hold open at once; beyond it, 429 (per_user_limits.h). Requests of
   // the in-process client are not counted.
   std::size_t max_long_running_requests_per_user = kMaxLongRunningRequestsPerUser;
+  // Bytes of whole responses being written to one user (per_user_limits.h).
+  std::size_t max_response_bytes_per_user = kMaxResponseBytesPerUser;
 };
 
 class ApiServer {

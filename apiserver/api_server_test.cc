@@ -324,6 +324,102 @@ TEST_F(ApiServerTest, APatchMayNotRenameMoveOrEmptyItsObject) {
   EXPECT_EQ(Body(flavor)["metadata"]["labels"]["a"], "b");
 }
 
+// Metadata whose fields have the wrong JSON type is refused as Go's decoder refuses it
+// (400, before any validation) on every write path, and changes nothing: before, a label
+// map given as a string was stored, and typed clients (kubectl drain, describe) and
+// berth's own informers failed on the object.
+TEST_F(ApiServerTest, MetadataFieldsOfTheWrongTypeAreRefusedOnEveryWritePath) {
+  struct Case {
+    std::string field;  // metadata.<field>
+    json value;
+    std::string message;  // after "ConfigMap in version \"v1\" cannot be handled as a ConfigMap: "
+  };
+  const std::string go = "json: cannot unmarshal ";
+  const std::vector<Case> cases = {
+      {"labels", "abc", go + "string into Go struct field ObjectMeta.metadata.labels of type map[string]string"},
+      {"labels", {{"a", 1}}, go + "number into Go struct field ObjectMeta.metadata.labels of type string"},
+      {"annotations", json::array(),
+       go + "array into Go struct field ObjectMeta.metadata.annotations of type map[string]string"},
+      {"annotations", {{"a", true}}, go + "bool into Go struct field ObjectMeta.metadata.annotations of type string"},
+      {"finalizers", {{"a", 1}}, go + "object into Go struct field ObjectMeta.metadata.finalizers of type []string"},
+      {"finalizers", {1}, go + "number into Go struct field ObjectMeta.metadata.finalizers of type string"},
+      {"ownerReferences", "x",
+       go + "string into Go struct field ObjectMeta.metadata.ownerReferences of type []v1.OwnerReference"},
+      {"ownerReferences",
+       {"x"},
+       go + "string into Go struct field ObjectMeta.metadata.ownerReferences of type v1.OwnerReference"},
+      {"ownerReferences", json::array({{{"name", 1}}}),
+       go + "number into Go struct field OwnerReference.metadata.ownerReferences.name of type string"},
+      {"ownerReferences", json::array({{{"controller", "yes"}}}),
+       go + "string into Go struct field OwnerReference.metadata.ownerReferences.controller of type bool"},
+      {"generateName", 5, go + "number into Go struct field ObjectMeta.metadata.generateName of type string"},
+      {"name", json::object(), go + "object into Go struct field ObjectMeta.metadata.name of type string"},
+      {"generation", "1", go + "string into Go struct field ObjectMeta.metadata.generation of type int64"},
+      {"generation", 1.5, go + "number 1.5 into Go struct field ObjectMeta.metadata.generation of type int64"},
+      {"deletionGracePeriodSeconds", true,
+       go + "bool into Go struct field ObjectMeta.metadata.deletionGracePeriodSeconds of type int64"},
+      {"creationTimestamp", 5, go + "number into Go struct field ObjectMeta.metadata.creationTimestamp of type string"},
+      {"managedFields",
+       {1},
+       go + "number into Go struct field ObjectMeta.metadata.managedFields of type v1.ManagedFieldsEntry"},
+  };
+  const std::string url = "/api/v1/namespaces/default/configmaps";
+  ASSERT_EQ(
+      Do("POST", url, R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm","labels":{"a":"b"}}})").status,
+      201);
+  const json before = Body(Do("GET", url + "/cm"));
+  for (const Case& c : cases) {
+    const std::string want = "ConfigMap in version \"v1\" cannot be handled as a ConfigMap: " + c.message;
+    json created = {{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", "new"}}}};
+    created["metadata"][c.field] = c.value;
+    json replaced = before;
+    replaced["metadata"][c.field] = c.value;
+    json merge = {{"metadata", {{c.field, c.value}}}};
+    json json_patch = json::array({{{"op", "add"}, {"path", "/metadata/" + c.field}, {"value", c.value}}});
+    const std::vector<HttpResponse> answers = {
+        Do("POST", url, created.dump()),
+        Do("PUT", url + "/cm", replaced.dump()),
+        Do("PATCH", url + "/cm", merge.dump(), "application/merge-patch+json"),
+        Do("PATCH", url + "/cm", json_patch.dump(), "application/json-patch+json"),
+    };
+    for (size_t i = 0; i < answers.size(); ++i) {
+      EXPECT_EQ(answers[i].status, 400) << c.field << " " << c.value << " path " << i << ": " << answers[i].body;
+      EXPECT_EQ(Body(answers[i])["message"], want) << c.field << " path " << i;
+    }
+  }
+  EXPECT_EQ(Do("GET", url + "/new").status, 404);
+  EXPECT_EQ(Body(Do("GET", url + "/cm")), before);
+  // null is Go's zero value: accepted.
+  HttpResponse nulls = Do("PATCH", url + "/cm", R"({"metadata":{"annotations":null,"finalizers":null}})",
+                          "application/merge-patch+json");
+  EXPECT_EQ(nulls.status, 200) << nulls.body;
+}
+
+// A quantity berth cannot hold (beyond int64 milli-units, about 8 PiB) would compute as
+// "unlimited": a ClusterQueue's 100Pi nominalQuota admitted any Workload. It is refused,
+// in quotas and in requests alike, naming the field.
+TEST_F(ApiServerTest, QuantitiesBeyondWhatBerthHoldsAreRefusedInQuotasAndRequests) {
+  const std::string range =
+      "must be between -9223372036854775807m and 9223372036854775807m (berth holds quantities as int64 milli-units)";
+  json cq = json::parse(R"({"apiVersion":"kueue.x-k8s.io/v1beta2","kind":"ClusterQueue","metadata":{"name":"cq"},
+    "spec":{"resourceGroups":[{"coveredResources":["memory"],
+      "flavors":[{"name":"f","resources":[{"name":"memory","nominalQuota":"100Pi"}]}]}]}})");
+  HttpResponse r = Do("POST", "/apis/kueue.x-k8s.io/v1beta2/clusterqueues", cq.dump());
+  EXPECT_EQ(r.status, 422) << r.body;
+  ASSERT_EQ(Body(r)["details"]["causes"].size(), 1u) << r.body;
+  EXPECT_EQ(Body(r)["details"]["causes"][0]["field"], "spec.resourceGroups[0].flavors[0].resources[0].nominalQuota");
+  EXPECT_EQ(Body(r)["details"]["causes"][0]["message"], "Invalid value: \"100Pi\": " + range);
+  cq["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]["nominalQuota"] = "8Pi";
+  EXPECT_EQ(Do("POST", "/apis/kueue.x-k8s.io/v1beta2/clusterqueues", cq.dump()).status, 201);
+
+  json pod = json::parse(kPod);
+  pod["spec"]["containers"][0]["resources"] = {{"requests", {{"memory", "40Pi"}}}};
+  r = Do("POST", "/api/v1/namespaces/default/pods", pod.dump());
+  EXPECT_EQ(r.status, 422) << r.body;
+  EXPECT_NE(r.body.find("spec.containers[0].resources.requests[memory]"), std::string::npos) << r.body;
+  EXPECT_NE(r.body.find(range), std::string::npos) << r.body;
+}
+
 // Upstream returns the object for Pods and custom resources, a Success Status
 // for the other built-in kinds removed at once.
 TEST_F(ApiServerTest, DeleteResponses) {

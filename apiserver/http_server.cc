@@ -125,13 +125,14 @@ class StreamState final : public ResponseStreamBase, public std::enable_shared_f
  public:
   // `on_abort` runs once, on some thread, when the stream is aborted.
   // `remote` ("127.0.0.1:54321") names the client in the log.
-  StreamState(Strand strand, std::string remote, size_t max_queued_bytes, std::shared_ptr<Counters> counters,
-              std::function<void()> on_abort)
+  StreamState(Strand strand, std::string remote, size_t max_queued_bytes, size_t max_total_queued_bytes,
+              std::shared_ptr<Counters> counters, std::function<void()> on_abort)
       : strand_(strand),
         remote_(std::move(remote)),
         signal_(strand),
         deadline_(strand),
         max_queued_bytes_(max_queued_bytes),
+        max_total_queued_bytes_(max_total_queued_bytes),
         counters_(std::move(counters)),
         on_abort_(std::move(on_abort)) {
     signal_.expires_at(net::steady_timer::time_point::max());
@@ -158,15 +159,20 @@ class StreamState final : public ResponseStreamBase, public std::enable_shared_f
 
   bool Write(std::string chunk) override {
     size_t queued = 0;
+    size_t total = 0;  // set when the server's total is what the chunk would pass
     {
       std::lock_guard<std::mutex> lock(mu());
       if (done_locked() || aborted_) return false;
       // A chunk that finds nothing queued is always taken (an object at the
       // size limit must pass); any other may not push the queue past the
-      // bound. The initial state, written first, is not counted.
+      // bound, nor every stream's together past the server's. The initial
+      // state, written first, is not counted in the stream's own bound.
       const size_t live = queued_bytes_ - initial_bytes_;
       if (live > 0 && live + chunk.size() > max_queued_bytes_) {
         queued = live;
+      } else if (live > 0 && counters_->stream_queued_bytes.load() + chunk.size() > max_total_queued_bytes_) {
+        queued = live;
+        total = counters_->stream_queued_bytes.load();
       } else {
         queued_bytes_ += chunk.size();
         counters_->stream_queued_bytes += chunk.size();
@@ -177,10 +183,18 @@ class StreamState final : public ResponseStreamBase, public std::enable_shared_f
         queue_.push_back(std::move(chunk));
       }
     }
-    if (queued > 0) {
+    if (queued > 0 && total > 0) {
+      Logger("apiserver")
+          ->info(
+              "closing a stream whose client does not read: {}: {} bytes queued; the server's streams hold {}, "
+              "limit {}",
+              remote_, queued, total, max_total_queued_bytes_);
+    } else if (queued > 0) {
       Logger("apiserver")
           ->info("closing a stream whose client does not read: {}: {} bytes queued, limit {}", remote_, queued,
                  max_queued_bytes_);
+    }
+    if (queued > 0) {
       counters_->streams_closed_unresponsive++;
       Abort();
       return false;
@@ -267,6 +281,7 @@ class StreamState final : public ResponseStreamBase, public std::enable_shared_f
   net::steady_timer signal_;
   net::steady_timer deadline_;
   const size_t max_queued_bytes_;
+  const size_t max_total_queued_bytes_;
   const std::shared_ptr<Counters> counters_;
   const std::function<void()> on_abort_;
   std::deque<std::string> queue_;  // guarded by mu()
@@ -408,11 +423,15 @@ class HttpServer::Impl : public std::enable_shared_from_this<HttpServer::Impl> {
     // On the strand: closes the socket at once.
     virtual void ForceClose() = 0;
     virtual const Strand& strand() const = 0;
-    // On the strand: closes the connection if it still waits for a next request.
+    // On the strand: closes the connection if it still has no whole request header
+    // (it waits for its first request or its next keep-alive one).
     virtual void CloseIfIdle() = 0;
-    // Set while the connection waits for its next keep-alive request (read by the
-    // acceptor, which closes the longest-open such connection to make room at the cap).
+    // Read by the acceptor, which closes one connection to make room at the cap:
+    // the longest-open waiting for its next keep-alive request, else the longest-open
+    // that has not sent a whole request header yet (TLS handshake included).
     std::atomic<bool> idle_keep_alive{false};
+    std::atomic<bool> awaiting_header{true};
+    std::atomic<bool> chosen{false};  // asked to close; not chosen again
   };
   // One connection over plain TCP (Stream = tcp::socket) or TLS (TlsStream).
   template <typename Stream>
@@ -488,7 +507,10 @@ class HttpServer::Impl::Connection final : public ConnectionBase,
     }
   }
   void CloseIfIdle() override {
-    if (busy_ || stream_ || websocket_) return;
+    if (busy_ || stream_ || websocket_ || !awaiting_header) {
+      chosen = false;  // a request came first: it is served
+      return;
+    }
     ErrorCode ec;
     sock().cancel(ec);  // the keep-alive wait ends with an error: the connection closes
   }
@@ -658,6 +680,7 @@ net::awaitable<void> HttpServer::Impl::Connection<Stream>::Run() {
       // header is then due read_header_timeout after its first byte.
       if (buffer.size() == 0 && !TlsBuffered()) {
         Arm(options.idle_timeout);
+        awaiting_header = true;
         idle_keep_alive = true;
         // A readiness wait may complete with nothing to read (the reactor's
         // edge-triggered readiness from the previous request): wait again,
@@ -673,6 +696,7 @@ net::awaitable<void> HttpServer::Impl::Connection<Stream>::Run() {
     }
     first = false;
     co_await http::async_read_header(transport_, buffer, parser, Redirect(ec));
+    if (!ec) awaiting_header = false;
     if (!ec && !parser.is_done()) {
       Arm(options.read_body_timeout);
       co_await http::async_read(transport_, buffer, parser, Redirect(ec));
@@ -827,11 +851,12 @@ net::awaitable<void> HttpServer::Impl::Connection<Stream>::WriteStream(Streaming
   if (ec) co_return;
 
   std::weak_ptr<Connection> weak = this->shared_from_this();
-  auto state = std::make_shared<StreamState>(strand_, remote_, server_->options_.max_stream_buffer_bytes,
-                                             server_->counters_, [weak] {
-                                               if (auto self = weak.lock())
-                                                 net::post(self->strand_, [self] { self->CloseSocket(); });
-                                             });
+  auto state =
+      std::make_shared<StreamState>(strand_, remote_, server_->options_.max_stream_buffer_bytes,
+                                    server_->options_.max_total_stream_buffer_bytes, server_->counters_, [weak] {
+                                      if (auto self = weak.lock())
+                                        net::post(self->strand_, [self] { self->CloseSocket(); });
+                                    });
   stream_ = state;
   if (stopping_) state->Finish();
   if (response.timeout.count() > 0) state->StartDeadline(response.timeout);
@@ -1116,12 +1141,18 @@ bool HttpServer::Impl::CloseAnIdleConnectionLocked() {
   // Connections asked to close but not yet gone still count; past this many beyond the
   // cap (requests that arrived as their connection was chosen), the cap holds.
   if (connections_.size() >= options_.max_connections + kMaxConnectionsClosing) return false;
-  for (auto& [id, weak] : connections_) {  // in id order: the longest-open first
-    auto c = weak.lock();
-    if (c == nullptr || !c->idle_keep_alive.exchange(false)) continue;
-    counters_->idle_connections_closed++;
-    net::post(c->strand(), [c] { c->CloseIfIdle(); });
-    return true;
+  // In id order: the longest-open first. Idle keep-alive connections go before ones
+  // without a whole request yet, so that a client that is mid-handshake is closed only
+  // when nothing else could be.
+  for (const bool keep_alive : {true, false}) {
+    for (auto& [id, weak] : connections_) {
+      auto c = weak.lock();
+      if (c == nullptr || !(keep_alive ? c->idle_keep_alive.load() : c->awaiting_header.load())) continue;
+      if (c->chosen.exchange(true)) continue;
+      counters_->idle_connections_closed++;
+      net::post(c->strand(), [c] { c->CloseIfIdle(); });
+      return true;
+    }
   }
   return false;
 }

@@ -40,10 +40,14 @@
 // docs/security.md lists them):
 //   - at max_connections, a new connection makes room by closing the longest-open
 //     connection that waits for its next keep-alive request (as nginx reuses idle
-//     keep-alive connections when it runs out, ngx_drain_connections); when none
-//     waits, it is answered 503 and closed at once, never queued. So a client that
-//     holds connections open between requests cannot lock others out; one that holds
-//     streams is bounded per user by the API server (long_running_requests.h);
+//     keep-alive connections when it runs out, ngx_drain_connections), else the
+//     longest-open one that has not sent a whole request header yet (its TLS handshake
+//     included); when every connection is in a request or a stream, the new one is
+//     answered 503 and closed at once, never queued. So a client that holds
+//     connections open between requests, or opens them and sends nothing, cannot lock
+//     others out: a new connection lives at least as long as the flood takes to open
+//     max_connections more. One that holds streams is bounded per user by the API
+//     server (per_user_limits.h);
 //   - a request's header must arrive within read_header_timeout of its first
 //     byte (of the connection's start, for the first request), and its body
 //     within read_body_timeout after the header; a keep-alive connection that
@@ -60,7 +64,9 @@
 //     kube-apiserver's cacher closes a watcher that cannot keep up ("Forcing
 //     watcher close due to unresponsiveness", logged at V(1), cacheWatcher.add
 //     in staging/src/k8s.io/apiserver/pkg/storage/cacher/cache_watcher.go).
-//     Both ends of a stream for a client that does not read are logged at
+//     Every stream together holds at most max_total_stream_buffer_bytes: a stream
+//     that has bytes queued and whose next chunk would pass that total is ended the
+//     same way. Both ends of a stream for a client that does not read are logged at
 //     info with the client's address (HttpServerStats).
 // There are no in-flight request limits (kube-apiserver's
 // --max-requests-inflight 400 / --max-mutating-requests-inflight 200): the
@@ -159,6 +165,9 @@ struct HttpResponse {
   // create, update or patch answers (the body is then empty). Never set for
   // a request from the network.
   std::vector<std::shared_ptr<const api::Object>> objects;
+  // Released once the response has been written (or dropped): what the handler
+  // accounts against it until then (per_user_limits.h).
+  std::shared_ptr<const void> hold;
 };
 
 // The writing end of a chunked response. Obtained by the StreamingResponse's
@@ -379,6 +388,13 @@ inline constexpr std::chrono::milliseconds kWriteTimeout{60'000};
 // more than 2 objects of the largest size and, with the kernel's buffers
 // (several MiB on loopback), thousands of ordinary events.
 inline constexpr std::size_t kMaxStreamBufferBytes = 4 * 1024 * 1024;
+// Bytes every stream together may hold queued for clients that do not read them: a
+// stream with bytes queued whose next chunk would pass this total is ended as one past
+// its own bound is. Without it, streams each within kMaxStreamBufferBytes could hold
+// kMaxConnections x 4 MiB = 16 GiB. Upstream has no total: each watcher's channel holds
+// at most 1000 events and a full one is closed within its 100 ms budget. berth's total,
+// 256 MiB, holds 64 streams at their own bound; a reader that keeps up is never closed.
+inline constexpr std::size_t kMaxTotalStreamBufferBytes = 256 * 1024 * 1024;
 // The request line and headers together. Upstream: Go's http.Server
 // MaxHeaderBytes, 1 MiB in kube-apiserver (secure_serving.go), answered 431
 // Request Header Fields Too Large. berth's bound is one byte under 64 KiB: Boost.Beast
@@ -416,6 +432,7 @@ struct HttpServerOptions {
   std::chrono::milliseconds read_body_timeout = kReadBodyTimeout;
   std::chrono::milliseconds write_timeout = kWriteTimeout;
   std::size_t max_stream_buffer_bytes = kMaxStreamBufferBytes;
+  std::size_t max_total_stream_buffer_bytes = kMaxTotalStreamBufferBytes;
   // Absent: plain HTTP.
   std::optional<HttpTlsOptions> tls;
 };
@@ -436,7 +453,8 @@ struct HttpServerStats {
   uint64_t streams_timed_out = 0;
   // Connections answered 503 because max_connections were open, none of them idle.
   uint64_t connections_refused = 0;
-  // Idle keep-alive connections closed to make room at max_connections.
+  // Connections without a request in progress (idle keep-alive, or no whole header
+  // yet) closed to make room at max_connections.
   uint64_t idle_connections_closed = 0;
   // Connections closed by idle_timeout, read_header_timeout, read_body_timeout
   // or write_timeout.

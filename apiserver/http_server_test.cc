@@ -104,25 +104,31 @@ struct OkServer {
   HttpServer server;
 };
 
-TEST(HttpServerLimitsTest, AStalledWatcherIsClosedWhileAHealthyWatcherGetsEveryEvent) {
-  constexpr size_t kBound = 256 * 1024;
-  constexpr int kEvents = 400;  // 400 ConfigMaps of 32 KiB: 12.8 MB, more than loopback buffers hold
+// `stalled` watchers of ConfigMaps that read their response header and then nothing, and one
+// healthy watcher that reads every event, while 400 ConfigMaps of 32 KiB are created (12.8 MB
+// per watcher, more than loopback buffers hold). Checks that the healthy watcher got every
+// event and was not closed, that every stalled one was closed without its final chunk and
+// logged once with its address and `reason`; returns the transport's counters.
+HttpServerStats StalledWatchersAreClosed(const HttpServerOptions& http, int stalled_count, const std::string& reason) {
+  constexpr int kEvents = 400;
   ApiServerOptions options = testing::WithoutGarbageCollector();
-  options.http.max_stream_buffer_bytes = kBound;
+  options.http = http;
   LogCapture log;
   testing::TestApiServer t(options);
-  ASSERT_TRUE(t.server.Start().ok());
+  EXPECT_TRUE(t.server.Start().ok());
   const std::string watch = "GET /api/v1/namespaces/default/configmaps?watch=true HTTP/1.1\r\nHost: x\r\n\r\n";
 
   bool closed = false;
-  int stalled = Connect(t.server.port(), 4096);
-  SendAll(stalled, watch);
-  // The stalled client reads the response header, then never reads again.
-  ASSERT_NE(Receive(stalled, milliseconds(10000), &closed, "\r\n\r\n").find("200 OK"), std::string::npos);
-
+  std::vector<int> stalled;
+  for (int i = 0; i < stalled_count; ++i) {
+    stalled.push_back(Connect(t.server.port(), 4096));
+    SendAll(stalled.back(), watch);
+    // The stalled client reads the response header, then never reads again.
+    EXPECT_NE(Receive(stalled.back(), milliseconds(10000), &closed, "\r\n\r\n").find("200 OK"), std::string::npos);
+  }
   int healthy = Connect(t.server.port());
   SendAll(healthy, watch);
-  ASSERT_NE(Receive(healthy, milliseconds(10000), &closed, "\r\n\r\n").find("200 OK"), std::string::npos);
+  EXPECT_NE(Receive(healthy, milliseconds(10000), &closed, "\r\n\r\n").find("200 OK"), std::string::npos);
   std::atomic<int> received{0};
   std::atomic<bool> healthy_closed{false};
   std::thread reader([&] { CountEvents(healthy, "ADDED", &received, &healthy_closed); });
@@ -132,30 +138,55 @@ TEST(HttpServerLimitsTest, AStalledWatcherIsClosedWhileAHealthyWatcherGetsEveryE
     std::string body = R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm-)" + std::to_string(i) +
                        R"("},"data":{"d":")" + data + R"("}})";
     HttpResponse r = testing::Respond(t.server, "POST", "/api/v1/namespaces/default/configmaps", body);
-    ASSERT_EQ(r.status, 201) << r.body;
+    EXPECT_EQ(r.status, 201) << r.body;
     // The healthy watcher keeps up: each event reaches it before the next write.
-    ASSERT_TRUE(Eventually([&] { return received.load() >= i + 1; })) << "event " << i;
+    if (!Eventually([&] { return received.load() >= i + 1; })) {
+      ADD_FAILURE() << "event " << i;
+      break;
+    }
   }
   EXPECT_EQ(received.load(), kEvents);
   EXPECT_FALSE(healthy_closed.load());
 
   const HttpServerStats stats = t.server.TransportStats();
-  EXPECT_EQ(stats.streams_closed_unresponsive, 1u);
-  // Logged with the stalled client's address.
-  EXPECT_EQ(log.Lines("closing a stream whose client does not read: " + LocalAddress(stalled) + ": ").size(), 1u);
-  EXPECT_LE(stats.stream_queued_bytes_peak, kBound);
-  EXPECT_LE(stats.stream_queued_bytes, kBound);
-  // The stalled connection was closed: reading it now finds what the kernel
-  // held, then the end, without the final chunk of a finished response.
-  std::string rest = Receive(stalled, milliseconds(10000), &closed);
-  EXPECT_TRUE(closed);
-  EXPECT_FALSE(rest.ends_with("0\r\n\r\n"));
+  EXPECT_EQ(stats.streams_closed_unresponsive, static_cast<uint64_t>(stalled_count));
+  for (int fd : stalled) {
+    // Logged with the stalled client's address.
+    EXPECT_EQ(log.Lines("closing a stream whose client does not read: " + LocalAddress(fd) + ": ").size(), 1u);
+    // The stalled connection was closed: reading it now finds what the kernel held, then
+    // the end, without the final chunk of a finished response.
+    std::string rest = Receive(fd, milliseconds(10000), &closed);
+    EXPECT_TRUE(closed);
+    EXPECT_FALSE(rest.ends_with("0\r\n\r\n"));
+    close(fd);
+  }
+  EXPECT_EQ(log.Lines(reason).size(), static_cast<size_t>(stalled_count)) << reason;
 
   shutdown(healthy, SHUT_RDWR);
   reader.join();
   close(healthy);
-  close(stalled);
   t.server.Stop();
+  return stats;
+}
+
+TEST(HttpServerLimitsTest, AStalledWatcherIsClosedWhileAHealthyWatcherGetsEveryEvent) {
+  constexpr size_t kBound = 256 * 1024;
+  HttpServerOptions http;
+  http.max_stream_buffer_bytes = kBound;
+  const HttpServerStats stats = StalledWatchersAreClosed(http, 1, "limit 262144");
+  EXPECT_LE(stats.stream_queued_bytes_peak, kBound);
+  EXPECT_LE(stats.stream_queued_bytes, kBound);
+}
+
+// Streams each within their own bound are closed when together they hold more than the
+// server's total, whichever stalled stream writes next; a reader that keeps up is not.
+TEST(HttpServerLimitsTest, StalledWatchersAreClosedWhenTogetherTheyPassTheServersTotal) {
+  constexpr size_t kTotal = 512 * 1024;
+  HttpServerOptions http;
+  http.max_stream_buffer_bytes = 64 << 20;  // never reached
+  http.max_total_stream_buffer_bytes = kTotal;
+  const HttpServerStats stats = StalledWatchersAreClosed(http, 3, "the server's streams hold");
+  EXPECT_LE(stats.stream_queued_bytes, kTotal);
 }
 
 TEST(HttpServerLimitsTest, AnIdleKeepAliveConnectionIsClosedAfterTheIdleTimeout) {
@@ -231,8 +262,8 @@ TEST(HttpServerLimitsTest, AClientSendingHalfABodyIsCutOffAfterTheBodyTimeout) {
   ExpectCutOffWithoutAnAnswer(options, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n0123456789");
 }
 
-// At the cap, connections that are in a request (here: not yet a whole header) are kept
-// and a new one is refused at once; once one closes, a new connection is served.
+// At the cap, connections that are in a request (here: a whole header, half a body) are
+// kept and a new one is refused at once; once one closes, a new connection is served.
 TEST(HttpServerLimitsTest, ConnectionsBeyondTheCapAreRefusedAtOnceWhenNoneIsIdle) {
   HttpServerOptions options;
   options.max_connections = 2;
@@ -240,7 +271,7 @@ TEST(HttpServerLimitsTest, ConnectionsBeyondTheCapAreRefusedAtOnceWhenNoneIsIdle
   bool closed = false;
   int a = Connect(s.server.port());
   int b = Connect(s.server.port());
-  for (int fd : {a, b}) SendAll(fd, "GET / HTTP/1.1\r\n");  // half a header
+  for (int fd : {a, b}) SendAll(fd, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n01234");
   ASSERT_TRUE(Eventually([&] { return s.server.Stats().open_connections == 2; }));
   int c = Connect(s.server.port());
   std::string refused = Receive(c, milliseconds(5000), &closed);
@@ -252,7 +283,7 @@ TEST(HttpServerLimitsTest, ConnectionsBeyondTheCapAreRefusedAtOnceWhenNoneIsIdle
   close(c);
   // The connections kept finish their requests.
   for (int fd : {a, b}) {
-    SendAll(fd, "Host: x\r\n\r\n");
+    SendAll(fd, "56789");
     closed = false;
     EXPECT_NE(Receive(fd, milliseconds(5000), &closed, "ok").find("200 OK"), std::string::npos);
   }
@@ -265,6 +296,35 @@ TEST(HttpServerLimitsTest, ConnectionsBeyondTheCapAreRefusedAtOnceWhenNoneIsIdle
   EXPECT_NE(Receive(d, milliseconds(5000), &closed, "ok").find("200 OK"), std::string::npos);
   close(b);
   close(d);
+}
+
+// A client that opens connections and sends nothing, or half a header, cannot lock others
+// out: at the cap, the longest-open such connection is closed for each new one.
+TEST(HttpServerLimitsTest, AtTheCapTheLongestConnectionWithoutARequestMakesRoom) {
+  HttpServerOptions options;
+  options.max_connections = 3;
+  OkServer s(options);
+  std::vector<int> silent;
+  for (int i = 0; i < 3; ++i) silent.push_back(Connect(s.server.port()));
+  SendAll(silent[2], "GET / HTTP/1.1\r\n");  // half a header: no request yet either
+  ASSERT_TRUE(Eventually([&] { return s.server.Stats().open_connections == 3; }));
+  bool closed = false;
+  for (int round = 0; round < 3; ++round) {
+    int fresh = Connect(s.server.port());
+    SendAll(fresh, "GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    EXPECT_NE(Receive(fresh, milliseconds(5000), &closed, "ok").find("200 OK"), std::string::npos) << round;
+    close(fresh);
+    // The longest-open silent connection was closed, without an answer.
+    EXPECT_EQ(Receive(silent[round], milliseconds(5000), &closed), "") << round;
+    EXPECT_TRUE(closed) << round;
+    // Back at the cap with a new silent connection, the newest.
+    ASSERT_TRUE(Eventually([&] { return s.server.Stats().open_connections == 2; })) << round;
+    silent.push_back(Connect(s.server.port()));
+    ASSERT_TRUE(Eventually([&] { return s.server.Stats().open_connections == 3; })) << round;
+  }
+  EXPECT_EQ(s.server.Stats().idle_connections_closed, 3u);
+  EXPECT_EQ(s.server.Stats().connections_refused, 0u);
+  for (int fd : silent) close(fd);
 }
 
 // A client holding connections open between requests cannot lock others out: at the cap,

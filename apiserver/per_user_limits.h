@@ -1,0 +1,79 @@
+// PerUserLimits: what one user's requests may hold of the server's connections and
+// memory at once, so that one client cannot lock the others out or exhaust the server.
+//
+// Two budgets per user (the authenticated user's name, after impersonation):
+//   - long-running requests: answers that keep their connection after the handler
+//     returns, a StreamingResponse (watch, `logs -f`) or a WebSocketUpgrade (exec,
+//     attach, port-forward), also when a DeferredResponse (a relay to a remote node)
+//     replies with one. Each holds one of the server's kMaxConnections (http_server.h)
+//     for as long as it lasts; at most `max_long_running` per user. Beyond it:
+//       429 "too many long-running requests (watches, logs, exec, attach, port-forward)
+//            for user <name>: limit is 1024"
+//   - bytes of whole responses being written: a response body of at least
+//     kCountedResponseBytes holds its size of the user's budget until the connection
+//     has written it (or given up at the write timeout: a LIST of 60 MB to a client
+//     that does not read is held a minute). At most `max_response_bytes` per user;
+//     the response that would pass it is dropped and answered
+//       429 "too many bytes of responses being written to user <name>: limit is
+//            268435456"
+//     (so the memory held is at most the budget plus the responses being built, one per
+//     I/O thread). A single response larger than the budget is always sent when the
+//     user holds nothing else.
+// Both 429s carry Retry-After: 1, which client-go meets with its back-off. A slot or
+// byte count is given back when its stream ends (ResponseStreamBase::OnDone), when its
+// response has been written, or when the answer is dropped unstarted.
+//
+// Upstream: kube-apiserver's API Priority and Fairness shares the server's concurrency
+// among flows (per user within a FlowSchema; staging/src/k8s.io/apiserver/pkg/util/
+// flowcontrol/apf_filter.go), counts a watch only while it initializes and weighs a
+// LIST by the objects it may return (its "width"); the connections and buffers it holds
+// are bounded by file descriptors and memory alone. berth, which serves HTTP/1.1 (one
+// connection per stream) under a connection cap and writes a response whole, bounds
+// what each user holds instead. The server's own controllers (in-process requests) are
+// not limited: they hold no connection and take objects, not text.
+//
+// Thread-safety: every method may be called from any thread; budgets may be given back
+// after the PerUserLimits is destroyed.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "apiserver/http_server.h"
+
+namespace berth::apiserver {
+
+namespace detail {
+struct PerUserState;  // the counts, shared with the slots (per_user_limits.cc)
+}  // namespace detail
+
+// A quarter of kMaxConnections: four users at their bound still leave room, and a
+// client-go program holds one watch per informer (tens).
+inline constexpr std::size_t kMaxLongRunningRequestsPerUser = kMaxConnections / 4;
+// 256 MiB: four full LISTs at the 64 MiB a response of 10,000 objects of 6 KB reaches.
+inline constexpr std::size_t kMaxResponseBytesPerUser = std::size_t{256} << 20;
+// Responses smaller than this (every GET, create, update, patch of one object, small
+// LISTs) are not counted.
+inline constexpr std::size_t kCountedResponseBytes = std::size_t{64} << 10;
+
+class PerUserLimits {
+ public:
+  explicit PerUserLimits(std::size_t max_long_running = kMaxLongRunningRequestsPerUser,
+                         std::size_t max_response_bytes = kMaxResponseBytesPerUser);
+  ~PerUserLimits();
+  PerUserLimits(const PerUserLimits&) = delete;
+  PerUserLimits& operator=(const PerUserLimits&) = delete;
+
+  // `result`, holding `user`'s budget while it is written or streams; or a 429 above.
+  HandlerResult Limit(const std::string& user, HandlerResult result);
+  // The long-running requests `user` holds open now.
+  std::size_t Open(const std::string& user) const;
+  // The bytes of `user`'s responses being written now.
+  std::size_t ResponseBytes(const std::string& user) const;
+
+ private:
+  std::shared_ptr<detail::PerUserState> state_;
+};
+
+}  // namespace berth::apiserver
