@@ -356,7 +356,6 @@ Status CheckObjectMetaTypes(const Object& meta) {
       {"ownerReferences", MetaType::kOwnerReferences},
       {"managedFields", MetaType::kObjectList},
   };
-  auto is_int = [](const Object& v) { return v.is_number_integer(); };
   for (const auto& [field, type] : kFields) {
     auto it = meta.find(std::string(field));
     if (it == meta.end() || it->is_null()) continue;
@@ -366,7 +365,7 @@ Status CheckObjectMetaTypes(const Object& meta) {
         if (!v.is_string()) return Unmarshal(v, "ObjectMeta", field, "string");
         break;
       case MetaType::kInt64:
-        if (!is_int(v)) return Unmarshal(v, "ObjectMeta", field, "int64");
+        if (!v.is_number_integer()) return Unmarshal(v, "ObjectMeta", field, "int64");
         break;
       case MetaType::kStringMap:
         if (!v.is_object()) return Unmarshal(v, "ObjectMeta", field, "map[string]string");

@@ -378,8 +378,9 @@ class ApiServer::Impl {
   // The checks of an object's metadata against the URL, as kube-apiserver's
   // EnsureObjectNamespaceMatchesRequestNamespace and checkName
   // (staging/src/k8s.io/apiserver/pkg/endpoints/handlers/rest.go), for a body and for
-  // a patch's result alike: metadata is an object (null reads as {}), name and
-  // namespace are strings; an empty namespace becomes the URL's, another one is a 400;
+  // a patch's result alike: metadata is an object (null reads as {}) whose fields have
+  // the types Go's decoder demands (api::CheckObjectMetaTypes; a null name or namespace
+  // reads as absent); an empty namespace becomes the URL's, another one is a 400;
   // a cluster-scoped kind's namespace is cleared; the name must be the URL's (an empty
   // one takes the URL's unless `require_name`). Errors: 400 BadRequest.
   Status CheckMetadataAgainstUrl(const ResourceRequest& r, json& obj, bool require_name) const;

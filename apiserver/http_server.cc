@@ -183,18 +183,18 @@ class StreamState final : public ResponseStreamBase, public std::enable_shared_f
         queue_.push_back(std::move(chunk));
       }
     }
-    if (queued > 0 && total > 0) {
-      Logger("apiserver")
-          ->info(
-              "closing a stream whose client does not read: {}: {} bytes queued; the server's streams hold {}, "
-              "limit {}",
-              remote_, queued, total, max_total_queued_bytes_);
-    } else if (queued > 0) {
-      Logger("apiserver")
-          ->info("closing a stream whose client does not read: {}: {} bytes queued, limit {}", remote_, queued,
-                 max_queued_bytes_);
-    }
     if (queued > 0) {
+      if (total > 0) {
+        Logger("apiserver")
+            ->info(
+                "closing a stream whose client does not read: {}: {} bytes queued; the server's streams hold {}, "
+                "limit {}",
+                remote_, queued, total, max_total_queued_bytes_);
+      } else {
+        Logger("apiserver")
+            ->info("closing a stream whose client does not read: {}: {} bytes queued, limit {}", remote_, queued,
+                   max_queued_bytes_);
+      }
       counters_->streams_closed_unresponsive++;
       Abort();
       return false;
@@ -454,9 +454,10 @@ class HttpServer::Impl : public std::enable_shared_from_this<HttpServer::Impl> {
   template <typename Stream>
   void SpawnLocked(tcp::socket socket, Strand strand);
   void Unregister(uint64_t id);
-  // At the connection cap: asks the longest-open connection that waits for its next
-  // keep-alive request to close, and returns true, so that the new connection may be
-  // served; false when none waits. The caller holds mu_.
+  // At the connection cap: asks one connection without a request in progress to close
+  // (the longest-open idle keep-alive one, else the longest-open one without a whole
+  // request header) and returns true, so that the new connection may be served; false
+  // when every connection is in a request or a stream. The caller holds mu_.
   bool CloseAnIdleConnectionLocked();
   Status SetUpTls();
   // The client certificate of a finished handshake, judged against client_cas_.
