@@ -413,7 +413,8 @@ class ApiServer::Impl {
   // the relay to remote nodes for the others (null without a client certificate).
   PodStreams streams_;
   std::unique_ptr<NodeProxy> node_proxy_;
-  PerUserLimits per_user_{options_.max_long_running_requests_per_user, options_.max_response_bytes_per_user};
+  PerUserLimits per_user_{options_.max_long_running_requests_per_user, options_.max_response_bytes_per_user,
+                          options_.max_sessions_per_user};
   ServiceAccountTokens sa_tokens_;
   std::mutex housekeeping_mu_;
   std::condition_variable housekeeping_cv_;
@@ -547,9 +548,10 @@ HandlerResult ApiServer::Impl::Route(const HttpRequest& req, std::optional<Reque
   if (const std::optional<std::string> node = NodeNameOf(*user)) decision = AuthorizeNode(*node, attributes, store_);
   if (!decision.allowed) decision = Authorize(authorizer_.get(), attributes);
   if (!decision.allowed) return ForbiddenResponse(attributes, decision.reason);
-  if (attributes.verb == "get" && attributes.resource == "pods" && attributes.api_group.empty() &&
-      (attributes.subresource == "exec" || attributes.subresource == "attach" ||
-       attributes.subresource == "portforward")) {
+  const bool session = attributes.resource == "pods" && attributes.api_group.empty() &&
+                       (attributes.subresource == "exec" || attributes.subresource == "attach" ||
+                        attributes.subresource == "portforward");
+  if (session && attributes.verb == "get") {
     // The WebSocket upgrade (a GET) also needs `create`, as kube-apiserver
     // 1.35 requires with AuthorizePodWebsocketUpgradeCreatePermission
     // (kubernetes/kubernetes#134577): `get` alone must not run commands.
@@ -561,6 +563,10 @@ HandlerResult ApiServer::Impl::Route(const HttpRequest& req, std::optional<Reque
   // The server's own controllers hold no connection: their streams are not counted.
   if (req.in_process) return Dispatch(req, extra, std::move(info), std::move(user).value());
   const std::string name = user->name;
+  // Refused before the session starts (and before a SPDY request is told berth wants a WebSocket).
+  if (session) {
+    if (std::optional<HttpResponse> refused = per_user_.RefuseSession(name)) return std::move(*refused);
+  }
   return per_user_.Limit(name, Dispatch(req, extra, std::move(info), std::move(user).value()));
 }
 

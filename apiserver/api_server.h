@@ -168,6 +168,8 @@ struct ApiServerOptions {
   std::size_t max_long_running_requests_per_user = kMaxLongRunningRequestsPerUser;
   // Bytes of whole responses being written to one user (per_user_limits.h).
   std::size_t max_response_bytes_per_user = kMaxResponseBytesPerUser;
+  // Exec, attach and port-forward sessions one user may hold open (per_user_limits.h).
+  std::size_t max_sessions_per_user = kMaxSessionsPerUser;
 };
 
 class ApiServer {

@@ -5,6 +5,7 @@
 #include <type_traits>
 #include <unordered_map>
 #include <utility>
+#include <variant>
 
 #include "apiserver/status_response.h"
 
@@ -13,12 +14,17 @@ namespace berth::apiserver {
 namespace detail {
 
 struct PerUserState {
-  PerUserState(std::size_t streams, std::size_t bytes) : max_long_running(streams), max_response_bytes(bytes) {}
+  PerUserState(std::size_t streams, std::size_t bytes, std::size_t sessions)
+      : max_long_running(streams), max_response_bytes(bytes), max_sessions(sessions) {}
   const std::size_t max_long_running;
   const std::size_t max_response_bytes;
+  const std::size_t max_sessions;
+  // What one answer holds, and what one user holds in all.
   struct Held {
     std::size_t streams = 0;
     std::size_t bytes = 0;
+    std::size_t sessions = 0;
+    bool empty() const { return streams == 0 && bytes == 0 && sessions == 0; }
   };
   mutable std::mutex mu;
   std::unordered_map<std::string, Held> held;  // guarded by mu; no entry holding nothing
@@ -34,8 +40,8 @@ using detail::PerUserState;
 // its response is written, or it is dropped.
 class Hold {
  public:
-  Hold(std::shared_ptr<PerUserState> state, std::string user, std::size_t streams, std::size_t bytes)
-      : state_(std::move(state)), user_(std::move(user)), streams_(streams), bytes_(bytes) {}
+  Hold(std::shared_ptr<PerUserState> state, std::string user, PerUserState::Held held)
+      : state_(std::move(state)), user_(std::move(user)), held_(held) {}
   ~Hold() { Release(); }
   Hold(const Hold&) = delete;
   Hold& operator=(const Hold&) = delete;
@@ -44,36 +50,61 @@ class Hold {
     std::lock_guard<std::mutex> lock(state_->mu);
     auto it = state_->held.find(user_);
     if (it == state_->held.end()) return;
-    it->second.streams -= streams_;
-    it->second.bytes -= bytes_;
-    if (it->second.streams == 0 && it->second.bytes == 0) state_->held.erase(it);
+    it->second.streams -= held_.streams;
+    it->second.bytes -= held_.bytes;
+    it->second.sessions -= held_.sessions;
+    if (it->second.empty()) state_->held.erase(it);
   }
 
  private:
   std::shared_ptr<PerUserState> state_;
   std::string user_;
-  std::size_t streams_, bytes_;
+  const PerUserState::Held held_;
   std::atomic<bool> released_{false};
 };
 
-// `streams` long-running slots and `bytes` response bytes of `user`, or null past a bound.
-// A response alone may pass the byte budget.
-std::shared_ptr<Hold> Acquire(const std::shared_ptr<PerUserState>& state, const std::string& user, std::size_t streams,
-                              std::size_t bytes) {
+// What refused an Acquire.
+enum class Refusal { kNone, kStreams, kBytes, kSessions };
+
+HttpResponse TooMany(const PerUserState& state, const std::string& user, Refusal why) {
+  switch (why) {
+    case Refusal::kBytes:
+      return TooManyRequestsResponse("too many bytes of responses being written to user " + user + ": limit is " +
+                                     std::to_string(state.max_response_bytes));
+    case Refusal::kSessions:
+      return TooManyRequestsResponse("too many exec, attach and port-forward sessions for user " + user +
+                                     ": limit is " + std::to_string(state.max_sessions));
+    default:
+      return TooManyRequestsResponse(
+          "too many long-running requests (watches, logs, exec, attach, port-forward) for user " + user +
+          ": limit is " + std::to_string(state.max_long_running));
+  }
+}
+
+// Why `want` more would pass one of `held`'s bounds. A response alone may pass the byte budget.
+Refusal Check(const PerUserState& state, const PerUserState::Held& held, const PerUserState::Held& want) {
+  if (held.streams + want.streams > state.max_long_running) return Refusal::kStreams;
+  if (held.sessions + want.sessions > state.max_sessions) return Refusal::kSessions;
+  if (want.bytes > 0 && held.bytes > 0 && held.bytes + want.bytes > state.max_response_bytes) return Refusal::kBytes;
+  return Refusal::kNone;
+}
+
+// `want` of `user`'s budgets, or the 429 of the bound it would pass.
+std::variant<std::shared_ptr<Hold>, HttpResponse> Acquire(const std::shared_ptr<PerUserState>& state,
+                                                          const std::string& user, PerUserState::Held want) {
   {
     std::lock_guard<std::mutex> lock(state->mu);
     auto [it, inserted] = state->held.try_emplace(user);
     PerUserState::Held& h = it->second;
-    const bool refused = h.streams + streams > state->max_long_running ||
-                         (bytes > 0 && h.bytes > 0 && h.bytes + bytes > state->max_response_bytes);
-    if (refused) {
+    if (const Refusal why = Check(*state, h, want); why != Refusal::kNone) {
       if (inserted) state->held.erase(it);
-      return nullptr;
+      return TooMany(*state, user, why);
     }
-    h.streams += streams;
-    h.bytes += bytes;
+    h.streams += want.streams;
+    h.bytes += want.bytes;
+    h.sessions += want.sessions;
   }
-  return std::make_shared<Hold>(state, user, streams, bytes);
+  return std::make_shared<Hold>(state, user, want);
 }
 
 // `answer` holding its budget, or the 429.
@@ -83,13 +114,10 @@ Answer LimitAnswer(const std::shared_ptr<PerUserState>& state, const std::string
       [&](auto& a) -> Answer {
         using T = std::decay_t<decltype(a)>;
         if constexpr (std::is_same_v<T, StreamingResponse> || std::is_same_v<T, WebSocketUpgrade>) {
-          std::shared_ptr<Hold> hold = Acquire(state, user, 1, 0);
-          if (hold == nullptr) {
-            return TooManyRequestsResponse(
-                "too many long-running requests (watches, logs, exec, attach, port-forward) for user " + user +
-                ": limit is " + std::to_string(state->max_long_running));
-          }
-          a.start = [inner = std::move(a.start), hold](auto session) {
+          // Every WebSocketUpgrade is a pods/exec, attach or port-forward session.
+          auto held = Acquire(state, user, {1, 0, std::is_same_v<T, WebSocketUpgrade> ? 1u : 0u});
+          if (auto* refused = std::get_if<HttpResponse>(&held)) return std::move(*refused);
+          a.start = [inner = std::move(a.start), hold = std::get<std::shared_ptr<Hold>>(held)](auto session) {
             session->OnDone([hold] { hold->Release(); });
             return inner(std::move(session));
           };
@@ -103,11 +131,9 @@ Answer LimitAnswer(const std::shared_ptr<PerUserState>& state, const std::string
           return std::move(a);
         } else {
           if (a.body.size() < kCountedResponseBytes) return std::move(a);
-          std::shared_ptr<Hold> hold = Acquire(state, user, 0, a.body.size());
-          if (hold == nullptr) {
-            return TooManyRequestsResponse("too many bytes of responses being written to user " + user + ": limit is " +
-                                           std::to_string(state->max_response_bytes));
-          }
+          auto held = Acquire(state, user, {0, a.body.size(), 0});
+          if (auto* refused = std::get_if<HttpResponse>(&held)) return std::move(*refused);
+          std::shared_ptr<Hold> hold = std::get<std::shared_ptr<Hold>>(std::move(held));
           a.hold = std::move(hold);
           return std::move(a);
         }
@@ -117,13 +143,28 @@ Answer LimitAnswer(const std::shared_ptr<PerUserState>& state, const std::string
 
 }  // namespace
 
-PerUserLimits::PerUserLimits(std::size_t max_long_running, std::size_t max_response_bytes)
-    : state_(std::make_shared<PerUserState>(max_long_running, max_response_bytes)) {}
+PerUserLimits::PerUserLimits(std::size_t max_long_running, std::size_t max_response_bytes, std::size_t max_sessions)
+    : state_(std::make_shared<PerUserState>(max_long_running, max_response_bytes, max_sessions)) {}
 
 PerUserLimits::~PerUserLimits() = default;
 
 HandlerResult PerUserLimits::Limit(const std::string& user, HandlerResult result) {
   return LimitAnswer(state_, user, std::move(result));
+}
+
+std::optional<HttpResponse> PerUserLimits::RefuseSession(const std::string& user) const {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  auto it = state_->held.find(user);
+  if (it == state_->held.end()) return std::nullopt;
+  const Refusal why = Check(*state_, it->second, {1, 0, 1});
+  if (why == Refusal::kNone) return std::nullopt;
+  return TooMany(*state_, user, why);
+}
+
+std::size_t PerUserLimits::Sessions(const std::string& user) const {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  auto it = state_->held.find(user);
+  return it == state_->held.end() ? 0 : it->second.sessions;
 }
 
 std::size_t PerUserLimits::Open(const std::string& user) const {

@@ -1,7 +1,7 @@
 // PerUserLimits: what one user's requests may hold of the server's connections and
 // memory at once, so that one client cannot lock the others out or exhaust the server.
 //
-// Two budgets per user (the authenticated user's name, after impersonation):
+// Three budgets per user (the authenticated user's name, after impersonation):
 //   - long-running requests: answers that keep their connection after the handler
 //     returns, a StreamingResponse (watch, `logs -f`) or a WebSocketUpgrade (exec,
 //     attach, port-forward), also when a DeferredResponse (a relay to a remote node)
@@ -9,6 +9,14 @@
 //     for as long as it lasts; at most `max_long_running` per user. Beyond it:
 //       429 "too many long-running requests (watches, logs, exec, attach, port-forward)
 //            for user <name>: limit is 1024"
+//   - interactive sessions: pods/exec, attach and port-forward (a WebSocketUpgrade, also
+//     when a relay replies with one), each a thread and often a process of the server's
+//     kMaxExecSessions / kMaxPortForwardSessions; at most `max_sessions` per user, so one
+//     user cannot take every session of the server. Beyond it:
+//       429 "too many exec, attach and port-forward sessions for user <name>: limit is 32"
+//     RefuseSession(user) gives that answer before the request is served, whatever its
+//     protocol: kubectl, refused a WebSocket, falls back to SPDY, and the SPDY request
+//     gets the same 429 rather than "berth serves exec over WebSocket only".
 //   - bytes of whole responses being written: a response body of at least
 //     kCountedResponseBytes holds its size of the user's budget until the connection
 //     has written it (or given up at the write timeout: a LIST of 60 MB to a client
@@ -19,7 +27,7 @@
 //     (so the memory held is at most the budget plus the responses being built, one per
 //     I/O thread). A single response larger than the budget is always sent when the
 //     user holds nothing else.
-// Both 429s carry Retry-After: 1, which client-go meets with its back-off. A slot or
+// Every 429 carries Retry-After: 1, which client-go meets with its back-off. A slot or
 // byte count is given back when its stream ends (ResponseStreamBase::OnDone), when its
 // response has been written, or when the answer is dropped unstarted.
 //
@@ -38,9 +46,11 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "apiserver/http_server.h"
+#include "apiserver/pod_exec.h"
 
 namespace berth::apiserver {
 
@@ -51,6 +61,9 @@ struct PerUserState;  // the counts, shared with the slots (per_user_limits.cc)
 // A quarter of kMaxConnections: four users at their bound still leave room, and a
 // client-go program holds one watch per informer (tens).
 inline constexpr std::size_t kMaxLongRunningRequestsPerUser = kMaxConnections / 4;
+// A quarter of a server's exec (or port-forward) sessions: four users at their bound
+// fill it. Interactive shells and `kubectl cp` take one each.
+inline constexpr std::size_t kMaxSessionsPerUser = kMaxExecSessions / 4;
 // 256 MiB: four full LISTs at the 64 MiB a response of 10,000 objects of 6 KB reaches.
 inline constexpr std::size_t kMaxResponseBytesPerUser = std::size_t{256} << 20;
 // Responses smaller than this (every GET, create, update, patch of one object, small
@@ -60,17 +73,23 @@ inline constexpr std::size_t kCountedResponseBytes = std::size_t{64} << 10;
 class PerUserLimits {
  public:
   explicit PerUserLimits(std::size_t max_long_running = kMaxLongRunningRequestsPerUser,
-                         std::size_t max_response_bytes = kMaxResponseBytesPerUser);
+                         std::size_t max_response_bytes = kMaxResponseBytesPerUser,
+                         std::size_t max_sessions = kMaxSessionsPerUser);
   ~PerUserLimits();
   PerUserLimits(const PerUserLimits&) = delete;
   PerUserLimits& operator=(const PerUserLimits&) = delete;
 
   // `result`, holding `user`'s budget while it is written or streams; or a 429 above.
   HandlerResult Limit(const std::string& user, HandlerResult result);
+  // The 429 for a pods/exec, attach or port-forward request of `user` who holds
+  // max_sessions already; nothing when there is room (Limit counts the session).
+  std::optional<HttpResponse> RefuseSession(const std::string& user) const;
   // The long-running requests `user` holds open now.
   std::size_t Open(const std::string& user) const;
   // The bytes of `user`'s responses being written now.
   std::size_t ResponseBytes(const std::string& user) const;
+  // The exec, attach and port-forward sessions `user` holds open now.
+  std::size_t Sessions(const std::string& user) const;
 
  private:
   std::shared_ptr<detail::PerUserState> state_;

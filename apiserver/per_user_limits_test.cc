@@ -1,11 +1,13 @@
-// The bound on the long-running requests one user holds (per_user_limits.h), on
-// its own and in the API server.
+// The bounds on what one user holds (per_user_limits.h): long-running requests, exec,
+// attach and port-forward sessions, and response bytes; on their own and in the API server.
 #include "apiserver/per_user_limits.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "apiserver/remote_command.h"
 #include "apiserver/testing/test_api_server.h"
+#include "client/container_exec.h"
 
 namespace berth::apiserver {
 namespace {
@@ -138,6 +140,171 @@ TEST(PerUserLimitsTest, LargeResponsesHoldTheUsersByteBudgetUntilWritten) {
   EXPECT_TRUE(IsTooManyBytes(limit.Limit("alice", Body(kCountedResponseBytes)), "alice", budget));
   // Streams and bytes are separate budgets.
   EXPECT_TRUE(std::holds_alternative<StreamingResponse>(limit.Limit("alice", Stream())));
+}
+
+WebSocketUpgrade Session() {
+  WebSocketUpgrade upgrade;
+  upgrade.start = [](std::shared_ptr<WebSocketSession>) { return WebSocketReceiver(); };
+  return upgrade;
+}
+
+bool IsTooManySessions(const HandlerResult& r, const std::string& user, std::size_t limit) {
+  const auto* response = std::get_if<HttpResponse>(&r);
+  if (response == nullptr || response->status != 429) return false;
+  const json body = json::parse(response->body);
+  return body["reason"] == "TooManyRequests" &&
+         body["message"] ==
+             "too many exec, attach and port-forward sessions for user " + user + ": limit is " + std::to_string(limit);
+}
+
+TEST(PerUserLimitsTest, EachUserHoldsAtMostItsBoundOfSessionsAndIsToldBeforeServing) {
+  PerUserLimits limit(/*max_long_running=*/3, kMaxResponseBytesPerUser, /*max_sessions=*/2);
+  EXPECT_FALSE(limit.RefuseSession("alice").has_value());
+  HandlerResult first = limit.Limit("alice", Session());
+  // A relay to a remote node that replies with an upgrade takes a session when it replies.
+  DeferredResponse relay;
+  relay.start = [](std::function<void(ImmediateResult)> reply) { reply(Session()); };
+  HandlerResult deferred = limit.Limit("alice", std::move(relay));
+  std::optional<ImmediateResult> relayed;
+  std::get<DeferredResponse>(deferred).start([&](ImmediateResult r) { relayed = std::move(r); });
+  ASSERT_TRUE(relayed && std::holds_alternative<WebSocketUpgrade>(*relayed));
+  EXPECT_EQ(limit.Sessions("alice"), 2u);
+  EXPECT_EQ(limit.Open("alice"), 2u);
+
+  // At the session bound: told before serving, and a session that got through anyway is refused.
+  std::optional<HttpResponse> refused = limit.RefuseSession("alice");
+  ASSERT_TRUE(refused.has_value());
+  EXPECT_TRUE(IsTooManySessions(*refused, "alice", 2)) << refused->body;
+  EXPECT_TRUE(IsTooManySessions(limit.Limit("alice", Session()), "alice", 2));
+  DeferredResponse late;
+  late.start = [](std::function<void(ImmediateResult)> reply) { reply(Session()); };
+  HandlerResult late_result = limit.Limit("alice", std::move(late));
+  std::optional<ImmediateResult> late_reply;
+  std::get<DeferredResponse>(late_result).start([&](ImmediateResult r) { late_reply = std::move(r); });
+  ASSERT_TRUE(late_reply.has_value());
+  EXPECT_TRUE(IsTooManySessions(FromImmediate(std::move(*late_reply)), "alice", 2));
+  EXPECT_EQ(limit.Sessions("alice"), 2u);
+  // Other long-running requests still have their own bound's room; another user has all of his.
+  HandlerResult watch = limit.Limit("alice", Stream());
+  EXPECT_TRUE(std::holds_alternative<StreamingResponse>(watch));
+  EXPECT_FALSE(limit.RefuseSession("bob").has_value());
+  HandlerResult bob = limit.Limit("bob", Session());
+  EXPECT_TRUE(std::holds_alternative<WebSocketUpgrade>(bob));
+  // A dropped session gives its slot back; the long-running bound (3, now full) still refuses.
+  first = HttpResponse{};
+  EXPECT_EQ(limit.Sessions("alice"), 1u);
+  EXPECT_FALSE(limit.RefuseSession("alice").has_value());
+  HandlerResult another_watch = limit.Limit("alice", Stream());
+  ASSERT_TRUE(std::holds_alternative<StreamingResponse>(another_watch));
+  refused = limit.RefuseSession("alice");
+  ASSERT_TRUE(refused.has_value());
+  EXPECT_TRUE(IsTooMany(*refused, "alice", 3)) << refused->body;
+}
+
+// Runs every command as one that has already ended.
+class EndedProcess : public client::ExecProcess {
+ public:
+  int stdin_fd() const override { return -1; }
+  int stdout_fd() const override { return -1; }
+  int stderr_fd() const override { return -1; }
+  void CloseStdin() override {}
+  void Resize(uint16_t, uint16_t) override {}
+  int Wait() override { return 0; }
+  std::optional<int> TryWait() override { return 0; }
+  void Kill() override {}
+};
+class EndedExecutor : public client::ContainerExecutor {
+ public:
+  StatusOr<std::unique_ptr<client::ExecProcess>> StartExec(const std::string&, const std::string&,
+                                                           const client::ExecOptions& options) override {
+    if (options.validate_only) return std::unique_ptr<client::ExecProcess>();
+    return std::unique_ptr<client::ExecProcess>(std::make_unique<EndedProcess>());
+  }
+};
+
+// A server with an executor for node-0 and a pod "p" on it.
+struct ServerWithAPod {
+  explicit ServerWithAPod(ApiServerOptions options) : api(std::move(options)) {
+    EXPECT_TRUE(api.server.EnsureSystemNamespaces().ok());
+    api.server.RegisterContainerExecutor("node-0", &executor);
+    const json pod = {{"apiVersion", "v1"},
+                      {"kind", "Pod"},
+                      {"metadata", {{"name", "p"}}},
+                      {"spec", {{"nodeName", "node-0"}, {"containers", {{{"name", "c"}, {"image", "busybox"}}}}}}};
+    EXPECT_EQ(testing::Respond(api.server, "POST", "/api/v1/namespaces/default/pods", pod.dump()).status, 201);
+  }
+  testing::TestApiServer api;
+  EndedExecutor executor;
+};
+
+// kubectl's first try: a WebSocket.
+HttpRequest WebSocketRequest(const std::string& subresource, const std::string& query) {
+  HttpRequest req = testing::Request("GET", "/api/v1/namespaces/default/pods/p/" + subresource + "?" + query);
+  req.headers.emplace_back("Connection", "Upgrade");
+  req.headers.emplace_back("Upgrade", "websocket");
+  req.headers.emplace_back("Sec-WebSocket-Protocol",
+                           subresource == "portforward" ? "SPDY/3.1+portforward.k8s.io" : kStreamProtocolV5);
+  return req;
+}
+// Its fallback when the WebSocket is refused: SPDY.
+HttpRequest SpdyRequest(const std::string& subresource, const std::string& query) {
+  HttpRequest req = testing::Request("POST", "/api/v1/namespaces/default/pods/p/" + subresource + "?" + query);
+  req.headers.emplace_back("Connection", "Upgrade");
+  req.headers.emplace_back("Upgrade", "SPDY/3.1");
+  req.headers.emplace_back("X-Stream-Protocol-Version", "v4.channel.k8s.io");
+  return req;
+}
+const char kExecQuery[] = "command=true&stdout=true";
+
+std::string BodyOf(const HandlerResult& r) {
+  return std::holds_alternative<HttpResponse>(r) ? std::get<HttpResponse>(r).body : "(not refused)";
+}
+
+// Through the server: a user at the session bound gets the 429 for exec, attach and
+// port-forward, over WebSocket and over SPDY (kubectl's fallback) alike.
+TEST(PerUserLimitsTest, TheApiServerBoundsAUsersSessionsWhateverTheProtocol) {
+  ApiServerOptions options = testing::WithoutGarbageCollector();
+  options.max_sessions_per_user = 1;
+  ServerWithAPod s(options);
+  HandlerResult held = s.api.server.Handle(WebSocketRequest("exec", kExecQuery));
+  ASSERT_TRUE(std::holds_alternative<WebSocketUpgrade>(held)) << BodyOf(held);
+  const std::vector<std::pair<std::string, std::string>> requests = {
+      {"exec", kExecQuery}, {"attach", "stdout=true"}, {"portforward", "ports=80"}};
+  for (const auto& [subresource, query] : requests) {
+    for (const HttpRequest& req : {WebSocketRequest(subresource, query), SpdyRequest(subresource, query)}) {
+      HandlerResult r = s.api.server.Handle(req);
+      EXPECT_TRUE(IsTooManySessions(r, "system:unsecured", 1)) << req.method << " " << subresource << ": " << BodyOf(r);
+    }
+  }
+  // Once the session is gone, a SPDY request is told again that berth wants a WebSocket,
+  // and a WebSocket is served.
+  held = HttpResponse{};
+  const HttpResponse told = std::get<HttpResponse>(s.api.server.Handle(SpdyRequest("exec", kExecQuery)));
+  EXPECT_EQ(told.status, 400);
+  EXPECT_NE(told.body.find("not SPDY"), std::string::npos) << told.body;
+  EXPECT_TRUE(std::holds_alternative<WebSocketUpgrade>(s.api.server.Handle(WebSocketRequest("exec", kExecQuery))));
+}
+
+// The server's own bounds (stream_sessions.h: per pod, per server) reach kubectl's SPDY
+// fallback too: the 429 its WebSocket got, not "berth serves exec over WebSocket only".
+TEST(PerUserLimitsTest, ASpdyFallbackIsToldTheSessionBoundItsWebSocketMet) {
+  ServerWithAPod s(testing::WithoutGarbageCollector());
+  std::vector<HandlerResult> held;
+  for (std::size_t i = 0; i < kMaxExecSessionsPerPod; ++i) {
+    held.push_back(s.api.server.Handle(WebSocketRequest("exec", kExecQuery)));
+    ASSERT_TRUE(std::holds_alternative<WebSocketUpgrade>(held.back())) << BodyOf(held.back());
+  }
+  const std::string message = "too many exec sessions: limit is " + std::to_string(kMaxExecSessions) + " per server, " +
+                              std::to_string(kMaxExecSessionsPerPod) + " per pod";
+  for (const HttpRequest& req : {WebSocketRequest("exec", kExecQuery), SpdyRequest("exec", kExecQuery)}) {
+    HandlerResult r = s.api.server.Handle(req);
+    ASSERT_TRUE(std::holds_alternative<HttpResponse>(r)) << req.method;
+    EXPECT_EQ(std::get<HttpResponse>(r).status, 429) << req.method << ": " << BodyOf(r);
+    EXPECT_EQ(json::parse(std::get<HttpResponse>(r).body)["message"], message) << req.method;
+  }
+  held.pop_back();
+  const HttpResponse told = std::get<HttpResponse>(s.api.server.Handle(SpdyRequest("exec", kExecQuery)));
+  EXPECT_EQ(told.status, 400) << told.body;
 }
 
 // Through the server: the user's watches and followed logs are bounded; the in-process

@@ -239,6 +239,7 @@ HandlerResult PodExecServer::Serve(const HttpRequest& req, const std::string& ns
                                             std::string(req.Header("Sec-WebSocket-Protocol")) + "]; supports [" +
                                             kStreamProtocolV5 + " " + kStreamProtocolV4 + "]"));
     }
+    if (!sessions_.HasRoom(ns + "/" + name)) return sessions_.TooMany("exec");
     return StatusResponse(BadRequestError("berth serves exec over WebSocket only (" + std::string(kStreamProtocolV5) +
                                           ", " + kStreamProtocolV4 + "), not SPDY; upgrade request required"));
   }

@@ -372,6 +372,7 @@ HandlerResult PodPortForwardServer::Serve(const HttpRequest& req, const std::str
     return StatusResponse(NodeNotServedError("port-forward", node));
   }
   if (!IsWebSocketUpgrade(req)) {
+    if (!sessions_.HasRoom(ns + "/" + name)) return sessions_.TooMany("port-forward");  // stream_sessions.h HasRoom
     return StatusResponse(BadRequestError("berth serves port-forward over WebSocket only (" +
                                           std::string(kPortForwardTunnelProtocol) +
                                           "), not SPDY; upgrade request required"));

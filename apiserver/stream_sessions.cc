@@ -22,6 +22,11 @@ struct StreamSession::State {
   std::set<std::shared_ptr<StreamSession>> running;  // threads running
   bool stopping = false;
 
+  bool HasRoomLocked(const std::string& key) const {
+    if (stopping || open >= max_sessions) return false;
+    auto it = per_pod.find(key);
+    return it == per_pod.end() || it->second < max_per_pod;
+  }
   void Release(const std::string& key) {
     std::lock_guard<std::mutex> lock(mu);
     --open;
@@ -81,11 +86,14 @@ bool StreamSession::Stopping() const {
 StreamSessions::StreamSessions(std::size_t max_sessions, std::size_t max_per_pod)
     : state_(std::make_shared<StreamSession::State>(max_sessions, max_per_pod)) {}
 
+bool StreamSessions::HasRoom(const std::string& key) const {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  return state_->HasRoomLocked(key);
+}
+
 bool StreamSessions::Acquire(const std::string& key) {
   std::lock_guard<std::mutex> lock(state_->mu);
-  if (state_->stopping || state_->open >= state_->max_sessions || state_->per_pod[key] >= state_->max_per_pod) {
-    return false;
-  }
+  if (!state_->HasRoomLocked(key)) return false;
   ++state_->open;
   ++state_->per_pod[key];
   return true;

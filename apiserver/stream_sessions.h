@@ -77,6 +77,10 @@ class StreamSessions {
 
   // A slot for pod `key` ("namespace/name"); false while stopping or at a bound.
   bool Acquire(const std::string& key);
+  // Whether Acquire(key) would succeed now. A request berth will not upgrade (SPDY) is
+  // answered TooMany when it would not: kubectl falls back to SPDY when its WebSocket is
+  // refused, and must show why that was refused, not that berth wants a WebSocket.
+  bool HasRoom(const std::string& key) const;
   // Gives back a slot no session took (a StreamSession gives its own back).
   void Release(const std::string& key);
   // The answer when Acquire fails: 429 TooManyRequests, Retry-After 1, "too many <kind>

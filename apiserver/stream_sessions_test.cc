@@ -10,10 +10,14 @@ namespace {
 
 TEST(StreamSessionsTest, SlotsAreBoundedPerServerAndPerPod) {
   StreamSessions sessions(3, 2);
+  EXPECT_TRUE(sessions.HasRoom("ns/a"));
   EXPECT_TRUE(sessions.Acquire("ns/a"));
   EXPECT_TRUE(sessions.Acquire("ns/a"));
+  EXPECT_FALSE(sessions.HasRoom("ns/a"));
   EXPECT_FALSE(sessions.Acquire("ns/a"));  // 2 per pod
+  EXPECT_TRUE(sessions.HasRoom("ns/b"));
   EXPECT_TRUE(sessions.Acquire("ns/b"));
+  EXPECT_FALSE(sessions.HasRoom("ns/c"));
   EXPECT_FALSE(sessions.Acquire("ns/c"));  // 3 per server
   EXPECT_EQ(sessions.open(), 3u);
   sessions.Release("ns/a");
@@ -28,6 +32,7 @@ TEST(StreamSessionsTest, StoppingRefusesNewSlots) {
   EXPECT_TRUE(sessions.Acquire("ns/a"));
   sessions.Stop(std::chrono::milliseconds(10));
   EXPECT_TRUE(sessions.Stopping());
+  EXPECT_FALSE(sessions.HasRoom("ns/b"));
   EXPECT_FALSE(sessions.Acquire("ns/b"));
   sessions.Release("ns/a");
   EXPECT_EQ(sessions.open(), 0u);
