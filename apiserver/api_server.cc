@@ -175,7 +175,8 @@ struct ResourceRequest {
   // (berth.io/stored-as: events.k8s.io Events are the core Events).
   api::GroupResource stored;
   bool status_subresource = false;
-  bool table = false;
+  Transform transform = Transform::kNone;  // the negotiated answer's (media_type.h)
+  std::string meta_version;                // of the transform's meta.k8s.io kinds
   IncludeObject include = IncludeObject::kMetadata;
   authn::UserInfo user;  // who the request acts as
   ResponseMediaType media = ResponseMediaType::kJson;  // the answer's, as negotiated
@@ -366,11 +367,25 @@ class ApiServer::Impl {
   // an in-process request that takes objects, answered in JSON, not as a
   // Table, in the stored version (no conversion).
   static bool HandsOver(const ResourceRequest& r, const json& stored) {
-    return r.http != nullptr && r.http->take_objects && !r.table && r.media == ResponseMediaType::kJson &&
-           InRequestVersion(r, stored);
+    return r.http != nullptr && r.http->take_objects && r.transform == Transform::kNone &&
+           r.media == ResponseMediaType::kJson && InRequestVersion(r, stored);
   }
-  const TableConvertor& TableFor(const ResourceRequest& r) const {
-    return tables_.at(std::make_pair(r.def, r.version));
+  // The Table of `items` in the negotiated meta.k8s.io version (a v1beta1 Table's row
+  // objects are v1beta1 PartialObjectMetadata, as upstream's asTable writes them).
+  json TableOf(const ResourceRequest& r, const std::vector<const api::Object*>& items, const std::string& rv,
+               const std::string& continue_token) const {
+    json table = tables_.at(std::make_pair(r.def, r.version)).Table(items, clock_.Now(), r.include, rv, continue_token);
+    if (r.meta_version != "v1") {
+      const std::string api_version = "meta.k8s.io/" + r.meta_version;
+      table["apiVersion"] = api_version;
+      for (json& row : table["rows"]) {
+        auto object = row.find("object");
+        if (object != row.end() && object->value("kind", "") == "PartialObjectMetadata") {
+          (*object)["apiVersion"] = api_version;
+        }
+      }
+    }
+    return table;
   }
   // Decodes a request body (JSON or YAML) into an object of the URL's kind:
   // fills apiVersion/kind when absent, checks them, the name and the namespace.
@@ -804,7 +819,8 @@ HandlerResult ApiServer::Impl::HandleResourceOf(const HttpRequest& req, RequestI
   ResourceRequest r;
   r.http = &req;
   r.media = format.media;
-  r.table = format.table;
+  r.transform = format.transform;
+  r.meta_version = format.meta_version;
   r.user = std::move(user);
   r.def = def;
   r.version = info.api_version;
@@ -897,12 +913,18 @@ HttpResponse ApiServer::Impl::ObjectResponse(const ResourceRequest& r, int code,
   if (!converted.ok()) return Error(r, converted.status());
   const json& object = **converted;
   HttpResponse resp;
-  if (r.table) {
-    std::vector<const api::Object*> items{&object};
-    json table = TableFor(r).Table(items, clock_.Now(), r.include, api::ResourceVersion(object), "");
-    resp = JsonResponse(code, table);
-  } else {
-    resp = JsonResponse(code, object);
+  switch (r.transform) {
+    case Transform::kTable:
+      resp = JsonResponse(code, TableOf(r, {&object}, api::ResourceVersion(object), ""));
+      break;
+    case Transform::kPartialObjectMetadata:
+      resp = JsonResponse(code, PartialObjectMetadata(object, r.meta_version));
+      break;
+    case Transform::kPartialObjectMetadataList:
+      return TransformNotAcceptableResponse(/*list=*/false);
+    case Transform::kNone:
+      resp = JsonResponse(code, object);
+      break;
   }
   AddWarnings(&resp, warnings);
   return resp;
@@ -1015,7 +1037,7 @@ StatusOr<std::shared_ptr<const std::string>> ApiServer::Impl::ObjectText(const R
 HttpResponse ApiServer::Impl::Get(const ResourceRequest& r) {
   auto obj = store_.GetShared(store::ObjectKey{r.stored, r.info.namespace_, r.info.name});
   if (!obj.ok()) return Error(r, obj.status());
-  if (r.table || HandsOver(r, **obj)) return StoredObjectResponse(r, 200, *obj);
+  if (r.transform != Transform::kNone || HandsOver(r, **obj)) return StoredObjectResponse(r, 200, *obj);
   auto text = ObjectText(r, *obj);
   if (!text.ok()) return Error(r, text.status());
   HttpResponse resp;
@@ -1045,7 +1067,13 @@ HttpResponse ApiServer::Impl::List(const ResourceRequest& r) {
   auto result = store_.List(r.stored, lo);
   if (!result.ok()) return StatusResponse(result.status());
   const std::string rv = std::to_string(result->revision);
-  if (r.table) {
+  json meta = {{"resourceVersion", rv}};
+  if (!result->continue_token.empty()) meta["continue"] = result->continue_token;
+  if (result->remaining_item_count && !result->continue_token.empty()) {
+    meta["remainingItemCount"] = *result->remaining_item_count;
+  }
+  if (r.transform == Transform::kPartialObjectMetadata) return TransformNotAcceptableResponse(/*list=*/true);
+  if (r.transform != Transform::kNone) {
     // The stored objects themselves (shared, immutable) unless they need a conversion to the URL's
     // version.
     std::deque<json> converted_items;
@@ -1062,12 +1090,14 @@ HttpResponse ApiServer::Impl::List(const ResourceRequest& r) {
         items.push_back(*view);
       }
     }
-    return JsonResponse(200, TableFor(r).Table(items, clock_.Now(), r.include, rv, result->continue_token));
-  }
-  json meta = {{"resourceVersion", rv}};
-  if (!result->continue_token.empty()) meta["continue"] = result->continue_token;
-  if (result->remaining_item_count && !result->continue_token.empty()) {
-    meta["remainingItemCount"] = *result->remaining_item_count;
+    if (r.transform == Transform::kTable) return JsonResponse(200, TableOf(r, items, rv, result->continue_token));
+    // PartialObjectMetadataList (upstream's asPartialObjectMetadataList).
+    json list = {{"kind", "PartialObjectMetadataList"},
+                 {"apiVersion", "meta.k8s.io/" + r.meta_version},
+                 {"metadata", std::move(meta)},
+                 {"items", json::array()}};
+    for (const api::Object* item : items) list["items"].push_back(PartialObjectMetadata(*item, r.meta_version));
+    return JsonResponse(200, list);
   }
   // The List object {"apiVersion","items","kind","metadata"} written with its
   // keys in the order json's sorted object would print them, each item's
@@ -1116,9 +1146,14 @@ HandlerResult ApiServer::Impl::Watch(const ResourceRequest& r) {
   auto encode_object = [this, r](const json& stored) -> StatusOr<json> {
     auto converted = ToRequestVersion(r, stored);
     if (!converted.ok()) return converted.status();
-    if (!r.table) return converted;
-    std::vector<const api::Object*> items{&*converted};
-    return TableFor(r).Table(items, clock_.Now(), r.include, api::ResourceVersion(*converted), "");
+    switch (r.transform) {
+      case Transform::kTable:
+        return TableOf(r, {&*converted}, api::ResourceVersion(*converted), "");
+      case Transform::kPartialObjectMetadata:
+        return PartialObjectMetadata(*converted, r.meta_version);
+      default:             // a watch asked for PartialObjectMetadataList gets the objects, as upstream's
+        return converted;  // transformObject fails on each and leaves it as it is
+    }
   };
   auto line = [](const char* type, const json& object) {
     std::string out = "{\"object\":";
@@ -1143,7 +1178,7 @@ HandlerResult ApiServer::Impl::Watch(const ResourceRequest& r) {
     if (!obj.ok()) return line("ERROR", StatusToJson(obj.status()));
     return line(store::EventTypeName(ev.type), *obj);
   };
-  if (r.table) {
+  if (r.transform != Transform::kNone) {
     encoders.event = std::move(encode_event);
   } else {
     // Every watch of this API version sends the same line for the same event:
@@ -1156,7 +1191,11 @@ HandlerResult ApiServer::Impl::Watch(const ResourceRequest& r) {
   }
   encoders.error = [line](const Status& s) { return line("ERROR", StatusToJson(s)); };
   if (opts->allow_watch_bookmarks) {
-    const std::string api_version = r.api_version, kind = r.def->names.kind;
+    // A bookmark is an object of the watched kind with only its resourceVersion, transformed
+    // as the events are (PartialObjectMetadata; a Table watch's bookmark stays the kind's).
+    const bool partial = r.transform == Transform::kPartialObjectMetadata;
+    const std::string api_version = partial ? "meta.k8s.io/" + r.meta_version : r.api_version;
+    const std::string kind = partial ? "PartialObjectMetadata" : r.def->names.kind;
     encoders.bookmark = [api_version, kind, line](int64_t revision) {
       return line("BOOKMARK", json{{"kind", kind},
                                    {"apiVersion", api_version},

@@ -2,11 +2,11 @@
 // kubectl 1.32 sends them, over a MemoryStore and a FakeClock.
 #include "apiserver/api_server.h"
 
-#include <gtest/gtest.h>
-
 #include <condition_variable>
 #include <deque>
+#include <gtest/gtest.h>
 #include <mutex>
+#include <tuple>
 #include <variant>
 
 #include "api/yaml_codec.h"
@@ -197,6 +197,120 @@ TEST_F(ApiServerTest, AcceptYamlAnswersYamlAndUnservedTypesAre406) {
   EXPECT_EQ(Body(WithAccept(api_.server, "GET", "/apis/kueue.x-k8s.io/v1beta2/namespaces/default/localqueues",
                             "application/vnd.kubernetes.protobuf"))["message"],
             "only the following media types are accepted: application/json, application/yaml");
+}
+
+// client-go's metadata client (metadata-only informers, controller-runtime's OnlyMetadata)
+// asks for PartialObjectMetadata(List): the objects' whole metadata and nothing else, in the
+// meta.k8s.io version asked for, on GET, LIST (paginated too), a write's answer and a watch;
+// a list asked for the single kind, or an object for the list kind, is 406 as upstream.
+TEST_F(ApiServerTest, PartialObjectMetadataAnswersCarryTheWholeMetadataAndNothingElse) {
+  const std::string cms = "/api/v1/namespaces/default/configmaps";
+  for (const char* name : {"a", "b"}) {
+    json cm = {{"apiVersion", "v1"},
+               {"kind", "ConfigMap"},
+               {"metadata", {{"name", name}, {"labels", {{"team", name}}}, {"annotations", {{"note", "n"}}}}},
+               {"data", {{"secret-ish", "value"}}}};
+    ASSERT_EQ(Do("POST", cms, cm.dump()).status, 201);
+  }
+  const std::string item = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json";
+  const std::string list =
+      "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,"
+      "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json";
+  const json a = Body(Do("GET", cms + "/a"));
+  HttpResponse got = WithAccept(api_.server, "GET", cms + "/a", item);
+  ASSERT_EQ(got.status, 200) << got.body;
+  EXPECT_EQ(Body(got),
+            (json{{"kind", "PartialObjectMetadata"}, {"apiVersion", "meta.k8s.io/v1"}, {"metadata", a["metadata"]}}));
+
+  const json plain = Body(Do("GET", cms));
+  HttpResponse listed = WithAccept(api_.server, "GET", cms, list);
+  ASSERT_EQ(listed.status, 200) << listed.body;
+  const json l = Body(listed);
+  EXPECT_EQ(l["kind"], "PartialObjectMetadataList");
+  EXPECT_EQ(l["apiVersion"], "meta.k8s.io/v1");
+  EXPECT_EQ(l["metadata"], plain["metadata"]);
+  ASSERT_EQ(l["items"].size(), 2u);
+  for (std::size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(l["items"][i], (json{{"kind", "PartialObjectMetadata"},
+                                   {"apiVersion", "meta.k8s.io/v1"},
+                                   {"metadata", plain["items"][i]["metadata"]}}));
+  }
+  const json page = Body(WithAccept(api_.server, "GET", cms + "?limit=1", list));
+  EXPECT_EQ(page["items"].size(), 1u);
+  EXPECT_FALSE(page["metadata"].value("continue", "").empty()) << page.dump();
+  EXPECT_EQ(page["metadata"]["remainingItemCount"], 1);
+
+  // v1beta1, and YAML.
+  EXPECT_EQ(Body(WithAccept(api_.server, "GET", cms + "/a",
+                            "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1beta1"))["apiVersion"],
+            "meta.k8s.io/v1beta1");
+  HttpResponse yaml =
+      WithAccept(api_.server, "GET", cms, "application/yaml;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1beta1");
+  ASSERT_EQ(yaml.content_type, "application/yaml");
+  const json from_yaml = api::ParseYaml(yaml.body).value();
+  EXPECT_EQ(from_yaml["kind"], "PartialObjectMetadataList");
+  EXPECT_EQ(from_yaml["items"][1]["apiVersion"], "meta.k8s.io/v1beta1");
+  EXPECT_FALSE(from_yaml["items"][1].contains("data"));
+
+  // The kinds must fit the answer: 406, and nothing else changes.
+  for (const auto& [target, accept, message] :
+       {std::tuple{cms, std::string("application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"),
+                   "you requested PartialObjectMetadata, but the requested object is a list"},
+        std::tuple{cms + "/a", std::string("application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"),
+                   "you requested PartialObjectMetadataList, but the requested object is not a list"}}) {
+    HttpResponse refused = WithAccept(api_.server, "GET", target, accept);
+    EXPECT_EQ(refused.status, 406) << target;
+    EXPECT_EQ(Body(refused)["reason"], "NotAcceptable");
+    EXPECT_EQ(Body(refused)["message"], message);
+  }
+
+  // A write's answer is transformed too (the object is written as sent).
+  HttpRequest create = testing::Request(
+      "POST", cms, R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"},"data":{"k":"v"}})");
+  create.headers.emplace_back("Accept", item);
+  HandlerResult created = api_.server.Handle(create);
+  ASSERT_TRUE(std::holds_alternative<HttpResponse>(created));
+  EXPECT_EQ(std::get<HttpResponse>(created).status, 201);
+  const json c = Body(std::get<HttpResponse>(created));
+  EXPECT_EQ(c["kind"], "PartialObjectMetadata");
+  EXPECT_EQ(c["metadata"]["name"], "c");
+  EXPECT_FALSE(c.contains("data"));
+  EXPECT_EQ(Body(Do("GET", cms + "/c"))["data"]["k"], "v");
+
+  // A watch sends PartialObjectMetadata events, its bookmarks too.
+  HttpRequest watch = testing::Request("GET", cms + "?watch=true&allowWatchBookmarks=true");
+  watch.headers.emplace_back("Accept", item);
+  HandlerResult w = api_.server.Handle(watch);
+  ASSERT_TRUE(std::holds_alternative<StreamingResponse>(w));
+  auto stream = std::make_shared<CollectingStream>();
+  std::get<StreamingResponse>(w).start(stream);
+  ASSERT_EQ(Do("PATCH", cms + "/a", R"({"data":{"k":"changed"}})", "application/merge-patch+json").status, 200);
+  std::vector<json> events = stream->Wait(4);
+  ASSERT_GE(events.size(), 4u);
+  for (const json& ev : events) {
+    EXPECT_EQ(ev["object"]["kind"], "PartialObjectMetadata") << ev.dump();
+    EXPECT_EQ(ev["object"]["apiVersion"], "meta.k8s.io/v1") << ev.dump();
+    EXPECT_FALSE(ev["object"].contains("data")) << ev.dump();
+  }
+  EXPECT_EQ(events[3]["type"], "MODIFIED");
+  EXPECT_EQ(events[3]["object"]["metadata"], Body(Do("GET", cms + "/a"))["metadata"]);
+  stream->Close();
+}
+
+// A v1beta1 Table is written in meta.k8s.io/v1beta1, its rows' objects too (upstream's asTable).
+TEST_F(ApiServerTest, ATableIsWrittenInTheVersionAskedFor) {
+  ASSERT_EQ(Do("POST", "/api/v1/namespaces/default/pods", kPod).status, 201);
+  for (const char* version : {"v1", "v1beta1"}) {
+    const std::string accept = std::string("application/json;as=Table;g=meta.k8s.io;v=") + version;
+    for (const char* target : {"/api/v1/namespaces/default/pods", "/api/v1/namespaces/default/pods/p1"}) {
+      const json table = Body(WithAccept(api_.server, "GET", target, accept));
+      EXPECT_EQ(table["kind"], "Table") << target;
+      EXPECT_EQ(table["apiVersion"], std::string("meta.k8s.io/") + version) << target;
+      ASSERT_EQ(table["rows"].size(), 1u) << target;
+      EXPECT_EQ(table["rows"][0]["object"]["apiVersion"], std::string("meta.k8s.io/") + version) << target;
+      EXPECT_EQ(table["rows"][0]["object"]["metadata"]["name"], "p1") << target;
+    }
+  }
 }
 
 // kubectl debug POD patches pods/ephemeralcontainers and reads details.name of the 404

@@ -36,11 +36,24 @@ struct Clause {
   std::string as, group, version;  // the transform's parameters as, g and v
 };
 
-// Whether berth serves the clause's transform, and whether it is a Table.
-bool ServedTransform(const Clause& c, bool* table) {
-  *table = c.as == "Table";
-  if (c.as != "Table") return true;  // none, or PartialObjectMetadata answered as the object
-  return c.group == "meta.k8s.io" && (c.version == "v1" || c.version == "v1beta1");
+// The clause's transform, or nothing when berth does not serve it (upstream's
+// RequestScope.AllowsMediaTypeTransform: Table, PartialObjectMetadata and
+// PartialObjectMetadataList of meta.k8s.io v1 or v1beta1, nothing else).
+std::optional<ResponseFormat> ServedTransform(const Clause& c) {
+  if (c.as.empty() && c.group.empty() && c.version.empty()) return ResponseFormat{};
+  if (c.group != "meta.k8s.io" || (c.version != "v1" && c.version != "v1beta1")) return std::nullopt;
+  ResponseFormat f;
+  f.meta_version = c.version;
+  if (c.as == "Table") {
+    f.transform = Transform::kTable;
+  } else if (c.as == "PartialObjectMetadata") {
+    f.transform = Transform::kPartialObjectMetadata;
+  } else if (c.as == "PartialObjectMetadataList") {
+    f.transform = Transform::kPartialObjectMetadataList;
+  } else {
+    return std::nullopt;
+  }
+  return f;
 }
 
 // goautoneg.ParseAccept: "type/subtype;param=v;q=0.5, ..." sorted by q, stable.
@@ -92,31 +105,42 @@ ResponseFormat NegotiateResponseFormat(std::string_view accept, bool protobuf_se
   if (Trim(accept).empty()) return {};
   std::optional<ResponseFormat> protobuf;  // the first protobuf clause, answered in JSON
   for (const Clause& c : ParseAccept(accept)) {
-    bool table = false;
-    if (!ServedTransform(c, &table)) continue;
-    if (Matches(c, kJson)) return {ResponseMediaType::kJson, table};
-    if (Matches(c, kYaml)) return {ResponseMediaType::kYaml, table};
-    if (protobuf_served && !protobuf && Matches(c, kProtobuf))
-      protobuf = ResponseFormat{ResponseMediaType::kJson, table};
+    std::optional<ResponseFormat> f = ServedTransform(c);
+    if (!f) continue;
+    if (Matches(c, kJson)) return *f;
+    if (Matches(c, kYaml)) {
+      f->media = ResponseMediaType::kYaml;
+      return *f;
+    }
+    if (protobuf_served && !protobuf && Matches(c, kProtobuf)) protobuf = f;
   }
-  return protobuf.value_or(ResponseFormat{ResponseMediaType::kNotAcceptable, false});
+  return protobuf.value_or(ResponseFormat{ResponseMediaType::kNotAcceptable});
 }
 
-HttpResponse NotAcceptableResponse(bool protobuf_served) {
-  std::string accepted = std::string(kJson) + ", " + std::string(kYaml);
-  if (protobuf_served) accepted += ", " + std::string(kProtobuf);
-  const nlohmann::json status = {{"kind", "Status"},
-                                 {"apiVersion", "v1"},
-                                 {"metadata", nlohmann::json::object()},
-                                 {"status", "Failure"},
-                                 {"message", "only the following media types are accepted: " + accepted},
-                                 {"reason", "NotAcceptable"},
+namespace {
+
+HttpResponse NotAcceptable(const std::string& message) {
+  const nlohmann::json status = {{"kind", "Status"},    {"apiVersion", "v1"}, {"metadata", nlohmann::json::object()},
+                                 {"status", "Failure"}, {"message", message}, {"reason", "NotAcceptable"},
                                  {"code", 406}};
   HttpResponse r;
   r.status = 406;
   r.content_type = std::string(kJson);
   r.body = DumpJson(status);
   return r;
+}
+
+}  // namespace
+
+HttpResponse NotAcceptableResponse(bool protobuf_served) {
+  std::string accepted = std::string(kJson) + ", " + std::string(kYaml);
+  if (protobuf_served) accepted += ", " + std::string(kProtobuf);
+  return NotAcceptable("only the following media types are accepted: " + accepted);
+}
+
+HttpResponse TransformNotAcceptableResponse(bool list) {
+  return NotAcceptable(list ? "you requested PartialObjectMetadata, but the requested object is a list"
+                            : "you requested PartialObjectMetadataList, but the requested object is not a list");
 }
 
 void EncodeResponseAsYaml(HttpResponse* response) {

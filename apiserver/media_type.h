@@ -9,11 +9,12 @@
 //     q=0 clauses are dropped), the first that names a served media type, its type with
 //     a "*" subtype, or "*/*" and whose transform is served wins
 //     (negotiate.go acceptMediaTypeOptions). The transform is the `as`, `g` and `v`
-//     parameters: none (the object itself), or as=Table with g=meta.k8s.io and v=v1 or
-//     v1beta1 (the server-side printing kubectl asks for); a clause naming another Table
-//     group or version is skipped, as upstream's endpoint restrictions skip it. Other
-//     parameters (pretty, charset, ...) do not take part. as=PartialObjectMetadata(List)
-//     is not implemented: such a clause is answered with the object itself;
+//     parameters: none (the object itself), or with g=meta.k8s.io and v=v1 or v1beta1
+//     as=Table (the server-side printing kubectl asks for), as=PartialObjectMetadata or
+//     as=PartialObjectMetadataList (client-go's metadata client and informers); a clause
+//     naming another transform, group or version is skipped, as upstream's
+//     RequestScope.AllowsMediaTypeTransform skips it. Other parameters (pretty,
+//     charset, ...) do not take part;
 //   - served: application/json and application/yaml for every resource, and
 //     application/vnd.kubernetes.protobuf for built-in kinds. Berth encodes no protobuf
 //     responses: a clause naming protobuf is skipped, and a header naming only protobuf is
@@ -33,6 +34,7 @@
 // Thread-safety: pure functions.
 #pragma once
 
+#include <string>
 #include <string_view>
 
 #include "apiserver/http_server.h"
@@ -41,11 +43,19 @@ namespace berth::apiserver {
 
 enum class ResponseMediaType { kJson, kYaml, kNotAcceptable };
 
-// A negotiated answer: its media type and whether the clause chosen asked for a
-// meta.k8s.io Table.
+// The answer a clause asks for in place of the object (handlers/response.go
+// transformObject): a Table; the object's metadata alone as a PartialObjectMetadata,
+// for a single object (a GET, a write's answer, each watch event); or as a
+// PartialObjectMetadataList, for a LIST. A LIST asked for PartialObjectMetadata, or a
+// single object for PartialObjectMetadataList, is 406, as upstream answers it.
+enum class Transform { kNone, kTable, kPartialObjectMetadata, kPartialObjectMetadataList };
+
+// A negotiated answer: its media type and transform, and the meta.k8s.io version the
+// transform's kinds are written in ("v1" or "v1beta1"; empty without a transform).
 struct ResponseFormat {
   ResponseMediaType media = ResponseMediaType::kJson;
-  bool table = false;
+  Transform transform = Transform::kNone;
+  std::string meta_version;
   bool operator==(const ResponseFormat&) const = default;
 };
 
@@ -55,6 +65,10 @@ ResponseFormat NegotiateResponseFormat(std::string_view accept, bool protobuf_se
 
 // The 406 response listing the media types served.
 HttpResponse NotAcceptableResponse(bool protobuf_served);
+// The 406 for a list (`list`) asked for PartialObjectMetadata, or a single object asked for
+// PartialObjectMetadataList: "you requested PartialObjectMetadata, but the requested object
+// is a list" (upstream's asPartialObjectMetadata(List) add the Go type in parentheses).
+HttpResponse TransformNotAcceptableResponse(bool list);
 
 // Re-encodes a JSON response body (Content-Type application/json) as YAML; other
 // responses (pod log text) are left as they are.

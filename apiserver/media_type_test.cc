@@ -14,8 +14,10 @@ TEST(MediaTypeTest, NegotiatesTheFirstServedClauseByQuality) {
     const char* accept;
     bool builtin;
     M want;
-    bool table = false;
+    Transform transform = Transform::kNone;
+    const char* meta_version = "";
   };
+  using T = Transform;
   const Case cases[] = {
       {"", true, M::kJson},
       {"application/yaml", true, M::kYaml},
@@ -32,21 +34,36 @@ TEST(MediaTypeTest, NegotiatesTheFirstServedClauseByQuality) {
       // The Table transform is the chosen clause's: what kubectl get sends...
       {"application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,"
        "application/json",
-       true, M::kJson, true},
-      {"application/json;as=Table;v=v1beta1;g=meta.k8s.io", false, M::kJson, true},
-      {"application/yaml; as=Table; g=meta.k8s.io; v=v1", false, M::kYaml, true},
-      {"application/vnd.kubernetes.protobuf;as=Table;v=v1;g=meta.k8s.io", true, M::kJson, true},
+       true, M::kJson, T::kTable, "v1"},
+      {"application/json;as=Table;v=v1beta1;g=meta.k8s.io", false, M::kJson, T::kTable, "v1beta1"},
+      {"application/yaml; as=Table; g=meta.k8s.io; v=v1", false, M::kYaml, T::kTable, "v1"},
+      {"application/vnd.kubernetes.protobuf;as=Table;v=v1;g=meta.k8s.io", true, M::kJson, T::kTable, "v1"},
       // ...not a later clause's, nor one of a lower quality...
-      {"application/json, application/json;as=Table;v=v1;g=meta.k8s.io", true, M::kJson, false},
-      {"application/json;as=Table;v=v1;g=meta.k8s.io;q=0.5, application/yaml", true, M::kYaml, false},
+      {"application/json, application/json;as=Table;v=v1;g=meta.k8s.io", true, M::kJson},
+      {"application/json;as=Table;v=v1;g=meta.k8s.io;q=0.5, application/yaml", true, M::kYaml},
+      // What client-go's metadata client sends for a LIST and for a GET or a watch.
+      {"application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,"
+       "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json",
+       true, M::kJson, T::kPartialObjectMetadataList, "v1"},
+      {"application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1beta1,application/json", false, M::kJson,
+       T::kPartialObjectMetadata, "v1beta1"},
+      {"application/yaml;as=PartialObjectMetadata;g=meta.k8s.io;v=v1", false, M::kYaml, T::kPartialObjectMetadata,
+       "v1"},
       // ...and a Table of a group or version not served is skipped: 406 when nothing is left.
       {"application/json;as=Table;v=v99;g=meta.k8s.io", true, M::kNotAcceptable},
       {"application/json;as=Table;v=v1;g=example.com", false, M::kNotAcceptable},
       {"application/json;as=Table;v=v1", true, M::kNotAcceptable},
-      {"application/json;as=Table;v=v99;g=meta.k8s.io, application/yaml", true, M::kYaml, false},
+      {"application/json;as=Table;v=v99;g=meta.k8s.io, application/yaml", true, M::kYaml},
+      // Any other transform, or one of another group, is skipped too.
+      {"application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v2", true, M::kNotAcceptable},
+      {"application/json;as=PartialObjectMetadata;g=example.com;v=v1, application/yaml", true, M::kYaml},
+      {"application/json;as=Deployment;g=apps;v=v1", true, M::kNotAcceptable},
+      {"application/json;as=Scale;g=meta.k8s.io;v=v1", true, M::kNotAcceptable},
+      {"application/json;g=meta.k8s.io;v=v1", true, M::kNotAcceptable},
   };
   for (const Case& c : cases) {
-    EXPECT_EQ(NegotiateResponseFormat(c.accept, c.builtin), (ResponseFormat{c.want, c.table})) << c.accept;
+    EXPECT_EQ(NegotiateResponseFormat(c.accept, c.builtin), (ResponseFormat{c.want, c.transform, c.meta_version}))
+        << c.accept;
   }
 }
 

@@ -735,9 +735,11 @@ std::vector<json> ServiceCells(const json& svc, Time now) {
 
 }  // namespace
 
-json PartialObjectMetadata(const api::Object& obj) {
+json PartialObjectMetadata(const api::Object& obj, std::string_view meta_version) {
   json meta = obj.contains("metadata") ? obj["metadata"] : json::object();
-  return json{{"kind", "PartialObjectMetadata"}, {"apiVersion", "meta.k8s.io/v1"}, {"metadata", std::move(meta)}};
+  return json{{"kind", "PartialObjectMetadata"},
+              {"apiVersion", "meta.k8s.io/" + std::string(meta_version)},
+              {"metadata", std::move(meta)}};
 }
 
 TableConvertor TableConvertor::FromColumns(const std::vector<PrinterColumn>& columns, bool name_included) {

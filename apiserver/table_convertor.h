@@ -117,8 +117,10 @@ class TableConvertor {
   RowFunction row_;
 };
 
-// The Table (or row) object for includeObject=Metadata: a
-// meta.k8s.io/v1 PartialObjectMetadata carrying the object's metadata.
-nlohmann::json PartialObjectMetadata(const api::Object& obj);
+// The Table row's object for includeObject=Metadata, and the answer for
+// as=PartialObjectMetadata (media_type.h): a meta.k8s.io/<meta_version>
+// PartialObjectMetadata carrying the object's whole metadata (upstream's
+// meta.AsPartialObjectMetadata).
+nlohmann::json PartialObjectMetadata(const api::Object& obj, std::string_view meta_version = "v1");
 
 }  // namespace berth::apiserver
