@@ -50,12 +50,25 @@ void CarryMeta(Object* obj, const Object& old, const char* key) {
   }
 }
 
-// The object without the fields whose change does not bump metadata.generation.
-Object GenerationRelevant(const Object& obj, bool status_subresource) {
-  Object copy = obj;
-  copy.erase("metadata");
-  if (status_subresource) copy.erase("status");
-  return copy;
+// Whether `obj` and `old` differ outside the fields whose change does not bump
+// metadata.generation (metadata, and status where it has its own subresource), compared
+// in place: no copy of either object.
+bool GenerationRelevantChange(const Object& obj, const Object& old, bool status_subresource) {
+  if (!obj.is_object() || !old.is_object()) return obj != old;
+  auto relevant = [status_subresource](const std::string& key) {
+    return key != "metadata" && !(status_subresource && key == "status");
+  };
+  std::size_t compared = 0;
+  for (auto it = obj.begin(); it != obj.end(); ++it) {
+    if (!relevant(it.key())) continue;
+    auto other = old.find(it.key());
+    if (other == old.end() || *other != it.value()) return true;
+    ++compared;
+  }
+  // Every relevant key of obj is in old with the same value: old differs only by keys obj lacks.
+  std::size_t old_relevant = 0;
+  for (auto it = old.begin(); it != old.end(); ++it) old_relevant += relevant(it.key()) ? 1 : 0;
+  return old_relevant != compared;
 }
 
 std::string JoinUnknown(const std::vector<std::string>& paths) {
@@ -179,7 +192,7 @@ StatusOr<AdmittedWrite> AdmissionPipeline::Admit(WriteRequest request) const {
         CarryMeta(&obj, old, key);
       }
       int64_t generation = Generation(old);
-      if (GenerationRelevant(obj, status_subresource) != GenerationRelevant(old, status_subresource)) {
+      if (GenerationRelevantChange(obj, old, status_subresource)) {
         ++generation;
       }
       obj["metadata"]["generation"] = generation;

@@ -2,8 +2,8 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "api/yaml_codec.h"
@@ -321,6 +321,43 @@ spec: {owner: a}
   EXPECT_EQ(spec->object["spec"]["strategy"], "BestEffortFIFO");
 }
 
+// Generation moves with any change outside metadata and the status subresource's status:
+// a top-level field changed, added or removed; not a metadata or status change alone.
+TEST_F(AdmissionPipelineTest, GenerationMovesWithEveryChangeOutsideMetadataAndStatus) {
+  const Object old = Yaml(R"(
+apiVersion: example.com/v1
+kind: Queue
+metadata: {name: q1, uid: u-1, generation: 4, resourceVersion: "10"}
+spec: {owner: a, strategy: StrictFIFO}
+status: {pending: 2}
+)");
+  struct Case {
+    const char* what;
+    const char* body;
+    int64_t generation;
+  };
+  const Case cases[] = {
+      {"same",
+       "{apiVersion: example.com/v1, kind: Queue, metadata: {name: q1}, spec: {owner: a, strategy: StrictFIFO}}", 4},
+      {"status only",
+       "{apiVersion: example.com/v1, kind: Queue, metadata: {name: q1}, spec: {owner: a, strategy: StrictFIFO}, "
+       "status: {pending: 7}}",
+       4},
+      {"metadata only",
+       "{apiVersion: example.com/v1, kind: Queue, metadata: {name: q1, annotations: {a: b}}, "
+       "spec: {owner: a, strategy: StrictFIFO}}",
+       4},
+      {"a field changed",
+       "{apiVersion: example.com/v1, kind: Queue, metadata: {name: q1}, spec: {owner: a, strategy: BestEffortFIFO}}",
+       5},
+  };
+  for (const Case& c : cases) {
+    StatusOr<AdmittedWrite> w = Update(old, c.body);
+    ASSERT_TRUE(w.ok()) << c.what << ": " << w.status();
+    EXPECT_EQ(w->object["metadata"]["generation"], c.generation) << c.what;
+  }
+}
+
 TEST_F(AdmissionPipelineTest, UpdateValidatesImmutability) {
   const Object old = Yaml("{apiVersion: example.com/v1, kind: Queue, metadata: {name: q1, uid: u-1}, spec: {owner: a}}");
   StatusOr<AdmittedWrite> w = Update(old, R"(
@@ -482,6 +519,26 @@ TEST(FieldValidationTest, ParsesTheQueryParameter) {
   EXPECT_EQ(ParseFieldValidation("strict").status(),
             BadRequestError("fieldValidation: Unsupported value: \"strict\": supported values: \"\", "
                             "\"Ignore\", \"Strict\", \"Warn\""));
+}
+
+// A top-level field added or removed moves the generation too (a ConfigMap's data).
+TEST(AdmissionPipelineGenerationTest, ATopLevelFieldAddedOrRemovedMovesTheGeneration) {
+  StrategyRegistry strategies;
+  AdmissionPipeline pipeline(Registry::Default(), strategies);
+  const Object with = nlohmann::json::parse(R"({"apiVersion":"v1","kind":"ConfigMap",
+      "metadata":{"name":"c","namespace":"default","uid":"u","generation":3,"resourceVersion":"5"},"data":{"a":"1"}})");
+  const Object without = nlohmann::json::parse(R"({"apiVersion":"v1","kind":"ConfigMap",
+      "metadata":{"name":"c","namespace":"default","uid":"u","generation":3,"resourceVersion":"5"}})");
+  for (const auto& [from, to, generation] :
+       {std::tuple{&with, &without, 4}, std::tuple{&without, &with, 4}, std::tuple{&with, &with, 3}}) {
+    WriteRequest req;
+    req.operation = Operation::kUpdate;
+    req.object = *to;
+    req.old = from;
+    auto w = pipeline.Admit(std::move(req));
+    ASSERT_TRUE(w.ok()) << w.status();
+    EXPECT_EQ(w->object["metadata"]["generation"], generation) << from->dump() << " -> " << to->dump();
+  }
 }
 
 // A view (berth.io/stored-as) is converted to, admitted and stored as the kind it is stored
