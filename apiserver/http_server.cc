@@ -423,14 +423,16 @@ class HttpServer::Impl : public std::enable_shared_from_this<HttpServer::Impl> {
     // On the strand: closes the socket at once.
     virtual void ForceClose() = 0;
     virtual const Strand& strand() const = 0;
-    // On the strand: closes the connection if it still has no whole request header
-    // (it waits for its first request or its next keep-alive one).
+    // On the strand: closes the connection if it still has no whole request (it waits
+    // for its first request or its next keep-alive one, or is still reading one's header
+    // or body).
     virtual void CloseIfIdle() = 0;
     // Read by the acceptor, which closes one connection to make room at the cap:
     // the longest-open waiting for its next keep-alive request, else the longest-open
-    // that has not sent a whole request header yet (TLS handshake included).
+    // that has not sent a whole request yet (TLS handshake, header and body included:
+    // the server reads a request whole before it authenticates it).
     std::atomic<bool> idle_keep_alive{false};
-    std::atomic<bool> awaiting_header{true};
+    std::atomic<bool> awaiting_request{true};
     std::atomic<bool> chosen{false};  // asked to close; not chosen again
   };
   // One connection over plain TCP (Stream = tcp::socket) or TLS (TlsStream).
@@ -456,9 +458,13 @@ class HttpServer::Impl : public std::enable_shared_from_this<HttpServer::Impl> {
   void Unregister(uint64_t id);
   // At the connection cap: asks one connection without a request in progress to close
   // (the longest-open idle keep-alive one, else the longest-open one without a whole
-  // request header) and returns true, so that the new connection may be served; false
+  // request) and returns true, so that the new connection may be served; false
   // when every connection is in a request or a stream. The caller holds mu_.
   bool CloseAnIdleConnectionLocked();
+  // Logs a refusal at the cap, at most every 10 s with the count since the last one.
+  void LogRefusalLocked();
+  uint64_t refused_unlogged_ = 0;                           // guarded by mu_
+  std::chrono::steady_clock::time_point last_refusal_log_;  // guarded by mu_
   Status SetUpTls();
   // The client certificate of a finished handshake, judged against client_cas_.
   std::optional<ClientCertificate> ClientCertificateOf(SSL* ssl) const;
@@ -508,7 +514,7 @@ class HttpServer::Impl::Connection final : public ConnectionBase,
     }
   }
   void CloseIfIdle() override {
-    if (busy_ || stream_ || websocket_ || !awaiting_header) {
+    if (busy_ || stream_ || websocket_ || !awaiting_request) {
       chosen = false;  // a request came first: it is served
       return;
     }
@@ -681,7 +687,7 @@ net::awaitable<void> HttpServer::Impl::Connection<Stream>::Run() {
       // header is then due read_header_timeout after its first byte.
       if (buffer.size() == 0 && !TlsBuffered()) {
         Arm(options.idle_timeout);
-        awaiting_header = true;
+        awaiting_request = true;
         idle_keep_alive = true;
         // A readiness wait may complete with nothing to read (the reactor's
         // edge-triggered readiness from the previous request): wait again,
@@ -697,11 +703,11 @@ net::awaitable<void> HttpServer::Impl::Connection<Stream>::Run() {
     }
     first = false;
     co_await http::async_read_header(transport_, buffer, parser, Redirect(ec));
-    if (!ec) awaiting_header = false;
     if (!ec && !parser.is_done()) {
       Arm(options.read_body_timeout);
       co_await http::async_read(transport_, buffer, parser, Redirect(ec));
     }
+    if (!ec) awaiting_request = false;
     Disarm();
     if (ec == http::error::header_limit) {
       HttpResponse too_large;
@@ -1102,6 +1108,7 @@ net::awaitable<void> HttpServer::Impl::AcceptLoop() {
         socket.shutdown(tcp::socket::shutdown_send, ec);
         socket.close(ec);
         counters_->connections_refused++;
+        LogRefusalLocked();
         continue;
       }
       if (tls_) {
@@ -1138,6 +1145,21 @@ HttpServerStats HttpServer::Impl::Stats() const {
   return s;
 }
 
+void HttpServer::Impl::LogRefusalLocked() {
+  // A TLS client refused at the cap sees only the connection close (no answer can be
+  // written before a handshake): the operator learns of it here, at most every 10 s.
+  ++refused_unlogged_;
+  const auto now = std::chrono::steady_clock::now();
+  if (now - last_refusal_log_ < std::chrono::seconds(10)) return;
+  Logger("apiserver")
+      ->warn(
+          "refused {} new connection(s): {} open, the cap (max_connections), and every one has a request "
+          "being answered or a stream (per-user bounds: per_user_limits.h)",
+          refused_unlogged_, connections_.size());
+  refused_unlogged_ = 0;
+  last_refusal_log_ = now;
+}
+
 bool HttpServer::Impl::CloseAnIdleConnectionLocked() {
   // Connections asked to close but not yet gone still count; past this many beyond the
   // cap (requests that arrived as their connection was chosen), the cap holds.
@@ -1148,7 +1170,7 @@ bool HttpServer::Impl::CloseAnIdleConnectionLocked() {
   for (const bool keep_alive : {true, false}) {
     for (auto& [id, weak] : connections_) {
       auto c = weak.lock();
-      if (c == nullptr || !(keep_alive ? c->idle_keep_alive.load() : c->awaiting_header.load())) continue;
+      if (c == nullptr || !(keep_alive ? c->idle_keep_alive.load() : c->awaiting_request.load())) continue;
       if (c->chosen.exchange(true)) continue;
       counters_->idle_connections_closed++;
       net::post(c->strand(), [c] { c->CloseIfIdle(); });

@@ -41,11 +41,12 @@
 //   - at max_connections, a new connection makes room by closing the longest-open
 //     connection that waits for its next keep-alive request (as nginx reuses idle
 //     keep-alive connections when it runs out, ngx_drain_connections), else the
-//     longest-open one that has not sent a whole request header yet (its TLS handshake
-//     included); when every connection is in a request or a stream, the new one is
+//     longest-open one that has not sent a whole request yet (its TLS handshake, header
+//     and body included: a request is read whole before it is authenticated); when
+//     every connection has a request being answered or a stream, the new one is
 //     answered 503 and closed at once, never queued. So a client that holds
-//     connections open between requests, or opens them and sends nothing, cannot lock
-//     others out: a new connection lives at least as long as the flood takes to open
+//     connections open between requests, or opens them and sends nothing, or half a
+//     request, cannot lock others out: a new connection lives at least as long as the flood takes to open
 //     max_connections more. One that holds streams is bounded per user by the API
 //     server (per_user_limits.h);
 //   - a request's header must arrive within read_header_timeout of its first
