@@ -322,6 +322,11 @@ class ApiServer::Impl {
   HttpResponse Patch(const ResourceRequest& r);
   HttpResponse Delete(const ResourceRequest& r);
   HttpResponse DeleteCollection(const ResourceRequest& r);
+  // The answer of a LIST or a deletecollection (`items` in the request's version, `meta` the
+  // list's metadata) under the request's transform (not kNone): a Table, a
+  // PartialObjectMetadataList, or 406 for PartialObjectMetadata.
+  HttpResponse TransformedListResponse(const ResourceRequest& r, const std::vector<const api::Object*>& items,
+                                       json meta) const;
   HttpResponse DeleteResponse(const ResourceRequest& r, const store::DeleteResult& result) const;
 
   // Error response with details for the object the request is about.
@@ -1072,7 +1077,6 @@ HttpResponse ApiServer::Impl::List(const ResourceRequest& r) {
   if (result->remaining_item_count && !result->continue_token.empty()) {
     meta["remainingItemCount"] = *result->remaining_item_count;
   }
-  if (r.transform == Transform::kPartialObjectMetadata) return TransformNotAcceptableResponse(/*list=*/true);
   if (r.transform != Transform::kNone) {
     // The stored objects themselves (shared, immutable) unless they need a conversion to the URL's
     // version.
@@ -1090,14 +1094,7 @@ HttpResponse ApiServer::Impl::List(const ResourceRequest& r) {
         items.push_back(*view);
       }
     }
-    if (r.transform == Transform::kTable) return JsonResponse(200, TableOf(r, items, rv, result->continue_token));
-    // PartialObjectMetadataList (upstream's asPartialObjectMetadataList).
-    json list = {{"kind", "PartialObjectMetadataList"},
-                 {"apiVersion", "meta.k8s.io/" + r.meta_version},
-                 {"metadata", std::move(meta)},
-                 {"items", json::array()}};
-    for (const api::Object* item : items) list["items"].push_back(PartialObjectMetadata(*item, r.meta_version));
-    return JsonResponse(200, list);
+    return TransformedListResponse(r, items, std::move(meta));
   }
   // The List object {"apiVersion","items","kind","metadata"} written with its
   // keys in the order json's sorted object would print them, each item's
@@ -1584,11 +1581,36 @@ HttpResponse ApiServer::Impl::DeleteCollection(const ResourceRequest& r) {
     auto converted = ToRequestVersion(r, result->object);
     if (converted.ok()) items.push_back(std::move(converted).value());
   }
+  json meta = {{"resourceVersion", std::to_string(store_.CurrentRevision())}};
+  if (r.transform != Transform::kNone) {
+    std::vector<const api::Object*> pointers;
+    for (const json& item : items) pointers.push_back(&item);
+    return TransformedListResponse(r, pointers, std::move(meta));
+  }
   json out = {{"apiVersion", r.api_version},
               {"kind", r.def->names.list_kind},
-              {"metadata", {{"resourceVersion", std::to_string(store_.CurrentRevision())}}},
+              {"metadata", std::move(meta)},
               {"items", std::move(items)}};
   return JsonResponse(200, out);
+}
+
+HttpResponse ApiServer::Impl::TransformedListResponse(const ResourceRequest& r,
+                                                      const std::vector<const api::Object*>& items, json meta) const {
+  switch (r.transform) {
+    case Transform::kTable:
+      return JsonResponse(200, TableOf(r, items, meta.value("resourceVersion", ""), meta.value("continue", "")));
+    case Transform::kPartialObjectMetadataList: {
+      // Upstream's asPartialObjectMetadataList.
+      json list = {{"kind", "PartialObjectMetadataList"},
+                   {"apiVersion", "meta.k8s.io/" + r.meta_version},
+                   {"metadata", std::move(meta)},
+                   {"items", json::array()}};
+      for (const api::Object* item : items) list["items"].push_back(PartialObjectMetadata(*item, r.meta_version));
+      return JsonResponse(200, list);
+    }
+    default:  // PartialObjectMetadata asked of a list
+      return TransformNotAcceptableResponse(/*list=*/true);
+  }
 }
 
 Status ApiServer::Impl::EnsureSystemNamespaces() {

@@ -295,6 +295,22 @@ TEST_F(ApiServerTest, PartialObjectMetadataAnswersCarryTheWholeMetadataAndNothin
   EXPECT_EQ(events[3]["type"], "MODIFIED");
   EXPECT_EQ(events[3]["object"]["metadata"], Body(Do("GET", cms + "/a"))["metadata"]);
   stream->Close();
+
+  // A deletecollection's answer is a list, transformed as a LIST's (upstream's
+  // DeleteCollection passes it through transformResponseObject).
+  HttpResponse deleted = WithAccept(api_.server, "DELETE", cms + "?labelSelector=team%3Db", list);
+  ASSERT_EQ(deleted.status, 200) << deleted.body;
+  const json d = Body(deleted);
+  EXPECT_EQ(d["kind"], "PartialObjectMetadataList");
+  ASSERT_EQ(d["items"].size(), 1u) << d.dump();
+  EXPECT_EQ(d["items"][0]["kind"], "PartialObjectMetadata");
+  EXPECT_EQ(d["items"][0]["metadata"]["name"], "b");
+  EXPECT_FALSE(d["items"][0].contains("data"));
+  const json table = Body(WithAccept(api_.server, "DELETE", cms + "?labelSelector=team%3Da",
+                                     "application/json;as=Table;g=meta.k8s.io;v=v1"));
+  EXPECT_EQ(table["kind"], "Table");
+  ASSERT_EQ(table["rows"].size(), 1u) << table.dump();
+  EXPECT_EQ(table["rows"][0]["object"]["metadata"]["name"], "a");
 }
 
 // A v1beta1 Table is written in meta.k8s.io/v1beta1, its rows' objects too (upstream's asTable).
