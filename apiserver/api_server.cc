@@ -580,14 +580,15 @@ HandlerResult ApiServer::Impl::Route(const HttpRequest& req, std::optional<Reque
     decision = Authorize(authorizer_.get(), create);
     if (!decision.allowed) return ForbiddenResponse(create, decision.reason);
   }
-  // The server's own controllers hold no connection: their streams are not counted.
-  if (req.in_process) return Dispatch(req, extra, std::move(info), std::move(user).value());
-  const std::string name = user->name;
+  // The server's own controllers hold no connection: their streams are not counted; nor
+  // are system:masters' (per_user_limits.h LimitKeyOf).
+  const std::optional<std::string> key = req.in_process ? std::nullopt : LimitKeyOf(*user);
+  if (!key) return Dispatch(req, extra, std::move(info), std::move(user).value());
   // Refused before the session starts (and before a SPDY request is told berth wants a WebSocket).
   if (session) {
-    if (std::optional<HttpResponse> refused = per_user_.RefuseSession(name)) return std::move(*refused);
+    if (std::optional<HttpResponse> refused = per_user_.RefuseSession(*key)) return std::move(*refused);
   }
-  return per_user_.Limit(name, Dispatch(req, extra, std::move(info), std::move(user).value()));
+  return per_user_.Limit(*key, Dispatch(req, extra, std::move(info), std::move(user).value()));
 }
 
 HandlerResult ApiServer::Impl::Dispatch(const HttpRequest& req, const std::pair<std::string, NonResourceHandler>* extra,

@@ -66,18 +66,28 @@ class Hold {
 // What refused an Acquire.
 enum class Refusal { kNone, kStreams, kBytes, kSessions };
 
-HttpResponse TooMany(const PerUserState& state, const std::string& user, Refusal why) {
+constexpr std::string_view kServiceAccountsKeyPrefix = "system:serviceaccounts:";
+
+// How a 429 names the budget of `key` (LimitKeyOf).
+std::string Who(const std::string& key) {
+  if (key.starts_with(kServiceAccountsKeyPrefix)) {
+    return "the service accounts of namespace " + key.substr(kServiceAccountsKeyPrefix.size());
+  }
+  return "user " + key;
+}
+
+HttpResponse TooMany(const PerUserState& state, const std::string& key, Refusal why) {
+  const std::string who = Who(key);
   switch (why) {
     case Refusal::kBytes:
-      return TooManyRequestsResponse("too many bytes of responses being written to user " + user + ": limit is " +
+      return TooManyRequestsResponse("too many bytes of responses being written to " + who + ": limit is " +
                                      std::to_string(state.max_response_bytes));
     case Refusal::kSessions:
-      return TooManyRequestsResponse("too many exec, attach and port-forward sessions for user " + user +
-                                     ": limit is " + std::to_string(state.max_sessions));
+      return TooManyRequestsResponse("too many exec, attach and port-forward sessions for " + who + ": limit is " +
+                                     std::to_string(state.max_sessions));
     default:
-      return TooManyRequestsResponse(
-          "too many long-running requests (watches, logs, exec, attach, port-forward) for user " + user +
-          ": limit is " + std::to_string(state.max_long_running));
+      return TooManyRequestsResponse("too many long-running requests (watches, logs, exec, attach, port-forward) for " +
+                                     who + ": limit is " + std::to_string(state.max_long_running));
   }
 }
 
@@ -142,6 +152,19 @@ Answer LimitAnswer(const std::shared_ptr<PerUserState>& state, const std::string
 }
 
 }  // namespace
+
+std::optional<std::string> LimitKeyOf(const authn::UserInfo& user) {
+  for (const std::string& group : user.groups) {
+    if (group == authn::kSystemPrivilegedGroup) return std::nullopt;
+  }
+  const std::string_view prefix = authn::kServiceAccountUserPrefix;
+  if (user.name.starts_with(prefix)) {
+    const std::string rest = user.name.substr(prefix.size());  // "<namespace>:<name>"
+    const std::size_t colon = rest.find(':');
+    if (colon != std::string::npos) return std::string(kServiceAccountsKeyPrefix) + rest.substr(0, colon);
+  }
+  return user.name;
+}
 
 PerUserLimits::PerUserLimits(std::size_t max_long_running, std::size_t max_response_bytes, std::size_t max_sessions)
     : state_(std::make_shared<PerUserState>(max_long_running, max_response_bytes, max_sessions)) {}

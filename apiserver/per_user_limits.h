@@ -1,7 +1,13 @@
 // PerUserLimits: what one user's requests may hold of the server's connections and
 // memory at once, so that one client cannot lock the others out or exhaust the server.
 //
-// Three budgets per user (the authenticated user's name, after impersonation):
+// Three budgets per user. The user is the one authenticated, after impersonation, with two
+// exceptions (LimitKeyOf): every ServiceAccount of a namespace shares one budget, so that a
+// tenant who may create ServiceAccounts and their tokens (or impersonate them, as `edit`
+// may) cannot multiply its share by minting identities; and members of system:masters are
+// not limited, as API Priority and Fairness exempts that group (its `exempt` FlowSchema),
+// so the cluster's administrator can always act. The 429s name the budget: "user alice",
+// or "the service accounts of namespace team-a".
 //   - long-running requests: answers that keep their connection after the handler
 //     returns, a StreamingResponse (watch, `logs -f`) or a WebSocketUpgrade (exec,
 //     attach, port-forward), also when a DeferredResponse (a relay to a remote node)
@@ -51,6 +57,7 @@
 
 #include "apiserver/http_server.h"
 #include "apiserver/pod_exec.h"
+#include "authn/user_info.h"
 
 namespace berth::apiserver {
 
@@ -69,6 +76,10 @@ inline constexpr std::size_t kMaxResponseBytesPerUser = std::size_t{256} << 20;
 // Responses smaller than this (every GET, create, update, patch of one object, small
 // LISTs) are not counted.
 inline constexpr std::size_t kCountedResponseBytes = std::size_t{64} << 10;
+
+// The budget `user`'s requests count against: "system:serviceaccounts:<namespace>" for a
+// ServiceAccount, the user's name otherwise; nothing for a member of system:masters.
+std::optional<std::string> LimitKeyOf(const authn::UserInfo& user);
 
 class PerUserLimits {
  public:

@@ -222,6 +222,14 @@ class EndedExecutor : public client::ContainerExecutor {
   }
 };
 
+// `req` as `user` (and `group`): the test server's unsecured user is a member of
+// system:masters, whose requests are not limited, and may impersonate anyone.
+HttpRequest As(const std::string& user, HttpRequest req, const std::string& group = "") {
+  req.headers.emplace_back("Impersonate-User", user);
+  if (!group.empty()) req.headers.emplace_back("Impersonate-Group", group);
+  return req;
+}
+
 // A server with an executor for node-0 and a pod "p" on it.
 struct ServerWithAPod {
   explicit ServerWithAPod(ApiServerOptions options) : api(std::move(options)) {
@@ -239,7 +247,8 @@ struct ServerWithAPod {
 
 // kubectl's first try: a WebSocket.
 HttpRequest WebSocketRequest(const std::string& subresource, const std::string& query) {
-  HttpRequest req = testing::Request("GET", "/api/v1/namespaces/default/pods/p/" + subresource + "?" + query);
+  HttpRequest req =
+      As("alice", testing::Request("GET", "/api/v1/namespaces/default/pods/p/" + subresource + "?" + query));
   req.headers.emplace_back("Connection", "Upgrade");
   req.headers.emplace_back("Upgrade", "websocket");
   req.headers.emplace_back("Sec-WebSocket-Protocol",
@@ -248,7 +257,8 @@ HttpRequest WebSocketRequest(const std::string& subresource, const std::string& 
 }
 // Its fallback when the WebSocket is refused: SPDY.
 HttpRequest SpdyRequest(const std::string& subresource, const std::string& query) {
-  HttpRequest req = testing::Request("POST", "/api/v1/namespaces/default/pods/p/" + subresource + "?" + query);
+  HttpRequest req =
+      As("alice", testing::Request("POST", "/api/v1/namespaces/default/pods/p/" + subresource + "?" + query));
   req.headers.emplace_back("Connection", "Upgrade");
   req.headers.emplace_back("Upgrade", "SPDY/3.1");
   req.headers.emplace_back("X-Stream-Protocol-Version", "v4.channel.k8s.io");
@@ -273,7 +283,7 @@ TEST(PerUserLimitsTest, TheApiServerBoundsAUsersSessionsWhateverTheProtocol) {
   for (const auto& [subresource, query] : requests) {
     for (const HttpRequest& req : {WebSocketRequest(subresource, query), SpdyRequest(subresource, query)}) {
       HandlerResult r = s.api.server.Handle(req);
-      EXPECT_TRUE(IsTooManySessions(r, "system:unsecured", 1)) << req.method << " " << subresource << ": " << BodyOf(r);
+      EXPECT_TRUE(IsTooManySessions(r, "alice", 1)) << req.method << " " << subresource << ": " << BodyOf(r);
     }
   }
   // Once the session is gone, a SPDY request is told again that berth wants a WebSocket,
@@ -318,11 +328,11 @@ TEST(PerUserLimitsTest, TheApiServerBoundsAUsersWatchesButNotItsOwnControllers) 
   const std::string watch = "/api/v1/namespaces/default/configmaps?watch=true";
   std::vector<HandlerResult> held;
   for (int i = 0; i < 2; ++i) {
-    held.push_back(api.server.Handle(testing::Request("GET", watch)));
+    held.push_back(api.server.Handle(As("alice", testing::Request("GET", watch))));
     ASSERT_TRUE(std::holds_alternative<StreamingResponse>(held.back()));
   }
-  HandlerResult refused = api.server.Handle(testing::Request("GET", watch));
-  EXPECT_TRUE(IsTooMany(refused, "system:unsecured", 2));
+  HandlerResult refused = api.server.Handle(As("alice", testing::Request("GET", watch)));
+  EXPECT_TRUE(IsTooMany(refused, "alice", 2));
   // Requests that are not long-running are served as before.
   EXPECT_EQ(testing::Respond(api.server, "GET", "/api/v1/namespaces/default/configmaps").status, 200);
   for (int i = 0; i < 3; ++i) {
@@ -338,21 +348,61 @@ TEST(PerUserLimitsTest, TheApiServerBoundsAUsersWatchesButNotItsOwnControllers) 
     ASSERT_EQ(testing::Respond(api.server, "POST", "/api/v1/namespaces/default/configmaps", cm.dump()).status, 201);
   }
   const std::string list = "/api/v1/namespaces/default/configmaps";
-  HandlerResult unread = api.server.Handle(testing::Request("GET", list));
+  HandlerResult unread = api.server.Handle(As("alice", testing::Request("GET", list)));
   ASSERT_EQ(std::get<HttpResponse>(unread).status, 200);
   ASSERT_GE(std::get<HttpResponse>(unread).body.size(), kCountedResponseBytes);
-  HandlerResult second = api.server.Handle(testing::Request("GET", list));
+  HandlerResult second = api.server.Handle(As("alice", testing::Request("GET", list)));
   EXPECT_EQ(std::get<HttpResponse>(second).status, 429) << std::get<HttpResponse>(second).body;
   HttpRequest own = testing::Request("GET", list);
   own.in_process = true;
   EXPECT_EQ(std::get<HttpResponse>(api.server.Handle(own)).status, 200);
   unread = HttpResponse{};
-  EXPECT_EQ(std::get<HttpResponse>(api.server.Handle(testing::Request("GET", list))).status, 200);
+  EXPECT_EQ(std::get<HttpResponse>(api.server.Handle(As("alice", testing::Request("GET", list)))).status, 200);
   // A watch that ends frees its slot.
   auto stream = std::make_shared<EndableStream>();
   std::get<StreamingResponse>(held[0]).start(stream);
   stream->Close();
-  EXPECT_TRUE(std::holds_alternative<StreamingResponse>(api.server.Handle(testing::Request("GET", watch))));
+  EXPECT_TRUE(
+      std::holds_alternative<StreamingResponse>(api.server.Handle(As("alice", testing::Request("GET", watch)))));
+}
+
+// Every ServiceAccount of a namespace shares one budget (a tenant minting ServiceAccounts,
+// or impersonating them, gets no more); system:masters is not limited.
+TEST(PerUserLimitsTest, ServiceAccountsShareTheirNamespacesBudgetAndAdministratorsAreNotLimited) {
+  EXPECT_EQ(LimitKeyOf({.name = "alice", .groups = {"team-a", "system:authenticated"}}), "alice");
+  EXPECT_EQ(LimitKeyOf({.name = "system:serviceaccount:team-a:ci-1", .groups = {"system:serviceaccounts"}}),
+            "system:serviceaccounts:team-a");
+  EXPECT_EQ(LimitKeyOf({.name = "system:serviceaccount:team-a:ci-2"}), "system:serviceaccounts:team-a");
+  EXPECT_EQ(LimitKeyOf({.name = "system:serviceaccount:malformed"}), "system:serviceaccount:malformed");
+  EXPECT_EQ(LimitKeyOf({.name = "root", .groups = {"system:masters"}}), std::nullopt);
+
+  ApiServerOptions options = testing::WithoutGarbageCollector();
+  options.max_long_running_requests_per_user = 2;
+  testing::TestApiServer api(options);
+  ASSERT_TRUE(api.server.EnsureSystemNamespaces().ok());
+  const std::string watch = "/api/v1/namespaces/team-a/configmaps?watch=true";
+  std::vector<HandlerResult> held;
+  for (const char* sa : {"system:serviceaccount:team-a:ci-1", "system:serviceaccount:team-a:ci-2"}) {
+    held.push_back(api.server.Handle(As(sa, testing::Request("GET", watch))));
+    ASSERT_TRUE(std::holds_alternative<StreamingResponse>(held.back())) << sa;
+  }
+  HandlerResult third = api.server.Handle(As("system:serviceaccount:team-a:ci-3", testing::Request("GET", watch)));
+  const auto* refused = std::get_if<HttpResponse>(&third);
+  ASSERT_NE(refused, nullptr);
+  EXPECT_EQ(refused->status, 429);
+  EXPECT_EQ(json::parse(refused->body)["message"],
+            "too many long-running requests (watches, logs, exec, attach, port-forward) for the service accounts "
+            "of namespace team-a: limit is 2");
+  // Another namespace's ServiceAccounts, and a user, have their own budgets.
+  for (const char* other : {"system:serviceaccount:team-b:ci-1", "alice"}) {
+    held.push_back(api.server.Handle(As(other, testing::Request("GET", watch))));
+    EXPECT_TRUE(std::holds_alternative<StreamingResponse>(held.back())) << other;
+  }
+  // A member of system:masters is not limited.
+  for (int i = 0; i < 4; ++i) {
+    held.push_back(api.server.Handle(As("root", testing::Request("GET", watch), "system:masters")));
+    EXPECT_TRUE(std::holds_alternative<StreamingResponse>(held.back())) << i;
+  }
 }
 
 }  // namespace
