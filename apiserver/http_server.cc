@@ -1,6 +1,8 @@
 #include "apiserver/http_server.h"
 
 #include <cerrno>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 
 // GCC 12 + Boost 1.74: awaitable.hpp uses std::exchange without including <utility>.
@@ -100,6 +102,18 @@ bool IsWebSocketUpgrade(const HttpRequest& req) {
 }
 
 namespace {
+
+// kTcpKeepAliveInterval / kTcpKeepAliveProbes on an accepted socket (best effort: a
+// socket that refuses keeps serving without).
+void SetTcpKeepAlive(tcp::socket& socket) {
+  ErrorCode ec;
+  socket.set_option(net::socket_base::keep_alive(true), ec);
+  const int fd = socket.native_handle();
+  const int seconds = static_cast<int>(kTcpKeepAliveInterval.count());
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &seconds, sizeof(seconds));
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &seconds, sizeof(seconds));
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &kTcpKeepAliveProbes, sizeof(kTcpKeepAliveProbes));
+}
 
 namespace websocket = beast::websocket;
 
@@ -1096,6 +1110,7 @@ net::awaitable<void> HttpServer::Impl::AcceptLoop() {
     }
     backoff = std::chrono::milliseconds(0);
     socket.set_option(tcp::no_delay(true), ec);
+    SetTcpKeepAlive(socket);
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (stopping_) co_return;

@@ -355,6 +355,14 @@ inline constexpr std::size_t kMaxConnections = 4096;
 // arrived just as its connection was chosen keeps it open, so the open connections may
 // pass max_connections by at most this many.
 inline constexpr std::size_t kMaxConnectionsClosing = 64;
+// TCP keep-alive on every accepted connection: the first probe after this long without
+// traffic, then one every this long, up to kTcpKeepAliveProbes unanswered, so a client that
+// vanished without a FIN or RST (a laptop asleep, a NAT entry dropped) gives back its
+// connection and its exec or port-forward session within about 2.5 minutes, not the 4 h
+// session idle timeout. Upstream: Go's listener turns keep-alive on with 15 s idle and
+// interval and 9 probes (net.KeepAliveConfig defaults, net/tcpsock.go).
+inline constexpr std::chrono::seconds kTcpKeepAliveInterval{15};
+inline constexpr int kTcpKeepAliveProbes = 9;
 // A keep-alive connection that starts no new request for this long is closed.
 // Upstream: kube-apiserver's http.Server IdleTimeout, 90 s ("matches
 // http.DefaultTransport keep-alive timeout",

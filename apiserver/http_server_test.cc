@@ -7,10 +7,12 @@
 #include <arpa/inet.h>
 #include <atomic>
 #include <chrono>
+#include <fstream>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <spdlog/sinks/ringbuffer_sink.h>
+#include <sstream>
 #include <string>
 #include <sys/socket.h>
 #include <thread>
@@ -321,6 +323,51 @@ TEST(HttpServerLimitsTest, ConnectionsBeyondTheCapAreRefusedAtOnceWhenNoneIsIdle
     for (auto& stream : streams) stream->Close();
   }
   server.Stop();
+}
+
+// The server's side of an accepted connection as /proc/net/tcp{,6} shows it: its timer kind
+// ("tr": 2 is keep-alive, or another timer) and the seconds until it fires; nullopt when the
+// row is not found.
+std::optional<std::pair<int, double>> ServerSideTimer(int server_port, int client_port) {
+  for (const char* file : {"/proc/net/tcp", "/proc/net/tcp6"}) {
+    std::ifstream in(file);
+    std::string line;
+    std::getline(in, line);  // the header
+    while (std::getline(in, line)) {
+      std::istringstream fields(line);
+      std::string slot, local, remote, state, queues, timer;
+      fields >> slot >> local >> remote >> state >> queues >> timer;
+      auto port = [](const std::string& address) {
+        return std::stoi(address.substr(address.rfind(':') + 1), nullptr, 16);
+      };
+      if (port(local) != server_port || port(remote) != client_port) continue;
+      const std::size_t colon = timer.find(':');
+      return std::make_pair(
+          std::stoi(timer.substr(0, colon), nullptr, 16),
+          static_cast<double>(std::stoll(timer.substr(colon + 1), nullptr, 16)) / sysconf(_SC_CLK_TCK));
+    }
+  }
+  return std::nullopt;
+}
+
+// Accepted connections carry TCP keep-alive, so a client that vanished without a FIN or RST
+// is found out (kTcpKeepAliveInterval, as Go's listener): the idle connection's server side
+// has a keep-alive timer due within the interval.
+TEST(HttpServerLimitsTest, AcceptedConnectionsProbeAVanishedClientWithTcpKeepAlive) {
+  OkServer s(HttpServerOptions{});
+  int fd = Connect(s.server.port());
+  sockaddr_in local{};
+  socklen_t len = sizeof(local);
+  ASSERT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len), 0);
+  ASSERT_TRUE(Eventually([&] { return s.server.Stats().open_connections == 1; }));
+  std::optional<std::pair<int, double>> timer;
+  ASSERT_TRUE(Eventually([&] {
+    timer = ServerSideTimer(s.server.port(), ntohs(local.sin_port));
+    return timer && timer->first == 2;
+  })) << (timer ? std::to_string(timer->first) : "no row");
+  EXPECT_GT(timer->second, 1.0);  // not a delayed ACK's 40 ms
+  EXPECT_LE(timer->second, std::chrono::duration<double>(kTcpKeepAliveInterval).count());
+  close(fd);
 }
 
 // A client that opens connections and sends nothing, half a header, or a header and half a
