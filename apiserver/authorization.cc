@@ -66,8 +66,7 @@ rbac::RequestAttributes RequestAttributesFor(const authn::UserInfo& user, const 
 }
 
 rbac::Decision Authorize(const rbac::Authorizer* authorizer, const rbac::RequestAttributes& attributes) {
-  const auto& groups = attributes.user.groups;
-  if (std::find(groups.begin(), groups.end(), authn::kSystemPrivilegedGroup) != groups.end()) return {true, ""};
+  if (authn::IsSystemMaster(attributes.user)) return {true, ""};
   if (authorizer == nullptr) return {true, ""};
   return authorizer->Authorize(attributes);
 }

@@ -154,9 +154,7 @@ Answer LimitAnswer(const std::shared_ptr<PerUserState>& state, const std::string
 }  // namespace
 
 std::optional<std::string> LimitKeyOf(const authn::UserInfo& user) {
-  for (const std::string& group : user.groups) {
-    if (group == authn::kSystemPrivilegedGroup) return std::nullopt;
-  }
+  if (authn::IsSystemMaster(user)) return std::nullopt;
   const std::string_view prefix = authn::kServiceAccountUserPrefix;
   if (user.name.starts_with(prefix)) {
     const std::string rest = user.name.substr(prefix.size());  // "<namespace>:<name>"

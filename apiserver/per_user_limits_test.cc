@@ -2,6 +2,7 @@
 // attach and port-forward sessions, and response bytes; on their own and in the API server.
 #include "apiserver/per_user_limits.h"
 
+#include <algorithm>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -315,6 +316,38 @@ TEST(PerUserLimitsTest, ASpdyFallbackIsToldTheSessionBoundItsWebSocketMet) {
   held.pop_back();
   const HttpResponse told = std::get<HttpResponse>(s.api.server.Handle(SpdyRequest("exec", kExecQuery)));
   EXPECT_EQ(told.status, 400) << told.body;
+}
+
+// The administrator (system:masters: here the test server's unsecured user) can always reach a
+// pod: the session bounds that refuse the tenants do not refuse it, though its sessions count.
+TEST(PerUserLimitsTest, TheAdministratorIsNotHeldToTheSessionBounds) {
+  ServerWithAPod s(testing::WithoutGarbageCollector());
+  std::vector<HandlerResult> held;
+  for (std::size_t i = 0; i < kMaxExecSessionsPerPod; ++i) {
+    held.push_back(s.api.server.Handle(WebSocketRequest("exec", kExecQuery)));  // alice's
+    ASSERT_TRUE(std::holds_alternative<WebSocketUpgrade>(held.back())) << BodyOf(held.back());
+  }
+  HandlerResult tenant = s.api.server.Handle(WebSocketRequest("exec", kExecQuery));
+  ASSERT_TRUE(std::holds_alternative<HttpResponse>(tenant));
+  EXPECT_EQ(std::get<HttpResponse>(tenant).status, 429);
+  auto as_admin = [](HttpRequest req) {
+    req.headers.erase(std::remove_if(req.headers.begin(), req.headers.end(),
+                                     [](const auto& h) { return h.first == "Impersonate-User"; }),
+                      req.headers.end());
+    return req;
+  };
+  for (int i = 0; i < 2; ++i) {
+    held.push_back(s.api.server.Handle(as_admin(WebSocketRequest("exec", kExecQuery))));
+    EXPECT_TRUE(std::holds_alternative<WebSocketUpgrade>(held.back())) << BodyOf(held.back());
+  }
+  // Its SPDY attempt is told that berth wants a WebSocket, not a bound.
+  const HttpResponse told = std::get<HttpResponse>(s.api.server.Handle(as_admin(SpdyRequest("exec", kExecQuery))));
+  EXPECT_EQ(told.status, 400) << told.body;
+  // Its sessions count: the tenant is still refused when one of its own ends.
+  held.erase(held.begin());
+  tenant = s.api.server.Handle(WebSocketRequest("exec", kExecQuery));
+  ASSERT_TRUE(std::holds_alternative<HttpResponse>(tenant));
+  EXPECT_EQ(std::get<HttpResponse>(tenant).status, 429);
 }
 
 // Through the server: the user's watches and followed logs are bounded; the in-process

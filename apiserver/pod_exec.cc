@@ -199,7 +199,7 @@ std::size_t PodExecServer::open_sessions() const { return sessions_.open(); }
 void PodExecServer::Stop() { sessions_.Stop(); }
 
 HandlerResult PodExecServer::Serve(const HttpRequest& req, const std::string& ns, const std::string& name,
-                                   const QueryParams& query) {
+                                   const QueryParams& query, bool unbounded) {
   client::ExecOptions options;
   options.command = query.GetAll("command");
   options.container = query.Get("container");
@@ -239,13 +239,13 @@ HandlerResult PodExecServer::Serve(const HttpRequest& req, const std::string& ns
                                             std::string(req.Header("Sec-WebSocket-Protocol")) + "]; supports [" +
                                             kStreamProtocolV5 + " " + kStreamProtocolV4 + "]"));
     }
-    if (!sessions_.HasRoom(ns + "/" + name)) return sessions_.TooMany("exec");
+    if (!sessions_.HasRoom(ns + "/" + name, unbounded)) return sessions_.TooMany("exec");
     return StatusResponse(BadRequestError("berth serves exec over WebSocket only (" + std::string(kStreamProtocolV5) +
                                           ", " + kStreamProtocolV4 + "), not SPDY; upgrade request required"));
   }
 
   const std::string key = ns + "/" + name;
-  if (!sessions_.Acquire(key)) return sessions_.TooMany("exec");
+  if (!sessions_.Acquire(key, unbounded)) return sessions_.TooMany("exec");
   auto process = executor->StartExec(ns, name, options);
   if (!process.ok() || *process == nullptr) {
     sessions_.Release(key);

@@ -105,8 +105,10 @@ class PodExecServer {
   // The executor registered for `node_name`, nullptr when none (pods/portforward shares it).
   client::ContainerExecutor* ExecutorFor(const std::string& node_name) const;
 
-  // Serves one pods/{name}/exec request (already authorized).
-  HandlerResult Serve(const HttpRequest& req, const std::string& ns, const std::string& name, const QueryParams& query);
+  // Serves one pods/{name}/exec request (already authorized); `unbounded`: the
+  // requester is not held to the session bounds (StreamSessions::Acquire).
+  HandlerResult Serve(const HttpRequest& req, const std::string& ns, const std::string& name, const QueryParams& query,
+                      bool unbounded = false);
 
   // Ends every session (killing its command) and waits for their threads.
   void Stop();

@@ -353,7 +353,7 @@ std::size_t PodPortForwardServer::open_sessions() const { return sessions_.open(
 void PodPortForwardServer::Stop() { sessions_.Stop(); }
 
 HandlerResult PodPortForwardServer::Serve(const HttpRequest& req, const std::string& ns, const std::string& name,
-                                          const QueryParams& query) {
+                                          const QueryParams& query, bool unbounded) {
   // corev1.PodPortForwardOptions.ports: optional for SPDY (the ports are the streams' headers),
   // each in 1..65535 when given.
   const std::vector<std::string> ports = query.GetAll("ports");
@@ -372,7 +372,7 @@ HandlerResult PodPortForwardServer::Serve(const HttpRequest& req, const std::str
     return StatusResponse(NodeNotServedError("port-forward", node));
   }
   if (!IsWebSocketUpgrade(req)) {
-    if (!sessions_.HasRoom(ns + "/" + name)) return sessions_.TooMany("port-forward");  // stream_sessions.h HasRoom
+    if (!sessions_.HasRoom(ns + "/" + name, unbounded)) return sessions_.TooMany("port-forward");  // stream_sessions.h
     return StatusResponse(BadRequestError("berth serves port-forward over WebSocket only (" +
                                           std::string(kPortForwardTunnelProtocol) +
                                           "), not SPDY; upgrade request required"));
@@ -382,7 +382,7 @@ HandlerResult PodPortForwardServer::Serve(const HttpRequest& req, const std::str
     return StatusResponse(BadRequestError("unable to upgrade: no tunneling spdy protocols provided"));
   }
   const std::string key = ns + "/" + name;
-  if (!sessions_.Acquire(key)) return sessions_.TooMany("port-forward");
+  if (!sessions_.Acquire(key, unbounded)) return sessions_.TooMany("port-forward");
   auto session = std::make_shared<Session>(this, key, ns, name, api::Uid(*pod.value()), executor);
   WebSocketUpgrade upgrade;
   upgrade.protocol = kPortForwardTunnelProtocol;

@@ -100,8 +100,10 @@ class PodPortForwardServer {
   PodPortForwardServer(PodLookup pods, std::function<client::ContainerExecutor*(const std::string& node)> executor_for);
   ~PodPortForwardServer();  // Stop()
 
-  // Serves one pods/{name}/portforward request (already authorized).
-  HandlerResult Serve(const HttpRequest& req, const std::string& ns, const std::string& name, const QueryParams& query);
+  // Serves one pods/{name}/portforward request (already authorized); `unbounded`: the
+  // requester is not held to the session bounds (StreamSessions::Acquire).
+  HandlerResult Serve(const HttpRequest& req, const std::string& ns, const std::string& name, const QueryParams& query,
+                      bool unbounded = false);
 
   // Ends every session and waits for their threads.
   void Stop();

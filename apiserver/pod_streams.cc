@@ -21,14 +21,14 @@ bool PodStreams::AllowsVerb(const RequestInfo& info) {
 
 bool PodStreams::ServesNode(const std::string& node_name) const { return exec_.ExecutorFor(node_name) != nullptr; }
 
-HandlerResult PodStreams::Serve(const HttpRequest& req, const RequestInfo& info) {
+HandlerResult PodStreams::Serve(const HttpRequest& req, const RequestInfo& info, bool unbounded) {
   if (!AllowsVerb(info)) {
     return StatusResponse(MethodNotAllowedError("the server does not allow this method on the requested resource"));
   }
   if (info.subresource == "log") return logs_.Serve(info.namespace_, info.name, info.query);
-  if (info.subresource == "exec") return exec_.Serve(req, info.namespace_, info.name, info.query);
+  if (info.subresource == "exec") return exec_.Serve(req, info.namespace_, info.name, info.query, unbounded);
   if (info.subresource == "attach") return logs_.ServeAttach(req, info.namespace_, info.name, info.query);
-  return portforward_.Serve(req, info.namespace_, info.name, info.query);
+  return portforward_.Serve(req, info.namespace_, info.name, info.query, unbounded);
 }
 
 void PodStreams::RegisterExecutor(const std::string& node_name, client::ContainerExecutor* executor) {

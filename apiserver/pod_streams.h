@@ -64,8 +64,9 @@ class PodStreams {
   bool ServesNode(const std::string& node_name) const;
 
   // Serves one request for `info`: a core-group pods request with a
-  // namespace, a name and IsPodStreamSubresource(info.subresource).
-  HandlerResult Serve(const HttpRequest& req, const RequestInfo& info);
+  // namespace, a name and IsPodStreamSubresource(info.subresource). `unbounded`: the
+  // requester (system:masters) is not held to the exec and port-forward session bounds.
+  HandlerResult Serve(const HttpRequest& req, const RequestInfo& info, bool unbounded = false);
 
   void RegisterExecutor(const std::string& node_name, client::ContainerExecutor* executor);
   void UnregisterExecutor(const std::string& node_name);

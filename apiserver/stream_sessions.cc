@@ -22,8 +22,10 @@ struct StreamSession::State {
   std::set<std::shared_ptr<StreamSession>> running;  // threads running
   bool stopping = false;
 
-  bool HasRoomLocked(const std::string& key) const {
-    if (stopping || open >= max_sessions) return false;
+  bool HasRoomLocked(const std::string& key, bool unbounded) const {
+    if (stopping) return false;
+    if (unbounded) return true;
+    if (open >= max_sessions) return false;
     auto it = per_pod.find(key);
     return it == per_pod.end() || it->second < max_per_pod;
   }
@@ -86,14 +88,14 @@ bool StreamSession::Stopping() const {
 StreamSessions::StreamSessions(std::size_t max_sessions, std::size_t max_per_pod)
     : state_(std::make_shared<StreamSession::State>(max_sessions, max_per_pod)) {}
 
-bool StreamSessions::HasRoom(const std::string& key) const {
+bool StreamSessions::HasRoom(const std::string& key, bool unbounded) const {
   std::lock_guard<std::mutex> lock(state_->mu);
-  return state_->HasRoomLocked(key);
+  return state_->HasRoomLocked(key, unbounded);
 }
 
-bool StreamSessions::Acquire(const std::string& key) {
+bool StreamSessions::Acquire(const std::string& key, bool unbounded) {
   std::lock_guard<std::mutex> lock(state_->mu);
-  if (!state_->HasRoomLocked(key)) return false;
+  if (!state_->HasRoomLocked(key, unbounded)) return false;
   ++state_->open;
   ++state_->per_pod[key];
   return true;

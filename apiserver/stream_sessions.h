@@ -75,12 +75,14 @@ class StreamSessions {
   StreamSessions(std::size_t max_sessions, std::size_t max_per_pod);
   ~StreamSessions() { Stop(); }
 
-  // A slot for pod `key` ("namespace/name"); false while stopping or at a bound.
-  bool Acquire(const std::string& key);
+  // A slot for pod `key` ("namespace/name"); false while stopping or at a bound. An
+  // `unbounded` requester (system:masters: the administrator must always be able to act)
+  // is refused only while stopping; its slot still counts towards the others' bounds.
+  bool Acquire(const std::string& key, bool unbounded = false);
   // Whether Acquire(key) would succeed now. A request berth will not upgrade (SPDY) is
   // answered TooMany when it would not: kubectl falls back to SPDY when its WebSocket is
   // refused, and must show why that was refused, not that berth wants a WebSocket.
-  bool HasRoom(const std::string& key) const;
+  bool HasRoom(const std::string& key, bool unbounded = false) const;
   // Gives back a slot no session took (a StreamSession gives its own back).
   void Release(const std::string& key);
   // The answer when Acquire fails: 429 TooManyRequests, Retry-After 1, "too many <kind>

@@ -27,6 +27,21 @@ TEST(StreamSessionsTest, SlotsAreBoundedPerServerAndPerPod) {
   EXPECT_EQ(sessions.open(), 3u);
 }
 
+TEST(StreamSessionsTest, AnUnboundedRequesterPassesTheBoundsAndCountsTowardsThem) {
+  StreamSessions sessions(2, 1);
+  EXPECT_TRUE(sessions.Acquire("ns/a"));
+  EXPECT_FALSE(sessions.HasRoom("ns/a"));
+  EXPECT_TRUE(sessions.HasRoom("ns/a", /*unbounded=*/true));
+  EXPECT_TRUE(sessions.Acquire("ns/a", /*unbounded=*/true));  // past the pod's bound
+  EXPECT_TRUE(sessions.Acquire("ns/b", /*unbounded=*/true));  // past the server's
+  EXPECT_EQ(sessions.open(), 3u);
+  EXPECT_FALSE(sessions.Acquire("ns/c"));  // the others are refused
+  sessions.Stop(std::chrono::milliseconds(10));
+  EXPECT_FALSE(sessions.Acquire("ns/c", /*unbounded=*/true));  // but not while stopping
+  for (const char* key : {"ns/a", "ns/a", "ns/b"}) sessions.Release(key);
+  EXPECT_EQ(sessions.open(), 0u);
+}
+
 TEST(StreamSessionsTest, StoppingRefusesNewSlots) {
   StreamSessions sessions(3, 2);
   EXPECT_TRUE(sessions.Acquire("ns/a"));

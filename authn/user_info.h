@@ -6,6 +6,7 @@
 //
 // Thread-safety: a plain value.
 #pragma once
+#include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
@@ -28,5 +29,11 @@ inline constexpr char kAnonymous[] = "system:anonymous";
 inline constexpr char kServiceAccountsGroup[] = "system:serviceaccounts";
 inline constexpr char kNodeUserPrefix[] = "system:node:";
 inline constexpr char kServiceAccountUserPrefix[] = "system:serviceaccount:";
+
+// Whether `user` is in system:masters: kube-apiserver authorizes its every request
+// (authorizerfactory's privileged group) and API Priority and Fairness exempts it.
+inline bool IsSystemMaster(const UserInfo& user) {
+  return std::find(user.groups.begin(), user.groups.end(), kSystemPrivilegedGroup) != user.groups.end();
+}
 
 }  // namespace berth::authn

@@ -75,9 +75,7 @@ Status Forbidden(const api::Object& obj, std::string_view resource, std::string_
 
 }  // namespace
 
-bool EscalationAllowed(const authn::UserInfo& user) {
-  return std::find(user.groups.begin(), user.groups.end(), authn::kSystemPrivilegedGroup) != user.groups.end();
-}
+bool EscalationAllowed(const authn::UserInfo& user) { return authn::IsSystemMaster(user); }
 
 bool RoleEscalationAuthorized(const Authorizer& authorizer, const authn::UserInfo& user, std::string_view resource,
                               std::string_view ns, std::string_view name) {
