@@ -20,6 +20,7 @@
 //     kMaxExecSessions / kMaxPortForwardSessions; at most `max_sessions` per user, so one
 //     user cannot take every session of the server. Beyond it:
 //       429 "too many exec, attach and port-forward sessions for user <name>: limit is 32"
+//     (the server's own session bounds, stream_sessions.h, come on top of it)
 //     RefuseSession(user) gives that answer before the request is served, whatever its
 //     protocol: kubectl, refused a WebSocket, falls back to SPDY, and the SPDY request
 //     gets the same 429 rather than "berth serves exec over WebSocket only".
@@ -90,10 +91,12 @@ class PerUserLimits {
   PerUserLimits(const PerUserLimits&) = delete;
   PerUserLimits& operator=(const PerUserLimits&) = delete;
 
+  // `user` in these methods is a budget's key (LimitKeyOf).
   // `result`, holding `user`'s budget while it is written or streams; or a 429 above.
   HandlerResult Limit(const std::string& user, HandlerResult result);
   // The 429 for a pods/exec, attach or port-forward request of `user` who holds
-  // max_sessions already; nothing when there is room (Limit counts the session).
+  // max_sessions sessions, or max_long_running long-running requests, already; nothing
+  // when there is room (Limit counts the session).
   std::optional<HttpResponse> RefuseSession(const std::string& user) const;
   // The long-running requests `user` holds open now.
   std::size_t Open(const std::string& user) const;
