@@ -376,22 +376,24 @@ class ApiServer::Impl {
     return r.http != nullptr && r.http->take_objects && r.transform == Transform::kNone &&
            r.media == ResponseMediaType::kJson && InRequestVersion(r, stored);
   }
-  // The Table of `items` in the negotiated meta.k8s.io version (a v1beta1 Table's row
-  // objects are v1beta1 PartialObjectMetadata, as upstream's asTable writes them).
+  // The Table of `items` in the negotiated meta.k8s.io version.
   json TableOf(const ResourceRequest& r, const std::vector<const api::Object*>& items, const std::string& rv,
                const std::string& continue_token) const {
-    json table = tables_.at(std::make_pair(r.def, r.version)).Table(items, clock_.Now(), r.include, rv, continue_token);
-    if (r.meta_version != "v1") {
-      const std::string api_version = "meta.k8s.io/" + r.meta_version;
-      table["apiVersion"] = api_version;
-      for (json& row : table["rows"]) {
-        auto object = row.find("object");
-        if (object != row.end() && object->value("kind", "") == "PartialObjectMetadata") {
-          (*object)["apiVersion"] = api_version;
-        }
-      }
+    return tables_.at(std::make_pair(r.def, r.version))
+        .Table(items, clock_.Now(), r.include, rv, continue_token, r.meta_version);
+  }
+  // One object (in the request's version) under the request's single-object transform:
+  // itself, its Table or its PartialObjectMetadata. PartialObjectMetadataList leaves it as it
+  // is (the caller decides: a 406, or a watch event sent unchanged as upstream sends it).
+  json TransformedObject(const ResourceRequest& r, const json& object) const {
+    switch (r.transform) {
+      case Transform::kTable:
+        return TableOf(r, {&object}, api::ResourceVersion(object), "");
+      case Transform::kPartialObjectMetadata:
+        return PartialObjectMetadata(object, r.meta_version);
+      default:
+        return object;
     }
-    return table;
   }
   // Decodes a request body (JSON or YAML) into an object of the URL's kind:
   // fills apiVersion/kind when absent, checks them, the name and the namespace.
@@ -920,20 +922,9 @@ HttpResponse ApiServer::Impl::ObjectResponse(const ResourceRequest& r, int code,
   auto converted = ViewInRequestVersion(r, stored, &holder);
   if (!converted.ok()) return Error(r, converted.status());
   const json& object = **converted;
-  HttpResponse resp;
-  switch (r.transform) {
-    case Transform::kTable:
-      resp = JsonResponse(code, TableOf(r, {&object}, api::ResourceVersion(object), ""));
-      break;
-    case Transform::kPartialObjectMetadata:
-      resp = JsonResponse(code, PartialObjectMetadata(object, r.meta_version));
-      break;
-    case Transform::kPartialObjectMetadataList:
-      return TransformNotAcceptableResponse(/*list=*/false);
-    case Transform::kNone:
-      resp = JsonResponse(code, object);
-      break;
-  }
+  if (r.transform == Transform::kPartialObjectMetadataList) return TransformNotAcceptableResponse(/*list=*/false);
+  HttpResponse resp =
+      r.transform == Transform::kNone ? JsonResponse(code, object) : JsonResponse(code, TransformedObject(r, object));
   AddWarnings(&resp, warnings);
   return resp;
 }
@@ -1145,15 +1136,8 @@ HandlerResult ApiServer::Impl::Watch(const ResourceRequest& r) {
   std::vector<std::string> initial;
   auto encode_object = [this, r](const json& stored) -> StatusOr<json> {
     auto converted = ToRequestVersion(r, stored);
-    if (!converted.ok()) return converted.status();
-    switch (r.transform) {
-      case Transform::kTable:
-        return TableOf(r, {&*converted}, api::ResourceVersion(*converted), "");
-      case Transform::kPartialObjectMetadata:
-        return PartialObjectMetadata(*converted, r.meta_version);
-      default:             // a watch asked for PartialObjectMetadataList gets the objects, as upstream's
-        return converted;  // transformObject fails on each and leaves it as it is
-    }
+    if (!converted.ok() || r.transform == Transform::kNone) return converted;
+    return TransformedObject(r, *converted);
   };
   auto line = [](const char* type, const json& object) {
     std::string out = "{\"object\":";

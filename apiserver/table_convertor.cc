@@ -950,10 +950,10 @@ std::optional<TableConvertor> TableConvertor::Builtin(std::string_view group, st
   return std::nullopt;
 }
 
-json TableConvertor::Row(const api::Object& obj, Time now, IncludeObject include) const {
+json TableConvertor::Row(const api::Object& obj, Time now, IncludeObject include, std::string_view meta_version) const {
   json row = {{"cells", row_(obj, now)}};
   if (include == IncludeObject::kMetadata) {
-    row["object"] = PartialObjectMetadata(obj);
+    row["object"] = PartialObjectMetadata(obj, meta_version);
   } else if (include == IncludeObject::kObject) {
     row["object"] = obj;
   }
@@ -962,14 +962,14 @@ json TableConvertor::Row(const api::Object& obj, Time now, IncludeObject include
 
 json TableConvertor::Table(const std::vector<const api::Object*>& items, Time now, IncludeObject include,
                            const std::string& resource_version, const std::string& continue_token,
-                           bool with_columns) const {
+                           std::string_view meta_version, bool with_columns) const {
   json meta = json::object();
   if (!resource_version.empty()) meta["resourceVersion"] = resource_version;
   if (!continue_token.empty()) meta["continue"] = continue_token;
   json rows = json::array();
-  for (const api::Object* obj : items) rows.push_back(Row(*obj, now, include));
+  for (const api::Object* obj : items) rows.push_back(Row(*obj, now, include, meta_version));
   return json{{"kind", "Table"},
-              {"apiVersion", "meta.k8s.io/v1"},
+              {"apiVersion", "meta.k8s.io/" + std::string(meta_version)},
               {"metadata", std::move(meta)},
               {"columnDefinitions", with_columns ? ColumnDefinitions() : json::array()},
               {"rows", std::move(rows)}};

@@ -102,13 +102,16 @@ class TableConvertor {
 
   // The columnDefinitions array.
   const nlohmann::json& ColumnDefinitions() const { return *column_definitions_; }
-  // One row: {"cells":[...],"object":...}.
-  nlohmann::json Row(const api::Object& obj, Time now, IncludeObject include) const;
-  // A whole Table. `with_columns` false leaves columnDefinitions [] (watch
+  // One row: {"cells":[...],"object":...}; a PartialObjectMetadata object is written in
+  // meta.k8s.io/<meta_version>.
+  nlohmann::json Row(const api::Object& obj, Time now, IncludeObject include,
+                     std::string_view meta_version = "v1") const;
+  // A whole Table in meta.k8s.io/<meta_version> ("v1" or "v1beta1"), its rows' objects
+  // too (upstream's asTable). `with_columns` false leaves columnDefinitions [] (watch
   // events after the first).
-  nlohmann::json Table(const std::vector<const api::Object*>& items, Time now,
-                       IncludeObject include, const std::string& resource_version,
-                       const std::string& continue_token, bool with_columns = true) const;
+  nlohmann::json Table(const std::vector<const api::Object*>& items, Time now, IncludeObject include,
+                       const std::string& resource_version, const std::string& continue_token,
+                       std::string_view meta_version = "v1", bool with_columns = true) const;
 
  private:
   TableConvertor(std::shared_ptr<const nlohmann::json> defs, RowFunction row)
