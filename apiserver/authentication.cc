@@ -45,14 +45,9 @@ void AddImplicitGroups(authn::UserInfo* user) {
     AddGroup(user, authn::kAllUnauthenticated);
     return;
   }
-  if (user->name.starts_with(authn::kServiceAccountUserPrefix)) {
-    std::string_view rest =
-        std::string_view(user->name).substr(std::string_view(authn::kServiceAccountUserPrefix).size());
-    const std::size_t colon = rest.find(':');
-    if (colon != std::string_view::npos) {
-      AddGroup(user, authn::kServiceAccountsGroup);
-      AddGroup(user, std::string(authn::kServiceAccountsGroup) + ":" + std::string(rest.substr(0, colon)));
-    }
+  if (auto sa = authn::SplitServiceAccountUsername(user->name)) {
+    AddGroup(user, authn::kServiceAccountsGroup);
+    AddGroup(user, std::string(authn::kServiceAccountsGroup) + ":" + std::string(sa->first));
   }
   AddGroup(user, authn::kAllAuthenticated);
 }
@@ -164,14 +159,8 @@ StatusOr<authn::UserInfo> Impersonate(const HttpRequest& request, const authn::U
     steps.push_back(std::move(a));
   };
   as.name = *user;
-  std::string_view sa = *user;
-  std::size_t colon = std::string_view::npos;
-  if (sa.starts_with(authn::kServiceAccountUserPrefix)) {
-    sa.remove_prefix(std::string_view(authn::kServiceAccountUserPrefix).size());
-    colon = sa.find(':');
-  }
-  if (colon != std::string_view::npos) {
-    step("", "serviceaccounts", "", std::string(sa.substr(0, colon)), std::string(sa.substr(colon + 1)));
+  if (auto sa = authn::SplitServiceAccountUsername(*user)) {
+    step("", "serviceaccounts", "", std::string(sa->first), std::string(sa->second));
   } else {
     step("", "users", "", "", *user);
   }

@@ -533,7 +533,7 @@ class HttpServer::Impl::Connection final : public ConnectionBase,
       return;
     }
     ErrorCode ec;
-    sock().cancel(ec);  // the keep-alive wait ends with an error: the connection closes
+    sock().cancel(ec);  // the wait or read in progress ends with an error: the connection closes
   }
   void ForceClose() override {
     ErrorCode ec;

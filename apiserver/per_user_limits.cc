@@ -63,6 +63,12 @@ class Hold {
   std::atomic<bool> released_{false};
 };
 
+// What `user` holds now (nothing when it has no entry). The caller holds state.mu.
+PerUserState::Held HeldByLocked(const PerUserState& state, const std::string& user) {
+  auto it = state.held.find(user);
+  return it == state.held.end() ? PerUserState::Held{} : it->second;
+}
+
 // What refused an Acquire.
 enum class Refusal { kNone, kStreams, kBytes, kSessions };
 
@@ -143,8 +149,7 @@ Answer LimitAnswer(const std::shared_ptr<PerUserState>& state, const std::string
           if (a.body.size() < kCountedResponseBytes) return std::move(a);
           auto held = Acquire(state, user, {0, a.body.size(), 0});
           if (auto* refused = std::get_if<HttpResponse>(&held)) return std::move(*refused);
-          std::shared_ptr<Hold> hold = std::get<std::shared_ptr<Hold>>(std::move(held));
-          a.hold = std::move(hold);
+          a.hold = std::get<std::shared_ptr<Hold>>(std::move(held));
           return std::move(a);
         }
       },
@@ -155,11 +160,8 @@ Answer LimitAnswer(const std::shared_ptr<PerUserState>& state, const std::string
 
 std::optional<std::string> LimitKeyOf(const authn::UserInfo& user) {
   if (authn::IsSystemMaster(user)) return std::nullopt;
-  const std::string_view prefix = authn::kServiceAccountUserPrefix;
-  if (user.name.starts_with(prefix)) {
-    const std::string rest = user.name.substr(prefix.size());  // "<namespace>:<name>"
-    const std::size_t colon = rest.find(':');
-    if (colon != std::string::npos) return std::string(kServiceAccountsKeyPrefix) + rest.substr(0, colon);
+  if (auto sa = authn::SplitServiceAccountUsername(user.name)) {
+    return std::string(kServiceAccountsKeyPrefix) + std::string(sa->first);
   }
   return user.name;
 }
@@ -175,29 +177,24 @@ HandlerResult PerUserLimits::Limit(const std::string& user, HandlerResult result
 
 std::optional<HttpResponse> PerUserLimits::RefuseSession(const std::string& user) const {
   std::lock_guard<std::mutex> lock(state_->mu);
-  auto it = state_->held.find(user);
-  if (it == state_->held.end()) return std::nullopt;
-  const Refusal why = Check(*state_, it->second, {1, 0, 1});
+  const Refusal why = Check(*state_, HeldByLocked(*state_, user), {1, 0, 1});
   if (why == Refusal::kNone) return std::nullopt;
   return TooMany(*state_, user, why);
 }
 
 std::size_t PerUserLimits::Sessions(const std::string& user) const {
   std::lock_guard<std::mutex> lock(state_->mu);
-  auto it = state_->held.find(user);
-  return it == state_->held.end() ? 0 : it->second.sessions;
+  return HeldByLocked(*state_, user).sessions;
 }
 
 std::size_t PerUserLimits::Open(const std::string& user) const {
   std::lock_guard<std::mutex> lock(state_->mu);
-  auto it = state_->held.find(user);
-  return it == state_->held.end() ? 0 : it->second.streams;
+  return HeldByLocked(*state_, user).streams;
 }
 
 std::size_t PerUserLimits::ResponseBytes(const std::string& user) const {
   std::lock_guard<std::mutex> lock(state_->mu);
-  auto it = state_->held.find(user);
-  return it == state_->held.end() ? 0 : it->second.bytes;
+  return HeldByLocked(*state_, user).bytes;
 }
 
 }  // namespace berth::apiserver

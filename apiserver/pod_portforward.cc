@@ -372,7 +372,7 @@ HandlerResult PodPortForwardServer::Serve(const HttpRequest& req, const std::str
     return StatusResponse(NodeNotServedError("port-forward", node));
   }
   if (!IsWebSocketUpgrade(req)) {
-    if (!sessions_.HasRoom(ns + "/" + name, unbounded)) return sessions_.TooMany("port-forward");  // stream_sessions.h
+    if (!sessions_.HasRoom(ns + "/" + name, unbounded)) return sessions_.TooMany("port-forward");
     return StatusResponse(BadRequestError("berth serves port-forward over WebSocket only (" +
                                           std::string(kPortForwardTunnelProtocol) +
                                           "), not SPDY; upgrade request required"));

@@ -8,7 +8,10 @@
 #pragma once
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 namespace berth::authn {
@@ -29,6 +32,18 @@ inline constexpr char kAnonymous[] = "system:anonymous";
 inline constexpr char kServiceAccountsGroup[] = "system:serviceaccounts";
 inline constexpr char kNodeUserPrefix[] = "system:node:";
 inline constexpr char kServiceAccountUserPrefix[] = "system:serviceaccount:";
+
+// The namespace and name of a ServiceAccount's user name
+// ("system:serviceaccount:<namespace>:<name>", split at the first colon after the prefix);
+// nothing for any other name. Upstream: serviceaccount.SplitUsername.
+inline std::optional<std::pair<std::string_view, std::string_view>> SplitServiceAccountUsername(std::string_view name) {
+  constexpr std::string_view prefix = kServiceAccountUserPrefix;
+  if (!name.starts_with(prefix)) return std::nullopt;
+  name.remove_prefix(prefix.size());
+  const std::size_t colon = name.find(':');
+  if (colon == std::string_view::npos) return std::nullopt;
+  return std::make_pair(name.substr(0, colon), name.substr(colon + 1));
+}
 
 // Whether `user` is in system:masters: kube-apiserver authorizes its every request
 // (authorizerfactory's privileged group) and API Priority and Fairness exempts it.
