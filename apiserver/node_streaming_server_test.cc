@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "apiserver/node_proxy.h"
+#include "apiserver/testing/fake_executor.h"
 #include "client/http_client.h"
 #include "pki/certificates.h"
 
@@ -48,42 +49,7 @@ pki::CertificateAndKey ClientCert(const pki::CertificateAndKey& ca, const std::s
   return *issued;
 }
 
-// A process that wrote `text` to stdout and exited 0.
-class FinishedProcess : public client::ExecProcess {
- public:
-  explicit FinishedProcess(const std::string& text) {
-    int fds[2];
-    EXPECT_EQ(pipe2(fds, O_CLOEXEC | O_NONBLOCK), 0);
-    EXPECT_EQ(write(fds[1], text.data(), text.size()), static_cast<ssize_t>(text.size()));
-    close(fds[1]);
-    out_ = fds[0];
-  }
-  ~FinishedProcess() override { close(out_); }
-  int stdin_fd() const override { return -1; }
-  int stdout_fd() const override { return out_; }
-  int stderr_fd() const override { return -1; }
-  void CloseStdin() override {}
-  void Resize(uint16_t, uint16_t) override {}
-  int Wait() override { return 0; }
-  std::optional<int> TryWait() override { return 0; }
-  void Kill() override {}
-
- private:
-  int out_ = -1;
-};
-
-// Runs every command as `echo`: its output is "ran: <argv>\n".
-class FakeExecutor : public client::ContainerExecutor {
- public:
-  StatusOr<std::unique_ptr<client::ExecProcess>> StartExec(const std::string& ns, const std::string& name,
-                                                           const client::ExecOptions& options) override {
-    if (options.validate_only) return std::unique_ptr<client::ExecProcess>();
-    std::string argv;
-    for (const std::string& a : options.command) argv += " " + a;
-    return std::unique_ptr<client::ExecProcess>(
-        std::make_unique<FinishedProcess>(ns + "/" + name + "/" + options.container + " ran:" + argv + "\n"));
-  }
-};
+using testing::FakeExecutor;
 
 class FakeLogs : public client::PodLogSource {
  public:

@@ -7,8 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include "apiserver/remote_command.h"
+#include "apiserver/testing/fake_executor.h"
 #include "apiserver/testing/test_api_server.h"
-#include "client/container_exec.h"
 
 namespace berth::apiserver {
 namespace {
@@ -39,6 +39,25 @@ bool IsTooMany(const HandlerResult& r, const std::string& user, std::size_t limi
                                 user + ": limit is " + std::to_string(limit);
 }
 
+// An upgrade, as pods/exec, attach and port-forward answer.
+WebSocketUpgrade Session() {
+  WebSocketUpgrade upgrade;
+  upgrade.start = [](std::shared_ptr<WebSocketSession>) { return WebSocketReceiver(); };
+  return upgrade;
+}
+
+// What a relay to a remote node (a DeferredResponse) limited for `user` replies, when the
+// node answers `make()`.
+template <typename Make>
+std::optional<ImmediateResult> Relayed(PerUserLimits& limit, const std::string& user, Make make) {
+  DeferredResponse relay;
+  relay.start = [make](std::function<void(ImmediateResult)> reply) { reply(make()); };
+  HandlerResult deferred = limit.Limit(user, std::move(relay));
+  std::optional<ImmediateResult> replied;
+  std::get<DeferredResponse>(deferred).start([&](ImmediateResult r) { replied = std::move(r); });
+  return replied;
+}
+
 // Starts a limited StreamingResponse on a stream the test ends.
 std::shared_ptr<EndableStream> Start(HandlerResult& r) {
   auto stream = std::make_shared<EndableStream>();
@@ -50,25 +69,15 @@ TEST(PerUserLimitsTest, EachUserHoldsAtMostTheBoundOfEveryKindOfStream) {
   PerUserLimits limit(3);
   std::vector<HandlerResult> alice;
   alice.push_back(limit.Limit("alice", Stream()));
-  WebSocketUpgrade upgrade;
-  upgrade.start = [](std::shared_ptr<WebSocketSession>) { return WebSocketReceiver(); };
-  alice.push_back(limit.Limit("alice", std::move(upgrade)));
+  alice.push_back(limit.Limit("alice", Session()));
   // A relay that replies with a stream takes its slot when it replies.
-  DeferredResponse relay;
-  relay.start = [](std::function<void(ImmediateResult)> reply) { reply(Stream()); };
-  HandlerResult deferred = limit.Limit("alice", std::move(relay));
-  std::optional<ImmediateResult> relayed;
-  std::get<DeferredResponse>(deferred).start([&](ImmediateResult r) { relayed = std::move(r); });
+  std::optional<ImmediateResult> relayed = Relayed(limit, "alice", Stream);
   ASSERT_TRUE(relayed && std::holds_alternative<StreamingResponse>(*relayed));
   EXPECT_EQ(limit.Open("alice"), 3u);
 
   // At the bound: every long-running answer is 429, a relay's too; whole answers pass.
   EXPECT_TRUE(IsTooMany(limit.Limit("alice", Stream()), "alice", 3));
-  DeferredResponse late;
-  late.start = [](std::function<void(ImmediateResult)> reply) { reply(Stream()); };
-  HandlerResult late_result = limit.Limit("alice", std::move(late));
-  std::optional<ImmediateResult> refused;
-  std::get<DeferredResponse>(late_result).start([&](ImmediateResult r) { refused = std::move(r); });
+  std::optional<ImmediateResult> refused = Relayed(limit, "alice", Stream);
   ASSERT_TRUE(refused.has_value());
   EXPECT_TRUE(IsTooMany(FromImmediate(std::move(*refused)), "alice", 3));
   HttpResponse whole;
@@ -143,12 +152,6 @@ TEST(PerUserLimitsTest, LargeResponsesHoldTheUsersByteBudgetUntilWritten) {
   EXPECT_TRUE(std::holds_alternative<StreamingResponse>(limit.Limit("alice", Stream())));
 }
 
-WebSocketUpgrade Session() {
-  WebSocketUpgrade upgrade;
-  upgrade.start = [](std::shared_ptr<WebSocketSession>) { return WebSocketReceiver(); };
-  return upgrade;
-}
-
 bool IsTooManySessions(const HandlerResult& r, const std::string& user, std::size_t limit) {
   const auto* response = std::get_if<HttpResponse>(&r);
   if (response == nullptr || response->status != 429) return false;
@@ -163,11 +166,7 @@ TEST(PerUserLimitsTest, EachUserHoldsAtMostItsBoundOfSessionsAndIsToldBeforeServ
   EXPECT_FALSE(limit.RefuseSession("alice").has_value());
   HandlerResult first = limit.Limit("alice", Session());
   // A relay to a remote node that replies with an upgrade takes a session when it replies.
-  DeferredResponse relay;
-  relay.start = [](std::function<void(ImmediateResult)> reply) { reply(Session()); };
-  HandlerResult deferred = limit.Limit("alice", std::move(relay));
-  std::optional<ImmediateResult> relayed;
-  std::get<DeferredResponse>(deferred).start([&](ImmediateResult r) { relayed = std::move(r); });
+  std::optional<ImmediateResult> relayed = Relayed(limit, "alice", Session);
   ASSERT_TRUE(relayed && std::holds_alternative<WebSocketUpgrade>(*relayed));
   EXPECT_EQ(limit.Sessions("alice"), 2u);
   EXPECT_EQ(limit.Open("alice"), 2u);
@@ -177,11 +176,7 @@ TEST(PerUserLimitsTest, EachUserHoldsAtMostItsBoundOfSessionsAndIsToldBeforeServ
   ASSERT_TRUE(refused.has_value());
   EXPECT_TRUE(IsTooManySessions(*refused, "alice", 2)) << refused->body;
   EXPECT_TRUE(IsTooManySessions(limit.Limit("alice", Session()), "alice", 2));
-  DeferredResponse late;
-  late.start = [](std::function<void(ImmediateResult)> reply) { reply(Session()); };
-  HandlerResult late_result = limit.Limit("alice", std::move(late));
-  std::optional<ImmediateResult> late_reply;
-  std::get<DeferredResponse>(late_result).start([&](ImmediateResult r) { late_reply = std::move(r); });
+  std::optional<ImmediateResult> late_reply = Relayed(limit, "alice", Session);
   ASSERT_TRUE(late_reply.has_value());
   EXPECT_TRUE(IsTooManySessions(FromImmediate(std::move(*late_reply)), "alice", 2));
   EXPECT_EQ(limit.Sessions("alice"), 2u);
@@ -201,27 +196,6 @@ TEST(PerUserLimitsTest, EachUserHoldsAtMostItsBoundOfSessionsAndIsToldBeforeServ
   ASSERT_TRUE(refused.has_value());
   EXPECT_TRUE(IsTooMany(*refused, "alice", 3)) << refused->body;
 }
-
-// Runs every command as one that has already ended.
-class EndedProcess : public client::ExecProcess {
- public:
-  int stdin_fd() const override { return -1; }
-  int stdout_fd() const override { return -1; }
-  int stderr_fd() const override { return -1; }
-  void CloseStdin() override {}
-  void Resize(uint16_t, uint16_t) override {}
-  int Wait() override { return 0; }
-  std::optional<int> TryWait() override { return 0; }
-  void Kill() override {}
-};
-class EndedExecutor : public client::ContainerExecutor {
- public:
-  StatusOr<std::unique_ptr<client::ExecProcess>> StartExec(const std::string&, const std::string&,
-                                                           const client::ExecOptions& options) override {
-    if (options.validate_only) return std::unique_ptr<client::ExecProcess>();
-    return std::unique_ptr<client::ExecProcess>(std::make_unique<EndedProcess>());
-  }
-};
 
 // `req` as `user` (and `group`): the test server's unsecured user is a member of
 // system:masters, whose requests are not limited, and may impersonate anyone.
@@ -243,7 +217,7 @@ struct ServerWithAPod {
     EXPECT_EQ(testing::Respond(api.server, "POST", "/api/v1/namespaces/default/pods", pod.dump()).status, 201);
   }
   testing::TestApiServer api;
-  EndedExecutor executor;
+  testing::FakeExecutor executor;
 };
 
 // kubectl's first try: a WebSocket.
