@@ -171,13 +171,13 @@ std::shared_ptr<const admission::Workload> KueueCache::DecodeCached(const client
 }
 
 void KueueCache::Assume(const api::Object& written) {
+  auto obj = std::make_shared<const api::Object>(written);
   std::lock_guard<std::mutex> lock(mu_);
-  assumed_[client::MetaNamespaceKey(written)] = std::make_shared<const api::Object>(written);
-}
-
-void KueueCache::Forget(const std::string& key) {
-  std::lock_guard<std::mutex> lock(mu_);
-  assumed_.erase(key);
+  client::ObjectPtr& slot = assumed_[client::MetaNamespaceKey(written)];
+  // Writers of one Workload (the scheduler, the pending verdicts, the job
+  // reconcilers) return in any order: a write's result must not hide a newer
+  // one that another writer assumed first.
+  if (!slot || RvNumber(*obj) > RvNumber(*slot)) slot = std::move(obj);
 }
 
 bool KueueCache::NamespaceSelected(const api::Object& cluster_queue, const std::string& ns) {

@@ -6,7 +6,7 @@
 // "assumed" workloads: a Workload status the scheduler has just written
 // (admission, eviction) overlays the informer's copy until the informer has
 // caught up with it, so the next cycle never double-admits (Kueue's
-// cache.AssumeWorkload / ForgetWorkload).
+// cache.AssumeWorkload).
 //
 // Overlay rule: an assumed object is used while the informer's copy of the
 // same key has a smaller resourceVersion. resourceVersions are compared as
@@ -30,7 +30,7 @@
 // while the object is in the snapshot, so a cycle re-decodes only what
 // changed since the previous one.
 //
-// Thread-safety: informer reads are thread-safe; Assume/Forget/overlay reads
+// Thread-safety: informer reads are thread-safe; Assume and overlay reads
 // take an internal lock. ResourceNames is NOT synchronised: BuildSnapshot and
 // every decode with names() must run under the owning controller's lock.
 #pragma once
@@ -77,8 +77,15 @@ class KueueCache {
   std::vector<client::ObjectPtr> WorkloadsByIndex(const std::string& index, const std::string& value);
   // How many workloads the informer's index holds under `value` (no overlay).
   size_t CountByIndex(const std::string& index, const std::string& value);
+  // Overlays a Workload as a write returned it (see "Overlay rule"). Of two
+  // writes of the same Workload assumed in either order, the newer (larger
+  // resourceVersion) stays: writers return in any order, and an older write
+  // assumed last would show the workload as it was before the newer one
+  // (a pending verdict hiding the admission that followed it, so a cycle
+  // would count its quota as free). Only successful writes are assumed
+  // (Kueue assumes before writing and forgets on failure): a failed write
+  // leaves nothing to forget.
   void Assume(const api::Object& written);
-  void Forget(const std::string& key);
 
   // Whether the ClusterQueue's spec.namespaceSelector selects namespace `ns`
   // (nil selector: none; {}: all). The namespace's labels come from the

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include "api/conditions.h"
 #include "client/testing/fake_client.h"
 #include "client/testing/informer_sync.h"
 #include "controllers/kueue/decoder.h"
@@ -183,6 +184,50 @@ TEST_F(QueueSnapshotTest, APartialSnapshotHoldsTheListedQueuesHolders) {
   const std::vector<std::string> only_a = {"a"};
   EXPECT_EQ(usage(cache_.BuildSnapshot(&only_a), "a"), 3000);  // the assumed one included
   EXPECT_EQ(usage(cache_.BuildSnapshot(&only_a), "team"), 0);
+}
+
+// Writers of one Workload (the scheduler's admission, a pending verdict, a job
+// reconciler's condition) assume their results in whatever order their threads
+// get to it. Whatever that order, the newest write is what the cache shows
+// until the informer catches up, so an admission is never hidden behind the
+// older pending verdict assumed after it (which made a cycle count its quota
+// as free and admit a third 1-cpu workload into 2 cpus).
+TEST_F(QueueSnapshotTest, TheNewestOfTheAssumedWritesStaysWhateverTheOrderTheyAreAssumedIn) {
+  auto cpu_held = [&] {
+    const admission::Snapshot s = cache_.BuildSnapshot();
+    return s.Usage(s.ClusterQueueIndex("a"), s.FindFr(s.FlavorIndex("default"), s.names().Find("cpu")));
+  };
+  int n = 0;
+  for (const bool admission_first : {true, false}) {
+    SCOPED_TRACE(admission_first ? "the admission assumed first" : "the verdict assumed first");
+    const std::string name = "w" + std::to_string(n++);
+    api::Object pending = Holder(name, "a", "3");
+    pending.erase("status");
+    auto created = client_.Create(kWorkloads.Namespace("ns"), pending);
+    ASSERT_TRUE(created.ok());
+    Wait();
+    // Two writes after the one the informer shows: a pending verdict, then the admission.
+    api::Object verdict = created.value();
+    verdict["status"]["conditions"] = api::Object::parse(
+        R"([{"type": "QuotaReserved", "status": "False", "reason": "Pending",
+             "lastTransitionTime": "2026-01-01T00:00:00Z"}])");
+    verdict["metadata"]["resourceVersion"] = "999998";
+    api::Object admitted = Holder(name, "a", "3");
+    admitted["metadata"] = created.value()["metadata"];
+    admitted["metadata"]["resourceVersion"] = "999999";
+    if (admission_first) {
+      cache_.Assume(admitted);
+      cache_.Assume(verdict);
+    } else {
+      cache_.Assume(verdict);
+      cache_.Assume(admitted);
+    }
+    client::ObjectPtr shown = cache_.GetWorkload("ns/" + name);
+    ASSERT_NE(shown, nullptr);
+    EXPECT_EQ(api::ResourceVersion(*shown), "999999");
+    EXPECT_TRUE(api::IsConditionTrue(*shown, "QuotaReserved"));
+    EXPECT_EQ(cpu_held(), 3000 * n);  // this one and the previous one
+  }
 }
 
 }  // namespace

@@ -889,7 +889,6 @@ CycleSummary KueueController::ScheduleOnce() {
     if (!s.ok()) {
       Logger("kueue")->info("admitting {}: {}", client::MetaNamespaceKey(wl), s.ToString());
       std::lock_guard<std::mutex> lock(mu_);
-      cache_.Forget(client::MetaNamespaceKey(wl));
       queues_.RequeueWorkload(a.head, admission::RequeueReason::kFailedAfterNomination, now);
       continue;
     }

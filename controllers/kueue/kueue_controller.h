@@ -75,8 +75,8 @@
 // one not yet written, and a verdict the workload already shows, or a stale
 // one (the workload holds quota, finished, was recreated, or its
 // QuotaReserved condition changed status since the cycle), is dropped.
-// A failed admission or eviction write forgets the assumption
-// and requeues the workload (Kueue ForgetWorkload). With waitForPodsReady
+// A failed admission write requeues the workload (Kueue's ForgetWorkload
+// has nothing to undo here: only written statuses are assumed). With waitForPodsReady
 // blockAdmission, admissions wait while an admitted workload is not
 // PodsReady (QuotaReserved=False "WaitingForPodsReady").
 //

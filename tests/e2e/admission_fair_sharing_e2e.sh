@@ -59,6 +59,10 @@ phase() { "$KUBECTL" get workloads -n "$1" -o jsonpath='{range .items[*]}{.metad
 admitted_set() {  # admitted_set CQ: the running (admitted, not finished) jobs of both teams, sorted
   { phase "$(ns_of "$1" a)"; phase "$(ns_of "$1" b)"; } | grep '=True/$' | cut -d= -f1 | sort | tr '\n' ' '
 }
+show_workloads() {  # show_workloads CQ: every Workload of its namespaces, for a failure's report
+  "$KUBECTL" get workloads -A -o custom-columns='NAMESPACE:.metadata.namespace,JOB:.metadata.ownerReferences[0].name,RV:.metadata.resourceVersion,QUOTARESERVED:.status.conditions[?(@.type=="QuotaReserved")].status,ADMITTED:.status.conditions[?(@.type=="Admitted")].status,FINISHED:.status.conditions[?(@.type=="Finished")].status,CLUSTERQUEUE:.status.admission.clusterQueue' |
+    grep -E "^(NAMESPACE|$1-)"
+}
 story() {  # story CQ USAGE_BASED WANT_AFTER
   local cq=$1 ns_a ns_b
   ns_a=$(ns_of "$cq" a) ns_b=$(ns_of "$cq" b)
@@ -84,7 +88,7 @@ story() {  # story CQ USAGE_BASED WANT_AFTER
     touch "$(find "$WORK/data" -path "*_${pod}/work" | head -1)/go"
   done
   want_after() { [ "$(admitted_set "$cq")" = "$3" ]; }
-  wait_until 60 want_after "$@" || fail "$cq: after team-a's two ended, running '$(admitted_set "$cq")', want '$3'"
+  wait_until 60 want_after "$@" || { fail "$cq: after team-a's two ended, running '$(admitted_set "$cq")', want '$3'"; show_workloads "$cq"; }
   sleep 3  # and it stays so
   want_after "$@" || fail "$cq: 3 s later, running '$(admitted_set "$cq")', want '$3'"
 }
