@@ -5,17 +5,17 @@
 // client::HttpClient. Jobs here are shell commands; the waits are bounded
 // polls on object state (no assertion depends on timing). The preemption round
 // trip of every other job kind is in job_lifecycle_test.cc.
-#include <gtest/gtest.h>
-
+#include <atomic>
 #include <condition_variable>
 #include <fstream>
+#include <gtest/gtest.h>
 #include <mutex>
 #include <set>
-#include <thread>
 #include <string>
+#include <thread>
 
-#include "tests/integration/control_plane_fixture.h"
 #include "client/event_recorder.h"
+#include "tests/integration/control_plane_fixture.h"
 
 namespace berth::integration {
 namespace {
@@ -55,6 +55,51 @@ TEST_F(ControlPlaneTest, QueuedJobIsAdmittedPlacedRunAndFinishes) {
     logs.insert(PodLog("team-a", api::Name(p)));
   }
   EXPECT_EQ(logs, (std::set<std::string>{"hello from 0\n", "hello from 1\n"}));
+}
+
+// Quota is never over-committed while jobs churn: at every revision the store
+// shows, the Workloads holding quota (QuotaReserved=True, not Finished) in the
+// 2-cpu ClusterQueue ask for at most 2 cpus. Sixteen 1-cpu Jobs are queued at
+// once and finish at different times, so admissions, pending verdicts, job
+// reconciler writes and finishes interleave on the same Workloads (CI once saw
+// three 1-cpu Jobs admitted in a 2-cpu ClusterQueue).
+TEST_F(ControlPlaneTest, NoMoreWorkloadsHoldQuotaThanTheClusterQueueHasWhileJobsChurn) {
+  Apply(kQueues);
+  std::atomic<bool> done{false};
+  size_t most_held = 0;
+  std::string when_most;
+  size_t lists = 0;
+  std::thread watcher([&] {
+    while (!done) {
+      std::vector<std::string> held;
+      for (const api::Object& wl : List(kWorkloads, "team-a")) {
+        if (HasCondition(wl, "QuotaReserved") && !HasCondition(wl, "Finished")) held.push_back(api::Name(wl));
+      }
+      ++lists;
+      if (held.size() > most_held) {
+        most_held = held.size();
+        when_most.clear();
+        for (const std::string& n : held) when_most += n + " ";
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));  // leaves the control plane its CPU
+    }
+  });
+  constexpr int kChurnJobs = 16;
+  for (int i = 0; i < kChurnJobs; ++i) {
+    Apply(QueuedJob("churn-" + std::to_string(i), "low", 1, "1", "sleep 0." + std::to_string(i % 4)));
+  }
+  const bool all_complete = WaitFor([&] {
+    for (int i = 0; i < kChurnJobs; ++i) {
+      if (!HasCondition(Get(kJobs, "team-a", "churn-" + std::to_string(i)), "Complete")) return false;
+    }
+    return true;
+  });
+  done = true;
+  watcher.join();
+  EXPECT_TRUE(all_complete);
+  EXPECT_GT(lists, 10u);  // the watcher saw the churn, not only its end
+  EXPECT_LE(most_held, 2u) << "held quota at once: " << when_most;
+  EXPECT_EQ(most_held, 2u) << "the queue never ran two at once: " << when_most;
 }
 
 TEST_F(ControlPlaneTest, HigherPriorityJobPreemptsTheWholeLowerPriorityJobWhichIsReadmittedAfter) {
