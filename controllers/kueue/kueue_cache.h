@@ -3,9 +3,10 @@
 // Cohorts, LocalQueues, WorkloadPriorityClasses, Workloads, Namespaces and
 // PriorityClasses. It turns that view into the admission engine's Snapshot
 // (admission/snapshot.h) through the decoder (decoder.h), and keeps Kueue's
-// "assumed" workloads: a Workload status the scheduler has just written
-// (admission, eviction) overlays the informer's copy until the informer has
-// caught up with it, so the next cycle never double-admits (Kueue's
+// "assumed" workloads: a Workload status the controllers have just written
+// (the scheduler's admissions and evictions, pending verdicts, the job
+// reconcilers' conditions) overlays the informer's copy until the informer
+// has caught up with it, so the next cycle never double-admits (Kueue's
 // cache.AssumeWorkload).
 //
 // Overlay rule: an assumed object is used while the informer's copy of the

@@ -190,8 +190,8 @@ TEST_F(QueueSnapshotTest, APartialSnapshotHoldsTheListedQueuesHolders) {
 // reconciler's condition) assume their results in whatever order their threads
 // get to it. Whatever that order, the newest write is what the cache shows
 // until the informer catches up, so an admission is never hidden behind the
-// older pending verdict assumed after it (which made a cycle count its quota
-// as free and admit a third 1-cpu workload into 2 cpus).
+// older pending verdict assumed after it (a cycle would count its quota as
+// free and admit another workload into it).
 TEST_F(QueueSnapshotTest, TheNewestOfTheAssumedWritesStaysWhateverTheOrderTheyAreAssumedIn) {
   auto cpu_held = [&] {
     const admission::Snapshot s = cache_.BuildSnapshot();

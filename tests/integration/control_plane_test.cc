@@ -5,17 +5,18 @@
 // client::HttpClient. Jobs here are shell commands; the waits are bounded
 // polls on object state (no assertion depends on timing). The preemption round
 // trip of every other job kind is in job_lifecycle_test.cc.
+#include <gtest/gtest.h>
+
 #include <atomic>
 #include <condition_variable>
 #include <fstream>
-#include <gtest/gtest.h>
 #include <mutex>
 #include <set>
-#include <string>
 #include <thread>
+#include <string>
 
-#include "client/event_recorder.h"
 #include "tests/integration/control_plane_fixture.h"
+#include "client/event_recorder.h"
 
 namespace berth::integration {
 namespace {
