@@ -19,7 +19,10 @@
 // The agent owns a finished pod's status: when another client writes a
 // different phase over it (Running over Succeeded, say), the agent keeps the
 // terminal revision held (See, not Mark) and writes its status back
-// (node_agent.cc, as the kubelet status manager's needsReconcile).
+// (node_agent.cc, as the kubelet status manager's needsReconcile). A cached
+// revision older than the held one (api/resource_version.h) is the informer
+// not yet showing the agent's own terminal write, not another client's: the
+// entry keeps the held revision and nothing is written.
 //
 // Costs: Find/FindObject/See/Mark O(1) expected; ForgetUnseen O(1) when every
 // entry was seen, else O(entries), reading only the entries. Memory per

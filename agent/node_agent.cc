@@ -33,6 +33,7 @@
 #include "agent/shim/shim_client.h"
 #include "agent/volumes.h"
 #include "api/metadata_validation.h"
+#include "api/resource_version.h"
 #include "api/unstructured.h"
 #include "core/file.h"
 #include "pki/certificates.h"
@@ -181,13 +182,6 @@ void RemoveLogsBefore(const std::string& pod_dir, const std::string& container, 
     }
     if (std::stoll(f.substr(0, dot)) < keep) std::filesystem::remove(e.path(), ec);  // never follows a link
   }
-}
-
-// metadata.resourceVersion as a number (berth's are decimal; 0 when absent or not one).
-uint64_t ResourceVersionOf(const api::Object& obj) {
-  const std::string rv = api::NestedString(obj, {"metadata", "resourceVersion"});
-  if (rv.empty() || rv.size() > 19 || rv.find_first_not_of("0123456789") != std::string::npos) return 0;
-  return std::stoull(rv);
 }
 
 // spec.priority (set by the Priority admission plugin; 0 when absent).
@@ -570,6 +564,11 @@ void NodeAgent::Wake() {
   cv_.notify_all();
 }
 
+uint64_t NodeAgent::CompletedPasses() const {
+  std::lock_guard<std::mutex> lock(workers_mu_);
+  return pass_;
+}
+
 std::vector<std::string> NodeAgent::ActivePods() const {
   std::lock_guard<std::mutex> lock(workers_mu_);
   std::vector<std::string> out;
@@ -867,6 +866,14 @@ void NodeAgent::SyncOnce() {
       continue;
     }
     if (FinishedPods::Entry* f = finished_.Find(uid)) {
+      if (f->object && api::ResourceVersionNumber(*pod) < api::ResourceVersionNumber(*f->object)) {
+        // Older than the revision it finished in (the agent's own terminal write, which the
+        // informer has not shown yet): not another client's write. Nothing to do until the
+        // informer catches up; the entry keeps the newer revision.
+        finished_.See(*f, pass);
+        if (f->deleting) DeleteNow(*pod);
+        continue;
+      }
       // A new revision of a finished pod: nothing runs here for it.
       const std::string& finished_phase = f->object ? api::NestedString(*f->object, {"status", "phase"}) : "";
       if (IsTerminalPhase(finished_phase) && api::NestedString(*pod, {"status", "phase"}) != finished_phase) {
@@ -1195,7 +1202,7 @@ void NodeAgent::SyncPod(PodWorker& w, const api::Object* cached, std::optional<T
   w.retry_at.reset();
   // The informer's copy, unless this agent's own last write is newer (its
   // event has not arrived yet): writing from the older copy would only conflict.
-  if (!w.written || ResourceVersionOf(*cached) >= ResourceVersionOf(*w.written)) {
+  if (!w.written || api::ResourceVersionNumber(*cached) >= api::ResourceVersionNumber(*w.written)) {
     w.pod = *cached;
     w.written.reset();
   } else {

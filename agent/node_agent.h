@@ -425,6 +425,10 @@ class NodeAgent final : public client::PodLogSource, public client::ContainerExe
   const ResourceList& capacity() const { return options_.capacity; }
   // Pods with a worker (running or holding resources), "ns/name", sorted.
   std::vector<std::string> ActivePods() const;
+  // How many passes of the agent's loop have run to their end (a pass holds the workers'
+  // lock throughout, so none is half done when this returns): a test waits for passes
+  // after a change with it.
+  uint64_t CompletedPasses() const;
   // One entry per cgroup controller the node does not enforce, "<controller>:
   // <why>" (Cgroups::unenforced); empty when cpu, memory and pids limits all are.
   const std::vector<std::string>& UnenforcedCgroups() const { return cgroups_.unenforced(); }

@@ -485,6 +485,48 @@ TEST_F(NodeAgentTest, AFinishedPodsStatusWrittenOverByAnotherClientIsWrittenBack
   EXPECT_TRUE(WaitFor([&] { return !GetPod("done").has_value(); })) << GetPod("done")->dump();
 }
 
+// A graceful node shutdown syncs every pod on every pass, so it meets a pod whose terminal
+// write (Failed, Terminated) the informer has not shown yet: the older revision the cache shows
+// is not another client's write over the finished status. Nothing is written back over it (the
+// write would conflict with the agent's own, and warn that the phase was written over). The
+// informer is held behind the store while "slow" keeps the shutdown's passes going.
+TEST_F(NodeAgentTest, AFinishedPodsOlderCachedRevisionIsNotTakenForAnotherClientsWrite) {
+  api::Object quick = ShellPod("quick", "trap 'exit 0' TERM; echo ready; while :; do sleep 0.02; done");
+  api::Object slow = ShellPod("slow", "trap 'sleep 1; exit 0' TERM; echo ready; while :; do sleep 0.02; done");
+  slow["spec"]["terminationGracePeriodSeconds"] = 30;
+  Create(quick);
+  Create(slow);
+  ASSERT_TRUE(WaitFor([&] { return LogContains("quick", "ready") && LogContains("slow", "ready"); }));
+  ASSERT_TRUE(WaitFor([&] { return Phase("quick") == "Running" && Phase("slow") == "Running"; }));
+  ASSERT_TRUE(WaitFor([&] {
+    StatusOr<client::ObjectPtr> cached = agent_->CachedPod("default", "quick");
+    return cached.ok() && api::NestedString(**cached, {"status", "phase"}) == "Running";
+  }));
+  std::atomic<bool> hold{true};
+  client_.BeforeWatchEvent([&](const client::WatchEvent& e) {
+    while (hold.load() && e.object != nullptr && api::Name(*e.object) == "quick" &&
+           api::NestedString(*e.object, {"status", "phase"}) == "Failed") {
+      std::this_thread::sleep_for(1ms);
+    }
+  });
+  const int quick_writes = client_.CallCount("updatestatus default/quick");
+  // The hold ends once "slow" is reported (its last write; the shutdown then stops the agent,
+  // which waits for the informer): by then the passes of slow's second met "quick" finished.
+  std::thread release([&] {
+    WaitFor([&] { return Phase("slow") == "Failed"; });
+    hold = false;
+  });
+  agent_->Shutdown(60s);
+  release.join();
+  client_.BeforeWatchEvent(nullptr);
+  const api::Object status = (*GetPod("quick"))["status"];
+  EXPECT_EQ(status["phase"], "Failed");
+  EXPECT_EQ(status["reason"], "Terminated");
+  // Its shutdown status written once, and never written back.
+  EXPECT_EQ(client_.CallCount("updatestatus default/quick"), quick_writes + 1);
+  EXPECT_EQ(Phase("slow"), "Failed");
+}
+
 // The pod's cgroup gets pids.max and the summed limits, each run's cgroup its
 // container's limits (a fake cgroup v2 tree: the files written are the check).
 TEST_F(NodeAgentTest, PodAndContainerCgroupsGetTheLimitsOfTheSpec) {

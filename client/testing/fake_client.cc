@@ -75,11 +75,23 @@ StatusOr<api::Object> InNamespace(const ResourceRef& ref, api::Object obj) {
 
 class FakeWatchStream final : public WatchStream {
  public:
-  FakeWatchStream(std::deque<WatchEvent> initial, std::shared_ptr<store::Watcher> watcher)
-      : initial_(std::move(initial)), watcher_(std::move(watcher)) {}
+  FakeWatchStream(std::deque<WatchEvent> initial, std::shared_ptr<store::Watcher> watcher,
+                  std::function<void(const WatchEvent&)> before_event)
+      : initial_(std::move(initial)), watcher_(std::move(watcher)), before_event_(std::move(before_event)) {}
   ~FakeWatchStream() override { Stop(); }
 
   StatusOr<std::optional<WatchEvent>> Next(Duration timeout) override {
+    StatusOr<std::optional<WatchEvent>> e = NextEvent(timeout);
+    if (e.ok() && e->has_value() && before_event_) before_event_(**e);
+    return e;
+  }
+
+  void Stop() override {
+    if (watcher_) watcher_->Stop();
+  }
+
+ private:
+  StatusOr<std::optional<WatchEvent>> NextEvent(Duration timeout) {
     if (!initial_.empty()) {
       WatchEvent e = std::move(initial_.front());
       initial_.pop_front();
@@ -104,13 +116,9 @@ class FakeWatchStream final : public WatchStream {
     return std::optional<WatchEvent>(std::move(e));
   }
 
-  void Stop() override {
-    if (watcher_) watcher_->Stop();
-  }
-
- private:
   std::deque<WatchEvent> initial_;
   std::shared_ptr<store::Watcher> watcher_;
+  std::function<void(const WatchEvent&)> before_event_;
   bool ended_ = false;
 };
 
@@ -139,6 +147,11 @@ Status FakeClient::Enter(const std::string& verb) {
 void FakeClient::BeforeWrite(std::function<void()> fn) {
   std::lock_guard<std::mutex> l(mu_);
   before_write_ = std::move(fn);
+}
+
+void FakeClient::BeforeWatchEvent(std::function<void(const WatchEvent&)> fn) {
+  std::lock_guard<std::mutex> l(before_watch_event_->mu);
+  before_watch_event_->fn = std::move(fn);
 }
 
 void FakeClient::InjectError(const std::string& verb, Status status) {
@@ -214,6 +227,10 @@ StatusOr<api::Object> FakeClient::Update(const ResourceRef& ref, const api::Obje
 StatusOr<api::Object> FakeClient::UpdateStatus(const ResourceRef& ref, const api::Object& obj,
                                                const UpdateOptions& options) {
   BERTH_RETURN_IF_ERROR(Enter("updatestatus"));
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    calls_["updatestatus " + ref.ns + "/" + api::Name(obj)]++;
+  }
   BERTH_ASSIGN_OR_RETURN(api::Object placed, InNamespace(ref, obj));
   store::ObjectKey key{ref.gvr.GroupResource(), ref.ns, api::Name(placed)};
   const std::string wanted_rv = api::ResourceVersion(placed);
@@ -290,6 +307,15 @@ StatusOr<std::unique_ptr<WatchStream>> FakeClient::Watch(const ResourceRef& ref,
   BERTH_ASSIGN_OR_RETURN(store::Predicate predicate,
                          BuildPredicate(options.label_selector, options.field_selector));
   std::deque<WatchEvent> initial;
+  // Reads the hook at each event, so one set after the watch started applies to it.
+  auto before_event = [hook = before_watch_event_](const WatchEvent& e) {
+    std::function<void(const WatchEvent&)> fn;
+    {
+      std::lock_guard<std::mutex> l(hook->mu);
+      fn = hook->fn;
+    }
+    if (fn) fn(e);
+  };
   // "" and any value that parses to 0: synthetic ADDED events for the current objects, then changes.
   BERTH_ASSIGN_OR_RETURN(int64_t from, ParseRevision(options.resource_version));
   if (from == 0) {
@@ -308,7 +334,7 @@ StatusOr<std::unique_ptr<WatchStream>> FakeClient::Watch(const ResourceRef& ref,
   if (!w.ok()) {
     if (w.status().code() != Code::kGone) return w.status();
     initial.push_back(ErrorEvent(w.status()));
-    return std::unique_ptr<WatchStream>(std::make_unique<FakeWatchStream>(std::move(initial), nullptr));
+    return std::unique_ptr<WatchStream>(std::make_unique<FakeWatchStream>(std::move(initial), nullptr, before_event));
   }
   std::shared_ptr<store::Watcher> watcher(std::move(w).value());
   {
@@ -316,7 +342,8 @@ StatusOr<std::unique_ptr<WatchStream>> FakeClient::Watch(const ResourceRef& ref,
     std::erase_if(watchers_, [](const auto& w) { return w.expired(); });
     watchers_.push_back(watcher);
   }
-  return std::unique_ptr<WatchStream>(std::make_unique<FakeWatchStream>(std::move(initial), std::move(watcher)));
+  return std::unique_ptr<WatchStream>(
+      std::make_unique<FakeWatchStream>(std::move(initial), std::move(watcher), before_event));
 }
 
 }  // namespace berth::client::testing

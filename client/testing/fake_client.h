@@ -25,11 +25,14 @@
 // timeoutSeconds; ActiveWatches() counts the watch streams opened since the
 // last CloseWatches() that are still alive; InjectError(verb, status) makes the next call of that verb
 // fail once; CallCount(verb) counts calls ("get", "list", "create", "update",
-// "updatestatus", "patch", "delete", "watch", "bind"); AfterUpdateStatus(fn) calls fn with each
+// "updatestatus", "patch", "delete", "watch", "bind"; "updatestatus <namespace>/<name>" counts
+// the status writes tried on one object, conflicts included); AfterUpdateStatus(fn) calls fn with each
 // object an UpdateStatus stored, on the caller's thread, before the call returns (no lock
 // held: fn may call the client), so a test can act at the exact moment a write lands;
 // BeforeWrite(fn) calls fn at the start of every create, update, updatestatus, patch and
-// delete (no lock held: fn may block to hold the caller up).
+// delete (no lock held: fn may block to hold the caller up); BeforeWatchEvent(fn) calls fn with
+// every event a watch stream is about to return, on the watcher's thread (no lock held: fn may
+// block to hold that watcher, an informer say, behind the store).
 //
 // Thread-safety: every method may be called from any thread.
 #pragma once
@@ -78,6 +81,7 @@ class FakeClient final : public Client {
   int CallCount(const std::string& verb) const;
   void AfterUpdateStatus(std::function<void(const api::Object& stored)> fn);
   void BeforeWrite(std::function<void()> fn);
+  void BeforeWatchEvent(std::function<void(const WatchEvent&)> fn);
   store::Store& store() { return store_; }
 
  private:
@@ -92,6 +96,12 @@ class FakeClient final : public Client {
   std::vector<std::weak_ptr<store::Watcher>> watchers_;
   std::function<void(const api::Object&)> after_update_status_;
   std::function<void()> before_write_;
+  // Shared with the watch streams, which may outlive a hook's setting.
+  struct WatchHook {
+    std::mutex mu;
+    std::function<void(const WatchEvent&)> fn;
+  };
+  std::shared_ptr<WatchHook> before_watch_event_ = std::make_shared<WatchHook>();
 };
 
 }  // namespace berth::client::testing

@@ -5,8 +5,9 @@
 #include <string_view>
 #include <unordered_set>
 
-#include "api/selectors.h"
 #include "api/conditions.h"
+#include "api/resource_version.h"
+#include "api/selectors.h"
 #include "api/unstructured.h"
 #include "controllers/kueue/decoder.h"
 
@@ -15,15 +16,6 @@ namespace berth::controllers::kueue {
 using api::IsConditionTrue;
 
 namespace {
-
-int64_t RvNumber(const api::Object& obj) {
-  const std::string& rv = api::ResourceVersion(obj);
-  try {
-    return rv.empty() ? 0 : std::stoll(rv);
-  } catch (...) {
-    return 0;
-  }
-}
 
 // Where a workload is counted: its LocalQueue key (namespace/spec.queueName),
 // the ClusterQueue of its admission, and whether it holds quota
@@ -130,7 +122,8 @@ client::ObjectPtr KueueCache::Overlaid(const std::string& key, const client::Obj
   if (assumed_.empty()) return cached;
   auto it = assumed_.find(key);
   if (it == assumed_.end()) return cached;
-  if (RvNumber(*cached) >= RvNumber(*it->second) || api::Uid(*cached) != api::Uid(*it->second)) {
+  if (api::ResourceVersionNumber(*cached) >= api::ResourceVersionNumber(*it->second) ||
+      api::Uid(*cached) != api::Uid(*it->second)) {
     assumed_.erase(it);
     return cached;
   }
@@ -177,7 +170,7 @@ void KueueCache::Assume(const api::Object& written) {
   // Writers of one Workload (the scheduler, the pending verdicts, the job
   // reconcilers) return in any order: a write's result must not hide a newer
   // one that another writer assumed first.
-  if (!slot || RvNumber(*obj) > RvNumber(*slot)) slot = std::move(obj);
+  if (!slot || api::ResourceVersionNumber(*obj) > api::ResourceVersionNumber(*slot)) slot = std::move(obj);
 }
 
 bool KueueCache::NamespaceSelected(const api::Object& cluster_queue, const std::string& ns) {
