@@ -1,6 +1,7 @@
 #include "apiserver/api_server.h"
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -378,9 +379,9 @@ class ApiServer::Impl {
   }
   // The Table of `items` in the negotiated meta.k8s.io version.
   json TableOf(const ResourceRequest& r, const std::vector<const api::Object*>& items, const std::string& rv,
-               const std::string& continue_token) const {
+               const std::string& continue_token, bool with_columns = true) const {
     return tables_.at(std::make_pair(r.def, r.version))
-        .Table(items, clock_.Now(), r.include, rv, continue_token, r.meta_version);
+        .Table(items, clock_.Now(), r.include, rv, continue_token, r.meta_version, with_columns);
   }
   // One object (in the request's version) under the request's single-object transform:
   // itself, its Table or its PartialObjectMetadata. PartialObjectMetadataList leaves it as it
@@ -881,6 +882,14 @@ HandlerResult ApiServer::Impl::HandleResourceOf(const HttpRequest& req, RequestI
   const std::string& include = info.query.Get("includeObject");
   if (include == "None") r.include = IncludeObject::kNone;
   if (include == "Object") r.include = IncludeObject::kObject;
+  // Upstream's optionsForTransform (endpoints/handlers/response.go) validates the options of a
+  // Table answer (ValidateTableOptions). It does so as it encodes the answer, after a write
+  // is done; berth refuses before anything is done, so the refused request changes nothing.
+  if (r.transform == Transform::kTable && !include.empty() && include != "None" && include != "Object" &&
+      include != "Metadata") {
+    return StatusResponse(BadRequestError("Unable to convert to Table as requested: includeObject: Invalid value: \"" +
+                                          include + "\": must be 'Metadata', 'Object', 'None', or empty"));
+  }
   r.info = std::move(info);
 
   const std::string& verb = r.info.verb;
@@ -1134,9 +1143,16 @@ HandlerResult ApiServer::Impl::Watch(const ResourceRequest& r) {
   const bool from_now = from == 0;
   // A watch without a resourceVersion starts with the current objects as ADDED.
   std::vector<std::string> initial;
-  auto encode_object = [this, r](const json& stored) -> StatusOr<json> {
+  // A Table watch sends columnDefinitions in its first event only; the later ones carry none
+  // (null), as upstream's serveWatchHandler sets TableOptions.NoHeaders after the first
+  // (endpoints/handlers/watch.go; kubectl keeps the last columns it was sent).
+  auto columns_sent = std::make_shared<std::atomic<bool>>(false);
+  auto encode_object = [this, r, columns_sent](const json& stored) -> StatusOr<json> {
     auto converted = ToRequestVersion(r, stored);
     if (!converted.ok() || r.transform == Transform::kNone) return converted;
+    if (r.transform == Transform::kTable && columns_sent->exchange(true)) {
+      return TableOf(r, {&*converted}, api::ResourceVersion(*converted), "", /*with_columns=*/false);
+    }
     return TransformedObject(r, *converted);
   };
   auto line = [](const char* type, const json& object) {

@@ -329,6 +329,88 @@ TEST_F(ApiServerTest, ATableIsWrittenInTheVersionAskedFor) {
   }
 }
 
+// A Table watch sends columnDefinitions in its first event only (upstream's serveWatchHandler
+// sets TableOptions.NoHeaders after it; kubectl keeps the last columns it was sent), whether the
+// first event is one of the initial ADDED or a change.
+TEST_F(ApiServerTest, ATableWatchSendsItsColumnDefinitionsOnce) {
+  const std::string cms = "/api/v1/namespaces/default/configmaps";
+  const std::string table = "application/json;as=Table;g=meta.k8s.io;v=v1";
+  for (const char* name : {"a", "b"}) {
+    ASSERT_EQ(
+        Do("POST", cms, R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":")" + std::string(name) + R"("}})")
+            .status,
+        201);
+  }
+  const json columns = Body(WithAccept(api_.server, "GET", cms, table))["columnDefinitions"];
+  ASSERT_FALSE(columns.empty());
+  // From now (two initial ADDED, then the changes) and from a list's revision (changes only).
+  for (const bool from_list : {false, true}) {
+    const std::string query = from_list ? "?watch=true&resourceVersion=" +
+                                              Body(Do("GET", cms))["metadata"]["resourceVersion"].get<std::string>()
+                                        : "?watch=true";
+    HttpRequest watch = testing::Request("GET", cms + query);
+    watch.headers.emplace_back("Accept", table);
+    HandlerResult w = api_.server.Handle(watch);
+    ASSERT_TRUE(std::holds_alternative<StreamingResponse>(w)) << query;
+    auto stream = std::make_shared<CollectingStream>();
+    std::get<StreamingResponse>(w).start(stream);
+    for (const char* name : {"a", "b"}) {
+      ASSERT_EQ(Do("PATCH", cms + "/" + name, R"({"data":{"from_list":")" + std::to_string(from_list) + R"("}})",
+                   "application/merge-patch+json")
+                    .status,
+                200);
+    }
+    const size_t want = from_list ? 2 : 4;
+    std::vector<json> events = stream->Wait(want);
+    ASSERT_EQ(events.size(), want) << query;
+    for (size_t i = 0; i < events.size(); ++i) {
+      const json& t = events[i]["object"];
+      EXPECT_EQ(t["kind"], "Table") << query << " " << i;
+      ASSERT_EQ(t["rows"].size(), 1u) << query << " " << i;
+      if (i == 0) {
+        EXPECT_EQ(t["columnDefinitions"], columns) << query;
+      } else {
+        ASSERT_TRUE(t.contains("columnDefinitions")) << query << " " << i;
+        EXPECT_TRUE(t["columnDefinitions"].is_null()) << query << " " << i << ": " << t.dump();
+      }
+    }
+    EXPECT_EQ(events.back()["object"]["rows"][0]["object"]["metadata"]["name"], "b") << query;
+    stream->Close();
+  }
+}
+
+// An includeObject a Table cannot have is a 400 naming it, on every verb, before anything is
+// done (upstream's ValidateTableOptions); other answers than a Table ignore it, as upstream.
+TEST_F(ApiServerTest, AnUnknownIncludeObjectOfATableIsRefused) {
+  const std::string cms = "/api/v1/namespaces/default/configmaps";
+  const std::string table = "application/json;as=Table;g=meta.k8s.io;v=v1";
+  ASSERT_EQ(Do("POST", cms, R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"}})").status, 201);
+  const std::string message =
+      "Unable to convert to Table as requested: includeObject: Invalid value: \"Everything\": must be 'Metadata', "
+      "'Object', 'None', or empty";
+  for (const auto& [method, target] : {std::pair<std::string, std::string>{"GET", cms + "?includeObject=Everything"},
+                                       {"GET", cms + "/a?includeObject=Everything"},
+                                       {"GET", cms + "?watch=true&includeObject=Everything"},
+                                       {"DELETE", cms + "/a?includeObject=Everything"}}) {
+    HttpResponse refused = WithAccept(api_.server, method, target, table);
+    EXPECT_EQ(refused.status, 400) << method << " " << target;
+    EXPECT_EQ(Body(refused)["reason"], "BadRequest") << target;
+    EXPECT_EQ(Body(refused)["message"], message) << target;
+  }
+  HttpRequest create = testing::Request("POST", cms + "?includeObject=Everything",
+                                        R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"b"}})");
+  create.headers.emplace_back("Accept", table);
+  HandlerResult created = api_.server.Handle(create);
+  ASSERT_TRUE(std::holds_alternative<HttpResponse>(created));
+  EXPECT_EQ(std::get<HttpResponse>(created).status, 400);
+  EXPECT_EQ(Do("GET", cms + "/b").status, 404);  // the refused create wrote nothing
+  EXPECT_EQ(Do("GET", cms + "/a").status, 200);  // nor did the refused delete
+  for (const char* known : {"None", "Object", "Metadata"}) {
+    EXPECT_EQ(WithAccept(api_.server, "GET", cms + "?includeObject=" + known, table).status, 200) << known;
+  }
+  EXPECT_EQ(Do("GET", cms + "?includeObject=Everything").status, 200);  // not a Table: ignored
+}
+
 // kubectl debug POD patches pods/ephemeralcontainers and reads details.name of the 404
 // (a nil details crashed it): every NotFound carries details, {} for an unserved path.
 TEST_F(ApiServerTest, NotFoundAlwaysCarriesDetails) {

@@ -971,7 +971,7 @@ json TableConvertor::Table(const std::vector<const api::Object*>& items, Time no
   return json{{"kind", "Table"},
               {"apiVersion", "meta.k8s.io/" + std::string(meta_version)},
               {"metadata", std::move(meta)},
-              {"columnDefinitions", with_columns ? ColumnDefinitions() : json::array()},
+              {"columnDefinitions", with_columns ? ColumnDefinitions() : json(nullptr)},
               {"rows", std::move(rows)}};
 }
 

@@ -107,8 +107,8 @@ class TableConvertor {
   nlohmann::json Row(const api::Object& obj, Time now, IncludeObject include,
                      std::string_view meta_version = "v1") const;
   // A whole Table in meta.k8s.io/<meta_version> ("v1" or "v1beta1"), its rows' objects
-  // too (upstream's asTable). `with_columns` false leaves columnDefinitions [] (watch
-  // events after the first).
+  // too (upstream's asTable). `with_columns` false writes columnDefinitions null, as
+  // upstream's TableOptions.NoHeaders does (a Table watch's events after the first).
   nlohmann::json Table(const std::vector<const api::Object*>& items, Time now, IncludeObject include,
                        const std::string& resource_version, const std::string& continue_token,
                        std::string_view meta_version = "v1", bool with_columns = true) const;

@@ -68,9 +68,9 @@ std::string CellText(const json& cell) {
 
 std::string TablePrinter::Print(const json& table) {
   const json empty = json::array();
-  const json& columns = table.contains("columnDefinitions") && table["columnDefinitions"].is_array()
-                            ? table["columnDefinitions"]
-                            : empty;
+  auto defined = table.find("columnDefinitions");
+  if (defined != table.end() && defined->is_array() && !defined->empty()) last_columns_ = *defined;
+  const json& columns = last_columns_;
   const json& rows = table.contains("rows") && table["rows"].is_array() ? table["rows"] : empty;
   if (rows.empty()) return "";
   std::vector<bool> shown;

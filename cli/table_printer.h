@@ -41,8 +41,11 @@ class TablePrinter {
       : options_(options), writer_(TabWriter::GetOptions()) {}
 
   // Formats the rows of `table` (and the header line unless no_headers or
-  // already printed by an earlier call: a watch prints it once). Returns the
-  // text to print; "" when the table has no rows.
+  // already printed by an earlier call: a watch prints it once). A table
+  // without columnDefinitions (null or empty: a watch's events after the
+  // first) is laid out with the last columns a table brought, as kubectl's
+  // HumanReadablePrinter keeps lastColumns. Returns the text to print; ""
+  // when the table has no rows.
   std::string Print(const nlohmann::json& table);
 
   // Number of rows printed so far.
@@ -53,6 +56,7 @@ class TablePrinter {
   TabWriter writer_;
   bool header_printed_ = false;
   size_t rows_printed_ = 0;
+  nlohmann::json last_columns_ = nlohmann::json::array();
 };
 
 std::string NoResourcesFound(std::string_view ns);

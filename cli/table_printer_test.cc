@@ -64,6 +64,13 @@ TEST(TablePrinterTest, EmptyTablePrintsNothingAndHeadersOnce) {
   json one = table;
   one["rows"] = json::array({table["rows"][1]});
   EXPECT_EQ(p.Print(one), "gpu             multi...   12\n");
+  // A later watch event carries no columnDefinitions (null, as the server sends them after the
+  // first event): laid out with the last columns.
+  one["columnDefinitions"] = nullptr;
+  EXPECT_EQ(p.Print(one), "gpu             multi...   12\n");
+  one.erase("columnDefinitions");
+  EXPECT_EQ(p.Print(one), "gpu             multi...   12\n");
+  EXPECT_EQ(p.rows_printed(), table["rows"].size() + 3);
 }
 
 TEST(TablePrinterTest, NoHeaders) {
