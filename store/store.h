@@ -58,9 +58,11 @@
 //   with revision > from, in revision order: ADDED, MODIFIED, DELETED with
 //   the object at that revision (DELETED: the last state, with the deletion
 //   revision as resourceVersion). from = 0 means "from now". The store keeps
-//   a bounded history of events (StoreOptions::history_limit); a from older
-//   than the history gives kGone "too old resource version: X (Y)" where Y is
-//   the oldest revision one can still watch from. The predicate is applied to
+//   a bounded history of events per resource (StoreOptions::history_limit
+//   events and kMaxWatchHistoryBytes in all, the busiest resource giving way
+//   first: store/watch_hub.h); a from older
+//   than the resource's history gives kGone "too old resource version: X (Y)"
+//   where Y is the oldest revision one can still watch the resource from. The predicate is applied to
 //   the old and the new object, as the apiserver's cacher does: a MODIFIED
 //   that takes an object out of the selection is delivered as DELETED (old
 //   content, event revision), into it as ADDED. Each watcher has a bounded
@@ -279,7 +281,9 @@ class Watcher {
 };
 
 struct StoreOptions {
-  // Watch events kept for watches and consistent continue pages.
+  // Watch events kept, all resources together, for watches and consistent continue pages
+  // (the busiest resource gives way first; upstream's watch cache holds 100 growing to
+  // 100 * 1024 per resource while younger than 75 s).
   size_t history_limit = 10000;
   // Default per-watcher buffer (WatchOptions::buffer_limit).
   size_t watcher_buffer_limit = 10000;

@@ -67,8 +67,22 @@ WatchHub::WatchHub(size_t history_limit, size_t watcher_buffer_limit, int64_t st
     : history_limit_(std::max<size_t>(1, history_limit)),
       watcher_buffer_limit_(std::max<size_t>(1, watcher_buffer_limit)),
       history_bytes_limit_(history_bytes_limit),
-      compacted_revision_(start_revision),
+      start_revision_(start_revision),
       published_revision_(start_revision) {}
+
+void WatchHub::EvictOldestLocked(ResourceHistory& history, std::vector<HistoryEvent>& evicted) {
+  history.compacted = history.events.front().revision;
+  history.bytes -= history.events.front().bytes;
+  history_bytes_ -= history.events.front().bytes;
+  --history_size_;
+  evicted.push_back(std::move(history.events.front()));
+  history.events.pop_front();
+}
+
+const WatchHub::ResourceHistory* WatchHub::FindLocked(const api::GroupResource& resource) const {
+  auto it = histories_.find(resource);
+  return it == histories_.end() ? nullptr : &it->second;
+}
 
 WatchHub::Published WatchHub::Publish(std::vector<HistoryEvent> events, int64_t current_revision) {
   Published out;
@@ -101,14 +115,29 @@ WatchHub::Published WatchHub::Publish(std::vector<HistoryEvent> events, int64_t 
         if (list.empty()) watchers_.erase(it);
       }
     }
+    ResourceHistory& history =
+        histories_.try_emplace(ev.key.resource, ResourceHistory{{}, 0, start_revision_}).first->second;
+    history.bytes += ev.bytes;
     history_bytes_ += ev.bytes;
-    history_.push_back(std::move(ev));
-    while (history_.size() > history_limit_ || (history_bytes_ > history_bytes_limit_ && history_.size() > 1)) {
-      compacted_revision_ = history_.front().revision;
-      history_bytes_ -= history_.front().bytes;
-      out.evicted.push_back(std::move(history_.front()));
-      history_.pop_front();
+    ++history_size_;
+    history.events.push_back(std::move(ev));
+  }
+  // Over a limit: the oldest event of whichever resource holds the most events (or bytes,
+  // for the byte limit) goes first, of the one with the older oldest event on a tie; a scan
+  // of the resources, a few dozen, per dropped event.
+  while (history_size_ > history_limit_ || history_bytes_ > history_bytes_limit_) {
+    const bool by_events = history_size_ > history_limit_;
+    auto weight = [by_events](const ResourceHistory& h) { return by_events ? h.events.size() : h.bytes; };
+    ResourceHistory* largest = nullptr;
+    for (auto& [resource, history] : histories_) {
+      if (history.events.size() < 2) continue;
+      if (largest == nullptr || weight(history) > weight(*largest) ||
+          (weight(history) == weight(*largest) && history.events.front().revision < largest->events.front().revision)) {
+        largest = &history;
+      }
     }
+    if (largest == nullptr) break;  // every resource is down to its newest event
+    EvictOldestLocked(*largest, out.evicted);
   }
   published_revision_.store(current_revision, std::memory_order_release);
   return out;
@@ -118,14 +147,16 @@ StatusOr<std::unique_ptr<Watcher>> WatchHub::AddWatcher(const api::GroupResource
                                                         int64_t current_revision) {
   std::lock_guard lock(mu_);
   int64_t from = options.from_revision.value_or(current_revision);
-  if (from < compacted_revision_) return TooOldResourceVersion(from, compacted_revision_);
+  const ResourceHistory* history = FindLocked(resource);
+  const int64_t compacted = history != nullptr ? history->compacted : start_revision_;
+  if (from < compacted) return TooOldResourceVersion(from, compacted);
   size_t limit = options.buffer_limit > 0 ? options.buffer_limit : watcher_buffer_limit_;
   auto w = std::make_shared<HubWatcher>(shared_from_this(), resource, options, limit, from);
-  // Replay what the history holds after `from` (binary search: ascending revisions).
-  auto first = std::upper_bound(history_.begin(), history_.end(), from,
-                                [](int64_t rev, const HistoryEvent& ev) { return rev < ev.revision; });
-  for (auto it = first; it != history_.end(); ++it) {
-    if (it->key.resource == resource) w->Offer(*it, /*replay=*/true);
+  if (history != nullptr) {
+    // Replay what the history holds after `from` (binary search: ascending revisions).
+    auto first = std::upper_bound(history->events.begin(), history->events.end(), from,
+                                  [](int64_t rev, const HistoryEvent& ev) { return rev < ev.revision; });
+    for (auto it = first; it != history->events.end(); ++it) w->Offer(*it, /*replay=*/true);
   }
   watchers_[resource].push_back(w);
   return std::unique_ptr<Watcher>(std::make_unique<WatcherHandle>(std::move(w)));
@@ -134,21 +165,25 @@ StatusOr<std::unique_ptr<Watcher>> WatchHub::AddWatcher(const api::GroupResource
 Status WatchHub::EventsSince(const api::GroupResource& resource, const std::string& ns, int64_t after,
                              const std::function<void(const HistoryEvent&)>& fn) const {
   std::lock_guard lock(mu_);
-  if (after < compacted_revision_) return TooOldResourceVersion(after, compacted_revision_);
-  for (auto it = history_.rbegin(); it != history_.rend() && it->revision > after; ++it) {
-    if (it->key.resource == resource && (ns.empty() || it->key.ns == ns)) fn(*it);
+  const ResourceHistory* history = FindLocked(resource);
+  const int64_t compacted = history != nullptr ? history->compacted : start_revision_;
+  if (after < compacted) return TooOldResourceVersion(after, compacted);
+  if (history == nullptr) return Status::Ok();
+  for (auto it = history->events.rbegin(); it != history->events.rend() && it->revision > after; ++it) {
+    if (ns.empty() || it->key.ns == ns) fn(*it);
   }
   return Status::Ok();
 }
 
-int64_t WatchHub::CompactedRevision() const {
+int64_t WatchHub::CompactedRevision(const api::GroupResource& resource) const {
   std::lock_guard lock(mu_);
-  return compacted_revision_;
+  const ResourceHistory* history = FindLocked(resource);
+  return history != nullptr ? history->compacted : start_revision_;
 }
 
 size_t WatchHub::HistorySize() const {
   std::lock_guard lock(mu_);
-  return history_.size();
+  return history_size_;
 }
 
 size_t WatchHub::HistoryBytes() const {

@@ -5,13 +5,20 @@
 // order, under its own write lock; the hub offers it to the watchers of that
 // resource (namespace filter, then the predicate on old and new object, see
 // store.h "Watch") and keeps it for later watches and for consistent list
-// pages (EventsSince). When the history holds more events than its event
-// limit, or more bytes than its byte limit (kMaxWatchHistoryBytes; each event
+// pages (EventsSince).
+//
+// The history is kept per resource (group/resource), as kube-apiserver keeps a
+// watch cache per resource, within limits shared by all: at most
+// `history_limit` events and the byte limit (kMaxWatchHistoryBytes; each event
 // counted at the approximate size of its object as compact JSON,
-// ApproxJsonBytes), the oldest events are dropped ("compacted"):
-// CompactedRevision() is then the newest dropped revision, and a watch or list
-// from a revision below it gets kGone (410 Expired at the API). The newest
-// event is always kept.
+// ApproxJsonBytes). Past the event limit the oldest event of the resource
+// holding the most events is dropped, past the byte limit that of the resource
+// holding the most bytes: a burst of writes to one kind (Events, say, 15 per
+// Job) pushes out its own history before a quieter kind's. Dropped events are
+// "compacted": CompactedRevision(resource) is then the newest revision dropped
+// from that resource's history, and a watch or list of the resource from a
+// revision below it gets kGone (410 Expired at the API). Each resource's
+// newest event is always kept.
 //
 // Locking: one hub mutex guards the history and the watcher set; each watcher
 // has its own mutex for its buffer. Lock order: store -> hub -> watcher.
@@ -73,8 +80,8 @@ class WatchHub : public std::enable_shared_from_this<WatchHub> {
   // Watchers whose notify callback must run once the caller's locks are released.
   using Notifications = std::vector<std::shared_ptr<HubWatcher>>;
 
-  // history_limit: events kept; history_bytes_limit: bytes of objects kept
-  // (both at least one event).
+  // history_limit: events kept, history_bytes_limit: bytes of objects kept, all
+  // resources together (each resource keeps at least its newest event).
   WatchHub(size_t history_limit, size_t watcher_buffer_limit, int64_t start_revision,
            size_t history_bytes_limit = kMaxWatchHistoryBytes);
 
@@ -100,12 +107,14 @@ class WatchHub : public std::enable_shared_from_this<WatchHub> {
 
   // Calls fn for every kept event of `resource` (in namespace ns, "" = all)
   // with revision > after, newest first. kGone (TooOldResourceVersion) when
-  // after < CompactedRevision().
+  // after < CompactedRevision(resource).
   Status EventsSince(const api::GroupResource& resource, const std::string& ns, int64_t after,
                      const std::function<void(const HistoryEvent&)>& fn) const;
 
-  int64_t CompactedRevision() const;
-  // Events and bytes (ApproxJsonBytes) the history holds now.
+  // The newest revision dropped from `resource`'s history (the hub's start
+  // revision while none was).
+  int64_t CompactedRevision(const api::GroupResource& resource) const;
+  // Events and bytes (ApproxJsonBytes) the history holds now, all resources together.
   size_t HistorySize() const;
   size_t HistoryBytes() const;
 
@@ -123,10 +132,22 @@ class WatchHub : public std::enable_shared_from_this<WatchHub> {
   const size_t history_limit_;
   const size_t watcher_buffer_limit_;
   const size_t history_bytes_limit_;
+  // One resource's kept events.
+  struct ResourceHistory {
+    std::deque<HistoryEvent> events;  // ascending revisions
+    size_t bytes = 0;                 // sum of events[i].bytes
+    int64_t compacted;                // newest revision no longer in events
+  };
+  // Drops the oldest event of `history` into `evicted`.
+  void EvictOldestLocked(ResourceHistory& history, std::vector<HistoryEvent>& evicted);
+  // The history of `resource`, or null when none was ever kept.
+  const ResourceHistory* FindLocked(const api::GroupResource& resource) const;
+
+  const int64_t start_revision_;
   mutable std::mutex mu_;
-  std::deque<HistoryEvent> history_;  // ascending revisions
-  size_t history_bytes_ = 0;          // sum of history_[i].bytes
-  int64_t compacted_revision_;        // newest revision no longer in history_
+  std::map<api::GroupResource, ResourceHistory> histories_;
+  size_t history_size_ = 0;   // events in all histories_
+  size_t history_bytes_ = 0;  // bytes in all histories_
   std::map<api::GroupResource, std::vector<std::shared_ptr<HubWatcher>>> watchers_;
   std::atomic<int64_t> published_revision_;
 };
