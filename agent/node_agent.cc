@@ -1222,6 +1222,12 @@ void NodeAgent::SyncPod(PodWorker& w, const api::Object* cached, std::optional<T
       ++it;
       continue;
     }
+    if (exit->lost) {
+      // Its supervisor ended without an exit status (killed, say): the one trace of why a
+      // long run ended as ContainerStatusUnknown, as the adoption after a restart logs it.
+      spdlog::warn("node {}: run {} of container {} of pod {} is lost: {}", options_.node_name,
+                   std::max(w.runs[it->first] - 1, 0), it->first, w.key, exit->lost_detail);
+    }
     w.lifecycle.Exited(it->first, *exit);
     RecordBackOff(w, it->first);
     it = w.running.erase(it);
@@ -1918,6 +1924,9 @@ void NodeAgent::WriteStatus(PodWorker& w) {
   } else if (w.stop && w.running.empty()) {
     MarkTerminatedByKubelet(&status, w.stop->reason, w.stop->message, w.stop->disruption, clock_.Now());
   }
+  if (shutdown_final || (w.stop && w.running.empty())) {
+    TerminateUnfinishedContainers(api::Field(w.pod, "spec"), &status);
+  }
   // Nothing written yet (a pod first seen, e.g. adopted after a restart): the API's status is
   // the one to compare with, so an unchanged pod costs no write at all.
   if (status == previous) {
@@ -2016,8 +2025,18 @@ StatusOr<client::PodLogChunk> NodeAgent::ReadPodLogChunk(const std::string& ns, 
     }
     --run;
   } else if (run < 0) {
+    // The container's waiting reason as its status shows it (the kubelet's
+    // validateContainerLogStatus), ContainerCreating before it has one.
+    std::string reason;
+    for (const char* field : {"containerStatuses", "initContainerStatuses"}) {
+      const api::Object& statuses = api::NestedField(*pod, {"status", field});
+      if (!statuses.is_array()) continue;
+      for (const api::Object& cs : statuses) {
+        if (api::StringAt(cs, "name") == container) reason = api::NestedString(cs, {"state", "waiting", "reason"});
+      }
+    }
     return BadRequestError("container \"" + container + "\" in pod \"" + name +
-                           "\" is waiting to start: ContainerCreating");
+                           "\" is waiting to start: " + (reason.empty() ? "ContainerCreating" : reason));
   }
   return ReadRunLog(dir, api::Uid(*pod), container, run, options, nullptr, max_bytes);
 }

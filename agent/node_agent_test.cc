@@ -9,6 +9,8 @@
 #include <map>
 #include <set>
 #include <signal.h>
+#include <spdlog/sinks/ringbuffer_sink.h>
+#include <spdlog/spdlog.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <thread>
@@ -527,6 +529,36 @@ TEST_F(NodeAgentTest, AFinishedPodsOlderCachedRevisionIsNotTakenForAnotherClient
   EXPECT_EQ(Phase("slow"), "Failed");
 }
 
+// A supervisor killed while its container runs (the agent running throughout): the run is
+// lost (ContainerStatusUnknown, 137), and the server log says so, the one trace an operator has
+// of why a long run ended.
+TEST_F(NodeAgentTest, ARunLostWhileTheAgentRunsIsLogged) {
+  auto sink = std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(1000);
+  spdlog::default_logger()->sinks().push_back(sink);
+  struct Detach {
+    std::shared_ptr<spdlog::sinks::ringbuffer_sink_mt> sink;
+    ~Detach() {
+      auto& sinks = spdlog::default_logger()->sinks();
+      sinks.erase(std::remove(sinks.begin(), sinks.end(), sink), sinks.end());
+    }
+  } detach{sink};
+  const std::string uid = api::Uid(Create(ShellPod("long", "echo ready; sleep 600")));
+  ASSERT_TRUE(WaitFor([&] { return LogContains("long", "ready") && Phase("long") == "Running"; }));
+  const pid_t shim = FindProcess("shim " + dir_ + "/pods/default_long_" + uid + "/runs/main/0");
+  ASSERT_GT(shim, 0);
+  ASSERT_EQ(kill(shim, SIGKILL), 0);
+  ASSERT_TRUE(WaitFor([&] { return Phase("long") == "Failed"; })) << GetPod("long")->dump();
+  const api::Object terminated = (*GetPod("long"))["status"]["containerStatuses"][0]["state"]["terminated"];
+  EXPECT_EQ(terminated["reason"], "ContainerStatusUnknown");
+  EXPECT_EQ(terminated["exitCode"], 137);
+  bool logged = false;
+  for (const std::string& line : sink->last_formatted()) {
+    logged |= line.find("node node-a: run 0 of container main of pod default/long is lost: its supervisor is gone") !=
+              std::string::npos;
+  }
+  EXPECT_TRUE(logged);
+}
+
 // The pod's cgroup gets pids.max and the summed limits, each run's cgroup its
 // container's limits (a fake cgroup v2 tree: the files written are the check).
 TEST_F(NodeAgentTest, PodAndContainerCgroupsGetTheLimitsOfTheSpec) {
@@ -678,11 +710,19 @@ TEST_F(NodeAgentTest, VolumesWaitForTheirConfigMapAndNeedTheSandboxToBeMounted) 
     return waiting.is_object() ? waiting : api::Object::object();
   };
   ASSERT_TRUE(WaitFor([&] { return waiting().value("reason", "") == "ContainerCreating"; })) << waiting();
+  // `kubectl logs` names the container's waiting reason (the kubelet's validateContainerLogStatus).
+  const Status creating = BadRequestError("container \"main\" in pod \"vol\" is waiting to start: ContainerCreating");
+  ASSERT_TRUE(WaitFor([&] { return agent_->ReadPodLog("default", "vol", {}).status() == creating; }))
+      << agent_->ReadPodLog("default", "vol", {}).status();
   api::Object cm = {{"metadata", {{"name", "cm"}, {"namespace", "default"}}}, {"data", {{"k", "v"}}}};
   ASSERT_TRUE(client_.Create(client::GroupVersionResource{"", "v1", "configmaps"}.Namespace("default"), cm).ok());
   clock_.Advance(1s);  // past the first retry's back-off
   ASSERT_TRUE(WaitFor([&] { return waiting().value("reason", "") == "CreateContainerConfigError"; })) << waiting();
   EXPECT_EQ(waiting()["message"], kVolumesNeedSandboxMessage);
+  ASSERT_TRUE(WaitFor([&] {
+    return agent_->ReadPodLog("default", "vol", {}).status() ==
+           BadRequestError("container \"main\" in pod \"vol\" is waiting to start: CreateContainerConfigError");
+  })) << agent_->ReadPodLog("default", "vol", {}).status();
   EXPECT_EQ(testing_ReadFile(dir_ + "/pods/default_vol_" + uid + "/volumes/kubernetes.io~configmap/config/k"), "v");
 
   api::Object host = ShellPod("host", "test -d /tmp");
@@ -1226,6 +1266,35 @@ TEST_F(NodeAgentTest, PodPastItsActiveDeadlineIsStoppedAndFailed) {
   EXPECT_EQ(status["containerStatuses"][0]["state"]["terminated"]["exitCode"], 0);
   EXPECT_TRUE(LogContains("deadline", "term"));
   EXPECT_TRUE(GetPod("deadline").has_value()) << "the pod is not deleted";
+}
+
+// A container waiting to restart when the deadline stops its pod shows no coming restart: the
+// Failed pod's container is terminated ContainerStatusUnknown 137, its last run kept (the kubelet's
+// TerminatePod).
+TEST_F(NodeAgentTest, ACrashLoopingContainerOfAPodPastItsDeadlineEndsTerminated) {
+  api::Object pod = ShellPod("crashing", "echo ran; exit 1", "Always");
+  pod["spec"]["activeDeadlineSeconds"] = 5;
+  Create(pod);
+  auto waiting_reason = [&] {
+    std::optional<api::Object> p = GetPod("crashing");
+    if (!p) return std::string();
+    const api::Object& statuses = api::NestedField(*p, {"status", "containerStatuses"});
+    return statuses.is_array() && !statuses.empty() ? api::NestedString(statuses[0], {"state", "waiting", "reason"})
+                                                    : std::string();
+  };
+  ASSERT_TRUE(WaitFor([&] { return waiting_reason() == "CrashLoopBackOff"; })) << GetPod("crashing")->dump();
+  clock_.Advance(5s);
+  ASSERT_TRUE(WaitFor([&] { return Phase("crashing") == "Failed"; })) << GetPod("crashing")->dump();
+  const api::Object status = (*GetPod("crashing"))["status"];
+  EXPECT_EQ(status["reason"], "DeadlineExceeded");
+  const api::Object& c = status["containerStatuses"][0];
+  EXPECT_EQ(c["state"], (api::Object{{"terminated",
+                                      {{"reason", "ContainerStatusUnknown"},
+                                       {"message", "The container could not be located when the pod was terminated"},
+                                       {"exitCode", 137}}}}))
+      << c.dump();
+  EXPECT_EQ(c["lastState"]["terminated"]["exitCode"], 1) << c.dump();
+  EXPECT_EQ(c["restartCount"], 1) << c.dump();
 }
 
 // Local ephemeral storage (agent/local_storage.h): a running pod with limits is measured every

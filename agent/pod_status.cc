@@ -28,7 +28,7 @@ bool Succeeded(const ContainerRecord& r) {
 }
 
 std::string TerminatedReason(const ContainerExit& e) {
-  if (e.lost) return "ContainerStatusUnknown";
+  if (e.lost) return kContainerStatusUnknownReason;
   if (!e.start_error.empty()) return "StartError";
   if (e.oom_killed) return "OOMKilled";
   return e.exit_code == 0 ? "Completed" : "Error";
@@ -255,7 +255,7 @@ void PodLifecycle::Exited(const std::string& name, const ContainerExit& exit) {
 void PodLifecycle::Lost(const std::string& name, Time started_at, Time now, const std::string& detail) {
   Started(name, started_at);
   ContainerExit exit;
-  exit.exit_code = 137;
+  exit.exit_code = kContainerLostExitCode;
   exit.lost = true;
   exit.lost_detail = detail;
   exit.started_at = started_at;
@@ -425,6 +425,70 @@ void MergeForeignConditions(api::Object* status, const api::Object& current) {
     }
   }
   conditions = std::move(merged);
+}
+
+namespace {
+
+const api::Object& StateOf(const api::Object& container_status, const char* state) {
+  return api::NestedField(container_status, {"state", state});
+}
+bool Terminated(const api::Object& container_status) { return StateOf(container_status, "terminated").is_object(); }
+bool TerminatedBefore(const api::Object& container_status) {
+  return api::NestedField(container_status, {"lastState", "terminated"}).is_object();
+}
+int64_t ExitCodeIn(const api::Object& terminated) {
+  const api::Object& code = api::Field(terminated, "exitCode");
+  return code.is_number_integer() ? code.get<int64_t>() : -1;
+}
+
+// hasPodInitialized: no init containers, or the last one runs or has exited 0 (now or last time).
+bool PodInitialized(const api::Object& spec, const api::Object& init_statuses) {
+  const api::Object& inits = api::Field(spec, "initContainers");
+  if (!inits.is_array() || inits.empty()) return true;
+  const std::string last = api::StringAt(inits.back(), "name");
+  if (!init_statuses.is_array()) return false;
+  for (const api::Object& cs : init_statuses) {
+    if (api::StringAt(cs, "name") != last) continue;
+    if (TerminatedBefore(cs)) return ExitCodeIn(api::NestedField(cs, {"lastState", "terminated"})) == 0;
+    if (Terminated(cs)) return ExitCodeIn(StateOf(cs, "terminated")) == 0;
+    return StateOf(cs, "running").is_object();
+  }
+  return false;
+}
+
+void MarkStatusUnknown(api::Object& container_status) {
+  container_status["state"] = {{"terminated",
+                                {{"reason", kContainerStatusUnknownReason},
+                                 {"message", kContainerLostMessage},
+                                 {"exitCode", kContainerLostExitCode}}}};
+}
+
+}  // namespace
+
+void TerminateUnfinishedContainers(const api::Object& spec, api::Object* status) {
+  const bool initialized = PodInitialized(spec, api::Field(*status, "initContainerStatuses"));
+  auto found = status->find("initContainerStatuses");
+  if (found != status->end() && found->is_array() && !found->empty()) {
+    api::Object& inits = *found;
+    // initializedContainers: up to the last that ever tried to start, the first at least.
+    size_t tried = 1;
+    for (size_t i = inits.size(); i > 0; --i) {
+      const api::Object& cs = inits[i - 1];
+      if (!StateOf(cs, "waiting").is_object() || TerminatedBefore(cs)) {
+        tried = i;
+        break;
+      }
+    }
+    for (size_t i = 0; i < tried; ++i) {
+      if (inits[i].is_object() && !Terminated(inits[i])) MarkStatusUnknown(inits[i]);
+    }
+  }
+  if (!initialized) return;
+  auto regular = status->find("containerStatuses");
+  if (regular == status->end() || !regular->is_array()) return;
+  for (api::Object& cs : *regular) {
+    if (cs.is_object() && !Terminated(cs)) MarkStatusUnknown(cs);
+  }
 }
 
 }  // namespace berth::agent

@@ -192,4 +192,19 @@ api::Object BuildPodStatus(const PodLifecycle& lifecycle, const api::Object& pre
 // none. Pure.
 void MergeForeignConditions(api::Object* status, const api::Object& current);
 
+// What the kubelet's status manager does to the status of a pod it terminated
+// (pkg/kubelet/status/status_manager.go TerminatePod): no container of a pod stopped by
+// the kubelet (node shutdown, active deadline, eviction) may show waiting or a coming
+// restart. In `status`, a container whose state is not terminated gets
+//   terminated {reason ContainerStatusUnknown, message "The container could not be located
+//   when the pod was terminated", exitCode 137}
+// (its lastState and restartCount kept) when it is
+//   - a regular container, and the pod has initialized (`spec` has no init containers; or its
+//     last init container is running, or has terminated with exit code 0 now or last time:
+//     hasPodInitialized);
+//   - an init container up to the last one that ever tried to start (not waiting, or with a
+//     terminated lastState), the first at least (initializedContainers).
+// `spec` is the pod's spec. Pure.
+void TerminateUnfinishedContainers(const api::Object& spec, api::Object* status);
+
 }  // namespace berth::agent

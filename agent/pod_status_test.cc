@@ -275,6 +275,73 @@ TEST(PodStatusTest, MergeForeignConditionsKeepsTheApiServersNonKubeletConditions
             api::Object::array({cond("Ready", "False", "ContainersNotReady"), cond("PodScheduled", "True", "")}));
 }
 
+// The kubelet's TerminatePod (status_manager.go): containers of a pod the kubelet stopped that
+// are not terminated become ContainerStatusUnknown 137, regular ones once the pod has
+// initialized, init containers up to the last that tried to start.
+TEST(PodStatusTest, TerminateUnfinishedContainersAsTheKubeletsTerminatePod) {
+  const api::Object unknown = {{"terminated",
+                                {{"reason", "ContainerStatusUnknown"},
+                                 {"message", "The container could not be located when the pod was terminated"},
+                                 {"exitCode", 137}}}};
+  const api::Object running = {{"running", {{"startedAt", "2026-01-01T00:00:00Z"}}}};
+  const api::Object waiting = {{"waiting", {{"reason", "PodInitializing"}}}};
+  const api::Object crash = {{"waiting", {{"reason", "CrashLoopBackOff"}}}};
+  auto exited = [](int code) { return api::Object{{"terminated", {{"exitCode", code}, {"reason", "Error"}}}}; };
+  auto cs = [](const std::string& name, const api::Object& state, const api::Object& last = api::Object::object()) {
+    return api::Object{{"name", name}, {"state", state}, {"lastState", last}, {"restartCount", 3}};
+  };
+  auto spec_with_inits = [](std::vector<std::string> inits) {
+    api::Object spec = {{"containers", {{{"name", "main"}}, {{"name", "side"}}}}};
+    for (const auto& n : inits) spec["initContainers"].push_back({{"name", n}});
+    return spec;
+  };
+  auto states = [](const api::Object& status, const char* field) {
+    std::vector<api::Object> out;
+    for (const auto& c : status[field]) out.push_back(c["state"]);
+    return out;
+  };
+
+  // No init containers: every regular container not terminated; a terminated one kept, and
+  // lastState and restartCount kept.
+  api::Object status = {{"containerStatuses", {cs("main", crash, exited(1)), cs("side", exited(0))}}};
+  TerminateUnfinishedContainers(spec_with_inits({}), &status);
+  EXPECT_EQ(states(status, "containerStatuses"), (std::vector<api::Object>{unknown, exited(0)}));
+  EXPECT_EQ(status["containerStatuses"][0]["lastState"], exited(1));
+  EXPECT_EQ(status["containerStatuses"][0]["restartCount"], 3);
+  EXPECT_FALSE(status.contains("initContainerStatuses"));
+
+  // The last init container runs: initialized; it and the waiting regular ones end unknown.
+  status = {{"initContainerStatuses", {cs("i1", exited(0)), cs("i2", running)}},
+            {"containerStatuses", {cs("main", waiting), cs("side", waiting)}}};
+  TerminateUnfinishedContainers(spec_with_inits({"i1", "i2"}), &status);
+  EXPECT_EQ(states(status, "initContainerStatuses"), (std::vector<api::Object>{exited(0), unknown}));
+  EXPECT_EQ(states(status, "containerStatuses"), (std::vector<api::Object>{unknown, unknown}));
+
+  // The first init container runs, the second never tried: not initialized; only the first ends.
+  status = {{"initContainerStatuses", {cs("i1", running), cs("i2", waiting)}},
+            {"containerStatuses", {cs("main", waiting), cs("side", waiting)}}};
+  TerminateUnfinishedContainers(spec_with_inits({"i1", "i2"}), &status);
+  EXPECT_EQ(states(status, "initContainerStatuses"), (std::vector<api::Object>{unknown, waiting}));
+  EXPECT_EQ(states(status, "containerStatuses"), (std::vector<api::Object>{waiting, waiting}));
+
+  // None tried: the first init container ends all the same; a waiting one that ran before
+  // (a terminated lastState) has tried.
+  status = {{"initContainerStatuses", {cs("i1", waiting), cs("i2", waiting)}}};
+  TerminateUnfinishedContainers(spec_with_inits({"i1", "i2"}), &status);
+  EXPECT_EQ(states(status, "initContainerStatuses"), (std::vector<api::Object>{unknown, waiting}));
+  status = {{"initContainerStatuses", {cs("i1", exited(0)), cs("i2", crash, exited(2))}},
+            {"containerStatuses", {cs("main", waiting), cs("side", waiting)}}};
+  TerminateUnfinishedContainers(spec_with_inits({"i1", "i2"}), &status);
+  EXPECT_EQ(states(status, "initContainerStatuses"), (std::vector<api::Object>{exited(0), unknown}));
+  // Its last run failed: the pod never initialized, its regular containers stay waiting.
+  EXPECT_EQ(states(status, "containerStatuses"), (std::vector<api::Object>{waiting, waiting}));
+
+  // The last init container exited 0 earlier (lastState): initialized.
+  status = {{"initContainerStatuses", {cs("i1", crash, exited(0))}}, {"containerStatuses", {cs("main", waiting)}}};
+  TerminateUnfinishedContainers(spec_with_inits({"i1"}), &status);
+  EXPECT_EQ(states(status, "containerStatuses"), (std::vector<api::Object>{unknown}));
+}
+
 TEST(PodStatusTest, GoDurations) {
   EXPECT_EQ(FormatGoDuration(seconds(0)), "0s");
   EXPECT_EQ(FormatGoDuration(seconds(59)), "59s");

@@ -134,6 +134,8 @@ struct ContainerExit {
 // The kubelet's text for a container whose run it cannot find any more
 // (kubelet_pods.go, reason ContainerStatusUnknown, exit code 137).
 inline constexpr char kContainerLostMessage[] = "The container could not be located when the pod was terminated";
+inline constexpr char kContainerStatusUnknownReason[] = "ContainerStatusUnknown";
+inline constexpr int kContainerLostExitCode = 137;
 
 class ContainerProcess {
  public:
