@@ -1924,8 +1924,10 @@ void NodeAgent::WriteStatus(PodWorker& w) {
   } else if (w.stop && w.running.empty()) {
     MarkTerminatedByKubelet(&status, w.stop->reason, w.stop->message, w.stop->disruption, clock_.Now());
   }
-  if (shutdown_final || (w.stop && w.running.empty())) {
-    TerminateUnfinishedContainers(api::Field(w.pod, "spec"), &status);
+  // The final status of a pod the agent stopped, or of a deleted one once nothing of it runs.
+  if (shutdown_final || (w.stop && w.running.empty()) ||
+      (api::BeingDeleted(w.pod) && w.running.empty() && w.lifecycle.Finished())) {
+    TerminatePodStatus(api::Field(w.pod, "spec"), &status);
   }
   // Nothing written yet (a pod first seen, e.g. adopted after a restart): the API's status is
   // the one to compare with, so an unchanged pod costs no write at all.
@@ -2027,16 +2029,21 @@ StatusOr<client::PodLogChunk> NodeAgent::ReadPodLogChunk(const std::string& ns, 
   } else if (run < 0) {
     // The container's waiting reason as its status shows it (the kubelet's
     // validateContainerLogStatus), ContainerCreating before it has one.
+    // A container that never ran and is terminated now (its pod stopped first) "is terminated".
     std::string reason;
+    bool terminated = false;
     for (const char* field : {"containerStatuses", "initContainerStatuses"}) {
       const api::Object& statuses = api::NestedField(*pod, {"status", field});
       if (!statuses.is_array()) continue;
       for (const api::Object& cs : statuses) {
-        if (api::StringAt(cs, "name") == container) reason = api::NestedString(cs, {"state", "waiting", "reason"});
+        if (api::StringAt(cs, "name") != container) continue;
+        reason = api::NestedString(cs, {"state", "waiting", "reason"});
+        terminated = api::NestedField(cs, {"state", "terminated"}).is_object();
       }
     }
-    return BadRequestError("container \"" + container + "\" in pod \"" + name +
-                           "\" is waiting to start: " + (reason.empty() ? "ContainerCreating" : reason));
+    const std::string prefix = "container \"" + container + "\" in pod \"" + name + "\" is ";
+    if (terminated) return BadRequestError(prefix + "terminated");
+    return BadRequestError(prefix + "waiting to start: " + (reason.empty() ? "ContainerCreating" : reason));
   }
   return ReadRunLog(dir, api::Uid(*pod), container, run, options, nullptr, max_bytes);
 }

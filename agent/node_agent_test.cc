@@ -1297,6 +1297,49 @@ TEST_F(NodeAgentTest, ACrashLoopingContainerOfAPodPastItsDeadlineEndsTerminated)
   EXPECT_EQ(c["restartCount"], 1) << c.dump();
 }
 
+// A deleted pod's final status, once nothing of it runs (a finalizer keeps the object to read):
+// terminal, no container waiting or about to restart (the kubelet's SyncTerminatedPod calls
+// TerminatePod), and `kubectl logs` of the container that never ran says it is terminated.
+TEST_F(NodeAgentTest, ADeletedPodEndsTerminalWithEveryContainerTerminated) {
+  api::Object pod = ShellPod("gone", "sleep 0.05; exit 1", "OnFailure");
+  pod["metadata"]["finalizers"] = {"example.com/keep"};
+  pod["spec"]["terminationGracePeriodSeconds"] = 30;
+  pod["spec"]["containers"].push_back(
+      {{"name", "run"},
+       {"image", "busybox"},
+       {"command", {"/bin/sh", "-c", "trap 'exit 0' TERM; while :; do sleep 0.02; done"}}});
+  pod["spec"]["containers"].push_back(
+      {{"name", "cfg"},
+       {"image", "busybox"},
+       {"command", {"/bin/sh", "-c", "exit 0"}},
+       {"env", {{{"name", "X"}, {"valueFrom", {{"secretKeyRef", {{"name", "missing"}, {"key", "k"}}}}}}}}});
+  Create(pod);
+  auto state = [&](size_t i) {
+    std::optional<api::Object> p = GetPod("gone");
+    if (!p) return api::Object::object();
+    const api::Object& statuses = api::NestedField(*p, {"status", "containerStatuses"});
+    return statuses.is_array() && statuses.size() > i ? statuses[i]["state"] : api::Object::object();
+  };
+  ASSERT_TRUE(WaitFor([&] {
+    return api::NestedString(state(0), {"waiting", "reason"}) == "CrashLoopBackOff" && state(1).contains("running") &&
+           api::NestedString(state(2), {"waiting", "reason"}) == "CreateContainerConfigError";
+  })) << GetPod("gone")->dump();
+  ASSERT_TRUE(DeleteWithGrace("gone", 30).ok());
+  ASSERT_TRUE(WaitFor([&] { return Phase("gone") == "Failed" && state(1).contains("terminated"); }))
+      << GetPod("gone")->dump();
+  const api::Object unknown = {{"terminated",
+                                {{"reason", "ContainerStatusUnknown"},
+                                 {"message", "The container could not be located when the pod was terminated"},
+                                 {"exitCode", 137}}}};
+  EXPECT_EQ(state(0), unknown);
+  EXPECT_EQ(state(1)["terminated"]["exitCode"], 0);
+  EXPECT_EQ(state(2), unknown);
+  ASSERT_TRUE(WaitFor([&] {
+    return agent_->ReadPodLog("default", "gone", {.container = "cfg"}).status() ==
+           BadRequestError("container \"cfg\" in pod \"gone\" is terminated");
+  })) << agent_->ReadPodLog("default", "gone", {.container = "cfg"}).status();
+}
+
 // Local ephemeral storage (agent/local_storage.h): a running pod with limits is measured every
 // 10 s of Clock time; over a limit it is evicted as the kubelet's eviction manager does.
 TEST_F(NodeAgentTest, APodOverItsEphemeralStorageLimitsIsEvictedAtTheNextMeasurement) {

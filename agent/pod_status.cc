@@ -465,7 +465,18 @@ void MarkStatusUnknown(api::Object& container_status) {
 
 }  // namespace
 
-void TerminateUnfinishedContainers(const api::Object& spec, api::Object* status) {
+void TerminatePodStatus(const api::Object& spec, api::Object* status) {
+  const std::string phase = api::StringAt(*status, "phase");
+  if (phase != "Succeeded" && phase != "Failed") (*status)["phase"] = "Failed";
+  if (auto conditions = status->find("conditions"); conditions != status->end() && conditions->is_array()) {
+    for (api::Object& c : *conditions) {
+      const std::string type = api::StringAt(c, "type");
+      if ((type == "Ready" || type == "ContainersReady") && api::StringAt(c, "status") == "False") {
+        c["reason"] = "PodCompleted";
+        c.erase("message");
+      }
+    }
+  }
   const bool initialized = PodInitialized(spec, api::Field(*status, "initContainerStatuses"));
   auto found = status->find("initContainerStatuses");
   if (found != status->end() && found->is_array() && !found->empty()) {

@@ -192,19 +192,23 @@ api::Object BuildPodStatus(const PodLifecycle& lifecycle, const api::Object& pre
 // none. Pure.
 void MergeForeignConditions(api::Object* status, const api::Object& current);
 
-// What the kubelet's status manager does to the status of a pod it terminated
-// (pkg/kubelet/status/status_manager.go TerminatePod): no container of a pod stopped by
-// the kubelet (node shutdown, active deadline, eviction) may show waiting or a coming
-// restart. In `status`, a container whose state is not terminated gets
-//   terminated {reason ContainerStatusUnknown, message "The container could not be located
-//   when the pod was terminated", exitCode 137}
-// (its lastState and restartCount kept) when it is
-//   - a regular container, and the pod has initialized (`spec` has no init containers; or its
-//     last init container is running, or has terminated with exit code 0 now or last time:
-//     hasPodInitialized);
-//   - an init container up to the last one that ever tried to start (not waiting, or with a
-//     terminated lastState), the first at least (initializedContainers).
+// What the kubelet's status manager does to the final status of a pod it terminated
+// (pkg/kubelet/status/status_manager.go TerminatePod, called for a pod the kubelet stopped:
+// node shutdown, active deadline, eviction, and a deleted pod once nothing of it runs): no
+// container may show waiting or a coming restart, and the pod is terminal. In `status`:
+//   - phase Pending or Running becomes Failed (Succeeded and Failed stay);
+//   - a container whose state is not terminated gets
+//       terminated {reason ContainerStatusUnknown, message "The container could not be
+//       located when the pod was terminated", exitCode 137}
+//     (its lastState and restartCount kept) when it is
+//       - a regular container, and the pod has initialized (`spec` has no init containers;
+//         or its last init container is running, or has terminated with exit code 0 now or
+//         last time: hasPodInitialized);
+//       - an init container up to the last one that ever tried to start (not waiting, or
+//         with a terminated lastState), the first at least (initializedContainers);
+//   - conditions Ready and ContainersReady that are False get reason PodCompleted and no
+//     message, as for any terminal pod (GenerateContainersReadyCondition).
 // `spec` is the pod's spec. Pure.
-void TerminateUnfinishedContainers(const api::Object& spec, api::Object* status);
+void TerminatePodStatus(const api::Object& spec, api::Object* status);
 
 }  // namespace berth::agent

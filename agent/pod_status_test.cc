@@ -278,7 +278,7 @@ TEST(PodStatusTest, MergeForeignConditionsKeepsTheApiServersNonKubeletConditions
 // The kubelet's TerminatePod (status_manager.go): containers of a pod the kubelet stopped that
 // are not terminated become ContainerStatusUnknown 137, regular ones once the pod has
 // initialized, init containers up to the last that tried to start.
-TEST(PodStatusTest, TerminateUnfinishedContainersAsTheKubeletsTerminatePod) {
+TEST(PodStatusTest, TerminatePodStatusAsTheKubeletsTerminatePod) {
   const api::Object unknown = {{"terminated",
                                 {{"reason", "ContainerStatusUnknown"},
                                  {"message", "The container could not be located when the pod was terminated"},
@@ -302,9 +302,21 @@ TEST(PodStatusTest, TerminateUnfinishedContainersAsTheKubeletsTerminatePod) {
   };
 
   // No init containers: every regular container not terminated; a terminated one kept, and
-  // lastState and restartCount kept.
-  api::Object status = {{"containerStatuses", {cs("main", crash, exited(1)), cs("side", exited(0))}}};
-  TerminateUnfinishedContainers(spec_with_inits({}), &status);
+  // lastState and restartCount kept; the pod Failed, not ready for PodCompleted.
+  api::Object status = {
+      {"phase", "Running"},
+      {"conditions",
+       {{{"type", "Initialized"}, {"status", "True"}},
+        {{"type", "Ready"}, {"status", "False"}, {"reason", "ContainersNotReady"}, {"message", "containers with"}},
+        {{"type", "ContainersReady"}, {"status", "False"}, {"reason", "ContainersNotReady"}, {"message", "x"}}}},
+      {"containerStatuses", {cs("main", crash, exited(1)), cs("side", exited(0))}}};
+  TerminatePodStatus(spec_with_inits({}), &status);
+  EXPECT_EQ(status["phase"], "Failed");
+  EXPECT_EQ(status["conditions"][0], (api::Object{{"type", "Initialized"}, {"status", "True"}}));
+  for (int i : {1, 2}) {
+    EXPECT_EQ(status["conditions"][i]["reason"], "PodCompleted");
+    EXPECT_FALSE(status["conditions"][i].contains("message"));
+  }
   EXPECT_EQ(states(status, "containerStatuses"), (std::vector<api::Object>{unknown, exited(0)}));
   EXPECT_EQ(status["containerStatuses"][0]["lastState"], exited(1));
   EXPECT_EQ(status["containerStatuses"][0]["restartCount"], 3);
@@ -313,33 +325,40 @@ TEST(PodStatusTest, TerminateUnfinishedContainersAsTheKubeletsTerminatePod) {
   // The last init container runs: initialized; it and the waiting regular ones end unknown.
   status = {{"initContainerStatuses", {cs("i1", exited(0)), cs("i2", running)}},
             {"containerStatuses", {cs("main", waiting), cs("side", waiting)}}};
-  TerminateUnfinishedContainers(spec_with_inits({"i1", "i2"}), &status);
+  TerminatePodStatus(spec_with_inits({"i1", "i2"}), &status);
   EXPECT_EQ(states(status, "initContainerStatuses"), (std::vector<api::Object>{exited(0), unknown}));
   EXPECT_EQ(states(status, "containerStatuses"), (std::vector<api::Object>{unknown, unknown}));
 
   // The first init container runs, the second never tried: not initialized; only the first ends.
   status = {{"initContainerStatuses", {cs("i1", running), cs("i2", waiting)}},
             {"containerStatuses", {cs("main", waiting), cs("side", waiting)}}};
-  TerminateUnfinishedContainers(spec_with_inits({"i1", "i2"}), &status);
+  TerminatePodStatus(spec_with_inits({"i1", "i2"}), &status);
   EXPECT_EQ(states(status, "initContainerStatuses"), (std::vector<api::Object>{unknown, waiting}));
   EXPECT_EQ(states(status, "containerStatuses"), (std::vector<api::Object>{waiting, waiting}));
 
   // None tried: the first init container ends all the same; a waiting one that ran before
   // (a terminated lastState) has tried.
   status = {{"initContainerStatuses", {cs("i1", waiting), cs("i2", waiting)}}};
-  TerminateUnfinishedContainers(spec_with_inits({"i1", "i2"}), &status);
+  TerminatePodStatus(spec_with_inits({"i1", "i2"}), &status);
   EXPECT_EQ(states(status, "initContainerStatuses"), (std::vector<api::Object>{unknown, waiting}));
   status = {{"initContainerStatuses", {cs("i1", exited(0)), cs("i2", crash, exited(2))}},
             {"containerStatuses", {cs("main", waiting), cs("side", waiting)}}};
-  TerminateUnfinishedContainers(spec_with_inits({"i1", "i2"}), &status);
+  TerminatePodStatus(spec_with_inits({"i1", "i2"}), &status);
   EXPECT_EQ(states(status, "initContainerStatuses"), (std::vector<api::Object>{exited(0), unknown}));
   // Its last run failed: the pod never initialized, its regular containers stay waiting.
   EXPECT_EQ(states(status, "containerStatuses"), (std::vector<api::Object>{waiting, waiting}));
 
   // The last init container exited 0 earlier (lastState): initialized.
   status = {{"initContainerStatuses", {cs("i1", crash, exited(0))}}, {"containerStatuses", {cs("main", waiting)}}};
-  TerminateUnfinishedContainers(spec_with_inits({"i1"}), &status);
+  TerminatePodStatus(spec_with_inits({"i1"}), &status);
   EXPECT_EQ(states(status, "containerStatuses"), (std::vector<api::Object>{unknown}));
+  EXPECT_EQ(status["phase"], "Failed");
+
+  // A terminal phase stays.
+  status = {{"phase", "Succeeded"}, {"containerStatuses", {cs("main", exited(0))}}};
+  TerminatePodStatus(spec_with_inits({}), &status);
+  EXPECT_EQ(status["phase"], "Succeeded");
+  EXPECT_EQ(states(status, "containerStatuses"), (std::vector<api::Object>{exited(0)}));
 }
 
 TEST(PodStatusTest, GoDurations) {
