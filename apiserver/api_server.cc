@@ -1600,8 +1600,15 @@ HttpResponse ApiServer::Impl::DeleteCollection(const ResourceRequest& r) {
 HttpResponse ApiServer::Impl::TransformedListResponse(const ResourceRequest& r,
                                                       const std::vector<const api::Object*>& items, json meta) const {
   switch (r.transform) {
-    case Transform::kTable:
-      return JsonResponse(200, TableOf(r, items, meta.value("resourceVersion", ""), meta.value("continue", "")));
+    case Transform::kTable: {
+      // The list's metadata as upstream's table generator copies it: resourceVersion,
+      // continue and remainingItemCount.
+      json table = TableOf(r, items, meta.value("resourceVersion", ""), meta.value("continue", ""));
+      if (auto remaining = meta.find("remainingItemCount"); remaining != meta.end()) {
+        table["metadata"]["remainingItemCount"] = *remaining;
+      }
+      return JsonResponse(200, table);
+    }
     case Transform::kPartialObjectMetadataList: {
       // Upstream's asPartialObjectMetadataList.
       json list = {{"kind", "PartialObjectMetadataList"},

@@ -239,6 +239,12 @@ TEST_F(ApiServerTest, PartialObjectMetadataAnswersCarryTheWholeMetadataAndNothin
   EXPECT_EQ(page["items"].size(), 1u);
   EXPECT_FALSE(page["metadata"].value("continue", "").empty()) << page.dump();
   EXPECT_EQ(page["metadata"]["remainingItemCount"], 1);
+  // A Table page carries the list's metadata too (upstream's table generator).
+  const json table_page =
+      Body(WithAccept(api_.server, "GET", cms + "?limit=1", "application/json;as=Table;g=meta.k8s.io;v=v1"));
+  EXPECT_EQ(table_page["rows"].size(), 1u);
+  EXPECT_FALSE(table_page["metadata"].value("continue", "").empty()) << table_page.dump();
+  EXPECT_EQ(table_page["metadata"]["remainingItemCount"], 1) << table_page.dump();
 
   // v1beta1, and YAML.
   EXPECT_EQ(Body(WithAccept(api_.server, "GET", cms + "/a",
