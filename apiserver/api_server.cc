@@ -43,6 +43,7 @@
 #include "core/logging.h"
 #include "rbac/bootstrap_policy.h"
 #include "rbac/escalation.h"
+#include "store/continue_token.h"
 
 namespace berth::apiserver {
 
@@ -1073,7 +1074,18 @@ HttpResponse ApiServer::Impl::List(const ResourceRequest& r) {
     if (!rv.ok()) return StatusResponse(rv.status());
   }
   auto result = store_.List(r.stored, lo);
-  if (!result.ok()) return StatusResponse(result.status());
+  if (!result.ok()) {
+    // An expired continue token: the 410 offers a token that goes on after the same key at
+    // the latest revision, as its message says (upstream's handleCompactedErrorForPaging sets
+    // ListMeta.Continue; berth's encoding marks such a token with revision 0).
+    const std::string next = result.status().code() == Code::kGone && !opts->continue_token.empty()
+                                 ? store::InconsistentContinue(opts->continue_token)
+                                 : std::string();
+    if (next.empty()) return StatusResponse(result.status());
+    json body = StatusToJson(result.status());
+    body["metadata"]["continue"] = next;
+    return JsonResponse(CodeHttpStatus(result.status().code()), body);
+  }
   const std::string rv = std::to_string(result->revision);
   json meta = {{"resourceVersion", rv}};
   if (!result->continue_token.empty()) meta["continue"] = result->continue_token;
