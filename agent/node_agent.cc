@@ -1918,17 +1918,16 @@ void NodeAgent::WriteStatus(PodWorker& w) {
   // is conditional on the pod's resourceVersion, so a concurrent writer's condition is never
   // overwritten: a Conflict is retried on the next pass with the informer's newer copy.
   MergeForeignConditions(&status, w.pod.contains("status") ? w.pod["status"] : empty);
+  // The final status of a pod the agent stopped, or of a deleted one once nothing of it runs.
   const bool shutdown_final = w.shut_down && w.running.empty();
+  const bool stop_final = w.stop && w.running.empty();
+  const bool deleted_final = api::BeingDeleted(w.pod) && w.running.empty() && w.lifecycle.Finished();
   if (shutdown_final) {
     MarkShutDown(&status, clock_.Now());
-  } else if (w.stop && w.running.empty()) {
+  } else if (stop_final) {
     MarkTerminatedByKubelet(&status, w.stop->reason, w.stop->message, w.stop->disruption, clock_.Now());
   }
-  // The final status of a pod the agent stopped, or of a deleted one once nothing of it runs.
-  if (shutdown_final || (w.stop && w.running.empty()) ||
-      (api::BeingDeleted(w.pod) && w.running.empty() && w.lifecycle.Finished())) {
-    TerminatePodStatus(api::Field(w.pod, "spec"), &status);
-  }
+  if (shutdown_final || stop_final || deleted_final) TerminatePodStatus(api::Field(w.pod, "spec"), &status);
   // Nothing written yet (a pod first seen, e.g. adopted after a restart): the API's status is
   // the one to compare with, so an unchanged pod costs no write at all.
   if (status == previous) {
@@ -2027,9 +2026,9 @@ StatusOr<client::PodLogChunk> NodeAgent::ReadPodLogChunk(const std::string& ns, 
     }
     --run;
   } else if (run < 0) {
-    // The container's waiting reason as its status shows it (the kubelet's
-    // validateContainerLogStatus), ContainerCreating before it has one.
-    // A container that never ran and is terminated now (its pod stopped first) "is terminated".
+    // No run yet: what the container's status shows, as the kubelet's validateContainerLogStatus
+    // says it: "is terminated" (its pod stopped first), or its waiting reason (ContainerCreating
+    // before it has a status).
     std::string reason;
     bool terminated = false;
     for (const char* field : {"containerStatuses", "initContainerStatuses"}) {

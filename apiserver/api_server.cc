@@ -881,13 +881,14 @@ HandlerResult ApiServer::Impl::HandleResourceOf(const HttpRequest& req, RequestI
     return StatusResponse(MethodNotAllowedError("the server does not allow this method on the requested resource"));
   }
   const std::string& include = info.query.Get("includeObject");
-  if (include == "None") r.include = IncludeObject::kNone;
-  if (include == "Object") r.include = IncludeObject::kObject;
-  // Upstream's optionsForTransform (endpoints/handlers/response.go) validates the options of a
-  // Table answer (ValidateTableOptions). It does so as it encodes the answer, after a write
-  // is done; berth refuses before anything is done, so the refused request changes nothing.
-  if (r.transform == Transform::kTable && !include.empty() && include != "None" && include != "Object" &&
-      include != "Metadata") {
+  if (include == "None") {
+    r.include = IncludeObject::kNone;
+  } else if (include == "Object") {
+    r.include = IncludeObject::kObject;
+  } else if (!include.empty() && include != "Metadata" && r.transform == Transform::kTable) {
+    // Upstream's optionsForTransform (endpoints/handlers/response.go) validates a Table
+    // answer's options (ValidateTableOptions) as it encodes the answer, after a write is done;
+    // berth refuses before anything is done, so the refused request changes nothing.
     return StatusResponse(BadRequestError("Unable to convert to Table as requested: includeObject: Invalid value: \"" +
                                           include + "\": must be 'Metadata', 'Object', 'None', or empty"));
   }

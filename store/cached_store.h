@@ -100,10 +100,6 @@ class CachedStore : public Store {
   Status Health() override;
   StatusOr<size_t> RemoveExpired() override;
 
-  // The newest revision no longer in `resource`'s event history (its watches
-  // and continue pages from below it get kGone).
-  int64_t CompactedRevision(const api::GroupResource& resource) const { return hub_->CompactedRevision(resource); }
-
  private:
   // (namespace, name) -> object; std::map keeps the list order.
   using NameKey = std::pair<std::string, std::string>;

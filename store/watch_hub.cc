@@ -84,6 +84,10 @@ const WatchHub::ResourceHistory* WatchHub::FindLocked(const api::GroupResource& 
   return it == histories_.end() ? nullptr : &it->second;
 }
 
+int64_t WatchHub::CompactedLocked(const ResourceHistory* history) const {
+  return history != nullptr ? history->compacted : start_revision_;
+}
+
 WatchHub::Published WatchHub::Publish(std::vector<HistoryEvent> events, int64_t current_revision) {
   Published out;
   Notifications& notes = out.notifications;
@@ -148,8 +152,7 @@ StatusOr<std::unique_ptr<Watcher>> WatchHub::AddWatcher(const api::GroupResource
   std::lock_guard lock(mu_);
   int64_t from = options.from_revision.value_or(current_revision);
   const ResourceHistory* history = FindLocked(resource);
-  const int64_t compacted = history != nullptr ? history->compacted : start_revision_;
-  if (from < compacted) return TooOldResourceVersion(from, compacted);
+  if (from < CompactedLocked(history)) return TooOldResourceVersion(from, CompactedLocked(history));
   size_t limit = options.buffer_limit > 0 ? options.buffer_limit : watcher_buffer_limit_;
   auto w = std::make_shared<HubWatcher>(shared_from_this(), resource, options, limit, from);
   if (history != nullptr) {
@@ -166,8 +169,7 @@ Status WatchHub::EventsSince(const api::GroupResource& resource, const std::stri
                              const std::function<void(const HistoryEvent&)>& fn) const {
   std::lock_guard lock(mu_);
   const ResourceHistory* history = FindLocked(resource);
-  const int64_t compacted = history != nullptr ? history->compacted : start_revision_;
-  if (after < compacted) return TooOldResourceVersion(after, compacted);
+  if (after < CompactedLocked(history)) return TooOldResourceVersion(after, CompactedLocked(history));
   if (history == nullptr) return Status::Ok();
   for (auto it = history->events.rbegin(); it != history->events.rend() && it->revision > after; ++it) {
     if (ns.empty() || it->key.ns == ns) fn(*it);
@@ -177,8 +179,7 @@ Status WatchHub::EventsSince(const api::GroupResource& resource, const std::stri
 
 int64_t WatchHub::CompactedRevision(const api::GroupResource& resource) const {
   std::lock_guard lock(mu_);
-  const ResourceHistory* history = FindLocked(resource);
-  return history != nullptr ? history->compacted : start_revision_;
+  return CompactedLocked(FindLocked(resource));
 }
 
 size_t WatchHub::HistorySize() const {

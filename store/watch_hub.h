@@ -142,6 +142,8 @@ class WatchHub : public std::enable_shared_from_this<WatchHub> {
   void EvictOldestLocked(ResourceHistory& history, std::vector<HistoryEvent>& evicted);
   // The history of `resource`, or null when none was ever kept.
   const ResourceHistory* FindLocked(const api::GroupResource& resource) const;
+  // The newest revision dropped from `history` (the hub's start revision for none).
+  int64_t CompactedLocked(const ResourceHistory* history) const;
 
   const int64_t start_revision_;
   mutable std::mutex mu_;
