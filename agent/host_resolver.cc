@@ -182,9 +182,19 @@ RendezvousPortAllocator::RendezvousPortAllocator(uint16_t first, uint16_t last) 
   BERTH_CHECK(first <= last);
 }
 
-std::optional<uint16_t> RendezvousPortAllocator::Allocate(const std::string& host, const std::string& key) {
+void RendezvousPortAllocator::Hold(const std::string& host, const std::string& key, Held& held,
+                                   const std::string& holder) {
+  held.holders.insert(holder);
+  by_holder_[holder].emplace(host, key);
+}
+
+std::optional<uint16_t> RendezvousPortAllocator::Allocate(const std::string& host, const std::string& key,
+                                                          const std::string& holder) {
   auto& keys = by_host_[host];
-  if (auto it = keys.find(key); it != keys.end()) return it->second;
+  if (auto it = keys.find(key); it != keys.end()) {
+    Hold(host, key, it->second, holder);
+    return it->second.port;
+  }
   auto& used = used_[host];
   uint32_t size = static_cast<uint32_t>(last_ - first_) + 1;
   if (used.size() >= size) return std::nullopt;
@@ -192,37 +202,48 @@ std::optional<uint16_t> RendezvousPortAllocator::Allocate(const std::string& hos
   for (uint32_t n = 0; n < size; ++n) {
     auto port = static_cast<uint16_t>(first_ + (offset + n) % size);
     if (used.insert(port).second) {
-      keys[key] = port;
+      Held& held = keys[key];
+      held.port = port;
+      Hold(host, key, held, holder);
       return port;
     }
   }
   return std::nullopt;
 }
 
-void RendezvousPortAllocator::Release(const std::string& host, const std::string& key) {
-  auto h = by_host_.find(host);
-  if (h == by_host_.end()) return;
-  auto k = h->second.find(key);
-  if (k == h->second.end()) return;
-  used_[host].erase(k->second);
-  h->second.erase(k);
-}
-
-bool RendezvousPortAllocator::Restore(const std::string& host, const std::string& key, uint16_t port) {
+bool RendezvousPortAllocator::Restore(const std::string& host, const std::string& key, uint16_t port,
+                                      const std::string& holder) {
   auto& keys = by_host_[host];
-  if (auto it = keys.find(key); it != keys.end()) return it->second == port;
+  if (auto it = keys.find(key); it != keys.end()) {
+    if (it->second.port != port) return false;
+    Hold(host, key, it->second, holder);
+    return true;
+  }
   if (port < first_ || port > last_ || !used_[host].insert(port).second) return false;
-  keys[key] = port;
+  Held& held = keys[key];
+  held.port = port;
+  Hold(host, key, held, holder);
   return true;
 }
 
-void RendezvousPortAllocator::ReleasePrefix(const std::string& prefix) {
-  for (auto& [host, keys] : by_host_) {
-    for (auto it = keys.lower_bound(prefix); it != keys.end() && it->first.starts_with(prefix);) {
-      used_[host].erase(it->second);
-      it = keys.erase(it);
+void RendezvousPortAllocator::ReleaseHolder(const std::string& holder) {
+  auto h = by_holder_.find(holder);
+  if (h == by_holder_.end()) return;
+  for (const auto& [host, key] : h->second) {
+    auto keys = by_host_.find(host);
+    if (keys == by_host_.end()) continue;
+    auto k = keys->second.find(key);
+    if (k == keys->second.end()) continue;
+    k->second.holders.erase(holder);
+    if (!k->second.holders.empty()) continue;
+    used_[host].erase(k->second.port);
+    keys->second.erase(k);
+    if (keys->second.empty()) {
+      by_host_.erase(keys);
+      used_.erase(host);
     }
   }
+  by_holder_.erase(h);
 }
 
 size_t RendezvousPortAllocator::held(const std::string& host) const {
@@ -231,7 +252,8 @@ size_t RendezvousPortAllocator::held(const std::string& host) const {
 }
 
 EnvRewrite RewriteEnvForHostNetwork(const std::vector<EnvVar>& env, std::string_view pod_namespace,
-                                    const HostLookup& lookup, RendezvousPortAllocator& ports) {
+                                    const HostLookup& lookup, RendezvousPortAllocator& ports,
+                                    const std::string& holder) {
   EnvRewrite out;
   // Host names first, remembering which master each *_MASTER_ADDR named.
   std::map<std::string, std::pair<std::string, std::string>> master_of;  // ADDR var → (H.S, address)
@@ -255,7 +277,7 @@ EnvRewrite RewriteEnvForHostNetwork(const std::vector<EnvVar>& env, std::string_
           int port;
           if (ParsePort(std::string_view(value).substr(pos + 1, end - pos - 1), &port)) {
             const std::string key = PortKey(pod_namespace, res.name, port);
-            auto mapped = ports.Allocate(res.address, key);
+            auto mapped = ports.Allocate(res.address, key, holder);
             if (mapped) out.ports.push_back({res.address, key, *mapped});
             rebuilt += ":" + std::to_string(mapped ? *mapped : port);
             pos = end;
@@ -276,7 +298,7 @@ EnvRewrite RewriteEnvForHostNetwork(const std::vector<EnvVar>& env, std::string_
       int port;
       if (m == master_of.end() || !ParsePort(v.value, &port)) continue;
       const std::string key = PortKey(pod_namespace, m->second.first, port);
-      auto mapped = ports.Allocate(m->second.second, key);
+      auto mapped = ports.Allocate(m->second.second, key, holder);
       if (mapped) {
         v.value = std::to_string(*mapped);
         out.ports.push_back({m->second.second, key, *mapped});

@@ -41,6 +41,12 @@
 //     connections never hold them): preferred = first + FNV-1a(key) mod size,
 //     then the next free port of that host, wrapping. The same key always gets
 //     the same port while held; distinct keys on one host never share one.
+//   - Holders: each pod whose environment mapped a key holds it (the agent
+//     passes the pod's uid) until the agent releases the pod: once it is
+//     finished and nothing of it runs, or it is gone. A key no pod holds any
+//     more frees its port, so the range serves any number of jobs over time,
+//     12,001 of them at once per host. While one pod of a job holds the key,
+//     the job's other pods (started later, or restarted) get the same port.
 //   - One allocator must decide for a host: the agent of the master's host
 //     when agents allocate, or the server. (Agents on other hosts learn the
 //     decision through the pod; see the note in agent/README.md.)
@@ -131,22 +137,35 @@ bool AddressVariable(std::string_view name);
 class RendezvousPortAllocator {
  public:
   explicit RendezvousPortAllocator(uint16_t first = 20000, uint16_t last = 32000);
-  // The port for `key` on `host` (idempotent). nullopt when every port of the
-  // range is held on that host.
-  std::optional<uint16_t> Allocate(const std::string& host, const std::string& key);
-  void Release(const std::string& host, const std::string& key);
-  // Holds `port` for `key` on `host` again (a run adopted after an agent
-  // restart keeps the port it was given). False, and nothing changes, when
-  // the key holds another port or the port is held by another key.
-  bool Restore(const std::string& host, const std::string& key, uint16_t port);
-  // Releases every key starting with `prefix` on every host (a finished job).
-  void ReleasePrefix(const std::string& prefix);
+  // The port for `key` on `host`, now held by `holder` too (idempotent per
+  // holder). nullopt, and nothing held, when every port of the range is held
+  // on that host.
+  std::optional<uint16_t> Allocate(const std::string& host, const std::string& key, const std::string& holder);
+  // Holds `port` for `key` on `host` again for `holder` (a run adopted after
+  // an agent restart keeps the port it was given). False, and nothing
+  // changes, when the key holds another port or the port is held by another
+  // key.
+  bool Restore(const std::string& host, const std::string& key, uint16_t port, const std::string& holder);
+  // `holder` holds nothing any more; each key it was the last holder of frees
+  // its port.
+  void ReleaseHolder(const std::string& holder);
+  // Ports held on `host`.
   size_t held(const std::string& host) const;
+  // Holders that hold a key (on any host).
+  size_t holders() const { return by_holder_.size(); }
 
  private:
+  struct Held {
+    uint16_t port = 0;
+    std::set<std::string> holders;
+  };
+  // Records `holder` on `host`/`key` (which holds a port).
+  void Hold(const std::string& host, const std::string& key, Held& held, const std::string& holder);
+
   uint16_t first_, last_;
-  std::map<std::string, std::map<std::string, uint16_t>> by_host_;  // host → key → port
-  std::map<std::string, std::set<uint16_t>> used_;                  // host → ports
+  std::map<std::string, std::map<std::string, Held>> by_host_;                      // host → key → port, holders
+  std::map<std::string, std::set<uint16_t>> used_;                                  // host → ports
+  std::map<std::string, std::set<std::pair<std::string, std::string>>> by_holder_;  // holder → (host, key)
 };
 
 struct EnvRewrite {
@@ -162,9 +181,11 @@ struct EnvRewrite {
 };
 
 // Applies the host-name and port rewriting to a container's environment.
-// `ports` is the cluster's allocator for the master's host (see above); when
-// it has no port left the original port is kept.
+// `ports` is the cluster's allocator for the master's host (see above); the
+// ports mapped are held for `holder` (the pod's uid). When it has no port left
+// the original port is kept.
 EnvRewrite RewriteEnvForHostNetwork(const std::vector<EnvVar>& env, std::string_view pod_namespace,
-                                    const HostLookup& lookup, RendezvousPortAllocator& ports);
+                                    const HostLookup& lookup, RendezvousPortAllocator& ports,
+                                    const std::string& holder);
 
 }  // namespace berth::agent

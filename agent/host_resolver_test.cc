@@ -121,7 +121,7 @@ TEST(HostResolverTest, RewritesServiceNamesToTheNodeOfTheSelectedPod) {
     RendezvousPortAllocator ports;
     EnvRewrite r = RewriteEnvForHostNetwork(
         {{"JOB_NAME", "pj-master-0"}, {"CHECKPOINT_DIR", "/ckpt/training/pj-master-0"}, {"RDZV_HOST", "pj-master-0"}},
-        "training", d.AsLookup(), ports);
+        "training", d.AsLookup(), ports, "pod-1");
     EXPECT_EQ(r.env[0].value, "pj-master-0");
     EXPECT_EQ(r.env[1].value, "/ckpt/training/pj-master-0");
     EXPECT_EQ(r.env[2].value, "10.0.0.4");
@@ -135,43 +135,83 @@ TEST(HostResolverTest, RewritesServiceNamesToTheNodeOfTheSelectedPod) {
   // the port on the master's host to the same value.
   RendezvousPortAllocator ports;
   EnvRewrite r = RewriteEnvForHostNetwork({{"MASTER_ADDR", "pj-master-0"}, {"MASTER_PORT", "23456"}}, "training",
-                                          d.AsLookup(), ports);
+                                          d.AsLookup(), ports, "pod-1");
   EXPECT_EQ(r.env[0].value, "10.0.0.4");
   EXPECT_EQ(r.env[1].value,
-            std::to_string(*RendezvousPortAllocator().Allocate("10.0.0.4", "training/pj-master-0:23456")));
+            std::to_string(*RendezvousPortAllocator().Allocate("10.0.0.4", "training/pj-master-0:23456", "x")));
   EXPECT_TRUE(r.pending.empty());
 }
 
 TEST(PortAllocatorTest, DistinctPortsPerHostStablePerKey) {
   RendezvousPortAllocator a(30000, 30003);
-  auto p1 = a.Allocate("10.0.0.1", "ns/a-node-0-0.a:29500");
-  auto p2 = a.Allocate("10.0.0.1", "ns/b-node-0-0.b:29500");
+  auto p1 = a.Allocate("10.0.0.1", "ns/a-node-0-0.a:29500", "pod-a0");
+  auto p2 = a.Allocate("10.0.0.1", "ns/b-node-0-0.b:29500", "pod-b0");
   ASSERT_TRUE(p1 && p2);
   EXPECT_NE(*p1, *p2);
   EXPECT_GE(*p1, 30000);
   EXPECT_LE(*p1, 30003);
-  // Idempotent, and the preferred port is the hash slot (deterministic across runs).
-  EXPECT_EQ(a.Allocate("10.0.0.1", "ns/a-node-0-0.a:29500"), p1);
+  // Idempotent, for the same or another holder, and the preferred port is the hash slot
+  // (deterministic across runs).
+  EXPECT_EQ(a.Allocate("10.0.0.1", "ns/a-node-0-0.a:29500", "pod-a0"), p1);
+  EXPECT_EQ(a.Allocate("10.0.0.1", "ns/a-node-0-0.a:29500", "pod-a1"), p1);
   EXPECT_EQ(*p1, 30000 + Fnv1a64("ns/a-node-0-0.a:29500") % 4);
   // Another host has its own space: the same key gets its preferred slot there too.
-  EXPECT_EQ(a.Allocate("10.0.0.2", "ns/a-node-0-0.a:29500"), p1);
-  // Exhaustion and release.
-  EXPECT_TRUE(a.Allocate("10.0.0.1", "k3"));
-  EXPECT_TRUE(a.Allocate("10.0.0.1", "k4"));
+  EXPECT_EQ(a.Allocate("10.0.0.2", "ns/a-node-0-0.a:29500", "pod-a2"), p1);
+  // Exhaustion: nothing is held for a key that got no port.
+  EXPECT_TRUE(a.Allocate("10.0.0.1", "k3", "pod-3"));
+  EXPECT_TRUE(a.Allocate("10.0.0.1", "k4", "pod-4"));
   EXPECT_EQ(a.held("10.0.0.1"), 4u);
-  EXPECT_FALSE(a.Allocate("10.0.0.1", "k5"));
-  a.Release("10.0.0.1", "k4");
-  EXPECT_TRUE(a.Allocate("10.0.0.1", "k5"));
-  a.ReleasePrefix("ns/");
-  EXPECT_EQ(a.held("10.0.0.1"), 2u);
+  EXPECT_FALSE(a.Allocate("10.0.0.1", "k5", "pod-5"));
+  EXPECT_EQ(a.holders(), 6u);
+  a.ReleaseHolder("pod-4");
+  EXPECT_TRUE(a.Allocate("10.0.0.1", "k5", "pod-5"));
+  // Job a's port stays while any of its pods holds it, on every host.
+  a.ReleaseHolder("pod-a0");
+  EXPECT_EQ(a.held("10.0.0.1"), 4u);
+  EXPECT_EQ(a.Allocate("10.0.0.1", "ns/a-node-0-0.a:29500", "pod-a3"), p1);
+  a.ReleaseHolder("pod-a1");
+  a.ReleaseHolder("pod-a3");
+  EXPECT_EQ(a.held("10.0.0.1"), 3u);
+  EXPECT_EQ(a.held("10.0.0.2"), 1u);
+  a.ReleaseHolder("pod-a2");
   EXPECT_EQ(a.held("10.0.0.2"), 0u);
+  a.ReleaseHolder("no-such-pod");
+  EXPECT_EQ(a.holders(), 3u);
+}
+
+// Ports are given back when their last holder goes, so a host serves any number of jobs over
+// time, not just as many as its range holds: every job of a long churn gets its own port
+// while it runs, and nothing is left held after.
+TEST(PortAllocatorTest, ARangeServesAnyNumberOfJobsOverTime) {
+  RendezvousPortAllocator a(30000, 30009);
+  std::set<uint16_t> running;
+  for (int job = 0; job < 1000; ++job) {
+    const std::string key = "ns/job-" + std::to_string(job) + "-node-0-0:29500";
+    for (int pod = 0; pod < 2; ++pod) {
+      auto p = a.Allocate("h", key, key + "/" + std::to_string(pod));
+      ASSERT_TRUE(p) << "job " << job;
+      if (pod == 0) {
+        EXPECT_TRUE(running.insert(*p).second) << "two running jobs share port " << *p;
+      }
+    }
+    if (job >= 9) {  // at most 10 jobs run at once: the oldest finishes
+      const std::string old = "ns/job-" + std::to_string(job - 9) + "-node-0-0:29500";
+      auto p = a.Allocate("h", old, old + "/0");
+      ASSERT_TRUE(p);
+      running.erase(*p);
+      a.ReleaseHolder(old + "/0");
+      a.ReleaseHolder(old + "/1");
+    }
+  }
+  EXPECT_EQ(a.held("h"), 9u);
+  EXPECT_EQ(a.holders(), 18u);
 }
 
 TEST(PortAllocatorTest, ProbesPastCollisionsInOrder) {
   RendezvousPortAllocator a(100, 109);
   std::set<uint16_t> seen;
   for (int i = 0; i < 10; ++i) {
-    auto p = a.Allocate("h", "job-" + std::to_string(i));
+    auto p = a.Allocate("h", "job-" + std::to_string(i), "pod-" + std::to_string(i));
     ASSERT_TRUE(p);
     EXPECT_TRUE(seen.insert(*p).second) << *p;
   }
@@ -192,19 +232,20 @@ TEST(EnvRewriteTest, TwoJobsOnOneHostGetDistinctMasterPortsAndAllPodsAgree) {
                                {"PET_NODE_RANK", "1"},
                                {"ENDPOINT", job + "-node-0-0." + job + ":29500"}};
   };
-  EnvRewrite a = RewriteEnvForHostNetwork(env_of("a"), "ns", d.AsLookup(), ports);
-  EnvRewrite b = RewriteEnvForHostNetwork(env_of("b"), "ns", d.AsLookup(), ports);
-  EnvRewrite a2 = RewriteEnvForHostNetwork(env_of("a"), "ns", d.AsLookup(), ports);  // another pod of job a
+  EnvRewrite a = RewriteEnvForHostNetwork(env_of("a"), "ns", d.AsLookup(), ports, "a-0");
+  EnvRewrite b = RewriteEnvForHostNetwork(env_of("b"), "ns", d.AsLookup(), ports, "b-0");
+  EnvRewrite a2 = RewriteEnvForHostNetwork(env_of("a"), "ns", d.AsLookup(), ports, "a-1");  // another pod of job a
   EXPECT_EQ(a.env[0].value, "10.0.0.1");
   EXPECT_EQ(b.env[0].value, "10.0.0.1");
   EXPECT_NE(a.env[1].value, b.env[1].value);
   EXPECT_EQ(a.env[1].value, a2.env[1].value);
-  EXPECT_EQ(a.env[1].value, std::to_string(*RendezvousPortAllocator().Allocate("10.0.0.1", "ns/a-node-0-0.a:29500")));
+  EXPECT_EQ(a.env[1].value,
+            std::to_string(*RendezvousPortAllocator().Allocate("10.0.0.1", "ns/a-node-0-0.a:29500", "x")));
   EXPECT_EQ(a.env[2].value, "1");
   EXPECT_EQ(a.env[3].value, "10.0.0.1:" + a.env[1].value);  // same host:port key as PET_MASTER_PORT
   EXPECT_TRUE(a.pending.empty());
   // A literal copy of the address before the name does not take the port rewrite.
-  EnvRewrite lit = RewriteEnvForHostNetwork({{"X", "10.0.0.1:1 a-node-0-0.a:29500"}}, "ns", d.AsLookup(), ports);
+  EnvRewrite lit = RewriteEnvForHostNetwork({{"X", "10.0.0.1:1 a-node-0-0.a:29500"}}, "ns", d.AsLookup(), ports, "x");
   EXPECT_EQ(lit.env[0].value, "10.0.0.1:1 10.0.0.1:" + a.env[1].value);
   EXPECT_EQ(ports.held("10.0.0.1"), 2u);
 }
@@ -213,8 +254,8 @@ TEST(EnvRewriteTest, UnresolvedMasterKeepsValuesAndReportsPending) {
   PodHostDirectory d;
   d.Add({{"metadata", {{"name", "m"}}}, {"spec", {{"hostname", "j-node-0-0"}, {"subdomain", "j"}}}}, "");
   RendezvousPortAllocator ports;
-  EnvRewrite r =
-      RewriteEnvForHostNetwork({{"MASTER_ADDR", "j-node-0-0.j"}, {"MASTER_PORT", "29500"}}, "ns", d.AsLookup(), ports);
+  EnvRewrite r = RewriteEnvForHostNetwork({{"MASTER_ADDR", "j-node-0-0.j"}, {"MASTER_PORT", "29500"}}, "ns",
+                                          d.AsLookup(), ports, "m");
   EXPECT_EQ(r.env[0].value, "j-node-0-0.j");
   EXPECT_EQ(r.env[1].value, "29500");
   EXPECT_EQ(r.pending, std::vector<std::string>{"j-node-0-0.j"});
@@ -232,27 +273,33 @@ TEST(EnvRewriteTest, HostnameIsNeverLookedUp) {
   };
   RendezvousPortAllocator ports;
   EnvRewrite r =
-      RewriteEnvForHostNetwork({{"HOSTNAME", "j-node-0-0"}, {"HOSTNAME", "j-node-0-0.j"}}, "ns", counting, ports);
+      RewriteEnvForHostNetwork({{"HOSTNAME", "j-node-0-0"}, {"HOSTNAME", "j-node-0-0.j"}}, "ns", counting, ports, "p");
   EXPECT_EQ(lookups, 0);
   ASSERT_EQ(r.env.size(), 2u);
   EXPECT_EQ(r.env[0].value, "j-node-0-0");
   EXPECT_EQ(r.env[1].value, "j-node-0-0.j");
   // Any other address variable is still resolved.
-  r = RewriteEnvForHostNetwork({{"MASTER_HOST", "j-node-0-0"}}, "ns", counting, ports);
+  r = RewriteEnvForHostNetwork({{"MASTER_HOST", "j-node-0-0"}}, "ns", counting, ports, "p");
   EXPECT_EQ(lookups, 1);
   EXPECT_EQ(r.env[0].value, "10.0.0.7");
 }
 
 TEST(RendezvousPortAllocatorTest, RestoreHoldsAPortAgainAndRefusesConflicts) {
   RendezvousPortAllocator ports(20000, 20009);
-  EXPECT_TRUE(ports.Restore("h", "a", 20005));
-  EXPECT_TRUE(ports.Restore("h", "a", 20005));   // idempotent
-  EXPECT_FALSE(ports.Restore("h", "a", 20006));  // the key holds another port
-  EXPECT_FALSE(ports.Restore("h", "b", 20005));  // the port is another key's
-  EXPECT_FALSE(ports.Restore("h", "c", 30000));  // outside the range
-  EXPECT_EQ(ports.Allocate("h", "a"), 20005);
-  for (int i = 0; i < 9; ++i) EXPECT_NE(ports.Allocate("h", "k" + std::to_string(i)), 20005);
+  EXPECT_TRUE(ports.Restore("h", "a", 20005, "pod-1"));
+  EXPECT_TRUE(ports.Restore("h", "a", 20005, "pod-1"));   // idempotent
+  EXPECT_TRUE(ports.Restore("h", "a", 20005, "pod-2"));   // another pod of the job
+  EXPECT_FALSE(ports.Restore("h", "a", 20006, "pod-3"));  // the key holds another port
+  EXPECT_FALSE(ports.Restore("h", "b", 20005, "pod-3"));  // the port is another key's
+  EXPECT_FALSE(ports.Restore("h", "c", 30000, "pod-3"));  // outside the range
+  EXPECT_EQ(ports.holders(), 2u);                         // a refused restore holds nothing
+  EXPECT_EQ(ports.Allocate("h", "a", "pod-4"), 20005);
+  for (int i = 0; i < 9; ++i) EXPECT_NE(ports.Allocate("h", "k" + std::to_string(i), "k-pod"), 20005);
   EXPECT_EQ(ports.held("h"), 10u);
+  // Restored holders release like any other.
+  for (const char* holder : {"pod-1", "pod-2", "pod-4"}) ports.ReleaseHolder(holder);
+  EXPECT_EQ(ports.held("h"), 9u);
+  EXPECT_TRUE(ports.Restore("h", "b", 20005, "pod-5"));
 }
 
 }  // namespace

@@ -968,7 +968,7 @@ void NodeAgent::SyncOnce() {
       // given back: one still starting sends its kill once its supervisor answers.
       w.running.clear();
       pod_dirs_due_ = true;
-      devices_.ReleasePrefix(w.uid + "/");
+      ReleaseDevicesAndPorts(w);
       tokens_.Forget(w.uid);
       if (cgroups_.available()) cgroups_.RemovePod(w.uid);  // kills what the runs left
       it = workers_.erase(it);
@@ -1046,6 +1046,12 @@ void NodeAgent::RemoveOrphanedPodDirs(const std::set<std::string>& in_api) {
     }
   }
   orphaned_since_ = std::move(orphans);
+}
+
+void NodeAgent::ReleaseDevicesAndPorts(const PodWorker& w) {
+  devices_.ReleasePrefix(w.uid + "/");
+  std::lock_guard<std::mutex> lock(ports_->mu);
+  ports_->allocator.ReleaseHolder(w.uid);
 }
 
 FinishedPods::Entry& NodeAgent::MarkFinished(const std::string& uid, const client::ObjectPtr& pod, uint64_t pass) {
@@ -1140,7 +1146,7 @@ void NodeAgent::RestoreRuns(PodWorker& w) {
           // The ports it was given stay its own: no new job may be mapped onto them.
           std::lock_guard<std::mutex> lock(ports_->mu);
           for (const auto& p : process->ports()) {
-            if (!ports_->allocator.Restore(p.host, p.key, static_cast<uint16_t>(p.port))) {
+            if (!ports_->allocator.Restore(p.host, p.key, static_cast<uint16_t>(p.port), w.uid)) {
               spdlog::warn("node {}: rendezvous port {} of {}/{} is held by another job", options_.node_name, p.port,
                            w.key, r.name);
             }
@@ -1289,7 +1295,7 @@ void NodeAgent::SyncPod(PodWorker& w, const api::Object* cached, std::optional<T
   // 5. Done: release resources; a deleted pod is removed from the API.
   if (w.running.empty() && w.lifecycle.Finished()) {
     if (!w.released) {
-      devices_.ReleasePrefix(w.uid + "/");
+      ReleaseDevicesAndPorts(w);
       if (cgroups_.available()) cgroups_.RemovePod(w.uid);
       w.released = true;
       if (w.stop && w.stop->reason == kEvictedReason) RemoveEvictedPodContent(w);
@@ -1397,7 +1403,7 @@ void NodeAgent::StartContainer(PodWorker& w, const std::string& name) {
   {
     HostLookup lookup = MakeHostLookup(ns);
     std::lock_guard<std::mutex> lock(ports_->mu);
-    rewrite = RewriteEnvForHostNetwork(cmd->env, ns, lookup, ports_->allocator);
+    rewrite = RewriteEnvForHostNetwork(cmd->env, ns, lookup, ports_->allocator, w.uid);
   }
   if (!rewrite.pending.empty()) return;  // a named pod is not placed yet: stay ContainerCreating
   EnsureToken(w);

@@ -221,8 +221,7 @@
 //   Evicted, and what it wrote (work/, volumes/, each run's /tmp) is removed at once
 //   (RemoveEvictedPodContent); a restarted agent measures again and evicts again.
 //
-// Not done: rendezvous port release, periodic Node status heartbeats (only
-//   the Lease is renewed).
+// Not done: periodic Node status heartbeats (only the Lease is renewed).
 #pragma once
 
 #include <atomic>
@@ -476,6 +475,9 @@ class NodeAgent final : public client::PodLogSource, public client::ContainerExe
   // Writes `finished`'s status (the terminal one the pod finished with here) over `pod`,
   // the API's revision, whose phase another client changed. Failures are logged.
   void RestoreFinishedStatus(const api::Object& pod, const api::Object& finished);
+  // Gives back the pod's devices and its hold on rendezvous ports (host_resolver.h,
+  // "Holders"): once it is finished and nothing of it runs, or it is gone.
+  void ReleaseDevicesAndPorts(const PodWorker& w);
   // finished_.Mark, reading whether `pod` is terminal and marked for deletion.
   FinishedPods::Entry& MarkFinished(const std::string& uid, const client::ObjectPtr& pod, uint64_t pass);
   // Kills the live runs of every pod directory whose pod is not among

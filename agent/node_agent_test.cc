@@ -1160,9 +1160,63 @@ TEST_F(NodeAgentRestartTest, RendezvousPortsOfAdoptedRunsStayTheirs) {
   options_.host_ports = std::make_shared<HostPorts>();  // a new process: nothing held
   StartAgain();
   ASSERT_TRUE(WaitFor([&] { return options_.host_ports->allocator.held("10.0.0.5") == 1; }));
-  std::lock_guard<std::mutex> lock(options_.host_ports->mu);
-  EXPECT_EQ(options_.host_ports->allocator.Allocate("10.0.0.5", "default/master.job:29500"), port);
-  EXPECT_NE(options_.host_ports->allocator.Allocate("10.0.0.5", "default/other.job:29500"), port);
+  {
+    std::lock_guard<std::mutex> lock(options_.host_ports->mu);
+    EXPECT_EQ(options_.host_ports->allocator.Allocate("10.0.0.5", "default/master.job:29500", "test"), port);
+    EXPECT_NE(options_.host_ports->allocator.Allocate("10.0.0.5", "default/other.job:29500", "test"), port);
+    options_.host_ports->allocator.ReleaseHolder("test");
+  }
+  // The adopted pod holds its port until it is gone.
+  EXPECT_EQ(options_.host_ports->allocator.held("10.0.0.5"), 1u);
+  ASSERT_TRUE(DeleteWithGrace("master", 0).ok());
+  EXPECT_TRUE(WaitFor([&] {
+    std::lock_guard<std::mutex> lock(options_.host_ports->mu);
+    return options_.host_ports->allocator.held("10.0.0.5") == 0;
+  }));
+}
+
+// A job's rendezvous port is held while any of its pods on the host may still run, and given
+// back once they have all finished: a host's range (here one port) serves one job after
+// another for as long as the agent runs, not only as many jobs as it has ports.
+TEST_F(NodeAgentRestartTest, ARendezvousPortIsGivenBackOnceItsJobsPodsFinish) {
+  agent_.reset();
+  options_.host_ports = std::make_shared<HostPorts>();
+  options_.host_ports->allocator = RendezvousPortAllocator(30000, 30000);
+  StartAgain();
+  auto pod = [&](const std::string& name, const std::string& job, const std::string& script) {
+    api::Object p = ShellPod(name, "echo port=$MASTER_PORT; " + script);
+    p["spec"]["hostname"] = name;
+    p["spec"]["subdomain"] = job;
+    p["spec"]["containers"][0]["env"] = {{{"name", "MASTER_ADDR"}, {"value", "m-" + job + "." + job}},
+                                         {{"name", "MASTER_PORT"}, {"value", "29500"}}};
+    return p;
+  };
+  auto held = [&] {
+    std::lock_guard<std::mutex> lock(options_.host_ports->mu);
+    return options_.host_ports->allocator.held("10.0.0.5");
+  };
+  Create(pod("m-j1", "j1", "while [ ! -f " + Marker("go") + " ]; do sleep 0.02; done"));
+  Create(pod("w-j1", "j1", "true"));
+  ASSERT_TRUE(WaitFor([&] { return Phase("w-j1") == "Succeeded" && LogContains("m-j1", "port="); }));
+  EXPECT_TRUE(LogContains("m-j1", "port=30000"));
+  EXPECT_TRUE(LogContains("w-j1", "port=30000"));
+  // The worker finished; its master still runs and holds the port: a second job gets none
+  // and keeps its own (host_resolver.h: the range is full).
+  Create(pod("m-j2", "j2", "true"));
+  ASSERT_TRUE(WaitFor([&] { return Phase("m-j2") == "Succeeded"; }));
+  EXPECT_TRUE(LogContains("m-j2", "port=29500")) << Log("m-j2");
+  EXPECT_EQ(held(), 1u);
+  // Job 1 ends: the port is free again, and the next job gets it.
+  std::ofstream(Marker("go")).put('\n');
+  ASSERT_TRUE(WaitFor([&] { return Phase("m-j1") == "Succeeded"; }));
+  EXPECT_TRUE(WaitFor([&] { return held() == 0; }));
+  Create(pod("m-j3", "j3", "true"));
+  ASSERT_TRUE(WaitFor([&] { return Phase("m-j3") == "Succeeded"; }));
+  EXPECT_TRUE(LogContains("m-j3", "port=30000")) << Log("m-j3");
+  EXPECT_TRUE(WaitFor([&] {
+    std::lock_guard<std::mutex> lock(options_.host_ports->mu);
+    return options_.host_ports->allocator.holders() == 0;
+  }));
 }
 
 TEST_F(NodeAgentRestartTest, ASecondAgentOnTheSameDataDirectoryIsRefused) {
