@@ -238,9 +238,18 @@ StatusOr<api::Object> JobReconciler::NewWorkload(const GenericJob& job) {
                      {"spec", spec}};
 }
 
+size_t JobReconciler::WarnedJobs() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return warned_.size();
+}
+
 Status JobReconciler::Reconcile(const std::string& key) {
   client::ObjectPtr cached = jobs_->GetIndexer().Get(key);
-  if (!cached) return Status::Ok();  // the Workload goes with its owner (garbage collection)
+  if (!cached) {  // the Workload goes with its owner (garbage collection)
+    std::lock_guard<std::mutex> lock(mu_);
+    warned_.erase(key);
+    return Status::Ok();
+  }
   std::unique_ptr<GenericJob> job = integration_->Wrap(*cached);
   const api::Object& obj = *cached;  // the job as read (StopJob re-wraps `job` after each write)
   const Time now = clock_.Now();
@@ -252,7 +261,9 @@ Status JobReconciler::Reconcile(const std::string& key) {
       bool first;
       {
         std::lock_guard<std::mutex> lock(mu_);
-        first = warned_.insert(api::Uid(obj)).second;
+        std::string& warned = warned_[key];
+        first = warned != api::Uid(obj);
+        warned = api::Uid(obj);
       }
       if (first) {
         recorder_.Event(obj, kEventTypeWarning, "QueueNameAnnotationIgnored",

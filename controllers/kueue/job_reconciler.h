@@ -59,6 +59,7 @@
 // Thread-safety: Reconcile may run on several threads for different keys.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -107,6 +108,9 @@ class JobReconciler {
 
   const JobIntegration& integration() const { return *integration_; }
   client::Informer& jobs() { return *jobs_; }
+  // Jobs of this kind warned about the queue-name annotation that still exist (KueueController::
+  // HeldPerObject).
+  size_t WarnedJobs();
 
   Status Reconcile(const std::string& key);
 
@@ -131,7 +135,9 @@ class JobReconciler {
   const JobReconcilerOptions options_;
   client::Informer* jobs_;
   std::mutex mu_;
-  std::set<std::string> warned_;  // job uids warned about the annotation
+  // Jobs warned about the queue-name annotation: key -> the uid warned; erased when the
+  // job is gone.
+  std::map<std::string, std::string> warned_;
 };
 
 }  // namespace berth::controllers::kueue

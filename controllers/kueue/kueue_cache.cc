@@ -163,6 +163,11 @@ std::shared_ptr<const admission::Workload> KueueCache::DecodeCached(const client
   return decoded_workloads_.Get(workload, [this](const api::Object& o) { return DecodeWorkload(o, names_); });
 }
 
+size_t KueueCache::AssumedCount() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return assumed_.size();
+}
+
 void KueueCache::Assume(const api::Object& written) {
   auto obj = std::make_shared<const api::Object>(written);
   std::lock_guard<std::mutex> lock(mu_);

@@ -87,6 +87,8 @@ class KueueCache {
   // (Kueue assumes before writing and forgets on failure): a failed write
   // leaves nothing to forget.
   void Assume(const api::Object& written);
+  // Writes assumed that the informer has not shown yet.
+  size_t AssumedCount();
 
   // Whether the ClusterQueue's spec.namespaceSelector selects namespace `ns`
   // (nil selector: none; {}: all). The namespace's labels come from the

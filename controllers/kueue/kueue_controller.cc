@@ -306,6 +306,22 @@ bool KueueController::Idle() const {
   return std::all_of(work_.begin(), work_.end(), [](const auto& q) { return q->Idle(); });
 }
 
+KueueController::PerObjectState KueueController::HeldPerObject() {
+  PerObjectState held;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    held.queued_workloads = uid_by_key_.size();
+  }
+  {
+    std::lock_guard<std::mutex> lock(verdict_mu_);
+    held.pending_verdicts = verdicts_.size();
+  }
+  held.written_estimates = written_estimates_.size();
+  held.assumed_workloads = cache_.AssumedCount();
+  for (const auto& job : jobs_) held.job_warnings += job->WarnedJobs();
+  return held;
+}
+
 int KueueController::ProcessQueued() {
   int processed = 0;
   bool any = true;

@@ -101,6 +101,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <ostream>
 #include <set>
 #include <string>
 #include <thread>
@@ -203,6 +204,25 @@ class KueueController {
   CycleSummary ScheduleOnce();
 
   KueueCache& cache() { return cache_; }
+
+  // What the controller holds per Workload or job, for leak checks: each figure is back to
+  // zero once the Workloads and jobs it was about are gone and a scheduling cycle has run.
+  // Call while no work queue runs (synchronous driving): the estimates are the estimate
+  // queue's own.
+  struct PerObjectState {
+    size_t queued_workloads = 0;   // Workloads the queue manager knows (by key)
+    size_t pending_verdicts = 0;   // scheduling verdicts not yet written
+    size_t written_estimates = 0;  // EstimatedStart conditions remembered
+    size_t assumed_workloads = 0;  // Workload writes the informer has not shown yet
+    size_t job_warnings = 0;       // jobs warned about the queue-name annotation
+    bool operator==(const PerObjectState&) const = default;
+    friend std::ostream& operator<<(std::ostream& os, const PerObjectState& s) {
+      return os << "{queued_workloads " << s.queued_workloads << ", pending_verdicts " << s.pending_verdicts
+                << ", written_estimates " << s.written_estimates << ", assumed_workloads " << s.assumed_workloads
+                << ", job_warnings " << s.job_warnings << "}";
+    }
+  };
+  PerObjectState HeldPerObject();
 
   // The pending workloads of a ClusterQueue in queue order: the active heap
   // and the inadmissible workloads sorted together, as Kueue's

@@ -608,6 +608,38 @@ TEST_F(KueueControllerTest, QueueNameAnnotationIsNotHonouredAndWarned) {
             std::string::npos);
 }
 
+// Nothing the controller keeps per Workload or job outlives them: after Jobs that were
+// admitted, finished, left pending, or only warned about (the queue-name annotation) are
+// deleted with their Workloads, every per-object figure is back to zero. A server that runs
+// 100,000 Jobs must not hold anything for the ones that are gone.
+TEST_F(KueueControllerTest, NothingIsHeldPerObjectOnceTheJobsAndWorkloadsAreGone) {
+  CreateQueues();
+  for (const char* name : {"job-1", "job-2", "job-3"}) {
+    Create(kJobs, "team-a", Job(name, "4"));
+    Settle();  // each job's Workload is created before the next job (queue order)
+  }
+  Create(kJobs, "team-a", Job("annotated", "1", "", /*annotation=*/true));
+  Settle();
+  SetJobStatus("team-a", "job-1",
+               {{"succeeded", 1}, {"conditions", api::Object::array({{{"type", "Complete"}, {"status", "True"}}})}});
+  Settle();
+  ASSERT_TRUE(IsConditionTrue(WorkloadOf("team-a", "job-2"), "Admitted"));
+  const KueueController::PerObjectState during = kueue_.HeldPerObject();
+  EXPECT_EQ(during.queued_workloads, 3u);
+  EXPECT_EQ(during.job_warnings, 1u);
+
+  auto workloads = client_.List(kWorkloads.Namespace("team-a"));
+  ASSERT_TRUE(workloads.ok());
+  for (const api::Object& wl : workloads.value().items) {
+    ASSERT_TRUE(client_.Delete(kWorkloads.Namespace("team-a"), api::Name(wl)).ok());
+  }
+  for (const char* name : {"job-1", "job-2", "job-3", "annotated"}) {
+    ASSERT_TRUE(client_.Delete(kJobs.Namespace("team-a"), name).ok());
+  }
+  Settle();
+  EXPECT_EQ(kueue_.HeldPerObject(), KueueController::PerObjectState{});
+}
+
 TEST_F(KueueControllerTest, MissingLocalQueueKeepsTheJobSuspended) {
   CreateQueues();
   api::Object job = Job("lost", "1");
