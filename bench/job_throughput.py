@@ -261,12 +261,15 @@ NS = "bench"
 QUEUE = "lq"
 
 
-def job(name, command, queue):
+def job(name, command, queue, ttl=None):
     labels = {"kueue.x-k8s.io/queue-name": queue} if queue else {}
-    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name, "namespace": NS, "labels": labels},
-            "spec": {"backoffLimit": 0, "template": {"spec": {"restartPolicy": "Never", "containers": [{
-                "name": "c", "image": "busybox", "command": ["sh", "-c", command],
-                "resources": {"requests": {"cpu": "1", "memory": "100Mi"}}}]}}}}
+    j = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name, "namespace": NS, "labels": labels},
+         "spec": {"backoffLimit": 0, "template": {"spec": {"restartPolicy": "Never", "containers": [{
+             "name": "c", "image": "busybox", "command": ["sh", "-c", command],
+             "resources": {"requests": {"cpu": "1", "memory": "100Mi"}}}]}}}}
+    if ttl is not None:
+        j["spec"]["ttlSecondsAfterFinished"] = ttl
+    return j
 
 
 def must(result, what):
@@ -458,9 +461,28 @@ def print_stages(names, seen):
               + (f"; then the next admission, median {sorted(d)[len(d) // 2]:.1f} ms" if d else ""))
 
 
-def report_progress(every, pid, done_at, finished, n, timeout):
-    """Every `every` seconds until all Jobs are Complete: the Jobs completed in that window and the
-    server's CPU per completed Job, so a cost that grows with what is stored shows within one run."""
+def stored_counts(c, mode):
+    """How many Jobs, pods, Workloads and Events the server holds now ("?" when a LIST fails)."""
+    paths = {"jobs": f"/apis/batch/v1/namespaces/{NS}/jobs", "pods": f"/api/v1/namespaces/{NS}/pods",
+             "events": f"/api/v1/namespaces/{NS}/events"}
+    if mode == "kueue":
+        paths["workloads"] = f"/apis/kueue.x-k8s.io/v1beta2/namespaces/{NS}/workloads"
+    out = []
+    for what, path in paths.items():
+        status, body = c.do("GET", path + "?limit=1")
+        count = "?"
+        if status == 200:
+            meta = json.loads(body).get("metadata", {})
+            count = len(json.loads(body).get("items", [])) + meta.get("remainingItemCount", 0)
+        out.append(f"{what} {count}")
+    return ", ".join(out)
+
+
+def report_progress(every, pid, done_at, finished, n, timeout, c, mode):
+    """Every `every` seconds until all Jobs are Complete: the Jobs completed in that window, the
+    server's CPU per completed Job, its RSS and what it stores, so a cost that grows with what is
+    stored (or with what was ever run, when --ttl deletes finished Jobs) shows within one run."""
+    counter = Client(c.port)
     deadline = time.monotonic() + timeout
     done, cpu = len(done_at), proc_stat_cpu(pid)
     while not finished.wait(every) and time.monotonic() < deadline:
@@ -468,7 +490,8 @@ def report_progress(every, pid, done_at, finished, n, timeout):
         jobs = now_done - done
         per_job = f"{1000 * (now_cpu - cpu) / jobs:7.1f} ms/job" if jobs else "      - ms/job"
         print(f"    progress {now_done:6}/{n}  window {jobs:5} jobs  server CPU {per_job}  RSS "
-              f"{rss_kib(pid) / 1024:6.0f} MiB  load {open('/proc/loadavg').read().split()[0]}", flush=True)
+              f"{rss_kib(pid) / 1024:6.0f} MiB  load {open('/proc/loadavg').read().split()[0]}  stored: "
+              f"{stored_counts(counter, mode)}", flush=True)
         done, cpu = now_done, now_cpu
 
 
@@ -537,12 +560,19 @@ def run(args, mode, n):
         busy0 = machine_busy()[0]
         writes0 = write_counts(c) if args.writes else None
         start = time.monotonic()
-        for name in names:
-            must(c.do("POST", f"/apis/batch/v1/namespaces/{NS}/jobs",
-                      json.dumps(job(name, args.command, QUEUE if mode == "kueue" else None))), "create")
-        submitted = time.monotonic() - start
+        progress = None
         if args.progress:
-            report_progress(args.progress, server.pid, done_at, finished, n, args.timeout)
+            progress = threading.Thread(target=report_progress,
+                                        args=(args.progress, server.pid, done_at, finished, n, args.timeout, c, mode))
+            progress.start()
+        for i, name in enumerate(names):
+            while args.in_flight and i - len(done_at) >= args.in_flight:
+                time.sleep(0.002)
+            must(c.do("POST", f"/apis/batch/v1/namespaces/{NS}/jobs",
+                      json.dumps(job(name, args.command, QUEUE if mode == "kueue" else None, args.ttl))), "create")
+        submitted = time.monotonic() - start
+        if progress:
+            progress.join()
         if not finished.wait(args.timeout):
             raise SystemExit(f"{mode} N={n}: only {len(done_at)} of {n} Jobs Complete after {args.timeout} s")
         makespan = max(done_at.values()) - start
@@ -597,6 +627,11 @@ def main():
                     help="every S seconds, print the Jobs completed and the server CPU per Job in that window")
     ap.add_argument("--idle", type=float, default=0,
                     help="after the run, idle S seconds and print the server's CPU share meanwhile")
+    ap.add_argument("--ttl", type=int, default=None,
+                    help="ttlSecondsAfterFinished of each Job: finished Jobs (and their pods and Workloads, "
+                         "by garbage collection) are deleted, so what is stored stays bounded")
+    ap.add_argument("--in-flight", type=int, default=0,
+                    help="create a Job only while fewer than this many are not yet Complete (0: all at once)")
     ap.add_argument("--writes", action="store_true", help="print the accepted API writes per Job, by resource")
     ap.add_argument("--keep", action="store_true", help="keep each run's work directory")
     args = ap.parse_args()
