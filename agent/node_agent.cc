@@ -1240,8 +1240,8 @@ void NodeAgent::SyncPod(PodWorker& w, const api::Object* cached, std::optional<T
   }
   // 2. Deletion or node shutdown: SIGTERM now, SIGKILL at the deadline.
   std::optional<int64_t> termination_grace;
-  // Terminal in the API (e.g. failed NodeLost while this agent could not renew
-  // its Lease): the kubelet stops what still runs, as for a deletion.
+  // Terminal in the API (e.g. failed by pod GC on a node marked out of service while this
+  // agent could not renew its Lease): the kubelet stops what still runs, as for a deletion.
   if (api::BeingDeleted(w.pod) || IsTerminal(w.pod)) termination_grace = GracePeriodSeconds(w.pod);
   // spec.activeDeadlineSeconds (may be lowered while the pod runs): stopped as for a deletion.
   w.active_deadline = w.stop || w.lifecycle.Finished() ? std::nullopt : ActiveDeadline(w.pod, w.last_status);

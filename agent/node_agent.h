@@ -58,8 +58,8 @@
 //   Succeeded/Failed when first seen are not run (their processes are gone; their status is kept).
 //
 // Terminal in the API (phase Succeeded/Failed written by someone else, e.g.
-//   NodeLost by the node lifecycle controller while this agent's Lease had
-//   expired): its containers are stopped as for a deletion, and the agent
+//   Failed by the pod garbage collection after an administrator marked the
+//   node out of service while this agent was away): its containers are stopped as for a deletion, and the agent
 //   never moves it out of that phase (a terminal phase is final; see Finished
 //   pods for a later write that does).
 //
@@ -141,8 +141,8 @@
 //   record on disk (the data directory was lost) is lost too
 //   (PodLifecycle::Lost). So no pod changes state because the agent was away.
 //   Live runs of pods that are gone from the API, or terminal there (e.g.
-//   failed NodeLost while the agent was away for longer than the node
-//   monitor grace period), are killed: the first pass after the informer
+//   failed and deleted after the node was marked out of service while the
+//   agent was away), are killed: the first pass after the informer
 //   synced sweeps the data directory before it starts anything.
 //
 // Pod directories (kubelet HandlePodCleanups -> cleanupOrphanedPodDirs,

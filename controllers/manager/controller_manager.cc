@@ -99,10 +99,13 @@ ControllerManager::ControllerManager(client::Client& client, Clock& clock, Contr
     node_loop_ = loops_.back().get();
     node_loop_->Watch(nodes, ObjectKey());
     node_loop_->Watch(leases, [](const api::Object& lease) { return std::vector<std::string>{api::Name(lease)}; });
-    // A pod bound to a node name with no Node: the orphan collection (pod GC).
+    // A pod bound to a node name with no Node (the orphan collection), or being deleted on a
+    // node out of service (pod GC's gcTerminating).
     node_loop_->Watch(pods, [nodes = &nodes](const api::Object& pod) -> std::vector<std::string> {
       std::string node = pod.value("spec", api::Object::object()).value("nodeName", "");
-      if (node.empty() || nodes->GetIndexer().Get("", node)) return {};
+      if (node.empty()) return {};
+      client::ObjectPtr n = nodes->GetIndexer().Get("", node);
+      if (n && !(api::BeingDeleted(pod) && nodelifecycle::HasTaint(*n, nodelifecycle::kOutOfServiceTaint))) return {};
       return {std::move(node)};
     });
   }

@@ -15,14 +15,6 @@ constexpr char kLeaseNamespace[] = "kube-node-lease";
 constexpr char kUnknownReason[] = "NodeStatusUnknown";
 constexpr char kUnknownMessage[] = "Kubelet stopped posting node status.";
 
-std::optional<Time> TimeField(const api::Object& obj, const char* field) {
-  auto it = obj.find(field);
-  if (it == obj.end() || !it->is_string()) return std::nullopt;
-  Time t;
-  if (!ParseRfc3339(it->get<std::string>(), &t)) return std::nullopt;
-  return t;
-}
-
 const api::Object* NodeCondition(const api::Object& node, std::string_view type) {
   auto st = node.find("status");
   if (st == node.end() || !st->contains("conditions")) return nullptr;
@@ -32,11 +24,20 @@ const api::Object* NodeCondition(const api::Object& node, std::string_view type)
   return nullptr;
 }
 
-bool HasUnreachableTaint(const api::Object& node) {
-  for (const api::Object& t : node.value("spec", api::Object::object()).value("taints", api::Object::array())) {
-    if (t.value("key", "") == kUnreachableTaint) return true;
+bool NodeReady(const api::Object& node) {
+  const api::Object* ready = NodeCondition(node, "Ready");
+  return ready != nullptr && ready->value("status", "") == "True";
+}
+
+// The heartbeat an agent last wrote, as text: its Lease's spec.renewTime, else the Ready
+// condition's lastHeartbeatTime; "" when it wrote neither.
+std::string HeartbeatWritten(const api::Object& node, const api::Object* lease) {
+  if (lease != nullptr) {
+    const api::Object& spec = lease->value("spec", api::Object::object());
+    if (auto it = spec.find("renewTime"); it != spec.end() && it->is_string()) return it->get<std::string>();
   }
-  return false;
+  if (const api::Object* ready = NodeCondition(node, "Ready")) return ready->value("lastHeartbeatTime", "");
+  return "";
 }
 
 // How long the pod tolerates the unreachable NoExecute taint: nullopt = not
@@ -60,6 +61,13 @@ std::optional<Duration> Toleration(const api::Object& pod) {
 
 }  // namespace
 
+bool HasTaint(const api::Object& node, std::string_view key) {
+  for (const api::Object& t : node.value("spec", api::Object::object()).value("taints", api::Object::array())) {
+    if (t.value("key", "") == key) return true;
+  }
+  return false;
+}
+
 NodeLifecycleController::NodeLifecycleController(client::Client& client, client::Informer& nodes,
                                                  client::Informer& leases, client::Informer& pods, Clock& clock,
                                                  EventRecorder& recorder, NodeLifecycleOptions options)
@@ -79,22 +87,45 @@ NodeLifecycleController::NodeLifecycleController(client::Client& client, client:
   });
 }
 
-Status NodeLifecycleController::FailPod(const api::Object& pod, const std::string& reason, const std::string& message,
-                                        const std::string& condition_reason, const std::string& condition_message) {
-  api::Object failed = pod;
-  api::Object& status = failed["status"];
-  status["phase"] = "Failed";
-  if (!reason.empty()) status["reason"] = reason;
-  if (!message.empty()) status["message"] = message;
-  api::Object& conditions = status["conditions"];
+bool NodeLifecycleController::SetDisruptionTarget(api::Object* pod, const std::string& reason,
+                                                  const std::string& message) {
+  api::Object& conditions = (*pod)["status"]["conditions"];
   if (!conditions.is_array()) conditions = api::Object::array();
-  conditions.push_back({{"type", "DisruptionTarget"},
-                        {"status", "True"},
-                        {"reason", condition_reason},
-                        {"message", condition_message},
-                        {"lastTransitionTime", FormatRfc3339(clock_.Now())}});
-  auto res = client_.UpdateStatus(kPods.Namespace(api::Namespace(pod)), failed);
-  if (!res.ok() && res.status().code() != Code::kNotFound) return res.status();
+  api::Object kept = api::Object::array();
+  for (api::Object& c : conditions) {
+    if (c.value("type", "") != "DisruptionTarget") {
+      kept.push_back(std::move(c));
+    } else if (c.value("status", "") == "True" && c.value("reason", "") == reason &&
+               c.value("message", "") == message) {
+      return false;
+    }
+  }
+  // Replaced, as upstream's UpdatePodCondition.
+  kept.push_back({{"type", "DisruptionTarget"},
+                  {"status", "True"},
+                  {"reason", reason},
+                  {"message", message},
+                  {"lastTransitionTime", FormatRfc3339(clock_.Now())}});
+  conditions = std::move(kept);
+  return true;
+}
+
+Status NodeLifecycleController::ForceDelete(const api::Object& pod, const std::string& condition_reason,
+                                            const std::string& condition_message) {
+  const client::ResourceRef ref = kPods.Namespace(api::Namespace(pod));
+  const std::string phase = pod.value("status", api::Object::object()).value("phase", "");
+  if (phase != "Succeeded" && phase != "Failed") {
+    // Upstream markFailedAndDeletePodWithCondition (pkg/controller/podgc/gc_controller.go).
+    api::Object failed = pod;
+    failed["status"]["phase"] = "Failed";
+    if (!condition_reason.empty()) SetDisruptionTarget(&failed, condition_reason, condition_message);
+    auto res = client_.UpdateStatus(ref, failed);
+    if (!res.ok() && res.status().code() != Code::kNotFound) return res.status();
+  }
+  client::DeleteOptions force;
+  force.grace_period_seconds = 0;
+  Status deleted = client_.Delete(ref, api::Name(pod), force);
+  if (!deleted.ok() && deleted.code() != Code::kNotFound) return deleted;
   return Status::Ok();
 }
 
@@ -109,7 +140,7 @@ StatusOr<NodeVerdict> NodeLifecycleController::CollectOrphans(const std::string&
   Time missing_since;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    first_seen_.erase(node_name);
+    probes_.erase(node_name);
     if (pods.empty()) {
       missing_since_.erase(node_name);
       return NodeVerdict{};
@@ -121,15 +152,7 @@ StatusOr<NodeVerdict> NodeLifecycleController::CollectOrphans(const std::string&
     return NodeVerdict{true, std::chrono::duration_cast<Duration>(deadline - now) + std::chrono::seconds(1)};
   }
   for (const client::ObjectPtr& p : pods) {
-    const client::ResourceRef ref = kPods.Namespace(api::Namespace(*p));
-    const std::string phase = (*p).value("status", api::Object::object()).value("phase", "");
-    if (phase != "Succeeded" && phase != "Failed") {
-      BERTH_RETURN_IF_ERROR(FailPod(*p, "", "", "DeletionByPodGC", "PodGC: node no longer exists"));
-    }
-    client::DeleteOptions force;
-    force.grace_period_seconds = 0;
-    Status deleted = client_.Delete(ref, api::Name(*p), force);
-    if (!deleted.ok() && deleted.code() != Code::kNotFound) return deleted;
+    BERTH_RETURN_IF_ERROR(ForceDelete(*p, "DeletionByPodGC", "PodGC: node no longer exists"));
     Logger("node-lifecycle")
         ->warn("pod {}/{} was bound to node {}, which no longer exists: failed and deleted", api::Namespace(*p),
                api::Name(*p), node_name);
@@ -142,32 +165,30 @@ StatusOr<NodeVerdict> NodeLifecycleController::Reconcile(const std::string& node
   if (!node) return CollectOrphans(node_name);
   if (api::BeingDeleted(*node)) return NodeVerdict{};
   const Time now = clock_.Now();
-  std::optional<Time> heartbeat;
-  if (client::ObjectPtr lease = leases_.GetIndexer().Get(kLeaseNamespace, node_name)) {
-    heartbeat = TimeField((*lease)["spec"], "renewTime");
-  }
-  if (!heartbeat) {
-    if (const api::Object* ready = NodeCondition(*node, "Ready")) heartbeat = TimeField(*ready, "lastHeartbeatTime");
-  }
-  if (!heartbeat) heartbeat = TimeField((*node)["metadata"], "creationTimestamp");
-  if (!heartbeat) heartbeat = now;
+  client::ObjectPtr lease = leases_.GetIndexer().Get(kLeaseNamespace, node_name);
+  const std::string written = HeartbeatWritten(*node, lease.get());
+  Time heartbeat;
   {
-    // As upstream's probe timestamps: the grace period starts no earlier than
-    // when this controller first saw the node, so a restarted control plane
-    // does not declare every node lost before its agents had a chance to renew.
+    // Upstream's probe timestamps (tryUpdateNodeHealth): the heartbeat is when this
+    // controller saw the agent's heartbeat change, by its own clock, never the time the
+    // agent wrote. A restarted control plane thus gives every agent a full grace period, and
+    // a node that writes a renewTime far in the future is still lost once it stops renewing.
     std::lock_guard<std::mutex> lock(mu_);
     missing_since_.erase(node_name);
-    auto [it, inserted] = first_seen_.emplace(node_name, now);
-    if (it->second > *heartbeat) heartbeat = it->second;
+    auto [it, first] = probes_.try_emplace(node_name, Probe{written, now});
+    if (!first && it->second.written != written) it->second = Probe{written, now};
+    heartbeat = it->second.seen_at;
   }
 
-  const Time deadline = *heartbeat + options_.grace_period;
+  const Time deadline = heartbeat + options_.grace_period;
   if (now < deadline) {
-    if (HasUnreachableTaint(*node)) BERTH_RETURN_IF_ERROR(MarkReachable(*node));
+    if (HasTaint(*node, kUnreachableTaint)) BERTH_RETURN_IF_ERROR(MarkReachable(*node));
+    if (!NodeReady(*node) && HasTaint(*node, kOutOfServiceTaint)) BERTH_RETURN_IF_ERROR(CollectTerminating(*node));
     return NodeVerdict{true, std::chrono::duration_cast<Duration>(deadline - now) + std::chrono::seconds(1)};
   }
-  if (!HasUnreachableTaint(*node)) BERTH_RETURN_IF_ERROR(MarkUnreachable(*node));
-  BERTH_ASSIGN_OR_RETURN(Duration recheck, FailPods(*node, deadline));
+  if (!HasTaint(*node, kUnreachableTaint)) BERTH_RETURN_IF_ERROR(MarkUnreachable(*node));
+  BERTH_ASSIGN_OR_RETURN(Duration recheck, EvictPods(*node, deadline));
+  if (HasTaint(*node, kOutOfServiceTaint)) BERTH_RETURN_IF_ERROR(CollectTerminating(*node));
   return NodeVerdict{false, recheck};
 }
 
@@ -217,12 +238,12 @@ Status NodeLifecycleController::MarkReachable(const api::Object& node) {
   return Status::Ok();
 }
 
-StatusOr<Duration> NodeLifecycleController::FailPods(const api::Object& node, Time unreachable_since) {
+StatusOr<Duration> NodeLifecycleController::EvictPods(const api::Object& node, Time unreachable_since) {
   const Time now = clock_.Now();
   Duration recheck = Duration::zero();
   for (const client::ObjectPtr& p : PodsBoundTo(api::Name(node))) {
     const std::string phase = (*p).value("status", api::Object::object()).value("phase", "");
-    if (phase == "Succeeded" || phase == "Failed") continue;
+    if (phase == "Succeeded" || phase == "Failed" || api::BeingDeleted(*p)) continue;
     if (std::optional<Duration> tolerated = Toleration(*p)) {
       if (*tolerated == Duration::max()) continue;
       const Time until = unreachable_since + *tolerated;
@@ -232,13 +253,42 @@ StatusOr<Duration> NodeLifecycleController::FailPods(const api::Object& node, Ti
         continue;
       }
     }
-    const std::string message =
-        "Node " + api::Name(node) + " which was running pod " + api::Name(*p) + " is unresponsive";
-    BERTH_RETURN_IF_ERROR(
-        FailPod(*p, "NodeLost", message, "DeletionByTaintManager", "Taint manager: deleting due to NoExecute taint"));
-    recorder_.Event(*p, "Warning", "NodeLost", message);
+    // Upstream's addConditionAndDeletePod (pkg/controller/tainteviction/taint_eviction.go):
+    // the condition, then a graceful delete. Nothing here says the pod's processes stopped:
+    // it stays terminating, holding its slot and its quota, until its agent confirms, the
+    // Node is deleted (CollectOrphans) or marked out of service (CollectTerminating).
+    api::Object marked = *p;
+    if (SetDisruptionTarget(&marked, "DeletionByTaintManager", "Taint manager: deleting due to NoExecute taint")) {
+      auto res = client_.UpdateStatus(kPods.Namespace(api::Namespace(*p)), marked);
+      if (!res.ok()) {
+        if (res.status().code() == Code::kNotFound) continue;
+        return res.status();
+      }
+    }
+    client::DeleteOptions graceful;
+    graceful.preconditions.uid = api::Uid(*p);
+    Status deleted = client_.Delete(kPods.Namespace(api::Namespace(*p)), api::Name(*p), graceful);
+    if (!deleted.ok() && deleted.code() != Code::kNotFound && deleted.code() != Code::kConflict) return deleted;
+    recorder_.Event(*p, "Normal", "TaintManagerEviction",
+                    "Marking for deletion Pod " + api::Namespace(*p) + "/" + api::Name(*p));
+    Logger("node-lifecycle")
+        ->warn(
+            "node {} is unreachable: pod {}/{} marked for deletion; it is gone once its agent confirms, or "
+            "once the Node is deleted or tainted {}",
+            api::Name(node), api::Namespace(*p), api::Name(*p), kOutOfServiceTaint);
   }
   return recheck;
+}
+
+Status NodeLifecycleController::CollectTerminating(const api::Object& node) {
+  for (const client::ObjectPtr& p : PodsBoundTo(api::Name(node))) {
+    if (!api::BeingDeleted(*p)) continue;
+    BERTH_RETURN_IF_ERROR(ForceDelete(*p, "", ""));
+    Logger("node-lifecycle")
+        ->warn("pod {}/{} was terminating on node {}, which is out of service: failed and deleted", api::Namespace(*p),
+               api::Name(*p), api::Name(node));
+  }
+  return Status::Ok();
 }
 
 }  // namespace berth::controllers::nodelifecycle

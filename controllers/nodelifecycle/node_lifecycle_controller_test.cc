@@ -17,6 +17,7 @@ using namespace std::chrono_literals;
 const client::GroupVersionResource kNodes{"", "v1", "nodes"};
 const client::GroupVersionResource kPods{"", "v1", "pods"};
 const client::GroupVersionResource kLeases{"coordination.k8s.io", "v1", "leases"};
+const client::GroupVersionResource kEvents{"", "v1", "events"};
 
 class NodeLifecycleTest : public ::testing::Test {
  protected:
@@ -71,6 +72,32 @@ class NodeLifecycleTest : public ::testing::Test {
                           : client_.Create(kLeases.Namespace("kube-node-lease"), l);
     ASSERT_TRUE(res.ok()) << res.status().ToString();
   }
+  // A finalizer keeps the pod readable after a delete, as a Job's tracking finalizer does.
+  void Hold(const std::string& name) {
+    api::Object pod = Get(kPods, "default", name);
+    pod["metadata"]["finalizers"] = {"test.berth/hold"};
+    ASSERT_TRUE(client_.Update(kPods.Namespace("default"), pod).ok());
+  }
+  void SetRenewTime(const std::string& time) {
+    api::Object l = Get(kLeases, "kube-node-lease", "node-1");
+    l["spec"]["renewTime"] = time;
+    ASSERT_TRUE(client_.Update(kLeases.Namespace("kube-node-lease"), l).ok());
+  }
+  void SetOutOfServiceTaint() {
+    api::Object node = Get(kNodes, "", "node-1");
+    node["spec"]["taints"].push_back({{"key", kOutOfServiceTaint}, {"value", "nodeshutdown"}, {"effect", "NoExecute"}});
+    ASSERT_TRUE(client_.Update(kNodes, node).ok());
+  }
+  std::vector<std::string> EventMessages(const std::string& reason) {
+    berth::client::EventRecorder::FlushAll();
+    std::vector<std::string> out;
+    auto events = client_.List(kEvents.Namespace("default"));
+    EXPECT_TRUE(events.ok());
+    for (const api::Object& e : events.value().items) {
+      if (e.value("reason", "") == reason) out.push_back(e.value("message", ""));
+    }
+    return out;
+  }
   NodeVerdict Reconcile() {
     EXPECT_TRUE(client::testing::WaitForCachesToMatch(client_, {&nodes_, &leases_, &pods_}));
     auto v = ctl_.Reconcile("node-1");
@@ -115,7 +142,9 @@ TEST_F(NodeLifecycleTest, FreshHeartbeatLeavesTheNodeAloneAndAsksToLookAgainAtTh
   EXPECT_EQ(Get(kPods, "default", "plain")["status"]["phase"], "Running");
 }
 
-TEST_F(NodeLifecycleTest, MissedHeartbeatsMakeTheNodeUnreachableAndFailItsPods) {
+TEST_F(NodeLifecycleTest, MissedHeartbeatsMakeTheNodeUnreachableAndEvictItsPods) {
+  Hold("plain");
+  Hold("tolerates-60s");
   clock_.Advance(41s);
   NodeVerdict v = Reconcile();
   EXPECT_FALSE(v.healthy);
@@ -126,24 +155,88 @@ TEST_F(NodeLifecycleTest, MissedHeartbeatsMakeTheNodeUnreachableAndFailItsPods) 
   EXPECT_EQ(Condition(node, "MemoryPressure"), "Unknown");
   EXPECT_EQ(TaintEffects(node), (std::vector<std::string>{"NoSchedule", "NoExecute"}));
 
+  // Evicted as the taint manager does: marked for deletion, never set Failed (its processes
+  // may still run on the unreachable host).
   api::Object plain = Get(kPods, "default", "plain");
-  EXPECT_EQ(plain["status"]["phase"], "Failed");
-  EXPECT_EQ(plain["status"]["reason"], "NodeLost");
-  EXPECT_EQ(plain["status"]["message"], "Node node-1 which was running pod plain is unresponsive");
+  EXPECT_TRUE(api::BeingDeleted(plain));
+  EXPECT_EQ(plain["status"]["phase"], "Running");
+  EXPECT_EQ(Condition(plain, "DisruptionTarget"), "True");
   EXPECT_EQ(Condition(plain, "DisruptionTarget", "reason"), "DeletionByTaintManager");
-  EXPECT_EQ(Get(kPods, "default", "done")["status"]["phase"], "Succeeded");  // terminal pods keep their phase
+  EXPECT_EQ(Condition(plain, "DisruptionTarget", "message"), "Taint manager: deleting due to NoExecute taint");
+  EXPECT_EQ(EventMessages("TaintManagerEviction"), std::vector<std::string>{"Marking for deletion Pod default/plain"});
+  api::Object done = Get(kPods, "default", "done");  // terminal pods are left alone
+  EXPECT_EQ(done["status"]["phase"], "Succeeded");
+  EXPECT_FALSE(api::BeingDeleted(done));
   // The tolerating pod has 60 s from the moment the node became unreachable (t = 40 s).
-  EXPECT_EQ(Get(kPods, "default", "tolerates-60s")["status"]["phase"], "Running");
+  EXPECT_FALSE(api::BeingDeleted(Get(kPods, "default", "tolerates-60s")));
   EXPECT_EQ(v.recheck_after, 60s);  // 40 + 60 - 41 + 1
 
   clock_.Advance(58s);
   Reconcile();
-  EXPECT_EQ(Get(kPods, "default", "tolerates-60s")["status"]["phase"], "Running");
+  EXPECT_FALSE(api::BeingDeleted(Get(kPods, "default", "tolerates-60s")));
   clock_.Advance(1s);
   Reconcile();
-  EXPECT_EQ(Get(kPods, "default", "tolerates-60s")["status"]["phase"], "Failed");
-  // Marking twice changes nothing: still exactly one pair of taints.
+  EXPECT_TRUE(api::BeingDeleted(Get(kPods, "default", "tolerates-60s")));
+  // Reconciling again changes nothing: still one pair of taints, the evicted pods untouched.
+  const std::string rv = api::ResourceVersion(Get(kPods, "default", "plain"));
+  clock_.Advance(std::chrono::minutes(10));
+  Reconcile();
   EXPECT_EQ(TaintEffects(Get(kNodes, "", "node-1")).size(), 2u);
+  plain = Get(kPods, "default", "plain");
+  EXPECT_EQ(api::ResourceVersion(plain), rv);
+  EXPECT_EQ(plain["status"]["phase"], "Running");
+  EXPECT_EQ(EventMessages("TaintManagerEviction").size(), 2u);
+}
+
+// Pods marked for deletion on a lost node stay until someone knows their processes are gone:
+// an administrator's out-of-service taint on the not-Ready node (pod GC's gcTerminating) fails
+// and deletes them; while the node is Ready the taint collects nothing.
+TEST_F(NodeLifecycleTest, PodsEvictedFromALostNodeGoOnlyOnceItIsMarkedOutOfService) {
+  Hold("plain");
+  Hold("done");
+  // Ready, with the taint and a pod being deleted: not collected (the agent stops it itself).
+  SetOutOfServiceTaint();
+  ASSERT_TRUE(client_.Delete(kPods.Namespace("default"), "done", {}).ok());
+  Reconcile();
+  EXPECT_EQ(Get(kPods, "default", "done")["status"]["phase"], "Succeeded");
+  api::Object node = Get(kNodes, "", "node-1");
+  node["spec"]["taints"] = api::Object::array();
+  ASSERT_TRUE(client_.Update(kNodes, node).ok());
+
+  clock_.Advance(41s);
+  Reconcile();
+  clock_.Advance(std::chrono::hours(1));
+  Reconcile();
+  api::Object plain = Get(kPods, "default", "plain");
+  EXPECT_TRUE(api::BeingDeleted(plain));
+  EXPECT_EQ(plain["status"]["phase"], "Running");
+
+  SetOutOfServiceTaint();
+  Reconcile();
+  plain = Get(kPods, "default", "plain");  // a finalizer keeps it readable
+  EXPECT_EQ(plain["status"]["phase"], "Failed");
+  EXPECT_EQ(Condition(plain, "DisruptionTarget", "reason"), "DeletionByTaintManager");
+  EXPECT_EQ(Get(kPods, "default", "done")["status"]["phase"], "Succeeded");  // terminal: its phase stays
+}
+
+// The heartbeat is when the controller saw it change, by its own clock: a renewTime written far
+// in the future does not keep a silent node alive, and one that goes back (the agent's clock
+// stepped back) still counts as a renewal.
+TEST_F(NodeLifecycleTest, AHeartbeatCountsWhenItChangesWhateverTimeItNames) {
+  Hold("plain");
+  SetRenewTime("2100-01-01T00:00:00.000000Z");
+  EXPECT_TRUE(Reconcile().healthy);
+  clock_.Advance(30s);
+  EXPECT_TRUE(Reconcile().healthy);
+  clock_.Advance(11s);
+  NodeVerdict v = Reconcile();
+  EXPECT_FALSE(v.healthy);
+  EXPECT_TRUE(api::BeingDeleted(Get(kPods, "default", "plain")));
+  SetRenewTime("2000-01-01T00:00:00.000000Z");
+  v = Reconcile();
+  EXPECT_TRUE(v.healthy);
+  EXPECT_EQ(v.recheck_after, 41s);
+  EXPECT_EQ(Condition(Get(kNodes, "", "node-1"), "Ready"), "True");
 }
 
 TEST_F(NodeLifecycleTest, ARestartedControllerGivesAStaleNodeAFullGracePeriod) {

@@ -5,11 +5,13 @@
 # 1) spans two namespaces: the worker reaches the master at MASTER_ADDR:MASTER_PORT, the
 # master's node address in another namespace, and both log the exchange. Then the
 # master's agent is killed (kill -9): its node becomes NotReady (Ready=Unknown; the
-# server runs with --node-monitor-grace-period 15) and its pod is failed (NodeLost). The
-# PyTorchJob restarts that pod, which cannot be placed anywhere, so Kueue's
+# server runs with --node-monitor-grace-period 15) and its pod is marked for deletion as
+# the taint manager does (TaintManagerEviction), never Failed: its process may still run,
+# so nothing replaces it while the agent is away. The pods stay not ready, so Kueue's
 # waitForPodsReady (recoveryTimeout 3 s, --config) evicts the Workload as a whole — the
 # worker on the live node is stopped too — and requeues it. Once the agent restarts on its
-# data directory, the job is re-admitted and runs again on two nodes.
+# data directory, it stops the master's old run and the pod is gone; the job is re-admitted
+# and runs again on two nodes.
 # Usage: netns_e2e.sh <berth binary>   Exit: 0 pass, 1 fail, 77 skip (not root, no
 # `ip netns`, no kubectl, or namespaces that cannot reach each other here).
 set -uo pipefail
@@ -180,17 +182,19 @@ not_ready() { "$KUBECTL" get node "$MASTER_NODE" -o jsonpath='{.status.condition
 wait_until 40 not_ready || fail "node $MASTER_NODE is not NotReady after its agent was killed"
 NODES=$("$KUBECTL" get nodes)
 grep -Eq "^$MASTER_NODE +NotReady" <<<"$NODES" || fail "kubectl get nodes: $NODES"
-# The node lifecycle controller fails the pod (phase Failed, reason NodeLost) and records
-# an Event; the PyTorchJob then replaces the pod at once, so the Event is what stays.
-lost_event() {
-  "$KUBECTL" get events -n team --field-selector reason=NodeLost,involvedObject.name=rdzv-master-0 \
-    -o jsonpath='{.items[0].message}' | grep -qx "Node $MASTER_NODE which was running pod rdzv-master-0 is unresponsive"
+# The node lifecycle controller marks the pod for deletion (DisruptionTarget, an Event
+# TaintManagerEviction) and leaves its phase: nobody knows whether its process still runs.
+evicted_event() {
+  "$KUBECTL" get events -n team --field-selector reason=TaintManagerEviction,involvedObject.name=rdzv-master-0 \
+    -o jsonpath='{.items[0].message}' | grep -qx "Marking for deletion Pod team/rdzv-master-0"
 }
-wait_until 30 lost_event || fail "no NodeLost event for the master pod: $("$KUBECTL" get events -n team)"
-[ "$FAILURES" -eq 0 ] && echo "ok: agent of $MASTER_NODE killed -> node NotReady, its pod Failed (NodeLost)"
-# The PyTorchJob restarts the lost pod (it does not fail), the pods stay not ready past
-# recoveryTimeout, and Kueue evicts the Workload: the job is suspended, so the worker on
-# the live node is stopped too.
+wait_until 30 evicted_event || fail "no TaintManagerEviction event for the master pod: $("$KUBECTL" get events -n team)"
+MASTER=$("$KUBECTL" get pod -n team rdzv-master-0 -o jsonpath='{.metadata.uid} {.metadata.deletionTimestamp} {.status.phase}')
+[[ "$MASTER" == "$OLD_MASTER_UID "?*" Running" ]] ||
+  fail "the lost master pod is not the same pod, Running and being deleted: $MASTER"
+[ "$FAILURES" -eq 0 ] && echo "ok: agent of $MASTER_NODE killed -> node NotReady, its pod marked for deletion (not Failed)"
+# The pods stay not ready past recoveryTimeout, and Kueue evicts the Workload: the job is
+# suspended, so the worker on the live node is stopped too.
 evicted() {
   "$KUBECTL" get workloads -n team -o jsonpath='{.items[0].status.conditions[?(@.type=="Evicted")].reason}' | grep -qx PodsReadyTimeout
 }
@@ -200,6 +204,8 @@ wait_until 60 worker_gone || fail "the worker on the live node $WORKER_NODE was 
 FAILED_JOB=$("$KUBECTL" get pytorchjob -n team rdzv -o jsonpath='{.status.conditions[?(@.type=="Failed")].status}')
 [ "$FAILED_JOB" != True ] || fail "the PyTorchJob failed instead of being requeued"
 [ "$FAILURES" -eq 0 ] && echo "ok: the Workload was evicted (PodsReadyTimeout) as a whole: the worker on $WORKER_NODE was stopped too"
+# While the agent is away, its pod is still the old one: no second copy of the master runs.
+[ "$(pod_uid rdzv-master-0)" = "$OLD_MASTER_UID" ] || fail "the master pod was replaced while its node was unreachable"
 
 # ---- the agent comes back on the same data directory: the job runs again as a whole ------
 start_agent "$victim"

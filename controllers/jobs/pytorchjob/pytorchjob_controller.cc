@@ -19,7 +19,7 @@ bool SetJobCondition(Object* job, const Condition& c, Time now) {
 }
 
 // A Failed pod whose restartPolicy restarts its containers (OnFailure, Always) did not
-// fail by itself — its node was lost (NodeLost) or it was evicted: the Training Operator
+// fail by itself — its node was lost (failed by pod GC) or it was evicted: the Training Operator
 // restarts such a pod (deleted, then created again) instead of failing the job.
 bool RestartableFailure(const Object& pod) {
   if (StringAt(ObjectAt(pod, "status"), "phase") != "Failed") return false;
