@@ -78,6 +78,48 @@ class PodStrategy : public Strategy {
     for (FieldError& e : ValidatePodSpecUpdate(Field(obj, "spec"), Field(old, "spec"))) errs.push_back(std::move(e));
     return errs;
   }
+  // ValidatePodStatusUpdate's ValidateContainerStateTransition and
+  // ValidateInitContainerStateTransition: a container the stored status shows terminated may
+  // not be shown otherwise unless it may run again (pod restartPolicy Always, OnFailure after
+  // a non-zero exit, or a restartable init container).
+  FieldErrorList ValidateStatusUpdate(const Object& obj, const Object& old) const override {
+    FieldErrorList errs;
+    const Object& spec = Field(old, "spec");
+    const std::string policy = AsString(Field(spec, "restartPolicy"));
+    if (policy.empty() || policy == "Always") return errs;
+    auto check = [&](const char* list, bool init) {
+      const FieldPath path = FieldPath("status").Child(list);
+      const Object& before = Field(Field(old, "status"), list);
+      const Object& now = Field(Field(obj, "status"), list);
+      if (!before.is_array() || !now.is_array()) return;
+      for (size_t i = 0; i < before.size(); ++i) {
+        const Object& terminated = Field(Field(before[i], "state"), "terminated");
+        if (!terminated.is_object()) continue;
+        const Object& exit_code = Field(terminated, "exitCode");
+        if (policy == "OnFailure" && !(exit_code.is_number_integer() && exit_code.get<int64_t>() == 0)) continue;
+        const std::string name = AsString(Field(before[i], "name"));
+        if (init && IsRestartableInitContainer(spec, name)) continue;
+        for (const Object& status : now) {
+          if (AsString(Field(status, "name")) == name && !Field(Field(status, "state"), "terminated").is_object()) {
+            errs.push_back(Forbidden(path.Index(i).Child("state"), "may not be transitioned to non-terminated state"));
+          }
+        }
+      }
+    };
+    check("containerStatuses", false);
+    check("initContainerStatuses", true);
+    return errs;
+  }
+
+ private:
+  static bool IsRestartableInitContainer(const Object& spec, const std::string& name) {
+    const Object& inits = Field(spec, "initContainers");
+    if (!inits.is_array()) return false;
+    for (const Object& c : inits) {
+      if (AsString(Field(c, "name")) == name) return AsString(Field(c, "restartPolicy")) == "Always";
+    }
+    return false;
+  }
 };
 
 // validation.IsConfigMapKey: at most 253 bytes of [-._a-zA-Z0-9], not "." or "..", not

@@ -15,6 +15,13 @@
 //
 //   validation (create and update): the pod spec as ValidatePodSpec checks it
 //     (api/pod_validation.h: container, init container, volume and env names, resources).
+//   status update (ValidatePodStatusUpdate's ValidateContainerStateTransition and
+//     ValidateInitContainerStateTransition, pkg/apis/core/validation/validation.go): unless
+//     the pod's restartPolicy is Always, a container the stored status shows terminated may
+//     not be shown waiting or running ("status.containerStatuses[i].state: Forbidden: may
+//     not be transitioned to non-terminated state"); with OnFailure a non-zero exit may
+//     restart, and so may an init container with restartPolicy Always (a sidecar). The
+//     phase itself is not checked, as upstream (kubernetes/kubernetes#125410).
 // ConfigMap
 //   validation: ValidateConfigMap's keys (IsConfigMapKey), a data key also in binaryData
 //     ("duplicate of key present in binaryData"), and values of at most 1 MiB together

@@ -57,6 +57,76 @@ StatusOr<AdmittedWrite> Update(json obj, const json& old) {
   return pipeline.Admit(std::move(wr));
 }
 
+StatusOr<AdmittedWrite> UpdateStatus(json obj, const json& old) {
+  AdmissionPipeline pipeline(Registry::Default(), StrategyRegistry::Default());
+  WriteRequest wr;
+  wr.operation = Operation::kUpdateStatus;
+  wr.object = std::move(obj);
+  wr.old = &old;
+  return pipeline.Admit(std::move(wr));
+}
+
+// ValidateContainerStateTransition / ValidateInitContainerStateTransition: a terminated
+// container that may not run again stays terminated, whoever writes the status (a node agent
+// that lies included); every restartPolicy, exit code and container kind.
+TEST(CoreStrategiesTest, ATerminatedContainerThatMayNotRestartStaysTerminated) {
+  auto pod = [](const std::string& policy, int exit_code, const json& state_now, bool init, bool sidecar) {
+    json p = json::parse(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"default",
+        "resourceVersion":"5"},"spec":{"containers":[{"name":"c","image":"busybox"}]}})");
+    p["spec"]["restartPolicy"] = policy;
+    const char* list = init ? "initContainerStatuses" : "containerStatuses";
+    if (init) {
+      p["spec"]["initContainers"] = json::array({{{"name", "i"}, {"image", "busybox"}}});
+      if (sidecar) p["spec"]["initContainers"][0]["restartPolicy"] = "Always";
+    }
+    json old = p;
+    old["status"] = {
+        {"phase", "Running"},
+        {list, json::array({{{"name", init ? "i" : "c"}, {"state", {{"terminated", {{"exitCode", exit_code}}}}}}})}};
+    json now = old;
+    now["status"][list][0]["state"] = state_now;
+    return std::make_pair(now, old);
+  };
+  const json running = {{"running", {{"startedAt", "2026-01-01T00:00:00Z"}}}};
+  const json waiting = {{"waiting", {{"reason", "CrashLoopBackOff"}}}};
+  const json terminated = {{"terminated", {{"exitCode", 2}}}};
+  struct Case {
+    std::string policy;
+    int exit_code;
+    json state;
+    bool init, sidecar, refused;
+  };
+  const std::vector<Case> cases = {
+      {"Never", 0, running, false, false, true},      {"Never", 1, waiting, false, false, true},
+      {"Never", 0, terminated, false, false, false},  {"OnFailure", 0, running, false, false, true},
+      {"OnFailure", 1, running, false, false, false}, {"Always", 0, running, false, false, false},
+      {"", 0, running, false, false, false},          {"Never", 0, running, true, false, true},
+      {"OnFailure", 0, waiting, true, false, true},   {"Never", 0, running, true, true, false},
+      {"OnFailure", 1, waiting, true, false, false},
+  };
+  for (const Case& c : cases) {
+    auto [now, old] = pod(c.policy, c.exit_code, c.state, c.init, c.sidecar);
+    auto admitted = UpdateStatus(now, old);
+    const std::string what = c.policy + " exit " + std::to_string(c.exit_code) + " -> " + c.state.dump() +
+                             (c.init ? (c.sidecar ? " (sidecar)" : " (init)") : "");
+    if (!c.refused) {
+      EXPECT_TRUE(admitted.ok()) << what << ": " << admitted.status();
+      continue;
+    }
+    ASSERT_FALSE(admitted.ok()) << what;
+    EXPECT_EQ(admitted.status().code(), Code::kInvalid) << what;
+    EXPECT_NE(admitted.status().message().find(std::string("status.") +
+                                               (c.init ? "initContainerStatuses" : "containerStatuses") +
+                                               "[0].state: Forbidden: may not be transitioned to non-terminated state"),
+              std::string::npos)
+        << what << ": " << admitted.status();
+  }
+  // A container the stored status does not show terminated may take any state.
+  auto [now, old] = pod("Never", 0, running, false, false);
+  old["status"]["containerStatuses"][0]["state"] = waiting;
+  EXPECT_TRUE(UpdateStatus(now, old).ok());
+}
+
 json ConfigMap(json data, json binary = nullptr) {
   json cm = {{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", "cm"}, {"namespace", "default"}}}};
   if (!data.is_null()) cm["data"] = std::move(data);
