@@ -324,6 +324,327 @@ TEST_F(AuthorizationTest, ANodeWritesOnlyItsOwnNodeLeaseAndPods) {
   EXPECT_EQ(As("node0", "GET", "/api/v1/namespaces/team-b/pods").status, 200);
 }
 
+// NodeRestriction's admitNode (plugin/pkg/admission/noderestriction/admission.go) and the
+// Node authorizer's authorizeNode (plugin/pkg/auth/authorizer/node/node_authorizer.go) on a
+// node's own Node: what it may register with, change and delete.
+class NodeRestrictionTest : public AuthorizationTest {
+ protected:
+  // The Node berth's agent registers (agent/node_agent.cc RegisterNode), with `extra` merged in.
+  static json AgentNode(const std::string& name, const json& extra = json::object()) {
+    json node = {{"apiVersion", "v1"},
+                 {"kind", "Node"},
+                 {"metadata",
+                  {{"name", name},
+                   {"labels",
+                    {{"kubernetes.io/hostname", name},
+                     {"kubernetes.io/os", "linux"},
+                     {"kubernetes.io/arch", "amd64"},
+                     {"beta.kubernetes.io/os", "linux"},
+                     {"beta.kubernetes.io/arch", "amd64"}}},
+                   {"annotations",
+                    {{"berth.dev/kubelet-serving-ca", "-----BEGIN CERTIFICATE-----\nx\n-----END CERTIFICATE-----\n"},
+                     {"berth.dev/host-images", "busybox"}}}}},
+                 {"spec", json::object()}};
+    node.merge_patch(extra);
+    return node;
+  }
+  static json AgentStatus() {
+    return {{"capacity", {{"cpu", "4"}, {"memory", "8Gi"}, {"pods", "110"}}},
+            {"allocatable", {{"cpu", "4"}, {"memory", "8Gi"}, {"pods", "110"}}},
+            {"conditions",
+             {{{"type", "Ready"},
+               {"status", "True"},
+               {"reason", "KubeletReady"},
+               {"message", "kubelet is posting ready status"},
+               {"lastHeartbeatTime", "2026-01-01T00:00:00Z"},
+               {"lastTransitionTime", "2026-01-01T00:00:00Z"}}}},
+            {"addresses", {{{"type", "InternalIP"}, {"address", "10.0.0.1"}}}}};
+  }
+  HttpResponse Merge(const std::string& user, const std::string& target, const json& patch) {
+    return As(user, "PATCH", target, patch.dump(), {}, "application/merge-patch+json");
+  }
+  HttpResponse Strategic(const std::string& user, const std::string& target, const json& patch) {
+    return As(user, "PATCH", target, patch.dump(), {}, "application/strategic-merge-patch+json");
+  }
+  json Stored(const std::string& name) {
+    HttpResponse r = As("admin", "GET", "/api/v1/nodes/" + name);
+    EXPECT_EQ(r.status, 200) << r.body;
+    return r.status == 200 ? Body(r) : json();
+  }
+  // `r` is NodeRestriction's 403 for node-0 with `reason`, as kube-apiserver's admission.NewForbidden.
+  static void ExpectForbidden(const HttpResponse& r, const std::string& reason, const std::string& what) {
+    EXPECT_EQ(r.status, 403) << what << ": " << r.body;
+    if (r.status != 403) return;
+    EXPECT_EQ(Body(r), json({{"apiVersion", "v1"},
+                             {"kind", "Status"},
+                             {"metadata", json::object()},
+                             {"status", "Failure"},
+                             {"message", "nodes \"node-0\" is forbidden: " + reason},
+                             {"reason", "Forbidden"},
+                             {"details", {{"name", "node-0"}, {"kind", "nodes"}}},
+                             {"code", 403}}))
+        << what;
+  }
+};
+
+TEST_F(NodeRestrictionTest, ANodeRegistersWithNoForbiddenLabelNorConfigSource) {
+  // Every form of forbidden label (getForbiddenLabels), alone: refused, nothing stored.
+  for (const char* key : {"node-restriction.kubernetes.io/team", "team.node-restriction.kubernetes.io/x",
+                          "node-role.kubernetes.io/control-plane", "kubernetes.io/role", "kubernetes.io/hostname-x",
+                          "topology.kubernetes.io/rack", "beta.kubernetes.io/fluentd-ds-ready",
+                          "example.kubernetes.io/x", "k8s.io/x", "sub.k8s.io/x"}) {
+    HttpResponse r =
+        As("node0", "POST", "/api/v1/nodes", AgentNode("node-0", {{"metadata", {{"labels", {{key, "v"}}}}}}).dump());
+    ExpectForbidden(r, std::string("node \"node-0\" is not allowed to set the following labels: ") + key, key);
+    EXPECT_EQ(As("admin", "GET", "/api/v1/nodes/node-0").status, 404) << key;
+  }
+  // Several: all named, sorted (sets.String.List), joined with ", "; the empty value counts.
+  HttpResponse several = As("node0", "POST", "/api/v1/nodes",
+                            AgentNode("node-0", {{"metadata",
+                                                  {{"labels",
+                                                    {{"node-role.kubernetes.io/control-plane", ""},
+                                                     {"node-restriction.kubernetes.io/team", "team-b"},
+                                                     {"example.com/team", "b"}}}}}})
+                                .dump());
+  ExpectForbidden(several,
+                  "node \"node-0\" is not allowed to set the following labels: node-restriction.kubernetes.io/team, "
+                  "node-role.kubernetes.io/control-plane",
+                  "several");
+  // spec.configSource, with upstream's wording.
+  HttpResponse config = As(
+      "node0", "POST", "/api/v1/nodes",
+      AgentNode("node-0",
+                {{"spec",
+                  {{"configSource",
+                    {{"configMap", {{"namespace", "kube-system"}, {"name", "k"}, {"kubeletConfigKey", "kubelet"}}}}}}}})
+          .dump());
+  ExpectForbidden(config, "node \"node-0\" is not allowed to create pods with a non-nil configSource", "configSource");
+  EXPECT_EQ(As("admin", "GET", "/api/v1/nodes/node-0").status, 404);
+
+  // The kubelet's labels, any value (IsKubeletLabel), labels outside kubernetes.io and k8s.io,
+  // and taints (--register-with-taints) are allowed.
+  const json allowed = {{"kubernetes.io/hostname", "n2"},
+                        {"kubernetes.io/os", "linux"},
+                        {"kubernetes.io/arch", "arm64"},
+                        {"beta.kubernetes.io/os", "linux"},
+                        {"beta.kubernetes.io/arch", "arm64"},
+                        {"beta.kubernetes.io/instance-type", "m5.large"},
+                        {"node.kubernetes.io/instance-type", "m5.large"},
+                        {"failure-domain.beta.kubernetes.io/region", "r"},
+                        {"failure-domain.beta.kubernetes.io/zone", "z"},
+                        {"topology.kubernetes.io/region", "r"},
+                        {"topology.kubernetes.io/zone", "z"},
+                        {"kubelet.kubernetes.io/x", "1"},
+                        {"a.kubelet.kubernetes.io/x", "1"},
+                        {"node.kubernetes.io/pool", "gpu"},
+                        {"b.node.kubernetes.io/x", "1"},
+                        {"example.com/team", "b"},
+                        {"mykubernetes.io/x", "1"},
+                        {"team", "b"}};
+  const json taints = json::array({{{"key", "gpu"}, {"value", "true"}, {"effect", "NoSchedule"}}});
+  HttpResponse created =
+      As("node0", "POST", "/api/v1/nodes",
+         AgentNode("node-0", {{"metadata", {{"labels", allowed}}}, {"spec", {{"taints", taints}}}}).dump());
+  ASSERT_EQ(created.status, 201) << created.body;
+  const json stored = Stored("node-0");
+  EXPECT_EQ(stored["metadata"]["labels"], allowed);
+  EXPECT_EQ(stored["spec"]["taints"], taints);
+}
+
+TEST_F(NodeRestrictionTest, ANodeChangesNoTaintNorForbiddenLabelOfItsNode) {
+  ASSERT_EQ(As("node0", "POST", "/api/v1/nodes", AgentNode("node-0").dump()).status, 201);
+  // The admin dedicates node-0 to team-a.
+  ASSERT_EQ(
+      Merge(
+          "admin", "/api/v1/nodes/node-0",
+          {{"metadata",
+            {{"labels", {{"node-restriction.kubernetes.io/team", "team-a"}, {"node-role.kubernetes.io/worker", ""}}}}},
+           {"spec",
+            {{"taints",
+              {{{"key", "dedicated"}, {"value", "team-a"}, {"effect", "NoSchedule"}},
+               {{"key", "gpu"}, {"effect", "NoExecute"}, {"timeAdded", "2026-01-01T00:00:00Z"}}}}}}})
+          .status,
+      200);
+  const json before = Stored("node-0");
+  const std::string self = "/api/v1/nodes/node-0";
+  auto unchanged = [&](const std::string& what) { EXPECT_EQ(Stored("node-0"), before) << what; };
+
+  // Labels: adding, changing or removing a forbidden one, by merge patch.
+  const std::vector<std::pair<json, std::string>> label_patches = {
+      {{{"node-restriction.kubernetes.io/team", "team-b"}}, "node-restriction.kubernetes.io/team"},
+      {{{"node-restriction.kubernetes.io/team", nullptr}}, "node-restriction.kubernetes.io/team"},
+      {{{"node-restriction.kubernetes.io/other", "x"}}, "node-restriction.kubernetes.io/other"},
+      {{{"x.node-restriction.kubernetes.io/team", "team-b"}}, "x.node-restriction.kubernetes.io/team"},
+      {{{"node-role.kubernetes.io/control-plane", ""}}, "node-role.kubernetes.io/control-plane"},
+      {{{"node-role.kubernetes.io/worker", "x"}}, "node-role.kubernetes.io/worker"},
+      {{{"node-role.kubernetes.io/worker", nullptr}}, "node-role.kubernetes.io/worker"},
+      {{{"kubernetes.io/role", "master"}}, "kubernetes.io/role"},
+      {{{"topology.kubernetes.io/rack", "r1"}}, "topology.kubernetes.io/rack"},
+      {{{"k8s.io/x", "1"}}, "k8s.io/x"},
+      {{{"sub.k8s.io/x", "1"}}, "sub.k8s.io/x"},
+      {{{"node-restriction.kubernetes.io/team", nullptr}, {"node-role.kubernetes.io/worker", nullptr}, {"team", "b"}},
+       "node-restriction.kubernetes.io/team, node-role.kubernetes.io/worker"},
+  };
+  for (const auto& [labels, named] : label_patches) {
+    HttpResponse r = Merge("node0", self, {{"metadata", {{"labels", labels}}}});
+    ExpectForbidden(r, "is not allowed to modify labels: " + named, labels.dump());
+    unchanged(labels.dump());
+  }
+  // By PUT and by strategic merge patch (kubectl label), the same.
+  json put = before;
+  put["metadata"]["labels"]["node-restriction.kubernetes.io/team"] = "team-b";
+  ExpectForbidden(As("node0", "PUT", self, put.dump()),
+                  "is not allowed to modify labels: node-restriction.kubernetes.io/team", "PUT label");
+  unchanged("PUT label");
+  ExpectForbidden(
+      Strategic("node0", self, {{"metadata", {{"labels", {{"node-restriction.kubernetes.io/team", "team-b"}}}}}}),
+      "is not allowed to modify labels: node-restriction.kubernetes.io/team", "kubectl label");
+  unchanged("kubectl label");
+
+  // Taints: none added, removed, changed or reordered, however sent.
+  const std::string taints_refused = "node \"node-0\" is not allowed to modify taints";
+  const json dedicated = before["spec"]["taints"][0];
+  const json gpu = before["spec"]["taints"][1];
+  const std::vector<std::pair<json, std::string>> taint_lists = {
+      {json::array({dedicated, gpu, {{"key", "mine"}, {"effect", "NoSchedule"}}}), "add"},
+      {json::array({gpu}), "remove one"},
+      {json::array(), "remove all ([])"},
+      {nullptr, "remove all (null)"},
+      {json::array({{{"key", "dedicated"}, {"value", "team-b"}, {"effect", "NoSchedule"}}, gpu}), "change value"},
+      {json::array({{{"key", "dedicated"}, {"value", "team-a"}, {"effect", "PreferNoSchedule"}}, gpu}),
+       "change effect"},
+      {json::array({dedicated, {{"key", "gpu"}, {"effect", "NoExecute"}, {"timeAdded", "2026-01-02T00:00:00Z"}}}),
+       "change timeAdded"},
+      {json::array({dedicated, {{"key", "gpu"}, {"effect", "NoExecute"}}}), "drop timeAdded"},
+      {json::array({gpu, dedicated}), "reorder"},
+  };
+  for (const auto& [taints, what] : taint_lists) {
+    ExpectForbidden(Merge("node0", self, {{"spec", {{"taints", taints}}}}), taints_refused, "merge: " + what);
+    unchanged("merge: " + what);
+    ExpectForbidden(Strategic("node0", self, {{"spec", {{"taints", taints}}}}), taints_refused, "strategic: " + what);
+    unchanged("strategic: " + what);
+    json replaced = before;
+    replaced["spec"]["taints"] = taints;
+    ExpectForbidden(As("node0", "PUT", self, replaced.dump()), taints_refused, "PUT: " + what);
+    unchanged("PUT: " + what);
+  }
+  // The first rule broken is named: taints before labels (upstream's order).
+  ExpectForbidden(Merge("node0", self,
+                        {{"metadata", {{"labels", {{"node-restriction.kubernetes.io/team", "team-b"}}}}},
+                         {"spec", {{"taints", nullptr}}}}),
+                  taints_refused, "taints and labels");
+  unchanged("taints and labels");
+  // A new non-nil spec.configSource.
+  ExpectForbidden(
+      Merge("node0", self,
+            {{"spec",
+              {{"configSource",
+                {{"configMap", {{"namespace", "kube-system"}, {"name", "k"}, {"kubeletConfigKey", "kubelet"}}}}}}}}),
+      "node \"node-0\" is not allowed to update configSource to a new non-nil configSource", "configSource");
+  unchanged("configSource");
+
+  // Allowed: the same taints written back (an explicit empty value and the same instant in
+  // another form are the same taint), other labels and annotations, cordoning, status.
+  json same = before;
+  same["spec"]["taints"][0]["value"] = "team-a";
+  same["spec"]["taints"][1]["value"] = "";
+  same["spec"]["taints"][1]["timeAdded"] = "2026-01-01T00:00:00+00:00";
+  same["metadata"]["annotations"]["berth.dev/host-images"] = "busybox,alpine";
+  HttpResponse rewritten = As("node0", "PUT", self, same.dump());
+  ASSERT_EQ(rewritten.status, 200) << rewritten.body;
+  HttpResponse relabeled = Merge("node0", self,
+                                 {{"metadata",
+                                   {{"labels",
+                                     {{"example.com/rack", "r1"},
+                                      {"kubernetes.io/hostname", "other"},
+                                      {"topology.kubernetes.io/zone", "z1"},
+                                      {"node.kubernetes.io/instance-type", "m5.large"},
+                                      {"kubelet.kubernetes.io/x", "1"},
+                                      {"beta.kubernetes.io/arch", nullptr}}}}}});
+  ASSERT_EQ(relabeled.status, 200) << relabeled.body;
+  const json after = Stored("node-0");
+  EXPECT_EQ(after["metadata"]["labels"]["node-restriction.kubernetes.io/team"], "team-a");
+  EXPECT_EQ(after["metadata"]["labels"]["node-role.kubernetes.io/worker"], "");
+  EXPECT_EQ(after["metadata"]["labels"]["example.com/rack"], "r1");
+  EXPECT_FALSE(after["metadata"]["labels"].contains("beta.kubernetes.io/arch"));
+  EXPECT_EQ(after["spec"]["taints"].size(), 2u);
+  EXPECT_EQ(after["spec"]["taints"][0]["key"], "dedicated");
+  // spec.unschedulable: admitNode does not look at it (kubectl cordon / uncordon).
+  EXPECT_EQ(Merge("node0", self, {{"spec", {{"unschedulable", true}}}}).status, 200);
+  EXPECT_EQ(Stored("node-0")["spec"]["unschedulable"], true);
+  EXPECT_EQ(Merge("node0", self, {{"spec", {{"unschedulable", false}}}}).status, 200);
+  EXPECT_EQ(Stored("node-0")["spec"]["unschedulable"], false);
+  // Status, by PATCH and by PUT (labels and taints sent with it are the stored ones).
+  EXPECT_EQ(Merge("node0", self + "/status", {{"status", AgentStatus()}}).status, 200);
+  json status = Stored("node-0");
+  status["status"]["conditions"][0]["lastHeartbeatTime"] = "2026-01-01T00:00:10Z";
+  EXPECT_EQ(As("node0", "PUT", self + "/status", status.dump()).status, 200);
+  // A Node without taints: an empty list is no change.
+  EXPECT_EQ(Merge("admin", self, {{"spec", {{"taints", nullptr}}}}).status, 200);
+  EXPECT_EQ(Merge("node0", self, {{"spec", {{"taints", json::array()}}}}).status, 200);
+  // Nor may a node write another subresource of its Node.
+  EXPECT_EQ(As("node0", "PUT", self + "/proxy", "{}").status, 403);
+}
+
+TEST_F(NodeRestrictionTest, ANodeDeletesNoNodeAndTheAgentRegistersAgain) {
+  const std::string self = "/api/v1/nodes/node-0";
+  // The agent's registration: create, then status (RegisterNode).
+  HttpResponse created = As("node0", "POST", "/api/v1/nodes", AgentNode("node-0").dump());
+  ASSERT_EQ(created.status, 201) << created.body;
+  json with_status = Body(created);
+  with_status["status"] = AgentStatus();
+  with_status["metadata"].erase("resourceVersion");
+  ASSERT_EQ(As("node0", "PUT", self + "/status", with_status.dump()).status, 200);
+  ASSERT_EQ(Merge("admin", self,
+                  {{"metadata", {{"labels", {{"node-restriction.kubernetes.io/team", "team-a"}}}}},
+                   {"spec", {{"taints", {{{"key", "dedicated"}, {"value", "team-a"}, {"effect", "NoSchedule"}}}}}}})
+                .status,
+            200);
+
+  // A node may not delete its Node (nor another's): the authorizer has no opinion, RBAC refuses.
+  HttpResponse own = As("node0", "DELETE", self);
+  EXPECT_EQ(own.status, 403);
+  EXPECT_EQ(Body(own)["message"],
+            "nodes \"node-0\" is forbidden: User \"system:node:node-0\" cannot delete resource \"nodes\" in API group "
+            "\"\" at the cluster scope");
+  EXPECT_EQ(As("node0", "DELETE", "/api/v1/nodes").status, 403);  // deletecollection
+  const json kept = Stored("node-0");
+  EXPECT_EQ(kept["metadata"]["labels"]["node-restriction.kubernetes.io/team"], "team-a");
+  EXPECT_EQ(kept["spec"]["taints"].size(), 1u);
+
+  // The agent restarts with other flags: create (409), get, update its annotations, status.
+  EXPECT_EQ(As("node0", "POST", "/api/v1/nodes", AgentNode("node-0").dump()).status, 409);
+  json current = Body(As("node0", "GET", self));
+  current["metadata"]["annotations"].erase("berth.dev/host-images");
+  current["metadata"]["annotations"]["berth.dev/kubelet-serving-ca"] = "-----BEGIN CERTIFICATE-----\ny\n";
+  HttpResponse updated = As("node0", "PUT", self, current.dump());
+  ASSERT_EQ(updated.status, 200) << updated.body;
+  json restatus = Body(updated);
+  restatus["status"] = AgentStatus();
+  restatus["metadata"].erase("resourceVersion");
+  ASSERT_EQ(As("node0", "PUT", self + "/status", restatus.dump()).status, 200);
+  const json restarted = Stored("node-0");
+  EXPECT_EQ(restarted["metadata"]["labels"]["node-restriction.kubernetes.io/team"], "team-a");
+  EXPECT_EQ(restarted["spec"]["taints"], kept["spec"]["taints"]);
+  EXPECT_FALSE(restarted["metadata"]["annotations"].contains("berth.dev/host-images"));
+
+  // The admin deletes it; the agent registers it again (EnsureNodeRegistered), with its own
+  // labels only: the forbidden ones are refused on this create as on the first.
+  ASSERT_EQ(As("admin", "DELETE", self).status, 200);
+  ExpectForbidden(
+      As("node0", "POST", "/api/v1/nodes",
+         AgentNode("node-0", {{"metadata", {{"labels", {{"node-restriction.kubernetes.io/team", "team-b"}}}}}}).dump()),
+      "node \"node-0\" is not allowed to set the following labels: node-restriction.kubernetes.io/team", "recreate");
+  EXPECT_EQ(As("admin", "GET", self).status, 404);
+  HttpResponse again = As("node0", "POST", "/api/v1/nodes", AgentNode("node-0").dump());
+  ASSERT_EQ(again.status, 201) << again.body;
+  json again_status = Body(again);
+  again_status["status"] = AgentStatus();
+  again_status["metadata"].erase("resourceVersion");
+  EXPECT_EQ(As("node0", "PUT", self + "/status", again_status.dump()).status, 200);
+  EXPECT_EQ(Stored("node-0")["metadata"]["labels"], AgentNode("node-0")["metadata"]["labels"]);
+}
+
 // The node agent records Events (the kubelet's recorder): a node may create, patch and
 // update Events in both groups, as system:node's eventsRule allows.
 TEST_F(AuthorizationTest, ANodeRecordsEventsInBothGroups) {
