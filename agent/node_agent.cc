@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 #include <cctype>
 #include <cerrno>
+#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <dirent.h>
@@ -475,6 +476,13 @@ Status NodeAgent::Start() {
     spdlog::warn("node {}: cannot write {}: {}", options_.node_name, lock_path, std::strerror(errno));
   }
   lock_fd_ = lock_fd;
+  instance_ = ReadFirstLine("/proc/sys/kernel/random/boot_id") + "/" + std::to_string(getpid()) + "/" +
+              shim::ProcessStartTime(getpid());
+  if (Status alone = CheckNoOtherAgent(); !alone.ok()) {
+    close(lock_fd_);
+    lock_fd_ = -1;
+    return alone;
+  }
   BERTH_RETURN_IF_ERROR(RegisterNode());
   RenewLease();
   client::InformerOptions io;
@@ -696,6 +704,49 @@ Status NodeAgent::EnsureNodeRegistered() {
   return RegisterNode();
 }
 
+namespace {
+
+// Who else renews the Lease `lease` (kAgentInstanceAnnotation), when it is not `self` and
+// that agent may still be running: on this host (same boot id) its process is alive; from
+// another host it renewed less than the lease duration before `now`. "" otherwise.
+std::string OtherLiveAgent(const api::Object& lease, const std::string& self, Time now, std::string* where) {
+  const std::string other =
+      api::StringAt(api::ObjectAt(api::ObjectAt(lease, "metadata"), "annotations"), kAgentInstanceAnnotation);
+  if (other.empty() || other == self) return "";
+  const size_t a = other.find('/'), b = other.rfind('/');
+  if (a == std::string::npos || b == a) return "";
+  const std::string boot = other.substr(0, a), start = other.substr(b + 1);
+  const std::string my_boot = self.substr(0, self.find('/'));
+  if (boot == my_boot) {
+    long long pid = 0;
+    auto [end, ec] = std::from_chars(other.data() + a + 1, other.data() + b, pid);
+    if (ec != std::errc() || end != other.data() + b || pid <= 0 || pid > (1 << 22)) return "";
+    if (shim::ProcessStartTime(static_cast<pid_t>(pid)) != start) return "";  // that process is gone
+    *where = "pid " + std::to_string(pid) + " on this host";
+    return other;
+  }
+  Time renewed;
+  if (!ParseRfc3339(api::StringAt(api::ObjectAt(lease, "spec"), "renewTime"), &renewed)) return "";
+  const auto age = std::chrono::duration_cast<std::chrono::seconds>(now - renewed);
+  if (age >= std::chrono::seconds(kNodeLeaseDurationSeconds)) return "";
+  *where =
+      "on another host, which renewed the node's Lease " + std::to_string(std::max<int64_t>(0, age.count())) + "s ago";
+  return other;
+}
+
+}  // namespace
+
+Status NodeAgent::CheckNoOtherAgent() {
+  StatusOr<api::Object> lease = client_.Get(kLeases.Namespace(std::string(kNodeLeaseNamespace)), options_.node_name);
+  if (!lease.ok()) return Status::Ok();  // none yet, or unreadable: the renewals will tell
+  std::string where;
+  if (OtherLiveAgent(*lease, instance_, clock_.Now(), &where).empty()) return Status::Ok();
+  return ConflictError("node " + options_.node_name + " is served by another berth agent (" + where +
+                       "); two agents serving one node would each run its pods: stop that agent first (or wait " +
+                       std::to_string(kNodeLeaseDurationSeconds) +
+                       " s after it stopped), or give this one its own --name");
+}
+
 void NodeAgent::RenewLease() {
   Time now = clock_.Now();
   if (Status registered = EnsureNodeRegistered(); !registered.ok()) {
@@ -704,6 +755,9 @@ void NodeAgent::RenewLease() {
   client::ResourceRef ref = kLeases.Namespace(std::string(kNodeLeaseNamespace));
   // The renewed fields and the owner, written over whatever the Lease held.
   auto renewed = [&](api::Object lease) {
+    api::Object& annotations = lease["metadata"]["annotations"];
+    if (!annotations.is_object()) annotations = api::Object::object();
+    annotations[kAgentInstanceAnnotation] = instance_;
     lease["spec"]["holderIdentity"] = options_.node_name;
     lease["spec"]["leaseDurationSeconds"] = kNodeLeaseDurationSeconds;
     lease["spec"]["renewTime"] = FormatRfc3339Micro(now);
@@ -719,6 +773,15 @@ void NodeAgent::RenewLease() {
   } else {
     StatusOr<api::Object> got = client_.Get(ref, options_.node_name);
     if (got.ok()) {
+      std::string where;
+      const std::string other = OtherLiveAgent(*got, instance_, now, &where);
+      if (!other.empty() && other != other_instance_) {
+        spdlog::error(
+            "node {}: another berth agent ({}) renews this node's Lease: two agents serve this node "
+            "and each runs its pods; stop one of them",
+            options_.node_name, where);
+      }
+      other_instance_ = other;
       written = client_.Update(ref, renewed(*got));
     } else if (got.status().code() == Code::kNotFound) {
       written = client_.Create(

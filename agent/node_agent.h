@@ -129,7 +129,13 @@
 //   (agent/shim/run_record.h), so the agent, or the server it is embedded in,
 //   can die, restart or be replaced by another build while containers run.
 //   Start() takes <data dir>/agent.lock (flock); a second agent on the same
-//   data directory is refused. When a pod is first seen, its recorded runs
+//   data directory is refused. Nor may two agents serve one node name (each
+//   would run every pod of the node): every Lease renewal names the agent
+//   process (kAgentInstanceAnnotation: boot id/pid/start time), and Start()
+//   refuses (Conflict) when the Lease names another process that is alive on
+//   this host, or, from another host (another boot id), renewed it less than
+//   kNodeLeaseDurationSeconds ago by this agent's Clock. An agent that meets
+//   another's renewal while it runs logs an error naming it. When a pod is first seen, its recorded runs
 //   are replayed through its PodLifecycle in start order (ContainerProcess::
 //   Adopt): a live run is re-attached (still running, restartCount as
 //   before, its devices and rendezvous ports held again); a run that ended while no agent watched
@@ -268,6 +274,8 @@ inline constexpr int64_t kNodeLeaseDurationSeconds = 40;  // kubelet nodeLeaseDu
 inline constexpr Duration kNodeLeaseRenewInterval = std::chrono::seconds(10);
 inline constexpr int64_t kDefaultTerminationGracePeriodSeconds = 30;
 inline constexpr std::string_view kNodeLeaseNamespace = "kube-node-lease";
+// On the node's Lease: the agent process renewing it, "<boot id>/<pid>/<start time>".
+inline constexpr char kAgentInstanceAnnotation[] = "berth.dev/agent-instance";
 // How long a pod directory is kept after its pod left the API, and how often
 // one kept for a live supervisor is looked at again: the kubelet's
 // housekeeping period (2 s), which runs cleanupOrphanedPodDirs.
@@ -454,6 +462,8 @@ class NodeAgent final : public client::PodLogSource, public client::ContainerExe
  private:
   struct PodWorker;
 
+  // Conflict when another live agent serves this node (see "Restart").
+  Status CheckNoOtherAgent();
   Status RegisterNode();
   Status EnsureNodeRegistered();
   void RenewLease();
@@ -601,6 +611,8 @@ class NodeAgent final : public client::PodLogSource, public client::ContainerExe
   PodTokenManager tokens_;
   std::optional<api::Object> lease_;
   std::optional<Time> next_lease_renewal_;
+  std::string instance_;        // kAgentInstanceAnnotation of this process
+  std::string other_instance_;  // another agent's, last logged (lease thread)
   std::string node_uid_;
   // Disk pressure (MonitorDiskPressure, loop thread): when the filesystem was last
   // looked at and last found under the threshold, and the condition as reported

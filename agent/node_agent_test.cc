@@ -9,10 +9,12 @@
 #include <map>
 #include <set>
 #include <signal.h>
+#include <spawn.h>
 #include <spdlog/sinks/ringbuffer_sink.h>
 #include <spdlog/spdlog.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <thread>
 
 #include "agent/shim/run_record.h"
@@ -1216,6 +1218,56 @@ TEST_F(NodeAgentRestartTest, ARendezvousPortIsGivenBackOnceItsJobsPodsFinish) {
   EXPECT_TRUE(WaitFor([&] {
     std::lock_guard<std::mutex> lock(options_.host_ports->mu);
     return options_.host_ports->allocator.holders() == 0;
+  }));
+}
+
+// Two agents may not serve one node name (each would run every pod of the node): an agent
+// whose Lease names another agent process, alive on this host or renewing from another host
+// within the lease duration, is refused; once that one is gone it starts.
+TEST_F(NodeAgentRestartTest, ASecondAgentForTheSameNodeIsRefused) {
+  StopLeavingPodsRunning();
+  auto name_in_lease = [&](const std::string& instance, Time renewed) {
+    api::Object lease = client_.Get(kLeases.Namespace("kube-node-lease"), "node-a").value();
+    lease["metadata"]["annotations"][kAgentInstanceAnnotation] = instance;
+    lease["spec"]["renewTime"] = FormatRfc3339Micro(renewed);
+    ASSERT_TRUE(client_.Update(kLeases.Namespace("kube-node-lease"), lease).ok());
+  };
+  auto start = [&] {
+    auto agent = std::make_unique<NodeAgent>(client_, clock_, options_);
+    Status s = agent->Start();
+    if (s.ok()) agent_ = std::move(agent);
+    return s;
+  };
+  const std::string boot = testing_ReadFile("/proc/sys/kernel/random/boot_id").substr(0, 36);
+  // Another agent process on this host.
+  pid_t other = 0;
+  char sleep_arg[] = "60";
+  char sleep_cmd[] = "/bin/sleep";
+  char* argv[] = {sleep_cmd, sleep_arg, nullptr};
+  ASSERT_EQ(posix_spawn(&other, "/bin/sleep", nullptr, nullptr, argv, environ), 0);
+  name_in_lease(boot + "/" + std::to_string(other) + "/" + shim::ProcessStartTime(other), clock_.Now());
+  Status s = start();
+  EXPECT_EQ(s.code(), Code::kConflict);
+  EXPECT_EQ(s.message(), "node node-a is served by another berth agent (pid " + std::to_string(other) +
+                             " on this host); two agents serving one node would each run its pods: stop that agent "
+                             "first (or wait 40 s after it stopped), or give this one its own --name");
+  kill(other, SIGKILL);
+  waitpid(other, nullptr, 0);
+  ASSERT_TRUE(start().ok()) << "the other agent's process is gone";
+  StopLeavingPodsRunning();
+  // Another host: refused while its renewal is younger than the lease duration.
+  name_in_lease("another-boot-id/4242/1234", clock_.Now() - std::chrono::seconds(10));
+  s = start();
+  EXPECT_EQ(s.code(), Code::kConflict);
+  EXPECT_NE(s.message().find("(on another host, which renewed the node's Lease 10s ago)"), std::string::npos)
+      << s.message();
+  name_in_lease("another-boot-id/4242/1234", clock_.Now() - std::chrono::seconds(41));
+  ASSERT_TRUE(start().ok());
+  // The renewals name this agent now.
+  ASSERT_TRUE(WaitFor([&] {
+    auto lease = client_.Get(kLeases.Namespace("kube-node-lease"), "node-a");
+    return lease.ok() && api::StringAt(api::ObjectAt((*lease)["metadata"], "annotations"), kAgentInstanceAnnotation)
+                             .starts_with(boot + "/" + std::to_string(getpid()) + "/");
   }));
 }
 

@@ -199,9 +199,6 @@ std::string HelloLine(const std::string& run_dir) {
   return "berth-shim 1 " + dir + "\n";
 }
 
-namespace {
-
-// Field 22 of /proc/<pid>/stat (start time in clock ticks since boot), or "".
 std::string ProcessStartTime(pid_t pid) {
   StatusOr<std::string> stat = ReadFileBounded("/proc/" + std::to_string(pid) + "/stat", 4096);
   if (!stat.ok()) return "";
@@ -216,6 +213,8 @@ std::string ProcessStartTime(pid_t pid) {
   }
   return rest.substr(pos, rest.find(' ', pos) - pos);
 }
+
+namespace {
 
 // pid of the supervisor named by <run dir>/shim.pid when it is that same live
 // process and serves this run, else 0.

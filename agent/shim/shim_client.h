@@ -96,6 +96,9 @@ Status WriteSupervisorRecord(const std::string& run_dir);
 // synced (core/file.h kDeferred): it names a live process, which a crash of the
 // host ends anyway, and a record a crash left empty or missing reads as no process.
 Status WriteProcessRecord(const std::string& path, pid_t pid);
+// Field 22 of /proc/<pid>/stat (the start time in clock ticks since boot), or "" when no
+// such process is readable: with the pid, names one process for as long as the host runs.
+std::string ProcessStartTime(pid_t pid);
 // The host pid of a sandboxed run's init (<run dir>/init.pid, written by its
 // supervisor) when that process is alive with the recorded start time, else 0.
 int SandboxInitAlive(const std::string& run_dir);
