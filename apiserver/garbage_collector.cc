@@ -203,6 +203,12 @@ void GarbageCollector::Forget(const api::Object& obj) {
   }
   const std::string ns = it->second.key.ns;
   nodes_.erase(it);
+  // Nothing is kept for an object that is gone: its retries, and, for a namespace removed
+  // while it was terminating (its finalizer taken off by hand), its terminating state.
+  failures_.erase(WorkItem{WorkType::kAttemptToDelete, uid});
+  failures_.erase(WorkItem{WorkType::kProcessDeleting, uid});
+  terminating_namespaces_.erase(uid);
+  if (awaiting_unwatched_.erase(uid) > 0) awaiting_any_.store(!awaiting_unwatched_.empty());
   if (auto d = dependents_.find(uid); d != dependents_.end()) {
     for (const std::string& dep : d->second) Enqueue(WorkType::kAttemptToDelete, dep);
   }
@@ -212,6 +218,11 @@ void GarbageCollector::Forget(const api::Object& obj) {
       if (n != nodes_.end() && n->second.key.name == ns) Enqueue(WorkType::kProcessDeleting, ns_uid);
     }
   }
+}
+
+GarbageCollector::Held GarbageCollector::HeldPerObject() const {
+  return Held{nodes_.size(), dependents_.size(), failures_.size(), terminating_namespaces_.size(),
+              awaiting_unwatched_.size()};
 }
 
 void GarbageCollector::Enqueue(WorkType type, const std::string& uid) {

@@ -85,6 +85,18 @@ class GarbageCollector {
   // Processes watch events and work items on this thread until there are
   // none (for tests). Returns the number of actions taken.
   int Sync();
+
+  // What the collector holds, for leak checks: graph nodes are the stored objects it
+  // watches; the rest go with the objects they are about. From the thread that runs Sync.
+  struct Held {
+    size_t nodes = 0;                   // objects in the graph
+    size_t owners_with_dependents = 0;  // owner uids with dependents
+    size_t failures = 0;                // work items that failed and wait for a retry
+    size_t terminating_namespaces = 0;
+    size_t awaiting_unwatched = 0;  // terminating namespaces held by ignored objects
+    bool operator==(const Held&) const = default;
+  };
+  Held HeldPerObject() const;
   // Has the namespaces whose deletion waits for objects of an ignored resource (an
   // Event with finalizers) looked at again: no watch says when those go. The API
   // server calls it on its housekeeping tick. Any thread.

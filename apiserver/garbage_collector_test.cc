@@ -288,6 +288,42 @@ TEST_F(GarbageCollectorTest, NamespaceDeletionRemovesContent) {
   EXPECT_TRUE(Exists(kPods, "default", "keep"));
 }
 
+// A namespace whose finalizer is taken off by hand while it terminates (kubectl's usual
+// "stuck namespace" fix) leaves nothing behind in the collector: no terminating state, no
+// wait for ignored objects, nothing scanned at every later deletion.
+TEST_F(GarbageCollectorTest, ANamespaceRemovedWhileTerminatingLeavesNothingHeld) {
+  gc_.Sync();
+  const GarbageCollector::Held before = gc_.HeldPerObject();
+  Create(kNamespaces, {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "stuck"}}}});
+  json held = Event("stuck", "held");
+  held["metadata"]["finalizers"] = json::array({"example.com/hold"});
+  Create(kEvents, held);
+  json pod = {{"apiVersion", "v1"},
+              {"kind", "Pod"},
+              {"metadata", {{"name", "p"}, {"namespace", "stuck"}, {"finalizers", json::array({"example.com/hold"})}}}};
+  Create(kPods, pod);
+  ASSERT_TRUE(Delete(kNamespaces, "", "stuck", "").ok());
+  gc_.Sync();
+  ASSERT_TRUE(Exists(kNamespaces, "", "stuck"));
+  EXPECT_EQ(gc_.HeldPerObject().terminating_namespaces, before.terminating_namespaces + 1);
+  EXPECT_EQ(gc_.HeldPerObject().awaiting_unwatched, before.awaiting_unwatched + 1);
+
+  // The administrator takes the namespace's finalizer off; the store removes it.
+  json ns = Get(kNamespaces, "", "stuck");
+  ns["metadata"].erase("finalizers");
+  if (ns.contains("spec")) ns["spec"].erase("finalizers");
+  ASSERT_TRUE(store_.Update(kNamespaces, ns).ok());
+  ASSERT_FALSE(Exists(kNamespaces, "", "stuck"));
+  // So do the pod's and the Event's owners.
+  for (const auto& [gr, name] : {std::pair{kPods, "p"}, std::pair{kEvents, "held"}}) {
+    json obj = Get(gr, "stuck", name);
+    obj["metadata"].erase("finalizers");
+    ASSERT_TRUE(store_.Update(gr, obj).ok());
+  }
+  gc_.Sync();
+  EXPECT_EQ(gc_.HeldPerObject(), before);
+}
+
 // Events are outside the graph, as upstream's ignoredResources: an Event naming an owner
 // that is gone is not collected (the Event TTL removes it), and no write of one wakes the
 // collector. A namespace's deletion still deletes them; one held by a finalizer holds the
