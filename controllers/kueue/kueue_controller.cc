@@ -538,13 +538,19 @@ bool KueueController::UsesAdmissionFairSharing(const api::Object& cluster_queue)
 }
 
 Status KueueController::ReconcileClusterQueue(const std::string& name) {
-  client::ObjectPtr obj = cache_.cluster_queues().GetIndexer().Get(name);
+  client::ObjectPtr obj;
   const Time now = clock_.Now();
   api::Object status;
   int reserving = 0;
   bool drain = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    // Read under the lock: two reconciles of one ClusterQueue (its own queue's and the status
+    // queue's) run on two threads, and the informer updates its cache before it notifies, so
+    // the later of them reads the later state. Read before the lock, a reconcile holding the
+    // object from before a delete could put the deleted queue back in the QueueManager (and
+    // its metrics) after the delete's reconcile removed it.
+    obj = cache_.cluster_queues().GetIndexer().Get(name);
     // The Cohorts above the ClusterQueue before and now: their subtree
     // totals move with it (Kueue's clusterqueue_controller records the old
     // and the new cohort's metrics).
@@ -677,23 +683,24 @@ Status KueueController::ReconcileCohort(const std::string& name) {
 
 Status KueueController::ReconcileLocalQueue(const std::string& key) {
   auto [ns, name] = client::SplitMetaNamespaceKey(key);
-  client::ObjectPtr obj = cache_.local_queues().GetIndexer().Get(ns, name);
-  if (!obj) {
-    if (options_.metrics) options_.metrics->ForgetLocalQueue({ns, name});
-    std::lock_guard<std::mutex> lock(mu_);
-    afs_ledger_.Forget(key);
-    queues_.ForgetLocalQueueUsage(key);
-    return Status::Ok();
-  }
   const Time now = clock_.Now();
-  const std::string cq_name = Spec(*obj, "clusterQueue");
-  client::ObjectPtr cq = cache_.cluster_queues().GetIndexer().Get(cq_name);
+  client::ObjectPtr obj;
   api::Object status;
-  int pending_active = 0, pending_inadmissible = 0;
   std::optional<Duration> afs_next_sample;
-  std::optional<double> afs_usage;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    // Read, and the metrics reported, under the lock, as in ReconcileClusterQueue: a deleted
+    // LocalQueue's ledger and metrics are never brought back by a reconcile that read it before.
+    obj = cache_.local_queues().GetIndexer().Get(ns, name);
+    if (!obj) {
+      if (options_.metrics) options_.metrics->ForgetLocalQueue({ns, name});
+      afs_ledger_.Forget(key);
+      queues_.ForgetLocalQueueUsage(key);
+      return Status::Ok();
+    }
+    const std::string cq_name = Spec(*obj, "clusterQueue");
+    client::ObjectPtr cq = cache_.cluster_queues().GetIndexer().Get(cq_name);
+    std::optional<double> afs_usage;
     std::vector<QueuedWorkload> queued = ToQueued(cache_.WorkloadsByIndex(kQueueQuotaHolderIndex, key), cache_);
     const int pending = static_cast<int>(cache_.CountByIndex(kQueuePendingIndex, key));
     // Only workloads holding quota in this LocalQueue's ClusterQueue count as reserving.
@@ -718,15 +725,12 @@ Status KueueController::ReconcileLocalQueue(const std::string& key) {
     }
     if (options_.metrics) {
       const admission::QueueManager::PendingCounts counts = queues_.LocalQueuePending(key);
-      pending_active = static_cast<int>(counts.active);
-      pending_inadmissible = static_cast<int>(counts.inadmissible);
+      LocalQueueMetrics m = LocalQueueMetricsFromStatus({ns, name}, status, static_cast<int>(counts.active),
+                                                        static_cast<int>(counts.inadmissible));
+      m.admission_fair_sharing_usage = afs_usage;
+      m.cluster_queue = cq_name;
+      options_.metrics->ReportLocalQueue(m);
     }
-  }
-  if (options_.metrics) {
-    LocalQueueMetrics m = LocalQueueMetricsFromStatus({ns, name}, status, pending_active, pending_inadmissible);
-    m.admission_fair_sharing_usage = afs_usage;
-    m.cluster_queue = cq_name;
-    options_.metrics->ReportLocalQueue(m);
   }
   if (afs_next_sample) lq_queue_->queue().AddAfter(key, *afs_next_sample);
   if (obj->value("status", api::Object()) != status) {
