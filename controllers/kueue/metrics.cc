@@ -60,6 +60,10 @@ std::map<std::string, std::string> LocalQueueLabels(const LocalQueueKey& lq, con
   return {{"name", lq.name}, {"namespace", lq.ns}, {"priority_class", priority_class}};
 }
 std::string OwnerOf(const LocalQueueKey& lq) { return lq.ns + "/" + lq.name; }
+// The owners of counter and histogram series (KueueMetrics::ForgetSeries).
+std::string CqOwner(const std::string& cluster_queue) { return "cq/" + cluster_queue; }
+std::string LqOwner(const LocalQueueKey& lq) { return "lq/" + OwnerOf(lq); }
+std::string CohortOwner(const std::string& cohort) { return "cohort/" + cohort; }
 
 }  // namespace
 
@@ -354,61 +358,92 @@ void KueueMetrics::AdmissionAttempt(bool admitted_any, Duration duration) {
   admission_attempt_duration_.Add(l, kDefaultBuckets).Observe(Seconds(duration));
 }
 
+template <class T, class... Args>
+T& KueueMetrics::OwnedSeries(prometheus::Family<T>& family, const std::string& owner, const Labels& labels,
+                             Args&&... args) {
+  T& metric = family.Add(labels, std::forward<Args>(args)...);
+  series_[owner].try_emplace({&family, labels}, [&family, &metric] { family.Remove(&metric); });
+  return metric;
+}
+
+void KueueMetrics::ForgetSeries(const std::string& owner) {
+  std::lock_guard<std::mutex> lock(series_mu_);
+  auto it = series_.find(owner);
+  if (it == series_.end()) return;
+  for (auto& [key, remove] : it->second) remove();
+  series_.erase(it);
+}
+
 void KueueMetrics::WorkloadAdmitted(const std::string& cluster_queue, const std::vector<std::string>& cohorts,
                                     const LocalQueueKey& local_queue, const std::string& priority_class,
                                     Duration wait) {
+  std::lock_guard<std::mutex> lock(series_mu_);
   const Labels l = {{"cluster_queue", cluster_queue}, {"priority_class", priority_class}};
   for (const std::string& c : cohorts) {
-    cohort_subtree_admitted_total_.Add({{"cohort", c}, {"priority_class", priority_class}}).Increment();
+    OwnedSeries(cohort_subtree_admitted_total_, CohortOwner(c), {{"cohort", c}, {"priority_class", priority_class}})
+        .Increment();
   }
-  quota_reserved_workloads_.Add(l).Increment();
-  admitted_workloads_.Add(l).Increment();
-  quota_reserved_wait_time_.Add(l, KueueBuckets(14)).Observe(Seconds(wait));
-  admission_wait_time_.Add(l, KueueBuckets(16)).Observe(Seconds(wait));
-  admission_checks_wait_time_.Add(l, KueueBuckets(14)).Observe(0);
+  const std::string cq = CqOwner(cluster_queue);
+  OwnedSeries(quota_reserved_workloads_, cq, l).Increment();
+  OwnedSeries(admitted_workloads_, cq, l).Increment();
+  OwnedSeries(quota_reserved_wait_time_, cq, l, KueueBuckets(14)).Observe(Seconds(wait));
+  OwnedSeries(admission_wait_time_, cq, l, KueueBuckets(16)).Observe(Seconds(wait));
+  OwnedSeries(admission_checks_wait_time_, cq, l, KueueBuckets(14)).Observe(0);
   const Labels lq = LocalQueueLabels(local_queue, priority_class);
-  lq_quota_reserved_workloads_.Add(lq).Increment();
-  lq_admitted_workloads_.Add(lq).Increment();
-  lq_quota_reserved_wait_time_.Add(lq, KueueBuckets(14)).Observe(Seconds(wait));
-  lq_admission_wait_time_.Add(lq, KueueBuckets(16)).Observe(Seconds(wait));
-  lq_admission_checks_wait_time_.Add(lq, KueueBuckets(14)).Observe(0);
+  const std::string lq_owner = LqOwner(local_queue);
+  OwnedSeries(lq_quota_reserved_workloads_, lq_owner, lq).Increment();
+  OwnedSeries(lq_admitted_workloads_, lq_owner, lq).Increment();
+  OwnedSeries(lq_quota_reserved_wait_time_, lq_owner, lq, KueueBuckets(14)).Observe(Seconds(wait));
+  OwnedSeries(lq_admission_wait_time_, lq_owner, lq, KueueBuckets(16)).Observe(Seconds(wait));
+  OwnedSeries(lq_admission_checks_wait_time_, lq_owner, lq, KueueBuckets(14)).Observe(0);
 }
 
 void KueueMetrics::WorkloadEvicted(const std::string& cluster_queue, const LocalQueueKey& local_queue,
                                    const std::string& reason, const std::string& underlying_cause,
                                    const std::string& priority_class) {
-  evicted_workloads_
-      .Add({{"cluster_queue", cluster_queue}, {"reason", reason}, {"underlying_cause", underlying_cause},
-            {"priority_class", priority_class}})
+  std::lock_guard<std::mutex> lock(series_mu_);
+  OwnedSeries(evicted_workloads_, CqOwner(cluster_queue),
+              {{"cluster_queue", cluster_queue},
+               {"reason", reason},
+               {"underlying_cause", underlying_cause},
+               {"priority_class", priority_class}})
       .Increment();
   Labels lq = LocalQueueLabels(local_queue, priority_class);
   lq["reason"] = reason;
   lq["underlying_cause"] = underlying_cause;
-  lq_evicted_workloads_.Add(lq).Increment();
+  OwnedSeries(lq_evicted_workloads_, LqOwner(local_queue), lq).Increment();
 }
 
 void KueueMetrics::WorkloadPreempted(const std::string& preempting_cluster_queue, const std::string& reason) {
-  preempted_workloads_.Add({{"preempting_cluster_queue", preempting_cluster_queue}, {"reason", reason}}).Increment();
+  std::lock_guard<std::mutex> lock(series_mu_);
+  OwnedSeries(preempted_workloads_, CqOwner(preempting_cluster_queue),
+              {{"preempting_cluster_queue", preempting_cluster_queue}, {"reason", reason}})
+      .Increment();
 }
 
 void KueueMetrics::WorkloadFinished(const std::string& cluster_queue, const LocalQueueKey& local_queue,
                                     const std::string& priority_class, Duration execution_time) {
+  std::lock_guard<std::mutex> lock(series_mu_);
   const Labels l = {{"cluster_queue", cluster_queue}, {"priority_class", priority_class}};
-  finished_workloads_total_.Add(l).Increment();
-  execution_time_.Add(l, KueueBuckets(14)).Observe(Seconds(execution_time));
+  const std::string cq = CqOwner(cluster_queue);
+  OwnedSeries(finished_workloads_total_, cq, l).Increment();
+  OwnedSeries(execution_time_, cq, l, KueueBuckets(14)).Observe(Seconds(execution_time));
   const Labels lq = LocalQueueLabels(local_queue, priority_class);
-  lq_finished_workloads_total_.Add(lq).Increment();
-  lq_execution_time_.Add(lq, KueueBuckets(14)).Observe(Seconds(execution_time));
+  OwnedSeries(lq_finished_workloads_total_, LqOwner(local_queue), lq).Increment();
+  OwnedSeries(lq_execution_time_, LqOwner(local_queue), lq, KueueBuckets(14)).Observe(Seconds(execution_time));
 }
 
 void KueueMetrics::WorkloadReady(const std::string& cluster_queue, const LocalQueueKey& local_queue,
                                  const std::string& priority_class, Duration since_queued, Duration since_admitted) {
+  std::lock_guard<std::mutex> lock(series_mu_);
   const Labels l = {{"cluster_queue", cluster_queue}, {"priority_class", priority_class}};
-  ready_wait_time_.Add(l, KueueBuckets(14)).Observe(Seconds(since_queued));
-  admitted_until_ready_wait_time_.Add(l, KueueBuckets(14)).Observe(Seconds(since_admitted));
+  const std::string cq = CqOwner(cluster_queue);
+  OwnedSeries(ready_wait_time_, cq, l, KueueBuckets(14)).Observe(Seconds(since_queued));
+  OwnedSeries(admitted_until_ready_wait_time_, cq, l, KueueBuckets(14)).Observe(Seconds(since_admitted));
   const Labels lq = LocalQueueLabels(local_queue, priority_class);
-  lq_ready_wait_time_.Add(lq, KueueBuckets(14)).Observe(Seconds(since_queued));
-  lq_admitted_until_ready_wait_time_.Add(lq, KueueBuckets(14)).Observe(Seconds(since_admitted));
+  const std::string lq_owner = LqOwner(local_queue);
+  OwnedSeries(lq_ready_wait_time_, lq_owner, lq, KueueBuckets(14)).Observe(Seconds(since_queued));
+  OwnedSeries(lq_admitted_until_ready_wait_time_, lq_owner, lq, KueueBuckets(14)).Observe(Seconds(since_admitted));
 }
 
 void KueueMetrics::SetOwnedGauges(prometheus::Family<prometheus::Gauge>& family, const std::string& owner,
@@ -494,6 +529,7 @@ void KueueMetrics::ReportCohort(const CohortMetrics& cohort) {
 }
 
 void KueueMetrics::ForgetCohort(const std::string& cohort) {
+  ForgetSeries(CohortOwner(cohort));
   std::lock_guard<std::mutex> lock(mu_);
   for (auto* family : {&cohort_info_, &cohort_subtree_admitted_active_, &cohort_subtree_quota_,
                        &cohort_subtree_reservations_, &cohort_weighted_share_}) {
@@ -516,6 +552,7 @@ void KueueMetrics::ReportExpectedWaits(const std::map<std::string, std::vector<d
 }
 
 void KueueMetrics::ForgetClusterQueue(const std::string& cluster_queue) {
+  ForgetSeries(CqOwner(cluster_queue));
   std::lock_guard<std::mutex> lock(mu_);
   for (auto* family : {&pending_workloads_, &reserving_active_workloads_, &admitted_active_workloads_,
                        &finished_workloads_, &cluster_queue_info_, &cluster_queue_status_, &resource_reservation_, &resource_usage_,
@@ -557,6 +594,7 @@ void KueueMetrics::ReportLocalQueue(const LocalQueueMetrics& lq) {
 }
 
 void KueueMetrics::ForgetLocalQueue(const LocalQueueKey& local_queue) {
+  ForgetSeries(LqOwner(local_queue));
   std::lock_guard<std::mutex> lock(mu_);
   const std::string owner = OwnerOf(local_queue);
   for (auto* family : {&lq_pending_workloads_, &lq_reserving_active_workloads_, &lq_admitted_active_workloads_,

@@ -31,15 +31,15 @@
 // Thread-safety: every method may be called from any thread.
 #pragma once
 
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
 #include <prometheus/counter.h>
 #include <prometheus/family.h>
 #include <prometheus/gauge.h>
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
-
-#include <map>
-#include <mutex>
-#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -231,12 +231,15 @@ class KueueMetrics {
   // kueue_cohort_subtree_quota and _subtree_resource_reservations{flavor,
   // resource}, kueue_cohort_subtree_admitted_active_workloads.
   void ReportCohort(const CohortMetrics& cohort);
-  // Removes the Cohort's gauge series, weighted share included (the
-  // admitted counter is kept).
+  // Removes every series of the Cohort: its gauges, weighted share included,
+  // and kueue_cohort_subtree_admitted_workloads_total (Kueue's ClearCohortMetrics
+  // and ClearCohortAdmittedWorkloadsMetrics).
   void ForgetCohort(const std::string& cohort);
-  // Removes every series labelled with this ClusterQueue (pending,
-  // state and resource gauges; counters and histograms are kept, as Kueue
-  // keeps them until restart).
+  // Removes every series labelled with this ClusterQueue: pending, state and
+  // resource gauges, and its counters and histograms (admitted, evicted,
+  // preempting, finished, wait times), as Kueue's ClearClusterQueueMetrics
+  // (pkg/metrics/metrics.go): a server that sees queues come and go keeps no
+  // series of the ones that went.
   void ForgetClusterQueue(const std::string& cluster_queue);
 
   // kueue_local_queue_pending_workloads{status}, _reserving_active_workloads,
@@ -245,8 +248,8 @@ class KueueMetrics {
   // resource}, and kueue_local_queue_admission_fair_sharing_usage{cluster_queue} while
   // lq.admission_fair_sharing_usage is set (Kueue's localqueue_controller.go).
   void ReportLocalQueue(const LocalQueueMetrics& lq);
-  // Removes every gauge series of this LocalQueue (counters and histograms
-  // are kept).
+  // Removes every series of this LocalQueue, gauges, counters and histograms
+  // (Kueue's ClearLocalQueueMetrics).
   void ForgetLocalQueue(const LocalQueueKey& local_queue);
 
   // berth_pending_workload_expected_wait_seconds{cluster_queue}: the
@@ -325,6 +328,16 @@ class KueueMetrics {
   std::mutex mu_;
   // (family, cluster queue) -> label sets of the series it owns there.
   std::map<std::pair<const void*, std::string>, std::set<Labels>> owned_;
+
+  // The counter and histogram series each ClusterQueue ("cq/<name>"), LocalQueue
+  // ("lq/<ns>/<name>") or Cohort ("cohort/<name>") has, to remove with it (ForgetSeries).
+  // Held across each event method's Add and update, so a series is never removed between.
+  std::mutex series_mu_;
+  std::map<std::string, std::map<std::pair<const void*, Labels>, std::function<void()>>> series_;
+  // family.Add(labels, args...), noted as `owner`'s; under series_mu_.
+  template <class T, class... Args>
+  T& OwnedSeries(prometheus::Family<T>& family, const std::string& owner, const Labels& labels, Args&&... args);
+  void ForgetSeries(const std::string& owner);
 };
 
 }  // namespace berth::controllers::kueue

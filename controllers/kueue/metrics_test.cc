@@ -320,7 +320,7 @@ TEST_F(KueueMetricsTest, ClusterQueueGaugesFollowTheReportedStateAndDropWhatIsGo
   EXPECT_EQ(MetricValue(registry_, "kueue_cluster_queue_status", {{"status", "active"}}), 1);
   EXPECT_EQ(MetricValue(registry_, "kueue_cluster_queue_status", {{"status", "pending"}}), 0);
 
-  // The ClusterQueue is deleted: every gauge series goes, counters stay.
+  // The ClusterQueue is deleted: every series goes, gauges and counters.
   metrics_.WorkloadAdmitted("cq", {}, kTeamA, "", seconds(1));
   metrics_.ForgetClusterQueue("cq");
   for (const char* name : {"kueue_reserving_active_workloads", "kueue_pending_workloads", "kueue_cluster_queue_status",
@@ -328,12 +328,54 @@ TEST_F(KueueMetricsTest, ClusterQueueGaugesFollowTheReportedStateAndDropWhatIsGo
                            "kueue_cluster_queue_nominal_quota", "kueue_cluster_queue_resource_usage"}) {
     EXPECT_FALSE(MetricValue(registry_, name, cq)) << name;
   }
-  EXPECT_EQ(MetricValue(registry_, "kueue_admitted_workloads_total", cq), 1);
+  EXPECT_FALSE(MetricValue(registry_, "kueue_admitted_workloads_total", cq));
 }
 
 // Fair Sharing: the weighted-share gauges (NaN for a zero-weight borrower of
 // a ClusterQueue, as Kueue's clusterqueue reconciler maps +Inf), gone when
 // Fair Sharing reports nothing or the ClusterQueue is forgotten.
+// A deleted ClusterQueue, LocalQueue or Cohort takes every series labelled with it, counters
+// and histograms included (Kueue's ClearClusterQueueMetrics, ClearLocalQueueMetrics): a server
+// where queues come and go keeps nothing of the ones that went. Another queue's series stay.
+TEST_F(KueueMetricsTest, ForgettingAQueueRemovesItsCountersAndHistogramsToo) {
+  auto record = [&](const std::string& cq, const LocalQueueKey& lq, const std::string& cohort) {
+    metrics_.WorkloadAdmitted(cq, {cohort}, lq, "low", seconds(3));
+    metrics_.WorkloadEvicted(cq, lq, "Preempted", "", "low");
+    metrics_.WorkloadPreempted(cq, "InClusterQueue");
+    metrics_.WorkloadFinished(cq, lq, "low", seconds(5));
+    metrics_.WorkloadReady(cq, lq, "low", seconds(1), seconds(1));
+  };
+  record("cq", kTeamA, "team");
+  record("other", kTeamB, "org");
+  // Every series of a name in the registry labelled `label`=`value`.
+  auto series_of = [&](const std::string& label, const std::string& value) {
+    int n = 0;
+    for (const prometheus::MetricFamily& f : registry_.Collect()) {
+      for (const prometheus::ClientMetric& m : f.metric) {
+        for (const prometheus::ClientMetric::Label& l : m.label) n += l.name == label && l.value == value;
+      }
+    }
+    return n;
+  };
+  ASSERT_GE(series_of("cluster_queue", "cq"), 10);
+  ASSERT_GT(series_of("preempting_cluster_queue", "cq"), 0);
+  ASSERT_GT(series_of("namespace", "team-a"), 8);
+  ASSERT_GT(series_of("cohort", "team"), 0);
+  const int other = series_of("cluster_queue", "other") + series_of("namespace", "team-b") + series_of("cohort", "org");
+
+  metrics_.ForgetClusterQueue("cq");
+  EXPECT_EQ(series_of("cluster_queue", "cq"), 0);
+  EXPECT_EQ(series_of("preempting_cluster_queue", "cq"), 0);
+  metrics_.ForgetLocalQueue(kTeamA);
+  EXPECT_EQ(series_of("namespace", "team-a"), 0);
+  metrics_.ForgetCohort("team");
+  EXPECT_EQ(series_of("cohort", "team"), 0);
+  EXPECT_EQ(series_of("cluster_queue", "other") + series_of("namespace", "team-b") + series_of("cohort", "org"), other);
+  // A queue created again with the same name counts from zero.
+  metrics_.WorkloadAdmitted("cq", {}, kTeamA, "low", seconds(1));
+  EXPECT_EQ(MetricValue(registry_, "kueue_admitted_workloads_total", {{"cluster_queue", "cq"}}), 1);
+}
+
 TEST_F(KueueMetricsTest, WeightedShareGauges) {
   ClusterQueueMetrics m = State(ClusterQueueMetricStatus::kActive, {});
   m.weighted_share = 333.5;
