@@ -366,6 +366,11 @@ T& KueueMetrics::OwnedSeries(prometheus::Family<T>& family, const std::string& o
   return metric;
 }
 
+size_t KueueMetrics::OwnersHeld() {
+  std::scoped_lock lock(mu_, series_mu_);
+  return owned_.size() + series_.size();
+}
+
 void KueueMetrics::ForgetSeries(const std::string& owner) {
   std::lock_guard<std::mutex> lock(series_mu_);
   auto it = series_.find(owner);
@@ -448,16 +453,22 @@ void KueueMetrics::WorkloadReady(const std::string& cluster_queue, const LocalQu
 
 void KueueMetrics::SetOwnedGauges(prometheus::Family<prometheus::Gauge>& family, const std::string& owner,
                                   const std::vector<std::pair<Labels, double>>& values) {
-  std::set<Labels>& owned = owned_[{&family, owner}];
+  auto it = owned_.find({&family, owner});
+  if (it == owned_.end() && values.empty()) return;  // nothing held, nothing to hold
+  if (it == owned_.end()) it = owned_.emplace(std::make_pair(&family, owner), std::set<Labels>{}).first;
   std::set<Labels> now;
   for (const auto& [labels, value] : values) {
     family.Add(labels).Set(value);
     now.insert(labels);
   }
-  for (const Labels& old : owned) {
+  for (const Labels& old : it->second) {
     if (!now.count(old)) family.Remove(&family.Add(old));
   }
-  owned = std::move(now);
+  if (now.empty()) {
+    owned_.erase(it);  // an owner with no series holds no entry
+  } else {
+    it->second = std::move(now);
+  }
 }
 
 void KueueMetrics::ReportPendingWorkloads(const std::string& cluster_queue, int active, int inadmissible) {
@@ -534,7 +545,6 @@ void KueueMetrics::ForgetCohort(const std::string& cohort) {
   for (auto* family : {&cohort_info_, &cohort_subtree_admitted_active_, &cohort_subtree_quota_,
                        &cohort_subtree_reservations_, &cohort_weighted_share_}) {
     SetOwnedGauges(*family, cohort, {});
-    owned_.erase({family, cohort});
   }
 }
 
@@ -558,7 +568,6 @@ void KueueMetrics::ForgetClusterQueue(const std::string& cluster_queue) {
                        &finished_workloads_, &cluster_queue_info_, &cluster_queue_status_, &resource_reservation_, &resource_usage_,
                        &nominal_quota_, &borrowing_limit_, &lending_limit_, &cluster_queue_weighted_share_}) {
     SetOwnedGauges(*family, cluster_queue, {});
-    owned_.erase({family, cluster_queue});
   }
 }
 
@@ -600,7 +609,6 @@ void KueueMetrics::ForgetLocalQueue(const LocalQueueKey& local_queue) {
   for (auto* family : {&lq_pending_workloads_, &lq_reserving_active_workloads_, &lq_admitted_active_workloads_,
                        &lq_status_, &lq_resource_reservation_, &lq_resource_usage_, &lq_afs_usage_}) {
     SetOwnedGauges(*family, owner, {});
-    owned_.erase({family, owner});
   }
 }
 

@@ -251,6 +251,10 @@ class KueueMetrics {
   // Removes every series of this LocalQueue, gauges, counters and histograms
   // (Kueue's ClearLocalQueueMetrics).
   void ForgetLocalQueue(const LocalQueueKey& local_queue);
+  // How many (family, queue or cohort) pairs hold gauge series, and how many queues or
+  // cohorts hold counter or histogram series: what the metrics keep per object, for leak
+  // checks (zero once every queue and cohort reported is forgotten).
+  size_t OwnersHeld();
 
   // berth_pending_workload_expected_wait_seconds{cluster_queue}: the
   // expected waits (seconds from now to the estimated start,

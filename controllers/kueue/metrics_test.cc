@@ -371,6 +371,13 @@ TEST_F(KueueMetricsTest, ForgettingAQueueRemovesItsCountersAndHistogramsToo) {
   metrics_.ForgetCohort("team");
   EXPECT_EQ(series_of("cohort", "team"), 0);
   EXPECT_EQ(series_of("cluster_queue", "other") + series_of("namespace", "team-b") + series_of("cohort", "org"), other);
+  // Once every queue and cohort is forgotten, nothing is held for any of them, even after a
+  // report of "no share" for a cohort already gone (as the Cohort reconcile sends one).
+  metrics_.ReportCohortWeightedShare("team", std::nullopt);
+  metrics_.ForgetClusterQueue("other");
+  metrics_.ForgetLocalQueue(kTeamB);
+  metrics_.ForgetCohort("org");
+  EXPECT_EQ(metrics_.OwnersHeld(), 0u);
   // A queue created again with the same name counts from zero.
   metrics_.WorkloadAdmitted("cq", {}, kTeamA, "low", seconds(1));
   EXPECT_EQ(MetricValue(registry_, "kueue_admitted_workloads_total", {{"cluster_queue", "cq"}}), 1);
