@@ -313,6 +313,12 @@ TEST_F(AuthorizationTest, ANodeWritesOnlyItsOwnNodeLeaseAndPods) {
   EXPECT_EQ(theirs.status, 403);
   EXPECT_EQ(As("node0", "DELETE", "/api/v1/namespaces/team-b/pods/theirs").status, 403);
   EXPECT_EQ(As("node0", "DELETE", "/api/v1/namespaces/team-b/pods/mine").status, 200);
+  // A pod that is gone is NotFound, as NodeRestriction answers (not a 403 for the agent's log).
+  EXPECT_EQ(As("node0", "DELETE", "/api/v1/namespaces/team-b/pods/gone").status, 404);
+  EXPECT_EQ(
+      As("node0", "PATCH", "/api/v1/namespaces/team-b/pods/gone/status", running, {}, "application/merge-patch+json")
+          .status,
+      404);
   // A node changes no pod spec, creates no pod, and reads nothing beyond what its pods need.
   EXPECT_EQ(As("node0", "POST", "/api/v1/namespaces/team-b/pods",
                R"({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "x"},
