@@ -721,7 +721,7 @@ std::string OtherLiveAgent(const api::Object& lease, const std::string& self, Ti
     long long pid = 0;
     auto [end, ec] = std::from_chars(other.data() + a + 1, other.data() + b, pid);
     if (ec != std::errc() || end != other.data() + b || pid <= 0 || pid > (1 << 22)) return "";
-    if (shim::ProcessStartTime(static_cast<pid_t>(pid)) != start) return "";  // that process is gone
+    if (!shim::ProcessLive(static_cast<pid_t>(pid), start)) return "";  // that process is gone (or a zombie)
     *where = "pid " + std::to_string(pid) + " on this host";
     return other;
   }

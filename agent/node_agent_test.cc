@@ -1252,8 +1252,14 @@ TEST_F(NodeAgentRestartTest, ASecondAgentForTheSameNodeIsRefused) {
                              " on this host); two agents serving one node would each run its pods: stop that agent "
                              "first (or wait 40 s after it stopped), or give this one its own --name");
   kill(other, SIGKILL);
+  // Exited but not yet reaped (a zombie, as right after a kill -9 of the server): not live.
+  ASSERT_TRUE(WaitFor([&] {
+    const std::string stat = testing_ReadFile("/proc/" + std::to_string(other) + "/stat");
+    const size_t close = stat.rfind(')');
+    return close != std::string::npos && close + 2 < stat.size() && stat[close + 2] == 'Z';
+  }));
+  ASSERT_TRUE(start().ok()) << "the other agent's process exited";
   waitpid(other, nullptr, 0);
-  ASSERT_TRUE(start().ok()) << "the other agent's process is gone";
   StopLeavingPodsRunning();
   // Another host: refused while its renewal is younger than the lease duration.
   name_in_lease("another-boot-id/4242/1234", clock_.Now() - std::chrono::seconds(10));

@@ -214,6 +214,14 @@ std::string ProcessStartTime(pid_t pid) {
   return rest.substr(pos, rest.find(' ', pos) - pos);
 }
 
+bool ProcessLive(pid_t pid, std::string_view start_time) {
+  StatusOr<std::string> stat = ReadFileBounded("/proc/" + std::to_string(pid) + "/stat", 4096);
+  if (!stat.ok()) return false;
+  const size_t close = stat->rfind(')');
+  if (close == std::string::npos || close + 2 >= stat->size() || (*stat)[close + 2] == 'Z') return false;
+  return ProcessStartTime(pid) == start_time;
+}
+
 namespace {
 
 // pid of the supervisor named by <run dir>/shim.pid when it is that same live
@@ -232,9 +240,7 @@ pid_t VerifiedSupervisor(const std::string& run_dir) {
       cmdline->compare(cmdline->size() - suffix.size(), suffix.size(), suffix) != 0) {
     return 0;
   }
-  std::string state = ReadFileBounded("/proc/" + std::to_string(pid) + "/stat", 4096).value_or("");
-  size_t close = state.rfind(')');
-  if (close == std::string::npos || close + 2 >= state.size() || state[close + 2] == 'Z') return 0;
+  if (!ProcessLive(static_cast<pid_t>(pid), start)) return 0;
   return static_cast<pid_t>(pid);
 }
 
@@ -255,10 +261,7 @@ int SandboxInitAlive(const std::string& run_dir) {
   long long pid = 0;
   char start[32] = {0};
   if (std::sscanf(record->c_str(), "%lld %31s", &pid, start) != 2 || pid <= 1 || pid > 1 << 22) return 0;
-  if (ProcessStartTime(static_cast<pid_t>(pid)) != start) return 0;
-  std::string state = ReadFileBounded("/proc/" + std::to_string(pid) + "/stat", 4096).value_or("");
-  size_t close = state.rfind(')');
-  if (close == std::string::npos || close + 2 >= state.size() || state[close + 2] == 'Z') return 0;
+  if (!ProcessLive(static_cast<pid_t>(pid), start)) return 0;
   return static_cast<int>(pid);
 }
 

@@ -56,6 +56,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <sys/types.h>
 #include <vector>
 
@@ -99,6 +100,9 @@ Status WriteProcessRecord(const std::string& path, pid_t pid);
 // Field 22 of /proc/<pid>/stat (the start time in clock ticks since boot), or "" when no
 // such process is readable: with the pid, names one process for as long as the host runs.
 std::string ProcessStartTime(pid_t pid);
+// Whether `pid` is that process (`start_time` as ProcessStartTime read it) and has not
+// exited: a zombie, exited and not yet reaped, is not live.
+bool ProcessLive(pid_t pid, std::string_view start_time);
 // The host pid of a sandboxed run's init (<run dir>/init.pid, written by its
 // supervisor) when that process is alive with the recorded start time, else 0.
 int SandboxInitAlive(const std::string& run_dir);
