@@ -325,7 +325,15 @@ JobPlan PlanJob(const Object& job, const std::vector<ObservedPod>& pods_in, Time
       if (p.ready) ++plan.ready;
     }
   }
-  if (spec.indexed) observed_succeeded = static_cast<int32_t>(succeeded_indexes.size());
+  if (spec.indexed) {
+    // The indexes the status already counts stay counted, whether or not their pods still
+    // exist (upstream calculateSucceededIndexes starts from status.completedIndexes): a
+    // succeeded pod deleted by a user, pod GC or its agent's confirmation is not run again.
+    for (int32_t i : ParseIndexIntervals(StringAt(status, "completedIndexes"), *spec.completions)) {
+      succeeded_indexes.insert(i);
+    }
+    observed_succeeded = static_cast<int32_t>(succeeded_indexes.size());
+  }
   plan.succeeded = std::max<int32_t>(observed_succeeded, static_cast<int32_t>(IntAt(status, "succeeded", 0)));
   plan.failed = std::max<int32_t>(observed_failed, static_cast<int32_t>(IntAt(status, "failed", 0)));
   if (spec.indexed) {

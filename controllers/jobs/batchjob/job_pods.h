@@ -96,7 +96,9 @@
 // matched against it: upstream removes its job-tracking finalizer before deleting it
 // (deleteJobPods), so a Job Kueue suspends and resumes any number of times never reaches its
 // backoffLimit that way. Pods deleted because the Job finished still count (deleteActivePods).
-// Counts: succeeded/failed never decrease below the previous status' values (a deleted
+// Counts: status.completedIndexes keeps the indexes it listed (a Succeeded pod deleted
+// afterwards does not make its index run again: upstream calculateSucceededIndexes); the
+// counts succeeded/failed never decrease below the previous status' values (a deleted
 // terminal pod stays counted); Indexed succeeded = number of distinct succeeded indexes.
 // Upstream: kubernetes/kubernetes pkg/controller/job/job_controller.go (syncJob,
 // pastBackoffLimitOnFailure, pastActiveDeadline, manageJob), indexed_job_utils.go,

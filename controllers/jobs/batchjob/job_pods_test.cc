@@ -103,6 +103,27 @@ TEST(JobPodsTest, IndexedCreatesLowestMissingIndexesUpToParallelism) {
 
 // Departure 3 (docs/architecture.md; kubernetes/kubernetes#115844): a terminating predecessor
 // keeps its index; the replacement waits until it is terminal.
+// An index the status lists as completed stays completed when its Succeeded pod is gone
+// (deleted by a user, by pod GC, or by its agent confirming a deletion): it is not run again,
+// and the Job completes once the other indexes do (upstream calculateSucceededIndexes).
+TEST(JobPodsTest, ACompletedIndexWhosePodIsGoneIsNotRunAgain) {
+  Object job = IndexedJob(/*parallelism=*/2, /*completions=*/3);
+  job["status"]["completedIndexes"] = "0,2";
+  job["status"]["succeeded"] = 2;
+  JobPlan plan = PlanJob(job, {Pod("pi-1-b", "Running", 1)}, kNow);
+  EXPECT_TRUE(plan.create_indexes.empty());
+  EXPECT_EQ(plan.completed_indexes, "0,2");
+  EXPECT_EQ(plan.succeeded, 2);
+  plan = PlanJob(job, {Pod("pi-1-b", "Succeeded", 1)}, kNow);
+  EXPECT_EQ(plan.completed_indexes, "0-2");
+  EXPECT_EQ(plan.succeeded, 3);
+  ASSERT_FALSE(plan.conditions.empty());
+  EXPECT_EQ(plan.conditions.back().type, "Complete");
+  // Only the status: the completed indexes get no pod again, the missing one does.
+  plan = PlanJob(job, {}, kNow);
+  EXPECT_EQ(plan.create_indexes, std::vector<int32_t>{1});
+}
+
 TEST(JobPodsTest, ReplacementWaitsForTerminalPredecessor) {
   JobPlan plan =
       PlanJob(IndexedJob(2, 2), {Pod("pi-0-a", "Running", 0, /*terminating=*/true), Pod("pi-1-b", "Running", 1)}, kNow);
