@@ -94,7 +94,10 @@ void PodHostDirectory::Add(const api::Object& pod, std::string node_address) {
   if (subdomain.empty()) return;
   std::string hostname = str("hostname");
   if (hostname.empty()) hostname = api::Name(pod);
-  hosts_[{hostname, subdomain}] = std::move(node_address);
+  // Two pods with one DNS identity (one stopping, its successor placed): the placed one
+  // answers, whatever order they are added in.
+  auto [it, added] = hosts_.try_emplace({hostname, subdomain}, node_address);
+  if (!added && it->second.empty()) it->second = std::move(node_address);
 }
 
 void PodHostDirectory::AddService(const api::Object& service) {

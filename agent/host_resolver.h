@@ -82,9 +82,10 @@ using HostLookup = std::function<HostAnswer(std::string_view hostname, std::stri
 // that namespace by name, built from Pod and Service objects.
 class PodHostDirectory {
  public:
-  // Adds a pod; `node_address` is "" when the pod is not placed yet. Pods
-  // without spec.subdomain have no "H.S" name (they may still be selected by
-  // a Service).
+  // Adds a pod; `node_address` is "" when the pod is not placed yet (or is
+  // no endpoint: being deleted). Pods without spec.subdomain have no "H.S"
+  // name (they may still be selected by a Service). Of two pods with one
+  // "H.S", a placed one answers.
   void Add(const api::Object& pod, std::string node_address);
   // Adds a Service; one without a spec.selector (no endpoints berth can
   // derive) is ignored.

@@ -1404,7 +1404,10 @@ HostLookup NodeAgent::MakeHostLookup(const std::string& ns) {
         for (const auto& p : pods->items) {
           std::string node = p.contains("spec") ? p["spec"].value("nodeName", "") : "";
           std::string address;
-          if (!node.empty()) {
+          // A pod being deleted is no endpoint (a headless Service lists no terminating pod):
+          // known but not placed, so a new job's worker waits for its own master rather than
+          // joining the old one that is still stopping under the same name.
+          if (!node.empty() && !api::BeingDeleted(p)) {
             address = node == options_.node_name ? options_.address : node_addresses[node];
           }
           (*directory)->Add(p, address);

@@ -869,6 +869,42 @@ TEST_F(NodeAgentTest, PodsOfOtherNodesAreNotRun) {
   EXPECT_EQ(Phase("elsewhere"), "");
 }
 
+// A master pod being deleted is no endpoint: a worker of a job created again under the same
+// names waits for the new master instead of joining the old one while it stops.
+TEST_F(NodeAgentTest, AMasterBeingDeletedResolvesNothingUntilItsReplacementIsPlaced) {
+  api::Object node_b = {{"apiVersion", "v1"},
+                        {"kind", "Node"},
+                        {"metadata", {{"name", "node-b"}}},
+                        {"status", {{"addresses", {{{"type", "InternalIP"}, {"address", "10.0.0.9"}}}}}}};
+  ASSERT_TRUE(client_.Create(kNodes, node_b).ok());
+  auto master = [&](const std::string& name) {
+    api::Object m = ShellPod(name, "sleep 600");
+    m["spec"]["nodeName"] = "node-b";
+    m["spec"]["hostname"] = "job-node-0-0";
+    m["spec"]["subdomain"] = "job";
+    return m;
+  };
+  api::Object old_master = master("job-node-0-0-old");
+  old_master["metadata"]["finalizers"] = {"test.berth/hold"};
+  Create(old_master);
+  ASSERT_TRUE(DeleteWithGrace("job-node-0-0-old", 30).ok());  // stopping on node-b
+  api::Object worker = ShellPod("job-node-0-1-new", "echo $MASTER_ADDR");
+  worker["spec"]["containers"][0]["env"] = {{{"name", "MASTER_ADDR"}, {"value", "job-node-0-0.job"}}};
+  Create(worker);
+  ASSERT_TRUE(WaitFor([&] {
+    std::optional<api::Object> p = GetPod("job-node-0-1-new");
+    return p && (*p)["status"].contains("containerStatuses");
+  }));
+  EXPECT_EQ((*GetPod("job-node-0-1-new"))["status"]["containerStatuses"][0]["state"]["waiting"]["reason"],
+            "ContainerCreating");
+  clock_.Advance(std::chrono::seconds(3));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(Phase("job-node-0-1-new"), "Pending") << "the worker joined a master that is being deleted";
+  Create(master("job-node-0-0-new"));
+  ASSERT_TRUE(WaitFor([&] { return Phase("job-node-0-1-new") == "Succeeded"; }));
+  EXPECT_EQ(Log("job-node-0-1-new"), "10.0.0.9\n");
+}
+
 TEST_F(NodeAgentTest, MasterHostNameResolvesToTheNodeOfThatPodOnceItIsPlaced) {
   api::Object node_b = {{"apiVersion", "v1"},
                         {"kind", "Node"},
