@@ -258,6 +258,24 @@ EnvRewrite RewriteEnvForHostNetwork(const std::vector<EnvVar>& env, std::string_
                                     const HostLookup& lookup, RendezvousPortAllocator& ports,
                                     const std::string& holder) {
   EnvRewrite out;
+  // Maps a port, at most kMaxRendezvousPortsPerContainer distinct ones: past that, or when
+  // the host has none free, the container does not start (error / pending) rather than run
+  // on the port as written, which another job on the host may hold.
+  std::set<std::pair<std::string, std::string>> mapped_keys;
+  auto map_port = [&](const std::string& host, const std::string& key) -> std::optional<uint16_t> {
+    if (mapped_keys.insert({host, key}).second && mapped_keys.size() > kMaxRendezvousPortsPerContainer) {
+      out.error = "more than " + std::to_string(kMaxRendezvousPortsPerContainer) +
+                  " rendezvous ports (host:port values of pods and Services) in one container's environment";
+      return std::nullopt;
+    }
+    std::optional<uint16_t> mapped = ports.Allocate(host, key, holder);
+    if (!mapped) {
+      out.pending.push_back("a free rendezvous port on " + host);
+      return std::nullopt;
+    }
+    out.ports.push_back({host, key, *mapped});
+    return mapped;
+  };
   // Host names first, remembering which master each *_MASTER_ADDR named.
   std::map<std::string, std::pair<std::string, std::string>> master_of;  // ADDR var → (H.S, address)
   for (const auto& v : env) {
@@ -280,8 +298,7 @@ EnvRewrite RewriteEnvForHostNetwork(const std::vector<EnvVar>& env, std::string_
           int port;
           if (ParsePort(std::string_view(value).substr(pos + 1, end - pos - 1), &port)) {
             const std::string key = PortKey(pod_namespace, res.name, port);
-            auto mapped = ports.Allocate(res.address, key, holder);
-            if (mapped) out.ports.push_back({res.address, key, *mapped});
+            auto mapped = map_port(res.address, key);
             rebuilt += ":" + std::to_string(mapped ? *mapped : port);
             pos = end;
           }
@@ -301,11 +318,7 @@ EnvRewrite RewriteEnvForHostNetwork(const std::vector<EnvVar>& env, std::string_
       int port;
       if (m == master_of.end() || !ParsePort(v.value, &port)) continue;
       const std::string key = PortKey(pod_namespace, m->second.first, port);
-      auto mapped = ports.Allocate(m->second.second, key, holder);
-      if (mapped) {
-        v.value = std::to_string(*mapped);
-        out.ports.push_back({m->second.second, key, *mapped});
-      }
+      if (auto mapped = map_port(m->second.second, key)) v.value = std::to_string(*mapped);
     }
   }
   return out;

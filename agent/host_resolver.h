@@ -169,9 +169,17 @@ class RendezvousPortAllocator {
   std::map<std::string, std::set<std::pair<std::string, std::string>>> by_holder_;  // holder → (host, key)
 };
 
+// The most distinct rendezvous ports one container's environment may map (a job needs one
+// or two): past it the container gets a config error instead of taking a host's range.
+inline constexpr size_t kMaxRendezvousPortsPerContainer = 16;
+
 struct EnvRewrite {
   std::vector<EnvVar> env;
-  std::vector<std::string> pending;  // as HostRewrite::pending, over all values
+  // As HostRewrite::pending, over all values; also "a free rendezvous port on <host>" while
+  // that host's range is full (the container waits, as for a pod not placed).
+  std::vector<std::string> pending;
+  // Set when the environment maps more than kMaxRendezvousPortsPerContainer ports.
+  std::string error;
   // Every port mapped: (host, key, port), to be recorded with the run.
   struct Port {
     std::string host;
@@ -184,7 +192,8 @@ struct EnvRewrite {
 // Applies the host-name and port rewriting to a container's environment.
 // `ports` is the cluster's allocator for the master's host (see above); the
 // ports mapped are held for `holder` (the pod's uid). When it has no port left
-// the original port is kept.
+// the value keeps the port as written and `pending` says so: the caller does
+// not start the container.
 EnvRewrite RewriteEnvForHostNetwork(const std::vector<EnvVar>& env, std::string_view pod_namespace,
                                     const HostLookup& lookup, RendezvousPortAllocator& ports,
                                     const std::string& holder);

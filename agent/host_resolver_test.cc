@@ -250,6 +250,45 @@ TEST(EnvRewriteTest, TwoJobsOnOneHostGetDistinctMasterPortsAndAllPodsAgree) {
   EXPECT_EQ(ports.held("10.0.0.1"), 2u);
 }
 
+// A container's environment maps at most kMaxRendezvousPortsPerContainer ports (one tenant
+// cannot take a host's range), and a full range makes the container wait, never run on the
+// port as written that another job may hold.
+TEST(EnvRewriteTest, PortsPerContainerAreBoundedAndAFullRangeWaits) {
+  PodHostDirectory d;
+  d.Add({{"metadata", {{"name", "m"}}}, {"spec", {{"hostname", "m"}, {"subdomain", "s"}}}}, "10.0.0.1");
+  RendezvousPortAllocator ports(30000, 30999);
+  std::string many;
+  for (size_t i = 1; i <= kMaxRendezvousPortsPerContainer + 1; ++i) many += "m.s:" + std::to_string(i) + " ";
+  EnvRewrite r = RewriteEnvForHostNetwork({{"PEERS", many}}, "ns", d.AsLookup(), ports, "greedy");
+  EXPECT_EQ(r.error,
+            "more than 16 rendezvous ports (host:port values of pods and Services) in one container's "
+            "environment");
+  EXPECT_EQ(ports.held("10.0.0.1"), kMaxRendezvousPortsPerContainer);
+  ports.ReleaseHolder("greedy");
+  EXPECT_EQ(ports.held("10.0.0.1"), 0u);
+  // A one-port range: the second job waits for the first.
+  RendezvousPortAllocator one(30000, 30000);
+  PodHostDirectory d2;
+  for (const char* job : {"a", "b"}) {
+    d2.Add({{"metadata", {{"name", std::string(job) + "-m"}}},
+            {"spec", {{"hostname", std::string(job) + "-m"}, {"subdomain", job}}}},
+           "10.0.0.1");
+  }
+  auto env = [](const std::string& job) {
+    return std::vector<EnvVar>{{"MASTER_ADDR", job + "-m." + job}, {"MASTER_PORT", "29500"}};
+  };
+  EnvRewrite a = RewriteEnvForHostNetwork(env("a"), "ns", d2.AsLookup(), one, "a-pod");
+  EXPECT_TRUE(a.pending.empty());
+  EXPECT_EQ(a.env[1].value, "30000");
+  EnvRewrite b = RewriteEnvForHostNetwork(env("b"), "ns", d2.AsLookup(), one, "b-pod");
+  EXPECT_EQ(b.pending, std::vector<std::string>{"a free rendezvous port on 10.0.0.1"});
+  EXPECT_TRUE(b.error.empty());
+  one.ReleaseHolder("a-pod");
+  b = RewriteEnvForHostNetwork(env("b"), "ns", d2.AsLookup(), one, "b-pod");
+  EXPECT_TRUE(b.pending.empty());
+  EXPECT_EQ(b.env[1].value, "30000");
+}
+
 TEST(EnvRewriteTest, UnresolvedMasterKeepsValuesAndReportsPending) {
   PodHostDirectory d;
   d.Add({{"metadata", {{"name", "m"}}}, {"spec", {{"hostname", "j-node-0-0"}, {"subdomain", "j"}}}}, "");

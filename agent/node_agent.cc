@@ -1471,7 +1471,13 @@ void NodeAgent::StartContainer(PodWorker& w, const std::string& name) {
     std::lock_guard<std::mutex> lock(ports_->mu);
     rewrite = RewriteEnvForHostNetwork(cmd->env, ns, lookup, ports_->allocator, w.uid);
   }
-  if (!rewrite.pending.empty()) return;  // a named pod is not placed yet: stay ContainerCreating
+  if (!rewrite.error.empty()) {
+    ContainerEvent(w, name, client::kEventTypeWarning, kFailedReason, "Error: " + rewrite.error);
+    w.lifecycle.ConfigError(name, rewrite.error);
+    return;
+  }
+  // A named pod is not placed yet, or no rendezvous port is free: stay ContainerCreating.
+  if (!rewrite.pending.empty()) return;
   EnsureToken(w);
   // The kubelet's service environment comes first; the container's own variables win.
   std::vector<EnvVar> env;

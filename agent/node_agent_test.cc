@@ -1238,15 +1238,17 @@ TEST_F(NodeAgentRestartTest, ARendezvousPortIsGivenBackOnceItsJobsPodsFinish) {
   ASSERT_TRUE(WaitFor([&] { return Phase("w-j1") == "Succeeded" && LogContains("m-j1", "port="); }));
   EXPECT_TRUE(LogContains("m-j1", "port=30000"));
   EXPECT_TRUE(LogContains("w-j1", "port=30000"));
-  // The worker finished; its master still runs and holds the port: a second job gets none
-  // and keeps its own (host_resolver.h: the range is full).
+  // The worker finished; its master still runs and holds the port: a second job's master
+  // waits for a free one (ContainerCreating) rather than run on 29500 as written.
   Create(pod("m-j2", "j2", "true"));
-  ASSERT_TRUE(WaitFor([&] { return Phase("m-j2") == "Succeeded"; }));
-  EXPECT_TRUE(LogContains("m-j2", "port=29500")) << Log("m-j2");
+  clock_.Advance(std::chrono::seconds(3));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_EQ(Phase("m-j2"), "Pending");
   EXPECT_EQ(held(), 1u);
-  // Job 1 ends: the port is free again, and the next job gets it.
+  // Job 1 ends: the port is free again, and the waiting job gets it, then the next.
   std::ofstream(Marker("go")).put('\n');
-  ASSERT_TRUE(WaitFor([&] { return Phase("m-j1") == "Succeeded"; }));
+  ASSERT_TRUE(WaitFor([&] { return Phase("m-j1") == "Succeeded" && Phase("m-j2") == "Succeeded"; }));
+  EXPECT_TRUE(LogContains("m-j2", "port=30000")) << Log("m-j2");
   EXPECT_TRUE(WaitFor([&] { return held() == 0; }));
   Create(pod("m-j3", "j3", "true"));
   ASSERT_TRUE(WaitFor([&] { return Phase("m-j3") == "Succeeded"; }));
