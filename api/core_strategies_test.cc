@@ -4,6 +4,7 @@
 
 #include "api/admission_pipeline.h"
 #include "api/registry.h"
+#include "api/testing/admission.h"
 #include "core/base64.h"
 
 namespace berth::api {
@@ -57,15 +58,6 @@ StatusOr<AdmittedWrite> Update(json obj, const json& old) {
   return pipeline.Admit(std::move(wr));
 }
 
-StatusOr<AdmittedWrite> UpdateStatus(json obj, const json& old) {
-  AdmissionPipeline pipeline(Registry::Default(), StrategyRegistry::Default());
-  WriteRequest wr;
-  wr.operation = Operation::kUpdateStatus;
-  wr.object = std::move(obj);
-  wr.old = &old;
-  return pipeline.Admit(std::move(wr));
-}
-
 // ValidateContainerStateTransition / ValidateInitContainerStateTransition: a terminated
 // container that may not run again stays terminated, whoever writes the status (a node agent
 // that lies included); every restartPolicy, exit code and container kind.
@@ -106,7 +98,7 @@ TEST(CoreStrategiesTest, ATerminatedContainerThatMayNotRestartStaysTerminated) {
   };
   for (const Case& c : cases) {
     auto [now, old] = pod(c.policy, c.exit_code, c.state, c.init, c.sidecar);
-    auto admitted = UpdateStatus(now, old);
+    auto admitted = testing::AdmitUpdate(old, now, Operation::kUpdateStatus);
     const std::string what = c.policy + " exit " + std::to_string(c.exit_code) + " -> " + c.state.dump() +
                              (c.init ? (c.sidecar ? " (sidecar)" : " (init)") : "");
     if (!c.refused) {
@@ -124,7 +116,7 @@ TEST(CoreStrategiesTest, ATerminatedContainerThatMayNotRestartStaysTerminated) {
   // A container the stored status does not show terminated may take any state.
   auto [now, old] = pod("Never", 0, running, false, false);
   old["status"]["containerStatuses"][0]["state"] = waiting;
-  EXPECT_TRUE(UpdateStatus(now, old).ok());
+  EXPECT_TRUE(testing::AdmitUpdate(old, now, Operation::kUpdateStatus).ok());
 }
 
 json ConfigMap(json data, json binary = nullptr) {

@@ -595,12 +595,15 @@ TEST_F(NodeRestrictionTest, ANodeChangesNoTaintNorForbiddenLabelOfItsNode) {
 TEST_F(NodeRestrictionTest, ANodeDeletesNoNodeAndTheAgentRegistersAgain) {
   const std::string self = "/api/v1/nodes/node-0";
   // The agent's registration: create, then status (RegisterNode).
-  HttpResponse created = As("node0", "POST", "/api/v1/nodes", AgentNode("node-0").dump());
-  ASSERT_EQ(created.status, 201) << created.body;
-  json with_status = Body(created);
-  with_status["status"] = AgentStatus();
-  with_status["metadata"].erase("resourceVersion");
-  ASSERT_EQ(As("node0", "PUT", self + "/status", with_status.dump()).status, 200);
+  auto register_node = [&] {
+    HttpResponse created = As("node0", "POST", "/api/v1/nodes", AgentNode("node-0").dump());
+    EXPECT_EQ(created.status, 201) << created.body;
+    json with_status = Body(created);
+    with_status["status"] = AgentStatus();
+    with_status["metadata"].erase("resourceVersion");
+    return As("node0", "PUT", self + "/status", with_status.dump()).status;
+  };
+  ASSERT_EQ(register_node(), 200);
   ASSERT_EQ(Merge("admin", self,
                   {{"metadata", {{"labels", {{"node-restriction.kubernetes.io/team", "team-a"}}}}},
                    {"spec", {{"taints", {{{"key", "dedicated"}, {"value", "team-a"}, {"effect", "NoSchedule"}}}}}}})
@@ -642,12 +645,7 @@ TEST_F(NodeRestrictionTest, ANodeDeletesNoNodeAndTheAgentRegistersAgain) {
          AgentNode("node-0", {{"metadata", {{"labels", {{"node-restriction.kubernetes.io/team", "team-b"}}}}}}).dump()),
       "node \"node-0\" is not allowed to set the following labels: node-restriction.kubernetes.io/team", "recreate");
   EXPECT_EQ(As("admin", "GET", self).status, 404);
-  HttpResponse again = As("node0", "POST", "/api/v1/nodes", AgentNode("node-0").dump());
-  ASSERT_EQ(again.status, 201) << again.body;
-  json again_status = Body(again);
-  again_status["status"] = AgentStatus();
-  again_status["metadata"].erase("resourceVersion");
-  EXPECT_EQ(As("node0", "PUT", self + "/status", again_status.dump()).status, 200);
+  EXPECT_EQ(register_node(), 200);
   EXPECT_EQ(Stored("node-0")["metadata"]["labels"], AgentNode("node-0")["metadata"]["labels"]);
 }
 

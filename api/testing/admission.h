@@ -22,11 +22,13 @@ inline StatusOr<AdmittedWrite> AdmitCreate(Object obj) {
   return pipeline.Admit(std::move(req));
 }
 
-// `stored` is the object as stored, `body` the update's body.
-inline StatusOr<AdmittedWrite> AdmitUpdate(const Object& stored, Object body) {
+// `stored` is the object as stored, `body` the update's body; `operation` kUpdate or
+// kUpdateStatus.
+inline StatusOr<AdmittedWrite> AdmitUpdate(const Object& stored, Object body,
+                                           Operation operation = Operation::kUpdate) {
   AdmissionPipeline pipeline(Registry::Default(), StrategyRegistry::Default());
   WriteRequest req;
-  req.operation = Operation::kUpdate;
+  req.operation = operation;
   req.object = std::move(body);
   req.old = &stored;
   return pipeline.Admit(std::move(req));
