@@ -87,6 +87,19 @@ NodeLifecycleController::NodeLifecycleController(client::Client& client, client:
   });
 }
 
+bool NodeLifecycleController::SetReadyFalse(api::Object* pod) {
+  api::Object& conditions = (*pod)["status"]["conditions"];
+  if (!conditions.is_array()) return false;
+  for (api::Object& c : conditions) {
+    if (c.value("type", "") != "Ready") continue;
+    if (c.value("status", "") == "False") return false;
+    c["status"] = "False";
+    c["lastTransitionTime"] = FormatRfc3339(clock_.Now());
+    return true;
+  }
+  return false;
+}
+
 bool NodeLifecycleController::SetDisruptionTarget(api::Object* pod, const std::string& reason,
                                                   const std::string& message) {
   api::Object& conditions = (*pod)["status"]["conditions"];
@@ -243,28 +256,37 @@ StatusOr<Duration> NodeLifecycleController::EvictPods(const api::Object& node, T
   Duration recheck = Duration::zero();
   for (const client::ObjectPtr& p : PodsBoundTo(api::Name(node))) {
     const std::string phase = (*p).value("status", api::Object::object()).value("phase", "");
-    if (phase == "Succeeded" || phase == "Failed" || api::BeingDeleted(*p)) continue;
-    if (std::optional<Duration> tolerated = Toleration(*p)) {
-      if (*tolerated == Duration::max()) continue;
-      const Time until = unreachable_since + *tolerated;
+    if (phase == "Succeeded" || phase == "Failed") continue;
+    // Upstream MarkPodsNotReady (pkg/controller/util/node/controller_utils.go): nobody can
+    // say the pod is ready any more, whether or not it tolerates the taint.
+    api::Object marked = *p;
+    const bool not_ready = SetReadyFalse(&marked);
+    bool evict = !api::BeingDeleted(*p);
+    if (std::optional<Duration> tolerated = Toleration(*p); evict && tolerated) {
+      const Time until = *tolerated == Duration::max() ? Time::max() : unreachable_since + *tolerated;
       if (now < until) {
-        const Duration left = std::chrono::duration_cast<Duration>(until - now) + std::chrono::seconds(1);
-        if (recheck == Duration::zero() || left < recheck) recheck = left;
-        continue;
+        evict = false;
+        if (until != Time::max()) {
+          const Duration left = std::chrono::duration_cast<Duration>(until - now) + std::chrono::seconds(1);
+          if (recheck == Duration::zero() || left < recheck) recheck = left;
+        }
       }
     }
     // Upstream's addConditionAndDeletePod (pkg/controller/tainteviction/taint_eviction.go):
     // the condition, then a graceful delete. Nothing here says the pod's processes stopped:
     // it stays terminating, holding its slot and its quota, until its agent confirms, the
     // Node is deleted (CollectOrphans) or marked out of service (CollectTerminating).
-    api::Object marked = *p;
-    if (SetDisruptionTarget(&marked, "DeletionByTaintManager", "Taint manager: deleting due to NoExecute taint")) {
+    const bool disrupted = evict && SetDisruptionTarget(&marked, "DeletionByTaintManager",
+                                                        "Taint manager: deleting due to NoExecute taint");
+    if (not_ready || disrupted) {
       auto res = client_.UpdateStatus(kPods.Namespace(api::Namespace(*p)), marked);
       if (!res.ok()) {
         if (res.status().code() == Code::kNotFound) continue;
         return res.status();
       }
+      if (not_ready) recorder_.Event(*p, "Warning", "NodeNotReady", "Node is not ready");
     }
+    if (!evict) continue;
     client::DeleteOptions graceful;
     graceful.preconditions.uid = api::Uid(*p);
     Status deleted = client_.Delete(kPods.Namespace(api::Namespace(*p)), api::Name(*p), graceful);

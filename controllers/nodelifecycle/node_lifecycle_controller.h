@@ -20,7 +20,9 @@
 //     status." (lastTransitionTime now), and the taints
 //     node.kubernetes.io/unreachable:NoSchedule and :NoExecute are added
 //     (timeAdded now), so the scheduler places nothing there. Every pod bound
-//     to the node that is neither terminal nor being deleted is then evicted
+//     to the node that is not terminal gets Ready False and a Warning Event
+//     NodeNotReady "Node is not ready" (upstream MarkPodsNotReady); each one that is
+//     not being deleted either is then evicted
 //     as the taint manager evicts a pod without a matching toleration
 //     (pkg/controller/tainteviction/taint_eviction.go addConditionAndDeletePod):
 //     condition DisruptionTarget True "DeletionByTaintManager" "Taint manager:
@@ -118,6 +120,9 @@ class NodeLifecycleController {
   // The missing-node case: fails and deletes the orphans after the quarantine.
   StatusOr<NodeVerdict> CollectOrphans(const std::string& node_name);
   std::vector<client::ObjectPtr> PodsBoundTo(const std::string& node_name) const;
+  // Sets the pod's Ready condition False (when it has one that is not); false when nothing
+  // changed.
+  bool SetReadyFalse(api::Object* pod);
   // Sets the DisruptionTarget condition True with `reason`/`message` on `pod`;
   // false when it already says so.
   bool SetDisruptionTarget(api::Object* pod, const std::string& reason, const std::string& message);

@@ -2,6 +2,7 @@
 // FakeClient's watches; reconciles driven synchronously. Nothing waits on time.
 #include "controllers/nodelifecycle/node_lifecycle_controller.h"
 
+#include <algorithm>
 #include <gtest/gtest.h>
 
 #include "client/testing/fake_client.h"
@@ -51,7 +52,7 @@ class NodeLifecycleTest : public ::testing::Test {
   static api::Object Pod(const std::string& name, api::Object tolerations) {
     api::Object pod = api::Object::parse(R"({"apiVersion": "v1", "kind": "Pod", "metadata": {"namespace": "default"},
       "spec": {"nodeName": "node-1", "containers": [{"name": "main", "image": "x"}]},
-      "status": {"phase": "Running"}})");
+      "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}})");
     pod["metadata"]["name"] = name;
     pod["spec"]["tolerations"] = std::move(tolerations);
     return pod;
@@ -170,6 +171,11 @@ TEST_F(NodeLifecycleTest, MissedHeartbeatsMakeTheNodeUnreachableAndEvictItsPods)
   // The tolerating pod has 60 s from the moment the node became unreachable (t = 40 s).
   EXPECT_FALSE(api::BeingDeleted(Get(kPods, "default", "tolerates-60s")));
   EXPECT_EQ(v.recheck_after, 60s);  // 40 + 60 - 41 + 1
+  // Neither is Ready any more (upstream MarkPodsNotReady), tolerating or not.
+  EXPECT_EQ(Condition(Get(kPods, "default", "plain"), "Ready"), "False");
+  EXPECT_EQ(Condition(Get(kPods, "default", "tolerates-60s"), "Ready"), "False");
+  const std::vector<std::string> not_ready = EventMessages("NodeNotReady");  // the Node's own, and each pod's
+  EXPECT_EQ(std::count(not_ready.begin(), not_ready.end(), "Node is not ready"), 2) << not_ready.size();
 
   clock_.Advance(58s);
   Reconcile();
