@@ -108,6 +108,14 @@ class NodeAgentTest : public ::testing::Test {
     if (!p.ok()) return std::nullopt;
     return *p;
   }
+  // Another node, "node-b" at 10.0.0.9, where the test places pods this agent does not run.
+  void CreateNodeB() {
+    api::Object node_b = {{"apiVersion", "v1"},
+                          {"kind", "Node"},
+                          {"metadata", {{"name", "node-b"}}},
+                          {"status", {{"addresses", {{{"type", "InternalIP"}, {"address", "10.0.0.9"}}}}}}};
+    ASSERT_TRUE(client_.Create(kNodes, node_b).ok());
+  }
   // Replaces the agent by one whose supervisors wait for `gate` (GatedSupervisor).
   void RestartWithGatedSupervisors(const std::string& gate, const std::string& held) {
     agent_.reset();
@@ -872,11 +880,7 @@ TEST_F(NodeAgentTest, PodsOfOtherNodesAreNotRun) {
 // A master pod being deleted is no endpoint: a worker of a job created again under the same
 // names waits for the new master instead of joining the old one while it stops.
 TEST_F(NodeAgentTest, AMasterBeingDeletedResolvesNothingUntilItsReplacementIsPlaced) {
-  api::Object node_b = {{"apiVersion", "v1"},
-                        {"kind", "Node"},
-                        {"metadata", {{"name", "node-b"}}},
-                        {"status", {{"addresses", {{{"type", "InternalIP"}, {"address", "10.0.0.9"}}}}}}};
-  ASSERT_TRUE(client_.Create(kNodes, node_b).ok());
+  CreateNodeB();
   auto master = [&](const std::string& name) {
     api::Object m = ShellPod(name, "sleep 600");
     m["spec"]["nodeName"] = "node-b";
@@ -906,11 +910,7 @@ TEST_F(NodeAgentTest, AMasterBeingDeletedResolvesNothingUntilItsReplacementIsPla
 }
 
 TEST_F(NodeAgentTest, MasterHostNameResolvesToTheNodeOfThatPodOnceItIsPlaced) {
-  api::Object node_b = {{"apiVersion", "v1"},
-                        {"kind", "Node"},
-                        {"metadata", {{"name", "node-b"}}},
-                        {"status", {{"addresses", {{{"type", "InternalIP"}, {"address", "10.0.0.9"}}}}}}};
-  ASSERT_TRUE(client_.Create(kNodes, node_b).ok());
+  CreateNodeB();
   // The master pod exists but is not placed yet.
   api::Object master = ShellPod("job-node-0-0-abcde", "exit 0");
   master["spec"].erase("nodeName");
